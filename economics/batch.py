@@ -1,0 +1,202 @@
+"""Evaluate scenarios: a DataFrame column-wise, or one scenario through the very same path.
+
+``evaluate(df)`` validates whole columns, computes the valid rows in one vectorised pass and returns one output
+row per input row (nothing dropped): the resolved inputs, the outputs, ``warnings``, ``valid`` and ``error``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pydantic import ValidationError
+
+from .explain import Trace
+from .pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, compute, warning_text
+from .scenario import FIELDS, Scenario, show_value
+from .validation import Problem, validate
+
+RESULT_COLUMNS = (*FIELDS, *OUTPUT_UNITS, "warnings", "valid", "error")
+"""Columns of an evaluation result, in order."""
+
+REPORT_COLUMNS = ("row", "name", "field", "value", "message")
+
+
+class ScenarioError(ValueError):
+    """An invalid scenario; ``problems`` lists (field, value, message) and str() reads as one message."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(p.message for p in problems))
+
+
+def evaluate(df: pd.DataFrame) -> pd.DataFrame:
+    """Evaluate a table of scenarios column-wise (one row per scenario, columns = scenario fields).
+
+    Invalid rows come back with ``valid=False``, an ``error`` naming each bad field and value, and empty outputs;
+    valid rows are computed. Optional outputs that do not apply (no price given, ...) are empty (``<NA>``),
+    never NaN or infinity. Raises :class:`~economics.validation.InputError` for unknown or duplicate columns.
+
+    >>> out = evaluate(pd.DataFrame({"accelerator_count": [8, 0], "output_tokens_per_s_per_accelerator": [1000, 1000]}))
+    >>> out["valid"].tolist(), out.loc[1, "error"]
+    ([True, False], 'accelerator_count: must be >= 1 and <= 10,000,000 [accelerator], got 0')
+    """
+    return evaluate_with_report(df)[0]
+
+
+def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`evaluate` plus the validation report (row, name, field, value, message), row 1-based."""
+    cols, problems = validate(df)
+    n = len(df)
+    bad = np.zeros(n, dtype=bool)
+    for p in problems:
+        bad[p.row] = True
+    ok = np.flatnonzero(~bad)
+    outputs = compute({k: v[ok] for k, v in cols.items()}) if ok.size else None
+
+    data: dict[str, Any] = {}
+    for name, spec in FIELDS.items():
+        v = cols[name]
+        if spec.kind == "int":
+            data[name] = pd.array(np.where(np.isfinite(v), v, np.nan), dtype="Float64").astype("Int64")
+        else:
+            data[name] = pd.array(v, dtype="Float64") if spec.kind == "float" else v
+    internal: list[Problem] = []
+    for name in OUTPUT_UNITS:
+        full = np.full(n, np.nan)
+        if outputs is not None:
+            vals = outputs[name]
+            broken = ~np.isfinite(vals) & (name not in OPTIONAL_OUTPUTS)
+            for r in ok[broken]:  # defensive: a non-finite required output is a bug, reported per row, never shown
+                internal.append(Problem(int(r), name, None, f"{name}: could not be computed for these inputs"))
+            full[ok] = np.where(np.isfinite(vals), vals, np.nan)
+        data[name] = pd.array(full, dtype="Float64")  # NaN -> <NA>: empty in CSV, null in JSON
+        if name in INTEGER_OUTPUTS:
+            data[name] = data[name].astype("Int64")
+    if internal:
+        problems = sorted([*problems, *internal], key=lambda p: p.row)
+        for p in internal:
+            bad[p.row] = True
+            for name in OUTPUT_UNITS:
+                data[name][p.row] = pd.NA
+    warnings = np.full(n, "", dtype=object)
+    if outputs is not None:
+        flags = outputs["warning_flags"]
+        texts = {int(f): warning_text(int(f)) for f in np.unique(flags)}
+        warnings[ok] = pd.Series(flags).map(texts).to_numpy(dtype=object)
+    warnings[bad] = ""
+    data["warnings"] = warnings
+    data["valid"] = ~bad
+    error = np.full(n, "", dtype=object)
+    for r, msgs in _group(problems).items():
+        error[r] = "; ".join(msgs)
+    data["error"] = error
+    result = pd.DataFrame(data, index=df.index)
+    report = pd.DataFrame(
+        [(p.row + 1, cols["name"][p.row], p.field, p.value, p.message) for p in problems],
+        columns=list(REPORT_COLUMNS),
+    )
+    return result, report
+
+
+def _group(problems: list[Problem]) -> dict[int, list[str]]:
+    grouped: dict[int, list[str]] = {}
+    for p in problems:
+        grouped.setdefault(p.row, []).append(p.message)
+    return grouped
+
+
+def as_scenario(scenario: Scenario | dict[str, Any]) -> Scenario:
+    """A validated Scenario; pydantic errors become a ScenarioError naming each field and value."""
+    if isinstance(scenario, Scenario):
+        return scenario
+    try:
+        return Scenario.model_validate(scenario)
+    except ValidationError as exc:
+        raise ScenarioError([_pydantic_problem(e) for e in exc.errors()]) from None
+
+
+def _pydantic_problem(e: Any) -> Problem:
+    field = ".".join(str(x) for x in e.get("loc", ())) or "scenario"
+    value = e.get("input")
+    spec = FIELDS.get(field)
+    if e.get("type") == "extra_forbidden":
+        from . import catalog
+
+        guess = catalog.closest(field, list(FIELDS))
+        return Problem(0, field, value, f"{field}: unknown field" + (f"; did you mean '{guess}'?" if guess else ""))
+    if spec is not None and spec.kind in ("float", "int") and e.get("type") in (
+            "greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        unit = f" [{spec.unit}]" if spec.unit and spec.unit != "-" else ""
+        return Problem(0, field, value, f"{field}: must be {spec.bounds_text()}{unit}, got {show_value(value)}")
+    return Problem(0, field, value, f"{field}: {e.get('msg', 'invalid')}, got {value!r}")
+
+
+def _frame(scenario: Scenario) -> pd.DataFrame:
+    return pd.DataFrame([scenario.model_dump()], columns=list(FIELDS))
+
+
+def evaluate_scenario(scenario: Scenario | dict[str, Any]) -> dict[str, Any]:
+    """Evaluate one scenario (a Scenario or a dict of its fields) through the batch path.
+
+    Returns the resolved inputs and outputs as a dict (missing optional outputs as None).
+    Raises :class:`ScenarioError` with every problem when the scenario is invalid.
+    """
+    result, report = evaluate_with_report(_frame(as_scenario(scenario)))
+    if not bool(result["valid"].iloc[0]):
+        raise ScenarioError([Problem(0, r.field, r.value, r.message) for r in report.itertuples()])
+    row = result.iloc[0].to_dict()
+    return {k: (None if v is pd.NA else v) for k, v in row.items()}
+
+
+def explain_scenario(scenario: Scenario | dict[str, Any]) -> Trace:
+    """The derivation of every output of one scenario, recorded by the computation itself."""
+    frame = _frame(as_scenario(scenario))
+    return explain_row(frame, 0)
+
+
+def explain_row(df: pd.DataFrame, row: int) -> Trace:
+    """The derivation of row ``row`` (0-based position) of a table of scenarios."""
+    one = df.iloc[[row]].reset_index(drop=True)
+    cols, problems = validate(one)
+    if problems:
+        raise ScenarioError(problems)
+    trace = Trace(0)
+    compute(cols, trace)
+    return trace
+
+
+def explain_text(scenario: Scenario | dict[str, Any]) -> str:
+    """The derivation of one scenario as plain text, inputs with their provenance first."""
+    s = as_scenario(scenario)
+    trace = explain_scenario(s)
+    return provenance_text(s.model_dump()) + "\n\n" + trace.text()
+
+
+def provenance_text(raw: dict[str, Any]) -> str:
+    """Where each input comes from: given, catalog (with source, date, confidence) or sourced default."""
+    from . import catalog
+    from .explain import format_number
+
+    frame = pd.DataFrame([raw])[[c for c in raw if c in FIELDS]]
+    cols, _ = validate(frame)
+    acc = str(cols["accelerator"][0])
+    lines = ["inputs:"]
+    for name, spec in FIELDS.items():
+        value = cols[name][0]
+        if isinstance(value, float) and np.isnan(value):
+            continue
+        shown = format_number(float(value)) if spec.kind in ("float", "int") else str(value)
+        given = raw.get(name) not in (None, "") and not (isinstance(raw.get(name), float) and np.isnan(raw[name]))
+        origin = "given"
+        if spec.catalog_field and not given:
+            src = catalog.accelerator_source(acc, spec.catalog_field)
+            origin = f"catalog {acc}: {src['source']}, {src['source_date']}, {src['confidence']}" if src else "catalog"
+        elif spec.default_source and (not given or raw.get(name) == spec.default):
+            src = catalog.default_source(name)
+            origin = f"default: {src['source']}, {src['source_date']}, {src['confidence']}"
+        elif not given:
+            origin = "default"
+        lines.append(f"  {name} = {shown} {spec.unit if spec.unit != '-' else ''}".rstrip() + f"   ({origin})")
+    return "\n".join(lines)

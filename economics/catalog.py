@@ -1,0 +1,109 @@
+"""The sourced catalogs in data/: accelerators, models, measured throughput, defaults and presets.
+
+Every figure in data/ carries its source, date and a confidence tag (listed / vendor claim / secondary / estimate).
+This module only reads them; it never invents a number. Tables are read once and cached (read-only use).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+DATA_DIR = Path(os.environ.get("TOKEN_ECONOMICS_DATA_DIR") or Path(__file__).resolve().parent.parent / "data")
+"""The catalogs' folder; TOKEN_ECONOMICS_DATA_DIR points at an organisation's own copy (same file formats)."""
+CONFIDENCE_TAGS = ("listed", "vendor claim", "secondary", "estimate")
+ACCELERATOR_TEXT_FIELDS = frozenset({"name", "vendor", "kind", "system_name", "system_form", "cooling"})
+
+
+class CatalogError(ValueError):
+    """A catalog id that does not exist; the message suggests the closest id."""
+
+
+def _read(name: str) -> pd.DataFrame:
+    return pd.read_csv(DATA_DIR / name, dtype=str, keep_default_na=False)
+
+
+@cache
+def accelerator_figures() -> pd.DataFrame:
+    """data/accelerators.csv as stored: one figure per row with unit, source, date, confidence, note."""
+    return _read("accelerators.csv")
+
+
+@cache
+def accelerators() -> pd.DataFrame:
+    """One row per accelerator id, one column per field (numbers as float, text as str)."""
+    long = accelerator_figures()
+    wide = long.pivot(index="accelerator", columns="field", values="value")
+    for col in wide.columns:
+        if col not in ACCELERATOR_TEXT_FIELDS:
+            wide[col] = pd.to_numeric(wide[col].replace("", None), errors="raise")
+    order = list(dict.fromkeys(long["accelerator"]))
+    return wide.loc[order]
+
+
+def accelerator_ids() -> list[str]:
+    """Catalog ids in file order."""
+    return list(accelerators().index)
+
+
+def accelerator_source(accelerator: str, field: str) -> dict[str, str] | None:
+    """Where one catalog figure comes from: value, unit, source, source_date, confidence, note (None if absent)."""
+    long = accelerator_figures()
+    hit = long[(long["accelerator"] == accelerator) & (long["field"] == field)]
+    if hit.empty:
+        return None
+    return {k: str(v) for k, v in hit.iloc[0].items()}
+
+
+@cache
+def models() -> pd.DataFrame:
+    """data/models.csv indexed by model id (architecture figures from the published configs)."""
+    return _read("models.csv").set_index("model")
+
+
+@cache
+def throughput_claims() -> pd.DataFrame:
+    """data/throughput_claims.csv: measured speeds with their conditions."""
+    return _read("throughput_claims.csv").set_index("claim_id")
+
+
+@cache
+def defaults() -> pd.DataFrame:
+    """data/defaults.csv indexed by parameter."""
+    return _read("defaults.csv").set_index("parameter")
+
+
+def default_value(parameter: str) -> float:
+    """A sourced default from data/defaults.csv as a float."""
+    return float(defaults().loc[parameter, "value"])
+
+
+def default_source(parameter: str) -> dict[str, str]:
+    row = defaults().loc[parameter]
+    return {k: str(v) for k, v in row.items()}
+
+
+@cache
+def presets() -> pd.DataFrame:
+    """data/presets.csv: ready-made scenarios (scenario columns plus `note`); the first row is the default."""
+    return _read("presets.csv")
+
+
+def closest(value: str, choices: list[str] | tuple[str, ...]) -> str | None:
+    """The most similar choice, for 'did you mean' messages."""
+    hits = difflib.get_close_matches(str(value).strip().lower(), [c.lower() for c in choices], n=1, cutoff=0.4)
+    if not hits:
+        return None
+    return next(c for c in choices if c.lower() == hits[0])
+
+
+def unknown_id_message(field: str, value: Any, choices: list[str]) -> str:
+    """Message for an id that is not in a catalog, naming the field, the value and the closest id."""
+    guess = closest(str(value), choices)
+    hint = f"; did you mean '{guess}'?" if guess else ""
+    return f"{field}: unknown id '{value}'{hint} (known: {', '.join(choices)})"

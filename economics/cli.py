@@ -1,0 +1,129 @@
+"""Command line: evaluate, explain, template, schema.
+
+Exit codes: 0 every row valid; 1 some rows invalid (the valid ones are still written, with the error report);
+2 unusable input (not a CSV, unknown or duplicate columns, no rows, unknown row name).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from .batch import evaluate_with_report, explain_row
+from .catalog import closest
+from .scenario import FIELDS, Scenario
+from .scenario_files import read_scenarios_csv, to_csv_text, to_json_text
+from .validation import InputError
+
+
+def _read(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _write(path: str, text: str) -> None:
+    if path == "-":
+        sys.stdout.write(text)
+    else:
+        Path(path).write_text(text, encoding="utf-8")
+
+
+def template_text() -> str:
+    """Comment lines with each field's unit, bounds and description, the header, and the default scenario."""
+    from .presets import default_scenario
+
+    lines = ["# Scenario CSV template: one scenario per row; empty cell = default (or catalog value).",
+             "# field: [unit] bounds; description"]
+    for spec in FIELDS.values():
+        bits = [f"[{spec.unit}]" if spec.unit else "", spec.bounds_text()]
+        if spec.choices:
+            bits.append("one of " + "/".join(spec.choices))
+        if spec.catalog_field:
+            bits.append(f"empty = catalog {spec.catalog_field}")
+        lines.append(f"# {spec.name}: {' '.join(b for b in bits if b)}; {spec.description}")
+    default = default_scenario().model_dump()
+    row = {k: ("" if v is None else v) for k, v in default.items()}
+    import pandas as pd
+
+    return "\n".join(lines) + "\n" + to_csv_text(pd.DataFrame([row], columns=list(FIELDS)))
+
+
+def schema_text() -> str:
+    return json.dumps(Scenario.model_json_schema(), indent=2)
+
+
+def _report(report_rows: list[tuple[int, str, str, object, str]], out: TextIO) -> None:
+    for row, name, _field, _value, message in report_rows:
+        out.write(f"row {row} ({name}): {message}\n")
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    df = read_scenarios_csv(_read(args.input))
+    result, report = evaluate_with_report(df)
+    text = to_json_text(result) if args.format == "json" else to_csv_text(result)
+    _write(args.output, text)
+    if args.errors:
+        _write(args.errors, to_csv_text(report))
+    invalid = int((~result["valid"]).sum())
+    _report(list(report.itertuples(index=False, name=None)), sys.stderr)
+    if invalid:
+        sys.stderr.write(f"{invalid} of {len(result)} rows invalid; the valid rows were evaluated\n")
+        return 1
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    df = read_scenarios_csv(_read(args.input))
+    names = [str(n) for n in df["name"]] if "name" in df.columns else []
+    if args.row in names:
+        position = names.index(args.row)
+    elif args.row.isdigit() and 1 <= int(args.row) <= len(df):
+        position = int(args.row) - 1
+    else:
+        guess = closest(args.row, names) if names else None
+        hint = f"; did you mean '{guess}'?" if guess else ""
+        raise InputError(f"--row: no row named '{args.row}' and no row number 1..{len(df)}{hint}")
+    from .batch import provenance_text
+
+    raw = {k: v for k, v in df.iloc[position].to_dict().items() if str(v).strip() != ""}
+    sys.stdout.write(provenance_text(raw) + "\n\n" + explain_row(df, position).text() + "\n")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m economics", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    ev = sub.add_parser("evaluate", help="evaluate a CSV of scenarios")
+    ev.add_argument("input", help="CSV file, or - for standard input")
+    ev.add_argument("-o", "--output", default="-", help="output file, or - for standard output (default)")
+    ev.add_argument("--format", choices=("csv", "json"), default="csv")
+    ev.add_argument("--errors", help="also write the validation report (row, name, field, value, message) as CSV")
+    ev.set_defaults(func=cmd_evaluate)
+    ex = sub.add_parser("explain", help="print the derivation of one row with its numbers substituted")
+    ex.add_argument("input", help="CSV file, or - for standard input")
+    ex.add_argument("--row", required=True, help="the row's name, or its 1-based number")
+    ex.set_defaults(func=cmd_explain)
+    sub.add_parser("template", help="CSV template: field comments, header, default scenario").set_defaults(
+        func=lambda a: (sys.stdout.write(template_text()), 0)[1])
+    sub.add_parser("schema", help="JSON schema of a scenario").set_defaults(
+        func=lambda a: (sys.stdout.write(schema_text() + "\n"), 0)[1])
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except InputError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    except BrokenPipeError:
+        return 0

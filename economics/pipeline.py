@@ -1,0 +1,309 @@
+"""From resolved scenario columns to every output, column-wise.
+
+One code path for one scenario and for a million: ``compute`` takes a dict of equal-length arrays (already
+validated, catalog defaults filled, NaN where an optional field is empty) and returns a dict of output arrays.
+Given a :class:`~economics.explain.Trace` it also records each step's derivation for one row, from the same
+values it computes with.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import capacity as cap
+from . import cost, revenue
+from .explain import Trace
+from .finance import capital_recovery_factor
+
+Array = NDArray[Any]
+
+# Warnings are bit flags: the per-row text is looked up per distinct combination, which keeps a million rows fast.
+WARNINGS: tuple[str, ...] = (
+    "average demand exceeds the fleet's capacity: served tokens are capped at capacity",
+    "peak demand (peak_to_average x average) exceeds the fleet's capacity",
+    "no demand given: the fleet is assumed busy all the time (utilization 1)",
+    "no prefill throughput given: the output throughput is taken to include prefill, and all device time is "
+    "charged to output tokens",
+    "break-even utilization is above 1: not reachable at these prices",
+    "no selling price given: revenue and margins are not computed",
+)
+
+OUTPUT_UNITS: dict[str, str] = {
+    "accelerators": "accelerator",
+    "capacity_requests_per_s_per_accelerator": "request/s",
+    "work_accelerator_s_per_day": "accelerator-s/day",
+    "capacity_input_tokens_per_day": "token/day",
+    "capacity_output_tokens_per_day": "token/day",
+    "served_input_tokens_per_day": "token/day",
+    "served_cached_input_tokens_per_day": "token/day",
+    "served_output_tokens_per_day": "token/day",
+    "utilization": "-",
+    "input_time_share": "-",
+    "capital_usd_per_hour": "USD/h",
+    "energy_usd_per_hour": "USD/h",
+    "facility_usd_per_hour": "USD/h",
+    "operations_usd_per_hour": "USD/h",
+    "rent_usd_per_hour": "USD/h",
+    "cost_usd_per_hour": "USD/h",
+    "cost_usd_per_day": "USD/day",
+    "cost_usd_per_m_tokens": "USD/M token",
+    "cost_usd_per_m_input_tokens": "USD/M token",
+    "cost_usd_per_m_output_tokens": "USD/M token",
+    "revenue_usd_per_day": "USD/day",
+    "profit_usd_per_day": "USD/day",
+    "cost_profit_margin": "-",
+    "gross_margin": "-",
+    "break_even_utilization": "-",
+    "break_even_price_usd_per_m_output_tokens": "USD/M token",
+    "it_power_kw": "kW",
+    "facility_power_kw": "kW",
+    "average_it_power_kw": "kW",
+    "energy_mwh_per_year": "MWh/year",
+}
+"""Numeric outputs in the order they are reported, with their units."""
+
+INTEGER_OUTPUTS = frozenset({"accelerators"})
+
+OPTIONAL_OUTPUTS = frozenset({
+    "cost_usd_per_m_input_tokens", "revenue_usd_per_day", "profit_usd_per_day", "cost_profit_margin",
+    "gross_margin", "break_even_utilization", "break_even_price_usd_per_m_output_tokens", "it_power_kw",
+    "facility_power_kw", "average_it_power_kw", "energy_mwh_per_year",
+})
+"""Outputs that may be legitimately empty (no price given, no input tokens, power unknown for a cloud rent);
+every other output must be a finite number."""
+
+
+def _noop(*_args: Any, **_kwargs: Any) -> None:
+    return None
+
+
+def compute(c: dict[str, Array], trace: Trace | None = None) -> dict[str, Array]:
+    """All outputs for resolved scenario columns ``c``; see the module docstring."""
+    rec = trace.add if trace is not None else _noop
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return _compute(c, rec)
+
+
+def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
+    own = c["ownership"] == "own"
+    i_req, o_req, h = c["input_tokens_per_request"], c["output_tokens_per_request"], c["prefix_cache_hit_rate"]
+    p_in, d_out = c["input_tokens_per_s_per_accelerator"], c["output_tokens_per_s_per_accelerator"]
+    count = c["accelerator_count"]
+    has_p = ~np.isnan(p_in)
+    row = _row(rec)
+
+    # --- capacity per accelerator at the request shape (fluid approximation)
+    req_s = cap.prefill_seconds(cap.uncached_input_tokens(i_req, h), p_in) + cap.decode_seconds(o_req, d_out)
+    r = 1.0 / req_s
+    traced_p = row >= 0 and bool(has_p[row])
+    prefill_term = "{input_tokens_per_request} x (1 - {prefix_cache_hit_rate}) / {input_tokens_per_s_per_accelerator} + "
+    rec("capacity_requests_per_s_per_accelerator", r, "request/s",
+        "1 / (" + (prefill_term if traced_p else "") + "{output_tokens_per_request} / {output_tokens_per_s_per_accelerator})",
+        note="" if traced_p else "no prefill throughput given: the output figure includes prefill",
+        input_tokens_per_request=(i_req, "token"), prefix_cache_hit_rate=(h, ""),
+        input_tokens_per_s_per_accelerator=(np.where(has_p, p_in, np.inf), "token/s"),
+        output_tokens_per_request=(o_req, "token"), output_tokens_per_s_per_accelerator=(d_out, "token/s"))
+
+    # --- demand mix: given, one side inferred from the request shape, or (no demand) the fleet's capacity
+    d_in, d_outd = c["demand_input_tokens_per_day"], c["demand_output_tokens_per_day"]
+    has_in, has_out = ~np.isnan(d_in), ~np.isnan(d_outd)
+    has_demand = has_in | has_out
+    full_requests_per_day = np.where(has_demand, 1.0, count) * cap.SECONDS_PER_DAY * r
+    dem_in = np.where(has_in, d_in, np.where(has_out, d_outd * i_req / o_req, full_requests_per_day * i_req))
+    dem_out = np.where(has_out, d_outd, np.where(has_in, d_in * o_req / np.where(i_req > 0, i_req, 1.0),
+                                                   full_requests_per_day * o_req))
+    prefill_s = cap.prefill_seconds(cap.uncached_input_tokens(dem_in, h), p_in)
+    work = prefill_s + cap.decode_seconds(dem_out, d_out)
+    rec("work_accelerator_s_per_day", work, "accelerator-s/day",
+        ("{demand_input_tokens_per_day} x (1 - {prefix_cache_hit_rate}) / {input_tokens_per_s_per_accelerator} + "
+         if traced_p else "") + "{demand_output_tokens_per_day} / {output_tokens_per_s_per_accelerator}",
+        note="" if row < 0 or has_demand[row] else "no demand given: demand = what the fleet can serve all day",
+        demand_input_tokens_per_day=(dem_in, "token/day"), prefix_cache_hit_rate=(h, ""),
+        input_tokens_per_s_per_accelerator=(np.where(has_p, p_in, np.inf), "token/s"),
+        demand_output_tokens_per_day=(dem_out, "token/day"), output_tokens_per_s_per_accelerator=(d_out, "token/s"))
+
+    sized = np.isnan(count)
+    n = np.where(sized, cap.accelerators_for_work(work, c["peak_to_average"]), count)
+    if row >= 0 and sized[row]:
+        rec("accelerators", n, "accelerator", "ceil({work_accelerator_s_per_day} x {peak_to_average} / 86,400 s/day)",
+            note="sized from demand at peak", work_accelerator_s_per_day=(work, "accelerator-s/day"),
+            peak_to_average=(c["peak_to_average"], ""))
+    else:
+        rec("accelerators", n, "accelerator", "{accelerator_count}", note="fixed fleet, as given",
+            accelerator_count=(n, "accelerator"))
+
+    avail = n * cap.SECONDS_PER_DAY
+    f = cap.served_fraction(work, n)
+    u = cap.utilization(work, n)
+    rec("utilization", u, "", "min({work_accelerator_s_per_day}, {accelerators} x 86,400 s/day)"
+        " / ({accelerators} x 86,400 s/day)", work_accelerator_s_per_day=(work, "accelerator-s/day"),
+        accelerators=(n, ""))
+    scale = avail / work
+    capacity_in, capacity_out = dem_in * scale, dem_out * scale
+    served_in, served_out = dem_in * f, dem_out * f
+    served_cached = served_in * h
+    for side, served, dem in (("input", served_in, dem_in), ("output", served_out, dem_out)):
+        rec(f"served_{side}_tokens_per_day", served, "token/day",
+            f"{{demand_{side}_tokens_per_day}} x min(1, {{accelerators}} x 86,400 s/day / {{work_accelerator_s_per_day}})",
+            **{f"demand_{side}_tokens_per_day": (dem, "token/day")}, accelerators=(n, ""),
+            work_accelerator_s_per_day=(work, "accelerator-s/day"))
+    share_in = prefill_s / work
+
+    # --- hourly cost of the fleet
+    avg_kw = cost.average_power_kw(c["accelerator_power_kw"], u, c["idle_power_fraction"])
+    pays_energy = own | ~c["rent_includes_energy"].astype(bool)
+    crf = capital_recovery_factor(c["cost_of_capital"], c["depreciation_years"])
+    capital_h = np.where(own, n * cost.capital_usd_per_hour(c["accelerator_price_usd"], c["cost_of_capital"],
+                                                            c["depreciation_years"]), 0.0)
+    energy_h = np.where(pays_energy, n * cost.energy_usd_per_hour(avg_kw, c["pue"], c["electricity_usd_per_kwh"]),
+                        0.0)
+    facility_h = np.where(own, n * cost.facility_usd_per_hour(
+        c["accelerator_power_kw"], c["colocation_usd_per_kw_month"], c["facility_capex_usd_per_kw"],
+        c["cost_of_capital"], c["facility_depreciation_years"]), 0.0)
+    ops_h = np.where(own, n * cost.operations_usd_per_hour(
+        c["accelerator_price_usd"], c["maintenance_fraction_per_year"], c["software_usd_per_accelerator_year"]), 0.0)
+    rent_h = np.where(own, 0.0, n * c["rent_usd_per_accelerator_hour"])
+    total_h = capital_h + energy_h + facility_h + ops_h + rent_h
+
+    if row >= 0 and own[row]:
+        rec("capital_usd_per_hour", capital_h, "USD/h",
+            "{accelerators} x {accelerator_price_usd} x CRF({cost_of_capital}, {depreciation_years}) {crf}"
+            " / 8,760 h/year", accelerators=(n, ""), accelerator_price_usd=(c["accelerator_price_usd"], "USD"),
+            cost_of_capital=(c["cost_of_capital"], "1/year"), depreciation_years=(c["depreciation_years"], "year"),
+            crf=(crf, "1/year"))
+    if row >= 0 and pays_energy[row]:
+        rec("average_power_kw_per_accelerator", avg_kw, "kW",
+            "{accelerator_power_kw} x ({idle_power_fraction} + (1 - {idle_power_fraction}) x {utilization})",
+            accelerator_power_kw=(c["accelerator_power_kw"], "kW"), idle_power_fraction=(c["idle_power_fraction"], ""),
+            utilization=(u, ""))
+        rec("energy_usd_per_hour", energy_h, "USD/h",
+            "{accelerators} x {average_power_kw} x {pue} x {electricity_usd_per_kwh}", accelerators=(n, ""),
+            average_power_kw=(avg_kw, "kW"), pue=(c["pue"], ""),
+            electricity_usd_per_kwh=(c["electricity_usd_per_kwh"], "USD/kWh"))
+    if row >= 0 and own[row]:
+        rec("facility_usd_per_hour", facility_h, "USD/h",
+            "{accelerators} x {accelerator_power_kw} x ({colocation_usd_per_kw_month} x 12 / 8,760 h/year"
+            " + {facility_capex_usd_per_kw} x CRF({cost_of_capital}, {facility_depreciation_years}) / 8,760 h/year)",
+            accelerators=(n, ""), accelerator_power_kw=(c["accelerator_power_kw"], "kW"),
+            colocation_usd_per_kw_month=(c["colocation_usd_per_kw_month"], "USD/(kW month)"),
+            facility_capex_usd_per_kw=(c["facility_capex_usd_per_kw"], "USD/kW"),
+            cost_of_capital=(c["cost_of_capital"], "1/year"),
+            facility_depreciation_years=(c["facility_depreciation_years"], "year"))
+        rec("operations_usd_per_hour", ops_h, "USD/h",
+            "{accelerators} x ({accelerator_price_usd} x {maintenance_fraction_per_year}"
+            " + {software_usd_per_accelerator_year}) / 8,760 h/year", accelerators=(n, ""),
+            accelerator_price_usd=(c["accelerator_price_usd"], "USD"),
+            maintenance_fraction_per_year=(c["maintenance_fraction_per_year"], "1/year"),
+            software_usd_per_accelerator_year=(c["software_usd_per_accelerator_year"], "USD/year"))
+        rec("cost_usd_per_hour", total_h, "USD/h",
+            "{capital_usd_per_hour} + {energy_usd_per_hour} + {facility_usd_per_hour} + {operations_usd_per_hour}",
+            capital_usd_per_hour=(capital_h, "USD/h"), energy_usd_per_hour=(energy_h, "USD/h"),
+            facility_usd_per_hour=(facility_h, "USD/h"), operations_usd_per_hour=(ops_h, "USD/h"))
+    elif row >= 0:
+        rec("rent_usd_per_hour", rent_h, "USD/h", "{accelerators} x {rent_usd_per_accelerator_hour}",
+            accelerators=(n, ""), rent_usd_per_accelerator_hour=(c["rent_usd_per_accelerator_hour"], "USD/h"))
+        rec("cost_usd_per_hour", total_h, "USD/h", "{rent_usd_per_hour} + {energy_usd_per_hour}",
+            rent_usd_per_hour=(rent_h, "USD/h"), energy_usd_per_hour=(energy_h, "USD/h"))
+    total_d = total_h * 24.0
+    rec("cost_usd_per_day", total_d, "USD/day", "{cost_usd_per_hour} x 24 h/day", cost_usd_per_hour=(total_h, "USD/h"))
+
+    # --- unit costs: all tokens, and input/output by device-time share
+    tokens = served_in + served_out
+    per_m = revenue.usd_per_m_tokens(total_d, tokens)
+    rec("cost_usd_per_m_tokens", per_m, "USD/M token",
+        "{cost_usd_per_day} / ({served_input_tokens_per_day} + {served_output_tokens_per_day}) x 1,000,000",
+        cost_usd_per_day=(total_d, "USD/day"), served_input_tokens_per_day=(served_in, "token/day"),
+        served_output_tokens_per_day=(served_out, "token/day"))
+    per_m_in = revenue.usd_per_m_tokens(total_d * share_in, served_in)
+    per_m_out = revenue.usd_per_m_tokens(total_d * (1.0 - share_in), served_out)
+    rec("input_time_share", share_in, "", "prefill accelerator-s / {work_accelerator_s_per_day}",
+        work_accelerator_s_per_day=(work, "accelerator-s/day"))
+    rec("cost_usd_per_m_input_tokens", per_m_in, "USD/M token",
+        "{cost_usd_per_day} x {input_time_share} / {served_input_tokens_per_day} x 1,000,000",
+        cost_usd_per_day=(total_d, "USD/day"), input_time_share=(share_in, ""),
+        served_input_tokens_per_day=(served_in, "token/day"))
+    rec("cost_usd_per_m_output_tokens", per_m_out, "USD/M token",
+        "{cost_usd_per_day} x (1 - {input_time_share}) / {served_output_tokens_per_day} x 1,000,000",
+        cost_usd_per_day=(total_d, "USD/day"), input_time_share=(share_in, ""),
+        served_output_tokens_per_day=(served_out, "token/day"))
+
+    # --- revenue, margins, break-even
+    pi, pc, po = (c["price_usd_per_m_input_tokens"], c["price_usd_per_m_cached_input_tokens"],
+                  c["price_usd_per_m_output_tokens"])
+    has_price = ~np.isnan(pi) | ~np.isnan(po)
+    pi0, po0 = np.nan_to_num(pi), np.nan_to_num(po)
+    pc0 = np.where(np.isnan(pc), pi0, pc)
+    rev_in = revenue.revenue_usd(served_in, 0.0, h, pi0, pc0, 0.0)
+    rev = np.where(has_price, rev_in + revenue.revenue_usd(0.0, served_out, 0.0, 0.0, 0.0, po0), np.nan)
+    rec("revenue_usd_per_day", rev, "USD/day",
+        "({served_input_tokens_per_day} x (1 - {prefix_cache_hit_rate}) x {price_usd_per_m_input_tokens}"
+        " + {served_input_tokens_per_day} x {prefix_cache_hit_rate} x {price_usd_per_m_cached_input_tokens}"
+        " + {served_output_tokens_per_day} x {price_usd_per_m_output_tokens}) / 1,000,000",
+        served_input_tokens_per_day=(served_in, "token/day"), prefix_cache_hit_rate=(h, ""),
+        price_usd_per_m_input_tokens=(pi0, "USD/M"), price_usd_per_m_cached_input_tokens=(pc0, "USD/M"),
+        served_output_tokens_per_day=(served_out, "token/day"), price_usd_per_m_output_tokens=(po0, "USD/M"))
+    profit = rev - total_d
+    cpm = revenue.cost_profit_margin(rev, total_d)
+    gm = revenue.gross_margin(rev, total_d)
+    rec("cost_profit_margin", cpm, "", "({revenue_usd_per_day} - {cost_usd_per_day}) / {cost_usd_per_day}",
+        revenue_usd_per_day=(rev, "USD/day"), cost_usd_per_day=(total_d, "USD/day"))
+    rec("gross_margin", gm, "", "({revenue_usd_per_day} - {cost_usd_per_day}) / {revenue_usd_per_day}",
+        revenue_usd_per_day=(rev, "USD/day"), cost_usd_per_day=(total_d, "USD/day"))
+
+    # load-dependent cost: the energy above idle; everything else is paid whatever the load
+    var_full_d = np.where(pays_energy, n * c["accelerator_power_kw"] * (1.0 - c["idle_power_fraction"]) * c["pue"]
+                          * c["electricity_usd_per_kwh"] * 24.0, 0.0)
+    fixed_d = total_d - var_full_d * u
+    rev_full = rev / u
+    be_u = revenue.break_even_utilization(fixed_d, var_full_d, rev_full)
+    rec("break_even_utilization", be_u, "",
+        "{fixed_cost_usd_per_day} / ({revenue_at_full_load_usd_per_day} - {energy_above_idle_at_full_load_usd_per_day})",
+        fixed_cost_usd_per_day=(fixed_d, "USD/day"), revenue_at_full_load_usd_per_day=(rev_full, "USD/day"),
+        energy_above_idle_at_full_load_usd_per_day=(var_full_d, "USD/day"))
+    be_p = np.where(has_price, revenue.break_even_price_usd_per_m_output_tokens(total_d, rev_in, served_out), np.nan)
+    rec("break_even_price_usd_per_m_output_tokens", be_p, "USD/M token",
+        "max(0, {cost_usd_per_day} - {input_revenue_usd_per_day}) / {served_output_tokens_per_day} x 1,000,000",
+        cost_usd_per_day=(total_d, "USD/day"), input_revenue_usd_per_day=(rev_in, "USD/day"),
+        served_output_tokens_per_day=(served_out, "token/day"))
+
+    # --- power
+    it_kw = n * c["accelerator_power_kw"]
+    fac_kw = it_kw * c["pue"]
+    avg_it = n * avg_kw
+    mwh = avg_it * c["pue"] * 8760.0 / 1000.0
+
+    flags = (
+        (~sized & has_demand & (f < 1.0)).astype(np.int64)
+        | ((~sized & has_demand & (f >= 1.0) & (work * c["peak_to_average"] > avail * (1 + 1e-12))) << 1)
+        | (~has_demand << 2)
+        | (~has_p << 3)
+        | ((be_u > 1.0) << 4)
+        | (~has_price << 5)
+    )
+    return {
+        "accelerators": n, "capacity_requests_per_s_per_accelerator": r, "work_accelerator_s_per_day": work,
+        "capacity_input_tokens_per_day": capacity_in, "capacity_output_tokens_per_day": capacity_out,
+        "served_input_tokens_per_day": served_in, "served_cached_input_tokens_per_day": served_cached,
+        "served_output_tokens_per_day": served_out, "utilization": u, "input_time_share": share_in,
+        "capital_usd_per_hour": capital_h, "energy_usd_per_hour": energy_h, "facility_usd_per_hour": facility_h,
+        "operations_usd_per_hour": ops_h, "rent_usd_per_hour": rent_h, "cost_usd_per_hour": total_h,
+        "cost_usd_per_day": total_d, "cost_usd_per_m_tokens": per_m, "cost_usd_per_m_input_tokens": per_m_in,
+        "cost_usd_per_m_output_tokens": per_m_out, "revenue_usd_per_day": rev, "profit_usd_per_day": profit,
+        "cost_profit_margin": cpm, "gross_margin": gm, "break_even_utilization": be_u,
+        "break_even_price_usd_per_m_output_tokens": be_p, "it_power_kw": it_kw, "facility_power_kw": fac_kw,
+        "average_it_power_kw": avg_it, "energy_mwh_per_year": mwh, "warning_flags": flags,
+    }
+
+
+def _row(rec: Any) -> int:
+    """The traced row, or -1 when not tracing."""
+    owner = getattr(rec, "__self__", None)
+    return owner.row if isinstance(owner, Trace) else -1
+
+
+def warning_text(flags: int) -> str:
+    """The warnings of one flag combination, joined with '; '."""
+    return "; ".join(w for bit, w in enumerate(WARNINGS) if flags >> bit & 1)

@@ -1,0 +1,269 @@
+"""The scenario: one flat record of inputs, the public contract shared by CSV columns, URL parameters and JSON.
+
+Each field's metadata (unit, bounds, description, the catalog column that fills it, the source of its default)
+is the single source of truth: the CSV template, the JSON schema, the column-wise validation messages and the UI
+labels are all generated from it (see :data:`FIELDS`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, get_args, get_origin
+
+import annotated_types
+from pydantic import BaseModel, ConfigDict, Field
+
+from . import catalog
+
+Ownership = Literal["own", "rent"]
+Cooling = Literal["air", "liquid", "air_or_liquid"]
+
+
+def _f(
+    default: Any,
+    unit: str,
+    description: str,
+    *,
+    group: str,
+    catalog_field: str | None = None,
+    default_source: str | None = None,
+    **bounds: float,
+) -> Any:
+    extra: dict[str, Any] = {"unit": unit, "group": group}
+    if catalog_field:
+        extra["catalog_field"] = catalog_field
+    if default_source:
+        extra["default_source"] = default_source
+    return Field(default=default, description=description, json_schema_extra=extra, **bounds)  # type: ignore[arg-type]
+
+
+def _d(parameter: str) -> Any:
+    """Default from data/defaults.csv (sourced and dated there)."""
+    return _f(catalog.default_value(parameter), **_DEFAULT_META[parameter], default_source="defaults.csv")
+
+
+_DEFAULT_META: dict[str, dict[str, Any]] = {
+    "depreciation_years": dict(
+        unit="year", group="finance", gt=0, le=30,
+        description="Amortisation period of the hardware"),
+    "cost_of_capital": dict(
+        unit="1/year", group="finance", ge=0, lt=1,
+        description="Annual cost of capital (discount rate) as a fraction, e.g. 0.08"),
+    "maintenance_fraction_per_year": dict(
+        unit="1/year", group="finance", ge=0, le=1,
+        description="Hardware support and repairs per year as a share of the hardware price"),
+    "software_usd_per_accelerator_year": dict(
+        unit="USD/year", group="finance", ge=0, le=1e6,
+        description="Software licences per accelerator per year"),
+    "electricity_usd_per_kwh": dict(
+        unit="USD/kWh", group="facility", ge=0, le=10,
+        description="Electricity price"),
+    "pue": dict(
+        unit="-", group="facility", ge=1, le=5,
+        description="Power usage effectiveness: facility power / IT power"),
+    "idle_power_fraction": dict(
+        unit="-", group="facility", ge=0, le=1,
+        description="Idle IT draw as a share of full draw; average draw scales linearly with utilization"),
+    "colocation_usd_per_kw_month": dict(
+        unit="USD/(kW month)", group="facility", ge=0, le=10000,
+        description="Colocation rent per provisioned IT kW (owned hardware); 0 in your own facility"),
+    "facility_capex_usd_per_kw": dict(
+        unit="USD/kW", group="facility", ge=0, le=1e6,
+        description="Own-facility build cost per provisioned IT kW, amortised (0 when in colocation)"),
+    "facility_depreciation_years": dict(
+        unit="year", group="facility", gt=0, le=60,
+        description="Amortisation period of an owned facility"),
+    "input_tokens_per_request": dict(
+        unit="token", group="workload", ge=0, le=1e8,
+        description="Input (prompt) tokens per request"),
+    "output_tokens_per_request": dict(
+        unit="token", group="workload", gt=0, le=1e8,
+        description="Output (generated) tokens per request"),
+    "prefix_cache_hit_rate": dict(
+        unit="-", group="workload", ge=0, le=1,
+        description="Share of input tokens served from the prefix cache (no prefill; billed at the cached price)"),
+    "peak_to_average": dict(
+        unit="-", group="demand", ge=1, le=100,
+        description="Peak load / average load; the fleet sized from demand carries the peak"),
+}
+
+
+class Scenario(BaseModel):
+    """One scenario. Empty (None) catalog fields are filled from the accelerator's catalog entry."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    name: str = Field(default="scenario", max_length=200, description="Label", json_schema_extra={
+        "unit": "", "group": "scenario"})
+    accelerator: str = Field(default="h100-sxm", max_length=100, description="Accelerator catalog id (data/accelerators.csv)",
+                             json_schema_extra={"unit": "", "group": "scenario"})
+    ownership: Ownership = Field(default="own", description="own: capital, energy, facility and operations; "
+                                 "rent: hourly rent", json_schema_extra={"unit": "", "group": "scenario"})
+    accelerator_count: int | None = _f(
+        None, "accelerator", "Fixed fleet size; empty = size the fleet from demand", group="scenario", ge=1, le=1e7)
+
+    # hardware: filled from the catalog when empty
+    accelerator_price_usd: float | None = _f(
+        None, "USD", "Capex per accelerator including its share of the server", group="hardware",
+        catalog_field="price_usd", ge=0, le=1e8)
+    accelerator_power_kw: float | None = _f(
+        None, "kW", "Full-load IT power per accelerator including its share of the server", group="hardware",
+        catalog_field="power_kw", gt=0, le=1000)
+    rent_usd_per_accelerator_hour: float | None = _f(
+        None, "USD/h", "Rental price per accelerator-hour (ownership=rent)", group="hardware",
+        catalog_field="rent_usd_per_hour", gt=0, le=10000)
+    rent_includes_energy: bool = Field(
+        default=True, description="The rent already includes power (cloud); false adds energy at PUE x price",
+        json_schema_extra={"unit": "", "group": "hardware"})
+    accelerator_memory_gb: float | None = _f(
+        None, "GB", "Accelerator memory (HBM)", group="hardware", catalog_field="memory_gb", gt=0, le=1e6)
+    accelerator_bandwidth_tb_per_s: float | None = _f(
+        None, "TB/s", "Memory bandwidth per accelerator", group="hardware", catalog_field="bandwidth_tb_per_s",
+        gt=0, le=1e6)
+    accelerator_bf16_tflops: float | None = _f(
+        None, "TFLOPS", "Dense BF16 peak per accelerator", group="hardware", catalog_field="bf16_tflops",
+        gt=0, le=1e7)
+    accelerator_fp8_tflops: float | None = _f(
+        None, "TFLOPS", "Dense FP8 peak per accelerator", group="hardware", catalog_field="fp8_tflops", gt=0, le=1e7)
+    accelerator_fp4_tflops: float | None = _f(
+        None, "TFLOPS", "Dense FP4 peak per accelerator", group="hardware", catalog_field="fp4_tflops", gt=0, le=1e7)
+    accelerators_per_system: int | None = _f(
+        None, "accelerator", "Accelerators per server or rack-scale system", group="hardware",
+        catalog_field="accelerators_per_system", ge=1, le=1e5)
+    accelerator_cooling: Cooling | None = Field(
+        default=None, description="Cooling the hardware requires: air, liquid or air_or_liquid",
+        json_schema_extra={"unit": "", "group": "hardware", "catalog_field": "cooling"})
+
+    # finance and facility: sourced defaults
+    depreciation_years: float = _d("depreciation_years")
+    cost_of_capital: float = _d("cost_of_capital")
+    maintenance_fraction_per_year: float = _d("maintenance_fraction_per_year")
+    software_usd_per_accelerator_year: float = _d("software_usd_per_accelerator_year")
+    electricity_usd_per_kwh: float = _d("electricity_usd_per_kwh")
+    pue: float = _d("pue")
+    idle_power_fraction: float = _d("idle_power_fraction")
+    colocation_usd_per_kw_month: float = _d("colocation_usd_per_kw_month")
+    facility_capex_usd_per_kw: float = _d("facility_capex_usd_per_kw")
+    facility_depreciation_years: float = _d("facility_depreciation_years")
+
+    # workload and throughput
+    input_tokens_per_request: float = _d("input_tokens_per_request")
+    output_tokens_per_request: float = _d("output_tokens_per_request")
+    prefix_cache_hit_rate: float = _d("prefix_cache_hit_rate")
+    output_tokens_per_s_per_accelerator: float | None = _f(
+        None, "token/s", "Measured decode throughput per accelerator at the interactivity target", group="workload",
+        gt=0, le=1e9)
+    input_tokens_per_s_per_accelerator: float | None = _f(
+        None, "token/s", "Measured prefill throughput per accelerator; empty = the output figure already includes "
+        "prefill", group="workload", gt=0, le=1e10)
+
+    # demand
+    demand_input_tokens_per_day: float | None = _f(
+        None, "token/day", "Average input tokens per day; empty = from output demand x input/output per request",
+        group="demand", gt=0, le=1e18)
+    demand_output_tokens_per_day: float | None = _f(
+        None, "token/day", "Average output tokens per day; empty = from input demand x output/input per request",
+        group="demand", gt=0, le=1e18)
+    peak_to_average: float = _d("peak_to_average")
+
+    # selling prices
+    price_usd_per_m_input_tokens: float | None = _f(
+        None, "USD/M token", "Selling price of uncached input tokens", group="prices", ge=0, le=1e6)
+    price_usd_per_m_cached_input_tokens: float | None = _f(
+        None, "USD/M token", "Selling price of cached input tokens; empty = the input price", group="prices",
+        ge=0, le=1e6)
+    price_usd_per_m_output_tokens: float | None = _f(
+        None, "USD/M token", "Selling price of output tokens", group="prices", ge=0, le=1e6)
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """What the CSV reader, template, schema and UI need to know about one scenario field."""
+
+    name: str
+    kind: Literal["str", "float", "int", "bool", "choice"]
+    optional: bool
+    default: Any
+    unit: str
+    description: str
+    group: str
+    choices: tuple[str, ...] = ()
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+    max_length: int | None = None
+    catalog_field: str | None = None
+    default_source: str | None = None
+
+    @property
+    def label(self) -> str:
+        """Human label for forms: the description's head and the unit, e.g. 'Electricity price [USD/kWh]'."""
+        text = self.description.split(";")[0].split(" (")[0]
+        return f"{text} [{self.unit}]" if self.unit and self.unit != "-" else text
+
+    def bounds_text(self) -> str:
+        parts = []
+        if self.gt is not None:
+            parts.append(f"> {_num(self.gt)}")
+        if self.ge is not None:
+            parts.append(f">= {_num(self.ge)}")
+        if self.lt is not None:
+            parts.append(f"< {_num(self.lt)}")
+        if self.le is not None:
+            parts.append(f"<= {_num(self.le)}")
+        return " and ".join(parts)
+
+
+def _num(x: float) -> str:
+    """Bounds and values as people write them: 10,000,000 rather than 1e+07, 0.5 rather than 0.50000."""
+    if float(x).is_integer() and abs(x) < 1e15:
+        return f"{int(x):,}"
+    return f"{x:g}"
+
+
+def show_value(v: object) -> str:
+    """A cell value in a message: numbers via :func:`_num`, text as given."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf"):
+        return _num(float(v))
+    return str(v)
+
+
+def _spec(name: str) -> FieldSpec:
+    info = Scenario.model_fields[name]
+    extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+    ann = info.annotation
+    args = () if get_origin(ann) is Literal else get_args(ann)
+    optional = type(None) in args
+    base = next((a for a in args if a is not type(None)), ann) if args else ann
+    kind: Literal["str", "float", "int", "bool", "choice"]
+    choices: tuple[str, ...] = ()
+    if get_origin(base) is Literal:
+        kind, choices = "choice", tuple(get_args(base))
+    elif base is bool:
+        kind = "bool"
+    elif base is int:
+        kind = "int"
+    elif base is float:
+        kind = "float"
+    else:
+        kind = "str"
+    bounds: dict[str, Any] = {}
+    for m in info.metadata:
+        for attr, cls in (("ge", annotated_types.Ge), ("gt", annotated_types.Gt), ("le", annotated_types.Le),
+                          ("lt", annotated_types.Lt)):
+            if isinstance(m, cls):
+                bounds[attr] = float(getattr(m, attr))
+        if isinstance(m, annotated_types.MaxLen):
+            bounds["max_length"] = m.max_length
+    return FieldSpec(
+        name=name, kind=kind, optional=optional, default=info.default, unit=str(extra.get("unit", "")),
+        description=info.description or "", group=str(extra.get("group", "")), choices=choices,
+        catalog_field=extra.get("catalog_field"), default_source=extra.get("default_source"), **bounds)  # type: ignore[arg-type]
+
+
+FIELDS: dict[str, FieldSpec] = {name: _spec(name) for name in Scenario.model_fields}
+"""Field specs in declaration order: the one source for template, schema, validation and labels."""
+
+CATALOG_FIELDS: dict[str, str] = {f.name: f.catalog_field for f in FIELDS.values() if f.catalog_field}
+"""Scenario field -> accelerators.csv field that fills it when empty."""

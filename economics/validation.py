@@ -1,0 +1,254 @@
+"""Column-wise validation and catalog resolution of a table of scenarios.
+
+Bounds, types, units and defaults come from the scenario's field metadata (:data:`economics.scenario.FIELDS`), so
+a CSV row and a pydantic ``Scenario`` are held to the same rules with the same words. Every problem is reported
+as (row, field, value, message); valid rows go on to be computed, invalid rows are listed, none is dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import catalog
+from .scenario import CATALOG_FIELDS, FIELDS, FieldSpec, show_value
+
+TRUE_WORDS = frozenset({"true", "yes", "y", "1", "t"})
+FALSE_WORDS = frozenset({"false", "no", "n", "0", "f"})
+
+
+class InputError(ValueError):
+    """The table as a whole is unusable (unknown or duplicate columns, no rows): nothing can be evaluated."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One invalid cell or combination: ``row`` is the 0-based position in the table."""
+
+    row: int
+    field: str
+    value: Any
+    message: str
+
+
+class _Problems:
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.items: list[Problem] = []
+        self.bad = np.zeros(n, dtype=bool)
+        self._by_field: dict[str, np.ndarray] = {}
+
+    def flagged(self, *fields: str) -> np.ndarray:
+        """Rows already reported for any of ``fields`` (so a bad cell is not also reported as missing)."""
+        out = np.zeros(self.n, dtype=bool)
+        for f in fields:
+            if f in self._by_field:
+                out |= self._by_field[f]
+        return out
+
+    def add(self, mask: np.ndarray, field: str, values: Any, message: Any) -> None:
+        """Record a problem for each row where ``mask``; ``message`` is a str or a callable(value) -> str."""
+        rows = np.flatnonzero(mask)
+        if rows.size == 0:
+            return
+        self.bad[rows] = True
+        self._by_field.setdefault(field, np.zeros(self.n, dtype=bool))[rows] = True
+        vals = np.asarray(values, dtype=object) if not np.isscalar(values) else None
+        for r in rows:
+            v = values if vals is None else vals[r]
+            text = message(v) if callable(message) else message
+            self.items.append(Problem(int(r), field, _plain(v), text))
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, (np.floating, np.integer)):
+        return v.item()
+    return v
+
+
+def check_columns(columns: list[str]) -> None:
+    """Refuse unknown and duplicate column names, naming them (with the closest known field)."""
+    known = list(FIELDS)
+    seen: set[str] = set()
+    dupes = sorted({c for c in columns if c in seen or seen.add(c)})  # type: ignore[func-returns-value]
+    if dupes:
+        raise InputError(f"duplicate columns: {', '.join(dupes)}")
+    unknown = [c for c in columns if c not in FIELDS]
+    if unknown:
+        parts = []
+        for c in unknown:
+            guess = catalog.closest(c, known)
+            parts.append(f"'{c}'" + (f" (did you mean '{guess}'?)" if guess else ""))
+        raise InputError(f"unknown columns: {', '.join(parts)}; run `python -m economics template` for the fields")
+
+
+def _text_column(series: pd.Series, lower: bool = False) -> np.ndarray:
+    """Stripped text per row as an object array; '' for missing. Works on the distinct values (fast)."""
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    texts = [str(u).strip() for u in uniques]
+    cleaned = np.array([t.lower() for t in texts] + [""] if lower else texts + [""], dtype=object)
+    return cleaned[codes]
+
+
+def _numeric(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndarray:
+    """Floats with NaN where empty; records non-numbers, non-finite numbers, non-integers and out-of-bounds."""
+    if pd.api.types.is_bool_dtype(series.dtype):
+        values = series.to_numpy(dtype=float)
+        raw: Any = values
+    elif pd.api.types.is_numeric_dtype(series.dtype):
+        values = series.to_numpy(dtype=float, na_value=np.nan)
+        raw = values
+    else:
+        text = _text_column(series)
+        values = pd.to_numeric(pd.Series(text, dtype=object).replace("", np.nan), errors="coerce").to_numpy(
+            dtype=float, na_value=np.nan)
+        # 'nan' parses to NaN: a word in the cell, not an empty cell
+        problems.add((text != "") & np.isnan(values), spec.name, text,
+                     lambda v: f"{spec.name}: '{v}' is not a number" + (f" [{spec.unit}]" if spec.unit else ""))
+        values = np.where(text == "", np.nan, values)
+        raw = text
+    nonfinite = np.isinf(values)
+    problems.add(nonfinite, spec.name, raw, lambda v: f"{spec.name}: {show_value(v)} is not a finite number")
+    values = np.where(nonfinite, np.nan, values)
+    present = ~np.isnan(values)
+    if spec.kind == "int":
+        problems.add(present & (values != np.floor(np.where(present, values, 0))), spec.name, raw,
+                     lambda v: f"{spec.name}: must be a whole number, got {show_value(v)}")
+    out = np.zeros(values.shape, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        if spec.gt is not None:
+            out |= present & ~(values > spec.gt)
+        if spec.ge is not None:
+            out |= present & ~(values >= spec.ge)
+        if spec.lt is not None:
+            out |= present & ~(values < spec.lt)
+        if spec.le is not None:
+            out |= present & ~(values <= spec.le)
+    unit = f" [{spec.unit}]" if spec.unit and spec.unit != "-" else ""
+    problems.add(out, spec.name, raw, lambda v: f"{spec.name}: must be {spec.bounds_text()}{unit}, got {show_value(v)}")
+    return values
+
+
+def _choice(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndarray:
+    values = _text_column(series, lower=True)
+    bad = (values != "") & ~np.isin(values, list(spec.choices))
+    problems.add(bad, spec.name, _text_column(series) if bad.any() else values,
+                 lambda v: f"{spec.name}: '{v}' is not one of {', '.join(spec.choices)}")
+    return np.where(bad, "", values)
+
+
+def _bool(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndarray:
+    if pd.api.types.is_bool_dtype(series.dtype):
+        return series.to_numpy(dtype=bool)
+    text = _text_column(series)
+    lower = _text_column(series, lower=True)
+    is_true, is_false = np.isin(lower, list(TRUE_WORDS)), np.isin(lower, list(FALSE_WORDS))
+    bad = (lower != "") & ~is_true & ~is_false
+    problems.add(bad, spec.name, text, lambda v: f"{spec.name}: '{v}' is not true or false")
+    return np.where(lower == "", bool(spec.default), is_true)
+
+
+def validate(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], list[Problem]]:
+    """Typed, resolved columns for every row, and the problems found.
+
+    Returns ``(columns, problems)``: ``columns`` maps every scenario field to an array over all rows (numbers as
+    float with NaN for empty optional fields; catalog fields filled from the accelerator's entry; defaults filled
+    for absent or empty cells). Rows named in ``problems`` must not be computed.
+    Raises :class:`InputError` when the table itself is unusable.
+    """
+    check_columns([str(c) for c in df.columns])
+    n = len(df)
+    problems = _Problems(n)
+    cols: dict[str, np.ndarray] = {}
+    for name, spec in FIELDS.items():
+        if name not in df.columns:
+            cols[name] = _default_column(spec, n)
+            continue
+        series = df[name]
+        if spec.kind in ("float", "int"):
+            values = _numeric(series, spec, problems)
+            if not spec.optional:
+                values = np.where(np.isnan(values), float(spec.default), values)
+            cols[name] = values
+        elif spec.kind == "choice":
+            values = _choice(series, spec, problems)
+            cols[name] = np.where(values == "", "" if spec.default is None else spec.default, values)
+        elif spec.kind == "bool":
+            cols[name] = _bool(series, spec, problems)
+        else:
+            text = _text_column(series)
+            if spec.max_length:
+                lengths = np.fromiter((len(t) for t in text), dtype=np.int64, count=n)
+                problems.add(lengths > spec.max_length, name, text,
+                             lambda v: f"{name}: longer than {spec.max_length} characters ({len(v)})")
+            cols[name] = np.where(text == "", spec.default, text)
+    _resolve_catalog(cols, problems)
+    _check_combinations(cols, problems)
+    problems.items.sort(key=lambda p: p.row)
+    return cols, problems.items
+
+
+def _default_column(spec: FieldSpec, n: int) -> np.ndarray:
+    if spec.kind in ("float", "int"):
+        return np.full(n, np.nan if spec.default is None else float(spec.default))
+    if spec.kind == "bool":
+        return np.full(n, bool(spec.default))
+    return np.full(n, "" if spec.default is None else spec.default, dtype=object)
+
+
+def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems) -> None:
+    table = catalog.accelerators()
+    ids = list(table.index)
+    acc = _text_column(pd.Series(cols["accelerator"], dtype=object), lower=True)
+    known = np.isin(acc, ids)
+    problems.add(~known, "accelerator", cols["accelerator"], lambda v: catalog.unknown_id_message("accelerator", v, ids))
+    cols["accelerator"] = np.where(known, acc, cols["accelerator"])
+    codes = pd.Categorical(acc, categories=ids).codes  # -1 for unknown ids
+    for field, cat_field in CATALOG_FIELDS.items():
+        if cat_field not in table.columns:
+            continue
+        lookup = np.append(table[cat_field].to_numpy(dtype=object), None)  # index -1 -> None
+        from_catalog = lookup[codes]
+        given = cols[field]
+        if FIELDS[field].kind in ("float", "int"):
+            cat_vals = pd.to_numeric(pd.Series(from_catalog), errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+            cols[field] = np.where(np.isnan(given), cat_vals, given)
+        else:
+            cols[field] = np.where(given == "", _catalog_text(from_catalog), given)
+
+
+def _catalog_text(values: np.ndarray) -> np.ndarray:
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
+    cleaned = np.array([str(u) for u in uniques] + [""], dtype=object)
+    return cleaned[codes]
+
+
+def _check_combinations(c: dict[str, np.ndarray], problems: _Problems) -> None:
+    own = c["ownership"] == "own"
+    rent = ~own
+    acc = c["accelerator"]
+
+    def missing_from_catalog(field: str, need: np.ndarray, why: str) -> None:
+        problems.add(need & np.isnan(c[field]) & ~problems.flagged("accelerator", field), field, acc,
+                     lambda a: f"{field}: not in the catalog for '{a}' (not published); give a value ({why})")
+
+    missing_from_catalog("accelerator_price_usd", own, "needed when ownership=own")
+    missing_from_catalog("accelerator_power_kw", own | ~c["rent_includes_energy"],
+                         "needed for energy when owned, or rented without energy")
+    missing_from_catalog("rent_usd_per_accelerator_hour", rent, "needed when ownership=rent")
+    problems.add(np.isnan(c["output_tokens_per_s_per_accelerator"])
+                 & ~problems.flagged("output_tokens_per_s_per_accelerator"), "output_tokens_per_s_per_accelerator", "",
+                 "output_tokens_per_s_per_accelerator: required (measured decode throughput per accelerator at the "
+                 "interactivity target)")
+    no_demand = np.isnan(c["demand_input_tokens_per_day"]) & np.isnan(c["demand_output_tokens_per_day"])
+    given_but_bad = problems.flagged("accelerator_count", "demand_input_tokens_per_day", "demand_output_tokens_per_day")
+    problems.add(no_demand & np.isnan(c["accelerator_count"]) & ~given_but_bad, "accelerator_count", "",
+                 "accelerator_count: give a fixed fleet (accelerator_count) or a demand "
+                 "(demand_input_tokens_per_day and/or demand_output_tokens_per_day) to size it from")
+    only_input = ~np.isnan(c["demand_input_tokens_per_day"]) & np.isnan(c["demand_output_tokens_per_day"])
+    problems.add(only_input & (c["input_tokens_per_request"] == 0), "demand_output_tokens_per_day", "",
+                 "demand_output_tokens_per_day: needed when input_tokens_per_request is 0 (the output demand cannot "
+                 "be inferred from the input demand)")
