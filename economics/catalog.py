@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 DATA_DIR = Path(os.environ.get("TOKEN_ECONOMICS_DATA_DIR") or Path(__file__).resolve().parent.parent / "data")
@@ -60,10 +61,29 @@ def accelerator_source(accelerator: str, field: str) -> dict[str, str] | None:
     return {k: str(v) for k, v in hit.iloc[0].items()}
 
 
+MODEL_NUMERIC_COLUMNS = (
+    "total_params_b", "active_params_b", "layers", "hidden_size", "q_heads", "kv_heads", "head_dim", "kv_lora_rank",
+    "qk_rope_head_dim", "experts", "experts_per_token", "shared_experts", "full_attention_layers",
+    "sliding_window_tokens", "vocab_size", "max_context_tokens",
+)
+
+
 @cache
 def models() -> pd.DataFrame:
-    """data/models.csv indexed by model id (architecture figures from the published configs)."""
-    return _read("models.csv").set_index("model")
+    """data/models.csv indexed by model id, numbers as float, plus ``kv_bytes_per_token_bf16`` computed from the
+    architecture (GQA/MHA or MLA), never typed in."""
+    from .architecture import kv_cache_bytes_per_token_gqa, kv_cache_bytes_per_token_mla
+
+    table = _read("models.csv").set_index("model")
+    for col in MODEL_NUMERIC_COLUMNS:
+        table[col] = pd.to_numeric(table[col].replace("", None), errors="raise")
+    mla = table["attention"] == "mla"
+    table["kv_bytes_per_token_bf16"] = np.where(
+        mla,
+        kv_cache_bytes_per_token_mla(table["layers"], table["kv_lora_rank"], table["qk_rope_head_dim"]),
+        kv_cache_bytes_per_token_gqa(table["full_attention_layers"], table["kv_heads"], table["head_dim"]),
+    )
+    return table
 
 
 @cache
@@ -96,7 +116,12 @@ def presets() -> pd.DataFrame:
 
 def closest(value: str, choices: list[str] | tuple[str, ...]) -> str | None:
     """The most similar choice, for 'did you mean' messages."""
-    hits = difflib.get_close_matches(str(value).strip().lower(), [c.lower() for c in choices], n=1, cutoff=0.4)
+    needle = str(value).strip().lower()
+    # an id that starts with what was typed ('H200' -> 'h200-sxm') beats a merely similar one ('b200')
+    prefixed = [c for c in choices if needle and c.lower().startswith(needle)]
+    if prefixed:
+        return min(prefixed, key=len)
+    hits = difflib.get_close_matches(needle, [c.lower() for c in choices], n=1, cutoff=0.4)
     if not hits:
         return None
     return next(c for c in choices if c.lower() == hits[0])

@@ -10,12 +10,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import pandas as pd
 
 from .validation import InputError, check_columns
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+PLAIN_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
 def read_scenarios_csv(data: bytes | str) -> pd.DataFrame:
@@ -52,7 +54,8 @@ def read_scenarios_csv(data: bytes | str) -> pd.DataFrame:
 
 
 def _neutralise(value: object) -> object:
-    if isinstance(value, str) and value.startswith(FORMULA_START):
+    """Prefix a quote to text a spreadsheet would evaluate; plain numbers such as -1 stay as they are."""
+    if isinstance(value, str) and value.startswith(FORMULA_START) and not PLAIN_NUMBER.match(value):
         return "'" + value
     return value
 

@@ -206,7 +206,7 @@ def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems) -> None:
     known = np.isin(acc, ids)
     problems.add(~known, "accelerator", cols["accelerator"], lambda v: catalog.unknown_id_message("accelerator", v, ids))
     cols["accelerator"] = np.where(known, acc, cols["accelerator"])
-    codes = pd.Categorical(acc, categories=ids).codes  # -1 for unknown ids
+    codes = pd.Index(ids).get_indexer(acc)  # -1 for unknown ids
     for field, cat_field in CATALOG_FIELDS.items():
         if cat_field not in table.columns:
             continue

@@ -1,0 +1,98 @@
+"""The Streamlit app, run headless with ``streamlit.testing`` (no browser): pages render, inputs drive the KPIs,
+bad input is reported as an error message rather than an exception."""
+
+from __future__ import annotations
+
+import doctest
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import economics
+import ui.format
+from ui.format import usd_per_m_tokens
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+COST_LABEL = "Cost per M tokens"
+
+
+@pytest.fixture
+def app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metric_value(at: AppTest, label: str) -> str:
+    values = [m.value for m in at.metric if m.label == label]
+    assert len(values) == 1, f"metric {label!r} not shown; metrics: {[m.label for m in at.metric]}"
+    return str(values[0])
+
+
+def scenario_with(**overrides: object) -> dict[str, object]:
+    return {**economics.default_scenario().model_dump(), **overrides}
+
+
+def test_cost_page_renders_kpis(app: AppTest) -> None:
+    assert not app.error, [e.value for e in app.error]
+    assert {m.label for m in app.metric} >= {COST_LABEL, "Cost per hour", "Utilization"}
+    shown = metric_value(app, COST_LABEL)
+    assert re.fullmatch(r"\$\d[\d,]*(\.\d+)? / M tokens", shown), shown
+    expected = economics.evaluate_scenario(scenario_with())["cost_usd_per_m_tokens"]
+    assert shown == usd_per_m_tokens(expected)
+
+
+def test_every_input_has_a_key_named_after_its_field(app: AppTest) -> None:
+    fields = set(economics.default_scenario().model_dump())
+    keys = {w.key for w in [*app.number_input, *app.selectbox]}
+    assert keys >= {"accelerator", "accelerator_count", "electricity_usd_per_kwh",
+                    "output_tokens_per_s_per_accelerator"}
+    assert keys <= fields, keys - fields
+
+
+def test_accelerator_choices_come_from_the_catalog(app: AppTest) -> None:
+    assert list(app.selectbox(key="accelerator").options) == economics.catalog.accelerator_ids()
+
+
+def test_electricity_price_changes_cost(app: AppTest) -> None:
+    before = metric_value(app, COST_LABEL)
+    price = float(app.number_input(key="electricity_usd_per_kwh").value) + 0.40
+    app.number_input(key="electricity_usd_per_kwh").set_value(price).run()
+    assert not app.exception and not app.error
+    after = metric_value(app, COST_LABEL)
+    assert after != before
+    expected = economics.evaluate_scenario(scenario_with(electricity_usd_per_kwh=price))["cost_usd_per_m_tokens"]
+    assert after == usd_per_m_tokens(expected)
+
+
+@pytest.mark.parametrize(("field", "value"), [("accelerator_count", 0), ("electricity_usd_per_kwh", -0.10)])
+def test_impossible_input_shows_error_not_exception(app: AppTest, field: str, value: float) -> None:
+    app.number_input(key=field).set_value(value).run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert len(app.error) == 1
+    assert field in str(app.error[0].value)
+    assert not [m for m in app.metric if m.label == COST_LABEL]
+
+
+def test_explanation_is_plain_text(app: AppTest) -> None:
+    (code,) = app.code
+    assert code.value == economics.explain_text(scenario_with())
+    assert not app.markdown or all("<" not in md.value for md in app.markdown)
+
+
+def test_format_doctests() -> None:
+    failures, tried = doctest.testmod(ui.format)
+    assert tried > 0 and failures == 0
+
+
+def test_every_catalog_accelerator_gives_kpis_or_an_error(app: AppTest) -> None:
+    for accelerator in economics.catalog.accelerator_ids():
+        app.selectbox(key="accelerator").set_value(accelerator).run()
+        assert not app.exception, (accelerator, [e.value for e in app.exception])
+        shown = [m.value for m in app.metric if m.label == COST_LABEL]
+        assert shown or app.error, accelerator
+        if shown:
+            assert re.fullmatch(r"\$\d[\d,]*(\.\d+)? / M tokens", str(shown[0])), (accelerator, shown)
