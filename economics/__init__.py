@@ -22,11 +22,13 @@ from .batch import (
     explain_scenario,
     explain_text,
 )
+from .pipeline import split_warnings
 from .presets import default_scenario, preset_scenarios
-from .scenario import FIELDS, Scenario
+from .scenario import CATALOG_FIELDS, FIELDS, Scenario, with_changes
 from .validation import InputError
 
 __all__ = [
+    "CATALOG_FIELDS",
     "FIELDS",
     "RESULT_COLUMNS",
     "InputError",
@@ -41,4 +43,6 @@ __all__ = [
     "explain_scenario",
     "explain_text",
     "preset_scenarios",
+    "split_warnings",
+    "with_changes",
 ]

@@ -13,7 +13,7 @@ import pandas as pd
 from pydantic import ValidationError
 
 from .explain import Trace
-from .pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, compute, warning_text
+from .pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, WARNINGS, compute, warning_text
 from .scenario import FIELDS, Scenario, show_value
 from .validation import Problem, validate
 
@@ -53,25 +53,34 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     for p in problems:
         bad[p.row] = True
     ok = np.flatnonzero(~bad)
-    outputs = compute({k: v[ok] for k, v in cols.items()}) if ok.size else None
+    if ok.size == n:
+        outputs: dict[str, np.ndarray] | None = compute(cols)
+    else:
+        outputs = compute({k: v[ok] for k, v in cols.items()}) if ok.size else None
 
     data: dict[str, Any] = {}
     for name, spec in FIELDS.items():
         v = cols[name]
         if spec.kind == "int":
-            data[name] = pd.array(np.where(np.isfinite(v), v, np.nan), dtype="Float64").astype("Int64")
+            data[name] = _nullable(v).astype("Int64")
         else:
-            data[name] = pd.array(v, dtype="Float64") if spec.kind == "float" else v
+            data[name] = _nullable(v) if spec.kind == "float" else v
     internal: list[Problem] = []
     for name in OUTPUT_UNITS:
-        full = np.full(n, np.nan)
-        if outputs is not None:
+        if outputs is None:
+            full = np.full(n, np.nan)
+        else:
             vals = outputs[name]
-            broken = ~np.isfinite(vals) & (name not in OPTIONAL_OUTPUTS)
-            for r in ok[broken]:  # defensive: a non-finite required output is a bug, reported per row, never shown
-                internal.append(Problem(int(r), name, None, f"{name}: could not be computed for these inputs"))
-            full[ok] = np.where(np.isfinite(vals), vals, np.nan)
-        data[name] = pd.array(full, dtype="Float64")  # NaN -> <NA>: empty in CSV, null in JSON
+            if name not in OPTIONAL_OUTPUTS:
+                # defensive: a non-finite required output would be a bug; it is reported per row, never shown
+                for r in ok[~np.isfinite(vals)]:
+                    internal.append(Problem(int(r), name, None, f"{name}: could not be computed for these inputs"))
+            if ok.size == n:
+                full = vals
+            else:
+                full = np.full(n, np.nan)
+                full[ok] = vals
+        data[name] = _nullable(full)  # NaN or inf -> <NA>: empty in CSV, null in JSON
         if name in INTEGER_OUTPUTS:
             data[name] = data[name].astype("Int64")
     if internal:
@@ -80,24 +89,31 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
             bad[p.row] = True
             for name in OUTPUT_UNITS:
                 data[name][p.row] = pd.NA
-    warnings = np.full(n, "", dtype=object)
+    flags = np.zeros(n, dtype=np.int64)
     if outputs is not None:
-        flags = outputs["warning_flags"]
-        texts = {int(f): warning_text(int(f)) for f in np.unique(flags)}
-        warnings[ok] = pd.Series(flags).map(texts).to_numpy(dtype=object)
-    warnings[bad] = ""
-    data["warnings"] = warnings
+        flags[ok] = outputs["warning_flags"]
+    flags[bad] = 0
+    # few distinct flag sets: a lookup table beats sorting a million rows
+    distinct = np.flatnonzero(np.bincount(flags, minlength=1 << len(WARNINGS)))
+    lookup = np.zeros(1 << len(WARNINGS), dtype=np.int64)
+    lookup[distinct] = np.arange(distinct.size)
+    data["warnings"] = pd.Categorical.from_codes(lookup[flags], pd.Index([warning_text(int(f)) for f in distinct]))
     data["valid"] = ~bad
     error = np.full(n, "", dtype=object)
     for r, msgs in _group(problems).items():
         error[r] = "; ".join(msgs)
     data["error"] = error
-    result = pd.DataFrame(data, index=df.index)
+    result = pd.DataFrame(data, index=df.index, copy=False)
     report = pd.DataFrame(
         [(p.row + 1, cols["name"][p.row], p.field, p.value, p.message) for p in problems],
         columns=list(REPORT_COLUMNS),
     )
     return result, report
+
+
+def _nullable(values: np.ndarray) -> pd.arrays.FloatingArray:
+    """Float64 with <NA> where the value is NaN or infinite (never shown as a number); shares ``values``."""
+    return pd.arrays.FloatingArray(np.asarray(values, dtype=float), ~np.isfinite(values))
 
 
 def _group(problems: list[Problem]) -> dict[int, list[str]]:
@@ -145,9 +161,10 @@ def evaluate_scenario(scenario: Scenario | dict[str, Any]) -> dict[str, Any]:
     """
     result, report = evaluate_with_report(_frame(as_scenario(scenario)))
     if not bool(result["valid"].iloc[0]):
-        raise ScenarioError([Problem(0, r.field, r.value, r.message) for r in report.itertuples()])
+        raise ScenarioError([Problem(0, str(field), value, str(message)) for field, value, message in
+                             zip(report["field"], report["value"], report["message"], strict=True)])
     row = result.iloc[0].to_dict()
-    return {k: (None if v is pd.NA else v) for k, v in row.items()}
+    return {str(k): (None if v is pd.NA else v) for k, v in row.items()}
 
 
 def explain_scenario(scenario: Scenario | dict[str, Any]) -> Trace:

@@ -58,7 +58,7 @@ def accelerator_source(accelerator: str, field: str) -> dict[str, str] | None:
     hit = long[(long["accelerator"] == accelerator) & (long["field"] == field)]
     if hit.empty:
         return None
-    return {k: str(v) for k, v in hit.iloc[0].items()}
+    return {str(k): str(v) for k, v in hit.iloc[0].items()}
 
 
 MODEL_NUMERIC_COLUMNS = (
@@ -100,12 +100,12 @@ def defaults() -> pd.DataFrame:
 
 def default_value(parameter: str) -> float:
     """A sourced default from data/defaults.csv as a float."""
-    return float(defaults().loc[parameter, "value"])
+    return float(str(defaults().loc[parameter, "value"]))
 
 
 def default_source(parameter: str) -> dict[str, str]:
     row = defaults().loc[parameter]
-    return {k: str(v) for k, v in row.items()}
+    return {str(k): str(v) for k, v in row.items()}
 
 
 @cache

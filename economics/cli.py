@@ -92,7 +92,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         raise InputError(f"--row: no row named '{args.row}' and no row number 1..{len(df)}{hint}")
     from .batch import provenance_text
 
-    raw = {k: v for k, v in df.iloc[position].to_dict().items() if str(v).strip() != ""}
+    raw = {str(k): v for k, v in df.iloc[position].to_dict().items() if str(v).strip() != ""}
     sys.stdout.write(provenance_text(raw) + "\n\n" + explain_row(df, position).text() + "\n")
     return 0
 

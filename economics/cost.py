@@ -14,7 +14,9 @@ from .finance import HOURS_PER_YEAR, annualized_cost_usd_per_hour
 MONTHS_PER_YEAR = 12.0
 
 
-def average_power_kw(power_kw: ArrayLike, utilization: ArrayLike, idle_power_fraction: ArrayLike) -> NDArray[np.float64]:
+def average_power_kw(
+    power_kw: ArrayLike, utilization: ArrayLike, idle_power_fraction: ArrayLike
+) -> NDArray[np.float64]:
     """Average IT draw of an accelerator that is busy a share ``utilization`` of the time.
 
     .. math:: \\bar P = P_{max} (f_{idle} + (1 - f_{idle}) u)

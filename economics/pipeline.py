@@ -99,9 +99,11 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
     req_s = cap.prefill_seconds(cap.uncached_input_tokens(i_req, h), p_in) + cap.decode_seconds(o_req, d_out)
     r = 1.0 / req_s
     traced_p = row >= 0 and bool(has_p[row])
-    prefill_term = "{input_tokens_per_request} x (1 - {prefix_cache_hit_rate}) / {input_tokens_per_s_per_accelerator} + "
+    prefill_term = ("{input_tokens_per_request} x (1 - {prefix_cache_hit_rate})"
+                    " / {input_tokens_per_s_per_accelerator} + ")
     rec("capacity_requests_per_s_per_accelerator", r, "request/s",
-        "1 / (" + (prefill_term if traced_p else "") + "{output_tokens_per_request} / {output_tokens_per_s_per_accelerator})",
+        "1 / (" + (prefill_term if traced_p else "")
+        + "{output_tokens_per_request} / {output_tokens_per_s_per_accelerator})",
         note="" if traced_p else "no prefill throughput given: the output figure includes prefill",
         input_tokens_per_request=(i_req, "token"), prefix_cache_hit_rate=(h, ""),
         input_tokens_per_s_per_accelerator=(np.where(has_p, p_in, np.inf), "token/s"),
@@ -147,7 +149,8 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
     served_cached = served_in * h
     for side, served, dem in (("input", served_in, dem_in), ("output", served_out, dem_out)):
         rec(f"served_{side}_tokens_per_day", served, "token/day",
-            f"{{demand_{side}_tokens_per_day}} x min(1, {{accelerators}} x 86,400 s/day / {{work_accelerator_s_per_day}})",
+            f"{{demand_{side}_tokens_per_day}} x min(1, {{accelerators}} x 86,400 s/day"
+            " / {work_accelerator_s_per_day})",
             **{f"demand_{side}_tokens_per_day": (dem, "token/day")}, accelerators=(n, ""),
             work_accelerator_s_per_day=(work, "accelerator-s/day"))
     share_in = prefill_s / work
@@ -260,7 +263,8 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
     rev_full = rev / u
     be_u = revenue.break_even_utilization(fixed_d, var_full_d, rev_full)
     rec("break_even_utilization", be_u, "",
-        "{fixed_cost_usd_per_day} / ({revenue_at_full_load_usd_per_day} - {energy_above_idle_at_full_load_usd_per_day})",
+        "{fixed_cost_usd_per_day}"
+        " / ({revenue_at_full_load_usd_per_day} - {energy_above_idle_at_full_load_usd_per_day})",
         fixed_cost_usd_per_day=(fixed_d, "USD/day"), revenue_at_full_load_usd_per_day=(rev_full, "USD/day"),
         energy_above_idle_at_full_load_usd_per_day=(var_full_d, "USD/day"))
     be_p = np.where(has_price, revenue.break_even_price_usd_per_m_output_tokens(total_d, rev_in, served_out), np.nan)
@@ -302,6 +306,15 @@ def _row(rec: Any) -> int:
     """The traced row, or -1 when not tracing."""
     owner = getattr(rec, "__self__", None)
     return owner.row if isinstance(owner, Trace) else -1
+
+
+def split_warnings(text: str) -> list[str]:
+    """The individual warnings in a ``warnings`` cell (each is one of :data:`WARNINGS`), in order.
+
+    >>> split_warnings(warning_text(0b101))[1].startswith("no demand given")
+    True
+    """
+    return [w for w in WARNINGS if w in text]
 
 
 def warning_text(flags: int) -> str:

@@ -17,7 +17,7 @@ def preset_scenarios() -> dict[str, tuple[Scenario, str]]:
     """name -> (scenario, note with the sources of its figures), in file order."""
     out: dict[str, tuple[Scenario, str]] = {}
     for row in catalog.presets().to_dict(orient="records"):
-        s = _scenario(row)
+        s = _scenario({str(k): v for k, v in row.items()})
         out[s.name] = (s, str(row.get("note", "")))
     return out
 

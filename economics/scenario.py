@@ -34,7 +34,7 @@ def _f(
         extra["catalog_field"] = catalog_field
     if default_source:
         extra["default_source"] = default_source
-    return Field(default=default, description=description, json_schema_extra=extra, **bounds)  # type: ignore[arg-type]
+    return Field(default=default, description=description, json_schema_extra=extra, **bounds)  # type: ignore[call-overload]
 
 
 def _d(parameter: str) -> Any:
@@ -95,7 +95,8 @@ class Scenario(BaseModel):
 
     name: str = Field(default="scenario", max_length=200, description="Label", json_schema_extra={
         "unit": "", "group": "scenario"})
-    accelerator: str = Field(default="h100-sxm", max_length=100, description="Accelerator catalog id (data/accelerators.csv)",
+    accelerator: str = Field(default="h100-sxm", max_length=100,
+                             description="Accelerator catalog id (data/accelerators.csv)",
                              json_schema_extra={"unit": "", "group": "scenario"})
     ownership: Ownership = Field(default="own", description="own: capital, energy, facility and operations; "
                                  "rent: hourly rent", json_schema_extra={"unit": "", "group": "scenario"})
@@ -267,3 +268,17 @@ FIELDS: dict[str, FieldSpec] = {name: _spec(name) for name in Scenario.model_fie
 
 CATALOG_FIELDS: dict[str, str] = {f.name: f.catalog_field for f in FIELDS.values() if f.catalog_field}
 """Scenario field -> accelerators.csv field that fills it when empty."""
+
+
+def with_changes(scenario: Scenario, **changes: Any) -> dict[str, Any]:
+    """The scenario's fields with ``changes`` applied, as a dict for :func:`economics.evaluate_scenario` (which
+    validates it and names any bad field).
+
+    Changing the accelerator empties the catalog-filled hardware fields that are not changed explicitly, so the new
+    accelerator's own catalog figures apply rather than the old one's.
+    """
+    data = scenario.model_dump()
+    if "accelerator" in changes and changes["accelerator"] != scenario.accelerator:
+        data.update(dict.fromkeys(CATALOG_FIELDS))
+    data.update(changes)
+    return data

@@ -85,12 +85,23 @@ def check_columns(columns: list[str]) -> None:
         raise InputError(f"unknown columns: {', '.join(parts)}; run `python -m economics template` for the fields")
 
 
-def _text_column(series: pd.Series, lower: bool = False) -> np.ndarray:
-    """Stripped text per row as an object array; '' for missing. Works on the distinct values (fast)."""
+def _distinct_text(series: pd.Series, lower: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, texts): each row's index into the stripped distinct texts, the last of which is '' for missing.
+
+    Work is done once per distinct value with vectorised string methods, which keeps a million rows fast.
+    """
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
-    texts = [str(u).strip() for u in uniques]
-    cleaned = np.array([t.lower() for t in texts] + [""] if lower else texts + [""], dtype=object)
-    return cleaned[codes]
+    texts = pd.Series(uniques)
+    texts = (texts if pd.api.types.is_string_dtype(texts.dtype) else texts.astype("string")).str.strip()
+    if lower:
+        texts = texts.str.lower()
+    return codes, np.append(texts.fillna("").to_numpy(dtype=object), "")
+
+
+def _text_column(series: pd.Series, lower: bool = False) -> np.ndarray:
+    """Stripped text per row as an object array; '' for missing."""
+    codes, texts = _distinct_text(series, lower)
+    return texts[codes]
 
 
 def _numeric(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndarray:
@@ -133,22 +144,25 @@ def _numeric(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndar
 
 
 def _choice(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndarray:
-    values = _text_column(series, lower=True)
-    bad = (values != "") & ~np.isin(values, list(spec.choices))
-    problems.add(bad, spec.name, _text_column(series) if bad.any() else values,
-                 lambda v: f"{spec.name}: '{v}' is not one of {', '.join(spec.choices)}")
-    return np.where(bad, "", values)
+    codes, texts = _distinct_text(series, lower=True)
+    ok_text = np.array([t == "" or t in spec.choices for t in texts])
+    bad = ~ok_text[codes]
+    if bad.any():
+        problems.add(bad, spec.name, _text_column(series),
+                     lambda v: f"{spec.name}: '{v}' is not one of {', '.join(spec.choices)}")
+    return np.where(ok_text, texts, "")[codes]
 
 
 def _bool(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndarray:
     if pd.api.types.is_bool_dtype(series.dtype):
         return series.to_numpy(dtype=bool)
-    text = _text_column(series)
-    lower = _text_column(series, lower=True)
-    is_true, is_false = np.isin(lower, list(TRUE_WORDS)), np.isin(lower, list(FALSE_WORDS))
-    bad = (lower != "") & ~is_true & ~is_false
-    problems.add(bad, spec.name, text, lambda v: f"{spec.name}: '{v}' is not true or false")
-    return np.where(lower == "", bool(spec.default), is_true)
+    codes, texts = _distinct_text(series, lower=True)
+    is_true = np.array([t in TRUE_WORDS for t in texts])
+    known = is_true | np.array([t in FALSE_WORDS or t == "" for t in texts])
+    bad = ~known[codes]
+    if bad.any():
+        problems.add(bad, spec.name, _text_column(series), lambda v: f"{spec.name}: '{v}' is not true or false")
+    return np.where(texts == "", bool(spec.default), is_true)[codes]
 
 
 def validate(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], list[Problem]]:
@@ -179,16 +193,23 @@ def validate(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], list[Problem]]:
         elif spec.kind == "bool":
             cols[name] = _bool(series, spec, problems)
         else:
-            text = _text_column(series)
-            if spec.max_length:
-                lengths = np.fromiter((len(t) for t in text), dtype=np.int64, count=n)
-                problems.add(lengths > spec.max_length, name, text,
-                             lambda v: f"{name}: longer than {spec.max_length} characters ({len(v)})")
-            cols[name] = np.where(text == "", spec.default, text)
+            cols[name] = _free_text(series, spec, problems)
     _resolve_catalog(cols, problems)
     _check_combinations(cols, problems)
     problems.items.sort(key=lambda p: p.row)
     return cols, problems.items
+
+
+def _free_text(series: pd.Series, spec: FieldSpec, problems: _Problems) -> Any:
+    """Free text (names, ids) as a string array, stripped, default where empty; vectorised (names are often all
+    distinct, so per-value Python work would dominate a million rows)."""
+    text = series.astype("string").str.strip().fillna("")
+    if spec.max_length:
+        too_long = (text.str.len() > spec.max_length).to_numpy(dtype=bool)
+        if too_long.any():
+            problems.add(too_long, spec.name, text.to_numpy(dtype=object),
+                         lambda v: f"{spec.name}: longer than {spec.max_length} characters ({len(v)})")
+    return text.where(text != "", spec.default).array
 
 
 def _default_column(spec: FieldSpec, n: int) -> np.ndarray:
@@ -202,28 +223,24 @@ def _default_column(spec: FieldSpec, n: int) -> np.ndarray:
 def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems) -> None:
     table = catalog.accelerators()
     ids = list(table.index)
-    acc = _text_column(pd.Series(cols["accelerator"], dtype=object), lower=True)
-    known = np.isin(acc, ids)
-    problems.add(~known, "accelerator", cols["accelerator"], lambda v: catalog.unknown_id_message("accelerator", v, ids))
+    acc_codes, acc_texts = _distinct_text(pd.Series(cols["accelerator"], dtype=object), lower=True)
+    acc = acc_texts[acc_codes]
+    known = np.isin(acc_texts, ids)[acc_codes]
+    problems.add(~known, "accelerator", cols["accelerator"],
+                 lambda v: catalog.unknown_id_message("accelerator", v, ids))
     cols["accelerator"] = np.where(known, acc, cols["accelerator"])
-    codes = pd.Index(ids).get_indexer(acc)  # -1 for unknown ids
+    codes = pd.Index(ids).get_indexer(acc_texts)[acc_codes]  # -1 for unknown ids
     for field, cat_field in CATALOG_FIELDS.items():
         if cat_field not in table.columns:
             continue
-        lookup = np.append(table[cat_field].to_numpy(dtype=object), None)  # index -1 -> None
-        from_catalog = lookup[codes]
         given = cols[field]
+        column = table[cat_field]
         if FIELDS[field].kind in ("float", "int"):
-            cat_vals = pd.to_numeric(pd.Series(from_catalog), errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-            cols[field] = np.where(np.isnan(given), cat_vals, given)
+            lookup = np.append(column.to_numpy(dtype=float, na_value=np.nan), np.nan)  # index -1 -> NaN
+            cols[field] = np.where(np.isnan(given), lookup[codes], given)
         else:
-            cols[field] = np.where(given == "", _catalog_text(from_catalog), given)
-
-
-def _catalog_text(values: np.ndarray) -> np.ndarray:
-    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
-    cleaned = np.array([str(u) for u in uniques] + [""], dtype=object)
-    return cleaned[codes]
+            lookup = np.append(column.fillna("").to_numpy(dtype=object), "")
+            cols[field] = np.where(given == "", lookup[codes], given)
 
 
 def _check_combinations(c: dict[str, np.ndarray], problems: _Problems) -> None:

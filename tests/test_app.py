@@ -59,7 +59,9 @@ def test_accelerator_choices_come_from_the_catalog(app: AppTest) -> None:
 
 def test_electricity_price_changes_cost(app: AppTest) -> None:
     before = metric_value(app, COST_LABEL)
-    price = float(app.number_input(key="electricity_usd_per_kwh").value) + 0.40
+    current = app.number_input(key="electricity_usd_per_kwh").value
+    assert current is not None
+    price = float(current) + 0.40
     app.number_input(key="electricity_usd_per_kwh").set_value(price).run()
     assert not app.exception and not app.error
     after = metric_value(app, COST_LABEL)
@@ -96,3 +98,14 @@ def test_every_catalog_accelerator_gives_kpis_or_an_error(app: AppTest) -> None:
         assert shown or app.error, accelerator
         if shown:
             assert re.fullmatch(r"\$\d[\d,]*(\.\d+)? / M tokens", str(shown[0])), (accelerator, shown)
+
+
+def test_ui_stays_thin_and_safe() -> None:
+    """ui/ and app.py draw and never compute (no numeric libraries), and never render raw HTML."""
+    root = Path(APP).parent
+    for path in [root / "app.py", *sorted((root / "ui").glob("*.py"))]:
+        text = path.read_text(encoding="utf-8")
+        assert "unsafe_allow_html" not in text, path
+        assert not re.search(r"^\s*(import|from)\s+(numpy|numpy_financial|pandas)\b", text, re.M), path
+    for path in (root / "economics").glob("*.py"):
+        assert not re.search(r"^\s*(import|from)\s+streamlit\b", path.read_text(encoding="utf-8"), re.M), path

@@ -38,7 +38,7 @@ def test_template_round_trips_through_evaluate(tmp_path: Path) -> None:
     out = tmp_path / "out.csv"
     e = cli("evaluate", write(tmp_path, t.stdout), "-o", str(out))
     assert e.returncode == 0, e.stderr
-    rows = list(csv.DictReader(open(out, encoding="utf-8")))
+    rows = list(csv.DictReader(out.read_text(encoding="utf-8").splitlines()))
     assert len(rows) == 1 and rows[0]["valid"] == "True"
     expected = economics.evaluate_scenario(economics.default_scenario())["cost_usd_per_m_tokens"]
     assert float(rows[0]["cost_usd_per_m_tokens"]) == pytest.approx(expected, rel=1e-12)
@@ -62,7 +62,7 @@ def test_partly_invalid_file_exits_1_and_still_writes_valid_rows(tmp_path: Path)
     records = json.loads(out.read_text())
     assert [r["valid"] for r in records] == [True, False]
     assert records[0]["cost_usd_per_m_tokens"] > 0 and records[1]["cost_usd_per_m_tokens"] is None
-    errors = list(csv.DictReader(open(report, encoding="utf-8")))
+    errors = list(csv.DictReader(report.read_text(encoding="utf-8").splitlines()))
     assert errors[0]["row"] == "2" and errors[0]["field"] == "accelerator_count" and errors[0]["value"] == "-1"
 
 

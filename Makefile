@@ -1,0 +1,83 @@
+# Token economics calculator — developer commands.
+#
+#   make run    start the app (creates .venv on first use)
+#   make test   lint + type-check + the whole test suite, browser tests included
+#
+# Other targets: venv, browser, lint, bench, clean.
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.requirements-stamp
+REQS   := requirements.txt requirements-dev.txt
+
+# First interpreter found that is Python >= 3.11 (override with `make PYTHON=/path/to/python3.12 venv`).
+PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
+	if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then \
+	command -v $$p; break; fi; done)
+
+CHROMIUM := $(or $(shell command -v chromium 2>/dev/null),/usr/bin/chromium)
+
+.PHONY: help venv browser run test lint typecheck bench clean
+
+help:
+	@echo "make run     start the app at http://localhost:8501"
+	@echo "make test    ruff + mypy + pytest (unit, app and browser tests)"
+	@echo "make venv    create/refresh .venv from requirements*.txt"
+	@echo "make browser install Debian chromium for the browser tests (needs root or sudo)"
+	@echo "make lint    ruff check + mypy"
+	@echo "make bench   run every bench/*.py"
+
+venv: $(STAMP)
+
+# Re-installs only when a requirements file changes (the stamp is older than it).
+$(STAMP): $(REQS)
+	@if [ ! -x "$(PY)" ]; then \
+		if [ -z "$(PYTHON)" ]; then echo "error: Python >= 3.11 not found; set PYTHON=/path/to/python3.11" >&2; exit 1; fi; \
+		echo "creating $(VENV) with $(PYTHON)"; \
+		"$(PYTHON)" -m venv "$(VENV)"; \
+	fi
+	$(PY) -m pip install --disable-pip-version-check --quiet -r requirements-dev.txt
+	@touch "$(STAMP)"
+
+# Browser tests drive the system Chromium (Debian package), never a downloaded Playwright build.
+browser:
+	@if [ -x "$(CHROMIUM)" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=""; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo"; \
+	else \
+		echo "Chromium is missing and cannot be installed without root." >&2; \
+		echo "Install it with:  sudo apt-get update && sudo apt-get install -y chromium" >&2; \
+		if [ -n "$${CI:-}" ]; then exit 1; fi; \
+		echo "(continuing: the browser tests will fail until Chromium is installed)" >&2; exit 0; \
+	fi; \
+	echo "installing Debian chromium"; \
+	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q; \
+	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+
+run: venv
+	$(VENV)/bin/streamlit run app.py
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+typecheck: venv
+	$(VENV)/bin/mypy
+
+test: venv browser
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+	$(PY) -m pytest
+
+bench: venv
+	@shopt -s nullglob; files=(bench/*.py); \
+	if [ $${#files[@]} -eq 0 ]; then echo "no bench/*.py"; exit 0; fi; \
+	for f in "$${files[@]}"; do echo "== $$f"; $(PY) "$$f"; done
+
+clean:
+	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -print0 | xargs -0 rm -rf

@@ -1,0 +1,15 @@
+"""Token economics calculator — Streamlit entry point (`streamlit run app.py`).
+
+A router only: each page lives in ui/ and every number comes from the `economics` package.
+"""
+
+import streamlit as st
+
+st.set_page_config(page_title="Token economics", page_icon=":material/calculate:", layout="wide")
+
+page = st.navigation(
+    [
+        st.Page("ui/cost.py", title="Cost per token", icon=":material/payments:", default=True),
+    ]
+)
+page.run()

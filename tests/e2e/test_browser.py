@@ -1,0 +1,52 @@
+"""The real app in a real browser: cold start, an edited input, a screenshot."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+import economics
+from ui.format import usd_per_m_tokens
+
+pytestmark = pytest.mark.e2e
+
+COLD_START_TIMEOUT_MS = 90_000
+
+
+def cost_metric(page: Page) -> Locator:
+    return page.get_by_test_id("stMetric").filter(has_text="Cost per M tokens").get_by_test_id("stMetricValue")
+
+
+def test_cold_start_shows_cost(page: Page, streamlit_url: str) -> None:
+    page.goto(streamlit_url)
+    value = cost_metric(page)
+    expect(value).to_have_text(re.compile(r"^\$\d[\d,]*(\.\d+)? / M tokens$"), timeout=COLD_START_TIMEOUT_MS)
+    expected = economics.evaluate_scenario(economics.default_scenario().model_dump())["cost_usd_per_m_tokens"]
+    expect(value).to_have_text(usd_per_m_tokens(expected))
+
+
+def test_electricity_input_updates_cost(
+    page: Page, streamlit_url: str, screenshot: Callable[[str], Path]
+) -> None:
+    page.goto(streamlit_url)
+    value = cost_metric(page)
+    expect(value).to_be_visible(timeout=COLD_START_TIMEOUT_MS)
+    before = value.inner_text()
+
+    price = economics.default_scenario().electricity_usd_per_kwh + 0.40
+    field = page.locator(".st-key-electricity_usd_per_kwh input")
+    field.fill(f"{price:.3f}")
+    field.press("Enter")
+
+    expected = {**economics.default_scenario().model_dump(), "electricity_usd_per_kwh": float(f"{price:.3f}")}
+    expected_text = usd_per_m_tokens(economics.evaluate_scenario(expected)["cost_usd_per_m_tokens"])
+    assert expected_text != before
+    expect(value).to_have_text(expected_text)
+    field.blur()
+
+    path = screenshot("cost")
+    assert path.stat().st_size > 10_000
