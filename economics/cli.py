@@ -55,6 +55,27 @@ def template_text() -> str:
     return "\n".join(lines) + "\n" + to_csv_text(pd.DataFrame([row], columns=list(FIELDS)))
 
 
+def fields_markdown() -> str:
+    """The scenario fields and the outputs as Markdown tables (the README's tables are this text)."""
+    from .pipeline import OUTPUT_UNITS
+
+    lines = ["| field | unit | bounds | default | description |", "|---|---|---|---|---|"]
+    for spec in FIELDS.values():
+        if spec.catalog_field:
+            default = f"catalog `{spec.catalog_field}`"
+        elif spec.default is None:
+            default = "empty"
+        else:
+            default = f"{spec.default}" + (" (defaults.csv)" if spec.default_source else "")
+        bounds = spec.bounds_text() or ("/".join(spec.choices) if spec.choices else "")
+        lines.append(f"| `{spec.name}` | {spec.unit} | {bounds} | {default} | {spec.description} |")
+    lines += ["", "| output | unit |", "|---|---|"]
+    lines += [f"| `{name}` | {unit} |" for name, unit in OUTPUT_UNITS.items()]
+    lines += ["| `warnings` | text |", "| `valid` | true/false |", "| `error` | text: every problem, naming field "
+              "and value |"]
+    return "\n".join(lines) + "\n"
+
+
 def schema_text() -> str:
     return json.dumps(Scenario.model_json_schema(), indent=2)
 
@@ -113,6 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex.set_defaults(func=cmd_explain)
     sub.add_parser("template", help="CSV template: field comments, header, default scenario").set_defaults(
         func=lambda a: (sys.stdout.write(template_text()), 0)[1])
+    sub.add_parser("fields", help="the input fields and outputs as Markdown tables").set_defaults(
+        func=lambda a: (sys.stdout.write(fields_markdown()), 0)[1])
     sub.add_parser("schema", help="JSON schema of a scenario").set_defaults(
         func=lambda a: (sys.stdout.write(schema_text() + "\n"), 0)[1])
     return parser

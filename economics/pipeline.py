@@ -222,7 +222,9 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
         served_output_tokens_per_day=(served_out, "token/day"))
     per_m_in = revenue.usd_per_m_tokens(total_d * share_in, served_in)
     per_m_out = revenue.usd_per_m_tokens(total_d * (1.0 - share_in), served_out)
-    rec("input_time_share", share_in, "", "prefill accelerator-s / {work_accelerator_s_per_day}",
+    rec("input_time_share", share_in, "", "{prefill_accelerator_s_per_day} / {work_accelerator_s_per_day}",
+        note="" if traced_p else "no prefill throughput given: prefill time is inside the decode figure",
+        prefill_accelerator_s_per_day=(prefill_s, "accelerator-s/day"),
         work_accelerator_s_per_day=(work, "accelerator-s/day"))
     rec("cost_usd_per_m_input_tokens", per_m_in, "USD/M token",
         "{cost_usd_per_day} x {input_time_share} / {served_input_tokens_per_day} x 1,000,000",

@@ -1,0 +1,39 @@
+"""The README's generated parts match the code, and its quick-start commands exist."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def block(name: str) -> str:
+    m = re.search(rf"<!-- {name}:start -->\n(.*?)<!-- {name}:end -->", README, flags=re.S)
+    assert m, f"README has no {name} block"
+    return m.group(1)
+
+
+def run(*args: str) -> str:
+    return subprocess.run([sys.executable, "-m", "economics", *args], cwd=ROOT, capture_output=True, text=True,
+                          check=True, timeout=120).stdout
+
+
+def test_fields_table_is_generated_from_the_schema() -> None:
+    assert block("fields") == run("fields"), "regenerate with: python -m economics fields"
+
+
+def test_worked_example_is_what_explain_prints() -> None:
+    expected = "```text\n" + run("explain", "docs/example.csv", "--row", "worked-example") + "```\n"
+    assert block("worked-example") == expected
+
+
+def test_quick_start_commands_exist() -> None:
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    for target in ("run", "test"):
+        assert f"make {target}" in README
+        assert re.search(rf"^{target}:", makefile, flags=re.M), target
+    assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
