@@ -21,7 +21,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
 
 CHROMIUM := $(or $(shell command -v chromium 2>/dev/null),/usr/bin/chromium)
 
-.PHONY: help venv browser run test lint typecheck bench clean
+.PHONY: help venv browser run test lint typecheck bench docs clean
 
 help:
 	@echo "make run     start the app at http://localhost:8501"
@@ -77,6 +77,9 @@ bench: venv
 	@shopt -s nullglob; files=(bench/*.py); \
 	if [ $${#files[@]} -eq 0 ]; then echo "no bench/*.py"; exit 0; fi; \
 	for f in "$${files[@]}"; do echo "== $$f"; $(PY) "$$f"; done
+
+docs: venv
+	$(PY) tools/update_readme.py
 
 clean:
 	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis

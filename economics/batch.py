@@ -12,12 +12,21 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
+from .estimate import (
+    ESTIMATED_INPUTS,
+    SOURCE_CURVE,
+    SOURCE_ESTIMATE,
+    THROUGHPUT_OUTPUTS,
+    fill_throughput,
+    trace_throughput,
+)
 from .explain import Trace
 from .pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, WARNINGS, compute, warning_text
 from .scenario import FIELDS, Scenario, show_value
 from .validation import Problem, validate
 
-RESULT_COLUMNS = (*FIELDS, *OUTPUT_UNITS, "warnings", "valid", "error")
+RESULT_COLUMNS = (*FIELDS, *OUTPUT_UNITS, *THROUGHPUT_OUTPUTS, "feasible", "infeasible_reason", "warnings", "valid",
+                  "error")
 """Columns of an evaluation result, in order."""
 
 REPORT_COLUMNS = ("row", "name", "field", "value", "message")
@@ -53,10 +62,21 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     for p in problems:
         bad[p.row] = True
     ok = np.flatnonzero(~bad)
-    if ok.size == n:
-        outputs: dict[str, np.ndarray] | None = compute(cols)
+    sub = cols if ok.size == n else {k: v[ok] for k, v in cols.items()}
+    thr = fill_throughput(sub) if ok.size else None
+    if thr is not None and ok.size != n:  # estimated throughput becomes the row's resolved input
+        for k in ESTIMATED_INPUTS:
+            cols[k][ok] = sub[k]
+    feasible_ok = thr["feasible"] if thr is not None else np.zeros(0, dtype=bool)
+    run = ok[feasible_ok]
+    if thr is not None:
+        sub["_throughput_estimated"] = thr["throughput_source"] == SOURCE_ESTIMATE
+        sub["_throughput_from_curve"] = thr["throughput_source"] == SOURCE_CURVE
+        sub["_outside_measured_range"] = thr["outside_measured_range"]
+    if run.size == ok.size:
+        outputs: dict[str, np.ndarray] | None = compute(sub) if run.size else None
     else:
-        outputs = compute({k: v[ok] for k, v in cols.items()}) if ok.size else None
+        outputs = compute({k: v[feasible_ok] for k, v in sub.items()}) if run.size else None
 
     data: dict[str, Any] = {}
     for name, spec in FIELDS.items():
@@ -73,16 +93,30 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
             vals = outputs[name]
             if name not in OPTIONAL_OUTPUTS:
                 # defensive: a non-finite required output would be a bug; it is reported per row, never shown
-                for r in ok[~np.isfinite(vals)]:
+                for r in run[~np.isfinite(vals)]:
                     internal.append(Problem(int(r), name, None, f"{name}: could not be computed for these inputs"))
-            if ok.size == n:
+            if run.size == n:
                 full = vals
             else:
                 full = np.full(n, np.nan)
-                full[ok] = vals
+                full[run] = vals
         data[name] = _nullable(full)  # NaN or inf -> <NA>: empty in CSV, null in JSON
         if name in INTEGER_OUTPUTS:
             data[name] = data[name].astype("Int64")
+    for name, unit in THROUGHPUT_OUTPUTS.items():
+        text = unit == "text"
+        full = np.full(n, "" if text else np.nan, dtype=object if text else float)
+        if thr is not None:
+            full[ok] = thr[name]
+        data[name] = full if text else _nullable(full)
+    feasible = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
+    feasible[ok] = feasible_ok
+    feasible[bad] = pd.NA
+    data["feasible"] = feasible
+    reason = np.full(n, "", dtype=object)
+    if thr is not None:
+        reason[ok] = thr["infeasible_reason"]
+    data["infeasible_reason"] = reason
     if internal:
         problems = sorted([*problems, *internal], key=lambda p: p.row)
         for p in internal:
@@ -91,7 +125,7 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
                 data[name][p.row] = pd.NA
     flags = np.zeros(n, dtype=np.int64)
     if outputs is not None:
-        flags[ok] = outputs["warning_flags"]
+        flags[run] = outputs["warning_flags"]
     flags[bad] = 0
     # few distinct flag sets: a lookup table beats sorting a million rows
     distinct = np.flatnonzero(np.bincount(flags, minlength=1 << len(WARNINGS)))
@@ -103,7 +137,7 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     for r, msgs in _group(problems).items():
         error[r] = "; ".join(msgs)
     data["error"] = error
-    result = pd.DataFrame(data, index=df.index, copy=False)
+    result = pd.DataFrame(data, index=df.index, copy=False)[list(RESULT_COLUMNS)]
     report = pd.DataFrame(
         [(p.row + 1, cols["name"][p.row], p.field, p.value, p.message) for p in problems],
         columns=list(REPORT_COLUMNS),
@@ -180,6 +214,13 @@ def explain_row(df: pd.DataFrame, row: int) -> Trace:
     if problems:
         raise ScenarioError(problems)
     trace = Trace(0)
+    thr = fill_throughput(cols)
+    trace_throughput(cols, thr, trace)
+    if not thr["feasible"][0]:
+        raise ScenarioError([Problem(0, "feasible", False, str(thr["infeasible_reason"][0]))])
+    cols["_throughput_estimated"] = thr["throughput_source"] == SOURCE_ESTIMATE
+    cols["_throughput_from_curve"] = thr["throughput_source"] == SOURCE_CURVE
+    cols["_outside_measured_range"] = thr["outside_measured_range"]
     compute(cols, trace)
     return trace
 

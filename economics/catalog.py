@@ -18,7 +18,8 @@ import pandas as pd
 DATA_DIR = Path(os.environ.get("TOKEN_ECONOMICS_DATA_DIR") or Path(__file__).resolve().parent.parent / "data")
 """The catalogs' folder; TOKEN_ECONOMICS_DATA_DIR points at an organisation's own copy (same file formats)."""
 CONFIDENCE_TAGS = ("listed", "vendor claim", "secondary", "estimate")
-ACCELERATOR_TEXT_FIELDS = frozenset({"name", "vendor", "kind", "system_name", "system_form", "cooling"})
+ACCELERATOR_TEXT_FIELDS = frozenset({"name", "vendor", "kind", "system_name", "system_form", "cooling", "roofline",
+                                     "family"})
 
 
 class CatalogError(ValueError):
@@ -90,6 +91,18 @@ def models() -> pd.DataFrame:
 def throughput_claims() -> pd.DataFrame:
     """data/throughput_claims.csv: measured speeds with their conditions."""
     return _read("throughput_claims.csv").set_index("claim_id")
+
+
+@cache
+def throughput_curves() -> pd.DataFrame:
+    """data/throughput_curves.csv: measured throughput per accelerator vs per-user speed, one point per row."""
+    return _read("throughput_curves.csv")
+
+
+@cache
+def calibration() -> pd.DataFrame:
+    """data/calibration.csv: fitted roofline efficiency factors per accelerator family (and global)."""
+    return _read("calibration.csv").set_index("scope")
 
 
 @cache

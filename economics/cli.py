@@ -118,6 +118,40 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from . import calibration
+    from .explain import format_number as fmt
+
+    if args.write:
+        table = calibration.fit()
+        path = calibration.catalog.DATA_DIR / "calibration.csv"
+        table.to_csv(path, index=False, lineterminator="\n")
+        calibration.catalog.calibration.cache_clear()
+        sys.stdout.write(f"wrote {path}\n")
+    factors = calibration.catalog.calibration()
+    sys.stdout.write("factors (data/calibration.csv):\n")
+    for scope, row in factors.iterrows():
+        overhead = float(row["step_overhead_us_per_layer"])
+        sys.stdout.write(f"  {scope:18} bandwidth {float(row['bandwidth_utilization']):.2f}  decode compute "
+                         f"{float(row['compute_utilization']):.2f}  prefill compute "
+                         f"{float(row['prefill_compute_utilization']):.2f}  overhead {overhead:g} us/layer  "
+                         f"({row['points']} points; {row['accelerators']})\n")
+    pts, summary = calibration.report()
+    sys.stdout.write("\npredicted vs measured output tokens/s per accelerator:\n")
+    for r in pts.itertuples():
+        measured = fmt(float(r.measured))  # type: ignore[arg-type]
+        if isinstance(r.predicted, float) and r.predicted == r.predicted:
+            line = f"predicted {fmt(r.predicted):>8}  measured {measured:>8}  error {r.error_pct:+7.1f} %"
+        else:
+            line = f"predicted {'-':>8}  measured {measured:>8}  ({r.metric})"
+        tag = "" if r.fitted == "yes" else f"  [{r.fitted}]"
+        sys.stdout.write(f"  {r.point:48} {line}{tag}\n")
+    sys.stdout.write(f"\nsummary over {int(summary['fitted_points'])} fitted points of {int(summary['points'])}: "
+                     f"median absolute error {summary['median_abs_error_pct']:.1f} %, worst "
+                     f"{summary['worst_abs_error_pct']:.1f} %\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m economics", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -134,6 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.set_defaults(func=cmd_explain)
     sub.add_parser("template", help="CSV template: field comments, header, default scenario").set_defaults(
         func=lambda a: (sys.stdout.write(template_text()), 0)[1])
+    cal = sub.add_parser("calibrate", help="roofline efficiency factors: predicted vs measured for every point")
+    cal.add_argument("--write", action="store_true", help="refit and write data/calibration.csv first")
+    cal.set_defaults(func=cmd_calibrate)
     sub.add_parser("fields", help="the input fields and outputs as Markdown tables").set_defaults(
         func=lambda a: (sys.stdout.write(fields_markdown()), 0)[1])
     sub.add_parser("schema", help="JSON schema of a scenario").set_defaults(

@@ -29,6 +29,9 @@ WARNINGS: tuple[str, ...] = (
     "charged to output tokens",
     "break-even utilization is above 1: not reachable at these prices",
     "no selling price given: revenue and margins are not computed",
+    "throughput estimated by the roofline model (calibrated; `python -m economics calibrate` shows its error)",
+    "throughput interpolated on a measured curve (see throughput_curve)",
+    "the target is outside the measured range of a matching curve: no extrapolation, the roofline estimate is used",
 )
 
 OUTPUT_UNITS: dict[str, str] = {
@@ -288,6 +291,9 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
         | (~has_p << 3)
         | ((be_u > 1.0) << 4)
         | (~has_price << 5)
+        | (np.asarray(c.get("_throughput_estimated", False), dtype=bool) << 6)
+        | (np.asarray(c.get("_throughput_from_curve", False), dtype=bool) << 7)
+        | (np.asarray(c.get("_outside_measured_range", False), dtype=bool) << 8)
     )
     return {
         "accelerators": n, "capacity_requests_per_s_per_accelerator": r, "work_accelerator_s_per_day": work,

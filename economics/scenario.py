@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from . import catalog
 
 Ownership = Literal["own", "rent"]
+Precision = Literal["bf16", "fp8", "fp4"]
 Cooling = Literal["air", "liquid", "air_or_liquid"]
 
 
@@ -39,7 +40,8 @@ def _f(
 
 def _d(parameter: str) -> Any:
     """Default from data/defaults.csv (sourced and dated there)."""
-    return _f(catalog.default_value(parameter), **_DEFAULT_META[parameter], default_source="defaults.csv")
+    value = catalog.default_value(parameter)
+    return _f(int(value) if value.is_integer() else value, **_DEFAULT_META[parameter], default_source="defaults.csv")
 
 
 _DEFAULT_META: dict[str, dict[str, Any]] = {
@@ -82,6 +84,12 @@ _DEFAULT_META: dict[str, dict[str, Any]] = {
     "prefix_cache_hit_rate": dict(
         unit="-", group="workload", ge=0, le=1,
         description="Share of input tokens served from the prefix cache (no prefill; billed at the cached price)"),
+    "memory_utilization": dict(
+        unit="-", group="throughput", gt=0, le=1,
+        description="Share of accelerator memory the serving engine uses for weights and KV cache"),
+    "max_batch_size": dict(
+        unit="sequence", group="throughput", ge=1, le=1e5,
+        description="Most sequences a replica decodes at once (the serving engine's limit)"),
     "peak_to_average": dict(
         unit="-", group="demand", ge=1, le=100,
         description="Peak load / average load; the fleet sized from demand carries the peak"),
@@ -147,13 +155,44 @@ class Scenario(BaseModel):
     facility_capex_usd_per_kw: float = _d("facility_capex_usd_per_kw")
     facility_depreciation_years: float = _d("facility_depreciation_years")
 
+    # model and throughput estimate (used when no measured throughput is given)
+    model: str | None = Field(
+        default=None, max_length=100, description="Model catalog id (data/models.csv); needed to estimate throughput",
+        json_schema_extra={"unit": "", "group": "throughput"})
+    precision: Precision = Field(
+        default="bf16", description="Weight and compute precision of the estimate: bf16, fp8 or fp4",
+        json_schema_extra={"unit": "", "group": "throughput"})
+    kv_cache_precision: Precision | None = Field(
+        default=None, description="KV-cache precision; empty = the weight precision",
+        json_schema_extra={"unit": "", "group": "throughput"})
+    target_output_tokens_per_s_per_user: float | None = _f(
+        None, "token/s", "Interactivity target: output tokens/s each user sees; empty = the most throughput",
+        group="throughput", gt=0, le=1e6)
+    accelerators_per_replica: int | None = _f(
+        None, "accelerator", "Accelerators holding one copy of the model (tensor parallel); empty = the best size "
+        "that fits", group="throughput", ge=1, le=1e4)
+    memory_utilization: float = _d("memory_utilization")
+    max_batch_size: int = _d("max_batch_size")
+    bandwidth_utilization: float | None = _f(
+        None, "-", "Share of peak memory bandwidth a decode step achieves; empty = calibrated (data/calibration.csv)",
+        group="throughput", gt=0, le=1)
+    compute_utilization: float | None = _f(
+        None, "-", "Share of peak FLOPS a decode step achieves; empty = calibrated (data/calibration.csv)",
+        group="throughput", gt=0, le=1)
+    prefill_compute_utilization: float | None = _f(
+        None, "-", "Share of peak FLOPS prefill achieves; empty = calibrated (data/calibration.csv)",
+        group="throughput", gt=0, le=1)
+    step_overhead_us_per_layer: float | None = _f(
+        None, "us", "Fixed time per layer of each decode step that batching does not amortise (launches, "
+        "all-reduce latency); empty = calibrated (data/calibration.csv)", group="throughput", ge=0, le=1e5)
+
     # workload and throughput
     input_tokens_per_request: float = _d("input_tokens_per_request")
     output_tokens_per_request: float = _d("output_tokens_per_request")
     prefix_cache_hit_rate: float = _d("prefix_cache_hit_rate")
     output_tokens_per_s_per_accelerator: float | None = _f(
-        None, "token/s", "Measured decode throughput per accelerator at the interactivity target", group="workload",
-        gt=0, le=1e9)
+        None, "token/s", "Measured decode throughput per accelerator at the interactivity target; empty = "
+        "interpolated on a measured curve or estimated from the model", group="workload", gt=0, le=1e9)
     input_tokens_per_s_per_accelerator: float | None = _f(
         None, "token/s", "Measured prefill throughput per accelerator; empty = the output figure already includes "
         "prefill", group="workload", gt=0, le=1e10)

@@ -209,7 +209,7 @@ def _free_text(series: pd.Series, spec: FieldSpec, problems: _Problems) -> Any:
         if too_long.any():
             problems.add(too_long, spec.name, text.to_numpy(dtype=object),
                          lambda v: f"{spec.name}: longer than {spec.max_length} characters ({len(v)})")
-    return text.where(text != "", spec.default).array
+    return text.where(text != "", "" if spec.default is None else spec.default).array
 
 
 def _default_column(spec: FieldSpec, n: int) -> np.ndarray:
@@ -230,6 +230,11 @@ def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems) -> None:
                  lambda v: catalog.unknown_id_message("accelerator", v, ids))
     cols["accelerator"] = np.where(known, acc, cols["accelerator"])
     codes = pd.Index(ids).get_indexer(acc_texts)[acc_codes]  # -1 for unknown ids
+    models = list(catalog.models().index)
+    m_codes, m_texts = _distinct_text(pd.Series(cols["model"], dtype=object), lower=True)
+    m_known = np.array([t == "" or t in models for t in m_texts])[m_codes]
+    problems.add(~m_known, "model", cols["model"], lambda v: catalog.unknown_id_message("model", v, models))
+    cols["model"] = np.where(m_known, m_texts[m_codes], "")
     for field, cat_field in CATALOG_FIELDS.items():
         if cat_field not in table.columns:
             continue
@@ -256,10 +261,11 @@ def _check_combinations(c: dict[str, np.ndarray], problems: _Problems) -> None:
     missing_from_catalog("accelerator_power_kw", own | ~c["rent_includes_energy"],
                          "needed for energy when owned, or rented without energy")
     missing_from_catalog("rent_usd_per_accelerator_hour", rent, "needed when ownership=rent")
-    problems.add(np.isnan(c["output_tokens_per_s_per_accelerator"])
-                 & ~problems.flagged("output_tokens_per_s_per_accelerator"), "output_tokens_per_s_per_accelerator", "",
-                 "output_tokens_per_s_per_accelerator: required (measured decode throughput per accelerator at the "
-                 "interactivity target)")
+    problems.add(np.isnan(c["output_tokens_per_s_per_accelerator"]) & (c["model"] == "")
+                 & ~problems.flagged("output_tokens_per_s_per_accelerator", "model"),
+                 "output_tokens_per_s_per_accelerator", "",
+                 "output_tokens_per_s_per_accelerator: give a measured throughput per accelerator, or a model "
+                 "(with precision and target_output_tokens_per_s_per_user) to estimate it from")
     no_demand = np.isnan(c["demand_input_tokens_per_day"]) & np.isnan(c["demand_output_tokens_per_day"])
     given_but_bad = problems.flagged("accelerator_count", "demand_input_tokens_per_day", "demand_output_tokens_per_day")
     problems.add(no_demand & np.isnan(c["accelerator_count"]) & ~given_but_bad, "accelerator_count", "",

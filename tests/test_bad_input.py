@@ -95,7 +95,7 @@ def test_combinations_are_checked() -> None:
     errors = result["error"].tolist()
     assert "accelerator_price_usd: not in the catalog for 'sn50' (not published); give a value" in errors[0]
     assert "accelerator_count: give a fixed fleet (accelerator_count) or a demand" in errors[1]
-    assert "output_tokens_per_s_per_accelerator: required" in errors[2]
+    assert "output_tokens_per_s_per_accelerator: give a measured throughput per accelerator, or a model" in errors[2]
     assert "rent_usd_per_accelerator_hour: not in the catalog for 'sn50'" in errors[3]
     assert "demand_output_tokens_per_day: needed when input_tokens_per_request is 0" in errors[4]
     assert not result["valid"].any()

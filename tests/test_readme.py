@@ -23,12 +23,12 @@ def run(*args: str) -> str:
 
 
 def test_fields_table_is_generated_from_the_schema() -> None:
-    assert block("fields") == run("fields"), "regenerate with: python -m economics fields"
+    assert block("fields") == run("fields"), "regenerate with: make docs"
 
 
 def test_worked_example_is_what_explain_prints() -> None:
     expected = "```text\n" + run("explain", "docs/example.csv", "--row", "worked-example") + "```\n"
-    assert block("worked-example") == expected
+    assert block("worked-example") == expected, "regenerate with: make docs"
 
 
 def test_quick_start_commands_exist() -> None:

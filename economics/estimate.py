@@ -1,0 +1,397 @@
+"""Fill a scenario's throughput when it is not measured: a measured curve if one covers the target, else the roofline.
+
+Column-wise over scenarios. For each row without ``output_tokens_per_s_per_accelerator``:
+
+1. **Measured curve**: a curve in data/throughput_curves.csv for the same accelerator, model and precision, with
+   input/output lengths within a factor 1.25 of the scenario's, whose measured per-user range contains the target:
+   throughput is interpolated along the measured Pareto front with a monotone PCHIP interpolant (never
+   extrapolated). The measured figure includes prefill, so no prefill rate is added.
+2. **Roofline** (:mod:`economics.throughput`): for each replica size (or the one given), the largest batch that fits
+   memory, respects the engine's batch limit and still meets the per-user target; the replica size with the most
+   throughput per accelerator wins. Prefill throughput and time to first token come from the compute-bound prefill.
+
+Rows that cannot be estimated come back ``feasible=False`` with the reason and the numbers, never as an exception.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.interpolate import PchipInterpolator
+
+from . import catalog
+from . import throughput as th
+
+Array = np.ndarray
+REPLICA_SIZES = (1, 2, 4, 8, 16, 32, 64, 72)
+LENGTH_TOLERANCE = 1.25
+"""A measured curve applies to workloads whose input and output lengths are within this factor of its own."""
+
+SOURCE_GIVEN, SOURCE_CURVE, SOURCE_ESTIMATE = "measured", "measured curve", "estimated"
+
+THROUGHPUT_OUTPUTS: dict[str, str] = {
+    "throughput_source": "text",
+    "throughput_curve": "text",
+    "output_tokens_per_s_per_user": "token/s",
+    "batch_size": "sequence",
+    "time_to_first_token_s": "s",
+    "decode_bound": "text",
+    "weights_gb_per_replica": "GB",
+    "kv_cache_gb_per_sequence": "GB",
+    "max_batch_in_memory": "sequence",
+}
+"""Outputs of the throughput step with their units ('text' for words); empty where they do not apply."""
+
+ESTIMATED_INPUTS = ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_accelerator",
+                    "accelerators_per_replica")
+"""Input columns the estimate fills when they are empty."""
+
+
+@dataclass(frozen=True)
+class Curve:
+    curve_id: str
+    accelerator: str
+    model: str
+    precision: str
+    input_tokens: float
+    output_tokens: float
+    per_user: np.ndarray
+    per_accelerator: np.ndarray
+
+    def at(self, per_user: Array) -> Array:
+        """Per-accelerator throughput at these per-user speeds (NaN outside the measured range)."""
+        x = np.asarray(per_user, dtype=float)
+        inside = (x >= self.per_user[0]) & (x <= self.per_user[-1])
+        if self.per_user.size == 1:
+            return np.where(inside, self.per_accelerator[0], np.nan)
+        f = PchipInterpolator(self.per_user, self.per_accelerator, extrapolate=False)
+        return np.where(inside, f(np.where(inside, x, self.per_user[0])), np.nan)
+
+
+@cache
+def curves() -> tuple[Curve, ...]:
+    """Measured curves with at least two points that have a per-user speed and known input/output lengths."""
+    table = catalog.throughput_curves()
+    out = []
+    for cid, g in table.groupby("curve_id", sort=False):
+        pts = g[(g["output_tokens_per_s_per_user"] != "") & (g["input_tokens"] != "") & (g["output_tokens"] != "")]
+        if len(pts) < 2:
+            continue
+        x = pts["output_tokens_per_s_per_user"].astype(float).to_numpy()
+        y = pts["output_tokens_per_s_per_accelerator"].astype(float).to_numpy()
+        order = np.argsort(x)
+        x, y = x[order], y[order]
+        keep = np.concatenate([[True], np.diff(x) > 0])
+        first = pts.iloc[0]
+        out.append(Curve(str(cid), str(first["accelerator"]), str(first["model"]), str(first["precision"]),
+                         float(first["input_tokens"]), float(first["output_tokens"]), x[keep], y[keep]))
+    return tuple(out)
+
+
+def _model_columns(model_ids: Array) -> dict[str, Array]:
+    table = catalog.models()
+    codes = pd.Index(table.index).get_indexer(np.asarray(model_ids, dtype=object))
+    out: dict[str, Array] = {}
+    for col in (*catalog.MODEL_NUMERIC_COLUMNS, "kv_bytes_per_token_bf16"):
+        out[col] = np.append(table[col].to_numpy(dtype=float, na_value=np.nan), np.nan)[codes]
+    out["mla"] = np.append((table["attention"] == "mla").to_numpy(), False)[codes]
+    return out
+
+
+def _peak_tflops(c: dict[str, Array]) -> Array:
+    prec = c["precision"]
+    return np.select([prec == "bf16", prec == "fp8", prec == "fp4"],
+                     [c["accelerator_bf16_tflops"], c["accelerator_fp8_tflops"], c["accelerator_fp4_tflops"]],
+                     np.nan)
+
+
+def _largest_batch(speed_ok: Any, cap: Array) -> Array:
+    """Largest B in [1, cap] with speed_ok(B) true, assuming speed falls with B (0 where even B=1 fails)."""
+    lo = np.where(speed_ok(np.ones_like(cap)) & (cap >= 1), 1.0, 0.0)
+    hi = np.where(lo > 0, np.maximum(cap, 1.0), 0.0)
+    for _ in range(int(np.ceil(np.log2(max(2.0, float(np.nanmax(hi, initial=1.0)))))) + 1):
+        mid = np.floor((lo + hi + 1) / 2)
+        ok = (lo > 0) & (mid <= hi) & speed_ok(np.maximum(mid, 1.0))
+        lo = np.where(ok, mid, lo)
+        hi = np.where(ok | (lo == 0), hi, mid - 1)
+    return lo
+
+
+def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = None,
+                    use_curves: bool = True) -> dict[str, Array]:
+    """Estimate throughput where it is not given; updates ``c`` in place and returns the throughput outputs.
+
+    ``c`` holds validated, catalog-resolved scenario columns. Returns arrays: ``throughput_source``,
+    ``throughput_curve``, ``output_tokens_per_s_per_user``, ``batch_size``, ``time_to_first_token_s``,
+    ``decode_bound``, ``weights_gb_per_replica``, ``kv_cache_gb_per_sequence``, ``max_batch_in_memory``,
+    ``feasible`` and ``infeasible_reason``.
+    """
+    n_rows = len(c["accelerator"])
+    given = ~np.isnan(c["output_tokens_per_s_per_accelerator"])
+    target = c["target_output_tokens_per_s_per_user"]
+    out: dict[str, Array] = {
+        "throughput_source": np.where(given, SOURCE_GIVEN, SOURCE_ESTIMATE).astype(object),
+        "throughput_curve": np.full(n_rows, "", dtype=object),
+        "output_tokens_per_s_per_user": np.where(given, target, np.nan),
+        "batch_size": np.full(n_rows, np.nan),
+        "time_to_first_token_s": np.full(n_rows, np.nan),
+        "decode_bound": np.full(n_rows, "", dtype=object),
+        "weights_gb_per_replica": np.full(n_rows, np.nan),
+        "kv_cache_gb_per_sequence": np.full(n_rows, np.nan),
+        "max_batch_in_memory": np.full(n_rows, np.nan),
+        "feasible": np.ones(n_rows, dtype=bool),
+        "outside_measured_range": np.zeros(n_rows, dtype=bool),
+        "infeasible_reason": np.full(n_rows, "", dtype=object),
+    }
+    need = ~given
+    if not need.any():
+        return out
+    m = _model_columns(c["model"])
+    i_req, o_req = c["input_tokens_per_request"], c["output_tokens_per_request"]
+
+    # 1. measured curves
+    from_curve = np.zeros(n_rows, dtype=bool)
+    for cv in curves() if use_curves else ():
+        match = (need & ~from_curve & (c["accelerator"] == cv.accelerator) & (c["model"] == cv.model)
+                 & (c["precision"] == cv.precision) & ~np.isnan(target)
+                 & (np.abs(np.log(np.maximum(i_req, 1.0) / cv.input_tokens)) <= np.log(LENGTH_TOLERANCE))
+                 & (np.abs(np.log(o_req / cv.output_tokens)) <= np.log(LENGTH_TOLERANCE)))
+        if not match.any():
+            continue
+        d = cv.at(np.where(match, target, np.nan))
+        hit = match & ~np.isnan(d)
+        out["outside_measured_range"] |= match & np.isnan(d)  # no extrapolation: the roofline answers instead
+        c["output_tokens_per_s_per_accelerator"] = np.where(hit, d, c["output_tokens_per_s_per_accelerator"])
+        out["throughput_source"] = np.where(hit, SOURCE_CURVE, out["throughput_source"])
+        out["throughput_curve"] = np.where(hit, cv.curve_id, out["throughput_curve"])
+        out["output_tokens_per_s_per_user"] = np.where(hit, target, out["output_tokens_per_s_per_user"])
+        from_curve |= hit
+    out["outside_measured_range"] &= ~from_curve
+    need &= ~from_curve
+    if not need.any():
+        return out
+
+    # 2. roofline
+    rl = Roofline(c, m, calibration)
+    bw, peak, eff_bw, eff_p = rl.bw, rl.peak, rl.eff_bw, rl.eff_p
+    kv_max, qk_dim, v_dim, weights = rl.kv_max, rl.qk_dim, rl.v_dim, rl.weights
+    mem, step = rl.mem, rl.step
+
+    fixed_n = c["accelerators_per_replica"]
+    system = np.nan_to_num(c["accelerators_per_system"], nan=8.0)
+    best_d = np.full(n_rows, -1.0)
+    best = {k: np.full(n_rows, np.nan) for k in ("n", "b", "bmem", "t")}
+    any_fit = np.zeros(n_rows, dtype=bool)
+    speed_at_1 = np.full(n_rows, np.nan)
+    for size in REPLICA_SIZES:
+        n = np.where(np.isnan(fixed_n), float(size), fixed_n)
+        allowed = need & np.where(np.isnan(fixed_n), size <= np.maximum(8.0, system), size == REPLICA_SIZES[0])
+        if not allowed.any():
+            continue
+        bmem = th.max_batch_in_memory(n, mem, c["memory_utilization"], weights, kv_max)
+        cap = np.where(allowed, np.minimum(bmem, c["max_batch_size"]), 0.0)
+        cap = np.nan_to_num(cap, nan=0.0)
+        fits = cap >= 1
+        any_fit |= fits
+        s1 = 1.0 / step(np.ones(n_rows), n)
+        speed_at_1 = np.where(fits & ~(speed_at_1 >= s1), s1, speed_at_1)
+        b = _largest_batch(lambda bb, n=n: ~(1.0 / step(bb, n) < target), cap)
+        t = step(np.maximum(b, 1.0), n)
+        d = np.where(b >= 1, b / (n * t), -1.0)
+        better = d > best_d
+        best_d = np.where(better, d, best_d)
+        for key, val in (("n", n), ("b", b), ("bmem", bmem), ("t", t)):
+            best[key] = np.where(better, val, best[key])
+
+    est = need & (best_d > 0)
+    n_best = best["n"]
+    ttft = th.prefill_s(i_req * (1 - c["prefix_cache_hit_rate"]), n_best, peak, eff_p, bw, eff_bw,
+                        m["active_params_b"], weights, m["full_attention_layers"], m["q_heads"], qk_dim, v_dim)
+    # batched (chunked) prefill amortises the weight read: its rate is compute-bound
+    i_p = np.maximum(i_req, 1.0)
+    prefill_flops = 2.0 * m["active_params_b"] * 1e9 * i_p + m["full_attention_layers"] * i_p * i_p * m[
+        "q_heads"] * (qk_dim + v_dim)
+    p_rate = i_p / (prefill_flops / (n_best * peak * 1e12 * eff_p)) / n_best
+    c["output_tokens_per_s_per_accelerator"] = np.where(est, best_d, c["output_tokens_per_s_per_accelerator"])
+    c["input_tokens_per_s_per_accelerator"] = np.where(est & np.isnan(c["input_tokens_per_s_per_accelerator"]),
+                                                       p_rate, c["input_tokens_per_s_per_accelerator"])
+    c["accelerators_per_replica"] = np.where(est, n_best, c["accelerators_per_replica"])
+    mem_t = rl.memory_s(best["b"], n_best) + rl.overhead
+    out["output_tokens_per_s_per_user"] = np.where(est, 1.0 / best["t"], out["output_tokens_per_s_per_user"])
+    out["batch_size"] = np.where(est, best["b"], np.nan)
+    out["time_to_first_token_s"] = np.where(est, ttft, np.nan)
+    out["decode_bound"] = np.where(est, np.where(mem_t >= best["t"] * (1 - 1e-12), "memory", "compute"), "")
+    out["weights_gb_per_replica"] = np.where(need, weights / 1e9, np.nan)
+    out["kv_cache_gb_per_sequence"] = np.where(need, kv_max / 1e9, np.nan)
+    out["max_batch_in_memory"] = np.where(est, best["bmem"], np.nan)
+
+    bad = need & ~est
+    if bad.any():
+        reasons = _reasons(c, bad, peak, any_fit, speed_at_1, weights, kv_max)
+        out["feasible"] = ~bad
+        out["infeasible_reason"] = reasons
+    return out
+
+
+class Roofline:
+    """The per-row quantities of the roofline for resolved scenario columns ``c`` and their model ``m``: bytes
+    per parameter, KV bytes per sequence, FLOPs per token, efficiency factors; ``step(B, n)`` is the decode step
+    time [s]. One place for the estimate, its explanation and the interactivity curve."""
+
+    def __init__(self, c: dict[str, Array], m: dict[str, Array] | None = None,
+                 calibration: dict[str, Array] | None = None) -> None:
+        m = _model_columns(c["model"]) if m is None else m
+        self.m = m
+        self.bpp = np.vectorize(th.BYTES_PER_VALUE.get, otypes=[float])(c["precision"])
+        kv_prec = np.where(c["kv_cache_precision"] == "", c["precision"], c["kv_cache_precision"])
+        self.kv_b = np.vectorize(th.BYTES_PER_VALUE.get, otypes=[float])(kv_prec)
+        self.peak = _peak_tflops(c)
+        self.bw = c["accelerator_bandwidth_tb_per_s"]
+        self.mem = c["accelerator_memory_gb"]
+        self.eff_bw, self.eff_f, self.eff_p, self.overhead_us_per_layer = _efficiency(c, calibration)
+        self.overhead = m["layers"] * self.overhead_us_per_layer * 1e-6
+        self.per_layer = th.kv_bytes_per_token_per_layer(m["mla"], m["kv_heads"], m["head_dim"], m["kv_lora_rank"],
+                                                         m["qk_rope_head_dim"], self.kv_b)
+        i_req, o_req = c["input_tokens_per_request"], c["output_tokens_per_request"]
+        self.c_avg, self.c_max = i_req + o_req / 2.0, i_req + o_req
+        args = (m["full_attention_layers"], m["layers"], m["sliding_window_tokens"], self.per_layer)
+        self.kv_avg = th.kv_bytes_per_sequence(self.c_avg, *args)
+        self.kv_max = th.kv_bytes_per_sequence(self.c_max, *args)
+        self.qk_dim = np.where(m["mla"], m["kv_lora_rank"] + m["qk_rope_head_dim"], m["head_dim"])
+        self.v_dim = np.where(m["mla"], m["kv_lora_rank"], m["head_dim"])
+        self.attention_flops = th.attention_flops_per_token(self.c_avg, m["full_attention_layers"], m["layers"],
+                                                            m["sliding_window_tokens"], m["q_heads"], self.qk_dim,
+                                                            self.v_dim)
+        self.flops_tok = 2.0 * m["active_params_b"] * 1e9 + self.attention_flops
+        self.weights = m["total_params_b"] * 1e9 * self.bpp
+
+    def weights_read(self, batch: Array) -> Array:
+        m = self.m
+        return th.weight_bytes_read(batch, m["total_params_b"], m["active_params_b"], m["experts"],
+                                    m["experts_per_token"], self.bpp)
+
+    def memory_s(self, batch: Array, n: Array) -> Array:
+        return (self.weights_read(batch) + batch * self.kv_avg) / (n * self.bw * 1e12 * self.eff_bw)
+
+    def compute_s(self, batch: Array, n: Array) -> Array:
+        return batch * self.flops_tok / (n * self.peak * 1e12 * self.eff_f)
+
+    def step(self, batch: Array, n: Array) -> Array:
+        return th.decode_step_s(batch, n, self.bw, self.peak, self.eff_bw, self.eff_f, self.weights_read(batch),
+                                self.kv_avg, self.flops_tok, self.overhead)
+
+
+def _efficiency(c: dict[str, Array], calibration: dict[str, Array] | None) -> tuple[Array, Array, Array, Array]:
+    """Bandwidth, decode compute and prefill compute utilization and the per-layer step overhead [us]: the
+    scenario's own, else the calibrated factors for its accelerator's family (or global)."""
+    from .calibration import FACTORS, factors_for
+
+    cal = factors_for(c["accelerator"]) if calibration is None else calibration
+    bw, fl, fp, oh = (np.where(np.isnan(c[f]), cal[f], c[f]) for f in FACTORS)
+    return bw, fl, fp, oh
+
+
+def _reasons(c: dict[str, Array], bad: Array, peak: Array, any_fit: Array, speed_at_1: Array, weights: Array,
+             kv_max: Array) -> Array:
+    """One sentence per infeasible row, naming the constraint and the numbers."""
+    from .explain import format_number as fmt
+
+    table = catalog.accelerators()
+    roofline = table["roofline"] if "roofline" in table.columns else pd.Series(dtype=object)
+    out = np.full(len(bad), "", dtype=object)
+    for r in np.flatnonzero(bad):
+        acc, model, prec = str(c["accelerator"][r]), str(c["model"][r]), str(c["precision"][r])
+        if roofline.get(acc, "") == "no":
+            out[r] = (f"throughput: no roofline estimate for {acc} (dataflow/SRAM system); give a measured "
+                      f"output_tokens_per_s_per_accelerator")
+        elif np.isnan(peak[r]):
+            out[r] = f"precision: {acc} has no {prec} peak in the catalog ({prec} not supported); use another precision"
+        elif np.isnan(c["accelerator_memory_gb"][r]) or np.isnan(c["accelerator_bandwidth_tb_per_s"][r]):
+            out[r] = f"throughput: memory or bandwidth of {acc} unknown; give them or a measured throughput"
+        elif not any_fit[r]:
+            n = c["accelerators_per_replica"][r]
+            size = int(n) if not np.isnan(n) else int(max(8.0, np.nan_to_num(c["accelerators_per_system"][r], nan=8)))
+            usable = size * c["accelerator_memory_gb"][r] * c["memory_utilization"][r]
+            out[r] = (f"memory: {model} does not fit: {prec} weights {fmt(weights[r] / 1e9)} GB + KV "
+                      f"{fmt(kv_max[r] / 1e9)} GB per sequence > usable {fmt(usable)} GB on {size} x {acc} "
+                      f"({fmt(c['accelerator_memory_gb'][r])} GB x {fmt(c['memory_utilization'][r])}); use a "
+                      f"lower precision or a larger accelerators_per_replica")
+        else:
+            out[r] = (f"interactivity: target {fmt(c['target_output_tokens_per_s_per_user'][r])} tokens/s per user "
+                      f"not reachable on {acc}: the fastest replica gives {fmt(speed_at_1[r])} tokens/s at batch 1")
+    return out
+
+
+def trace_throughput(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> None:
+    """Record how row ``trace.row``'s throughput was obtained (curve or roofline), with its numbers."""
+    r = trace.row
+    source = thr["throughput_source"][r]
+    if source == SOURCE_CURVE:
+        cv = next(cv for cv in curves() if cv.curve_id == thr["throughput_curve"][r])
+        k = int(np.clip(np.searchsorted(cv.per_user, c["target_output_tokens_per_s_per_user"][r]), 1,
+                        cv.per_user.size - 1))
+        trace.add("output_tokens_per_s_per_accelerator", c["output_tokens_per_s_per_accelerator"], "token/s",
+                  "PCHIP on measured curve at {target_output_tokens_per_s_per_user}, between ({x0}, {y0}) and "
+                  "({x1}, {y1})", note=f"curve {cv.curve_id}: {cv.accelerator} x {cv.model} {cv.precision}, "
+                  f"{cv.input_tokens:g} in / {cv.output_tokens:g} out; prefill included",
+                  target_output_tokens_per_s_per_user=(c["target_output_tokens_per_s_per_user"], "token/s/user"),
+                  x0=(cv.per_user[k - 1], "token/s/user"), y0=(cv.per_accelerator[k - 1], "token/s"),
+                  x1=(cv.per_user[k], "token/s/user"), y1=(cv.per_accelerator[k], "token/s"))
+        return
+    if source != SOURCE_ESTIMATE or not thr["feasible"][r]:
+        return
+    rl = Roofline(c)
+    m = rl.m
+    n, b = c["accelerators_per_replica"], thr["batch_size"]
+    trace.add("weights_gb_per_replica", rl.weights / 1e9, "GB", "{total_params_b} x {bytes_per_parameter}",
+              total_params_b=(m["total_params_b"], "billion"), bytes_per_parameter=(rl.bpp, "byte"))
+    trace.add("kv_cache_gb_per_sequence", rl.kv_max / 1e9, "GB",
+              "{kv_bytes_per_token_per_layer} x ({full_attention_layers} x {context_tokens} + sliding layers x "
+              "window) / 1e9", note="context = input + output tokens per request",
+              kv_bytes_per_token_per_layer=(rl.per_layer, "byte"),
+              full_attention_layers=(m["full_attention_layers"], ""), context_tokens=(rl.c_max, "token"))
+    trace.add("max_batch_in_memory", thr["max_batch_in_memory"], "sequence",
+              "floor(({accelerators_per_replica} x {accelerator_memory_gb} x {memory_utilization}"
+              " - {weights_gb_per_replica}) / {kv_cache_gb_per_sequence})",
+              accelerators_per_replica=(n, ""), accelerator_memory_gb=(rl.mem, "GB"),
+              memory_utilization=(c["memory_utilization"], ""), weights_gb_per_replica=(rl.weights / 1e9, "GB"),
+              kv_cache_gb_per_sequence=(rl.kv_max / 1e9, "GB"))
+    target = c["target_output_tokens_per_s_per_user"]
+    trace.add("batch_size", b, "sequence",
+              "largest B <= min({max_batch_in_memory}, {max_batch_size}) with 1 / t(B) >= "
+              "{target_output_tokens_per_s_per_user}",
+              note="the replica size that gives the most throughput per accelerator",
+              max_batch_in_memory=(thr["max_batch_in_memory"], ""),
+              max_batch_size=(c["max_batch_size"], ""),
+              target_output_tokens_per_s_per_user=(np.where(np.isnan(target), np.inf, target), "token/s"))
+    w = rl.weights_read(b)
+    trace.add("decode_step_s", rl.step(b, n), "s",
+              "{overhead_s} + max(({weights_read_gb} + {batch_size} x {kv_gb_at_average_context}) / "
+              "({accelerators_per_replica} x {bandwidth_tb_per_s} x {bandwidth_utilization}) / 1,000, "
+              "{batch_size} x {flops_per_token_g} / ({accelerators_per_replica} x {peak_tflops} x "
+              "{compute_utilization}) / 1,000)",
+              note=f"{thr['decode_bound'][r]}-bound" + ("; MoE: only the experts the batch touches are read"
+                                                        if m["experts"][r] > 0 else ""),
+              overhead_s=(rl.overhead, "s"), weights_read_gb=(w / 1e9, "GB"), batch_size=(b, ""),
+              kv_gb_at_average_context=(rl.kv_avg / 1e9, "GB"), accelerators_per_replica=(n, ""),
+              bandwidth_tb_per_s=(rl.bw, "TB/s"), bandwidth_utilization=(rl.eff_bw, ""),
+              flops_per_token_g=(rl.flops_tok / 1e9, "GFLOP"), peak_tflops=(rl.peak, "TFLOPS"),
+              compute_utilization=(rl.eff_f, ""))
+    t = rl.step(b, n)
+    trace.add("output_tokens_per_s_per_user", 1.0 / t, "token/s", "1 / {decode_step_s}", decode_step_s=(t, "s"))
+    trace.add("output_tokens_per_s_per_accelerator", c["output_tokens_per_s_per_accelerator"], "token/s",
+              "{batch_size} / ({accelerators_per_replica} x {decode_step_s})", batch_size=(b, ""),
+              accelerators_per_replica=(n, ""), decode_step_s=(t, "s"))
+    trace.add("input_tokens_per_s_per_accelerator", c["input_tokens_per_s_per_accelerator"], "token/s",
+              "1 / ((2 x {active_params_b} x 1e9 + attention) / ({peak_tflops} x 1e12 x "
+              "{prefill_compute_utilization}))",
+              note="batched prefill, compute-bound", active_params_b=(m["active_params_b"], "billion"),
+              peak_tflops=(rl.peak, "TFLOPS"), prefill_compute_utilization=(rl.eff_p, ""))
+    trace.add("time_to_first_token_s", thr["time_to_first_token_s"], "s",
+              "prefill of {uncached_input_tokens} on {accelerators_per_replica} accelerators",
+              uncached_input_tokens=(c["input_tokens_per_request"] * (1 - c["prefix_cache_hit_rate"]), "token"),
+              accelerators_per_replica=(n, ""))

@@ -1,0 +1,128 @@
+"""The interactivity curve: throughput per accelerator against the speed each user sees, and its cost.
+
+Raising the batch raises throughput per accelerator and lowers each user's tokens/s; the curve over batch sizes
+(and replica sizes) is the Pareto front an operator trades along. ``curve_table`` evaluates many scenarios x batch
+sizes x replica sizes in one vectorised pass of the roofline (:class:`economics.estimate.Roofline`);
+``interactivity_curve`` adds, for one scenario, the cost per million tokens along the front (through the same
+cost engine as every other figure) and the measured points in data/ for the same accelerator, model and precision.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import throughput as th
+from .estimate import REPLICA_SIZES, Roofline, curves
+from .scenario import Scenario
+from .validation import validate
+
+
+def curve_table(scenarios: pd.DataFrame, max_batch: int = 256) -> pd.DataFrame:
+    """Roofline points for every scenario row x replica size x batch 1..min(memory, max_batch_size, max_batch).
+
+    Returns a long table: ``scenario`` (row position), ``accelerators_per_replica``, ``batch_size``,
+    ``output_tokens_per_s_per_user``, ``output_tokens_per_s_per_accelerator``, ``decode_bound``. Rows whose model
+    does not fit a replica size contribute no points for it. Rows are validated like any scenario table; invalid
+    ones contribute no points.
+    """
+    cols, problems = validate(scenarios.reset_index(drop=True))
+    bad = {p.row for p in problems}
+    n_sc = len(scenarios)
+    batches = np.arange(1, max_batch + 1, dtype=float)
+    idx = np.repeat(np.arange(n_sc), batches.size)
+    b = np.tile(batches, n_sc)
+    rep = {k: v[idx] for k, v in cols.items()}
+    rl = Roofline(rep)
+    system = np.nan_to_num(rep["accelerators_per_system"], nan=8.0)
+    fixed = rep["accelerators_per_replica"]
+    frames = []
+    for size in REPLICA_SIZES:
+        n = np.where(np.isnan(fixed), float(size), fixed)
+        allowed = np.where(np.isnan(fixed), size <= np.maximum(8.0, system), size == REPLICA_SIZES[0])
+        bmem = th.max_batch_in_memory(n, rl.mem, rep["memory_utilization"], rl.weights, rl.kv_max)
+        keep = allowed & (b <= np.minimum(bmem, rep["max_batch_size"])) & ~np.isnan(rl.peak) & ~np.isin(idx, list(bad))
+        if not keep.any():
+            continue
+        t = rl.step(b, n)
+        mem_t = rl.memory_s(b, n) + rl.overhead
+        frames.append(pd.DataFrame({
+            "scenario": idx[keep], "accelerators_per_replica": n[keep], "batch_size": b[keep],
+            "output_tokens_per_s_per_user": (1.0 / t)[keep],
+            "output_tokens_per_s_per_accelerator": (b / (n * t))[keep],
+            "decode_bound": np.where(mem_t >= t * (1 - 1e-12), "memory", "compute")[keep],
+        }))
+    if not frames:
+        return pd.DataFrame(columns=["scenario", "accelerators_per_replica", "batch_size",
+                                     "output_tokens_per_s_per_user", "output_tokens_per_s_per_accelerator",
+                                     "decode_bound"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def pareto_front(table: pd.DataFrame) -> pd.DataFrame:
+    """Per scenario, the points no other point beats on both per-user speed and throughput per accelerator,
+    ordered by per-user speed (ascending)."""
+    out = []
+    for _, g in table.groupby("scenario", sort=True):
+        g = g.sort_values(["output_tokens_per_s_per_user", "output_tokens_per_s_per_accelerator"],
+                          ascending=[False, False])
+        best = np.maximum.accumulate(g["output_tokens_per_s_per_accelerator"].to_numpy())
+        prev = np.concatenate([[-np.inf], best[:-1]])
+        out.append(g[g["output_tokens_per_s_per_accelerator"].to_numpy() > prev])
+    if not out:
+        return table.iloc[0:0]
+    return pd.concat(out).sort_values(["scenario", "output_tokens_per_s_per_user"]).reset_index(drop=True)
+
+
+def _cost_along(scenario: dict[str, Any], per_acc: np.ndarray, prefill: np.ndarray) -> pd.DataFrame:
+    from .batch import evaluate
+
+    rows = pd.DataFrame([scenario] * len(per_acc))
+    rows["output_tokens_per_s_per_accelerator"] = per_acc
+    rows["input_tokens_per_s_per_accelerator"] = prefill
+    out = evaluate(rows)
+    return out[["cost_usd_per_m_tokens", "cost_usd_per_m_output_tokens", "accelerators", "utilization"]]
+
+
+def interactivity_curve(scenario: Scenario | dict[str, Any], max_batch: int = 256) -> dict[str, pd.DataFrame]:
+    """For one scenario: ``front`` (the roofline Pareto front: decode throughput, prefill rate, effective output
+    throughput with prefill time included, and cost per M tokens along it at the scenario's fleet, demand and
+    prices) and ``measured`` (measured points for the same accelerator, model and precision,
+    with their cost). Throughput fields of the scenario are ignored: the curve is what the hardware can do."""
+    from .batch import as_scenario, fill_throughput
+
+    s = as_scenario(scenario).model_dump()
+    s.update(output_tokens_per_s_per_accelerator=None, input_tokens_per_s_per_accelerator=None,
+             target_output_tokens_per_s_per_user=None)
+    front = pareto_front(curve_table(pd.DataFrame([s]), max_batch))
+    if len(front):
+        # prefill rate at each point's replica size, from the same roofline as the estimate
+        rows = pd.DataFrame([s] * len(front))
+        rows["accelerators_per_replica"] = front["accelerators_per_replica"].to_numpy()
+        cols, _ = validate(rows)
+        fill_throughput(cols)
+        prefill = cols["input_tokens_per_s_per_accelerator"]
+        decode = front["output_tokens_per_s_per_accelerator"].to_numpy()
+        i_miss = s["input_tokens_per_request"] * (1 - s["prefix_cache_hit_rate"])
+        o = s["output_tokens_per_request"]
+        front["prefill_tokens_per_s_per_accelerator"] = prefill
+        # what a benchmark measures: output tokens per accelerator-second with prefill time included
+        front["effective_output_tokens_per_s_per_accelerator"] = o / (i_miss / prefill + o / decode)
+        costs = _cost_along(s, decode, prefill)
+        front = pd.concat([front.reset_index(drop=True), costs.reset_index(drop=True)], axis=1)
+    measured = []
+    for cv in curves():
+        if (cv.accelerator, cv.model, cv.precision) == (s["accelerator"], s["model"], s["precision"]):
+            measured.append(pd.DataFrame({
+                "curve": cv.curve_id, "input_tokens": cv.input_tokens, "output_tokens": cv.output_tokens,
+                "output_tokens_per_s_per_user": cv.per_user, "output_tokens_per_s_per_accelerator": cv.per_accelerator,
+            }))
+    meas = pd.concat(measured, ignore_index=True) if measured else pd.DataFrame(
+        columns=["curve", "input_tokens", "output_tokens", "output_tokens_per_s_per_user",
+                 "output_tokens_per_s_per_accelerator"])
+    if len(meas):
+        costs = _cost_along(s, meas["output_tokens_per_s_per_accelerator"].to_numpy(), np.full(len(meas), np.nan))
+        meas = pd.concat([meas, costs.reset_index(drop=True)], axis=1)
+    return {"front": front, "measured": meas}

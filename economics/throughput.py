@@ -1,0 +1,186 @@
+"""Roofline throughput estimate for LLM serving when nothing is measured.
+
+A decode step of a replica (``n`` accelerators holding one copy of the model, tensor-parallel) at batch ``B`` reads
+the weights the batch needs and every sequence's KV cache, and does ``2 x active parameters`` FLOPs per token plus
+attention; it takes the longer of the memory time and the compute time:
+
+.. math:: t(B) = \\max\\left(\\frac{W(B) + B\\,KV(c)}{n\\,BW\\,\\eta_{BW}},\\;
+                             \\frac{B\\,(2 N_{act} + A(c))}{n\\,F\\,\\eta_{F}}\\right)
+
+with W(B) the weight bytes read (a mixture-of-experts model reads only the experts its B tokens touch,
+``E (1 - (1 - k/E)^B)`` of them per layer), KV(c) a sequence's KV cache at its average context c, A(c) the attention
+FLOPs per token, BW and F the accelerator's memory bandwidth and peak FLOPS at the precision, and eta the efficiency
+factors calibrated on measured points (:mod:`economics.calibration`). A user sees 1/t(B) tokens/s; an accelerator
+produces B / (n t(B)). Prefill is compute-bound: 2 N_act I plus the causal attention term 2 L I^2 H d.
+
+Every function takes floats or numpy arrays and broadcasts. Bytes in [byte], speeds in [token/s], FLOPS in
+[FLOP/s]. References: Williams, Waterman & Patterson, "Roofline", CACM 2009; Pope et al., "Efficiently Scaling
+Transformer Inference", MLSys 2023 (memory- vs compute-bound decode); DeepSeek-V2 paper (MLA KV cache);
+Kaplan et al. 2020 (2 N FLOPs per token).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+F = NDArray[np.float64]
+
+BYTES_PER_VALUE: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5}
+"""Storage per weight or KV value at each precision [byte]."""
+
+PRECISIONS = ("bf16", "fp8", "fp4")
+
+
+def _a(x: ArrayLike) -> F:
+    return np.asarray(x, dtype=float)
+
+
+def expert_params_b(total_params_b: ArrayLike, active_params_b: ArrayLike, experts: ArrayLike,
+                    experts_per_token: ArrayLike) -> F:
+    """Parameters of one routed expert summed over all layers [billion], from the published totals.
+
+    .. math:: N_e = (N_{tot} - N_{act}) / (E - k)
+
+    since N_tot = N_shared + E N_e and N_act = N_shared + k N_e. Dense models (E = 0) give 0.
+
+    >>> round(float(expert_params_b(671, 37, 256, 8)), 4)   # DeepSeek-V3
+    2.5565
+    """
+    e, k = _a(experts), _a(experts_per_token)
+    moe = e > k
+    return np.where(moe, (_a(total_params_b) - _a(active_params_b)) / np.where(moe, e - k, 1.0), 0.0)
+
+
+def touched_expert_fraction(batch: ArrayLike, experts: ArrayLike, experts_per_token: ArrayLike) -> F:
+    """Expected share of a layer's routed experts that at least one of B tokens selects (uniform routing).
+
+    .. math:: f(B) = 1 - (1 - k/E)^B
+
+    >>> round(float(touched_expert_fraction(1, 256, 8)), 6), round(float(touched_expert_fraction(64, 256, 8)), 4)
+    (0.03125, 0.8689)
+    """
+    e, k = _a(experts), _a(experts_per_token)
+    moe = e > 0
+    return np.where(moe, 1.0 - (1.0 - k / np.where(moe, e, 1.0)) ** _a(batch), 0.0)
+
+
+def weight_bytes_read(batch: ArrayLike, total_params_b: ArrayLike, active_params_b: ArrayLike, experts: ArrayLike,
+                      experts_per_token: ArrayLike, bytes_per_param: ArrayLike) -> F:
+    """Weight bytes one decode step reads at batch B: the always-active part plus the touched experts.
+
+    .. math:: W(B) = (N_{act} - k N_e + E N_e f(B)) \\cdot b
+
+    Dense models read all weights every step. [byte]
+
+    >>> float(weight_bytes_read(1, 8.03, 8.03, 0, 0, 2)) / 1e9   # Llama 3.1 8B, BF16
+    16.06
+    """
+    ne = expert_params_b(total_params_b, active_params_b, experts, experts_per_token)
+    dense = _a(active_params_b) - _a(experts_per_token) * ne
+    touched = _a(experts) * ne * touched_expert_fraction(batch, experts, experts_per_token)
+    return (dense + touched) * 1e9 * _a(bytes_per_param)
+
+
+def kv_bytes_per_token_per_layer(attention_is_mla: ArrayLike, kv_heads: ArrayLike, head_dim: ArrayLike,
+                                 kv_lora_rank: ArrayLike, qk_rope_head_dim: ArrayLike,
+                                 bytes_per_value: ArrayLike) -> F:
+    """KV cache one token adds to one attention layer [byte].
+
+    GQA/MHA: keys and values, 2 H_kv d b; MLA: the compressed latent and the RoPE key, (d_c + d_rope) b.
+
+    >>> float(kv_bytes_per_token_per_layer(False, 8, 128, 0, 0, 2)), float(kv_bytes_per_token_per_layer(True, 0, 0,
+    ...       512, 64, 2))
+    (4096.0, 1152.0)
+    """
+    mla = np.asarray(attention_is_mla, dtype=bool)
+    gqa = 2.0 * np.nan_to_num(_a(kv_heads)) * np.nan_to_num(_a(head_dim))
+    latent = np.nan_to_num(_a(kv_lora_rank)) + np.nan_to_num(_a(qk_rope_head_dim))
+    return np.where(mla, latent, gqa) * _a(bytes_per_value)
+
+
+def kv_bytes_per_sequence(context_tokens: ArrayLike, full_attention_layers: ArrayLike, layers: ArrayLike,
+                          sliding_window_tokens: ArrayLike, per_layer_bytes: ArrayLike) -> F:
+    """KV cache of one sequence at a context length: full layers keep every token, sliding-window layers at most
+    the window. [byte]
+
+    .. math:: KV(c) = b_{layer} (L_{full} c + (L - L_{full}) \\min(c, w))
+
+    >>> float(kv_bytes_per_sequence(1000, 80, 80, float("nan"), 4096)) / 1e6   # Llama 3.1 70B BF16, 1k tokens
+    327.68
+    """
+    c = _a(context_tokens)
+    lf, lt = _a(full_attention_layers), _a(layers)
+    w = _a(sliding_window_tokens)
+    windowed = np.where(np.isnan(w), c, np.minimum(c, np.where(np.isnan(w), 0.0, w)))
+    return _a(per_layer_bytes) * (lf * c + (lt - lf) * windowed)
+
+
+def attention_flops_per_token(context_tokens: ArrayLike, full_attention_layers: ArrayLike, layers: ArrayLike,
+                              sliding_window_tokens: ArrayLike, q_heads: ArrayLike, qk_dim: ArrayLike,
+                              v_dim: ArrayLike) -> F:
+    """Attention FLOPs for one new token against c cached tokens: scores (2 H d_qk per key) and the weighted sum
+    (2 H d_v per value), over full and sliding-window layers. [FLOP]
+
+    >>> float(attention_flops_per_token(1000, 80, 80, float("nan"), 64, 128, 128)) / 1e9
+    2.62144
+    """
+    c = _a(context_tokens)
+    w = _a(sliding_window_tokens)
+    windowed = np.where(np.isnan(w), c, np.minimum(c, np.where(np.isnan(w), 0.0, w)))
+    keys = _a(full_attention_layers) * c + (_a(layers) - _a(full_attention_layers)) * windowed
+    return 2.0 * keys * _a(q_heads) * (_a(qk_dim) + _a(v_dim))
+
+
+def decode_step_s(batch: ArrayLike, replica_accelerators: ArrayLike, bandwidth_tb_per_s: ArrayLike,
+                  peak_tflops: ArrayLike, bandwidth_utilization: ArrayLike, compute_utilization: ArrayLike,
+                  weight_bytes_read_b: ArrayLike, kv_bytes_per_seq: ArrayLike, flops_per_token: ArrayLike,
+                  overhead_s: ArrayLike = 0.0) -> F:
+    """Time of one decode step of a replica at batch B (one token for each of B sequences). [s]
+
+    .. math:: t(B) = t_0 + \\max(\\frac{W(B) + B\\,KV}{n\\,BW\\,\\eta_{BW}}, \\frac{B\\,f_{tok}}{n\\,F\\,\\eta_F})
+
+    t_0 is a fixed time per step that no batch amortises (kernel launches, tensor-parallel all-reduce latency,
+    scheduling), calibrated per layer.
+
+    >>> round(float(decode_step_s(1, 1, 3.35, 989, 1.0, 1.0, 16.06e9, 0.0, 16.06e9)) * 1e3, 3)  # 8B on H100
+    4.794
+    """
+    b, n = _a(batch), _a(replica_accelerators)
+    mem = (_a(weight_bytes_read_b) + b * _a(kv_bytes_per_seq)) / (n * _a(bandwidth_tb_per_s) * 1e12
+                                                                   * _a(bandwidth_utilization))
+    comp = b * _a(flops_per_token) / (n * _a(peak_tflops) * 1e12 * _a(compute_utilization))
+    return _a(overhead_s) + np.maximum(mem, comp)
+
+
+def prefill_s(input_tokens: ArrayLike, replica_accelerators: ArrayLike, peak_tflops: ArrayLike,
+              compute_utilization: ArrayLike, bandwidth_tb_per_s: ArrayLike, bandwidth_utilization: ArrayLike,
+              active_params_b: ArrayLike, weight_bytes: ArrayLike, full_attention_layers: ArrayLike,
+              q_heads: ArrayLike, qk_dim: ArrayLike, v_dim: ArrayLike) -> F:
+    """Time to prefill I tokens on one replica: linear 2 N_act I plus causal attention L I^2 H (d_qk + d_v),
+    compute-bound, never faster than reading the weights once. [s]
+
+    .. math:: t_P = \\max(\\frac{2 N_{act} I + L I^2 H (d_{qk} + d_v)}{n F \\eta_F}, \\frac{W}{n BW \\eta_{BW}})
+
+    >>> round(float(prefill_s(1000, 1, 989, 1.0, 3.35, 1.0, 8.03, 16.06e9, 32, 32, 128, 128)), 4)
+    0.0165
+    """
+    i, n = _a(input_tokens), _a(replica_accelerators)
+    flops = 2.0 * _a(active_params_b) * 1e9 * i + _a(full_attention_layers) * i * i * _a(q_heads) * (
+        _a(qk_dim) + _a(v_dim))
+    comp = flops / (n * _a(peak_tflops) * 1e12 * _a(compute_utilization))
+    mem = _a(weight_bytes) / (n * _a(bandwidth_tb_per_s) * 1e12 * _a(bandwidth_utilization))
+    return np.maximum(comp, mem)
+
+
+def max_batch_in_memory(replica_accelerators: ArrayLike, memory_gb: ArrayLike, memory_utilization: ArrayLike,
+                        weight_bytes: ArrayLike, kv_bytes_per_seq_at_max_context: ArrayLike) -> F:
+    """Sequences a replica can hold: usable memory left after the weights, over one sequence's KV at full context.
+
+    .. math:: B_{mem} = \\lfloor (n M u - W) / KV(c_{max}) \\rfloor   (<= 0: the model does not fit)
+
+    >>> float(max_batch_in_memory(8, 80, 0.9, 141.2e9, 0.8192e9))   # Llama 3.1 70B BF16 on 8 x H100, 2.5k ctx
+    530.0
+    """
+    free = _a(replica_accelerators) * _a(memory_gb) * 1e9 * _a(memory_utilization) - _a(weight_bytes)
+    return np.floor(free / _a(kv_bytes_per_seq_at_max_context))
