@@ -83,8 +83,10 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         v = cols[name]
         if spec.kind == "int":
             data[name] = _nullable(v).astype("Int64")
+        elif spec.kind == "float":
+            data[name] = _nullable(v)
         else:
-            data[name] = _nullable(v) if spec.kind == "float" else v
+            data[name] = _text(v)
     internal: list[Problem] = []
     for name in OUTPUT_UNITS:
         if outputs is None:
@@ -108,7 +110,7 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         full = np.full(n, "" if text else np.nan, dtype=object if text else float)
         if thr is not None:
             full[ok] = thr[name]
-        data[name] = full if text else _nullable(full)
+        data[name] = _text(full) if text else _nullable(full)
     feasible = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
     feasible[ok] = feasible_ok
     feasible[bad] = pd.NA
@@ -116,7 +118,7 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     reason = np.full(n, "", dtype=object)
     if thr is not None:
         reason[ok] = thr["infeasible_reason"]
-    data["infeasible_reason"] = reason
+    data["infeasible_reason"] = _text(reason)
     if internal:
         problems = sorted([*problems, *internal], key=lambda p: p.row)
         for p in internal:
@@ -143,6 +145,15 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         columns=list(REPORT_COLUMNS),
     )
     return result, report
+
+
+def _text(values: Any) -> Any:
+    """Text column for the result: categorical when it is an object array (few distinct values, and much faster
+    to build than a string array for a million rows); string arrays pass through."""
+    if isinstance(values, np.ndarray) and values.dtype == object:
+        codes, uniques = pd.factorize(values)
+        return pd.Categorical.from_codes(codes, pd.Index(uniques, dtype=object))
+    return values
 
 
 def _nullable(values: np.ndarray) -> pd.arrays.FloatingArray:

@@ -46,6 +46,18 @@ def factors_for(accelerators: np.ndarray) -> dict[str, np.ndarray]:
     return {f: scope.map(cal[f].astype(float)).to_numpy(dtype=float) for f in FACTORS}
 
 
+def scope_for(accelerator: str) -> dict[str, Any]:
+    """The calibration row that applies to an accelerator (its family's, else global) as plain values."""
+    cal = catalog.calibration()
+    fam = catalog.accelerator_record(accelerator).get("family", "")
+    scope = fam if fam in cal.index else "global"
+    row = {str(k): str(v) for k, v in cal.loc[scope].items()}
+    out: dict[str, Any] = {"scope": scope, "accelerators": row["accelerators"], "points": int(float(row["points"]))}
+    for f in (*FACTORS, "median_abs_error_pct", "worst_abs_error_pct"):
+        out[f] = float(row[f])
+    return out
+
+
 def points() -> pd.DataFrame:
     """Every measured point in data/ with what is needed to predict it, and whether it can be fitted."""
     rows: list[dict[str, Any]] = []

@@ -53,6 +53,11 @@ def accelerator_ids() -> list[str]:
     return list(accelerators().index)
 
 
+def accelerator_record(accelerator: str) -> dict[str, Any]:
+    """One accelerator's catalog figures as plain values (NaN where not published)."""
+    return {str(k): v for k, v in accelerators().loc[accelerator].items()}
+
+
 def accelerator_source(accelerator: str, field: str) -> dict[str, str] | None:
     """Where one catalog figure comes from: value, unit, source, source_date, confidence, note (None if absent)."""
     long = accelerator_figures()

@@ -134,7 +134,7 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
     given = ~np.isnan(c["output_tokens_per_s_per_accelerator"])
     target = c["target_output_tokens_per_s_per_user"]
     out: dict[str, Array] = {
-        "throughput_source": np.where(given, SOURCE_GIVEN, SOURCE_ESTIMATE).astype(object),
+        "throughput_source": np.full(n_rows, SOURCE_GIVEN, dtype=object),
         "throughput_curve": np.full(n_rows, "", dtype=object),
         "output_tokens_per_s_per_user": np.where(given, target, np.nan),
         "batch_size": np.full(n_rows, np.nan),
@@ -150,6 +150,7 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
     need = ~given
     if not need.any():
         return out
+    out["throughput_source"][need] = SOURCE_ESTIMATE
     m = _model_columns(c["model"])
     i_req, o_req = c["input_tokens_per_request"], c["output_tokens_per_request"]
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import catalog
 from . import throughput as th
 from .estimate import REPLICA_SIZES, Roofline, curves
 from .scenario import Scenario
@@ -25,7 +26,8 @@ def curve_table(scenarios: pd.DataFrame, max_batch: int = 256) -> pd.DataFrame:
 
     Returns a long table: ``scenario`` (row position), ``accelerators_per_replica``, ``batch_size``,
     ``output_tokens_per_s_per_user``, ``output_tokens_per_s_per_accelerator``, ``decode_bound``. Rows whose model
-    does not fit a replica size contribute no points for it. Rows are validated like any scenario table; invalid
+    does not fit a replica size contribute no points for it; dataflow/SRAM systems (no roofline) and precisions the
+    hardware lacks contribute none. Rows are validated like any scenario table; invalid
     ones contribute no points.
     """
     cols, problems = validate(scenarios.reset_index(drop=True))
@@ -37,13 +39,16 @@ def curve_table(scenarios: pd.DataFrame, max_batch: int = 256) -> pd.DataFrame:
     rep = {k: v[idx] for k, v in cols.items()}
     rl = Roofline(rep)
     system = np.nan_to_num(rep["accelerators_per_system"], nan=8.0)
+    roofline = catalog.accelerators().get("roofline", pd.Series(dtype=object))
+    describable = pd.Series(rep["accelerator"]).map(roofline).fillna("").to_numpy() != "no"
     fixed = rep["accelerators_per_replica"]
     frames = []
     for size in REPLICA_SIZES:
         n = np.where(np.isnan(fixed), float(size), fixed)
         allowed = np.where(np.isnan(fixed), size <= np.maximum(8.0, system), size == REPLICA_SIZES[0])
         bmem = th.max_batch_in_memory(n, rl.mem, rep["memory_utilization"], rl.weights, rl.kv_max)
-        keep = allowed & (b <= np.minimum(bmem, rep["max_batch_size"])) & ~np.isnan(rl.peak) & ~np.isin(idx, list(bad))
+        keep = (allowed & (b <= np.minimum(bmem, rep["max_batch_size"])) & ~np.isnan(rl.peak)
+                & ~np.isin(idx, list(bad)) & describable)
         if not keep.any():
             continue
         t = rl.step(b, n)

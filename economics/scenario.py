@@ -7,6 +7,7 @@ labels are all generated from it (see :data:`FIELDS`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal, get_args, get_origin
 
@@ -83,7 +84,7 @@ _DEFAULT_META: dict[str, dict[str, Any]] = {
         description="Output (generated) tokens per request"),
     "prefix_cache_hit_rate": dict(
         unit="-", group="workload", ge=0, le=1,
-        description="Share of input tokens served from the prefix cache (no prefill; billed at the cached price)"),
+        description="Share of input tokens served from the prefix cache: no prefill, billed at the cached price"),
     "memory_utilization": dict(
         unit="-", group="throughput", gt=0, le=1,
         description="Share of accelerator memory the serving engine uses for weights and KV cache"),
@@ -239,7 +240,7 @@ class FieldSpec:
     @property
     def label(self) -> str:
         """Human label for forms: the description's head and the unit, e.g. 'Electricity price [USD/kWh]'."""
-        text = self.description.split(";")[0].split(" (")[0]
+        text = re.sub(r"\s*\([^)]*\)", "", self.description.split(";")[0]).strip()
         return f"{text} [{self.unit}]" if self.unit and self.unit != "-" else text
 
     def bounds_text(self) -> str:

@@ -50,3 +50,20 @@ def test_electricity_input_updates_cost(
 
     path = screenshot("cost")
     assert path.stat().st_size > 10_000
+
+
+def test_throughput_page_shows_the_curve_and_follows_the_target(
+    page: Page, streamlit_url: str, screenshot: Callable[[str], Path]
+) -> None:
+    page.goto(f"{streamlit_url}/throughput")
+    value = page.get_by_test_id("stMetric").filter(has_text="Output tokens/s per accelerator").get_by_test_id(
+        "stMetricValue")
+    expect(value).to_have_text(re.compile(r"^\d[\d,]*$"), timeout=COLD_START_TIMEOUT_MS)
+    expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible()
+    before = value.inner_text()
+    field = page.locator(".st-key-target_output_tokens_per_s_per_user input")
+    field.fill("90")
+    field.press("Enter")
+    expect(value).not_to_have_text(before)
+    path = screenshot("throughput")
+    assert path.stat().st_size > 10_000
