@@ -128,7 +128,7 @@ def _fit(pts: pd.DataFrame) -> dict[str, float]:
         loss = np.mean(np.where(np.isfinite(err), err, 10.0) ** 2, axis=0) + PRIOR_WEIGHT * sum(
             np.log(m / PRIOR_UTILIZATION) ** 2 for f, m in zip(FACTORS, mesh, strict=True) if "utilization" in f)
         k = int(np.argmin(loss))
-        return {f: float(m[k]) for f, m in zip(FACTORS, mesh, strict=True)}
+        return {f: round(float(m[k]), 4) for f, m in zip(FACTORS, mesh, strict=True)}
 
     best = best_on(COARSE)
     fine = {f: np.unique(np.clip(best[f] + FINE_STEP[f] * np.arange(-3, 4), *LIMITS[f])) for f in FACTORS}

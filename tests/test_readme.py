@@ -37,3 +37,18 @@ def test_quick_start_commands_exist() -> None:
         assert f"make {target}" in README
         assert re.search(rf"^{target}:", makefile, flags=re.M), target
     assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_calibration_figures_in_the_readme_are_the_stored_ones() -> None:
+    import economics
+    from economics.calibration import report
+
+    for scope, row in economics.catalog.calibration().iterrows():
+        cells = (f"| {float(row['bandwidth_utilization']):.2f} | {float(row['compute_utilization']):.2f} | "
+                 f"{float(row['prefill_compute_utilization']):.2f} | {float(row['step_overhead_us_per_layer']):g} | "
+                 f"{row['points']} | {float(row['median_abs_error_pct']):.1f} % | "
+                 f"{float(row['worst_abs_error_pct']):.1f} % |")
+        assert f"| {scope}" in README and cells in README, (scope, cells)
+    _, summary = report()
+    assert f"**{summary['median_abs_error_pct']:.1f} %**" in README
+    assert f"**{summary['worst_abs_error_pct']:.1f} %**" in README
