@@ -10,6 +10,7 @@ st.set_page_config(page_title="Token economics", page_icon=":material/calculate:
 page = st.navigation(
     [
         st.Page("ui/cost.py", title="Cost per token", icon=":material/payments:", default=True),
+        st.Page("ui/fleet.py", title="Fleet", icon=":material/dns:", url_path="fleet"),
         st.Page("ui/throughput.py", title="Throughput", icon=":material/speed:", url_path="throughput"),
     ]
 )

@@ -21,7 +21,15 @@ from .estimate import (
     trace_throughput,
 )
 from .explain import Trace
-from .pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, WARNINGS, compute, warning_text
+from .pipeline import (
+    INTEGER_OUTPUTS,
+    OPTIONAL_OUTPUTS,
+    OUTPUT_UNITS,
+    WARNINGS,
+    compute,
+    fleet_reasons,
+    warning_text,
+)
 from .scenario import FIELDS, Scenario, show_value
 from .validation import Problem, validate
 
@@ -113,11 +121,17 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         data[name] = _text(full) if text else _nullable(full)
     feasible = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
     feasible[ok] = feasible_ok
-    feasible[bad] = pd.NA
-    data["feasible"] = feasible
     reason = np.full(n, "", dtype=object)
     if thr is not None:
         reason[ok] = thr["infeasible_reason"]
+    if outputs is not None:
+        fleet_bad = np.flatnonzero(outputs["fleet_flags"] != 0)
+        if fleet_bad.size:
+            run_sub = sub if run.size == ok.size else {k: v[feasible_ok] for k, v in sub.items()}
+            reason[run[fleet_bad]] = fleet_reasons(run_sub, outputs, fleet_bad)
+            feasible[run[fleet_bad]] = False
+    feasible[bad] = pd.NA
+    data["feasible"] = feasible
     data["infeasible_reason"] = _text(reason)
     if internal:
         problems = sorted([*problems, *internal], key=lambda p: p.row)

@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from .batch import evaluate_with_report, explain_row
 from .catalog import closest
@@ -102,19 +102,42 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     df = read_scenarios_csv(_read(args.input))
-    names = [str(n) for n in df["name"]] if "name" in df.columns else []
-    if args.row in names:
-        position = names.index(args.row)
-    elif args.row.isdigit() and 1 <= int(args.row) <= len(df):
-        position = int(args.row) - 1
-    else:
-        guess = closest(args.row, names) if names else None
-        hint = f"; did you mean '{guess}'?" if guess else ""
-        raise InputError(f"--row: no row named '{args.row}' and no row number 1..{len(df)}{hint}")
+    position = _row_position(df, args.row)
     from .batch import provenance_text
 
     raw = {str(k): v for k, v in df.iloc[position].to_dict().items() if str(v).strip() != ""}
     sys.stdout.write(provenance_text(raw) + "\n\n" + explain_row(df, position).text() + "\n")
+    return 0
+
+
+def _row_position(df: Any, row: str) -> int:
+    names = [str(n) for n in df["name"]] if "name" in df.columns else []
+    if row in names:
+        return names.index(row)
+    if row.isdigit() and 1 <= int(row) <= len(df):
+        return int(row) - 1
+    guess = closest(row, names) if names else None
+    hint = f"; did you mean '{guess}'?" if guess else ""
+    raise InputError(f"--row: no row named '{row}' and no row number 1..{len(df)}{hint}")
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .catalog import accelerator_ids, unknown_id_message
+    from .compare import compare_accelerators
+
+    df = read_scenarios_csv(_read(args.input))
+    raw = {str(k): v for k, v in df.iloc[_row_position(df, args.row)].to_dict().items() if str(v).strip() != ""}
+    ids = [a.strip() for a in args.accelerators.split(",") if a.strip()] or accelerator_ids()
+    unknown = [a for a in ids if a not in accelerator_ids()]
+    if unknown:
+        raise InputError(unknown_id_message("--accelerators", unknown[0], accelerator_ids()))
+    from .batch import ScenarioError
+
+    try:
+        table = compare_accelerators(raw, ids)
+    except ScenarioError as exc:
+        raise InputError(str(exc)) from None
+    _write(args.output, to_json_text(table) if args.format == "json" else to_csv_text(table))
     return 0
 
 
@@ -168,6 +191,13 @@ def build_parser() -> argparse.ArgumentParser:
     ex.set_defaults(func=cmd_explain)
     sub.add_parser("template", help="CSV template: field comments, header, default scenario").set_defaults(
         func=lambda a: (sys.stdout.write(template_text()), 0)[1])
+    cmp = sub.add_parser("compare", help="one scenario's demand across accelerators, ranked by cost per M tokens")
+    cmp.add_argument("input", help="CSV file, or - for standard input")
+    cmp.add_argument("--row", required=True, help="the row's name, or its 1-based number")
+    cmp.add_argument("--accelerators", default="", help="comma-separated catalog ids (default: all)")
+    cmp.add_argument("-o", "--output", default="-")
+    cmp.add_argument("--format", choices=("csv", "json"), default="csv")
+    cmp.set_defaults(func=cmd_compare)
     cal = sub.add_parser("calibrate", help="roofline efficiency factors: predicted vs measured for every point")
     cal.add_argument("--write", action="store_true", help="refit and write data/calibration.csv first")
     cal.set_defaults(func=cmd_calibrate)

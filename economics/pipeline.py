@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import capacity as cap
-from . import cost, revenue
+from . import catalog, cost, fleet, revenue
 from .explain import Trace
 from .finance import capital_recovery_factor
 
@@ -65,15 +65,26 @@ OUTPUT_UNITS: dict[str, str] = {
     "facility_power_kw": "kW",
     "average_it_power_kw": "kW",
     "energy_mwh_per_year": "MWh/year",
+    "systems": "system",
+    "systems_per_rack": "system",
+    "racks": "rack",
+    "kw_per_rack": "kW",
+    "pue_effective": "-",
+    "rack_power_kw_effective": "kW",
+    "cooling_retrofit_usd_per_hour": "USD/h",
+    "cost_usd_per_year": "USD/year",
+    "tokens_per_s_per_mw": "token/s/MW",
+    "joules_per_token": "J/token",
 }
 """Numeric outputs in the order they are reported, with their units."""
 
-INTEGER_OUTPUTS = frozenset({"accelerators"})
+INTEGER_OUTPUTS = frozenset({"accelerators", "systems", "racks", "systems_per_rack"})
 
 OPTIONAL_OUTPUTS = frozenset({
     "cost_usd_per_m_input_tokens", "revenue_usd_per_day", "profit_usd_per_day", "cost_profit_margin",
     "gross_margin", "break_even_utilization", "break_even_price_usd_per_m_output_tokens", "it_power_kw",
-    "facility_power_kw", "average_it_power_kw", "energy_mwh_per_year",
+    "facility_power_kw", "average_it_power_kw", "energy_mwh_per_year", "racks", "kw_per_rack", "systems_per_rack",
+    "tokens_per_s_per_mw", "joules_per_token", "rack_power_kw_effective", "systems",
 })
 """Outputs that may be legitimately empty (no price given, no input tokens, power unknown for a cloud rent);
 every other output must be a finite number."""
@@ -114,6 +125,10 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
 
     # --- demand mix: given, one side inferred from the request shape, or (no demand) the fleet's capacity
     d_in, d_outd = c["demand_input_tokens_per_day"], c["demand_output_tokens_per_day"]
+    rps = c["demand_requests_per_s"]
+    by_requests = np.isnan(d_in) & np.isnan(d_outd) & ~np.isnan(rps)
+    d_in = np.where(by_requests, rps * cap.SECONDS_PER_DAY * i_req, d_in)
+    d_outd = np.where(by_requests, rps * cap.SECONDS_PER_DAY * o_req, d_outd)
     has_in, has_out = ~np.isnan(d_in), ~np.isnan(d_outd)
     has_demand = has_in | has_out
     full_requests_per_day = np.where(has_demand, 1.0, count) * cap.SECONDS_PER_DAY * r
@@ -131,11 +146,20 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
         demand_output_tokens_per_day=(dem_out, "token/day"), output_tokens_per_s_per_accelerator=(d_out, "token/s"))
 
     sized = np.isnan(count)
-    n = np.where(sized, cap.accelerators_for_work(work, c["peak_to_average"]), count)
+    per_system = np.nan_to_num(c["accelerators_per_system"], nan=1.0)
+    replica = np.nan_to_num(c["accelerators_per_replica"], nan=1.0)
+    needed = cap.accelerators_for_work(work, c["peak_to_average"] * (1.0 + c["headroom"]))
+    whole = fleet.round_up_to_multiple(needed, replica)
+    whole = np.where(c["round_to_whole_systems"].astype(bool), fleet.round_up_to_multiple(whole, per_system), whole)
+    n = np.where(sized, whole, count)
     if row >= 0 and sized[row]:
-        rec("accelerators", n, "accelerator", "ceil({work_accelerator_s_per_day} x {peak_to_average} / 86,400 s/day)",
+        rec("accelerators", n, "accelerator",
+            "ceil({work_accelerator_s_per_day} x {peak_to_average} x (1 + {headroom}) / 86,400 s/day) = {needed},"
+            " rounded up to whole replicas of {accelerators_per_replica}"
+            + (" and whole systems of {accelerators_per_system}" if bool(c["round_to_whole_systems"][row]) else ""),
             note="sized from demand at peak", work_accelerator_s_per_day=(work, "accelerator-s/day"),
-            peak_to_average=(c["peak_to_average"], ""))
+            peak_to_average=(c["peak_to_average"], ""), headroom=(c["headroom"], ""), needed=(needed, ""),
+            accelerators_per_replica=(replica, ""), accelerators_per_system=(per_system, ""))
     else:
         rec("accelerators", n, "accelerator", "{accelerator_count}", note="fixed fleet, as given",
             accelerator_count=(n, "accelerator"))
@@ -158,13 +182,61 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
             work_accelerator_s_per_day=(work, "accelerator-s/day"))
     share_in = prefill_s / work
 
+    # --- facility: cooling, PUE, systems, racks, site power
+    needs_liquid = c["accelerator_cooling"] == "liquid"
+    air_hall = c["facility_cooling"] == "air"
+    retrofit = needs_liquid & air_hall & c["allow_liquid_retrofit"].astype(bool)
+    effective_cooling = np.where(retrofit, "liquid", c["facility_cooling"])
+    pue_by_cooling = fleet.facility_pue(effective_cooling, catalog.default_value("pue_air"),
+                                        catalog.default_value("pue_liquid"), c["liquid_cooling_share"])
+    pue = np.where(np.isnan(c["pue"]), pue_by_cooling, c["pue"])
+    rec("pue", pue, "", "{pue}", note="follows the facility's cooling (defaults.csv pue_air / pue_liquid)"
+        if row >= 0 and np.isnan(c["pue"][row]) else "as given", pue=(pue, ""))
+    liquid_racks = (effective_cooling == "liquid") | ((effective_cooling == "hybrid") & needs_liquid)
+    rack_kw = np.where(np.isnan(c["rack_power_kw"]),
+                       np.where(liquid_racks, catalog.default_value("rack_power_kw_liquid"),
+                                catalog.default_value("rack_power_kw_air_containment")), c["rack_power_kw"])
+    system_kw = np.where(np.isnan(c["system_power_kw"]), c["accelerator_power_kw"] * per_system, c["system_power_kw"])
+    systems = fleet.systems_needed(n, per_system)
+    per_rack = fleet.systems_per_rack(system_kw, rack_kw, c["system_rack_units"], c["rack_units_per_rack"],
+                                      c["system_form"] == "rack")
+    racks = fleet.racks_needed(systems, per_rack)
+    it_kw = n * c["accelerator_power_kw"]
+    fac_kw = it_kw * pue
+    in_facility = own | ~c["rent_includes_energy"].astype(bool)
+    cooling_bad = in_facility & needs_liquid & air_hall & ~retrofit
+    rack_bad = in_facility & ~(per_rack >= 1)
+    site_bad = in_facility & ~np.isnan(c["site_power_mw"]) & (fac_kw > c["site_power_mw"] * 1000.0 * (1 + 1e-12))
+    retrofit_capex = np.where(retrofit & in_facility,
+                              fleet.retrofit_capex_usd(it_kw, c["liquid_retrofit_usd_per_mw"]), 0.0)
+    retrofit_h = cost.capital_usd_per_hour(retrofit_capex, c["cost_of_capital"], c["facility_depreciation_years"])
+    if row >= 0:
+        rec("systems", systems, "system", "ceil({accelerators} / {accelerators_per_system})", accelerators=(n, ""),
+            accelerators_per_system=(per_system, ""))
+        rec("systems_per_rack", per_rack, "system", "min(floor({rack_power_kw} / {system_power_kw}), floor("
+            "{rack_units_per_rack} / {system_rack_units}))", note="a rack-scale system fills one rack"
+            if c["system_form"][row] == "rack" else "", rack_power_kw=(rack_kw, "kW"),
+            system_power_kw=(system_kw, "kW"), rack_units_per_rack=(c["rack_units_per_rack"], "U"),
+            system_rack_units=(c["system_rack_units"], "U"))
+        rec("racks", racks, "rack", "ceil({systems} / {systems_per_rack})", systems=(systems, ""),
+            systems_per_rack=(per_rack, ""))
+        rec("facility_power_kw", fac_kw, "kW", "{accelerators} x {accelerator_power_kw} x {pue}",
+            accelerators=(n, ""), accelerator_power_kw=(c["accelerator_power_kw"], "kW"), pue=(pue, ""))
+        if retrofit[row]:
+            rec("cooling_retrofit_usd_per_hour", retrofit_h, "USD/h",
+                "{it_power_kw} / 1,000 x {liquid_retrofit_usd_per_mw} x CRF({cost_of_capital}, "
+                "{facility_depreciation_years}) / 8,760 h/year", it_power_kw=(it_kw, "kW"),
+                liquid_retrofit_usd_per_mw=(c["liquid_retrofit_usd_per_mw"], "USD/MW"),
+                cost_of_capital=(c["cost_of_capital"], "1/year"),
+                facility_depreciation_years=(c["facility_depreciation_years"], "year"))
+
     # --- hourly cost of the fleet
     avg_kw = cost.average_power_kw(c["accelerator_power_kw"], u, c["idle_power_fraction"])
     pays_energy = own | ~c["rent_includes_energy"].astype(bool)
     crf = capital_recovery_factor(c["cost_of_capital"], c["depreciation_years"])
     capital_h = np.where(own, n * cost.capital_usd_per_hour(c["accelerator_price_usd"], c["cost_of_capital"],
                                                             c["depreciation_years"]), 0.0)
-    energy_h = np.where(pays_energy, n * cost.energy_usd_per_hour(avg_kw, c["pue"], c["electricity_usd_per_kwh"]),
+    energy_h = np.where(pays_energy, n * cost.energy_usd_per_hour(avg_kw, pue, c["electricity_usd_per_kwh"]),
                         0.0)
     facility_h = np.where(own, n * cost.facility_usd_per_hour(
         c["accelerator_power_kw"], c["colocation_usd_per_kw_month"], c["facility_capex_usd_per_kw"],
@@ -172,7 +244,7 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
     ops_h = np.where(own, n * cost.operations_usd_per_hour(
         c["accelerator_price_usd"], c["maintenance_fraction_per_year"], c["software_usd_per_accelerator_year"]), 0.0)
     rent_h = np.where(own, 0.0, n * c["rent_usd_per_accelerator_hour"])
-    total_h = capital_h + energy_h + facility_h + ops_h + rent_h
+    total_h = capital_h + energy_h + facility_h + ops_h + rent_h + retrofit_h
 
     if row >= 0 and own[row]:
         rec("capital_usd_per_hour", capital_h, "USD/h",
@@ -187,7 +259,7 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
             utilization=(u, ""))
         rec("energy_usd_per_hour", energy_h, "USD/h",
             "{accelerators} x {average_power_kw} x {pue} x {electricity_usd_per_kwh}", accelerators=(n, ""),
-            average_power_kw=(avg_kw, "kW"), pue=(c["pue"], ""),
+            average_power_kw=(avg_kw, "kW"), pue=(pue, ""),
             electricity_usd_per_kwh=(c["electricity_usd_per_kwh"], "USD/kWh"))
     if row >= 0 and own[row]:
         rec("facility_usd_per_hour", facility_h, "USD/h",
@@ -205,9 +277,11 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
             maintenance_fraction_per_year=(c["maintenance_fraction_per_year"], "1/year"),
             software_usd_per_accelerator_year=(c["software_usd_per_accelerator_year"], "USD/year"))
         rec("cost_usd_per_hour", total_h, "USD/h",
-            "{capital_usd_per_hour} + {energy_usd_per_hour} + {facility_usd_per_hour} + {operations_usd_per_hour}",
+            "{capital_usd_per_hour} + {energy_usd_per_hour} + {facility_usd_per_hour} + {operations_usd_per_hour}"
+            " + {cooling_retrofit_usd_per_hour}",
             capital_usd_per_hour=(capital_h, "USD/h"), energy_usd_per_hour=(energy_h, "USD/h"),
-            facility_usd_per_hour=(facility_h, "USD/h"), operations_usd_per_hour=(ops_h, "USD/h"))
+            facility_usd_per_hour=(facility_h, "USD/h"), operations_usd_per_hour=(ops_h, "USD/h"),
+            cooling_retrofit_usd_per_hour=(retrofit_h, "USD/h"))
     elif row >= 0:
         rec("rent_usd_per_hour", rent_h, "USD/h", "{accelerators} x {rent_usd_per_accelerator_hour}",
             accelerators=(n, ""), rent_usd_per_accelerator_hour=(c["rent_usd_per_accelerator_hour"], "USD/h"))
@@ -262,7 +336,7 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
         revenue_usd_per_day=(rev, "USD/day"), cost_usd_per_day=(total_d, "USD/day"))
 
     # load-dependent cost: the energy above idle; everything else is paid whatever the load
-    var_full_d = np.where(pays_energy, n * c["accelerator_power_kw"] * (1.0 - c["idle_power_fraction"]) * c["pue"]
+    var_full_d = np.where(pays_energy, n * c["accelerator_power_kw"] * (1.0 - c["idle_power_fraction"]) * pue
                           * c["electricity_usd_per_kwh"] * 24.0, 0.0)
     fixed_d = total_d - var_full_d * u
     rev_full = rev / u
@@ -278,11 +352,12 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
         cost_usd_per_day=(total_d, "USD/day"), input_revenue_usd_per_day=(rev_in, "USD/day"),
         served_output_tokens_per_day=(served_out, "token/day"))
 
-    # --- power
-    it_kw = n * c["accelerator_power_kw"]
-    fac_kw = it_kw * c["pue"]
+    # --- power and energy per token
     avg_it = n * avg_kw
-    mwh = avg_it * c["pue"] * 8760.0 / 1000.0
+    mwh = avg_it * pue * 8760.0 / 1000.0
+    tokens_per_s_per_mw = tokens / cap.SECONDS_PER_DAY / (fac_kw / 1000.0)
+    j_per_token = fleet.joules_per_token(avg_it * pue, tokens)
+    fleet_flags = cooling_bad.astype(np.int64) | (rack_bad << 1) | (site_bad << 2)
 
     flags = (
         (~sized & has_demand & (f < 1.0)).astype(np.int64)
@@ -307,6 +382,10 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
         "cost_profit_margin": cpm, "gross_margin": gm, "break_even_utilization": be_u,
         "break_even_price_usd_per_m_output_tokens": be_p, "it_power_kw": it_kw, "facility_power_kw": fac_kw,
         "average_it_power_kw": avg_it, "energy_mwh_per_year": mwh, "warning_flags": flags,
+        "systems": systems, "racks": racks, "kw_per_rack": it_kw / racks, "systems_per_rack": per_rack,
+        "cooling_retrofit_usd_per_hour": retrofit_h, "cost_usd_per_year": total_d * 365.0,
+        "tokens_per_s_per_mw": tokens_per_s_per_mw, "joules_per_token": j_per_token,
+        "pue_effective": pue, "rack_power_kw_effective": rack_kw, "fleet_flags": fleet_flags,
     }
 
 
@@ -314,6 +393,32 @@ def _row(rec: Any) -> int:
     """The traced row, or -1 when not tracing."""
     owner = getattr(rec, "__self__", None)
     return owner.row if isinstance(owner, Trace) else -1
+
+
+def fleet_reasons(c: dict[str, Array], out: dict[str, Array], rows: Array) -> list[str]:
+    """One sentence per infeasible fleet (rows of ``c``/``out``), naming the constraint and the numbers."""
+    from .explain import format_number as fmt
+
+    texts = []
+    for r in rows:
+        flags, acc, parts = int(out["fleet_flags"][r]), str(c["accelerator"][r]), []
+        if flags & 1:
+            parts.append(f"cooling: {acc} requires liquid cooling and the facility is air-cooled; set "
+                         f"allow_liquid_retrofit to add it at {fmt(c['liquid_retrofit_usd_per_mw'][r])} USD/MW")
+        if flags & 2:
+            system_kw = out["it_power_kw"][r] / max(out["systems"][r], 1.0) if np.isnan(
+                c["system_power_kw"][r]) else c["system_power_kw"][r]
+            parts.append(f"rack power: one {acc} system draws {fmt(system_kw)} kW, over the "
+                         f"{fmt(out['rack_power_kw_effective'][r])} kW rack limit of the "
+                         f"{'liquid' if out['rack_power_kw_effective'][r] > 100 else 'air'}-cooled racks")
+        if flags & 4:
+            need = out["facility_power_kw"][r] / 1000.0
+            have = c["site_power_mw"][r]
+            parts.append(f"site power: the fleet needs {fmt(need)} MW (IT {fmt(out['it_power_kw'][r] / 1000.0)} MW "
+                         f"x PUE {fmt(out['pue_effective'][r])}) but {fmt(have)} MW is available; short by "
+                         f"{fmt(need - have)} MW")
+        texts.append("; ".join(parts))
+    return texts
 
 
 def split_warnings(text: str) -> list[str]:

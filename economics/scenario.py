@@ -19,6 +19,8 @@ from . import catalog
 Ownership = Literal["own", "rent"]
 Precision = Literal["bf16", "fp8", "fp4"]
 Cooling = Literal["air", "liquid", "air_or_liquid"]
+FacilityCooling = Literal["air", "liquid", "hybrid"]
+SystemForm = Literal["server", "rack", "wafer"]
 
 
 def _f(
@@ -61,9 +63,18 @@ _DEFAULT_META: dict[str, dict[str, Any]] = {
     "electricity_usd_per_kwh": dict(
         unit="USD/kWh", group="facility", ge=0, le=10,
         description="Electricity price"),
-    "pue": dict(
-        unit="-", group="facility", ge=1, le=5,
-        description="Power usage effectiveness: facility power / IT power"),
+    "liquid_cooling_share": dict(
+        unit="-", group="facility", ge=0, le=1,
+        description="Hybrid facility: share of its power that is liquid-cooled (weights the PUE)"),
+    "liquid_retrofit_usd_per_mw": dict(
+        unit="USD/MW", group="facility", ge=0, le=1e9,
+        description="Capex to add liquid cooling to an air-cooled hall, per MW of IT load; amortised"),
+    "rack_units_per_rack": dict(
+        unit="U", group="facility", ge=1, le=100,
+        description="Usable rack units per rack for systems"),
+    "headroom": dict(
+        unit="-", group="demand", ge=0, le=10,
+        description="Spare capacity on top of the peak (redundancy, failures), e.g. 0.1 for 10%"),
     "idle_power_fraction": dict(
         unit="-", group="facility", ge=0, le=1,
         description="Idle IT draw as a share of full draw; average draw scales linearly with utilization"),
@@ -143,6 +154,18 @@ class Scenario(BaseModel):
     accelerator_cooling: Cooling | None = Field(
         default=None, description="Cooling the hardware requires: air, liquid or air_or_liquid",
         json_schema_extra={"unit": "", "group": "hardware", "catalog_field": "cooling"})
+    system_power_kw: float | None = _f(
+        None, "kW", "Full-load power of one system (server or rack-scale system)", group="hardware",
+        catalog_field="system_power_kw", gt=0, le=10000)
+    system_rack_units: float | None = _f(
+        None, "U", "Height of one system in rack units", group="hardware", catalog_field="system_rack_units",
+        gt=0, le=100)
+    system_form: SystemForm | None = Field(
+        default=None, description="server, rack (a rack-scale system fills a rack) or wafer",
+        json_schema_extra={"unit": "", "group": "hardware", "catalog_field": "system_form"})
+    round_to_whole_systems: bool = Field(
+        default=True, description="A fleet sized from demand is bought in whole systems (servers or racks)",
+        json_schema_extra={"unit": "", "group": "hardware"})
 
     # finance and facility: sourced defaults
     depreciation_years: float = _d("depreciation_years")
@@ -150,7 +173,25 @@ class Scenario(BaseModel):
     maintenance_fraction_per_year: float = _d("maintenance_fraction_per_year")
     software_usd_per_accelerator_year: float = _d("software_usd_per_accelerator_year")
     electricity_usd_per_kwh: float = _d("electricity_usd_per_kwh")
-    pue: float = _d("pue")
+    pue: float | None = _f(
+        None, "-", "Power usage effectiveness: facility power / IT power; empty = follows facility_cooling "
+        "(pue_air, pue_liquid in defaults.csv)", group="facility", ge=1, le=5)
+    facility_cooling: FacilityCooling = Field(
+        default="air", description="Cooling of the facility: air, liquid or hybrid",
+        json_schema_extra={"unit": "", "group": "facility"})
+    liquid_cooling_share: float = _d("liquid_cooling_share")
+    allow_liquid_retrofit: bool = Field(
+        default=False, description="Liquid-cooled hardware in an air facility: add liquid cooling (at "
+        "liquid_retrofit_usd_per_mw) instead of declaring it infeasible", json_schema_extra={"unit": "",
+                                                                                           "group": "facility"})
+    liquid_retrofit_usd_per_mw: float = _d("liquid_retrofit_usd_per_mw")
+    rack_power_kw: float | None = _f(
+        None, "kW", "Rack power limit; empty = by cooling (rack_power_kw_air_containment or rack_power_kw_liquid "
+        "in defaults.csv)", group="facility", gt=0, le=2000)
+    rack_units_per_rack: float = _d("rack_units_per_rack")
+    site_power_mw: float | None = _f(
+        None, "MW", "Facility power available to this fleet (IT x PUE); empty = no limit", group="facility",
+        gt=0, le=1e5)
     idle_power_fraction: float = _d("idle_power_fraction")
     colocation_usd_per_kw_month: float = _d("colocation_usd_per_kw_month")
     facility_capex_usd_per_kw: float = _d("facility_capex_usd_per_kw")
@@ -205,7 +246,11 @@ class Scenario(BaseModel):
     demand_output_tokens_per_day: float | None = _f(
         None, "token/day", "Average output tokens per day; empty = from input demand x output/input per request",
         group="demand", gt=0, le=1e18)
+    demand_requests_per_s: float | None = _f(
+        None, "request/s", "Average requests per second; with the request shape it gives the token demand when "
+        "the token fields are empty", group="demand", gt=0, le=1e9)
     peak_to_average: float = _d("peak_to_average")
+    headroom: float = _d("headroom")
 
     # selling prices
     price_usd_per_m_input_tokens: float | None = _f(

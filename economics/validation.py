@@ -266,11 +266,14 @@ def _check_combinations(c: dict[str, np.ndarray], problems: _Problems) -> None:
                  "output_tokens_per_s_per_accelerator", "",
                  "output_tokens_per_s_per_accelerator: give a measured throughput per accelerator, or a model "
                  "(with precision and target_output_tokens_per_s_per_user) to estimate it from")
-    no_demand = np.isnan(c["demand_input_tokens_per_day"]) & np.isnan(c["demand_output_tokens_per_day"])
-    given_but_bad = problems.flagged("accelerator_count", "demand_input_tokens_per_day", "demand_output_tokens_per_day")
+    no_demand = (np.isnan(c["demand_input_tokens_per_day"]) & np.isnan(c["demand_output_tokens_per_day"])
+                 & np.isnan(c["demand_requests_per_s"]))
+    given_but_bad = problems.flagged("accelerator_count", "demand_input_tokens_per_day", "demand_output_tokens_per_day",
+                                     "demand_requests_per_s")
     problems.add(no_demand & np.isnan(c["accelerator_count"]) & ~given_but_bad, "accelerator_count", "",
                  "accelerator_count: give a fixed fleet (accelerator_count) or a demand "
-                 "(demand_input_tokens_per_day and/or demand_output_tokens_per_day) to size it from")
+                 "(demand_input_tokens_per_day, demand_output_tokens_per_day or demand_requests_per_s) to size it "
+                 "from")
     only_input = ~np.isnan(c["demand_input_tokens_per_day"]) & np.isnan(c["demand_output_tokens_per_day"])
     problems.add(only_input & (c["input_tokens_per_request"] == 0), "demand_output_tokens_per_day", "",
                  "demand_output_tokens_per_day: needed when input_tokens_per_request is 0 (the output demand cannot "

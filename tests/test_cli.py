@@ -48,8 +48,10 @@ def test_schema_is_json_with_units_and_bounds() -> None:
     s = cli("schema")
     assert s.returncode == 0
     schema = json.loads(s.stdout)
+    price = schema["properties"]["electricity_usd_per_kwh"]
+    assert price["minimum"] == 0 and price["maximum"] == 10 and price["unit"] == "USD/kWh"
     pue = schema["properties"]["pue"]
-    assert pue["minimum"] == 1 and pue["unit"] == "-" and "Power usage effectiveness" in pue["description"]
+    assert {"type": "number", "minimum": 1, "maximum": 5} in pue["anyOf"] and "Power usage" in pue["description"]
     assert set(schema["properties"]) == set(economics.FIELDS)
 
 

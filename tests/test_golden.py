@@ -34,6 +34,7 @@ BASE: dict[str, Any] = {
     "output_tokens_per_s_per_accelerator": 1000.0,
     "input_tokens_per_s_per_accelerator": None,
     "peak_to_average": 1.0,
+    "round_to_whole_systems": False,  # the fleet tests (test_fleet.py) cover whole systems, racks and cooling
 }
 
 

@@ -67,3 +67,19 @@ def test_throughput_page_shows_the_curve_and_follows_the_target(
     expect(value).not_to_have_text(before)
     path = screenshot("throughput")
     assert path.stat().st_size > 10_000
+
+
+def test_fleet_page_sizes_and_checks_the_facility(
+    page: Page, streamlit_url: str, screenshot: Callable[[str], Path]
+) -> None:
+    page.goto(f"{streamlit_url}/fleet")
+    accelerators = page.get_by_test_id("stMetric").filter(has_text="Accelerators").get_by_test_id("stMetricValue")
+    expect(accelerators).to_have_text(re.compile(r"^\d[\d,]*$"), timeout=COLD_START_TIMEOUT_MS)
+    expect(page.get_by_text("fits this facility")).to_be_visible()
+    before = accelerators.inner_text()
+    field = page.locator(".st-key-demand_output_tokens_per_day input")
+    field.fill("2e10")
+    field.press("Enter")
+    expect(accelerators).not_to_have_text(before)
+    path = screenshot("fleet")
+    assert path.stat().st_size > 10_000
