@@ -32,16 +32,14 @@ def format_number(x: float) -> str:
     """
     if not math.isfinite(x):
         return "n/a"
+    ax = abs(x)
+    if 1e-4 <= ax < 999.95:  # four significant digits, trailing zeros dropped (the common case, kept fast)
+        return f"{x:.4g}"
     if x == 0:
         return "0"
-    ax = abs(x)
     if ax >= 1e15 or ax < 1e-4:
         return f"{x:.4g}"
-    if ax >= 1000:
-        return f"{x:,.0f}"
-    digits = max(0, 3 - math.floor(math.log10(ax)))
-    text = f"{x:,.{digits}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    return f"{x:,.0f}"
 
 
 @dataclass

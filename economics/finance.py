@@ -44,6 +44,9 @@ def capital_recovery_factor(rate: ArrayLike, years: ArrayLike) -> NDArray[np.flo
     """
     r = np.asarray(rate, dtype=float)
     n = np.asarray(years, dtype=float)
+    if r.size > 1 and n.shape == r.shape and (r == r.flat[0]).all() and (n == n.flat[0]).all():
+        # a column of one rate and one life (the usual batch): compute once
+        return np.full(r.shape, float(capital_recovery_factor(r.flat[0], n.flat[0])))
     small = np.abs(r) < 1e-12
     safe_r = np.where(small, 1.0, r)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

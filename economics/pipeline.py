@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from numpy.typing import NDArray
 
 from . import capacity as cap
@@ -397,26 +398,44 @@ def _row(rec: Any) -> int:
 
 def fleet_reasons(c: dict[str, Array], out: dict[str, Array], rows: Array) -> list[str]:
     """One sentence per infeasible fleet (rows of ``c``/``out``), naming the constraint and the numbers."""
+    # rows without a site-power shortfall share a few distinct sentences: build each once
+    key_cols = (out["fleet_flags"], c["accelerator"], c["liquid_retrofit_usd_per_mw"], out["rack_power_kw_effective"],
+                np.where(np.isnan(c["system_power_kw"]), out["it_power_kw"] / np.maximum(out["systems"], 1.0),
+                         c["system_power_kw"]))
+    site = (out["fleet_flags"][rows] & 4) != 0
+    if not site.any():
+        codes, uniques = pd.MultiIndex.from_arrays([np.asarray(k)[rows] for k in key_cols]).factorize()
+        first = np.full(len(uniques), -1)
+        first[codes[::-1]] = np.arange(len(codes))[::-1]
+        distinct = _fleet_sentences(c, out, rows[first])
+        return [distinct[i] for i in codes]
+    return _fleet_sentences(c, out, rows)
+
+
+def _fleet_sentences(c: dict[str, Array], out: dict[str, Array], rows: Array) -> list[str]:
     from .explain import format_number as fmt
 
+    def col(values: Array) -> list[Any]:
+        return np.asarray(values)[rows].tolist()
+
+    flags, acc = col(out["fleet_flags"]), col(c["accelerator"])
+    retrofit, rack_kw = col(c["liquid_retrofit_usd_per_mw"]), col(out["rack_power_kw_effective"])
+    system_kw = col(np.where(np.isnan(c["system_power_kw"]), out["it_power_kw"] / np.maximum(out["systems"], 1.0),
+                             c["system_power_kw"]))
+    need, it_mw = col(out["facility_power_kw"] / 1000.0), col(out["it_power_kw"] / 1000.0)
+    pue, have = col(out["pue_effective"]), col(c["site_power_mw"])
     texts = []
-    for r in rows:
-        flags, acc, parts = int(out["fleet_flags"][r]), str(c["accelerator"][r]), []
-        if flags & 1:
-            parts.append(f"cooling: {acc} requires liquid cooling and the facility is air-cooled; set "
-                         f"allow_liquid_retrofit to add it at {fmt(c['liquid_retrofit_usd_per_mw'][r])} USD/MW")
-        if flags & 2:
-            system_kw = out["it_power_kw"][r] / max(out["systems"][r], 1.0) if np.isnan(
-                c["system_power_kw"][r]) else c["system_power_kw"][r]
-            parts.append(f"rack power: one {acc} system draws {fmt(system_kw)} kW, over the "
-                         f"{fmt(out['rack_power_kw_effective'][r])} kW rack limit of the "
-                         f"{'liquid' if out['rack_power_kw_effective'][r] > 100 else 'air'}-cooled racks")
-        if flags & 4:
-            need = out["facility_power_kw"][r] / 1000.0
-            have = c["site_power_mw"][r]
-            parts.append(f"site power: the fleet needs {fmt(need)} MW (IT {fmt(out['it_power_kw'][r] / 1000.0)} MW "
-                         f"x PUE {fmt(out['pue_effective'][r])}) but {fmt(have)} MW is available; short by "
-                         f"{fmt(need - have)} MW")
+    for k, f in enumerate(flags):
+        parts = []
+        if f & 1:
+            parts.append(f"cooling: {acc[k]} requires liquid cooling and the facility is air-cooled; set "
+                         f"allow_liquid_retrofit to add it at {fmt(retrofit[k])} USD/MW")
+        if f & 2:
+            parts.append(f"rack power: one {acc[k]} system draws {fmt(system_kw[k])} kW, over the "
+                         f"{fmt(rack_kw[k])} kW rack limit")
+        if f & 4:
+            parts.append(f"site power: the fleet needs {fmt(need[k])} MW (IT {fmt(it_mw[k])} MW x PUE {fmt(pue[k])}) "
+                         f"but {fmt(have[k])} MW is available; short by {fmt(need[k] - have[k])} MW")
         texts.append("; ".join(parts))
     return texts
 

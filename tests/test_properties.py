@@ -135,3 +135,18 @@ def test_batch_equals_single_scenario_row_for_row(rows: list[dict[str, Any]]) ->
                 assert b is pd.NA, (i, col, b)
             else:
                 assert b == v, (i, col, b, v)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(scenarios(), min_size=5, max_size=12))
+def test_chunked_computation_equals_one_pass(rows: list[dict[str, Any]]) -> None:
+    import economics.batch as batch
+
+    whole = economics.evaluate(pd.DataFrame(rows))
+    saved = batch.CHUNK_ROWS
+    batch.CHUNK_ROWS = 2  # force several slices on a small table
+    try:
+        sliced = economics.evaluate(pd.DataFrame(rows))
+    finally:
+        batch.CHUNK_ROWS = saved
+    pd.testing.assert_frame_equal(whole, sliced)
