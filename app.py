@@ -11,6 +11,7 @@ page = st.navigation(
     [
         st.Page("ui/cost.py", title="Cost per token", icon=":material/payments:", default=True),
         st.Page("ui/fleet.py", title="Fleet", icon=":material/dns:", url_path="fleet"),
+        st.Page("ui/decode.py", title="Decode accelerators", icon=":material/call_split:", url_path="decode"),
         st.Page("ui/throughput.py", title="Throughput", icon=":material/speed:", url_path="throughput"),
     ]
 )

@@ -141,6 +141,29 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_retrofit(args: argparse.Namespace) -> int:
+    from .batch import ScenarioError
+    from .retrofit import analyse, break_even_decode_price_usd
+
+    df = read_scenarios_csv(_read(args.input))
+    raw = {str(k): v for k, v in df.iloc[_row_position(df, args.row)].to_dict().items() if str(v).strip() != ""}
+    try:
+        result = analyse(raw)
+        price = break_even_decode_price_usd(raw)
+    except (ScenarioError, ValueError) as exc:
+        raise InputError(str(exc)) from None
+    if args.format == "json":
+        _write(args.output, json.dumps({
+            "options": json.loads(to_json_text(result.options)),
+            "cashflows": json.loads(to_json_text(result.cashflows)),
+            "break_even_decode_price_usd": price}, indent=1, allow_nan=False) + "\n")
+        return 0
+    text = to_csv_text(result.options) + "\n" + to_csv_text(result.cashflows)
+    text += f"\nbreak_even_decode_price_usd,{'' if price is None else round(price, 2)}\n"
+    _write(args.output, text)
+    return 0
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from . import calibration
     from .explain import format_number as fmt
@@ -198,6 +221,13 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("-o", "--output", default="-")
     cmp.add_argument("--format", choices=("csv", "json"), default="csv")
     cmp.set_defaults(func=cmd_compare)
+    ret = sub.add_parser("retrofit", help="an existing fleet: status quo vs add decode accelerators vs more of the "
+                         "same vs a new generation (NPV, IRR, payback, break-even decode price)")
+    ret.add_argument("input", help="CSV file, or - for standard input")
+    ret.add_argument("--row", required=True, help="the row's name, or its 1-based number")
+    ret.add_argument("-o", "--output", default="-")
+    ret.add_argument("--format", choices=("csv", "json"), default="csv")
+    ret.set_defaults(func=cmd_retrofit)
     cal = sub.add_parser("calibrate", help="roofline efficiency factors: predicted vs measured for every point")
     cal.add_argument("--write", action="store_true", help="refit and write data/calibration.csv first")
     cal.set_defaults(func=cmd_calibrate)

@@ -147,7 +147,11 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
         "outside_measured_range": np.zeros(n_rows, dtype=bool),
         "infeasible_reason": np.full(n_rows, "", dtype=object),
     }
-    need = ~given
+    dis = np.asarray(c["decode_accelerator"] != "", dtype=bool) if "decode_accelerator" in c else np.zeros(n_rows,
+                                                                                                           bool)
+    if dis.any():
+        _fill_disaggregated(c, out, dis, calibration, use_curves)
+    need = ~given & ~dis
     if not need.any():
         return out
     out["throughput_source"][need] = SOURCE_ESTIMATE
@@ -208,7 +212,10 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
         for key, val in (("n", n), ("b", b), ("bmem", bmem), ("t", t)):
             best[key] = np.where(better, val, best[key])
 
-    est = need & (best_d > 0)
+    from .pipeline import _catalog_lookup
+
+    describable = _catalog_lookup(c["accelerator"], "roofline", "") != "no"  # dataflow/SRAM systems are not
+    est = need & (best_d > 0) & describable
     n_best = best["n"]
     ttft = th.prefill_s(i_req * (1 - c["prefix_cache_hit_rate"]), n_best, peak, eff_p, bw, eff_bw,
                         m["active_params_b"], weights, m["full_attention_layers"], m["q_heads"], qk_dim, v_dim)
@@ -325,6 +332,67 @@ def _reasons(c: dict[str, Array], bad: Array, peak: Array, any_fit: Array, speed
             out[r] = (f"interactivity: target {fmt(c['target_output_tokens_per_s_per_user'][r])} tokens/s per user "
                       f"not reachable on {acc}: the fastest replica gives {fmt(speed_at_1[r])} tokens/s at batch 1")
     return out
+
+
+def _rows(c: dict[str, Array], rows: Array) -> dict[str, Array]:
+    return {k: np.asarray(v)[rows].copy() if not isinstance(v, np.ndarray) else v[rows].copy() for k, v in c.items()}
+
+
+def _fill_disaggregated(c: dict[str, Array], out: dict[str, Array], dis: Array,
+                        calibration: dict[str, Array] | None, use_curves: bool) -> None:
+    """Prefill rate of the first pool and decode rate of the decode pool, where not measured."""
+    from .pipeline import _catalog_lookup
+    from .scenario import CATALOG_FIELDS, FIELDS
+
+    feasible = np.ones(len(dis), dtype=bool)
+    reasons = np.full(len(dis), "", dtype=object)
+    estimated = np.zeros(len(dis), dtype=bool)
+    # prefill pool: its prefill rate from the roofline (its decode speed does not matter here)
+    rows = np.flatnonzero(dis & np.isnan(c["input_tokens_per_s_per_accelerator"]))
+    if rows.size:
+        sub = _rows(c, rows)
+        sub["decode_accelerator"] = np.full(rows.size, "", dtype=object)
+        sub["output_tokens_per_s_per_accelerator"] = np.full(rows.size, np.nan)
+        sub["target_output_tokens_per_s_per_user"] = np.full(rows.size, np.nan)
+        pre = fill_throughput(sub, None if calibration is None else {k: v[rows] for k, v in calibration.items()},
+                              use_curves=False)
+        c["input_tokens_per_s_per_accelerator"][rows] = sub["input_tokens_per_s_per_accelerator"]
+        c["accelerators_per_replica"][rows] = sub["accelerators_per_replica"]
+        out["time_to_first_token_s"][rows] = pre["time_to_first_token_s"]
+        feasible[rows] &= pre["feasible"]
+        reasons[rows] = np.where(pre["feasible"], "", "prefill pool: " + pre["infeasible_reason"].astype(str))
+        estimated[rows] = True
+    # decode pool: the decode accelerator's own catalog hardware, the same model, precision and target
+    rows = np.flatnonzero(dis & np.isnan(c["decode_output_tokens_per_s_per_accelerator"]))
+    if rows.size:
+        sub = _rows(c, rows)
+        sub["accelerator"] = sub["decode_accelerator"]
+        sub["decode_accelerator"] = np.full(rows.size, "", dtype=object)
+        for field, cat_field in CATALOG_FIELDS.items():
+            if FIELDS[field].catalog_id == "accelerator" and field not in ("accelerator_cooling", "system_form"):
+                sub[field] = _catalog_lookup(sub["accelerator"], cat_field, np.nan)
+        for field in ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_accelerator",
+                      "accelerators_per_replica"):
+            sub[field] = np.full(rows.size, np.nan)
+        dec = fill_throughput(sub, None, use_curves=use_curves)
+        c["decode_output_tokens_per_s_per_accelerator"][rows] = sub["output_tokens_per_s_per_accelerator"]
+        out["output_tokens_per_s_per_user"][rows] = dec["output_tokens_per_s_per_user"]
+        out["batch_size"][rows] = dec["batch_size"]
+        out["decode_bound"][rows] = dec["decode_bound"]
+        out["throughput_curve"][rows] = dec["throughput_curve"]
+        ok = dec["feasible"]
+        reasons[rows] = np.where(ok, reasons[rows], np.where(reasons[rows] == "", "", reasons[rows] + "; ")
+                                 + "decode pool: " + np.char.replace(dec["infeasible_reason"].astype(str),
+                                                                      "output_tokens_per_s_per_accelerator",
+                                                                      "decode_output_tokens_per_s_per_accelerator"))
+        feasible[rows] &= ok
+        estimated[rows] = True
+    out["throughput_source"][dis & estimated] = SOURCE_ESTIMATE
+    out["output_tokens_per_s_per_user"] = np.where(dis & np.isnan(out["output_tokens_per_s_per_user"]),
+                                                   c["target_output_tokens_per_s_per_user"],
+                                                   out["output_tokens_per_s_per_user"])
+    out["feasible"] &= feasible
+    out["infeasible_reason"] = np.where(feasible, out["infeasible_reason"], reasons)
 
 
 def trace_throughput(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> None:

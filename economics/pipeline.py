@@ -33,6 +33,7 @@ WARNINGS: tuple[str, ...] = (
     "throughput estimated by the roofline model (calibrated; `python -m economics calibrate` shows its error)",
     "throughput interpolated on a measured curve (see throughput_curve)",
     "the target is outside the measured range of a matching curve: no extrapolation, the roofline estimate is used",
+    "the KV-cache link between the prefill and decode pools is the bottleneck (see kv_transfer_gb_per_s)",
 )
 
 OUTPUT_UNITS: dict[str, str] = {
@@ -76,16 +77,24 @@ OUTPUT_UNITS: dict[str, str] = {
     "cost_usd_per_year": "USD/year",
     "tokens_per_s_per_mw": "token/s/MW",
     "joules_per_token": "J/token",
+    "decode_accelerators": "accelerator",
+    "decode_utilization": "-",
+    "prefill_pool_cost_usd_per_hour": "USD/h",
+    "decode_pool_cost_usd_per_hour": "USD/h",
+    "kv_transfer_gb_per_s": "GB/s",
+    "kv_transfer_mb_per_request": "MB",
 }
 """Numeric outputs in the order they are reported, with their units."""
 
-INTEGER_OUTPUTS = frozenset({"accelerators", "systems", "racks", "systems_per_rack"})
+INTEGER_OUTPUTS = frozenset({"accelerators", "systems", "racks", "systems_per_rack", "decode_accelerators"})
 
 OPTIONAL_OUTPUTS = frozenset({
     "cost_usd_per_m_input_tokens", "revenue_usd_per_day", "profit_usd_per_day", "cost_profit_margin",
     "gross_margin", "break_even_utilization", "break_even_price_usd_per_m_output_tokens", "it_power_kw",
     "facility_power_kw", "average_it_power_kw", "energy_mwh_per_year", "racks", "kw_per_rack", "systems_per_rack",
-    "tokens_per_s_per_mw", "joules_per_token", "rack_power_kw_effective", "systems",
+    "tokens_per_s_per_mw", "joules_per_token", "rack_power_kw_effective", "systems", "decode_accelerators",
+    "decode_utilization", "prefill_pool_cost_usd_per_hour", "decode_pool_cost_usd_per_hour", "kv_transfer_gb_per_s",
+    "kv_transfer_mb_per_request", "capacity_requests_per_s_per_accelerator",
 })
 """Outputs that may be legitimately empty (no price given, no input tokens, power unknown for a cloud rent);
 every other output must be a finite number."""
@@ -111,8 +120,15 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
     row = _row(rec)
 
     # --- capacity per accelerator at the request shape (fluid approximation)
-    req_s = cap.prefill_seconds(cap.uncached_input_tokens(i_req, h), p_in) + cap.decode_seconds(o_req, d_out)
-    r = 1.0 / req_s
+    dis = np.asarray(c["decode_accelerator"] != "", dtype=bool)  # disaggregated: a decode pool of another type
+    d_y = c["decode_output_tokens_per_s_per_accelerator"]
+    k0 = c["decode_accelerator_count"]
+    miss_req = cap.uncached_input_tokens(i_req, h)
+    req_s = cap.prefill_seconds(miss_req, p_in) + np.where(dis, 0.0, cap.decode_seconds(o_req, d_out))
+    # disaggregated: requests/s per prefill accelerator, capped by a given decode pool
+    r_dis = np.minimum(np.where(miss_req > 0, p_in / np.where(miss_req > 0, miss_req, 1.0), np.inf),
+                       np.where(np.isnan(k0), np.inf, k0 / np.maximum(count, 1.0) * d_y / o_req))
+    r = np.where(dis, r_dis, 1.0 / req_s)
     traced_p = row >= 0 and bool(has_p[row])
     prefill_term = ("{input_tokens_per_request} x (1 - {prefix_cache_hit_rate})"
                     " / {input_tokens_per_s_per_accelerator} + ")
@@ -137,7 +153,8 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
     dem_out = np.where(has_out, d_outd, np.where(has_in, d_in * o_req / np.where(i_req > 0, i_req, 1.0),
                                                    full_requests_per_day * o_req))
     prefill_s = cap.prefill_seconds(cap.uncached_input_tokens(dem_in, h), p_in)
-    work = prefill_s + cap.decode_seconds(dem_out, d_out)
+    work = prefill_s + np.where(dis, 0.0, cap.decode_seconds(dem_out, d_out))  # accelerator-s on the first pool
+    work_y = np.where(dis, dem_out / np.where(dis, d_y, 1.0), 0.0)  # decode-accelerator-s on the decode pool
     rec("work_accelerator_s_per_day", work, "accelerator-s/day",
         ("{demand_input_tokens_per_day} x (1 - {prefix_cache_hit_rate}) / {input_tokens_per_s_per_accelerator} + "
          if traced_p else "") + "{demand_output_tokens_per_day} / {output_tokens_per_s_per_accelerator}",
@@ -165,23 +182,57 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
         rec("accelerators", n, "accelerator", "{accelerator_count}", note="fixed fleet, as given",
             accelerator_count=(n, "accelerator"))
 
+    # decode pool: as given; balanced to the prefill pool's capacity; or sized from demand with it
+    per_system_y = np.nan_to_num(c["decode_accelerators_per_system"], nan=1.0)
+    peak_x = c["peak_to_average"] * (1.0 + c["headroom"])
+    k_sized = cap.accelerators_for_work(work_y, peak_x)
+    k_balanced = np.maximum(1.0, np.ceil(n * work_y / np.where(work > 0, work, 1.0) * (1.0 - 1e-12)))
+    k_need = np.where(sized, k_sized, k_balanced)
+    k_need = np.where(c["round_to_whole_systems"].astype(bool), fleet.round_up_to_multiple(k_need, per_system_y),
+                      k_need)
+    k = np.where(dis, np.where(np.isnan(k0), k_need, k0), 0.0)
+    if row >= 0 and dis[row]:
+        rec("decode_accelerators", k, "accelerator",
+            "{decode_accelerator_count}" if not np.isnan(k0[row]) else
+            "ceil({accelerators} x {decode_accelerator_s_per_day} / {work_accelerator_s_per_day})",
+            note="as given" if not np.isnan(k0[row]) else "balanced: decode capacity matches the prefill pool's",
+            decode_accelerator_count=(k0, ""), accelerators=(n, ""),
+            decode_accelerator_s_per_day=(work_y, "accelerator-s/day"),
+            work_accelerator_s_per_day=(work, "accelerator-s/day"))
+
+    # KV caches move from the prefill pool to the decode pool: one prompt's cache per request
+    kv_bytes = _kv_bytes_per_token(c)
+    kv_per_request = i_req * kv_bytes
+    demand_requests_per_day = dem_out / o_req
+    link_requests_per_day = c["kv_link_gb_per_s"] * 1e9 * cap.SECONDS_PER_DAY / np.where(kv_per_request > 0,
+                                                                                          kv_per_request, np.nan)
+
     avail = n * cap.SECONDS_PER_DAY
     f = cap.served_fraction(work, n)
-    u = cap.utilization(work, n)
+    f_decode = np.where(dis, cap.served_fraction(work_y, np.where(dis, k, 1.0)), 1.0)
+    f_link = np.where(dis & ~np.isnan(link_requests_per_day),
+                      np.minimum(1.0, link_requests_per_day / demand_requests_per_day), 1.0)
+    link_bound = dis & (f_link < np.minimum(f, f_decode))
+    f = np.minimum(np.minimum(f, f_decode), f_link)
+    u = np.minimum(1.0, f * work / avail)
+    u_y = np.where(dis, np.minimum(1.0, f * work_y / np.where(dis, k, 1.0) / cap.SECONDS_PER_DAY), 0.0)
+    kv_gb_per_s = np.where(dis, f * demand_requests_per_day * kv_per_request / 1e9 / cap.SECONDS_PER_DAY, np.nan)
     rec("utilization", u, "", "min({work_accelerator_s_per_day}, {accelerators} x 86,400 s/day)"
         " / ({accelerators} x 86,400 s/day)", work_accelerator_s_per_day=(work, "accelerator-s/day"),
         accelerators=(n, ""))
-    scale = avail / work
+    scale = np.minimum(avail / np.where(work > 0, work, np.nan),
+                       np.where(dis, k * cap.SECONDS_PER_DAY / np.where(work_y > 0, work_y, np.nan), np.inf))
+    scale = np.minimum(scale, np.where(dis & ~np.isnan(link_requests_per_day),
+                                       link_requests_per_day / demand_requests_per_day, np.inf))
     capacity_in, capacity_out = dem_in * scale, dem_out * scale
     served_in, served_out = dem_in * f, dem_out * f
     served_cached = served_in * h
     for side, served, dem in (("input", served_in, dem_in), ("output", served_out, dem_out)):
         rec(f"served_{side}_tokens_per_day", served, "token/day",
-            f"{{demand_{side}_tokens_per_day}} x min(1, {{accelerators}} x 86,400 s/day"
-            " / {work_accelerator_s_per_day})",
-            **{f"demand_{side}_tokens_per_day": (dem, "token/day")}, accelerators=(n, ""),
-            work_accelerator_s_per_day=(work, "accelerator-s/day"))
-    share_in = prefill_s / work
+            f"{{demand_{side}_tokens_per_day}} x {{served_fraction}}",
+            note="served fraction = min(1, capacity of each pool / its work" + (", KV link)" if dis[row] else ")"),
+            **{f"demand_{side}_tokens_per_day": (dem, "token/day")}, served_fraction=(f, ""))
+    share_in = np.where(work > 0, prefill_s / np.where(work > 0, work, 1.0), 0.0)
 
     # --- facility: cooling, PUE, systems, racks, site power
     needs_liquid = c["accelerator_cooling"] == "liquid"
@@ -202,14 +253,34 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
     per_rack = fleet.systems_per_rack(system_kw, rack_kw, c["system_rack_units"], c["rack_units_per_rack"],
                                       c["system_form"] == "rack")
     racks = fleet.racks_needed(systems, per_rack)
-    it_kw = n * c["accelerator_power_kw"]
+    # the decode pool's systems and racks, in the same facility
+    needs_liquid_y = dis & (c["decode_accelerator_cooling"] == "liquid")
+    retrofit_y = needs_liquid_y & air_hall & c["allow_liquid_retrofit"].astype(bool)
+    liquid_racks_y = (effective_cooling == "liquid") | retrofit_y | ((effective_cooling == "hybrid") & needs_liquid_y)
+    rack_kw_y = np.where(np.isnan(c["rack_power_kw"]),
+                         np.where(liquid_racks_y, catalog.default_value("rack_power_kw_liquid"),
+                                  catalog.default_value("rack_power_kw_air_containment")), c["rack_power_kw"])
+    system_kw_y = np.where(np.isnan(c["decode_system_power_kw"]), c["decode_accelerator_power_kw"] * per_system_y,
+                           c["decode_system_power_kw"])
+    systems_y = np.where(dis, fleet.systems_needed(k, per_system_y), 0.0)
+    form_y = _catalog_lookup(c["decode_accelerator"], "system_form", "")
+    per_rack_y = np.where(dis, fleet.systems_per_rack(system_kw_y, rack_kw_y,
+                                                      _catalog_lookup(c["decode_accelerator"], "system_rack_units",
+                                                                      np.nan),
+                                                      c["rack_units_per_rack"], form_y == "rack"), 1.0)
+    racks_y = np.where(dis, fleet.racks_needed(systems_y, per_rack_y), 0.0)
+    it_kw_y = np.where(dis, k * c["decode_accelerator_power_kw"], 0.0)
+    it_kw = n * c["accelerator_power_kw"] + it_kw_y
     fac_kw = it_kw * pue
     in_facility = own | ~c["rent_includes_energy"].astype(bool)
-    cooling_bad = in_facility & needs_liquid & air_hall & ~retrofit
-    rack_bad = in_facility & ~(per_rack >= 1)
+    cooling_bad = in_facility & ((needs_liquid & air_hall & ~retrofit) | (needs_liquid_y & air_hall & ~retrofit_y))
+    rack_bad = in_facility & (~(per_rack >= 1) | (dis & ~(per_rack_y >= 1)))
+    racks = racks + racks_y
+    systems = systems + systems_y
     site_bad = in_facility & ~np.isnan(c["site_power_mw"]) & (fac_kw > c["site_power_mw"] * 1000.0 * (1 + 1e-12))
-    retrofit_capex = np.where(retrofit & in_facility,
-                              fleet.retrofit_capex_usd(it_kw, c["liquid_retrofit_usd_per_mw"]), 0.0)
+    retrofit_it_kw = np.where(retrofit, n * c["accelerator_power_kw"], 0.0) + np.where(retrofit_y, it_kw_y, 0.0)
+    retrofit_capex = np.where(in_facility, fleet.retrofit_capex_usd(retrofit_it_kw, c["liquid_retrofit_usd_per_mw"]),
+                              0.0)
     retrofit_h = cost.capital_usd_per_hour(retrofit_capex, c["cost_of_capital"], c["facility_depreciation_years"])
     if row >= 0:
         rec("systems", systems, "system", "ceil({accelerators} / {accelerators_per_system})", accelerators=(n, ""),
@@ -223,10 +294,10 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
             systems_per_rack=(per_rack, ""))
         rec("facility_power_kw", fac_kw, "kW", "{accelerators} x {accelerator_power_kw} x {pue}",
             accelerators=(n, ""), accelerator_power_kw=(c["accelerator_power_kw"], "kW"), pue=(pue, ""))
-        if retrofit[row]:
+        if retrofit[row] or retrofit_y[row]:
             rec("cooling_retrofit_usd_per_hour", retrofit_h, "USD/h",
-                "{it_power_kw} / 1,000 x {liquid_retrofit_usd_per_mw} x CRF({cost_of_capital}, "
-                "{facility_depreciation_years}) / 8,760 h/year", it_power_kw=(it_kw, "kW"),
+                "{retrofitted_it_power_kw} / 1,000 x {liquid_retrofit_usd_per_mw} x CRF({cost_of_capital}, "
+                "{facility_depreciation_years}) / 8,760 h/year", retrofitted_it_power_kw=(retrofit_it_kw, "kW"),
                 liquid_retrofit_usd_per_mw=(c["liquid_retrofit_usd_per_mw"], "USD/MW"),
                 cost_of_capital=(c["cost_of_capital"], "1/year"),
                 facility_depreciation_years=(c["facility_depreciation_years"], "year"))
@@ -245,7 +316,33 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
     ops_h = np.where(own, n * cost.operations_usd_per_hour(
         c["accelerator_price_usd"], c["maintenance_fraction_per_year"], c["software_usd_per_accelerator_year"]), 0.0)
     rent_h = np.where(own, 0.0, n * c["rent_usd_per_accelerator_hour"])
+    prefill_pool_h = capital_h + energy_h + facility_h + ops_h + rent_h
+    # the decode pool: the same cost model with its own hardware figures and utilization
+    avg_kw_y = cost.average_power_kw(np.nan_to_num(c["decode_accelerator_power_kw"]), u_y, c["idle_power_fraction"])
+    cap_y = np.where(own & dis, k * cost.capital_usd_per_hour(np.nan_to_num(c["decode_accelerator_price_usd"]),
+                                                              c["cost_of_capital"], c["depreciation_years"]), 0.0)
+    energy_y = np.where(pays_energy & dis, k * cost.energy_usd_per_hour(avg_kw_y, pue, c["electricity_usd_per_kwh"]),
+                        0.0)
+    facility_y = np.where(own & dis, k * cost.facility_usd_per_hour(
+        np.nan_to_num(c["decode_accelerator_power_kw"]), c["colocation_usd_per_kw_month"],
+        c["facility_capex_usd_per_kw"], c["cost_of_capital"], c["facility_depreciation_years"]), 0.0)
+    ops_y = np.where(own & dis, k * cost.operations_usd_per_hour(
+        np.nan_to_num(c["decode_accelerator_price_usd"]), c["maintenance_fraction_per_year"],
+        c["software_usd_per_accelerator_year"]), 0.0)
+    rent_y = np.where(~own & dis, k * np.nan_to_num(c["decode_rent_usd_per_accelerator_hour"]), 0.0)
+    decode_pool_h = cap_y + energy_y + facility_y + ops_y + rent_y
+    capital_h, energy_h, facility_h = capital_h + cap_y, energy_h + energy_y, facility_h + facility_y
+    ops_h, rent_h = ops_h + ops_y, rent_h + rent_y
     total_h = capital_h + energy_h + facility_h + ops_h + rent_h + retrofit_h
+    if row >= 0 and dis[row]:
+        rec("decode_pool_cost_usd_per_hour", decode_pool_h, "USD/h",
+            "{decode_accelerators} x per-accelerator cost of {decode_accelerator} at {decode_utilization} utilization",
+            note="capital, energy, facility, operations or rent, as for the prefill pool",
+            decode_accelerators=(k, ""), decode_accelerator=(np.zeros(len(k)), str(c["decode_accelerator"][row])),
+            decode_utilization=(u_y, ""))
+    # with a decode pool, input tokens carry the prefill pool's cost and output tokens the decode pool's
+    share_in = np.where(dis, prefill_pool_h / np.where(prefill_pool_h + decode_pool_h > 0,
+                                                       prefill_pool_h + decode_pool_h, 1.0), share_in)
 
     if row >= 0 and own[row]:
         rec("capital_usd_per_hour", capital_h, "USD/h",
@@ -337,7 +434,7 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
         revenue_usd_per_day=(rev, "USD/day"), cost_usd_per_day=(total_d, "USD/day"))
 
     # load-dependent cost: the energy above idle; everything else is paid whatever the load
-    var_full_d = np.where(pays_energy, n * c["accelerator_power_kw"] * (1.0 - c["idle_power_fraction"]) * pue
+    var_full_d = np.where(pays_energy, it_kw * (1.0 - c["idle_power_fraction"]) * pue
                           * c["electricity_usd_per_kwh"] * 24.0, 0.0)
     fixed_d = total_d - var_full_d * u
     rev_full = rev / u
@@ -354,7 +451,7 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
         served_output_tokens_per_day=(served_out, "token/day"))
 
     # --- power and energy per token
-    avg_it = n * avg_kw
+    avg_it = n * avg_kw + k * avg_kw_y
     mwh = avg_it * pue * 8760.0 / 1000.0
     tokens_per_s_per_mw = tokens / cap.SECONDS_PER_DAY / (fac_kw / 1000.0)
     j_per_token = fleet.joules_per_token(avg_it * pue, tokens)
@@ -370,6 +467,7 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
         | (np.asarray(c.get("_throughput_estimated", False), dtype=bool) << 6)
         | (np.asarray(c.get("_throughput_from_curve", False), dtype=bool) << 7)
         | (np.asarray(c.get("_outside_measured_range", False), dtype=bool) << 8)
+        | (link_bound << 9)
     )
     return {
         "accelerators": n, "capacity_requests_per_s_per_accelerator": r, "work_accelerator_s_per_day": work,
@@ -387,7 +485,34 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
         "cooling_retrofit_usd_per_hour": retrofit_h, "cost_usd_per_year": total_d * 365.0,
         "tokens_per_s_per_mw": tokens_per_s_per_mw, "joules_per_token": j_per_token,
         "pue_effective": pue, "rack_power_kw_effective": rack_kw, "fleet_flags": fleet_flags,
+        "decode_accelerators": np.where(dis, k, np.nan), "decode_utilization": np.where(dis, u_y, np.nan),
+        "decode_pool_cost_usd_per_hour": np.where(dis, decode_pool_h, np.nan),
+        "prefill_pool_cost_usd_per_hour": np.where(dis, prefill_pool_h, np.nan),
+        "kv_transfer_gb_per_s": kv_gb_per_s, "kv_transfer_mb_per_request": np.where(dis, kv_per_request / 1e6, np.nan),
     }
+
+
+def _catalog_lookup(ids: Array, field: str, missing: Any) -> Array:
+    """An accelerators.csv figure for each row's id (``missing`` where absent or the id is empty)."""
+    table = catalog.accelerators()
+    codes = pd.Index(table.index).get_indexer(np.asarray(ids, dtype=object))
+    if field not in table.columns:
+        return np.full(len(codes), missing)
+    column = table[field]
+    values = (column.to_numpy(dtype=float, na_value=np.nan) if isinstance(missing, float)
+              else column.fillna(missing).to_numpy(dtype=object))
+    return np.append(values, missing)[codes]
+
+
+def _kv_bytes_per_token(c: dict[str, Array]) -> Array:
+    """KV-cache bytes per token of the scenario's model at its KV precision (NaN without a model)."""
+    table = catalog.models()
+    codes = pd.Index(table.index).get_indexer(np.asarray(c["model"], dtype=object))
+    bf16 = np.append(table["kv_bytes_per_token_bf16"].to_numpy(dtype=float), np.nan)[codes]
+    prec = np.where(np.asarray(c["kv_cache_precision"] == "", dtype=bool), np.asarray(c["precision"], dtype=object),
+                    np.asarray(c["kv_cache_precision"], dtype=object))
+    scale = np.select([prec == "fp8", prec == "fp4"], [0.5, 0.25], 1.0)
+    return bf16 * scale
 
 
 def _row(rec: Any) -> int:

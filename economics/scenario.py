@@ -30,12 +30,14 @@ def _f(
     *,
     group: str,
     catalog_field: str | None = None,
+    catalog_id: str | None = None,
     default_source: str | None = None,
     **bounds: float,
 ) -> Any:
     extra: dict[str, Any] = {"unit": unit, "group": group}
     if catalog_field:
         extra["catalog_field"] = catalog_field
+        extra["catalog_id"] = catalog_id or "accelerator"
     if default_source:
         extra["default_source"] = default_source
     return Field(default=default, description=description, json_schema_extra=extra, **bounds)  # type: ignore[call-overload]
@@ -153,7 +155,7 @@ class Scenario(BaseModel):
         catalog_field="accelerators_per_system", ge=1, le=1e5)
     accelerator_cooling: Cooling | None = Field(
         default=None, description="Cooling the hardware requires: air, liquid or air_or_liquid",
-        json_schema_extra={"unit": "", "group": "hardware", "catalog_field": "cooling"})
+        json_schema_extra={"unit": "", "group": "hardware", "catalog_field": "cooling", "catalog_id": "accelerator"})
     system_power_kw: float | None = _f(
         None, "kW", "Full-load power of one system (server or rack-scale system)", group="hardware",
         catalog_field="system_power_kw", gt=0, le=10000)
@@ -162,7 +164,8 @@ class Scenario(BaseModel):
         gt=0, le=100)
     system_form: SystemForm | None = Field(
         default=None, description="server, rack (a rack-scale system fills a rack) or wafer",
-        json_schema_extra={"unit": "", "group": "hardware", "catalog_field": "system_form"})
+        json_schema_extra={"unit": "", "group": "hardware", "catalog_field": "system_form",
+                           "catalog_id": "accelerator"})
     round_to_whole_systems: bool = Field(
         default=True, description="A fleet sized from demand is bought in whole systems (servers or racks)",
         json_schema_extra={"unit": "", "group": "hardware"})
@@ -239,6 +242,63 @@ class Scenario(BaseModel):
         None, "token/s", "Measured prefill throughput per accelerator; empty = the output figure already includes "
         "prefill", group="workload", gt=0, le=1e10)
 
+    # disaggregated serving: the accelerators above do prefill, a decode pool of another type decodes
+    decode_accelerator: str | None = Field(
+        default=None, max_length=100, description="Decode pool accelerator catalog id; empty = aggregated serving "
+        "(every accelerator does prefill and decode)", json_schema_extra={"unit": "", "group": "disaggregation"})
+    decode_accelerator_count: int | None = _f(
+        None, "accelerator", "Decode pool size; empty = balanced to the prefill pool (or sized from demand)",
+        group="disaggregation", ge=1, le=1e7)
+    decode_output_tokens_per_s_per_accelerator: float | None = _f(
+        None, "token/s", "Measured decode throughput per decode accelerator at the interactivity target; empty = "
+        "estimated from the model", group="disaggregation", gt=0, le=1e9)
+    decode_accelerator_price_usd: float | None = _f(
+        None, "USD", "Capex per decode accelerator including its share of the system", group="disaggregation",
+        catalog_field="price_usd", catalog_id="decode_accelerator", ge=0, le=1e8)
+    decode_accelerator_power_kw: float | None = _f(
+        None, "kW", "Full-load IT power per decode accelerator including its share of the system",
+        group="disaggregation", catalog_field="power_kw", catalog_id="decode_accelerator", gt=0, le=1000)
+    decode_rent_usd_per_accelerator_hour: float | None = _f(
+        None, "USD/h", "Rental price per decode accelerator-hour (ownership=rent)", group="disaggregation",
+        catalog_field="rent_usd_per_hour", catalog_id="decode_accelerator", gt=0, le=10000)
+    decode_accelerators_per_system: int | None = _f(
+        None, "accelerator", "Decode accelerators per system", group="disaggregation",
+        catalog_field="accelerators_per_system", catalog_id="decode_accelerator", ge=1, le=1e5)
+    decode_system_power_kw: float | None = _f(
+        None, "kW", "Full-load power of one decode system", group="disaggregation", catalog_field="system_power_kw",
+        catalog_id="decode_accelerator", gt=0, le=10000)
+    decode_accelerator_cooling: Cooling | None = Field(
+        default=None, description="Cooling the decode hardware requires: air, liquid or air_or_liquid",
+        json_schema_extra={"unit": "", "group": "disaggregation", "catalog_field": "cooling",
+                           "catalog_id": "decode_accelerator"})
+    kv_link_gb_per_s: float | None = _f(
+        None, "GB/s", "Bandwidth available to move KV caches from the prefill pool to the decode pool; empty = "
+        "not a limit", group="disaggregation", gt=0, le=1e7)
+
+    # retrofit study (python -m economics retrofit): an existing fleet of `accelerator` and its alternatives
+    existing_accelerators: int | None = _f(
+        None, "accelerator", "Existing fleet of `accelerator` (already owned; its purchase is sunk)", group="retrofit",
+        ge=1, le=1e7)
+    existing_book_value_usd: float = Field(
+        default=0.0, ge=0, le=1e8, description="Book value per existing accelerator, charged in cost per token "
+        "(0 = fully depreciated); never a cash flow", json_schema_extra={"unit": "USD", "group": "retrofit"})
+    horizon_years: int = Field(
+        default=5, ge=1, le=30, description="Years the options are compared over",
+        json_schema_extra={"unit": "year", "group": "retrofit"})
+    demand_growth_per_year: float = Field(
+        default=0.0, ge=-0.9, le=10, description="Yearly growth of the demand, e.g. 0.3 for 30 %",
+        json_schema_extra={"unit": "1/year", "group": "retrofit"})
+    new_accelerator: str | None = Field(
+        default=None, max_length=100, description="New-generation accelerator that replaces the fleet in the "
+        "'new generation' option (with a liquid retrofit where needed); empty = option not studied",
+        json_schema_extra={"unit": "", "group": "retrofit"})
+    fast_tier_min_tokens_per_s_per_user: float | None = _f(
+        None, "token/s", "Per-user speed from which output tokens sell at the fast-tier price", group="retrofit",
+        gt=0, le=1e6)
+    fast_tier_price_multiplier: float = Field(
+        default=1.0, ge=0, le=100, description="Price multiplier for the fast tier (1 = no premium)",
+        json_schema_extra={"unit": "-", "group": "retrofit"})
+
     # demand
     demand_input_tokens_per_day: float | None = _f(
         None, "token/day", "Average input tokens per day; empty = from output demand x input/output per request",
@@ -280,6 +340,7 @@ class FieldSpec:
     lt: float | None = None
     max_length: int | None = None
     catalog_field: str | None = None
+    catalog_id: str | None = None
     default_source: str | None = None
 
     @property
@@ -315,6 +376,10 @@ def show_value(v: object) -> str:
     return str(v)
 
 
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
 def _spec(name: str) -> FieldSpec:
     info = Scenario.model_fields[name]
     extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
@@ -345,7 +410,8 @@ def _spec(name: str) -> FieldSpec:
     return FieldSpec(
         name=name, kind=kind, optional=optional, default=info.default, unit=str(extra.get("unit", "")),
         description=info.description or "", group=str(extra.get("group", "")), choices=choices,
-        catalog_field=extra.get("catalog_field"), default_source=extra.get("default_source"), **bounds)  # type: ignore[arg-type]
+        catalog_field=_text_or_none(extra.get("catalog_field")), catalog_id=_text_or_none(extra.get("catalog_id")),
+        default_source=_text_or_none(extra.get("default_source")), **bounds)
 
 
 FIELDS: dict[str, FieldSpec] = {name: _spec(name) for name in Scenario.model_fields}
@@ -353,6 +419,9 @@ FIELDS: dict[str, FieldSpec] = {name: _spec(name) for name in Scenario.model_fie
 
 CATALOG_FIELDS: dict[str, str] = {f.name: f.catalog_field for f in FIELDS.values() if f.catalog_field}
 """Scenario field -> accelerators.csv field that fills it when empty."""
+
+CATALOG_ID_FIELDS = ("accelerator", "decode_accelerator")
+"""The fields holding accelerator catalog ids; each catalog field is filled from one of them (``catalog_id``)."""
 
 
 def with_changes(scenario: Scenario, **changes: Any) -> dict[str, Any]:
@@ -363,7 +432,8 @@ def with_changes(scenario: Scenario, **changes: Any) -> dict[str, Any]:
     accelerator's own catalog figures apply rather than the old one's.
     """
     data = scenario.model_dump()
-    if "accelerator" in changes and changes["accelerator"] != scenario.accelerator:
-        data.update(dict.fromkeys(CATALOG_FIELDS))
+    for id_field in CATALOG_ID_FIELDS:
+        if id_field in changes and changes[id_field] != data[id_field]:
+            data.update(dict.fromkeys(f for f in CATALOG_FIELDS if FIELDS[f].catalog_id == id_field))
     data.update(changes)
     return data

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from . import catalog
-from .scenario import CATALOG_FIELDS, FIELDS, FieldSpec, show_value
+from .scenario import CATALOG_FIELDS, CATALOG_ID_FIELDS, FIELDS, FieldSpec, show_value
 
 TRUE_WORDS = frozenset({"true", "yes", "y", "1", "t"})
 FALSE_WORDS = frozenset({"false", "no", "n", "0", "f"})
@@ -225,13 +225,20 @@ def _default_column(spec: FieldSpec, n: int) -> Any:
 def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems) -> None:
     table = catalog.accelerators()
     ids = list(table.index)
-    acc_codes, acc_texts = _distinct_text(pd.Series(cols["accelerator"], dtype=object), lower=True)
-    acc = acc_texts[acc_codes]
-    known = np.isin(acc_texts, ids)[acc_codes]
-    problems.add(~known, "accelerator", cols["accelerator"],
-                 lambda v: catalog.unknown_id_message("accelerator", v, ids))
-    cols["accelerator"] = np.where(known, acc, cols["accelerator"])
-    codes = pd.Index(ids).get_indexer(acc_texts)[acc_codes]  # -1 for unknown ids
+    codes_of: dict[str, np.ndarray] = {}
+    for id_field in CATALOG_ID_FIELDS:
+        acc_codes, acc_texts = _distinct_text(pd.Series(cols[id_field], dtype=object), lower=True)
+        acc = acc_texts[acc_codes]
+        optional = FIELDS[id_field].optional
+        known = np.array([t in ids or (optional and t == "") for t in acc_texts])[acc_codes]
+        problems.add(~known, id_field, cols[id_field], lambda v, f=id_field: catalog.unknown_id_message(f, v, ids))
+        cols[id_field] = np.where(known, acc, cols[id_field])
+        codes_of[id_field] = pd.Index(ids).get_indexer(acc_texts)[acc_codes]  # -1 for unknown or empty ids
+    new = cols["new_accelerator"]
+    new_ok = np.array([str(t) == "" or str(t) in ids for t in pd.unique(np.asarray(new, dtype=object))])
+    if not new_ok.all():
+        bad_new = ~np.isin(np.asarray(new, dtype=object), [*ids, ""])
+        problems.add(bad_new, "new_accelerator", new, lambda v: catalog.unknown_id_message("new_accelerator", v, ids))
     models = list(catalog.models().index)
     m_codes, m_texts = _distinct_text(pd.Series(cols["model"], dtype=object), lower=True)
     m_known = np.array([t == "" or t in models for t in m_texts])[m_codes]
@@ -240,6 +247,7 @@ def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems) -> None:
     for field, cat_field in CATALOG_FIELDS.items():
         if cat_field not in table.columns:
             continue
+        codes = codes_of[FIELDS[field].catalog_id or "accelerator"]
         given = cols[field]
         column = table[cat_field]
         if FIELDS[field].kind in ("float", "int"):
@@ -259,11 +267,30 @@ def _check_combinations(c: dict[str, np.ndarray], problems: _Problems) -> None:
         problems.add(need & np.isnan(c[field]) & ~problems.flagged("accelerator", field), field, acc,
                      lambda a: f"{field}: not in the catalog for '{a}' (not published); give a value ({why})")
 
+    dis = np.asarray(c["decode_accelerator"] != "", dtype=bool)
+    dacc = c["decode_accelerator"]
+    for field, need, why in (
+            ("decode_accelerator_price_usd", own & dis, "needed when ownership=own"),
+            ("decode_accelerator_power_kw", dis & (own | ~c["rent_includes_energy"]), "needed for energy"),
+            ("decode_rent_usd_per_accelerator_hour", rent & dis, "needed when ownership=rent")):
+        problems.add(need & np.isnan(c[field]) & ~problems.flagged("decode_accelerator", field), field, dacc,
+                     lambda a, field=field, why=why: f"{field}: not in the catalog for '{a}' (not published); give a "
+                     f"value ({why})")
+    problems.add(dis & np.isnan(c["decode_output_tokens_per_s_per_accelerator"]) & (c["model"] == "")
+                 & ~problems.flagged("decode_output_tokens_per_s_per_accelerator", "model"),
+                 "decode_output_tokens_per_s_per_accelerator", "",
+                 "decode_output_tokens_per_s_per_accelerator: give the decode pool's measured throughput per "
+                 "accelerator, or a model to estimate it from")
+    problems.add(dis & np.isnan(c["input_tokens_per_s_per_accelerator"]) & (c["model"] == "")
+                 & ~problems.flagged("input_tokens_per_s_per_accelerator", "model"),
+                 "input_tokens_per_s_per_accelerator", "",
+                 "input_tokens_per_s_per_accelerator: with a decode pool, give the prefill pool's measured prefill "
+                 "throughput per accelerator, or a model to estimate it from")
     missing_from_catalog("accelerator_price_usd", own, "needed when ownership=own")
     missing_from_catalog("accelerator_power_kw", own | ~c["rent_includes_energy"],
                          "needed for energy when owned, or rented without energy")
     missing_from_catalog("rent_usd_per_accelerator_hour", rent, "needed when ownership=rent")
-    problems.add(np.isnan(c["output_tokens_per_s_per_accelerator"]) & (c["model"] == "")
+    problems.add(~dis & np.isnan(c["output_tokens_per_s_per_accelerator"]) & (c["model"] == "")
                  & ~problems.flagged("output_tokens_per_s_per_accelerator", "model"),
                  "output_tokens_per_s_per_accelerator", "",
                  "output_tokens_per_s_per_accelerator: give a measured throughput per accelerator, or a model "

@@ -83,3 +83,20 @@ def test_fleet_page_sizes_and_checks_the_facility(
     expect(accelerators).not_to_have_text(before)
     path = screenshot("fleet")
     assert path.stat().st_size > 10_000
+
+
+def test_decode_page_compares_the_options(
+    page: Page, streamlit_url: str, screenshot: Callable[[str], Path]
+) -> None:
+    page.goto(f"{streamlit_url}/decode")
+    best = page.get_by_test_id("stMetric").filter(has_text="Best option").get_by_test_id("stMetricValue")
+    expect(best).to_have_text(re.compile(r"status quo|add decode|more of the same|new generation"),
+                              timeout=COLD_START_TIMEOUT_MS)
+    npv = page.get_by_test_id("stMetric").filter(has_text="NPV of adding decode").get_by_test_id("stMetricValue")
+    before = npv.inner_text()
+    field = page.locator(".st-key-decode_accelerator_price_usd input")
+    field.fill("100000")
+    field.press("Enter")
+    expect(npv).not_to_have_text(before)
+    path = screenshot("decode")
+    assert path.stat().st_size > 10_000

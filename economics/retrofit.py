@@ -1,0 +1,249 @@
+"""What is it worth to add decode accelerators to an existing GPU fleet, against the alternatives?
+
+For an existing fleet (``existing_accelerators`` of ``accelerator``, bought long ago: its purchase is sunk; it still
+pays power, hosting and maintenance) and a demand that may grow each year, four options are evaluated year by year
+over ``horizon_years`` with the ordinary engine (:func:`economics.evaluate`), at the interactivity target:
+
+1. ``status quo``: the fleet as it is, aggregated serving;
+2. ``add decode``: the GPUs move to prefill and a decode pool of ``decode_accelerator`` is added (balanced to them
+   unless ``decode_accelerator_count`` is given);
+3. ``more of the same``: enough additional ``accelerator`` to serve the last year's demand;
+4. ``new generation``: the fleet replaced by ``new_accelerator`` sized for the last year's demand, with the liquid
+   retrofit where the facility is air-cooled and the hardware needs it;
+
+plus any option the caller defines. Cash flows per year t: revenue - opex (energy, hosting, maintenance, software,
+rent: the engine's cost without its capital charges), and the purchases and retrofit at t = 0. Each option is
+compared with the status quo on the difference of cash flows: NPV at ``cost_of_capital`` (numpy-financial), IRR
+and payback. The levelized cost per M tokens is PV(capex + opex) / PV(tokens served) x 10^6. The decode
+accelerator's break-even price is the price at which option 2's NPV equals the best alternative's (NPV is linear
+in that price).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .batch import as_scenario, evaluate
+from .finance import HOURS_PER_YEAR, irr, npv_usd, payback_years
+from .scenario import Scenario, with_changes
+
+DAYS_PER_YEAR = 365.0
+
+
+@dataclass
+class Option:
+    """An option: the scenario changes that describe its fleet, and what it buys at t = 0 besides retrofits."""
+
+    name: str
+    description: str
+    changes: dict[str, Any]
+    purchases: list[tuple[str, str]] = field(default_factory=list)  # (count output column, price input column)
+
+
+@dataclass
+class RetrofitResult:
+    options: pd.DataFrame
+    cashflows: pd.DataFrame
+    break_even_decode_price_usd: float | None
+    years: pd.DataFrame
+
+
+def standard_options(s: Scenario) -> list[Option]:
+    """The four options of the module docstring, from the scenario's fields."""
+    e = s.existing_accelerators
+    if e is None:
+        raise ValueError("existing_accelerators: give the size of the existing fleet for a retrofit study")
+    common = {"decode_accelerator": None, "decode_accelerator_count": None}
+    existing = {"accelerator_count": e, "accelerator_price_usd": s.existing_book_value_usd}
+    options = [Option("status quo", f"{e} x {s.accelerator}, as they are", {**common, **existing})]
+    if s.decode_accelerator:
+        options.append(Option(
+            "add decode", f"{e} x {s.accelerator} do prefill; a decode pool of {s.decode_accelerator} is added",
+            {"accelerator_count": e, "accelerator_price_usd": s.existing_book_value_usd,
+             "decode_accelerator": s.decode_accelerator, "decode_accelerator_count": s.decode_accelerator_count},
+            [("decode_accelerators", "decode_accelerator_price_usd")]))
+    options.append(Option(
+        "more of the same", f"more {s.accelerator} for the last year's demand",
+        {**common, "accelerator_count": None, "existing": e}, [("added_accelerators", "accelerator_price_usd")]))
+    if s.new_accelerator:
+        options.append(Option(
+            "new generation", f"the fleet replaced by {s.new_accelerator} (liquid retrofit where needed)",
+            {**common, "accelerator": s.new_accelerator, "accelerator_count": None, "allow_liquid_retrofit": True,
+             "output_tokens_per_s_per_accelerator": None, "input_tokens_per_s_per_accelerator": None,
+             "accelerators_per_replica": None},
+            [("accelerators", "accelerator_price_usd")]))
+    return options
+
+
+def _year_rows(s: Scenario, options: list[Option]) -> pd.DataFrame:
+    """One scenario row per option and year; fleets sized from demand are sized for the last year."""
+    base_out = s.demand_output_tokens_per_day
+    base_in = s.demand_input_tokens_per_day
+    rows = []
+    for k, opt in enumerate(options):
+        changes = {c: v for c, v in opt.changes.items() if c != "existing"}
+        for year in range(1, s.horizon_years + 1):
+            grow = (1.0 + s.demand_growth_per_year) ** (year - 1)
+            last = (1.0 + s.demand_growth_per_year) ** (s.horizon_years - 1)
+            row = with_changes(s, **changes)
+            row["demand_output_tokens_per_day"] = None if base_out is None else base_out * grow
+            row["demand_input_tokens_per_day"] = None if base_in is None else base_in * grow
+            row["_option"], row["_year"], row["_last_scale"] = k, year, last / grow
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _sized_counts(s: Scenario, options: list[Option]) -> dict[int, float]:
+    """Fleet sizes of the options sized from demand, for the last year's demand (whole systems)."""
+    last = (1.0 + s.demand_growth_per_year) ** (s.horizon_years - 1)
+    rows, keys = [], []
+    for k, opt in enumerate(options):
+        if opt.changes.get("accelerator_count", "given") is None:
+            row = with_changes(s, **{c: v for c, v in opt.changes.items() if c != "existing"})
+            for d in ("demand_output_tokens_per_day", "demand_input_tokens_per_day"):
+                row[d] = None if row[d] is None else row[d] * last
+            rows.append(row)
+            keys.append(k)
+    if not rows:
+        return {}
+    out = evaluate(pd.DataFrame(rows))
+    sizes = {}
+    for k, (_, r) in zip(keys, out.iterrows(), strict=True):
+        n = r["accelerators"]
+        existing = options[k].changes.get("existing", 0) or 0
+        sizes[k] = float(max(existing, n)) if n is not pd.NA else float("nan")
+    return sizes
+
+
+def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | None = None,
+            decode_price_override: float | None = None) -> RetrofitResult:
+    """Evaluate the retrofit options of ``scenario`` (see the module docstring)."""
+    s = as_scenario(scenario)
+    options = standard_options(s) + list(extra_options or [])
+    if decode_price_override is not None:
+        for opt in options:
+            if opt.name == "add decode":
+                opt.changes = {**opt.changes, "decode_accelerator_price_usd": decode_price_override}
+    sizes = _sized_counts(s, options)
+    for k, n in sizes.items():
+        if np.isfinite(n):
+            options[k].changes = {**options[k].changes, "accelerator_count": int(n)}
+    table = _year_rows(s, options)
+    meta = table[["_option", "_year"]].to_numpy()
+    out = evaluate(table.drop(columns=["_option", "_year", "_last_scale"]))
+    out["option"] = [options[int(k)].name for k in meta[:, 0]]
+    out["year"] = meta[:, 1].astype(int)
+
+    r = s.cost_of_capital
+    rows, flows = [], []
+    status_quo_net: np.ndarray | None = None
+    for k, opt in enumerate(options):
+        y = out[out["option"] == opt.name].sort_values("year")
+        valid = bool(y["valid"].all())
+        feasible = valid and bool(y["feasible"].fillna(False).astype(bool).all())
+        reason = "; ".join(sorted({str(x) for x in y["infeasible_reason"] if str(x)} |
+                                  {str(x) for x in y["error"] if str(x)}))
+        first = y.iloc[0]
+        capex = _capex(opt, first, options[k].changes.get("existing", 0) or 0, s)
+        hours = HOURS_PER_YEAR
+        revenue_y = _revenue_per_year(y, s)
+        capital_y = (y["capital_usd_per_hour"].astype(float) + y["cooling_retrofit_usd_per_hour"].astype(float)) * hours
+        opex_y = y["cost_usd_per_year"].astype(float) - capital_y
+        net = np.concatenate([[-capex], (revenue_y - opex_y).to_numpy()])
+        tokens_y = (y["served_input_tokens_per_day"].astype(float) + y["served_output_tokens_per_day"].astype(
+            float)).to_numpy() * DAYS_PER_YEAR
+        disc = (1.0 + r) ** -np.arange(1, s.horizon_years + 1)
+        levelized = (capex + float(np.sum(opex_y.to_numpy() * disc))) / float(np.sum(tokens_y * disc)) * 1e6 \
+            if feasible else float("nan")
+        if status_quo_net is None:
+            status_quo_net = net
+        incremental = net - status_quo_net
+        npv = npv_usd(r, incremental) if feasible else float("nan")
+        pb = payback_years(incremental) if feasible and k > 0 else None
+        rows.append({
+            "option": opt.name, "description": opt.description, "feasible": feasible, "reason": reason,
+            "capex_usd": capex, "opex_usd_per_year": float(opex_y.iloc[0]),
+            "revenue_usd_per_year": float(revenue_y.iloc[0]),
+            "capacity_output_tokens_per_year": float(first["capacity_output_tokens_per_day"]) * DAYS_PER_YEAR
+            if first["capacity_output_tokens_per_day"] is not pd.NA else float("nan"),
+            "served_tokens_per_year": float(np.mean(tokens_y)),
+            "output_tokens_per_s_per_user": _float(first["output_tokens_per_s_per_user"]),
+            "levelized_cost_usd_per_m_tokens": levelized,
+            "npv_vs_status_quo_usd": npv, "irr_vs_status_quo": irr(incremental) if feasible and k > 0 else None,
+            "payback_months": None if pb is None else pb * 12.0,
+            "accelerators": _float(first["accelerators"]), "decode_accelerators": _float(first["decode_accelerators"]),
+            "facility_mw": _float(first["facility_power_kw"]) / 1000.0, "racks": _float(first["racks"]),
+        })
+        for t, (value, inc) in enumerate(zip(net, incremental, strict=True)):
+            flows.append({"option": opt.name, "year": t, "capex_usd": capex if t == 0 else 0.0,
+                          "revenue_usd": 0.0 if t == 0 else float(revenue_y.iloc[t - 1]),
+                          "opex_usd": 0.0 if t == 0 else float(opex_y.iloc[t - 1]), "net_usd": float(value),
+                          "vs_status_quo_usd": float(inc)})
+    table_out = pd.DataFrame(rows)
+    return RetrofitResult(table_out, pd.DataFrame(flows), None, out)
+
+
+def _float(v: Any) -> float:
+    return float("nan") if v is None or v is pd.NA else float(v)
+
+
+def _capex(opt: Option, first: pd.Series, existing: float, s: Scenario) -> float:
+    """Purchases at t = 0 (new accelerators at their price) and the liquid-cooling retrofit, if any."""
+    total = 0.0
+    for count_col, price_col in opt.purchases:
+        price = _float(first[price_col])
+        if count_col == "added_accelerators":
+            count = max(0.0, _float(first["accelerators"]) - existing)
+        else:
+            count = _float(first[count_col])
+        total += count * price
+    if _float(first["cooling_retrofit_usd_per_hour"]) > 0:
+        # the engine charges the retrofit as an annuity; the cash flow is its capex, recovered from that annuity
+        from .finance import capital_recovery_factor
+
+        crf = float(capital_recovery_factor(s.cost_of_capital, s.facility_depreciation_years))
+        total += _float(first["cooling_retrofit_usd_per_hour"]) * HOURS_PER_YEAR / crf
+    return total
+
+
+def _revenue_per_year(y: pd.DataFrame, s: Scenario) -> pd.Series:
+    """Revenue per year; output tokens sell at the fast-tier price when the option's users see that speed."""
+    rev = y["revenue_usd_per_day"].astype(float).fillna(0.0) * DAYS_PER_YEAR
+    threshold = s.fast_tier_min_tokens_per_s_per_user
+    if threshold is None or s.fast_tier_price_multiplier == 1.0 or s.price_usd_per_m_output_tokens is None:
+        return rev
+    speed = y["output_tokens_per_s_per_user"].astype(float).fillna(0.0)
+    extra = (y["served_output_tokens_per_day"].astype(float) * DAYS_PER_YEAR / 1e6
+             * s.price_usd_per_m_output_tokens * (s.fast_tier_price_multiplier - 1.0))
+    return rev + np.where(speed >= threshold, extra, 0.0)
+
+
+def break_even_decode_price_usd(scenario: Scenario | dict[str, Any]) -> float | None:
+    """Most the decode accelerator can cost and still make 'add decode' as good as the best alternative
+    (negative: even free it does not beat it).
+
+    NPV of 'add decode' against the status quo is linear in the decode price p (purchase and maintenance scale
+    with it): NPV(p) = a - b p. The break-even p* solves NPV(p*) = max(0, NPV of the other feasible options).
+    None when 'add decode' is not feasible or not studied.
+    """
+    s = as_scenario(scenario)
+    if not s.decode_accelerator:
+        return None
+    base = analyse(s)
+    decode = base.options[base.options["option"] == "add decode"]
+    if decode.empty or not bool(decode["feasible"].iloc[0]):
+        return None
+    others = base.options[(base.options["option"] != "add decode") & base.options["feasible"]]
+    best = float(np.nanmax(np.append(others["npv_vs_status_quo_usd"].to_numpy(dtype=float), 0.0)))
+    p0 = _float(base.years[base.years["option"] == "add decode"]["decode_accelerator_price_usd"].iloc[0])
+    n0 = float(decode["npv_vs_status_quo_usd"].iloc[0])
+    dearer = analyse(s, decode_price_override=p0 + 1000.0).options
+    n1 = float(dearer.loc[dearer["option"] == "add decode", "npv_vs_status_quo_usd"].iloc[0])
+    slope = (n0 - n1) / 1000.0
+    if slope <= 0:
+        return None
+    return p0 + (n0 - best) / slope

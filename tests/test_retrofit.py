@@ -1,0 +1,164 @@
+"""Disaggregated serving and the retrofit study: hand-worked balance, KV link, option cash flows; invariants."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import economics
+from economics.retrofit import analyse, break_even_decode_price_usd
+
+# Simple owned hardware: constant draw (idle = full), PUE 1.5, 0.10 USD/kWh, nothing else but capital.
+SIMPLE: dict[str, Any] = {
+    "ownership": "own", "electricity_usd_per_kwh": 0.1, "pue": 1.5, "idle_power_fraction": 1.0,
+    "colocation_usd_per_kw_month": 0.0, "maintenance_fraction_per_year": 0.0, "software_usd_per_accelerator_year": 0.0,
+    "cost_of_capital": 0.1, "depreciation_years": 5.0, "peak_to_average": 1.0, "headroom": 0.0,
+    "prefix_cache_hit_rate": 0.0,
+}
+
+DISAGG: dict[str, Any] = {
+    **SIMPLE, "accelerator": "h200-sxm", "accelerator_count": 4, "input_tokens_per_s_per_accelerator": 20000.0,
+    "decode_accelerator": "sn50", "decode_output_tokens_per_s_per_accelerator": 2000.0,
+    "decode_accelerator_price_usd": 50000.0, "input_tokens_per_request": 10000.0, "output_tokens_per_request": 1000.0,
+    "round_to_whole_systems": False, "model": "minimax-m2", "precision": "fp8",
+}
+
+
+def test_balanced_decode_pool() -> None:
+    # a request: 10,000 / 20,000 = 0.5 s of prefill on an H200, 1,000 / 2,000 = 0.5 s of decode on an SN50
+    # balanced decode pool for 4 prefill GPUs: ceil(4 x 0.5 / 0.5) = 4 SN50; both pools serve 4 / 0.5 = 8 req/s
+    out = economics.evaluate_scenario(DISAGG)
+    assert out["decode_accelerators"] == 4
+    assert out["capacity_output_tokens_per_day"] == pytest.approx(8 * 1000 * 86400)
+    # with whole systems, the SN50 pool is one rack of 16
+    assert economics.evaluate_scenario({**DISAGG, "round_to_whole_systems": True})["decode_accelerators"] == 16
+
+
+def test_capacity_is_the_smaller_pool() -> None:
+    # 2 SN50 decode 2 x 2,000 / 1,000 = 4 req/s < 8 req/s of prefill: the decode pool limits the system
+    out = economics.evaluate_scenario({**DISAGG, "decode_accelerator_count": 2})
+    assert out["capacity_output_tokens_per_day"] == pytest.approx(4 * 1000 * 86400)
+    assert out["utilization"] == pytest.approx(0.5) and out["decode_utilization"] == pytest.approx(1.0)
+
+
+def test_kv_link_bottleneck() -> None:
+    # MiniMax M2 KV: 2 x 62 layers x 8 heads x 128 x 1 B (fp8) = 126,976 B/token; one 10,000-token prompt = 1.26976 GB
+    # 8 req/s need 10.158 GB/s; a 5 GB/s link carries 5 / 1.26976 = 3.9378 req/s -> the link is the bottleneck
+    free = economics.evaluate_scenario(DISAGG)
+    assert free["kv_transfer_mb_per_request"] == pytest.approx(1269.76)
+    assert free["kv_transfer_gb_per_s"] == pytest.approx(8 * 1.26976)
+    tight = economics.evaluate_scenario({**DISAGG, "kv_link_gb_per_s": 5.0})
+    assert tight["served_output_tokens_per_day"] == pytest.approx(5 / 1.26976 * 1000 * 86400)
+    assert "KV-cache link" in tight["warnings"]
+
+
+def test_costs_split_by_pool() -> None:
+    # owned: H200 book 0 here; SN50 4 x 50,000 x CRF(10 %, 5 y) 0.263797 / 8,760 = 6.0228 USD/h capital
+    out = economics.evaluate_scenario({**DISAGG, "accelerator_price_usd": 0.0})
+    decode_energy = 4 * 1.25 * 1.5 * 0.1
+    prefill_energy = 4 * 1.275 * 1.5 * 0.1
+    capital = 4 * 50000 * 0.26379748 / 8760
+    assert out["decode_pool_cost_usd_per_hour"] == pytest.approx(capital + decode_energy, rel=1e-6)
+    assert out["prefill_pool_cost_usd_per_hour"] == pytest.approx(prefill_energy, rel=1e-9)
+
+
+# --- the retrofit study, worked by hand --------------------------------------------------------------------
+
+STUDY: dict[str, Any] = {
+    **SIMPLE, "name": "study", "accelerator": "h100-sxm", "existing_accelerators": 8, "accelerator_price_usd": 30000.0,
+    "input_tokens_per_request": 1000.0, "output_tokens_per_request": 250.0,
+    "output_tokens_per_s_per_accelerator": 1000.0, "input_tokens_per_s_per_accelerator": 10000.0,
+    "decode_accelerator": "h200-sxm", "decode_accelerator_count": 4, "decode_accelerator_price_usd": 32000.0,
+    "decode_output_tokens_per_s_per_accelerator": 2000.0, "demand_requests_per_s": 40.0, "horizon_years": 2,
+    "price_usd_per_m_input_tokens": 0.5, "price_usd_per_m_output_tokens": 2.0,
+}
+YEAR_S = 86400 * 365
+REV_PER_REQUEST = 1000 * 0.5 / 1e6 + 250 * 2.0 / 1e6  # 0.001 USD
+OPEX_PER_GPU = 1.275 * 1.5 * 0.1 * 8760  # 1,675.35 USD a year: energy only
+
+
+def test_retrofit_options_cash_flows_npv_and_payback() -> None:
+    # status quo: 8 H100 aggregated, 0.1 s prefill + 0.25 s decode = 0.35 s a request -> 22.857 req/s of the 40
+    #   revenue 22.857 x 31,536,000 x 0.001 = 720,822.86/y; opex 8 x 1,675.35 = 13,402.80/y; net 707,420.06/y
+    # add decode: 8 H100 prefill (80 req/s) + 4 H200 decode (4 x 2,000 / 250 = 32 req/s) -> 32 req/s
+    #   capex 4 x 32,000 = 128,000; revenue 1,009,152/y; opex 12 x 1,675.35 = 20,104.20/y; net 989,047.80/y
+    #   vs status quo: -128,000 | +281,627.74 | +281,627.74
+    #   NPV at 10 %: -128,000 + 281,627.74 / 1.1 + 281,627.74 / 1.21 = 360,775.42; payback 128,000 / 281,627.74 y
+    # more of the same: 40 x 0.35 = 14 GPUs -> whole 8-GPU systems: 16, 8 added: capex 240,000
+    #   revenue 40 x 31,536,000 x 0.001 = 1,261,440/y; opex 16 x 1,675.35 = 26,805.60/y; net 1,234,634.40/y
+    #   vs status quo: -240,000 | +527,214.34 | +527,214.34 -> NPV 675,000 (below); payback 240,000 / 527,214.34
+    result = analyse(STUDY)
+    opts = result.options.set_index("option")
+    sq_net = 8 / 0.35 * YEAR_S * REV_PER_REQUEST - 8 * OPEX_PER_GPU
+    dec_inc = 32 * YEAR_S * REV_PER_REQUEST - 12 * OPEX_PER_GPU - sq_net
+    more_inc = 40 * YEAR_S * REV_PER_REQUEST - 16 * OPEX_PER_GPU - sq_net
+    assert dec_inc == pytest.approx(281_627.74, abs=0.01)
+    assert more_inc == pytest.approx(527_214.34, abs=0.01)
+    assert opts.loc["add decode", "capex_usd"] == pytest.approx(128_000)
+    assert opts.loc["more of the same", "capex_usd"] == pytest.approx(240_000)
+    assert opts.loc["more of the same", "accelerators"] == 16
+    assert opts.loc["status quo", "npv_vs_status_quo_usd"] == 0
+    assert opts.loc["add decode", "npv_vs_status_quo_usd"] == pytest.approx(
+        -128_000 + dec_inc / 1.1 + dec_inc / 1.21, rel=1e-9)
+    assert opts.loc["add decode", "npv_vs_status_quo_usd"] == pytest.approx(360_775.42, abs=0.05)
+    assert opts.loc["more of the same", "npv_vs_status_quo_usd"] == pytest.approx(
+        -240_000 + more_inc / 1.1 + more_inc / 1.21, rel=1e-9)
+    assert opts.loc["add decode", "payback_months"] == pytest.approx(128_000 / dec_inc * 12, rel=1e-9)
+    assert opts.loc["more of the same", "payback_months"] == pytest.approx(240_000 / more_inc * 12, rel=1e-9)
+    flows = result.cashflows[result.cashflows["option"] == "add decode"]
+    assert flows["vs_status_quo_usd"].round(2).tolist() == [-128_000.0, round(dec_inc, 2), round(dec_inc, 2)]
+
+
+def test_break_even_decode_price_matches_the_best_alternative() -> None:
+    # 5 H200 decode 40 req/s: the whole demand, with fewer GPUs than 'more of the same' -> a positive break-even
+    study = {**STUDY, "decode_accelerator_count": 5}
+    p = break_even_decode_price_usd(study)
+    assert p is not None and p > 0
+    at = analyse({**study, "decode_accelerator_price_usd": p}).options.set_index("option")
+    best = max(0.0, float(at.loc["more of the same", "npv_vs_status_quo_usd"]))
+    assert at.loc["add decode", "npv_vs_status_quo_usd"] == pytest.approx(best, rel=1e-6)
+
+
+def test_new_generation_in_an_air_hall_needs_the_liquid_retrofit() -> None:
+    # GB200 NVL72 needs liquid; the air-cooled hall gets a retrofit: capex includes IT MW x 2 M USD/MW
+    study = {**STUDY, "new_accelerator": "gb200-nvl72", "facility_cooling": "air", "pue": None,
+             "model": "llama-3.1-70b", "precision": "fp8"}
+    opts = analyse(study).options.set_index("option")
+    new = opts.loc["new generation"]
+    assert new["feasible"], new["reason"]
+    years = analyse(study).years
+    first = years[(years["option"] == "new generation") & (years["year"] == 1)].iloc[0]
+    retrofit = float(first["it_power_kw"]) / 1000 * 2e6
+    assert new["capex_usd"] == pytest.approx(float(first["accelerators"]) * float(first["accelerator_price_usd"])
+                                             + retrofit, rel=1e-9)
+    assert float(first["pue_effective"]) == pytest.approx(1.15)
+    # without the retrofit the same hardware is infeasible in that hall
+    plain = economics.evaluate_scenario({**study, "accelerator": "gb200-nvl72", "accelerator_count": 72,
+                                         "decode_accelerator": None, "allow_liquid_retrofit": False,
+                                         "output_tokens_per_s_per_accelerator": 1000.0})
+    assert not plain["feasible"] and "requires liquid cooling" in plain["infeasible_reason"]
+
+
+# --- invariants ------------------------------------------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 64), st.integers(1, 64), st.floats(100.0, 50000.0), st.floats(100.0, 5000.0))
+def test_adding_decode_capacity_never_lowers_capacity(g: int, k: int, p: float, d: float) -> None:
+    rows = pd.DataFrame([{**DISAGG, "accelerator_count": g, "decode_accelerator_count": kk,
+                          "input_tokens_per_s_per_accelerator": p, "decode_output_tokens_per_s_per_accelerator": d}
+                         for kk in (k, k + 1, 2 * k)])
+    cap = economics.evaluate(rows)["capacity_output_tokens_per_day"].astype(float).tolist()
+    assert cap[0] <= cap[1] * (1 + 1e-12) and cap[1] <= cap[2] * (1 + 1e-12)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.floats(1000.0, 200000.0), st.floats(1000.0, 200000.0))
+def test_npv_falls_as_the_decode_price_rises(a: float, b: float) -> None:
+    lo, hi = min(a, b), max(a, b)
+    npv = [analyse({**STUDY, "decode_accelerator_price_usd": p}).options.set_index("option").loc[
+        "add decode", "npv_vs_status_quo_usd"] for p in (lo, hi)]
+    assert npv[1] <= npv[0] * (1 + 1e-12) + 1e-6
