@@ -182,15 +182,20 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
         rec("accelerators", n, "accelerator", "{accelerator_count}", note="fixed fleet, as given",
             accelerator_count=(n, "accelerator"))
 
-    # decode pool: as given; balanced to the prefill pool's capacity; or sized from demand with it
-    per_system_y = np.nan_to_num(c["decode_accelerators_per_system"], nan=1.0)
-    peak_x = c["peak_to_average"] * (1.0 + c["headroom"])
-    k_sized = cap.accelerators_for_work(work_y, peak_x)
-    k_balanced = np.maximum(1.0, np.ceil(n * work_y / np.where(work > 0, work, 1.0) * (1.0 - 1e-12)))
-    k_need = np.where(sized, k_sized, k_balanced)
-    k_need = np.where(c["round_to_whole_systems"].astype(bool), fleet.round_up_to_multiple(k_need, per_system_y),
-                      k_need)
-    k = np.where(dis, np.where(np.isnan(k0), k_need, k0), 0.0)
+    # decode pool: as given; balanced to the prefill pool's capacity; or sized from demand with it.
+    # Without any decode pool in the table its terms are scalar zeros: a million aggregated rows stay fast.
+    any_dis = bool(dis.any())
+    per_system_y: Any = 1.0
+    k: Any = 0.0
+    if any_dis:
+        per_system_y = np.nan_to_num(c["decode_accelerators_per_system"], nan=1.0)
+        peak_x = c["peak_to_average"] * (1.0 + c["headroom"])
+        k_sized = cap.accelerators_for_work(work_y, peak_x)
+        k_balanced = np.maximum(1.0, np.ceil(n * work_y / np.where(work > 0, work, 1.0) * (1.0 - 1e-12)))
+        k_need = np.where(sized, k_sized, k_balanced)
+        k_need = np.where(c["round_to_whole_systems"].astype(bool), fleet.round_up_to_multiple(k_need, per_system_y),
+                          k_need)
+        k = np.where(dis, np.where(np.isnan(k0), k_need, k0), 0.0)
     if row >= 0 and dis[row]:
         rec("decode_accelerators", k, "accelerator",
             "{decode_accelerator_count}" if not np.isnan(k0[row]) else
@@ -201,29 +206,35 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
             work_accelerator_s_per_day=(work, "accelerator-s/day"))
 
     # KV caches move from the prefill pool to the decode pool: one prompt's cache per request
-    kv_bytes = _kv_bytes_per_token(c)
-    kv_per_request = i_req * kv_bytes
-    demand_requests_per_day = dem_out / o_req
-    link_requests_per_day = c["kv_link_gb_per_s"] * 1e9 * cap.SECONDS_PER_DAY / np.where(kv_per_request > 0,
-                                                                                          kv_per_request, np.nan)
-
     avail = n * cap.SECONDS_PER_DAY
     f = cap.served_fraction(work, n)
-    f_decode = np.where(dis, cap.served_fraction(work_y, np.where(dis, k, 1.0)), 1.0)
-    f_link = np.where(dis & ~np.isnan(link_requests_per_day),
-                      np.minimum(1.0, link_requests_per_day / demand_requests_per_day), 1.0)
-    link_bound = dis & (f_link < np.minimum(f, f_decode))
-    f = np.minimum(np.minimum(f, f_decode), f_link)
+    kv_per_request: Any = np.nan
+    link_requests_per_day: Any = np.nan
+    demand_requests_per_day = dem_out / o_req
+    link_bound: Any = False
+    u_y: Any = 0.0
+    kv_gb_per_s: Any = np.full(len(dis), np.nan)
+    if any_dis:
+        kv_per_request = i_req * _kv_bytes_per_token(c)
+        link_requests_per_day = c["kv_link_gb_per_s"] * 1e9 * cap.SECONDS_PER_DAY / np.where(
+            kv_per_request > 0, kv_per_request, np.nan)
+        f_decode = np.where(dis, cap.served_fraction(work_y, np.where(dis, k, 1.0)), 1.0)
+        f_link = np.where(dis & ~np.isnan(link_requests_per_day),
+                          np.minimum(1.0, link_requests_per_day / demand_requests_per_day), 1.0)
+        link_bound = dis & (f_link < np.minimum(f, f_decode))
+        f = np.minimum(np.minimum(f, f_decode), f_link)
+        u_y = np.where(dis, np.minimum(1.0, f * work_y / np.where(dis, k, 1.0) / cap.SECONDS_PER_DAY), 0.0)
+        kv_gb_per_s = np.where(dis, f * demand_requests_per_day * kv_per_request / 1e9 / cap.SECONDS_PER_DAY, np.nan)
     u = np.minimum(1.0, f * work / avail)
-    u_y = np.where(dis, np.minimum(1.0, f * work_y / np.where(dis, k, 1.0) / cap.SECONDS_PER_DAY), 0.0)
-    kv_gb_per_s = np.where(dis, f * demand_requests_per_day * kv_per_request / 1e9 / cap.SECONDS_PER_DAY, np.nan)
     rec("utilization", u, "", "min({work_accelerator_s_per_day}, {accelerators} x 86,400 s/day)"
         " / ({accelerators} x 86,400 s/day)", work_accelerator_s_per_day=(work, "accelerator-s/day"),
         accelerators=(n, ""))
-    scale = np.minimum(avail / np.where(work > 0, work, np.nan),
-                       np.where(dis, k * cap.SECONDS_PER_DAY / np.where(work_y > 0, work_y, np.nan), np.inf))
-    scale = np.minimum(scale, np.where(dis & ~np.isnan(link_requests_per_day),
-                                       link_requests_per_day / demand_requests_per_day, np.inf))
+    scale = avail / np.where(work > 0, work, np.nan)
+    if any_dis:
+        scale = np.minimum(scale, np.where(dis, k * cap.SECONDS_PER_DAY / np.where(work_y > 0, work_y, np.nan),
+                                           np.inf))
+        scale = np.minimum(scale, np.where(dis & ~np.isnan(link_requests_per_day),
+                                           link_requests_per_day / demand_requests_per_day, np.inf))
     capacity_in, capacity_out = dem_in * scale, dem_out * scale
     served_in, served_out = dem_in * f, dem_out * f
     served_cached = served_in * h
@@ -254,31 +265,40 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
                                       c["system_form"] == "rack")
     racks = fleet.racks_needed(systems, per_rack)
     # the decode pool's systems and racks, in the same facility
-    needs_liquid_y = dis & (c["decode_accelerator_cooling"] == "liquid")
-    retrofit_y = needs_liquid_y & air_hall & c["allow_liquid_retrofit"].astype(bool)
-    liquid_racks_y = (effective_cooling == "liquid") | retrofit_y | ((effective_cooling == "hybrid") & needs_liquid_y)
-    rack_kw_y = np.where(np.isnan(c["rack_power_kw"]),
-                         np.where(liquid_racks_y, catalog.default_value("rack_power_kw_liquid"),
-                                  catalog.default_value("rack_power_kw_air_containment")), c["rack_power_kw"])
-    system_kw_y = np.where(np.isnan(c["decode_system_power_kw"]), c["decode_accelerator_power_kw"] * per_system_y,
-                           c["decode_system_power_kw"])
-    systems_y = np.where(dis, fleet.systems_needed(k, per_system_y), 0.0)
-    form_y = _catalog_lookup(c["decode_accelerator"], "system_form", "")
-    per_rack_y = np.where(dis, fleet.systems_per_rack(system_kw_y, rack_kw_y,
-                                                      _catalog_lookup(c["decode_accelerator"], "system_rack_units",
-                                                                      np.nan),
-                                                      c["rack_units_per_rack"], form_y == "rack"), 1.0)
-    racks_y = np.where(dis, fleet.racks_needed(systems_y, per_rack_y), 0.0)
-    it_kw_y = np.where(dis, k * c["decode_accelerator_power_kw"], 0.0)
+    needs_liquid_y: Any = False
+    retrofit_y: Any = False
+    per_rack_y: Any = 1.0
+    systems_y: Any = 0.0
+    racks_y: Any = 0.0
+    it_kw_y: Any = 0.0
+    if any_dis:
+        needs_liquid_y = dis & (c["decode_accelerator_cooling"] == "liquid")
+        retrofit_y = needs_liquid_y & air_hall & c["allow_liquid_retrofit"].astype(bool)
+        liquid_racks_y = ((effective_cooling == "liquid") | retrofit_y
+                          | ((effective_cooling == "hybrid") & needs_liquid_y))
+        rack_kw_y = np.where(np.isnan(c["rack_power_kw"]),
+                             np.where(liquid_racks_y, catalog.default_value("rack_power_kw_liquid"),
+                                      catalog.default_value("rack_power_kw_air_containment")), c["rack_power_kw"])
+        system_kw_y = np.where(np.isnan(c["decode_system_power_kw"]),
+                               c["decode_accelerator_power_kw"] * per_system_y, c["decode_system_power_kw"])
+        systems_y = np.where(dis, fleet.systems_needed(k, per_system_y), 0.0)
+        form_y = _catalog_lookup(c["decode_accelerator"], "system_form", "")
+        units_y = _catalog_lookup(c["decode_accelerator"], "system_rack_units", np.nan)
+        per_rack_y = np.where(dis, fleet.systems_per_rack(system_kw_y, rack_kw_y, units_y, c["rack_units_per_rack"],
+                                                          form_y == "rack"), 1.0)
+        racks_y = np.where(dis, fleet.racks_needed(systems_y, per_rack_y), 0.0)
+        it_kw_y = np.where(dis, k * c["decode_accelerator_power_kw"], 0.0)
     it_kw = n * c["accelerator_power_kw"] + it_kw_y
     fac_kw = it_kw * pue
     in_facility = own | ~c["rent_includes_energy"].astype(bool)
     cooling_bad = in_facility & ((needs_liquid & air_hall & ~retrofit) | (needs_liquid_y & air_hall & ~retrofit_y))
     rack_bad = in_facility & (~(per_rack >= 1) | (dis & ~(per_rack_y >= 1)))
-    racks = racks + racks_y
-    systems = systems + systems_y
+    if any_dis:
+        racks = racks + racks_y
+        systems = systems + systems_y
     site_bad = in_facility & ~np.isnan(c["site_power_mw"]) & (fac_kw > c["site_power_mw"] * 1000.0 * (1 + 1e-12))
-    retrofit_it_kw = np.where(retrofit, n * c["accelerator_power_kw"], 0.0) + np.where(retrofit_y, it_kw_y, 0.0)
+    retrofit_it_kw = np.where(retrofit, n * c["accelerator_power_kw"], 0.0) + (
+        np.where(retrofit_y, it_kw_y, 0.0) if any_dis else 0.0)
     retrofit_capex = np.where(in_facility, fleet.retrofit_capex_usd(retrofit_it_kw, c["liquid_retrofit_usd_per_mw"]),
                               0.0)
     retrofit_h = cost.capital_usd_per_hour(retrofit_capex, c["cost_of_capital"], c["facility_depreciation_years"])
@@ -294,7 +314,7 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
             systems_per_rack=(per_rack, ""))
         rec("facility_power_kw", fac_kw, "kW", "{accelerators} x {accelerator_power_kw} x {pue}",
             accelerators=(n, ""), accelerator_power_kw=(c["accelerator_power_kw"], "kW"), pue=(pue, ""))
-        if retrofit[row] or retrofit_y[row]:
+        if retrofit[row] or (any_dis and retrofit_y[row]):
             rec("cooling_retrofit_usd_per_hour", retrofit_h, "USD/h",
                 "{retrofitted_it_power_kw} / 1,000 x {liquid_retrofit_usd_per_mw} x CRF({cost_of_capital}, "
                 "{facility_depreciation_years}) / 8,760 h/year", retrofitted_it_power_kw=(retrofit_it_kw, "kW"),
@@ -318,21 +338,30 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
     rent_h = np.where(own, 0.0, n * c["rent_usd_per_accelerator_hour"])
     prefill_pool_h = capital_h + energy_h + facility_h + ops_h + rent_h
     # the decode pool: the same cost model with its own hardware figures and utilization
-    avg_kw_y = cost.average_power_kw(np.nan_to_num(c["decode_accelerator_power_kw"]), u_y, c["idle_power_fraction"])
-    cap_y = np.where(own & dis, k * cost.capital_usd_per_hour(np.nan_to_num(c["decode_accelerator_price_usd"]),
-                                                              c["cost_of_capital"], c["depreciation_years"]), 0.0)
-    energy_y = np.where(pays_energy & dis, k * cost.energy_usd_per_hour(avg_kw_y, pue, c["electricity_usd_per_kwh"]),
-                        0.0)
-    facility_y = np.where(own & dis, k * cost.facility_usd_per_hour(
-        np.nan_to_num(c["decode_accelerator_power_kw"]), c["colocation_usd_per_kw_month"],
-        c["facility_capex_usd_per_kw"], c["cost_of_capital"], c["facility_depreciation_years"]), 0.0)
-    ops_y = np.where(own & dis, k * cost.operations_usd_per_hour(
-        np.nan_to_num(c["decode_accelerator_price_usd"]), c["maintenance_fraction_per_year"],
-        c["software_usd_per_accelerator_year"]), 0.0)
-    rent_y = np.where(~own & dis, k * np.nan_to_num(c["decode_rent_usd_per_accelerator_hour"]), 0.0)
+    avg_kw_y: Any = 0.0
+    cap_y: Any = 0.0
+    energy_y: Any = 0.0
+    facility_y: Any = 0.0
+    ops_y: Any = 0.0
+    rent_y: Any = 0.0
+    if any_dis:
+        avg_kw_y = cost.average_power_kw(np.nan_to_num(c["decode_accelerator_power_kw"]), u_y,
+                                         c["idle_power_fraction"])
+        cap_y = np.where(own & dis, k * cost.capital_usd_per_hour(np.nan_to_num(c["decode_accelerator_price_usd"]),
+                                                                  c["cost_of_capital"], c["depreciation_years"]), 0.0)
+        energy_y = np.where(pays_energy & dis, k * cost.energy_usd_per_hour(avg_kw_y, pue,
+                                                                            c["electricity_usd_per_kwh"]), 0.0)
+        facility_y = np.where(own & dis, k * cost.facility_usd_per_hour(
+            np.nan_to_num(c["decode_accelerator_power_kw"]), c["colocation_usd_per_kw_month"],
+            c["facility_capex_usd_per_kw"], c["cost_of_capital"], c["facility_depreciation_years"]), 0.0)
+        ops_y = np.where(own & dis, k * cost.operations_usd_per_hour(
+            np.nan_to_num(c["decode_accelerator_price_usd"]), c["maintenance_fraction_per_year"],
+            c["software_usd_per_accelerator_year"]), 0.0)
+        rent_y = np.where(~own & dis, k * np.nan_to_num(c["decode_rent_usd_per_accelerator_hour"]), 0.0)
     decode_pool_h = cap_y + energy_y + facility_y + ops_y + rent_y
-    capital_h, energy_h, facility_h = capital_h + cap_y, energy_h + energy_y, facility_h + facility_y
-    ops_h, rent_h = ops_h + ops_y, rent_h + rent_y
+    if any_dis:
+        capital_h, energy_h, facility_h = capital_h + cap_y, energy_h + energy_y, facility_h + facility_y
+        ops_h, rent_h = ops_h + ops_y, rent_h + rent_y
     total_h = capital_h + energy_h + facility_h + ops_h + rent_h + retrofit_h
     if row >= 0 and dis[row]:
         rec("decode_pool_cost_usd_per_hour", decode_pool_h, "USD/h",
@@ -341,8 +370,9 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
             decode_accelerators=(k, ""), decode_accelerator=(np.zeros(len(k)), str(c["decode_accelerator"][row])),
             decode_utilization=(u_y, ""))
     # with a decode pool, input tokens carry the prefill pool's cost and output tokens the decode pool's
-    share_in = np.where(dis, prefill_pool_h / np.where(prefill_pool_h + decode_pool_h > 0,
-                                                       prefill_pool_h + decode_pool_h, 1.0), share_in)
+    if any_dis:
+        share_in = np.where(dis, prefill_pool_h / np.where(prefill_pool_h + decode_pool_h > 0,
+                                                           prefill_pool_h + decode_pool_h, 1.0), share_in)
 
     if row >= 0 and own[row]:
         rec("capital_usd_per_hour", capital_h, "USD/h",
@@ -467,7 +497,7 @@ def _compute(c: dict[str, Array], rec: Any) -> dict[str, Array]:
         | (np.asarray(c.get("_throughput_estimated", False), dtype=bool) << 6)
         | (np.asarray(c.get("_throughput_from_curve", False), dtype=bool) << 7)
         | (np.asarray(c.get("_outside_measured_range", False), dtype=bool) << 8)
-        | (link_bound << 9)
+        | (np.asarray(link_bound, dtype=np.int64) << 9)
     )
     return {
         "accelerators": n, "capacity_requests_per_s_per_accelerator": r, "work_accelerator_s_per_day": work,

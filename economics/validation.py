@@ -194,7 +194,7 @@ def validate(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], list[Problem]]:
             cols[name] = _bool(series, spec, problems)
         else:
             cols[name] = _free_text(series, spec, problems)
-    _resolve_catalog(cols, problems)
+    _resolve_catalog(cols, problems, {str(c) for c in df.columns})
     _check_combinations(cols, problems)
     problems.items.sort(key=lambda p: p.row)
     return cols, problems.items
@@ -222,7 +222,7 @@ def _default_column(spec: FieldSpec, n: int) -> Any:
                                      pd.Index(["" if spec.default is None else str(spec.default)]))
 
 
-def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems) -> None:
+def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems, present: set[str]) -> None:
     table = catalog.accelerators()
     ids = list(table.index)
     codes_of: dict[str, np.ndarray] = {}
@@ -248,11 +248,13 @@ def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems) -> None:
         if cat_field not in table.columns:
             continue
         codes = codes_of[FIELDS[field].catalog_id or "accelerator"]
+        if not (codes >= 0).any():
+            continue  # no row names this kind of accelerator (e.g. no decode pool anywhere): nothing to fill
         given = cols[field]
         column = table[cat_field]
         if FIELDS[field].kind in ("float", "int"):
             lookup = np.append(column.to_numpy(dtype=float, na_value=np.nan), np.nan)  # index -1 -> NaN
-            cols[field] = np.where(np.isnan(given), lookup[codes], given)
+            cols[field] = lookup[codes] if field not in present else np.where(np.isnan(given), lookup[codes], given)
         else:
             lookup = np.append(column.fillna("").to_numpy(dtype=object), "")
             cols[field] = np.where(given == "", lookup[codes], given)
