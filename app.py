@@ -13,6 +13,8 @@ page = st.navigation(
         st.Page("ui/fleet.py", title="Fleet", icon=":material/dns:", url_path="fleet"),
         st.Page("ui/decode.py", title="Decode accelerators", icon=":material/call_split:", url_path="decode"),
         st.Page("ui/throughput.py", title="Throughput", icon=":material/speed:", url_path="throughput"),
+        st.Page("ui/scenarios.py", title="Scenarios", icon=":material/table:", url_path="scenarios"),
+        st.Page("ui/data.py", title="Data", icon=":material/database:", url_path="data"),
     ]
 )
 page.run()

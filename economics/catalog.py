@@ -105,6 +105,12 @@ def throughput_curves() -> pd.DataFrame:
 
 
 @cache
+def api_prices() -> pd.DataFrame:
+    """data/api_prices.csv: published API list prices per million tokens."""
+    return _read("api_prices.csv")
+
+
+@cache
 def calibration() -> pd.DataFrame:
     """data/calibration.csv: fitted roofline efficiency factors per accelerator family (and global)."""
     return _read("calibration.csv").set_index("scope")

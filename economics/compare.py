@@ -36,3 +36,56 @@ def compare_accelerators(scenario: Scenario | dict[str, Any], accelerators: list
     table = table.sort_values(["_order", "cost_usd_per_m_tokens"], na_position="last", kind="stable")
     table["rank"] = range(1, len(table) + 1)
     return table.drop(columns="_order").reset_index(drop=True)
+
+
+def cost_vs_utilization(scenario: Scenario | dict[str, Any], points: int = 20) -> pd.DataFrame:
+    """Cost per M tokens of the scenario's fleet as its average utilization goes from 1/points to 1: the demand is
+    set to that share of the fleet's capacity (same request shape), everything else unchanged.
+
+    Needs a fixed fleet (``accelerator_count``): it is the fleet that is more or less busy. Returns columns
+    ``utilization``, ``cost_usd_per_m_tokens``, ``gross_margin``.
+    """
+    base = as_scenario(scenario)
+    if base.accelerator_count is None:
+        capacity_row = evaluate(pd.DataFrame([base.model_dump()]))
+        count = capacity_row["accelerators"].iloc[0]
+        base = base.model_copy(update={"accelerator_count": None if count is pd.NA else int(count)})
+    full = with_changes(base, demand_input_tokens_per_day=None, demand_output_tokens_per_day=None,
+                        demand_requests_per_s=None)
+    cap = evaluate(pd.DataFrame([full]))
+    capacity = float(cap["capacity_output_tokens_per_day"].iloc[0])
+    shares = [(i + 1) / points for i in range(points)]
+    rows = [with_changes(base, demand_input_tokens_per_day=None, demand_requests_per_s=None,
+                         demand_output_tokens_per_day=capacity * u) for u in shares]
+    out = evaluate(pd.DataFrame(rows))
+    return pd.DataFrame({"utilization": out["utilization"].astype(float),
+                         "cost_usd_per_m_tokens": out["cost_usd_per_m_tokens"].astype(float),
+                         "gross_margin": out["gross_margin"]})
+
+
+def margins_at_prices(scenario: Scenario | dict[str, Any], prices: pd.DataFrame) -> pd.DataFrame:
+    """The scenario evaluated at each row's input/output list price (e.g. data/api_prices.csv): adds
+    ``revenue_usd_per_day``, ``gross_margin`` and ``cost_usd_per_m_tokens`` columns to ``prices``."""
+    base = as_scenario(scenario)
+    rows = [with_changes(base, price_usd_per_m_input_tokens=float(p_in), price_usd_per_m_output_tokens=float(p_out),
+                         price_usd_per_m_cached_input_tokens=None)
+            for p_in, p_out in zip(prices["price_usd_per_m_input_tokens"], prices["price_usd_per_m_output_tokens"],
+                                   strict=True)]
+    out = evaluate(pd.DataFrame(rows))
+    return prices.reset_index(drop=True).assign(
+        revenue_usd_per_day=out["revenue_usd_per_day"].to_numpy(), gross_margin=out["gross_margin"].to_numpy(),
+        cost_usd_per_m_tokens=out["cost_usd_per_m_tokens"].to_numpy())
+
+
+COST_PARTS = {"capital_usd_per_hour": "capital", "energy_usd_per_hour": "energy", "facility_usd_per_hour": "facility",
+              "operations_usd_per_hour": "operations", "rent_usd_per_hour": "rent",
+              "cooling_retrofit_usd_per_hour": "cooling retrofit"}
+
+
+def breakdown(result: dict[str, Any]) -> pd.DataFrame:
+    """The hourly cost of an evaluated scenario by part (capital, energy, facility, operations, rent, retrofit),
+    with each part's share; parts that are zero are left out."""
+    rows = [(label, float(result[col] or 0.0)) for col, label in COST_PARTS.items()]
+    table = pd.DataFrame(rows, columns=["part", "usd_per_hour"])
+    table = table[table["usd_per_hour"] > 0]
+    return table.assign(share=table["usd_per_hour"] / float(result["cost_usd_per_hour"]))

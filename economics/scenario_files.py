@@ -74,6 +74,13 @@ def to_csv_text(df: pd.DataFrame) -> str:
     return safe_for_spreadsheets(df).to_csv(index=False, lineterminator="\n")
 
 
+def to_excel_bytes(df: pd.DataFrame, sheet: str = "results") -> bytes:
+    """An .xlsx workbook of the table (formulas neutralised, missing values as empty cells)."""
+    buffer = io.BytesIO()
+    safe_for_spreadsheets(df).to_excel(buffer, sheet_name=sheet, index=False, engine="openpyxl")
+    return buffer.getvalue()
+
+
 def to_json_text(df: pd.DataFrame) -> str:
     """A JSON array of records; missing values are null (never NaN)."""
     records = json.loads(df.to_json(orient="records", double_precision=15))

@@ -47,7 +47,7 @@ def test_cost_page_renders_kpis(app: AppTest) -> None:
 
 def test_every_input_has_a_key_named_after_its_field(app: AppTest) -> None:
     fields = set(economics.default_scenario().model_dump())
-    keys = {w.key for w in [*app.number_input, *app.selectbox]}
+    keys = {w.key for w in [*app.number_input, *app.selectbox]} - {"preset"}  # the preset picker is not a field
     assert keys >= {"accelerator", "accelerator_count", "electricity_usd_per_kwh",
                     "output_tokens_per_s_per_accelerator"}
     assert keys <= fields, keys - fields
@@ -109,3 +109,22 @@ def test_ui_stays_thin_and_safe() -> None:
         assert not re.search(r"^\s*(import|from)\s+(numpy|numpy_financial|pandas)\b", text, re.M), path
     for path in (root / "economics").glob("*.py"):
         assert not re.search(r"^\s*(import|from)\s+streamlit\b", path.read_text(encoding="utf-8"), re.M), path
+
+
+def test_presets_load_with_one_click(app: AppTest) -> None:
+    names = list(economics.preset_scenarios())
+    sn50 = next(n for n in names if "SN50" in n)
+    app.selectbox(key="preset").set_value(sn50).run()
+    assert not app.exception
+    scenario, note = economics.preset_scenarios()[sn50]
+    assert app.selectbox(key="accelerator").value == scenario.accelerator == "h200-sxm"
+    expected = economics.evaluate_scenario(scenario)["cost_usd_per_m_tokens"]
+    assert metric_value(app, COST_LABEL) == usd_per_m_tokens(expected)
+    assert any("763" in c.value for c in app.caption)
+
+
+def test_cost_page_shows_margin_breakdown_and_api_prices(app: AppTest) -> None:
+    assert metric_value(app, "Gross margin").endswith("%")
+    assert len(app.get("vega_lite_chart")) == 2
+    prices = app.dataframe[0].value
+    assert {"provider", "gross_margin"} <= set(prices.columns)

@@ -7,26 +7,16 @@ Labels and help texts come from the scenario's field metadata (:data:`economics.
 
 from __future__ import annotations
 
-from typing import Any
-
+import altair as alt
 import streamlit as st
 
 import economics
 from economics import FIELDS, catalog
-from ui.format import percent, usd_per_hour, usd_per_m_tokens
+from economics.compare import breakdown, cost_vs_utilization, margins_at_prices
+from ui.format import percent, usd, usd_per_hour, usd_per_m_tokens
 
-INPUT_FIELDS = ("accelerator", "accelerator_count", "electricity_usd_per_kwh", "output_tokens_per_s_per_accelerator")
-
-default_values: dict[str, Any] = economics.default_scenario().model_dump()
-
-
-def _as_float(value: Any) -> float | None:
-    return None if value is None else float(value)
-
-
-def _as_int(value: Any) -> int | None:
-    return None if value is None else int(value)
-
+INPUT_FIELDS = ("accelerator", "ownership", "accelerator_count", "electricity_usd_per_kwh",
+                "output_tokens_per_s_per_accelerator", "price_usd_per_m_input_tokens", "price_usd_per_m_output_tokens")
 
 def _help(field: str) -> str:
     spec = FIELDS[field]
@@ -36,44 +26,44 @@ def _help(field: str) -> str:
 
 st.title("Cost per token")
 
+presets = economics.preset_scenarios()
+preset_names = list(presets)
+
+
+def _load_preset() -> None:
+    values = presets[st.session_state["preset"]][0].model_dump()
+    for field in INPUT_FIELDS:
+        st.session_state[field] = values[field]
+
+
+st.selectbox("Preset", preset_names, key="preset", on_change=_load_preset,
+             help="Ready-made scenarios from data/presets.csv; each note cites its figures")
+base = presets[st.session_state["preset"]][0]
+st.caption(presets[st.session_state["preset"]][1])
+for field in INPUT_FIELDS:  # first run: the widgets start from the preset
+    st.session_state.setdefault(field, base.model_dump()[field])
+
 with st.sidebar:
     st.header("Scenario")
     accelerator_ids = catalog.accelerator_ids()
-    st.selectbox(
-        "Accelerator",
-        accelerator_ids,
-        index=accelerator_ids.index(default_values["accelerator"]) if default_values["accelerator"] in accelerator_ids
-        else 0,
-        key="accelerator",
-        help=_help("accelerator"),
-    )
-    st.number_input(
-        FIELDS["accelerator_count"].label,
-        value=_as_int(default_values["accelerator_count"]),
-        step=1,
-        placeholder="empty: sized from demand",
-        key="accelerator_count",
-        help=_help("accelerator_count"),
-    )
-    st.number_input(
-        FIELDS["electricity_usd_per_kwh"].label,
-        value=_as_float(default_values["electricity_usd_per_kwh"]),
-        step=0.01,
-        format="%.3f",
-        key="electricity_usd_per_kwh",
-        help=_help("electricity_usd_per_kwh"),
-    )
-    st.number_input(
-        FIELDS["output_tokens_per_s_per_accelerator"].label,
-        value=_as_float(default_values["output_tokens_per_s_per_accelerator"]),
-        step=10.0,
-        format="%.2f",
-        placeholder="empty: estimated",
-        key="output_tokens_per_s_per_accelerator",
-        help=_help("output_tokens_per_s_per_accelerator"),
-    )
+    st.selectbox("Accelerator", accelerator_ids, key="accelerator", help=_help("accelerator"))
+    st.selectbox(FIELDS["ownership"].label, list(FIELDS["ownership"].choices), key="ownership",
+                 help=_help("ownership"))
+    st.number_input(FIELDS["accelerator_count"].label, step=1, placeholder="empty: sized from demand",
+                    key="accelerator_count", help=_help("accelerator_count"))
+    st.number_input(FIELDS["electricity_usd_per_kwh"].label, step=0.01, format="%.3f",
+                    key="electricity_usd_per_kwh", help=_help("electricity_usd_per_kwh"))
+    st.number_input(FIELDS["output_tokens_per_s_per_accelerator"].label, step=10.0, format="%.2f",
+                    placeholder="empty: estimated", key="output_tokens_per_s_per_accelerator",
+                    help=_help("output_tokens_per_s_per_accelerator"))
+    st.number_input(FIELDS["price_usd_per_m_input_tokens"].label, step=0.05, format="%.3f",
+                    placeholder="empty: no revenue", key="price_usd_per_m_input_tokens",
+                    help=_help("price_usd_per_m_input_tokens"))
+    st.number_input(FIELDS["price_usd_per_m_output_tokens"].label, step=0.05, format="%.3f",
+                    placeholder="empty: no revenue", key="price_usd_per_m_output_tokens",
+                    help=_help("price_usd_per_m_output_tokens"))
 
-scenario = economics.with_changes(economics.default_scenario(), **{f: st.session_state[f] for f in INPUT_FIELDS})
+scenario = economics.with_changes(base, **{f: st.session_state[f] for f in INPUT_FIELDS})
 
 try:
     result = economics.evaluate_scenario(scenario)
@@ -82,13 +72,51 @@ except economics.ScenarioError as error:
     st.error(str(error))
     st.stop()
 
+if not result["feasible"]:
+    st.error(result["infeasible_reason"])
+    st.stop()
+
 kpis = st.columns(3)
-kpis[0].metric("Cost per M tokens", usd_per_m_tokens(result["cost_usd_per_m_tokens"]))
-kpis[1].metric("Cost per hour", usd_per_hour(result["cost_usd_per_hour"]))
-kpis[2].metric("Utilization", percent(result["utilization"]))
+kpis[0].metric("Cost per M tokens", usd_per_m_tokens(result["cost_usd_per_m_tokens"]),
+               help="Input and output tokens served, all hours of the fleet")
+kpis[1].metric("Cost per M input tokens", "-" if result["cost_usd_per_m_input_tokens"] is None
+               else usd(result["cost_usd_per_m_input_tokens"]), help="Prefill's share of device time")
+kpis[2].metric("Cost per M output tokens", usd(result["cost_usd_per_m_output_tokens"]),
+               help="Decode's share of device time")
+row2 = st.columns(4)
+row2[0].metric("Cost per hour", usd_per_hour(result["cost_usd_per_hour"]))
+row2[1].metric("Cost per day", usd(result["cost_usd_per_day"]))
+row2[2].metric("Utilization", percent(result["utilization"]))
+row2[3].metric("Gross margin", "-" if result["gross_margin"] is None else percent(result["gross_margin"]),
+               help="(revenue - cost) / revenue at your prices")
+st.caption(f"{result['accelerators']:,} x {result['accelerator']} ({result['ownership']}); "
+           f"{1e6 / result['cost_usd_per_m_tokens']:,.0f} tokens per dollar; "
+           f"{result['facility_power_kw']:,.0f} kW at the facility.")
 
 for warning in economics.split_warnings(result["warnings"]):
     st.warning(warning)
+
+parts = breakdown(result)
+left, right = st.columns(2)
+with left:
+    st.subheader("Where the money goes")
+    st.altair_chart(alt.Chart(parts).mark_bar().encode(
+        x=alt.X("usd_per_hour:Q", title="Cost [USD/h]"), y=alt.Y("part:N", sort="-x", title=None),
+        tooltip=["part:N", alt.Tooltip("usd_per_hour:Q", format=",.2f", title="USD/h"),
+                 alt.Tooltip("share:Q", format=".1%", title="share")]), width="stretch")
+with right:
+    st.subheader("Cost against utilization")
+    curve = cost_vs_utilization(scenario)
+    st.altair_chart(alt.Chart(curve).mark_line(point=True).encode(
+        x=alt.X("utilization:Q", title="Average utilization", axis=alt.Axis(format="%")),
+        y=alt.Y("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]"),
+        tooltip=[alt.Tooltip("utilization:Q", format=".0%"),
+                 alt.Tooltip("cost_usd_per_m_tokens:Q", format=",.4f")]), width="stretch")
+
+st.subheader("Against published API prices")
+st.caption("Your fleet's margin if it sold at each listed price (data/api_prices.csv; check the dates).")
+st.dataframe(margins_at_prices(scenario, catalog.api_prices()), hide_index=True, width="stretch",
+             column_config={"gross_margin": st.column_config.NumberColumn("gross margin", format="percent")})
 
 with st.expander("How this is computed"):
     st.code(explanation, language=None)

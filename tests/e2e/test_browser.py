@@ -100,3 +100,28 @@ def test_decode_page_compares_the_options(
     expect(npv).not_to_have_text(before)
     path = screenshot("decode")
     assert path.stat().st_size > 10_000
+
+
+def test_upload_good_and_bad_csv_and_download_results(
+    page: Page, streamlit_url: str, screenshot: Callable[[str], Path], tmp_path: Path
+) -> None:
+    good = tmp_path / "good.csv"
+    good.write_text("name,accelerator,accelerator_count,output_tokens_per_s_per_accelerator\n"
+                    "=HYPERLINK(1),h100-sxm,8,1000\nb200 fleet,b200,8,4000\n", encoding="utf-8")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("name,accelerator,accelerator_count,output_tokens_per_s_per_accelerator\n"
+                   "ok,h100-sxm,8,1000\nbroken,h100-sx,-2,fast\n", encoding="utf-8")
+    page.goto(f"{streamlit_url}/scenarios")
+    uploader = page.locator("input[type=file]")
+    expect(page.get_by_text("No file yet")).to_be_visible(timeout=COLD_START_TIMEOUT_MS)
+    uploader.set_input_files(str(good))
+    expect(page.get_by_test_id("stMetric").filter(has_text="Valid scenarios")).to_contain_text("2 of 2")
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Results (CSV)").click()
+    downloaded = Path(info.value.path()).read_text(encoding="utf-8")
+    assert downloaded.splitlines()[1].startswith("'=HYPERLINK(1)")  # formula neutralised
+    uploader.set_input_files(str(bad))
+    expect(page.get_by_test_id("stMetric").filter(has_text="Valid scenarios")).to_contain_text("1 of 2")
+    expect(page.get_by_text("Validation report")).to_be_visible()
+    path = screenshot("scenarios")
+    assert path.stat().st_size > 10_000

@@ -1,0 +1,75 @@
+"""Scenarios page: upload a CSV of scenarios, see the validation report, compare the results, download them.
+
+A thin view: reading, validation and evaluation are :mod:`economics` functions; downloads neutralise spreadsheet
+formulas. Upload size is limited in .streamlit/config.toml (server.maxUploadSize) and rows by ``ROW_LIMIT``.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import streamlit as st
+
+import economics
+from economics.cli import template_text
+from economics.scenario_files import read_scenarios_csv, to_csv_text, to_excel_bytes, to_json_text
+
+ROW_LIMIT = 100_000
+UPLOAD_LIMIT_MB = st.get_option("server.maxUploadSize")
+KEY_COLUMNS = ["name", "accelerator", "decode_accelerator", "ownership", "accelerators", "utilization",
+               "cost_usd_per_m_tokens", "cost_usd_per_m_output_tokens", "cost_usd_per_day", "gross_margin",
+               "facility_power_kw", "feasible", "infeasible_reason", "warnings"]
+
+st.title("Scenarios")
+st.caption(f"Upload a CSV of scenarios, one per row, columns named after the scenario fields (download the "
+           f"template). Up to {UPLOAD_LIMIT_MB} MB and {ROW_LIMIT:,} rows; invalid rows are listed with the field "
+           f"and value at fault, and the valid ones are computed.")
+st.download_button("Download the CSV template", template_text(), file_name="scenarios-template.csv",
+                   mime="text/csv", key="download_template")
+
+upload = st.file_uploader("Scenario CSV", type=["csv", "txt"], key="scenario_csv")
+if upload is None:
+    st.info("No file yet: the template holds every field with its unit, bounds and default, and the default "
+            "scenario as a first row.")
+    st.stop()
+
+try:
+    table = read_scenarios_csv(upload.getvalue())
+except economics.InputError as error:
+    st.error(f"{upload.name}: {error}")
+    st.stop()
+if len(table) > ROW_LIMIT:
+    st.error(f"{upload.name}: {len(table):,} rows; the app takes at most {ROW_LIMIT:,} (use the command line "
+             f"`python -m economics evaluate` for more).")
+    st.stop()
+
+with st.status(f"Evaluating {len(table):,} scenarios", expanded=False) as status:
+    results, report = economics.evaluate_with_report(table)
+    status.update(label=f"Evaluated {len(table):,} scenarios", state="complete")
+
+valid = int(results["valid"].sum())
+st.metric("Valid scenarios", f"{valid:,} of {len(results):,}")
+if len(report):
+    st.subheader("Validation report")
+    st.error(f"{len(results) - valid} row(s) invalid; they are listed here and left out of the results.")
+    st.dataframe(report, hide_index=True, width="stretch", key="validation_report")
+
+shown = results[results["valid"]]
+if len(shown):
+    st.subheader("Results")
+    st.dataframe(shown[[c for c in KEY_COLUMNS if c in shown.columns]], hide_index=True, width="stretch",
+                 key="results_table")
+    chart = shown[["name", "cost_usd_per_m_tokens", "feasible"]].dropna(subset=["cost_usd_per_m_tokens"]).head(50)
+    st.altair_chart(alt.Chart(chart).mark_bar().encode(
+        x=alt.X("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]"), y=alt.Y("name:N", sort="x", title=None),
+        color=alt.Color("feasible:N", title="Feasible"),
+        tooltip=["name:N", alt.Tooltip("cost_usd_per_m_tokens:Q", format=",.4f")]), width="stretch")
+
+st.subheader("Download")
+cols = st.columns(3)
+cols[0].download_button("Results (CSV)", to_csv_text(results), file_name="results.csv", mime="text/csv",
+                        key="download_csv")
+cols[1].download_button("Results (Excel)", to_excel_bytes(results), file_name="results.xlsx",
+                        mime="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+                        key="download_xlsx")
+cols[2].download_button("Results (JSON)", to_json_text(results), file_name="results.json", mime="application/json",
+                        key="download_json")
