@@ -14,6 +14,7 @@ import economics
 from economics import FIELDS, catalog
 from economics.compare import breakdown, cost_vs_utilization, margins_at_prices
 from ui.format import percent, usd, usd_per_hour, usd_per_m_tokens
+from ui.links import restore, share
 
 INPUT_FIELDS = ("accelerator", "ownership", "accelerator_count", "electricity_usd_per_kwh",
                 "output_tokens_per_s_per_accelerator", "price_usd_per_m_input_tokens", "price_usd_per_m_output_tokens")
@@ -39,6 +40,7 @@ def _load_preset() -> None:
 st.selectbox("Preset", preset_names, key="preset", on_change=_load_preset,
              help="Ready-made scenarios from data/presets.csv; each note cites its figures")
 base = presets[st.session_state["preset"]][0]
+link_extra = restore(INPUT_FIELDS)  # a shared link's values seed the widgets; its other fields apply as given
 st.caption(presets[st.session_state["preset"]][1])
 for field in INPUT_FIELDS:  # first run: the widgets start from the preset
     st.session_state.setdefault(field, base.model_dump()[field])
@@ -63,7 +65,7 @@ with st.sidebar:
                     placeholder="empty: no revenue", key="price_usd_per_m_output_tokens",
                     help=_help("price_usd_per_m_output_tokens"))
 
-scenario = economics.with_changes(base, **{f: st.session_state[f] for f in INPUT_FIELDS})
+scenario = economics.with_changes(base, **link_extra, **{f: st.session_state[f] for f in INPUT_FIELDS})
 
 try:
     result = economics.evaluate_scenario(scenario)
@@ -118,5 +120,6 @@ st.caption("Your fleet's margin if it sold at each listed price (data/api_prices
 st.dataframe(margins_at_prices(scenario, catalog.api_prices()), hide_index=True, width="stretch",
              column_config={"gross_margin": st.column_config.NumberColumn("gross margin", format="percent")})
 
+share(scenario)
 with st.expander("How this is computed"):
     st.code(explanation, language=None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,25 @@ def test_upload_good_and_bad_csv_and_download_results(
     expect(page.get_by_text("Validation report")).to_be_visible()
     path = screenshot("scenarios")
     assert path.stat().st_size > 10_000
+
+
+def test_shared_link_reproduces_the_kpis(page: Page, streamlit_url: str, browser: Any) -> None:
+    page.goto(streamlit_url)
+    value = cost_metric(page)
+    expect(value).to_be_visible(timeout=COLD_START_TIMEOUT_MS)
+    field = page.locator(".st-key-electricity_usd_per_kwh input")
+    field.fill("0.190")
+    field.press("Enter")
+    expect(page).to_have_url(re.compile(r"electricity_usd_per_kwh=0\.19"))
+    shown = value.inner_text()
+    link = page.url
+    other = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+    other.goto(link)
+    expect(cost_metric(other)).to_have_text(shown, timeout=COLD_START_TIMEOUT_MS)
+    bad = browser.new_context().new_page()
+    bad.goto(f"{streamlit_url}/?pue=0.5&colour=%3Cscript%3Ealert(1)%3C%2Fscript%3E")
+    # (the warning names the parameter and the value; markdown shows ">=" as a typographic sign)
+    expect(bad.get_by_text(re.compile(r"pue: must be . 1 and . 5, got 0.5"))).to_be_visible(
+        timeout=COLD_START_TIMEOUT_MS)
+    expect(cost_metric(bad)).to_have_text(usd_per_m_tokens(
+        economics.evaluate_scenario(economics.default_scenario())["cost_usd_per_m_tokens"]))
