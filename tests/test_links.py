@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
@@ -73,3 +74,20 @@ def test_app_opens_a_link_with_its_values_and_warns_on_bad_ones() -> None:
     warnings = [w.value for w in at.warning]
     assert any("pue: must be >= 1" in w for w in warnings)
     assert any("unknown parameter 'colour'" in w for w in warnings)
+
+
+@pytest.mark.parametrize("page, params, key, value", [
+    ("fleet.py", {"accelerator": "b200", "headroom": "0.2"}, "accelerator", "b200"),
+    ("throughput.py", {"model": "llama-3.1-8b", "precision": "bf16"}, "model", "llama-3.1-8b"),
+    ("decode.py", {"existing_accelerators": "512", "decode_accelerator": "h200-sxm"}, "existing_accelerators", 512),
+])
+def test_every_page_opens_its_link(page: str, params: dict[str, str], key: str, value: Any) -> None:
+    at = AppTest.from_file(str(Path(APP).parent / "ui" / page), default_timeout=120)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.query_params["bogus"] = "1"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state[key] == value
+    assert any("unknown parameter 'bogus'" in w.value for w in at.warning)
+    assert any(f"{key}=" in c.value for c in at.code)  # the share link carries the value on

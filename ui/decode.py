@@ -15,6 +15,7 @@ import economics
 from economics import FIELDS, catalog
 from economics.retrofit import analyse, break_even_decode_price_usd
 from ui.format import usd
+from ui.links import restore, seed, share
 
 st.title("Decode accelerators for an existing fleet")
 st.caption("The existing GPUs keep prefill and a decode-optimised pool takes decode, against the status quo, more of "
@@ -23,52 +24,65 @@ st.caption("The existing GPUs keep prefill and a decode-optimised pool takes dec
 
 ids = catalog.accelerator_ids()
 models = list(catalog.models().index)
+PAGE_DEFAULTS: dict[str, Any] = {
+    "accelerator": "h100-sxm", "existing_accelerators": 2000, "facility_cooling": "air", "model": "minimax-m2",
+    "precision": "fp8", "input_tokens_per_request": 10000.0, "output_tokens_per_request": 1000.0,
+    "target_output_tokens_per_s_per_user": 100.0, "demand_output_tokens_per_day": 2e10, "demand_growth_per_year": 0.3,
+    "horizon_years": 5, "decode_accelerator": "sn50", "decode_output_tokens_per_s_per_accelerator": 763.0,
+    "decode_accelerator_price_usd": 0.0, "new_accelerator": "gb200-nvl72", "price_usd_per_m_input_tokens": 0.3,
+    "price_usd_per_m_output_tokens": 1.2, "fast_tier_price_multiplier": 1.5,
+    "fast_tier_min_tokens_per_s_per_user": 300.0,
+}
+link_extra = restore(PAGE_DEFAULTS)
+for key in ("decode_output_tokens_per_s_per_accelerator", "decode_accelerator_price_usd"):
+    if st.session_state.get(key, 0.0) is None:
+        st.session_state[key] = 0.0  # the widgets show "estimate" / "unknown" as 0
+seed(PAGE_DEFAULTS)
 with st.sidebar:
     st.header("Existing fleet")
-    accelerator = st.selectbox(FIELDS["accelerator"].label, ids, index=ids.index("h100-sxm"), key="accelerator")
-    existing = st.number_input(FIELDS["existing_accelerators"].label, min_value=1, value=2000, step=64,
+    accelerator = st.selectbox(FIELDS["accelerator"].label, ids, key="accelerator")
+    existing = st.number_input(FIELDS["existing_accelerators"].label, min_value=1, step=64,
                                key="existing_accelerators")
     cooling = st.selectbox(FIELDS["facility_cooling"].label, list(FIELDS["facility_cooling"].choices),
                            key="facility_cooling")
     st.header("Workload")
-    model = st.selectbox(FIELDS["model"].label, models, index=models.index("minimax-m2"), key="model")
-    precision = st.selectbox(FIELDS["precision"].label, list(FIELDS["precision"].choices), index=1, key="precision")
-    input_tokens = st.number_input(FIELDS["input_tokens_per_request"].label, min_value=0, value=10000, step=1000,
-                                   key="input_tokens_per_request")
-    output_tokens = st.number_input(FIELDS["output_tokens_per_request"].label, min_value=1, value=1000, step=100,
-                                    key="output_tokens_per_request")
-    target = st.number_input(FIELDS["target_output_tokens_per_s_per_user"].label, min_value=1.0, value=100.0,
-                             step=10.0, key="target_output_tokens_per_s_per_user")
-    demand = st.number_input(FIELDS["demand_output_tokens_per_day"].label, min_value=1e6, value=2e10, step=1e9,
-                             format="%.3g", key="demand_output_tokens_per_day")
-    growth = st.number_input(FIELDS["demand_growth_per_year"].label, min_value=-0.5, value=0.3, step=0.1,
+    model = st.selectbox(FIELDS["model"].label, models, key="model")
+    precision = st.selectbox(FIELDS["precision"].label, list(FIELDS["precision"].choices), key="precision")
+    input_tokens = st.number_input(FIELDS["input_tokens_per_request"].label, min_value=0.0, step=1000.0,
+                                   format="%.0f", key="input_tokens_per_request")
+    output_tokens = st.number_input(FIELDS["output_tokens_per_request"].label, min_value=1.0, step=100.0,
+                                    format="%.0f", key="output_tokens_per_request")
+    target = st.number_input(FIELDS["target_output_tokens_per_s_per_user"].label, min_value=1.0, step=10.0,
+                             key="target_output_tokens_per_s_per_user")
+    demand = st.number_input(FIELDS["demand_output_tokens_per_day"].label, min_value=1e6, step=1e9, format="%.3g",
+                             key="demand_output_tokens_per_day")
+    growth = st.number_input(FIELDS["demand_growth_per_year"].label, min_value=-0.5, step=0.1,
                              key="demand_growth_per_year")
-    horizon = st.number_input(FIELDS["horizon_years"].label, min_value=1, max_value=15, value=5,
-                              key="horizon_years")
+    horizon = st.number_input(FIELDS["horizon_years"].label, min_value=1, max_value=15, key="horizon_years")
     st.header("Options")
-    decode = st.selectbox(FIELDS["decode_accelerator"].label, ids, index=ids.index("sn50"), key="decode_accelerator")
+    decode = st.selectbox(FIELDS["decode_accelerator"].label, ids, key="decode_accelerator")
     decode_rate = st.number_input(FIELDS["decode_output_tokens_per_s_per_accelerator"].label, min_value=0.0,
-                                  value=763.0, step=50.0, key="decode_output_tokens_per_s_per_accelerator",
+                                  step=50.0, key="decode_output_tokens_per_s_per_accelerator",
                                   help="0 = estimate it from the model (not possible for dataflow systems)")
-    decode_price = st.number_input(FIELDS["decode_accelerator_price_usd"].label, min_value=0.0, value=0.0,
-                                   step=5000.0, key="decode_accelerator_price_usd",
+    decode_price = st.number_input(FIELDS["decode_accelerator_price_usd"].label, min_value=0.0, step=5000.0,
+                                   key="decode_accelerator_price_usd",
                                    help="Not published for most decode accelerators: the break-even price below "
                                         "is what it may cost")
-    new = st.selectbox(FIELDS["new_accelerator"].label, ids, index=ids.index("gb200-nvl72"), key="new_accelerator")
+    new = st.selectbox(FIELDS["new_accelerator"].label, ids, key="new_accelerator")
     st.header("Prices")
-    price_in = st.number_input(FIELDS["price_usd_per_m_input_tokens"].label, min_value=0.0, value=0.3, step=0.05,
+    price_in = st.number_input(FIELDS["price_usd_per_m_input_tokens"].label, min_value=0.0, step=0.05,
                                key="price_usd_per_m_input_tokens")
-    price_out = st.number_input(FIELDS["price_usd_per_m_output_tokens"].label, min_value=0.0, value=1.2, step=0.1,
+    price_out = st.number_input(FIELDS["price_usd_per_m_output_tokens"].label, min_value=0.0, step=0.1,
                                 key="price_usd_per_m_output_tokens")
-    fast = st.number_input(FIELDS["fast_tier_price_multiplier"].label, min_value=0.0, value=1.5, step=0.1,
+    fast = st.number_input(FIELDS["fast_tier_price_multiplier"].label, min_value=0.0, step=0.1,
                            key="fast_tier_price_multiplier")
-    fast_from = st.number_input(FIELDS["fast_tier_min_tokens_per_s_per_user"].label, min_value=1.0, value=300.0,
-                                step=50.0, key="fast_tier_min_tokens_per_s_per_user")
+    fast_from = st.number_input(FIELDS["fast_tier_min_tokens_per_s_per_user"].label, min_value=1.0, step=50.0,
+                                key="fast_tier_min_tokens_per_s_per_user")
 
-study: dict[str, Any] = economics.with_changes(
-    economics.default_scenario(), accelerator=accelerator, existing_accelerators=int(existing),
-    facility_cooling=cooling, model=model, precision=precision, input_tokens_per_request=int(input_tokens),
-    output_tokens_per_request=int(output_tokens), target_output_tokens_per_s_per_user=float(target),
+changes: dict[str, Any] = dict(
+    accelerator=accelerator, existing_accelerators=int(existing),
+    facility_cooling=cooling, model=model, precision=precision, input_tokens_per_request=float(input_tokens),
+    output_tokens_per_request=float(output_tokens), target_output_tokens_per_s_per_user=float(target),
     demand_output_tokens_per_day=float(demand), demand_input_tokens_per_day=None,
     demand_growth_per_year=float(growth), horizon_years=int(horizon), decode_accelerator=decode,
     decode_output_tokens_per_s_per_accelerator=float(decode_rate) or None,
@@ -76,6 +90,7 @@ study: dict[str, Any] = economics.with_changes(
     price_usd_per_m_output_tokens=float(price_out), fast_tier_price_multiplier=float(fast),
     fast_tier_min_tokens_per_s_per_user=float(fast_from), output_tokens_per_s_per_accelerator=None,
     input_tokens_per_s_per_accelerator=None, accelerator_count=None)
+study: dict[str, Any] = economics.with_changes(economics.default_scenario(), **{**link_extra, **changes})
 
 try:
     result = analyse(study)
@@ -84,6 +99,7 @@ except (economics.ScenarioError, ValueError) as error:
     st.error(str(error))
     st.stop()
 
+share(study)
 options = result.options
 best = options[options["feasible"]].sort_values("npv_vs_status_quo_usd", ascending=False)
 k = st.columns(3)

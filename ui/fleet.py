@@ -16,6 +16,7 @@ import economics
 from economics import FIELDS, catalog
 from economics.compare import compare_accelerators
 from ui.format import usd
+from ui.links import restore, seed, share
 
 st.title("Fleet, racks and power")
 st.caption("Size the fleet for a demand at a speed per user, then check it against the facility: cooling (air, "
@@ -24,24 +25,33 @@ st.caption("Size the fleet for a demand at a speed per user, then check it again
 
 models = list(catalog.models().index)
 ids = catalog.accelerator_ids()
+PAGE_DEFAULTS: dict[str, Any] = {
+    "demand_output_tokens_per_day": 5e9, "peak_to_average": 2.0, "headroom": 0.1, "accelerator": "h200-sxm",
+    "model": "llama-3.1-70b", "precision": "fp8", "target_output_tokens_per_s_per_user": 20.0,
+    "facility_cooling": "air", "allow_liquid_retrofit": False, "site_power_mw": 0.0,
+}
+link_extra = restore(PAGE_DEFAULTS)
+if st.session_state.get("site_power_mw", 0.0) is None:
+    st.session_state["site_power_mw"] = 0.0  # the widget shows "no limit" as 0
+seed(PAGE_DEFAULTS)
 with st.sidebar:
     st.header("Demand")
-    demand = st.number_input(FIELDS["demand_output_tokens_per_day"].label, min_value=1e6, value=5e9, step=1e9,
-                             format="%.3g", key="demand_output_tokens_per_day")
-    peak = st.number_input(FIELDS["peak_to_average"].label, min_value=1.0, value=2.0, step=0.1, key="peak_to_average")
-    headroom = st.number_input(FIELDS["headroom"].label, min_value=0.0, value=0.1, step=0.05, key="headroom")
+    demand = st.number_input(FIELDS["demand_output_tokens_per_day"].label, min_value=1e6, step=1e9, format="%.3g",
+                             key="demand_output_tokens_per_day")
+    peak = st.number_input(FIELDS["peak_to_average"].label, min_value=1.0, step=0.1, key="peak_to_average")
+    headroom = st.number_input(FIELDS["headroom"].label, min_value=0.0, step=0.05, key="headroom")
     st.header("Hardware and model")
-    accelerator = st.selectbox(FIELDS["accelerator"].label, ids, index=ids.index("h200-sxm"), key="accelerator")
-    model = st.selectbox(FIELDS["model"].label, models, index=models.index("llama-3.1-70b"), key="model")
-    precision = st.selectbox(FIELDS["precision"].label, list(FIELDS["precision"].choices), index=1, key="precision")
-    target = st.number_input(FIELDS["target_output_tokens_per_s_per_user"].label, min_value=1.0, value=20.0,
-                             step=5.0, key="target_output_tokens_per_s_per_user")
+    accelerator = st.selectbox(FIELDS["accelerator"].label, ids, key="accelerator")
+    model = st.selectbox(FIELDS["model"].label, models, key="model")
+    precision = st.selectbox(FIELDS["precision"].label, list(FIELDS["precision"].choices), key="precision")
+    target = st.number_input(FIELDS["target_output_tokens_per_s_per_user"].label, min_value=1.0, step=5.0,
+                             key="target_output_tokens_per_s_per_user")
     st.header("Facility")
     cooling = st.selectbox(FIELDS["facility_cooling"].label, list(FIELDS["facility_cooling"].choices),
                            key="facility_cooling")
-    retrofit = st.checkbox("Allow a liquid-cooling retrofit", value=False, key="allow_liquid_retrofit",
+    retrofit = st.checkbox("Allow a liquid-cooling retrofit", key="allow_liquid_retrofit",
                            help=FIELDS["allow_liquid_retrofit"].description)
-    site = st.number_input(FIELDS["site_power_mw"].label, min_value=0.0, value=0.0, step=0.5, key="site_power_mw",
+    site = st.number_input(FIELDS["site_power_mw"].label, min_value=0.0, step=0.5, key="site_power_mw",
                            help="0 = no limit")
 
 changes: dict[str, Any] = {
@@ -53,7 +63,7 @@ changes: dict[str, Any] = {
     "input_tokens_per_s_per_accelerator": None,
 }
 base = economics.default_scenario()
-scenario = economics.with_changes(base, **changes)
+scenario = economics.with_changes(base, **{**link_extra, **changes})
 try:
     result = economics.evaluate_scenario(scenario)
 except economics.ScenarioError as error:
@@ -98,6 +108,7 @@ if choices:
             width="stretch")
     st.dataframe(table, hide_index=True, width="stretch")
 
+share(scenario)
 if result["feasible"]:
     with st.expander("How this is computed"):
         st.code(economics.explain_text(scenario), language=None)

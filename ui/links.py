@@ -41,3 +41,9 @@ def share(scenario: dict[str, Any]) -> None:
         st.caption("The link holds every input that differs from the default scenario; opening it reproduces "
                    "these results.")
         st.code(f"{base_url}?{query_string(query)}", language=None)
+
+
+def seed(defaults: dict[str, Any]) -> None:
+    """Give each widget key its starting value once per session (a link's values, set by :func:`restore`, win)."""
+    for key, value in defaults.items():
+        st.session_state.setdefault(key, value)

@@ -17,6 +17,7 @@ from economics import FIELDS, catalog
 from economics.calibration import report, scope_for
 from economics.interactivity import interactivity_curve
 from ui.format import percent, usd
+from ui.links import restore, seed, share
 
 st.title("Throughput and interactivity")
 st.caption("Throughput per accelerator against the speed each user sees. The line is the calibrated roofline "
@@ -25,31 +26,37 @@ st.caption("Throughput per accelerator against the speed each user sees. The lin
 
 base = economics.default_scenario()
 models = list(catalog.models().index)
+PAGE_DEFAULTS: dict[str, Any] = {
+    "accelerator": "h200-sxm", "model": "deepseek-v3", "precision": "fp8", "input_tokens_per_request": 1024.0,
+    "output_tokens_per_request": 1024.0, "target_output_tokens_per_s_per_user": 50.0,
+}
+link_extra = restore(PAGE_DEFAULTS)
+if st.session_state.get("target_output_tokens_per_s_per_user", 0.0) is None:
+    st.session_state["target_output_tokens_per_s_per_user"] = 0.0  # the widget shows "no target" as 0
+seed(PAGE_DEFAULTS)
 with st.sidebar:
     st.header("Hardware and model")
-    accelerator = st.selectbox(FIELDS["accelerator"].label, catalog.accelerator_ids(),
-                               index=catalog.accelerator_ids().index("h200-sxm"), key="accelerator")
-    model = st.selectbox(FIELDS["model"].label, models, index=models.index("deepseek-v3"), key="model")
-    precision = st.selectbox(FIELDS["precision"].label, list(FIELDS["precision"].choices), index=1,
-                             key="precision")
-    input_tokens = st.number_input(FIELDS["input_tokens_per_request"].label, min_value=0, value=1024, step=256,
-                                   key="input_tokens_per_request")
-    output_tokens = st.number_input(FIELDS["output_tokens_per_request"].label, min_value=1, value=1024, step=256,
-                                    key="output_tokens_per_request")
-    target = st.number_input(FIELDS["target_output_tokens_per_s_per_user"].label, min_value=0.0, value=50.0,
-                             step=5.0, key="target_output_tokens_per_s_per_user",
-                             help=FIELDS["target_output_tokens_per_s_per_user"].description)
+    accelerator = st.selectbox(FIELDS["accelerator"].label, catalog.accelerator_ids(), key="accelerator")
+    model = st.selectbox(FIELDS["model"].label, models, key="model")
+    precision = st.selectbox(FIELDS["precision"].label, list(FIELDS["precision"].choices), key="precision")
+    input_tokens = st.number_input(FIELDS["input_tokens_per_request"].label, min_value=0.0, step=256.0,
+                                   format="%.0f", key="input_tokens_per_request")
+    output_tokens = st.number_input(FIELDS["output_tokens_per_request"].label, min_value=1.0, step=256.0,
+                                    format="%.0f", key="output_tokens_per_request")
+    target = st.number_input(FIELDS["target_output_tokens_per_s_per_user"].label, min_value=0.0, step=5.0,
+                             key="target_output_tokens_per_s_per_user",
+                             help=FIELDS["target_output_tokens_per_s_per_user"].description + " (0 = none)")
 
 changes: dict[str, Any] = {
     "accelerator": accelerator, "model": model, "precision": precision,
-    "input_tokens_per_request": int(input_tokens), "output_tokens_per_request": int(output_tokens),
+    "input_tokens_per_request": float(input_tokens), "output_tokens_per_request": float(output_tokens),
     "target_output_tokens_per_s_per_user": float(target) or None,
     "output_tokens_per_s_per_accelerator": None, "input_tokens_per_s_per_accelerator": None,
     "demand_input_tokens_per_day": None, "demand_output_tokens_per_day": None, "accelerator_count": 8,
 }
 if math.isnan(catalog.accelerator_record(accelerator).get("price_usd", math.nan)):  # no published price: rent it
     changes["ownership"] = "rent"
-scenario = economics.with_changes(base, **changes)
+scenario = economics.with_changes(base, **{**link_extra, **changes})
 
 try:
     result = economics.evaluate_scenario(scenario)
@@ -127,6 +134,7 @@ shown = points[points["accelerator"] == accelerator][
     ["point", "model", "precision", "measured", "predicted", "error_pct", "fitted"]]
 st.dataframe(shown.round(1), hide_index=True, width="stretch")
 
+share(scenario)
 if result["feasible"]:
     with st.expander("How this is computed"):
         st.code(economics.explain_text(scenario), language=None)
