@@ -89,3 +89,25 @@ def breakdown(result: dict[str, Any]) -> pd.DataFrame:
     table = pd.DataFrame(rows, columns=["part", "usd_per_hour"])
     table = table[table["usd_per_hour"] > 0]
     return table.assign(share=table["usd_per_hour"] / float(result["cost_usd_per_hour"]))
+
+
+DIFFERENCE_OUTPUTS = (
+    "cost_usd_per_m_tokens", "cost_usd_per_m_input_tokens", "cost_usd_per_m_output_tokens", "cost_usd_per_hour",
+    "cost_usd_per_day", "utilization", "revenue_usd_per_day", "gross_margin", "accelerators", "racks",
+    "facility_power_kw", "served_output_tokens_per_day", "joules_per_token",
+)
+
+
+def difference_table(baseline: dict[str, Any], current: dict[str, Any],
+                     outputs: tuple[str, ...] = DIFFERENCE_OUTPUTS) -> pd.DataFrame:
+    """Each output with the baseline, the current scenario, their difference and the relative change (empty where
+    either side has no value or the baseline is 0)."""
+    rows = []
+    for name in outputs:
+        b, c = baseline.get(name), current.get(name)
+        if b is None or c is None:
+            rows.append({"output": name, "baseline": b, "current": c, "difference": None, "relative": None})
+            continue
+        rows.append({"output": name, "baseline": b, "current": c, "difference": c - b,
+                     "relative": (c - b) / b if b else None})
+    return pd.DataFrame(rows)

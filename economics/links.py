@@ -50,6 +50,16 @@ def query_string(query: Mapping[str, str]) -> str:
     return urlencode(query)
 
 
+BASELINE_PREFIX = "baseline."
+
+
+def split_baseline(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """(the scenario's parameters, the pinned baseline's parameters or None) from one query."""
+    own = {k: v for k, v in params.items() if not str(k).startswith(BASELINE_PREFIX)}
+    pinned = {str(k)[len(BASELINE_PREFIX):]: v for k, v in params.items() if str(k).startswith(BASELINE_PREFIX)}
+    return own, (pinned or None)
+
+
 def decode_query(params: Mapping[str, Any], base: Scenario | None = None) -> tuple[dict[str, Any], list[str]]:
     """Field values from query parameters, and warnings for what was ignored. Never raises.
 

@@ -129,3 +129,17 @@ def test_cost_page_shows_margin_breakdown_and_api_prices(app: AppTest) -> None:
     assert len(app.get("vega_lite_chart")) == 2
     prices = app.dataframe[0].value
     assert {"provider", "gross_margin"} <= set(prices.columns)
+
+
+def test_pin_a_baseline_and_see_the_difference(app: AppTest) -> None:
+    app.button(key="pin_baseline").click().run()
+    app.number_input(key="electricity_usd_per_kwh").set_value(0.3).run()
+    assert not app.exception
+    table = next(d.value for d in app.dataframe if "difference" in d.value.columns).set_index("output")
+    base = economics.evaluate_scenario(scenario_with())
+    now = economics.evaluate_scenario(scenario_with(electricity_usd_per_kwh=0.3))
+    row = table.loc["cost_usd_per_m_tokens"]
+    assert row["baseline"] == pytest.approx(base["cost_usd_per_m_tokens"])
+    assert row["difference"] == pytest.approx(now["cost_usd_per_m_tokens"] - base["cost_usd_per_m_tokens"])
+    # the link carries the baseline too, so the comparison is shareable
+    assert any("baseline.v=1" in c.value for c in app.code)

@@ -12,7 +12,7 @@ import streamlit as st
 
 import economics
 from economics import FIELDS, catalog
-from economics.compare import breakdown, cost_vs_utilization, margins_at_prices
+from economics.compare import breakdown, cost_vs_utilization, difference_table, margins_at_prices
 from ui.format import percent, usd, usd_per_hour, usd_per_m_tokens
 from ui.links import restore, share
 
@@ -78,8 +78,24 @@ if not result["feasible"]:
     st.error(result["infeasible_reason"])
     st.stop()
 
+pin, clear, _ = st.columns([1, 1, 4])
+if pin.button("Pin as baseline", key="pin_baseline", help="Compare every KPI with this scenario from now on"):
+    st.session_state["baseline"] = scenario
+if st.session_state.get("baseline") is not None and clear.button("Clear baseline", key="clear_baseline"):
+    st.session_state["baseline"] = None
+baseline = st.session_state.get("baseline")
+baseline_result = economics.evaluate_scenario(baseline) if baseline is not None else None
+
+
+def _delta(name: str) -> str | None:
+    if baseline_result is None or baseline_result[name] is None or result[name] is None:
+        return None
+    return usd(result[name] - baseline_result[name]) + " vs baseline"
+
+
 kpis = st.columns(3)
 kpis[0].metric("Cost per M tokens", usd_per_m_tokens(result["cost_usd_per_m_tokens"]),
+               delta=_delta("cost_usd_per_m_tokens"), delta_color="inverse",
                help="Input and output tokens served, all hours of the fleet")
 kpis[1].metric("Cost per M input tokens", "-" if result["cost_usd_per_m_input_tokens"] is None
                else usd(result["cost_usd_per_m_input_tokens"]), help="Prefill's share of device time")
@@ -97,6 +113,13 @@ st.caption(f"{result['accelerators']:,} x {result['accelerator']} ({result['owne
 
 for warning in economics.split_warnings(result["warnings"]):
     st.warning(warning)
+
+if baseline is not None and baseline_result is not None:
+    st.subheader("Against the baseline")
+    st.caption(f"Baseline: {baseline['name']} ({baseline['accelerator']}, {baseline['ownership']}).")
+    st.dataframe(difference_table(baseline_result, result), hide_index=True, width="stretch",
+                 key="baseline_table",
+                 column_config={"relative": st.column_config.NumberColumn("relative", format="percent")})
 
 parts = breakdown(result)
 left, right = st.columns(2)

@@ -13,14 +13,18 @@ from typing import Any
 import streamlit as st
 
 import economics
-from economics.links import decode_query, encode_query, query_string
+from economics.links import BASELINE_PREFIX, decode_query, encode_query, query_string, split_baseline
 
 
 def restore(widget_fields: Iterable[str]) -> dict[str, Any]:
     """Seed this page's widgets from the link on the session's first run; return the link's other fields."""
     if "_link_values" not in st.session_state:
-        params = {k: st.query_params.get_all(k) for k in st.query_params}
+        params, pinned = split_baseline({k: st.query_params.get_all(k) for k in st.query_params})
         values, warnings = decode_query(params, economics.default_scenario())
+        if pinned is not None:
+            baseline_values, baseline_warnings = decode_query(pinned, economics.default_scenario())
+            warnings += [f"baseline: {w}" for w in baseline_warnings]
+            st.session_state["baseline"] = economics.with_changes(economics.default_scenario(), **baseline_values)
         st.session_state["_link_values"] = values
         st.session_state["_link_warnings"] = warnings
         for name in widget_fields:
@@ -35,6 +39,9 @@ def restore(widget_fields: Iterable[str]) -> dict[str, Any]:
 def share(scenario: dict[str, Any]) -> None:
     """Keep the URL query in step with the scenario and show the link to copy."""
     query = encode_query(scenario, economics.default_scenario())
+    if st.session_state.get("baseline") is not None:
+        pinned = encode_query(st.session_state["baseline"], economics.default_scenario())
+        query.update({BASELINE_PREFIX + k: v for k, v in pinned.items()})
     st.query_params.from_dict(query)
     base_url = (st.context.url or "").split("?")[0]
     with st.expander("Share this scenario"):
