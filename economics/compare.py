@@ -38,7 +38,8 @@ def compare_accelerators(scenario: Scenario | dict[str, Any], accelerators: list
     return table.drop(columns="_order").reset_index(drop=True)
 
 
-def cost_vs_utilization(scenario: Scenario | dict[str, Any], points: int = 20) -> pd.DataFrame:
+def cost_vs_utilization(scenario: Scenario | dict[str, Any], points: int = 10,
+                        result: dict[str, Any] | None = None) -> pd.DataFrame:
     """Cost per M tokens of the scenario's fleet as its average utilization goes from 1/points to 1: the demand is
     set to that share of the fleet's capacity (same request shape), everything else unchanged.
 
@@ -46,14 +47,12 @@ def cost_vs_utilization(scenario: Scenario | dict[str, Any], points: int = 20) -
     ``utilization``, ``cost_usd_per_m_tokens``, ``gross_margin``.
     """
     base = as_scenario(scenario)
-    if base.accelerator_count is None:
-        capacity_row = evaluate(pd.DataFrame([base.model_dump()]))
-        count = capacity_row["accelerators"].iloc[0]
-        base = base.model_copy(update={"accelerator_count": None if count is pd.NA else int(count)})
-    full = with_changes(base, demand_input_tokens_per_day=None, demand_output_tokens_per_day=None,
-                        demand_requests_per_s=None)
-    cap = evaluate(pd.DataFrame([full]))
-    capacity = float(cap["capacity_output_tokens_per_day"].iloc[0])
+    if result is None:
+        row = evaluate(pd.DataFrame([base.model_dump()])).iloc[0]
+        result = {str(k): (None if v is pd.NA else v) for k, v in row.items()}
+    # the fleet as evaluated (sized or given) and its capacity at the scenario's mix
+    base = base.model_copy(update={"accelerator_count": int(result["accelerators"])})
+    capacity = float(result["capacity_output_tokens_per_day"])
     shares = [(i + 1) / points for i in range(points)]
     rows = [with_changes(base, demand_input_tokens_per_day=None, demand_requests_per_s=None,
                          demand_output_tokens_per_day=capacity * u) for u in shares]

@@ -80,6 +80,7 @@ def test_impossible_input_shows_error_not_exception(app: AppTest, field: str, va
 
 
 def test_explanation_is_plain_text(app: AppTest) -> None:
+    app.toggle(key="show_derivation").set_value(True).run()
     codes = [c.value for c in app.code]  # the share link and the explanation
     assert economics.explain_text(scenario_with()) in codes
     assert any(c.endswith("?v=1") for c in codes)  # the default scenario's link carries only the version

@@ -7,6 +7,9 @@ Labels and help texts come from the scenario's field metadata (:data:`economics.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import altair as alt
 import streamlit as st
 
@@ -23,6 +26,21 @@ def _help(field: str) -> str:
     spec = FIELDS[field]
     unit = f" [{spec.unit}]" if spec.unit and spec.unit != "-" else ""
     return f"{spec.description}{unit}. Field `{field}`."
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _explanation(scenario_json: str) -> str:
+    return economics.explain_text(json.loads(scenario_json))
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _cost_curve(scenario_json: str) -> Any:
+    return cost_vs_utilization(json.loads(scenario_json))
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _margins(scenario_json: str) -> Any:
+    return margins_at_prices(json.loads(scenario_json), catalog.api_prices())
 
 
 st.title("Cost per token")
@@ -69,7 +87,6 @@ scenario = economics.with_changes(base, **link_extra, **{f: st.session_state[f] 
 
 try:
     result = economics.evaluate_scenario(scenario)
-    explanation = economics.explain_text(scenario)
 except economics.ScenarioError as error:
     st.error(str(error))
     st.stop()
@@ -131,7 +148,7 @@ with left:
                  alt.Tooltip("share:Q", format=".1%", title="share")]), width="stretch")
 with right:
     st.subheader("Cost against utilization")
-    curve = cost_vs_utilization(scenario)
+    curve = _cost_curve(json.dumps(scenario, sort_keys=True, default=str))
     st.altair_chart(alt.Chart(curve).mark_line(point=True).encode(
         x=alt.X("utilization:Q", title="Average utilization", axis=alt.Axis(format="%")),
         y=alt.Y("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]"),
@@ -140,9 +157,11 @@ with right:
 
 st.subheader("Against published API prices")
 st.caption("Your fleet's margin if it sold at each listed price (data/api_prices.csv; check the dates).")
-st.dataframe(margins_at_prices(scenario, catalog.api_prices()), hide_index=True, width="stretch",
+st.dataframe(_margins(json.dumps(scenario, sort_keys=True, default=str)), hide_index=True, width="stretch",
              column_config={"gross_margin": st.column_config.NumberColumn("gross margin", format="percent")})
 
 share(scenario)
-with st.expander("How this is computed"):
-    st.code(explanation, language=None)
+# the derivation is written out on request only: it is the slowest part of a rerun
+if st.toggle("How this is computed", key="show_derivation",
+             help="Every output with the scenario's numbers substituted, and where each input comes from"):
+    st.code(_explanation(json.dumps(scenario, sort_keys=True, default=str)), language=None)
