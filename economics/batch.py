@@ -1,7 +1,8 @@
 """Evaluate scenarios: a DataFrame column-wise, or one scenario through the very same path.
 
 ``evaluate(df)`` validates whole columns, computes the valid rows in one vectorised pass and returns one output
-row per input row (nothing dropped): the resolved inputs, the outputs, ``warnings``, ``valid`` and ``error``.
+row per input row (nothing dropped): the inputs given (with the catalog figures and estimated throughput filled
+in; absent fields that took their defaults are not repeated), the outputs, ``warnings``, ``valid`` and ``error``.
 """
 
 from __future__ import annotations
@@ -88,7 +89,10 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         outputs = _compute_in_chunks({k: v[feasible_ok] for k, v in sub.items()}) if run.size else None
 
     data: dict[str, Any] = {}
+    echoed = _echoed_inputs(df, cols)
     for name, spec in FIELDS.items():
+        if name not in echoed:
+            continue
         v = cols[name]
         if spec.kind == "int":
             data[name] = _nullable(v).astype("Int64")
@@ -161,12 +165,32 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     for r, msgs in _group(problems).items():
         error[r] = "; ".join(msgs)
     data["error"] = error
-    result = pd.DataFrame(data, index=df.index, copy=False)[list(RESULT_COLUMNS)]
+    result = pd.DataFrame(data, index=df.index, copy=False)[[c for c in RESULT_COLUMNS if c in data]]
     report = pd.DataFrame(
         [(p.row + 1, cols["name"][p.row], p.field, p.value, p.message) for p in problems],
         columns=list(REPORT_COLUMNS),
     )
     return result, report
+
+
+ALWAYS_ECHOED = frozenset({"name", "accelerator", "ownership", "accelerator_count", "model", *ESTIMATED_INPUTS,
+                           "decode_output_tokens_per_s_per_accelerator"})
+
+
+def _echoed_inputs(df: pd.DataFrame, cols: dict[str, Any]) -> set[str]:
+    """Input columns repeated in the result: those given, the identity and throughput fields, and the catalog
+    figures filled for the accelerators named. An absent field that took its default is not repeated (the template
+    and ``python -m economics fields`` list the defaults; ``explain`` shows every input with its origin), which
+    keeps a million-row result lean."""
+    given = {str(c) for c in df.columns}
+    any_decode = bool(np.asarray(cols["decode_accelerator"] != "", dtype=bool).any())
+    out = set(given) | ALWAYS_ECHOED
+    for name, spec in FIELDS.items():
+        if spec.catalog_field and (spec.catalog_id != "decode_accelerator" or any_decode):
+            out.add(name)
+    if any_decode:
+        out |= {"decode_accelerator", "decode_accelerator_count"}
+    return out
 
 
 CHUNK_ROWS = 1 << 17
@@ -199,7 +223,10 @@ def _text(values: Any) -> Any:
 
 def _nullable(values: np.ndarray) -> pd.arrays.FloatingArray:
     """Float64 with <NA> where the value is NaN or infinite (never shown as a number); shares ``values``."""
-    return pd.arrays.FloatingArray(np.asarray(values, dtype=float), ~np.isfinite(values))
+    array = np.asarray(values, dtype=float)
+    if not array.flags.writeable:  # a broadcast default: the result gets its own, writable copy
+        array = array.copy()
+    return pd.arrays.FloatingArray(array, ~np.isfinite(array))
 
 
 def _group(problems: list[Problem]) -> dict[int, list[str]]:

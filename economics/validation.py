@@ -212,9 +212,19 @@ def _free_text(series: pd.Series, spec: FieldSpec, problems: _Problems) -> Any:
     return text.where(text != "", "" if spec.default is None else spec.default).array
 
 
+WRITTEN_LATER = frozenset({"output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_accelerator",
+                           "accelerators_per_replica", "decode_output_tokens_per_s_per_accelerator",
+                           "accelerator_count"})
+"""Numeric columns the throughput estimate fills in place, or the result repeats: always real arrays."""
+
+
 def _default_column(spec: FieldSpec, n: int) -> Any:
     if spec.kind in ("float", "int"):
-        return np.full(n, np.nan if spec.default is None else float(spec.default))
+        value = np.nan if spec.default is None else float(spec.default)
+        if spec.name in WRITTEN_LATER:
+            return np.full(n, value)
+        # a read-only view of one number: an absent field costs no memory however many rows there are
+        return np.broadcast_to(np.float64(value), (n,))
     if spec.kind == "bool":
         return np.full(n, bool(spec.default))
     # one text for every row: a categorical costs a byte a row and compares as fast as numbers

@@ -148,3 +148,11 @@ def test_shared_link_reproduces_the_kpis(page: Page, streamlit_url: str, browser
         timeout=COLD_START_TIMEOUT_MS)
     expect(cost_metric(bad)).to_have_text(usd_per_m_tokens(
         economics.evaluate_scenario(economics.default_scenario())["cost_usd_per_m_tokens"]))
+
+
+def test_data_page_shows_sources(page: Page, streamlit_url: str, screenshot: Callable[[str], Path]) -> None:
+    page.goto(f"{streamlit_url}/data")
+    expect(page.get_by_text("Data and sources")).to_be_visible(timeout=COLD_START_TIMEOUT_MS)
+    expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
+    path = screenshot("data")
+    assert path.stat().st_size > 10_000
