@@ -13,6 +13,7 @@ page = st.navigation(
         st.Page("ui/fleet.py", title="Fleet", icon=":material/dns:", url_path="fleet"),
         st.Page("ui/decode.py", title="Decode accelerators", icon=":material/call_split:", url_path="decode"),
         st.Page("ui/throughput.py", title="Throughput", icon=":material/speed:", url_path="throughput"),
+        st.Page("ui/uncertainty.py", title="Uncertainty", icon=":material/ssid_chart:", url_path="uncertainty"),
         st.Page("ui/scenarios.py", title="Scenarios", icon=":material/table:", url_path="scenarios"),
         st.Page("ui/data.py", title="Data", icon=":material/database:", url_path="data"),
     ]

@@ -164,6 +164,27 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_uncertainty(args: argparse.Namespace) -> int:
+    from .batch import ScenarioError
+    from .uncertainty import monte_carlo, ranges_from_row, tornado
+
+    df = read_scenarios_csv(_read(args.input))
+    row = {str(k): v for k, v in df.iloc[_row_position(df, args.row)].to_dict().items() if str(v).strip() != ""}
+    scenario = {k: v for k, v in row.items() if k in FIELDS}
+    try:
+        ranges = ranges_from_row(row)
+        if not ranges:
+            raise InputError("no ranges: add <field>_low and <field>_high columns (e.g. electricity_usd_per_kwh_low)")
+        sens = tornado(scenario, ranges, args.output_field)
+        mc = monte_carlo(scenario, ranges, args.samples, args.seed, args.distribution)
+    except ScenarioError as exc:
+        raise InputError(str(exc)) from None
+    sys.stdout.write(f"tornado ({args.output_field}, one field at a time):\n" + to_csv_text(sens) + "\n")
+    sys.stdout.write(f"Monte Carlo ({args.samples:,} samples, {args.distribution}, seed {args.seed}):\n"
+                     + to_csv_text(mc.summary))
+    return 0
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from . import calibration
     from .explain import format_number as fmt
@@ -228,6 +249,15 @@ def build_parser() -> argparse.ArgumentParser:
     ret.add_argument("-o", "--output", default="-")
     ret.add_argument("--format", choices=("csv", "json"), default="csv")
     ret.set_defaults(func=cmd_retrofit)
+    unc = sub.add_parser("uncertainty", help="tornado and Monte Carlo over the <field>_low/<field>_high ranges of a "
+                         "row")
+    unc.add_argument("input", help="CSV file, or - for standard input")
+    unc.add_argument("--row", required=True, help="the row's name, or its 1-based number")
+    unc.add_argument("--samples", type=int, default=10_000)
+    unc.add_argument("--seed", type=int, default=0)
+    unc.add_argument("--distribution", choices=("triangular", "uniform"), default="triangular")
+    unc.add_argument("--output-field", default="cost_usd_per_m_tokens", help="output for the tornado")
+    unc.set_defaults(func=cmd_uncertainty)
     cal = sub.add_parser("calibrate", help="roofline efficiency factors: predicted vs measured for every point")
     cal.add_argument("--write", action="store_true", help="refit and write data/calibration.csv first")
     cal.set_defaults(func=cmd_calibrate)

@@ -14,6 +14,7 @@ import re
 
 import pandas as pd
 
+from .scenario import FIELDS
 from .validation import InputError, check_columns
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -38,18 +39,24 @@ def read_scenarios_csv(data: bytes | str) -> pd.DataFrame:
     body = "".join(lines)
     if not body.strip():
         raise InputError("empty file: no header row of scenario fields (run `python -m economics template`)")
-    header = next(csv.reader(io.StringIO(body)))
+    first = body.splitlines()[0]
+    # spreadsheet exports in many locales: ';' between fields and ',' as the decimal mark
+    sep = ";" if first.count(";") > first.count(",") else ("\t" if first.count("\t") > first.count(",") else ",")
+    header = next(csv.reader(io.StringIO(body), delimiter=sep))
     header = [h.strip() for h in header]
-    if len(header) == 1 and (";" in header[0] or "\t" in header[0]):
-        raise InputError("the header has a single column: the file seems to use ';' or tabs; use commas")
     check_columns(header)
     try:
-        df = pd.read_csv(io.StringIO(body), dtype=object, keep_default_na=False, skipinitialspace=True)
+        df = pd.read_csv(io.StringIO(body), dtype=object, keep_default_na=False, skipinitialspace=True, sep=sep)
     except (pd.errors.ParserError, csv.Error) as exc:
         raise InputError(f"not a well-formed CSV: {exc}") from None
     df.columns = header
     if df.empty:
         raise InputError("no scenario rows below the header")
+    if sep == ";":  # decimal commas: '0,12' -> '0.12' in numeric fields (text fields are left alone)
+        for col in df.columns:
+            spec = FIELDS.get(str(col))
+            if spec is not None and spec.kind in ("float", "int"):
+                df[col] = df[col].str.replace(",", ".", regex=False)
     return df
 
 

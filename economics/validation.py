@@ -76,7 +76,8 @@ def check_columns(columns: list[str]) -> None:
     dupes = sorted({c for c in columns if c in seen or seen.add(c)})  # type: ignore[func-returns-value]
     if dupes:
         raise InputError(f"duplicate columns: {', '.join(dupes)}")
-    unknown = [c for c in columns if c not in FIELDS]
+    ranged = {f + suffix for f, spec in FIELDS.items() if spec.kind in ("float", "int") for suffix in ("_low", "_high")}
+    unknown = [c for c in columns if c not in FIELDS and c not in ranged]
     if unknown:
         parts = []
         for c in unknown:

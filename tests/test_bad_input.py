@@ -25,7 +25,6 @@ def table(csv_text: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary"),
     (b"name,accelerator\n\xff\xfe\xfa,h100-sxm\n", "not a UTF-8"),
     (b"name,accelerator_count\n", "no scenario rows"),
-    (b"name;accelerator_count;output_tokens_per_s_per_accelerator\nx;8;1000\n", "';'"),
 ])
 def test_unusable_files_are_refused_with_the_reason(data: bytes, words: str) -> None:
     with pytest.raises(InputError, match=words):

@@ -1,0 +1,178 @@
+"""Uncertain inputs: one-at-a-time sensitivity (tornado) and Monte Carlo, through the ordinary vectorised engine.
+
+Any numeric scenario field may be given as a range: low / base / high, the base being the scenario's own value (in
+a CSV: columns ``<field>_low`` and ``<field>_high`` beside ``<field>``). The tornado moves one field at a time to
+its low and its high and reports the output at each end, sorted by swing. The Monte Carlo draws every ranged field
+at once (triangular with the base as mode, or uniform), seeded, evaluates all samples in one call of
+:func:`economics.evaluate`, and summarises each output by its 10th, 50th and 90th percentiles. Two scenarios
+sampled with the same seed share their draws (common random numbers), so "how often is A cheaper than B" compares
+like with like.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from .batch import ScenarioError, as_scenario, evaluate
+from .scenario import FIELDS, Scenario
+
+RANGE_SUFFIXES = ("_low", "_high")
+Distribution = Literal["triangular", "uniform"]
+
+
+def ranged_fields() -> list[str]:
+    """Fields that may carry a range: the numeric ones."""
+    return [name for name, spec in FIELDS.items() if spec.kind in ("float", "int")]
+
+
+def range_columns(columns: list[str]) -> dict[str, tuple[str, str]]:
+    """``{field: (low column, high column)}`` for the ``<field>_low`` / ``<field>_high`` pairs among ``columns``."""
+    present = set(columns)
+    return {f: (f + "_low", f + "_high") for f in ranged_fields()
+            if f + "_low" in present or f + "_high" in present}
+
+
+def ranges_from_row(row: dict[str, Any]) -> dict[str, tuple[float, float]]:
+    """Ranges given in one CSV row (both ends needed; a missing end is an error naming the column)."""
+    out = {}
+    for field, (lo_col, hi_col) in range_columns(list(row)).items():
+        lo, hi = row.get(lo_col), row.get(hi_col)
+        if lo in (None, "") or hi in (None, ""):
+            raise ScenarioError([_problem(field, f"{field}: give both {lo_col} and {hi_col}")])
+        try:
+            out[field] = (float(lo), float(hi))
+        except ValueError:
+            raise ScenarioError([_problem(field, f"{field}: range {lo!r}..{hi!r} is not numeric")]) from None
+    return out
+
+
+def _problem(field: str, message: str) -> Any:
+    from .validation import Problem
+
+    return Problem(0, field, None, message)
+
+
+def _checked(base: Scenario, ranges: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float, float]]:
+    """(low, base, high) per field, each end a valid value of its field, low <= base <= high."""
+    from .batch import evaluate_scenario
+
+    out = {}
+    resolved: dict[str, Any] | None = None
+    for field, (lo, hi) in ranges.items():
+        if field not in FIELDS or FIELDS[field].kind not in ("float", "int"):
+            raise ScenarioError([_problem(field, f"{field}: not a numeric scenario field, cannot take a range")])
+        mid = getattr(base, field)
+        if mid is None:  # a catalog figure or an estimate: the range goes around the value the engine uses
+            resolved = resolved or evaluate_scenario(base)
+            mid = resolved.get(field)
+            if mid is None:  # derived from other fields (the PUE follows the cooling): the value used
+                mid = resolved.get(f"{field}_effective")
+        if mid is None:
+            raise ScenarioError([_problem(field, f"{field}: give a base value to put a range around")])
+        if not lo <= mid <= hi:
+            raise ScenarioError([_problem(field, f"{field}: range {lo:g}..{hi:g} must contain the base value {mid:g}")])
+        for end in (lo, hi):
+            as_scenario({**base.model_dump(), field: end})  # bounds, with the field's own message
+        out[field] = (float(lo), float(mid), float(hi))
+    return out
+
+
+def tornado(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[float, float]],
+            output: str = "cost_usd_per_m_tokens") -> pd.DataFrame:
+    """One-at-a-time sensitivity of ``output``: each field at its low and high, the others at base.
+
+    Returns columns ``field``, ``low``, ``high``, ``output_at_low``, ``output_at_high``, ``base_output`` and
+    ``swing`` (|high end - low end|), largest swing first.
+    """
+    base = as_scenario(scenario)
+    checked = _checked(base, ranges)
+    rows = [base.model_dump()]
+    for field, (lo, _mid, hi) in checked.items():
+        rows += [{**base.model_dump(), field: lo}, {**base.model_dump(), field: hi}]
+    out = evaluate(pd.DataFrame(rows))[output].astype(float).to_numpy()
+    table = pd.DataFrame([
+        {"field": f, "low": lo, "high": hi, "output_at_low": out[1 + 2 * k], "output_at_high": out[2 + 2 * k],
+         "base_output": out[0], "swing": abs(out[2 + 2 * k] - out[1 + 2 * k])}
+        for k, (f, (lo, _mid, hi)) in enumerate(checked.items())])
+    return table.sort_values("swing", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def draw(ranges: dict[str, tuple[float, float, float]], samples: int, seed: int,
+         distribution: Distribution = "triangular") -> dict[str, np.ndarray]:
+    """Seeded draws per field: triangular(low, mode=base, high) or uniform(low, high). Fields are drawn in
+    declaration order so the same seed gives the same draws to every scenario sampled with it."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for field in [f for f in FIELDS if f in ranges]:
+        lo, mid, hi = ranges[field]
+        if hi == lo:
+            values = np.full(samples, lo)
+        elif distribution == "uniform":
+            values = rng.uniform(lo, hi, samples)
+        else:
+            values = rng.triangular(lo, mid, hi, samples)
+        if FIELDS[field].kind == "int":
+            values = np.round(values)
+        out[field] = values
+    return out
+
+
+@dataclass
+class MonteCarlo:
+    samples: pd.DataFrame  # the drawn inputs and every output, one row per sample
+    summary: pd.DataFrame  # output, p10, p50, p90, mean
+
+
+def monte_carlo(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[float, float]], samples: int = 10_000,
+                seed: int = 0, distribution: Distribution = "triangular",
+                outputs: tuple[str, ...] = ("cost_usd_per_m_tokens", "cost_usd_per_day", "gross_margin")) -> MonteCarlo:
+    """Every ranged field drawn at once, ``samples`` times, evaluated in one vectorised pass."""
+    base = as_scenario(scenario)
+    checked = _checked(base, ranges)
+    drawn = draw(checked, samples, seed, distribution)
+    frame = pd.DataFrame({name: [value] * samples for name, value in base.model_dump().items()})
+    for field, values in drawn.items():
+        frame[field] = values
+    result = evaluate(frame)
+    table = pd.concat([pd.DataFrame(drawn), result[list(outputs)].astype("Float64").reset_index(drop=True)], axis=1)
+    summary = []
+    for name in outputs:
+        values = result[name].astype(float).dropna().to_numpy()
+        p10, p50, p90 = np.percentile(values, [10, 50, 90]) if values.size else (np.nan,) * 3
+        summary.append({"output": name, "p10": p10, "p50": p50, "p90": p90,
+                        "mean": float(values.mean()) if values.size else np.nan, "samples": int(values.size)})
+    return MonteCarlo(table, pd.DataFrame(summary))
+
+
+def probability_lower(a: MonteCarlo, b: MonteCarlo, output: str = "cost_usd_per_m_tokens") -> float:
+    """Share of samples in which ``a`` has the lower ``output`` than ``b`` (same seed: paired draws)."""
+    x = a.samples[output].astype(float).to_numpy()
+    y = b.samples[output].astype(float).to_numpy()
+    ok = ~np.isnan(x) & ~np.isnan(y)
+    return float(np.mean(x[ok] < y[ok])) if ok.any() else float("nan")
+
+
+def tornado_npv(study: Scenario | dict[str, Any], ranges: dict[str, tuple[float, float]],
+                option: str = "add decode") -> pd.DataFrame:
+    """One-at-a-time sensitivity of an option's NPV against the status quo in the retrofit study."""
+    from .retrofit import analyse
+
+    base = as_scenario(study)
+    checked = _checked(base, ranges)
+
+    def npv(s: dict[str, Any]) -> float:
+        options = analyse(s).options
+        hit = options.loc[options["option"] == option, "npv_vs_status_quo_usd"]
+        return float(hit.iloc[0]) if len(hit) else float("nan")
+
+    at_base = npv(base.model_dump())
+    rows = []
+    for field, (lo, _mid, hi) in checked.items():
+        low, high = npv({**base.model_dump(), field: lo}), npv({**base.model_dump(), field: hi})
+        rows.append({"field": field, "low": lo, "high": hi, "output_at_low": low, "output_at_high": high,
+                     "base_output": at_base, "swing": abs(high - low)})
+    return pd.DataFrame(rows).sort_values("swing", ascending=False, kind="stable").reset_index(drop=True)
