@@ -101,11 +101,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    df = read_scenarios_csv(_read(args.input))
-    position = _row_position(df, args.row)
+    df, position, raw = _chosen_row(args)
     from .batch import provenance_text
 
-    raw = {str(k): v for k, v in df.iloc[position].to_dict().items() if str(v).strip() != ""}
     sys.stdout.write(provenance_text(raw) + "\n\n" + explain_row(df, position).text() + "\n")
     return 0
 
@@ -121,12 +119,19 @@ def _row_position(df: Any, row: str) -> int:
     raise InputError(f"--row: no row named '{row}' and no row number 1..{len(df)}{hint}")
 
 
+def _chosen_row(args: argparse.Namespace) -> tuple[Any, int, dict[str, Any]]:
+    """The CSV of ``args.input``, the position of the row ``args.row`` names, and that row's non-empty cells."""
+    df = read_scenarios_csv(_read(args.input))
+    position = _row_position(df, args.row)
+    cells = {str(k): v for k, v in df.iloc[position].to_dict().items() if str(v).strip() != ""}
+    return df, position, cells
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from .catalog import accelerator_ids, unknown_id_message
     from .compare import compare_accelerators
 
-    df = read_scenarios_csv(_read(args.input))
-    raw = {str(k): v for k, v in df.iloc[_row_position(df, args.row)].to_dict().items() if str(v).strip() != ""}
+    _, _, raw = _chosen_row(args)
     ids = [a.strip() for a in args.accelerators.split(",") if a.strip()] or accelerator_ids()
     unknown = [a for a in ids if a not in accelerator_ids()]
     if unknown:
@@ -145,8 +150,7 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
     from .batch import ScenarioError
     from .retrofit import analyse, break_even_decode_price_usd
 
-    df = read_scenarios_csv(_read(args.input))
-    raw = {str(k): v for k, v in df.iloc[_row_position(df, args.row)].to_dict().items() if str(v).strip() != ""}
+    _, _, raw = _chosen_row(args)
     try:
         result = analyse(raw)
         price = break_even_decode_price_usd(raw)
@@ -168,8 +172,7 @@ def cmd_uncertainty(args: argparse.Namespace) -> int:
     from .batch import ScenarioError
     from .uncertainty import monte_carlo, ranges_from_row, tornado
 
-    df = read_scenarios_csv(_read(args.input))
-    row = {str(k): v for k, v in df.iloc[_row_position(df, args.row)].to_dict().items() if str(v).strip() != ""}
+    _, _, row = _chosen_row(args)
     scenario = {k: v for k, v in row.items() if k in FIELDS}
     try:
         ranges = ranges_from_row(row)
@@ -219,6 +222,17 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_row_command(sub: Any, name: str, help_text: str, outputs: bool = False) -> argparse.ArgumentParser:
+    """A subcommand that works on one row of a CSV (``input``, ``--row``), optionally writing a table."""
+    cmd: argparse.ArgumentParser = sub.add_parser(name, help=help_text)
+    cmd.add_argument("input", help="CSV file, or - for standard input")
+    cmd.add_argument("--row", required=True, help="the row's name, or its 1-based number")
+    if outputs:
+        cmd.add_argument("-o", "--output", default="-")
+        cmd.add_argument("--format", choices=("csv", "json"), default="csv")
+    return cmd
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m economics", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -229,30 +243,19 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--format", choices=("csv", "json"), default="csv")
     ev.add_argument("--errors", help="also write the validation report (row, name, field, value, message) as CSV")
     ev.set_defaults(func=cmd_evaluate)
-    ex = sub.add_parser("explain", help="print the derivation of one row with its numbers substituted")
-    ex.add_argument("input", help="CSV file, or - for standard input")
-    ex.add_argument("--row", required=True, help="the row's name, or its 1-based number")
-    ex.set_defaults(func=cmd_explain)
+    _add_row_command(sub, "explain", "print the derivation of one row with its numbers substituted").set_defaults(
+        func=cmd_explain)
     sub.add_parser("template", help="CSV template: field comments, header, default scenario").set_defaults(
         func=lambda a: (sys.stdout.write(template_text()), 0)[1])
-    cmp = sub.add_parser("compare", help="one scenario's demand across accelerators, ranked by cost per M tokens")
-    cmp.add_argument("input", help="CSV file, or - for standard input")
-    cmp.add_argument("--row", required=True, help="the row's name, or its 1-based number")
+    cmp = _add_row_command(sub, "compare", "one scenario's demand across accelerators, ranked by cost per M tokens",
+                           outputs=True)
     cmp.add_argument("--accelerators", default="", help="comma-separated catalog ids (default: all)")
-    cmp.add_argument("-o", "--output", default="-")
-    cmp.add_argument("--format", choices=("csv", "json"), default="csv")
     cmp.set_defaults(func=cmd_compare)
-    ret = sub.add_parser("retrofit", help="an existing fleet: status quo vs add decode accelerators vs more of the "
-                         "same vs a new generation (NPV, IRR, payback, break-even decode price)")
-    ret.add_argument("input", help="CSV file, or - for standard input")
-    ret.add_argument("--row", required=True, help="the row's name, or its 1-based number")
-    ret.add_argument("-o", "--output", default="-")
-    ret.add_argument("--format", choices=("csv", "json"), default="csv")
-    ret.set_defaults(func=cmd_retrofit)
-    unc = sub.add_parser("uncertainty", help="tornado and Monte Carlo over the <field>_low/<field>_high ranges of a "
-                         "row")
-    unc.add_argument("input", help="CSV file, or - for standard input")
-    unc.add_argument("--row", required=True, help="the row's name, or its 1-based number")
+    _add_row_command(sub, "retrofit", "an existing fleet: status quo vs add decode accelerators vs more of the same "
+                     "vs a new generation (NPV, IRR, payback, break-even decode price)", outputs=True).set_defaults(
+        func=cmd_retrofit)
+    unc = _add_row_command(sub, "uncertainty", "tornado and Monte Carlo over the <field>_low/<field>_high ranges of a "
+                           "row")
     unc.add_argument("--samples", type=int, default=10_000)
     unc.add_argument("--seed", type=int, default=0)
     unc.add_argument("--distribution", choices=("triangular", "uniform"), default="triangular")

@@ -34,10 +34,7 @@ PAGE_DEFAULTS: dict[str, Any] = {
     "fast_tier_min_tokens_per_s_per_user": 300.0,
 }
 link_extra = restore(PAGE_DEFAULTS)
-for key in ("decode_output_tokens_per_s_per_accelerator", "decode_accelerator_price_usd"):
-    if st.session_state.get(key, 0.0) is None:
-        st.session_state[key] = 0.0  # the widgets show "estimate" / "unknown" as 0
-seed(PAGE_DEFAULTS)
+seed(PAGE_DEFAULTS, zero_when_empty=["decode_output_tokens_per_s_per_accelerator", "decode_accelerator_price_usd"])
 with st.sidebar:
     st.header("Existing fleet")
     accelerator = st.selectbox(FIELDS["accelerator"].label, ids, key="accelerator")

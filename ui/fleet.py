@@ -31,9 +31,7 @@ PAGE_DEFAULTS: dict[str, Any] = {
     "facility_cooling": "air", "allow_liquid_retrofit": False, "site_power_mw": 0.0,
 }
 link_extra = restore(PAGE_DEFAULTS)
-if st.session_state.get("site_power_mw", 0.0) is None:
-    st.session_state["site_power_mw"] = 0.0  # the widget shows "no limit" as 0
-seed(PAGE_DEFAULTS)
+seed(PAGE_DEFAULTS, zero_when_empty=["site_power_mw"])
 with st.sidebar:
     st.header("Demand")
     demand = st.number_input(FIELDS["demand_output_tokens_per_day"].label, min_value=1e6, step=1e9, format="%.3g",

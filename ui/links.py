@@ -50,7 +50,14 @@ def share(scenario: dict[str, Any]) -> None:
         st.code(f"{base_url}?{query_string(query)}", language=None)
 
 
-def seed(defaults: dict[str, Any]) -> None:
-    """Give each widget key its starting value once per session (a link's values, set by :func:`restore`, win)."""
+def seed(defaults: dict[str, Any], zero_when_empty: Iterable[str] = ()) -> None:
+    """Give each widget key its starting value once per session (a link's values, set by :func:`restore`, win).
+
+    ``zero_when_empty`` lists number widgets that show an empty field (no limit, no target, estimate) as 0: an
+    empty value from a link becomes 0 there.
+    """
+    for key in zero_when_empty:
+        if key in st.session_state and st.session_state[key] is None:
+            st.session_state[key] = 0.0
     for key, value in defaults.items():
         st.session_state.setdefault(key, value)

@@ -31,9 +31,7 @@ PAGE_DEFAULTS: dict[str, Any] = {
     "output_tokens_per_request": 1024.0, "target_output_tokens_per_s_per_user": 50.0,
 }
 link_extra = restore(PAGE_DEFAULTS)
-if st.session_state.get("target_output_tokens_per_s_per_user", 0.0) is None:
-    st.session_state["target_output_tokens_per_s_per_user"] = 0.0  # the widget shows "no target" as 0
-seed(PAGE_DEFAULTS)
+seed(PAGE_DEFAULTS, zero_when_empty=["target_output_tokens_per_s_per_user"])
 with st.sidebar:
     st.header("Hardware and model")
     accelerator = st.selectbox(FIELDS["accelerator"].label, catalog.accelerator_ids(), key="accelerator")
