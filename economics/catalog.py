@@ -9,17 +9,35 @@ from __future__ import annotations
 import difflib
 import os
 from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-DATA_DIR = Path(os.environ.get("TOKEN_ECONOMICS_DATA_DIR") or Path(__file__).resolve().parent.parent / "data")
-"""The catalogs' folder; TOKEN_ECONOMICS_DATA_DIR points at an organisation's own copy (same file formats)."""
+
+def data_dir() -> Path:
+    """Where the catalogs are: ``$TOKEN_ECONOMICS_DATA_DIR`` if set (an organisation's own copy, same formats), else
+    the ``economics/data`` package data of an installed wheel, else ``data/`` at the root of a source checkout.
+
+    >>> (data_dir() / "defaults.csv").is_file()
+    True
+    """
+    override = os.environ.get("TOKEN_ECONOMICS_DATA_DIR")
+    if override:
+        return Path(override)
+    packaged = Path(str(resources.files("economics") / "data"))
+    if (packaged / "defaults.csv").is_file():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "data"
+
+
+DATA_DIR = data_dir()
+"""The catalogs' folder, resolved once at import (see :func:`data_dir`)."""
 CONFIDENCE_TAGS = ("listed", "vendor claim", "secondary", "estimate")
 ACCELERATOR_TEXT_FIELDS = frozenset({"name", "vendor", "kind", "system_name", "system_form", "cooling", "roofline",
-                                     "family"})
+                                     "family", "interconnect"})
 
 
 class CatalogError(ValueError):
