@@ -1,9 +1,11 @@
 # Token economics calculator — developer commands.
 #
 #   make run    start the app (creates .venv on first use)
-#   make test   lint + type-check + the whole test suite, browser tests included
+#   make test   lint + type-check + the whole test suite (browser, million-row and fuzz tests included)
+#               + the packaging smoke test (wheel installed into a fresh virtualenv outside the repository)
+#   make quick  the fast loop: pytest -m "not slow" (under a minute; no browser, million-row or fuzz tests)
 #
-# Other targets: venv, browser, lint, bench, clean.
+# Other targets: venv, browser, lint, package, bench, clean.
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -21,11 +23,13 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
 
 CHROMIUM := $(or $(shell command -v chromium 2>/dev/null),/usr/bin/chromium)
 
-.PHONY: help venv browser run test lint typecheck bench docs clean
+.PHONY: help venv browser run test quick lint typecheck package bench docs clean
 
 help:
 	@echo "make run     start the app at http://localhost:8501"
-	@echo "make test    ruff + mypy + pytest (unit, app and browser tests)"
+	@echo "make test    ruff + mypy + pytest (every test, browser included) + the packaging smoke test"
+	@echo "make quick   pytest -m 'not slow': the fast loop (no browser, million-row or fuzz tests)"
+	@echo "make package build the wheel, install it in a fresh virtualenv outside the repo, evaluate a CSV there"
 	@echo "make venv    create/refresh .venv from requirements*.txt"
 	@echo "make browser install Debian chromium for the browser tests (needs root or sudo)"
 	@echo "make lint    ruff check + mypy"
@@ -72,6 +76,13 @@ test: venv browser
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(PY) -m pytest
+	.ci/wheel-smoke $(PY)
+
+quick: venv
+	$(PY) -m pytest -q -m "not slow"
+
+package: venv
+	.ci/wheel-smoke $(PY)
 
 bench: venv
 	@shopt -s nullglob; files=(bench/*.py); \
