@@ -12,8 +12,13 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
+import pandas as pd
+
+from . import catalog, values
 from .batch import ScenarioError, as_scenario
-from .scenario import FIELDS, Scenario, show_value
+from .scenario import FIELDS, Scenario, with_changes
+from .validation import validate
+from .values import capped, shown
 
 VERSION = "1"
 MAX_VALUE_CHARS = 200
@@ -60,80 +65,126 @@ def split_baseline(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str,
     return own, (pinned or None)
 
 
+MAX_UNKNOWN_LISTED = 20
+
+
 def decode_query(params: Mapping[str, Any], base: Scenario | None = None) -> tuple[dict[str, Any], list[str]]:
     """Field values from query parameters, and warnings for what was ignored. Never raises.
 
     ``params`` maps names to a string or a list of strings (repeated parameters: the last one is used, and a
-    warning says so). Each value is checked on its own against the field's type and bounds; a bad one is dropped
-    with a warning naming it, so the rest of the link still applies.
+    warning says so). Each value is read by the one value parser (:mod:`economics.values`, as for CSV cells) and
+    checked against the field's bounds; a bad one is dropped with a warning naming the parameter and the value, so
+    the rest of the link still applies. Unknown parameters are named in one warning (the first
+    ``MAX_UNKNOWN_LISTED``, then a count).
+
+    >>> decode_query({"pue": [], "accelerator_count": "1_000", "rent_includes_energy": "n"})
+    ({'rent_includes_energy': False}, ['pue: no value given; the default is used', "accelerator_count: '1_000' is \
+not a number; the default is used"])
     """
-    base = base or Scenario()
-    values: dict[str, Any] = {}
+    base = base if isinstance(base, Scenario) else Scenario()
+    found: dict[str, Any] = {}
     warnings: list[str] = []
-    for raw_name, raw in params.items():
-        name = str(raw_name)
-        items = [str(x) for x in raw] if isinstance(raw, (list, tuple)) else [str(raw)]
-        if name in RESERVED:
-            if items[-1] != VERSION:
-                warnings.append(f"link version {items[-1][:20]!r} is not {VERSION}; reading it as version {VERSION}")
-            continue
-        if name not in FIELDS:
-            warnings.append(f"unknown parameter '{name[:60]}' ignored")
-            continue
-        if len(items) > 1:
-            warnings.append(f"{name}: given {len(items)} times; the last value is used")
-        text = items[-1].strip()
-        if len(text) > MAX_VALUE_CHARS:
-            warnings.append(f"{name}: value longer than {MAX_VALUE_CHARS} characters ignored")
-            continue
+    unknown: list[str] = []
+    try:
+        pairs = list(params.items())
+    except Exception:  # not a mapping at all: nothing to read, and a word saying so
+        return {}, [f"the link's parameters could not be read ({type(params).__name__}); the defaults are used"]
+    for raw_name, raw in pairs:
+        name = raw_name if isinstance(raw_name, str) else str(raw_name)
         try:
-            value = _parse(name, text)
-            as_scenario({**base.model_dump(), name: value})  # bounds and type, as for any scenario
-        except ScenarioError as exc:  # its message already starts with the field name
-            warnings.append(f"{exc}; the default is used")
+            outcome = _one(name, raw, base, warnings)
+        except Exception as exc:  # never fatal: the parameter is named and ignored
+            warnings.append(f"{shown(name)}: could not be read ({type(exc).__name__}); the default is used")
             continue
-        except ValueError as exc:
-            warnings.append(f"{name}: {exc}; the default is used")
-            continue
-        values[name] = value
-    return values, warnings
+        if outcome is _UNKNOWN:
+            unknown.append(f"'{shown(name)}'")
+        elif outcome is not _SKIP:
+            found[name] = outcome
+    if unknown:
+        noun = "parameter" if len(unknown) == 1 else "parameters"
+        warnings.append(f"unknown {noun} {capped(unknown, 'unknown parameters', MAX_UNKNOWN_LISTED)} ignored")
+    return found, warnings
 
 
-def _parse(name: str, text: str) -> Any:
+_UNKNOWN = object()
+_SKIP = object()
+
+
+def _one(name: str, raw: Any, base: Scenario, warnings: list[str]) -> Any:
+    """The value of one parameter, or _UNKNOWN / _SKIP (a warning already given)."""
+    items = list(raw) if isinstance(raw, (list, tuple)) else [raw]
+    if name in RESERVED:
+        version = "" if not items else items[-1] if isinstance(items[-1], str) else str(items[-1])
+        if version != VERSION:
+            warnings.append(f"link version '{shown(version, 20)}' is not {VERSION}; reading it as version {VERSION}")
+        return _SKIP
+    if name not in FIELDS:
+        return _UNKNOWN
+    if not items:
+        warnings.append(f"{name}: no value given; the default is used")
+        return _SKIP
+    if len(items) > 1:
+        warnings.append(f"{name}: given {len(items)} times; the last value is used")
+    item = items[-1]
+    if isinstance(item, str) and len(item.strip()) > MAX_VALUE_CHARS:
+        warnings.append(f"{name}: value longer than {MAX_VALUE_CHARS} characters ignored")
+        return _SKIP
+    try:
+        value = _parse(name, item)
+        as_scenario({**base.model_dump(), name: value})  # bounds and type, as for any scenario
+    except ScenarioError as exc:  # its message already starts with the field name
+        warnings.append(f"{exc}; the default is used")
+        return _SKIP
+    except (values.ValueProblem, values.CellTypeError, ValueError) as exc:
+        warnings.append(f"{name}: {exc}; the default is used")
+        return _SKIP
+    return value
+
+
+def _parse(name: str, raw: Any) -> Any:
     spec = FIELDS[name]
-    if text == "":
+    value = values.parse(spec, raw)
+    if value is values.EMPTY:
         if spec.optional:
             return None
         raise ValueError("empty value")
-    if spec.kind in ("float", "int"):
-        try:
-            number = float(text)
-        except ValueError:
-            raise ValueError(f"'{text[:40]}' is not a number") from None
-        if number != number or number in (float("inf"), float("-inf")):
-            raise ValueError(f"{text[:40]} is not a finite number")
-        if spec.kind == "int":
-            if not number.is_integer():
-                raise ValueError(f"must be a whole number, got {show_value(number)}")
-            return int(number)
-        return number
-    if spec.kind == "bool":
-        low = text.lower()
-        if low in ("true", "1", "yes"):
-            return True
-        if low in ("false", "0", "no"):
-            return False
-        raise ValueError(f"'{text[:40]}' is not true or false")
-    if name in ("accelerator", "decode_accelerator", "new_accelerator", "model"):
-        from . import catalog
-
+    if name in values.ID_FIELDS:
         ids = list(catalog.models().index) if name == "model" else catalog.accelerator_ids()
-        if text.lower() not in ids:
-            raise ValueError(catalog.unknown_id_message(name, text[:40], ids).split(": ", 1)[1])
-        return text.lower()
-    if spec.kind == "choice":
-        low = text.lower()
-        if low not in spec.choices:
-            raise ValueError(f"'{text[:40]}' is not one of {', '.join(spec.choices)}")
-        return low
-    return text
+        if value not in ids:
+            raise ValueError(catalog.unknown_id_message(name, shown(raw.strip() if isinstance(raw, str) else value, 40),
+                                                        ids).split(": ", 1)[1])
+    return value
+
+
+def decode_checked(params: Mapping[str, Any], base: Scenario | None = None) -> tuple[dict[str, Any], list[str]]:
+    """:func:`decode_query`, then the link's values checked together with ``base`` as one scenario. Never raises.
+
+    When the combination is invalid (an accelerator whose catalog entry lacks a price the ownership needs, say),
+    each problem is a warning and the link's values named by it are dropped; if the scenario is still invalid, every
+    value of the link is dropped, naming them. What comes back always makes a valid scenario with ``base``.
+    """
+    base = base if isinstance(base, Scenario) else Scenario()
+    found, warnings = decode_query(params, base)
+    try:
+        for _attempt in range(2):
+            problems = _problems(with_changes(base, **found))
+            if not problems:
+                return found, warnings
+            named = {p.field for p in problems} & set(found)
+            for p in problems:
+                warnings.append(f"{p.message}; " + ("the link's value is not used" if p.field in found else
+                                                     "the link's values that lead to it are not used"))
+            found = {k: v for k, v in found.items() if k not in named} if named else {}
+        if found or _problems(with_changes(base, **found)):
+            warnings.append(f"the link's values ({', '.join(sorted(found))}) do not make a valid scenario together; "
+                            "the defaults are used")
+            found = {}
+    except Exception as exc:  # never fatal
+        warnings.append(f"the link could not be checked ({type(exc).__name__}); the defaults are used")
+        found = {}
+    return found, warnings
+
+
+def _problems(scenario: dict[str, Any]) -> list[Any]:
+    frame = pd.DataFrame([scenario], columns=list(FIELDS))
+    return validate(frame)[1]

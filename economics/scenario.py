@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args, get_origin
 
 import annotated_types
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from . import catalog
+from . import catalog, values
 
 Ownership = Literal["own", "rent"]
 Precision = Literal["bf16", "fp8", "fp4"]
@@ -320,6 +320,12 @@ class Scenario(BaseModel):
         ge=0, le=1e6)
     price_usd_per_m_output_tokens: float | None = _f(
         None, "USD/M token", "Selling price of output tokens", group="prices", ge=0, le=1e6)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _one_parser(cls, value: Any, info: ValidationInfo) -> Any:
+        """Every value read by :func:`economics.values.parse`, as in CSV files and links (empty = the default)."""
+        return values.for_model(FIELDS[str(info.field_name)], value)
 
 
 @dataclass(frozen=True)

@@ -7,17 +7,17 @@ as (row, field, value, message); valid rows go on to be computed, invalid rows a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from . import catalog
+from . import catalog, values
 from .scenario import CATALOG_FIELDS, CATALOG_ID_FIELDS, FIELDS, FieldSpec, show_value
+from .values import FALSE_WORDS, TRUE_WORDS, capped, shown
 
-TRUE_WORDS = frozenset({"true", "yes", "y", "1", "t"})
-FALSE_WORDS = frozenset({"false", "no", "n", "0", "f"})
+__all__ = ["FALSE_WORDS", "TRUE_WORDS", "InputError", "Problem", "check_columns", "validate"]
 
 
 class InputError(ValueError):
@@ -62,6 +62,12 @@ class _Problems:
             text = message(v) if callable(message) else message
             self.items.append(Problem(int(r), field, _plain(v), text))
 
+    def add_one(self, row: int, field: str, value: Any, message: str) -> None:
+        """Record one problem at ``row``."""
+        mask = np.zeros(self.n, dtype=bool)
+        mask[row] = True
+        self.add(mask, field, value, message)
+
 
 def _plain(v: Any) -> Any:
     if isinstance(v, (np.floating, np.integer)):
@@ -69,21 +75,32 @@ def _plain(v: Any) -> Any:
     return v
 
 
+MAX_LISTED = 10
+"""At most this many names are listed in one message; the rest are counted."""
+
+
 def check_columns(columns: list[str]) -> None:
-    """Refuse unknown and duplicate column names, naming them (with the closest known field)."""
+    """Refuse unknown and duplicate column names, naming them (with the closest known field); long lists are
+    capped with a count ("and 9,990 more unknown columns")."""
     known = list(FIELDS)
     seen: set[str] = set()
     dupes = sorted({c for c in columns if c in seen or seen.add(c)})  # type: ignore[func-returns-value]
     if dupes:
-        raise InputError(f"duplicate columns: {', '.join(dupes)}")
-    ranged = {f + suffix for f, spec in FIELDS.items() if spec.kind in ("float", "int") for suffix in ("_low", "_high")}
-    unknown = [c for c in columns if c not in FIELDS and c not in ranged]
+        raise InputError(f"duplicate columns: {capped([shown(d) for d in dupes], 'duplicate columns', MAX_LISTED)}")
+    unknown = [c for c in columns if c not in FIELDS and c not in RANGE_COLUMNS]
     if unknown:
         parts = []
-        for c in unknown:
-            guess = catalog.closest(c, known)
-            parts.append(f"'{c}'" + (f" (did you mean '{guess}'?)" if guess else ""))
-        raise InputError(f"unknown columns: {', '.join(parts)}; run `python -m economics template` for the fields")
+        for c in unknown[:MAX_LISTED]:
+            guess = catalog.closest(c, known) if len(c) <= 100 else None
+            parts.append(f"'{shown(c)}'" + (f" (did you mean '{guess}'?)" if guess else ""))
+        listed = capped(parts + [""] * (len(unknown) - len(parts)), "unknown columns", MAX_LISTED)
+        raise InputError(f"unknown columns: {listed}; run `python -m economics template` for the fields")
+
+
+RANGE_COLUMNS: dict[str, tuple[str, str]] = {
+    f + suffix: (f, suffix) for f, spec in FIELDS.items() if spec.kind in ("float", "int")
+    for suffix in ("_low", "_high")}
+"""``<field>_low`` / ``<field>_high`` columns (a range around a numeric field) -> (field, suffix)."""
 
 
 def _distinct_text(series: pd.Series, lower: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -105,65 +122,117 @@ def _text_column(series: pd.Series, lower: bool = False) -> np.ndarray:
     return texts[codes]
 
 
+def _storage(series: pd.Series) -> str:
+    """How a column's cells are held: 'bool', 'number', 'text' (strings and missing) or 'mixed' (anything else,
+    parsed cell by cell with the scalar parser)."""
+    dtype = series.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return "bool"
+    if pd.api.types.is_numeric_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype):
+        return "number"
+    if pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype):
+        return "text" if pd.api.types.infer_dtype(series, skipna=True) in ("string", "empty") else "mixed"
+    return "mixed"
+
+
+def _per_cell(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndarray:
+    """:func:`economics.values.parse` on every cell (object array, EMPTY where empty or invalid). A cell of a type
+    no field holds (a list, a dict, bytes) makes the table unusable: InputError naming field, row and value."""
+    out = np.empty(len(series), dtype=object)
+    unit = _unit(spec) if spec.kind in ("float", "int") else ""
+    for r, v in enumerate(series.array):
+        try:
+            out[r] = values.parse(spec, v)
+        except values.CellTypeError as exc:
+            raise InputError(f"{spec.name}, row {r + 1}: {exc}") from None
+        except values.ValueProblem as exc:
+            word = "is not a number" in str(exc)
+            problems.add_one(r, spec.name, v, f"{spec.name}: {exc}" + (unit if word else ""))
+            out[r] = values.EMPTY
+    return out
+
+
+def _unit(spec: FieldSpec) -> str:
+    return f" [{spec.unit}]" if spec.unit and spec.unit != "-" else ""
+
+
+def _scalar_message(spec: FieldSpec, value: Any) -> str:
+    """The scalar parser's own message for a value the vectorised path refused (the same words either way)."""
+    try:
+        values.parse(spec, value)
+    except (values.ValueProblem, values.CellTypeError) as exc:
+        text = str(exc)
+        return f"{spec.name}: {text}" + (_unit(spec) if "is not a number" in text else "")
+    return f"{spec.name}: {values.shown(value)} is not valid"  # pragma: no cover - the paths agree (tested)
+
+
 def _numeric(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndarray:
     """Floats with NaN where empty; records non-numbers, non-finite numbers, non-integers and out-of-bounds."""
-    if pd.api.types.is_bool_dtype(series.dtype):
-        values = series.to_numpy(dtype=float)
-        raw: Any = values
-    elif pd.api.types.is_numeric_dtype(series.dtype):
-        values = series.to_numpy(dtype=float, na_value=np.nan)
-        raw = values
-    else:
-        text = _text_column(series)
-        values = pd.to_numeric(pd.Series(text, dtype=object).replace("", np.nan), errors="coerce").to_numpy(
-            dtype=float, na_value=np.nan)
-        # 'nan' parses to NaN: a word in the cell, not an empty cell
-        problems.add((text != "") & np.isnan(values), spec.name, text,
-                     lambda v: f"{spec.name}: '{v}' is not a number" + (f" [{spec.unit}]" if spec.unit else ""))
-        values = np.where(text == "", np.nan, values)
-        raw = text
-    nonfinite = np.isinf(values)
-    problems.add(nonfinite, spec.name, raw, lambda v: f"{spec.name}: {show_value(v)} is not a finite number")
-    values = np.where(nonfinite, np.nan, values)
-    present = ~np.isnan(values)
+    storage = _storage(series)
+    if storage == "number":
+        vals = series.to_numpy(dtype=float, na_value=np.nan)
+        raw: Any = vals
+        nonfinite = np.isinf(vals)
+        problems.add(nonfinite, spec.name, raw, lambda v: f"{spec.name}: {show_value(v)} is not a finite number")
+        vals = np.where(nonfinite, np.nan, vals)
+    elif storage == "text":
+        codes, texts = _distinct_text(series)
+        parsed, not_number, nonfinite = values.numbers_from_text(texts)
+        raw = texts[codes]
+        problems.add((not_number | nonfinite)[codes], spec.name, raw, lambda v: _scalar_message(spec, v))
+        vals = parsed[codes]
+    else:  # booleans and mixed cells: one by one, so a number beside a text is read as a number
+        cells = _per_cell(series, spec, problems)
+        raw = series.to_numpy(dtype=object)
+        vals = np.array([np.nan if c is values.EMPTY else c for c in cells], dtype=float)
+    present = ~np.isnan(vals)
     if spec.kind == "int":
-        problems.add(present & (values != np.floor(np.where(present, values, 0))), spec.name, raw,
+        problems.add(present & (vals != np.floor(np.where(present, vals, 0))), spec.name, raw,
                      lambda v: f"{spec.name}: must be a whole number, got {show_value(v)}")
-    out = np.zeros(values.shape, dtype=bool)
+    out = np.zeros(vals.shape, dtype=bool)
     with np.errstate(invalid="ignore"):
         if spec.gt is not None:
-            out |= present & ~(values > spec.gt)
+            out |= present & ~(vals > spec.gt)
         if spec.ge is not None:
-            out |= present & ~(values >= spec.ge)
+            out |= present & ~(vals >= spec.ge)
         if spec.lt is not None:
-            out |= present & ~(values < spec.lt)
+            out |= present & ~(vals < spec.lt)
         if spec.le is not None:
-            out |= present & ~(values <= spec.le)
-    unit = f" [{spec.unit}]" if spec.unit and spec.unit != "-" else ""
-    problems.add(out, spec.name, raw, lambda v: f"{spec.name}: must be {spec.bounds_text()}{unit}, got {show_value(v)}")
-    return values
+            out |= present & ~(vals <= spec.le)
+    problems.add(out & ~problems.flagged(spec.name), spec.name, raw,
+                 lambda v: f"{spec.name}: must be {spec.bounds_text()}{_unit(spec)}, got {show_value(v)}")
+    return vals
+
+
+def _by_distinct(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndarray:
+    """:func:`economics.values.parse` once per distinct value (choices, booleans: few distinct values), EMPTY
+    where empty or invalid; mixed object columns cell by cell."""
+    if _storage(series) == "mixed":
+        return _per_cell(series, spec, problems)
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    parsed = np.empty(len(uniques) + 1, dtype=object)
+    parsed[-1] = values.EMPTY
+    bad = np.zeros(len(uniques) + 1, dtype=bool)
+    for k, u in enumerate(uniques):
+        try:
+            parsed[k] = values.parse(spec, u)
+        except (values.ValueProblem, values.CellTypeError):
+            parsed[k], bad[k] = values.EMPTY, True
+    if bad.any():
+        problems.add(bad[codes], spec.name, series.to_numpy(dtype=object), lambda v: _scalar_message(spec, v))
+    return parsed[codes]
 
 
 def _choice(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndarray:
-    codes, texts = _distinct_text(series, lower=True)
-    ok_text = np.array([t == "" or t in spec.choices for t in texts])
-    bad = ~ok_text[codes]
-    if bad.any():
-        problems.add(bad, spec.name, _text_column(series),
-                     lambda v: f"{spec.name}: '{v}' is not one of {', '.join(spec.choices)}")
-    return np.where(ok_text, texts, "")[codes]
+    cells = _by_distinct(series, spec, problems)
+    return np.array(["" if c is values.EMPTY else c for c in cells], dtype=object)
 
 
 def _bool(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndarray:
-    if pd.api.types.is_bool_dtype(series.dtype):
+    if pd.api.types.is_bool_dtype(series.dtype) and not series.hasnans:
         return series.to_numpy(dtype=bool)
-    codes, texts = _distinct_text(series, lower=True)
-    is_true = np.array([t in TRUE_WORDS for t in texts])
-    known = is_true | np.array([t in FALSE_WORDS or t == "" for t in texts])
-    bad = ~known[codes]
-    if bad.any():
-        problems.add(bad, spec.name, _text_column(series), lambda v: f"{spec.name}: '{v}' is not true or false")
-    return np.where(texts == "", bool(spec.default), is_true)[codes]
+    cells = _by_distinct(series, spec, problems)
+    return np.array([bool(spec.default) if c is values.EMPTY else c for c in cells], dtype=bool)
 
 
 def validate(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], list[Problem]]:
@@ -197,13 +266,50 @@ def validate(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], list[Problem]]:
             cols[name] = _free_text(series, spec, problems)
     _resolve_catalog(cols, problems, {str(c) for c in df.columns})
     _check_combinations(cols, problems)
+    _check_ranges(df, cols, problems)
     problems.items.sort(key=lambda p: p.row)
     return cols, problems.items
+
+
+def range_values(df: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The ``<field>_low`` / ``<field>_high`` columns of ``df`` read as numbers (NaN where empty or invalid; the
+    problems are reported by :func:`validate`), in column order."""
+    problems = _Problems(len(df))
+    return {str(c): _numeric(df[c], replace(FIELDS[RANGE_COLUMNS[str(c)][0]], name=str(c)), problems)
+            for c in df.columns if str(c) in RANGE_COLUMNS}
+
+
+def _check_ranges(df: pd.DataFrame, cols: dict[str, Any], problems: _Problems) -> None:
+    """Each range end a valid value of its field (same parser, same bounds), both ends given, low <= base <= high."""
+    parsed = {str(c): _numeric(df[c], replace(FIELDS[RANGE_COLUMNS[str(c)][0]], name=str(c)), problems)
+              for c in df.columns if str(c) in RANGE_COLUMNS}
+    nan = np.full(len(df), np.nan)
+    for field in dict.fromkeys(RANGE_COLUMNS[c][0] for c in parsed):
+        lo_c, hi_c = field + "_low", field + "_high"
+        lo, hi = parsed.get(lo_c, nan), parsed.get(hi_c, nan)
+        bad_cell = problems.flagged(lo_c, hi_c)
+        for missing, other in ((lo_c, hi), (hi_c, lo)):
+            gap = np.isnan(parsed.get(missing, nan)) & ~np.isnan(other) & ~bad_cell
+            problems.add(gap, missing, "", f"{missing}: empty; give both {lo_c} and {hi_c} (or neither)")
+        both = ~np.isnan(lo) & ~np.isnan(hi) & ~bad_cell
+        base = np.asarray(cols[field], dtype=float)
+        with np.errstate(invalid="ignore"):
+            inverted = both & (lo > hi)
+            outside = both & ~inverted & ~np.isnan(base) & ((base < lo) | (base > hi)) & ~problems.flagged(field)
+        for r in np.flatnonzero(inverted):
+            problems.add_one(r, lo_c, lo[r], f"{lo_c}: range {show_value(lo[r])}..{show_value(hi[r])} is inverted "
+                             f"({lo_c} above {hi_c})")
+        for r in np.flatnonzero(outside):
+            problems.add_one(r, field, base[r], f"{field}: range {show_value(lo[r])}..{show_value(hi[r])} must "
+                             f"contain the base value {show_value(base[r])}")
 
 
 def _free_text(series: pd.Series, spec: FieldSpec, problems: _Problems) -> Any:
     """Free text (names, ids) as a string array, stripped, default where empty; vectorised (names are often all
     distinct, so per-value Python work would dominate a million rows)."""
+    if _storage(series) in ("mixed", "bool"):
+        cells = _per_cell(series, spec, problems)
+        series = pd.Series(["" if c is values.EMPTY else c for c in cells], dtype="string")
     text = series.astype("string").str.strip().fillna("")
     if spec.max_length:
         too_long = (text.str.len() > spec.max_length).to_numpy(dtype=bool)
