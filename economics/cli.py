@@ -1,7 +1,12 @@
-"""Command line: evaluate, explain, template, schema.
+"""Command line: evaluate, explain, compare, retrofit, uncertainty, calibrate, template, fields, schema.
 
-Exit codes: 0 every row valid; 1 some rows invalid (the valid ones are still written, with the error report);
-2 unusable input (not a CSV, unknown or duplicate columns, no rows, unknown row name).
+Exit codes (every command):
+  0  every row valid, output written
+  1  some rows invalid (evaluate still writes the valid rows, with the error report), or the chosen row is invalid
+  2  unusable input or arguments (not a CSV/JSON of scenarios, unknown or duplicate columns, no rows, unknown or
+     ambiguous row name, bad option values, a file that cannot be read or written)
+  3  internal error or out of memory: one line on stderr, never a traceback
+Messages escape control characters and shorten long names and values; long lists end with a count.
 """
 
 from __future__ import annotations
@@ -12,11 +17,25 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from .batch import evaluate_with_report, explain_row
-from .catalog import closest
+import numpy as np
+import pandas as pd
+
+from .batch import ScenarioError, evaluate_with_report, explain_row, provenance_text
+from .catalog import accelerator_ids, closest, unknown_id_message
+from .compare import compare_accelerators
+from .outputs import NUMERIC_OUTPUTS
+from .retrofit import analyse, break_even_decode_price_usd
 from .scenario import FIELDS, Scenario
-from .scenario_files import read_scenarios_csv, to_csv_text, to_json_text
-from .validation import InputError
+from .scenario_files import read_scenarios, to_csv_text, to_json_text
+from .uncertainty import monte_carlo, ranges_from_row, tornado
+from .validation import RANGE_COLUMNS, InputError, Problem, range_values, validate
+from .values import capped, escape_controls, shown
+
+EXIT_OK, EXIT_INVALID_ROWS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
+MAX_REPORT_LINES = 50
+"""Problems printed on stderr before the rest are counted (``--errors FILE`` writes them all)."""
+MAX_MESSAGE_CHARS = 500
+MAX_SAMPLES = 1_000_000
 
 
 def _read(path: str) -> bytes:
@@ -25,14 +44,29 @@ def _read(path: str) -> bytes:
     try:
         return Path(path).read_bytes()
     except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+        raise InputError(f"cannot read {shown(path)}: {exc.strerror or type(exc).__name__}") from None
+    except ValueError as exc:  # an embedded NUL in the path
+        raise InputError(f"cannot read {shown(path)}: {exc}") from None
 
 
 def _write(path: str, text: str) -> None:
     if path == "-":
         sys.stdout.write(text)
-    else:
+        return
+    try:
         Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {shown(path)}: {exc.strerror or type(exc).__name__}") from None
+    except ValueError as exc:
+        raise InputError(f"cannot write {shown(path)}: {exc}") from None
+
+
+def say(message: str, out: TextIO | None = None) -> None:
+    """One line of user-facing text on stderr: control characters escaped, at most MAX_MESSAGE_CHARS."""
+    text = escape_controls(message)
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = text[:MAX_MESSAGE_CHARS] + f"… ({len(text):,} characters)"
+    (out or sys.stderr).write(text + "\n")
 
 
 def template_text() -> str:
@@ -80,98 +114,154 @@ def schema_text() -> str:
     return json.dumps(Scenario.model_json_schema(), indent=2)
 
 
-def _report(report_rows: list[tuple[int, str, str, object, str]], out: TextIO) -> None:
-    for row, name, _field, _value, message in report_rows:
-        out.write(f"row {row} ({name}): {message}\n")
+def _report(report_rows: list[tuple[int, str, str, object, str]]) -> None:
+    """``row N (name): message`` per problem on stderr, the first MAX_REPORT_LINES, then a count."""
+    for row, name, _field, _value, message in report_rows[:MAX_REPORT_LINES]:
+        say(f"row {row} ({shown(str(name))}): {message}")
+    if len(report_rows) > MAX_REPORT_LINES:
+        say(f"… and {len(report_rows) - MAX_REPORT_LINES:,} more problems (--errors FILE writes them all)")
+
+
+def with_range_columns(result: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
+    """The evaluation result with the input's ``<field>_low``/``<field>_high`` columns kept (as numbers), each
+    after its field's column."""
+    ranges = range_values(df)
+    if not ranges:
+        return result
+    out = result.copy()
+    for col, vals in ranges.items():
+        field = RANGE_COLUMNS[col][0]
+        at = list(out.columns).index(field) + 1 if field in out.columns else len(FIELDS)
+        while at < len(out.columns) and str(out.columns[at]).startswith(field + "_"):
+            at += 1
+        out.insert(min(at, len(out.columns)), col, pd.array(np.where(np.isfinite(vals), vals, np.nan),
+                                                            dtype="Float64"))
+    return out
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    df = read_scenarios_csv(_read(args.input))
+    df = read_scenarios(_read(args.input))
     result, report = evaluate_with_report(df)
+    result = with_range_columns(result, df)
     text = to_json_text(result) if args.format == "json" else to_csv_text(result)
     _write(args.output, text)
     if args.errors:
         _write(args.errors, to_csv_text(report))
     invalid = int((~result["valid"]).sum())
-    _report(list(report.itertuples(index=False, name=None)), sys.stderr)
+    _report(list(report.itertuples(index=False, name=None)))
     if invalid:
-        sys.stderr.write(f"{invalid} of {len(result)} rows invalid; the valid rows were evaluated\n")
-        return 1
-    return 0
+        say(f"{invalid:,} of {len(result):,} rows invalid; the valid rows were evaluated")
+        return EXIT_INVALID_ROWS
+    return EXIT_OK
+
+
+class InvalidRow(Exception):
+    """The row a one-row command works on is invalid: its problems are printed and the exit code is 1."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("; ".join(lines))
+        self.lines = lines
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
     df, position, raw = _chosen_row(args)
-    from .batch import provenance_text
-
-    sys.stdout.write(provenance_text(raw) + "\n\n" + explain_row(df, position).text() + "\n")
-    return 0
+    try:
+        trace = explain_row(df[[c for c in df.columns if str(c) in FIELDS]], position)
+    except ScenarioError as exc:
+        raise InvalidRow(_row_lines(df, position, exc.problems)) from None
+    sys.stdout.write(provenance_text({k: v for k, v in raw.items() if k in FIELDS}) + "\n\n" + trace.text() + "\n")
+    return EXIT_OK
 
 
 def _row_position(df: Any, row: str) -> int:
+    """The 0-based position of the row named ``row`` (or numbered, 1-based); a name several rows share is an
+    error naming them."""
     names = [str(n) for n in df["name"]] if "name" in df.columns else []
-    if row in names:
-        return names.index(row)
-    if row.isdigit() and 1 <= int(row) <= len(df):
+    hits = [i for i, n in enumerate(names) if n.strip() == row.strip()]
+    if len(hits) > 1:
+        raise InputError(f"--row: {len(hits)} rows are named '{shown(row)}' (rows "
+                         f"{capped([str(i + 1) for i in hits], 'rows')}); give the row number instead")
+    if hits:
+        return hits[0]
+    if row.strip().isascii() and row.strip().isdigit() and 1 <= int(row) <= len(df):
         return int(row) - 1
-    guess = closest(row, names) if names else None
-    hint = f"; did you mean '{guess}'?" if guess else ""
-    raise InputError(f"--row: no row named '{row}' and no row number 1..{len(df)}{hint}")
+    guess = closest(row, names) if names and len(row) <= 200 else None
+    hint = f"; did you mean '{shown(guess)}'?" if guess else ""
+    raise InputError(f"--row: no row named '{shown(row)}' and no row number 1..{len(df):,}{hint}")
 
 
-def _chosen_row(args: argparse.Namespace) -> tuple[Any, int, dict[str, Any]]:
-    """The CSV of ``args.input``, the position of the row ``args.row`` names, and that row's non-empty cells."""
-    df = read_scenarios_csv(_read(args.input))
+def _row_lines(df: pd.DataFrame, position: int, problems: list[Problem]) -> list[str]:
+    name = str(df["name"].iloc[position]) if "name" in df.columns else ""
+    return [f"row {position + 1} ({shown(name)}): {p.message}" for p in problems]
+
+
+def _chosen_row(args: argparse.Namespace) -> tuple[pd.DataFrame, int, dict[str, Any]]:
+    """The scenarios of ``args.input``, the position of the row ``args.row`` names, and that row's non-empty
+    cells. An invalid row (ranges included) raises :class:`InvalidRow` listing every problem."""
+    df = read_scenarios(_read(args.input))
     position = _row_position(df, args.row)
-    cells = {str(k): v for k, v in df.iloc[position].to_dict().items() if str(v).strip() != ""}
+    one = df.iloc[[position]].reset_index(drop=True)
+    _, problems = validate(one)
+    if problems:
+        raise InvalidRow(_row_lines(df, position, problems))
+    cells = {str(k): v for k, v in one.iloc[0].to_dict().items() if not _empty(v)}
     return df, position, cells
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
-    from .catalog import accelerator_ids, unknown_id_message
-    from .compare import compare_accelerators
+def _empty(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value) or (
+        isinstance(value, str) and value.strip() == "")
 
+
+def _without_ranges(raw: dict[str, Any], command: str) -> dict[str, Any]:
+    """The row's scenario fields; range columns are accepted and set aside with a note (uncertainty uses them)."""
+    ranges = [k for k in raw if k in RANGE_COLUMNS]
+    if ranges:
+        say(f"note: {command} uses the base values; the ranges ({capped(ranges, 'columns')}) are for "
+            f"`python -m economics uncertainty`")
+    return {k: v for k, v in raw.items() if k in FIELDS}
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
     _, _, raw = _chosen_row(args)
-    ids = [a.strip() for a in args.accelerators.split(",") if a.strip()] or accelerator_ids()
+    ids = [a.strip().lower() for a in args.accelerators.split(",") if a.strip()] or accelerator_ids()
     unknown = [a for a in ids if a not in accelerator_ids()]
     if unknown:
-        raise InputError(unknown_id_message("--accelerators", unknown[0], accelerator_ids()))
-    from .batch import ScenarioError
-
+        raise InputError(unknown_id_message("--accelerators", shown(unknown[0]), accelerator_ids()))
     try:
-        table = compare_accelerators(raw, ids)
+        table = compare_accelerators(_without_ranges(raw, "compare"), ids)
     except ScenarioError as exc:
-        raise InputError(str(exc)) from None
+        raise InvalidRow([str(exc)]) from None
     _write(args.output, to_json_text(table) if args.format == "json" else to_csv_text(table))
-    return 0
+    return EXIT_OK
 
 
 def cmd_retrofit(args: argparse.Namespace) -> int:
-    from .batch import ScenarioError
-    from .retrofit import analyse, break_even_decode_price_usd
-
     _, _, raw = _chosen_row(args)
+    scenario = _without_ranges(raw, "retrofit")
     try:
-        result = analyse(raw)
-        price = break_even_decode_price_usd(raw)
-    except (ScenarioError, ValueError) as exc:
-        raise InputError(str(exc)) from None
+        result = analyse(scenario)
+        price = break_even_decode_price_usd(scenario)
+    except ScenarioError as exc:
+        raise InvalidRow([str(exc)]) from None
     if args.format == "json":
         _write(args.output, json.dumps({
             "options": json.loads(to_json_text(result.options)),
             "cashflows": json.loads(to_json_text(result.cashflows)),
             "break_even_decode_price_usd": price}, indent=1, allow_nan=False) + "\n")
-        return 0
+        return EXIT_OK
     text = to_csv_text(result.options) + "\n" + to_csv_text(result.cashflows)
     text += f"\nbreak_even_decode_price_usd,{'' if price is None else round(price, 2)}\n"
     _write(args.output, text)
-    return 0
+    return EXIT_OK
 
 
 def cmd_uncertainty(args: argparse.Namespace) -> int:
-    from .batch import ScenarioError
-    from .uncertainty import monte_carlo, ranges_from_row, tornado
-
+    if args.output_field not in NUMERIC_OUTPUTS:
+        guess = closest(args.output_field, list(NUMERIC_OUTPUTS)) if len(args.output_field) <= 100 else None
+        raise InputError(f"--output-field: '{shown(args.output_field)}' is not a numeric output"
+                         + (f"; did you mean '{guess}'?" if guess else "")
+                         + " (`python -m economics fields` lists the outputs)")
     _, _, row = _chosen_row(args)
     scenario = {k: v for k, v in row.items() if k in FIELDS}
     try:
@@ -181,11 +271,11 @@ def cmd_uncertainty(args: argparse.Namespace) -> int:
         sens = tornado(scenario, ranges, args.output_field)
         mc = monte_carlo(scenario, ranges, args.samples, args.seed, args.distribution)
     except ScenarioError as exc:
-        raise InputError(str(exc)) from None
+        raise InvalidRow([str(exc)]) from None
     sys.stdout.write(f"tornado ({args.output_field}, one field at a time):\n" + to_csv_text(sens) + "\n")
     sys.stdout.write(f"Monte Carlo ({args.samples:,} samples, {args.distribution}, seed {args.seed}):\n"
                      + to_csv_text(mc.summary))
-    return 0
+    return EXIT_OK
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -222,6 +312,19 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _count(low: int, high: int, what: str) -> Any:
+    """An argparse type: a whole number in [low, high], with a message naming the option's meaning."""
+    def parse(text: str) -> int:
+        t = text.strip()
+        if not (t.isascii() and t.lstrip("+-").isdigit()):
+            raise argparse.ArgumentTypeError(f"{what} must be a whole number, got '{shown(text, 40)}'")
+        n = int(t)
+        if not low <= n <= high:
+            raise argparse.ArgumentTypeError(f"{what} must be >= {low:,} and <= {high:,}, got {n:,}")
+        return n
+    return parse
+
+
 def _add_row_command(sub: Any, name: str, help_text: str, outputs: bool = False) -> argparse.ArgumentParser:
     """A subcommand that works on one row of a CSV (``input``, ``--row``), optionally writing a table."""
     cmd: argparse.ArgumentParser = sub.add_parser(name, help=help_text)
@@ -256,8 +359,8 @@ def build_parser() -> argparse.ArgumentParser:
         func=cmd_retrofit)
     unc = _add_row_command(sub, "uncertainty", "tornado and Monte Carlo over the <field>_low/<field>_high ranges of a "
                            "row")
-    unc.add_argument("--samples", type=int, default=10_000)
-    unc.add_argument("--seed", type=int, default=0)
+    unc.add_argument("--samples", type=_count(1, MAX_SAMPLES, "samples"), default=10_000)
+    unc.add_argument("--seed", type=_count(0, 2**32 - 1, "seed"), default=0)
     unc.add_argument("--distribution", choices=("triangular", "uniform"), default="triangular")
     unc.add_argument("--output-field", default="cost_usd_per_m_tokens", help="output for the tornado")
     unc.set_defaults(func=cmd_uncertainty)
@@ -272,11 +375,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one command; returns the exit code (0, 1, 2 or 3, see the module docstring). Never raises."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # argparse has printed the usage and the reason
+        return exc.code if isinstance(exc.code, int) else EXIT_UNUSABLE
     try:
         return int(args.func(args))
+    except InvalidRow as exc:
+        for line in exc.lines[:MAX_REPORT_LINES]:
+            say(line)
+        return EXIT_INVALID_ROWS
     except InputError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        return 2
+        say(f"error: {exc}")
+        return EXIT_UNUSABLE
     except BrokenPipeError:
-        return 0
+        return EXIT_OK
+    except MemoryError:
+        say("error: out of memory; try a smaller file or fewer --samples")
+        return EXIT_INTERNAL
+    except RecursionError:
+        say("error: input nested too deeply")
+        return EXIT_UNUSABLE
+    except Exception as exc:  # the last line of defence: one line, never a traceback
+        say(f"internal error: {type(exc).__name__}: {exc} (please report this with the input that caused it)")
+        return EXIT_INTERNAL

@@ -12,10 +12,12 @@ import io
 import json
 import re
 
+import numpy as np
 import pandas as pd
 
 from .scenario import FIELDS
-from .validation import InputError, check_columns
+from .validation import RANGE_COLUMNS, InputError, check_columns
+from .values import capped, escape_controls, shown
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 PLAIN_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -52,12 +54,60 @@ def read_scenarios_csv(data: bytes | str) -> pd.DataFrame:
     df.columns = header
     if df.empty:
         raise InputError("no scenario rows below the header")
-    if sep == ";":  # decimal commas: '0,12' -> '0.12' in numeric fields (text fields are left alone)
+    if sep == ";":  # decimal commas: '0,12' -> '0.12' in numeric fields and ranges (text fields are left alone)
         for col in df.columns:
             spec = FIELDS.get(str(col))
-            if spec is not None and spec.kind in ("float", "int"):
+            if str(col) in RANGE_COLUMNS or (spec is not None and spec.kind in ("float", "int")):
                 df[col] = df[col].str.replace(",", ".", regex=False)
     return df
+
+
+MAX_JSON_BYTES = 200_000_000
+
+
+def read_scenarios_json(data: bytes | str) -> pd.DataFrame:
+    """Parse JSON scenarios: an array of objects (one per scenario), one object, or ``{"scenarios": [...]}``.
+
+    Values are read as they come (numbers, true/false, null = empty, text) and go through the same value parser
+    as CSV cells, so ``"0.5"`` and ``0.5`` are the same value and ``NaN``/``Infinity`` literals are refused as
+    they are in a CSV. Raises :class:`InputError` for input that is not a usable table, naming the row.
+
+    >>> read_scenarios_json('[{"name": "a", "pue": 1.2}, {"name": "b"}]')["pue"].tolist()
+    [1.2, None]
+    """
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 JSON: undecodable byte at position {exc.start}") from None
+    try:
+        parsed = json.loads(data.removeprefix("\ufeff"), parse_constant=str)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not well-formed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise InputError("not usable JSON: nested too deeply") from None
+    rows = parsed.get("scenarios", parsed) if isinstance(parsed, dict) else parsed
+    rows = [rows] if isinstance(rows, dict) else rows
+    if not isinstance(rows, list):
+        raise InputError("JSON scenarios must be an array of objects (one per scenario) or one object")
+    if not rows:
+        raise InputError("no scenarios in the JSON array")
+    columns: dict[str, None] = {}
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise InputError(f"row {i + 1}: a scenario must be a JSON object of field names and values, got "
+                             f"{shown(json.dumps(row)[:80])}")
+        columns.update(dict.fromkeys(row))
+    check_columns(list(columns))
+    return pd.DataFrame({c: pd.Series([row.get(c) for row in rows], dtype=object) for c in columns})
+
+
+def read_scenarios(data: bytes | str) -> pd.DataFrame:
+    """A CSV or a JSON file of scenarios (JSON when it starts with ``[`` or ``{``)."""
+    head = data[:1000].lstrip() if isinstance(data, str) else data[:1000].removeprefix(b"\xef\xbb\xbf").lstrip()
+    if head[:1] in ("[", "{", b"[", b"{"):
+        return read_scenarios_json(data)
+    return read_scenarios_csv(data)
 
 
 def _neutralise(value: object) -> object:
@@ -81,11 +131,54 @@ def to_csv_text(df: pd.DataFrame) -> str:
     return safe_for_spreadsheets(df).to_csv(index=False, lineterminator="\n")
 
 
+EXCEL_MAX_CELL_CHARS = 32_767
+"""The most characters an Excel cell holds."""
+EXCEL_ILLEGAL = r"[\x00-\x08\x0b\x0c\x0e-\x1f]"
+"""Control characters an .xlsx file cannot hold (openpyxl refuses them)."""
+
+
 def to_excel_bytes(df: pd.DataFrame, sheet: str = "results") -> bytes:
-    """An .xlsx workbook of the table (formulas neutralised, missing values as empty cells)."""
+    """An .xlsx workbook of the table (formulas neutralised, missing values as empty cells); see
+    :func:`excel_export` for what had to change to fit Excel."""
+    return excel_export(df, sheet)[0]
+
+
+def excel_export(df: pd.DataFrame, sheet: str = "results") -> tuple[bytes, list[str]]:
+    r"""(.xlsx bytes, notes): control characters Excel cannot hold are written as ``\xNN`` and text longer than a
+    cell holds (32,767 characters) is cut; each note names the column, the rows and what was done."""
+    out, notes = excel_safe(safe_for_spreadsheets(df))
     buffer = io.BytesIO()
-    safe_for_spreadsheets(df).to_excel(buffer, sheet_name=sheet, index=False, engine="openpyxl")
-    return buffer.getvalue()
+    out.to_excel(buffer, sheet_name=sheet, index=False, engine="openpyxl")
+    return buffer.getvalue(), notes
+
+
+def excel_safe(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """Copy of ``df`` whose text cells fit Excel, and a note per column changed (rows 1-based, listed up to 10)."""
+    out = df.copy()
+    notes: list[str] = []
+    for col in out.columns:
+        if pd.api.types.is_numeric_dtype(out[col].dtype) or pd.api.types.is_bool_dtype(out[col].dtype):
+            continue
+        text = out[col].astype("string")
+        illegal = text.str.contains(EXCEL_ILLEGAL, regex=True).fillna(False).to_numpy(dtype=bool)
+        long = (text.str.len() > EXCEL_MAX_CELL_CHARS).fillna(False).to_numpy(dtype=bool)
+        if not illegal.any() and not long.any():
+            continue
+        column = out[col].astype(object)
+        for r in np.flatnonzero(illegal | long):
+            value = escape_controls(str(column.iloc[r])) if illegal[r] else str(column.iloc[r])
+            column.iloc[r] = value[:EXCEL_MAX_CELL_CHARS]
+        out[col] = column
+        name = shown(str(col))
+        if illegal.any():
+            rows = capped([str(r + 1) for r in np.flatnonzero(illegal)], "rows")
+            notes.append(f"Excel: control characters in {name} (rows {rows}) written as \\xNN")
+        if long.any():
+            rows = capped([f"{r + 1} ({len(str(df[col].iloc[r])):,} characters)" for r in np.flatnonzero(long)],
+                          "rows")
+            notes.append(f"Excel: {name} longer than a cell holds ({EXCEL_MAX_CELL_CHARS:,} characters) in rows "
+                         f"{rows}: cut in the Excel file; the CSV and JSON hold the full text")
+    return out, notes
 
 
 def to_json_text(df: pd.DataFrame) -> str:

@@ -17,8 +17,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from .batch import ScenarioError, as_scenario, evaluate
+from . import values as parse_values
+from .batch import ScenarioError, as_scenario, evaluate, evaluate_scenario
 from .scenario import FIELDS, Scenario
+from .validation import Problem
 
 RANGE_SUFFIXES = ("_low", "_high")
 Distribution = Literal["triangular", "uniform"]
@@ -40,34 +42,33 @@ def ranges_from_row(row: dict[str, Any]) -> dict[str, tuple[float, float]]:
     """Ranges given in one CSV row (both ends needed; a missing end is an error naming the column)."""
     out = {}
     for field, (lo_col, hi_col) in range_columns(list(row)).items():
-        lo, hi = row.get(lo_col), row.get(hi_col)
-        if lo in (None, "") or hi in (None, ""):
-            raise ScenarioError([_problem(field, f"{field}: give both {lo_col} and {hi_col}")])
-        try:
-            out[field] = (float(lo), float(hi))
-        except ValueError:
-            raise ScenarioError([_problem(field, f"{field}: range {lo!r}..{hi!r} is not numeric")]) from None
+        ends = []
+        for col in (lo_col, hi_col):
+            try:
+                end = parse_values.number(row.get(col))
+            except (parse_values.ValueProblem, parse_values.CellTypeError) as exc:
+                raise ScenarioError([_problem(col, f"{col}: {exc}")]) from None
+            if end is parse_values.EMPTY:
+                raise ScenarioError([_problem(col, f"{col}: empty; give both {lo_col} and {hi_col}")])
+            ends.append(float(end))
+        out[field] = (ends[0], ends[1])
     return out
 
 
-def _problem(field: str, message: str) -> Any:
-    from .validation import Problem
-
+def _problem(field: str, message: str) -> Problem:
     return Problem(0, field, None, message)
 
 
 def _checked(base: Scenario, ranges: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float, float]]:
-    """(low, base, high) per field, each end a valid value of its field, low <= base <= high."""
-    from .batch import evaluate_scenario
-
+    """(low, base, high) per field, each end a valid value of its field, low <= base <= high; the scenario itself
+    must be valid (:class:`ScenarioError` naming every problem otherwise)."""
     out = {}
-    resolved: dict[str, Any] | None = None
+    resolved = evaluate_scenario(base)  # an invalid scenario fails here, loudly, naming every problem
     for field, (lo, hi) in ranges.items():
         if field not in FIELDS or FIELDS[field].kind not in ("float", "int"):
             raise ScenarioError([_problem(field, f"{field}: not a numeric scenario field, cannot take a range")])
         mid = getattr(base, field)
         if mid is None:  # a catalog figure or an estimate: the range goes around the value the engine uses
-            resolved = resolved or evaluate_scenario(base)
             mid = resolved.get(field)
             if mid is None:  # derived from other fields (the PUE follows the cooling): the value used
                 mid = resolved.get(f"{field}_effective")
@@ -138,6 +139,11 @@ def monte_carlo(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[flo
     for field, values in drawn.items():
         frame[field] = values
     result = evaluate(frame)
+    if not result[outputs[0]].notna().any():
+        reason = next((str(e) for e in result["error"] if e), "") or next(
+            (str(r) for r in result["infeasible_reason"] if r), "no sample could be computed")
+        raise ScenarioError([_problem(outputs[0], f"{outputs[0]}: none of the {samples:,} samples could be "
+                                                  f"computed: {reason}")])
     table = pd.concat([pd.DataFrame(drawn), result[list(outputs)].astype("Float64").reset_index(drop=True)], axis=1)
     summary = []
     for name in outputs:
