@@ -144,10 +144,8 @@ def _one(name: str, raw: Any, base: Scenario, warnings: list[str]) -> Any:
 def _parse(name: str, raw: Any) -> Any:
     spec = FIELDS[name]
     value = values.parse(spec, raw)
-    if value is values.EMPTY:
-        if spec.optional:
-            return None
-        raise ValueError("empty value")
+    if value is values.EMPTY:  # as an empty CSV cell: the field's default (None for an optional field)
+        return None if spec.optional else spec.default
     if name in values.ID_FIELDS:
         ids = list(catalog.models().index) if name == "model" else catalog.accelerator_ids()
         if value not in ids:

@@ -37,8 +37,7 @@ def read_scenarios_csv(data: bytes | str) -> pd.DataFrame:
             raise InputError(f"not a UTF-8 text CSV: undecodable byte at position {exc.start}") from None
     else:
         text = data.removeprefix("\ufeff")
-    lines = [line for line in text.splitlines(keepends=True) if not line.lstrip().startswith("#")]
-    body = "".join(lines)
+    body = _without_leading_comments(text)
     if not body.strip():
         raise InputError("empty file: no header row of scenario fields (run `python -m economics template`)")
     first = body.splitlines()[0]
@@ -108,6 +107,21 @@ def read_scenarios(data: bytes | str) -> pd.DataFrame:
     if head[:1] in ("[", "{", b"[", b"{"):
         return read_scenarios_json(data)
     return read_scenarios_csv(data)
+
+
+def _without_leading_comments(text: str) -> str:
+    """The text from the header on: ``#`` comment lines and blank lines before the header are skipped (a data
+    row whose first cell starts with ``#`` is data, never dropped). Lines end at ``\\n`` only, as for the CSV
+    parser, so control characters such as ``\\x1c`` inside a cell never split a row."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end + 1
+        line = text[start:end].strip()
+        if line and not line.startswith("#"):
+            break
+        start = end
+    return text[start:]
 
 
 def _neutralise(value: object) -> object:

@@ -46,6 +46,8 @@ FALSE_WORDS = frozenset({"false", "no", "n", "f", "0"})
 ID_FIELDS = frozenset({"accelerator", "decode_accelerator", "new_accelerator", "model"})
 """Text fields holding catalog ids: compared lower-cased, like choices."""
 
+MAX_NUMBER_CHARS = 100
+"""A number written with more characters than this is refused (no real figure needs them; it bounds the work)."""
 MAX_SHOWN_CHARS = 60
 """User text in a message is cut to this many characters (with a count of the rest)."""
 
@@ -175,6 +177,8 @@ def number(value: Any) -> float | _Empty:
 
 
 def _number_from_text(text: str) -> float:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise ValueProblem(f"'{shown(text)}' is not a number (longer than {MAX_NUMBER_CHARS} characters)")
     if NUMBER.fullmatch(text):
         x = float(text)
         if math.isfinite(x):
@@ -273,7 +277,8 @@ def numbers_from_text(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     """
     series = pd.Series(texts, dtype=object)
     empty = (series == "").to_numpy(dtype=bool)
-    ok = series.str.fullmatch(NUMBER_PATTERN).to_numpy(dtype=bool, na_value=False)
+    ok = (series.str.fullmatch(NUMBER_PATTERN).to_numpy(dtype=bool, na_value=False)
+          & (series.str.len() <= MAX_NUMBER_CHARS).to_numpy(dtype=bool, na_value=False))
     values = np.full(len(series), np.nan)
     values[ok] = series[ok].to_numpy(dtype=object).astype(float)
     infinite = ok & np.isinf(values)
