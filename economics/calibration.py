@@ -1,12 +1,20 @@
-"""Calibrate the roofline's efficiency factors on the measured points in data/, and report its error honestly.
+"""Calibrate the roofline's efficiency factors on measured points, and report its error on points it never saw.
 
-Two factors scale the roofline (:mod:`economics.throughput`): the share of peak memory bandwidth a decode step
-achieves (``bandwidth_utilization``) and the share of peak FLOPS (``compute_utilization``, also used for prefill).
-They are fitted by grid search, minimising the mean squared log error between predicted and measured output
-throughput per accelerator, per accelerator family where it has at least ``MIN_POINTS`` measured points, else on
-all points (``global``). Points from dataflow/SRAM systems are listed but not fitted: a single-bandwidth roofline
-does not describe them. ``python -m economics calibrate`` prints predicted vs measured for every point;
-``--write`` stores the factors in data/calibration.csv with how they were obtained.
+Four factors scale the roofline (:class:`economics.estimate.Roofline`): the share of peak memory bandwidth a decode
+step achieves (``bandwidth_utilization``), the share of peak FLOPS of decode (``compute_utilization``) and of prefill
+(``prefill_compute_utilization``), and a fixed time per layer per step (``step_overhead_us_per_layer``). They are
+fitted per scope -- an accelerator family, and within it the model class (dense or mixture-of-experts) where the
+family has enough points of that class -- minimising the mean squared log error of output tokens/s per accelerator
+(prefill included, as measured) and of the time to first token where one was measured.
+
+Honest error: the points are split **by model family** before anything is fitted. The held-out families
+(:data:`HOLDOUT_MODELS`: a small dense model with full multi-head attention, the largest dense model, and two
+mixture-of-experts models) are never used by the fit; data/calibration.csv stores factors fitted on the training
+split only, with the training and the held-out error of each scope side by side.
+``python -m economics calibrate --holdout`` prints them; ``--write`` refits and stores.
+
+Points from dataflow/SRAM systems, points without input/output lengths or precision, and points on accelerators
+absent from the catalog are listed but not fitted (the reason is given).
 """
 
 from __future__ import annotations
@@ -16,161 +24,288 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import minimize
 
+from . import capacity as cap
 from . import catalog
+from .estimate import FACTORS, fill_throughput, model_class, stored_factors
+from .scenario import FIELDS
+from .validation import validate
 
-MIN_POINTS = 5
-FACTORS = ("bandwidth_utilization", "compute_utilization", "prefill_compute_utilization",
-           "step_overhead_us_per_layer")
-COARSE: dict[str, np.ndarray] = {
-    "bandwidth_utilization": np.round(np.arange(0.1, 1.0001, 0.1), 2),
-    "compute_utilization": np.array([0.2, 0.35, 0.5, 0.65, 0.8]),
-    "prefill_compute_utilization": np.array([0.05, 0.1, 0.2, 0.3, 0.45, 0.6]),
-    "step_overhead_us_per_layer": np.arange(0.0, 301.0, 25.0),
-}
-FINE_STEP = {"bandwidth_utilization": 0.02, "compute_utilization": 0.05, "prefill_compute_utilization": 0.02,
-             "step_overhead_us_per_layer": 5.0}
-LIMITS = {"bandwidth_utilization": (0.02, 1.0), "compute_utilization": (0.02, 1.0),
-          "prefill_compute_utilization": (0.02, 1.0), "step_overhead_us_per_layer": (0.0, 1000.0)}
-PRIOR_UTILIZATION, PRIOR_WEIGHT = 0.5, 1e-3
-"""A weak pull of each utilization towards 0.5 in the loss: it only decides between settings the data cannot tell
-apart (decode compute is rarely the bottleneck in the measured points), never against the data."""
-
-
-def factors_for(accelerators: np.ndarray) -> dict[str, np.ndarray]:
-    """Calibrated factors for each accelerator id: its family's row of data/calibration.csv, else global."""
-    cal = catalog.calibration()
-    fam = catalog.accelerators()["family"] if "family" in catalog.accelerators().columns else pd.Series(dtype=object)
-    ids = pd.Series(np.asarray(accelerators, dtype=object))
-    scope = ids.map(fam).where(lambda s: s.isin(cal.index), "global").fillna("global")
-    return {f: scope.map(cal[f].astype(float)).to_numpy(dtype=float) for f in FACTORS}
+MIN_POINTS = 8
+"""Training points a scope needs to get its own factors; fewer fall back to the enclosing scope."""
+HOLDOUT_MODELS = ("llama-2-7b", "llama-3.1-405b", "mixtral-8x7b", "qwen3-30b-a3b")
+"""Model families whose points are held out of every fit (dense: 7B MHA, 405B; MoE: Mixtral, Qwen3-30B-A3B)."""
+OFFLINE_MAX_BATCH = 2048.0
+"""Batch limit for offline (maximum-throughput) points that publish no concurrency: TensorRT-LLM's default
+``max_batch_size`` (LLM API BuildConfig default 2048, https://nvidia.github.io/TensorRT-LLM/llm-api/reference.html)."""
+START = {"bandwidth_utilization": 0.6, "compute_utilization": 0.5, "prefill_compute_utilization": 0.4,
+         "step_overhead_us_per_layer": 50.0}
+LIMITS = {"bandwidth_utilization": (0.05, 0.95), "compute_utilization": (0.05, 0.95),
+          "prefill_compute_utilization": (0.02, 0.95), "step_overhead_us_per_layer": (0.0, 1000.0)}
+"""No kernel reaches its peak: utilizations stay at or below 0.95."""
+PRIOR_WEIGHT = 1e-3
+"""A weak pull of each utilization towards its start value: it only decides between settings the data cannot tell
+apart (decode compute is rarely the bottleneck at the measured points), never against the data."""
+TTFT_WEIGHT = 0.25
+ERROR_COLUMNS = ("median_abs_error_pct", "worst_abs_error_pct", "holdout_points", "holdout_median_abs_error_pct",
+                 "holdout_worst_abs_error_pct", "ttft_points", "ttft_median_abs_error_pct", "ttft_worst_abs_error_pct")
 
 
-def scope_for(accelerator: str) -> dict[str, Any]:
-    """The calibration row that applies to an accelerator (its family's, else global) as plain values."""
-    cal = catalog.calibration()
-    fam = catalog.accelerator_record(accelerator).get("family", "")
-    scope = fam if fam in cal.index else "global"
-    row = {str(k): str(v) for k, v in cal.loc[scope].items()}
-    out: dict[str, Any] = {"scope": scope, "accelerators": row["accelerators"], "points": int(float(row["points"]))}
-    for f in (*FACTORS, "median_abs_error_pct", "worst_abs_error_pct"):
-        out[f] = float(row[f])
-    return out
+def _num(value: Any) -> float:
+    return float(value) if str(value).strip() else np.nan
 
 
-def points() -> pd.DataFrame:
-    """Every measured point in data/ with what is needed to predict it, and whether it can be fitted."""
-    rows: list[dict[str, Any]] = []
-    acc = catalog.accelerators()
+def _curve_rows() -> list[dict[str, Any]]:
+    rows = []
     for _, p in catalog.throughput_curves().iterrows():
+        tp, pp = _num(p.get("tensor_parallel", "")), _num(p.get("pipeline_parallel", ""))
+        replica = tp * (1.0 if np.isnan(pp) else pp) if not np.isnan(tp) else (
+            _num(p["accelerator_count"]) if p["point_kind"] == "measured" else np.nan)
+        conc = _num(p.get("concurrency", ""))
+        ttft = _num(p.get("time_to_first_token_s", ""))
         rows.append({
-            "point": f"{p['curve_id']} @ {p['output_tokens_per_s_per_user'] or 'offline'}",
-            "accelerator": p["accelerator"], "model": p["model"], "precision": p["precision"],
-            "replica": float(p["accelerator_count"]) if p["point_kind"] == "measured" else np.nan,
-            "input_tokens": float(p["input_tokens"]) if p["input_tokens"] else np.nan,
-            "output_tokens": float(p["output_tokens"]) if p["output_tokens"] else np.nan,
-            "per_user": float(p["output_tokens_per_s_per_user"]) if p["output_tokens_per_s_per_user"] else np.nan,
+            "point": f"{p['curve_id']} @ {p['output_tokens_per_s_per_user'] or p['point_kind']}",
+            "source_group": p.get("holdout_group", "") or p["curve_id"].split("-")[0],
+            "accelerator": p["accelerator"], "model": p["model"], "precision": p["precision"], "replica": replica,
+            "input_tokens": _num(p["input_tokens"]), "output_tokens": _num(p["output_tokens"]),
+            "per_user": _num(p["output_tokens_per_s_per_user"]),
+            "max_batch": conc if not np.isnan(conc) else OFFLINE_MAX_BATCH,
             "metric": "output_tokens_per_s_per_accelerator",
-            "measured": float(p["output_tokens_per_s_per_accelerator"]), "kind": p["point_kind"],
+            "measured": float(p["output_tokens_per_s_per_accelerator"]),
+            "measured_ttft": np.nan if "saturated" in p["note"] else ttft, "kind": p["point_kind"],
         })
+    return rows
+
+
+def _claim_rows() -> list[dict[str, Any]]:
+    rows = []
     for cid, p in catalog.throughput_claims().iterrows():
         if p["decode_accelerator"]:
             continue  # disaggregated systems are modelled by the disaggregation capability, not this roofline
         rows.append({
-            "point": str(cid), "accelerator": p["accelerator"], "model": p["model"],
+            "point": str(cid), "source_group": "claims", "accelerator": p["accelerator"], "model": p["model"],
             "precision": p["precision"] if p["precision"] in ("bf16", "fp8", "fp4") else "",
-            "replica": float(p["accelerator_count"]) if p["accelerator_count"] else np.nan,
-            "input_tokens": float(p["input_tokens"]) if p["input_tokens"] else np.nan,
-            "output_tokens": float(p["output_tokens"]) if p["output_tokens"] else np.nan,
-            "per_user": np.nan, "metric": p["metric"], "measured": float(p["value"]), "kind": "claim",
+            "replica": _num(p["accelerator_count"]), "input_tokens": _num(p["input_tokens"]),
+            "output_tokens": _num(p["output_tokens"]), "per_user": np.nan, "max_batch": OFFLINE_MAX_BATCH,
+            "metric": p["metric"], "measured": float(p["value"]), "measured_ttft": np.nan, "kind": "claim",
         })
-    df = pd.DataFrame(rows)
+    return rows
+
+
+def points() -> pd.DataFrame:
+    """Every measured point in data/ with what is needed to predict it, whether it can be fitted, and its split
+    (``train`` or ``holdout``, by model family)."""
+    df = pd.DataFrame(_curve_rows() + _claim_rows())
+    acc = catalog.accelerators()
+    known = df["accelerator"].isin(acc.index)
     roof = df["accelerator"].map(acc["roofline"] if "roofline" in acc.columns else {}).fillna("")
     df["family"] = df["accelerator"].map(acc["family"]).fillna("")
+    df["model_class"] = model_class(df["model"].to_numpy())
+    df["split"] = np.where(df["model"].isin(HOLDOUT_MODELS), "holdout", "train")
     df["fitted"] = "yes"
     df.loc[df["input_tokens"].isna() | df["output_tokens"].isna(), "fitted"] = "no: input/output length unknown"
     df.loc[df["precision"] == "", "fitted"] = "no: precision unknown"
     df.loc[df["metric"] != "output_tokens_per_s_per_accelerator", "fitted"] = "no: per-user speed, batch unknown"
     df.loc[roof == "no", "fitted"] = "no: dataflow/SRAM system, not roofline-describable"
+    df.loc[~known, "fitted"] = "no: accelerator not in data/accelerators.csv"
     return df
 
 
-def predict(pts: pd.DataFrame, factors: dict[str, Any]) -> np.ndarray:
-    """Predicted output tokens/s per accelerator (prefill included, as measured) for each point."""
-    from .estimate import fill_throughput
-    from .scenario import FIELDS
-    from .validation import validate
-
+def _columns(pts: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Validated scenario columns for the points (validated once; the fit reuses them)."""
     frame = pd.DataFrame({
         "accelerator": pts["accelerator"], "model": pts["model"], "precision": pts["precision"],
         "input_tokens_per_request": pts["input_tokens"], "output_tokens_per_request": pts["output_tokens"],
         "target_output_tokens_per_s_per_user": pts["per_user"], "accelerators_per_replica": pts["replica"],
-        "accelerator_count": 1.0, "ownership": "rent", "rent_usd_per_accelerator_hour": 1.0,
-    })
+        "max_batch_size": pts["max_batch"], "accelerator_count": 1.0, "ownership": "rent",
+        "rent_usd_per_accelerator_hour": 1.0,
+    }).reset_index(drop=True)
     cols, _ = validate(frame[[c for c in frame.columns if c in FIELDS]])
-    n = len(pts)
-    cal = {f: np.broadcast_to(np.asarray(factors[f], dtype=float), (n,)) for f in FACTORS}
-    fill_throughput(cols, cal, use_curves=False)
-    d, p = cols["output_tokens_per_s_per_accelerator"], cols["input_tokens_per_s_per_accelerator"]
-    o, i = cols["output_tokens_per_request"], cols["input_tokens_per_request"]
+    return cols
+
+
+def predict_columns(cols: dict[str, np.ndarray], factors: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Output tokens/s per accelerator (prefill included, as a benchmark measures it) and time to first token [s]
+    for validated point columns under the given factors."""
+    n = len(cols["accelerator"])
+    c = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in cols.items()}
+    cal = {f: np.broadcast_to(np.asarray(factors[f], dtype=float), (n,)).copy() for f in FACTORS}
+    out = fill_throughput(c, cal, use_curves=False)
+    d, p = c["output_tokens_per_s_per_accelerator"], c["input_tokens_per_s_per_accelerator"]
+    o, i = c["output_tokens_per_request"], c["input_tokens_per_request"]
     with np.errstate(invalid="ignore", divide="ignore"):
-        return o / (i / p + o / d)
+        effective = o * cap.requests_per_s_per_accelerator(i, o, 0.0, p, d)
+    return {"effective": np.where(out["feasible"], effective, np.nan),
+            "ttft": np.where(out["feasible"], out["time_to_first_token_s"], np.nan)}
+
+
+def predict(pts: pd.DataFrame, factors: dict[str, Any]) -> np.ndarray:
+    """Predicted output tokens/s per accelerator (prefill included, as measured) for each point."""
+    return predict_columns(_columns(pts), factors)["effective"]
+
+
+def _loss(pred: dict[str, np.ndarray], pts: pd.DataFrame) -> float:
+    err = np.log(pred["effective"] / pts["measured"].to_numpy())
+    terms = [np.where(np.isfinite(err), err, 3.0) ** 2]
+    has_ttft = pts["measured_ttft"].notna().to_numpy()
+    if has_ttft.any():
+        e = np.log(pred["ttft"][has_ttft] / pts["measured_ttft"].to_numpy()[has_ttft])
+        terms.append(TTFT_WEIGHT * np.where(np.isfinite(e), e, 3.0) ** 2)
+    return float(np.mean(np.concatenate(terms)))
 
 
 def _fit(pts: pd.DataFrame) -> dict[str, float]:
-    """Grid search (coarse, then a fine grid around the best), minimising mean squared log error."""
-    def best_on(grids: dict[str, np.ndarray]) -> dict[str, float]:
-        mesh = [g.ravel() for g in np.meshgrid(*(grids[f] for f in FACTORS), indexing="ij")]
-        combos = len(mesh[0])
-        big = pts.loc[pts.index.repeat(combos)].reset_index(drop=True)
-        pred = predict(big, {f: np.tile(m, len(pts)) for f, m in zip(FACTORS, mesh, strict=True)})
-        err = np.log(pred.reshape(len(pts), combos) / pts["measured"].to_numpy()[:, None])
-        loss = np.mean(np.where(np.isfinite(err), err, 10.0) ** 2, axis=0) + PRIOR_WEIGHT * sum(
-            np.log(m / PRIOR_UTILIZATION) ** 2 for f, m in zip(FACTORS, mesh, strict=True) if "utilization" in f)
-        k = int(np.argmin(loss))
-        return {f: round(float(m[k]), 4) for f, m in zip(FACTORS, mesh, strict=True)}
+    """Nelder-Mead on the logs of the factors (bounded by clipping), minimising the mean squared log error."""
+    cols = _columns(pts)
+    lo = np.log([max(LIMITS[f][0], 1e-3) for f in FACTORS])
+    hi = np.log([LIMITS[f][1] for f in FACTORS])
 
-    best = best_on(COARSE)
-    fine = {f: np.unique(np.clip(best[f] + FINE_STEP[f] * np.arange(-3, 4), *LIMITS[f])) for f in FACTORS}
-    return best_on(fine)
+    def factors_of(x: np.ndarray) -> dict[str, float]:
+        v = np.exp(np.clip(x, lo, hi))
+        return {f: float(val) for f, val in zip(FACTORS, v, strict=True)}
+
+    def objective(x: np.ndarray) -> float:
+        f = factors_of(x)
+        prior = sum(np.log(f[k] / START[k]) ** 2 for k in FACTORS if "utilization" in k)
+        return _loss(predict_columns(cols, f), pts) + PRIOR_WEIGHT * prior
+
+    x0 = np.log([max(START[f], 1e-3) for f in FACTORS])
+    res = minimize(objective, x0, method="Nelder-Mead", options={"xatol": 1e-3, "fatol": 1e-5, "maxiter": 400})
+    return {f: round(v, 4) if "utilization" in f else round(v, 1) for f, v in factors_of(res.x).items()}
+
+
+def _scopes(usable: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """``global``, each family with enough training points, and each family's model class with enough."""
+    train = usable[usable["split"] == "train"]
+    scopes = [("global", train)]
+    for fam, g in train.groupby("family"):
+        if len(g) >= MIN_POINTS:
+            scopes.append((str(fam), g))
+        for cls, h in g.groupby("model_class"):
+            if len(h) >= MIN_POINTS and len(h) < len(g):
+                scopes.append((f"{fam}:{cls}", h))
+    return scopes
+
+
+def _errors(pts: pd.DataFrame, factors: dict[str, np.ndarray]) -> pd.DataFrame:
+    pred = predict_columns(_columns(pts), factors)
+    out = pts.copy()
+    out["predicted"] = pred["effective"]
+    out["predicted_ttft"] = pred["ttft"]
+    out["error_pct"] = (out["predicted"] / out["measured"] - 1.0) * 100
+    out["ttft_error_pct"] = (out["predicted_ttft"] / out["measured_ttft"] - 1.0) * 100
+    return out
+
+
+def _stats(err: pd.Series) -> tuple[int, float, float]:
+    e = err.dropna().abs()
+    return len(e), round(float(e.median()), 1) if len(e) else np.nan, round(float(e.max()), 1) if len(e) else np.nan
 
 
 def fit() -> pd.DataFrame:
-    """Fitted factors: one row per family with enough points, and ``global`` over all fitted points."""
+    """Fitted factors per scope on the training split, with the training and held-out error of each scope."""
     pts = points()
     usable = pts[pts["fitted"] == "yes"].reset_index(drop=True)
+    fitted = {scope: _fit(g.reset_index(drop=True)) for scope, g in _scopes(usable)}
     rows = []
-    scopes = [("global", usable)] + [(fam, g) for fam, g in usable.groupby("family") if len(g) >= MIN_POINTS]
-    for scope, g in scopes:
-        g = g.reset_index(drop=True)
-        factors = _fit(g)
-        err = predict(g, factors) / g["measured"].to_numpy() - 1.0
+    for scope, factors in fitted.items():
+        members = _members(usable, scope)
+        res = _errors(members, {f: np.full(len(members), v) for f, v in factors.items()})
+        n_tr, med_tr, worst_tr = _stats(res.loc[res["split"] == "train", "error_pct"])
+        n_ho, med_ho, worst_ho = _stats(res.loc[res["split"] == "holdout", "error_pct"])
+        n_tt, med_tt, worst_tt = _stats(res["ttft_error_pct"])
         rows.append({
-            "scope": scope, "accelerators": " ".join(sorted(set(g["accelerator"]))), **factors, "points": len(g),
-            "median_abs_error_pct": round(float(np.median(np.abs(err))) * 100, 1),
-            "worst_abs_error_pct": round(float(np.max(np.abs(err))) * 100, 1),
-            "method": "grid search (coarse, then fine around the best) minimising the mean squared log error of "
-                      "output tokens/s per accelerator (prefill included) at the measured per-user speed",
-            "confidence": "estimate", "source": "python -m economics calibrate --write on data/throughput_curves.csv "
-                                                "and data/throughput_claims.csv",
+            "scope": scope, "accelerators": " ".join(sorted(set(members["accelerator"]))), **factors,
+            "points": n_tr, "median_abs_error_pct": med_tr, "worst_abs_error_pct": worst_tr,
+            "holdout_points": n_ho, "holdout_median_abs_error_pct": med_ho, "holdout_worst_abs_error_pct": worst_ho,
+            "ttft_points": n_tt, "ttft_median_abs_error_pct": med_tt, "ttft_worst_abs_error_pct": worst_tt,
+            "method": "Nelder-Mead on log factors minimising the mean squared log error of output tokens/s per "
+                      "accelerator (prefill included) and of TTFT, on the training split (held-out model families: "
+                      + ", ".join(HOLDOUT_MODELS) + ")",
+            "confidence": "estimate",
+            "source": "python -m economics calibrate --write on data/throughput_curves.csv and "
+                      "data/throughput_claims.csv",
             "source_date": dt.date.today().isoformat(),
         })
     return pd.DataFrame(rows)
 
 
+def _members(pts: pd.DataFrame, scope: str) -> pd.DataFrame:
+    """The points (both splits) a scope's factors apply to."""
+    if scope == "global":
+        return pts.reset_index(drop=True)
+    fam, _, cls = scope.partition(":")
+    keep = pts["family"] == fam
+    if cls:
+        keep &= pts["model_class"] == cls
+    return pts[keep].reset_index(drop=True)
+
+
 def report() -> tuple[pd.DataFrame, dict[str, float]]:
-    """Predicted vs measured for every point with the factors in data/calibration.csv; summary over fitted points."""
+    """Predicted vs measured for every point with the factors in data/calibration.csv; summary over fitted points
+    (both splits), the held-out split on its own, and the time to first token."""
     pts = points()
-    factors = factors_for(pts["accelerator"].to_numpy())
+    factors = stored_factors(pts["accelerator"].to_numpy(), pts["model"].to_numpy())
     for f, v in factors.items():
         pts[f] = v
-    pts["predicted"] = predict(pts, factors)
-    # a prediction needs the point's workload and precision; dataflow systems have none
-    pts.loc[pts["fitted"] != "yes", "predicted"] = np.nan
-    pts["error_pct"] = (pts["predicted"] / pts["measured"] - 1.0) * 100
-    fitted = pts[(pts["fitted"] == "yes") & pts["error_pct"].notna()]
+    ok = (pts["fitted"] == "yes").to_numpy()
+    res = pts.copy()
+    for col in ("predicted", "predicted_ttft", "error_pct", "ttft_error_pct"):
+        res[col] = np.nan
+    if ok.any():
+        sub = _errors(pts[ok].reset_index(drop=True), {f: v[ok] for f, v in factors.items()})
+        for col in ("predicted", "predicted_ttft", "error_pct", "ttft_error_pct"):
+            res.loc[ok, col] = sub[col].to_numpy()
+    fitted = res[ok]
     abs_err = fitted["error_pct"].abs()
-    summary = {"points": float(len(pts)), "fitted_points": float(len(fitted)),
+    held = fitted.loc[fitted["split"] == "holdout", "error_pct"].abs()
+    ttft = fitted["ttft_error_pct"].abs().dropna()
+    summary = {"points": float(len(res)), "fitted_points": float(len(fitted)),
                "median_abs_error_pct": float(abs_err.median()) if len(fitted) else float("nan"),
-               "worst_abs_error_pct": float(abs_err.max()) if len(fitted) else float("nan")}
-    return pts, summary
+               "worst_abs_error_pct": float(abs_err.max()) if len(fitted) else float("nan"),
+               "holdout_points": float(len(held)),
+               "holdout_median_abs_error_pct": float(held.median()) if len(held) else float("nan"),
+               "holdout_worst_abs_error_pct": float(held.max()) if len(held) else float("nan"),
+               "ttft_points": float(len(ttft)),
+               "ttft_median_abs_error_pct": float(ttft.median()) if len(ttft) else float("nan"),
+               "ttft_worst_abs_error_pct": float(ttft.max()) if len(ttft) else float("nan")}
+    return res, summary
+
+
+def holdout_table() -> pd.DataFrame:
+    """Per accelerator family (and overall): training and held-out median and worst absolute error of output
+    tokens/s per accelerator, and of TTFT, with the stored factors (fitted on the training split only)."""
+    res, _ = report()
+    fitted = res[res["fitted"] == "yes"]
+    rows = []
+    for scope, g in [("all", fitted), *((str(f), h) for f, h in fitted.groupby("family"))]:
+        n_tr, med_tr, worst_tr = _stats(g.loc[g["split"] == "train", "error_pct"])
+        n_ho, med_ho, worst_ho = _stats(g.loc[g["split"] == "holdout", "error_pct"])
+        n_tt, med_tt, worst_tt = _stats(g["ttft_error_pct"])
+        rows.append({"scope": scope, "accelerators": " ".join(sorted(set(g["accelerator"]))),
+                     "train_points": n_tr, "train_median_pct": med_tr, "train_worst_pct": worst_tr,
+                     "holdout_points": n_ho, "holdout_median_pct": med_ho, "holdout_worst_pct": worst_ho,
+                     "ttft_points": n_tt, "ttft_median_pct": med_tt, "ttft_worst_pct": worst_tt})
+    return pd.DataFrame(rows)
+
+
+def factors_for(accelerators: np.ndarray, models: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """The stored factors for each accelerator (and model): see :func:`economics.estimate.stored_factors`."""
+    return stored_factors(accelerators, models)
+
+
+def scope_for(accelerator: str, model: str | None = None) -> dict[str, Any]:
+    """The calibration row that applies to an accelerator (and model) as plain values."""
+    cal = catalog.calibration()
+    fam = str(catalog.accelerator_record(accelerator).get("family", ""))
+    cls = str(model_class(np.array([model]))[0]) if model else ""
+    scope = "global"
+    for candidate in (f"global:{cls}", fam, f"{fam}:{cls}"):
+        if candidate in cal.index:
+            scope = candidate
+    row = {str(k): str(v) for k, v in cal.loc[scope].items()}
+    out: dict[str, Any] = {"scope": scope, "accelerators": row["accelerators"], "points": int(float(row["points"]))}
+    for f in (*FACTORS, *(e for e in ERROR_COLUMNS if e in row and e != "holdout_points" and e != "ttft_points")):
+        out[f] = _num(row[f])
+    return out

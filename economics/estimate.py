@@ -23,8 +23,12 @@ import numpy as np
 import pandas as pd
 from scipy.interpolate import PchipInterpolator
 
+from . import architecture as arch
+from . import capacity as cap
 from . import catalog
 from . import throughput as th
+from .explain import format_number as fmt
+from .scenario import CATALOG_FIELDS, FIELDS
 
 Array = np.ndarray
 REPLICA_SIZES = (1, 2, 4, 8, 16, 32, 64, 72)
@@ -32,6 +36,9 @@ LENGTH_TOLERANCE = 1.25
 """A measured curve applies to workloads whose input and output lengths are within this factor of its own."""
 
 SOURCE_GIVEN, SOURCE_CURVE, SOURCE_ESTIMATE = "measured", "measured curve", "estimated"
+FACTORS = ("bandwidth_utilization", "compute_utilization", "prefill_compute_utilization",
+           "step_overhead_us_per_layer")
+"""The roofline's efficiency factors: scenario fields that, when empty, take the calibrated values."""
 
 THROUGHPUT_OUTPUTS: dict[str, str] = {
     "throughput_source": "text",
@@ -182,89 +189,104 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
 
     # 2. roofline
     rl = Roofline(c, m, calibration)
-    bw, peak, eff_bw, eff_p = rl.bw, rl.peak, rl.eff_bw, rl.eff_p
-    kv_max, qk_dim, v_dim, weights = rl.kv_max, rl.qk_dim, rl.v_dim, rl.weights
-    mem, step = rl.mem, rl.step
-
-    fixed_n = c["accelerators_per_replica"]
-    system = np.nan_to_num(c["accelerators_per_system"], nan=8.0)
-    best_d = np.full(n_rows, -1.0)
-    best = {k: np.full(n_rows, np.nan) for k in ("n", "b", "bmem", "t")}
-    any_fit = np.zeros(n_rows, dtype=bool)
-    speed_at_1 = np.full(n_rows, np.nan)
-    for size in REPLICA_SIZES:
-        n = np.where(np.isnan(fixed_n), float(size), fixed_n)
-        allowed = need & np.where(np.isnan(fixed_n), size <= np.maximum(8.0, system), size == REPLICA_SIZES[0])
-        if not allowed.any():
-            continue
-        bmem = th.max_batch_in_memory(n, mem, c["memory_utilization"], weights, kv_max)
-        cap = np.where(allowed, np.minimum(bmem, c["max_batch_size"]), 0.0)
-        cap = np.nan_to_num(cap, nan=0.0)
-        fits = cap >= 1
-        any_fit |= fits
-        s1 = 1.0 / step(np.ones(n_rows), n)
-        speed_at_1 = np.where(fits & ~(speed_at_1 >= s1), s1, speed_at_1)
-        b = _largest_batch(lambda bb, n=n: ~(1.0 / step(bb, n) < target), cap)
-        t = step(np.maximum(b, 1.0), n)
-        d = np.where(b >= 1, b / (n * t), -1.0)
-        better = d > best_d
-        best_d = np.where(better, d, best_d)
-        for key, val in (("n", n), ("b", b), ("bmem", bmem), ("t", t)):
-            best[key] = np.where(better, val, best[key])
-
-    from .pipeline import _catalog_lookup
-
-    describable = _catalog_lookup(c["accelerator"], "roofline", "") != "no"  # dataflow/SRAM systems are not
-    est = need & (best_d > 0) & describable
-    n_best = best["n"]
-    ttft = th.prefill_s(i_req * (1 - c["prefix_cache_hit_rate"]), n_best, peak, eff_p, bw, eff_bw,
-                        m["active_params_b"], weights, m["full_attention_layers"], m["q_heads"], qk_dim, v_dim)
-    # batched (chunked) prefill amortises the weight read: its rate is compute-bound
-    i_p = np.maximum(i_req, 1.0)
-    prefill_flops = 2.0 * m["active_params_b"] * 1e9 * i_p + m["full_attention_layers"] * i_p * i_p * m[
-        "q_heads"] * (qk_dim + v_dim)
-    p_rate = i_p / (prefill_flops / (n_best * peak * 1e12 * eff_p)) / n_best
-    c["output_tokens_per_s_per_accelerator"] = np.where(est, best_d, c["output_tokens_per_s_per_accelerator"])
+    best = _best_replica(c, rl, need, target)
+    describable = accelerator_figure(c["accelerator"], "roofline", "") != "no"  # dataflow/SRAM systems are not
+    est = need & (best["effective"] > 0) & describable
+    n_best, b_best = best["n"], np.maximum(best["b"], 1.0)
+    t = rl.step(b_best, n_best)
+    c["output_tokens_per_s_per_accelerator"] = np.where(est, b_best / (n_best * t),
+                                                        c["output_tokens_per_s_per_accelerator"])
     c["input_tokens_per_s_per_accelerator"] = np.where(est & np.isnan(c["input_tokens_per_s_per_accelerator"]),
-                                                       p_rate, c["input_tokens_per_s_per_accelerator"])
+                                                       rl.prefill_rate(n_best) / n_best,
+                                                       c["input_tokens_per_s_per_accelerator"])
     c["accelerators_per_replica"] = np.where(est, n_best, c["accelerators_per_replica"])
-    mem_t = rl.memory_s(best["b"], n_best) + rl.overhead
-    out["output_tokens_per_s_per_user"] = np.where(est, 1.0 / best["t"], out["output_tokens_per_s_per_user"])
+    mem_t = rl.memory_s(b_best, n_best) + rl.overhead
+    out["output_tokens_per_s_per_user"] = np.where(est, 1.0 / rl.mixed_step(b_best, n_best),
+                                                   out["output_tokens_per_s_per_user"])
     out["batch_size"] = np.where(est, best["b"], np.nan)
-    out["time_to_first_token_s"] = np.where(est, ttft, np.nan)
-    out["decode_bound"] = np.where(est, np.where(mem_t >= best["t"] * (1 - 1e-12), "memory", "compute"), "")
-    out["weights_gb_per_replica"] = np.where(need, weights / 1e9, np.nan)
-    out["kv_cache_gb_per_sequence"] = np.where(need, kv_max / 1e9, np.nan)
+    out["time_to_first_token_s"] = np.where(est, rl.time_to_first_token(b_best, n_best), np.nan)
+    out["decode_bound"] = np.where(est, np.where(mem_t >= rl.compute_s(b_best, n_best) + rl.overhead,
+                                                 "memory", "compute"), "")
+    out["weights_gb_per_replica"] = np.where(need, rl.weights / 1e9, np.nan)
+    out["kv_cache_gb_per_sequence"] = np.where(need, rl.kv_max / 1e9, np.nan)
     out["max_batch_in_memory"] = np.where(est, best["bmem"], np.nan)
 
     bad = need & ~est
     if bad.any():
-        reasons = _reasons(c, bad, peak, any_fit, speed_at_1, weights, kv_max)
+        reasons = _reasons(c, bad, rl.peak, best["any_fit"], best["speed_at_1"], rl.weights, rl.kv_max)
         out["feasible"] = ~bad
         out["infeasible_reason"] = reasons
     return out
 
 
+def _best_replica(c: dict[str, Array], rl: Roofline, need: Array, target: Array) -> dict[str, Array]:
+    """For each replica size (or the one given), the largest batch that fits memory and the engine's limit and
+    whose per-user speed 1 / t_mix(B) (decode with its chunked prefill) still meets the target; the size with the
+    most output tokens/s per accelerator, prefill included, wins."""
+    n_rows = len(need)
+    fixed_n = c["accelerators_per_replica"]
+    system = np.nan_to_num(c["accelerators_per_system"], nan=8.0)
+    best = {k: np.full(n_rows, np.nan) for k in ("n", "b", "bmem")}
+    best["effective"] = np.full(n_rows, -1.0)
+    best["any_fit"] = np.zeros(n_rows, dtype=bool)
+    best["speed_at_1"] = np.full(n_rows, np.nan)
+    for size in REPLICA_SIZES:
+        n = np.where(np.isnan(fixed_n), float(size), fixed_n)
+        allowed = need & np.where(np.isnan(fixed_n), size <= np.maximum(8.0, system), size == REPLICA_SIZES[0])
+        if not allowed.any():
+            continue
+        bmem = th.max_batch_in_memory(n, rl.mem, c["memory_utilization"], rl.weights, rl.kv_max)
+        cap_b = np.nan_to_num(np.where(allowed, np.minimum(bmem, c["max_batch_size"]), 0.0), nan=0.0)
+        fits = cap_b >= 1
+        best["any_fit"] |= fits
+        s1 = 1.0 / rl.mixed_step(np.ones(n_rows), n)
+        best["speed_at_1"] = np.where(fits & ~(best["speed_at_1"] >= s1), s1, best["speed_at_1"])
+        b = _largest_batch(lambda bb, n=n: ~(1.0 / rl.mixed_step(bb, n) < target), cap_b)
+        bb = np.maximum(b, 1.0)
+        effective = np.where(b >= 1, bb / (n * rl.mixed_step(bb, n)), -1.0)
+        better = effective > best["effective"]
+        best["effective"] = np.where(better, effective, best["effective"])
+        for key, val in (("n", n), ("b", b), ("bmem", bmem)):
+            best[key] = np.where(better, val, best[key])
+    return best
+
+
 class Roofline:
     """The per-row quantities of the roofline for resolved scenario columns ``c`` and their model ``m``: bytes
-    per parameter, KV bytes per sequence, FLOPs per token, efficiency factors; ``step(B, n)`` is the decode step
-    time [s]. One place for the estimate, its explanation and the interactivity curve."""
+    per parameter, KV bytes per sequence, FLOPs per token, efficiency factors, the tensor-parallel link;
+    ``step(B, n)`` is the decode step time [s], ``mixed_step(B, n)`` the step with its share of chunked prefill,
+    ``prefill_rate(n)`` the replica's prefill tokens/s and ``time_to_first_token(B, n)`` the queued TTFT. One place
+    for the estimate, its explanation, the calibration and the interactivity curve.
+
+    ``factors`` are the efficiency factors to use where the scenario gives none (from
+    :func:`stored_factors` when omitted): the estimator never imports the calibration that fits them."""
 
     def __init__(self, c: dict[str, Array], m: dict[str, Array] | None = None,
-                 calibration: dict[str, Array] | None = None) -> None:
+                 factors: dict[str, Array] | None = None) -> None:
         m = _model_columns(c["model"]) if m is None else m
         self.m = m
         self.bpp = np.vectorize(th.BYTES_PER_VALUE.get, otypes=[float])(c["precision"])
-        kv_prec = np.where(c["kv_cache_precision"] == "", c["precision"], c["kv_cache_precision"])
+        # an empty KV precision follows the weights, but no engine measured here keeps an FP4 KV cache: FP8 then
+        kv_prec = np.where(c["kv_cache_precision"] == "", np.where(c["precision"] == "fp4", "fp8", c["precision"]),
+                           c["kv_cache_precision"])
         self.kv_b = np.vectorize(th.BYTES_PER_VALUE.get, otypes=[float])(kv_prec)
         self.peak = _peak_tflops(c)
+        # attention (scores and the weighted sum over the KV cache) does not run at FP4: FP8 peak for FP4 models
+        attention_peak = np.where(c["precision"] == "fp4", c["accelerator_fp8_tflops"], self.peak)
+        self.attention_cost = np.where(np.isnan(attention_peak), 1.0, self.peak / attention_peak)
         self.bw = c["accelerator_bandwidth_tb_per_s"]
         self.mem = c["accelerator_memory_gb"]
-        self.eff_bw, self.eff_f, self.eff_p, self.overhead_us_per_layer = _efficiency(c, calibration)
+        self.link_gb_per_s = accelerator_figure(c["accelerator"], "interconnect_gb_per_s")
+        self.link_latency_us = accelerator_figure(c["accelerator"], "interconnect_latency_us")
+        self.eff_bw, self.eff_f, self.eff_p, self.overhead_us_per_layer = _efficiency(c, m, factors)
         self.overhead = m["layers"] * self.overhead_us_per_layer * 1e-6
-        self.per_layer = th.kv_bytes_per_token_per_layer(m["mla"], m["kv_heads"], m["head_dim"], m["kv_lora_rank"],
-                                                         m["qk_rope_head_dim"], self.kv_b)
+        # KV bytes per token and layer: the architecture's formula (one layer), at the KV precision
+        self.per_layer = np.where(m["mla"], arch.kv_cache_bytes_per_token_mla(1.0, m["kv_lora_rank"],
+                                                                              m["qk_rope_head_dim"], self.kv_b),
+                                  arch.kv_cache_bytes_per_token_gqa(1.0, m["kv_heads"], m["head_dim"], self.kv_b))
         i_req, o_req = c["input_tokens_per_request"], c["output_tokens_per_request"]
+        self.i_miss = cap.uncached_input_tokens(i_req, c["prefix_cache_hit_rate"])
+        self.o_req = o_req
         self.c_avg, self.c_max = i_req + o_req / 2.0, i_req + o_req
         args = (m["full_attention_layers"], m["layers"], m["sliding_window_tokens"], self.per_layer)
         self.kv_avg = th.kv_bytes_per_sequence(self.c_avg, *args)
@@ -274,8 +296,13 @@ class Roofline:
         self.attention_flops = th.attention_flops_per_token(self.c_avg, m["full_attention_layers"], m["layers"],
                                                             m["sliding_window_tokens"], m["q_heads"], self.qk_dim,
                                                             self.v_dim)
-        self.flops_tok = 2.0 * m["active_params_b"] * 1e9 + self.attention_flops
+        self.linear_flops_tok = 2.0 * m["active_params_b"] * 1e9
+        self.flops_tok = self.linear_flops_tok + self.attention_flops * self.attention_cost
         self.weights = m["total_params_b"] * 1e9 * self.bpp
+        # prefill FLOPs per prompt token: linear layers plus causal attention over the prompt (half of I^2)
+        i_p = np.maximum(self.i_miss, 1.0)
+        self.prefill_flops_tok = 2.0 * m["active_params_b"] * 1e9 + m["full_attention_layers"] * i_p * m[
+            "q_heads"] * (self.qk_dim + self.v_dim) * self.attention_cost
 
     def weights_read(self, batch: Array) -> Array:
         m = self.m
@@ -288,17 +315,100 @@ class Roofline:
     def compute_s(self, batch: Array, n: Array) -> Array:
         return batch * self.flops_tok / (n * self.peak * 1e12 * self.eff_f)
 
+    def communication_s(self, tokens: Array | float, n: Array) -> Array:
+        """Tensor-parallel all-reduces of one forward pass over ``tokens`` tokens [s]."""
+        return th.tensor_parallel_s(tokens, self.m["hidden_size"], self.m["layers"], n, self.link_gb_per_s,
+                                    self.link_latency_us)
+
     def step(self, batch: Array, n: Array) -> Array:
         return th.decode_step_s(batch, n, self.bw, self.peak, self.eff_bw, self.eff_f, self.weights_read(batch),
-                                self.kv_avg, self.flops_tok, self.overhead)
+                                self.kv_avg, self.linear_flops_tok, self.overhead,
+                                self.attention_flops * self.attention_cost) + self.communication_s(batch, n)
+
+    def prefill_rate(self, n: Array) -> Array:
+        """Prompt tokens/s of a replica of n accelerators when prefill rides in large batches (weights read once
+        per chunk, so compute-bound) plus its all-reduce traffic [token/s]."""
+        per_token = self.prefill_flops_tok / (n * self.peak * 1e12 * self.eff_p) + self.communication_s(1.0, n) - (
+            self.communication_s(0.0, n))
+        return 1.0 / per_token
+
+    def mixed_step(self, batch: Array, n: Array) -> Array:
+        """Decode step at batch B with the chunked prefill its finishing requests bring (steady state) [s].
+
+        In steady state B / O requests finish per step, so each step also prefills B I_miss / O prompt tokens:
+        t_mix(B) = t(B) + (B I_miss / O) / P_rep. The user sees 1 / t_mix; the replica produces B / t_mix output
+        tokens/s, the fluid accounting of :func:`economics.capacity.requests_per_s_per_accelerator`.
+        Reference: Agrawal et al., "Sarathi-Serve", OSDI 2024 (chunked prefills piggybacked on decode batches)."""
+        prompt_tokens = batch * self.i_miss / np.maximum(self.o_req, 1.0)
+        return self.step(batch, n) + cap.prefill_seconds(prompt_tokens, self.prefill_rate(n))
+
+    def prefill_one_s(self, n: Array) -> Array:
+        """One request's prefill alone on the replica: compute-bound, never faster than one weight read, plus its
+        all-reduces and one step's fixed overhead [s]."""
+        m = self.m
+        t = th.prefill_s(self.i_miss, n, self.peak, self.eff_p, self.bw, self.eff_bw, m["active_params_b"],
+                         self.weights, m["full_attention_layers"], m["q_heads"], self.qk_dim, self.v_dim)
+        return t + self.communication_s(self.i_miss, n) + self.overhead
+
+    def time_to_first_token(self, batch: Array, n: Array) -> Array:
+        """Prefill of one request, queued behind the others' prefill (M/D/1) at batch B [s]."""
+        t_mix = self.mixed_step(batch, n)
+        share = (t_mix - self.step(batch, n)) / t_mix
+        return th.queued_time_to_first_token_s(self.prefill_one_s(n), share)
 
 
-def _efficiency(c: dict[str, Array], calibration: dict[str, Array] | None) -> tuple[Array, Array, Array, Array]:
+def stored_factors(accelerators: Array, models: Array | None = None) -> dict[str, Array]:
+    """Calibrated factors from data/calibration.csv for each row: the most specific scope that exists, in the
+    order ``<family>:<model class>``, ``<family>``, ``global:<model class>``, ``global`` (model class ``dense`` or
+    ``moe``)."""
+    cal = catalog.calibration()
+    fam = pd.Series(accelerator_figure(accelerators, "family", ""), dtype=object)
+    cls = pd.Series(model_class(models) if models is not None else np.full(len(fam), ""), dtype=object)
+    scope = pd.Series("global", index=fam.index, dtype=object)
+    for candidate in ("global:" + cls, fam, fam + ":" + cls):
+        scope = candidate.where(candidate.isin(cal.index), scope)
+    return {f: scope.map(cal[f].astype(float)).to_numpy(dtype=float) for f in FACTORS}
+
+
+MOE_GRANULARITY = 8.0
+"""Experts per routed expert slot (E / k) from which a mixture-of-experts model counts as class ``moe``: many small
+experts (DeepSeek-V3 256/8, Qwen3 128/8, gpt-oss 128/4) run many small grouped GEMMs and behave unlike a dense
+model, while a few large experts (Mixtral 8/2) run dense-sized GEMMs and share the dense class."""
+
+
+def model_class(models: Array) -> Array:
+    """``moe`` for a fine-grained mixture-of-experts model (E / k >= :data:`MOE_GRANULARITY`), ``dense`` otherwise
+    (``""`` for an unknown id).
+
+    >>> [str(x) for x in model_class(np.array(["deepseek-v3", "mixtral-8x7b", "llama-3.1-8b", "nope"]))]
+    ['moe', 'dense', 'dense', '']
+    """
+    table = catalog.models()
+    ids = pd.Series(np.asarray(models, dtype=object))
+    experts = ids.map(table["experts"])
+    k = ids.map(table["experts_per_token"]).fillna(1.0).clip(lower=1.0)
+    fine = (experts.fillna(0) > 0) & (experts.fillna(0) / k >= MOE_GRANULARITY)
+    return np.where(experts.isna(), "", np.where(fine, "moe", "dense")).astype(object)
+
+
+def accelerator_figure(ids: Array, field: str, missing: Any = np.nan) -> Array:
+    """An accelerators.csv figure for each row's id (``missing`` where absent, the field unknown or the id
+    empty)."""
+    table = catalog.accelerators()
+    codes = pd.Index(table.index).get_indexer(np.asarray(ids, dtype=object))
+    if field not in table.columns:
+        return np.full(len(codes), missing, dtype=float if isinstance(missing, float) else object)
+    column = table[field]
+    values = (pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+              if isinstance(missing, float) else column.fillna(missing).to_numpy(dtype=object))
+    return np.append(values, missing)[codes]
+
+
+def _efficiency(c: dict[str, Array], m: dict[str, Array],
+                factors: dict[str, Array] | None) -> tuple[Array, Array, Array, Array]:
     """Bandwidth, decode compute and prefill compute utilization and the per-layer step overhead [us]: the
-    scenario's own, else the calibrated factors for its accelerator's family (or global)."""
-    from .calibration import FACTORS, factors_for
-
-    cal = factors_for(c["accelerator"]) if calibration is None else calibration
+    scenario's own, else the given (calibrated) factors, else the stored ones for its accelerator and model."""
+    cal = stored_factors(c["accelerator"], c["model"]) if factors is None else factors
     bw, fl, fp, oh = (np.where(np.isnan(c[f]), cal[f], c[f]) for f in FACTORS)
     return bw, fl, fp, oh
 
@@ -306,8 +416,6 @@ def _efficiency(c: dict[str, Array], calibration: dict[str, Array] | None) -> tu
 def _reasons(c: dict[str, Array], bad: Array, peak: Array, any_fit: Array, speed_at_1: Array, weights: Array,
              kv_max: Array) -> Array:
     """One sentence per infeasible row, naming the constraint and the numbers."""
-    from .explain import format_number as fmt
-
     table = catalog.accelerators()
     roofline = table["roofline"] if "roofline" in table.columns else pd.Series(dtype=object)
     out = np.full(len(bad), "", dtype=object)
@@ -341,9 +449,6 @@ def _rows(c: dict[str, Array], rows: Array) -> dict[str, Array]:
 def _fill_disaggregated(c: dict[str, Array], out: dict[str, Array], dis: Array,
                         calibration: dict[str, Array] | None, use_curves: bool) -> None:
     """Prefill rate of the first pool and decode rate of the decode pool, where not measured."""
-    from .pipeline import _catalog_lookup
-    from .scenario import CATALOG_FIELDS, FIELDS
-
     feasible = np.ones(len(dis), dtype=bool)
     reasons = np.full(len(dis), "", dtype=object)
     estimated = np.zeros(len(dis), dtype=bool)
@@ -370,7 +475,7 @@ def _fill_disaggregated(c: dict[str, Array], out: dict[str, Array], dis: Array,
         sub["decode_accelerator"] = np.full(rows.size, "", dtype=object)
         for field, cat_field in CATALOG_FIELDS.items():
             if FIELDS[field].catalog_id == "accelerator" and field not in ("accelerator_cooling", "system_form"):
-                sub[field] = _catalog_lookup(sub["accelerator"], cat_field, np.nan)
+                sub[field] = accelerator_figure(sub["accelerator"], cat_field, np.nan)
         for field in ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_accelerator",
                       "accelerators_per_replica"):
             sub[field] = np.full(rows.size, np.nan)
@@ -438,29 +543,50 @@ def trace_throughput(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> 
               max_batch_size=(c["max_batch_size"], ""),
               target_output_tokens_per_s_per_user=(np.where(np.isnan(target), np.inf, target), "token/s"))
     w = rl.weights_read(b)
-    trace.add("decode_step_s", rl.step(b, n), "s",
-              "{overhead_s} + max(({weights_read_gb} + {batch_size} x {kv_gb_at_average_context}) / "
-              "({accelerators_per_replica} x {bandwidth_tb_per_s} x {bandwidth_utilization}) / 1,000, "
-              "{batch_size} x {flops_per_token_g} / ({accelerators_per_replica} x {peak_tflops} x "
-              "{compute_utilization}) / 1,000)",
-              note=f"{thr['decode_bound'][r]}-bound" + ("; MoE: only the experts the batch touches are read"
-                                                        if m["experts"][r] > 0 else ""),
+    t = rl.step(b, n)
+    trace.add("decode_step_s", t, "s",
+              "{overhead_s} + max({weights_read_gb} / ({accelerators_per_replica} x {bandwidth_tb_per_s} x "
+              "{bandwidth_utilization}), {batch_size} x {linear_gflop_per_token} / ({accelerators_per_replica} x "
+              "{peak_tflops} x {compute_utilization})) / 1,000 + max({batch_size} x {kv_gb_at_average_context} / "
+              "({accelerators_per_replica} x {bandwidth_tb_per_s} x {bandwidth_utilization}), {batch_size} x "
+              "{attention_gflop_per_token} / ({accelerators_per_replica} x {peak_tflops} x {compute_utilization})) "
+              "/ 1,000 + {tensor_parallel_s}",
+              note=f"weight GEMMs and attention each on their own roofline; {thr['decode_bound'][r]}-bound"
+              + ("; MoE: only the experts the batch touches are read" if m["experts"][r] > 0 else "")
+              + "; tensor_parallel_s: two ring all-reduces per layer over the interconnect",
               overhead_s=(rl.overhead, "s"), weights_read_gb=(w / 1e9, "GB"), batch_size=(b, ""),
               kv_gb_at_average_context=(rl.kv_avg / 1e9, "GB"), accelerators_per_replica=(n, ""),
               bandwidth_tb_per_s=(rl.bw, "TB/s"), bandwidth_utilization=(rl.eff_bw, ""),
-              flops_per_token_g=(rl.flops_tok / 1e9, "GFLOP"), peak_tflops=(rl.peak, "TFLOPS"),
-              compute_utilization=(rl.eff_f, ""))
-    t = rl.step(b, n)
-    trace.add("output_tokens_per_s_per_user", 1.0 / t, "token/s", "1 / {decode_step_s}", decode_step_s=(t, "s"))
+              linear_gflop_per_token=(rl.linear_flops_tok / 1e9, "GFLOP"),
+              attention_gflop_per_token=(rl.attention_flops * rl.attention_cost / 1e9, "GFLOP"),
+              peak_tflops=(rl.peak, "TFLOPS"), compute_utilization=(rl.eff_f, ""),
+              tensor_parallel_s=(rl.communication_s(b, n), "s"))
+    p_rep = rl.prefill_rate(n)
+    t_mix = rl.mixed_step(b, n)
+    trace.add("input_tokens_per_s_per_accelerator", c["input_tokens_per_s_per_accelerator"], "token/s",
+              "1 / ({prefill_gflop_per_token} / ({accelerators_per_replica} x {peak_tflops} x "
+              "{prefill_compute_utilization}) / 1,000 + {tensor_parallel_s_per_token}) / {accelerators_per_replica}",
+              note="chunked prefill in large batches: compute-bound (linear layers + causal attention over the prompt)",
+              prefill_gflop_per_token=(rl.prefill_flops_tok / 1e9, "GFLOP"), accelerators_per_replica=(n, ""),
+              peak_tflops=(rl.peak, "TFLOPS"), prefill_compute_utilization=(rl.eff_p, ""),
+              tensor_parallel_s_per_token=(rl.communication_s(1.0, n) - rl.communication_s(0.0, n), "s"))
+    trace.add("mixed_step_s", t_mix, "s",
+              "{decode_step_s} + {batch_size} x {uncached_input_tokens} / {output_tokens_per_request} / "
+              "({accelerators_per_replica} x {input_tokens_per_s_per_accelerator})",
+              note="each step also prefills the prompts of the B / O requests that replace finished ones",
+              decode_step_s=(t, "s"), batch_size=(b, ""), uncached_input_tokens=(rl.i_miss, "token"),
+              output_tokens_per_request=(rl.o_req, "token"), accelerators_per_replica=(n, ""),
+              input_tokens_per_s_per_accelerator=(p_rep / n, "token/s"))
+    trace.add("output_tokens_per_s_per_user", 1.0 / t_mix, "token/s", "1 / {mixed_step_s}",
+              mixed_step_s=(t_mix, "s"))
     trace.add("output_tokens_per_s_per_accelerator", c["output_tokens_per_s_per_accelerator"], "token/s",
               "{batch_size} / ({accelerators_per_replica} x {decode_step_s})", batch_size=(b, ""),
-              accelerators_per_replica=(n, ""), decode_step_s=(t, "s"))
-    trace.add("input_tokens_per_s_per_accelerator", c["input_tokens_per_s_per_accelerator"], "token/s",
-              "1 / ((2 x {active_params_b} x 1e9 + attention) / ({peak_tflops} x 1e12 x "
-              "{prefill_compute_utilization}))",
-              note="batched prefill, compute-bound", active_params_b=(m["active_params_b"], "billion"),
-              peak_tflops=(rl.peak, "TFLOPS"), prefill_compute_utilization=(rl.eff_p, ""))
+              accelerators_per_replica=(n, ""), decode_step_s=(t, "s"),
+              note="decode only; the prefill time is added by the capacity step from the prefill rate")
+    one = rl.prefill_one_s(n)
+    share = (t_mix - t) / t_mix
     trace.add("time_to_first_token_s", thr["time_to_first_token_s"], "s",
-              "prefill of {uncached_input_tokens} on {accelerators_per_replica} accelerators",
-              uncached_input_tokens=(c["input_tokens_per_request"] * (1 - c["prefix_cache_hit_rate"]), "token"),
-              accelerators_per_replica=(n, ""))
+              "{prefill_one_request_s} x (1 + {prefill_share} / (2 x (1 - {prefill_share})))",
+              note="one request's prefill (compute, at least one weight read, all-reduces, step overhead), "
+                   "queued behind the other requests' prefill (M/D/1)",
+              prefill_one_request_s=(one, "s"), prefill_share=(share, ""))

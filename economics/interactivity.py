@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import capacity as cap
 from . import catalog
 from . import throughput as th
 from .estimate import REPLICA_SIZES, Roofline, curves
@@ -52,12 +53,14 @@ def curve_table(scenarios: pd.DataFrame, max_batch: int = 256) -> pd.DataFrame:
         if not keep.any():
             continue
         t = rl.step(b, n)
-        mem_t = rl.memory_s(b, n) + rl.overhead
+        # the user sees the step with its share of chunked prefill; the decode rate is per decode step
+        t_mix = rl.mixed_step(b, n)
+        mem_t = rl.memory_s(b, n)
         frames.append(pd.DataFrame({
             "scenario": idx[keep], "accelerators_per_replica": n[keep], "batch_size": b[keep],
-            "output_tokens_per_s_per_user": (1.0 / t)[keep],
+            "output_tokens_per_s_per_user": (1.0 / t_mix)[keep],
             "output_tokens_per_s_per_accelerator": (b / (n * t))[keep],
-            "decode_bound": np.where(mem_t >= t * (1 - 1e-12), "memory", "compute")[keep],
+            "decode_bound": np.where(mem_t >= rl.compute_s(b, n), "memory", "compute")[keep],
         }))
     if not frames:
         return pd.DataFrame(columns=["scenario", "accelerators_per_replica", "batch_size",
@@ -110,11 +113,11 @@ def interactivity_curve(scenario: Scenario | dict[str, Any], max_batch: int = 25
         fill_throughput(cols)
         prefill = cols["input_tokens_per_s_per_accelerator"]
         decode = front["output_tokens_per_s_per_accelerator"].to_numpy()
-        i_miss = s["input_tokens_per_request"] * (1 - s["prefix_cache_hit_rate"])
         o = s["output_tokens_per_request"]
         front["prefill_tokens_per_s_per_accelerator"] = prefill
         # what a benchmark measures: output tokens per accelerator-second with prefill time included
-        front["effective_output_tokens_per_s_per_accelerator"] = o / (i_miss / prefill + o / decode)
+        front["effective_output_tokens_per_s_per_accelerator"] = o * cap.requests_per_s_per_accelerator(
+            s["input_tokens_per_request"], o, s["prefix_cache_hit_rate"], prefill, decode)
         costs = _cost_along(s, decode, prefill)
         front = pd.concat([front.reset_index(drop=True), costs.reset_index(drop=True)], axis=1)
     measured = []

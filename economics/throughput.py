@@ -82,23 +82,6 @@ def weight_bytes_read(batch: ArrayLike, total_params_b: ArrayLike, active_params
     return (dense + touched) * 1e9 * _a(bytes_per_param)
 
 
-def kv_bytes_per_token_per_layer(attention_is_mla: ArrayLike, kv_heads: ArrayLike, head_dim: ArrayLike,
-                                 kv_lora_rank: ArrayLike, qk_rope_head_dim: ArrayLike,
-                                 bytes_per_value: ArrayLike) -> F:
-    """KV cache one token adds to one attention layer [byte].
-
-    GQA/MHA: keys and values, 2 H_kv d b; MLA: the compressed latent and the RoPE key, (d_c + d_rope) b.
-
-    >>> float(kv_bytes_per_token_per_layer(False, 8, 128, 0, 0, 2)), float(kv_bytes_per_token_per_layer(True, 0, 0,
-    ...       512, 64, 2))
-    (4096.0, 1152.0)
-    """
-    mla = np.asarray(attention_is_mla, dtype=bool)
-    gqa = 2.0 * np.nan_to_num(_a(kv_heads)) * np.nan_to_num(_a(head_dim))
-    latent = np.nan_to_num(_a(kv_lora_rank)) + np.nan_to_num(_a(qk_rope_head_dim))
-    return np.where(mla, latent, gqa) * _a(bytes_per_value)
-
-
 def kv_bytes_per_sequence(context_tokens: ArrayLike, full_attention_layers: ArrayLike, layers: ArrayLike,
                           sliding_window_tokens: ArrayLike, per_layer_bytes: ArrayLike) -> F:
     """KV cache of one sequence at a context length: full layers keep every token, sliding-window layers at most
@@ -135,22 +118,30 @@ def attention_flops_per_token(context_tokens: ArrayLike, full_attention_layers: 
 def decode_step_s(batch: ArrayLike, replica_accelerators: ArrayLike, bandwidth_tb_per_s: ArrayLike,
                   peak_tflops: ArrayLike, bandwidth_utilization: ArrayLike, compute_utilization: ArrayLike,
                   weight_bytes_read_b: ArrayLike, kv_bytes_per_seq: ArrayLike, flops_per_token: ArrayLike,
-                  overhead_s: ArrayLike = 0.0) -> F:
-    """Time of one decode step of a replica at batch B (one token for each of B sequences). [s]
+                  overhead_s: ArrayLike = 0.0, attention_flops_per_token: ArrayLike = 0.0) -> F:
+    r"""Time of one decode step of a replica at batch B (one token for each of B sequences). [s]
 
-    .. math:: t(B) = t_0 + \\max(\\frac{W(B) + B\\,KV}{n\\,BW\\,\\eta_{BW}}, \\frac{B\\,f_{tok}}{n\\,F\\,\\eta_F})
+    The weight GEMMs and the attention over the KV cache are separate kernels that run one after the other, so each
+    has its own roofline and their times add:
 
-    t_0 is a fixed time per step that no batch amortises (kernel launches, tensor-parallel all-reduce latency,
-    scheduling), calibrated per layer.
+    .. math:: t(B) = t_0 + \max\left(\frac{W(B)}{n\,BW\,\eta_{BW}}, \frac{B\,f_{lin}}{n\,F\,\eta_F}\right)
+                         + \max\left(\frac{B\,KV}{n\,BW\,\eta_{BW}}, \frac{B\,f_{att}}{n\,F\,\eta_F}\right)
+
+    f_lin the linear-layer FLOPs per token (``flops_per_token``), f_att the attention FLOPs per token. t_0 is a fixed
+    time per step that no batch amortises (kernel launches, scheduling), calibrated per layer.
+
+    References: Williams et al., "Roofline", CACM 2009; Yuan et al., "LLM Inference Unveiled: Survey and Roofline
+    Model Insights", arXiv:2402.16363 (per-operator rooflines summed over a layer).
 
     >>> round(float(decode_step_s(1, 1, 3.35, 989, 1.0, 1.0, 16.06e9, 0.0, 16.06e9)) * 1e3, 3)  # 8B on H100
     4.794
     """
     b, n = _a(batch), _a(replica_accelerators)
-    mem = (_a(weight_bytes_read_b) + b * _a(kv_bytes_per_seq)) / (n * _a(bandwidth_tb_per_s) * 1e12
-                                                                   * _a(bandwidth_utilization))
-    comp = b * _a(flops_per_token) / (n * _a(peak_tflops) * 1e12 * _a(compute_utilization))
-    return _a(overhead_s) + np.maximum(mem, comp)
+    bw = n * _a(bandwidth_tb_per_s) * 1e12 * _a(bandwidth_utilization)
+    fl = n * _a(peak_tflops) * 1e12 * _a(compute_utilization)
+    linear = np.maximum(_a(weight_bytes_read_b) / bw, b * _a(flops_per_token) / fl)
+    attention = np.maximum(b * _a(kv_bytes_per_seq) / bw, b * _a(attention_flops_per_token) / fl)
+    return _a(overhead_s) + linear + attention
 
 
 def prefill_s(input_tokens: ArrayLike, replica_accelerators: ArrayLike, peak_tflops: ArrayLike,
@@ -184,3 +175,59 @@ def max_batch_in_memory(replica_accelerators: ArrayLike, memory_gb: ArrayLike, m
     """
     free = _a(replica_accelerators) * _a(memory_gb) * 1e9 * _a(memory_utilization) - _a(weight_bytes)
     return np.floor(free / _a(kv_bytes_per_seq_at_max_context))
+
+
+def allreduce_s(message_bytes: ArrayLike, replica_accelerators: ArrayLike, link_gb_per_s: ArrayLike,
+                latency_us: ArrayLike) -> F:
+    """Time of one ring all-reduce of a message across the n accelerators of a tensor-parallel group. [s]
+
+    .. math:: t_{AR} = [n > 1] \\left(\\lambda + \\frac{2 (n - 1)}{n} \\frac{S}{BW_{link}}\\right)
+
+    S the message [byte], BW_link the accelerator's interconnect bandwidth per direction [GB/s], lambda its
+    latency [us]. One accelerator needs no all-reduce (0 s). An unknown link (NaN bandwidth or latency) contributes
+    nothing: its cost then sits in the calibrated per-layer step overhead.
+
+    References: Patarasuk & Yuan, "Bandwidth optimal all-reduce algorithms", JPDC 2009 (ring: 2 (n - 1) / n of the
+    message crosses each link); Pope et al., MLSys 2023 (two all-reduces per layer under 1-D tensor parallelism).
+
+    >>> round(float(allreduce_s(64 * 8192 * 2, 8, 450, 5)) * 1e6, 3)   # 64 tokens x 8192 x BF16 on NVLink 4
+    9.078
+    >>> float(allreduce_s(1e6, 1, 450, 5))
+    0.0
+    """
+    n = _a(replica_accelerators)
+    bw, lat = np.nan_to_num(_a(link_gb_per_s), nan=np.inf), np.nan_to_num(_a(latency_us), nan=0.0)
+    t = lat * 1e-6 + 2.0 * (n - 1.0) / np.maximum(n, 1.0) * _a(message_bytes) / (bw * 1e9)
+    return np.where(n > 1, t, 0.0)
+
+
+def tensor_parallel_s(tokens: ArrayLike, hidden_size: ArrayLike, layers: ArrayLike, replica_accelerators: ArrayLike,
+                      link_gb_per_s: ArrayLike, latency_us: ArrayLike, activation_bytes: float = 2.0) -> F:
+    """Communication time of one forward pass over T tokens under tensor parallelism: two all-reduces per layer
+    (after attention and after the MLP) of the tokens' hidden states. [s]
+
+    .. math:: t_{TP} = 2 L \\, t_{AR}(T \\cdot h \\cdot b_{act})
+
+    >>> round(float(tensor_parallel_s(64, 8192, 80, 8, 450, 5)) * 1e3, 4)   # Llama 70B, batch 64, TP8 on NVLink 4
+    1.4524
+    """
+    return 2.0 * _a(layers) * allreduce_s(_a(tokens) * _a(hidden_size) * activation_bytes, replica_accelerators,
+                                          link_gb_per_s, latency_us)
+
+
+def queued_time_to_first_token_s(prefill_s_one_request: ArrayLike, prefill_share: ArrayLike) -> F:
+    """Time to first token with other requests' prefill competing: an M/D/1 queue in front of a deterministic
+    prefill (Pollaczek-Khinchine mean wait). [s]
+
+    .. math:: TTFT = t_P \\left(1 + \\frac{\\rho}{2 (1 - \\rho)}\\right)
+
+    rho is the share of the replica's time spent prefilling (0 <= rho < 1); rho = 0 gives the bare prefill time.
+    rho is clipped at 0.95 so a saturated replica reports a long but finite wait.
+
+    References: Kleinrock, Queueing Systems Vol. 1 (1975), M/G/1 mean waiting time with deterministic service.
+
+    >>> float(queued_time_to_first_token_s(0.4, 0.0)), round(float(queued_time_to_first_token_s(0.4, 0.5)), 3)
+    (0.4, 0.6)
+    """
+    rho = np.clip(np.nan_to_num(_a(prefill_share), nan=0.0), 0.0, 0.95)
+    return _a(prefill_s_one_request) * (1.0 + rho / (2.0 * (1.0 - rho)))
