@@ -309,3 +309,25 @@ def scope_for(accelerator: str, model: str | None = None) -> dict[str, Any]:
     for f in (*FACTORS, *(e for e in ERROR_COLUMNS if e in row and e != "holdout_points" and e != "ttft_points")):
         out[f] = _num(row[f])
     return out
+
+
+def holdout_text() -> str:
+    """The held-out report as printed by ``python -m economics calibrate --holdout``: per scope the training and
+    held-out median and worst absolute error of output tokens/s per accelerator, and of TTFT."""
+    table = holdout_table()
+    _, summary = report()
+
+    def pct(x: float) -> str:
+        return "      -" if x != x else f"{x:6.1f}%"
+
+    lines = ["held-out model families (never fitted): " + ", ".join(HOLDOUT_MODELS),
+             "factors: data/calibration.csv (fitted on the training split only)", "",
+             f"{'scope':18} {'train n':>7} {'median':>7} {'worst':>7}   {'held-out n':>10} {'median':>7} {'worst':>7}"
+             f"   {'TTFT n':>6} {'median':>7} {'worst':>7}"]
+    for r in table.itertuples():
+        lines.append(f"{r.scope:18} {r.train_points:7d} {pct(r.train_median_pct)} {pct(r.train_worst_pct)}   "
+                     f"{r.holdout_points:10d} {pct(r.holdout_median_pct)} {pct(r.holdout_worst_pct)}   "
+                     f"{r.ttft_points:6d} {pct(r.ttft_median_pct)} {pct(r.ttft_worst_pct)}")
+    lines += ["", f"output tokens/s per accelerator, prefill included; TTFT over {int(summary['ttft_points'])} "
+                  "measured points (saturated points excluded)"]
+    return "\n".join(lines) + "\n"
