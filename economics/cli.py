@@ -288,6 +288,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         table.to_csv(path, index=False, lineterminator="\n")
         calibration.catalog.calibration.cache_clear()
         sys.stdout.write(f"wrote {path}\n")
+    if getattr(args, "holdout", False):
+        sys.stdout.write(calibration.holdout_text())
+        return 0
     factors = calibration.catalog.calibration()
     sys.stdout.write("factors (data/calibration.csv):\n")
     for scope, row in factors.iterrows():
@@ -366,6 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
     unc.set_defaults(func=cmd_uncertainty)
     cal = sub.add_parser("calibrate", help="roofline efficiency factors: predicted vs measured for every point")
     cal.add_argument("--write", action="store_true", help="refit and write data/calibration.csv first")
+    cal.add_argument("--holdout", action="store_true", help="per scope: training and held-out median and worst error")
     cal.set_defaults(func=cmd_calibrate)
     sub.add_parser("fields", help="the input fields and outputs as Markdown tables").set_defaults(
         func=lambda a: (sys.stdout.write(fields_markdown()), 0)[1])
