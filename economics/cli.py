@@ -242,7 +242,7 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
     try:
         result = analyse(scenario)
         price = break_even_decode_price_usd(scenario)
-    except ScenarioError as exc:
+    except ValueError as exc:  # ScenarioError, or a field the study needs (the existing fleet's size)
         raise InvalidRow([str(exc)]) from None
     if args.format == "json":
         _write(args.output, json.dumps({
