@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import economics
+from economics import uncertainty
 from economics.scenario_files import read_scenarios_csv, to_csv_text
 from economics.validation import InputError
 
@@ -109,3 +110,106 @@ def test_outputs_of_valid_rows_are_finite_for_the_presets() -> None:
     out = economics.evaluate(pd.DataFrame(rows))
     for col in out.select_dtypes(include=["Float64"]).columns:
         assert all(math.isfinite(v) for v in out[col].dropna().astype(float)), col
+
+
+# --- issue 13: nothing silent, nothing crashes --------------------------------------------------------------
+
+API_BASE = {"accelerator_count": [8, 8], "output_tokens_per_s_per_accelerator": [1000, 1000]}
+
+
+def test_a_column_mixing_numbers_and_text_reads_every_cell() -> None:
+    # 0.5 and "0.5" are the same price; neither row may fall back to the default 0.0806 USD/kWh
+    out = economics.evaluate(pd.DataFrame({**API_BASE, "electricity_usd_per_kwh": pd.Series([0.5, "0.5"],
+                                                                                            dtype=object)}))
+    assert out["electricity_usd_per_kwh"].tolist() == [0.5, 0.5]
+    assert out["cost_usd_per_m_tokens"].iloc[0] == out["cost_usd_per_m_tokens"].iloc[1]
+    mixed = economics.evaluate(pd.DataFrame({**API_BASE, "electricity_usd_per_kwh": pd.Series([0.5, "abc"],
+                                                                                              dtype=object)}))
+    assert mixed["valid"].tolist() == [True, False]
+    assert "electricity_usd_per_kwh: 'abc' is not a number [USD/kWh]" in mixed.loc[1, "error"]
+
+
+def test_missing_and_decimal_cells_are_read_and_lists_are_refused_by_name() -> None:
+    from decimal import Decimal
+
+    out = economics.evaluate(pd.DataFrame({**API_BASE, "electricity_usd_per_kwh": pd.Series(
+        [pd.NA, Decimal("0.5")], dtype=object)}))
+    assert out["electricity_usd_per_kwh"].tolist() == [0.0806, 0.5]  # pd.NA is empty: the sourced default
+    for odd, words in (([0.5], "[0.5] (list)"), ({"a": 1}, "{'a': 1} (dict)"), (b"0.5", "b'0.5' (bytes)")):
+        with pytest.raises(InputError, match=re.escape(f"electricity_usd_per_kwh, row 2: {words} is not a number")):
+            economics.evaluate(pd.DataFrame({**API_BASE, "electricity_usd_per_kwh": pd.Series([0.1, odd],
+                                                                                               dtype=object)}))
+    with pytest.raises(InputError, match=r"ownership, row 1: \['own'\] \(list\) is not text"):
+        economics.evaluate(pd.DataFrame({**API_BASE, "ownership": pd.Series([["own"], "rent"], dtype=object)}))
+
+
+def test_decimal_comma_ranges_in_semicolon_files_are_read() -> None:
+    df = read_scenarios_csv(b"name;accelerator_count;output_tokens_per_s_per_accelerator;electricity_usd_per_kwh;"
+                            b"electricity_usd_per_kwh_low;electricity_usd_per_kwh_high\neu;8;1000;0,12;0,08;0,2\n")
+    result, report = economics.evaluate_with_report(df)
+    assert report.empty and bool(result["valid"].iloc[0])
+    assert uncertainty.ranges_from_row(df.iloc[0].to_dict()) == {"electricity_usd_per_kwh": (0.08, 0.2)}
+
+
+@pytest.mark.parametrize("low, high, message", [
+    ("abc", "0.2", "electricity_usd_per_kwh_low: 'abc' is not a number [USD/kWh]"),
+    ("0.05", "", "electricity_usd_per_kwh_high: empty; give both"),
+    ("0.3", "0.2", "electricity_usd_per_kwh_low: range 0.3..0.2 is inverted"),
+    ("0.15", "0.2", "electricity_usd_per_kwh: range 0.15..0.2 must contain the base value 0.1"),
+    ("-1", "0.2", "electricity_usd_per_kwh_low: must be >= 0 and <= 10 [USD/kWh], got -1"),
+])
+def test_bad_range_values_make_the_row_invalid_by_name(low: str, high: str, message: str) -> None:
+    df = read_scenarios_csv(f"accelerator_count,output_tokens_per_s_per_accelerator,electricity_usd_per_kwh,"
+                            f"electricity_usd_per_kwh_low,electricity_usd_per_kwh_high\n8,1000,0.1,{low},{high}\n"
+                            f"8,1000,0.1,0.05,0.2\n".encode())
+    result = economics.evaluate(df)
+    assert result["valid"].tolist() == [False, True]
+    assert message in result.loc[0, "error"]
+
+
+def test_uncertainty_of_an_invalid_scenario_fails_loudly() -> None:
+    bad = {"accelerator": "sn50", "accelerator_count": 8, "output_tokens_per_s_per_accelerator": 500}  # no price
+    with pytest.raises(economics.ScenarioError, match="accelerator_price_usd: not in the catalog for 'sn50'"):
+        uncertainty.monte_carlo(bad, {"electricity_usd_per_kwh": (0.05, 0.2)}, samples=10)
+    with pytest.raises(economics.ScenarioError, match="accelerator_price_usd"):
+        uncertainty.tornado(bad, {"electricity_usd_per_kwh": (0.05, 0.2)})
+
+
+def test_a_first_cell_starting_with_hash_is_a_row_not_a_comment() -> None:
+    df = read_scenarios_csv(b"# comment\nname,accelerator_count,output_tokens_per_s_per_accelerator\n"
+                            b"#1 fleet,8,1000\nsecond,8,\x1c1000\n")
+    assert df["name"].tolist() == ["#1 fleet", "second"]  # \x1c inside a cell does not split the row
+    out = economics.evaluate(df)  # \x1c is white space to the parser (str.strip), as everywhere
+    assert out["valid"].tolist() == [True, True] and out["output_tokens_per_s_per_accelerator"].tolist() == [1000] * 2
+
+
+def test_json_scenarios_read_like_csv_rows() -> None:
+    from economics.scenario_files import read_scenarios_json
+
+    df = read_scenarios_json('[{"name": "a", "accelerator_count": 8, "output_tokens_per_s_per_accelerator": "1000",'
+                             ' "rent_includes_energy": "y", "pue": NaN}]')
+    out = economics.evaluate(df)
+    assert not bool(out["valid"].iloc[0]) and "pue: 'NaN' is not a number" in out["error"].iloc[0]
+    for text, words in (("[1, 2]", "row 1: a scenario must be a JSON object"), ("{", "not well-formed JSON"),
+                        ("[]", "no scenarios"), ('"x"', "array of objects"), ("[" * 100_000, "JSON")):
+        with pytest.raises(InputError, match=words):
+            read_scenarios_json(text)
+
+
+def test_excel_export_escapes_control_characters_and_reports_cut_cells() -> None:
+    import openpyxl
+
+    from economics.scenario_files import EXCEL_MAX_CELL_CHARS, excel_export, to_excel_bytes
+
+    names = ["bell\x01\x07\x0b\x1b[31m", "n" * 40_000, "plain"]
+    df = read_scenarios_csv(("name,accelerator_count,output_tokens_per_s_per_accelerator\n"
+                             + "".join(f'"{n}",8,1000\n' for n in names)).encode())
+    result = economics.evaluate(df)
+    data, notes = excel_export(result)
+    sheet = openpyxl.load_workbook(io.BytesIO(data)).active
+    assert sheet["A2"].value == "bell\\x01\\x07\\x0b\\x1b[31m"
+    assert len(sheet["A3"].value) == EXCEL_MAX_CELL_CHARS and sheet["A4"].value == "plain"
+    assert any("control characters in name (rows 1)" in n for n in notes)
+    assert any("name longer than a cell holds (32,767 characters) in rows 2 (40,000 characters)" in n for n in notes)
+    assert to_excel_bytes(result)[:2] == b"PK"  # the plain function still gives the workbook
+    assert "\x1b" in to_csv_text(result)  # CSV and JSON keep the exact text
