@@ -1,21 +1,20 @@
 """Token economics calculator — Streamlit entry point (`streamlit run app.py`).
 
-A router only: each page lives in ui/ and every number comes from the `economics` package.
+A router only: each page lives in ui/ and every number comes from the `economics` package. Every page is a lens on
+one working scenario held in the session (ui/state.py), so moving between pages never changes a value.
 """
 
 import streamlit as st
 
 st.set_page_config(page_title="Token economics", page_icon=":material/calculate:", layout="wide")
 
-page = st.navigation(
-    [
-        st.Page("ui/cost.py", title="Cost per token", icon=":material/payments:", default=True),
-        st.Page("ui/fleet.py", title="Fleet", icon=":material/dns:", url_path="fleet"),
-        st.Page("ui/decode.py", title="Decode accelerators", icon=":material/call_split:", url_path="decode"),
-        st.Page("ui/throughput.py", title="Throughput", icon=":material/speed:", url_path="throughput"),
-        st.Page("ui/uncertainty.py", title="Uncertainty", icon=":material/ssid_chart:", url_path="uncertainty"),
-        st.Page("ui/scenarios.py", title="Scenarios", icon=":material/table:", url_path="scenarios"),
-        st.Page("ui/data.py", title="Data", icon=":material/database:", url_path="data"),
-    ]
-)
-page.run()
+PAGES = [
+    st.Page("ui/cost.py", title="Cost per token", icon=":material/payments:", default=True),
+    st.Page("ui/fleet.py", title="Fleet", icon=":material/dns:", url_path="fleet"),
+    st.Page("ui/decode.py", title="Decode accelerators", icon=":material/call_split:", url_path="decode"),
+    st.Page("ui/throughput.py", title="Throughput", icon=":material/speed:", url_path="throughput"),
+    st.Page("ui/uncertainty.py", title="Uncertainty", icon=":material/ssid_chart:", url_path="uncertainty"),
+    st.Page("ui/scenarios.py", title="Scenarios", icon=":material/table:", url_path="scenarios"),
+    st.Page("ui/data.py", title="Data", icon=":material/database:", url_path="data"),
+]
+st.navigation(PAGES).run()

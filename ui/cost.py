@@ -1,8 +1,8 @@
-"""Cost per token page.
+"""Cost per token page: what a million tokens costs on this fleet, where the money goes, and the margin at your
+prices and at published API prices.
 
-A thin view: it collects a few scenario fields, asks :func:`economics.evaluate_scenario` for the numbers and shows
-them. Each input widget's ``key`` is the scenario field name, so tests (and later the shareable URL) find it.
-Labels and help texts come from the scenario's field metadata (:data:`economics.FIELDS`).
+A lens on the working scenario (:mod:`ui.state`): the key fields of the question are in the sidebar, every other
+field one click away; every number comes from :mod:`economics`.
 """
 
 from __future__ import annotations
@@ -14,154 +14,141 @@ import altair as alt
 import streamlit as st
 
 import economics
-from economics import FIELDS, catalog
-from economics.compare import breakdown, cost_vs_utilization, difference_table, margins_at_prices
-from ui.format import percent, usd, usd_per_hour, usd_per_m_tokens
-from ui.links import restore, share
+from economics import catalog
+from economics.compare import cost_vs_utilization, margins_at_prices
+from economics.outputs import cost_parts
+from ui import common, editor, state
+from ui import format as fmt
+from ui.text import plain
 
-INPUT_FIELDS = ("accelerator", "ownership", "accelerator_count", "electricity_usd_per_kwh",
-                "output_tokens_per_s_per_accelerator", "price_usd_per_m_input_tokens", "price_usd_per_m_output_tokens")
-
-def _help(field: str) -> str:
-    spec = FIELDS[field]
-    unit = f" [{spec.unit}]" if spec.unit and spec.unit != "-" else ""
-    return f"{spec.description}{unit}. Field `{field}`."
-
-
-@st.cache_data(max_entries=256, show_spinner=False)
-def _explanation(scenario_json: str) -> str:
-    return economics.explain_text(json.loads(scenario_json))
+KEY_FIELDS = ("name", "accelerator", "ownership", "accelerator_count", "accelerator_price_usd",
+              "rent_usd_per_accelerator_hour", "electricity_usd_per_kwh", "pue", "colocation_usd_per_kw_month",
+              "depreciation_years", "cost_of_capital", "model", "output_tokens_per_s_per_accelerator",
+              "demand_input_tokens_per_day", "demand_output_tokens_per_day", "price_usd_per_m_input_tokens",
+              "price_usd_per_m_output_tokens")
+NOT_SEPARABLE = "not separable"
+WARNING_COLOR = "#d62728"
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def _cost_curve(scenario_json: str) -> Any:
-    return cost_vs_utilization(json.loads(scenario_json))
+def _explanation(key: str) -> str:
+    return economics.explain_text(json.loads(key))
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def _margins(scenario_json: str) -> Any:
-    return margins_at_prices(json.loads(scenario_json), catalog.api_prices())
+def _cost_curve(key: str) -> Any:
+    return cost_vs_utilization(json.loads(key), points=20)
 
 
-st.title("Cost per token")
-
-presets = economics.preset_scenarios()
-preset_names = list(presets)
+@st.cache_data(max_entries=256, show_spinner=False)
+def _margins(key: str) -> Any:
+    return margins_at_prices(json.loads(key), catalog.api_prices())
 
 
 def _load_preset() -> None:
-    values = presets[st.session_state["preset"]][0].model_dump()
-    for field in INPUT_FIELDS:
-        st.session_state[field] = values[field]
+    chosen = st.session_state.get("preset")
+    if chosen:
+        state.replace(economics.preset_scenarios()[chosen][0].model_dump())
+    st.session_state["preset"] = None
 
 
-st.selectbox("Preset", preset_names, key="preset", on_change=_load_preset,
-             help="Ready-made scenarios from data/presets.csv; each note cites its figures")
-base = presets[st.session_state["preset"]][0]
-link_extra = restore(INPUT_FIELDS)  # a shared link's values seed the widgets; its other fields apply as given
-st.caption(presets[st.session_state["preset"]][1])
-for field in INPUT_FIELDS:  # first run: the widgets start from the preset
-    st.session_state.setdefault(field, base.model_dump()[field])
+def _preset_picker() -> None:
+    st.selectbox("Load a preset", list(economics.preset_scenarios()), index=None, key="preset",
+                 on_change=_load_preset, placeholder="Replace the scenario with a preset...",
+                 help="Ready-made scenarios from data/presets.csv; each note cites its figures")
 
-with st.sidebar:
-    st.header("Scenario")
-    accelerator_ids = catalog.accelerator_ids()
-    st.selectbox("Accelerator", accelerator_ids, key="accelerator", help=_help("accelerator"))
-    st.selectbox(FIELDS["ownership"].label, list(FIELDS["ownership"].choices), key="ownership",
-                 help=_help("ownership"))
-    st.number_input(FIELDS["accelerator_count"].label, step=1, placeholder="empty: sized from demand",
-                    key="accelerator_count", help=_help("accelerator_count"))
-    st.number_input(FIELDS["electricity_usd_per_kwh"].label, step=0.01, format="%.3f",
-                    key="electricity_usd_per_kwh", help=_help("electricity_usd_per_kwh"))
-    st.number_input(FIELDS["output_tokens_per_s_per_accelerator"].label, step=10.0, format="%.2f",
-                    placeholder="empty: estimated", key="output_tokens_per_s_per_accelerator",
-                    help=_help("output_tokens_per_s_per_accelerator"))
-    st.number_input(FIELDS["price_usd_per_m_input_tokens"].label, step=0.05, format="%.3f",
-                    placeholder="empty: no revenue", key="price_usd_per_m_input_tokens",
-                    help=_help("price_usd_per_m_input_tokens"))
-    st.number_input(FIELDS["price_usd_per_m_output_tokens"].label, step=0.05, format="%.3f",
-                    placeholder="empty: no revenue", key="price_usd_per_m_output_tokens",
-                    help=_help("price_usd_per_m_output_tokens"))
 
-scenario = economics.with_changes(base, **link_extra, **{f: st.session_state[f] for f in INPUT_FIELDS})
+common.page_start()
+st.title("Cost per token")
+editor.sidebar("Scenario", KEY_FIELDS, before=_preset_picker)
+editor.show_messages()
+scenario = state.scenario()
+notes = {s.name: note for s, note in economics.preset_scenarios().values()}
+if scenario["name"] in notes:
+    st.caption(notes[scenario["name"]])
 
 try:
-    result = economics.evaluate_scenario(scenario)
+    result = common.evaluate(scenario)
 except economics.ScenarioError as error:
-    st.error(str(error))
+    common.evaluation_error(error)
     st.stop()
-
 if not result["feasible"]:
-    st.error(result["infeasible_reason"])
+    st.error(f"Not feasible: {plain(result['infeasible_reason'])}")
+if result["cost_usd_per_m_tokens"] is None:
     st.stop()
 
-pin, clear, _ = st.columns([1, 1, 4])
-if pin.button("Pin as baseline", key="pin_baseline", help="Compare every KPI with this scenario from now on"):
-    st.session_state["baseline"] = scenario
-if st.session_state.get("baseline") is not None and clear.button("Clear baseline", key="clear_baseline"):
-    st.session_state["baseline"] = None
-baseline = st.session_state.get("baseline")
-baseline_result = economics.evaluate_scenario(baseline) if baseline is not None else None
-
-
-def _delta(name: str) -> str | None:
-    if baseline_result is None or baseline_result[name] is None or result[name] is None:
-        return None
-    return usd(result[name] - baseline_result[name]) + " vs baseline"
-
-
-kpis = st.columns(3)
-kpis[0].metric("Cost per M tokens", usd_per_m_tokens(result["cost_usd_per_m_tokens"]),
-               delta=_delta("cost_usd_per_m_tokens"), delta_color="inverse",
-               help="Input and output tokens served, all hours of the fleet")
-kpis[1].metric("Cost per M input tokens", "-" if result["cost_usd_per_m_input_tokens"] is None
-               else usd(result["cost_usd_per_m_input_tokens"]), help="Prefill's share of device time")
-kpis[2].metric("Cost per M output tokens", usd(result["cost_usd_per_m_output_tokens"]),
-               help="Decode's share of device time")
-row2 = st.columns(4)
-row2[0].metric("Cost per hour", usd_per_hour(result["cost_usd_per_hour"]))
-row2[1].metric("Cost per day", usd(result["cost_usd_per_day"]))
-row2[2].metric("Utilization", percent(result["utilization"]))
-row2[3].metric("Gross margin", "-" if result["gross_margin"] is None else percent(result["gross_margin"]),
-               help="(revenue - cost) / revenue at your prices")
-st.caption(f"{result['accelerators']:,} x {result['accelerator']} ({result['ownership']}); "
-           f"{1e6 / result['cost_usd_per_m_tokens']:,.0f} tokens per dollar; "
-           f"{result['facility_power_kw']:,.0f} kW at the facility.")
-
+common.baseline_controls()
+base = common.baseline_result()
+separable = "Give a measured prefill throughput (input tokens/s per accelerator) to split the cost by device time"
+k = st.columns(4)
+common.metric(k[0], "cost_usd_per_m_tokens", result, base, value=fmt.usd_per_m_tokens(result["cost_usd_per_m_tokens"]))
+for col, name in ((k[1], "cost_usd_per_m_input_tokens"), (k[2], "cost_usd_per_m_output_tokens")):
+    common.metric(col, name, result, base, value=NOT_SEPARABLE if result[name] is None else None)
+common.metric(k[3], "gross_margin", result, base,
+              value="no price given" if result["gross_margin"] is None else None)
+common.kpi_row(["cost_usd_per_hour", "cost_usd_per_day", "revenue_usd_per_day", "utilization", "accelerators"],
+               result, base)
+if result["cost_usd_per_m_input_tokens"] is None:
+    st.caption(f"Input/output split: {NOT_SEPARABLE}. {separable}.")
+per_dollar = 1e6 / result["cost_usd_per_m_tokens"]
+st.caption(f"{fmt.count(result['accelerators'])} x {result['accelerator']} ({result['ownership']}); "
+           f"{fmt.count(per_dollar)} tokens per dollar; {fmt.output('facility_power_kw', result['facility_power_kw'])} "
+           f"at the facility; PUE {fmt.number(result['pue_effective'])}.")
 for warning in economics.split_warnings(result["warnings"]):
     st.warning(warning)
+common.measured_speed_check("output_tokens_per_s_per_accelerator", "accelerator")
 
-if baseline is not None and baseline_result is not None:
+pinned = state.baseline()
+if pinned is not None and base is not None:
     st.subheader("Against the baseline")
-    st.caption(f"Baseline: {baseline['name']} ({baseline['accelerator']}, {baseline['ownership']}).")
-    st.dataframe(difference_table(baseline_result, result), hide_index=True, width="stretch",
-                 key="baseline_table",
-                 column_config={"relative": st.column_config.NumberColumn("relative", format="percent")})
+    common.difference_table(result, base)
 
-parts = breakdown(result)
+key = common.canonical(scenario)
 left, right = st.columns(2)
 with left:
     st.subheader("Where the money goes")
-    st.altair_chart(alt.Chart(parts).mark_bar().encode(
-        x=alt.X("usd_per_hour:Q", title="Cost [USD/h]"), y=alt.Y("part:N", sort="-x", title=None),
-        tooltip=["part:N", alt.Tooltip("usd_per_hour:Q", format=",.2f", title="USD/h"),
+    total = float(result["cost_usd_per_hour"])
+    parts = [{"part": part, "usd_per_hour": float(result[name] or 0.0), "share": float(result[name] or 0.0) / total}
+             for name, part in cost_parts().items() if float(result[name] or 0.0) > 0]
+    st.altair_chart(alt.Chart(alt.Data(values=parts)).mark_bar().encode(
+        x=alt.X("usd_per_hour:Q", title="Cost [USD/h]", axis=alt.Axis(format="$,.0f")),
+        y=alt.Y("part:N", sort="-x", title=None),
+        tooltip=["part:N", alt.Tooltip("usd_per_hour:Q", format="$,.2f", title="USD/h"),
                  alt.Tooltip("share:Q", format=".1%", title="share")]), width="stretch")
 with right:
     st.subheader("Cost against utilization")
-    curve = _cost_curve(json.dumps(scenario, sort_keys=True, default=str))
-    st.altair_chart(alt.Chart(curve).mark_line(point=True).encode(
-        x=alt.X("utilization:Q", title="Average utilization", axis=alt.Axis(format="%")),
-        y=alt.Y("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]"),
-        tooltip=[alt.Tooltip("utilization:Q", format=".0%"),
-                 alt.Tooltip("cost_usd_per_m_tokens:Q", format=",.4f")]), width="stretch")
+    if result["capacity_output_tokens_per_day"]:
+        curve = _cost_curve(key)
+        point = [{"utilization": result["utilization"], "cost_usd_per_m_tokens": result["cost_usd_per_m_tokens"],
+                  "label": f"this fleet: {fmt.percent(result['utilization'])}, "
+                           f"{fmt.usd_rate(result['cost_usd_per_m_tokens'])}"}]
+        x = alt.X("utilization:Q", title="Average utilization", axis=alt.Axis(format="%"),
+                  scale=alt.Scale(domain=[0, 1]))
+        y = alt.Y("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]", scale=alt.Scale(type="log"))
+        line = alt.Chart(curve).mark_line(point=True).encode(
+            x=x, y=y, tooltip=[alt.Tooltip("utilization:Q", format=".0%"),
+                               alt.Tooltip("cost_usd_per_m_tokens:Q", format="$,.4f", title="USD per M tokens")])
+        dot = alt.Chart(alt.Data(values=point)).mark_point(size=160, filled=True, color=WARNING_COLOR).encode(
+            x=x, y=y, tooltip=["label:N"])
+        text = alt.Chart(alt.Data(values=point)).mark_text(align="left", dx=10, dy=-10).encode(x=x, y=y, text="label:N")
+        st.altair_chart(alt.layer(line, dot, text), width="stretch")
+        st.caption("Same fleet, demand set to each share of its capacity; the red dot is this scenario.")
+    else:
+        st.info("No capacity figure for this scenario, so no curve.")
 
 st.subheader("Against published API prices")
 st.caption("Your fleet's margin if it sold at each listed price (data/api_prices.csv; check the dates).")
-st.dataframe(_margins(json.dumps(scenario, sort_keys=True, default=str)), hide_index=True, width="stretch",
-             column_config={"gross_margin": st.column_config.NumberColumn("gross margin", format="percent")})
+margins = _margins(key)
+common.show_table(margins, key="api_prices", columns=[
+    "provider", "model", "price_usd_per_m_input_tokens", "price_usd_per_m_output_tokens", "revenue_usd_per_day",
+    "gross_margin", "confidence", "source_date"], extra={
+        "provider": ("Provider", "text"), "model": ("Model", "text"), "confidence": ("Confidence", "text"),
+        "source_date": ("Date read", "text"),
+        "price_usd_per_m_input_tokens": ("Input price [USD/M token]", "usd_rate"),
+        "price_usd_per_m_output_tokens": ("Output price [USD/M token]", "usd_rate")})
 
-share(scenario)
+common.share()
 # the derivation is written out on request only: it is the slowest part of a rerun
 if st.toggle("How this is computed", key="show_derivation",
              help="Every output with the scenario's numbers substituted, and where each input comes from"):
-    st.code(_explanation(json.dumps(scenario, sort_keys=True, default=str)), language=None)
+    st.code(_explanation(key), language=None)

@@ -1,140 +1,171 @@
 """Decode accelerators page: an aging GPU fleet, and what adding decode accelerators is worth against buying more of
 the same GPUs or a new generation (with the liquid retrofit an air-cooled hall needs).
 
-A thin view: widget keys are scenario field names; every number comes from :mod:`economics.retrofit`.
+A lens on the working scenario (:mod:`ui.state`). The study needs an existing fleet and a decode accelerator; when
+the scenario lacks them the page says so and offers them (or a worked example). No hardware is free by default: an
+empty decode price takes the catalog figure, shown with its confidence. Every number comes from
+:mod:`economics.retrofit`.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
 import altair as alt
 import streamlit as st
 
 import economics
-from economics import FIELDS, catalog
+from economics import catalog
 from economics.retrofit import analyse, break_even_decode_price_usd
-from ui.format import usd
-from ui.links import restore, seed, share
+from ui import common, editor, state
+from ui import format as fmt
+from ui.text import plain
 
+KEY_FIELDS = ("name", "accelerator", "existing_accelerators", "facility_cooling", "model", "precision",
+              "input_tokens_per_request", "output_tokens_per_request", "target_output_tokens_per_s_per_user",
+              "demand_output_tokens_per_day", "demand_growth_per_year", "horizon_years", "decode_accelerator",
+              "decode_output_tokens_per_s_per_accelerator", "decode_accelerator_price_usd", "new_accelerator",
+              "price_usd_per_m_input_tokens", "price_usd_per_m_output_tokens", "fast_tier_price_multiplier",
+              "fast_tier_min_tokens_per_s_per_user")
+EXAMPLE: dict[str, Any] = {
+    "name": "Decode study: 2,000 H100 in an air hall, MiniMax-M2, SN50 decode", "accelerator": "h100-sxm",
+    "existing_accelerators": 2000, "facility_cooling": "air", "model": "minimax-m2", "precision": "fp8",
+    "input_tokens_per_request": 10000.0, "output_tokens_per_request": 1000.0,
+    "target_output_tokens_per_s_per_user": 100.0, "demand_output_tokens_per_day": 2e10,
+    "demand_input_tokens_per_day": None, "demand_requests_per_s": None, "demand_growth_per_year": 0.3,
+    "horizon_years": 5, "decode_accelerator": "sn50", "decode_output_tokens_per_s_per_accelerator": 763.0,
+    "decode_accelerator_price_usd": None, "new_accelerator": "gb200-nvl72", "price_usd_per_m_input_tokens": 0.3,
+    "price_usd_per_m_output_tokens": 1.2, "fast_tier_price_multiplier": 1.5,
+    "fast_tier_min_tokens_per_s_per_user": 300.0, "output_tokens_per_s_per_accelerator": None,
+    "input_tokens_per_s_per_accelerator": None, "accelerator_count": None,
+}
+"""The worked example offered when the scenario lacks what the study needs (763 tokens/s: the reported SN50 rack
+decode speed on MiniMax-M2 with 10k-token prompts, data/throughput_claims.csv)."""
+OPTION_COLUMNS: dict[str, tuple[str, str]] = {
+    "option": ("Option", "text"), "feasible": ("Feasible", "text"), "capex_usd": ("Capex [USD]", "usd"),
+    "opex_usd_per_year": ("Opex, first year [USD/year]", "usd"),
+    "revenue_usd_per_year": ("Revenue, first year [USD/year]", "usd"),
+    "npv_vs_status_quo_usd": ("NPV vs status quo [USD]", "usd"), "irr": ("IRR vs status quo", "text"),
+    "payback": ("Payback", "text"), "levelized_cost_usd_per_m_tokens": ("Levelized cost [USD/M token]", "usd_rate"),
+    "output_tokens_per_s_per_user": ("Per-user speed [token/s]", "number"),
+    "accelerators": ("GPUs", "count"), "decode_accelerators": ("Decode accelerators", "count"),
+    "facility_mw": ("Facility [MW]", "number"), "racks": ("Racks", "count"), "reason": ("Why not feasible", "text"),
+}
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _study(key: str) -> tuple[Any, float | None]:
+    study = json.loads(key)
+    return analyse(study), break_even_decode_price_usd(study)
+
+
+def _missing(scenario: dict[str, Any]) -> list[str]:
+    needs = {"existing_accelerators": "the existing fleet (how many GPUs you own)",
+             "decode_accelerator": "a decode accelerator"}
+    return [f"{editor.label(f)}: {why}" for f, why in needs.items() if scenario[f] is None]
+
+
+def _payback(months: Any) -> str:
+    if months is None or (isinstance(months, float) and not math.isfinite(months)):
+        return "never"
+    return f"{months / 12:,.1f} years" if months >= 24 else f"{months:,.0f} months"
+
+
+def _irr(value: Any) -> str:
+    return "none" if value is None or (isinstance(value, float) and not math.isfinite(value)) else fmt.percent(value)
+
+
+def _price_note(scenario: dict[str, Any]) -> None:
+    decode = scenario["decode_accelerator"]
+    if scenario["decode_accelerator_price_usd"] is not None:
+        st.caption(f"Decode accelerator price: {fmt.usd(scenario['decode_accelerator_price_usd'])} each (given).")
+        return
+    figure = editor.catalog_figure("decode_accelerator_price_usd", scenario)
+    if figure is None:
+        st.warning(f"No catalog price for {decode}: enter the decode accelerator's price in the sidebar. Until then "
+                   f"'add decode' is not costed; the break-even price says the most it may cost.")
+        return
+    source = catalog.accelerator_source(decode, "price_usd") or {}
+    st.caption(f"Decode accelerator price: {fmt.usd(figure[0])} each, the catalog figure "
+               f"(confidence: {figure[1] or 'unrated'}; {source.get('note', '')}). Enter your own in the sidebar.")
+
+
+common.page_start()
 st.title("Decode accelerators for an existing fleet")
 st.caption("The existing GPUs keep prefill and a decode-optimised pool takes decode, against the status quo, more of "
            "the same GPUs, or a new generation. Cash flows at the cost of capital; the existing fleet is sunk but "
            "still pays power, hosting and maintenance.")
+editor.sidebar("Existing fleet and options", KEY_FIELDS)
+editor.show_messages()
+scenario = state.scenario()
 
-ids = catalog.accelerator_ids()
-models = list(catalog.models().index)
-PAGE_DEFAULTS: dict[str, Any] = {
-    "accelerator": "h100-sxm", "existing_accelerators": 2000, "facility_cooling": "air", "model": "minimax-m2",
-    "precision": "fp8", "input_tokens_per_request": 10000.0, "output_tokens_per_request": 1000.0,
-    "target_output_tokens_per_s_per_user": 100.0, "demand_output_tokens_per_day": 2e10, "demand_growth_per_year": 0.3,
-    "horizon_years": 5, "decode_accelerator": "sn50", "decode_output_tokens_per_s_per_accelerator": 763.0,
-    "decode_accelerator_price_usd": 0.0, "new_accelerator": "gb200-nvl72", "price_usd_per_m_input_tokens": 0.3,
-    "price_usd_per_m_output_tokens": 1.2, "fast_tier_price_multiplier": 1.5,
-    "fast_tier_min_tokens_per_s_per_user": 300.0,
-}
-link_extra = restore(PAGE_DEFAULTS)
-seed(PAGE_DEFAULTS, zero_when_empty=["decode_output_tokens_per_s_per_accelerator", "decode_accelerator_price_usd"])
-with st.sidebar:
-    st.header("Existing fleet")
-    accelerator = st.selectbox(FIELDS["accelerator"].label, ids, key="accelerator")
-    existing = st.number_input(FIELDS["existing_accelerators"].label, min_value=1, step=64,
-                               key="existing_accelerators")
-    cooling = st.selectbox(FIELDS["facility_cooling"].label, list(FIELDS["facility_cooling"].choices),
-                           key="facility_cooling")
-    st.header("Workload")
-    model = st.selectbox(FIELDS["model"].label, models, key="model")
-    precision = st.selectbox(FIELDS["precision"].label, list(FIELDS["precision"].choices), key="precision")
-    input_tokens = st.number_input(FIELDS["input_tokens_per_request"].label, min_value=0.0, step=1000.0,
-                                   format="%.0f", key="input_tokens_per_request")
-    output_tokens = st.number_input(FIELDS["output_tokens_per_request"].label, min_value=1.0, step=100.0,
-                                    format="%.0f", key="output_tokens_per_request")
-    target = st.number_input(FIELDS["target_output_tokens_per_s_per_user"].label, min_value=1.0, step=10.0,
-                             key="target_output_tokens_per_s_per_user")
-    demand = st.number_input(FIELDS["demand_output_tokens_per_day"].label, min_value=1e6, step=1e9, format="%.3g",
-                             key="demand_output_tokens_per_day")
-    growth = st.number_input(FIELDS["demand_growth_per_year"].label, min_value=-0.5, step=0.1,
-                             key="demand_growth_per_year")
-    horizon = st.number_input(FIELDS["horizon_years"].label, min_value=1, max_value=15, key="horizon_years")
-    st.header("Options")
-    decode = st.selectbox(FIELDS["decode_accelerator"].label, ids, key="decode_accelerator")
-    decode_rate = st.number_input(FIELDS["decode_output_tokens_per_s_per_accelerator"].label, min_value=0.0,
-                                  step=50.0, key="decode_output_tokens_per_s_per_accelerator",
-                                  help="0 = estimate it from the model (not possible for dataflow systems)")
-    decode_price = st.number_input(FIELDS["decode_accelerator_price_usd"].label, min_value=0.0, step=5000.0,
-                                   key="decode_accelerator_price_usd",
-                                   help="Not published for most decode accelerators: the break-even price below "
-                                        "is what it may cost")
-    new = st.selectbox(FIELDS["new_accelerator"].label, ids, key="new_accelerator")
-    st.header("Prices")
-    price_in = st.number_input(FIELDS["price_usd_per_m_input_tokens"].label, min_value=0.0, step=0.05,
-                               key="price_usd_per_m_input_tokens")
-    price_out = st.number_input(FIELDS["price_usd_per_m_output_tokens"].label, min_value=0.0, step=0.1,
-                                key="price_usd_per_m_output_tokens")
-    fast = st.number_input(FIELDS["fast_tier_price_multiplier"].label, min_value=0.0, step=0.1,
-                           key="fast_tier_price_multiplier")
-    fast_from = st.number_input(FIELDS["fast_tier_min_tokens_per_s_per_user"].label, min_value=1.0, step=50.0,
-                                key="fast_tier_min_tokens_per_s_per_user")
-
-changes: dict[str, Any] = dict(
-    accelerator=accelerator, existing_accelerators=int(existing),
-    facility_cooling=cooling, model=model, precision=precision, input_tokens_per_request=float(input_tokens),
-    output_tokens_per_request=float(output_tokens), target_output_tokens_per_s_per_user=float(target),
-    demand_output_tokens_per_day=float(demand), demand_input_tokens_per_day=None,
-    demand_growth_per_year=float(growth), horizon_years=int(horizon), decode_accelerator=decode,
-    decode_output_tokens_per_s_per_accelerator=float(decode_rate) or None,
-    decode_accelerator_price_usd=float(decode_price), new_accelerator=new, price_usd_per_m_input_tokens=float(price_in),
-    price_usd_per_m_output_tokens=float(price_out), fast_tier_price_multiplier=float(fast),
-    fast_tier_min_tokens_per_s_per_user=float(fast_from), output_tokens_per_s_per_accelerator=None,
-    input_tokens_per_s_per_accelerator=None, accelerator_count=None)
-study: dict[str, Any] = economics.with_changes(economics.default_scenario(), **{**link_extra, **changes})
-
-try:
-    result = analyse(study)
-    break_even = break_even_decode_price_usd(study)
-except (economics.ScenarioError, ValueError) as error:
-    st.error(str(error))
+missing = _missing(scenario)
+if missing:
+    st.info("This study needs " + "; ".join(missing) + ". Set them in the sidebar, or start from the worked example "
+            "(it replaces the fields it names and keeps the rest of the scenario).")
+    st.button("Start from the example study", key="load_example", on_click=state.apply, args=(EXAMPLE,))
+    common.share()
     st.stop()
 
-share(study)
+try:
+    result, break_even = _study(common.canonical(scenario))
+except (economics.ScenarioError, ValueError) as error:
+    st.error(plain(str(error)))
+    st.stop()
+
 options = result.options
+_price_note(scenario)
+common.measured_speed_check("decode_output_tokens_per_s_per_accelerator", "decode_accelerator")
 best = options[options["feasible"]].sort_values("npv_vs_status_quo_usd", ascending=False)
-k = st.columns(3)
-k[0].metric("Best option (NPV)", best["option"].iloc[0] if len(best) else "none feasible")
 decode_row = options[options["option"] == "add decode"]
-k[1].metric("NPV of adding decode", "-" if decode_row.empty or not bool(decode_row["feasible"].iloc[0])
-            else usd(float(decode_row["npv_vs_status_quo_usd"].iloc[0])))
-k[2].metric("Break-even decode price", "-" if break_even is None else usd(break_even) + " each",
+decode_ok = not decode_row.empty and bool(decode_row["feasible"].iloc[0])
+row: dict[str, Any] = decode_row.iloc[0].to_dict() if decode_ok else {}
+k = st.columns(5)
+k[0].metric("Best option (NPV)", best["option"].iloc[0] if len(best) else "none feasible")
+k[1].metric("NPV of adding decode", fmt.usd(row["npv_vs_status_quo_usd"]) if decode_ok else "not feasible",
+            help="Net present value of 'add decode' minus the status quo over the horizon, at the cost of capital")
+k[2].metric("Break-even decode price", "—" if break_even is None else fmt.usd(break_even) + " each",
             help="The most one decode accelerator may cost for 'add decode' to match the best alternative; "
                  "negative: not even free")
+k[3].metric("Payback of adding decode", _payback(row.get("payback_months")) if decode_ok else "—",
+            help="When the cumulative cash flow against the status quo turns positive")
+k[4].metric("IRR of adding decode", _irr(row.get("irr_vs_status_quo")) if decode_ok else "—",
+            help="Internal rate of return of 'add decode' against the status quo")
 
-for _, row in options[~options["feasible"]].iterrows():
-    st.warning(f"{row['option']}: {row['reason']}")
+for _, bad in options[~options["feasible"]].iterrows():
+    st.warning(f"{bad['option']}: {plain(bad['reason'])}")
 
 st.subheader("Options side by side")
-st.dataframe(options, hide_index=True, width="stretch", column_config={
-    "capex_usd": st.column_config.NumberColumn("capex [USD]", format="%.0f"),
-    "npv_vs_status_quo_usd": st.column_config.NumberColumn("NPV vs status quo [USD]", format="%.0f"),
-    "levelized_cost_usd_per_m_tokens": st.column_config.NumberColumn("levelized cost [USD/M tokens]", format="%.4f"),
-    "payback_months": st.column_config.NumberColumn("payback [months]", format="%.1f"),
-    "output_tokens_per_s_per_user": st.column_config.NumberColumn("tokens/s per user", format="%.0f"),
-    "facility_mw": st.column_config.NumberColumn("facility [MW]", format="%.2f"),
-})
+table = options.assign(payback=[_payback(m) if o != "status quo" else "—"
+                                for m, o in zip(options["payback_months"], options["option"], strict=True)],
+                       irr=[_irr(v) if o != "status quo" else "—"
+                            for v, o in zip(options["irr_vs_status_quo"], options["option"], strict=True)],
+                       feasible=[fmt.yes_no(v) for v in options["feasible"]])
+common.show_table(table, key="options_table", columns=list(OPTION_COLUMNS), extra=OPTION_COLUMNS)
 
 flows = result.cashflows.copy()
 flows["cumulative_vs_status_quo_usd"] = flows.groupby("option")["vs_status_quo_usd"].cumsum()
 st.subheader("Cumulative cash flow against the status quo")
 st.altair_chart(alt.Chart(flows[flows["option"] != "status quo"]).mark_line(point=True).encode(
     x=alt.X("year:O", title="Year"),
-    y=alt.Y("cumulative_vs_status_quo_usd:Q", title="Cumulative cash flow vs status quo [USD]"),
+    y=alt.Y("cumulative_vs_status_quo_usd:Q", title="Cumulative cash flow vs status quo [USD]",
+            axis=alt.Axis(format="$,.3s")),
     color=alt.Color("option:N", title=None),
-    tooltip=["option:N", "year:O", alt.Tooltip("vs_status_quo_usd:Q", format=",.0f", title="that year [USD]"),
-             alt.Tooltip("cumulative_vs_status_quo_usd:Q", format=",.0f", title="cumulative [USD]")]),
+    tooltip=["option:N", "year:O", alt.Tooltip("vs_status_quo_usd:Q", format="$,.0f", title="that year"),
+             alt.Tooltip("cumulative_vs_status_quo_usd:Q", format="$,.0f", title="cumulative")]),
     width="stretch")
 
-st.subheader("Reported single-system speeds")
+st.subheader("Reported speeds of this decode accelerator")
 claims = catalog.throughput_claims()
-speeds = claims[claims["accelerator"].isin(["sn40l", "sn50", "cerebras-cs3", "groq-lpu"])
-                | (claims["decode_accelerator"] != "")]
-st.dataframe(speeds[["system", "model", "precision", "metric", "value", "conditions", "confidence", "source_date"]],
-             width="stretch")
+speeds = claims[(claims["accelerator"] == scenario["decode_accelerator"])
+                | (claims["decode_accelerator"] == scenario["decode_accelerator"])]
+if speeds.empty:
+    st.caption("None in data/throughput_claims.csv.")
+else:
+    st.dataframe(speeds[["system", "model", "precision", "metric", "value", "conditions", "confidence",
+                         "source_date"]], hide_index=True, width="stretch", column_config={
+        "value": st.column_config.NumberColumn("Value", format="%,.0f"),
+        "source_date": st.column_config.TextColumn("Date")})
+common.share()

@@ -1,11 +1,14 @@
-"""Fleet page: the hardware, racks and megawatts a demand needs at an interactivity target, and whether the
-facility (air or liquid cooling, rack density, site power) can host it; the same demand across accelerators.
+"""Fleet page: the hardware, racks and megawatts the working scenario's demand needs at its interactivity target,
+whether the facility (air or liquid cooling, rack density, site power) can host it, and the same demand on other
+accelerators.
 
-A thin view: widget keys are scenario field names; every number comes from :mod:`economics`.
+A lens on the working scenario (:mod:`ui.state`); the accelerators compared are a page setting kept in the same
+state and carried by the link. Every number comes from :mod:`economics`.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -13,100 +16,102 @@ import altair as alt
 import streamlit as st
 
 import economics
-from economics import FIELDS, catalog
+from economics import catalog
 from economics.compare import compare_accelerators
-from ui.format import usd
-from ui.links import restore, seed, share
+from ui import common, editor, state
+from ui import format as fmt
+from ui.text import plain
 
+KEY_FIELDS = ("name", "demand_output_tokens_per_day", "demand_input_tokens_per_day", "peak_to_average", "headroom",
+              "accelerator", "accelerator_count", "model", "precision", "target_output_tokens_per_s_per_user",
+              "output_tokens_per_s_per_accelerator", "facility_cooling", "allow_liquid_retrofit", "rack_power_kw",
+              "site_power_mw")
+FEASIBLE_COLORS = alt.Scale(domain=["fits", "does not fit"], range=["#4c78a8", "#d62728"])
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def _compare(key: str, accelerators: tuple[str, ...]) -> Any:
+    # no published price: cost those as rented so they can still be compared
+    rent = {a: {"ownership": "rent"} for a in accelerators
+            if math.isnan(catalog.accelerator_record(a).get("price_usd", math.nan))}
+    return compare_accelerators(json.loads(key), list(accelerators), rent)
+
+
+def _compare_changed() -> None:
+    state.set_setting("compare", tuple(st.session_state.get("compare_accelerators") or ()))
+
+
+common.page_start()
 st.title("Fleet, racks and power")
 st.caption("Size the fleet for a demand at a speed per user, then check it against the facility: cooling (air, "
-           "liquid, hybrid), rack power density and site power. Throughput is estimated from the model unless "
-           "you give a measured figure.")
+           "liquid, hybrid), rack power density and site power. Throughput is measured if you give it, else "
+           "interpolated on a measured curve or estimated from the model.")
+editor.sidebar("Demand, hardware, facility", KEY_FIELDS)
+editor.show_messages()
+scenario = state.scenario()
 
-models = list(catalog.models().index)
-ids = catalog.accelerator_ids()
-PAGE_DEFAULTS: dict[str, Any] = {
-    "demand_output_tokens_per_day": 5e9, "peak_to_average": 2.0, "headroom": 0.1, "accelerator": "h200-sxm",
-    "model": "llama-3.1-70b", "precision": "fp8", "target_output_tokens_per_s_per_user": 20.0,
-    "facility_cooling": "air", "allow_liquid_retrofit": False, "site_power_mw": 0.0,
-}
-link_extra = restore(PAGE_DEFAULTS)
-seed(PAGE_DEFAULTS, zero_when_empty=["site_power_mw"])
-with st.sidebar:
-    st.header("Demand")
-    demand = st.number_input(FIELDS["demand_output_tokens_per_day"].label, min_value=1e6, step=1e9, format="%.3g",
-                             key="demand_output_tokens_per_day")
-    peak = st.number_input(FIELDS["peak_to_average"].label, min_value=1.0, step=0.1, key="peak_to_average")
-    headroom = st.number_input(FIELDS["headroom"].label, min_value=0.0, step=0.05, key="headroom")
-    st.header("Hardware and model")
-    accelerator = st.selectbox(FIELDS["accelerator"].label, ids, key="accelerator")
-    model = st.selectbox(FIELDS["model"].label, models, key="model")
-    precision = st.selectbox(FIELDS["precision"].label, list(FIELDS["precision"].choices), key="precision")
-    target = st.number_input(FIELDS["target_output_tokens_per_s_per_user"].label, min_value=1.0, step=5.0,
-                             key="target_output_tokens_per_s_per_user")
-    st.header("Facility")
-    cooling = st.selectbox(FIELDS["facility_cooling"].label, list(FIELDS["facility_cooling"].choices),
-                           key="facility_cooling")
-    retrofit = st.checkbox("Allow a liquid-cooling retrofit", key="allow_liquid_retrofit",
-                           help=FIELDS["allow_liquid_retrofit"].description)
-    site = st.number_input(FIELDS["site_power_mw"].label, min_value=0.0, step=0.5, key="site_power_mw",
-                           help="0 = no limit")
-
-changes: dict[str, Any] = {
-    "accelerator": accelerator, "model": model, "precision": precision,
-    "target_output_tokens_per_s_per_user": float(target), "demand_output_tokens_per_day": float(demand),
-    "demand_input_tokens_per_day": None, "accelerator_count": None, "peak_to_average": float(peak),
-    "headroom": float(headroom), "facility_cooling": cooling, "allow_liquid_retrofit": bool(retrofit),
-    "site_power_mw": float(site) or None, "output_tokens_per_s_per_accelerator": None,
-    "input_tokens_per_s_per_accelerator": None,
-}
-base = economics.default_scenario()
-scenario = economics.with_changes(base, **{**link_extra, **changes})
+if scenario["accelerator_count"] is not None:
+    st.info(f"The fleet is fixed at {fmt.count(scenario['accelerator_count'])} accelerators, so it is not sized from "
+            f"the demand.")
+    st.button("Size the fleet from the demand instead", key="size_from_demand", on_click=state.edit_text,
+              args=({"accelerator_count": ""},))
 try:
-    result = economics.evaluate_scenario(scenario)
+    result = common.evaluate(scenario)
 except economics.ScenarioError as error:
-    st.error(str(error))
+    common.evaluation_error(error)
+    if scenario["model"] is None and scenario["output_tokens_per_s_per_accelerator"] is None:
+        st.info("Sizing needs a throughput: give a measured one, or choose a model to estimate it (sidebar).")
     st.stop()
 
 if result["feasible"]:
-    st.success(f"{accelerator} fits this facility.")
+    st.success(f"{catalog.accelerator_record(result['accelerator']).get('name', result['accelerator'])} fits this "
+               f"facility.")
 else:
-    st.error(result["infeasible_reason"])
+    st.error(f"Does not fit: {plain(result['infeasible_reason'])}")
 
+common.baseline_controls()
+base = common.baseline_result()
 if result["accelerators"] is not None:
-    k = st.columns(5)
-    k[0].metric("Accelerators", f"{result['accelerators']:,}")
-    k[1].metric("Systems", f"{result['systems']:,}")
-    k[2].metric("Racks", "-" if result["racks"] is None else f"{result['racks']:,}")
-    k[3].metric("Facility power", f"{result['facility_power_kw'] / 1000:,.2f} MW")
-    k[4].metric("Cost per M tokens", usd(result["cost_usd_per_m_tokens"]))
-    rack = "-" if result["kw_per_rack"] is None else f"{result['kw_per_rack']:,.1f} kW per rack"
-    st.caption(f"{rack} (limit {result['rack_power_kw_effective']:,.0f} kW); PUE {result['pue_effective']:.2f}; "
-               f"utilization {result['utilization']:.1%}; {result['energy_mwh_per_year']:,.0f} MWh a year; "
-               f"{result['joules_per_token']:.2f} J per token; cost {usd(result['cost_usd_per_year'])} a year.")
+    common.kpi_row(["accelerators", "systems", "racks", "facility_power_kw", "cost_usd_per_m_tokens"], result, base)
+    common.kpi_row(["utilization", "it_power_kw", "kw_per_rack", "energy_mwh_per_year", "joules_per_token"],
+                   result, base)
+    st.caption(f"Rack power limit {fmt.output('rack_power_kw_effective', result['rack_power_kw_effective'])}; PUE "
+               f"{fmt.number(result['pue_effective'])}; cost {fmt.usd(result['cost_usd_per_year'])} a year; "
+               f"throughput {result.get('throughput_source') or 'given'}.")
+for warning in economics.split_warnings(result["warnings"]):
+    st.warning(warning)
+common.measured_speed_check("output_tokens_per_s_per_accelerator", "accelerator")
+if state.baseline() is not None and base is not None:
+    st.subheader("Against the baseline")
+    common.difference_table(result, base)
 
 st.subheader("The same demand on other accelerators")
-choices = st.multiselect("Accelerators to compare", ids,
-                         default=["h100-sxm", "h200-sxm", "b200", "gb200-nvl72", "mi300x", "mi355x"],
-                         key="compare_accelerators")
+st.caption("Each accelerator with its own catalog figures and its throughput interpolated or estimated (a measured "
+           "figure belongs to one accelerator); those without a published price are costed as rented.")
+settings = state.settings()
+ids = catalog.accelerator_ids()
+st.session_state["compare_accelerators"] = [a for a in settings["compare"] if a in ids]
+choices = st.multiselect("Accelerators to compare", ids, key="compare_accelerators", on_change=_compare_changed,
+                         format_func=lambda a: str(catalog.accelerator_record(a).get("name", a)))
 if choices:
-    # no published price: cost those as rented so they can still be compared
-    rent = {a: {"ownership": "rent"} for a in choices
-            if math.isnan(catalog.accelerator_record(a).get("price_usd", math.nan))}
-    table = compare_accelerators(scenario, choices, rent)
-    chart = table[table["cost_usd_per_m_tokens"].notna()]
+    table = _compare(common.canonical(scenario), tuple(choices))
+    chart = table[table["cost_usd_per_m_tokens"].notna()].assign(
+        fit=["fits" if bool(f) else "does not fit" for f in table[table["cost_usd_per_m_tokens"].notna()]["feasible"]
+             .fillna(False)])
     if len(chart):
         st.altair_chart(alt.Chart(chart).mark_bar().encode(
-            x=alt.X("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]"),
+            x=alt.X("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]", scale=alt.Scale(zero=True)),
             y=alt.Y("accelerator:N", sort=None, title=None),
-            color=alt.Color("feasible:N", title="Feasible"),
-            tooltip=["accelerator:N", "ownership:N", alt.Tooltip("cost_usd_per_m_tokens:Q", format=",.3f"),
+            color=alt.Color("fit:N", title="Facility", scale=FEASIBLE_COLORS),
+            tooltip=["accelerator:N", "ownership:N", "fit:N",
+                     alt.Tooltip("cost_usd_per_m_tokens:Q", format="$,.3f", title="USD per M tokens"),
                      alt.Tooltip("accelerators:Q", format=","), alt.Tooltip("racks:Q", format=","),
-                     alt.Tooltip("facility_power_kw:Q", format=",.0f"), "infeasible_reason:N"]),
+                     alt.Tooltip("facility_power_kw:Q", format=",.0f", title="facility kW"),
+                     "infeasible_reason:N"]),
             width="stretch")
-    st.dataframe(table, hide_index=True, width="stretch")
+    common.show_table(table.drop(columns=["error"]), key="compare_table")
 
-share(scenario)
+common.share()
 if result["feasible"]:
     with st.expander("How this is computed"):
         st.code(economics.explain_text(scenario), language=None)

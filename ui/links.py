@@ -1,63 +1,193 @@
-"""Shareable links for the pages: the scenario in the URL query (economics.links does the encoding and checking).
+"""The full-state link: the working scenario, the page settings and the baseline as one URL query, and back.
 
-Pages call :func:`restore` before drawing their widgets (a link's values seed the widgets once per session, and
-bad parameters are reported, never fatal) and :func:`share` after computing (the query follows the inputs, and
-the full link is shown to copy).
+Pure functions (no Streamlit) so they can be tested directly. The scenario and the baseline are encoded by
+:mod:`economics.links` as their differences from the global default scenario (:func:`economics.default_scenario`,
+the one the app starts on), so a value equal to a default is simply absent and reads back as that same default.
+Page settings (compared accelerators, Monte Carlo samples and seed, uncertainty ranges) travel as
+``settings.<name>`` and the baseline as ``baseline.<field>``. Reading never raises: every bad, empty, unknown or
+out-of-range parameter comes back as a warning naming it, and its value stays at the default.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
-import streamlit as st
-
 import economics
-from economics.links import BASELINE_PREFIX, decode_query, encode_query, query_string, split_baseline
+from economics import FIELDS, catalog
+from economics.links import BASELINE_PREFIX, decode_checked, encode_query, query_string, split_baseline
+
+SETTINGS_PREFIX = "settings."
+RANGED_FIELDS = ("electricity_usd_per_kwh", "accelerator_price_usd", "output_tokens_per_s_per_accelerator", "pue",
+                 "cost_of_capital")
+"""Fields the Uncertainty page puts a range on."""
+RANGE_FACTORS: dict[str, tuple[float, float]] = {
+    "electricity_usd_per_kwh": (0.5, 2.5), "accelerator_price_usd": (0.7, 1.4),
+    "output_tokens_per_s_per_accelerator": (0.7, 1.3), "pue": (0.85, 1.2), "cost_of_capital": (0.5, 1.5),
+}
+"""Default range of each ranged field as factors of its base value (low, high)."""
+COMPARE_DEFAULT = ("h100-sxm", "h200-sxm", "b200", "gb200-nvl72", "mi300x", "mi355x")
+SAMPLES_BOUNDS = (100, 100_000)
+SEED_BOUNDS = (0, 2**32 - 1)
+MAX_LIST_ITEMS = 40
 
 
-def restore(widget_fields: Iterable[str]) -> dict[str, Any]:
-    """Seed this page's widgets from the link on the session's first run; return the link's other fields."""
-    if "_link_values" not in st.session_state:
-        params, pinned = split_baseline({k: st.query_params.get_all(k) for k in st.query_params})
-        values, warnings = decode_query(params, economics.default_scenario())
-        if pinned is not None:
-            baseline_values, baseline_warnings = decode_query(pinned, economics.default_scenario())
-            warnings += [f"baseline: {w}" for w in baseline_warnings]
-            st.session_state["baseline"] = economics.with_changes(economics.default_scenario(), **baseline_values)
-        st.session_state["_link_values"] = values
-        st.session_state["_link_warnings"] = warnings
-        for name in widget_fields:
-            if name in values:
-                st.session_state[name] = values[name]
-    for warning in st.session_state["_link_warnings"]:
-        st.warning(f"Link: {warning}")
-    fields = set(widget_fields)
-    return {k: v for k, v in st.session_state["_link_values"].items() if k not in fields}
+@cache
+def default_scenario() -> dict[str, Any]:
+    """The global default scenario as a plain dict (a fresh copy is made by callers that edit it)."""
+    return economics.default_scenario().model_dump()
 
 
-def share(scenario: dict[str, Any]) -> None:
-    """Keep the URL query in step with the scenario and show the link to copy."""
-    query = encode_query(scenario, economics.default_scenario())
-    if st.session_state.get("baseline") is not None:
-        pinned = encode_query(st.session_state["baseline"], economics.default_scenario())
-        query.update({BASELINE_PREFIX + k: v for k, v in pinned.items()})
-    st.query_params.from_dict(query)
-    base_url = (st.context.url or "").split("?")[0]
-    with st.expander("Share this scenario"):
-        st.caption("The link holds every input that differs from the default scenario; opening it reproduces "
-                   "these results.")
-        st.code(f"{base_url}?{query_string(query)}", language=None)
+def default_settings() -> dict[str, Any]:
+    """Page settings at their defaults: ranges None mean "the default factors around the base value"."""
+    ids = set(catalog.accelerator_ids())
+    settings: dict[str, Any] = {"compare": tuple(a for a in COMPARE_DEFAULT if a in ids), "samples": 10_000,
+                                "seed": 0}
+    for field in RANGED_FIELDS:
+        settings[f"{field}_low"] = None
+        settings[f"{field}_high"] = None
+    return settings
 
 
-def seed(defaults: dict[str, Any], zero_when_empty: Iterable[str] = ()) -> None:
-    """Give each widget key its starting value once per session (a link's values, set by :func:`restore`, win).
+def _number(text: str) -> float:
+    try:
+        value = float(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise ValueError(f"{text[:40]!r} is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:40]} is not a finite number")
+    return value
 
-    ``zero_when_empty`` lists number widgets that show an empty field (no limit, no target, estimate) as 0: an
-    empty value from a link becomes 0 there.
+
+def _whole(text: str, bounds: tuple[int, int]) -> int:
+    value = _number(text)
+    if not value.is_integer() or not bounds[0] <= value <= bounds[1]:
+        raise ValueError(f"must be a whole number from {bounds[0]:,} to {bounds[1]:,}, got {text[:40]}")
+    return int(value)
+
+
+def parse_setting(name: str, text: str) -> Any:
+    """One page setting from its link text; ValueError with the reason when it is not valid.
+
+    >>> parse_setting("samples", "5000"), parse_setting("compare", "b200,h100-sxm"), parse_setting("pue_low", "")
+    (5000, ('b200', 'h100-sxm'), None)
     """
-    for key in zero_when_empty:
-        if key in st.session_state and st.session_state[key] is None:
-            st.session_state[key] = 0.0
-    for key, value in defaults.items():
-        st.session_state.setdefault(key, value)
+    text = text.strip()
+    if name == "compare":
+        items = [t.strip().lower() for t in text.split(",") if t.strip()]
+        if len(items) > MAX_LIST_ITEMS:
+            raise ValueError(f"more than {MAX_LIST_ITEMS} accelerators")
+        ids = catalog.accelerator_ids()
+        unknown = [t for t in items if t not in ids]
+        if unknown:
+            raise ValueError(catalog.unknown_id_message("accelerator", unknown[0][:40], ids).split(": ", 1)[-1])
+        return tuple(dict.fromkeys(items))
+    if name == "samples":
+        return _whole(text, SAMPLES_BOUNDS)
+    if name == "seed":
+        return _whole(text, SEED_BOUNDS)
+    if name in default_settings():  # a range end
+        return None if text == "" else _number(text)
+    raise KeyError(name)
+
+
+def _setting_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, tuple):
+        return ",".join(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _items(raw: Any) -> list[str]:
+    return [str(x) for x in raw] if isinstance(raw, (list, tuple)) else [str(raw)]
+
+
+def _short(text: str) -> str:
+    return text[:60] + ("..." if len(text) > 60 else "")
+
+
+def read_settings(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Page settings from ``settings.*`` parameters (prefix already removed), and a warning for each bad one."""
+    settings = default_settings()
+    warnings: list[str] = []
+    for name, raw in params.items():
+        items = _items(raw)
+        if name not in settings:
+            warnings.append(f"unknown parameter '{SETTINGS_PREFIX}{_short(name)}' ignored")
+            continue
+        if len(items) > 1:
+            warnings.append(f"{SETTINGS_PREFIX}{name}: given {len(items)} times; the last value is used")
+        try:
+            settings[name] = parse_setting(name, items[-1][:2000])
+        except ValueError as exc:
+            warnings.append(f"{SETTINGS_PREFIX}{name}: {exc}; the default is used")
+    return settings, warnings
+
+
+def _scenario_from(params: Mapping[str, Any], prefix: str) -> tuple[dict[str, Any], list[str]]:
+    """A whole valid scenario from a link's parameters: the global default with the link's values applied."""
+    base = economics.default_scenario()
+    values, warnings = decode_checked(params, base)
+    warnings = [f"{prefix}{w}" for w in warnings]
+    try:
+        scenario = economics.Scenario.model_validate(economics.with_changes(base, **values)).model_dump()
+    except ValueError as exc:  # each value was valid alone; together they are not
+        first = str(exc).splitlines()[1:2] or [str(exc)]
+        warnings.append(f"{prefix}the link's values do not fit together ({first[0].strip()}); the default scenario "
+                        f"is used")
+        scenario = default_scenario()
+    return scenario, warnings
+
+
+def read_link(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None, list[str]]:
+    """(scenario, settings, baseline or None, warnings) from a URL query. Never raises.
+
+    >>> s, settings, baseline, warnings = read_link({"pue": "5", "settings.seed": "3", "baseline.pue": "x"})
+    >>> s["pue"], settings["seed"], baseline is not None, warnings
+    (5.0, 3, True, ["baseline.pue: 'x' is not a number; the default is used"])
+    """
+    own = {str(k): v for k, v in params.items() if not str(k).startswith(SETTINGS_PREFIX)}
+    settings_params = {str(k)[len(SETTINGS_PREFIX):]: v for k, v in params.items()
+                       if str(k).startswith(SETTINGS_PREFIX)}
+    own, pinned = split_baseline(own)
+    scenario, warnings = _scenario_from(own, "")
+    settings, setting_warnings = read_settings(settings_params)
+    baseline = None
+    if pinned is not None:
+        baseline, baseline_warnings = _scenario_from(pinned, BASELINE_PREFIX)
+        warnings += baseline_warnings
+    return scenario, settings, baseline, warnings + setting_warnings
+
+
+def link_query(scenario: Mapping[str, Any], settings: Mapping[str, Any],
+               baseline: Mapping[str, Any] | None) -> dict[str, str]:
+    """The URL query for the whole state: the scenario's differences from the global default (with the version),
+    the settings that differ from their defaults, and the baseline's differences under ``baseline.``.
+
+    >>> link_query({**default_scenario(), "pue": 1.3}, {**default_settings(), "seed": 7}, None)
+    {'v': '1', 'pue': '1.3', 'settings.seed': '7'}
+    """
+    base = economics.default_scenario()
+    query = encode_query(dict(scenario), base)
+    defaults = default_settings()
+    for name, value in settings.items():
+        if name in defaults and value != defaults[name]:
+            query[SETTINGS_PREFIX + name] = _setting_text(value)
+    if baseline is not None:
+        query.update({BASELINE_PREFIX + k: v for k, v in encode_query(dict(baseline), base).items()})
+    return query
+
+
+def link_text(base_url: str, query: Mapping[str, str]) -> str:
+    """The link to copy."""
+    return f"{base_url}?{query_string(query)}"
+
+
+def field_names() -> tuple[str, ...]:
+    """Every scenario field (the link's parameter names)."""
+    return tuple(FIELDS)

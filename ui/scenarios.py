@@ -11,14 +11,18 @@ import streamlit as st
 
 import economics
 from economics.cli import template_text
+from economics.outputs import names
 from economics.scenario_files import read_scenarios_csv, to_csv_text, to_excel_bytes, to_json_text
+from ui import common, editor
+from ui.text import plain
 
 ROW_LIMIT = 100_000
 UPLOAD_LIMIT_MB = st.get_option("server.maxUploadSize")
-KEY_COLUMNS = ["name", "accelerator", "decode_accelerator", "ownership", "accelerators", "utilization",
-               "cost_usd_per_m_tokens", "cost_usd_per_m_output_tokens", "cost_usd_per_day", "gross_margin",
-               "facility_power_kw", "feasible", "infeasible_reason", "warnings"]
+KEY_COLUMNS = ["name", "accelerator", "decode_accelerator", "ownership", *names("key"), "infeasible_reason"]
 
+common.page_start()
+editor.sidebar("Working scenario", ("name", "accelerator", "ownership"))
+editor.show_messages()
 st.title("Scenarios")
 st.caption(f"Upload a CSV of scenarios, one per row, columns named after the scenario fields (download the "
            f"template). Up to {UPLOAD_LIMIT_MB} MB and {ROW_LIMIT:,} rows; invalid rows are listed with the field "
@@ -35,10 +39,10 @@ if upload is None:
 try:
     table = read_scenarios_csv(upload.getvalue())
 except economics.InputError as error:
-    st.error(f"{upload.name}: {error}")
+    st.error(f"{plain(upload.name)}: {plain(str(error), max_chars=2000)}")
     st.stop()
 if len(table) > ROW_LIMIT:
-    st.error(f"{upload.name}: {len(table):,} rows; the app takes at most {ROW_LIMIT:,} (use the command line "
+    st.error(f"{plain(upload.name)}: {len(table):,} rows; the app takes at most {ROW_LIMIT:,} (use the command line "
              f"`python -m economics evaluate` for more).")
     st.stop()
 
@@ -56,12 +60,13 @@ if len(report):
 shown = results[results["valid"]]
 if len(shown):
     st.subheader("Results")
-    st.dataframe(shown[[c for c in KEY_COLUMNS if c in shown.columns]], hide_index=True, width="stretch",
-                 key="results_table")
+    common.show_table(shown, key="results_table", columns=KEY_COLUMNS)
     chart = shown[["name", "cost_usd_per_m_tokens", "feasible"]].dropna(subset=["cost_usd_per_m_tokens"]).head(50)
+    chart = chart.assign(fit=["fits" if bool(f) else "does not fit" for f in chart["feasible"].fillna(False)])
     st.altair_chart(alt.Chart(chart).mark_bar().encode(
         x=alt.X("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]"), y=alt.Y("name:N", sort="x", title=None),
-        color=alt.Color("feasible:N", title="Feasible"),
+        color=alt.Color("fit:N", title="Facility", scale=alt.Scale(domain=["fits", "does not fit"],
+                                                                    range=["#4c78a8", "#d62728"])),
         tooltip=["name:N", alt.Tooltip("cost_usd_per_m_tokens:Q", format=",.4f")]), width="stretch")
 
 st.subheader("Download")

@@ -1,11 +1,13 @@
 """Uncertainty page: ranges on the inputs people argue about, the tornado of their effect on cost per token, and a
 seeded Monte Carlo with P10 / P50 / P90 and how often owning beats renting.
 
-A thin view: every number comes from :mod:`economics.uncertainty`.
+A lens on the working scenario (:mod:`ui.state`); the ranges, the sample count and the seed are page settings kept
+in the same state and carried by the link. Every number comes from :mod:`economics.uncertainty`.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import altair as alt
@@ -14,67 +16,140 @@ import streamlit as st
 import economics
 from economics import FIELDS
 from economics.uncertainty import monte_carlo, probability_lower, tornado
-from ui.format import usd
-from ui.links import restore, share
+from ui import common, editor, links, state
+from ui import format as fmt
+from ui.text import plain
 
+KEY_FIELDS = ("name", "ownership", *links.RANGED_FIELDS)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _study(key: str, ranges_json: str, samples: int, seed: int) -> tuple[Any, Any, float]:
+    scenario = json.loads(key)
+    ranges = {k: tuple(v) for k, v in json.loads(ranges_json).items()}
+    sens = tornado(scenario, ranges)
+    mc = monte_carlo(scenario, ranges, samples=samples, seed=seed)
+    rented = monte_carlo({**scenario, "ownership": "rent"}, ranges, samples=samples, seed=seed)
+    return sens, mc, probability_lower(mc, rented)
+
+
+def _base_value(result: dict[str, Any], field: str) -> float | None:
+    value = result.get(field)
+    if value is None:
+        value = result.get(f"{field}_effective")
+    return None if value is None else float(value)
+
+
+def _default_range(field: str, value: float) -> tuple[float, float]:
+    lo_factor, hi_factor = links.RANGE_FACTORS[field]
+    spec = FIELDS[field]
+    lo = max(value * lo_factor, float(spec.ge) if spec.ge is not None else 0.0)
+    hi = value * hi_factor if spec.le is None else min(value * hi_factor, float(spec.le))
+    return lo, hi
+
+
+def _range_changed(name: str) -> None:
+    text = str(st.session_state.get(f"range_{name}") or "").replace(",", "").strip()
+    try:
+        state.set_setting(name, links.parse_setting(name, text))
+    except ValueError as exc:
+        state.error(f"{name}: {exc}; not applied")
+
+
+def _number_setting_changed(name: str, key: str) -> None:
+    try:
+        state.set_setting(name, links.parse_setting(name, str(st.session_state.get(key))))
+    except ValueError as exc:
+        state.error(f"{name}: {exc}; not applied")
+
+
+def _range_inputs(result: dict[str, Any]) -> dict[str, tuple[float, float]]:
+    settings = state.settings()
+    ranges: dict[str, tuple[float, float]] = {}
+    st.header("Ranges")
+    st.caption("Low and high of each input; empty = the default spread around the scenario's value.")
+    for field in links.RANGED_FIELDS:
+        value = _base_value(result, field)
+        if value is None:
+            st.caption(f"{editor.label(field)}: no value in this scenario, so no range.")
+            continue
+        default = _default_range(field, value)
+        low_col, high_col = st.columns(2)
+        ends = []
+        for col, end, fallback in ((low_col, "low", default[0]), (high_col, "high", default[1])):
+            name = f"{field}_{end}"
+            st.session_state[f"range_{name}"] = editor.shown(field, settings[name])
+            col.text_input(f"{editor.label(field)}, {end}", key=f"range_{name}", on_change=_range_changed,
+                           args=(name,), placeholder=f"empty: {fmt.number(fallback)}",
+                           help=f"Setting `{links.SETTINGS_PREFIX}{name}`; base value {fmt.number(value)}")
+            ends.append(fallback if settings[name] is None else float(settings[name]))
+        lo, hi = ends
+        if not lo <= value <= hi:
+            st.warning(f"{editor.label(field)}: the range {fmt.number(lo)} to {fmt.number(hi)} does not contain the "
+                       f"scenario's value {fmt.number(value)}; it is widened to contain it.")
+        ranges[field] = (min(lo, value), max(hi, value))
+    return ranges
+
+
+def _sampling_inputs() -> tuple[int, int]:
+    settings = state.settings()
+    st.session_state["mc_samples"] = settings["samples"]
+    st.number_input("Samples", min_value=links.SAMPLES_BOUNDS[0], max_value=links.SAMPLES_BOUNDS[1], step=1000,
+                    key="mc_samples", on_change=_number_setting_changed, args=("samples", "mc_samples"),
+                    help=f"Monte Carlo draws; setting `{links.SETTINGS_PREFIX}samples`")
+    st.session_state["mc_seed"] = settings["seed"]
+    st.number_input("Seed", min_value=links.SEED_BOUNDS[0], max_value=links.SEED_BOUNDS[1], step=1, key="mc_seed",
+                    on_change=_number_setting_changed, args=("seed", "mc_seed"),
+                    help=f"Same seed, same draws; setting `{links.SETTINGS_PREFIX}seed`")
+    return int(settings["samples"]), int(settings["seed"])
+
+
+common.page_start()
 st.title("Uncertainty")
 st.caption("Give each uncertain input a low and a high around the scenario's value. The tornado moves one input at "
            "a time; the Monte Carlo draws them all at once (triangular, peaked at the base value).")
-
-base = economics.default_scenario()
-link_extra = restore([])
-scenario = economics.with_changes(base, **link_extra)
-resolved = economics.evaluate_scenario(scenario)
-
-RANGES: dict[str, tuple[float, float]] = {
-    "electricity_usd_per_kwh": (0.5, 2.5), "accelerator_price_usd": (0.7, 1.4),
-    "output_tokens_per_s_per_accelerator": (0.7, 1.3), "pue": (0.85, 1.2), "cost_of_capital": (0.5, 1.5),
-}
-ranges: dict[str, tuple[float, float]] = {}
+editor.sidebar("Scenario", KEY_FIELDS)
+scenario = state.scenario()
+try:
+    result = common.evaluate(scenario)
+except economics.ScenarioError as error:
+    editor.show_messages()
+    common.evaluation_error(error)
+    st.stop()
 with st.sidebar:
-    st.header("Ranges")
-    for field, (lo_factor, hi_factor) in RANGES.items():
-        value = float(resolved[field] if resolved[field] is not None else resolved[f"{field}_effective"])
-        floor = FIELDS[field].ge
-        lo_default = max(value * lo_factor, 0.0 if floor is None else float(floor))
-        lo, hi = st.slider(FIELDS[field].label, min_value=0.0, max_value=float(value * 3 or 1.0),
-                           value=(float(lo_default), float(value * hi_factor)), key=f"range_{field}")
-        ranges[field] = (min(lo, value), max(hi, value))
-    samples = st.select_slider("Samples", [1000, 2000, 5000, 10000, 20000], value=10000, key="mc_samples")
-    seed = st.number_input("Seed", min_value=0, value=0, step=1, key="mc_seed")
+    ranges = _range_inputs(result)
+    samples, seed = _sampling_inputs()
+editor.show_messages()
 
 try:
-    sens = tornado(scenario, ranges)
-    mc = monte_carlo(scenario, ranges, samples=int(samples), seed=int(seed))
-    rented = monte_carlo({**scenario, "ownership": "rent"}, ranges, samples=int(samples),
-                         seed=int(seed))
+    sens, mc, own_cheaper = _study(common.canonical(scenario), json.dumps(ranges, sort_keys=True), samples, seed)
 except economics.ScenarioError as error:
-    st.error(str(error))
+    st.error(plain(str(error)))
     st.stop()
 
 summary = {str(k): v for k, v in mc.summary.set_index("output").to_dict("index")["cost_usd_per_m_tokens"].items()}
 k = st.columns(4)
-k[0].metric("P10 cost per M tokens", usd(float(summary["p10"])))
-k[1].metric("P50 cost per M tokens", usd(float(summary["p50"])))
-k[2].metric("P90 cost per M tokens", usd(float(summary["p90"])))
-k[3].metric("Owning cheaper than renting", f"{probability_lower(mc, rented):.0%} of samples",
+for col, p in zip(k, ("p10", "p50", "p90"), strict=False):
+    col.metric(f"{p.upper()} cost per M tokens", fmt.usd_rate(float(summary[p])),
+               help=f"{p[1:]} % of the draws cost less")
+k[3].metric("Owning cheaper than renting", f"{fmt.percent(own_cheaper)} of samples",
             help="Same draws for both (paired); renting at the catalog rent")
 
 st.subheader("Tornado: cost per M tokens, one input at a time")
-bars: list[dict[str, Any]] = []
-for _, row in sens.iterrows():
-    bars.append({"field": row["field"], "from": min(row["output_at_low"], row["output_at_high"]),
-                 "to": max(row["output_at_low"], row["output_at_high"]), "swing": row["swing"]})
-chart_data = sens.assign(start=[b["from"] for b in bars], end=[b["to"] for b in bars])
+chart_data = sens.assign(start=sens[["output_at_low", "output_at_high"]].min(axis=1),
+                         end=sens[["output_at_low", "output_at_high"]].max(axis=1),
+                         input=[editor.label(f) for f in sens["field"]])
 base_rule = alt.Chart(chart_data).mark_rule(color="black").encode(x="base_output:Q")
 st.altair_chart(alt.layer(alt.Chart(chart_data).mark_bar().encode(
-    x=alt.X("start:Q", title="Cost [USD per M tokens]"), x2="end:Q", y=alt.Y("field:N", sort=None, title=None),
-    tooltip=["field:N", alt.Tooltip("low:Q"), alt.Tooltip("high:Q"), alt.Tooltip("output_at_low:Q", format=",.4f"),
-             alt.Tooltip("output_at_high:Q", format=",.4f")]), base_rule), width="stretch")
+    x=alt.X("start:Q", title="Cost [USD per M tokens]", axis=alt.Axis(format="$,.3f")), x2="end:Q",
+    y=alt.Y("input:N", sort=None, title=None),
+    tooltip=["input:N", alt.Tooltip("low:Q", format=",.4g"), alt.Tooltip("high:Q", format=",.4g"),
+             alt.Tooltip("output_at_low:Q", format="$,.4f", title="cost at low"),
+             alt.Tooltip("output_at_high:Q", format="$,.4f", title="cost at high")]), base_rule), width="stretch")
 
 st.subheader("Monte Carlo: distribution of cost per M tokens")
 st.altair_chart(alt.Chart(mc.samples).mark_bar().encode(
     x=alt.X("cost_usd_per_m_tokens:Q", bin=alt.Bin(maxbins=40), title="Cost [USD per M tokens]"),
     y=alt.Y("count():Q", title="Samples")), width="stretch")
-st.dataframe(mc.summary, hide_index=True, width="stretch")
-share(scenario)
+common.show_table(mc.summary, key="mc_summary", extra={"output": ("Output", "text")})
+common.share()

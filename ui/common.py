@@ -1,0 +1,239 @@
+"""What every page shares: cached evaluation, KPIs with deltas against the baseline, tables formatted from the
+output schema, the baseline controls, the share link and the measured-speed check. Presentation only."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import streamlit as st
+
+import economics
+from economics import FIELDS, catalog
+from economics.outputs import OUTPUTS, OutputSpec, label, names
+from ui import format as fmt
+from ui import links, state
+from ui.editor import label as field_label
+from ui.editor import section
+from ui.text import plain
+
+
+def canonical(scenario: Mapping[str, Any]) -> str:
+    """A scenario as a cache key."""
+    return json.dumps(dict(scenario), sort_keys=True, default=str)
+
+
+@st.cache_data(max_entries=1024, show_spinner=False)
+def _evaluate(key: str) -> dict[str, Any]:
+    return economics.evaluate_scenario(json.loads(key))
+
+
+def evaluate(scenario: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`economics.evaluate_scenario`, cached per scenario (raises its ScenarioError)."""
+    return _evaluate(canonical(scenario))
+
+
+def baseline_result() -> dict[str, Any] | None:
+    """The pinned baseline, evaluated (None without one, or if it does not evaluate)."""
+    pinned = state.baseline()
+    if pinned is None:
+        return None
+    try:
+        return evaluate(pinned)
+    except economics.ScenarioError:
+        return None
+
+
+SPEED = OutputSpec("output_tokens_per_s_per_accelerator", "token/s", "Output tokens/s per accelerator",
+                   "Output throughput per accelerator at the interactivity target: measured, interpolated on a "
+                   "measured curve, or estimated", fmt="count", higher_is_better=True)
+"""The throughput the engine used (an input it fills when empty), shown as a KPI like an output."""
+
+
+def metric(where: Any, name: str, result: Mapping[str, Any], base: Mapping[str, Any] | None,
+           title: str | None = None, value: str | None = None) -> None:
+    """One KPI from the output schema: its label, its value in its display format, and the change against the
+    baseline (percentage points for percentages) coloured the good way."""
+    spec = OUTPUTS.get(name) or (SPEED if name == SPEED.name else None)
+    assert spec is not None, name
+    shown = value if value is not None else fmt.output(name, result.get(name), spec)
+    change = fmt.delta(name, result.get(name), base.get(name), spec) if base is not None else None
+    where.metric(title or spec.label, shown, delta=None if change is None else f"{change} vs baseline",
+                 delta_color=fmt.delta_color(name, spec), help=f"{spec.description} [{spec.unit}]. Output `{name}`.")
+
+
+def kpi_row(items: Sequence[str | tuple[str, str]], result: Mapping[str, Any],
+            base: Mapping[str, Any] | None) -> None:
+    """A row of KPIs: output names, or (output name, title)."""
+    columns = st.columns(len(items))
+    for column, item in zip(columns, items, strict=True):
+        name, title = (item, None) if isinstance(item, str) else item
+        metric(column, name, result, base, title=title)
+
+
+def baseline_controls() -> None:
+    """Pin the working scenario as the baseline, or clear it; the baseline's name as plain text."""
+    pinned = state.baseline()
+    left, right, note = st.columns([1, 1, 4])
+    left.button("Pin as baseline", key="pin_baseline", on_click=state.pin_baseline,
+                help="Every KPI then shows its change against this scenario; the link carries the baseline")
+    if pinned is not None:
+        right.button("Clear baseline", key="clear_baseline", on_click=state.clear_baseline)
+        note.caption(f"Baseline: {plain(pinned['name'])} ({pinned['accelerator']}, {pinned['ownership']}).")
+
+
+def difference_table(result: Mapping[str, Any], base: Mapping[str, Any]) -> None:
+    """Every ``difference`` output of the schema: baseline, current and change, each in its display format."""
+    rows = []
+    for name in names("difference"):
+        b, c = base.get(name), result.get(name)
+        change = fmt.delta(name, c, b)
+        rows.append({"output": label(name), "baseline": fmt.output(name, b), "current": fmt.output(name, c),
+                     "change": fmt.EMPTY if change is None else change.replace("-", fmt.MINUS, 1)})
+    st.dataframe(rows, hide_index=True, width="stretch", key="baseline_table", column_config={
+        "output": st.column_config.TextColumn("Output [unit]"),
+        "baseline": st.column_config.TextColumn("Baseline"), "current": st.column_config.TextColumn("Current"),
+        "change": st.column_config.TextColumn("Change (percentages in points)")})
+
+
+def column_config(table: Any, extra: Mapping[str, tuple[str, str]] | None = None) -> dict[str, Any]:
+    """``st.column_config`` for a result table from the output and scenario schemas: labels with units, numbers by
+    display format with precision by the column's magnitude, fractions as %, booleans as ✓/✗.
+
+    ``extra`` gives (label, format) for study columns that are not engine outputs (a retrofit option's NPV...).
+    """
+    config: dict[str, Any] = {}
+    for column in table.columns:
+        col = str(column)
+        if extra and col in extra:
+            title, kind = extra[col]
+        elif col in OUTPUTS:
+            title, kind = label(col), OUTPUTS[col].fmt
+        elif col in FIELDS:
+            title, kind = field_label(col), "text" if FIELDS[col].kind in ("str", "choice") else "number"
+        else:
+            continue
+        config[col] = _column(table[column], title, kind)
+    return config
+
+
+def _column(values: Any, title: str, kind: str) -> Any:
+    if kind == "bool":
+        return st.column_config.CheckboxColumn(title)
+    if kind == "text":
+        return st.column_config.TextColumn(title)
+    if kind == "percent":
+        return st.column_config.NumberColumn(title, format="percent")
+    floats = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return st.column_config.NumberColumn(title, format=fmt.magnitude_format(kind, floats))
+
+
+def readable(table: Any) -> Any:
+    """A copy with text columns' empty cells as words and booleans as ✓/✗ text (numbers stay numbers)."""
+    out = table.copy()
+    for column in out.columns:
+        col = str(column)
+        spec = OUTPUTS.get(col)
+        if spec is not None and spec.fmt == "bool":
+            out[column] = [fmt.yes_no(None if _na(v) else v) for v in out[column]]
+        elif out[column].dtype == object or str(out[column].dtype).startswith("string"):
+            out[column] = ["" if _na(v) else str(v) for v in out[column]]
+    return out
+
+
+def _na(v: Any) -> bool:
+    if v is None:
+        return True
+    try:
+        return bool(v != v) or str(v) in ("<NA>", "nan", "None")
+    except (TypeError, ValueError):
+        return str(v) in ("<NA>", "nan", "None")
+
+
+def show_table(table: Any, key: str, extra: Mapping[str, tuple[str, str]] | None = None,
+               columns: Sequence[str] | None = None) -> None:
+    """A result table read like a report (see :func:`column_config`)."""
+    shown = readable(table if columns is None else table[[c for c in columns if c in table.columns]])
+    config = column_config(shown, extra)
+    for column in shown.columns:
+        spec = OUTPUTS.get(str(column))
+        if spec is not None and spec.fmt == "bool":
+            config[str(column)] = st.column_config.TextColumn(label(str(column)))
+    st.dataframe(shown, hide_index=True, width="stretch", key=key, column_config=config)
+
+
+def share() -> None:
+    """The link that reproduces the page: the whole state, shown as plain text to copy."""
+    query = links.link_query(state.scenario(), state.settings(), state.baseline())
+    base_url = (st.context.url or "").split("?")[0]
+    with st.expander("Share this scenario"):
+        st.caption("The link holds the whole state: every input that differs from the default scenario, the page "
+                   "settings and the baseline. Opening it anywhere reproduces these results.")
+        st.code(links.link_text(base_url, query), language=None)
+
+
+def _claims_for(accelerator: str | None) -> Any:
+    claims = catalog.throughput_claims()
+    if not accelerator:
+        return claims.iloc[0:0]
+    return claims[(claims["accelerator"] == accelerator) | (claims["decode_accelerator"] == accelerator)]
+
+
+def measured_speed_check(field: str, accelerator_field: str) -> None:
+    """A measured speed that is a catalog claim for another model or accelerator is named as such, with the claim
+    for the chosen pair (if there is one) or an empty field (the estimate) one click away."""
+    scenario = state.scenario()
+    value = scenario.get(field)
+    accelerator, model = scenario.get(accelerator_field), scenario.get("model")
+    if value is None:
+        return
+    claims = catalog.throughput_claims()
+    hit = claims[[math.isclose(float(v), float(value), rel_tol=1e-9) if _is_number(v) else False
+                  for v in claims["value"]]]
+    if hit.empty:
+        return
+    claim = hit.iloc[0]
+    on_other_model = model is not None and str(claim["model"]) not in ("", str(model))
+    on_other_hardware = accelerator not in (claim["accelerator"], claim["decode_accelerator"])
+    if not (on_other_model or on_other_hardware):
+        return
+    st.warning(f"{fmt.number(float(value))} tokens/s ({label_of(field)}) is the measured figure of "
+               f"{plain(claim['system'])} running {plain(claim['model'] or 'an unstated model')}, not of "
+               f"{plain(accelerator or 'no accelerator')} running {plain(model or 'no model')}.")
+    own = _claims_for(accelerator)
+    own = own[(own["model"] == model) & (own["metric"] == claim["metric"])] if model else own.iloc[0:0]
+    if len(own):
+        better = float(own.iloc[0]["value"])
+        st.button(f"Use the measured {fmt.number(better)} tokens/s for this pair", key=f"use_claim_{field}",
+                  on_click=state.edit_text, args=({field: repr(better)},))
+    else:
+        st.button("Clear it: estimate from the model", key=f"clear_claim_{field}", on_click=state.edit_text,
+                  args=({field: ""},))
+
+
+def label_of(field: str) -> str:
+    return f"`{field}`"
+
+
+def _is_number(v: Any) -> bool:
+    try:
+        return math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def page_start() -> None:
+    """First thing on every page: the state (link read once, URL kept in step)."""
+    state.begin()
+
+
+def evaluation_error(error: Exception) -> None:
+    """A scenario the engine refuses: its message as plain text, and where in the editor each named field is."""
+    message = str(error)
+    st.error(plain(message, max_chars=1000))
+    fields = [f for f in dict.fromkeys(re.findall(r"\b([a-z][a-z0-9_]+):", message)) if f in FIELDS]
+    if fields:
+        st.info("Edit " + "; ".join(f"{field_label(f)} in the sidebar section {section(f)}" for f in fields) + ".")

@@ -1,0 +1,243 @@
+"""The scenario editor: every field of the working scenario, reachable on every page.
+
+A page lists its key fields; they are drawn in the sidebar, and every other field is one click away in a grouped
+section (Hardware, Facility and power, Finance, Workload and model, Demand, Prices). Labels, units, help and bounds
+come from the scenario schema (:data:`economics.FIELDS`); catalog entries are shown by name with the id in the help;
+an empty field is shown empty, with what empty means as the placeholder (the catalog figure and its confidence, "no
+limit", "estimated"...), never as a 0.
+
+Each widget's key is the field name. Just before a widget is drawn its key is set from the working scenario, and
+its ``on_change`` callback parses the new value with the link's parser and writes it back (:mod:`ui.state`), so
+the scenario, not the widget, holds the value.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any
+
+import streamlit as st
+
+from economics import FIELDS, catalog
+from economics.scenario import show_value
+from ui import state
+from ui.text import plain
+
+SECTIONS: dict[str, tuple[str, ...]] = {
+    "Hardware": ("scenario", "hardware", "disaggregation"),
+    "Facility and power": ("facility",),
+    "Finance": ("finance",),
+    "Workload and model": ("workload", "throughput"),
+    "Demand": ("demand",),
+    "Prices": ("prices",),
+}
+SECTION_OF_FIELD = {"existing_accelerators": "Hardware", "new_accelerator": "Hardware",
+                    "existing_book_value_usd": "Finance", "horizon_years": "Finance",
+                    "demand_growth_per_year": "Demand", "fast_tier_min_tokens_per_s_per_user": "Prices",
+                    "fast_tier_price_multiplier": "Prices", "name": "Hardware"}
+LABELS = {  # where the schema's description does not make a form label
+    "name": "Scenario name", "accelerator": "Accelerator", "ownership": "Ownership (own or rent)",
+    "model": "Model", "precision": "Precision", "kv_cache_precision": "KV-cache precision",
+    "decode_accelerator": "Decode accelerator", "new_accelerator": "New-generation accelerator",
+    "existing_accelerators": "Existing fleet [accelerator]", "accelerator_cooling": "Cooling the hardware needs",
+    "decode_accelerator_cooling": "Cooling the decode hardware needs", "system_form": "System form",
+    "facility_cooling": "Facility cooling", "pue": "PUE (facility power / IT power)",
+    "fast_tier_price_multiplier": "Fast-tier price multiplier", "peak_to_average": "Peak / average load",
+    "headroom": "Headroom on top of the peak", "idle_power_fraction": "Idle power share",
+    "liquid_cooling_share": "Liquid-cooled share (hybrid facility)",
+    "prefix_cache_hit_rate": "Prefix-cache hit rate", "cost_of_capital": "Cost of capital [1/year]",
+    "memory_utilization": "Memory used for weights and KV cache", "rent_includes_energy": "Rent includes power",
+    "round_to_whole_systems": "Buy whole systems", "allow_liquid_retrofit": "Allow a liquid-cooling retrofit",
+}
+ID_FIELDS = {"accelerator": "accelerator", "decode_accelerator": "accelerator", "new_accelerator": "accelerator",
+             "model": "model"}
+CHOICE_WORDS = {"own": "own (capital, energy, facility, operations)", "rent": "rent (hourly rent)",
+                "air_or_liquid": "air or liquid"}
+
+
+def section(field: str) -> str:
+    """The editor section a field belongs to.
+
+    >>> section("pue"), section("horizon_years"), section("model")
+    ('Facility and power', 'Finance', 'Workload and model')
+    """
+    if field in SECTION_OF_FIELD:
+        return SECTION_OF_FIELD[field]
+    return next(name for name, groups in SECTIONS.items() if FIELDS[field].group in groups)
+
+
+def label(field: str) -> str:
+    """The form label: the schema's, or a clearer one where the description does not make one."""
+    return LABELS.get(field, FIELDS[field].label)
+
+
+@cache
+def _names(kind: str) -> dict[str, str]:
+    table = catalog.models() if kind == "model" else catalog.accelerators()
+    return {str(i): str(n) if isinstance(n, str) and n else str(i) for i, n in table["name"].items()}
+
+
+def _ids(kind: str) -> list[str]:
+    return list(catalog.models().index) if kind == "model" else catalog.accelerator_ids()
+
+
+def help_text(field: str, value: Any = None) -> str:
+    """Description, unit, bounds and the field's name (the CSV column and link parameter); the catalog id."""
+    spec = FIELDS[field]
+    parts = [spec.description.rstrip(".") + "."]
+    if spec.unit and spec.unit != "-":
+        parts.append(f"Unit: {spec.unit}.")
+    if spec.bounds_text():
+        parts.append(f"Allowed: {spec.bounds_text()}.")
+    if field in ID_FIELDS and value:
+        parts.append(f"Catalog id: `{value}`.")
+    if spec.default_source:
+        parts.append(f"Default from data/{spec.default_source}.")
+    parts.append(f"Field `{field}`.")
+    return " ".join(parts)
+
+
+def catalog_figure(field: str, scenario: dict[str, Any]) -> tuple[float, str] | None:
+    """(value, confidence) of the catalog figure an empty catalog field takes, or None when there is none."""
+    spec = FIELDS[field]
+    if not spec.catalog_field or not spec.catalog_id or not scenario.get(spec.catalog_id):
+        return None
+    accelerator = str(scenario[spec.catalog_id])
+    if accelerator not in catalog.accelerator_ids():
+        return None
+    value = catalog.accelerator_record(accelerator).get(spec.catalog_field)
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(float(value)):
+        return None
+    source = catalog.accelerator_source(accelerator, spec.catalog_field) or {}
+    return float(value), source.get("confidence", "")
+
+
+def empty_means(field: str, scenario: dict[str, Any]) -> str:
+    """The placeholder of an empty field: what the engine does without it."""
+    spec = FIELDS[field]
+    if spec.catalog_field:
+        figure = catalog_figure(field, scenario)
+        if figure is not None:
+            unit = f" {spec.unit}" if spec.unit and spec.unit != "-" else ""
+            return f"empty: catalog {show_value(figure[0])}{unit} ({figure[1] or 'unrated'})"
+        if not scenario.get(spec.catalog_id or "accelerator"):
+            return "empty: no decode pool"
+        return "empty: not in the catalog; enter a figure"
+    found = re.search(r"empty = ([^;(]+)", spec.description)
+    return f"empty: {found.group(1).strip().rstrip('.')}" if found else "empty"
+
+
+def shown(field: str, value: Any) -> str:
+    """A number as typed into a text box: thousands separators, no exponent below 10^15, exact otherwise.
+
+    >>> shown("demand_output_tokens_per_day", 1e10), shown("electricity_usd_per_kwh", 0.0806), shown("pue", None)
+    ('10,000,000,000', '0.0806', '')
+    >>> shown("accelerator_count", 512), shown("output_tokens_per_s_per_accelerator", 2700.72)
+    ('512', '2,700.72')
+    """
+    if value is None:
+        return ""
+    v = float(value)
+    if v.is_integer() and abs(v) < 1e15:
+        return f"{int(v):,}"
+    whole, _, frac = repr(v).partition(".")
+    if "e" in repr(v) or not frac:
+        return repr(v)
+    return f"{int(whole):,}.{frac}" if whole not in ("-0",) else f"-0.{frac}"
+
+
+def _changed(field: str) -> None:
+    """on_change: the widget's value, as text, goes through the link's parser into the working scenario."""
+    raw = st.session_state.get(field)
+    spec = FIELDS[field]
+    if raw is None:
+        text = ""
+    elif spec.kind == "bool":
+        text = "true" if raw else "false"
+    elif spec.kind in ("float", "int"):
+        text = str(raw).strip().replace(",", "").replace("_", "").replace("$", "").replace(" ", "")
+    else:
+        text = str(raw)
+    if text.strip() == "" and not spec.optional and spec.kind != "str":
+        state.error(f"{field}: needs a value (only optional fields may be empty); not applied")
+        return
+    state.edit_text({field: text})
+
+
+def field_widget(field: str) -> None:
+    """Draw one field's widget, its key set from the working scenario just before."""
+    spec = FIELDS[field]
+    scenario = st.session_state[state.SCENARIO]
+    value = scenario[field]
+    common: dict[str, Any] = {"key": field, "on_change": _changed, "args": (field,),
+                              "help": help_text(field, value)}
+    if field in ID_FIELDS:
+        kind = ID_FIELDS[field]
+        names = _names(kind)
+        options: list[Any] = ([None] if spec.optional else []) + _ids(kind)
+        if value not in options:
+            options.append(value)
+        st.session_state[field] = value
+        st.selectbox(label(field), options, format_func=_id_words(names, empty_means(field, scenario)), **common)
+    elif spec.kind == "choice":
+        options = ([None] if spec.optional else []) + list(spec.choices)
+        st.session_state[field] = value
+        st.selectbox(label(field), options, format_func=_choice_words(empty_means(field, scenario)), **common)
+    elif spec.kind == "bool":
+        st.session_state[field] = bool(value)
+        st.checkbox(label(field), **common)
+    elif spec.kind == "str":
+        st.session_state[field] = "" if value is None else str(value)
+        st.text_input(label(field), max_chars=spec.max_length, **common)
+    else:
+        st.session_state[field] = shown(field, value)
+        st.text_input(label(field), placeholder=empty_means(field, scenario) if spec.optional else None, **common)
+
+
+def _id_words(names: dict[str, str], empty: str) -> Callable[[Any], str]:
+    return lambda v: empty if v is None else names.get(str(v), str(v))
+
+
+def _choice_words(empty: str) -> Callable[[Any], str]:
+    return lambda v: empty if v is None else CHOICE_WORDS.get(str(v), str(v))
+
+
+SECTION_KEY = "editor_section"
+
+
+def sidebar(heading: str, key_fields: Sequence[str], before: Callable[[], None] | None = None) -> None:
+    """The page's key fields in the sidebar, then every other field by section."""
+    with st.sidebar:
+        st.header(heading)
+        if before is not None:
+            before()
+        for field in key_fields:
+            field_widget(field)
+        st.subheader("Every other input")
+        st.session_state[SECTION_KEY] = st.session_state.get("_editor_section_value")
+        chosen = st.pills("Section", list(SECTIONS), key=SECTION_KEY, on_change=_section_changed,
+                          label_visibility="collapsed",
+                          help="Every scenario field is here; the page's key fields are above")
+        if chosen is None:
+            st.caption("Pick a section to edit the rest of the scenario.")
+            return
+        rest = [f for f in FIELDS if section(f) == chosen and f not in key_fields]
+        for field in rest:
+            field_widget(field)
+
+
+def _section_changed() -> None:
+    st.session_state["_editor_section_value"] = st.session_state.get(SECTION_KEY)
+
+
+def show_messages() -> None:
+    """The link's warnings (until the first edit) and the edits that were refused, as plain text."""
+    for warning in st.session_state.get(state.NOTICES, []):
+        st.warning(f"Link: {plain(warning)}", icon=":material/link_off:")
+    errors = st.session_state.get(state.ERRORS, [])
+    for message in errors:
+        st.error(plain(message))
+    st.session_state[state.ERRORS] = []

@@ -1,0 +1,102 @@
+"""The app's state: one working scenario, the page settings and a baseline, owned by the app, not by widgets.
+
+Streamlit drops a widget's entry from ``st.session_state`` whenever a run does not draw that widget (as on another
+page), so nothing here lives under a widget key. The scenario is a plain dict under ``SCENARIO``, the settings under
+``SETTINGS``, the baseline under ``BASELINE``. Widgets get a key of their own, set from the state just before they
+are drawn (:mod:`ui.editor`), and their ``on_change`` callback writes the edit back through :func:`apply` (every
+edit is parsed and checked by the same code as a link, so the scenario is always valid). :func:`begin` runs first
+on every page: on a session's first run it reads the link; on every run it writes the URL from the state, so the
+URL is always the whole state and pages come and go without touching a value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import streamlit as st
+
+import economics
+from economics.links import decode_query
+from ui import links
+
+SCENARIO, SETTINGS, BASELINE = "scenario", "settings", "baseline"
+NOTICES, ERRORS, READY = "_link_warnings", "_edit_errors", "_state_ready"
+
+
+def begin() -> None:
+    """Read the link once per session, then keep the URL query in step with the state (once per run)."""
+    ss = st.session_state
+    if READY not in ss:
+        params = {k: st.query_params.get_all(k) for k in st.query_params}
+        scenario, settings, baseline, warnings = links.read_link(params)
+        ss[SCENARIO], ss[SETTINGS], ss[BASELINE], ss[NOTICES], ss[ERRORS] = scenario, settings, baseline, warnings, []
+        ss[READY] = True
+    query = links.link_query(ss[SCENARIO], ss[SETTINGS], ss[BASELINE])
+    if st.query_params.to_dict() != query:
+        st.query_params.from_dict(query)
+
+
+def scenario() -> dict[str, Any]:
+    """The working scenario (a copy: edit it with :func:`apply`)."""
+    return dict(st.session_state[SCENARIO])
+
+
+def settings() -> dict[str, Any]:
+    return dict(st.session_state[SETTINGS])
+
+
+def baseline() -> dict[str, Any] | None:
+    pinned = st.session_state.get(BASELINE)
+    return None if pinned is None else dict(pinned)
+
+
+def model() -> economics.Scenario:
+    return economics.Scenario.model_validate(st.session_state[SCENARIO])
+
+
+def apply(changes: Mapping[str, Any]) -> None:
+    """Apply already parsed field values to the working scenario (changing an accelerator empties its catalog
+    figures, as :func:`economics.with_changes` does); refused with an error naming the field if the result is not a
+    valid scenario. Any edit retires the link's warnings: the URL no longer holds what they were about."""
+    st.session_state[NOTICES] = []
+    try:
+        updated = economics.with_changes(model(), **changes)
+        st.session_state[SCENARIO] = economics.Scenario.model_validate(updated).model_dump()
+    except ValueError as exc:
+        lines = str(exc).splitlines()
+        st.session_state[ERRORS].append(f"{', '.join(changes)}: {' '.join(x.strip() for x in lines[1:3])}; "
+                                        f"not applied")
+
+
+def edit_text(changes: Mapping[str, str]) -> None:
+    """Apply fields given as text (a widget's value), parsed and checked like a link's parameters."""
+    values, warnings = decode_query(dict(changes), model())
+    if warnings:
+        st.session_state[NOTICES] = []
+        st.session_state[ERRORS].extend(w.replace("; the default is used", "; not applied") for w in warnings)
+        return
+    apply(values)
+
+
+def set_setting(name: str, value: Any) -> None:
+    st.session_state[NOTICES] = []
+    st.session_state[SETTINGS] = {**st.session_state[SETTINGS], name: value}
+
+
+def error(message: str) -> None:
+    st.session_state[ERRORS].append(message)
+
+
+def pin_baseline() -> None:
+    st.session_state[BASELINE] = scenario()
+
+
+def clear_baseline() -> None:
+    st.session_state[BASELINE] = None
+
+
+def replace(new_scenario: Mapping[str, Any]) -> None:
+    """Replace the whole working scenario (a preset, an example study)."""
+    st.session_state[NOTICES] = []
+    st.session_state[SCENARIO] = economics.Scenario.model_validate(dict(new_scenario)).model_dump()
