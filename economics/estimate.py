@@ -332,15 +332,17 @@ class Roofline:
             self.communication_s(0.0, n))
         return 1.0 / per_token
 
-    def mixed_step(self, batch: Array, n: Array) -> Array:
+    def mixed_step(self, batch: Array, n: Array, step: Array | None = None) -> Array:
         """Decode step at batch B with the chunked prefill its finishing requests bring (steady state) [s].
 
         In steady state B / O requests finish per step, so each step also prefills B I_miss / O prompt tokens:
         t_mix(B) = t(B) + (B I_miss / O) / P_rep. The user sees 1 / t_mix; the replica produces B / t_mix output
-        tokens/s, the fluid accounting of :func:`economics.capacity.requests_per_s_per_accelerator`.
+        tokens/s, the fluid accounting of :func:`economics.capacity.requests_per_s_per_accelerator`. ``step``: the
+        decode step t(B) when already computed.
         Reference: Agrawal et al., "Sarathi-Serve", OSDI 2024 (chunked prefills piggybacked on decode batches)."""
         prompt_tokens = batch * self.i_miss / np.maximum(self.o_req, 1.0)
-        return self.step(batch, n) + cap.prefill_seconds(prompt_tokens, self.prefill_rate(n))
+        t = self.step(batch, n) if step is None else step
+        return t + cap.prefill_seconds(prompt_tokens, self.prefill_rate(n))
 
     def prefill_one_s(self, n: Array) -> Array:
         """One request's prefill alone on the replica: compute-bound, never faster than one weight read, plus its
@@ -362,12 +364,19 @@ def stored_factors(accelerators: Array, models: Array | None = None) -> dict[str
     order ``<family>:<model class>``, ``<family>``, ``global:<model class>``, ``global`` (model class ``dense`` or
     ``moe``)."""
     cal = catalog.calibration()
-    fam = pd.Series(accelerator_figure(accelerators, "family", ""), dtype=object)
-    cls = pd.Series(model_class(models) if models is not None else np.full(len(fam), ""), dtype=object)
+    acc = np.asarray(accelerators, dtype=object)
+    mod = np.full(len(acc), "", dtype=object) if models is None else np.asarray(models, dtype=object)
+    # a million rows hold few distinct pairs: look each pair up once
+    code_a, uniq_a = pd.factorize(acc)
+    code_m, uniq_m = pd.factorize(mod)
+    pairs, inverse = np.unique(code_a * max(len(uniq_m), 1) + code_m, return_inverse=True)
+    width = max(len(uniq_m), 1)
+    fam = pd.Series(accelerator_figure(np.asarray(uniq_a, dtype=object)[pairs // width], "family", ""), dtype=object)
+    cls = pd.Series(model_class(np.asarray(uniq_m, dtype=object)[pairs % width]), dtype=object)
     scope = pd.Series("global", index=fam.index, dtype=object)
     for candidate in ("global:" + cls, fam, fam + ":" + cls):
         scope = candidate.where(candidate.isin(cal.index), scope)
-    return {f: scope.map(cal[f].astype(float)).to_numpy(dtype=float) for f in FACTORS}
+    return {f: scope.map(cal[f].astype(float)).to_numpy(dtype=float)[inverse.ravel()] for f in FACTORS}
 
 
 MOE_GRANULARITY = 8.0

@@ -54,7 +54,7 @@ def curve_table(scenarios: pd.DataFrame, max_batch: int = 256) -> pd.DataFrame:
             continue
         t = rl.step(b, n)
         # the user sees the step with its share of chunked prefill; the decode rate is per decode step
-        t_mix = rl.mixed_step(b, n)
+        t_mix = rl.mixed_step(b, n, t)
         mem_t = rl.memory_s(b, n)
         frames.append(pd.DataFrame({
             "scenario": idx[keep], "accelerators_per_replica": n[keep], "batch_size": b[keep],
