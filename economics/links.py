@@ -16,6 +16,7 @@ import pandas as pd
 
 from . import catalog, values
 from .batch import ScenarioError, as_scenario
+from .presets import default_scenario
 from .scenario import FIELDS, Scenario, with_changes
 from .validation import validate
 from .values import capped, shown
@@ -155,25 +156,28 @@ def _parse(name: str, raw: Any) -> Any:
 
 
 def decode_checked(params: Mapping[str, Any], base: Scenario | None = None) -> tuple[dict[str, Any], list[str]]:
-    """:func:`decode_query`, then the link's values checked together with ``base`` as one scenario. Never raises.
+    """:func:`decode_query`, then the link's values checked together with ``base`` (default: the app's default
+    scenario) as one scenario. Never raises.
 
     When the combination is invalid (an accelerator whose catalog entry lacks a price the ownership needs, say),
-    each problem is a warning and the link's values named by it are dropped; if the scenario is still invalid, every
-    value of the link is dropped, naming them. What comes back always makes a valid scenario with ``base``.
+    each new problem is a warning and the link's values it names (or whose catalog entry it concerns) are dropped;
+    if the scenario still has new problems, every value of the link is dropped, naming them. Problems ``base``
+    has on its own are not the link's doing and are left alone.
     """
-    base = base if isinstance(base, Scenario) else Scenario()
+    base = base if isinstance(base, Scenario) else default_scenario()
     found, warnings = decode_query(params, base)
     try:
+        own = {p.message for p in _problems(base.model_dump())}
         for _attempt in range(2):
-            problems = _problems(with_changes(base, **found))
+            problems = [p for p in _problems(with_changes(base, **found)) if p.message not in own]
             if not problems:
                 return found, warnings
-            named = {p.field for p in problems} & set(found)
-            for p in problems:
-                warnings.append(f"{p.message}; " + ("the link's value is not used" if p.field in found else
-                                                     "the link's values that lead to it are not used"))
+            named = ({p.field for p in problems} | {FIELDS[p.field].catalog_id or "" for p in problems
+                                                     if p.field in FIELDS}) & set(found)
+            for message in dict.fromkeys(p.message for p in problems):
+                warnings.append(f"{message}; the link's values that lead to it are not used")
             found = {k: v for k, v in found.items() if k not in named} if named else {}
-        if found or _problems(with_changes(base, **found)):
+        if found and [p for p in _problems(with_changes(base, **found)) if p.message not in own]:
             warnings.append(f"the link's values ({', '.join(sorted(found))}) do not make a valid scenario together; "
                             "the defaults are used")
             found = {}

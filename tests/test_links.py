@@ -5,13 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 import economics
-from economics.links import decode_query, encode_query, query_string
+import economics.validation
+from economics.links import decode_checked, decode_query, encode_query, query_string
 from ui.format import usd_per_m_tokens
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -91,3 +93,72 @@ def test_every_page_opens_its_link(page: str, params: dict[str, str], key: str, 
     assert at.session_state[key] == value
     assert any("unknown parameter 'bogus'" in w.value for w in at.warning)
     assert any(f"{key}=" in c.value for c in at.code)  # the share link carries the value on
+
+
+# --- issue 13: odd link inputs never raise; every bad parameter is named ---------------------------------
+
+@pytest.mark.parametrize("params, expected_values, words", [
+    ({"pue": []}, {}, "pue: no value given; the default is used"),
+    ({"pue": [[]]}, {}, "pue: [] (list) is not a number"),
+    ({"pue": None}, {"pue": None}, ""),
+    ({"pue": 1.3}, {"pue": 1.3}, ""),
+    ({"pue": b"1.3"}, {}, "pue: b'1.3' (bytes) is not a number"),
+    ({"accelerator_count": "1_000"}, {}, "accelerator_count: '1_000' is not a number"),
+    ({"accelerator_count": "\u0661\u0662"}, {}, "accelerator_count: '\u0661\u0662' is not a number"),
+    ({"accelerator_count": "\uff11\uff12"}, {}, "is not a number"),
+    ({"rent_includes_energy": "f"}, {"rent_includes_energy": False}, ""),
+    ({"rent_includes_energy": "Y"}, {"rent_includes_energy": True}, ""),
+    ({"electricity_usd_per_kwh": ""}, {"electricity_usd_per_kwh": 0.0806}, ""),  # empty = default, as in CSV
+    ({"output_tokens_per_s_per_accelerator": ""}, {"output_tokens_per_s_per_accelerator": None}, ""),
+    ({"v": []}, {}, "link version '' is not 1"),
+    ({7: "x"}, {}, "unknown parameter '7' ignored"),
+    ({"na\x1bme": "x"}, {}, "unknown parameter 'na\\x1bme' ignored"),
+    ({"name": "a\x07b"}, {"name": "a\x07b"}, ""),  # kept as text; the page shows it as plain text
+])
+def test_odd_link_inputs_never_raise(params: dict[Any, Any], expected_values: dict[str, Any], words: str) -> None:
+    values, warnings = decode_query(params)
+    assert values == expected_values
+    assert words in "\n".join(warnings)
+    if not expected_values and words:
+        assert warnings
+
+
+def test_decoding_something_that_is_not_a_mapping_warns() -> None:
+    for odd in (None, 5, "pue=1.2", [("pue", "1.2")]):
+        values, warnings = decode_query(odd)  # type: ignore[arg-type]
+        assert values == {} and warnings and "could not be read" in warnings[0]
+
+
+def test_thousands_of_unknown_parameters_give_one_capped_warning() -> None:
+    values, warnings = decode_query({f"junk{i}": "1" for i in range(10_000)} | {"pue": "1.2"})
+    assert values == {"pue": 1.2}
+    assert len(warnings) == 1 and "and 9,980 more unknown parameters ignored" in warnings[0]
+    assert len(warnings[0]) < 1_000
+
+
+def test_a_link_whose_values_are_invalid_together_falls_back_by_name() -> None:
+    # sn50 has no published price: owning it cannot be costed, so the link's accelerator is not used
+    values, warnings = decode_checked({"accelerator": "sn50", "electricity_usd_per_kwh": "0.2"})
+    assert values == {"electricity_usd_per_kwh": 0.2}
+    assert any("accelerator_price_usd: not in the catalog for 'sn50'" in w for w in warnings)
+    assert any("the link's values that lead to it are not used" in w for w in warnings)
+    economics.evaluate_scenario(economics.with_changes(economics.default_scenario(), **values))
+    # a measured throughput emptied by the link: the model estimates it, or the link's value is dropped
+    values, warnings = decode_checked({"output_tokens_per_s_per_accelerator": "", "model": "deepseek-v3"})
+    economics.evaluate_scenario(economics.with_changes(economics.default_scenario(), **values))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(st.one_of(st.sampled_from([*economics.FIELDS, "v", "junk"]), st.text(max_size=5),
+                                 st.integers()),
+                       st.one_of(st.none(), st.integers(), st.floats(), st.booleans(), st.text(max_size=30),
+                                 st.binary(max_size=5),
+                                 st.lists(st.one_of(st.text(max_size=10), st.none(), st.lists(st.integers())),
+                                          max_size=3)),
+                       max_size=6))
+def test_checked_decoding_never_raises_and_always_gives_a_valid_scenario(params: dict[Any, Any]) -> None:
+    values, warnings = decode_checked(params)
+    merged = economics.with_changes(economics.default_scenario(), **values)
+    cols, problems = economics.validation.validate(pd.DataFrame([merged]))
+    assert problems == []
+    assert all(isinstance(w, str) and w for w in warnings)
