@@ -351,11 +351,11 @@ def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems, present: 
         problems.add(~known, id_field, cols[id_field], lambda v, f=id_field: catalog.unknown_id_message(f, v, ids))
         cols[id_field] = np.where(known, acc, cols[id_field])
         codes_of[id_field] = pd.Index(ids).get_indexer(acc_texts)[acc_codes]  # -1 for unknown or empty ids
-    new = cols["new_accelerator"]
-    new_ok = np.array([str(t) == "" or str(t) in ids for t in pd.unique(np.asarray(new, dtype=object))])
-    if not new_ok.all():
-        bad_new = ~np.isin(np.asarray(new, dtype=object), [*ids, ""])
-        problems.add(bad_new, "new_accelerator", new, lambda v: catalog.unknown_id_message("new_accelerator", v, ids))
+    n_codes, n_texts = _distinct_text(pd.Series(cols["new_accelerator"], dtype=object), lower=True)
+    n_known = np.array([t == "" or t in ids for t in n_texts])[n_codes]
+    problems.add(~n_known, "new_accelerator", cols["new_accelerator"],
+                 lambda v: catalog.unknown_id_message("new_accelerator", v, ids))
+    cols["new_accelerator"] = np.where(n_known, n_texts[n_codes], cols["new_accelerator"])
     models = list(catalog.models().index)
     m_codes, m_texts = _distinct_text(pd.Series(cols["model"], dtype=object), lower=True)
     m_known = np.array([t == "" or t in models for t in m_texts])[m_codes]

@@ -1,0 +1,385 @@
+"""Fuzz bench: generated hostile values through every way in, counting tracebacks and parser mismatches.
+
+Each generated input is one (field, text) pair: numbers in every notation people and programs write (and the
+ones we refuse: ``1_000``, ``1,000``, Arabic-Indic and full-width digits, ``nan``, ``inf``, ``1e999``, hex),
+booleans, choices and catalog ids in odd case and spacing, free text with control characters, quotes,
+separators, formulas, line breaks and 100,000-character names. Batches of inputs go through
+
+- the CSV reader and the evaluation (one row per input, written by the ``csv`` module),
+- the JSON reader (the same rows as records),
+- the DataFrame API (object columns mixing Python numbers and text: parsed cell by cell),
+- the link decoder (one parameter per input) and ``Scenario``/dict validation,
+- the CLI in-process (``main()``): ``evaluate`` on each batch's file, and ``explain``/``compare``/``retrofit``/
+  ``uncertainty`` with generated row selectors and option values,
+
+plus whole files of random bytes and random headers. It prints the tracebacks found (an exception other than the
+documented ``InputError``/``ScenarioError``, an exit code 3, or "Traceback" on stderr), the mismatches (one text
+read as different values, or valid in one path and invalid in another), non-finite numbers in outputs and exit
+codes that disagree with the rows' validity. Target: 0 of each.
+
+Usage: python bench/fuzz.py [--inputs 100000] [--seed 0] [--batch 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import io
+import json
+import math
+import random
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from economics import catalog, values  # noqa: E402
+from economics.batch import ScenarioError, as_scenario, evaluate_with_report  # noqa: E402
+from economics.cli import main as cli_main  # noqa: E402
+from economics.links import decode_query  # noqa: E402
+from economics.scenario import FIELDS  # noqa: E402
+from economics.scenario_files import read_scenarios, read_scenarios_csv, read_scenarios_json  # noqa: E402
+from economics.validation import InputError, validate  # noqa: E402
+
+BASE_ROW = {"name": "fuzz", "accelerator_count": "8", "output_tokens_per_s_per_accelerator": "1000",
+            "model": "llama-3.1-8b", "demand_output_tokens_per_day": "1e9", "existing_accelerators": "8",
+            "accelerator_price_usd_low": "20000", "accelerator_price_usd_high": "45000"}
+"""The other cells of each row: valid, and the range on a catalog field no input changes directly."""
+FUZZ_FIELDS = [n for n, s in FIELDS.items() if not s.catalog_field]
+"""Every field but the catalog-filled ones (whose empty value is the catalog's figure, not a parser matter)."""
+TEXT_ALPHABET = ("abcxyzABCXYZ0123456789 .,;:-+_eE'\"#=@\t\r\n\x00\x01\x07\x0b\x0c\x1b\x1c\x7f\x85\xa0"
+                 "\u0661\u0662\uff11\uff12\u200b\u202e\u2028é中😀")
+WORDS = ["", " ", "true", "FALSE", "y", "n", "t", "f", "yes", "no", "on", "off", "1", "0", "2", "1.0", "nan", "NaN",
+         "inf", "-inf", "Infinity", "1e999", "-1e999", "1_000", "1,000", "0x1A", "own", " Rent", "bf16", "FP8", "air",
+         "liquid", "hybrid", "server", "rack", "wafer", "llama-3.1-8b", "Llama-3.1-8B ", "deepseek-v3", "gpt-9",
+         "h100-sxm", "H100-SXM", "b200", "sn50", "h100-sx", "=1+1", "@SUM(1)", "-1", "+1", ".5", "5.", "1e-320",
+         "1e308", "9" * 30, "0." + "0" * 98 + "1", "1" * 101, "\u0661\u0662", "\uff11\uff12", "1\u00a0", "\u200b1",
+         "\x1c1\x1c", "\t2\t", "#3", "<script>alert(1)</script>", "x" * 201, "x" * 100_000, "a\x1b[31mb"]
+
+
+def generated_text(rng: random.Random) -> str:
+    """One hostile or ordinary value, drawn from several families."""
+    family = rng.random()
+    if family < 0.25:
+        return rng.choice(WORDS)
+    if family < 0.55:  # numbers as programs print them
+        x = rng.choice([rng.uniform(-10, 10), rng.uniform(0, 2), 10 ** rng.uniform(-12, 20), rng.randint(-5, 10**9)])
+        form = rng.choice(["{!r}", "{:g}", "{:.3f}", "{:e}", "{:.0f}", " {} ", "{:,}", "{:_}", "+{}"])
+        try:
+            return form.format(x)
+        except ValueError:
+            return repr(x)
+    if family < 0.7:  # a number with one character changed
+        text = list(repr(rng.uniform(0, 100)))
+        text[rng.randrange(len(text))] = rng.choice(TEXT_ALPHABET)
+        return "".join(text)
+    if family < 0.85:  # a word in odd case and spacing
+        word = rng.choice(WORDS[:48])
+        word = "".join(c.upper() if rng.random() < 0.3 else c for c in word)
+        return rng.choice(["", " ", "\t", "\u00a0"]) + word + rng.choice(["", " ", "\t", "\x1c"])
+    return "".join(rng.choice(TEXT_ALPHABET) for _ in range(rng.randint(0, 20)))
+
+
+def _bounds_ok(spec: Any, x: float) -> bool:
+    return not ((spec.gt is not None and not x > spec.gt) or (spec.ge is not None and not x >= spec.ge)
+                or (spec.lt is not None and not x < spec.lt) or (spec.le is not None and not x <= spec.le))
+
+
+def reference(name: str, text: str) -> tuple[str, Any]:
+    """The scalar parser plus bounds, catalog ids and length limits: what every path must agree with."""
+    spec = FIELDS[name]
+    try:
+        value = values.parse(spec, text)
+    except values.ValueProblem:
+        return ("bad", None)
+    if value is values.EMPTY:
+        return normal(spec.default if not spec.optional else None)
+    if spec.kind in ("float", "int") and not _bounds_ok(spec, float(value)):
+        return ("bad", None)
+    if spec.max_length and isinstance(value, str) and len(value) > spec.max_length:
+        return ("bad", None)
+    if name in values.ID_FIELDS:
+        ids = list(catalog.models().index) if name == "model" else catalog.accelerator_ids()
+        if value not in ids:
+            return ("bad", None)
+    return normal(value)
+
+
+def normal(value: Any) -> tuple[str, Any]:
+    if value is None or value is values.EMPTY or value is pd.NA or value == "" or (
+            isinstance(value, float) and math.isnan(value)):
+        return ("ok", None)
+    if isinstance(value, (bool, np.bool_)):
+        return ("ok", bool(value))
+    if isinstance(value, (int, float, np.number)):
+        return ("ok", float(value))
+    return ("ok", str(value))
+
+
+def _empty_is_default(name: str, outcome: tuple[str, Any]) -> tuple[str, Any]:
+    """Paths that leave an empty value unset (links with an optional field, dict): the default it stands for."""
+    spec = FIELDS[name]
+    if outcome == ("ok", None) and spec.default is not None:
+        return normal(spec.default)
+    return outcome
+
+
+@dataclass
+class Report:
+    inputs: int = 0
+    cli_runs: int = 0
+    file_inputs: int = 0
+    tracebacks: list[str] = field(default_factory=list)
+    mismatches: list[str] = field(default_factory=list)
+    nonfinite: list[str] = field(default_factory=list)
+    exit_mismatches: list[str] = field(default_factory=list)
+    refused_files: int = 0
+
+    def crash(self, where: str, exc: BaseException | None = None, detail: str = "") -> None:
+        text = "".join(traceback.format_exception(exc)) if exc is not None else detail
+        self.tracebacks.append(f"[{where}] {text[-1500:]}")
+
+
+def table_outcomes(df: pd.DataFrame, items: list[tuple[str, str]], rep: Report, where: str) -> list[Any]:
+    try:
+        cols, problems = validate(df)
+    except Exception as exc:  # noqa: BLE001 - an InputError here is a mismatch with the other paths too
+        if not isinstance(exc, InputError):
+            rep.crash(where, exc)
+        return [("refused", None)] * len(items)
+    bad = {(p.row, p.field) for p in problems}
+    return [("bad", None) if (i, name) in bad else normal(cols[name][i]) for i, (name, _t) in enumerate(items)]
+
+
+def rows_of(items: list[tuple[str, str]]) -> list[dict[str, str]]:
+    return [{**BASE_ROW, name: text, "name": text if name == "name" else f"r{i}"} for i, (name, text) in
+            enumerate(items)]
+
+
+def csv_bytes(rows: list[dict[str, str]]) -> bytes:
+    buffer = io.StringIO()
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+    writer = csv.DictWriter(buffer, fieldnames=columns, restval="")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue().encode()
+
+
+def check_outputs(result: pd.DataFrame, rep: Report, where: str) -> None:
+    valid = result["valid"].to_numpy(dtype=bool)
+    for col in result.columns:
+        if pd.api.types.is_numeric_dtype(result[col].dtype) and not pd.api.types.is_bool_dtype(result[col].dtype):
+            numbers = result.loc[valid, col].astype("Float64").to_numpy(dtype=float, na_value=0.0)
+            if not np.isfinite(numbers).all():
+                rep.nonfinite.append(f"[{where}] {col}")
+            if col in ("accelerators", "systems", "racks") and (numbers < 0).any():
+                rep.nonfinite.append(f"[{where}] {col} negative (overflow)")
+
+
+def run_cli(argv: list[str], rep: Report, allowed: set[int]) -> int:
+    out, err = io.StringIO(), io.StringIO()
+    rep.cli_runs += 1
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli_main(argv)
+    except BaseException as exc:  # noqa: BLE001 - main() must never raise
+        rep.crash(f"cli {argv[:1]}", exc)
+        return -1
+    if code == 3 or "Traceback" in err.getvalue():
+        rep.crash(f"cli {' '.join(a[:40] for a in argv)}", detail=err.getvalue())
+    elif code not in allowed:
+        rep.exit_mismatches.append(f"{' '.join(a[:40] for a in argv)} -> {code}, expected {sorted(allowed)}: "
+                                   f"{err.getvalue()[:300]!r}")
+    return code
+
+
+def cli_batch(path: Path, tmp: Path, n: int, all_valid: bool, rng: random.Random, rep: Report) -> None:
+    run_cli(["evaluate", str(path), "-o", str(tmp / "out.csv"), "--errors", str(tmp / "err.csv")], rep,
+            {0} if all_valid else {1})
+    hostile = ["-5", "0", "abc", "1e3", "99999999999", "", " 7", "\u0663", "-1", "1_000"]
+    for _ in range(2):
+        command = rng.choice(["explain", "compare", "retrofit", "uncertainty"])
+        row = rng.choice([str(rng.randint(1, n)), str(rng.randint(1, n)), "0", str(n + 1), "r1", "nobody",
+                          rng.choice(WORDS[:30])])
+        argv = [command, str(path), "--row", row]
+        if command == "uncertainty":
+            argv += ["--samples", rng.choice([*hostile, "50", "50"]), "--seed", rng.choice([*hostile, "1", "2"])]
+            argv += rng.choice([[], ["--output-field", rng.choice(["bogus", "name", "cost_usd_per_day", "valid"])]])
+        if command in ("compare", "retrofit"):
+            argv += ["-o", rng.choice([str(tmp / "x.csv"), str(tmp / "missing" / "x.csv")])]
+        if command == "compare":
+            argv += ["--accelerators", rng.choice(["h100-sxm,b200", "bogus", "", "H100-SXM"])]
+        run_cli(argv, rep, {0, 1, 2})
+
+
+def fuzz_batch(items: list[tuple[str, str]], rng: random.Random, rep: Report, tmp: Path) -> None:
+    rep.inputs += len(items)
+    expected = [reference(n, t) for n, t in items]
+    in_file = [("\x00" not in t) for _n, t in items]  # NUL makes a file binary: refused as a whole, by design
+    rows = rows_of(items)
+    file_rows = [r if ok else {**r, items[i][0]: BASE_ROW.get(items[i][0], "")} for i, (r, ok) in
+                 enumerate(zip(rows, in_file, strict=True))]
+    outcomes: dict[str, list[Any]] = {}
+    data = csv_bytes(file_rows)
+    try:
+        df = read_scenarios_csv(data)
+        outcomes["csv"] = table_outcomes(df, items, rep, "csv")
+        result, _report = evaluate_with_report(df)
+        check_outputs(result, rep, "csv evaluate")
+        path = tmp / "batch.csv"
+        path.write_bytes(data)
+        cli_batch(path, tmp, len(items), bool(result["valid"].all()), rng, rep)
+    except InputError as exc:
+        rep.mismatches.append(f"[csv] batch refused: {exc}")
+    except Exception as exc:  # noqa: BLE001
+        rep.crash("csv", exc)
+    try:
+        outcomes["json"] = table_outcomes(read_scenarios_json(json.dumps(rows)), items, rep, "json")
+    except Exception as exc:  # noqa: BLE001
+        rep.crash("json", exc)
+    # object columns mixing Python numbers (the other rows' cells) and the generated text: parsed cell by cell
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+    mixed = {k: pd.Series([float(r[k]) if k != items[i][0] and _is_plain_number(r.get(k, "")) else r.get(k, "")
+                           for i, r in enumerate(rows)], dtype=object) for k in columns}
+    outcomes["dataframe"] = table_outcomes(pd.DataFrame(mixed), items, rep, "dataframe")
+    outcomes["link"], outcomes["dict"] = [], []
+    for name, text in items:
+        outcomes["link"].append(_link(name, text, rep))
+        outcomes["dict"].append(_dict(name, text, rep))
+    for i, (name, text) in enumerate(items):
+        for path_name, got in outcomes.items():
+            if path_name == "csv" and not in_file[i]:
+                continue
+            got_i = got[i] if path_name not in ("link", "dict") else _empty_is_default(name, got[i])
+            if got_i != expected[i]:
+                rep.mismatches.append(f"{name}={text[:60]!r}: {path_name} {got_i} vs parser {expected[i]}")
+
+
+def _is_plain_number(text: str) -> bool:
+    return bool(values.NUMBER.fullmatch(text)) and math.isfinite(float(text))
+
+
+def _link(name: str, text: str, rep: Report) -> tuple[str, Any]:
+    try:
+        found, warnings = decode_query({name: text})
+    except Exception as exc:  # noqa: BLE001
+        rep.crash("link", exc)
+        return ("crash", None)
+    if name in found:
+        return normal(found[name])
+    if not any(w.startswith(name) for w in warnings):
+        rep.mismatches.append(f"{name}={text[:60]!r}: link dropped the value without naming it: {warnings}")
+    return ("bad", None)
+
+
+def _dict(name: str, text: str, rep: Report) -> tuple[str, Any]:
+    try:
+        value = getattr(as_scenario({name: text}), name)
+    except ScenarioError:
+        return ("bad", None)
+    except Exception as exc:  # noqa: BLE001
+        rep.crash("dict", exc)
+        return ("crash", None)
+    if name in values.ID_FIELDS and value is not None:
+        ids = list(catalog.models().index) if name == "model" else catalog.accelerator_ids()
+        if value not in ids:
+            return ("bad", None)
+    return normal(value)
+
+
+NUMERIC = [n for n, s in FIELDS.items() if s.kind in ("float", "int") and not n.startswith("decode_")]
+
+
+def extreme_row(rng: random.Random) -> dict[str, str]:
+    """A row with a few numeric fields at the edge of what they accept (1e-6 tokens/s, 1e18 tokens/day, ...)."""
+    row = {"accelerator_count": "", "output_tokens_per_s_per_accelerator": "1000"}
+    for name in rng.sample(NUMERIC, 4):
+        spec = FIELDS[name]
+        low = spec.ge if spec.ge is not None else (spec.gt * 1.000001 + 1e-6 if spec.gt is not None else 0.0)
+        high = spec.le if spec.le is not None else (spec.lt * 0.999999 if spec.lt is not None else 1e6)
+        x = rng.choice([low, high, low, high, rng.uniform(low, high)])
+        row[name] = repr(float(round(x) if spec.kind == "int" else x))
+    row.setdefault("demand_output_tokens_per_day", "1e9")
+    return row
+
+
+def fuzz_files(count: int, rng: random.Random, rep: Report) -> None:
+    """Whole files: random bytes, random headers (known, unknown, range and duplicate columns), random JSON."""
+    columns = [*FUZZ_FIELDS[:20], "pue_low", "pue_high", "bogus", "", "name"]
+    for _ in range(count):
+        rep.file_inputs += 1
+        kind = rng.random()
+        if kind < 0.3:
+            data = bytes(rng.randrange(256) for _ in range(rng.randint(0, 200)))
+        elif kind < 0.5:  # valid extremes: numeric fields at or next to their bounds
+            data = csv_bytes([extreme_row(rng) for _ in range(rng.randint(1, 4))])
+        elif kind < 0.8:
+            header = [rng.choice(columns) for _ in range(rng.randint(1, 6))]
+            sep = rng.choice([",", ";", "\t"])
+            lines = [sep.join(header)] + [sep.join(generated_text(rng).replace("\n", " ").replace("\r", " ")
+                                                   for _ in header) for _ in range(rng.randint(0, 4))]
+            data = "\n".join(lines).encode("utf-8", "surrogatepass")
+        else:
+            data = json.dumps([{rng.choice(columns): rng.choice([generated_text(rng), 1, 0.5, None, True, [1], {}])
+                                for _ in range(3)} for _ in range(rng.randint(0, 3))]).encode()
+        try:
+            df = read_scenarios(data)
+            result, _ = evaluate_with_report(df)
+            check_outputs(result, rep, "file")
+        except InputError as exc:
+            rep.refused_files += 1
+            if not str(exc):
+                rep.mismatches.append("[file] InputError without a message")
+        except Exception as exc:  # noqa: BLE001
+            rep.crash("file", exc)
+
+
+def run(inputs: int = 100_000, seed: int = 0, batch: int = 1000) -> Report:
+    rng = random.Random(seed)
+    rep = Report()
+    file_share = max(1, inputs // 100)
+    with tempfile.TemporaryDirectory() as tmp:
+        while rep.inputs < inputs - file_share:
+            n = min(batch, inputs - file_share - rep.inputs)
+            items = [(rng.choice(FUZZ_FIELDS), generated_text(rng)) for _ in range(n)]
+            fuzz_batch(items, rng, rep, Path(tmp))
+        fuzz_files(file_share, rng, rep)
+    return rep
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--inputs", type=int, default=100_000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--batch", type=int, default=1000)
+    args = ap.parse_args()
+    t = time.perf_counter()
+    rep = run(args.inputs, args.seed, args.batch)
+    elapsed = time.perf_counter() - t
+    total = rep.inputs + rep.file_inputs
+    print(f"fuzz: {total:,} generated inputs in {elapsed:.0f} s (seed {args.seed}): {rep.inputs:,} values, each "
+          f"through the CSV reader + evaluate, the JSON reader, the DataFrame API, the link decoder and Scenario; "
+          f"{rep.file_inputs:,} whole files; {rep.cli_runs:,} in-process CLI runs over the same files")
+    print(f"  tracebacks (unexpected exceptions, exit 3, 'Traceback' on stderr): {len(rep.tracebacks)}")
+    print(f"  parser mismatches (same text, different meaning): {len(rep.mismatches)}")
+    print(f"  non-finite or overflowed outputs of valid rows: {len(rep.nonfinite)}")
+    print(f"  exit codes disagreeing with the rows' validity: {len(rep.exit_mismatches)}")
+    print(f"  files refused with a reason (InputError, expected): {rep.refused_files:,}")
+    for title, found in (("traceback", rep.tracebacks), ("mismatch", rep.mismatches), ("non-finite", rep.nonfinite),
+                         ("exit code", rep.exit_mismatches)):
+        for text in found[:5]:
+            print(f"--- {title}: {text}")
+    sys.exit(1 if rep.tracebacks or rep.mismatches or rep.nonfinite or rep.exit_mismatches else 0)
+
+
+if __name__ == "__main__":
+    main()
