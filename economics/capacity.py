@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .formula import Formula
+
 SECONDS_PER_DAY = 86400.0
 
 
@@ -131,3 +133,97 @@ def utilization(work_accelerator_s_per_day: ArrayLike, accelerators: ArrayLike) 
     """
     cap = np.asarray(accelerators, dtype=float) * SECONDS_PER_DAY
     return np.minimum(np.asarray(work_accelerator_s_per_day, dtype=float), cap) / cap
+
+
+# --- formulas the engine evaluates and `explain` renders (economics.formula): each written once ---
+F = Formula
+UNCACHED_INPUT = F("uncached_input_tokens_per_request", "token",
+                   "input_tokens_per_request * (1 - prefix_cache_hit_rate)")
+REQUEST_TIME = F("request_time_s", "accelerator-s",
+                 "uncached_input_tokens_per_request / input_tokens_per_s_per_accelerator"
+                 " + output_tokens_per_request / output_tokens_per_s_per_accelerator")
+REQUEST_TIME_FOLDED = F("request_time_s", "accelerator-s",
+                        "output_tokens_per_request / output_tokens_per_s_per_accelerator",
+                        note="no prefill throughput given: the output figure includes prefill")
+PREFILL_REQUEST_TIME = F("request_time_s", "accelerator-s",
+                         "uncached_input_tokens_per_request / input_tokens_per_s_per_accelerator",
+                         note="disaggregated: the prefill pool only prefills")
+DEMAND_IN_FROM_REQUESTS = F("demand_input_tokens_per_day", "token/day",
+                            "demand_requests_per_s * SECONDS_PER_DAY * input_tokens_per_request",
+                            note="token demand from the request rate and the request shape")
+DEMAND_OUT_FROM_REQUESTS = F("demand_output_tokens_per_day", "token/day",
+                             "demand_requests_per_s * SECONDS_PER_DAY * output_tokens_per_request",
+                             note="token demand from the request rate and the request shape")
+DEMAND_IN_FROM_OUTPUT = F("demand_input_tokens_per_day", "token/day",
+                          "demand_output_tokens_per_day * input_tokens_per_request / output_tokens_per_request",
+                          note="input demand inferred from the request shape")
+DEMAND_OUT_FROM_INPUT = F("demand_output_tokens_per_day", "token/day",
+                          "demand_input_tokens_per_day * output_tokens_per_request / input_tokens_per_request",
+                          note="output demand inferred from the request shape")
+FLEET_REQUESTS = F("fleet_capacity_requests_per_day", "request/day",
+                   "accelerators * SECONDS_PER_DAY / request_time_s")
+FLEET_REQUESTS_TWO_POOLS = F(
+    "fleet_capacity_requests_per_day", "request/day",
+    "min(accelerators * SECONDS_PER_DAY / request_time_s, decode_accelerators * SECONDS_PER_DAY"
+    " * decode_output_tokens_per_s_per_accelerator / output_tokens_per_request)")
+FLEET_REQUESTS_TWO_POOLS_LINK = F(
+    "fleet_capacity_requests_per_day", "request/day",
+    "min(accelerators * SECONDS_PER_DAY / request_time_s, decode_accelerators * SECONDS_PER_DAY"
+    " * decode_output_tokens_per_s_per_accelerator / output_tokens_per_request, kv_link_requests_per_day)")
+DEMAND_IN_FULL = F("demand_input_tokens_per_day", "token/day",
+                   "fleet_capacity_requests_per_day * input_tokens_per_request",
+                   note="no demand given: demand = what the fleet can serve all day")
+DEMAND_OUT_FULL = F("demand_output_tokens_per_day", "token/day",
+                    "fleet_capacity_requests_per_day * output_tokens_per_request",
+                    note="no demand given: demand = what the fleet can serve all day")
+DEMAND_REQUESTS = F("demand_requests_per_day", "request/day",
+                    "demand_output_tokens_per_day / output_tokens_per_request")
+PREFILL_WORK = F("prefill_accelerator_s_per_day", "accelerator-s/day",
+                 "demand_input_tokens_per_day * (1 - prefix_cache_hit_rate) / input_tokens_per_s_per_accelerator")
+DECODE_WORK = F("decode_accelerator_s_per_day", "accelerator-s/day",
+                "demand_output_tokens_per_day / output_tokens_per_s_per_accelerator")
+WORK = F("work_accelerator_s_per_day", "accelerator-s/day",
+         "prefill_accelerator_s_per_day + decode_accelerator_s_per_day")
+WORK_FOLDED = F("work_accelerator_s_per_day", "accelerator-s/day", "decode_accelerator_s_per_day",
+                note="no prefill throughput given: the decode figure includes prefill")
+WORK_PREFILL_POOL = F("work_accelerator_s_per_day", "accelerator-s/day", "prefill_accelerator_s_per_day",
+                      note="disaggregated: the prefill pool only prefills")
+DECODE_POOL_WORK = F("decode_work_accelerator_s_per_day", "accelerator-s/day",
+                     "demand_output_tokens_per_day / decode_output_tokens_per_s_per_accelerator")
+PEAK_LOAD_FACTOR = F("peak_load_factor", "-", "peak_to_average * (1 + headroom)")
+ACCELERATORS_NEEDED = F("accelerators_needed", "accelerator",
+                        "max(1, ceil(work_accelerator_s_per_day * peak_load_factor / SECONDS_PER_DAY))",
+                        note="sized from demand at peak, with headroom")
+DECODE_ACCELERATORS_NEEDED = ACCELERATORS_NEEDED.bind(
+    "decode_accelerators_needed", work_accelerator_s_per_day="decode_work_accelerator_s_per_day")
+MAIN_POOL_RATIO = F("main_pool_capacity_ratio", "-", "accelerators * SECONDS_PER_DAY / work_accelerator_s_per_day",
+                    note="capacity of the pool / the work the average demand needs")
+DECODE_POOL_RATIO = MAIN_POOL_RATIO.bind("decode_pool_capacity_ratio", accelerators="decode_accelerators",
+                                         work_accelerator_s_per_day="decode_work_accelerator_s_per_day")
+KV_PER_REQUEST = F("kv_transfer_mb_per_request", "MB", "input_tokens_per_request * kv_bytes_per_token / BYTES_PER_MB",
+                   note="the decode pool needs the whole prompt's KV cache")
+LINK_REQUESTS = F("kv_link_requests_per_day", "request/day",
+                  "kv_link_gb_per_s * BYTES_PER_GB * SECONDS_PER_DAY / (kv_transfer_mb_per_request * BYTES_PER_MB)")
+LINK_RATIO = F("kv_link_capacity_ratio", "-", "kv_link_requests_per_day / demand_requests_per_day")
+CAPACITY_RATIO = F("capacity_ratio", "-", "main_pool_capacity_ratio")
+CAPACITY_RATIO_TWO_POOLS = F("capacity_ratio", "-", "min(main_pool_capacity_ratio, decode_pool_capacity_ratio)",
+                             note="the smaller pool binds")
+CAPACITY_RATIO_TWO_POOLS_LINK = F(
+    "capacity_ratio", "-", "min(main_pool_capacity_ratio, decode_pool_capacity_ratio, kv_link_capacity_ratio)",
+    note="the smaller pool or the KV link binds")
+SERVED_FRACTION = F("served_fraction", "-", "min(1, capacity_ratio)")
+CAPACITY_IN = F("capacity_input_tokens_per_day", "token/day", "demand_input_tokens_per_day * capacity_ratio")
+CAPACITY_OUT = F("capacity_output_tokens_per_day", "token/day", "demand_output_tokens_per_day * capacity_ratio")
+SERVED_IN = F("served_input_tokens_per_day", "token/day", "demand_input_tokens_per_day * served_fraction")
+SERVED_OUT = F("served_output_tokens_per_day", "token/day", "demand_output_tokens_per_day * served_fraction")
+SERVED_CACHED = F("served_cached_input_tokens_per_day", "token/day",
+                  "served_input_tokens_per_day * prefix_cache_hit_rate")
+UTILIZATION = F("utilization", "-",
+                "served_fraction * work_accelerator_s_per_day / (accelerators * SECONDS_PER_DAY)")
+DECODE_UTILIZATION = UTILIZATION.bind("decode_utilization", accelerators="decode_accelerators",
+                                      work_accelerator_s_per_day="decode_work_accelerator_s_per_day")
+CAPACITY_REQUESTS_PER_S = F("capacity_requests_per_s_per_accelerator", "request/s",
+                            "demand_requests_per_day * capacity_ratio / SECONDS_PER_DAY / accelerators",
+                            note="the fleet's request capacity (binding pool and link) per main-pool accelerator")
+KV_TRANSFER = F("kv_transfer_gb_per_s", "GB/s", "served_fraction * demand_requests_per_day * kv_transfer_mb_per_request"
+                " * BYTES_PER_MB / BYTES_PER_GB / SECONDS_PER_DAY")

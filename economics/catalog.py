@@ -174,3 +174,34 @@ def unknown_id_message(field: str, value: Any, choices: list[str]) -> str:
     guess = closest(str(value), choices)
     hint = f"; did you mean '{guess}'?" if guess else ""
     return f"{field}: unknown id '{value}'{hint} (known: {', '.join(choices)})"
+
+
+def accelerator_column(ids: Any, field: str, missing: Any) -> Any:
+    """An accelerators.csv figure for each id in ``ids`` (``missing`` where the id or the figure is absent).
+
+    >>> accelerator_column(np.array(["h100-sxm", ""], dtype=object), "accelerators_per_system", np.nan).tolist()
+    [8.0, nan]
+    """
+    table = accelerators()
+    codes = pd.Index(table.index).get_indexer(np.asarray(ids, dtype=object))
+    if field not in table.columns:
+        return np.full(len(codes), missing)
+    column = table[field]
+    values = (column.to_numpy(dtype=float, na_value=np.nan) if isinstance(missing, float)
+              else column.fillna(missing).to_numpy(dtype=object))
+    return np.append(values, missing)[codes]
+
+
+def kv_bytes_per_token(model_ids: Any, precision: Any, kv_cache_precision: Any) -> Any:
+    """KV-cache bytes per token of each model at its KV precision (the weight precision when empty); NaN without
+    a model. BF16 figures come from the architecture (:func:`models`); FP8 halves them, FP4 quarters them.
+
+    >>> float(kv_bytes_per_token(np.array(["llama-3.1-70b"]), np.array(["bf16"]), np.array(["fp8"]))[0])
+    163840.0
+    """
+    table = models()
+    codes = pd.Index(table.index).get_indexer(np.asarray(model_ids, dtype=object))
+    bf16 = np.append(table["kv_bytes_per_token_bf16"].to_numpy(dtype=float), np.nan)[codes]
+    kv = np.asarray(kv_cache_precision, dtype=object)
+    prec = np.where(kv == "", np.asarray(precision, dtype=object), kv)
+    return bf16 * np.select([prec == "fp8", prec == "fp4"], [0.5, 0.25], 1.0)

@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .finance import HOURS_PER_YEAR, annualized_cost_usd_per_hour
+from .formula import Formula
 
 MONTHS_PER_YEAR = 12.0
 
@@ -126,3 +127,49 @@ def capital_usd_per_hour(
     0.858
     """
     return annualized_cost_usd_per_hour(accelerator_price_usd, cost_of_capital, depreciation_years)
+
+
+# --- the cost of one pool as formulas (economics.formula), written once and bound to each pool's columns ---
+F = Formula
+AVERAGE_POWER = F("average_power_kw", "kW",
+                  "accelerator_power_kw * (idle_power_fraction + (1 - idle_power_fraction) * utilization)",
+                  note="average draw between idle and full by load")
+CAPITAL = F("capital_usd_per_hour", "USD/h", "accelerators * accelerator_price_usd * crf / HOURS_PER_YEAR")
+ENERGY = F("energy_usd_per_hour", "USD/h",
+           "accelerators * average_power_kw * pue_effective * electricity_usd_per_kwh")
+FACILITY = F("facility_usd_per_hour", "USD/h",
+             "accelerators * accelerator_power_kw * (colocation_usd_per_kw_month * MONTHS_PER_YEAR / HOURS_PER_YEAR"
+             " + facility_capex_usd_per_kw * facility_crf / HOURS_PER_YEAR)",
+             note="per provisioned IT kW: colocation, plus own-facility capex amortised")
+OPERATIONS = F("operations_usd_per_hour", "USD/h",
+               "accelerators * (accelerator_price_usd * maintenance_fraction_per_year"
+               " + software_usd_per_accelerator_year) / HOURS_PER_YEAR")
+RENT = F("rent_usd_per_hour", "USD/h", "accelerators * rent_usd_per_accelerator_hour")
+POOL_OWNED = F("pool_cost_usd_per_hour", "USD/h",
+               "capital_usd_per_hour + energy_usd_per_hour + facility_usd_per_hour + operations_usd_per_hour")
+POOL_RENTED = F("pool_cost_usd_per_hour", "USD/h", "rent_usd_per_hour + energy_usd_per_hour",
+                note="rented; energy paid on top of the rent")
+POOL_RENTED_WITH_ENERGY = F("pool_cost_usd_per_hour", "USD/h", "rent_usd_per_hour", note="rent includes energy")
+TWO_POOL_TOTALS = tuple(
+    F(part, "USD/h", f"prefill_{part} + decode_{part}", note="prefill pool + decode pool")
+    for part in ("capital_usd_per_hour", "energy_usd_per_hour", "facility_usd_per_hour", "operations_usd_per_hour",
+                 "rent_usd_per_hour"))
+POOL_PARTS = ("average_power_kw", "capital_usd_per_hour", "energy_usd_per_hour", "facility_usd_per_hour",
+              "operations_usd_per_hour", "rent_usd_per_hour", "pool_cost_usd_per_hour")
+"""The columns a pool's cost writes (before binding)."""
+
+
+def bind_pool(formula: Formula, pool: str) -> Formula:
+    """``formula`` bound to a pool's columns: ``pool=''`` is the main pool (prefill, or aggregated);
+    ``'prefill'`` names the main pool's parts ``prefill_...``; ``'decode'`` reads the decode pool's hardware.
+
+    >>> bind_pool(CAPITAL, "decode").symbolic()
+    'decode_accelerators x decode_accelerator_price_usd x crf / 8,760 h/year'
+    """
+    if not pool:
+        return formula
+    names = {p: f"{pool}_{p}" for p in POOL_PARTS}
+    if pool == "decode":
+        names |= {s: f"decode_{s}" for s in ("accelerators", "accelerator_price_usd", "accelerator_power_kw",
+                                               "rent_usd_per_accelerator_hour", "utilization")}
+    return formula.bind(names.get(formula.name, formula.name), **names)

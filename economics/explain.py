@@ -1,24 +1,27 @@
 """Derivations: every output written out with the scenario's numbers substituted.
 
-The pipeline (:mod:`economics.pipeline`) records a :class:`Step` beside each quantity it computes, from the very
-values it computes with, so the derivation cannot drift from the result. A step's formula is a template whose
-``{term}`` placeholders are filled either with names (the symbolic line) or with the numbers and units (the
-substituted line), e.g.::
+The engine's stages evaluate :class:`~economics.formula.Formula` definitions over whole columns; given a
+:class:`Trace` they also record, for one row, the formula's symbolic line and the same expression with that row's
+numbers, from the very values they compute with. The printed arithmetic is therefore the computed arithmetic, e.g.::
 
-    capital_usd_per_hour = accelerators x accelerator_price_usd x CRF(cost_of_capital, depreciation_years) / 8,760 h/y
-                         = 64 x 30,000 USD x CRF(0.08, 5 year) 0.2505 1/year / 8,760 h/y = 54.89 USD/h
+    capital_usd_per_hour = accelerators x accelerator_price_usd x crf / 8,760 h/year
+                         = 64 x 30,000 x 0.250456 / 8,760 = 54.89 USD/h
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .formula import Formula
+
 _TERM = re.compile(r"\{(\w+)\}")
+_NUMBER = re.compile(r"-?[0-9][0-9,]*(\.[0-9]+)?(e[-+]?[0-9]+)?")
 
 
 def format_number(x: float) -> str:
@@ -44,30 +47,30 @@ def format_number(x: float) -> str:
 
 @dataclass
 class Step:
-    """One derived quantity: its name, value, unit, the formula template and the terms it uses."""
+    """One derived quantity: name, value, unit, its symbolic and substituted lines, and a note.
+
+    ``checked`` steps come from a :class:`~economics.formula.Formula`: their substituted line is plain arithmetic
+    that re-evaluates to the value (see :func:`economics.formula.reevaluate`).
+    """
 
     name: str
     value: float
     unit: str
-    formula: str
-    terms: dict[str, tuple[float, str]] = field(default_factory=dict)
+    symbolic: str
+    substituted: str
     note: str = ""
+    checked: bool = False
 
-    def symbolic(self) -> str:
-        return _TERM.sub(lambda m: m.group(1), self.formula)
-
-    def substituted(self) -> str:
-        def fill(m: re.Match[str]) -> str:
-            value, unit = self.terms[m.group(1)]
-            return f"{format_number(value)} {unit}".rstrip()
-
-        return _TERM.sub(fill, self.formula)
+    def result(self) -> str:
+        return f"{format_number(self.value)} {self.unit if self.unit != '-' else ''}".rstrip()
 
     def text(self) -> str:
         """``name = symbolic`` then ``= substituted = value unit`` on the next line."""
-        result = f"{format_number(self.value)} {self.unit}".rstrip()
         pad = " " * len(self.name)
-        line = f"{self.name} = {self.symbolic()}\n{pad} = {self.substituted()} = {result}"
+        if self.symbolic == self.substituted or _NUMBER.fullmatch(self.substituted):
+            line = f"{self.name} = {self.symbolic} = {self.result()}"
+        else:
+            line = f"{self.name} = {self.symbolic}\n{pad} = {self.substituted} = {self.result()}"
         return f"{line}\n{pad}   ({self.note})" if self.note else line
 
 
@@ -82,19 +85,30 @@ class Trace:
         arr = np.asarray(value, dtype=float)
         return float(arr if arr.ndim == 0 else arr[self.row])
 
+    def record(self, formula: Formula, values: Mapping[str, Any], result: Any, note: str = "") -> None:
+        """Record ``formula`` for this row: its symbols, the row's numbers (from ``values``, the columns it was
+        evaluated on) and its ``result`` column."""
+        self.steps.append(Step(formula.name, self._at(result), formula.unit, formula.symbolic(),
+                               formula.substituted(values, self.row), note or formula.note, checked=True))
+
     def add(self, name: str, value: Any, unit: str, formula: str, note: str = "", **terms: tuple[Any, str]) -> None:
-        """Record ``name = formula`` with ``terms`` mapping each placeholder to (value or array, unit)."""
+        """Record a step from a template whose ``{term}`` placeholders map to (value or array, unit) in
+        ``terms`` (used for steps that are lookups or searches rather than one arithmetic expression)."""
         missing = set(_TERM.findall(formula)) - set(terms)
         if missing:
             raise KeyError(f"formula of {name} uses undefined terms {sorted(missing)}")
-        self.steps.append(Step(name, self._at(value), unit, formula,
-                               {k: (self._at(v), u) for k, (v, u) in terms.items()}, note))
+        values = {k: (self._at(v), u) for k, (v, u) in terms.items()}
+        symbolic = _TERM.sub(lambda m: m.group(1), formula)
+        substituted = _TERM.sub(lambda m: f"{format_number(values[m.group(1)][0])} {values[m.group(1)][1]}".rstrip(),
+                                formula)
+        self.steps.append(Step(name, self._at(value), unit, symbolic, substituted, note))
 
     def text(self) -> str:
         return "\n".join(step.text() for step in self.steps)
 
     def step(self, name: str) -> Step:
-        for s in self.steps:
+        """The last step that computed ``name``."""
+        for s in reversed(self.steps):
             if s.name == name:
                 return s
         raise KeyError(name)

@@ -11,6 +11,8 @@ import numpy as np
 import numpy_financial as npf
 from numpy.typing import ArrayLike, NDArray
 
+from .formula import Formula
+
 HOURS_PER_YEAR = 8760.0
 """Hours in a (non-leap) year [h/year]; the cost model charges every hour of every year."""
 
@@ -137,3 +139,11 @@ def payback_years(cash_flows_usd: Sequence[float] | NDArray[np.float64]) -> floa
     t = int(after[0])
     before = cumulative[t - 1]
     return (t - 1) + float(-before / flows[t])
+
+
+# --- the same definitions as formulas the engine evaluates and `explain` renders (economics.formula) ---
+CRF = Formula("crf", "1/year", "cost_of_capital / (1 - (1 + cost_of_capital) ** -depreciation_years)",
+              note="capital recovery factor CRF(r, n) = r / (1 - (1 + r)^-n)")
+CRF_STRAIGHT_LINE = Formula("crf", "1/year", "1 / depreciation_years", note="cost of capital 0: straight line")
+FACILITY_CRF = CRF.bind("facility_crf", depreciation_years="facility_depreciation_years")
+FACILITY_CRF_STRAIGHT_LINE = CRF_STRAIGHT_LINE.bind("facility_crf", depreciation_years="facility_depreciation_years")

@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .formula import Formula
+
 F = NDArray[np.float64]
 
 
@@ -115,3 +117,94 @@ def joules_per_token(average_facility_power_kw: ArrayLike, tokens_per_day: Array
     1000.0
     """
     return _a(average_facility_power_kw) * 1000.0 * 86400.0 / _a(tokens_per_day)
+
+
+# --- the facility as formulas (economics.formula), written once and bound to each pool's columns ---
+FORMULA = Formula
+ACCELERATORS_FIXED = FORMULA("accelerators", "accelerator", "accelerator_count", note="fixed fleet, as given")
+WHOLE_REPLICAS = FORMULA("accelerators_in_whole_replicas", "accelerator",
+                         "accelerators_per_replica * ceil(accelerators_needed / accelerators_per_replica)")
+WHOLE_SYSTEMS = FORMULA("accelerators", "accelerator",
+                        "accelerators_per_system * ceil(accelerators_in_whole_replicas / accelerators_per_system)",
+                        note="rounded up to whole systems")
+AS_REPLICAS = FORMULA("accelerators", "accelerator", "accelerators_in_whole_replicas")
+DECODE_FIXED = FORMULA("decode_accelerators", "accelerator", "decode_accelerator_count", note="as given")
+DECODE_WHOLE_SYSTEMS = FORMULA(
+    "decode_accelerators", "accelerator",
+    "decode_accelerators_per_system * ceil(decode_accelerators_needed / decode_accelerators_per_system)",
+    note="sized from the output demand at peak, in whole systems")
+DECODE_AS_NEEDED = FORMULA("decode_accelerators", "accelerator", "decode_accelerators_needed",
+                           note="sized from the output demand at peak")
+PUE_GIVEN = FORMULA("pue_effective", "-", "pue", note="as given")
+PUE_AIR = FORMULA("pue_effective", "-", "pue_air", note="air-cooled facility (defaults.csv pue_air)")
+PUE_LIQUID = FORMULA("pue_effective", "-", "pue_liquid", note="liquid-cooled facility or retrofit (defaults.csv)")
+PUE_HYBRID = FORMULA("pue_effective", "-",
+                     "pue_air * (1 - liquid_cooling_share) + pue_liquid * liquid_cooling_share",
+                     note="hybrid facility: weighted by its liquid share")
+SYSTEM_POWER = FORMULA("system_power_kw_effective", "kW", "accelerator_power_kw * accelerators_per_system",
+                       note="no system power given: accelerators x their power")
+SYSTEM_POWER_GIVEN = FORMULA("system_power_kw_effective", "kW", "system_power_kw")
+SYSTEMS = FORMULA("main_systems", "system", "ceil(accelerators / accelerators_per_system)")
+SYSTEMS_PER_RACK = FORMULA(
+    "main_systems_per_rack", "system",
+    "min(floor(rack_power_kw_effective / system_power_kw_effective),"
+    " floor(rack_units_per_rack / system_rack_units))",
+    note="limited by the rack's power and its space")
+SYSTEMS_PER_RACK_POWER_ONLY = FORMULA("main_systems_per_rack", "system",
+                                      "floor(rack_power_kw_effective / system_power_kw_effective)",
+                                      note="system height unknown: limited by the rack's power")
+SYSTEMS_PER_RACK_SCALE = FORMULA("main_systems_per_rack", "system",
+                                 "min(1, floor(rack_power_kw_effective / system_power_kw_effective))",
+                                 note="a rack-scale system is a rack of its own, if the rack's power limit allows it")
+RACKS = FORMULA("main_racks", "rack", "ceil(main_systems / main_systems_per_rack)")
+IT_POWER = FORMULA("main_it_power_kw", "kW", "accelerators * accelerator_power_kw")
+SYSTEMS_TOTAL = FORMULA("systems", "system", "main_systems + decode_systems")
+RACKS_TOTAL = FORMULA("racks", "rack", "main_racks + decode_racks")
+IT_POWER_TOTAL = FORMULA("it_power_kw", "kW", "main_it_power_kw + decode_it_power_kw")
+SYSTEMS_ONE_POOL = FORMULA("systems", "system", "main_systems")
+RACKS_ONE_POOL = FORMULA("racks", "rack", "main_racks")
+SYSTEMS_PER_RACK_ONE_POOL = FORMULA("systems_per_rack", "system", "main_systems_per_rack")
+IT_POWER_ONE_POOL = FORMULA("it_power_kw", "kW", "main_it_power_kw")
+FACILITY_POWER = FORMULA("facility_power_kw", "kW", "it_power_kw * pue_effective")
+KW_PER_RACK = FORMULA("kw_per_rack", "kW", "it_power_kw / racks")
+RETROFIT = FORMULA("cooling_retrofit_usd_per_hour", "USD/h",
+                   "retrofitted_it_power_kw / KW_PER_MW * liquid_retrofit_usd_per_mw * facility_crf / HOURS_PER_YEAR",
+                   note="liquid cooling added to the air-cooled hall for the hardware that needs it")
+AVERAGE_IT_POWER = FORMULA("average_it_power_kw", "kW", "accelerators * average_power_kw")
+AVERAGE_IT_POWER_TWO_POOLS = FORMULA("average_it_power_kw", "kW",
+                                     "accelerators * prefill_average_power_kw"
+                                     " + decode_accelerators * decode_average_power_kw")
+ENERGY_PER_YEAR = FORMULA("energy_mwh_per_year", "MWh/year",
+                          "average_it_power_kw * pue_effective * HOURS_PER_YEAR / KW_PER_MW")
+TOKENS_PER_S_PER_MW = FORMULA(
+    "tokens_per_s_per_mw", "token/s/MW",
+    "(served_input_tokens_per_day + served_output_tokens_per_day) / SECONDS_PER_DAY"
+    " / (facility_power_kw / KW_PER_MW)",
+    note="basis: provisioned facility power (full-load IT x PUE)")
+TOKENS_PER_S_PER_AVERAGE_MW = FORMULA(
+    "tokens_per_s_per_average_mw", "token/s/MW",
+    "(served_input_tokens_per_day + served_output_tokens_per_day) / SECONDS_PER_DAY"
+    " / (average_it_power_kw * pue_effective / KW_PER_MW)", note="basis: average facility power")
+JOULES_PER_TOKEN = FORMULA(
+    "joules_per_token", "J/token", "average_it_power_kw * pue_effective * W_PER_KW * SECONDS_PER_DAY"
+    " / (served_input_tokens_per_day + served_output_tokens_per_day)", note="basis: average facility power")
+JOULES_PER_TOKEN_PROVISIONED = FORMULA(
+    "joules_per_token_provisioned", "J/token", "facility_power_kw * W_PER_KW * SECONDS_PER_DAY"
+    " / (served_input_tokens_per_day + served_output_tokens_per_day)", note="basis: provisioned facility power")
+POOL_FACILITY = ("main_systems", "main_systems_per_rack", "main_racks", "main_it_power_kw")
+
+
+def bind_decode(formula: Formula) -> Formula:
+    """A main-pool facility formula bound to the decode pool's columns.
+
+    >>> bind_decode(IT_POWER).symbolic()
+    'decode_accelerators x decode_accelerator_power_kw'
+    """
+    names = {p: p.replace("main_", "decode_") for p in POOL_FACILITY}
+    names |= {s: f"decode_{s}" for s in ("accelerators", "accelerator_power_kw", "accelerators_per_system",
+                                          "system_power_kw", "system_power_kw_effective", "system_rack_units",
+                                          "rack_power_kw_effective")}
+    return formula.bind(names.get(formula.name, "decode_" + formula.name), **names)
+RETROFIT_IT_MAIN = FORMULA("retrofitted_it_power_kw", "kW", "main_it_power_kw")
+RETROFIT_IT_DECODE = FORMULA("retrofitted_it_power_kw", "kW", "decode_it_power_kw")
+RETROFIT_IT_BOTH = FORMULA("retrofitted_it_power_kw", "kW", "main_it_power_kw + decode_it_power_kw")

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .formula import Formula
+
 TOKENS_PER_M = 1e6
 
 
@@ -121,3 +123,53 @@ def break_even_price_usd_per_m_output_tokens(
     """
     gap = np.maximum(0.0, np.asarray(cost_usd, dtype=float) - np.asarray(input_revenue_usd, dtype=float))
     return _ratio(gap, output_tokens) * TOKENS_PER_M
+
+
+# --- unit costs, revenue and break-even as formulas (economics.formula), each written once ---
+F = Formula
+COST_OWNED = F("cost_usd_per_hour", "USD/h", "capital_usd_per_hour + energy_usd_per_hour + facility_usd_per_hour"
+               " + operations_usd_per_hour + cooling_retrofit_usd_per_hour")
+COST_RENTED = F("cost_usd_per_hour", "USD/h", "rent_usd_per_hour + energy_usd_per_hour + cooling_retrofit_usd_per_hour")
+COST_PER_DAY = F("cost_usd_per_day", "USD/day", "cost_usd_per_hour * HOURS_PER_DAY")
+COST_PER_YEAR = F("cost_usd_per_year", "USD/year", "cost_usd_per_day * DAYS_PER_YEAR")
+COST_PER_M = F("cost_usd_per_m_tokens", "USD/M token",
+               "cost_usd_per_day / (served_input_tokens_per_day + served_output_tokens_per_day) * TOKENS_PER_M")
+INPUT_SHARE = F("input_time_share", "-", "prefill_accelerator_s_per_day / work_accelerator_s_per_day",
+                note="prefill's share of the device time")
+INPUT_SHARE_TWO_POOLS = F("input_time_share", "-",
+                          "prefill_pool_cost_usd_per_hour / (prefill_pool_cost_usd_per_hour"
+                          " + decode_pool_cost_usd_per_hour)",
+                          note="input tokens carry the prefill pool's cost, output tokens the decode pool's")
+COST_PER_M_IN = F("cost_usd_per_m_input_tokens", "USD/M token",
+                  "cost_usd_per_day * input_time_share / served_input_tokens_per_day * TOKENS_PER_M")
+COST_PER_M_OUT = F("cost_usd_per_m_output_tokens", "USD/M token",
+                   "cost_usd_per_day * (1 - input_time_share) / served_output_tokens_per_day * TOKENS_PER_M")
+INPUT_REVENUE = F("input_revenue_usd_per_day", "USD/day",
+                  "(served_input_tokens_per_day * (1 - prefix_cache_hit_rate) * price_usd_per_m_input_tokens"
+                  " + served_cached_input_tokens_per_day * price_usd_per_m_cached_input_tokens) / TOKENS_PER_M")
+REVENUE = F("revenue_usd_per_day", "USD/day",
+            "input_revenue_usd_per_day + served_output_tokens_per_day * price_usd_per_m_output_tokens / TOKENS_PER_M")
+PROFIT = F("profit_usd_per_day", "USD/day", "revenue_usd_per_day - cost_usd_per_day")
+COST_PROFIT_MARGIN = F("cost_profit_margin", "-", "profit_usd_per_day / cost_usd_per_day")
+GROSS_MARGIN = F("gross_margin", "-", "profit_usd_per_day / revenue_usd_per_day")
+BREAK_EVEN_PRICE = F("break_even_price_usd_per_m_output_tokens", "USD/M token",
+                     "max(0, cost_usd_per_day - input_revenue_usd_per_day) / served_output_tokens_per_day"
+                     " * TOKENS_PER_M",
+                     note="the output price at which today's served volume covers the cost")
+ENERGY_ABOVE_IDLE = F("energy_above_idle_at_full_load_usd_per_day", "USD/day",
+                      "accelerators * accelerator_power_kw * (1 - idle_power_fraction) * pue_effective"
+                      " * electricity_usd_per_kwh * HOURS_PER_DAY", note="the only cost that follows the load")
+DECODE_ENERGY_ABOVE_IDLE = ENERGY_ABOVE_IDLE.bind(
+    "decode_energy_above_idle_at_full_load_usd_per_day", accelerators="decode_accelerators",
+    accelerator_power_kw="decode_accelerator_power_kw")
+VARIABLE_COST = F("variable_cost_usd_per_day", "USD/day", "energy_above_idle_at_full_load_usd_per_day * utilization")
+VARIABLE_COST_TWO_POOLS = F("variable_cost_usd_per_day", "USD/day",
+                            "energy_above_idle_at_full_load_usd_per_day * utilization"
+                            " + decode_energy_above_idle_at_full_load_usd_per_day * decode_utilization")
+FIXED_COST = F("fixed_cost_usd_per_day", "USD/day", "cost_usd_per_day - variable_cost_usd_per_day")
+BREAK_EVEN_UTILIZATION = F(
+    "break_even_utilization", "-",
+    "fixed_cost_usd_per_day * utilization / (revenue_usd_per_day - variable_cost_usd_per_day)",
+    note="revenue and load-following energy both scale with the served volume, so with the main pool's utilization")
+MAX_UTILIZATION = F("max_utilization", "-", "min(1, capacity_ratio / main_pool_capacity_ratio)",
+                    note="the most the main pool can be used before the decode pool or the KV link binds")

@@ -96,7 +96,7 @@ def test_explain_by_name_and_number(tmp_path: Path) -> None:
                           "accelerator_price_usd\nfleet-a,8,1000,0.08,30000\n")
     e = cli("explain", src, "--row", "fleet-a")
     assert e.returncode == 0, e.stderr
-    assert "= 8 x 30,000 USD x CRF(0.08 1/year, 5 year) 0.2505 1/year / 8,760 h/year = 6.862 USD/h" in e.stdout
+    assert "= 8 x 30,000 x 0.250456 / 8,760 = 6.862 USD/h" in e.stdout  # CRF(8 %, 5 y) = 0.250456
     assert "accelerator_power_kw = 1.275 kW   (catalog h100-sxm:" in e.stdout
     assert "electricity_usd_per_kwh = 0.0806 USD/kWh   (default:" in e.stdout
     assert cli("explain", src, "--row", "1").stdout == e.stdout

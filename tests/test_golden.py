@@ -53,8 +53,8 @@ def test_g1_owned_zero_cost_of_capital_no_demand() -> None:
     # no prefill throughput: one request = 250 / 1000 = 0.25 s -> 4 requests/s per accelerator
     # no demand: busy all day: 8 x 86,400 s x 4 req/s = 2,764,800 req/day
     #   -> 2,764.8 M input + 691.2 M output = 3,456 M tokens/day
-    # cost per M tokens = 155.5068493 / 3,456 = 0.044996195; per M output = 155.5068493 / 691.2 = 0.224981
-    # all device time is decode: per M input = 0
+    # cost per M tokens = 155.5068493 / 3,456 = 0.044996195
+    # prefill is inside the decode figure: input and output costs are not separable (empty, with the reason)
     out = run()
     assert out["capital_usd_per_hour"] == approx(8 * 30000 / 5 / 8760)
     assert out["energy_usd_per_hour"] == approx(1.0)
@@ -64,8 +64,8 @@ def test_g1_owned_zero_cost_of_capital_no_demand() -> None:
     assert out["served_output_tokens_per_day"] == approx(691.2e6)
     assert out["served_input_tokens_per_day"] == approx(2764.8e6)
     assert out["cost_usd_per_m_tokens"] == approx(155.50684931506851 / 3456)
-    assert out["cost_usd_per_m_output_tokens"] == approx(155.50684931506851 / 691.2)
-    assert out["cost_usd_per_m_input_tokens"] == 0.0
+    assert out["cost_usd_per_m_output_tokens"] is None and out["cost_usd_per_m_input_tokens"] is None
+    assert "cannot be split between input and output tokens" in out["warnings"]
     assert out["utilization"] == 1.0
     assert "no demand given" in out["warnings"]
     assert out["revenue_usd_per_day"] is None and out["gross_margin"] is None
@@ -212,7 +212,9 @@ def test_g13_maintenance_software_and_own_facility() -> None:
 def test_explain_substitutes_the_numbers() -> None:
     # the derivation of g2's capital charge, with its numbers, and ending at the computed value
     text = economics.explain_text({**BASE, "cost_of_capital": 0.08})
-    assert "capital_usd_per_hour = accelerators x accelerator_price_usd x CRF(cost_of_capital, depreciation_years)" \
-        in text
-    assert "= 8 x 30,000 USD x CRF(0.08 1/year, 5 year) 0.2505 1/year / 8,760 h/year = 6.862 USD/h" in text
+    # CRF(8 %, 5 y) = 0.250456 (6 significant digits); 8 x 30,000 x 0.250456 / 8,760 = 6.8618 USD/h
+    assert "crf = cost_of_capital / (1 - (1 + cost_of_capital) ^ (-depreciation_years))" in text
+    assert "= 0.08 / (1 - (1 + 0.08) ^ (-5)) = 0.2505 1/year" in text
+    assert "capital_usd_per_hour = accelerators x accelerator_price_usd x crf / 8,760 h/year" in text
+    assert "= 8 x 30,000 x 0.250456 / 8,760 = 6.862 USD/h" in text
     assert "cost_usd_per_m_tokens" in text

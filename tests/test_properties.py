@@ -112,7 +112,10 @@ def test_invariants(s: dict[str, Any]) -> None:
     parts = sum(out[k] for k in ("capital_usd_per_hour", "energy_usd_per_hour", "facility_usd_per_hour",
                                  "operations_usd_per_hour", "rent_usd_per_hour"))
     assert math.isclose(parts, out["cost_usd_per_hour"], rel_tol=1e-12)
-    assert 0 <= out["input_time_share"] <= 1
+    if s.get("input_tokens_per_s_per_accelerator") is None:  # prefill folded into the decode figure
+        assert out["input_time_share"] is None and out["cost_usd_per_m_output_tokens"] is None
+    else:
+        assert 0 <= out["input_time_share"] <= 1
     if s.get("accelerator_count") is None:  # sized fleet carries the peak
         work_peak = out["work_accelerator_s_per_day"] * s["peak_to_average"]
         assert out["accelerators"] * 86400 >= work_peak * (1 - 1e-9)

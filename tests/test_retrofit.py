@@ -28,14 +28,38 @@ DISAGG: dict[str, Any] = {
 }
 
 
-def test_balanced_decode_pool() -> None:
-    # a request: 10,000 / 20,000 = 0.5 s of prefill on an H200, 1,000 / 2,000 = 0.5 s of decode on an SN50
-    # balanced decode pool for 4 prefill GPUs: ceil(4 x 0.5 / 0.5) = 4 SN50; both pools serve 4 / 0.5 = 8 req/s
-    out = economics.evaluate_scenario(DISAGG)
+EIGHT_REQ_S = {"demand_output_tokens_per_day": 8 * 1000 * 86400.0}  # 8 requests/s of 1,000 output tokens
+
+
+def test_decode_pool_sized_from_the_demand_it_carries() -> None:
+    # decode work: 691,200,000 output tokens/day / 2,000 tok/s = 345,600 SN50-s/day; peak 1, no headroom
+    # -> ceil(345,600 / 86,400) = 4 SN50; a request is 0.5 s on an H200 (10,000 / 20,000): 4 H200 carry 8 req/s
+    out = economics.evaluate_scenario({**DISAGG, **EIGHT_REQ_S})
     assert out["decode_accelerators"] == 4
     assert out["capacity_output_tokens_per_day"] == pytest.approx(8 * 1000 * 86400)
     # with whole systems, the SN50 pool is one rack of 16
-    assert economics.evaluate_scenario({**DISAGG, "round_to_whole_systems": True})["decode_accelerators"] == 16
+    whole = economics.evaluate_scenario({**DISAGG, **EIGHT_REQ_S, "round_to_whole_systems": True})
+    assert whole["decode_accelerators"] == 16
+    # no demand and no decode count: nothing to size the decode pool from -> infeasible, with the reason
+    bare = economics.evaluate_scenario(DISAGG)
+    assert bare["feasible"] is False and "decode_accelerator_count" in bare["infeasible_reason"]
+
+
+@pytest.mark.parametrize("hit_rate", [0.0, 0.5, 0.9, 0.99, 0.999, 1.0])
+def test_decode_pool_does_not_follow_the_prefix_cache(hit_rate: float) -> None:
+    # 8 H100 prefill at 20,000 tok/s, H200 decode at 3,000 tok/s, 1e9 output tokens a day, peak 2 (the default):
+    # decode work 1e9 / 3,000 = 333,333.3 s/day; x 2 / 86,400 = 7.716 -> 8 H200 (one 8-GPU system), whatever the
+    # hit rate (the old balance to the prefill pool bought 16 ... 13,336)
+    row = {"accelerator": "h100-sxm", "accelerator_count": 8, "input_tokens_per_s_per_accelerator": 20000.0,
+           "output_tokens_per_s_per_accelerator": 1000.0, "decode_accelerator": "h200-sxm",
+           "decode_output_tokens_per_s_per_accelerator": 3000.0, "demand_output_tokens_per_day": 1e9,
+           "prefix_cache_hit_rate": hit_rate}
+    out = economics.evaluate_scenario(row)
+    assert out["decode_accelerators"] == 8
+    assert out["served_output_tokens_per_day"] == pytest.approx(1e9)
+    # zero input tokens is a valid row too: the prefill pool idles, the decode pool is the same
+    no_input = economics.evaluate_scenario({**row, "input_tokens_per_request": 0})
+    assert no_input["decode_accelerators"] == 8 and no_input["utilization"] == 0
 
 
 def test_capacity_is_the_smaller_pool() -> None:
@@ -43,27 +67,59 @@ def test_capacity_is_the_smaller_pool() -> None:
     out = economics.evaluate_scenario({**DISAGG, "decode_accelerator_count": 2})
     assert out["capacity_output_tokens_per_day"] == pytest.approx(4 * 1000 * 86400)
     assert out["utilization"] == pytest.approx(0.5) and out["decode_utilization"] == pytest.approx(1.0)
+    # per prefill accelerator: 4 req/s over 4 H200 = 1 req/s (the binding pool, not the prefill pool's 2)
+    assert out["capacity_requests_per_s_per_accelerator"] == pytest.approx(1.0)
 
 
 def test_kv_link_bottleneck() -> None:
     # MiniMax M2 KV: 2 x 62 layers x 8 heads x 128 x 1 B (fp8) = 126,976 B/token; one 10,000-token prompt = 1.26976 GB
     # 8 req/s need 10.158 GB/s; a 5 GB/s link carries 5 / 1.26976 = 3.9378 req/s -> the link is the bottleneck
-    free = economics.evaluate_scenario(DISAGG)
+    free = economics.evaluate_scenario({**DISAGG, **EIGHT_REQ_S, "decode_accelerator_count": 4})
     assert free["kv_transfer_mb_per_request"] == pytest.approx(1269.76)
     assert free["kv_transfer_gb_per_s"] == pytest.approx(8 * 1.26976)
-    tight = economics.evaluate_scenario({**DISAGG, "kv_link_gb_per_s": 5.0})
+    tight = economics.evaluate_scenario({**DISAGG, **EIGHT_REQ_S, "decode_accelerator_count": 4,
+                                         "kv_link_gb_per_s": 5.0})
     assert tight["served_output_tokens_per_day"] == pytest.approx(5 / 1.26976 * 1000 * 86400)
     assert "KV-cache link" in tight["warnings"]
+    # the link caps each of the 4 prefill GPUs at 3.9378 / 4 = 0.98445 req/s and their utilization at
+    # 3.9378 x 0.5 s / 4 = 0.49222
+    assert tight["capacity_requests_per_s_per_accelerator"] == pytest.approx(5 / 1.26976 / 4)
+    assert tight["utilization"] == pytest.approx(5 / 1.26976 * 0.5 / 4)
+
+
+def test_break_even_utilization_respects_the_link() -> None:
+    # link-bound row of test_kv_link_bottleneck (3.9378 req/s), prices 0.1 USD/M input, 1 USD/M output:
+    # revenue per request 10,000 x 0.1 / 1e6 + 1,000 x 1 / 1e6 = 0.002 USD -> 3.9378 x 86,400 x 0.002 = 680.4 USD/day
+    # cost: 4 H200 at 30,000 USD + 4 SN50 at 50,000 USD, CRF(10 %, 5 y) 0.263797, per day:
+    #   capital (4 x 30,000 + 4 x 50,000) x 0.263797 / 365 = 231.27 USD/day, energy (4 x 1.275 + 4 x 1.25) x 1.5 x 0.1
+    #   x 24 = 36.36 USD/day -> 267.63 USD/day < 680.4: profitable, break-even reachable
+    row = {**DISAGG, **EIGHT_REQ_S, "decode_accelerator_count": 4, "kv_link_gb_per_s": 5.0,
+           "accelerator_price_usd": 30000.0, "price_usd_per_m_input_tokens": 0.1, "price_usd_per_m_output_tokens": 1.0}
+    out = economics.evaluate_scenario(row)
+    assert out["revenue_usd_per_day"] == pytest.approx(5 / 1.26976 * 86400 * 0.002)
+    assert out["cost_usd_per_day"] == pytest.approx(320000 * 0.26379748 / 365 + 10.1 * 1.5 * 0.1 * 24, rel=1e-6)
+    # idle = full draw here, so all cost is fixed: break-even u = cost / revenue x u = 267.63 / 680.4 x 0.49222
+    u = 5 / 1.26976 * 0.5 / 4
+    assert out["break_even_utilization"] == pytest.approx(out["cost_usd_per_day"] / out["revenue_usd_per_day"] * u)
+    # a tenth of the prices: the most revenue the link allows (68.04 USD/day) is below the cost -> not reachable
+    cheap = economics.evaluate_scenario({**row, "price_usd_per_m_input_tokens": 0.01,
+                                         "price_usd_per_m_output_tokens": 0.1})
+    assert cheap["break_even_utilization"] > u
+    assert "not reachable" in cheap["warnings"]
 
 
 def test_costs_split_by_pool() -> None:
     # owned: H200 book 0 here; SN50 4 x 50,000 x CRF(10 %, 5 y) 0.263797 / 8,760 = 6.0228 USD/h capital
-    out = economics.evaluate_scenario({**DISAGG, "accelerator_price_usd": 0.0})
+    out = economics.evaluate_scenario({**DISAGG, **EIGHT_REQ_S, "accelerator_price_usd": 0.0})
     decode_energy = 4 * 1.25 * 1.5 * 0.1
     prefill_energy = 4 * 1.275 * 1.5 * 0.1
     capital = 4 * 50000 * 0.26379748 / 8760
     assert out["decode_pool_cost_usd_per_hour"] == pytest.approx(capital + decode_energy, rel=1e-6)
     assert out["prefill_pool_cost_usd_per_hour"] == pytest.approx(prefill_energy, rel=1e-9)
+    # input tokens carry the prefill pool's share of the cost
+    share = prefill_energy / (prefill_energy + capital + decode_energy)
+    assert out["input_time_share"] == pytest.approx(share, rel=1e-6)
+    assert out["capital_usd_per_hour"] == pytest.approx(capital, rel=1e-6)
 
 
 # --- the retrofit study, worked by hand --------------------------------------------------------------------
