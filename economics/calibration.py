@@ -42,7 +42,7 @@ OFFLINE_MAX_BATCH = 2048.0
 START = {"bandwidth_utilization": 0.6, "compute_utilization": 0.5, "prefill_compute_utilization": 0.4,
          "step_overhead_us_per_layer": 50.0}
 LIMITS = {"bandwidth_utilization": (0.05, 0.95), "compute_utilization": (0.05, 0.95),
-          "prefill_compute_utilization": (0.02, 0.95), "step_overhead_us_per_layer": (0.0, 1000.0)}
+          "prefill_compute_utilization": (0.02, 0.95), "step_overhead_us_per_layer": (0.0, 500.0)}
 """No kernel reaches its peak: utilizations stay at or below 0.95."""
 PRIOR_WEIGHT = 1e-3
 """A weak pull of each utilization towards its start value: it only decides between settings the data cannot tell
@@ -129,15 +129,31 @@ def predict_columns(cols: dict[str, np.ndarray], factors: dict[str, Any]) -> dic
     """Output tokens/s per accelerator (prefill included, as a benchmark measures it) and time to first token [s]
     for validated point columns under the given factors."""
     n = len(cols["accelerator"])
-    c = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in cols.items()}
     cal = {f: np.broadcast_to(np.asarray(factors[f], dtype=float), (n,)).copy() for f in FACTORS}
-    out = fill_throughput(c, cal, use_curves=False)
+    c, out = _fill(cols, cal)
+    # a measured per-user speed the model cannot reach: predict the fastest setting (batch 1) and say so
+    slow = ~out["feasible"] & np.char.startswith(out["infeasible_reason"].astype(str), "interactivity")
+    if slow.any():
+        fast = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in cols.items()}
+        target = fast["target_output_tokens_per_s_per_user"]
+        fast["target_output_tokens_per_s_per_user"] = np.where(slow, np.nan, target)
+        fast["max_batch_size"] = np.where(slow, 1.0, fast["max_batch_size"])
+        c2, out2 = _fill(fast, cal)
+        for key in ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_accelerator"):
+            c[key] = np.where(slow, c2[key], c[key])
+        out["time_to_first_token_s"] = np.where(slow, out2["time_to_first_token_s"], out["time_to_first_token_s"])
+        out["feasible"] = out["feasible"] | (slow & out2["feasible"])
     d, p = c["output_tokens_per_s_per_accelerator"], c["input_tokens_per_s_per_accelerator"]
     o, i = c["output_tokens_per_request"], c["input_tokens_per_request"]
     with np.errstate(invalid="ignore", divide="ignore"):
         effective = o * cap.requests_per_s_per_accelerator(i, o, 0.0, p, d)
     return {"effective": np.where(out["feasible"], effective, np.nan),
-            "ttft": np.where(out["feasible"], out["time_to_first_token_s"], np.nan)}
+            "ttft": np.where(out["feasible"], out["time_to_first_token_s"], np.nan), "target_unreachable": slow}
+
+
+def _fill(cols: dict[str, np.ndarray], cal: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    c = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in cols.items()}
+    return c, fill_throughput(c, cal, use_curves=False)
 
 
 def predict(pts: pd.DataFrame, factors: dict[str, Any]) -> np.ndarray:
@@ -155,22 +171,25 @@ def _loss(pred: dict[str, np.ndarray], pts: pd.DataFrame) -> float:
     return float(np.mean(np.concatenate(terms)))
 
 
-def _fit(pts: pd.DataFrame) -> dict[str, float]:
-    """Nelder-Mead on the logs of the factors (bounded by clipping), minimising the mean squared log error."""
+def _fit(pts: pd.DataFrame, fixed: dict[str, float] | None = None) -> dict[str, float]:
+    """Nelder-Mead on the logs of the factors (bounded by clipping), minimising the mean squared log error;
+    ``fixed`` factors are held at the given values."""
     cols = _columns(pts)
-    lo = np.log([max(LIMITS[f][0], 1e-3) for f in FACTORS])
-    hi = np.log([LIMITS[f][1] for f in FACTORS])
+    fixed = fixed or {}
+    free = [f for f in FACTORS if f not in fixed]
+    lo = np.log([max(LIMITS[f][0], 1e-3) for f in free])
+    hi = np.log([LIMITS[f][1] for f in free])
 
     def factors_of(x: np.ndarray) -> dict[str, float]:
         v = np.exp(np.clip(x, lo, hi))
-        return {f: float(val) for f, val in zip(FACTORS, v, strict=True)}
+        return {**fixed, **{f: float(val) for f, val in zip(free, v, strict=True)}}
 
     def objective(x: np.ndarray) -> float:
         f = factors_of(x)
         prior = sum(np.log(f[k] / START[k]) ** 2 for k in FACTORS if "utilization" in k)
         return _loss(predict_columns(cols, f), pts) + PRIOR_WEIGHT * prior
 
-    x0 = np.log([max(START[f], 1e-3) for f in FACTORS])
+    x0 = np.log([max(START[f], 1e-3) for f in free])
     res = minimize(objective, x0, method="Nelder-Mead", options={"xatol": 1e-3, "fatol": 1e-5, "maxiter": 400})
     return {f: round(v, 4) if "utilization" in f else round(v, 1) for f, v in factors_of(res.x).items()}
 
@@ -193,6 +212,7 @@ def _errors(pts: pd.DataFrame, factors: dict[str, np.ndarray]) -> pd.DataFrame:
     out = pts.copy()
     out["predicted"] = pred["effective"]
     out["predicted_ttft"] = pred["ttft"]
+    out["target_unreachable"] = pred["target_unreachable"]
     out["error_pct"] = (out["predicted"] / out["measured"] - 1.0) * 100
     out["ttft_error_pct"] = (out["predicted_ttft"] / out["measured_ttft"] - 1.0) * 100
     return out
@@ -207,7 +227,15 @@ def fit() -> pd.DataFrame:
     """Fitted factors per scope on the training split, with the training and held-out error of each scope."""
     pts = points()
     usable = pts[pts["fitted"] == "yes"].reset_index(drop=True)
-    fitted = {scope: _fit(g.reset_index(drop=True)) for scope, g in _scopes(usable)}
+    fitted: dict[str, dict[str, float]] = {}
+    for scope, g in _scopes(usable):
+        # the per-step overhead shows only where the batch is small: without a measured per-user speed (offline
+        # points only) it is not identified and stays at the enclosing scope's value
+        fixed = ({} if scope == "global" or g["per_user"].notna().any() else
+                 {"step_overhead_us_per_layer": fitted[scope.partition(":")[0] if ":" in scope and
+                                                       scope.partition(":")[0] in fitted else "global"]
+                  ["step_overhead_us_per_layer"]})
+        fitted[scope] = _fit(g.reset_index(drop=True), fixed)
     rows = []
     for scope, factors in fitted.items():
         members = _members(usable, scope)

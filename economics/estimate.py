@@ -344,19 +344,16 @@ class Roofline:
         t = self.step(batch, n) if step is None else step
         return t + cap.prefill_seconds(prompt_tokens, self.prefill_rate(n))
 
-    def prefill_one_s(self, n: Array) -> Array:
-        """One request's prefill alone on the replica: compute-bound, never faster than one weight read, plus its
-        all-reduces and one step's fixed overhead [s]."""
-        m = self.m
-        t = th.prefill_s(self.i_miss, n, self.peak, self.eff_p, self.bw, self.eff_bw, m["active_params_b"],
-                         self.weights, m["full_attention_layers"], m["q_heads"], self.qk_dim, self.v_dim)
-        return t + self.communication_s(self.i_miss, n) + self.overhead
-
     def time_to_first_token(self, batch: Array, n: Array) -> Array:
-        """Prefill of one request, queued behind the others' prefill (M/D/1) at batch B [s]."""
-        t_mix = self.mixed_step(batch, n)
-        share = (t_mix - self.step(batch, n)) / t_mix
-        return th.queued_time_to_first_token_s(self.prefill_one_s(n), share)
+        r"""The step that carries the request's prefill, t(B), plus its prompt at the replica's prefill rate queued
+        behind the other requests' prefill (M/D/1, rho the prefill share of the step time) [s].
+
+        .. math:: TTFT = t(B) + \frac{I_{miss}}{P_{rep}} \left(1 + \frac{\rho}{2 (1 - \rho)}\right)"""
+        t = self.step(batch, n)
+        p_rep = self.prefill_rate(n)
+        t_mix = self.mixed_step(batch, n, t)
+        share = (t_mix - t) / t_mix
+        return t + th.queued_time_to_first_token_s(cap.prefill_seconds(self.i_miss, p_rep), share)
 
 
 def stored_factors(accelerators: Array, models: Array | None = None) -> dict[str, Array]:
@@ -592,10 +589,11 @@ def trace_throughput(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> 
               "{batch_size} / ({accelerators_per_replica} x {decode_step_s})", batch_size=(b, ""),
               accelerators_per_replica=(n, ""), decode_step_s=(t, "s"),
               note="decode only; the prefill time is added by the capacity step from the prefill rate")
-    one = rl.prefill_one_s(n)
     share = (t_mix - t) / t_mix
     trace.add("time_to_first_token_s", thr["time_to_first_token_s"], "s",
-              "{prefill_one_request_s} x (1 + {prefill_share} / (2 x (1 - {prefill_share})))",
-              note="one request's prefill (compute, at least one weight read, all-reduces, step overhead), "
-                   "queued behind the other requests' prefill (M/D/1)",
-              prefill_one_request_s=(one, "s"), prefill_share=(share, ""))
+              "{decode_step_s} + {uncached_input_tokens} / ({accelerators_per_replica} x "
+              "{input_tokens_per_s_per_accelerator}) x (1 + {prefill_share} / (2 x (1 - {prefill_share})))",
+              note="the step that carries the prompt, plus the prompt at the prefill rate, queued behind the other "
+                   "requests' prefill (M/D/1; prefill_share = share of the step spent prefilling)",
+              decode_step_s=(t, "s"), uncached_input_tokens=(rl.i_miss, "token"), accelerators_per_replica=(n, ""),
+              input_tokens_per_s_per_accelerator=(p_rep / n, "token/s"), prefill_share=(share, ""))
