@@ -37,6 +37,21 @@ def start(page: str = "cost", query: dict[str, str] | None = None) -> AppTest:
     return at
 
 
+def set_field(at: AppTest, field: str, value: object) -> AppTest:
+    """Edit one scenario field through its widget, opening its editor section first if the page does not list it."""
+    keys = {w.key for w in [*at.text_input, *at.selectbox, *at.checkbox]}
+    if field not in keys:
+        at.pills(key=SECTION_KEY).set_value(ui.editor.section(field)).run()
+    kind = FIELDS[field].kind
+    if field in ui.editor.ID_FIELDS or kind == "choice":
+        at.selectbox(key=field).set_value(value).run()
+    elif kind == "bool":
+        at.checkbox(key=field).set_value(bool(value)).run()
+    else:
+        at.text_input(key=field).set_value(str(value)).run()
+    return at
+
+
 @pytest.fixture
 def app() -> AppTest:
     return start()

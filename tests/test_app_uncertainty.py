@@ -1,29 +1,51 @@
 """The Uncertainty page under ``streamlit.testing``: percentiles ordered, tornado and histogram drawn, ranges move
-the spread."""
+the spread, and ranges, samples and seed are page settings the link carries."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from streamlit.testing.v1 import AppTest
 
-PAGE = str(Path(__file__).resolve().parents[1] / "ui" / "uncertainty.py")
+from tests.test_app import start
 
 
 def money(text: str) -> float:
     return float(text.replace("$", "").replace(",", ""))
 
 
+def kpis(at: AppTest) -> dict[str, str]:
+    return {m.label: str(m.value) for m in at.metric}
+
+
 def test_percentiles_tornado_and_histogram() -> None:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
-    assert not at.exception
-    values = {m.label: m.value for m in at.metric}
+    at = start("uncertainty")
+    values = kpis(at)
     p10, p50, p90 = (money(values[f"P{p} cost per M tokens"]) for p in (10, 50, 90))
     assert p10 <= p50 <= p90
     assert values["Owning cheaper than renting"].endswith("of samples")
     assert len(at.get("vega_lite_chart")) == 2
     # a narrower electricity range never widens the spread
-    at.slider(key="range_electricity_usd_per_kwh").set_value((0.07, 0.09)).run()
-    narrow = {m.label: m.value for m in at.metric}
+    at.text_input(key="range_electricity_usd_per_kwh_low").set_value("0.07").run()
+    at.text_input(key="range_electricity_usd_per_kwh_high").set_value("0.09").run()
+    narrow = kpis(at)
     assert money(narrow["P90 cost per M tokens"]) - money(narrow["P10 cost per M tokens"]) <= p90 - p10 + 1e-9
+
+
+def test_ranges_samples_and_seed_travel_in_the_link() -> None:
+    at = start("uncertainty")
+    at.text_input(key="range_pue_high").set_value("1.9").run()
+    at.number_input(key="mc_samples").set_value(2000).run()
+    at.number_input(key="mc_seed").set_value(7).run()
+    query = dict(at.query_params)
+    assert query["settings.pue_high"] == "1.9" and query["settings.samples"] == "2000"
+    assert query["settings.seed"] == "7"
+    shown = kpis(at)
+    again = start("uncertainty", {str(k): str(v) for k, v in query.items()})
+    assert kpis(again) == shown
+    assert again.text_input(key="range_pue_high").value == "1.9"
+
+
+def test_a_bad_range_is_refused_by_name() -> None:
+    at = start("uncertainty")
+    at.text_input(key="range_pue_low").set_value("low").run()
+    assert not at.exception
+    assert any("pue_low" in e.value for e in at.error)

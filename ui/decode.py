@@ -77,6 +77,47 @@ def _irr(value: Any) -> str:
     return "none" if value is None or (isinstance(value, float) and not math.isfinite(value)) else fmt.percent(value)
 
 
+HELP = {
+    "Best option (NPV)": "The feasible option with the highest NPV against the status quo",
+    "NPV of adding decode": "Net present value of 'add decode' minus the status quo over the horizon, at the cost "
+                            "of capital",
+    "Break-even decode price": "The most one decode accelerator may cost for 'add decode' to match the best "
+                               "alternative; negative: not even free",
+    "Payback of adding decode": "When the cumulative cash flow against the status quo turns positive",
+    "IRR of adding decode": "Internal rate of return of 'add decode' against the status quo",
+}
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(float(value)) else None
+
+
+def _kpis(options: Any, break_even: float | None) -> dict[str, tuple[str, float | None, str, bool | None]]:
+    """title -> (text, number for the delta, delta kind, higher is better)."""
+    best = options[options["feasible"]].sort_values("npv_vs_status_quo_usd", ascending=False)
+    row = options[options["option"] == "add decode"]
+    ok = not row.empty and bool(row["feasible"].iloc[0])
+    r: dict[str, Any] = row.iloc[0].to_dict() if ok else {}
+    npv, pay, irr = (_number(r.get(k)) for k in ("npv_vs_status_quo_usd", "payback_months", "irr_vs_status_quo"))
+    return {
+        "Best option (NPV)": (best["option"].iloc[0] if len(best) else "none feasible", None, "", None),
+        "NPV of adding decode": (fmt.usd(npv) if ok else "not feasible", npv, "usd", True),
+        "Break-even decode price": (fmt.EMPTY if break_even is None else fmt.usd(break_even) + " each",
+                                    _number(break_even), "usd", True),
+        "Payback of adding decode": (_payback(r.get("payback_months")) if ok else fmt.EMPTY, pay, "months", False),
+        "IRR of adding decode": (_irr(r.get("irr_vs_status_quo")) if ok else fmt.EMPTY, irr, "pp", True),
+    }
+
+
+def _change(d: float, kind: str) -> str:
+    sign = "-" if d < 0 else "+"
+    if kind == "usd":
+        return sign + fmt.usd(abs(d))
+    if kind == "pp":
+        return f"{sign}{abs(d) * 100:,.1f} pp"
+    return f"{sign}{abs(d):,.1f} months"
+
+
 def _price_note(scenario: dict[str, Any]) -> None:
     decode = scenario["decode_accelerator"]
     if scenario["decode_accelerator_price_usd"] is not None:
@@ -118,21 +159,23 @@ except (economics.ScenarioError, ValueError) as error:
 options = result.options
 _price_note(scenario)
 common.measured_speed_check("decode_output_tokens_per_s_per_accelerator", "decode_accelerator")
-best = options[options["feasible"]].sort_values("npv_vs_status_quo_usd", ascending=False)
-decode_row = options[options["option"] == "add decode"]
-decode_ok = not decode_row.empty and bool(decode_row["feasible"].iloc[0])
-row: dict[str, Any] = decode_row.iloc[0].to_dict() if decode_ok else {}
+common.baseline_controls()
+kpis = _kpis(options, break_even)
+pinned = state.baseline()
+base_kpis: dict[str, Any] | None = None
+if pinned is not None and not _missing(pinned):
+    try:
+        base_result, base_break_even = _study(common.canonical(pinned))
+        base_kpis = _kpis(base_result.options, base_break_even)
+    except (economics.ScenarioError, ValueError):
+        base_kpis = None
 k = st.columns(5)
-k[0].metric("Best option (NPV)", best["option"].iloc[0] if len(best) else "none feasible")
-k[1].metric("NPV of adding decode", fmt.usd(row["npv_vs_status_quo_usd"]) if decode_ok else "not feasible",
-            help="Net present value of 'add decode' minus the status quo over the horizon, at the cost of capital")
-k[2].metric("Break-even decode price", "—" if break_even is None else fmt.usd(break_even) + " each",
-            help="The most one decode accelerator may cost for 'add decode' to match the best alternative; "
-                 "negative: not even free")
-k[3].metric("Payback of adding decode", _payback(row.get("payback_months")) if decode_ok else "—",
-            help="When the cumulative cash flow against the status quo turns positive")
-k[4].metric("IRR of adding decode", _irr(row.get("irr_vs_status_quo")) if decode_ok else "—",
-            help="Internal rate of return of 'add decode' against the status quo")
+for col, (title, (text, value, kind, good)) in zip(k, kpis.items(), strict=True):
+    change = None
+    if base_kpis is not None and value is not None and base_kpis[title][1] is not None:
+        change = _change(value - base_kpis[title][1], kind)
+    col.metric(title, text, delta=None if change is None else f"{change} vs baseline",
+               delta_color="normal" if good else "inverse" if good is False else "off", help=HELP[title])
 
 for _, bad in options[~options["feasible"]].iterrows():
     st.warning(f"{bad['option']}: {plain(bad['reason'])}")

@@ -127,13 +127,30 @@ except economics.ScenarioError as error:
     st.error(plain(str(error)))
     st.stop()
 
-summary = {str(k): v for k, v in mc.summary.set_index("output").to_dict("index")["cost_usd_per_m_tokens"].items()}
+def _percentiles(mc: Any) -> dict[str, float]:
+    table = mc.summary.set_index("output").to_dict("index")["cost_usd_per_m_tokens"]
+    return {str(k): float(v) for k, v in table.items() if k in ("p10", "p50", "p90")}
+
+
+common.baseline_controls()
+pinned = state.baseline()
+base: tuple[dict[str, float], float] | None = None
+if pinned is not None:
+    try:  # the baseline under the same ranges, draws and seed
+        _, base_mc, base_own = _study(common.canonical(pinned), json.dumps(ranges, sort_keys=True), samples, seed)
+        base = (_percentiles(base_mc), base_own)
+    except economics.ScenarioError:
+        base = None
+summary = _percentiles(mc)
 k = st.columns(4)
 for col, p in zip(k, ("p10", "p50", "p90"), strict=False):
-    col.metric(f"{p.upper()} cost per M tokens", fmt.usd_rate(float(summary[p])),
-               help=f"{p[1:]} % of the draws cost less")
+    change = None if base is None else fmt.delta("cost_usd_per_m_tokens", summary[p], base[0][p])
+    col.metric(f"{p.upper()} cost per M tokens", fmt.usd_rate(summary[p]), help=f"{p[1:]} % of the draws cost less",
+               delta=None if change is None else f"{change} vs baseline", delta_color="inverse")
+change = None if base is None else f"{'-' if own_cheaper < base[1] else '+'}{abs(own_cheaper - base[1]) * 100:.1f} pp"
 k[3].metric("Owning cheaper than renting", f"{fmt.percent(own_cheaper)} of samples",
-            help="Same draws for both (paired); renting at the catalog rent")
+            help="Same draws for both (paired); renting at the catalog rent",
+            delta=None if change is None else f"{change} vs baseline", delta_color="off")
 
 st.subheader("Tornado: cost per M tokens, one input at a time")
 chart_data = sens.assign(start=sens[["output_at_low", "output_at_high"]].min(axis=1),
