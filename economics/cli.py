@@ -134,8 +134,8 @@ def with_range_columns(result: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
         at = list(out.columns).index(field) + 1 if field in out.columns else len(FIELDS)
         while at < len(out.columns) and str(out.columns[at]).startswith(field + "_"):
             at += 1
-        out.insert(min(at, len(out.columns)), col, pd.array(np.where(np.isfinite(vals), vals, np.nan),
-                                                            dtype="Float64"))
+        out.insert(min(at, len(out.columns)), col, pd.Series(np.where(np.isfinite(vals), vals, np.nan),
+                                                             index=out.index, dtype="Float64"))
     return out
 
 

@@ -181,7 +181,7 @@ def excel_safe(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         column = out[col].astype(object)
         for r in np.flatnonzero(illegal | long):
             value = escape_controls(str(column.iloc[r])) if illegal[r] else str(column.iloc[r])
-            column.iloc[r] = value[:EXCEL_MAX_CELL_CHARS]
+            column.iloc[int(r)] = value[:EXCEL_MAX_CELL_CHARS]
         out[col] = column
         name = shown(str(col))
         if illegal.any():

@@ -48,9 +48,9 @@ def ranges_from_row(row: dict[str, Any]) -> dict[str, tuple[float, float]]:
                 end = parse_values.number(row.get(col))
             except (parse_values.ValueProblem, parse_values.CellTypeError) as exc:
                 raise ScenarioError([_problem(col, f"{col}: {exc}")]) from None
-            if end is parse_values.EMPTY:
+            if not isinstance(end, float):  # EMPTY
                 raise ScenarioError([_problem(col, f"{col}: empty; give both {lo_col} and {hi_col}")])
-            ends.append(float(end))
+            ends.append(end)
         out[field] = (ends[0], ends[1])
     return out
 

@@ -297,10 +297,10 @@ def _check_ranges(df: pd.DataFrame, cols: dict[str, Any], problems: _Problems) -
             inverted = both & (lo > hi)
             outside = both & ~inverted & ~np.isnan(base) & ((base < lo) | (base > hi)) & ~problems.flagged(field)
         for r in np.flatnonzero(inverted):
-            problems.add_one(r, lo_c, lo[r], f"{lo_c}: range {show_value(lo[r])}..{show_value(hi[r])} is inverted "
+            problems.add_one(int(r), lo_c, lo[r], f"{lo_c}: range {show_value(lo[r])}..{show_value(hi[r])} is inverted "
                              f"({lo_c} above {hi_c})")
         for r in np.flatnonzero(outside):
-            problems.add_one(r, field, base[r], f"{field}: range {show_value(lo[r])}..{show_value(hi[r])} must "
+            problems.add_one(int(r), field, base[r], f"{field}: range {show_value(lo[r])}..{show_value(hi[r])} must "
                              f"contain the base value {show_value(base[r])}")
 
 

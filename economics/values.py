@@ -83,9 +83,14 @@ class CellTypeError(TypeError):
 class Spec(Protocol):
     """What the parser needs to know about a field (:class:`economics.scenario.FieldSpec` has it)."""
 
-    name: str
-    kind: str
-    choices: tuple[str, ...]
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def choices(self) -> tuple[str, ...]: ...
 
 
 def shown(value: Any, limit: int = MAX_SHOWN_CHARS) -> str:
@@ -260,9 +265,9 @@ def parse(spec: Spec, value: Any) -> Any:
     """
     if spec.kind in ("float", "int"):
         x = number(value)
-        if x is EMPTY or spec.kind == "float":
+        if isinstance(x, _Empty) or spec.kind == "float":
             return x
-        return whole(float(x))
+        return whole(x)
     if spec.kind == "bool":
         return boolean(value)
     if spec.kind == "choice":
