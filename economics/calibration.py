@@ -28,7 +28,7 @@ from scipy.optimize import minimize
 
 from . import capacity as cap
 from . import catalog
-from .estimate import FACTORS, fill_throughput, model_class, stored_factors
+from .estimate import FACTORS, TOKEN_FACTOR, fill_throughput, model_class, stored_factors
 from .scenario import FIELDS
 from .validation import validate
 
@@ -40,9 +40,11 @@ OFFLINE_MAX_BATCH = 2048.0
 """Batch limit for offline (maximum-throughput) points that publish no concurrency: TensorRT-LLM's default
 ``max_batch_size`` (LLM API BuildConfig default 2048, https://nvidia.github.io/TensorRT-LLM/llm-api/reference.html)."""
 START = {"bandwidth_utilization": 0.6, "compute_utilization": 0.5, "prefill_compute_utilization": 0.4,
-         "step_overhead_us_per_layer": 50.0}
+         "step_overhead_us_per_layer": 50.0, TOKEN_FACTOR: 20.0}
+FITTED = (*FACTORS, TOKEN_FACTOR)
 LIMITS = {"bandwidth_utilization": (0.05, 0.95), "compute_utilization": (0.05, 0.95),
-          "prefill_compute_utilization": (0.02, 0.95), "step_overhead_us_per_layer": (0.0, 500.0)}
+          "prefill_compute_utilization": (0.02, 0.95), "step_overhead_us_per_layer": (0.0, 500.0),
+          TOKEN_FACTOR: (0.1, 2000.0)}
 """No kernel reaches its peak: utilizations stay at or below 0.95."""
 PRIOR_WEIGHT = 1e-3
 """A weak pull of each utilization towards its start value: it only decides between settings the data cannot tell
@@ -129,7 +131,7 @@ def predict_columns(cols: dict[str, np.ndarray], factors: dict[str, Any]) -> dic
     """Output tokens/s per accelerator (prefill included, as a benchmark measures it) and time to first token [s]
     for validated point columns under the given factors."""
     n = len(cols["accelerator"])
-    cal = {f: np.broadcast_to(np.asarray(factors[f], dtype=float), (n,)).copy() for f in FACTORS}
+    cal = {f: np.broadcast_to(np.asarray(factors.get(f, 0.0), dtype=float), (n,)).copy() for f in FITTED}
     c, out = _fill(cols, cal)
     # a measured per-user speed the model cannot reach: predict the fastest setting (batch 1) and say so
     slow = ~out["feasible"] & np.char.startswith(out["infeasible_reason"].astype(str), "interactivity")
@@ -176,7 +178,7 @@ def _fit(pts: pd.DataFrame, fixed: dict[str, float] | None = None) -> dict[str, 
     ``fixed`` factors are held at the given values."""
     cols = _columns(pts)
     fixed = fixed or {}
-    free = [f for f in FACTORS if f not in fixed]
+    free = [f for f in FITTED if f not in fixed]
     lo = np.log([max(LIMITS[f][0], 1e-3) for f in free])
     hi = np.log([LIMITS[f][1] for f in free])
 
@@ -186,11 +188,11 @@ def _fit(pts: pd.DataFrame, fixed: dict[str, float] | None = None) -> dict[str, 
 
     def objective(x: np.ndarray) -> float:
         f = factors_of(x)
-        prior = sum(np.log(f[k] / START[k]) ** 2 for k in FACTORS if "utilization" in k)
+        prior = sum(np.log(f[k] / START[k]) ** 2 for k in FITTED if "utilization" in k)
         return _loss(predict_columns(cols, f), pts) + PRIOR_WEIGHT * prior
 
     x0 = np.log([max(START[f], 1e-3) for f in free])
-    res = minimize(objective, x0, method="Nelder-Mead", options={"xatol": 1e-3, "fatol": 1e-5, "maxiter": 400})
+    res = minimize(objective, x0, method="Nelder-Mead", options={"xatol": 1e-3, "fatol": 1e-5, "maxiter": 800})
     return {f: round(v, 4) if "utilization" in f else round(v, 1) for f, v in factors_of(res.x).items()}
 
 
@@ -352,10 +354,12 @@ def holdout_text() -> str:
              "factors: data/calibration.csv (fitted on the training split only)", "",
              f"{'scope':18} {'train n':>7} {'median':>7} {'worst':>7}   {'held-out n':>10} {'median':>7} {'worst':>7}"
              f"   {'TTFT n':>6} {'median':>7} {'worst':>7}"]
-    for r in table.itertuples():
-        lines.append(f"{r.scope:18} {r.train_points:7d} {pct(r.train_median_pct)} {pct(r.train_worst_pct)}   "
-                     f"{r.holdout_points:10d} {pct(r.holdout_median_pct)} {pct(r.holdout_worst_pct)}   "
-                     f"{r.ttft_points:6d} {pct(r.ttft_median_pct)} {pct(r.ttft_worst_pct)}")
+    for r in table.to_dict("records"):
+        f = {k: float(v) for k, v in r.items() if k != "scope" and k != "accelerators"}
+        lines.append(f"{r['scope']:18} {int(f['train_points']):7d} {pct(f['train_median_pct'])} "
+                     f"{pct(f['train_worst_pct'])}   {int(f['holdout_points']):10d} {pct(f['holdout_median_pct'])} "
+                     f"{pct(f['holdout_worst_pct'])}   {int(f['ttft_points']):6d} {pct(f['ttft_median_pct'])} "
+                     f"{pct(f['ttft_worst_pct'])}")
     lines += ["", f"output tokens/s per accelerator, prefill included; TTFT over {int(summary['ttft_points'])} "
                   "measured points (saturated points excluded)"]
     return "\n".join(lines) + "\n"

@@ -39,6 +39,10 @@ SOURCE_GIVEN, SOURCE_CURVE, SOURCE_ESTIMATE = "measured", "measured curve", "est
 FACTORS = ("bandwidth_utilization", "compute_utilization", "prefill_compute_utilization",
            "step_overhead_us_per_layer")
 """The roofline's efficiency factors: scenario fields that, when empty, take the calibrated values."""
+TOKEN_FACTOR = "token_overhead_ns_per_layer"
+"""Calibrated only (no scenario field): time per token per layer outside the GEMMs and attention (norms,
+activations, routing and token permutation, sampling); 0 where data/calibration.csv has no such column, and 0 when the
+scenario gives its own ``step_overhead_us_per_layer`` (its overhead then replaces the calibrated ones)."""
 
 THROUGHPUT_OUTPUTS: dict[str, str] = {
     "throughput_source": "text",
@@ -280,6 +284,11 @@ class Roofline:
         self.link_latency_us = accelerator_figure(c["accelerator"], "interconnect_latency_us")
         self.eff_bw, self.eff_f, self.eff_p, self.overhead_us_per_layer = _efficiency(c, m, factors)
         self.overhead = m["layers"] * self.overhead_us_per_layer * 1e-6
+        cal = stored_factors(c["accelerator"], c["model"]) if factors is None else factors
+        # a scenario that gives its own step overhead replaces the calibrated overheads, the per-token one included
+        token_ns = np.where(np.isnan(c["step_overhead_us_per_layer"]),
+                            np.asarray(cal.get(TOKEN_FACTOR, np.zeros(len(self.bw))), dtype=float), 0.0)
+        self.token_overhead_s = m["layers"] * token_ns * 1e-9
         # KV bytes per token and layer: the architecture's formula (one layer), at the KV precision
         self.per_layer = np.where(m["mla"], arch.kv_cache_bytes_per_token_mla(1.0, m["kv_lora_rank"],
                                                                               m["qk_rope_head_dim"], self.kv_b),
@@ -323,13 +332,14 @@ class Roofline:
     def step(self, batch: Array, n: Array) -> Array:
         return th.decode_step_s(batch, n, self.bw, self.peak, self.eff_bw, self.eff_f, self.weights_read(batch),
                                 self.kv_avg, self.linear_flops_tok, self.overhead,
-                                self.attention_flops * self.attention_cost) + self.communication_s(batch, n)
+                                self.attention_flops * self.attention_cost) + self.communication_s(batch, n) + (
+            batch * self.token_overhead_s)
 
     def prefill_rate(self, n: Array) -> Array:
         """Prompt tokens/s of a replica of n accelerators when prefill rides in large batches (weights read once
         per chunk, so compute-bound) plus its all-reduce traffic [token/s]."""
         per_token = self.prefill_flops_tok / (n * self.peak * 1e12 * self.eff_p) + self.communication_s(1.0, n) - (
-            self.communication_s(0.0, n))
+            self.communication_s(0.0, n)) + self.token_overhead_s
         return 1.0 / per_token
 
     def mixed_step(self, batch: Array, n: Array, step: Array | None = None) -> Array:
@@ -373,7 +383,10 @@ def stored_factors(accelerators: Array, models: Array | None = None) -> dict[str
     scope = pd.Series("global", index=fam.index, dtype=object)
     for candidate in ("global:" + cls, fam, fam + ":" + cls):
         scope = candidate.where(candidate.isin(cal.index), scope)
-    return {f: scope.map(cal[f].astype(float)).to_numpy(dtype=float)[inverse.ravel()] for f in FACTORS}
+    names = [f for f in (*FACTORS, TOKEN_FACTOR) if f in cal.columns]
+    out = {f: scope.map(cal[f].replace("", "0").astype(float)).to_numpy(dtype=float)[inverse.ravel()] for f in names}
+    out.setdefault(TOKEN_FACTOR, np.zeros(len(acc)))
+    return out
 
 
 MOE_GRANULARITY = 8.0
@@ -542,9 +555,10 @@ def trace_throughput(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> 
               kv_cache_gb_per_sequence=(rl.kv_max / 1e9, "GB"))
     target = c["target_output_tokens_per_s_per_user"]
     trace.add("batch_size", b, "sequence",
-              "largest B <= min({max_batch_in_memory}, {max_batch_size}) with 1 / t(B) >= "
+              "largest B <= min({max_batch_in_memory}, {max_batch_size}) with 1 / t_mix(B) >= "
               "{target_output_tokens_per_s_per_user}",
-              note="the replica size that gives the most throughput per accelerator",
+              note="t_mix: the decode step with its chunked prefill (below); the replica size that gives the most "
+                   "throughput per accelerator, prefill included",
               max_batch_in_memory=(thr["max_batch_in_memory"], ""),
               max_batch_size=(c["max_batch_size"], ""),
               target_output_tokens_per_s_per_user=(np.where(np.isnan(target), np.inf, target), "token/s"))
@@ -556,26 +570,29 @@ def trace_throughput(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> 
               "{peak_tflops} x {compute_utilization})) / 1,000 + max({batch_size} x {kv_gb_at_average_context} / "
               "({accelerators_per_replica} x {bandwidth_tb_per_s} x {bandwidth_utilization}), {batch_size} x "
               "{attention_gflop_per_token} / ({accelerators_per_replica} x {peak_tflops} x {compute_utilization})) "
-              "/ 1,000 + {tensor_parallel_s}",
+              "/ 1,000 + {tensor_parallel_s} + {batch_size} x {token_overhead_s}",
               note=f"weight GEMMs and attention each on their own roofline; {thr['decode_bound'][r]}-bound"
               + ("; MoE: only the experts the batch touches are read" if m["experts"][r] > 0 else "")
-              + "; tensor_parallel_s: two ring all-reduces per layer over the interconnect",
+              + "; tensor_parallel_s: two ring all-reduces per layer over the interconnect; token_overhead_s: "
+              "per-token work outside GEMMs and attention over all layers (calibrated)",
               overhead_s=(rl.overhead, "s"), weights_read_gb=(w / 1e9, "GB"), batch_size=(b, ""),
               kv_gb_at_average_context=(rl.kv_avg / 1e9, "GB"), accelerators_per_replica=(n, ""),
               bandwidth_tb_per_s=(rl.bw, "TB/s"), bandwidth_utilization=(rl.eff_bw, ""),
               linear_gflop_per_token=(rl.linear_flops_tok / 1e9, "GFLOP"),
               attention_gflop_per_token=(rl.attention_flops * rl.attention_cost / 1e9, "GFLOP"),
               peak_tflops=(rl.peak, "TFLOPS"), compute_utilization=(rl.eff_f, ""),
-              tensor_parallel_s=(rl.communication_s(b, n), "s"))
+              tensor_parallel_s=(rl.communication_s(b, n), "s"), token_overhead_s=(rl.token_overhead_s, "s"))
     p_rep = rl.prefill_rate(n)
     t_mix = rl.mixed_step(b, n)
     trace.add("input_tokens_per_s_per_accelerator", c["input_tokens_per_s_per_accelerator"], "token/s",
               "1 / ({prefill_gflop_per_token} / ({accelerators_per_replica} x {peak_tflops} x "
-              "{prefill_compute_utilization}) / 1,000 + {tensor_parallel_s_per_token}) / {accelerators_per_replica}",
+              "{prefill_compute_utilization}) / 1,000 + {tensor_parallel_s_per_token} + {token_overhead_s}) / "
+              "{accelerators_per_replica}",
               note="chunked prefill in large batches: compute-bound (linear layers + causal attention over the prompt)",
               prefill_gflop_per_token=(rl.prefill_flops_tok / 1e9, "GFLOP"), accelerators_per_replica=(n, ""),
               peak_tflops=(rl.peak, "TFLOPS"), prefill_compute_utilization=(rl.eff_p, ""),
-              tensor_parallel_s_per_token=(rl.communication_s(1.0, n) - rl.communication_s(0.0, n), "s"))
+              tensor_parallel_s_per_token=(rl.communication_s(1.0, n) - rl.communication_s(0.0, n), "s"),
+              token_overhead_s=(rl.token_overhead_s, "s"))
     trace.add("mixed_step_s", t_mix, "s",
               "{decode_step_s} + {batch_size} x {uncached_input_tokens} / {output_tokens_per_request} / "
               "({accelerators_per_replica} x {input_tokens_per_s_per_accelerator})",
