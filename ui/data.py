@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from economics import catalog
+from economics.sources import with_source_links
 
 st.title("Data and sources")
 st.caption("Every number in data/ carries its source, the source's date and a confidence tag: listed (datasheet, "
            "official list), vendor claim, secondary (press, analysts, third-party benchmarks) or estimate (ours; "
-           "the note says how).")
+           "the note says how). The link column opens each row's source; source_date is the source's date, or the "
+           "month it was read for an undated page.")
+
+LINK = {"link": st.column_config.LinkColumn("link", help="Opens the source cited in the source column",
+                                             display_text=r"https?://(?:www\.)?([^/]+)")}
+
+
+def show(table: pd.DataFrame, hide_index: bool = False) -> None:
+    """One catalog with its sources as clickable links (the link text is the site's domain, plain text)."""
+    st.dataframe(with_source_links(table), hide_index=hide_index, width="stretch", column_config=LINK)
+
 
 tabs = st.tabs(["Accelerators", "Models", "Measured speeds", "Measured curves", "Defaults", "API prices",
                 "Calibration"])
@@ -21,19 +33,19 @@ with tabs[0]:
         figures = figures[figures["accelerator"] == chosen]
     confidence = st.multiselect("Confidence", list(catalog.CONFIDENCE_TAGS), default=list(catalog.CONFIDENCE_TAGS),
                                 key="data_confidence")
-    st.dataframe(figures[figures["confidence"].isin(confidence)], hide_index=True, width="stretch")
+    show(figures[figures["confidence"].isin(confidence)], hide_index=True)
 with tabs[1]:
     st.caption("KV-cache bytes per token are computed from the architecture (BF16), not typed in.")
-    st.dataframe(catalog.models(), width="stretch")
+    show(catalog.models())
 with tabs[2]:
-    st.dataframe(catalog.throughput_claims(), width="stretch")
+    show(catalog.throughput_claims())
 with tabs[3]:
-    st.dataframe(catalog.throughput_curves(), hide_index=True, width="stretch")
+    show(catalog.throughput_curves(), hide_index=True)
 with tabs[4]:
-    st.dataframe(catalog.defaults(), width="stretch")
+    show(catalog.defaults())
 with tabs[5]:
-    st.dataframe(catalog.api_prices(), hide_index=True, width="stretch")
+    show(catalog.api_prices(), hide_index=True)
 with tabs[6]:
     st.caption("Fitted by `python -m economics calibrate --write`; `python -m economics calibrate` prints predicted "
                "vs measured for every point.")
-    st.dataframe(catalog.calibration(), width="stretch")
+    show(catalog.calibration())
