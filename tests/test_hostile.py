@@ -213,3 +213,20 @@ def test_excel_export_escapes_control_characters_and_reports_cut_cells() -> None
     assert any("name longer than a cell holds (32,767 characters) in rows 2 (40,000 characters)" in n for n in notes)
     assert to_excel_bytes(result)[:2] == b"PK"  # the plain function still gives the workbook
     assert "\x1b" in to_csv_text(result)  # CSV and JSON keep the exact text
+
+
+@pytest.mark.parametrize("data, words", [
+    (b"name,accelerator_count,output_tokens_per_s_per_accelerator\na,8,1000\nb,8\n",
+     "rows with fewer cells than the header's 3 (a missing separator would shift or default values): line 3"),
+    (b"# note\nname,accelerator_count,output_tokens_per_s_per_accelerator\n\"two\nlines\",8,1000\nb\n",
+     "line 5"),  # quoted line break: still counted by physical line
+    (b"name,accelerator_count\n" + b"a,8\n" * 10_000 + b"b,\x008\n", "binary data"),  # a NUL anywhere
+])
+def test_short_rows_and_late_nul_bytes_are_refused_not_padded(data: bytes, words: str) -> None:
+    with pytest.raises(InputError, match=re.escape(words)):
+        read_scenarios_csv(data)
+
+
+def test_blank_lines_and_rows_of_empty_cells_are_not_short_rows() -> None:
+    df = read_scenarios_csv(b"name,accelerator_count,output_tokens_per_s_per_accelerator\na,8,1000\n\n  \n,,\n")
+    assert len(df) == 2  # the blank lines are skipped; ',,' is a row of empty cells (the default scenario)
