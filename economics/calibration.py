@@ -30,6 +30,7 @@ from . import capacity as cap
 from . import catalog
 from .estimate import FACTORS, TOKEN_FACTOR, fill_throughput, model_class, stored_factors
 from .scenario import FIELDS
+from .throughput import BYTES_PER_VALUE
 from .validation import validate
 
 MIN_POINTS = 8
@@ -39,6 +40,11 @@ HOLDOUT_MODELS = ("llama-2-7b", "llama-3.1-405b", "mixtral-8x7b", "qwen3-30b-a3b
 OFFLINE_MAX_BATCH = 2048.0
 """Batch limit for offline (maximum-throughput) points that publish no concurrency: TensorRT-LLM's default
 ``max_batch_size`` (LLM API BuildConfig default 2048, https://nvidia.github.io/TensorRT-LLM/llm-api/reference.html)."""
+KV_FREE_FRACTION = {"TensorRT-LLM 0.11": 0.99, "TensorRT-LLM": 0.95}
+"""Share of the memory left after the weights that TensorRT-LLM's benchmarks gave the KV cache
+(``kv_cache_free_gpu_mem_fraction``): 0.99 in the 0.11 commands, 0.95 "in a majority of cases" from 0.19 on (the
+performance overviews cited with each point). Other engines keep the scenario's ``memory_utilization`` (of all
+memory, as vLLM counts it)."""
 START = {"bandwidth_utilization": 0.6, "compute_utilization": 0.5, "prefill_compute_utilization": 0.4,
          "step_overhead_us_per_layer": 50.0, TOKEN_FACTOR: 20.0}
 FITTED = (*FACTORS, TOKEN_FACTOR)
@@ -66,8 +72,10 @@ def _curve_rows() -> list[dict[str, Any]]:
             _num(p["accelerator_count"]) if p["point_kind"] == "measured" else np.nan)
         conc = _num(p.get("concurrency", ""))
         ttft = _num(p.get("time_to_first_token_s", ""))
+        free = next((f for prefix, f in KV_FREE_FRACTION.items() if p["framework"].startswith(prefix)), np.nan)
         rows.append({
             "point": f"{p['curve_id']} @ {p['output_tokens_per_s_per_user'] or p['point_kind']}",
+            "kv_free_fraction": free,
             "source_group": p.get("holdout_group", "") or p["curve_id"].split("-")[0],
             "accelerator": p["accelerator"], "model": p["model"], "precision": p["precision"], "replica": replica,
             "input_tokens": _num(p["input_tokens"]), "output_tokens": _num(p["output_tokens"]),
@@ -91,6 +99,7 @@ def _claim_rows() -> list[dict[str, Any]]:
             "replica": _num(p["accelerator_count"]), "input_tokens": _num(p["input_tokens"]),
             "output_tokens": _num(p["output_tokens"]), "per_user": np.nan, "max_batch": OFFLINE_MAX_BATCH,
             "metric": p["metric"], "measured": float(p["value"]), "measured_ttft": np.nan, "kind": "claim",
+            "kv_free_fraction": np.nan,
         })
     return rows
 
@@ -124,7 +133,22 @@ def _columns(pts: pd.DataFrame) -> dict[str, np.ndarray]:
         "rent_usd_per_accelerator_hour": 1.0,
     }).reset_index(drop=True)
     cols, _ = validate(frame[[c for c in frame.columns if c in FIELDS]])
+    # an engine that gives the KV cache a share f of the memory left after the weights W uses
+    # W + f (n M - W) of n M: memory_utilization = f + (1 - f) W / (n M)
+    free = pts["kv_free_fraction"].to_numpy(dtype=float) if "kv_free_fraction" in pts else np.full(len(frame), np.nan)
+    weights = _weight_bytes(pts.reset_index(drop=True))
+    total = cols["accelerators_per_replica"] * cols["accelerator_memory_gb"] * 1e9
+    with np.errstate(invalid="ignore", divide="ignore"):
+        engine = free + (1.0 - free) * weights / total
+    cols["memory_utilization"] = np.where(np.isfinite(engine), np.minimum(engine, 1.0), cols["memory_utilization"])
     return cols
+
+
+def _weight_bytes(pts: pd.DataFrame) -> np.ndarray:
+    """Weight bytes of each point's model at its precision [byte] (NaN where unknown)."""
+    params = pts["model"].map(catalog.models()["total_params_b"]).to_numpy(dtype=float)
+    per = pts["precision"].map(BYTES_PER_VALUE).to_numpy(dtype=float)
+    return params * 1e9 * per
 
 
 def predict_columns(cols: dict[str, np.ndarray], factors: dict[str, Any]) -> dict[str, np.ndarray]:
