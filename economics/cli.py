@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-import numpy as np
 import pandas as pd
 
 from .batch import ScenarioError, evaluate_with_report, explain_row, provenance_text
@@ -27,8 +26,8 @@ from .outputs import NUMERIC_OUTPUTS
 from .retrofit import analyse, break_even_decode_price_usd
 from .scenario import FIELDS, Scenario
 from .scenario_files import read_scenarios, to_csv_text, to_json_text
-from .uncertainty import monte_carlo, ranges_from_row, tornado
-from .validation import RANGE_COLUMNS, InputError, Problem, range_values, validate
+from .uncertainty import monte_carlo, ranges_from_row, tornado, with_range_columns
+from .validation import RANGE_COLUMNS, InputError, Problem, validate
 from .values import capped, escape_controls, shown
 
 EXIT_OK, EXIT_INVALID_ROWS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -120,23 +119,6 @@ def _report(report_rows: list[tuple[int, str, str, object, str]]) -> None:
         say(f"row {row} ({shown(str(name))}): {message}")
     if len(report_rows) > MAX_REPORT_LINES:
         say(f"… and {len(report_rows) - MAX_REPORT_LINES:,} more problems (--errors FILE writes them all)")
-
-
-def with_range_columns(result: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
-    """The evaluation result with the input's ``<field>_low``/``<field>_high`` columns kept (as numbers), each
-    after its field's column."""
-    ranges = range_values(df)
-    if not ranges:
-        return result
-    out = result.copy()
-    for col, vals in ranges.items():
-        field = RANGE_COLUMNS[col][0]
-        at = list(out.columns).index(field) + 1 if field in out.columns else len(FIELDS)
-        while at < len(out.columns) and str(out.columns[at]).startswith(field + "_"):
-            at += 1
-        out.insert(min(at, len(out.columns)), col, pd.Series(np.where(np.isfinite(vals), vals, np.nan),
-                                                             index=out.index, dtype="Float64"))
-    return out
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:

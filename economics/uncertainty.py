@@ -20,7 +20,7 @@ import pandas as pd
 from . import values as parse_values
 from .batch import ScenarioError, as_scenario, evaluate, evaluate_scenario
 from .scenario import FIELDS, Scenario
-from .validation import Problem
+from .validation import RANGE_COLUMNS, Problem, range_values
 
 RANGE_SUFFIXES = ("_low", "_high")
 Distribution = Literal["triangular", "uniform"]
@@ -52,6 +52,23 @@ def ranges_from_row(row: dict[str, Any]) -> dict[str, tuple[float, float]]:
                 raise ScenarioError([_problem(col, f"{col}: empty; give both {lo_col} and {hi_col}")])
             ends.append(end)
         out[field] = (ends[0], ends[1])
+    return out
+
+
+def with_range_columns(result: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
+    """The evaluation result with the input's ``<field>_low``/``<field>_high`` columns kept (as numbers), each
+    after its field's column."""
+    ranges = range_values(df)
+    if not ranges:
+        return result
+    out = result.copy()
+    for col, vals in ranges.items():
+        field = RANGE_COLUMNS[col][0]
+        at = list(out.columns).index(field) + 1 if field in out.columns else len(FIELDS)
+        while at < len(out.columns) and str(out.columns[at]).startswith(field + "_"):
+            at += 1
+        out.insert(min(at, len(out.columns)), col, pd.Series(np.where(np.isfinite(vals), vals, np.nan),
+                                                             index=out.index, dtype="Float64"))
     return out
 
 

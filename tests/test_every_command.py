@@ -173,3 +173,14 @@ def test_a_real_process_shows_no_traceback(files: dict[str, str], args: list[str
     proc = subprocess.run([sys.executable, "-m", "economics", *[a.format(**files) for a in args]], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == code and "Traceback" not in proc.stderr and proc.stderr.strip()
+
+
+def test_evaluate_keeps_the_range_columns_beside_their_field(capsys: pytest.CaptureFixture[str],
+                                                            files: dict[str, str]) -> None:
+    code, out, _err = run(capsys, "evaluate", files["valid"])
+    assert code == 0
+    header = out.splitlines()[0].split(",")
+    at = header.index("electricity_usd_per_kwh")
+    assert header[at + 1:at + 3] == ["electricity_usd_per_kwh_low", "electricity_usd_per_kwh_high"]
+    first = dict(zip(header, out.splitlines()[1].split(","), strict=True))
+    assert (first["electricity_usd_per_kwh_low"], first["electricity_usd_per_kwh_high"]) == ("0.05", "0.2")
