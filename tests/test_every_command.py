@@ -6,6 +6,8 @@ Most cases run ``main()`` in-process (fast, and an escaping exception would fail
 
 from __future__ import annotations
 
+import csv
+import io
 import subprocess
 import sys
 from pathlib import Path
@@ -179,8 +181,8 @@ def test_evaluate_keeps_the_range_columns_beside_their_field(capsys: pytest.Capt
                                                             files: dict[str, str]) -> None:
     code, out, _err = run(capsys, "evaluate", files["valid"])
     assert code == 0
-    header = out.splitlines()[0].split(",")
+    header, row = list(csv.reader(io.StringIO(out)))[:2]
     at = header.index("electricity_usd_per_kwh")
     assert header[at + 1:at + 3] == ["electricity_usd_per_kwh_low", "electricity_usd_per_kwh_high"]
-    first = dict(zip(header, out.splitlines()[1].split(","), strict=True))
+    first = dict(zip(header, row, strict=True))
     assert (first["electricity_usd_per_kwh_low"], first["electricity_usd_per_kwh_high"]) == ("0.05", "0.2")
