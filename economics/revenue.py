@@ -142,8 +142,13 @@ INPUT_SHARE_TWO_POOLS = F("input_time_share", "-",
                           note="input tokens carry the prefill pool's cost, output tokens the decode pool's")
 COST_PER_M_IN = F("cost_usd_per_m_input_tokens", "USD/M token",
                   "cost_usd_per_day * input_time_share / served_input_tokens_per_day * TOKENS_PER_M")
+OUTPUT_SHARE = F("output_time_share", "-", "decode_accelerator_s_per_day / work_accelerator_s_per_day",
+                 note="decode's share of the device time")
+OUTPUT_SHARE_TWO_POOLS = F("output_time_share", "-",
+                           "decode_pool_cost_usd_per_hour / (prefill_pool_cost_usd_per_hour"
+                           " + decode_pool_cost_usd_per_hour)")
 COST_PER_M_OUT = F("cost_usd_per_m_output_tokens", "USD/M token",
-                   "cost_usd_per_day * (1 - input_time_share) / served_output_tokens_per_day * TOKENS_PER_M")
+                   "cost_usd_per_day * output_time_share / served_output_tokens_per_day * TOKENS_PER_M")
 INPUT_REVENUE = F("input_revenue_usd_per_day", "USD/day",
                   "(served_input_tokens_per_day * (1 - prefix_cache_hit_rate) * price_usd_per_m_input_tokens"
                   " + served_cached_input_tokens_per_day * price_usd_per_m_cached_input_tokens) / TOKENS_PER_M")

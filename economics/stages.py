@@ -218,10 +218,12 @@ def facility(x: Columns) -> None:
     racks_of_pool(x, decode=False)
     if x.any_dis:
         racks_of_pool(x, decode=True)
-    for total, single in ((fleet.SYSTEMS_TOTAL, fleet.SYSTEMS_ONE_POOL), (fleet.RACKS_TOTAL, fleet.RACKS_ONE_POOL),
-                          (fleet.IT_POWER_TOTAL, fleet.IT_POWER_ONE_POOL)):
-        x.calc(total, dis)
-        x.calc(single, ~dis)
+    hosted = ~np.isnan(v["main_racks"]) & (~dis | ~np.isnan(v.get("decode_racks", v["main_racks"])))
+    for total, single, rows in ((fleet.SYSTEMS_TOTAL, fleet.SYSTEMS_ONE_POOL, True),
+                                (fleet.RACKS_TOTAL, fleet.RACKS_ONE_POOL, hosted),
+                                (fleet.IT_POWER_TOTAL, fleet.IT_POWER_ONE_POOL, True)):
+        x.calc(total, dis & rows)
+        x.calc(single, ~dis & rows)
     v["systems_per_rack"] = np.where(dis, np.nan, v["main_systems_per_rack"])
     x.calc(fleet.FACILITY_POWER)
     x.calc(fleet.KW_PER_RACK, v["racks"] > 0)
@@ -296,6 +298,9 @@ def unit_costs(x: Columns) -> None:
     v["input_time_share"] = np.full(x.n, np.nan)
     x.calc(revenue.INPUT_SHARE, ~dis & x.has_p & (v["work_accelerator_s_per_day"] > 0))
     x.calc(revenue.INPUT_SHARE_TWO_POOLS, dis)
+    v["output_time_share"] = np.full(x.n, np.nan)
+    x.calc(revenue.OUTPUT_SHARE, ~dis & x.has_p & (v["work_accelerator_s_per_day"] > 0))
+    x.calc(revenue.OUTPUT_SHARE_TWO_POOLS, dis)
     x.calc(revenue.COST_PER_M_IN, separable & (v["served_input_tokens_per_day"] > 0))
     x.calc(revenue.COST_PER_M_OUT, separable)
     x.flag(3, ~separable)
