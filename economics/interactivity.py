@@ -17,6 +17,7 @@ import pandas as pd
 from . import capacity as cap
 from . import catalog
 from . import throughput as th
+from .batch import as_scenario, evaluate, fill_throughput
 from .estimate import REPLICA_SIZES, Roofline, curves
 from .scenario import Scenario
 from .validation import validate
@@ -85,8 +86,6 @@ def pareto_front(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cost_along(scenario: dict[str, Any], per_acc: np.ndarray, prefill: np.ndarray) -> pd.DataFrame:
-    from .batch import evaluate
-
     rows = pd.DataFrame([scenario] * len(per_acc))
     rows["output_tokens_per_s_per_accelerator"] = per_acc
     rows["input_tokens_per_s_per_accelerator"] = prefill
@@ -99,8 +98,6 @@ def interactivity_curve(scenario: Scenario | dict[str, Any], max_batch: int = 25
     throughput with prefill time included, and cost per M tokens along it at the scenario's fleet, demand and
     prices) and ``measured`` (measured points for the same accelerator, model and precision,
     with their cost). Throughput fields of the scenario are ignored: the curve is what the hardware can do."""
-    from .batch import as_scenario, fill_throughput
-
     s = as_scenario(scenario).model_dump()
     s.update(output_tokens_per_s_per_accelerator=None, input_tokens_per_s_per_accelerator=None,
              target_output_tokens_per_s_per_user=None)
