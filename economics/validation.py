@@ -135,6 +135,13 @@ def _storage(series: pd.Series) -> str:
     return "mixed"
 
 
+def _plain_series(series: pd.Series) -> pd.Series:
+    """A categorical column (an evaluation result fed back in) as its values, so the vectorised paths apply."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return series.astype(series.dtype.categories.dtype if len(series.dtype.categories) else object)
+    return series
+
+
 def _per_cell(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndarray:
     """:func:`economics.values.parse` on every cell (object array, EMPTY where empty or invalid). A cell of a type
     no field holds (a list, a dict, bytes) makes the table unusable: InputError naming field, row and value."""
@@ -204,35 +211,35 @@ def _numeric(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndar
     return vals
 
 
-def _by_distinct(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndarray:
-    """:func:`economics.values.parse` once per distinct value (choices, booleans: few distinct values), EMPTY
+def _by_distinct(series: pd.Series, spec: FieldSpec, problems: _Problems, empty: Any) -> np.ndarray:
+    """:func:`economics.values.parse` once per distinct value (choices, booleans: few distinct values), ``empty``
     where empty or invalid; mixed object columns cell by cell."""
     if _storage(series) == "mixed":
-        return _per_cell(series, spec, problems)
+        cells = _per_cell(series, spec, problems)
+        return np.array([empty if c is values.EMPTY else c for c in cells], dtype=object)
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
     parsed = np.empty(len(uniques) + 1, dtype=object)
-    parsed[-1] = values.EMPTY
+    parsed[-1] = empty
     bad = np.zeros(len(uniques) + 1, dtype=bool)
     for k, u in enumerate(uniques):
         try:
-            parsed[k] = values.parse(spec, u)
+            value = values.parse(spec, u)
         except (values.ValueProblem, values.CellTypeError):
-            parsed[k], bad[k] = values.EMPTY, True
+            value, bad[k] = values.EMPTY, True
+        parsed[k] = empty if value is values.EMPTY else value
     if bad.any():
         problems.add(bad[codes], spec.name, series.to_numpy(dtype=object), lambda v: _scalar_message(spec, v))
     return parsed[codes]
 
 
 def _choice(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndarray:
-    cells = _by_distinct(series, spec, problems)
-    return np.array(["" if c is values.EMPTY else c for c in cells], dtype=object)
+    return _by_distinct(series, spec, problems, "")
 
 
 def _bool(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndarray:
     if pd.api.types.is_bool_dtype(series.dtype) and not series.hasnans:
         return series.to_numpy(dtype=bool)
-    cells = _by_distinct(series, spec, problems)
-    return np.array([bool(spec.default) if c is values.EMPTY else c for c in cells], dtype=bool)
+    return _by_distinct(series, spec, problems, bool(spec.default)).astype(bool)
 
 
 def validate(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], list[Problem]]:
@@ -251,7 +258,7 @@ def validate(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], list[Problem]]:
         if name not in df.columns:
             cols[name] = _default_column(spec, n)
             continue
-        series = df[name]
+        series = _plain_series(df[name])
         if spec.kind in ("float", "int"):
             values = _numeric(series, spec, problems)
             if not spec.optional:
@@ -271,18 +278,17 @@ def validate(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], list[Problem]]:
     return cols, problems.items
 
 
-def range_values(df: pd.DataFrame) -> dict[str, np.ndarray]:
+def range_values(df: pd.DataFrame, problems: _Problems | None = None) -> dict[str, np.ndarray]:
     """The ``<field>_low`` / ``<field>_high`` columns of ``df`` read as numbers (NaN where empty or invalid; the
     problems are reported by :func:`validate`), in column order."""
-    problems = _Problems(len(df))
-    return {str(c): _numeric(df[c], replace(FIELDS[RANGE_COLUMNS[str(c)][0]], name=str(c)), problems)
-            for c in df.columns if str(c) in RANGE_COLUMNS}
+    problems = problems if problems is not None else _Problems(len(df))
+    return {str(c): _numeric(_plain_series(df[c]), replace(FIELDS[RANGE_COLUMNS[str(c)][0]], name=str(c)),
+                             problems) for c in df.columns if str(c) in RANGE_COLUMNS}
 
 
 def _check_ranges(df: pd.DataFrame, cols: dict[str, Any], problems: _Problems) -> None:
     """Each range end a valid value of its field (same parser, same bounds), both ends given, low <= base <= high."""
-    parsed = {str(c): _numeric(df[c], replace(FIELDS[RANGE_COLUMNS[str(c)][0]], name=str(c)), problems)
-              for c in df.columns if str(c) in RANGE_COLUMNS}
+    parsed = range_values(df, problems)
     nan = np.full(len(df), np.nan)
     for field in dict.fromkeys(RANGE_COLUMNS[c][0] for c in parsed):
         lo_c, hi_c = field + "_low", field + "_high"
