@@ -1,0 +1,1541 @@
+"""Planner: the cheapest fleet that serves a demand at a per-user speed and a time-to-first-token target inside a
+site's power, racks, cooling and budget, from catalog hardware (own or rent) and the fleet already owned.
+
+A mixed-integer program solved with ``scipy.optimize.milp`` (HiGHS). docs/planner.md has the full formulation; in
+short, for candidates ``i`` (a hardware option with its ownership: ``own``, ``rent`` or ``existing``, and for owned
+hardware how it is cooled), roles ``r`` (aggregated, prefill, decode) and hours ``h``:
+
+* integers ``n[i,r]`` (owned or existing systems, present all day), ``m[i,r,h]`` (systems rented in hour h, billed
+  by the hour), ``R[i]`` (racks of an on-site candidate); continuous flows ``f[i,r,h] >= 0`` (requests/s for
+  aggregated, uncached input tokens/s for prefill, output tokens/s for decode);
+* demand in every hour: ``sum_agg I_miss f + sum_prefill f >= I_miss lambda_h`` and ``sum_agg O f + sum_decode f >=
+  O lambda_h`` (a request is served by an aggregated pool, or by a prefill pool and a decode pool);
+* capacity: ``f <= k A / (1 + headroom) x systems`` with ``k`` the pool's rate per system at the per-user speed
+  target and ``A`` the availability from failures and repairs (the extra systems are the spares);
+* time to first token at a percentile: the prefill share of a pool's load ``<= rho_max(c) x`` its prefill capacity,
+  ``rho_max`` from the M/G/c approximation of :mod:`economics.queueing` at ``c`` replicas (refined at the pool sizes
+  chosen; every returned plan is checked at its own pool sizes);
+* site: ``sum n x system kW x PUE <= site MW x 1000``; racks: ``sum n <= per_rack x R`` and ``sum R <= max racks``
+  (systems per rack from the rack power of the cooling used, :func:`economics.fleet.systems_per_rack`); a capex
+  budget; the KV-cache link: ``sum_prefill f x KV bytes/token <= link`` in every hour; the existing fleet's size.
+
+The objective is the cost per day (capital as an annuity, energy, hosting, operations, rent, cooling retrofit: the
+same cost functions as the engine, :mod:`economics.cost`), or the net present cost over the horizon with demand
+growth (purchases at year 0, the fleet sized for the largest year, as the retrofit study does). Shadow prices come
+from the LP with the integer choices fixed: the pools the plan uses stay open, every other pool is closed, the
+counts become continuous, and HiGHS's dual values of the site, rack, budget, link and fleet rows are read.
+An infeasible plan comes back as data: the constraint that cannot be met, with the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+from scipy.sparse import coo_matrix, csr_matrix
+
+from . import availability, catalog, cost, fleet, queueing
+from .batch import ScenarioError, as_scenario, evaluate
+from .capacity import requests_per_s_per_accelerator
+from .scenario import FieldSpec, Scenario, with_changes
+from .scenario_files import read_scenarios_csv, to_csv_text
+from .validation import InputError
+
+ROLES = ("aggregated", "prefill", "decode")
+OWNERSHIPS = ("own", "rent", "existing")
+HOURS = 24
+SECONDS_PER_DAY = 86400.0
+DAYS_PER_YEAR = 365.0
+KV_BYTES_SCALE = {"bf16": 1.0, "fp8": 0.5, "fp4": 0.25}
+BIG_PENALTY = 1e9
+
+
+def _pf(name: str, kind: Any, default: Any, unit: str, description: str, optional: bool = False,
+        choices: tuple[str, ...] = (), gt: float | None = None, ge: float | None = None, lt: float | None = None,
+        le: float | None = None) -> FieldSpec:
+    return FieldSpec(name=name, kind=kind, optional=optional, default=default, unit=unit, description=description,
+                     group="plan", choices=choices, gt=gt, ge=ge, lt=lt, le=le)
+
+
+PLAN_FIELDS: dict[str, FieldSpec] = {f.name: f for f in (
+    _pf("ttft_target_s", "float", None, "s", "Time-to-first-token target at the percentile; empty = not a "
+        "constraint", optional=True, gt=0, le=3600),
+    _pf("ttft_percentile", "float", 0.99, "-", "Percentile of the TTFT target, e.g. 0.5, 0.9 or 0.99", gt=0, lt=1),
+    _pf("prefill_service_cv2", "float", 1.0, "-", "Squared coefficient of variation of prefill times (0 = every "
+        "prompt alike, 1 = exponential)", ge=0, le=10),
+    _pf("demand_profile", "str", "peak", "", "Demand over the day: peak (every hour at peak_to_average x the "
+        "average), flat, diurnal (a smooth day whose peak is peak_to_average x the average, at 14:00), or 24 "
+        "relative numbers"),
+    _pf("max_racks", "float", None, "rack", "Racks (floor space) available to on-site systems; empty = no limit",
+        optional=True, ge=0, le=1e6),
+    _pf("capex_budget_usd", "float", None, "USD", "Most that may be spent on new hardware and cooling retrofit; "
+        "empty = no limit", optional=True, ge=0, le=1e13),
+    _pf("objective", "choice", "cost_per_day", "", "What is minimised: cost_per_day (capital as an annuity) or npv "
+        "(net present cost over horizon_years with demand growth)", choices=("cost_per_day", "npv")),
+    _pf("spares", "bool", True, "", "Derate capacity by availability (failure and repair rates per family, "
+        "data/reliability.csv): the extra systems are spares"),
+    _pf("allow_rent", "bool", True, "", "Rented systems (off site, billed by the hour) may carry part of the "
+        "demand"),
+)}
+"""Planner inputs that are not scenario fields (a FILE row may carry them as extra columns)."""
+
+CANDIDATE_COLUMNS: dict[str, tuple[str, str]] = {
+    "name": ("", "Label of the hardware option (required, unique)"),
+    "ownership": ("", "own, rent or existing (required)"),
+    "accelerator": ("", "Catalog id that fills empty hardware figures (optional)"),
+    "accelerators_per_system": ("accelerator", "Accelerators per system"),
+    "accelerator_power_kw": ("kW", "Full-load IT power per accelerator incl. its share of the system"),
+    "system_power_kw": ("kW", "Full-load IT power per system (instead of accelerator_power_kw)"),
+    "system_rack_units": ("U", "Height of one system; empty = only the rack's power limits it"),
+    "system_form": ("", "server, rack or wafer (a rack-scale system fills a rack)"),
+    "accelerator_cooling": ("", "air, liquid or air_or_liquid"),
+    "accelerator_price_usd": ("USD", "Capex per accelerator (own; book value for existing)"),
+    "rent_usd_per_accelerator_hour": ("USD/h", "Rent per accelerator-hour (rent)"),
+    "max_accelerators": ("accelerator", "Size of the existing fleet (existing)"),
+    "output_tokens_per_s_per_accelerator": ("token/s", "Measured decode throughput per accelerator at the "
+                                            "per-user speed below (required)"),
+    "input_tokens_per_s_per_accelerator": ("token/s", "Measured prefill throughput per accelerator; empty = the "
+                                           "output figure includes prefill (aggregated role only)"),
+    "output_tokens_per_s_per_user": ("token/s", "Per-user speed at which the output figure was measured"),
+    "accelerators_per_replica": ("accelerator", "Accelerators holding one copy of the model; empty = one system"),
+    "family": ("", "Accelerator family for failure and repair rates (data/reliability.csv)"),
+    "roles": ("", "Roles allowed, separated by ';' (aggregated;prefill;decode); empty = all the figures allow"),
+}
+"""Columns of a CANDIDATES.csv: one hardware option per row with its own measured rates and prices."""
+
+
+@dataclass(frozen=True)
+class PlanSettings:
+    """The planner inputs of :data:`PLAN_FIELDS`, checked."""
+
+    ttft_target_s: float | None = None
+    ttft_percentile: float = 0.99
+    prefill_service_cv2: float = 1.0
+    demand_profile: str = "peak"
+    max_racks: float | None = None
+    capex_budget_usd: float | None = None
+    objective: str = "cost_per_day"
+    spares: bool = True
+    allow_rent: bool = True
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One hardware option: its system, its ownership and cooling, its rates and its prices (per system)."""
+
+    name: str
+    ownership: str
+    accelerator: str = ""
+    family: str = "default"
+    accelerators_per_system: int = 8
+    system_power_kw: float = 10.0
+    system_rack_units: float = math.nan
+    rack_scale: bool = False
+    hardware_cooling: str = "air"
+    cooling_mode: str = "air"
+    price_usd_per_system: float = 0.0
+    rent_usd_per_system_hour: float = math.nan
+    input_tokens_per_s_per_system: float = math.nan
+    output_tokens_per_s_per_system: float = math.nan
+    output_tokens_per_s_per_user: float = math.nan
+    accelerators_per_replica: int = 8
+    max_systems: float = math.inf
+    roles: tuple[str, ...] = ROLES
+    note: str = ""
+
+
+@dataclass
+class PlanResult:
+    """What :func:`plan` returns: a plan, or the reason there is none, always as data."""
+
+    feasible: bool
+    reason: str
+    summary: dict[str, Any]
+    plan: pd.DataFrame
+    hours: pd.DataFrame
+    constraints: pd.DataFrame
+    candidates: pd.DataFrame
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: plain numbers, None for missing, never NaN."""
+        return {"feasible": self.feasible, "infeasible_reason": self.reason, "summary": _plain(self.summary),
+                "plan": _records(self.plan), "constraints": _records(self.constraints),
+                "hours": _records(self.hours), "candidates": _records(self.candidates), "notes": self.notes}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(float(value)) else None
+    if value is pd.NA or value is None:
+        return None
+    return value
+
+
+def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    return [_plain(r) for r in df.to_dict(orient="records")]
+
+
+# ----------------------------------------------------------------------------------------------- settings, demand
+def settings_from_row(row: dict[str, Any]) -> PlanSettings:
+    """Planner settings from a row's cells (text or values); empty cells keep the defaults. Raises ValueError naming
+    the field and the value."""
+    values: dict[str, Any] = {}
+    for name, spec in PLAN_FIELDS.items():
+        raw = row.get(name)
+        if raw is None or (isinstance(raw, str) and not raw.strip()) or (isinstance(raw, float) and math.isnan(raw)):
+            continue
+        values[name] = _parse_setting(spec, raw)
+    return PlanSettings(**values)
+
+
+def _parse_setting(spec: FieldSpec, raw: Any) -> Any:
+    text = str(raw).strip()
+    if spec.kind == "bool":
+        if isinstance(raw, bool):
+            return raw
+        if text.lower() in ("true", "yes", "1", "y"):
+            return True
+        if text.lower() in ("false", "no", "0", "n"):
+            return False
+        raise ValueError(f"{spec.name}: '{text}' is not true or false")
+    if spec.kind == "choice":
+        if text not in spec.choices:
+            raise ValueError(f"{spec.name}: '{text}' is not one of {', '.join(spec.choices)}")
+        return text
+    if spec.kind == "str":
+        demand_profile(text, 2.0)  # checks the profile's text
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{spec.name}: '{text}' is not a number") from None
+    bad = (not math.isfinite(value) or (spec.gt is not None and value <= spec.gt)
+           or (spec.ge is not None and value < spec.ge) or (spec.lt is not None and value >= spec.lt)
+           or (spec.le is not None and value > spec.le))
+    if bad:
+        raise ValueError(f"{spec.name}: must be {spec.bounds_text()} [{spec.unit}], got {text}")
+    return value
+
+
+def demand_profile(profile: str, peak_to_average: float) -> np.ndarray:
+    """The 24 hourly multipliers of the average demand.
+
+    * ``peak``: every hour at ``peak_to_average`` (the engine's sizing: the fleet carries the peak all day);
+    * ``flat``: every hour at the average;
+    * ``diurnal``: a smooth day, :math:`x_h \\propto e^{b \\cos(2 \\pi (h - 14) / 24)}` (a von Mises shape) scaled
+      to mean 1, with ``b`` chosen so that the busiest hour is ``peak_to_average`` x the average;
+    * 24 numbers (separated by spaces, commas or semicolons): relative load per hour 0..23, scaled to mean 1.
+
+    >>> demand_profile("peak", 2.0)[:3].tolist()
+    [2.0, 2.0, 2.0]
+    >>> x = demand_profile("diurnal", 2.0); round(float(x.mean()), 9), round(float(x.max()), 6), int(x.argmax())
+    (1.0, 2.0, 14)
+    >>> demand_profile(" ".join(["1"] * 12 + ["3"] * 12), 1.0)[[0, 23]].tolist()
+    [0.5, 1.5]
+    """
+    name = profile.strip().lower()
+    if name == "peak":
+        return np.full(HOURS, float(peak_to_average))
+    if name == "flat":
+        return np.ones(HOURS)
+    if name == "diurnal":
+        return _diurnal(float(peak_to_average))
+    parts = [p for p in re.split(r"[\s,;]+", profile.strip()) if p]
+    if len(parts) != HOURS:
+        raise ValueError(f"demand_profile: '{profile[:60]}' is not peak, flat, diurnal or 24 numbers "
+                         f"(got {len(parts)} values)")
+    try:
+        x = np.array([float(p) for p in parts])
+    except ValueError:
+        raise ValueError(f"demand_profile: '{profile[:60]}' has a value that is not a number") from None
+    if not np.all(np.isfinite(x)) or np.any(x < 0) or x.sum() <= 0:
+        raise ValueError(f"demand_profile: the 24 values must be >= 0 and not all 0, got '{profile[:60]}'")
+    return x / x.mean()
+
+
+def _diurnal(peak_to_average: float) -> np.ndarray:
+    theta = 2.0 * np.pi * (np.arange(HOURS) - 14) / HOURS
+    if peak_to_average >= HOURS * 0.999:
+        raise ValueError(f"peak_to_average: a 24-hour diurnal profile cannot peak above 24 x the average, got "
+                         f"{peak_to_average:g}")
+
+    def shape(b: float) -> np.ndarray:
+        y = np.exp(b * (np.cos(theta) - 1.0))
+        return y / y.mean()
+
+    lo, hi = 0.0, 1.0
+    while shape(hi).max() < peak_to_average:
+        hi *= 2.0
+    for _ in range(100):
+        mid = (lo + hi) / 2.0
+        lo, hi = (mid, hi) if shape(mid).max() < peak_to_average else (lo, mid)
+    return shape((lo + hi) / 2.0)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Request shape and demand of the plan, from the scenario."""
+
+    input_tokens: float
+    uncached_input_tokens: float
+    output_tokens: float
+    requests_per_s: float           # average over the day (the plan's design year)
+    hourly_requests_per_s: np.ndarray  # the 24 hours the fleet must carry
+    energy_scale: float             # served work / the work of the hourly flows (1/peak_to_average for 'peak')
+    kv_bytes_per_token: float
+
+
+def workload(s: Scenario, settings: PlanSettings, growth: float = 1.0) -> Workload:
+    """Average request rate from the scenario's demand (output tokens, else input tokens, else requests), its
+    24-hour profile, and the KV-cache bytes per token of its model.
+
+    .. math:: \\lambda = D_{out} / (O \\cdot 86400)  (or D_{in} / (I \\cdot 86400), or the request rate)
+    """
+    i, o = float(s.input_tokens_per_request), float(s.output_tokens_per_request)
+    if s.demand_output_tokens_per_day is not None:
+        lam = float(s.demand_output_tokens_per_day) / (o * SECONDS_PER_DAY)
+    elif s.demand_input_tokens_per_day is not None and i > 0:
+        lam = float(s.demand_input_tokens_per_day) / (i * SECONDS_PER_DAY)
+    elif s.demand_requests_per_s is not None:
+        lam = float(s.demand_requests_per_s)
+    else:
+        raise ValueError("demand_output_tokens_per_day: give the demand (output tokens, input tokens or requests "
+                         "per day) for a plan")
+    lam *= growth
+    profile = demand_profile(settings.demand_profile, float(s.peak_to_average))
+    scale = 1.0 / float(s.peak_to_average) if settings.demand_profile.strip().lower() == "peak" else 1.0
+    kv = math.nan
+    if s.model and s.model in catalog.models().index:
+        precision = s.kv_cache_precision or s.precision
+        kv = float(str(catalog.models().loc[s.model, "kv_bytes_per_token_bf16"])) * KV_BYTES_SCALE[precision]
+    return Workload(i, i * (1.0 - float(s.prefix_cache_hit_rate)), o, lam, lam * profile, scale, kv)
+
+
+# ----------------------------------------------------------------------------------------------------- candidates
+RATE_COLUMNS = ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_accelerator",
+                "accelerators_per_replica", "output_tokens_per_s_per_user")
+
+
+def catalog_rates(s: Scenario, accelerators: list[str], targets: list[float | None]) -> pd.DataFrame:
+    """Throughput per accelerator and per-user speed target from the engine (a measured curve or the calibrated
+    roofline, :mod:`economics.estimate`), one evaluation for all pairs. Prices are not read here (a placeholder rent
+    lets hardware without a published price be estimated); the catalog's prices are read by the candidates.
+
+    Returns one row per (target, accelerator) with :data:`RATE_COLUMNS`, ``feasible`` and ``reason``.
+    """
+    rows, keys = [], []
+    for target in targets:
+        for acc in accelerators:
+            measured = {k: getattr(s, k) for k in RATE_COLUMNS[:3]} if acc == s.accelerator else dict.fromkeys(
+                RATE_COLUMNS[:3])
+            rows.append(with_changes(
+                s, accelerator=acc, ownership="rent", rent_usd_per_accelerator_hour=1.0, accelerator_count=None,
+                facility_cooling="liquid", site_power_mw=None, decode_accelerator=None, existing_accelerators=None,
+                new_accelerator=None, target_output_tokens_per_s_per_user=target, **measured))
+            keys.append((target, acc))
+    out = evaluate(pd.DataFrame(rows))
+    table = pd.DataFrame({"target": [k[0] for k in keys], "accelerator": [k[1] for k in keys]})
+    for col in RATE_COLUMNS:
+        table[col] = pd.to_numeric(out[col], errors="coerce").astype(float).to_numpy()
+    ok = out["valid"].astype(bool) & out["feasible"].fillna(False).astype(bool)
+    table["feasible"] = ok.to_numpy()
+    table["reason"] = [str(r or e or "") for r, e in zip(out["infeasible_reason"].fillna(""), out["error"].fillna(""),
+                                                         strict=True)]
+    return table
+
+
+def _num(record: dict[str, Any], key: str) -> float:
+    value = record.get(key, math.nan)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def catalog_candidates(s: Scenario, accelerators: list[str] | None = None,
+                       rates: pd.DataFrame | None = None) -> tuple[list[Candidate], list[tuple[str, str]]]:
+    """Own and rent candidates for every catalog accelerator with a price or a rent, and the existing fleet
+    (``existing_accelerators`` of ``accelerator``), with rates at the scenario's per-user speed target.
+
+    Returns (candidates, excluded) where excluded lists (name, reason) for hardware that cannot take part.
+    """
+    ids = accelerators or catalog.accelerator_ids()
+    if rates is None:
+        rates = catalog_rates(s, ids, [s.target_output_tokens_per_s_per_user])
+    by_id = {str(r["accelerator"]): r for r in rates.to_dict(orient="records")}
+    candidates: list[Candidate] = []
+    excluded: list[tuple[str, str]] = []
+    for acc in ids:
+        rec = catalog.accelerator_record(acc)
+        rate = by_id[acc]
+        if not rate["feasible"]:
+            excluded.append((acc, str(rate["reason"])))
+            continue
+        if not math.isfinite(_num(rec, "accelerators_per_system")):
+            excluded.append((acc, "accelerators_per_system: not in the catalog"))
+            continue
+        a = int(_num(rec, "accelerators_per_system"))
+        kw = _num(rec, "system_power_kw")
+        kw = kw if math.isfinite(kw) else _num(rec, "power_kw") * a
+        price = _num(rec, "system_price_usd")
+        price = price if math.isfinite(price) else _num(rec, "price_usd") * a
+        rent = _num(rec, "rent_usd_per_hour") * a
+        base = Candidate(
+            name=acc, ownership="own", accelerator=acc, family=str(rec.get("family") or "default"),
+            accelerators_per_system=a, system_power_kw=kw, system_rack_units=_num(rec, "system_rack_units"),
+            rack_scale=str(rec.get("system_form")) == "rack", hardware_cooling=str(rec.get("cooling") or "air"),
+            price_usd_per_system=price, rent_usd_per_system_hour=rent,
+            input_tokens_per_s_per_system=float(rate["input_tokens_per_s_per_accelerator"]) * a,
+            output_tokens_per_s_per_system=float(rate["output_tokens_per_s_per_accelerator"]) * a,
+            output_tokens_per_s_per_user=float(rate["output_tokens_per_s_per_user"]),
+            accelerators_per_replica=int(rate["accelerators_per_replica"]) if math.isfinite(
+                rate["accelerators_per_replica"]) else a)
+        found = False
+        if math.isfinite(price):
+            candidates.append(replace(base, name=f"{acc} own"))
+            found = True
+        if math.isfinite(rent):
+            candidates.append(replace(base, name=f"{acc} rent", ownership="rent", price_usd_per_system=0.0))
+            found = True
+        if s.existing_accelerators and acc == s.accelerator:
+            candidates.append(replace(base, name=f"{acc} existing", ownership="existing",
+                                      price_usd_per_system=float(s.existing_book_value_usd) * a,
+                                      max_systems=float(s.existing_accelerators // a)))
+            found = True
+        if not found:
+            excluded.append((acc, "no price and no rent in the catalog (give them in a CANDIDATES.csv)"))
+    return [_whole_replicas(c) for c in candidates], excluded
+
+
+def _whole_replicas(c: Candidate) -> Candidate:
+    """When one copy of the model spans several systems, the unit bought is that group of systems."""
+    k = math.ceil(c.accelerators_per_replica / c.accelerators_per_system)
+    if k <= 1:
+        return c
+    return replace(c, accelerators_per_system=c.accelerators_per_system * k, system_power_kw=c.system_power_kw * k,
+                   system_rack_units=c.system_rack_units * k, price_usd_per_system=c.price_usd_per_system * k,
+                   rent_usd_per_system_hour=c.rent_usd_per_system_hour * k,
+                   input_tokens_per_s_per_system=c.input_tokens_per_s_per_system * k,
+                   output_tokens_per_s_per_system=c.output_tokens_per_s_per_system * k,
+                   max_systems=math.floor(c.max_systems / k) if math.isfinite(c.max_systems) else math.inf,
+                   note=(c.note + "; " if c.note else "") + f"a unit here is {k} systems holding one model copy")
+
+
+def hosting_variants(cands: list[Candidate], s: Scenario) -> tuple[list[Candidate], list[tuple[str, str]]]:
+    """Each on-site candidate once per way the facility can cool it (air, liquid, or a liquid retrofit of an air
+    hall when allowed); rented candidates are off site. Returns (variants, excluded with reasons)."""
+    out: list[Candidate] = []
+    excluded: list[tuple[str, str]] = []
+    for c in cands:
+        if c.ownership == "rent":
+            out.append(replace(c, cooling_mode="off site"))
+            continue
+        modes = _cooling_modes(c.hardware_cooling, s.facility_cooling, bool(s.allow_liquid_retrofit))
+        if c.ownership == "existing":  # already installed: it is cooled as it is, no retrofit to pay
+            modes = ["air"] if c.hardware_cooling != "liquid" else ["liquid"]
+        if not modes:
+            excluded.append((c.name, f"cooling: {c.name} requires liquid cooling and the facility is air-cooled "
+                                     "(allow_liquid_retrofit is false)"))
+        for mode in modes:
+            per_rack = _systems_per_rack(c, s, mode)
+            if per_rack < 1:
+                excluded.append((c.name, f"rack power: one {c.name} system draws {c.system_power_kw:,.1f} kW, more "
+                                         f"than a {mode}-cooled rack's {_rack_kw(s, mode):,.0f} kW"))
+                continue
+            name = c.name + (" (liquid retrofit)" if mode == "liquid retrofit" else "")
+            out.append(replace(c, name=name, cooling_mode=mode))
+    return out, excluded
+
+
+def _cooling_modes(hardware: str, facility: str, allow_retrofit: bool) -> list[str]:
+    if facility == "liquid":
+        return ["liquid"]
+    if facility == "hybrid":
+        return ["air"] if hardware == "air" else ["liquid"]
+    if hardware == "air":
+        return ["air"]
+    if hardware == "air_or_liquid":
+        return ["air", "liquid retrofit"] if allow_retrofit else ["air"]
+    return ["liquid retrofit"] if allow_retrofit else []
+
+
+def _rack_kw(s: Scenario, mode: str) -> float:
+    if s.rack_power_kw is not None:
+        return float(s.rack_power_kw)
+    return catalog.default_value("rack_power_kw_air_containment" if mode == "air" else "rack_power_kw_liquid")
+
+
+def _pue(s: Scenario, mode: str) -> float:
+    if s.pue is not None:
+        return float(s.pue)
+    return catalog.default_value("pue_air" if mode == "air" else "pue_liquid")
+
+
+def _systems_per_rack(c: Candidate, s: Scenario, mode: str) -> float:
+    return float(fleet.systems_per_rack(c.system_power_kw, _rack_kw(s, mode), c.system_rack_units,
+                                        float(s.rack_units_per_rack), c.rack_scale))
+
+
+# ------------------------------------------------------------------------------------------------ pools and costs
+@dataclass(frozen=True)
+class Pool:
+    """One candidate in one role. Flows are requests/s (aggregated), uncached input tokens/s (prefill) or output
+    tokens/s (decode); capacities are per system."""
+
+    cand: int
+    role: str
+    raw_capacity: float          # flow units/s one system serves at full load
+    capacity: float              # x availability / (1 + headroom): what the plan may count on
+    prefill_weight: float        # uncached input tokens per flow unit (aggregated I_miss, prefill 1, decode 0)
+    prefill_capacity: float      # uncached input tokens/s per system x availability (TTFT rows)
+    servers_per_system: int      # model replicas per system: the queue's servers
+    service_s: float             # one prefill on one replica [s]
+    availability: float
+    energy_usd_per_flow_hour: float
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Per system of a candidate [USD/h or USD]."""
+
+    fixed_usd_per_hour: float     # owned or existing, every hour: capital, operations, hosting, idle energy, retrofit
+    opex_usd_per_hour: float      # the same without capital and retrofit annuities (NPV objective)
+    rent_usd_per_hour: float      # rented, per hour rented (plus idle energy when the rent excludes it)
+    busy_energy_usd_per_hour: float  # energy of a fully busy system above its idle draw
+    capex_usd: float              # bought now: price (own) and liquid retrofit
+    facility_kw: float            # system kW x PUE (on site)
+
+
+def candidate_costs(c: Candidate, s: Scenario) -> Costs:
+    """Hourly costs of one system with the engine's cost functions (:mod:`economics.cost`).
+
+    .. math:: C_{fixed} = C_K(p) + C_O(p) + C_F(P) + P f_{idle} PUE p_{kWh} + C_K(retrofit, n_{fac})
+
+    Existing systems pay no capital (their purchase is sunk); their maintenance is on their book value, as in the
+    retrofit study. Rented systems are off site: the rent (plus energy when it excludes energy).
+    """
+    r, n = float(s.cost_of_capital), float(s.depreciation_years)
+    mode = c.cooling_mode
+    pue = _pue(s, "liquid" if mode == "liquid retrofit" else (mode if mode != "off site" else "air"))
+    idle = c.system_power_kw * float(s.idle_power_fraction) * pue * float(s.electricity_usd_per_kwh)
+    busy = c.system_power_kw * (1.0 - float(s.idle_power_fraction)) * pue * float(s.electricity_usd_per_kwh)
+    if c.ownership == "rent":
+        with_energy = not s.rent_includes_energy
+        return Costs(0.0, 0.0, c.rent_usd_per_system_hour + (idle if with_energy else 0.0),
+                     busy if with_energy else 0.0, 0.0, 0.0)
+    retrofit_capex = (float(fleet.retrofit_capex_usd(c.system_power_kw, s.liquid_retrofit_usd_per_mw))
+                      if mode == "liquid retrofit" else 0.0)
+    capital = float(cost.capital_usd_per_hour(c.price_usd_per_system, r, n)) if c.ownership == "own" else 0.0
+    retrofit_h = float(cost.capital_usd_per_hour(retrofit_capex, r, float(s.facility_depreciation_years)))
+    ops = float(cost.operations_usd_per_hour(c.price_usd_per_system, s.maintenance_fraction_per_year,
+                                             float(s.software_usd_per_accelerator_year) * c.accelerators_per_system))
+    hosting = float(cost.facility_usd_per_hour(c.system_power_kw, s.colocation_usd_per_kw_month,
+                                               s.facility_capex_usd_per_kw, r, s.facility_depreciation_years))
+    opex = ops + hosting + idle
+    capex = (c.price_usd_per_system if c.ownership == "own" else 0.0) + retrofit_capex
+    return Costs(capital + retrofit_h + opex, opex, 0.0, busy, capex, c.system_power_kw * pue)
+
+
+def build_pools(cands: list[Candidate], s: Scenario, settings: PlanSettings,
+                wl: Workload) -> tuple[list[Pool], list[tuple[str, str]]]:
+    """Every (candidate, role) that can serve: rates known, the per-user speed met, one prefill shorter than the
+    TTFT target. Returns (pools, excluded (name and role, reason))."""
+    pools: list[Pool] = []
+    excluded: list[tuple[str, str]] = []
+    target = s.target_output_tokens_per_s_per_user
+    for k, c in enumerate(cands):
+        if c.ownership == "rent" and not settings.allow_rent:
+            continue
+        servers = max(1, c.accelerators_per_system // max(1, c.accelerators_per_replica))
+        p_sys, d_sys = c.input_tokens_per_s_per_system, c.output_tokens_per_s_per_system
+        service = wl.uncached_input_tokens * servers / p_sys if math.isfinite(p_sys) and p_sys > 0 else math.nan
+        avail = 1.0
+        if settings.spares and c.ownership != "rent":
+            fail, repair = availability.family_rates(c.family)
+            avail = availability.system_availability(fail, c.accelerators_per_system, repair)
+        costs = candidate_costs(c, s)
+        for role in c.roles:
+            why = _role_problem(c, role, wl, target, settings, service)
+            if why:
+                excluded.append((f"{c.name} / {role}", why))
+                continue
+            raw = {"aggregated": float(requests_per_s_per_accelerator(
+                        wl.input_tokens, wl.output_tokens, float(s.prefix_cache_hit_rate), p_sys, d_sys)),
+                   "prefill": p_sys, "decode": d_sys}[role]
+            weight = {"aggregated": wl.uncached_input_tokens, "prefill": 1.0, "decode": 0.0}[role]
+            pools.append(Pool(k, role, raw, raw * avail / (1.0 + float(s.headroom)), weight,
+                              p_sys * avail if math.isfinite(p_sys) else math.nan, servers, service, avail,
+                              costs.busy_energy_usd_per_hour / raw))
+    return pools, excluded
+
+
+def _role_problem(c: Candidate, role: str, wl: Workload, target: float | None, settings: PlanSettings,
+                  service_s: float) -> str:
+    """Why a candidate cannot take a role ('' when it can), with the numbers."""
+    has_p = math.isfinite(c.input_tokens_per_s_per_system) and c.input_tokens_per_s_per_system > 0
+    has_d = math.isfinite(c.output_tokens_per_s_per_system) and c.output_tokens_per_s_per_system > 0
+    if role == "prefill" and not has_p:
+        return "no prefill throughput (input_tokens_per_s_per_accelerator)"
+    if role == "prefill" and wl.uncached_input_tokens <= 0:
+        return "nothing to prefill: every input token is a prefix-cache hit"
+    if role in ("aggregated", "decode") and not has_d:
+        return "no decode throughput (output_tokens_per_s_per_accelerator)"
+    if role == "decode" and not has_p:
+        return "its output figure includes prefill time, so its decode-only rate is unknown"
+    if role != "prefill" and target is not None:
+        speed = c.output_tokens_per_s_per_user
+        if not math.isfinite(speed):
+            return f"per-user speed: not given; the target is {target:g} token/s per user"
+        if speed < target * (1.0 - 1e-6):
+            return f"per-user speed: {speed:,.1f} token/s per user, below the target {target:g}"
+    if role != "decode" and settings.ttft_target_s is not None and wl.uncached_input_tokens > 0:
+        if not has_p:
+            return "time to first token: no prefill throughput to check it with"
+        if service_s >= settings.ttft_target_s:
+            return (f"time to first token: one prefill of {wl.uncached_input_tokens:,.0f} tokens takes "
+                    f"{service_s:.3g} s on one replica, not under the target {settings.ttft_target_s:g} s")
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------------------- model
+@dataclass
+class _Model:
+    """The MILP in the form ``min c x, A x <= b, lb <= x <= ub``, with names for rows and columns."""
+
+    c: list[float] = field(default_factory=list)
+    lb: list[float] = field(default_factory=list)
+    ub: list[float] = field(default_factory=list)
+    integer: list[int] = field(default_factory=list)
+    rows: list[dict[int, float]] = field(default_factory=list)
+    b: list[float] = field(default_factory=list)
+    row_group: list[str] = field(default_factory=list)
+    row_hour: list[int] = field(default_factory=list)
+    count_col: dict[tuple[int, int], int] = field(default_factory=dict)   # (pool, hour type or -1) -> column
+    flow_col: dict[tuple[int, int], int] = field(default_factory=dict)
+    rack_col: dict[int, int] = field(default_factory=dict)
+    slack_col: dict[str, list[int]] = field(default_factory=dict)
+
+    def var(self, cost: float, integer: bool, ub: float = math.inf) -> int:
+        self.c.append(cost)
+        self.lb.append(0.0)
+        self.ub.append(ub)
+        self.integer.append(1 if integer else 0)
+        return len(self.c) - 1
+
+    def row(self, coefs: dict[int, float], b: float, group: str, hour: int = -1) -> int:
+        self.rows.append(coefs)
+        self.b.append(b)
+        self.row_group.append(group)
+        self.row_hour.append(hour)
+        return len(self.rows) - 1
+
+    def matrix(self) -> csr_matrix:
+        r, c, v = [], [], []
+        for i, coefs in enumerate(self.rows):
+            for j, val in coefs.items():
+                r.append(i)
+                c.append(j)
+                v.append(val)
+        return coo_matrix((v, (r, c)), shape=(len(self.rows), len(self.c))).tocsr()
+
+
+@dataclass(frozen=True)
+class _Factors:
+    """Objective weights: cost per day, or net present cost over the horizon."""
+
+    fixed: float     # per (fixed cost USD/h) of one owned system
+    capex: float     # per USD of capex (0 for cost per day: the annuity is in the fixed cost)
+    hourly: float    # per USD/h of rent or energy in one hour of the day
+    energy: float    # the same for energy (follows the year's demand under growth)
+
+
+def _factors(s: Scenario, settings: PlanSettings) -> tuple[_Factors, float]:
+    """(objective factors, demand multiplier of the design year)."""
+    if settings.objective == "cost_per_day":
+        return _Factors(24.0, 0.0, 1.0, 1.0), 1.0
+    years = np.arange(1, int(s.horizon_years) + 1)
+    growth = (1.0 + float(s.demand_growth_per_year)) ** (years - 1)
+    design = float(growth.max())
+    disc = (1.0 + float(s.cost_of_capital)) ** -years.astype(float)
+    pv = float(disc.sum()) * DAYS_PER_YEAR
+    return _Factors(24.0 * pv, 1.0, pv, float((growth / design * disc).sum()) * DAYS_PER_YEAR), design
+
+
+def _build(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario, settings: PlanSettings,
+           wl: Workload, rho: dict[int, float], elastic: bool = False) -> tuple[_Model, np.ndarray, np.ndarray]:
+    """The MILP (see the module docstring). Returns (model, hour-type demand [request/s], hour-type weights [h])."""
+    m = _Model()
+    fac, _ = _factors(s, settings)
+    levels, inverse, weights = np.unique(np.round(wl.hourly_requests_per_s, 12), return_inverse=True,
+                                         return_counts=True)
+    del inverse
+    for p, pool in enumerate(pools):
+        c, k = cands[pool.cand], costs[pool.cand]
+        if c.ownership == "rent":
+            for h, w in enumerate(weights):
+                m.count_col[(p, h)] = m.var(fac.hourly * w * k.rent_usd_per_hour, True)
+        else:
+            cap = c.max_systems if math.isfinite(c.max_systems) else math.inf
+            m.count_col[(p, -1)] = m.var(fac.fixed * (k.opex_usd_per_hour if fac.capex else k.fixed_usd_per_hour)
+                                         + fac.capex * k.capex_usd, True, cap)
+        for h, w in enumerate(weights):
+            m.flow_col[(p, h)] = m.var(fac.energy * w * pool.energy_usd_per_flow_hour * pool.raw_capacity
+                                       * wl.energy_scale, False)
+    onsite = sorted({pool.cand for pool in pools if cands[pool.cand].ownership != "rent"})
+    if settings.max_racks is not None:  # racks are decisions only when they are limited
+        for i in onsite:
+            m.rack_col[i] = m.var(0.0, True)
+    _demand_rows(m, pools, wl, levels, elastic)
+    _pool_rows(m, pools, cands, weights, rho, settings, wl)
+    _site_rows(m, pools, cands, costs, s, settings, onsite, weights, wl, elastic)
+    return m, levels, weights
+
+
+def _count(m: _Model, p: int, h: int) -> int:
+    return m.count_col.get((p, -1), m.count_col.get((p, h), -1))
+
+
+def _demand_rows(m: _Model, pools: list[Pool], wl: Workload, levels: np.ndarray, elastic: bool) -> None:
+    """Every hour: input to prefill and output to decode, each served by aggregated pools or by its own pools."""
+    for h, lam in enumerate(levels):
+        for group, role, per_request in (("demand input", "prefill", wl.uncached_input_tokens),
+                                         ("demand output", "decode", wl.output_tokens)):
+            if per_request <= 0:
+                continue
+            need = lam * per_request  # tokens/s; the row is scaled to 1 = the hour's demand
+            coefs = {m.flow_col[(p, h)]: -(per_request if pool.role == "aggregated" else 1.0) * pool.raw_capacity
+                     / need for p, pool in enumerate(pools) if pool.role in ("aggregated", role)}
+            if elastic:  # unserved share of the demand, at a price far above any plan
+                col = m.var(BIG_PENALTY * 10.0, False)
+                m.slack_col.setdefault(group, []).append(col)
+                coefs[col] = -1.0
+            m.row(coefs, -1.0, group, h)
+
+
+def _pool_rows(m: _Model, pools: list[Pool], cands: list[Candidate], weights: np.ndarray, rho: dict[int, float],
+               settings: PlanSettings, wl: Workload) -> None:
+    """Capacity and TTFT of every pool in every hour; the existing fleet's size; racks of on-site candidates."""
+    for p, pool in enumerate(pools):
+        for h in range(len(weights)):
+            n = _count(m, p, h)
+            m.row({m.flow_col[(p, h)]: 1.0, n: -pool.capacity / pool.raw_capacity}, 0.0, "capacity", h)
+            if p in rho:
+                m.row({m.flow_col[(p, h)]: pool.prefill_weight * pool.raw_capacity / pool.prefill_capacity,
+                       n: -rho[p]}, 0.0, "ttft", h)
+    by_cand: dict[int, list[int]] = {}
+    for p, pool in enumerate(pools):
+        if cands[pool.cand].ownership != "rent":
+            by_cand.setdefault(pool.cand, []).append(m.count_col[(p, -1)])
+    for i, cols in by_cand.items():
+        if math.isfinite(cands[i].max_systems):
+            m.row(dict.fromkeys(cols, 1.0), cands[i].max_systems, f"existing fleet: {cands[i].name}")
+
+
+def _site_rows(m: _Model, pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario,
+               settings: PlanSettings, onsite: list[int], weights: np.ndarray, wl: Workload, elastic: bool) -> None:
+    """Racks, site power, capex budget and the KV link."""
+    counts = {i: [m.count_col[(p, -1)] for p, pool in enumerate(pools) if pool.cand == i] for i in onsite}
+    for i in m.rack_col:
+        coefs = dict.fromkeys(counts[i], 1.0)
+        coefs[m.rack_col[i]] = -_systems_per_rack(cands[i], s, cands[i].cooling_mode)
+        m.row(coefs, 0.0, "rack fill")
+    limits: list[tuple[str, dict[int, float], float]] = []
+    if settings.max_racks is not None:
+        limits.append(("racks", {m.rack_col[i]: 1.0 for i in onsite}, float(settings.max_racks)))
+    if s.site_power_mw is not None:
+        limits.append(("site power", {col: costs[i].facility_kw / 1000.0 for i in onsite for col in counts[i]},
+                       float(s.site_power_mw)))
+    if settings.capex_budget_usd is not None:
+        limits.append(("capex budget", {col: costs[i].capex_usd / 1e6 for i in onsite for col in counts[i]},
+                       float(settings.capex_budget_usd) / 1e6))
+    for group, coefs, limit in limits:
+        if elastic:
+            col = m.var(BIG_PENALTY / max(limit, 1e-9), False)
+            m.slack_col[group] = [col]
+            coefs = {**coefs, col: -1.0}
+        m.row(coefs, limit, group)
+    if s.kv_link_gb_per_s is not None and any(pool.role == "prefill" for pool in pools):
+        if not math.isfinite(wl.kv_bytes_per_token):
+            raise ValueError("kv_link_gb_per_s: the KV-cache bytes per token need a catalog model (model)")
+        for h in range(len(weights)):
+            coefs = {m.flow_col[(p, h)]: pool.raw_capacity * wl.kv_bytes_per_token / 1e9
+                     for p, pool in enumerate(pools) if pool.role == "prefill"}
+            if elastic:
+                col = m.var(BIG_PENALTY / float(s.kv_link_gb_per_s), False)
+                m.slack_col.setdefault("KV link", []).append(col)
+                coefs[col] = -1.0
+            m.row(coefs, float(s.kv_link_gb_per_s), "KV link", h)
+
+
+# ---------------------------------------------------------------------------------------------------------- solve
+MIP_REL_GAP = 1e-3
+"""HiGHS stops when the plan is proven within 0.1 % of the best possible (the gap is reported)."""
+TIME_LIMIT_S = 30.0
+EXACT_MAX_INTEGERS = 60
+"""Up to this many integer decisions the whole MILP is solved at once; above it, in two stages (see _solve)."""
+REFINEMENTS = 3
+
+
+@dataclass
+class _Solution:
+    x: np.ndarray | None
+    fun: float
+    bound: float
+    status: int
+    message: str
+
+
+def _milp(m: _Model, integer: list[int] | None = None, lb: list[float] | None = None,
+          ub: list[float] | None = None) -> Any:
+    cons = [LinearConstraint(m.matrix(), -np.inf, np.asarray(m.b))] if m.rows else []
+    return milp(np.asarray(m.c), constraints=cons, integrality=np.asarray(integer or m.integer),
+                bounds=Bounds(np.asarray(lb or m.lb), np.asarray(ub or m.ub)),
+                options={"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S})
+
+
+def _solve(m: _Model, rented: set[int], hourly: list[tuple[_Model, dict[int, int]]] | None = None) -> _Solution:
+    """Solve the MILP. Small models (or without rent) at once. Larger ones in two stages: (1) the owned base with
+    rented counts continuous, a relaxation whose bound is a lower bound of the whole problem; (2) the owned counts
+    fixed, the rented counts in whole systems, each hour on its own (``hourly``: one model per hour type and its
+    column map into ``m``; with the base fixed the hours no longer interact). The bound reported is stage 1's, so
+    the gap is an honest one."""
+    if sum(m.integer) <= EXACT_MAX_INTEGERS or not rented or hourly is None:
+        res = _milp(m)
+        bound = float(getattr(res, "mip_dual_bound", math.nan) or math.nan)
+        return _Solution(res.x, float(res.fun) if res.x is not None else math.nan, bound, res.status, res.message)
+    first = _milp(m, integer=[0 if j in rented else v for j, v in enumerate(m.integer)])
+    if first.x is None:
+        return _Solution(None, math.nan, math.nan, first.status, first.message)
+    x = np.array(first.x, dtype=float)
+    for sub, cols in hourly:
+        lb, ub = list(sub.lb), list(sub.ub)
+        for j_sub, j in cols.items():
+            if sub.integer[j_sub] and j not in rented:
+                lb[j_sub] = ub[j_sub] = float(round(first.x[j]))
+        res = _milp(sub, lb=lb, ub=ub)
+        if res.x is None:
+            return _Solution(None, math.nan, math.nan, res.status, res.message)
+        for j_sub, j in cols.items():
+            x[j] = res.x[j_sub]
+    bound = float(getattr(first, "mip_dual_bound", first.fun) or first.fun)
+    return _Solution(x, float(np.dot(m.c, x)), bound, 0, "two stages")
+
+
+def _hourly_models(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario,
+                   settings: PlanSettings, wl: Workload, rho: dict[int, float], m: _Model,
+                   elastic: bool = False) -> list[tuple[_Model, dict[int, int]]]:
+    """One model per hour type (the same rows for that hour alone) and the map of its columns into ``m``."""
+    levels, _, _ = _hour_types(wl)
+    out = []
+    for h, level in enumerate(levels):
+        one = replace(wl, hourly_requests_per_s=np.array([level]))
+        sub, _, _ = _build(pools, cands, costs, s, settings, one, rho, elastic)
+        cols = {sub_col: m.count_col[(p, h if hh >= 0 else -1)] for (p, hh), sub_col in sub.count_col.items()}
+        cols.update({sub_col: m.flow_col[(p, h)] for (p, _), sub_col in sub.flow_col.items()})
+        cols.update({sub_col: m.rack_col[i] for i, sub_col in sub.rack_col.items()})
+        for group, sub_cols in sub.slack_col.items():
+            cols.update(dict(zip(sub_cols, _hour_slacks(m, group, h, len(levels)), strict=False)))
+        out.append((sub, cols))
+    return out
+
+
+def _hour_slacks(m: _Model, group: str, h: int, hours: int) -> list[int]:
+    cols = m.slack_col.get(group, [])
+    return [cols[h]] if len(cols) == hours else list(cols)
+
+
+def _rented_cols(m: _Model, pools: list[Pool], cands: list[Candidate]) -> set[int]:
+    return {col for (p, h), col in m.count_col.items() if h >= 0 and cands[pools[p].cand].ownership == "rent"}
+
+
+def _rho(pool: Pool, servers: int, settings: PlanSettings) -> float:
+    assert settings.ttft_target_s is not None
+    return queueing.max_utilization(max(1, servers), pool.service_s, settings.ttft_target_s,
+                                    settings.ttft_percentile, settings.prefill_service_cv2)
+
+
+def _counts(m: _Model, x: np.ndarray, p: int, hours: int) -> np.ndarray:
+    return np.array([round(float(x[_count(m, p, h)])) for h in range(hours)], dtype=float)
+
+
+def _ttft_ok(m: _Model, x: np.ndarray, pools: list[Pool], settings: PlanSettings, hours: int) -> bool:
+    """Every pool-hour of a solution meets the TTFT target at its own number of replicas."""
+    for p, pool in enumerate(pools):
+        if pool.prefill_weight <= 0 or settings.ttft_target_s is None:
+            continue
+        n = _counts(m, x, p, hours)
+        for h in range(hours):
+            load = pool.prefill_weight * pool.raw_capacity * float(x[m.flow_col[(p, h)]])
+            if n[h] <= 0 or load <= 0:
+                continue
+            rho = load / (pool.prefill_capacity * n[h])
+            if rho > _rho(pool, int(n[h]) * pool.servers_per_system, settings) + 1e-7:
+                return False
+    return True
+
+
+def _solve_refined(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario,
+                   settings: PlanSettings, wl: Workload) -> tuple[_Model, Any, dict[int, float], list[str]]:
+    """Solve with the TTFT utilization caps at one system's replicas (safe: more replicas only allow more), then
+    re-solve with each pool's cap at the smallest pool size it was given, keeping a refined plan only when every
+    pool-hour still meets the target at its own size. Returns (model, result, caps, notes)."""
+    ttft = settings.ttft_target_s is not None and wl.uncached_input_tokens > 0
+    rho = {p: _rho(pool, pool.servers_per_system, settings) for p, pool in enumerate(pools)
+           if ttft and pool.prefill_weight > 0}
+    m, _, weights = _build(pools, cands, costs, s, settings, wl, rho)
+    res = _solve(m, _rented_cols(m, pools, cands), _hourly_models(pools, cands, costs, s, settings, wl, rho, m))
+    notes: list[str] = []
+    for _ in range(REFINEMENTS if rho else 0):
+        if res.x is None:
+            break
+        new = dict(rho)
+        for p in rho:
+            n = _counts(m, res.x, p, len(weights))
+            if (n > 0).any():
+                new[p] = _rho(pools[p], int(n[n > 0].min()) * pools[p].servers_per_system, settings)
+        if all(abs(new[p] - rho[p]) < 1e-12 for p in rho):
+            break
+        m2, _, _ = _build(pools, cands, costs, s, settings, wl, new)
+        res2 = _solve(m2, _rented_cols(m2, pools, cands), _hourly_models(pools, cands, costs, s, settings, wl, new,
+                                                                         m2))
+        if res2.x is None or not _ttft_ok(m2, res2.x, pools, settings, len(weights)) or res2.fun > res.fun + 1e-9:
+            notes.append("TTFT caps: the refined caps gave no better plan that passes the check; the safe plan is kept")
+            break
+        m, res, rho = m2, res2, new
+    return m, res, rho, notes
+
+
+def plan(scenario: Scenario | dict[str, Any], settings: PlanSettings | None = None,
+         candidates: list[Candidate] | None = None, accelerators: list[str] | None = None) -> PlanResult:
+    """The cheapest plan for the scenario's demand, targets and facility (see the module docstring).
+
+    ``candidates`` (e.g. from :func:`read_candidates_csv`) replace the catalog; else the catalog's accelerators
+    (``accelerators``, default all) are used with their estimated or measured rates, plus the existing fleet.
+    Never raises for a plan that cannot be met: the result says why, with the numbers.
+    """
+    s = as_scenario(scenario)
+    settings = settings or PlanSettings()
+    excluded: list[tuple[str, str]] = []
+    if candidates is None:
+        candidates, excluded = catalog_candidates(s, accelerators)
+    cands, more = hosting_variants(candidates, s)
+    return solve_plan(s, settings, cands, excluded + more)
+
+
+def solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
+               excluded: list[tuple[str, str]]) -> PlanResult:
+    """:func:`plan` for hosting variants already made."""
+    _, growth = _factors(s, settings)
+    wl = workload(s, settings, growth)
+    pools, role_excluded = build_pools(cands, s, settings, wl)
+    excluded = excluded + role_excluded
+    table = _candidate_table(cands, pools, excluded, s)
+    reason = _precheck(pools, wl, s, settings, excluded)
+    if reason:
+        return _infeasible(reason, table, wl, s)
+    costs = [candidate_costs(c, s) for c in cands]
+    m, res, rho, notes = _solve_refined(pools, cands, costs, s, settings, wl)
+    if res.x is None:
+        why = _diagnose(pools, cands, costs, s, settings, wl, rho) if res.status == 2 else (
+            f"solver: {res.message}")
+        return _infeasible(why, table, wl, s)
+    return _result(m, res, pools, cands, costs, s, settings, wl, table, notes)
+
+
+# --------------------------------------------------------------------------------------------------------- output
+PLAN_COLUMNS = ("name", "accelerator", "ownership", "cooling", "role", "systems", "accelerators", "racks",
+                "it_mw", "facility_mw", "hours_per_day", "system_hours_per_day", "capex_usd", "cost_usd_per_day",
+                "peak_utilization", "ttft_s", "availability", "spares", "p_enough_systems_up")
+CONSTRAINT_COLUMNS = ("constraint", "limit", "used", "unit", "slack", "binding", "shadow_price_usd", "meaning")
+
+
+def _candidate_table(cands: list[Candidate], pools: list[Pool], excluded: list[tuple[str, str]],
+                     s: Scenario) -> pd.DataFrame:
+    """Every candidate considered: its figures per system, its roles, and why a role or it was left out."""
+    rows = []
+    for k, c in enumerate(cands):
+        roles = [p.role for p in pools if p.cand == k]
+        why = "; ".join(f"{n.split(' / ')[-1]}: {r}" for n, r in excluded if n.startswith(c.name + " / "))
+        rows.append({"name": c.name, "accelerator": c.accelerator, "ownership": c.ownership, "cooling": c.cooling_mode,
+                     "accelerators_per_system": c.accelerators_per_system, "system_power_kw": c.system_power_kw,
+                     "price_usd_per_system": c.price_usd_per_system if c.ownership != "rent" else None,
+                     "rent_usd_per_system_hour": c.rent_usd_per_system_hour if c.ownership == "rent" else None,
+                     "input_tokens_per_s_per_system": c.input_tokens_per_s_per_system,
+                     "output_tokens_per_s_per_system": c.output_tokens_per_s_per_system,
+                     "output_tokens_per_s_per_user": c.output_tokens_per_s_per_user,
+                     "roles": ";".join(roles), "left_out": why, "note": c.note})
+    names = {c.name for c in cands}
+    for n, r in excluded:
+        if " / " not in n and n not in names:
+            rows.append({"name": n, "roles": "", "left_out": r})
+    return pd.DataFrame(rows)
+
+
+def _precheck(pools: list[Pool], wl: Workload, s: Scenario, settings: PlanSettings,
+              excluded: list[tuple[str, str]]) -> str:
+    """A reason when no combination of pools can serve the demand at all, naming the targets and the best offer."""
+    out_ok = any(p.role in ("aggregated", "decode") for p in pools)
+    in_ok = wl.uncached_input_tokens <= 0 or any(p.role in ("aggregated", "prefill") for p in pools)
+    both = any(p.role == "aggregated" for p in pools) or (any(p.role == "prefill" for p in pools) and any(
+        p.role == "decode" for p in pools)) or (wl.uncached_input_tokens <= 0 and out_ok)
+    if out_ok and in_ok and both:
+        return ""
+    speed = [r for n, r in excluded if r.startswith("per-user speed")]
+    unreachable = [f"{n}: {r}" for n, r in excluded if r.startswith("interactivity")]
+    if not out_ok and unreachable and not speed:
+        return (f"per-user speed: no candidate reaches the target {s.target_output_tokens_per_s_per_user:g} token/s "
+                f"per user ({'; '.join(unreachable[:3])})")
+    ttft = [r for n, r in excluded if r.startswith("time to first token")]
+    if not out_ok and speed:
+        best = max((r for r in speed), key=lambda r: float(re.sub(r"[^0-9.]", "", r.split(" token/s")[0]) or 0),
+                   default="")
+        return (f"per-user speed: no candidate decodes at the target {s.target_output_tokens_per_s_per_user:g} "
+                f"token/s per user (the fastest: {best.split(': ', 1)[-1]})")
+    if not in_ok and ttft:
+        return f"time to first token: no candidate can prefill within {settings.ttft_target_s:g} s ({ttft[0]})"
+    listed = "; ".join(f"{n}: {r}" for n, r in excluded[:6])
+    return f"no candidate can serve this demand ({listed or 'no candidates'})"
+
+
+def _infeasible(reason: str, table: pd.DataFrame, wl: Workload, s: Scenario) -> PlanResult:
+    return PlanResult(False, reason, {"feasible": False, "infeasible_reason": reason},
+                      pd.DataFrame(columns=list(PLAN_COLUMNS)), _hours_frame(wl, None),
+                      pd.DataFrame(columns=list(CONSTRAINT_COLUMNS)), table)
+
+
+def _diagnose(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario, settings: PlanSettings,
+              wl: Workload, rho: dict[int, float]) -> str:
+    """Name the constraints that cannot be met: solve again with each limit allowed to stretch at a steep price
+    (unserved demand at a steeper one) and report by how much each had to stretch."""
+    m, levels, _ = _build(pools, cands, costs, s, settings, wl, rho, elastic=True)
+    res = _solve(m, _rented_cols(m, pools, cands), _hourly_models(pools, cands, costs, s, settings, wl, rho, m,
+                                                                  elastic=True))
+    if res.x is None:
+        return f"no plan: {res.message}"
+    sentences = []
+    limits = {"racks": (settings.max_racks, "racks", "{:,.0f}"), "site power": (s.site_power_mw, "MW", "{:,.2f}"),
+              "capex budget": (None if settings.capex_budget_usd is None else settings.capex_budget_usd / 1e6,
+                               "M USD", "{:,.2f}"), "KV link": (s.kv_link_gb_per_s, "GB/s", "{:,.1f}")}
+    for group, cols in m.slack_col.items():
+        over = max(float(res.x[c]) for c in cols)
+        if over <= 1e-6:
+            continue
+        if group.startswith("demand"):
+            h = int(np.argmax([float(res.x[c]) for c in cols]))
+            per = wl.uncached_input_tokens if group == "demand input" else wl.output_tokens
+            need = float(levels[h]) * per
+            sentences.append(f"{group}: the candidates can serve at most {1.0 - over:.1%} of the busiest "
+                             f"hour's {need:,.0f} {'uncached input' if 'input' in group else 'output'} tokens/s "
+                             "(existing fleet size, rent not allowed, or every other limit)")
+            continue
+        limit, unit, fmt = limits[group]
+        assert limit is not None
+        sentences.append(f"{group}: serving the demand needs at least {fmt.format(limit + over)} {unit}; "
+                         f"{fmt.format(limit)} {unit} available")
+    return "; ".join(sentences) or "no plan meets every constraint"
+
+
+def _hours_frame(wl: Workload, per_hour: dict[str, np.ndarray] | None) -> pd.DataFrame:
+    frame = pd.DataFrame({"hour": np.arange(HOURS), "requests_per_s": wl.hourly_requests_per_s,
+                          "output_tokens_per_s": wl.hourly_requests_per_s * wl.output_tokens})
+    for name, values in (per_hour or {}).items():
+        frame[name] = values
+    return frame
+
+
+def _hour_types(wl: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    levels, inverse, weights = np.unique(np.round(wl.hourly_requests_per_s, 12), return_inverse=True,
+                                         return_counts=True)
+    return levels, inverse, weights
+
+
+def _pool_row(m: _Model, x: np.ndarray, p: int, pool: Pool, c: Candidate, k: Costs, s: Scenario,
+              settings: PlanSettings, wl: Workload, weights: np.ndarray) -> dict[str, Any]:
+    """One line of the plan: a pool's systems, hours, power, cost, utilization, TTFT and spares."""
+    hours = len(weights)
+    n = _counts(m, x, p, hours)
+    f = np.array([float(x[m.flow_col[(p, h)]]) for h in range(hours)]) * pool.raw_capacity
+    on_site = c.ownership != "rent"
+    systems = float(n.max())
+    per_rack = _systems_per_rack(c, s, c.cooling_mode) if on_site else math.nan
+    cost_day = (24.0 * k.fixed_usd_per_hour * systems if on_site else 0.0) + float(np.sum(
+        weights * (n * k.rent_usd_per_hour + f * pool.energy_usd_per_flow_hour * wl.energy_scale)))
+    busy = np.divide(f, pool.raw_capacity * n, out=np.zeros(hours), where=n > 0)
+    ttft, needed = 0.0, 0.0
+    for h in range(hours):
+        if n[h] <= 0:
+            continue
+        need = f[h] / (pool.raw_capacity / (1.0 + float(s.headroom)))
+        if pool.prefill_weight > 0 and math.isfinite(pool.service_s) and math.isfinite(pool.prefill_capacity):
+            rho = pool.prefill_weight * f[h] / (pool.prefill_capacity * n[h])
+            servers = int(n[h]) * pool.servers_per_system
+            if settings.ttft_target_s is not None:
+                cap = _rho(pool, servers, settings)
+                need = max(need, pool.prefill_weight * f[h] / (cap * pool.prefill_capacity / pool.availability))
+            ttft = max(ttft, queueing.ttft_percentile_s(servers, min(rho, 1.0), pool.service_s,
+                                                        settings.ttft_percentile, settings.prefill_service_cv2))
+        needed = max(needed, need)
+    required = min(systems, math.ceil(needed * (1.0 - 1e-9))) if on_site else systems
+    return {"name": c.name, "accelerator": c.accelerator, "ownership": c.ownership, "cooling": c.cooling_mode,
+            "role": pool.role, "systems": int(systems), "accelerators": int(systems) * c.accelerators_per_system,
+            "racks": math.ceil(systems / per_rack * (1 - 1e-12)) if on_site else None,
+            "it_mw": systems * c.system_power_kw / 1000.0 if on_site else None,
+            "facility_mw": systems * k.facility_kw / 1000.0 if on_site else None,
+            "hours_per_day": 24.0 if on_site else float(np.sum(weights * (n > 0))),
+            "system_hours_per_day": float(np.sum(weights * n)), "capex_usd": systems * k.capex_usd,
+            "cost_usd_per_day": cost_day, "peak_utilization": float(busy.max()),
+            "ttft_s": ttft if ttft > 0 else None, "availability": pool.availability,
+            "spares": int(systems - required) if on_site else None,
+            "p_enough_systems_up": availability.probability_enough_up(int(systems), int(required), pool.availability)
+            if on_site else None}
+
+
+def _result(m: _Model, res: Any, pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario,
+            settings: PlanSettings, wl: Workload, table: pd.DataFrame, notes: list[str]) -> PlanResult:
+    levels, inverse, weights = _hour_types(wl)
+    x = res.x
+    used = [p for p in range(len(pools)) if _counts(m, x, p, len(weights)).max() > 0]
+    rows = [_pool_row(m, x, p, pools[p], cands[pools[p].cand], costs[pools[p].cand], s, settings, wl, weights)
+            for p in used]
+    plan_df = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
+    per_hour: dict[str, np.ndarray] = {}
+    for role in ROLES:
+        for own in ("on site", "rented"):
+            cols = [p for p in used if pools[p].role == role and (cands[pools[p].cand].ownership == "rent") == (
+                own == "rented")]
+            if cols:
+                per_hour[f"{role}_systems_{own.replace(' ', '_')}"] = sum(
+                    (_counts(m, x, p, len(weights)) for p in cols), np.zeros(len(weights)))[inverse]
+    racks = float(sum(_racks_of(m, x, pools, cands, s, i, len(weights)) for i in
+                      {pools[p].cand for p in used if cands[pools[p].cand].ownership != "rent"}))
+    shadow = _shadow_prices(m, pools, used, weights)
+    constraints = _constraints_table(m, x, shadow, s, settings, racks, weights)
+    tokens_day = wl.requests_per_s * (wl.input_tokens + wl.output_tokens) * SECONDS_PER_DAY
+    cost_day = float(plan_df["cost_usd_per_day"].sum())
+    summary = {
+        "feasible": True, "objective": settings.objective, "objective_usd": float(res.fun),
+        "cost_usd_per_day": cost_day, "tokens_per_day": tokens_day,
+        "cost_usd_per_m_tokens": cost_day / tokens_day * 1e6 if tokens_day > 0 else None,
+        "capex_usd": float(plan_df["capex_usd"].sum()), "it_mw": float(plan_df["it_mw"].fillna(0).sum()),
+        "facility_mw": float(plan_df["facility_mw"].fillna(0).sum()), "racks": racks,
+        "systems_on_site": int(plan_df.loc[plan_df["ownership"] != "rent", "systems"].sum()),
+        "rented_system_hours_per_day": float(plan_df.loc[plan_df["ownership"] == "rent",
+                                                         "system_hours_per_day"].sum()),
+        "binding": "; ".join(constraints.loc[constraints["binding"], "constraint"].astype(str)),
+        "mip_gap": max(0.0, (float(res.fun) - res.bound) / float(res.fun)) if res.fun > 0 and math.isfinite(
+            res.bound) else 0.0,
+    }
+    if settings.objective == "npv":
+        summary["npv_cost_usd"] = float(res.fun)
+        summary["levelized_cost_usd_per_m_tokens"] = _levelized(float(res.fun), tokens_day, s)
+    return PlanResult(True, "", summary, plan_df, _hours_frame(wl, per_hour), constraints, table, notes)
+
+
+def _racks_of(m: _Model, x: np.ndarray, pools: list[Pool], cands: list[Candidate], s: Scenario, i: int,
+              hours: int) -> float:
+    """Racks of one on-site candidate: its systems (all roles) over the systems a rack holds, rounded up."""
+    systems = sum(float(_counts(m, x, p, hours).max()) for p, pool in enumerate(pools) if pool.cand == i)
+    per_rack = _systems_per_rack(cands[i], s, cands[i].cooling_mode)
+    return float(math.ceil(systems / per_rack * (1.0 - 1e-12)))
+
+
+def _levelized(pv_cost: float, tokens_day_design: float, s: Scenario) -> float:
+    """PV(cost) / PV(tokens) x 10^6, the retrofit study's levelized cost [USD/M token]."""
+    years = np.arange(1, int(s.horizon_years) + 1)
+    growth = (1.0 + float(s.demand_growth_per_year)) ** (years - 1)
+    disc = (1.0 + float(s.cost_of_capital)) ** -years.astype(float)
+    tokens = float((tokens_day_design * growth / growth.max() * DAYS_PER_YEAR * disc).sum())
+    return pv_cost / tokens * 1e6
+
+
+LIMIT_UNITS = {"site power": "MW", "racks": "rack", "capex budget": "M USD", "KV link": "GB/s"}
+
+
+def _shadow_prices(m: _Model, pools: list[Pool], used: list[int], weights: np.ndarray) -> dict[str, float] | None:
+    """Dual values of the limits from the LP with the integer choices fixed: the pools the plan uses stay open,
+    every other pool is closed (count bound 0), counts and racks become continuous. A dual is the change of the
+    objective per unit more of the limit; the saving is its negative. Summed over the hours of a per-hour limit.
+    None when HiGHS returns no duals."""
+    ub = np.asarray(m.ub, dtype=float).copy()
+    open_pools = set(used)
+    for (p, _h), col in m.count_col.items():
+        if p not in open_pools:
+            ub[col] = 0.0
+    res = linprog(np.asarray(m.c), A_ub=m.matrix(), b_ub=np.asarray(m.b),
+                  bounds=list(zip(m.lb, ub, strict=True)), method="highs")
+    if res.status != 0 or res.ineqlin is None:
+        return None
+    savings: dict[str, float] = {}
+    for i, group in enumerate(m.row_group):
+        savings[group] = savings.get(group, 0.0) - float(res.ineqlin.marginals[i])
+    return savings
+
+
+def _constraints_table(m: _Model, x: np.ndarray, shadow: dict[str, float] | None, s: Scenario,
+                       settings: PlanSettings, racks: float, weights: np.ndarray) -> pd.DataFrame:
+    """The limits of the plan: limit, use, slack, binding, and what one more unit of each would save."""
+    lhs = m.matrix() @ x
+    period = "a day" if settings.objective == "cost_per_day" else "in present value over the horizon"
+    rows = []
+    groups = [g for g in dict.fromkeys(m.row_group) if g in LIMIT_UNITS or g.startswith("existing fleet")]
+    for group in groups:
+        idx = [i for i, g in enumerate(m.row_group) if g == group]
+        used = max(float(lhs[i]) for i in idx)
+        limit = float(m.b[idx[0]])
+        unit = LIMIT_UNITS.get(group, "system")
+        saving = None if shadow is None else max(0.0, shadow.get(group, 0.0))
+        slack = limit - used
+        binding = slack <= 1e-6 * max(1.0, abs(limit)) or (saving is not None and saving > 1e-6)
+        shown_unit = {"M USD": "M USD of budget", "GB/s": "GB/s of KV link", "system": "existing system"}.get(
+            unit, unit)
+        meaning = (f"one more {shown_unit} saves {saving:,.0f} USD {period}" if saving is not None and saving > 1e-6
+                   else "not limiting at the margin")
+        rows.append({"constraint": group, "limit": limit, "used": used, "unit": unit, "slack": slack,
+                     "binding": bool(binding), "shadow_price_usd": saving, "meaning": meaning})
+    return pd.DataFrame(rows, columns=list(CONSTRAINT_COLUMNS))
+
+
+# -------------------------------------------------------------------------------------------------- files, inputs
+MAX_SHOWN = 60
+
+
+def _shown(value: Any) -> str:
+    """A user's value in a message: at most 60 characters, control characters escaped."""
+    text = str(value)
+    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
+
+
+def _csv_rows(data: bytes | str, what: str) -> tuple[list[str], list[list[str]], str]:
+    """Header, rows and delimiter of a CSV (',' ';' or tab, '#' comment lines skipped); InputError when unusable."""
+    if isinstance(data, bytes):
+        if b"\x00" in data[:8192]:
+            raise InputError(f"{what}: not a CSV file (binary data)")
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{what}: not UTF-8 text (undecodable byte at position {exc.start})") from None
+    lines = [ln for ln in data.removeprefix("\ufeff").splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    if not lines:
+        raise InputError(f"{what}: empty file")
+    first = lines[0]
+    sep = ";" if first.count(";") > first.count(",") else ("\t" if first.count("\t") > first.count(",") else ",")
+    try:
+        table = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=sep))
+    except csv.Error as exc:
+        raise InputError(f"{what}: not a well-formed CSV ({exc})") from None
+    header = [h.strip() for h in table[0]]
+    rows = [r for r in table[1:] if any(c.strip() for c in r)]
+    if not rows:
+        raise InputError(f"{what}: no rows below the header")
+    for i, r in enumerate(rows, start=2):
+        if len(r) != len(header):
+            raise InputError(f"{what}: line {i} has {len(r)} cells, the header has {len(header)}")
+    return header, rows, sep
+
+
+def read_plan_row(data: bytes | str, row: str) -> tuple[dict[str, Any], PlanSettings]:
+    """One row of a scenario CSV that may also carry the planner columns (:data:`PLAN_FIELDS`): the row's non-empty
+    scenario cells (checked by :func:`economics.scenario_files.read_scenarios_csv`) and its planner settings."""
+    header, rows, sep = _csv_rows(data, "FILE")
+    plan_idx = [i for i, h in enumerate(header) if h in PLAN_FIELDS]
+    keep = [i for i in range(len(header)) if i not in plan_idx]
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=sep, lineterminator="\n")
+    writer.writerow([header[i] for i in keep])
+    for r in rows:
+        writer.writerow([r[i] for i in keep])
+    df = read_scenarios_csv(out.getvalue())
+    names = [str(n) for n in df["name"]] if "name" in df.columns else []
+    if row in names:
+        position = names.index(row)
+    elif row.isdigit() and 1 <= int(row) <= len(df):
+        position = int(row) - 1
+    else:
+        guess = catalog.closest(row, names) if names else None
+        hint = f"; did you mean '{_shown(guess)}'?" if guess else ""
+        raise InputError(f"--row: no row named '{_shown(row)}' and no row number 1..{len(df)}{hint}")
+    cells = {str(k): v for k, v in df.iloc[position].to_dict().items() if str(v).strip() != ""}
+    try:
+        settings = settings_from_row({header[i]: rows[position][i] for i in plan_idx})
+    except ValueError as exc:
+        raise InputError(f"row {position + 1}: {exc}") from None
+    return cells, settings
+
+
+def read_candidates_csv(data: bytes | str, s: Scenario) -> list[Candidate]:
+    """Hardware options from a CANDIDATES.csv (:data:`CANDIDATE_COLUMNS`): each row its own measured rates and
+    prices; a catalog id fills the empty hardware figures. Raises InputError naming the row, the field and the
+    value for anything it cannot use."""
+    header, rows, _ = _csv_rows(data, "CANDIDATES")
+    unknown = [h for h in header if h not in CANDIDATE_COLUMNS]
+    if unknown:
+        guess = catalog.closest(unknown[0], list(CANDIDATE_COLUMNS))
+        hint = f" (did you mean '{guess}'?)" if guess else ""
+        raise InputError(f"CANDIDATES: unknown column '{_shown(unknown[0])}'{hint}; known: "
+                         f"{', '.join(CANDIDATE_COLUMNS)}")
+    if len(set(header)) != len(header):
+        raise InputError("CANDIDATES: duplicate columns")
+    out, seen = [], set()
+    for i, r in enumerate(rows, start=1):
+        cells = {h: c.strip() for h, c in zip(header, r, strict=True) if c.strip()}
+        cand = _candidate_from_cells(cells, i, s)
+        if cand.name in seen:
+            raise InputError(f"CANDIDATES row {i}: name '{_shown(cand.name)}' is used twice")
+        seen.add(cand.name)
+        out.append(cand)
+    return out
+
+
+def _cell_number(cells: dict[str, str], key: str, where: str, positive: bool = True) -> float:
+    if key not in cells:
+        return math.nan
+    try:
+        value = float(cells[key])
+    except ValueError:
+        raise InputError(f"{where}: {key}: '{_shown(cells[key])}' is not a number") from None
+    if not math.isfinite(value) or value < 0 or (positive and value == 0) or value > 1e12:
+        raise InputError(f"{where}: {key}: must be {'> 0' if positive else '>= 0'} and <= 1e12, got "
+                         f"{_shown(cells[key])}")
+    return value
+
+
+def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candidate:
+    name = cells.get("name", "")
+    where = f"CANDIDATES row {i}" + (f" ({_shown(name)})" if name else "")
+    if not name:
+        raise InputError(f"{where}: name: empty; every candidate needs a name")
+    own = cells.get("ownership", "")
+    if own not in OWNERSHIPS:
+        raise InputError(f"{where}: ownership: '{_shown(own)}' is not one of own, rent, existing")
+    rec: dict[str, Any] = {}
+    if "accelerator" in cells:
+        if cells["accelerator"] not in catalog.accelerator_ids():
+            raise InputError(f"{where}: " + catalog.unknown_id_message("accelerator", _shown(cells["accelerator"]),
+                                                                       catalog.accelerator_ids()))
+        rec = catalog.accelerator_record(cells["accelerator"])
+    num = {k: _cell_number(cells, k, where, positive=k != "accelerator_price_usd") for k in CANDIDATE_COLUMNS
+           if k not in ("name", "ownership", "accelerator", "system_form", "accelerator_cooling", "family", "roles")}
+    a = num["accelerators_per_system"] if math.isfinite(num["accelerators_per_system"]) else _num(
+        rec, "accelerators_per_system")
+    if not math.isfinite(a) or a != int(a):
+        raise InputError(f"{where}: accelerators_per_system: give a whole number (empty and no catalog id)")
+    a = int(a)
+    kw = num["system_power_kw"]
+    if not math.isfinite(kw):
+        per = num["accelerator_power_kw"] if math.isfinite(num["accelerator_power_kw"]) else _num(rec, "power_kw")
+        kw = per * a if math.isfinite(per) else _num(rec, "system_power_kw")
+    if not math.isfinite(kw):
+        raise InputError(f"{where}: accelerator_power_kw: give the power (empty and no catalog id)")
+    if not math.isfinite(num["output_tokens_per_s_per_accelerator"]):
+        raise InputError(f"{where}: output_tokens_per_s_per_accelerator: the measured throughput is required")
+    price = num["accelerator_price_usd"] if math.isfinite(num["accelerator_price_usd"]) else _num(rec, "price_usd")
+    rent = num["rent_usd_per_accelerator_hour"] if math.isfinite(
+        num["rent_usd_per_accelerator_hour"]) else _num(rec, "rent_usd_per_hour")
+    if own == "own" and not math.isfinite(price):
+        raise InputError(f"{where}: accelerator_price_usd: an owned candidate needs a price")
+    if own == "rent" and not math.isfinite(rent):
+        raise InputError(f"{where}: rent_usd_per_accelerator_hour: a rented candidate needs a rent")
+    if own == "existing" and not math.isfinite(num["max_accelerators"]):
+        raise InputError(f"{where}: max_accelerators: an existing candidate needs the fleet's size")
+    cooling = cells.get("accelerator_cooling") or str(rec.get("cooling") or "air")
+    if cooling not in ("air", "liquid", "air_or_liquid"):
+        raise InputError(f"{where}: accelerator_cooling: '{_shown(cooling)}' is not air, liquid or air_or_liquid")
+    form = cells.get("system_form") or str(rec.get("system_form") or "server")
+    if form not in ("server", "rack", "wafer"):
+        raise InputError(f"{where}: system_form: '{_shown(form)}' is not server, rack or wafer")
+    roles = tuple(r.strip() for r in cells.get("roles", ";".join(ROLES)).split(";") if r.strip())
+    bad = [r for r in roles if r not in ROLES]
+    if bad or not roles:
+        raise InputError(f"{where}: roles: '{_shown(cells.get('roles', ''))}' must list aggregated, prefill, decode "
+                         "separated by ';'")
+    rep = num["accelerators_per_replica"]
+    return _whole_replicas(Candidate(
+        name=name, ownership=own, accelerator=cells.get("accelerator", ""),
+        family=cells.get("family") or str(rec.get("family") or "default"), accelerators_per_system=a,
+        system_power_kw=kw, system_rack_units=num["system_rack_units"] if math.isfinite(
+            num["system_rack_units"]) else _num(rec, "system_rack_units"), rack_scale=form == "rack",
+        hardware_cooling=cooling,
+        price_usd_per_system=(price * a if own == "own" else (price * a if math.isfinite(price) else 0.0)
+                              if own == "existing" else 0.0),
+        rent_usd_per_system_hour=rent * a if math.isfinite(rent) else math.nan,
+        input_tokens_per_s_per_system=num["input_tokens_per_s_per_accelerator"] * a,
+        output_tokens_per_s_per_system=num["output_tokens_per_s_per_accelerator"] * a,
+        output_tokens_per_s_per_user=num["output_tokens_per_s_per_user"],
+        accelerators_per_replica=int(rep) if math.isfinite(rep) else a,
+        max_systems=float(int(num["max_accelerators"]) // a) if own == "existing" else math.inf, roles=roles))
+
+
+# ------------------------------------------------------------------------------------------------------ frontiers
+FRONTIER_COLUMNS = ("feasible", "cost_usd_per_day", "cost_usd_per_m_tokens", "facility_mw", "systems_on_site",
+                    "rented_system_hours_per_day", "binding", "reason")
+
+
+def _frontier_row(r: PlanResult) -> dict[str, Any]:
+    row = {k: r.summary.get(k) for k in FRONTIER_COLUMNS[1:-1]}
+    return {"feasible": r.feasible, **row, "reason": r.reason}
+
+
+def default_speed_targets(s: Scenario, points: int = 20) -> list[float]:
+    """``points`` per-user speed targets, geometric from a quarter to four times the scenario's (30 token/s when
+    none is given)."""
+    t = float(s.target_output_tokens_per_s_per_user or 30.0)
+    return [float(v) for v in np.geomspace(t / 4.0, t * 4.0, points)]
+
+
+def frontier_speed(scenario: Scenario | dict[str, Any], settings: PlanSettings | None = None,
+                   targets: list[float] | None = None, candidates: list[Candidate] | None = None,
+                   accelerators: list[str] | None = None) -> pd.DataFrame:
+    """The cheapest plan's cost against the per-user speed target. Catalog candidates are re-rated at every target
+    (one engine evaluation for all); a CANDIDATES.csv keeps its rates and a candidate qualifies while its measured
+    per-user speed meets the target."""
+    s = as_scenario(scenario)
+    settings = settings or PlanSettings()
+    targets = targets or default_speed_targets(s)
+    ids = accelerators or catalog.accelerator_ids()
+    rates = catalog_rates(s, ids, list(targets)) if candidates is None else None
+    rows = []
+    for t in targets:
+        st = s.model_copy(update={"target_output_tokens_per_s_per_user": float(t)})
+        excluded: list[tuple[str, str]] = []
+        if rates is None:
+            assert candidates is not None
+            cands = candidates
+        else:
+            cands, excluded = catalog_candidates(st, ids, rates[rates["target"] == t])
+        hosted, more = hosting_variants(cands, st)
+        rows.append({"target_output_tokens_per_s_per_user": float(t),
+                     **_frontier_row(solve_plan(st, settings, hosted, excluded + more))})
+    return pd.DataFrame(rows)
+
+
+def frontier_site(scenario: Scenario | dict[str, Any], settings: PlanSettings | None = None,
+                  site_mw: list[float] | None = None, candidates: list[Candidate] | None = None,
+                  accelerators: list[str] | None = None, points: int = 20) -> pd.DataFrame:
+    """The cheapest plan's cost against the site's power. Without ``site_mw``: ``points`` limits from 5 % to 120 %
+    of the facility power of the plan with no site limit."""
+    s = as_scenario(scenario)
+    settings = settings or PlanSettings()
+    if candidates is None:
+        candidates, excluded = catalog_candidates(s, accelerators)
+    else:
+        excluded = []
+    if site_mw is None:
+        free = solve_plan(s.model_copy(update={"site_power_mw": None}), settings,
+                          *_hosted(candidates, s, excluded))
+        top = float(free.summary.get("facility_mw") or 0.0) or 1.0
+        site_mw = [float(v) for v in np.linspace(0.05 * top, 1.2 * top, points)]
+    rows = []
+    for mw in site_mw:
+        st = s.model_copy(update={"site_power_mw": float(mw)})
+        rows.append({"site_power_mw": float(mw), **_frontier_row(solve_plan(st, settings,
+                                                                            *_hosted(candidates, st, excluded)))})
+    return pd.DataFrame(rows)
+
+
+def _hosted(cands: list[Candidate], s: Scenario,
+            excluded: list[tuple[str, str]]) -> tuple[list[Candidate], list[tuple[str, str]]]:
+    hosted, more = hosting_variants(cands, s)
+    return hosted, excluded + more
+
+
+# ------------------------------------------------------------------------------------------------------------ CLI
+def add_plan_command(subparsers: Any) -> argparse.ArgumentParser:
+    """``python -m economics plan FILE --row NAME [--candidates CANDIDATES.csv] [--format json|csv] [-o OUT]``."""
+    cmd: argparse.ArgumentParser = subparsers.add_parser(
+        "plan", help="the cheapest fleet (prefill/decode pools, own/rent, the existing fleet) for a row's demand, "
+        "targets and facility")
+    cmd.add_argument("input", help="scenario CSV (may carry the planner columns), or - for standard input")
+    cmd.add_argument("--row", required=True, help="the row's name, or its 1-based number")
+    cmd.add_argument("--candidates", help="CSV of hardware options with their own measured rates and prices "
+                     "(default: the catalog)")
+    cmd.add_argument("--accelerators", default="", help="catalog ids to consider, comma-separated (default: all)")
+    cmd.add_argument("--frontier", choices=("none", "speed", "site", "both"), default="none",
+                     help="also compute cost frontiers (20 points each)")
+    cmd.add_argument("--format", choices=("json", "csv"), default="json")
+    cmd.add_argument("-o", "--output", default="-", help="output file, or - for standard output (default)")
+    cmd.set_defaults(func=run_plan)
+    return cmd
+
+
+def _read_bytes(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {_shown(path)}: {exc.strerror}") from None
+
+
+def plan_from_files(data: bytes | str, row: str, candidates_data: bytes | str | None = None,
+                    accelerators: list[str] | None = None, frontier: str = "none") -> dict[str, Any]:
+    """The ``plan`` command as a function: the JSON-ready plan (and frontiers) of one row. Raises InputError."""
+    cells, settings = read_plan_row(data, row)
+    try:
+        s = as_scenario(cells)
+        cands = None if candidates_data is None else read_candidates_csv(candidates_data, s)
+        ids = accelerators or None
+        unknown = [a for a in ids or [] if a not in catalog.accelerator_ids()]
+        if unknown:
+            raise InputError(catalog.unknown_id_message("--accelerators", _shown(unknown[0]),
+                                                        catalog.accelerator_ids()))
+        out = plan(s, settings, cands, ids).to_dict()
+        if frontier in ("speed", "both"):
+            out["frontier_speed"] = _records(frontier_speed(s, settings, candidates=cands, accelerators=ids))
+        if frontier in ("site", "both"):
+            out["frontier_site"] = _records(frontier_site(s, settings, candidates=cands, accelerators=ids))
+    except (ScenarioError, ValueError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(str(exc)) from None
+    return out
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    """Run the ``plan`` command: 0 with a plan (feasible or not, it is data), 2 for unusable input."""
+    try:
+        out = plan_from_files(_read_bytes(args.input), args.row,
+                              None if not args.candidates else _read_bytes(args.candidates),
+                              [a.strip() for a in args.accelerators.split(",") if a.strip()], args.frontier)
+    except InputError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    text = json.dumps(out, indent=1, allow_nan=False) + "\n" if args.format == "json" else plan_csv_text(out)
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        Path(args.output).write_text(text, encoding="utf-8")
+    if not out["feasible"]:
+        sys.stderr.write(f"no feasible plan: {out['infeasible_reason']}\n")
+    return 0
+
+
+def plan_csv_text(out: dict[str, Any]) -> str:
+    """The plan as CSV sections (summary, plan, constraints, hours, frontiers), each under a '# name' line."""
+    parts = ["# summary\n" + to_csv_text(pd.DataFrame([{"feasible": out["feasible"],
+                                                         "infeasible_reason": out["infeasible_reason"],
+                                                         **out["summary"]}]))]
+    for key in ("plan", "constraints", "hours", "frontier_speed", "frontier_site"):
+        if key in out:
+            parts.append(f"# {key}\n" + to_csv_text(pd.DataFrame(out[key])))
+    return "\n".join(parts)
