@@ -15,7 +15,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 import pandas as pd
 
@@ -321,8 +321,19 @@ def _add_row_command(sub: Any, name: str, help_text: str, outputs: bool = False)
     return cmd
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its error line made safe: control characters escaped, long arguments shortened."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        text = escape_controls(message)
+        if len(text) > MAX_MESSAGE_CHARS:
+            text = text[:MAX_MESSAGE_CHARS] + f"… ({len(text):,} characters)"
+        self.exit(EXIT_UNUSABLE, f"{self.prog}: error: {text}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m economics", description=__doc__,
+    parser = _Parser(prog="python -m economics", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     ev = sub.add_parser("evaluate", help="evaluate a CSV of scenarios")

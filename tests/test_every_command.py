@@ -186,3 +186,9 @@ def test_evaluate_keeps_the_range_columns_beside_their_field(capsys: pytest.Capt
     assert header[at + 1:at + 3] == ["electricity_usd_per_kwh_low", "electricity_usd_per_kwh_high"]
     first = dict(zip(header, row, strict=True))
     assert (first["electricity_usd_per_kwh_low"], first["electricity_usd_per_kwh_high"]) == ("0.05", "0.2")
+
+
+def test_argument_errors_escape_control_characters_and_shorten(capsys: pytest.CaptureFixture[str],
+                                                               files: dict[str, str]) -> None:
+    code, _out, err = run(capsys, "evaluate", files["valid"], "\x1b[31mred", "x" * 10_000)
+    assert code == 2 and "\x1b" not in err and "\\x1b[31mred" in err and "characters)" in err and len(err) < 2_000
