@@ -18,7 +18,7 @@ import ui.links
 import ui.text
 from economics import FIELDS
 from ui.editor import SECTION_KEY, SECTIONS
-from ui.format import usd_per_m_tokens
+from ui.format import usd_rate
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -71,9 +71,9 @@ def test_cost_page_renders_kpis(app: AppTest) -> None:
     assert not app.error, [e.value for e in app.error]
     assert {m.label for m in app.metric} >= {COST_LABEL, "Cost per hour", "Utilization", "Gross margin"}
     shown = metric_value(app, COST_LABEL)
-    assert re.fullmatch(r"\$\d[\d,]*(\.\d+)? / M tokens", shown), shown
+    assert re.fullmatch(r"\$\d[\d,]*(\.\d+)?", shown), shown
     expected = economics.evaluate_scenario(scenario_with())["cost_usd_per_m_tokens"]
-    assert shown == usd_per_m_tokens(expected)
+    assert shown == usd_rate(expected)
 
 
 def test_cost_page_has_the_inputs_of_its_question(app: AppTest) -> None:
@@ -107,7 +107,7 @@ def test_electricity_price_changes_cost(app: AppTest) -> None:
     after = metric_value(app, COST_LABEL)
     assert after != before
     expected = economics.evaluate_scenario(scenario_with(electricity_usd_per_kwh=float(f"{price:.4f}")))
-    assert after == usd_per_m_tokens(expected["cost_usd_per_m_tokens"])
+    assert after == usd_rate(expected["cost_usd_per_m_tokens"])
     assert app.query_params["electricity_usd_per_kwh"] == f"{price:.4f}".rstrip("0")
 
 
@@ -152,7 +152,7 @@ def test_every_catalog_accelerator_gives_kpis_or_an_error(app: AppTest) -> None:
         shown = [m.value for m in app.metric if m.label == COST_LABEL]
         assert shown or app.error, accelerator
         if shown:
-            assert re.fullmatch(r"\$\d[\d,]*(\.\d+)? / M tokens", str(shown[0])), (accelerator, shown)
+            assert re.fullmatch(r"\$\d[\d,]*(\.\d+)?", str(shown[0])), (accelerator, shown)
 
 
 def test_ui_stays_thin_and_safe() -> None:
@@ -174,7 +174,7 @@ def test_presets_load_with_one_click(app: AppTest) -> None:
     assert app.session_state["scenario"] == scenario.model_dump()
     assert app.selectbox(key="accelerator").value == scenario.accelerator == "h200-sxm"
     expected = economics.evaluate_scenario(scenario)["cost_usd_per_m_tokens"]
-    assert metric_value(app, COST_LABEL) == usd_per_m_tokens(expected)
+    assert metric_value(app, COST_LABEL) == usd_rate(expected)
     assert any("763" in c.value for c in app.caption)
     assert app.selectbox(key="preset").value is None  # a preset is an action, not a state
 

@@ -81,7 +81,7 @@ common.baseline_controls()
 base = common.baseline_result()
 separable = "Give a measured prefill throughput (input tokens/s per accelerator) to split the cost by device time"
 k = st.columns(4)
-common.metric(k[0], "cost_usd_per_m_tokens", result, base, value=fmt.usd_per_m_tokens(result["cost_usd_per_m_tokens"]))
+common.metric(k[0], "cost_usd_per_m_tokens", result, base)
 for col, name in ((k[1], "cost_usd_per_m_input_tokens"), (k[2], "cost_usd_per_m_output_tokens")):
     common.metric(col, name, result, base, value=NOT_SEPARABLE if result[name] is None else None)
 common.metric(k[3], "gross_margin", result, base,
