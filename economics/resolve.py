@@ -20,9 +20,12 @@ def resolve(c: dict[str, Any], trace: Trace | None = None) -> Columns:
     """The working record of the stages for validated, catalog-filled columns ``c`` (not modified)."""
     v = dict(c)
     n = len(v["ownership"])
-    v["kv_bytes_per_token"] = catalog.kv_bytes_per_token(v["model"], v["precision"], v["kv_cache_precision"])
-    v["decode_system_form"] = catalog.accelerator_column(v["decode_accelerator"], "system_form", "")
-    v["decode_system_rack_units"] = catalog.accelerator_column(v["decode_accelerator"], "system_rack_units", np.nan)
+    dis = np.asarray(v["decode_accelerator"] != "", dtype=bool)
+    if dis.any():  # only a decode pool needs these lookups: a million aggregated rows skip them
+        v["kv_bytes_per_token"] = catalog.kv_bytes_per_token(v["model"], v["precision"], v["kv_cache_precision"])
+        v["decode_system_form"] = catalog.accelerator_column(v["decode_accelerator"], "system_form", "")
+        v["decode_system_rack_units"] = catalog.accelerator_column(v["decode_accelerator"], "system_rack_units",
+                                                                   np.nan)
     for name, parameter in (("pue_air", "pue_air"), ("pue_liquid", "pue_liquid"),
                             ("rack_power_kw_air", "rack_power_kw_air_containment"),
                             ("rack_power_kw_liquid", "rack_power_kw_liquid")):
@@ -34,7 +37,7 @@ def resolve(c: dict[str, Any], trace: Trace | None = None) -> Columns:
         v[name] = np.nan_to_num(v[name], nan=0.0)
     x = Columns(v, trace)
     x.own = v["ownership"] == "own"
-    x.dis = np.asarray(v["decode_accelerator"] != "", dtype=bool)
+    x.dis = dis
     x.any_dis = bool(x.dis.any())
     x.has_p = ~np.isnan(v["input_tokens_per_s_per_accelerator"])
     x.sized = np.isnan(v["accelerator_count"])

@@ -166,21 +166,21 @@ def serving(x: Columns) -> None:
 def cooling(x: Columns) -> None:
     """The hall's cooling after any liquid retrofit, and its PUE."""
     v = x.v
-    air_hall = v["facility_cooling"] == "air"
+    air_hall = np.asarray(v["facility_cooling"] == "air", dtype=bool)
+    hybrid = np.asarray(v["facility_cooling"] == "hybrid", dtype=bool)
     allow = v["allow_liquid_retrofit"].astype(bool)
-    x.needs_liquid = v["accelerator_cooling"] == "liquid"
+    x.needs_liquid = np.asarray(v["accelerator_cooling"] == "liquid", dtype=bool)
     x.retrofit = x.needs_liquid & air_hall & allow
-    x.needs_liquid_y = x.dis & (v["decode_accelerator_cooling"] == "liquid")
+    x.needs_liquid_y = x.dis & (v["decode_accelerator_cooling"] == "liquid") if x.any_dis else np.zeros(x.n, bool)
     x.retrofit_y = x.needs_liquid_y & air_hall & allow
-    hall = np.where(x.retrofit, "liquid", v["facility_cooling"])
+    liquid = ~air_hall & ~hybrid | x.retrofit  # the hall is liquid-cooled, or retrofitted for the main pool
     given = ~np.isnan(v["pue"])
     x.calc(fleet.PUE_GIVEN, given)
-    x.calc(fleet.PUE_AIR, ~given & (hall == "air"))
-    x.calc(fleet.PUE_LIQUID, ~given & (hall == "liquid"))
-    x.calc(fleet.PUE_HYBRID, ~given & (hall == "hybrid"))
-    liquid = hall == "liquid"
-    x.liquid_racks = liquid | ((hall == "hybrid") & x.needs_liquid)
-    x.liquid_racks_y = liquid | x.retrofit_y | ((hall == "hybrid") & x.needs_liquid_y)
+    x.calc(fleet.PUE_AIR, ~given & air_hall & ~x.retrofit)
+    x.calc(fleet.PUE_LIQUID, ~given & liquid)
+    x.calc(fleet.PUE_HYBRID, ~given & hybrid)
+    x.liquid_racks = liquid | (hybrid & x.needs_liquid)
+    x.liquid_racks_y = liquid | x.retrofit_y | (hybrid & x.needs_liquid_y)
     x.fleet_flag(0, x.in_facility & x.needs_liquid & air_hall & ~x.retrofit)
     x.fleet_flag(6, x.in_facility & x.needs_liquid_y & air_hall & ~x.retrofit_y)
 
