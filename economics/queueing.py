@@ -23,6 +23,7 @@ Management 2(2), 1993 (the exponential tail given a wait).
 
 from __future__ import annotations
 
+import heapq
 import math
 
 import numpy as np
@@ -146,17 +147,17 @@ def simulate_waits_s(servers: int, utilization: float, service_s: float, service
     """
     rng = np.random.default_rng(seed)
     rate = utilization * servers / service_s
-    arrivals = np.cumsum(rng.exponential(1.0 / rate, customers))
+    arrivals = np.cumsum(rng.exponential(1.0 / rate, customers)).tolist()
     if service_cv2 <= 0:
-        service = np.full(customers, service_s)
+        service = [service_s] * customers
     else:
         shape = 1.0 / service_cv2
-        service = rng.gamma(shape, service_s / shape, customers)
-    free = np.zeros(servers)
-    waits = np.empty(customers)
+        service = rng.gamma(shape, service_s / shape, customers).tolist()
+    free = [0.0] * servers  # a heap of the times the servers become free
+    waits = [0.0] * customers
     for i in range(customers):
-        k = int(np.argmin(free))
-        start = max(free[k], arrivals[i])
-        waits[i] = start - arrivals[i]
-        free[k] = start + service[i]
-    return waits
+        arrival = arrivals[i]
+        start = free[0] if free[0] > arrival else arrival
+        waits[i] = start - arrival
+        heapq.heapreplace(free, start + service[i])
+    return np.asarray(waits)
