@@ -110,6 +110,9 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
                 # defensive: a non-finite required output would be a bug; it is reported per row, never shown
                 for r in run[~np.isfinite(vals)]:
                     internal.append(Problem(int(r), name, None, f"{name}: could not be computed for these inputs"))
+            if name in INTEGER_OUTPUTS:
+                for i in np.flatnonzero(vals > MAX_COUNT):
+                    internal.append(Problem(int(run[i]), name, float(vals[i]), too_large_message(name, vals[i])))
             if run.size == n:
                 full = vals
             else:
@@ -191,6 +194,20 @@ def _echoed_inputs(df: pd.DataFrame, cols: dict[str, Any]) -> set[str]:
     if any_decode:
         out |= {"decode_accelerator", "decode_accelerator_count"}
     return out
+
+
+MAX_COUNT = float(FIELDS["accelerator_count"].le or 1e7)
+"""The most accelerators, systems or racks a result may hold: the schema's bound on a fleet."""
+
+
+def too_large_message(name: str, value: float) -> str:
+    """The error of a count beyond :data:`MAX_COUNT` (counts stay floats until here, so they never overflow).
+
+    >>> too_large_message("accelerators", 1.2e25)
+    'accelerators: the demand needs 1.2e+25, more than the 10,000,000 a fleet may hold; lower the demand or raise the throughput'
+    """
+    return (f"{name}: the demand needs {value:.3g}, more than the {MAX_COUNT:,.0f} a fleet may hold; lower the demand "
+            "or raise the throughput")
 
 
 CHUNK_ROWS = 1 << 17
