@@ -203,8 +203,8 @@ MAX_COUNT = float(FIELDS["accelerator_count"].le or 1e7)
 def too_large_message(name: str, value: float) -> str:
     """The error of a count beyond :data:`MAX_COUNT` (counts stay floats until here, so they never overflow).
 
-    >>> too_large_message("accelerators", 1.2e25)
-    'accelerators: the demand needs 1.2e+25, more than the 10,000,000 a fleet may hold; lower the demand or raise the throughput'
+    >>> too_large_message("accelerators", 1.2e25)[:70]
+    'accelerators: the demand needs 1.2e+25, more than the 10,000,000 a fle'
     """
     return (f"{name}: the demand needs {value:.3g}, more than the {MAX_COUNT:,.0f} a fleet may hold; lower the demand "
             "or raise the throughput")
