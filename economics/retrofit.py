@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .batch import as_scenario, evaluate
-from .finance import HOURS_PER_YEAR, irr, npv_usd, payback_years
+from .finance import HOURS_PER_YEAR, capital_recovery_factor, irr, npv_usd, payback_years
 from .scenario import Scenario, with_changes
 
 DAYS_PER_YEAR = 365.0
@@ -58,13 +58,15 @@ def standard_options(s: Scenario) -> list[Option]:
     if e is None:
         raise ValueError("existing_accelerators: give the size of the existing fleet for a retrofit study")
     common = {"decode_accelerator": None, "decode_accelerator_count": None}
-    existing = {"accelerator_count": e, "accelerator_price_usd": s.existing_book_value_usd}
+    # the existing fleet's purchase is sunk: cash flows leave out every capital charge, and its maintenance is
+    # figured on the accelerator's price in every option (never on its book value)
+    existing = {"accelerator_count": e}
     options = [Option("status quo", f"{e} x {s.accelerator}, as they are", {**common, **existing})]
     if s.decode_accelerator:
         options.append(Option(
             "add decode", f"{e} x {s.accelerator} do prefill; a decode pool of {s.decode_accelerator} is added",
-            {"accelerator_count": e, "accelerator_price_usd": s.existing_book_value_usd,
-             "decode_accelerator": s.decode_accelerator, "decode_accelerator_count": s.decode_accelerator_count},
+            {"accelerator_count": e, "decode_accelerator": s.decode_accelerator,
+             "decode_accelerator_count": s.decode_accelerator_count},
             [("decode_accelerators", "decode_accelerator_price_usd")]))
     options.append(Option(
         "more of the same", f"more {s.accelerator} for the last year's demand",
@@ -81,20 +83,25 @@ def standard_options(s: Scenario) -> list[Option]:
 
 def _year_rows(s: Scenario, options: list[Option]) -> pd.DataFrame:
     """One scenario row per option and year; fleets sized from demand are sized for the last year."""
-    base_out = s.demand_output_tokens_per_day
-    base_in = s.demand_input_tokens_per_day
     rows = []
     for k, opt in enumerate(options):
         changes = {c: v for c, v in opt.changes.items() if c != "existing"}
         for year in range(1, s.horizon_years + 1):
             grow = (1.0 + s.demand_growth_per_year) ** (year - 1)
             last = (1.0 + s.demand_growth_per_year) ** (s.horizon_years - 1)
-            row = with_changes(s, **changes)
-            row["demand_output_tokens_per_day"] = None if base_out is None else base_out * grow
-            row["demand_input_tokens_per_day"] = None if base_in is None else base_in * grow
+            row = _grown(with_changes(s, **changes), grow)
             row["_option"], row["_year"], row["_last_scale"] = k, year, last / grow
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+DEMAND_FIELDS = ("demand_output_tokens_per_day", "demand_input_tokens_per_day", "demand_requests_per_s")
+"""Every form the demand may take: growth scales whichever is given."""
+
+
+def _grown(row: dict[str, Any], scale: float) -> dict[str, Any]:
+    """``row`` with its demand, in whatever form it is given, times ``scale``."""
+    return {**row, **{d: None if row.get(d) is None else row[d] * scale for d in DEMAND_FIELDS}}
 
 
 def _sized_counts(s: Scenario, options: list[Option]) -> dict[int, float]:
@@ -103,10 +110,7 @@ def _sized_counts(s: Scenario, options: list[Option]) -> dict[int, float]:
     rows, keys = [], []
     for k, opt in enumerate(options):
         if opt.changes.get("accelerator_count", "given") is None:
-            row = with_changes(s, **{c: v for c, v in opt.changes.items() if c != "existing"})
-            for d in ("demand_output_tokens_per_day", "demand_input_tokens_per_day"):
-                row[d] = None if row[d] is None else row[d] * last
-            rows.append(row)
+            rows.append(_grown(with_changes(s, **{c: v for c, v in opt.changes.items() if c != "existing"}), last))
             keys.append(k)
     if not rows:
         return {}
@@ -163,7 +167,8 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
             status_quo_net = net
         incremental = net - status_quo_net
         npv = npv_usd(r, incremental) if feasible else float("nan")
-        pb = payback_years(incremental) if feasible and k > 0 else None
+        same = bool(np.all(np.abs(incremental) <= 1e-9 * max(1.0, float(np.max(np.abs(net))))))
+        pb = payback_years(incremental) if feasible and k > 0 and not same else None
         rows.append({
             "option": opt.name, "description": opt.description, "feasible": feasible, "reason": reason,
             "capex_usd": capex, "opex_usd_per_year": float(opex_y.iloc[0]),
@@ -173,7 +178,8 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
             "served_tokens_per_year": float(np.mean(tokens_y)),
             "output_tokens_per_s_per_user": _float(first["output_tokens_per_s_per_user"]),
             "levelized_cost_usd_per_m_tokens": levelized,
-            "npv_vs_status_quo_usd": npv, "irr_vs_status_quo": irr(incremental) if feasible and k > 0 else None,
+            "npv_vs_status_quo_usd": npv,
+            "irr_vs_status_quo": irr(incremental) if feasible and k > 0 and not same else None,
             "payback_months": None if pb is None else pb * 12.0,
             "accelerators": _float(first["accelerators"]), "decode_accelerators": _float(first["decode_accelerators"]),
             "facility_mw": _float(first["facility_power_kw"]) / 1000.0, "racks": _float(first["racks"]),
@@ -203,8 +209,6 @@ def _capex(opt: Option, first: pd.Series, existing: float, s: Scenario) -> float
         total += count * price
     if _float(first["cooling_retrofit_usd_per_hour"]) > 0:
         # the engine charges the retrofit as an annuity; the cash flow is its capex, recovered from that annuity
-        from .finance import capital_recovery_factor
-
         crf = float(capital_recovery_factor(s.cost_of_capital, s.facility_depreciation_years))
         total += _float(first["cooling_retrofit_usd_per_hour"]) * HOURS_PER_YEAR / crf
     return total
@@ -216,7 +220,9 @@ def _revenue_per_year(y: pd.DataFrame, s: Scenario) -> pd.Series:
     threshold = s.fast_tier_min_tokens_per_s_per_user
     if threshold is None or s.fast_tier_price_multiplier == 1.0 or s.price_usd_per_m_output_tokens is None:
         return rev
-    speed = y["output_tokens_per_s_per_user"].astype(float).fillna(0.0)
+    # the per-user speed: estimated, or the target at which the measured throughput was given
+    target = s.target_output_tokens_per_s_per_user
+    speed = y["output_tokens_per_s_per_user"].astype(float).fillna(0.0 if target is None else float(target))
     extra = (y["served_output_tokens_per_day"].astype(float) * DAYS_PER_YEAR / 1e6
              * s.price_usd_per_m_output_tokens * (s.fast_tier_price_multiplier - 1.0))
     return rev + np.where(speed >= threshold, extra, 0.0)

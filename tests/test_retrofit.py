@@ -218,3 +218,42 @@ def test_npv_falls_as_the_decode_price_rises(a: float, b: float) -> None:
     npv = [analyse({**STUDY, "decode_accelerator_price_usd": p}).options.set_index("option").loc[
         "add decode", "npv_vs_status_quo_usd"] for p in (lo, hi)]
     assert npv[1] <= npv[0] * (1 + 1e-12) + 1e-6
+
+
+def test_growth_applies_to_a_request_rate() -> None:
+    # 10 req/s doubling a year: year 1 serves 10 req/s, year 2 20 req/s (below the 8 / 0.35 = 22.857 capacity)
+    # revenue 10 x 31,536,000 x 0.001 = 315,360 USD, then 630,720 USD
+    result = analyse({**STUDY, "demand_requests_per_s": 10.0, "demand_growth_per_year": 1.0})
+    flows = result.cashflows[result.cashflows["option"] == "status quo"]
+    assert flows["revenue_usd"].tolist() == pytest.approx([0.0, 315_360.0, 630_720.0])
+
+
+def test_sunk_costs_never_enter_the_cash_flows() -> None:
+    # maintenance 10 % a year on the accelerator's price (30,000 USD), whatever its book value:
+    # status quo opex = 8 x 1,675.35 energy + 8 x 30,000 x 0.1 = 13,402.80 + 24,000 = 37,402.80 USD/year
+    study = {**STUDY, "maintenance_fraction_per_year": 0.1}
+    written_off = analyse({**study, "existing_book_value_usd": 0.0})
+    on_books = analyse({**study, "existing_book_value_usd": 20_000.0})
+    sq = written_off.options.set_index("option").loc["status quo"]
+    assert sq["opex_usd_per_year"] == pytest.approx(8 * OPEX_PER_GPU + 24_000.0)
+    pd.testing.assert_frame_equal(written_off.cashflows, on_books.cashflows)
+
+
+def test_an_option_equal_to_the_status_quo_has_no_payback() -> None:
+    from economics.retrofit import Option
+
+    result = analyse(STUDY, extra_options=[Option("same again", "the fleet as it is", {
+        "accelerator_count": 8, "decode_accelerator": None, "decode_accelerator_count": None})])
+    same = result.options.set_index("option").loc["same again"]
+    assert same["npv_vs_status_quo_usd"] == 0
+    assert pd.isna(same["payback_months"]) and pd.isna(same["irr_vs_status_quo"])  # none, never "0 months"
+
+
+def test_fast_tier_with_measured_throughput() -> None:
+    # measured throughput at a 100 tok/s per-user target; the fast tier starts at 50 tok/s and doubles the output
+    # price: a request earns 1,000 x 0.5 / 1e6 + 250 x 2.0 x 2 / 1e6 = 0.0015 USD
+    # status quo: 8 / 0.35 req/s x 31,536,000 s x 0.0015 = 1,081,234.29 USD/year
+    result = analyse({**STUDY, "target_output_tokens_per_s_per_user": 100.0,
+                      "fast_tier_min_tokens_per_s_per_user": 50.0, "fast_tier_price_multiplier": 2.0})
+    sq = result.options.set_index("option").loc["status quo"]
+    assert sq["revenue_usd_per_year"] == pytest.approx(8 / 0.35 * YEAR_S * 0.0015)
