@@ -22,6 +22,7 @@ import pandas as pd
 from .batch import ScenarioError, evaluate_with_report, explain_row, provenance_text
 from .catalog import accelerator_ids, closest, unknown_id_message
 from .compare import compare_accelerators
+from .documents import fields_markdown, template_text
 from .outputs import NUMERIC_OUTPUTS
 from .retrofit import analyse, break_even_decode_price_usd
 from .scenario import FIELDS, Scenario
@@ -66,47 +67,6 @@ def say(message: str, out: TextIO | None = None) -> None:
     if len(text) > MAX_MESSAGE_CHARS:
         text = text[:MAX_MESSAGE_CHARS] + f"… ({len(text):,} characters)"
     (out or sys.stderr).write(text + "\n")
-
-
-def template_text() -> str:
-    """Comment lines with each field's unit, bounds and description, the header, and the default scenario."""
-    from .presets import default_scenario
-
-    lines = ["# Scenario CSV template: one scenario per row; empty cell = default (or catalog value).",
-             "# field: [unit] bounds; description"]
-    for spec in FIELDS.values():
-        bits = [f"[{spec.unit}]" if spec.unit else "", spec.bounds_text()]
-        if spec.choices:
-            bits.append("one of " + "/".join(spec.choices))
-        if spec.catalog_field:
-            bits.append(f"empty = catalog {spec.catalog_field}")
-        lines.append(f"# {spec.name}: {' '.join(b for b in bits if b)}; {spec.description}")
-    default = default_scenario().model_dump()
-    row = {k: ("" if v is None else v) for k, v in default.items()}
-    import pandas as pd
-
-    return "\n".join(lines) + "\n" + to_csv_text(pd.DataFrame([row], columns=list(FIELDS)))
-
-
-def fields_markdown() -> str:
-    """The scenario fields and the outputs as Markdown tables (the README's tables are this text)."""
-    from .pipeline import OUTPUT_UNITS
-
-    lines = ["| field | unit | bounds | default | description |", "|---|---|---|---|---|"]
-    for spec in FIELDS.values():
-        if spec.catalog_field:
-            default = f"catalog `{spec.catalog_field}`"
-        elif spec.default is None:
-            default = "empty"
-        else:
-            default = f"{spec.default}" + (" (defaults.csv)" if spec.default_source else "")
-        bounds = spec.bounds_text() or ("/".join(spec.choices) if spec.choices else "")
-        lines.append(f"| `{spec.name}` | {spec.unit} | {bounds} | {default} | {spec.description} |")
-    lines += ["", "| output | unit |", "|---|---|"]
-    lines += [f"| `{name}` | {unit} |" for name, unit in OUTPUT_UNITS.items()]
-    lines += ["| `warnings` | text |", "| `valid` | true/false |", "| `error` | text: every problem, naming field "
-              "and value |"]
-    return "\n".join(lines) + "\n"
 
 
 def schema_text() -> str:

@@ -26,6 +26,12 @@ def test_fields_table_is_generated_from_the_schema() -> None:
     assert block("fields") == run("fields"), "regenerate with: make docs"
 
 
+def test_model_section_is_generated_from_the_formulas() -> None:
+    from economics.documents import model_markdown
+
+    assert block("model") == model_markdown(), "regenerate with: make docs"
+
+
 def test_worked_example_is_what_explain_prints() -> None:
     expected = "```text\n" + run("explain", "docs/example.csv", "--row", "worked-example") + "```\n"
     assert block("worked-example") == expected, "regenerate with: make docs"

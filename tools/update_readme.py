@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from economics.documents import model_markdown  # noqa: E402
 
 
 def run(*args: str) -> str:
@@ -18,6 +21,7 @@ def run(*args: str) -> str:
 def blocks() -> dict[str, str]:
     return {
         "fields": run("fields"),
+        "model": model_markdown(),
         "worked-example": "```text\n" + run("explain", "docs/example.csv", "--row", "worked-example") + "```\n",
     }
 

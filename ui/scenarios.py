@@ -10,7 +10,7 @@ import altair as alt
 import streamlit as st
 
 import economics
-from economics.cli import template_text
+from economics.documents import template_text
 from economics.outputs import names
 from economics.scenario_files import read_scenarios_csv, to_csv_text, to_excel_bytes, to_json_text
 from ui import common, editor
