@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
+from . import catalog
 from .estimate import (
     ESTIMATED_INPUTS,
     SOURCE_CURVE,
@@ -22,7 +23,7 @@ from .estimate import (
     fill_throughput,
     trace_throughput,
 )
-from .explain import Trace
+from .explain import Trace, format_number
 from .pipeline import (
     INTEGER_OUTPUTS,
     OPTIONAL_OUTPUTS,
@@ -268,8 +269,6 @@ def _pydantic_problem(e: Any) -> Problem:
     value = e.get("input")
     spec = FIELDS.get(field)
     if e.get("type") == "extra_forbidden":
-        from . import catalog
-
         guess = catalog.closest(field, list(FIELDS))
         return Problem(0, field, value, f"{field}: unknown field" + (f"; did you mean '{guess}'?" if guess else ""))
     if spec is not None and spec.kind in ("float", "int") and e.get("type") in (
@@ -330,9 +329,6 @@ def explain_text(scenario: Scenario | dict[str, Any]) -> str:
 
 def provenance_text(raw: dict[str, Any]) -> str:
     """Where each input comes from: given, catalog (with source, date, confidence) or sourced default."""
-    from . import catalog
-    from .explain import format_number
-
     frame = pd.DataFrame([raw])[[c for c in raw if c in FIELDS]]
     cols, _ = validate(frame)
     acc = str(cols["accelerator"][0])

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .architecture import kv_cache_bytes_per_token_gqa, kv_cache_bytes_per_token_mla
+
 
 def data_dir() -> Path:
     """Where the catalogs are: ``$TOKEN_ECONOMICS_DATA_DIR`` if set (an organisation's own copy, same formats), else
@@ -96,8 +98,6 @@ MODEL_NUMERIC_COLUMNS = (
 def models() -> pd.DataFrame:
     """data/models.csv indexed by model id, numbers as float, plus ``kv_bytes_per_token_bf16`` computed from the
     architecture (GQA/MHA or MLA), never typed in."""
-    from .architecture import kv_cache_bytes_per_token_gqa, kv_cache_bytes_per_token_mla
-
     table = _read("models.csv").set_index("model")
     for col in MODEL_NUMERIC_COLUMNS:
         table[col] = pd.to_numeric(table[col].replace("", None), errors="raise")

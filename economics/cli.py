@@ -19,10 +19,12 @@ from typing import Any, NoReturn, TextIO
 
 import pandas as pd
 
+from . import calibration
 from .batch import ScenarioError, evaluate_with_report, explain_row, provenance_text
 from .catalog import accelerator_ids, closest, unknown_id_message
 from .compare import compare_accelerators
 from .documents import fields_markdown, template_text
+from .explain import format_number as fmt
 from .outputs import NUMERIC_OUTPUTS
 from .retrofit import analyse, break_even_decode_price_usd
 from .scenario import FIELDS, Scenario
@@ -221,8 +223,6 @@ def cmd_uncertainty(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from . import calibration
-    from .explain import format_number as fmt
 
     if args.write:
         table = calibration.fit()

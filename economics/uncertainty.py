@@ -19,6 +19,7 @@ import pandas as pd
 
 from . import values as parse_values
 from .batch import ScenarioError, as_scenario, evaluate, evaluate_scenario
+from .retrofit import analyse
 from .scenario import FIELDS, Scenario
 from .validation import RANGE_COLUMNS, Problem, range_values
 
@@ -182,8 +183,6 @@ def probability_lower(a: MonteCarlo, b: MonteCarlo, output: str = "cost_usd_per_
 def tornado_npv(study: Scenario | dict[str, Any], ranges: dict[str, tuple[float, float]],
                 option: str = "add decode") -> pd.DataFrame:
     """One-at-a-time sensitivity of an option's NPV against the status quo in the retrofit study."""
-    from .retrofit import analyse
-
     base = as_scenario(study)
     checked = _checked(base, ranges)
 
