@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from .batch import as_scenario, evaluate
+from .outputs import cost_parts, names
 from .scenario import Scenario, with_changes
 
 COMPARE_COLUMNS = (
@@ -76,9 +77,8 @@ def margins_at_prices(scenario: Scenario | dict[str, Any], prices: pd.DataFrame)
         cost_usd_per_m_tokens=out["cost_usd_per_m_tokens"].to_numpy())
 
 
-COST_PARTS = {"capital_usd_per_hour": "capital", "energy_usd_per_hour": "energy", "facility_usd_per_hour": "facility",
-              "operations_usd_per_hour": "operations", "rent_usd_per_hour": "rent",
-              "cooling_retrofit_usd_per_hour": "cooling retrofit"}
+COST_PARTS = cost_parts()
+"""Output -> label of each part of the hourly cost (from the output schema, :mod:`economics.outputs`)."""
 
 
 def breakdown(result: dict[str, Any]) -> pd.DataFrame:
@@ -90,11 +90,8 @@ def breakdown(result: dict[str, Any]) -> pd.DataFrame:
     return table.assign(share=table["usd_per_hour"] / float(result["cost_usd_per_hour"]))
 
 
-DIFFERENCE_OUTPUTS = (
-    "cost_usd_per_m_tokens", "cost_usd_per_m_input_tokens", "cost_usd_per_m_output_tokens", "cost_usd_per_hour",
-    "cost_usd_per_day", "utilization", "revenue_usd_per_day", "gross_margin", "accelerators", "racks",
-    "facility_power_kw", "served_output_tokens_per_day", "joules_per_token",
-)
+DIFFERENCE_OUTPUTS = names("difference")
+"""Outputs listed against a baseline (flagged ``difference`` in the output schema)."""
 
 
 def difference_table(baseline: dict[str, Any], current: dict[str, Any],
