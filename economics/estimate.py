@@ -175,7 +175,7 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
         match = (need & ~from_curve & (c["accelerator"] == cv.accelerator) & (c["model"] == cv.model)
                  & (c["precision"] == cv.precision) & ~np.isnan(target)
                  & (np.abs(np.log(np.maximum(i_req, 1.0) / cv.input_tokens)) <= np.log(LENGTH_TOLERANCE))
-                 & (np.abs(np.log(o_req / cv.output_tokens)) <= np.log(LENGTH_TOLERANCE)))
+                 & (np.abs(np.log(np.maximum(o_req, 1e-9) / cv.output_tokens)) <= np.log(LENGTH_TOLERANCE)))
         if not match.any():
             continue
         d = cv.at(np.where(match, target, np.nan))
