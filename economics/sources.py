@@ -11,6 +11,9 @@ import re
 
 import pandas as pd
 
+Table = pd.DataFrame
+"""A catalog table (the UI imports this name instead of pandas)."""
+
 URL_PATTERN = re.compile(r"https?://[^\s;()<>\"'\[\]{}]+")
 """An http(s) URL inside free text: runs to the first space, semicolon, bracket or quote."""
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from economics import catalog
-from economics.sources import with_source_links
+from economics.sources import Table, with_source_links
 
 st.title("Data and sources")
 st.caption("Every number in data/ carries its source, the source's date and a confidence tag: listed (datasheet, "
@@ -18,7 +17,7 @@ LINK = {"link": st.column_config.LinkColumn("link", help="Opens the source cited
                                              display_text=r"https?://(?:www\.)?([^/]+)")}
 
 
-def show(table: pd.DataFrame, hide_index: bool = False) -> None:
+def show(table: Table, hide_index: bool = False) -> None:
     """One catalog with its sources as clickable links (the link text is the site's domain, plain text)."""
     st.dataframe(with_source_links(table), hide_index=hide_index, width="stretch", column_config=LINK)
 
