@@ -45,21 +45,24 @@ def read_scenarios_csv(data: bytes | str) -> pd.DataFrame:
     first = body.splitlines()[0]
     # spreadsheet exports in many locales: ';' between fields and ',' as the decimal mark
     sep = ";" if first.count(";") > first.count(",") else ("\t" if first.count("\t") > first.count(",") else ",")
-    header = next(csv.reader(io.StringIO(body), delimiter=sep))
-    header = [h.strip() for h in header]
-    check_columns(header)
     try:
-        df = pd.read_csv(io.StringIO(body), dtype=object, keep_default_na=False, skipinitialspace=True, sep=sep)
-    except (pd.errors.ParserError, csv.Error) as exc:
-        raise InputError(f"not a well-formed CSV: {exc}") from None
-    df.columns = header
+        header = [h.strip() for h in next(csv.reader(io.StringIO(body, newline=""), delimiter=sep))]
+        check_columns(header)
+        ragged = _ragged_rows(body, sep, len(header))
+        if ragged:
+            lines = text[:len(text) - len(body)].count("\n")  # comment lines above the header
+            listed = capped([f"{n + lines} ({cells})" for n, cells in ragged], "lines")
+            raise InputError(f"rows whose number of cells is not the header's {len(header)} (a missing or extra "
+                             f"separator would shift or default values): line (cells) {listed}")
+        df = pd.read_csv(io.StringIO(body), dtype=object, keep_default_na=False, skipinitialspace=True, sep=sep,
+                         index_col=False)
+        df.columns = header
+    except (pd.errors.ParserError, csv.Error, ValueError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"not a well-formed CSV: {shown(str(exc), 200)}") from None
     if df.empty:
         raise InputError("no scenario rows below the header")
-    short = _short_rows(body, sep, len(header))
-    if short:
-        lines = text[:len(text) - len(body)].count("\n")  # comment lines above the header
-        raise InputError(f"rows with fewer cells than the header's {len(header)} (a missing separator would shift "
-                         f"or default values): line {capped([str(n + lines) for n in short], 'lines')}")
     if sep == ";":  # decimal commas: '0,12' -> '0.12' in numeric fields and ranges (text fields are left alone)
         for col in df.columns:
             spec = FIELDS.get(str(col))
@@ -116,13 +119,12 @@ def read_scenarios(data: bytes | str) -> pd.DataFrame:
     return read_scenarios_csv(data)
 
 
-def _short_rows(body: str, sep: str, width: int) -> list[int]:
-    """1-based line numbers (from the header) of non-blank rows with fewer cells than the header; the CSV parser
-    would fill them with empty cells without a word. Rows with too many cells are refused by the parser."""
-    if width < 2:
-        return []
+def _ragged_rows(body: str, sep: str, width: int) -> list[tuple[int, int]]:
+    """(1-based line number from the header, cells) of non-blank rows whose number of cells is not the header's:
+    the CSV parser would pad a short row with empty cells, or shift a long one, without a word."""
     if '"' not in body:  # no quoting: separators per line, counted over the bytes (a million rows in ~0.1 s)
-        raw = np.frombuffer(body.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+        lines = body.replace("\r\n", "\n").replace("\r", "\n") if "\r" in body else body  # as the parser splits
+        raw = np.frombuffer(lines.encode("utf-8", "surrogatepass"), dtype=np.uint8)
         ends = np.flatnonzero(raw == 10)
         if raw.size and raw[-1] != 10:
             ends = np.append(ends, raw.size)
@@ -131,14 +133,11 @@ def _short_rows(body: str, sep: str, width: int) -> list[int]:
         visible = np.concatenate([[0], np.cumsum(raw > 32)])
         cells = seps[ends] - seps[starts] + 1
         nonblank = visible[ends] - visible[starts] > 0
-        return [int(i) + 1 for i in np.flatnonzero(nonblank & (cells < width)) if i > 0]
+        return [(int(i) + 1, int(cells[i])) for i in np.flatnonzero(nonblank & (cells != width)) if i > 0]
     reader = csv.reader(io.StringIO(body, newline=""), delimiter=sep, skipinitialspace=True)
     next(reader, None)
-    out = []
-    for record in reader:
-        if record and any(c.strip() for c in record) and len(record) < width:
-            out.append(reader.line_num)
-    return out
+    return [(reader.line_num, len(record)) for record in reader
+            if record and any(c.strip() for c in record) and len(record) != width]
 
 
 def _without_leading_comments(text: str) -> str:

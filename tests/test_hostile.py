@@ -217,12 +217,15 @@ def test_excel_export_escapes_control_characters_and_reports_cut_cells() -> None
 
 @pytest.mark.parametrize("data, words", [
     (b"name,accelerator_count,output_tokens_per_s_per_accelerator\na,8,1000\nb,8\n",
-     "rows with fewer cells than the header's 3 (a missing separator would shift or default values): line 3"),
+     "rows whose number of cells is not the header's 3 (a missing or extra separator would shift or default "
+     "values): line (cells) 3 (2)"),
+    (b"name,accelerator_count\na,8,1000\n", "line (cells) 2 (3)"),  # pandas would make 'a' the index: shifted
+    (b"name,accelerator_count\ra,8\rb\r", "line (cells) 3 (1)"),  # old Mac line ends
     (b"# note\nname,accelerator_count,output_tokens_per_s_per_accelerator\n\"two\nlines\",8,1000\nb\n",
-     "line 5"),  # quoted line break: still counted by physical line
+     "line (cells) 5 (1)"),  # quoted line break: still counted by physical line
     (b"name,accelerator_count\n" + b"a,8\n" * 10_000 + b"b,\x008\n", "binary data"),  # a NUL anywhere
 ])
-def test_short_rows_and_late_nul_bytes_are_refused_not_padded(data: bytes, words: str) -> None:
+def test_ragged_rows_and_late_nul_bytes_are_refused_not_padded_or_shifted(data: bytes, words: str) -> None:
     with pytest.raises(InputError, match=re.escape(words)):
         read_scenarios_csv(data)
 
@@ -230,3 +233,12 @@ def test_short_rows_and_late_nul_bytes_are_refused_not_padded(data: bytes, words
 def test_blank_lines_and_rows_of_empty_cells_are_not_short_rows() -> None:
     df = read_scenarios_csv(b"name,accelerator_count,output_tokens_per_s_per_accelerator\na,8,1000\n\n  \n,,\n")
     assert len(df) == 2  # the blank lines are skipped; ',,' is a row of empty cells (the default scenario)
+
+
+@pytest.mark.parametrize("data", [b"name\r,pue\nx,1\n", b"a\rb,c\n", b'na"me\r,pue\n', b"name,pue\nx\r,1\n",
+                                  b'name,pue\n"x,1\n'])
+def test_bare_carriage_returns_and_open_quotes_are_refused_with_a_reason(data: bytes) -> None:
+    # found by bench/fuzz.py: the header reader raised csv.Error on a bare \r
+    with pytest.raises(InputError) as exc:
+        read_scenarios_csv(data)
+    assert str(exc.value)
