@@ -279,7 +279,19 @@ def _pydantic_problem(e: Any) -> Problem:
 
 
 def _frame(scenario: Scenario) -> pd.DataFrame:
-    return pd.DataFrame([scenario.model_dump()], columns=list(FIELDS))
+    """One validated scenario as a one-row table with typed columns (numbers as float64 with NaN for empty, text
+    as str, flags as bool): the column-wise validation then takes its fast numeric paths."""
+    raw = scenario.model_dump()
+    data: dict[str, Any] = {}
+    for name, spec in FIELDS.items():
+        v = raw[name]
+        if spec.kind in ("float", "int"):
+            data[name] = np.array([np.nan if v is None else float(v)])
+        elif spec.kind == "bool":
+            data[name] = np.array([bool(v)])
+        else:
+            data[name] = np.array(["" if v is None else str(v)], dtype=object)
+    return pd.DataFrame(data, columns=list(FIELDS))
 
 
 def evaluate_scenario(scenario: Scenario | dict[str, Any]) -> dict[str, Any]:
