@@ -633,6 +633,7 @@ class _Model:
     count_col: dict[tuple[int, int], int] = field(default_factory=dict)   # (pool, hour type or -1) -> column
     flow_col: dict[tuple[int, int], int] = field(default_factory=dict)
     rack_col: dict[int, int] = field(default_factory=dict)
+    floor_col: dict[tuple[int, int], int] = field(default_factory=dict)
     slack_col: dict[str, list[int]] = field(default_factory=dict)
 
     def var(self, cost: float, integer: bool, ub: float = math.inf) -> int:
@@ -682,8 +683,11 @@ def _factors(s: Scenario, settings: PlanSettings) -> tuple[_Factors, float]:
 
 
 def _build(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario, settings: PlanSettings,
-           wl: Workload, rho: dict[int, float], elastic: bool = False) -> tuple[_Model, np.ndarray, np.ndarray]:
-    """The MILP (see the module docstring). Returns (model, hour-type demand [request/s], hour-type weights [h])."""
+           wl: Workload, rho: dict[int, float], elastic: bool = False,
+           floors: dict[int, int] | None = None) -> tuple[_Model, np.ndarray, np.ndarray]:
+    """The MILP (see the module docstring). ``rho``: each pool's TTFT utilization cap; ``floors``: pools whose cap
+    holds only from that many systems on, which they then have (or none). Returns (model, hour-type demand
+    [request/s], hour-type weights [h])."""
     m = _Model()
     fac, _ = _factors(s, settings)
     levels, inverse, weights = np.unique(np.round(wl.hourly_requests_per_s, 12), return_inverse=True,
@@ -695,9 +699,9 @@ def _build(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Sce
             for h, w in enumerate(weights):
                 m.count_col[(p, h)] = m.var(fac.hourly * w * k.rent_usd_per_hour, True)
         else:
-            cap = c.max_systems if math.isfinite(c.max_systems) else math.inf
+            # the existing fleet's size is a row (its dual is the value of one more existing system), not a bound
             m.count_col[(p, -1)] = m.var(fac.fixed * (k.opex_usd_per_hour if fac.capex else k.fixed_usd_per_hour)
-                                         + fac.capex * k.capex_usd, True, cap)
+                                         + fac.capex * k.capex_usd, True)
         for h, w in enumerate(weights):
             m.flow_col[(p, h)] = m.var(fac.energy * w * pool.energy_usd_per_flow_hour * pool.raw_capacity
                                        * wl.energy_scale, False)
@@ -707,6 +711,7 @@ def _build(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Sce
             m.rack_col[i] = m.var(0.0, True)
     _demand_rows(m, pools, wl, levels, elastic)
     _pool_rows(m, pools, cands, weights, rho, settings, wl)
+    _floor_rows(m, pools, floors or {})
     _site_rows(m, pools, cands, costs, s, settings, onsite, weights, wl, elastic)
     return m, levels, weights
 
@@ -730,6 +735,17 @@ def _demand_rows(m: _Model, pools: list[Pool], wl: Workload, levels: np.ndarray,
                 m.slack_col.setdefault(group, []).append(col)
                 coefs[col] = -1.0
             m.row(coefs, -1.0, group, h)
+
+
+def _floor_rows(m: _Model, pools: list[Pool], floors: dict[int, int]) -> None:
+    """Either none of a pool or at least its floor: ``floor y <= n <= big y`` with a binary ``y`` per count."""
+    for (p, h), col in list(m.count_col.items()):
+        if p not in floors:
+            continue
+        y = m.var(0.0, True, 1.0)
+        m.floor_col[(p, h)] = y
+        m.row({y: float(floors[p]), col: -1.0}, 0.0, "ttft floor", h)
+        m.row({col: 1.0, y: -float(max(100 * floors[p], 10_000))}, 0.0, "ttft floor", h)
 
 
 def _pool_rows(m: _Model, pools: list[Pool], cands: list[Candidate], weights: np.ndarray, rho: dict[int, float],
@@ -791,9 +807,12 @@ def _site_rows(m: _Model, pools: list[Pool], cands: list[Candidate], costs: list
 MIP_REL_GAP = 1e-3
 """HiGHS stops when the plan is proven within 0.1 % of the best possible (the gap is reported)."""
 TIME_LIMIT_S = 30.0
-EXACT_MAX_INTEGERS = 60
+EXACT_MAX_INTEGERS = 30
 """Up to this many integer decisions the whole MILP is solved at once; above it, in two stages (see _solve)."""
-REFINEMENTS = 3
+HOURLY_GAP = 1e-3
+HOURLY_TIME_LIMIT_S = 0.25
+"""Stage 2 (rented systems hour by hour): each hour stops within 0.1 % of what that hour decides (rent and energy)
+or after 0.25 s with its best whole-system answer; the reported gap is against stage 1's bound either way."""
 
 
 @dataclass
@@ -806,11 +825,11 @@ class _Solution:
 
 
 def _milp(m: _Model, integer: list[int] | None = None, lb: list[float] | None = None,
-          ub: list[float] | None = None) -> Any:
+          ub: list[float] | None = None, gap: float = MIP_REL_GAP, time_limit: float = TIME_LIMIT_S) -> Any:
     cons = [LinearConstraint(m.matrix(), -np.inf, np.asarray(m.b))] if m.rows else []
     return milp(np.asarray(m.c), constraints=cons, integrality=np.asarray(integer or m.integer),
                 bounds=Bounds(np.asarray(lb or m.lb), np.asarray(ub or m.ub)),
-                options={"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S})
+                options={"mip_rel_gap": gap, "time_limit": time_limit})
 
 
 def _solve(m: _Model, rented: set[int], hourly: list[tuple[_Model, dict[int, int]]] | None = None) -> _Solution:
@@ -832,7 +851,8 @@ def _solve(m: _Model, rented: set[int], hourly: list[tuple[_Model, dict[int, int
         for j_sub, j in cols.items():
             if sub.integer[j_sub] and j not in rented:
                 lb[j_sub] = ub[j_sub] = float(round(first.x[j]))
-        res = _milp(sub, lb=lb, ub=ub)
+                sub.c[j_sub] = 0.0  # a fixed cost: left out so the gap applies to what the hour decides
+        res = _milp(sub, lb=lb, ub=ub, gap=HOURLY_GAP, time_limit=HOURLY_TIME_LIMIT_S)
         if res.x is None:
             return _Solution(None, math.nan, math.nan, res.status, res.message)
         for j_sub, j in cols.items():
@@ -843,14 +863,15 @@ def _solve(m: _Model, rented: set[int], hourly: list[tuple[_Model, dict[int, int
 
 def _hourly_models(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario,
                    settings: PlanSettings, wl: Workload, rho: dict[int, float], m: _Model,
-                   elastic: bool = False) -> list[tuple[_Model, dict[int, int]]]:
+                   elastic: bool = False, floors: dict[int, int] | None = None) -> list[tuple[_Model, dict[int, int]]]:
     """One model per hour type (the same rows for that hour alone) and the map of its columns into ``m``."""
     levels, _, _ = _hour_types(wl)
     out = []
     for h, level in enumerate(levels):
         one = replace(wl, hourly_requests_per_s=np.array([level]))
-        sub, _, _ = _build(pools, cands, costs, s, settings, one, rho, elastic)
+        sub, _, _ = _build(pools, cands, costs, s, settings, one, rho, elastic, floors)
         cols = {sub_col: m.count_col[(p, h if hh >= 0 else -1)] for (p, hh), sub_col in sub.count_col.items()}
+        cols.update({sub_col: m.floor_col[(p, h if hh >= 0 else -1)] for (p, hh), sub_col in sub.floor_col.items()})
         cols.update({sub_col: m.flow_col[(p, h)] for (p, _), sub_col in sub.flow_col.items()})
         cols.update({sub_col: m.rack_col[i] for i, sub_col in sub.rack_col.items()})
         for group, sub_cols in sub.slack_col.items():
@@ -865,7 +886,8 @@ def _hour_slacks(m: _Model, group: str, h: int, hours: int) -> list[int]:
 
 
 def _rented_cols(m: _Model, pools: list[Pool], cands: list[Candidate]) -> set[int]:
-    return {col for (p, h), col in m.count_col.items() if h >= 0 and cands[pools[p].cand].ownership == "rent"}
+    cols = {col for (p, h), col in m.count_col.items() if h >= 0 and cands[pools[p].cand].ownership == "rent"}
+    return cols | {col for (p, h), col in m.floor_col.items() if h >= 0 and cands[pools[p].cand].ownership == "rent"}
 
 
 def _rho(pool: Pool, servers: int, settings: PlanSettings) -> float:
@@ -896,33 +918,51 @@ def _ttft_ok(m: _Model, x: np.ndarray, pools: list[Pool], settings: PlanSettings
 
 def _solve_refined(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario,
                    settings: PlanSettings, wl: Workload) -> tuple[_Model, Any, dict[int, float], list[str]]:
-    """Solve with the TTFT utilization caps at one system's replicas (safe: more replicas only allow more), then
-    re-solve with each pool's cap at the smallest pool size it was given, keeping a refined plan only when every
-    pool-hour still meets the target at its own size. Returns (model, result, caps, notes)."""
+    """TTFT in two passes. (1) Every pool's utilization cap at one system's replicas: safe, since more replicas
+    only allow more. (2) For each pool the first pass used, its floor: the fewest systems that carry its busiest
+    hour within the target at their own size (a search over n, as n rho_max(n) grows with n); the cap at that
+    size holds for any pool at least that big, so the pool is given either none or at least its floor (a binary).
+    The second plan is kept when it is no dearer and passes the check at its own pool sizes. Returns (model,
+    result, caps, notes)."""
     ttft = settings.ttft_target_s is not None and wl.uncached_input_tokens > 0
     rho = {p: _rho(pool, pool.servers_per_system, settings) for p, pool in enumerate(pools)
            if ttft and pool.prefill_weight > 0}
     m, _, weights = _build(pools, cands, costs, s, settings, wl, rho)
     res = _solve(m, _rented_cols(m, pools, cands), _hourly_models(pools, cands, costs, s, settings, wl, rho, m))
     notes: list[str] = []
-    for _ in range(REFINEMENTS if rho else 0):
-        if res.x is None:
-            break
-        new = dict(rho)
-        for p in rho:
-            n = _counts(m, res.x, p, len(weights))
-            if (n > 0).any():
-                new[p] = _rho(pools[p], int(n[n > 0].min()) * pools[p].servers_per_system, settings)
-        if all(abs(new[p] - rho[p]) < 1e-12 for p in rho):
-            break
-        m2, _, _ = _build(pools, cands, costs, s, settings, wl, new)
-        res2 = _solve(m2, _rented_cols(m2, pools, cands), _hourly_models(pools, cands, costs, s, settings, wl, new,
-                                                                         m2))
-        if res2.x is None or not _ttft_ok(m2, res2.x, pools, settings, len(weights)) or res2.fun > res.fun + 1e-9:
-            notes.append("TTFT caps: the refined caps gave no better plan that passes the check; the safe plan is kept")
-            break
-        m, res, rho = m2, res2, new
+    if not rho or res.x is None:
+        return m, res, rho, notes
+    floors: dict[int, int] = {}
+    caps = dict(rho)
+    for p in rho:
+        n = _counts(m, res.x, p, len(weights))
+        if not (n > 0).any():
+            continue
+        pool = pools[p]
+        load = max(pool.prefill_weight * pool.raw_capacity * float(res.x[m.flow_col[(p, h)]])
+                   for h in range(len(weights)))
+        floors[p] = _fewest_systems(pool, load, int(n.max()), settings)
+        caps[p] = _rho(pool, floors[p] * pool.servers_per_system, settings)
+    m2, _, _ = _build(pools, cands, costs, s, settings, wl, caps, floors=floors)
+    res2 = _solve(m2, _rented_cols(m2, pools, cands), _hourly_models(pools, cands, costs, s, settings, wl, caps, m2,
+                                                                     floors=floors))
+    if res2.x is not None and res2.fun <= res.fun + 1e-9 and _ttft_ok(m2, res2.x, pools, settings, len(weights)):
+        return m2, res2, caps, notes
+    notes.append("TTFT: the plan with pooled caps was no better or failed the check; the safe plan is kept")
     return m, res, rho, notes
+
+
+def _fewest_systems(pool: Pool, load: float, most: int, settings: PlanSettings) -> int:
+    """Fewest systems of a pool whose prefill capacity at the TTFT cap of their own size carries ``load``
+    [uncached input tokens/s] (binary search: n rho_max(n) grows with n). At most ``most``."""
+    lo, hi = 1, max(1, most)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if load <= mid * _rho(pool, mid * pool.servers_per_system, settings) * pool.prefill_capacity * (1 + 1e-9):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def plan(scenario: Scenario | dict[str, Any], settings: PlanSettings | None = None,

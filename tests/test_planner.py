@@ -1,0 +1,375 @@
+"""The planner: hand-solvable plans where a mix beats every single type, agreement with brute-force enumeration,
+shadow prices, infeasibility as data, the catalog path, CANDIDATES.csv, reliability data and the CLI function."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import itertools
+import json
+import math
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from economics import catalog
+from economics.availability import family_rates, reliability, spares_needed, system_availability
+from economics.planner import (
+    Candidate,
+    PlanSettings,
+    add_plan_command,
+    demand_profile,
+    frontier_site,
+    frontier_speed,
+    plan,
+    plan_from_files,
+    read_candidates_csv,
+    settings_from_row,
+)
+from economics.scenario import Scenario
+from economics.validation import InputError
+
+NAN = math.nan
+# Economics stripped to capital only, so costs are worked by hand: cost of capital 0 and a 1-year life make the
+# capital charge price / 8,760 per hour, i.e. price / 365 per day; no energy, hosting, maintenance or idle draw.
+BASE: dict[str, Any] = dict(
+    name="hand", cost_of_capital=0.0, depreciation_years=1, maintenance_fraction_per_year=0.0,
+    software_usd_per_accelerator_year=0.0, electricity_usd_per_kwh=0.0, colocation_usd_per_kw_month=0.0,
+    facility_capex_usd_per_kw=0.0, idle_power_fraction=0.0, pue=1.0, headroom=0.0, peak_to_average=1.0,
+    input_tokens_per_request=1000, output_tokens_per_request=100, prefix_cache_hit_rate=0.0)
+EXACT = PlanSettings(demand_profile="flat", spares=False)
+
+
+def scenario(**changes: Any) -> Scenario:
+    return Scenario(**{**BASE, **changes})
+
+
+def box(name: str, ownership: str = "own", usd_per_day: float = 0.0, rent_usd_per_hour: float = NAN,
+        prefill: float = NAN, decode: float = NAN, kw: float = 10.0, speed: float = NAN,
+        roles: tuple[str, ...] = ("aggregated", "prefill", "decode"), max_systems: float = math.inf) -> Candidate:
+    """A one-accelerator system: usd_per_day of capital (price = 365 x usd_per_day), rates per system."""
+    return Candidate(name=name, ownership=ownership, accelerators_per_system=1, system_power_kw=kw,
+                     price_usd_per_system=usd_per_day * 365.0, rent_usd_per_system_hour=rent_usd_per_hour,
+                     input_tokens_per_s_per_system=prefill, output_tokens_per_s_per_system=decode,
+                     output_tokens_per_s_per_user=speed, accelerators_per_replica=1, roles=roles,
+                     max_systems=max_systems)
+
+
+def rows(result: Any) -> dict[tuple[str, str], int]:
+    return {(r["name"], r["role"]): int(r["systems"]) for r in result.plan.to_dict(orient="records")}
+
+
+# ------------------------------------------------------------------------------------------ mixes by hand
+def test_prefill_box_plus_decode_box_beats_either_alone() -> None:
+    # 10 requests/s of 1,000 input + 100 output tokens: 10,000 input tokens/s to prefill, 1,000 output tokens/s.
+    # "P" prefills 10,000 tokens/s but decodes 100; "D" prefills 1,000 and decodes 1,000; each costs 100 USD/day.
+    # P alone: aggregated R = 1 / (1000/10000 + 100/100) = 1/1.1 request/s -> ceil(10 x 1.1) = 11 systems; as
+    #   1 prefill + 1000/100 = 10 decode also 11 -> 1,100 USD/day.  D alone: R = 1 / (1000/1000 + 100/1000) = 1/1.1
+    #   -> 11 systems, or 10 prefill + 1 decode -> 1,100 USD/day.
+    # Mix: 1 P prefilling (10,000 tokens/s) + 1 D decoding (1,000 tokens/s) = 200 USD/day.
+    s = scenario(demand_output_tokens_per_day=10 * 100 * 86400.0)
+    p, d = box("P", usd_per_day=100, prefill=10_000, decode=100), box("D", usd_per_day=100, prefill=1_000,
+                                                                    decode=1_000)
+    mixed = plan(s, EXACT, [p, d])
+    assert mixed.feasible
+    assert mixed.summary["cost_usd_per_day"] == pytest.approx(200.0, rel=1e-9)
+    assert rows(mixed) == {("P", "prefill"): 1, ("D", "decode"): 1}
+    # tokens per day: 10 x (1,000 + 100) x 86,400 = 950,400,000 -> 200 / 950.4 = 0.210438 USD per M tokens
+    assert mixed.summary["cost_usd_per_m_tokens"] == pytest.approx(200.0 / 950.4, rel=1e-9)
+    for single in (p, d):
+        alone = plan(s, EXACT, [single])
+        assert alone.summary["cost_usd_per_day"] == pytest.approx(1100.0, rel=1e-9)
+
+
+def test_owned_base_and_rented_peak_hours_beat_all_own_and_all_rent() -> None:
+    # One system type serving 1 request/s (100 output tokens/s, no input). Demand: 12 hours at 2 requests/s and
+    # 12 hours at 6 (24 numbers, mean 4). Owning costs 24 USD/day; renting 1.5 USD per hour.
+    # all own: 6 x 24 = 144. all rent: (12 x 2 + 12 x 6) x 1.5 = 144.
+    # own k >= 2, rent 6 - k in the 12 busy hours: 24 k + 18 (6 - k) = 108 + 6 k -> k = 2: 120 USD/day.
+    profile = " ".join(["1"] * 12 + ["3"] * 12)
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=4 * 100 * 86400.0)
+    own = box("own", usd_per_day=24, decode=100, roles=("aggregated",))
+    rent = box("rent", ownership="rent", rent_usd_per_hour=1.5, decode=100, roles=("aggregated",))
+    both = plan(s, PlanSettings(demand_profile=profile, spares=False), [own, rent])
+    assert both.summary["cost_usd_per_day"] == pytest.approx(120.0, rel=1e-9)
+    table = both.plan.set_index("name")
+    assert table.loc["own", "systems"] == 2 and table.loc["own", "hours_per_day"] == 24
+    assert table.loc["rent", "systems"] == 4 and table.loc["rent", "hours_per_day"] == 12
+    assert table.loc["rent", "system_hours_per_day"] == 48
+    for only in ([own], [rent]):
+        assert plan(s, PlanSettings(demand_profile=profile, spares=False), only).summary[
+            "cost_usd_per_day"] == pytest.approx(144.0, rel=1e-9)
+
+
+def test_existing_fleet_is_used_first_and_its_purchase_is_sunk() -> None:
+    # 8 requests/s at 1 request/s per system. Existing: 5 systems, no capital (sunk), nothing else costs here.
+    # New: 30 USD/day each. Plan: all 5 existing + 3 new = 90 USD/day.
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=8 * 100 * 86400.0)
+    old = box("old", ownership="existing", usd_per_day=1000, decode=100, roles=("aggregated",), max_systems=5)
+    new = box("new", usd_per_day=30, decode=100, roles=("aggregated",))
+    result = plan(s, EXACT, [old, new])
+    assert rows(result) == {("old", "aggregated"): 5, ("new", "aggregated"): 3}
+    assert result.summary["cost_usd_per_day"] == pytest.approx(90.0, rel=1e-9)
+    fleet = result.constraints.set_index("constraint").loc["existing fleet: old"]
+    assert bool(fleet["binding"]) and fleet["used"] == pytest.approx(5.0)
+    # one more existing system would replace a new one: saves 30 USD a day
+    assert fleet["shadow_price_usd"] == pytest.approx(30.0, rel=1e-6)
+
+
+# ---------------------------------------------------------------------------------- shadow prices, infeasible
+def test_site_power_shadow_price_by_hand() -> None:
+    # 10 requests/s at 1 request/s per system; owned 24 USD/day at 100 kW (PUE 1: 0.1 MW), rented 2 USD/h = 48/day.
+    # Site 0.4 MW: 4 owned + 6 rented = 96 + 288 = 384 USD/day. One more MW hosts 10 more owned systems, each
+    # replacing a rented one: (48 - 24) x 10 = 240 USD/day saved per MW (while rented systems remain).
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=10 * 100 * 86400.0, site_power_mw=0.4,
+                 rack_power_kw=1000)
+    own = box("own", usd_per_day=24, decode=100, kw=100, roles=("aggregated",))
+    rent = box("rent", ownership="rent", rent_usd_per_hour=2.0, decode=100, kw=100, roles=("aggregated",))
+    result = plan(s, EXACT, [own, rent])
+    assert result.summary["cost_usd_per_day"] == pytest.approx(384.0, rel=1e-9)
+    site = result.constraints.set_index("constraint").loc["site power"]
+    assert bool(site["binding"]) and site["used"] == pytest.approx(0.4)
+    assert site["shadow_price_usd"] == pytest.approx(240.0, rel=1e-6)
+    assert site["meaning"] == "one more MW saves 240 USD a day"
+
+
+def test_infeasible_site_names_the_constraint_with_numbers() -> None:
+    # without rent, 10 systems of 0.1 MW need 1.0 MW; the site has 0.4
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=10 * 100 * 86400.0, site_power_mw=0.4,
+                 rack_power_kw=1000)
+    result = plan(s, EXACT, [box("own", usd_per_day=24, decode=100, kw=100, roles=("aggregated",))])
+    assert not result.feasible
+    assert result.reason == "site power: serving the demand needs at least 1.00 MW; 0.40 MW available"
+    assert result.plan.empty
+    json.dumps(result.to_dict(), allow_nan=False)
+
+
+def test_infeasible_speed_target_names_the_fastest() -> None:
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=8640000.0,
+                 target_output_tokens_per_s_per_user=500)
+    result = plan(s, EXACT, [box("slow", usd_per_day=1, decode=100, speed=120, roles=("aggregated",))])
+    assert not result.feasible
+    assert result.reason.startswith("per-user speed: no candidate decodes at the target 500 token/s per user")
+    assert "120.0 token/s per user" in result.reason
+
+
+def test_ttft_target_adds_systems_and_is_met() -> None:
+    # 1 request/s of 1,000 uncached input tokens; a system prefills 2,000 tokens/s (0.5 s a prompt, one replica)
+    # and decodes 10,000 tokens/s, so capacity alone needs 1 system (load 0.5 prefill + 0.01 decode).
+    # With a P99 TTFT of 2 s, M/M/1 allows rho with ln(rho/0.01) x 0.5/(1 - rho) + 0.5 <= 2 -> rho <= 0.44..., so
+    # one system (rho 0.5) is not enough: 2 systems.
+    s = scenario(output_tokens_per_request=100, demand_output_tokens_per_day=100 * 86400.0)
+    c = box("box", usd_per_day=10, prefill=2000, decode=10_000, roles=("aggregated",))
+    free = plan(s, EXACT, [c])
+    assert rows(free) == {("box", "aggregated"): 1}
+    timed = plan(s, PlanSettings(demand_profile="flat", spares=False, ttft_target_s=2.0), [c])
+    assert rows(timed) == {("box", "aggregated"): 2}
+    assert timed.plan["ttft_s"].iloc[0] <= 2.0
+
+
+# -------------------------------------------------------------------------------------------- brute force
+def brute_force(cands: list[Candidate], lam: float, i_tok: float, o_tok: float, site_mw: float | None,
+                top: int) -> float:
+    """Cheapest whole-system counts by enumeration: an aggregated pool serves whole requests; prefill and decode
+    pools serve the rest: need I (lam - a) <= P and O (lam - a) <= D with a = min(lam, aggregated capacity)."""
+    pools = [(k, r) for k, c in enumerate(cands) for r in c.roles]
+    best = math.inf
+    for counts in itertools.product(range(top + 1), repeat=len(pools)):
+        agg = pre = dec = cost = mw = 0.0
+        for (k, role), n in zip(pools, counts, strict=True):
+            c = cands[k]
+            cost += n * c.price_usd_per_system / 365.0
+            mw += n * c.system_power_kw / 1000.0
+            if role == "aggregated":
+                agg += n / (i_tok / c.input_tokens_per_s_per_system + o_tok / c.output_tokens_per_s_per_system)
+            elif role == "prefill":
+                pre += n * c.input_tokens_per_s_per_system
+            else:
+                dec += n * c.output_tokens_per_s_per_system
+        rest = lam - min(lam, agg)
+        if i_tok * rest <= pre * (1 + 1e-9) and o_tok * rest <= dec * (1 + 1e-9) and (
+                site_mw is None or mw <= site_mw * (1 + 1e-9)):
+            best = min(best, cost)
+    return best
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(5, 60), st.integers(500, 4000), st.integers(50, 600), st.integers(5, 40),
+                          st.sampled_from([("aggregated",), ("prefill", "decode"), ("aggregated", "decode")])),
+                min_size=2, max_size=3),
+       st.floats(0.5, 3.0), st.one_of(st.none(), st.floats(0.02, 0.2)))
+def test_agrees_with_brute_force_on_small_catalogs(spec: list[tuple[int, int, int, int, tuple[str, ...]]],
+                                                   lam: float, site_mw: float | None) -> None:
+    cands = [box(f"c{k}", usd_per_day=cost, prefill=pre, decode=dec, kw=kw, roles=roles)
+             for k, (cost, pre, dec, kw, roles) in enumerate(spec)]
+    pools = sum(len(c.roles) for c in cands)
+    top = 6 if pools <= 4 else 4
+    s = scenario(input_tokens_per_request=200, output_tokens_per_request=50,
+                 demand_output_tokens_per_day=lam * 50 * 86400.0, site_power_mw=site_mw, rack_power_kw=1000)
+    expected = brute_force(cands, lam, 200.0, 50.0, site_mw, top)
+    result = plan(s, EXACT, cands)
+    if not math.isfinite(expected):
+        # nothing within `top` systems per pool: the planner either finds nothing or needs more systems
+        assert not result.feasible or int(result.plan["systems"].max()) > top
+        return
+    assert result.feasible, result.reason
+    # HiGHS stops within its relative gap (1e-3) of the optimum
+    assert expected * (1 - 1e-9) <= result.summary["cost_usd_per_day"] <= expected * (1 + 1e-3) + 1e-9
+
+
+# ------------------------------------------------------------------------------------------- objective, NPV
+def test_npv_objective_prefers_renting_what_cost_per_day_would_buy() -> None:
+    # 1 system's worth of demand. Own: 20,000 USD. Rent: 1 USD/h.
+    # NPV over 2 years at 10 %: rent = 8,760 x (1/1.1 + 1/1.21) = 15,203 USD < 20,000 -> rent.
+    # Cost per day with a 5-year life at 10 %: 20,000 x CRF(0.1, 5) / 365 = 20,000 x 0.263797 / 365 = 14.45 USD
+    #   < 24 USD of rent -> own.
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=100 * 86400.0, cost_of_capital=0.1,
+                 depreciation_years=5, horizon_years=2)
+    own = Candidate(name="own", ownership="own", accelerators_per_system=1, system_power_kw=1.0,
+                    price_usd_per_system=20_000, output_tokens_per_s_per_system=100, accelerators_per_replica=1,
+                    roles=("aggregated",))
+    rent = Candidate(name="rent", ownership="rent", accelerators_per_system=1, system_power_kw=1.0,
+                     rent_usd_per_system_hour=1.0, output_tokens_per_s_per_system=100, accelerators_per_replica=1,
+                     roles=("aggregated",))
+    daily = plan(s, EXACT, [own, rent])
+    assert list(daily.plan["name"]) == ["own"]
+    assert daily.summary["cost_usd_per_day"] == pytest.approx(20_000 * 0.1 / (1 - 1.1 ** -5) / 365, rel=1e-9)
+    npv = plan(s, PlanSettings(demand_profile="flat", spares=False, objective="npv"), [own, rent])
+    assert list(npv.plan["name"]) == ["rent"]
+    assert npv.summary["npv_cost_usd"] == pytest.approx(8760 * (1 / 1.1 + 1 / 1.21), rel=1e-9)
+
+
+# ---------------------------------------------------------------------------------------- catalog, profile
+def test_catalog_plan_lists_each_chosen_candidate_with_role_and_count() -> None:
+    s = Scenario(name="cat", model="llama-3.1-70b", precision="fp8", target_output_tokens_per_s_per_user=30,
+                 demand_output_tokens_per_day=5e9, accelerator="h100-sxm", existing_accelerators=16)
+    result = plan(s, PlanSettings(demand_profile="diurnal"), accelerators=["h100-sxm", "h200-sxm", "b200"])
+    assert result.feasible, result.reason
+    out = result.to_dict()
+    json.dumps(out, allow_nan=False)
+    assert out["plan"] and all({"name", "role", "systems"} <= set(r) for r in out["plan"])
+    assert {r["role"] for r in out["plan"]} <= {"aggregated", "prefill", "decode"}
+    assert result.summary["cost_usd_per_day"] == pytest.approx(result.plan["cost_usd_per_day"].sum())
+    assert len(result.hours) == 24
+    existing = result.plan[result.plan["ownership"] == "existing"]
+    assert existing["systems"].sum() <= 2  # 16 accelerators = 2 systems of 8
+
+
+def test_demand_profiles() -> None:
+    x = demand_profile("diurnal", 3.0)
+    assert x.mean() == pytest.approx(1.0) and x.max() == pytest.approx(3.0) and int(x.argmax()) == 14
+    assert demand_profile("peak", 2.5).tolist() == [2.5] * 24
+    assert demand_profile("flat", 9.0).tolist() == [1.0] * 24
+    with pytest.raises(ValueError, match="demand_profile: .*24 numbers .*got 3 values"):
+        demand_profile("1 2 3", 1.0)
+    with pytest.raises(ValueError, match="must be >= 0"):
+        demand_profile(" ".join(["1"] * 23 + ["-1"]), 1.0)
+    with pytest.raises(ValueError, match="ttft_percentile: must be > 0 and < 1"):
+        settings_from_row({"ttft_percentile": "1.5"})
+    with pytest.raises(ValueError, match="objective: 'cheap' is not one of cost_per_day, npv"):
+        settings_from_row({"objective": "cheap"})
+
+
+def test_frontiers_cost_falls_with_site_power_and_rises_with_speed() -> None:
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=10 * 100 * 86400.0, rack_power_kw=1000)
+    own = box("own", usd_per_day=24, decode=100, kw=100, roles=("aggregated",), speed=50)
+    rent = box("rent", ownership="rent", rent_usd_per_hour=2.0, decode=100, kw=100, roles=("aggregated",), speed=80)
+    site = frontier_site(s, EXACT, site_mw=[0.2, 0.5, 1.0], candidates=[own, rent])
+    # 2 + 8 rented: 48 + 384 = 432; 5 + 5: 120 + 240 = 360; 10 owned: 240
+    assert site["cost_usd_per_day"].tolist() == pytest.approx([432.0, 360.0, 240.0])
+    speed = frontier_speed(s, EXACT, targets=[40.0, 60.0, 100.0], candidates=[own, rent])
+    # above 50 token/s only the rented system qualifies (480 USD/day); above 80 nothing does
+    assert speed["cost_usd_per_day"].tolist()[:2] == pytest.approx([240.0, 480.0])
+    assert not bool(speed["feasible"].iloc[2])
+
+
+# -------------------------------------------------------------------------------------------- files and CLI
+GOOD = """name,ownership,accelerator,accelerators_per_system,accelerator_power_kw,accelerator_price_usd,\
+rent_usd_per_accelerator_hour,input_tokens_per_s_per_accelerator,output_tokens_per_s_per_accelerator,\
+output_tokens_per_s_per_user,max_accelerators,roles
+my h200,own,h200-sxm,8,1.3,32000,,7000,1800,31,,aggregated;prefill;decode
+cloud b200,rent,b200,,,,4.0,12000,3000,31,,
+old h100s,existing,h100-sxm,8,,,,,2700,30,64,aggregated
+"""
+
+
+def test_candidates_csv_read_and_planned() -> None:
+    s = Scenario(name="csv", demand_output_tokens_per_day=5e9, target_output_tokens_per_s_per_user=30)
+    cands = read_candidates_csv(GOOD, s)
+    assert [c.name for c in cands] == ["my h200", "cloud b200", "old h100s"]
+    assert cands[0].price_usd_per_system == 8 * 32000 and cands[0].output_tokens_per_s_per_system == 8 * 1800
+    assert cands[1].accelerators_per_system == 8 and cands[1].rent_usd_per_system_hour == 32.0  # from the catalog
+    assert cands[2].max_systems == 8 and cands[2].roles == ("aggregated",)
+    result = plan(s, PlanSettings(), cands)
+    assert result.feasible and set(result.plan["name"]) <= {"my h200", "cloud b200", "old h100s"}
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("name,ownership,output_tokens_per_s_per_accelerator\nx,lease,10\n", "row 1 (x): ownership: 'lease' is not"),
+    ("name,ownership,accelerators_per_system,accelerator_power_kw,output_tokens_per_s_per_accelerator\n"
+     "x,own,8,1,10\n", "row 1 (x): accelerator_price_usd: an owned candidate needs a price"),
+    ("name,ownership,accelerator,output_tokens_per_s_per_accelerator\nx,rent,h100-sxm,-5\n",
+     "row 1 (x): output_tokens_per_s_per_accelerator: must be > 0"),
+    ("name,ownership,accelerator,output_tokens_per_s_per_accelerator\nx,rent,h999,5\n",
+     "unknown id 'h999'"),
+    ("name,ownership,speed\nx,rent,5\n", "unknown column 'speed'"),
+    ("name,ownership,accelerator,output_tokens_per_s_per_accelerator,roles\nx,rent,h100-sxm,5,fast\n",
+     "roles: 'fast' must list"),
+])
+def test_bad_candidates_are_named(text: str, message: str) -> None:
+    with pytest.raises(InputError, match=re.escape(message)):
+        read_candidates_csv(text, Scenario())
+
+
+PLAN_FILE = ("name,input_tokens_per_request,output_tokens_per_request,demand_output_tokens_per_day,"
+             "target_output_tokens_per_s_per_user,site_power_mw,demand_profile,ttft_target_s\n"
+             "row a,1000,200,5e9,30,2,diurnal,2\n")
+
+
+def test_plan_command_json_and_errors(capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
+    (tmp_path / "f.csv").write_text(PLAN_FILE, encoding="utf-8")
+    (tmp_path / "c.csv").write_text(GOOD, encoding="utf-8")
+    parser = argparse.ArgumentParser()
+    add_plan_command(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["plan", str(tmp_path / "f.csv"), "--row", "row a", "--candidates",
+                              str(tmp_path / "c.csv")])
+    assert args.func(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["feasible"] and out["plan"][0]["name"] in {"my h200", "cloud b200", "old h100s"}
+    args = parser.parse_args(["plan", str(tmp_path / "f.csv"), "--row", "row b", "--format", "csv"])
+    assert args.func(args) == 2
+    assert "--row: no row named 'row b'" in capsys.readouterr().err
+    with pytest.raises(InputError, match="demand_profile: 'weekly' is not peak, flat, diurnal or 24 numbers"):
+        plan_from_files(PLAN_FILE.replace("diurnal", "weekly"), "row a", GOOD)
+
+
+# ------------------------------------------------------------------------------------------ reliability data
+def test_reliability_rows_are_sourced_and_the_llama3_rate_is_recomputed() -> None:
+    table = reliability()
+    text = (catalog.DATA_DIR / "reliability.csv").read_text(encoding="utf-8")
+    assert list(csv.DictReader(io.StringIO(text)))  # a plain CSV
+    for row in table.to_dict(orient="records"):
+        assert "https://" in row["source"], row
+        assert re.match(r"^\d{4}-\d{2}-\d{2}$", row["source_date"]), row
+        assert row["confidence"] in catalog.CONFIDENCE_TAGS, row
+        if row["confidence"] == "estimate":
+            assert re.search(r"assum|applied|derivation", row["note"] + row["source"]), row
+    hopper = table[(table["family"] == "nvidia-hopper") & (table["field"] == "failures_per_accelerator_hour")]
+    # 419 unexpected interruptions / (54 days x 24 h x 16,384 GPUs) = 1.9733e-5 per GPU-hour
+    assert float(hopper["value"].iloc[0]) == pytest.approx(419 / (54 * 24 * 16384), rel=1e-3)
+    # a family without its own rows (a catalog entry added later) takes the 'default' rows
+    assert {"failures_per_accelerator_hour", "repair_hours"} <= set(table.loc[table["family"] == "default", "field"])
+    assert family_rates("no-such-family") == family_rates("default")
+
+
+def test_availability_and_spares_by_hand() -> None:
+    # 8 GPUs x 1.973e-5 /h x 24 h = 0.0037882; A = 1 / 1.0037882 = 0.996226
+    a = system_availability(1.973e-5, 8, 24)
+    assert a == pytest.approx(1 / (1 + 8 * 1.973e-5 * 24), rel=1e-12)
+    # 10 systems needed, each down with q = 0.003774: P(0 down of 10) = 0.9629 < 0.999;
+    # with 1 spare P(<= 1 down of 11) = 0.99926 -> 1 spare
+    assert spares_needed(10, a, 0.999) == 1
