@@ -41,7 +41,7 @@ def scenarios(draw: st.DrawFn, **fixed: Any) -> dict[str, Any]:
         "output_tokens_per_request": draw(pos(1.0, 4000.0)),
         "prefix_cache_hit_rate": draw(pos(0.0, 0.95)),
         "output_tokens_per_s_per_accelerator": draw(pos(10.0, 20000.0)),
-        "input_tokens_per_s_per_accelerator": draw(st.none() | pos(100.0, 200000.0)),
+        "input_tokens_per_s_per_accelerator": draw(st.none() | pos(1000.0, 200000.0)),
         "peak_to_average": draw(pos(1.0, 4.0)),
         "price_usd_per_m_input_tokens": draw(st.none() | pos(0.0, 10.0)),
         "price_usd_per_m_output_tokens": draw(st.none() | pos(0.0, 40.0)),
@@ -49,8 +49,8 @@ def scenarios(draw: st.DrawFn, **fixed: Any) -> dict[str, Any]:
     if draw(st.booleans()):
         s["accelerator_count"] = draw(st.integers(min_value=1, max_value=10000))
         s["demand_output_tokens_per_day"] = draw(st.none() | pos(1e3, 1e12))
-    else:
-        s["demand_output_tokens_per_day"] = draw(pos(1e3, 1e12))
+    else:  # sized from demand: kept within the schema's fleet bound (10 million accelerators)
+        s["demand_output_tokens_per_day"] = draw(pos(1e3, 1e9))
     s.update(fixed)
     return s
 
