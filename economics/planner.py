@@ -807,12 +807,15 @@ def _site_rows(m: _Model, pools: list[Pool], cands: list[Candidate], costs: list
 MIP_REL_GAP = 1e-3
 """HiGHS stops when the plan is proven within 0.1 % of the best possible (the gap is reported)."""
 TIME_LIMIT_S = 30.0
-EXACT_MAX_INTEGERS = 30
-"""Up to this many integer decisions the whole MILP is solved at once; above it, in two stages (see _solve)."""
+EXACT_MAX_INTEGERS = 60
+EXACT_TIME_LIMIT_S = 0.5
+"""Up to 60 integer decisions the whole MILP is tried at once; if it is not proven within 0.5 s the two-stage
+answer is computed too and the cheaper kept. Larger models go straight to two stages (see _solve)."""
 HOURLY_GAP = 1e-3
-HOURLY_TIME_LIMIT_S = 0.25
-"""Stage 2 (rented systems hour by hour): each hour stops within 0.1 % of what that hour decides (rent and energy)
-or after 0.25 s with its best whole-system answer; the reported gap is against stage 1's bound either way."""
+HOURLY_TIME_LIMIT_S = 0.05
+"""Stage 2 (rented systems hour by hour): the hour's LP rounded up, then a MILP that stops within 0.1 % of what
+that hour decides (rent and energy) or after 0.05 s; the better is kept. The gap reported is against stage 1's
+bound either way."""
 
 
 @dataclass
@@ -838,27 +841,61 @@ def _solve(m: _Model, rented: set[int], hourly: list[tuple[_Model, dict[int, int
     fixed, the rented counts in whole systems, each hour on its own (``hourly``: one model per hour type and its
     column map into ``m``; with the base fixed the hours no longer interact). The bound reported is stage 1's, so
     the gap is an honest one."""
+    exact: _Solution | None = None
     if sum(m.integer) <= EXACT_MAX_INTEGERS or not rented or hourly is None:
-        res = _milp(m)
+        small = not rented or hourly is None
+        res = _milp(m, time_limit=TIME_LIMIT_S if small else EXACT_TIME_LIMIT_S)
         bound = float(getattr(res, "mip_dual_bound", math.nan) or math.nan)
-        return _Solution(res.x, float(res.fun) if res.x is not None else math.nan, bound, res.status, res.message)
+        exact = _Solution(res.x, float(res.fun) if res.x is not None else math.nan, bound, res.status, res.message)
+        if small or res.status == 0:
+            return exact
     first = _milp(m, integer=[0 if j in rented else v for j, v in enumerate(m.integer)])
     if first.x is None:
         return _Solution(None, math.nan, math.nan, first.status, first.message)
     x = np.array(first.x, dtype=float)
-    for sub, cols in hourly:
+    for sub, cols in hourly or []:
         lb, ub = list(sub.lb), list(sub.ub)
         for j_sub, j in cols.items():
             if sub.integer[j_sub] and j not in rented:
                 lb[j_sub] = ub[j_sub] = float(round(first.x[j]))
                 sub.c[j_sub] = 0.0  # a fixed cost: left out so the gap applies to what the hour decides
-        res = _milp(sub, lb=lb, ub=ub, gap=HOURLY_GAP, time_limit=HOURLY_TIME_LIMIT_S)
-        if res.x is None:
-            return _Solution(None, math.nan, math.nan, res.status, res.message)
+        best, floor_cost = _rounded_hour(sub, lb, ub)
+        if best is None or float(np.dot(sub.c, best)) > floor_cost + HOURLY_GAP * max(abs(floor_cost), 1e-9):
+            res = _milp(sub, lb=lb, ub=ub, gap=HOURLY_GAP, time_limit=HOURLY_TIME_LIMIT_S)
+            if res.x is not None and (best is None or float(np.dot(sub.c, res.x)) < float(np.dot(sub.c, best))):
+                best = np.asarray(res.x)
+        if best is None:
+            return _Solution(None, math.nan, math.nan, 2, "an hour cannot be served with the owned base fixed")
         for j_sub, j in cols.items():
-            x[j] = res.x[j_sub]
+            x[j] = best[j_sub]
     bound = float(getattr(first, "mip_dual_bound", first.fun) or first.fun)
-    return _Solution(x, float(np.dot(m.c, x)), bound, 0, "two stages")
+    staged = _Solution(x, float(np.dot(m.c, x)), bound, 0, "two stages")
+    if exact is not None and exact.x is not None:
+        better = exact if exact.fun <= staged.fun else staged
+        return replace(better, bound=max(bound, exact.bound) if math.isfinite(exact.bound) else bound)
+    return staged
+
+
+def _rounded_hour(sub: _Model, lb: list[float], ub: list[float]) -> tuple[np.ndarray | None, float]:
+    """One hour's rented systems from its LP, rounded up (more systems never break a row; a pool given any
+    systems is given at least its floor): a whole-system answer at once, which the MILP then tries to beat when
+    it is not already within the gap of the LP's cost (returned too, a lower bound of the hour)."""
+    lp = _milp(sub, integer=[0] * len(sub.c), lb=lb, ub=ub)
+    if lp.x is None:
+        return None, math.nan
+    x = np.array(lp.x, dtype=float)
+    for col in sub.count_col.values():
+        x[col] = math.ceil(x[col] - 1e-7)
+    for key, y in sub.floor_col.items():
+        x[y] = 1.0 if x[sub.count_col[key]] > 0 else 0.0
+        if x[y]:
+            x[sub.count_col[key]] = max(x[sub.count_col[key]], sub.rows[_floor_row(sub, y)][y])
+    return x, float(lp.fun)
+
+
+def _floor_row(sub: _Model, y: int) -> int:
+    """The row ``floor y - n <= 0`` of a floor binary."""
+    return next(i for i, r in enumerate(sub.rows) if sub.row_group[i] == "ttft floor" and r.get(y, 0.0) > 0)
 
 
 def _hourly_models(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario,
@@ -922,6 +959,7 @@ def _solve_refined(pools: list[Pool], cands: list[Candidate], costs: list[Costs]
     only allow more. (2) For each pool the first pass used, its floor: the fewest systems that carry its busiest
     hour within the target at their own size (a search over n, as n rho_max(n) grows with n); the cap at that
     size holds for any pool at least that big, so the pool is given either none or at least its floor (a binary).
+    Only on-site pools get floors (one count a day); rented pools, sized hour by hour, keep the safe cap.
     The second plan is kept when it is no dearer and passes the check at its own pool sizes. Returns (model,
     result, caps, notes)."""
     ttft = settings.ttft_target_s is not None and wl.uncached_input_tokens > 0
@@ -936,13 +974,15 @@ def _solve_refined(pools: list[Pool], cands: list[Candidate], costs: list[Costs]
     caps = dict(rho)
     for p in rho:
         n = _counts(m, res.x, p, len(weights))
-        if not (n > 0).any():
+        if not (n > 0).any() or cands[pools[p].cand].ownership == "rent":
             continue
         pool = pools[p]
         load = max(pool.prefill_weight * pool.raw_capacity * float(res.x[m.flow_col[(p, h)]])
                    for h in range(len(weights)))
         floors[p] = _fewest_systems(pool, load, int(n.max()), settings)
         caps[p] = _rho(pool, floors[p] * pool.servers_per_system, settings)
+    if all(caps[p] <= rho[p] * 1.01 for p in floors):  # pooling would raise no cap by even 1 %
+        return m, res, rho, notes
     m2, _, _ = _build(pools, cands, costs, s, settings, wl, caps, floors=floors)
     res2 = _solve(m2, _rented_cols(m2, pools, cands), _hourly_models(pools, cands, costs, s, settings, wl, caps, m2,
                                                                      floors=floors))
