@@ -6,16 +6,17 @@ one working scenario held in the session (ui/state.py), so moving between pages 
 
 import streamlit as st
 
-# Emoji icons only: a ":material/...:" page icon makes the browser fetch the favicon from a Google CDN.
+# An emoji favicon (drawn locally): a ":material/...:" icon makes the browser fetch it from a Google CDN, and page
+# icons would replace it.
 st.set_page_config(page_title="Token economics", page_icon="🧮", layout="wide")
 
 PAGES = [
-    st.Page("ui/cost.py", title="Cost per token", icon="💵", default=True),
-    st.Page("ui/fleet.py", title="Fleet", icon="🗄️", url_path="fleet"),
-    st.Page("ui/decode.py", title="Decode accelerators", icon="🔀", url_path="decode"),
-    st.Page("ui/throughput.py", title="Throughput", icon="⚡", url_path="throughput"),
-    st.Page("ui/uncertainty.py", title="Uncertainty", icon="📈", url_path="uncertainty"),
-    st.Page("ui/scenarios.py", title="Scenarios", icon="📋", url_path="scenarios"),
-    st.Page("ui/data.py", title="Data", icon="📚", url_path="data"),
+    st.Page("ui/cost.py", title="Cost per token", default=True),
+    st.Page("ui/fleet.py", title="Fleet", url_path="fleet"),
+    st.Page("ui/decode.py", title="Decode accelerators", url_path="decode"),
+    st.Page("ui/throughput.py", title="Throughput", url_path="throughput"),
+    st.Page("ui/uncertainty.py", title="Uncertainty", url_path="uncertainty"),
+    st.Page("ui/scenarios.py", title="Scenarios", url_path="scenarios"),
+    st.Page("ui/data.py", title="Data", url_path="data"),
 ]
 st.navigation(PAGES).run()

@@ -1,25 +1,24 @@
-"""Latency of the Streamlit app as a user sees it, in a real headless browser (Chromium via Playwright).
+"""Latency of the Streamlit app as a user sees it, in a real headless browser (Chromium via Playwright), on every
+page, as a ratio to a one-widget Streamlit page measured in the same run.
 
 Measures:
 
-* cold start: from launching ``python -m streamlit run app.py`` (a fresh server process) until the first KPI
-  ("Cost per M tokens" on the default page) is visible in the page; also reported: when the server answered its
-  health check and how long the page took from navigation to the KPI. Target: under 5 s.
-* update latency: from changing an input (the electricity price: fill the field and press Enter) until the KPI
-  shows the new figure, over N changes; the median, 95th percentile and maximum. Target: median under 300 ms.
-  The expected figure is computed beforehand with the repo's own functions (``economics.evaluate_scenario`` and
-  ``ui.format.usd_per_m_tokens``) and the wait is for exactly that text, so a stale or wrong figure never counts.
-* second page (Fleet, skip with ``--no-second-page``): a fresh tab's load of ``/fleet`` until its "Facility power"
-  KPI is visible (server warm), and the latency of N changes of the headroom input until that KPI changes.
+* floor: a one-widget Streamlit page (a text box and a KPI showing twice its value), served by its own
+  ``streamlit run`` on this machine in this run: input change -> updated KPI, N changes. Every app figure is also
+  printed as a ratio to this floor's median (target: at most 1.5x).
+* cold start: from launching ``python -m streamlit run app.py`` until the first KPI of the default page is visible.
+* input change -> updated KPI on every page that has a KPI (Cost, Fleet, Decode, Throughput, Uncertainty): fill a
+  key input, press Enter, wait until the KPI shows a new figure (on the Cost page: exactly the figure
+  ``economics.evaluate_scenario`` gives, formatted by ``ui.format``); median, p95, max, and the ratio to the floor.
+* page switch on a warm server: click each page in the sidebar in turn (Cost, Fleet, Decode, Throughput,
+  Uncertainty, Scenarios, Data, and round again) and time until the page's run has finished (the app root
+  reports ``notRunning``) with its title visible; median and max per page (target < 1 s).
 
-Times are wall-clock ``time.perf_counter`` in this process; waits poll the DOM on every animation frame, so they
-carry up to one frame (about 16 ms) of granularity. An update's time starts just before Playwright fills the field,
-so it includes Playwright's round trips for the fill and the key press; the figure from the Enter keydown to the new
-KPI, both on the page's own clock (``performance.now()``), is printed alongside. It prints figures and targets;
-it asserts nothing about time. The browser is started before the clock; the server and the browser only talk
-over 127.0.0.1.
+Times are wall-clock ``time.perf_counter`` in this process, from just before Playwright fills the field (so they
+include Playwright's round trips); waits poll the DOM on every animation frame. It prints figures, ratios and targets;
+it asserts nothing about time. The servers and the browser only talk over 127.0.0.1.
 
-Usage: python bench/app_latency.py [--changes 30] [--no-second-page]
+Usage: python bench/app_latency.py [--changes 20] [--rounds 2]
 """
 
 from __future__ import annotations
@@ -35,7 +34,8 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
+from urllib.parse import urlsplit
 
 from playwright.sync_api import Page, sync_playwright
 
@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import economics  # noqa: E402
-from ui.format import usd_per_m_tokens  # noqa: E402
+from ui.format import usd_rate  # noqa: E402
 
 HOST = "127.0.0.1"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -52,7 +52,31 @@ STARTUP_TIMEOUT_S = 60.0
 WAIT_TIMEOUT_MS = 30_000
 UPDATE_TIMEOUT_MS = 10_000
 COST_KPI = "Cost per M tokens"
-FLEET_KPI = "Facility power"
+DECODE_LINK = ("decode?model=minimax-m2&precision=fp8&target_output_tokens_per_s_per_user=100&input_tokens_per_request="
+               "10000&output_tokens_per_request=1000&output_tokens_per_s_per_accelerator=&decode_accelerator=sn50&"
+               "decode_output_tokens_per_s_per_accelerator=763&existing_accelerators=2000&demand_growth_per_year=0.3&"
+               "new_accelerator=gb200-nvl72&demand_input_tokens_per_day=&demand_output_tokens_per_day=20000000000&"
+               "price_usd_per_m_input_tokens=0.3&price_usd_per_m_output_tokens=1.2&decode_accelerator_price_usd=40000")
+PAGES = [  # (nav title, path with a link that gives the page what it needs, field, KPI label, value at step i)
+    ("Cost per token", "", "electricity_usd_per_kwh", COST_KPI, lambda i: (0.03 if i % 2 else 0.3) + 0.001 * i),
+    ("Fleet", "fleet", "headroom", "Facility power", lambda i: (0.0 if i % 2 else 0.5) + 0.01 * i),
+    ("Decode accelerators", DECODE_LINK, "decode_accelerator_price_usd", "NPV of adding decode",
+     lambda i: (30_000 if i % 2 else 90_000) + 1000 * i),
+    ("Throughput", "throughput?model=deepseek-v3&accelerator=h200-sxm&precision=fp8&"
+     "output_tokens_per_s_per_accelerator=", "target_output_tokens_per_s_per_user", "Output tokens/s per accelerator",
+     lambda i: (20 if i % 2 else 80) + i),
+    ("Uncertainty", "uncertainty", "electricity_usd_per_kwh", "P50 cost per M tokens",
+     lambda i: (0.03 if i % 2 else 0.3) + 0.001 * i),
+]
+NAV = ["Cost per token", "Fleet", "Decode accelerators", "Throughput", "Uncertainty", "Scenarios", "Data"]
+TITLES = {"Cost per token": "Cost per token", "Fleet": "Fleet, racks and power",
+          "Decode accelerators": "Decode accelerators for an existing fleet",
+          "Throughput": "Throughput and interactivity", "Uncertainty": "Uncertainty", "Scenarios": "Scenarios",
+          "Data": "Data and sources"}
+FLOOR_APP = """import streamlit as st
+value = st.text_input("x", value="1", key="x")
+st.metric("Floor KPI", f"{float(value or 0) * 2:.3f}")
+"""
 
 # Resolves to [the KPI's value text, the page's performance.now()] once the metric labelled `label` shows a visible
 # value that satisfies the test: equal to `exact` if given, else matching `pattern` and (if given) different from
@@ -142,44 +166,25 @@ def summary(times_s: list[float], from_enter_ms: list[float]) -> str:
 def expected_cost_kpi(electricity_usd_per_kwh: float) -> str:
     """The text the default page's KPI shows for the default scenario at this electricity price."""
     scenario = economics.with_changes(economics.default_scenario(), electricity_usd_per_kwh=electricity_usd_per_kwh)
-    return usd_per_m_tokens(economics.evaluate_scenario(scenario)["cost_usd_per_m_tokens"])
+    return usd_rate(economics.evaluate_scenario(scenario)["cost_usd_per_m_tokens"])
 
 
-def electricity_plan(changes: int) -> list[tuple[float, str]]:
-    """N (value, expected KPI) pairs, each KPI different from the one before (the default's for the first)."""
-    plan: list[tuple[float, str]] = []
-    shown = expected_cost_kpi(economics.default_scenario().electricity_usd_per_kwh)
-    for i in range(changes):
-        for step in range(200):  # alternate low and high prices; nudge until the shown figure changes
-            value = round((0.030 if i % 2 == 0 else 0.300) + 0.001 * ((i + step) % 50), 3)
-            text = expected_cost_kpi(value)
-            if text != shown:
-                break
-        else:
-            raise RuntimeError(f"no electricity price changes the KPI after {shown!r}")
-        plan.append((value, text))
-        shown = text
-    return plan
-
-
-def measure_updates(page: Page, selector: str, label: str, plan: list[tuple[float, str | None]],
-                    fmt: str) -> tuple[list[float], list[float]]:
-    """Fill each value into the input, press Enter, and time until the KPI shows the expected (or any new) text.
-
-    Returns the times in seconds from just before the fill (this process's clock; includes Playwright's fill and
-    key press round trips) and in ms from the Enter keydown to the KPI passing the test (the page's clock)."""
-    field = page.locator(selector)
-    field.wait_for(state="visible", timeout=WAIT_TIMEOUT_MS)
+def measure_updates(page: Page, field: str, label: str, values: list[float],
+                    expected: list[str] | None = None) -> tuple[list[float], list[float]]:
+    """Fill each value into the field's box, press Enter, and time until the KPI shows the expected (or any new)
+    text. Returns seconds from just before the fill, and ms from the Enter keydown (the page's own clock)."""
+    box = page.locator(f".st-key-{field} input")
+    box.wait_for(state="visible", timeout=WAIT_TIMEOUT_MS)
     page.evaluate(ENTER_JS)
     times: list[float] = []
     from_enter: list[float] = []
-    for value, expected in plan:
+    for i, value in enumerate(values):
         before = kpi_text(page, label)
         t0 = time.perf_counter()
-        field.fill(format(value, fmt), timeout=UPDATE_TIMEOUT_MS)
-        field.press("Enter", timeout=UPDATE_TIMEOUT_MS)
+        box.fill(f"{value:g}", timeout=UPDATE_TIMEOUT_MS)
+        box.press("Enter", timeout=UPDATE_TIMEOUT_MS)
         if expected is not None:
-            _, at_ms = wait_kpi(page, label, exact=expected, timeout_ms=UPDATE_TIMEOUT_MS)
+            _, at_ms = wait_kpi(page, label, exact=expected[i], timeout_ms=UPDATE_TIMEOUT_MS)
         else:
             _, at_ms = wait_kpi(page, label, pattern=r"\d", before=before, timeout_ms=UPDATE_TIMEOUT_MS)
         times.append(time.perf_counter() - t0)
@@ -187,32 +192,112 @@ def measure_updates(page: Page, selector: str, label: str, plan: list[tuple[floa
     return times, from_enter
 
 
+def settle(page: Page) -> None:
+    """Until the app root reports that its run has finished."""
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=WAIT_TIMEOUT_MS)
+
+
+def start_server(script: str, port: int, log: IO[bytes]) -> subprocess.Popen[bytes]:
+    cmd = [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true", "--server.port", str(port),
+           "--server.address", HOST, "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+    wait_healthy(port, proc, log)
+    return proc
+
+
+def stop(proc: subprocess.Popen[bytes] | None) -> None:
+    if proc is None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def measure_floor(browser: Any, changes: int) -> float:
+    """Median input -> KPI latency [ms] of a one-widget page on this machine, now."""
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile() as log:
+        script = Path(tmp) / "floor.py"
+        script.write_text(FLOOR_APP, encoding="utf-8")
+        port = free_port()
+        proc = start_server(str(script), port, log)
+        try:
+            page = browser.new_page()
+            page.goto(f"http://{HOST}:{port}")
+            wait_kpi(page, "Floor KPI", pattern=r"\d")
+            values = [float(3 + i) for i in range(changes)]
+            expected = [f"{v * 2:.3f}" for v in values]
+            times, enter = measure_updates(page, "x", "Floor KPI", values, expected)
+            page.close()
+        finally:
+            stop(proc)
+    floor = percentile([t * 1000 for t in times], 50)
+    print(f"floor (one-widget Streamlit page, same machine, same run): input change -> KPI {summary(times, enter)}")
+    return floor
+
+
+def measure_pages(browser: Any, url: str, changes: int, floor_ms: float) -> None:
+    for title, path, field, label, step in PAGES:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.set_default_timeout(WAIT_TIMEOUT_MS)
+        page.goto(f"{url}/{path}")
+        wait_kpi(page, label, pattern=r"\d")
+        settle(page)
+        values = [round(step(i), 6) for i in range(changes)]
+        expected = [expected_cost_kpi(v) for v in values] if title == "Cost per token" else None
+        times, enter = measure_updates(page, field, label, values, expected)
+        median = percentile([t * 1000 for t in times], 50)
+        print(f"{title}: {field} -> {label!r}: {summary(times, enter)}; ratio to the floor {median / floor_ms:.2f}x "
+              f"(target <= 1.5x)")
+        page.close()
+
+
+def measure_switches(browser: Any, url: str, rounds: int) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.set_default_timeout(WAIT_TIMEOUT_MS)
+    page.goto(f"{url}/{DECODE_LINK}")  # a session whose scenario every page can use (the Decode study's)
+    wait_kpi(page, "NPV of adding decode", pattern=r"\d")
+    settle(page)
+    times: dict[str, list[float]] = {t: [] for t in NAV}
+    order = [NAV[0], *NAV[1:], NAV[0]] * rounds
+    for title in order:
+        t0 = time.perf_counter()
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name=title, exact=True).click()
+        page.wait_for_url(lambda u, t=title: t == NAV[0] or urlsplit(u).path.strip("/") != "")
+        settle(page)
+        page.locator("h1").filter(has_text=TITLES[title]).first.wait_for(state="visible")
+        times[title].append(time.perf_counter() - t0)
+    every = [t for ts in times.values() for t in ts]
+    for title, ts in times.items():
+        print(f"page switch to {title} (warm server, sidebar click -> run finished and content shown): median "
+              f"{percentile([t * 1000 for t in ts], 50):.0f} ms, max {max(ts) * 1000:.0f} ms over {len(ts)}")
+    print(f"page switch, all pages: median {percentile([t * 1000 for t in every], 50):.0f} ms, max "
+          f"{max(every) * 1000:.0f} ms (target < 1 s)")
+    page.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    ap.add_argument("--changes", type=int, default=30, help="input changes to time per page (default 30)")
-    ap.add_argument("--no-second-page", action="store_true", help="skip the Fleet page")
+    ap.add_argument("--changes", type=int, default=20, help="input changes to time per page (default 20)")
+    ap.add_argument("--rounds", type=int, default=2, help="rounds of page switches (default 2)")
     args = ap.parse_args()
-    if args.changes < 1:
-        ap.error("--changes must be at least 1")
+    if args.changes < 1 or args.rounds < 1:
+        ap.error("--changes and --rounds must be at least 1")
     executable = shutil.which("chromium") or "/usr/bin/chromium"
-    plan = electricity_plan(args.changes)  # computed before the server starts, so it costs the app nothing
     initial = expected_cost_kpi(economics.default_scenario().electricity_usd_per_kwh)
-
-    port = free_port()
-    url = f"http://{HOST}:{port}"
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-           "--server.address", HOST, "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
     with sync_playwright() as p, tempfile.TemporaryFile() as log:
         browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, timeout=WAIT_TIMEOUT_MS)
         proc: subprocess.Popen[bytes] | None = None
         try:
+            floor_ms = measure_floor(browser, args.changes)
             page = browser.new_page()
-            page.set_default_timeout(WAIT_TIMEOUT_MS)
             page.goto("about:blank")  # warm the renderer outside the clock
-
+            port = free_port()
+            url = f"http://{HOST}:{port}"
             t_start = time.perf_counter()
-            proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-            wait_healthy(port, proc, log)
+            proc = start_server("app.py", port, log)
             t_healthy = time.perf_counter()
             page.goto(url, wait_until="commit", timeout=WAIT_TIMEOUT_MS)
             first, _ = wait_kpi(page, COST_KPI)
@@ -221,35 +306,11 @@ def main() -> None:
                 print(f"warning: first KPI {first!r}, expected {initial!r} for the default scenario")
             print(f"cold start: server healthy after {t_healthy - t_start:.2f} s, first KPI ({first}) after "
                   f"{t_kpi - t_start:.2f} s (page load to KPI {t_kpi - t_healthy:.2f} s) (target < 5 s)")
-
-            cost_times, cost_enter = measure_updates(page, ".st-key-electricity_usd_per_kwh input", COST_KPI,
-                                         [(v, t) for v, t in plan], ".3f")
-            print(f"input change -> updated KPI over {len(cost_times)} changes (electricity price, Cost per token "
-                  f"page): {summary(cost_times, cost_enter)} (target median < 300 ms)")
-
-            if not args.no_second_page:
-                fleet = browser.new_page()
-                fleet.set_default_timeout(WAIT_TIMEOUT_MS)
-                t_nav = time.perf_counter()
-                fleet.goto(f"{url}/fleet", wait_until="commit", timeout=WAIT_TIMEOUT_MS)
-                shown, _ = wait_kpi(fleet, FLEET_KPI, pattern=r"MW$")
-                t_fleet = time.perf_counter()
-                print(f"second page (Fleet, new tab, warm server): page load to KPI ({FLEET_KPI} {shown}) "
-                      f"{t_fleet - t_nav:.2f} s")
-                # headroom alternates low/high so the facility power always changes; wait for any new figure
-                headroom: list[tuple[float, str | None]] = [
-                    (round((0.0 if i % 2 else 0.5) + 0.01 * (i % 10), 2), None) for i in range(args.changes)]
-                fleet_times, fleet_enter = measure_updates(fleet, ".st-key-headroom input", FLEET_KPI, headroom, ".2f")
-                print(f"input change -> updated KPI over {len(fleet_times)} changes (headroom, Fleet page): "
-                      f"{summary(fleet_times, fleet_enter)} (target median < 300 ms)")
+            page.close()
+            measure_pages(browser, url, args.changes, floor_ms)
+            measure_switches(browser, url, args.rounds)
         finally:
-            if proc is not None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout=10)
+            stop(proc)
             browser.close()
     print(f"machine: {os.cpu_count()} cores (os.cpu_count()); Python {sys.version.split()[0]}; "
           f"Chromium {executable}")

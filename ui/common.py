@@ -43,7 +43,9 @@ def baseline_result() -> dict[str, Any] | None:
         return None
     try:
         return evaluate(pinned)
-    except economics.ScenarioError:
+    except economics.ScenarioError as error:
+        st.warning(f"The baseline cannot be evaluated, so no KPI shows a change against it: "
+                   f"{plain(str(error), max_chars=600)}")
         return None
 
 
@@ -59,10 +61,18 @@ def metric(where: Any, name: str, result: Mapping[str, Any], base: Mapping[str, 
     baseline (percentage points for percentages) coloured the good way."""
     spec = OUTPUTS.get(name) or (SPEED if name == SPEED.name else None)
     assert spec is not None, name
-    shown = value if value is not None else fmt.output(name, result.get(name), spec)
+    numeric_unit = spec.fmt == "number" and spec.unit not in ("-", "")
+    shown = value if value is not None else fmt.number(result.get(name)) if numeric_unit else fmt.output(
+        name, result.get(name), spec)
+    if numeric_unit and title is None:
+        title = f"{spec.label} [{spec.unit}]"  # the unit in the label keeps the value short enough to read
     change = fmt.delta(name, result.get(name), base.get(name), spec) if base is not None else None
-    where.metric(title or spec.label, shown, delta=None if change is None else f"{change} vs baseline",
-                 delta_color=fmt.delta_color(name, spec), help=f"{spec.description} [{spec.unit}]. Output `{name}`.")
+    same = base is not None and result.get(name) == base.get(name)
+    where.metric(title or spec.label, shown,
+                 delta=None if change is None else "same as baseline" if same else f"{change} vs baseline",
+                 delta_color="off" if same else fmt.delta_color(name, spec),
+                 delta_arrow="off" if same else "auto",
+                 help=f"{spec.description} [{spec.unit}]. Output `{name}`.")
 
 
 def kpi_row(items: Sequence[str | tuple[str, str]], result: Mapping[str, Any],

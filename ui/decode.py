@@ -41,8 +41,8 @@ EXAMPLE: dict[str, Any] = {
     "fast_tier_min_tokens_per_s_per_user": 300.0, "output_tokens_per_s_per_accelerator": None,
     "input_tokens_per_s_per_accelerator": None, "accelerator_count": None,
 }
-"""The worked example offered when the scenario lacks what the study needs (763 tokens/s: the reported SN50 rack
-decode speed on MiniMax-M2 with 10k-token prompts, data/throughput_claims.csv)."""
+# The worked example offered when the scenario lacks what the study needs (763 tokens/s: the reported SN50 rack
+# decode speed on MiniMax-M2 with 10k-token prompts, data/throughput_claims.csv).
 OPTION_COLUMNS: dict[str, tuple[str, str]] = {
     "option": ("Option", "text"), "feasible": ("Feasible", "text"), "capex_usd": ("Capex [USD]", "usd"),
     "opex_usd_per_year": ("Opex, first year [USD/year]", "usd"),
@@ -62,9 +62,9 @@ def _study(key: str) -> tuple[Any, float | None]:
 
 
 def _missing(scenario: dict[str, Any]) -> list[str]:
-    needs = {"existing_accelerators": "the existing fleet (how many GPUs you own)",
-             "decode_accelerator": "a decode accelerator"}
-    return [f"{editor.label(f)}: {why}" for f, why in needs.items() if scenario[f] is None]
+    needs = {"existing_accelerators": "the size of the existing fleet (Existing fleet)",
+             "decode_accelerator": "a decode accelerator (Decode accelerator)"}
+    return [why for f, why in needs.items() if scenario[f] is None]
 
 
 def _payback(months: Any) -> str:
@@ -81,7 +81,7 @@ HELP = {
     "Best option (NPV)": "The feasible option with the highest NPV against the status quo",
     "NPV of adding decode": "Net present value of 'add decode' minus the status quo over the horizon, at the cost "
                             "of capital",
-    "Break-even decode price": "The most one decode accelerator may cost for 'add decode' to match the best "
+    "Break-even decode price": "Per decode accelerator: the most one may cost for 'add decode' to match the best "
                                "alternative; negative: not even free",
     "Payback of adding decode": "When the cumulative cash flow against the status quo turns positive",
     "IRR of adding decode": "Internal rate of return of 'add decode' against the status quo",
@@ -102,7 +102,7 @@ def _kpis(options: Any, break_even: float | None) -> dict[str, tuple[str, float 
     return {
         "Best option (NPV)": (best["option"].iloc[0] if len(best) else "none feasible", None, "", None),
         "NPV of adding decode": (fmt.usd(npv) if ok else "not feasible", npv, "usd", True),
-        "Break-even decode price": (fmt.EMPTY if break_even is None else fmt.usd(break_even) + " each",
+        "Break-even decode price": (fmt.EMPTY if break_even is None else fmt.usd(break_even),
                                     _number(break_even), "usd", True),
         "Payback of adding decode": (_payback(r.get("payback_months")) if ok else fmt.EMPTY, pay, "months", False),
         "IRR of adding decode": (_irr(r.get("irr_vs_status_quo")) if ok else fmt.EMPTY, irr, "pp", True),
@@ -144,8 +144,8 @@ scenario = state.scenario()
 
 missing = _missing(scenario)
 if missing:
-    st.info("This study needs " + "; ".join(missing) + ". Set them in the sidebar, or start from the worked example "
-            "(it replaces the fields it names and keeps the rest of the scenario).")
+    st.info("This study needs " + " and ".join(missing) + ". Set it in the sidebar, or start from the worked example "
+            "(it sets the fields the study needs and keeps the rest of the scenario).")
     st.button("Start from the example study", key="load_example", on_click=state.apply, args=(EXAMPLE,))
     common.share()
     st.stop()
@@ -169,7 +169,7 @@ if pinned is not None and not _missing(pinned):
         base_kpis = _kpis(base_result.options, base_break_even)
     except (economics.ScenarioError, ValueError):
         base_kpis = None
-k = st.columns(5)
+k = [*st.columns(3), *st.columns(3)[:2]]
 for col, (title, (text, value, kind, good)) in zip(k, kpis.items(), strict=True):
     change = None
     if base_kpis is not None and value is not None and base_kpis[title][1] is not None:
@@ -194,7 +194,7 @@ st.subheader("Cumulative cash flow against the status quo")
 st.altair_chart(alt.Chart(flows[flows["option"] != "status quo"]).mark_line(point=True).encode(
     x=alt.X("year:O", title="Year"),
     y=alt.Y("cumulative_vs_status_quo_usd:Q", title="Cumulative cash flow vs status quo [USD]",
-            axis=alt.Axis(format="$,.3s")),
+            axis=alt.Axis(format="$,.3~s")),
     color=alt.Color("option:N", title=None),
     tooltip=["option:N", "year:O", alt.Tooltip("vs_status_quo_usd:Q", format="$,.0f", title="that year"),
              alt.Tooltip("cumulative_vs_status_quo_usd:Q", format="$,.0f", title="cumulative")]),

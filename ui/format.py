@@ -183,10 +183,11 @@ def delta_color(name: str, spec: OutputSpec | None = None) -> str:
 
 
 def magnitude_format(spec_fmt: str, values: list[float]) -> str:
-    """A printf format for a table column (``st.column_config``): precision by the column's largest magnitude.
+    """A printf format for a table column (``st.column_config``): precision by the column's largest magnitude. The
+    currency is in the column's header (sprintf would print a loss as ``$-495``).
 
     >>> magnitude_format("usd", [1.5e7, 2.0]), magnitude_format("usd_rate", [0.0123]), magnitude_format("count", [])
-    ('$%,.0f', '$%.4f', '%,d')
+    ('%,.0f', '%.4f', '%,d')
     >>> magnitude_format("number", [0.43, 0.2]), magnitude_format("number", [61761922.3])
     ('%.3f', '%,.0f')
     """
@@ -194,11 +195,8 @@ def magnitude_format(spec_fmt: str, values: list[float]) -> str:
     top = max(finite) if finite else 0.0
     if spec_fmt == "count":
         return "%,d"
-    prefix = "$" if spec_fmt in ("usd", "usd_rate") else ""
     if top >= 100:
-        return f"{prefix}%,.0f"
-    if top >= 1:
-        return f"{prefix}%,.2f"
-    if spec_fmt == "usd" or top == 0:
-        return f"{prefix}%,.2f"
-    return f"{prefix}%.4f" if prefix else "%.3f"
+        return "%,.0f"
+    if top >= 1 or spec_fmt == "usd" or top == 0:
+        return "%,.2f"
+    return "%.4f" if spec_fmt == "usd_rate" else "%.3f"

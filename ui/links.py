@@ -17,7 +17,7 @@ from typing import Any
 
 import economics
 from economics import FIELDS, catalog
-from economics.links import BASELINE_PREFIX, decode_checked, encode_query, query_string, split_baseline
+from economics.links import BASELINE_PREFIX, decode_query, encode_query, query_string, split_baseline
 
 SETTINGS_PREFIX = "settings."
 RANGED_FIELDS = ("electricity_usd_per_kwh", "accelerator_price_usd", "output_tokens_per_s_per_accelerator", "pue",
@@ -130,9 +130,14 @@ def read_settings(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]
 
 
 def _scenario_from(params: Mapping[str, Any], prefix: str) -> tuple[dict[str, Any], list[str]]:
-    """A whole valid scenario from a link's parameters: the global default with the link's values applied."""
+    """A whole valid scenario from a link's parameters: the global default with the link's values applied.
+
+    Each value is checked on its own (a bad one is named and left at the default); values that are valid alone are
+    kept even when the engine cannot evaluate them together (sn50 owned without a price): the state the link was
+    made from is reproduced, a warning names the problem and the page says what to add.
+    """
     base = economics.default_scenario()
-    values, warnings = decode_checked(params, base)
+    values, warnings = decode_query(params, base)
     warnings = [f"{prefix}{w}" for w in warnings]
     try:
         scenario = economics.Scenario.model_validate(economics.with_changes(base, **values)).model_dump()
@@ -140,7 +145,11 @@ def _scenario_from(params: Mapping[str, Any], prefix: str) -> tuple[dict[str, An
         first = str(exc).splitlines()[1:2] or [str(exc)]
         warnings.append(f"{prefix}the link's values do not fit together ({first[0].strip()}); the default scenario "
                         f"is used")
-        scenario = default_scenario()
+        return default_scenario(), warnings
+    try:
+        economics.evaluate_scenario(scenario)
+    except economics.ScenarioError as exc:
+        warnings.append(f"{prefix}the link's scenario cannot be evaluated as it stands: {exc}")
     return scenario, warnings
 
 

@@ -24,12 +24,15 @@ KEY_FIELDS = ("name", "ownership", *links.RANGED_FIELDS)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _study(key: str, ranges_json: str, samples: int, seed: int) -> tuple[Any, Any, float]:
+def _study(key: str, ranges_json: str, samples: int, seed: int) -> tuple[Any, Any, float | None]:
     scenario = json.loads(key)
     ranges = {k: tuple(v) for k, v in json.loads(ranges_json).items()}
     sens = tornado(scenario, ranges)
     mc = monte_carlo(scenario, ranges, samples=samples, seed=seed)
-    rented = monte_carlo({**scenario, "ownership": "rent"}, ranges, samples=samples, seed=seed)
+    try:  # renting needs a rent for every accelerator of the scenario
+        rented = monte_carlo({**scenario, "ownership": "rent"}, ranges, samples=samples, seed=seed)
+    except economics.ScenarioError:
+        return sens, mc, None
     return sens, mc, probability_lower(mc, rented)
 
 
@@ -134,7 +137,7 @@ def _percentiles(mc: Any) -> dict[str, float]:
 
 common.baseline_controls()
 pinned = state.baseline()
-base: tuple[dict[str, float], float] | None = None
+base: tuple[dict[str, float], float | None] | None = None
 if pinned is not None:
     try:  # the baseline under the same ranges, draws and seed
         _, base_mc, base_own = _study(common.canonical(pinned), json.dumps(ranges, sort_keys=True), samples, seed)
@@ -147,8 +150,11 @@ for col, p in zip(k, ("p10", "p50", "p90"), strict=False):
     change = None if base is None else fmt.delta("cost_usd_per_m_tokens", summary[p], base[0][p])
     col.metric(f"{p.upper()} cost per M tokens", fmt.usd_rate(summary[p]), help=f"{p[1:]} % of the draws cost less",
                delta=None if change is None else f"{change} vs baseline", delta_color="inverse")
-change = None if base is None else f"{'-' if own_cheaper < base[1] else '+'}{abs(own_cheaper - base[1]) * 100:.1f} pp"
-k[3].metric("Owning cheaper than renting", f"{fmt.percent(own_cheaper)} of samples",
+change = None
+if base is not None and own_cheaper is not None and base[1] is not None:
+    change = f"{'-' if own_cheaper < base[1] else '+'}{abs(own_cheaper - base[1]) * 100:.1f} pp"
+k[3].metric("Owning cheaper than renting",
+            "no rent figure" if own_cheaper is None else f"{fmt.percent(own_cheaper)} of samples",
             help="Same draws for both (paired); renting at the catalog rent",
             delta=None if change is None else f"{change} vs baseline", delta_color="off")
 
