@@ -157,9 +157,15 @@ def _check(node: ast.expr, text: str) -> None:
             raise ValueError(f"formula {text!r}: {type(n).__name__} is not allowed")
 
 
+def _constant(node: ast.Constant) -> float:
+    if not isinstance(node.value, int | float) or isinstance(node.value, bool):
+        raise ValueError(f"not a number: {node.value!r}")
+    return float(node.value)
+
+
 def _evaluate(node: ast.expr, values: Mapping[str, Any]) -> Any:
     if isinstance(node, ast.Constant):
-        return float(node.value)
+        return _constant(node)
     if isinstance(node, ast.Name):
         return CONSTANTS[node.id][0] if node.id in CONSTANTS else values[node.id]
     if isinstance(node, ast.UnaryOp):
@@ -172,7 +178,7 @@ def _evaluate(node: ast.expr, values: Mapping[str, Any]) -> Any:
 
 def _render(node: ast.expr, name: Callable[[str], str], parent: int, numbers: bool = False, right: bool = False) -> str:
     if isinstance(node, ast.Constant):
-        return format_term(float(node.value))
+        return format_term(_constant(node))
     if isinstance(node, ast.Name):
         if node.id in CONSTANTS:
             value, unit = CONSTANTS[node.id]
@@ -194,30 +200,24 @@ def _render(node: ast.expr, name: Callable[[str], str], parent: int, numbers: bo
 
 def reevaluate(text: str) -> float:
     """Re-do a substituted line's arithmetic (``8 x 30,000 x 0.25 / 8,760``): the check that printed
-    derivations hold. Accepts only what :func:`_render` writes.
+    derivations hold. Accepts only what :func:`_render` writes: numbers, ``inf``, ``+ - x / ^``, parentheses and
+    ``min``, ``max``, ``ceil``, ``floor``; function arguments are separated by a comma and a space, thousands by a
+    comma alone.
 
     >>> round(reevaluate("8 x 30,000 x 0.25 / 8,760"), 6)
     6.849315
     >>> reevaluate("min(1, inf, 2 ^ 2)")
     1.0
     """
-    py = text.replace(",", "").replace(" x ", " * ").replace("^", "**").replace("(* ", "(")
-    # thousands separators were removed above; restore argument separators of function calls
-    tree = ast.parse(_restore_commas(text, py), mode="eval").body
-    return float(_evaluate_text(tree))
-
-
-def _restore_commas(original: str, py: str) -> str:
-    """Function arguments are separated by ', ' (comma and space); thousands separators never have a space."""
-    return original.replace(", ", "\x00").replace(",", "").replace("\x00", ", ").replace(" x ", " * ").replace(
-        "^", "**")
+    py = text.replace(", ", "\x00").replace(",", "").replace("\x00", ", ").replace(" x ", " * ").replace("^", "**")
+    return float(_evaluate_text(ast.parse(py, mode="eval").body))
 
 
 def _evaluate_text(node: ast.expr) -> float:
     if isinstance(node, ast.Name) and node.id == "inf":
         return math.inf
     if isinstance(node, ast.Constant):
-        return float(node.value)
+        return _constant(node)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_evaluate_text(node.operand)
     if isinstance(node, ast.BinOp):

@@ -26,6 +26,24 @@ Array = NDArray[Any]
 class Columns:
     """The working record: named columns ``v`` (inputs, then every quantity computed), row masks, the trace."""
 
+    # row masks, set by :func:`economics.resolve.resolve` and by the stages that decide them
+    own: Array
+    dis: Array
+    any_dis: bool
+    has_p: Array
+    sized: Array
+    pays_energy: Array
+    in_facility: Array
+    zero_rate: Array
+    has_link: Array
+    has_demand: Array
+    needs_liquid: Array
+    retrofit: Array
+    needs_liquid_y: Array
+    retrofit_y: Array
+    liquid_racks: Array
+    liquid_racks_y: Array
+
     def __init__(self, v: dict[str, Any], trace: Trace | None) -> None:
         self.v = v
         self.trace = trace
