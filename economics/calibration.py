@@ -13,6 +13,10 @@ mixture-of-experts models) are never used by the fit; data/calibration.csv store
 split only, with the training and the held-out error of each scope side by side.
 ``python -m economics calibrate --holdout`` prints them; ``--write`` refits and stores.
 
+Two more factors are calibrated only (no scenario field): a time per token per layer outside the GEMMs and attention
+(``token_overhead_ns_per_layer``), and a fixed time per request in the time to first token (``ttft_overhead_ms``: the
+server, tokenization, scheduling), fitted last and once for all scopes on the measured TTFT (it moves no throughput).
+
 Points from dataflow/SRAM systems, points without input/output lengths or precision, and points on accelerators
 absent from the catalog are listed but not fitted (the reason is given).
 """
@@ -24,11 +28,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize
+from scipy.optimize import minimize, minimize_scalar
 
 from . import capacity as cap
 from . import catalog
-from .estimate import FACTORS, TOKEN_FACTOR, fill_throughput, model_class, stored_factors
+from .estimate import FACTORS, TOKEN_FACTOR, TTFT_FACTOR, fill_throughput, model_class, stored_factors
 from .scenario import FIELDS
 from .throughput import BYTES_PER_VALUE
 from .validation import validate
@@ -46,11 +50,11 @@ KV_FREE_FRACTION = {"TensorRT-LLM 0.11": 0.99, "TensorRT-LLM": 0.95}
 performance overviews cited with each point). Other engines keep the scenario's ``memory_utilization`` (of all
 memory, as vLLM counts it)."""
 START = {"bandwidth_utilization": 0.6, "compute_utilization": 0.5, "prefill_compute_utilization": 0.4,
-         "step_overhead_us_per_layer": 50.0, TOKEN_FACTOR: 20.0}
-FITTED = (*FACTORS, TOKEN_FACTOR)
+         "step_overhead_us_per_layer": 50.0, TOKEN_FACTOR: 20.0, TTFT_FACTOR: 20.0}
+FITTED = (*FACTORS, TOKEN_FACTOR, TTFT_FACTOR)
 LIMITS = {"bandwidth_utilization": (0.05, 0.95), "compute_utilization": (0.05, 0.95),
           "prefill_compute_utilization": (0.02, 0.95), "step_overhead_us_per_layer": (0.0, 500.0),
-          TOKEN_FACTOR: (0.1, 2000.0)}
+          TOKEN_FACTOR: (0.1, 2000.0), TTFT_FACTOR: (0.1, 500.0)}
 """No kernel reaches its peak: utilizations stay at or below 0.95."""
 PRIOR_WEIGHT = 1e-3
 """A weak pull of each utilization towards its start value: it only decides between settings the data cannot tell
@@ -257,11 +261,18 @@ def fit() -> pd.DataFrame:
     for scope, g in _scopes(usable):
         # the per-step overhead shows only where the batch is small: without a measured per-user speed (offline
         # points only) it is not identified and stays at the enclosing scope's value
-        fixed = ({} if scope == "global" or g["per_user"].notna().any() else
-                 {"step_overhead_us_per_layer": fitted[scope.partition(":")[0] if ":" in scope and
-                                                       scope.partition(":")[0] in fitted else "global"]
-                  ["step_overhead_us_per_layer"]})
+        parent = fitted.get(scope.partition(":")[0], fitted.get("global", {})) if ":" in scope else fitted.get(
+            "global", {})
+        fixed = {}
+        if scope != "global" and not g["per_user"].notna().any():
+            fixed["step_overhead_us_per_layer"] = parent["step_overhead_us_per_layer"]
+        # the fixed time per request moves only the TTFT: fitted last, once for all scopes (too few TTFT points per
+        # family), on top of the factors each point actually gets
+        fixed[TTFT_FACTOR] = 0.0
         fitted[scope] = _fit(g.reset_index(drop=True), fixed)
+    request_ms = _fit_request_overhead(usable[usable["split"] == "train"].reset_index(drop=True), fitted)
+    for factors in fitted.values():
+        factors[TTFT_FACTOR] = request_ms
     rows = []
     for scope, factors in fitted.items():
         members = _members(usable, scope)
@@ -283,6 +294,34 @@ def fit() -> pd.DataFrame:
             "source_date": dt.date.today().isoformat(),
         })
     return pd.DataFrame(rows)
+
+
+def _applied(pts: pd.DataFrame, fitted: dict[str, dict[str, float]]) -> dict[str, np.ndarray]:
+    """The factors each point gets from the fitted scopes: the most specific of ``<family>:<class>``, ``<family>``,
+    ``global:<class>``, ``global`` (the order of :func:`economics.estimate.stored_factors`)."""
+    names = [f"{f}:{c}" for f, c in zip(pts["family"], pts["model_class"], strict=True)]
+    chosen = []
+    for fam, cls, both in zip(pts["family"], pts["model_class"], names, strict=True):
+        chosen.append(next(s for s in (both, fam, f"global:{cls}", "global") if s in fitted))
+    return {f: np.array([fitted[s].get(f, 0.0) for s in chosen]) for f in FITTED}
+
+
+def _fit_request_overhead(pts: pd.DataFrame, fitted: dict[str, dict[str, float]]) -> float:
+    """The fixed time per request [ms] that best matches the measured TTFT (squared log error), given the factors
+    each point gets; it changes no throughput."""
+    has = pts["measured_ttft"].notna().to_numpy()
+    if not has.any():
+        return 0.0
+    sub = pts[has].reset_index(drop=True)
+    base = predict_columns(_columns(sub), {**_applied(sub, fitted), TTFT_FACTOR: 0.0})["ttft"]
+    measured = sub["measured_ttft"].to_numpy()
+
+    def loss(ms: float) -> float:
+        e = np.log((base + ms * 1e-3) / measured)
+        return float(np.mean(np.where(np.isfinite(e), e, 3.0) ** 2))
+
+    best = minimize_scalar(loss, bounds=LIMITS[TTFT_FACTOR], method="bounded")
+    return round(float(best.x), 1)
 
 
 def _members(pts: pd.DataFrame, scope: str) -> pd.DataFrame:

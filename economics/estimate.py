@@ -39,6 +39,10 @@ SOURCE_GIVEN, SOURCE_CURVE, SOURCE_ESTIMATE = "measured", "measured curve", "est
 FACTORS = ("bandwidth_utilization", "compute_utilization", "prefill_compute_utilization",
            "step_overhead_us_per_layer")
 """The roofline's efficiency factors: scenario fields that, when empty, take the calibrated values."""
+TTFT_FACTOR = "ttft_overhead_ms"
+"""Calibrated only: fixed time of every request before its prefill and after its first token (API server,
+tokenization, scheduling, streaming the token); 0 where data/calibration.csv has no such column or the scenario gives
+its own ``step_overhead_us_per_layer``."""
 TOKEN_FACTOR = "token_overhead_ns_per_layer"
 """Calibrated only (no scenario field): time per token per layer outside the GEMMs and attention (norms,
 activations, routing and token permutation, sampling); 0 where data/calibration.csv has no such column, and 0 when the
@@ -289,6 +293,9 @@ class Roofline:
         token_ns = np.where(np.isnan(c["step_overhead_us_per_layer"]),
                             np.asarray(cal.get(TOKEN_FACTOR, np.zeros(len(self.bw))), dtype=float), 0.0)
         self.token_overhead_s = m["layers"] * token_ns * 1e-9
+        self.request_overhead_s = np.where(np.isnan(c["step_overhead_us_per_layer"]),
+                                           np.asarray(cal.get(TTFT_FACTOR, np.zeros(len(self.bw))), dtype=float),
+                                           0.0) * 1e-3
         # KV bytes per token and layer: the architecture's formula (one layer), at the KV precision
         self.per_layer = np.where(m["mla"], arch.kv_cache_bytes_per_token_mla(1.0, m["kv_lora_rank"],
                                                                               m["qk_rope_head_dim"], self.kv_b),
@@ -358,12 +365,15 @@ class Roofline:
         r"""The step that carries the request's prefill, t(B), plus its prompt at the replica's prefill rate queued
         behind the other requests' prefill (M/D/1, rho the prefill share of the step time) [s].
 
-        .. math:: TTFT = t(B) + \frac{I_{miss}}{P_{rep}} \left(1 + \frac{\rho}{2 (1 - \rho)}\right)"""
+        .. math:: TTFT = t_{req} + t(B) + \frac{I_{miss}}{P_{rep}} \left(1 + \frac{\rho}{2 (1 - \rho)}\right)
+
+        t_req the calibrated fixed time per request (server, tokenization, scheduling)."""
         t = self.step(batch, n)
         p_rep = self.prefill_rate(n)
         t_mix = self.mixed_step(batch, n, t)
         share = (t_mix - t) / t_mix
-        return t + th.queued_time_to_first_token_s(cap.prefill_seconds(self.i_miss, p_rep), share)
+        return self.request_overhead_s + t + th.queued_time_to_first_token_s(cap.prefill_seconds(self.i_miss, p_rep),
+                                                                             share)
 
 
 def stored_factors(accelerators: Array, models: Array | None = None) -> dict[str, Array]:
@@ -383,9 +393,10 @@ def stored_factors(accelerators: Array, models: Array | None = None) -> dict[str
     scope = pd.Series("global", index=fam.index, dtype=object)
     for candidate in ("global:" + cls, fam, fam + ":" + cls):
         scope = candidate.where(candidate.isin(cal.index), scope)
-    names = [f for f in (*FACTORS, TOKEN_FACTOR) if f in cal.columns]
+    names = [f for f in (*FACTORS, TOKEN_FACTOR, TTFT_FACTOR) if f in cal.columns]
     out = {f: scope.map(cal[f].replace("", "0").astype(float)).to_numpy(dtype=float)[inverse.ravel()] for f in names}
-    out.setdefault(TOKEN_FACTOR, np.zeros(len(acc)))
+    for extra in (TOKEN_FACTOR, TTFT_FACTOR):
+        out.setdefault(extra, np.zeros(len(acc)))
     return out
 
 
@@ -608,9 +619,11 @@ def trace_throughput(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> 
               note="decode only; the prefill time is added by the capacity step from the prefill rate")
     share = (t_mix - t) / t_mix
     trace.add("time_to_first_token_s", thr["time_to_first_token_s"], "s",
-              "{decode_step_s} + {uncached_input_tokens} / ({accelerators_per_replica} x "
+              "{request_overhead_s} + {decode_step_s} + {uncached_input_tokens} / ({accelerators_per_replica} x "
               "{input_tokens_per_s_per_accelerator}) x (1 + {prefill_share} / (2 x (1 - {prefill_share})))",
-              note="the step that carries the prompt, plus the prompt at the prefill rate, queued behind the other "
-                   "requests' prefill (M/D/1; prefill_share = share of the step spent prefilling)",
+              note="fixed per-request time (calibrated), the step that carries the prompt, and the prompt at the "
+                   "prefill rate queued behind the other requests' prefill (M/D/1; prefill_share = share of the step "
+                   "spent prefilling)",
               decode_step_s=(t, "s"), uncached_input_tokens=(rl.i_miss, "token"), accelerators_per_replica=(n, ""),
-              input_tokens_per_s_per_accelerator=(p_rep / n, "token/s"), prefill_share=(share, ""))
+              input_tokens_per_s_per_accelerator=(p_rep / n, "token/s"), prefill_share=(share, ""),
+              request_overhead_s=(rl.request_overhead_s, "s"))
