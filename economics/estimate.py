@@ -7,8 +7,11 @@ Column-wise over scenarios. For each row without ``output_tokens_per_s_per_accel
    throughput is interpolated along the measured Pareto front with a monotone PCHIP interpolant (never
    extrapolated). The measured figure includes prefill, so no prefill rate is added.
 2. **Roofline** (:mod:`economics.throughput`): for each replica size (or the one given), the largest batch that fits
-   memory, respects the engine's batch limit and still meets the per-user target; the replica size with the most
-   throughput per accelerator wins. Prefill throughput and time to first token come from the compute-bound prefill.
+   memory, respects the engine's batch limit and whose per-user speed, with its share of chunked prefill, still meets
+   the target; the replica size with the most throughput per accelerator (prefill included) wins. The prefill rate
+   is compute-bound; the time to first token is the carrying step plus the queued prompt (:class:`Roofline`). The
+   efficiency factors are the scenario's, else those passed in, else the stored calibration (:func:`stored_factors`):
+   this module never imports the calibration that fits them.
 
 Rows that cannot be estimated come back ``feasible=False`` with the reason and the numbers, never as an exception.
 """

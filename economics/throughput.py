@@ -1,17 +1,20 @@
 """Roofline throughput estimate for LLM serving when nothing is measured.
 
-A decode step of a replica (``n`` accelerators holding one copy of the model, tensor-parallel) at batch ``B`` reads
-the weights the batch needs and every sequence's KV cache, and does ``2 x active parameters`` FLOPs per token plus
-attention; it takes the longer of the memory time and the compute time:
+A decode step of a replica (``n`` accelerators holding one copy of the model, tensor-parallel) at batch ``B`` runs
+the weight GEMMs (reading the weights the batch needs, ``2 x active parameters`` FLOPs per token) and then the
+attention over every sequence's KV cache; each has its own roofline and their times add, plus the tensor-parallel
+all-reduces and a fixed overhead per step:
 
-.. math:: t(B) = \\max\\left(\\frac{W(B) + B\\,KV(c)}{n\\,BW\\,\\eta_{BW}},\\;
-                             \\frac{B\\,(2 N_{act} + A(c))}{n\\,F\\,\\eta_{F}}\\right)
+.. math:: t(B) = t_0 + \\max\\left(\\frac{W(B)}{n\\,BW\\,\\eta_{BW}}, \\frac{2 B N_{act}}{n\\,F\\,\\eta_F}\\right)
+          + \\max\\left(\\frac{B\\,KV(c)}{n\\,BW\\,\\eta_{BW}}, \\frac{B\\,A(c)}{n\\,F\\,\\eta_F}\\right) + t_{TP}(B)
 
 with W(B) the weight bytes read (a mixture-of-experts model reads only the experts its B tokens touch,
 ``E (1 - (1 - k/E)^B)`` of them per layer), KV(c) a sequence's KV cache at its average context c, A(c) the attention
-FLOPs per token, BW and F the accelerator's memory bandwidth and peak FLOPS at the precision, and eta the efficiency
-factors calibrated on measured points (:mod:`economics.calibration`). A user sees 1/t(B) tokens/s; an accelerator
-produces B / (n t(B)). Prefill is compute-bound: 2 N_act I plus the causal attention term 2 L I^2 H d.
+FLOPs per token, BW and F the accelerator's memory bandwidth and peak FLOPS at the precision, t_TP two ring
+all-reduces per layer (:func:`allreduce_s`) and eta the efficiency factors calibrated on measured points
+(:mod:`economics.calibration`). Prefill is compute-bound (2 N_act I plus the causal attention); in aggregated serving
+it rides in the decode steps as chunked prefill, and the time to first token queues behind it
+(:func:`queued_time_to_first_token_s`); the estimator (:mod:`economics.estimate`) assembles these terms.
 
 Every function takes floats or numpy arrays and broadcasts. Bytes in [byte], speeds in [token/s], FLOPS in
 [FLOP/s]. References: Williams, Waterman & Patterson, "Roofline", CACM 2009; Pope et al., "Efficiently Scaling
