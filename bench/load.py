@@ -5,7 +5,7 @@ Starts the app once (``python -m streamlit run app.py`` on a free port of 127.0.
 sessions, each with its own page), waits for each page's first "Cost per M tokens" KPI, then runs rounds: in each
 round every session at once (``asyncio.gather``) fills a new electricity price into its sidebar input, presses Enter
 and waits until its KPI shows exactly the figure the repo's own functions give for that price
-(``economics.evaluate_scenario`` and ``ui.format.usd_per_m_tokens``, computed before the server starts). So the N
+(``economics.evaluate_scenario`` and ``ui.format.usd_rate``, computed before the server starts). So the N
 updates genuinely overlap on the server. An update's latency runs from just before the fill to the KPI showing the
 expected text (DOM polled on every animation frame), in this process's clock; it includes Playwright's round trips,
 which for N sessions share one Playwright driver and one browser, on the same machine as the server.

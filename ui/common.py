@@ -109,69 +109,72 @@ def difference_table(result: Mapping[str, Any], base: Mapping[str, Any]) -> None
         "change": st.column_config.TextColumn("Change (percentages in points)")})
 
 
-def column_config(table: Any, extra: Mapping[str, tuple[str, str]] | None = None) -> dict[str, Any]:
-    """``st.column_config`` for a result table from the output and scenario schemas: labels with units, numbers by
-    display format with precision by the column's magnitude, fractions as %, booleans as ✓/✗.
-
-    ``extra`` gives (label, format) for study columns that are not engine outputs (a retrofit option's NPV...).
-    """
-    config: dict[str, Any] = {}
-    for column in table.columns:
-        col = str(column)
-        if extra and col in extra:
-            title, kind = extra[col]
-        elif col in OUTPUTS:
-            title, kind = label(col), OUTPUTS[col].fmt
-        elif col in FIELDS:
-            title, kind = field_label(col), "text" if FIELDS[col].kind in ("str", "choice") else "number"
-        else:
-            continue
-        config[col] = _column(table[column], title, kind)
-    return config
+def _kind(column: str, extra: Mapping[str, tuple[str, str]] | None) -> tuple[str, str] | None:
+    """(header with unit, display format) of a table column from the schemas, or None for a column they lack."""
+    if extra and column in extra:
+        return extra[column]
+    if column in OUTPUTS:
+        return label(column), OUTPUTS[column].fmt
+    if column in FIELDS:
+        return field_label(column), "text" if FIELDS[column].kind in ("str", "choice", "bool") else "number"
+    return None
 
 
-def _column(values: Any, title: str, kind: str) -> Any:
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))
+
+
+def _text_cell(v: Any, kind: str) -> str:
+    if _na(v):
+        return fmt.EMPTY
     if kind == "bool":
-        return st.column_config.CheckboxColumn(title)
-    if kind == "text":
-        return st.column_config.TextColumn(title)
-    if kind == "percent":
-        return st.column_config.NumberColumn(title, format="percent")
-    floats = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    return st.column_config.NumberColumn(title, format=fmt.magnitude_format(kind, floats))
+        return fmt.yes_no(v)
+    if kind in fmt.FORMATTERS and _is_number(v):
+        return fmt.FORMATTERS[kind](float(v))
+    return str(v)
 
 
-def readable(table: Any) -> Any:
-    """A copy with text columns' empty cells as words and booleans as ✓/✗ text (numbers stay numbers)."""
+def report_table(table: Any, extra: Mapping[str, tuple[str, str]] | None = None) -> tuple[Any, dict[str, Any]]:
+    """A result table read like a report, and its ``st.column_config``: headers with units from the output and
+    scenario schemas, numbers by display format with precision by the column's magnitude, fractions as %,
+    booleans as ✓/✗, and an empty cell as — (never "None"). A number column with empty cells is shown as
+    formatted text so that no cell reads "None"."""
     out = table.copy()
+    config: dict[str, Any] = {}
     for column in out.columns:
         col = str(column)
-        spec = OUTPUTS.get(col)
-        if spec is not None and spec.fmt == "bool":
-            out[column] = [fmt.yes_no(None if _na(v) else v) for v in out[column]]
-        elif out[column].dtype == object or str(out[column].dtype).startswith("string"):
-            out[column] = ["" if _na(v) else str(v) for v in out[column]]
-    return out
+        found = _kind(col, extra)
+        if found is None:
+            out[column] = [_text_cell(v, "text") for v in out[column]]
+            continue
+        title, kind = found
+        values = list(out[column])
+        numbers = [v for v in values if not _na(v)]
+        numeric = kind not in ("text", "bool") and all(_is_number(v) for v in numbers)
+        if numeric and len(numbers) == len(values):
+            out[column] = [float(v) for v in values]
+            config[col] = st.column_config.NumberColumn(
+                title, format="percent" if kind == "percent" else fmt.magnitude_format(kind, numbers))
+        else:
+            out[column] = [_text_cell(v, kind if numeric or kind == "bool" else "text") for v in values]
+            config[col] = st.column_config.TextColumn(title)
+    return out, config
 
 
 def _na(v: Any) -> bool:
     if v is None:
         return True
     try:
-        return bool(v != v) or str(v) in ("<NA>", "nan", "None")
+        return bool(v != v) or str(v) in ("<NA>", "nan", "None", "NaT")
     except (TypeError, ValueError):
-        return str(v) in ("<NA>", "nan", "None")
+        return str(v) in ("<NA>", "nan", "None", "NaT")
 
 
 def show_table(table: Any, key: str, extra: Mapping[str, tuple[str, str]] | None = None,
                columns: Sequence[str] | None = None) -> None:
-    """A result table read like a report (see :func:`column_config`)."""
-    shown = readable(table if columns is None else table[[c for c in columns if c in table.columns]])
-    config = column_config(shown, extra)
-    for column in shown.columns:
-        spec = OUTPUTS.get(str(column))
-        if spec is not None and spec.fmt == "bool":
-            config[str(column)] = st.column_config.TextColumn(label(str(column)))
+    """A result table read like a report (see :func:`report_table`)."""
+    shown, config = report_table(table if columns is None else table[[c for c in columns if c in table.columns]],
+                                 extra)
     st.dataframe(shown, hide_index=True, width="stretch", key=key, column_config=config)
 
 
@@ -201,7 +204,7 @@ def measured_speed_check(field: str, accelerator_field: str) -> None:
     if value is None:
         return
     claims = catalog.throughput_claims()
-    hit = claims[[math.isclose(float(v), float(value), rel_tol=1e-9) if _is_number(v) else False
+    hit = claims[[math.isclose(float(v), float(value), rel_tol=1e-9) if _finite_text(v) else False
                   for v in claims["value"]]]
     if hit.empty:
         return
@@ -228,7 +231,7 @@ def label_of(field: str) -> str:
     return f"`{field}`"
 
 
-def _is_number(v: Any) -> bool:
+def _finite_text(v: Any) -> bool:
     try:
         return math.isfinite(float(v))
     except (TypeError, ValueError):

@@ -94,7 +94,10 @@ ids = catalog.accelerator_ids()
 st.session_state["compare_accelerators"] = [a for a in settings["compare"] if a in ids]
 choices = st.multiselect("Accelerators to compare", ids, key="compare_accelerators", on_change=_compare_changed,
                          format_func=lambda a: str(catalog.accelerator_record(a).get("name", a)))
-if choices:
+if choices and scenario["model"] is None:
+    st.info("Each accelerator's throughput is estimated from the model, and this scenario has none: choose a model "
+            "(sidebar) to compare.")
+elif choices:
     table = _compare(common.canonical(scenario), tuple(choices))
     chart = table[table["cost_usd_per_m_tokens"].notna()].assign(
         fit=["fits" if bool(f) else "does not fit" for f in table[table["cost_usd_per_m_tokens"].notna()]["feasible"]
@@ -110,7 +113,8 @@ if choices:
                      alt.Tooltip("facility_power_kw:Q", format=",.0f", title="facility kW"),
                      "infeasible_reason:N"]),
             width="stretch")
-    common.show_table(table.drop(columns=["error"]), key="compare_table")
+    common.show_table(table, key="compare_table", extra={"error": ("Not computed because", "text"),
+                                                          "rank": ("Rank", "count")})
 
 common.share()
 if result["feasible"]:
