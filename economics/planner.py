@@ -808,13 +808,14 @@ MIP_REL_GAP = 1e-3
 """HiGHS stops when the plan is proven within 0.1 % of the best possible (the gap is reported)."""
 TIME_LIMIT_S = 30.0
 EXACT_MAX_INTEGERS = 60
-EXACT_TIME_LIMIT_S = 0.5
-"""Up to 60 integer decisions the whole MILP is tried at once; if it is not proven within 0.5 s the two-stage
-answer is computed too and the cheaper kept. Larger models go straight to two stages (see _solve)."""
+EXACT_NODE_LIMIT = 500
+"""Up to 60 integer decisions the whole MILP is tried at once; if it is not proven within 500 branch-and-bound
+nodes the two-stage answer is computed too and the cheaper kept. Larger models go straight to two stages."""
 HOURLY_GAP = 1e-3
-HOURLY_TIME_LIMIT_S = 0.05
+HOURLY_NODE_LIMIT = 50
+PRESOLVE_LIMITED = False
 """Stage 2 (rented systems hour by hour): the hour's LP rounded up, then a MILP that stops within 0.1 % of what
-that hour decides (rent and energy) or after 0.05 s; the better is kept. The gap reported is against stage 1's
+that hour decides (rent and energy) or after 50 nodes; the better is kept. The gap reported is against stage 1's
 bound either way."""
 
 
@@ -828,11 +829,14 @@ class _Solution:
 
 
 def _milp(m: _Model, integer: list[int] | None = None, lb: list[float] | None = None,
-          ub: list[float] | None = None, gap: float = MIP_REL_GAP, time_limit: float = TIME_LIMIT_S) -> Any:
+          ub: list[float] | None = None, gap: float = MIP_REL_GAP, nodes: int | None = None) -> Any:
     cons = [LinearConstraint(m.matrix(), -np.inf, np.asarray(m.b))] if m.rows else []
+    options: dict[str, Any] = {"mip_rel_gap": gap, "time_limit": TIME_LIMIT_S}
+    if nodes is not None:  # a node limit, not a time limit: the same answer on a busy machine as on an idle one
+        options["node_limit"] = nodes
+        options["presolve"] = PRESOLVE_LIMITED
     return milp(np.asarray(m.c), constraints=cons, integrality=np.asarray(integer or m.integer),
-                bounds=Bounds(np.asarray(lb or m.lb), np.asarray(ub or m.ub)),
-                options={"mip_rel_gap": gap, "time_limit": time_limit})
+                bounds=Bounds(np.asarray(lb or m.lb), np.asarray(ub or m.ub)), options=options)
 
 
 def _solve(m: _Model, rented: set[int], hourly: list[tuple[_Model, dict[int, int]]] | None = None) -> _Solution:
@@ -844,7 +848,7 @@ def _solve(m: _Model, rented: set[int], hourly: list[tuple[_Model, dict[int, int
     exact: _Solution | None = None
     if sum(m.integer) <= EXACT_MAX_INTEGERS or not rented or hourly is None:
         small = not rented or hourly is None
-        res = _milp(m, time_limit=TIME_LIMIT_S if small else EXACT_TIME_LIMIT_S)
+        res = _milp(m, nodes=None if small else EXACT_NODE_LIMIT)
         bound = float(getattr(res, "mip_dual_bound", math.nan) or math.nan)
         exact = _Solution(res.x, float(res.fun) if res.x is not None else math.nan, bound, res.status, res.message)
         if small or res.status == 0:
@@ -861,7 +865,7 @@ def _solve(m: _Model, rented: set[int], hourly: list[tuple[_Model, dict[int, int
                 sub.c[j_sub] = 0.0  # a fixed cost: left out so the gap applies to what the hour decides
         best, floor_cost = _rounded_hour(sub, lb, ub)
         if best is None or float(np.dot(sub.c, best)) > floor_cost + HOURLY_GAP * max(abs(floor_cost), 1e-9):
-            res = _milp(sub, lb=lb, ub=ub, gap=HOURLY_GAP, time_limit=HOURLY_TIME_LIMIT_S)
+            res = _milp(sub, lb=lb, ub=ub, gap=HOURLY_GAP, nodes=HOURLY_NODE_LIMIT)
             if res.x is not None and (best is None or float(np.dot(sub.c, res.x)) < float(np.dot(sub.c, best))):
                 best = np.asarray(res.x)
         if best is None:
@@ -1520,16 +1524,17 @@ def frontier_site(scenario: Scenario | dict[str, Any], settings: PlanSettings | 
         candidates, excluded = catalog_candidates(s, accelerators)
     else:
         excluded = []
+    free = solve_plan(s.model_copy(update={"site_power_mw": None}), settings, *_hosted(candidates, s, excluded))
+    used_mw = float(free.summary.get("facility_mw") or 0.0) if free.feasible else math.inf
     if site_mw is None:
-        free = solve_plan(s.model_copy(update={"site_power_mw": None}), settings,
-                          *_hosted(candidates, s, excluded))
-        top = float(free.summary.get("facility_mw") or 0.0) or 1.0
+        top = used_mw if math.isfinite(used_mw) and used_mw > 0 else 1.0
         site_mw = [float(v) for v in np.linspace(0.05 * top, 1.2 * top, points)]
     rows = []
     for mw in site_mw:
         st = s.model_copy(update={"site_power_mw": float(mw)})
-        rows.append({"site_power_mw": float(mw), **_frontier_row(solve_plan(st, settings,
-                                                                            *_hosted(candidates, st, excluded)))})
+        # a limit the unlimited plan already fits changes nothing: that plan is the answer
+        result = free if used_mw <= mw else solve_plan(st, settings, *_hosted(candidates, st, excluded))
+        rows.append({"site_power_mw": float(mw), **_frontier_row(result)})
     return pd.DataFrame(rows)
 
 
