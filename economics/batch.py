@@ -33,6 +33,7 @@ from .pipeline import (
     fleet_reasons,
     warning_text,
 )
+from .resolve import per_user_throughput
 from .scenario import FIELDS, Scenario, show_value
 from .validation import Problem, validate
 
@@ -74,6 +75,10 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         bad[p.row] = True
     ok = np.flatnonzero(~bad)
     sub = cols if ok.size == n else {k: v[ok] for k, v in cols.items()}
+    if ok.size and per_user_throughput(sub) and ok.size != n:  # the filled figures become the rows' inputs
+        for k in PER_USER_INPUTS:
+            cols[k] = np.array(cols[k], dtype=float)
+            cols[k][ok] = sub[k]
     thr = fill_throughput(sub) if ok.size else None
     if thr is not None and ok.size != n:  # estimated throughput becomes the row's resolved input
         for k in ESTIMATED_INPUTS:
@@ -211,6 +216,10 @@ def too_large_message(name: str, value: float) -> str:
             "or raise the throughput")
 
 
+PER_USER_INPUTS = ("output_tokens_per_s_per_accelerator", "accelerators_per_replica",
+                   "decode_output_tokens_per_s_per_accelerator", "decode_accelerators_per_replica")
+"""Input columns :func:`economics.resolve.per_user_throughput` may fill."""
+
 CHUNK_ROWS = 1 << 17
 
 
@@ -321,6 +330,7 @@ def explain_row(df: pd.DataFrame, row: int) -> Trace:
     if problems:
         raise ScenarioError(problems)
     trace = Trace(0)
+    per_user_throughput(cols, trace)
     thr = fill_throughput(cols)
     trace_throughput(cols, thr, trace)
     if not thr["feasible"][0]:

@@ -227,3 +227,26 @@ CAPACITY_REQUESTS_PER_S = F("capacity_requests_per_s_per_accelerator", "request/
                             note="the fleet's request capacity (binding pool and link) per main-pool accelerator")
 KV_TRANSFER = F("kv_transfer_gb_per_s", "GB/s", "served_fraction * demand_requests_per_day * kv_transfer_mb_per_request"
                 " * BYTES_PER_MB / BYTES_PER_GB / SECONDS_PER_DAY")
+MODEL_WEIGHTS = F("model_weights_gb", "GB", "model_total_params_b * bytes_per_param",
+                  note="the model's weights at the scenario's precision")
+REPLICA_FOR_MODEL = F("accelerators_per_replica", "accelerator",
+                      "accelerators_per_system * ceil(model_weights_gb / (accelerators_per_system * chip_memory_gb"
+                      " * memory_utilization))",
+                      note="the chips the model's weights need, in whole systems (on-chip SRAM where there is no "
+                           "other memory)")
+REPLICA_ONE_SYSTEM = F("accelerators_per_replica", "accelerator", "accelerators_per_system",
+                       note="no model or memory figure: one system holds one copy")
+THROUGHPUT_FROM_USERS = F(
+    "output_tokens_per_s_per_accelerator", "token/s",
+    "measured_output_tokens_per_s_per_user * concurrent_users_per_replica / accelerators_per_replica",
+    note="a per-user speed times the users one replica serves at once, over the replica's chips")
+DECODE_REPLICA_FOR_MODEL = REPLICA_FOR_MODEL.bind(
+    "decode_accelerators_per_replica", accelerators_per_system="decode_accelerators_per_system",
+    chip_memory_gb="decode_chip_memory_gb")
+DECODE_REPLICA_ONE_SYSTEM = REPLICA_ONE_SYSTEM.bind(
+    "decode_accelerators_per_replica", accelerators_per_system="decode_accelerators_per_system")
+DECODE_THROUGHPUT_FROM_USERS = THROUGHPUT_FROM_USERS.bind(
+    "decode_output_tokens_per_s_per_accelerator",
+    measured_output_tokens_per_s_per_user="decode_measured_output_tokens_per_s_per_user",
+    concurrent_users_per_replica="decode_concurrent_users_per_replica",
+    accelerators_per_replica="decode_accelerators_per_replica")

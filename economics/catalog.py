@@ -205,3 +205,14 @@ def kv_bytes_per_token(model_ids: Any, precision: Any, kv_cache_precision: Any) 
     kv = np.asarray(kv_cache_precision, dtype=object)
     prec = np.where(kv == "", np.asarray(precision, dtype=object), kv)
     return bf16 * np.select([prec == "fp8", prec == "fp4"], [0.5, 0.25], 1.0)
+
+
+def model_column(model_ids: Any, field: str) -> Any:
+    """A models.csv figure for each model id (NaN where the id is empty or unknown).
+
+    >>> model_column(np.array(["llama-3.1-8b", ""], dtype=object), "total_params_b").tolist()
+    [8.03, nan]
+    """
+    table = models()
+    codes = pd.Index(table.index).get_indexer(np.asarray(model_ids, dtype=object))
+    return np.append(table[field].to_numpy(dtype=float), np.nan)[codes]

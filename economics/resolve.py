@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from . import catalog
+from . import capacity, catalog
 from .explain import Trace
 from .stages import Columns
 
@@ -46,3 +46,42 @@ def resolve(c: dict[str, Any], trace: Trace | None = None) -> Columns:
     x.zero_rate = np.abs(v["cost_of_capital"]) < 1e-12
     x.has_link = x.dis & ~np.isnan(v["kv_link_gb_per_s"])
     return x
+
+
+BYTES_PER_PARAM = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5}
+
+
+def per_user_throughput(c: dict[str, Any], trace: Trace | None = None) -> bool:
+    """Throughput per accelerator from a measured per-user speed and the users a replica serves, where no
+    per-accelerator figure is given (in place, on validated columns; recorded in ``trace``). A dataflow system's
+    published per-user speed becomes a throughput only with its concurrency, over the chips its replica needs.
+    Returns whether any row was filled."""
+    filled = False
+    for pre in ("", "decode_"):
+        speed = c[f"{pre}measured_output_tokens_per_s_per_user"]
+        rows = np.isnan(c[f"{pre}output_tokens_per_s_per_accelerator"]) & ~np.isnan(speed) & ~np.isnan(
+            c[f"{pre}concurrent_users_per_replica"])
+        if not rows.any():
+            continue
+        acc = c["decode_accelerator" if pre else "accelerator"]
+        v = dict(c)
+        v[f"{pre}accelerators_per_system"] = np.nan_to_num(c[f"{pre}accelerators_per_system"], nan=1.0)
+        memory = catalog.accelerator_column(acc, "memory_gb", np.nan)
+        v[f"{pre}chip_memory_gb"] = np.where(np.isnan(memory), catalog.accelerator_column(acc, "sram_gb", np.nan),
+                                             memory)
+        v["model_total_params_b"] = catalog.model_column(c["model"], "total_params_b")
+        v["bytes_per_param"] = np.vectorize(lambda p: BYTES_PER_PARAM.get(p, np.nan), otypes=[float])(c["precision"])
+        x = Columns(v, trace)
+        x.n = len(speed)
+        replica = f"{pre}accelerators_per_replica"
+        empty = rows & np.isnan(c[replica])
+        knowable = ~np.isnan(v["model_total_params_b"] * v["bytes_per_param"] * v[f"{pre}chip_memory_gb"])
+        if (empty & knowable).any():
+            x.calc(capacity.MODEL_WEIGHTS, empty & knowable)
+        x.calc(capacity.DECODE_REPLICA_FOR_MODEL if pre else capacity.REPLICA_FOR_MODEL, empty & knowable)
+        x.calc(capacity.DECODE_REPLICA_ONE_SYSTEM if pre else capacity.REPLICA_ONE_SYSTEM, empty & ~knowable)
+        x.calc(capacity.DECODE_THROUGHPUT_FROM_USERS if pre else capacity.THROUGHPUT_FROM_USERS, rows)
+        for name in (replica, f"{pre}output_tokens_per_s_per_accelerator"):
+            c[name] = np.where(rows, x.v[name], c[name])
+        filled = True
+    return filled

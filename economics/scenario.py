@@ -241,17 +241,34 @@ class Scenario(BaseModel):
     input_tokens_per_s_per_accelerator: float | None = _f(
         None, "token/s", "Measured prefill throughput per accelerator; empty = the output figure already includes "
         "prefill", group="workload", gt=0, le=1e10)
+    measured_output_tokens_per_s_per_user: float | None = _f(
+        None, "token/s", "Measured output speed each user sees (e.g. a dataflow system's published figure); with "
+        "concurrent_users_per_replica it gives the throughput per accelerator when that is empty", group="workload",
+        gt=0, le=1e6)
+    concurrent_users_per_replica: float | None = _f(
+        None, "user", "Users one replica serves at once at the measured per-user speed (a per-user speed is never "
+        "a per-accelerator throughput without it)", group="workload", ge=1, le=1e7)
 
     # disaggregated serving: the accelerators above do prefill, a decode pool of another type decodes
     decode_accelerator: str | None = Field(
         default=None, max_length=100, description="Decode pool accelerator catalog id; empty = aggregated serving "
         "(every accelerator does prefill and decode)", json_schema_extra={"unit": "", "group": "disaggregation"})
     decode_accelerator_count: int | None = _f(
-        None, "accelerator", "Decode pool size; empty = balanced to the prefill pool (or sized from demand)",
+        None, "accelerator", "Decode pool size; empty = sized from the output demand at peak (with headroom)",
         group="disaggregation", ge=1, le=1e7)
     decode_output_tokens_per_s_per_accelerator: float | None = _f(
         None, "token/s", "Measured decode throughput per decode accelerator at the interactivity target; empty = "
         "estimated from the model", group="disaggregation", gt=0, le=1e9)
+    decode_measured_output_tokens_per_s_per_user: float | None = _f(
+        None, "token/s", "Measured output speed each user sees on the decode pool; with "
+        "decode_concurrent_users_per_replica it gives the decode throughput per accelerator when that is empty",
+        group="disaggregation", gt=0, le=1e6)
+    decode_concurrent_users_per_replica: float | None = _f(
+        None, "user", "Users one decode replica serves at once at the measured per-user speed",
+        group="disaggregation", ge=1, le=1e7)
+    decode_accelerators_per_replica: int | None = _f(
+        None, "accelerator", "Decode accelerators holding one copy of the model; empty = the chips the model's "
+        "weights need, in whole systems", group="disaggregation", ge=1, le=1e4)
     decode_accelerator_price_usd: float | None = _f(
         None, "USD", "Capex per decode accelerator including its share of the system", group="disaggregation",
         catalog_field="price_usd", catalog_id="decode_accelerator", ge=0, le=1e8)

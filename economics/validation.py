@@ -401,7 +401,17 @@ def _check_combinations(c: dict[str, np.ndarray], problems: _Problems) -> None:
         problems.add(need & np.isnan(c[field]) & ~problems.flagged("decode_accelerator", field), field, dacc,
                      lambda a, field=field, why=why: f"{field}: not in the catalog for '{a}' (not published); give a "
                      f"value ({why})")
+    for pre in ("", "decode_"):  # a per-user speed is not a per-accelerator throughput without its concurrency
+        problems.add(~np.isnan(c[f"{pre}measured_output_tokens_per_s_per_user"])
+                     & np.isnan(c[f"{pre}concurrent_users_per_replica"])
+                     & np.isnan(c[f"{pre}output_tokens_per_s_per_accelerator"]),
+                     f"{pre}concurrent_users_per_replica", "",
+                     f"{pre}concurrent_users_per_replica: a per-user speed ({pre}measured_output_tokens_per_s_per_user)"
+                     " is not a throughput per accelerator; give the users one replica serves at that speed")
+    users = {pre: ~np.isnan(c[f"{pre}measured_output_tokens_per_s_per_user"])
+             & ~np.isnan(c[f"{pre}concurrent_users_per_replica"]) for pre in ("", "decode_")}
     problems.add(dis & np.isnan(c["decode_output_tokens_per_s_per_accelerator"]) & (c["model"] == "")
+                 & ~users["decode_"]
                  & ~problems.flagged("decode_output_tokens_per_s_per_accelerator", "model"),
                  "decode_output_tokens_per_s_per_accelerator", "",
                  "decode_output_tokens_per_s_per_accelerator: give the decode pool's measured throughput per "
@@ -415,7 +425,7 @@ def _check_combinations(c: dict[str, np.ndarray], problems: _Problems) -> None:
     missing_from_catalog("accelerator_power_kw", own | ~c["rent_includes_energy"],
                          "needed for energy when owned, or rented without energy")
     missing_from_catalog("rent_usd_per_accelerator_hour", rent, "needed when ownership=rent")
-    problems.add(~dis & np.isnan(c["output_tokens_per_s_per_accelerator"]) & (c["model"] == "")
+    problems.add(~dis & np.isnan(c["output_tokens_per_s_per_accelerator"]) & (c["model"] == "") & ~users[""]
                  & ~problems.flagged("output_tokens_per_s_per_accelerator", "model"),
                  "output_tokens_per_s_per_accelerator", "",
                  "output_tokens_per_s_per_accelerator: give a measured throughput per accelerator, or a model "

@@ -20,6 +20,7 @@ from economics.estimate import fill_throughput
 from economics.explain import Trace, format_number
 from economics.formula import reevaluate
 from economics.pipeline import compute
+from economics.resolve import per_user_throughput
 from economics.validation import validate
 
 NUMBER = re.compile(r"-?[0-9][0-9,]*(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?")
@@ -68,6 +69,13 @@ def rows(draw: st.DrawFn) -> dict[str, Any]:
         s["input_tokens_per_s_per_accelerator"] = draw(pos(100.0, 200000.0))
         s["model"] = draw(st.sampled_from(["llama-3.1-70b", "deepseek-v3", "minimax-m2"]))
         s["precision"] = "fp8"
+    if draw(st.booleans()):  # a measured per-user speed and its concurrency instead of a per-accelerator figure
+        pre = "decode_" if kind != "aggregated" else ""
+        s[f"{pre}output_tokens_per_s_per_accelerator"] = None
+        s[f"{pre}measured_output_tokens_per_s_per_user"] = draw(pos(10.0, 2000.0))
+        s[f"{pre}concurrent_users_per_replica"] = draw(pos(1.0, 512.0))
+        s["model"] = draw(st.sampled_from(["llama-3.1-8b", "llama-3.1-70b"]))
+        s["precision"] = "fp8"
     if kind == "two pools, decode count":
         s["decode_accelerator_count"] = draw(st.integers(min_value=1, max_value=5000))
     if kind == "two pools, link":
@@ -109,11 +117,13 @@ def check_step(step: Any) -> None:
 def traced_steps(table: pd.DataFrame) -> list[tuple[int, Any]]:
     cols, problems = validate(table)
     assert not problems, [p.message for p in problems]
-    fill_throughput(cols)
     out = []
     for r in range(len(table)):
         trace = Trace(r)
-        compute(cols, trace)
+        one = {k: v.copy() for k, v in cols.items()}
+        per_user_throughput(one, trace)
+        fill_throughput(one)
+        compute(one, trace)
         out += [(r, s) for s in trace.steps if s.checked]
     return out
 

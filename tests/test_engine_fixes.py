@@ -91,3 +91,19 @@ def test_input_and_output_costs_split_by_device_time() -> None:
     assert out["input_time_share"] == pytest.approx(2 / 7)
     assert out["cost_usd_per_m_input_tokens"] == pytest.approx(c * 2 / 7 / 4000)
     assert out["cost_usd_per_m_output_tokens"] == pytest.approx(c * 5 / 7 / 1000)
+
+
+def test_a_per_user_speed_needs_its_concurrency() -> None:
+    # Groq LPU (catalog: 0.23 GB SRAM per chip, 8 chips per system), Llama 3.1 8B at FP8: 8.03 GB of weights;
+    # a system holds 8 x 0.23 x 0.9 (memory_utilization) = 1.656 GB -> ceil(8.03 / 1.656) = 5 systems = 40 chips
+    # 750 tok/s per user x 64 users per replica / 40 chips = 1,200 tok/s per chip
+    row = {**SIMPLE, "accelerator": "groq-lpu", "accelerator_count": 40, "accelerator_price_usd": 20000.0,
+           "model": "llama-3.1-8b", "precision": "fp8", "measured_output_tokens_per_s_per_user": 750.0,
+           "concurrent_users_per_replica": 64.0}
+    out = economics.evaluate_scenario(row)
+    assert out["accelerators_per_replica"] == 40
+    assert out["output_tokens_per_s_per_accelerator"] == pytest.approx(1200.0)
+    assert "= 750 x 64 / 40 = 1,200 token/s" in economics.explain_text(row)
+    # without the concurrency the per-user figure is refused, never used as a per-chip throughput
+    with pytest.raises(economics.ScenarioError, match="concurrent_users_per_replica"):
+        economics.evaluate_scenario({**row, "concurrent_users_per_replica": None})
