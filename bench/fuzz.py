@@ -8,7 +8,8 @@ separators, formulas, line breaks and 100,000-character names. Batches of inputs
 - the CSV reader and the evaluation (one row per input, written by the ``csv`` module),
 - the JSON reader (the same rows as records),
 - the DataFrame API (object columns mixing Python numbers and text: parsed cell by cell),
-- the link decoder (one parameter per input) and ``Scenario``/dict validation,
+- the link decoder (one parameter per input) and ``Scenario``/dict validation (a tenth of the inputs are
+  ``<field>_low``/``<field>_high`` range cells, which only tables carry),
 - the CLI in-process (``main()``): ``evaluate`` on each batch's file, and ``explain``/``compare``/``retrofit``/
   ``uncertainty`` with generated row selectors and option values,
 
@@ -49,13 +50,15 @@ from economics.cli import main as cli_main  # noqa: E402
 from economics.links import decode_query  # noqa: E402
 from economics.scenario import FIELDS  # noqa: E402
 from economics.scenario_files import read_scenarios, read_scenarios_csv, read_scenarios_json  # noqa: E402
-from economics.validation import InputError, validate  # noqa: E402
+from economics.validation import RANGE_COLUMNS, InputError, range_values, validate  # noqa: E402
 
 BASE_ROW = {"name": "fuzz", "accelerator_count": "8", "output_tokens_per_s_per_accelerator": "1000",
             "model": "llama-3.1-8b", "demand_output_tokens_per_day": "1e9", "existing_accelerators": "8",
             "accelerator_price_usd_low": "20000", "accelerator_price_usd_high": "45000"}
 """The other cells of each row: valid, and the range on a catalog field no input changes directly."""
 FUZZ_FIELDS = [n for n, s in FIELDS.items() if not s.catalog_field]
+RANGE_FUZZ = ["pue_low", "pue_high", "headroom_low", "accelerator_count_high", "electricity_usd_per_kwh_low"]
+"""Range columns, fuzzed one end at a time (links and Scenario take no ranges: table paths only)."""
 """Every field but the catalog-filled ones (whose empty value is the catalog's figure, not a parser matter)."""
 TEXT_ALPHABET = ("abcxyzABCXYZ0123456789 .,;:-+_eE'\"#=@\t\r\n\x00\x01\x07\x0b\x0c\x1b\x1c\x7f\x85\xa0"
                  "\u0661\u0662\uff11\uff12\u200b\u202e\u2028é中😀")
@@ -97,13 +100,13 @@ def _bounds_ok(spec: Any, x: float) -> bool:
 
 def reference(name: str, text: str) -> tuple[str, Any]:
     """The scalar parser plus bounds, catalog ids and length limits: what every path must agree with."""
-    spec = FIELDS[name]
+    spec = FIELDS[RANGE_COLUMNS[name][0]] if name in RANGE_COLUMNS else FIELDS[name]
     try:
         value = values.parse(spec, text)
     except values.ValueProblem:
         return ("bad", None)
     if value is values.EMPTY:
-        return normal(spec.default if not spec.optional else None)
+        return normal(spec.default if not spec.optional and name not in RANGE_COLUMNS else None)
     if spec.kind in ("float", "int") and not _bounds_ok(spec, float(value)):
         return ("bad", None)
     if spec.max_length and isinstance(value, str) and len(value) > spec.max_length:
@@ -158,6 +161,7 @@ def table_outcomes(df: pd.DataFrame, items: list[tuple[str, str]], rep: Report, 
             rep.crash(where, exc)
         return [("refused", None)] * len(items)
     bad = {(p.row, p.field) for p in problems}
+    cols = {**cols, **range_values(df)}
     return [("bad", None) if (i, name) in bad else normal(cols[name][i]) for i, (name, _t) in enumerate(items)]
 
 
@@ -254,11 +258,11 @@ def fuzz_batch(items: list[tuple[str, str]], rng: random.Random, rep: Report, tm
     outcomes["dataframe"] = table_outcomes(pd.DataFrame(mixed), items, rep, "dataframe")
     outcomes["link"], outcomes["dict"] = [], []
     for name, text in items:
-        outcomes["link"].append(_link(name, text, rep))
-        outcomes["dict"].append(_dict(name, text, rep))
+        outcomes["link"].append(_link(name, text, rep) if name in FIELDS else None)
+        outcomes["dict"].append(_dict(name, text, rep) if name in FIELDS else None)
     for i, (name, text) in enumerate(items):
         for path_name, got in outcomes.items():
-            if path_name == "csv" and not in_file[i]:
+            if (path_name == "csv" and not in_file[i]) or got[i] is None:
                 continue
             got_i = got[i] if path_name not in ("link", "dict") else _empty_is_default(name, got[i])
             if got_i != expected[i]:
@@ -351,7 +355,8 @@ def run(inputs: int = 100_000, seed: int = 0, batch: int = 1000) -> Report:
     with tempfile.TemporaryDirectory() as tmp:
         while rep.inputs < inputs - file_share:
             n = min(batch, inputs - file_share - rep.inputs)
-            items = [(rng.choice(FUZZ_FIELDS), generated_text(rng)) for _ in range(n)]
+            items = [(rng.choice(RANGE_FUZZ if rng.random() < 0.1 else FUZZ_FIELDS), generated_text(rng))
+                     for _ in range(n)]
             fuzz_batch(items, rng, rep, Path(tmp))
         fuzz_files(file_share, rng, rep)
     return rep
@@ -370,7 +375,8 @@ def main() -> None:
     elapsed = time.perf_counter() - t
     total = rep.inputs + rep.file_inputs
     print(f"fuzz: {total:,} generated inputs in {elapsed:.0f} s (seed {args.seed}): {rep.inputs:,} values, each "
-          f"through the CSV reader + evaluate, the JSON reader, the DataFrame API, the link decoder and Scenario; "
+          f"through the CSV reader + evaluate, the JSON reader, the DataFrame API, the link decoder and Scenario (a "
+          f"tenth are range columns: table paths only); "
           f"{rep.file_inputs:,} whole files; {rep.cli_runs:,} in-process CLI runs over the same files")
     print(f"  tracebacks (unexpected exceptions, exit 3, 'Traceback' on stderr): {len(rep.tracebacks)}")
     print(f"  parser mismatches (same text, different meaning): {len(rep.mismatches)}")
