@@ -30,12 +30,15 @@ An infeasible plan comes back as data: the constraint that cannot be met, with t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import json
 import math
+import os
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -48,7 +51,7 @@ from scipy.sparse import coo_matrix, csr_matrix
 from . import availability, catalog, cost, fleet, queueing
 from .batch import ScenarioError, as_scenario, evaluate
 from .capacity import requests_per_s_per_accelerator
-from .scenario import FieldSpec, Scenario, with_changes
+from .scenario import FIELDS, FieldSpec, Scenario, with_changes
 from .scenario_files import read_scenarios_csv, to_csv_text
 from .validation import InputError
 
@@ -1338,6 +1341,10 @@ def _csv_rows(data: bytes | str, what: str) -> tuple[list[str], list[list[str]],
     return header, rows, sep
 
 
+class InvalidPlanRow(ValueError):
+    """The chosen row has a bad value (exit code 1, as for the other row commands); the message names the row."""
+
+
 def read_plan_row(data: bytes | str, row: str) -> tuple[dict[str, Any], PlanSettings]:
     """One row of a scenario CSV that may also carry the planner columns (:data:`PLAN_FIELDS`): the row's non-empty
     scenario cells (checked by :func:`economics.scenario_files.read_scenarios_csv`) and its planner settings."""
@@ -1351,6 +1358,10 @@ def read_plan_row(data: bytes | str, row: str) -> tuple[dict[str, Any], PlanSett
         writer.writerow([r[i] for i in keep])
     df = read_scenarios_csv(out.getvalue())
     names = [str(n) for n in df["name"]] if "name" in df.columns else []
+    if names.count(row) > 1:
+        where = ", ".join(str(i + 1) for i, n in enumerate(names) if n == row)
+        raise InputError(f"--row: {names.count(row)} rows are named '{_shown(row)}' (rows {where}); give the row "
+                         "number")
     if row in names:
         position = names.index(row)
     elif row.isdigit() and 1 <= int(row) <= len(df):
@@ -1359,12 +1370,14 @@ def read_plan_row(data: bytes | str, row: str) -> tuple[dict[str, Any], PlanSett
         guess = catalog.closest(row, names) if names else None
         hint = f"; did you mean '{_shown(guess)}'?" if guess else ""
         raise InputError(f"--row: no row named '{_shown(row)}' and no row number 1..{len(df)}{hint}")
-    cells = {str(k): v for k, v in df.iloc[position].to_dict().items() if str(v).strip() != ""}
+    # scenario fields only: range columns (<field>_low/_high) belong to the uncertainty study
+    cells = {str(k): v for k, v in df.iloc[position].to_dict().items() if str(v).strip() != "" and k in FIELDS}
+    label = f"row {position + 1}" + (f" ({_shown(names[position])})" if names else "")
     try:
         settings = settings_from_row({header[i]: rows[position][i] for i in plan_idx})
     except ValueError as exc:
-        raise InputError(f"row {position + 1}: {exc}") from None
-    return cells, settings
+        raise InvalidPlanRow(f"{label}: {exc}") from None
+    return {**cells, "_label": label}, settings
 
 
 def read_candidates_csv(data: bytes | str, s: Scenario) -> list[Candidate]:
@@ -1576,8 +1589,12 @@ def plan_from_files(data: bytes | str, row: str, candidates_data: bytes | str | 
                     accelerators: list[str] | None = None, frontier: str = "none") -> dict[str, Any]:
     """The ``plan`` command as a function: the JSON-ready plan (and frontiers) of one row. Raises InputError."""
     cells, settings = read_plan_row(data, row)
+    label = cells.pop("_label")
     try:
         s = as_scenario(cells)
+    except ScenarioError as exc:
+        raise InvalidPlanRow(f"{label}: {exc}") from None
+    try:
         cands = None if candidates_data is None else read_candidates_csv(candidates_data, s)
         ids = accelerators or None
         unknown = [a for a in ids or [] if a not in catalog.accelerator_ids()]
@@ -1596,12 +1613,36 @@ def plan_from_files(data: bytes | str, row: str, candidates_data: bytes | str | 
     return out
 
 
-def run_plan(args: argparse.Namespace) -> int:
-    """Run the ``plan`` command: 0 with a plan (feasible or not, it is data), 2 for unusable input."""
+@contextlib.contextmanager
+def _solver_chatter_to_stderr() -> Iterator[None]:
+    """HiGHS occasionally prints a line from C++ straight to file descriptor 1; while the command computes, that
+    descriptor points at stderr so standard output holds only the plan (JSON or CSV)."""
+    sys.stdout.flush()
     try:
-        out = plan_from_files(_read_bytes(args.input), args.row,
-                              None if not args.candidates else _read_bytes(args.candidates),
-                              [a.strip() for a in args.accelerators.split(",") if a.strip()], args.frontier)
+        saved = os.dup(1)
+    except OSError:  # no real descriptor (an embedding host): nothing to redirect
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    """Run the ``plan`` command: 0 with a plan (feasible or not, it is data), 1 when the row has a bad value, 2 for
+    unusable input (the same exit codes as the other row commands)."""
+    try:
+        with _solver_chatter_to_stderr():
+            out = plan_from_files(_read_bytes(args.input), args.row,
+                                  None if not args.candidates else _read_bytes(args.candidates),
+                                  [a.strip() for a in args.accelerators.split(",") if a.strip()], args.frontier)
+    except InvalidPlanRow as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
     except InputError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
@@ -1609,7 +1650,11 @@ def run_plan(args: argparse.Namespace) -> int:
     if args.output == "-":
         sys.stdout.write(text)
     else:
-        Path(args.output).write_text(text, encoding="utf-8")
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            sys.stderr.write(f"error: cannot write {_shown(args.output)}: {exc.strerror}\n")
+            return 2
     if not out["feasible"]:
         sys.stderr.write(f"no feasible plan: {out['infeasible_reason']}\n")
     return 0
