@@ -26,6 +26,7 @@ from .compare import compare_accelerators
 from .documents import fields_markdown, template_text
 from .explain import format_number as fmt
 from .outputs import NUMERIC_OUTPUTS
+from .planner import add_plan_command
 from .retrofit import analyse, break_even_decode_price_usd
 from .scenario import FIELDS, Scenario
 from .scenario_files import read_scenarios, to_csv_text, to_json_text
@@ -328,6 +329,7 @@ def build_parser() -> argparse.ArgumentParser:
         func=lambda a: (sys.stdout.write(fields_markdown()), 0)[1])
     sub.add_parser("schema", help="JSON schema of a scenario").set_defaults(
         func=lambda a: (sys.stdout.write(schema_text() + "\n"), 0)[1])
+    add_plan_command(sub)
     return parser
 
 
