@@ -20,6 +20,7 @@ from economics import catalog
 from economics.availability import family_rates, reliability, spares_needed, system_availability
 from economics.planner import (
     Candidate,
+    InvalidPlanRow,
     PlanSettings,
     add_plan_command,
     demand_profile,
@@ -343,7 +344,8 @@ def test_plan_command_json_and_errors(capsys: pytest.CaptureFixture[str], tmp_pa
     args = parser.parse_args(["plan", str(tmp_path / "f.csv"), "--row", "row b", "--format", "csv"])
     assert args.func(args) == 2
     assert "--row: no row named 'row b'" in capsys.readouterr().err
-    with pytest.raises(InputError, match="demand_profile: 'weekly' is not peak, flat, diurnal or 24 numbers"):
+    with pytest.raises(InvalidPlanRow, match=re.escape("row 1 (row a): demand_profile: 'weekly' is not peak, flat, "
+                                                      "diurnal or 24 numbers")):
         plan_from_files(PLAN_FILE.replace("diurnal", "weekly"), "row a", GOOD)
 
 
