@@ -24,7 +24,8 @@ HEADER = ("name,accelerator,existing_accelerators,accelerator_price_usd,output_t
 OK = "ok,h100-sxm,8,30000,1000,4,2,0.5,2.0,0.1,0.05,0.2"
 ROWS = "\n".join([HEADER, OK, OK.replace("ok,", "bad,").replace(",1000,", ",fast,"), OK.replace("ok,", "dup,"),
                   OK.replace("ok,", "dup,"), OK.replace("ok,", "badrange,").replace("0.05,0.2", "abc,0.2")]) + "\n"
-COMMANDS = ("evaluate", "explain", "template", "compare", "retrofit", "uncertainty", "calibrate", "fields", "schema")
+COMMANDS = ("evaluate", "explain", "template", "compare", "retrofit", "uncertainty", "calibrate", "fields", "schema",
+            "plan")
 
 
 @pytest.fixture()
@@ -49,7 +50,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-ROW_COMMANDS = ("explain", "compare", "retrofit", "uncertainty")
+ROW_COMMANDS = ("explain", "compare", "retrofit", "uncertainty", "plan")
 CASES: list[tuple[str, int, str]] = [
     # (arguments with {placeholders}, exit code, words on stderr)
     ("evaluate {valid}", 0, ""),
@@ -86,6 +87,8 @@ CASES: list[tuple[str, int, str]] = [
     ("compare {all} --row ok --accelerators bogus", 2, "--accelerators: unknown id 'bogus'"),
     ("compare {all} --row ok", 0, "the ranges (electricity_usd_per_kwh_low, electricity_usd_per_kwh_high)"),
     ("retrofit {all} --row ok", 0, ""),
+    ("plan {all} --row ok", 0, ""),
+    ("plan {all} --row ok --format csv -o {bad_out}", 2, "cannot write"),
     ("compare {all} --row ok -o {bad_out}", 2, "cannot write"),
     ("retrofit {all} --row ok --format json -o {bad_out}", 2, "cannot write"),
 ]
