@@ -1,8 +1,8 @@
 """Suite-wide collection rules: which tests are ``slow``.
 
 ``pytest -m "not slow"`` (``make quick``) is the fast loop; ``make test`` and CI run everything. A test is slow when
-it drives a real browser (everything under tests/e2e), evaluates a million rows, fuzzes input, or is a hypothesis
-property with 100 or more examples. The rules live here so that no test file has to carry the marker itself.
+it drives a real browser (everything under tests/e2e), evaluates a million rows, fuzzes input or sweeps hostile input
+(test names with "million", "fuzz" or "hostile"), or is a hypothesis property with 100 or more examples. The rules live here so that no test file has to carry the marker itself.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 E2E_DIR = Path(__file__).parent / "e2e"
-SLOW_NAME_PARTS = ("million", "fuzz")
+SLOW_NAME_PARTS = ("million", "fuzz", "hostile")
 SLOW_HYPOTHESIS_EXAMPLES = 100
 
 
@@ -23,7 +23,7 @@ def hypothesis_examples(item: pytest.Item) -> int:
 
 
 def is_slow(item: pytest.Item) -> bool:
-    """True for browser tests, million-row tests, fuzz tests and hypothesis tests of >= 100 examples."""
+    """True for browser, million-row, fuzz and hostile-input sweep tests and hypothesis tests of >= 100 examples."""
     if E2E_DIR in Path(str(item.fspath)).parents:
         return True
     name = item.name.lower()
