@@ -2,7 +2,8 @@
 
 ``pytest -m "not slow"`` (``make quick``) is the fast loop; ``make test`` and CI run everything. A test is slow when
 it drives a real browser (everything under tests/e2e), evaluates a million rows, fuzzes input or sweeps hostile input
-(test names with "million", "fuzz" or "hostile"), or is a hypothesis property with 100 or more examples. The rules live here so that no test file has to carry the marker itself.
+(test names with "million", "fuzz" or "hostile"), or is a hypothesis property with 100 or more examples. The rules
+live here so that no test file has to carry the marker itself.
 """
 
 from __future__ import annotations
