@@ -14,8 +14,8 @@ values with these functions, so the same text means the same value everywhere:
 
 Anything else (lists, dicts, bytes, dates, objects) is a :class:`CellTypeError`: a caller's mistake, reported as
 an unusable input naming the field, the row and the value. A value that is the right type but not a valid value is
-a :class:`ValueProblem` whose message shows the value. Neither parser checks bounds or catalog membership; callers
-do, with :func:`bounds_problem` and the catalog.
+a :class:`ValueProblem` whose message shows the value. The parser checks neither bounds nor catalog membership:
+callers do, with the field's bounds (column-wise validation, the ``Scenario`` model) and the catalog.
 
 >>> number(" 1e3 "), number(""), boolean("Y"), choice(" Own ", ("own", "rent"))
 (1000.0, EMPTY, True, 'own')
