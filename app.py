@@ -14,6 +14,7 @@ PAGES = [
     st.Page("ui/cost.py", title="Cost per token", default=True),
     st.Page("ui/fleet.py", title="Fleet", url_path="fleet"),
     st.Page("ui/decode.py", title="Decode accelerators", url_path="decode"),
+    st.Page("ui/plan.py", title="Plan", url_path="plan"),
     st.Page("ui/throughput.py", title="Throughput", url_path="throughput"),
     st.Page("ui/uncertainty.py", title="Uncertainty", url_path="uncertainty"),
     st.Page("ui/scenarios.py", title="Scenarios", url_path="scenarios"),
