@@ -106,7 +106,7 @@ def test_explain_by_name_and_number(tmp_path: Path) -> None:
 
 # The public contract's names (DESIGN "One scenario, three spellings"), kept here so the suite reads nothing
 # outside the repository; ../shared/checks/contract.py checks the same by hand.
-CONTRACT_INPUTS = (
+CONTRACT_INPUTS = (  # noqa: SIM905 - one readable block of names
     "name accelerator model accelerator_count ownership rent_usd_per_accelerator_hour accelerator_price_usd "
     "accelerator_power_kw depreciation_years cost_of_capital electricity_usd_per_kwh pue facility_cooling "
     "colocation_usd_per_kw_month input_tokens_per_request output_tokens_per_request prefix_cache_hit_rate "
@@ -114,12 +114,12 @@ CONTRACT_INPUTS = (
     "demand_input_tokens_per_day demand_output_tokens_per_day peak_to_average price_usd_per_m_input_tokens "
     "price_usd_per_m_cached_input_tokens price_usd_per_m_output_tokens decode_accelerator decode_accelerator_count "
     "decode_output_tokens_per_s_per_accelerator"
-).split()  # noqa: SIM905 - one readable block of names
-CONTRACT_OUTPUTS = (
+).split()
+CONTRACT_OUTPUTS = (  # noqa: SIM905 - one readable block of names
     "cost_usd_per_hour cost_usd_per_day cost_usd_per_m_tokens cost_usd_per_m_input_tokens "
     "cost_usd_per_m_output_tokens revenue_usd_per_day cost_profit_margin gross_margin utilization accelerators "
     "systems racks it_power_kw facility_power_kw feasible infeasible_reason"
-).split()  # noqa: SIM905 - one readable block of names
+).split()
 
 
 def test_the_cli_speaks_the_contract(tmp_path: Path) -> None:
