@@ -210,6 +210,11 @@ class Scenario(BaseModel):
     kv_cache_precision: Precision | None = Field(
         default=None, description="KV-cache precision; empty = the weight precision",
         json_schema_extra={"unit": "", "group": "throughput"})
+    serving_stack: str = Field(
+        default="best", max_length=100,
+        description="Serving stack behind the throughput: a stack id (data/serving_stacks.csv: framework, TP/EP, "
+        "speculative decoding, disaggregation) or best = the highest published throughput for the pair at the "
+        "per-user target", json_schema_extra={"unit": "", "group": "throughput"})
     target_output_tokens_per_s_per_user: float | None = _f(
         None, "token/s", "Interactivity target: output tokens/s each user sees; empty = the most throughput",
         group="throughput", gt=0, le=1e6)
