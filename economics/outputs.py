@@ -158,6 +158,10 @@ THROUGHPUT: tuple[OutputSpec, ...] = (
        optional=True, numeric=False),
     _o("throughput_curve", "text", "Measured curve", "The measured curve interpolated, if any", fmt="text",
        optional=True, numeric=False),
+    _o("serving_stack_used", "text", "Serving stack", "The serving stack behind the throughput "
+       "(data/serving_stacks.csv): the best published one at the per-user target, the pinned one (its measured curve, "
+       "or the roofline with its terms), or 'roofline' where no published stack covers the pair",
+       fmt="text", optional=True, numeric=False),
     _o("output_tokens_per_s_per_user", "token/s", "Per-user speed", "Output tokens/s each user sees",
        optional=True),
     _o("batch_size", "sequence", "Batch size", "Sequences decoded at once per replica (estimate)", optional=True),
