@@ -367,6 +367,13 @@ def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems, present: 
     m_known = np.array([t == "" or t in models for t in m_texts])[m_codes]
     problems.add(~m_known, "model", cols["model"], lambda v: catalog.unknown_id_message("model", v, models))
     cols["model"] = np.where(m_known, m_texts[m_codes], "")
+    stacks = catalog.serving_stack_ids()
+    s_codes, s_texts = _distinct_text(pd.Series(cols["serving_stack"], dtype=object), lower=True)
+    s_texts = np.where(s_texts == "", "best", s_texts)
+    s_known = np.array([t == "best" or t in stacks for t in s_texts])[s_codes]
+    problems.add(~s_known, "serving_stack", cols["serving_stack"],
+                 lambda v: catalog.unknown_id_message("serving_stack", v, ["best", *stacks]))
+    cols["serving_stack"] = np.where(s_known, s_texts[s_codes], "best")
     for field, cat_field in CATALOG_FIELDS.items():
         if cat_field not in table.columns:
             continue
