@@ -123,6 +123,18 @@ def throughput_curves() -> pd.DataFrame:
 
 
 @cache
+def serving_stacks() -> pd.DataFrame:
+    """data/serving_stacks.csv indexed by stack id: framework and version, TP/EP, DP attention, speculative method,
+    draft tokens, acceptance and draft cost, disaggregation, nodes, precision, source, date, confidence."""
+    return _read("serving_stacks.csv").set_index("stack_id")
+
+
+def serving_stack_ids() -> list[str]:
+    """Stack ids a scenario's ``serving_stack`` may name, besides ``best``."""
+    return list(serving_stacks().index)
+
+
+@cache
 def api_prices() -> pd.DataFrame:
     """data/api_prices.csv: published API list prices per million tokens."""
     return _read("api_prices.csv")
