@@ -74,3 +74,11 @@ def test_link_seeds_the_widgets_and_bad_values_are_named_plainly() -> None:
     assert "ttft\\_percentile: must be \\> 0 and \\< 1" in warnings
     assert "\\[x\\]\\(https://evil\\.example\\)" in warnings  # escaped: shown as typed, never a link
     assert set(at.dataframe[0].value["accelerator"]) <= {"b200", "h200-sxm"}
+
+
+def test_frontier_charts_are_drawn_on_request() -> None:
+    at = run({"plan.accelerators": "b200,h200-sxm", "plan.demand_profile": "flat", "plan.ttft_target_s": ""})
+    before = len(at.get("vega_lite_chart"))
+    at.toggle(key="plan_show_frontiers").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.get("vega_lite_chart")) == before + 2

@@ -11,7 +11,6 @@ import re
 from typing import Any
 
 import altair as alt
-import pandas as pd
 import streamlit as st
 
 import economics
@@ -159,13 +158,14 @@ def _solve(scenario_json: str, settings_json: str, ids: tuple[str, ...], candida
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _frontiers(scenario_json: str, settings_json: str, ids: tuple[str, ...], candidates_csv: bytes | None
-               ) -> tuple[pd.DataFrame, pd.DataFrame]:
+               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     s = economics.Scenario(**json.loads(scenario_json))
     settings = planner.PlanSettings(**json.loads(settings_json))
     cands = None if candidates_csv is None else planner.read_candidates_csv(candidates_csv, s)
     speed = planner.frontier_speed(s, settings, candidates=cands, accelerators=list(ids) or None)
     site = planner.frontier_site(s, settings, candidates=cands, accelerators=list(ids) or None)
-    return speed, site
+    return ([{str(k): v for k, v in r.items()} for r in speed.to_dict(orient="records")],
+            [{str(k): v for k, v in r.items()} for r in site.to_dict(orient="records")])
 
 
 def _share(scenario: dict[str, Any], settings: dict[str, Any], ids: list[str]) -> None:
@@ -183,20 +183,20 @@ def _share(scenario: dict[str, Any], settings: dict[str, Any], ids: list[str]) -
         st.code(f"{base_url}?{query_string(query)}", language=None)
 
 
-def _hours_chart(hours: pd.DataFrame) -> alt.Chart:
-    cols = [c for c in hours.columns if c.endswith("_on_site") or c.endswith("_rented")]
-    long = hours.melt(id_vars=["hour"], value_vars=cols, var_name="pool", value_name="systems")
-    return alt.Chart(long).mark_area().encode(
+def _hours_chart(hours: list[dict[str, Any]]) -> alt.Chart:
+    cols = [c for c in hours[0] if c.endswith("_on_site") or c.endswith("_rented")] if hours else []
+    long = [{"hour": r["hour"], "pool": c, "systems": r[c]} for r in hours for c in cols]
+    return alt.Chart(alt.Data(values=long)).mark_area().encode(
         x=alt.X("hour:O", title="Hour of the day"), y=alt.Y("systems:Q", stack=True, title="Systems in service"),
-        color=alt.Color("pool:N", title="Role and ownership"), tooltip=["hour", "pool", "systems"])
+        color=alt.Color("pool:N", title="Role and ownership"), tooltip=["hour:O", "pool:N", "systems:Q"])
 
 
-def _frontier_chart(df: pd.DataFrame, x: str, title: str) -> alt.Chart:
-    ok = df[df["feasible"]].copy()
-    return alt.Chart(ok).mark_line(point=True).encode(
+def _frontier_chart(points: list[dict[str, Any]], x: str, title: str) -> alt.Chart:
+    ok = [p for p in points if p["feasible"]]
+    return alt.Chart(alt.Data(values=ok)).mark_line(point=True).encode(
         x=alt.X(f"{x}:Q", title=title), y=alt.Y("cost_usd_per_day:Q", title="Cheapest plan [USD/day]"),
-        tooltip=[x, alt.Tooltip("cost_usd_per_day:Q", format=",.0f"),
-                 alt.Tooltip("cost_usd_per_m_tokens:Q", format=",.4f"), "binding"])
+        tooltip=[f"{x}:Q", alt.Tooltip("cost_usd_per_day:Q", format=",.0f"),
+                 alt.Tooltip("cost_usd_per_m_tokens:Q", format=",.4f"), "binding:N"])
 
 
 def main() -> None:
@@ -223,7 +223,7 @@ def main() -> None:
     else:
         _show(out)
     with st.expander("Candidates considered and why some were left out"):
-        st.dataframe(pd.DataFrame(out["candidates"]), hide_index=True, width="stretch")
+        st.dataframe(out["candidates"], hide_index=True, width="stretch")
     st.subheader("Frontiers")
     st.caption("The cheapest plan against the per-user speed target and against the site's power (20 points "
                "each; takes seconds).")
@@ -250,11 +250,11 @@ def _show(out: dict[str, Any]) -> None:
         st.caption(f"Net present cost over the horizon {usd(summary['npv_cost_usd'])}; levelized "
                    f"{usd(summary['levelized_cost_usd_per_m_tokens'])} per M tokens.")
     st.subheader("The plan")
-    st.dataframe(pd.DataFrame(out["plan"]), hide_index=True, width="stretch")
+    st.dataframe(out["plan"], hide_index=True, width="stretch")
     st.subheader("Limits and what one more unit would save")
-    st.dataframe(pd.DataFrame(out["constraints"]), hide_index=True, width="stretch")
+    st.dataframe(out["constraints"], hide_index=True, width="stretch")
     st.subheader("Systems hour by hour")
-    st.altair_chart(_hours_chart(pd.DataFrame(out["hours"])), width="stretch")
+    st.altair_chart(_hours_chart(out["hours"]), width="stretch")
     for note in out["notes"]:
         st.caption(plain(note))
     st.download_button("Download the plan (JSON)", json.dumps(out, indent=1, allow_nan=False), "plan.json",
