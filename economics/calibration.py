@@ -88,6 +88,8 @@ def _curve_rows() -> list[dict[str, Any]]:
             "metric": "output_tokens_per_s_per_accelerator",
             "measured": float(p["output_tokens_per_s_per_accelerator"]),
             "measured_ttft": np.nan if "saturated" in p["note"] else ttft, "kind": p["point_kind"],
+            "stack_terms": (p.get("speculative_decoding", "") not in ("", "none") or p.get("disaggregated", "") == "yes"
+                            or _num(p.get("expert_parallel", "")) > 1),
         })
     return rows
 
@@ -124,6 +126,9 @@ def points() -> pd.DataFrame:
     df.loc[df["metric"] != "output_tokens_per_s_per_accelerator", "fitted"] = "no: per-user speed, batch unknown"
     df.loc[roof == "no", "fitted"] = "no: dataflow/SRAM system, not roofline-describable"
     df.loc[~known, "fitted"] = "no: accelerator not in data/accelerators.csv"
+    stack_terms = df["stack_terms"].fillna(False).astype(bool) if "stack_terms" in df else False
+    df.loc[stack_terms, "fitted"] = ("no: serving stack with speculative decoding, expert parallelism or "
+                                     "disaggregation (checked by the stack terms, tests/test_stacks.py)")
     return df
 
 

@@ -54,6 +54,7 @@ scenario gives its own ``step_overhead_us_per_layer`` (its overhead then replace
 THROUGHPUT_OUTPUTS: dict[str, str] = {
     "throughput_source": "text",
     "throughput_curve": "text",
+    "serving_stack_used": "text",
     "output_tokens_per_s_per_user": "token/s",
     "batch_size": "sequence",
     "time_to_first_token_s": "s",
@@ -79,6 +80,7 @@ class Curve:
     output_tokens: float
     per_user: np.ndarray
     per_accelerator: np.ndarray
+    stack: str = ""
 
     def at(self, per_user: Array) -> Array:
         """Per-accelerator throughput at these per-user speeds (NaN outside the measured range)."""
@@ -106,7 +108,8 @@ def curves() -> tuple[Curve, ...]:
         keep = np.concatenate([[True], np.diff(x) > 0])
         first = pts.iloc[0]
         out.append(Curve(str(cid), str(first["accelerator"]), str(first["model"]), str(first["precision"]),
-                         float(first["input_tokens"]), float(first["output_tokens"]), x[keep], y[keep]))
+                         float(first["input_tokens"]), float(first["output_tokens"]), x[keep], y[keep],
+                         str(first.get("serving_stack", ""))))
     return tuple(out)
 
 
@@ -118,6 +121,36 @@ def _model_columns(model_ids: Array) -> dict[str, Array]:
         out[col] = np.append(table[col].to_numpy(dtype=float, na_value=np.nan), np.nan)[codes]
     out["mla"] = np.append((table["attention"] == "mla").to_numpy(), False)[codes]
     return out
+
+
+BEST = "best"
+ROOFLINE_STACK = "roofline"
+"""``serving_stack_used`` of a row no published stack covers: the plain roofline (single node, no speculation)."""
+SCALE_OUT_GB_PER_S = 50.0
+"""Link between nodes per accelerator where a multi-node stack gives none [GB/s]: one 400 Gb/s NIC per GPU."""
+
+
+def stack_columns(stack_ids: Array) -> dict[str, Array]:
+    """The roofline parameters of each row's serving stack (data/serving_stacks.csv); ``best``, empty or unknown
+    ids give the plain stack (no speculation, no expert parallelism, aggregated): draft tokens ``k``, tokens per
+    step ``e``, draft cost fraction ``draft``, expert parallel ``ep``, attention tensor parallel ``attn_tp``
+    (NaN: the whole replica), ``disagg`` (bool), ``scale_out`` [GB/s], the replica size ``replica`` (NaN: any)."""
+    table = catalog.serving_stacks()
+    codes = pd.Index(table.index).get_indexer(np.asarray(stack_ids, dtype=object))
+
+    def col(name: str, missing: float) -> Array:
+        values = pd.to_numeric(table[name], errors="coerce").to_numpy(dtype=float, na_value=np.nan) if (
+            name in table.columns) else np.full(len(table), np.nan)
+        return np.nan_to_num(np.append(values, missing)[codes], nan=missing)
+
+    k, alpha = col("draft_tokens", 0.0), col("acceptance_rate", 0.0)
+    tp, ep = col("tensor_parallel", np.nan), col("expert_parallel", 1.0)
+    dp = np.append((table["data_parallel_attention"] == "yes").to_numpy(), False)[codes]
+    return {"k": k, "e": th.speculative_tokens_per_step(alpha, k), "draft": col("draft_cost_fraction", 0.0),
+            "ep": np.maximum(ep, 1.0), "attn_tp": np.where(dp, 1.0, np.nan),
+            "disagg": np.append((table["disaggregated"] == "yes").to_numpy(), False)[codes],
+            "scale_out": col("scale_out_gb_per_s", SCALE_OUT_GB_PER_S),
+            "replica": np.where(codes >= 0, np.fmax(tp, np.where(ep > 1, ep, np.nan)), np.nan)}
 
 
 def _peak_tflops(c: dict[str, Array]) -> Array:
@@ -154,6 +187,7 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
     out: dict[str, Array] = {
         "throughput_source": np.full(n_rows, SOURCE_GIVEN, dtype=object),
         "throughput_curve": np.full(n_rows, "", dtype=object),
+        "serving_stack_used": np.full(n_rows, "", dtype=object),
         "output_tokens_per_s_per_user": np.where(given, target, np.nan),
         "batch_size": np.full(n_rows, np.nan),
         "time_to_first_token_s": np.full(n_rows, np.nan),
@@ -176,21 +210,26 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
     m = _model_columns(c["model"])
     i_req, o_req = c["input_tokens_per_request"], c["output_tokens_per_request"]
 
-    # 1. measured curves
+    # 1. measured curves: the pinned stack's, or (best) the highest of every stack's at the target
+    stack = np.asarray(c["serving_stack"], dtype=object) if "serving_stack" in c else np.full(n_rows, BEST, object)
+    stack = np.where((stack == "") | pd.isna(stack), BEST, stack)
     from_curve = np.zeros(n_rows, dtype=bool)
+    best_d = np.full(n_rows, -np.inf)
     for cv in curves() if use_curves else ():
-        match = (need & ~from_curve & (c["accelerator"] == cv.accelerator) & (c["model"] == cv.model)
-                 & (c["precision"] == cv.precision) & ~np.isnan(target)
+        match = (need & (c["accelerator"] == cv.accelerator) & (c["model"] == cv.model)
+                 & (c["precision"] == cv.precision) & ~np.isnan(target) & ((stack == BEST) | (stack == cv.stack))
                  & (np.abs(np.log(np.maximum(i_req, 1.0) / cv.input_tokens)) <= np.log(LENGTH_TOLERANCE))
                  & (np.abs(np.log(np.maximum(o_req, 1e-9) / cv.output_tokens)) <= np.log(LENGTH_TOLERANCE)))
         if not match.any():
             continue
         d = cv.at(np.where(match, target, np.nan))
-        hit = match & ~np.isnan(d)
+        hit = match & ~np.isnan(d) & (np.nan_to_num(d, nan=-np.inf) > best_d)
         out["outside_measured_range"] |= match & np.isnan(d)  # no extrapolation: the roofline answers instead
+        best_d = np.where(hit, d, best_d)
         c["output_tokens_per_s_per_accelerator"] = np.where(hit, d, c["output_tokens_per_s_per_accelerator"])
         out["throughput_source"] = np.where(hit, SOURCE_CURVE, out["throughput_source"])
         out["throughput_curve"] = np.where(hit, cv.curve_id, out["throughput_curve"])
+        out["serving_stack_used"] = np.where(hit, cv.stack, out["serving_stack_used"])
         out["output_tokens_per_s_per_user"] = np.where(hit, target, out["output_tokens_per_s_per_user"])
         from_curve |= hit
     out["outside_measured_range"] &= ~from_curve
@@ -198,7 +237,14 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
     if not need.any():
         return out
 
-    # 2. roofline
+    # 2. roofline: the pinned stack's terms (and its replica size where none is given), else the plain stack
+    out["serving_stack_used"] = np.where(need, np.where(
+        stack == BEST, ROOFLINE_STACK + " (no published stack measured for this pair, lengths and speed)",
+        stack + " (roofline with its terms: no measured curve for this pair, lengths and speed)"),
+        out["serving_stack_used"])
+    pinned_n = stack_columns(np.where(need, stack, BEST))["replica"]
+    c["accelerators_per_replica"] = np.where(need & np.isnan(c["accelerators_per_replica"]), pinned_n,
+                                             c["accelerators_per_replica"])
     rl = Roofline(c, m, calibration)
     best = _best_replica(c, rl, need, target)
     describable = accelerator_figure(c["accelerator"], "roofline", "") != "no"  # dataflow/SRAM systems are not
@@ -212,7 +258,7 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
                                                        c["input_tokens_per_s_per_accelerator"])
     c["accelerators_per_replica"] = np.where(est, n_best, c["accelerators_per_replica"])
     mem_t = rl.memory_s(b_best, n_best) + rl.overhead
-    out["output_tokens_per_s_per_user"] = np.where(est, 1.0 / rl.mixed_step(b_best, n_best),
+    out["output_tokens_per_s_per_user"] = np.where(est, 1.0 / rl.user_step(b_best, n_best),
                                                    out["output_tokens_per_s_per_user"])
     out["batch_size"] = np.where(est, best["b"], np.nan)
     out["time_to_first_token_s"] = np.where(est, rl.time_to_first_token(b_best, n_best), np.nan)
@@ -226,7 +272,8 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
     if bad.any():
         reasons = _reasons(c, bad, rl.peak, best["any_fit"], best["speed_at_1"], rl.weights, rl.kv_max)
         out["feasible"] = ~bad
-        out["infeasible_reason"] = reasons
+        out["infeasible_reason"] = np.where(bad & (stack != BEST), reasons + " (serving stack " + stack.astype(str)
+                                            + ": roofline with its terms, no measured curve for this pair)", reasons)
     return out
 
 
@@ -250,9 +297,9 @@ def _best_replica(c: dict[str, Array], rl: Roofline, need: Array, target: Array)
         cap_b = np.nan_to_num(np.where(allowed, np.minimum(bmem, c["max_batch_size"]), 0.0), nan=0.0)
         fits = cap_b >= 1
         best["any_fit"] |= fits
-        s1 = 1.0 / rl.mixed_step(np.ones(n_rows), n)
+        s1 = 1.0 / rl.user_step(np.ones(n_rows), n)
         best["speed_at_1"] = np.where(fits & ~(best["speed_at_1"] >= s1), s1, best["speed_at_1"])
-        b = _largest_batch(lambda bb, n=n: ~(1.0 / rl.mixed_step(bb, n) < target), cap_b)
+        b = _largest_batch(lambda bb, n=n: ~(1.0 / rl.user_step(bb, n) < target), cap_b)
         bb = np.maximum(b, 1.0)
         effective = np.where(b >= 1, bb / (n * rl.mixed_step(bb, n)), -1.0)
         better = effective > best["effective"]
@@ -318,6 +365,17 @@ class Roofline:
         self.linear_flops_tok = 2.0 * m["active_params_b"] * 1e9
         self.flops_tok = self.linear_flops_tok + self.attention_flops * self.attention_cost
         self.weights = m["total_params_b"] * 1e9 * self.bpp
+        # the serving stack's terms (plain stack for best/empty): speculation, expert parallelism, disaggregation
+        st = stack_columns(c["serving_stack"] if "serving_stack" in c else np.full(len(self.bw), BEST, object))
+        self.spec_k, self.spec_e, self.draft_f = st["k"], st["e"], st["draft"]
+        self.ep, self.attn_tp, self.disagg, self.scale_out = st["ep"], st["attn_tp"], st["disagg"], st["scale_out"]
+        dp_attention = ~np.isnan(self.attn_tp)
+        ep_weights = th.expert_parallel_weight_bytes(m["total_params_b"], m["active_params_b"], m["experts"],
+                                                     m["experts_per_token"], self.bpp, self.ep, self.attn_tp)
+        # DP attention copies the non-expert weights in each of the EP group's attention groups: held and read
+        self.weights_copied = np.where(dp_attention & (self.ep > 1), ep_weights - self.weights, 0.0)
+        self.weights = self.weights + self.weights_copied
+        self.kv_prompt = th.kv_bytes_per_sequence(self.i_miss, *args)
         # prefill FLOPs per prompt token: linear layers plus causal attention over the prompt (half of I^2)
         i_p = np.maximum(self.i_miss, 1.0)
         self.prefill_flops_tok = 2.0 * m["active_params_b"] * 1e9 + m["full_attention_layers"] * i_p * m[
@@ -326,7 +384,7 @@ class Roofline:
     def weights_read(self, batch: Array) -> Array:
         m = self.m
         return th.weight_bytes_read(batch, m["total_params_b"], m["active_params_b"], m["experts"],
-                                    m["experts_per_token"], self.bpp)
+                                    m["experts_per_token"], self.bpp) + self.weights_copied
 
     def memory_s(self, batch: Array, n: Array) -> Array:
         return (self.weights_read(batch) + batch * self.kv_avg) / (n * self.bw * 1e12 * self.eff_bw)
@@ -335,15 +393,38 @@ class Roofline:
         return batch * self.flops_tok / (n * self.peak * 1e12 * self.eff_f)
 
     def communication_s(self, tokens: Array | float, n: Array) -> Array:
-        """Tensor-parallel all-reduces of one forward pass over ``tokens`` tokens [s]."""
-        return th.tensor_parallel_s(tokens, self.m["hidden_size"], self.m["layers"], n, self.link_gb_per_s,
-                                    self.link_latency_us)
+        """Tensor-parallel all-reduces of one forward pass over ``tokens`` tokens (within the attention's TP group:
+        the replica, or 1 under DP attention), plus the expert-parallel all-to-all of the stack [s]."""
+        m = self.m
+        tp = np.where(np.isnan(self.attn_tp), n, self.attn_tp)
+        return th.tensor_parallel_s(tokens, m["hidden_size"], m["layers"], tp, self.link_gb_per_s,
+                                    self.link_latency_us) + th.all_to_all_s(
+            tokens, m["hidden_size"], m["experts_per_token"], m["layers"], np.minimum(self.ep, n),
+            self.link_gb_per_s, self.link_latency_us)
+
+    def plain_step(self, batch: Array, n: Array, tokens_per_seq: Array | float = 1.0) -> Array:
+        """One forward pass of the target model over ``tokens_per_seq`` tokens of each of B sequences [s]."""
+        tokens = batch * tokens_per_seq
+        return th.decode_step_s(tokens, n, self.bw, self.peak, self.eff_bw, self.eff_f, self.weights_read(tokens),
+                                self.kv_avg / tokens_per_seq, self.linear_flops_tok, self.overhead,
+                                self.attention_flops * self.attention_cost) + self.communication_s(tokens, n) + (
+            tokens * self.token_overhead_s)
 
     def step(self, batch: Array, n: Array) -> Array:
-        return th.decode_step_s(batch, n, self.bw, self.peak, self.eff_bw, self.eff_f, self.weights_read(batch),
-                                self.kv_avg, self.linear_flops_tok, self.overhead,
-                                self.attention_flops * self.attention_cost) + self.communication_s(batch, n) + (
-            batch * self.token_overhead_s)
+        """Time per emitted token of each of B sequences [s]: the plain decode step, or under speculative decoding
+        the verification of k + 1 tokens per sequence plus k draft steps, over the E tokens accepted
+        (:func:`economics.throughput.speculative_step_s`)."""
+        plain = self.plain_step(batch, n)
+        if not (self.spec_k > 0).any():
+            return plain
+        verify = self.plain_step(batch, n, self.spec_k + 1.0)
+        spec = th.speculative_step_s(verify, plain, self.spec_k, self.draft_f, self.spec_e)
+        return np.where(self.spec_k > 0, spec, plain)
+
+    def user_step(self, batch: Array, n: Array) -> Array:
+        """Time between a user's tokens [s]: the mixed step with its chunked prefill, or the bare decode step when
+        prefill runs on other accelerators (disaggregated stack)."""
+        return np.where(self.disagg, self.step(batch, n), self.mixed_step(batch, n))
 
     def prefill_rate(self, n: Array) -> Array:
         """Prompt tokens/s of a replica of n accelerators when prefill rides in large batches (weights read once
@@ -375,8 +456,9 @@ class Roofline:
         p_rep = self.prefill_rate(n)
         t_mix = self.mixed_step(batch, n, t)
         share = (t_mix - t) / t_mix
-        return self.request_overhead_s + t + th.queued_time_to_first_token_s(cap.prefill_seconds(self.i_miss, p_rep),
-                                                                             share)
+        kv_link = np.where(self.disagg, th.kv_transfer_s(self.kv_prompt, self.scale_out), 0.0)
+        return self.request_overhead_s + t + kv_link + th.queued_time_to_first_token_s(
+            cap.prefill_seconds(self.i_miss, p_rep), np.where(self.disagg, 0.0, share))
 
 
 def stored_factors(accelerators: Array, models: Array | None = None) -> dict[str, Array]:

@@ -93,12 +93,23 @@ def _cost_along(scenario: dict[str, Any], per_acc: np.ndarray, prefill: np.ndarr
     return out[["cost_usd_per_m_tokens", "cost_usd_per_m_output_tokens", "accelerators", "utilization"]]
 
 
+def chosen_stack(scenario: dict[str, Any]) -> str:
+    """The serving stack the estimate uses for this scenario at its per-user target (``serving_stack_used``): the
+    pinned stack, the best published one at the target, or the roofline's label; '' when the throughput is given."""
+    cols, problems = validate(pd.DataFrame([scenario]))
+    if problems:
+        return ""
+    return str(fill_throughput(cols)["serving_stack_used"][0])
+
+
 def interactivity_curve(scenario: Scenario | dict[str, Any], max_batch: int = 256) -> dict[str, pd.DataFrame]:
     """For one scenario: ``front`` (the roofline Pareto front: decode throughput, prefill rate, effective output
     throughput with prefill time included, and cost per M tokens along it at the scenario's fleet, demand and
-    prices) and ``measured`` (measured points for the same accelerator, model and precision,
-    with their cost). Throughput fields of the scenario are ignored: the curve is what the hardware can do."""
+    prices) and ``measured`` (measured points of every serving stack for the same accelerator, model and precision,
+    with their stack, whether it is the one the estimate chose (``chosen``) and their cost). Throughput fields of
+    the scenario are ignored: the curve is what the hardware can do."""
     s = as_scenario(scenario).model_dump()
+    chosen = chosen_stack(s)
     s.update(output_tokens_per_s_per_accelerator=None, input_tokens_per_s_per_accelerator=None,
              target_output_tokens_per_s_per_user=None)
     front = pareto_front(curve_table(pd.DataFrame([s]), max_batch))
@@ -121,11 +132,12 @@ def interactivity_curve(scenario: Scenario | dict[str, Any], max_batch: int = 25
     for cv in curves():
         if (cv.accelerator, cv.model, cv.precision) == (s["accelerator"], s["model"], s["precision"]):
             measured.append(pd.DataFrame({
-                "curve": cv.curve_id, "input_tokens": cv.input_tokens, "output_tokens": cv.output_tokens,
+                "curve": cv.curve_id, "serving_stack": cv.stack, "chosen": cv.stack == chosen,
+                "input_tokens": cv.input_tokens, "output_tokens": cv.output_tokens,
                 "output_tokens_per_s_per_user": cv.per_user, "output_tokens_per_s_per_accelerator": cv.per_accelerator,
             }))
     meas = pd.concat(measured, ignore_index=True) if measured else pd.DataFrame(
-        columns=["curve", "input_tokens", "output_tokens", "output_tokens_per_s_per_user",
+        columns=["curve", "serving_stack", "chosen", "input_tokens", "output_tokens", "output_tokens_per_s_per_user",
                  "output_tokens_per_s_per_accelerator"])
     if len(meas):
         costs = _cost_along(s, meas["output_tokens_per_s_per_accelerator"].to_numpy(), np.full(len(meas), np.nan))

@@ -234,3 +234,104 @@ def queued_time_to_first_token_s(prefill_s_one_request: ArrayLike, prefill_share
     """
     rho = np.clip(np.nan_to_num(_a(prefill_share), nan=0.0), 0.0, 0.95)
     return _a(prefill_s_one_request) * (1.0 + rho / (2.0 * (1.0 - rho)))
+
+
+# --- serving-stack terms: speculative decoding, expert parallelism, disaggregation (data/serving_stacks.csv) ---
+
+
+def speculative_tokens_per_step(acceptance: ArrayLike, draft_tokens: ArrayLike) -> F:
+    """Expected tokens a sequence emits per verification step with k draft tokens, each accepted with probability
+    alpha until the first rejection, plus the token the target model always adds. [token]
+
+    .. math:: E = \\frac{1 - \\alpha^{k+1}}{1 - \\alpha}   (\\alpha = 1: E = k + 1; k = 0: E = 1)
+
+    Reference: Leviathan, Kalman & Matias, "Fast Inference from Transformers via Speculative Decoding", ICML 2023
+    (eq. 1); DeepSeek-V3 report arXiv:2412.19437 sec. 5.4.3 (MTP, one draft token, 85-90 % acceptance).
+
+    >>> round(float(speculative_tokens_per_step(0.85, 1)), 6), round(float(speculative_tokens_per_step(0.8, 3)), 4)
+    (1.85, 2.952)
+    >>> float(speculative_tokens_per_step(1.0, 2)), float(speculative_tokens_per_step(0.7, 0))
+    (3.0, 1.0)
+    """
+    a, k = np.clip(np.nan_to_num(_a(acceptance), nan=0.0), 0.0, 1.0), np.maximum(np.nan_to_num(_a(draft_tokens)), 0.0)
+    safe = np.where(a < 1.0, a, 0.0)
+    return np.where(a < 1.0, (1.0 - safe ** (k + 1.0)) / (1.0 - safe), k + 1.0)
+
+
+def speculative_step_s(verify_step_s: ArrayLike, plain_step_s: ArrayLike, draft_tokens: ArrayLike,
+                       draft_cost_fraction: ArrayLike, tokens_per_step: ArrayLike) -> F:
+    """Time per emitted token of a sequence under speculative decoding [s]: one verification step of the target
+    model over the k + 1 tokens of every sequence, plus k draft steps each costing a fraction f_d of a plain
+    decode step, shared by the E tokens accepted on average.
+
+    .. math:: t_{tok} = \\frac{t_{verify}(B (k+1)) + k f_d t(B)}{E}
+
+    >>> round(float(speculative_step_s(0.012, 0.010, 1, 1 / 61, 1.85)) * 1e3, 4)   # MTP on a 61-layer model
+    6.5751
+    """
+    k = np.maximum(np.nan_to_num(_a(draft_tokens)), 0.0)
+    return (_a(verify_step_s) + k * np.nan_to_num(_a(draft_cost_fraction)) * _a(plain_step_s)) / np.maximum(
+        _a(tokens_per_step), 1.0)
+
+
+def all_to_all_s(tokens: ArrayLike, hidden_size: ArrayLike, experts_per_token: ArrayLike, moe_layers: ArrayLike,
+                 expert_parallel: ArrayLike, link_gb_per_s: ArrayLike, latency_us: ArrayLike,
+                 bytes_per_value: float = 1.5) -> F:
+    """Expert-parallel dispatch and combine of one forward pass over T tokens spread over an EP group of e
+    accelerators [s]: each token's hidden state goes to its k experts and comes back; the share (e - 1) / e lands on
+    another accelerator, and each accelerator sends its T / e tokens' share over its own link.
+
+    .. math:: t_{A2A} = [e > 1] \\; L_{moe} \\left(2 \\lambda + \\frac{2 T k h b (e - 1) / e}{e \\, BW_{link}}\\right)
+
+    b = 1.5 byte per value on average: FP8 dispatch (1 byte) and BF16 combine (2 bytes), as DeepEP does. An unknown
+    link (NaN) contributes nothing. Reference: DeepSeek-V3 report arXiv:2412.19437 sec. 3.2.2 and 3.4 (EP all-to-all,
+    FP8 dispatch, BF16 combine); Rajbhandari et al., "DeepSpeed-MoE", ICML 2022 (two all-to-alls per MoE layer).
+
+    >>> round(float(all_to_all_s(256, 7168, 8, 58, 8, 450, 5)) * 1e3, 4)   # DeepSeek-V3, 256 tokens, EP8, NVLink 4
+    1.2008
+    >>> float(all_to_all_s(256, 7168, 8, 58, 1, 450, 5))
+    0.0
+    """
+    e = np.maximum(np.nan_to_num(_a(expert_parallel), nan=1.0), 1.0)
+    bw, lat = np.nan_to_num(_a(link_gb_per_s), nan=np.inf), np.nan_to_num(_a(latency_us), nan=0.0)
+    sent = 2.0 * _a(tokens) * _a(experts_per_token) * _a(hidden_size) * bytes_per_value * (e - 1.0) / e / e
+    return np.where(e > 1.0, _a(moe_layers) * (2.0 * lat * 1e-6 + sent / (bw * 1e9)), 0.0)
+
+
+def expert_parallel_weight_bytes(total_params_b: ArrayLike, active_params_b: ArrayLike, experts: ArrayLike,
+                                 experts_per_token: ArrayLike, bytes_per_param: ArrayLike, accelerators: ArrayLike,
+                                 attention_tensor_parallel: ArrayLike) -> F:
+    """Weight bytes a replica of n accelerators holds when the routed experts are spread over all n (expert
+    parallelism) and the rest (attention, shared experts, embeddings) is split only over the attention's
+    tensor-parallel group t and copied in each of the n / t data-parallel attention groups. [byte]
+
+    .. math:: W_{EP} = b \\left(\\frac{n}{t} (N_{tot} - E N_e) + E N_e\\right)
+
+    t = n is plain tensor parallelism (W = N_tot b). Reference: DeepSeek-V3 report arXiv:2412.19437 sec. 3.4
+    (decoding: EP with DP attention).
+
+    >>> round(float(expert_parallel_weight_bytes(671, 37, 256, 8, 1, 8, 1)) / 1e9, 2)   # DeepSeek-V3 FP8, EP8, DP8
+    786.84
+    >>> round(float(expert_parallel_weight_bytes(671, 37, 256, 8, 1, 8, 8)) / 1e9, 2)
+    671.0
+    """
+    ne = expert_params_b(total_params_b, active_params_b, experts, experts_per_token)
+    routed = _a(experts) * ne
+    copies = _a(accelerators) / np.maximum(_a(attention_tensor_parallel), 1.0)
+    return (copies * (_a(total_params_b) - routed) + routed) * 1e9 * _a(bytes_per_param)
+
+
+def kv_transfer_s(kv_bytes: ArrayLike, link_gb_per_s: ArrayLike, latency_us: ArrayLike = 0.0) -> F:
+    """Time to move a prompt's KV cache from the prefill to the decode accelerators in disaggregated serving [s],
+    added to the time to first token.
+
+    .. math:: t_{KV} = \\lambda + KV(I) / BW_{link}
+
+    An unknown link (NaN) contributes nothing. Reference: Zhong et al., "DistServe", OSDI 2024 (KV transfer between
+    prefill and decode instances).
+
+    >>> round(float(kv_transfer_s(61 * 576 * 1024, 50, 10)) * 1e3, 4)   # DeepSeek-V3 FP8 KV of 1,024 tokens, 400 Gb/s
+    0.7296
+    """
+    bw = np.nan_to_num(_a(link_gb_per_s), nan=np.inf)
+    return np.nan_to_num(_a(latency_us), nan=0.0) * 1e-6 + _a(kv_bytes) / (bw * 1e9)

@@ -151,7 +151,16 @@ def test_no_extrapolation_beyond_the_measured_range() -> None:
 def test_interactivity_curve_front_and_measured_points() -> None:
     r = interactivity_curve(CURVE_SCENARIO)
     front, measured = r["front"], r["measured"]
-    assert len(front) > 10 and len(measured) == 15
+    # H200 x DeepSeek-R1 FP8: SGLang TP8 (3 lengths x 5 points), Dynamo+SGLang (5) and Dynamo+TRT-LLM (2), 1k/1k
+    assert len(front) > 10 and len(measured) == 22
+    assert measured.groupby("serving_stack").size().to_dict() == {
+        "sglang-0.5.9-tp8": 15, "dynamo-sglang-0.5.8.post1-tp8-ep8-disagg": 5, "dynamo-trtllm-0.8.1-tp8-ep8-disagg": 2}
+    # no target: the roofline's most throughput, no measured stack chosen; at 22 tokens/s per user the Dynamo +
+    # TRT-LLM front is the highest (tests/test_stacks.py works its 969.9 by hand), at 30 SGLang TP8's (232 > 193)
+    assert not measured["chosen"].any()
+    for target, stack in ((22.0, "dynamo-trtllm-0.8.1-tp8-ep8-disagg"), (30.0, "sglang-0.5.9-tp8")):
+        m = interactivity_curve({**CURVE_SCENARIO, "target_output_tokens_per_s_per_user": target})["measured"]
+        assert set(m.loc[m["chosen"], "serving_stack"]) == {stack}
     assert front["output_tokens_per_s_per_user"].is_monotonic_increasing
     assert front["output_tokens_per_s_per_accelerator"].is_monotonic_decreasing
     assert (front["cost_usd_per_m_tokens"].astype(float).diff().dropna() >= -1e-12).all()
