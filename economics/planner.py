@@ -471,6 +471,14 @@ def hosting_variants(cands: list[Candidate], s: Scenario) -> tuple[list[Candidat
 
 
 def _cooling_modes(hardware: str, facility: str, allow_retrofit: bool) -> list[str]:
+    """How on-site hardware can be cooled in a facility: its own hall's cooling, or a liquid retrofit of an air hall
+    (when allowed; for hardware that can run on air too, a choice the MILP makes: denser racks, lower PUE).
+
+    >>> _cooling_modes("liquid", "air", False), _cooling_modes("liquid", "air", True)
+    ([], ['liquid retrofit'])
+    >>> _cooling_modes("air_or_liquid", "air", True), _cooling_modes("air", "hybrid", True)
+    (['air', 'liquid retrofit'], ['air'])
+    """
     if facility == "liquid":
         return ["liquid"]
     if facility == "hybrid":
@@ -536,6 +544,18 @@ def candidate_costs(c: Candidate, s: Scenario) -> Costs:
 
     Existing systems pay no capital (their purchase is sunk); their maintenance is on their book value, as in the
     retrofit study. Rented systems are off site: the rent (plus energy when it excludes energy).
+
+    An 8-GPU server of 240,000 USD and 10.2 kW at 10 % over 5 years (CRF 0.263797 -> 7.2273 USD/h), 3 %
+    maintenance (0.8219 USD/h), 184.06 USD/kW-month colocation (10.2 x 184.06 x 12 / 8,760 = 2.5718 USD/h) and a
+    30 % idle draw at PUE 1.5 and 0.0806 USD/kWh (10.2 x 0.3 x 1.5 x 0.0806 = 0.3700 USD/h; busy, the other 70 %:
+    0.8632 USD/h):
+
+    >>> s = Scenario(pue=1.5, cost_of_capital=0.1, depreciation_years=5, maintenance_fraction_per_year=0.03,
+    ...              electricity_usd_per_kwh=0.0806, colocation_usd_per_kw_month=184.06, idle_power_fraction=0.3,
+    ...              facility_capex_usd_per_kw=0, software_usd_per_accelerator_year=0)
+    >>> k = candidate_costs(Candidate("h100", "own", system_power_kw=10.2, price_usd_per_system=240_000.0), s)
+    >>> round(k.fixed_usd_per_hour, 3), round(k.busy_energy_usd_per_hour, 4), k.capex_usd
+    (10.991, 0.8632, 240000.0)
     """
     r, n = float(s.cost_of_capital), float(s.depreciation_years)
     mode = c.cooling_mode
@@ -1019,6 +1039,18 @@ def plan(scenario: Scenario | dict[str, Any], settings: PlanSettings | None = No
     ``candidates`` (e.g. from :func:`read_candidates_csv`) replace the catalog; else the catalog's accelerators
     (``accelerators``, default all) are used with their estimated or measured rates, plus the existing fleet.
     Never raises for a plan that cannot be met: the result says why, with the numbers.
+
+    One request/s of 100 output tokens on a system serving 100 tokens/s bought for 3,650 USD over one year at 0 %
+    (3,650 / 365 = 10 USD a day, nothing else charged):
+
+    >>> s = Scenario(name="d", input_tokens_per_request=0, output_tokens_per_request=100,
+    ...              demand_output_tokens_per_day=8_640_000, cost_of_capital=0, depreciation_years=1,
+    ...              maintenance_fraction_per_year=0, electricity_usd_per_kwh=0, colocation_usd_per_kw_month=0)
+    >>> box = Candidate("box", "own", accelerators_per_system=1, system_power_kw=1.0, price_usd_per_system=3650.0,
+    ...                 output_tokens_per_s_per_system=100.0, accelerators_per_replica=1, roles=("aggregated",))
+    >>> r = plan(s, PlanSettings(demand_profile="flat", spares=False), [box])
+    >>> r.plan[["name", "role", "systems"]].values.tolist(), round(r.summary["cost_usd_per_day"], 2)
+    ([['box', 'aggregated', 1]], 10.0)
     """
     s = as_scenario(scenario)
     settings = settings or PlanSettings()
