@@ -36,6 +36,19 @@ def evaluate(scenario: Mapping[str, Any]) -> dict[str, Any]:
     return _evaluate(canonical(scenario))
 
 
+@st.cache_data(max_entries=256, show_spinner=False)
+def _explanation(key: str) -> str:
+    return economics.explain_text(json.loads(key))
+
+
+def explanation(scenario: Mapping[str, Any], key: str) -> None:
+    """The derivation (every output with the numbers substituted), on request only: it is the slowest part of a
+    run, so it is written out when the toggle is on, and cached per scenario."""
+    if st.toggle("How this is computed", key=key,
+                 help="Every output with the scenario's numbers substituted, and where each input comes from"):
+        st.code(_explanation(canonical(scenario)), language=None)
+
+
 def baseline_result() -> dict[str, Any] | None:
     """The pinned baseline, evaluated (None without one, or if it does not evaluate)."""
     pinned = state.baseline()

@@ -31,11 +31,6 @@ WARNING_COLOR = "#d62728"
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def _explanation(key: str) -> str:
-    return economics.explain_text(json.loads(key))
-
-
-@st.cache_data(max_entries=256, show_spinner=False)
 def _cost_curve(key: str) -> Any:
     return cost_vs_utilization(json.loads(key), points=20)
 
@@ -148,7 +143,4 @@ common.show_table(margins, key="api_prices", columns=[
         "price_usd_per_m_output_tokens": ("Output price [USD/M token]", "usd_rate")})
 
 common.share()
-# the derivation is written out on request only: it is the slowest part of a rerun
-if st.toggle("How this is computed", key="show_derivation",
-             help="Every output with the scenario's numbers substituted, and where each input comes from"):
-    st.code(_explanation(key), language=None)
+common.explanation(scenario, key="show_derivation")

@@ -118,5 +118,4 @@ elif choices:
 
 common.share()
 if result["feasible"]:
-    with st.expander("How this is computed"):
-        st.code(economics.explain_text(scenario), language=None)
+    common.explanation(scenario, key="show_derivation")

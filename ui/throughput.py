@@ -129,5 +129,4 @@ st.dataframe(shown.assign(fitted=[fmt.yes_no(v) for v in shown["fitted"]]), hide
 
 common.share()
 if result["feasible"]:
-    with st.expander("How this is computed"):
-        st.code(economics.explain_text(scenario), language=None)
+    common.explanation(scenario, key="show_derivation")

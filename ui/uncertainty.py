@@ -171,7 +171,7 @@ st.altair_chart(alt.layer(alt.Chart(chart_data).mark_bar().encode(
              alt.Tooltip("output_at_high:Q", format="$,.4f", title="cost at high")]), base_rule), width="stretch")
 
 st.subheader("Monte Carlo: distribution of cost per M tokens")
-st.altair_chart(alt.Chart(mc.samples).mark_bar().encode(
+st.altair_chart(alt.Chart(mc.samples[["cost_usd_per_m_tokens"]]).mark_bar().encode(
     x=alt.X("cost_usd_per_m_tokens:Q", bin=alt.Bin(maxbins=40), title="Cost [USD per M tokens]"),
     y=alt.Y("count():Q", title="Samples")), width="stretch")
 common.show_table(mc.summary, key="mc_summary", extra={"output": ("Output", "text")})
