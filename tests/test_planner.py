@@ -375,3 +375,21 @@ def test_availability_and_spares_by_hand() -> None:
     # 10 systems needed, each down with q = 0.003774: P(0 down of 10) = 0.9629 < 0.999;
     # with 1 spare P(<= 1 down of 11) = 0.99926 -> 1 spare
     assert spares_needed(10, a, 0.999) == 1
+
+
+def test_kv_link_between_pools_by_hand() -> None:
+    # Llama 3.1 70B in BF16 keeps 80 layers x 8 KV heads x 128 x 2 (K, V) x 2 bytes = 327,680 bytes per token.
+    # 10 requests/s x 1,000 uncached input tokens = 10,000 tokens/s to move from prefill to decode: 3.2768 GB/s.
+    s = scenario(model="llama-3.1-70b", demand_output_tokens_per_day=10 * 100 * 86400.0, kv_link_gb_per_s=1.0)
+    p = box("P", usd_per_day=100, prefill=10_000, decode=100, roles=("prefill",))
+    d = box("D", usd_per_day=100, prefill=1_000, decode=1_000, roles=("decode",))
+    result = plan(s, EXACT, [p, d])
+    assert not result.feasible
+    assert result.reason == "KV link: serving the demand needs at least 3.3 GB/s; 1.0 GB/s available"
+    # with an aggregated role allowed too, the link carries what it can and the rest is served aggregated
+    d_agg = box("D", usd_per_day=100, prefill=1_000, decode=1_000, roles=("decode", "aggregated"))
+    mixed = plan(s, EXACT, [p, d_agg])
+    assert mixed.feasible
+    link = mixed.constraints.set_index("constraint").loc["KV link"]
+    assert link["used"] <= 1.0 + 1e-9 and bool(link["binding"])
+    assert mixed.summary["cost_usd_per_day"] > 200.0  # dearer than the unlimited 1 P + 1 D
