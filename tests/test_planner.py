@@ -10,6 +10,7 @@ import itertools
 import json
 import math
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -393,3 +394,24 @@ def test_kv_link_between_pools_by_hand() -> None:
     link = mixed.constraints.set_index("constraint").loc["KV link"]
     assert link["used"] <= 1.0 + 1e-9 and bool(link["binding"])
     assert mixed.summary["cost_usd_per_day"] > 200.0  # dearer than the unlimited 1 P + 1 D
+
+
+def test_racks_force_the_liquid_retrofit_and_the_budget_can_forbid_it() -> None:
+    # 6 systems of 10 kW, air_or_liquid, 10 USD/day each. An air rack (30 kW) holds 3; a liquid one (150 kW) 15.
+    # Retrofit: 2 M USD/MW x 0.01 MW = 20,000 USD a system, over 20 years at 0 %: 20,000 / 7,300 = 2.7397 USD/day.
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=6 * 100 * 86400.0,
+                 allow_liquid_retrofit=True, liquid_retrofit_usd_per_mw=2e6, facility_depreciation_years=20)
+    a = Candidate(name="a", ownership="own", accelerators_per_system=1, system_power_kw=10.0,
+                  price_usd_per_system=3650.0, output_tokens_per_s_per_system=100.0, accelerators_per_replica=1,
+                  roles=("aggregated",), hardware_cooling="air_or_liquid")
+    free = plan(s, EXACT, [a])
+    assert rows(free) == {("a", "aggregated"): 6} and free.summary["racks"] == 2  # air: 6 x 10 = 60 USD/day
+    assert free.summary["cost_usd_per_day"] == pytest.approx(60.0, rel=1e-9)
+    one_rack = PlanSettings(demand_profile="flat", spares=False, max_racks=1)
+    tight = plan(s, one_rack, [a])
+    assert rows(tight) == {("a (liquid retrofit)", "aggregated"): 6} and tight.summary["racks"] == 1
+    assert tight.summary["cost_usd_per_day"] == pytest.approx(6 * (10 + 20_000 / 7_300), rel=1e-9)
+    assert tight.summary["capex_usd"] == pytest.approx(6 * (3650 + 20_000))
+    # capex 141,900 USD against a 100,000 budget: stretching the budget by 42 % beats doubling the racks
+    broke = plan(s, replace(one_rack, capex_budget_usd=100_000), [a])
+    assert broke.reason == "capex budget: serving the demand needs at least 0.14 M USD; 0.10 M USD available"
