@@ -431,3 +431,40 @@ def holdout_text() -> str:
     lines += ["", f"output tokens/s per accelerator, prefill included; TTFT over {int(summary['ttft_points'])} "
                   "measured points (saturated points excluded)"]
     return "\n".join(lines) + "\n"
+
+
+def stack_check(factors: dict[str, Any] | None = None) -> pd.DataFrame:
+    """The roofline with each serving stack's terms (speculative decoding, expert parallelism, disaggregation)
+    against the measured points of those stacks, which the fit never sees: one row per point with the measured and
+    predicted output tokens/s per accelerator (prefill included) and the error [%].
+
+    Each point is predicted at its measured per-user speed with its stack pinned and no measured curve; a
+    disaggregated deployment spreads its concurrency over all its accelerators, so a decode replica of n holds at
+    most concurrency x n / accelerators sequences. Saturated points (requests queued before decoding) are left out.
+    """
+    t = catalog.throughput_curves()
+    ep = pd.to_numeric(t["expert_parallel"], errors="coerce").fillna(1.0)
+    t = t[((t["speculative_decoding"] != "none") | (t["disaggregated"] == "yes") | (ep > 1))
+          & ~t["note"].str.contains("saturated")].reset_index(drop=True)
+    stacks = catalog.serving_stacks()
+    replica = pd.to_numeric(t["serving_stack"].map(stacks["tensor_parallel"]), errors="coerce").to_numpy(dtype=float)
+    conc = t["concurrency"].astype(float).to_numpy()
+    share = np.where(t["disaggregated"] == "yes", replica / t["accelerator_count"].astype(float).to_numpy(), 1.0)
+    frame = pd.DataFrame({
+        "accelerator": t["accelerator"], "model": t["model"], "precision": t["precision"],
+        "input_tokens_per_request": t["input_tokens"], "output_tokens_per_request": t["output_tokens"],
+        "target_output_tokens_per_s_per_user": t["output_tokens_per_s_per_user"], "serving_stack": t["serving_stack"],
+        "max_batch_size": np.maximum(np.floor(conc * share), 1.0), "accelerator_count": 1.0, "ownership": "rent",
+        "rent_usd_per_accelerator_hour": 1.0})
+    cols, _ = validate(frame)
+    n = len(frame)
+    cal = None if factors is None else {f: np.full(n, float(factors.get(f, 0.0))) for f in FITTED}
+    fill_throughput(cols, cal, use_curves=False)
+    o = cols["output_tokens_per_request"]
+    predicted = o * cap.requests_per_s_per_accelerator(cols["input_tokens_per_request"], o, 0.0,
+                                                       cols["input_tokens_per_s_per_accelerator"],
+                                                       cols["output_tokens_per_s_per_accelerator"])
+    measured = t["output_tokens_per_s_per_accelerator"].astype(float).to_numpy()
+    return pd.DataFrame({"point": t["curve_id"] + " @ " + t["output_tokens_per_s_per_user"],
+                         "serving_stack": t["serving_stack"], "measured": measured, "predicted": predicted,
+                         "error_pct": (predicted / measured - 1.0) * 100.0})

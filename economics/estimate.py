@@ -113,6 +113,34 @@ def curves() -> tuple[Curve, ...]:
     return tuple(out)
 
 
+def stack_curves(accelerator: str, model: str, precision: str, input_tokens: float,
+                 output_tokens: float) -> list[Curve]:
+    """Every stack's measured curve for the pair whose lengths are within :data:`LENGTH_TOLERANCE` of these."""
+    tol = np.log(LENGTH_TOLERANCE)
+    return [cv for cv in curves() if (cv.accelerator, cv.model, cv.precision) == (accelerator, model, precision)
+            and abs(np.log(max(input_tokens, 1.0) / cv.input_tokens)) <= tol
+            and abs(np.log(max(output_tokens, 1e-9) / cv.output_tokens)) <= tol]
+
+
+def best_at(candidates: list[Curve], per_user: float) -> tuple[Curve | None, float]:
+    """The curve with the most output tokens/s per accelerator at a per-user speed, among those whose measured
+    range holds it (the upper envelope of the stacks' fronts; never extrapolated), and that throughput; (None, NaN)
+    when no curve covers the speed. Ties keep the first. The rule of ``serving_stack=best`` in
+    :func:`fill_throughput`.
+
+    >>> a = Curve("a", "x", "m", "fp8", 1.0, 1.0, np.array([10.0, 30.0]), np.array([100.0, 40.0]), "A")
+    >>> b = Curve("b", "x", "m", "fp8", 1.0, 1.0, np.array([20.0, 40.0]), np.array([80.0, 20.0]), "B")
+    >>> [(cv.stack if cv else None, round(v, 3)) for cv, v in (best_at([a, b], t) for t in (15.0, 25.0, 35.0))]
+    [('A', 85.0), ('B', 65.0), ('B', 35.0)]
+    """
+    best, value = None, float("nan")
+    for cv in candidates:
+        d = float(cv.at(np.array([per_user]))[0])
+        if not np.isnan(d) and (best is None or d > value):
+            best, value = cv, d
+    return best, value
+
+
 def _model_columns(model_ids: Array) -> dict[str, Array]:
     table = catalog.models()
     codes = pd.Index(table.index).get_indexer(np.asarray(model_ids, dtype=object))
