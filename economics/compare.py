@@ -11,7 +11,8 @@ from .outputs import cost_parts, names
 from .scenario import Scenario, with_changes
 
 COMPARE_COLUMNS = (
-    "accelerator", "ownership", "feasible", "infeasible_reason", "throughput_source", "accelerators", "systems",
+    "accelerator", "ownership", "feasible", "infeasible_reason", "throughput_source", "serving_stack_used",
+    "accelerators", "systems",
     "racks", "facility_power_kw", "utilization", "output_tokens_per_s_per_accelerator", "cost_usd_per_m_tokens",
     "cost_usd_per_day", "gross_margin", "error",
 )
