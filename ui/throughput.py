@@ -20,7 +20,8 @@ from ui import common, editor, state
 from ui import format as fmt
 from ui.text import plain
 
-KEY_FIELDS = ("name", "accelerator", "model", "precision", "input_tokens_per_request", "output_tokens_per_request",
+KEY_FIELDS = ("name", "accelerator", "model", "precision", "serving_stack", "input_tokens_per_request",
+              "output_tokens_per_request",
               "target_output_tokens_per_s_per_user", "accelerators_per_replica", "output_tokens_per_s_per_accelerator",
               "input_tokens_per_s_per_accelerator", "accelerator_count")
 
@@ -28,6 +29,11 @@ KEY_FIELDS = ("name", "accelerator", "model", "precision", "input_tokens_per_req
 @st.cache_data(max_entries=64, show_spinner=False)
 def _curve(key: str) -> dict[str, Any]:
     return interactivity_curve(json.loads(key))
+
+
+@st.cache_data(show_spinner=False)
+def _calibration() -> tuple[Any, Any]:
+    return report()  # the fit against every measured point: depends on data/ only
 
 
 common.page_start()
@@ -53,13 +59,17 @@ common.kpi_row(["output_tokens_per_s_per_accelerator", "output_tokens_per_s_per_
                 "time_to_first_token_s"], result, base)
 source = result.get("throughput_source") or "given"
 if result.get("throughput_curve"):
-    how = f"interpolated on the measured curve {plain(result['throughput_curve'])}"
+    how = (f"interpolated on the measured curve {plain(result['throughput_curve'])} of serving stack "
+           f"{plain(result.get('serving_stack_used') or '')}")
 elif source == "estimated":
     how = (f"estimated by the roofline: replica of {result['accelerators_per_replica']} x {result['accelerator']}, "
            f"batch {fmt.count(result['batch_size'])}, {result['decode_bound']}-bound")
 else:
     how = "as measured (given in the scenario)"
 st.caption(f"Throughput {how}; cost at {fmt.percent(result['utilization'])} utilization ({result['ownership']}).")
+if result.get("serving_stack_used"):
+    st.caption(f"Serving stack: {plain(result['serving_stack_used'])} (asked: {plain(scenario['serving_stack'])}; "
+               f"best = the highest published stack for this pair at the per-user target).")
 common.measured_speed_check("output_tokens_per_s_per_accelerator", "accelerator")
 
 if scenario["model"] is None:
@@ -83,18 +93,27 @@ else:
                                      title="tokens/s per accelerator", format=",.0f"),
                          alt.Tooltip("cost_usd_per_m_tokens:Q", title="USD per M tokens", format="$,.3f")]))
         if not measured.empty:
-            pts = measured.assign(series=measured["curve"])
-            layers.append(alt.Chart(pts).mark_point(filled=True, size=70).encode(
+            pts = measured.assign(series=measured["serving_stack"],
+                                  role=["chosen" if c else "other stack" for c in measured["chosen"]])
+            chosen = alt.Scale(domain=["chosen", "other stack"], range=[1.0, 0.35])
+            base_pts = alt.Chart(pts).encode(
                 x="output_tokens_per_s_per_user:Q", y="output_tokens_per_s_per_accelerator:Q",
-                color=alt.Color("series:N", title="Measured curve"),
-                shape=alt.Shape("series:N", title="Measured curve"),
-                tooltip=["curve:N", alt.Tooltip("input_tokens:Q", title="input tokens"),
+                color=alt.Color("series:N", title="Serving stack (measured)"), detail="curve:N",
+                opacity=alt.Opacity("role:N", title="Stack", scale=chosen))
+            layers.append(base_pts.mark_line(strokeWidth=1.5))
+            layers.append(base_pts.mark_point(filled=True).encode(
+                size=alt.Size("role:N", title="Stack", scale=alt.Scale(domain=["chosen", "other stack"],
+                                                                      range=[140, 50])),
+                shape=alt.Shape("series:N", title="Serving stack (measured)"),
+                tooltip=["serving_stack:N", "curve:N", "role:N", alt.Tooltip("input_tokens:Q", title="input tokens"),
                          alt.Tooltip("output_tokens:Q", title="output tokens"),
                          alt.Tooltip("output_tokens_per_s_per_user:Q", title="tokens/s per user", format=",.1f"),
                          alt.Tooltip("output_tokens_per_s_per_accelerator:Q", title="tokens/s per accelerator",
                                      format=",.0f")]))
         st.subheader("Interactivity curve")
-        st.caption("Black line: roofline estimate for this workload, prefill time included. Markers: measured curves.")
+        st.caption("Black line: roofline estimate for this workload (plain stack unless one is pinned), prefill "
+                   "time included. Coloured lines and markers: every published serving stack's measured front for "
+                   "this hardware, model and precision; the stack the scenario uses is drawn opaque and large.")
         st.altair_chart(alt.layer(*layers).interactive(), width="stretch")
         if not front.empty:
             st.subheader("Cost along the curve")
@@ -106,7 +125,7 @@ else:
                 width="stretch")
 
 st.subheader("How good is the estimate?")
-points, summary = report()
+points, summary = _calibration()
 row = scope_for(scenario["accelerator"])
 st.write(f"Calibration scope **{row['scope']}**: bandwidth utilization {row['bandwidth_utilization']:.2f}, decode "
          f"compute {row['compute_utilization']:.2f}, prefill compute "
