@@ -18,8 +18,13 @@ LINK = {"link": st.column_config.LinkColumn("link", help="Opens the source cited
 
 
 def show(table: Table, hide_index: bool = False) -> None:
-    """One catalog with its sources as clickable links (the link text is the site's domain, plain text)."""
-    st.dataframe(with_source_links(table), hide_index=hide_index, width="stretch", column_config=LINK)
+    """One catalog with its sources as clickable links (the link text is the site's domain, plain text), the link
+    column placed just before the source text so it is on screen without scrolling."""
+    linked = with_source_links(table)
+    columns = [c for c in linked.columns if c != "link"]
+    at = columns.index("source") if "source" in columns else len(columns)
+    st.dataframe(linked[[*columns[:at], "link", *columns[at:]]], hide_index=hide_index, width="stretch",
+                 column_config=LINK)
 
 
 tabs = st.tabs(["Accelerators", "Models", "Measured speeds", "Measured curves", "Defaults", "API prices",
