@@ -23,7 +23,8 @@ from ui import format as fmt
 from ui.text import plain
 
 KEY_FIELDS = ("name", "demand_output_tokens_per_day", "demand_input_tokens_per_day", "peak_to_average", "headroom",
-              "accelerator", "accelerator_count", "model", "precision", "target_output_tokens_per_s_per_user",
+              "accelerator", "accelerator_count", "model", "precision", "serving_stack",
+              "target_output_tokens_per_s_per_user",
               "output_tokens_per_s_per_accelerator", "facility_cooling", "allow_liquid_retrofit", "rack_power_kw",
               "site_power_mw")
 FEASIBLE_COLORS = alt.Scale(domain=["fits", "does not fit"], range=["#4c78a8", "#d62728"])
@@ -88,7 +89,10 @@ if state.baseline() is not None and base is not None:
 
 st.subheader("The same demand on other accelerators")
 st.caption("Each accelerator with its own catalog figures and its throughput interpolated or estimated (a measured "
-           "figure belongs to one accelerator); those without a published price are costed as rented.")
+           "figure belongs to one accelerator); those without a published price are costed as rented. Serving "
+           "stack: with best (the default) each accelerator gets its own best published stack at the per-user "
+           "target, named in the Serving stack column; pin one stack in the sidebar to compare all on it (where "
+           "it has no measured curve, the roofline with its terms answers, and says so).")
 settings = state.settings()
 ids = catalog.accelerator_ids()
 st.session_state["compare_accelerators"] = [a for a in settings["compare"] if a in ids]
@@ -107,7 +111,7 @@ elif choices:
             x=alt.X("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]", scale=alt.Scale(zero=True)),
             y=alt.Y("accelerator:N", sort=None, title=None),
             color=alt.Color("fit:N", title="Facility", scale=FEASIBLE_COLORS),
-            tooltip=["accelerator:N", "ownership:N", "fit:N",
+            tooltip=["accelerator:N", "serving_stack_used:N", "ownership:N", "fit:N",
                      alt.Tooltip("cost_usd_per_m_tokens:Q", format="$,.3f", title="USD per M tokens"),
                      alt.Tooltip("accelerators:Q", format=","), alt.Tooltip("racks:Q", format=","),
                      alt.Tooltip("facility_power_kw:Q", format=",.0f", title="facility kW"),
