@@ -164,7 +164,9 @@ def stack_columns(stack_ids: Array) -> dict[str, Array]:
     step ``e``, draft cost fraction ``draft``, expert parallel ``ep``, attention tensor parallel ``attn_tp``
     (NaN: the whole replica), ``disagg`` (bool), ``scale_out`` [GB/s], the replica size ``replica`` (NaN: any)."""
     table = catalog.serving_stacks()
-    codes = pd.Index(table.index).get_indexer(np.asarray(stack_ids, dtype=object))
+    # many rows, few stacks: look each distinct id up once
+    inverse, uniques = pd.factorize(np.asarray(stack_ids, dtype=object))
+    codes = np.append(pd.Index(table.index).get_indexer(np.asarray(uniques, dtype=object)), -1)[inverse]
 
     def col(name: str, missing: float) -> Array:
         values = pd.to_numeric(table[name], errors="coerce").to_numpy(dtype=float, na_value=np.nan) if (
@@ -403,6 +405,7 @@ class Roofline:
         # DP attention copies the non-expert weights in each of the EP group's attention groups: held and read
         self.weights_copied = np.where(dp_attention & (self.ep > 1), ep_weights - self.weights, 0.0)
         self.weights = self.weights + self.weights_copied
+        self._copies, self._a2a = bool(self.weights_copied.any()), bool((self.ep > 1).any())
         self.kv_prompt = th.kv_bytes_per_sequence(self.i_miss, *args)
         # prefill FLOPs per prompt token: linear layers plus causal attention over the prompt (half of I^2)
         i_p = np.maximum(self.i_miss, 1.0)
@@ -411,8 +414,9 @@ class Roofline:
 
     def weights_read(self, batch: Array) -> Array:
         m = self.m
-        return th.weight_bytes_read(batch, m["total_params_b"], m["active_params_b"], m["experts"],
-                                    m["experts_per_token"], self.bpp) + self.weights_copied
+        read = th.weight_bytes_read(batch, m["total_params_b"], m["active_params_b"], m["experts"],
+                                    m["experts_per_token"], self.bpp)
+        return read + self.weights_copied if self._copies else read
 
     def memory_s(self, batch: Array, n: Array) -> Array:
         return (self.weights_read(batch) + batch * self.kv_avg) / (n * self.bw * 1e12 * self.eff_bw)
@@ -424,17 +428,20 @@ class Roofline:
         """Tensor-parallel all-reduces of one forward pass over ``tokens`` tokens (within the attention's TP group:
         the replica, or 1 under DP attention), plus the expert-parallel all-to-all of the stack [s]."""
         m = self.m
-        tp = np.where(np.isnan(self.attn_tp), n, self.attn_tp)
-        return th.tensor_parallel_s(tokens, m["hidden_size"], m["layers"], tp, self.link_gb_per_s,
-                                    self.link_latency_us) + th.all_to_all_s(
-            tokens, m["hidden_size"], m["experts_per_token"], m["layers"], np.minimum(self.ep, n),
-            self.link_gb_per_s, self.link_latency_us)
+        tp = np.where(np.isnan(self.attn_tp), n, self.attn_tp) if self._a2a else n
+        t = th.tensor_parallel_s(tokens, m["hidden_size"], m["layers"], tp, self.link_gb_per_s, self.link_latency_us)
+        if not self._a2a:
+            return t
+        return t + th.all_to_all_s(tokens, m["hidden_size"], m["experts_per_token"], m["layers"],
+                                   np.minimum(self.ep, n), self.link_gb_per_s, self.link_latency_us)
 
     def plain_step(self, batch: Array, n: Array, tokens_per_seq: Array | float = 1.0) -> Array:
         """One forward pass of the target model over ``tokens_per_seq`` tokens of each of B sequences [s]."""
-        tokens = batch * tokens_per_seq
+        one = isinstance(tokens_per_seq, float) and tokens_per_seq == 1.0  # the plain step: no array work
+        tokens = batch if one else batch * tokens_per_seq
         return th.decode_step_s(tokens, n, self.bw, self.peak, self.eff_bw, self.eff_f, self.weights_read(tokens),
-                                self.kv_avg / tokens_per_seq, self.linear_flops_tok, self.overhead,
+                                self.kv_avg if one else self.kv_avg / tokens_per_seq, self.linear_flops_tok,
+                                self.overhead,
                                 self.attention_flops * self.attention_cost) + self.communication_s(tokens, n) + (
             tokens * self.token_overhead_s)
 

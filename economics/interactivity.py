@@ -54,8 +54,10 @@ def curve_table(scenarios: pd.DataFrame, max_batch: int = 256) -> pd.DataFrame:
         if not keep.any():
             continue
         t = rl.step(b, n)
-        # the user sees the step with its share of chunked prefill; the decode rate is per decode step
+        # the user sees the step with its share of chunked prefill (the bare step when a disaggregated stack
+        # prefills elsewhere); the decode rate is per decode step
         t_mix = rl.mixed_step(b, n, t)
+        t_mix = np.where(rl.disagg, t, t_mix) if rl.disagg.any() else t_mix
         mem_t = rl.memory_s(b, n)
         frames.append(pd.DataFrame({
             "scenario": idx[keep], "accelerators_per_replica": n[keep], "batch_size": b[keep],
