@@ -695,7 +695,9 @@ def trace_throughput(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> 
               target_output_tokens_per_s_per_user=(np.where(np.isnan(target), np.inf, target), "token/s"))
     w = rl.weights_read(b)
     t = rl.step(b, n)
-    trace.add("decode_step_s", t, "s",
+    t_plain = rl.plain_step(b, n)
+    spec = bool(rl.spec_k[r] > 0)
+    trace.add("target_step_s" if spec else "decode_step_s", t_plain, "s",
               "{overhead_s} + max({weights_read_gb} / ({accelerators_per_replica} x {bandwidth_tb_per_s} x "
               "{bandwidth_utilization}), {batch_size} x {linear_gflop_per_token} / ({accelerators_per_replica} x "
               "{peak_tflops} x {compute_utilization})) / 1,000 + max({batch_size} x {kv_gb_at_average_context} / "
@@ -705,7 +707,10 @@ def trace_throughput(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> 
               note=f"weight GEMMs and attention each on their own roofline; {thr['decode_bound'][r]}-bound"
               + ("; MoE: only the experts the batch touches are read" if m["experts"][r] > 0 else "")
               + "; tensor_parallel_s: two ring all-reduces per layer over the interconnect; token_overhead_s: "
-              "per-token work outside GEMMs and attention over all layers (calibrated)",
+              "per-token work outside GEMMs and attention over all layers (calibrated)"
+              + ("; expert-parallel all-to-all included in tensor_parallel_s" if rl.ep[r] > 1 else "")
+              + ("; DP attention: the non-expert weights copied in each attention group are read too"
+                 if rl.weights_copied[r] > 0 else ""),
               overhead_s=(rl.overhead, "s"), weights_read_gb=(w / 1e9, "GB"), batch_size=(b, ""),
               kv_gb_at_average_context=(rl.kv_avg / 1e9, "GB"), accelerators_per_replica=(n, ""),
               bandwidth_tb_per_s=(rl.bw, "TB/s"), bandwidth_utilization=(rl.eff_bw, ""),
@@ -713,6 +718,15 @@ def trace_throughput(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> 
               attention_gflop_per_token=(rl.attention_flops * rl.attention_cost / 1e9, "GFLOP"),
               peak_tflops=(rl.peak, "TFLOPS"), compute_utilization=(rl.eff_f, ""),
               tensor_parallel_s=(rl.communication_s(b, n), "s"), token_overhead_s=(rl.token_overhead_s, "s"))
+    if spec:
+        k = rl.spec_k
+        trace.add("decode_step_s", t, "s",
+                  "({verify_step_s} + {draft_tokens} x {draft_cost_fraction} x {target_step_s}) / {tokens_per_step}",
+                  note=f"speculative decoding ({c['serving_stack'][r]}): the target model verifies 1 + k tokens of "
+                  "every sequence, k draft steps at a fraction of its step; tokens_per_step = (1 - a^(k+1)) / (1 - a)",
+                  verify_step_s=(rl.plain_step(b, n, k + 1.0), "s"), draft_tokens=(k, "token"),
+                  draft_cost_fraction=(rl.draft_f, ""), target_step_s=(t_plain, "s"),
+                  tokens_per_step=(rl.spec_e, "token"))
     p_rep = rl.prefill_rate(n)
     t_mix = rl.mixed_step(b, n)
     trace.add("input_tokens_per_s_per_accelerator", c["input_tokens_per_s_per_accelerator"], "token/s",
@@ -731,13 +745,29 @@ def trace_throughput(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> 
               decode_step_s=(t, "s"), batch_size=(b, ""), uncached_input_tokens=(rl.i_miss, "token"),
               output_tokens_per_request=(rl.o_req, "token"), accelerators_per_replica=(n, ""),
               input_tokens_per_s_per_accelerator=(p_rep / n, "token/s"))
-    trace.add("output_tokens_per_s_per_user", 1.0 / t_mix, "token/s", "1 / {mixed_step_s}",
-              mixed_step_s=(t_mix, "s"))
+    if rl.disagg[r]:
+        trace.add("output_tokens_per_s_per_user", 1.0 / t, "token/s", "1 / {decode_step_s}",
+                  note="disaggregated stack: prefill runs on other accelerators, the user's step carries none",
+                  decode_step_s=(t, "s"))
+    else:
+        trace.add("output_tokens_per_s_per_user", 1.0 / t_mix, "token/s", "1 / {mixed_step_s}",
+                  mixed_step_s=(t_mix, "s"))
     trace.add("output_tokens_per_s_per_accelerator", c["output_tokens_per_s_per_accelerator"], "token/s",
               "{batch_size} / ({accelerators_per_replica} x {decode_step_s})", batch_size=(b, ""),
               accelerators_per_replica=(n, ""), decode_step_s=(t, "s"),
               note="decode only; the prefill time is added by the capacity step from the prefill rate")
     share = (t_mix - t) / t_mix
+    if rl.disagg[r]:
+        kv_link = th.kv_transfer_s(rl.kv_prompt, rl.scale_out)
+        trace.add("time_to_first_token_s", thr["time_to_first_token_s"], "s",
+                  "{request_overhead_s} + {decode_step_s} + {kv_transfer_s} + {uncached_input_tokens} / "
+                  "({accelerators_per_replica} x {input_tokens_per_s_per_accelerator})",
+                  note="disaggregated: the prompt's KV cache crosses the link to the decode accelerators "
+                       "(kv_transfer_s = KV of the prompt / link); no decode step's prefill queues in front",
+                  request_overhead_s=(rl.request_overhead_s, "s"), decode_step_s=(t, "s"),
+                  kv_transfer_s=(kv_link, "s"), uncached_input_tokens=(rl.i_miss, "token"),
+                  accelerators_per_replica=(n, ""), input_tokens_per_s_per_accelerator=(p_rep / n, "token/s"))
+        return
     trace.add("time_to_first_token_s", thr["time_to_first_token_s"], "s",
               "{request_overhead_s} + {decode_step_s} + {uncached_input_tokens} / ({accelerators_per_replica} x "
               "{input_tokens_per_s_per_accelerator}) x (1 + {prefill_share} / (2 x (1 - {prefill_share})))",

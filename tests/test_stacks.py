@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 import economics
 from economics import calibration, catalog, estimate
 from economics import throughput as th
+from economics.batch import explain_scenario
 from economics.estimate import Curve, best_at, curves, stack_curves
 from economics.validation import validate
+from tests.test_derivation import check_step
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 H200 = {"accelerator": "h200-sxm", "model": "deepseek-v3", "precision": "fp8", "accelerator_count": 64,
@@ -223,3 +225,26 @@ def test_without_the_speculative_term_the_mtp_points_are_missed() -> None:
                                       "accelerators_per_replica": 8, "max_batch_size": 4}]))
     out = estimate.fill_throughput(cols, use_curves=False)
     assert not out["feasible"][0] and out["infeasible_reason"][0].startswith("interactivity")
+
+
+def test_the_derivation_prints_the_stack_terms_and_every_line_holds() -> None:
+    # roofline rows (2,000/500 has no measured curve) on a speculative, a disaggregated EP and the plain stack
+    base = {**H200, "input_tokens_per_request": 2000, "output_tokens_per_request": 500,
+            "target_output_tokens_per_s_per_user": 40.0, "demand_output_tokens_per_day": 1e9, "accelerator_count": None}
+    stacks = ("atom-0.1.1-tp8-mtp", "dynamo-sglang-0.5.8.post1-tp8-ep8-disagg", "sglang-mori-0.5.9-tp8-mtp-disagg",
+              "best")
+    steps = [(r, step) for r, stack in enumerate(stacks)
+             for step in explain_scenario({**base, "serving_stack": stack}).steps]
+    for _, step in steps:
+        if step.checked:
+            check_step(step)
+    names = {(r, s.name) for r, s in steps}
+    by = {(r, s.name): s for r, s in steps}
+    # the speculative line: (verify + k f t) / E, and its value is the per-token time the estimate used
+    spec = by[(0, "decode_step_s")]
+    assert "verify_step_s" in spec.symbolic and "tokens_per_step" in spec.symbolic
+    assert "kv_transfer_s" in by[(1, "time_to_first_token_s")].symbolic
+    assert by[(1, "output_tokens_per_s_per_user")].symbolic == "1 / decode_step_s"
+    assert (0, "decode_step_s") in names and (0, "target_step_s") in names  # speculative: per-token line printed
+    assert (1, "target_step_s") not in names and (3, "target_step_s") not in names
+    assert (1, "time_to_first_token_s") in names and (2, "target_step_s") in names
