@@ -135,7 +135,7 @@ def path_literals(path: Path) -> list[str]:
 
 def test_no_test_reads_outside_the_repository() -> None:
     # Allowed: the system Chromium the browser tests drive, and routes of the local Streamlit server they start.
-    allowed_e2e = re.compile(r"^/usr/bin/chromium$|^/[a-z_]+(/[a-z_]+)?$")
+    allowed_e2e = re.compile(r"^/usr/bin/chromium$|^/[a-z_]+(/[a-z_]+)?([?#]\S*)?$")
     offenders = []
     for path in sorted((ROOT / "tests").rglob("*.py")):
         if path == Path(__file__).resolve():
