@@ -719,12 +719,12 @@ def trace_throughput(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> 
               peak_tflops=(rl.peak, "TFLOPS"), compute_utilization=(rl.eff_f, ""),
               tensor_parallel_s=(rl.communication_s(b, n), "s"), token_overhead_s=(rl.token_overhead_s, "s"))
     if spec:
-        k = rl.spec_k
+        drafts = rl.spec_k
         trace.add("decode_step_s", t, "s",
                   "({verify_step_s} + {draft_tokens} x {draft_cost_fraction} x {target_step_s}) / {tokens_per_step}",
                   note=f"speculative decoding ({c['serving_stack'][r]}): the target model verifies 1 + k tokens of "
                   "every sequence, k draft steps at a fraction of its step; tokens_per_step = (1 - a^(k+1)) / (1 - a)",
-                  verify_step_s=(rl.plain_step(b, n, k + 1.0), "s"), draft_tokens=(k, "token"),
+                  verify_step_s=(rl.plain_step(b, n, drafts + 1.0), "s"), draft_tokens=(drafts, "token"),
                   draft_cost_fraction=(rl.draft_f, ""), target_step_s=(t_plain, "s"),
                   tokens_per_step=(rl.spec_e, "token"))
     p_rep = rl.prefill_rate(n)
