@@ -79,7 +79,9 @@ if result["accelerators"] is not None:
                    result, base)
     st.caption(f"Rack power limit {fmt.output('rack_power_kw_effective', result['rack_power_kw_effective'])}; PUE "
                f"{fmt.number(result['pue_effective'])}; cost {fmt.usd(result['cost_usd_per_year'])} a year; "
-               f"throughput {result.get('throughput_source') or 'given'}.")
+               f"throughput {result.get('throughput_source') or 'given'}"
+               + (f", serving stack {plain(result['serving_stack_used'])}" if result.get("serving_stack_used") else "")
+               + ".")
 for warning in economics.split_warnings(result["warnings"]):
     st.warning(warning)
 common.measured_speed_check("output_tokens_per_s_per_accelerator", "accelerator")
