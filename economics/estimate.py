@@ -5,13 +5,17 @@ Column-wise over scenarios. For each row without ``output_tokens_per_s_per_accel
 1. **Measured curve**: a curve in data/throughput_curves.csv for the same accelerator, model and precision, with
    input/output lengths within a factor 1.25 of the scenario's, whose measured per-user range contains the target:
    throughput is interpolated along the measured Pareto front with a monotone PCHIP interpolant (never
-   extrapolated). The measured figure includes prefill, so no prefill rate is added.
+   extrapolated). The measured figure includes prefill, so no prefill rate is added. Every curve belongs to a serving
+   stack (data/serving_stacks.csv): with ``serving_stack=best`` the highest of all stacks' curves at the target wins
+   (:func:`best_at`, the upper envelope of the fronts); a pinned stack uses only its own curves.
 2. **Roofline** (:mod:`economics.throughput`): for each replica size (or the one given), the largest batch that fits
    memory, respects the engine's batch limit and whose per-user speed, with its share of chunked prefill, still meets
    the target; the replica size with the most throughput per accelerator (prefill included) wins. The prefill rate
    is compute-bound; the time to first token is the carrying step plus the queued prompt (:class:`Roofline`). The
    efficiency factors are the scenario's, else those passed in, else the stored calibration (:func:`stored_factors`):
-   this module never imports the calibration that fits them.
+   this module never imports the calibration that fits them. A pinned stack without a curve brings its terms
+   (:func:`stack_columns`: speculative decoding, expert parallelism with DP attention, disaggregation) and its
+   replica size; ``serving_stack_used`` then says that the roofline answered for that stack.
 
 Rows that cannot be estimated come back ``feasible=False`` with the reason and the numbers, never as an exception.
 """
@@ -207,7 +211,8 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
     """Estimate throughput where it is not given; updates ``c`` in place and returns the throughput outputs.
 
     ``c`` holds validated, catalog-resolved scenario columns. Returns arrays: ``throughput_source``,
-    ``throughput_curve``, ``output_tokens_per_s_per_user``, ``batch_size``, ``time_to_first_token_s``,
+    ``throughput_curve``, ``serving_stack_used``, ``output_tokens_per_s_per_user``, ``batch_size``,
+    ``time_to_first_token_s``,
     ``decode_bound``, ``weights_gb_per_replica``, ``kv_cache_gb_per_sequence``, ``max_batch_in_memory``,
     ``feasible`` and ``infeasible_reason``.
     """
