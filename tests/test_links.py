@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 import economics
 import economics.validation
 from economics.links import decode_checked, decode_query, encode_query, query_string
-from ui.format import usd_per_m_tokens
+from ui.format import usd_rate
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -72,7 +72,7 @@ def test_app_opens_a_link_with_its_values_and_warns_on_bad_ones() -> None:
     expected = economics.evaluate_scenario(economics.with_changes(economics.default_scenario(),
                                                                   electricity_usd_per_kwh=0.2))
     shown = next(m.value for m in at.metric if m.label == "Cost per M tokens")
-    assert shown == usd_per_m_tokens(expected["cost_usd_per_m_tokens"])
+    assert shown == usd_rate(expected["cost_usd_per_m_tokens"])  # the unit is in the KPI's label
     warnings = [w.value for w in at.warning]
     assert any("pue: must be >= 1" in w for w in warnings)
     assert any("unknown parameter 'colour'" in w for w in warnings)
@@ -90,7 +90,7 @@ def test_every_page_opens_its_link(page: str, params: dict[str, str], key: str, 
     at.query_params["bogus"] = "1"
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.session_state[key] == value
+    assert at.session_state["scenario"][key] == value  # the app's working scenario (ui/state.py), not a widget
     assert any("unknown parameter 'bogus'" in w.value for w in at.warning)
     assert any(f"{key}=" in c.value for c in at.code)  # the share link carries the value on
 
