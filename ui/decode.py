@@ -171,11 +171,12 @@ if pinned is not None and not _missing(pinned):
         base_kpis = None
 k = [*st.columns(3), *st.columns(3)[:2]]
 for col, (title, (text, value, kind, good)) in zip(k, kpis.items(), strict=True):
-    change = None
+    change, same = None, False
     if base_kpis is not None and value is not None and base_kpis[title][1] is not None:
-        change = _change(value - base_kpis[title][1], kind)
-    col.metric(title, text, delta=None if change is None else f"{change} vs baseline",
-               delta_color="normal" if good else "inverse" if good is False else "off", help=HELP[title])
+        same = value == base_kpis[title][1]
+        change = "same as baseline" if same else f"{_change(value - base_kpis[title][1], kind)} vs baseline"
+    col.metric(title, text, delta=change, delta_arrow="off" if same else "auto", help=HELP[title],
+               delta_color="off" if same else "normal" if good else "inverse" if good is False else "off")
 
 for _, bad in options[~options["feasible"]].iterrows():
     st.warning(f"{bad['option']}: {plain(bad['reason'])}")

@@ -159,6 +159,9 @@ def test_a_link_reproduces_every_kpi_on_every_page(browser: Browser, page: Page,
     try:
         fresh = other.new_page()
         open_page(fresh, link)
+        if shown:  # a study can take seconds on a loaded machine: wait for its first KPI, then for the run to end
+            expect(fresh.get_by_test_id("stMetric").first).to_be_visible(timeout=COLD_START_TIMEOUT_MS)
+            settle(fresh)
         assert kpis(fresh) == shown
         assert urlsplit(fresh.url).query == urlsplit(link).query
     finally:
