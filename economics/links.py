@@ -18,7 +18,7 @@ from . import catalog, values
 from .batch import ScenarioError, as_scenario
 from .presets import default_scenario
 from .scenario import FIELDS, Scenario, with_changes
-from .validation import validate
+from .validation import known_ids, validate
 from .values import capped, shown
 
 VERSION = "1"
@@ -148,7 +148,7 @@ def _parse(name: str, raw: Any) -> Any:
     if value is values.EMPTY:  # as an empty CSV cell: the field's default (None for an optional field)
         return None if spec.optional else spec.default
     if name in values.ID_FIELDS:
-        ids = list(catalog.models().index) if name == "model" else catalog.accelerator_ids()
+        ids = known_ids(name)
         if value not in ids:
             raise ValueError(catalog.unknown_id_message(name, shown(raw.strip() if isinstance(raw, str) else value, 40),
                                                         ids).split(": ", 1)[1])

@@ -79,6 +79,15 @@ MAX_LISTED = 10
 """At most this many names are listed in one message; the rest are counted."""
 
 
+def known_ids(field: str) -> list[str]:
+    """The catalog ids an id field may hold (:data:`economics.values.ID_FIELDS`), lower-case."""
+    if field == "model":
+        return list(catalog.models().index)
+    if field == "serving_stack":
+        return ["best", *catalog.serving_stack_ids()]
+    return catalog.accelerator_ids()
+
+
 def check_columns(columns: list[str]) -> None:
     """Refuse unknown and duplicate column names, naming them (with the closest known field); long lists are
     capped with a count ("and 9,990 more unknown columns")."""

@@ -22,7 +22,7 @@ from economics.batch import ScenarioError, as_scenario
 from economics.links import decode_query
 from economics.scenario import FIELDS
 from economics.scenario_files import read_scenarios_csv, read_scenarios_json
-from economics.validation import InputError, validate
+from economics.validation import InputError, known_ids, validate
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -84,7 +84,7 @@ def test_messages_escape_control_characters_and_shorten_long_values() -> None:
 # --- differential: one text, every way in, one meaning -------------------------------------------------------
 
 DIFF_FIELDS = ["electricity_usd_per_kwh", "pue", "accelerator_count", "headroom", "max_batch_size",
-               "rent_includes_energy", "ownership", "precision", "model", "name"]
+               "rent_includes_energy", "ownership", "precision", "model", "serving_stack", "name"]
 """One field or more of each kind: float (with and without a default), int, bool, choice, catalog id, text."""
 BASE_ROW = {"accelerator_count": "8", "output_tokens_per_s_per_accelerator": "1000", "model": "llama-3.1-8b",
             "demand_output_tokens_per_day": "1e9"}
@@ -170,8 +170,8 @@ def via_dict(field: str, text: str) -> tuple[str, Any]:
 
 def _catalog_checked(field: str, outcome: tuple[str, Any]) -> tuple[str, Any]:
     """The dict/Scenario path checks ids against the catalog when evaluated; do that here."""
-    if field == "model" and outcome[0] == "ok" and outcome[1] is not None:
-        return via_dataframe_text(field, outcome[1])
+    if field in values.ID_FIELDS and outcome[0] == "ok" and outcome[1] is not None:
+        return outcome if outcome[1] in known_ids(field) else ("bad", None)
     return outcome
 
 
@@ -187,6 +187,8 @@ def _catalog_checked(field: str, outcome: tuple[str, Any]) -> tuple[str, Any]:
 @example("name", "#3")
 @example("accelerator_count", "\x1c1\x1c")
 @example("max_batch_size", "1.0")
+@example("serving_stack", "bogus")
+@example("serving_stack", " BEST ")
 def test_the_same_text_means_the_same_value_everywhere(field: str, text: str) -> None:
     outcomes = {
         "csv": via_csv(field, text),
