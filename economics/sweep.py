@@ -21,6 +21,7 @@ Dask runs on local processes by default (``LocalCluster``) or on any cluster who
 
 from __future__ import annotations
 
+import argparse
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ import pandas as pd
 
 from .batch import ScenarioError, as_scenario, evaluate
 from .scenario import FIELDS
-from .uncertainty import Distribution, _checked, draw
+from .uncertainty import Distribution, _checked, draw, ranges_from_row
 from .validation import InputError
 from .values import ValueProblem, number, shown
 
@@ -287,6 +288,55 @@ def _part_from_frame(frame: pd.DataFrame) -> Part:
     values = frame[frame["part"] == "values"]
     return Part(int(counts["scenario"]), int(counts["ok"]), piece("top"), piece("speed"), piece("power"),
                 {name: values[name].to_numpy(dtype=float) for name in QUANTILE_OUTPUTS})
+
+
+def add_sweep_arguments(cmd: argparse.ArgumentParser) -> None:
+    """The ``sweep`` command's options (the command reads the row like ``explain`` does)."""
+    cmd.add_argument("--grid", action="append", default=[], metavar="FIELD=VALUES",
+                     help="a swept field: FIELD=v1,v2,... or FIELD=low:high:count (repeat for a product)")
+    cmd.add_argument("--samples", type=int, default=0,
+                     help="Monte Carlo draws per grid point over the row's <field>_low/<field>_high ranges")
+    cmd.add_argument("--seed", type=int, default=0)
+    cmd.add_argument("--distribution", choices=("triangular", "uniform"), default="triangular")
+    cmd.add_argument("--top", type=int, default=10, help="how many of the cheapest scenarios to list")
+    cmd.add_argument("--workers", type=int, default=2, help="local worker processes (default 2)")
+    cmd.add_argument("--scheduler", help="a running Dask cluster's scheduler address (tcp://host:8786)")
+    cmd.add_argument("--local", action="store_true", help="no Dask: every partition in this process")
+    cmd.add_argument("--partition-rows", type=int, default=PARTITION_ROWS)
+
+
+def sweep_from_args(args: argparse.Namespace, row: dict[str, Any]) -> Sweep:
+    """The :class:`Sweep` a command line asks for, around the chosen row's cells."""
+    for name, value, low, high in (("--samples", args.samples, 0, 100_000_000), ("--top", args.top, 1, 10_000),
+                                   ("--workers", args.workers, 1, 1024), ("--seed", args.seed, 0, 2**32 - 1),
+                                   ("--partition-rows", args.partition_rows, 1, 10_000_000)):
+        if not low <= value <= high:
+            raise InputError(f"{name} must be >= {low:,} and <= {high:,}, got {value:,}")
+    grid: dict[str, str] = {}
+    for item in args.grid:
+        name, sep, values = item.partition("=")
+        if not sep or not values.strip():
+            raise InputError(f"--grid: '{shown(item)}' is not FIELD=v1,v2 or FIELD=low:high:count")
+        grid[name.strip()] = values.strip()
+    ranges = ranges_from_row(row) if args.samples else {}
+    if not grid and not ranges:
+        raise InputError("nothing to sweep: give --grid FIELD=VALUES and/or --samples N with <field>_low and "
+                         "<field>_high columns in the row")
+    base = {k: v for k, v in row.items() if k in FIELDS}
+    return make_sweep(base, grid, ranges, args.samples, args.seed, args.distribution, args.partition_rows)
+
+
+def result_text(result: Result, sweep: Sweep, k: int) -> str:
+    """The sweep's answer as CSV sections on text: counts, quantiles, the k cheapest, the two fronts."""
+    def table(df: pd.DataFrame) -> str:
+        return df.drop(columns=["ok"], errors="ignore").to_csv(index=False, lineterminator="\n",
+                                                                 float_format="%.10g")
+
+    return (f"sweep: {result.scenarios:,} scenarios ({sweep.grid_points:,} grid points x {sweep.per_point:,} "
+            f"draws, seed {sweep.seed}), {result.feasible:,} feasible\n\nquantiles over the feasible scenarios:\n"
+            + table(result.quantiles) + f"\n{k} cheapest ({COST}):\n" + table(result.top)
+            + f"\nPareto front, {COST} against {SPEED}:\n" + table(result.speed_front)
+            + f"\nPareto front, {COST} against {POWER}:\n" + table(result.power_front))
 
 
 __all__ = ["Result", "ScenarioError", "Sweep", "combine", "front", "make_sweep", "run_dask", "run_local"]

@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import os
 import re
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -173,7 +175,26 @@ class Layout:
     trailing: bool
 
 
-def sniff_layout(head: bytes) -> Layout:
+class _NeedMore(Exception):
+    """The first bytes do not yet hold the header and a data row."""
+
+
+MAX_HEAD_BYTES = 256 << 20
+"""The most bytes read to find the header and the first row (comments included)."""
+
+
+def _head(text: Any) -> tuple[bytes, Layout]:
+    """The first bytes of ``text`` (read until they hold the header and a data row) and their layout."""
+    first = text.read(HEAD_BYTES)
+    while True:
+        more = b"" if len(first) >= MAX_HEAD_BYTES else text.read(len(first))
+        try:
+            return first + more, sniff_layout(first + more, final=not more)
+        except _NeedMore:
+            first += more
+
+
+def sniff_layout(head: bytes, final: bool = True) -> Layout:
     r"""The :class:`Layout` of a CSV from its first bytes (UTF-8, no byte-order mark).
 
     >>> sniff_layout(b"# a comment\n\nname;pue;\nx;1,2;\n")
@@ -190,6 +211,8 @@ def sniff_layout(head: bytes) -> Layout:
             break
         start = end
     body = text[start:]
+    if not final and len(LINE_BREAK.findall(body)) < 2:
+        raise _NeedMore
     if not body.strip():
         raise InputError("empty file: no header row of scenario fields (run `python -m economics template`)")
     first = LINE_BREAK.split(body, 1)[0]
@@ -277,8 +300,7 @@ def _csv_chunks(source: str | Path | bytes, chunk_bytes: int) -> Iterator[tuple[
     try:
         stream, head = _decompressed(raw)
         text = _utf8(stream, head)
-        first = text.read(HEAD_BYTES)
-        layout = sniff_layout(first)
+        first, layout = _head(text)
         reader, bad = _arrow_reader(_Chain(first[layout.skip_bytes:], text), layout, chunk_bytes)
         rows = 0
         while True:
@@ -581,3 +603,44 @@ def stream(chunks: Iterator[pd.DataFrame], evaluate: Evaluator, writer: TableWri
     finally:
         writer.close(ok)
     return totals
+
+
+# ---------------------------------------------------------------------------------------------------- progress
+
+
+def progress_text(rows: int, fraction: float | None, seconds: float) -> str:
+    """One progress line: rows, rows/s, percent and time left (when the share of the file read is known).
+
+    >>> progress_text(250_000, 0.25, 2.0)
+    '[#####               ]  25%  250,000 rows  125,000 rows/s  ETA 6 s'
+    >>> progress_text(1000, None, 0.0)
+    '1,000 rows'
+    """
+    rate = rows / seconds if seconds > 0 else 0.0
+    if fraction is None or seconds <= 0:
+        return f"{rows:,} rows" + (f"  {rate:,.0f} rows/s" if rate else "")
+    done = min(max(fraction, 0.0), 1.0)
+    eta = seconds * (1 - done) / done if done > 0 else float("inf")
+    bar = "#" * round(done * 20)
+    left = f"ETA {eta:,.0f} s" if math.isfinite(eta) else "ETA -"
+    return f"[{bar:<20}] {done:4.0%}  {rows:,} rows  {rate:,.0f} rows/s  {left}"
+
+
+def terminal_progress(out: IO[str]) -> Callable[[int, float | None], None] | None:
+    """A progress callback drawing one self-overwriting line on ``out`` when it is a terminal; None otherwise (a
+    pipe or a file gets no progress, so logs stay clean)."""
+    if not (hasattr(out, "isatty") and out.isatty()):
+        return None
+    start = time.monotonic()
+
+    def show(rows: int, fraction: float | None) -> None:
+        out.write("\r" + progress_text(rows, fraction, time.monotonic() - start) + "\x1b[K")
+        out.flush()
+
+    return show
+
+
+def end_progress(out: IO[str]) -> None:
+    """Finish a progress line (a newline) when ``out`` is a terminal."""
+    if hasattr(out, "isatty") and out.isatty():
+        out.write("\n")
