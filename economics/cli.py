@@ -12,6 +12,7 @@ Messages escape control characters and shorten long names and values; long lists
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any, NoReturn, TextIO
 
 import pandas as pd
 
-from . import calibration
+from . import calibration, tables
 from .batch import ScenarioError, evaluate_with_report, explain_row, provenance_text
 from .catalog import accelerator_ids, closest, unknown_id_message
 from .compare import compare_accelerators
@@ -84,18 +85,35 @@ def _report(report_rows: list[tuple[int, str, str, object, str]]) -> None:
         say(f"… and {len(report_rows) - MAX_REPORT_LINES:,} more problems (--errors FILE writes them all)")
 
 
-def cmd_evaluate(args: argparse.Namespace) -> int:
-    df = read_scenarios(_read(args.input))
+def _evaluate_chunk(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     result, report = evaluate_with_report(df)
-    result = with_range_columns(result, df)
-    text = to_json_text(result) if args.format == "json" else to_csv_text(result)
-    _write(args.output, text)
+    return with_range_columns(result, df), report
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    """CSV and Parquet stream chunk by chunk (economics.tables); JSON output is one document, built whole."""
+    source = _read(args.input) if args.input == "-" else args.input
+    chunks = tables.read_chunks(source, args.input_format, progress=tables.terminal_progress(sys.stderr))
+    fmt = tables.output_format(args.output, args.format)
+    if fmt == "json":
+        df = pd.concat(list(chunks), ignore_index=True)
+        result, report = _evaluate_chunk(df)
+        _write(args.output, to_json_text(result))
+        rows, invalid = len(result), int((~result["valid"]).sum())
+    else:
+        sys.stdout.flush()
+        sink = getattr(sys.stdout, "buffer", None) if args.output == "-" else None
+        spare = io.BytesIO() if args.output == "-" and sink is None else None
+        totals = tables.stream(chunks, _evaluate_chunk, tables.TableWriter(args.output, fmt, sink or spare))
+        if spare is not None:
+            sys.stdout.write(spare.getvalue().decode("utf-8"))
+        report, rows, invalid = totals.report, totals.rows, totals.invalid
+    tables.end_progress(sys.stderr)
     if args.errors:
         _write(args.errors, to_csv_text(report))
-    invalid = int((~result["valid"]).sum())
     _report(list(report.itertuples(index=False, name=None)))
     if invalid:
-        say(f"{invalid:,} of {len(result):,} rows invalid; the valid rows were evaluated")
+        say(f"{invalid:,} of {rows:,} rows invalid; the valid rows were evaluated")
         return EXIT_INVALID_ROWS
     return EXIT_OK
 
@@ -300,7 +318,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("evaluate", help="evaluate a CSV of scenarios")
     ev.add_argument("input", help="CSV file, or - for standard input")
     ev.add_argument("-o", "--output", default="-", help="output file, or - for standard output (default)")
-    ev.add_argument("--format", choices=("csv", "json"), default="csv")
+    ev.add_argument("--format", choices=("csv", "json", "parquet"), default=None,
+                    help="output format (default: from the output's extension, else csv; .gz/.zst compress a CSV)")
+    ev.add_argument("--input-format", choices=("csv", "json", "parquet"), default=None,
+                    help="input format (default: from the file's first bytes and extension)")
     ev.add_argument("--errors", help="also write the validation report (row, name, field, value, message) as CSV")
     ev.set_defaults(func=cmd_evaluate)
     _add_row_command(sub, "explain", "print the derivation of one row with its numbers substituted").set_defaults(
