@@ -20,7 +20,7 @@ from typing import Any, NoReturn, TextIO
 
 import pandas as pd
 
-from . import calibration, tables
+from . import calibration, sweep, tables
 from .batch import ScenarioError, evaluate_with_report, explain_row, provenance_text
 from .catalog import accelerator_ids, closest, unknown_id_message
 from .compare import compare_accelerators
@@ -241,6 +241,22 @@ def cmd_uncertainty(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """A grid and/or Monte Carlo around one row, on Dask (economics.sweep); quantiles, top-k and fronts on stdout."""
+    _, _, row = _chosen_row(args)
+    try:
+        spec = sweep.sweep_from_args(args, row)
+        bar = tables.terminal_progress(sys.stderr)
+        show = (lambda done, total: bar(done * spec.partition_rows, done / total)) if bar else None
+        result = (sweep.run_local(spec, args.top, show) if args.local else
+                  sweep.run_dask(spec, args.top, args.workers, args.scheduler, show))
+    except ScenarioError as exc:
+        raise InvalidRow([str(exc)]) from None
+    tables.end_progress(sys.stderr)
+    sys.stdout.write(sweep.result_text(result, spec, args.top))
+    return EXIT_OK
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
 
     if args.write:
@@ -351,6 +367,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("schema", help="JSON schema of a scenario").set_defaults(
         func=lambda a: (sys.stdout.write(schema_text() + "\n"), 0)[1])
     add_plan_command(sub)
+    sw = _add_row_command(sub, "sweep", "a grid and/or Monte Carlo around one row on Dask (local processes, or "
+                          "--scheduler): quantiles, the cheapest, Pareto fronts")
+    sweep.add_sweep_arguments(sw)
+    sw.set_defaults(func=cmd_sweep)
     return parser
 
 
