@@ -886,7 +886,7 @@ def _solve(m: _Model, rented: set[int], hourly: list[tuple[_Model, dict[int, int
             if sub.integer[j_sub] and j not in rented:
                 lb[j_sub] = ub[j_sub] = float(round(first.x[j]))
                 sub.c[j_sub] = 0.0  # a fixed cost: left out so the gap applies to what the hour decides
-        best, floor_cost = _rounded_hour(sub, lb, ub)
+        best, floor_cost = _rounded_hour(sub, lb, ub, cols, first.x)
         if best is None or float(np.dot(sub.c, best)) > floor_cost + HOURLY_GAP * max(abs(floor_cost), 1e-9):
             res = _milp(sub, lb=lb, ub=ub, gap=HOURLY_GAP, nodes=HOURLY_NODE_LIMIT)
             if res.x is not None and (best is None or float(np.dot(sub.c, res.x)) < float(np.dot(sub.c, best))):
@@ -903,21 +903,28 @@ def _solve(m: _Model, rented: set[int], hourly: list[tuple[_Model, dict[int, int
     return staged
 
 
-def _rounded_hour(sub: _Model, lb: list[float], ub: list[float]) -> tuple[np.ndarray | None, float]:
+def _rounded_hour(sub: _Model, lb: list[float], ub: list[float], cols: dict[int, int],
+                  first: np.ndarray) -> tuple[np.ndarray | None, float]:
     """One hour's rented systems from its LP, rounded up (more systems never break a row; a pool given any
     systems is given at least its floor): a whole-system answer at once, which the MILP then tries to beat when
-    it is not already within the gap of the LP's cost (returned too, a lower bound of the hour)."""
-    lp = _milp(sub, integer=[0] * len(sub.c), lb=lb, ub=ub)
-    if lp.x is None:
-        return None, math.nan
-    x = np.array(lp.x, dtype=float)
+    it is not already within the gap of the LP's cost (returned too, a lower bound of the hour). The LP is stage
+    1's answer for that hour when it maps onto every column (with the base fixed the hours are independent, so
+    stage 1's hour is that hour's LP); else it is solved."""
+    if len(cols) == len(sub.c):
+        x = np.array([float(first[cols[j]]) for j in range(len(sub.c))])
+        lp_cost = float(np.dot(sub.c, x))
+    else:
+        lp = _milp(sub, integer=[0] * len(sub.c), lb=lb, ub=ub)
+        if lp.x is None:
+            return None, math.nan
+        x, lp_cost = np.array(lp.x, dtype=float), float(lp.fun)
     for col in sub.count_col.values():
         x[col] = math.ceil(x[col] - 1e-7)
     for key, y in sub.floor_col.items():
         x[y] = 1.0 if x[sub.count_col[key]] > 0 else 0.0
         if x[y]:
             x[sub.count_col[key]] = max(x[sub.count_col[key]], sub.rows[_floor_row(sub, y)][y])
-    return x, float(lp.fun)
+    return x, lp_cost
 
 
 def _floor_row(sub: _Model, y: int) -> int:
