@@ -21,7 +21,7 @@ def test_percentiles_tornado_and_histogram() -> None:
     values = kpis(at)
     p10, p50, p90 = (money(values[f"P{p} cost per M tokens"]) for p in (10, 50, 90))
     assert p10 <= p50 <= p90
-    assert values["Owning cheaper than renting"].endswith("of samples")
+    assert values["Owning cheaper than renting [share of samples]"].endswith(" %")
     assert len(at.get("vega_lite_chart")) == 2
     # a narrower electricity range never widens the spread
     at.text_input(key="range_electricity_usd_per_kwh_low").set_value("0.07").run()

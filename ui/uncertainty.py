@@ -153,8 +153,8 @@ for col, p in zip(k, ("p10", "p50", "p90"), strict=False):
 change = None
 if base is not None and own_cheaper is not None and base[1] is not None:
     change = f"{'-' if own_cheaper < base[1] else '+'}{abs(own_cheaper - base[1]) * 100:.1f} pp"
-k[3].metric("Owning cheaper than renting",
-            "no rent figure" if own_cheaper is None else f"{fmt.percent(own_cheaper)} of samples",
+k[3].metric("Owning cheaper than renting [share of samples]",
+            "no rent figure" if own_cheaper is None else fmt.percent(own_cheaper),
             help="Same draws for both (paired); renting at the catalog rent",
             delta=None if change is None else f"{change} vs baseline", delta_color="off")
 
@@ -164,8 +164,8 @@ chart_data = sens.assign(start=sens[["output_at_low", "output_at_high"]].min(axi
                          input=[editor.label(f) for f in sens["field"]])
 base_rule = alt.Chart(chart_data).mark_rule(color="black").encode(x="base_output:Q")
 st.altair_chart(alt.layer(alt.Chart(chart_data).mark_bar().encode(
-    x=alt.X("start:Q", title="Cost [USD per M tokens]", axis=alt.Axis(format="$,.3f")), x2="end:Q",
-    y=alt.Y("input:N", sort=None, title=None),
+    x=alt.X("start:Q", title="Cost [USD per M tokens]", axis=alt.Axis(format="$,.3f"), scale=alt.Scale(zero=False)),
+    x2="end:Q", y=alt.Y("input:N", sort=None, title=None, axis=alt.Axis(labelLimit=320)),
     tooltip=["input:N", alt.Tooltip("low:Q", format=",.4g"), alt.Tooltip("high:Q", format=",.4g"),
              alt.Tooltip("output_at_low:Q", format="$,.4f", title="cost at low"),
              alt.Tooltip("output_at_high:Q", format="$,.4f", title="cost at high")]), base_rule), width="stretch")
