@@ -32,7 +32,8 @@ WARNING_COLOR = "#d62728"
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def _cost_curve(key: str) -> Any:
-    return cost_vs_utilization(json.loads(key), points=20)
+    scenario = json.loads(key)
+    return cost_vs_utilization(scenario, points=20, result=common.evaluate(scenario))  # evaluated once, cached
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
