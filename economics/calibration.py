@@ -430,6 +430,14 @@ def holdout_text() -> str:
                      f"{pct(f['ttft_worst_pct'])}")
     lines += ["", f"output tokens/s per accelerator, prefill included; TTFT over {int(summary['ttft_points'])} "
                   "measured points (saturated points excluded)"]
+    check = stack_check()
+    err = check["error_pct"].abs()
+    lines += ["", f"serving-stack terms (speculative decoding, expert parallelism, disaggregation) on the "
+                  f"{len(check)} points of those stacks, never fitted: median {err.median():.1f}%, worst "
+                  f"{err.max():.1f}%"]
+    for stack, g in check.groupby("serving_stack", sort=True):
+        e = g["error_pct"].abs()
+        lines.append(f"  {stack:46} {len(g):3d} points  median {e.median():5.1f}%  worst {e.max():5.1f}%")
     return "\n".join(lines) + "\n"
 
 
