@@ -56,9 +56,21 @@ OPTION_COLUMNS: dict[str, tuple[str, str]] = {
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
+def _options(key: str) -> Any:
+    return analyse(json.loads(key))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _break_even(key: str) -> float | None:
+    return break_even_decode_price_usd(json.loads(key))
+
+
 def _study(key: str) -> tuple[Any, float | None]:
+    """The options, and the break-even decode price. The break-even price does not depend on the decode price
+    entered (any price gives the same figure), so it is computed and cached at one fixed price: changing the price
+    re-runs the options only, and the break-even is known even when no price is (the most the hardware may cost)."""
     study = json.loads(key)
-    return analyse(study), break_even_decode_price_usd(study)
+    return _options(key), _break_even(common.canonical({**study, "decode_accelerator_price_usd": 0.0}))
 
 
 def _missing(scenario: dict[str, Any]) -> list[str]:
