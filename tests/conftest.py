@@ -1,20 +1,37 @@
 """Suite-wide collection rules: which tests are ``slow``.
 
 ``pytest -m "not slow"`` (``make quick``) is the fast loop; ``make test`` and CI run everything. A test is slow when
-it drives a real browser (everything under tests/e2e), evaluates a million rows, fuzzes input or sweeps hostile input
-(test names with "million", "fuzz" or "hostile"), or is a hypothesis property with 100 or more examples. The rules
-live here so that no test file has to carry the marker itself.
+it
+- drives a real browser (everything under tests/e2e);
+- evaluates a million rows, fuzzes input or sweeps hostile input (names with "million", "fuzz" or "hostile");
+- is a hypothesis property of 50 or more examples;
+- starts ``python -m economics`` (or another process) per case: its body, or a helper of its module it calls, runs
+  ``subprocess``;
+- sweeps the whole app under AppTest for every page, accelerator or field (tests/test_app*.py, names with "every").
+The rules live here so that no test file has to carry the marker itself.
 """
 
 from __future__ import annotations
 
+import inspect
+import re
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-E2E_DIR = Path(__file__).parent / "e2e"
+TESTS_DIR = Path(__file__).parent
+E2E_DIR = TESTS_DIR / "e2e"
 SLOW_NAME_PARTS = ("million", "fuzz", "hostile")
-SLOW_HYPOTHESIS_EXAMPLES = 100
+SLOW_HYPOTHESIS_EXAMPLES = 50
+
+
+def source_of(obj: object) -> str:
+    try:
+        return inspect.getsource(obj)  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        return ""
 
 
 def hypothesis_examples(item: pytest.Item) -> int:
@@ -23,14 +40,30 @@ def hypothesis_examples(item: pytest.Item) -> int:
     return int(getattr(settings, "max_examples", 0) or 0) if settings is not None else 0
 
 
+def process_helpers(module: ModuleType) -> set[str]:
+    """Names of the module's own functions whose body runs ``subprocess``."""
+    return {name for name, obj in vars(module).items()
+            if inspect.isfunction(obj) and obj.__module__ == module.__name__ and "subprocess." in source_of(obj)}
+
+
+def spawns_process(item: pytest.Item) -> bool:
+    module = getattr(item, "module", None)
+    function: Callable[..., object] | None = getattr(item, "function", None)
+    if module is None or function is None or "subprocess" not in vars(module):
+        return False
+    body = source_of(function)
+    return "subprocess." in body or any(re.search(rf"\b{name}\(", body) for name in process_helpers(module))
+
+
 def is_slow(item: pytest.Item) -> bool:
-    """True for browser, million-row, fuzz and hostile-input sweep tests and hypothesis tests of >= 100 examples."""
-    if E2E_DIR in Path(str(item.fspath)).parents:
-        return True
+    """True for the kinds of test listed in the module docstring."""
+    path = Path(str(item.fspath))
     name = item.name.lower()
-    if any(part in name for part in SLOW_NAME_PARTS):
-        return True
-    return hypothesis_examples(item) >= SLOW_HYPOTHESIS_EXAMPLES
+    return (E2E_DIR in path.parents
+            or any(part in name for part in SLOW_NAME_PARTS)
+            or hypothesis_examples(item) >= SLOW_HYPOTHESIS_EXAMPLES
+            or spawns_process(item)
+            or (path.name.startswith("test_app") and "every" in name))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
