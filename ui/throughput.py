@@ -98,13 +98,14 @@ else:
             chosen = alt.Scale(domain=["chosen", "other stack"], range=[1.0, 0.35])
             base_pts = alt.Chart(pts).encode(
                 x="output_tokens_per_s_per_user:Q", y="output_tokens_per_s_per_accelerator:Q",
-                color=alt.Color("series:N", title="Serving stack (measured)"), detail="curve:N",
+                color=alt.Color("series:N", title="Serving stack (measured)", legend=alt.Legend(labelLimit=400)),
+                detail="curve:N",
                 opacity=alt.Opacity("role:N", title="Stack", scale=chosen))
             layers.append(base_pts.mark_line(strokeWidth=1.5))
             layers.append(base_pts.mark_point(filled=True).encode(
                 size=alt.Size("role:N", title="Stack", scale=alt.Scale(domain=["chosen", "other stack"],
                                                                       range=[140, 50])),
-                shape=alt.Shape("series:N", title="Serving stack (measured)"),
+                shape=alt.Shape("series:N", title="Serving stack (measured)", legend=alt.Legend(labelLimit=400)),
                 tooltip=["serving_stack:N", "curve:N", "role:N", alt.Tooltip("input_tokens:Q", title="input tokens"),
                          alt.Tooltip("output_tokens:Q", title="output tokens"),
                          alt.Tooltip("output_tokens_per_s_per_user:Q", title="tokens/s per user", format=",.1f"),
