@@ -239,53 +239,78 @@ def run_local(sweep: Sweep, k: int = 10, progress: Callable[[int, int], None] | 
 
 
 def run_dask(sweep: Sweep, k: int = 10, workers: int = 2, scheduler: str | None = None,
-             progress: Callable[[int, int], None] | None = None) -> Result:
+             progress: Callable[[int, int], None] | None = None, client: Any = None) -> Result:
     """The sweep on Dask: ``dask.dataframe.from_map`` generates and evaluates each partition on a worker,
-    ``map_partitions`` reduces it there, and only the reductions travel back. A ``LocalCluster`` of ``workers``
-    processes unless ``scheduler`` (``tcp://host:8786``) names a running cluster."""
-    import dask  # noqa: PLC0415 - optional heavy dependency, only for sweeps
-    import dask.dataframe as dd  # noqa: PLC0415
-    from distributed import Client, LocalCluster, as_completed  # noqa: PLC0415
+    ``map_partitions`` reduces it there, and only the reductions travel back. Runs on ``client`` when given, else
+    on the cluster whose scheduler ``scheduler`` names (``tcp://host:8786``), else on a ``LocalCluster`` of
+    ``workers`` processes started for this sweep."""
+    from distributed import Client  # noqa: PLC0415 - optional heavy dependency, only for sweeps
 
-    cluster = None if scheduler else LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                  dashboard_address=None)
+    if client is not None:
+        return _on_client(client, sweep, k, progress)
+    cluster = None if scheduler else local_cluster(workers)
     try:
-        with dask.config.set({"dataframe.convert-string": False}), Client(scheduler or cluster) as client:
-            one = Sweep(sweep.base, sweep.grid, sweep.ranges, sweep.samples, sweep.seed, sweep.distribution, 1)
-            meta = _partition(one, 0).iloc[:0]
-            frames = dd.from_map(partial(_partition, sweep), range(sweep.partitions), meta=meta,
-                                 enforce_metadata=False)
-            reduced = frames.map_partitions(_reduced_frame, k, meta=_reduced_frame(meta, k))
-            futures = client.compute(reduced.to_delayed())
-            parts = []
-            for i, future in enumerate(as_completed(futures), 1):
-                parts.append(_part_from_frame(future.result()))
-                if progress:
-                    progress(i, len(futures))
+        with Client(scheduler or cluster) as own:
+            return _on_client(own, sweep, k, progress)
     finally:
         if cluster is not None:
             cluster.close()
+
+
+def local_cluster(workers: int) -> Any:
+    """A ``LocalCluster`` of ``workers`` single-threaded processes, without Dask's default
+    ``MALLOC_TRIM_THRESHOLD_`` for its workers: with it glibc maps every large numpy array afresh and the engine
+    runs about 3x slower (measured by ``bench/sweep.py``); set the same on a remote cluster's workers."""
+    import dask  # noqa: PLC0415 - optional heavy dependency, only for sweeps
+    from distributed import LocalCluster  # noqa: PLC0415
+
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+
+
+def _on_client(client: Any, sweep: Sweep, k: int, progress: Callable[[int, int], None] | None) -> Result:
+    import dask  # noqa: PLC0415 - optional heavy dependency, only for sweeps
+    import dask.dataframe as dd  # noqa: PLC0415
+    from distributed import as_completed  # noqa: PLC0415
+
+    with dask.config.set({"dataframe.convert-string": False}):
+        one = Sweep(sweep.base, sweep.grid, sweep.ranges, sweep.samples, sweep.seed, sweep.distribution, 1)
+        meta = _partition(one, 0).iloc[:0]
+        frames = dd.from_map(partial(_partition, sweep), range(sweep.partitions), meta=meta, enforce_metadata=False)
+        reduced = frames.map_partitions(_reduced_frame, k, meta=_reduced_frame(meta, k))
+        futures = client.compute(reduced.to_delayed())
+        parts = []
+        for i, future in enumerate(as_completed(futures), 1):
+            parts.append(_part_from_frame(future.result()))
+            future.release()
+            if progress:
+                progress(i, len(futures))
     return combine(parts, k)
 
 
+PIECES = ("top", "speed", "power", "values", "counts")
+"""The pieces of a reduced partition, coded 0..4 in the ``part`` column."""
+
+
 def _reduced_frame(table: pd.DataFrame, k: int) -> pd.DataFrame:
-    """A partition's :class:`Part` as one DataFrame (what ``map_partitions`` carries): a ``part`` column names
-    the piece (top, speed, power, values) each row belongs to."""
+    """A partition's :class:`Part` as one DataFrame (what ``map_partitions`` carries): the ``part`` column codes
+    the piece each row belongs to (:data:`PIECES`)."""
     part = reduce_part(table, k)
-    values = pd.DataFrame({"part": "values", **part.values})
-    pieces = [part.top.assign(part="top"), part.speed_front.assign(part="speed"),
-              part.power_front.assign(part="power"), values,
-              pd.DataFrame({"part": ["counts"], "scenario": [part.scenarios], "ok": [part.feasible]})]
-    return pd.concat([p.astype({c: object for c in ("ok",) if c in p.columns}) for p in pieces], ignore_index=True)
+    counts = pd.DataFrame({"scenario": [part.scenarios], "ok": [part.feasible]})
+    pieces = [part.top, part.speed_front, part.power_front, pd.DataFrame(part.values), counts]
+    return pd.concat([p.assign(part=np.int8(i)).astype({"ok": float} if "ok" in p.columns else {})
+                      for i, p in enumerate(pieces)], ignore_index=True)
 
 
 def _part_from_frame(frame: pd.DataFrame) -> Part:
+    code = frame["part"].to_numpy()
+
     def piece(name: str) -> pd.DataFrame:
-        sub = frame[frame["part"] == name].drop(columns="part").reset_index(drop=True)
+        sub = frame[code == PIECES.index(name)].drop(columns="part").reset_index(drop=True)
         return sub.astype({"scenario": np.int64, "ok": bool})
 
-    counts = frame[frame["part"] == "counts"].iloc[0]
-    values = frame[frame["part"] == "values"]
+    counts = frame[code == PIECES.index("counts")].iloc[0]
+    values = frame[code == PIECES.index("values")]
     return Part(int(counts["scenario"]), int(counts["ok"]), piece("top"), piece("speed"), piece("power"),
                 {name: values[name].to_numpy(dtype=float) for name in QUANTILE_OUTPUTS})
 
