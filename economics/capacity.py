@@ -219,7 +219,8 @@ SERVED_OUT = F("served_output_tokens_per_day", "token/day", "demand_output_token
 SERVED_CACHED = F("served_cached_input_tokens_per_day", "token/day",
                   "served_input_tokens_per_day * prefix_cache_hit_rate")
 UTILIZATION = F("utilization", "-",
-                "served_fraction * work_accelerator_s_per_day / (accelerators * SECONDS_PER_DAY)")
+                "min(1, served_fraction * work_accelerator_s_per_day / (accelerators * SECONDS_PER_DAY))",
+                note="the served share of the pool's time (never above 1, even by rounding)")
 DECODE_UTILIZATION = UTILIZATION.bind("decode_utilization", accelerators="decode_accelerators",
                                       work_accelerator_s_per_day="decode_work_accelerator_s_per_day")
 CAPACITY_REQUESTS_PER_S = F("capacity_requests_per_s_per_accelerator", "request/s",

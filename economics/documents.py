@@ -67,7 +67,7 @@ def model_markdown() -> str:
     """Every formula the engine evaluates, by stage: ``name [unit] = expression`` and its note. The same objects
     compute the outputs and print `explain`'s derivations, so this section cannot drift from the code.
 
-    >>> "`utilization` [-] = `served_fraction x work_accelerator_s_per_day" in model_markdown()
+    >>> "`utilization` [-] = `min(1, served_fraction x work_accelerator_s_per_day" in model_markdown()
     True
     """
     consts = ", ".join(f"{format(v, ',.0f')} {u}" for v, u in CONSTANTS.values())

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import capacity, catalog
 from .explain import Trace
+from .finance import straight_line
 from .stages import Columns
 
 
@@ -43,7 +44,7 @@ def resolve(c: dict[str, Any], trace: Trace | None = None) -> Columns:
     x.sized = np.isnan(v["accelerator_count"])
     x.pays_energy = x.own | ~v["rent_includes_energy"].astype(bool)
     x.in_facility = x.pays_energy
-    x.zero_rate = np.abs(v["cost_of_capital"]) < 1e-12
+    x.zero_rate = straight_line(v["cost_of_capital"])
     x.has_link = x.dis & ~np.isnan(v["kv_link_gb_per_s"])
     return x
 

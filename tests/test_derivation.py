@@ -158,7 +158,7 @@ def test_the_issue_rows_print_arithmetic_that_holds() -> None:
     assert by_row[(0, "it_power_kw")].symbolic == "main_it_power_kw + decode_it_power_kw"
     # link-bound: utilization is the served share of the prefill pool's time, not min(work, capacity)
     util = by_row[(1, "utilization")]
-    assert util.symbolic.startswith("served_fraction x work_accelerator_s_per_day")
+    assert util.symbolic.startswith("min(1, served_fraction x work_accelerator_s_per_day")
     served = by_row[(1, "served_fraction")].value
     assert served < 1
     assert by_row[(1, "capacity_ratio")].symbolic == (

@@ -67,7 +67,8 @@ def rises(field: str, lo: float, hi: float, **fixed: Any) -> Any:
     def check(s: dict[str, Any], a: float, b: float) -> None:
         a, b = min(a, b), max(a, b)
         ca, cb = costs([{**s, field: a}, {**s, field: b}])
-        assert cb >= ca * (1 - 1e-12), (field, a, b, ca, cb)
+        # 1e-9: the closed-form CRF keeps about 1e-10 of relative precision at a 1e-6 cost of capital
+        assert cb >= ca * (1 - 1e-9), (field, a, b, ca, cb)
 
     return check
 
