@@ -372,3 +372,56 @@ def provenance_text(raw: dict[str, Any]) -> str:
             origin = "default"
         lines.append(f"  {name} = {shown} {spec.unit if spec.unit != '-' else ''}".rstrip() + f"   ({origin})")
     return "\n".join(lines)
+
+
+VARIANT_FIELDS = frozenset({
+    "accelerator_count", "demand_input_tokens_per_day", "demand_output_tokens_per_day", "demand_requests_per_s",
+    "price_usd_per_m_input_tokens", "price_usd_per_m_output_tokens", "price_usd_per_m_cached_input_tokens",
+})
+"""Fields a variant of a resolved scenario may change: none of them changes how the inputs resolve (catalog
+figures, throughput), so the variants skip validation and the throughput estimate."""
+
+
+def resolve_scenario(scenario: Scenario | dict[str, Any]) -> dict[str, np.ndarray]:
+    """One scenario validated and resolved (catalog figures, per-user speed, throughput): the columns
+    :func:`evaluate_variants` starts from. Raises :class:`ScenarioError` like :func:`evaluate_scenario`."""
+    cols, problems = validate(_frame(as_scenario(scenario)))
+    if problems:
+        raise ScenarioError(problems)
+    per_user_throughput(cols)
+    thr = fill_throughput(cols)
+    if not thr["feasible"][0]:
+        raise ScenarioError([Problem(0, "feasible", False, str(thr["infeasible_reason"][0]))])
+    cols["_throughput_estimated"] = thr["throughput_source"] == SOURCE_ESTIMATE
+    cols["_throughput_from_curve"] = thr["throughput_source"] == SOURCE_CURVE
+    cols["_outside_measured_range"] = thr["outside_measured_range"]
+    return cols
+
+
+def evaluate_variants(resolved: dict[str, np.ndarray], **changes: Any) -> dict[str, np.ndarray]:
+    """The outputs of a resolved one-row scenario repeated once per value in ``changes`` (each a sequence of
+    equal length; ``None`` = empty), through the same stages as :func:`evaluate` without validating again.
+
+    Only :data:`VARIANT_FIELDS` may change, and each value must lie within its field's bounds (checked here,
+    naming field and value). Returns the numeric outputs as arrays (NaN where an optional output is empty).
+
+    >>> base = resolve_scenario({"accelerator_count": 8, "output_tokens_per_s_per_accelerator": 1000})
+    >>> out = evaluate_variants(base, demand_output_tokens_per_day=[172.8e6, 345.6e6])
+    >>> [round(float(u), 3) for u in out["utilization"]]
+    [0.25, 0.5]
+    """
+    lengths = {len(v) for v in changes.values()}
+    if len(lengths) > 1:
+        raise ValueError("evaluate_variants: every change needs the same number of values")
+    k = lengths.pop() if lengths else 1
+    cols = {name: np.repeat(v, k) for name, v in resolved.items()}
+    for name, values in changes.items():
+        if name not in VARIANT_FIELDS:
+            raise ValueError(f"{name}: not a field a variant may change ({', '.join(sorted(VARIANT_FIELDS))})")
+        arr = np.array([np.nan if v is None else float(v) for v in values])
+        bad = ~np.isnan(arr) & ~FIELDS[name].within(arr)
+        if bad.any():
+            raise ValueError(f"{name}: {show_value(float(arr[bad][0]))} is out of bounds "
+                             f"({FIELDS[name].bounds_text()})")
+        cols[name] = arr
+    return compute(cols)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from .batch import as_scenario, evaluate
+from .batch import as_scenario, evaluate, evaluate_variants, resolve_scenario
 from .outputs import cost_parts, names
 from .scenario import Scenario, with_changes
 
@@ -45,37 +46,35 @@ def cost_vs_utilization(scenario: Scenario | dict[str, Any], points: int = 10,
     """Cost per M tokens of the scenario's fleet as its average utilization goes from 1/points to 1: the demand is
     set to that share of the fleet's capacity (same request shape), everything else unchanged.
 
-    Needs a fixed fleet (``accelerator_count``): it is the fleet that is more or less busy. Returns columns
-    ``utilization``, ``cost_usd_per_m_tokens``, ``gross_margin``.
+    The fleet as evaluated (sized or given) stays fixed: it is the fleet that is more or less busy. Returns columns
+    ``utilization``, ``cost_usd_per_m_tokens``, ``gross_margin``. The variants reuse the resolved scenario
+    (:func:`economics.batch.evaluate_variants`).
     """
-    base = as_scenario(scenario)
+    base = resolve_scenario(scenario)
     if result is None:
-        row = evaluate(pd.DataFrame([base.model_dump()])).iloc[0]
-        result = {str(k): (None if v is pd.NA else v) for k, v in row.items()}
-    # the fleet as evaluated (sized or given) and its capacity at the scenario's mix
-    base = base.model_copy(update={"accelerator_count": int(result["accelerators"])})
+        result = {k: float(v[0]) for k, v in evaluate_variants(base).items() if np.ndim(v)}
     capacity = float(result["capacity_output_tokens_per_day"])
     shares = [(i + 1) / points for i in range(points)]
-    rows = [with_changes(base, demand_input_tokens_per_day=None, demand_requests_per_s=None,
-                         demand_output_tokens_per_day=capacity * u) for u in shares]
-    out = evaluate(pd.DataFrame(rows))
-    return pd.DataFrame({"utilization": out["utilization"].astype(float),
-                         "cost_usd_per_m_tokens": out["cost_usd_per_m_tokens"].astype(float),
-                         "gross_margin": out["gross_margin"]})
+    n = float(result["accelerators"])
+    out = evaluate_variants(base, accelerator_count=[n] * points, demand_input_tokens_per_day=[None] * points,
+                            demand_requests_per_s=[None] * points,
+                            demand_output_tokens_per_day=[capacity * u for u in shares])
+    return pd.DataFrame({"utilization": out["utilization"], "cost_usd_per_m_tokens": out["cost_usd_per_m_tokens"],
+                         "gross_margin": pd.array(out["gross_margin"], dtype="Float64")})
 
 
 def margins_at_prices(scenario: Scenario | dict[str, Any], prices: pd.DataFrame) -> pd.DataFrame:
     """The scenario evaluated at each row's input/output list price (e.g. data/api_prices.csv): adds
     ``revenue_usd_per_day``, ``gross_margin`` and ``cost_usd_per_m_tokens`` columns to ``prices``."""
-    base = as_scenario(scenario)
-    rows = [with_changes(base, price_usd_per_m_input_tokens=float(p_in), price_usd_per_m_output_tokens=float(p_out),
-                         price_usd_per_m_cached_input_tokens=None)
-            for p_in, p_out in zip(prices["price_usd_per_m_input_tokens"], prices["price_usd_per_m_output_tokens"],
-                                   strict=True)]
-    out = evaluate(pd.DataFrame(rows))
+    k = len(prices)
+    out = evaluate_variants(resolve_scenario(scenario),
+                            price_usd_per_m_input_tokens=prices["price_usd_per_m_input_tokens"].astype(float).tolist(),
+                            price_usd_per_m_output_tokens=prices["price_usd_per_m_output_tokens"].astype(float).tolist(),
+                            price_usd_per_m_cached_input_tokens=[None] * k)
     return prices.reset_index(drop=True).assign(
-        revenue_usd_per_day=out["revenue_usd_per_day"].to_numpy(), gross_margin=out["gross_margin"].to_numpy(),
-        cost_usd_per_m_tokens=out["cost_usd_per_m_tokens"].to_numpy())
+        revenue_usd_per_day=pd.array(out["revenue_usd_per_day"], dtype="Float64"),
+        gross_margin=pd.array(out["gross_margin"], dtype="Float64"),
+        cost_usd_per_m_tokens=out["cost_usd_per_m_tokens"])
 
 
 COST_PARTS = cost_parts()

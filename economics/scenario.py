@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args, get_origin
 
 import annotated_types
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from . import catalog, values
@@ -376,6 +377,20 @@ class FieldSpec:
         """Human label for forms: the description's head and the unit, e.g. 'Electricity price [USD/kWh]'."""
         text = re.sub(r"\s*\([^)]*\)", "", self.description.split(";")[0]).strip()
         return f"{text} [{self.unit}]" if self.unit and self.unit != "-" else text
+
+    def within(self, values: Any) -> Any:
+        """Whether each value lies within the field's bounds (element-wise for arrays).
+
+        >>> FIELDS["pue"].within(np.array([1.0, 0.9])).tolist()
+        [True, False]
+        """
+        v = np.asarray(values, dtype=float)
+        ok = np.isfinite(v)
+        for bound, test in ((self.gt, np.greater), (self.ge, np.greater_equal), (self.lt, np.less),
+                            (self.le, np.less_equal)):
+            if bound is not None:
+                ok &= test(v, bound)
+        return ok
 
     def bounds_text(self) -> str:
         parts = []

@@ -107,3 +107,22 @@ def test_a_per_user_speed_needs_its_concurrency() -> None:
     # without the concurrency the per-user figure is refused, never used as a per-chip throughput
     with pytest.raises(economics.ScenarioError, match="concurrent_users_per_replica"):
         economics.evaluate_scenario({**row, "concurrent_users_per_replica": None})
+
+
+def test_variants_of_a_resolved_scenario() -> None:
+    # 8 H100 at 30,000 USD, r = 0, 5 years: 8 x 30,000 / 5 / 8,760 = 5.47945 USD/h; energy (idle = full draw)
+    # 8 x 1.275 x 1.5 x 0.10 = 1.53 USD/h -> 7.00945 USD/h = 168.2268 USD/day. Output only (no input tokens):
+    # at half load 8 x 86,400 x 1,000 x 0.5 = 345.6 M tokens/day -> 168.2268 / 345.6 = 0.486768 USD/M
+    from economics.batch import evaluate_variants, resolve_scenario
+    from economics.compare import cost_vs_utilization
+
+    row = {**SIMPLE, "accelerator": "h100-sxm", "accelerator_count": 8, "accelerator_price_usd": 30000.0,
+           "output_tokens_per_s_per_accelerator": 1000.0, "input_tokens_per_request": 0.0,
+           "demand_output_tokens_per_day": 345.6e6}
+    curve = cost_vs_utilization(row, points=4)
+    assert curve["utilization"].tolist() == pytest.approx([0.25, 0.5, 0.75, 1.0])
+    assert curve["cost_usd_per_m_tokens"][1] == pytest.approx((8 * 30000 / 5 / 8760 + 1.53) * 24 / 345.6)
+    with pytest.raises(ValueError, match="demand_output_tokens_per_day: -1 is out of bounds"):
+        evaluate_variants(resolve_scenario(row), demand_output_tokens_per_day=[-1.0])
+    with pytest.raises(ValueError, match="pue: not a field a variant may change"):
+        evaluate_variants(resolve_scenario(row), pue=[1.2])
