@@ -109,6 +109,18 @@ def main() -> None:
           f"{args.sample} rows)")
     print(f"speed-up vectorised / row-by-row: {vec_rate * row_s:,.0f}x (target >= 50x)")
 
+    # variants of one scenario (the app's cost curve): resolved once, then the stages only, vs the batch path
+    one = clean[0] | {"accelerator_count": 64}
+    shares = [(i + 1) / 20 * 1e9 for i in range(20)]
+    rows = pd.DataFrame([{**one, "demand_output_tokens_per_day": d, "demand_input_tokens_per_day": None}
+                         for d in shares])
+    batch_s = best_of(lambda: economics.evaluate(rows), repeat=5)
+    resolved = economics.batch.resolve_scenario(one)
+    var_s = best_of(lambda: economics.batch.evaluate_variants(
+        resolved, demand_output_tokens_per_day=shares, demand_input_tokens_per_day=[None] * 20), repeat=5)
+    print(f"20 variants of one scenario: {var_s * 1e3:.1f} ms from the resolved scenario vs {batch_s * 1e3:.1f} ms "
+          f"through evaluate(df): {batch_s / var_s:.1f}x")
+
     proc = subprocess.run([sys.executable, __file__, "--child", str(args.million_rows)], capture_output=True,
                           text=True, check=True)
     m = json.loads(proc.stdout.strip().splitlines()[-1])
