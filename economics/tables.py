@@ -653,3 +653,14 @@ def end_progress(out: IO[str]) -> None:
     """Finish a progress line (a newline) when ``out`` is a terminal."""
     if hasattr(out, "isatty") and out.isatty():
         out.write("\n")
+
+
+def read_table(source: str | Path | bytes, fmt: str | None = None, max_rows: int | None = None,
+               progress: Callable[[int, float | None], None] | None = None) -> pd.DataFrame:
+    """The whole table of ``source`` (as :func:`read_chunks` reads it, same checks), the row limit enforced while
+    reading: a file over ``max_rows`` is refused before the rest of it is parsed.
+
+    >>> read_table(b"name,pue\\n#1,1.2\\n").to_dict("list")
+    {'name': ['#1'], 'pue': ['1.2']}
+    """
+    return pd.concat(list(read_chunks(source, fmt, max_rows=max_rows, progress=progress)), ignore_index=True)
