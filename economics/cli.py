@@ -30,7 +30,7 @@ from .outputs import NUMERIC_OUTPUTS
 from .planner import add_plan_command
 from .retrofit import analyse, break_even_decode_price_usd
 from .scenario import FIELDS, Scenario
-from .scenario_files import read_scenarios, to_csv_text, to_json_text
+from .scenario_files import to_csv_text, to_json_text
 from .uncertainty import monte_carlo, ranges_from_row, tornado, with_range_columns
 from .validation import RANGE_COLUMNS, InputError, Problem, validate
 from .values import capped, escape_controls, shown
@@ -161,7 +161,7 @@ def _row_lines(df: pd.DataFrame, position: int, problems: list[Problem]) -> list
 def _chosen_row(args: argparse.Namespace) -> tuple[pd.DataFrame, int, dict[str, Any]]:
     """The scenarios of ``args.input``, the position of the row ``args.row`` names, and that row's non-empty
     cells. An invalid row (ranges included) raises :class:`InvalidRow` listing every problem."""
-    df = read_scenarios(_read(args.input))
+    df = tables.read_table(_read(args.input))  # the streaming reader's parsing, whole
     position = _row_position(df, args.row)
     one = df.iloc[[position]].reset_index(drop=True)
     _, problems = validate(one)
