@@ -12,11 +12,14 @@ import streamlit as st
 import economics
 from economics.documents import template_text
 from economics.outputs import names
-from economics.scenario_files import read_scenarios_csv, to_csv_text, to_excel_bytes, to_json_text
+from economics.scenario_files import to_csv_text, to_excel_bytes, to_json_text
+from economics.tables import read_table
 from ui import common, editor
 from ui.text import plain
 
 ROW_LIMIT = 100_000
+PROGRESS_BYTES = 1_000_000
+"""Uploads larger than this (about 10,000 rows) show a progress bar while they are read."""
 UPLOAD_LIMIT_MB = st.get_option("server.maxUploadSize")
 KEY_COLUMNS = ["name", "accelerator", "decode_accelerator", "ownership", *names("key"), "infeasible_reason"]
 
@@ -36,15 +39,22 @@ if upload is None:
             "scenario as a first row.")
     st.stop()
 
-try:
-    table = read_scenarios_csv(upload.getvalue())
+reading = st.progress(0.0, text="Reading the file") if upload.size > PROGRESS_BYTES else None
+
+
+def show_reading(rows: int, share: float | None) -> None:
+    if reading is not None:
+        reading.progress(min(share or 0.0, 1.0), text=f"Read {rows:,} rows")
+
+
+try:  # the row limit is enforced while reading: a file over it is refused before the rest is parsed
+    table = read_table(upload.getvalue(), max_rows=ROW_LIMIT, progress=show_reading)
 except economics.InputError as error:
-    st.error(f"{plain(upload.name)}: {plain(str(error), max_chars=2000)}")
+    st.error(f"{plain(upload.name)}: {plain(str(error), max_chars=2000)} (the app takes at most {ROW_LIMIT:,} rows; "
+             f"`python -m economics evaluate` streams files of any size)")
     st.stop()
-if len(table) > ROW_LIMIT:
-    st.error(f"{plain(upload.name)}: {len(table):,} rows; the app takes at most {ROW_LIMIT:,} (use the command line "
-             f"`python -m economics evaluate` for more).")
-    st.stop()
+if reading is not None:
+    reading.empty()
 
 with st.status(f"Evaluating {len(table):,} scenarios", expanded=False) as status:
     results, report = economics.evaluate_with_report(table)
@@ -71,10 +81,11 @@ if len(shown):
 
 st.subheader("Download")
 cols = st.columns(3)
-cols[0].download_button("Results (CSV)", to_csv_text(results), file_name="results.csv", mime="text/csv",
+# each file is built when its button is clicked, not on upload (Streamlit calls the function then)
+cols[0].download_button("Results (CSV)", lambda: to_csv_text(results), file_name="results.csv", mime="text/csv",
                         key="download_csv")
-cols[1].download_button("Results (Excel)", to_excel_bytes(results), file_name="results.xlsx",
+cols[1].download_button("Results (Excel)", lambda: to_excel_bytes(results), file_name="results.xlsx",
                         mime="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
                         key="download_xlsx")
-cols[2].download_button("Results (JSON)", to_json_text(results), file_name="results.json", mime="application/json",
-                        key="download_json")
+cols[2].download_button("Results (JSON)", lambda: to_json_text(results), file_name="results.json",
+                        mime="application/json", key="download_json")
