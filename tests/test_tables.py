@@ -6,6 +6,10 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import os
+import pty
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -263,3 +267,62 @@ def test_gzip_output(tmp_path: Path) -> None:
                 max_size=20))
 def test_vectorised_neutralising_matches_the_cell_by_cell_rule(texts: list[str]) -> None:
     assert neutralise(pa.array(texts, pa.string())).to_pylist() == [_neutralise(t) for t in texts]
+
+
+# ------------------------------------------------------------------------------------------ the command line
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def evaluate_cli(*args: str, stderr_tty: bool = False) -> tuple[int, str]:
+    """``python -m economics evaluate ...``; stderr through a pseudo-terminal when ``stderr_tty``."""
+    command = [sys.executable, "-m", "economics", "evaluate", *args]
+    if not stderr_tty:
+        proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        return proc.returncode, proc.stderr
+    leader, follower = pty.openpty()
+    child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=follower)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 4096)
+        except OSError:  # the terminal closed with the process
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(leader)
+    return child.wait(timeout=300), b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_cli_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
+    src = tmp_path / "in.csv"
+    src.write_text(f"{HEADER}\n" + "a,8,1000\n" * 2000, encoding="utf-8")
+    code, err = evaluate_cli(str(src), "-o", str(tmp_path / "o.csv"), stderr_tty=True)
+    assert code == 0 and "2,000 rows" in err and "rows/s" in err and "ETA" in err and "100%" in err
+    code, err = evaluate_cli(str(src), "-o", str(tmp_path / "o.csv"))
+    assert code == 0 and err == ""  # piped: quiet
+
+
+def test_cli_formats_from_extensions_and_compression(tmp_path: Path) -> None:
+    src = tmp_path / "in.csv.gz"
+    src.write_bytes(gzip.compress(f"{HEADER}\na,8,1000\nb,x,1000\n".encode()))
+    code, err = evaluate_cli(str(src), "-o", str(tmp_path / "out.parquet"))
+    assert code == 1 and "row 2 (b): accelerator_count: 'x' is not a number" in err
+    table = pq.read_table(tmp_path / "out.parquet").to_pydict()
+    assert table["name"] == ["a", "b"] and table["valid"] == [True, False]
+    code, err = evaluate_cli(str(tmp_path / "out.parquet"), "--input-format", "parquet", "--format", "csv", "-o",
+                             str(tmp_path / "again.csv.zst"))
+    assert code == 2 and "unknown columns" in err  # a result table is not a scenario table: refused, named
+    code, _ = evaluate_cli(str(src), "-o", str(tmp_path / "out.csv.zst"))
+    text = pa.CompressedInputStream(pa.OSFile(str(tmp_path / "out.csv.zst")), "zstd").read().decode()
+    assert code == 1 and text.splitlines()[1].startswith('"a"')
+
+
+def test_cli_refused_file_leaves_no_output(tmp_path: Path) -> None:
+    src = tmp_path / "in.csv"
+    src.write_text(f"{HEADER}\na,8,1000\nb,8,1000,5\n", encoding="utf-8")
+    code, err = evaluate_cli(str(src), "-o", str(tmp_path / "o.csv"))
+    assert code == 2 and "(4 cells)" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == [src]
