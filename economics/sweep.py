@@ -250,7 +250,11 @@ def run_dask(sweep: Sweep, k: int = 10, workers: int = 2, scheduler: str | None 
         return _on_client(client, sweep, k, progress)
     cluster = None if scheduler else local_cluster(workers)
     try:
-        with Client(scheduler or cluster) as own:
+        try:
+            own = Client(scheduler or cluster)
+        except (OSError, ValueError, TypeError) as exc:  # unreachable or malformed address
+            raise InputError(f"--scheduler: cannot reach '{shown(str(scheduler))}': {shown(str(exc), 200)}") from None
+        with own:
             return _on_client(own, sweep, k, progress)
     finally:
         if cluster is not None:

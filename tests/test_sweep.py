@@ -169,3 +169,11 @@ def test_sweep_command(tmp_path: Path) -> None:
     assert "Traceback" not in bad.stderr
     none = subprocess.run(run, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert none.returncode == 2 and "nothing to sweep" in none.stderr
+
+
+def test_unreachable_scheduler_is_exit_2_naming_it(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "economics", "sweep", "docs/uncertainty-example.csv", "--row",
+                           "uncertain-h100", "--grid", "pue=1.1,1.3", "--scheduler", "bogus://x"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "--scheduler: cannot reach 'bogus://x'" in proc.stderr
+    assert "Traceback" not in proc.stderr
