@@ -161,7 +161,9 @@ def test_row_limit_is_enforced_while_reading() -> None:
 
 NAMES = st.text(st.characters(codec="utf-8", exclude_characters="\x00\r"), min_size=1, max_size=12).filter(
     lambda s: s.strip() == s and s != "")
-ROWS = st.lists(st.tuples(NAMES, st.integers(1, 10_000), st.integers(1, 99_999)), min_size=1, max_size=6)
+ROWS = st.lists(st.tuples(NAMES, st.integers(1, 10_000), st.integers(1, 9_999_999), st.integers(100, 499)),
+                min_size=1, max_size=6)
+"""(name, accelerator count, output tokens/s, PUE in hundredths)."""
 
 
 def quoted(cell: str, sep: str) -> str:
@@ -170,12 +172,22 @@ def quoted(cell: str, sep: str) -> str:
     return '"' + cell.replace('"', '""') + '"' if any(c in cell for c in (sep, '"', "\r", "\n")) else cell
 
 
-def dialect_bytes(rows: list[tuple[str, int, int]], sep: str, eol: str, encoding: str, trailing: bool,
+def number_text(value: int, hundredths: bool, sep: str) -> str:
+    """How a spreadsheet exports a number: in a ``;`` file with a decimal comma and dot thousands (12.345,67),
+    else plain (12345.67)."""
+    text = f"{value / 100:,.2f}" if hundredths else f"{value:,}"
+    return text.translate(str.maketrans(",.", ".,")) if sep == ";" else text.replace(",", "")
+
+
+def dialect_bytes(rows: list[tuple[str, int, int, int]], sep: str, eol: str, encoding: str, trailing: bool,
                   comments: bool) -> bytes:
     lines = ["# exported", ""] if comments else []
-    lines.append(sep.join(HEADER.split(",")))
-    for name, count, speed in rows:
-        lines.append(sep.join([quoted(name, sep), str(count), str(speed)]) + (sep if trailing else ""))
+    lines.append(sep.join([*HEADER.split(","), "pue"]))
+    for name, count, speed, pue in rows:
+        # thousands dots without a decimal comma are refused as ambiguous; a ';' export writes decimals on speeds
+        speed_text = number_text(speed * 100, True, sep) if sep == ";" else str(speed)
+        cells = [quoted(name, sep), str(count), speed_text, number_text(pue, True, sep)]
+        lines.append(sep.join(cells) + (sep if trailing else ""))
     text = eol.join(lines) + eol
     return text.encode("utf-16") if encoding == "utf-16" else text.encode(encoding)
 
@@ -183,12 +195,15 @@ def dialect_bytes(rows: list[tuple[str, int, int]], sep: str, eol: str, encoding
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=ROWS, sep=st.sampled_from([",", ";", "\t"]), eol=st.sampled_from(["\n", "\r\n", "\r"]),
        encoding=st.sampled_from(["utf-8", "utf-8-sig", "utf-16"]), trailing=st.booleans(), comments=st.booleans())
-def test_same_table_in_every_dialect_reads_back_identically(rows: list[tuple[str, int, int]], sep: str, eol: str,
-                                                           encoding: str, trailing: bool, comments: bool) -> None:
+def test_same_table_in_every_dialect_reads_back_identically(rows: list[tuple[str, int, int, int]], sep: str,
+                                                           eol: str, encoding: str, trailing: bool,
+                                                           comments: bool) -> None:
     got = cells(dialect_bytes(rows, sep, eol, encoding, trailing, comments))
     # line breaks inside a quoted name come back as written (the eol of the dialect is part of the cell)
-    assert got == {"name": [r[0] for r in rows], "accelerator_count": [str(r[1]) for r in rows],
-                   "output_tokens_per_s_per_accelerator": [str(r[2]) for r in rows]}
+    assert got["name"] == [r[0] for r in rows]
+    assert [float(v) for v in got["accelerator_count"]] == [float(r[1]) for r in rows]
+    assert [float(v) for v in got["output_tokens_per_s_per_accelerator"]] == [float(r[2]) for r in rows]
+    assert [float(v) for v in got["pue"]] == [r[3] / 100 for r in rows]
 
 
 # ------------------------------------------------------------------------------------------ streaming and writing
