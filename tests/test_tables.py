@@ -19,10 +19,11 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from openpyxl import load_workbook
 
 from economics.batch import evaluate, evaluate_with_report
-from economics.scenario_files import _neutralise
-from economics.tables import TableWriter, neutralise, read_chunks, stream
+from economics.scenario_files import _neutralise, excel_export
+from economics.tables import TableWriter, excel_bytes, neutralise, read_chunks, stream
 from economics.validation import InputError
 
 HEADER = "name,accelerator_count,output_tokens_per_s_per_accelerator"
@@ -341,3 +342,17 @@ def test_cli_refused_file_leaves_no_output(tmp_path: Path) -> None:
     code, err = evaluate_cli(str(src), "-o", str(tmp_path / "o.csv"))
     assert code == 2 and "(4 cells)" in err and "Traceback" not in err
     assert list(tmp_path.iterdir()) == [src]
+
+
+def test_constant_memory_excel_holds_what_the_pandas_export_holds() -> None:
+    data = f"{HEADER}\n=1+1,8,1000\n\"bell\x07\",9,1100\nok,x,1000\n{'n' * 40_000},8,1000\n".encode()
+    result = evaluate(pd.concat(read_chunks(data)).reset_index(drop=True))
+    fast, fast_notes = excel_bytes(result)
+    slow, slow_notes = excel_export(result)
+
+    def cells_of(book: bytes) -> list[list[object]]:
+        return [[c.value for c in row] for row in load_workbook(io.BytesIO(book)).active.iter_rows()]
+
+    got, want = cells_of(fast), cells_of(slow)
+    assert got == want and fast_notes == slow_notes and len(fast_notes) == 2  # control character, long name
+    assert got[1][0] == "'=1+1" and got[2][0] == "bell\\x07" and len(str(got[4][0])) == 32_767
