@@ -12,8 +12,8 @@ import streamlit as st
 import economics
 from economics.documents import template_text
 from economics.outputs import names
-from economics.scenario_files import to_csv_text, to_excel_bytes, to_json_text
-from economics.tables import read_table
+from economics.scenario_files import to_csv_text, to_json_text
+from economics.tables import excel_bytes, read_table
 from ui import common, editor
 from ui.text import plain
 
@@ -84,7 +84,7 @@ cols = st.columns(3)
 # each file is built when its button is clicked, not on upload (Streamlit calls the function then)
 cols[0].download_button("Results (CSV)", lambda: to_csv_text(results), file_name="results.csv", mime="text/csv",
                         key="download_csv")
-cols[1].download_button("Results (Excel)", lambda: to_excel_bytes(results), file_name="results.xlsx",
+cols[1].download_button("Results (Excel)", lambda: excel_bytes(results)[0], file_name="results.xlsx",
                         mime="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
                         key="download_xlsx")
 cols[2].download_button("Results (JSON)", lambda: to_json_text(results), file_name="results.json",
