@@ -52,7 +52,8 @@ from . import availability, catalog, cost, fleet, queueing
 from .batch import ScenarioError, as_scenario, evaluate
 from .capacity import requests_per_s_per_accelerator
 from .scenario import FIELDS, FieldSpec, Scenario, with_changes
-from .scenario_files import read_scenarios_csv, to_csv_text
+from .scenario_files import to_csv_text
+from .tables import read_table
 from .validation import InputError
 
 ROLES = ("aggregated", "prefill", "decode")
@@ -1386,7 +1387,7 @@ class InvalidPlanRow(ValueError):
 
 def read_plan_row(data: bytes | str, row: str) -> tuple[dict[str, Any], PlanSettings]:
     """One row of a scenario CSV that may also carry the planner columns (:data:`PLAN_FIELDS`): the row's non-empty
-    scenario cells (checked by :func:`economics.scenario_files.read_scenarios_csv`) and its planner settings."""
+    scenario cells (read as :func:`economics.tables.read_table` reads files) and its planner settings."""
     header, rows, sep = _csv_rows(data, "FILE")
     plan_idx = [i for i, h in enumerate(header) if h in PLAN_FIELDS]
     keep = [i for i in range(len(header)) if i not in plan_idx]
@@ -1395,7 +1396,7 @@ def read_plan_row(data: bytes | str, row: str) -> tuple[dict[str, Any], PlanSett
     writer.writerow([header[i] for i in keep])
     for r in rows:
         writer.writerow([r[i] for i in keep])
-    df = read_scenarios_csv(out.getvalue())
+    df = read_table(out.getvalue().encode("utf-8"), fmt="csv")
     names = [str(n) for n in df["name"]] if "name" in df.columns else []
     if names.count(row) > 1:
         where = ", ".join(str(i + 1) for i, n in enumerate(names) if n == row)

@@ -415,3 +415,13 @@ def test_racks_force_the_liquid_retrofit_and_the_budget_can_forbid_it() -> None:
     # capex 141,900 USD against a 100,000 budget: stretching the budget by 42 % beats doubling the racks
     broke = plan(s, replace(one_rack, capex_budget_usd=100_000), [a])
     assert broke.reason == "capex budget: serving the demand needs at least 0.14 M USD; 0.10 M USD available"
+
+
+def test_a_semicolon_file_with_an_ambiguous_number_is_refused() -> None:
+    # '30.000' in a ';' file could be 30 or 30,000: refused, as evaluate refuses it, never read as 30
+    from economics.planner import read_plan_row
+    from economics.validation import InputError
+
+    data = b"name;accelerator;demand_output_tokens_per_day;output_tokens_per_s_per_accelerator\na;h100-sxm;1e9;30.000\n"
+    with pytest.raises(InputError, match="'30.000' could be a number"):
+        read_plan_row(data, "a")
