@@ -86,9 +86,7 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     feasible_ok = thr["feasible"] if thr is not None else np.zeros(0, dtype=bool)
     run = ok[feasible_ok]
     if thr is not None:
-        sub["_throughput_estimated"] = thr["throughput_source"] == SOURCE_ESTIMATE
-        sub["_throughput_from_curve"] = thr["throughput_source"] == SOURCE_CURVE
-        sub["_outside_measured_range"] = thr["outside_measured_range"]
+        _mark_throughput(sub, thr)
     if run.size == ok.size:
         outputs: dict[str, np.ndarray] | None = _compute_in_chunks(sub) if run.size else None
     else:
@@ -330,16 +328,28 @@ def explain_row(df: pd.DataFrame, row: int) -> Trace:
     if problems:
         raise ScenarioError(problems)
     trace = Trace(0)
+    _resolve_one(cols, trace)
+    compute(cols, trace)
+    return trace
+
+
+def _resolve_one(cols: dict[str, Any], trace: Trace | None = None) -> None:
+    """A validated one-row table's throughput, in place: from a per-user speed, a measured curve or the roofline
+    (recorded in ``trace``); an infeasible estimate is a :class:`ScenarioError`."""
     per_user_throughput(cols, trace)
     thr = fill_throughput(cols)
-    trace_throughput(cols, thr, trace)
+    if trace is not None:
+        trace_throughput(cols, thr, trace)
     if not thr["feasible"][0]:
         raise ScenarioError([Problem(0, "feasible", False, str(thr["infeasible_reason"][0]))])
+    _mark_throughput(cols, thr)
+
+
+def _mark_throughput(cols: dict[str, Any], thr: dict[str, Any]) -> None:
+    """The flags the warnings read: where the throughput was estimated, interpolated or outside a curve."""
     cols["_throughput_estimated"] = thr["throughput_source"] == SOURCE_ESTIMATE
     cols["_throughput_from_curve"] = thr["throughput_source"] == SOURCE_CURVE
     cols["_outside_measured_range"] = thr["outside_measured_range"]
-    compute(cols, trace)
-    return trace
 
 
 def explain_text(scenario: Scenario | dict[str, Any]) -> str:
@@ -388,13 +398,7 @@ def resolve_scenario(scenario: Scenario | dict[str, Any]) -> dict[str, np.ndarra
     cols, problems = validate(_frame(as_scenario(scenario)))
     if problems:
         raise ScenarioError(problems)
-    per_user_throughput(cols)
-    thr = fill_throughput(cols)
-    if not thr["feasible"][0]:
-        raise ScenarioError([Problem(0, "feasible", False, str(thr["infeasible_reason"][0]))])
-    cols["_throughput_estimated"] = thr["throughput_source"] == SOURCE_ESTIMATE
-    cols["_throughput_from_curve"] = thr["throughput_source"] == SOURCE_CURVE
-    cols["_outside_measured_range"] = thr["outside_measured_range"]
+    _resolve_one(cols)
     return cols
 
 

@@ -30,7 +30,7 @@ from .outputs import NUMERIC_OUTPUTS
 from .planner import add_plan_command
 from .retrofit import analyse, break_even_decode_price_usd
 from .scenario import FIELDS, Scenario
-from .scenario_files import to_csv_text, to_json_text
+from .scenario_files import read_input_bytes, to_csv_text, to_json_text
 from .uncertainty import monte_carlo, ranges_from_row, tornado, with_range_columns
 from .validation import RANGE_COLUMNS, InputError, Problem, validate
 from .values import capped, escape_controls, shown
@@ -42,15 +42,7 @@ MAX_MESSAGE_CHARS = 500
 MAX_SAMPLES = 1_000_000
 
 
-def _read(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {shown(path)}: {exc.strerror or type(exc).__name__}") from None
-    except ValueError as exc:  # an embedded NUL in the path
-        raise InputError(f"cannot read {shown(path)}: {exc}") from None
+_read = read_input_bytes
 
 
 def _write(path: str, text: str) -> None:

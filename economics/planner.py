@@ -52,7 +52,7 @@ from . import availability, catalog, cost, fleet, queueing
 from .batch import ScenarioError, as_scenario, evaluate
 from .capacity import requests_per_s_per_accelerator
 from .scenario import FIELDS, FieldSpec, Scenario, with_changes
-from .scenario_files import to_csv_text
+from .scenario_files import read_input_bytes, to_csv_text
 from .tables import read_table
 from .validation import InputError
 
@@ -1616,15 +1616,6 @@ def add_plan_command(subparsers: Any) -> argparse.ArgumentParser:
     return cmd
 
 
-def _read_bytes(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {_shown(path)}: {exc.strerror}") from None
-
-
 def plan_from_files(data: bytes | str, row: str, candidates_data: bytes | str | None = None,
                     accelerators: list[str] | None = None, frontier: str = "none") -> dict[str, Any]:
     """The ``plan`` command as a function: the JSON-ready plan (and frontiers) of one row. Raises InputError."""
@@ -1677,8 +1668,8 @@ def run_plan(args: argparse.Namespace) -> int:
     unusable input (the same exit codes as the other row commands)."""
     try:
         with _solver_chatter_to_stderr():
-            out = plan_from_files(_read_bytes(args.input), args.row,
-                                  None if not args.candidates else _read_bytes(args.candidates),
+            out = plan_from_files(read_input_bytes(args.input), args.row,
+                                  None if not args.candidates else read_input_bytes(args.candidates),
                                   [a.strip() for a in args.accelerators.split(",") if a.strip()], args.frontier)
     except InvalidPlanRow as exc:
         sys.stderr.write(f"{exc}\n")

@@ -11,6 +11,8 @@ import csv
 import io
 import json
 import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -69,6 +71,20 @@ def read_scenarios_csv(data: bytes | str) -> pd.DataFrame:
             if str(col) in RANGE_COLUMNS or (spec is not None and spec.kind in ("float", "int")):
                 df[col] = df[col].str.replace(",", ".", regex=False)
     return df
+
+
+
+def read_input_bytes(path: str) -> bytes:
+    """The bytes of a command's input file, or of standard input for ``-``; an unreadable path is an
+    :class:`InputError` naming it (never a traceback)."""
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {shown(path)}: {exc.strerror or type(exc).__name__}") from None
+    except ValueError as exc:  # an embedded NUL in the path
+        raise InputError(f"cannot read {shown(path)}: {exc}") from None
 
 
 MAX_JSON_BYTES = 200_000_000
