@@ -35,7 +35,7 @@ from .pipeline import (
 )
 from .resolve import per_user_throughput
 from .scenario import FIELDS, Scenario, show_value
-from .validation import Problem, validate
+from .validation import Problem, validate, validate_one
 
 RESULT_COLUMNS = (*FIELDS, *OUTPUT_UNITS, *THROUGHPUT_OUTPUTS, "feasible", "infeasible_reason", "warnings", "valid",
                   "error")
@@ -285,40 +285,76 @@ def _pydantic_problem(e: Any) -> Problem:
     return Problem(0, field, value, f"{field}: {e.get('msg', 'invalid')}, got {value!r}")
 
 
-def _frame(scenario: Scenario) -> pd.DataFrame:
-    """One validated scenario as a one-row table with typed columns (numbers as float64 with NaN for empty, text
-    as str, flags as bool): the column-wise validation then takes its fast numeric paths."""
-    raw = scenario.model_dump()
-    data: dict[str, Any] = {}
-    for name, spec in FIELDS.items():
-        v = raw[name]
-        if spec.kind in ("float", "int"):
-            data[name] = np.array([np.nan if v is None else float(v)])
-        elif spec.kind == "bool":
-            data[name] = np.array([bool(v)])
-        else:
-            data[name] = np.array(["" if v is None else str(v)], dtype=object)
-    return pd.DataFrame(data, columns=list(FIELDS))
-
-
 def evaluate_scenario(scenario: Scenario | dict[str, Any]) -> dict[str, Any]:
-    """Evaluate one scenario (a Scenario or a dict of its fields) through the batch path.
+    """Evaluate one scenario (a Scenario or a dict of its fields): the same validation rules, throughput
+    resolution and stages as :func:`evaluate`, on one-row columns without a table (about a millisecond).
 
-    Returns the resolved inputs and outputs as a dict (missing optional outputs as None).
-    Raises :class:`ScenarioError` with every problem when the scenario is invalid.
+    Returns the resolved inputs and outputs as a dict, keyed as :func:`evaluate`'s columns (missing optional
+    outputs as None). Raises :class:`ScenarioError` with every problem when the scenario is invalid.
+
+    >>> r = evaluate_scenario({"accelerator_count": 8, "output_tokens_per_s_per_accelerator": 1000,
+    ...                        "demand_output_tokens_per_day": 345.6e6})
+    >>> r["accelerators"], round(r["utilization"], 3), r["valid"]
+    (8, 0.5, True)
     """
-    result, report = evaluate_with_report(_frame(as_scenario(scenario)))
-    if not bool(result["valid"].iloc[0]):
-        raise ScenarioError([Problem(0, str(field), value, str(message)) for field, value, message in
-                             zip(report["field"], report["value"], report["message"], strict=True)])
-    row = result.iloc[0].to_dict()
-    return {str(k): (None if v is pd.NA else v) for k, v in row.items()}
+    cols = _validated(as_scenario(scenario))
+    per_user_throughput(cols)
+    thr = fill_throughput(cols)
+    _mark_throughput(cols, thr)
+    outputs = compute(cols) if thr["feasible"][0] else None
+    return _result_row(cols, thr, outputs)
+
+
+def _validated(scenario: Scenario) -> dict[str, np.ndarray]:
+    cols, problems = validate_one(scenario.model_dump())
+    if problems:
+        raise ScenarioError(problems)
+    return cols
+
+
+def _scalar(value: Any, integer: bool) -> Any:
+    """A number of a one-row result: None when empty or not finite, int for counts."""
+    x = float(value)
+    if not np.isfinite(x):
+        return None
+    return int(x) if integer else x
+
+
+def _result_row(cols: dict[str, Any], thr: dict[str, Any], outputs: dict[str, np.ndarray] | None) -> dict[str, Any]:
+    """One scenario's result as :func:`evaluate` would give its row (an internal problem raises)."""
+    row: dict[str, Any] = {}
+    for name, spec in FIELDS.items():
+        v = cols[name][0]
+        row[name] = (_scalar(v, spec.kind == "int") if spec.kind in ("float", "int")
+                     else bool(v) if spec.kind == "bool" else str(v))
+    internal: list[Problem] = []
+    for name in OUTPUT_UNITS:
+        v = np.nan if outputs is None else float(outputs[name][0])
+        if outputs is not None and not np.isfinite(v) and name not in OPTIONAL_OUTPUTS:
+            internal.append(Problem(0, name, None, f"{name}: could not be computed for these inputs"))
+        if name in INTEGER_OUTPUTS and v > MAX_COUNT:
+            internal.append(Problem(0, name, v, too_large_message(name, v)))
+        row[name] = _scalar(v, name in INTEGER_OUTPUTS)
+    if internal:
+        raise ScenarioError(internal)
+    for name, unit in THROUGHPUT_OUTPUTS.items():
+        row[name] = str(thr[name][0]) if unit == "text" else _scalar(thr[name][0], False)
+    feasible, reason = bool(thr["feasible"][0]), str(thr["infeasible_reason"][0])
+    if outputs is not None and outputs["fleet_flags"][0] != 0:
+        feasible, reason = False, fleet_reasons(cols, outputs, np.array([0]))[0]
+    row["feasible"], row["infeasible_reason"] = feasible, reason
+    row["warnings"] = warning_text(int(outputs["warning_flags"][0]) if outputs is not None else 0)
+    row["valid"], row["error"] = True, ""
+    return row
 
 
 def explain_scenario(scenario: Scenario | dict[str, Any]) -> Trace:
     """The derivation of every output of one scenario, recorded by the computation itself."""
-    frame = _frame(as_scenario(scenario))
-    return explain_row(frame, 0)
+    cols = _validated(as_scenario(scenario))
+    trace = Trace(0)
+    _resolve_one(cols, trace)
+    compute(cols, trace)
+    return trace
 
 
 def explain_row(df: pd.DataFrame, row: int) -> Trace:
@@ -395,9 +431,7 @@ figures, throughput), so the variants skip validation and the throughput estimat
 def resolve_scenario(scenario: Scenario | dict[str, Any]) -> dict[str, np.ndarray]:
     """One scenario validated and resolved (catalog figures, per-user speed, throughput): the columns
     :func:`evaluate_variants` starts from. Raises :class:`ScenarioError` like :func:`evaluate_scenario`."""
-    cols, problems = validate(_frame(as_scenario(scenario)))
-    if problems:
-        raise ScenarioError(problems)
+    cols = _validated(as_scenario(scenario))
     _resolve_one(cols)
     return cols
 

@@ -7,7 +7,9 @@ as (row, field, value, message); valid rows go on to be computed, invalid rows a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -17,7 +19,7 @@ from . import catalog, values
 from .scenario import CATALOG_FIELDS, CATALOG_ID_FIELDS, FIELDS, FieldSpec, show_value
 from .values import FALSE_WORDS, TRUE_WORDS, capped, shown
 
-__all__ = ["FALSE_WORDS", "TRUE_WORDS", "InputError", "Problem", "check_columns", "validate"]
+__all__ = ["FALSE_WORDS", "TRUE_WORDS", "InputError", "Problem", "check_columns", "validate", "validate_one"]
 
 
 class InputError(ValueError):
@@ -112,11 +114,32 @@ RANGE_COLUMNS: dict[str, tuple[str, str]] = {
 """``<field>_low`` / ``<field>_high`` columns (a range around a numeric field) -> (field, suffix)."""
 
 
-def _distinct_text(series: pd.Series, lower: bool = False) -> tuple[np.ndarray, np.ndarray]:
+SMALL = 16
+"""Up to this many rows, distinct texts are found with a dict rather than pandas (one scenario in the app)."""
+
+
+def _distinct_text(column: Any, lower: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(codes, texts): each row's index into the stripped distinct texts, the last of which is '' for missing.
 
-    Work is done once per distinct value with vectorised string methods, which keeps a million rows fast.
+    Work is done once per distinct value with vectorised string methods, which keeps a million rows fast; a few
+    rows take a plain loop with the same ``str.strip`` / ``str.lower``.
+
+    >>> codes, texts = _distinct_text(np.array([" H100-SXM", None, "h100-sxm"], dtype=object), lower=True)
+    >>> codes.tolist(), texts.tolist()
+    ([0, -1, 0], ['h100-sxm', ''])
     """
+    cells = column.array if isinstance(column, pd.Series) else column
+    if len(cells) <= SMALL:
+        seen: dict[str, int] = {}
+        codes = np.empty(len(cells), dtype=np.intp)
+        for r, v in enumerate(cells):
+            if v is None or v is pd.NA or (isinstance(v, float) and v != v):
+                codes[r] = -1
+                continue
+            t = str(v).strip()
+            codes[r] = seen.setdefault(t.lower() if lower else t, len(seen))
+        return codes, np.array([*seen, ""], dtype=object)
+    series = column if isinstance(column, pd.Series) else pd.Series(column, dtype=object)
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
     texts = pd.Series(uniques)
     texts = (texts if pd.api.types.is_string_dtype(texts.dtype) else texts.astype("string")).str.strip()
@@ -287,6 +310,32 @@ def validate(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], list[Problem]]:
     return cols, problems.items
 
 
+def validate_one(parsed: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], list[Problem]]:
+    """:func:`validate` for one scenario whose every field is already parsed and within its bounds (a
+    ``Scenario.model_dump()``: the same parser, the same bounds): one-row typed columns, catalog figures filled,
+    ids and combinations checked by the same rules, without a table's per-column parsing.
+
+    >>> from economics.scenario import Scenario
+    >>> cols, problems = validate_one(Scenario(accelerator_count=8).model_dump())
+    >>> cols["accelerator"].tolist(), cols["accelerator_power_kw"].tolist(), [p.field for p in problems]
+    (['h100-sxm'], [1.275], ['output_tokens_per_s_per_accelerator'])
+    """
+    cols: dict[str, np.ndarray] = {}
+    for name, spec in FIELDS.items():
+        v = parsed.get(name)
+        if spec.kind in ("float", "int"):
+            cols[name] = np.array([np.nan if v is None else float(v)])
+        elif spec.kind == "bool":
+            cols[name] = np.array([bool(spec.default if v is None else v)])
+        else:
+            text = "" if v is None else str(v).strip()
+            cols[name] = np.array([text or ("" if spec.default is None else str(spec.default))], dtype=object)
+    problems = _Problems(1)
+    _resolve_catalog(cols, problems, set(FIELDS))
+    _check_combinations(cols, problems)
+    return cols, problems.items
+
+
 def range_values(df: pd.DataFrame, problems: _Problems | None = None) -> dict[str, np.ndarray]:
     """The ``<field>_low`` / ``<field>_high`` columns of ``df`` read as numbers (NaN where empty or invalid; the
     problems are reported by :func:`validate`), in column order."""
@@ -354,49 +403,69 @@ def _default_column(spec: FieldSpec, n: int) -> Any:
                                      pd.Index(["" if spec.default is None else str(spec.default)]))
 
 
-def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems, present: set[str]) -> None:
+@dataclass(frozen=True)
+class _Lookups:
+    """The catalogs as validation reads them, built once per process (the catalogs are read once and cached)."""
+
+    accelerators: dict[str, int]  # id -> position; position -1 (appended last) is "no such id"
+    numbers: dict[str, np.ndarray]  # catalog field -> figure per position, NaN last
+    texts: dict[str, np.ndarray]  # catalog field -> text per position, '' last
+    models: frozenset[str]
+    stacks: frozenset[str]
+
+
+@cache
+def _lookups() -> _Lookups:
     table = catalog.accelerators()
-    ids = list(table.index)
-    codes_of: dict[str, np.ndarray] = {}
-    for id_field in CATALOG_ID_FIELDS:
-        acc_codes, acc_texts = _distinct_text(pd.Series(cols[id_field], dtype=object), lower=True)
-        acc = acc_texts[acc_codes]
-        optional = FIELDS[id_field].optional
-        known = np.array([t in ids or (optional and t == "") for t in acc_texts])[acc_codes]
-        problems.add(~known, id_field, cols[id_field], lambda v, f=id_field: catalog.unknown_id_message(f, v, ids))
-        cols[id_field] = np.where(known, acc, cols[id_field])
-        codes_of[id_field] = pd.Index(ids).get_indexer(acc_texts)[acc_codes]  # -1 for unknown or empty ids
-    n_codes, n_texts = _distinct_text(pd.Series(cols["new_accelerator"], dtype=object), lower=True)
-    n_known = np.array([t == "" or t in ids for t in n_texts])[n_codes]
-    problems.add(~n_known, "new_accelerator", cols["new_accelerator"],
-                 lambda v: catalog.unknown_id_message("new_accelerator", v, ids))
-    cols["new_accelerator"] = np.where(n_known, n_texts[n_codes], cols["new_accelerator"])
-    models = list(catalog.models().index)
-    m_codes, m_texts = _distinct_text(pd.Series(cols["model"], dtype=object), lower=True)
-    m_known = np.array([t == "" or t in models for t in m_texts])[m_codes]
-    problems.add(~m_known, "model", cols["model"], lambda v: catalog.unknown_id_message("model", v, models))
-    cols["model"] = np.where(m_known, m_texts[m_codes], "")
-    stacks = catalog.serving_stack_ids()
-    s_codes, s_texts = _distinct_text(pd.Series(cols["serving_stack"], dtype=object), lower=True)
-    s_texts = np.where(s_texts == "", "best", s_texts)
-    s_known = np.array([t == "best" or t in stacks for t in s_texts])[s_codes]
-    problems.add(~s_known, "serving_stack", cols["serving_stack"],
-                 lambda v: catalog.unknown_id_message("serving_stack", v, ["best", *stacks]))
-    cols["serving_stack"] = np.where(s_known, s_texts[s_codes], "best")
+    numbers: dict[str, np.ndarray] = {}
+    texts: dict[str, np.ndarray] = {}
     for field, cat_field in CATALOG_FIELDS.items():
         if cat_field not in table.columns:
             continue
+        column = table[cat_field]
+        if FIELDS[field].kind in ("float", "int"):
+            numbers[cat_field] = np.append(column.to_numpy(dtype=float, na_value=np.nan), np.nan)
+        else:
+            texts[cat_field] = np.append(column.fillna("").to_numpy(dtype=object), "")
+    return _Lookups({a: i for i, a in enumerate(table.index)}, numbers, texts, frozenset(catalog.models().index),
+                    frozenset(catalog.serving_stack_ids()))
+
+
+def _known(cols: dict[str, Any], field: str, known: Any, problems: _Problems, empty: str | None) -> np.ndarray:
+    """Check the ids in ``cols[field]`` against ``known`` (stripped, lower-case; '' allowed when ``empty`` is not
+    None and replaced by it); unknown ids are reported naming the field and value. Returns each row's id ('' where
+    unknown) and leaves the column holding the canonical id (the raw text where unknown)."""
+    codes, texts = _distinct_text(cols[field], lower=True)
+    texts = np.where(texts == "", "" if empty is None else empty, texts)
+    ok = np.array([t in known or (empty is not None and t == empty) for t in texts])[codes]
+    problems.add(~ok, field, cols[field], lambda v: catalog.unknown_id_message(field, v, known_ids(field)))
+    ids = texts[codes]
+    cols[field] = np.where(ok, ids, cols[field])
+    return np.where(ok, ids, "")
+
+
+def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems, present: set[str]) -> None:
+    """Check every catalog id (accelerators, model, serving stack) and fill the accelerators' catalog figures where
+    a row leaves them empty (a column absent from the table is filled everywhere)."""
+    look = _lookups()
+    codes_of: dict[str, np.ndarray] = {}
+    for id_field in CATALOG_ID_FIELDS:
+        ids = _known(cols, id_field, look.accelerators, problems, "" if FIELDS[id_field].optional else None)
+        codes_of[id_field] = np.array([look.accelerators.get(t, -1) for t in ids], dtype=np.intp)
+    _known(cols, "new_accelerator", look.accelerators, problems, "")
+    cols["model"] = _known(cols, "model", look.models, problems, "")
+    stacks = _known(cols, "serving_stack", look.stacks, problems, "best")
+    cols["serving_stack"] = np.where(stacks == "", "best", stacks)  # an unknown stack is reported; 'best' meanwhile
+    for field, cat_field in CATALOG_FIELDS.items():
         codes = codes_of[FIELDS[field].catalog_id or "accelerator"]
         if not (codes >= 0).any():
             continue  # no row names this kind of accelerator (e.g. no decode pool anywhere): nothing to fill
         given = cols[field]
-        column = table[cat_field]
-        if FIELDS[field].kind in ("float", "int"):
-            lookup = np.append(column.to_numpy(dtype=float, na_value=np.nan), np.nan)  # index -1 -> NaN
-            cols[field] = lookup[codes] if field not in present else np.where(np.isnan(given), lookup[codes], given)
-        else:
-            lookup = np.append(column.fillna("").to_numpy(dtype=object), "")
-            cols[field] = np.where(given == "", lookup[codes], given)
+        if cat_field in look.numbers:
+            lookup = look.numbers[cat_field][codes]
+            cols[field] = lookup if field not in present else np.where(np.isnan(given), lookup, given)
+        elif cat_field in look.texts:
+            cols[field] = np.where(given == "", look.texts[cat_field][codes], given)
 
 
 def _check_combinations(c: dict[str, np.ndarray], problems: _Problems) -> None:
