@@ -15,7 +15,7 @@ from economics import FIELDS
 from tests.test_app import APP, EDITOR_PAGES, set_field, start
 from ui import links
 
-LINK_PAGES = EDITOR_PAGES  # every page that reads the link (the Data page shows catalogs only)
+LINK_PAGES = (*EDITOR_PAGES, "plan")  # every page that reads the link (the Data page shows catalogs only)
 EVIL_NAME = "[Your session expired - sign in](https://evil.example)"
 PIXEL = "![t](http://127.0.0.1:9/pixel.gif)"
 
@@ -43,6 +43,11 @@ def reported_links() -> list[tuple[dict[str, Any], list[str]]]:
         ({"settings.compare": "b200,nope"}, ["settings.compare"]),
         ({"settings.pue_low": "abc"}, ["settings.pue_low"]),
         ({"settings.colour": "red"}, ["settings.colour"]),
+        ({"settings.plan_objective": "cheapest"}, ["settings.plan_objective"]),
+        ({"settings.plan_ttft_percentile": "1"}, ["settings.plan_ttft_percentile"]),
+        ({"settings.plan_accelerators": "b200,[x](https://evil.example)"}, ["settings.plan_accelerators"]),
+        ({"settings.plan_demand_profile": "1 2 3"}, ["settings.plan_demand_profile"]),
+        ({"plan.max_racks": "-3"}, ["settings.plan_max_racks"]),
         ({"baseline.pue": "0.5"}, ["pue"]),
     ]
 
@@ -136,6 +141,10 @@ def test_a_link_reproduces_every_kpi_and_table(page: str) -> None:
     if page == "decode":
         at.button(key="load_example").click().run()
         at.text_input(key="decode_accelerator_price_usd").set_value("45000").run()
+    if page == "plan":
+        at.button(key="plan_example").click().run()
+        at.selectbox(key="plan_objective").set_value("npv").run()
+        at.text_input(key="plan_max_racks").set_value("40").run()
     set_field(at, "electricity_usd_per_kwh", "0.12")
     if page != "scenarios":
         at.button(key="pin_baseline").click().run()
@@ -148,13 +157,17 @@ def test_a_link_reproduces_every_kpi_and_table(page: str) -> None:
     again = start(page, query)
     assert again.session_state["scenario"] == at.session_state["scenario"]
     assert again.session_state["baseline"] == at.session_state["baseline"]
+    assert again.session_state["settings"] == at.session_state["settings"]
+    assert shown["metrics"] or page == "scenarios"
     assert snapshot(again) == shown
     assert_plain(again)
 
 
 def test_the_link_is_the_whole_state() -> None:
     scenario = {**links.default_scenario(), "pue": 1.4, "accelerator_count": None}
-    settings = {**links.default_settings(), "samples": 2000, "compare": ("b200",)}
+    settings = {**links.default_settings(), "samples": 2000, "compare": ("b200",), "plan_ttft_target_s": 1.5,
+                "plan_accelerators": (), "plan_objective": "npv", "plan_spares": False, "plan_max_racks": 8.0,
+                "plan_demand_profile": " ".join(["1"] * 23 + ["4"])}
     query = links.link_query(scenario, settings, {**links.default_scenario(), "name": PIXEL})
     read = links.read_link(query)
     assert read == (scenario, settings, {**links.default_scenario(), "name": PIXEL}, [])

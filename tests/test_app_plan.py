@@ -1,84 +1,228 @@
-"""The Plan page under ``streamlit.testing``: the plan and its limits are shown, inputs change it, an infeasible
-plan names its constraint, the settings travel in the link and come back from it, user text stays plain."""
+"""The Plan page under ``streamlit.testing``, as a lens on the one working scenario: it plans the scenario every other
+page edits, its planner settings live in the app's state and travel in the link, navigating away and back changes no
+value, an infeasible plan names its constraint, every scenario field is reachable, and user text stays plain."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import json
+import re
+from typing import Any
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-PAGE = str(Path(__file__).resolve().parents[1] / "ui" / "plan.py")
+import economics
+from economics import FIELDS, planner
+from tests.test_app import set_field, start
+from tests.test_app_links import EVIL_NAME, PIXEL, assert_plain
+from ui import format as fmt
+from ui import links
+from ui.editor import SECTION_KEY, SECTIONS
+from ui.plan import PLAN_EXAMPLE
 
-
-def run(params: dict[str, str] | None = None) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    for key, value in (params or {}).items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+OTHER_PAGES = ("cost", "fleet", "decode", "throughput", "uncertainty", "scenarios", "data")
 
 
 def metric(at: AppTest, label: str) -> str:
-    return str(next(m.value for m in at.metric if m.label == label))
+    values = [str(m.value) for m in at.metric if m.label == label]
+    assert len(values) == 1, (label, [m.label for m in at.metric])
+    return values[0]
+
+
+def expected_plan(scenario: dict[str, Any], **settings: Any) -> dict[str, Any]:
+    """The planner run directly on a scenario, outside the app (the page must show the same plan)."""
+    chosen = {**links.default_settings(), **{links.PLAN_PREFIX + k: v for k, v in settings.items()}}
+    return planner.plan(economics.Scenario.model_validate(scenario), links.plan_settings(chosen), None,
+                        list(chosen[links.PLAN_PREFIX + "accelerators"])).to_dict()
+
+
+def headers(frame: Any) -> dict[str, str]:
+    """Column -> header shown (``st.column_config`` labels)."""
+    return {k: v.get("label", k) for k, v in json.loads(frame.proto.columns or "{}").items() if k != "_index"}
+
+
+def snapshot(at: AppTest) -> dict[str, Any]:
+    return {"metrics": [(m.label, m.value, m.delta) for m in at.metric],
+            "tables": [d.value.to_json(orient="records") for d in at.dataframe]}
 
 
 @pytest.fixture(scope="module")
-def page() -> AppTest:
-    return run()
+def example() -> AppTest:
+    """The Plan page after "Start from the planning example" (the example sets the shared scenario)."""
+    at = start("plan")
+    at.button(key="plan_example").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    return at
 
 
-def test_default_plan_shows_cost_tables_and_link(page: AppTest) -> None:
-    assert metric(page, "Cost per day").startswith("$")
-    assert metric(page, "Facility power").endswith(" MW")
-    assert len(page.dataframe) >= 3  # plan, limits, candidates
-    plan = page.dataframe[0].value
-    assert {"name", "role", "systems", "ownership"} <= set(plan.columns)
+def test_the_default_page_plans_the_default_working_scenario() -> None:
+    at = start("plan")
+    assert at.session_state["scenario"] == economics.default_scenario().model_dump()
+    want = expected_plan(economics.default_scenario().model_dump())["summary"]
+    assert metric(at, "Cost per day") == fmt.usd(want["cost_usd_per_day"])
+    assert metric(at, "Cost per M tokens") == fmt.usd_rate(want["cost_usd_per_m_tokens"])
+    assert metric(at, "Racks") == fmt.count(want["racks"])
+    # the default scenario has no model, so only its own accelerator can be planned: the page says so
+    assert any("no model" in i.value for i in at.info)
+    assert set(at.dataframe[0].value["accelerator"]) == {"h100-sxm"}
+    assert dict(at.query_params) == {"v": "1"}  # nothing differs from the defaults
+
+
+def test_an_edit_on_another_page_is_what_the_plan_plans() -> None:
+    at = start("cost")
+    set_field(at, "electricity_usd_per_kwh", "0.3")
+    set_field(at, "demand_output_tokens_per_day", "8,000,000,000")
+    at.switch_page("ui/plan.py").run()
+    assert not at.exception
+    edited = economics.with_changes(economics.default_scenario(), electricity_usd_per_kwh=0.3,
+                                    demand_output_tokens_per_day=8e9)
+    want = expected_plan(edited)["summary"]
+    default = expected_plan(economics.default_scenario().model_dump())["summary"]
+    assert want["cost_usd_per_day"] > default["cost_usd_per_day"]  # dearer power and more demand cost more
+    assert metric(at, "Cost per day") == fmt.usd(want["cost_usd_per_day"])
+    assert at.text_input(key="demand_output_tokens_per_day").value == "8,000,000,000"
+
+
+def test_the_example_sets_the_shared_scenario_and_a_setting(example: AppTest) -> None:
+    scenario = example.session_state["scenario"]
+    for field, value in PLAN_EXAMPLE.items():
+        assert scenario[field] == value, field
+    assert example.session_state["settings"]["plan_ttft_target_s"] == 2.0
+    assert not [i for i in example.info if "no model" in i.value]
+    want = expected_plan(scenario, ttft_target_s=2.0)["summary"]
+    assert metric(example, "Cost per day") == fmt.usd(want["cost_usd_per_day"])
+    assert metric(example, "Capex") == fmt.usd(want["capex_usd"])
+    plan = example.dataframe[0].value
+    assert {"Option", "Role", "Systems", "Capex [USD]"} <= set(headers(example.dataframe[0]).values())
     assert set(plan["role"]) <= {"aggregated", "prefill", "decode"}
-    # the settings are in the URL
-    assert page.query_params["plan.demand_profile"] == "diurnal"
-    assert page.query_params["plan.ttft_target_s"] == "2.0"
-    assert any("plan.demand_profile=diurnal" in c.value for c in page.code)
+    assert len(set(plan["accelerator"])) > 1  # with a model, other accelerators are estimated and compete
+    assert "settings.plan_ttft_target_s=2" in example.code[-1].value and "model=llama-3.1-70b" in example.code[-1].value
+    # the Fleet page shows the same scenario
+    example.switch_page("ui/fleet.py").run()
+    assert example.selectbox(key="model").value == "llama-3.1-70b"
+    assert example.text_input(key="site_power_mw").value == "2"
+    example.switch_page("ui/plan.py").run()
 
 
-def test_labels_come_from_the_scenario_fields(page: AppTest) -> None:
-    from economics import FIELDS
+def edit_settings(at: AppTest) -> None:
+    """Planner settings changed through their widgets, one of them back to its default value."""
+    at.selectbox(key="plan_objective").set_value("npv").run()
+    at.text_input(key="plan_max_racks").set_value("12").run()
+    at.multiselect(key="plan_accelerators").set_value(["h100-sxm", "b200", "h200-sxm"]).run()
+    at.selectbox(key="plan_demand_profile").set_value("24 numbers").run()
+    at.text_input(key="plan_demand_profile_numbers").set_value(" ".join(["1"] * 12 + ["3"] * 12)).run()
+    at.checkbox(key="plan_spares").set_value(False).run()
+    at.checkbox(key="plan_spares").set_value(True).run()  # = the default: absent from the link, still right
+    assert not at.exception and not at.error, [e.value for e in at.error]
 
-    labels = {w.label for w in page.number_input}
-    assert FIELDS["site_power_mw"].label in labels
-    assert FIELDS["demand_output_tokens_per_day"].label in labels
+
+def test_settings_live_in_the_state_and_the_link_reproduces_the_plan(example: AppTest) -> None:
+    edit_settings(example)
+    settings = example.session_state["settings"]
+    assert settings["plan_objective"] == "npv" and settings["plan_max_racks"] == 12.0
+    assert settings["plan_accelerators"] == ("h100-sxm", "b200", "h200-sxm")
+    assert settings["plan_demand_profile"] == " ".join(["1"] * 12 + ["3"] * 12)
+    query = {str(k): str(v) for k, v in dict(example.query_params).items()}
+    assert query["settings.plan_objective"] == "npv" and query["settings.plan_max_racks"] == "12"
+    assert "settings.plan_spares" not in query
+    want = expected_plan(example.session_state["scenario"], ttft_target_s=2.0, objective="npv", max_racks=12.0,
+                         accelerators=("h100-sxm", "b200", "h200-sxm"), demand_profile=settings["plan_demand_profile"])
+    assert metric(example, "Cost per day") == fmt.usd(want["summary"]["cost_usd_per_day"])
+    assert set(example.dataframe[0].value["accelerator"]) <= {"h100-sxm", "b200", "h200-sxm"}
+    shown = snapshot(example)
+    again = start("plan", query)
+    assert again.session_state["scenario"] == example.session_state["scenario"]
+    assert again.session_state["settings"] == settings
+    assert snapshot(again) == shown
+    assert again.selectbox(key="plan_objective").value == "npv"
+    assert again.text_input(key="plan_max_racks").value == "12"
 
 
-def test_no_rent_and_a_tiny_site_is_infeasible_with_numbers() -> None:
-    at = run({"site_power_mw": "0.05", "plan.allow_rent": "false"})
-    assert any("site power" in e.value and "MW available" in e.value for e in at.error), [e.value for e in at.error]
+def test_navigating_away_and_back_changes_no_value(example: AppTest) -> None:
+    example.text_input(key="plan_capex_budget_usd").set_value("5,000,000").run()
+    example.button(key="pin_baseline").click().run()
+    set_field(example, "demand_output_tokens_per_day", "30,000,000,000")
+    state = {k: example.session_state[k] for k in ("scenario", "settings", "baseline")}
+    query, shown = dict(example.query_params), snapshot(example)
+    assert any(m.delta and "vs baseline" in m.delta for m in example.metric)  # KPIs against the pinned baseline
+    for page in [*OTHER_PAGES, *reversed(OTHER_PAGES[:-1])]:
+        example.switch_page(f"ui/{page}.py").run()
+        assert not example.exception, (page, [e.value for e in example.exception])
+        assert {k: example.session_state[k] for k in state} == state, page
+        if page != "data":
+            assert dict(example.query_params) == query, page
+    example.switch_page("ui/plan.py").run()
+    assert {k: example.session_state[k] for k in state} == state
+    assert dict(example.query_params) == query
+    assert snapshot(example) == shown
+    assert example.text_input(key="plan_capex_budget_usd").value == "5,000,000"
+
+
+def test_a_bad_setting_is_refused_by_name_and_the_value_kept() -> None:
+    at = start("plan")
+    before = at.session_state["settings"]["plan_max_racks"]
+    at.text_input(key="plan_max_racks").set_value("lots").run()
+    assert not at.exception
+    assert any("settings.plan_max_racks" in e.value and "not applied" in e.value for e in at.error), \
+        [e.value for e in at.error]
+    assert at.session_state["settings"]["plan_max_racks"] == before
+    at.text_input(key="plan_prefill_service_cv2").set_value("").run()  # a setting that needs a value
+    assert any("settings.plan_prefill_service_cv2" in e.value for e in at.error)
+    assert at.session_state["settings"]["plan_prefill_service_cv2"] == 1.0
+
+
+def test_links_of_the_earlier_form_and_hostile_links_are_read_plainly() -> None:
+    at = start("plan", {"plan.objective": "npv", "plan.accelerators": "b200,h200-sxm", "model": "llama-3.1-70b",
+                        "settings.plan_ttft_percentile": "2", "plan.[x](https://evil.example)": "1",
+                        EVIL_NAME: "1", "name": PIXEL, "baseline.name": PIXEL})
+    settings = at.session_state["settings"]
+    assert settings["plan_objective"] == "npv" and settings["plan_accelerators"] == ("b200", "h200-sxm")
+    assert settings["plan_ttft_percentile"] == 0.99  # refused, at its default
+    warnings = " ".join(str(w.value) for w in at.warning)
+    assert "settings.plan_ttft_percentile" in warnings and "evil.example" in warnings
+    assert set(at.dataframe[0].value["accelerator"]) <= {"b200", "h200-sxm"}
+    assert at.session_state["scenario"]["name"] == PIXEL
+    assert_plain(at)
+
+
+def test_no_rent_on_a_tiny_site_is_infeasible_with_numbers() -> None:
+    at = start("plan", {"site_power_mw": "0.005", "settings.plan_allow_rent": "false"})
+    assert any("site power" in e.value and "MW" in e.value for e in at.error), [e.value for e in at.error]
     assert not at.metric
 
 
-def test_more_demand_costs_more(page: AppTest) -> None:
-    before = page.dataframe[0].value["systems"].sum()
-    page.number_input(key="plan_demand_output_tokens_per_day").set_value(4e10).run()
-    assert not page.exception
-    assert page.dataframe[0].value["systems"].sum() > before
-    assert float(page.query_params["demand_output_tokens_per_day"]) == 4e10
+def test_a_scenario_without_demand_is_named() -> None:
+    at = start("plan", {"demand_output_tokens_per_day": "", "demand_input_tokens_per_day": ""})
+    assert any("demand_output_tokens_per_day" in e.value for e in at.error), [e.value for e in at.error]
+    assert any(re.search(r"demand_output_tokens_per_day=(&|$)", c.value) for c in at.code)  # the link keeps it
 
 
-def test_link_seeds_the_widgets_and_bad_values_are_named_plainly() -> None:
-    at = run({"plan.objective": "npv", "plan.demand_profile": "flat", "plan.ttft_percentile": "2",
-              "plan.[x](https://evil.example)": "1", "plan.accelerators": "b200,h200-sxm"})
-    assert at.selectbox(key="plan_objective").value == "npv"
-    assert at.selectbox(key="plan_demand_profile").value == "flat"
-    assert at.multiselect(key="plan_accelerators").value == ["b200", "h200-sxm"]
-    warnings = " ".join(w.value for w in at.warning)
-    assert "ttft\\_percentile: must be \\> 0 and \\< 1" in warnings
-    assert "\\[x\\]\\(https://evil\\.example\\)" in warnings  # escaped: shown as typed, never a link
-    assert set(at.dataframe[0].value["accelerator"]) <= {"b200", "h200-sxm"}
+def test_every_field_is_reachable_on_the_plan_page() -> None:
+    at = start("plan")
+    reached: set[str] = set()
+    for section in SECTIONS:
+        at.pills(key=SECTION_KEY).set_value(section).run()
+        assert not at.exception, section
+        reached |= {w.key for w in [*at.text_input, *at.selectbox, *at.checkbox] if w.key in FIELDS}
+    assert reached == set(FIELDS), set(FIELDS) - reached
 
 
 def test_frontier_charts_are_drawn_on_request() -> None:
-    at = run({"plan.accelerators": "b200,h200-sxm", "plan.demand_profile": "flat", "plan.ttft_target_s": ""})
+    at = start("plan", {"model": "llama-3.1-70b", "precision": "fp8", "target_output_tokens_per_s_per_user": "30",
+                        "output_tokens_per_s_per_accelerator": "", "settings.plan_accelerators": "b200,h200-sxm",
+                        "settings.plan_demand_profile": "flat"})
     before = len(at.get("vega_lite_chart"))
     at.toggle(key="plan_show_frontiers").set_value(True).run()
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.get("vega_lite_chart")) == before + 2
+
+
+def test_tables_show_no_raw_values(example: AppTest) -> None:
+    for frame in example.dataframe:
+        table: pd.DataFrame = frame.value
+        shown = headers(frame)
+        assert set(shown) == {str(c) for c in table.columns}  # every column has a header
+        assert not [h for h in shown.values() if "_" in h], shown  # ... that reads like a report
+        cells = table.astype(str).to_numpy().ravel().tolist()
+        assert "None" not in cells and "nan" not in cells

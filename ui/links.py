@@ -3,8 +3,9 @@
 Pure functions (no Streamlit) so they can be tested directly. The scenario and the baseline are encoded by
 :mod:`economics.links` as their differences from the global default scenario (:func:`economics.default_scenario`,
 the one the app starts on), so a value equal to a default is simply absent and reads back as that same default.
-Page settings (compared accelerators, Monte Carlo samples and seed, uncertainty ranges) travel as
-``settings.<name>`` and the baseline as ``baseline.<field>``. Reading never raises: every bad, empty, unknown or
+Page settings (compared accelerators, Monte Carlo samples and seed, uncertainty ranges, the planner's settings
+``plan_*``) travel as ``settings.<name>`` and the baseline as ``baseline.<field>``; a planner link of the earlier
+form ``plan.<setting>`` is read as ``settings.plan_<setting>``. Reading never raises: every bad, empty, unknown or
 out-of-range parameter comes back as a warning naming it, and its value stays at the default.
 """
 
@@ -16,10 +17,13 @@ from functools import cache
 from typing import Any
 
 import economics
-from economics import FIELDS, catalog
+from economics import FIELDS, catalog, planner
 from economics.links import BASELINE_PREFIX, decode_query, encode_query, query_string, split_baseline
 
 SETTINGS_PREFIX = "settings."
+PLAN_PREFIX = "plan_"
+OLD_PLAN_PREFIX = "plan."
+"""Planner settings are ``plan_<name of economics.planner.PLAN_FIELDS>``; earlier Plan links said ``plan.<name>``."""
 RANGED_FIELDS = ("electricity_usd_per_kwh", "accelerator_price_usd", "output_tokens_per_s_per_accelerator", "pue",
                  "cost_of_capital")
 """Fields the Uncertainty page puts a range on."""
@@ -29,6 +33,11 @@ RANGE_FACTORS: dict[str, tuple[float, float]] = {
 }
 """Default range of each ranged field as factors of its base value (low, high)."""
 COMPARE_DEFAULT = ("h100-sxm", "h200-sxm", "b200", "gb200-nvl72", "mi300x", "mi355x")
+PLAN_ACCELERATORS_DEFAULT = ("h100-sxm", "h200-sxm", "b200", "gb200-nvl72", "mi300x", "mi355x", "gaudi3")
+PLAN_DEFAULTS: dict[str, Any] = {"demand_profile": "diurnal"}
+"""Where the Plan page starts away from :class:`economics.planner.PlanSettings` (a diurnal day rather than every hour
+at the peak); every other planner setting starts at the planner's default (no TTFT target: the default scenario's
+measured throughput has no prefill figure to check one with)."""
 SAMPLES_BOUNDS = (100, 100_000)
 SEED_BOUNDS = (0, 2**32 - 1)
 MAX_LIST_ITEMS = 40
@@ -48,7 +57,44 @@ def default_settings() -> dict[str, Any]:
     for field in RANGED_FIELDS:
         settings[f"{field}_low"] = None
         settings[f"{field}_high"] = None
+    settings[PLAN_PREFIX + "accelerators"] = tuple(a for a in PLAN_ACCELERATORS_DEFAULT if a in ids)
+    plan_defaults = planner.PlanSettings()
+    for name in planner.PLAN_FIELDS:
+        settings[PLAN_PREFIX + name] = PLAN_DEFAULTS.get(name, getattr(plan_defaults, name))
     return settings
+
+
+def plan_settings(settings: Mapping[str, Any]) -> planner.PlanSettings:
+    """The planner's settings out of the page settings.
+
+    >>> plan_settings(default_settings()).demand_profile
+    'diurnal'
+    """
+    return planner.PlanSettings(**{name: settings[PLAN_PREFIX + name] for name in planner.PLAN_FIELDS})
+
+
+def _ids(text: str, bounds_name: str) -> tuple[str, ...]:
+    items = [t.strip().lower() for t in text.split(",") if t.strip()]
+    if len(items) > MAX_LIST_ITEMS:
+        raise ValueError(f"more than {MAX_LIST_ITEMS} accelerators")
+    ids = catalog.accelerator_ids()
+    unknown = [t for t in items if t not in ids]
+    if unknown:
+        raise ValueError(catalog.unknown_id_message(bounds_name, unknown[0][:40], ids).split(": ", 1)[-1])
+    return tuple(dict.fromkeys(items))
+
+
+def _plan_setting(name: str, text: str) -> Any:
+    """One planner setting (``name`` without the ``plan_`` prefix) from its text, by the planner's own parser."""
+    spec = planner.PLAN_FIELDS[name]
+    if text == "":
+        if spec.optional:
+            return None
+        raise ValueError("needs a value (empty is allowed only where empty means no limit)")
+    try:
+        return getattr(planner.settings_from_row({name: text}), name)
+    except ValueError as exc:
+        raise ValueError(str(exc).split(": ", 1)[-1]) from None
 
 
 def _number(text: str) -> float:
@@ -73,17 +119,16 @@ def parse_setting(name: str, text: str) -> Any:
 
     >>> parse_setting("samples", "5000"), parse_setting("compare", "b200,h100-sxm"), parse_setting("pue_low", "")
     (5000, ('b200', 'h100-sxm'), None)
+    >>> parse_setting("plan_objective", "npv"), parse_setting("plan_ttft_target_s", "")
+    ('npv', None)
+    >>> parse_setting("plan_spares", "false")
+    False
     """
     text = text.strip()
-    if name == "compare":
-        items = [t.strip().lower() for t in text.split(",") if t.strip()]
-        if len(items) > MAX_LIST_ITEMS:
-            raise ValueError(f"more than {MAX_LIST_ITEMS} accelerators")
-        ids = catalog.accelerator_ids()
-        unknown = [t for t in items if t not in ids]
-        if unknown:
-            raise ValueError(catalog.unknown_id_message("accelerator", unknown[0][:40], ids).split(": ", 1)[-1])
-        return tuple(dict.fromkeys(items))
+    if name in ("compare", PLAN_PREFIX + "accelerators"):
+        return _ids(text, "accelerator")
+    if name.startswith(PLAN_PREFIX) and name[len(PLAN_PREFIX):] in planner.PLAN_FIELDS:
+        return _plan_setting(name[len(PLAN_PREFIX):], text)
     if name == "samples":
         return _whole(text, SAMPLES_BOUNDS)
     if name == "seed":
@@ -96,6 +141,8 @@ def parse_setting(name: str, text: str) -> Any:
 def _setting_text(value: Any) -> str:
     if value is None:
         return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, tuple):
         return ",".join(value)
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
@@ -160,6 +207,8 @@ def read_link(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     >>> s["pue"], settings["seed"], baseline is not None, warnings
     (5.0, 3, True, ["baseline.pue: 'x' is not a number; the default is used"])
     """
+    params = {(SETTINGS_PREFIX + PLAN_PREFIX + str(k)[len(OLD_PLAN_PREFIX):] if str(k).startswith(OLD_PLAN_PREFIX)
+               else k): v for k, v in params.items()}
     own = {str(k): v for k, v in params.items() if not str(k).startswith(SETTINGS_PREFIX)}
     settings_params = {str(k)[len(SETTINGS_PREFIX):]: v for k, v in params.items()
                        if str(k).startswith(SETTINGS_PREFIX)}

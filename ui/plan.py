@@ -1,152 +1,185 @@
 """Plan page: the cheapest fleet (prefill, decode or aggregated pools; owned, rented by the hour or already owned)
-for a demand over the day, a per-user speed and a time-to-first-token target, inside the site's power, racks,
-cooling and budget. A thin view: every number comes from :mod:`economics.planner`; the settings travel in the
-page's link (scenario fields as in every link, planner settings as ``plan.*`` parameters).
+for the working scenario's demand over the day, per-user speed and time-to-first-token target, inside the site's
+power, racks, cooling and budget.
+
+A lens on the working scenario (:mod:`ui.state`): the model, demand, workload shape, prices, facility and power,
+finance, cooling and the existing fleet are the scenario's fields, edited by the same editor as on every page. The
+planner's own settings (the accelerators considered, the TTFT target and percentile, the day's profile, racks,
+budget, objective, rent and spares) are page settings ``plan_*`` kept in the same state, so the link carries them
+(``settings.plan_<name>``). Every number comes from :mod:`economics.planner`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import re
 from typing import Any
 
 import altair as alt
+import pandas as pd
 import streamlit as st
 
 import economics
-from economics import FIELDS, catalog, planner
-from economics.links import decode_query, encode_query, query_string
+from economics import catalog, planner
 from economics.validation import InputError
-from ui.format import usd
+from ui import common, editor, links, state
+from ui import format as fmt
+from ui.text import plain
 
-PREFIX = "plan."
-SCENARIO_DEFAULTS: dict[str, Any] = {
+KEY_FIELDS = ("name", "model", "precision", "target_output_tokens_per_s_per_user", "demand_output_tokens_per_day",
+              "input_tokens_per_request", "output_tokens_per_request", "peak_to_average", "accelerator",
+              "existing_accelerators", "facility_cooling", "allow_liquid_retrofit", "site_power_mw")
+PLAN_EXAMPLE: dict[str, Any] = {
     "model": "llama-3.1-70b", "precision": "fp8", "target_output_tokens_per_s_per_user": 30.0,
-    "demand_output_tokens_per_day": 2e10, "input_tokens_per_request": 2000.0, "output_tokens_per_request": 500.0,
-    "peak_to_average": 2.0, "facility_cooling": "air", "allow_liquid_retrofit": False, "site_power_mw": 2.0,
-    "accelerator": "h100-sxm", "existing_accelerators": 64,
+    "demand_output_tokens_per_day": 2e10, "demand_input_tokens_per_day": None, "input_tokens_per_request": 2000.0,
+    "output_tokens_per_request": 500.0, "peak_to_average": 2.0, "facility_cooling": "air",
+    "allow_liquid_retrofit": False, "site_power_mw": 2.0, "accelerator": "h100-sxm", "existing_accelerators": 64,
+    "output_tokens_per_s_per_accelerator": None, "input_tokens_per_s_per_accelerator": None,
+    "accelerator_count": None,
 }
-SETTING_DEFAULTS: dict[str, Any] = {
-    "ttft_target_s": 2.0, "ttft_percentile": 0.99, "demand_profile": "diurnal", "max_racks": 0.0,
-    "capex_budget_usd": 0.0, "objective": "cost_per_day", "allow_rent": True, "spares": True,
+PLAN_EXAMPLE_SETTINGS: dict[str, Any] = {"plan_ttft_target_s": 2.0}
+"""The worked planning example offered when the scenario has no model: Llama 3.1 70B in fp8 at 30 tokens/s per user,
+20 B output tokens a day, a 2 MW air-cooled site that already owns 64 H100s, a 2 s time to first token at the 99th
+percentile; every other field and setting is kept."""
+P = links.PLAN_PREFIX
+PROFILES = ("peak", "flat", "diurnal")
+NUMBERS = "24 numbers"
+DEFAULT_NUMBERS = " ".join(["1"] * 8 + ["2"] * 10 + ["1"] * 6)
+PERCENTILES = (0.5, 0.9, 0.99)
+LABELS = {
+    "ttft_target_s": "Time-to-first-token target [s]", "ttft_percentile": "TTFT percentile",
+    "prefill_service_cv2": "Spread of prefill times (CV²)", "demand_profile": "Demand over the day",
+    "max_racks": "Racks available [rack]", "capex_budget_usd": "Capex budget [USD]", "objective": "Objective",
+    "spares": "Spares for failures", "allow_rent": "Allow rented systems (by the hour)",
 }
-ACCELERATORS_DEFAULT = ["h100-sxm", "h200-sxm", "b200", "gb200-nvl72", "mi300x", "mi355x", "gaudi3"]
-PROFILES = ("peak", "flat", "diurnal", "24 numbers")
-ZERO_IS_EMPTY = ("site_power_mw", "existing_accelerators", "ttft_target_s", "max_racks", "capex_budget_usd")
+EMPTY_MEANS = {"ttft_target_s": "empty: not a constraint", "max_racks": "empty: no limit",
+               "capex_budget_usd": "empty: no limit"}
+OBJECTIVE_WORDS = {"cost_per_day": "cost per day (capital as an annuity)",
+                   "npv": "net present cost over the horizon"}
+PLAN_COLUMNS: dict[str, tuple[str, str]] = {
+    "name": ("Option", "text"), "accelerator": ("Accelerator", "text"), "ownership": ("Ownership", "text"),
+    "cooling": ("Cooling", "text"), "role": ("Role", "text"), "systems": ("Systems", "count"),
+    "accelerators": ("Accelerators", "count"), "racks": ("Racks", "count"), "it_mw": ("IT power [MW]", "number"),
+    "facility_mw": ("Facility power [MW]", "number"), "hours_per_day": ("Hours a day", "number"),
+    "system_hours_per_day": ("System-hours a day", "number"), "capex_usd": ("Capex [USD]", "usd"),
+    "cost_usd_per_day": ("Cost [USD/day]", "usd"), "peak_utilization": ("Peak utilization", "percent"),
+    "ttft_s": ("TTFT at the percentile [s]", "number"), "availability": ("Availability", "percent"),
+    "spares": ("Spare systems", "count"), "p_enough_systems_up": ("Chance enough systems are up", "percent"),
+}
+CONSTRAINT_COLUMNS: dict[str, tuple[str, str]] = {
+    "constraint": ("Limit", "text"), "limit": ("Available", "number"), "used": ("Used", "number"),
+    "unit": ("Unit", "text"), "slack": ("Slack", "number"), "binding": ("Binding", "bool"),
+    "shadow_price_usd": ("One more unit saves [USD/day]", "usd"), "meaning": ("Meaning", "text"),
+}
+CANDIDATE_COLUMNS: dict[str, tuple[str, str]] = {
+    "name": ("Option", "text"), "accelerator": ("Accelerator", "text"), "ownership": ("Ownership", "text"),
+    "cooling": ("Cooling", "text"), "accelerators_per_system": ("Accelerators per system", "count"),
+    "system_power_kw": ("System power [kW]", "number"), "price_usd_per_system": ("Price per system [USD]", "usd"),
+    "rent_usd_per_system_hour": ("Rent per system-hour [USD]", "usd"),
+    "input_tokens_per_s_per_system": ("Prefill per system [token/s]", "number"),
+    "output_tokens_per_s_per_system": ("Output per system [token/s]", "number"),
+    "output_tokens_per_s_per_user": ("Per-user speed [token/s]", "number"), "roles": ("Roles", "text"),
+    "left_out": ("Left out because", "text"), "note": ("Note", "text"),
+}
 
 
-def plain(text: object) -> str:
-    """User text (names, values, messages that quote them) for a Markdown element, with every Markdown and HTML
-    character escaped so it shows as typed."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$&])", r"\\\1", str(text).replace("\n", " "))
+# ------------------------------------------------------------------------------------------------ page settings
+def _setting_changed(name: str) -> None:
+    """on_change of a typed setting: parsed by the link's parser into the state, or refused by name."""
+    text = str(st.session_state.get(name) or "").strip().replace(",", "").replace("_", "").replace("$", "")
+    try:
+        state.set_setting(name, links.parse_setting(name, text))
+    except ValueError as exc:
+        state.error(f"{links.SETTINGS_PREFIX}{name}: {exc}; not applied")
 
 
-def _label(name: str) -> str:
-    spec = FIELDS.get(name) or planner.PLAN_FIELDS[name]
-    return spec.label
+def _value_changed(name: str) -> None:
+    """on_change of a chosen setting (select, check, multiselect): the value as it is."""
+    value = st.session_state.get(name)
+    state.set_setting(name, tuple(value or ()) if isinstance(value, list) else value)
 
 
-def _restore() -> list[str]:
-    """Seed the widgets once per session from the link; return warnings about what the link held that is unusable."""
-    if "plan__loaded" in st.session_state:
-        return list(st.session_state["plan__warnings"])
-    params = {k: st.query_params.get_all(k) for k in st.query_params}
-    scenario_params = {k: v for k, v in params.items() if not k.startswith(PREFIX)}
-    values, warnings = decode_query(scenario_params, economics.Scenario())
-    values = {k: v for k, v in values.items() if k in SCENARIO_DEFAULTS}
-    seeds = {**SCENARIO_DEFAULTS, **{k: (0 if v is None and k in ZERO_IS_EMPTY else v) for k, v in values.items()}}
-    raw = {k[len(PREFIX):]: (v[-1] if isinstance(v, list) and v else v) for k, v in params.items()
-           if k.startswith(PREFIX)}
-    ids = [a for a in str(raw.pop("accelerators", "")).split(",") if a]
-    unknown = [a for a in ids if a not in catalog.accelerator_ids()]
-    if unknown:
-        warnings.append(f"plan.accelerators: unknown id {unknown[0]!r} ignored")
-    settings: dict[str, Any] = dict(SETTING_DEFAULTS)
-    for key, value in raw.items():
-        if key not in planner.PLAN_FIELDS:
-            warnings.append(f"{PREFIX}{key}: not a planner setting; ignored")
-            continue
-        if key in ZERO_IS_EMPTY and str(value).strip() == "":
-            settings[key] = 0.0
-            continue
-        try:
-            parsed = planner.settings_from_row({key: value})
-            settings[key] = getattr(parsed, key)
-        except ValueError as exc:
-            warnings.append(f"{exc}; the default is used")
-    for key in ZERO_IS_EMPTY:
-        if key in settings and settings[key] is None:
-            settings[key] = 0.0
-    profile = str(settings["demand_profile"])
-    if profile not in PROFILES[:3]:
-        settings["demand_profile_numbers"] = profile
-        settings["demand_profile"] = "24 numbers"
-    for key, value in {**seeds, **settings}.items():
-        st.session_state[f"plan_{key}"] = value
-    st.session_state["plan_accelerators"] = [a for a in ids if a not in unknown] or ACCELERATORS_DEFAULT
-    st.session_state["plan__loaded"] = True
-    st.session_state["plan__warnings"] = warnings
-    return warnings
+def _profile_changed() -> None:
+    chosen = st.session_state.get(P + "demand_profile")
+    state.set_setting(P + "demand_profile", DEFAULT_NUMBERS if chosen == NUMBERS else chosen)
 
 
-def _inputs() -> tuple[dict[str, Any], dict[str, Any], list[str]]:
-    """The sidebar: scenario fields (labels from economics.FIELDS), planner settings and the catalog ids."""
-    ss = st.session_state
-    ss.setdefault("plan_demand_profile_numbers", " ".join(["1"] * 8 + ["2"] * 10 + ["1"] * 6))
-    with st.sidebar:
-        st.header("Demand")
-        st.number_input(_label("demand_output_tokens_per_day"), min_value=1e6, step=1e9, format="%.3g",
-                        key="plan_demand_output_tokens_per_day")
-        st.number_input(_label("input_tokens_per_request"), min_value=0.0, step=100.0,
-                        key="plan_input_tokens_per_request")
-        st.number_input(_label("output_tokens_per_request"), min_value=1.0, step=50.0,
-                        key="plan_output_tokens_per_request")
-        st.selectbox(_label("demand_profile").split(":")[0], PROFILES, key="plan_demand_profile",
-                     help=planner.PLAN_FIELDS["demand_profile"].description)
-        if ss["plan_demand_profile"] == "24 numbers":
-            st.text_input("24 relative loads, hour 0 to 23", key="plan_demand_profile_numbers")
-        st.number_input(_label("peak_to_average"), min_value=1.0, max_value=23.0, step=0.1,
-                        key="plan_peak_to_average")
-        st.header("Targets")
-        st.selectbox(_label("model"), list(catalog.models().index), key="plan_model")
-        st.selectbox(_label("precision"), list(FIELDS["precision"].choices), key="plan_precision")
-        st.number_input(_label("target_output_tokens_per_s_per_user"), min_value=1.0, step=5.0,
-                        key="plan_target_output_tokens_per_s_per_user")
-        st.number_input(_label("ttft_target_s"), min_value=0.0, step=0.5, key="plan_ttft_target_s",
-                        help="0 = not a constraint")
-        st.selectbox(_label("ttft_percentile"), [0.5, 0.9, 0.99], key="plan_ttft_percentile")
-        st.header("Hardware")
-        st.multiselect("Catalog accelerators to consider", catalog.accelerator_ids(), key="plan_accelerators")
-        st.selectbox(_label("accelerator") + " (existing fleet)", catalog.accelerator_ids(), key="plan_accelerator")
-        st.number_input(_label("existing_accelerators"), min_value=0, step=8, key="plan_existing_accelerators",
-                        help="0 = none")
-        st.checkbox(_label("allow_rent"), key="plan_allow_rent")
-        st.checkbox(_label("spares"), key="plan_spares")
-        st.header("Facility")
-        st.selectbox(_label("facility_cooling"), list(FIELDS["facility_cooling"].choices), key="plan_facility_cooling")
-        st.checkbox("Allow a liquid-cooling retrofit", key="plan_allow_liquid_retrofit",
-                    help=FIELDS["allow_liquid_retrofit"].description)
-        st.number_input(_label("site_power_mw"), min_value=0.0, step=0.5, key="plan_site_power_mw",
-                        help="0 = no limit")
-        st.number_input(_label("max_racks"), min_value=0.0, step=1.0, key="plan_max_racks", help="0 = no limit")
-        st.number_input(_label("capex_budget_usd"), min_value=0.0, step=1e6, format="%.3g",
-                        key="plan_capex_budget_usd", help="0 = no limit")
-        st.selectbox(_label("objective").split(":")[0], list(planner.PLAN_FIELDS["objective"].choices),
-                     key="plan_objective", help=planner.PLAN_FIELDS["objective"].description)
-    scenario = {k: ss[f"plan_{k}"] for k in SCENARIO_DEFAULTS}
-    for key in ("site_power_mw", "existing_accelerators"):
-        scenario[key] = scenario[key] or None
-    if scenario["existing_accelerators"] is not None:
-        scenario["existing_accelerators"] = int(scenario["existing_accelerators"])
-    profile = ss["plan_demand_profile_numbers"] if ss["plan_demand_profile"] == "24 numbers" else ss[
-        "plan_demand_profile"]
-    settings = {k: ss[f"plan_{k}"] for k in SETTING_DEFAULTS}
-    settings["demand_profile"] = profile
-    for key in ("ttft_target_s", "max_racks", "capex_budget_usd"):
-        settings[key] = settings[key] or None
-    return scenario, settings, list(ss["plan_accelerators"])
+def _help(name: str) -> str:
+    return f"{planner.PLAN_FIELDS[name].description}. Setting `{links.SETTINGS_PREFIX}{P}{name}`."
 
 
+def _typed(name: str, settings: dict[str, Any]) -> None:
+    key = P + name
+    value = settings[key]
+    st.session_state[key] = "" if value is None else editor.shown(name, value)
+    st.text_input(LABELS[name], key=key, on_change=_setting_changed, args=(key,), help=_help(name),
+                  placeholder=EMPTY_MEANS.get(name))
+
+
+def _chosen(name: str, settings: dict[str, Any], options: list[Any], words: dict[Any, str] | None = None) -> None:
+    key = P + name
+    value = settings[key]
+    options = options if value in options else [*options, value]
+    st.session_state[key] = value
+    st.selectbox(LABELS[name], options, key=key, on_change=_value_changed, args=(key,), help=_help(name),
+                 format_func=lambda v: (words or {}).get(v, str(v)))
+
+
+def _checked(name: str, settings: dict[str, Any]) -> None:
+    key = P + name
+    st.session_state[key] = bool(settings[key])
+    st.checkbox(LABELS[name], key=key, on_change=_value_changed, args=(key,), help=_help(name))
+
+
+def _profile(settings: dict[str, Any]) -> None:
+    profile = str(settings[P + "demand_profile"])
+    key = P + "demand_profile"
+    st.session_state[key] = profile if profile in PROFILES else NUMBERS
+    st.selectbox(LABELS["demand_profile"], [*PROFILES, NUMBERS], key=key, on_change=_profile_changed,
+                 help=_help("demand_profile"))
+    if profile not in PROFILES:
+        numbers = key + "_numbers"
+        st.session_state[numbers] = profile
+        st.text_input("24 relative loads, hour 0 to 23", key=numbers, on_change=_numbers_changed,
+                      help="24 numbers separated by spaces or commas: the load of each hour relative to the others")
+
+
+def _numbers_changed() -> None:
+    text = str(st.session_state.get(P + "demand_profile_numbers") or "").strip()
+    try:
+        state.set_setting(P + "demand_profile", links.parse_setting(P + "demand_profile", text))
+    except ValueError as exc:
+        state.error(f"{links.SETTINGS_PREFIX}{P}demand_profile: {exc}; not applied")
+
+
+def _accelerators(settings: dict[str, Any]) -> None:
+    key = P + "accelerators"
+    names = {a: str(catalog.accelerator_record(a).get("name") or a) for a in catalog.accelerator_ids()}
+    st.session_state[key] = list(settings[key])
+    st.multiselect("Accelerators to consider", list(names), key=key, on_change=_value_changed, args=(key,),
+                   format_func=lambda a: names.get(a, a), placeholder="empty: every catalog accelerator",
+                   help=f"Catalog accelerators the plan may buy or rent; empty = every one. Setting "
+                        f"`{links.SETTINGS_PREFIX}{key}`.")
+
+
+def settings_widgets() -> None:
+    """The planner's settings at the top of the sidebar, each set from the state just before it is drawn."""
+    settings = state.settings()
+    st.subheader("Planner settings")
+    _accelerators(settings)
+    _typed("ttft_target_s", settings)
+    _chosen("ttft_percentile", settings, list(PERCENTILES))
+    _typed("prefill_service_cv2", settings)
+    _profile(settings)
+    _typed("max_racks", settings)
+    _typed("capex_budget_usd", settings)
+    _chosen("objective", settings, list(planner.PLAN_FIELDS["objective"].choices), OBJECTIVE_WORDS)
+    _checked("allow_rent", settings)
+    _checked("spares", settings)
+    st.subheader("Scenario")
+
+
+# ------------------------------------------------------------------------------------------------------ solving
 @st.cache_data(max_entries=32, show_spinner=False)
 def _solve(scenario_json: str, settings_json: str, ids: tuple[str, ...], candidates_csv: bytes | None
            ) -> dict[str, Any]:
@@ -168,27 +201,41 @@ def _frontiers(scenario_json: str, settings_json: str, ids: tuple[str, ...], can
             [{str(k): v for k, v in r.items()} for r in site.to_dict(orient="records")])
 
 
-def _share(scenario: dict[str, Any], settings: dict[str, Any], ids: list[str]) -> None:
-    """The page's settings in the URL: the scenario's non-default fields and the planner's as plan.* parameters."""
-    query = encode_query(scenario, economics.Scenario())
-    for key, value in settings.items():
-        if value != planner.PlanSettings().__getattribute__(key):
-            query[PREFIX + key] = "" if value is None else str(value)
-    if ids != ACCELERATORS_DEFAULT:
-        query[PREFIX + "accelerators"] = ",".join(ids)
-    st.query_params.from_dict(query)
-    base_url = (st.context.url or "").split("?")[0]
-    with st.expander("Share this plan"):
-        st.caption("The link holds every input of this page; opening it reproduces the plan.")
-        st.code(f"{base_url}?{query_string(query)}", language=None)
+def _inputs_of(scenario: dict[str, Any]) -> tuple[str, str, tuple[str, ...]]:
+    """The solver's cache key: the scenario, the planner settings and the accelerators, as JSON."""
+    settings = state.settings()
+    chosen = links.plan_settings(settings)
+    return (common.canonical(scenario), json.dumps(dataclasses.asdict(chosen), sort_keys=True),
+            tuple(settings[P + "accelerators"]))
 
 
+def solve(scenario: dict[str, Any], candidates_csv: bytes | None) -> dict[str, Any]:
+    """The plan of a scenario under the page's settings (cached); raises the planner's input errors."""
+    scenario_json, settings_json, ids = _inputs_of(scenario)
+    return _solve(scenario_json, settings_json, ids, candidates_csv)
+
+
+def _baseline_plan(candidates_csv: bytes | None) -> dict[str, Any] | None:
+    """The pinned baseline planned under the same settings (None without one, or when it has no plan)."""
+    pinned = state.baseline()
+    if pinned is None:
+        return None
+    try:
+        out = solve(pinned, candidates_csv)
+    except (InputError, ValueError, economics.ScenarioError) as exc:
+        st.warning(f"The baseline cannot be planned, so no KPI shows a change against it: {plain(exc)}")
+        return None
+    return out if out["feasible"] else None
+
+
+# ------------------------------------------------------------------------------------------------------ drawing
 def _hours_chart(hours: list[dict[str, Any]]) -> alt.Chart:
     cols = [c for c in hours[0] if c.endswith("_on_site") or c.endswith("_rented")] if hours else []
-    long = [{"hour": r["hour"], "pool": c, "systems": r[c]} for r in hours for c in cols]
+    long = [{"hour": r["hour"], "pool": c.replace("_systems_", ", ").replace("_", " "), "systems": r[c]}
+            for r in hours for c in cols]
     return alt.Chart(alt.Data(values=long)).mark_area().encode(
         x=alt.X("hour:O", title="Hour of the day"), y=alt.Y("systems:Q", stack=True, title="Systems in service"),
-        color=alt.Color("pool:N", title="Role and ownership"), tooltip=["hour:O", "pool:N", "systems:Q"])
+        color=alt.Color("pool:N", title="Role and where"), tooltip=["hour:O", "pool:N", "systems:Q"])
 
 
 def _frontier_chart(points: list[dict[str, Any]], x: str, title: str) -> alt.Chart:
@@ -199,67 +246,122 @@ def _frontier_chart(points: list[dict[str, Any]], x: str, title: str) -> alt.Cha
                  alt.Tooltip("cost_usd_per_m_tokens:Q", format=",.4f"), "binding:N"])
 
 
-def main() -> None:
-    st.title("Plan")
-    st.caption("The cheapest fleet for a demand over the day at a per-user speed and a time-to-first-token "
-               "target: prefill, decode or aggregated pools from the catalog (or your own benchmarks), owned or "
-               "rented by the hour, with the fleet you already own, inside the site's power, racks, cooling and "
-               "budget. A mixed-integer program (SciPy milp, HiGHS); docs/planner.md has the method.")
-    for warning in _restore():
-        st.warning(plain(f"Link: {warning}"))
-    scenario, settings, ids = _inputs()
-    upload = st.file_uploader("Your own candidates (CANDIDATES.csv: one hardware option per row with its measured "
-                              "rates and prices); empty = the catalog", type=["csv"], key="plan_candidates_file")
-    csv_bytes = upload.getvalue() if upload is not None else None
-    try:
-        s = economics.Scenario(**economics.with_changes(economics.Scenario(), **scenario))
-        out = _solve(json.dumps(s.model_dump()), json.dumps(settings), tuple(ids), csv_bytes)
-    except (InputError, ValueError, economics.ScenarioError) as exc:
-        st.error(plain(exc))
-        st.stop()
-    _share(scenario, settings, ids)
-    if not out["feasible"]:
-        st.error(plain(f"No plan meets every constraint. {out['infeasible_reason']}"))
-    else:
-        _show(out)
-    with st.expander("Candidates considered and why some were left out"):
-        st.dataframe(out["candidates"], hide_index=True, width="stretch")
+KPIS: tuple[tuple[str, str, Any], ...] = (
+    ("cost_usd_per_day", "Cost per day", fmt.usd), ("cost_usd_per_m_tokens", "Cost per M tokens", fmt.usd_rate),
+    ("capex_usd", "Capex", fmt.usd), ("facility_mw", "Facility power [MW]", fmt.number),
+    ("racks", "Racks", fmt.count),
+)
+
+
+def _delta(key: str, current: Any, base: dict[str, Any] | None, shown: Any) -> str | None:
+    if base is None:
+        return None
+    before = base["summary"].get(key)
+    if before is None or current is None:
+        return None
+    if current == before:
+        return "same as baseline"
+    d = float(current) - float(before)
+    return f"{'-' if d < 0 else '+'}{shown(abs(d))} vs baseline"
+
+
+def _kpis(summary: dict[str, Any], base: dict[str, Any] | None) -> None:
+    for column, (key, title, shown) in zip(st.columns(len(KPIS)), KPIS, strict=True):
+        change = _delta(key, summary[key], base, shown)
+        same = change == "same as baseline"
+        column.metric(title, shown(summary[key]), delta=change, delta_color="off" if same else "inverse",
+                      delta_arrow="off" if same else "auto", help=f"Plan summary `{key}`")
+
+
+def _show(out: dict[str, Any], base: dict[str, Any] | None) -> None:
+    summary = out["summary"]
+    _kpis(summary, base)
+    st.caption(f"{fmt.count(summary['systems_on_site'])} systems on site; "
+               f"{fmt.number(summary['rented_system_hours_per_day'])} rented system-hours a day; proven within "
+               f"{fmt.percent(summary['mip_gap'])} of the model's lower bound.")
+    if summary.get("npv_cost_usd") is not None:
+        st.caption(f"Net present cost over the horizon {fmt.usd(summary['npv_cost_usd'])}; levelized "
+                   f"{fmt.usd_rate(summary['levelized_cost_usd_per_m_tokens'])} per M tokens.")
+    st.subheader("The plan")
+    common.show_table(pd.DataFrame(out["plan"]), key="plan_table", extra=PLAN_COLUMNS)
+    st.subheader("Limits and what one more unit would save")
+    common.show_table(pd.DataFrame(out["constraints"]), key="plan_constraints", extra=CONSTRAINT_COLUMNS)
+    st.subheader("Systems hour by hour")
+    st.altair_chart(_hours_chart(out["hours"]), width="stretch")
+    for note in out["notes"]:
+        st.caption(plain(note, max_chars=1000))
+    left, right = st.columns(2)
+    left.download_button("Download the plan (JSON)", json.dumps(out, indent=1, allow_nan=False), "plan.json",
+                         "application/json", key="plan_json")
+    right.download_button("Download the plan (CSV)", planner.plan_csv_text(out), "plan.csv", "text/csv",
+                          key="plan_csv")
+
+
+def _model_missing(scenario: dict[str, Any]) -> None:
+    """Without a model only the scenario's own accelerator, at its measured throughput, can be planned."""
+    if scenario["model"] is not None:
+        return
+    st.info(f"The scenario has no model, so only {plain(scenario['accelerator'])} at its measured throughput can "
+            f"be planned: every other accelerator's throughput is estimated from a model. Choose a model in the "
+            f"sidebar, or start from the planning example (Llama 3.1 70B in fp8 at 30 tokens/s per user, 20 B "
+            f"output tokens a day, a 2 MW air-cooled site owning 64 H100s, a 2 s time to first token; it keeps the "
+            f"rest of the scenario).")
+    st.button("Start from the planning example", key="plan_example", on_click=_load_example)
+
+
+def _load_example() -> None:
+    state.apply(PLAN_EXAMPLE)
+    for name, value in PLAN_EXAMPLE_SETTINGS.items():
+        state.set_setting(name, value)
+
+
+def _frontier_section(scenario: dict[str, Any], csv_bytes: bytes | None) -> None:
     st.subheader("Frontiers")
     st.caption("The cheapest plan against the per-user speed target and against the site's power (20 points "
                "each; takes seconds).")
     if st.toggle("Compute the frontiers", key="plan_show_frontiers"):
         with st.spinner("Solving 40 plans..."):
-            speed, site = _frontiers(json.dumps(s.model_dump()), json.dumps(settings), tuple(ids), csv_bytes)
+            speed, site = _frontiers(*_inputs_of(scenario), csv_bytes)
         left, right = st.columns(2)
         left.altair_chart(_frontier_chart(speed, "target_output_tokens_per_s_per_user",
                                           "Per-user speed target [token/s]"), width="stretch")
         right.altair_chart(_frontier_chart(site, "site_power_mw", "Site power [MW]"), width="stretch")
 
 
-def _show(out: dict[str, Any]) -> None:
-    summary = out["summary"]
-    k = st.columns(5)
-    k[0].metric("Cost per day", usd(summary["cost_usd_per_day"]))
-    k[1].metric("Cost per M tokens", usd(summary["cost_usd_per_m_tokens"]))
-    k[2].metric("Capex", usd(summary["capex_usd"]))
-    k[3].metric("Facility power", f"{summary['facility_mw']:,.2f} MW")
-    k[4].metric("Racks", f"{summary['racks']:,.0f}")
-    st.caption(f"{summary['systems_on_site']:,} systems on site; {summary['rented_system_hours_per_day']:,.0f} "
-               f"rented system-hours a day; proven within {summary['mip_gap']:.1%} of the model's lower bound.")
-    if summary.get("npv_cost_usd") is not None:
-        st.caption(f"Net present cost over the horizon {usd(summary['npv_cost_usd'])}; levelized "
-                   f"{usd(summary['levelized_cost_usd_per_m_tokens'])} per M tokens.")
-    st.subheader("The plan")
-    st.dataframe(out["plan"], hide_index=True, width="stretch")
-    st.subheader("Limits and what one more unit would save")
-    st.dataframe(out["constraints"], hide_index=True, width="stretch")
-    st.subheader("Systems hour by hour")
-    st.altair_chart(_hours_chart(out["hours"]), width="stretch")
-    for note in out["notes"]:
-        st.caption(plain(note))
-    st.download_button("Download the plan (JSON)", json.dumps(out, indent=1, allow_nan=False), "plan.json",
-                       "application/json")
-    st.download_button("Download the plan (CSV)", planner.plan_csv_text(out), "plan.csv", "text/csv")
+def main() -> None:
+    common.page_start()
+    st.title("Plan")
+    st.caption("The cheapest fleet for the scenario's demand over the day at its per-user speed and a "
+               "time-to-first-token target: prefill, decode or aggregated pools from the catalog (or your own "
+               "benchmarks), owned or rented by the hour, with the fleet you already own, inside the site's power, "
+               "racks, cooling and budget. A mixed-integer program (SciPy milp, HiGHS); docs/planner.md has the "
+               "method.")
+    editor.sidebar("Plan", KEY_FIELDS, before=settings_widgets)
+    editor.show_messages()
+    scenario = state.scenario()
+    _model_missing(scenario)
+    upload = st.file_uploader("Your own candidates (CANDIDATES.csv: one hardware option per row with its measured "
+                              "rates and prices); empty = the catalog", type=["csv"], key="plan_candidates_file")
+    csv_bytes = upload.getvalue() if upload is not None else None
+    if upload is not None:
+        st.caption(f"Candidates from {plain(upload.name)}. A file is not part of the link: whoever opens the link "
+                   f"uploads it again.")
+    try:
+        out = solve(scenario, csv_bytes)
+    except (InputError, ValueError, economics.ScenarioError) as exc:
+        st.error(plain(exc, max_chars=1000))
+        common.share()
+        st.stop()
+    common.baseline_controls()
+    base = _baseline_plan(csv_bytes)
+    if not out["feasible"]:
+        st.error(f"No plan meets every constraint. {plain(out['infeasible_reason'], max_chars=1000)}")
+    else:
+        _show(out, base)
+    with st.expander("Candidates considered and why some were left out"):
+        common.show_table(pd.DataFrame(out["candidates"]), key="plan_candidates", extra=CANDIDATE_COLUMNS)
+    common.share()
+    _frontier_section(scenario, csv_bytes)
 
 
 main()

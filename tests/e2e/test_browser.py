@@ -20,10 +20,10 @@ from ui.format import usd_rate
 pytestmark = pytest.mark.e2e
 
 COLD_START_TIMEOUT_MS = 90_000
-PAGES = {"cost": "", "fleet": "fleet", "decode": "decode", "throughput": "throughput", "uncertainty": "uncertainty",
-         "scenarios": "scenarios"}
-NAV_TITLES = {"cost": "Cost per token", "fleet": "Fleet", "decode": "Decode accelerators", "throughput": "Throughput",
-              "uncertainty": "Uncertainty", "scenarios": "Scenarios", "data": "Data"}
+PAGES = {"cost": "", "fleet": "fleet", "decode": "decode", "plan": "plan", "throughput": "throughput",
+         "uncertainty": "uncertainty", "scenarios": "scenarios"}
+NAV_TITLES = {"cost": "Cost per token", "fleet": "Fleet", "decode": "Decode accelerators", "plan": "Plan",
+              "throughput": "Throughput", "uncertainty": "Uncertainty", "scenarios": "Scenarios", "data": "Data"}
 THROUGHPUT_LINK = "?model=deepseek-v3&accelerator=h200-sxm&precision=fp8&output_tokens_per_s_per_accelerator="
 
 
@@ -139,6 +139,12 @@ def _edit_for(page: Page, name: str) -> None:
         fill(page, "mc_samples", "2000")
     if name == "fleet":
         fill(page, "peak_to_average", "3")
+    if name == "plan":
+        page.get_by_role("button", name="Start from the planning example").click()
+        settle(page)
+        fill(page, "plan_max_racks", "40")
+        choose(page, "plan_objective", "net present cost over the horizon")
+        page.get_by_test_id("stMetric").first.wait_for()
     if name != "scenarios":
         page.get_by_role("button", name="Pin as baseline").click()
         settle(page)
@@ -168,21 +174,28 @@ def test_a_link_reproduces_every_kpi_on_every_page(browser: Browser, page: Page,
         other.close()
 
 
-def test_a_hostile_link_renders_no_link_and_fetches_nothing(page: Page, streamlit_url: str) -> None:
+@pytest.mark.parametrize("name", list(PAGES))
+def test_a_hostile_link_renders_no_link_and_fetches_nothing(page: Page, streamlit_url: str, name: str) -> None:
+    """Opened on each page in a fresh session (the page reads the link itself), then every other page visited."""
     own = urlsplit(streamlit_url).netloc
     elsewhere: list[str] = []
     page.on("request", lambda r: elsewhere.append(r.url) if urlsplit(r.url).netloc not in (own, "") else None)
     evil = "[Your session expired - sign in](https://evil.example)"
-    query = f"{quote(evil, safe='')}=1&baseline.name={quote('![t](http://127.0.0.1:9/pixel.gif)', safe='')}"
-    open_page(page, f"{streamlit_url}/?{query}")
+    pixel = quote("![t](http://127.0.0.1:9/pixel.gif)", safe="")
+    query = f"{quote(evil, safe='')}=1&baseline.name={pixel}&name={pixel}&settings.{quote(evil, safe='')}=2"
+    open_page(page, f"{streamlit_url}/{PAGES[name]}?{query}")
     expect(page.get_by_text("evil.example", exact=False).first).to_be_visible()
+    assert not page.get_by_test_id("stException").count(), name
     assert page.locator('a[href*="evil.example"]').count() == 0
     assert page.locator('img[src*="pixel.gif"]').count() == 0
-    for name in ("fleet", "uncertainty"):  # the baseline name on other pages too
-        page.get_by_test_id("stSidebarNav").get_by_role("link", name=NAV_TITLES[name]).click()
+    for other in [n for n in NAV_TITLES if n != name]:  # the warning and the names on every other page too
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name=NAV_TITLES[other]).click()
         settle(page)
-        assert page.locator('img[src*="pixel.gif"]').count() == 0
-    assert page.locator('a[href*="evil.example"]').count() == 0
+        assert not page.get_by_test_id("stException").count(), other
+        assert page.locator('img[src*="pixel.gif"]').count() == 0, other
+        assert page.locator('a[href*="evil.example"]').count() == 0, other
+        if other != "data":  # the Data page shows the catalogs only
+            expect(page.get_by_text("evil.example", exact=False).first).to_be_visible()
     assert not [u for u in elsewhere if "pixel.gif" in u or "evil.example" in u], elsewhere
     assert not elsewhere, elsewhere
 
