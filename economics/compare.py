@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -9,7 +10,7 @@ import pandas as pd
 
 from .batch import as_scenario, evaluate, evaluate_variants, resolve_scenario
 from .outputs import cost_parts, names
-from .scenario import Scenario, with_changes
+from .scenario import FIELDS, Scenario, with_changes
 
 COMPARE_COLUMNS = (
     "accelerator", "ownership", "feasible", "infeasible_reason", "throughput_source", "serving_stack_used",
@@ -17,6 +18,45 @@ COMPARE_COLUMNS = (
     "racks", "facility_power_kw", "utilization", "output_tokens_per_s_per_accelerator", "cost_usd_per_m_tokens",
     "cost_usd_per_day", "gross_margin", "error",
 )
+
+
+def _column(kind: str, values: Sequence[Any]) -> np.ndarray:
+    if kind in ("float", "int"):
+        return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+    if kind == "bool":
+        return np.array([bool(v) for v in values], dtype=bool)
+    return np.array(["" if v is None else str(v) for v in values], dtype=object)
+
+
+def scenario_frame(rows: Sequence[Mapping[str, Any]], varying: Mapping[str, np.ndarray] | None = None,
+                   repeat: int | None = None) -> pd.DataFrame:
+    """Scenarios (dicts of every field, e.g. ``Scenario.model_dump()``) as a table with typed columns: numbers as
+    float64 with NaN for empty, flags as bool, text as str with '' for empty, in field order (the one-row table
+    :func:`economics.evaluate_scenario` builds, for many rows). :func:`economics.evaluate` reads it to the same values
+    as ``pd.DataFrame(rows)`` but validates it on its numeric paths instead of parsing object columns as text.
+
+    With ``repeat`` = n, the single row of ``rows`` is repeated n times; ``varying`` gives whole columns (length n)
+    that replace those fields (Monte Carlo draws).
+
+    >>> f = scenario_frame([{"name": "a", "pue": None}], repeat=2, varying={"pue": np.array([1.2, 1.3])})
+    >>> f.columns.tolist(), f["pue"].tolist(), f["name"].tolist()
+    (['name', 'pue'], [1.2, 1.3], ['a', 'a'])
+    """
+    unknown = [str(k) for k in rows[0] if k not in FIELDS]
+    if unknown:
+        raise ValueError(f"{unknown[0]}: not a scenario field")
+    names_in = [f for f in FIELDS if f in rows[0]]
+    data: dict[str, np.ndarray] = {}
+    for name in names_in:
+        kind = FIELDS[name].kind
+        if varying is not None and name in varying:
+            given = varying[name]
+            data[name] = np.asarray(given, dtype=float) if kind in ("float", "int") else _column(kind, list(given))
+        elif repeat is not None:
+            data[name] = np.repeat(_column(kind, [rows[0][name]]), repeat)
+        else:
+            data[name] = _column(kind, [r[name] for r in rows])
+    return pd.DataFrame(data, columns=names_in)
 
 
 def compare_accelerators(scenario: Scenario | dict[str, Any], accelerators: list[str],
@@ -32,7 +72,7 @@ def compare_accelerators(scenario: Scenario | dict[str, Any], accelerators: list
     rows = [with_changes(base, accelerator=acc, output_tokens_per_s_per_accelerator=None,
                          input_tokens_per_s_per_accelerator=None, accelerators_per_replica=None,
                          **extra.get(acc, {})) for acc in accelerators]
-    out = evaluate(pd.DataFrame(rows))
+    out = evaluate(scenario_frame(rows))
     table = out[list(COMPARE_COLUMNS)].copy()
     ok = table["feasible"].fillna(False).astype(bool) & out["valid"]
     table["_order"] = (~ok).astype(int)

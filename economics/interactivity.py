@@ -17,7 +17,8 @@ import pandas as pd
 from . import capacity as cap
 from . import catalog
 from . import throughput as th
-from .batch import as_scenario, evaluate, fill_throughput
+from .batch import ScenarioError, as_scenario, evaluate, fill_throughput
+from .compare import scenario_frame
 from .estimate import REPLICA_SIZES, Roofline, curves
 from .scenario import Scenario
 from .validation import validate
@@ -88,9 +89,8 @@ def pareto_front(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cost_along(scenario: dict[str, Any], per_acc: np.ndarray, prefill: np.ndarray) -> pd.DataFrame:
-    rows = pd.DataFrame([scenario] * len(per_acc))
-    rows["output_tokens_per_s_per_accelerator"] = per_acc
-    rows["input_tokens_per_s_per_accelerator"] = prefill
+    rows = scenario_frame([scenario], repeat=len(per_acc), varying={"output_tokens_per_s_per_accelerator": per_acc,
+                                                                   "input_tokens_per_s_per_accelerator": prefill})
     out = evaluate(rows)
     return out[["cost_usd_per_m_tokens", "cost_usd_per_m_output_tokens", "accelerators", "utilization"]]
 
@@ -98,27 +98,39 @@ def _cost_along(scenario: dict[str, Any], per_acc: np.ndarray, prefill: np.ndarr
 def chosen_stack(scenario: dict[str, Any]) -> str:
     """The serving stack the estimate uses for this scenario at its per-user target (``serving_stack_used``): the
     pinned stack, the best published one at the target, or the roofline's label; '' when the throughput is given."""
-    cols, problems = validate(pd.DataFrame([scenario]))
+    try:
+        row = as_scenario(scenario).model_dump()
+    except ScenarioError:
+        return ""
+    cols, problems = validate(scenario_frame([row]))
     if problems:
         return ""
     return str(fill_throughput(cols)["serving_stack_used"][0])
 
 
-def interactivity_curve(scenario: Scenario | dict[str, Any], max_batch: int = 256) -> dict[str, pd.DataFrame]:
+CURVE_IGNORES = ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_accelerator",
+                 "target_output_tokens_per_s_per_user")
+"""Fields the curve does not depend on (it is what the hardware can do at every speed), except through ``chosen``."""
+
+
+def interactivity_curve(scenario: Scenario | dict[str, Any], max_batch: int = 256,
+                        chosen: str | None = None) -> dict[str, pd.DataFrame]:
     """For one scenario: ``front`` (the roofline Pareto front: decode throughput, prefill rate, effective output
     throughput with prefill time included, and cost per M tokens along it at the scenario's fleet, demand and
     prices) and ``measured`` (measured points of every serving stack for the same accelerator, model and precision,
     with their stack, whether it is the one the estimate chose (``chosen``) and their cost). Throughput fields of
-    the scenario are ignored: the curve is what the hardware can do."""
+    the scenario and its per-user target (:data:`CURVE_IGNORES`) are ignored: the curve is what the hardware can do.
+    They only pick the ``chosen`` stack: :func:`chosen_stack` of the scenario, unless the caller knows it already
+    (``serving_stack_used`` of the scenario's evaluation; "" when its throughput is given)."""
     s = as_scenario(scenario).model_dump()
-    chosen = chosen_stack(s)
-    s.update(output_tokens_per_s_per_accelerator=None, input_tokens_per_s_per_accelerator=None,
-             target_output_tokens_per_s_per_user=None)
-    front = pareto_front(curve_table(pd.DataFrame([s]), max_batch))
+    if chosen is None:
+        chosen = chosen_stack(s)
+    s.update(dict.fromkeys(CURVE_IGNORES))
+    front = pareto_front(curve_table(scenario_frame([s]), max_batch))
     if len(front):
         # prefill rate at each point's replica size, from the same roofline as the estimate
-        rows = pd.DataFrame([s] * len(front))
-        rows["accelerators_per_replica"] = front["accelerators_per_replica"].to_numpy()
+        rows = scenario_frame([s], repeat=len(front),
+                              varying={"accelerators_per_replica": front["accelerators_per_replica"].to_numpy()})
         cols, _ = validate(rows)
         fill_throughput(cols)
         prefill = cols["input_tokens_per_s_per_accelerator"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from . import catalog
@@ -23,5 +24,11 @@ def preset_scenarios() -> dict[str, tuple[Scenario, str]]:
 
 
 def default_scenario() -> Scenario:
-    """The built-in default scenario (first row of data/presets.csv): an owned fleet, so power and cooling show."""
+    """The built-in default scenario (first row of data/presets.csv): an owned fleet, so power and cooling show.
+    A fresh copy each call (parsed once, as the catalog's presets are read once)."""
+    return _default().model_copy(deep=True)
+
+
+@cache
+def _default() -> Scenario:
     return next(iter(preset_scenarios().values()))[0]

@@ -22,12 +22,14 @@ in that price).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .batch import as_scenario, evaluate
+from .compare import scenario_frame
 from .finance import HOURS_PER_YEAR, capital_recovery_factor, irr, npv_usd, payback_years
 from .scenario import Scenario, with_changes
 
@@ -81,18 +83,26 @@ def standard_options(s: Scenario) -> list[Option]:
     return options
 
 
-def _year_rows(s: Scenario, options: list[Option]) -> pd.DataFrame:
-    """One scenario row per option and year; fleets sized from demand are sized for the last year."""
-    rows = []
-    for k, opt in enumerate(options):
+def _year_rows(s: Scenario, options: list[Option]) -> list[list[dict[str, Any]]]:
+    """Per option, one scenario row per year; fleets sized from demand are sized for the last year."""
+    out = []
+    for opt in options:
         changes = {c: v for c, v in opt.changes.items() if c != "existing"}
-        for year in range(1, s.horizon_years + 1):
-            grow = (1.0 + s.demand_growth_per_year) ** (year - 1)
-            last = (1.0 + s.demand_growth_per_year) ** (s.horizon_years - 1)
-            row = _grown(with_changes(s, **changes), grow)
-            row["_option"], row["_year"], row["_last_scale"] = k, year, last / grow
-            rows.append(row)
-    return pd.DataFrame(rows)
+        fleet = with_changes(s, **changes)
+        out.append([_grown(fleet, (1.0 + s.demand_growth_per_year) ** (year - 1))
+                    for year in range(1, s.horizon_years + 1)])
+    return out
+
+
+@lru_cache(maxsize=256)
+def _evaluated(rows: tuple[tuple[tuple[str, Any], ...], ...]) -> pd.DataFrame:
+    return evaluate(scenario_frame([dict(r) for r in rows]))
+
+
+def _evaluate(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """:func:`economics.evaluate` of these scenario rows, remembered per rows (a pure function of them): a study
+    re-run with one option changed (a new decode price) evaluates that option only. A copy, free to change."""
+    return _evaluated(tuple(tuple(r.items()) for r in rows)).copy()
 
 
 DEMAND_FIELDS = ("demand_output_tokens_per_day", "demand_input_tokens_per_day", "demand_requests_per_s")
@@ -114,7 +124,7 @@ def _sized_counts(s: Scenario, options: list[Option]) -> dict[int, float]:
             keys.append(k)
     if not rows:
         return {}
-    out = evaluate(pd.DataFrame(rows))
+    out = _evaluate(rows)
     sizes = {}
     for k, (_, r) in zip(keys, out.iterrows(), strict=True):
         n = r["accelerators"]
@@ -136,68 +146,76 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
     for k, n in sizes.items():
         if np.isfinite(n):
             options[k].changes = {**options[k].changes, "accelerator_count": int(n)}
-    table = _year_rows(s, options)
-    meta = table[["_option", "_year"]].to_numpy()
-    out = evaluate(table.drop(columns=["_option", "_year", "_last_scale"]))
-    out["option"] = [options[int(k)].name for k in meta[:, 0]]
-    out["year"] = meta[:, 1].astype(int)
+    out = pd.concat([_evaluate(rows) for rows in _year_rows(s, options)], ignore_index=True)
+    out["option"] = [opt.name for opt in options for _ in range(s.horizon_years)]
+    out["year"] = list(range(1, s.horizon_years + 1)) * len(options)
 
-    r = s.cost_of_capital
     rows, flows = [], []
     status_quo_net: np.ndarray | None = None
+    h = s.horizon_years
     for k, opt in enumerate(options):
-        y = out[out["option"] == opt.name].sort_values("year")
-        valid = bool(y["valid"].all())
-        feasible = valid and bool(y["feasible"].fillna(False).astype(bool).all())
-        reason = "; ".join(sorted({str(x) for x in y["infeasible_reason"] if str(x)} |
-                                  {str(x) for x in y["error"] if str(x)}))
-        first = y.iloc[0]
+        part = out.iloc[k * h:(k + 1) * h]  # the option's years, in order
+        y = {c: part[c].to_numpy(dtype=float, na_value=np.nan) for c in YEAR_NUMBERS}
+        first = {str(c): v for c, v in part.iloc[0].to_dict().items()}
         capex = _capex(opt, first, options[k].changes.get("existing", 0) or 0, s)
-        hours = HOURS_PER_YEAR
         revenue_y = _revenue_per_year(y, s)
-        capital_y = (y["capital_usd_per_hour"].astype(float) + y["cooling_retrofit_usd_per_hour"].astype(float)) * hours
-        opex_y = y["cost_usd_per_year"].astype(float) - capital_y
-        net = np.concatenate([[-capex], (revenue_y - opex_y).to_numpy()])
-        tokens_y = (y["served_input_tokens_per_day"].astype(float) + y["served_output_tokens_per_day"].astype(
-            float)).to_numpy() * DAYS_PER_YEAR
-        disc = (1.0 + r) ** -np.arange(1, s.horizon_years + 1)
-        levelized = (capex + float(np.sum(opex_y.to_numpy() * disc))) / float(np.sum(tokens_y * disc)) * 1e6 \
-            if feasible else float("nan")
+        opex_y = y["cost_usd_per_year"] - (y["capital_usd_per_hour"] + y["cooling_retrofit_usd_per_hour"]) \
+            * HOURS_PER_YEAR
+        net = np.concatenate([[-capex], revenue_y - opex_y])
         if status_quo_net is None:
             status_quo_net = net
-        incremental = net - status_quo_net
-        npv = npv_usd(r, incremental) if feasible else float("nan")
-        same = bool(np.all(np.abs(incremental) <= 1e-9 * max(1.0, float(np.max(np.abs(net))))))
-        pb = payback_years(incremental) if feasible and k > 0 and not same else None
-        rows.append({
-            "option": opt.name, "description": opt.description, "feasible": feasible, "reason": reason,
-            "capex_usd": capex, "opex_usd_per_year": float(opex_y.iloc[0]),
-            "revenue_usd_per_year": float(revenue_y.iloc[0]),
-            "capacity_output_tokens_per_year": float(first["capacity_output_tokens_per_day"]) * DAYS_PER_YEAR
-            if first["capacity_output_tokens_per_day"] is not pd.NA else float("nan"),
-            "served_tokens_per_year": float(np.mean(tokens_y)),
-            "output_tokens_per_s_per_user": _float(first["output_tokens_per_s_per_user"]),
+        row = _option_row(opt, part, y, capex, opex_y, net, net - status_quo_net, k > 0, s)
+        rows.append({**row, "opex_usd_per_year": float(opex_y[0]), "revenue_usd_per_year": float(revenue_y[0]),
+                     "capacity_output_tokens_per_year": _float(first["capacity_output_tokens_per_day"])
+                     * DAYS_PER_YEAR, "output_tokens_per_s_per_user": _float(first["output_tokens_per_s_per_user"]),
+                     "accelerators": _float(first["accelerators"]),
+                     "decode_accelerators": _float(first["decode_accelerators"]),
+                     "facility_mw": _float(first["facility_power_kw"]) / 1000.0, "racks": _float(first["racks"])})
+        flows += [{"option": opt.name, "year": t, "capex_usd": capex if t == 0 else 0.0,
+                   "revenue_usd": 0.0 if t == 0 else float(revenue_y[t - 1]),
+                   "opex_usd": 0.0 if t == 0 else float(opex_y[t - 1]), "net_usd": float(value),
+                   "vs_status_quo_usd": float(inc)} for t, (value, inc) in enumerate(zip(net, net - status_quo_net,
+                                                                                      strict=True))]
+    order = ["option", "description", "feasible", "reason", "capex_usd", "opex_usd_per_year", "revenue_usd_per_year",
+             "capacity_output_tokens_per_year", "served_tokens_per_year", "output_tokens_per_s_per_user",
+             "levelized_cost_usd_per_m_tokens", "npv_vs_status_quo_usd", "irr_vs_status_quo", "payback_months",
+             "accelerators", "decode_accelerators", "facility_mw", "racks"]
+    return RetrofitResult(pd.DataFrame(rows)[order], pd.DataFrame(flows), None, out)
+
+
+YEAR_NUMBERS = ("capital_usd_per_hour", "cooling_retrofit_usd_per_hour", "cost_usd_per_year", "revenue_usd_per_day",
+                "served_input_tokens_per_day", "served_output_tokens_per_day", "output_tokens_per_s_per_user")
+"""Outputs of an option's years that its cash flows read, as float arrays (NaN where empty)."""
+
+
+def _option_row(opt: Option, part: pd.DataFrame, y: dict[str, np.ndarray], capex: float, opex_y: np.ndarray,
+                net: np.ndarray, incremental: np.ndarray, compared: bool, s: Scenario) -> dict[str, Any]:
+    """Feasibility, levelized cost, NPV, IRR and payback of one option against the status quo (``compared``:
+    it is not the status quo itself)."""
+    valid = bool(part["valid"].all())
+    feasible = valid and bool(part["feasible"].fillna(False).astype(bool).all())
+    reason = "; ".join(sorted({str(x) for x in part["infeasible_reason"] if str(x)} |
+                              {str(x) for x in part["error"] if str(x)}))
+    r = s.cost_of_capital
+    tokens_y = (y["served_input_tokens_per_day"] + y["served_output_tokens_per_day"]) * DAYS_PER_YEAR
+    disc = (1.0 + r) ** -np.arange(1, s.horizon_years + 1)
+    levelized = (capex + float(np.sum(opex_y * disc))) / float(np.sum(tokens_y * disc)) * 1e6 \
+        if feasible else float("nan")
+    same = bool(np.all(np.abs(incremental) <= 1e-9 * max(1.0, float(np.max(np.abs(net))))))
+    pb = payback_years(incremental) if feasible and compared and not same else None
+    return {"option": opt.name, "description": opt.description, "feasible": feasible, "reason": reason,
+            "capex_usd": capex, "served_tokens_per_year": float(np.mean(tokens_y)),
             "levelized_cost_usd_per_m_tokens": levelized,
-            "npv_vs_status_quo_usd": npv,
-            "irr_vs_status_quo": irr(incremental) if feasible and k > 0 and not same else None,
-            "payback_months": None if pb is None else pb * 12.0,
-            "accelerators": _float(first["accelerators"]), "decode_accelerators": _float(first["decode_accelerators"]),
-            "facility_mw": _float(first["facility_power_kw"]) / 1000.0, "racks": _float(first["racks"]),
-        })
-        for t, (value, inc) in enumerate(zip(net, incremental, strict=True)):
-            flows.append({"option": opt.name, "year": t, "capex_usd": capex if t == 0 else 0.0,
-                          "revenue_usd": 0.0 if t == 0 else float(revenue_y.iloc[t - 1]),
-                          "opex_usd": 0.0 if t == 0 else float(opex_y.iloc[t - 1]), "net_usd": float(value),
-                          "vs_status_quo_usd": float(inc)})
-    table_out = pd.DataFrame(rows)
-    return RetrofitResult(table_out, pd.DataFrame(flows), None, out)
+            "npv_vs_status_quo_usd": npv_usd(r, incremental) if feasible else float("nan"),
+            "irr_vs_status_quo": irr(incremental) if feasible and compared and not same else None,
+            "payback_months": None if pb is None else pb * 12.0}
 
 
 def _float(v: Any) -> float:
     return float("nan") if v is None or v is pd.NA else float(v)
 
 
-def _capex(opt: Option, first: pd.Series, existing: float, s: Scenario) -> float:
+def _capex(opt: Option, first: dict[str, Any], existing: float, s: Scenario) -> float:
     """Purchases at t = 0 (new accelerators at their price) and the liquid-cooling retrofit, if any."""
     total = 0.0
     for count_col, price_col in opt.purchases:
@@ -214,16 +232,16 @@ def _capex(opt: Option, first: pd.Series, existing: float, s: Scenario) -> float
     return total
 
 
-def _revenue_per_year(y: pd.DataFrame, s: Scenario) -> pd.Series:
+def _revenue_per_year(y: dict[str, np.ndarray], s: Scenario) -> np.ndarray:
     """Revenue per year; output tokens sell at the fast-tier price when the option's users see that speed."""
-    rev = y["revenue_usd_per_day"].astype(float).fillna(0.0) * DAYS_PER_YEAR
+    rev = np.nan_to_num(y["revenue_usd_per_day"], nan=0.0) * DAYS_PER_YEAR
     threshold = s.fast_tier_min_tokens_per_s_per_user
     if threshold is None or s.fast_tier_price_multiplier == 1.0 or s.price_usd_per_m_output_tokens is None:
         return rev
     # the per-user speed: estimated, or the target at which the measured throughput was given
     target = s.target_output_tokens_per_s_per_user
-    speed = y["output_tokens_per_s_per_user"].astype(float).fillna(0.0 if target is None else float(target))
-    extra = (y["served_output_tokens_per_day"].astype(float) * DAYS_PER_YEAR / 1e6
+    speed = np.nan_to_num(y["output_tokens_per_s_per_user"], nan=0.0 if target is None else float(target))
+    extra = (y["served_output_tokens_per_day"] * DAYS_PER_YEAR / 1e6
              * s.price_usd_per_m_output_tokens * (s.fast_tier_price_multiplier - 1.0))
     return rev + np.where(speed >= threshold, extra, 0.0)
 

@@ -19,6 +19,7 @@ import pandas as pd
 
 from . import values as parse_values
 from .batch import ScenarioError, as_scenario, evaluate, evaluate_scenario
+from .compare import scenario_frame
 from .retrofit import analyse
 from .scenario import FIELDS, Scenario
 from .validation import RANGE_COLUMNS, Problem, range_values
@@ -109,10 +110,11 @@ def tornado(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[float, 
     """
     base = as_scenario(scenario)
     checked = _checked(base, ranges)
-    rows = [base.model_dump()]
+    raw = base.model_dump()
+    rows = [raw]
     for field, (lo, _mid, hi) in checked.items():
-        rows += [{**base.model_dump(), field: lo}, {**base.model_dump(), field: hi}]
-    out = evaluate(pd.DataFrame(rows))[output].astype(float).to_numpy()
+        rows += [{**raw, field: lo}, {**raw, field: hi}]
+    out = evaluate(scenario_frame(rows))[output].astype(float).to_numpy()
     table = pd.DataFrame([
         {"field": f, "low": lo, "high": hi, "output_at_low": out[1 + 2 * k], "output_at_high": out[2 + 2 * k],
          "base_output": out[0], "swing": abs(out[2 + 2 * k] - out[1 + 2 * k])}
@@ -153,10 +155,7 @@ def monte_carlo(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[flo
     base = as_scenario(scenario)
     checked = _checked(base, ranges)
     drawn = draw(checked, samples, seed, distribution)
-    frame = pd.DataFrame({name: [value] * samples for name, value in base.model_dump().items()})
-    for field, values in drawn.items():
-        frame[field] = values
-    result = evaluate(frame)
+    result = evaluate(scenario_frame([base.model_dump()], varying=drawn, repeat=samples))
     if not result[outputs[0]].notna().any():
         reason = next((str(e) for e in result["error"] if e), "") or next(
             (str(r) for r in result["infeasible_reason"] if r), "no sample could be computed")

@@ -49,6 +49,23 @@ def explanation(scenario: Mapping[str, Any], key: str) -> None:
         st.code(_explanation(canonical(scenario)), language=None)
 
 
+def vega_spec(chart: Any, datasets: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The Vega-Lite spec of an Altair chart whose layers read named datasets (``alt.NamedData(name)``), with any
+    datasets given attached as Streamlit reads them. A page builds it once (or once per cache entry of the data it
+    draws), so a rerun draws a ready spec (:func:`draw`) instead of building the chart and validating it against the
+    schema again; every encoding names its type (``"field:Q"``), as nothing is inferred from the data. The theme's
+    fixed 300 px view is left out, as ``st.altair_chart`` does: Streamlit sizes the chart."""
+    spec = dict(chart.to_dict(validate=False))
+    spec.pop("config", None)
+    spec["datasets"] = dict(datasets or {})
+    return spec
+
+
+def draw(spec: Mapping[str, Any], datasets: Mapping[str, Any] | None = None) -> None:
+    """A chart from :func:`vega_spec` (with these datasets added), as wide as its column."""
+    st.vega_lite_chart(spec={**spec, "datasets": {**spec.get("datasets", {}), **(datasets or {})}}, width="stretch")
+
+
 def baseline_result() -> dict[str, Any] | None:
     """The pinned baseline, evaluated (None without one, or if it does not evaluate)."""
     pinned = state.baseline()

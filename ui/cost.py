@@ -41,15 +41,46 @@ def _margins(key: str) -> Any:
     return margins_at_prices(json.loads(key), catalog.api_prices())
 
 
+@st.cache_data(show_spinner=False)
+def _presets() -> dict[str, tuple[dict[str, Any], str]]:
+    """name -> (scenario fields, note): data/presets.csv, read once."""
+    return {name: (s.model_dump(), note) for name, (s, note) in economics.preset_scenarios().items()}
+
+
+@st.cache_data(show_spinner=False)
+def _breakdown_spec() -> dict[str, Any]:
+    """Where the money goes, a bar per part of the hourly cost (dataset ``parts``): built once, drawn with each
+    scenario's parts."""
+    return common.vega_spec(alt.Chart(alt.NamedData("parts")).mark_bar().encode(
+        x=alt.X("usd_per_hour:Q", title="Cost [USD/h]", axis=alt.Axis(format="$,.0f")),
+        y=alt.Y("part:N", sort="-x", title=None),
+        tooltip=["part:N", alt.Tooltip("usd_per_hour:Q", format="$,.2f", title="USD/h"),
+                 alt.Tooltip("share:Q", format=".1%", title="share")]))
+
+
+@st.cache_data(show_spinner=False)
+def _curve_spec() -> dict[str, Any]:
+    """Cost against utilization (dataset ``curve``) with this scenario's point marked and labelled (``point``)."""
+    x = alt.X("utilization:Q", title="Average utilization", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1]))
+    y = alt.Y("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]", scale=alt.Scale(type="log"))
+    line = alt.Chart(alt.NamedData("curve")).mark_line(point=True).encode(
+        x=x, y=y, tooltip=[alt.Tooltip("utilization:Q", format=".0%"),
+                           alt.Tooltip("cost_usd_per_m_tokens:Q", format="$,.4f", title="USD per M tokens")])
+    dot = alt.Chart(alt.NamedData("point")).mark_point(size=160, filled=True, color=WARNING_COLOR).encode(
+        x=x, y=y, tooltip=["label:N"])
+    text = alt.Chart(alt.NamedData("point")).mark_text(align="left", dx=10, dy=-10).encode(x=x, y=y, text="label:N")
+    return common.vega_spec(alt.layer(line, dot, text))
+
+
 def _load_preset() -> None:
     chosen = st.session_state.get("preset")
     if chosen:
-        state.replace(economics.preset_scenarios()[chosen][0].model_dump())
+        state.replace(_presets()[chosen][0])
     st.session_state["preset"] = None
 
 
 def _preset_picker() -> None:
-    st.selectbox("Load a preset", list(economics.preset_scenarios()), index=None, key="preset",
+    st.selectbox("Load a preset", list(_presets()), index=None, key="preset",
                  on_change=_load_preset, placeholder="Replace the scenario with a preset...",
                  help="Ready-made scenarios from data/presets.csv; each note cites its figures")
 
@@ -59,7 +90,7 @@ st.title("Cost per token")
 editor.sidebar("Scenario", KEY_FIELDS, before=_preset_picker)
 editor.show_messages()
 scenario = state.scenario()
-notes = {s.name: note for s, note in economics.preset_scenarios().values()}
+notes = {name: note for name, (_, note) in _presets().items()}
 if scenario["name"] in notes:
     st.caption(notes[scenario["name"]])
 
@@ -106,11 +137,7 @@ with left:
     total = float(result["cost_usd_per_hour"])
     parts = [{"part": part, "usd_per_hour": float(result[name] or 0.0), "share": float(result[name] or 0.0) / total}
              for name, part in cost_parts().items() if float(result[name] or 0.0) > 0]
-    st.altair_chart(alt.Chart(alt.Data(values=parts)).mark_bar().encode(
-        x=alt.X("usd_per_hour:Q", title="Cost [USD/h]", axis=alt.Axis(format="$,.0f")),
-        y=alt.Y("part:N", sort="-x", title=None),
-        tooltip=["part:N", alt.Tooltip("usd_per_hour:Q", format="$,.2f", title="USD/h"),
-                 alt.Tooltip("share:Q", format=".1%", title="share")]), width="stretch")
+    common.draw(_breakdown_spec(), {"parts": parts})
 with right:
     st.subheader("Cost against utilization")
     if result["capacity_output_tokens_per_day"]:
@@ -118,16 +145,7 @@ with right:
         point = [{"utilization": result["utilization"], "cost_usd_per_m_tokens": result["cost_usd_per_m_tokens"],
                   "label": f"this fleet: {fmt.percent(result['utilization'])}, "
                            f"{fmt.usd_rate(result['cost_usd_per_m_tokens'])}"}]
-        x = alt.X("utilization:Q", title="Average utilization", axis=alt.Axis(format="%"),
-                  scale=alt.Scale(domain=[0, 1]))
-        y = alt.Y("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]", scale=alt.Scale(type="log"))
-        line = alt.Chart(curve).mark_line(point=True).encode(
-            x=x, y=y, tooltip=[alt.Tooltip("utilization:Q", format=".0%"),
-                               alt.Tooltip("cost_usd_per_m_tokens:Q", format="$,.4f", title="USD per M tokens")])
-        dot = alt.Chart(alt.Data(values=point)).mark_point(size=160, filled=True, color=WARNING_COLOR).encode(
-            x=x, y=y, tooltip=["label:N"])
-        text = alt.Chart(alt.Data(values=point)).mark_text(align="left", dx=10, dy=-10).encode(x=x, y=y, text="label:N")
-        st.altair_chart(alt.layer(line, dot, text), width="stretch")
+        common.draw(_curve_spec(), {"curve": curve, "point": point})
         st.caption("Same fleet, demand set to each share of its capacity; the red dot is this scenario.")
     else:
         st.info("No capacity figure for this scenario, so no curve.")

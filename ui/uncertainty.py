@@ -15,7 +15,7 @@ import streamlit as st
 
 import economics
 from economics import FIELDS
-from economics.uncertainty import monte_carlo, probability_lower, tornado
+from economics.uncertainty import MonteCarlo, monte_carlo, probability_lower, tornado
 from ui import common, editor, links, state
 from ui import format as fmt
 from ui.text import plain
@@ -24,16 +24,54 @@ KEY_FIELDS = ("name", "ownership", *links.RANGED_FIELDS)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _study(key: str, ranges_json: str, samples: int, seed: int) -> tuple[Any, Any, float | None]:
-    scenario = json.loads(key)
-    ranges = {k: tuple(v) for k, v in json.loads(ranges_json).items()}
-    sens = tornado(scenario, ranges)
-    mc = monte_carlo(scenario, ranges, samples=samples, seed=seed)
-    try:  # renting needs a rent for every accelerator of the scenario
-        rented = monte_carlo({**scenario, "ownership": "rent"}, ranges, samples=samples, seed=seed)
+def _monte_carlo(key: str, ranges_json: str, samples: int, seed: int) -> MonteCarlo:
+    return monte_carlo(json.loads(key), _ranges(ranges_json), samples=samples, seed=seed)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _tornado(key: str, ranges_json: str) -> Any:
+    return tornado(json.loads(key), _ranges(ranges_json))
+
+
+def _ranges(ranges_json: str) -> dict[str, tuple[float, float]]:
+    return {k: (float(v[0]), float(v[1])) for k, v in json.loads(ranges_json).items()}
+
+
+def _own_cheaper(key: str, ranges_json: str, samples: int, seed: int) -> float | None:
+    """Share of the draws in which the scenario as it is (owned) is cheaper than the same fleet rented (same
+    draws: paired); None when it cannot be rented (no rent for its accelerator)."""
+    rent_key = common.canonical({**json.loads(key), "ownership": "rent"})
+    try:
+        rented = _monte_carlo(rent_key, ranges_json, samples, seed)
     except economics.ScenarioError:
-        return sens, mc, None
-    return sens, mc, probability_lower(mc, rented)
+        return None
+    return probability_lower(_monte_carlo(key, ranges_json, samples, seed), rented)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _tornado_spec(key: str, ranges_json: str) -> dict[str, Any]:
+    sens = _tornado(key, ranges_json)
+    data = sens.assign(start=sens[["output_at_low", "output_at_high"]].min(axis=1),
+                       end=sens[["output_at_low", "output_at_high"]].max(axis=1),
+                       input=[editor.label(f) for f in sens["field"]])
+    bars = alt.Chart(alt.NamedData("tornado")).mark_bar().encode(
+        x=alt.X("start:Q", title="Cost [USD per M tokens]", axis=alt.Axis(format="$,.3f"),
+                scale=alt.Scale(zero=False)),
+        x2="end:Q", y=alt.Y("input:N", sort=None, title=None, axis=alt.Axis(labelLimit=320)),
+        tooltip=["input:N", alt.Tooltip("low:Q", format=",.4g"), alt.Tooltip("high:Q", format=",.4g"),
+                 alt.Tooltip("output_at_low:Q", format="$,.4f", title="cost at low"),
+                 alt.Tooltip("output_at_high:Q", format="$,.4f", title="cost at high")])
+    base_rule = alt.Chart(alt.NamedData("tornado")).mark_rule(color="black").encode(x="base_output:Q")
+    return common.vega_spec(alt.layer(bars, base_rule), {"tornado": data})
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _histogram_spec(key: str, ranges_json: str, samples: int, seed: int) -> dict[str, Any]:
+    drawn = _monte_carlo(key, ranges_json, samples, seed).samples[["cost_usd_per_m_tokens"]]
+    chart = alt.Chart(alt.NamedData("samples")).mark_bar().encode(
+        x=alt.X("cost_usd_per_m_tokens:Q", bin=alt.Bin(maxbins=40), title="Cost [USD per M tokens]"),
+        y=alt.Y("count():Q", title="Samples"))
+    return common.vega_spec(chart, {"samples": drawn})
 
 
 def _base_value(result: dict[str, Any], field: str) -> float | None:
@@ -124,11 +162,13 @@ with st.sidebar:
     samples, seed = _sampling_inputs()
 editor.show_messages()
 
+key, ranges_json = common.canonical(scenario), json.dumps(ranges, sort_keys=True)
 try:
-    sens, mc, own_cheaper = _study(common.canonical(scenario), json.dumps(ranges, sort_keys=True), samples, seed)
+    mc = _monte_carlo(key, ranges_json, samples, seed)
 except economics.ScenarioError as error:
     st.error(plain(str(error)))
     st.stop()
+
 
 def _percentiles(mc: Any) -> dict[str, float]:
     table = mc.summary.set_index("output").to_dict("index")["cost_usd_per_m_tokens"]
@@ -140,8 +180,9 @@ pinned = state.baseline()
 base: tuple[dict[str, float], float | None] | None = None
 if pinned is not None:
     try:  # the baseline under the same ranges, draws and seed
-        _, base_mc, base_own = _study(common.canonical(pinned), json.dumps(ranges, sort_keys=True), samples, seed)
-        base = (_percentiles(base_mc), base_own)
+        pinned_key = common.canonical(pinned)
+        base = (_percentiles(_monte_carlo(pinned_key, ranges_json, samples, seed)),
+                _own_cheaper(pinned_key, ranges_json, samples, seed))
     except economics.ScenarioError:
         base = None
 summary = _percentiles(mc)
@@ -150,6 +191,8 @@ for col, p in zip(k, ("p10", "p50", "p90"), strict=False):
     change = None if base is None else fmt.delta("cost_usd_per_m_tokens", summary[p], base[0][p])
     col.metric(f"{p.upper()} cost per M tokens", fmt.usd_rate(summary[p]), help=f"{p[1:]} % of the draws cost less",
                delta=None if change is None else f"{change} vs baseline", delta_color="inverse")
+# the percentiles are on screen before the paired rent draws and the tornado are computed
+own_cheaper = _own_cheaper(key, ranges_json, samples, seed)
 change = None
 if base is not None and own_cheaper is not None and base[1] is not None:
     change = f"{'-' if own_cheaper < base[1] else '+'}{abs(own_cheaper - base[1]) * 100:.1f} pp"
@@ -157,22 +200,15 @@ k[3].metric("Owning cheaper than renting [share of samples]",
             "no rent figure" if own_cheaper is None else fmt.percent(own_cheaper),
             help="Same draws for both (paired); renting at the catalog rent",
             delta=None if change is None else f"{change} vs baseline", delta_color="off")
+try:
+    sens = _tornado(key, ranges_json)
+except economics.ScenarioError as error:
+    st.error(plain(str(error)))
+    st.stop()
 
 st.subheader("Tornado: cost per M tokens, one input at a time")
-chart_data = sens.assign(start=sens[["output_at_low", "output_at_high"]].min(axis=1),
-                         end=sens[["output_at_low", "output_at_high"]].max(axis=1),
-                         input=[editor.label(f) for f in sens["field"]])
-base_rule = alt.Chart(chart_data).mark_rule(color="black").encode(x="base_output:Q")
-st.altair_chart(alt.layer(alt.Chart(chart_data).mark_bar().encode(
-    x=alt.X("start:Q", title="Cost [USD per M tokens]", axis=alt.Axis(format="$,.3f"), scale=alt.Scale(zero=False)),
-    x2="end:Q", y=alt.Y("input:N", sort=None, title=None, axis=alt.Axis(labelLimit=320)),
-    tooltip=["input:N", alt.Tooltip("low:Q", format=",.4g"), alt.Tooltip("high:Q", format=",.4g"),
-             alt.Tooltip("output_at_low:Q", format="$,.4f", title="cost at low"),
-             alt.Tooltip("output_at_high:Q", format="$,.4f", title="cost at high")]), base_rule), width="stretch")
-
+common.draw(_tornado_spec(key, ranges_json))
 st.subheader("Monte Carlo: distribution of cost per M tokens")
-st.altair_chart(alt.Chart(mc.samples[["cost_usd_per_m_tokens"]]).mark_bar().encode(
-    x=alt.X("cost_usd_per_m_tokens:Q", bin=alt.Bin(maxbins=40), title="Cost [USD per M tokens]"),
-    y=alt.Y("count():Q", title="Samples")), width="stretch")
+common.draw(_histogram_spec(key, ranges_json, samples, seed))
 common.show_table(mc.summary, key="mc_summary", extra={"output": ("Output", "text")})
 common.share()
