@@ -13,9 +13,14 @@ mixture-of-experts models) are never used by the fit; data/calibration.csv store
 split only, with the training and the held-out error of each scope side by side.
 ``python -m economics calibrate --holdout`` prints them; ``--write`` refits and stores.
 
-Two more factors are calibrated only (no scenario field): a time per token per layer outside the GEMMs and attention
-(``token_overhead_ns_per_layer``), and a fixed time per request in the time to first token (``ttft_overhead_ms``: the
-server, tokenization, scheduling), fitted last and once for all scopes on the measured TTFT (it moves no throughput).
+Three more factors are calibrated only (no scenario field): a time per token per layer outside the GEMMs and attention
+(``token_overhead_ns_per_layer``), the share of peak bandwidth the decode attention reaches on the paged KV cache
+(``kv_bandwidth_utilization``: small scattered blocks, one set per sequence, read at their own rate rather than the
+weights' long streams; without it a model whose decode step is mostly KV reads -- Qwen3-30B-A3B on one B200 at long
+outputs -- was predicted 1.4-2x too fast), and a fixed time per request in the time to first token
+(``ttft_overhead_ms``: the server, tokenization, scheduling), fitted last and once for all scopes on the measured TTFT
+(it moves no throughput). Each scope's Nelder-Mead search is restarted once from its optimum (a fresh simplex: in seven
+dimensions the first one collapses early).
 
 Points from dataflow/SRAM systems, points without input/output lengths or precision, and points on accelerators
 absent from the catalog are listed but not fitted (the reason is given).
@@ -32,7 +37,7 @@ from scipy.optimize import minimize, minimize_scalar
 
 from . import capacity as cap
 from . import catalog
-from .estimate import FACTORS, TOKEN_FACTOR, TTFT_FACTOR, fill_throughput, model_class, stored_factors
+from .estimate import FACTORS, KV_FACTOR, TOKEN_FACTOR, TTFT_FACTOR, fill_throughput, model_class, stored_factors
 from .scenario import FIELDS
 from .throughput import BYTES_PER_VALUE
 from .validation import validate
@@ -50,11 +55,11 @@ KV_FREE_FRACTION = {"TensorRT-LLM 0.11": 0.99, "TensorRT-LLM": 0.95}
 performance overviews cited with each point). Other engines keep the scenario's ``memory_utilization`` (of all
 memory, as vLLM counts it)."""
 START = {"bandwidth_utilization": 0.6, "compute_utilization": 0.5, "prefill_compute_utilization": 0.4,
-         "step_overhead_us_per_layer": 50.0, TOKEN_FACTOR: 20.0, TTFT_FACTOR: 20.0}
-FITTED = (*FACTORS, TOKEN_FACTOR, TTFT_FACTOR)
+         "step_overhead_us_per_layer": 50.0, TOKEN_FACTOR: 20.0, TTFT_FACTOR: 20.0, KV_FACTOR: 0.6}
+FITTED = (*FACTORS, TOKEN_FACTOR, TTFT_FACTOR, KV_FACTOR)
 LIMITS = {"bandwidth_utilization": (0.05, 0.95), "compute_utilization": (0.05, 0.95),
           "prefill_compute_utilization": (0.02, 0.95), "step_overhead_us_per_layer": (0.0, 500.0),
-          TOKEN_FACTOR: (0.1, 2000.0), TTFT_FACTOR: (0.1, 500.0)}
+          TOKEN_FACTOR: (0.1, 2000.0), TTFT_FACTOR: (0.1, 500.0), KV_FACTOR: (0.05, 0.95)}
 """No kernel reaches its peak: utilizations stay at or below 0.95."""
 PRIOR_WEIGHT = 1e-3
 """A weak pull of each utilization towards its start value: it only decides between settings the data cannot tell
@@ -226,6 +231,9 @@ def _fit(pts: pd.DataFrame, fixed: dict[str, float] | None = None) -> dict[str, 
 
     x0 = np.log([max(START[f], 1e-3) for f in free])
     res = minimize(objective, x0, method="Nelder-Mead", options={"xatol": 1e-3, "fatol": 1e-5, "maxiter": 800})
+    # one restart from the optimum with a fresh simplex: Nelder-Mead's simplex collapses early in 7 dimensions
+    res = minimize(objective, np.clip(res.x, lo, hi), method="Nelder-Mead",
+                   options={"xatol": 1e-3, "fatol": 1e-5, "maxiter": 800})
     return {f: round(v, 4) if "utilization" in f else round(v, 1) for f, v in factors_of(res.x).items()}
 
 
@@ -373,18 +381,20 @@ def report() -> tuple[pd.DataFrame, dict[str, float]]:
 
 def holdout_table() -> pd.DataFrame:
     """Per accelerator family (and overall): training and held-out median and worst absolute error of output
-    tokens/s per accelerator, and of TTFT, with the stored factors (fitted on the training split only)."""
+    tokens/s per accelerator, and of the time to first token (``ttft_*`` over both splits, ``train_ttft_*`` and
+    ``holdout_ttft_*`` per split), with the stored factors (fitted on the training split only)."""
     res, _ = report()
     fitted = res[res["fitted"] == "yes"]
     rows = []
     for scope, g in [("all", fitted), *((str(f), h) for f, h in fitted.groupby("family"))]:
-        n_tr, med_tr, worst_tr = _stats(g.loc[g["split"] == "train", "error_pct"])
-        n_ho, med_ho, worst_ho = _stats(g.loc[g["split"] == "holdout", "error_pct"])
-        n_tt, med_tt, worst_tt = _stats(g["ttft_error_pct"])
-        rows.append({"scope": scope, "accelerators": " ".join(sorted(set(g["accelerator"]))),
-                     "train_points": n_tr, "train_median_pct": med_tr, "train_worst_pct": worst_tr,
-                     "holdout_points": n_ho, "holdout_median_pct": med_ho, "holdout_worst_pct": worst_ho,
-                     "ttft_points": n_tt, "ttft_median_pct": med_tt, "ttft_worst_pct": worst_tt})
+        train, held = g["split"] == "train", g["split"] == "holdout"
+        row: dict[str, Any] = {"scope": scope, "accelerators": " ".join(sorted(set(g["accelerator"])))}
+        for prefix, errors in (("train", g.loc[train, "error_pct"]), ("holdout", g.loc[held, "error_pct"]),
+                               ("ttft", g["ttft_error_pct"]), ("train_ttft", g.loc[train, "ttft_error_pct"]),
+                               ("holdout_ttft", g.loc[held, "ttft_error_pct"])):
+            n, med, worst = _stats(errors)
+            row.update({f"{prefix}_points": n, f"{prefix}_median_pct": med, f"{prefix}_worst_pct": worst})
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -420,14 +430,16 @@ def holdout_text() -> str:
 
     lines = ["held-out model families (never fitted): " + ", ".join(HOLDOUT_MODELS),
              "factors: data/calibration.csv (fitted on the training split only)", "",
+             f"{'':18} {'output tokens/s per accelerator (prefill included)':<55}time to first token",
              f"{'scope':18} {'train n':>7} {'median':>7} {'worst':>7}   {'held-out n':>10} {'median':>7} {'worst':>7}"
-             f"   {'TTFT n':>6} {'median':>7} {'worst':>7}"]
+             f"   {'train n':>7} {'median':>7} {'worst':>7}   {'held-out n':>10} {'median':>7} {'worst':>7}"]
     for r in table.to_dict("records"):
         f = {k: float(v) for k, v in r.items() if k != "scope" and k != "accelerators"}
-        lines.append(f"{r['scope']:18} {int(f['train_points']):7d} {pct(f['train_median_pct'])} "
-                     f"{pct(f['train_worst_pct'])}   {int(f['holdout_points']):10d} {pct(f['holdout_median_pct'])} "
-                     f"{pct(f['holdout_worst_pct'])}   {int(f['ttft_points']):6d} {pct(f['ttft_median_pct'])} "
-                     f"{pct(f['ttft_worst_pct'])}")
+        cells = [f"{r['scope']:18}"]
+        for prefix, width in (("train", 7), ("holdout", 10), ("train_ttft", 7), ("holdout_ttft", 10)):
+            cells.append(f"{int(f[prefix + '_points']):{width}d} {pct(f[prefix + '_median_pct'])} "
+                         f"{pct(f[prefix + '_worst_pct'])}" + ("  " if prefix != "holdout_ttft" else ""))
+        lines.append(" ".join(cells).rstrip())
     lines += ["", f"output tokens/s per accelerator, prefill included; TTFT over {int(summary['ttft_points'])} "
                   "measured points (saturated points excluded)"]
     check = stack_check()

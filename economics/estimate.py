@@ -54,6 +54,11 @@ TOKEN_FACTOR = "token_overhead_ns_per_layer"
 """Calibrated only (no scenario field): time per token per layer outside the GEMMs and attention (norms,
 activations, routing and token permutation, sampling); 0 where data/calibration.csv has no such column, and 0 when the
 scenario gives its own ``step_overhead_us_per_layer`` (its overhead then replaces the calibrated ones)."""
+KV_FACTOR = "kv_bandwidth_utilization"
+"""Calibrated only (no scenario field): share of peak memory bandwidth the decode attention kernels reach while
+reading the paged KV cache (scattered blocks of a few dozen tokens, one per sequence, unlike the weight GEMMs' long
+streams); the weights' ``bandwidth_utilization`` where data/calibration.csv has no such column or the scenario gives
+its own ``bandwidth_utilization``."""
 
 THROUGHPUT_OUTPUTS: dict[str, str] = {
     "throughput_source": "text",
@@ -378,6 +383,11 @@ class Roofline:
         token_ns = np.where(np.isnan(c["step_overhead_us_per_layer"]),
                             np.asarray(cal.get(TOKEN_FACTOR, np.zeros(len(self.bw))), dtype=float), 0.0)
         self.token_overhead_s = m["layers"] * token_ns * 1e-9
+        # the paged KV cache is read at its own calibrated share of the bandwidth (the weights' share where none is
+        # calibrated or the scenario gives its own bandwidth_utilization)
+        kv_eff = np.where(np.isnan(c["bandwidth_utilization"]),
+                          np.asarray(cal.get(KV_FACTOR, np.zeros(len(self.bw))), dtype=float), np.nan)
+        self.eff_kv = np.where(np.isfinite(kv_eff) & (kv_eff > 0), kv_eff, self.eff_bw)
         self.request_overhead_s = np.where(np.isnan(c["step_overhead_us_per_layer"]),
                                            np.asarray(cal.get(TTFT_FACTOR, np.zeros(len(self.bw))), dtype=float),
                                            0.0) * 1e-3
@@ -424,7 +434,7 @@ class Roofline:
         return read + self.weights_copied if self._copies else read
 
     def memory_s(self, batch: Array, n: Array) -> Array:
-        return (self.weights_read(batch) + batch * self.kv_avg) / (n * self.bw * 1e12 * self.eff_bw)
+        return (self.weights_read(batch) / self.eff_bw + batch * self.kv_avg / self.eff_kv) / (n * self.bw * 1e12)
 
     def compute_s(self, batch: Array, n: Array) -> Array:
         return batch * self.flops_tok / (n * self.peak * 1e12 * self.eff_f)
@@ -444,11 +454,10 @@ class Roofline:
         """One forward pass of the target model over ``tokens_per_seq`` tokens of each of B sequences [s]."""
         one = isinstance(tokens_per_seq, float) and tokens_per_seq == 1.0  # the plain step: no array work
         tokens = batch if one else batch * tokens_per_seq
-        return th.decode_step_s(tokens, n, self.bw, self.peak, self.eff_bw, self.eff_f, self.weights_read(tokens),
+        step = th.decode_step_s(tokens, n, self.bw, self.peak, self.eff_bw, self.eff_f, self.weights_read(tokens),
                                 self.kv_avg if one else self.kv_avg / tokens_per_seq, self.linear_flops_tok,
-                                self.overhead,
-                                self.attention_flops * self.attention_cost) + self.communication_s(tokens, n) + (
-            tokens * self.token_overhead_s)
+                                self.overhead, self.attention_flops * self.attention_cost, self.eff_kv)
+        return step + self.communication_s(tokens, n) + tokens * self.token_overhead_s
 
     def step(self, batch: Array, n: Array) -> Array:
         """Time per emitted token of each of B sequences [s]: the plain decode step, or under speculative decoding
@@ -518,9 +527,9 @@ def stored_factors(accelerators: Array, models: Array | None = None) -> dict[str
     scope = pd.Series("global", index=fam.index, dtype=object)
     for candidate in ("global:" + cls, fam, fam + ":" + cls):
         scope = candidate.where(candidate.isin(cal.index), scope)
-    names = [f for f in (*FACTORS, TOKEN_FACTOR, TTFT_FACTOR) if f in cal.columns]
+    names = [f for f in (*FACTORS, TOKEN_FACTOR, TTFT_FACTOR, KV_FACTOR) if f in cal.columns]
     out = {f: scope.map(cal[f].replace("", "0").astype(float)).to_numpy(dtype=float)[inverse.ravel()] for f in names}
-    for extra in (TOKEN_FACTOR, TTFT_FACTOR):
+    for extra in (TOKEN_FACTOR, TTFT_FACTOR, KV_FACTOR):
         out.setdefault(extra, np.zeros(len(acc)))
     return out
 
@@ -706,10 +715,11 @@ def trace_throughput(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> 
               "{overhead_s} + max({weights_read_gb} / ({accelerators_per_replica} x {bandwidth_tb_per_s} x "
               "{bandwidth_utilization}), {batch_size} x {linear_gflop_per_token} / ({accelerators_per_replica} x "
               "{peak_tflops} x {compute_utilization})) / 1,000 + max({batch_size} x {kv_gb_at_average_context} / "
-              "({accelerators_per_replica} x {bandwidth_tb_per_s} x {bandwidth_utilization}), {batch_size} x "
+              "({accelerators_per_replica} x {bandwidth_tb_per_s} x {kv_bandwidth_utilization}), {batch_size} x "
               "{attention_gflop_per_token} / ({accelerators_per_replica} x {peak_tflops} x {compute_utilization})) "
               "/ 1,000 + {tensor_parallel_s} + {batch_size} x {token_overhead_s}",
-              note=f"weight GEMMs and attention each on their own roofline; {thr['decode_bound'][r]}-bound"
+              note=f"weight GEMMs and attention each on their own roofline (the paged KV cache read at its own "
+              f"calibrated share of the bandwidth); {thr['decode_bound'][r]}-bound"
               + ("; MoE: only the experts the batch touches are read" if m["experts"][r] > 0 else "")
               + "; tensor_parallel_s: two ring all-reduces per layer over the interconnect; token_overhead_s: "
               "per-token work outside GEMMs and attention over all layers (calibrated)"
@@ -719,6 +729,7 @@ def trace_throughput(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> 
               overhead_s=(rl.overhead, "s"), weights_read_gb=(w / 1e9, "GB"), batch_size=(b, ""),
               kv_gb_at_average_context=(rl.kv_avg / 1e9, "GB"), accelerators_per_replica=(n, ""),
               bandwidth_tb_per_s=(rl.bw, "TB/s"), bandwidth_utilization=(rl.eff_bw, ""),
+              kv_bandwidth_utilization=(rl.eff_kv, ""),
               linear_gflop_per_token=(rl.linear_flops_tok / 1e9, "GFLOP"),
               attention_gflop_per_token=(rl.attention_flops * rl.attention_cost / 1e9, "GFLOP"),
               peak_tflops=(rl.peak, "TFLOPS"), compute_utilization=(rl.eff_f, ""),

@@ -6,12 +6,13 @@ attention over every sequence's KV cache; each has its own roofline and their ti
 all-reduces and a fixed overhead per step:
 
 .. math:: t(B) = t_0 + \\max\\left(\\frac{W(B)}{n\\,BW\\,\\eta_{BW}}, \\frac{2 B N_{act}}{n\\,F\\,\\eta_F}\\right)
-          + \\max\\left(\\frac{B\\,KV(c)}{n\\,BW\\,\\eta_{BW}}, \\frac{B\\,A(c)}{n\\,F\\,\\eta_F}\\right) + t_{TP}(B)
+          + \\max\\left(\\frac{B\\,KV(c)}{n\\,BW\\,\\eta_{KV}}, \\frac{B\\,A(c)}{n\\,F\\,\\eta_F}\\right) + t_{TP}(B)
 
 with W(B) the weight bytes read (a mixture-of-experts model reads only the experts its B tokens touch,
 ``E (1 - (1 - k/E)^B)`` of them per layer), KV(c) a sequence's KV cache at its average context c, A(c) the attention
 FLOPs per token, BW and F the accelerator's memory bandwidth and peak FLOPS at the precision, t_TP two ring
-all-reduces per layer (:func:`allreduce_s`) and eta the efficiency factors calibrated on measured points
+all-reduces per layer (:func:`allreduce_s`) and eta the efficiency factors calibrated on measured points (eta_KV: the
+paged KV cache's reads, which reach their own share of the bandwidth, unlike the weights' long streams)
 (:mod:`economics.calibration`). Prefill is compute-bound (2 N_act I plus the causal attention); in aggregated serving
 it rides in the decode steps as chunked prefill, and the time to first token queues behind it
 (:func:`queued_time_to_first_token_s`); the estimator (:mod:`economics.estimate`) assembles these terms.
@@ -121,29 +122,37 @@ def attention_flops_per_token(context_tokens: ArrayLike, full_attention_layers: 
 def decode_step_s(batch: ArrayLike, replica_accelerators: ArrayLike, bandwidth_tb_per_s: ArrayLike,
                   peak_tflops: ArrayLike, bandwidth_utilization: ArrayLike, compute_utilization: ArrayLike,
                   weight_bytes_read_b: ArrayLike, kv_bytes_per_seq: ArrayLike, flops_per_token: ArrayLike,
-                  overhead_s: ArrayLike = 0.0, attention_flops_per_token: ArrayLike = 0.0) -> F:
+                  overhead_s: ArrayLike = 0.0, attention_flops_per_token: ArrayLike = 0.0,
+                  kv_bandwidth_utilization: ArrayLike = float("nan")) -> F:
     r"""Time of one decode step of a replica at batch B (one token for each of B sequences). [s]
 
     The weight GEMMs and the attention over the KV cache are separate kernels that run one after the other, so each
     has its own roofline and their times add:
 
     .. math:: t(B) = t_0 + \max\left(\frac{W(B)}{n\,BW\,\eta_{BW}}, \frac{B\,f_{lin}}{n\,F\,\eta_F}\right)
-                         + \max\left(\frac{B\,KV}{n\,BW\,\eta_{BW}}, \frac{B\,f_{att}}{n\,F\,\eta_F}\right)
+                         + \max\left(\frac{B\,KV}{n\,BW\,\eta_{KV}}, \frac{B\,f_{att}}{n\,F\,\eta_F}\right)
 
     f_lin the linear-layer FLOPs per token (``flops_per_token``), f_att the attention FLOPs per token. t_0 is a fixed
-    time per step that no batch amortises (kernel launches, scheduling), calibrated per layer.
+    time per step that no batch amortises (kernel launches, scheduling), calibrated per layer. eta_KV is the share of
+    peak bandwidth the attention kernels reach on the paged KV cache (small blocks scattered over memory, one set per
+    sequence, where the weight GEMMs stream long contiguous tiles); NaN: eta_BW.
 
     References: Williams et al., "Roofline", CACM 2009; Yuan et al., "LLM Inference Unveiled: Survey and Roofline
     Model Insights", arXiv:2402.16363 (per-operator rooflines summed over a layer).
 
     >>> round(float(decode_step_s(1, 1, 3.35, 989, 1.0, 1.0, 16.06e9, 0.0, 16.06e9)) * 1e3, 3)  # 8B on H100
     4.794
+    >>> # batch 100, 10 GB of weights at 1 TB/s x 1.0 (10 ms), 100 x 50 MB of KV at 1 TB/s x 0.5 (10 ms)
+    >>> round(float(decode_step_s(100, 1, 1.0, 1000, 1.0, 1.0, 10e9, 0.05e9, 1e9, 0.0, 0.0, 0.5)) * 1e3, 6)
+    20.0
     """
     b, n = _a(batch), _a(replica_accelerators)
     bw = n * _a(bandwidth_tb_per_s) * 1e12 * _a(bandwidth_utilization)
     fl = n * _a(peak_tflops) * 1e12 * _a(compute_utilization)
+    kv_eff = _a(kv_bandwidth_utilization)
+    bw_kv = n * _a(bandwidth_tb_per_s) * 1e12 * np.where(np.isnan(kv_eff), _a(bandwidth_utilization), kv_eff)
     linear = np.maximum(_a(weight_bytes_read_b) / bw, b * _a(flops_per_token) / fl)
-    attention = np.maximum(b * _a(kv_bytes_per_seq) / bw, b * _a(attention_flops_per_token) / fl)
+    attention = np.maximum(b * _a(kv_bytes_per_seq) / bw_kv, b * _a(attention_flops_per_token) / fl)
     return _a(overhead_s) + linear + attention
 
 

@@ -17,14 +17,20 @@ from economics import calibration, estimate
 from economics import throughput as th
 
 # Held-out bounds per accelerator family: (median, worst) absolute error of output tokens/s per accelerator [%] on
-# the model families the fit never sees. The target is 25 % / 75 %; the one place it is not reached (the worst
-# held-out point on Blackwell: Qwen3-30B-A3B at 128/128 on one GB200, 236 %) is bounded at the reached figure plus a
-# margin, so any regression fails (see README, "Calibration").
-HOLDOUT_BOUNDS = {"all": (25.0, 260.0), "nvidia-hopper": (25.0, 75.0), "nvidia-ampere": (25.0, 75.0),
-                  "nvidia-blackwell": (25.0, 260.0), "nvidia-ada": (25.0, 75.0)}
-TRAIN_BOUNDS = {"all": (12.0, 75.0)}
-TTFT_BOUNDS = (15.0, 35.0)
-"""Time to first token over the measured points (target 25 % / 75 %); all are in the training split (README)."""
+# the model families the fit never sees, at the figures `python -m economics calibrate --holdout` printed for the
+# stored factors plus a small margin (about 2 points on a median, 5 on a worst), so any regression fails. Measured
+# (2026-11-30): all 14.3 / 231.9, nvidia-hopper 8.8 / 40.3, nvidia-ampere 16.5 / 27.5, nvidia-blackwell
+# 16.7 / 231.9, nvidia-ada 23.5 / 29.0. The target is 25 % / 75 %; the one place it is not reached is Qwen3-30B-A3B
+# at 128/128 on one GB200 (232 %) and one B200 (90 %), host-bound runs (see README, "Calibration").
+HOLDOUT_BOUNDS = {"all": (16.5, 237.0), "nvidia-hopper": (11.0, 45.0), "nvidia-ampere": (18.5, 32.5),
+                  "nvidia-blackwell": (19.0, 237.0), "nvidia-ada": (25.0, 34.0)}
+TRAIN_BOUNDS = {"all": (10.5, 75.0)}
+"""Training split over all families (measured 8.3 % / 70.8 %)."""
+TTFT_TRAIN_BOUNDS = {"all": (8.5, 33.0), "amd-cdna4": (5.5, 14.0), "nvidia-blackwell": (13.0, 16.0),
+                     "nvidia-hopper": (27.5, 33.0)}
+"""Time to first token on the training split, per family (measured: all 6.2 / 28.4, amd-cdna4 3.5 / 8.8,
+nvidia-blackwell 10.5 / 10.5, nvidia-hopper 25.4 / 28.4). The held-out families have no measured TTFT in data/ yet
+(README): the table reports 0 held-out TTFT points, and test_ttft_is_reported_per_split checks the split."""
 
 
 @pytest.fixture(scope="module")
@@ -53,16 +59,40 @@ def test_held_out_error_per_scope_is_bounded(holdout: Any, scope: str) -> None:
     assert row["holdout_worst_pct"] <= worst, row
 
 
+@pytest.mark.parametrize("scope", sorted(TTFT_TRAIN_BOUNDS))
+def test_ttft_error_per_scope_is_bounded(holdout: Any, scope: str) -> None:
+    median, worst = TTFT_TRAIN_BOUNDS[scope]
+    row = holdout.loc[scope]
+    assert row["train_ttft_points"] >= 1
+    assert row["train_ttft_median_pct"] <= median, row
+    assert row["train_ttft_worst_pct"] <= worst, row
+    if row["holdout_ttft_points"] > 0:  # held-out TTFT, where measured, is held to the issue's target
+        assert row["holdout_ttft_median_pct"] <= 25.0, row
+        assert row["holdout_ttft_worst_pct"] <= 75.0, row
+
+
+def test_ttft_is_reported_per_split(holdout: Any) -> None:
+    res, _ = calibration.report()
+    fitted = res[(res["fitted"] == "yes") & res["ttft_error_pct"].notna()]
+    for split, prefix in (("train", "train_ttft"), ("holdout", "holdout_ttft")):
+        errors = fitted.loc[fitted["split"] == split, "ttft_error_pct"].abs()
+        assert holdout.loc["all", f"{prefix}_points"] == len(errors)
+        if len(errors):
+            assert holdout.loc["all", f"{prefix}_worst_pct"] == pytest.approx(errors.max(), abs=0.051)
+    assert holdout.loc["all", "train_ttft_points"] + holdout.loc["all", "holdout_ttft_points"] == holdout.loc[
+        "all", "ttft_points"]
+    text = calibration.holdout_text()
+    assert "time to first token" in text and "held-out n" in text
+
+
 def test_training_error_ttft_and_deepseek_no_worse_than_before(holdout: Any) -> None:
     assert holdout.loc["all", "train_median_pct"] <= TRAIN_BOUNDS["all"][0]
     assert holdout.loc["all", "train_worst_pct"] <= TRAIN_BOUNDS["all"][1]
     assert holdout.loc["all", "ttft_points"] >= 8
-    assert holdout.loc["all", "ttft_median_pct"] <= TTFT_BOUNDS[0]
-    assert holdout.loc["all", "ttft_worst_pct"] <= TTFT_BOUNDS[1]
     res, _ = calibration.report()
     dsr1 = res[(res["model"] == "deepseek-v3") & (res["fitted"] == "yes")]
     assert len(dsr1) >= 60
-    assert dsr1["error_pct"].abs().median() <= 12.5  # the previous calibration's median on these points
+    assert dsr1["error_pct"].abs().median() <= 12.5  # the issue's bound (measured 8.0 % with the stored factors)
 
 
 def test_at_least_150_points_across_families_and_accelerators() -> None:
@@ -103,6 +133,34 @@ def test_queued_ttft_is_the_mean_m_d_1_wait() -> None:
     assert float(th.queued_time_to_first_token_s(0.4, 0.5)) == pytest.approx(0.6)
     assert float(th.queued_time_to_first_token_s(0.4, 0.0)) == pytest.approx(0.4)
     assert np.isfinite(th.queued_time_to_first_token_s(0.4, 1.0))
+
+
+def test_the_kv_cache_is_read_at_its_own_bandwidth_share() -> None:
+    # batch 100 on 1 accelerator at 1 TB/s: weights 10 GB at eta_BW 1.0 -> 10 ms; KV 100 x 0.05 GB = 5 GB at
+    # eta_KV 0.25 -> 20 ms (attention 100 x 1 GFLOP / 100 TFLOPS = 1 ms is below it); + 1 ms overhead = 31 ms
+    t = th.decode_step_s(100, 1, 1.0, 100, 1.0, 1.0, 10e9, 0.05e9, 1e9, 0.001, 1e9, 0.25)
+    assert float(t) == pytest.approx(0.031, rel=1e-12)
+    # no KV utilization (NaN): the weights' share, 5 GB at 1.0 -> 5 ms: 10 + 5 + 1 = 16 ms
+    assert float(th.decode_step_s(100, 1, 1.0, 100, 1.0, 1.0, 10e9, 0.05e9, 1e9, 0.001, 1e9)) == pytest.approx(
+        0.016, rel=1e-12)
+
+
+def test_a_scenario_bandwidth_utilization_also_sets_the_kv_reads() -> None:
+    # the calibrated KV share applies only where the scenario leaves bandwidth_utilization empty
+    base = _scenario("h100-sxm", "llama-3.1-8b", 2000, 500, accelerators_per_replica=1, max_batch_size=64)
+    given = economics.evaluate_scenario({**base, "bandwidth_utilization": 0.4, "compute_utilization": 0.5,
+                                         "prefill_compute_utilization": 0.5, "step_overhead_us_per_layer": 0.0})
+    m = economics.catalog.models().loc["llama-3.1-8b"]
+    rec = economics.catalog.accelerator_record("h100-sxm")
+    # decode at batch 64, context 2,250 on average, FP8 weights and KV (1 byte): weights 8.03 GB; KV per sequence
+    # 2 x 32 layers x 8 heads x 128 x 1 B x 2,250 = 147.456 MB; both at 3.35 TB/s x 0.4 (the calibrated KV share,
+    # 0.80 on Hopper, is not used)
+    weights_s = m["active_params_b"] * 1e9 / (rec["bandwidth_tb_per_s"] * 1e12 * 0.4)
+    kv_s = 64 * 2 * 32 * 8 * 128 * 2250 / (rec["bandwidth_tb_per_s"] * 1e12 * 0.4)
+    assert given["batch_size"] == 64
+    # the decode step is at least the two memory terms (compute and attention FLOPs are far below them here)
+    step = 64 / given["output_tokens_per_s_per_accelerator"]
+    assert step == pytest.approx(weights_s + kv_s, rel=0.02)
 
 
 def test_decode_step_adds_the_weight_and_attention_rooflines() -> None:
