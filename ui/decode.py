@@ -61,6 +61,21 @@ def _options(key: str) -> Any:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
+def _cashflow_spec(key: str) -> dict[str, Any]:
+    """The cumulative cash flow of each option against the status quo, built once per study."""
+    flows = _options(key).cashflows.copy()
+    flows["cumulative_vs_status_quo_usd"] = flows.groupby("option")["vs_status_quo_usd"].cumsum()
+    chart = alt.Chart(alt.NamedData("flows")).mark_line(point=True).encode(
+        x=alt.X("year:O", title="Year"),
+        y=alt.Y("cumulative_vs_status_quo_usd:Q", title="Cumulative cash flow vs status quo [USD]",
+                axis=alt.Axis(format="$,.3~s")),
+        color=alt.Color("option:N", title=None),
+        tooltip=["option:N", "year:O", alt.Tooltip("vs_status_quo_usd:Q", format="$,.0f", title="that year"),
+                 alt.Tooltip("cumulative_vs_status_quo_usd:Q", format="$,.0f", title="cumulative")])
+    return common.vega_spec(chart, {"flows": flows[flows["option"] != "status quo"]})
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
 def _break_even(key: str) -> float | None:
     return break_even_decode_price_usd(json.loads(key))
 
@@ -201,17 +216,8 @@ table = options.assign(payback=[_payback(m) if o != "status quo" else "—"
                        feasible=[fmt.yes_no(v) for v in options["feasible"]])
 common.show_table(table, key="options_table", columns=list(OPTION_COLUMNS), extra=OPTION_COLUMNS)
 
-flows = result.cashflows.copy()
-flows["cumulative_vs_status_quo_usd"] = flows.groupby("option")["vs_status_quo_usd"].cumsum()
 st.subheader("Cumulative cash flow against the status quo")
-st.altair_chart(alt.Chart(flows[flows["option"] != "status quo"]).mark_line(point=True).encode(
-    x=alt.X("year:O", title="Year"),
-    y=alt.Y("cumulative_vs_status_quo_usd:Q", title="Cumulative cash flow vs status quo [USD]",
-            axis=alt.Axis(format="$,.3~s")),
-    color=alt.Color("option:N", title=None),
-    tooltip=["option:N", "year:O", alt.Tooltip("vs_status_quo_usd:Q", format="$,.0f", title="that year"),
-             alt.Tooltip("cumulative_vs_status_quo_usd:Q", format="$,.0f", title="cumulative")]),
-    width="stretch")
+common.draw(_cashflow_spec(common.canonical(scenario)))
 
 st.subheader("Reported speeds of this decode accelerator")
 claims = catalog.throughput_claims()
