@@ -286,6 +286,7 @@ def main() -> None:
     if args.changes < 1 or args.rounds < 1:
         ap.error("--changes and --rounds must be at least 1")
     executable = shutil.which("chromium") or "/usr/bin/chromium"
+    load_before = os.getloadavg()
     initial = expected_cost_kpi(economics.default_scenario().electricity_usd_per_kwh)
     with sync_playwright() as p, tempfile.TemporaryFile() as log:
         browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, timeout=WAIT_TIMEOUT_MS)
@@ -313,7 +314,8 @@ def main() -> None:
             stop(proc)
             browser.close()
     print(f"machine: {os.cpu_count()} cores (os.cpu_count()); Python {sys.version.split()[0]}; "
-          f"Chromium {executable}")
+          f"Chromium {executable}; load average (1 min) {load_before[0]:.2f} before the run, "
+          f"{os.getloadavg()[0]:.2f} after (the bench itself adds about 1)")
 
 
 if __name__ == "__main__":

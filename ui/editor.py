@@ -105,13 +105,18 @@ def catalog_figure(field: str, scenario: dict[str, Any]) -> tuple[float, str] | 
     spec = FIELDS[field]
     if not spec.catalog_field or not spec.catalog_id or not scenario.get(spec.catalog_id):
         return None
-    accelerator = str(scenario[spec.catalog_id])
+    return _catalog_figure(spec.catalog_field, str(scenario[spec.catalog_id]))
+
+
+@cache
+def _catalog_figure(catalog_field: str, accelerator: str) -> tuple[float, str] | None:
+    """(value, confidence) of an accelerator's catalog figure: the catalog is read once, so this is too."""
     if accelerator not in catalog.accelerator_ids():
         return None
-    value = catalog.accelerator_record(accelerator).get(spec.catalog_field)
+    value = catalog.accelerator_record(accelerator).get(catalog_field)
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(float(value)):
         return None
-    source = catalog.accelerator_source(accelerator, spec.catalog_field) or {}
+    source = catalog.accelerator_source(accelerator, catalog_field) or {}
     return float(value), source.get("confidence", "")
 
 
