@@ -38,9 +38,9 @@ PLAN_EXAMPLE: dict[str, Any] = {
     "accelerator_count": None,
 }
 PLAN_EXAMPLE_SETTINGS: dict[str, Any] = {"plan_ttft_target_s": 2.0}
-"""The worked planning example offered when the scenario has no model: Llama 3.1 70B in fp8 at 30 tokens/s per user,
-20 B output tokens a day, a 2 MW air-cooled site that already owns 64 H100s, a 2 s time to first token at the 99th
-percentile; every other field and setting is kept."""
+# The worked planning example offered when the scenario has no model: Llama 3.1 70B in fp8 at 30 tokens/s per user,
+# 20 B output tokens a day, a 2 MW air-cooled site that already owns 64 H100s, a 2 s time to first token at the 99th
+# percentile; every other field and setting is kept. (A comment: a bare string here would be drawn by Streamlit.)
 P = links.PLAN_PREFIX
 PROFILES = ("peak", "flat", "diurnal")
 NUMBERS = "24 numbers"

@@ -72,7 +72,9 @@ def fill(page: Page, field: str, value: str) -> None:
 
 
 def choose(page: Page, field: str, option: str) -> None:
-    page.locator(f".st-key-{field}").click()
+    """Pick an option of a select box (its list opens on the arrow key after focusing it)."""
+    page.locator(f".st-key-{field} input").click()
+    page.keyboard.press("ArrowDown")
     page.get_by_role("option", name=option, exact=True).click()
     settle(page)
 

@@ -1,50 +1,63 @@
-"""The Plan page in a real browser: it solves on open, its link holds the planner settings, and the link opened in a
-fresh browser reproduces every KPI."""
+"""The Plan page in a real browser: it plans the working scenario and shows the planner's own figures, a link of the
+earlier ``plan.*`` form opens as the same plan (rewritten to ``settings.plan_*``), and the README screenshot."""
 
 from __future__ import annotations
 
-import time
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Page, expect
+
+import economics
+from economics import planner
+from tests.e2e.test_browser import COLD_START_TIMEOUT_MS, kpis, open_page
+from ui import format as fmt
+from ui import links
+from ui.plan import PLAN_EXAMPLE, PLAN_EXAMPLE_SETTINGS
 
 pytestmark = pytest.mark.e2e
 
-TIMEOUT_MS = 120_000
+SCENARIO = {"model": "llama-3.1-70b", "precision": "fp8", "target_output_tokens_per_s_per_user": "30",
+            "output_tokens_per_s_per_accelerator": ""}
+OLD_LINK = "plan.objective=npv&plan.demand_profile=flat&plan.accelerators=b200,h200-sxm&" + "&".join(
+    f"{k}={v}" for k, v in SCENARIO.items())
 
 
-def settle(page: Page, timeout_s: float = 90.0) -> None:
-    """Wait for the app's run to end and the main area's text to stay the same for a second."""
-    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=TIMEOUT_MS)
-    deadline = time.monotonic() + timeout_s
-    last, since = None, time.monotonic()
-    while time.monotonic() < deadline:
-        state = page.locator('[data-testid="stApp"]').get_attribute("data-test-script-state")
-        text = page.locator('[data-testid="stMain"]').inner_text()
-        if state != "notRunning" or text != last:
-            last, since = text, time.monotonic()
-        elif time.monotonic() - since > 1.0:
-            return
-        time.sleep(0.2)
-    raise AssertionError("the page did not settle")
+def planned(scenario: dict[str, Any], **settings: Any) -> dict[str, Any]:
+    """The planner run in the test process on the same inputs (the page must show its figures)."""
+    chosen = {**links.default_settings(), **{links.PLAN_PREFIX + k: v for k, v in settings.items()}}
+    s = economics.Scenario.model_validate(economics.with_changes(economics.default_scenario(), **scenario))
+    result = planner.plan(s, links.plan_settings(chosen), None, list(chosen[links.PLAN_PREFIX + "accelerators"]))
+    return dict(result.summary)
 
 
-def kpis(page: Page) -> dict[str, str]:
-    return {m.get_by_test_id("stMetricLabel").inner_text().strip(): m.get_by_test_id("stMetricValue").inner_text()
-            for m in page.get_by_test_id("stMetric").all()}
-
-
-def test_plan_page_link_reproduces_the_plan(browser: Browser, page: Page, streamlit_url: str) -> None:
-    page.goto(f"{streamlit_url}/plan?plan.objective=npv&plan.demand_profile=flat&plan.accelerators=b200,h200-sxm")
-    settle(page)
+def test_a_link_of_the_earlier_form_opens_as_the_same_plan(page: Page, streamlit_url: str) -> None:
+    open_page(page, f"{streamlit_url}/plan?{OLD_LINK}")
+    expect(page.get_by_test_id("stMetric").first).to_be_visible(timeout=COLD_START_TIMEOUT_MS)
+    query = parse_qs(urlsplit(page.url).query, keep_blank_values=True)
+    assert query["settings.plan_objective"] == ["npv"] and query["settings.plan_demand_profile"] == ["flat"]
+    assert query["settings.plan_accelerators"] == ["b200,h200-sxm"] and "plan.objective" not in query
+    want = planned({**SCENARIO, "target_output_tokens_per_s_per_user": 30.0, "output_tokens_per_s_per_accelerator":
+                    None}, objective="npv", demand_profile="flat", accelerators=("b200", "h200-sxm"))
     shown = kpis(page)
-    assert shown.get("Cost per day", "").startswith("$"), shown
-    assert "plan.objective=npv" in page.url and "plan.demand_profile=flat" in page.url
-    other = browser.new_context(viewport={"width": 1400, "height": 900})
-    try:
-        fresh = other.new_page()
-        fresh.goto(page.url)
-        settle(fresh)
-        assert kpis(fresh) == shown
-    finally:
-        other.close()
+    assert shown["Cost per day"] == fmt.usd(float(want["cost_usd_per_day"])), shown
+    assert shown["Racks"] == fmt.count(float(want["racks"])), shown
+    table = page.get_by_test_id("stDataFrame").first
+    expect(table).to_be_visible()
+    assert not re.search(r"\bNone\b|\bnan\b", page.get_by_test_id("stMain").inner_text())
+
+
+def test_plan_page_example(page: Page, streamlit_url: str, screenshot: Callable[[str], Path]) -> None:
+    open_page(page, f"{streamlit_url}/plan")
+    expect(page.get_by_text("The scenario has no model")).to_be_visible(timeout=COLD_START_TIMEOUT_MS)
+    page.get_by_role("button", name="Start from the planning example").click()
+    expect(page.get_by_text("The scenario has no model")).to_have_count(0, timeout=COLD_START_TIMEOUT_MS)
+    open_page(page, page.url)  # the example's link, read in a new session
+    want = planned(PLAN_EXAMPLE, **{k[len(links.PLAN_PREFIX):]: v for k, v in PLAN_EXAMPLE_SETTINGS.items()})
+    cost = page.get_by_test_id("stMetric").filter(has_text="Cost per day").get_by_test_id("stMetricValue")
+    expect(cost).to_have_text(fmt.usd(float(want["cost_usd_per_day"])))
+    assert screenshot("plan").stat().st_size > 10_000
