@@ -13,7 +13,9 @@ from streamlit.testing.v1 import AppTest
 
 import economics
 import economics.validation
+from economics import planner
 from economics.links import decode_checked, decode_query, encode_query, query_string
+from ui import links
 from ui.format import usd_rate
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -162,3 +164,52 @@ def test_checked_decoding_never_raises_and_always_gives_a_valid_scenario(params:
     cols, problems = economics.validation.validate(pd.DataFrame([merged]))
     assert problems == []
     assert all(isinstance(w, str) and w for w in warnings)
+
+
+# --- the planner's settings in the full-state link (ui/links.py) -------------------------------------------------
+
+PLAN_VALUES = {"plan_ttft_target_s": 0.75, "plan_ttft_percentile": 0.9, "plan_prefill_service_cv2": 0.0,
+               "plan_demand_profile": "flat", "plan_max_racks": 0.0, "plan_capex_budget_usd": 2.5e7,
+               "plan_objective": "npv", "plan_spares": False, "plan_allow_rent": False,
+               "plan_accelerators": ("b200", "mi300x")}
+
+
+def test_every_plan_setting_travels_in_the_link_and_back() -> None:
+    defaults = links.default_settings()
+    assert set(PLAN_VALUES) == {k for k in defaults if k.startswith("plan_")}  # every planner setting is here
+    for name, value in PLAN_VALUES.items():
+        assert value != defaults[name], name
+        query = links.link_query(links.default_scenario(), {**defaults, name: value}, None)
+        assert list(query) == ["v", f"settings.{name}"], query
+        _, chosen, _, warnings = links.read_link(query)
+        assert (chosen[name], warnings) == (value, []), (name, query)
+    # zero racks is a limit (nothing on site), not "no limit": it stays 0, and empty stays empty
+    assert links.link_query(links.default_scenario(), {**defaults, "plan_max_racks": 0.0}, None)[
+        "settings.plan_max_racks"] == "0"
+    assert links.read_link({"settings.plan_ttft_target_s": ""})[1]["plan_ttft_target_s"] is None
+
+
+def test_plan_links_of_the_earlier_form_are_read() -> None:
+    _, chosen, _, warnings = links.read_link({"plan.objective": "npv", "plan.accelerators": "b200,h200-sxm",
+                                                "plan.ttft_target_s": "", "plan.spares": "false"})
+    assert warnings == []
+    assert (chosen["plan_objective"], chosen["plan_accelerators"]) == ("npv", ("b200", "h200-sxm"))
+    assert chosen["plan_ttft_target_s"] is None and chosen["plan_spares"] is False
+    assert links.plan_settings(chosen) == planner.PlanSettings(
+        ttft_target_s=None, objective="npv", spares=False, demand_profile="diurnal")
+
+
+@pytest.mark.parametrize("params, named", [
+    ({"settings.plan_objective": "cheapest"}, "settings.plan_objective: 'cheapest' is not one of cost_per_day, npv"),
+    ({"settings.plan_ttft_percentile": "1"}, "settings.plan_ttft_percentile: must be > 0 and < 1"),
+    ({"settings.plan_max_racks": "-1"}, "settings.plan_max_racks: must be >= 0"),
+    ({"settings.plan_prefill_service_cv2": ""}, "settings.plan_prefill_service_cv2: needs a value"),
+    ({"settings.plan_spares": "perhaps"}, "settings.plan_spares: 'perhaps' is not true or false"),
+    ({"settings.plan_demand_profile": "1 2"}, "settings.plan_demand_profile:"),
+    ({"settings.plan_accelerators": "b200,h100-sx"}, "settings.plan_accelerators:"),
+    ({"plan.colour": "red"}, "unknown parameter 'settings.plan_colour' ignored"),
+])
+def test_bad_plan_settings_are_named_and_left_at_the_default(params: dict[str, str], named: str) -> None:
+    _, chosen, _, warnings = links.read_link(params)
+    assert chosen == links.default_settings()
+    assert len(warnings) == 1 and named in warnings[0], warnings
