@@ -171,6 +171,47 @@ def monte_carlo(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[flo
     return MonteCarlo(table, pd.DataFrame(summary))
 
 
+def histogram(values: np.ndarray, max_bins: int = 40) -> pd.DataFrame:
+    """Counts of ``values`` (NaN left out) in equal bins of a "nice" width, the smallest 1, 2 or 5 x 10^k at least
+    (max - min) / ``max_bins``, from a multiple of the width (as a chart's automatic binning does; one bin more
+    than ``max_bins`` when the range straddles a multiple), so a chart draws a few dozen bars instead of binning
+    every sample itself.
+
+    Returns ``bin_start``, ``bin_end`` and ``count`` (empty bins included; a value on an inner edge counts in the
+    bin it starts, the largest value in the last bin).
+
+    >>> histogram(np.array([0.1, 0.25, 0.26, 0.9]), max_bins=4).to_dict("list")
+    {'bin_start': [0.0, 0.2, 0.4, 0.6, 0.8], 'bin_end': [0.2, 0.4, 0.6, 0.8, 1.0], 'count': [1, 2, 0, 0, 1]}
+    """
+    x = np.asarray(values, dtype=float)
+    x = x[~np.isnan(x)]
+    if not x.size:
+        return pd.DataFrame({"bin_start": [], "bin_end": [], "count": []})
+    lo, hi = float(x.min()), float(x.max())
+    span = hi - lo if hi > lo else max(abs(lo), 1.0)
+    step = _nice_step(span / max_bins)
+    start = np.floor(lo / step) * step
+    n = max(1, int(np.ceil((hi - start) / step - 1e-9)))
+    while start + n * step <= hi:  # the largest value inside the last bin
+        n += 1
+    edges = np.round(start + step * np.arange(n + 1), max(0, 1 - int(np.floor(np.log10(step)))) + 12)
+    counts, _ = np.histogram(x, bins=edges)
+    return pd.DataFrame({"bin_start": edges[:-1], "bin_end": edges[1:], "count": counts.astype(int)})
+
+
+def _nice_step(raw: float) -> float:
+    """The smallest 1, 2 or 5 x 10^k at least ``raw`` (> 0).
+
+    >>> _nice_step(0.0013), _nice_step(3.0), _nice_step(7.0)
+    (0.002, 5.0, 10.0)
+    """
+    power = 10.0 ** np.floor(np.log10(raw))
+    for m in (1.0, 2.0, 5.0, 10.0):
+        if m * power >= raw * (1 - 1e-12):
+            return float(round(m * power, 15))
+    return float(10.0 * power)
+
+
 def probability_lower(a: MonteCarlo, b: MonteCarlo, output: str = "cost_usd_per_m_tokens") -> float:
     """Share of samples in which ``a`` has the lower ``output`` than ``b`` (same seed: paired draws)."""
     x = a.samples[output].astype(float).to_numpy()

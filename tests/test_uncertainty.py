@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import economics
-from economics.uncertainty import monte_carlo, probability_lower, tornado, tornado_npv
+from economics.uncertainty import histogram, monte_carlo, probability_lower, tornado, tornado_npv
 from tests.test_golden import BASE
 from tests.test_retrofit import STUDY
 
@@ -77,3 +77,17 @@ def test_cli_reads_ranges_from_the_csv() -> None:
     ev = subprocess.run([sys.executable, "-m", "economics", "evaluate", "docs/uncertainty-example.csv"], cwd=ROOT,
                         capture_output=True, text=True, timeout=120)
     assert ev.returncode == 0, ev.stderr
+
+
+def test_histogram_bins_of_a_nice_width_count_every_sample() -> None:
+    # width (3.0 - 1.0) / 2 bins = 1, a nice width; bins start at a multiple of it: [1, 2), [2, 3), [3, 4] (the
+    # maximum 3.0 sits on an edge, so it opens one more bin); NaN is left out
+    t = histogram(np.array([1.0, 1.5, 2.9, 3.0, np.nan]), max_bins=2)
+    assert t["bin_start"].tolist() == [1.0, 2.0, 3.0] and t["bin_end"].tolist() == [2.0, 3.0, 4.0]
+    assert t["count"].tolist() == [2, 1, 1]
+    # width 0.013 / 40 = 0.000325 -> 0.0005; 0.1000 .. 0.1130 -> bins from 0.1000 to 0.1135, 27 of them
+    t = histogram(np.linspace(0.1, 0.113, 500))
+    assert t["bin_end"].iloc[0] - t["bin_start"].iloc[0] == pytest.approx(0.0005)
+    assert t["bin_start"].iloc[0] == pytest.approx(0.1) and len(t) == 27 and t["count"].sum() == 500
+    mc = monte_carlo(BASE, {"electricity_usd_per_kwh": (0.05, 0.2)}, samples=1000, seed=2)
+    assert histogram(mc.samples["cost_usd_per_m_tokens"].to_numpy(dtype=float))["count"].sum() == 1000

@@ -15,7 +15,7 @@ import streamlit as st
 
 import economics
 from economics import FIELDS
-from economics.uncertainty import MonteCarlo, monte_carlo, probability_lower, tornado
+from economics.uncertainty import MonteCarlo, histogram, monte_carlo, probability_lower, tornado
 from ui import common, editor, links, state
 from ui import format as fmt
 from ui.text import plain
@@ -67,11 +67,16 @@ def _tornado_spec(key: str, ranges_json: str) -> dict[str, Any]:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _histogram_spec(key: str, ranges_json: str, samples: int, seed: int) -> dict[str, Any]:
-    drawn = _monte_carlo(key, ranges_json, samples, seed).samples[["cost_usd_per_m_tokens"]]
-    chart = alt.Chart(alt.NamedData("samples")).mark_bar().encode(
-        x=alt.X("cost_usd_per_m_tokens:Q", bin=alt.Bin(maxbins=40), title="Cost [USD per M tokens]"),
-        y=alt.Y("count():Q", title="Samples"))
-    return common.vega_spec(chart, {"samples": drawn})
+    """The distribution of cost per M tokens over the draws, binned here (40 bins at most) so the browser draws
+    a few dozen bars rather than binning every sample."""
+    bins = histogram(_monte_carlo(key, ranges_json, samples, seed).samples["cost_usd_per_m_tokens"].to_numpy(
+        dtype=float, na_value=float("nan")))
+    chart = alt.Chart(alt.NamedData("bins")).mark_bar().encode(
+        x=alt.X("bin_start:Q", title="Cost [USD per M tokens]", bin="binned", axis=alt.Axis(format="$,.3f")),
+        x2="bin_end:Q", y=alt.Y("count:Q", title="Samples"),
+        tooltip=[alt.Tooltip("bin_start:Q", format="$,.4f", title="from"),
+                 alt.Tooltip("bin_end:Q", format="$,.4f", title="to"), alt.Tooltip("count:Q", title="samples")])
+    return common.vega_spec(chart, {"bins": bins})
 
 
 def _base_value(result: dict[str, Any], field: str) -> float | None:
