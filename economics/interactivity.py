@@ -140,8 +140,6 @@ def interactivity_curve(scenario: Scenario | dict[str, Any], max_batch: int = 25
         # what a benchmark measures: output tokens per accelerator-second with prefill time included
         front["effective_output_tokens_per_s_per_accelerator"] = o * cap.requests_per_s_per_accelerator(
             s["input_tokens_per_request"], o, s["prefix_cache_hit_rate"], prefill, decode)
-        costs = _cost_along(s, decode, prefill)
-        front = pd.concat([front.reset_index(drop=True), costs.reset_index(drop=True)], axis=1)
     measured = []
     for cv in curves():
         if (cv.accelerator, cv.model, cv.precision) == (s["accelerator"], s["model"], s["precision"]):
@@ -153,7 +151,15 @@ def interactivity_curve(scenario: Scenario | dict[str, Any], max_batch: int = 25
     meas = pd.concat(measured, ignore_index=True) if measured else pd.DataFrame(
         columns=["curve", "serving_stack", "chosen", "input_tokens", "output_tokens", "output_tokens_per_s_per_user",
                  "output_tokens_per_s_per_accelerator"])
-    if len(meas):
-        costs = _cost_along(s, meas["output_tokens_per_s_per_accelerator"].to_numpy(), np.full(len(meas), np.nan))
-        meas = pd.concat([meas, costs.reset_index(drop=True)], axis=1)
+    if len(front) or len(meas):  # the cost at every point of both, in one evaluation
+        costs = _cost_along(s, np.concatenate([front["output_tokens_per_s_per_accelerator"].to_numpy(dtype=float)
+                                               if len(front) else np.zeros(0),
+                                               meas["output_tokens_per_s_per_accelerator"].to_numpy(dtype=float)]),
+                            np.concatenate([front["prefill_tokens_per_s_per_accelerator"].to_numpy(dtype=float)
+                                            if len(front) else np.zeros(0), np.full(len(meas), np.nan)]))
+        costs = costs.reset_index(drop=True)
+        if len(front):
+            front = pd.concat([front.reset_index(drop=True), costs.iloc[:len(front)]], axis=1)
+        if len(meas):
+            meas = pd.concat([meas, costs.iloc[len(front):].reset_index(drop=True)], axis=1)
     return {"front": front, "measured": meas}
