@@ -16,7 +16,6 @@ import json
 from typing import Any
 
 import altair as alt
-import pandas as pd
 import streamlit as st
 
 import economics
@@ -183,10 +182,13 @@ def settings_widgets() -> None:
 @st.cache_data(max_entries=32, show_spinner=False)
 def _solve(scenario_json: str, settings_json: str, ids: tuple[str, ...], candidates_csv: bytes | None
            ) -> dict[str, Any]:
+    """The plan as JSON-ready data, and its tables as the planner's frames under ``frames`` (for display)."""
     s = economics.Scenario(**json.loads(scenario_json))
     settings = planner.PlanSettings(**json.loads(settings_json))
     cands = None if candidates_csv is None else planner.read_candidates_csv(candidates_csv, s)
-    return planner.plan(s, settings, cands, list(ids) or None).to_dict()
+    result = planner.plan(s, settings, cands, list(ids) or None)
+    return {**result.to_dict(), "frames": {"plan": result.plan, "constraints": result.constraints,
+                                           "candidates": result.candidates}}
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -283,17 +285,18 @@ def _show(out: dict[str, Any], base: dict[str, Any] | None) -> None:
         st.caption(f"Net present cost over the horizon {fmt.usd(summary['npv_cost_usd'])}; levelized "
                    f"{fmt.usd_rate(summary['levelized_cost_usd_per_m_tokens'])} per M tokens.")
     st.subheader("The plan")
-    common.show_table(pd.DataFrame(out["plan"]), key="plan_table", extra=PLAN_COLUMNS)
+    common.show_table(out["frames"]["plan"], key="plan_table", extra=PLAN_COLUMNS)
     st.subheader("Limits and what one more unit would save")
-    common.show_table(pd.DataFrame(out["constraints"]), key="plan_constraints", extra=CONSTRAINT_COLUMNS)
+    common.show_table(out["frames"]["constraints"], key="plan_constraints", extra=CONSTRAINT_COLUMNS)
     st.subheader("Systems hour by hour")
     st.altair_chart(_hours_chart(out["hours"]), width="stretch")
     for note in out["notes"]:
         st.caption(plain(note, max_chars=1000))
     left, right = st.columns(2)
-    left.download_button("Download the plan (JSON)", json.dumps(out, indent=1, allow_nan=False), "plan.json",
+    data = {k: v for k, v in out.items() if k != "frames"}
+    left.download_button("Download the plan (JSON)", json.dumps(data, indent=1, allow_nan=False), "plan.json",
                          "application/json", key="plan_json")
-    right.download_button("Download the plan (CSV)", planner.plan_csv_text(out), "plan.csv", "text/csv",
+    right.download_button("Download the plan (CSV)", planner.plan_csv_text(data), "plan.csv", "text/csv",
                           key="plan_csv")
 
 
@@ -359,7 +362,7 @@ def main() -> None:
     else:
         _show(out, base)
     with st.expander("Candidates considered and why some were left out"):
-        common.show_table(pd.DataFrame(out["candidates"]), key="plan_candidates", extra=CANDIDATE_COLUMNS)
+        common.show_table(out["frames"]["candidates"], key="plan_candidates", extra=CANDIDATE_COLUMNS)
     common.share()
     _frontier_section(scenario, csv_bytes)
 
