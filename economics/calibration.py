@@ -7,10 +7,11 @@ fitted per scope -- an accelerator family, and within it the model class (dense 
 family has enough points of that class -- minimising the mean squared log error of output tokens/s per accelerator
 (prefill included, as measured) and of the time to first token where one was measured.
 
-Honest error: the points are split **by model family** before anything is fitted. The held-out families
-(:data:`HOLDOUT_MODELS`: a small dense model with full multi-head attention, the largest dense model, and two
-mixture-of-experts models) are never used by the fit; data/calibration.csv stores factors fitted on the training
-split only, with the training and the held-out error of each scope side by side.
+Honest error: the points are split **by model family**, and one source whole, before anything is fitted. The
+held-out families (:data:`HOLDOUT_MODELS`: dense models with full multi-head attention, with sliding-window attention
+and the largest one, and three mixture-of-experts models) and the held-out source (:data:`HOLDOUT_SOURCES`: an
+online-serving table with the time to first token) are never used by the fit; data/calibration.csv stores factors
+fitted on the training split only, with the training and the held-out error of each scope side by side.
 ``python -m economics calibrate --holdout`` prints them; ``--write`` refits and stores.
 
 Three more factors are calibrated only (no scenario field): a time per token per layer outside the GEMMs and attention
@@ -44,8 +45,14 @@ from .validation import validate
 
 MIN_POINTS = 8
 """Training points a scope needs to get its own factors; fewer fall back to the enclosing scope."""
-HOLDOUT_MODELS = ("llama-2-7b", "llama-3.1-405b", "mixtral-8x7b", "qwen3-30b-a3b")
-"""Model families whose points are held out of every fit (dense: 7B MHA, 405B; MoE: Mixtral, Qwen3-30B-A3B)."""
+HOLDOUT_MODELS = ("llama-2-7b", "llama-3.1-405b", "mixtral-8x7b", "qwen3-30b-a3b", "mistral-7b", "mixtral-8x22b")
+"""Model families whose points are held out of every fit (dense: 7B MHA, 405B, Mistral 7B with sliding-window
+attention; MoE: Mixtral 8x7B and 8x22B, Qwen3-30B-A3B). Mistral 7B and Mixtral 8x22B were added with their points
+(TensorRT-LLM 0.17 tables), straight into the held-out split."""
+HOLDOUT_SOURCES = ("trtllm-0.14-serving",)
+"""Sources whose points are held out whatever the model (``holdout_group`` in data/throughput_curves.csv): TensorRT-LLM
+0.14's online-serving table (Llama 3.1 8B and 70B under Poisson load, with the time to first token), added straight
+into the held-out split so that the time to first token has points the fit never saw."""
 OFFLINE_MAX_BATCH = 2048.0
 """Batch limit for offline (maximum-throughput) points that publish no concurrency: TensorRT-LLM's default
 ``max_batch_size`` (LLM API BuildConfig default 2048, https://nvidia.github.io/TensorRT-LLM/llm-api/reference.html)."""
@@ -91,7 +98,9 @@ def _curve_rows() -> list[dict[str, Any]]:
             "per_user": _num(p["output_tokens_per_s_per_user"]),
             "max_batch": conc if not np.isnan(conc) else OFFLINE_MAX_BATCH,
             "metric": "output_tokens_per_s_per_accelerator",
-            "measured": float(p["output_tokens_per_s_per_accelerator"]),
+            # an arrival-limited point (Poisson load with under 2 requests in flight) measures the arrival rate, not
+            # the replica's capacity: its throughput is not compared, its time to first token is
+            "measured": np.nan if "arrival-limited" in p["note"] else float(p["output_tokens_per_s_per_accelerator"]),
             "measured_ttft": np.nan if "saturated" in p["note"] else ttft, "kind": p["point_kind"],
             "stack_terms": (p.get("speculative_decoding", "") not in ("", "none") or p.get("disaggregated", "") == "yes"
                             or _num(p.get("expert_parallel", "")) > 1),
@@ -124,7 +133,8 @@ def points() -> pd.DataFrame:
     roof = df["accelerator"].map(acc["roofline"] if "roofline" in acc.columns else {}).fillna("")
     df["family"] = df["accelerator"].map(acc["family"]).fillna("")
     df["model_class"] = model_class(df["model"].to_numpy())
-    df["split"] = np.where(df["model"].isin(HOLDOUT_MODELS), "holdout", "train")
+    df["split"] = np.where(df["model"].isin(HOLDOUT_MODELS) | df["source_group"].isin(HOLDOUT_SOURCES), "holdout",
+                           "train")
     df["fitted"] = "yes"
     df.loc[df["input_tokens"].isna() | df["output_tokens"].isna(), "fitted"] = "no: input/output length unknown"
     df.loc[df["precision"] == "", "fitted"] = "no: precision unknown"
@@ -202,7 +212,9 @@ def predict(pts: pd.DataFrame, factors: dict[str, Any]) -> np.ndarray:
 
 
 def _loss(pred: dict[str, np.ndarray], pts: pd.DataFrame) -> float:
-    err = np.log(pred["effective"] / pts["measured"].to_numpy())
+    measured = pts["measured"].to_numpy()
+    has = ~np.isnan(measured)
+    err = np.log(pred["effective"][has] / measured[has])
     terms = [np.where(np.isfinite(err), err, 3.0) ** 2]
     has_ttft = pts["measured_ttft"].notna().to_numpy()
     if has_ttft.any():
@@ -300,7 +312,7 @@ def fit() -> pd.DataFrame:
             "ttft_points": n_tt, "ttft_median_abs_error_pct": med_tt, "ttft_worst_abs_error_pct": worst_tt,
             "method": "Nelder-Mead on log factors minimising the mean squared log error of output tokens/s per "
                       "accelerator (prefill included) and of TTFT, on the training split (held-out model families: "
-                      + ", ".join(HOLDOUT_MODELS) + ")",
+                      + ", ".join(HOLDOUT_MODELS) + "; held-out source: " + ", ".join(HOLDOUT_SOURCES) + ")",
             "confidence": "estimate",
             "source": "python -m economics calibrate --write on data/throughput_curves.csv and "
                       "data/throughput_claims.csv",
@@ -429,6 +441,7 @@ def holdout_text() -> str:
         return "      -" if x != x else f"{x:6.1f}%"
 
     lines = ["held-out model families (never fitted): " + ", ".join(HOLDOUT_MODELS),
+             "held-out sources (never fitted, any model): " + ", ".join(HOLDOUT_SOURCES),
              "factors: data/calibration.csv (fitted on the training split only)", "",
              f"{'':18} {'output tokens/s per accelerator (prefill included)':<55}time to first token",
              f"{'scope':18} {'train n':>7} {'median':>7} {'worst':>7}   {'held-out n':>10} {'median':>7} {'worst':>7}"

@@ -422,10 +422,14 @@ class Roofline:
         self.weights = self.weights + self.weights_copied
         self._copies, self._a2a = bool(self.weights_copied.any()), bool((self.ep > 1).any())
         self.kv_prompt = th.kv_bytes_per_sequence(self.i_miss, *args)
-        # prefill FLOPs per prompt token: linear layers plus causal attention over the prompt (half of I^2)
+        # prefill FLOPs per prompt token: linear layers plus causal attention over the prompt (I / 2 keys on average
+        # in a full layer; at most the window w in a sliding-window layer, so min(I / 2, w) keys: min(I, 2 w) below)
         i_p = np.maximum(self.i_miss, 1.0)
-        self.prefill_flops_tok = 2.0 * m["active_params_b"] * 1e9 + m["full_attention_layers"] * i_p * m[
-            "q_heads"] * (self.qk_dim + self.v_dim) * self.attention_cost
+        window = m["sliding_window_tokens"]
+        keys_x2 = m["full_attention_layers"] * i_p + (m["layers"] - m["full_attention_layers"]) * np.where(
+            np.isnan(window), i_p, np.minimum(i_p, 2.0 * np.nan_to_num(window)))
+        self.prefill_flops_tok = 2.0 * m["active_params_b"] * 1e9 + keys_x2 * m["q_heads"] * (
+            self.qk_dim + self.v_dim) * self.attention_cost
 
     def weights_read(self, batch: Array) -> Array:
         m = self.m
