@@ -87,7 +87,7 @@ def _preset_picker() -> None:
 
 common.page_start()
 st.title("Cost per token")
-editor.sidebar("Scenario", KEY_FIELDS, before=_preset_picker)
+side = editor.Sidebar("Scenario", KEY_FIELDS, before=_preset_picker)
 editor.show_messages()
 scenario = state.scenario()
 notes = {name: note for name, (_, note) in _presets().items()}
@@ -98,11 +98,11 @@ try:
     result = common.evaluate(scenario)
 except economics.ScenarioError as error:
     common.evaluation_error(error)
-    st.stop()
+    side.stop()
 if not result["feasible"]:
     st.error(f"Not feasible: {plain(result['infeasible_reason'])}")
 if result["cost_usd_per_m_tokens"] is None:
-    st.stop()
+    side.stop()
 
 common.baseline_controls()
 base = common.baseline_result()
@@ -115,6 +115,7 @@ common.metric(k[3], "gross_margin", result, base,
               value="no price given" if result["gross_margin"] is None else None)
 common.kpi_row(["cost_usd_per_hour", "cost_usd_per_day", "revenue_usd_per_day", "utilization", "accelerators"],
                result, base)
+side()  # the inputs after the KPIs (see editor.Sidebar)
 if result["cost_usd_per_m_input_tokens"] is None:
     st.caption(f"Input/output split: {NOT_SEPARABLE}. {separable}.")
 per_dollar = 1e6 / result["cost_usd_per_m_tokens"]

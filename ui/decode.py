@@ -165,7 +165,7 @@ st.title("Decode accelerators for an existing fleet")
 st.caption("The existing GPUs keep prefill and a decode-optimised pool takes decode, against the status quo, more of "
            "the same GPUs, or a new generation. Cash flows at the cost of capital; the existing fleet is sunk but "
            "still pays power, hosting and maintenance.")
-editor.sidebar("Existing fleet and options", KEY_FIELDS)
+side = editor.Sidebar("Existing fleet and options", KEY_FIELDS)
 editor.show_messages()
 scenario = state.scenario()
 
@@ -175,13 +175,13 @@ if missing:
             "(it sets the fields the study needs and keeps the rest of the scenario).")
     st.button("Start from the example study", key="load_example", on_click=state.apply, args=(EXAMPLE,))
     common.share()
-    st.stop()
+    side.stop()
 
 try:
     result, break_even = _study(common.canonical(scenario))
 except (economics.ScenarioError, ValueError) as error:
     st.error(plain(str(error)))
-    st.stop()
+    side.stop()
 
 options = result.options
 _price_note(scenario)
@@ -204,6 +204,7 @@ for col, (title, (text, value, kind, good)) in zip(k, kpis.items(), strict=True)
         change = "same as baseline" if same else f"{_change(value - base_kpis[title][1], kind)} vs baseline"
     col.metric(title, text, delta=change, delta_arrow="off" if same else "auto", help=HELP[title],
                delta_color="off" if same else "normal" if good else "inverse" if good is False else "off")
+side()  # the inputs after the KPIs (see editor.Sidebar)
 
 for _, bad in options[~options["feasible"]].iterrows():
     st.warning(f"{bad['option']}: {plain(bad['reason'])}")

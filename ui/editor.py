@@ -17,7 +17,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any
+from typing import Any, NoReturn
 
 import streamlit as st
 
@@ -232,6 +232,26 @@ def sidebar(heading: str, key_fields: Sequence[str], before: Callable[[], None] 
         rest = [f for f in FIELDS if section(f) == chosen and f not in key_fields]
         for field in rest:
             field_widget(field)
+
+
+class Sidebar:
+    """A page's editor (:func:`sidebar`), drawn once, when first called. A page calls it right after its KPIs, so an
+    edit's new KPIs reach the browser before the unchanged inputs are drawn again (the sidebar is a container of its
+    own: drawing it later moves nothing on screen), and :meth:`stop` instead of ``st.stop()``, so the inputs are
+    there to fix whatever stopped the page."""
+
+    def __init__(self, heading: str, key_fields: Sequence[str], before: Callable[[], None] | None = None) -> None:
+        self.heading, self.key_fields, self.before, self.drawn = heading, key_fields, before, False
+
+    def __call__(self) -> None:
+        if not self.drawn:
+            self.drawn = True
+            sidebar(self.heading, self.key_fields, self.before)
+
+    def stop(self) -> NoReturn:
+        self()
+        st.stop()
+        raise AssertionError("st.stop() returned")  # pragma: no cover (st.stop ends the run)
 
 
 def _section_changed() -> None:

@@ -72,7 +72,7 @@ st.title("Fleet, racks and power")
 st.caption("Size the fleet for a demand at a speed per user, then check it against the facility: cooling (air, "
            "liquid, hybrid), rack power density and site power. Throughput is measured if you give it, else "
            "interpolated on a measured curve or estimated from the model.")
-editor.sidebar("Demand, hardware, facility", KEY_FIELDS)
+side = editor.Sidebar("Demand, hardware, facility", KEY_FIELDS)
 editor.show_messages()
 scenario = state.scenario()
 
@@ -87,7 +87,7 @@ except economics.ScenarioError as error:
     common.evaluation_error(error)
     if scenario["model"] is None and scenario["output_tokens_per_s_per_accelerator"] is None:
         st.info("Sizing needs a throughput: give a measured one, or choose a model to estimate it (sidebar).")
-    st.stop()
+    side.stop()
 
 if result["feasible"]:
     st.success(f"{catalog.accelerator_record(result['accelerator']).get('name', result['accelerator'])} fits this "
@@ -107,6 +107,7 @@ if result["accelerators"] is not None:
                f"throughput {result.get('throughput_source') or 'given'}"
                + (f", serving stack {plain(result['serving_stack_used'])}" if result.get("serving_stack_used") else "")
                + ".")
+side()  # the inputs after the KPIs (see editor.Sidebar)
 for warning in economics.split_warnings(result["warnings"]):
     st.warning(warning)
 common.measured_speed_check("output_tokens_per_s_per_accelerator", "accelerator")

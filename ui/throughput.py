@@ -105,7 +105,7 @@ st.title("Throughput and interactivity")
 st.caption("Throughput per accelerator against the speed each user sees. The line is the calibrated roofline "
            "estimate for the scenario's model; dots are measured points from data/throughput_curves.csv for the "
            "same hardware, model and precision (any workload). The KPIs are the scenario's own figures.")
-editor.sidebar("Hardware, model, workload", KEY_FIELDS)
+side = editor.Sidebar("Hardware, model, workload", KEY_FIELDS)
 editor.show_messages()
 scenario = state.scenario()
 
@@ -113,7 +113,7 @@ try:
     result = common.evaluate(scenario)
 except economics.ScenarioError as error:
     common.evaluation_error(error)
-    st.stop()
+    side.stop()
 
 common.baseline_controls()
 base = common.baseline_result()
@@ -121,6 +121,7 @@ if not result["feasible"]:
     st.error(f"Not feasible: {plain(result['infeasible_reason'])}")
 common.kpi_row(["output_tokens_per_s_per_accelerator", "output_tokens_per_s_per_user", "cost_usd_per_m_tokens",
                 "time_to_first_token_s"], result, base)
+side()  # the inputs after the KPIs (see editor.Sidebar)
 source = result.get("throughput_source") or "given"
 if result.get("throughput_curve"):
     how = (f"interpolated on the measured curve {plain(result['throughput_curve'])} of serving stack "

@@ -109,9 +109,24 @@ def _number_setting_changed(name: str, key: str) -> None:
         state.error(f"{name}: {exc}; not applied")
 
 
-def _range_inputs(result: dict[str, Any]) -> dict[str, tuple[float, float]]:
+def _ranges_of(result: dict[str, Any]) -> dict[str, tuple[float, float]]:
+    """The range of each ranged field with a value: the settings' ends, or the default spread around the value,
+    widened to contain the value."""
     settings = state.settings()
     ranges: dict[str, tuple[float, float]] = {}
+    for field in links.RANGED_FIELDS:
+        value = _base_value(result, field)
+        if value is None:
+            continue
+        default = _default_range(field, value)
+        lo, hi = (fallback if settings[f"{field}_{end}"] is None else float(settings[f"{field}_{end}"])
+                  for end, fallback in (("low", default[0]), ("high", default[1])))
+        ranges[field] = (min(lo, value), max(hi, value))
+    return ranges
+
+
+def _range_inputs(result: dict[str, Any]) -> None:
+    settings = state.settings()
     st.header("Ranges")
     st.caption("Low and high of each input; empty = the default spread around the scenario's value.")
     for field in links.RANGED_FIELDS:
@@ -133,11 +148,9 @@ def _range_inputs(result: dict[str, Any]) -> dict[str, tuple[float, float]]:
         if not lo <= value <= hi:
             st.warning(f"{editor.label(field)}: the range {fmt.number(lo)} to {fmt.number(hi)} does not contain the "
                        f"scenario's value {fmt.number(value)}; it is widened to contain it.")
-        ranges[field] = (min(lo, value), max(hi, value))
-    return ranges
 
 
-def _sampling_inputs() -> tuple[int, int]:
+def _sampling_inputs() -> None:
     settings = state.settings()
     st.session_state["mc_samples"] = settings["samples"]
     st.number_input("Samples", min_value=links.SAMPLES_BOUNDS[0], max_value=links.SAMPLES_BOUNDS[1], step=1000,
@@ -147,24 +160,33 @@ def _sampling_inputs() -> tuple[int, int]:
     st.number_input("Seed", min_value=links.SEED_BOUNDS[0], max_value=links.SEED_BOUNDS[1], step=1, key="mc_seed",
                     on_change=_number_setting_changed, args=("seed", "mc_seed"),
                     help=f"Same seed, same draws; setting `{links.SETTINGS_PREFIX}seed`")
-    return int(settings["samples"]), int(settings["seed"])
+
+
+def _inputs(side: editor.Sidebar, result: dict[str, Any]) -> None:
+    """The sidebar: the scenario's key fields, then the ranges, the samples and the seed (once per run)."""
+    if side.drawn:
+        return
+    side()
+    with st.sidebar:
+        _range_inputs(result)
+        _sampling_inputs()
 
 
 common.page_start()
 st.title("Uncertainty")
 st.caption("Give each uncertain input a low and a high around the scenario's value. The tornado moves one input at "
            "a time; the Monte Carlo draws them all at once (triangular, peaked at the base value).")
-editor.sidebar("Scenario", KEY_FIELDS)
+side = editor.Sidebar("Scenario", KEY_FIELDS)
 scenario = state.scenario()
 try:
     result = common.evaluate(scenario)
 except economics.ScenarioError as error:
     editor.show_messages()
     common.evaluation_error(error)
-    st.stop()
-with st.sidebar:
-    ranges = _range_inputs(result)
-    samples, seed = _sampling_inputs()
+    side.stop()
+ranges = _ranges_of(result)
+settings = state.settings()
+samples, seed = int(settings["samples"]), int(settings["seed"])
 editor.show_messages()
 
 key, ranges_json = common.canonical(scenario), json.dumps(ranges, sort_keys=True)
@@ -172,6 +194,7 @@ try:
     mc = _monte_carlo(key, ranges_json, samples, seed)
 except economics.ScenarioError as error:
     st.error(plain(str(error)))
+    _inputs(side, result)
     st.stop()
 
 
@@ -196,7 +219,8 @@ for col, p in zip(k, ("p10", "p50", "p90"), strict=False):
     change = None if base is None else fmt.delta("cost_usd_per_m_tokens", summary[p], base[0][p])
     col.metric(f"{p.upper()} cost per M tokens", fmt.usd_rate(summary[p]), help=f"{p[1:]} % of the draws cost less",
                delta=None if change is None else f"{change} vs baseline", delta_color="inverse")
-# the percentiles are on screen before the paired rent draws and the tornado are computed
+# the percentiles are on screen before the inputs are drawn again, the paired rent draws and the tornado computed
+_inputs(side, result)
 own_cheaper = _own_cheaper(key, ranges_json, samples, seed)
 change = None
 if base is not None and own_cheaper is not None and base[1] is not None:
