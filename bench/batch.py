@@ -76,6 +76,36 @@ def child(rows: int) -> None:
                       "peak_rss_mb": peak_kb / 1024, "rss_before_mb": base_rss / 1024}))
 
 
+def per_call_s(fn, calls: int = 200) -> float:  # type: ignore[no-untyped-def]
+    """Median of five runs of ``calls`` calls, per call [s]."""
+    fn()
+    return float(np.median([best_of(lambda: [fn() for _ in range(calls)], repeat=1) for _ in range(5)])) / calls
+
+
+def single_scenario() -> None:
+    """The app's path: one scenario through evaluate_scenario (lean, one-row columns) against the same scenario as a
+    one-row table through evaluate(df) (target: 2 ms per scenario). With a model's estimated throughput, each call
+    either changes a price (the estimate is reused) or the per-user target (a new estimate every call)."""
+    measured = economics.Scenario().model_dump() | {"output_tokens_per_s_per_accelerator": 1000.0,
+                                                      "accelerator_count": 8}
+    estimated = economics.Scenario().model_dump() | {"model": "llama-3.1-70b", "precision": "fp8",
+                                                       "output_tokens_per_s_per_accelerator": None,
+                                                       "accelerator_count": 8}
+    calls = iter(range(10**9))
+    cases = {
+        "measured throughput (app default)": lambda: measured,
+        "estimated (llama-3.1-70b fp8, H100), a price changes": lambda: estimated | {
+            "price_usd_per_m_output_tokens": 1.0 + next(calls) * 1e-6},
+        "estimated, the per-user target changes (new estimate)": lambda: estimated | {
+            "target_output_tokens_per_s_per_user": 20.0 + next(calls) * 1e-6},
+    }
+    for label, make in cases.items():
+        lean = per_call_s(lambda m=make: economics.evaluate_scenario(m()), calls=100)
+        table = per_call_s(lambda m=make: economics.evaluate(pd.DataFrame([m()])), calls=20)
+        print(f"one scenario, {label}: evaluate_scenario {lean * 1e3:.2f} ms, as a one-row evaluate(df) "
+              f"{table * 1e3:.2f} ms ({table / lean:.1f}x; target <= 2 ms)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=100_000)
@@ -108,6 +138,7 @@ def main() -> None:
     print(f"row by row evaluate_scenario: {1 / row_s:,.0f} scenarios/s ({row_s * 1e3:.2f} ms/row, "
           f"{args.sample} rows)")
     print(f"speed-up vectorised / row-by-row: {vec_rate * row_s:,.0f}x (target >= 50x)")
+    single_scenario()
 
     # variants of one scenario (the app's cost curve): resolved once, then the stages only, vs the batch path
     one = clean[0] | {"accelerator_count": 64}

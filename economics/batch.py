@@ -7,6 +7,7 @@ in; absent fields that took their defaults are not repeated), the outputs, ``war
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -299,7 +300,7 @@ def evaluate_scenario(scenario: Scenario | dict[str, Any]) -> dict[str, Any]:
     """
     cols = _validated(as_scenario(scenario))
     per_user_throughput(cols)
-    thr = fill_throughput(cols)
+    thr = _throughput_one(cols)
     _mark_throughput(cols, thr)
     outputs = compute(cols) if thr["feasible"][0] else None
     return _result_row(cols, thr, outputs)
@@ -373,12 +374,85 @@ def _resolve_one(cols: dict[str, Any], trace: Trace | None = None) -> None:
     """A validated one-row table's throughput, in place: from a per-user speed, a measured curve or the roofline
     (recorded in ``trace``); an infeasible estimate is a :class:`ScenarioError`."""
     per_user_throughput(cols, trace)
-    thr = fill_throughput(cols)
+    thr = fill_throughput(cols) if trace is not None else _throughput_one(cols)
     if trace is not None:
         trace_throughput(cols, thr, trace)
     if not thr["feasible"][0]:
         raise ScenarioError([Problem(0, "feasible", False, str(thr["infeasible_reason"][0]))])
     _mark_throughput(cols, thr)
+
+
+ESTIMATE_IGNORES = frozenset({
+    "name", "ownership", "accelerator_count", "decode_accelerator_count", "existing_accelerators", "new_accelerator",
+    "accelerator_price_usd", "decode_accelerator_price_usd", "rent_usd_per_accelerator_hour",
+    "decode_rent_usd_per_accelerator_hour", "rent_includes_energy", "accelerator_power_kw",
+    "decode_accelerator_power_kw", "system_power_kw", "decode_system_power_kw", "idle_power_fraction",
+    "electricity_usd_per_kwh", "pue", "colocation_usd_per_kw_month", "facility_capex_usd_per_kw",
+    "facility_depreciation_years", "facility_cooling", "accelerator_cooling", "decode_accelerator_cooling",
+    "liquid_cooling_share", "liquid_retrofit_usd_per_mw", "allow_liquid_retrofit", "rack_power_kw",
+    "rack_units_per_rack", "system_rack_units", "system_form", "round_to_whole_systems", "site_power_mw",
+    "kv_link_gb_per_s", "depreciation_years", "cost_of_capital", "maintenance_fraction_per_year",
+    "software_usd_per_accelerator_year", "existing_book_value_usd", "horizon_years", "demand_growth_per_year",
+    "demand_input_tokens_per_day", "demand_output_tokens_per_day", "demand_requests_per_s", "peak_to_average",
+    "headroom", "price_usd_per_m_input_tokens", "price_usd_per_m_cached_input_tokens",
+    "price_usd_per_m_output_tokens", "fast_tier_min_tokens_per_s_per_user", "fast_tier_price_multiplier"})
+"""Fields the throughput estimate never reads (prices, finance, facility, power, demand volumes, fleet size):
+:func:`_throughput_one` hands the estimate every other field only, so a read of one of these fails loudly."""
+
+ESTIMATE_READS = tuple(f for f in FIELDS if f not in ESTIMATE_IGNORES)
+
+
+def _plain(value: Any) -> Any:
+    """A one-row cell as a hashable Python value (NaN as None, so equal inputs give equal keys)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return None if np.isnan(value) else float(value)
+    return str(value)
+
+
+def _cell(value: Any) -> np.ndarray:
+    if value is None:
+        return np.array([np.nan])
+    return np.array([value], dtype=object if isinstance(value, str) else None)
+
+
+class _EstimateColumns(dict[str, Any]):
+    """The columns the estimate is handed: looking up or testing for a field of :data:`ESTIMATE_IGNORES` is an
+    error, never a silent fallback (the estimate falls back to defaults for absent optional columns)."""
+
+    def _check(self, name: object) -> None:
+        if name in ESTIMATE_IGNORES:
+            raise LookupError(f"the throughput estimate reads '{name}', which ESTIMATE_IGNORES says it never reads")
+
+    def __getitem__(self, name: str) -> Any:
+        self._check(name)
+        return super().__getitem__(name)
+
+    def __contains__(self, name: object) -> bool:
+        self._check(name)
+        return super().__contains__(name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        self._check(name)
+        return super().get(name, default)
+
+
+@lru_cache(maxsize=1024)
+def _estimated(key: tuple[tuple[str, Any], ...]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    cols = _EstimateColumns((name, _cell(v)) for name, v in key)
+    thr = fill_throughput(cols)  # fills cols: take them after
+    return dict(cols), thr
+
+
+def _throughput_one(cols: dict[str, Any]) -> dict[str, np.ndarray]:
+    """:func:`fill_throughput` for one validated row, remembered per distinct value of the fields it reads: a
+    change of price, cost, demand or fleet size (the app's usual edit) reuses the estimate (tens of milliseconds
+    for a model's roofline) instead of repeating it. Writes the filled fields into ``cols``."""
+    filled, thr = _estimated(tuple((f, _plain(cols[f][0])) for f in ESTIMATE_READS))
+    for name, column in filled.items():
+        cols[name] = column.copy()
+    return {k: v.copy() for k, v in thr.items()}
 
 
 def _mark_throughput(cols: dict[str, Any], thr: dict[str, Any]) -> None:

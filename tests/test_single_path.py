@@ -57,18 +57,36 @@ def test_single_path_equals_the_table_row(row: dict[str, Any]) -> None:
     assert_same(row)
 
 
+STACKS = ["best", "vllm-0.6-tp8", "", "trtllm-1.0-tp8", "sglang-0.5.9-tp4-ep4", "dynamo-trtllm-0.8.1-tp8-ep8-disagg"]
 MODELS = ["llama-3.1-8b", "llama-3.1-70b", "deepseek-v3", "minimax-m2", "qwen3-30b-a3b"]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(MODELS), st.sampled_from(["h100-sxm", "h200-sxm", "b200", "mi300x", "a100-sxm"]),
-       st.sampled_from([20.0, 50.0, 200.0, 5000.0]), st.sampled_from(["best", "vllm-0.6-tp8", ""]))
-def test_single_path_equals_the_table_row_when_throughput_is_estimated(model: str, acc: str, speed: float,
-                                                                        stack: str) -> None:
-    # estimated throughput (roofline or curve), infeasible speeds (5,000 token/s per user) and unknown stacks
-    assert_same({"model": model, "accelerator": acc, "precision": "fp8", "accelerator_count": 64,
-                 "target_output_tokens_per_s_per_user": speed, "serving_stack": stack,
-                 "demand_output_tokens_per_day": 1e9})
+       st.sampled_from([20.0, 50.0, 200.0, 5000.0]), st.sampled_from(STACKS),
+       st.sampled_from(["own", "rent"]), st.integers(1, 5000), st.floats(1.0, 2.0), st.floats(0.0, 5.0),
+       st.sampled_from(["", "h200-sxm", "sn50"]))
+def test_single_path_equals_the_table_row_when_throughput_is_estimated(
+        model: str, acc: str, speed: float, stack: str, ownership: str, count: int, pue: float, price: float,
+        decode: str) -> None:
+    # estimated throughput (roofline or curve, one pool or two), infeasible speeds (5,000 token/s per user) and
+    # unknown stacks; the fields the estimate never reads (ownership, count, PUE, price) vary, so an estimate
+    # remembered for one of them and reused for another must still give the table's row
+    assert_same({"model": model, "accelerator": acc, "precision": "fp8", "accelerator_count": count,
+                 "target_output_tokens_per_s_per_user": speed, "serving_stack": stack, "ownership": ownership,
+                 "pue": pue, "price_usd_per_m_output_tokens": price, "demand_output_tokens_per_day": 1e9,
+                 "decode_accelerator": decode, "decode_accelerator_price_usd": 40000 if decode else None})
+
+
+def test_a_remembered_estimate_is_never_shared_between_results() -> None:
+    s = {"model": "llama-3.1-70b", "precision": "fp8", "accelerator_count": 8}
+    first = resolve_scenario(s)
+    tokens = float(first["output_tokens_per_s_per_accelerator"][0])
+    assert tokens > 0
+    first["output_tokens_per_s_per_accelerator"][0] = -1.0  # a caller writing into its columns
+    again = resolve_scenario(s | {"price_usd_per_m_output_tokens": 2.0})  # the estimate is reused
+    assert float(again["output_tokens_per_s_per_accelerator"][0]) == tokens
+    assert evaluate_scenario(s)["output_tokens_per_s_per_accelerator"] == tokens
 
 
 @pytest.mark.parametrize("scenario", [
@@ -103,3 +121,28 @@ def test_resolved_columns_feed_variants() -> None:
     out = evaluate_variants(base, demand_output_tokens_per_day=[172.8e6, 345.6e6])
     assert [round(float(u), 12) for u in out["utilization"]] == [0.25, 0.5]
     assert base["accelerator"].tolist() == ["h100-sxm"]
+
+
+def test_the_estimate_reads_no_field_declared_unread() -> None:
+    # a field of ESTIMATE_IGNORES read (``c["x"]``, ``c.get("x")``) or tested (``"x" in c``) anywhere in the
+    # estimate's modules would make a remembered estimate stale when that field changes; at run time such a read
+    # raises (tested below), and here no module's text may hold one
+    import pathlib
+    import re
+
+    from economics.batch import ESTIMATE_IGNORES
+    root = pathlib.Path(__file__).resolve().parent.parent / "economics"
+    for module in ("estimate.py", "throughput.py", "architecture.py", "capacity.py"):  # what estimate.py imports
+        text = (root / module).read_text(encoding="utf-8")
+        reads = sorted(f for f in ESTIMATE_IGNORES if re.search(
+            rf"""\[\s*["']{f}["']\s*\](?!\s*=[^=])|\.get\(\s*["']{f}["']|["']{f}["']\s+(?:not\s+)?in\s""", text))
+        assert reads == [], (module, reads)
+
+
+def test_a_read_of_a_field_declared_unread_is_an_error() -> None:
+    from economics.batch import _EstimateColumns
+    cols = _EstimateColumns({"model": 1})
+    for touch in (lambda: cols["pue"], lambda: "pue" in cols, lambda: cols.get("pue")):
+        with pytest.raises(LookupError, match="pue"):
+            touch()
+    assert cols["model"] == 1 and "model" in cols
