@@ -8,8 +8,8 @@ family has enough points of that class -- minimising the mean squared log error 
 (prefill included, as measured) and of the time to first token where one was measured.
 
 Honest error: the points are split **by model family**, and one source whole, before anything is fitted. The
-held-out families (:data:`HOLDOUT_MODELS`: dense models with full multi-head attention, with sliding-window attention
-and the largest one, and three mixture-of-experts models) and the held-out source (:data:`HOLDOUT_SOURCES`: an
+held-out families (:data:`HOLDOUT_MODELS`: three dense models, among them one with full multi-head attention and the
+largest, and four mixture-of-experts models) and the held-out source (:data:`HOLDOUT_SOURCES`: an
 online-serving table with the time to first token) are never used by the fit; data/calibration.csv stores factors
 fitted on the training split only, with the training and the held-out error of each scope side by side.
 ``python -m economics calibrate --holdout`` prints them; ``--write`` refits and stores.
@@ -45,10 +45,12 @@ from .validation import validate
 
 MIN_POINTS = 8
 """Training points a scope needs to get its own factors; fewer fall back to the enclosing scope."""
-HOLDOUT_MODELS = ("llama-2-7b", "llama-3.1-405b", "mixtral-8x7b", "qwen3-30b-a3b", "mistral-7b", "mixtral-8x22b")
-"""Model families whose points are held out of every fit (dense: 7B MHA, 405B, Mistral 7B with sliding-window
-attention; MoE: Mixtral 8x7B and 8x22B, Qwen3-30B-A3B). Mistral 7B and Mixtral 8x22B were added with their points
-(TensorRT-LLM 0.17 tables), straight into the held-out split."""
+HOLDOUT_MODELS = ("llama-2-7b", "llama-3.1-405b", "mixtral-8x7b", "qwen3-30b-a3b", "mistral-7b", "mixtral-8x22b",
+                  "gpt-oss-20b")
+"""Model families whose points are held out of every fit (dense: Llama 2 7B with full multi-head attention, Llama 3.1
+405B, Mistral 7B; MoE: Mixtral 8x7B and 8x22B, Qwen3-30B-A3B, gpt-oss-20b). Mistral 7B, Mixtral 8x22B (TensorRT-LLM 0.17
+tables) and gpt-oss-20b (TensorRT-LLM developer-guide tables) were added with their points, straight into the held-out
+split."""
 HOLDOUT_SOURCES = ("trtllm-0.14-serving",)
 """Sources whose points are held out whatever the model (``holdout_group`` in data/throughput_curves.csv): TensorRT-LLM
 0.14's online-serving table (Llama 3.1 8B and 70B under Poisson load, with the time to first token), added straight
