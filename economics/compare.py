@@ -82,15 +82,17 @@ def compare_accelerators(scenario: Scenario | dict[str, Any], accelerators: list
 
 
 def cost_vs_utilization(scenario: Scenario | dict[str, Any], points: int = 10,
-                        result: dict[str, Any] | None = None) -> pd.DataFrame:
+                        result: dict[str, Any] | None = None,
+                        resolved: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
     """Cost per M tokens of the scenario's fleet as its average utilization goes from 1/points to 1: the demand is
     set to that share of the fleet's capacity (same request shape), everything else unchanged.
 
     The fleet as evaluated (sized or given) stays fixed: it is the fleet that is more or less busy. Returns columns
     ``utilization``, ``cost_usd_per_m_tokens``, ``gross_margin``. The variants reuse the resolved scenario
-    (:func:`economics.batch.evaluate_variants`).
+    (:func:`economics.batch.evaluate_variants`; pass ``resolved``, :func:`economics.batch.resolve_scenario` of the
+    same scenario, when the caller has it).
     """
-    base = resolve_scenario(scenario)
+    base = resolve_scenario(scenario) if resolved is None else resolved
     if result is None:
         result = {k: float(v[0]) for k, v in evaluate_variants(base).items() if np.ndim(v)}
     capacity = float(result["capacity_output_tokens_per_day"])
@@ -103,11 +105,13 @@ def cost_vs_utilization(scenario: Scenario | dict[str, Any], points: int = 10,
                          "gross_margin": pd.array(out["gross_margin"], dtype="Float64")})
 
 
-def margins_at_prices(scenario: Scenario | dict[str, Any], prices: pd.DataFrame) -> pd.DataFrame:
+def margins_at_prices(scenario: Scenario | dict[str, Any], prices: pd.DataFrame,
+                      resolved: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
     """The scenario evaluated at each row's input/output list price (e.g. data/api_prices.csv): adds
-    ``revenue_usd_per_day``, ``gross_margin`` and ``cost_usd_per_m_tokens`` columns to ``prices``."""
+    ``revenue_usd_per_day``, ``gross_margin`` and ``cost_usd_per_m_tokens`` columns to ``prices`` (``resolved``:
+    the scenario already resolved, as for :func:`cost_vs_utilization`)."""
     k = len(prices)
-    out = evaluate_variants(resolve_scenario(scenario),
+    out = evaluate_variants(resolve_scenario(scenario) if resolved is None else resolved,
                             price_usd_per_m_input_tokens=prices["price_usd_per_m_input_tokens"].astype(float).tolist(),
                             price_usd_per_m_output_tokens=prices["price_usd_per_m_output_tokens"].astype(float).tolist(),
                             price_usd_per_m_cached_input_tokens=[None] * k)

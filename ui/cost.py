@@ -15,6 +15,7 @@ import streamlit as st
 
 import economics
 from economics import catalog
+from economics.batch import resolve_scenario
 from economics.compare import cost_vs_utilization, margins_at_prices
 from economics.outputs import cost_parts
 from ui import common, editor, state
@@ -30,15 +31,22 @@ NOT_SEPARABLE = "not separable"
 WARNING_COLOR = "#d62728"
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _resolved(key: str) -> Any:
+    """The scenario resolved once (validated, catalog figures, throughput) for both studies below; they only read
+    it (:func:`economics.batch.evaluate_variants` copies the columns it changes)."""
+    return resolve_scenario(json.loads(key))
+
+
 @st.cache_data(max_entries=256, show_spinner=False)
 def _cost_curve(key: str) -> Any:
     scenario = json.loads(key)
-    return cost_vs_utilization(scenario, points=20, result=common.evaluate(scenario))  # evaluated once, cached
+    return cost_vs_utilization(scenario, points=20, result=common.evaluate(scenario), resolved=_resolved(key))
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def _margins(key: str) -> Any:
-    return margins_at_prices(json.loads(key), catalog.api_prices())
+    return margins_at_prices(json.loads(key), catalog.api_prices(), resolved=_resolved(key))
 
 
 @st.cache_data(show_spinner=False)
