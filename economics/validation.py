@@ -431,17 +431,19 @@ def _lookups() -> _Lookups:
                     frozenset(catalog.serving_stack_ids()))
 
 
-def _known(cols: dict[str, Any], field: str, known: Any, problems: _Problems, empty: str | None) -> np.ndarray:
+def _known(cols: dict[str, Any], field: str, known: Any, problems: _Problems, empty: str | None
+           ) -> tuple[np.ndarray, np.ndarray]:
     """Check the ids in ``cols[field]`` against ``known`` (stripped, lower-case; '' allowed when ``empty`` is not
-    None and replaced by it); unknown ids are reported naming the field and value. Returns each row's id ('' where
-    unknown) and leaves the column holding the canonical id (the raw text where unknown)."""
+    None and replaced by it); unknown ids are reported naming the field and value, and the column is left holding
+    the canonical id (the raw text where unknown). Returns (codes, ids): each row's index into the distinct ids,
+    ('' where unknown, and the last for a missing cell), so callers look each distinct id up once."""
     codes, texts = _distinct_text(cols[field], lower=True)
     texts = np.where(texts == "", "" if empty is None else empty, texts)
-    ok = np.array([t in known or (empty is not None and t == empty) for t in texts])[codes]
-    problems.add(~ok, field, cols[field], lambda v: catalog.unknown_id_message(field, v, known_ids(field)))
-    ids = texts[codes]
-    cols[field] = np.where(ok, ids, cols[field])
-    return np.where(ok, ids, "")
+    ok = np.array([t in known or (empty is not None and t == empty) for t in texts])
+    problems.add(~ok[codes], field, cols[field], lambda v: catalog.unknown_id_message(field, v, known_ids(field)))
+    ids = np.where(ok, texts, "")
+    cols[field] = np.where(ok[codes], texts[codes], cols[field])
+    return codes, ids
 
 
 def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems, present: set[str]) -> None:
@@ -450,12 +452,13 @@ def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems, present: 
     look = _lookups()
     codes_of: dict[str, np.ndarray] = {}
     for id_field in CATALOG_ID_FIELDS:
-        ids = _known(cols, id_field, look.accelerators, problems, "" if FIELDS[id_field].optional else None)
-        codes_of[id_field] = np.array([look.accelerators.get(t, -1) for t in ids], dtype=np.intp)
+        codes, ids = _known(cols, id_field, look.accelerators, problems, "" if FIELDS[id_field].optional else None)
+        codes_of[id_field] = np.array([look.accelerators.get(t, -1) for t in ids], dtype=np.intp)[codes]
     _known(cols, "new_accelerator", look.accelerators, problems, "")
-    cols["model"] = _known(cols, "model", look.models, problems, "")
-    stacks = _known(cols, "serving_stack", look.stacks, problems, "best")
-    cols["serving_stack"] = np.where(stacks == "", "best", stacks)  # an unknown stack is reported; 'best' meanwhile
+    codes, ids = _known(cols, "model", look.models, problems, "")
+    cols["model"] = ids[codes]
+    codes, ids = _known(cols, "serving_stack", look.stacks, problems, "best")
+    cols["serving_stack"] = np.where(ids == "", "best", ids)[codes]  # an unknown stack is reported; 'best' meanwhile
     for field, cat_field in CATALOG_FIELDS.items():
         codes = codes_of[FIELDS[field].catalog_id or "accelerator"]
         if not (codes >= 0).any():
