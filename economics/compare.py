@@ -46,17 +46,15 @@ def scenario_frame(rows: Sequence[Mapping[str, Any]], varying: Mapping[str, np.n
     if unknown:
         raise ValueError(f"{unknown[0]}: not a scenario field")
     names_in = [f for f in FIELDS if f in rows[0]]
-    data: dict[str, np.ndarray] = {}
-    for name in names_in:
+    source = rows[:1] if repeat is not None else rows
+    frame = pd.DataFrame({name: _column(FIELDS[name].kind, [r[name] for r in source]) for name in names_in},
+                         columns=names_in)
+    if repeat is not None:  # the one row repeated: a take of typed columns, no text converted again
+        frame = frame.take(np.zeros(repeat, dtype=np.intp)).reset_index(drop=True)
+    for name, given in (varying or {}).items():
         kind = FIELDS[name].kind
-        if varying is not None and name in varying:
-            given = varying[name]
-            data[name] = np.asarray(given, dtype=float) if kind in ("float", "int") else _column(kind, list(given))
-        elif repeat is not None:
-            data[name] = np.repeat(_column(kind, [rows[0][name]]), repeat)
-        else:
-            data[name] = _column(kind, [r[name] for r in rows])
-    return pd.DataFrame(data, columns=names_in)
+        frame[name] = np.asarray(given, dtype=float) if kind in ("float", "int") else _column(kind, list(given))
+    return frame
 
 
 def compare_accelerators(scenario: Scenario | dict[str, Any], accelerators: list[str],
