@@ -334,18 +334,25 @@ def _applied(pts: pd.DataFrame, fitted: dict[str, dict[str, float]]) -> dict[str
 
 
 def _fit_request_overhead(pts: pd.DataFrame, fitted: dict[str, dict[str, float]]) -> float:
-    """The fixed time per request [ms] that best matches the measured TTFT (squared log error), given the factors
-    each point gets; it changes no throughput."""
+    r"""The fixed time per request [ms] that best matches the measured TTFT (squared log error), given the factors
+    each point gets; it changes no throughput. Each measured configuration (a curve: one deployment and workload swept
+    over concurrency) weighs as much as any other, whatever its number of points, so that one sweep does not set the
+    constant for every engine:
+
+    .. math:: \min_{t_{req}} \sum_i w_i \ln^2\frac{\hat{T}_i + t_{req}}{T_i}, \quad w_i = 1 / n_{curve(i)}
+    """
     has = pts["measured_ttft"].notna().to_numpy()
     if not has.any():
         return 0.0
     sub = pts[has].reset_index(drop=True)
     base = predict_columns(_columns(sub), {**_applied(sub, fitted), TTFT_FACTOR: 0.0})["ttft"]
     measured = sub["measured_ttft"].to_numpy()
+    curve = sub["point"].str.partition(" @ ")[0]
+    weight = 1.0 / curve.map(curve.value_counts()).to_numpy(dtype=float)
 
     def loss(ms: float) -> float:
         e = np.log((base + ms * 1e-3) / measured)
-        return float(np.mean(np.where(np.isfinite(e), e, 3.0) ** 2))
+        return float(np.sum(weight * np.where(np.isfinite(e), e, 3.0) ** 2) / weight.sum())
 
     best = minimize_scalar(loss, bounds=LIMITS[TTFT_FACTOR], method="bounded")
     return round(float(best.x), 1)
