@@ -518,7 +518,7 @@ def stored_factors(accelerators: Array, models: Array | None = None) -> dict[str
     """Calibrated factors from data/calibration.csv for each row: the most specific scope that exists, in the
     order ``<family>:<model class>``, ``<family>``, ``global:<model class>``, ``global`` (model class ``dense`` or
     ``moe``)."""
-    cal = catalog.calibration()
+    names, factors = _calibration_factors(catalog.calibration())
     acc = np.asarray(accelerators, dtype=object)
     mod = np.full(len(acc), "", dtype=object) if models is None else np.asarray(models, dtype=object)
     # a million rows hold few distinct pairs: look each pair up once
@@ -526,16 +526,32 @@ def stored_factors(accelerators: Array, models: Array | None = None) -> dict[str
     code_m, uniq_m = pd.factorize(mod)
     pairs, inverse = np.unique(code_a * max(len(uniq_m), 1) + code_m, return_inverse=True)
     width = max(len(uniq_m), 1)
-    fam = pd.Series(accelerator_figure(np.asarray(uniq_a, dtype=object)[pairs // width], "family", ""), dtype=object)
-    cls = pd.Series(model_class(np.asarray(uniq_m, dtype=object)[pairs % width]), dtype=object)
-    scope = pd.Series("global", index=fam.index, dtype=object)
-    for candidate in ("global:" + cls, fam, fam + ":" + cls):
-        scope = candidate.where(candidate.isin(cal.index), scope)
-    names = [f for f in (*FACTORS, TOKEN_FACTOR, TTFT_FACTOR, KV_FACTOR) if f in cal.columns]
-    out = {f: scope.map(cal[f].replace("", "0").astype(float)).to_numpy(dtype=float)[inverse.ravel()] for f in names}
+    fam = accelerator_figure(np.asarray(uniq_a, dtype=object)[pairs // width], "family", "")
+    cls = model_class(np.asarray(uniq_m, dtype=object)[pairs % width])
+    scopes = [next((s for s in (f"{f}:{c}", str(f), f"global:{c}") if s in factors), "global")
+              for f, c in zip(fam, cls, strict=True)]
+    out = {f: np.array([factors.get(s, {}).get(f, np.nan) for s in scopes], dtype=float)[inverse.ravel()]
+           for f in names}
     for extra in (TOKEN_FACTOR, TTFT_FACTOR, KV_FACTOR):
         out.setdefault(extra, np.zeros(len(acc)))
     return out
+
+
+_FACTORS_OF: list[tuple[pd.DataFrame, list[str], dict[str, dict[str, float]]]] = []
+
+
+def _calibration_factors(cal: pd.DataFrame) -> tuple[list[str], dict[str, dict[str, float]]]:
+    """The factors data/calibration.csv holds, and the table as scope -> factor -> value (empty = 0); built once
+    per catalog table (the table is cached; a re-read, as after ``calibrate --write``, is a new object, read
+    again)."""
+    entry = _FACTORS_OF[0] if _FACTORS_OF else None
+    if entry is None or entry[0] is not cal:
+        names = [f for f in (*FACTORS, TOKEN_FACTOR, TTFT_FACTOR, KV_FACTOR) if f in cal.columns]
+        numbers = cal[names].replace("", "0").astype(float)
+        entry = (cal, names, {str(scope): dict(zip(names, map(float, row), strict=True))
+                              for scope, row in zip(numbers.index, numbers.to_numpy(), strict=True)})
+        _FACTORS_OF[:] = [entry]
+    return entry[1], entry[2]
 
 
 MOE_GRANULARITY = 8.0
