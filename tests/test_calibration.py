@@ -191,7 +191,7 @@ def test_decode_step_adds_the_weight_and_attention_rooflines() -> None:
 
 PAIRS = st.tuples(st.sampled_from(["a100-sxm", "h100-sxm", "h200-sxm", "b200", "mi300x", "mi355x"]),
                   st.sampled_from(["llama-3.1-8b", "llama-3.1-70b", "mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3",
-                                   "qwen3-32b"]),
+                                   "qwen3-32b", "mistral-7b", "gpt-oss-120b", "mixtral-8x22b"]),
                   st.integers(16, 8000), st.integers(16, 2000))
 
 
@@ -258,3 +258,20 @@ def test_ttft_grows_with_the_prompt(pair: tuple[Any, ...], times: int) -> None:
                    for length in (i, i * times))
     if short["feasible"] and long["feasible"]:
         assert long["time_to_first_token_s"] > short["time_to_first_token_s"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(1, 4096), st.integers(1, 8), st.floats(0.05, 0.95), st.floats(0.05, 0.95), st.floats(1.01, 4.0),
+       st.floats(0.0, 1e9), st.floats(0.0, 1e10))
+def test_a_slower_kv_read_never_speeds_the_decode_step(batch: float, n: int, eta_bw: float, eta_kv: float,
+                                                       factor: float, kv_bytes: float, weights: float) -> None:
+    # the KV term only adds time when its share of the bandwidth falls, and more bandwidth never adds time
+    def step(bw: float, kv_eta: float) -> float:
+        return float(th.decode_step_s(batch, n, bw, 1000.0, eta_bw, 0.5, weights, kv_bytes, 2e9, 1e-3, 1e8, kv_eta))
+    assert step(3.35, eta_kv / factor) >= step(3.35, eta_kv) * (1 - 1e-12)
+    assert step(3.35 * factor, eta_kv) <= step(3.35, eta_kv) * (1 + 1e-12)
+    # the KV share only touches the attention term: with no KV cache it changes nothing
+    assert float(th.decode_step_s(batch, n, 3.35, 1000.0, eta_bw, 0.5, weights, 0.0, 2e9, 1e-3, 1e8, eta_kv)) == (
+        pytest.approx(float(th.decode_step_s(batch, n, 3.35, 1000.0, eta_bw, 0.5, weights, 0.0, 2e9, 1e-3, 1e8)),
+                      rel=1e-12))
+
