@@ -101,8 +101,9 @@ def _evaluated(rows: tuple[tuple[tuple[str, Any], ...], ...]) -> pd.DataFrame:
 
 def _evaluate(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """:func:`economics.evaluate` of these scenario rows, remembered per rows (a pure function of them): a study
-    re-run with one option changed (a new decode price) evaluates that option only. A copy, free to change."""
-    return _evaluated(tuple(tuple(r.items()) for r in rows)).copy()
+    re-run with one option changed (a new decode price) evaluates that option only. The remembered table itself:
+    read it, never change it (:func:`analyse` concatenates copies)."""
+    return _evaluated(tuple(tuple(r.items()) for r in rows))
 
 
 DEMAND_FIELDS = ("demand_output_tokens_per_day", "demand_input_tokens_per_day", "demand_requests_per_s")
@@ -126,8 +127,7 @@ def _sized_counts(s: Scenario, options: list[Option]) -> dict[int, float]:
         return {}
     out = _evaluate(rows)
     sizes = {}
-    for k, (_, r) in zip(keys, out.iterrows(), strict=True):
-        n = r["accelerators"]
+    for k, n in zip(keys, out["accelerators"].tolist(), strict=True):
         existing = options[k].changes.get("existing", 0) or 0
         sizes[k] = float(max(existing, n)) if n is not pd.NA else float("nan")
     return sizes
@@ -156,7 +156,8 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
     for k, opt in enumerate(options):
         part = out.iloc[k * h:(k + 1) * h]  # the option's years, in order
         y = {c: part[c].to_numpy(dtype=float, na_value=np.nan) for c in YEAR_NUMBERS}
-        first = {str(c): v for c, v in part.iloc[0].to_dict().items()}
+        first = {c: part[c].iloc[0] for c in {*FIRST_YEAR, *(c for pair in opt.purchases for c in pair)}
+                 if c in part.columns}
         capex = _capex(opt, first, options[k].changes.get("existing", 0) or 0, s)
         revenue_y = _revenue_per_year(y, s)
         opex_y = y["cost_usd_per_year"] - (y["capital_usd_per_hour"] + y["cooling_retrofit_usd_per_hour"]) \
@@ -183,6 +184,9 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
     return RetrofitResult(pd.DataFrame(rows)[order], pd.DataFrame(flows), None, out)
 
 
+FIRST_YEAR = ("accelerators", "decode_accelerators", "facility_power_kw", "racks", "capacity_output_tokens_per_day",
+              "output_tokens_per_s_per_user", "cooling_retrofit_usd_per_hour")
+"""Outputs of an option's first year that its row of the options table reads (with its purchases' columns)."""
 YEAR_NUMBERS = ("capital_usd_per_hour", "cooling_retrofit_usd_per_hour", "cost_usd_per_year", "revenue_usd_per_day",
                 "served_input_tokens_per_day", "served_output_tokens_per_day", "output_tokens_per_s_per_user")
 """Outputs of an option's years that its cash flows read, as float arrays (NaN where empty)."""
