@@ -7,18 +7,11 @@ field one click away; every number comes from :mod:`economics`.
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-import altair as alt
 import streamlit as st
 
 import economics
-from economics import catalog
-from economics.batch import resolve_scenario
-from economics.compare import cost_vs_utilization, margins_at_prices
 from economics.outputs import cost_parts
-from ui import common, editor, state
+from ui import common, editor, state, studies
 from ui import format as fmt
 from ui.text import plain
 
@@ -31,64 +24,15 @@ NOT_SEPARABLE = "not separable"
 WARNING_COLOR = "#d62728"
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _resolved(key: str) -> Any:
-    """The scenario resolved once (validated, catalog figures, throughput) for both studies below; they only read
-    it (:func:`economics.batch.evaluate_variants` copies the columns it changes)."""
-    return resolve_scenario(json.loads(key))
-
-
-@st.cache_data(max_entries=256, show_spinner=False)
-def _cost_curve(key: str) -> Any:
-    scenario = json.loads(key)
-    return cost_vs_utilization(scenario, points=20, result=common.evaluate(scenario), resolved=_resolved(key))
-
-
-@st.cache_data(max_entries=256, show_spinner=False)
-def _margins(key: str) -> Any:
-    return margins_at_prices(json.loads(key), catalog.api_prices(), resolved=_resolved(key))
-
-
-@st.cache_data(show_spinner=False)
-def _presets() -> dict[str, tuple[dict[str, Any], str]]:
-    """name -> (scenario fields, note): data/presets.csv, read once."""
-    return {name: (s.model_dump(), note) for name, (s, note) in economics.preset_scenarios().items()}
-
-
-@st.cache_data(show_spinner=False)
-def _breakdown_spec() -> dict[str, Any]:
-    """Where the money goes, a bar per part of the hourly cost (dataset ``parts``): built once, drawn with each
-    scenario's parts."""
-    return common.vega_spec(alt.Chart(alt.NamedData("parts")).mark_bar().encode(
-        x=alt.X("usd_per_hour:Q", title="Cost [USD/h]", axis=alt.Axis(format="$,.0f")),
-        y=alt.Y("part:N", sort="-x", title=None),
-        tooltip=["part:N", alt.Tooltip("usd_per_hour:Q", format="$,.2f", title="USD/h"),
-                 alt.Tooltip("share:Q", format=".1%", title="share")]))
-
-
-@st.cache_data(show_spinner=False)
-def _curve_spec() -> dict[str, Any]:
-    """Cost against utilization (dataset ``curve``) with this scenario's point marked and labelled (``point``)."""
-    x = alt.X("utilization:Q", title="Average utilization", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1]))
-    y = alt.Y("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]", scale=alt.Scale(type="log"))
-    line = alt.Chart(alt.NamedData("curve")).mark_line(point=True).encode(
-        x=x, y=y, tooltip=[alt.Tooltip("utilization:Q", format=".0%"),
-                           alt.Tooltip("cost_usd_per_m_tokens:Q", format="$,.4f", title="USD per M tokens")])
-    dot = alt.Chart(alt.NamedData("point")).mark_point(size=160, filled=True, color=WARNING_COLOR).encode(
-        x=x, y=y, tooltip=["label:N"])
-    text = alt.Chart(alt.NamedData("point")).mark_text(align="left", dx=10, dy=-10).encode(x=x, y=y, text="label:N")
-    return common.vega_spec(alt.layer(line, dot, text))
-
-
 def _load_preset() -> None:
     chosen = st.session_state.get("preset")
     if chosen:
-        state.replace(_presets()[chosen][0])
+        state.replace(studies.presets()[chosen][0])
     st.session_state["preset"] = None
 
 
 def _preset_picker() -> None:
-    st.selectbox("Load a preset", list(_presets()), index=None, key="preset",
+    st.selectbox("Load a preset", list(studies.presets()), index=None, key="preset",
                  on_change=_load_preset, placeholder="Replace the scenario with a preset...",
                  help="Ready-made scenarios from data/presets.csv; each note cites its figures")
 
@@ -98,7 +42,7 @@ st.title("Cost per token")
 side = editor.Sidebar("Scenario", KEY_FIELDS, before=_preset_picker)
 editor.show_messages()
 scenario = state.scenario()
-notes = {name: note for name, (_, note) in _presets().items()}
+notes = {name: note for name, (_, note) in studies.presets().items()}
 if scenario["name"] in notes:
     st.caption(notes[scenario["name"]])
 
@@ -146,22 +90,22 @@ with left:
     total = float(result["cost_usd_per_hour"])
     parts = [{"part": part, "usd_per_hour": float(result[name] or 0.0), "share": float(result[name] or 0.0) / total}
              for name, part in cost_parts().items() if float(result[name] or 0.0) > 0]
-    common.draw(_breakdown_spec(), {"parts": parts})
+    common.draw(studies.breakdown_spec(), {"parts": parts})
 with right:
     st.subheader("Cost against utilization")
     if result["capacity_output_tokens_per_day"]:
-        curve = _cost_curve(key)
+        curve = studies.cost_curve(key)
         point = [{"utilization": result["utilization"], "cost_usd_per_m_tokens": result["cost_usd_per_m_tokens"],
                   "label": f"this fleet: {fmt.percent(result['utilization'])}, "
                            f"{fmt.usd_rate(result['cost_usd_per_m_tokens'])}"}]
-        common.draw(_curve_spec(), {"curve": curve, "point": point})
+        common.draw(studies.utilization_spec(), {"curve": curve, "point": point})
         st.caption("Same fleet, demand set to each share of its capacity; the red dot is this scenario.")
     else:
         st.info("No capacity figure for this scenario, so no curve.")
 
 st.subheader("Against published API prices")
 st.caption("Your fleet's margin if it sold at each listed price (data/api_prices.csv; check the dates).")
-margins = _margins(key)
+margins = studies.margins(key)
 common.show_table(margins, key="api_prices", columns=[
     "provider", "model", "price_usd_per_m_input_tokens", "price_usd_per_m_output_tokens", "revenue_usd_per_day",
     "gross_margin", "confidence", "source_date"], extra={

@@ -13,13 +13,11 @@ import json
 import math
 from typing import Any
 
-import altair as alt
 import streamlit as st
 
 import economics
 from economics import catalog
-from economics.retrofit import analyse, break_even_decode_price_usd
-from ui import common, editor, state
+from ui import common, editor, state, studies
 from ui import format as fmt
 from ui.text import plain
 
@@ -55,37 +53,12 @@ OPTION_COLUMNS: dict[str, tuple[str, str]] = {
 }
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def _options(key: str) -> Any:
-    return analyse(json.loads(key))
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _cashflow_spec(key: str) -> dict[str, Any]:
-    """The cumulative cash flow of each option against the status quo, built once per study."""
-    flows = _options(key).cashflows.copy()
-    flows["cumulative_vs_status_quo_usd"] = flows.groupby("option")["vs_status_quo_usd"].cumsum()
-    chart = alt.Chart(alt.NamedData("flows")).mark_line(point=True).encode(
-        x=alt.X("year:O", title="Year"),
-        y=alt.Y("cumulative_vs_status_quo_usd:Q", title="Cumulative cash flow vs status quo [USD]",
-                axis=alt.Axis(format="$,.3~s")),
-        color=alt.Color("option:N", title=None),
-        tooltip=["option:N", "year:O", alt.Tooltip("vs_status_quo_usd:Q", format="$,.0f", title="that year"),
-                 alt.Tooltip("cumulative_vs_status_quo_usd:Q", format="$,.0f", title="cumulative")])
-    return common.vega_spec(chart, {"flows": flows[flows["option"] != "status quo"]})
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _break_even(key: str) -> float | None:
-    return break_even_decode_price_usd(json.loads(key))
-
-
 def _study(key: str) -> tuple[Any, float | None]:
     """The options, and the break-even decode price. The break-even price does not depend on the decode price
     entered (any price gives the same figure), so it is computed and cached at one fixed price: changing the price
     re-runs the options only, and the break-even is known even when no price is (the most the hardware may cost)."""
-    study = json.loads(key)
-    return _options(key), _break_even(common.canonical({**study, "decode_accelerator_price_usd": 0.0}))
+    at_no_price = common.canonical({**json.loads(key), "decode_accelerator_price_usd": 0.0})
+    return studies.retrofit_of(key), studies.break_even(at_no_price)
 
 
 def _missing(scenario: dict[str, Any]) -> list[str]:
@@ -218,7 +191,7 @@ table = options.assign(payback=[_payback(m) if o != "status quo" else "—"
 common.show_table(table, key="options_table", columns=list(OPTION_COLUMNS), extra=OPTION_COLUMNS)
 
 st.subheader("Cumulative cash flow against the status quo")
-common.draw(_cashflow_spec(common.canonical(scenario)))
+common.draw(studies.cashflow_spec(common.canonical(scenario)))
 
 st.subheader("Reported speeds of this decode accelerator")
 claims = catalog.throughput_claims()

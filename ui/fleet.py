@@ -8,17 +8,12 @@ state and carried by the link. Every number comes from :mod:`economics`.
 
 from __future__ import annotations
 
-import json
-import math
-from typing import Any
-
 import altair as alt
 import streamlit as st
 
 import economics
 from economics import catalog
-from economics.compare import compare_accelerators
-from ui import common, editor, state
+from ui import common, editor, state, studies
 from ui import format as fmt
 from ui.text import plain
 
@@ -28,39 +23,6 @@ KEY_FIELDS = ("name", "demand_output_tokens_per_day", "demand_input_tokens_per_d
               "output_tokens_per_s_per_accelerator", "facility_cooling", "allow_liquid_retrofit", "rack_power_kw",
               "site_power_mw")
 FEASIBLE_COLORS = alt.Scale(domain=["fits", "does not fit"], range=["#4c78a8", "#d62728"])
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def _compare(key: str, accelerators: tuple[str, ...]) -> Any:
-    # no published price: cost those as rented so they can still be compared
-    rent = {a: {"ownership": "rent"} for a in accelerators
-            if math.isnan(catalog.accelerator_record(a).get("price_usd", math.nan))}
-    return compare_accelerators(json.loads(key), list(accelerators), rent)
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def _compare_spec(key: str, accelerators: tuple[str, ...]) -> dict[str, Any] | None:
-    """Cost per M tokens of each accelerator that has one, coloured by whether it fits the facility (built once per
-    comparison); None when none has a cost."""
-    table = _compare(key, accelerators)
-    costed = table[table["cost_usd_per_m_tokens"].notna()]
-    if not len(costed):
-        return None
-    chart = alt.Chart(alt.NamedData("compare")).mark_bar().encode(
-        x=alt.X("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]", scale=alt.Scale(zero=True)),
-        y=alt.Y("accelerator:N", sort=None, title=None),
-        color=alt.Color("fit:N", title="Facility", scale=FEASIBLE_COLORS),
-        tooltip=["accelerator:N", "serving_stack_used:N", "ownership:N", "fit:N",
-                 alt.Tooltip("cost_usd_per_m_tokens:Q", format="$,.3f", title="USD per M tokens"),
-                 alt.Tooltip("accelerators:Q", format=","), alt.Tooltip("racks:Q", format=","),
-                 alt.Tooltip("facility_power_kw:Q", format=",.0f", title="facility kW"), "infeasible_reason:N"])
-    fit = ["fits" if bool(f) else "does not fit" for f in costed["feasible"].fillna(False)]
-    return common.vega_spec(chart, {"compare": costed.assign(fit=fit)})
-
-
-@st.cache_data(show_spinner=False)
-def _accelerator_names() -> dict[str, str]:
-    return {a: str(catalog.accelerator_record(a).get("name", a)) for a in catalog.accelerator_ids()}
 
 
 def _compare_changed() -> None:
@@ -123,7 +85,7 @@ st.caption("Each accelerator with its own catalog figures and its throughput int
            "it has no measured curve, the roofline with its terms answers, and says so).")
 settings = state.settings()
 ids = catalog.accelerator_ids()
-names = _accelerator_names()
+names = studies.accelerator_names()
 st.session_state["compare_accelerators"] = [a for a in settings["compare"] if a in ids]
 choices = st.multiselect("Accelerators to compare", ids, key="compare_accelerators", on_change=_compare_changed,
                          format_func=lambda a: names.get(a, a))
@@ -131,8 +93,8 @@ if choices and scenario["model"] is None:
     st.info("Each accelerator's throughput is estimated from the model, and this scenario has none: choose a model "
             "(sidebar) to compare.")
 elif choices:
-    table = _compare(common.canonical(scenario), tuple(choices))
-    spec = _compare_spec(common.canonical(scenario), tuple(choices))
+    table = studies.compare_of(common.canonical(scenario), tuple(choices))
+    spec = studies.compare_spec(common.canonical(scenario), tuple(choices))
     if spec is not None:
         common.draw(spec)
     common.show_table(table, key="compare_table", extra={"error": ("Not computed because", "text"),

@@ -7,16 +7,14 @@ the scenario has none it says so and offers the choice. Every number comes from
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import altair as alt
 import streamlit as st
 
 import economics
-from economics.calibration import report, scope_for
-from economics.interactivity import CURVE_IGNORES, interactivity_curve
-from ui import common, editor, state
+from economics.calibration import scope_for
+from economics.interactivity import CURVE_IGNORES
+from ui import common, editor, state, studies
 from ui import format as fmt
 from ui.text import plain
 
@@ -26,78 +24,11 @@ KEY_FIELDS = ("name", "accelerator", "model", "precision", "serving_stack", "inp
               "input_tokens_per_s_per_accelerator", "accelerator_count")
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def _curve(key: str, chosen: str) -> dict[str, Any]:
-    return interactivity_curve(json.loads(key), chosen=chosen)
-
-
 def curve_key(scenario: dict[str, Any], result: dict[str, Any]) -> tuple[str, str]:
     """What the interactivity curve depends on: neither the per-user target nor a given throughput changes it
     (:data:`economics.interactivity.CURVE_IGNORES`), only which measured stack is the one the estimate chose (the
     evaluation's ``serving_stack_used``), so moving the target redraws no curve."""
     return common.canonical({**scenario, **dict.fromkeys(CURVE_IGNORES)}), str(result.get("serving_stack_used") or "")
-
-
-def _front_layer() -> Any:
-    return alt.Chart(alt.NamedData("front")).mark_line(color="black").encode(
-        x=alt.X("output_tokens_per_s_per_user:Q", title="Output tokens/s per user"),
-        y=alt.Y("effective_output_tokens_per_s_per_accelerator:Q", title="Output tokens/s per accelerator"),
-        tooltip=[alt.Tooltip("batch_size:Q", title="batch"),
-                 alt.Tooltip("accelerators_per_replica:Q", title="replica"),
-                 alt.Tooltip("output_tokens_per_s_per_user:Q", title="tokens/s per user", format=",.1f"),
-                 alt.Tooltip("effective_output_tokens_per_s_per_accelerator:Q",
-                             title="tokens/s per accelerator", format=",.0f"),
-                 alt.Tooltip("cost_usd_per_m_tokens:Q", title="USD per M tokens", format="$,.3f")])
-
-
-def _measured_layers() -> list[Any]:
-    chosen = alt.Scale(domain=["chosen", "other stack"], range=[1.0, 0.35])
-    base_pts = alt.Chart(alt.NamedData("measured")).encode(
-        x="output_tokens_per_s_per_user:Q", y="output_tokens_per_s_per_accelerator:Q",
-        color=alt.Color("series:N", title="Serving stack (measured)", legend=alt.Legend(labelLimit=400)),
-        detail="curve:N",
-        opacity=alt.Opacity("role:N", title="Stack", scale=chosen))
-    return [base_pts.mark_line(strokeWidth=1.5), base_pts.mark_point(filled=True).encode(
-        size=alt.Size("role:N", title="Stack", scale=alt.Scale(domain=["chosen", "other stack"], range=[140, 50])),
-        shape=alt.Shape("series:N", title="Serving stack (measured)", legend=alt.Legend(labelLimit=400)),
-        tooltip=["serving_stack:N", "curve:N", "role:N", alt.Tooltip("input_tokens:Q", title="input tokens"),
-                 alt.Tooltip("output_tokens:Q", title="output tokens"),
-                 alt.Tooltip("output_tokens_per_s_per_user:Q", title="tokens/s per user", format=",.1f"),
-                 alt.Tooltip("output_tokens_per_s_per_accelerator:Q", title="tokens/s per accelerator",
-                             format=",.0f")])]
-
-
-def _cost_chart() -> Any:
-    return alt.Chart(alt.NamedData("front")).mark_line().encode(
-        x=alt.X("output_tokens_per_s_per_user:Q", title="Output tokens/s per user"),
-        y=alt.Y("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]", scale=alt.Scale(zero=True)),
-        tooltip=[alt.Tooltip("output_tokens_per_s_per_user:Q", title="tokens/s per user", format=",.1f"),
-                 alt.Tooltip("cost_usd_per_m_tokens:Q", title="USD per M tokens", format="$,.3f")])
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _chart_specs(key: str, chosen: str) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
-    """The interactivity chart and the cost-along-the-curve chart (None without a roofline front), built once per
-    curve; None when there is nothing to draw."""
-    drawn = _curve(key, chosen)
-    front, measured = drawn["front"], drawn["measured"]
-    if front.empty and measured.empty:
-        return None
-    layers, data = [], {}
-    if not front.empty:
-        layers.append(_front_layer())
-        data["front"] = front.assign(series="roofline estimate")
-    if not measured.empty:
-        layers += _measured_layers()
-        data["measured"] = measured.assign(series=measured["serving_stack"],
-                                           role=["chosen" if c else "other stack" for c in measured["chosen"]])
-    cost = None if front.empty else common.vega_spec(_cost_chart(), {"front": front})
-    return common.vega_spec(alt.layer(*layers).interactive(), data), cost
-
-
-@st.cache_data(show_spinner=False)
-def _calibration() -> tuple[Any, Any]:
-    return report()  # the fit against every measured point: depends on data/ only
 
 
 common.page_start()
@@ -141,7 +72,7 @@ if scenario["model"] is None:
     st.info("The curve is estimated from a model, and this scenario has none: choose one in the sidebar (Model).")
 else:
     key, chosen = curve_key(scenario, result)
-    specs = _chart_specs(key, chosen)
+    specs = studies.curve_specs(key, chosen)
     if specs is None:
         st.info("No curve: the model does not fit, the hardware lacks this precision, or it is a dataflow system "
                 "the roofline does not describe.")
@@ -156,7 +87,7 @@ else:
             common.draw(specs[1])
 
 st.subheader("How good is the estimate?")
-points, summary = _calibration()
+points, summary = studies.calibration()
 row = scope_for(scenario["accelerator"])
 st.write(f"Calibration scope **{row['scope']}**: bandwidth utilization {row['bandwidth_utilization']:.2f}, decode "
          f"compute {row['compute_utilization']:.2f}, prefill compute "

@@ -10,31 +10,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import altair as alt
 import streamlit as st
 
 import economics
 from economics import FIELDS
-from economics.uncertainty import MonteCarlo, histogram, monte_carlo, probability_lower, tornado
-from ui import common, editor, links, state
+from economics.uncertainty import probability_lower
+from ui import common, editor, links, state, studies
 from ui import format as fmt
 from ui.text import plain
 
 KEY_FIELDS = ("name", "ownership", *links.RANGED_FIELDS)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _monte_carlo(key: str, ranges_json: str, samples: int, seed: int) -> MonteCarlo:
-    return monte_carlo(json.loads(key), _ranges(ranges_json), samples=samples, seed=seed)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _tornado(key: str, ranges_json: str) -> Any:
-    return tornado(json.loads(key), _ranges(ranges_json))
-
-
-def _ranges(ranges_json: str) -> dict[str, tuple[float, float]]:
-    return {k: (float(v[0]), float(v[1])) for k, v in json.loads(ranges_json).items()}
 
 
 def _own_cheaper(key: str, ranges_json: str, samples: int, seed: int) -> float | None:
@@ -42,41 +27,10 @@ def _own_cheaper(key: str, ranges_json: str, samples: int, seed: int) -> float |
     draws: paired); None when it cannot be rented (no rent for its accelerator)."""
     rent_key = common.canonical({**json.loads(key), "ownership": "rent"})
     try:
-        rented = _monte_carlo(rent_key, ranges_json, samples, seed)
+        rented = studies.monte_carlo_of(rent_key, ranges_json, samples, seed)
     except economics.ScenarioError:
         return None
-    return probability_lower(_monte_carlo(key, ranges_json, samples, seed), rented)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _tornado_spec(key: str, ranges_json: str) -> dict[str, Any]:
-    sens = _tornado(key, ranges_json)
-    data = sens.assign(start=sens[["output_at_low", "output_at_high"]].min(axis=1),
-                       end=sens[["output_at_low", "output_at_high"]].max(axis=1),
-                       input=[editor.label(f) for f in sens["field"]])
-    bars = alt.Chart(alt.NamedData("tornado")).mark_bar().encode(
-        x=alt.X("start:Q", title="Cost [USD per M tokens]", axis=alt.Axis(format="$,.3f"),
-                scale=alt.Scale(zero=False)),
-        x2="end:Q", y=alt.Y("input:N", sort=None, title=None, axis=alt.Axis(labelLimit=320)),
-        tooltip=["input:N", alt.Tooltip("low:Q", format=",.4g"), alt.Tooltip("high:Q", format=",.4g"),
-                 alt.Tooltip("output_at_low:Q", format="$,.4f", title="cost at low"),
-                 alt.Tooltip("output_at_high:Q", format="$,.4f", title="cost at high")])
-    base_rule = alt.Chart(alt.NamedData("tornado")).mark_rule(color="black").encode(x="base_output:Q")
-    return common.vega_spec(alt.layer(bars, base_rule), {"tornado": data})
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _histogram_spec(key: str, ranges_json: str, samples: int, seed: int) -> dict[str, Any]:
-    """The distribution of cost per M tokens over the draws, binned here (40 bins at most) so the browser draws
-    a few dozen bars rather than binning every sample."""
-    bins = histogram(_monte_carlo(key, ranges_json, samples, seed).samples["cost_usd_per_m_tokens"].to_numpy(
-        dtype=float, na_value=float("nan")))
-    chart = alt.Chart(alt.NamedData("bins")).mark_bar().encode(
-        x=alt.X("bin_start:Q", title="Cost [USD per M tokens]", bin="binned", axis=alt.Axis(format="$,.3f")),
-        x2="bin_end:Q", y=alt.Y("count:Q", title="Samples"),
-        tooltip=[alt.Tooltip("bin_start:Q", format="$,.4f", title="from"),
-                 alt.Tooltip("bin_end:Q", format="$,.4f", title="to"), alt.Tooltip("count:Q", title="samples")])
-    return common.vega_spec(chart, {"bins": bins})
+    return probability_lower(studies.monte_carlo_of(key, ranges_json, samples, seed), rented)
 
 
 def _base_value(result: dict[str, Any], field: str) -> float | None:
@@ -191,7 +145,7 @@ editor.show_messages()
 
 key, ranges_json = common.canonical(scenario), json.dumps(ranges, sort_keys=True)
 try:
-    mc = _monte_carlo(key, ranges_json, samples, seed)
+    mc = studies.monte_carlo_of(key, ranges_json, samples, seed)
 except economics.ScenarioError as error:
     st.error(plain(str(error)))
     _inputs(side, result)
@@ -209,7 +163,7 @@ base: tuple[dict[str, float], float | None] | None = None
 if pinned is not None:
     try:  # the baseline under the same ranges, draws and seed
         pinned_key = common.canonical(pinned)
-        base = (_percentiles(_monte_carlo(pinned_key, ranges_json, samples, seed)),
+        base = (_percentiles(studies.monte_carlo_of(pinned_key, ranges_json, samples, seed)),
                 _own_cheaper(pinned_key, ranges_json, samples, seed))
     except economics.ScenarioError:
         base = None
@@ -230,14 +184,14 @@ k[3].metric("Owning cheaper than renting [share of samples]",
             help="Same draws for both (paired); renting at the catalog rent",
             delta=None if change is None else f"{change} vs baseline", delta_color="off")
 try:
-    sens = _tornado(key, ranges_json)
+    sens = studies.tornado_of(key, ranges_json)
 except economics.ScenarioError as error:
     st.error(plain(str(error)))
     st.stop()
 
 st.subheader("Tornado: cost per M tokens, one input at a time")
-common.draw(_tornado_spec(key, ranges_json))
+common.draw(studies.tornado_spec(key, ranges_json))
 st.subheader("Monte Carlo: distribution of cost per M tokens")
-common.draw(_histogram_spec(key, ranges_json, samples, seed))
+common.draw(studies.histogram_spec(key, ranges_json, samples, seed))
 common.show_table(mc.summary, key="mc_summary", extra={"output": ("Output", "text")})
 common.share()

@@ -1,0 +1,258 @@
+"""The pages' studies and chart specs, cached per canonical scenario key (:func:`ui.common.canonical`).
+
+They live here rather than in the page scripts because a page script runs again on every rerun, and wrapping a
+function with ``st.cache_data`` there looks its source up again each time (about half a millisecond a function,
+before the page's first KPI). Presentation only: every number comes from :mod:`economics`; a chart spec is built
+once per entry of the data it draws (:func:`ui.common.vega_spec`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import altair as alt
+import streamlit as st
+
+import economics
+from economics import catalog
+from economics.batch import resolve_scenario
+from economics.calibration import report
+from economics.compare import compare_accelerators, cost_vs_utilization, margins_at_prices
+from economics.interactivity import interactivity_curve
+from economics.retrofit import analyse, break_even_decode_price_usd
+from economics.uncertainty import MonteCarlo, histogram, monte_carlo, tornado
+from ui import common, editor
+
+WARNING_COLOR = "#d62728"
+FEASIBLE_COLORS = alt.Scale(domain=["fits", "does not fit"], range=["#4c78a8", "#d62728"])
+
+
+# Cost per token page
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def resolved_of(key: str) -> Any:
+    """The scenario resolved once (validated, catalog figures, throughput) for both studies below; they only read
+    it (:func:`economics.batch.evaluate_variants` copies the columns it changes)."""
+    return resolve_scenario(json.loads(key))
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def cost_curve(key: str) -> Any:
+    scenario = json.loads(key)
+    return cost_vs_utilization(scenario, points=20, result=common.evaluate(scenario), resolved=resolved_of(key))
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def margins(key: str) -> Any:
+    return margins_at_prices(json.loads(key), catalog.api_prices(), resolved=resolved_of(key))
+
+
+@st.cache_data(show_spinner=False)
+def presets() -> dict[str, tuple[dict[str, Any], str]]:
+    """name -> (scenario fields, note): data/presets.csv, read once."""
+    return {name: (s.model_dump(), note) for name, (s, note) in economics.preset_scenarios().items()}
+
+
+@st.cache_data(show_spinner=False)
+def breakdown_spec() -> dict[str, Any]:
+    """Where the money goes, a bar per part of the hourly cost (dataset ``parts``): built once, drawn with each
+    scenario's parts."""
+    return common.vega_spec(alt.Chart(alt.NamedData("parts")).mark_bar().encode(
+        x=alt.X("usd_per_hour:Q", title="Cost [USD/h]", axis=alt.Axis(format="$,.0f")),
+        y=alt.Y("part:N", sort="-x", title=None),
+        tooltip=["part:N", alt.Tooltip("usd_per_hour:Q", format="$,.2f", title="USD/h"),
+                 alt.Tooltip("share:Q", format=".1%", title="share")]))
+
+
+@st.cache_data(show_spinner=False)
+def utilization_spec() -> dict[str, Any]:
+    """Cost against utilization (dataset ``curve``) with this scenario's point marked and labelled (``point``)."""
+    x = alt.X("utilization:Q", title="Average utilization", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1]))
+    y = alt.Y("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]", scale=alt.Scale(type="log"))
+    line = alt.Chart(alt.NamedData("curve")).mark_line(point=True).encode(
+        x=x, y=y, tooltip=[alt.Tooltip("utilization:Q", format=".0%"),
+                           alt.Tooltip("cost_usd_per_m_tokens:Q", format="$,.4f", title="USD per M tokens")])
+    dot = alt.Chart(alt.NamedData("point")).mark_point(size=160, filled=True, color=WARNING_COLOR).encode(
+        x=x, y=y, tooltip=["label:N"])
+    text = alt.Chart(alt.NamedData("point")).mark_text(align="left", dx=10, dy=-10).encode(x=x, y=y, text="label:N")
+    return common.vega_spec(alt.layer(line, dot, text))
+
+
+# Fleet page
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def compare_of(key: str, accelerators: tuple[str, ...]) -> Any:
+    # no published price: cost those as rented so they can still be compared
+    rent = {a: {"ownership": "rent"} for a in accelerators
+            if math.isnan(catalog.accelerator_record(a).get("price_usd", math.nan))}
+    return compare_accelerators(json.loads(key), list(accelerators), rent)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def compare_spec(key: str, accelerators: tuple[str, ...]) -> dict[str, Any] | None:
+    """Cost per M tokens of each accelerator that has one, coloured by whether it fits the facility (built once per
+    comparison); None when none has a cost."""
+    table = compare_of(key, accelerators)
+    costed = table[table["cost_usd_per_m_tokens"].notna()]
+    if not len(costed):
+        return None
+    chart = alt.Chart(alt.NamedData("compare")).mark_bar().encode(
+        x=alt.X("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]", scale=alt.Scale(zero=True)),
+        y=alt.Y("accelerator:N", sort=None, title=None),
+        color=alt.Color("fit:N", title="Facility", scale=FEASIBLE_COLORS),
+        tooltip=["accelerator:N", "serving_stack_used:N", "ownership:N", "fit:N",
+                 alt.Tooltip("cost_usd_per_m_tokens:Q", format="$,.3f", title="USD per M tokens"),
+                 alt.Tooltip("accelerators:Q", format=","), alt.Tooltip("racks:Q", format=","),
+                 alt.Tooltip("facility_power_kw:Q", format=",.0f", title="facility kW"), "infeasible_reason:N"])
+    fit = ["fits" if bool(f) else "does not fit" for f in costed["feasible"].fillna(False)]
+    return common.vega_spec(chart, {"compare": costed.assign(fit=fit)})
+
+
+@st.cache_data(show_spinner=False)
+def accelerator_names() -> dict[str, str]:
+    return {a: str(catalog.accelerator_record(a).get("name", a)) for a in catalog.accelerator_ids()}
+
+
+# Decode accelerators page
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def retrofit_of(key: str) -> Any:
+    return analyse(json.loads(key))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def cashflow_spec(key: str) -> dict[str, Any]:
+    """The cumulative cash flow of each option against the status quo, built once per study."""
+    flows = retrofit_of(key).cashflows.copy()
+    flows["cumulative_vs_status_quo_usd"] = flows.groupby("option")["vs_status_quo_usd"].cumsum()
+    chart = alt.Chart(alt.NamedData("flows")).mark_line(point=True).encode(
+        x=alt.X("year:O", title="Year"),
+        y=alt.Y("cumulative_vs_status_quo_usd:Q", title="Cumulative cash flow vs status quo [USD]",
+                axis=alt.Axis(format="$,.3~s")),
+        color=alt.Color("option:N", title=None),
+        tooltip=["option:N", "year:O", alt.Tooltip("vs_status_quo_usd:Q", format="$,.0f", title="that year"),
+                 alt.Tooltip("cumulative_vs_status_quo_usd:Q", format="$,.0f", title="cumulative")])
+    return common.vega_spec(chart, {"flows": flows[flows["option"] != "status quo"]})
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def break_even(key: str) -> float | None:
+    return break_even_decode_price_usd(json.loads(key))
+
+
+# Throughput page
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def curve_of(key: str, chosen: str) -> dict[str, Any]:
+    return interactivity_curve(json.loads(key), chosen=chosen)
+
+
+def _front_layer() -> Any:
+    return alt.Chart(alt.NamedData("front")).mark_line(color="black").encode(
+        x=alt.X("output_tokens_per_s_per_user:Q", title="Output tokens/s per user"),
+        y=alt.Y("effective_output_tokens_per_s_per_accelerator:Q", title="Output tokens/s per accelerator"),
+        tooltip=[alt.Tooltip("batch_size:Q", title="batch"),
+                 alt.Tooltip("accelerators_per_replica:Q", title="replica"),
+                 alt.Tooltip("output_tokens_per_s_per_user:Q", title="tokens/s per user", format=",.1f"),
+                 alt.Tooltip("effective_output_tokens_per_s_per_accelerator:Q",
+                             title="tokens/s per accelerator", format=",.0f"),
+                 alt.Tooltip("cost_usd_per_m_tokens:Q", title="USD per M tokens", format="$,.3f")])
+
+
+def _measured_layers() -> list[Any]:
+    chosen = alt.Scale(domain=["chosen", "other stack"], range=[1.0, 0.35])
+    base_pts = alt.Chart(alt.NamedData("measured")).encode(
+        x="output_tokens_per_s_per_user:Q", y="output_tokens_per_s_per_accelerator:Q",
+        color=alt.Color("series:N", title="Serving stack (measured)", legend=alt.Legend(labelLimit=400)),
+        detail="curve:N",
+        opacity=alt.Opacity("role:N", title="Stack", scale=chosen))
+    return [base_pts.mark_line(strokeWidth=1.5), base_pts.mark_point(filled=True).encode(
+        size=alt.Size("role:N", title="Stack", scale=alt.Scale(domain=["chosen", "other stack"], range=[140, 50])),
+        shape=alt.Shape("series:N", title="Serving stack (measured)", legend=alt.Legend(labelLimit=400)),
+        tooltip=["serving_stack:N", "curve:N", "role:N", alt.Tooltip("input_tokens:Q", title="input tokens"),
+                 alt.Tooltip("output_tokens:Q", title="output tokens"),
+                 alt.Tooltip("output_tokens_per_s_per_user:Q", title="tokens/s per user", format=",.1f"),
+                 alt.Tooltip("output_tokens_per_s_per_accelerator:Q", title="tokens/s per accelerator",
+                             format=",.0f")])]
+
+
+def _cost_chart() -> Any:
+    return alt.Chart(alt.NamedData("front")).mark_line().encode(
+        x=alt.X("output_tokens_per_s_per_user:Q", title="Output tokens/s per user"),
+        y=alt.Y("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]", scale=alt.Scale(zero=True)),
+        tooltip=[alt.Tooltip("output_tokens_per_s_per_user:Q", title="tokens/s per user", format=",.1f"),
+                 alt.Tooltip("cost_usd_per_m_tokens:Q", title="USD per M tokens", format="$,.3f")])
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def curve_specs(key: str, chosen: str) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+    """The interactivity chart and the cost-along-the-curve chart (None without a roofline front), built once per
+    curve; None when there is nothing to draw."""
+    drawn = curve_of(key, chosen)
+    front, measured = drawn["front"], drawn["measured"]
+    if front.empty and measured.empty:
+        return None
+    layers, data = [], {}
+    if not front.empty:
+        layers.append(_front_layer())
+        data["front"] = front.assign(series="roofline estimate")
+    if not measured.empty:
+        layers += _measured_layers()
+        data["measured"] = measured.assign(series=measured["serving_stack"],
+                                           role=["chosen" if c else "other stack" for c in measured["chosen"]])
+    cost = None if front.empty else common.vega_spec(_cost_chart(), {"front": front})
+    return common.vega_spec(alt.layer(*layers).interactive(), data), cost
+
+
+@st.cache_data(show_spinner=False)
+def calibration() -> tuple[Any, Any]:
+    return report()  # the fit against every measured point: depends on data/ only
+
+
+# Uncertainty page
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def monte_carlo_of(key: str, ranges_json: str, samples: int, seed: int) -> MonteCarlo:
+    return monte_carlo(json.loads(key), _ranges(ranges_json), samples=samples, seed=seed)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def tornado_of(key: str, ranges_json: str) -> Any:
+    return tornado(json.loads(key), _ranges(ranges_json))
+
+
+def _ranges(ranges_json: str) -> dict[str, tuple[float, float]]:
+    return {k: (float(v[0]), float(v[1])) for k, v in json.loads(ranges_json).items()}
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def tornado_spec(key: str, ranges_json: str) -> dict[str, Any]:
+    sens = tornado_of(key, ranges_json)
+    data = sens.assign(start=sens[["output_at_low", "output_at_high"]].min(axis=1),
+                       end=sens[["output_at_low", "output_at_high"]].max(axis=1),
+                       input=[editor.label(f) for f in sens["field"]])
+    bars = alt.Chart(alt.NamedData("tornado")).mark_bar().encode(
+        x=alt.X("start:Q", title="Cost [USD per M tokens]", axis=alt.Axis(format="$,.3f"),
+                scale=alt.Scale(zero=False)),
+        x2="end:Q", y=alt.Y("input:N", sort=None, title=None, axis=alt.Axis(labelLimit=320)),
+        tooltip=["input:N", alt.Tooltip("low:Q", format=",.4g"), alt.Tooltip("high:Q", format=",.4g"),
+                 alt.Tooltip("output_at_low:Q", format="$,.4f", title="cost at low"),
+                 alt.Tooltip("output_at_high:Q", format="$,.4f", title="cost at high")])
+    base_rule = alt.Chart(alt.NamedData("tornado")).mark_rule(color="black").encode(x="base_output:Q")
+    return common.vega_spec(alt.layer(bars, base_rule), {"tornado": data})
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def histogram_spec(key: str, ranges_json: str, samples: int, seed: int) -> dict[str, Any]:
+    """The distribution of cost per M tokens over the draws, binned here (40 bins at most) so the browser draws
+    a few dozen bars rather than binning every sample."""
+    bins = histogram(monte_carlo_of(key, ranges_json, samples, seed).samples["cost_usd_per_m_tokens"].to_numpy(
+        dtype=float, na_value=float("nan")))
+    chart = alt.Chart(alt.NamedData("bins")).mark_bar().encode(
+        x=alt.X("bin_start:Q", title="Cost [USD per M tokens]", bin="binned", axis=alt.Axis(format="$,.3f")),
+        x2="bin_end:Q", y=alt.Y("count:Q", title="Samples"),
+        tooltip=[alt.Tooltip("bin_start:Q", format="$,.4f", title="from"),
+                 alt.Tooltip("bin_end:Q", format="$,.4f", title="to"), alt.Tooltip("count:Q", title="samples")])
+    return common.vega_spec(chart, {"bins": bins})
