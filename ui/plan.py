@@ -275,9 +275,10 @@ def _kpis(summary: dict[str, Any], base: dict[str, Any] | None) -> None:
                       delta_arrow="off" if same else "auto", help=f"Plan summary `{key}`")
 
 
-def _show(out: dict[str, Any], base: dict[str, Any] | None) -> None:
+def _show(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar) -> None:
     summary = out["summary"]
     _kpis(summary, base)
+    side()  # the inputs after the KPIs (see editor.Sidebar)
     st.caption(f"{fmt.count(summary['systems_on_site'])} systems on site; "
                f"{fmt.number(summary['rented_system_hours_per_day'])} rented system-hours a day; proven within "
                f"{fmt.percent(summary['mip_gap'])} of the model's lower bound.")
@@ -339,7 +340,7 @@ def main() -> None:
                "benchmarks), owned or rented by the hour, with the fleet you already own, inside the site's power, "
                "racks, cooling and budget. A mixed-integer program (SciPy milp, HiGHS); docs/planner.md has the "
                "method.")
-    editor.sidebar("Plan", KEY_FIELDS, before=settings_widgets)
+    side = editor.Sidebar("Plan", KEY_FIELDS, before=settings_widgets)
     editor.show_messages()
     scenario = state.scenario()
     _model_missing(scenario)
@@ -354,13 +355,14 @@ def main() -> None:
     except (InputError, ValueError, economics.ScenarioError) as exc:
         st.error(plain(exc, max_chars=1000))
         common.share()
-        st.stop()
+        side.stop()
     common.baseline_controls()
     base = _baseline_plan(csv_bytes)
     if not out["feasible"]:
         st.error(f"No plan meets every constraint. {plain(out['infeasible_reason'], max_chars=1000)}")
     else:
-        _show(out, base)
+        _show(out, base, side)
+    side()
     with st.expander("Candidates considered and why some were left out"):
         common.show_table(out["frames"]["candidates"], key="plan_candidates", extra=CANDIDATE_COLUMNS)
     common.share()
