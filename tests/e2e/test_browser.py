@@ -119,14 +119,26 @@ def test_navigation_across_every_page_changes_no_value(page: Page, streamlit_url
     fill(page, "demand_output_tokens_per_day", "6,000,000,000")
     before, query = kpis(page), urlsplit(page.url).query
     assert "accelerator_count=512" in query and "baseline." in query
+    seen: dict[str, dict[str, str]] = {}
     for name in [*list(NAV_TITLES)[1:], *reversed(list(NAV_TITLES)[:-1])]:
         page.get_by_test_id("stSidebarNav").get_by_role("link", name=NAV_TITLES[name]).click()
         settle(page)
+        if name == "plan" and name not in seen:  # a page setting too: it must survive the other pages
+            fill(page, "plan_max_racks", "30")
+            query = urlsplit(page.url).query
+            assert "settings.plan_max_racks=30" in query and "accelerator_count=512" in query, query
         if name != "data":
             assert urlsplit(page.url).query == query, (name, page.url)
         assert not page.get_by_test_id("stException").count(), name
+        if name in seen:  # the second visit shows every KPI as the first did
+            assert kpis(page) == seen[name], name
+        seen[name] = kpis(page)
+    assert seen["plan"], "the Plan page showed no KPI"
     assert kpis(page) == before
     assert page.locator(".st-key-accelerator_count input").input_value() == "512"
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name=NAV_TITLES["plan"]).click()
+    settle(page)
+    assert page.locator(".st-key-plan_max_racks input").input_value() == "30"
 
 
 def _edit_for(page: Page, name: str) -> None:
