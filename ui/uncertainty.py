@@ -14,6 +14,7 @@ import streamlit as st
 
 import economics
 from economics import FIELDS
+from economics.outputs import label
 from economics.uncertainty import probability_lower
 from ui import common, editor, links, state, studies
 from ui import format as fmt
@@ -126,6 +127,18 @@ def _inputs(side: editor.Sidebar, result: dict[str, Any]) -> None:
         _sampling_inputs()
 
 
+def _summary_table(summary: Any) -> None:
+    """P10, P50, P90 and mean of each output over the draws, each in its output's display format (the units differ
+    by row, so the cells are formatted text)."""
+    rows = [{"output": label(str(r["output"])), **{k: fmt.output(str(r["output"]), r[k]) for k in
+                                                    ("p10", "p50", "p90", "mean")}, "samples": fmt.count(r["samples"])}
+            for r in summary.to_dict("records")]
+    st.dataframe(rows, hide_index=True, width="stretch", key="mc_summary", column_config={
+        "output": st.column_config.TextColumn("Output [unit]"), "p10": st.column_config.TextColumn("P10"),
+        "p50": st.column_config.TextColumn("P50"), "p90": st.column_config.TextColumn("P90"),
+        "mean": st.column_config.TextColumn("Mean"), "samples": st.column_config.TextColumn("Samples computed")})
+
+
 common.page_start()
 st.title("Uncertainty")
 st.caption("Give each uncertain input a low and a high around the scenario's value. The tornado moves one input at "
@@ -193,5 +206,5 @@ st.subheader("Tornado: cost per M tokens, one input at a time")
 common.draw(studies.tornado_spec(key, ranges_json))
 st.subheader("Monte Carlo: distribution of cost per M tokens")
 common.draw(studies.histogram_spec(key, ranges_json, samples, seed))
-common.show_table(mc.summary, key="mc_summary", extra={"output": ("Output", "text")})
+_summary_table(mc.summary)
 common.share()
