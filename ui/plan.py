@@ -279,6 +279,9 @@ def _show(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar
     summary = out["summary"]
     _kpis(summary, base)
     side()  # the inputs after the KPIs (see editor.Sidebar)
+    if base is not None:
+        st.caption("Changes are against the pinned baseline scenario planned under these same planner settings: a "
+                   "planner setting moves both plans, a scenario field only this one.")
     st.caption(f"{fmt.count(summary['systems_on_site'])} systems on site; "
                f"{fmt.number(summary['rented_system_hours_per_day'])} rented system-hours a day; proven within "
                f"{fmt.percent(summary['mip_gap'])} of the model's lower bound.")
