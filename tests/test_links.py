@@ -213,3 +213,32 @@ def test_bad_plan_settings_are_named_and_left_at_the_default(params: dict[str, s
     _, chosen, _, warnings = links.read_link(params)
     assert chosen == links.default_settings()
     assert len(warnings) == 1 and named in warnings[0], warnings
+
+
+def _optional(values: Any) -> Any:
+    return st.one_of(st.none(), values)
+
+
+PLAN_SETTING_VALUES = st.fixed_dictionaries({
+    "plan_ttft_target_s": _optional(st.floats(min_value=1e-6, max_value=3600)),
+    "plan_ttft_percentile": st.floats(min_value=1e-6, max_value=0.999999),
+    "plan_prefill_service_cv2": st.floats(min_value=0, max_value=10),
+    "plan_demand_profile": st.one_of(st.sampled_from(["peak", "flat", "diurnal"]), st.lists(
+        st.floats(min_value=0.01, max_value=100).map(lambda x: f"{x:.4g}"), min_size=24, max_size=24).map(" ".join)),
+    "plan_max_racks": _optional(st.floats(min_value=0, max_value=1e6)),
+    "plan_capex_budget_usd": _optional(st.floats(min_value=0, max_value=1e13)),
+    "plan_objective": st.sampled_from(["cost_per_day", "npv"]),
+    "plan_spares": st.booleans(), "plan_allow_rent": st.booleans(),
+    "plan_accelerators": st.lists(st.sampled_from(economics.catalog.accelerator_ids()), unique=True, max_size=6
+                                  ).map(tuple),
+})
+
+
+@settings(max_examples=40, deadline=None)
+@given(PLAN_SETTING_VALUES)
+def test_any_valid_plan_settings_come_back_from_the_link_exactly(values: dict[str, Any]) -> None:
+    chosen = {**links.default_settings(), **values}
+    query = links.link_query(links.default_scenario(), chosen, None)
+    _, read, _, warnings = links.read_link(query)
+    assert (read, warnings) == (chosen, [])
+    links.plan_settings(read)  # and the planner accepts them
