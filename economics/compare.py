@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,23 @@ def scenario_frame(rows: Sequence[Mapping[str, Any]], varying: Mapping[str, np.n
         kind = FIELDS[name].kind
         frame[name] = np.asarray(given, dtype=float) if kind in ("float", "int") else _column(kind, list(given))
     return frame
+
+
+@cache
+def _schema_defaults() -> dict[str, Any]:
+    return Scenario.model_validate({}).model_dump()
+
+
+def given_fields(row: Mapping[str, Any], keep: Iterable[str] = ()) -> dict[str, Any]:
+    """The fields of a scenario (all of them, as ``model_dump`` gives) that differ from the schema's defaults, plus
+    ``keep``: a table without the other columns evaluates to the same outputs (an absent column takes its default,
+    as the same value given does) and validates fewer columns. The result table then repeats only these inputs.
+
+    >>> sorted(given_fields({**Scenario().model_dump(), "pue": 1.3}, keep=["name"]))
+    ['name', 'pue']
+    """
+    defaults, kept = _schema_defaults(), set(keep)
+    return {k: v for k, v in row.items() if k in kept or k not in defaults or v != defaults[k]}
 
 
 def compare_accelerators(scenario: Scenario | dict[str, Any], accelerators: list[str],
