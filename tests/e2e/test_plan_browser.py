@@ -14,6 +14,7 @@ from playwright.sync_api import Page, expect
 
 import economics
 from economics import planner
+from tests.e2e.conftest import ROOT
 from tests.e2e.test_browser import COLD_START_TIMEOUT_MS, kpis, open_page
 from ui import format as fmt
 from ui import links
@@ -61,3 +62,35 @@ def test_plan_page_example(page: Page, streamlit_url: str, screenshot: Callable[
     cost = page.get_by_test_id("stMetric").filter(has_text="Cost per day").get_by_test_id("stMetricValue")
     expect(cost).to_have_text(fmt.usd(float(want["cost_usd_per_day"])))
     assert screenshot("plan").stat().st_size > 10_000
+
+
+def test_candidate_files_are_named_plainly_and_a_good_one_is_planned(page: Page, streamlit_url: str,
+                                                                      tmp_path: Path) -> None:
+    own = urlsplit(streamlit_url).netloc
+    elsewhere: list[str] = []
+    page.on("request", lambda r: elsewhere.append(r.url) if urlsplit(r.url).netloc not in (own, "") else None)
+    good_text = (ROOT / "docs" / "plan-candidates.csv").read_text(encoding="utf-8")
+    header, *rows = good_text.splitlines()
+    bad = tmp_path / "[bad](https%3A%2F%2Fevil.example).csv"
+    bad.write_text("\n".join([f"{header},![c](http://127.0.0.1:9/pixel.gif)", *[f"{r},1" for r in rows]]) + "\n",
+                   encoding="utf-8")
+    open_page(page, f"{streamlit_url}/plan")
+    uploader = page.locator(".st-key-plan_candidates_file input[type=file]")
+    uploader.set_input_files(str(bad))
+    main = page.get_by_test_id("stMain")
+    expect(main).to_contain_text("unknown column", timeout=COLD_START_TIMEOUT_MS)
+    expect(main).to_contain_text("![c](http://127.0.0.1:9/pixel.gif)")  # the column name as typed
+    assert page.locator('a[href*="evil.example"]').count() == 0
+    assert page.locator('img[src*="pixel.gif"]').count() == 0
+    good = tmp_path / "[ok](https%3A%2F%2Fevil.example).csv"
+    good.write_text(good_text, encoding="utf-8")
+    uploader.set_input_files(str(good))
+    expect(main).to_contain_text("Candidates from [ok](https%3A%2F%2Fevil.example).csv", timeout=COLD_START_TIMEOUT_MS)
+    mine = planner.read_candidates_csv(good_text.encode(), economics.default_scenario())
+    want = planner.plan(economics.default_scenario(), links.plan_settings(links.default_settings()), mine).summary
+    cost = page.get_by_test_id("stMetric").filter(has_text="Cost per day").get_by_test_id("stMetricValue")
+    expect(cost).to_have_text(fmt.usd(float(want["cost_usd_per_day"])))  # planned from the file's own figures
+    open_page(page, page.url)  # the file is not in the link: a reload plans from the catalog again
+    expect(main).not_to_contain_text("Candidates from")
+    assert page.locator('a[href*="evil.example"]').count() == 0
+    assert not elsewhere, elsewhere
