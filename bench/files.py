@@ -144,6 +144,7 @@ def main() -> None:
     engine_pq = child("engine", str(work / "rows.parquet"))
     pq2pq = child("cli", "evaluate", str(work / "rows.parquet"), "-o", str(work / "out.parquet"))
     upload = child("upload", str(up), str(args.upload_rows))
+    to_json = child("cli", "evaluate", str(csv1), "-o", str(work / "out.json"))
     print(f"engine only, {args.rows:,} rows from CSV: {engine['seconds']:.2f} s")
     print(f"CSV -> CSV end to end, {args.rows:,} rows: {e2e['seconds']:.2f} s = "
           f"{e2e['seconds'] / engine['seconds']:.2f}x the engine (target <= 5x), peak {e2e['peak_mb']:,.0f} MB "
@@ -151,6 +152,9 @@ def main() -> None:
     print(f"engine only, {args.rows:,} rows from Parquet: {engine_pq['seconds']:.2f} s")
     print(f"Parquet -> Parquet end to end: {pq2pq['seconds']:.2f} s = "
           f"{pq2pq['seconds'] / engine_pq['seconds']:.2f}x the engine (target <= 2x), peak {pq2pq['peak_mb']:,.0f} MB")
+    print(f"CSV -> JSON end to end, {args.rows:,} rows (written record by record): {to_json['seconds']:.2f} s = "
+          f"{to_json['seconds'] / engine['seconds']:.2f}x the engine, peak {to_json['peak_mb']:,.0f} MB "
+          f"({(work / 'out.json').stat().st_size / 1e9:.2f} GB of JSON)")
     print(f"{args.upload_rows:,}-row upload to results (read bytes, evaluate, result CSV): {upload['seconds']:.2f} s "
           f"(target <= 3 s), peak {upload['peak_mb']:,.0f} MB")
     if args.big_rows:

@@ -83,23 +83,17 @@ def _evaluate_chunk(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    """CSV and Parquet stream chunk by chunk (economics.tables); JSON output is one document, built whole."""
+    """Read, evaluate and write chunk by chunk (economics.tables), in CSV, Parquet or JSON."""
     source = _read(args.input) if args.input == "-" else args.input
     chunks = tables.read_chunks(source, args.input_format, progress=tables.terminal_progress(sys.stderr))
     fmt = tables.output_format(args.output, args.format)
-    if fmt == "json":
-        df = pd.concat(list(chunks), ignore_index=True)
-        result, report = _evaluate_chunk(df)
-        _write(args.output, to_json_text(result))
-        rows, invalid = len(result), int((~result["valid"]).sum())
-    else:
-        sys.stdout.flush()
-        sink = getattr(sys.stdout, "buffer", None) if args.output == "-" else None
-        spare = io.BytesIO() if args.output == "-" and sink is None else None
-        totals = tables.stream(chunks, _evaluate_chunk, tables.TableWriter(args.output, fmt, sink or spare))
-        if spare is not None:
-            sys.stdout.write(spare.getvalue().decode("utf-8"))
-        report, rows, invalid = totals.report, totals.rows, totals.invalid
+    sys.stdout.flush()
+    sink = getattr(sys.stdout, "buffer", None) if args.output == "-" else None
+    spare = io.BytesIO() if args.output == "-" and sink is None else None
+    totals = tables.stream(chunks, _evaluate_chunk, tables.TableWriter(args.output, fmt, sink or spare))
+    if spare is not None:
+        sys.stdout.write(spare.getvalue().decode("utf-8"))
+    report, rows, invalid = totals.report, totals.rows, totals.invalid
     tables.end_progress(sys.stderr)
     if args.errors:
         _write(args.errors, to_csv_text(report))

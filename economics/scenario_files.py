@@ -12,6 +12,7 @@ import io
 import json
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -243,6 +244,28 @@ def excel_safe(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 
 
 def to_json_text(df: pd.DataFrame) -> str:
-    """A JSON array of records; missing values are null (never NaN)."""
-    records = json.loads(df.to_json(orient="records", double_precision=15))
-    return json.dumps(records, indent=1, allow_nan=False)
+    """A JSON array of records, one record per line; missing values (and NaN or infinity) are null.
+
+    >>> print(to_json_text(pd.DataFrame({"name": ["a", "b"], "pue": [1.2, float("nan")]})))
+    [
+    {"name":"a","pue":1.2},
+    {"name":"b","pue":null}
+    ]
+    """
+    lines = ",\n".join(json_record_lines(df))
+    return f"[\n{lines}\n]" if lines else "[]"
+
+
+JSON_SLICE_ROWS = 4096
+"""Rows turned into JSON text at a time: the text of one slice is all a writer holds."""
+
+
+def json_record_lines(df: pd.DataFrame) -> Iterator[str]:
+    """The records of :func:`to_json_text` without the brackets, a slice of rows at a time: one JSON object a line,
+    lines separated by ``,\\n`` within a slice (the caller joins slices the same way). Numbers are written as the
+    shortest text that reads back to the same float64; NaN and infinity never appear (null)."""
+    for start in range(0, len(df), JSON_SLICE_ROWS):
+        # pandas writes NaN and infinity as null and every float exactly (to 15 decimals); reading that back and
+        # writing it with json gives the shortest text for each number ("37169.69", not "37169.690000000002328")
+        records = json.loads(df.iloc[start:start + JSON_SLICE_ROWS].to_json(orient="records", double_precision=15))
+        yield ",\n".join(json.dumps(r, allow_nan=False, separators=(",", ":")) for r in records)

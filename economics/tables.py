@@ -46,7 +46,7 @@ import pyarrow.parquet as pq
 from openpyxl import Workbook
 
 from .scenario import FIELDS
-from .scenario_files import excel_safe, read_scenarios_json, safe_for_spreadsheets
+from .scenario_files import excel_safe, json_record_lines, read_scenarios_json, safe_for_spreadsheets
 from .validation import RANGE_COLUMNS, InputError, check_columns
 from .values import capped, shown
 
@@ -507,7 +507,9 @@ def output_format(path: str, fmt: str | None) -> str:
 
 class TableWriter:
     """Write result chunks to ``path`` (``-`` = standard output) as CSV (gzip/zstd by the ``.gz``/``.zst``
-    extension) or Parquet. The file appears only when :meth:`close` succeeds (written beside it, then renamed)."""
+    extension), Parquet or JSON (one array of records, written record by record: the same text
+    :func:`~economics.scenario_files.to_json_text` gives for the whole table). The file appears only when
+    :meth:`close` succeeds (written beside it, then renamed)."""
 
     def __init__(self, path: str, fmt: str = "csv", sink: IO[bytes] | None = None) -> None:
         self.path, self.fmt, self.sink = path, fmt, sink
@@ -528,7 +530,9 @@ class TableWriter:
         codec = "gzip" if self.path.endswith(".gz") else ("zstd" if self.path.endswith(".zst") else None)
         out = pa.CompressedOutputStream(self.file, codec) if codec and self.fmt == "csv" else self.file
         self.stream = out
-        if self.fmt == "parquet":
+        if self.fmt == "json":
+            self.writer = _JsonRecords(out)
+        elif self.fmt == "parquet":
             # dictionaries for text only and no statistics: 3x faster than the defaults on result tables
             text = [f.name for f in schema if pa.types.is_string(f.type)]
             self.writer = pq.ParquetWriter(out, schema, compression="zstd", compression_level=1, use_dictionary=text,
@@ -540,10 +544,12 @@ class TableWriter:
             self.writer = pacsv.CSVWriter(out, for_csv(schema.empty_table()).schema, write_options=pacsv.WriteOptions(
                 include_header=False, quoting_style="needed"))
 
-    def write(self, table: pa.Table) -> None:
+    def write(self, table: pa.Table | pd.DataFrame) -> None:
+        """Write one chunk: an Arrow table of the result schema (CSV, Parquet) or the result frame (JSON)."""
         if self.writer is None:
-            self._start(table.schema)
+            self._start(pa.schema([]) if isinstance(table, pd.DataFrame) else table.schema)
         self.writer.write_table(for_csv(table) if self.fmt == "csv" else table)
+
 
     def close(self, ok: bool = True) -> None:
         """Finish the file (or remove the partial one when ``ok`` is false)."""
@@ -561,6 +567,39 @@ class TableWriter:
             os.replace(self.partial, self.path)
         elif os.path.exists(self.partial):
             os.remove(self.partial)
+
+
+def json_chunk(result: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """A result chunk with the columns every chunk is written with: a text field the chunk lacks (a decode pool's
+    id where no row of the chunk has one) is empty text, as in a table that holds it, a number empty (null).
+
+    >>> chunk = json_chunk(pd.DataFrame({"name": ["a"]}), ["name", "decode_accelerator", "decode_accelerator_count"])
+    >>> chunk.to_dict("records")
+    [{'name': 'a', 'decode_accelerator': '', 'decode_accelerator_count': nan}]
+    """
+    out = result.reindex(columns=columns)
+    for c in columns:
+        if c not in result.columns and c in FIELDS and FIELDS[c].kind in ("str", "choice"):
+            out[c] = ""
+    return out
+
+
+class _JsonRecords:
+    """A JSON array written chunk by chunk: ``[``, each chunk's records one a line, ``]`` (as ``to_json_text``)."""
+
+    def __init__(self, out: Any) -> None:
+        self.out, self.slices = out, 0
+        out.write(b"[")
+
+    def write_table(self, frame: pd.DataFrame) -> None:
+        if not len(frame):
+            return
+        for body in json_record_lines(frame):
+            self.out.write((",\n" if self.slices else "\n").encode("utf-8") + body.encode("utf-8"))
+            self.slices += 1  # the next slice starts with a comma
+
+    def close(self) -> None:
+        self.out.write(b"\n]" if self.slices else b"]")
 
 
 # ---------------------------------------------------------------------------------------------------- streaming
@@ -597,7 +636,7 @@ def stream(chunks: Iterator[pd.DataFrame], evaluate: Evaluator, writer: TableWri
                 result, report = evaluate(chunk.reset_index(drop=True))
                 if schema is None:
                     schema = schema_of(result, result_columns(list(result.columns), list(chunk.columns)))
-                table = to_arrow(result, schema)
+                table = json_chunk(result, schema.names) if writer.fmt == "json" else to_arrow(result, schema)
                 if pending is not None:
                     pending.result()
                 pending = background.submit(writer.write, table)

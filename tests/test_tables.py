@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import json
 import os
 import pty
 import subprocess
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 from openpyxl import load_workbook
 
 from economics.batch import evaluate, evaluate_with_report
-from economics.scenario_files import _neutralise, excel_export
+from economics.scenario_files import _neutralise, excel_export, to_json_text
 from economics.tables import TableWriter, excel_bytes, neutralise, read_chunks, stream
 from economics.validation import InputError
 
@@ -233,6 +234,27 @@ def test_streaming_in_small_chunks_is_identical_to_one_pass(tmp_path: Path, fmt:
     assert (t1.rows, t1.invalid) == (tn.rows, tn.invalid) == (3000, 31)  # rows 6, 103, ..., 2916: 31 rows of 3000
     assert t1.report.to_dict("list") == tn.report.to_dict("list")
     assert t1.report["row"].tolist()[:2] == [6, 103]
+
+
+def test_json_streamed_in_small_chunks_is_the_whole_document(tmp_path: Path) -> None:
+    # 3,000 rows in chunks of about 2,000 bytes, a decode pool first appearing after the first chunk: the file is
+    # byte for byte the document the whole table gives (one evaluation, one to_json_text), records in row order
+    data = scenario_file(3000)
+    many = tmp_path / "many.json"
+    totals = stream(read_chunks(data, chunk_bytes=2000), evaluate_with_report, TableWriter(str(many), "json"))
+    whole = to_json_text(evaluate(pd.concat(read_chunks(data)).reset_index(drop=True)))
+    assert many.read_text(encoding="utf-8") == whole
+    records = json.loads(whole)
+    assert (totals.rows, len(records), records[5]["valid"], records[77]["decode_accelerator"]) == (3000, 3000, False,
+                                                                                                   "b200")
+    assert records[0]["decode_accelerator"] == "" and records[0]["decode_accelerator_count"] is None
+
+
+def test_json_of_one_row(tmp_path: Path) -> None:
+    out = tmp_path / "o.json"
+    stream(read_chunks(f"{HEADER}\na,8,1000\n".encode()), evaluate_with_report, TableWriter(str(out), "json"))
+    (record,) = json.loads(out.read_text(encoding="utf-8"))
+    assert record["cost_usd_per_hour"] > 0 and record["error"] == ""
 
 
 def test_streamed_values_equal_the_engine_on_the_whole_table(tmp_path: Path) -> None:
