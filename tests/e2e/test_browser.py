@@ -59,6 +59,11 @@ def kpis(page: Page) -> dict[str, str]:
     return out
 
 
+def tables(page: Page) -> list[str]:
+    """The text of every table drawn in the main area (the grid's accessible table: the cells on screen)."""
+    return [t.inner_text() for t in page.get_by_test_id("stMain").get_by_test_id("stDataFrame").locator("table").all()]
+
+
 def fill(page: Page, field: str, value: str) -> None:
     """Type into a field's box (opening its editor section when the page does not list it) and press Enter."""
     box = page.locator(f".st-key-{field} input")
@@ -173,8 +178,9 @@ def test_a_link_reproduces_every_kpi_on_every_page(browser: Browser, page: Page,
     start = f"{streamlit_url}/{PAGES[name]}" + (THROUGHPUT_LINK if name == "throughput" else "")
     open_page(page, start)
     _edit_for(page, name)
-    shown, link = kpis(page), page.url
+    shown, shown_tables, link = kpis(page), tables(page), page.url
     assert name == "scenarios" or shown
+    assert name != "plan" or any("h100-sxm existing" in t for t in shown_tables), shown_tables  # the plan's table
     other = browser.new_context(viewport={"width": 1400, "height": 900})
     try:
         fresh = other.new_page()
@@ -183,6 +189,7 @@ def test_a_link_reproduces_every_kpi_on_every_page(browser: Browser, page: Page,
             expect(fresh.get_by_test_id("stMetric").first).to_be_visible(timeout=COLD_START_TIMEOUT_MS)
             settle(fresh)
         assert kpis(fresh) == shown
+        assert tables(fresh) == shown_tables
         assert urlsplit(fresh.url).query == urlsplit(link).query
     finally:
         other.close()
