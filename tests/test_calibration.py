@@ -276,3 +276,14 @@ def test_a_slower_kv_read_never_speeds_the_decode_step(batch: float, n: int, eta
         pytest.approx(float(th.decode_step_s(batch, n, 3.35, 1000.0, eta_bw, 0.5, weights, 0.0, 2e9, 1e-3, 1e8)),
                       rel=1e-12))
 
+
+
+def test_arrival_limited_points_are_compared_on_ttft_only() -> None:
+    # Poisson-load points with under two requests in flight measure the arrival rate: no throughput is compared or
+    # shown for them (no NaN error printed), their TTFT is
+    res, _ = calibration.report()
+    limited = res[(res["fitted"] == "yes") & res["measured"].isna()]
+    assert len(limited) == 11
+    assert limited["point"].str.startswith("trtserve014-").all()
+    assert limited["predicted"].isna().all() and limited["error_pct"].isna().all()
+    assert limited["measured_ttft"].notna().all() and limited["ttft_error_pct"].notna().all()
