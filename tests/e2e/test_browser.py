@@ -124,7 +124,7 @@ def test_navigation_across_every_page_changes_no_value(page: Page, streamlit_url
     fill(page, "demand_output_tokens_per_day", "6,000,000,000")
     before, query = kpis(page), urlsplit(page.url).query
     assert "accelerator_count=512" in query and "baseline." in query
-    seen: dict[str, dict[str, str]] = {}
+    seen: dict[str, tuple[dict[str, str], list[str]]] = {}
     for name in [*list(NAV_TITLES)[1:], *reversed(list(NAV_TITLES)[:-1])]:
         page.get_by_test_id("stSidebarNav").get_by_role("link", name=NAV_TITLES[name]).click()
         settle(page)
@@ -135,10 +135,10 @@ def test_navigation_across_every_page_changes_no_value(page: Page, streamlit_url
         if name != "data":
             assert urlsplit(page.url).query == query, (name, page.url)
         assert not page.get_by_test_id("stException").count(), name
-        if name in seen:  # the second visit shows every KPI as the first did
-            assert kpis(page) == seen[name], name
-        seen[name] = kpis(page)
-    assert seen["plan"], "the Plan page showed no KPI"
+        if name in seen:  # the second visit shows every KPI and table as the first did
+            assert (kpis(page), tables(page)) == seen[name], name
+        seen[name] = (kpis(page), tables(page))
+    assert seen["plan"][0] and seen["plan"][1], "the Plan page showed no KPI or no table"
     assert kpis(page) == before
     assert page.locator(".st-key-accelerator_count input").input_value() == "512"
     page.get_by_test_id("stSidebarNav").get_by_role("link", name=NAV_TITLES["plan"]).click()
