@@ -4,8 +4,9 @@ page, as a ratio to a one-widget Streamlit page measured in the same run.
 Measures:
 
 * floor: a one-widget Streamlit page (a text box and a KPI showing twice its value), served by its own
-  ``streamlit run`` on this machine in this run: input change -> updated KPI, N changes. Every app figure is also
-  printed as a ratio to this floor's median (target: at most 1.5x).
+  ``streamlit run`` on this machine for the whole run: input change -> updated KPI, N changes, measured right
+  before each app page. Each page's figure is printed as a ratio to the floor measured just before it (target: at
+  most 1.5x), so work by others on the machine that comes and goes during the run weighs on both alike.
 * cold start: from launching ``python -m streamlit run app.py`` until the first KPI of the default page is visible.
 * input change -> updated KPI on every page that has a KPI (Cost, Fleet, Decode, Throughput, Uncertainty): fill a
   key input, press Enter, wait until the KPI shows a new figure (on the Cost page: exactly the figure
@@ -216,30 +217,41 @@ def stop(proc: subprocess.Popen[bytes] | None) -> None:
         proc.wait(timeout=10)
 
 
-def measure_floor(browser: Any, changes: int) -> float:
-    """Median input -> KPI latency [ms] of a one-widget page on this machine, now."""
-    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile() as log:
+class Floor:
+    """A one-widget Streamlit page served by its own ``streamlit run`` for the whole bench, so that it can be
+    measured right before each app page: each page's ratio is to the floor measured next to it in time, which keeps
+    the ratio fair when other work on the machine comes and goes during the run."""
+
+    def __init__(self, browser: Any, tmp: str, log: IO[bytes]) -> None:
         script = Path(tmp) / "floor.py"
         script.write_text(FLOOR_APP, encoding="utf-8")
         port = free_port()
-        proc = start_server(str(script), port, log)
-        try:
-            page = browser.new_page()
-            page.goto(f"http://{HOST}:{port}")
-            wait_kpi(page, "Floor KPI", pattern=r"\d")
-            values = [float(3 + i) for i in range(changes)]
-            expected = [f"{v * 2:.3f}" for v in values]
-            times, enter = measure_updates(page, "x", "Floor KPI", values, expected)
-            page.close()
-        finally:
-            stop(proc)
-    floor = percentile([t * 1000 for t in times], 50)
-    print(f"floor (one-widget Streamlit page, same machine, same run): input change -> KPI {summary(times, enter)}")
-    return floor
+        self.proc: subprocess.Popen[bytes] | None = start_server(str(script), port, log)
+        self.page = browser.new_page()
+        self.page.goto(f"http://{HOST}:{port}")
+        wait_kpi(self.page, "Floor KPI", pattern=r"\d")
+        self.next_value = 3.0
+        self.times: list[float] = []
+        self.enter: list[float] = []
+
+    def measure(self, changes: int) -> float:
+        """Median input -> KPI latency [ms] of the floor page over ``changes`` new values, now."""
+        values = [self.next_value + i for i in range(changes)]
+        self.next_value += changes
+        times, enter = measure_updates(self.page, "x", "Floor KPI", values, [f"{v * 2:.3f}" for v in values])
+        self.times += times
+        self.enter += enter
+        return percentile([t * 1000 for t in times], 50)
+
+    def close(self) -> None:
+        self.page.close()
+        stop(self.proc)
+        self.proc = None
 
 
-def measure_pages(browser: Any, url: str, changes: int, floor_ms: float) -> None:
+def measure_pages(browser: Any, url: str, changes: int, floor: Floor) -> None:
     for title, path, field, label, step in PAGES:
+        floor_ms = floor.measure(changes)
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.set_default_timeout(WAIT_TIMEOUT_MS)
         page.goto(f"{url}/{path}")
@@ -249,9 +261,11 @@ def measure_pages(browser: Any, url: str, changes: int, floor_ms: float) -> None
         expected = [expected_cost_kpi(v) for v in values] if title == "Cost per token" else None
         times, enter = measure_updates(page, field, label, values, expected)
         median = percentile([t * 1000 for t in times], 50)
-        print(f"{title}: {field} -> {label!r}: {summary(times, enter)}; ratio to the floor {median / floor_ms:.2f}x "
-              f"(target <= 1.5x)")
+        print(f"{title}: {field} -> {label!r}: {summary(times, enter)}; ratio to the floor measured just before "
+              f"({floor_ms:.0f} ms) {median / floor_ms:.2f}x (target <= 1.5x)")
         page.close()
+    print(f"floor over the whole run (one-widget Streamlit page, same machine): input change -> KPI "
+          f"{summary(floor.times, floor.enter)}")
 
 
 def measure_switches(browser: Any, url: str, rounds: int) -> None:
@@ -288,11 +302,13 @@ def main() -> None:
     executable = shutil.which("chromium") or "/usr/bin/chromium"
     load_before = os.getloadavg()
     initial = expected_cost_kpi(economics.default_scenario().electricity_usd_per_kwh)
-    with sync_playwright() as p, tempfile.TemporaryFile() as log:
+    with sync_playwright() as p, tempfile.TemporaryFile() as log, tempfile.TemporaryDirectory() as tmp, \
+            tempfile.TemporaryFile() as floor_log:
         browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, timeout=WAIT_TIMEOUT_MS)
         proc: subprocess.Popen[bytes] | None = None
+        floor: Floor | None = None
         try:
-            floor_ms = measure_floor(browser, args.changes)
+            floor = Floor(browser, tmp, floor_log)
             page = browser.new_page()
             page.goto("about:blank")  # warm the renderer outside the clock
             port = free_port()
@@ -308,9 +324,11 @@ def main() -> None:
             print(f"cold start: server healthy after {t_healthy - t_start:.2f} s, first KPI ({first}) after "
                   f"{t_kpi - t_start:.2f} s (page load to KPI {t_kpi - t_healthy:.2f} s) (target < 5 s)")
             page.close()
-            measure_pages(browser, url, args.changes, floor_ms)
+            measure_pages(browser, url, args.changes, floor)
             measure_switches(browser, url, args.rounds)
         finally:
+            if floor is not None:
+                floor.close()
             stop(proc)
             browser.close()
     print(f"machine: {os.cpu_count()} cores (os.cpu_count()); Python {sys.version.split()[0]}; "
