@@ -16,11 +16,17 @@ def test_data_page_lists_every_catalog_with_sources() -> None:
     at = AppTest.from_file(str(ROOT / "ui" / "data.py"), default_timeout=60)
     at.run()
     assert not at.exception
-    assert len(at.dataframe) == 7
+    assert len(at.dataframe) == 1  # only the open tab's table is built
     accelerators = at.dataframe[0].value
     assert {"source", "source_date", "confidence"} <= set(accelerators.columns)
     at.selectbox(key="data_accelerator").set_value("h100-sxm").run()
     assert set(at.dataframe[0].value["accelerator"]) == {"h100-sxm"}
+    for tab in ("Models", "Measured speeds", "Measured curves", "Defaults", "API prices", "Calibration"):
+        at.session_state["data_tab"] = tab
+        at.run()
+        assert not at.exception and len(at.dataframe) == 1, tab
+        table = at.dataframe[0].value
+        assert len(table) > 0 and "source" in table.columns, tab
 
 
 def test_scenarios_page_offers_the_template_and_states_limits() -> None:

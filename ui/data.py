@@ -27,9 +27,7 @@ def show(table: Table, hide_index: bool = False) -> None:
                  column_config=LINK)
 
 
-tabs = st.tabs(["Accelerators", "Models", "Measured speeds", "Measured curves", "Defaults", "API prices",
-                "Calibration"])
-with tabs[0]:
+def accelerators() -> None:
     ids = catalog.accelerator_ids()
     chosen = st.selectbox("Accelerator", ["all", *ids], key="data_accelerator")
     figures = catalog.accelerator_figures()
@@ -38,18 +36,28 @@ with tabs[0]:
     confidence = st.multiselect("Confidence", list(catalog.CONFIDENCE_TAGS), default=list(catalog.CONFIDENCE_TAGS),
                                 key="data_confidence")
     show(figures[figures["confidence"].isin(confidence)], hide_index=True)
-with tabs[1]:
+
+
+def models() -> None:
     st.caption("KV-cache bytes per token are computed from the architecture (BF16), not typed in.")
     show(catalog.models())
-with tabs[2]:
-    show(catalog.throughput_claims())
-with tabs[3]:
-    show(catalog.throughput_curves(), hide_index=True)
-with tabs[4]:
-    show(catalog.defaults())
-with tabs[5]:
-    show(catalog.api_prices(), hide_index=True)
-with tabs[6]:
+
+
+def calibration() -> None:
     st.caption("Fitted by `python -m economics calibrate --write`; `python -m economics calibrate` prints predicted "
                "vs measured for every point.")
     show(catalog.calibration())
+
+
+TABS = {
+    "Accelerators": accelerators, "Models": models, "Measured speeds": lambda: show(catalog.throughput_claims()),
+    "Measured curves": lambda: show(catalog.throughput_curves(), hide_index=True),
+    "Defaults": lambda: show(catalog.defaults()), "API prices": lambda: show(catalog.api_prices(), hide_index=True),
+    "Calibration": calibration,
+}
+# Only the open tab's table is built and sent (a tab opened reruns the page): a visit to the page no longer ships
+# every catalog to the browser.
+for tab, draw in zip(st.tabs(list(TABS), key="data_tab", on_change="rerun"), TABS.values(), strict=True):
+    if tab.open:
+        with tab:
+            draw()
