@@ -242,3 +242,9 @@ def test_any_valid_plan_settings_come_back_from_the_link_exactly(values: dict[st
     _, read, _, warnings = links.read_link(query)
     assert (read, warnings) == (chosen, [])
     links.plan_settings(read)  # and the planner accepts them
+
+
+def test_a_named_profile_is_read_in_any_case_and_linked_in_one() -> None:
+    _, chosen, _, warnings = links.read_link({"settings.plan_demand_profile": " Flat "})
+    assert (chosen["plan_demand_profile"], warnings) == ("flat", [])
+    assert links.link_query(links.default_scenario(), chosen, None)["settings.plan_demand_profile"] == "flat"

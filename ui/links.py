@@ -91,6 +91,8 @@ def _plan_setting(name: str, text: str) -> Any:
         if spec.optional:
             return None
         raise ValueError("needs a value (empty is allowed only where empty means no limit)")
+    if name == "demand_profile" and text.lower() in ("peak", "flat", "diurnal"):
+        text = text.lower()  # the planner reads a named profile in any case; one spelling keeps links equal
     try:
         return getattr(planner.settings_from_row({name: text}), name)
     except ValueError as exc:

@@ -12,6 +12,7 @@ budget, objective, rent and spares) are page settings ``plan_*`` kept in the sam
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from typing import Any
 
@@ -151,9 +152,15 @@ def _numbers_changed() -> None:
         state.error(f"{links.SETTINGS_PREFIX}{P}demand_profile: {exc}; not applied")
 
 
+@functools.cache
+def _accelerator_names() -> dict[str, str]:
+    """Catalog id -> name, read once."""
+    return {a: str(catalog.accelerator_record(a).get("name") or a) for a in catalog.accelerator_ids()}
+
+
 def _accelerators(settings: dict[str, Any]) -> None:
     key = P + "accelerators"
-    names = {a: str(catalog.accelerator_record(a).get("name") or a) for a in catalog.accelerator_ids()}
+    names = _accelerator_names()
     st.session_state[key] = list(settings[key])
     st.multiselect("Accelerators to consider", list(names), key=key, on_change=_value_changed, args=(key,),
                    format_func=lambda a: names.get(a, a), placeholder="empty: every catalog accelerator",
