@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .batch import as_scenario, evaluate
+from .batch import ScenarioError, as_scenario, evaluate, evaluate_scenario
 from .compare import scenario_frame
 from .finance import HOURS_PER_YEAR, capital_recovery_factor, irr, npv_usd, payback_years
 from .scenario import Scenario, with_changes
@@ -96,7 +96,14 @@ def _year_rows(s: Scenario, options: list[Option]) -> list[list[dict[str, Any]]]
 
 @lru_cache(maxsize=256)
 def _evaluated(rows: tuple[tuple[tuple[str, Any], ...], ...]) -> pd.DataFrame:
-    return evaluate(scenario_frame([dict(r) for r in rows]))
+    """The rows through the single-scenario path (the same results as :func:`economics.evaluate`, without a table
+    per call, and the throughput estimate remembered across rows and calls), or through the table path when a row
+    is invalid, which then names the problem in that row (``valid`` False, ``error``)."""
+    scenarios = [dict(r) for r in rows]
+    try:
+        return pd.DataFrame([evaluate_scenario(one) for one in scenarios])
+    except ScenarioError:
+        return evaluate(scenario_frame(scenarios))
 
 
 def _evaluate(rows: list[dict[str, Any]]) -> pd.DataFrame:
