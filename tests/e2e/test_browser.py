@@ -140,10 +140,10 @@ def test_navigation_across_every_page_changes_no_value(page: Page, streamlit_url
         seen[name] = (kpis(page), tables(page))
     assert seen["plan"][0] and seen["plan"][1], "the Plan page showed no KPI or no table"
     assert kpis(page) == before
-    assert page.locator(".st-key-accelerator_count input").input_value() == "512"
+    expect(page.locator(".st-key-accelerator_count input")).to_have_value("512")
     page.get_by_test_id("stSidebarNav").get_by_role("link", name=NAV_TITLES["plan"]).click()
     settle(page)
-    assert page.locator(".st-key-plan_max_racks input").input_value() == "30"
+    expect(page.locator(".st-key-plan_max_racks input")).to_have_value("30")
 
 
 def _edit_for(page: Page, name: str) -> None:
