@@ -223,7 +223,12 @@ def test_more_bandwidth_never_slows_decode(pair: tuple[Any, ...], bw_a: float, b
     slow, fast = out.iloc[0], out.iloc[1]
     if bool(slow["feasible"]):
         assert bool(fast["feasible"])
-        assert float(fast["output_tokens_per_s_per_accelerator"]) >= float(
-            slow["output_tokens_per_s_per_accelerator"]) * (1 - 1e-9)
+        # what the estimate maximises is the capacity with prefill included (output tokens per day of the fleet):
+        # more bandwidth never lowers it, nor raises the cost per token. The decode-only figure may fall when the
+        # best replica changes (4 accelerators at batch 256 -> 2 at batch 35 for minimax-m2 on MI355X at a
+        # 5,807-token prompt: 1,443 -> 866 decode tokens/s, yet capacity 258 M -> 310 M tokens/day)
+        assert float(fast["capacity_output_tokens_per_day"]) >= float(
+            slow["capacity_output_tokens_per_day"]) * (1 - 1e-9)
+        assert float(fast["cost_usd_per_m_tokens"]) <= float(slow["cost_usd_per_m_tokens"]) * (1 + 1e-9)
         if target is None:
             assert math.isfinite(float(fast["output_tokens_per_s_per_user"]))
