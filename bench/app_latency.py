@@ -8,10 +8,10 @@ Measures:
   before each app page. Each page's figure is printed as a ratio to the floor measured just before it (target: at
   most 1.5x), so work by others on the machine that comes and goes during the run weighs on both alike.
 * cold start: from launching ``python -m streamlit run app.py`` until the first KPI of the default page is visible.
-* input change -> updated KPI on every page that has a KPI (Cost, Fleet, Decode, Throughput, Uncertainty): fill a
+* input change -> updated KPI on every page that has a KPI (Cost, Fleet, Decode, Throughput, Uncertainty, Plan): fill a
   key input, press Enter, wait until the KPI shows a new figure (on the Cost page: exactly the figure
   ``economics.evaluate_scenario`` gives, formatted by ``ui.format``); median, p95, max, and the ratio to the floor.
-* page switch on a warm server: click each page in the sidebar in turn (Cost, Fleet, Decode, Throughput,
+* page switch on a warm server: click each page in the sidebar in turn (Cost, Fleet, Decode, Plan, Throughput,
   Uncertainty, Scenarios, Data, and round again) and time until the page's run has finished (the app root
   reports ``notRunning``) with its title visible; median and max per page (target < 1 s).
 
@@ -71,12 +71,15 @@ PAGES = [  # (nav title, path with a link that gives the page what it needs, fie
      lambda i: (20 if i % 2 else 80) + i),
     ("Uncertainty", "uncertainty", "electricity_usd_per_kwh", "P50 cost per M tokens",
      lambda i: (0.03 if i % 2 else 0.3) + 0.001 * i),
+    ("Plan", "plan?model=llama-3.1-70b&precision=fp8&target_output_tokens_per_s_per_user=30&"
+     "output_tokens_per_s_per_accelerator=", "demand_output_tokens_per_day", "Cost per day",
+     lambda i: (5e9 if i % 2 else 2e10) + 1e8 * i),  # each change solves the plan again (MILP, 0.5-2 s)
 ]
-NAV = ["Cost per token", "Fleet", "Decode accelerators", "Throughput", "Uncertainty", "Scenarios", "Data"]
+NAV = ["Cost per token", "Fleet", "Decode accelerators", "Plan", "Throughput", "Uncertainty", "Scenarios", "Data"]
 TITLES = {"Cost per token": "Cost per token", "Fleet": "Fleet, racks and power",
           "Decode accelerators": "Decode accelerators for an existing fleet",
           "Throughput": "Throughput and interactivity", "Uncertainty": "Uncertainty", "Scenarios": "Scenarios",
-          "Data": "Data and sources"}
+          "Data": "Data and sources", "Plan": "Plan"}
 FLOOR_APP = """import streamlit as st
 value = st.text_input("x", value="1", key="x")
 st.metric("Floor KPI", f"{float(value or 0) * 2:.3f}")
