@@ -61,32 +61,19 @@ def test_the_split_is_by_model_family_and_the_stored_factors_never_saw_the_held_
     assert stored["holdout_points"].astype(int).sum() > 0
 
 
-@pytest.mark.parametrize("scope", sorted(HOLDOUT_BOUNDS))
-def test_held_out_error_per_scope_is_bounded(holdout: Any, scope: str) -> None:
-    median, worst = HOLDOUT_BOUNDS[scope]
+BOUNDED = {  # column prefix in the report -> (fewest points a bounded scope must have, bounds per scope)
+    "holdout": (4, HOLDOUT_BOUNDS), "train_ttft": (1, TTFT_TRAIN_BOUNDS), "holdout_ttft": (40, TTFT_HOLDOUT_BOUNDS)}
+
+
+@pytest.mark.parametrize(("prefix", "scope"), [(p, s) for p, (_, b) in BOUNDED.items() for s in sorted(b)])
+def test_error_per_scope_is_bounded(holdout: Any, prefix: str, scope: str) -> None:
+    # held-out throughput, training TTFT and held-out TTFT: each scope's median and worst error stay within bounds
+    least, bounds = BOUNDED[prefix]
+    median, worst = bounds[scope]
     row = holdout.loc[scope]
-    assert row["holdout_points"] >= 4
-    assert row["holdout_median_pct"] <= median, row
-    assert row["holdout_worst_pct"] <= worst, row
-
-
-@pytest.mark.parametrize("scope", sorted(TTFT_TRAIN_BOUNDS))
-def test_ttft_error_per_scope_is_bounded(holdout: Any, scope: str) -> None:
-    median, worst = TTFT_TRAIN_BOUNDS[scope]
-    row = holdout.loc[scope]
-    assert row["train_ttft_points"] >= 1
-    assert row["train_ttft_median_pct"] <= median, row
-    assert row["train_ttft_worst_pct"] <= worst, row
-
-
-
-@pytest.mark.parametrize("scope", sorted(TTFT_HOLDOUT_BOUNDS))
-def test_held_out_ttft_error_per_scope_is_bounded(holdout: Any, scope: str) -> None:
-    median, worst = TTFT_HOLDOUT_BOUNDS[scope]
-    row = holdout.loc[scope]
-    assert row["holdout_ttft_points"] >= 40
-    assert row["holdout_ttft_median_pct"] <= median, row
-    assert row["holdout_ttft_worst_pct"] <= worst, row
+    assert row[f"{prefix}_points"] >= least
+    assert row[f"{prefix}_median_pct"] <= median, row
+    assert row[f"{prefix}_worst_pct"] <= worst, row
 
 
 def test_ttft_is_reported_per_split(holdout: Any) -> None:
