@@ -299,9 +299,7 @@ def evaluate_scenario(scenario: Scenario | dict[str, Any]) -> dict[str, Any]:
     (8, 0.5, True)
     """
     cols = _validated(as_scenario(scenario))
-    per_user_throughput(cols)
-    thr = _throughput_one(cols)
-    _mark_throughput(cols, thr)
+    thr = _throughput(cols)
     outputs = compute(cols) if thr["feasible"][0] else None
     return _result_row(cols, thr, outputs)
 
@@ -371,15 +369,22 @@ def explain_row(df: pd.DataFrame, row: int) -> Trace:
 
 
 def _resolve_one(cols: dict[str, Any], trace: Trace | None = None) -> None:
+    """A validated one-row table's throughput, in place (:func:`_throughput`); an infeasible estimate is a
+    :class:`ScenarioError`."""
+    thr = _throughput(cols, trace)
+    if not thr["feasible"][0]:
+        raise ScenarioError([Problem(0, "feasible", False, str(thr["infeasible_reason"][0]))])
+
+
+def _throughput(cols: dict[str, Any], trace: Trace | None = None) -> dict[str, Any]:
     """A validated one-row table's throughput, in place: from a per-user speed, a measured curve or the roofline
-    (recorded in ``trace``); an infeasible estimate is a :class:`ScenarioError`."""
+    (recorded in ``trace``, else remembered per value of what the estimate reads); returns the estimate's outputs."""
     per_user_throughput(cols, trace)
     thr = fill_throughput(cols) if trace is not None else _throughput_one(cols)
     if trace is not None:
         trace_throughput(cols, thr, trace)
-    if not thr["feasible"][0]:
-        raise ScenarioError([Problem(0, "feasible", False, str(thr["infeasible_reason"][0]))])
     _mark_throughput(cols, thr)
+    return thr
 
 
 ESTIMATE_IGNORES = frozenset({
