@@ -210,7 +210,9 @@ def reevaluate(text: str) -> float:
     1.0
     """
     py = text.replace(", ", "\x00").replace(",", "").replace("\x00", ", ").replace(" x ", " * ").replace("^", "**")
-    return float(_evaluate_text(ast.parse(py, mode="eval").body))
+    # IEEE arithmetic as the engine's: x / 0 is inf and a huge product overflows to inf, both shown as such, not warned
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        return float(_evaluate_text(ast.parse(py, mode="eval").body))
 
 
 def _evaluate_text(node: ast.expr) -> float:
