@@ -12,6 +12,7 @@ import os
 import resource
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import economics  # noqa: E402
 from economics import catalog, planner  # noqa: E402
+from ui import links  # noqa: E402
 
 PROFILE = " ".join(f"{v:.4f}" for v in planner.demand_profile("diurnal", 2.0) + np.linspace(0.0, 0.05, 24))
 """24 distinct hours: the diurnal day (peak 2 x average at 14:00) plus a small ramp so no two hours are alike."""
@@ -43,7 +45,101 @@ def timed(fn, repeats: int = 3):  # type: ignore[no-untyped-def]
     return best, cpu, out
 
 
+PAGE_LINK = {"model": "llama-3.1-70b", "precision": "fp8", "target_output_tokens_per_s_per_user": 30.0,
+             "output_tokens_per_s_per_accelerator": None}
+"""The Plan page's scenario in bench/app_latency.py: the default scenario with these fields (its link)."""
+PAGE_DEMANDS = [(5e9 if i % 2 else 2e10) + 1e8 * i for i in range(1, 9)]
+"""The demands bench/app_latency.py types into the Plan page, one edit each."""
+
+
+class PhaseClock:
+    """Wall time spent in planner functions while it is active (a wrapper per function, removed on exit)."""
+
+    PHASES = {"_engine_rates": "engine rates", "_build": "model building", "_hourly_models": "model building",
+              "_shadow_prices": "shadow-price LP", "_result": "post-processing"}
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+        self._saved: dict[str, object] = {}
+
+    def _add(self, phase: str, dt: float) -> None:
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + dt
+        self.calls[phase] = self.calls.get(phase, 0) + 1
+
+    def __enter__(self) -> PhaseClock:
+        for name in (*self.PHASES, "_milp"):
+            fn = getattr(planner, name)
+            self._saved[name] = fn
+
+            def timed_call(*args, _fn=fn, _name=name, **kwargs):  # type: ignore[no-untyped-def]
+                t = time.perf_counter()
+                out = _fn(*args, **kwargs)
+                dt = time.perf_counter() - t
+                if _name == "_milp":
+                    hourly = kwargs.get("nodes") == planner.HOURLY_NODE_LIMIT
+                    self._add("HiGHS, hourly MILPs" if hourly else "HiGHS, stage 1 (or whole MILP)", dt)
+                else:
+                    self._add(self.PHASES[_name], dt)
+                return out
+
+            setattr(planner, name, timed_call)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for name, fn in self._saved.items():
+            setattr(planner, name, fn)
+
+
+def page_edit() -> None:
+    """An edit on the Plan page as bench/app_latency.py makes it (the demand changed) under the page's default
+    settings: where the time goes, and a settings edit with the rate tables remembered against re-rated."""
+    s0 = economics.Scenario(**{**economics.default_scenario().model_dump(), **PAGE_LINK})
+    page = links.default_settings()
+    settings, ids = links.plan_settings(page), list(page[links.PLAN_PREFIX + "accelerators"])
+    planner.plan(s0, settings, None, ids)  # engine caches warm
+    clock = PhaseClock()
+    t, c = time.perf_counter(), time.process_time()
+    with clock:
+        results = [planner.plan(s0.model_copy(update={"demand_output_tokens_per_day": d}), settings, None, ids)
+                   for d in PAGE_DEMANDS]
+    wall, cpu = (time.perf_counter() - t) / len(PAGE_DEMANDS), (time.process_time() - c) / len(PAGE_DEMANDS)
+    s = s0.model_copy(update={"demand_output_tokens_per_day": PAGE_DEMANDS[0]})
+    wl = planner.workload(s, settings)
+    cands, excluded = planner.catalog_candidates(s, ids)
+    hosted, _ = planner.hosting_variants(cands, s)
+    pools, _ = planner.build_pools(hosted, s, settings, wl)
+    m, levels, _ = planner._build(pools, hosted, [planner.candidate_costs(k, s) for k in hosted], s, settings, wl, {})
+    print(f"Plan page edit (demand, {len(PAGE_DEMANDS)} edits as bench/app_latency.py types them; the page's default "
+          f"settings: {settings.demand_profile} day, {len(ids)} accelerators): {wall * 1000:.0f} ms wall, "
+          f"{cpu * 1000:.0f} ms CPU per edit; {len(pools)} pools, {len(levels)} hour types, stage 1 {len(m.c)} "
+          f"variables ({sum(m.integer)} integer), {len(m.rows)} rows; gap to the bound "
+          f"{min(r.summary['mip_gap'] for r in results):.1%}-{max(r.summary['mip_gap'] for r in results):.1%}")
+    for phase, seconds in sorted(clock.seconds.items(), key=lambda kv: -kv[1]):
+        per_edit = seconds / len(PAGE_DEMANDS)
+        print(f"  {phase}: {per_edit * 1000:.1f} ms per edit ({clock.calls[phase] / len(PAGE_DEMANDS):.1f} calls), "
+              f"{per_edit / wall:.0%}")
+    edits = [replace(settings, capex_budget_usd=b) for b in (1e9, 2e9, 3e9, 4e9)]
+
+    def settings_edits(remembered: bool) -> tuple[float, list[float]]:
+        planner.plan(s, settings, None, ids)
+        t = time.perf_counter()
+        costs = []
+        for e in edits:
+            if not remembered:
+                planner.clear_rates_memo()
+            costs.append(planner.plan(s, e, None, ids).summary["cost_usd_per_day"])
+        return (time.perf_counter() - t) / len(edits), costs
+
+    before, old_costs = settings_edits(False)
+    after, new_costs = settings_edits(True)
+    print(f"Plan page settings edit (a capex budget that does not bind, {len(edits)} edits): re-rating the catalog "
+          f"every time (as before) {before * 1000:.0f} ms, rate tables remembered {after * 1000:.0f} ms per edit "
+          f"(ratio {after / before:.2f}); same plans {old_costs == new_costs}")
+
+
 def main() -> None:
+    page_edit()
     s = scenario()
     ids = catalog.accelerator_ids()
     t = time.perf_counter()

@@ -38,6 +38,7 @@ import math
 import os
 import re
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -340,13 +341,42 @@ RATE_COLUMNS = ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_a
                 "accelerators_per_replica", "output_tokens_per_s_per_user")
 
 
+RATES_MEMO_SIZE = 64
+"""Rate tables kept by :func:`catalog_rates` (the most recently used; each a few kB)."""
+_RATES_MEMO: dict[tuple[str, tuple[str, ...], tuple[float | None, ...]], pd.DataFrame] = {}
+_RATES_LOCK = threading.Lock()
+
+
 def catalog_rates(s: Scenario, accelerators: list[str], targets: list[float | None]) -> pd.DataFrame:
     """Throughput per accelerator and per-user speed target from the engine (a measured curve or the calibrated
     roofline, :mod:`economics.estimate`), one evaluation for all pairs. Prices are not read here (a placeholder rent
     lets hardware without a published price be estimated); the catalog's prices are read by the candidates.
 
+    The engine is deterministic, so the table is remembered per input (the whole scenario, the accelerators and the
+    targets; :data:`RATES_MEMO_SIZE` of them): a planner setting changed on the same scenario re-rates nothing.
+    Every call returns its own copy.
+
     Returns one row per (target, accelerator) with :data:`RATE_COLUMNS`, ``feasible`` and ``reason``.
     """
+    key = (s.model_dump_json(), tuple(accelerators), tuple(targets))
+    with _RATES_LOCK:
+        table = _RATES_MEMO.pop(key, None)
+    if table is None:
+        table = _engine_rates(s, accelerators, targets)
+    with _RATES_LOCK:
+        _RATES_MEMO[key] = table  # the most recent last
+        while len(_RATES_MEMO) > RATES_MEMO_SIZE:
+            del _RATES_MEMO[next(iter(_RATES_MEMO))]
+    return table.copy()
+
+
+def clear_rates_memo() -> None:
+    """Forget the remembered rate tables (the next :func:`catalog_rates` asks the engine again)."""
+    with _RATES_LOCK:
+        _RATES_MEMO.clear()
+
+
+def _engine_rates(s: Scenario, accelerators: list[str], targets: list[float | None]) -> pd.DataFrame:
     rows, keys = [], []
     for target in targets:
         for acc in accelerators:

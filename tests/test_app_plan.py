@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from streamlit.runtime.memory_media_file_storage import _calculate_file_id
 from streamlit.testing.v1 import AppTest
 
 import economics
@@ -82,6 +83,33 @@ def test_an_edit_on_another_page_is_what_the_plan_plans() -> None:
     assert want["cost_usd_per_day"] > default["cost_usd_per_day"]  # dearer power and more demand cost more
     assert metric(at, "Cost per day") == fmt.usd(want["cost_usd_per_day"])
     assert at.text_input(key="demand_output_tokens_per_day").value == "8,000,000,000"
+
+
+def downloads(at: AppTest) -> dict[str, str]:
+    """Key -> the media id of each download button (Streamlit names a download by a hash of its bytes)."""
+    return {b.proto.id.rsplit("-", 1)[-1]: b.proto.url.rsplit("/", 1)[-1].split(".")[0]
+            for b in at.get("download_button")}
+
+
+def expected_downloads(scenario: dict[str, Any]) -> dict[str, str]:
+    """The media ids of the plan's JSON and CSV text, made from the planner's answer outside the app."""
+    data = expected_plan(scenario)
+    return {"plan_json": _calculate_file_id(json.dumps(data, indent=1, allow_nan=False).encode(), "application/json",
+                                            "plan.json"),
+            "plan_csv": _calculate_file_id(planner.plan_csv_text(data).encode(), "text/csv", "plan.csv")}
+
+
+def test_the_downloads_are_the_plan_shown_after_every_edit() -> None:
+    """The downloads are made once per plan (remembered with it): after an edit they are the new plan's, and back
+    at the first value the first plan's again."""
+    at = start("plan")
+    first = economics.default_scenario().model_dump()
+    assert downloads(at) == expected_downloads(first)
+    set_field(at, "demand_output_tokens_per_day", "8,000,000,000")
+    edited = economics.with_changes(economics.default_scenario(), demand_output_tokens_per_day=8e9)
+    assert downloads(at) == expected_downloads(edited) != expected_downloads(first)
+    set_field(at, "demand_output_tokens_per_day", str(first["demand_output_tokens_per_day"]))
+    assert downloads(at) == expected_downloads(first)
 
 
 def test_the_example_sets_the_shared_scenario_and_a_setting(example: AppTest) -> None:

@@ -24,6 +24,8 @@ from economics.planner import (
     InvalidPlanRow,
     PlanSettings,
     add_plan_command,
+    catalog_rates,
+    clear_rates_memo,
     demand_profile,
     frontier_site,
     frontier_speed,
@@ -259,6 +261,30 @@ def test_catalog_plan_lists_each_chosen_candidate_with_role_and_count() -> None:
     assert len(result.hours) == 24
     existing = result.plan[result.plan["ownership"] == "existing"]
     assert existing["systems"].sum() <= 2  # 16 accelerators = 2 systems of 8
+
+
+def test_rate_tables_are_remembered_per_input_and_each_call_gets_its_own_copy() -> None:
+    """The engine's rate tables are remembered per (scenario, accelerators, targets): a caller spoiling its table
+    changes no later answer, and a different target or scenario field is rated as the engine rates it afresh."""
+    s = Scenario(name="memo", model="llama-3.1-70b", precision="fp8", target_output_tokens_per_s_per_user=30,
+                 output_tokens_per_s_per_accelerator=None, demand_output_tokens_per_day=5e9)
+    ids = ["h100-sxm", "b200"]
+    column = "output_tokens_per_s_per_accelerator"
+    clear_rates_memo()
+    first = catalog_rates(s, ids, [30.0])
+    assert (first[column] > 0).all()
+    spoiled = first.copy()
+    first.loc[:, column] = -1.0  # the caller's copy, not the remembered table
+    assert catalog_rates(s, ids, [30.0]).equals(spoiled)
+    remembered = {"target 60": catalog_rates(s, ids, [60.0]),
+                  "bf16": catalog_rates(s.model_copy(update={"precision": "bf16"}), ids, [30.0])}
+    clear_rates_memo()
+    fresh = {"target 60": catalog_rates(s, ids, [60.0]),
+             "bf16": catalog_rates(s.model_copy(update={"precision": "bf16"}), ids, [30.0])}
+    for name, table in remembered.items():
+        assert table.equals(fresh[name]), name
+        # each input has rates of its own: a faster target or wider numbers give fewer tokens/s per accelerator
+        assert (table[column] < spoiled[column]).all(), name
 
 
 def test_demand_profiles() -> None:

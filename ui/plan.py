@@ -186,7 +186,12 @@ def settings_widgets() -> None:
 
 
 # ------------------------------------------------------------------------------------------------------ solving
-@st.cache_data(max_entries=32, show_spinner=False)
+SOLVING = "Solving the plan (a mixed-integer program)..."
+"""Shown where the plan will be while a new one is solved, once it takes longer than half a second (Streamlit's
+spinner delay); until then the previous run's output is faded as out of date, as for every rerun."""
+
+
+@st.cache_data(max_entries=32, show_spinner=SOLVING)
 def _solve(scenario_json: str, settings_json: str, ids: tuple[str, ...], candidates_csv: bytes | None
            ) -> dict[str, Any]:
     """The plan as JSON-ready data, and its tables as the planner's frames under ``frames`` (for display)."""
@@ -196,6 +201,15 @@ def _solve(scenario_json: str, settings_json: str, ids: tuple[str, ...], candida
     result = planner.plan(s, settings, cands, list(ids) or None)
     return {**result.to_dict(), "frames": {"plan": result.plan, "constraints": result.constraints,
                                            "candidates": result.candidates}}
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _downloads(scenario_json: str, settings_json: str, ids: tuple[str, ...], candidates_csv: bytes | None,
+               _out: dict[str, Any]) -> dict[str, str]:
+    """The downloads (JSON and CSV text) of the plan ``_out`` solved from these inputs (the cache key; ``_out``, as
+    its leading underscore says, is not hashed), made once per plan after its KPIs are drawn, not on every rerun."""
+    data = {k: v for k, v in _out.items() if k != "frames"}
+    return {"json": json.dumps(data, indent=1, allow_nan=False), "csv": planner.plan_csv_text(data)}
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -282,7 +296,9 @@ def _kpis(summary: dict[str, Any], base: dict[str, Any] | None) -> None:
                       delta_arrow="off" if same else "auto", help=f"Plan summary `{key}`")
 
 
-def _show(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar) -> None:
+def _show(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar,
+          inputs: tuple[str, str, tuple[str, ...], bytes | None]) -> None:
+    """The plan (``out``, solved from ``inputs``: the solver's cache key and the candidates file)."""
     summary = out["summary"]
     _kpis(summary, base)
     side()  # the inputs after the KPIs (see editor.Sidebar)
@@ -304,11 +320,10 @@ def _show(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar
     for note in out["notes"]:
         st.caption(plain(note, max_chars=1000))
     left, right = st.columns(2)
-    data = {k: v for k, v in out.items() if k != "frames"}
-    left.download_button("Download the plan (JSON)", json.dumps(data, indent=1, allow_nan=False), "plan.json",
-                         "application/json", key="plan_json")
-    right.download_button("Download the plan (CSV)", planner.plan_csv_text(data), "plan.csv", "text/csv",
-                          key="plan_csv")
+    downloads = _downloads(*inputs, out)
+    left.download_button("Download the plan (JSON)", downloads["json"], "plan.json", "application/json",
+                         key="plan_json")
+    right.download_button("Download the plan (CSV)", downloads["csv"], "plan.csv", "text/csv", key="plan_csv")
 
 
 def _model_missing(scenario: dict[str, Any]) -> None:
@@ -371,7 +386,7 @@ def main() -> None:
     if not out["feasible"]:
         st.error(f"No plan meets every constraint. {plain(out['infeasible_reason'], max_chars=1000)}")
     else:
-        _show(out, base, side)
+        _show(out, base, side, (*_inputs_of(scenario), csv_bytes))
     side()
     with st.expander("Candidates considered and why some were left out"):
         common.show_table(out["frames"]["candidates"], key="plan_candidates", extra=CANDIDATE_COLUMNS)
