@@ -1,7 +1,10 @@
-"""Planner speed: the full catalog x 3 roles x own/rent (and the existing fleet) x 24 distinct hours, and 20-point
-frontiers (cost vs per-user speed target, cost vs site MW). Prints the measured times, the model's size, the
-optimality gap and the peak memory; targets: one plan <= 2 s, a 20-point frontier <= 10 s. No timed tests: this
-script reports, it does not assert.
+"""Planner speed: an edit on the Plan page (the demand changed as bench/app_latency.py changes it, under the page's
+default settings) with where its time goes (engine rates, model building, HiGHS's stage 1 and hourly MILPs,
+post-processing), a planner setting changed with the engine's rate tables remembered against re-rated in the same
+run; the full catalog x 3 roles x own/rent (and the existing fleet) x 24 distinct hours, and 20-point frontiers
+(cost vs per-user speed target, cost vs site MW). Prints the measured times, the model's size, the optimality gap
+and the peak memory; targets: one plan <= 2 s, a 20-point frontier <= 10 s. No timed tests: this script reports,
+it does not assert.
 
 Usage: python bench/plan.py
 """
@@ -16,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -61,7 +65,9 @@ class PhaseClock:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
         self.calls: dict[str, int] = {}
+        self.hourly: list[tuple[object, object, object, float]] = []  # (model, lb, ub, objective) per hourly MILP
         self._saved: dict[str, object] = {}
+        self._inner: list[float] = []  # time spent in timed calls inside each open timed call (exclusive times)
 
     def _add(self, phase: str, dt: float) -> None:
         self.seconds[phase] = self.seconds.get(phase, 0.0) + dt
@@ -73,14 +79,20 @@ class PhaseClock:
             self._saved[name] = fn
 
             def timed_call(*args, _fn=fn, _name=name, **kwargs):  # type: ignore[no-untyped-def]
+                self._inner.append(0.0)
                 t = time.perf_counter()
                 out = _fn(*args, **kwargs)
                 dt = time.perf_counter() - t
+                own = dt - self._inner.pop()
+                if self._inner:
+                    self._inner[-1] += dt
                 if _name == "_milp":
                     hourly = kwargs.get("nodes") == planner.HOURLY_NODE_LIMIT
-                    self._add("HiGHS, hourly MILPs" if hourly else "HiGHS, stage 1 (or whole MILP)", dt)
+                    self._add("HiGHS, hourly MILPs" if hourly else "HiGHS, stage 1 (or whole MILP)", own)
+                    if hourly and out.x is not None:
+                        self.hourly.append((args[0], kwargs["lb"], kwargs["ub"], float(out.fun)))
                 else:
-                    self._add(self.PHASES[_name], dt)
+                    self._add(self.PHASES[_name], own)
                 return out
 
             setattr(planner, name, timed_call)
@@ -89,6 +101,25 @@ class PhaseClock:
     def __exit__(self, *exc: object) -> None:
         for name, fn in self._saved.items():
             setattr(planner, name, fn)
+
+
+def hourly_options(models: list[tuple[object, object, object, float]]) -> None:
+    """The page's hourly MILPs again, as the planner solves them and with other HiGHS options: their time and how
+    many answers move (a node-limited search's answer depends on the model and options HiGHS is given)."""
+    variants = {"as the planner (no presolve, 50 nodes, gap 0.1 %)": {"presolve": False, "node_limit": 50},
+                "presolve on, 50 nodes": {"node_limit": 50}, "presolve on, no node limit": {},
+                "presolve on, gap 0, no node limit": {"mip_rel_gap": 0.0}}
+    for label, extra in variants.items():
+        t, lower, higher = time.perf_counter(), 0, 0
+        for m, lb, ub, fun in models:
+            res = milp(np.asarray(m.c), constraints=[LinearConstraint(m.matrix(), -np.inf, np.asarray(m.b))],
+                       integrality=np.asarray(m.integer), bounds=Bounds(np.asarray(lb), np.asarray(ub)),
+                       options={"mip_rel_gap": planner.HOURLY_GAP, "time_limit": planner.TIME_LIMIT_S, **extra})
+            tol = 1e-9 * max(1.0, abs(fun))
+            lower += res.x is not None and float(res.fun) < fun - tol
+            higher += res.x is None or float(res.fun) > fun + tol
+        print(f"  the {len(models)} hourly MILPs again, {label}: {(time.perf_counter() - t) * 1000:.0f} ms; "
+              f"{lower} hour(s) cheaper, {higher} dearer than the planner's")
 
 
 def page_edit() -> None:
@@ -115,10 +146,12 @@ def page_edit() -> None:
           f"{cpu * 1000:.0f} ms CPU per edit; {len(pools)} pools, {len(levels)} hour types, stage 1 {len(m.c)} "
           f"variables ({sum(m.integer)} integer), {len(m.rows)} rows; gap to the bound "
           f"{min(r.summary['mip_gap'] for r in results):.1%}-{max(r.summary['mip_gap'] for r in results):.1%}")
+    clock.seconds["the rest (candidates, pools, checks)"] = wall * len(PAGE_DEMANDS) - sum(clock.seconds.values())
     for phase, seconds in sorted(clock.seconds.items(), key=lambda kv: -kv[1]):
         per_edit = seconds / len(PAGE_DEMANDS)
-        print(f"  {phase}: {per_edit * 1000:.1f} ms per edit ({clock.calls[phase] / len(PAGE_DEMANDS):.1f} calls), "
-              f"{per_edit / wall:.0%}")
+        calls = f" ({clock.calls[phase] / len(PAGE_DEMANDS):.1f} calls)" if phase in clock.calls else ""
+        print(f"  {phase}: {per_edit * 1000:.1f} ms per edit{calls}, {per_edit / wall:.0%}")
+    hourly_options(clock.hourly)
     edits = [replace(settings, capex_budget_usd=b) for b in (1e9, 2e9, 3e9, 4e9)]
 
     def settings_edits(remembered: bool) -> tuple[float, list[float]]:
@@ -142,14 +175,17 @@ def main() -> None:
     page_edit()
     s = scenario()
     ids = catalog.accelerator_ids()
+    planner.clear_rates_memo()
     t = time.perf_counter()
     cands, excluded = planner.catalog_candidates(s)
     cold = time.perf_counter() - t
+    planner.clear_rates_memo()
     warm, _, _ = timed(lambda: planner.catalog_candidates(s), 1)
+    remembered, _, _ = timed(lambda: planner.catalog_candidates(s), 1)
     hosted, more = planner.hosting_variants(cands, s)
     print(f"catalog: {len(ids)} accelerators -> {len(cands)} candidates (own/rent/existing), {len(hosted)} with "
           f"cooling variants; {len(excluded) + len(more)} left out; rates from the engine in {cold:.2f} s cold "
-          f"(engine caches built), {warm:.2f} s warm")
+          f"(engine caches built), {warm:.2f} s warm, {remembered * 1000:.1f} ms remembered")
 
     for label, settings in (("24 hours, no TTFT", planner.PlanSettings(demand_profile=PROFILE)),
                             ("24 hours, P99 TTFT 1 s", planner.PlanSettings(demand_profile=PROFILE,

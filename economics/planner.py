@@ -343,8 +343,15 @@ RATE_COLUMNS = ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_a
 
 RATES_MEMO_SIZE = 64
 """Rate tables kept by :func:`catalog_rates` (the most recently used; each a few kB)."""
-_RATES_MEMO: dict[tuple[str, tuple[str, ...], tuple[float | None, ...]], pd.DataFrame] = {}
+_RATES_MEMO: dict[tuple[str, tuple[str, ...], tuple[float | None, ...]], tuple[tuple[object, ...], pd.DataFrame]] = {}
 _RATES_LOCK = threading.Lock()
+
+
+def _catalog_tables() -> tuple[object, ...]:
+    """The catalog's loaded tables: a table read again (as after ``calibrate --write``) is a new object."""
+    return (catalog.accelerator_figures(), catalog.accelerators(), catalog.models(), catalog.throughput_claims(),
+            catalog.throughput_curves(), catalog.serving_stacks(), catalog.calibration(), catalog.defaults(),
+            catalog.presets())
 
 
 def catalog_rates(s: Scenario, accelerators: list[str], targets: list[float | None]) -> pd.DataFrame:
@@ -353,18 +360,20 @@ def catalog_rates(s: Scenario, accelerators: list[str], targets: list[float | No
     lets hardware without a published price be estimated); the catalog's prices are read by the candidates.
 
     The engine is deterministic, so the table is remembered per input (the whole scenario, the accelerators and the
-    targets; :data:`RATES_MEMO_SIZE` of them): a planner setting changed on the same scenario re-rates nothing.
-    Every call returns its own copy.
+    targets; :data:`RATES_MEMO_SIZE` of them) while the catalog's tables are the same objects: a planner setting
+    changed on the same scenario re-rates nothing. Every call returns its own copy.
 
     Returns one row per (target, accelerator) with :data:`RATE_COLUMNS`, ``feasible`` and ``reason``.
     """
     key = (s.model_dump_json(), tuple(accelerators), tuple(targets))
+    tables = _catalog_tables()
     with _RATES_LOCK:
-        table = _RATES_MEMO.pop(key, None)
-    if table is None:
-        table = _engine_rates(s, accelerators, targets)
+        entry = _RATES_MEMO.pop(key, None)
+    if entry is None or any(a is not b for a, b in zip(entry[0], tables, strict=True)):
+        entry = (tables, _engine_rates(s, accelerators, targets))
+    table = entry[1]
     with _RATES_LOCK:
-        _RATES_MEMO[key] = table  # the most recent last
+        _RATES_MEMO[key] = entry  # the most recent last
         while len(_RATES_MEMO) > RATES_MEMO_SIZE:
             del _RATES_MEMO[next(iter(_RATES_MEMO))]
     return table.copy()
