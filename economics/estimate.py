@@ -22,9 +22,10 @@ Rows that cannot be estimated come back ``feasible=False`` with the reason and t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
-from typing import Any
+from functools import cache, cached_property
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -38,7 +39,14 @@ from .explain import format_number as fmt
 from .scenario import CATALOG_FIELDS, FIELDS
 
 Array = np.ndarray
+T = TypeVar("T")
 REPLICA_SIZES = (1, 2, 4, 8, 16, 32, 64, 72)
+FEW_ROWS = 64
+"""Up to this many rows, catalog ids are looked up in a dict (a microsecond) rather than a pandas index (tens of
+microseconds a call) and only the measured curves of the rows' pairs are tried: the same positions and curves."""
+GRID_POINTS = 4096
+"""One row's batch search evaluates every (replica size, batch) pair up to this many in a single roofline pass (one
+call over a small 2-D array instead of a dozen calls over one-element arrays); beyond it, bisection calls."""
 LENGTH_TOLERANCE = 1.25
 """A measured curve applies to workloads whose input and output lengths are within this factor of its own."""
 
@@ -78,6 +86,33 @@ ESTIMATED_INPUTS = ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_p
                     "accelerators_per_replica")
 """Input columns the estimate fills when they are empty."""
 
+_BUILT: dict[str, tuple[tuple[object, ...], Any]] = {}
+
+
+def _per_table(name: str, tables: tuple[object, ...], build: Callable[[], T]) -> T:
+    """``build()`` once per set of catalog table objects: the tables are cached, and a re-read (as after
+    ``calibrate --write``) is a new object, so what is derived from it is built again."""
+    entry = _BUILT.get(name)
+    if entry is None or len(entry[0]) != len(tables) or any(a is not b for a, b in zip(entry[0], tables, strict=True)):
+        entry = (tables, build())
+        _BUILT[name] = entry
+    return entry[1]
+
+
+def _positions(table: pd.DataFrame, name: str, ids: Array) -> Array:
+    """Row position of each id in a catalog table (-1 where absent, empty or not an id); a dict for a few rows, the
+    pandas index for many (same positions).
+
+    >>> _positions(catalog.models(), "models", np.array(["llama-3.1-8b", "", "nope"], dtype=object)).tolist()
+    [1, -1, -1]
+    """
+    index, where = _per_table(name + " positions", (table,), lambda: (
+        pd.Index(table.index), {key: i for i, key in enumerate(table.index)}))
+    keys = np.asarray(ids, dtype=object)
+    if keys.size > FEW_ROWS:
+        return np.asarray(index.get_indexer(keys), dtype=np.intp)
+    return np.array([where.get(key, -1) for key in keys.ravel()], dtype=np.intp).reshape(keys.shape)
+
 
 @dataclass(frozen=True)
 class Curve:
@@ -97,8 +132,12 @@ class Curve:
         inside = (x >= self.per_user[0]) & (x <= self.per_user[-1])
         if self.per_user.size == 1:
             return np.where(inside, self.per_accelerator[0], np.nan)
-        f = PchipInterpolator(self.per_user, self.per_accelerator, extrapolate=False)
-        return np.where(inside, f(np.where(inside, x, self.per_user[0])), np.nan)
+        return np.where(inside, self._interpolant(np.where(inside, x, self.per_user[0])), np.nan)
+
+    @cached_property
+    def _interpolant(self) -> PchipInterpolator:
+        """The monotone interpolant through the measured points, built once per curve."""
+        return PchipInterpolator(self.per_user, self.per_accelerator, extrapolate=False)
 
 
 @cache
@@ -150,13 +189,28 @@ def best_at(candidates: list[Curve], per_user: float) -> tuple[Curve | None, flo
     return best, value
 
 
+def _candidate_curves(c: dict[str, Array], need: Array) -> tuple[Curve, ...] | list[Curve]:
+    """The measured curves :func:`fill_throughput` tries, in order: all of them for many rows; for a few, only
+    those of an accelerator, model and precision a row needing an estimate has (the others match no row)."""
+    if need.size > FEW_ROWS:
+        return curves()
+    pairs = set(zip(c["accelerator"][need], c["model"][need], c["precision"][need], strict=True))
+    return [cv for cv in curves() if (cv.accelerator, cv.model, cv.precision) in pairs]
+
+
 def _model_columns(model_ids: Array) -> dict[str, Array]:
     table = catalog.models()
-    codes = pd.Index(table.index).get_indexer(np.asarray(model_ids, dtype=object))
+    codes = _positions(table, "models", model_ids)
+    return {col: values[codes] for col, values in _per_table("model columns", (table,), lambda: _model_table(table))
+            .items()}
+
+
+def _model_table(table: pd.DataFrame) -> dict[str, Array]:
+    """The models' numeric columns and MLA flag as arrays, with a last entry (NaN, False) for an unknown id."""
     out: dict[str, Array] = {}
     for col in (*catalog.MODEL_NUMERIC_COLUMNS, "kv_bytes_per_token_bf16"):
-        out[col] = np.append(table[col].to_numpy(dtype=float, na_value=np.nan), np.nan)[codes]
-    out["mla"] = np.append((table["attention"] == "mla").to_numpy(), False)[codes]
+        out[col] = np.append(table[col].to_numpy(dtype=float, na_value=np.nan), np.nan)
+    out["mla"] = np.append((table["attention"] == "mla").to_numpy(), False)
     return out
 
 
@@ -173,9 +227,16 @@ def stack_columns(stack_ids: Array) -> dict[str, Array]:
     step ``e``, draft cost fraction ``draft``, expert parallel ``ep``, attention tensor parallel ``attn_tp``
     (NaN: the whole replica), ``disagg`` (bool), ``scale_out`` [GB/s], the replica size ``replica`` (NaN: any)."""
     table = catalog.serving_stacks()
-    # many rows, few stacks: look each distinct id up once
-    inverse, uniques = pd.factorize(np.asarray(stack_ids, dtype=object))
-    codes = np.append(pd.Index(table.index).get_indexer(np.asarray(uniques, dtype=object)), -1)[inverse]
+    # many rows, few stacks: each stack's terms are worked out once per table, each row takes its stack's
+    codes = _positions(table, "stacks", stack_ids)
+    return {key: values[codes] for key, values in _per_table("stack columns", (table,), lambda: _stack_table(table))
+            .items()}
+
+
+def _stack_table(table: pd.DataFrame) -> dict[str, Array]:
+    """:func:`stack_columns` of every stack in the table, in its order, and last of the plain stack (an unknown,
+    empty or ``best`` id: position -1)."""
+    codes = np.append(np.arange(len(table)), -1)
 
     def col(name: str, missing: float) -> Array:
         values = pd.to_numeric(table[name], errors="coerce").to_numpy(dtype=float, na_value=np.nan) if (
@@ -190,6 +251,18 @@ def stack_columns(stack_ids: Array) -> dict[str, Array]:
             "disagg": np.append((table["disaggregated"] == "yes").to_numpy(), False)[codes],
             "scale_out": col("scale_out_gb_per_s", SCALE_OUT_GB_PER_S),
             "replica": np.where(codes >= 0, np.fmax(tp, np.where(ep > 1, ep, np.nan)), np.nan)}
+
+
+def _bytes_per_value(precisions: Array) -> Array:
+    """Bytes per value of each row's precision (NaN for an unknown one): a list for a few rows, else per element.
+
+    >>> _bytes_per_value(np.array(["bf16", "fp8", "fp4", "?"], dtype=object)).tolist()
+    [2.0, 1.0, 0.5, nan]
+    """
+    p = np.asarray(precisions, dtype=object)
+    if p.size > FEW_ROWS:
+        return np.asarray(np.vectorize(th.BYTES_PER_VALUE.get, otypes=[float])(p), dtype=float)
+    return np.array([th.BYTES_PER_VALUE.get(x, np.nan) for x in p.ravel()], dtype=float).reshape(p.shape)
 
 
 def _peak_tflops(c: dict[str, Array]) -> Array:
@@ -255,7 +328,7 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
     stack = np.where((stack == "") | pd.isna(stack), BEST, stack)
     from_curve = np.zeros(n_rows, dtype=bool)
     best_d = np.full(n_rows, -np.inf)
-    for cv in curves() if use_curves else ():
+    for cv in _candidate_curves(c, need) if use_curves else ():
         match = (need & (c["accelerator"] == cv.accelerator) & (c["model"] == cv.model)
                  & (c["precision"] == cv.precision) & ~np.isnan(target) & ((stack == BEST) | (stack == cv.stack))
                  & (np.abs(np.log(np.maximum(i_req, 1.0) / cv.input_tokens)) <= np.log(LENGTH_TOLERANCE))
@@ -290,18 +363,18 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
     describable = accelerator_figure(c["accelerator"], "roofline", "") != "no"  # dataflow/SRAM systems are not
     est = need & (best["effective"] > 0) & describable
     n_best, b_best = best["n"], np.maximum(best["b"], 1.0)
-    t = rl.step(b_best, n_best)
+    t, p_rep = rl.step(b_best, n_best), rl.prefill_rate(n_best)
     c["output_tokens_per_s_per_accelerator"] = np.where(est, b_best / (n_best * t),
                                                         c["output_tokens_per_s_per_accelerator"])
     c["input_tokens_per_s_per_accelerator"] = np.where(est & np.isnan(c["input_tokens_per_s_per_accelerator"]),
-                                                       rl.prefill_rate(n_best) / n_best,
-                                                       c["input_tokens_per_s_per_accelerator"])
+                                                       p_rep / n_best, c["input_tokens_per_s_per_accelerator"])
     c["accelerators_per_replica"] = np.where(est, n_best, c["accelerators_per_replica"])
     mem_t = rl.memory_s(b_best, n_best) + rl.overhead
-    out["output_tokens_per_s_per_user"] = np.where(est, 1.0 / rl.user_step(b_best, n_best),
-                                                   out["output_tokens_per_s_per_user"])
+    out["output_tokens_per_s_per_user"] = np.where(
+        est, 1.0 / rl.user_step(b_best, n_best, t, rl.mixed_step(b_best, n_best, t, p_rep)),
+        out["output_tokens_per_s_per_user"])
     out["batch_size"] = np.where(est, best["b"], np.nan)
-    out["time_to_first_token_s"] = np.where(est, rl.time_to_first_token(b_best, n_best), np.nan)
+    out["time_to_first_token_s"] = np.where(est, rl.time_to_first_token(b_best, n_best, t, p_rep), np.nan)
     out["decode_bound"] = np.where(est, np.where(mem_t >= rl.compute_s(b_best, n_best) + rl.overhead,
                                                  "memory", "compute"), "")
     out["weights_gb_per_replica"] = np.where(need, rl.weights / 1e9, np.nan)
@@ -322,6 +395,8 @@ def _best_replica(c: dict[str, Array], rl: Roofline, need: Array, target: Array)
     whose per-user speed 1 / t_mix(B) (decode with its chunked prefill) still meets the target; the size with the
     most output tokens/s per accelerator, prefill included, wins."""
     n_rows = len(need)
+    if n_rows == 1:
+        return _best_replica_of_one(c, rl, need, target)
     fixed_n = c["accelerators_per_replica"]
     system = np.nan_to_num(c["accelerators_per_system"], nan=8.0)
     best = {k: np.full(n_rows, np.nan) for k in ("n", "b", "bmem")}
@@ -349,6 +424,68 @@ def _best_replica(c: dict[str, Array], rl: Roofline, need: Array, target: Array)
     return best
 
 
+def _largest_batch_on_grid(ok: Array, cap: Array) -> Array:
+    """:func:`_largest_batch` of each row j of a grid ``ok[j, B - 1]`` (B = 1 .. at least ``cap[j]``). Where a row is
+    true up to some batch and false after it within its cap (the speed falling with B, as the bisection assumes),
+    the bisection provably ends at that batch (capped at ``cap``; 0 if batch 1 fails or the cap is below 1): read it
+    off the grid. Otherwise the bisection walks the grid.
+
+    >>> ok = np.array([[True, True, False, False], [True, True, True, True], [False] * 4, [True, False, True, True]])
+    >>> _largest_batch_on_grid(ok, np.array([4.0, 3.0, 4.0, 4.0])).tolist()
+    [2.0, 3.0, 0.0, 4.0]
+    >>> _largest_batch_on_grid(ok[:3], np.array([4.0, -7.0, 4.0])).tolist()
+    [2.0, 0.0, 0.0]
+    """
+    width = ok.shape[1]
+    leading = np.where(ok.all(axis=1), width, ok.argmin(axis=1))  # trues before the first false
+    last = np.minimum(leading, np.maximum(cap, 0.0))  # a negative cap: the model does not fit, no batch
+    if np.array_equal((ok & (np.arange(1.0, width + 1.0) <= cap[:, None])).sum(axis=1), last):
+        return np.where(ok[:, 0] & (cap >= 1), last, 0.0)
+    rows = np.arange(len(cap))
+    return _largest_batch(lambda bb: ok[rows, np.clip(bb, 1.0, width).astype(np.intp) - 1], cap)
+
+
+def _best_replica_of_one(c: dict[str, Array], rl: Roofline, need: Array, target: Array) -> dict[str, Array]:
+    """:func:`_best_replica` of one row, every allowed replica size at once: the row's roofline broadcasts over the
+    vector of sizes, and where the (size, batch) grid is small (:data:`GRID_POINTS`) the per-user speed of every
+    batch up to the largest cap is worked out in one pass, the bisection then reading it instead of calling the
+    roofline a dozen times. The same speeds at the same batches, the same bisection (:func:`_largest_batch`), then
+    the sizes compared in order by the rules of the loop over sizes: the same numbers."""
+    fixed_n = c["accelerators_per_replica"]
+    sizes = np.array(REPLICA_SIZES, dtype=float)
+    allowed = need & np.where(np.isnan(fixed_n), sizes <= np.maximum(8.0, np.nan_to_num(
+        c["accelerators_per_system"], nan=8.0)), sizes == REPLICA_SIZES[0])
+    n = np.where(np.isnan(fixed_n), sizes, fixed_n)[allowed]
+    bmem = th.max_batch_in_memory(n, rl.mem, c["memory_utilization"], rl.weights, rl.kv_max)
+    cap_b = np.nan_to_num(np.minimum(bmem, c["max_batch_size"]), nan=0.0)
+    fits = cap_b >= 1
+    top = int(cap_b.max(initial=0.0))
+    if top < 1:  # fits nowhere: the bisection keeps batch 0 (it needs a cap of 1), no speed at batch 1 counts
+        b, s1 = np.zeros(n.size), np.full(n.size, np.nan)
+        mixed = np.full(n.size, np.nan)  # no batch: unused
+    elif n.size * top <= GRID_POINTS:
+        grid_b, grid_n = np.arange(1.0, top + 1.0)[None, :], n[:, None]
+        t = rl.step(grid_b, grid_n)
+        t_mix = rl.mixed_step(grid_b, grid_n, t, rl.prefill_rate(grid_n))
+        speed = 1.0 / rl.user_step(grid_b, grid_n, t, t_mix)
+        b, s1 = _largest_batch_on_grid(~(speed < target), cap_b), speed[:, 0]
+        mixed = t_mix[np.arange(n.size), np.maximum(b, 1.0).astype(np.intp) - 1]
+    else:
+        s1 = 1.0 / rl.user_step(np.ones(n.size), n)
+        b = _largest_batch(lambda bb: ~(1.0 / rl.user_step(bb, n) < target), cap_b)
+        mixed = rl.mixed_step(np.maximum(b, 1.0), n)
+    effective = np.where(b >= 1, np.maximum(b, 1.0) / (n * mixed), -1.0)
+    best: dict[str, Any] = {"n": np.nan, "b": np.nan, "bmem": np.nan, "effective": -1.0, "any_fit": False,
+                            "speed_at_1": np.nan}
+    for j in range(n.size):
+        best["any_fit"] |= bool(fits[j])
+        if fits[j] and not best["speed_at_1"] >= s1[j]:
+            best["speed_at_1"] = s1[j]
+        if effective[j] > best["effective"]:
+            best.update(effective=effective[j], n=n[j], b=b[j], bmem=bmem[j])
+    return {key: np.array([value], dtype=bool if key == "any_fit" else float) for key, value in best.items()}
+
+
 class Roofline:
     """The per-row quantities of the roofline for resolved scenario columns ``c`` and their model ``m``: bytes
     per parameter, KV bytes per sequence, FLOPs per token, efficiency factors, the tensor-parallel link;
@@ -363,11 +500,11 @@ class Roofline:
                  factors: dict[str, Array] | None = None) -> None:
         m = _model_columns(c["model"]) if m is None else m
         self.m = m
-        self.bpp = np.vectorize(th.BYTES_PER_VALUE.get, otypes=[float])(c["precision"])
+        self.bpp = _bytes_per_value(c["precision"])
         # an empty KV precision follows the weights, but no engine measured here keeps an FP4 KV cache: FP8 then
         kv_prec = np.where(c["kv_cache_precision"] == "", np.where(c["precision"] == "fp4", "fp8", c["precision"]),
                            c["kv_cache_precision"])
-        self.kv_b = np.vectorize(th.BYTES_PER_VALUE.get, otypes=[float])(kv_prec)
+        self.kv_b = _bytes_per_value(kv_prec)
         self.peak = _peak_tflops(c)
         # attention (scores and the weighted sum over the KV cache) does not run at FP4: FP8 peak for FP4 models
         attention_peak = np.where(c["precision"] == "fp4", c["accelerator_fp8_tflops"], self.peak)
@@ -376,9 +513,9 @@ class Roofline:
         self.mem = c["accelerator_memory_gb"]
         self.link_gb_per_s = accelerator_figure(c["accelerator"], "interconnect_gb_per_s")
         self.link_latency_us = accelerator_figure(c["accelerator"], "interconnect_latency_us")
-        self.eff_bw, self.eff_f, self.eff_p, self.overhead_us_per_layer = _efficiency(c, m, factors)
-        self.overhead = m["layers"] * self.overhead_us_per_layer * 1e-6
         cal = stored_factors(c["accelerator"], c["model"]) if factors is None else factors
+        self.eff_bw, self.eff_f, self.eff_p, self.overhead_us_per_layer = _efficiency(c, m, cal)
+        self.overhead = m["layers"] * self.overhead_us_per_layer * 1e-6
         # a scenario that gives its own step overhead replaces the calibrated overheads, the per-token one included
         token_ns = np.where(np.isnan(c["step_overhead_us_per_layer"]),
                             np.asarray(cal.get(TOKEN_FACTOR, np.zeros(len(self.bw))), dtype=float), 0.0)
@@ -474,10 +611,12 @@ class Roofline:
         spec = th.speculative_step_s(verify, plain, self.spec_k, self.draft_f, self.spec_e)
         return np.where(self.spec_k > 0, spec, plain)
 
-    def user_step(self, batch: Array, n: Array) -> Array:
+    def user_step(self, batch: Array, n: Array, step: Array | None = None, mixed: Array | None = None) -> Array:
         """Time between a user's tokens [s]: the mixed step with its chunked prefill, or the bare decode step when
-        prefill runs on other accelerators (disaggregated stack)."""
-        return np.where(self.disagg, self.step(batch, n), self.mixed_step(batch, n))
+        prefill runs on other accelerators (disaggregated stack). ``step``, ``mixed``: t(B) and t_mix(B) when
+        already computed."""
+        t = self.step(batch, n) if step is None else step
+        return np.where(self.disagg, t, self.mixed_step(batch, n, t) if mixed is None else mixed)
 
     def prefill_rate(self, n: Array) -> Array:
         """Prompt tokens/s of a replica of n accelerators when prefill rides in large batches (weights read once
@@ -486,28 +625,30 @@ class Roofline:
             self.communication_s(0.0, n)) + self.token_overhead_s
         return 1.0 / per_token
 
-    def mixed_step(self, batch: Array, n: Array, step: Array | None = None) -> Array:
+    def mixed_step(self, batch: Array, n: Array, step: Array | None = None, rate: Array | None = None) -> Array:
         """Decode step at batch B with the chunked prefill its finishing requests bring (steady state) [s].
 
         In steady state B / O requests finish per step, so each step also prefills B I_miss / O prompt tokens:
         t_mix(B) = t(B) + (B I_miss / O) / P_rep. The user sees 1 / t_mix; the replica produces B / t_mix output
-        tokens/s, the fluid accounting of :func:`economics.capacity.requests_per_s_per_accelerator`. ``step``: the
-        decode step t(B) when already computed.
+        tokens/s, the fluid accounting of :func:`economics.capacity.requests_per_s_per_accelerator`. ``step``, ``rate``:
+        the decode step t(B) and the prefill rate P_rep when already computed.
         Reference: Agrawal et al., "Sarathi-Serve", OSDI 2024 (chunked prefills piggybacked on decode batches)."""
         prompt_tokens = batch * self.i_miss / np.maximum(self.o_req, 1.0)
         t = self.step(batch, n) if step is None else step
-        return t + cap.prefill_seconds(prompt_tokens, self.prefill_rate(n))
+        return t + cap.prefill_seconds(prompt_tokens, self.prefill_rate(n) if rate is None else rate)
 
-    def time_to_first_token(self, batch: Array, n: Array) -> Array:
+    def time_to_first_token(self, batch: Array, n: Array, step: Array | None = None,
+                            rate: Array | None = None) -> Array:
         r"""The step that carries the request's prefill, t(B), plus its prompt at the replica's prefill rate queued
         behind the other requests' prefill (M/D/1, rho the prefill share of the step time) [s].
 
         .. math:: TTFT = t_{req} + t(B) + \frac{I_{miss}}{P_{rep}} \left(1 + \frac{\rho}{2 (1 - \rho)}\right)
 
-        t_req the calibrated fixed time per request (server, tokenization, scheduling)."""
-        t = self.step(batch, n)
-        p_rep = self.prefill_rate(n)
-        t_mix = self.mixed_step(batch, n, t)
+        t_req the calibrated fixed time per request (server, tokenization, scheduling); ``step``, ``rate``: t(B) and
+        P_rep when already computed."""
+        t = self.step(batch, n) if step is None else step
+        p_rep = self.prefill_rate(n) if rate is None else rate
+        t_mix = self.mixed_step(batch, n, t, p_rep)
         share = (t_mix - t) / t_mix
         kv_link = np.where(self.disagg, th.kv_transfer_s(self.kv_prompt, self.scale_out), 0.0)
         return self.request_overhead_s + t + kv_link + th.queued_time_to_first_token_s(
@@ -521,20 +662,40 @@ def stored_factors(accelerators: Array, models: Array | None = None) -> dict[str
     names, factors = _calibration_factors(catalog.calibration())
     acc = np.asarray(accelerators, dtype=object)
     mod = np.full(len(acc), "", dtype=object) if models is None else np.asarray(models, dtype=object)
-    # a million rows hold few distinct pairs: look each pair up once
-    code_a, uniq_a = pd.factorize(acc)
-    code_m, uniq_m = pd.factorize(mod)
-    pairs, inverse = np.unique(code_a * max(len(uniq_m), 1) + code_m, return_inverse=True)
-    width = max(len(uniq_m), 1)
-    fam = accelerator_figure(np.asarray(uniq_a, dtype=object)[pairs // width], "family", "")
-    cls = model_class(np.asarray(uniq_m, dtype=object)[pairs % width])
-    scopes = [next((s for s in (f"{f}:{c}", str(f), f"global:{c}") if s in factors), "global")
-              for f, c in zip(fam, cls, strict=True)]
+    if acc.size <= FEW_ROWS:  # one scenario: each pair's scope is remembered (per calibration and catalog)
+        known: dict[tuple[Any, Any], str] = _per_table(
+            "scopes", (catalog.calibration(), catalog.accelerators(), catalog.models()), dict)
+        if len(known) > 100_000:  # ids are catalog ids, so this never fills; a bound all the same
+            known.clear()
+        scopes = []
+        for pair in zip(acc, mod, strict=True):
+            scope = known.get(pair)
+            if scope is None:
+                scope = known[pair] = _scopes(np.array(pair[:1], dtype=object), np.array(pair[1:], dtype=object),
+                                              factors)[0]
+            scopes.append(scope)
+        inverse = np.arange(len(scopes))
+    else:  # a million rows hold few distinct pairs: look each pair up once
+        code_a, uniq_a = pd.factorize(acc)
+        code_m, uniq_m = pd.factorize(mod)
+        width = max(len(uniq_m), 1)
+        pairs, inverse = np.unique(code_a * width + code_m, return_inverse=True)
+        scopes = _scopes(np.asarray(uniq_a, dtype=object)[pairs // width],
+                         np.asarray(uniq_m, dtype=object)[pairs % width], factors)
     out = {f: np.array([factors.get(s, {}).get(f, np.nan) for s in scopes], dtype=float)[inverse.ravel()]
            for f in names}
     for extra in (TOKEN_FACTOR, TTFT_FACTOR, KV_FACTOR):
         out.setdefault(extra, np.zeros(len(acc)))
     return out
+
+
+def _scopes(accelerators: Array, models: Array, factors: dict[str, dict[str, float]]) -> list[str]:
+    """The calibration scope of each (accelerator, model) pair: the first of ``<family>:<model class>``,
+    ``<family>``, ``global:<model class>`` that ``factors`` holds, else ``global``."""
+    fam = accelerator_figure(accelerators, "family", "")
+    cls = model_class(models)
+    return [next((s for s in (f"{f}:{c}", str(f), f"global:{c}") if s in factors), "global")
+            for f, c in zip(fam, cls, strict=True)]
 
 
 _FACTORS_OF: list[tuple[pd.DataFrame, list[str], dict[str, dict[str, float]]]] = []
@@ -579,13 +740,18 @@ def accelerator_figure(ids: Array, field: str, missing: Any = np.nan) -> Array:
     """An accelerators.csv figure for each row's id (``missing`` where absent, the field unknown or the id
     empty)."""
     table = catalog.accelerators()
-    codes = pd.Index(table.index).get_indexer(np.asarray(ids, dtype=object))
+    codes = _positions(table, "accelerators", ids)
     if field not in table.columns:
         return np.full(len(codes), missing, dtype=float if isinstance(missing, float) else object)
-    column = table[field]
-    values = (pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-              if isinstance(missing, float) else column.fillna(missing).to_numpy(dtype=object))
-    return np.append(values, missing)[codes]
+
+    def build() -> Array:
+        column = table[field]
+        values = (pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+                  if isinstance(missing, float) else column.fillna(missing).to_numpy(dtype=object))
+        return np.append(values, missing)
+
+    values: Array = _per_table(f"accelerator {field} {type(missing).__name__} {missing!r}", (table,), build)
+    return values[codes]
 
 
 def _efficiency(c: dict[str, Array], m: dict[str, Array],
