@@ -282,7 +282,9 @@ def test_upload_good_and_bad_csv_and_download_results(
     expect(page.get_by_text("No file yet")).to_be_visible(timeout=COLD_START_TIMEOUT_MS)
     uploader.set_input_files(str(good))
     expect(page.get_by_test_id("stMetric").filter(has_text="Valid scenarios")).to_contain_text("2 of 2")
-    with page.expect_download() as info:
+    # the run that shows the metric may still be drawing: a click on a button it then replaces starts no download
+    settle(page)
+    with page.expect_download(timeout=COLD_START_TIMEOUT_MS) as info:
         page.get_by_role("button", name="Results (CSV)").click()
     downloaded = Path(info.value.path()).read_text(encoding="utf-8")
     assert downloaded.splitlines()[1].startswith("'=HYPERLINK(1)")  # formula neutralised
