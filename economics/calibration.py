@@ -109,6 +109,9 @@ def _curve_rows() -> list[dict[str, Any]]:
             "measured_ttft": np.nan if "saturated" in p["note"] else ttft, "kind": p["point_kind"],
             "stack_terms": (p.get("speculative_decoding", "") not in ("", "none") or p.get("disaggregated", "") == "yes"
                             or _num(p.get("expert_parallel", "")) > 1),
+            # attention run data-parallel over a replica of several accelerators (each its own sequences and KV
+            # cache) is not the plain tensor-parallel roofline, and these rows do not state their expert-parallel size
+            "dp_attention": p.get("data_parallel_attention", "") == "yes" and replica > 1,
         })
     return rows
 
@@ -149,6 +152,9 @@ def points() -> pd.DataFrame:
     stack_terms = df["stack_terms"].fillna(False).astype(bool) if "stack_terms" in df else False
     df.loc[stack_terms, "fitted"] = ("no: serving stack with speculative decoding, expert parallelism or "
                                      "disaggregation (checked by the stack terms, tests/test_stacks.py)")
+    dp_attention = df["dp_attention"].fillna(False).astype(bool) if "dp_attention" in df else False
+    df.loc[dp_attention, "fitted"] = ("no: attention data-parallel over the replica with an unstated expert-parallel "
+                                      "size (a serving stack the data do not fully describe)")
     return df
 
 

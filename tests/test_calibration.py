@@ -19,29 +19,30 @@ from economics import throughput as th
 # Held-out bounds per accelerator family: (median, worst) absolute error of output tokens/s per accelerator [%] on
 # the points the fit never sees (held-out model families and the held-out source), at the figures
 # `python -m economics calibrate --holdout` printed for the stored factors plus a small margin (about 2 points on a
-# median, 5 on a worst), so any regression fails. Measured (2026-11-30, second fit): all 10.9 / 155.7, nvidia-hopper
-# 9.7 / 42.9, nvidia-ampere 11.7 / 40.5, nvidia-blackwell 14.8 / 155.7, nvidia-ada 6.6 / 39.2, amd-cdna3 20.3 / 36.2
-# (Llama 3.1 405B on eight MI300X with vLLM, four points). The target is 25 % / 75 %; one of the 392 held-out points
-# misses the worst bound: Qwen3-30B-A3B at 128/128 on one GB200 (156 %), measured 39 % below the same table's B200
-# (the same GPU) while every dense model and gpt-oss-20b run faster on GB200 than on B200 (README, "Calibration").
-# Two rules changed after the first fit's held-out figures (11.6 / 231.6) had been seen, both disclosed in the README:
-# points that publish their concurrency are predicted at it, and the per-token overhead is fitted per family.
-HOLDOUT_BOUNDS = {"all": (13.0, 161.0), "nvidia-hopper": (12.0, 48.0), "nvidia-ampere": (14.0, 45.5),
-                  "nvidia-blackwell": (17.0, 161.0), "nvidia-ada": (9.0, 44.0), "amd-cdna3": (22.5, 41.0)}
-TRAIN_BOUNDS = {"all": (9.0, 77.0)}
-"""Training split over all families (measured 6.9 % / 72.1 %)."""
-TTFT_TRAIN_BOUNDS = {"all": (22.5, 37.0), "amd-cdna4": (21.5, 25.0), "nvidia-blackwell": (25.0, 27.5),
-                     "nvidia-hopper": (30.5, 37.0)}
-"""Time to first token on the training split, per family (measured: all 20.2 / 31.9, amd-cdna4 19.4 / 20.2,
-nvidia-blackwell 22.6 / 22.6, nvidia-hopper 28.1 / 31.9)."""
-TTFT_HOLDOUT_BOUNDS = {"all": (19.0, 65.0), "nvidia-hopper": (19.0, 65.0)}
+# median, 3 on a worst), so any regression fails. Measured (2026-11-30, third fit): all 11.7 / 70.1, nvidia-hopper
+# 9.8 / 42.5, nvidia-ampere 11.7 / 40.4, nvidia-blackwell 20.8 / 70.1, nvidia-ada 9.6 / 33.3, amd-cdna3 20.3 / 36.2
+# (Llama 3.1 405B on eight MI300X with vLLM, four points), within the 25 % / 75 % target. The worst is Qwen3-30B-A3B
+# at 128/128 on one GB200, measured 39 % below the same table's B200 on the same GPU. Three rules changed after the
+# first fit's held-out figures (11.6 / 231.6) had been seen, all disclosed in the README, so the held-out figures are
+# not a blind test of them: points that publish their concurrency are predicted at it; the per-token overhead is
+# fitted per family; points run with attention data-parallel over several GPUs (an unstated expert-parallel size)
+# are not fitted.
+HOLDOUT_BOUNDS = {"all": (13.5, 73.0), "nvidia-hopper": (12.0, 45.5), "nvidia-ampere": (14.0, 43.5),
+                  "nvidia-blackwell": (23.0, 73.0), "nvidia-ada": (12.0, 36.5), "amd-cdna3": (22.5, 39.5)}
+TRAIN_BOUNDS = {"all": (8.5, 77.0)}
+"""Training split over all families (measured 6.4 % / 73.3 %)."""
+TTFT_TRAIN_BOUNDS = {"all": (24.0, 35.0), "amd-cdna4": (24.0, 25.5), "nvidia-blackwell": (8.0, 9.0),
+                     "nvidia-hopper": (30.5, 35.0)}
+"""Time to first token on the training split, per family (measured: all 22.0 / 31.9, amd-cdna4 21.7 / 22.5,
+nvidia-blackwell 6.1 / 6.1, nvidia-hopper 28.3 / 31.9)."""
+TTFT_HOLDOUT_BOUNDS = {"all": (16.5, 66.0), "nvidia-hopper": (16.5, 66.0)}
 """Time to first token on the held-out source (TensorRT-LLM 0.14 online serving, Llama 3.1 8B and 70B on H100 and
-H200): measured 16.7 / 60.1, within the 25 % / 75 % target. The fixed time per request is fitted with each measured
-configuration weighing once (5.7 ms); weighted per point (one MI355X sweep of five points setting it) the held-out
-figures were 59.5 / 170.9, and that change was made after they were seen (README)."""
-PER_USER_BOUNDS = {"train": (9.0, 37.0), "holdout": (17.0, 47.0)}
+H200): measured 14.4 / 62.3, within the 25 % / 75 % target. The fixed time per request is fitted with each measured
+configuration weighing once; weighted per point (one MI355X sweep of five points setting it) the held-out figures
+were 59.5 / 170.9, and that change was made after they were seen (README)."""
+PER_USER_BOUNDS = {"train": (8.0, 36.0), "holdout": (17.0, 46.0)}
 """Per-user speed [token/s] predicted at a point's published concurrency against the measured one (measured: train
-6.7 / 32.4 over 76 points, held out 14.8 / 42.1 over 56)."""
+5.8 / 32.4 over 76 points, held out 15.0 / 42.2 over 56)."""
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +102,7 @@ def test_training_error_ttft_and_deepseek_no_worse_than_before(holdout: Any) -> 
     res, _ = calibration.report()
     dsr1 = res[(res["model"] == "deepseek-v3") & (res["fitted"] == "yes")]
     assert len(dsr1) >= 60
-    assert dsr1["error_pct"].abs().median() <= 12.5  # the issue's bound (measured 5.0 % with the stored factors)
+    assert dsr1["error_pct"].abs().median() <= 12.5  # the issue's bound (measured 4.2 % with the stored factors)
 
 
 def test_per_user_speed_at_the_published_concurrency_is_bounded() -> None:
@@ -123,6 +124,20 @@ def test_a_point_with_its_concurrency_is_predicted_at_that_concurrency() -> None
     assert len(pts) >= 30
     ratio = pts["predicted"] * pts["replica"] / (pts["max_batch"] * pts["predicted_per_user"])
     assert ratio.between(0.5, 1.0 + 1e-9).all(), pts.loc[~ratio.between(0.5, 1.0 + 1e-9), "point"].tolist()
+
+
+def test_attention_data_parallel_over_a_replica_is_not_fitted_and_on_one_gpu_is() -> None:
+    # TensorRT-LLM 1.0 and the developer guide ran their MoE models with attention data parallelism: on one GPU it
+    # changes nothing; over the eight GPUs of a Qwen3-235B-A22B replica it is a stack the rows do not fully state
+    curves = economics.catalog.throughput_curves()
+    dp = curves[curves["data_parallel_attention"] == "yes"]
+    assert len(dp) >= 70 and dp["note"].str.contains("attention data parallelism").all()
+    pts = calibration.points()
+    pts = pts[pts["point"].str.partition(" @ ")[0].isin(set(dp["curve_id"]))]
+    wide = pts["replica"] > 1
+    assert wide.sum() == 27 and set(pts.loc[wide, "model"]) == {"qwen3-235b-a22b"}
+    assert pts.loc[wide, "fitted"].str.startswith("no: attention data-parallel").all()
+    assert (pts.loc[~wide, "fitted"] == "yes").all()
 
 
 def test_at_least_150_points_across_families_and_accelerators() -> None:
