@@ -85,19 +85,28 @@ def per_call_s(fn, calls: int = 200) -> float:  # type: ignore[no-untyped-def]
 def single_scenario() -> None:
     """The app's path: one scenario through evaluate_scenario (lean, one-row columns) against the same scenario as a
     one-row table through evaluate(df) (target: 2 ms per scenario). With a model's estimated throughput, each call
-    either changes a price (the estimate is reused) or the per-user target (a new estimate every call)."""
+    either changes a price (the estimate is reused), the per-user target or the model and accelerator (a new
+    estimate every call)."""
     measured = economics.Scenario().model_dump() | {"output_tokens_per_s_per_accelerator": 1000.0,
                                                       "accelerator_count": 8}
     estimated = economics.Scenario().model_dump() | {"model": "llama-3.1-70b", "precision": "fp8",
                                                        "output_tokens_per_s_per_accelerator": None,
                                                        "accelerator_count": 8}
+    pairs = [{"model": m, "accelerator": a, "precision": p} for m, a, p in (
+        ("llama-3.1-8b", "a100-sxm", "bf16"), ("deepseek-v3", "h200-sxm", "fp8"), ("qwen3-32b", "b200", "fp8"),
+        ("llama-3.1-405b", "h100-sxm", "fp8"), ("gpt-oss-120b", "h100-sxm", "fp8"))]
     calls = iter(range(10**9))
+
+    def new_pair(i: int) -> dict[str, object]:
+        return estimated | pairs[i % len(pairs)] | {"target_output_tokens_per_s_per_user": 20.0 + i * 1e-6}
+
     cases = {
         "measured throughput (app default)": lambda: measured,
         "estimated (llama-3.1-70b fp8, H100), a price changes": lambda: estimated | {
             "price_usd_per_m_output_tokens": 1.0 + next(calls) * 1e-6},
         "estimated, the per-user target changes (new estimate)": lambda: estimated | {
             "target_output_tokens_per_s_per_user": 20.0 + next(calls) * 1e-6},
+        "estimated, model and accelerator change (new estimate, 5 pairs in turn)": lambda: new_pair(next(calls)),
     }
     for label, make in cases.items():
         lean = per_call_s(lambda m=make: economics.evaluate_scenario(m()), calls=100)
