@@ -187,8 +187,9 @@ def settings_widgets() -> None:
 
 # ------------------------------------------------------------------------------------------------------ solving
 SOLVING = "Solving the plan (a mixed-integer program)..."
-"""Shown where the plan will be while a new one is solved, once it takes longer than half a second (Streamlit's
-spinner delay); until then the previous run's output is faded as out of date, as for every rerun."""
+"""Shown while a new plan is solved once the solve takes longer than half a second (Streamlit's spinner delay), when
+Streamlit also starts to fade the previous run's output as out of date; shorter solves show the running state only.
+The KPIs are the plan's figures, so none is drawn before the plan is solved."""
 
 
 @st.cache_data(max_entries=32, show_spinner=SOLVING)
