@@ -4,8 +4,10 @@ value, an infeasible plan names its constraint, every scenario field is reachabl
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -110,6 +112,15 @@ def test_the_downloads_are_the_plan_shown_after_every_edit() -> None:
     assert downloads(at) == expected_downloads(edited) != expected_downloads(first)
     set_field(at, "demand_output_tokens_per_day", str(first["demand_output_tokens_per_day"]))
     assert downloads(at) == expected_downloads(first)
+
+
+def test_the_page_has_no_bare_string_that_streamlit_would_draw() -> None:
+    """Streamlit's magic draws a bare string statement of a page script (a note written as a docstring under a
+    constant appeared at the top of the page); only the module's own docstring is exempt."""
+    tree = ast.parse((Path(__file__).resolve().parent.parent / "ui" / "plan.py").read_text(encoding="utf-8"))
+    bare = [node.lineno for node in tree.body[1:] if isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
+    assert bare == [], f"ui/plan.py lines {bare}: a bare string is drawn on the page; make it a comment"
 
 
 def test_the_example_sets_the_shared_scenario_and_a_setting(example: AppTest) -> None:

@@ -187,9 +187,10 @@ def settings_widgets() -> None:
 
 # ------------------------------------------------------------------------------------------------------ solving
 SOLVING = "Solving the plan (a mixed-integer program)..."
-"""Shown while a new plan is solved once the solve takes longer than half a second (Streamlit's spinner delay), when
-Streamlit also starts to fade the previous run's output as out of date; shorter solves show the running state only.
-The KPIs are the plan's figures, so none is drawn before the plan is solved."""
+# Shown while a new plan is solved once the solve takes longer than half a second (Streamlit's spinner delay), when
+# Streamlit also starts to fade the previous run's output as out of date; shorter solves show the running state only.
+# The KPIs are the plan's figures, so none is drawn before the plan is solved. (A comment: a bare string here would be
+# drawn by Streamlit.)
 
 
 @st.cache_data(max_entries=32, show_spinner=SOLVING)
