@@ -6,6 +6,8 @@ one working scenario held in the session (ui/state.py), so moving between pages 
 
 import streamlit as st
 
+from ui import state
+
 # An emoji favicon (drawn locally): a ":material/...:" icon makes the browser fetch it from a Google CDN, and page
 # icons would replace it.
 st.set_page_config(page_title="Token economics", page_icon="🧮", layout="wide")
@@ -20,4 +22,8 @@ PAGES = [
     st.Page("ui/scenarios.py", title="Scenarios", url_path="scenarios"),
     st.Page("ui/data.py", title="Data", url_path="data"),
 ]
-st.navigation(PAGES).run()
+page = st.navigation(PAGES)
+try:
+    page.run()
+finally:  # a page that drew no editor: the URL is written now (see ui.state)
+    state.sync_url()

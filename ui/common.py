@@ -105,24 +105,30 @@ def metric(where: Any, name: str, result: Mapping[str, Any], base: Mapping[str, 
                  help=f"{spec.description} [{spec.unit}]. Output `{name}`.")
 
 
+def row() -> Any:
+    """A row of KPIs or buttons, side by side and wrapping on a narrow screen: one horizontal container rather than
+    ``st.columns`` (a block per column), as the browser redraws every block of the page when a run starts."""
+    return st.container(horizontal=True, gap="medium")
+
+
 def kpi_row(items: Sequence[str | tuple[str, str]], result: Mapping[str, Any],
             base: Mapping[str, Any] | None) -> None:
     """A row of KPIs: output names, or (output name, title)."""
-    columns = st.columns(len(items))
-    for column, item in zip(columns, items, strict=True):
+    where = row()
+    for item in items:
         name, title = (item, None) if isinstance(item, str) else item
-        metric(column, name, result, base, title=title)
+        metric(where, name, result, base, title=title)
 
 
 def baseline_controls() -> None:
     """Pin the working scenario as the baseline, or clear it; the baseline's name as plain text."""
     pinned = state.baseline()
-    left, right, note = st.columns([1, 1, 4])
-    left.button("Pin as baseline", key="pin_baseline", on_click=state.pin_baseline,
-                help="Every KPI then shows its change against this scenario; the link carries the baseline")
+    where = st.container(horizontal=True, vertical_alignment="center")
+    where.button("Pin as baseline", key="pin_baseline", on_click=state.pin_baseline,
+                 help="Every KPI then shows its change against this scenario; the link carries the baseline")
     if pinned is not None:
-        right.button("Clear baseline", key="clear_baseline", on_click=state.clear_baseline)
-        note.caption(f"Baseline: {plain(pinned['name'])} ({pinned['accelerator']}, {pinned['ownership']}).")
+        where.button("Clear baseline", key="clear_baseline", on_click=state.clear_baseline)
+        where.caption(f"Baseline: {plain(pinned['name'])} ({pinned['accelerator']}, {pinned['ownership']}).")
 
 
 def difference_table(result: Mapping[str, Any], base: Mapping[str, Any]) -> None:

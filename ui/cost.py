@@ -59,11 +59,11 @@ if result["cost_usd_per_m_tokens"] is None:
 common.baseline_controls()
 base = common.baseline_result()
 separable = "Give a measured prefill throughput (input tokens/s per accelerator) to split the cost by device time"
-k = st.columns(4)
-common.metric(k[0], "cost_usd_per_m_tokens", result, base)
-for col, name in ((k[1], "cost_usd_per_m_input_tokens"), (k[2], "cost_usd_per_m_output_tokens")):
-    common.metric(col, name, result, base, value=NOT_SEPARABLE if result[name] is None else None)
-common.metric(k[3], "gross_margin", result, base,
+k = common.row()
+common.metric(k, "cost_usd_per_m_tokens", result, base)
+for name in ("cost_usd_per_m_input_tokens", "cost_usd_per_m_output_tokens"):
+    common.metric(k, name, result, base, value=NOT_SEPARABLE if result[name] is None else None)
+common.metric(k, "gross_margin", result, base,
               value="no price given" if result["gross_margin"] is None else None)
 common.kpi_row(["cost_usd_per_hour", "cost_usd_per_day", "revenue_usd_per_day", "utilization", "accelerators"],
                result, base)

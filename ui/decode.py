@@ -169,7 +169,8 @@ if pinned is not None and not _missing(pinned):
         base_kpis = _kpis(base_result.options, base_break_even)
     except (economics.ScenarioError, ValueError):
         base_kpis = None
-k = [*st.columns(3), *st.columns(3)[:2]]
+first, second = common.row(), common.row()
+k = [first, first, first, second, second]
 for col, (title, (text, value, kind, good)) in zip(k, kpis.items(), strict=True):
     change, same = None, False
     if base_kpis is not None and value is not None and base_kpis[title][1] is not None:

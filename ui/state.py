@@ -5,8 +5,11 @@ page), so nothing here lives under a widget key. The scenario is a plain dict un
 ``SETTINGS``, the baseline under ``BASELINE``. Widgets get a key of their own, set from the state just before they
 are drawn (:mod:`ui.editor`), and their ``on_change`` callback writes the edit back through :func:`apply` (every
 edit is parsed and checked by the same code as a link, so the scenario is always valid). :func:`begin` runs first
-on every page: on a session's first run it reads the link; on every run it writes the URL from the state, so the
-URL is always the whole state and pages come and go without touching a value.
+on every page: on a session's first run it reads the link. :func:`sync_url` writes the URL from the state once per
+run: when the page draws its editor (after its KPIs, :mod:`ui.editor`), or when the run ends if it drew none (the
+router), so the URL is always the whole state and pages come and go without touching a value. It is not written
+first because the browser redraws the page when the URL changes: written first, that redraw came before the new
+KPIs.
 """
 
 from __future__ import annotations
@@ -22,16 +25,26 @@ from ui import links
 
 SCENARIO, SETTINGS, BASELINE = "scenario", "settings", "baseline"
 NOTICES, ERRORS, READY = "_link_warnings", "_edit_errors", "_state_ready"
+SYNC = "_sync_url"
 
 
 def begin() -> None:
-    """Read the link once per session, then keep the URL query in step with the state (once per run)."""
+    """Read the link once per session; this run's page keeps the URL in step with the state (:func:`sync_url`)."""
     ss = st.session_state
     if READY not in ss:
         params = {k: st.query_params.get_all(k) for k in st.query_params}
         scenario, settings, baseline, warnings = links.read_link(params)
         ss[SCENARIO], ss[SETTINGS], ss[BASELINE], ss[NOTICES], ss[ERRORS] = scenario, settings, baseline, warnings, []
         ss[READY] = True
+    ss[SYNC] = True
+
+
+def sync_url() -> None:
+    """Once per run of a page that called :func:`begin` (later calls do nothing): write the URL query from the
+    state, if it differs."""
+    ss = st.session_state
+    if not ss.pop(SYNC, False):
+        return
     query = links.link_query(ss[SCENARIO], ss[SETTINGS], ss[BASELINE])
     if st.query_params.to_dict() != query:
         st.query_params.from_dict(query)

@@ -181,21 +181,22 @@ if pinned is not None:
     except economics.ScenarioError:
         base = None
 summary = _percentiles(mc)
-k = st.columns(4)
-for col, p in zip(k, ("p10", "p50", "p90"), strict=False):
+k = common.row()
+for p in ("p10", "p50", "p90"):
     change = None if base is None else fmt.delta("cost_usd_per_m_tokens", summary[p], base[0][p])
-    col.metric(f"{p.upper()} cost per M tokens", fmt.usd_rate(summary[p]), help=f"{p[1:]} % of the draws cost less",
-               delta=None if change is None else f"{change} vs baseline", delta_color="inverse")
+    k.metric(f"{p.upper()} cost per M tokens", fmt.usd_rate(summary[p]), help=f"{p[1:]} % of the draws cost less",
+             delta=None if change is None else f"{change} vs baseline", delta_color="inverse")
+own_slot = k.empty()  # filled once the paired rent draws are done
 # the percentiles are on screen before the inputs are drawn again, the paired rent draws and the tornado computed
 _inputs(side, result)
 own_cheaper = _own_cheaper(key, ranges_json, samples, seed)
 change = None
 if base is not None and own_cheaper is not None and base[1] is not None:
     change = f"{'-' if own_cheaper < base[1] else '+'}{abs(own_cheaper - base[1]) * 100:.1f} pp"
-k[3].metric("Owning cheaper than renting [share of samples]",
-            "no rent figure" if own_cheaper is None else fmt.percent(own_cheaper),
-            help="Same draws for both (paired); renting at the catalog rent",
-            delta=None if change is None else f"{change} vs baseline", delta_color="off")
+own_slot.metric("Owning cheaper than renting [share of samples]",
+                "no rent figure" if own_cheaper is None else fmt.percent(own_cheaper),
+                help="Same draws for both (paired); renting at the catalog rent",
+                delta=None if change is None else f"{change} vs baseline", delta_color="off")
 try:
     sens = studies.tornado_of(key, ranges_json)
 except economics.ScenarioError as error:
