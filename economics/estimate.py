@@ -398,31 +398,57 @@ def _best_replica(c: dict[str, Array], rl: Roofline, need: Array, target: Array)
     n_rows = len(need)
     if n_rows == 1:
         return _best_replica_of_one(c, rl, need, target)
-    fixed_n = c["accelerators_per_replica"]
-    system = np.nan_to_num(c["accelerators_per_system"], nan=8.0)
+    best = _no_replica(n_rows)
+    for size in REPLICA_SIZES:
+        n, allowed = _replica_size(c, need, float(size))
+        if not allowed.any():
+            continue
+        bmem, cap_b = _batch_cap(c, rl, n, allowed)
+        s1 = 1.0 / rl.user_step(np.ones(n_rows), n)
+        b = _largest_batch(lambda bb, n=n: ~(1.0 / rl.user_step(bb, n) < target), cap_b)
+        _keep_better(best, n, b, bmem, cap_b >= 1, s1, rl.mixed_step(np.maximum(b, 1.0), n))
+    return best
+
+
+def _no_replica(n_rows: int) -> dict[str, Array]:
+    """The search's start: no replica size yet (``effective`` -1, below any found)."""
     best = {k: np.full(n_rows, np.nan) for k in ("n", "b", "bmem")}
     best["effective"] = np.full(n_rows, -1.0)
     best["any_fit"] = np.zeros(n_rows, dtype=bool)
     best["speed_at_1"] = np.full(n_rows, np.nan)
-    for size in REPLICA_SIZES:
-        n = np.where(np.isnan(fixed_n), float(size), fixed_n)
-        allowed = need & np.where(np.isnan(fixed_n), size <= np.maximum(8.0, system), size == REPLICA_SIZES[0])
-        if not allowed.any():
-            continue
-        bmem = th.max_batch_in_memory(n, rl.mem, c["memory_utilization"], rl.weights, rl.kv_max)
-        cap_b = np.nan_to_num(np.where(allowed, np.minimum(bmem, c["max_batch_size"]), 0.0), nan=0.0)
-        fits = cap_b >= 1
-        best["any_fit"] |= fits
-        s1 = 1.0 / rl.user_step(np.ones(n_rows), n)
-        best["speed_at_1"] = np.where(fits & ~(best["speed_at_1"] >= s1), s1, best["speed_at_1"])
-        b = _largest_batch(lambda bb, n=n: ~(1.0 / rl.user_step(bb, n) < target), cap_b)
-        bb = np.maximum(b, 1.0)
-        effective = np.where(b >= 1, bb / (n * rl.mixed_step(bb, n)), -1.0)
-        better = effective > best["effective"]
-        best["effective"] = np.where(better, effective, best["effective"])
-        for key, val in (("n", n), ("b", b), ("bmem", bmem)):
-            best[key] = np.where(better, val, best[key])
     return best
+
+
+def _replica_size(c: dict[str, Array], need: Array, size: float | Array) -> tuple[Array, Array]:
+    """The replica size n tried for ``size`` (the one given, else ``size``) and whether it is tried: sizes up to the
+    system (at least 8) when none is given, only once (at the first size) when one is."""
+    fixed_n = c["accelerators_per_replica"]
+    system = np.nan_to_num(c["accelerators_per_system"], nan=8.0)
+    n = np.where(np.isnan(fixed_n), size, fixed_n)
+    allowed = need & np.where(np.isnan(fixed_n), size <= np.maximum(8.0, system), size == REPLICA_SIZES[0])
+    return n, allowed
+
+
+def _batch_cap(c: dict[str, Array], rl: Roofline, n: Array, allowed: Array) -> tuple[Array, Array]:
+    """The batch a replica of n holds in memory, and the search's cap: that and the engine's batch limit (0 where
+    the size is not tried)."""
+    bmem = th.max_batch_in_memory(n, rl.mem, c["memory_utilization"], rl.weights, rl.kv_max)
+    return bmem, np.nan_to_num(np.where(allowed, np.minimum(bmem, c["max_batch_size"]), 0.0), nan=0.0)
+
+
+def _keep_better(best: dict[str, Array], n: Array, b: Array, bmem: Array, fits: Array, s1: Array,
+                 mixed: Array) -> None:
+    """Fold one replica size into the search, in place: whether any size fits, the per-user speed at batch 1 (the
+    fastest a fitting size gives, for the reason when none meets the target), and the size with the most output
+    tokens/s per accelerator, prefill included, B / (n t_mix(B)) with ``mixed`` = t_mix at the batch found (the first
+    of equals; -1 where no batch is found)."""
+    effective = np.where(b >= 1, np.maximum(b, 1.0) / (n * mixed), -1.0)
+    best["any_fit"] |= fits
+    best["speed_at_1"] = np.where(fits & ~(best["speed_at_1"] >= s1), s1, best["speed_at_1"])
+    better = effective > best["effective"]
+    best["effective"] = np.where(better, effective, best["effective"])
+    for key, val in (("n", n), ("b", b), ("bmem", bmem)):
+        best[key] = np.where(better, val, best[key])
 
 
 def _largest_batch_on_grid(ok: Array, cap: Array) -> Array:
@@ -452,13 +478,9 @@ def _best_replica_of_one(c: dict[str, Array], rl: Roofline, need: Array, target:
     batch up to the largest cap is worked out in one pass, the bisection then reading it instead of calling the
     roofline a dozen times. The same speeds at the same batches, the same bisection (:func:`_largest_batch`), then
     the sizes compared in order by the rules of the loop over sizes: the same numbers."""
-    fixed_n = c["accelerators_per_replica"]
-    sizes = np.array(REPLICA_SIZES, dtype=float)
-    allowed = need & np.where(np.isnan(fixed_n), sizes <= np.maximum(8.0, np.nan_to_num(
-        c["accelerators_per_system"], nan=8.0)), sizes == REPLICA_SIZES[0])
-    n = np.where(np.isnan(fixed_n), sizes, fixed_n)[allowed]
-    bmem = th.max_batch_in_memory(n, rl.mem, c["memory_utilization"], rl.weights, rl.kv_max)
-    cap_b = np.nan_to_num(np.minimum(bmem, c["max_batch_size"]), nan=0.0)
+    n, allowed = _replica_size(c, need, np.array(REPLICA_SIZES, dtype=float))
+    n = n[allowed]
+    bmem, cap_b = _batch_cap(c, rl, n, np.ones(n.size, dtype=bool))
     fits = cap_b >= 1
     top = int(cap_b.max(initial=0.0))
     if top < 1:  # fits nowhere: the bisection keeps batch 0 (it needs a cap of 1), no speed at batch 1 counts
@@ -475,16 +497,11 @@ def _best_replica_of_one(c: dict[str, Array], rl: Roofline, need: Array, target:
         s1 = 1.0 / rl.user_step(np.ones(n.size), n)
         b = _largest_batch(lambda bb: ~(1.0 / rl.user_step(bb, n) < target), cap_b)
         mixed = rl.mixed_step(np.maximum(b, 1.0), n)
-    effective = np.where(b >= 1, np.maximum(b, 1.0) / (n * mixed), -1.0)
-    best: dict[str, Any] = {"n": np.nan, "b": np.nan, "bmem": np.nan, "effective": -1.0, "any_fit": False,
-                            "speed_at_1": np.nan}
-    for j in range(n.size):
-        best["any_fit"] |= bool(fits[j])
-        if fits[j] and not best["speed_at_1"] >= s1[j]:
-            best["speed_at_1"] = s1[j]
-        if effective[j] > best["effective"]:
-            best.update(effective=effective[j], n=n[j], b=b[j], bmem=bmem[j])
-    return {key: np.array([value], dtype=bool if key == "any_fit" else float) for key, value in best.items()}
+    best = _no_replica(1)
+    for j in np.flatnonzero(fits):  # in order, as the loop over sizes; one that does not fit changes nothing
+        one = slice(j, j + 1)
+        _keep_better(best, n[one], b[one], bmem[one], fits[one], s1[one], mixed[one])
+    return best
 
 
 class Roofline:
