@@ -39,6 +39,8 @@ def planned(scenario: dict[str, Any], **settings: Any) -> dict[str, Any]:
 def test_a_link_of_the_earlier_form_opens_as_the_same_plan(page: Page, streamlit_url: str) -> None:
     open_page(page, f"{streamlit_url}/plan?{OLD_LINK}")
     expect(page.get_by_test_id("stMetric").first).to_be_visible(timeout=COLD_START_TIMEOUT_MS)
+    # the URL is written after the KPIs (ui.state.sync_url): wait for the rewritten link
+    expect(page).to_have_url(re.compile(r"settings\.plan_objective=npv"), timeout=COLD_START_TIMEOUT_MS)
     query = parse_qs(urlsplit(page.url).query, keep_blank_values=True)
     assert query["settings.plan_objective"] == ["npv"] and query["settings.plan_demand_profile"] == ["flat"]
     assert query["settings.plan_accelerators"] == ["b200,h200-sxm"] and "plan.objective" not in query
@@ -57,6 +59,8 @@ def test_plan_page_example(page: Page, streamlit_url: str, screenshot: Callable[
     expect(page.get_by_text("The scenario has no model")).to_be_visible(timeout=COLD_START_TIMEOUT_MS)
     page.get_by_role("button", name="Start from the planning example").click()
     expect(page.get_by_text("The scenario has no model")).to_have_count(0, timeout=COLD_START_TIMEOUT_MS)
+    # the URL is written after the KPIs (ui.state.sync_url), so after the example's plan is solved: wait for it
+    expect(page).to_have_url(re.compile(r"model=llama-3\.1-70b"), timeout=COLD_START_TIMEOUT_MS)
     open_page(page, page.url)  # the example's link, read in a new session
     want = planned(PLAN_EXAMPLE, **{k[len(links.PLAN_PREFIX):]: v for k, v in PLAN_EXAMPLE_SETTINGS.items()})
     cost = page.get_by_test_id("stMetric").filter(has_text="Cost per day").get_by_test_id("stMetricValue")
