@@ -291,11 +291,12 @@ def _delta(key: str, current: Any, base: dict[str, Any] | None, shown: Any) -> s
 
 
 def _kpis(summary: dict[str, Any], base: dict[str, Any] | None) -> None:
-    for column, (key, title, shown) in zip(st.columns(len(KPIS)), KPIS, strict=True):
+    where = common.row()  # one horizontal container, not a block per column (ui.common.row)
+    for key, title, shown in KPIS:
         change = _delta(key, summary[key], base, shown)
         same = change == "same as baseline"
-        column.metric(title, shown(summary[key]), delta=change, delta_color="off" if same else "inverse",
-                      delta_arrow="off" if same else "auto", help=f"Plan summary `{key}`")
+        where.metric(title, shown(summary[key]), delta=change, delta_color="off" if same else "inverse",
+                     delta_arrow="off" if same else "auto", help=f"Plan summary `{key}`")
 
 
 def _show(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar,
@@ -321,11 +322,11 @@ def _show(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar
     st.altair_chart(_hours_chart(out["hours"]), width="stretch")
     for note in out["notes"]:
         st.caption(plain(note, max_chars=1000))
-    left, right = st.columns(2)
     downloads = _downloads(*inputs, out)
-    left.download_button("Download the plan (JSON)", downloads["json"], "plan.json", "application/json",
-                         key="plan_json")
-    right.download_button("Download the plan (CSV)", downloads["csv"], "plan.csv", "text/csv", key="plan_csv")
+    where = common.row()
+    where.download_button("Download the plan (JSON)", downloads["json"], "plan.json", "application/json",
+                          key="plan_json")
+    where.download_button("Download the plan (CSV)", downloads["csv"], "plan.csv", "text/csv", key="plan_csv")
 
 
 def _model_missing(scenario: dict[str, Any]) -> None:
