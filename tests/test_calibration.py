@@ -16,18 +16,17 @@ import economics
 from economics import calibration, estimate
 from economics import throughput as th
 
-# Held-out bounds per accelerator family: (median, worst) absolute error of output tokens/s per accelerator [%] on
-# the points the fit never sees (held-out model families and the held-out source), at the figures
-# `python -m economics calibrate --holdout` printed for the stored factors plus a small margin (about 2 points on a
-# median, 3 on a worst), so any regression fails. Measured (2026-11-30, third fit): all 12.1 / 70.1, nvidia-hopper
-# 9.8 / 42.5, nvidia-ampere 11.7 / 40.4, nvidia-blackwell 20.7 / 70.1, nvidia-ada 9.6 / 33.3, amd-cdna3 20.3 / 36.2
-# (Llama 3.1 405B on eight MI300X with vLLM, four points), within the 25 % / 75 % target. Llama 4 Scout (20 points on
-# one B200 or GB200) was added to the held-out split after the rules below, without a refit: 19.9 / 34.6. The worst is Qwen3-30B-A3B
-# at 128/128 on one GB200, measured 39 % below the same table's B200 on the same GPU. Three rules changed after the
-# first fit's held-out figures (11.6 / 231.6) had been seen, all disclosed in the README, so the held-out figures are
-# not a blind test of them: points that publish their concurrency are predicted at it; the per-token overhead is
-# fitted per family; points run with attention data-parallel over several GPUs (an unstated expert-parallel size)
-# are not fitted.
+# Held-out bounds per accelerator family: (median, worst) absolute error of output tokens/s per accelerator [%] on the
+# points the fit never sees (held-out model families and the held-out source), at the figures `python -m economics
+# calibrate --holdout` printed for the stored factors plus a small margin (about 2 points on a median, 3 on a worst), so
+# any regression fails. Measured (2026-11-30, third fit): all 12.1 / 70.1, nvidia-hopper 9.8 / 42.5, nvidia-ampere 11.7
+# / 40.4, nvidia-blackwell 20.7 / 70.1, nvidia-ada 9.6 / 33.3, amd-cdna3 20.3 / 36.2 (Llama 3.1 405B on eight MI300X
+# with vLLM, four points), within the 25 % / 75 % target. Llama 4 Scout (20 points on one B200 or GB200) was added to
+# the held-out split after the rules below, without a refit: 19.9 / 34.6. The worst is Qwen3-30B-A3B at 128/128 on one
+# GB200, measured 39 % below the same table's B200 on the same GPU. Three rules changed after the first fit's held-out
+# figures (11.6 / 231.6) had been seen, all disclosed in the README, so the held-out figures are not a blind test of
+# them: points that publish their concurrency are predicted at it; the per-token overhead is fitted per family; points
+# run with attention data-parallel over several GPUs (an unstated expert-parallel size) are not fitted.
 HOLDOUT_BOUNDS = {"all": (13.5, 73.0), "nvidia-hopper": (12.0, 45.5), "nvidia-ampere": (14.0, 43.5),
                   "nvidia-blackwell": (23.0, 73.0), "nvidia-ada": (12.0, 36.5), "amd-cdna3": (22.5, 39.5)}
 TRAIN_BOUNDS = {"all": (8.5, 77.0)}
