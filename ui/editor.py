@@ -213,9 +213,13 @@ def _choice_words(empty: str) -> Callable[[Any], str]:
 
 SECTION_KEY = "editor_section"
 LAST_DRAWN = "_editor_last_drawn"
-KPI_PAUSE_S = 0.04
-"""How long a rerun of the same page waits between sending its KPIs and drawing the inputs again (see
-:meth:`Sidebar.__call__`)."""
+KPI_PAUSE_S = 0.025
+"""The least a rerun of the same page waits between sending its KPIs and drawing the inputs again [s]: about what
+the browser takes to draw the KPIs (see :meth:`Sidebar._let_the_kpis_draw`)."""
+RUN_START_REDRAW_S = 0.06
+"""The inputs of a rerun are not sent before this long after the run started [s]: about what the browser takes to
+redraw the previous page when a run starts, on the 2-core development machine under some load (half that when
+quiet)."""
 
 
 def sidebar(heading: str, key_fields: Sequence[str], before: Callable[[], None] | None = None) -> None:
@@ -262,13 +266,15 @@ class Sidebar:
         redraws of the whole previous page (the run starting), during which the server has sent everything:
         without the pause the new KPIs land in one large batch with every input, chart and table, and show only
         when all of it is drawn. With it they come alone, in a small batch drawn at once; the inputs (unchanged
-        after an edit) and the rest follow. The server is idle meanwhile (the sleep holds no lock), so nothing
+        after an edit) and the rest follow. The pause lasts until the browser is likely done with the run-start
+        redraws (:data:`RUN_START_REDRAW_S` after the run started, so a page whose KPIs took long to compute waits
+        less), and at least :data:`KPI_PAUSE_S`. The server is idle meanwhile (the sleep holds no lock), so nothing
         else waits; a first run, a page switch or a run without a browser (AppTest) does not pause."""
         drawn = (self.heading, tuple(self.key_fields))
         again = st.session_state.get(LAST_DRAWN) == drawn
         st.session_state[LAST_DRAWN] = drawn
         if again and st.context.headers:
-            time.sleep(KPI_PAUSE_S)
+            time.sleep(max(KPI_PAUSE_S, RUN_START_REDRAW_S - state.seconds_since_start()))
 
     def stop(self) -> NoReturn:
         self()

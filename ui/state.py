@@ -14,6 +14,7 @@ KPIs.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,7 +26,7 @@ from ui import links
 
 SCENARIO, SETTINGS, BASELINE = "scenario", "settings", "baseline"
 NOTICES, ERRORS, READY = "_link_warnings", "_edit_errors", "_state_ready"
-SYNC = "_sync_url"
+SYNC, STARTED = "_sync_url", "_run_started_s"
 
 
 def begin() -> None:
@@ -36,7 +37,13 @@ def begin() -> None:
         scenario, settings, baseline, warnings = links.read_link(params)
         ss[SCENARIO], ss[SETTINGS], ss[BASELINE], ss[NOTICES], ss[ERRORS] = scenario, settings, baseline, warnings, []
         ss[READY] = True
-    ss[SYNC] = True
+    ss[SYNC], ss[STARTED] = True, time.perf_counter()
+
+
+def seconds_since_start() -> float:
+    """Seconds since this run's page called :func:`begin` (0 if it has not)."""
+    started = st.session_state.get(STARTED)
+    return 0.0 if started is None else time.perf_counter() - started
 
 
 def sync_url() -> None:
