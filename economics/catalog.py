@@ -153,8 +153,12 @@ def defaults() -> pd.DataFrame:
 
 
 def default_value(parameter: str) -> float:
-    """A sourced default from data/defaults.csv as a float."""
-    return float(str(defaults().loc[parameter, "value"]))
+    """A sourced default from data/defaults.csv as a float (the table's values read once per table object)."""
+    table = defaults()
+    known: dict[str, float] = _derived(table, ("defaults",), dict)
+    if parameter not in known:
+        known[parameter] = float(str(table.loc[parameter, "value"]))
+    return known[parameter]
 
 
 def default_source(parameter: str) -> dict[str, str]:
@@ -195,13 +199,42 @@ def accelerator_column(ids: Any, field: str, missing: Any) -> Any:
     [8.0, nan]
     """
     table = accelerators()
-    codes = pd.Index(table.index).get_indexer(np.asarray(ids, dtype=object))
+    codes = _positions(table, "accelerators", ids)
     if field not in table.columns:
         return np.full(len(codes), missing)
-    column = table[field]
-    values = (column.to_numpy(dtype=float, na_value=np.nan) if isinstance(missing, float)
-              else column.fillna(missing).to_numpy(dtype=object))
-    return np.append(values, missing)[codes]
+    numeric = isinstance(missing, float)
+    values = _derived(table, ("column", field, numeric, repr(missing)), lambda: np.append(
+        table[field].to_numpy(dtype=float, na_value=np.nan) if numeric
+        else table[field].fillna(missing).to_numpy(dtype=object), missing))
+    return values[codes]
+
+
+_DERIVED: dict[tuple[Any, ...], tuple[pd.DataFrame, Any]] = {}
+"""What is derived from a catalog table (positions of ids, a column as an array), per table object: the tables
+are cached, and a re-read one (as after ``calibrate --write``) is a new object, so it is derived again."""
+
+
+def _derived(table: pd.DataFrame, key: tuple[Any, ...], build: Any) -> Any:
+    """``build()`` once per ``key`` and table object (read-only use of what it returns)."""
+    entry = _DERIVED.get(key)
+    if entry is None or entry[0] is not table:
+        entry = (table, build())
+        _DERIVED[key] = entry
+    return entry[1]
+
+
+def _positions(table: pd.DataFrame, name: str, ids: Any) -> Any:
+    """Row position of each id in a catalog table, -1 where absent (as ``Index.get_indexer``): a dict for a few
+    ids, the index for many.
+
+    >>> _positions(accelerators(), "accelerators", np.array(["h100-sxm", "nope"], dtype=object)).tolist()
+    [3, -1]
+    """
+    ids = np.asarray(ids, dtype=object)
+    if ids.ndim != 1 or len(ids) > 64:
+        return pd.Index(table.index).get_indexer(ids)
+    where = _derived(table, ("positions", name), lambda: {k: i for i, k in enumerate(table.index)})
+    return np.array([where.get(k, -1) if isinstance(k, str) else -1 for k in ids], dtype=np.intp)
 
 
 def kv_bytes_per_token(model_ids: Any, precision: Any, kv_cache_precision: Any) -> Any:
@@ -212,8 +245,8 @@ def kv_bytes_per_token(model_ids: Any, precision: Any, kv_cache_precision: Any) 
     163840.0
     """
     table = models()
-    codes = pd.Index(table.index).get_indexer(np.asarray(model_ids, dtype=object))
-    bf16 = np.append(table["kv_bytes_per_token_bf16"].to_numpy(dtype=float), np.nan)[codes]
+    codes = _positions(table, "models", model_ids)
+    bf16 = _model_figures(table, "kv_bytes_per_token_bf16")[codes]
     kv = np.asarray(kv_cache_precision, dtype=object)
     prec = np.where(kv == "", np.asarray(precision, dtype=object), kv)
     return bf16 * np.select([prec == "fp8", prec == "fp4"], [0.5, 0.25], 1.0)
@@ -226,5 +259,9 @@ def model_column(model_ids: Any, field: str) -> Any:
     [8.03, nan]
     """
     table = models()
-    codes = pd.Index(table.index).get_indexer(np.asarray(model_ids, dtype=object))
-    return np.append(table[field].to_numpy(dtype=float), np.nan)[codes]
+    return _model_figures(table, field)[_positions(table, "models", model_ids)]
+
+
+def _model_figures(table: pd.DataFrame, field: str) -> Any:
+    """A models.csv column as floats with NaN appended (the value of position -1), once per table object."""
+    return _derived(table, ("model", field), lambda: np.append(table[field].to_numpy(dtype=float), np.nan))

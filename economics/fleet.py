@@ -11,6 +11,8 @@ sources (vendor cooling guides, Uptime Institute, STL Partners).
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -194,8 +196,10 @@ JOULES_PER_TOKEN_PROVISIONED = FORMULA(
 POOL_FACILITY = ("main_systems", "main_systems_per_rack", "main_racks", "main_it_power_kw")
 
 
+@cache
 def bind_decode(formula: Formula) -> Formula:
-    """A main-pool facility formula bound to the decode pool's columns.
+    """A main-pool facility formula bound to the decode pool's columns (built once per formula: a formula is an
+    immutable definition, so its binding is too).
 
     >>> bind_decode(IT_POWER).symbolic()
     'decode_accelerators x decode_accelerator_power_kw'

@@ -94,22 +94,53 @@ def _year_rows(s: Scenario, options: list[Option]) -> list[list[dict[str, Any]]]
     return out
 
 
+@dataclass
+class _Years:
+    """One option's year rows evaluated: their table and what the study reads of it, read once per rows (the
+    options not changed by an edit are not read again). Read it, never change it."""
+
+    frame: pd.DataFrame
+    numbers: dict[str, np.ndarray]  # YEAR_NUMBERS as float arrays (NaN where empty)
+    valid: bool
+    feasible: bool
+    reason: str
+    _first: dict[str, Any] = field(default_factory=dict)
+
+    def first(self, columns: set[str]) -> dict[str, Any]:
+        """The first year's values of those ``columns`` the table has."""
+        for c in columns - self._first.keys():
+            if c in self.frame.columns:
+                self._first[c] = self.frame[c].iloc[0]
+        return {c: self._first[c] for c in columns if c in self._first}
+
+
+def _read(frame: pd.DataFrame) -> _Years:
+    """What an option's cash flows and row read of its years' table."""
+    numbers = {c: frame[c].to_numpy(dtype=float, na_value=np.nan) for c in YEAR_NUMBERS}
+    for a in numbers.values():
+        a.setflags(write=False)
+    valid = bool(frame["valid"].all())
+    reason = "; ".join(sorted({str(x) for x in frame["infeasible_reason"] if str(x)} |
+                              {str(x) for x in frame["error"] if str(x)}))
+    return _Years(frame, numbers, valid, valid and bool(frame["feasible"].fillna(False).astype(bool).all()), reason)
+
+
 @lru_cache(maxsize=256)
-def _evaluated(rows: tuple[tuple[tuple[str, Any], ...], ...]) -> pd.DataFrame:
+def _evaluated(rows: tuple[tuple[tuple[str, Any], ...], ...]) -> _Years:
     """The rows through the single-scenario path (the same results as :func:`economics.evaluate`, without a table
     per call, and the throughput estimate remembered across rows and calls), or through the table path when a row
     is invalid, which then names the problem in that row (``valid`` False, ``error``)."""
     scenarios = [dict(r) for r in rows]
     try:
-        return pd.DataFrame([evaluate_scenario(one) for one in scenarios])
+        return _read(pd.DataFrame([evaluate_scenario(one) for one in scenarios]))
     except ScenarioError:
-        return evaluate(scenario_frame(scenarios))
+        return _read(evaluate(scenario_frame(scenarios)))
 
 
-def _evaluate(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def _evaluate(rows: list[dict[str, Any]]) -> _Years:
     """:func:`economics.evaluate` of these scenario rows, remembered per rows (a pure function of them): a study
-    re-run with one option changed (a new decode price) evaluates that option only. The remembered table itself:
-    read it, never change it (:func:`analyse` concatenates copies)."""
+    re-run with one option changed (a new decode price) evaluates and reads that option only. The remembered
+    table itself: read it, never change it (:func:`analyse` concatenates copies)."""
     return _evaluated(tuple(tuple(r.items()) for r in rows))
 
 
@@ -132,7 +163,7 @@ def _sized_counts(s: Scenario, options: list[Option]) -> dict[int, float]:
             keys.append(k)
     if not rows:
         return {}
-    out = _evaluate(rows)
+    out = _evaluate(rows).frame
     sizes = {}
     for k, n in zip(keys, out["accelerators"].tolist(), strict=True):
         existing = options[k].changes.get("existing", 0) or 0
@@ -153,18 +184,15 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
     for k, n in sizes.items():
         if np.isfinite(n):
             options[k].changes = {**options[k].changes, "accelerator_count": int(n)}
-    out = pd.concat([_evaluate(rows) for rows in _year_rows(s, options)], ignore_index=True)
+    parts = [_evaluate(rows) for rows in _year_rows(s, options)]
+    out = pd.concat([p.frame for p in parts], ignore_index=True)
     out["option"] = [opt.name for opt in options for _ in range(s.horizon_years)]
     out["year"] = list(range(1, s.horizon_years + 1)) * len(options)
-
     rows, flows = [], []
     status_quo_net: np.ndarray | None = None
-    h = s.horizon_years
-    for k, opt in enumerate(options):
-        part = out.iloc[k * h:(k + 1) * h]  # the option's years, in order
-        y = {c: part[c].to_numpy(dtype=float, na_value=np.nan) for c in YEAR_NUMBERS}
-        first = {c: part[c].iloc[0] for c in {*FIRST_YEAR, *(c for pair in opt.purchases for c in pair)}
-                 if c in part.columns}
+    for k, (opt, part) in enumerate(zip(options, parts, strict=True)):
+        y = part.numbers
+        first = part.first({*FIRST_YEAR, *(c for pair in opt.purchases for c in pair)})
         capex = _capex(opt, first, options[k].changes.get("existing", 0) or 0, s)
         revenue_y = _revenue_per_year(y, s)
         opex_y = y["cost_usd_per_year"] - (y["capital_usd_per_hour"] + y["cooling_retrofit_usd_per_hour"]) \
@@ -172,18 +200,9 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
         net = np.concatenate([[-capex], revenue_y - opex_y])
         if status_quo_net is None:
             status_quo_net = net
-        row = _option_row(opt, part, y, capex, opex_y, net, net - status_quo_net, k > 0, s)
-        rows.append({**row, "opex_usd_per_year": float(opex_y[0]), "revenue_usd_per_year": float(revenue_y[0]),
-                     "capacity_output_tokens_per_year": _float(first["capacity_output_tokens_per_day"])
-                     * DAYS_PER_YEAR, "output_tokens_per_s_per_user": _float(first["output_tokens_per_s_per_user"]),
-                     "accelerators": _float(first["accelerators"]),
-                     "decode_accelerators": _float(first["decode_accelerators"]),
-                     "facility_mw": _float(first["facility_power_kw"]) / 1000.0, "racks": _float(first["racks"])})
-        flows += [{"option": opt.name, "year": t, "capex_usd": capex if t == 0 else 0.0,
-                   "revenue_usd": 0.0 if t == 0 else float(revenue_y[t - 1]),
-                   "opex_usd": 0.0 if t == 0 else float(opex_y[t - 1]), "net_usd": float(value),
-                   "vs_status_quo_usd": float(inc)} for t, (value, inc) in enumerate(zip(net, net - status_quo_net,
-                                                                                      strict=True))]
+        row = _option_row(opt, part, capex, opex_y, net, net - status_quo_net, k > 0, s)
+        rows.append({**row, **_first_year_row(first, opex_y, revenue_y)})
+        flows += _flows(opt.name, capex, revenue_y, opex_y, net, net - status_quo_net)
     order = ["option", "description", "feasible", "reason", "capex_usd", "opex_usd_per_year", "revenue_usd_per_year",
              "capacity_output_tokens_per_year", "served_tokens_per_year", "output_tokens_per_s_per_user",
              "levelized_cost_usd_per_m_tokens", "npv_vs_status_quo_usd", "irr_vs_status_quo", "payback_months",
@@ -199,14 +218,29 @@ YEAR_NUMBERS = ("capital_usd_per_hour", "cooling_retrofit_usd_per_hour", "cost_u
 """Outputs of an option's years that its cash flows read, as float arrays (NaN where empty)."""
 
 
-def _option_row(opt: Option, part: pd.DataFrame, y: dict[str, np.ndarray], capex: float, opex_y: np.ndarray,
-                net: np.ndarray, incremental: np.ndarray, compared: bool, s: Scenario) -> dict[str, Any]:
+def _first_year_row(first: dict[str, Any], opex_y: np.ndarray, revenue_y: np.ndarray) -> dict[str, Any]:
+    """The first-year figures of an option's row of the options table."""
+    return {"opex_usd_per_year": float(opex_y[0]), "revenue_usd_per_year": float(revenue_y[0]),
+            "capacity_output_tokens_per_year": _float(first["capacity_output_tokens_per_day"]) * DAYS_PER_YEAR,
+            "output_tokens_per_s_per_user": _float(first["output_tokens_per_s_per_user"]),
+            "accelerators": _float(first["accelerators"]), "decode_accelerators": _float(first["decode_accelerators"]),
+            "facility_mw": _float(first["facility_power_kw"]) / 1000.0, "racks": _float(first["racks"])}
+
+
+def _flows(name: str, capex: float, revenue_y: np.ndarray, opex_y: np.ndarray, net: np.ndarray,
+           incremental: np.ndarray) -> list[dict[str, Any]]:
+    """An option's cash flows, year 0 (the purchases) to the horizon, and their difference from the status quo."""
+    return [{"option": name, "year": t, "capex_usd": capex if t == 0 else 0.0,
+             "revenue_usd": 0.0 if t == 0 else float(revenue_y[t - 1]),
+             "opex_usd": 0.0 if t == 0 else float(opex_y[t - 1]), "net_usd": float(value),
+             "vs_status_quo_usd": float(inc)} for t, (value, inc) in enumerate(zip(net, incremental, strict=True))]
+
+
+def _option_row(opt: Option, part: _Years, capex: float, opex_y: np.ndarray, net: np.ndarray,
+                incremental: np.ndarray, compared: bool, s: Scenario) -> dict[str, Any]:
     """Feasibility, levelized cost, NPV, IRR and payback of one option against the status quo (``compared``:
     it is not the status quo itself)."""
-    valid = bool(part["valid"].all())
-    feasible = valid and bool(part["feasible"].fillna(False).astype(bool).all())
-    reason = "; ".join(sorted({str(x) for x in part["infeasible_reason"] if str(x)} |
-                              {str(x) for x in part["error"] if str(x)}))
+    y, feasible, reason = part.numbers, part.feasible, part.reason
     r = s.cost_of_capital
     tokens_y = (y["served_input_tokens_per_day"] + y["served_output_tokens_per_day"]) * DAYS_PER_YEAR
     disc = (1.0 + r) ** -np.arange(1, s.horizon_years + 1)
