@@ -22,7 +22,7 @@ in that price).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -48,10 +48,21 @@ class Option:
 
 @dataclass
 class RetrofitResult:
+    """The options table, the cash flows, and the engine's results per option and year (:attr:`years`)."""
+
     options: pd.DataFrame
     cashflows: pd.DataFrame
     break_even_decode_price_usd: float | None
-    years: pd.DataFrame
+    option_years: list[tuple[str, _Years]] = field(repr=False)
+
+    @cached_property
+    def years(self) -> pd.DataFrame:
+        """Every option's year rows as :func:`economics.evaluate` gives them, with ``option`` and ``year`` (1 to the
+        horizon): built when first read (a page that shows only the options table never builds it)."""
+        out = pd.concat([part.frame for _, part in self.option_years], ignore_index=True)
+        out["option"] = [name for name, part in self.option_years for _ in range(len(part.frame))]
+        out["year"] = [t for _, part in self.option_years for t in range(1, len(part.frame) + 1)]
+        return out
 
 
 def standard_options(s: Scenario) -> list[Option]:
@@ -96,33 +107,49 @@ def _year_rows(s: Scenario, options: list[Option]) -> list[list[dict[str, Any]]]
 
 @dataclass
 class _Years:
-    """One option's year rows evaluated: their table and what the study reads of it, read once per rows (the
-    options not changed by an edit are not read again). Read it, never change it."""
+    """One option's year rows evaluated, and what the study reads of them, read once per rows (the options an
+    edit does not change are not read again). ``records``: the single-scenario results, whose table is built only
+    when it is read; or ``table``: the table path's. Read it, never change it."""
 
-    frame: pd.DataFrame
-    numbers: dict[str, np.ndarray]  # YEAR_NUMBERS as float arrays (NaN where empty)
-    valid: bool
-    feasible: bool
-    reason: str
-    _first: dict[str, Any] = field(default_factory=dict)
+    records: list[dict[str, Any]] | None = None
+    table: pd.DataFrame | None = None
+
+    @cached_property
+    def frame(self) -> pd.DataFrame:
+        """The years' table, as :func:`economics.evaluate` gives it."""
+        return pd.DataFrame(self.records) if self.table is None else self.table
+
+    @cached_property
+    def numbers(self) -> dict[str, np.ndarray]:
+        """:data:`YEAR_NUMBERS` as float arrays (NaN where empty), read-only."""
+        out = {c: _floats(self.records, c) if self.table is None else
+               self.table[c].to_numpy(dtype=float, na_value=np.nan) for c in YEAR_NUMBERS}
+        for a in out.values():
+            a.setflags(write=False)
+        return out
+
+    @cached_property
+    def status(self) -> tuple[bool, str]:
+        """Whether every year is valid and feasible, and every reason why not (sorted, joined with '; ')."""
+        f = self.frame if self.table is not None else None
+        valid = all(r["valid"] for r in self.records or []) if f is None else bool(f["valid"].all())
+        feasible = all(r["feasible"] for r in self.records or []) if f is None else \
+            bool(f["feasible"].fillna(False).astype(bool).all())
+        texts = [(r["infeasible_reason"], r["error"]) for r in self.records or []] if f is None else \
+            list(zip(f["infeasible_reason"], f["error"], strict=True))
+        return valid and feasible, "; ".join(sorted({str(x) for pair in texts for x in pair if str(x)}))
 
     def first(self, columns: set[str]) -> dict[str, Any]:
-        """The first year's values of those ``columns`` the table has."""
-        for c in columns - self._first.keys():
-            if c in self.frame.columns:
-                self._first[c] = self.frame[c].iloc[0]
-        return {c: self._first[c] for c in columns if c in self._first}
+        """The first year's values of those ``columns`` the results have."""
+        if self.table is None:
+            head = (self.records or [{}])[0]
+            return {c: head[c] for c in columns if c in head}
+        return {c: self.table[c].iloc[0] for c in columns if c in self.table.columns}
 
 
-def _read(frame: pd.DataFrame) -> _Years:
-    """What an option's cash flows and row read of its years' table."""
-    numbers = {c: frame[c].to_numpy(dtype=float, na_value=np.nan) for c in YEAR_NUMBERS}
-    for a in numbers.values():
-        a.setflags(write=False)
-    valid = bool(frame["valid"].all())
-    reason = "; ".join(sorted({str(x) for x in frame["infeasible_reason"] if str(x)} |
-                              {str(x) for x in frame["error"] if str(x)}))
-    return _Years(frame, numbers, valid, valid and bool(frame["feasible"].fillna(False).astype(bool).all()), reason)
+def _floats(records: list[dict[str, Any]] | None, column: str) -> np.ndarray:
+    """One result column of single-scenario results as floats, NaN where empty (None)."""
+    return np.array([np.nan if r[column] is None else float(r[column]) for r in records or []], dtype=float)
 
 
 @lru_cache(maxsize=256)
@@ -132,9 +159,9 @@ def _evaluated(rows: tuple[tuple[tuple[str, Any], ...], ...]) -> _Years:
     is invalid, which then names the problem in that row (``valid`` False, ``error``)."""
     scenarios = [dict(r) for r in rows]
     try:
-        return _read(pd.DataFrame([evaluate_scenario(one) for one in scenarios]))
+        return _Years(records=[evaluate_scenario(one) for one in scenarios])
     except ScenarioError:
-        return _read(evaluate(scenario_frame(scenarios)))
+        return _Years(table=evaluate(scenario_frame(scenarios)))
 
 
 def _evaluate(rows: list[dict[str, Any]]) -> _Years:
@@ -185,9 +212,6 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
         if np.isfinite(n):
             options[k].changes = {**options[k].changes, "accelerator_count": int(n)}
     parts = [_evaluate(rows) for rows in _year_rows(s, options)]
-    out = pd.concat([p.frame for p in parts], ignore_index=True)
-    out["option"] = [opt.name for opt in options for _ in range(s.horizon_years)]
-    out["year"] = list(range(1, s.horizon_years + 1)) * len(options)
     rows, flows = [], []
     status_quo_net: np.ndarray | None = None
     for k, (opt, part) in enumerate(zip(options, parts, strict=True)):
@@ -207,7 +231,8 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
              "capacity_output_tokens_per_year", "served_tokens_per_year", "output_tokens_per_s_per_user",
              "levelized_cost_usd_per_m_tokens", "npv_vs_status_quo_usd", "irr_vs_status_quo", "payback_months",
              "accelerators", "decode_accelerators", "facility_mw", "racks"]
-    return RetrofitResult(pd.DataFrame(rows)[order], pd.DataFrame(flows), None, out)
+    return RetrofitResult(pd.DataFrame(rows)[order], pd.DataFrame(flows), None,
+                          [(opt.name, part) for opt, part in zip(options, parts, strict=True)])
 
 
 FIRST_YEAR = ("accelerators", "decode_accelerators", "facility_power_kw", "racks", "capacity_output_tokens_per_day",
@@ -240,7 +265,7 @@ def _option_row(opt: Option, part: _Years, capex: float, opex_y: np.ndarray, net
                 incremental: np.ndarray, compared: bool, s: Scenario) -> dict[str, Any]:
     """Feasibility, levelized cost, NPV, IRR and payback of one option against the status quo (``compared``:
     it is not the status quo itself)."""
-    y, feasible, reason = part.numbers, part.feasible, part.reason
+    y, (feasible, reason) = part.numbers, part.status
     r = s.cost_of_capital
     tokens_y = (y["served_input_tokens_per_day"] + y["served_output_tokens_per_day"]) * DAYS_PER_YEAR
     disc = (1.0 + r) ** -np.arange(1, s.horizon_years + 1)
