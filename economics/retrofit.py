@@ -231,7 +231,7 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
              "capacity_output_tokens_per_year", "served_tokens_per_year", "output_tokens_per_s_per_user",
              "levelized_cost_usd_per_m_tokens", "npv_vs_status_quo_usd", "irr_vs_status_quo", "payback_months",
              "accelerators", "decode_accelerators", "facility_mw", "racks"]
-    return RetrofitResult(pd.DataFrame(rows)[order], pd.DataFrame(flows), None,
+    return RetrofitResult(pd.DataFrame(rows, columns=order), pd.DataFrame(flows), None,
                           [(opt.name, part) for opt, part in zip(options, parts, strict=True)])
 
 

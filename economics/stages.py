@@ -55,12 +55,12 @@ class Columns:
     def calc(self, formula: Formula, where: Any = None, note: str = "") -> Any:
         """Evaluate ``formula`` into column ``formula.name`` on the rows ``where`` (all rows when None); other
         rows keep their value (NaN if new). Records the step when the traced row is one of them."""
-        if where is not None and not where.any():
+        if where is not None and not _any(where):
             if formula.name not in self.v:
                 self.v[formula.name] = np.full(self.n, np.nan)
             return self.v[formula.name]
         out = formula.evaluate(self.v)
-        if where is not None and not where.all():
+        if where is not None and self.n > 1 and not where.all():  # one row: any() is all()
             old = self.v.get(formula.name)
             out = np.where(where, out, np.nan if old is None else old)
         elif np.ndim(out) == 0:
@@ -79,6 +79,15 @@ class Columns:
 
     def fleet_flag(self, bit: int, rows: Any) -> None:
         self.fleet_flags |= np.asarray(rows, dtype=np.int64) << bit
+
+
+def _any(rows: Any) -> bool:
+    """Whether any row is chosen (a one-row mask read directly: the single-scenario path calls this ~140 times).
+
+    >>> _any(np.array([False])), _any(np.array([False, True]))
+    (False, True)
+    """
+    return bool(rows[0]) if type(rows) is np.ndarray and rows.shape == (1,) else bool(rows.any())
 
 
 def request_time(x: Columns) -> None:
