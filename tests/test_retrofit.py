@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import economics
-from economics.retrofit import analyse, break_even_decode_price_usd
+from economics.retrofit import _evaluated, analyse, break_even_decode_price_usd
 
 # Simple owned hardware: constant draw (idle = full), PUE 1.5, 0.10 USD/kWh, nothing else but capital.
 SIMPLE: dict[str, Any] = {
@@ -177,6 +177,29 @@ def test_break_even_decode_price_matches_the_best_alternative() -> None:
     at = analyse({**study, "decode_accelerator_price_usd": p}).options.set_index("option")
     best = max(0.0, float(at.loc["more of the same", "npv_vs_status_quo_usd"]))
     assert at.loc["add decode", "npv_vs_status_quo_usd"] == pytest.approx(best, rel=1e-6)
+
+
+def test_a_decode_price_edit_changes_only_add_decode_and_matches_a_study_from_scratch() -> None:
+    # 4 H200 decode at 32,000 -> 33,000 USD: the purchase at t = 0 is 4 x 1,000 = 4,000 USD more; maintenance is 0
+    # (SIMPLE) and capital charges are not cash flows, so the NPV falls by exactly 4,000 (t = 0, undiscounted)
+    before = analyse(STUDY)
+    edited = {**STUDY, "decode_accelerator_price_usd": 33000.0}
+    after = analyse(edited)  # the other options' years are remembered from the first study
+    b, a = before.options.set_index("option"), after.options.set_index("option")
+    assert a.loc["add decode", "capex_usd"] == pytest.approx(132_000.0)
+    assert b.loc["add decode", "npv_vs_status_quo_usd"] - a.loc["add decode", "npv_vs_status_quo_usd"] == \
+        pytest.approx(4_000.0, abs=1e-6)
+    pd.testing.assert_frame_equal(a.drop(index="add decode"), b.drop(index="add decode"))
+    _evaluated.cache_clear()  # nothing remembered: every option evaluated again
+    cold = analyse(edited)
+    pd.testing.assert_frame_equal(cold.options, after.options)
+    pd.testing.assert_frame_equal(cold.cashflows, after.cashflows)
+    pd.testing.assert_frame_equal(cold.years, after.years)
+    # the years table: each option's years in order, 2 per option
+    assert after.years["option"].tolist() == [o for o in a.index for _ in (1, 2)]
+    assert after.years["year"].tolist() == [1, 2] * len(a)
+    assert after.years.loc[after.years["option"] == "add decode", "decode_accelerator_price_usd"].tolist() == \
+        [33000.0, 33000.0]
 
 
 def test_new_generation_in_an_air_hall_needs_the_liquid_retrofit() -> None:
