@@ -194,7 +194,7 @@ def _sized_counts(s: Scenario, options: list[Option]) -> dict[int, float]:
     sizes = {}
     for k, n in zip(keys, out["accelerators"].tolist(), strict=True):
         existing = options[k].changes.get("existing", 0) or 0
-        sizes[k] = float(max(existing, n)) if n is not pd.NA else float("nan")
+        sizes[k] = float("nan") if n is None or n is pd.NA else float(max(existing, n))
     return sizes
 
 

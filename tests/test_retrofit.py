@@ -202,6 +202,18 @@ def test_a_decode_price_edit_changes_only_add_decode_and_matches_a_study_from_sc
         [33000.0, 33000.0]
 
 
+def test_an_unreachable_target_makes_the_options_infeasible_with_the_reason() -> None:
+    # 5,000 tokens/s per user is beyond any H100 replica: the fleet cannot be sized from demand for 'more of the
+    # same' (no size at all); the study says why for each option instead of failing (it raised a TypeError before)
+    study = {"model": "llama-3.1-70b", "precision": "fp8", "accelerator": "h100-sxm", "accelerator_price_usd": 30000,
+             "existing_accelerators": 8, "target_output_tokens_per_s_per_user": 5000,
+             "demand_output_tokens_per_day": 1e9, "price_usd_per_m_output_tokens": 2.0}
+    opts = analyse(study).options.set_index("option")
+    assert opts.index.tolist() == ["status quo", "more of the same"]
+    assert not opts["feasible"].any()
+    assert all("target 5,000 tokens/s per user not reachable on h100-sxm" in r for r in opts["reason"])
+
+
 def test_new_generation_in_an_air_hall_needs_the_liquid_retrofit() -> None:
     # GB200 NVL72 needs liquid; the air-cooled hall gets a retrofit: capex includes IT MW x 2 M USD/MW
     study = {**STUDY, "new_accelerator": "gb200-nvl72", "facility_cooling": "air", "pue": None,
