@@ -2,9 +2,10 @@
 
 A :class:`Formula` holds a name, an output unit and an arithmetic expression over named symbols, written in a
 small, safe subset of Python syntax (numbers, names, ``+ - * / **``, parentheses and the functions ``min``,
-``max``, ``ceil``, ``floor``). The expression is parsed once; evaluating it walks that parse tree over numpy
-arrays (never ``eval``), and rendering it walks the same tree, writing names (the symbolic line) or one row's
-numbers (the substituted line). So the printed arithmetic is the computed arithmetic::
+``max``, ``ceil``, ``floor``). The expression is parsed once; evaluating it applies that parse tree's operations
+over numpy arrays (through small closures built from the tree once, never ``eval``), and rendering it walks the
+same tree, writing names (the symbolic line) or one row's numbers (the substituted line). So the printed
+arithmetic is the computed arithmetic::
 
     >>> capital = Formula("capital_usd_per_hour", "USD/h", "accelerators * price_usd * crf / HOURS_PER_YEAR")
     >>> float(capital.evaluate({"accelerators": 8.0, "price_usd": 30_000.0, "crf": 0.25}))
