@@ -102,7 +102,7 @@ def _curve_rows() -> list[dict[str, Any]]:
             "accelerator": p["accelerator"], "model": p["model"], "precision": p["precision"], "replica": replica,
             "input_tokens": _num(p["input_tokens"]), "output_tokens": _num(p["output_tokens"]),
             "per_user": _num(p["output_tokens_per_s_per_user"]),
-            "max_batch": conc if not np.isnan(conc) else OFFLINE_MAX_BATCH,
+            "max_batch": conc if not np.isnan(conc) else OFFLINE_MAX_BATCH, "at_concurrency": not np.isnan(conc),
             "metric": "output_tokens_per_s_per_accelerator",
             # an arrival-limited point (Poisson load with under 2 requests in flight) measures the arrival rate, not
             # the replica's capacity: its throughput is not compared, its time to first token is
@@ -127,6 +127,7 @@ def _claim_rows() -> list[dict[str, Any]]:
             "precision": p["precision"] if p["precision"] in ("bf16", "fp8", "fp4") else "",
             "replica": _num(p["accelerator_count"]), "input_tokens": _num(p["input_tokens"]),
             "output_tokens": _num(p["output_tokens"]), "per_user": np.nan, "max_batch": OFFLINE_MAX_BATCH,
+            "at_concurrency": False,
             "metric": p["metric"], "measured": float(p["value"]), "measured_ttft": np.nan, "kind": "claim",
             "kv_free_fraction": np.nan,
         })
@@ -173,9 +174,8 @@ def _columns(pts: pd.DataFrame) -> dict[str, np.ndarray]:
     # near the batch-1 limit a few per cent of speed (TensorRT-LLM 0.14 publishes the inter-token latency in whole
     # ms: 8 ms is anything from 117.6 to 133.3 tokens/s) moves the largest batch that meets the speed from 7 to 1;
     # the per-user speed is compared on its own (``per_user_error_pct``)
-    at_concurrency = (pts["max_batch"] != OFFLINE_MAX_BATCH).to_numpy()
     target = cols["target_output_tokens_per_s_per_user"]
-    cols["target_output_tokens_per_s_per_user"] = np.where(at_concurrency, np.nan, target)
+    cols["target_output_tokens_per_s_per_user"] = np.where(_at_concurrency(pts), np.nan, target)
     # an engine that gives the KV cache a share f of the memory left after the weights W uses
     # W + f (n M - W) of n M: memory_utilization = f + (1 - f) W / (n M)
     free = pts["kv_free_fraction"].to_numpy(dtype=float) if "kv_free_fraction" in pts else np.full(len(frame), np.nan)
@@ -185,6 +185,11 @@ def _columns(pts: pd.DataFrame) -> dict[str, np.ndarray]:
         engine = free + (1.0 - free) * weights / total
     cols["memory_utilization"] = np.where(np.isfinite(engine), np.minimum(engine, 1.0), cols["memory_utilization"])
     return cols
+
+
+def _at_concurrency(pts: pd.DataFrame) -> np.ndarray:
+    """Whether each point publishes the concurrency it ran at (then its ``max_batch``)."""
+    return pts["at_concurrency"].fillna(False).to_numpy(dtype=bool)
 
 
 def _weight_bytes(pts: pd.DataFrame) -> np.ndarray:
@@ -291,8 +296,7 @@ def _errors(pts: pd.DataFrame, factors: dict[str, np.ndarray]) -> pd.DataFrame:
     out["error_pct"] = (out["predicted"] / out["measured"] - 1.0) * 100
     out["ttft_error_pct"] = (out["predicted_ttft"] / out["measured_ttft"] - 1.0) * 100
     # the per-user speed is compared where the point was predicted at its published concurrency
-    at_concurrency = (pts["max_batch"] != OFFLINE_MAX_BATCH).to_numpy()
-    out["predicted_per_user"] = np.where(at_concurrency, pred["per_user"], np.nan)
+    out["predicted_per_user"] = np.where(_at_concurrency(pts), pred["per_user"], np.nan)
     out["per_user_error_pct"] = (out["predicted_per_user"] / out["per_user"] - 1.0) * 100
     return out
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Callable, Hashable
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -155,7 +156,7 @@ def defaults() -> pd.DataFrame:
 def default_value(parameter: str) -> float:
     """A sourced default from data/defaults.csv as a float (the table's values read once per table object)."""
     table = defaults()
-    known: dict[str, float] = _derived(table, ("defaults",), dict)
+    known: dict[str, float] = derived(("defaults",), (table,), dict)
     if parameter not in known:
         known[parameter] = float(str(table.loc[parameter, "value"]))
     return known[parameter]
@@ -199,42 +200,49 @@ def accelerator_column(ids: Any, field: str, missing: Any) -> Any:
     [8.0, nan]
     """
     table = accelerators()
-    codes = _positions(table, "accelerators", ids)
+    codes = positions(table, "accelerators", ids)
     if field not in table.columns:
         return np.full(len(codes), missing)
     numeric = isinstance(missing, float)
-    values = _derived(table, ("column", field, numeric, repr(missing)), lambda: np.append(
+    values = derived(("column", field, numeric, repr(missing)), (table,), lambda: np.append(
         table[field].to_numpy(dtype=float, na_value=np.nan) if numeric
         else table[field].fillna(missing).to_numpy(dtype=object), missing))
     return values[codes]
 
 
-_DERIVED: dict[tuple[Any, ...], tuple[pd.DataFrame, Any]] = {}
-"""What is derived from a catalog table (positions of ids, a column as an array), per table object: the tables
-are cached, and a re-read one (as after ``calibrate --write``) is a new object, so it is derived again."""
+T = TypeVar("T")
+_DERIVED: dict[Hashable, tuple[tuple[object, ...], Any]] = {}
+"""What is derived from catalog tables (positions of ids, a column as an array, a lookup), per set of table objects:
+the tables are cached, and a re-read one (as after ``calibrate --write``) is a new object, so it is derived again."""
+FEW_IDS = 64
+"""Up to this many ids are looked up in a dict; more through the table's index (the same positions)."""
 
 
-def _derived(table: pd.DataFrame, key: tuple[Any, ...], build: Any) -> Any:
-    """``build()`` once per ``key`` and table object (read-only use of what it returns)."""
+def derived(key: Hashable, tables: tuple[object, ...], build: Callable[[], T]) -> T:
+    """``build()`` once per ``key`` and set of table objects (read-only use of what it returns)."""
     entry = _DERIVED.get(key)
-    if entry is None or entry[0] is not table:
-        entry = (table, build())
+    if entry is None or len(entry[0]) != len(tables) or any(a is not b for a, b in zip(entry[0], tables, strict=True)):
+        entry = (tables, build())
         _DERIVED[key] = entry
     return entry[1]
 
 
-def _positions(table: pd.DataFrame, name: str, ids: Any) -> Any:
-    """Row position of each id in a catalog table, -1 where absent (as ``Index.get_indexer``): a dict for a few
-    ids, the index for many.
+def positions(table: pd.DataFrame, name: str, ids: Any) -> Any:
+    """Row position of each id in the catalog table ``name``, -1 where absent, empty or not an id (as
+    ``Index.get_indexer``): a dict for a few ids, the index for many.
 
-    >>> _positions(accelerators(), "accelerators", np.array(["h100-sxm", "nope"], dtype=object)).tolist()
+    >>> positions(accelerators(), "accelerators", np.array(["h100-sxm", "nope"], dtype=object)).tolist()
     [3, -1]
+    >>> positions(models(), "models", np.array(["llama-3.1-8b", "", "nope"], dtype=object)).tolist()
+    [1, -1, -1]
     """
-    ids = np.asarray(ids, dtype=object)
-    if ids.ndim != 1 or len(ids) > 64:
-        return pd.Index(table.index).get_indexer(ids)
-    where = _derived(table, ("positions", name), lambda: {k: i for i, k in enumerate(table.index)})
-    return np.array([where.get(k, -1) if isinstance(k, str) else -1 for k in ids], dtype=np.intp)
+    keys = np.asarray(ids, dtype=object)
+    if keys.size > FEW_IDS:
+        index = derived(("index", name), (table,), lambda: pd.Index(table.index))
+        return np.asarray(index.get_indexer(keys.ravel()), dtype=np.intp).reshape(keys.shape)
+    where = derived(("positions", name), (table,), lambda: {k: i for i, k in enumerate(table.index)})
+    return np.array([where.get(k, -1) if isinstance(k, str) else -1 for k in keys.ravel()],
+                    dtype=np.intp).reshape(keys.shape)
 
 
 def kv_bytes_per_token(model_ids: Any, precision: Any, kv_cache_precision: Any) -> Any:
@@ -245,7 +253,7 @@ def kv_bytes_per_token(model_ids: Any, precision: Any, kv_cache_precision: Any) 
     163840.0
     """
     table = models()
-    codes = _positions(table, "models", model_ids)
+    codes = positions(table, "models", model_ids)
     bf16 = _model_figures(table, "kv_bytes_per_token_bf16")[codes]
     kv = np.asarray(kv_cache_precision, dtype=object)
     prec = np.where(kv == "", np.asarray(precision, dtype=object), kv)
@@ -259,9 +267,9 @@ def model_column(model_ids: Any, field: str) -> Any:
     [8.03, nan]
     """
     table = models()
-    return _model_figures(table, field)[_positions(table, "models", model_ids)]
+    return _model_figures(table, field)[positions(table, "models", model_ids)]
 
 
 def _model_figures(table: pd.DataFrame, field: str) -> Any:
     """A models.csv column as floats with NaN appended (the value of position -1), once per table object."""
-    return _derived(table, ("model", field), lambda: np.append(table[field].to_numpy(dtype=float), np.nan))
+    return derived(("model", field), (table,), lambda: np.append(table[field].to_numpy(dtype=float), np.nan))

@@ -22,10 +22,9 @@ Rows that cannot be estimated come back ``feasible=False`` with the reason and t
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, cached_property
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -39,11 +38,10 @@ from .explain import format_number as fmt
 from .scenario import CATALOG_FIELDS, FIELDS
 
 Array = np.ndarray
-T = TypeVar("T")
 REPLICA_SIZES = (1, 2, 4, 8, 16, 32, 64, 72)
 FEW_ROWS = 64
-"""Up to this many rows, catalog ids are looked up in a dict (a microsecond) rather than a pandas index (tens of
-microseconds a call) and only the measured curves of the rows' pairs are tried: the same positions and curves."""
+"""Up to this many rows only the measured curves of the rows' pairs are tried, and each (accelerator, model) pair's
+calibration scope is remembered: the same curves and scopes (catalog ids: :func:`economics.catalog.positions`)."""
 GRID_POINTS = 65_536
 """One row's batch search evaluates every (replica size, batch) pair up to this many in a single roofline pass (one
 call over a 2-D array instead of a dozen or more calls over a few elements each); beyond it, the bisection calls the
@@ -86,34 +84,6 @@ THROUGHPUT_OUTPUTS: dict[str, str] = {
 ESTIMATED_INPUTS = ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_accelerator",
                     "accelerators_per_replica")
 """Input columns the estimate fills when they are empty."""
-
-_BUILT: dict[str, tuple[tuple[object, ...], Any]] = {}
-
-
-def _per_table(name: str, tables: tuple[object, ...], build: Callable[[], T]) -> T:
-    """``build()`` once per set of catalog table objects: the tables are cached, and a re-read (as after
-    ``calibrate --write``) is a new object, so what is derived from it is built again."""
-    entry = _BUILT.get(name)
-    if entry is None or len(entry[0]) != len(tables) or any(a is not b for a, b in zip(entry[0], tables, strict=True)):
-        entry = (tables, build())
-        _BUILT[name] = entry
-    return entry[1]
-
-
-def _positions(table: pd.DataFrame, name: str, ids: Array) -> Array:
-    """Row position of each id in a catalog table (-1 where absent, empty or not an id); a dict for a few rows, the
-    pandas index for many (same positions).
-
-    >>> _positions(catalog.models(), "models", np.array(["llama-3.1-8b", "", "nope"], dtype=object)).tolist()
-    [1, -1, -1]
-    """
-    index, where = _per_table(name + " positions", (table,), lambda: (
-        pd.Index(table.index), {key: i for i, key in enumerate(table.index)}))
-    keys = np.asarray(ids, dtype=object)
-    if keys.size > FEW_ROWS:
-        return np.asarray(index.get_indexer(keys), dtype=np.intp)
-    return np.array([where.get(key, -1) for key in keys.ravel()], dtype=np.intp).reshape(keys.shape)
-
 
 @dataclass(frozen=True)
 class Curve:
@@ -201,9 +171,9 @@ def _candidate_curves(c: dict[str, Array], need: Array) -> tuple[Curve, ...] | l
 
 def _model_columns(model_ids: Array) -> dict[str, Array]:
     table = catalog.models()
-    codes = _positions(table, "models", model_ids)
-    return {col: values[codes] for col, values in _per_table("model columns", (table,), lambda: _model_table(table))
-            .items()}
+    codes = catalog.positions(table, "models", model_ids)
+    columns = catalog.derived("model columns", (table,), lambda: _model_table(table))
+    return {col: values[codes] for col, values in columns.items()}
 
 
 def _model_table(table: pd.DataFrame) -> dict[str, Array]:
@@ -229,9 +199,9 @@ def stack_columns(stack_ids: Array) -> dict[str, Array]:
     (NaN: the whole replica), ``disagg`` (bool), ``scale_out`` [GB/s], the replica size ``replica`` (NaN: any)."""
     table = catalog.serving_stacks()
     # many rows, few stacks: each stack's terms are worked out once per table, each row takes its stack's
-    codes = _positions(table, "stacks", stack_ids)
-    return {key: values[codes] for key, values in _per_table("stack columns", (table,), lambda: _stack_table(table))
-            .items()}
+    codes = catalog.positions(table, "stacks", stack_ids)
+    columns = catalog.derived("stack columns", (table,), lambda: _stack_table(table))
+    return {key: values[codes] for key, values in columns.items()}
 
 
 def _stack_table(table: pd.DataFrame) -> dict[str, Array]:
@@ -681,7 +651,7 @@ def stored_factors(accelerators: Array, models: Array | None = None) -> dict[str
     acc = np.asarray(accelerators, dtype=object)
     mod = np.full(len(acc), "", dtype=object) if models is None else np.asarray(models, dtype=object)
     if acc.size <= FEW_ROWS:  # one scenario: each pair's scope is remembered (per calibration and catalog)
-        known: dict[tuple[Any, Any], str] = _per_table(
+        known: dict[tuple[Any, Any], str] = catalog.derived(
             "scopes", (catalog.calibration(), catalog.accelerators(), catalog.models()), dict)
         if len(known) > 100_000:  # ids are catalog ids, so this never fills; a bound all the same
             known.clear()
@@ -758,7 +728,7 @@ def accelerator_figure(ids: Array, field: str, missing: Any = np.nan) -> Array:
     """An accelerators.csv figure for each row's id (``missing`` where absent, the field unknown or the id
     empty)."""
     table = catalog.accelerators()
-    codes = _positions(table, "accelerators", ids)
+    codes = catalog.positions(table, "accelerators", ids)
     if field not in table.columns:
         return np.full(len(codes), missing, dtype=float if isinstance(missing, float) else object)
 
@@ -768,7 +738,7 @@ def accelerator_figure(ids: Array, field: str, missing: Any = np.nan) -> Array:
                   if isinstance(missing, float) else column.fillna(missing).to_numpy(dtype=object))
         return np.append(values, missing)
 
-    values: Array = _per_table(f"accelerator {field} {type(missing).__name__} {missing!r}", (table,), build)
+    values: Array = catalog.derived(f"accelerator {field} {type(missing).__name__} {missing!r}", (table,), build)
     return values[codes]
 
 

@@ -131,13 +131,15 @@ class _Years:
     @cached_property
     def status(self) -> tuple[bool, str]:
         """Whether every year is valid and feasible, and every reason why not (sorted, joined with '; ')."""
-        f = self.frame if self.table is not None else None
-        valid = all(r["valid"] for r in self.records or []) if f is None else bool(f["valid"].all())
-        feasible = all(r["feasible"] for r in self.records or []) if f is None else \
-            bool(f["feasible"].fillna(False).astype(bool).all())
-        texts = [(r["infeasible_reason"], r["error"]) for r in self.records or []] if f is None else \
-            list(zip(f["infeasible_reason"], f["error"], strict=True))
-        return valid and feasible, "; ".join(sorted({str(x) for pair in texts for x in pair if str(x)}))
+        f = self.table
+        if f is None:
+            records = self.records or []
+            ok = all(r["valid"] for r in records) and all(r["feasible"] for r in records)
+            texts = [(r["infeasible_reason"], r["error"]) for r in records]
+        else:
+            ok = bool(f["valid"].all()) and bool(f["feasible"].fillna(False).astype(bool).all())
+            texts = list(zip(f["infeasible_reason"], f["error"], strict=True))
+        return ok, "; ".join(sorted({str(x) for pair in texts for x in pair if str(x)}))
 
     def first(self, columns: set[str]) -> dict[str, Any]:
         """The first year's values of those ``columns`` the results have."""
@@ -167,7 +169,7 @@ def _evaluated(rows: tuple[tuple[tuple[str, Any], ...], ...]) -> _Years:
 def _evaluate(rows: list[dict[str, Any]]) -> _Years:
     """:func:`economics.evaluate` of these scenario rows, remembered per rows (a pure function of them): a study
     re-run with one option changed (a new decode price) evaluates and reads that option only. The remembered
-    table itself: read it, never change it (:func:`analyse` concatenates copies)."""
+    result itself: read it, never change it."""
     return _evaluated(tuple(tuple(r.items()) for r in rows))
 
 
