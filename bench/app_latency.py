@@ -24,7 +24,7 @@ a result before the next edit; otherwise a page's tail after its KPI (charts, ta
 change. It prints figures, ratios and targets;
 it asserts nothing about time. The servers and the browser only talk over 127.0.0.1.
 
-Usage: python bench/app_latency.py [--changes 20] [--rounds 2]
+Usage: python bench/app_latency.py [--changes 20] [--rounds 2] [--pages WORD ...] [--no-switch]
 """
 
 from __future__ import annotations
@@ -269,8 +269,10 @@ class Floor:
         self.proc = None
 
 
-def measure_pages(browser: Any, url: str, changes: int, floor: Floor) -> None:
+def measure_pages(browser: Any, url: str, changes: int, floor: Floor, only: list[str] | None = None) -> None:
     for title, path, field, label, step in PAGES:
+        if only and not any(o.lower() in title.lower() for o in only):
+            continue
         floor_ms = floor.measure(changes)
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.set_default_timeout(WAIT_TIMEOUT_MS)
@@ -318,6 +320,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--changes", type=int, default=20, help="input changes to time per page (default 20)")
     ap.add_argument("--rounds", type=int, default=2, help="rounds of page switches (default 2)")
+    ap.add_argument("--pages", nargs="*", help="time input changes only on pages whose title contains one of these "
+                    "words (e.g. --pages plan uncertainty); the cold start and the floor are still measured")
+    ap.add_argument("--no-switch", action="store_true", help="skip the page-switch rounds")
     args = ap.parse_args()
     if args.changes < 1 or args.rounds < 1:
         ap.error("--changes and --rounds must be at least 1")
@@ -346,8 +351,9 @@ def main() -> None:
             print(f"cold start: server healthy after {t_healthy - t_start:.2f} s, first KPI ({first}) after "
                   f"{t_kpi - t_start:.2f} s (page load to KPI {t_kpi - t_healthy:.2f} s) (target < 5 s)")
             page.close()
-            measure_pages(browser, url, args.changes, floor)
-            measure_switches(browser, url, args.rounds)
+            measure_pages(browser, url, args.changes, floor, args.pages)
+            if not args.no_switch:
+                measure_switches(browser, url, args.rounds)
         finally:
             if floor is not None:
                 floor.close()
