@@ -19,7 +19,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -38,7 +37,7 @@ def scenario() -> economics.Scenario:
         allow_liquid_retrofit=True, kv_link_gb_per_s=400)
 
 
-def timed(fn, repeats: int = 3):  # type: ignore[no-untyped-def]
+def timed(fn, repeats: int = 3):
     """Best wall-clock time of ``repeats`` runs, the CPU time of that run, and the result."""
     best, cpu, out = float("inf"), float("inf"), None
     for _ in range(repeats):
@@ -60,12 +59,14 @@ class PhaseClock:
     """Wall time spent in planner functions while it is active (a wrapper per function, removed on exit)."""
 
     PHASES = {"_engine_rates": "engine rates", "_build": "model building", "_hourly_models": "model building",
-              "_shadow_prices": "shadow-price LP", "_result": "post-processing"}
+              "_shadow_prices": "shadow-price LP", "_result": "post-processing",
+              "_covered_hour": "hourly covering search (exact, economics.covering)"}
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
         self.calls: dict[str, int] = {}
         self.hourly: list[tuple[object, object, object, float]] = []  # (model, lb, ub, objective) per hourly MILP
+        self.covered: list[tuple[planner._Model, list[float], list[float], float]] = []  # the same per exact hour
         self._saved: dict[str, object] = {}
         self._inner: list[float] = []  # time spent in timed calls inside each open timed call (exclusive times)
 
@@ -78,7 +79,7 @@ class PhaseClock:
             fn = getattr(planner, name)
             self._saved[name] = fn
 
-            def timed_call(*args, _fn=fn, _name=name, **kwargs):  # type: ignore[no-untyped-def]
+            def timed_call(*args, _fn=fn, _name=name, **kwargs):
                 self._inner.append(0.0)
                 t = time.perf_counter()
                 out = _fn(*args, **kwargs)
@@ -93,6 +94,8 @@ class PhaseClock:
                         self.hourly.append((args[0], kwargs["lb"], kwargs["ub"], float(out.fun)))
                 else:
                     self._add(self.PHASES[_name], own)
+                if _name == "_covered_hour" and out is not None:
+                    self.covered.append((args[0], list(args[1]), list(args[2]), float(np.dot(args[0].c, out))))
                 return out
 
             setattr(planner, name, timed_call)
@@ -103,23 +106,30 @@ class PhaseClock:
             setattr(planner, name, fn)
 
 
-def hourly_options(models: list[tuple[object, object, object, float]]) -> None:
-    """The page's hourly MILPs again, as the planner solves them and with other HiGHS options: their time and how
-    many answers move (a node-limited search's answer depends on the model and options HiGHS is given)."""
-    variants = {"as the planner (no presolve, 50 nodes, gap 0.1 %)": {"presolve": False, "node_limit": 50},
-                "presolve on, 50 nodes": {"node_limit": 50}, "presolve on, no node limit": {},
-                "presolve on, gap 0, no node limit": {"mip_rel_gap": 0.0}}
-    for label, extra in variants.items():
+def hourly_options(clock: PhaseClock) -> None:
+    """The page's hours again: the exact covering search against HiGHS as the planner used it before (the hour's LP
+    rounded up, then 50 nodes), and against HiGHS run to a zero gap; times and how many answers differ."""
+    hours = clock.covered
+    print(f"  hours solved by the exact covering search: {len(hours)}; by HiGHS (other shapes): {len(clock.hourly)}")
+    t = time.perf_counter()
+    for m, lb, ub, _ in hours:
+        planner._covered_hour(m, lb, ub)
+    search_ms = (time.perf_counter() - t) * 1000
+    for label, nodes, gap in (("the LP rounded up then 50 nodes (the planner before)", planner.HOURLY_NODE_LIMIT,
+                               planner.HOURLY_GAP), ("to a zero gap, no node limit", None, 0.0)):
         t, lower, higher = time.perf_counter(), 0, 0
-        for m, lb, ub, fun in models:
-            res = milp(np.asarray(m.c), constraints=[LinearConstraint(m.matrix(), -np.inf, np.asarray(m.b))],
-                       integrality=np.asarray(m.integer), bounds=Bounds(np.asarray(lb), np.asarray(ub)),
-                       options={"mip_rel_gap": planner.HOURLY_GAP, "time_limit": planner.TIME_LIMIT_S, **extra})
+        for m, lb, ub, fun in hours:
+            if nodes is None:
+                res = planner._milp(m, lb=lb, ub=ub, gap=gap)
+                x = res.x
+            else:
+                x = planner._highs_hour(m, lb, ub, {}, np.zeros(0))  # no stage-1 map: the hour's own LP
+            other = float(np.dot(m.c, x)) if x is not None else float("inf")
             tol = 1e-9 * max(1.0, abs(fun))
-            lower += res.x is not None and float(res.fun) < fun - tol
-            higher += res.x is None or float(res.fun) > fun + tol
-        print(f"  the {len(models)} hourly MILPs again, {label}: {(time.perf_counter() - t) * 1000:.0f} ms; "
-              f"{lower} hour(s) cheaper, {higher} dearer than the planner's")
+            lower += other < fun - tol
+            higher += other > fun + tol
+        print(f"  HiGHS on the same {len(hours)} hours, {label}: {(time.perf_counter() - t) * 1000:.0f} ms against "
+              f"{search_ms:.0f} ms for the search; its answer dearer in {higher} hour(s), cheaper in {lower}")
 
 
 def page_edit() -> None:
@@ -151,7 +161,7 @@ def page_edit() -> None:
         per_edit = seconds / len(PAGE_DEMANDS)
         calls = f" ({clock.calls[phase] / len(PAGE_DEMANDS):.1f} calls)" if phase in clock.calls else ""
         print(f"  {phase}: {per_edit * 1000:.1f} ms per edit{calls}, {per_edit / wall:.0%}")
-    hourly_options(clock.hourly)
+    hourly_options(clock)
     edits = [replace(settings, capex_budget_usd=b) for b in (1e9, 2e9, 3e9, 4e9)]
 
     def settings_edits(remembered: bool) -> tuple[float, list[float]]:

@@ -49,8 +49,8 @@ import pandas as pd
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 from scipy.sparse import coo_matrix, csr_matrix
 
-from . import availability, catalog, cost, fleet, queueing
-from .batch import ScenarioError, as_scenario, evaluate
+from . import availability, catalog, cost, covering, fleet, queueing
+from .batch import ScenarioError, as_scenario, evaluate, evaluate_scenario
 from .capacity import requests_per_s_per_accelerator
 from .scenario import FIELDS, FieldSpec, Scenario, with_changes
 from .scenario_files import read_input_bytes, to_csv_text
@@ -396,7 +396,7 @@ def _engine_rates(s: Scenario, accelerators: list[str], targets: list[float | No
                 facility_cooling="liquid", site_power_mw=None, decode_accelerator=None, existing_accelerators=None,
                 new_accelerator=None, target_output_tokens_per_s_per_user=target, **measured))
             keys.append((target, acc))
-    out = evaluate(pd.DataFrame(rows))
+    out = _evaluated(rows)
     table = pd.DataFrame({"target": [k[0] for k in keys], "accelerator": [k[1] for k in keys]})
     for col in RATE_COLUMNS:
         table[col] = pd.to_numeric(out[col], errors="coerce").astype(float).to_numpy()
@@ -405,6 +405,22 @@ def _engine_rates(s: Scenario, accelerators: list[str], targets: list[float | No
     table["reason"] = [str(r or e or "") for r, e in zip(out["infeasible_reason"].fillna(""), out["error"].fillna(""),
                                                          strict=True)]
     return table
+
+
+FEW_RATE_ROWS = 32
+"""Up to this many rows are rated one by one through the single-scenario path (about 1 ms each against about
+30 ms for a small table through the vectorised one); a row that path refuses sends the table through
+:func:`economics.evaluate`, which reports such rows in its ``error`` column."""
+
+
+def _evaluated(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The engine's result table for ``rows``: what :func:`economics.evaluate` gives, row by row when few."""
+    if len(rows) <= FEW_RATE_ROWS:
+        try:
+            return pd.DataFrame([evaluate_scenario(r) for r in rows])
+        except (ScenarioError, InputError):
+            pass
+    return evaluate(pd.DataFrame(rows))
 
 
 def _num(record: dict[str, Any], key: str) -> float:
@@ -874,12 +890,14 @@ EXACT_MAX_INTEGERS = 60
 EXACT_NODE_LIMIT = 500
 """Up to 60 integer decisions the whole MILP is tried at once; if it is not proven within 500 branch-and-bound
 nodes the two-stage answer is computed too and the cheaper kept. Larger models go straight to two stages."""
+COVER_NODE_LIMIT = 5000
+"""An hour's exact search (:mod:`economics.covering`) gives up after this many nodes; HiGHS then solves it."""
 HOURLY_GAP = 1e-3
 HOURLY_NODE_LIMIT = 50
 PRESOLVE_LIMITED = False
-"""Stage 2 (rented systems hour by hour): the hour's LP rounded up, then a MILP that stops within 0.1 % of what
-that hour decides (rent and energy) or after 50 nodes; the better is kept. The gap reported is against stage 1's
-bound either way."""
+"""Stage 2 (rented systems hour by hour): the exact covering search of :mod:`economics.covering`; an hour it does not
+take, the hour's LP rounded up, then a MILP that stops within 0.1 % of what that hour decides (rent and energy) or
+after 50 nodes; the better is kept. The gap reported is against stage 1's bound either way."""
 
 
 @dataclass
@@ -905,9 +923,9 @@ def _milp(m: _Model, integer: list[int] | None = None, lb: list[float] | None = 
 def _solve(m: _Model, rented: set[int], hourly: list[tuple[_Model, dict[int, int]]] | None = None) -> _Solution:
     """Solve the MILP. Small models (or without rent) at once. Larger ones in two stages: (1) the owned base with
     rented counts continuous, a relaxation whose bound is a lower bound of the whole problem; (2) the owned counts
-    fixed, the rented counts in whole systems, each hour on its own (``hourly``: one model per hour type and its
-    column map into ``m``; with the base fixed the hours no longer interact). The bound reported is stage 1's, so
-    the gap is an honest one."""
+    fixed, the rented counts in whole systems, each hour on its own, exactly where :mod:`economics.covering` takes
+    it (``hourly``: one model per hour type and its column map into ``m``; with the base fixed the hours no longer
+    interact). The bound reported is stage 1's, so the gap is an honest one."""
     exact: _Solution | None = None
     if sum(m.integer) <= EXACT_MAX_INTEGERS or not rented or hourly is None:
         small = not rented or hourly is None
@@ -926,11 +944,9 @@ def _solve(m: _Model, rented: set[int], hourly: list[tuple[_Model, dict[int, int
             if sub.integer[j_sub] and j not in rented:
                 lb[j_sub] = ub[j_sub] = float(round(first.x[j]))
                 sub.c[j_sub] = 0.0  # a fixed cost: left out so the gap applies to what the hour decides
-        best, floor_cost = _rounded_hour(sub, lb, ub, cols, first.x)
-        if best is None or float(np.dot(sub.c, best)) > floor_cost + HOURLY_GAP * max(abs(floor_cost), 1e-9):
-            res = _milp(sub, lb=lb, ub=ub, gap=HOURLY_GAP, nodes=HOURLY_NODE_LIMIT)
-            if res.x is not None and (best is None or float(np.dot(sub.c, res.x)) < float(np.dot(sub.c, best))):
-                best = np.asarray(res.x)
+        best = _covered_hour(sub, lb, ub)
+        if best is None:  # not a covering problem of the usual shape, or too many nodes: HiGHS, as before
+            best = _highs_hour(sub, lb, ub, cols, first.x)
         if best is None:
             return _Solution(None, math.nan, math.nan, 2, "an hour cannot be served with the owned base fixed")
         for j_sub, j in cols.items():
@@ -941,6 +957,76 @@ def _solve(m: _Model, rented: set[int], hourly: list[tuple[_Model, dict[int, int
         better = exact if exact.fun <= staged.fun else staged
         return replace(better, bound=max(bound, exact.bound) if math.isfinite(exact.bound) else bound)
     return staged
+
+
+def _highs_hour(sub: _Model, lb: list[float], ub: list[float], cols: dict[int, int],
+                first: np.ndarray) -> np.ndarray | None:
+    """An hour the exact covering search does not take: its LP rounded up, then a node-limited MILP."""
+    best, floor_cost = _rounded_hour(sub, lb, ub, cols, first)
+    if best is None or float(np.dot(sub.c, best)) > floor_cost + HOURLY_GAP * max(abs(floor_cost), 1e-9):
+        res = _milp(sub, lb=lb, ub=ub, gap=HOURLY_GAP, nodes=HOURLY_NODE_LIMIT)
+        if res.x is not None and (best is None or float(np.dot(sub.c, res.x)) < float(np.dot(sub.c, best))):
+            best = np.asarray(res.x)
+    return best
+
+
+_COVER_ROLES = {(True, True): covering.AGGREGATED, (True, False): covering.PREFILL, (False, True): covering.DECODE}
+
+
+def _cover_problem(sub: _Model, lb: list[float], ub: list[float]) -> tuple[covering.Hour, list[int], list[int]] | None:
+    """An hour with the owned fleet fixed as :class:`economics.covering.Hour`, with the count and flow column of
+    each of its pools; None when a row or column is of another kind (slacks, a free column outside the pools, an
+    aggregated pool covering unequal shares, KV bytes that differ per prefill token, a fixed row that fails)."""
+    pools = sorted((p, n) for (p, _), n in sub.count_col.items())
+    counts, flows = [n for _, n in pools], [sub.flow_col[(p, 0)] for p, _ in pools]
+    fixed = [lb[j] == ub[j] for j in range(len(sub.c))]
+    if sub.slack_col or min(sub.c) < 0 or any(not fixed[j] for j in set(range(len(sub.c))) - set(counts) - set(flows)):
+        return None
+    share: dict[str, dict[int, float]] = {"demand input": {}, "demand output": {}}
+    need = {"demand input": 0.0, "demand output": 0.0}
+    kappa, kv, link = dict.fromkeys(flows, math.inf), {}, math.inf
+    count_of = dict(zip(flows, counts, strict=True))
+    for row, b, group in zip(sub.rows, sub.b, sub.row_group, strict=True):
+        if group in share:
+            share[group], need[group] = {j: -v for j, v in row.items()}, -b
+        elif group in ("capacity", "ttft") and len(row) == 2 and b == 0:
+            (f, alpha), (n, beta) = sorted(row.items(), key=lambda kv_: kv_[0] not in kappa)
+            ok = f in kappa and count_of[f] == n and alpha > 0
+            kappa[f if f in kappa else flows[0]] = min(kappa[f], -beta / alpha) if ok else -math.inf
+        elif group == "KV link":
+            kv, link = row, b
+        elif any(not fixed[j] for j in row) or sum(v * lb[j] for j, v in row.items()) > b + 1e-9 * max(1.0, abs(b)):
+            return None
+    a_in = np.array([share["demand input"].get(f, 0.0) for f in flows])
+    a_out = np.array([share["demand output"].get(f, 0.0) for f in flows])
+    both = (a_in > 0) & (a_out > 0)
+    if (a_in < 0).any() or (a_out < 0).any() or not np.allclose(a_in[both], a_out[both], rtol=1e-12, atol=0.0):
+        return None
+    role = np.array([_COVER_ROLES.get((bool(i > 0), bool(o > 0)), covering.DECODE)
+                     for i, o in zip(a_in, a_out, strict=True)])
+    per_token = [kv[f] / a_in[k] for k, f in enumerate(flows) if f in kv]
+    if any(role[k] != covering.PREFILL for k, f in enumerate(flows) if f in kv) or (
+            per_token and not np.allclose(per_token, per_token[0], rtol=1e-9, atol=0.0)) or min(kappa.values()) < 0:
+        return None
+    hour = covering.Hour(role, np.maximum(a_in, a_out), np.array([kappa[f] for f in flows]),
+                         np.array([sub.c[n] for n in counts]), np.array([sub.c[f] for f in flows]),
+                         np.array([lb[n] for n in counts]), np.array([ub[n] for n in counts]),
+                         need["demand input"], need["demand output"],
+                         link / per_token[0] if per_token and per_token[0] > 0 else math.inf)
+    return hour, counts, flows
+
+
+def _covered_hour(sub: _Model, lb: list[float], ub: list[float]) -> np.ndarray | None:
+    """The hour's cheapest whole rented systems by :func:`economics.covering.cheapest` (exact), as a solution of
+    ``sub`` checked against every one of its rows; None when the hour is not of that shape or the check fails."""
+    problem = _cover_problem(sub, lb, ub)
+    cover = covering.cheapest(problem[0], COVER_NODE_LIMIT) if problem is not None else None
+    if problem is None or cover is None:
+        return None
+    x = np.array(lb, dtype=float)
+    x[problem[1]], x[problem[2]] = cover.systems, cover.flow
+    slack = np.asarray(sub.b) - sub.matrix() @ x
+    return x if (slack >= -1e-7 * np.maximum(1.0, np.abs(sub.b))).all() else None
 
 
 def _rounded_hour(sub: _Model, lb: list[float], ub: list[float], cols: dict[int, int],
