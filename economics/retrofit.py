@@ -28,9 +28,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .batch import ScenarioError, as_scenario, evaluate, evaluate_scenario
+from .batch import (
+    MAX_COUNT,
+    ScenarioError,
+    as_scenario,
+    evaluate,
+    evaluate_scenario,
+    evaluate_variants,
+    resolve_scenario,
+)
 from .compare import scenario_frame
 from .finance import HOURS_PER_YEAR, capital_recovery_factor, irr, npv_usd, payback_years
+from .pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS
 from .scenario import Scenario, with_changes
 
 DAYS_PER_YEAR = 365.0
@@ -48,12 +57,24 @@ class Option:
 
 @dataclass
 class RetrofitResult:
-    """The options table, the cash flows, and the engine's results per option and year (:attr:`years`)."""
+    """The options and cash flows, as rows (``rows``, ``flows``: read them, never change them) and as tables
+    (:attr:`options`, :attr:`cashflows`, built when first read), and the engine's results per option and year
+    (:attr:`years`)."""
 
-    options: pd.DataFrame
-    cashflows: pd.DataFrame
+    rows: list[dict[str, Any]]
+    flows: list[dict[str, Any]]
     break_even_decode_price_usd: float | None
     option_years: list[tuple[str, _Years]] = field(repr=False)
+
+    @cached_property
+    def options(self) -> pd.DataFrame:
+        """One row per option, in option order, columns :data:`OPTION_COLUMNS`."""
+        return pd.DataFrame(self.rows, columns=list(OPTION_COLUMNS))
+
+    @cached_property
+    def cashflows(self) -> pd.DataFrame:
+        """Each option's cash flows, year 0 to the horizon (see :func:`_flows`)."""
+        return pd.DataFrame(self.flows)
 
     @cached_property
     def years(self) -> pd.DataFrame:
@@ -63,6 +84,17 @@ class RetrofitResult:
         out["option"] = [name for name, part in self.option_years for _ in range(len(part.frame))]
         out["year"] = [t for _, part in self.option_years for t in range(1, len(part.frame) + 1)]
         return out
+
+    def row(self, option: str) -> dict[str, Any] | None:
+        """The options-table row of ``option`` (None when it is not studied)."""
+        return next((r for r in self.rows if r["option"] == option), None)
+
+
+OPTION_COLUMNS = ("option", "description", "feasible", "reason", "capex_usd", "opex_usd_per_year",
+                  "revenue_usd_per_year", "capacity_output_tokens_per_year", "served_tokens_per_year",
+                  "output_tokens_per_s_per_user", "levelized_cost_usd_per_m_tokens", "npv_vs_status_quo_usd",
+                  "irr_vs_status_quo", "payback_months", "accelerators", "decode_accelerators", "facility_mw", "racks")
+"""Columns of the options table, in order."""
 
 
 def standard_options(s: Scenario) -> list[Option]:
@@ -108,20 +140,30 @@ def _year_rows(s: Scenario, options: list[Option]) -> list[list[dict[str, Any]]]
 @dataclass
 class _Years:
     """One option's year rows evaluated, and what the study reads of them, read once per rows (the options an
-    edit does not change are not read again). ``records``: the single-scenario results, whose table is built only
-    when it is read; or ``table``: the table path's. Read it, never change it."""
+    edit does not change are not read again). Evaluated one of three ways: ``records``, the single-scenario
+    results of every row; ``table``, the table path's (a row is invalid); or, for rows that differ only in their
+    demand, ``head`` (the first row's single-scenario result) and ``known`` (:data:`YEAR_NUMBERS` of every row from
+    one vectorised pass over the demands, :func:`_by_demand`), whose table is built from ``rows`` only when read.
+    Read it, never change it."""
 
+    rows: list[dict[str, Any]]
     records: list[dict[str, Any]] | None = None
     table: pd.DataFrame | None = None
+    head: dict[str, Any] | None = None
+    known: dict[str, np.ndarray] | None = None
 
     @cached_property
     def frame(self) -> pd.DataFrame:
         """The years' table, as :func:`economics.evaluate` gives it."""
-        return pd.DataFrame(self.records) if self.table is None else self.table
+        if self.table is not None:
+            return self.table
+        return pd.DataFrame(self.records if self.records is not None else _exact(self.rows).frame)
 
     @cached_property
     def numbers(self) -> dict[str, np.ndarray]:
         """:data:`YEAR_NUMBERS` as float arrays (NaN where empty), read-only."""
+        if self.known is not None:
+            return self.known
         out = {c: _floats(self.records, c) if self.table is None else
                self.table[c].to_numpy(dtype=float, na_value=np.nan) for c in YEAR_NUMBERS}
         for a in out.values():
@@ -132,6 +174,8 @@ class _Years:
     def status(self) -> tuple[bool, str]:
         """Whether every year is valid and feasible, and every reason why not (sorted, joined with '; ')."""
         f = self.table
+        if self.known is not None:
+            return True, ""  # every year valid and feasible, without a reason (checked by _by_demand)
         if f is None:
             records = self.records or []
             ok = all(r["valid"] for r in records) and all(r["feasible"] for r in records)
@@ -144,9 +188,15 @@ class _Years:
     def first(self, columns: set[str]) -> dict[str, Any]:
         """The first year's values of those ``columns`` the results have."""
         if self.table is None:
-            head = (self.records or [{}])[0]
+            head = self.head if self.head is not None else (self.records or [{}])[0]
             return {c: head[c] for c in columns if c in head}
         return {c: self.table[c].iloc[0] for c in columns if c in self.table.columns}
+
+    def column(self, name: str) -> list[Any]:
+        """One column of the years' table as a list (as :attr:`frame` has it, without building the whole table)."""
+        if self.records is not None:
+            return pd.Series([r[name] for r in self.records]).tolist()
+        return self.frame[name].tolist()
 
 
 def _floats(records: list[dict[str, Any]] | None, column: str) -> np.ndarray:
@@ -154,16 +204,76 @@ def _floats(records: list[dict[str, Any]] | None, column: str) -> np.ndarray:
     return np.array([np.nan if r[column] is None else float(r[column]) for r in records or []], dtype=float)
 
 
-@lru_cache(maxsize=256)
-def _evaluated(rows: tuple[tuple[tuple[str, Any], ...], ...]) -> _Years:
+def _exact(rows: list[dict[str, Any]]) -> _Years:
     """The rows through the single-scenario path (the same results as :func:`economics.evaluate`, without a table
     per call, and the throughput estimate remembered across rows and calls), or through the table path when a row
     is invalid, which then names the problem in that row (``valid`` False, ``error``)."""
-    scenarios = [dict(r) for r in rows]
     try:
-        return _Years(records=[evaluate_scenario(one) for one in scenarios])
+        return _Years(rows, records=[evaluate_scenario(one) for one in rows])
     except ScenarioError:
-        return _Years(table=evaluate(scenario_frame(scenarios)))
+        return _Years(rows, table=evaluate(scenario_frame(rows)))
+
+
+def _by_demand(rows: list[dict[str, Any]]) -> _Years | None:
+    """Rows that differ only in their demand (an option's years), evaluated as the single-scenario path would,
+    with one validation and one vectorised pass of the stages over the demands
+    (:func:`economics.batch.evaluate_variants`) instead of one per row; the first row is also evaluated on its own
+    (its outputs, throughput and inputs are what the options table reads) and must agree with the pass. None when
+    that does not hold, or when a row would not be valid and feasible without a reason (the single-scenario path
+    then gives the rows, with their reasons and errors)."""
+    if len(rows) < 2 or any({**r, **{d: None for d in DEMAND_FIELDS}} != {**rows[0], **{d: None for d in
+                                                                              DEMAND_FIELDS}} for r in rows[1:]):
+        return None
+    try:
+        head = evaluate_scenario(rows[0])
+    except ScenarioError:  # an invalid row: the table path names the problem in each row
+        return None
+    if not (head["valid"] and head["feasible"] and head["infeasible_reason"] == ""):
+        return None
+    try:
+        out = evaluate_variants(resolve_scenario(rows[0]), **{d: [r[d] for r in rows] for d in DEMAND_FIELDS})
+    except ValueError:  # a grown demand out of bounds: the single-scenario path names it
+        return None
+    known = _year_numbers(out, head, len(rows))
+    if known is None or not all(_same(known[c][0], _float(head[c])) for c in YEAR_NUMBERS):
+        return None
+    return _Years(rows, head=head, known=known)
+
+
+def _year_numbers(out: dict[str, np.ndarray], head: dict[str, Any], n: int) -> dict[str, np.ndarray] | None:
+    """:data:`YEAR_NUMBERS` of ``n`` rows from a vectorised pass, each number as the single-scenario result would
+    hold it (NaN where it is empty, whole for a count; the per-user speed is the throughput estimate's, which does
+    not depend on demand); None when a row would be refused as the single-scenario path refuses it (an output that
+    could not be computed or a count too large to be real) or a fleet does not fit (its reason is needed)."""
+    if np.any(out["fleet_flags"] != 0):
+        return None
+    for name in OUTPUT_UNITS:
+        v = np.asarray(out[name], dtype=float)
+        if (name not in OPTIONAL_OUTPUTS and not np.all(np.isfinite(v))) or (
+                name in INTEGER_OUTPUTS and np.any(v > MAX_COUNT)):
+            return None
+    known = {}
+    for c in YEAR_NUMBERS:
+        if c in OUTPUT_UNITS:
+            v = np.asarray(out[c], dtype=float)
+            known[c] = np.where(np.isfinite(v), np.trunc(v) if c in INTEGER_OUTPUTS else v, np.nan)
+        else:
+            known[c] = np.full(n, _float(head[c]))
+        known[c].setflags(write=False)
+    return known
+
+
+def _same(a: float, b: float) -> bool:
+    """Equal, or both empty (NaN)."""
+    return a == b or (a != a and b != b)
+
+
+@lru_cache(maxsize=256)
+def _evaluated(rows: tuple[tuple[tuple[str, Any], ...], ...]) -> _Years:
+    """The rows evaluated (:class:`_Years`): an option's years through :func:`_by_demand`, any other rows (or
+    years it does not take) through :func:`_exact`."""
+    scenarios = [dict(r) for r in rows]
+    return _by_demand(scenarios) or _exact(scenarios)
 
 
 def _evaluate(rows: list[dict[str, Any]]) -> _Years:
@@ -182,7 +292,7 @@ def _grown(row: dict[str, Any], scale: float) -> dict[str, Any]:
     return {**row, **{d: None if row.get(d) is None else row[d] * scale for d in DEMAND_FIELDS}}
 
 
-def _sized_counts(s: Scenario, options: list[Option]) -> dict[int, float]:
+def _sized_counts(s: Scenario, options: list[Option], fresh: bool = False) -> dict[int, float]:
     """Fleet sizes of the options sized from demand, for the last year's demand (whole systems)."""
     last = (1.0 + s.demand_growth_per_year) ** (s.horizon_years - 1)
     rows, keys = [], []
@@ -192,28 +302,31 @@ def _sized_counts(s: Scenario, options: list[Option]) -> dict[int, float]:
             keys.append(k)
     if not rows:
         return {}
-    out = _evaluate(rows).frame
     sizes = {}
-    for k, n in zip(keys, out["accelerators"].tolist(), strict=True):
+    for k, n in zip(keys, (_exact(rows) if fresh else _evaluate(rows)).column("accelerators"), strict=True):
         existing = options[k].changes.get("existing", 0) or 0
         sizes[k] = float("nan") if n is None or n is pd.NA else float(max(existing, n))
     return sizes
 
 
 def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | None = None,
-            decode_price_override: float | None = None) -> RetrofitResult:
-    """Evaluate the retrofit options of ``scenario`` (see the module docstring)."""
+            decode_price_override: float | None = None, *, fresh: bool = False) -> RetrofitResult:
+    """Evaluate the retrofit options of ``scenario`` (see the module docstring).
+
+    Each option's years are remembered per their scenario rows and evaluated in one vectorised pass over their
+    demands (:func:`_evaluate`); ``fresh``: every row evaluated on its own and nothing remembered, the reference
+    the tests hold that path to (same numbers, slower)."""
     s = as_scenario(scenario)
     options = standard_options(s) + list(extra_options or [])
     if decode_price_override is not None:
         for opt in options:
             if opt.name == "add decode":
                 opt.changes = {**opt.changes, "decode_accelerator_price_usd": decode_price_override}
-    sizes = _sized_counts(s, options)
+    sizes = _sized_counts(s, options, fresh)
     for k, n in sizes.items():
         if np.isfinite(n):
             options[k].changes = {**options[k].changes, "accelerator_count": int(n)}
-    parts = [_evaluate(rows) for rows in _year_rows(s, options)]
+    parts = [_exact(rows) if fresh else _evaluate(rows) for rows in _year_rows(s, options)]
     rows, flows = [], []
     status_quo_net: np.ndarray | None = None
     for k, (opt, part) in enumerate(zip(options, parts, strict=True)):
@@ -229,12 +342,7 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
         row = _option_row(opt, part, capex, opex_y, net, net - status_quo_net, k > 0, s)
         rows.append({**row, **_first_year_row(first, opex_y, revenue_y)})
         flows += _flows(opt.name, capex, revenue_y, opex_y, net, net - status_quo_net)
-    order = ["option", "description", "feasible", "reason", "capex_usd", "opex_usd_per_year", "revenue_usd_per_year",
-             "capacity_output_tokens_per_year", "served_tokens_per_year", "output_tokens_per_s_per_user",
-             "levelized_cost_usd_per_m_tokens", "npv_vs_status_quo_usd", "irr_vs_status_quo", "payback_months",
-             "accelerators", "decode_accelerators", "facility_mw", "racks"]
-    return RetrofitResult(pd.DataFrame(rows, columns=order), pd.DataFrame(flows), None,
-                          [(opt.name, part) for opt, part in zip(options, parts, strict=True)])
+    return RetrofitResult(rows, flows, None, [(opt.name, part) for opt, part in zip(options, parts, strict=True)])
 
 
 FIRST_YEAR = ("accelerators", "decode_accelerators", "facility_power_kw", "racks", "capacity_output_tokens_per_day",
@@ -318,27 +426,29 @@ def _revenue_per_year(y: dict[str, np.ndarray], s: Scenario) -> np.ndarray:
     return rev + np.where(speed >= threshold, extra, 0.0)
 
 
-def break_even_decode_price_usd(scenario: Scenario | dict[str, Any]) -> float | None:
+def break_even_decode_price_usd(scenario: Scenario | dict[str, Any], *, fresh: bool = False) -> float | None:
     """Most the decode accelerator can cost and still make 'add decode' as good as the best alternative
     (negative: even free it does not beat it).
 
     NPV of 'add decode' against the status quo is linear in the decode price p (purchase and maintenance scale
     with it): NPV(p) = a - b p. The break-even p* solves NPV(p*) = max(0, NPV of the other feasible options).
-    None when 'add decode' is not feasible or not studied.
+    None when 'add decode' is not feasible or not studied. ``fresh``: as :func:`analyse`'s.
     """
     s = as_scenario(scenario)
     if not s.decode_accelerator:
         return None
-    base = analyse(s)
-    decode = base.options[base.options["option"] == "add decode"]
-    if decode.empty or not bool(decode["feasible"].iloc[0]):
+    base = analyse(s, fresh=fresh)
+    decode = base.row("add decode")
+    if decode is None or not decode["feasible"]:
         return None
-    others = base.options[(base.options["option"] != "add decode") & base.options["feasible"]]
-    best = float(np.nanmax(np.append(others["npv_vs_status_quo_usd"].to_numpy(dtype=float), 0.0)))
-    p0 = _float(base.years[base.years["option"] == "add decode"]["decode_accelerator_price_usd"].iloc[0])
-    n0 = float(decode["npv_vs_status_quo_usd"].iloc[0])
-    dearer = analyse(s, decode_price_override=p0 + 1000.0).options
-    n1 = float(dearer.loc[dearer["option"] == "add decode", "npv_vs_status_quo_usd"].iloc[0])
+    others = [r["npv_vs_status_quo_usd"] for r in base.rows if r["option"] != "add decode" and r["feasible"]]
+    best = float(np.nanmax(np.append(np.array(others, dtype=float), 0.0)))
+    part = next(part for name, part in base.option_years if name == "add decode")
+    p0 = _float(part.first({"decode_accelerator_price_usd"})["decode_accelerator_price_usd"])
+    n0 = float(decode["npv_vs_status_quo_usd"])
+    dearer = analyse(s, decode_price_override=p0 + 1000.0, fresh=fresh).row("add decode")
+    assert dearer is not None  # the same options as base
+    n1 = float(dearer["npv_vs_status_quo_usd"])
     slope = (n0 - n1) / 1000.0
     if slope <= 0:
         return None

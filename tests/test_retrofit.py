@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pandas as pd
@@ -10,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import economics
-from economics.retrofit import _evaluated, analyse, break_even_decode_price_usd
+from economics.retrofit import DEMAND_FIELDS, RetrofitResult, _evaluated, analyse, break_even_decode_price_usd
 
 # Simple owned hardware: constant draw (idle = full), PUE 1.5, 0.10 USD/kWh, nothing else but capital.
 SIMPLE: dict[str, Any] = {
@@ -292,3 +293,91 @@ def test_fast_tier_with_measured_throughput() -> None:
                       "fast_tier_min_tokens_per_s_per_user": 50.0, "fast_tier_price_multiplier": 2.0})
     sq = result.options.set_index("option").loc["status quo"]
     assert sq["revenue_usd_per_year"] == pytest.approx(8 / 0.35 * YEAR_S * 0.0015)
+
+
+# --- the remembered, vectorised study against a study from scratch ------------------------------------------------
+
+def random_study(rng: random.Random) -> dict[str, Any]:
+    """A random decode study: an existing fleet, estimated or measured speeds, a decode pool (priced, from the
+    catalog or none), a new generation or none, demand in any of its forms with growth (falling too), prices or
+    none, the fast tier, facility limits that make some options infeasible, owned or rented hardware."""
+    def some(lo: float, hi: float, none: float = 0.0) -> float | None:
+        return None if rng.random() < none else rng.uniform(lo, hi)
+
+    s: dict[str, Any] = {
+        "accelerator": rng.choice(["a100-sxm", "h100-sxm", "h200-sxm", "b200", "mi300x"]),
+        "existing_accelerators": rng.choice([8, 64, 512, 2000, rng.randint(1, 5000)]),
+        "model": rng.choice(["llama-3.1-8b", "llama-3.1-70b", "minimax-m2", "deepseek-v3", "qwen3-32b"]),
+        "precision": rng.choice(["fp8", "bf16"]), "ownership": rng.choice(["own", "own", "rent"]),
+        "input_tokens_per_request": rng.choice([0.0, 1000.0, 10000.0, rng.uniform(1.0, 20000.0)]),
+        "output_tokens_per_request": rng.uniform(50.0, 4000.0),
+        "target_output_tokens_per_s_per_user": rng.choice([None, 20.0, 100.0, rng.uniform(5.0, 400.0)]),
+        "output_tokens_per_s_per_accelerator": some(100.0, 20000.0, none=0.6),
+        "decode_accelerator": rng.choice([None, "sn50", "h200-sxm", "b200", "gb200-nvl72"]),
+        "decode_output_tokens_per_s_per_accelerator": some(100.0, 5000.0, none=0.4),
+        "decode_accelerator_price_usd": some(1e3, 2e5, none=0.4),
+        "new_accelerator": rng.choice([None, "gb200-nvl72", "b200", "h200-sxm"]),
+        "facility_cooling": rng.choice(["air", "liquid", "hybrid"]),
+        "site_power_mw": rng.choice([None, None, None, rng.uniform(1.0, 200.0)]),
+        "demand_growth_per_year": rng.choice([0.0, 0.3, rng.uniform(-0.5, 2.0)]),
+        "horizon_years": rng.randint(1, 8), "cost_of_capital": rng.uniform(0.0, 0.2),
+        "price_usd_per_m_input_tokens": some(0.0, 2.0, none=0.2),
+        "price_usd_per_m_output_tokens": some(0.0, 10.0, none=0.2),
+        "fast_tier_min_tokens_per_s_per_user": some(10.0, 400.0, none=0.5),
+        "fast_tier_price_multiplier": rng.choice([1.0, 1.5, rng.uniform(1.0, 3.0)]),
+        "maintenance_fraction_per_year": rng.uniform(0.0, 0.15),
+    }
+    form = rng.choice(["demand_output_tokens_per_day", "demand_input_tokens_per_day", "demand_requests_per_s"])
+    s[form] = 10 ** rng.uniform(0.0, 4.0) if form == "demand_requests_per_s" else 10 ** rng.uniform(8.0, 11.5)
+    if s["ownership"] == "rent":
+        s["rent_usd_per_accelerator_hour"] = rng.uniform(1.0, 10.0)
+        s["decode_rent_usd_per_accelerator_hour"] = rng.uniform(1.0, 10.0)
+    return s
+
+
+def edits(rng: random.Random, s: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a user changes next, one field at a time: the decode price, the demand (twice: each is new), the
+    growth, the horizon, a price."""
+    form = next(d for d in DEMAND_FIELDS if s.get(d) is not None)
+    return [{**s, "decode_accelerator_price_usd": rng.uniform(1e3, 2e5)},
+            {**s, form: s[form] * rng.uniform(0.2, 5.0)}, {**s, form: s[form] * rng.uniform(0.2, 5.0)},
+            {**s, "demand_growth_per_year": rng.uniform(-0.5, 1.5)}, {**s, "horizon_years": rng.randint(1, 8)},
+            {**s, "price_usd_per_m_output_tokens": rng.uniform(0.1, 10.0)}]
+
+
+def assert_same_study(s: dict[str, Any]) -> RetrofitResult | None:
+    """The study as the app computes it (options remembered from the studies before, years in one vectorised
+    pass) gives, exactly, what a study from scratch gives: options table, cash flows, every year's result and the
+    break-even decode price, or the same refusal."""
+    try:
+        scratch = analyse(s, fresh=True)
+    except ValueError as refused:
+        with pytest.raises(ValueError) as caught:
+            analyse(s)
+        assert str(caught.value) == str(refused)
+        return None
+    quick = analyse(s)
+    pd.testing.assert_frame_equal(quick.options, scratch.options, check_exact=True)
+    pd.testing.assert_frame_equal(quick.cashflows, scratch.cashflows, check_exact=True)
+    pd.testing.assert_frame_equal(quick.years, scratch.years, check_exact=True)
+    assert quick.rows == scratch.rows or quick.options.equals(scratch.options)
+    fresh_price, price = break_even_decode_price_usd(s, fresh=True), break_even_decode_price_usd(s)
+    assert price == fresh_price or (price != price and fresh_price != fresh_price), (price, fresh_price)
+    return quick
+
+
+def test_the_remembered_vectorised_study_equals_a_study_from_scratch() -> None:
+    # 30 random studies, each followed by six edits as a user makes them (each edit's study remembers the options
+    # the edit does not change): 210 studies, every figure equal to the one from scratch (each year on its own,
+    # nothing remembered); most option years come from the vectorised pass (the others: invalid or infeasible
+    # years, or a one-year horizon, which the single-scenario path gives), or this would prove little
+    rng = random.Random(20261130)
+    _evaluated.cache_clear()
+    fast = slow = 0
+    for _ in range(30):
+        s = random_study(rng)
+        for study in [s, *edits(rng, s)]:
+            quick = assert_same_study(study)
+            for _, part in [] if quick is None else quick.option_years:
+                fast, slow = (fast + 1, slow) if part.known is not None else (fast, slow + 1)
+    assert fast > slow, (fast, slow)

@@ -92,15 +92,24 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and math.isfinite(float(value)) else None
 
 
-def _kpis(options: Any, break_even: float | None) -> dict[str, tuple[str, float | None, str, bool | None]]:
-    """title -> (text, number for the delta, delta kind, higher is better)."""
-    best = options[options["feasible"]].sort_values("npv_vs_status_quo_usd", ascending=False)
-    row = options[options["option"] == "add decode"]
-    ok = not row.empty and bool(row["feasible"].iloc[0])
-    r: dict[str, Any] = row.iloc[0].to_dict() if ok else {}
+def _best(rows: list[dict[str, Any]]) -> str:
+    """The feasible option with the highest NPV (the first of equals; one without an NPV only when none has one)."""
+    feasible = [r for r in rows if r["feasible"]]
+    if not feasible:
+        return "none feasible"
+    npvs = [r["npv_vs_status_quo_usd"] for r in feasible]
+    known = [v for v in npvs if v == v]
+    return str(feasible[npvs.index(max(known)) if known else 0]["option"])
+
+
+def _kpis(result: Any, break_even: float | None) -> dict[str, tuple[str, float | None, str, bool | None]]:
+    """title -> (text, number for the delta, delta kind, higher is better), read from the options' rows."""
+    row = result.row("add decode")
+    ok = row is not None and bool(row["feasible"])
+    r: dict[str, Any] = row if ok else {}
     npv, pay, irr = (_number(r.get(k)) for k in ("npv_vs_status_quo_usd", "payback_months", "irr_vs_status_quo"))
     return {
-        "Best option (NPV)": (best["option"].iloc[0] if len(best) else "none feasible", None, "", None),
+        "Best option (NPV)": (_best(result.rows), None, "", None),
         "NPV of adding decode": (fmt.usd(npv) if ok else "not feasible", npv, "usd", True),
         "Break-even decode price": (fmt.EMPTY if break_even is None else fmt.usd(break_even),
                                     _number(break_even), "usd", True),
@@ -156,17 +165,14 @@ except (economics.ScenarioError, ValueError) as error:
     st.error(plain(str(error)))
     side.stop()
 
-options = result.options
-_price_note(scenario)
-common.measured_speed_check("decode_output_tokens_per_s_per_accelerator", "decode_accelerator")
-common.baseline_controls()
-kpis = _kpis(options, break_even)
+notes = st.container()  # drawn after the KPIs (see editor.Sidebar), in its place above them
+kpis = _kpis(result, break_even)
 pinned = state.baseline()
 base_kpis: dict[str, Any] | None = None
 if pinned is not None and not _missing(pinned):
     try:
         base_result, base_break_even = _study(common.canonical(pinned))
-        base_kpis = _kpis(base_result.options, base_break_even)
+        base_kpis = _kpis(base_result, base_break_even)
     except (economics.ScenarioError, ValueError):
         base_kpis = None
 first, second = common.row(), common.row()
@@ -179,6 +185,12 @@ for col, (title, (text, value, kind, good)) in zip(k, kpis.items(), strict=True)
     col.metric(title, text, delta=change, delta_arrow="off" if same else "auto", help=HELP[title],
                delta_color="off" if same else "normal" if good else "inverse" if good is False else "off")
 side()  # the inputs after the KPIs (see editor.Sidebar)
+with notes:
+    _price_note(scenario)
+    common.measured_speed_check("decode_output_tokens_per_s_per_accelerator", "decode_accelerator")
+    common.baseline_controls()
+
+options = result.options
 
 for _, bad in options[~options["feasible"]].iterrows():
     st.warning(f"{bad['option']}: {plain(bad['reason'])}")

@@ -117,8 +117,9 @@ def accelerator_names() -> dict[str, str]:
 
 # Decode accelerators page
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)
 def retrofit_of(key: str) -> Any:
+    """The study itself, not a copy (no pickling before the KPIs): the page only reads it."""
     return analyse(json.loads(key))
 
 
