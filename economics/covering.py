@@ -82,21 +82,25 @@ class _Roles:
         self.h = h
         self.cap = max(h.need_input, h.need_output, 0.0)  # more than the whole demand is never needed
         self.per_system = h.flow_per_system * h.share_per_flow  # share one system covers [-]
+        useful = self.per_system > 0
         with np.errstate(divide="ignore", invalid="ignore"):  # x / 0 lands in branches np.where drops
             unit = np.where(h.share_per_flow > 0, h.usd_per_flow / h.share_per_flow, 0.0)
-            extra = np.where(self.per_system > 0, h.usd_per_system / self.per_system, 0.0)
+            extra = np.where(useful, h.usd_per_system / self.per_system, 0.0)
+            self.per_share = np.where(h.share_per_flow > 0, 1.0 / h.share_per_flow, 0.0)  # flow per share
+            self.systems_per_share = np.where(useful, 1.0 / self.per_system, 0.0)
+            # more systems of a pool than cover the whole demand are never needed
+            self.most = np.where(useful, np.ceil(self.cap / self.per_system) + 1.0, 0.0)
         cost = np.concatenate([unit, unit + extra])
         role = np.concatenate([h.role, h.role])
         self.order = [np.flatnonzero(role == r)[np.argsort(cost[role == r], kind="stable")]
                       for r in (AGGREGATED, PREFILL, DECODE)]
         self.cost = [cost[o] for o in self.order]
+        self.n = len(h.role)
 
     def shares(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """Each slice's share of demand [-]: the paid ones (``lo`` systems), then the optional ones."""
-        with np.errstate(invalid="ignore"):  # inf x 0 lands in a branch np.where drops
-            paid = np.minimum(lo * self.per_system, self.cap)
-            more = np.where(self.per_system > 0, np.minimum((hi - lo) * self.per_system, self.cap), 0.0)
-        return np.concatenate([paid, more])
+        return np.minimum(np.concatenate([lo, np.minimum(hi - lo, self.most)]) * np.tile(self.per_system, 2),
+                          self.cap)
 
     def relax(self, lo: np.ndarray, hi: np.ndarray) -> _Relaxed | None:
         """The relaxation with ``lo <= x <= hi`` continuous: (cost, systems x, flow f), or None when infeasible."""
@@ -104,7 +108,10 @@ class _Roles:
         curves = []
         for order, cost in zip(self.order, self.cost, strict=True):
             s = share[order]
-            curves.append((np.concatenate([[0.0], np.cumsum(s)]), np.concatenate([[0.0], np.cumsum(s * cost)])))
+            x, y = np.zeros(len(s) + 1), np.zeros(len(s) + 1)
+            np.cumsum(s, out=x[1:])
+            np.cumsum(s * cost, out=y[1:])
+            curves.append((x, y))
         (xa, ya), (xp, yp), (xd, yd) = curves
         g_min = max(0.0, h.need_input - min(xp[-1], h.prefill_max), h.need_output - xd[-1])
         g_max = min(xa[-1], self.cap)
@@ -112,19 +119,17 @@ class _Roles:
             return None
         kinks = np.concatenate([xa, h.need_input - xp, h.need_output - xd, [h.need_input, h.need_output, g_min]])
         g = np.clip(kinks, g_min, max(g_min, g_max))
-        total = (np.interp(g, xa, ya) + np.interp(np.maximum(0.0, h.need_input - g), xp, yp)
-                 + np.interp(np.maximum(0.0, h.need_output - g), xd, yd))
+        total = (np.interp(g, xa, ya) + np.interp(h.need_input - g, xp, yp, left=0.0)
+                 + np.interp(h.need_output - g, xd, yd, left=0.0))
         best = int(np.argmin(total))
         g_star = float(g[best])
-        used = np.zeros(len(share))
+        used = np.empty(len(share))
         for order, (x, _), q in zip(self.order, curves, (g_star, h.need_input - g_star, h.need_output - g_star),
                                     strict=True):
-            used[order] = np.clip(max(q, 0.0) - x[:-1], 0.0, share[order])
-        n = len(h.role)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            flow = np.where(h.share_per_flow > 0, (used[:n] + used[n:]) / h.share_per_flow, 0.0)
-            extra = np.where(self.per_system > 0, used[n:] / self.per_system, 0.0)
-        return float(total[best] + np.dot(h.usd_per_system, lo)), lo + extra, flow
+            used[order] = np.clip(q - x[:-1], 0.0, share[order])
+        n = self.n
+        flow = (used[:n] + used[n:]) * self.per_share
+        return float(total[best] + np.dot(h.usd_per_system, lo)), lo + used[n:] * self.systems_per_share, flow
 
 
 _Relaxed = tuple[float, np.ndarray, np.ndarray]
