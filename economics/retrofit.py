@@ -38,9 +38,10 @@ from .batch import (
     resolve_scenario,
 )
 from .compare import scenario_frame
+from .estimate import THROUGHPUT_OUTPUTS
 from .finance import HOURS_PER_YEAR, capital_recovery_factor, irr, npv_usd, payback_years
 from .pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS
-from .scenario import Scenario, with_changes
+from .scenario import FIELDS, Scenario, with_changes
 
 DAYS_PER_YEAR = 365.0
 
@@ -216,28 +217,71 @@ def _exact(rows: list[dict[str, Any]]) -> _Years:
 
 def _by_demand(rows: list[dict[str, Any]]) -> _Years | None:
     """Rows that differ only in their demand (an option's years), evaluated as the single-scenario path would,
-    with one validation and one vectorised pass of the stages over the demands
-    (:func:`economics.batch.evaluate_variants`) instead of one per row; the first row is also evaluated on its own
-    (its outputs, throughput and inputs are what the options table reads) and must agree with the pass. None when
-    that does not hold, or when a row would not be valid and feasible without a reason (the single-scenario path
-    then gives the rows, with their reasons and errors)."""
-    if len(rows) < 2 or any({**r, **{d: None for d in DEMAND_FIELDS}} != {**rows[0], **{d: None for d in
-                                                                              DEMAND_FIELDS}} for r in rows[1:]):
+    with one vectorised pass of the stages over the demands (:func:`economics.batch.evaluate_variants`) instead of
+    one evaluation per row. The first time rows of their shape (:func:`_shape`) come, the first row is also
+    evaluated on its own and everything the study reads of it must agree with the pass; then the validated,
+    resolved scenario and what does not depend on demand (the inputs, the throughput estimate) are remembered for
+    that shape, so a demand edit validates and estimates nothing again. None when the rows are not of one shape,
+    or would not all be valid and feasible without a reason (the single-scenario path then gives the rows, with
+    their reasons and errors)."""
+    shape = _shape(rows[0])
+    if len(rows) < 2 or any(_shape(r) != shape for r in rows[1:]):
         return None
+    seen = _seen(shape)
+    head = None
+    if not seen:
+        try:
+            head = evaluate_scenario(rows[0])
+        except ScenarioError:  # an invalid row: the table path names the problem in each row
+            return None
+        if not (head["valid"] and head["feasible"] and head["infeasible_reason"] == ""):
+            return None
+        fixed = {c: head[c] for c in (*FIELDS, *THROUGHPUT_OUTPUTS) if c not in DEMAND_FIELDS}
+        resolved = resolve_scenario(rows[0])
+    else:
+        fixed, resolved = seen["fixed"], seen["resolved"]
     try:
-        head = evaluate_scenario(rows[0])
-    except ScenarioError:  # an invalid row: the table path names the problem in each row
-        return None
-    if not (head["valid"] and head["feasible"] and head["infeasible_reason"] == ""):
-        return None
-    try:
-        out = evaluate_variants(resolve_scenario(rows[0]), **{d: [r[d] for r in rows] for d in DEMAND_FIELDS})
+        out = evaluate_variants(resolved, **{d: [r[d] for r in rows] for d in DEMAND_FIELDS})
     except ValueError:  # a grown demand out of bounds: the single-scenario path names it
         return None
-    known = _year_numbers(out, head, len(rows))
-    if known is None or not all(_same(known[c][0], _float(head[c])) for c in YEAR_NUMBERS):
+    first = _first_result(out, fixed, rows[0])
+    known = _year_numbers(out, first, len(rows))
+    if known is None:
         return None
-    return _Years(rows, head=head, known=known)
+    if head is not None:
+        if first != {c: head[c] for c in first} or not all(_same(known[c][0], _float(head[c])) for c in YEAR_NUMBERS):
+            return None
+        seen.update(fixed=fixed, resolved=resolved)
+    return _Years(rows, head=first, known=known)
+
+
+def _shape(row: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """A scenario row without its demand values (only which demand fields are given)."""
+    return tuple((k, v is not None if k in DEMAND_FIELDS else v) for k, v in row.items())
+
+
+@lru_cache(maxsize=256)
+def _seen(shape: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """What :func:`_by_demand` remembers of rows of this shape (empty until it has checked one)."""
+    return {}
+
+
+def _first_result(out: dict[str, np.ndarray], fixed: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
+    """The first row's single-scenario result (inputs, outputs, throughput estimate; not its feasibility or
+    warnings) from the vectorised pass and what does not depend on demand, keyed and typed as
+    :func:`economics.evaluate_scenario` gives it (None where empty, whole numbers as int)."""
+    inputs = {c: v for c, v in fixed.items() if c in FIELDS}
+    demand = {d: None if row[d] is None else float(row[d]) for d in DEMAND_FIELDS}
+    outputs = {c: _result_number(out[c][0], c in INTEGER_OUTPUTS) for c in OUTPUT_UNITS}
+    return {**inputs, **demand, **outputs, **{c: v for c, v in fixed.items() if c in THROUGHPUT_OUTPUTS}}
+
+
+def _result_number(value: Any, integer: bool) -> float | int | None:
+    """A number as a single-scenario result holds it: None when not finite, int for a count."""
+    x = float(value)
+    if not np.isfinite(x):
+        return None
+    return int(x) if integer else x
 
 
 def _year_numbers(out: dict[str, np.ndarray], head: dict[str, Any], n: int) -> dict[str, np.ndarray] | None:

@@ -4,10 +4,17 @@ model."""
 
 from __future__ import annotations
 
+import math
+import random
+from typing import Any
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from economics.retrofit import analyse, break_even_decode_price_usd
 from tests.test_app import start
+from ui import format as fmt
+from ui.common import report_table
 
 
 @pytest.fixture
@@ -78,3 +85,62 @@ def test_missing_decode_rate_for_a_dataflow_system_is_explained(page: AppTest) -
     page.text_input(key="decode_output_tokens_per_s_per_accelerator").set_value("").run()
     assert not page.exception
     assert any("add decode" in w.value and "decode" in w.value for w in page.warning)
+
+
+NUMBERS = {"capex_usd": ("Capex", "usd"), "opex_usd_per_year": ("Opex", "usd"),
+           "revenue_usd_per_year": ("Revenue", "usd"), "npv_vs_status_quo_usd": ("NPV", "usd"),
+           "levelized_cost_usd_per_m_tokens": ("Levelized cost", "usd_rate"), "accelerators": ("GPUs", "count"),
+           "decode_accelerators": ("Decode accelerators", "count"), "facility_mw": ("Facility", "number"),
+           "racks": ("Racks", "count"), "output_tokens_per_s_per_user": ("Per-user speed", "number")}
+"""The options table's number columns, with the display format the page gives each."""
+
+
+def _payback_text(months: Any) -> str:
+    if months is None or not math.isfinite(float(months)):
+        return "never"
+    return f"{months / 12:,.1f} years" if months >= 24 else f"{months:,.0f} months"
+
+
+def reference_kpis(scenario: dict[str, Any]) -> dict[str, str]:
+    """The KPIs of a study from scratch (every year evaluated on its own, nothing remembered), read from its options
+    table with pandas (the best option by sorting on NPV), as the page read them before it kept the options as
+    rows; the break-even price at no decode price, as the page computes it."""
+    options = analyse(scenario, fresh=True).options
+    even = break_even_decode_price_usd({**scenario, "decode_accelerator_price_usd": 0.0}, fresh=True)
+    best = options[options["feasible"]].sort_values("npv_vs_status_quo_usd", ascending=False)
+    row = options[options["option"] == "add decode"]
+    kpis = {"Best option (NPV)": best["option"].iloc[0] if len(best) else "none feasible",
+            "NPV of adding decode": "not feasible", "Break-even decode price": fmt.EMPTY if even is None else
+            fmt.usd(even), "Payback of adding decode": fmt.EMPTY, "IRR of adding decode": fmt.EMPTY}
+    if len(row) and bool(row["feasible"].iloc[0]):
+        r = row.iloc[0]
+        irr = r["irr_vs_status_quo"]
+        kpis.update({"NPV of adding decode": fmt.usd(r["npv_vs_status_quo_usd"]),
+                     "Payback of adding decode": _payback_text(r["payback_months"]),
+                     "IRR of adding decode": "none" if irr is None or not math.isfinite(float(irr)) else
+                     fmt.percent(irr)})
+    return kpis
+
+
+def test_every_kpi_and_the_options_table_after_edits_equal_a_study_from_scratch(page: AppTest) -> None:
+    # the edits users make most (the demand, the decode price, the growth), in a seeded random order and size:
+    # after each, every KPI's text and every number of the options table are what a study from scratch gives
+    rng = random.Random(7)
+    feasible = 0
+    for step in range(10):
+        choices = [("demand_output_tokens_per_day", 10 ** rng.uniform(9.0, 11.0)),
+                   ("decode_accelerator_price_usd", rng.uniform(5e3, 2e5)),
+                   ("demand_growth_per_year", rng.uniform(-0.2, 1.0))]
+        field, value = ("decode_accelerator_price_usd", 40_000.0) if step == 1 else rng.choice(choices)
+        page.text_input(key=field).set_value(repr(value)).run()
+        assert not page.exception and not page.error, step
+        scenario = page.session_state["scenario"]
+        assert scenario[field] == value
+        expected = reference_kpis(scenario)
+        assert {m.label: str(m.value) for m in page.metric} == expected, (step, field, value)
+        feasible += expected["NPV of adding decode"] != "not feasible"
+        shown = next(d.value for d in page.dataframe if "option" in d.value.columns)
+        expected_table, _ = report_table(analyse(scenario, fresh=True).options[list(NUMBERS)], NUMBERS)
+        for column in NUMBERS:  # numbers where every cell has one, else the text of each cell
+            assert shown[column].tolist() == expected_table[column].tolist(), (step, column)
+    assert feasible >= 5  # most steps price the decode pool (the example's SN50 has no catalog price)
