@@ -16,10 +16,20 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from pandas.api.extensions import ExtensionArray
 
 from . import values as parse_values
-from .batch import ScenarioError, as_scenario, evaluate, evaluate_scenario
+from .batch import (
+    ESTIMATE_IGNORES,
+    MAX_COUNT,
+    ScenarioError,
+    as_scenario,
+    evaluate,
+    evaluate_scenario,
+    resolve_scenario,
+)
 from .compare import given_fields, scenario_frame
+from .pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, compute
 from .retrofit import analyse
 from .scenario import FIELDS, Scenario
 from .validation import RANGE_COLUMNS, Problem, range_values
@@ -78,11 +88,14 @@ def _problem(field: str, message: str) -> Problem:
     return Problem(0, field, None, message)
 
 
-def _checked(base: Scenario, ranges: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float, float]]:
+def _checked(base: Scenario, ranges: dict[str, tuple[float, float]],
+             result: dict[str, Any] | None = None) -> dict[str, tuple[float, float, float]]:
     """(low, base, high) per field, each end a valid value of its field, low <= base <= high; the scenario itself
-    must be valid (:class:`ScenarioError` naming every problem otherwise)."""
+    must be valid (:class:`ScenarioError` naming every problem otherwise). ``result`` is
+    :func:`economics.evaluate_scenario` of ``base`` when the caller has it (it is not evaluated again)."""
     out = {}
-    resolved = evaluate_scenario(base)  # an invalid scenario fails here, loudly, naming every problem
+    # an invalid scenario fails here, loudly, naming every problem
+    resolved = evaluate_scenario(base) if result is None else result
     for field, (lo, hi) in ranges.items():
         if field not in FIELDS or FIELDS[field].kind not in ("float", "int"):
             raise ScenarioError([_problem(field, f"{field}: not a numeric scenario field, cannot take a range")])
@@ -96,9 +109,24 @@ def _checked(base: Scenario, ranges: dict[str, tuple[float, float]]) -> dict[str
         if not lo <= mid <= hi:
             raise ScenarioError([_problem(field, f"{field}: range {lo:g}..{hi:g} must contain the base value {mid:g}")])
         for end in (lo, hi):
-            as_scenario({**base.model_dump(), field: end})  # bounds, with the field's own message
+            if not valid_number(field, end):
+                as_scenario({**base.model_dump(), field: end})  # bounds, with the field's own message
         out[field] = (float(lo), float(mid), float(hi))
     return out
+
+
+def valid_number(field: str, value: Any) -> bool:
+    """Whether ``value`` is a valid number for the numeric ``field``: a finite float (or int, not a bool) within the
+    field's bounds, whole for a count. What the scenario's parser accepts for such a value, without building a
+    scenario (a value this refuses goes to the parser, for its message).
+
+    >>> valid_number("pue", 1.2), valid_number("pue", 0.9), valid_number("accelerator_count", 8.5)
+    (True, False, False)
+    """
+    spec = FIELDS[field]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return bool(spec.within(value)) and (spec.kind != "int" or float(value).is_integer())
 
 
 def tornado(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[float, float]],
@@ -150,11 +178,37 @@ class MonteCarlo:
 
 def monte_carlo(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[float, float]], samples: int = 10_000,
                 seed: int = 0, distribution: Distribution = "triangular",
-                outputs: tuple[str, ...] = ("cost_usd_per_m_tokens", "cost_usd_per_day", "gross_margin")) -> MonteCarlo:
-    """Every ranged field drawn at once, ``samples`` times, evaluated in one vectorised pass."""
+                outputs: tuple[str, ...] = ("cost_usd_per_m_tokens", "cost_usd_per_day", "gross_margin"),
+                result: dict[str, Any] | None = None) -> MonteCarlo:
+    """Every ranged field drawn at once, ``samples`` times, evaluated in one vectorised pass. ``result`` is
+    :func:`economics.evaluate_scenario` of the scenario when the caller has it (the ranges' base values are read
+    from it instead of evaluating the scenario again).
+
+    The samples are the rows of ``evaluate(scenario_frame([scenario], varying=draws, repeat=samples))``; when the
+    drawn fields cannot change how a row resolves (:func:`shared_resolution`) the scenario is resolved once and only
+    the stages run over the draws (the same numbers, without validating 10,000 copies of the constant fields).
+    """
     base = as_scenario(scenario)
-    checked = _checked(base, ranges)
+    checked = _checked(base, ranges, result)
     drawn = draw(checked, samples, seed, distribution)
+    values = _shared_outputs(base, checked, drawn, samples, outputs)
+    if values is None:
+        values = _evaluated_outputs(base, drawn, samples, outputs)
+    table = pd.concat([pd.DataFrame(drawn), pd.DataFrame(values)], axis=1)
+    summary = []
+    for name in outputs:
+        finite = values[name].to_numpy(dtype=float, na_value=np.nan)
+        finite = finite[~np.isnan(finite)]
+        p10, p50, p90 = np.percentile(finite, [10, 50, 90]) if finite.size else (np.nan,) * 3
+        summary.append({"output": name, "p10": p10, "p50": p50, "p90": p90,
+                        "mean": float(finite.mean()) if finite.size else np.nan, "samples": int(finite.size)})
+    return MonteCarlo(table, pd.DataFrame(summary))
+
+
+def _evaluated_outputs(base: Scenario, drawn: dict[str, np.ndarray], samples: int,
+                       outputs: tuple[str, ...]) -> dict[str, ExtensionArray]:
+    """``outputs`` of every sample through :func:`economics.evaluate` on the repeated scenario (Float64, <NA> where
+    a sample could not be computed); none computed is a :class:`ScenarioError` with the first reason."""
     # only the inputs that differ from the defaults as columns: the same outputs, fewer columns to validate
     result = evaluate(scenario_frame([given_fields(base.model_dump(), keep=drawn)], varying=drawn, repeat=samples))
     if not result[outputs[0]].notna().any():
@@ -162,14 +216,54 @@ def monte_carlo(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[flo
             (str(r) for r in result["infeasible_reason"] if r), "no sample could be computed")
         raise ScenarioError([_problem(outputs[0], f"{outputs[0]}: none of the {samples:,} samples could be "
                                                   f"computed: {reason}")])
-    table = pd.concat([pd.DataFrame(drawn), result[list(outputs)].astype("Float64").reset_index(drop=True)], axis=1)
-    summary = []
-    for name in outputs:
-        values = result[name].astype(float).dropna().to_numpy()
-        p10, p50, p90 = np.percentile(values, [10, 50, 90]) if values.size else (np.nan,) * 3
-        summary.append({"output": name, "p10": p10, "p50": p50, "p90": p90,
-                        "mean": float(values.mean()) if values.size else np.nan, "samples": int(values.size)})
-    return MonteCarlo(table, pd.DataFrame(summary))
+    return {name: result[name].astype("Float64").array for name in outputs}
+
+
+SHARED_RESOLUTION = frozenset({*ESTIMATE_IGNORES, "output_tokens_per_s_per_accelerator"})
+"""Fields whose value (any valid number) does not change how a scenario resolves: validation reads them only for
+being given (a draw always is), the throughput estimate never reads them (:data:`economics.batch.ESTIMATE_IGNORES`),
+and a given throughput per accelerator is used as it is, whatever its value."""
+
+
+def shared_resolution(drawn: dict[str, np.ndarray]) -> bool:
+    """Whether every sample resolves as any one of them does: only :data:`SHARED_RESOLUTION` fields drawn, each
+    draw a valid value of its field (finite, within bounds, whole for a count).
+
+    >>> shared_resolution({"pue": np.array([1.2, 1.5])}), shared_resolution({"pue": np.array([0.9])})
+    (True, False)
+    >>> shared_resolution({"input_tokens_per_request": np.array([1000.0])})  # the estimate reads it
+    False
+    """
+    return all(f in SHARED_RESOLUTION and bool(FIELDS[f].within(v).all())
+               and (FIELDS[f].kind != "int" or bool((v == np.round(v)).all())) for f, v in drawn.items())
+
+
+def _shared_outputs(base: Scenario, checked: dict[str, tuple[float, float, float]], drawn: dict[str, np.ndarray],
+                    samples: int, outputs: tuple[str, ...]) -> dict[str, ExtensionArray] | None:
+    """``outputs`` of every sample with the scenario resolved once (validation, catalog figures, throughput: each
+    drawn field at its low end, :func:`shared_resolution`) and the stages run over the draws; None when that cannot
+    give what :func:`_evaluated_outputs` gives (another field drawn, another output asked for, the scenario refused
+    with its low ends, a sample the evaluation would leave empty), so the caller evaluates the table instead."""
+    if not shared_resolution(drawn) or not set(outputs) <= set(OUTPUT_UNITS):
+        return None
+    try:
+        resolved = resolve_scenario({**base.model_dump(), **{f: lo for f, (lo, _mid, _hi) in checked.items()}})
+    except ScenarioError:
+        return None
+    # the constant fields as read-only views of their one value (as evaluate holds an absent field): no copies
+    out = compute({**{k: np.broadcast_to(v, (samples,)) for k, v in resolved.items()}, **drawn})
+    if not all(np.isfinite(out[name]).all() for name in OUTPUT_UNITS if name not in OPTIONAL_OUTPUTS) or any(
+            (out[name] > MAX_COUNT).any() for name in INTEGER_OUTPUTS):
+        return None  # evaluate reports such a sample as a problem of its row and leaves its outputs empty
+    return {name: _result_column(out[name], name in INTEGER_OUTPUTS) for name in outputs}
+
+
+def _result_column(values: np.ndarray, count: bool) -> ExtensionArray:
+    """An output as :func:`economics.evaluate` returns it, read as Float64: NaN or infinite as <NA>, a count through
+    Int64; its own writable copy of ``values``."""
+    own = np.array(values, dtype=float)
+    column = pd.Series(pd.arrays.FloatingArray(own, ~np.isfinite(own)))
+    return (column.astype("Int64") if count else column).astype("Float64").array
 
 
 def histogram(values: np.ndarray, max_bins: int = 40) -> pd.DataFrame:

@@ -216,7 +216,8 @@ def calibration() -> tuple[Any, Any]:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def monte_carlo_of(key: str, ranges_json: str, samples: int, seed: int) -> MonteCarlo:
-    return monte_carlo(json.loads(key), _ranges(ranges_json), samples=samples, seed=seed)
+    scenario = json.loads(key)  # its evaluation is cached: the ranges' base values are read from it
+    return monte_carlo(scenario, _ranges(ranges_json), samples=samples, seed=seed, result=common.evaluate(scenario))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
