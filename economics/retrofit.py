@@ -225,7 +225,7 @@ def _by_demand(rows: list[dict[str, Any]]) -> _Years | None:
     or would not all be valid and feasible without a reason (the single-scenario path then gives the rows, with
     their reasons and errors)."""
     shape = _shape(rows[0])
-    if len(rows) < 2 or any(_shape(r) != shape for r in rows[1:]):
+    if any(_shape(r) != shape for r in rows[1:]):
         return None
     seen = _seen(shape)
     head = None
@@ -347,10 +347,22 @@ def _sized_counts(s: Scenario, options: list[Option], fresh: bool = False) -> di
     if not rows:
         return {}
     sizes = {}
-    for k, n in zip(keys, (_exact(rows) if fresh else _evaluate(rows)).column("accelerators"), strict=True):
+    for k, n in zip(keys, _fleet_sizes(rows, fresh), strict=True):
         existing = options[k].changes.get("existing", 0) or 0
         sizes[k] = float("nan") if n is None or n is pd.NA else float(max(existing, n))
     return sizes
+
+
+def _fleet_sizes(rows: list[dict[str, Any]], fresh: bool) -> list[Any]:
+    """The ``accelerators`` the rows' fleets come to, as a table of the rows has them (a count, or NaN where
+    another row's fleet has one and this one none, or None where no row's has one): each row remembered on its
+    own when each is valid and feasible (a demand edit then evaluates each again in a vectorised pass of one),
+    else the rows together (or, ``fresh``, nothing remembered)."""
+    if not fresh:
+        parts = [_evaluate([row]) for row in rows]
+        if all(part.head is not None and part.known is not None for part in parts):
+            return pd.Series([part.first({"accelerators"})["accelerators"] for part in parts]).tolist()
+    return (_exact(rows) if fresh else _evaluate(rows)).column("accelerators")
 
 
 def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | None = None,
