@@ -68,6 +68,8 @@ PAGES = [  # (nav title, path with a link that gives the page what it needs, fie
     ("Fleet", "fleet", "headroom", "Facility power", lambda i: (0.0 if i % 2 else 0.5) + 0.01 * i),
     ("Decode accelerators", DECODE_LINK, "decode_accelerator_price_usd", "NPV of adding decode",
      lambda i: (30_000 if i % 2 else 90_000) + 1000 * i),
+    ("Decode accelerators", DECODE_LINK, "demand_output_tokens_per_day", "NPV of adding decode",
+     lambda i: (1e10 if i % 2 else 3e10) + 1e8 * i),  # the edit users make most: every option is evaluated again
     ("Throughput", "throughput?model=deepseek-v3&accelerator=h200-sxm&precision=fp8&"
      "output_tokens_per_s_per_accelerator=", "target_output_tokens_per_s_per_user", "Output tokens/s per accelerator",
      lambda i: (20 if i % 2 else 80) + i),
