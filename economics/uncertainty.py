@@ -194,7 +194,7 @@ def monte_carlo(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[flo
     values = _shared_outputs(base, checked, drawn, samples, outputs)
     if values is None:
         values = _evaluated_outputs(base, drawn, samples, outputs)
-    table = pd.concat([pd.DataFrame(drawn), pd.DataFrame(values)], axis=1)
+    table = pd.DataFrame({**drawn, **values}, index=pd.RangeIndex(samples))
     summary = []
     for name in outputs:
         finite = values[name].to_numpy(dtype=float, na_value=np.nan)
@@ -247,7 +247,9 @@ def _shared_outputs(base: Scenario, checked: dict[str, tuple[float, float, float
     if not shared_resolution(drawn) or not set(outputs) <= set(OUTPUT_UNITS):
         return None
     try:
-        resolved = resolve_scenario({**base.model_dump(), **{f: lo for f, (lo, _mid, _hi) in checked.items()}})
+        # the ends were checked (_checked): the scenario with them needs no second validation by the schema
+        resolved = resolve_scenario(base.model_copy(update={
+            f: int(lo) if FIELDS[f].kind == "int" else lo for f, (lo, _mid, _hi) in checked.items()}))
     except ScenarioError:
         return None
     # the constant fields as read-only views of their one value (as evaluate holds an absent field): no copies
@@ -262,8 +264,8 @@ def _result_column(values: np.ndarray, count: bool) -> ExtensionArray:
     """An output as :func:`economics.evaluate` returns it, read as Float64: NaN or infinite as <NA>, a count through
     Int64; its own writable copy of ``values``."""
     own = np.array(values, dtype=float)
-    column = pd.Series(pd.arrays.FloatingArray(own, ~np.isfinite(own)))
-    return (column.astype("Int64") if count else column).astype("Float64").array
+    column = pd.arrays.FloatingArray(own, ~np.isfinite(own))
+    return pd.Series(column).astype("Int64").astype("Float64").array if count else column
 
 
 def histogram(values: np.ndarray, max_bins: int = 40) -> pd.DataFrame:
