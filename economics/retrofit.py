@@ -21,6 +21,8 @@ in that price).
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
@@ -40,7 +42,7 @@ from .batch import (
 from .compare import scenario_frame
 from .estimate import THROUGHPUT_OUTPUTS
 from .finance import HOURS_PER_YEAR, capital_recovery_factor, irr, npv_usd, payback_years
-from .pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS
+from .pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, compute
 from .scenario import FIELDS, Scenario, with_changes
 
 DAYS_PER_YEAR = 365.0
@@ -312,19 +314,78 @@ def _same(a: float, b: float) -> bool:
     return a == b or (a != a and b != b)
 
 
-@lru_cache(maxsize=256)
-def _evaluated(rows: tuple[tuple[tuple[str, Any], ...], ...]) -> _Years:
-    """The rows evaluated (:class:`_Years`): an option's years through :func:`_by_demand`, any other rows (or
-    years it does not take) through :func:`_exact`."""
-    scenarios = [dict(r) for r in rows]
-    return _by_demand(scenarios) or _exact(scenarios)
+REMEMBERED_ROWS = 256
+"""How many groups of rows (an option's years) :func:`_evaluate_all` remembers (the least recently used go)."""
+_REMEMBERED: OrderedDict[tuple[tuple[tuple[str, Any], ...], ...], _Years] = OrderedDict()
+_LOCK = threading.Lock()
+
+
+def _evaluate_all(groups: list[list[dict[str, Any]]]) -> list[_Years]:
+    """:func:`economics.evaluate` of each group of scenario rows, remembered per group (a pure function of its
+    rows): a study re-run with one option changed (a new decode price) evaluates that option only. The groups not
+    remembered whose shape is known go through one vectorised pass together (:func:`_together`), the others
+    through :func:`_by_demand` or :func:`_exact`. The remembered results themselves: read them, never change
+    them."""
+    keys = [tuple(tuple(r.items()) for r in rows) for rows in groups]
+    with _LOCK:
+        found: list[_Years | None] = [_REMEMBERED.get(k) for k in keys]
+        for k, years in zip(keys, found, strict=True):
+            if years is not None:
+                _REMEMBERED.move_to_end(k)
+    todo = [i for i, years in enumerate(found) if years is None]
+    known = [i for i in todo if _seen(_shape(groups[i][0])) and all(_shape(r) == _shape(groups[i][0])
+                                                                    for r in groups[i][1:])]
+    together = dict(zip(known, _together([groups[i] for i in known]), strict=True)) if len(known) > 1 else {}
+    for i in todo:
+        years = together.get(i) or _by_demand(groups[i]) or _exact(groups[i])
+        found[i] = years
+        with _LOCK:
+            _REMEMBERED[keys[i]] = years
+            while len(_REMEMBERED) > REMEMBERED_ROWS:
+                _REMEMBERED.popitem(last=False)
+    return [years for years in found if years is not None]
+
+
+def _forget() -> None:
+    """Forget every remembered evaluation (the next study evaluates every option, first sights included)."""
+    with _LOCK:
+        _REMEMBERED.clear()
+    _seen.cache_clear()
+
+
+def _together(groups: list[list[dict[str, Any]]]) -> list[_Years | None]:
+    """Groups of rows of known shapes (:func:`_by_demand`) in one vectorised pass of the stages: each group's
+    remembered resolved scenario repeated once per row with the rows' demands, as
+    :func:`economics.batch.evaluate_variants` does for one, the groups one after the other. A group whose rows
+    would not all be valid and feasible without a reason comes back None; every group does when their resolved
+    scenarios do not line up (other columns or types) or a demand is out of bounds."""
+    seen = [_seen(_shape(rows[0])) for rows in groups]
+    bases: list[dict[str, np.ndarray]] = [one["resolved"] for one in seen]
+    names = list(bases[0])
+    if any(list(b) != names or any(b[n].dtype != bases[0][n].dtype for n in names) for b in bases[1:]):
+        return [None] * len(groups)
+    sizes = [len(rows) for rows in groups]
+    cols = {n: np.concatenate([np.repeat(b[n], k) for b, k in zip(bases, sizes, strict=True)]) for n in names}
+    for d in DEMAND_FIELDS:
+        values = np.array([np.nan if r[d] is None else float(r[d]) for rows in groups for r in rows])
+        if np.any(~np.isnan(values) & ~FIELDS[d].within(values)):
+            return [None] * len(groups)
+        cols[d] = values
+    out = compute(cols)
+    results: list[_Years | None] = []
+    start = 0
+    for rows, one, k in zip(groups, seen, sizes, strict=True):
+        part = {n: v[start:start + k] for n, v in out.items()}
+        start += k
+        first = _first_result(part, one["fixed"], rows[0])
+        numbers = _year_numbers(part, first, k)
+        results.append(None if numbers is None else _Years(rows, head=first, known=numbers))
+    return results
 
 
 def _evaluate(rows: list[dict[str, Any]]) -> _Years:
-    """:func:`economics.evaluate` of these scenario rows, remembered per rows (a pure function of them): a study
-    re-run with one option changed (a new decode price) evaluates and reads that option only. The remembered
-    result itself: read it, never change it."""
-    return _evaluated(tuple(tuple(r.items()) for r in rows))
+    """:func:`_evaluate_all` of one group of rows."""
+    return _evaluate_all([rows])[0]
 
 
 DEMAND_FIELDS = ("demand_output_tokens_per_day", "demand_input_tokens_per_day", "demand_requests_per_s")
@@ -359,7 +420,7 @@ def _fleet_sizes(rows: list[dict[str, Any]], fresh: bool) -> list[Any]:
     own when each is valid and feasible (a demand edit then evaluates each again in a vectorised pass of one),
     else the rows together (or, ``fresh``, nothing remembered)."""
     if not fresh:
-        parts = [_evaluate([row]) for row in rows]
+        parts = _evaluate_all([[row] for row in rows])
         if all(part.head is not None and part.known is not None for part in parts):
             return pd.Series([part.first({"accelerators"})["accelerators"] for part in parts]).tolist()
     return (_exact(rows) if fresh else _evaluate(rows)).column("accelerators")
@@ -382,7 +443,8 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
     for k, n in sizes.items():
         if np.isfinite(n):
             options[k].changes = {**options[k].changes, "accelerator_count": int(n)}
-    parts = [_exact(rows) if fresh else _evaluate(rows) for rows in _year_rows(s, options)]
+    years = _year_rows(s, options)
+    parts = [_exact(rows) for rows in years] if fresh else _evaluate_all(years)
     rows, flows = [], []
     status_quo_net: np.ndarray | None = None
     for k, (opt, part) in enumerate(zip(options, parts, strict=True)):

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import economics
-from economics.retrofit import DEMAND_FIELDS, RetrofitResult, _evaluated, analyse, break_even_decode_price_usd
+from economics.retrofit import DEMAND_FIELDS, RetrofitResult, _forget, analyse, break_even_decode_price_usd
 
 # Simple owned hardware: constant draw (idle = full), PUE 1.5, 0.10 USD/kWh, nothing else but capital.
 SIMPLE: dict[str, Any] = {
@@ -191,7 +191,7 @@ def test_a_decode_price_edit_changes_only_add_decode_and_matches_a_study_from_sc
     assert b.loc["add decode", "npv_vs_status_quo_usd"] - a.loc["add decode", "npv_vs_status_quo_usd"] == \
         pytest.approx(4_000.0, abs=1e-6)
     pd.testing.assert_frame_equal(a.drop(index="add decode"), b.drop(index="add decode"))
-    _evaluated.cache_clear()  # nothing remembered: every option evaluated again
+    _forget()  # nothing remembered: every option evaluated again
     cold = analyse(edited)
     pd.testing.assert_frame_equal(cold.options, after.options)
     pd.testing.assert_frame_equal(cold.cashflows, after.cashflows)
@@ -372,7 +372,7 @@ def test_the_remembered_vectorised_study_equals_a_study_from_scratch() -> None:
     # nothing remembered); most option years come from the vectorised pass (the others: invalid or infeasible
     # years, or a one-year horizon, which the single-scenario path gives), or this would prove little
     rng = random.Random(20261130)
-    _evaluated.cache_clear()
+    _forget()
     fast = slow = 0
     for _ in range(30):
         s = random_study(rng)
