@@ -32,6 +32,7 @@ import pandas as pd
 
 from .batch import (
     MAX_COUNT,
+    VARIANT_FIELDS,
     ScenarioError,
     as_scenario,
     evaluate,
@@ -218,48 +219,48 @@ def _exact(rows: list[dict[str, Any]]) -> _Years:
 
 
 def _by_demand(rows: list[dict[str, Any]]) -> _Years | None:
-    """Rows that differ only in their demand (an option's years), evaluated as the single-scenario path would,
-    with one vectorised pass of the stages over the demands (:func:`economics.batch.evaluate_variants`) instead of
-    one evaluation per row. The first time rows of their shape (:func:`_shape`) come, the first row is also
-    evaluated on its own and everything the study reads of it must agree with the pass; then the validated,
-    resolved scenario and what does not depend on demand (the inputs, the throughput estimate) are remembered for
-    that shape, so a demand edit validates and estimates nothing again. None when the rows are not of one shape,
-    or would not all be valid and feasible without a reason (the single-scenario path then gives the rows, with
-    their reasons and errors)."""
-    shape = _shape(rows[0])
-    if any(_shape(r) != shape for r in rows[1:]):
+    """Rows that differ only in their demand (an option's years), the first time rows of their shape
+    (:func:`_shape`) come: one vectorised pass of the stages over the demands
+    (:func:`economics.batch.evaluate_variants`), and the first row evaluated on its own, with which everything
+    the study reads of the pass must agree. Then the validated, resolved scenario and what does not depend on
+    demand (the inputs, the throughput estimate) are remembered for that shape, and rows of that shape go through
+    :func:`_together`, validating and estimating nothing again. None when the rows are not of one shape, or would
+    not all be valid and feasible without a reason (the single-scenario path then gives the rows, with their
+    reasons and errors)."""
+    if not _one_shape(rows) or any(r[f] != rows[0][f] for r in rows[1:] for f in VARYING_FIELDS
+                                   if f not in VARIANT_FIELDS):  # those only as resolved from the first row
         return None
-    seen = _seen(shape)
-    head = None
-    if not seen:
-        try:
-            head = evaluate_scenario(rows[0])
-        except ScenarioError:  # an invalid row: the table path names the problem in each row
-            return None
-        if not (head["valid"] and head["feasible"] and head["infeasible_reason"] == ""):
-            return None
-        fixed = {c: head[c] for c in (*FIELDS, *THROUGHPUT_OUTPUTS) if c not in DEMAND_FIELDS}
-        resolved = resolve_scenario(rows[0])
-    else:
-        fixed, resolved = seen["fixed"], seen["resolved"]
     try:
-        out = evaluate_variants(resolved, **{d: [r[d] for r in rows] for d in DEMAND_FIELDS})
+        head = evaluate_scenario(rows[0])
+    except ScenarioError:  # an invalid row: the table path names the problem in each row
+        return None
+    if not (head["valid"] and head["feasible"] and head["infeasible_reason"] == ""):
+        return None
+    fixed = {c: head[c] for c in (*FIELDS, *THROUGHPUT_OUTPUTS)}
+    resolved = resolve_scenario(rows[0])
+    given = {f: [r[f] for r in rows] for f in VARYING_FIELDS if f in VARIANT_FIELDS and rows[0][f] is not None}
+    try:  # the fleet size always (empty or not): one result per row
+        out = evaluate_variants(resolved, **{**given, "accelerator_count": [r["accelerator_count"] for r in rows]})
     except ValueError:  # a grown demand out of bounds: the single-scenario path names it
         return None
-    first = _first_result(out, fixed, rows[0])
-    known = _year_numbers(out, first, len(rows))
-    if known is None:
+    years = _from_pass(rows, out, fixed)
+    first = {} if years is None or years.head is None else years.head
+    if years is None or first != {c: head[c] for c in first} or not all(
+            _same(years.numbers[c][0], _float(head[c])) for c in YEAR_NUMBERS):
         return None
-    if head is not None:
-        if first != {c: head[c] for c in first} or not all(_same(known[c][0], _float(head[c])) for c in YEAR_NUMBERS):
-            return None
-        seen.update(fixed=fixed, resolved=resolved)
-    return _Years(rows, head=first, known=known)
+    _seen(_shape(rows[0])).update(fixed=fixed, resolved=resolved)
+    return years
+
+
+def _one_shape(rows: list[dict[str, Any]]) -> bool:
+    """Whether the rows differ at most in the values of :data:`VARYING_FIELDS` (not in which are given)."""
+    first = {**rows[0], **{f: rows[0][f] is not None for f in VARYING_FIELDS}}
+    return all({**r, **{f: r[f] is not None for f in VARYING_FIELDS}} == first for r in rows[1:])
 
 
 def _shape(row: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
-    """A scenario row without its demand values (only which demand fields are given)."""
-    return tuple((k, v is not None if k in DEMAND_FIELDS else v) for k, v in row.items())
+    """A scenario row without the values of :data:`VARYING_FIELDS` (only which are given)."""
+    return tuple((k, v is not None if k in VARYING_FIELDS else v) for k, v in row.items())
 
 
 @lru_cache(maxsize=256)
@@ -273,9 +274,9 @@ def _first_result(out: dict[str, np.ndarray], fixed: dict[str, Any], row: dict[s
     warnings) from the vectorised pass and what does not depend on demand, keyed and typed as
     :func:`economics.evaluate_scenario` gives it (None where empty, whole numbers as int)."""
     inputs = {c: v for c, v in fixed.items() if c in FIELDS}
-    demand = {d: None if row[d] is None else float(row[d]) for d in DEMAND_FIELDS}
+    varying = {f: _result_number(row[f], FIELDS[f].kind == "int") for f in VARYING_FIELDS if row[f] is not None}
     outputs = {c: _result_number(out[c][0], c in INTEGER_OUTPUTS) for c in OUTPUT_UNITS}
-    return {**inputs, **demand, **outputs, **{c: v for c, v in fixed.items() if c in THROUGHPUT_OUTPUTS}}
+    return {**inputs, **varying, **outputs, **{c: v for c, v in fixed.items() if c in THROUGHPUT_OUTPUTS}}
 
 
 def _result_number(value: Any, integer: bool) -> float | int | None:
@@ -286,18 +287,28 @@ def _result_number(value: Any, integer: bool) -> float | int | None:
     return int(x) if integer else x
 
 
-def _year_numbers(out: dict[str, np.ndarray], head: dict[str, Any], n: int) -> dict[str, np.ndarray] | None:
-    """:data:`YEAR_NUMBERS` of ``n`` rows from a vectorised pass, each number as the single-scenario result would
-    hold it (NaN where it is empty, whole for a count; the per-user speed is the throughput estimate's, which does
-    not depend on demand); None when a row would be refused as the single-scenario path refuses it (an output that
-    could not be computed or a count too large to be real) or a fleet does not fit (its reason is needed)."""
+def _from_pass(rows: list[dict[str, Any]], out: dict[str, np.ndarray], fixed: dict[str, Any]) -> _Years | None:
+    """An option's years from the outputs of a vectorised pass over its rows and what does not depend on demand
+    (:func:`_by_demand`), or None when a row would be refused as the single-scenario path refuses it (an output
+    that could not be computed, a count too large to be real) or a fleet does not fit (its reason is needed)."""
     if np.any(out["fleet_flags"] != 0):
         return None
-    for name in OUTPUT_UNITS:
-        v = np.asarray(out[name], dtype=float)
-        if (name not in OPTIONAL_OUTPUTS and not np.all(np.isfinite(v))) or (
-                name in INTEGER_OUTPUTS and np.any(v > MAX_COUNT)):
-            return None
+    required = np.array([out[c] for c in REQUIRED_OUTPUTS], dtype=float)
+    counts = np.array([out[c] for c in COUNT_OUTPUTS], dtype=float)
+    if not np.all(np.isfinite(required)) or np.any(counts > MAX_COUNT):
+        return None
+    first = _first_result(out, fixed, rows[0])
+    return _Years(rows, head=first, known=_year_numbers(out, first, len(rows)))
+
+
+REQUIRED_OUTPUTS = tuple(c for c in OUTPUT_UNITS if c not in OPTIONAL_OUTPUTS)
+COUNT_OUTPUTS = tuple(c for c in OUTPUT_UNITS if c in INTEGER_OUTPUTS)
+
+
+def _year_numbers(out: dict[str, np.ndarray], head: dict[str, Any], n: int) -> dict[str, np.ndarray]:
+    """:data:`YEAR_NUMBERS` of ``n`` rows from a vectorised pass, each number as the single-scenario result would
+    hold it (NaN where it is empty, whole for a count; the per-user speed is the throughput estimate's, which does
+    not depend on demand), read-only."""
     known = {}
     for c in YEAR_NUMBERS:
         if c in OUTPUT_UNITS:
@@ -333,9 +344,9 @@ def _evaluate_all(groups: list[list[dict[str, Any]]]) -> list[_Years]:
             if years is not None:
                 _REMEMBERED.move_to_end(k)
     todo = [i for i, years in enumerate(found) if years is None]
-    known = [i for i in todo if _seen(_shape(groups[i][0])) and all(_shape(r) == _shape(groups[i][0])
-                                                                    for r in groups[i][1:])]
-    together = dict(zip(known, _together([groups[i] for i in known]), strict=True)) if len(known) > 1 else {}
+    seen = {i: _seen(_shape(groups[i][0])) for i in todo}
+    known = [i for i in todo if seen[i] and _one_shape(groups[i])]
+    together = dict(zip(known, _together([groups[i] for i in known], [seen[i] for i in known]), strict=True))
     for i in todo:
         years = together.get(i) or _by_demand(groups[i]) or _exact(groups[i])
         found[i] = years
@@ -353,34 +364,31 @@ def _forget() -> None:
     _seen.cache_clear()
 
 
-def _together(groups: list[list[dict[str, Any]]]) -> list[_Years | None]:
-    """Groups of rows of known shapes (:func:`_by_demand`) in one vectorised pass of the stages: each group's
-    remembered resolved scenario repeated once per row with the rows' demands, as
+def _together(groups: list[list[dict[str, Any]]], seen: list[dict[str, Any]]) -> list[_Years | None]:
+    """Groups of rows of known shapes (``seen``, :func:`_by_demand`) in one vectorised pass of the stages: each
+    group's remembered resolved scenario repeated once per row with the rows' demands, as
     :func:`economics.batch.evaluate_variants` does for one, the groups one after the other. A group whose rows
     would not all be valid and feasible without a reason comes back None; every group does when their resolved
     scenarios do not line up (other columns or types) or a demand is out of bounds."""
-    seen = [_seen(_shape(rows[0])) for rows in groups]
+    if not groups:
+        return []
     bases: list[dict[str, np.ndarray]] = [one["resolved"] for one in seen]
     names = list(bases[0])
     if any(list(b) != names or any(b[n].dtype != bases[0][n].dtype for n in names) for b in bases[1:]):
         return [None] * len(groups)
     sizes = [len(rows) for rows in groups]
-    cols = {n: np.concatenate([np.repeat(b[n], k) for b, k in zip(bases, sizes, strict=True)]) for n in names}
-    for d in DEMAND_FIELDS:
-        values = np.array([np.nan if r[d] is None else float(r[d]) for rows in groups for r in rows])
-        if np.any(~np.isnan(values) & ~FIELDS[d].within(values)):
+    cols = {n: np.repeat(np.concatenate([b[n] for b in bases]), sizes) for n in names}
+    for f in VARYING_FIELDS:  # the rows' values where given; else the resolved one (empty, or a catalog figure)
+        given = np.array([r[f] is not None for rows in groups for r in rows])
+        values = cols[f].astype(float)
+        values[given] = [float(r[f]) for rows in groups for r in rows if r[f] is not None]
+        if np.any(given & ~FIELDS[f].within(values)):
             return [None] * len(groups)
-        cols[d] = values
+        cols[f] = values
     out = compute(cols)
-    results: list[_Years | None] = []
-    start = 0
-    for rows, one, k in zip(groups, seen, sizes, strict=True):
-        part = {n: v[start:start + k] for n, v in out.items()}
-        start += k
-        first = _first_result(part, one["fixed"], rows[0])
-        numbers = _year_numbers(part, first, k)
-        results.append(None if numbers is None else _Years(rows, head=first, known=numbers))
-    return results
+    ends = np.cumsum(sizes)
+    return [_from_pass(rows, {n: v[end - k:end] for n, v in out.items()}, one["fixed"])
+            for rows, one, k, end in zip(groups, seen, sizes, ends, strict=True)]
 
 
 def _evaluate(rows: list[dict[str, Any]]) -> _Years:
@@ -390,6 +398,14 @@ def _evaluate(rows: list[dict[str, Any]]) -> _Years:
 
 DEMAND_FIELDS = ("demand_output_tokens_per_day", "demand_input_tokens_per_day", "demand_requests_per_s")
 """Every form the demand may take: growth scales whichever is given."""
+VARYING_FIELDS = (*DEMAND_FIELDS, "accelerator_count", "price_usd_per_m_input_tokens", "price_usd_per_m_output_tokens",
+                  "price_usd_per_m_cached_input_tokens", "decode_accelerator_price_usd")
+"""What rows of one shape may differ in (:func:`_shape`), given or not alike: the demand (an option's years; an
+edit), the fleet size (sized from the last year's demand), the selling prices and the decode price (edits). A
+given value of these changes nothing in how a scenario resolves (catalog figures, throughput estimate): the
+vectorised pass takes them per row, as :func:`economics.batch.evaluate_variants` does its
+:data:`~economics.batch.VARIANT_FIELDS` (all but the decode price, whose given value is likewise only checked
+against its bounds)."""
 
 
 def _grown(row: dict[str, Any], scale: float) -> dict[str, Any]:
