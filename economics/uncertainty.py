@@ -130,14 +130,15 @@ def valid_number(field: str, value: Any) -> bool:
 
 
 def tornado(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[float, float]],
-            output: str = "cost_usd_per_m_tokens") -> pd.DataFrame:
+            output: str = "cost_usd_per_m_tokens", result: dict[str, Any] | None = None) -> pd.DataFrame:
     """One-at-a-time sensitivity of ``output``: each field at its low and high, the others at base.
 
     Returns columns ``field``, ``low``, ``high``, ``output_at_low``, ``output_at_high``, ``base_output`` and
-    ``swing`` (|high end - low end|), largest swing first.
+    ``swing`` (|high end - low end|), largest swing first. ``result`` is :func:`economics.evaluate_scenario` of the
+    scenario when the caller has it (not evaluated again).
     """
     base = as_scenario(scenario)
-    checked = _checked(base, ranges)
+    checked = _checked(base, ranges, result)
     raw = given_fields(base.model_dump(), keep=checked)
     rows = [raw]
     for field, (lo, _mid, hi) in checked.items():

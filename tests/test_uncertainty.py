@@ -45,6 +45,10 @@ def test_tornado_worked_by_hand() -> None:
     assert row["output_at_low"] == pytest.approx((capital + 0.5) * 24 / 3456)
     assert row["output_at_high"] == pytest.approx((capital + 2.0) * 24 / 3456)
     assert row["swing"] == pytest.approx(1.5 * 24 / 3456)
+    # the scenario's evaluation handed in (as the app does) changes nothing
+    given = tornado(BASE, {"electricity_usd_per_kwh": (0.05, 0.2), "output_tokens_per_s_per_accelerator": (800, 1200)},
+                    result=economics.evaluate_scenario(BASE))
+    pd.testing.assert_frame_equal(given, table, check_exact=True)
 
 
 def test_monte_carlo_is_seeded_ordered_and_within_ranges() -> None:

@@ -222,7 +222,8 @@ def monte_carlo_of(key: str, ranges_json: str, samples: int, seed: int) -> Monte
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def tornado_of(key: str, ranges_json: str) -> Any:
-    return tornado(json.loads(key), _ranges(ranges_json))
+    scenario = json.loads(key)
+    return tornado(scenario, _ranges(ranges_json), result=common.evaluate(scenario))
 
 
 def _ranges(ranges_json: str) -> dict[str, tuple[float, float]]:
@@ -230,11 +231,18 @@ def _ranges(ranges_json: str) -> dict[str, tuple[float, float]]:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def tornado_spec(key: str, ranges_json: str) -> dict[str, Any]:
+def tornado_bars(key: str, ranges_json: str) -> Any:
+    """The tornado's bars, dataset ``tornado`` of :func:`tornado_spec`."""
     sens = tornado_of(key, ranges_json)
-    data = sens.assign(start=sens[["output_at_low", "output_at_high"]].min(axis=1),
+    return sens.assign(start=sens[["output_at_low", "output_at_high"]].min(axis=1),
                        end=sens[["output_at_low", "output_at_high"]].max(axis=1),
                        input=[editor.label(f) for f in sens["field"]])
+
+
+@st.cache_data(show_spinner=False)
+def tornado_spec() -> dict[str, Any]:
+    """Cost per M tokens at each end of each input (dataset ``tornado``, :func:`tornado_bars`): built once, drawn
+    with each study's bars."""
     bars = alt.Chart(alt.NamedData("tornado")).mark_bar().encode(
         x=alt.X("start:Q", title="Cost [USD per M tokens]", axis=alt.Axis(format="$,.3f"),
                 scale=alt.Scale(zero=False)),
@@ -243,18 +251,23 @@ def tornado_spec(key: str, ranges_json: str) -> dict[str, Any]:
                  alt.Tooltip("output_at_low:Q", format="$,.4f", title="cost at low"),
                  alt.Tooltip("output_at_high:Q", format="$,.4f", title="cost at high")])
     base_rule = alt.Chart(alt.NamedData("tornado")).mark_rule(color="black").encode(x="base_output:Q")
-    return common.vega_spec(alt.layer(bars, base_rule), {"tornado": data})
+    return common.vega_spec(alt.layer(bars, base_rule))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def histogram_spec(key: str, ranges_json: str, samples: int, seed: int) -> dict[str, Any]:
+def histogram_bins(key: str, ranges_json: str, samples: int, seed: int) -> Any:
     """The distribution of cost per M tokens over the draws, binned here (40 bins at most) so the browser draws
-    a few dozen bars rather than binning every sample."""
-    bins = histogram(monte_carlo_of(key, ranges_json, samples, seed).samples["cost_usd_per_m_tokens"].to_numpy(
+    a few dozen bars rather than binning every sample: dataset ``bins`` of :func:`histogram_spec`."""
+    return histogram(monte_carlo_of(key, ranges_json, samples, seed).samples["cost_usd_per_m_tokens"].to_numpy(
         dtype=float, na_value=float("nan")))
+
+
+@st.cache_data(show_spinner=False)
+def histogram_spec() -> dict[str, Any]:
+    """The histogram of :func:`histogram_bins` (dataset ``bins``): built once, drawn with each study's bins."""
     chart = alt.Chart(alt.NamedData("bins")).mark_bar().encode(
         x=alt.X("bin_start:Q", title="Cost [USD per M tokens]", bin="binned", axis=alt.Axis(format="$,.3f")),
         x2="bin_end:Q", y=alt.Y("count:Q", title="Samples"),
         tooltip=[alt.Tooltip("bin_start:Q", format="$,.4f", title="from"),
                  alt.Tooltip("bin_end:Q", format="$,.4f", title="to"), alt.Tooltip("count:Q", title="samples")])
-    return common.vega_spec(chart, {"bins": bins})
+    return common.vega_spec(chart)

@@ -205,8 +205,8 @@ except economics.ScenarioError as error:
     st.stop()
 
 st.subheader("Tornado: cost per M tokens, one input at a time")
-common.draw(studies.tornado_spec(key, ranges_json))
+common.draw(studies.tornado_spec(), {"tornado": studies.tornado_bars(key, ranges_json)})
 st.subheader("Monte Carlo: distribution of cost per M tokens")
-common.draw(studies.histogram_spec(key, ranges_json, samples, seed))
+common.draw(studies.histogram_spec(), {"bins": studies.histogram_bins(key, ranges_json, samples, seed)})
 _summary_table(mc.summary)
 common.share()
