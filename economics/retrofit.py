@@ -280,7 +280,11 @@ def _first_result(out: dict[str, np.ndarray], fixed: dict[str, Any], row: dict[s
 
 
 def _result_number(value: Any, integer: bool) -> float | int | None:
-    """A number as a single-scenario result holds it: None when not finite, int for a count."""
+    """A number as a single-scenario result holds it: None when not finite, int for a count.
+
+    >>> _result_number(float("inf"), False), _result_number(16.0, True), _result_number(2.5, False)
+    (None, 16, 2.5)
+    """
     x = float(value)
     if not np.isfinite(x):
         return None
