@@ -145,10 +145,10 @@ def _year_rows(s: Scenario, options: list[Option]) -> list[list[dict[str, Any]]]
 class _Years:
     """One option's year rows evaluated, and what the study reads of them, read once per rows (the options an
     edit does not change are not read again). Evaluated one of three ways: ``records``, the single-scenario
-    results of every row; ``table``, the table path's (a row is invalid); or, for rows that differ only in their
-    demand, ``head`` (the first row's single-scenario result) and ``known`` (:data:`YEAR_NUMBERS` of every row from
-    one vectorised pass over the demands, :func:`_by_demand`), whose table is built from ``rows`` only when read.
-    Read it, never change it."""
+    results of every row; ``table``, the table path's (a row is invalid); or, for rows of one shape
+    (:func:`_shape`), ``head`` (the first row's single-scenario result: inputs, outputs, throughput estimate) and
+    ``known`` (:data:`YEAR_NUMBERS` of every row) from a vectorised pass (:func:`_by_demand`, :func:`_together`),
+    whose table is built from ``rows`` only when read. Read it, never change it."""
 
     rows: list[dict[str, Any]]
     records: list[dict[str, Any]] | None = None
@@ -219,14 +219,14 @@ def _exact(rows: list[dict[str, Any]]) -> _Years:
 
 
 def _by_demand(rows: list[dict[str, Any]]) -> _Years | None:
-    """Rows that differ only in their demand (an option's years), the first time rows of their shape
-    (:func:`_shape`) come: one vectorised pass of the stages over the demands
-    (:func:`economics.batch.evaluate_variants`), and the first row evaluated on its own, with which everything
-    the study reads of the pass must agree. Then the validated, resolved scenario and what does not depend on
-    demand (the inputs, the throughput estimate) are remembered for that shape, and rows of that shape go through
-    :func:`_together`, validating and estimating nothing again. None when the rows are not of one shape, or would
-    not all be valid and feasible without a reason (the single-scenario path then gives the rows, with their
-    reasons and errors)."""
+    """Rows of one shape (:func:`_shape`: an option's years), the first time rows of that shape come: one
+    vectorised pass of the stages over the rows (:func:`economics.batch.evaluate_variants`), and the first row
+    evaluated on its own, with which everything the study reads of the pass must agree. Then the validated,
+    resolved scenario and the first row's inputs and throughput estimate (the same for every row of the shape but
+    for :data:`VARYING_FIELDS`) are remembered for that shape, and rows of that shape go through
+    :func:`_together`, validating and estimating nothing again. None when the rows are not of one shape (or differ
+    in a varying field the pass does not take), or would not all be valid and feasible without a reason (the
+    single-scenario path then gives the rows, with their reasons and errors)."""
     if not _one_shape(rows) or any(r[f] != rows[0][f] for r in rows[1:] for f in VARYING_FIELDS
                                    if f not in VARIANT_FIELDS):  # those only as resolved from the first row
         return None
@@ -271,7 +271,8 @@ def _seen(shape: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
 
 def _first_result(out: dict[str, np.ndarray], fixed: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
     """The first row's single-scenario result (inputs, outputs, throughput estimate; not its feasibility or
-    warnings) from the vectorised pass and what does not depend on demand, keyed and typed as
+    warnings) from the vectorised pass, the row's own varying fields and what its shape fixes (``fixed``: the
+    inputs, empty varying fields included, and the throughput estimate), keyed and typed as
     :func:`economics.evaluate_scenario` gives it (None where empty, whole numbers as int)."""
     inputs = {c: v for c, v in fixed.items() if c in FIELDS}
     varying = {f: _result_number(row[f], FIELDS[f].kind == "int") for f in VARYING_FIELDS if row[f] is not None}
@@ -292,8 +293,8 @@ def _result_number(value: Any, integer: bool) -> float | int | None:
 
 
 def _from_pass(rows: list[dict[str, Any]], out: dict[str, np.ndarray], fixed: dict[str, Any]) -> _Years | None:
-    """An option's years from the outputs of a vectorised pass over its rows and what does not depend on demand
-    (:func:`_by_demand`), or None when a row would be refused as the single-scenario path refuses it (an output
+    """An option's years from the outputs of a vectorised pass over its rows and what their shape fixes
+    (:func:`_first_result`), or None when a row would be refused as the single-scenario path refuses it (an output
     that could not be computed, a count too large to be real) or a fleet does not fit (its reason is needed)."""
     if np.any(out["fleet_flags"] != 0):
         return None
@@ -349,7 +350,7 @@ def _evaluate_all(groups: list[list[dict[str, Any]]]) -> list[_Years]:
                 _REMEMBERED.move_to_end(k)
     todo = [i for i, years in enumerate(found) if years is None]
     seen = {i: _seen(_shape(groups[i][0])) for i in todo}
-    known = [i for i in todo if seen[i] and _one_shape(groups[i])]
+    known = [i for i in todo if "resolved" in seen[i] and _one_shape(groups[i])]  # set last: "fixed" is there
     together = dict(zip(known, _together([groups[i] for i in known], [seen[i] for i in known]), strict=True))
     for i in todo:
         years = together.get(i) or _by_demand(groups[i]) or _exact(groups[i])
@@ -450,9 +451,9 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
             decode_price_override: float | None = None, *, fresh: bool = False) -> RetrofitResult:
     """Evaluate the retrofit options of ``scenario`` (see the module docstring).
 
-    Each option's years are remembered per their scenario rows and evaluated in one vectorised pass over their
-    demands (:func:`_evaluate`); ``fresh``: every row evaluated on its own and nothing remembered, the reference
-    the tests hold that path to (same numbers, slower)."""
+    Each option's years are remembered per their scenario rows, and the options not remembered are evaluated in
+    one vectorised pass (:func:`_evaluate_all`); ``fresh``: every row evaluated on its own and nothing
+    remembered, the reference the tests hold that path to (same numbers, slower)."""
     s = as_scenario(scenario)
     options = standard_options(s) + list(extra_options or [])
     if decode_price_override is not None:
