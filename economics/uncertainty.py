@@ -139,11 +139,13 @@ def tornado(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[float, 
     """
     base = as_scenario(scenario)
     checked = _checked(base, ranges, result)
-    raw = given_fields(base.model_dump(), keep=checked)
-    rows = [raw]
-    for field, (lo, _mid, hi) in checked.items():
-        rows += [{**raw, field: lo}, {**raw, field: hi}]
-    out = evaluate(scenario_frame(rows))[output].astype(float).to_numpy()
+    out = _shared_tornado(base, checked, output)
+    if out is None:
+        raw = given_fields(base.model_dump(), keep=checked)
+        rows = [raw]
+        for field, (lo, _mid, hi) in checked.items():
+            rows += [{**raw, field: lo}, {**raw, field: hi}]
+        out = evaluate(scenario_frame(rows))[output].astype(float).to_numpy()
     table = pd.DataFrame([
         {"field": f, "low": lo, "high": hi, "output_at_low": out[1 + 2 * k], "output_at_high": out[2 + 2 * k],
          "base_output": out[0], "swing": abs(out[2 + 2 * k] - out[1 + 2 * k])}
@@ -253,12 +255,51 @@ def _shared_outputs(base: Scenario, checked: dict[str, tuple[float, float, float
             f: int(lo) if FIELDS[f].kind == "int" else lo for f, (lo, _mid, _hi) in checked.items()}))
     except ScenarioError:
         return None
+    out = _stages(resolved, drawn, samples)
+    return None if out is None else {name: _result_column(out[name], name in INTEGER_OUTPUTS) for name in outputs}
+
+
+def _stages(resolved: dict[str, np.ndarray], varying: dict[str, np.ndarray], rows: int) -> dict[str, np.ndarray] | None:
+    """Every output of ``rows`` copies of a resolved one-row scenario with the ``varying`` columns (``rows`` long)
+    in place of its own; None when a row is one :func:`economics.evaluate` reports as a problem and leaves empty
+    (a required output not finite, a count beyond :data:`economics.batch.MAX_COUNT`)."""
     # the constant fields as read-only views of their one value (as evaluate holds an absent field): no copies
-    out = compute({**{k: np.broadcast_to(v, (samples,)) for k, v in resolved.items()}, **drawn})
+    out = compute({**{k: np.broadcast_to(v, (rows,)) for k, v in resolved.items()}, **varying})
     if not all(np.isfinite(out[name]).all() for name in OUTPUT_UNITS if name not in OPTIONAL_OUTPUTS) or any(
             (out[name] > MAX_COUNT).any() for name in INTEGER_OUTPUTS):
-        return None  # evaluate reports such a sample as a problem of its row and leaves its outputs empty
-    return {name: _result_column(out[name], name in INTEGER_OUTPUTS) for name in outputs}
+        return None
+    return out
+
+
+def _shared_tornado(base: Scenario, checked: dict[str, tuple[float, float, float]], output: str) -> np.ndarray | None:
+    """The tornado's ``output`` at the base, then at the low and the high end of each field (NaN where empty), with
+    a resolution per pattern of given fields (:func:`shared_resolution`): the scenario as it is serves the base
+    and the ends of the fields it gives; a field it leaves empty (a catalog figure, an estimate, the PUE of its
+    cooling) is resolved given, at its low end. None when that cannot give what the table evaluation gives (see
+    :func:`_shared_outputs`)."""
+    ends = {f: np.array([lo, hi]) for f, (lo, _mid, hi) in checked.items()}
+    if output not in OUTPUT_UNITS or not shared_resolution(ends):
+        return None
+    given = [f for f in checked if getattr(base, f) is not None]
+    try:
+        groups = [(resolve_scenario(base), given)] + [
+            (resolve_scenario(base.model_copy(update={f: int(ends[f][0]) if FIELDS[f].kind == "int" else ends[f][0]})),
+             [f]) for f in checked if f not in given]
+    except ScenarioError:
+        return None
+    at: dict[str, np.ndarray] = {}
+    for k, (resolved, fields) in enumerate(groups):
+        first = 1 if k == 0 else 0  # the base row leads the scenario's own group
+        varying = {f: np.full(first + 2 * len(fields), resolved[f][0]) for f in fields}
+        for i, f in enumerate(fields):
+            varying[f][first + 2 * i:first + 2 * i + 2] = ends[f]
+        out = _stages(resolved, varying, first + 2 * len(fields))
+        if out is None:
+            return None
+        values = np.where(np.isfinite(out[output]), out[output], np.nan)
+        at.update({"": values[:1]} if first else {})
+        at.update({f: values[first + 2 * i:first + 2 * i + 2] for i, f in enumerate(fields)})
+    return np.concatenate([at[""], *(at[f] for f in checked)])
 
 
 def _result_column(values: np.ndarray, count: bool) -> ExtensionArray:
