@@ -12,6 +12,7 @@ like with like.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -173,6 +174,17 @@ def draw(ranges: dict[str, tuple[float, float, float]], samples: int, seed: int,
     return out
 
 
+@lru_cache(maxsize=8)
+def _drawn(checked: tuple[tuple[str, tuple[float, float, float]], ...], samples: int, seed: int,
+           distribution: Distribution) -> dict[str, np.ndarray]:
+    """:func:`draw`, remembered (read-only arrays): an edit of a field without a range, the same scenario rented
+    for the paired comparison and the baseline draw the same numbers again."""
+    drawn = draw(dict(checked), samples, seed, distribution)
+    for values in drawn.values():
+        values.setflags(write=False)
+    return drawn
+
+
 @dataclass
 class MonteCarlo:
     samples: pd.DataFrame  # the drawn inputs and every output, one row per sample
@@ -193,7 +205,7 @@ def monte_carlo(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[flo
     """
     base = as_scenario(scenario)
     checked = _checked(base, ranges, result)
-    drawn = draw(checked, samples, seed, distribution)
+    drawn = _drawn(tuple(checked.items()), samples, seed, distribution)
     values = _shared_outputs(base, checked, drawn, samples, outputs)
     if values is None:
         values = _evaluated_outputs(base, drawn, samples, outputs)

@@ -294,3 +294,12 @@ def test_a_bad_range_end_is_refused_with_the_fields_own_message() -> None:
         monte_carlo(BASE, {"accelerator_count": (7.5, 9.0)}, samples=10)
     with pytest.raises(economics.ScenarioError, match="idle_power_fraction: must be >= 0 and <= 1"):
         monte_carlo(BASE, {"idle_power_fraction": (0.5, 1.5)}, samples=10)
+
+
+def test_remembered_draws_are_not_shared_with_a_result() -> None:
+    # the same ranges, samples and seed draw the same numbers (remembered); a result's table is its own copy
+    a = monte_carlo(BASE, {"pue": (1.0, 1.3)}, samples=50, seed=4)
+    a.samples.loc[0, "pue"] = 99.0
+    b = monte_carlo({**BASE, "name": "another name"}, {"pue": (1.0, 1.3)}, samples=50, seed=4)
+    assert b.samples["pue"].max() <= 1.3
+    assert b.samples["pue"].iloc[1:].tolist() == a.samples["pue"].iloc[1:].tolist()
