@@ -21,6 +21,7 @@ in that price).
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -431,7 +432,8 @@ def _sized_counts(s: Scenario, options: list[Option], fresh: bool = False) -> di
     sizes = {}
     for k, n in zip(keys, _fleet_sizes(rows, fresh), strict=True):
         existing = options[k].changes.get("existing", 0) or 0
-        sizes[k] = float("nan") if n is None or n is pd.NA else float(max(existing, n))
+        unsized = n is None or n is pd.NA or not math.isfinite(float(n))  # NaN: max() below would drop it
+        sizes[k] = float("nan") if unsized else float(max(existing, n))
     return sizes
 
 

@@ -215,6 +215,22 @@ def test_an_unreachable_target_makes_the_options_infeasible_with_the_reason() ->
     assert all("target 5,000 tokens/s per user not reachable on h100-sxm" in r for r in opts["reason"])
 
 
+def test_a_fleet_that_cannot_be_sized_keeps_no_size_when_another_can() -> None:
+    # 100 tokens/s per user: an H100 replica gives at most 71.46 at batch 1, a B200 one 116.8. 'More of the same'
+    # cannot be sized from demand while 'new generation' can; it used to take the existing fleet's 8 accelerators
+    # as its size (a NaN count lost in max(existing, NaN)) and show them in its years
+    study = {"model": "llama-3.1-70b", "precision": "fp8", "accelerator": "h100-sxm", "accelerator_price_usd": 30000,
+             "existing_accelerators": 8, "target_output_tokens_per_s_per_user": 100, "new_accelerator": "b200",
+             "demand_output_tokens_per_day": 1e9, "price_usd_per_m_output_tokens": 2.0}
+    for fresh in (True, False):
+        result = analyse(study, fresh=fresh)
+        opts, years = result.options.set_index("option"), result.years
+        more = years[years["option"] == "more of the same"]
+        assert more["accelerator_count"].isna().all() and not more["feasible"].any()
+        assert "target 100 tokens/s per user not reachable on h100-sxm" in opts.loc["more of the same", "reason"]
+        assert bool(opts.loc["new generation", "feasible"])
+
+
 def test_new_generation_in_an_air_hall_needs_the_liquid_retrofit() -> None:
     # GB200 NVL72 needs liquid; the air-cooled hall gets a retrofit: capex includes IT MW x 2 M USD/MW
     study = {**STUDY, "new_accelerator": "gb200-nvl72", "facility_cooling": "air", "pue": None,
