@@ -11,8 +11,7 @@ like with like.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -185,10 +184,37 @@ def _drawn(checked: tuple[tuple[str, tuple[float, float, float]], ...], samples:
     return drawn
 
 
-@dataclass
 class MonteCarlo:
-    samples: pd.DataFrame  # the drawn inputs and every output, one row per sample
-    summary: pd.DataFrame  # output, p10, p50, p90, mean
+    """The draws and the outputs of a Monte Carlo. Its tables are built when first read, so a caller that needs
+    one output's percentiles first (the app's KPIs) gets them without the rest:
+
+    * ``samples``: the drawn inputs and every output, one row per sample (outputs Float64, <NA> where empty);
+    * ``summary``: per output, ``p10``, ``p50``, ``p90`` (numpy's linear rule), ``mean`` and the ``samples``
+      computed (:meth:`figures`).
+    """
+
+    def __init__(self, drawn: dict[str, np.ndarray], values: dict[str, ExtensionArray], samples: int) -> None:
+        self.drawn, self.values, self.size = drawn, values, samples
+        self._figures: dict[str, dict[str, Any]] = {}
+
+    def figures(self, output: str) -> dict[str, Any]:
+        """``output``'s row of :attr:`summary`: its percentiles and mean over the samples computed (NaN if none)."""
+        if output not in self._figures:
+            finite = self.values[output].to_numpy(dtype=float, na_value=np.nan)
+            finite = finite[~np.isnan(finite)]
+            p10, p50, p90 = np.percentile(finite, [10, 50, 90]) if finite.size else (np.nan,) * 3
+            self._figures[output] = {"output": output, "p10": p10, "p50": p50, "p90": p90,
+                                     "mean": float(finite.mean()) if finite.size else np.nan,
+                                     "samples": int(finite.size)}
+        return self._figures[output]
+
+    @cached_property
+    def samples(self) -> pd.DataFrame:
+        return pd.DataFrame({**self.drawn, **self.values}, index=pd.RangeIndex(self.size))
+
+    @cached_property
+    def summary(self) -> pd.DataFrame:
+        return pd.DataFrame([self.figures(name) for name in self.values])
 
 
 def monte_carlo(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[float, float]], samples: int = 10_000,
@@ -209,15 +235,7 @@ def monte_carlo(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[flo
     values = _shared_outputs(base, checked, drawn, samples, outputs)
     if values is None:
         values = _evaluated_outputs(base, drawn, samples, outputs)
-    table = pd.DataFrame({**drawn, **values}, index=pd.RangeIndex(samples))
-    summary = []
-    for name in outputs:
-        finite = values[name].to_numpy(dtype=float, na_value=np.nan)
-        finite = finite[~np.isnan(finite)]
-        p10, p50, p90 = np.percentile(finite, [10, 50, 90]) if finite.size else (np.nan,) * 3
-        summary.append({"output": name, "p10": p10, "p50": p50, "p90": p90,
-                        "mean": float(finite.mean()) if finite.size else np.nan, "samples": int(finite.size)})
-    return MonteCarlo(table, pd.DataFrame(summary))
+    return MonteCarlo(drawn, values, samples)
 
 
 def _evaluated_outputs(base: Scenario, drawn: dict[str, np.ndarray], samples: int,
