@@ -290,8 +290,9 @@ def measure_pages(browser: Any, url: str, changes: int, floor: Floor, only: list
               f"({floor_ms:.0f} ms) {median / floor_ms:.2f}x (target <= 1.5x); whole page settled (run finished, "
               f"inputs, charts and tables drawn) median {percentile([t * 1000 for t in drawn], 50):.0f} ms")
         page.close()
-    print(f"floor over the whole run (one-widget Streamlit page, same machine): input change -> KPI "
-          f"{summary(floor.times, floor.enter)}")
+    if floor.times:
+        print(f"floor over the whole run (one-widget Streamlit page, same machine): input change -> KPI "
+              f"{summary(floor.times, floor.enter)}")
 
 
 def measure_switches(browser: Any, url: str, rounds: int) -> None:
