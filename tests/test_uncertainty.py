@@ -233,14 +233,16 @@ def _check_tornado_against_the_table(scenario: dict[str, Any], ranges: dict[str,
 OUTPUTS = ("cost_usd_per_m_tokens", "cost_usd_per_day", "gross_margin", "accelerators", "facility_power_kw")
 
 
-def test_monte_carlo_and_tornado_give_exactly_the_numbers_of_the_table_evaluation() -> None:
-    """Differential: 300 random scenarios and ranges; every summary figure and every sample's outputs are identical
-    (==, not approximately) to those of the samples evaluated as rows of one table, and so is every tornado figure.
-    Identical because the same element-wise float operations run on the same values (a row does not see its
-    neighbours) and the percentiles and means read the same values in the same order."""
+@pytest.mark.parametrize("cases", [60, pytest.param(300, marks=pytest.mark.slow)])
+def test_monte_carlo_and_tornado_give_exactly_the_numbers_of_the_table_evaluation(cases: int) -> None:
+    """Differential: 300 random scenarios and ranges (the first 60 in the quick loop); every summary figure and
+    every sample's outputs are identical (==, not approximately) to those of the samples evaluated as rows of one
+    table, and so is every tornado figure. Identical because the same element-wise float operations run on the
+    same values (a row does not see its neighbours) and the percentiles and means read the same values in the
+    same order."""
     rng = np.random.default_rng(20261130)
     shared = separate = refused = 0
-    for case in range(300):
+    for case in range(cases):
         scenario = _random_scenario(rng)
         try:
             result = economics.evaluate_scenario(scenario)
@@ -275,7 +277,8 @@ def test_monte_carlo_and_tornado_give_exactly_the_numbers_of_the_table_evaluatio
                 assert [row["p10"], row["p50"], row["p90"], row["mean"]] == expected, (case, row["output"])
         expected_table = pd.concat([pd.DataFrame(drawn), table[list(OUTPUTS)].astype("Float64")], axis=1)
         pd.testing.assert_frame_equal(mc.samples, expected_table, check_exact=True)
-    assert shared >= 100 and separate >= 30 and refused >= 5, (shared, separate, refused)
+    # both ways were taken, and some scenarios were refused as the table evaluation refuses them
+    assert shared >= cases // 3 and separate >= cases // 10 and refused >= cases // 60, (shared, separate, refused)
 
 
 @settings(max_examples=300, deadline=None)
