@@ -293,8 +293,10 @@ def _stages(resolved: dict[str, np.ndarray], varying: dict[str, np.ndarray], row
     """Every output of ``rows`` copies of a resolved one-row scenario with the ``varying`` columns (``rows`` long)
     in place of its own; None when a row is one :func:`economics.evaluate` reports as a problem and leaves empty
     (a required output not finite, a count beyond :data:`economics.batch.MAX_COUNT`)."""
-    # the constant fields as read-only views of their one value (as evaluate holds an absent field): no copies
-    out = compute({**{k: np.broadcast_to(v, (rows,)) for k, v in resolved.items()}, **varying})
+    # the constant fields as their one value, broadcast by numpy against the varying ones: what depends on them
+    # alone is computed once (the row count is read from ownership, held at full length)
+    out = {name: np.broadcast_to(v, (rows,)) for name, v in compute(
+        {**resolved, "ownership": np.broadcast_to(resolved["ownership"], (rows,)), **varying}).items()}
     if not all(np.isfinite(out[name]).all() for name in OUTPUT_UNITS if name not in OPTIONAL_OUTPUTS) or any(
             (out[name] > MAX_COUNT).any() for name in INTEGER_OUTPUTS):
         return None

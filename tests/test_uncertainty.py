@@ -176,6 +176,11 @@ def _random_scenario(rng: np.random.Generator) -> dict[str, Any]:
         s["rent_usd_per_accelerator_hour"] = float(rng.uniform(0.5, 6.0))
     for price in ("price_usd_per_m_input_tokens", "price_usd_per_m_output_tokens"):
         s[price] = float(rng.uniform(0.05, 3.0)) if rng.random() < 0.6 else None
+    if rng.random() < 0.3:  # facility limits: a site too small, racks, a liquid retrofit allowed or not
+        s["site_power_mw"] = float(10 ** rng.uniform(-1, 2))
+        s["rack_power_kw"] = float(rng.uniform(15, 140))
+        s["allow_liquid_retrofit"] = bool(rng.random() < 0.5)
+        s["round_to_whole_systems"] = bool(rng.random() < 0.5)
     if rng.random() < 0.15:
         s["decode_accelerator"] = str(rng.choice(["h200-sxm", "sn50", "b200"]))
         s["decode_output_tokens_per_s_per_accelerator"] = float(rng.uniform(300, 3000))
