@@ -45,7 +45,7 @@ import numpy as np
 AGGREGATED, PREFILL, DECODE = 0, 1, 2
 """Roles by the demand a pool's flow covers: both input and output, input only, output only."""
 TOL = 1e-9
-GAP = 1e-9
+"""Relative tolerance: a count this close to a whole number is whole; an answer must beat the best by this much."""
 
 
 @dataclass(frozen=True)
@@ -84,13 +84,13 @@ class _Roles:
         self.per_system = h.flow_per_system * h.share_per_flow  # share one system covers [-]
         useful = self.per_system > 0
         with np.errstate(divide="ignore", invalid="ignore"):  # x / 0 lands in branches np.where drops
-            unit = np.where(h.share_per_flow > 0, h.usd_per_flow / h.share_per_flow, 0.0)
+            self.unit = np.where(h.share_per_flow > 0, h.usd_per_flow / h.share_per_flow, 0.0)  # energy per share
             extra = np.where(useful, h.usd_per_system / self.per_system, 0.0)
             self.per_share = np.where(h.share_per_flow > 0, 1.0 / h.share_per_flow, 0.0)  # flow per share
             self.systems_per_share = np.where(useful, 1.0 / self.per_system, 0.0)
             # more systems of a pool than cover the whole demand are never needed
             self.most = np.where(useful, np.ceil(self.cap / self.per_system) + 1.0, 0.0)
-        cost = np.concatenate([unit, unit + extra])
+        cost = np.concatenate([self.unit, self.unit + extra])
         role = np.concatenate([h.role, h.role])
         self.order = [np.flatnonzero(role == r)[np.argsort(cost[role == r], kind="stable")]
                       for r in (AGGREGATED, PREFILL, DECODE)]
@@ -149,16 +149,13 @@ def relax(h: Hour, lo: np.ndarray, hi: np.ndarray) -> _Relaxed | None:
     return _Roles(h).relax(lo, hi)
 
 
-def _dominated(h: Hour) -> np.ndarray:
-    """Pools some optimal answer leaves at their fewest systems: another pool of the same role, without a limit,
-    covers at least as much per system for no more rent and no more energy per share (each system of the first
-    can be swapped for one of the second); of two alike the later one."""
-    share = h.flow_per_system * h.share_per_flow
-    with np.errstate(divide="ignore", invalid="ignore"):
-        energy = np.where(h.share_per_flow > 0, h.usd_per_flow / h.share_per_flow, np.inf)
+def _dominated(roles: _Roles) -> np.ndarray:
+    """Pools some optimal answer leaves at their fewest systems: those that cover nothing, and those another pool
+    of the same role, without a limit, beats: it covers at least as much per system for no more rent and no more
+    energy per share (each system of the first can be swapped for one of the second); of two alike the later one."""
+    h, share, energy = roles.h, roles.per_system, roles.unit
     free = (h.lo < h.hi) & (share > 0)
-    out = h.lo < h.hi
-    out &= share <= 0
+    out = (h.lo < h.hi) & (share <= 0)
     for q in np.flatnonzero(free):
         better = (free & np.isinf(h.hi) & (h.role == h.role[q]) & (share >= share[q])
                   & (h.usd_per_system <= h.usd_per_system[q]) & (energy <= energy[q]))
@@ -166,6 +163,11 @@ def _dominated(h: Hour) -> np.ndarray:
         same = better & (share == share[q]) & (h.usd_per_system == h.usd_per_system[q]) & (energy == energy[q])
         out[q] = bool((better & ~same).any() or same[:q].any())
     return out
+
+
+def _beats(cost: float, best: _Relaxed | None) -> bool:
+    """``cost`` is below the best answer so far by more than the tolerance (any cost beats no answer)."""
+    return best is None or cost < best[0] - TOL * max(1.0, abs(best[0]))
 
 
 def _descend(roles: _Roles, x: np.ndarray) -> _Relaxed | None:
@@ -182,15 +184,16 @@ def _descend(roles: _Roles, x: np.ndarray) -> _Relaxed | None:
             fewer = best[1].copy()
             fewer[j] -= 1.0
             trial = roles.relax(fewer, fewer)
-            if trial is not None and trial[0] < best[0] - GAP * max(1.0, abs(best[0])):
+            if trial is not None and _beats(trial[0], best):
                 best, improved = trial, True
     return best
 
 
 def cheapest(h: Hour, max_nodes: int = 5000) -> Cover | None:
     """The cheapest whole systems (proven to ``1e-9`` of the cost), or None if the hour cannot be covered or the
-    search needs more than ``max_nodes`` nodes. Best first: the open node of lowest bound is split on its most
-    fractional pool; the search ends when no open node could beat the best answer found.
+    search needs more than ``max_nodes`` nodes. Best first: the open node of lowest bound is split on its
+    fractional pool of highest rent (the most fractional among equals); the search ends when no open node could
+    beat the best answer found.
 
     >>> # an aggregated pool at 10 USD per system covering 40 % of the hour each, and a decode pool at 3 USD
     >>> # covering 30 % of the output each: 3 aggregated systems (120 %) cost 30; 2 aggregated (80 % of both)
@@ -202,7 +205,7 @@ def cheapest(h: Hour, max_nodes: int = 5000) -> Cover | None:
     ([3.0, 0.0], 30.0)
     """
     roles = _Roles(h)
-    lo, hi = h.lo.astype(float), np.where(_dominated(h), h.lo, h.hi).astype(float)
+    lo, hi = h.lo.astype(float), np.where(_dominated(roles), h.lo, h.hi).astype(float)
     root = roles.relax(lo, hi)
     if root is None:
         return None
@@ -211,10 +214,10 @@ def cheapest(h: Hour, max_nodes: int = 5000) -> Cover | None:
     nodes = 0
     while heap:
         bound, _, lo, hi = heapq.heappop(heap)  # a node's bound is its parent's until it is solved
-        if best is not None and bound >= best[0] - GAP * max(1.0, abs(best[0])):
+        if not _beats(bound, best):
             break  # best first: no open node can do better
         node = roles.relax(lo, hi)
-        if node is None or (best is not None and node[0] >= best[0] - GAP * max(1.0, abs(best[0]))):
+        if node is None or not _beats(node[0], best):
             continue
         nodes += 1
         if nodes > max_nodes:
@@ -226,7 +229,7 @@ def cheapest(h: Hour, max_nodes: int = 5000) -> Cover | None:
             if whole is not None and (best is None or whole[0] < best[0]):
                 best = whole
             continue
-        j = int(np.argmax(np.where(frac, h.usd_per_system + 0.5 - np.abs(x - np.floor(x) - 0.5), -1.0)))
+        j = int(np.argmax(np.where(frac, h.usd_per_system + 0.5 - np.abs(x - np.floor(x) - 0.5), -1.0)))  # dearest
         down_hi, up_lo = hi.copy(), lo.copy()
         down_hi[j], up_lo[j] = math.floor(x[j]), math.ceil(x[j])
         heapq.heappush(heap, (node[0], 2 * nodes, lo, down_hi))

@@ -990,9 +990,10 @@ def _cover_problem(sub: _Model, lb: list[float], ub: list[float]) -> tuple[cover
         if group in share:
             share[group], need[group] = {j: -v for j, v in row.items()}, -b
         elif group in ("capacity", "ttft") and len(row) == 2 and b == 0:
-            (f, alpha), (n, beta) = sorted(row.items(), key=lambda kv_: kv_[0] not in kappa)
-            ok = f in kappa and count_of[f] == n and alpha > 0
-            kappa[f if f in kappa else flows[0]] = min(kappa[f], -beta / alpha) if ok else -math.inf
+            (f, alpha), (n, beta) = sorted(row.items(), key=lambda item: item[0] not in kappa)  # the flow first
+            if f not in kappa or count_of[f] != n or alpha <= 0 or beta > 0:
+                return None
+            kappa[f] = min(kappa[f], -beta / alpha)
         elif group == "KV link":
             kv, link = row, b
         elif any(not fixed[j] for j in row) or sum(v * lb[j] for j, v in row.items()) > b + 1e-9 * max(1.0, abs(b)):
@@ -1006,7 +1007,7 @@ def _cover_problem(sub: _Model, lb: list[float], ub: list[float]) -> tuple[cover
                      for i, o in zip(a_in, a_out, strict=True)])
     per_token = [kv[f] / a_in[k] for k, f in enumerate(flows) if f in kv]
     if any(role[k] != covering.PREFILL for k, f in enumerate(flows) if f in kv) or (
-            per_token and not np.allclose(per_token, per_token[0], rtol=1e-9, atol=0.0)) or min(kappa.values()) < 0:
+            per_token and not np.allclose(per_token, per_token[0], rtol=1e-9, atol=0.0)):
         return None
     hour = covering.Hour(role, np.maximum(a_in, a_out), np.array([kappa[f] for f in flows]),
                          np.array([sub.c[n] for n in counts]), np.array([sub.c[f] for f in flows]),
