@@ -276,7 +276,8 @@ def _shared_outputs(base: Scenario, checked: dict[str, tuple[float, float, float
     """``outputs`` of every sample with the scenario resolved once (validation, catalog figures, throughput: each
     drawn field at its low end, :func:`shared_resolution`) and the stages run over the draws; None when that cannot
     give what :func:`_evaluated_outputs` gives (another field drawn, another output asked for, the scenario refused
-    with its low ends, a sample the evaluation would leave empty), so the caller evaluates the table instead."""
+    with its low ends, a sample the evaluation would leave empty, no sample of the first output computed), so the
+    caller evaluates the table instead."""
     if not shared_resolution(drawn) or not set(outputs) <= set(OUTPUT_UNITS):
         return None
     try:
@@ -286,7 +287,9 @@ def _shared_outputs(base: Scenario, checked: dict[str, tuple[float, float, float
     except ScenarioError:
         return None
     out = _stages(resolved, drawn, samples)
-    return None if out is None else {name: _result_column(out[name], name in INTEGER_OUTPUTS) for name in outputs}
+    if out is None or not np.isfinite(out[outputs[0]]).any():  # none computed: the table evaluation says why
+        return None
+    return {name: _result_column(out[name], name in INTEGER_OUTPUTS) for name in outputs}
 
 
 def _stages(resolved: dict[str, np.ndarray], varying: dict[str, np.ndarray], rows: int) -> dict[str, np.ndarray] | None:

@@ -297,6 +297,16 @@ def test_a_range_end_passes_the_quick_check_only_if_the_scenario_takes_it(field:
         as_scenario({**BASE, field: value})
 
 
+def test_a_first_output_no_sample_computes_is_refused_whichever_way_the_samples_are_evaluated() -> None:
+    # BASE sells at no price, so no sample has a gross margin. A range on the PUE alone: the samples share one
+    # resolution; with one on the input tokens per request too (read by the throughput estimate), every sample is
+    # a row of the table. The same refusal either way (the shared way gave empty figures instead).
+    for ranges in ({"pue": (1.0, 1.3)}, {"pue": (1.0, 1.3), "input_tokens_per_request": (500.0, 5_000.0)}):
+        with pytest.raises(economics.ScenarioError) as error:
+            monte_carlo(BASE, ranges, samples=20, outputs=("gross_margin", "cost_usd_per_m_tokens"))
+        assert str(error.value) == "gross_margin: none of the 20 samples could be computed: no sample could be computed"
+
+
 def test_a_bad_range_end_is_refused_with_the_fields_own_message() -> None:
     with pytest.raises(economics.ScenarioError, match=r"accelerator_count: .*whole number.*7\.5"):
         monte_carlo(BASE, {"accelerator_count": (7.5, 9.0)}, samples=10)
