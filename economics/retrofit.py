@@ -33,12 +33,10 @@ import pandas as pd
 
 from .batch import (
     MAX_COUNT,
-    VARIANT_FIELDS,
     ScenarioError,
     as_scenario,
     evaluate,
     evaluate_scenario,
-    evaluate_variants,
     resolve_scenario,
 )
 from .compare import scenario_frame
@@ -221,15 +219,14 @@ def _exact(rows: list[dict[str, Any]]) -> _Years:
 
 def _by_demand(rows: list[dict[str, Any]]) -> _Years | None:
     """Rows of one shape (:func:`_shape`: an option's years), the first time rows of that shape come: one
-    vectorised pass of the stages over the rows (:func:`economics.batch.evaluate_variants`), and the first row
-    evaluated on its own, with which everything the study reads of the pass must agree. Then the validated,
-    resolved scenario and the first row's inputs and throughput estimate (the same for every row of the shape but
-    for :data:`VARYING_FIELDS`) are remembered for that shape, and rows of that shape go through
-    :func:`_together`, validating and estimating nothing again. None when the rows are not of one shape (or differ
-    in a varying field the pass does not take), or would not all be valid and feasible without a reason (the
-    single-scenario path then gives the rows, with their reasons and errors)."""
-    if not _one_shape(rows) or any(r[f] != rows[0][f] for r in rows[1:] for f in VARYING_FIELDS
-                                   if f not in VARIANT_FIELDS):  # those only as resolved from the first row
+    vectorised pass of the stages over the rows (:func:`_together`, as the shape's later rows take it), and the
+    first row evaluated on its own, with which everything the study reads of the pass must agree. Then the
+    validated, resolved scenario and the first row's inputs and throughput estimate (the same for every row of the
+    shape but for :data:`VARYING_FIELDS`) are remembered for that shape, and rows of that shape go through
+    :func:`_together`, validating and estimating nothing again. None when the rows are not of one shape, or would
+    not all be valid and feasible without a reason, or a grown demand is out of bounds (the single-scenario path
+    then gives the rows, with their reasons and errors)."""
+    if not _one_shape(rows):
         return None
     try:
         head = evaluate_scenario(rows[0])
@@ -237,19 +234,13 @@ def _by_demand(rows: list[dict[str, Any]]) -> _Years | None:
         return None
     if not (head["valid"] and head["feasible"] and head["infeasible_reason"] == ""):
         return None
-    fixed = {c: head[c] for c in (*FIELDS, *THROUGHPUT_OUTPUTS)}
-    resolved = resolve_scenario(rows[0])
-    given = {f: [r[f] for r in rows] for f in VARYING_FIELDS if f in VARIANT_FIELDS and rows[0][f] is not None}
-    try:  # the fleet size always (empty or not): one result per row
-        out = evaluate_variants(resolved, **{**given, "accelerator_count": [r["accelerator_count"] for r in rows]})
-    except ValueError:  # a grown demand out of bounds: the single-scenario path names it
-        return None
-    years = _from_pass(rows, out, fixed)
-    first = {} if years is None or years.head is None else years.head
-    if years is None or first != {c: head[c] for c in first} or not all(
+    # the pass the shape's later rows take, so the check below holds that pass to the first row on its own
+    shape = {"fixed": {c: head[c] for c in (*FIELDS, *THROUGHPUT_OUTPUTS)}, "resolved": resolve_scenario(rows[0])}
+    years = _together([rows], [shape])[0]
+    if years is None or years.head is None or years.head != {c: head[c] for c in years.head} or not all(
             _same(years.numbers[c][0], _float(head[c])) for c in YEAR_NUMBERS):
         return None
-    _seen(_shape(rows[0])).update(fixed=fixed, resolved=resolved)
+    _seen(_shape(rows[0])).update(shape)  # "resolved" set last
     return years
 
 
