@@ -388,11 +388,6 @@ def _together(groups: list[list[dict[str, Any]]], seen: list[dict[str, Any]]) ->
             for rows, one, k, end in zip(groups, seen, sizes, ends, strict=True)]
 
 
-def _evaluate(rows: list[dict[str, Any]]) -> _Years:
-    """:func:`_evaluate_all` of one group of rows."""
-    return _evaluate_all([rows])[0]
-
-
 DEMAND_FIELDS = ("demand_output_tokens_per_day", "demand_input_tokens_per_day", "demand_requests_per_s")
 """Every form the demand may take: growth scales whichever is given."""
 VARYING_FIELDS = (*DEMAND_FIELDS, "accelerator_count", "price_usd_per_m_input_tokens", "price_usd_per_m_output_tokens",
@@ -429,15 +424,12 @@ def _sized_counts(s: Scenario, options: list[Option], fresh: bool = False) -> di
 
 
 def _fleet_sizes(rows: list[dict[str, Any]], fresh: bool) -> list[Any]:
-    """The ``accelerators`` the rows' fleets come to, as a table of the rows has them (a count, or NaN where
-    another row's fleet has one and this one none, or None where no row's has one): each row remembered on its
-    own when each is valid and feasible (a demand edit then evaluates each again in a vectorised pass of one),
-    else the rows together (or, ``fresh``, nothing remembered)."""
-    if not fresh:
-        parts = _evaluate_all([[row] for row in rows])
-        if all(part.head is not None and part.known is not None for part in parts):
-            return pd.Series([part.first({"accelerators"})["accelerators"] for part in parts]).tolist()
-    return (_exact(rows) if fresh else _evaluate(rows)).column("accelerators")
+    """The ``accelerators`` each row's fleet comes to (a count; None, NaN or <NA> where it has none): each row
+    remembered on its own (a demand edit then evaluates each again, in a vectorised pass of one when it is valid
+    and feasible), or, ``fresh``, the rows together with nothing remembered."""
+    if fresh:
+        return _exact(rows).column("accelerators")
+    return [part.first({"accelerators"})["accelerators"] for part in _evaluate_all([[row] for row in rows])]
 
 
 def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | None = None,
