@@ -94,7 +94,7 @@ def _checked(base: Scenario, ranges: dict[str, tuple[float, float]],
     must be valid (:class:`ScenarioError` naming every problem otherwise). ``result`` is
     :func:`economics.evaluate_scenario` of ``base`` when the caller has it (it is not evaluated again)."""
     out = {}
-    # an invalid scenario fails here, loudly, naming every problem
+    # an invalid scenario fails here (or in the caller's evaluation), loudly, naming every problem
     resolved = evaluate_scenario(base) if result is None else result
     for field, (lo, hi) in ranges.items():
         if field not in FIELDS or FIELDS[field].kind not in ("float", "int"):
@@ -123,10 +123,13 @@ def valid_number(field: str, value: Any) -> bool:
     >>> valid_number("pue", 1.2), valid_number("pue", 0.9), valid_number("accelerator_count", 8.5)
     (True, False, False)
     """
-    spec = FIELDS[field]
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    return bool(spec.within(value)) and (spec.kind != "int" or float(value).is_integer())
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and bool(_valid(field, value))
+
+
+def _valid(field: str, values: Any) -> np.ndarray:
+    """Element-wise: a valid value of the numeric ``field`` (finite, within its bounds, whole for a count)."""
+    v = np.asarray(values, dtype=float)
+    return FIELDS[field].within(v) & ((FIELDS[field].kind != "int") | (v == np.round(v)))
 
 
 def tornado(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[float, float]],
@@ -190,17 +193,25 @@ class MonteCarlo:
 
     * ``samples``: the drawn inputs and every output, one row per sample (outputs Float64, <NA> where empty);
     * ``summary``: per output, ``p10``, ``p50``, ``p90`` (numpy's linear rule), ``mean`` and the ``samples``
-      computed (:meth:`figures`).
+      computed (:meth:`figures`);
+    * one column of ``samples`` without the table: :meth:`column`.
     """
 
     def __init__(self, drawn: dict[str, np.ndarray], values: dict[str, ExtensionArray], samples: int) -> None:
         self.drawn, self.values, self.size = drawn, values, samples
         self._figures: dict[str, dict[str, Any]] = {}
 
+    def column(self, name: str) -> np.ndarray:
+        """Column ``name`` of :attr:`samples` (an output or a drawn input) as floats, NaN where a sample could not
+        be computed; its own copy."""
+        if name in self.values:
+            return self.values[name].to_numpy(dtype=float, na_value=np.nan, copy=True)
+        return self.drawn[name].copy()
+
     def figures(self, output: str) -> dict[str, Any]:
         """``output``'s row of :attr:`summary`: its percentiles and mean over the samples computed (NaN if none)."""
         if output not in self._figures:
-            finite = self.values[output].to_numpy(dtype=float, na_value=np.nan)
+            finite = self.column(output)
             finite = finite[~np.isnan(finite)]
             p10, p50, p90 = np.percentile(finite, [10, 50, 90]) if finite.size else (np.nan,) * 3
             self._figures[output] = {"output": output, "p10": p10, "p50": p50, "p90": p90,
@@ -267,8 +278,7 @@ def shared_resolution(drawn: dict[str, np.ndarray]) -> bool:
     >>> shared_resolution({"input_tokens_per_request": np.array([1000.0])})  # the estimate reads it
     False
     """
-    return all(f in SHARED_RESOLUTION and bool(FIELDS[f].within(v).all())
-               and (FIELDS[f].kind != "int" or bool((v == np.round(v)).all())) for f, v in drawn.items())
+    return all(f in SHARED_RESOLUTION and bool(_valid(f, v).all()) for f, v in drawn.items())
 
 
 def _shared_outputs(base: Scenario, checked: dict[str, tuple[float, float, float]], drawn: dict[str, np.ndarray],
@@ -388,8 +398,7 @@ def _nice_step(raw: float) -> float:
 
 def probability_lower(a: MonteCarlo, b: MonteCarlo, output: str = "cost_usd_per_m_tokens") -> float:
     """Share of samples in which ``a`` has the lower ``output`` than ``b`` (same seed: paired draws)."""
-    x = a.samples[output].astype(float).to_numpy()
-    y = b.samples[output].astype(float).to_numpy()
+    x, y = a.column(output), b.column(output)
     ok = ~np.isnan(x) & ~np.isnan(y)
     return float(np.mean(x[ok] < y[ok])) if ok.any() else float("nan")
 

@@ -314,6 +314,16 @@ def test_a_bad_range_end_is_refused_with_the_fields_own_message() -> None:
         monte_carlo(BASE, {"idle_power_fraction": (0.5, 1.5)}, samples=10)
 
 
+def test_a_column_read_alone_is_the_samples_column_and_its_own_copy() -> None:
+    mc = monte_carlo(BASE, {"pue": (1.0, 1.3)}, samples=50, seed=4)
+    for name in ("cost_usd_per_m_tokens", "gross_margin", "pue"):  # BASE sells at no price: no gross margin
+        column, table = mc.column(name), mc.samples[name].astype(float).to_numpy()
+        assert np.array_equal(column, table, equal_nan=True), name
+        column[:] = 99.0
+        assert np.array_equal(mc.column(name), table, equal_nan=True), name
+    assert np.isnan(mc.column("gross_margin")).all() and mc.figures("gross_margin")["samples"] == 0
+
+
 def test_remembered_draws_are_not_shared_with_a_result() -> None:
     # the same ranges, samples and seed draw the same numbers (remembered); a result's table is its own copy
     a = monte_carlo(BASE, {"pue": (1.0, 1.3)}, samples=50, seed=4)
