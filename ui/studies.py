@@ -258,8 +258,7 @@ def tornado_spec() -> dict[str, Any]:
 def histogram_bins(key: str, ranges_json: str, samples: int, seed: int) -> Any:
     """The distribution of cost per M tokens over the draws, binned here (40 bins at most) so the browser draws
     a few dozen bars rather than binning every sample: dataset ``bins`` of :func:`histogram_spec`."""
-    return histogram(monte_carlo_of(key, ranges_json, samples, seed).samples["cost_usd_per_m_tokens"].to_numpy(
-        dtype=float, na_value=float("nan")))
+    return histogram(monte_carlo_of(key, ranges_json, samples, seed).column("cost_usd_per_m_tokens"))
 
 
 @st.cache_data(show_spinner=False)
