@@ -312,7 +312,11 @@ def _validated(scenario: Scenario) -> dict[str, np.ndarray]:
 
 
 def _scalar(value: Any, integer: bool) -> Any:
-    """A number of a one-row result: None when empty or not finite, int for counts."""
+    """A number of a one-row result: None when empty or not finite, int for counts.
+
+    >>> _scalar(float("inf"), False), _scalar(16.0, True), _scalar(2.5, False)
+    (None, 16, 2.5)
+    """
     x = float(value)
     if not np.isfinite(x):
         return None

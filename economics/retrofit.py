@@ -34,6 +34,7 @@ import pandas as pd
 from .batch import (
     MAX_COUNT,
     ScenarioError,
+    _scalar,
     as_scenario,
     evaluate,
     evaluate_scenario,
@@ -267,21 +268,9 @@ def _first_result(out: dict[str, np.ndarray], fixed: dict[str, Any], row: dict[s
     inputs, empty varying fields included, and the throughput estimate), keyed and typed as
     :func:`economics.evaluate_scenario` gives it (None where empty, whole numbers as int)."""
     inputs = {c: v for c, v in fixed.items() if c in FIELDS}
-    varying = {f: _result_number(row[f], FIELDS[f].kind == "int") for f in VARYING_FIELDS if row[f] is not None}
-    outputs = {c: _result_number(out[c][0], c in INTEGER_OUTPUTS) for c in OUTPUT_UNITS}
+    varying = {f: _scalar(row[f], FIELDS[f].kind == "int") for f in VARYING_FIELDS if row[f] is not None}
+    outputs = {c: _scalar(out[c][0], c in INTEGER_OUTPUTS) for c in OUTPUT_UNITS}
     return {**inputs, **varying, **outputs, **{c: v for c, v in fixed.items() if c in THROUGHPUT_OUTPUTS}}
-
-
-def _result_number(value: Any, integer: bool) -> float | int | None:
-    """A number as a single-scenario result holds it: None when not finite, int for a count.
-
-    >>> _result_number(float("inf"), False), _result_number(16.0, True), _result_number(2.5, False)
-    (None, 16, 2.5)
-    """
-    x = float(value)
-    if not np.isfinite(x):
-        return None
-    return int(x) if integer else x
 
 
 def _from_pass(rows: list[dict[str, Any]], out: dict[str, np.ndarray], fixed: dict[str, Any]) -> _Years | None:
