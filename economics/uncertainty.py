@@ -291,15 +291,20 @@ def _shared_outputs(base: Scenario, checked: dict[str, tuple[float, float, float
     if not shared_resolution(drawn) or not set(outputs) <= set(OUTPUT_UNITS):
         return None
     try:
-        # the ends were checked (_checked): the scenario with them needs no second validation by the schema
-        resolved = resolve_scenario(base.model_copy(update={
-            f: int(lo) if FIELDS[f].kind == "int" else lo for f, (lo, _mid, _hi) in checked.items()}))
+        resolved = _resolved_at(base, {f: lo for f, (lo, _mid, _hi) in checked.items()})
     except ScenarioError:
         return None
     out = _stages(resolved, drawn, samples)
     if out is None or not np.isfinite(out[outputs[0]]).any():  # none computed: the table evaluation says why
         return None
     return {name: _result_column(out[name], name in INTEGER_OUTPUTS) for name in outputs}
+
+
+def _resolved_at(base: Scenario, ends: dict[str, float]) -> dict[str, np.ndarray]:
+    """:func:`economics.batch.resolve_scenario` of ``base`` with these range ends given (a count as an int): the
+    ends were checked (:func:`_checked`), so the scenario with them needs no second validation by the schema."""
+    return resolve_scenario(base.model_copy(update={f: int(v) if FIELDS[f].kind == "int" else v
+                                                    for f, v in ends.items()}))
 
 
 def _stages(resolved: dict[str, np.ndarray], varying: dict[str, np.ndarray], rows: int) -> dict[str, np.ndarray] | None:
@@ -328,8 +333,7 @@ def _shared_tornado(base: Scenario, checked: dict[str, tuple[float, float, float
     given = [f for f in checked if getattr(base, f) is not None]
     try:
         groups = [(resolve_scenario(base), given)] + [
-            (resolve_scenario(base.model_copy(update={f: int(ends[f][0]) if FIELDS[f].kind == "int" else ends[f][0]})),
-             [f]) for f in checked if f not in given]
+            (_resolved_at(base, {f: checked[f][0]}), [f]) for f in checked if f not in given]
     except ScenarioError:
         return None
     at: dict[str, np.ndarray] = {}
