@@ -247,12 +247,16 @@ def _by_demand(rows: list[dict[str, Any]]) -> _Years | None:
 
 def _one_shape(rows: list[dict[str, Any]]) -> bool:
     """Whether the rows differ at most in the values of :data:`VARYING_FIELDS` (not in which are given)."""
-    first = {**rows[0], **{f: rows[0][f] is not None for f in VARYING_FIELDS}}
-    return all({**r, **{f: r[f] is not None for f in VARYING_FIELDS}} == first for r in rows[1:])
+    shape = _shape(rows[0])
+    return all(_shape(r) == shape for r in rows[1:])
 
 
 def _shape(row: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
-    """A scenario row without the values of :data:`VARYING_FIELDS` (only which are given)."""
+    """A scenario row without the values of :data:`VARYING_FIELDS` (only which are given).
+
+    >>> _shape({"accelerator": "h100-sxm", "demand_output_tokens_per_day": 2e10, "price_usd_per_m_output_tokens": None})
+    (('accelerator', 'h100-sxm'), ('demand_output_tokens_per_day', True), ('price_usd_per_m_output_tokens', False))
+    """
     return tuple((k, v is not None if k in VARYING_FIELDS else v) for k, v in row.items())
 
 
@@ -267,10 +271,8 @@ def _first_result(out: dict[str, np.ndarray], fixed: dict[str, Any], row: dict[s
     warnings) from the vectorised pass, the row's own varying fields and what its shape fixes (``fixed``: the
     inputs, empty varying fields included, and the throughput estimate), keyed and typed as
     :func:`economics.evaluate_scenario` gives it (None where empty, whole numbers as int)."""
-    inputs = {c: v for c, v in fixed.items() if c in FIELDS}
     varying = {f: _scalar(row[f], FIELDS[f].kind == "int") for f in VARYING_FIELDS if row[f] is not None}
-    outputs = {c: _scalar(out[c][0], c in INTEGER_OUTPUTS) for c in OUTPUT_UNITS}
-    return {**inputs, **varying, **outputs, **{c: v for c, v in fixed.items() if c in THROUGHPUT_OUTPUTS}}
+    return {**fixed, **varying, **{c: _scalar(out[c][0], c in INTEGER_OUTPUTS) for c in OUTPUT_UNITS}}
 
 
 def _from_pass(rows: list[dict[str, Any]], out: dict[str, np.ndarray], fixed: dict[str, Any]) -> _Years | None:
