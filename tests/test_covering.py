@@ -84,6 +84,11 @@ def highs(h: covering.Hour) -> float | None:
     return float(res.fun) if res.status == 0 else None
 
 
+energy_usd = st.one_of(st.just(0.0), st.floats(1e-3, 5.0))
+"""Energy per unit of flow: none, or a real price. HiGHS (SciPy 1.17) crashes the process on a cost of about
+1e-306, which hypothesis draws from floats(0, 5); no plan has such a cost."""
+
+
 @st.composite
 def hours(draw: st.DrawFn) -> covering.Hour:
     n = draw(st.integers(1, 6))
@@ -94,7 +99,7 @@ def hours(draw: st.DrawFn) -> covering.Hour:
         hi = lo if kind == "fixed" else (draw(st.integers(0, 6)) if kind == "capped" else INF)
         rent: float = 0.0 if kind == "fixed" else draw(st.floats(0.5, 50.0))
         pools.append((draw(st.sampled_from([A, P, D])), draw(st.floats(0.02, 0.8)), draw(st.floats(0.5, 2.0)), rent,
-                      draw(st.floats(0.0, 5.0, allow_subnormal=False)), lo, hi))
+                      draw(energy_usd), lo, hi))
     role, share, kappa, rents, energy, los, his = (list(col) for col in zip(*pools, strict=True))
     need = (draw(st.sampled_from([0.0, 1.0])), 1.0)
     cap = draw(st.one_of(st.just(INF), st.floats(0.1, 1.5)))
