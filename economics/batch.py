@@ -20,6 +20,7 @@ from .estimate import (
     SOURCE_CURVE,
     SOURCE_ESTIMATE,
     SOURCE_GIVEN,
+    SOURCE_USER,
     THROUGHPUT_OUTPUTS,
     fill_throughput,
     trace_throughput,
@@ -467,7 +468,8 @@ def _throughput_one(cols: dict[str, Any]) -> dict[str, np.ndarray]:
 def _mark_throughput(cols: dict[str, Any], thr: dict[str, Any]) -> None:
     """The flags the warnings read: where the throughput was estimated, interpolated or outside a curve."""
     cols["_throughput_estimated"] = thr["throughput_source"] == SOURCE_ESTIMATE
-    cols["_throughput_from_curve"] = thr["throughput_source"] == SOURCE_CURVE
+    cols["_throughput_from_curve"] = (thr["throughput_source"] == SOURCE_CURVE) | (
+        thr["throughput_source"] == SOURCE_USER)
     cols["_outside_measured_range"] = thr["outside_measured_range"]
 
 

@@ -12,6 +12,7 @@ Messages escape control characters and shorten long names and values; long lists
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import json
 import sys
@@ -20,7 +21,7 @@ from typing import Any, NoReturn, TextIO
 
 import pandas as pd
 
-from . import calibration, sweep, tables
+from . import calibration, sweep, tables, user_curves
 from .batch import ScenarioError, evaluate_with_report, explain_row, provenance_text
 from .catalog import accelerator_ids, closest, unknown_id_message
 from .compare import compare_accelerators
@@ -77,9 +78,31 @@ def _report(report_rows: list[tuple[int, str, str, object, str]]) -> None:
         say(f"… and {len(report_rows) - MAX_REPORT_LINES:,} more problems (--errors FILE writes them all)")
 
 
-def _evaluate_chunk(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    result, report = evaluate_with_report(df)
+def _evaluate_chunk(df: pd.DataFrame, curves: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
+    result, report = evaluate_with_report(with_curves(df, curves))
     return with_range_columns(result, df), report
+
+
+def with_curves(df: pd.DataFrame, sha256: str) -> pd.DataFrame:
+    """The scenarios with ``curves_sha256`` set to the file loaded by ``--curves`` where a row names none (a row
+    naming another file keeps it: the file it needs is then named if it is not loaded)."""
+    if not sha256:
+        return df
+    out = df.copy()
+    given = out["curves_sha256"] if "curves_sha256" in out.columns else pd.Series("", index=out.index)
+    out["curves_sha256"] = given.where(given.map(lambda v: not _empty(v)), sha256)
+    return out
+
+
+def _load_curves(args: argparse.Namespace) -> str:
+    """``--curves FILE``: the file read, checked and kept (economics.user_curves); its hash, or '' without one."""
+    path = getattr(args, "curves", None)
+    if not path:
+        return ""
+    try:
+        return user_curves.load(_read(path), Path(path).name).sha256
+    except user_curves.CurveFileError as exc:
+        raise InputError(f"--curves: {exc}") from None
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -90,7 +113,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     sink = getattr(sys.stdout, "buffer", None) if args.output == "-" else None
     spare = io.BytesIO() if args.output == "-" and sink is None else None
-    totals = tables.stream(chunks, _evaluate_chunk, tables.TableWriter(args.output, fmt, sink or spare))
+    curves = _load_curves(args)
+    totals = tables.stream(chunks, functools.partial(_evaluate_chunk, curves=curves),
+                           tables.TableWriter(args.output, fmt, sink or spare))
     if spare is not None:
         sys.stdout.write(spare.getvalue().decode("utf-8"))
     report, rows, invalid = totals.report, totals.rows, totals.invalid
@@ -147,7 +172,7 @@ def _row_lines(df: pd.DataFrame, position: int, problems: list[Problem]) -> list
 def _chosen_row(args: argparse.Namespace) -> tuple[pd.DataFrame, int, dict[str, Any]]:
     """The scenarios of ``args.input``, the position of the row ``args.row`` names, and that row's non-empty
     cells. An invalid row (ranges included) raises :class:`InvalidRow` listing every problem."""
-    df = tables.read_table(_read(args.input))  # the streaming reader's parsing, whole
+    df = with_curves(tables.read_table(_read(args.input)), _load_curves(args))  # the streaming reader's parsing
     position = _row_position(df, args.row)
     one = df.iloc[[position]].reset_index(drop=True)
     _, problems = validate(one)
@@ -299,7 +324,14 @@ def _add_row_command(sub: Any, name: str, help_text: str, outputs: bool = False)
     if outputs:
         cmd.add_argument("-o", "--output", default="-")
         cmd.add_argument("--format", choices=("csv", "json"), default="csv")
+    add_curves_argument(cmd)
     return cmd
+
+
+def add_curves_argument(cmd: argparse.ArgumentParser) -> None:
+    """``--curves FILE``: your own measured curves (import-benchmark output) for every row that names none."""
+    cmd.add_argument("--curves", metavar="FILE", help="your measured curves (a CSV from import-benchmark): they "
+                     "outrank the catalog's for their accelerator, model, precision and request shape")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -325,6 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--input-format", choices=("csv", "json", "parquet"), default=None,
                     help="input format (default: from the file's first bytes and extension)")
     ev.add_argument("--errors", help="also write the validation report (row, name, field, value, message) as CSV")
+    add_curves_argument(ev)
     ev.set_defaults(func=cmd_evaluate)
     _add_row_command(sub, "explain", "print the derivation of one row with its numbers substituted").set_defaults(
         func=cmd_explain)

@@ -22,7 +22,7 @@ Rows that cannot be estimated come back ``feasible=False`` with the reason and t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, cached_property
 from typing import Any
 
@@ -34,6 +34,7 @@ from . import architecture as arch
 from . import capacity as cap
 from . import catalog
 from . import throughput as th
+from . import user_curves as user_curves_store
 from .explain import format_number as fmt
 from .scenario import CATALOG_FIELDS, FIELDS
 
@@ -50,6 +51,7 @@ LENGTH_TOLERANCE = 1.25
 """A measured curve applies to workloads whose input and output lengths are within this factor of its own."""
 
 SOURCE_GIVEN, SOURCE_CURVE, SOURCE_ESTIMATE = "measured", "measured curve", "estimated"
+SOURCE_USER, SOURCE_CLAIM = "your measured curve", "measured claim"
 FACTORS = ("bandwidth_utilization", "compute_utilization", "prefill_compute_utilization",
            "step_overhead_us_per_layer")
 """The roofline's efficiency factors: scenario fields that, when empty, take the calibrated values."""
@@ -78,6 +80,7 @@ THROUGHPUT_OUTPUTS: dict[str, str] = {
     "weights_gb_per_replica": "GB",
     "kv_cache_gb_per_sequence": "GB",
     "max_batch_in_memory": "sequence",
+    "throughput_note": "text",
 }
 """Outputs of the throughput step with their units ('text' for words); empty where they do not apply."""
 
@@ -96,6 +99,15 @@ class Curve:
     per_user: np.ndarray
     per_accelerator: np.ndarray
     stack: str = ""
+    source: str = "measured curve"
+
+    def most(self) -> float:
+        """The highest measured throughput per accelerator (what an empty per-user target reads on a curve)."""
+        return float(self.per_accelerator.max())
+
+    def speed_of_most(self) -> float:
+        """The per-user speed of the point with the most throughput per accelerator."""
+        return float(self.per_user[int(np.argmax(self.per_accelerator))])
 
     def at(self, per_user: Array) -> Array:
         """Per-accelerator throughput at these per-user speeds (NaN outside the measured range)."""
@@ -114,15 +126,33 @@ class Curve:
 @cache
 def curves() -> tuple[Curve, ...]:
     """Measured curves with at least two points that have a per-user speed and known input/output lengths."""
-    table = catalog.throughput_curves()
+    return _curves_of(catalog.throughput_curves(), minimum_points=2)
+
+
+@cache
+def user_curves(sha256: str) -> tuple[Curve, ...]:
+    """The curves of the user's curve file kept under this hash (:mod:`economics.user_curves`); one point is a
+    curve too (a single measured run applies at its own per-user speed, or to an empty target). Content-addressed,
+    so remembered per hash. Empty when no such file is loaded (validation refuses a scenario naming it)."""
+    curve_file = user_curves_store.loaded(sha256)
+    if curve_file is None:
+        return ()
+    tag = f"{curve_file.label} "
+    return tuple(replace(cv, curve_id=tag + cv.curve_id, source=SOURCE_USER)
+                 for cv in _curves_of(curve_file.table, minimum_points=1))
+
+
+def _curves_of(table: pd.DataFrame, minimum_points: int) -> tuple[Curve, ...]:
+    """The curves of a table of points (text cells in the columns of data/throughput_curves.csv): per ``curve_id``,
+    the points with a per-user speed and both lengths, sorted by per-user speed (a repeated speed keeps its first)."""
     out = []
     for cid, g in table.groupby("curve_id", sort=False):
         pts = g[(g["output_tokens_per_s_per_user"] != "") & (g["input_tokens"] != "") & (g["output_tokens"] != "")]
-        if len(pts) < 2:
+        if len(pts) < minimum_points:
             continue
         x = pts["output_tokens_per_s_per_user"].astype(float).to_numpy()
         y = pts["output_tokens_per_s_per_accelerator"].astype(float).to_numpy()
-        order = np.argsort(x)
+        order = np.argsort(x, kind="stable")
         x, y = x[order], y[order]
         keep = np.concatenate([[True], np.diff(x) > 0])
         first = pts.iloc[0]
@@ -282,6 +312,7 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
         "feasible": np.ones(n_rows, dtype=bool),
         "outside_measured_range": np.zeros(n_rows, dtype=bool),
         "infeasible_reason": np.full(n_rows, "", dtype=object),
+        "throughput_note": np.full(n_rows, "", dtype=object),
     }
     dis = np.asarray(c["decode_accelerator"] != "", dtype=bool) if "decode_accelerator" in c else np.zeros(n_rows,
                                                                                                            bool)
@@ -292,30 +323,21 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
         return out
     out["throughput_source"][need] = SOURCE_ESTIMATE
     m = _model_columns(c["model"])
-    i_req, o_req = c["input_tokens_per_request"], c["output_tokens_per_request"]
 
-    # 1. measured curves: the pinned stack's, or (best) the highest of every stack's at the target
     stack = np.asarray(c["serving_stack"], dtype=object) if "serving_stack" in c else np.full(n_rows, BEST, object)
     stack = np.where((stack == "") | pd.isna(stack), BEST, stack)
-    from_curve = np.zeros(n_rows, dtype=bool)
     best_d = np.full(n_rows, -np.inf)
-    for cv in _candidate_curves(c, need) if use_curves else ():
-        match = (need & (c["accelerator"] == cv.accelerator) & (c["model"] == cv.model)
-                 & (c["precision"] == cv.precision) & ~np.isnan(target) & ((stack == BEST) | (stack == cv.stack))
-                 & (np.abs(np.log(np.maximum(i_req, 1.0) / cv.input_tokens)) <= np.log(LENGTH_TOLERANCE))
-                 & (np.abs(np.log(np.maximum(o_req, 1e-9) / cv.output_tokens)) <= np.log(LENGTH_TOLERANCE)))
-        if not match.any():
-            continue
-        d = cv.at(np.where(match, target, np.nan))
-        hit = match & ~np.isnan(d) & (np.nan_to_num(d, nan=-np.inf) > best_d)
-        out["outside_measured_range"] |= match & np.isnan(d)  # no extrapolation: the roofline answers instead
-        best_d = np.where(hit, d, best_d)
-        c["output_tokens_per_s_per_accelerator"] = np.where(hit, d, c["output_tokens_per_s_per_accelerator"])
-        out["throughput_source"] = np.where(hit, SOURCE_CURVE, out["throughput_source"])
-        out["throughput_curve"] = np.where(hit, cv.curve_id, out["throughput_curve"])
-        out["serving_stack_used"] = np.where(hit, cv.stack, out["serving_stack_used"])
-        out["output_tokens_per_s_per_user"] = np.where(hit, target, out["output_tokens_per_s_per_user"])
-        from_curve |= hit
+    # 0. the user's own curves outrank every catalog figure for their configuration (an empty target reads the
+    # point of most throughput they measured)
+    from_curve = _take_user_curves(c, out, need, target, best_d)
+    # then a referenced claim, while the configuration is the one it was measured for
+    from_curve |= _take_claims(c, out, need & ~from_curve)
+    # 1. measured curves: the pinned stack's, or (best) the highest of every stack's at the target
+    left = need & ~from_curve
+    for cv in _candidate_curves(c, left) if use_curves and left.any() else ():
+        match = left & _configuration(c, cv) & ~np.isnan(target) & ((stack == BEST) | (stack == cv.stack))
+        if match.any():
+            from_curve |= _take_curve(c, out, cv, match, target, best_d)
     out["outside_measured_range"] &= ~from_curve
     need &= ~from_curve
     if not need.any():
@@ -359,6 +381,105 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
         out["infeasible_reason"] = np.where(bad & (stack != BEST), reasons + " (serving stack " + stack.astype(str)
                                             + ": roofline with its terms, no measured curve for this pair)", reasons)
     return out
+
+
+def _configuration(c: dict[str, Array], cv: Curve) -> Array:
+    """Rows whose accelerator, model and precision are the curve's and whose input and output lengths are within
+    :data:`LENGTH_TOLERANCE` of its own: the configuration a measured curve applies to."""
+    tol = np.log(LENGTH_TOLERANCE)
+    return ((c["accelerator"] == cv.accelerator) & (c["model"] == cv.model) & (c["precision"] == cv.precision)
+            & (np.abs(np.log(np.maximum(c["input_tokens_per_request"], 1.0) / cv.input_tokens)) <= tol)
+            & (np.abs(np.log(np.maximum(c["output_tokens_per_request"], 1e-9) / cv.output_tokens)) <= tol))
+
+
+def _take_curve(c: dict[str, Array], out: dict[str, Array], cv: Curve, match: Array, target: Array,
+                best_d: Array, open_target: bool = False) -> Array:
+    """Where ``match`` and the curve covers the row's target with more throughput than taken so far (``best_d``,
+    updated), the curve's throughput becomes the row's, with its source, id and stack; returns those rows. With
+    ``open_target`` an empty target reads the curve's point of most throughput."""
+    d = cv.at(np.where(match, target, np.nan))
+    speed = target
+    if open_target:
+        empty = match & np.isnan(target)
+        d = np.where(empty, cv.most(), d)
+        speed = np.where(empty, cv.speed_of_most(), target)
+    hit = match & ~np.isnan(d) & (np.nan_to_num(d, nan=-np.inf) > best_d)
+    out["outside_measured_range"] |= match & np.isnan(d)  # no extrapolation: another figure answers instead
+    best_d[:] = np.where(hit, d, best_d)
+    c["output_tokens_per_s_per_accelerator"] = np.where(hit, d, c["output_tokens_per_s_per_accelerator"])
+    out["throughput_source"] = np.where(hit, cv.source, out["throughput_source"])
+    out["throughput_curve"] = np.where(hit, cv.curve_id, out["throughput_curve"])
+    out["serving_stack_used"] = np.where(hit, cv.stack, out["serving_stack_used"])
+    out["output_tokens_per_s_per_user"] = np.where(hit, speed, out["output_tokens_per_s_per_user"])
+    return hit
+
+
+def _take_user_curves(c: dict[str, Array], out: dict[str, Array], need: Array, target: Array,
+                      best_d: Array) -> Array:
+    """Step 0 of :func:`fill_throughput`: rows naming a curve file (``curves_sha256``) take the best of its curves
+    for their configuration at the target; the others of those rows say why the file did not answer."""
+    taken = np.zeros(len(need), dtype=bool)
+    if "curves_sha256" not in c:
+        return taken
+    files = np.asarray(c["curves_sha256"], dtype=object)
+    rows = need & (files != "")
+    for sha in dict.fromkeys(files[rows]):
+        mine = rows & (files == sha)
+        for cv in user_curves(str(sha)):
+            taken |= _take_curve(c, out, cv, mine & _configuration(c, cv), target, best_d, open_target=True)
+        label = cv_label(str(sha))
+        note = (f"your curve file {label} has no curve for this accelerator, model, precision and request shape "
+                "that covers the per-user target; looked up elsewhere (throughput_source says where)")
+        out["throughput_note"] = np.where(mine & ~taken, note, out["throughput_note"])
+    return taken
+
+
+def cv_label(sha256: str) -> str:
+    """How results name a loaded curve file: its name and the head of its hash."""
+    curve_file = user_curves_store.loaded(sha256)
+    return curve_file.label if curve_file is not None else f"sha256 {sha256[:12]}"
+
+
+def _take_claims(c: dict[str, Array], out: dict[str, Array], need: Array) -> Array:
+    """Rows naming a claim (``throughput_claim``) take its figure while their accelerator, model, precision and
+    output length are those it was measured for (lengths only where the claim states them); the others say that
+    the claim belongs to another configuration and was looked up again."""
+    taken = np.zeros(len(need), dtype=bool)
+    if "throughput_claim" not in c:
+        return taken
+    ids = np.asarray(c["throughput_claim"], dtype=object)
+    rows = need & (ids != "")
+    for claim_id in dict.fromkeys(ids[rows]):
+        mine = rows & (ids == claim_id)
+        k = claim_record(str(claim_id))
+        same = ((c["accelerator"] == k["accelerator"]) & (c["model"] == k["model"])
+                & ((c["precision"] == k["precision"]) | (k["precision"] == "")))
+        if k["output_tokens"] != "":
+            same &= np.abs(np.log(np.maximum(c["output_tokens_per_request"], 1e-9) / float(k["output_tokens"]))
+                           ) <= np.log(LENGTH_TOLERANCE)
+        hit = mine & same
+        value = float(k["value"])
+        c["output_tokens_per_s_per_accelerator"] = np.where(hit, value, c["output_tokens_per_s_per_accelerator"])
+        out["throughput_source"] = np.where(hit, SOURCE_CLAIM, out["throughput_source"])
+        out["throughput_curve"] = np.where(hit, str(claim_id), out["throughput_curve"])
+        out["output_tokens_per_s_per_user"] = np.where(hit, c["target_output_tokens_per_s_per_user"],
+                                                       out["output_tokens_per_s_per_user"])
+        out["throughput_note"] = np.where(mine & ~same, f"claim {claim_id} ({fmt(value)} output tokens/s per "
+                                          f"accelerator) was measured on {k['accelerator']} running {k['model']} "
+                                          f"{k['precision'] or ''}{_claim_length(k)}, not this configuration: "
+                                          "looked up again", out["throughput_note"])
+        taken |= hit
+    return taken
+
+
+def claim_record(claim_id: str) -> dict[str, str]:
+    """One row of data/throughput_claims.csv as text cells, with its id."""
+    row = catalog.throughput_claims().loc[claim_id]
+    return {"claim_id": claim_id, **{str(key): str(v) for key, v in row.items()}}
+
+
+def _claim_length(k: dict[str, str]) -> str:
+    return f" at {fmt(float(k['output_tokens']))} output tokens per request" if k["output_tokens"] != "" else ""
 
 
 def _best_replica(c: dict[str, Array], rl: Roofline, need: Array, target: Array) -> dict[str, Array]:
@@ -842,8 +963,24 @@ def trace_throughput(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> 
     """Record how row ``trace.row``'s throughput was obtained (curve or roofline), with its numbers."""
     r = trace.row
     source = thr["throughput_source"][r]
-    if source == SOURCE_CURVE:
-        cv = next(cv for cv in curves() if cv.curve_id == thr["throughput_curve"][r])
+    if source == SOURCE_CLAIM:
+        claim = claim_record(str(thr["throughput_curve"][r]))
+        trace.add("output_tokens_per_s_per_accelerator", c["output_tokens_per_s_per_accelerator"], "token/s",
+                  "{claim}", note=f"claim {claim['claim_id']}: {claim['system']}, {claim['conditions']}; "
+                  f"{claim['source']}, {claim['source_date']}, {claim['confidence']}; prefill included",
+                  claim=(c["output_tokens_per_s_per_accelerator"], "token/s"))
+        return
+    if source in (SOURCE_CURVE, SOURCE_USER):
+        pool = curves() if source == SOURCE_CURVE else user_curves(str(c["curves_sha256"][r]))
+        cv = next(cv for cv in pool if cv.curve_id == thr["throughput_curve"][r])
+        if np.isnan(c["target_output_tokens_per_s_per_user"][r]) or cv.per_user.size == 1:
+            trace.add("output_tokens_per_s_per_accelerator", c["output_tokens_per_s_per_accelerator"], "token/s",
+                      "{most_measured} at {per_user_speed}", note=f"curve {cv.curve_id}: the measured point of "
+                      f"most throughput (no per-user target, or a single point); {cv.accelerator} x {cv.model} "
+                      f"{cv.precision}, {cv.input_tokens:g} in / {cv.output_tokens:g} out; prefill included",
+                      most_measured=(np.full(len(c["accelerator"]), cv.most()), "token/s"),
+                      per_user_speed=(np.full(len(c["accelerator"]), cv.speed_of_most()), "token/s/user"))
+            return
         k = int(np.clip(np.searchsorted(cv.per_user, c["target_output_tokens_per_s_per_user"][r]), 1,
                         cv.per_user.size - 1))
         trace.add("output_tokens_per_s_per_accelerator", c["output_tokens_per_s_per_accelerator"], "token/s",

@@ -216,6 +216,16 @@ class Scenario(BaseModel):
         description="Serving stack behind the throughput: a stack id (data/serving_stacks.csv: framework, TP/EP, "
         "speculative decoding, disaggregation) or best = the highest published throughput for the pair at the "
         "per-user target", json_schema_extra={"unit": "", "group": "throughput"})
+    curves_sha256: str | None = Field(
+        default=None, max_length=64,
+        description="SHA-256 of your own curve file (import-benchmark output, loaded with --curves FILE or uploaded "
+        "on the Throughput page): its curves outrank the catalog's for their accelerator, model, precision and "
+        "request shape", json_schema_extra={"unit": "", "group": "throughput"})
+    throughput_claim: str | None = Field(
+        default=None, max_length=100,
+        description="A measured figure this throughput refers to (claim id, data/throughput_claims.csv): used while "
+        "the accelerator, model, precision and output length are those it was measured for, else looked up again",
+        json_schema_extra={"unit": "", "group": "throughput"})
     target_output_tokens_per_s_per_user: float | None = _f(
         None, "token/s", "Interactivity target: output tokens/s each user sees; empty = the most throughput",
         group="throughput", gt=0, le=1e6)

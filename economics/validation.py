@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import catalog, values
+from . import catalog, user_curves, values
 from .scenario import CATALOG_FIELDS, CATALOG_ID_FIELDS, FIELDS, FieldSpec, show_value
 from .values import FALSE_WORDS, TRUE_WORDS, capped, shown
 
@@ -87,7 +87,17 @@ def known_ids(field: str) -> list[str]:
         return list(catalog.models().index)
     if field == "serving_stack":
         return ["best", *catalog.serving_stack_ids()]
+    if field == "throughput_claim":
+        return list(claim_ids())
     return catalog.accelerator_ids()
+
+
+@cache
+def claim_ids() -> frozenset[str]:
+    """The claims a scenario's ``throughput_claim`` may name: figures per accelerator (a per-user speed is not
+    one; it goes in ``measured_output_tokens_per_s_per_user`` with its concurrency)."""
+    claims = catalog.throughput_claims()
+    return frozenset(claims.index[claims["metric"] == "output_tokens_per_s_per_accelerator"])
 
 
 def check_columns(columns: list[str]) -> None:
@@ -459,6 +469,10 @@ def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems, present: 
     cols["model"] = ids[codes]
     codes, ids = _known(cols, "serving_stack", look.stacks, problems, "best")
     cols["serving_stack"] = np.where(ids == "", "best", ids)[codes]  # an unknown stack is reported; 'best' meanwhile
+    _known(cols, "throughput_claim", claim_ids(), problems, "")
+    codes, texts = _distinct_text(cols["curves_sha256"], lower=True)
+    absent = np.array([t != "" and user_curves.loaded(t) is None for t in texts])
+    problems.add(absent[codes], "curves_sha256", cols["curves_sha256"], lambda v: user_curves.missing_message(str(v)))
     for field, cat_field in CATALOG_FIELDS.items():
         codes = codes_of[FIELDS[field].catalog_id or "accelerator"]
         if not (codes >= 0).any():

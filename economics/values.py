@@ -43,7 +43,8 @@ NON_FINITE_WORDS = frozenset({"inf", "+inf", "-inf", "infinity", "+infinity", "-
 """Words for infinity: refused as "not a finite number" (``nan`` is simply not a number)."""
 TRUE_WORDS = frozenset({"true", "yes", "y", "t", "1"})
 FALSE_WORDS = frozenset({"false", "no", "n", "f", "0"})
-ID_FIELDS = frozenset({"accelerator", "decode_accelerator", "new_accelerator", "model", "serving_stack"})
+ID_FIELDS = frozenset({"accelerator", "decode_accelerator", "new_accelerator", "model", "serving_stack",
+                       "curves_sha256", "throughput_claim"})
 """Text fields holding catalog ids: compared lower-cased, like choices."""
 
 MAX_NUMBER_CHARS = 100
