@@ -21,7 +21,7 @@ from typing import Any, NoReturn, TextIO
 
 import pandas as pd
 
-from . import calibration, sweep, tables, user_curves
+from . import benchmarks, calibration, sweep, tables, user_curves
 from .batch import ScenarioError, evaluate_with_report, explain_row, provenance_text
 from .catalog import accelerator_ids, closest, unknown_id_message
 from .compare import compare_accelerators
@@ -268,6 +268,26 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_import_benchmark(args: argparse.Namespace) -> int:
+    """Benchmark files in, a curve file out (economics.benchmarks); what a file lacks comes from the flags."""
+    skipped: list[str] | None = [] if args.skip_bad_rows else None
+    try:
+        table = benchmarks.import_benchmark(
+            [(Path(p).name if p != "-" else "stdin", _read(p)) for p in args.files], args.accelerator,
+            args.accelerators, args.model, args.precision, args.format, args.curve_id, skipped)
+    except benchmarks.BenchmarkError as exc:
+        raise InputError(str(exc)) from None
+    for note in (skipped or [])[:MAX_REPORT_LINES]:
+        say(f"skipped: {note}")
+    if skipped and len(skipped) > MAX_REPORT_LINES:
+        say(f"… and {len(skipped) - MAX_REPORT_LINES:,} more rows skipped")
+    _write(args.output, benchmarks.curves_csv(table))
+    curves = table["curve_id"].nunique()
+    say(f"{len(table):,} points in {curves:,} curve{'s' if curves != 1 else ''}"
+        + (f"; {len(skipped):,} rows skipped" if skipped else ""))
+    return EXIT_OK
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
 
     if args.write:
@@ -377,6 +397,23 @@ def build_parser() -> argparse.ArgumentParser:
     unc.add_argument("--distribution", choices=("triangular", "uniform"), default="triangular")
     unc.add_argument("--output-field", default="cost_usd_per_m_tokens", help="output for the tornado")
     unc.set_defaults(func=cmd_uncertainty)
+    imp = sub.add_parser("import-benchmark", help="benchmark results (vLLM, SGLang, GenAI-Perf, AIPerf, GuideLLM, "
+                         "InferenceX, MLPerf) as a curve file for --curves")
+    imp.add_argument("files", nargs="+", metavar="FILE", help="benchmark result files, or - for standard input")
+    imp.add_argument("-o", "--output", default="-", help="curve file to write (CSV), or - for standard output")
+    imp.add_argument("--format", choices=("auto", *benchmarks.FORMATS), default="auto")
+    imp.add_argument("--accelerator", default="", help="catalog id of the accelerator the runs used (vLLM, SGLang, "
+                     "GenAI-Perf, AIPerf and GuideLLM files do not record it)")
+    imp.add_argument("--accelerators", type=_count(1, 100_000, "accelerators"), default=None,
+                     help="accelerators serving each run (every GPU of the deployment)")
+    imp.add_argument("--model", default="", help="catalog model id (default: the file's model name through the "
+                     "aliases of data/models.csv)")
+    imp.add_argument("--precision", default="", help="weight precision: bf16, fp8 or fp4 (where the file omits it)")
+    imp.add_argument("--curve-id", default="", help="the curves' id (default: built from tool, hardware, model, "
+                     "precision and lengths)")
+    imp.add_argument("--skip-bad-rows", action="store_true", help="published rows that cannot be read are named "
+                     "on stderr and left out instead of refusing the file")
+    imp.set_defaults(func=cmd_import_benchmark)
     cal = sub.add_parser("calibrate", help="roofline efficiency factors: predicted vs measured for every point")
     cal.add_argument("--write", action="store_true", help="refit and write data/calibration.csv first")
     cal.add_argument("--holdout", action="store_true", help="per scope: training and held-out median and worst error")

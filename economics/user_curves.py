@@ -37,9 +37,19 @@ NUMERIC = ("accelerator_count", "input_tokens", "output_tokens", "output_tokens_
 TEXT = ("curve_id", "point_kind", "framework", "serving_stack", "data_parallel_attention", "speculative_decoding",
         "disaggregated", "holdout_group", "token_basis", "tool", "tool_version", "source_file", "source_sha256",
         "run_date", "confidence", "source", "source_date", "note")
-COLUMNS = (REQUIRED[0], "accelerator_count", *REQUIRED[1:], *[c for c in NUMERIC if c not in REQUIRED
-                                                             and c != "accelerator_count"], *TEXT)
+CATALOG_COLUMNS = ("curve_id", "accelerator", "accelerator_count", "model", "precision", "input_tokens",
+                   "output_tokens", "output_tokens_per_s_per_user", "output_tokens_per_s_per_accelerator", "point_kind",
+                   "framework", "serving_stack", "time_to_first_token_s", "concurrency", "tensor_parallel",
+                   "pipeline_parallel", "expert_parallel", "data_parallel_attention", "speculative_decoding",
+                   "disaggregated", "nodes", "holdout_group", "confidence", "source", "source_date", "note")
+"""The columns of data/throughput_curves.csv, in its order."""
+PROVENANCE_COLUMNS = ("request_rate_per_s", "prefill_accelerators", "decode_accelerators", "token_basis", "tool",
+                      "tool_version", "source_file", "source_sha256", "run_date")
+"""What an imported point adds: the load it ran at, a disaggregated run's pools, how its throughput was converted,
+and the file it came from."""
+COLUMNS = (*CATALOG_COLUMNS, *PROVENANCE_COLUMNS)
 """Every column a curve file may have, in the order ``import-benchmark`` writes them."""
+assert set(COLUMNS) == set(NUMERIC) | set(TEXT) | set(REQUIRED)
 PRECISIONS = ("bf16", "fp8", "fp4")
 MAX_FILES = 32
 MAX_BYTES = 20_000_000
