@@ -7,6 +7,9 @@ Python API (the CLI ``python -m economics`` and the Streamlit app use the same f
     out = economics.evaluate_scenario(s)          # one scenario -> dict of inputs and outputs
     print(economics.explain_text(s))              # every output with the numbers substituted
     table = economics.evaluate(df)                # a DataFrame of scenarios, column-wise
+    curves = economics.import_benchmark(["run.json"], accelerator="h100-sxm", accelerators=8, precision="fp8")
+    mine = economics.load_curves(economics.curves_csv(curves).encode())   # kept under its SHA-256
+    economics.evaluate_scenario(s.model_copy(update={"curves_sha256": mine.sha256, ...}))
 """
 
 from __future__ import annotations
@@ -22,19 +25,35 @@ from .batch import (
     explain_scenario,
     explain_text,
 )
+from .benchmarks import BenchmarkError, curves_csv, import_benchmark
 from .pipeline import split_warnings
 from .presets import default_scenario, preset_scenarios
 from .scenario import CATALOG_FIELDS, FIELDS, Scenario, with_changes
+from .user_curves import CurveFile, CurveFileError, read_bounded
+from .user_curves import load as _load
 from .validation import InputError
+
+
+def load_curves(source: str | bytes, name: str = "") -> CurveFile:
+    """A curve file (``import-benchmark`` output) read from a path or bytes, checked and kept under its SHA-256:
+    set a scenario's ``curves_sha256`` to ``.sha256`` to use it. Raises :class:`CurveFileError` naming each bad
+    cell (row, field, value)."""
+    if isinstance(source, bytes):
+        return _load(source, name or "curves.csv")
+    return _load(read_bounded(source), name or source.rsplit("/", 1)[-1])
 
 __all__ = [
     "CATALOG_FIELDS",
+    "BenchmarkError",
+    "CurveFile",
+    "CurveFileError",
     "FIELDS",
     "RESULT_COLUMNS",
     "InputError",
     "Scenario",
     "ScenarioError",
     "catalog",
+    "curves_csv",
     "default_scenario",
     "evaluate",
     "evaluate_scenario",
@@ -42,6 +61,8 @@ __all__ = [
     "explain_row",
     "explain_scenario",
     "explain_text",
+    "import_benchmark",
+    "load_curves",
     "preset_scenarios",
     "split_warnings",
     "with_changes",

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from . import catalog
 from .estimate import (
     ESTIMATED_INPUTS,
+    PREFILL_ESTIMATE,
     SOURCE_CURVE,
     SOURCE_ESTIMATE,
     SOURCE_GIVEN,
@@ -471,6 +472,7 @@ def _mark_throughput(cols: dict[str, Any], thr: dict[str, Any]) -> None:
     cols["_throughput_from_curve"] = (thr["throughput_source"] == SOURCE_CURVE) | (
         thr["throughput_source"] == SOURCE_USER)
     cols["_outside_measured_range"] = thr["outside_measured_range"]
+    cols[PREFILL_ESTIMATE] = thr[PREFILL_ESTIMATE]
 
 
 def explain_text(scenario: Scenario | dict[str, Any]) -> str:

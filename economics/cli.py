@@ -100,7 +100,7 @@ def _load_curves(args: argparse.Namespace) -> str:
     if not path:
         return ""
     try:
-        return user_curves.load(_read(path), Path(path).name).sha256
+        return user_curves.load(user_curves.read_bounded(path) if path != "-" else _read(path), Path(path).name).sha256
     except user_curves.CurveFileError as exc:
         raise InputError(f"--curves: {exc}") from None
 

@@ -36,6 +36,7 @@ from . import catalog
 from . import throughput as th
 from . import user_curves as user_curves_store
 from .explain import format_number as fmt
+from .revenue import PREFILL_ESTIMATE
 from .scenario import CATALOG_FIELDS, FIELDS
 
 Array = np.ndarray
@@ -81,6 +82,7 @@ THROUGHPUT_OUTPUTS: dict[str, str] = {
     "kv_cache_gb_per_sequence": "GB",
     "max_batch_in_memory": "sequence",
     "throughput_note": "text",
+    "estimated_prefill_tokens_per_s_per_accelerator": "token/s",
 }
 """Outputs of the throughput step with their units ('text' for words); empty where they do not apply."""
 
@@ -313,6 +315,7 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
         "outside_measured_range": np.zeros(n_rows, dtype=bool),
         "infeasible_reason": np.full(n_rows, "", dtype=object),
         "throughput_note": np.full(n_rows, "", dtype=object),
+        PREFILL_ESTIMATE: np.full(n_rows, np.nan),
     }
     dis = np.asarray(c["decode_accelerator"] != "", dtype=bool) if "decode_accelerator" in c else np.zeros(n_rows,
                                                                                                            bool)
@@ -339,6 +342,7 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
         if match.any():
             from_curve |= _take_curve(c, out, cv, match, target, best_d)
     out["outside_measured_range"] &= ~from_curve
+    _estimate_prefill(c, out, from_curve & np.isnan(c["input_tokens_per_s_per_accelerator"]), m, calibration)
     need &= ~from_curve
     if not need.any():
         return out
@@ -381,6 +385,32 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
         out["infeasible_reason"] = np.where(bad & (stack != BEST), reasons + " (serving stack " + stack.astype(str)
                                             + ": roofline with its terms, no measured curve for this pair)", reasons)
     return out
+
+
+def _estimate_prefill(c: dict[str, Array], out: dict[str, Array], rows: Array, m: dict[str, Array],
+                      calibration: dict[str, Array] | None) -> None:
+    """For rows whose measured figure (claim or curve) includes prefill: the roofline's prefill tokens/s per
+    accelerator (replica of ``accelerators_per_replica``, else one), only to split their cost between input and
+    output tokens (:data:`PREFILL_ESTIMATE`); NaN where the model or the hardware is not one the roofline describes."""
+    rows = rows & (np.asarray(c["model"], dtype=object) != "") & (
+        accelerator_figure(c["accelerator"], "roofline", "") != "no")
+    if not rows.any():
+        return
+    sub = _rows(c, rows)
+    rl = Roofline(sub, {k: v[rows] for k, v in m.items()},
+                  None if calibration is None else {k: np.asarray(v)[rows] for k, v in calibration.items()})
+    n = np.nan_to_num(sub["accelerators_per_replica"], nan=1.0)
+    rate = rl.prefill_rate(n) / n
+    prefill_s = rl.i_miss / rate
+    request_s = sub["output_tokens_per_request"] / sub["output_tokens_per_s_per_accelerator"]
+    # a prefill longer than the whole measured request means the figure was measured on shorter prompts
+    fits = np.isfinite(rate) & (rate > 0) & (prefill_s < request_s)
+    out[PREFILL_ESTIMATE][rows] = np.where(fits, rate, np.nan)
+    note = np.array([f"no input/output split: the roofline's prefill of {fmt(float(p))} s per request exceeds the "
+                     f"measured request time of {fmt(float(r))} s at this request shape (the figure was measured on "
+                     "shorter prompts)" if not ok and np.isfinite(p) else "" for p, r, ok in
+                     zip(prefill_s, request_s, fits, strict=True)], dtype=object)
+    out["throughput_note"][rows] = np.where(note != "", note, out["throughput_note"][rows])
 
 
 def _configuration(c: dict[str, Array], cv: Curve) -> Array:

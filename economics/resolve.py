@@ -14,6 +14,7 @@ import numpy as np
 from . import capacity, catalog
 from .explain import Trace
 from .finance import straight_line
+from .revenue import PREFILL_ESTIMATE
 from .stages import Columns
 
 
@@ -36,6 +37,8 @@ def resolve(c: dict[str, Any], trace: Trace | None = None) -> Columns:
     for name in ("decode_accelerator_price_usd", "decode_accelerator_power_kw", "decode_rent_usd_per_accelerator_hour",
                  "decode_output_tokens_per_s_per_accelerator"):
         v[name] = np.nan_to_num(v[name], nan=0.0)
+    if PREFILL_ESTIMATE not in v:  # columns that did not pass the throughput step (a variant, a study's copy)
+        v[PREFILL_ESTIMATE] = np.full(n, np.nan)
     x = Columns(v, trace)
     x.own = v["ownership"] == "own"
     x.dis = dis

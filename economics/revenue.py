@@ -140,6 +140,15 @@ INPUT_SHARE_TWO_POOLS = F("input_time_share", "-",
                           "prefill_pool_cost_usd_per_hour / (prefill_pool_cost_usd_per_hour"
                           " + decode_pool_cost_usd_per_hour)",
                           note="input tokens carry the prefill pool's cost, output tokens the decode pool's")
+PREFILL_ESTIMATE = "estimated_prefill_tokens_per_s_per_accelerator"
+"""The roofline's prefill rate of a row whose measured figure includes prefill (a claim or a curve, no prefill
+figure given): it splits the cost between input and output tokens and changes nothing else (NaN: no split)."""
+INPUT_SHARE_FOLDED = F("input_time_share", "-",
+                       "min(uncached_input_tokens_per_request / estimated_prefill_tokens_per_s_per_accelerator"
+                       " / request_time_s, 1)",
+                       note="the measured figure includes prefill: the roofline's prefill time over the measured "
+                            "request time (this split only; capacity is the measured figure's)")
+OUTPUT_SHARE_FOLDED = F("output_time_share", "-", "1 - input_time_share")
 COST_PER_M_IN = F("cost_usd_per_m_input_tokens", "USD/M token",
                   "cost_usd_per_day * input_time_share / served_input_tokens_per_day * TOKENS_PER_M")
 OUTPUT_SHARE = F("output_time_share", "-", "decode_accelerator_s_per_day / work_accelerator_s_per_day",

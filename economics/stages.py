@@ -321,13 +321,16 @@ def unit_costs(x: Columns) -> None:
     """Cost per M tokens, and per M input and output tokens where prefill is separable."""
     v, dis = x.v, x.dis
     x.calc(revenue.COST_PER_M)
-    separable = dis | x.has_p
+    folded = ~dis & ~x.has_p & ~np.isnan(v[revenue.PREFILL_ESTIMATE]) & (v["work_accelerator_s_per_day"] > 0)
+    separable = dis | x.has_p | folded
     v["input_time_share"] = np.full(x.n, np.nan)
     x.calc(revenue.INPUT_SHARE, ~dis & x.has_p & (v["work_accelerator_s_per_day"] > 0))
     x.calc(revenue.INPUT_SHARE_TWO_POOLS, dis)
+    x.calc(revenue.INPUT_SHARE_FOLDED, folded)
     v["output_time_share"] = np.full(x.n, np.nan)
     x.calc(revenue.OUTPUT_SHARE, ~dis & x.has_p & (v["work_accelerator_s_per_day"] > 0))
     x.calc(revenue.OUTPUT_SHARE_TWO_POOLS, dis)
+    x.calc(revenue.OUTPUT_SHARE_FOLDED, folded)
     x.calc(revenue.COST_PER_M_IN, separable & (v["served_input_tokens_per_day"] > 0))
     x.calc(revenue.COST_PER_M_OUT, separable)
     x.flag(3, ~separable)

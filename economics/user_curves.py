@@ -161,6 +161,18 @@ def _row_problems(rec: dict[str, str]) -> list[str]:
     return out
 
 
+def read_bounded(path: str) -> bytes:
+    """A curve file's bytes from a path, refused before reading when larger than :data:`MAX_BYTES`."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise CurveFileError(f"cannot read {shown(path)}: {exc.strerror or type(exc).__name__}") from None
+    if len(data) > MAX_BYTES:
+        raise CurveFileError(f"{shown(path)}: more than the {MAX_BYTES:,} bytes a curve file may have")
+    return data
+
+
 def register(curve_file: CurveFile) -> str:
     """Keep a checked curve file under its hash (the newest :data:`MAX_FILES`); returns the hash."""
     with _lock:
