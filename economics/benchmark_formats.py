@@ -21,7 +21,9 @@ wrote, in the units it wrote them, and leaves empty what the file does not say. 
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 import json
 import re
 from collections.abc import Callable
@@ -158,7 +160,9 @@ def _stat(metric: Any, *names: str) -> float | None:
 
 
 def _perf_analyzer_like(obj: dict[str, Any], tool: str) -> Run:
-    """GenAI-Perf or AIPerf: one profile export is one run (one concurrency or request rate)."""
+    """GenAI-Perf or AIPerf: one profile export is one run (one concurrency or request rate). Per-user speed is
+    the median of the per-request ``output_token_throughput_per_user`` (1 / each request's inter-token latency;
+    1,000 / the median ITL where the file has no per-user metric)."""
     records = obj.get("records")
     metrics: dict[str, Any] = records if isinstance(records, dict) else obj
     given = obj.get("input_config")
@@ -167,27 +171,34 @@ def _perf_analyzer_like(obj: dict[str, Any], tool: str) -> Run:
     def m(*names: str) -> dict[str, Any]:
         return next((metrics[n] for n in names if isinstance(metrics.get(n), dict)), {})
 
-    itl = _stat(m("inter_token_latency"), "p50", "median", "avg")
-    ttft = _stat(m("time_to_first_token", "ttft"), "p50", "median", "avg")
-    unit_ttft = m("time_to_first_token", "ttft").get("unit", "ms")
-    unit_itl = m("inter_token_latency").get("unit", "ms")
-    load = cfg.get("perf_analyzer", {}).get("stimulus", {}) if isinstance(cfg.get("perf_analyzer"), dict) else {}
-    loadgen = cfg.get("loadgen", {}) if isinstance(cfg.get("loadgen"), dict) else {}
-    model = cfg.get("model_names") or (cfg.get("endpoint", {}) or {}).get("model_names") or cfg.get("model") or ""
+    per_user = _stat(m("output_token_throughput_per_user", "output_token_throughput_per_request"), "p50")
+    itl = m("inter_token_latency")
+    if per_user is None:
+        per_user = _per_user_from_ms(_in_ms(_stat(itl, "p50"), itl.get("unit", "ms")))
+    ttft = m("time_to_first_token")
+    stimulus = _find(cfg, "stimulus") if isinstance(_find(cfg, "stimulus"), dict) else {}
+    loadgen = cfg.get("loadgen") if isinstance(cfg.get("loadgen"), dict) else {}
+    model = (_find(cfg, "model_names") or cfg.get("model") or "")
+    count = _stat(m("request_count"), "avg")
+    total_out = _stat(m("total_output_tokens", "total_osl"), "avg")
     return Run(
-        tool=tool, index=1,
-        per_user=_per_user_from_ms(_in_ms(itl, unit_itl)),
-        output_tokens_per_s=_stat(m("output_token_throughput"), "avg", "value"),
-        ttft_s=(_in_ms(ttft, unit_ttft) or 0) / 1000 or None,
-        concurrency=_number(load, "concurrency") or _number(loadgen, "concurrency") or _number(cfg, "concurrency"),
-        request_rate_per_s=_number(load, "request_rate") or _number(loadgen, "request_rate"),
+        tool=tool, index=1, per_user=per_user, output_tokens_per_s=_stat(m("output_token_throughput"), "avg"),
+        ttft_s=_in_seconds(_stat(ttft, "p50"), ttft.get("unit", "ms")),
+        concurrency=_number(stimulus, "concurrency") or _number(loadgen, "concurrency") or _number(cfg, "concurrency"),
+        request_rate_per_s=_number(stimulus, "request_rate") or _number(loadgen, "request_rate")
+        or _number(cfg, "request_rate"),
         input_tokens=_stat(m("input_sequence_length"), "avg"),
-        output_tokens=_stat(m("output_sequence_length"), "avg"),
+        output_tokens=_mean(total_out, count) or _stat(m("output_sequence_length"), "avg"),
         model_name=str(model[0] if isinstance(model, list) and model else model or ""),
-        tool_version=str(obj.get("version") or cfg.get("version") or ""),
-        run_date=_date(obj.get("start_time") or obj.get("date") or ""),
-        framework="", token_basis="output token throughput of the run / accelerators",
-        note=f"median inter-token latency {shown(itl)} {unit_itl}")
+        tool_version=str(obj.get("aiperf_version") or obj.get("version") or ""),
+        run_date=_date(obj.get("start_time") or ""), framework="",
+        token_basis="output token throughput of the run (output_token_throughput) / accelerators",
+        note=f"median per-user output speed of the requests; {number_cell(count)} requests")
+
+
+def _in_seconds(value: float | None, unit: str) -> float | None:
+    ms = _in_ms(value, unit)
+    return None if ms is None else ms / 1000
 
 
 def _in_ms(value: float | None, unit: str) -> float | None:
@@ -200,29 +211,34 @@ def _in_ms(value: float | None, unit: str) -> float | None:
 
 
 def read_guidellm(obj: dict[str, Any]) -> list[Run]:
-    """Each of a GuideLLM report's benchmarks (one strategy: synchronous, concurrent streams, a constant rate)."""
+    """Each of a GuideLLM report's benchmarks (one strategy: synchronous, concurrent streams, a constant rate).
+    Per-user speed is 1,000 / the median inter-token latency of the successful requests (``time_per_output_token_ms``
+    counts the first token too); throughput the mean output tokens/s."""
     runs = []
     for i, b in enumerate(obj.get("benchmarks") or [], start=1):
         metrics = b.get("metrics", {}) if isinstance(b, dict) else {}
 
-        def ok(name: str, stat: str = "median", metrics: Any = metrics) -> float | None:
-            v = metrics.get(name, {})
-            v = v.get("successful", v) if isinstance(v, dict) else {}
-            return _number(v, stat) if stat != "median" else _number(v, "median", "mean")
+        def ok(name: str, stat: str, metrics: Any = metrics) -> float | None:
+            v = metrics.get(name, {}) if isinstance(metrics, dict) else {}
+            return _number(v.get("successful", v) if isinstance(v, dict) else {}, stat)
 
         strategy = _strategy(b)
+        kind = str(strategy.get("type_") or strategy.get("type") or "")
+        streams = 1.0 if kind == "synchronous" else _number(strategy, "streams")
+        backend = _find(b, "backend") if isinstance(_find(b, "backend"), dict) else {}
+        model = (_find(b, "backend_model") or backend.get("model") or _find(obj.get("args", {}), "model")
+                 or _find(obj.get("config", {}), "model") or "")
         runs.append(Run(
             tool="guidellm", index=i,
-            per_user=_per_user_from_ms(ok("time_per_output_token_ms") or ok("inter_token_latency_ms")),
+            per_user=_per_user_from_ms(ok("inter_token_latency_ms", "median")),
             output_tokens_per_s=ok("output_tokens_per_second", "mean"),
-            ttft_s=(ok("time_to_first_token_ms") or 0) / 1000 or None,
-            concurrency=_number(strategy, "streams", "max_concurrency"), request_rate_per_s=_number(strategy, "rate"),
+            ttft_s=(ok("time_to_first_token_ms", "median") or 0) / 1000 or None,
+            concurrency=streams, request_rate_per_s=_number(strategy, "rate"),
             input_tokens=ok("prompt_token_count", "mean"), output_tokens=ok("output_token_count", "mean"),
-            model_name=str(_find(b, "model") or _find(obj, "model") or ""),
-            tool_version=str(_find(obj, "guidellm_version") or obj.get("version") or ""),
-            run_date=_date(_find(b, "start_time") or ""), framework="",
-            token_basis="mean output tokens/s of the benchmark / accelerators",
-            note=f"strategy {shown(strategy.get('type_') or strategy.get('type') or '')}"))
+            model_name=str(model), tool_version=str(_find(obj.get("metadata", {}), "guidellm_version") or ""),
+            run_date=_date(b.get("start_time") if isinstance(b, dict) else ""), framework="",
+            token_basis="mean output tokens/s of the benchmark (output_tokens_per_second) / accelerators",
+            note=f"strategy {shown(kind)}"))
     return runs
 
 
@@ -273,7 +289,7 @@ def _inferencex_row(i: int, r: Any) -> Run:
     """One InferenceX row as a run (see :func:`read_inferencex`)."""
     if not isinstance(r, dict):
         raise BenchmarkError(f"row {i}: not an object")
-    m = r.get("metrics") if isinstance(r.get("metrics"), dict) else r
+    m = r.get("metrics") if isinstance(r.get("metrics"), dict) else r  # the API nests them; the raw artifact not
     out = _number(m, "output_tput_per_gpu")
     if out is None:
         raise BenchmarkError(f"row {i}: no output_tput_per_gpu (tput_per_gpu alone counts input tokens too, and "
@@ -281,6 +297,8 @@ def _inferencex_row(i: int, r: Any) -> Run:
     disagg = bool(r.get("disagg"))
     p, d = _number(r, "num_prefill_gpu"), _number(r, "num_decode_gpu")
     tp, ep = _number(r, "decode_tp", "tp"), _number(r, "decode_ep", "ep")
+    if "hardware" not in r:  # the benchmark repository's raw artifact: GPUs of one node = TP x PP x PCP
+        tp = (tp or 1.0) * (_number(r, "pp") or 1.0) * (_number(r, "pcp_size") or 1.0) if tp else None
     gpus: float | None
     per_acc: float | None
     if disagg:
@@ -298,23 +316,30 @@ def _inferencex_row(i: int, r: Any) -> Run:
     else:
         gpus, per_acc = tp, out
         basis = f"InferenceX output_tput_per_gpu (output tokens/s / {shown(tp)} tensor-parallel GPUs)"
-    spec = str(r.get("spec_method") or "none")
-    hw = str(r.get("hardware") or "").lower()
+    spec = str(r.get("spec_method") or r.get("spec_decoding") or "none")
+    hw = str(r.get("hardware") or str(r.get("hw") or "").split("-")[0]).lower()  # raw runner names: b200-nv_2
     url = str(r.get("run_url") or "")
     return Run(
         tool="inferencex", index=i, per_user=_number(m, "median_intvty") or _per_user_from_ms(
             (_number(m, "median_tpot") or 0) * 1000), output_tokens_per_s_per_accelerator=per_acc,
         ttft_s=_number(m, "median_ttft"), concurrency=_number(r, "conc"),
-        input_tokens=_number(r, "isl"), output_tokens=_number(r, "osl"), model_name=str(r.get("model") or ""),
+        input_tokens=_number(r, "isl"), output_tokens=_number(r, "osl"),
+        model_name=str(r.get("model") or r.get("infmax_model_prefix") or ""),
         accelerator=INFERENCEX_HARDWARE.get(hw, hw), accelerators=gpus, precision=str(r.get("precision") or ""),
         run_date=_date(r.get("date")), framework=str(r.get("framework") or ""),
         stack={"tensor_parallel": number_cell(tp), "expert_parallel": number_cell(ep),
-               "data_parallel_attention": "yes" if r.get("decode_dp_attention") else "no",
+               "data_parallel_attention": "yes" if _truthy(r.get("decode_dp_attention", r.get("dp_attention")))
+            else "no",
                "speculative_decoding": spec, "disaggregated": "yes" if disagg else "no",
                "prefill_accelerators": number_cell(p) if disagg else "",
                "decode_accelerators": number_cell(d) if disagg else ""},
         group=url.split("/attempts")[0], token_basis=basis, source=url,
         note=f"concurrency {shown(r.get('conc'))}; image {shown(r.get('image') or '')}; nominal ISL/OSL")
+
+
+def _truthy(v: Any) -> bool:
+    """InferenceX booleans: JSON true/false in the API, the strings "true"/"false" in the raw artifact."""
+    return v is True or str(v).strip().lower() == "true"
 
 
 def number_cell(x: float | None, digits: int = 6) -> str:
@@ -338,23 +363,76 @@ def read_mlperf_summary(text: str) -> list[Run]:
         if m and m.group(1) not in kv:
             kv[m.group(1)] = m.group(2)
     tokens = _number(kv, "Tokens per second", "Completed tokens per second")
-    tpot_ns = _number(kv, "99.00 percentile time to output token (ns)", "99.00 percentile TPOT latency (ns)")
-    ttft_ns = _number(kv, "50.00 percentile first token latency (ns)", "Mean First Token latency (ns)")
+    tpot_ns = _number(kv, "50.00 percentile time to output token (ns)", "50.00 percentile time per output token (ns)")
+    ttft_ns = _number(kv, "50.00 percentile first token latency (ns)")
     samples = _number(kv, "Samples per second", "Completed samples per second")
     valid = kv.get("Result is", "")
+    scenario = kv.get("Scenario", "")
     return [Run(
         tool="mlperf", index=1, per_user=1e9 / tpot_ns if tpot_ns else None, output_tokens_per_s=tokens,
         ttft_s=ttft_ns / 1e9 if ttft_ns else None, output_tokens=_mean(tokens, samples),
-        model_name="", run_date="", framework="", point_kind="constraint",
+        input_tokens=MLPERF_NO_INPUT, point_kind="measured" if tpot_ns else "offline",
         token_basis="MLPerf tokens per second (generated tokens) / accelerators",
-        note=f"SUT {shown(kv.get('SUT name', ''))}; scenario {shown(kv.get('Scenario', ''))}; result {shown(valid)}; "
-             "per-user = 1e9 / p99 TPOT [ns], a lower bound")]
+        note=f"SUT {shown(kv.get('SUT name', ''))}; scenario {shown(scenario)}; result {shown(valid)}; per-user = "
+             "1e9 / median time per output token [ns]; the log records no prompt length")]
+
+
+MLPERF_NO_INPUT = None
+"""MLPerf logs record no prompt length: asked for (``--input-tokens``) or the point stays without one."""
+MLPERF_TPOT_LIMIT_MS = {("llama2-70b", "server"): 200.0, ("llama2-70b", "interactive"): 40.0,
+                        ("llama3.1-405b", "server"): 175.0}
+"""Per-user speed bounds of MLPerf Inference's LLM scenarios (p99 time per output token limits, ms), used for the
+summary table's rows, which carry no latency (MLPerf Inference rules, LLM latency constraints)."""
+MLPERF_ACCELERATORS = ("gb300", "gb200", "b300", "b200", "h200", "h100", "mi355x", "mi325x", "mi300x", "a100",
+                       "l40s")
+
+
+def mlperf_accelerator(name: str) -> str:
+    """The catalog id in an MLPerf accelerator name ('NVIDIA H200-SXM-141GB' -> h200-sxm), '' when it names none
+    or a variant the catalog does not hold (PCIe, NVL)."""
+    text = re.sub(r"[^a-z0-9]", "", name.lower())
+    if "pcie" in text or "nvl" in text and "nvl72" not in text:
+        return ""
+    key = next((k for k in MLPERF_ACCELERATORS if k in text), "")
+    return {"h200": "h200-sxm", "h100": "h100-sxm", "gb200": "gb200-nvl72", "gb300": "gb300-nvl72",
+            "a100": "a100-sxm"}.get(key, key)
+
+
+def read_mlperf_table(text: str) -> list[Run]:
+    """The rows of an MLPerf results summary table (``summary.csv``): the system's tokens/s over its accelerators
+    (nodes x per node); power rows (``Units`` = Watts) are not runs. Offline rows have no per-user speed; Server and
+    Interactive rows take their scenario's bound (``constraint`` points)."""
+    runs = []
+    for i, r in enumerate(csv.DictReader(io.StringIO(text)), start=1):
+        if str(r.get("Units", "")).strip().lower() == "watts":
+            continue
+        scenario = str(r.get("Scenario", "")).strip().lower()
+        model = str(r.get("MlperfModel") or r.get("Model") or "").strip()
+        family = re.sub(r"-(interactive-)?99(\.9)?$", "", model.lower())
+        limit = MLPERF_TPOT_LIMIT_MS.get((family, "interactive" if "interactive" in model.lower() else scenario))
+        tokens = re.search(r"TOKENS_PER_SAMPLE:\s*([0-9.]+)", str(r.get("Accuracy", "")))
+        nodes, per_node = _number(r, "number_of_nodes"), _number(r, "accelerators_per_node")
+        runs.append(Run(
+            tool="mlperf", index=i, per_user=1000.0 / limit if limit and scenario != "offline" else None,
+            output_tokens_per_s=_number(r, "Result"), output_tokens=float(tokens.group(1)) if tokens else None,
+            model_name=model, accelerator=mlperf_accelerator(str(r.get("accelerator_model_name", ""))),
+            accelerators=(nodes or 1.0) * per_node if per_node else None,
+            precision=str(r.get("weight_data_types") or "").replace("nvfp4", "fp4"), tool_version=str(
+                r.get("version") or ""), framework=str(r.get("framework") or ""),
+            point_kind="offline" if scenario == "offline" else "constraint",
+            token_basis="MLPerf system tokens/s (generated tokens) / (nodes x accelerators per node)",
+            note=f"{shown(r.get('SystemName', ''))}; {shown(r.get('Scenario', ''))}; {shown(r.get('Availability', ''))}"
+                 + (f"; per-user = 1,000 / the scenario's p99 TPOT limit of {limit:g} ms, a lower bound" if limit
+                    and scenario != "offline" else "")))
+    return runs
 
 
 def detect(data: bytes, name: str) -> str:
     """The format of a file from its content (and, for text summaries, its first lines)."""
     text = data.decode("utf-8-sig", errors="replace").lstrip()
     if text.startswith("=") or "MLPerf Results Summary" in text[:2000]:
+        return "mlperf"
+    if text.startswith("Organization,") and "Scenario" in text.split("\n", 1)[0]:
         return "mlperf"
     if not text.startswith(("{", "[")):
         return "curves"
@@ -366,8 +444,7 @@ def detect(data: bytes, name: str) -> str:
             return "sglang"  # one JSON object a line
         raise BenchmarkError(f"{shown(name)}: not JSON, a JSONL of runs, a curve CSV or an MLPerf summary") from None
     if isinstance(obj, list):
-        if obj and isinstance(obj[0], dict) and ("median_intvty" in obj[0] or "hardware" in obj[0]
-                                                  or "metrics" in obj[0]):
+        if obj and isinstance(obj[0], dict) and ({"median_intvty", "hardware", "metrics", "hw"} & set(obj[0])):
             return "inferencex"
         raise BenchmarkError(f"{shown(name)}: a JSON list that is not InferenceX result rows")
     if not isinstance(obj, dict):
@@ -390,7 +467,8 @@ def read_runs(data: bytes, name: str, fmt: str = "auto", skipped: list[str] | No
     text = data.decode("utf-8-sig", errors="strict")
     try:
         if fmt == "mlperf":
-            return read_mlperf_summary(text)
+            table = text.lstrip().startswith("Organization,")
+            return _bounded(read_mlperf_table(text) if table else read_mlperf_summary(text))
         if fmt == "sglang":
             lines = [json.loads(line) for line in text.splitlines() if line.strip()]
             if not all(isinstance(x, dict) for x in lines):

@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -47,6 +48,8 @@ class Flags:
     model: str = ""
     precision: str = ""
     curve_id: str = ""
+    input_tokens: float | None = None
+    output_tokens: float | None = None
 
 
 def model_id(name: str, flag: str = "") -> str:
@@ -67,7 +70,7 @@ def model_id(name: str, flag: str = "") -> str:
     for mid, aliases in table["aliases"].items():
         for alias in str(aliases).split(";"):
             a = alias.strip().lower()
-            if a and wanted in (a, a.split("/")[-1]):
+            if a and (wanted == a or wanted.split("/")[-1] == a.split("/")[-1]):
                 return str(mid)
     if not wanted:
         raise BenchmarkError("model: the file does not name its model; give --model ID (a data/models.csv id)")
@@ -137,31 +140,42 @@ def points(runs: Sequence[Run], flags: Flags, file_name: str, sha256: str) -> li
     return _name_curves(rows, flags.curve_id)
 
 
-def _point(run: Run, flags: Flags, file_name: str, sha256: str) -> dict[str, str]:
-    for name, value in (("per-user speed (TPOT or inter-token latency)", run.per_user),
-                        ("input tokens per request", run.input_tokens),
-                        ("output tokens per request", run.output_tokens)):
+def _lengths(run: Run, flags: Flags) -> tuple[float, float]:
+    """The run's mean input and output tokens per request, or the flags' where the file records none."""
+    out = []
+    for name, recorded, given in (("input", run.input_tokens, flags.input_tokens),
+                                  ("output", run.output_tokens, flags.output_tokens)):
+        if recorded is not None and given is not None and abs(recorded - given) > 0.01 * given:
+            raise BenchmarkError(f"--{name}-tokens {num(given)}: the file records {num(recorded)} {name} tokens "
+                                 "per request")
+        value = recorded if recorded is not None else given
         if value is None or not value > 0:
-            raise BenchmarkError(f"{name}: the run records none usable ({shown(value)})")
-    found: dict[str, str] = {}
-    missing = []
+            raise BenchmarkError(f"{name} tokens: {run.tool} files of this kind do not record the {name} tokens per "
+                                 f"request; give --{name}-tokens N")
+        out.append(value)
+    return out[0], out[1]
+
+
+def _point(run: Run, flags: Flags, file_name: str, sha256: str) -> dict[str, str]:
+    if run.point_kind != "offline" and not (run.per_user and run.per_user > 0):
+        raise BenchmarkError("per-user speed: the run records no time per output token")
+    found: dict[str, Any] = {}
+    missing = []  # every flag a file needs is named at once
     for name, look in (("accelerator", lambda: _accelerator(run, flags)), ("precision", lambda: _precision(run, flags)),
-                       ("model", lambda: model_id(run.model_name, flags.model))):
+                       ("model", lambda: model_id(run.model_name, flags.model)),
+                       ("throughput", lambda: _per_accelerator(run, flags)), ("lengths", lambda: _lengths(run, flags))):
         try:
             found[name] = look()
         except BenchmarkError as exc:
             missing.append(str(exc))
-    try:
-        per_acc, count, basis = _per_accelerator(run, flags)
-    except BenchmarkError as exc:
-        missing.append(str(exc))
     if missing:
         raise BenchmarkError("; ".join(missing))
+    (per_acc, count, basis), (i_tok, o_tok) = found["throughput"], found["lengths"]
     row = {c: "" for c in user_curves.COLUMNS}
     row.update({
         "accelerator": found["accelerator"], "accelerator_count": num(count), "model": found["model"],
         "precision": found["precision"],
-        "input_tokens": num(run.input_tokens), "output_tokens": num(run.output_tokens),
+        "input_tokens": num(i_tok), "output_tokens": num(o_tok),
         "output_tokens_per_s_per_user": num(run.per_user), "output_tokens_per_s_per_accelerator": num(per_acc),
         "point_kind": run.point_kind, "time_to_first_token_s": num(run.ttft_s), "concurrency": num(run.concurrency),
         "request_rate_per_s": num(run.request_rate_per_s), "framework": run.framework, "token_basis": basis,
@@ -217,13 +231,14 @@ def _curve_name(row: dict[str, str], i: float, o: float) -> str:
 
 def import_benchmark(files: Iterable[str | Path | tuple[str, bytes]], accelerator: str = "",
                      accelerators: float | None = None, model: str = "", precision: str = "",
-                     fmt: str = "auto", curve_id: str = "", skipped: list[str] | None = None) -> pd.DataFrame:
+                     fmt: str = "auto", curve_id: str = "", skipped: list[str] | None = None,
+                     input_tokens: float | None = None, output_tokens: float | None = None) -> pd.DataFrame:
     """Curve points from benchmark files (paths, or (name, bytes) pairs), in the columns of a curve file.
 
     Raises :class:`BenchmarkError` naming the file, the run and the missing flag or bad value. With a ``skipped``
     list, published rows whose GPU counts contradict their throughputs are named there instead of refused.
     """
-    flags = Flags(accelerator, accelerators, model, precision, curve_id)
+    flags = Flags(accelerator, accelerators, model, precision, curve_id, input_tokens, output_tokens)
     rows: list[dict[str, str]] = []
     for i, f in enumerate(files):
         if i >= MAX_FILES:

@@ -56,6 +56,11 @@ HOLDOUT_SOURCES = ("trtllm-0.14-serving",)
 """Sources whose points are held out whatever the model (``holdout_group`` in data/throughput_curves.csv): TensorRT-LLM
 0.14's online-serving table (Llama 3.1 8B and 70B under Poisson load, with the time to first token), added straight
 into the held-out split so that the time to first token has points the fit never saw."""
+BLIND_SOURCES = ("inferencex-2026",)
+"""Sources added after the stored factors were fitted and never fitted (split ``blind``): the InferenceX runs
+refreshed on 2026-12-01 by tools/refresh_inferencex.py (B300, GB200, GB300 and newer runs on every other GPU). Their
+error is reported on its own (``blind_*``), so it says how the calibration does on runs and hardware it never saw,
+without moving the bounds set on the held-out split."""
 OFFLINE_MAX_BATCH = 2048.0
 """Batch limit for offline (maximum-throughput) points that publish no concurrency: TensorRT-LLM's default
 ``max_batch_size`` (LLM API BuildConfig default 2048, https://nvidia.github.io/TensorRT-LLM/llm-api/reference.html)."""
@@ -143,8 +148,8 @@ def points() -> pd.DataFrame:
     roof = df["accelerator"].map(acc["roofline"] if "roofline" in acc.columns else {}).fillna("")
     df["family"] = df["accelerator"].map(acc["family"]).fillna("")
     df["model_class"] = model_class(df["model"].to_numpy())
-    df["split"] = np.where(df["model"].isin(HOLDOUT_MODELS) | df["source_group"].isin(HOLDOUT_SOURCES), "holdout",
-                           "train")
+    df["split"] = np.where(df["source_group"].isin(BLIND_SOURCES), "blind", np.where(
+        df["model"].isin(HOLDOUT_MODELS) | df["source_group"].isin(HOLDOUT_SOURCES), "holdout", "train"))
     df["fitted"] = "yes"
     df.loc[df["input_tokens"].isna() | df["output_tokens"].isna(), "fitted"] = "no: input/output length unknown"
     df.loc[df["precision"] == "", "fitted"] = "no: precision unknown"
@@ -402,7 +407,8 @@ def _members(pts: pd.DataFrame, scope: str) -> pd.DataFrame:
 
 def report() -> tuple[pd.DataFrame, dict[str, float]]:
     """Predicted vs measured for every point with the factors in data/calibration.csv; summary over fitted points
-    (both splits), the held-out split on its own, and the time to first token."""
+    (train and held-out splits), the held-out split on its own, the time to first token, and the blind split (sources
+    added after the fit, :data:`BLIND_SOURCES`) on its own."""
     pts = points()
     factors = stored_factors(pts["accelerator"].to_numpy(), pts["model"].to_numpy())
     for f, v in factors.items():
@@ -417,7 +423,8 @@ def report() -> tuple[pd.DataFrame, dict[str, float]]:
             res.loc[ok, col] = sub[col].to_numpy()
     # an arrival-limited point's throughput is not compared: no throughput prediction is shown for it
     res.loc[ok & res["measured"].isna().to_numpy(), "predicted"] = np.nan
-    fitted = res[ok]
+    fitted = res[ok & (res["split"] != "blind").to_numpy()]  # the blind split is summarised on its own
+    blind = res.loc[ok & (res["split"] == "blind").to_numpy(), "error_pct"].abs().dropna()
     abs_err = fitted["error_pct"].abs()
     held = fitted.loc[fitted["split"] == "holdout", "error_pct"].abs()
     ttft = fitted["ttft_error_pct"].abs().dropna()
@@ -429,7 +436,10 @@ def report() -> tuple[pd.DataFrame, dict[str, float]]:
                "holdout_worst_abs_error_pct": float(held.max()) if len(held) else float("nan"),
                "ttft_points": float(len(ttft)),
                "ttft_median_abs_error_pct": float(ttft.median()) if len(ttft) else float("nan"),
-               "ttft_worst_abs_error_pct": float(ttft.max()) if len(ttft) else float("nan")}
+               "ttft_worst_abs_error_pct": float(ttft.max()) if len(ttft) else float("nan"),
+               "blind_points": float(len(blind)),
+               "blind_median_abs_error_pct": float(blind.median()) if len(blind) else float("nan"),
+               "blind_worst_abs_error_pct": float(blind.max()) if len(blind) else float("nan")}
     return res, summary
 
 
@@ -441,11 +451,13 @@ def holdout_table() -> pd.DataFrame:
     fitted = res[res["fitted"] == "yes"]
     rows = []
     for scope, g in [("all", fitted), *((str(f), h) for f, h in fitted.groupby("family"))]:
-        train, held = g["split"] == "train", g["split"] == "holdout"
+        train, held, blind = g["split"] == "train", g["split"] == "holdout", g["split"] == "blind"
         row: dict[str, Any] = {"scope": scope, "accelerators": " ".join(sorted(set(g["accelerator"])))}
         for prefix, errors in (("train", g.loc[train, "error_pct"]), ("holdout", g.loc[held, "error_pct"]),
-                               ("ttft", g["ttft_error_pct"]), ("train_ttft", g.loc[train, "ttft_error_pct"]),
-                               ("holdout_ttft", g.loc[held, "ttft_error_pct"])):
+                               ("ttft", g.loc[~blind, "ttft_error_pct"]),
+                               ("train_ttft", g.loc[train, "ttft_error_pct"]),
+                               ("holdout_ttft", g.loc[held, "ttft_error_pct"]), ("blind", g.loc[blind, "error_pct"]),
+                               ("blind_ttft", g.loc[blind, "ttft_error_pct"])):
             n, med, worst = _stats(errors)
             row.update({f"{prefix}_points": n, f"{prefix}_median_pct": med, f"{prefix}_worst_pct": worst})
         rows.append(row)
@@ -496,7 +508,14 @@ def holdout_text() -> str:
                          f"{pct(f[prefix + '_worst_pct'])}" + ("  " if prefix != "holdout_ttft" else ""))
         lines.append(" ".join(cells).rstrip())
     lines += ["", f"output tokens/s per accelerator, prefill included; TTFT over {int(summary['ttft_points'])} "
-                  "measured points (saturated points excluded)"]
+                  "measured points (saturated points excluded)", "",
+              "blind: sources added after the fit, never fitted (" + ", ".join(BLIND_SOURCES) + ")",
+              f"{'scope':18} {'points':>7} {'median':>7} {'worst':>7}   {'TTFT n':>7} {'median':>7} {'worst':>7}"]
+    for r in table.to_dict("records"):
+        if int(r["blind_points"]):
+            lines.append(f"{r['scope']:18} {int(r['blind_points']):7d} {pct(float(r['blind_median_pct']))} "
+                         f"{pct(float(r['blind_worst_pct']))}   {int(r['blind_ttft_points']):7d} "
+                         f"{pct(float(r['blind_ttft_median_pct']))} {pct(float(r['blind_ttft_worst_pct']))}")
     for split, g in res[res["fitted"] == "yes"].groupby("split", sort=False):
         n, med, worst = _stats(g["per_user_error_pct"])
         if n:

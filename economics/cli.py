@@ -274,7 +274,8 @@ def cmd_import_benchmark(args: argparse.Namespace) -> int:
     try:
         table = benchmarks.import_benchmark(
             [(Path(p).name if p != "-" else "stdin", _read(p)) for p in args.files], args.accelerator,
-            args.accelerators, args.model, args.precision, args.format, args.curve_id, skipped)
+            args.accelerators, args.model, args.precision, args.format, args.curve_id, skipped, args.input_tokens,
+            args.output_tokens)
     except benchmarks.BenchmarkError as exc:
         raise InputError(str(exc)) from None
     for note in (skipped or [])[:MAX_REPORT_LINES]:
@@ -409,6 +410,10 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--model", default="", help="catalog model id (default: the file's model name through the "
                      "aliases of data/models.csv)")
     imp.add_argument("--precision", default="", help="weight precision: bf16, fp8 or fp4 (where the file omits it)")
+    imp.add_argument("--input-tokens", type=float, default=None, help="mean input tokens per request, where the file "
+                     "records none (MLPerf logs)")
+    imp.add_argument("--output-tokens", type=float, default=None, help="mean output tokens per request, where the "
+                     "file records none")
     imp.add_argument("--curve-id", default="", help="the curves' id (default: built from tool, hardware, model, "
                      "precision and lengths)")
     imp.add_argument("--skip-bad-rows", action="store_true", help="published rows that cannot be read are named "

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import economics
+from economics import estimate
 from economics import throughput as th
 from economics.calibration import report
 from economics.estimate import curves
@@ -125,7 +126,9 @@ def test_target_picks_the_largest_batch_that_still_meets_it() -> None:
 # --- measured curves ------------------------------------------------------------------------------------------
 
 CURVE_SCENARIO = {"accelerator": "h200-sxm", "model": "deepseek-v3", "precision": "fp8", "accelerator_count": 8,
-                  "ownership": "rent", "input_tokens_per_request": 1024, "output_tokens_per_request": 1024}
+                  "ownership": "rent", "input_tokens_per_request": 1024, "output_tokens_per_request": 1024,
+                  "serving_stack": "sglang-0.5.9-tp8"}
+"""H200 x DeepSeek-R1 FP8 1k/1k on SGLang TP8 (pinned: other stacks' fronts are higher at some speeds)."""
 
 
 def test_measured_point_is_reproduced_exactly_and_cost_follows_the_interpolated_throughput() -> None:
@@ -149,17 +152,20 @@ def test_no_extrapolation_beyond_the_measured_range() -> None:
 
 
 def test_interactivity_curve_front_and_measured_points() -> None:
-    r = interactivity_curve(CURVE_SCENARIO)
+    best = {**CURVE_SCENARIO, "serving_stack": "best"}
+    r = interactivity_curve(best)
     front, measured = r["front"], r["measured"]
-    # H200 x DeepSeek-R1 FP8: SGLang TP8 (3 lengths x 5 points), Dynamo+SGLang (5) and Dynamo+TRT-LLM (2), 1k/1k
-    assert len(front) > 10 and len(measured) == 22
-    assert measured.groupby("serving_stack").size().to_dict() == {
-        "sglang-0.5.9-tp8": 15, "dynamo-sglang-0.5.8.post1-tp8-ep8-disagg": 5, "dynamo-trtllm-0.8.1-tp8-ep8-disagg": 2}
+    # H200 x DeepSeek-R1 FP8: every stack's measured points at any lengths (the page's dots); SGLang TP8 from the
+    # first snapshot (3 lengths x 5 points) and the refreshed runs of 2026
+    here = [cv for cv in estimate.curves() if (cv.accelerator, cv.model, cv.precision) == ("h200-sxm", "deepseek-v3",
+                                                                                          "fp8")]
+    assert len(measured) == sum(cv.per_user.size for cv in here) and len(front) > 10
+    assert measured.groupby("serving_stack").size()["sglang-0.5.9-tp8"] == 15
     # no target: the roofline's most throughput, no measured stack chosen; at 22 tokens/s per user the Dynamo +
-    # TRT-LLM front is the highest (tests/test_stacks.py works its 969.9 by hand), at 30 SGLang TP8's (232 > 193)
+    # TRT-LLM front is the only one (tests/test_stacks.py), at 30 TensorRT-LLM TP8/EP8 with MTP is the highest
     assert not measured["chosen"].any()
-    for target, stack in ((22.0, "dynamo-trtllm-0.8.1-tp8-ep8-disagg"), (30.0, "sglang-0.5.9-tp8")):
-        m = interactivity_curve({**CURVE_SCENARIO, "target_output_tokens_per_s_per_user": target})["measured"]
+    for target, stack in ((22.0, "dynamo-trtllm-tp8-ep8-disagg"), (30.0, "trtllm-tp8-ep8-mtp")):
+        m = interactivity_curve({**best, "target_output_tokens_per_s_per_user": target})["measured"]
         assert set(m.loc[m["chosen"], "serving_stack"]) == {stack}
     assert front["output_tokens_per_s_per_user"].is_monotonic_increasing
     assert front["output_tokens_per_s_per_accelerator"].is_monotonic_decreasing
@@ -177,9 +183,12 @@ def test_calibration_report_covers_every_point_and_labels_dataflow() -> None:
     sn = pts[pts["accelerator"].isin(["sn40l", "groq-lpu", "cerebras-cs3"])]
     assert len(sn) and sn["fitted"].str.contains("dataflow").all()
     fitted = pts[pts["fitted"] == "yes"]
-    assert summary["fitted_points"] == len(fitted) > 20
+    assert len(fitted) > 20
     compared = fitted["measured"].notna()  # an arrival-limited point is compared on its TTFT only
-    assert np.isfinite(fitted.loc[compared, "predicted"]).all() and fitted.loc[~compared, "predicted"].isna().all()
+    seen = fitted["split"] != "blind"  # sources added after the fit are summarised on their own
+    assert np.isfinite(fitted.loc[compared & seen, "predicted"]).all()
+    assert fitted.loc[~compared, "predicted"].isna().all()
+    assert summary["fitted_points"] == seen.sum() and summary["blind_points"] >= 100
     assert np.isfinite(fitted.loc[~compared, "predicted_ttft"]).all() and (~compared).sum() >= 1
     assert 0 < summary["median_abs_error_pct"] <= summary["worst_abs_error_pct"]
     assert len(claims) > 0
