@@ -137,13 +137,12 @@ def test_the_link_follows_an_edit_the_engine_refuses(page: str) -> None:
     # The URL is written once a page has drawn its KPIs (or its editor, when it stops early): a scenario the
     # engine refuses stops the page before any KPI, and the link must still hold it.
     at = start(page)
-    set_field(at, "model", None)
-    set_field(at, "output_tokens_per_s_per_accelerator", "")
+    set_field(at, "model", None)  # the default's throughput is its model's measured curve: none is left
     assert not at.metric and "output_tokens_per_s_per_accelerator" in str(at.error[0].value)
     expected = ui.links.link_query(at.session_state["scenario"], at.session_state["settings"],
                                    at.session_state["baseline"])
     assert dict(at.query_params) == expected
-    assert expected["output_tokens_per_s_per_accelerator"] == ""  # the edit itself, not only the earlier state
+    assert expected["model"] == ""  # the edit itself, not only the earlier state
 
 
 def test_explanation_is_plain_text(app: AppTest) -> None:

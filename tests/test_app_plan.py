@@ -66,9 +66,10 @@ def test_the_default_page_plans_the_default_working_scenario() -> None:
     assert metric(at, "Cost per day") == fmt.usd(want["cost_usd_per_day"])
     assert metric(at, "Cost per M tokens") == fmt.usd_rate(want["cost_usd_per_m_tokens"])
     assert metric(at, "Racks") == fmt.count(want["racks"])
-    # the default scenario has no model, so only its own accelerator can be planned: the page says so
-    assert any("no model" in i.value for i in at.info)
-    assert set(at.dataframe[0].value["accelerator"]) == {"h100-sxm"}
+    # the default scenario names its model, so every candidate accelerator is planned, the page's pools the plan's
+    assert not any("no model" in i.value for i in at.info)
+    assert set(at.dataframe[0].value["accelerator"]) == {p["accelerator"] for p in
+                                                         expected_plan(economics.default_scenario().model_dump())["plan"]}
     assert dict(at.query_params) == {"v": "1"}  # nothing differs from the defaults
 
 
@@ -136,7 +137,9 @@ def test_the_example_sets_the_shared_scenario_and_a_setting(example: AppTest) ->
     assert {"Option", "Role", "Systems", "Capex [USD]"} <= set(headers(example.dataframe[0]).values())
     assert set(plan["role"]) <= {"aggregated", "prefill", "decode"}
     assert len(set(plan["accelerator"])) > 1  # with a model, other accelerators are estimated and compete
-    assert "settings.plan_ttft_target_s=2" in example.code[-1].value and "model=llama-3.1-70b" in example.code[-1].value
+    # the link holds the setting; the model is the default's own (llama-3.1-70b), so the link need not carry it
+    assert "settings.plan_ttft_target_s=2" in example.code[-1].value and "model=" not in example.code[-1].value
+    assert economics.default_scenario().model == PLAN_EXAMPLE["model"]
     # the Fleet page shows the same scenario
     example.switch_page("ui/fleet.py").run()
     assert example.selectbox(key="model").value == "llama-3.1-70b"

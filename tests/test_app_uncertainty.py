@@ -39,7 +39,8 @@ def test_percentiles_tornado_and_histogram() -> None:
     at.text_input(key="range_electricity_usd_per_kwh_low").set_value("0.07").run()
     at.text_input(key="range_electricity_usd_per_kwh_high").set_value("0.09").run()
     narrow = kpis(at)
-    assert money(narrow["P90 cost per M tokens"]) - money(narrow["P10 cost per M tokens"]) <= p90 - p10 + 1e-9
+    # (the KPIs are shown to the cent: the spreads compared may differ by one rounding step)
+    assert money(narrow["P90 cost per M tokens"]) - money(narrow["P10 cost per M tokens"]) <= p90 - p10 + 0.01 + 1e-9
 
 
 def test_ranges_samples_and_seed_travel_in_the_link() -> None:

@@ -27,7 +27,7 @@ def test_round_trip_reproduces_the_scenario() -> None:
                                       "accelerator_count": 64, "rent_includes_energy": False, "model": None})
     query = encode_query(changed, base)
     assert query == {"v": "1", "accelerator": "b200", "accelerator_count": "64", "rent_includes_energy": "false",
-                     "electricity_usd_per_kwh": "0.123", "pue": "1.3"}
+                     "electricity_usd_per_kwh": "0.123", "pue": "1.3", "model": ""}
     values, warnings = decode_query(query, base)
     assert warnings == []
     assert economics.with_changes(base, **values) == changed.model_dump()

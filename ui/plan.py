@@ -330,14 +330,16 @@ def _show(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar
 
 
 def _model_missing(scenario: dict[str, Any]) -> None:
-    """Without a model only the scenario's own accelerator, at its measured throughput, can be planned."""
-    if scenario["model"] is not None:
-        return
-    st.info(f"The scenario has no model, so only {plain(scenario['accelerator'])} at its measured throughput can "
-            f"be planned: every other accelerator's throughput is estimated from a model. Choose a model in the "
-            f"sidebar, or start from the planning example (Llama 3.1 70B in fp8 at 30 tokens/s per user, 20 B "
-            f"output tokens a day, a 2 MW air-cooled site owning 64 H100s, a 2 s time to first token; it keeps the "
-            f"rest of the scenario).")
+    """Without a model only the scenario's own accelerator, at its measured throughput, can be planned; the worked
+    planning example is one click away either way."""
+    example = ("the planning example (Llama 3.1 70B in fp8 at 30 tokens/s per user, 20 B output tokens a day, a 2 MW "
+               "air-cooled site owning 64 H100s, a 2 s time to first token; it keeps the rest of the scenario)")
+    if scenario["model"] is None:
+        st.info(f"The scenario has no model, so only {plain(scenario['accelerator'])} at its measured throughput can "
+                f"be planned: every other accelerator's throughput is estimated from a model. Choose a model in the "
+                f"sidebar, or start from {example}.")
+    else:
+        st.caption(f"Or start from {example}.")
     st.button("Start from the planning example", key="plan_example", on_click=_load_example)
 
 
