@@ -49,7 +49,7 @@ import pandas as pd
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 from scipy.sparse import coo_matrix, csr_matrix
 
-from . import availability, catalog, cost, covering, fleet, queueing
+from . import availability, catalog, cost, covering, fleet, queueing, user_curves
 from .batch import ScenarioError, as_scenario, evaluate, evaluate_scenario
 from .capacity import requests_per_s_per_accelerator
 from .scenario import FIELDS, FieldSpec, Scenario, with_changes
@@ -1738,15 +1738,21 @@ def add_plan_command(subparsers: Any) -> argparse.ArgumentParser:
                      help="also compute cost frontiers (20 points each)")
     cmd.add_argument("--format", choices=("json", "csv"), default="json")
     cmd.add_argument("-o", "--output", default="-", help="output file, or - for standard output (default)")
+    cmd.add_argument("--curves", metavar="FILE", help="your measured curves (a CSV from import-benchmark): they "
+                     "outrank the catalog's for their accelerator, model, precision and request shape")
     cmd.set_defaults(func=run_plan)
     return cmd
 
 
 def plan_from_files(data: bytes | str, row: str, candidates_data: bytes | str | None = None,
-                    accelerators: list[str] | None = None, frontier: str = "none") -> dict[str, Any]:
-    """The ``plan`` command as a function: the JSON-ready plan (and frontiers) of one row. Raises InputError."""
+                    accelerators: list[str] | None = None, frontier: str = "none",
+                    curves_sha256: str = "") -> dict[str, Any]:
+    """The ``plan`` command as a function: the JSON-ready plan (and frontiers) of one row (its throughput from the
+    curve file ``curves_sha256`` names where the row names none). Raises InputError."""
     cells, settings = read_plan_row(data, row)
     label = cells.pop("_label")
+    if curves_sha256 and not cells.get("curves_sha256"):
+        cells["curves_sha256"] = curves_sha256
     try:
         s = as_scenario(cells)
     except ScenarioError as exc:
@@ -1793,10 +1799,16 @@ def run_plan(args: argparse.Namespace) -> int:
     """Run the ``plan`` command: 0 with a plan (feasible or not, it is data), 1 when the row has a bad value, 2 for
     unusable input (the same exit codes as the other row commands)."""
     try:
+        sha = ""
+        if args.curves:
+            try:
+                sha = user_curves.load(user_curves.read_bounded(args.curves), Path(args.curves).name).sha256
+            except user_curves.CurveFileError as exc:
+                raise InputError(f"--curves: {exc}") from None
         with _solver_chatter_to_stderr():
             out = plan_from_files(read_input_bytes(args.input), args.row,
                                   None if not args.candidates else read_input_bytes(args.candidates),
-                                  [a.strip() for a in args.accelerators.split(",") if a.strip()], args.frontier)
+                                  [a.strip() for a in args.accelerators.split(",") if a.strip()], args.frontier, sha)
     except InvalidPlanRow as exc:
         sys.stderr.write(f"{exc}\n")
         return 1

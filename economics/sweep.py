@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import user_curves
 from .batch import ScenarioError, as_scenario, evaluate
 from .scenario import FIELDS
 from .uncertainty import Distribution, _checked, draw, ranges_from_row
@@ -57,6 +58,9 @@ class Sweep:
     seed: int = 0
     distribution: Distribution = "triangular"
     partition_rows: int = PARTITION_ROWS
+    curves: tuple[tuple[str, bytes], ...] = ()
+    """The curve files the base scenario names (``curves_sha256``), as (name, bytes): a worker in another process
+    loads them before it evaluates, so it holds the same curves under the same hash."""
 
     @property
     def grid_points(self) -> int:
@@ -113,8 +117,9 @@ def make_sweep(base: dict[str, Any], grid: dict[str, str], ranges: dict[str, tup
         for value in axes[name]:
             as_scenario({**scenario.model_dump(), name: value})  # bounds, with the field's own message
     checked = _checked(scenario, ranges) if samples and ranges else {}
+    named = user_curves.loaded(scenario.curves_sha256) if scenario.curves_sha256 else None
     sweep = Sweep({k: v for k, v in scenario.model_dump().items() if v is not None}, axes, checked, samples, seed,
-                  distribution, partition_rows)
+                  distribution, partition_rows, ((named.name, named.data),) if named else ())
     if sweep.scenarios > MAX_SCENARIOS:
         raise InputError(f"{sweep.scenarios:,} scenarios: more than {MAX_SCENARIOS:,}")
     return sweep
@@ -225,6 +230,8 @@ def combine(parts: Sequence[Part], k: int, quantiles: Sequence[float] = QUANTILE
 
 
 def _partition(sweep: Sweep, part: int) -> pd.DataFrame:
+    for name, data in sweep.curves:  # in a worker process: the same curves under the same hash
+        user_curves.load(data, name)
     return evaluated(scenarios(sweep, part), [*sweep.grid, *(f for f in FIELDS if f in sweep.ranges)])
 
 

@@ -69,6 +69,8 @@ class CurveFile:
     name: str
     sha256: str
     table: pd.DataFrame
+    data: bytes = b""
+    """The file's bytes (what another process loads to hold the same curves under the same hash)."""
 
     @property
     def label(self) -> str:
@@ -132,7 +134,7 @@ def read_curve_file(data: bytes, name: str = "curves.csv") -> CurveFile:
         raise CurveFileError(f"{shown(name)}: " + "; ".join(problems[:MAX_PROBLEMS_SHOWN]) + more)
     table = pd.DataFrame(records, columns=header).reindex(columns=list(COLUMNS), fill_value="")
     table["curve_id"] = table["curve_id"].where(table["curve_id"] != "", "curve")
-    return CurveFile(name, sha256_of(data), table)
+    return CurveFile(name, sha256_of(data), table, data)
 
 
 def _row_problems(rec: dict[str, str]) -> list[str]:

@@ -341,3 +341,21 @@ def test_a_measured_figure_that_includes_prefill_is_split_by_the_estimated_prefi
 
 def test_flags_are_typed_once() -> None:
     assert benchmarks.Flags().accelerators is None and set(benchmarks.FORMATS) >= {"vllm", "inferencex", "curves"}
+
+
+def test_plan_and_a_dask_sweep_use_the_curve_file(mine: user_curves.CurveFile) -> None:
+    from economics import planner, sweep
+
+    # the planner's H200 candidate runs at the curve's point: 939.218 / 8 = 117.40 per GPU, 939.218 per 8-GPU system
+    row = "name,accelerator,model,precision,input_tokens_per_request,output_tokens_per_request," \
+          "target_output_tokens_per_s_per_user,demand_output_tokens_per_day,ownership\n" \
+          f"r,h200-sxm,deepseek-v3,fp8,1024,1024,{1000 / 16.4839},1000000000,rent\n"
+    out = planner.plan_from_files(row.encode(), "r", accelerators=["h200-sxm"], curves_sha256=mine.sha256)
+    rates = {c["name"]: c["output_tokens_per_s_per_system"] for c in out["candidates"]}
+    assert rates["h200-sxm rent"] == pytest.approx(939.218, rel=1e-5)
+    # a sweep on worker processes loads the same file under the same hash, and equals the sweep in this process
+    base = {**MINE, "curves_sha256": mine.sha256, "target_output_tokens_per_s_per_user": 1000 / 16.4839}
+    s = sweep.make_sweep(base, {"rent_usd_per_accelerator_hour": "2,3,4"}, {}, 0, partition_rows=2)
+    assert s.curves == ((mine.name, mine.data),)
+    local, dask = sweep.run_local(s, k=3), sweep.run_dask(s, k=3, workers=1)
+    assert dask.feasible == local.feasible == 3 and dask.quantiles.equals(local.quantiles)
