@@ -28,6 +28,7 @@ from .batch import (
 from .benchmarks import BenchmarkError, curves_csv, import_benchmark
 from .pipeline import split_warnings
 from .presets import default_scenario, preset_scenarios
+from .provenance import throughput_description
 from .scenario import CATALOG_FIELDS, FIELDS, Scenario, with_changes
 from .user_curves import CurveFile, CurveFileError, read_bounded
 from .user_curves import load as _load
@@ -65,5 +66,6 @@ __all__ = [
     "load_curves",
     "preset_scenarios",
     "split_warnings",
+    "throughput_description",
     "with_changes",
 ]

@@ -36,6 +36,7 @@ from . import catalog
 from . import throughput as th
 from . import user_curves as user_curves_store
 from .explain import format_number as fmt
+from .outputs import THROUGHPUT
 from .revenue import PREFILL_ESTIMATE
 from .scenario import CATALOG_FIELDS, FIELDS
 
@@ -70,20 +71,7 @@ reading the paged KV cache (scattered blocks of a few dozen tokens, one per sequ
 streams); the weights' ``bandwidth_utilization`` where data/calibration.csv has no such column or the scenario gives
 its own ``bandwidth_utilization``."""
 
-THROUGHPUT_OUTPUTS: dict[str, str] = {
-    "throughput_source": "text",
-    "throughput_curve": "text",
-    "serving_stack_used": "text",
-    "output_tokens_per_s_per_user": "token/s",
-    "batch_size": "sequence",
-    "time_to_first_token_s": "s",
-    "decode_bound": "text",
-    "weights_gb_per_replica": "GB",
-    "kv_cache_gb_per_sequence": "GB",
-    "max_batch_in_memory": "sequence",
-    "throughput_note": "text",
-    "estimated_prefill_tokens_per_s_per_accelerator": "token/s",
-}
+THROUGHPUT_OUTPUTS: dict[str, str] = {o.name: o.unit for o in THROUGHPUT}
 """Outputs of the throughput step with their units ('text' for words); empty where they do not apply."""
 
 ESTIMATED_INPUTS = ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_accelerator",
@@ -102,6 +90,7 @@ class Curve:
     per_accelerator: np.ndarray
     stack: str = ""
     source: str = "measured curve"
+    date: str = ""
 
     def most(self) -> float:
         """The highest measured throughput per accelerator (what an empty per-user target reads on a curve)."""
@@ -140,8 +129,12 @@ def user_curves(sha256: str) -> tuple[Curve, ...]:
     if curve_file is None:
         return ()
     tag = f"{curve_file.label} "
-    return tuple(replace(cv, curve_id=tag + cv.curve_id, source=SOURCE_USER)
+    return tuple(replace(cv, curve_id=tag + cv.curve_id, source=SOURCE_USER, stack=cv.stack or USER_STACK)
                  for cv in _curves_of(curve_file.table, minimum_points=1))
+
+
+USER_STACK = "yours"
+"""``serving_stack_used`` of a curve of yours that names no catalog stack."""
 
 
 def _curves_of(table: pd.DataFrame, minimum_points: int) -> tuple[Curve, ...]:
@@ -158,9 +151,10 @@ def _curves_of(table: pd.DataFrame, minimum_points: int) -> tuple[Curve, ...]:
         x, y = x[order], y[order]
         keep = np.concatenate([[True], np.diff(x) > 0])
         first = pts.iloc[0]
+        dates = [d for d in pts.get("run_date", pts["source_date"]) if d] or [d for d in pts["source_date"] if d]
         out.append(Curve(str(cid), str(first["accelerator"]), str(first["model"]), str(first["precision"]),
                          float(first["input_tokens"]), float(first["output_tokens"]), x[keep], y[keep],
-                         str(first.get("serving_stack", ""))))
+                         str(first.get("serving_stack", "")), date=max(dates) if dates else ""))
     return tuple(out)
 
 
@@ -315,8 +309,10 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
         "outside_measured_range": np.zeros(n_rows, dtype=bool),
         "infeasible_reason": np.full(n_rows, "", dtype=object),
         "throughput_note": np.full(n_rows, "", dtype=object),
+        "throughput_date": np.full(n_rows, "", dtype=object),
         PREFILL_ESTIMATE: np.full(n_rows, np.nan),
     }
+    _given_elsewhere(c, out, given)
     dis = np.asarray(c["decode_accelerator"] != "", dtype=bool) if "decode_accelerator" in c else np.zeros(n_rows,
                                                                                                            bool)
     if dis.any():
@@ -413,6 +409,29 @@ def _estimate_prefill(c: dict[str, Array], out: dict[str, Array], rows: Array, m
     out["throughput_note"][rows] = np.where(note != "", note, out["throughput_note"][rows])
 
 
+def configuration_of(accelerator: str, model: str, precision: str) -> str:
+    """How ``throughput_measured_for`` writes a configuration.
+
+    >>> configuration_of("h100-sxm", "llama-3.1-70b", "fp8")
+    'h100-sxm/llama-3.1-70b/fp8'
+    """
+    return f"{accelerator}/{model}/{precision}"
+
+
+def _given_elsewhere(c: dict[str, Array], out: dict[str, Array], given: Array) -> None:
+    """A given figure measured for another configuration (``throughput_measured_for``) is kept, and said."""
+    if "throughput_measured_for" not in c:
+        return
+    measured = np.asarray(c["throughput_measured_for"], dtype=object)
+    rows = given & (measured != "")
+    for i in np.flatnonzero(rows):
+        now = configuration_of(str(c["accelerator"][i]), str(c["model"][i]), str(c["precision"][i]))
+        if measured[i] != now:
+            out["throughput_note"][i] = (f"output_tokens_per_s_per_accelerator was measured for {measured[i]}; this "
+                                         f"scenario runs {now}: the figure is kept as given (empty it to look one "
+                                         "up for this configuration)")
+
+
 def _configuration(c: dict[str, Array], cv: Curve) -> Array:
     """Rows whose accelerator, model and precision are the curve's and whose input and output lengths are within
     :data:`LENGTH_TOLERANCE` of its own: the configuration a measured curve applies to."""
@@ -440,6 +459,7 @@ def _take_curve(c: dict[str, Array], out: dict[str, Array], cv: Curve, match: Ar
     out["throughput_source"] = np.where(hit, cv.source, out["throughput_source"])
     out["throughput_curve"] = np.where(hit, cv.curve_id, out["throughput_curve"])
     out["serving_stack_used"] = np.where(hit, cv.stack, out["serving_stack_used"])
+    out["throughput_date"] = np.where(hit, cv.date, out["throughput_date"])
     out["output_tokens_per_s_per_user"] = np.where(hit, speed, out["output_tokens_per_s_per_user"])
     return hit
 
@@ -492,6 +512,7 @@ def _take_claims(c: dict[str, Array], out: dict[str, Array], need: Array) -> Arr
         c["output_tokens_per_s_per_accelerator"] = np.where(hit, value, c["output_tokens_per_s_per_accelerator"])
         out["throughput_source"] = np.where(hit, SOURCE_CLAIM, out["throughput_source"])
         out["throughput_curve"] = np.where(hit, str(claim_id), out["throughput_curve"])
+        out["throughput_date"] = np.where(hit, k["source_date"], out["throughput_date"])
         out["output_tokens_per_s_per_user"] = np.where(hit, c["target_output_tokens_per_s_per_user"],
                                                        out["output_tokens_per_s_per_user"])
         out["throughput_note"] = np.where(mine & ~same, f"claim {claim_id} ({fmt(value)} output tokens/s per "

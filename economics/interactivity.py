@@ -19,7 +19,7 @@ from . import catalog
 from . import throughput as th
 from .batch import ScenarioError, as_scenario, evaluate, fill_throughput
 from .compare import scenario_frame
-from .estimate import REPLICA_SIZES, Roofline, curves
+from .estimate import REPLICA_SIZES, Roofline, curves, user_curves
 from .scenario import Scenario
 from .validation import validate
 
@@ -126,6 +126,8 @@ def interactivity_curve(scenario: Scenario | dict[str, Any], max_batch: int = 25
     if chosen is None:
         chosen = chosen_stack(s)
     s.update(dict.fromkeys(CURVE_IGNORES))
+    mine = user_curves(s["curves_sha256"]) if s.get("curves_sha256") else ()
+    s["curves_sha256"] = None  # the front is the roofline's; the user's measured points are drawn beside it
     front = pareto_front(curve_table(scenario_frame([s]), max_batch))
     if len(front):
         # prefill rate at each point's replica size, from the same roofline as the estimate
@@ -141,7 +143,7 @@ def interactivity_curve(scenario: Scenario | dict[str, Any], max_batch: int = 25
         front["effective_output_tokens_per_s_per_accelerator"] = o * cap.requests_per_s_per_accelerator(
             s["input_tokens_per_request"], o, s["prefix_cache_hit_rate"], prefill, decode)
     measured = []
-    for cv in curves():
+    for cv in (*curves(), *mine):
         if (cv.accelerator, cv.model, cv.precision) == (s["accelerator"], s["model"], s["precision"]):
             measured.append(pd.DataFrame({
                 "curve": cv.curve_id, "serving_stack": cv.stack, "chosen": cv.stack == chosen,

@@ -154,10 +154,13 @@ _NUMERIC: tuple[OutputSpec, ...] = (
 )
 
 THROUGHPUT: tuple[OutputSpec, ...] = (
-    _o("throughput_source", "text", "Throughput source", "measured, measured curve or estimated", fmt="text",
+    _o("throughput_source", "text", "Throughput source", "measured (given), measured claim, measured curve, your "
+       "measured curve or estimated", fmt="text",
        optional=True, numeric=False),
-    _o("throughput_curve", "text", "Measured curve", "The measured curve interpolated, if any", fmt="text",
-       optional=True, numeric=False),
+    _o("throughput_curve", "text", "Measured record", "The measured curve interpolated or the claim used, if any "
+       "(a curve of yours: its file name and SHA-256 first)", fmt="text", optional=True, numeric=False),
+    _o("throughput_date", "text", "Measured on", "The date of the measured record (its run, or the source's date)",
+       fmt="text", optional=True, numeric=False),
     _o("serving_stack_used", "text", "Serving stack", "The serving stack behind the throughput "
        "(data/serving_stacks.csv): the best published one at the per-user target, the pinned one (its measured curve, "
        "or the roofline with its terms), or 'roofline' where no published stack covers the pair",
@@ -172,6 +175,12 @@ THROUGHPUT: tuple[OutputSpec, ...] = (
     _o("weights_gb_per_replica", "GB", "Weights per replica", "Model weights held by one replica", optional=True),
     _o("kv_cache_gb_per_sequence", "GB", "KV cache per sequence", "At the request's full context", optional=True),
     _o("max_batch_in_memory", "sequence", "Most sequences in memory", "Memory cap on the batch", optional=True),
+    _o("throughput_note", "text", "Throughput note", "Why a named record (curves_sha256, throughput_claim) did not "
+       "answer, a given figure measured for another configuration, or why the cost is not split", fmt="text",
+       optional=True, numeric=False),
+    _o("estimated_prefill_tokens_per_s_per_accelerator", "token/s", "Estimated prefill rate", "The roofline's "
+       "prefill rate used to split a measured figure's cost between input and output tokens (estimate)",
+       optional=True),
 )
 
 STATUS: tuple[OutputSpec, ...] = (

@@ -226,6 +226,11 @@ class Scenario(BaseModel):
         description="A measured figure this throughput refers to (claim id, data/throughput_claims.csv): used while "
         "the accelerator, model, precision and output length are those it was measured for, else looked up again",
         json_schema_extra={"unit": "", "group": "throughput"})
+    throughput_measured_for: str | None = Field(
+        default=None, max_length=200,
+        description="The configuration a given throughput was measured for, accelerator/model/precision (e.g. "
+        "h100-sxm/llama-3.1-70b/fp8; the app sets it when you type a figure): the figure is kept when the scenario "
+        "runs another one, and throughput_note says so", json_schema_extra={"unit": "", "group": "throughput"})
     target_output_tokens_per_s_per_user: float | None = _f(
         None, "token/s", "Interactivity target: output tokens/s each user sees; empty = the most throughput",
         group="throughput", gt=0, le=1e6)

@@ -44,8 +44,10 @@ NON_FINITE_WORDS = frozenset({"inf", "+inf", "-inf", "infinity", "+infinity", "-
 TRUE_WORDS = frozenset({"true", "yes", "y", "t", "1"})
 FALSE_WORDS = frozenset({"false", "no", "n", "f", "0"})
 ID_FIELDS = frozenset({"accelerator", "decode_accelerator", "new_accelerator", "model", "serving_stack",
-                       "curves_sha256", "throughput_claim"})
+                       "throughput_claim"})
 """Text fields holding catalog ids: compared lower-cased, like choices."""
+LOWER_TEXT_FIELDS = ID_FIELDS | {"curves_sha256", "throughput_measured_for"}
+"""Text fields read lower-cased: the catalog ids, a SHA-256 in hex and a configuration of catalog ids."""
 
 MAX_NUMBER_CHARS = 100
 """A number written with more characters than this is refused (no real figure needs them; it bounds the work)."""
@@ -273,7 +275,7 @@ def parse(spec: Spec, value: Any) -> Any:
         return boolean(value)
     if spec.kind == "choice":
         return choice(value, spec.choices)
-    return text(value, lower=spec.name in ID_FIELDS)
+    return text(value, lower=spec.name in LOWER_TEXT_FIELDS)
 
 
 def numbers_from_text(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -263,6 +263,19 @@ def measured_speed_check(field: str, accelerator_field: str) -> None:
                   args=({field: ""},))
 
 
+def throughput_provenance(result: Mapping[str, Any]) -> None:
+    """Where the page's throughput comes from (record, date, stack: :func:`economics.throughput_description`), and
+    the engine's note on it: a named record that did not answer, or a given figure measured for another
+    configuration (with the figure for this one a click away)."""
+    st.caption(plain(economics.throughput_description(result)))
+    note = str(result.get("throughput_note") or "")
+    if note:
+        st.warning(plain(note))
+    if "is kept as given" in note:
+        st.button("Look up the figure for this configuration", key="lookup_given_figure", on_click=state.edit_text,
+                  args=({"output_tokens_per_s_per_accelerator": ""},))
+
+
 def label_of(field: str) -> str:
     return f"`{field}`"
 

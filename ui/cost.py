@@ -42,9 +42,16 @@ st.title("Cost per token")
 side = editor.Sidebar("Scenario", KEY_FIELDS, before=_preset_picker)
 editor.show_messages()
 scenario = state.scenario()
-notes = {name: note for name, (_, note) in studies.presets().items()}
-if scenario["name"] in notes:
-    st.caption(notes[scenario["name"]])
+presets = studies.presets()
+origin_name = scenario["name"].removeprefix(state.EDITED)
+if origin_name in presets:
+    origin, note = presets[origin_name]
+    edits = [f for f in economics.FIELDS if f != "name" and scenario.get(f) != origin.get(f)]
+    if not edits:
+        st.caption(note)  # the preset as it is: its note describes it
+    else:  # edited: the preset's note no longer describes it
+        st.caption(f"Edited from the preset {plain(origin_name)}: {', '.join(edits)} changed since. Where each "
+                   "figure now comes from: the throughput line below, explain for every input.")
 
 try:
     result = common.evaluate(scenario)
@@ -76,7 +83,7 @@ st.caption(f"{fmt.count(result['accelerators'])} x {result['accelerator']} ({res
            f"at the facility; PUE {fmt.number(result['pue_effective'])}.")
 for warning in economics.split_warnings(result["warnings"]):
     st.warning(warning)
-common.measured_speed_check("output_tokens_per_s_per_accelerator", "accelerator")
+common.throughput_provenance(result)
 
 pinned = state.baseline()
 if pinned is not None and base is not None:

@@ -72,7 +72,7 @@ if result["accelerators"] is not None:
 side()  # the inputs after the KPIs (see editor.Sidebar)
 for warning in economics.split_warnings(result["warnings"]):
     st.warning(warning)
-common.measured_speed_check("output_tokens_per_s_per_accelerator", "accelerator")
+common.throughput_provenance(result)
 if state.baseline() is not None and base is not None:
     st.subheader("Against the baseline")
     common.difference_table(result, base)

@@ -21,6 +21,7 @@ from typing import Any
 import streamlit as st
 
 import economics
+from economics.estimate import configuration_of
 from economics.links import decode_query
 from ui import links
 
@@ -82,11 +83,32 @@ def apply(changes: Mapping[str, Any]) -> None:
     st.session_state[NOTICES] = []
     try:
         updated = economics.with_changes(model(), **changes)
+        updated.update(_described_edit(st.session_state[SCENARIO], updated, changes))
         st.session_state[SCENARIO] = economics.Scenario.model_validate(updated).model_dump()
     except ValueError as exc:
         lines = str(exc).splitlines()
         st.session_state[ERRORS].append(f"{', '.join(changes)}: {' '.join(x.strip() for x in lines[1:3])}; "
                                         f"not applied")
+
+
+EDITED = "edited from: "
+
+
+def _described_edit(before: Mapping[str, Any], after: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """What an edit also changes so the scenario says what it now is: a preset edited for the first time is named
+    ``edited from: <preset>`` (its note no longer describes it), and a throughput typed in records the
+    configuration it was measured for (``throughput_measured_for``), so a later change of accelerator, model or
+    precision is flagged instead of silently keeping it; an emptied figure forgets it."""
+    extra: dict[str, Any] = {}
+    name = str(before.get("name") or "")
+    changed = any(after.get(k) != v for k, v in before.items() if k != "name")
+    if changed and "name" not in changes and name in economics.preset_scenarios() and not name.startswith(EDITED):
+        extra["name"] = (EDITED + name)[:200]
+    field = "output_tokens_per_s_per_accelerator"
+    if field in changes and "throughput_measured_for" not in changes:
+        extra["throughput_measured_for"] = None if after.get(field) is None else configuration_of(
+            str(after["accelerator"]), str(after.get("model") or ""), str(after["precision"]))
+    return extra
 
 
 def edit_text(changes: Mapping[str, str]) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import streamlit as st
 
 import economics
+from economics import user_curves
 from economics.calibration import scope_for
 from economics.interactivity import CURVE_IGNORES
 from ui import common, editor, state, studies
@@ -31,6 +32,81 @@ def curve_key(scenario: dict[str, Any], result: dict[str, Any]) -> tuple[str, st
     return common.canonical({**scenario, **dict.fromkeys(CURVE_IGNORES)}), str(result.get("serving_stack_used") or "")
 
 
+UPLOAD_TYPES = ("json", "jsonl", "csv", "txt")
+PRECISIONS = ("bf16", "fp8", "fp4")
+
+
+def _use_benchmark() -> None:
+    """The uploaded benchmark imported (what the file lacks from the fields beside it), kept under its hash, and
+    made the scenario's throughput: its configuration and request shape, no typed figure in its way."""
+    upload = st.session_state.get("benchmark_file")
+    if upload is None:
+        state.error("Benchmark file: choose a file first")
+        return
+    ss = st.session_state
+    try:
+        table = economics.import_benchmark(
+            [(upload.name, upload.getvalue())], accelerator=ss.get("bench_accelerator") or "",
+            accelerators=ss.get("bench_accelerators"), precision=ss.get("bench_precision") or "",
+            model="" if ss.get("bench_model") in (None, FROM_FILE) else str(ss["bench_model"]))
+        mine = economics.load_curves(economics.curves_csv(table).encode(), upload.name)
+    except (economics.BenchmarkError, economics.CurveFileError) as exc:
+        state.error(f"Benchmark file: {exc}")
+        return
+    first = table.iloc[0]
+    changes: dict[str, Any] = {
+        "curves_sha256": mine.sha256, "accelerator": str(first["accelerator"]), "model": str(first["model"]),
+        "precision": str(first["precision"]), "input_tokens_per_request": float(first["input_tokens"]),
+        "output_tokens_per_request": float(first["output_tokens"]), "output_tokens_per_s_per_accelerator": None,
+        "throughput_measured_for": None}
+    curve = table[table["curve_id"] == first["curve_id"]]
+    speeds = curve["output_tokens_per_s_per_user"].replace("", None).dropna().astype(float)
+    target = state.scenario().get("target_output_tokens_per_s_per_user")
+    moved = ""
+    if len(speeds) and target is not None and not speeds.min() <= float(target) <= speeds.max():
+        # a target the run never measured would pass the curve by: the speed of its most throughput instead
+        best = curve.loc[curve["output_tokens_per_s_per_accelerator"].astype(float).idxmax()]
+        changes["target_output_tokens_per_s_per_user"] = float(best["output_tokens_per_s_per_user"])
+        moved = (f" The per-user target {fmt.number(float(target))} tokens/s lies outside what it measured "
+                 f"({fmt.number(speeds.min())} to {fmt.number(speeds.max())}): set to "
+                 f"{fmt.number(changes['target_output_tokens_per_s_per_user'])}, its point of most throughput.")
+    state.apply(changes)
+    ss["_benchmark_used"] = (f"Using {mine.label}: {len(table)} points in {table['curve_id'].nunique()} curve(s); the "
+                             f"scenario now runs {first['accelerator']} x {first['model']} {first['precision']} at "
+                             f"its {first['input_tokens']} in / {first['output_tokens']} out tokens per request."
+                             + moved)
+
+
+FROM_FILE = "as the file names it"
+
+
+def benchmark_upload(scenario: dict[str, Any], missing: bool) -> None:
+    """Upload your own benchmark run: its curve is drawn beside the published fronts and outranks them for its
+    configuration (``curves_sha256``); a link that names a file this server does not hold asks for it here."""
+    if missing:
+        st.warning(f"This scenario's throughput comes from a curve file with SHA-256 "
+                   f"{plain(str(scenario['curves_sha256'])[:12])}… that this server does not hold: upload the same "
+                   "benchmark file with the same settings, or the curve file import-benchmark wrote.")
+    with st.expander("Your benchmark: use your own measured run", expanded=missing):
+        st.caption("vLLM `bench serve --save-result` JSON, SGLang `bench_serving` JSONL, GenAI-Perf or AIPerf "
+                   "profile export, GuideLLM report, InferenceX rows, an MLPerf summary, or a curve file from "
+                   "`import-benchmark`. What the file does not record is taken from the fields below; nothing is "
+                   "guessed. The file stays on this server, known by its SHA-256, which the link records.")
+        st.file_uploader("Benchmark file", type=list(UPLOAD_TYPES), key="benchmark_file")
+        a, n, p, m = st.columns(4)
+        ids = economics.catalog.accelerator_ids()
+        a.selectbox("Accelerator it ran on", ids, index=ids.index(scenario["accelerator"]), key="bench_accelerator")
+        n.number_input("Accelerators serving it", min_value=1, max_value=100_000, value=8, step=1,
+                       key="bench_accelerators")
+        p.selectbox("Precision", PRECISIONS, index=PRECISIONS.index(scenario["precision"]), key="bench_precision")
+        models = [FROM_FILE, *economics.catalog.models().index]
+        m.selectbox("Model", models, index=0, key="bench_model")
+        st.button("Use this benchmark", key="use_benchmark", on_click=_use_benchmark, type="primary")
+        used = st.session_state.get("_benchmark_used")
+        if used:
+            st.success(plain(used))
+
+
 common.page_start()
 st.title("Throughput and interactivity")
 st.caption("Throughput per accelerator against the speed each user sees. The line is the calibrated roofline "
@@ -39,6 +115,9 @@ st.caption("Throughput per accelerator against the speed each user sees. The lin
 side = editor.Sidebar("Hardware, model, workload", KEY_FIELDS)
 editor.show_messages()
 scenario = state.scenario()
+missing = bool(scenario.get("curves_sha256")) and user_curves.loaded(str(scenario["curves_sha256"])) is None
+if missing:
+    benchmark_upload(scenario, missing=True)
 
 try:
     result = common.evaluate(scenario)
@@ -53,20 +132,12 @@ if not result["feasible"]:
 common.kpi_row(["output_tokens_per_s_per_accelerator", "output_tokens_per_s_per_user", "cost_usd_per_m_tokens",
                 "time_to_first_token_s"], result, base)
 side()  # the inputs after the KPIs (see editor.Sidebar)
-source = result.get("throughput_source") or "given"
-if result.get("throughput_curve"):
-    how = (f"interpolated on the measured curve {plain(result['throughput_curve'])} of serving stack "
-           f"{plain(result.get('serving_stack_used') or '')}")
-elif source == "estimated":
-    how = (f"estimated by the roofline: replica of {result['accelerators_per_replica']} x {result['accelerator']}, "
-           f"batch {fmt.count(result['batch_size'])}, {result['decode_bound']}-bound")
-else:
-    how = "as measured (given in the scenario)"
-st.caption(f"Throughput {how}; cost at {fmt.percent(result['utilization'])} utilization ({result['ownership']}).")
+st.caption(f"Cost at {fmt.percent(result['utilization'])} utilization ({result['ownership']}).")
 if result.get("serving_stack_used"):
     st.caption(f"Serving stack: {plain(result['serving_stack_used'])} (asked: {plain(scenario['serving_stack'])}; "
                f"best = the highest published stack for this pair at the per-user target).")
-common.measured_speed_check("output_tokens_per_s_per_accelerator", "accelerator")
+common.throughput_provenance(result)
+benchmark_upload(scenario, missing=False)
 
 if scenario["model"] is None:
     st.info("The curve is estimated from a model, and this scenario has none: choose one in the sidebar (Model).")
