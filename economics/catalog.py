@@ -123,6 +123,24 @@ def throughput_curves() -> pd.DataFrame:
     return _read("throughput_curves.csv")
 
 
+def curve_sources() -> pd.DataFrame:
+    """data/throughput_curves.csv by source (its ``holdout_group``): curves, points, accelerators, models, the
+    oldest and newest date and the confidence tags, newest first, so a reader sees how old each front is.
+
+    >>> "inferencex-2026" in set(curve_sources()["source"])
+    True
+    """
+    t = throughput_curves()
+    rows = []
+    for source, g in t.groupby("holdout_group", sort=False):
+        dates = sorted(d for d in g["source_date"] if d)
+        rows.append({"source": source, "curves": g["curve_id"].nunique(), "points": len(g),
+                     "accelerators": ", ".join(sorted(set(g["accelerator"]))),
+                     "models": ", ".join(sorted(set(g["model"]))), "oldest": dates[0] if dates else "",
+                     "newest": dates[-1] if dates else "", "confidence": ", ".join(sorted(set(g["confidence"])))})
+    return pd.DataFrame(rows).sort_values("newest", ascending=False, kind="stable").reset_index(drop=True)
+
+
 @cache
 def serving_stacks() -> pd.DataFrame:
     """data/serving_stacks.csv indexed by stack id: framework and version, TP/EP, DP attention, speculative method,

@@ -49,9 +49,16 @@ def calibration() -> None:
     show(catalog.calibration())
 
 
+def curves() -> None:
+    st.caption("By source, newest first: how old each published front is. Below, every measured point with its "
+               "source. Your own runs: the Throughput page, or `import-benchmark` then `--curves`.")
+    st.dataframe(catalog.curve_sources(), hide_index=True, width="stretch", key="curve_sources")
+    show(catalog.throughput_curves(), hide_index=True)
+
+
 TABS = {
     "Accelerators": accelerators, "Models": models, "Measured speeds": lambda: show(catalog.throughput_claims()),
-    "Measured curves": lambda: show(catalog.throughput_curves(), hide_index=True),
+    "Measured curves": curves,
     "Defaults": lambda: show(catalog.defaults()), "API prices": lambda: show(catalog.api_prices(), hide_index=True),
     "Calibration": calibration,
 }
