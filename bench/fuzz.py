@@ -50,7 +50,7 @@ from economics.cli import main as cli_main  # noqa: E402
 from economics.links import decode_query  # noqa: E402
 from economics.scenario import FIELDS  # noqa: E402
 from economics.scenario_files import read_scenarios, read_scenarios_csv, read_scenarios_json  # noqa: E402
-from economics.validation import RANGE_COLUMNS, InputError, known_ids, range_values, validate  # noqa: E402
+from economics.validation import RANGE_COLUMNS, InputError, names_nothing_held, range_values, validate  # noqa: E402
 
 BASE_ROW = {"name": "fuzz", "accelerator_count": "8", "output_tokens_per_s_per_accelerator": "1000",
             "model": "llama-3.1-8b", "demand_output_tokens_per_day": "1e9", "existing_accelerators": "8",
@@ -111,7 +111,7 @@ def reference(name: str, text: str) -> tuple[str, Any]:
         return ("bad", None)
     if spec.max_length and isinstance(value, str) and len(value) > spec.max_length:
         return ("bad", None)
-    if name in values.ID_FIELDS and value not in known_ids(name):
+    if names_nothing_held(name, value):
         return ("bad", None)
     return normal(value)
 
@@ -292,7 +292,7 @@ def _dict(name: str, text: str, rep: Report) -> tuple[str, Any]:
     except Exception as exc:  # noqa: BLE001
         rep.crash("dict", exc)
         return ("crash", None)
-    if name in values.ID_FIELDS and value is not None and value not in known_ids(name):
+    if value is not None and names_nothing_held(name, value):
         return ("bad", None)
     return normal(value)
 

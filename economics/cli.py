@@ -283,8 +283,9 @@ def cmd_import_benchmark(args: argparse.Namespace) -> int:
     if skipped and len(skipped) > MAX_REPORT_LINES:
         say(f"… and {len(skipped) - MAX_REPORT_LINES:,} more rows skipped")
     _write(args.output, benchmarks.curves_csv(table))
-    curves = table["curve_id"].nunique()
+    curves, twice = table["curve_id"].nunique(), int(table.attrs.get("duplicates", 0))
     say(f"{len(table):,} points in {curves:,} curve{'s' if curves != 1 else ''}"
+        + (f"; {twice:,} points found in more than one file counted once" if twice else "")
         + (f"; {len(skipped):,} rows skipped" if skipped else ""))
     return EXIT_OK
 

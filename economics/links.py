@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
-from . import catalog, values
+from . import catalog, user_curves, values
 from .batch import ScenarioError, as_scenario
 from .presets import default_scenario
 from .scenario import FIELDS, Scenario, with_changes
@@ -152,6 +152,9 @@ def _parse(name: str, raw: Any) -> Any:
         if value not in ids:
             raise ValueError(catalog.unknown_id_message(name, shown(raw.strip() if isinstance(raw, str) else value, 40),
                                                         ids).split(": ", 1)[1])
+    if name == "curves_sha256" and not user_curves.SHA256.fullmatch(str(value)):
+        # a well-formed hash is kept though the file is not loaded here: the page then asks for that file
+        raise ValueError(user_curves.missing_message(str(value)).split(": ", 1)[1])
     return value
 
 

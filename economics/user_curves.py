@@ -122,12 +122,13 @@ def read_curve_file(data: bytes, name: str = "curves.csv") -> CurveFile:
         raise CurveFileError(f"{shown(name)}: {len(body):,} rows, more than the {MAX_ROWS:,} a curve file may have")
     problems: list[str] = []
     records = []
+    known = {"accelerator": catalog.accelerator_ids(), "model": list(catalog.models().index)}
     for i, r in enumerate(body, start=1):
         if len(r) != len(header):
             problems.append(f"row {i}: {len(r)} cells, the header has {len(header)}")
             continue
         rec = {h: cell.strip() for h, cell in zip(header, r, strict=True)}
-        problems.extend(f"row {i}: {p}" for p in _row_problems(rec))
+        problems.extend(f"row {i}: {p}" for p in _row_problems(rec, known))
         records.append(rec)
     if problems:
         more = f"; … and {len(problems) - MAX_PROBLEMS_SHOWN:,} more" if len(problems) > MAX_PROBLEMS_SHOWN else ""
@@ -137,13 +138,13 @@ def read_curve_file(data: bytes, name: str = "curves.csv") -> CurveFile:
     return CurveFile(name, sha256_of(data), table, data)
 
 
-def _row_problems(rec: dict[str, str]) -> list[str]:
-    """What is wrong with one row's cells, each naming its field and value."""
+def _row_problems(rec: dict[str, str], known: dict[str, list[str]]) -> list[str]:
+    """What is wrong with one row's cells, each naming its field and value (``known``: the catalog ids)."""
     out = []
-    for field, known in (("accelerator", catalog.accelerator_ids()), ("model", list(catalog.models().index))):
+    for field, ids in known.items():
         value = rec[field].lower()
-        if value not in known:
-            out.append(catalog.unknown_id_message(field, shown(rec[field]), known))
+        if value not in ids:
+            out.append(catalog.unknown_id_message(field, shown(rec[field]), ids))
         rec[field] = value
     rec["precision"] = rec["precision"].lower()
     if rec["precision"] not in PRECISIONS:

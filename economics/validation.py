@@ -92,6 +92,16 @@ def known_ids(field: str) -> list[str]:
     return catalog.accelerator_ids()
 
 
+def names_nothing_held(field: str, value: Any) -> bool:
+    """Whether a parsed, non-empty value names what neither the catalogs nor the loaded curve files hold (an id
+    field's unknown id, a ``curves_sha256`` not loaded): the check every path makes after parsing."""
+    if field in values.ID_FIELDS:
+        return value not in known_ids(field)
+    if field == "curves_sha256":
+        return not user_curves.SHA256.fullmatch(str(value)) or user_curves.loaded(str(value)) is None
+    return False
+
+
 @cache
 def claim_ids() -> frozenset[str]:
     """The claims a scenario's ``throughput_claim`` may name: figures per accelerator (a per-user speed is not
@@ -470,6 +480,9 @@ def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems, present: 
     codes, ids = _known(cols, "serving_stack", look.stacks, problems, "best")
     cols["serving_stack"] = np.where(ids == "", "best", ids)[codes]  # an unknown stack is reported; 'best' meanwhile
     _known(cols, "throughput_claim", claim_ids(), problems, "")
+    for field in ("curves_sha256", "throughput_measured_for"):  # read lower-cased, as the one value parser reads them
+        codes, texts = _distinct_text(cols[field], lower=True)
+        cols[field] = texts[codes]
     codes, texts = _distinct_text(cols["curves_sha256"], lower=True)
     absent = np.array([t != "" and user_curves.loaded(t) is None for t in texts])
     problems.add(absent[codes], "curves_sha256", cols["curves_sha256"], lambda v: user_curves.missing_message(str(v)))

@@ -24,9 +24,14 @@ def test_data_page_lists_every_catalog_with_sources() -> None:
     for tab in ("Models", "Measured speeds", "Measured curves", "Defaults", "API prices", "Calibration"):
         at.session_state["data_tab"] = tab
         at.run()
-        assert not at.exception and len(at.dataframe) == 1, tab
-        table = at.dataframe[0].value
+        # the curves tab leads with its sources, newest first (how old each front is), then every point
+        assert not at.exception and len(at.dataframe) == (2 if tab == "Measured curves" else 1), tab
+        table = at.dataframe[-1].value
         assert len(table) > 0 and "source" in table.columns, tab
+        if tab == "Measured curves":
+            by_source = at.dataframe[0].value
+            assert {"source", "curves", "oldest", "newest"} <= set(by_source.columns)
+            assert by_source["newest"].tolist() == sorted(by_source["newest"], reverse=True)
 
 
 def test_scenarios_page_offers_the_template_and_states_limits() -> None:
