@@ -22,6 +22,7 @@ Rows that cannot be estimated come back ``feasible=False`` with the reason and t
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import cache, cached_property
 from typing import Any
@@ -469,19 +470,25 @@ def _take_user_curves(c: dict[str, Array], out: dict[str, Array], need: Array, t
     """Step 0 of :func:`fill_throughput`: rows naming a curve file (``curves_sha256``) take the best of its curves
     for their configuration at the target; the others of those rows say why the file did not answer."""
     taken = np.zeros(len(need), dtype=bool)
-    if "curves_sha256" not in c:
-        return taken
-    files = np.asarray(c["curves_sha256"], dtype=object)
-    rows = need & (files != "")
-    for sha in dict.fromkeys(files[rows]):
-        mine = rows & (files == sha)
-        for cv in user_curves(str(sha)):
+    for sha, mine in _rows_naming(c, "curves_sha256", need):
+        for cv in user_curves(sha):
             taken |= _take_curve(c, out, cv, mine & _configuration(c, cv), target, best_d, open_target=True)
-        label = cv_label(str(sha))
+        label = cv_label(sha)
         note = (f"your curve file {label} has no curve for this accelerator, model, precision and request shape "
                 "that covers the per-user target; looked up elsewhere (throughput_source says where)")
         out["throughput_note"] = np.where(mine & ~taken, note, out["throughput_note"])
     return taken
+
+
+def _rows_naming(c: dict[str, Array], field: str, need: Array) -> Iterator[tuple[str, Array]]:
+    """Each record the rows that need a throughput name in ``field`` (a curve file's hash, a claim id), with the
+    rows that name it."""
+    if field not in c:
+        return
+    names = np.asarray(c[field], dtype=object)
+    rows = need & (names != "")
+    for name in dict.fromkeys(names[rows]):
+        yield str(name), rows & (names == name)
 
 
 def cv_label(sha256: str) -> str:
@@ -495,13 +502,8 @@ def _take_claims(c: dict[str, Array], out: dict[str, Array], need: Array) -> Arr
     output length are those it was measured for (lengths only where the claim states them); the others say that
     the claim belongs to another configuration and was looked up again."""
     taken = np.zeros(len(need), dtype=bool)
-    if "throughput_claim" not in c:
-        return taken
-    ids = np.asarray(c["throughput_claim"], dtype=object)
-    rows = need & (ids != "")
-    for claim_id in dict.fromkeys(ids[rows]):
-        mine = rows & (ids == claim_id)
-        k = claim_record(str(claim_id))
+    for claim_id, mine in _rows_naming(c, "throughput_claim", need):
+        k = claim_record(claim_id)
         same = ((c["accelerator"] == k["accelerator"]) & (c["model"] == k["model"])
                 & ((c["precision"] == k["precision"]) | (k["precision"] == "")))
         if k["output_tokens"] != "":
