@@ -15,18 +15,9 @@ import pandas as pd
 from pydantic import ValidationError
 
 from . import catalog
-from .estimate import (
-    ESTIMATED_INPUTS,
-    PREFILL_ESTIMATE,
-    SOURCE_CURVE,
-    SOURCE_ESTIMATE,
-    SOURCE_GIVEN,
-    SOURCE_USER,
-    THROUGHPUT_OUTPUTS,
-    fill_throughput,
-    trace_throughput,
-)
+from .estimate import ESTIMATED_INPUTS, THROUGHPUT_OUTPUTS, fill_throughput, trace_throughput
 from .explain import Trace, format_number
+from .measured import SOURCE_CURVE, SOURCE_ESTIMATE, SOURCE_GIVEN, SOURCE_USER
 from .pipeline import (
     INTEGER_OUTPUTS,
     OPTIONAL_OUTPUTS,
@@ -37,6 +28,7 @@ from .pipeline import (
     warning_text,
 )
 from .resolve import per_user_throughput
+from .revenue import PREFILL_ESTIMATE
 from .scenario import FIELDS, Scenario, show_value
 from .validation import Problem, validate, validate_one
 

@@ -32,7 +32,7 @@ import pandas as pd
 from . import catalog, user_curves
 from .benchmark_formats import FORMATS, BenchmarkError, Run, detect, read_runs
 from .benchmark_formats import number_cell as num
-from .estimate import LENGTH_TOLERANCE
+from .measured import LENGTH_TOLERANCE
 from .values import shown
 
 __all__ = ["FORMATS", "BenchmarkError", "Flags", "Run", "curves_csv", "import_benchmark", "model_id", "points"]
@@ -191,7 +191,7 @@ def _point(run: Run, flags: Flags, file_name: str, sha256: str) -> dict[str, str
 def _name_curves(rows: list[dict[str, str]], curve_id: str) -> list[dict[str, str]]:
     """Give each row its curve id: ``--curve-id`` (with a number where a file holds several shapes) or one built
     from tool, accelerator, model, precision and lengths. Rows whose configuration matches and whose lengths are
-    within :data:`~economics.estimate.LENGTH_TOLERANCE` of a curve's first point join that curve."""
+    within :data:`~economics.measured.LENGTH_TOLERANCE` of a curve's first point join that curve."""
     curves: list[tuple[tuple[str, ...], float, float, str]] = []
     for row in rows:
         if row["curve_id"]:  # a curve file's own id is kept

@@ -19,7 +19,8 @@ from . import catalog
 from . import throughput as th
 from .batch import ScenarioError, as_scenario, evaluate, fill_throughput
 from .compare import scenario_frame
-from .estimate import REPLICA_SIZES, Roofline, curves, user_curves
+from .estimate import REPLICA_SIZES, Roofline
+from .measured import curves, user_curves
 from .scenario import Scenario
 from .validation import validate
 

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import catalog
-from .estimate import SOURCE_CLAIM, SOURCE_CURVE, SOURCE_ESTIMATE, SOURCE_USER, claim_record
 from .explain import format_number as fmt
+from .measured import SOURCE_CLAIM, SOURCE_CURVE, SOURCE_ESTIMATE, SOURCE_USER, claim_record
 from .sources import first_url, source_urls
 
 

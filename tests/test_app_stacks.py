@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import economics
-from economics import estimate
+from economics import measured
 from tests.test_app import start
 from tests.test_app_throughput import PAIR, metric
 
@@ -44,7 +44,7 @@ def test_best_names_the_stack_and_draws_every_stacks_front(page: AppTest) -> Non
     assert any("Serving stack: `dynamo-trtllm-tp8-ep8-disagg`" in c.value for c in page.caption)
     # every stack's front for the pair, the chosen one highlighted
     stacks = _chart_stacks(page)
-    here = {cv.stack for cv in estimate.curves() if (cv.accelerator, cv.model, cv.precision) == (
+    here = {cv.stack for cv in measured.curves() if (cv.accelerator, cv.model, cv.precision) == (
         "h200-sxm", "deepseek-v3", "fp8")}
     assert set(stacks) == here and stacks["dynamo-trtllm-tp8-ep8-disagg"] == {True}
     assert all(chosen == {False} for stack, chosen in stacks.items() if stack != "dynamo-trtllm-tp8-ep8-disagg")

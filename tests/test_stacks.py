@@ -17,7 +17,7 @@ import economics
 from economics import calibration, catalog, estimate
 from economics import throughput as th
 from economics.batch import explain_scenario
-from economics.estimate import Curve, best_at, curves, stack_curves
+from economics.measured import Curve, best_at, curves, stack_curves
 from economics.validation import validate
 from tests.test_derivation import check_step
 

@@ -12,11 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import economics
-from economics import estimate
 from economics import throughput as th
 from economics.calibration import report
-from economics.estimate import curves
 from economics.interactivity import curve_table, interactivity_curve
+from economics.measured import curves
 
 # An ideal machine: no efficiency loss, no fixed overhead, one accelerator per replica, no prompt.
 IDEAL: dict[str, Any] = {
@@ -157,7 +156,7 @@ def test_interactivity_curve_front_and_measured_points() -> None:
     front, measured = r["front"], r["measured"]
     # H200 x DeepSeek-R1 FP8: every stack's measured points at any lengths (the page's dots); SGLang TP8 from the
     # first snapshot (3 lengths x 5 points) and the refreshed runs of 2026
-    here = [cv for cv in estimate.curves() if (cv.accelerator, cv.model, cv.precision) == ("h200-sxm", "deepseek-v3",
+    here = [cv for cv in curves() if (cv.accelerator, cv.model, cv.precision) == ("h200-sxm", "deepseek-v3",
                                                                                           "fp8")]
     assert len(measured) == sum(cv.per_user.size for cv in here) and len(front) > 10
     assert measured.groupby("serving_stack").size()["sglang-0.5.9-tp8"] == 15

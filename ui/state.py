@@ -21,8 +21,8 @@ from typing import Any
 import streamlit as st
 
 import economics
-from economics.estimate import configuration_of
 from economics.links import decode_query
+from economics.measured import configuration_of
 from ui import links
 
 SCENARIO, SETTINGS, BASELINE = "scenario", "settings", "baseline"
