@@ -292,7 +292,8 @@ def _scopes(usable: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     return scopes
 
 
-def _errors(pts: pd.DataFrame, factors: dict[str, np.ndarray]) -> pd.DataFrame:
+def point_errors(pts: pd.DataFrame, factors: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The points with their prediction under ``factors`` (one value per point) and its error [%]."""
     pred = predict_columns(_columns(pts), factors)
     out = pts.copy()
     out["predicted"] = pred["effective"]
@@ -315,6 +316,13 @@ def fit() -> pd.DataFrame:
     """Fitted factors per scope on the training split, with the training and held-out error of each scope."""
     pts = points()
     usable = pts[pts["fitted"] == "yes"].reset_index(drop=True)
+    fitted = fitted_scopes(usable)
+    return _fit_table(usable[usable["split"] != "blind"].reset_index(drop=True), fitted)  # blind: on its own
+
+
+def fitted_scopes(usable: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """The factors of every scope (``global``, each family, each family's model class with enough points) fitted on
+    the training split of ``usable`` (fittable points): the fit of :func:`fit`, on any subset of the points."""
     fitted: dict[str, dict[str, float]] = {}
     for scope, g in _scopes(usable):
         # the per-step overhead shows only where the batch is small: without a measured per-user speed (offline
@@ -336,10 +344,15 @@ def fit() -> pd.DataFrame:
     request_ms = _fit_request_overhead(usable[usable["split"] == "train"].reset_index(drop=True), fitted)
     for factors in fitted.values():
         factors[TTFT_FACTOR] = request_ms
+    return fitted
+
+
+def _fit_table(usable: pd.DataFrame, fitted: dict[str, dict[str, float]]) -> pd.DataFrame:
+    """data/calibration.csv's rows: each scope's factors with its training and held-out error."""
     rows = []
     for scope, factors in fitted.items():
         members = _members(usable, scope)
-        res = _errors(members, {f: np.full(len(members), v) for f, v in factors.items()})
+        res = point_errors(members, {f: np.full(len(members), v) for f, v in factors.items()})
         n_tr, med_tr, worst_tr = _stats(res.loc[res["split"] == "train", "error_pct"])
         n_ho, med_ho, worst_ho = _stats(res.loc[res["split"] == "holdout", "error_pct"])
         n_tt, med_tt, worst_tt = _stats(res["ttft_error_pct"])
@@ -359,7 +372,7 @@ def fit() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _applied(pts: pd.DataFrame, fitted: dict[str, dict[str, float]]) -> dict[str, np.ndarray]:
+def applied_factors(pts: pd.DataFrame, fitted: dict[str, dict[str, float]]) -> dict[str, np.ndarray]:
     """The factors each point gets from the fitted scopes: the most specific of ``<family>:<class>``, ``<family>``,
     ``global:<class>``, ``global`` (the order of :func:`economics.estimate.stored_factors`)."""
     names = [f"{f}:{c}" for f, c in zip(pts["family"], pts["model_class"], strict=True)]
@@ -381,7 +394,7 @@ def _fit_request_overhead(pts: pd.DataFrame, fitted: dict[str, dict[str, float]]
     if not has.any():
         return 0.0
     sub = pts[has].reset_index(drop=True)
-    base = predict_columns(_columns(sub), {**_applied(sub, fitted), TTFT_FACTOR: 0.0})["ttft"]
+    base = predict_columns(_columns(sub), {**applied_factors(sub, fitted), TTFT_FACTOR: 0.0})["ttft"]
     measured = sub["measured_ttft"].to_numpy()
     curve = sub["point"].str.partition(" @ ")[0]
     weight = 1.0 / curve.map(curve.value_counts()).to_numpy(dtype=float)
@@ -418,7 +431,7 @@ def report() -> tuple[pd.DataFrame, dict[str, float]]:
     for col in REPORTED:
         res[col] = np.nan
     if ok.any():
-        sub = _errors(pts[ok].reset_index(drop=True), {f: v[ok] for f, v in factors.items()})
+        sub = point_errors(pts[ok].reset_index(drop=True), {f: v[ok] for f, v in factors.items()})
         for col in REPORTED:
             res.loc[ok, col] = sub[col].to_numpy()
     # an arrival-limited point's throughput is not compared: no throughput prediction is shown for it

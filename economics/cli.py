@@ -21,7 +21,7 @@ from typing import Any, NoReturn, TextIO
 
 import pandas as pd
 
-from . import benchmarks, calibration, sweep, tables, user_curves
+from . import benchmarks, calibration, leave_out, sweep, tables, user_curves
 from .batch import ScenarioError, evaluate_with_report, explain_row, provenance_text
 from .catalog import accelerator_ids, closest, unknown_id_message
 from .compare import compare_accelerators
@@ -301,6 +301,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if getattr(args, "holdout", False):
         sys.stdout.write(calibration.holdout_text())
         return 0
+    if getattr(args, "leave_out", None):
+        table = leave_out.leave_out(args.leave_out, progress=lambda g: say(f"refitting without {g}"))
+        sys.stdout.write(leave_out.summary_text(args.leave_out, table))
+        return 0
     factors = calibration.catalog.calibration()
     sys.stdout.write("factors (data/calibration.csv):\n")
     for scope, row in factors.iterrows():
@@ -423,6 +427,9 @@ def build_parser() -> argparse.ArgumentParser:
     cal = sub.add_parser("calibrate", help="roofline efficiency factors: predicted vs measured for every point")
     cal.add_argument("--write", action="store_true", help="refit and write data/calibration.csv first")
     cal.add_argument("--holdout", action="store_true", help="per scope: training and held-out median and worst error")
+    cal.add_argument("--leave-out", choices=("family", "model"), default=None,
+                     help="refit without each accelerator family (or model) and predict its points: the error where "
+                     "nothing was measured (one refit each, about 25 s)")
     cal.set_defaults(func=cmd_calibrate)
     sub.add_parser("fields", help="the input fields and outputs as Markdown tables").set_defaults(
         func=lambda a: (sys.stdout.write(fields_markdown()), 0)[1])

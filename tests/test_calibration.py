@@ -315,3 +315,21 @@ def test_arrival_limited_points_are_compared_on_ttft_only() -> None:
     assert limited["point"].str.startswith("trtserve014-").all()
     assert limited["predicted"].isna().all() and limited["error_pct"].isna().all()
     assert limited["measured_ttft"].notna().all() and limited["ttft_error_pct"].notna().all()
+
+
+def test_leaving_a_family_out_refits_without_it_and_predicts_it_from_the_rest() -> None:
+    from economics import leave_out
+
+    # AMD CDNA 4 (MI355X) has a scope of its own in the stored fit; refitted without its points it has none, and its
+    # points take the factors of the scopes that remain (global, or the model class's)
+    table = leave_out.leave_out("family", ["amd-cdna4"])
+    assert len(table) and set(table["left_out"]) == {"amd-cdna4"} and set(table["family"]) == {"amd-cdna4"}
+    assert "amd-cdna4" not in table["scopes_fitted"].iloc[0].split() and "global" in table["scopes_fitted"].iloc[0]
+    assert not (table["split"] == "blind").any()  # the blind split stays a test on data added later
+    assert np.isfinite(table["predicted"]).all()
+    # the error is the prediction's own: (predicted / measured - 1) x 100, point by point
+    assert np.allclose(table["error_pct"], (table["predicted"] / table["measured"] - 1) * 100)
+    stored = calibration.report()[0].set_index("point").loc[table["point"], "predicted"].to_numpy()
+    assert not np.allclose(stored, table["predicted"].to_numpy())  # other factors than the family's own
+    row = leave_out.summary(table).set_index("left_out").loc["all"]
+    assert row["points"] == len(table) and row["median_abs_error_pct"] <= row["worst_abs_error_pct"]
