@@ -244,7 +244,8 @@ def import_benchmark(files: Iterable[str | Path | tuple[str, bytes]], accelerato
         if i >= MAX_FILES:
             raise BenchmarkError(f"more than {MAX_FILES:,} files")
         name, data = f if isinstance(f, tuple) else (Path(f).name, _read(Path(f)))
-        if (detect(data, name) if fmt == "auto" else fmt) == "curves":  # a curve file: its points as they are
+        kind = detect(data, name) if fmt == "auto" else fmt  # told apart once, then read in that format
+        if kind == "curves":  # a curve file: its points as they are
             try:
                 table = user_curves.read_curve_file(data, name).table
                 rows.extend({str(k): str(v) for k, v in r.items()} for r in table.to_dict(orient="records"))
@@ -252,7 +253,7 @@ def import_benchmark(files: Iterable[str | Path | tuple[str, bytes]], accelerato
                 raise BenchmarkError(str(exc)) from None
             continue
         notes: list[str] | None = None if skipped is None else []
-        runs = read_runs(data, name, fmt, notes)
+        runs = read_runs(data, name, kind, notes)
         if skipped is not None and notes:
             skipped.extend(f"{shown(name)}: {n}" for n in notes)
         rows.extend(points(runs, flags, name, user_curves.sha256_of(data)))

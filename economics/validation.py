@@ -480,11 +480,10 @@ def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems, present: 
     codes, ids = _known(cols, "serving_stack", look.stacks, problems, "best")
     cols["serving_stack"] = np.where(ids == "", "best", ids)[codes]  # an unknown stack is reported; 'best' meanwhile
     _known(cols, "throughput_claim", claim_ids(), problems, "")
-    for field in ("curves_sha256", "throughput_measured_for"):  # read lower-cased, as the one value parser reads them
+    for field in ("throughput_measured_for", "curves_sha256"):  # read lower-cased, as the one value parser reads them
         codes, texts = _distinct_text(cols[field], lower=True)
         cols[field] = texts[codes]
-    codes, texts = _distinct_text(cols["curves_sha256"], lower=True)
-    absent = np.array([t != "" and user_curves.loaded(t) is None for t in texts])
+    absent = np.array([t != "" and user_curves.loaded(t) is None for t in texts])  # the hashes, each looked up once
     problems.add(absent[codes], "curves_sha256", cols["curves_sha256"], lambda v: user_curves.missing_message(str(v)))
     for field, cat_field in CATALOG_FIELDS.items():
         codes = codes_of[FIELDS[field].catalog_id or "accelerator"]

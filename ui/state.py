@@ -102,7 +102,8 @@ def _described_edit(before: Mapping[str, Any], after: Mapping[str, Any], changes
     extra: dict[str, Any] = {}
     name = str(before.get("name") or "")
     changed = any(after.get(k) != v for k, v in before.items() if k != "name")
-    if changed and "name" not in changes and name in economics.preset_scenarios() and not name.startswith(EDITED):
+    if changed and "name" not in changes and name in set(economics.catalog.presets()["name"]) and (
+            not name.startswith(EDITED)):
         extra["name"] = (EDITED + name)[:200]
     field = "output_tokens_per_s_per_accelerator"
     if field in changes and "throughput_measured_for" not in changes:
