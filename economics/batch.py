@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from . import catalog
+from . import catalog, estimate_range
 from .estimate import ESTIMATED_INPUTS, THROUGHPUT_OUTPUTS, fill_throughput, trace_throughput
 from .explain import Trace, format_number
 from .measured import SOURCE_CURVE, SOURCE_ESTIMATE, SOURCE_GIVEN, SOURCE_USER
@@ -459,8 +459,11 @@ def _throughput_one(cols: dict[str, Any]) -> dict[str, np.ndarray]:
 
 
 def _mark_throughput(cols: dict[str, Any], thr: dict[str, Any]) -> None:
-    """The flags the warnings read: where the throughput was estimated, interpolated or outside a curve."""
-    cols["_throughput_estimated"] = thr["throughput_source"] == SOURCE_ESTIMATE
+    """The flags the warnings read: where the throughput was estimated (on a fitted family or not), interpolated or
+    outside a curve; and each estimate's range (:func:`economics.estimate_range.attach`)."""
+    estimated = thr["throughput_source"] == SOURCE_ESTIMATE
+    estimate_range.attach(cols, thr, estimated)
+    cols["_throughput_estimated"] = estimated & ~cols["_throughput_unseen"]
     cols["_throughput_from_curve"] = (thr["throughput_source"] == SOURCE_CURVE) | (
         thr["throughput_source"] == SOURCE_USER)
     cols["_outside_measured_range"] = thr["outside_measured_range"]

@@ -166,6 +166,16 @@ def calibration() -> pd.DataFrame:
 
 
 @cache
+def estimate_ranges() -> pd.DataFrame:
+    """data/estimate_ranges.csv: the spread of the roofline's error (measured / estimated at P10, P50, P90) per
+    fitted accelerator family and for families with no measured point (:mod:`economics.estimate_range`)."""
+    path = DATA_DIR / "estimate_ranges.csv"
+    if not path.exists():  # before the first ``calibrate --ranges --write``
+        return pd.DataFrame(columns=["basis", "points", "ratio_p10", "ratio_p50", "ratio_p90"]).rename_axis("scope")
+    return _read("estimate_ranges.csv").set_index("scope")
+
+
+@cache
 def defaults() -> pd.DataFrame:
     """data/defaults.csv indexed by parameter."""
     return _read("defaults.csv").set_index("parameter")
@@ -291,3 +301,24 @@ def model_column(model_ids: Any, field: str) -> Any:
 def _model_figures(table: pd.DataFrame, field: str) -> Any:
     """A models.csv column as floats with NaN appended (the value of position -1), once per table object."""
     return derived(("model", field), (table,), lambda: np.append(table[field].to_numpy(dtype=float), np.nan))
+
+
+MOE_GRANULARITY = 8.0
+"""Experts per routed expert slot (E / k) from which a mixture-of-experts model counts as class ``moe``: many small
+experts (DeepSeek-V3 256/8, Qwen3 128/8, gpt-oss 128/4) run many small grouped GEMMs and behave unlike a dense
+model, while a few large experts (Mixtral 8/2) run dense-sized GEMMs and share the dense class."""
+
+
+def model_class(model_ids: Any) -> Any:
+    """``moe`` for a fine-grained mixture-of-experts model (E / k >= :data:`MOE_GRANULARITY`), ``dense`` otherwise
+    (``""`` for an unknown id).
+
+    >>> [str(x) for x in model_class(np.array(["deepseek-v3", "mixtral-8x7b", "llama-3.1-8b", "nope"]))]
+    ['moe', 'dense', 'dense', '']
+    """
+    table = models()
+    ids = pd.Series(np.asarray(model_ids, dtype=object))
+    experts = ids.map(table["experts"])
+    k = ids.map(table["experts_per_token"]).fillna(1.0).clip(lower=1.0)
+    fine = (experts.fillna(0) > 0) & (experts.fillna(0) / k >= MOE_GRANULARITY)
+    return np.where(experts.isna(), "", np.where(fine, "moe", "dense")).astype(object)

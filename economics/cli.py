@@ -12,6 +12,7 @@ Messages escape control characters and shorten long names and values; long lists
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import functools
 import io
 import json
@@ -290,6 +291,23 @@ def cmd_import_benchmark(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _calibrate_ranges(write: bool) -> int:
+    """``calibrate --ranges``: the spread of the estimate's error per family and for unseen families (one refit per
+    family, a few minutes); with ``--write`` stored in data/estimate_ranges.csv."""
+    table = leave_out.leave_out("family", progress=lambda g: say(f"refitting without {g}"))
+    ranges = leave_out.range_table(table, dt.date.today().strftime("%Y-%m"))
+    for r in ranges.to_dict("records"):
+        sys.stdout.write(f"  {str(r['scope']):18} {int(r['points']):4d} points  P10 {r['ratio_p10']:.3f}  median "
+                         f"{r['ratio_p50']:.3f}  P90 {r['ratio_p90']:.3f} (measured / estimated)  median error "
+                         f"{r['median_abs_error_pct']:.1f} %  [{r['basis']}]\n")
+    if write:
+        path = calibration.catalog.DATA_DIR / "estimate_ranges.csv"
+        ranges.to_csv(path, index=False, lineterminator="\n")
+        calibration.catalog.estimate_ranges.cache_clear()
+        sys.stdout.write(f"wrote {path}\n")
+    return 0
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
 
     if args.write:
@@ -298,6 +316,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         table.to_csv(path, index=False, lineterminator="\n")
         calibration.catalog.calibration.cache_clear()
         sys.stdout.write(f"wrote {path}\n")
+    if getattr(args, "ranges", False):
+        return _calibrate_ranges(args.write)
     if getattr(args, "holdout", False):
         sys.stdout.write(calibration.holdout_text())
         return 0
@@ -430,6 +450,9 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--leave-out", choices=("family", "model"), default=None,
                      help="refit without each accelerator family (or model) and predict its points: the error where "
                      "nothing was measured (one refit each, about 25 s)")
+    cal.add_argument("--ranges", action="store_true", help="the range of an estimate (P10-P90 of measured / "
+                     "estimated) per fitted family and for families with no measured point, from the held-out and "
+                     "leave-one-family-out errors; with --write stored in data/estimate_ranges.csv (a few minutes)")
     cal.set_defaults(func=cmd_calibrate)
     sub.add_parser("fields", help="the input fields and outputs as Markdown tables").set_defaults(
         func=lambda a: (sys.stdout.write(fields_markdown()), 0)[1])

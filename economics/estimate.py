@@ -34,6 +34,7 @@ from . import architecture as arch
 from . import capacity as cap
 from . import catalog
 from . import throughput as th
+from .catalog import MOE_GRANULARITY, model_class  # noqa: F401  (re-exported: the calibration scopes read them here)
 from .explain import format_number as fmt
 from .measured import (
     SOURCE_CLAIM,
@@ -213,6 +214,8 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
         "throughput_note": np.full(n_rows, "", dtype=object),
         "throughput_date": np.full(n_rows, "", dtype=object),
         PREFILL_ESTIMATE: np.full(n_rows, np.nan),
+        "_input_estimated": np.zeros(n_rows, dtype=bool),
+        "_decode_estimated": np.zeros(n_rows, dtype=bool),
     }
     given_elsewhere(c, out, given)
     dis = np.asarray(c["decode_accelerator"] != "", dtype=bool) if "decode_accelerator" in c else np.zeros(n_rows,
@@ -261,8 +264,9 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
     t, p_rep = rl.step(b_best, n_best), rl.prefill_rate(n_best)
     c["output_tokens_per_s_per_accelerator"] = np.where(est, b_best / (n_best * t),
                                                         c["output_tokens_per_s_per_accelerator"])
-    c["input_tokens_per_s_per_accelerator"] = np.where(est & np.isnan(c["input_tokens_per_s_per_accelerator"]),
-                                                       p_rep / n_best, c["input_tokens_per_s_per_accelerator"])
+    out["_input_estimated"] |= est & np.isnan(c["input_tokens_per_s_per_accelerator"])
+    c["input_tokens_per_s_per_accelerator"] = np.where(out["_input_estimated"], p_rep / n_best,
+                                                       c["input_tokens_per_s_per_accelerator"])
     c["accelerators_per_replica"] = np.where(est, n_best, c["accelerators_per_replica"])
     mem_t = rl.memory_s(b_best, n_best) + rl.overhead
     out["output_tokens_per_s_per_user"] = np.where(
@@ -653,27 +657,6 @@ def _calibration_factors(cal: pd.DataFrame) -> tuple[list[str], dict[str, dict[s
     return entry[1], entry[2]
 
 
-MOE_GRANULARITY = 8.0
-"""Experts per routed expert slot (E / k) from which a mixture-of-experts model counts as class ``moe``: many small
-experts (DeepSeek-V3 256/8, Qwen3 128/8, gpt-oss 128/4) run many small grouped GEMMs and behave unlike a dense
-model, while a few large experts (Mixtral 8/2) run dense-sized GEMMs and share the dense class."""
-
-
-def model_class(models: Array) -> Array:
-    """``moe`` for a fine-grained mixture-of-experts model (E / k >= :data:`MOE_GRANULARITY`), ``dense`` otherwise
-    (``""`` for an unknown id).
-
-    >>> [str(x) for x in model_class(np.array(["deepseek-v3", "mixtral-8x7b", "llama-3.1-8b", "nope"]))]
-    ['moe', 'dense', 'dense', '']
-    """
-    table = catalog.models()
-    ids = pd.Series(np.asarray(models, dtype=object))
-    experts = ids.map(table["experts"])
-    k = ids.map(table["experts_per_token"]).fillna(1.0).clip(lower=1.0)
-    fine = (experts.fillna(0) > 0) & (experts.fillna(0) / k >= MOE_GRANULARITY)
-    return np.where(experts.isna(), "", np.where(fine, "moe", "dense")).astype(object)
-
-
 def accelerator_figure(ids: Array, field: str, missing: Any = np.nan) -> Array:
     """An accelerators.csv figure for each row's id (``missing`` where absent, the field unknown or the id
     empty)."""
@@ -755,6 +738,7 @@ def _fill_disaggregated(c: dict[str, Array], out: dict[str, Array], dis: Array,
         feasible[rows] &= pre["feasible"]
         reasons[rows] = np.where(pre["feasible"], "", "prefill pool: " + pre["infeasible_reason"].astype(str))
         estimated[rows] = True
+        out["_input_estimated"][rows] = True
     # decode pool: the decode accelerator's own catalog hardware, the same model, precision and target
     rows = np.flatnonzero(dis & np.isnan(c["decode_output_tokens_per_s_per_accelerator"]))
     if rows.size:
@@ -780,6 +764,7 @@ def _fill_disaggregated(c: dict[str, Array], out: dict[str, Array], dis: Array,
                                                                       "decode_output_tokens_per_s_per_accelerator"))
         feasible[rows] &= ok
         estimated[rows] = True
+        out["_decode_estimated"][rows] = dec["throughput_source"] == SOURCE_ESTIMATE
     out["throughput_source"][dis & estimated] = SOURCE_ESTIMATE
     out["output_tokens_per_s_per_user"] = np.where(dis & np.isnan(out["output_tokens_per_s_per_user"]),
                                                    c["target_output_tokens_per_s_per_user"],

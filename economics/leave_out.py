@@ -49,8 +49,8 @@ def leave_out(kind: Kind, groups: Sequence[str] | None = None,
         res["left_out"] = group
         res["scopes_fitted"] = " ".join(sorted(fitted))
         out.append(res)
-    columns = ["left_out", "point", "accelerator", "model", "family", "split", "measured", "predicted", "error_pct",
-               "scopes_fitted"]
+    columns = ["left_out", "point", "accelerator", "model", "model_class", "family", "split", "measured", "predicted",
+               "error_pct", "scopes_fitted"]
     return pd.concat(out, ignore_index=True)[columns] if out else pd.DataFrame(columns=columns)
 
 
@@ -73,3 +73,87 @@ def summary_text(kind: Kind, table: pd.DataFrame) -> str:
         lines.append(f"  {str(r['left_out']):24} {int(r['points']):5d} points  median "
                      f"{r['median_abs_error_pct']:6.1f}%  worst {r['worst_abs_error_pct']:7.1f}%")
     return "\n".join(lines) + "\n"
+
+
+RANGE_MIN_POINTS = 10
+"""Held-out points a family needs for a range of its own; fewer take the pooled held-out points of every fitted
+family."""
+RANGE_COLUMNS = ("scope", "basis", "points", "ratio_p10", "ratio_p50", "ratio_p90", "median_abs_error_pct",
+                 "train_points", "train_dense_points", "train_moe_points", "method", "confidence", "source",
+                 "source_date")
+
+
+def _ratios(errors_pct: pd.Series) -> np.ndarray:
+    """measured / predicted from error_pct = (predicted / measured - 1) x 100."""
+    e = errors_pct.dropna().to_numpy(dtype=float)
+    return 1.0 / (1.0 + e / 100.0)
+
+
+def weighted_quantiles(values: np.ndarray, weights: np.ndarray, q: Sequence[float]) -> np.ndarray:
+    """Quantiles of ``values`` where each carries ``weights`` (the midpoint rule: a value's cumulative weight is
+    counted at its centre, linear in between).
+
+    >>> [float(x) for x in weighted_quantiles(np.array([1.0, 2.0, 3.0, 4.0]), np.ones(4), [0.5])]
+    [2.5]
+    >>> [round(float(x), 3) for x in weighted_quantiles(np.array([1.0, 2.0, 10.0]), np.array([1.0, 1.0, 2.0]), [0.5])]
+    [4.667]
+    """
+    order = np.argsort(values)
+    v, w = values[order], weights[order]
+    centre = (np.cumsum(w) - 0.5 * w) / w.sum()
+    return np.interp(q, centre, v)
+
+
+def _range_row(scope: str, basis: str, errors_pct: pd.Series, train: pd.DataFrame, method: str,
+               date: str, groups: pd.Series | None = None) -> dict[str, object]:
+    """One row of the range table; with ``groups``, every group weighs the same (each point 1 / its group's
+    points)."""
+    r = _ratios(errors_pct)
+    w = np.ones(len(r)) if groups is None else 1.0 / groups[errors_pct.notna()].map(
+        groups[errors_pct.notna()].value_counts()).to_numpy(dtype=float)
+    p10, p50, p90 = weighted_quantiles(r, w, [0.1, 0.5, 0.9])
+    return {"scope": scope, "basis": basis, "points": len(r), "ratio_p10": round(float(p10), 4),
+            "ratio_p50": round(float(p50), 4), "ratio_p90": round(float(p90), 4),
+            "median_abs_error_pct": round(float(weighted_quantiles(np.abs(errors_pct.dropna().to_numpy(dtype=float)),
+                                                                   w, [0.5])[0]), 1),
+            "train_points": len(train), "train_dense_points": int((train["model_class"] == "dense").sum()),
+            "train_moe_points": int((train["model_class"] == "moe").sum()), "method": method,
+            "confidence": "estimate", "source": "python -m economics calibrate --ranges --write on "
+            "data/throughput_curves.csv, data/throughput_claims.csv and data/calibration.csv", "source_date": date}
+
+
+def range_table(family_table: pd.DataFrame, date: str) -> pd.DataFrame:
+    """The spread of the roofline's error by where an estimate stands, for data/estimate_ranges.csv.
+
+    A ratio is measured / predicted output tokens/s per accelerator; a range is its 10th and 90th percentile, so
+    that throughput_low = predicted x ratio_p10 and throughput_high = predicted x ratio_p90. One row per fitted
+    accelerator family (its held-out and blind points under the stored factors; pooled over every fitted family
+    where it has fewer than :data:`RANGE_MIN_POINTS`), one ``fitted`` row (that pool), and ``unseen`` rows from
+    ``family_table`` (:func:`leave_out` by family): every family's points predicted by the fit without it, the
+    error of a family with no measured point, overall and per model class. An unseen row weighs every family the
+    same: the question it answers is how wrong the estimate is on one more family, and one family with many points
+    (Hopper) would otherwise stand for all."""
+    res, _ = calibration.report()
+    ok = res[(res["fitted"] == "yes") & res["error_pct"].notna()]
+    train, held = ok[ok["split"] == "train"], ok[ok["split"] != "train"]
+    scopes = set(calibration.catalog.calibration().index)
+    rows = []
+    pooled = held[held["family"].isin([s for s in scopes if ":" not in s])]
+    for fam in sorted(s for s in scopes if s != "global" and ":" not in s):
+        mine = held[held["family"] == fam]
+        own = len(mine) >= RANGE_MIN_POINTS
+        rows.append(_range_row(fam, "held-out" if own else "held-out, every fitted family",
+                               mine["error_pct"] if own else pooled["error_pct"], train[train["family"] == fam],
+                               "held-out and blind points of this family under the stored factors" if own else
+                               f"fewer than {RANGE_MIN_POINTS} held-out points: those of every fitted family", date))
+    rows.append(_range_row("fitted", "held-out, every fitted family", pooled["error_pct"], train,
+                           "held-out and blind points of every fitted family under the stored factors", date))
+    lofo = family_table[family_table["error_pct"].notna()]
+    cls = lofo["model_class"]
+    for scope, g in (("unseen", lofo), ("unseen:dense", lofo[cls == "dense"]), ("unseen:moe", lofo[cls == "moe"])):
+        if len(g) >= RANGE_MIN_POINTS:
+            rows.append(_range_row(scope, "leave-one-family-out", g["error_pct"], train.iloc[:0],
+                                   "each family's points predicted by the calibration refitted without that family; "
+                                   "every family weighs the same (a new accelerator is one more family)", date,
+                                   groups=g["left_out"]))
+    return pd.DataFrame(rows, columns=list(RANGE_COLUMNS))

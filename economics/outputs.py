@@ -151,6 +151,15 @@ _NUMERIC: tuple[OutputSpec, ...] = (
     _o("kv_transfer_gb_per_s", "GB/s", "KV transfer", "Average KV-cache traffic from prefill to decode pool",
        optional=True),
     _o("kv_transfer_mb_per_request", "MB", "KV per request", "Prompt tokens x KV bytes per token", optional=True),
+    *(_o(f"{name}_{end}", unit, f"{label}, {end}", f"{what} at the {end} end of the estimated throughput's range "
+         "(throughput_basis; P10 and P90 of the estimate's error on points the fit never saw); empty where the "
+         "throughput was measured", optional=True, integer=integer, fmt=fmt)
+      for name, unit, label, what, integer, fmt in (
+          ("cost_usd_per_m_tokens", "USD/M tokens", "Cost per M tokens", "Cost per million tokens", False,
+           "usd_rate"),
+          ("accelerators", "accelerator", "Accelerators", "Accelerators of the main pool", True, "count"),
+          ("facility_power_kw", "kW", "Facility power", "Facility power", False, "number"))
+      for end in ("low", "high")),
 )
 
 THROUGHPUT: tuple[OutputSpec, ...] = (
@@ -178,6 +187,15 @@ THROUGHPUT: tuple[OutputSpec, ...] = (
     _o("throughput_note", "text", "Throughput note", "Why a named record (curves_sha256, throughput_claim) did not "
        "answer, a given figure measured for another configuration, or why the cost is not split", fmt="text",
        optional=True, numeric=False),
+    _o("throughput_basis", "text", "Estimate basis", "Where an estimated throughput stands: calibrated on N "
+       "measured points of its accelerator family (with the held-out error and the P10-P90 range), or no measured "
+       "point on the family (the leave-one-family-out range); says when the factors were fitted on the other model "
+       "class", fmt="text", optional=True, numeric=False),
+    _o("output_tokens_per_s_per_accelerator_p10", "token/s", "Throughput, P10", "Estimated output tokens/s per "
+       "accelerator (of the decode pool where disaggregated) x the P10 of measured / estimated (throughput_basis); "
+       "empty where measured", optional=True),
+    _o("output_tokens_per_s_per_accelerator_p90", "token/s", "Throughput, P90", "As the P10, at the P90",
+       optional=True),
     _o("estimated_prefill_tokens_per_s_per_accelerator", "token/s", "Estimated prefill rate", "The roofline's "
        "prefill rate used to split a measured figure's cost between input and output tokens (estimate)",
        optional=True),
@@ -194,6 +212,20 @@ STATUS: tuple[OutputSpec, ...] = (
 )
 
 OUTPUTS: dict[str, OutputSpec] = {s.name: s for s in (*_NUMERIC, *THROUGHPUT, *STATUS)}
+
+RANGED_INPUTS = ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_accelerator",
+                 "decode_output_tokens_per_s_per_accelerator")
+"""The throughput columns an estimate fills: for the ``*_low`` and ``*_high`` outputs each is scaled by its own
+pool's ratio, held in the resolved column :func:`ratio_column`."""
+
+
+def ratio_column(end: str, name: str) -> str:
+    """The resolved column holding the ratio that scales ``name`` at the ``low`` or ``high`` end of the range.
+
+    >>> ratio_column("low", "input_tokens_per_s_per_accelerator")
+    '_low_ratio:input_tokens_per_s_per_accelerator'
+    """
+    return f"_{end}_ratio:{name}"
 """Every output by name, in report order."""
 
 NUMERIC_OUTPUTS: tuple[str, ...] = tuple(s.name for s in _NUMERIC)

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from . import stages
 from .explain import Trace
 from .explain import format_number as fmt
-from .outputs import NUMERIC_OUTPUTS, OUTPUTS
+from .outputs import NUMERIC_OUTPUTS, OUTPUTS, RANGED_INPUTS, ratio_column
 from .resolve import resolve
 
 Array = NDArray[Any]
@@ -32,13 +32,18 @@ WARNINGS: tuple[str, ...] = (
     "break-even utilization is not reachable at these prices (above 1, or above what the binding decode pool or "
     "KV link allows)",
     "no selling price given: revenue and margins are not computed",
-    "throughput estimated by the roofline model (calibrated; `python -m economics calibrate` shows its error)",
+    "throughput estimated by the roofline model, calibrated on measured points of this accelerator family "
+    "(throughput_basis gives the points, the held-out error and the range; *_low and *_high carry it)",
     "throughput interpolated on a measured curve (see throughput_curve)",
     "the target is outside the measured range of a matching curve: no extrapolation, the roofline estimate is used",
     "the KV-cache link between the prefill and decode pools is the bottleneck (see kv_transfer_gb_per_s)",
     "token demand inferred from the request shape (input_tokens_per_request, output_tokens_per_request)",
     "no input price given: input tokens are priced at 0",
     "no output price given: output tokens are priced at 0",
+    "throughput estimated by the roofline model on an accelerator family with no measured point: the factors are "
+    "other families' (throughput_basis gives the range to expect; *_low and *_high carry it)",
+    "the family's factors were fitted mostly on the other model class (dense vs mixture-of-experts): see "
+    "throughput_basis",
 )
 
 OUTPUT_UNITS: dict[str, str] = {name: OUTPUTS[name].unit for name in NUMERIC_OUTPUTS}
@@ -50,14 +55,65 @@ ONE_POOL_EMPTY = ("decode_accelerators", "decode_utilization", "prefill_pool_cos
 """Outputs of the decode pool: empty on rows without one."""
 
 
+RANGE_OUTPUTS = ("cost_usd_per_m_tokens", "accelerators", "facility_power_kw")
+"""Outputs given at both ends of an estimated throughput's range (``<name>_low``, ``<name>_high``)."""
+
+
 def compute(c: dict[str, Array], trace: Trace | None = None) -> dict[str, Array]:
     """All outputs for resolved scenario columns ``c``; see the module docstring."""
+    x = _run(c, trace)
+    out = _outputs(x, c)
+    _ranges(c, out, x.n)
+    return out
+
+
+def _run(c: dict[str, Array], trace: Trace | None = None) -> stages.Columns:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         x = resolve(c, trace)
         for stage in (stages.request_time, stages.demand, stages.work, stages.sizing, stages.serving,
                       stages.facility, stages.costs, stages.unit_costs, stages.revenue_and_break_even, stages.energy):
             stage(x)
-    return _outputs(x, c)
+    return x
+
+
+def _take(column: Any, rows: Array, n: int) -> Any:
+    """``column``'s values at ``rows`` of an ``n``-row table (a one-row column is repeated; a scalar is kept)."""
+    if isinstance(column, (str, bytes)) or not hasattr(column, "__len__"):
+        return column
+    size = len(column)
+    if size not in (1, n):
+        return column
+    if isinstance(column, pd.api.extensions.ExtensionArray | pd.Categorical):
+        return column.take(np.zeros(rows.size, dtype=int) if size == 1 else rows)
+    values = np.asarray(column, dtype=object if isinstance(column, list) else None)
+    return values[np.zeros(rows.size, dtype=int)] if size == 1 else values[rows]
+
+
+def _ranges(c: dict[str, Array], out: dict[str, Array], n: int) -> None:
+    """:data:`RANGE_OUTPUTS` at the low and the high throughput of each estimated row: the same stages run again on
+    those rows with every estimated throughput column scaled by its pool's P10 (then P90) ratio; ``_low`` is the
+    smaller result and ``_high`` the larger (a fixed fleet serves more at a higher throughput, a sized one needs
+    fewer accelerators)."""
+    for name in RANGE_OUTPUTS:
+        out[f"{name}_low"] = np.full(n, np.nan)
+        out[f"{name}_high"] = np.full(n, np.nan)
+    # a variant table (evaluate_variants) holds one-row columns beside the n-row ones it changes
+    ranged = np.broadcast_to(np.asarray(c.get("_ranged", False), dtype=bool), (n,))
+    rows = np.flatnonzero(ranged)
+    if not rows.size:
+        return
+    ends = []
+    for end in ("low", "high"):
+        sub = {k: _take(v, rows, n) for k, v in c.items()}
+        for name in RANGED_INPUTS:
+            ratio = sub.get(ratio_column(end, name))
+            if ratio is not None and name in sub:
+                sub[name] = np.asarray(sub[name], dtype=float) * ratio
+        v = _run(sub).v
+        ends.append({name: np.broadcast_to(np.asarray(v[name], dtype=float), rows.shape) for name in RANGE_OUTPUTS})
+    for name in RANGE_OUTPUTS:
+        out[f"{name}_low"][rows] = np.fmin(ends[0][name], ends[1][name])
+        out[f"{name}_high"][rows] = np.fmax(ends[0][name], ends[1][name])
 
 
 def _outputs(x: stages.Columns, c: dict[str, Array]) -> dict[str, Array]:
@@ -70,7 +126,8 @@ def _outputs(x: stages.Columns, c: dict[str, Array]) -> dict[str, Array]:
         out[name] = np.where(x.dis, out[name], np.nan)
     out["rack_power_kw_effective"] = v["rack_power_kw_effective"]
     flags = x.flags
-    for bit, key in ((6, "_throughput_estimated"), (7, "_throughput_from_curve"), (8, "_outside_measured_range")):
+    for bit, key in ((6, "_throughput_estimated"), (7, "_throughput_from_curve"), (8, "_outside_measured_range"),
+                     (13, "_throughput_unseen"), (14, "_class_mismatch")):
         flags = flags | (np.asarray(c.get(key, False), dtype=np.int64) << bit)
     out["warning_flags"] = np.broadcast_to(flags, (n,)).copy()
     out["fleet_flags"] = x.fleet_flags

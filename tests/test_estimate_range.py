@@ -1,0 +1,136 @@
+"""An estimate's range and its label: how far an estimated throughput can be from a measurement, and why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from economics import batch, catalog, estimate_range, leave_out
+from economics.pipeline import WARNINGS
+
+# 5,000 tokens in, 700 out, 20 tok/s per user: no measured curve matches these lengths, so the roofline answers
+SHAPE = {"precision": "fp8", "input_tokens_per_request": 5000, "output_tokens_per_request": 700,
+         "target_output_tokens_per_s_per_user": 20}
+RANGES = catalog.estimate_ranges()
+
+
+def _row(accelerator: str, model: str, **more: Any) -> dict[str, Any]:
+    return batch.evaluate_scenario({"accelerator": accelerator, "model": model, **SHAPE, **more})
+
+
+def test_an_estimate_on_a_fitted_family_says_what_it_was_calibrated_on() -> None:
+    r = _row("h100-sxm", "llama-3.1-70b", demand_output_tokens_per_day=1e9)
+    hopper = RANGES.loc["nvidia-hopper"]
+    assert r["throughput_source"] == "estimated"
+    assert r["throughput_basis"].startswith(f"estimated; calibrated on {hopper['train_points']} points of "
+                                            "nvidia-hopper (held-out median")
+    assert WARNINGS[6] in r["warnings"] and WARNINGS[13] not in r["warnings"]
+    # the range is the estimate times the stored P10 and P90 of measured / estimated
+    est = r["output_tokens_per_s_per_accelerator"]
+    assert r["output_tokens_per_s_per_accelerator_p10"] == pytest.approx(est * float(hopper["ratio_p10"]))
+    assert r["output_tokens_per_s_per_accelerator_p90"] == pytest.approx(est * float(hopper["ratio_p90"]))
+
+
+def test_an_estimate_on_a_family_never_measured_is_not_called_calibrated() -> None:
+    r = _row("gaudi3", "llama-3.1-70b", demand_output_tokens_per_day=1e9)
+    unseen = RANGES.loc["unseen:dense"]
+    low, high = (f"{(float(unseen[k]) - 1) * 100:+.0f} %" for k in ("ratio_p10", "ratio_p90"))
+    assert r["throughput_basis"].startswith(f"estimated; no measured point on intel-gaudi3: expect {low} to {high}")
+    assert "calibrated" not in r["throughput_basis"]
+    assert WARNINGS[13] in r["warnings"] and WARNINGS[6] not in r["warnings"]
+
+
+def test_factors_fitted_on_the_other_model_class_are_said_to_be() -> None:
+    # AMD CDNA 3's 24 training points hold 20 MoE ones and it has no dense scope: a dense model on an MI300X takes
+    # factors fitted mostly on MoE models, and the label and a warning say so
+    cdna3 = RANGES.loc["amd-cdna3"]
+    assert int(cdna3["train_moe_points"]) / int(cdna3["train_points"]) >= estimate_range.OTHER_CLASS_SHARE
+    assert "amd-cdna3:dense" not in catalog.calibration().index
+    r = _row("mi300x", "llama-3.1-70b", ownership="rent", rent_usd_per_accelerator_hour=2.0,
+             demand_output_tokens_per_day=1e9)
+    assert f"fitted mostly on MoE models ({cdna3['train_moe_points']} of {cdna3['train_points']} points)" in (
+        r["throughput_basis"])
+    assert WARNINGS[14] in r["warnings"]
+
+
+def test_factors_a_user_gives_are_not_the_calibrated_ones() -> None:
+    r = _row("h100-sxm", "llama-3.1-70b", bandwidth_utilization=0.7, demand_output_tokens_per_day=1e9)
+    assert r["throughput_basis"].startswith("estimated; the efficiency factors you gave: expect")
+
+
+def test_a_measured_figure_has_no_range() -> None:
+    r = _row("h100-sxm", "llama-3.1-70b", output_tokens_per_s_per_accelerator=1000.0,
+             demand_output_tokens_per_day=1e9)
+    assert r["throughput_basis"] == ""
+    for name in ("output_tokens_per_s_per_accelerator_p10", "cost_usd_per_m_tokens_low", "accelerators_high",
+                 "facility_power_kw_low"):
+        assert r[name] is None, name
+
+
+def test_a_fixed_busy_fleet_costs_in_inverse_proportion_to_its_throughput() -> None:
+    # 8 accelerators, no demand (busy all the time): the hourly cost does not depend on the throughput, so
+    # cost per M tokens = cost_usd_per_hour / (T x 8 x 3600 / 1e6) and the low cost is at the high throughput:
+    # cost_low = cost x T / T_p90 = cost / ratio_p90, cost_high = cost / ratio_p10
+    r = _row("h100-sxm", "llama-3.1-70b", accelerator_count=8)
+    hopper = RANGES.loc["nvidia-hopper"]
+    assert r["cost_usd_per_m_tokens_low"] == pytest.approx(r["cost_usd_per_m_tokens"] / float(hopper["ratio_p90"]))
+    assert r["cost_usd_per_m_tokens_high"] == pytest.approx(r["cost_usd_per_m_tokens"] / float(hopper["ratio_p10"]))
+    assert r["accelerators_low"] == r["accelerators_high"] == 8  # a given fleet is the fleet at both ends
+
+
+def test_a_sized_fleet_at_each_end_is_the_fleet_that_throughput_needs() -> None:
+    # 1e9 output tokens a day at the P10 throughput T10: ceil(1e9 / 86,400 / T10 / 8) x 8 accelerators (whole
+    # 8-accelerator systems, peak_to_average 1) -- the same ceiling the sizing applies to the central estimate
+    r = _row("h100-sxm", "llama-3.1-70b", demand_output_tokens_per_day=1e9, peak_to_average=1.0,
+             input_tokens_per_s_per_accelerator=1e10)  # prefill free: the fleet is the decode fleet
+    t10, t90 = r["output_tokens_per_s_per_accelerator_p10"], r["output_tokens_per_s_per_accelerator_p90"]
+    assert r["accelerators_high"] == int(np.ceil(1e9 / 86_400 / t10 / 8) * 8)
+    assert r["accelerators_low"] == int(np.ceil(1e9 / 86_400 / t90 / 8) * 8)
+
+
+@settings(max_examples=25, deadline=None)
+@given(acc=st.sampled_from(["h100-sxm", "b200", "gaudi3", "h200-sxm"]),
+       demand=st.floats(1e7, 1e11), count=st.one_of(st.none(), st.integers(8, 4000)))
+def test_every_range_brackets_its_estimate(acc: str, demand: float, count: int | None) -> None:
+    r = _row(acc, "llama-3.1-8b", demand_output_tokens_per_day=demand, accelerator_count=count)
+    for name in ("cost_usd_per_m_tokens", "accelerators", "facility_power_kw"):
+        low, high = r[f"{name}_low"], r[f"{name}_high"]
+        assert low is not None and high is not None and np.isfinite([low, high]).all(), name
+        assert low <= high, name
+    assert r["output_tokens_per_s_per_accelerator_p10"] < r["output_tokens_per_s_per_accelerator_p90"]
+
+
+def test_a_table_carries_the_range_column_by_column() -> None:
+    import pandas as pd
+
+    df = pd.DataFrame([{"accelerator": a, "model": "llama-3.1-8b", **SHAPE, "demand_output_tokens_per_day": 1e9}
+                       for a in ("h100-sxm", "gaudi3")] + [{"accelerator": "h100-sxm", "model": "llama-3.1-8b",
+                                                            **SHAPE, "output_tokens_per_s_per_accelerator": 900.0,
+                                                            "demand_output_tokens_per_day": 1e9}])
+    res = batch.evaluate(df)
+    one = [_row(a, "llama-3.1-8b", demand_output_tokens_per_day=1e9) for a in ("h100-sxm", "gaudi3")]
+    for i, r in enumerate(one):
+        assert res["cost_usd_per_m_tokens_high"][i] == pytest.approx(r["cost_usd_per_m_tokens_high"])
+        assert res["throughput_basis"][i] == r["throughput_basis"]
+    assert pd.isna(res["cost_usd_per_m_tokens_high"][2]) and res["throughput_basis"][2] == ""
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(0.01, 100.0), min_size=2, max_size=40), st.floats(0.0, 1.0))
+def test_equal_weights_give_the_midpoint_quantile(values: list[float], q: float) -> None:
+    # the midpoint rule is numpy's "hazen" method: the i-th smallest of n at (i - 0.5) / n
+    v = np.array(values)
+    got = leave_out.weighted_quantiles(v, np.ones(len(v)), [q])[0]
+    assert got == pytest.approx(float(np.quantile(v, q, method="hazen")))
+
+
+def test_every_fitted_family_has_a_range_and_unseen_ones_have_theirs() -> None:
+    fitted = [s for s in catalog.calibration().index if s != "global" and ":" not in s]
+    assert set(fitted) <= set(RANGES.index) and {"fitted", "unseen", "unseen:dense"} <= set(RANGES.index)
+    for scope, r in RANGES.iterrows():
+        assert float(r["ratio_p10"]) < float(r["ratio_p50"]) < float(r["ratio_p90"]), scope
+        assert int(r["points"]) >= leave_out.RANGE_MIN_POINTS, scope
