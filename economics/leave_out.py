@@ -7,7 +7,8 @@ it is removed, the calibration is fitted again on what is left (:func:`economics
 same fit), and the removed points are predicted with the factors they would then get (their family's scope is gone,
 so the global or the model class's): the error of an estimate on a family, or a model, the fit never saw.
 
-Points of the blind split (sources added after the stored fit) take no part, so they stay a test on new data.
+Points of the blind and validation splits (sources added after the stored fit) take no part, so they stay a test on
+new data: :func:`validation` reports the validation split's error and how often each estimate's range held it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from . import calibration
+from . import calibration, estimate_range
 
 Kind = Literal["family", "model"]
 
@@ -30,7 +31,7 @@ def leave_out(kind: Kind, groups: Sequence[str] | None = None,
     ``measured``, ``predicted`` and ``error_pct`` = (predicted / measured - 1) x 100. One refit per group with
     training points (about 25 s each here); groups without any share the whole fit."""
     pts = calibration.points()
-    usable = pts[(pts["fitted"] == "yes") & (pts["split"] != "blind")].reset_index(drop=True)
+    usable = pts[(pts["fitted"] == "yes") & ~pts["split"].isin(calibration.NEVER_FITTED)].reset_index(drop=True)
     chosen = sorted(set(usable[kind])) if groups is None else list(groups)
     out = []
     whole: dict[str, dict[str, float]] | None = None
@@ -135,7 +136,7 @@ def range_table(family_table: pd.DataFrame, date: str) -> pd.DataFrame:
     (Hopper) would otherwise stand for all."""
     res, _ = calibration.report()
     ok = res[(res["fitted"] == "yes") & res["error_pct"].notna()]
-    train, held = ok[ok["split"] == "train"], ok[ok["split"] != "train"]
+    train, held = ok[ok["split"] == "train"], ok[ok["split"].isin(["holdout", "blind"])]
     scopes = set(calibration.catalog.calibration().index)
     rows = []
     pooled = held[held["family"].isin([s for s in scopes if ":" not in s])]
@@ -157,3 +158,32 @@ def range_table(family_table: pd.DataFrame, date: str) -> pd.DataFrame:
                                    "every family weighs the same (a new accelerator is one more family)", date,
                                    groups=g["left_out"]))
     return pd.DataFrame(rows, columns=list(RANGE_COLUMNS))
+
+
+def validation() -> pd.DataFrame:
+    """The validation split (:data:`economics.calibration.VALIDATION_SOURCES`) predicted with the stored factors,
+    each point with the range its estimate carries (:func:`economics.estimate_range.estimate_basis`): ``low`` and
+    ``high`` = predicted x ratio_low, ratio_high, and ``inside`` where the measured figure lies between them."""
+    res, _ = calibration.report()
+    v = res[(res["split"] == "validation") & (res["fitted"] == "yes") & res["error_pct"].notna()].reset_index(
+        drop=True)
+    basis = estimate_range.estimate_basis(v["accelerator"].to_numpy(), v["model"].to_numpy())
+    v["low"] = v["predicted"] * basis["ratio_low"]
+    v["high"] = v["predicted"] * basis["ratio_high"]
+    v["inside"] = (v["measured"] >= v["low"]) & (v["measured"] <= v["high"])
+    v["basis"] = basis["throughput_basis"]
+    return v[["point", "source_group", "accelerator", "model", "family", "measured", "predicted", "error_pct", "low",
+              "high", "inside", "basis"]]
+
+
+def validation_text(table: pd.DataFrame) -> str:
+    """``calibrate --holdout``'s validation lines: per source and overall, the points, the median and worst absolute
+    error and the share of measured figures inside their estimate's P10-P90 range."""
+    lines = ["", "validation: sources added after the fit and the ranges, never fitted ("
+             + ", ".join(calibration.VALIDATION_SOURCES) + ")",
+             f"{'source':26} {'points':>6} {'median':>7} {'worst':>8}   inside P10-P90"]
+    for group, g in [*table.groupby("source_group", sort=True), ("all", table)]:
+        e = g["error_pct"].abs()
+        lines.append(f"{str(group):26} {len(g):6d} {e.median():6.1f}% {e.max():7.1f}%   "
+                     f"{100 * g['inside'].mean():5.1f}% ({int(g['inside'].sum())} of {len(g)})")
+    return "\n".join(lines) + "\n"

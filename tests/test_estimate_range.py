@@ -134,3 +134,20 @@ def test_every_fitted_family_has_a_range_and_unseen_ones_have_theirs() -> None:
     for scope, r in RANGES.iterrows():
         assert float(r["ratio_p10"]) < float(r["ratio_p50"]) < float(r["ratio_p90"]), scope
         assert int(r["points"]) >= leave_out.RANGE_MIN_POINTS, scope
+
+
+def test_the_validation_split_is_never_fitted_and_each_point_is_checked_against_its_range() -> None:
+    from economics import calibration
+
+    pts = calibration.points()
+    val = pts[pts["source_group"].isin(calibration.VALIDATION_SOURCES)]
+    assert len(val) >= 50 and set(val["split"]) == {"validation"}
+    assert "intel-gaudi3" not in catalog.calibration().index  # no Gaudi point was ever fitted
+    table = leave_out.validation()
+    assert len(table) == int((val["fitted"] == "yes").sum())
+    # the range is the point's prediction times its family's stored ratios; inside means measured within it
+    gaudi = table[table["accelerator"] == "gaudi3"]
+    unseen = RANGES.loc["unseen:dense"]
+    assert np.allclose(gaudi["low"], gaudi["predicted"] * float(unseen["ratio_p10"]))
+    assert (table["inside"] == ((table["measured"] >= table["low"]) & (table["measured"] <= table["high"]))).all()
+    assert gaudi["basis"].str.startswith("estimated; no measured point on intel-gaudi3").all()
