@@ -382,7 +382,22 @@ def _throughput(cols: dict[str, Any], trace: Trace | None = None) -> dict[str, A
     if trace is not None:
         trace_throughput(cols, thr, trace)
     _mark_throughput(cols, thr)
+    if trace is not None:
+        _trace_range(cols, thr, trace)
     return thr
+
+
+def _trace_range(cols: dict[str, Any], thr: dict[str, Any], trace: Trace) -> None:
+    """The estimate's range in ``explain``: each end the estimate times its stored ratio, with the basis."""
+    if not bool(np.asarray(cols.get("_ranged", [False]))[trace.row]):
+        return
+    name = "decode_output_tokens_per_s_per_accelerator" if str(cols["decode_accelerator"][trace.row]) else (
+        "output_tokens_per_s_per_accelerator")
+    for end, pct in (("low", "p10"), ("high", "p90")):
+        trace.add(f"output_tokens_per_s_per_accelerator_{pct}", thr[f"output_tokens_per_s_per_accelerator_{pct}"],
+                  "token/s", "{estimate} x {ratio}", note=str(thr["throughput_basis"][trace.row]) if end == "low"
+                  else "measured / estimated at the P90 of the same points",
+                  estimate=(cols[name], "token/s"), ratio=(cols[estimate_range.RANGE_COLUMNS[name][end == "high"]], ""))
 
 
 ESTIMATE_IGNORES = frozenset({

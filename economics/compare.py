@@ -17,7 +17,8 @@ COMPARE_COLUMNS = (
     "accelerator", "ownership", "feasible", "infeasible_reason", "throughput_source", "serving_stack_used",
     "accelerators", "systems",
     "racks", "facility_power_kw", "utilization", "output_tokens_per_s_per_accelerator", "cost_usd_per_m_tokens",
-    "cost_usd_per_day", "gross_margin", "error",
+    "cost_usd_per_m_tokens_low", "cost_usd_per_m_tokens_high", "throughput_basis", "cost_usd_per_day",
+    "gross_margin", "error",
 )
 
 

@@ -158,6 +158,9 @@ class Candidate:
     max_systems: float = math.inf
     roles: tuple[str, ...] = ROLES
     note: str = ""
+    throughput: str = ""
+    """Where the rates come from: a measured record, or the estimate's basis (calibrated on which points, or no
+    measured point on the family and the range to expect)."""
 
 
 @dataclass
@@ -402,6 +405,10 @@ def _engine_rates(s: Scenario, accelerators: list[str], targets: list[float | No
         table[col] = pd.to_numeric(out[col], errors="coerce").astype(float).to_numpy()
     ok = out["valid"].astype(bool) & out["feasible"].fillna(False).astype(bool)
     table["feasible"] = ok.to_numpy()
+    basis = out["throughput_basis"].fillna("").astype(str) if "throughput_basis" in out else pd.Series([""] * len(out))
+    curve = out["throughput_curve"].fillna("").astype(str)
+    source: pd.Series = out["throughput_source"].fillna("").astype(str) + curve.where(curve == "", " " + curve)
+    table["throughput"] = np.where(basis != "", basis, source)
     table["reason"] = [str(r or e or "") for r, e in zip(out["infeasible_reason"].fillna(""), out["error"].fillna(""),
                                                          strict=True)]
     return table
@@ -468,7 +475,7 @@ def catalog_candidates(s: Scenario, accelerators: list[str] | None = None,
             output_tokens_per_s_per_system=float(rate["output_tokens_per_s_per_accelerator"]) * a,
             output_tokens_per_s_per_user=float(rate["output_tokens_per_s_per_user"]),
             accelerators_per_replica=int(rate["accelerators_per_replica"]) if math.isfinite(
-                rate["accelerators_per_replica"]) else a)
+                rate["accelerators_per_replica"]) else a, throughput=str(rate.get("throughput", "")))
         found = False
         if math.isfinite(price):
             candidates.append(replace(base, name=f"{acc} own"))
@@ -1236,6 +1243,7 @@ def _candidate_table(cands: list[Candidate], pools: list[Pool], excluded: list[t
                      "input_tokens_per_s_per_system": c.input_tokens_per_s_per_system,
                      "output_tokens_per_s_per_system": c.output_tokens_per_s_per_system,
                      "output_tokens_per_s_per_user": c.output_tokens_per_s_per_user,
+                     "throughput": c.throughput or "given (candidates file)",
                      "roles": ";".join(roles), "left_out": why, "note": c.note})
     names = {c.name for c in cands}
     for n, r in excluded:

@@ -60,8 +60,13 @@ def throughput_description(result: Mapping[str, Any]) -> str:
         return (f"{head}: interpolated on {where} {record} (serving stack {stack or 'not stated'}, measured "
                 f"{date or 'on an unstated date'}{origin}).")
     if source == SOURCE_ESTIMATE:
+        basis = str(result.get("throughput_basis") or "").removeprefix("estimated; ")
+        low, high = (result.get(f"output_tokens_per_s_per_accelerator_{p}") for p in ("p10", "p90"))
+        spread = f" Range P10-P90: {_rate(low)} to {_rate(high)} output tokens/s per accelerator." if (
+            low is not None and high is not None) else ""
         return (f"{head}: estimated by the roofline" + (f" ({stack})" if stack else "") + ": no measured figure for "
-                "this accelerator, model, precision, request shape and per-user speed.")
+                "this accelerator, model, precision, request shape and per-user speed" + (f"; {basis}" if basis
+                                                                                          else "") + "." + spread)
     given = str(result.get("throughput_measured_for") or "")
     return f"{head}: as given" + (f", measured for {given}." if given else ".")
 

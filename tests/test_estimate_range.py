@@ -151,3 +151,20 @@ def test_the_validation_split_is_never_fitted_and_each_point_is_checked_against_
     assert np.allclose(gaudi["low"], gaudi["predicted"] * float(unseen["ratio_p10"]))
     assert (table["inside"] == ((table["measured"] >= table["low"]) & (table["measured"] <= table["high"]))).all()
     assert gaudi["basis"].str.startswith("estimated; no measured point on intel-gaudi3").all()
+
+
+def test_the_planner_candidate_table_says_where_each_rate_comes_from() -> None:
+    from economics import planner
+
+    s = economics_default()
+    result = planner.plan(s, accelerators=["h100-sxm", "gaudi3"])
+    table = result.candidates.set_index("name")
+    assert table.loc["gaudi3 own", "throughput"].startswith("estimated; no measured point on intel-gaudi3")
+    # the default scenario's H100 rate is a measured curve: named as such, never as an estimate
+    assert table.loc["h100-sxm own", "throughput"].startswith("measured curve ")
+
+
+def economics_default() -> Any:
+    import economics
+
+    return economics.default_scenario()

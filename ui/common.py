@@ -98,11 +98,19 @@ def metric(where: Any, name: str, result: Mapping[str, Any], base: Mapping[str, 
         title = f"{spec.label} [{spec.unit}]"  # the unit in the label keeps the value short enough to read
     change = fmt.delta(name, result.get(name), base.get(name), spec) if base is not None else None
     same = base is not None and result.get(name) == base.get(name)
+    low, high = result.get(f"{name}_low"), result.get(f"{name}_high")
+    ranged = low is not None and high is not None and f"{name}_low" in OUTPUTS
+    if ranged:  # an estimated throughput: the KPI and, under it, the estimate's range
+        where = where.container()
     where.metric(title or spec.label, shown,
                  delta=None if change is None else "same as baseline" if same else f"{change} vs baseline",
                  delta_color="off" if same else fmt.delta_color(name, spec),
                  delta_arrow="off" if same else "auto",
                  help=f"{spec.description} [{spec.unit}]. Output `{name}`.")
+    if ranged:
+        where.caption(plain(f"Estimate's range (P10-P90): {fmt.output(name, low)} to {fmt.output(name, high)}"),
+                      help="The throughput is estimated: the same stages run at its P10 and P90 (the throughput "
+                      "line on this page says on which measured points that range rests)")
 
 
 def row() -> Any:
@@ -267,7 +275,7 @@ def throughput_provenance(result: Mapping[str, Any]) -> None:
     """Where the page's throughput comes from (record, date, stack: :func:`economics.throughput_description`), and
     the engine's note on it: a named record that did not answer, or a given figure measured for another
     configuration (with the figure for this one a click away)."""
-    st.caption(plain(economics.throughput_description(result)))
+    st.caption(plain(economics.throughput_description(result), max_chars=1200))
     note = str(result.get("throughput_note") or "")
     if note:
         st.warning(plain(note))

@@ -78,7 +78,8 @@ CANDIDATE_COLUMNS: dict[str, tuple[str, str]] = {
     "rent_usd_per_system_hour": ("Rent per system-hour [USD]", "usd"),
     "input_tokens_per_s_per_system": ("Prefill per system [token/s]", "number"),
     "output_tokens_per_s_per_system": ("Output per system [token/s]", "number"),
-    "output_tokens_per_s_per_user": ("Per-user speed [token/s]", "number"), "roles": ("Roles", "text"),
+    "output_tokens_per_s_per_user": ("Per-user speed [token/s]", "number"),
+    "throughput": ("Throughput from", "text"), "roles": ("Roles", "text"),
     "left_out": ("Left out because", "text"), "note": ("Note", "text"),
 }
 

@@ -41,7 +41,20 @@ def _base_value(result: dict[str, Any], field: str) -> float | None:
     return None if value is None else float(value)
 
 
-def _default_range(field: str, value: float) -> tuple[float, float]:
+ESTIMATED = "output_tokens_per_s_per_accelerator"
+"""The ranged field an estimate gives its own range to (its P10 and P90, output ``<field>_p10`` / ``_p90``)."""
+
+
+def _estimate_range(result: dict[str, Any], field: str) -> tuple[float, float] | None:
+    """An estimated throughput's P10-P90, the default range of its field; None where measured."""
+    ends = [result.get(f"{field}_{p}") for p in ("p10", "p90")] if field == ESTIMATED else [None]
+    return None if None in ends else (float(ends[0]), float(ends[1]))  # type: ignore[arg-type]
+
+
+def _default_range(field: str, value: float, result: dict[str, Any]) -> tuple[float, float]:
+    estimated = _estimate_range(result, field)
+    if estimated is not None:
+        return estimated
     lo_factor, hi_factor = links.RANGE_FACTORS[field]
     spec = FIELDS[field]
     lo = max(value * lo_factor, float(spec.ge) if spec.ge is not None else 0.0)
@@ -73,7 +86,7 @@ def _ranges_of(result: dict[str, Any]) -> dict[str, tuple[float, float]]:
         value = _base_value(result, field)
         if value is None:
             continue
-        default = _default_range(field, value)
+        default = _default_range(field, value, result)
         lo, hi = (fallback if settings[f"{field}_{end}"] is None else float(settings[f"{field}_{end}"])
                   for end, fallback in (("low", default[0]), ("high", default[1])))
         ranges[field] = (min(lo, value), max(hi, value))
@@ -89,7 +102,7 @@ def _range_inputs(result: dict[str, Any]) -> None:
         if value is None:
             st.caption(f"{editor.label(field)}: no value in this scenario, so no range.")
             continue
-        default = _default_range(field, value)
+        default = _default_range(field, value, result)
         low_col, high_col = st.columns(2)
         ends = []
         for col, end, fallback in ((low_col, "low", default[0]), (high_col, "high", default[1])):
@@ -100,6 +113,10 @@ def _range_inputs(result: dict[str, Any]) -> None:
                            help=f"Setting `{links.SETTINGS_PREFIX}{name}`; base value {fmt.number(value)}")
             ends.append(fallback if settings[name] is None else float(settings[name]))
         lo, hi = ends
+        if _estimate_range(result, field) is not None:
+            st.caption(plain(f"{editor.label(field)}: the default range is the estimate's own P10-P90 "
+                             f"({fmt.number(default[0])} to {fmt.number(default[1])}; "
+                             f"{result.get('throughput_basis') or 'estimated'})."))
         if not lo <= value <= hi:
             st.warning(f"{editor.label(field)}: the range {fmt.number(lo)} to {fmt.number(hi)} does not contain the "
                        f"scenario's value {fmt.number(value)}; it is widened to contain it.")
