@@ -61,11 +61,20 @@ BLIND_SOURCES = ("inferencex-2026",)
 refreshed on 2026-12-01 by tools/refresh_inferencex.py (B300, GB200, GB300 and newer runs on every other GPU). Their
 error is reported on its own (``blind_*``), so it says how the calibration does on runs and hardware it never saw,
 without moving the bounds set on the held-out split."""
-VALIDATION_SOURCES = ("gaudi3-1.18", "rocm-vllm-0.9.1-latency", "oci-mi300x-405b")
-"""Sources added on 2026-12-02 as the validation split (split ``validation``), after the stored factors and the
-ranges of data/estimate_ranges.csv were built and before any estimate of them was looked at: Intel Gaudi 3 (a family
-with no other point), Llama 3.1 405B and 70B FP8 on MI300X under vLLM at fixed batches. Never fitted, never in a
-range: :func:`economics.leave_out.validation` reports their error and how often the range holds them."""
+VALIDATION_SOURCES = ("gaudi3-1.18", "oci-mi300x-405b", "rocm-blog-2025-latency")
+"""Sources of the validation split (split ``validation``): never fitted, never in a range;
+:func:`economics.leave_out.validation` reports their error and how often the range holds them.
+
+The first set was added on 2026-12-02 after the stored factors and the ranges were built and before any estimate of
+it was looked at: Intel Gaudi 3 (a family with no other point), Llama 3.1 70B and 405B FP8 on MI300X under vLLM at
+fixed batches (AMD's vLLM 0.9.1 latency table, ``rocm-vllm-0.9.1-latency``; Oracle's 405B table). Its errors (median
+53.5 %, 35 % inside the range, every MI300X point too slow: the amd-cdna3 step overhead, fitted on MoE points, made a
+70B batch-1 step 31 ms against 8.4 ms measured) led to three changes: the all-reduce's latency rounds
+(:func:`economics.throughput.allreduce_s`), the batch-1 bound on the step overhead (:func:`batch_one_overhead_bound_us`)
+and AMD's vLLM 0.9.1 latency table moved into the fitted data (its 70B points train an amd-cdna3 dense scope, its
+405B points are held out with their model). The first set is therefore no longer blind: the second,
+``rocm-blog-2025-latency`` (AMD's blog latency tables, MI300X under vLLM 0.6.7 and H100 under TensorRT-LLM 0.16), was
+added after those changes and before any estimate of it was looked at."""
 NEVER_FITTED = ("blind", "validation")
 """Splits no fit and no training figure reads."""
 OFFLINE_MAX_BATCH = 2048.0
@@ -261,14 +270,38 @@ def _loss(pred: dict[str, np.ndarray], pts: pd.DataFrame) -> float:
     return float(np.mean(np.concatenate(terms)))
 
 
-def _fit(pts: pd.DataFrame, fixed: dict[str, float] | None = None) -> dict[str, float]:
+def batch_one_overhead_bound_us(pts: pd.DataFrame) -> float:
+    """The largest per-layer step overhead the measured batch-1 points allow [us]: at batch 1 a decode step takes
+    1 / v_1 (v_1 the measured per-user speed), of which the overhead is a part, so
+
+    .. math:: t_0 \\le \\min_{points} \\frac{1}{v_1 L}
+
+    over the points measured at concurrency 1 (L the model's layers); infinite where none is. The bound keeps the
+    fit physical: an overhead fitted on other points can never make a batch-1 step slower than one was measured.
+
+    >>> import pandas as pd
+    >>> pts = pd.DataFrame({"model": ["llama-3.1-70b"], "per_user": [118.82], "max_batch": [1.0],
+    ...                     "at_concurrency": [True]})
+    >>> round(batch_one_overhead_bound_us(pts), 1)   # 1 / (118.82 token/s x 80 layers)
+    105.2
+    """
+    one = pts[pts["at_concurrency"].fillna(False).astype(bool) & (pts["max_batch"] <= 1.0) & pts["per_user"].notna()]
+    if one.empty:
+        return float("inf")
+    layers = one["model"].map(catalog.models()["layers"]).astype(float)
+    return float((1e6 / (one["per_user"].astype(float) * layers)).min())
+
+
+def _fit(pts: pd.DataFrame, fixed: dict[str, float] | None = None,
+         limits: dict[str, tuple[float, float]] | None = None) -> dict[str, float]:
     """Nelder-Mead on the logs of the factors (bounded by clipping), minimising the mean squared log error;
-    ``fixed`` factors are held at the given values."""
+    ``fixed`` factors are held at the given values, ``limits`` replace :data:`LIMITS` where given."""
     cols = _columns(pts)
     fixed = fixed or {}
+    bounds = {**LIMITS, **(limits or {})}
     free = [f for f in FITTED if f not in fixed]
-    lo = np.log([max(LIMITS[f][0], 1e-3) for f in free])
-    hi = np.log([LIMITS[f][1] for f in free])
+    lo = np.log([max(bounds[f][0], 1e-3) for f in free])
+    hi = np.log([bounds[f][1] for f in free])
 
     def factors_of(x: np.ndarray) -> dict[str, float]:
         v = np.exp(np.clip(x, lo, hi))
@@ -339,8 +372,10 @@ def fitted_scopes(usable: pd.DataFrame) -> dict[str, dict[str, float]]:
         parent = fitted.get(scope.partition(":")[0], fitted.get("global", {})) if ":" in scope else fitted.get(
             "global", {})
         fixed = {}
+        # never slower at batch 1 than a batch-1 point of the scope was measured
+        bound = min(LIMITS["step_overhead_us_per_layer"][1], batch_one_overhead_bound_us(g))
         if scope != "global" and not g["per_user"].notna().any():
-            fixed["step_overhead_us_per_layer"] = parent["step_overhead_us_per_layer"]
+            fixed["step_overhead_us_per_layer"] = min(parent["step_overhead_us_per_layer"], bound)
         # the per-token overhead shows only at high token rates (small models, short requests), which a model class's
         # points may never reach (the MoE training points are models of 120-671 B parameters): it is a cost of the
         # accelerator family's kernels and engine, fitted per family, and each class keeps its family's value
@@ -349,7 +384,8 @@ def fitted_scopes(usable: pd.DataFrame) -> dict[str, dict[str, float]]:
         # the fixed time per request moves only the TTFT: fitted last, once for all scopes (too few TTFT points per
         # family), on top of the factors each point actually gets
         fixed[TTFT_FACTOR] = 0.0
-        fitted[scope] = _fit(g.reset_index(drop=True), fixed)
+        fitted[scope] = _fit(g.reset_index(drop=True), fixed,
+                             {"step_overhead_us_per_layer": (LIMITS["step_overhead_us_per_layer"][0], bound)})
     request_ms = _fit_request_overhead(usable[usable["split"] == "train"].reset_index(drop=True), fitted)
     for factors in fitted.values():
         factors[TTFT_FACTOR] = request_ms

@@ -176,6 +176,14 @@ def estimate_ranges() -> pd.DataFrame:
 
 
 @cache
+def leave_out_errors() -> pd.DataFrame:
+    """data/leave_out_errors.csv: the leave-one-family-out and leave-one-model-out error per group, as stored by
+    ``calibrate --ranges --write``."""
+    path = DATA_DIR / "leave_out_errors.csv"
+    return _read("leave_out_errors.csv") if path.exists() else pd.DataFrame(columns=["kind", "left_out"])
+
+
+@cache
 def defaults() -> pd.DataFrame:
     """data/defaults.csv indexed by parameter."""
     return _read("defaults.csv").set_index("parameter")

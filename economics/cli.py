@@ -295,7 +295,8 @@ def _calibrate_ranges(write: bool) -> int:
     """``calibrate --ranges``: the spread of the estimate's error per family and for unseen families (one refit per
     family, a few minutes); with ``--write`` stored in data/estimate_ranges.csv."""
     table = leave_out.leave_out("family", progress=lambda g: say(f"refitting without {g}"))
-    ranges = leave_out.range_table(table, dt.date.today().strftime("%Y-%m"))
+    date = dt.date.today().strftime("%Y-%m")
+    ranges = leave_out.range_table(table, date)
     for r in ranges.to_dict("records"):
         sys.stdout.write(f"  {str(r['scope']):18} {int(r['points']):4d} points  P10 {r['ratio_p10']:.3f}  median "
                          f"{r['ratio_p50']:.3f}  P90 {r['ratio_p90']:.3f} (measured / estimated)  median error "
@@ -304,6 +305,12 @@ def _calibrate_ranges(write: bool) -> int:
         path = calibration.catalog.DATA_DIR / "estimate_ranges.csv"
         ranges.to_csv(path, index=False, lineterminator="\n")
         calibration.catalog.estimate_ranges.cache_clear()
+        sys.stdout.write(f"wrote {path}\n")
+        models = leave_out.leave_out("model", progress=lambda g: say(f"refitting without {g}"))
+        errors = leave_out.errors_table({"family": table, "model": models}, date)
+        path = calibration.catalog.DATA_DIR / "leave_out_errors.csv"
+        errors.to_csv(path, index=False, lineterminator="\n")
+        calibration.catalog.leave_out_errors.cache_clear()
         sys.stdout.write(f"wrote {path}\n")
     return 0
 
@@ -320,6 +327,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         return _calibrate_ranges(args.write)
     if getattr(args, "holdout", False):
         sys.stdout.write(calibration.holdout_text())
+        sys.stdout.write(leave_out.stored_errors_text())
         sys.stdout.write(leave_out.validation_text(leave_out.validation()))
         return 0
     if getattr(args, "leave_out", None):
@@ -453,7 +461,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "nothing was measured (one refit each, about 25 s)")
     cal.add_argument("--ranges", action="store_true", help="the range of an estimate (P10-P90 of measured / "
                      "estimated) per fitted family and for families with no measured point, from the held-out and "
-                     "leave-one-family-out errors; with --write stored in data/estimate_ranges.csv (a few minutes)")
+                     "leave-one-family-out errors; with --write stored in data/estimate_ranges.csv, and the "
+                     "leave-one-family-out and leave-one-model-out errors in data/leave_out_errors.csv (about 10 "
+                     "minutes)")
     cal.set_defaults(func=cmd_calibrate)
     sub.add_parser("fields", help="the input fields and outputs as Markdown tables").set_defaults(
         func=lambda a: (sys.stdout.write(fields_markdown()), 0)[1])

@@ -846,8 +846,8 @@ def trace_throughput(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> 
               note=f"weight GEMMs and attention each on their own roofline (the paged KV cache read at its own "
               f"calibrated share of the bandwidth); {thr['decode_bound'][r]}-bound"
               + ("; MoE: only the experts the batch touches are read" if m["experts"][r] > 0 else "")
-              + "; tensor_parallel_s: two ring all-reduces per layer over the interconnect; token_overhead_s: "
-              "per-token work outside GEMMs and attention over all layers (calibrated)"
+              + "; tensor_parallel_s: two all-reduces per layer over the interconnect (2 log2 n latency rounds "
+              "each); token_overhead_s: per-token work outside GEMMs and attention over all layers (calibrated)"
               + ("; expert-parallel all-to-all included in tensor_parallel_s" if rl.ep[r] > 1 else "")
               + ("; DP attention: the non-expert weights copied in each attention group are read too"
                  if rl.weights_copied[r] > 0 else ""),

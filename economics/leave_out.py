@@ -187,3 +187,36 @@ def validation_text(table: pd.DataFrame) -> str:
         lines.append(f"{str(group):26} {len(g):6d} {e.median():6.1f}% {e.max():7.1f}%   "
                      f"{100 * g['inside'].mean():5.1f}% ({int(g['inside'].sum())} of {len(g)})")
     return "\n".join(lines) + "\n"
+
+
+ERROR_COLUMNS = ("kind", "left_out", "points", "median_abs_error_pct", "worst_abs_error_pct", "method", "confidence",
+                 "source", "source_date")
+
+
+def errors_table(tables: dict[str, pd.DataFrame], date: str) -> pd.DataFrame:
+    """data/leave_out_errors.csv: :func:`summary` of each kind's :func:`leave_out` table (one row per left-out group
+    and one ``all``), so that ``calibrate --holdout`` prints them without refitting."""
+    rows = []
+    for kind, table in tables.items():
+        for r in summary(table).to_dict("records"):
+            rows.append({"kind": kind, **r, "method": f"leave-one-{kind}-out: the group's points predicted by the "
+                         "calibration refitted without them", "confidence": "estimate",
+                         "source": f"python -m economics calibrate --ranges --write (leave-one-{kind}-out) on "
+                         "data/throughput_curves.csv and data/throughput_claims.csv", "source_date": date})
+    return pd.DataFrame(rows, columns=list(ERROR_COLUMNS))
+
+
+def stored_errors_text() -> str:
+    """``calibrate --holdout``'s leave-one-family-out and leave-one-model-out lines, from data/leave_out_errors.csv
+    (written by ``calibrate --ranges --write``)."""
+    table = calibration.catalog.leave_out_errors()
+    if table.empty:
+        return "\nleave-one-out: not stored yet (python -m economics calibrate --ranges --write)\n"
+    lines = []
+    for kind, g in table.groupby("kind", sort=False):
+        lines += ["", f"leave-one-{kind}-out (stored {g['source_date'].iloc[0]}): each {kind}'s points predicted by "
+                  "the calibration refitted without them"]
+        for r in g.to_dict("records"):
+            lines.append(f"  {str(r['left_out']):24} {int(float(r['points'])):5d} points  median "
+                         f"{float(r['median_abs_error_pct']):6.1f}%  worst {float(r['worst_abs_error_pct']):7.1f}%")
+    return "\n".join(lines) + "\n"

@@ -10,9 +10,10 @@ all-reduces and a fixed overhead per step:
 
 with W(B) the weight bytes read (a mixture-of-experts model reads only the experts its B tokens touch,
 ``E (1 - (1 - k/E)^B)`` of them per layer), KV(c) a sequence's KV cache at its average context c, A(c) the attention
-FLOPs per token, BW and F the accelerator's memory bandwidth and peak FLOPS at the precision, t_TP two ring
-all-reduces per layer (:func:`allreduce_s`) and eta the efficiency factors calibrated on measured points (eta_KV: the
-paged KV cache's reads, which reach their own share of the bandwidth, unlike the weights' long streams)
+FLOPs per token, BW and F the accelerator's memory bandwidth and peak FLOPS at the precision, t_TP two
+all-reduces per layer (:func:`allreduce_s`, 2 log2 n latency rounds each) and eta the efficiency factors
+calibrated on measured points (eta_KV: the paged KV cache's reads, which reach their own share of the bandwidth,
+unlike the weights' long streams)
 (:mod:`economics.calibration`). Prefill is compute-bound (2 N_act I plus the causal attention); in aggregated serving
 it rides in the decode steps as chunked prefill, and the time to first token queues behind it
 (:func:`queued_time_to_first_token_s`); the estimator (:mod:`economics.estimate`) assembles these terms.
@@ -202,26 +203,57 @@ def _link(link_gb_per_s: ArrayLike, latency_us: ArrayLike) -> tuple[F, F]:
 
 def allreduce_s(message_bytes: ArrayLike, replica_accelerators: ArrayLike, link_gb_per_s: ArrayLike,
                 latency_us: ArrayLike) -> F:
-    """Time of one ring all-reduce of a message across the n accelerators of a tensor-parallel group. [s]
+    """Time of one all-reduce of a message across the n accelerators of a tensor-parallel group. [s]
 
-    .. math:: t_{AR} = [n > 1] \\left(\\lambda + \\frac{2 (n - 1)}{n} \\frac{S}{BW_{link}}\\right)
+    .. math:: t_{AR} = [n > 1] \\left(2 \\lceil \\log_2 n \\rceil \\lambda + \\frac{2 (n - 1)}{n}
+              \\frac{S}{BW_{link}}\\right)
 
-    S the message [byte], BW_link the accelerator's interconnect bandwidth per direction [GB/s], lambda its
-    latency [us]. One accelerator needs no all-reduce (0 s). An unknown link (NaN bandwidth or latency) contributes
-    nothing: its cost then sits in the calibrated per-layer step overhead.
+    S the message [byte], BW_link the accelerator's interconnect bandwidth per direction [GB/s], lambda the latency
+    of one message over it [us]. Rabenseifner's algorithm (a reduce-scatter then an all-gather by recursive halving
+    and doubling): 2 log2 n rounds each pay the link's latency, and 2 (n - 1) / n of the message crosses each link, the
+    bandwidth-optimal share. A decode step's all-reduces are small (a batch's hidden states, kilobytes to a few
+    megabytes), so the rounds' latency is most of their time: 6 rounds at n = 8. One accelerator needs no all-reduce
+    (0 s). An unknown link (NaN bandwidth or latency) contributes nothing: its cost then sits in the calibrated
+    per-layer step overhead.
 
-    References: Patarasuk & Yuan, "Bandwidth optimal all-reduce algorithms", JPDC 2009 (ring: 2 (n - 1) / n of the
-    message crosses each link); Pope et al., MLSys 2023 (two all-reduces per layer under 1-D tensor parallelism).
+    References: Thakur, Rabenseifner & Gropp, "Optimization of collective communication operations in MPICH", IJHPCA
+    2005 (the latency and bandwidth terms of each algorithm); Patarasuk & Yuan, "Bandwidth optimal all-reduce
+    algorithms", JPDC 2009; Pope et al., MLSys 2023 (two all-reduces per layer under 1-D tensor parallelism).
 
-    >>> round(float(allreduce_s(64 * 8192 * 2, 8, 450, 5)) * 1e6, 3)   # 64 tokens x 8192 x BF16 on NVLink 4
-    9.078
+    >>> round(float(allreduce_s(64 * 8192 * 2, 8, 450, 5)) * 1e6, 3)   # 2 x 3 x 5 us + 7/4 x 1 MiB / 450 GB/s
+    34.078
+    >>> round(float(allreduce_s(0, 2, 450, 1.5)) * 1e6, 3)   # two accelerators: 2 rounds of 1.5 us
+    3.0
     >>> float(allreduce_s(1e6, 1, 450, 5))
     0.0
     """
     n = _a(replica_accelerators)
     bw, lat = _link(link_gb_per_s, latency_us)
-    t = lat * 1e-6 + 2.0 * (n - 1.0) / np.maximum(n, 1.0) * _a(message_bytes) / (bw * 1e9)
+    rounds = 2.0 * np.ceil(np.log2(np.maximum(n, 1.0)))
+    t = rounds * lat * 1e-6 + 2.0 * (n - 1.0) / np.maximum(n, 1.0) * _a(message_bytes) / (bw * 1e9)
     return np.where(n > 1, t, 0.0)
+
+
+def static_batch_output_tokens_per_s(batch: ArrayLike, input_tokens: ArrayLike, output_tokens: ArrayLike,
+                                     prefill_tokens_per_s: ArrayLike, step_s: ArrayLike) -> F:
+    """Output tokens per second of one replica running a fixed (static) batch: every prompt of the batch prefilled,
+    then O decode steps of the whole batch, as fixed-batch benchmark tables measure it (vLLM's benchmark_latency,
+    TensorRT-LLM's emulated static batching, Intel's Gaudi tables). [token/s]
+
+    .. math:: T_{static} = \\frac{B \\, O}{B I / P + O \\, t(B)}
+
+    B the batch, I and O the tokens in and out per request, P the replica's prefill rate [token/s] and t(B) its decode
+    step at batch B [s], at the batch's average context I + O / 2. Divided by the replica's n accelerators this is
+    O / (I / p + O / d) with p = P / n and d = B / (n t(B)): the requests per second of continuous batching
+    (:func:`economics.capacity.requests_per_s_per_accelerator`) times O. A fixed-batch table is therefore predicted by
+    the same arithmetic as a served one; only its per-user speed differs (each user waits for the whole batch's
+    prefill: O / (B I / P + O t(B)) rather than 1 / t(B)).
+
+    >>> round(float(static_batch_output_tokens_per_s(64, 2048, 128, 20_000.0, 0.03)), 1)   # 8192 / (6.5536 + 3.84)
+    788.2
+    """
+    b, o = _a(batch), _a(output_tokens)
+    return b * o / (b * _a(input_tokens) / _a(prefill_tokens_per_s) + o * _a(step_s))
 
 
 def tensor_parallel_s(tokens: ArrayLike, hidden_size: ArrayLike, layers: ArrayLike, replica_accelerators: ArrayLike,
@@ -231,8 +263,8 @@ def tensor_parallel_s(tokens: ArrayLike, hidden_size: ArrayLike, layers: ArrayLi
 
     .. math:: t_{TP} = 2 L \\, t_{AR}(T \\cdot h \\cdot b_{act})
 
-    >>> round(float(tensor_parallel_s(64, 8192, 80, 8, 450, 5)) * 1e3, 4)   # Llama 70B, batch 64, TP8 on NVLink 4
-    1.4524
+    >>> round(float(tensor_parallel_s(64, 8192, 80, 8, 450, 5)) * 1e3, 4)   # Llama 70B, batch 64, TP8: 160 x 34.078 us
+    5.4524
     """
     return 2.0 * _a(layers) * allreduce_s(_a(tokens) * _a(hidden_size) * activation_bytes, replica_accelerators,
                                           link_gb_per_s, latency_us)

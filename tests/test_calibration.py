@@ -27,8 +27,13 @@ from economics import throughput as th
 # figures (11.6 / 231.6) had been seen, all disclosed in the README, so the held-out figures are not a blind test of
 # them: points that publish their concurrency are predicted at it; the per-token overhead is fitted per family; points
 # run with attention data-parallel over several GPUs (an unstated expert-parallel size) are not fitted.
-HOLDOUT_BOUNDS = {"all": (13.5, 73.0), "nvidia-hopper": (12.0, 45.5), "nvidia-ampere": (14.0, 43.5),
-                  "nvidia-blackwell": (23.0, 73.0), "nvidia-ada": (12.0, 36.5), "amd-cdna3": (22.5, 39.5)}
+# The fit of 2026-12-02 (docs/estimates.md: the all-reduce's latency rounds, the batch-1 bound on the step overhead,
+# AMD's vLLM 0.9.1 latency table fitted for 70B and held out for 405B) moved these bounds, after the validation set
+# that prompted it had been seen: measured all 11.9 / 73.8, nvidia-hopper 9.2 / 42.6, nvidia-ampere 11.6 / 44.2,
+# nvidia-blackwell 20.7 / 73.8, nvidia-ada 10.1 / 33.6, amd-cdna3 10.6 / 60.7 (20 points now, 16 of them AMD's 405B
+# latency table, the worst its batch-128 2048/2048 point). The bounds keep the same margin over the new figures.
+HOLDOUT_BOUNDS = {"all": (14.0, 76.5), "nvidia-hopper": (11.5, 45.5), "nvidia-ampere": (14.0, 47.0),
+                  "nvidia-blackwell": (23.0, 76.5), "nvidia-ada": (12.5, 36.5), "amd-cdna3": (13.0, 63.5)}
 TRAIN_BOUNDS = {"all": (8.5, 77.0)}
 """Training split over all families (measured 6.4 % / 73.3 %)."""
 TTFT_TRAIN_BOUNDS = {"all": (24.0, 35.0), "amd-cdna4": (24.0, 25.5), "nvidia-blackwell": (8.0, 9.0),
@@ -163,13 +168,15 @@ def test_estimate_does_not_import_calibration() -> None:
 
 # --- hand-worked terms ----------------------------------------------------------------------------------------
 
-def test_ring_allreduce_of_a_decode_batch() -> None:
-    # 64 tokens x 8,192 hidden x 2 B = 1,048,576 B; ring over 8: 2 x 7 / 8 = 1.75 of it per link
-    # 1.75 x 1,048,576 B / 450e9 B/s = 4.0777 us, + 5 us latency = 9.0777 us; 80 layers x 2 all-reduces = 1.45244 ms
+def test_allreduce_of_a_decode_batch() -> None:
+    # 64 tokens x 8,192 hidden x 2 B = 1,048,576 B; over 8: 2 x 7 / 8 = 1.75 of it per link, 2 x log2(8) = 6 rounds
+    # 1.75 x 1,048,576 B / 450e9 B/s = 4.0777 us, + 6 x 5 us latency = 34.0777 us; 80 layers x 2 = 5.45244 ms
     one = th.allreduce_s(64 * 8192 * 2, 8, 450, 5)
-    assert float(one) == pytest.approx(5e-6 + 1.75 * 1_048_576 / 450e9, rel=1e-12)
-    assert float(th.tensor_parallel_s(64, 8192, 80, 8, 450, 5)) == pytest.approx(160 * (5e-6 + 1.75 * 1_048_576
+    assert float(one) == pytest.approx(30e-6 + 1.75 * 1_048_576 / 450e9, rel=1e-12)
+    assert float(th.tensor_parallel_s(64, 8192, 80, 8, 450, 5)) == pytest.approx(160 * (30e-6 + 1.75 * 1_048_576
                                                                                          / 450e9), rel=1e-12)
+    # 6 accelerators: ceil(log2 6) = 3, so 6 rounds as for 8
+    assert float(th.allreduce_s(0, 6, 450, 5)) == pytest.approx(30e-6, rel=1e-12)
     assert float(th.allreduce_s(1e9, 1, 450, 5)) == 0.0  # one accelerator: nothing to reduce
     assert float(th.allreduce_s(1e9, 8, float("nan"), float("nan"))) == 0.0  # unknown link: inside the overhead
 

@@ -45,16 +45,21 @@ def test_an_estimate_on_a_family_never_measured_is_not_called_calibrated() -> No
 
 
 def test_factors_fitted_on_the_other_model_class_are_said_to_be() -> None:
-    # AMD CDNA 3's 24 training points hold 20 MoE ones and it has no dense scope: a dense model on an MI300X takes
-    # factors fitted mostly on MoE models, and the label and a warning say so
-    cdna3 = RANGES.loc["amd-cdna3"]
-    assert int(cdna3["train_moe_points"]) / int(cdna3["train_points"]) >= estimate_range.OTHER_CLASS_SHARE
-    assert "amd-cdna3:dense" not in catalog.calibration().index
-    r = _row("mi300x", "llama-3.1-70b", ownership="rent", rent_usd_per_accelerator_hour=2.0,
+    # AMD CDNA 4's training points are all MoE and it has no dense scope: a dense model on an MI355X takes factors
+    # fitted on MoE models only, and the label and a warning say so
+    cdna4 = RANGES.loc["amd-cdna4"]
+    assert int(cdna4["train_moe_points"]) / int(cdna4["train_points"]) >= estimate_range.OTHER_CLASS_SHARE
+    assert "amd-cdna4:dense" not in catalog.calibration().index
+    r = _row("mi355x", "llama-3.1-70b", ownership="rent", rent_usd_per_accelerator_hour=2.0,
              demand_output_tokens_per_day=1e9)
-    assert f"fitted mostly on MoE models ({cdna3['train_moe_points']} of {cdna3['train_points']} points)" in (
+    assert f"fitted mostly on MoE models ({cdna4['train_moe_points']} of {cdna4['train_points']} points)" in (
         r["throughput_basis"])
     assert WARNINGS[14] in r["warnings"]
+    # AMD CDNA 3 has a dense scope of its own (AMD's vLLM latency table): a dense model there is not flagged
+    assert "amd-cdna3:dense" in catalog.calibration().index
+    r = _row("mi300x", "llama-3.1-70b", ownership="rent", rent_usd_per_accelerator_hour=2.0,
+             demand_output_tokens_per_day=1e9)
+    assert "fitted mostly" not in r["throughput_basis"] and WARNINGS[14] not in r["warnings"]
 
 
 def test_factors_a_user_gives_are_not_the_calibrated_ones() -> None:
@@ -168,3 +173,46 @@ def economics_default() -> Any:
     import economics
 
     return economics.default_scenario()
+
+
+def test_a_static_batch_is_the_served_arithmetic() -> None:
+    # Intel's Gaudi 3 table, Llama 3.1 70B on 8 cards, batch 400, 2048 in / 128 out, with a prefill of 40,000
+    # token/s for the replica and a 60 ms step: 400 x 128 / (400 x 2048 / 40,000 + 128 x 0.06) = 51,200 / 28.16
+    # = 1,818.2 token/s for the replica, 227.3 per card; continuous batching's requests per second per card,
+    # 1 / (2048 / 5,000 + 128 / (400 / (8 x 0.06))), times 128 tokens gives the same
+    from economics import capacity
+    from economics import throughput as th
+
+    replica = float(th.static_batch_output_tokens_per_s(400, 2048, 128, 40_000.0, 0.06))
+    assert replica == pytest.approx(51_200 / 28.16)
+    per_card = 128 * float(capacity.requests_per_s_per_accelerator(2048, 128, 0.0, 40_000.0 / 8, 400 / (8 * 0.06)))
+    assert per_card == pytest.approx(replica / 8)
+
+
+def test_an_all_reduce_pays_its_latency_once_per_round() -> None:
+    # batch 1 of Llama 3.1 70B (hidden 8,192, BF16 activations: 16,384 bytes) over 8 MI300X (448 GB/s, 1.5 us):
+    # 2 x log2(8) = 6 rounds x 1.5 us = 9 us, plus 2 x 7/8 x 16,384 B / 448 GB/s = 0.064 us
+    from economics import throughput as th
+
+    assert float(th.allreduce_s(16_384, 8, 448, 1.5)) * 1e6 == pytest.approx(9.064, abs=1e-3)
+    # per step: two per layer over 80 layers
+    assert float(th.tensor_parallel_s(1, 8192, 80, 8, 448, 1.5)) * 1e3 == pytest.approx(160 * 9.064e-3, abs=1e-5)
+
+
+def test_no_scope_is_slower_at_batch_1_than_its_fastest_measured_batch_1_point() -> None:
+    from economics import calibration
+
+    pts = calibration.points()
+    train = pts[(pts["fitted"] == "yes") & (pts["split"] == "train")]
+    cal = catalog.calibration()
+    checked = 0
+    for scope in cal.index:
+        fam, _, cls = scope.partition(":")
+        mine = train if scope == "global" else train[train["family"] == fam]
+        if cls:
+            mine = mine[mine["model_class"] == cls]
+        bound = calibration.batch_one_overhead_bound_us(mine)
+        if np.isfinite(bound):
+            checked += 1
+            assert float(cal.loc[scope, "step_overhead_us_per_layer"]) <= bound + 0.05, scope
+    assert checked >= 2  # global and amd-cdna3's dense scope have batch-1 points
