@@ -13,7 +13,7 @@ from economics import catalog
 
 DATA = Path(catalog.DATA_DIR)
 SOURCED = ["accelerators.csv", "models.csv", "throughput_claims.csv", "throughput_curves.csv", "defaults.csv",
-           "presets.csv", "api_prices.csv", "calibration.csv", "estimate_ranges.csv"]
+           "presets.csv", "api_prices.csv", "calibration.csv", "estimate_ranges.csv", "leave_out_errors.csv"]
 DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 
