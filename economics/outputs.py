@@ -151,16 +151,20 @@ _NUMERIC: tuple[OutputSpec, ...] = (
     _o("kv_transfer_gb_per_s", "GB/s", "KV transfer", "Average KV-cache traffic from prefill to decode pool",
        optional=True),
     _o("kv_transfer_mb_per_request", "MB", "KV per request", "Prompt tokens x KV bytes per token", optional=True),
-    *(_o(f"{name}_{end}", unit, f"{label}, {end}", f"{what} at the {end} end of the estimated throughput's range "
-         "(throughput_basis; P10 and P90 of the estimate's error on points the fit never saw); empty where the "
-         "throughput was measured", optional=True, integer=integer, fmt=fmt)
-      for name, unit, label, what, integer, fmt in (
-          ("cost_usd_per_m_tokens", "USD/M tokens", "Cost per M tokens", "Cost per million tokens", False,
-           "usd_rate"),
-          ("accelerators", "accelerator", "Accelerators", "Accelerators of the main pool", True, "count"),
-          ("facility_power_kw", "kW", "Facility power", "Facility power", False, "number"))
-      for end in ("low", "high")),
 )
+
+RANGE_OUTPUTS: dict[str, str] = {
+    "cost_usd_per_m_tokens": "Cost per million tokens", "accelerators": "Accelerators of the main pool",
+    "facility_power_kw": "Facility power"}
+"""Outputs also given at both ends of an estimated throughput's range (``<name>_low``, ``<name>_high``), with the
+words their description starts with; unit, label and format are the output's own."""
+_BY_NAME = {spec.name: spec for spec in _NUMERIC}
+_NUMERIC = (*_NUMERIC, *(
+    _o(f"{name}_{end}", _BY_NAME[name].unit, f"{_BY_NAME[name].label}, {end}", f"{what} at the {end} end of the "
+       "estimated throughput's range (throughput_basis; P10 and P90 of the estimate's error on points the fit never "
+       "saw); empty where the throughput was measured", optional=True, integer=_BY_NAME[name].integer,
+       fmt=_BY_NAME[name].fmt)
+    for name, what in RANGE_OUTPUTS.items() for end in ("low", "high")))
 
 THROUGHPUT: tuple[OutputSpec, ...] = (
     _o("throughput_source", "text", "Throughput source", "measured (given), measured claim, measured curve, your "

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from . import stages
 from .explain import Trace
 from .explain import format_number as fmt
-from .outputs import NUMERIC_OUTPUTS, OUTPUTS, RANGED_INPUTS, ratio_column
+from .outputs import NUMERIC_OUTPUTS, OUTPUTS, RANGE_OUTPUTS, RANGED_INPUTS, ratio_column
 from .resolve import resolve
 
 Array = NDArray[Any]
@@ -55,8 +55,6 @@ ONE_POOL_EMPTY = ("decode_accelerators", "decode_utilization", "prefill_pool_cos
 """Outputs of the decode pool: empty on rows without one."""
 
 
-RANGE_OUTPUTS = ("cost_usd_per_m_tokens", "accelerators", "facility_power_kw")
-"""Outputs given at both ends of an estimated throughput's range (``<name>_low``, ``<name>_high``)."""
 
 
 def compute(c: dict[str, Array], trace: Trace | None = None) -> dict[str, Array]:
