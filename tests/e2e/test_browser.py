@@ -14,6 +14,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 import economics
+from economics import FIELDS
 from ui.editor import section
 from ui.format import usd_rate
 
@@ -68,7 +69,11 @@ def fill(page: Page, field: str, value: str) -> None:
     """Type into a field's box (opening its editor section when the page does not list it) and press Enter."""
     box = page.locator(f".st-key-{field} input")
     page.locator(".st-key-editor_section").wait_for()
-    if not box.count():
+    if field not in FIELDS:
+        # A page's own box (a range end, the sample count) has no editor section to open: wait for it to be drawn,
+        # since under load the editor can be on screen before the page's main area is.
+        box.wait_for()
+    elif not box.count():
         page.locator(".st-key-editor_section").get_by_text(section(field), exact=True).click()
         settle(page)
     box.fill(value)
