@@ -25,13 +25,19 @@ def test_data_page_lists_every_catalog_with_sources() -> None:
         at.session_state["data_tab"] = tab
         at.run()
         # the curves tab leads with its sources, newest first (how old each front is), then every point
-        assert not at.exception and len(at.dataframe) == (2 if tab == "Measured curves" else 1), tab
+        tables = {"Measured curves": 2, "Calibration": 3}.get(tab, 1)
+        assert not at.exception and len(at.dataframe) == tables, tab
         table = at.dataframe[-1].value
         assert len(table) > 0 and "source" in table.columns, tab
         if tab == "Measured curves":
             by_source = at.dataframe[0].value
             assert {"source", "curves", "oldest", "newest"} <= set(by_source.columns)
             assert by_source["newest"].tolist() == sorted(by_source["newest"], reverse=True)
+        if tab == "Calibration":  # the factors, then the range an estimate carries, then the leave-one-out errors
+            ranges = at.dataframe[1].value
+            assert {"scope", "ratio_p10", "ratio_p90", "source"} <= set(ranges.columns)
+            assert {"unseen", "nvidia-hopper"} <= set(ranges["scope"])
+            assert {"family", "model"} == set(at.dataframe[2].value["kind"])
 
 
 def test_scenarios_page_offers_the_template_and_states_limits() -> None:
