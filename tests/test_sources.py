@@ -138,8 +138,9 @@ def test_data_page_links_every_source() -> None:
         at.session_state["data_tab"] = tab  # the page builds the open tab's table only (lazy tabs)
         at.run()
         # the curves tab leads with its sources by date (no source column of its own), then every point
-        assert not at.exception and len(at.dataframe) == (2 if tab == "Measured curves" else 1), tab
-        frames.append(at.dataframe[-1])
+        # the calibration tab adds the ranges an estimate carries and the leave-one-out errors
+        assert not at.exception and len(at.dataframe) == {"Measured curves": 2, "Calibration": 3}.get(tab, 1), tab
+        frames.extend(list(at.dataframe) if tab == "Calibration" else [at.dataframe[-1]])
     for frame in frames:
         shown = frame.value
         assert "link" in shown.columns and "source" in shown.columns
