@@ -45,6 +45,7 @@ from .calibration_points import (  # noqa: F401  (re-exported: the split is part
     KV_FREE_FRACTION,
     NEVER_FITTED,
     OFFLINE_MAX_BATCH,
+    VALIDATION_SETS,
     VALIDATION_SOURCES,
     number_or_nan,
     points,

@@ -293,10 +293,11 @@ def cmd_import_benchmark(args: argparse.Namespace) -> int:
 
 def _calibrate_ranges(write: bool) -> int:
     """``calibrate --ranges``: the spread of the estimate's error per family and for unseen families (one refit per
-    family, a few minutes); with ``--write`` stored in data/estimate_ranges.csv."""
-    table = leave_out.leave_out("family", progress=lambda g: say(f"refitting without {g}"))
+    family and one per published table, a few minutes); with ``--write`` stored in data/estimate_ranges.csv."""
+    table = leave_out.leave_out("family", progress=lambda g: say(f"refitting without family {g}"))
+    sources = leave_out.leave_out("source", progress=lambda g: say(f"refitting without table {g}"))
     date = dt.date.today().strftime("%Y-%m")
-    ranges = leave_out.range_table(table, date)
+    ranges = leave_out.range_table(table, date, sources)
     for r in ranges.to_dict("records"):
         sys.stdout.write(f"  {str(r['scope']):18} {int(r['points']):4d} points  P10 {r['ratio_p10']:.3f}  median "
                          f"{r['ratio_p50']:.3f}  P90 {r['ratio_p90']:.3f} (measured / estimated)  median error "
@@ -307,7 +308,7 @@ def _calibrate_ranges(write: bool) -> int:
         calibration.catalog.estimate_ranges.cache_clear()
         sys.stdout.write(f"wrote {path}\n")
         models = leave_out.leave_out("model", progress=lambda g: say(f"refitting without {g}"))
-        errors = leave_out.errors_table({"family": table, "model": models}, date)
+        errors = leave_out.errors_table({"family": table, "model": models, "source": sources}, date)
         path = calibration.catalog.DATA_DIR / "leave_out_errors.csv"
         errors.to_csv(path, index=False, lineterminator="\n")
         calibration.catalog.leave_out_errors.cache_clear()
@@ -456,14 +457,14 @@ def build_parser() -> argparse.ArgumentParser:
     cal = sub.add_parser("calibrate", help="roofline efficiency factors: predicted vs measured for every point")
     cal.add_argument("--write", action="store_true", help="refit and write data/calibration.csv first")
     cal.add_argument("--holdout", action="store_true", help="per scope: training and held-out median and worst error")
-    cal.add_argument("--leave-out", choices=("family", "model"), default=None,
-                     help="refit without each accelerator family (or model) and predict its points: the error where "
-                     "nothing was measured (one refit each, about 25 s)")
+    cal.add_argument("--leave-out", choices=("family", "model", "source"), default=None,
+                     help="refit without each accelerator family (or model, or published table) and predict its "
+                     "points: the error where nothing was measured (one refit each, about 25 s)")
     cal.add_argument("--ranges", action="store_true", help="the range of an estimate (P10-P90 of measured / "
-                     "estimated) per fitted family and for families with no measured point, from the held-out and "
-                     "leave-one-family-out errors; with --write stored in data/estimate_ranges.csv, and the "
-                     "leave-one-family-out and leave-one-model-out errors in data/leave_out_errors.csv (about 10 "
-                     "minutes)")
+                     "estimated) per fitted family and for families with no measured point, from the "
+                     "leave-one-table-out and leave-one-family-out errors; with --write stored in "
+                     "data/estimate_ranges.csv, and the leave-one-family-out, -model-out and -table-out errors in "
+                     "data/leave_out_errors.csv (about 15 minutes)")
     cal.set_defaults(func=cmd_calibrate)
     sub.add_parser("fields", help="the input fields and outputs as Markdown tables").set_defaults(
         func=lambda a: (sys.stdout.write(fields_markdown()), 0)[1])

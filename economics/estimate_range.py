@@ -1,7 +1,8 @@
 """How far an estimated throughput can be from a measurement: each estimate's range and the words that say why.
 
 The roofline's error depends on where the estimate stands. On an accelerator family the calibration fitted, it is
-the error on that family's points the fit never saw (held out, or added after the fit); on a family with no
+the error on that family's points of each published table predicted by the fit without that table (a configuration
+the fit never saw, as a user's own is; :func:`economics.leave_out.range_table`); on a family with no
 measured point, it is the error of the leave-one-family-out validation (:func:`economics.leave_out.leave_out`):
 every other family's points predicted by the calibration refitted without them. data/estimate_ranges.csv stores
 both as ratios r = measured / predicted, with their 10th, 50th and 90th percentile, so that
@@ -67,9 +68,10 @@ def _label(family: str, cls: str, given: bool) -> tuple[float, float, str, bool,
     other = int(r["train_moe_points"] if cls == "dense" else r["train_dense_points"]) if cls else 0
     own_class = f"{family}:{cls}" in cal.index
     mismatch = bool(cls) and not own_class and train > 0 and other / train >= OTHER_CLASS_SHARE
-    pooled = "" if r["basis"] == "held-out" else " of every fitted family"
+    pooled = "" if r["basis"] == "left-out source" else " of every fitted family"
     label = (f"estimated; calibrated on {train} points of {family} (held-out median "
-             f"{float(r['median_abs_error_pct']):.0f} % over {int(r['points'])} points{pooled}; P10-P90 "
+             f"{float(r['median_abs_error_pct']):.0f} % over {int(r['points'])} points{pooled} predicted with their "
+             f"published table left out of the fit; P10-P90 "
              f"{percent(float(r['ratio_p10']))} to {percent(float(r['ratio_p90']))})")
     if mismatch:
         label += (f"; fitted mostly on {'MoE' if cls == 'dense' else 'dense'} models ({other} of {train} points), "

@@ -1,11 +1,13 @@
-"""How wrong the roofline is where nothing was measured: leave-one-family-out and leave-one-model-out validation.
+"""How wrong the roofline is where nothing was measured: leave-one-family-out, -model-out and -table-out validation.
 
 The held-out split of :mod:`economics.calibration` holds points out *inside* the accelerator families the fit saw.
 A user relies on the estimate most where the catalog has no measured point at all: an accelerator family or a model
 without one. This module measures exactly that. For each accelerator family (or each model), every fittable point of
 it is removed, the calibration is fitted again on what is left (:func:`economics.calibration.fitted_scopes`, the
 same fit), and the removed points are predicted with the factors they would then get (their family's scope is gone,
-so the global or the model class's): the error of an estimate on a family, or a model, the fit never saw.
+so the global or the model class's): the error of an estimate on a family, or a model, the fit never saw. Left out
+by published table (``source``), it is the error on a configuration the fit never saw on a family it did: another
+engine release or benchmark setup, as a user's own run is; the ranges of fitted families are built from it.
 
 Points of the blind and validation splits (sources added after the stored fit) take no part, so they stay a test on
 new data: :func:`validation` reports the validation split's error and how often each estimate's range held it.
@@ -21,28 +23,32 @@ import pandas as pd
 
 from . import calibration, estimate_range
 
-Kind = Literal["family", "model"]
+Kind = Literal["family", "model", "source"]
+COLUMN: dict[str, str] = {"family": "family", "model": "model", "source": "source_group"}
+"""The points' column each kind of group is read from (a source is a published table: ``holdout_group``)."""
 
 
 def leave_out(kind: Kind, groups: Sequence[str] | None = None,
               progress: Callable[[str], None] | None = None) -> pd.DataFrame:
-    """Every fittable point of each group (an accelerator ``family`` or a ``model``; all of them unless ``groups``)
-    predicted by the calibration refitted without that group: one row per point with ``left_out`` (the group),
-    ``measured``, ``predicted`` and ``error_pct`` = (predicted / measured - 1) x 100. One refit per group with
-    training points (about 25 s each here); groups without any share the whole fit."""
+    """Every fittable point of each group (an accelerator ``family``, a ``model`` or a ``source``, the published table
+    it comes from; all of them unless ``groups``) predicted by the calibration refitted without that group: one row
+    per point with ``left_out`` (the group), ``measured``, ``predicted`` and ``error_pct`` = (predicted / measured -
+    1) x 100. One refit per group with training points (about 25 s each here); groups without any share the whole
+    fit."""
     pts = calibration.points()
     usable = pts[(pts["fitted"] == "yes") & ~pts["split"].isin(calibration.NEVER_FITTED)].reset_index(drop=True)
-    chosen = sorted(set(usable[kind])) if groups is None else list(groups)
+    column = COLUMN[kind]
+    chosen = sorted(set(usable[column])) if groups is None else list(groups)
     out = []
     whole: dict[str, dict[str, float]] | None = None
     for group in chosen:
-        mine = usable[usable[kind] == group].reset_index(drop=True)
+        mine = usable[usable[column] == group].reset_index(drop=True)
         if mine.empty:
             continue
         if progress:
             progress(group)
         if (mine["split"] == "train").any():
-            fitted = calibration.fitted_scopes(usable[usable[kind] != group].reset_index(drop=True))
+            fitted = calibration.fitted_scopes(usable[usable[column] != group].reset_index(drop=True))
         else:  # a group the fit never trained on (a held-out model): the fit without it is the whole fit
             whole = whole or calibration.fitted_scopes(usable)
             fitted = whole
@@ -50,8 +56,8 @@ def leave_out(kind: Kind, groups: Sequence[str] | None = None,
         res["left_out"] = group
         res["scopes_fitted"] = " ".join(sorted(fitted))
         out.append(res)
-    columns = ["left_out", "point", "accelerator", "model", "model_class", "family", "split", "measured", "predicted",
-               "error_pct", "scopes_fitted"]
+    columns = ["left_out", "point", "accelerator", "model", "model_class", "family", "source_group", "split",
+               "measured", "predicted", "error_pct", "scopes_fitted"]
     return pd.concat(out, ignore_index=True)[columns] if out else pd.DataFrame(columns=columns)
 
 
@@ -123,32 +129,43 @@ def _range_row(scope: str, basis: str, errors_pct: pd.Series, train: pd.DataFram
             "data/throughput_curves.csv, data/throughput_claims.csv and data/calibration.csv", "source_date": date}
 
 
-def range_table(family_table: pd.DataFrame, date: str) -> pd.DataFrame:
+def range_table(family_table: pd.DataFrame, date: str, source_table: pd.DataFrame) -> pd.DataFrame:
     """The spread of the roofline's error by where an estimate stands, for data/estimate_ranges.csv.
 
     A ratio is measured / predicted output tokens/s per accelerator; a range is its 10th and 90th percentile, so
-    that throughput_low = predicted x ratio_p10 and throughput_high = predicted x ratio_p90. One row per fitted
-    accelerator family (its held-out and blind points under the stored factors; pooled over every fitted family
-    where it has fewer than :data:`RANGE_MIN_POINTS`), one ``fitted`` row (that pool), and ``unseen`` rows from
-    ``family_table`` (:func:`leave_out` by family): every family's points predicted by the fit without it, the
-    error of a family with no measured point, overall and per model class. An unseen row weighs every family the
-    same: the question it answers is how wrong the estimate is on one more family, and one family with many points
-    (Hopper) would otherwise stand for all."""
+    that throughput_low = predicted x ratio_p10 and throughput_high = predicted x ratio_p90.
+
+    A fitted family's row asks how wrong an estimate on that family is for a configuration of its own (another
+    engine release, another set of settings): the family's points of each published table predicted by the fit
+    without that table (``source_table``, :func:`leave_out` by source), and its blind points (added after the fit)
+    under the stored factors; every table weighs the same, so that one long table does not stand for all. Points
+    held out inside a table the fit saw are not used: their error (the ``--holdout`` split) leaves out the offset
+    that one engine release or one benchmark setup has against another, which a user's own configuration carries.
+    A family with fewer than :data:`RANGE_MIN_POINTS` such points takes the pool of every fitted family (the
+    ``fitted`` row). ``unseen`` rows come from ``family_table`` (:func:`leave_out` by family): every family's points
+    predicted by the fit without that family, overall and per model class, every family weighing the same."""
     res, _ = calibration.report()
     ok = res[(res["fitted"] == "yes") & res["error_pct"].notna()]
-    train, held = ok[ok["split"] == "train"], ok[ok["split"].isin(["holdout", "blind"])]
+    train = ok[ok["split"] == "train"]
+    blind = ok[ok["split"] == "blind"]
+    unseen_source = pd.concat([source_table[source_table["error_pct"].notna()], blind], ignore_index=True)
     scopes = set(calibration.catalog.calibration().index)
+    families = [s for s in scopes if s != "global" and ":" not in s]
+    pooled = unseen_source[unseen_source["family"].isin(families)]
     rows = []
-    pooled = held[held["family"].isin([s for s in scopes if ":" not in s])]
-    for fam in sorted(s for s in scopes if s != "global" and ":" not in s):
-        mine = held[held["family"] == fam]
+    for fam in sorted(families):
+        mine = unseen_source[unseen_source["family"] == fam]
         own = len(mine) >= RANGE_MIN_POINTS
-        rows.append(_range_row(fam, "held-out" if own else "held-out, every fitted family",
-                               mine["error_pct"] if own else pooled["error_pct"], train[train["family"] == fam],
-                               "held-out and blind points of this family under the stored factors" if own else
-                               f"fewer than {RANGE_MIN_POINTS} held-out points: those of every fitted family", date))
-    rows.append(_range_row("fitted", "held-out, every fitted family", pooled["error_pct"], train,
-                           "held-out and blind points of every fitted family under the stored factors", date))
+        use = mine if own else pooled
+        rows.append(_range_row(fam, "left-out source" if own else "left-out source, every fitted family",
+                               use["error_pct"], train[train["family"] == fam],
+                               "this family's points of each table predicted by the fit without that table, and "
+                               "its blind points; every table weighs the same" if own else
+                               f"fewer than {RANGE_MIN_POINTS} such points: those of every fitted family", date,
+                               groups=use["source_group"]))
+    rows.append(_range_row("fitted", "left-out source, every fitted family", pooled["error_pct"], train,
+                           "every fitted family's points of each table predicted by the fit without that table, "
+                           "and the blind points; every table weighs the same", date, groups=pooled["source_group"]))
     lofo = family_table[family_table["error_pct"].notna()]
     cls = lofo["model_class"]
     for scope, g in (("unseen", lofo), ("unseen:dense", lofo[cls == "dense"]), ("unseen:moe", lofo[cls == "moe"])):
@@ -182,9 +199,15 @@ def validation_text(table: pd.DataFrame) -> str:
     lines = ["", "validation: sources added after the fit and the ranges, never fitted ("
              + ", ".join(calibration.VALIDATION_SOURCES) + ")",
              f"{'source':26} {'points':>6} {'median':>7} {'worst':>8}   inside P10-P90"]
-    for group, g in [*table.groupby("source_group", sort=True), ("all", table)]:
+    sets = [(name, table[table["source_group"].isin(groups)])
+            for name, groups in calibration.VALIDATION_SETS.items()]
+    width = max(26, *(len(name) for name, _ in sets))
+    lines[-1] = f"{'source':{width}}" + lines[-1][26:]
+    for group, g in [*table.groupby("source_group", sort=True), ("all", table), *sets]:
+        if g.empty:
+            continue
         e = g["error_pct"].abs()
-        lines.append(f"{str(group):26} {len(g):6d} {e.median():6.1f}% {e.max():7.1f}%   "
+        lines.append(f"{str(group):{width}} {len(g):6d} {e.median():6.1f}% {e.max():7.1f}%   "
                      f"{100 * g['inside'].mean():5.1f}% ({int(g['inside'].sum())} of {len(g)})")
     return "\n".join(lines) + "\n"
 

@@ -192,8 +192,9 @@ THROUGHPUT: tuple[OutputSpec, ...] = (
        "answer, a given figure measured for another configuration, or why the cost is not split", fmt="text",
        optional=True, numeric=False),
     _o("throughput_basis", "text", "Estimate basis", "Where an estimated throughput stands: calibrated on N "
-       "measured points of its accelerator family (with the held-out error and the P10-P90 range), or no measured "
-       "point on the family (the leave-one-family-out range); says when the factors were fitted on the other model "
+       "measured points of its accelerator family (with the error and the P10-P90 range of its points predicted with "
+       "their published table left out of the fit), or no measured point on the family (the leave-one-family-out "
+       "range); says when the factors were fitted on the other model "
        "class", fmt="text", optional=True, numeric=False),
     _o("output_tokens_per_s_per_accelerator_p10", "token/s", "Throughput, P10", "Estimated output tokens/s per "
        "accelerator (of the decode pool where disaggregated) x the P10 of measured / estimated (throughput_basis); "

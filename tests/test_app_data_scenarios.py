@@ -33,11 +33,12 @@ def test_data_page_lists_every_catalog_with_sources() -> None:
             by_source = at.dataframe[0].value
             assert {"source", "curves", "oldest", "newest"} <= set(by_source.columns)
             assert by_source["newest"].tolist() == sorted(by_source["newest"], reverse=True)
-        if tab == "Calibration":  # the factors, then the range an estimate carries, then the leave-one-out errors
+        if tab == "Calibration":  # the factors, the range an estimate carries, the leave-one-out errors (by family,
+            # model and published table)
             ranges = at.dataframe[1].value
             assert {"scope", "ratio_p10", "ratio_p90", "source"} <= set(ranges.columns)
             assert {"unseen", "nvidia-hopper"} <= set(ranges["scope"])
-            assert {"family", "model"} == set(at.dataframe[2].value["kind"])
+            assert {"family", "model", "source"} == set(at.dataframe[2].value["kind"])
 
 
 def test_scenarios_page_offers_the_template_and_states_limits() -> None:

@@ -346,3 +346,18 @@ def test_leaving_a_family_out_refits_without_it_and_predicts_it_from_the_rest() 
     assert float(stored["median_abs_error_pct"]) == row["median_abs_error_pct"]
     assert float(stored["worst_abs_error_pct"]) == row["worst_abs_error_pct"]
     assert "leave-one-family-out (stored" in leave_out.stored_errors_text()
+
+
+def test_leaving_a_table_out_refits_without_it_and_its_stored_errors_are_current() -> None:
+    from economics import leave_out
+
+    # AMD's vLLM dev-docker throughput table (rocm-vllm): 4 fitted points and 4 of held-out models; refitted without
+    # the table, every one of its points is predicted from the others' factors
+    table = leave_out.leave_out("source", ["rocm-vllm"])
+    assert len(table) == 8 and set(table["source_group"]) == {"rocm-vllm"} and set(table["left_out"]) == {"rocm-vllm"}
+    assert set(table["split"]) == {"train", "holdout"}
+    assert np.allclose(table["error_pct"], (table["predicted"] / table["measured"] - 1) * 100)
+    row = leave_out.summary(table).set_index("left_out").loc["all"]
+    stored = economics.catalog.leave_out_errors().set_index(["kind", "left_out"]).loc[("source", "rocm-vllm")]
+    assert int(stored["points"]) == len(table)
+    assert float(stored["median_abs_error_pct"]) == row["median_abs_error_pct"]

@@ -216,3 +216,26 @@ def test_no_scope_is_slower_at_batch_1_than_its_fastest_measured_batch_1_point()
             checked += 1
             assert float(cal.loc[scope, "step_overhead_us_per_layer"]) <= bound + 0.05, scope
     assert checked >= 2  # global and amd-cdna3's dense scope have batch-1 points
+
+
+def test_a_fitted_familys_range_weighs_every_published_table_the_same() -> None:
+    import pandas as pd
+
+    # NVIDIA Ada (L40S) has no blind point, so its row is exactly the left-out-table errors given here: table A, ten
+    # points predicted right (ratio measured / predicted = 1), table B, two points predicted at 2x (error +100 %,
+    # ratio 0.5). Each table weighs 1: A's points 0.1 each, B's 0.5 each, 2 in all. Midpoint rule, sorted:
+    # B's 0.5s sit at (0.5 - 0.25) / 2 = 0.125 and (1.0 - 0.25) / 2 = 0.375, A's 1.0s at (1.0 + 0.1 k - 0.05) / 2,
+    # k = 1..10: 0.525 ... 0.975. P10 = 0.5 (below the first centre), P50 = 0.5 + (0.5 - 0.375) / (0.525 - 0.375)
+    # x 0.5 = 0.9167, P90 = 1.0. Unweighted, P50 would be 1.0 (ten of twelve points).
+    errors = [0.0] * 10 + [100.0] * 2
+    source_table = pd.DataFrame({"error_pct": errors, "family": "nvidia-ada", "model_class": "dense",
+                                 "source_group": ["A"] * 10 + ["B"] * 2, "left_out": ["A"] * 10 + ["B"] * 2})
+    family_table = source_table.iloc[:0]
+    ranges = leave_out.range_table(family_table, "2026-12", source_table).set_index("scope")
+    ada = ranges.loc["nvidia-ada"]
+    assert ada["basis"] == "left-out source" and int(ada["points"]) == 12
+    assert float(ada["ratio_p10"]) == pytest.approx(0.5)
+    assert float(ada["ratio_p50"]) == pytest.approx(0.9167, abs=1e-4)
+    assert float(ada["ratio_p90"]) == pytest.approx(1.0)
+    # a family with no such points takes the pool of every fitted family
+    assert ranges.loc["nvidia-ampere", "basis"] == "left-out source, every fitted family"

@@ -48,12 +48,13 @@ def calibration() -> None:
                "vs measured for every point.")
     show(catalog.calibration())
     st.subheader("How far an estimate can be from a measurement")
-    st.caption("measured / estimated at P10, P50 and P90 on points the fit never saw: each fitted family's held-out "
-               "and blind points, and (unseen) every family's points with that family left out of the fit. An "
+    st.caption("measured / estimated at P10, P50 and P90 on points the fit never saw: each fitted family's points "
+               "of every published table predicted with that table left out of the fit (every table weighing the "
+               "same) and its blind points, and (unseen) every family's points with that family left out. An "
                "estimate's range is its figure times these ratios. Rebuilt by `python -m economics calibrate "
                "--ranges --write`; docs/estimates.md gives the validation on points added afterwards.")
     show(catalog.estimate_ranges().reset_index())
-    st.caption("The error per accelerator family, and per model, left out of the fit:")
+    st.caption("The error per accelerator family, per model and per published table, left out of the fit:")
     show(catalog.leave_out_errors(), hide_index=True)
 
 
