@@ -361,3 +361,18 @@ def test_leaving_a_table_out_refits_without_it_and_its_stored_errors_are_current
     stored = economics.catalog.leave_out_errors().set_index(["kind", "left_out"]).loc[("source", "rocm-vllm")]
     assert int(stored["points"]) == len(table)
     assert float(stored["median_abs_error_pct"]) == row["median_abs_error_pct"]
+
+
+# Leave-one-out bounds, (median, worst) absolute error [%] over every point, by what is left out of the fit. Measured
+# 2026-12-02 (data/leave_out_errors.csv, python -m economics calibrate --ranges --write): family 15.8 / 153.9, model
+# 15.7 / 196.5, published table 10.4 / 196.5. The bounds keep about a tenth over them, as the held-out bounds do: a
+# change to the roofline or the fit that makes the estimate worse where nothing was measured fails here.
+LEAVE_OUT_BOUNDS = {"family": (17.5, 170.0), "model": (17.5, 216.0), "source": (11.5, 216.0)}
+
+
+@pytest.mark.parametrize("kind", list(LEAVE_OUT_BOUNDS))
+def test_the_leave_one_out_error_is_bounded(kind: str) -> None:
+    stored = economics.catalog.leave_out_errors().set_index(["kind", "left_out"]).loc[(kind, "all")]
+    median, worst = LEAVE_OUT_BOUNDS[kind]
+    assert int(float(stored["points"])) >= 900
+    assert float(stored["median_abs_error_pct"]) <= median and float(stored["worst_abs_error_pct"]) <= worst
