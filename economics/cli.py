@@ -219,6 +219,8 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
         price = break_even_decode_price_usd(scenario)
     except ValueError as exc:  # ScenarioError, or a field the study needs (the existing fleet's size)
         raise InvalidRow([str(exc)]) from None
+    for line in _capped_lines(result):
+        say(line)
     if args.format == "json":
         _write(args.output, json.dumps({
             "options": json.loads(to_json_text(result.options)),
@@ -229,6 +231,21 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
     text += f"\nbreak_even_decode_price_usd,{'' if price is None else round(price, 2)}\n"
     _write(args.output, text)
     return EXIT_OK
+
+
+def _capped_lines(result: Any) -> list[str]:
+    """``retrofit``'s notes on stderr: each option that cannot serve the whole demand, year by year, with the revenue
+    it turns away (the same figures as the cashflows' served_share and forgone_revenue_usd columns)."""
+    lines = []
+    flows = result.cashflows
+    for option in result.options["option"]:
+        mine = flows[(flows["option"] == option) & (flows["year"] > 0)]
+        shares = mine["served_share"].fillna(1.0)
+        if (shares < 1.0 - 1e-9).any():
+            years = ", ".join(f"year {int(t)} {100 * f:.1f} %" for t, f in zip(mine["year"], shares, strict=True))
+            lines.append(f"note: {option} cannot serve the whole demand: served {years}; revenue turned away "
+                         f"{mine['forgone_revenue_usd'].sum():,.0f} USD over the horizon")
+    return lines
 
 
 def cmd_uncertainty(args: argparse.Namespace) -> int:

@@ -65,6 +65,8 @@ _NUMERIC: tuple[OutputSpec, ...] = (
        "Served input tokens answered from the prefix cache"),
     _o("served_output_tokens_per_day", "token/day", "Output tokens served", "min(demand, capacity), output side",
        difference=True, key=False, higher_is_better=True),
+    _o("served_fraction", "-", "Share of demand served", "min(1, capacity / demand): below 1 the fleet cannot "
+       "serve the whole demand and turns the rest away", fmt="percent", difference=True, higher_is_better=True),
     _o("utilization", "-", "Utilization", "Average busy share of the main pool's accelerators", fmt="percent",
        difference=True, key=True, kpi=True, higher_is_better=True),
     _o("input_time_share", "-", "Input share of cost",

@@ -7,46 +7,55 @@ over ``horizon_years`` with the ordinary engine (:func:`economics.evaluate`), at
 1. ``status quo``: the fleet as it is, aggregated serving;
 2. ``add decode``: the GPUs move to prefill and a decode pool of ``decode_accelerator`` is added (balanced to them
    unless ``decode_accelerator_count`` is given);
-3. ``more of the same``: enough additional ``accelerator`` to serve the last year's demand;
-4. ``new generation``: the fleet replaced by ``new_accelerator`` sized for the last year's demand, with the liquid
-   retrofit where the facility is air-cooled and the hardware needs it;
+3. ``more of the same``: enough additional ``accelerator`` to serve the last year's demand, bought at once;
+4. ``more of the same, as demand grows``: the same GPUs bought year by year, each year's fleet sized for that year's
+   demand (an expansion schedule);
+5. ``new generation``: the fleet replaced by ``new_accelerator`` sized for the last year's demand, with the liquid
+   retrofit where the facility is air-cooled and the hardware needs it; and 6. ``new generation, as demand grows``;
 
-plus any option the caller defines. Cash flows per year t: revenue - opex (energy, hosting, maintenance, software,
-rent: the engine's cost without its capital charges), and the purchases and retrofit at t = 0. Each option is
-compared with the status quo on the difference of cash flows: NPV at ``cost_of_capital`` (numpy-financial), IRR
-and payback. The levelized cost per M tokens is PV(capex + opex) / PV(tokens served) x 10^6. The decode
-accelerator's break-even price is the price at which option 2's NPV equals the best alternative's (NPV is linear
-in that price).
+plus any option the caller defines. Every option faces the same demand path; a fleet of fixed size (the status quo,
+the decode pool balanced to the existing GPUs) serves what it can, and each year's share served and the revenue it
+turns away are reported (:mod:`economics.retrofit_cash`). Cash flows per year t: revenue - opex (energy, hosting,
+maintenance, software, rent: the engine's cost without its capital charges), and the purchases and retrofit when
+they are made (t = 0, or the start of the year that needs them). Each option is compared with the status quo on the
+difference of cash flows: NPV at ``cost_of_capital`` (numpy-financial), IRR and payback. The levelized cost per M
+tokens is PV(capex + opex) / PV(tokens served) x 10^6. The decode accelerator's break-even price is the price at
+which option 2's NPV equals the best alternative's (NPV is linear in that price).
 """
 
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .batch import (
-    MAX_COUNT,
-    ScenarioError,
-    _scalar,
-    as_scenario,
-    evaluate,
-    evaluate_scenario,
-    resolve_scenario,
+from .batch import as_scenario
+from .finance import HOURS_PER_YEAR, irr, npv_usd, payback_years
+from .retrofit_cash import (
+    DAYS_PER_YEAR,
+    flow_rows,
+    forgone_revenue_y_usd,
+    levelized_usd_per_m_tokens,
+    net_t_usd,
+    purchases_t_usd,
+    retrofit_t_usd,
+    revenue_y_usd,
 )
-from .compare import scenario_frame
-from .estimate import THROUGHPUT_OUTPUTS
-from .finance import HOURS_PER_YEAR, capital_recovery_factor, irr, npv_usd, payback_years
-from .pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, compute
-from .scenario import FIELDS, Scenario, with_changes
-
-DAYS_PER_YEAR = 365.0
+from .retrofit_years import (  # noqa: F401  (DEMAND_FIELDS and _forget: part of the study's interface)
+    DEMAND_FIELDS,
+    YEAR_NUMBERS,
+    _evaluate_all,
+    _exact,
+    _float,
+    _forget,
+    _grown,
+    _Years,
+)
+from .scenario import Scenario, with_changes
 
 
 @dataclass
@@ -57,6 +66,10 @@ class Option:
     description: str
     changes: dict[str, Any]
     purchases: list[tuple[str, str]] = field(default_factory=list)  # (count output column, price input column)
+    sizing: str = ""
+    """How the option's fleet is sized, in words (shown beside its figures)."""
+    schedule: bool = False
+    """Sized year by year for each year's demand and bought when needed, instead of once for the last year."""
 
 
 @dataclass
@@ -89,20 +102,33 @@ class RetrofitResult:
         out["year"] = [t for _, part in self.option_years for t in range(1, len(part.frame) + 1)]
         return out
 
+    @cached_property
+    def shortfall(self) -> pd.DataFrame:
+        """The years in which an option cannot serve the whole demand, in option order: ``option``, ``year``,
+        ``served_share`` and ``forgone_revenue_usd`` (the revenue the rest would have brought); every year of such
+        an option, so that its path reads whole. Empty when every option serves every year."""
+        flows = self.cashflows[self.cashflows["year"] > 0]
+        short = set(flows.loc[flows["served_share"].fillna(1.0) < 1.0 - 1e-9, "option"])
+        order = [r["option"] for r in self.rows if r["option"] in short]
+        out = flows[flows["option"].isin(short)][["option", "year", "served_share", "forgone_revenue_usd"]]
+        return out.assign(_k=out["option"].map(order.index)).sort_values(["_k", "year"]).drop(columns="_k")
+
     def row(self, option: str) -> dict[str, Any] | None:
         """The options-table row of ``option`` (None when it is not studied)."""
         return next((r for r in self.rows if r["option"] == option), None)
 
 
-OPTION_COLUMNS = ("option", "description", "feasible", "reason", "capex_usd", "opex_usd_per_year",
-                  "revenue_usd_per_year", "capacity_output_tokens_per_year", "served_tokens_per_year",
+OPTION_COLUMNS = ("option", "description", "sizing", "feasible", "reason", "capex_usd", "retrofit_capex_usd",
+                  "opex_usd_per_year", "revenue_usd_per_year", "capacity_output_tokens_per_year",
+                  "served_tokens_per_year", "lowest_served_share", "forgone_revenue_usd",
                   "output_tokens_per_s_per_user", "levelized_cost_usd_per_m_tokens", "npv_vs_status_quo_usd",
-                  "irr_vs_status_quo", "payback_months", "accelerators", "decode_accelerators", "facility_mw", "racks")
+                  "irr_vs_status_quo", "payback_months", "accelerators", "decode_accelerators", "facility_mw",
+                  "racks")
 """Columns of the options table, in order."""
 
 
 def standard_options(s: Scenario) -> list[Option]:
-    """The four options of the module docstring, from the scenario's fields."""
+    """The options of the module docstring, from the scenario's fields, each with its sizing rule in words."""
     e = s.existing_accelerators
     if e is None:
         raise ValueError("existing_accelerators: give the size of the existing fleet for a retrofit study")
@@ -110,298 +136,91 @@ def standard_options(s: Scenario) -> list[Option]:
     # the existing fleet's purchase is sunk: cash flows leave out every capital charge, and its maintenance is
     # figured on the accelerator's price in every option (never on its book value)
     existing = {"accelerator_count": e}
-    options = [Option("status quo", f"{e} x {s.accelerator}, as they are", {**common, **existing})]
+    last = f"the last year's demand (year {s.horizon_years})"
+    options = [Option("status quo", f"{e:,} x {s.accelerator}, as they are", {**common, **existing},
+                      sizing=f"fixed: the existing {e:,} GPUs; each year they serve what they can")]
     if s.decode_accelerator:
+        pool = (f"{s.decode_accelerator_count} decode accelerators (given)" if s.decode_accelerator_count else
+                "a decode pool balanced to their prefill")
         options.append(Option(
-            "add decode", f"{e} x {s.accelerator} do prefill; a decode pool of {s.decode_accelerator} is added",
+            "add decode", f"{e:,} x {s.accelerator} do prefill; a decode pool of {s.decode_accelerator} is added",
             {"accelerator_count": e, "decode_accelerator": s.decode_accelerator,
              "decode_accelerator_count": s.decode_accelerator_count},
-            [("decode_accelerators", "decode_accelerator_price_usd")]))
+            [("decode_accelerators", "decode_accelerator_price_usd")],
+            sizing=f"fixed: the existing {e:,} GPUs prefill, {pool}, bought in year 0; each year they serve what "
+                   "they can"))
+    grow = {**common, "accelerator_count": None, "existing": e}
     options.append(Option(
-        "more of the same", f"more {s.accelerator} for the last year's demand",
-        {**common, "accelerator_count": None, "existing": e}, [("added_accelerators", "accelerator_price_usd")]))
+        "more of the same", f"more {s.accelerator} for the last year's demand", grow,
+        [("added_accelerators", "accelerator_price_usd")],
+        sizing=f"the existing {e:,} GPUs and more {s.accelerator}, all bought in year 0, sized for {last}"))
+    options.append(Option(
+        "more of the same, as demand grows", f"more {s.accelerator}, bought as demand grows", dict(grow),
+        [("added_accelerators", "accelerator_price_usd")],
+        sizing=f"the existing {e:,} GPUs and more {s.accelerator} bought at the start of each year, sized for "
+               "that year's demand", schedule=True))
     if s.new_accelerator:
+        new = {**common, "accelerator": s.new_accelerator, "accelerator_count": None, "allow_liquid_retrofit": True,
+               "output_tokens_per_s_per_accelerator": None, "input_tokens_per_s_per_accelerator": None,
+               "accelerators_per_replica": None}
+        cooling = "; a liquid-cooling retrofit where the hall is air-cooled and the hardware needs it"
         options.append(Option(
-            "new generation", f"the fleet replaced by {s.new_accelerator} (liquid retrofit where needed)",
-            {**common, "accelerator": s.new_accelerator, "accelerator_count": None, "allow_liquid_retrofit": True,
-             "output_tokens_per_s_per_accelerator": None, "input_tokens_per_s_per_accelerator": None,
-             "accelerators_per_replica": None},
-            [("accelerators", "accelerator_price_usd")]))
+            "new generation", f"the fleet replaced by {s.new_accelerator} (liquid retrofit where needed)", new,
+            [("accelerators", "accelerator_price_usd")],
+            sizing=f"the existing GPUs retired; {s.new_accelerator} bought in year 0 for {last}{cooling}"))
+        options.append(Option(
+            "new generation, as demand grows", f"the fleet replaced by {s.new_accelerator}, bought as demand grows",
+            dict(new), [("accelerators", "accelerator_price_usd")],
+            sizing=f"the existing GPUs retired; {s.new_accelerator} bought at the start of each year for that "
+                   f"year's demand{cooling}", schedule=True))
     return options
 
 
-def _year_rows(s: Scenario, options: list[Option]) -> list[list[dict[str, Any]]]:
-    """Per option, one scenario row per year; fleets sized from demand are sized for the last year."""
+def _year_rows(s: Scenario, options: list[Option], schedules: dict[int, list[int]] | None = None
+               ) -> list[list[dict[str, Any]]]:
+    """Per option, one scenario row per year; fleets sized from demand are sized for the last year, or, on a
+    schedule (``schedules``: the option's fleet size in each year), for each year's."""
     out = []
-    for opt in options:
+    for k, opt in enumerate(options):
         changes = {c: v for c, v in opt.changes.items() if c != "existing"}
         fleet = with_changes(s, **changes)
-        out.append([_grown(fleet, (1.0 + s.demand_growth_per_year) ** (year - 1))
-                    for year in range(1, s.horizon_years + 1)])
+        rows = [_grown(fleet, _growth(s, year)) for year in range(1, s.horizon_years + 1)]
+        if schedules and k in schedules:
+            rows = [{**row, "accelerator_count": n} for row, n in zip(rows, schedules[k], strict=True)]
+        out.append(rows)
     return out
 
 
-@dataclass
-class _Years:
-    """One option's year rows evaluated, and what the study reads of them, read once per rows (the options an
-    edit does not change are not read again). Evaluated one of three ways: ``records``, the single-scenario
-    results of every row; ``table``, the table path's (a row is invalid); or, for rows of one shape
-    (:func:`_shape`), ``head`` (the first row's single-scenario result: inputs, outputs, throughput estimate) and
-    ``known`` (:data:`YEAR_NUMBERS` of every row) from a vectorised pass (:func:`_by_demand`, :func:`_together`),
-    whose table is built from ``rows`` only when read. Read it, never change it."""
-
-    rows: list[dict[str, Any]]
-    records: list[dict[str, Any]] | None = None
-    table: pd.DataFrame | None = None
-    head: dict[str, Any] | None = None
-    known: dict[str, np.ndarray] | None = None
-
-    @cached_property
-    def frame(self) -> pd.DataFrame:
-        """The years' table, as :func:`economics.evaluate` gives it."""
-        if self.table is not None:
-            return self.table
-        return pd.DataFrame(self.records if self.records is not None else _exact(self.rows).frame)
-
-    @cached_property
-    def numbers(self) -> dict[str, np.ndarray]:
-        """:data:`YEAR_NUMBERS` as float arrays (NaN where empty), read-only."""
-        if self.known is not None:
-            return self.known
-        out = {c: _floats(self.records, c) if self.table is None else
-               self.table[c].to_numpy(dtype=float, na_value=np.nan) for c in YEAR_NUMBERS}
-        for a in out.values():
-            a.setflags(write=False)
-        return out
-
-    @cached_property
-    def status(self) -> tuple[bool, str]:
-        """Whether every year is valid and feasible, and every reason why not (sorted, joined with '; ')."""
-        f = self.table
-        if self.known is not None:
-            return True, ""  # every year valid and feasible, without a reason (checked by _by_demand)
-        if f is None:
-            records = self.records or []
-            ok = all(r["valid"] for r in records) and all(r["feasible"] for r in records)
-            texts = [(r["infeasible_reason"], r["error"]) for r in records]
-        else:
-            ok = bool(f["valid"].all()) and bool(f["feasible"].fillna(False).astype(bool).all())
-            texts = list(zip(f["infeasible_reason"], f["error"], strict=True))
-        return ok, "; ".join(sorted({str(x) for pair in texts for x in pair if str(x)}))
-
-    def first(self, columns: set[str]) -> dict[str, Any]:
-        """The first year's values of those ``columns`` the results have."""
-        if self.table is None:
-            head = self.head if self.head is not None else (self.records or [{}])[0]
-            return {c: head[c] for c in columns if c in head}
-        return {c: self.table[c].iloc[0] for c in columns if c in self.table.columns}
-
-    def column(self, name: str) -> list[Any]:
-        """One column of the years' table as a list (as :attr:`frame` has it, without building the whole table)."""
-        if self.records is not None:
-            return pd.Series([r[name] for r in self.records]).tolist()
-        return self.frame[name].tolist()
+def _growth(s: Scenario, year: int) -> float:
+    """Demand in ``year`` (1 = the first) over the first year's."""
+    return float((1.0 + s.demand_growth_per_year) ** (year - 1))
 
 
-def _floats(records: list[dict[str, Any]] | None, column: str) -> np.ndarray:
-    """One result column of single-scenario results as floats, NaN where empty (None)."""
-    return np.array([np.nan if r[column] is None else float(r[column]) for r in records or []], dtype=float)
+def _schedule_counts(s: Scenario, options: list[Option], fresh: bool = False) -> dict[int, list[int]]:
+    """Fleet sizes, year by year, of the options on a schedule: each year's fleet sized for that year's demand, never
+    smaller than the year before nor than the existing fleet it keeps. An option whose fleet cannot be sized in
+    some year (it does not fit) is left out: sized for the last year, it then says why."""
+    out = {}
+    for k, opt in enumerate(options):
+        if not opt.schedule:
+            continue
+        fleet = with_changes(s, **{c: v for c, v in opt.changes.items() if c != "existing"})
+        rows = [_grown(fleet, _growth(s, year)) for year in range(1, s.horizon_years + 1)]
+        sizes = [_float(n) for n in _fleet_sizes(rows, fresh)]
+        if all(math.isfinite(n) for n in sizes):
+            existing = float(opt.changes.get("existing", 0) or 0)
+            out[k] = [int(n) for n in np.maximum.accumulate(np.maximum(existing, np.array(sizes)))]
+    return out
 
 
-def _exact(rows: list[dict[str, Any]]) -> _Years:
-    """The rows through the single-scenario path (the same results as :func:`economics.evaluate`, without a table
-    per call, and the throughput estimate remembered across rows and calls), or through the table path when a row
-    is invalid, which then names the problem in that row (``valid`` False, ``error``)."""
-    try:
-        return _Years(rows, records=[evaluate_scenario(one) for one in rows])
-    except ScenarioError:
-        return _Years(rows, table=evaluate(scenario_frame(rows)))
-
-
-def _by_demand(rows: list[dict[str, Any]]) -> _Years | None:
-    """Rows of one shape (:func:`_shape`: an option's years), the first time rows of that shape come: one
-    vectorised pass of the stages over the rows (:func:`_together`, as the shape's later rows take it), and the
-    first row evaluated on its own, with which everything the study reads of the pass must agree. Then the
-    validated, resolved scenario and the first row's inputs and throughput estimate (the same for every row of the
-    shape but for :data:`VARYING_FIELDS`) are remembered for that shape, and rows of that shape go through
-    :func:`_together`, validating and estimating nothing again. None when the rows are not of one shape, or would
-    not all be valid and feasible without a reason, or a grown demand is out of bounds (the single-scenario path
-    then gives the rows, with their reasons and errors)."""
-    if not _one_shape(rows):
-        return None
-    try:
-        head = evaluate_scenario(rows[0])
-    except ScenarioError:  # an invalid row: the table path names the problem in each row
-        return None
-    if not (head["valid"] and head["feasible"] and head["infeasible_reason"] == ""):
-        return None
-    # the pass the shape's later rows take, so the check below holds that pass to the first row on its own
-    shape = {"fixed": {c: head[c] for c in (*FIELDS, *THROUGHPUT_OUTPUTS)}, "resolved": resolve_scenario(rows[0])}
-    years = _together([rows], [shape])[0]
-    if years is None or years.head is None or years.head != {c: head[c] for c in years.head} or not all(
-            _same(years.numbers[c][0], _float(head[c])) for c in YEAR_NUMBERS):
-        return None
-    _seen(_shape(rows[0])).update(shape)  # "resolved" set last
-    return years
-
-
-def _one_shape(rows: list[dict[str, Any]]) -> bool:
-    """Whether the rows differ at most in the values of :data:`VARYING_FIELDS` (not in which are given)."""
-    shape = _shape(rows[0])
-    return all(_shape(r) == shape for r in rows[1:])
-
-
-def _shape(row: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
-    """A scenario row without the values of :data:`VARYING_FIELDS` (only which are given).
-
-    >>> _shape({"accelerator": "h100-sxm", "demand_output_tokens_per_day": 2e10, "price_usd_per_m_output_tokens": None})
-    (('accelerator', 'h100-sxm'), ('demand_output_tokens_per_day', True), ('price_usd_per_m_output_tokens', False))
-    """
-    return tuple((k, v is not None if k in VARYING_FIELDS else v) for k, v in row.items())
-
-
-@lru_cache(maxsize=256)
-def _seen(shape: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
-    """What :func:`_by_demand` remembers of rows of this shape (empty until it has checked one)."""
-    return {}
-
-
-def _first_result(out: dict[str, np.ndarray], fixed: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
-    """The first row's single-scenario result (inputs, outputs, throughput estimate; not its feasibility or
-    warnings) from the vectorised pass, the row's own varying fields and what its shape fixes (``fixed``: the
-    inputs, empty varying fields included, and the throughput estimate), keyed and typed as
-    :func:`economics.evaluate_scenario` gives it (None where empty, whole numbers as int)."""
-    varying = {f: _scalar(row[f], FIELDS[f].kind == "int") for f in VARYING_FIELDS if row[f] is not None}
-    return {**fixed, **varying, **{c: _scalar(out[c][0], c in INTEGER_OUTPUTS) for c in OUTPUT_UNITS}}
-
-
-def _from_pass(rows: list[dict[str, Any]], out: dict[str, np.ndarray], fixed: dict[str, Any]) -> _Years | None:
-    """An option's years from the outputs of a vectorised pass over its rows and what their shape fixes
-    (:func:`_first_result`), or None when a row would be refused as the single-scenario path refuses it (an output
-    that could not be computed, a count too large to be real) or a fleet does not fit (its reason is needed)."""
-    if np.any(out["fleet_flags"] != 0):
-        return None
-    required = np.array([out[c] for c in REQUIRED_OUTPUTS], dtype=float)
-    counts = np.array([out[c] for c in COUNT_OUTPUTS], dtype=float)
-    if not np.all(np.isfinite(required)) or np.any(counts > MAX_COUNT):
-        return None
-    first = _first_result(out, fixed, rows[0])
-    return _Years(rows, head=first, known=_year_numbers(out, first, len(rows)))
-
-
-REQUIRED_OUTPUTS = tuple(c for c in OUTPUT_UNITS if c not in OPTIONAL_OUTPUTS)
-COUNT_OUTPUTS = tuple(c for c in OUTPUT_UNITS if c in INTEGER_OUTPUTS)
-
-
-def _year_numbers(out: dict[str, np.ndarray], head: dict[str, Any], n: int) -> dict[str, np.ndarray]:
-    """:data:`YEAR_NUMBERS` of ``n`` rows from a vectorised pass, each number as the single-scenario result would
-    hold it (NaN where it is empty, whole for a count; the per-user speed is the throughput estimate's, which does
-    not depend on demand), read-only."""
-    known = {}
-    for c in YEAR_NUMBERS:
-        if c in OUTPUT_UNITS:
-            v = np.asarray(out[c], dtype=float)
-            known[c] = np.where(np.isfinite(v), np.trunc(v) if c in INTEGER_OUTPUTS else v, np.nan)
-        else:
-            known[c] = np.full(n, _float(head[c]))
-        known[c].setflags(write=False)
-    return known
-
-
-def _same(a: float, b: float) -> bool:
-    """Equal, or both empty (NaN)."""
-    return a == b or (a != a and b != b)
-
-
-REMEMBERED_ROWS = 256
-"""How many groups of rows (an option's years) :func:`_evaluate_all` remembers (the least recently used go)."""
-_REMEMBERED: OrderedDict[tuple[tuple[tuple[str, Any], ...], ...], _Years] = OrderedDict()
-_LOCK = threading.Lock()
-
-
-def _evaluate_all(groups: list[list[dict[str, Any]]]) -> list[_Years]:
-    """:func:`economics.evaluate` of each group of scenario rows, remembered per group (a pure function of its
-    rows): a study re-run with one option changed (a new decode price) evaluates that option only. The groups not
-    remembered whose shape is known go through one vectorised pass together (:func:`_together`), the others
-    through :func:`_by_demand` or :func:`_exact`. The remembered results themselves: read them, never change
-    them."""
-    keys = [tuple(tuple(r.items()) for r in rows) for rows in groups]
-    with _LOCK:
-        found: list[_Years | None] = [_REMEMBERED.get(k) for k in keys]
-        for k, years in zip(keys, found, strict=True):
-            if years is not None:
-                _REMEMBERED.move_to_end(k)
-    todo = [i for i, years in enumerate(found) if years is None]
-    seen = {i: _seen(_shape(groups[i][0])) for i in todo}
-    known = [i for i in todo if "resolved" in seen[i] and _one_shape(groups[i])]  # set last: "fixed" is there
-    together = dict(zip(known, _together([groups[i] for i in known], [seen[i] for i in known]), strict=True))
-    for i in todo:
-        years = together.get(i) or _by_demand(groups[i]) or _exact(groups[i])
-        found[i] = years
-        with _LOCK:
-            _REMEMBERED[keys[i]] = years
-            while len(_REMEMBERED) > REMEMBERED_ROWS:
-                _REMEMBERED.popitem(last=False)
-    return [years for years in found if years is not None]
-
-
-def _forget() -> None:
-    """Forget every remembered evaluation (the next study evaluates every option, first sights included)."""
-    with _LOCK:
-        _REMEMBERED.clear()
-    _seen.cache_clear()
-
-
-def _together(groups: list[list[dict[str, Any]]], seen: list[dict[str, Any]]) -> list[_Years | None]:
-    """Groups of rows of known shapes (``seen``, :func:`_by_demand`) in one vectorised pass of the stages: each
-    group's remembered resolved scenario repeated once per row with the rows' demands, as
-    :func:`economics.batch.evaluate_variants` does for one, the groups one after the other. A group whose rows
-    would not all be valid and feasible without a reason comes back None; every group does when their resolved
-    scenarios do not line up (other columns or types) or a demand is out of bounds."""
-    if not groups:
-        return []
-    bases: list[dict[str, np.ndarray]] = [one["resolved"] for one in seen]
-    names = list(bases[0])
-    if any(list(b) != names or any(b[n].dtype != bases[0][n].dtype for n in names) for b in bases[1:]):
-        return [None] * len(groups)
-    sizes = [len(rows) for rows in groups]
-    cols = {n: np.repeat(np.concatenate([b[n] for b in bases]), sizes) for n in names}
-    for f in VARYING_FIELDS:  # the rows' values where given; else the resolved one (empty, or a catalog figure)
-        given = np.array([r[f] is not None for rows in groups for r in rows])
-        values = cols[f].astype(float)
-        values[given] = [float(r[f]) for rows in groups for r in rows if r[f] is not None]
-        if np.any(given & ~FIELDS[f].within(values)):
-            return [None] * len(groups)
-        cols[f] = values
-    out = compute(cols)
-    ends = np.cumsum(sizes)
-    return [_from_pass(rows, {n: v[end - k:end] for n, v in out.items()}, one["fixed"])
-            for rows, one, k, end in zip(groups, seen, sizes, ends, strict=True)]
-
-
-DEMAND_FIELDS = ("demand_output_tokens_per_day", "demand_input_tokens_per_day", "demand_requests_per_s")
-"""Every form the demand may take: growth scales whichever is given."""
-VARYING_FIELDS = (*DEMAND_FIELDS, "accelerator_count", "price_usd_per_m_input_tokens", "price_usd_per_m_output_tokens",
-                  "price_usd_per_m_cached_input_tokens", "decode_accelerator_price_usd")
-"""What rows of one shape may differ in (:func:`_shape`), given or not alike: the demand (an option's years; an
-edit), the fleet size (sized from the last year's demand), the selling prices and the decode price (edits). A
-given value of these changes nothing in how a scenario resolves (catalog figures, throughput estimate): the
-vectorised pass takes them per row, as :func:`economics.batch.evaluate_variants` does its
-:data:`~economics.batch.VARIANT_FIELDS` (all but the decode price, whose given value is likewise only checked
-against its bounds)."""
-
-
-def _grown(row: dict[str, Any], scale: float) -> dict[str, Any]:
-    """``row`` with its demand, in whatever form it is given, times ``scale``."""
-    return {**row, **{d: None if row.get(d) is None else row[d] * scale for d in DEMAND_FIELDS}}
-
-
-def _sized_counts(s: Scenario, options: list[Option], fresh: bool = False) -> dict[int, float]:
-    """Fleet sizes of the options sized from demand, for the last year's demand (whole systems)."""
-    last = (1.0 + s.demand_growth_per_year) ** (s.horizon_years - 1)
+def _sized_counts(s: Scenario, options: list[Option], fresh: bool = False,
+                  skip: set[int] | None = None) -> dict[int, float]:
+    """Fleet sizes of the options sized from demand, for the last year's demand (whole systems); ``skip``: options
+    sized otherwise (on a schedule)."""
+    last = _growth(s, s.horizon_years)
     rows, keys = [], []
     for k, opt in enumerate(options):
-        if opt.changes.get("accelerator_count", "given") is None:
+        if opt.changes.get("accelerator_count", "given") is None and k not in (skip or set()):
             rows.append(_grown(with_changes(s, **{c: v for c, v in opt.changes.items() if c != "existing"}), last))
             keys.append(k)
     if not rows:
@@ -436,36 +255,52 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
         for opt in options:
             if opt.name == "add decode":
                 opt.changes = {**opt.changes, "decode_accelerator_price_usd": decode_price_override}
-    sizes = _sized_counts(s, options, fresh)
+    schedules = _schedule_counts(s, options, fresh)
+    sizes = _sized_counts(s, options, fresh, skip=set(schedules))
     for k, n in sizes.items():
         if np.isfinite(n):
             options[k].changes = {**options[k].changes, "accelerator_count": int(n)}
-    years = _year_rows(s, options)
+    years = _year_rows(s, options, schedules)
     parts = [_exact(rows) for rows in years] if fresh else _evaluate_all(years)
     rows, flows = [], []
     status_quo_net: np.ndarray | None = None
     for k, (opt, part) in enumerate(zip(options, parts, strict=True)):
         y = part.numbers
         first = part.first({*FIRST_YEAR, *(c for pair in opt.purchases for c in pair)})
-        capex = _capex(opt, first, options[k].changes.get("existing", 0) or 0, s)
-        revenue_y = _revenue_per_year(y, s)
+        buy_t, retrofit_t = _capex_t(opt, part, first, options[k].changes.get("existing", 0) or 0, s)
+        revenue_y = revenue_y_usd(y, s)
+        forgone_y = forgone_revenue_y_usd(revenue_y, y["served_fraction"])
         opex_y = y["cost_usd_per_year"] - (y["capital_usd_per_hour"] + y["cooling_retrofit_usd_per_hour"]) \
             * HOURS_PER_YEAR
-        net = np.concatenate([[-capex], revenue_y - opex_y])
+        net = net_t_usd(buy_t + retrofit_t, revenue_y, opex_y)
         if status_quo_net is None:
             status_quo_net = net
-        row = _option_row(opt, part, capex, opex_y, net, net - status_quo_net, k > 0, s)
-        rows.append({**row, **_first_year_row(first, opex_y, revenue_y)})
-        flows += _flows(opt.name, capex, revenue_y, opex_y, net, net - status_quo_net)
+        row = _option_row(opt, part, buy_t + retrofit_t, opex_y, net, net - status_quo_net, k > 0, s)
+        share = y["served_fraction"]
+        rows.append({**row, "sizing": opt.sizing + _sizing_words(opt, first, schedules.get(k)),
+                     "retrofit_capex_usd": float(np.sum(retrofit_t)),
+                     "lowest_served_share": float(np.nanmin(share)) if np.isfinite(share).any() else float("nan"),
+                     "forgone_revenue_usd": float(np.sum(forgone_y)), **_first_year_row(first, opex_y, revenue_y)})
+        flows += flow_rows(opt.name, buy_t + retrofit_t, revenue_y, opex_y, net, net - status_quo_net, share,
+                           forgone_y)
     return RetrofitResult(rows, flows, None, [(opt.name, part) for opt, part in zip(options, parts, strict=True)])
+
+
+def _sizing_words(opt: Option, first: dict[str, Any], schedule: list[int] | None) -> str:
+    """What the sizing rule came to, as its text ends: a schedule's fleet in its first and last year, the decode
+    pool's size, or the fleet bought at once."""
+    if schedule is not None:
+        return f"; {schedule[0]:,} in year 1 to {schedule[-1]:,} in year {len(schedule)}"
+    if any(count == "decode_accelerators" for count, _ in opt.purchases):
+        n = _float(first.get("decode_accelerators"))
+        return f"; {n:,.0f} decode accelerators" if np.isfinite(n) else ""
+    n = _float(first.get("accelerators"))
+    return f"; {n:,.0f} in all" if opt.purchases and np.isfinite(n) else ""
 
 
 FIRST_YEAR = ("accelerators", "decode_accelerators", "facility_power_kw", "racks", "capacity_output_tokens_per_day",
               "output_tokens_per_s_per_user", "cooling_retrofit_usd_per_hour")
 """Outputs of an option's first year that its row of the options table reads (with its purchases' columns)."""
-YEAR_NUMBERS = ("capital_usd_per_hour", "cooling_retrofit_usd_per_hour", "cost_usd_per_year", "revenue_usd_per_day",
-                "served_input_tokens_per_day", "served_output_tokens_per_day", "output_tokens_per_s_per_user")
-"""Outputs of an option's years that its cash flows read, as float arrays (NaN where empty)."""
 
 
 def _first_year_row(first: dict[str, Any], opex_y: np.ndarray, revenue_y: np.ndarray) -> dict[str, Any]:
@@ -477,68 +312,40 @@ def _first_year_row(first: dict[str, Any], opex_y: np.ndarray, revenue_y: np.nda
             "facility_mw": _float(first["facility_power_kw"]) / 1000.0, "racks": _float(first["racks"])}
 
 
-def _flows(name: str, capex: float, revenue_y: np.ndarray, opex_y: np.ndarray, net: np.ndarray,
-           incremental: np.ndarray) -> list[dict[str, Any]]:
-    """An option's cash flows, year 0 (the purchases) to the horizon, and their difference from the status quo."""
-    return [{"option": name, "year": t, "capex_usd": capex if t == 0 else 0.0,
-             "revenue_usd": 0.0 if t == 0 else float(revenue_y[t - 1]),
-             "opex_usd": 0.0 if t == 0 else float(opex_y[t - 1]), "net_usd": float(value),
-             "vs_status_quo_usd": float(inc)} for t, (value, inc) in enumerate(zip(net, incremental, strict=True))]
-
-
-def _option_row(opt: Option, part: _Years, capex: float, opex_y: np.ndarray, net: np.ndarray,
+def _option_row(opt: Option, part: _Years, capex_t: np.ndarray, opex_y: np.ndarray, net: np.ndarray,
                 incremental: np.ndarray, compared: bool, s: Scenario) -> dict[str, Any]:
     """Feasibility, levelized cost, NPV, IRR and payback of one option against the status quo (``compared``:
-    it is not the status quo itself)."""
+    it is not the status quo itself); ``capex_t``: its purchases and retrofits at t = 0 .. T."""
     y, (feasible, reason) = part.numbers, part.status
     r = s.cost_of_capital
     tokens_y = (y["served_input_tokens_per_day"] + y["served_output_tokens_per_day"]) * DAYS_PER_YEAR
-    disc = (1.0 + r) ** -np.arange(1, s.horizon_years + 1)
-    levelized = (capex + float(np.sum(opex_y * disc))) / float(np.sum(tokens_y * disc)) * 1e6 \
-        if feasible else float("nan")
+    levelized = levelized_usd_per_m_tokens(capex_t, opex_y, tokens_y, r) if feasible else float("nan")
     same = bool(np.all(np.abs(incremental) <= 1e-9 * max(1.0, float(np.max(np.abs(net))))))
     pb = payback_years(incremental) if feasible and compared and not same else None
     return {"option": opt.name, "description": opt.description, "feasible": feasible, "reason": reason,
-            "capex_usd": capex, "served_tokens_per_year": float(np.mean(tokens_y)),
+            "capex_usd": float(np.sum(capex_t)), "served_tokens_per_year": float(np.mean(tokens_y)),
             "levelized_cost_usd_per_m_tokens": levelized,
             "npv_vs_status_quo_usd": npv_usd(r, incremental) if feasible else float("nan"),
             "irr_vs_status_quo": irr(incremental) if feasible and compared and not same else None,
             "payback_months": None if pb is None else pb * 12.0}
 
 
-def _float(v: Any) -> float:
-    return float("nan") if v is None or v is pd.NA else float(v)
-
-
-def _capex(opt: Option, first: dict[str, Any], existing: float, s: Scenario) -> float:
-    """Purchases at t = 0 (new accelerators at their price) and the liquid-cooling retrofit, if any."""
-    total = 0.0
+def _capex_t(opt: Option, part: _Years, first: dict[str, Any], existing: float,
+             s: Scenario) -> tuple[np.ndarray, np.ndarray]:
+    """Purchases and the liquid-cooling retrofit at t = 0 .. T: new accelerators at their price when a year first
+    needs them (all at t = 0 unless the option is on a schedule), the retrofit when the retrofitted power grows."""
+    y = part.numbers
+    buy = np.zeros(s.horizon_years + 1)
     for count_col, price_col in opt.purchases:
         price = _float(first[price_col])
         if count_col == "added_accelerators":
-            count = max(0.0, _float(first["accelerators"]) - existing)
-        else:
-            count = _float(first[count_col])
-        total += count * price
-    if _float(first["cooling_retrofit_usd_per_hour"]) > 0:
-        # the engine charges the retrofit as an annuity; the cash flow is its capex, recovered from that annuity
-        crf = float(capital_recovery_factor(s.cost_of_capital, s.facility_depreciation_years))
-        total += _float(first["cooling_retrofit_usd_per_hour"]) * HOURS_PER_YEAR / crf
-    return total
-
-
-def _revenue_per_year(y: dict[str, np.ndarray], s: Scenario) -> np.ndarray:
-    """Revenue per year; output tokens sell at the fast-tier price when the option's users see that speed."""
-    rev = np.nan_to_num(y["revenue_usd_per_day"], nan=0.0) * DAYS_PER_YEAR
-    threshold = s.fast_tier_min_tokens_per_s_per_user
-    if threshold is None or s.fast_tier_price_multiplier == 1.0 or s.price_usd_per_m_output_tokens is None:
-        return rev
-    # the per-user speed: estimated, or the target at which the measured throughput was given
-    target = s.target_output_tokens_per_s_per_user
-    speed = np.nan_to_num(y["output_tokens_per_s_per_user"], nan=0.0 if target is None else float(target))
-    extra = (y["served_output_tokens_per_day"] * DAYS_PER_YEAR / 1e6
-             * s.price_usd_per_m_output_tokens * (s.fast_tier_price_multiplier - 1.0))
-    return rev + np.where(speed >= threshold, extra, 0.0)
+            needed = np.maximum(0.0, y["accelerators"] - existing)
+        elif count_col == "accelerators":
+            needed = np.asarray(y["accelerators"], dtype=float)
+        else:  # bought once, in year 0 (the decode pool)
+            needed = np.full(s.horizon_years, _float(first[count_col]))
+        buy = buy + purchases_t_usd(needed, price)
+    return buy, retrofit_t_usd(y["cooling_retrofit_usd_per_hour"], s.cost_of_capital, s.facility_depreciation_years)
 
 
 def break_even_decode_price_usd(scenario: Scenario | dict[str, Any], *, fresh: bool = False) -> float | None:

@@ -86,16 +86,16 @@ def test_combinations_are_checked() -> None:
     result, _ = table(
         "name,accelerator,ownership,accelerator_count,output_tokens_per_s_per_accelerator,demand_input_tokens_per_day,"
         "input_tokens_per_request\n"
-        "no-price,sn50,own,16,500,,\n"          # SambaNova publishes no price
+        "no-price,sn40l,own,16,500,,\n"          # SambaNova publishes no price
         "no-fleet,h100-sxm,own,,1000,,\n"        # neither a fleet nor a demand
         "no-throughput,h100-sxm,own,8,,,\n"
-        "no-rent,sn50,rent,16,500,,\n"
+        "no-rent,sn40l,rent,16,500,,\n"
         "cannot-infer,h100-sxm,own,,1000,1e9,0\n")
     errors = result["error"].tolist()
-    assert "accelerator_price_usd: not in the catalog for 'sn50' (not published); give a value" in errors[0]
+    assert "accelerator_price_usd: not in the catalog for 'sn40l' (not published); give a value" in errors[0]
     assert "accelerator_count: give a fixed fleet (accelerator_count) or a demand" in errors[1]
     assert "output_tokens_per_s_per_accelerator: give a measured throughput per accelerator, or a model" in errors[2]
-    assert "rent_usd_per_accelerator_hour: not in the catalog for 'sn50'" in errors[3]
+    assert "rent_usd_per_accelerator_hour: not in the catalog for 'sn40l'" in errors[3]
     assert "demand_output_tokens_per_day: needed when input_tokens_per_request is 0" in errors[4]
     assert not result["valid"].any()
 

@@ -168,8 +168,8 @@ def test_bad_range_values_make_the_row_invalid_by_name(low: str, high: str, mess
 
 
 def test_uncertainty_of_an_invalid_scenario_fails_loudly() -> None:
-    bad = {"accelerator": "sn50", "accelerator_count": 8, "output_tokens_per_s_per_accelerator": 500}  # no price
-    with pytest.raises(economics.ScenarioError, match="accelerator_price_usd: not in the catalog for 'sn50'"):
+    bad = {"accelerator": "sn40l", "accelerator_count": 8, "output_tokens_per_s_per_accelerator": 500}  # no price
+    with pytest.raises(economics.ScenarioError, match="accelerator_price_usd: not in the catalog for 'sn40l'"):
         uncertainty.monte_carlo(bad, {"electricity_usd_per_kwh": (0.05, 0.2)}, samples=10)
     with pytest.raises(economics.ScenarioError, match="accelerator_price_usd"):
         uncertainty.tornado(bad, {"electricity_usd_per_kwh": (0.05, 0.2)})

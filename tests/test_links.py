@@ -139,10 +139,10 @@ def test_thousands_of_unknown_parameters_give_one_capped_warning() -> None:
 
 
 def test_a_link_whose_values_are_invalid_together_falls_back_by_name() -> None:
-    # sn50 has no published price: owning it cannot be costed, so the link's accelerator is not used
-    values, warnings = decode_checked({"accelerator": "sn50", "electricity_usd_per_kwh": "0.2"})
+    # sn40l has no published price: owning it cannot be costed, so the link's accelerator is not used
+    values, warnings = decode_checked({"accelerator": "sn40l", "electricity_usd_per_kwh": "0.2"})
     assert values == {"electricity_usd_per_kwh": 0.2}
-    assert any("accelerator_price_usd: not in the catalog for 'sn50'" in w for w in warnings)
+    assert any("accelerator_price_usd: not in the catalog for 'sn40l'" in w for w in warnings)
     assert any("the link's values that lead to it are not used" in w for w in warnings)
     economics.evaluate_scenario(economics.with_changes(economics.default_scenario(), **values))
     # a measured throughput emptied by the link: the model estimates it, or the link's value is dropped

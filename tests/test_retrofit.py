@@ -210,7 +210,7 @@ def test_an_unreachable_target_makes_the_options_infeasible_with_the_reason() ->
              "existing_accelerators": 8, "target_output_tokens_per_s_per_user": 5000,
              "demand_output_tokens_per_day": 1e9, "price_usd_per_m_output_tokens": 2.0}
     opts = analyse(study).options.set_index("option")
-    assert opts.index.tolist() == ["status quo", "more of the same"]
+    assert opts.index.tolist() == ["status quo", "more of the same", "more of the same, as demand grows"]
     assert not opts["feasible"].any()
     assert all("target 5,000 tokens/s per user not reachable on h100-sxm" in r for r in opts["reason"])
 
@@ -397,3 +397,37 @@ def test_the_remembered_vectorised_study_equals_a_study_from_scratch() -> None:
             for _, part in [] if quick is None else quick.option_years:
                 fast, slow = (fast + 1, slow) if part.known is not None else (fast, slow + 1)
     assert fast > slow, (fast, slow)
+
+
+def test_every_option_faces_the_same_demand_path_sized_by_hand() -> None:
+    # 1,000 output tokens/s per H100 given, prefill at 10 M tokens/s, 100 in / 1,000 out per request: a request
+    # takes 100 / 1e7 + 1,000 / 1,000 = 1.00001 accelerator-seconds. 600 M output tokens a day = 600,000 requests,
+    # 600,000 x 1.00001 / 86,400 = 6.9445 accelerators busy (peak = average): 7 to serve year 1; growing 50 % a
+    # year, year 2 needs ceil(10.4168) = 11 and year 3 ceil(15.6252) = 16.
+    study = {"accelerator": "h100-sxm", "output_tokens_per_s_per_accelerator": 1000.0,
+             "input_tokens_per_s_per_accelerator": 1e7, "input_tokens_per_request": 100.0,
+             "output_tokens_per_request": 1000.0, "accelerators_per_replica": 1, "round_to_whole_systems": False,
+             "peak_to_average": 1.0, "existing_accelerators": 4, "demand_output_tokens_per_day": 6e8,
+             "demand_growth_per_year": 0.5, "horizon_years": 3, "accelerator_price_usd": 30000.0,
+             "price_usd_per_m_output_tokens": 2.0, "price_usd_per_m_input_tokens": 0.0}
+    result = analyse(study)
+    opts = result.options.set_index("option")
+    flows = result.cashflows.set_index(["option", "year"])
+    # sized once for year 3: 16 in all, the 12 beyond the existing 4 bought at t = 0 (12 x 30,000 = 360,000)
+    assert opts.loc["more of the same", "accelerators"] == 16
+    assert [flows.loc[("more of the same", t), "capex_usd"] for t in range(4)] == [360000.0, 0.0, 0.0, 0.0]
+    # as demand grows: 7, 11, 16 in years 1-3, each bought at the start of its year: 3, 4 and 5 more at t = 0, 1, 2
+    assert opts.loc["more of the same, as demand grows", "sizing"].endswith("7 in year 1 to 16 in year 3")
+    assert [flows.loc[("more of the same, as demand grows", t), "capex_usd"] for t in range(4)] == [
+        90000.0, 120000.0, 150000.0, 0.0]
+    # both serve the whole demand every year: 600 M x 365 x 2 USD / M = 438,000 USD in year 1, then x 1.5 a year
+    for option in ("more of the same", "more of the same, as demand grows"):
+        assert [flows.loc[(option, t), "revenue_usd"] for t in (1, 2, 3)] == pytest.approx([438000, 657000, 985500])
+        assert opts.loc[option, "lowest_served_share"] == 1.0 and opts.loc[option, "forgone_revenue_usd"] == 0.0
+    # the status quo's 4 serve 4 / 6.9445 = 57.6 % of year 1, 4 / 10.4168 = 38.4 % and 4 / 15.6252 = 25.6 %; the
+    # rest turned away in year 1 is 438,000 x (1 - 0.57599) = 185,714 USD
+    shares = [flows.loc[("status quo", t), "served_share"] for t in (1, 2, 3)]
+    assert shares == pytest.approx([4 / 6.94451, 4 / 10.41677, 4 / 15.62516], rel=1e-5)
+    assert flows.loc[("status quo", 1), "forgone_revenue_usd"] == pytest.approx(438000 * (1 - 4 / 6.94451), rel=1e-5)
+    assert opts.loc["status quo", "forgone_revenue_usd"] == pytest.approx(
+        sum(438000 * 1.5 ** (t - 1) * (1 - f) for t, f in zip((1, 2, 3), shares, strict=True)))

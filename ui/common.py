@@ -182,7 +182,7 @@ def report_table(table: Any, extra: Mapping[str, tuple[str, str]] | None = None)
     """A result table read like a report, and its ``st.column_config``: headers with units from the output and
     scenario schemas, numbers by display format with precision by the column's magnitude, fractions as %,
     booleans as ✓/✗, and an empty cell as — (never "None"). A number column with empty cells is shown as
-    formatted text so that no cell reads "None"."""
+    formatted text so that no cell reads "None"; a ``money`` column as the KPIs write money ($38.0 M)."""
     out = table.copy()
     config: dict[str, Any] = {}
     for column in out.columns:
@@ -192,6 +192,10 @@ def report_table(table: Any, extra: Mapping[str, tuple[str, str]] | None = None)
             out[column] = [_text_cell(v, "text") for v in out[column]]
             continue
         title, kind = found
+        if kind == "money":  # money as the KPIs read it ($38.0 M), never a bare 36,480,000
+            out[column] = [fmt.usd(float(v)) if _is_number(v) else fmt.EMPTY for v in out[column]]
+            config[col] = st.column_config.TextColumn(title)
+            continue
         values = list(out[column])
         numbers = [v for v in values if not _na(v)]
         numeric = kind not in ("text", "bool") and all(_is_number(v) for v in numbers)

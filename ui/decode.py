@@ -24,7 +24,9 @@ from ui.text import plain
 KEY_FIELDS = ("name", "accelerator", "existing_accelerators", "facility_cooling", "model", "precision",
               "input_tokens_per_request", "output_tokens_per_request", "target_output_tokens_per_s_per_user",
               "demand_output_tokens_per_day", "demand_growth_per_year", "horizon_years", "decode_accelerator",
-              "decode_output_tokens_per_s_per_accelerator", "decode_accelerator_price_usd", "new_accelerator",
+              "decode_output_tokens_per_s_per_accelerator", "decode_measured_output_tokens_per_s_per_user",
+              "decode_concurrent_users_per_replica", "decode_accelerators_per_replica",
+              "decode_accelerator_price_usd", "new_accelerator",
               "price_usd_per_m_input_tokens", "price_usd_per_m_output_tokens", "fast_tier_price_multiplier",
               "fast_tier_min_tokens_per_s_per_user")
 EXAMPLE: dict[str, Any] = {
@@ -33,23 +35,30 @@ EXAMPLE: dict[str, Any] = {
     "input_tokens_per_request": 10000.0, "output_tokens_per_request": 1000.0,
     "target_output_tokens_per_s_per_user": 100.0, "demand_output_tokens_per_day": 2e10,
     "demand_input_tokens_per_day": None, "demand_requests_per_s": None, "demand_growth_per_year": 0.3,
-    "horizon_years": 5, "decode_accelerator": "sn50", "decode_output_tokens_per_s_per_accelerator": 763.0,
-    "decode_accelerator_price_usd": None, "new_accelerator": "gb200-nvl72", "price_usd_per_m_input_tokens": 0.3,
+    "horizon_years": 5, "decode_accelerator": "sn50", "decode_output_tokens_per_s_per_accelerator": None,
+    "decode_measured_output_tokens_per_s_per_user": 763.0, "decode_concurrent_users_per_replica": 16.0,
+    "decode_accelerators_per_replica": 16, "decode_accelerator_price_usd": None, "new_accelerator": "gb200-nvl72",
+    "price_usd_per_m_input_tokens": 0.3,
     "price_usd_per_m_output_tokens": 1.2, "fast_tier_price_multiplier": 1.5,
     "fast_tier_min_tokens_per_s_per_user": 300.0, "output_tokens_per_s_per_accelerator": None,
     "input_tokens_per_s_per_accelerator": None, "accelerator_count": None,
 }
-# The worked example offered when the scenario lacks what the study needs (763 tokens/s: the reported SN50 rack
-# decode speed on MiniMax-M2 with 10k-token prompts, data/throughput_claims.csv).
+# The worked example offered when the scenario lacks what the study needs: 763 tokens/s per user, the reported speed
+# of one 16-chip SN50 rack decoding MiniMax-M2 after 10k-token prompts (data/throughput_claims.csv), at an assumed
+# 16 users per rack (SambaNova states none); the SN50's price is the catalog's estimate (parity with the B200).
 OPTION_COLUMNS: dict[str, tuple[str, str]] = {
-    "option": ("Option", "text"), "feasible": ("Feasible", "text"), "capex_usd": ("Capex [USD]", "usd"),
-    "opex_usd_per_year": ("Opex, first year [USD/year]", "usd"),
-    "revenue_usd_per_year": ("Revenue, first year [USD/year]", "usd"),
-    "npv_vs_status_quo_usd": ("NPV vs status quo [USD]", "usd"), "irr": ("IRR vs status quo", "text"),
+    "option": ("Option", "text"), "feasible": ("Feasible", "text"), "capex_usd": ("Capex", "money"),
+    "retrofit_capex_usd": ("of which liquid retrofit", "money"),
+    "opex_usd_per_year": ("Opex, first year (a year)", "money"),
+    "revenue_usd_per_year": ("Revenue, first year (a year)", "money"),
+    "lowest_served_share": ("Lowest share of demand served", "percent"),
+    "forgone_revenue_usd": ("Revenue turned away, all years", "money"),
+    "npv_vs_status_quo_usd": ("NPV vs status quo", "money"), "irr": ("IRR vs status quo", "text"),
     "payback": ("Payback", "text"), "levelized_cost_usd_per_m_tokens": ("Levelized cost [USD/M token]", "usd_rate"),
     "output_tokens_per_s_per_user": ("Per-user speed [token/s]", "number"),
     "accelerators": ("GPUs", "count"), "decode_accelerators": ("Decode accelerators", "count"),
-    "facility_mw": ("Facility [MW]", "number"), "racks": ("Racks", "count"), "reason": ("Why not feasible", "text"),
+    "facility_mw": ("Facility [MW]", "number"), "racks": ("Racks", "count"), "sizing": ("How it is sized", "text"),
+    "reason": ("Why not feasible", "text"),
 }
 
 
@@ -142,6 +151,81 @@ def _price_note(scenario: dict[str, Any]) -> None:
                f"(confidence: {figure[1] or 'unrated'}; {source.get('note', '')}). Enter your own in the sidebar.")
 
 
+DECODE_SPEED = ("decode_output_tokens_per_s_per_accelerator", "decode_measured_output_tokens_per_s_per_user",
+                "decode_concurrent_users_per_replica", "decode_accelerators_per_replica")
+
+
+def _decode_speed_note(result: Any, scenario: dict[str, Any]) -> None:
+    """The decode throughput per accelerator the study uses and where it comes from: given, or a per-user speed
+    turned into a per-accelerator one by the users a replica serves at once (an assumption the page states)."""
+    part = next((p for name, p in result.option_years if name == "add decode"), None)
+    if part is None:
+        return
+    got = part.first(set(DECODE_SPEED))
+    per_acc = got.get("decode_output_tokens_per_s_per_accelerator")
+    decode = scenario["decode_accelerator"]
+    if per_acc is None:
+        return
+    if scenario.get("decode_output_tokens_per_s_per_accelerator") is not None:
+        st.caption(f"Decode throughput: {fmt.number(per_acc)} output tokens/s per {decode} (given).")
+        return
+    user, users, chips = (got.get(f) for f in DECODE_SPEED[1:])
+    if user is not None and users is not None and chips is not None:
+        st.caption(f"Decode throughput: {fmt.number(per_acc)} output tokens/s per {decode} = {fmt.number(user)} "
+                   f"tokens/s per user (measured) x {fmt.number(users)} users a replica serves at once "
+                   f"({'given' if scenario.get('decode_concurrent_users_per_replica') is not None else 'default'}: "
+                   f"an assumption where the source states no concurrency) / {fmt.number(chips)} {decode} per "
+                   "replica. At one user per replica it would be "
+                   f"{fmt.number(float(user) / float(chips))} per {decode}.")
+        return
+    st.caption(f"Decode throughput: {fmt.number(per_acc)} output tokens/s per {decode} (estimated).")
+
+
+def _demand_words(scenario: dict[str, Any]) -> str:
+    """The demand path every option faces, in words."""
+    growth, years = float(scenario["demand_growth_per_year"] or 0.0), int(scenario["horizon_years"])
+    given = next(((f, scenario[f]) for f in ("demand_output_tokens_per_day", "demand_input_tokens_per_day",
+                                             "demand_requests_per_s") if scenario.get(f) is not None), None)
+    if given is None:
+        return "Demand: none given."
+    field, first = given
+    unit = {"demand_output_tokens_per_day": "output tokens a day", "demand_input_tokens_per_day":
+            "input tokens a day", "demand_requests_per_s": "requests a second"}[field]
+    last = float(first) * (1.0 + growth) ** (years - 1)
+    return (f"Demand: {fmt.number(float(first))} {unit} in year 1, growing {fmt.percent(growth)} a year to "
+            f"{fmt.number(last)} in year {years}.")
+
+
+def _cooling_notes(options: Any, scenario: dict[str, Any]) -> None:
+    """An option that needs liquid cooling in an air-cooled hall: the retrofit it includes, and how that squares with
+    the Fleet page (which, without the retrofit allowed, calls the hardware infeasible in air)."""
+    for _, r in options.iterrows():
+        retrofit = float(r["retrofit_capex_usd"] or 0.0)
+        if retrofit > 0 and scenario.get("facility_cooling") == "air":
+            st.info(f"{r['option']}: the hardware needs liquid cooling and this hall is air-cooled. The option "
+                    f"includes the liquid retrofit, {fmt.usd(retrofit)} of its {fmt.usd(r['capex_usd'])} capex; "
+                    "without it (the Fleet page with the liquid retrofit not allowed) it does not fit.")
+
+
+def _served_by_year(result: Any) -> None:
+    """Each year's share of the demand served and the revenue turned away, for every option that cannot serve it
+    all (:attr:`economics.retrofit.RetrofitResult.shortfall`); a line when every option serves every year."""
+    short = result.shortfall
+    if short.empty:
+        st.caption("Every option serves the whole demand in every year.")
+        return
+    st.subheader("Demand served, year by year")
+    st.caption("A fleet of fixed size serves what it can; the rest of the demand is turned away, with the revenue it "
+               "would have brought (same prices and token mix). The options sized from demand serve all of it.")
+    cells = short.assign(cell=[f"{fmt.percent(f)} (−{fmt.usd(lost)})" if lost > 0 else fmt.percent(f)
+                               for f, lost in zip(short["served_share"], short["forgone_revenue_usd"], strict=True)],
+                         year=[f"year {int(t)}" for t in short["year"]])
+    wide = cells.pivot(index="option", columns="year", values="cell").reindex(
+        list(dict.fromkeys(short["option"]))).reset_index()
+    common.show_table(wide, key="served_table", extra={"option": ("Option", "text"), **{
+        c: (c.capitalize() + ": served (revenue turned away)", "text") for c in wide.columns if c != "option"}})
+
+
 common.page_start()
 st.title("Decode accelerators for an existing fleet")
 st.caption("The existing GPUs keep prefill and a decode-optimised pool takes decode, against the status quo, more of "
@@ -187,7 +271,9 @@ for col, (title, (text, value, kind, good)) in zip(k, kpis.items(), strict=True)
 side()  # the inputs after the KPIs (see editor.Sidebar)
 with notes:
     _price_note(scenario)
+    _decode_speed_note(result, scenario)
     common.measured_speed_check("decode_output_tokens_per_s_per_accelerator", "decode_accelerator")
+    common.measured_speed_check("decode_measured_output_tokens_per_s_per_user", "decode_accelerator")
     common.baseline_controls()
 
 options = result.options
@@ -201,7 +287,11 @@ table = options.assign(payback=[_payback(m) if o != "status quo" else "—"
                        irr=[_irr(v) if o != "status quo" else "—"
                             for v, o in zip(options["irr_vs_status_quo"], options["option"], strict=True)],
                        feasible=[fmt.yes_no(v) for v in options["feasible"]])
+st.caption(_demand_words(scenario) + " Every option faces that demand; how each is sized is in its row (How it is "
+           "sized). A fleet of fixed size serves what it can and turns the rest away (below).")
 common.show_table(table, key="options_table", columns=list(OPTION_COLUMNS), extra=OPTION_COLUMNS)
+_cooling_notes(options, scenario)
+_served_by_year(result)
 
 st.subheader("Cumulative cash flow against the status quo")
 common.draw(studies.cashflow_spec(common.canonical(scenario)))
