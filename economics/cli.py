@@ -23,7 +23,7 @@ from typing import Any, NoReturn, TextIO
 import pandas as pd
 
 from . import benchmarks, calibration, leave_out, sweep, tables, user_curves
-from .batch import ScenarioError, evaluate_with_report, explain_row, provenance_text
+from .batch import ScenarioError, as_scenario, evaluate_with_report, explain_row, provenance_text
 from .catalog import accelerator_ids, closest, unknown_id_message
 from .compare import compare_accelerators
 from .documents import fields_markdown, template_text
@@ -31,6 +31,7 @@ from .explain import format_number as fmt
 from .outputs import NUMERIC_OUTPUTS
 from .planner import add_plan_command
 from .retrofit import analyse, break_even_decode_price_usd
+from .retrofit_explain import study_text
 from .scenario import FIELDS, Scenario
 from .scenario_files import read_input_bytes, to_csv_text, to_json_text
 from .uncertainty import monte_carlo, ranges_from_row, tornado, with_range_columns
@@ -221,6 +222,9 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
         raise InvalidRow([str(exc)]) from None
     for line in _capped_lines(result):
         say(line)
+    if getattr(args, "explain", False):
+        _write(args.output, study_text(result, as_scenario(scenario)))
+        return EXIT_OK
     if args.format == "json":
         _write(args.output, json.dumps({
             "options": json.loads(to_json_text(result.options)),
@@ -440,9 +444,11 @@ def build_parser() -> argparse.ArgumentParser:
                            outputs=True)
     cmp.add_argument("--accelerators", default="", help="comma-separated catalog ids (default: all)")
     cmp.set_defaults(func=cmd_compare)
-    _add_row_command(sub, "retrofit", "an existing fleet: status quo vs add decode accelerators vs more of the same "
-                     "vs a new generation (NPV, IRR, payback, break-even decode price)", outputs=True).set_defaults(
-        func=cmd_retrofit)
+    ret = _add_row_command(sub, "retrofit", "an existing fleet: status quo vs add decode accelerators vs more of the "
+                           "same vs a new generation (NPV, IRR, payback, break-even decode price)", outputs=True)
+    ret.add_argument("--explain", action="store_true", help="print how each option is computed (fleet, capex, opex, "
+                     "revenue, cash flows, NPV, IRR, payback) with its numbers, instead of the tables")
+    ret.set_defaults(func=cmd_retrofit)
     unc = _add_row_command(sub, "uncertainty", "tornado and Monte Carlo over the <field>_low/<field>_high ranges of a "
                            "row")
     unc.add_argument("--samples", type=_count(1, MAX_SAMPLES, "samples"), default=10_000)

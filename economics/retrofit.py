@@ -34,13 +34,14 @@ import numpy as np
 import pandas as pd
 
 from .batch import as_scenario
-from .finance import HOURS_PER_YEAR, irr, npv_usd, payback_years
+from .finance import irr, npv_usd, payback_years
 from .retrofit_cash import (
     DAYS_PER_YEAR,
     flow_rows,
     forgone_revenue_y_usd,
     levelized_usd_per_m_tokens,
     net_t_usd,
+    opex_y_usd,
     purchases_t_usd,
     retrofit_t_usd,
     revenue_y_usd,
@@ -82,6 +83,8 @@ class RetrofitResult:
     flows: list[dict[str, Any]]
     break_even_decode_price_usd: float | None
     option_years: list[tuple[str, _Years]] = field(repr=False)
+    studied: list[Option] = field(default_factory=list, repr=False)
+    """The options as evaluated (their changes with the fleet sizes found), in order."""
 
     @cached_property
     def options(self) -> pd.DataFrame:
@@ -270,8 +273,7 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
         buy_t, retrofit_t = _capex_t(opt, part, first, options[k].changes.get("existing", 0) or 0, s)
         revenue_y = revenue_y_usd(y, s)
         forgone_y = forgone_revenue_y_usd(revenue_y, y["served_fraction"])
-        opex_y = y["cost_usd_per_year"] - (y["capital_usd_per_hour"] + y["cooling_retrofit_usd_per_hour"]) \
-            * HOURS_PER_YEAR
+        opex_y = opex_y_usd(y)
         net = net_t_usd(buy_t + retrofit_t, revenue_y, opex_y)
         if status_quo_net is None:
             status_quo_net = net
@@ -281,9 +283,10 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
                      "retrofit_capex_usd": float(np.sum(retrofit_t)),
                      "lowest_served_share": float(np.nanmin(share)) if np.isfinite(share).any() else float("nan"),
                      "forgone_revenue_usd": float(np.sum(forgone_y)), **_first_year_row(first, opex_y, revenue_y)})
-        flows += flow_rows(opt.name, buy_t + retrofit_t, revenue_y, opex_y, net, net - status_quo_net, share,
+        flows += flow_rows(opt.name, buy_t, retrofit_t, revenue_y, opex_y, net, net - status_quo_net, share,
                            forgone_y)
-    return RetrofitResult(rows, flows, None, [(opt.name, part) for opt, part in zip(options, parts, strict=True)])
+    return RetrofitResult(rows, flows, None, [(opt.name, part) for opt, part in zip(options, parts, strict=True)],
+                          options)
 
 
 def _sizing_words(opt: Option, first: dict[str, Any], schedule: list[int] | None) -> str:

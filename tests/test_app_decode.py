@@ -148,3 +148,17 @@ def test_every_kpi_and_the_options_table_after_edits_equal_a_study_from_scratch(
         for column in NUMBERS:  # numbers where every cell has one, else the text of each cell
             assert shown[column].tolist() == expected_table[column].tolist(), (step, column)
     assert feasible >= 5  # most steps price the decode pool
+
+
+def test_how_each_option_is_computed_is_on_the_page(page: AppTest) -> None:
+    page.toggle(key="show_study_derivation").set_value(True).run()
+    assert not page.exception
+    page.selectbox(key="derivation_option").set_value("add decode").run()
+    text = next(c.value for c in page.code if c.value.startswith("add decode: "))
+    # the study's own figures, written out: the decode pool bought at t = 0 at the catalog's estimated price, and
+    # the NPV the KPI shows as the sum of the present values
+    assert "t = 0: purchase_usd = bought x price_usd = 608 x 35,000 = 21,280,000 USD" in text
+    npv_line = next(x for x in text.splitlines() if x.startswith("npv_vs_status_quo_usd ="))
+    assert money(metric(page, "NPV of adding decode")) == pytest.approx(
+        float(npv_line.rsplit(" = ", 1)[1].replace(" USD", "").replace(",", "")), rel=5e-3)
+    assert "payback = " in text and "irr_vs_status_quo = " in text

@@ -129,3 +129,20 @@ def test_the_cli_speaks_the_contract(tmp_path: Path) -> None:
     src = write(tmp_path, "name,accelerator_count,output_tokens_per_s_per_accelerator\nfleet-a,8,1000\n")
     header = cli("evaluate", src).stdout.splitlines()[0].split(",")
     assert [f for f in CONTRACT_OUTPUTS if f not in header] == []
+
+
+def test_retrofit_explain_prints_how_each_option_is_computed(tmp_path: Path) -> None:
+    study = tmp_path / "study.csv"
+    study.write_text("name,accelerator,output_tokens_per_s_per_accelerator,input_tokens_per_s_per_accelerator,"
+                     "input_tokens_per_request,output_tokens_per_request,accelerators_per_replica,"
+                     "round_to_whole_systems,peak_to_average,existing_accelerators,demand_output_tokens_per_day,"
+                     "demand_growth_per_year,horizon_years,accelerator_price_usd,price_usd_per_m_output_tokens,"
+                     "price_usd_per_m_input_tokens\n"
+                     "hand,h100-sxm,1000,1e7,100,1000,1,false,1,4,6e8,0.5,3,30000,2,0\n")
+    out = cli("retrofit", str(study), "--row", "hand", "--explain")
+    assert out.returncode == 0, out.stderr
+    for option in ("status quo", "more of the same", "more of the same, as demand grows"):
+        assert f"\n{option}: " in "\n" + out.stdout
+    assert out.stdout.count("npv_vs_status_quo_usd = sum of the present values") == 2  # not for the status quo
+    # the fixed fleet's shortfall is said on stderr, year by year (4 / 6.9445 = 57.6 % of year 1)
+    assert "note: status quo cannot serve the whole demand: served year 1 57.6 %" in out.stderr

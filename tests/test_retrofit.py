@@ -431,3 +431,44 @@ def test_every_option_faces_the_same_demand_path_sized_by_hand() -> None:
     assert flows.loc[("status quo", 1), "forgone_revenue_usd"] == pytest.approx(438000 * (1 - 4 / 6.94451), rel=1e-5)
     assert opts.loc["status quo", "forgone_revenue_usd"] == pytest.approx(
         sum(438000 * 1.5 ** (t - 1) * (1 - f) for t, f in zip((1, 2, 3), shares, strict=True)))
+
+
+HAND_STUDY = {"accelerator": "h100-sxm", "output_tokens_per_s_per_accelerator": 1000.0,
+              "input_tokens_per_s_per_accelerator": 1e7, "input_tokens_per_request": 100.0,
+              "output_tokens_per_request": 1000.0, "accelerators_per_replica": 1, "round_to_whole_systems": False,
+              "peak_to_average": 1.0, "existing_accelerators": 4, "demand_output_tokens_per_day": 6e8,
+              "demand_growth_per_year": 0.5, "horizon_years": 3, "accelerator_price_usd": 30000.0,
+              "price_usd_per_m_output_tokens": 2.0, "price_usd_per_m_input_tokens": 0.0}
+"""The study of test_every_option_faces_the_same_demand_path_sized_by_hand."""
+
+
+def test_the_derivation_shows_each_purchase_and_sums_to_the_npv() -> None:
+    from economics.batch import as_scenario
+    from economics.retrofit_explain import option_text
+
+    result = analyse(HAND_STUDY)
+    text = option_text(result, "more of the same, as demand grows", as_scenario(HAND_STUDY))
+    # the purchases worked by hand above: 3, 4 and 5 H100 at 30,000 USD, at t = 0, 1 and 2
+    for t, n, usd in ((0, 3, "90,000"), (1, 4, "120,000"), (2, 5, "150,000")):
+        assert f"t = {t}: purchase_usd = bought x price_usd = {n} x 30,000 = {usd} USD" in text
+    assert "capex_usd = 90,000 + 120,000 + 150,000 = 360,000 USD over the horizon" in text
+    # year 1's revenue: 600 M output tokens a day x 2 USD / M = 1,200 USD a day, x 365 = 438,000 USD
+    assert "revenue_usd = revenue_usd_per_day x 365 day/year + fast_tier_usd\n" in text
+    assert "= 1,200 x 365 + 0 = 438,000 USD" in text
+    # the NPV line: the present values it lists add up to the NPV the options table holds
+    line = next(x for x in text.splitlines() if x.startswith("npv_vs_status_quo_usd = sum of the present values"))
+    terms, total = line.split(" = ")[2], line.split(" = ")[3]
+    npv = result.row("more of the same, as demand grows")["npv_vs_status_quo_usd"]
+    assert sum(float(x.replace(",", "")) for x in terms.replace(" + ", "|").split("|")) == pytest.approx(npv, abs=3)
+    assert float(total.replace(" USD", "").replace(",", "")) == pytest.approx(npv, abs=1)
+
+
+def test_the_status_quo_derivation_says_what_it_turns_away() -> None:
+    from economics.batch import as_scenario
+    from economics.retrofit_explain import option_text
+
+    text = option_text(analyse(HAND_STUDY), "status quo", as_scenario(HAND_STUDY))
+    assert "capex_usd = 0 USD (nothing bought: the existing fleet is sunk)" in text
+    # year 1: 4 of the 6.9445 accelerators the demand needs; 438,000 x (1 / 0.576 - 1) turned away
+    assert "forgone_revenue_usd = revenue_usd x (1 / served_fraction - 1)" in text
+    assert "this is the status quo (NPV 0 by definition)" in text

@@ -293,6 +293,12 @@ common.show_table(table, key="options_table", columns=list(OPTION_COLUMNS), extr
 _cooling_notes(options, scenario)
 _served_by_year(result)
 
+if st.toggle("How this is computed", key="show_study_derivation",
+             help="For the option chosen: its fleet, capex, opex, revenue and cash flows year by year, and its NPV, "
+                  "IRR and payback against the status quo, each with the numbers substituted"):
+    chosen = st.selectbox("Option", list(options["option"]), key="derivation_option")
+    st.code(studies.retrofit_explanation(common.canonical(scenario), chosen), language=None)
+
 st.subheader("Cumulative cash flow against the status quo")
 common.draw(studies.cashflow_spec(common.canonical(scenario)))
 

@@ -17,11 +17,12 @@ import streamlit as st
 
 import economics
 from economics import catalog
-from economics.batch import resolve_scenario
+from economics.batch import as_scenario, resolve_scenario
 from economics.calibration import report
 from economics.compare import compare_accelerators, cost_vs_utilization, margins_at_prices
 from economics.interactivity import interactivity_curve
 from economics.retrofit import analyse, break_even_decode_price_usd
+from economics.retrofit_explain import option_text
 from economics.uncertainty import MonteCarlo, histogram, monte_carlo, tornado
 from ui import common, editor
 
@@ -121,6 +122,12 @@ def accelerator_names() -> dict[str, str]:
 def retrofit_of(key: str) -> Any:
     """The study itself, not a copy (no pickling before the KPIs): the page only reads it."""
     return analyse(json.loads(key))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def retrofit_explanation(key: str, option: str) -> str:
+    """How one option of the study is computed, with its numbers (:func:`economics.retrofit_explain.option_text`)."""
+    return option_text(retrofit_of(key), option, as_scenario(json.loads(key)))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
