@@ -76,6 +76,24 @@ def given_fields(row: Mapping[str, Any], keep: Iterable[str] = ()) -> dict[str, 
     return {k: v for k, v in row.items() if k in kept or k not in defaults or v != defaults[k]}
 
 
+SITE_WORDS = {"fits": "fits the site", "does not fit": "does not fit the site", "off site": "off site (rented)",
+              "not feasible": "not feasible"}
+"""What a comparison says of each fleet and the site: an owned fleet fits it or not; a rented one is off site, where
+the site's limits (power, racks, cooling) do not apply."""
+
+
+def site_words(ownership: np.ndarray, feasible: np.ndarray) -> np.ndarray:
+    """Per fleet, :data:`SITE_WORDS`: ``off site (rented)`` for a feasible rented fleet, never ``fits``.
+
+    >>> [str(x) for x in site_words(np.array(["own", "own", "rent", "rent"]), np.array([True, False, True, False]))]
+    ['fits the site', 'does not fit the site', 'off site (rented)', 'not feasible']
+    """
+    rent = np.asarray(ownership) == "rent"
+    ok = np.asarray(feasible, dtype=bool)
+    return np.where(rent, np.where(ok, SITE_WORDS["off site"], SITE_WORDS["not feasible"]),
+                    np.where(ok, SITE_WORDS["fits"], SITE_WORDS["does not fit"])).astype(object)
+
+
 def compare_accelerators(scenario: Scenario | dict[str, Any], accelerators: list[str],
                          changes_by_accelerator: dict[str, dict[str, Any]] | None = None) -> pd.DataFrame:
     """Evaluate ``scenario`` once per accelerator (its own catalog figures; measured throughput left empty so it is
@@ -92,6 +110,7 @@ def compare_accelerators(scenario: Scenario | dict[str, Any], accelerators: list
     out = evaluate(scenario_frame(rows))
     table = out[list(COMPARE_COLUMNS)].copy()
     ok = table["feasible"].fillna(False).astype(bool) & out["valid"]
+    table.insert(3, "site", site_words(table["ownership"].to_numpy(), ok.to_numpy()))
     table["_order"] = (~ok).astype(int)
     table = table.sort_values(["_order", "cost_usd_per_m_tokens"], na_position="last", kind="stable")
     table["rank"] = range(1, len(table) + 1)

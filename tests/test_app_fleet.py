@@ -74,3 +74,20 @@ def test_compared_accelerators_are_kept_in_the_state_and_the_link(page: AppTest)
     again = start("fleet", {**SIZING, "settings.compare": "b200,h100-sxm"})
     table = next(d.value for d in again.dataframe if "rank" in d.value.columns)
     assert set(table["accelerator"]) == {"b200", "h100-sxm"}
+
+
+def test_a_fleet_that_does_not_fit_still_shows_how_it_is_computed(page: AppTest) -> None:
+    page.text_input(key="site_power_mw").set_value("0.01").run()
+    assert any("site power: the fleet needs" in e.value for e in page.error)
+    page.toggle(key="show_derivation").set_value(True).run()
+    assert not page.exception
+    assert any("facility_power_kw = " in c.value for c in page.code)  # why it does not fit, with its numbers
+
+
+def test_a_rented_fleet_in_a_comparison_is_off_site_never_fitting_the_site() -> None:
+    # a 0.01 MW site: every owned fleet is too big for it; rented ones are off site, where its limit does not apply
+    page = start("fleet", {**SIZING, "ownership": "rent", "site_power_mw": "0.01"})
+    assert not page.exception
+    table = next(d.value for d in page.dataframe if "rank" in d.value.columns)
+    assert "fits the site" not in set(table["site"])
+    assert set(table["site"]) <= {"off site (rented)", "not feasible"} and "off site (rented)" in set(table["site"])

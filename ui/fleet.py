@@ -8,7 +8,6 @@ state and carried by the link. Every number comes from :mod:`economics`.
 
 from __future__ import annotations
 
-import altair as alt
 import streamlit as st
 
 import economics
@@ -22,7 +21,6 @@ KEY_FIELDS = ("name", "demand_output_tokens_per_day", "demand_input_tokens_per_d
               "target_output_tokens_per_s_per_user",
               "output_tokens_per_s_per_accelerator", "facility_cooling", "allow_liquid_retrofit", "rack_power_kw",
               "site_power_mw")
-FEASIBLE_COLORS = alt.Scale(domain=["fits", "does not fit"], range=["#4c78a8", "#d62728"])
 
 
 def _compare_changed() -> None:
@@ -98,8 +96,10 @@ elif choices:
     if spec is not None:
         common.draw(spec)
     common.show_table(table, key="compare_table", extra={"error": ("Not computed because", "text"),
-                                                          "rank": ("Rank", "count")})
+                                                          "rank": ("Rank", "count"), "site": ("Site", "text")})
+    st.caption("A rented fleet is off site: the site's power, racks and cooling limits do not apply to it, so it is "
+               "never said to fit them.")
 
 common.share()
-if result["feasible"]:
-    common.explanation(scenario, key="show_derivation")
+# the derivation stays when the fleet does not fit: that is when a user needs to see why
+common.explanation(scenario, key="show_derivation")

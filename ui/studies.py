@@ -19,7 +19,7 @@ import economics
 from economics import catalog
 from economics.batch import as_scenario, resolve_scenario
 from economics.calibration import report
-from economics.compare import compare_accelerators, cost_vs_utilization, margins_at_prices
+from economics.compare import SITE_WORDS, compare_accelerators, cost_vs_utilization, margins_at_prices
 from economics.interactivity import interactivity_curve
 from economics.retrofit import analyse, break_even_decode_price_usd
 from economics.retrofit_explain import option_text
@@ -27,7 +27,7 @@ from economics.uncertainty import MonteCarlo, histogram, monte_carlo, tornado
 from ui import common, editor
 
 WARNING_COLOR = "#d62728"
-FEASIBLE_COLORS = alt.Scale(domain=["fits", "does not fit"], range=["#4c78a8", "#d62728"])
+FEASIBLE_COLORS = alt.Scale(domain=list(SITE_WORDS.values()), range=["#4c78a8", "#d62728", "#72b7b2", "#9d755d"])
 
 
 # Cost per token page
@@ -102,13 +102,12 @@ def compare_spec(key: str, accelerators: tuple[str, ...]) -> dict[str, Any] | No
     chart = alt.Chart(alt.NamedData("compare")).mark_bar().encode(
         x=alt.X("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]", scale=alt.Scale(zero=True)),
         y=alt.Y("accelerator:N", sort=None, title=None),
-        color=alt.Color("fit:N", title="Facility", scale=FEASIBLE_COLORS),
-        tooltip=["accelerator:N", "serving_stack_used:N", "ownership:N", "fit:N",
+        color=alt.Color("site:N", title="Site", scale=FEASIBLE_COLORS),
+        tooltip=["accelerator:N", "serving_stack_used:N", "ownership:N", "site:N",
                  alt.Tooltip("cost_usd_per_m_tokens:Q", format="$,.3f", title="USD per M tokens"),
                  alt.Tooltip("accelerators:Q", format=","), alt.Tooltip("racks:Q", format=","),
                  alt.Tooltip("facility_power_kw:Q", format=",.0f", title="facility kW"), "infeasible_reason:N"])
-    fit = ["fits" if bool(f) else "does not fit" for f in costed["feasible"].fillna(False)]
-    return common.vega_spec(chart, {"compare": costed.assign(fit=fit)})
+    return common.vega_spec(chart, {"compare": costed})
 
 
 @st.cache_data(show_spinner=False)
