@@ -1406,10 +1406,28 @@ def _result(m: _Model, res: Any, pools: list[Pool], cands: list[Candidate], cost
         "mip_gap": max(0.0, (float(res.fun) - res.bound) / float(res.fun)) if res.fun > 0 and math.isfinite(
             res.bound) else 0.0,
     }
+    summary["solver_status"] = solver_status(res, float(summary["mip_gap"] or 0.0))
     if settings.objective == "npv":
         summary["npv_cost_usd"] = float(res.fun)
         summary["levelized_cost_usd_per_m_tokens"] = _levelized(float(res.fun), tokens_day, s)
     return PlanResult(True, "", summary, plan_df, _hours_frame(wl, per_hour), constraints, table, notes)
+
+
+def solver_status(res: _Solution, gap: float) -> str:
+    """What the solver proved, in its own terms: ``proven optimal`` only at no gap; else how far from the lower bound
+    the plan may be, and why the search stopped (the gap it was asked for, a node or time limit, the two stages).
+
+    >>> solver_status(_Solution(None, 100.0, 100.0, 0, "Optimal"), 0.0)
+    'proven optimal'
+    >>> solver_status(_Solution(None, 100.0, 99.95, 0, "Optimal"), 0.0005)
+    'within 0.05 % of the lower bound (the search stops within 0.1 %)'
+    """
+    within = f"within {100 * gap:.2f} % of the lower bound"
+    if res.message == "two stages":
+        return f"{within} (two stages: the owned base, then each hour's rented systems)"
+    if res.status == 0:
+        return "proven optimal" if gap <= 1e-9 else f"{within} (the search stops within {100 * MIP_REL_GAP:.1f} %)"
+    return f"{within} (the search stopped: {res.message})"
 
 
 def _racks_of(m: _Model, x: np.ndarray, pools: list[Pool], cands: list[Candidate], s: Scenario, i: int,
@@ -1464,13 +1482,16 @@ def _constraints_table(m: _Model, x: np.ndarray, shadow: dict[str, float] | None
         used = max(float(lhs[i]) for i in idx)
         limit = float(m.b[idx[0]])
         unit = LIMIT_UNITS.get(group, "system")
-        saving = None if shadow is None else max(0.0, shadow.get(group, 0.0))
         slack = limit - used
-        binding = slack <= 1e-6 * max(1.0, abs(limit)) or (saving is not None and saving > 1e-6)
+        # binding means no slack in the plan itself; only a binding limit has a shadow price (the LP's dual can be
+        # non-zero for a limit the whole-system plan leaves slack on, and then it says nothing about the plan)
+        binding = slack <= 1e-6 * max(1.0, abs(limit))
+        saving = None if shadow is None or not binding else max(0.0, shadow.get(group, 0.0))
         shown_unit = {"M USD": "M USD of budget", "GB/s": "GB/s of KV link", "system": "existing system"}.get(
             unit, unit)
         meaning = (f"one more {shown_unit} saves {saving:,.0f} USD {period}" if saving is not None and saving > 1e-6
-                   else "not limiting at the margin")
+                   else "binding, but one more unit saves nothing at the margin" if binding
+                   else f"not limiting: {slack:,.4g} {unit} to spare")
         rows.append({"constraint": group, "limit": limit, "used": used, "unit": unit, "slack": slack,
                      "binding": bool(binding), "shadow_price_usd": saving, "meaning": meaning})
     return pd.DataFrame(rows, columns=list(CONSTRAINT_COLUMNS))

@@ -310,8 +310,9 @@ def _show(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar
         st.caption("Changes are against the pinned baseline scenario planned under these same planner settings: a "
                    "planner setting moves both plans, a scenario field only this one.")
     st.caption(f"{fmt.count(summary['systems_on_site'])} systems on site; "
-               f"{fmt.number(summary['rented_system_hours_per_day'])} rented system-hours a day; proven within "
-               f"{fmt.percent(summary['mip_gap'])} of the model's lower bound.")
+               f"{fmt.number(summary['rented_system_hours_per_day'])} rented system-hours a day; solver: "
+               f"{summary.get('solver_status', 'within ' + fmt.percent(summary['mip_gap']) + ' of the lower bound')}"
+               ".")
     if summary.get("npv_cost_usd") is not None:
         st.caption(f"Net present cost over the horizon {fmt.usd(summary['npv_cost_usd'])}; levelized "
                    f"{fmt.usd_rate(summary['levelized_cost_usd_per_m_tokens'])} per M tokens.")
