@@ -1385,8 +1385,13 @@ def _result(m: _Model, res: Any, pools: list[Pool], cands: list[Candidate], cost
             cols = [p for p in used if pools[p].role == role and (cands[pools[p].cand].ownership == "rent") == (
                 own == "rented")]
             if cols:
-                per_hour[f"{role}_systems_{own.replace(' ', '_')}"] = sum(
+                where = own.replace(' ', '_')
+                per_hour[f"{role}_systems_{where}"] = sum(
                     (_counts(m, x, p, len(weights)) for p in cols), np.zeros(len(weights)))[inverse]
+                # accelerators as well: a 72-GPU rack is not one 8-GPU server
+                per_hour[f"{role}_accelerators_{where}"] = sum(
+                    (_counts(m, x, p, len(weights)) * cands[pools[p].cand].accelerators_per_system for p in cols),
+                    np.zeros(len(weights)))[inverse]
     racks = float(sum(_racks_of(m, x, pools, cands, s, i, len(weights)) for i in
                       {pools[p].cand for p in used if cands[pools[p].cand].ownership != "rent"}))
     shadow = _shadow_prices(m, pools, used, weights)

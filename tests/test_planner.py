@@ -477,3 +477,13 @@ def test_the_limits_table_calls_binding_only_a_limit_without_slack(allow_rent: b
             assert pd.isna(row["shadow_price_usd"]) and row["meaning"].startswith("not limiting: "), row["constraint"]
     status = result.summary["solver_status"]
     assert status == "proven optimal" or status.startswith("within ")
+
+
+def test_the_hours_count_accelerators_as_well_as_systems() -> None:
+    result = plan(scenario(**PAGE_EXAMPLE), PlanSettings(ttft_target_s=2.0, allow_rent=False))
+    hours = result.hours
+    for role in ("prefill", "aggregated", "decode"):
+        systems, accelerators = f"{role}_systems_on_site", f"{role}_accelerators_on_site"
+        if systems in hours.columns:
+            # every on-site pool of this example is an 8-GPU server (H100 and B200 HGX): 8 accelerators a system
+            assert (hours[accelerators] == 8 * hours[systems]).all(), role

@@ -256,12 +256,15 @@ def _baseline_plan(candidates_csv: bytes | None) -> dict[str, Any] | None:
 
 # ------------------------------------------------------------------------------------------------------ drawing
 def _hours_chart(hours: list[dict[str, Any]]) -> alt.Chart:
-    cols = [c for c in hours[0] if c.endswith("_on_site") or c.endswith("_rented")] if hours else []
-    long = [{"hour": r["hour"], "pool": c.replace("_systems_", ", ").replace("_", " "), "systems": r[c]}
+    # accelerators, not systems: a 72-GPU rack and an 8-GPU server are one system each
+    cols = [c for c in hours[0] if "_accelerators_" in c and (c.endswith("_on_site") or c.endswith("_rented"))] \
+        if hours else []
+    long = [{"hour": r["hour"], "pool": c.replace("_accelerators_", ", ").replace("_", " "), "accelerators": r[c]}
             for r in hours for c in cols]
     return alt.Chart(alt.Data(values=long)).mark_area().encode(
-        x=alt.X("hour:O", title="Hour of the day"), y=alt.Y("systems:Q", stack=True, title="Systems in service"),
-        color=alt.Color("pool:N", title="Role and where"), tooltip=["hour:O", "pool:N", "systems:Q"])
+        x=alt.X("hour:O", title="Hour of the day"),
+        y=alt.Y("accelerators:Q", stack=True, title="Accelerators in service"),
+        color=alt.Color("pool:N", title="Role and where"), tooltip=["hour:O", "pool:N", "accelerators:Q"])
 
 
 def _frontier_chart(points: list[dict[str, Any]], x: str, title: str) -> alt.Chart:
