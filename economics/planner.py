@@ -49,7 +49,7 @@ import pandas as pd
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 from scipy.sparse import coo_matrix, csr_matrix
 
-from . import availability, catalog, cost, covering, fleet, queueing, user_curves
+from . import availability, candidate_fields, catalog, cost, covering, fleet, queueing, user_curves
 from .batch import ScenarioError, as_scenario, evaluate, evaluate_scenario
 from .capacity import requests_per_s_per_accelerator
 from .scenario import FIELDS, FieldSpec, Scenario, with_changes
@@ -161,6 +161,9 @@ class Candidate:
     throughput: str = ""
     """Where the rates come from: a measured record, or the estimate's basis (calibrated on which points, or no
     measured point on the family and the range to expect)."""
+    changes: tuple[tuple[str, Any], ...] = ()
+    """Scenario fields this candidate sets for itself (:data:`economics.candidate_fields.PER_CANDIDATE`): its costs
+    are figured with them instead of the scenario's."""
 
 
 @dataclass
@@ -620,6 +623,8 @@ def candidate_costs(c: Candidate, s: Scenario) -> Costs:
     >>> round(k.fixed_usd_per_hour, 3), round(k.busy_energy_usd_per_hour, 4), k.capex_usd
     (10.991, 0.8632, 240000.0)
     """
+    if c.changes:  # the candidate's own hardware and contract terms (validated when the CANDIDATES row was read)
+        s = s.model_copy(update=dict(c.changes))
     r, n = float(s.cost_of_capital), float(s.depreciation_years)
     mode = c.cooling_mode
     pue = _pue(s, "liquid" if mode == "liquid retrofit" else (mode if mode != "off site" else "air"))
@@ -1585,12 +1590,16 @@ def read_candidates_csv(data: bytes | str, s: Scenario) -> list[Candidate]:
     prices; a catalog id fills the empty hardware figures. Raises InputError naming the row, the field and the
     value for anything it cannot use."""
     header, rows, _ = _csv_rows(data, "CANDIDATES")
-    unknown = [h for h in header if h not in CANDIDATE_COLUMNS]
+    for h in header:
+        if h not in CANDIDATE_COLUMNS:
+            candidate_fields.check_column(h)  # a scenario field the whole plan shares: refused with the reason
+    unknown = [h for h in header if h not in CANDIDATE_COLUMNS and h not in FIELDS]
     if unknown:
         guess = catalog.closest(unknown[0], list(CANDIDATE_COLUMNS))
         hint = f" (did you mean '{guess}'?)" if guess else ""
         raise InputError(f"CANDIDATES: unknown column '{_shown(unknown[0])}'{hint}; known: "
-                         f"{', '.join(CANDIDATE_COLUMNS)}")
+                         f"{', '.join(CANDIDATE_COLUMNS)}, and the scenario fields "
+                         f"{', '.join((*candidate_fields.PER_CANDIDATE, *candidate_fields.MEASURED_AT))}")
     if len(set(header)) != len(header):
         raise InputError("CANDIDATES: duplicate columns")
     out, seen = [], set()
@@ -1631,6 +1640,7 @@ def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candida
             raise InputError(f"{where}: " + catalog.unknown_id_message("accelerator", _shown(cells["accelerator"]),
                                                                        catalog.accelerator_ids()))
         rec = catalog.accelerator_record(cells["accelerator"])
+    changes = candidate_fields.candidate_changes(cells, where, s)
     num = {k: _cell_number(cells, k, where, positive=k != "accelerator_price_usd") for k in CANDIDATE_COLUMNS
            if k not in ("name", "ownership", "accelerator", "system_form", "accelerator_cooling", "family", "roles")}
     a = num["accelerators_per_system"] if math.isfinite(num["accelerators_per_system"]) else _num(
@@ -1680,7 +1690,8 @@ def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candida
         output_tokens_per_s_per_system=num["output_tokens_per_s_per_accelerator"] * a,
         output_tokens_per_s_per_user=num["output_tokens_per_s_per_user"],
         accelerators_per_replica=int(rep) if math.isfinite(rep) else a,
-        max_systems=float(int(num["max_accelerators"]) // a) if own == "existing" else math.inf, roles=roles))
+        max_systems=float(int(num["max_accelerators"]) // a) if own == "existing" else math.inf, roles=roles,
+        changes=changes))
 
 
 # ------------------------------------------------------------------------------------------------------ frontiers

@@ -25,6 +25,7 @@ from economics.planner import (
     InvalidPlanRow,
     PlanSettings,
     add_plan_command,
+    candidate_costs,
     catalog_rates,
     clear_rates_memo,
     demand_profile,
@@ -346,6 +347,16 @@ def test_candidates_csv_read_and_planned() -> None:
     ("name,ownership,accelerator,output_tokens_per_s_per_accelerator\nx,rent,h999,5\n",
      "unknown id 'h999'"),
     ("name,ownership,speed\nx,rent,5\n", "unknown column 'speed'"),
+    # a scenario field of the whole plan is refused by name, with the reason and what a candidate may set
+    ("name,ownership,electricity_usd_per_kwh\nx,rent,0.1\n",
+     "column 'electricity_usd_per_kwh': electricity_usd_per_kwh applies to the whole plan"),
+    ("name,ownership,accelerator,output_tokens_per_s_per_accelerator,rent_includes_energy\nx,rent,h100-sxm,5,maybe\n",
+     "row 1 (x): rent_includes_energy: 'maybe' is not"),
+    ("name,ownership,accelerator,output_tokens_per_s_per_accelerator,idle_power_fraction\nx,rent,h100-sxm,5,1.5\n",
+     "row 1 (x): idle_power_fraction: 1.5 is outside its bounds"),
+    # the request shape a candidate's rates were measured at must be the plan's
+    ("name,ownership,accelerator,output_tokens_per_s_per_accelerator,input_tokens_per_request\n"
+     "x,rent,h100-sxm,5,7777\n", "row 1 (x): input_tokens_per_request: the rates were measured at 7777"),
     ("name,ownership,accelerator,output_tokens_per_s_per_accelerator,roles\nx,rent,h100-sxm,5,fast\n",
      "roles: 'fast' must list"),
 ])
@@ -487,3 +498,18 @@ def test_the_hours_count_accelerators_as_well_as_systems() -> None:
         if systems in hours.columns:
             # every on-site pool of this example is an 8-GPU server (H100 and B200 HGX): 8 accelerators a system
             assert (hours[accelerators] == 8 * hours[systems]).all(), role
+
+
+def test_a_candidate_sets_its_own_contract_and_hardware_terms() -> None:
+    # a rented H100 server at its catalog rent per system-hour: with rent_includes_energy the
+    # energy is the provider's, so its hourly cost is the rent alone; without, the rent plus its energy
+    s = Scenario(name="csv", demand_output_tokens_per_day=5e9, target_output_tokens_per_s_per_user=30,
+                 rent_includes_energy=False)
+    text = ("name,ownership,accelerator,output_tokens_per_s_per_accelerator,rent_includes_energy,"
+            f"input_tokens_per_request\nall in,rent,h100-sxm,1000,true,{s.input_tokens_per_request:g}\n"
+            "plus power,rent,h100-sxm,1000,,\n")
+    all_in, plus_power = read_candidates_csv(text, s)
+    assert all_in.changes == (("rent_includes_energy", True),) and plus_power.changes == ()
+    k_in, k_plus = candidate_costs(all_in, s), candidate_costs(plus_power, s)
+    assert k_in.rent_usd_per_hour == all_in.rent_usd_per_system_hour and k_in.busy_energy_usd_per_hour == 0.0
+    assert k_plus.rent_usd_per_hour > plus_power.rent_usd_per_system_hour and k_plus.busy_energy_usd_per_hour > 0
