@@ -178,11 +178,13 @@ def _text_cell(v: Any, kind: str) -> str:
     return str(v)
 
 
-def report_table(table: Any, extra: Mapping[str, tuple[str, str]] | None = None) -> tuple[Any, dict[str, Any]]:
+def report_table(table: Any, extra: Mapping[str, tuple[str, str]] | None = None,
+                 money: bool = True) -> tuple[Any, dict[str, Any]]:
     """A result table read like a report, and its ``st.column_config``: headers with units from the output and
     scenario schemas, numbers by display format with precision by the column's magnitude, fractions as %,
     booleans as ✓/✗, and an empty cell as — (never "None"). A number column with empty cells is shown as
-    formatted text so that no cell reads "None"; a ``money`` column as the KPIs write money ($38.0 M)."""
+    formatted text so that no cell reads "None"; money (``money`` columns, and ``usd`` ones unless ``money`` is
+    False: a data table kept sortable by its numbers) as the KPIs write it ($38.0 M)."""
     out = table.copy()
     config: dict[str, Any] = {}
     for column in out.columns:
@@ -192,7 +194,7 @@ def report_table(table: Any, extra: Mapping[str, tuple[str, str]] | None = None)
             out[column] = [_text_cell(v, "text") for v in out[column]]
             continue
         title, kind = found
-        if kind == "money":  # money as the KPIs read it ($38.0 M), never a bare 36,480,000
+        if kind == "money" or (money and kind == "usd"):  # as the KPIs read it ($38.0 M), never 36,480,000
             out[column] = [fmt.usd(float(v)) if _is_number(v) else fmt.EMPTY for v in out[column]]
             config[col] = st.column_config.TextColumn(title)
             continue
@@ -219,10 +221,10 @@ def _na(v: Any) -> bool:
 
 
 def show_table(table: Any, key: str, extra: Mapping[str, tuple[str, str]] | None = None,
-               columns: Sequence[str] | None = None) -> None:
+               columns: Sequence[str] | None = None, money: bool = True) -> None:
     """A result table read like a report (see :func:`report_table`)."""
     shown, config = report_table(table if columns is None else table[[c for c in columns if c in table.columns]],
-                                 extra)
+                                 extra, money)
     st.dataframe(shown, hide_index=True, width="stretch", key=key, column_config=config)
 
 

@@ -70,7 +70,7 @@ if len(report):
 shown = results[results["valid"]]
 if len(shown):
     st.subheader("Results")
-    common.show_table(shown, key="results_table", columns=KEY_COLUMNS)
+    common.show_table(shown, key="results_table", columns=KEY_COLUMNS, money=False)  # sortable by its numbers
     chart = shown[["name", "cost_usd_per_m_tokens", "feasible"]].dropna(subset=["cost_usd_per_m_tokens"]).head(50)
     chart = chart.assign(fit=["fits" if bool(f) else "does not fit" for f in chart["feasible"].fillna(False)])
     st.altair_chart(alt.Chart(chart).mark_bar().encode(
