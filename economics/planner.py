@@ -774,12 +774,13 @@ def _factors(s: Scenario, settings: PlanSettings) -> tuple[_Factors, float]:
 
 
 def _build(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario, settings: PlanSettings,
-           wl: Workload, rho: dict[int, float], elastic: bool = False,
+           wl: Workload, rho: dict[int, float], elastic: bool | frozenset[str] = False,
            floors: dict[int, int] | None = None) -> tuple[_Model, np.ndarray, np.ndarray]:
     """The MILP (see the module docstring). ``rho``: each pool's TTFT utilization cap; ``floors``: pools whose cap
     holds only from that many systems on, which they then have (or none). Returns (model, hour-type demand
     [request/s], hour-type weights [h])."""
     m = _Model()
+    stretch = STRETCHABLE if elastic is True else (elastic or frozenset())
     fac, _ = _factors(s, settings)
     levels, inverse, weights = np.unique(np.round(wl.hourly_requests_per_s, 12), return_inverse=True,
                                          return_counts=True)
@@ -800,18 +801,22 @@ def _build(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Sce
     if settings.max_racks is not None:  # racks are decisions only when they are limited
         for i in onsite:
             m.rack_col[i] = m.var(0.0, True)
-    _demand_rows(m, pools, wl, levels, elastic)
+    _demand_rows(m, pools, wl, levels, stretch)
     _pool_rows(m, pools, cands, weights, rho, settings, wl)
     _floor_rows(m, pools, floors or {})
-    _site_rows(m, pools, cands, costs, s, settings, onsite, weights, wl, elastic)
+    _site_rows(m, pools, cands, costs, s, settings, onsite, weights, wl, stretch)
     return m, levels, weights
+
+
+STRETCHABLE = frozenset({"demand input", "demand output", "racks", "site power", "capex budget", "KV link"})
+"""Rows an elastic model may stretch at a steep price: the demand (what is left unserved) and each limit."""
 
 
 def _count(m: _Model, p: int, h: int) -> int:
     return m.count_col.get((p, -1), m.count_col.get((p, h), -1))
 
 
-def _demand_rows(m: _Model, pools: list[Pool], wl: Workload, levels: np.ndarray, elastic: bool) -> None:
+def _demand_rows(m: _Model, pools: list[Pool], wl: Workload, levels: np.ndarray, stretch: frozenset[str]) -> None:
     """Every hour: input to prefill and output to decode, each served by aggregated pools or by its own pools."""
     for h, lam in enumerate(levels):
         for group, role, per_request in (("demand input", "prefill", wl.uncached_input_tokens),
@@ -821,7 +826,7 @@ def _demand_rows(m: _Model, pools: list[Pool], wl: Workload, levels: np.ndarray,
             need = lam * per_request  # tokens/s; the row is scaled to 1 = the hour's demand
             coefs = {m.flow_col[(p, h)]: -(per_request if pool.role == "aggregated" else 1.0) * pool.raw_capacity
                      / need for p, pool in enumerate(pools) if pool.role in ("aggregated", role)}
-            if elastic:  # unserved share of the demand, at a price far above any plan
+            if group in stretch:  # unserved share of the demand, at a price far above any plan
                 col = m.var(BIG_PENALTY * 10.0, False)
                 m.slack_col.setdefault(group, []).append(col)
                 coefs[col] = -1.0
@@ -859,7 +864,8 @@ def _pool_rows(m: _Model, pools: list[Pool], cands: list[Candidate], weights: np
 
 
 def _site_rows(m: _Model, pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario,
-               settings: PlanSettings, onsite: list[int], weights: np.ndarray, wl: Workload, elastic: bool) -> None:
+               settings: PlanSettings, onsite: list[int], weights: np.ndarray, wl: Workload,
+               stretch: frozenset[str]) -> None:
     """Racks, site power, capex budget and the KV link."""
     counts = {i: [m.count_col[(p, -1)] for p, pool in enumerate(pools) if pool.cand == i] for i in onsite}
     for i in m.rack_col:
@@ -876,7 +882,7 @@ def _site_rows(m: _Model, pools: list[Pool], cands: list[Candidate], costs: list
         limits.append(("capex budget", {col: costs[i].capex_usd / 1e6 for i in onsite for col in counts[i]},
                        float(settings.capex_budget_usd) / 1e6))
     for group, coefs, limit in limits:
-        if elastic:
+        if group in stretch:
             col = m.var(BIG_PENALTY / max(limit, 1e-9), False)
             m.slack_col[group] = [col]
             coefs = {**coefs, col: -1.0}
@@ -887,7 +893,7 @@ def _site_rows(m: _Model, pools: list[Pool], cands: list[Candidate], costs: list
         for h in range(len(weights)):
             coefs = {m.flow_col[(p, h)]: pool.raw_capacity * wl.kv_bytes_per_token / 1e9
                      for p, pool in enumerate(pools) if pool.role == "prefill"}
-            if elastic:
+            if "KV link" in stretch:
                 col = m.var(BIG_PENALTY / float(s.kv_link_gb_per_s), False)
                 m.slack_col.setdefault("KV link", []).append(col)
                 coefs[col] = -1.0
@@ -1073,7 +1079,8 @@ def _floor_row(sub: _Model, y: int) -> int:
 
 def _hourly_models(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario,
                    settings: PlanSettings, wl: Workload, rho: dict[int, float], m: _Model,
-                   elastic: bool = False, floors: dict[int, int] | None = None) -> list[tuple[_Model, dict[int, int]]]:
+                   elastic: bool | frozenset[str] = False,
+                   floors: dict[int, int] | None = None) -> list[tuple[_Model, dict[int, int]]]:
     """One model per hour type (the same rows for that hour alone) and the map of its columns into ``m``."""
     levels, _, _ = _hour_types(wl)
     out = []
@@ -1221,10 +1228,84 @@ def solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
     costs = [candidate_costs(c, s) for c in cands]
     m, res, rho, notes = _solve_refined(pools, cands, costs, s, settings, wl)
     if res.x is None:
-        why = _diagnose(pools, cands, costs, s, settings, wl, rho) if res.status == 2 else (
-            f"solver: {res.message}")
-        return _infeasible(why, table, wl, s)
+        if res.status != 2:
+            return _infeasible(f"solver: {res.message}", table, wl, s)
+        needs, fixes = _relaxations(pools, cands, costs, s, settings, wl, rho, excluded)
+        # each limit that alone would make a plan, with the least of it; else the limits stretched together
+        why = "; or ".join(needs) if needs else _diagnose(pools, cands, costs, s, settings, wl, rho)
+        return _partial(why, fixes, pools, cands, costs, s, settings, wl, rho, table)
     return _result(m, res, pools, cands, costs, s, settings, wl, table, notes)
+
+
+LIMIT_WORDS = {"racks": ("racks", "{:,.0f}", lambda s, st: st.max_racks),
+               "site power": ("MW", "{:,.2f}", lambda s, st: s.site_power_mw),
+               "capex budget": ("M USD", "{:,.2f}", lambda s, st: None if st.capex_budget_usd is None
+                                else st.capex_budget_usd / 1e6),
+               "KV link": ("GB/s", "{:,.1f}", lambda s, st: s.kv_link_gb_per_s)}
+"""Each limit an infeasible plan may need more of: its unit, its format and where its value is."""
+
+
+def _relaxations(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario, settings: PlanSettings,
+                 wl: Workload, rho: dict[int, float], excluded: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """For each limit on its own (the others kept), the least of it that makes the plan feasible: the model with
+    only that limit allowed to stretch, at a price that dwarfs any plan, so that it stretches as little as it can;
+    and, when rent is off, whether allowing rent alone makes a plan. Returns (the reason's sentences, one per limit
+    that alone suffices; every limit's finding, for the summary)."""
+    out, needs = [], []
+    for group, (unit, form, value) in LIMIT_WORDS.items():
+        limit = value(s, settings)
+        if limit is None:
+            continue
+        stretch = frozenset({group})
+        m, _, _ = _build(pools, cands, costs, s, settings, wl, rho, elastic=stretch)
+        res = _solve(m, _rented_cols(m, pools, cands), _hourly_models(pools, cands, costs, s, settings, wl, rho, m,
+                                                                      elastic=stretch))
+        if res.x is None:
+            out.append(f"{group}: no amount is enough on its own (another limit binds too)")
+            continue
+        over = max(float(res.x[c]) for c in m.slack_col.get(group, [])) if m.slack_col.get(group) else 0.0
+        out.append(f"{group}: at least {form.format(limit + over)} {unit} ({form.format(limit)} {unit} now)")
+        if over > 1e-9:
+            needs.append(f"{group}: serving the demand needs at least {form.format(limit + over)} {unit}; "
+                         f"{form.format(limit)} {unit} available")
+    if not settings.allow_rent:
+        rented = solve_plan(s, replace(settings, allow_rent=True), cands, excluded)
+        out.append(f"rent: allowing rented systems gives a plan at {rented.summary['cost_usd_per_day']:,.0f} USD a "
+                   "day" if rented.feasible else "rent: allowing rented systems is not enough on its own")
+    return needs, out
+
+
+def _partial(why: str, fixes: list[str], pools: list[Pool], cands: list[Candidate], costs: list[Costs],
+             s: Scenario, settings: PlanSettings, wl: Workload, rho: dict[int, float],
+             table: pd.DataFrame) -> PlanResult:
+    """The infeasible plan as data: the reason, the least of each limit that would make it feasible, and the best
+    partial plan within every limit (the demand is what stretches: the plan serves as much of it as it can, at the
+    least cost), with the share of the day's demand it serves and of its busiest hour."""
+    demand = frozenset({"demand input", "demand output"})
+    m, levels, weights = _build(pools, cands, costs, s, settings, wl, rho, elastic=demand)
+    res = _solve(m, _rented_cols(m, pools, cands), _hourly_models(pools, cands, costs, s, settings, wl, rho, m,
+                                                                  elastic=demand))
+    if res.x is None:
+        return _infeasible(why, table, wl, s)
+    short = np.zeros(len(levels))
+    for group in demand:
+        for h, col in enumerate(m.slack_col.get(group, [])):
+            short[h] = max(short[h], float(res.x[col]))
+    served = 1.0 - np.clip(short, 0.0, 1.0)
+    day = float(np.sum(weights * levels * served) / np.sum(weights * levels)) if np.sum(weights * levels) > 0 else 0.0
+    best = _result(m, res, pools, cands, costs, s, settings, wl, table, [])
+    # the limits that had to stretch together say why; what the candidates can serve is the partial plan's share
+    # (the all-limits-stretch model's unserved demand is not a share of anything a user can act on)
+    limits = [x for x in why.split("; ") if x and not x.startswith("demand")]
+    reason = "; ".join(limits or [f"within every limit the candidates serve at most {day:.1%} of the day's demand "
+                                  f"({float(served[int(np.argmax(levels))]):.1%} of its busiest hour)"])
+    summary = {**best.summary, "feasible": False, "infeasible_reason": reason, "served_share": day,
+               "busiest_hour_served_share": float(served[int(np.argmax(levels))]),
+               "relaxations": "; ".join(fixes), "tokens_per_day": best.summary["tokens_per_day"] * day}
+    summary["cost_usd_per_m_tokens"] = (summary["cost_usd_per_day"] / summary["tokens_per_day"] * 1e6
+                                        if summary["tokens_per_day"] > 0 else None)
+    return PlanResult(False, reason, summary, best.plan, best.hours, best.constraints, table,
+                      [f"best partial plan: serves {day:.1%} of the day's demand within every limit"])
 
 
 # --------------------------------------------------------------------------------------------------------- output
@@ -1293,11 +1374,16 @@ def _diagnose(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: 
               wl: Workload, rho: dict[int, float]) -> str:
     """Name the constraints that cannot be met: solve again with each limit allowed to stretch at a steep price
     (unserved demand at a steeper one) and report by how much each had to stretch."""
-    m, levels, _ = _build(pools, cands, costs, s, settings, wl, rho, elastic=True)
-    res = _solve(m, _rented_cols(m, pools, cands), _hourly_models(pools, cands, costs, s, settings, wl, rho, m,
-                                                                  elastic=True))
-    if res.x is None:
-        return f"no plan: {res.message}"
+    res = None
+    for stretch in (STRETCHABLE - {"demand input", "demand output"}, STRETCHABLE):
+        # the limits first, together: the demand is left unserved only when no amount of them serves it
+        m, levels, _ = _build(pools, cands, costs, s, settings, wl, rho, elastic=stretch)
+        res = _solve(m, _rented_cols(m, pools, cands), _hourly_models(pools, cands, costs, s, settings, wl, rho,
+                                                                      m, elastic=stretch))
+        if res.x is not None:
+            break
+    if res is None or res.x is None:
+        return f"no plan: {res.message if res is not None else 'no model'}"
     sentences = []
     limits = {"racks": (settings.max_racks, "racks", "{:,.0f}"), "site power": (s.site_power_mw, "MW", "{:,.2f}"),
               "capex budget": (None if settings.capex_budget_usd is None else settings.capex_budget_usd / 1e6,

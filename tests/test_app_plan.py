@@ -232,6 +232,13 @@ def test_no_rent_on_a_tiny_site_is_infeasible_with_numbers() -> None:
     at = start("plan", {"site_power_mw": "0.005", "settings.plan_allow_rent": "false"})
     assert any("site power" in e.value and "MW" in e.value for e in at.error), [e.value for e in at.error]
     assert not at.metric
+    # what would make it feasible, one limit at a time: the site it needs, and what rent would do
+    fixes = [m.value for m in at.markdown if m.value.startswith("- ")]
+    assert any("site power: at least" in f and "(0.01 MW now)" in f for f in fixes), fixes
+    assert any("rent: allowing rented systems" in f for f in fixes), fixes
+    # and the best partial plan within the 0.005 MW: not one system fits, so it serves nothing, and says so
+    assert any(c.value.startswith("Within every limit not one system fits") for c in at.caption), [
+        c.value for c in at.caption]
 
 
 def test_a_scenario_without_demand_is_named() -> None:

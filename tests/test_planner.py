@@ -150,7 +150,12 @@ def test_infeasible_site_names_the_constraint_with_numbers() -> None:
     result = plan(s, EXACT, [box("own", usd_per_day=24, decode=100, kw=100, roles=("aggregated",))])
     assert not result.feasible
     assert result.reason == "site power: serving the demand needs at least 1.00 MW; 0.40 MW available"
-    assert result.plan.empty
+    # the least site that makes it feasible, on its own: 10 x 0.1 MW = 1.00 MW
+    assert result.summary["relaxations"] == "site power: at least 1.00 MW (0.40 MW now)"
+    # the best partial plan within the 0.4 MW: 4 systems, 4 of the 10 needed, 40 % of the demand every hour
+    assert result.plan[["name", "systems"]].values.tolist() == [["own", 4]]
+    assert result.summary["served_share"] == pytest.approx(0.4)
+    assert result.summary["busiest_hour_served_share"] == pytest.approx(0.4)
     json.dumps(result.to_dict(), allow_nan=False)
 
 
@@ -454,9 +459,11 @@ def test_racks_force_the_liquid_retrofit_and_the_budget_can_forbid_it() -> None:
     assert rows(tight) == {("a (liquid retrofit)", "aggregated"): 6} and tight.summary["racks"] == 1
     assert tight.summary["cost_usd_per_day"] == pytest.approx(6 * (10 + 20_000 / 7_300), rel=1e-9)
     assert tight.summary["capex_usd"] == pytest.approx(6 * (3650 + 20_000))
-    # capex 141,900 USD against a 100,000 budget: stretching the budget by 42 % beats doubling the racks
+    # capex 141,900 USD against a 100,000 budget; either limit alone would do: a second rack (air, 6 x 3,650 =
+    # 21,900 USD within the budget) or 0.14 M USD of budget with the one rack (the retrofit)
     broke = plan(s, replace(one_rack, capex_budget_usd=100_000), [a])
-    assert broke.reason == "capex budget: serving the demand needs at least 0.14 M USD; 0.10 M USD available"
+    assert broke.reason == ("racks: serving the demand needs at least 2 racks; 1 racks available; or capex budget: "
+                            "serving the demand needs at least 0.14 M USD; 0.10 M USD available")
 
 
 def test_a_semicolon_file_with_an_ambiguous_number_is_refused() -> None:
@@ -513,3 +520,20 @@ def test_a_candidate_sets_its_own_contract_and_hardware_terms() -> None:
     k_in, k_plus = candidate_costs(all_in, s), candidate_costs(plus_power, s)
     assert k_in.rent_usd_per_hour == all_in.rent_usd_per_system_hour and k_in.busy_energy_usd_per_hour == 0.0
     assert k_plus.rent_usd_per_hour > plus_power.rent_usd_per_system_hour and k_plus.busy_energy_usd_per_hour > 0
+
+
+def test_an_infeasible_plan_without_rent_says_what_rent_would_do() -> None:
+    # the same 0.4 MW site, and a rented box beside the owned one: with rent off only 4 owned systems fit; allowing
+    # rent, the 6 systems more come from off site (rent 1 USD an hour each: 6 x 24 = 144 USD a day more)
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=10 * 100 * 86400.0, site_power_mw=0.4,
+                 rack_power_kw=1000)
+    own = box("own", usd_per_day=24, decode=100, kw=100, roles=("aggregated",))
+    cloud = box("cloud", ownership="rent", rent_usd_per_hour=1.0, decode=100, kw=100, roles=("aggregated",))
+    result = plan(s, replace(EXACT, allow_rent=False), [own, cloud])
+    assert not result.feasible
+    fixes = result.summary["relaxations"].split("; ")
+    assert fixes[0] == "site power: at least 1.00 MW (0.40 MW now)"
+    assert fixes[1].startswith("rent: allowing rented systems gives a plan at ")
+    rented = plan(s, EXACT, [own, cloud])
+    assert rented.feasible and fixes[1] == (f"rent: allowing rented systems gives a plan at "
+                                            f"{rented.summary['cost_usd_per_day']:,.0f} USD a day")

@@ -254,6 +254,26 @@ def _baseline_plan(candidates_csv: bytes | None) -> dict[str, Any] | None:
     return out if out["feasible"] else None
 
 
+def _show_infeasible(out: dict[str, Any]) -> None:
+    """No plan meets every constraint: why, the least of each limit that would make one (one limit at a time), and
+    the best partial plan within every limit with the share of the demand it serves."""
+    summary = out["summary"]
+    st.error(f"No plan meets every constraint. {plain(out['infeasible_reason'], max_chars=1000)}")
+    fixes = [f for f in str(summary.get("relaxations") or "").split("; ") if f]
+    if fixes:
+        st.markdown("**What would make it feasible, one limit at a time**")
+        for fix in fixes:
+            st.markdown(f"- {plain(fix, max_chars=400)}")
+    if summary.get("served_share") is not None and len(out["frames"]["plan"]):
+        st.subheader("The best partial plan within every limit")
+        st.caption(f"Serves {fmt.percent(summary['served_share'])} of the day's demand "
+                   f"({fmt.percent(summary['busiest_hour_served_share'])} of its busiest hour) at "
+                   f"{fmt.usd(summary['cost_usd_per_day'])} a day; the rest is turned away.")
+        common.show_table(out["frames"]["plan"], key="plan_table", extra=PLAN_COLUMNS)
+    elif summary.get("served_share") is not None:
+        st.caption("Within every limit not one system fits: the best partial plan serves none of the demand.")
+
+
 # ------------------------------------------------------------------------------------------------------ drawing
 def _hours_chart(hours: list[dict[str, Any]]) -> alt.Chart:
     # accelerators, not systems: a 72-GPU rack and an 8-GPU server are one system each
@@ -394,7 +414,7 @@ def main() -> None:
     common.baseline_controls()
     base = _baseline_plan(csv_bytes)
     if not out["feasible"]:
-        st.error(f"No plan meets every constraint. {plain(out['infeasible_reason'], max_chars=1000)}")
+        _show_infeasible(out)
     else:
         _show(out, base, side, (*_inputs_of(scenario), csv_bytes))
     side()
