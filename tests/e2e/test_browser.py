@@ -265,6 +265,17 @@ def test_decode_page_compares_the_options(page: Page, streamlit_url: str, screen
     fill(page, "decode_accelerator_price_usd", "100000")
     expect(npv).not_to_have_text(before)
     assert screenshot("decode").stat().st_size > 10_000
+    # like for like: the status quo cannot serve the growing demand, and the page says so year by year
+    main = page.get_by_test_id("stMain")
+    expect(main.get_by_text("Demand served, year by year", exact=True)).to_be_visible()
+    shown = tables(page)
+    assert any("status quo" in t and "year 1: served" in t.lower() for t in shown), shown
+    # and each option's derivation, down to the NPV the KPI shows
+    main.get_by_text("How this is computed", exact=True).click()
+    settle(page)
+    choose(page, "derivation_option", "add decode")
+    code = main.get_by_test_id("stCode").filter(has_text="npv_vs_status_quo_usd = sum of the present values")
+    expect(code.first).to_be_visible()
 
 
 def test_uncertainty_page(page: Page, streamlit_url: str, screenshot: Callable[[str], Path]) -> None:

@@ -98,3 +98,13 @@ def test_candidate_files_are_named_plainly_and_a_good_one_is_planned(page: Page,
     expect(main).not_to_contain_text("Candidates from")
     assert page.locator('a[href*="evil.example"]').count() == 0
     assert not elsewhere, elsewhere
+
+
+def test_an_infeasible_plan_says_what_would_make_it_feasible(page: Page, streamlit_url: str) -> None:
+    # a 5 kW site with rent off: nothing fits; the page names the least site that would do and what rent would cost
+    open_page(page, f"{streamlit_url}/plan?v=1&site_power_mw=0.005&settings.plan_allow_rent=false")
+    main = page.get_by_test_id("stMain")
+    expect(main.get_by_text("What would make it feasible, one limit at a time")).to_be_visible()
+    expect(main.get_by_text(re.compile(r"site power: at least [0-9.,]+ MW \(0\.01 MW now\)"))).to_be_visible()
+    expect(main.get_by_text(re.compile(r"rent: allowing rented systems gives a plan at [0-9,]+ USD a day"))
+           ).to_be_visible()
