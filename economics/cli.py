@@ -239,16 +239,15 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
 
 def _capped_lines(result: Any) -> list[str]:
     """``retrofit``'s notes on stderr: each option that cannot serve the whole demand, year by year, with the revenue
-    it turns away (the same figures as the cashflows' served_share and forgone_revenue_usd columns)."""
+    it turns away (:attr:`economics.retrofit.RetrofitResult.shortfall`, as the Decode page shows it)."""
     lines = []
-    flows = result.cashflows
-    for option in result.options["option"]:
-        mine = flows[(flows["option"] == option) & (flows["year"] > 0)]
-        shares = mine["served_share"].fillna(1.0)
-        if (shares < 1.0 - 1e-9).any():
-            years = ", ".join(f"year {int(t)} {100 * f:.1f} %" for t, f in zip(mine["year"], shares, strict=True))
-            lines.append(f"note: {option} cannot serve the whole demand: served {years}; revenue turned away "
-                         f"{mine['forgone_revenue_usd'].sum():,.0f} USD over the horizon")
+    short = result.shortfall
+    for option in dict.fromkeys(short["option"]):
+        mine = short[short["option"] == option]
+        years = ", ".join(f"year {int(t)} {100 * f:.1f} %" for t, f in zip(mine["year"], mine["served_share"],
+                                                                           strict=True))
+        lines.append(f"note: {option} cannot serve the whole demand: served {years}; revenue turned away "
+                     f"{mine['forgone_revenue_usd'].sum():,.0f} USD over the horizon")
     return lines
 
 

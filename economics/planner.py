@@ -1245,6 +1245,16 @@ LIMIT_WORDS = {"racks": ("racks", "{:,.0f}", lambda s, st: st.max_racks),
 """Each limit an infeasible plan may need more of: its unit, its format and where its value is."""
 
 
+def _need_sentence(group: str, over: float, s: Scenario, settings: PlanSettings) -> str:
+    """'site power: serving the demand needs at least 1.00 MW; 0.40 MW available': a limit and by how much it had to
+    stretch (``over``, in its unit)."""
+    unit, form, value = LIMIT_WORDS[group]
+    limit = value(s, settings)
+    assert limit is not None  # only a limit the scenario sets can stretch
+    return (f"{group}: serving the demand needs at least {form.format(limit + over)} {unit}; "
+            f"{form.format(limit)} {unit} available")
+
+
 def _relaxations(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario, settings: PlanSettings,
                  wl: Workload, rho: dict[int, float], excluded: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
     """For each limit on its own (the others kept), the least of it that makes the plan feasible: the model with
@@ -1266,8 +1276,7 @@ def _relaxations(pools: list[Pool], cands: list[Candidate], costs: list[Costs], 
         over = max(float(res.x[c]) for c in m.slack_col.get(group, [])) if m.slack_col.get(group) else 0.0
         out.append(f"{group}: at least {form.format(limit + over)} {unit} ({form.format(limit)} {unit} now)")
         if over > 1e-9:
-            needs.append(f"{group}: serving the demand needs at least {form.format(limit + over)} {unit}; "
-                         f"{form.format(limit)} {unit} available")
+            needs.append(_need_sentence(group, over, s, settings))
     if not settings.allow_rent:
         rented = solve_plan(s, replace(settings, allow_rent=True), cands, excluded)
         out.append(f"rent: allowing rented systems gives a plan at {rented.summary['cost_usd_per_day']:,.0f} USD a "
@@ -1385,9 +1394,6 @@ def _diagnose(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: 
     if res is None or res.x is None:
         return f"no plan: {res.message if res is not None else 'no model'}"
     sentences = []
-    limits = {"racks": (settings.max_racks, "racks", "{:,.0f}"), "site power": (s.site_power_mw, "MW", "{:,.2f}"),
-              "capex budget": (None if settings.capex_budget_usd is None else settings.capex_budget_usd / 1e6,
-                               "M USD", "{:,.2f}"), "KV link": (s.kv_link_gb_per_s, "GB/s", "{:,.1f}")}
     for group, cols in m.slack_col.items():
         over = max(float(res.x[c]) for c in cols)
         if over <= 1e-6:
@@ -1400,10 +1406,7 @@ def _diagnose(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: 
                              f"hour's {need:,.0f} {'uncached input' if 'input' in group else 'output'} tokens/s "
                              "(existing fleet size, rent not allowed, or every other limit)")
             continue
-        limit, unit, fmt = limits[group]
-        assert limit is not None
-        sentences.append(f"{group}: serving the demand needs at least {fmt.format(limit + over)} {unit}; "
-                         f"{fmt.format(limit)} {unit} available")
+        sentences.append(_need_sentence(group, over, s, settings))
     return "; ".join(sentences) or "no plan meets every constraint"
 
 

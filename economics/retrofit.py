@@ -185,13 +185,18 @@ def _year_rows(s: Scenario, options: list[Option], schedules: dict[int, list[int
     schedule (``schedules``: the option's fleet size in each year), for each year's."""
     out = []
     for k, opt in enumerate(options):
-        changes = {c: v for c, v in opt.changes.items() if c != "existing"}
-        fleet = with_changes(s, **changes)
+        fleet = _fleet(s, opt)
         rows = [_grown(fleet, _growth(s, year)) for year in range(1, s.horizon_years + 1)]
         if schedules and k in schedules:
             rows = [{**row, "accelerator_count": n} for row, n in zip(rows, schedules[k], strict=True)]
         out.append(rows)
     return out
+
+
+def _fleet(s: Scenario, opt: Option) -> dict[str, Any]:
+    """The scenario row of an option's fleet: the scenario with the option's changes (``existing``, the fleet it
+    keeps, is the study's, not a field)."""
+    return with_changes(s, **{c: v for c, v in opt.changes.items() if c != "existing"})
 
 
 def _growth(s: Scenario, year: int) -> float:
@@ -207,7 +212,7 @@ def _schedule_counts(s: Scenario, options: list[Option], fresh: bool = False) ->
     for k, opt in enumerate(options):
         if not opt.schedule:
             continue
-        fleet = with_changes(s, **{c: v for c, v in opt.changes.items() if c != "existing"})
+        fleet = _fleet(s, opt)
         rows = [_grown(fleet, _growth(s, year)) for year in range(1, s.horizon_years + 1)]
         sizes = [_float(n) for n in _fleet_sizes(rows, fresh)]
         if all(math.isfinite(n) for n in sizes):
@@ -224,7 +229,7 @@ def _sized_counts(s: Scenario, options: list[Option], fresh: bool = False,
     rows, keys = [], []
     for k, opt in enumerate(options):
         if opt.changes.get("accelerator_count", "given") is None and k not in (skip or set()):
-            rows.append(_grown(with_changes(s, **{c: v for c, v in opt.changes.items() if c != "existing"}), last))
+            rows.append(_grown(_fleet(s, opt), last))
             keys.append(k)
     if not rows:
         return {}

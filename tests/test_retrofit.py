@@ -399,18 +399,21 @@ def test_the_remembered_vectorised_study_equals_a_study_from_scratch() -> None:
     assert fast > slow, (fast, slow)
 
 
+HAND_STUDY = {"accelerator": "h100-sxm", "output_tokens_per_s_per_accelerator": 1000.0,
+              "input_tokens_per_s_per_accelerator": 1e7, "input_tokens_per_request": 100.0,
+              "output_tokens_per_request": 1000.0, "accelerators_per_replica": 1, "round_to_whole_systems": False,
+              "peak_to_average": 1.0, "existing_accelerators": 4, "demand_output_tokens_per_day": 6e8,
+              "demand_growth_per_year": 0.5, "horizon_years": 3, "accelerator_price_usd": 30000.0,
+              "price_usd_per_m_output_tokens": 2.0, "price_usd_per_m_input_tokens": 0.0}
+"""A study small enough to work by hand (the tests below say how)."""
+
+
 def test_every_option_faces_the_same_demand_path_sized_by_hand() -> None:
     # 1,000 output tokens/s per H100 given, prefill at 10 M tokens/s, 100 in / 1,000 out per request: a request
     # takes 100 / 1e7 + 1,000 / 1,000 = 1.00001 accelerator-seconds. 600 M output tokens a day = 600,000 requests,
     # 600,000 x 1.00001 / 86,400 = 6.9445 accelerators busy (peak = average): 7 to serve year 1; growing 50 % a
     # year, year 2 needs ceil(10.4168) = 11 and year 3 ceil(15.6252) = 16.
-    study = {"accelerator": "h100-sxm", "output_tokens_per_s_per_accelerator": 1000.0,
-             "input_tokens_per_s_per_accelerator": 1e7, "input_tokens_per_request": 100.0,
-             "output_tokens_per_request": 1000.0, "accelerators_per_replica": 1, "round_to_whole_systems": False,
-             "peak_to_average": 1.0, "existing_accelerators": 4, "demand_output_tokens_per_day": 6e8,
-             "demand_growth_per_year": 0.5, "horizon_years": 3, "accelerator_price_usd": 30000.0,
-             "price_usd_per_m_output_tokens": 2.0, "price_usd_per_m_input_tokens": 0.0}
-    result = analyse(study)
+    result = analyse(HAND_STUDY)
     opts = result.options.set_index("option")
     flows = result.cashflows.set_index(["option", "year"])
     # sized once for year 3: 16 in all, the 12 beyond the existing 4 bought at t = 0 (12 x 30,000 = 360,000)
@@ -431,15 +434,6 @@ def test_every_option_faces_the_same_demand_path_sized_by_hand() -> None:
     assert flows.loc[("status quo", 1), "forgone_revenue_usd"] == pytest.approx(438000 * (1 - 4 / 6.94451), rel=1e-5)
     assert opts.loc["status quo", "forgone_revenue_usd"] == pytest.approx(
         sum(438000 * 1.5 ** (t - 1) * (1 - f) for t, f in zip((1, 2, 3), shares, strict=True)))
-
-
-HAND_STUDY = {"accelerator": "h100-sxm", "output_tokens_per_s_per_accelerator": 1000.0,
-              "input_tokens_per_s_per_accelerator": 1e7, "input_tokens_per_request": 100.0,
-              "output_tokens_per_request": 1000.0, "accelerators_per_replica": 1, "round_to_whole_systems": False,
-              "peak_to_average": 1.0, "existing_accelerators": 4, "demand_output_tokens_per_day": 6e8,
-              "demand_growth_per_year": 0.5, "horizon_years": 3, "accelerator_price_usd": 30000.0,
-              "price_usd_per_m_output_tokens": 2.0, "price_usd_per_m_input_tokens": 0.0}
-"""The study of test_every_option_faces_the_same_demand_path_sized_by_hand."""
 
 
 def test_the_derivation_shows_each_purchase_and_sums_to_the_npv() -> None:
