@@ -142,9 +142,15 @@ def page_edit() -> None:
     clock = PhaseClock()
     t, c = time.perf_counter(), time.process_time()
     with clock:
-        results = [planner.plan(s0.model_copy(update={"demand_output_tokens_per_day": d}), settings, None, ids)
-                   for d in PAGE_DEMANDS]
+        # the page draws the plan first (costed=False) and what each operations setting costs after it
+        results = [planner.plan(s0.model_copy(update={"demand_output_tokens_per_day": d}), settings, None, ids,
+                                costed=False) for d in PAGE_DEMANDS]
     wall, cpu = (time.perf_counter() - t) / len(PAGE_DEMANDS), (time.process_time() - c) / len(PAGE_DEMANDS)
+    t = time.perf_counter()
+    for d, r in zip(PAGE_DEMANDS, results, strict=True):
+        planner.costs_of_settings(r.summary, s0.model_copy(update={"demand_output_tokens_per_day": d}), settings,
+                                  None, ids)
+    costing = (time.perf_counter() - t) / len(PAGE_DEMANDS)
     s = s0.model_copy(update={"demand_output_tokens_per_day": PAGE_DEMANDS[0]})
     wl = planner.workload(s, settings)
     cands, excluded = planner.catalog_candidates(s, ids)
@@ -156,6 +162,10 @@ def page_edit() -> None:
           f"{cpu * 1000:.0f} ms CPU per edit; {len(pools)} pools, {len(levels)} hour types, stage 1 {len(m.c)} "
           f"variables ({sum(m.integer)} integer), {len(m.rows)} rows; gap to the bound "
           f"{min(r.summary['mip_gap'] for r in results):.1%}-{max(r.summary['mip_gap'] for r in results):.1%}")
+    print(f"  pools {min(r.summary['distinct_pools'] for r in results)}-"
+          f"{max(r.summary['distinct_pools'] for r in results)} (at most {settings.max_pools}), rentals of at least "
+          f"{settings.min_rental_hours:g} h; then what each operations setting costs (the plan solved again without "
+          f"it, drawn after the plan): {costing * 1000:.0f} ms per edit")
     clock.seconds["the rest (candidates, pools, checks)"] = wall * len(PAGE_DEMANDS) - sum(clock.seconds.values())
     for phase, seconds in sorted(clock.seconds.items(), key=lambda kv: -kv[1]):
         per_edit = seconds / len(PAGE_DEMANDS)
@@ -171,7 +181,7 @@ def page_edit() -> None:
         for e in edits:
             if not remembered:
                 planner.clear_rates_memo()
-            costs.append(planner.plan(s, e, None, ids).summary["cost_usd_per_day"])
+            costs.append(planner.plan(s, e, None, ids, costed=False).summary["cost_usd_per_day"])
         return (time.perf_counter() - t) / len(edits), costs
 
     before, old_costs = settings_edits(False)
@@ -204,13 +214,14 @@ def main() -> None:
         pools, _ = planner.build_pools(hosted, s, settings, wl)
         costs = [planner.candidate_costs(c, s) for c in hosted]
         m, _, weights = planner._build(pools, hosted, costs, s, settings, wl, {})
-        best, cpu, result = timed(lambda st=settings: planner.solve_plan(s, st, hosted, excluded + more))
+        best, cpu, result = timed(lambda st=settings: planner.solve_plan(s, st, hosted, excluded + more,
+                                                                         costed=False))
         assert result is not None
         print(f"plan ({label}): {len(pools)} pools (candidate x role), {len(weights)} distinct hours, "
               f"{len(m.c):,} variables ({sum(m.integer):,} integer), {len(m.rows):,} rows -> solved in {best:.2f} s "
               f"wall, {cpu:.2f} s CPU (best of 3; target <= 2 s, ratio {best / 2.0:.2f}); feasible {result.feasible}, "
               f"{result.summary.get('cost_usd_per_day', 0):,.0f} USD/day, gap to the bound "
-              f"{result.summary.get('mip_gap', 0):.2%}")
+              f"{result.summary.get('mip_gap', 0):.2%}, {result.summary.get('distinct_pools')} pools")
 
     settings = planner.PlanSettings(demand_profile="diurnal")
     t_speed, c_speed, speed = timed(lambda: planner.frontier_speed(s, settings), 1)

@@ -92,6 +92,14 @@ PLAN_FIELDS: dict[str, FieldSpec] = {f.name: f for f in (
         "data/reliability.csv): the extra systems are spares"),
     _pf("allow_rent", "bool", True, "", "Rented systems (off site, billed by the hour) may carry part of the "
         "demand"),
+    _pf("max_pools", "int", 3, "pool", "Most distinct pools the plan may use (a pool: one hardware option in one "
+        "role, owned, rented or existing); each is one more thing to deploy, monitor and keep spares for",
+        ge=1, le=100),
+    _pf("min_rental_hours", "float", 8.0, "h", "Shortest rental: a rented pool holds its largest size through the "
+        "day's busiest hours for at least this many hours, so no rented system is held for less; 24 = rented all "
+        "day (a monthly rental), monthly is read as 24", ge=1, le=24),
+    _pf("min_pool_systems", "int", 1, "system", "Smallest pool: a pool the plan uses has at least this many "
+        "systems (at its largest hour when rented); rack-scale systems are always whole racks", ge=1, le=10_000),
 )}
 """Planner inputs that are not scenario fields (a FILE row may carry them as extra columns)."""
 
@@ -133,6 +141,10 @@ class PlanSettings:
     objective: str = "cost_per_day"
     spares: bool = True
     allow_rent: bool = True
+    max_pools: int | None = 3
+    """None: no limit (the plan without the setting, as :func:`setting_costs` solves it)."""
+    min_rental_hours: float = 8.0
+    min_pool_systems: int = 1
 
 
 @dataclass(frozen=True)
@@ -166,6 +178,10 @@ class Candidate:
     are figured with them instead of the scenario's."""
 
 
+SETTING_COST_COLUMNS = ("setting", "value", "unit", "cost_usd_per_day", "without_usd_per_day", "costs_usd_per_day",
+                        "pools_without", "meaning")
+
+
 @dataclass
 class PlanResult:
     """What :func:`plan` returns: a plan, or the reason there is none, always as data."""
@@ -178,12 +194,15 @@ class PlanResult:
     constraints: pd.DataFrame
     candidates: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    setting_costs: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(SETTING_COST_COLUMNS)))
+    """What each operations setting costs (:func:`setting_costs`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: plain numbers, None for missing, never NaN."""
         return {"feasible": self.feasible, "infeasible_reason": self.reason, "summary": _plain(self.summary),
                 "plan": _records(self.plan), "constraints": _records(self.constraints),
-                "hours": _records(self.hours), "candidates": _records(self.candidates), "notes": self.notes}
+                "hours": _records(self.hours), "candidates": _records(self.candidates),
+                "setting_costs": _records(self.setting_costs), "notes": self.notes}
 
 
 def _plain(value: Any) -> Any:
@@ -202,8 +221,12 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
+def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """A table as JSON-ready records: plain numbers, None for missing, never NaN."""
     return [_plain(r) for r in df.to_dict(orient="records")]
+
+
+_records = records
 
 
 # ----------------------------------------------------------------------------------------------- settings, demand
@@ -236,16 +259,20 @@ def _parse_setting(spec: FieldSpec, raw: Any) -> Any:
     if spec.kind == "str":
         demand_profile(text, 2.0)  # checks the profile's text
         return text
+    if spec.name == "min_rental_hours" and text.lower() == "monthly":
+        return 24.0
     try:
         value = float(text)
     except ValueError:
         raise ValueError(f"{spec.name}: '{text}' is not a number") from None
+    if spec.kind == "int" and math.isfinite(value) and not value.is_integer():
+        raise ValueError(f"{spec.name}: must be a whole number [{spec.unit}], got {text}")
     bad = (not math.isfinite(value) or (spec.gt is not None and value <= spec.gt)
            or (spec.ge is not None and value < spec.ge) or (spec.lt is not None and value >= spec.lt)
            or (spec.le is not None and value > spec.le))
     if bad:
         raise ValueError(f"{spec.name}: must be {spec.bounds_text()} [{spec.unit}], got {text}")
-    return value
+    return int(value) if spec.kind == "int" else value
 
 
 def demand_profile(profile: str, peak_to_average: float) -> np.ndarray:
@@ -314,6 +341,9 @@ class Workload:
     hourly_requests_per_s: np.ndarray  # the 24 hours the fleet must carry
     energy_scale: float             # served work / the work of the hourly flows (1/peak_to_average for 'peak')
     kv_bytes_per_token: float
+    clock_hours: bool = False
+    """Each hour of the day on its own rather than hours of equal demand merged (:func:`_hour_types`): a rental
+    block of B hours must be able to take any B of them."""
 
 
 def workload(s: Scenario, settings: PlanSettings, growth: float = 1.0) -> Workload:
@@ -726,6 +756,7 @@ class _Model:
     rack_col: dict[int, int] = field(default_factory=dict)
     floor_col: dict[tuple[int, int], int] = field(default_factory=dict)
     slack_col: dict[str, list[int]] = field(default_factory=dict)
+    rules: _Rules | None = None
 
     def var(self, cost: float, integer: bool, ub: float = math.inf) -> int:
         self.c.append(cost)
@@ -775,16 +806,15 @@ def _factors(s: Scenario, settings: PlanSettings) -> tuple[_Factors, float]:
 
 def _build(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario, settings: PlanSettings,
            wl: Workload, rho: dict[int, float], elastic: bool | frozenset[str] = False,
-           floors: dict[int, int] | None = None) -> tuple[_Model, np.ndarray, np.ndarray]:
+           floors: dict[int, int] | None = None, rules: bool = True) -> tuple[_Model, np.ndarray, np.ndarray]:
     """The MILP (see the module docstring). ``rho``: each pool's TTFT utilization cap; ``floors``: pools whose cap
-    holds only from that many systems on, which they then have (or none). Returns (model, hour-type demand
+    holds only from that many systems on, which they then have (or none); ``rules``: with the operations settings
+    (:func:`_rule_rows`; an hour's model of stage 2 has none, see :func:`_solve`). Returns (model, hour-type demand
     [request/s], hour-type weights [h])."""
     m = _Model()
     stretch = STRETCHABLE if elastic is True else (elastic or frozenset())
     fac, _ = _factors(s, settings)
-    levels, inverse, weights = np.unique(np.round(wl.hourly_requests_per_s, 12), return_inverse=True,
-                                         return_counts=True)
-    del inverse
+    levels, _, weights = _hour_types(wl)
     for p, pool in enumerate(pools):
         c, k = cands[pool.cand], costs[pool.cand]
         if c.ownership == "rent":
@@ -805,6 +835,8 @@ def _build(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Sce
     _pool_rows(m, pools, cands, weights, rho, settings, wl)
     _floor_rows(m, pools, floors or {})
     _site_rows(m, pools, cands, costs, s, settings, onsite, weights, wl, stretch)
+    if rules:
+        _rule_rows(m, pools, cands, settings, wl, levels, weights, rho, floors or {})
     return m, levels, weights
 
 
@@ -900,6 +932,135 @@ def _site_rows(m: _Model, pools: list[Pool], cands: list[Candidate], costs: list
             m.row(coefs, float(s.kv_link_gb_per_s), "KV link", h)
 
 
+# ------------------------------------------------------------------------------------------- operations settings
+@dataclass
+class _Rules:
+    """The columns of the operations settings, for stage 2 to close the pools stage 1 left closed and to hold each
+    rented pool's block (:func:`_apply_rules`)."""
+
+    open_col: dict[int, int]                 # pool -> binary: the pool has systems (with a pool limit or size)
+    closes: dict[int, int]                   # a rented count column -> its pool's binary
+    rented: dict[int, tuple[list[int], int]]  # rented pool -> (its count in each hour type, its size)
+    block: list[int]                         # the hour types of the rental block (the day's busiest hours)
+    min_systems: int
+    weights: np.ndarray                      # hours of each hour type [h]
+    floors: dict[int, int] = field(default_factory=dict)  # the TTFT floors the model was built with
+
+
+def rules_active(settings: PlanSettings, pools: list[Pool], cands: list[Candidate]) -> dict[str, bool]:
+    """Which operations settings can change a plan: a pool limit below the pools there are, a rental block longer
+    than an hour with a rented pool, a smallest pool above one system."""
+    rented = any(cands[pool.cand].ownership == "rent" for pool in pools)
+    return {"max_pools": settings.max_pools is not None and settings.max_pools < len(pools),
+            "min_rental_hours": rented and settings.min_rental_hours > 1.0,
+            "min_pool_systems": settings.min_pool_systems > 1}
+
+
+def _most_systems(pool: Pool, levels: np.ndarray, wl: Workload, rho: float | None, floor: int, least: int) -> int:
+    """More systems than a pool would ever use: those that carry the busiest hour's whole demand of its role alone
+    (at its capacity, and at its TTFT cap), plus one; at least its TTFT floor and the smallest pool. The big-M of
+    the rows that open a pool (a tight one keeps the relaxation close)."""
+    per = {"aggregated": 1.0, "prefill": wl.uncached_input_tokens, "decode": wl.output_tokens}[pool.role]
+    flow = float(np.max(levels)) * per  # the pool's flow units: requests/s, or tokens/s
+    need = flow / pool.capacity
+    if rho is not None and pool.prefill_weight > 0:
+        need = max(need, flow * pool.prefill_weight / (pool.prefill_capacity * rho))
+    return max(math.ceil(need * (1.0 + 1e-9)) + 1, floor, least)
+
+
+def block_hours(levels: np.ndarray, weights: np.ndarray, hours: float) -> list[int]:
+    """The hour types a rental block of ``hours`` takes: the day's busiest, and among hours of equal demand those
+    nearest the busiest hour (so the block is one stretch around the peak where it can be), until they add up to
+    ``hours``.
+
+    >>> block_hours(np.array([1.0, 1, 1, 3, 2, 1]), np.ones(6), 3)
+    [3, 4, 2]
+    """
+    top = int(np.argmax(levels))
+    n = len(levels)
+    order = sorted(range(n), key=lambda h: (-float(levels[h]), min(abs(h - top), n - abs(h - top)), h))
+    taken, held = [], 0.0
+    for h in order:
+        if held >= hours - 1e-9:
+            break
+        taken.append(h)
+        held += float(weights[h])
+    return taken
+
+
+def _rule_rows(m: _Model, pools: list[Pool], cands: list[Candidate], settings: PlanSettings, wl: Workload,
+               levels: np.ndarray, weights: np.ndarray, rho: dict[int, float], floors: dict[int, int]) -> None:
+    """The operations settings as rows. With a pool limit or a smallest pool, each pool has a binary ``z`` (it has
+    systems) and a bound ``M`` (:func:`_most_systems`):
+
+    * distinct pools: ``sum z <= max_pools``;
+    * an on-site pool: ``k z <= n <= M z`` (``k`` the smallest pool);
+    * a rented pool of size ``S``: ``m_h <= S`` every hour, ``S <= M z`` and ``S >= k z``; with a rental block of
+      ``B`` hours, ``m_h >= S`` in the day's ``B`` busiest hours (:func:`block_hours`): the pool is held at its full
+      size through the block, so every rented system is held at least ``B`` hours (a stack of rented systems is as
+      short as its top layer), and more in the hours it needs them.
+    """
+    active = rules_active(settings, pools, cands)
+    if not any(active.values()):
+        return
+    k = int(settings.min_pool_systems)
+    block = block_hours(levels, weights, float(settings.min_rental_hours)) if active["min_rental_hours"] else []
+    # a day of one demand level is one hour type: a pool rented in it is rented all day, so no block is needed
+    rules = _Rules({}, {}, {}, block if len(levels) > 1 else [], k, np.asarray(weights, dtype=float), dict(floors))
+    binaries = active["max_pools"] or active["min_pool_systems"]
+    for p, pool in enumerate(pools):
+        big = float(_most_systems(pool, levels, wl, rho.get(p), floors.get(p, 0), k))
+        z = m.var(0.0, True, 1.0) if binaries else -1
+        if binaries:
+            rules.open_col[p] = z
+        if cands[pool.cand].ownership != "rent":
+            n = m.count_col[(p, -1)]
+            if binaries:
+                m.row({n: 1.0, z: -big}, 0.0, "pool open")
+            if k > 1:
+                m.row({z: float(k), n: -1.0}, 0.0, "smallest pool")
+            continue
+        size = m.var(0.0, False)
+        counts = [m.count_col[(p, h)] for h in range(len(weights))]
+        if binaries:
+            rules.closes.update(dict.fromkeys(counts, z))
+            m.row({size: 1.0, z: -big}, 0.0, "pool open")
+        if k > 1:
+            m.row({z: float(k), size: -1.0}, 0.0, "smallest pool")
+        for h, n in enumerate(counts):
+            m.row({n: 1.0, size: -1.0}, 0.0, "pool size", h)
+            if h in rules.block:
+                m.row({size: 1.0, n: -1.0}, 0.0, "rental block", h)
+        rules.rented[p] = (counts, size)
+    if active["max_pools"]:
+        m.row(dict.fromkeys(rules.open_col.values(), 1.0), float(settings.max_pools or 0), "distinct pools")
+    m.rules = rules
+
+
+def _apply_rules(m: _Model, x: np.ndarray) -> np.ndarray:
+    """Stage 2's rented systems made to follow the operations settings: each rented pool's size is its largest
+    hour (at least the smallest pool), held through the rental block's hours; then the binaries say which pools
+    are open. More systems never break a row."""
+    rules = m.rules
+    x = x.copy()
+    if rules is None:
+        return x
+    for p, (counts, size) in rules.rented.items():
+        n = np.array([round(float(x[c])) for c in counts], dtype=float)
+        top = max(float(n.max()), float(rules.min_systems)) if n.max() > 0 else 0.0
+        if top > 0:
+            n[rules.block] = top
+        for c, v in zip(counts, n, strict=True):
+            x[c] = v
+        x[size] = top
+        if p in rules.open_col:
+            x[rules.open_col[p]] = 1.0 if top > 0 else 0.0
+    for p, z in rules.open_col.items():
+        if p not in rules.rented:
+            x[z] = 1.0 if round(float(x[m.count_col[(p, -1)]])) > 0 else 0.0
+    return x
+
+
 # ---------------------------------------------------------------------------------------------------------- solve
 MIP_REL_GAP = 1e-3
 """HiGHS stops when the plan is proven within 0.1 % of the best possible (the gap is reported)."""
@@ -949,32 +1110,74 @@ def _solve(m: _Model, rented: set[int], hourly: list[tuple[_Model, dict[int, int
         small = not rented or hourly is None
         res = _milp(m, nodes=None if small else EXACT_NODE_LIMIT)
         bound = float(getattr(res, "mip_dual_bound", math.nan) or math.nan)
-        exact = _Solution(res.x, float(res.fun) if res.x is not None else math.nan, bound, res.status, res.message)
+        # the binaries of the operations settings cost nothing, so the solver may leave one at 1 over an empty
+        # pool: they are read off the counts (which already follow the settings)
+        xs = _apply_rules(m, np.asarray(res.x)) if res.x is not None else None
+        exact = _Solution(xs, float(np.dot(m.c, xs)) if xs is not None else math.nan, bound, res.status, res.message)
         if small or res.status == 0:
             return exact
     first = _milp(m, integer=[0 if j in rented else v for j, v in enumerate(m.integer)])
     if first.x is None:
         return _Solution(None, math.nan, math.nan, first.status, first.message)
-    x = np.array(first.x, dtype=float)
-    for sub, cols in hourly or []:
-        lb, ub = list(sub.lb), list(sub.ub)
-        for j_sub, j in cols.items():
-            if sub.integer[j_sub] and j not in rented:
-                lb[j_sub] = ub[j_sub] = float(round(first.x[j]))
-                sub.c[j_sub] = 0.0  # a fixed cost: left out so the gap applies to what the hour decides
-        best = _covered_hour(sub, lb, ub)
-        if best is None:  # not a covering problem of the usual shape, or too many nodes: HiGHS, as before
-            best = _highs_hour(sub, lb, ub, cols, first.x)
-        if best is None:
-            return _Solution(None, math.nan, math.nan, 2, "an hour cannot be served with the owned base fixed")
-        for j_sub, j in cols.items():
-            x[j] = best[j_sub]
+    x = _stage_two(m, np.asarray(first.x, dtype=float), rented, hourly or [])
+    if x is None:
+        return _Solution(None, math.nan, math.nan, 2, "an hour cannot be served with the owned base fixed")
+    x = _apply_rules(m, x)
     bound = float(getattr(first, "mip_dual_bound", first.fun) or first.fun)
+    if not _satisfies(m, x):  # not expected (more systems break no row); the whole MILP, node-limited, instead
+        res = _milp(m, nodes=EXACT_NODE_LIMIT)
+        return _Solution(res.x, float(res.fun) if res.x is not None else math.nan,
+                         float(getattr(res, "mip_dual_bound", math.nan) or math.nan), res.status, res.message)
     staged = _Solution(x, float(np.dot(m.c, x)), bound, 0, "two stages")
     if exact is not None and exact.x is not None:
         better = exact if exact.fun <= staged.fun else staged
         return replace(better, bound=max(bound, exact.bound) if math.isfinite(exact.bound) else bound)
     return staged
+
+
+def _stage_two(m: _Model, first: np.ndarray, rented: set[int],
+               hourly: list[tuple[_Model, dict[int, int]]]) -> np.ndarray | None:
+    """Each hour's rented systems with stage 1's owned base fixed (and the pools it closed closed). With a rental
+    block the busiest hour goes first, its rented systems priced for every hour of the block (they are held
+    through it), and its rented pool sizes then hold: every block hour has them, no other hour more."""
+    x = first.copy()
+    rules = m.rules or _Rules({}, {}, {}, [], 1, np.ones(len(hourly)))
+    closes, block = rules.closes, rules.block
+    pool_of = {col: p for p, (counts, _) in rules.rented.items() for col in counts}
+    order = [block[0], *[h for h in range(len(hourly)) if h != block[0]]] if block else list(range(len(hourly)))
+    sizes: dict[int, float] = {}
+    for h in order:
+        sub, cols = hourly[h]
+        lb, ub = list(sub.lb), list(sub.ub)
+        for j_sub, j in cols.items():
+            if sub.integer[j_sub] and j not in rented:
+                lb[j_sub] = ub[j_sub] = float(round(first[j]))
+                sub.c[j_sub] = 0.0  # a fixed cost: left out so the gap applies to what the hour decides
+            elif j in closes and round(float(first[closes[j]])) == 0:
+                ub[j_sub] = 0.0  # a rented pool stage 1 left closed (the limit on distinct pools)
+            elif j in pool_of and block and h == block[0]:
+                sub.c[j_sub] *= float(rules.weights[block].sum() / rules.weights[h])
+            elif j in pool_of and block:
+                size = sizes.get(pool_of[j], 0.0)
+                lb[j_sub], ub[j_sub] = (size, size) if h in block else (0.0, min(ub[j_sub], size))
+        best = _covered_hour(sub, lb, ub)
+        if best is None:  # not a covering problem of the usual shape, or too many nodes: HiGHS, as before
+            best = _highs_hour(sub, lb, ub, cols, first)
+        if best is None:
+            return None
+        for j_sub, j in cols.items():
+            x[j] = best[j_sub]
+            if j in pool_of and block and h == block[0]:
+                sizes[pool_of[j]] = float(round(best[j_sub]))
+    return x
+
+
+def _satisfies(m: _Model, x: np.ndarray) -> bool:
+    """Every row and bound of ``m`` holds at ``x`` (within a relative 1e-7), the integers whole."""
+    slack = np.asarray(m.b) - m.matrix() @ x
+    whole = all(abs(x[j] - round(x[j])) <= 1e-6 for j, v in enumerate(m.integer) if v)
+    inside = bool(np.all(x >= np.asarray(m.lb) - 1e-9) and np.all(x <= np.asarray(m.ub) + 1e-9))
+    return bool((slack >= -1e-7 * np.maximum(1.0, np.abs(m.b))).all()) and whole and inside
 
 
 def _highs_hour(sub: _Model, lb: list[float], ub: list[float], cols: dict[int, int],
@@ -1086,7 +1289,7 @@ def _hourly_models(pools: list[Pool], cands: list[Candidate], costs: list[Costs]
     out = []
     for h, level in enumerate(levels):
         one = replace(wl, hourly_requests_per_s=np.array([level]))
-        sub, _, _ = _build(pools, cands, costs, s, settings, one, rho, elastic, floors)
+        sub, _, _ = _build(pools, cands, costs, s, settings, one, rho, elastic, floors, rules=False)
         cols = {sub_col: m.count_col[(p, h if hh >= 0 else -1)] for (p, hh), sub_col in sub.count_col.items()}
         cols.update({sub_col: m.floor_col[(p, h if hh >= 0 else -1)] for (p, hh), sub_col in sub.floor_col.items()})
         cols.update({sub_col: m.flow_col[(p, h)] for (p, _), sub_col in sub.flow_col.items()})
@@ -1103,8 +1306,10 @@ def _hour_slacks(m: _Model, group: str, h: int, hours: int) -> list[int]:
 
 
 def _rented_cols(m: _Model, pools: list[Pool], cands: list[Candidate]) -> set[int]:
+    """The hour-by-hour decisions stage 1 relaxes: rented counts and their floors."""
     cols = {col for (p, h), col in m.count_col.items() if h >= 0 and cands[pools[p].cand].ownership == "rent"}
-    return cols | {col for (p, h), col in m.floor_col.items() if h >= 0 and cands[pools[p].cand].ownership == "rent"}
+    cols |= {col for (p, h), col in m.floor_col.items() if h >= 0 and cands[pools[p].cand].ownership == "rent"}
+    return cols
 
 
 def _rho(pool: Pool, servers: int, settings: PlanSettings) -> float:
@@ -1172,6 +1377,39 @@ def _solve_refined(pools: list[Pool], cands: list[Candidate], costs: list[Costs]
     return m, res, rho, notes
 
 
+def _solve_open(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario, settings: PlanSettings,
+                wl: Workload) -> tuple[_Model, Any, dict[int, float], list[str], list[Pool]]:
+    """:func:`_solve_refined`, then, with the operations settings, a few pools solved again on their own: a few pools
+    make a small model, solved whole (a rented pool's hours coupled by its rental block) where the large one went in
+    two stages. The pools tried are those the plan chose and, with a rental block, those of the plan by the hour
+    (its relaxation couples no hours, so it often chooses better). The cheapest plan is kept; the lower bound stays
+    the large model's, so the gap reported is against every pool. Returns (model, result, TTFT caps, notes, the
+    pools of the model)."""
+    m, res, rho, notes = _solve_refined(pools, cands, costs, s, settings, wl)
+    if m.rules is None or res.x is None or res.message != "two stages":
+        return m, res, rho, notes, pools
+    hours = len(_hour_types(wl)[2])
+    chosen = [[p for p in range(len(pools)) if _counts(m, res.x, p, hours).max() > 0]]
+    if m.rules.block:
+        hourly = replace(settings, min_rental_hours=1.0)
+        m1, res1, _, _ = _solve_refined(pools, cands, costs, s, hourly, replace(wl, clock_hours=False))
+        if res1.x is not None:
+            chosen.append([p for p in range(len(pools)) if _counts(m1, res1.x, p, len(_hour_types(
+                replace(wl, clock_hours=False))[2])).max() > 0])
+    best: tuple[_Model, Any, dict[int, float], list[Pool]] = (m, res, rho, pools)
+    for used in dict.fromkeys(tuple(u) for u in chosen):
+        few = [pools[p] for p in used]
+        caps = {i: rho[p] for i, p in enumerate(used) if p in rho}
+        floors = {i: int(m.rules.floors[p]) for i, p in enumerate(used) if p in m.rules.floors}
+        m2, _, _ = _build(few, cands, costs, s, settings, wl, caps, floors=floors)
+        res2 = _solve(m2, _rented_cols(m2, few, cands), _hourly_models(few, cands, costs, s, settings, wl, caps, m2,
+                                                                       floors=floors))
+        if res2.x is not None and res2.fun < best[1].fun - 1e-9 * max(1.0, abs(best[1].fun)) and _ttft_ok(
+                m2, res2.x, few, settings, hours):
+            best = (m2, replace(res2, bound=res.bound, message="two stages, then its pools"), caps, few)
+    return best[0], best[1], best[2], notes, best[3]
+
+
 def _fewest_systems(pool: Pool, load: float, most: int, settings: PlanSettings) -> int:
     """Fewest systems of a pool whose prefill capacity at the TTFT cap of their own size carries ``load``
     [uncached input tokens/s] (binary search: n rho_max(n) grows with n). At most ``most``."""
@@ -1186,12 +1424,14 @@ def _fewest_systems(pool: Pool, load: float, most: int, settings: PlanSettings) 
 
 
 def plan(scenario: Scenario | dict[str, Any], settings: PlanSettings | None = None,
-         candidates: list[Candidate] | None = None, accelerators: list[str] | None = None) -> PlanResult:
+         candidates: list[Candidate] | None = None, accelerators: list[str] | None = None,
+         costed: bool = True) -> PlanResult:
     """The cheapest plan for the scenario's demand, targets and facility (see the module docstring).
 
     ``candidates`` (e.g. from :func:`read_candidates_csv`) replace the catalog; else the catalog's accelerators
     (``accelerators``, default all) are used with their estimated or measured rates, plus the existing fleet.
-    Never raises for a plan that cannot be met: the result says why, with the numbers.
+    ``costed``: with what each operations setting costs (``setting_costs``; :func:`costs_of_settings` adds it to a
+    plan made without). Never raises for a plan that cannot be met: the result says why, with the numbers.
 
     One request/s of 100 output tokens on a system serving 100 tokens/s bought for 3,650 USD over one year at 0 %
     (3,650 / 365 = 10 USD a day, nothing else charged):
@@ -1211,30 +1451,102 @@ def plan(scenario: Scenario | dict[str, Any], settings: PlanSettings | None = No
     if candidates is None:
         candidates, excluded = catalog_candidates(s, accelerators)
     cands, more = hosting_variants(candidates, s)
-    return solve_plan(s, settings, cands, excluded + more)
+    return solve_plan(s, settings, cands, excluded + more, costed)
+
+
+def costs_of_settings(summary: dict[str, Any], scenario: Scenario | dict[str, Any], settings: PlanSettings,
+                      candidates: list[Candidate] | None = None,
+                      accelerators: list[str] | None = None) -> pd.DataFrame:
+    """What each operations setting costs (:func:`setting_costs`) for a plan made by :func:`plan` with
+    ``costed=False`` from the same inputs (its ``summary``): the Plan page draws the plan first and this after."""
+    s = as_scenario(scenario)
+    excluded: list[tuple[str, str]] = []
+    if candidates is None:
+        candidates, excluded = catalog_candidates(s, accelerators)
+    cands, more = hosting_variants(candidates, s)
+    _, growth = _factors(s, settings)
+    pools, _ = build_pools(cands, s, settings, workload(s, settings, growth))
+    return setting_costs(summary, s, settings, cands, excluded + more, rules_active(settings, pools, cands))
 
 
 def solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
-               excluded: list[tuple[str, str]]) -> PlanResult:
-    """:func:`plan` for hosting variants already made."""
+               excluded: list[tuple[str, str]], costed: bool = True) -> PlanResult:
+    """:func:`plan` for hosting variants already made; ``costed``: with what each operations setting costs
+    (:func:`setting_costs`, one more plan per setting that can change the answer)."""
     _, growth = _factors(s, settings)
     wl = workload(s, settings, growth)
     pools, role_excluded = build_pools(cands, s, settings, wl)
-    excluded = excluded + role_excluded
+    if rules_active(settings, pools, cands)["min_rental_hours"]:
+        wl = replace(wl, clock_hours=True)
+    given, excluded = excluded, excluded + role_excluded  # a plan made again makes its role exclusions again
     table = _candidate_table(cands, pools, excluded, s)
     reason = _precheck(pools, wl, s, settings, excluded)
     if reason:
         return _infeasible(reason, table, wl, s)
     costs = [candidate_costs(c, s) for c in cands]
-    m, res, rho, notes = _solve_refined(pools, cands, costs, s, settings, wl)
+    active = rules_active(settings, pools, cands)
+    m, res, rho, notes, pools = _solve_open(pools, cands, costs, s, settings, wl)
     if res.x is None:
         if res.status != 2:
             return _infeasible(f"solver: {res.message}", table, wl, s)
-        needs, fixes = _relaxations(pools, cands, costs, s, settings, wl, rho, excluded)
+        needs, fixes = _relaxations(pools, cands, costs, s, settings, wl, rho, given)
         # each limit that alone would make a plan, with the least of it; else the limits stretched together
         why = "; or ".join(needs) if needs else _diagnose(pools, cands, costs, s, settings, wl, rho)
         return _partial(why, fixes, pools, cands, costs, s, settings, wl, rho, table)
-    return _result(m, res, pools, cands, costs, s, settings, wl, table, notes)
+    result = _result(m, res, pools, cands, costs, s, settings, wl, table, notes)
+    if costed:
+        result.setting_costs = setting_costs(result.summary, s, settings, cands, given, active)
+        result.constraints = limits_with_costs(result.constraints, result.setting_costs)
+    return result
+
+
+RULE_OFF: dict[str, Any] = {"max_pools": None, "min_rental_hours": 1.0, "min_pool_systems": 1}
+"""Each operations setting at the value that makes it no rule."""
+
+
+def setting_costs(summary: dict[str, Any], s: Scenario, settings: PlanSettings, cands: list[Candidate],
+                  excluded: list[tuple[str, str]], active: dict[str, bool]) -> pd.DataFrame:
+    """What each operations setting costs: the plan solved again with that one setting off (the others kept), and
+    the difference of the cost per day. A setting that cannot change the plan (a pool limit above the pools there
+    are, a rental block with nothing to rent) costs nothing and is not solved again. A difference below zero is the
+    solvers' gap, not a saving, and is shown as nothing."""
+    rows = []
+    cost = float(summary["cost_usd_per_day"])
+    for name, off in RULE_OFF.items():
+        value, spec = getattr(settings, name), PLAN_FIELDS[name]
+        row = {"setting": name, "value": value, "unit": spec.unit, "cost_usd_per_day": cost}
+        if not active[name]:
+            rows.append({**row, "without_usd_per_day": cost, "costs_usd_per_day": 0.0,
+                         "pools_without": summary["distinct_pools"],
+                         "meaning": "cannot change this plan (nothing it limits)"})
+            continue
+        other = solve_plan(s, replace(settings, **{name: off}), cands, excluded, costed=False)
+        if not other.feasible:  # cannot happen (a setting off only allows more), said rather than hidden
+            rows.append({**row, "without_usd_per_day": None, "costs_usd_per_day": None, "pools_without": None,
+                         "meaning": f"the plan without it could not be solved: {other.reason}"})
+            continue
+        without = float(other.summary["cost_usd_per_day"])
+        extra = max(0.0, cost - without)
+        rows.append({**row, "without_usd_per_day": without, "costs_usd_per_day": extra,
+                     "pools_without": other.summary["distinct_pools"],
+                     "meaning": (f"adds {extra:,.0f} USD a day ({extra / without:.1%}): without it the plan costs "
+                                 f"{without:,.0f} USD a day with {other.summary['distinct_pools']} pools"
+                                 if extra > 0.5e-3 * max(without, 1.0) else
+                                 f"costs nothing: without it the plan is no cheaper ({without:,.0f} USD a day)")})
+    frame = pd.DataFrame(rows, columns=list(SETTING_COST_COLUMNS))
+    frame["value"] = pd.Series([r["value"] for r in rows], dtype=object)  # 3 pools, 8.0 h: each as it was set
+    return frame
+
+
+def limits_with_costs(constraints: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFrame:
+    """The limits table with its line for the distinct pools saying what that limit costs, from the plan solved
+    without it (an LP's dual says nothing about a count of pools)."""
+    table = constraints.copy()
+    at = table.index[table["constraint"] == "distinct pools"]
+    row = costs.loc[costs["setting"] == "max_pools"]
+    if len(at) and len(row) and bool(table.loc[at[0], "binding"]):
+        table.loc[at[0], "meaning"] = f"binding: {row['meaning'].iloc[0]}"
+    return table
 
 
 LIMIT_WORDS = {"racks": ("racks", "{:,.0f}", lambda s, st: st.max_racks),
@@ -1278,10 +1590,29 @@ def _relaxations(pools: list[Pool], cands: list[Candidate], costs: list[Costs], 
         if over > 1e-9:
             needs.append(_need_sentence(group, over, s, settings))
     if not settings.allow_rent:
-        rented = solve_plan(s, replace(settings, allow_rent=True), cands, excluded)
+        rented = solve_plan(s, replace(settings, allow_rent=True), cands, excluded, costed=False)
         out.append(f"rent: allowing rented systems gives a plan at {rented.summary['cost_usd_per_day']:,.0f} USD a "
                    "day" if rented.feasible else "rent: allowing rented systems is not enough on its own")
+    for name, off in RULE_OFF.items():
+        if not rules_active(settings, pools, cands)[name]:
+            continue
+        other = solve_plan(s, replace(settings, **{name: off}), cands, excluded, costed=False)
+        said = _rule_text(name, getattr(settings, name))
+        if other.feasible:
+            found = (f"{name}: without it ({said}) a plan exists at {other.summary['cost_usd_per_day']:,.0f} USD a "
+                     f"day with {other.summary['distinct_pools']} pools")
+            out.append(found)
+            needs.append(found)
+        else:
+            out.append(f"{name}: lifting it ({said}) is not enough on its own")
     return needs, out
+
+
+def _rule_text(name: str, value: Any) -> str:
+    """'at most 3 pools', 'rentals of at least 8 h', 'pools of at least 2 systems'."""
+    s = "" if value == 1 else "s"
+    return {"max_pools": f"at most {value} pool{s}", "min_rental_hours": f"rentals of at least {value:g} h",
+            "min_pool_systems": f"pools of at least {value} system{s}"}[name]
 
 
 def _partial(why: str, fixes: list[str], pools: list[Pool], cands: list[Candidate], costs: list[Costs],
@@ -1419,8 +1750,14 @@ def _hours_frame(wl: Workload, per_hour: dict[str, np.ndarray] | None) -> pd.Dat
 
 
 def _hour_types(wl: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(demand of each hour type [request/s], the type of each hour of the day, the hours of each type [h]): hours
+    of equal demand are one type, unless the rental block needs the clock hours one by one (``clock_hours``; a day
+    of one demand level stays one type: a pool rented in it is rented all day)."""
     levels, inverse, weights = np.unique(np.round(wl.hourly_requests_per_s, 12), return_inverse=True,
                                          return_counts=True)
+    if wl.clock_hours and len(levels) > 1:
+        hours = len(wl.hourly_requests_per_s)
+        return np.asarray(wl.hourly_requests_per_s, dtype=float), np.arange(hours), np.ones(hours, dtype=int)
     return levels, inverse, weights
 
 
@@ -1447,7 +1784,8 @@ def _pool_row(m: _Model, x: np.ndarray, p: int, pool: Pool, c: Candidate, k: Cos
             if settings.ttft_target_s is not None:
                 cap = _rho(pool, servers, settings)
                 need = max(need, pool.prefill_weight * f[h] / (cap * pool.prefill_capacity / pool.availability))
-            ttft = max(ttft, queueing.ttft_percentile_s(servers, min(rho, 1.0), pool.service_s,
+            rho = 1.0 if rho > 1.0 - 1e-9 else rho  # full load to rounding: no steady state, no finite TTFT
+            ttft = max(ttft, queueing.ttft_percentile_s(servers, rho, pool.service_s,
                                                         settings.ttft_percentile, settings.prefill_service_cv2))
         needed = max(needed, need)
     required = min(systems, math.ceil(needed * (1.0 - 1e-9))) if on_site else systems
@@ -1489,7 +1827,7 @@ def _result(m: _Model, res: Any, pools: list[Pool], cands: list[Candidate], cost
     racks = float(sum(_racks_of(m, x, pools, cands, s, i, len(weights)) for i in
                       {pools[p].cand for p in used if cands[pools[p].cand].ownership != "rent"}))
     shadow = _shadow_prices(m, pools, used, weights)
-    constraints = _constraints_table(m, x, shadow, s, settings, racks, weights)
+    constraints = _constraints_table(m, x, shadow, s, settings, racks, weights, len(used))
     tokens_day = wl.requests_per_s * (wl.input_tokens + wl.output_tokens) * SECONDS_PER_DAY
     cost_day = float(plan_df["cost_usd_per_day"].sum())
     summary = {
@@ -1499,6 +1837,7 @@ def _result(m: _Model, res: Any, pools: list[Pool], cands: list[Candidate], cost
         "capex_usd": float(plan_df["capex_usd"].sum()), "it_mw": float(plan_df["it_mw"].fillna(0).sum()),
         "facility_mw": float(plan_df["facility_mw"].fillna(0).sum()), "racks": racks,
         "systems_on_site": int(plan_df.loc[plan_df["ownership"] != "rent", "systems"].sum()),
+        "distinct_pools": len(plan_df),
         "rented_system_hours_per_day": float(plan_df.loc[plan_df["ownership"] == "rent",
                                                          "system_hours_per_day"].sum()),
         "binding": "; ".join(constraints.loc[constraints["binding"], "constraint"].astype(str)),
@@ -1524,6 +1863,8 @@ def solver_status(res: _Solution, gap: float) -> str:
     within = f"within {100 * gap:.2f} % of the lower bound"
     if res.message == "two stages":
         return f"{within} (two stages: the owned base, then each hour's rented systems)"
+    if res.message == "two stages, then its pools":
+        return f"{within} (the pools chosen in two stages, then solved together on their own)"
     if res.status == 0:
         return "proven optimal" if gap <= 1e-9 else f"{within} (the search stops within {100 * MIP_REL_GAP:.1f} %)"
     return f"{within} (the search stopped: {res.message})"
@@ -1546,7 +1887,8 @@ def _levelized(pv_cost: float, tokens_day_design: float, s: Scenario) -> float:
     return pv_cost / tokens * 1e6
 
 
-LIMIT_UNITS = {"site power": "MW", "racks": "rack", "capex budget": "M USD", "KV link": "GB/s"}
+LIMIT_UNITS = {"site power": "MW", "racks": "rack", "capex budget": "M USD", "KV link": "GB/s",
+               "distinct pools": "pool"}
 
 
 def _shadow_prices(m: _Model, pools: list[Pool], used: list[int], weights: np.ndarray) -> dict[str, float] | None:
@@ -1570,12 +1912,14 @@ def _shadow_prices(m: _Model, pools: list[Pool], used: list[int], weights: np.nd
 
 
 def _constraints_table(m: _Model, x: np.ndarray, shadow: dict[str, float] | None, s: Scenario,
-                       settings: PlanSettings, racks: float, weights: np.ndarray) -> pd.DataFrame:
+                       settings: PlanSettings, racks: float, weights: np.ndarray, pools_used: int) -> pd.DataFrame:
     """The limits of the plan: limit, use, slack, binding, and what one more unit of each would save."""
     lhs = m.matrix() @ x
     period = "a day" if settings.objective == "cost_per_day" else "in present value over the horizon"
     rows = []
-    groups = [g for g in dict.fromkeys(m.row_group) if g in LIMIT_UNITS or g.startswith("existing fleet")]
+    # the distinct pools are counted on the plan (a model of the chosen pools alone has no such row)
+    groups = [g for g in dict.fromkeys(m.row_group)
+              if (g in LIMIT_UNITS and g != "distinct pools") or g.startswith("existing fleet")]
     for group in groups:
         idx = [i for i, g in enumerate(m.row_group) if g == group]
         used = max(float(lhs[i]) for i in idx)
@@ -1593,7 +1937,19 @@ def _constraints_table(m: _Model, x: np.ndarray, shadow: dict[str, float] | None
                    else f"not limiting: {slack:,.4g} {unit} to spare")
         rows.append({"constraint": group, "limit": limit, "used": used, "unit": unit, "slack": slack,
                      "binding": bool(binding), "shadow_price_usd": saving, "meaning": meaning})
+    if settings.max_pools is not None:
+        rows.append(_pool_limit_row(pools_used, int(settings.max_pools)))
     return pd.DataFrame(rows, columns=list(CONSTRAINT_COLUMNS))
+
+
+def _pool_limit_row(used: int, limit: int) -> dict[str, Any]:
+    """The limits table's line for the distinct pools. A count of pools has no meaningful dual: what the limit costs
+    is the plan solved without it (:func:`limits_with_costs` writes it in)."""
+    binding = used >= limit
+    return {"constraint": "distinct pools", "limit": float(limit), "used": float(used), "unit": "pool",
+            "slack": float(limit - used), "binding": binding, "shadow_price_usd": None,
+            "meaning": "binding: what it costs is the plan without it (what the operations settings cost)" if binding
+            else f"not limiting: {limit - used} pool{'' if limit - used == 1 else 's'} to spare"}
 
 
 # -------------------------------------------------------------------------------------------------- files, inputs
@@ -1822,7 +2178,7 @@ def frontier_speed(scenario: Scenario | dict[str, Any], settings: PlanSettings |
             cands, excluded = catalog_candidates(st, ids, rates[rates["target"] == t])
         hosted, more = hosting_variants(cands, st)
         rows.append({"target_output_tokens_per_s_per_user": float(t),
-                     **_frontier_row(solve_plan(st, settings, hosted, excluded + more))})
+                     **_frontier_row(solve_plan(st, settings, hosted, excluded + more, costed=False))})
     return pd.DataFrame(rows)
 
 
@@ -1837,7 +2193,8 @@ def frontier_site(scenario: Scenario | dict[str, Any], settings: PlanSettings | 
         candidates, excluded = catalog_candidates(s, accelerators)
     else:
         excluded = []
-    free = solve_plan(s.model_copy(update={"site_power_mw": None}), settings, *_hosted(candidates, s, excluded))
+    free = solve_plan(s.model_copy(update={"site_power_mw": None}), settings, *_hosted(candidates, s, excluded),
+                      costed=False)
     used_mw = float(free.summary.get("facility_mw") or 0.0) if free.feasible else math.inf
     if site_mw is None:
         top = used_mw if math.isfinite(used_mw) and used_mw > 0 else 1.0
@@ -1846,7 +2203,8 @@ def frontier_site(scenario: Scenario | dict[str, Any], settings: PlanSettings | 
     for mw in site_mw:
         st = s.model_copy(update={"site_power_mw": float(mw)})
         # a limit the unlimited plan already fits changes nothing: that plan is the answer
-        result = free if used_mw <= mw else solve_plan(st, settings, *_hosted(candidates, st, excluded))
+        result = free if used_mw <= mw else solve_plan(st, settings, *_hosted(candidates, st, excluded),
+                                                       costed=False)
         rows.append({"site_power_mw": float(mw), **_frontier_row(result)})
     return pd.DataFrame(rows)
 
@@ -1964,11 +2322,12 @@ def run_plan(args: argparse.Namespace) -> int:
 
 
 def plan_csv_text(out: dict[str, Any]) -> str:
-    """The plan as CSV sections (summary, plan, constraints, hours, frontiers), each under a '# name' line."""
+    """The plan as CSV sections (summary, plan, constraints, setting costs, hours, frontiers), each under a '# name'
+    line."""
     parts = ["# summary\n" + to_csv_text(pd.DataFrame([{"feasible": out["feasible"],
                                                          "infeasible_reason": out["infeasible_reason"],
                                                          **out["summary"]}]))]
-    for key in ("plan", "constraints", "hours", "frontier_speed", "frontier_site"):
+    for key in ("plan", "constraints", "setting_costs", "hours", "frontier_speed", "frontier_site"):
         if key in out:
             parts.append(f"# {key}\n" + to_csv_text(pd.DataFrame(out[key])))
     return "\n".join(parts)

@@ -275,3 +275,37 @@ def test_tables_show_no_raw_values(example: AppTest) -> None:
         assert not [h for h in shown.values() if "_" in h], shown  # ... that reads like a report
         cells = table.astype(str).to_numpy().ravel().tolist()
         assert "None" not in cells and "nan" not in cells
+
+
+def planned_now(at: AppTest) -> dict[str, Any]:
+    """The planner run outside the app on the page's scenario and settings as they are now."""
+    chosen = at.session_state["settings"]
+    return planner.plan(economics.Scenario.model_validate(at.session_state["scenario"]), links.plan_settings(chosen),
+                        None, list(chosen[links.PLAN_PREFIX + "accelerators"]) or None).to_dict()
+
+
+def test_the_operations_settings_and_what_they_cost(example: AppTest) -> None:
+    # the page shows a table of what each operations setting costs (the plan solved again without it), the same
+    # as the planner's own, and a limits table with the distinct pools
+    want = planned_now(example)
+    assert want["summary"]["distinct_pools"] <= example.session_state["settings"]["plan_max_pools"]
+    costs = next(f for f in example.dataframe if "It costs [USD/day]" in headers(f).values())
+    assert list(costs.value["setting"]) == ["max_pools", "min_rental_hours", "min_pool_systems"]
+    assert costs.value["costs_usd_per_day"].tolist() == [fmt.usd(r["costs_usd_per_day"]) for r in want["setting_costs"]]
+    limits = next(f for f in example.dataframe if "One more unit saves [USD/day]" in headers(f).values())
+    assert "distinct pools" in set(limits.value["constraint"])
+    # a monthly rental and a 2-system smallest pool, set through their widgets, are what the page plans
+    example.selectbox(key="plan_min_rental_hours").set_value(24.0).run()
+    example.text_input(key="plan_min_pool_systems").set_value("2").run()
+    assert not example.exception and not example.error, [e.value for e in example.error]
+    settings = example.session_state["settings"]
+    assert (settings["plan_min_rental_hours"], settings["plan_min_pool_systems"]) == (24.0, 2)
+    monthly = planned_now(example)
+    assert metric(example, "Cost per day") == fmt.usd(monthly["summary"]["cost_usd_per_day"])
+    assert all(r["systems"] >= 2 for r in monthly["plan"])
+    assert all(r["hours_per_day"] == 24 for r in monthly["plan"])
+    example.text_input(key="plan_max_pools").set_value("2.5").run()  # refused by name, the value kept
+    assert any("plan_max_pools" in e.value and "whole number" in e.value for e in example.error)
+    assert example.session_state["settings"]["plan_max_pools"] == 3
+    example.selectbox(key="plan_min_rental_hours").set_value(8.0).run()
+    example.text_input(key="plan_min_pool_systems").set_value("1").run()

@@ -171,6 +171,7 @@ def test_checked_decoding_never_raises_and_always_gives_a_valid_scenario(params:
 PLAN_VALUES = {"plan_ttft_target_s": 0.75, "plan_ttft_percentile": 0.9, "plan_prefill_service_cv2": 0.0,
                "plan_demand_profile": "flat", "plan_max_racks": 0.0, "plan_capex_budget_usd": 2.5e7,
                "plan_objective": "npv", "plan_spares": False, "plan_allow_rent": False,
+               "plan_max_pools": 5, "plan_min_rental_hours": 24.0, "plan_min_pool_systems": 2,
                "plan_accelerators": ("b200", "mi300x")}
 
 

@@ -537,3 +537,124 @@ def test_an_infeasible_plan_without_rent_says_what_rent_would_do() -> None:
     rented = plan(s, EXACT, [own, cloud])
     assert rented.feasible and fixes[1] == (f"rent: allowing rented systems gives a plan at "
                                             f"{rented.summary['cost_usd_per_day']:,.0f} USD a day")
+
+
+# ------------------------------------------------------------------------------------ operations settings by hand
+def _aggregated(name: str, ownership: str = "own", usd_per_day: float = 0.0, rent: float = NAN,
+                tokens: float = 100.0, accelerators: int = 1) -> Candidate:
+    """A system serving ``tokens`` output tokens/s (no input in these cases), aggregated only."""
+    return replace(box(name, ownership, usd_per_day, rent, decode=tokens, roles=("aggregated",)),
+                   accelerators_per_system=accelerators, accelerators_per_replica=accelerators)
+
+
+def test_the_pool_limit_changes_the_answer_and_says_what_it_costs() -> None:
+    # 150 output tokens/s all day. "A" serves 100 tokens/s for 10 USD a day, "B" 50 for 6.
+    # any mix: 1 A + 1 B = 16 USD (2 A = 20, 3 B = 18) -> two pools.
+    # at most 1 pool: 2 A = 20 or 3 B = 18 -> 3 B, 18 USD: the limit costs 18 - 16 = 2 USD a day (2 / 16 = 12.5 %)
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=150 * 86400.0)
+    a, b = _aggregated("A", usd_per_day=10), _aggregated("B", usd_per_day=6, tokens=50)
+    free = plan(s, EXACT, [a, b])
+    assert rows(free) == {("A", "aggregated"): 1, ("B", "aggregated"): 1}
+    assert free.summary["cost_usd_per_day"] == pytest.approx(16.0, rel=1e-9)
+    one = plan(s, replace(EXACT, max_pools=1), [a, b])
+    assert rows(one) == {("B", "aggregated"): 3} and one.summary["distinct_pools"] == 1
+    assert one.summary["cost_usd_per_day"] == pytest.approx(18.0, rel=1e-9)
+    cost = one.setting_costs.set_index("setting").loc["max_pools"]
+    assert cost["costs_usd_per_day"] == pytest.approx(2.0, rel=1e-9)
+    assert cost["without_usd_per_day"] == pytest.approx(16.0, rel=1e-9) and cost["pools_without"] == 2
+    assert cost["meaning"] == "adds 2 USD a day (12.5%): without it the plan costs 16 USD a day with 2 pools"
+    limit = one.constraints.set_index("constraint").loc["distinct pools"]
+    assert (limit["limit"], limit["used"], bool(limit["binding"])) == (1.0, 1.0, True)
+    assert pd.isna(limit["shadow_price_usd"]) and limit["meaning"] == f"binding: {cost['meaning']}"
+
+
+def test_the_smallest_pool_changes_the_answer() -> None:
+    # the same demand and boxes; every pool at least 2 systems: 2 A = 20, 3 B = 18, 2 A + 2 B = 32 -> 3 B, 18 USD
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=150 * 86400.0)
+    a, b = _aggregated("A", usd_per_day=10), _aggregated("B", usd_per_day=6, tokens=50)
+    two = plan(s, replace(EXACT, min_pool_systems=2), [a, b])
+    assert rows(two) == {("B", "aggregated"): 3}
+    assert two.setting_costs.set_index("setting").loc["min_pool_systems", "costs_usd_per_day"] == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize(("hours", "expected", "rented_hours"), [(1, 12.0, 2.0), (8, 18.0, 8.0), (24, 20.0, None)])
+def test_the_rental_block_changes_the_answer(hours: float, expected: float, rented_hours: float | None) -> None:
+    # 100 output tokens/s for 22 hours and 200 for 2 (24 numbers: 22 x 1, 2 x 2). One owned box (100 tokens/s,
+    # 10 USD a day) and a rented one (100 tokens/s, 1 USD an hour).
+    # by the hour: 1 owned + 1 rented for the 2 busy hours = 10 + 2 = 12 USD.
+    # at least 8 h: the rented box is held 8 h = 10 + 8 = 18 (2 owned = 20).
+    # monthly (24 h): rented all day = 10 + 24 = 34 > 2 owned = 20 -> 2 owned, 20 USD.
+    profile = " ".join(["1"] * 22 + ["2"] * 2)
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=100 * 26 / 24 * 86400.0)
+    own, cloud = _aggregated("own", usd_per_day=10), _aggregated("cloud", "rent", rent=1.0)
+    result = plan(s, PlanSettings(demand_profile=profile, spares=False, min_rental_hours=hours), [own, cloud])
+    assert result.summary["cost_usd_per_day"] == pytest.approx(expected, rel=1e-9)
+    table = result.plan.set_index("name")
+    if rented_hours is None:
+        assert "cloud" not in table.index and table.loc["own", "systems"] == 2
+    else:
+        assert table.loc["cloud", "hours_per_day"] == rented_hours and table.loc["cloud", "systems"] == 1
+    block = result.setting_costs.set_index("setting").loc["min_rental_hours", "costs_usd_per_day"]
+    assert block == pytest.approx(expected - 12.0, abs=1e-9)  # the plan by the hour costs 12
+
+
+def test_every_rented_system_is_held_for_the_block() -> None:
+    # 100 tokens/s for 20 hours, 300 for 2, 200 for 2 (hours 10-11 and 12-13); only rented boxes of 100 tokens/s at
+    # 1 USD an hour. By the hour: 3 boxes for 2 h, 2 for 2 h, 1 all day = 6 + 4 + 20 = 30 system-hours.
+    # blocks of 8 h: the first box 24 h, the second 4 busy hours + 4 more, the third 2 + 6 more: 24 + 8 + 8 = 40.
+    profile = " ".join(["1"] * 10 + ["3"] * 2 + ["2"] * 2 + ["1"] * 10)
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=100 * 30 / 24 * 86400.0)
+    cloud = _aggregated("cloud", "rent", rent=1.0)
+    by_hour = plan(s, PlanSettings(demand_profile=profile, spares=False, min_rental_hours=1), [cloud])
+    assert by_hour.summary["cost_usd_per_day"] == pytest.approx(30.0, rel=1e-9)
+    held = plan(s, PlanSettings(demand_profile=profile, spares=False, min_rental_hours=8), [cloud])
+    assert held.summary["cost_usd_per_day"] == pytest.approx(40.0, rel=1e-9)
+    counts = held.hours["aggregated_systems_rented"].to_numpy()
+    assert counts.max() == 3 and (counts == 3).sum() >= 8  # the largest size is held 8 hours
+
+
+def test_rack_scale_systems_are_rented_as_whole_racks() -> None:
+    # a 72-accelerator rack serving 7,200 tokens/s at 72 USD an hour; the demand needs 1.5 racks' worth (10,800
+    # tokens/s all day): 2 whole racks, 144 accelerators, 2 x 72 x 24 = 3,456 USD a day (never 1.5 racks)
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=10_800 * 86400.0)
+    rack = replace(_aggregated("rack", "rent", rent=72.0, tokens=7_200, accelerators=72), rack_scale=True)
+    result = plan(s, EXACT, [rack])
+    assert rows(result) == {("rack", "aggregated"): 2}
+    assert int(result.plan["accelerators"].iloc[0]) == 144
+    assert result.summary["cost_usd_per_day"] == pytest.approx(3456.0, rel=1e-9)
+
+
+def test_a_plan_the_settings_forbid_says_which_setting_to_lift() -> None:
+    # a prefill-only box and a decode-only box (each 10 USD a day): serving needs both, so at most 1 pool has no
+    # plan; without the limit one exists at 20 USD a day with 2 pools
+    s = scenario(demand_output_tokens_per_day=100 * 86400.0)
+    p = box("P", usd_per_day=10, prefill=2_000, roles=("prefill",))
+    d = box("D", usd_per_day=10, prefill=2_000, decode=100, roles=("decode",))
+    result = plan(s, replace(EXACT, max_pools=1), [p, d])
+    assert not result.feasible
+    said = "max_pools: without it (at most 1 pool) a plan exists at 20 USD a day with 2 pools"
+    assert result.reason == said and said in result.summary["relaxations"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("2.5", "max_pools: must be a whole number [pool], got 2.5"), ("0", "max_pools: must be >= 1"),
+    ("monthly", "max_pools: 'monthly' is not a number")])
+def test_operations_settings_are_read_by_name(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        settings_from_row({"max_pools": text})
+    assert settings_from_row({"min_rental_hours": "monthly", "max_pools": "4"}) == PlanSettings(
+        min_rental_hours=24.0, max_pools=4)
+
+
+def test_the_page_example_runs_as_an_operations_team_would() -> None:
+    # the Plan page's worked example under the default settings: at most 3 pools, no rental under 8 hours, and the
+    # plan says what each setting costs (the plan solved again without it)
+    result = plan(scenario(**PAGE_EXAMPLE), PlanSettings(ttft_target_s=2.0, demand_profile="diurnal"))
+    assert result.feasible and result.summary["distinct_pools"] <= 3
+    rented = result.plan[result.plan["ownership"] == "rent"]
+    assert (rented["hours_per_day"] >= 8).all()
+    costs = result.setting_costs.set_index("setting")
+    assert list(costs.index) == ["max_pools", "min_rental_hours", "min_pool_systems"]
+    assert (costs["costs_usd_per_day"] >= 0).all()
+    assert (costs["without_usd_per_day"] <= result.summary["cost_usd_per_day"] + 1e-6).all()
+    assert costs.loc["min_pool_systems", "meaning"] == "cannot change this plan (nothing it limits)"

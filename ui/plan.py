@@ -51,7 +51,11 @@ LABELS = {
     "prefill_service_cv2": "Spread of prefill times (CV²)", "demand_profile": "Demand over the day",
     "max_racks": "Racks available [rack]", "capex_budget_usd": "Capex budget [USD]", "objective": "Objective",
     "spares": "Spares for failures", "allow_rent": "Allow rented systems (by the hour)",
+    "max_pools": "Most distinct pools", "min_rental_hours": "Shortest rental [h a day]",
+    "min_pool_systems": "Smallest pool [system]",
 }
+RENTAL_HOURS = (1.0, 2.0, 4.0, 8.0, 12.0, 24.0)
+RENTAL_WORDS = {1.0: "1 h (any hour on its own)", 24.0: "24 h (monthly: all day, every day)"}
 EMPTY_MEANS = {"ttft_target_s": "empty: not a constraint", "max_racks": "empty: no limit",
                "capex_budget_usd": "empty: no limit"}
 OBJECTIVE_WORDS = {"cost_per_day": "cost per day (capital as an annuity)",
@@ -70,6 +74,12 @@ CONSTRAINT_COLUMNS: dict[str, tuple[str, str]] = {
     "constraint": ("Limit", "text"), "limit": ("Available", "number"), "used": ("Used", "number"),
     "unit": ("Unit", "text"), "slack": ("Slack", "number"), "binding": ("Binding", "bool"),
     "shadow_price_usd": ("One more unit saves [USD/day]", "usd"), "meaning": ("Meaning", "text"),
+}
+SETTING_COST_COLUMNS: dict[str, tuple[str, str]] = {
+    "setting": ("Setting", "text"), "value": ("Value", "number"), "unit": ("Unit", "text"),
+    "cost_usd_per_day": ("Plan [USD/day]", "usd"), "without_usd_per_day": ("Without it [USD/day]", "usd"),
+    "costs_usd_per_day": ("It costs [USD/day]", "usd"), "pools_without": ("Pools without it", "count"),
+    "meaning": ("Meaning", "text"),
 }
 CANDIDATE_COLUMNS: dict[str, tuple[str, str]] = {
     "name": ("Option", "text"), "accelerator": ("Accelerator", "text"), "ownership": ("Ownership", "text"),
@@ -183,6 +193,11 @@ def settings_widgets() -> None:
     _chosen("objective", settings, list(planner.PLAN_FIELDS["objective"].choices), OBJECTIVE_WORDS)
     _checked("allow_rent", settings)
     _checked("spares", settings)
+    st.caption("How an operations team would run it")
+    _typed("max_pools", settings)
+    _chosen("min_rental_hours", settings, list(RENTAL_HOURS), {h: RENTAL_WORDS.get(h, f"{h:g} h") for h in
+                                                                 (*RENTAL_HOURS, settings[P + "min_rental_hours"])})
+    _typed("min_pool_systems", settings)
     st.subheader("Scenario")
 
 
@@ -201,9 +216,24 @@ def _solve(scenario_json: str, settings_json: str, ids: tuple[str, ...], candida
     s = economics.Scenario(**json.loads(scenario_json))
     settings = planner.PlanSettings(**json.loads(settings_json))
     cands = None if candidates_csv is None else planner.read_candidates_csv(candidates_csv, s)
-    result = planner.plan(s, settings, cands, list(ids) or None)
+    # what each operations setting costs is solved after the plan is drawn (:func:`_setting_costs`)
+    result = planner.plan(s, settings, cands, list(ids) or None, costed=False)
     return {**result.to_dict(), "frames": {"plan": result.plan, "constraints": result.constraints,
                                            "candidates": result.candidates}}
+
+
+COSTING = "Solving the plan again without each operations setting..."
+
+
+@st.cache_data(max_entries=32, show_spinner=COSTING)
+def _setting_costs(scenario_json: str, settings_json: str, ids: tuple[str, ...], candidates_csv: bytes | None,
+                   _summary: dict[str, Any]) -> Any:
+    """What each operations setting costs for the plan of these inputs (its ``_summary``, not hashed: the inputs
+    are the key), as the planner's frame."""
+    s = economics.Scenario(**json.loads(scenario_json))
+    settings = planner.PlanSettings(**json.loads(settings_json))
+    cands = None if candidates_csv is None else planner.read_candidates_csv(candidates_csv, s)
+    return planner.costs_of_settings(_summary, s, settings, cands, list(ids) or None)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -341,13 +371,19 @@ def _show(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar
                    f"{fmt.usd_rate(summary['levelized_cost_usd_per_m_tokens'])} per M tokens.")
     st.subheader("The plan")
     common.show_table(out["frames"]["plan"], key="plan_table", extra=PLAN_COLUMNS)
+    frame = _setting_costs(*inputs, summary)
+    limits = planner.limits_with_costs(out["frames"]["constraints"], frame)
     st.subheader("Limits and what one more unit would save")
-    common.show_table(out["frames"]["constraints"], key="plan_constraints", extra=CONSTRAINT_COLUMNS)
+    common.show_table(limits, key="plan_constraints", extra=CONSTRAINT_COLUMNS)
+    st.subheader("What the operations settings cost")
+    st.caption("Each setting's cost is the plan solved again with that setting alone lifted (the others kept).")
+    common.show_table(frame, key="plan_setting_costs", extra=SETTING_COST_COLUMNS)
     st.subheader("Systems hour by hour")
     st.altair_chart(_hours_chart(out["hours"]), width="stretch")
     for note in out["notes"]:
         st.caption(plain(note, max_chars=1000))
-    downloads = _downloads(*inputs, out)
+    downloads = _downloads(*inputs, {**out, "constraints": planner.records(limits),
+                                     "setting_costs": planner.records(frame)})
     where = common.row()
     where.download_button("Download the plan (JSON)", downloads["json"], "plan.json", "application/json",
                           key="plan_json")

@@ -65,6 +65,15 @@ def test_plan_page_example(page: Page, streamlit_url: str, screenshot: Callable[
     want = planned(PLAN_EXAMPLE, **{k[len(links.PLAN_PREFIX):]: v for k, v in PLAN_EXAMPLE_SETTINGS.items()})
     cost = page.get_by_test_id("stMetric").filter(has_text="Cost per day").get_by_test_id("stMetricValue")
     expect(cost).to_have_text(fmt.usd(float(want["cost_usd_per_day"])))
+    assert want["distinct_pools"] <= 3  # the default operations settings: at most 3 pools, rentals of 8 h or more
+    # what each setting costs is solved after the plan is drawn, under its own heading
+    main = page.get_by_test_id("stMain")
+    expect(main.get_by_text("What the operations settings cost")).to_be_visible(timeout=COLD_START_TIMEOUT_MS)
+    expect(main.get_by_text("Each setting's cost is the plan solved again with that setting alone lifted")
+           ).to_be_visible()
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_text("Most distinct pools")).to_be_visible()
+    expect(sidebar.get_by_text("Shortest rental [h a day]")).to_be_visible()
     assert screenshot("plan").stat().st_size > 10_000
 
 
