@@ -1339,21 +1339,22 @@ def _ttft_ok(m: _Model, x: np.ndarray, pools: list[Pool], settings: PlanSettings
 
 
 def _solve_refined(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario,
-                   settings: PlanSettings, wl: Workload) -> tuple[_Model, Any, dict[int, float], list[str]]:
+                   settings: PlanSettings, wl: Workload,
+                   refine: bool = True) -> tuple[_Model, Any, dict[int, float], list[str]]:
     """TTFT in two passes. (1) Every pool's utilization cap at one system's replicas: safe, since more replicas
     only allow more. (2) For each pool the first pass used, its floor: the fewest systems that carry its busiest
     hour within the target at their own size (a search over n, as n rho_max(n) grows with n); the cap at that
     size holds for any pool at least that big, so the pool is given either none or at least its floor (a binary).
     Only on-site pools get floors (one count a day); rented pools, sized hour by hour, keep the safe cap.
     The second plan is kept when it is no dearer and passes the check at its own pool sizes. Returns (model,
-    result, caps, notes)."""
+    result, caps, notes). ``refine=False``: the first pass only (enough to see which pools a plan uses)."""
     ttft = settings.ttft_target_s is not None and wl.uncached_input_tokens > 0
     rho = {p: _rho(pool, pool.servers_per_system, settings) for p, pool in enumerate(pools)
            if ttft and pool.prefill_weight > 0}
     m, _, weights = _build(pools, cands, costs, s, settings, wl, rho)
     res = _solve(m, _rented_cols(m, pools, cands), _hourly_models(pools, cands, costs, s, settings, wl, rho, m))
     notes: list[str] = []
-    if not rho or res.x is None:
+    if not rho or res.x is None or not refine:
         return m, res, rho, notes
     floors: dict[int, int] = {}
     caps = dict(rho)
@@ -1392,7 +1393,7 @@ def _solve_open(pools: list[Pool], cands: list[Candidate], costs: list[Costs], s
     chosen = [[p for p in range(len(pools)) if _counts(m, res.x, p, hours).max() > 0]]
     if m.rules.block:
         hourly = replace(settings, min_rental_hours=1.0)
-        m1, res1, _, _ = _solve_refined(pools, cands, costs, s, hourly, replace(wl, clock_hours=False))
+        m1, res1, _, _ = _solve_refined(pools, cands, costs, s, hourly, replace(wl, clock_hours=False), refine=False)
         if res1.x is not None:
             chosen.append([p for p in range(len(pools)) if _counts(m1, res1.x, p, len(_hour_types(
                 replace(wl, clock_hours=False))[2])).max() > 0])
@@ -2161,9 +2162,11 @@ def frontier_speed(scenario: Scenario | dict[str, Any], settings: PlanSettings |
                    accelerators: list[str] | None = None) -> pd.DataFrame:
     """The cheapest plan's cost against the per-user speed target. Catalog candidates are re-rated at every target
     (one engine evaluation for all); a CANDIDATES.csv keeps its rates and a candidate qualifies while its measured
-    per-user speed meets the target."""
+    per-user speed meets the target. Each point is the cheapest plan of any shape: the operations settings
+    (:data:`RULE_OFF`) are lifted, since the curve is the cost of the demand, and 20 plans each held to a pool limit
+    and a rental block take a minute where these take seconds; the plan itself says what its settings add."""
     s = as_scenario(scenario)
-    settings = settings or PlanSettings()
+    settings = replace(settings or PlanSettings(), **RULE_OFF)
     targets = targets or default_speed_targets(s)
     ids = accelerators or catalog.accelerator_ids()
     rates = catalog_rates(s, ids, list(targets)) if candidates is None else None
@@ -2186,9 +2189,10 @@ def frontier_site(scenario: Scenario | dict[str, Any], settings: PlanSettings | 
                   site_mw: list[float] | None = None, candidates: list[Candidate] | None = None,
                   accelerators: list[str] | None = None, points: int = 20) -> pd.DataFrame:
     """The cheapest plan's cost against the site's power. Without ``site_mw``: ``points`` limits from 5 % to 120 %
-    of the facility power of the plan with no site limit."""
+    of the facility power of the plan with no site limit. As :func:`frontier_speed`, without the operations
+    settings."""
     s = as_scenario(scenario)
-    settings = settings or PlanSettings()
+    settings = replace(settings or PlanSettings(), **RULE_OFF)
     if candidates is None:
         candidates, excluded = catalog_candidates(s, accelerators)
     else:

@@ -413,7 +413,9 @@ def _load_example() -> None:
 def _frontier_section(scenario: dict[str, Any], csv_bytes: bytes | None) -> None:
     st.subheader("Frontiers")
     st.caption("The cheapest plan against the per-user speed target and against the site's power (20 points "
-               "each; takes seconds).")
+               "each; takes seconds). Each point is the cheapest plan of any shape: the operations settings (pool "
+               "limit, rental block, smallest pool) are lifted, so a point can sit below the plan above by what "
+               "they cost.")
     if st.toggle("Compute the frontiers", key="plan_show_frontiers"):
         with st.spinner("Solving 40 plans..."):
             speed, site = _frontiers(*_inputs_of(scenario), csv_bytes)
