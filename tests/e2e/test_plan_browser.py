@@ -46,6 +46,10 @@ def test_a_link_of_the_earlier_form_opens_as_the_same_plan(page: Page, streamlit
     assert query["settings.plan_accelerators"] == ["b200,h200-sxm"] and "plan.objective" not in query
     want = planned({**SCENARIO, "target_output_tokens_per_s_per_user": 30.0, "output_tokens_per_s_per_accelerator":
                     None}, objective="npv", demand_profile="flat", accelerators=("b200", "h200-sxm"))
+    # the run is over when what the settings cost (solved after the plan) is drawn: every KPI is there by then
+    expect(page.get_by_test_id("stMain").get_by_text("What the operations settings cost")).to_be_visible(
+        timeout=COLD_START_TIMEOUT_MS)
+    expect(page.get_by_test_id("stMetric").filter(has_text="Racks")).to_be_visible()
     shown = kpis(page)
     assert shown["Cost per day"] == fmt.usd(float(want["cost_usd_per_day"])), shown
     assert shown["Racks"] == fmt.count(float(want["racks"])), shown
