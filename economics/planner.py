@@ -1145,6 +1145,7 @@ def _stage_two(m: _Model, first: np.ndarray, rented: set[int],
     closes, block = rules.closes, rules.block
     pool_of = {col: p for p, (counts, _) in rules.rented.items() for col in counts}
     order = [block[0], *[h for h in range(len(hourly)) if h != block[0]]] if block else list(range(len(hourly)))
+    held = float(rules.weights[block].sum()) if block else 0.0  # hours the block's rented systems are paid for
     sizes: dict[int, float] = {}
     for h in order:
         sub, cols = hourly[h]
@@ -1156,7 +1157,7 @@ def _stage_two(m: _Model, first: np.ndarray, rented: set[int],
             elif j in closes and round(float(first[closes[j]])) == 0:
                 ub[j_sub] = 0.0  # a rented pool stage 1 left closed (the limit on distinct pools)
             elif j in pool_of and block and h == block[0]:
-                sub.c[j_sub] *= float(rules.weights[block].sum() / rules.weights[h])
+                sub.c[j_sub] *= held / float(rules.weights[h])
             elif j in pool_of and block:
                 size = sizes.get(pool_of[j], 0.0)
                 lb[j_sub], ub[j_sub] = (size, size) if h in block else (0.0, min(ub[j_sub], size))
@@ -1477,7 +1478,8 @@ def solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
     _, growth = _factors(s, settings)
     wl = workload(s, settings, growth)
     pools, role_excluded = build_pools(cands, s, settings, wl)
-    if rules_active(settings, pools, cands)["min_rental_hours"]:
+    active = rules_active(settings, pools, cands)  # of every pool (the plan's model may narrow them)
+    if active["min_rental_hours"]:
         wl = replace(wl, clock_hours=True)
     given, excluded = excluded, excluded + role_excluded  # a plan made again makes its role exclusions again
     table = _candidate_table(cands, pools, excluded, s)
@@ -1485,7 +1487,6 @@ def solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
     if reason:
         return _infeasible(reason, table, wl, s)
     costs = [candidate_costs(c, s) for c in cands]
-    active = rules_active(settings, pools, cands)
     m, res, rho, notes, pools = _solve_open(pools, cands, costs, s, settings, wl)
     if res.x is None:
         if res.status != 2:
@@ -1594,8 +1595,9 @@ def _relaxations(pools: list[Pool], cands: list[Candidate], costs: list[Costs], 
         rented = solve_plan(s, replace(settings, allow_rent=True), cands, excluded, costed=False)
         out.append(f"rent: allowing rented systems gives a plan at {rented.summary['cost_usd_per_day']:,.0f} USD a "
                    "day" if rented.feasible else "rent: allowing rented systems is not enough on its own")
+    active = rules_active(settings, pools, cands)
     for name, off in RULE_OFF.items():
-        if not rules_active(settings, pools, cands)[name]:
+        if not active[name]:
             continue
         other = solve_plan(s, replace(settings, **{name: off}), cands, excluded, costed=False)
         said = _rule_text(name, getattr(settings, name))
