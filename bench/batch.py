@@ -155,8 +155,8 @@ def main() -> None:
     rows = pd.DataFrame([{**one, "demand_output_tokens_per_day": d, "demand_input_tokens_per_day": None}
                          for d in shares])
     batch_s = best_of(lambda: economics.evaluate(rows), repeat=5)
-    resolved = economics.batch.resolve_scenario(one)
-    var_s = best_of(lambda: economics.batch.evaluate_variants(
+    resolved = economics.engine.batch.resolve_scenario(one)
+    var_s = best_of(lambda: economics.engine.batch.evaluate_variants(
         resolved, demand_output_tokens_per_day=shares, demand_input_tokens_per_day=[None] * 20), repeat=5)
     print(f"20 variants of one scenario: {var_s * 1e3:.1f} ms from the resolved scenario vs {batch_s * 1e3:.1f} ms "
           f"through evaluate(df): {batch_s / var_s:.1f}x")

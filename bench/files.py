@@ -87,8 +87,8 @@ import economics.cli  # imports (about a second) are not the file path's cost; p
 start = time.perf_counter()
 if kind == "engine":
     import pandas as pd
-    from economics.tables import read_chunks
-    from economics.batch import evaluate_with_report
+    from economics.io.tables import read_chunks
+    from economics.engine.batch import evaluate_with_report
     df = pd.concat(list(read_chunks(args[0])), ignore_index=True)
     start = time.perf_counter()
     evaluate_with_report(df)
@@ -98,7 +98,7 @@ elif kind == "cli":
     assert code in (0, 1), code
 elif kind == "upload":
     import io
-    from economics.tables import read_chunks, stream, TableWriter
+    from economics.io.tables import read_chunks, stream, TableWriter
     from economics.cli import _evaluate_chunk
     data = open(args[0], "rb").read()
     start = time.perf_counter()

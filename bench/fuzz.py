@@ -45,11 +45,11 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from economics import values  # noqa: E402
-from economics.batch import ScenarioError, as_scenario, evaluate_with_report  # noqa: E402
 from economics.cli import main as cli_main  # noqa: E402
-from economics.links import decode_query  # noqa: E402
+from economics.engine.batch import ScenarioError, as_scenario, evaluate_with_report  # noqa: E402
+from economics.io.scenario_files import read_scenarios, read_scenarios_csv, read_scenarios_json  # noqa: E402
 from economics.scenario import FIELDS  # noqa: E402
-from economics.scenario_files import read_scenarios, read_scenarios_csv, read_scenarios_json  # noqa: E402
+from economics.studies.links import decode_query  # noqa: E402
 from economics.validation import RANGE_COLUMNS, InputError, names_nothing_held, range_values, validate  # noqa: E402
 
 BASE_ROW = {"name": "fuzz", "accelerator_count": "8", "output_tokens_per_s_per_accelerator": "1000",

@@ -60,7 +60,7 @@ class PhaseClock:
 
     PHASES = {"_engine_rates": "engine rates", "_build": "model building", "_hourly_models": "model building",
               "_shadow_prices": "shadow-price LP", "_result": "post-processing",
-              "_covered_hour": "hourly covering search (exact, economics.covering)"}
+              "_covered_hour": "hourly covering search (exact, economics.domain.covering)"}
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}

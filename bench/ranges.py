@@ -2,7 +2,8 @@
 
 Every estimated row is evaluated three times (the estimate, then its P10 and P90 ends through the same stages), so a
 table of estimates costs more than one of measured figures. Prints, from one run on this machine:
-  - the stages (:func:`economics.pipeline.compute`) over N resolved scenarios whose throughput the roofline estimated
+  - the stages (:func:`economics.engine.pipeline.compute`) over N resolved scenarios whose throughput the roofline
+  estimated
     (10 accelerators x N/10 demands), with the range and with its second pass skipped on the same columns: the
     ratio is what the range costs, and the peak memory of each,
   - ``evaluate(df)`` end to end on the same table (validation and the estimate included), for scale,
@@ -25,9 +26,9 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import economics  # noqa: E402
-from economics.batch import _mark_throughput  # noqa: E402
-from economics.estimate import fill_throughput  # noqa: E402
-from economics.pipeline import compute  # noqa: E402
+from economics.engine.batch import _mark_throughput  # noqa: E402
+from economics.engine.estimate import fill_throughput  # noqa: E402
+from economics.engine.pipeline import compute  # noqa: E402
 from economics.validation import validate  # noqa: E402
 
 ACCELERATORS = ("h100-sxm", "h200-sxm", "b200", "gaudi3", "mi355x", "a100-sxm", "gb200-nvl72", "h100-sxm", "b200",

@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from distributed import Client  # noqa: E402
 
-from economics.batch import evaluate  # noqa: E402
-from economics.sweep import local_cluster, make_sweep, run_dask, scenarios  # noqa: E402
+from economics.engine.batch import evaluate  # noqa: E402
+from economics.studies.sweep import local_cluster, make_sweep, run_dask, scenarios  # noqa: E402
 
 BASE = {"name": "fleet", "accelerator": "h100-sxm", "accelerator_count": 64,
         "output_tokens_per_s_per_accelerator": 2700, "input_tokens_per_s_per_accelerator": 20000,

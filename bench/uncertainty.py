@@ -19,9 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 import economics  # noqa: E402
-from economics.batch import as_scenario  # noqa: E402
-from economics.compare import given_fields, scenario_frame  # noqa: E402
-from economics.uncertainty import MonteCarlo, monte_carlo, tornado  # noqa: E402
+from economics.engine.batch import as_scenario  # noqa: E402
+from economics.studies.compare import given_fields, scenario_frame  # noqa: E402
+from economics.studies.uncertainty import MonteCarlo, monte_carlo, tornado  # noqa: E402
 
 RANGES = {"electricity_usd_per_kwh": (0.04, 0.25), "accelerator_price_usd": (20_000.0, 45_000.0),
           "output_tokens_per_s_per_accelerator": (1_800.0, 3_500.0), "pue": (1.2, 1.8), "cost_of_capital": (0.05, 0.15)}

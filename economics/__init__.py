@@ -14,8 +14,8 @@ Python API (the CLI ``python -m economics`` and the Streamlit app use the same f
 
 from __future__ import annotations
 
-from . import catalog
-from .batch import (
+from economics import catalog
+from economics.engine.batch import (
     RESULT_COLUMNS,
     ScenarioError,
     evaluate,
@@ -25,14 +25,14 @@ from .batch import (
     explain_scenario,
     explain_text,
 )
-from .benchmarks import BenchmarkError, curves_csv, import_benchmark
-from .pipeline import split_warnings
-from .presets import default_scenario, preset_scenarios
-from .provenance import throughput_description
-from .scenario import CATALOG_FIELDS, FIELDS, Scenario, with_changes
-from .user_curves import CurveFile, CurveFileError, read_bounded
-from .user_curves import load as _load
-from .validation import InputError
+from economics.engine.pipeline import split_warnings
+from economics.engine.provenance import throughput_description
+from economics.io.benchmarks import BenchmarkError, curves_csv, import_benchmark
+from economics.presets import default_scenario, preset_scenarios
+from economics.scenario import CATALOG_FIELDS, FIELDS, Scenario, with_changes
+from economics.user_curves import CurveFile, CurveFileError, read_bounded
+from economics.user_curves import load as _load
+from economics.validation import InputError
 
 
 def load_curves(source: str | bytes, name: str = "") -> CurveFile:

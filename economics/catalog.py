@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from .architecture import kv_cache_bytes_per_token_gqa, kv_cache_bytes_per_token_mla
+from economics.domain.architecture import kv_cache_bytes_per_token_gqa, kv_cache_bytes_per_token_mla
 
 
 def data_dir() -> Path:
@@ -168,7 +168,7 @@ def calibration() -> pd.DataFrame:
 @cache
 def estimate_ranges() -> pd.DataFrame:
     """data/estimate_ranges.csv: the spread of the roofline's error (measured / estimated at P10, P50, P90) per
-    fitted accelerator family and for families with no measured point (:mod:`economics.estimate_range`)."""
+    fitted accelerator family and for families with no measured point (:mod:`economics.engine.estimate_range`)."""
     path = DATA_DIR / "estimate_ranges.csv"
     if not path.exists():  # before the first ``calibrate --ranges --write``
         return pd.DataFrame(columns=["basis", "points", "ratio_p10", "ratio_p50", "ratio_p90"]).rename_axis("scope")

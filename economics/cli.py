@@ -22,21 +22,23 @@ from typing import Any, NoReturn, TextIO
 
 import pandas as pd
 
-from . import benchmarks, calibration, leave_out, sweep, tables, user_curves
-from .batch import ScenarioError, as_scenario, evaluate_with_report, explain_row, provenance_text
-from .catalog import accelerator_ids, closest, unknown_id_message
-from .compare import compare_accelerators
-from .documents import fields_markdown, template_text
-from .explain import format_number as fmt
-from .outputs import NUMERIC_OUTPUTS
-from .planner import add_plan_command
-from .retrofit import analyse, break_even_decode_price_usd
-from .retrofit_explain import study_text
-from .scenario import FIELDS, Scenario
-from .scenario_files import read_input_bytes, to_csv_text, to_json_text
-from .uncertainty import monte_carlo, ranges_from_row, tornado, with_range_columns
-from .validation import RANGE_COLUMNS, InputError, Problem, validate
-from .values import capped, escape_controls, shown
+from economics import user_curves
+from economics.catalog import accelerator_ids, closest, unknown_id_message
+from economics.domain.explain import format_number as fmt
+from economics.engine.batch import ScenarioError, as_scenario, evaluate_with_report, explain_row, provenance_text
+from economics.io import benchmarks, tables
+from economics.io.documents import fields_markdown, template_text
+from economics.io.plan_files import InvalidPlanRow, plan_csv_text, plan_from_files, solver_chatter_to_stderr
+from economics.io.scenario_files import read_input_bytes, to_csv_text, to_json_text
+from economics.outputs import NUMERIC_OUTPUTS
+from economics.scenario import FIELDS, Scenario
+from economics.studies import calibration, leave_out, sweep
+from economics.studies.compare import compare_accelerators
+from economics.studies.retrofit import analyse, break_even_decode_price_usd
+from economics.studies.retrofit_explain import study_text
+from economics.studies.uncertainty import monte_carlo, ranges_from_row, tornado, with_range_columns
+from economics.validation import RANGE_COLUMNS, InputError, Problem, validate
+from economics.values import capped, escape_controls, shown
 
 EXIT_OK, EXIT_INVALID_ROWS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
 MAX_REPORT_LINES = 50
@@ -108,7 +110,7 @@ def _load_curves(args: argparse.Namespace) -> str:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    """Read, evaluate and write chunk by chunk (economics.tables), in CSV, Parquet or JSON."""
+    """Read, evaluate and write chunk by chunk (economics.io.tables), in CSV, Parquet or JSON."""
     source = _read(args.input) if args.input == "-" else args.input
     chunks = tables.read_chunks(source, args.input_format, progress=tables.terminal_progress(sys.stderr))
     fmt = tables.output_format(args.output, args.format)
@@ -239,7 +241,7 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
 
 def _capped_lines(result: Any) -> list[str]:
     """``retrofit``'s notes on stderr: each option that cannot serve the whole demand, year by year, with the revenue
-    it turns away (:attr:`economics.retrofit.RetrofitResult.shortfall`, as the Decode page shows it)."""
+    it turns away (:attr:`economics.studies.retrofit.RetrofitResult.shortfall`, as the Decode page shows it)."""
     lines = []
     short = result.shortfall
     for option in dict.fromkeys(short["option"]):
@@ -274,7 +276,8 @@ def cmd_uncertainty(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    """A grid and/or Monte Carlo around one row, on Dask (economics.sweep); quantiles, top-k and fronts on stdout."""
+    """A grid and/or Monte Carlo around one row, on Dask (economics.studies.sweep); quantiles, top-k and fronts on
+    stdout."""
     _, _, row = _chosen_row(args)
     try:
         spec = sweep.sweep_from_args(args, row)
@@ -289,8 +292,26 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    """The cheapest fleet for one row: 0 with a plan (feasible or not, it is data), 1 when the row has a bad value,
+    2 for unusable input (the same exit codes as the other row commands)."""
+    try:
+        sha = _load_curves(args)
+        with solver_chatter_to_stderr():
+            out = plan_from_files(_read(args.input), args.row, None if not args.candidates else _read(args.candidates),
+                                  [a.strip() for a in args.accelerators.split(",") if a.strip()], args.frontier, sha)
+    except InvalidPlanRow as exc:
+        sys.stderr.write(f"{exc}\n")
+        return EXIT_INVALID_ROWS
+    text = json.dumps(out, indent=1, allow_nan=False) + "\n" if args.format == "json" else plan_csv_text(out)
+    _write(args.output, text)
+    if not out["feasible"]:
+        sys.stderr.write(f"no feasible plan: {out['infeasible_reason']}\n")
+    return EXIT_OK
+
+
 def cmd_import_benchmark(args: argparse.Namespace) -> int:
-    """Benchmark files in, a curve file out (economics.benchmarks); what a file lacks comes from the flags."""
+    """Benchmark files in, a curve file out (economics.io.benchmarks); what a file lacks comes from the flags."""
     skipped: list[str] | None = [] if args.skip_bad_rows else None
     try:
         table = benchmarks.import_benchmark(
@@ -492,7 +513,16 @@ def build_parser() -> argparse.ArgumentParser:
         func=lambda a: (sys.stdout.write(fields_markdown()), 0)[1])
     sub.add_parser("schema", help="JSON schema of a scenario").set_defaults(
         func=lambda a: (sys.stdout.write(schema_text() + "\n"), 0)[1])
-    add_plan_command(sub)
+    pl = _add_row_command(sub, "plan", "the cheapest fleet (prefill/decode pools, own/rent, the existing fleet) for "
+                          "a row's demand, targets and facility")
+    pl.add_argument("--candidates", help="CSV of hardware options with their own measured rates and prices "
+                    "(default: the catalog)")
+    pl.add_argument("--accelerators", default="", help="catalog ids to consider, comma-separated (default: all)")
+    pl.add_argument("--frontier", choices=("none", "speed", "site", "both"), default="none",
+                    help="also compute cost frontiers (20 points each)")
+    pl.add_argument("--format", choices=("json", "csv"), default="json")
+    pl.add_argument("-o", "--output", default="-", help="output file, or - for standard output (default)")
+    pl.set_defaults(func=cmd_plan)
     sw = _add_row_command(sub, "sweep", "a grid and/or Monte Carlo around one row on Dask (local processes, or "
                           "--scheduler): quantiles, the cheapest, Pareto fronts")
     sweep.add_sweep_arguments(sw)

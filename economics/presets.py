@@ -5,8 +5,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from . import catalog
-from .scenario import Scenario
+from economics import catalog
+from economics.scenario import Scenario
 
 
 def _scenario(row: dict[str, Any]) -> Scenario:

@@ -15,7 +15,7 @@ import annotated_types
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from . import catalog, values
+from economics import catalog, values
 
 Ownership = Literal["own", "rent"]
 Precision = Literal["bf16", "fp8", "fp4"]

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from . import catalog
-from .values import ValueProblem, escape_controls, number, shown
+from economics import catalog
+from economics.values import ValueProblem, escape_controls, number, shown
 
 REQUIRED = ("accelerator", "model", "precision", "input_tokens", "output_tokens", "output_tokens_per_s_per_user",
             "output_tokens_per_s_per_accelerator")

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import catalog, user_curves, values
-from .scenario import CATALOG_FIELDS, CATALOG_ID_FIELDS, FIELDS, FieldSpec, show_value
-from .values import FALSE_WORDS, TRUE_WORDS, capped, shown
+from economics import catalog, user_curves, values
+from economics.scenario import CATALOG_FIELDS, CATALOG_ID_FIELDS, FIELDS, FieldSpec, show_value
+from economics.values import FALSE_WORDS, TRUE_WORDS, capped, shown
 
 __all__ = ["FALSE_WORDS", "TRUE_WORDS", "InputError", "Problem", "check_columns", "validate", "validate_one"]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 import economics
-from economics.scenario_files import read_scenarios_csv, to_excel_bytes
+from economics.io.scenario_files import read_scenarios_csv, to_excel_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from economics.retrofit import analyse, break_even_decode_price_usd
+from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from tests.test_app import start
 from ui import format as fmt
 from ui.common import report_table

@@ -16,7 +16,9 @@ from streamlit.runtime.memory_media_file_storage import _calculate_file_id
 from streamlit.testing.v1 import AppTest
 
 import economics
-from economics import FIELDS, planner
+from economics import FIELDS
+from economics.io import plan_files
+from economics.studies import planner
 from tests.test_app import set_field, start
 from tests.test_app_links import EVIL_NAME, PIXEL, assert_plain
 from ui import format as fmt
@@ -99,7 +101,7 @@ def expected_downloads(scenario: dict[str, Any]) -> dict[str, str]:
     data = expected_plan(scenario)
     return {"plan_json": _calculate_file_id(json.dumps(data, indent=1, allow_nan=False).encode(), "application/json",
                                             "plan.json"),
-            "plan_csv": _calculate_file_id(planner.plan_csv_text(data).encode(), "text/csv", "plan.csv")}
+            "plan_csv": _calculate_file_id(plan_files.plan_csv_text(data).encode(), "text/csv", "plan.csv")}
 
 
 def test_the_downloads_are_the_plan_shown_after_every_edit() -> None:

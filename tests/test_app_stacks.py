@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import economics
-from economics import measured
+from economics.engine import measured
 from tests.test_app import start
 from tests.test_app_throughput import PAIR, metric
 

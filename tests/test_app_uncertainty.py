@@ -7,9 +7,9 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 import economics
-from economics.batch import as_scenario, evaluate
-from economics.compare import scenario_frame
-from economics.uncertainty import draw
+from economics.engine.batch import as_scenario, evaluate
+from economics.studies.compare import scenario_frame
+from economics.studies.uncertainty import draw
 from tests.test_app import start
 from ui.format import usd_rate
 

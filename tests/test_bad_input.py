@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import economics
-from economics.scenario_files import read_scenarios_csv
+from economics.io.scenario_files import read_scenarios_csv
 from economics.validation import InputError
 
 GOOD = "name,accelerator_count,output_tokens_per_s_per_accelerator\nok,8,1000\n"
@@ -125,5 +125,5 @@ def test_outputs_never_hold_nan_or_infinity() -> None:
     assert row["valid"]
     assert row["cost_usd_per_m_input_tokens"] is pd.NA
     assert row["gross_margin"] is pd.NA
-    text = economics.scenario_files.to_csv_text(result) + economics.scenario_files.to_json_text(result)
+    text = economics.io.scenario_files.to_csv_text(result) + economics.io.scenario_files.to_json_text(result)
     assert not re.search(r"\b(nan|inf|infinity)\b", text, flags=re.IGNORECASE)

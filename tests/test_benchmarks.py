@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import economics
-from economics import benchmarks, user_curves
-from economics.benchmarks import BenchmarkError, curves_csv, import_benchmark
+from economics import user_curves
+from economics.io import benchmarks
+from economics.io.benchmarks import BenchmarkError, curves_csv, import_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures" / "benchmarks"
@@ -344,13 +345,14 @@ def test_flags_are_typed_once() -> None:
 
 
 def test_plan_and_a_dask_sweep_use_the_curve_file(mine: user_curves.CurveFile) -> None:
-    from economics import planner, sweep
+    from economics.io import plan_files
+    from economics.studies import sweep
 
     # the planner's H200 candidate runs at the curve's point: 939.218 / 8 = 117.40 per GPU, 939.218 per 8-GPU system
     row = "name,accelerator,model,precision,input_tokens_per_request,output_tokens_per_request," \
           "target_output_tokens_per_s_per_user,demand_output_tokens_per_day,ownership\n" \
           f"r,h200-sxm,deepseek-v3,fp8,1024,1024,{1000 / 16.4839},1000000000,rent\n"
-    out = planner.plan_from_files(row.encode(), "r", accelerators=["h200-sxm"], curves_sha256=mine.sha256)
+    out = plan_files.plan_from_files(row.encode(), "r", accelerators=["h200-sxm"], curves_sha256=mine.sha256)
     rates = {c["name"]: c["output_tokens_per_s_per_system"] for c in out["candidates"]}
     assert rates["h200-sxm rent"] == pytest.approx(939.218, rel=1e-5)
     # a sweep on worker processes loads the same file under the same hash, and equals the sweep in this process

@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import economics
-from economics import calibration, estimate
-from economics import throughput as th
+from economics.domain import throughput as th
+from economics.engine import estimate
+from economics.studies import calibration
 
 # Held-out bounds per accelerator family: (median, worst) absolute error of output tokens/s per accelerator [%] on the
 # points the fit never sees (held-out model families and the held-out source), at the figures `python -m economics
@@ -325,7 +326,7 @@ def test_arrival_limited_points_are_compared_on_ttft_only() -> None:
 
 
 def test_leaving_a_family_out_refits_without_it_and_predicts_it_from_the_rest() -> None:
-    from economics import leave_out
+    from economics.studies import leave_out
 
     # AMD CDNA 4 (MI355X) has a scope of its own in the stored fit; refitted without its points it has none, and its
     # points take the factors of the scopes that remain (global, or the model class's)
@@ -349,7 +350,7 @@ def test_leaving_a_family_out_refits_without_it_and_predicts_it_from_the_rest() 
 
 
 def test_leaving_a_table_out_refits_without_it_and_its_stored_errors_are_current() -> None:
-    from economics import leave_out
+    from economics.studies import leave_out
 
     # AMD's vLLM dev-docker throughput table (rocm-vllm): 4 fitted points and 4 of held-out models; refitted without
     # the table, every one of its points is predicted from the others' factors

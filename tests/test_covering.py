@@ -1,4 +1,4 @@
-"""The exact hourly covering search (economics.covering) against hand-worked answers and against HiGHS run to a
+"""The exact hourly covering search (economics.domain.covering) against hand-worked answers and against HiGHS run to a
 zero gap on the same problem, random and as the planner builds it (TTFT caps, the KV link, floors, owned pools)."""
 
 from __future__ import annotations
@@ -12,7 +12,12 @@ from hypothesis import strategies as st
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 import economics
-from economics import covering, planner
+from economics.domain import covering
+from economics.studies import planner
+from economics.studies.planner.build import build_model, hourly_models
+from economics.studies.planner.hourly import cover_problem, covered_hour
+from economics.studies.planner.model import PlanModel, utilization_cap
+from economics.studies.planner.pools import Problem
 
 INF = math.inf
 
@@ -127,7 +132,7 @@ def test_cheapest_equals_highs_at_zero_gap(h: covering.Hour) -> None:
     assert c.cost == pytest.approx(float(h.usd_per_system @ c.systems + h.usd_per_flow @ c.flow), rel=1e-12)
 
 
-Hourly = tuple[planner._Model, list[float], list[float]]
+Hourly = tuple[PlanModel, list[float], list[float]]
 
 
 def planner_hours(ttft: float | None, kv_link: float | None, existing: int | None) -> list[Hourly]:
@@ -143,11 +148,12 @@ def planner_hours(ttft: float | None, kv_link: float | None, existing: int | Non
     hosted, _ = planner.hosting_variants(cands, s)
     pools, _ = planner.build_pools(hosted, s, settings_, wl)
     costs = [planner.candidate_costs(c, s) for c in hosted]
-    rho = ({p: planner._rho(pool, pool.servers_per_system, settings_) for p, pool in enumerate(pools)
+    rho = ({p: utilization_cap(pool, pool.servers_per_system, settings_) for p, pool in enumerate(pools)
             if pool.prefill_weight > 0} if ttft else {})
-    m, _, _ = planner._build(pools, hosted, costs, s, settings_, wl, rho)
+    pb = Problem(s, settings_, wl, hosted, pools, costs)
+    m, _, _ = build_model(pb, rho)
     out = []
-    for k, (sub, _) in enumerate(planner._hourly_models(pools, hosted, costs, s, settings_, wl, rho, m)):
+    for k, (sub, _) in enumerate(hourly_models(pb, rho, m)):
         lb, ub = list(sub.lb), list(sub.ub)
         for (p, h), col in sub.count_col.items():
             if h < 0:  # an owned pool: fixed, as stage 2 fixes it (a few systems, varying by pool and hour; the
@@ -166,7 +172,7 @@ def test_planner_hour_whose_fixed_fleet_breaks_a_row_goes_to_highs() -> None:
     for (_, h), col in sub.count_col.items():
         if h < 0:
             lb[col] = ub[col] = 3.0
-    assert planner._cover_problem(sub, lb, ub) is None
+    assert cover_problem(sub, lb, ub) is None
     res = milp(np.asarray(sub.c), constraints=[LinearConstraint(sub.matrix(), -np.inf, np.asarray(sub.b))],
                integrality=np.asarray(sub.integer), bounds=Bounds(np.asarray(lb), np.asarray(ub)))
     assert res.status == 2
@@ -178,7 +184,7 @@ def test_planner_hours_match_highs_at_zero_gap(ttft: float | None, kv_link: floa
     hours_ = planner_hours(ttft, kv_link, existing)
     assert len(hours_) >= 5
     for sub, lb, ub in hours_:
-        x = planner._covered_hour(sub, lb, ub)
+        x = covered_hour(sub, lb, ub)
         res = milp(np.asarray(sub.c), constraints=[LinearConstraint(sub.matrix(), -np.inf, np.asarray(sub.b))],
                    integrality=np.asarray(sub.integer), bounds=Bounds(np.asarray(lb), np.asarray(ub)),
                    options={"mip_rel_gap": 0.0})

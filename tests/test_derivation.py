@@ -1,7 +1,7 @@
 """Every printed derivation step holds: its substituted arithmetic, re-done from the printed numbers, gives the
 printed result (to the printed precision), on random valid rows of every kind.
 
-The re-evaluation (:func:`economics.formula.reevaluate`) reads only the printed text, so this checks what a
+The re-evaluation (:func:`economics.domain.formula.reevaluate`) reads only the printed text, so this checks what a
 reader checks by hand, independently of how the engine computed the value.
 """
 
@@ -16,11 +16,11 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from economics.estimate import fill_throughput
-from economics.explain import Trace, format_number
-from economics.formula import reevaluate
-from economics.pipeline import compute
-from economics.resolve import per_user_throughput
+from economics.domain.explain import Trace, format_number
+from economics.domain.formula import reevaluate
+from economics.engine.estimate import fill_throughput
+from economics.engine.pipeline import compute
+from economics.engine.resolve import per_user_throughput
 from economics.validation import validate
 
 NUMBER = re.compile(r"-?[0-9][0-9,]*(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?")

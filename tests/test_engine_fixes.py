@@ -113,8 +113,8 @@ def test_variants_of_a_resolved_scenario() -> None:
     # 8 H100 at 30,000 USD, r = 0, 5 years: 8 x 30,000 / 5 / 8,760 = 5.47945 USD/h; energy (idle = full draw)
     # 8 x 1.275 x 1.5 x 0.10 = 1.53 USD/h -> 7.00945 USD/h = 168.2268 USD/day. Output only (no input tokens):
     # at half load 8 x 86,400 x 1,000 x 0.5 = 345.6 M tokens/day -> 168.2268 / 345.6 = 0.486768 USD/M
-    from economics.batch import evaluate_variants, resolve_scenario
-    from economics.compare import cost_vs_utilization
+    from economics.engine.batch import evaluate_variants, resolve_scenario
+    from economics.studies.compare import cost_vs_utilization
 
     row = {**SIMPLE, "accelerator": "h100-sxm", "accelerator_count": 8, "accelerator_price_usd": 30000.0,
            "output_tokens_per_s_per_accelerator": 1000.0, "input_tokens_per_request": 0.0,

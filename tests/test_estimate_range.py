@@ -9,8 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from economics import batch, catalog, estimate_range, leave_out
-from economics.pipeline import WARNINGS
+from economics import catalog
+from economics.engine import batch, estimate_range
+from economics.engine.pipeline import WARNINGS
+from economics.studies import leave_out
 
 # 5,000 tokens in, 700 out, 20 tok/s per user: no measured curve matches these lengths, so the roofline answers
 SHAPE = {"precision": "fp8", "input_tokens_per_request": 5000, "output_tokens_per_request": 700,
@@ -142,7 +144,7 @@ def test_every_fitted_family_has_a_range_and_unseen_ones_have_theirs() -> None:
 
 
 def test_the_validation_split_is_never_fitted_and_each_point_is_checked_against_its_range() -> None:
-    from economics import calibration
+    from economics.studies import calibration
 
     pts = calibration.points()
     val = pts[pts["source_group"].isin(calibration.VALIDATION_SOURCES)]
@@ -159,7 +161,7 @@ def test_the_validation_split_is_never_fitted_and_each_point_is_checked_against_
 
 
 def test_the_planner_candidate_table_says_where_each_rate_comes_from() -> None:
-    from economics import planner
+    from economics.studies import planner
 
     s = economics_default()
     result = planner.plan(s, accelerators=["h100-sxm", "gaudi3"])
@@ -180,8 +182,8 @@ def test_a_static_batch_is_the_served_arithmetic() -> None:
     # token/s for the replica and a 60 ms step: 400 x 128 / (400 x 2048 / 40,000 + 128 x 0.06) = 51,200 / 28.16
     # = 1,818.2 token/s for the replica, 227.3 per card; continuous batching's requests per second per card,
     # 1 / (2048 / 5,000 + 128 / (400 / (8 x 0.06))), times 128 tokens gives the same
-    from economics import capacity
-    from economics import throughput as th
+    from economics.domain import capacity
+    from economics.domain import throughput as th
 
     replica = float(th.static_batch_output_tokens_per_s(400, 2048, 128, 40_000.0, 0.06))
     assert replica == pytest.approx(51_200 / 28.16)
@@ -192,7 +194,7 @@ def test_a_static_batch_is_the_served_arithmetic() -> None:
 def test_an_all_reduce_pays_its_latency_once_per_round() -> None:
     # batch 1 of Llama 3.1 70B (hidden 8,192, BF16 activations: 16,384 bytes) over 8 MI300X (448 GB/s, 1.5 us):
     # 2 x log2(8) = 6 rounds x 1.5 us = 9 us, plus 2 x 7/8 x 16,384 B / 448 GB/s = 0.064 us
-    from economics import throughput as th
+    from economics.domain import throughput as th
 
     assert float(th.allreduce_s(16_384, 8, 448, 1.5)) * 1e6 == pytest.approx(9.064, abs=1e-3)
     # per step: two per layer over 80 layers
@@ -200,7 +202,7 @@ def test_an_all_reduce_pays_its_latency_once_per_round() -> None:
 
 
 def test_no_scope_is_slower_at_batch_1_than_its_fastest_measured_batch_1_point() -> None:
-    from economics import calibration
+    from economics.studies import calibration
 
     pts = calibration.points()
     train = pts[(pts["fitted"] == "yes") & (pts["split"] == "train")]

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import economics
-from economics.compare import compare_accelerators
+from economics.studies.compare import compare_accelerators
 
 BASE: dict[str, Any] = {
     "name": "fleet", "ownership": "own", "accelerator_price_usd": 30000.0, "cost_of_capital": 0.0,

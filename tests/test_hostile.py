@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import economics
-from economics import uncertainty
-from economics.scenario_files import read_scenarios_csv, to_csv_text
+from economics.io.scenario_files import read_scenarios_csv, to_csv_text
+from economics.studies import uncertainty
 from economics.validation import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -184,7 +184,7 @@ def test_a_first_cell_starting_with_hash_is_a_row_not_a_comment() -> None:
 
 
 def test_json_scenarios_read_like_csv_rows() -> None:
-    from economics.scenario_files import read_scenarios_json
+    from economics.io.scenario_files import read_scenarios_json
 
     df = read_scenarios_json('[{"name": "a", "accelerator_count": 8, "output_tokens_per_s_per_accelerator": "1000",'
                              ' "rent_includes_energy": "y", "pue": NaN}]')
@@ -199,7 +199,7 @@ def test_json_scenarios_read_like_csv_rows() -> None:
 def test_excel_export_escapes_control_characters_and_reports_cut_cells() -> None:
     import openpyxl
 
-    from economics.scenario_files import EXCEL_MAX_CELL_CHARS, excel_export, to_excel_bytes
+    from economics.io.scenario_files import EXCEL_MAX_CELL_CHARS, excel_export, to_excel_bytes
 
     names = ["bell\x01\x07\x0b\x1b[31m", "n" * 40_000, "plain"]
     df = read_scenarios_csv(("name,accelerator_count,output_tokens_per_s_per_accelerator\n"

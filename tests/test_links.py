@@ -13,8 +13,8 @@ from streamlit.testing.v1 import AppTest
 
 import economics
 import economics.validation
-from economics import planner
-from economics.links import decode_checked, decode_query, encode_query, query_string
+from economics.studies import planner
+from economics.studies.links import decode_checked, decode_query, encode_query, query_string
 from ui import links
 from ui.format import usd_rate
 

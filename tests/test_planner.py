@@ -3,7 +3,6 @@ shadow prices, infeasibility as data, the catalog path, CANDIDATES.csv, reliabil
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import itertools
@@ -18,13 +17,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from economics import catalog
-from economics.availability import family_rates, reliability, spares_needed, system_availability
-from economics.planner import (
+from economics import catalog, cli
+from economics.domain.availability import family_rates, reliability, spares_needed, system_availability
+from economics.io.plan_files import InvalidPlanRow, plan_from_files, read_candidates_csv
+from economics.scenario import Scenario
+from economics.studies.planner import (
     Candidate,
-    InvalidPlanRow,
     PlanSettings,
-    add_plan_command,
     candidate_costs,
     catalog_rates,
     clear_rates_memo,
@@ -32,11 +31,8 @@ from economics.planner import (
     frontier_site,
     frontier_speed,
     plan,
-    plan_from_files,
-    read_candidates_csv,
     settings_from_row,
 )
-from economics.scenario import Scenario
 from economics.validation import InputError
 
 NAN = math.nan
@@ -378,15 +374,10 @@ PLAN_FILE = ("name,input_tokens_per_request,output_tokens_per_request,demand_out
 def test_plan_command_json_and_errors(capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
     (tmp_path / "f.csv").write_text(PLAN_FILE, encoding="utf-8")
     (tmp_path / "c.csv").write_text(GOOD, encoding="utf-8")
-    parser = argparse.ArgumentParser()
-    add_plan_command(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["plan", str(tmp_path / "f.csv"), "--row", "row a", "--candidates",
-                              str(tmp_path / "c.csv")])
-    assert args.func(args) == 0
+    assert cli.main(["plan", str(tmp_path / "f.csv"), "--row", "row a", "--candidates", str(tmp_path / "c.csv")]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["feasible"] and out["plan"][0]["name"] in {"my h200", "cloud b200", "old h100s"}
-    args = parser.parse_args(["plan", str(tmp_path / "f.csv"), "--row", "row b", "--format", "csv"])
-    assert args.func(args) == 2
+    assert cli.main(["plan", str(tmp_path / "f.csv"), "--row", "row b", "--format", "csv"]) == 2
     assert "--row: no row named 'row b'" in capsys.readouterr().err
     with pytest.raises(InvalidPlanRow, match=re.escape("row 1 (row a): demand_profile: 'weekly' is not peak, flat, "
                                                       "diurnal or 24 numbers")):
@@ -468,7 +459,7 @@ def test_racks_force_the_liquid_retrofit_and_the_budget_can_forbid_it() -> None:
 
 def test_a_semicolon_file_with_an_ambiguous_number_is_refused() -> None:
     # '30.000' in a ';' file could be 30 or 30,000: refused, as evaluate refuses it, never read as 30
-    from economics.planner import read_plan_row
+    from economics.io.plan_files import read_plan_row
     from economics.validation import InputError
 
     data = b"name;accelerator;demand_output_tokens_per_day;output_tokens_per_s_per_accelerator\na;h100-sxm;1e9;30.000\n"

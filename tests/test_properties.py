@@ -129,7 +129,7 @@ def test_invariants(s: dict[str, Any]) -> None:
 @given(st.lists(scenarios(), min_size=1, max_size=8))
 def test_batch_equals_single_scenario_row_for_row(rows: list[dict[str, Any]]) -> None:
     batch = economics.evaluate(pd.DataFrame(rows))
-    assert set(economics.pipeline.OUTPUT_UNITS) <= set(batch.columns)  # every output, whatever was given
+    assert set(economics.engine.pipeline.OUTPUT_UNITS) <= set(batch.columns)  # every output, whatever was given
     for i, s in enumerate(rows):
         single = economics.evaluate_scenario(s)
         for col in batch.columns:  # the batch echoes the inputs it was given; the single path echoes all
@@ -145,7 +145,7 @@ def test_batch_equals_single_scenario_row_for_row(rows: list[dict[str, Any]]) ->
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(scenarios(), min_size=5, max_size=12))
 def test_chunked_computation_equals_one_pass(rows: list[dict[str, Any]]) -> None:
-    import economics.batch as batch
+    import economics.engine.batch as batch
 
     whole = economics.evaluate(pd.DataFrame(rows))
     saved = batch.CHUNK_ROWS

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from economics.queueing import erlang_c, max_utilization, simulate_waits_s, ttft_percentile_s, wait_percentile_s
+from economics.domain.queueing import erlang_c, max_utilization, simulate_waits_s, ttft_percentile_s, wait_percentile_s
 
 
 def test_erlang_c_by_hand() -> None:

@@ -27,7 +27,7 @@ def test_fields_table_is_generated_from_the_schema() -> None:
 
 
 def test_model_section_is_generated_from_the_formulas() -> None:
-    from economics.documents import model_markdown
+    from economics.io.documents import model_markdown
 
     assert block("model") == model_markdown(), "regenerate with: make docs"
 
@@ -47,7 +47,7 @@ def test_quick_start_commands_exist() -> None:
 
 def test_calibration_figures_in_the_readme_are_the_stored_ones() -> None:
     import economics
-    from economics.calibration import report
+    from economics.studies.calibration import report
 
     for scope, row in economics.catalog.calibration().iterrows():
         cells = (f"| {float(row['bandwidth_utilization']):.2f} | {float(row['compute_utilization']):.2f} | "

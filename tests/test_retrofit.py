@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import economics
-from economics.retrofit import DEMAND_FIELDS, RetrofitResult, _forget, analyse, break_even_decode_price_usd
+from economics.studies.retrofit import DEMAND_FIELDS, RetrofitResult, _forget, analyse, break_even_decode_price_usd
 
 # Simple owned hardware: constant draw (idle = full), PUE 1.5, 0.10 USD/kWh, nothing else but capital.
 SIMPLE: dict[str, Any] = {
@@ -292,7 +292,7 @@ def test_sunk_costs_never_enter_the_cash_flows() -> None:
 
 
 def test_an_option_equal_to_the_status_quo_has_no_payback() -> None:
-    from economics.retrofit import Option
+    from economics.studies.retrofit import Option
 
     result = analyse(STUDY, extra_options=[Option("same again", "the fleet as it is", {
         "accelerator_count": 8, "decode_accelerator": None, "decode_accelerator_count": None})])
@@ -437,8 +437,8 @@ def test_every_option_faces_the_same_demand_path_sized_by_hand() -> None:
 
 
 def test_the_derivation_shows_each_purchase_and_sums_to_the_npv() -> None:
-    from economics.batch import as_scenario
-    from economics.retrofit_explain import option_text
+    from economics.engine.batch import as_scenario
+    from economics.studies.retrofit_explain import option_text
 
     result = analyse(HAND_STUDY)
     text = option_text(result, "more of the same, as demand grows", as_scenario(HAND_STUDY))
@@ -458,8 +458,8 @@ def test_the_derivation_shows_each_purchase_and_sums_to_the_npv() -> None:
 
 
 def test_the_status_quo_derivation_says_what_it_turns_away() -> None:
-    from economics.batch import as_scenario
-    from economics.retrofit_explain import option_text
+    from economics.engine.batch import as_scenario
+    from economics.studies.retrofit_explain import option_text
 
     text = option_text(analyse(HAND_STUDY), "status quo", as_scenario(HAND_STUDY))
     assert "capex_usd = 0 USD (nothing bought: the existing fleet is sunk)" in text

@@ -1,4 +1,4 @@
-"""The single-scenario path (:func:`economics.evaluate_scenario`, :func:`economics.batch.resolve_scenario`) gives
+"""The single-scenario path (:func:`economics.evaluate_scenario`, :func:`economics.engine.batch.resolve_scenario`) gives
 what the table path gives for the same row: the same inputs, outputs, warnings, feasibility and problems.
 
 The single path skips the table's per-column parsing (a ``Scenario`` is parsed by the same parser and bounds) and
@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import economics
-from economics.batch import ScenarioError, evaluate_scenario, evaluate_variants, resolve_scenario
+from economics.engine.batch import ScenarioError, evaluate_scenario, evaluate_variants, resolve_scenario
 from tests.test_derivation import rows
 
 
@@ -130,7 +130,7 @@ def test_the_estimate_reads_no_field_declared_unread() -> None:
     import pathlib
     import re
 
-    from economics.batch import ESTIMATE_IGNORES
+    from economics.engine.batch import ESTIMATE_IGNORES
     root = pathlib.Path(__file__).resolve().parent.parent / "economics"
     for module in ("estimate.py", "throughput.py", "architecture.py", "capacity.py"):  # what estimate.py imports
         text = (root / module).read_text(encoding="utf-8")
@@ -140,7 +140,7 @@ def test_the_estimate_reads_no_field_declared_unread() -> None:
 
 
 def test_a_read_of_a_field_declared_unread_is_an_error() -> None:
-    from economics.batch import _EstimateColumns
+    from economics.engine.batch import _EstimateColumns
     cols = _EstimateColumns({"model": 1})
     for touch in (lambda: cols["pue"], lambda: "pue" in cols, lambda: cols.get("pue")):
         with pytest.raises(LookupError, match="pue"):

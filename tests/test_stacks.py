@@ -14,10 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import economics
-from economics import calibration, catalog, estimate
-from economics import throughput as th
-from economics.batch import explain_scenario
-from economics.measured import Curve, best_at, curves, stack_curves
+from economics import catalog
+from economics.domain import throughput as th
+from economics.engine import estimate
+from economics.engine.batch import explain_scenario
+from economics.engine.measured import Curve, best_at, curves, stack_curves
+from economics.studies import calibration
 from economics.validation import validate
 from tests.test_derivation import check_step
 

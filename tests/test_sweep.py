@@ -1,4 +1,4 @@
-"""Sweeps (economics.sweep): scenario generation by hand, exact reductions against brute force over the whole
+"""Sweeps (economics.studies.sweep): scenario generation by hand, exact reductions against brute force over the whole
 table, and a Dask run on a 2-worker LocalCluster equal to the single-process run for the same seed."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from economics.batch import evaluate
-from economics.sweep import (
+from economics.engine.batch import evaluate
+from economics.studies.sweep import (
     COST,
     POWER,
     SPEED,

@@ -1,4 +1,4 @@
-"""Streaming CSV/Parquet reader and writer (economics.tables): each real-export case, a differential test over
+"""Streaming CSV/Parquet reader and writer (economics.io.tables): each real-export case, a differential test over
 dialects, streaming identical to one pass, and the output formats."""
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openpyxl import load_workbook
 
-from economics.batch import evaluate, evaluate_with_report
-from economics.scenario_files import _neutralise, excel_export, to_json_text
-from economics.tables import TableWriter, excel_bytes, neutralise, read_chunks, stream
+from economics.engine.batch import evaluate, evaluate_with_report
+from economics.io.scenario_files import _neutralise, excel_export, to_json_text
+from economics.io.tables import TableWriter, excel_bytes, neutralise, read_chunks, stream
 from economics.validation import InputError
 
 HEADER = "name,accelerator_count,output_tokens_per_s_per_accelerator"

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import economics
-from economics import throughput as th
-from economics.calibration import report
-from economics.interactivity import curve_table, interactivity_curve
-from economics.measured import curves
+from economics.domain import throughput as th
+from economics.engine.measured import curves
+from economics.studies.calibration import report
+from economics.studies.interactivity import curve_table, interactivity_curve
 
 # An ideal machine: no efficiency loss, no fixed overhead, one accelerator per replica, no prompt.
 IDEAL: dict[str, Any] = {

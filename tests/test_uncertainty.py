@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 import economics
 from economics import FIELDS, catalog
-from economics.batch import as_scenario, evaluate
-from economics.compare import scenario_frame
-from economics.uncertainty import (
+from economics.engine.batch import as_scenario, evaluate
+from economics.studies.compare import scenario_frame
+from economics.studies.uncertainty import (
     _checked,
     draw,
     histogram,

@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from economics import values
-from economics.batch import ScenarioError, as_scenario
-from economics.links import decode_query
+from economics.engine.batch import ScenarioError, as_scenario
+from economics.io.scenario_files import read_scenarios_csv, read_scenarios_json
 from economics.scenario import FIELDS
-from economics.scenario_files import read_scenarios_csv, read_scenarios_json
+from economics.studies.links import decode_query
 from economics.validation import InputError, known_ids, validate
 
 

@@ -88,8 +88,9 @@ def run_cli(out: Path) -> None:
 def run_python(out: Path) -> None:
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(ROOT / "bench"))
-    import economics
     from batch import scenarios  # bench/batch.py's mix
+
+    import economics
 
     presets = economics.preset_scenarios()
     rows = {name: economics.evaluate_scenario(s) for name, (s, _note) in presets.items()}

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from economics import benchmarks  # noqa: E402
-from economics.benchmark_formats import MLPERF_TPOT_LIMIT_MS, mlperf_accelerator, read_mlperf_table  # noqa: E402
+from economics.io.benchmark_formats import MLPERF_TPOT_LIMIT_MS, mlperf_accelerator, read_mlperf_table  # noqa: E402
 
 CLAIMS = ROOT / "data" / "throughput_claims.csv"
 MARK = "written by tools/refresh_mlperf.py"

@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from economics.documents import model_markdown  # noqa: E402
+from economics.io.documents import model_markdown  # noqa: E402
 
 
 def run(*args: str) -> str:

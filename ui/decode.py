@@ -4,7 +4,7 @@ the same GPUs or a new generation (with the liquid retrofit an air-cooled hall n
 A lens on the working scenario (:mod:`ui.state`). The study needs an existing fleet and a decode accelerator; when
 the scenario lacks them the page says so and offers them (or a worked example). No hardware is free by default: an
 empty decode price takes the catalog figure, shown with its confidence. Every number comes from
-:mod:`economics.retrofit`.
+:mod:`economics.studies.retrofit`.
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ def _cooling_notes(options: Any, scenario: dict[str, Any]) -> None:
 
 def _served_by_year(result: Any) -> None:
     """Each year's share of the demand served and the revenue turned away, for every option that cannot serve it
-    all (:attr:`economics.retrofit.RetrofitResult.shortfall`); a line when every option serves every year."""
+    all (:attr:`economics.studies.retrofit.RetrofitResult.shortfall`); a line when every option serves every year."""
     short = result.shortfall
     if short.empty:
         st.caption("Every option serves the whole demand in every year.")

@@ -1,7 +1,8 @@
 """The full-state link: the working scenario, the page settings and the baseline as one URL query, and back.
 
 Pure functions (no Streamlit) so they can be tested directly. The scenario and the baseline are encoded by
-:mod:`economics.links` as their differences from the global default scenario (:func:`economics.default_scenario`,
+:mod:`economics.studies.links` as their differences from the global default scenario
+(:func:`economics.default_scenario`,
 the one the app starts on), so a value equal to a default is simply absent and reads back as that same default.
 Page settings (compared accelerators, Monte Carlo samples and seed, uncertainty ranges, the planner's settings
 ``plan_*``) travel as ``settings.<name>`` and the baseline as ``baseline.<field>``; a planner link of the earlier
@@ -17,13 +18,15 @@ from functools import cache
 from typing import Any
 
 import economics
-from economics import FIELDS, catalog, planner
-from economics.links import BASELINE_PREFIX, decode_query, encode_query, query_string, split_baseline
+from economics import FIELDS, catalog
+from economics.studies import planner
+from economics.studies.links import BASELINE_PREFIX, decode_query, encode_query, query_string, split_baseline
 
 SETTINGS_PREFIX = "settings."
 PLAN_PREFIX = "plan_"
 OLD_PLAN_PREFIX = "plan."
-"""Planner settings are ``plan_<name of economics.planner.PLAN_FIELDS>``; earlier Plan links said ``plan.<name>``."""
+"""Planner settings are ``plan_<name of economics.studies.planner.PLAN_FIELDS>``; earlier Plan links said
+``plan.<name>``."""
 RANGED_FIELDS = ("electricity_usd_per_kwh", "accelerator_price_usd", "output_tokens_per_s_per_accelerator", "pue",
                  "cost_of_capital")
 """Fields the Uncertainty page puts a range on."""
@@ -35,7 +38,8 @@ RANGE_FACTORS: dict[str, tuple[float, float]] = {
 COMPARE_DEFAULT = ("h100-sxm", "h200-sxm", "b200", "gb200-nvl72", "mi300x", "mi355x")
 PLAN_ACCELERATORS_DEFAULT = ("h100-sxm", "h200-sxm", "b200", "gb200-nvl72", "mi300x", "mi355x", "gaudi3")
 PLAN_DEFAULTS: dict[str, Any] = {"demand_profile": "diurnal"}
-"""Where the Plan page starts away from :class:`economics.planner.PlanSettings` (a diurnal day rather than every hour
+"""Where the Plan page starts away from :class:`economics.studies.planner.PlanSettings` (a diurnal day rather than
+every hour
 at the peak); every other planner setting starts at the planner's default (no TTFT target: the default scenario's
 measured throughput has no prefill figure to check one with)."""
 SAMPLES_BOUNDS = (100, 100_000)

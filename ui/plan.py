@@ -6,7 +6,7 @@ A lens on the working scenario (:mod:`ui.state`): the model, demand, workload sh
 finance, cooling and the existing fleet are the scenario's fields, edited by the same editor as on every page. The
 planner's own settings (the accelerators considered, the TTFT target and percentile, the day's profile, racks,
 budget, objective, rent and spares) are page settings ``plan_*`` kept in the same state, so the link carries them
-(``settings.plan_<name>``). Every number comes from :mod:`economics.planner`.
+(``settings.plan_<name>``). Every number comes from :mod:`economics.studies.planner`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ import altair as alt
 import streamlit as st
 
 import economics
-from economics import catalog, planner
+from economics import catalog
+from economics.io import plan_files
+from economics.studies import planner
 from economics.validation import InputError
 from ui import common, editor, links, state
 from ui import format as fmt
@@ -215,7 +217,7 @@ def _solve(scenario_json: str, settings_json: str, ids: tuple[str, ...], candida
     """The plan as JSON-ready data, and its tables as the planner's frames under ``frames`` (for display)."""
     s = economics.Scenario(**json.loads(scenario_json))
     settings = planner.PlanSettings(**json.loads(settings_json))
-    cands = None if candidates_csv is None else planner.read_candidates_csv(candidates_csv, s)
+    cands = None if candidates_csv is None else plan_files.read_candidates_csv(candidates_csv, s)
     # what each operations setting costs is solved after the plan is drawn (:func:`_setting_costs`)
     result = planner.plan(s, settings, cands, list(ids) or None, costed=False)
     return {**result.to_dict(), "frames": {"plan": result.plan, "constraints": result.constraints,
@@ -232,7 +234,7 @@ def _setting_costs(scenario_json: str, settings_json: str, ids: tuple[str, ...],
     are the key), as the planner's frame."""
     s = economics.Scenario(**json.loads(scenario_json))
     settings = planner.PlanSettings(**json.loads(settings_json))
-    cands = None if candidates_csv is None else planner.read_candidates_csv(candidates_csv, s)
+    cands = None if candidates_csv is None else plan_files.read_candidates_csv(candidates_csv, s)
     return planner.costs_of_settings(_summary, s, settings, cands, list(ids) or None)
 
 
@@ -242,7 +244,7 @@ def _downloads(scenario_json: str, settings_json: str, ids: tuple[str, ...], can
     """The downloads (JSON and CSV text) of the plan ``_out`` solved from these inputs (the cache key; ``_out``, as
     its leading underscore says, is not hashed), made once per plan after its KPIs are drawn, not on every rerun."""
     data = {k: v for k, v in _out.items() if k != "frames"}
-    return {"json": json.dumps(data, indent=1, allow_nan=False), "csv": planner.plan_csv_text(data)}
+    return {"json": json.dumps(data, indent=1, allow_nan=False), "csv": plan_files.plan_csv_text(data)}
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -250,7 +252,7 @@ def _frontiers(scenario_json: str, settings_json: str, ids: tuple[str, ...], can
                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     s = economics.Scenario(**json.loads(scenario_json))
     settings = planner.PlanSettings(**json.loads(settings_json))
-    cands = None if candidates_csv is None else planner.read_candidates_csv(candidates_csv, s)
+    cands = None if candidates_csv is None else plan_files.read_candidates_csv(candidates_csv, s)
     speed = planner.frontier_speed(s, settings, candidates=cands, accelerators=list(ids) or None)
     site = planner.frontier_site(s, settings, candidates=cands, accelerators=list(ids) or None)
     return ([{str(k): v for k, v in r.items()} for r in speed.to_dict(orient="records")],

@@ -10,10 +10,10 @@ import altair as alt
 import streamlit as st
 
 import economics
-from economics.documents import template_text
+from economics.io.documents import template_text
+from economics.io.scenario_files import to_csv_text, to_json_text
+from economics.io.tables import excel_bytes, read_table
 from economics.outputs import names
-from economics.scenario_files import to_csv_text, to_json_text
-from economics.tables import excel_bytes, read_table
 from ui import common, editor
 from ui.text import plain
 

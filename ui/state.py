@@ -21,8 +21,8 @@ from typing import Any
 import streamlit as st
 
 import economics
-from economics.links import decode_query
-from economics.measured import configuration_of
+from economics.engine.measured import configuration_of
+from economics.studies.links import decode_query
 from ui import links
 
 SCENARIO, SETTINGS, BASELINE = "scenario", "settings", "baseline"

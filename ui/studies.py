@@ -17,13 +17,13 @@ import streamlit as st
 
 import economics
 from economics import catalog
-from economics.batch import as_scenario, resolve_scenario
-from economics.calibration import report
-from economics.compare import SITE_WORDS, compare_accelerators, cost_vs_utilization, margins_at_prices
-from economics.interactivity import interactivity_curve
-from economics.retrofit import analyse, break_even_decode_price_usd
-from economics.retrofit_explain import option_text
-from economics.uncertainty import MonteCarlo, histogram, monte_carlo, tornado
+from economics.engine.batch import as_scenario, resolve_scenario
+from economics.studies.calibration import report
+from economics.studies.compare import SITE_WORDS, compare_accelerators, cost_vs_utilization, margins_at_prices
+from economics.studies.interactivity import interactivity_curve
+from economics.studies.retrofit import analyse, break_even_decode_price_usd
+from economics.studies.retrofit_explain import option_text
+from economics.studies.uncertainty import MonteCarlo, histogram, monte_carlo, tornado
 from ui import common, editor
 
 WARNING_COLOR = "#d62728"
@@ -35,7 +35,7 @@ FEASIBLE_COLORS = alt.Scale(domain=list(SITE_WORDS.values()), range=["#4c78a8", 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def resolved_of(key: str) -> Any:
     """The scenario resolved once (validated, catalog figures, throughput) for both studies below; they only read
-    it (:func:`economics.batch.evaluate_variants` copies the columns it changes)."""
+    it (:func:`economics.engine.batch.evaluate_variants` copies the columns it changes)."""
     return resolve_scenario(json.loads(key))
 
 
@@ -125,7 +125,8 @@ def retrofit_of(key: str) -> Any:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def retrofit_explanation(key: str, option: str) -> str:
-    """How one option of the study is computed, with its numbers (:func:`economics.retrofit_explain.option_text`)."""
+    """How one option of the study is computed, with its numbers
+    (:func:`economics.studies.retrofit_explain.option_text`)."""
     return option_text(retrofit_of(key), option, as_scenario(json.loads(key)))
 
 

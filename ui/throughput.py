@@ -2,7 +2,8 @@
 
 A lens on the working scenario (:mod:`ui.state`). The curve is estimated from the model, so the page needs one: when
 the scenario has none it says so and offers the choice. Every number comes from
-:func:`economics.interactivity.interactivity_curve`, :func:`economics.evaluate_scenario` and the calibration report.
+:func:`economics.studies.interactivity.interactivity_curve`, :func:`economics.evaluate_scenario` and the calibration
+report.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import streamlit as st
 
 import economics
 from economics import user_curves
-from economics.calibration import scope_for
-from economics.interactivity import CURVE_IGNORES
+from economics.studies.calibration import scope_for
+from economics.studies.interactivity import CURVE_IGNORES
 from ui import common, editor, state, studies
 from ui import format as fmt
 from ui.text import plain
@@ -27,7 +28,8 @@ KEY_FIELDS = ("name", "accelerator", "model", "precision", "serving_stack", "inp
 
 def curve_key(scenario: dict[str, Any], result: dict[str, Any]) -> tuple[str, str]:
     """What the interactivity curve depends on: neither the per-user target nor a given throughput changes it
-    (:data:`economics.interactivity.CURVE_IGNORES`), only which measured stack is the one the estimate chose (the
+    (:data:`economics.studies.interactivity.CURVE_IGNORES`), only which measured stack is the one the estimate chose
+    (the
     evaluation's ``serving_stack_used``), so moving the target redraws no curve."""
     return common.canonical({**scenario, **dict.fromkeys(CURVE_IGNORES)}), str(result.get("serving_stack_used") or "")
 

@@ -2,7 +2,7 @@
 seeded Monte Carlo with P10 / P50 / P90 and how often owning beats renting.
 
 A lens on the working scenario (:mod:`ui.state`); the ranges, the sample count and the seed are page settings kept
-in the same state and carried by the link. Every number comes from :mod:`economics.uncertainty`.
+in the same state and carried by the link. Every number comes from :mod:`economics.studies.uncertainty`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import streamlit as st
 import economics
 from economics import FIELDS
 from economics.outputs import label
-from economics.uncertainty import probability_lower
+from economics.studies.uncertainty import probability_lower
 from ui import common, editor, links, state, studies
 from ui import format as fmt
 from ui.text import plain

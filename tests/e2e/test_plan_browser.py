@@ -13,7 +13,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 import economics
-from economics import planner
+from economics.io import plan_files
+from economics.studies import planner
 from tests.e2e.conftest import ROOT
 from tests.e2e.test_browser import COLD_START_TIMEOUT_MS, kpis, open_page
 from ui import format as fmt
@@ -103,7 +104,7 @@ def test_candidate_files_are_named_plainly_and_a_good_one_is_planned(page: Page,
     good.write_text(good_text, encoding="utf-8")
     uploader.set_input_files(str(good))
     expect(main).to_contain_text("Candidates from [ok](https%3A%2F%2Fevil.example).csv", timeout=COLD_START_TIMEOUT_MS)
-    mine = planner.read_candidates_csv(good_text.encode(), economics.default_scenario())
+    mine = plan_files.read_candidates_csv(good_text.encode(), economics.default_scenario())
     want = planner.plan(economics.default_scenario(), links.plan_settings(links.default_settings()), mine).summary
     cost = page.get_by_test_id("stMetric").filter(has_text="Cost per day").get_by_test_id("stMetricValue")
     expect(cost).to_have_text(fmt.usd(float(want["cost_usd_per_day"])))  # planned from the file's own figures

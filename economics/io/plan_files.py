@@ -1,0 +1,278 @@
+"""The planner's files: a plan row with its settings and a CANDIDATES.csv read and checked (every bad cell
+named with its row and value), a plan written as CSV sections, and the ``plan`` command's whole run from file bytes."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import math
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pandas as pd
+
+from economics import catalog
+from economics.engine.batch import ScenarioError, as_scenario
+from economics.io.scenario_files import to_csv_text
+from economics.io.tables import read_table
+from economics.scenario import FIELDS, Scenario
+from economics.studies import candidate_fields
+from economics.studies.planner.candidates import CANDIDATE_COLUMNS, Candidate, record_number, whole_replicas
+from economics.studies.planner.frontiers import frontier_site, frontier_speed
+from economics.studies.planner.inputs import OWNERSHIPS, PLAN_FIELDS, ROLES, PlanSettings, settings_from_row
+from economics.studies.planner.report import records
+from economics.studies.planner.run import plan
+from economics.validation import InputError
+
+MAX_SHOWN = 60
+
+
+def _shown(value: Any) -> str:
+    """A user's value in a message: at most 60 characters, control characters escaped."""
+    text = str(value)
+    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
+
+
+def _csv_rows(data: bytes | str, what: str) -> tuple[list[str], list[list[str]], str]:
+    """Header, rows and delimiter of a CSV (',' ';' or tab, '#' comment lines skipped); InputError when unusable."""
+    if isinstance(data, bytes):
+        if b"\x00" in data[:8192]:
+            raise InputError(f"{what}: not a CSV file (binary data)")
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{what}: not UTF-8 text (undecodable byte at position {exc.start})") from None
+    lines = [ln for ln in data.removeprefix("\ufeff").splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    if not lines:
+        raise InputError(f"{what}: empty file")
+    first = lines[0]
+    sep = ";" if first.count(";") > first.count(",") else ("\t" if first.count("\t") > first.count(",") else ",")
+    try:
+        table = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=sep))
+    except csv.Error as exc:
+        raise InputError(f"{what}: not a well-formed CSV ({exc})") from None
+    header = [h.strip() for h in table[0]]
+    rows = [r for r in table[1:] if any(c.strip() for c in r)]
+    if not rows:
+        raise InputError(f"{what}: no rows below the header")
+    for i, r in enumerate(rows, start=2):
+        if len(r) != len(header):
+            raise InputError(f"{what}: line {i} has {len(r)} cells, the header has {len(header)}")
+    return header, rows, sep
+
+
+class InvalidPlanRow(ValueError):
+    """The chosen row has a bad value (exit code 1, as for the other row commands); the message names the row."""
+
+
+def read_plan_row(data: bytes | str, row: str) -> tuple[dict[str, Any], PlanSettings]:
+    """One row of a scenario CSV that may also carry the planner columns (:data:`PLAN_FIELDS`): the row's non-empty
+    scenario cells (read as :func:`economics.io.tables.read_table` reads files) and its planner settings."""
+    header, rows, sep = _csv_rows(data, "FILE")
+    plan_idx = [i for i, h in enumerate(header) if h in PLAN_FIELDS]
+    keep = [i for i in range(len(header)) if i not in plan_idx]
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=sep, lineterminator="\n")
+    writer.writerow([header[i] for i in keep])
+    for r in rows:
+        writer.writerow([r[i] for i in keep])
+    df = read_table(out.getvalue().encode("utf-8"), fmt="csv")
+    names = [str(n) for n in df["name"]] if "name" in df.columns else []
+    if names.count(row) > 1:
+        where = ", ".join(str(i + 1) for i, n in enumerate(names) if n == row)
+        raise InputError(f"--row: {names.count(row)} rows are named '{_shown(row)}' (rows {where}); give the row "
+                         "number")
+    if row in names:
+        position = names.index(row)
+    elif row.isdigit() and 1 <= int(row) <= len(df):
+        position = int(row) - 1
+    else:
+        guess = catalog.closest(row, names) if names else None
+        hint = f"; did you mean '{_shown(guess)}'?" if guess else ""
+        raise InputError(f"--row: no row named '{_shown(row)}' and no row number 1..{len(df)}{hint}")
+    # scenario fields only: range columns (<field>_low/_high) belong to the uncertainty study
+    cells = {str(k): v for k, v in df.iloc[position].to_dict().items() if str(v).strip() != "" and k in FIELDS}
+    label = f"row {position + 1}" + (f" ({_shown(names[position])})" if names else "")
+    try:
+        settings = settings_from_row({header[i]: rows[position][i] for i in plan_idx})
+    except ValueError as exc:
+        raise InvalidPlanRow(f"{label}: {exc}") from None
+    return {**cells, "_label": label}, settings
+
+
+def read_candidates_csv(data: bytes | str, s: Scenario) -> list[Candidate]:
+    """Hardware options from a CANDIDATES.csv (:data:`CANDIDATE_COLUMNS`): each row its own measured rates and
+    prices; a catalog id fills the empty hardware figures. Raises InputError naming the row, the field and the
+    value for anything it cannot use."""
+    header, rows, _ = _csv_rows(data, "CANDIDATES")
+    for h in header:
+        if h not in CANDIDATE_COLUMNS:
+            candidate_fields.check_column(h)  # a scenario field the whole plan shares: refused with the reason
+    unknown = [h for h in header if h not in CANDIDATE_COLUMNS and h not in FIELDS]
+    if unknown:
+        guess = catalog.closest(unknown[0], list(CANDIDATE_COLUMNS))
+        hint = f" (did you mean '{guess}'?)" if guess else ""
+        raise InputError(f"CANDIDATES: unknown column '{_shown(unknown[0])}'{hint}; known: "
+                         f"{', '.join(CANDIDATE_COLUMNS)}, and the scenario fields "
+                         f"{', '.join((*candidate_fields.PER_CANDIDATE, *candidate_fields.MEASURED_AT))}")
+    if len(set(header)) != len(header):
+        raise InputError("CANDIDATES: duplicate columns")
+    out, seen = [], set()
+    for i, r in enumerate(rows, start=1):
+        cells = {h: c.strip() for h, c in zip(header, r, strict=True) if c.strip()}
+        cand = _candidate_from_cells(cells, i, s)
+        if cand.name in seen:
+            raise InputError(f"CANDIDATES row {i}: name '{_shown(cand.name)}' is used twice")
+        seen.add(cand.name)
+        out.append(cand)
+    return out
+
+
+def _cell_number(cells: dict[str, str], key: str, where: str, positive: bool = True) -> float:
+    if key not in cells:
+        return math.nan
+    try:
+        value = float(cells[key])
+    except ValueError:
+        raise InputError(f"{where}: {key}: '{_shown(cells[key])}' is not a number") from None
+    if not math.isfinite(value) or value < 0 or (positive and value == 0) or value > 1e12:
+        raise InputError(f"{where}: {key}: must be {'> 0' if positive else '>= 0'} and <= 1e12, got "
+                         f"{_shown(cells[key])}")
+    return value
+
+
+def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candidate:
+    name = cells.get("name", "")
+    where = f"CANDIDATES row {i}" + (f" ({_shown(name)})" if name else "")
+    if not name:
+        raise InputError(f"{where}: name: empty; every candidate needs a name")
+    own = cells.get("ownership", "")
+    if own not in OWNERSHIPS:
+        raise InputError(f"{where}: ownership: '{_shown(own)}' is not one of own, rent, existing")
+    rec: dict[str, Any] = {}
+    if "accelerator" in cells:
+        if cells["accelerator"] not in catalog.accelerator_ids():
+            raise InputError(f"{where}: " + catalog.unknown_id_message("accelerator", _shown(cells["accelerator"]),
+                                                                       catalog.accelerator_ids()))
+        rec = catalog.accelerator_record(cells["accelerator"])
+    changes = candidate_fields.candidate_changes(cells, where, s)
+    num = {k: _cell_number(cells, k, where, positive=k != "accelerator_price_usd") for k in CANDIDATE_COLUMNS
+           if k not in ("name", "ownership", "accelerator", "system_form", "accelerator_cooling", "family", "roles")}
+    a = num["accelerators_per_system"] if math.isfinite(num["accelerators_per_system"]) else record_number(
+        rec, "accelerators_per_system")
+    if not math.isfinite(a) or a != int(a):
+        raise InputError(f"{where}: accelerators_per_system: give a whole number (empty and no catalog id)")
+    a = int(a)
+    kw = num["system_power_kw"]
+    if not math.isfinite(kw):
+        per = num["accelerator_power_kw"]
+        per = per if math.isfinite(per) else record_number(rec, "power_kw")
+        kw = per * a if math.isfinite(per) else record_number(rec, "system_power_kw")
+    if not math.isfinite(kw):
+        raise InputError(f"{where}: accelerator_power_kw: give the power (empty and no catalog id)")
+    if not math.isfinite(num["output_tokens_per_s_per_accelerator"]):
+        raise InputError(f"{where}: output_tokens_per_s_per_accelerator: the measured throughput is required")
+    price = num["accelerator_price_usd"]
+    price = price if math.isfinite(price) else record_number(rec, "price_usd")
+    rent = num["rent_usd_per_accelerator_hour"] if math.isfinite(
+        num["rent_usd_per_accelerator_hour"]) else record_number(rec, "rent_usd_per_hour")
+    if own == "own" and not math.isfinite(price):
+        raise InputError(f"{where}: accelerator_price_usd: an owned candidate needs a price")
+    if own == "rent" and not math.isfinite(rent):
+        raise InputError(f"{where}: rent_usd_per_accelerator_hour: a rented candidate needs a rent")
+    if own == "existing" and not math.isfinite(num["max_accelerators"]):
+        raise InputError(f"{where}: max_accelerators: an existing candidate needs the fleet's size")
+    cooling = cells.get("accelerator_cooling") or str(rec.get("cooling") or "air")
+    if cooling not in ("air", "liquid", "air_or_liquid"):
+        raise InputError(f"{where}: accelerator_cooling: '{_shown(cooling)}' is not air, liquid or air_or_liquid")
+    form = cells.get("system_form") or str(rec.get("system_form") or "server")
+    if form not in ("server", "rack", "wafer"):
+        raise InputError(f"{where}: system_form: '{_shown(form)}' is not server, rack or wafer")
+    roles = tuple(r.strip() for r in cells.get("roles", ";".join(ROLES)).split(";") if r.strip())
+    bad = [r for r in roles if r not in ROLES]
+    if bad or not roles:
+        raise InputError(f"{where}: roles: '{_shown(cells.get('roles', ''))}' must list aggregated, prefill, decode "
+                         "separated by ';'")
+    rep = num["accelerators_per_replica"]
+    return whole_replicas(Candidate(
+        name=name, ownership=own, accelerator=cells.get("accelerator", ""),
+        family=cells.get("family") or str(rec.get("family") or "default"), accelerators_per_system=a,
+        system_power_kw=kw, system_rack_units=num["system_rack_units"] if math.isfinite(
+            num["system_rack_units"]) else record_number(rec, "system_rack_units"), rack_scale=form == "rack",
+        hardware_cooling=cooling,
+        price_usd_per_system=(price * a if own == "own" else (price * a if math.isfinite(price) else 0.0)
+                              if own == "existing" else 0.0),
+        rent_usd_per_system_hour=rent * a if math.isfinite(rent) else math.nan,
+        input_tokens_per_s_per_system=num["input_tokens_per_s_per_accelerator"] * a,
+        output_tokens_per_s_per_system=num["output_tokens_per_s_per_accelerator"] * a,
+        output_tokens_per_s_per_user=num["output_tokens_per_s_per_user"],
+        accelerators_per_replica=int(rep) if math.isfinite(rep) else a,
+        max_systems=float(int(num["max_accelerators"]) // a) if own == "existing" else math.inf, roles=roles,
+        changes=changes))
+
+
+def plan_from_files(data: bytes | str, row: str, candidates_data: bytes | str | None = None,
+                    accelerators: list[str] | None = None, frontier: str = "none",
+                    curves_sha256: str = "") -> dict[str, Any]:
+    """The ``plan`` command as a function: the JSON-ready plan (and frontiers) of one row (its throughput from the
+    curve file ``curves_sha256`` names where the row names none). Raises InputError."""
+    cells, settings = read_plan_row(data, row)
+    label = cells.pop("_label")
+    if curves_sha256 and not cells.get("curves_sha256"):
+        cells["curves_sha256"] = curves_sha256
+    try:
+        s = as_scenario(cells)
+    except ScenarioError as exc:
+        raise InvalidPlanRow(f"{label}: {exc}") from None
+    try:
+        cands = None if candidates_data is None else read_candidates_csv(candidates_data, s)
+        ids = accelerators or None
+        unknown = [a for a in ids or [] if a not in catalog.accelerator_ids()]
+        if unknown:
+            raise InputError(catalog.unknown_id_message("--accelerators", _shown(unknown[0]),
+                                                        catalog.accelerator_ids()))
+        out = plan(s, settings, cands, ids).to_dict()
+        if frontier in ("speed", "both"):
+            out["frontier_speed"] = records(frontier_speed(s, settings, candidates=cands, accelerators=ids))
+        if frontier in ("site", "both"):
+            out["frontier_site"] = records(frontier_site(s, settings, candidates=cands, accelerators=ids))
+    except (ScenarioError, ValueError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(str(exc)) from None
+    return out
+
+
+def plan_csv_text(out: dict[str, Any]) -> str:
+    """The plan as CSV sections (summary, plan, constraints, setting costs, hours, frontiers), each under a '# name'
+    line."""
+    parts = ["# summary\n" + to_csv_text(pd.DataFrame([{"feasible": out["feasible"],
+                                                         "infeasible_reason": out["infeasible_reason"],
+                                                         **out["summary"]}]))]
+    for key in ("plan", "constraints", "setting_costs", "hours", "frontier_speed", "frontier_site"):
+        if key in out:
+            parts.append(f"# {key}\n" + to_csv_text(pd.DataFrame(out[key])))
+    return "\n".join(parts)
+
+
+@contextlib.contextmanager
+def solver_chatter_to_stderr() -> Iterator[None]:
+    """HiGHS occasionally prints a line from C++ straight to file descriptor 1; while the command computes, that
+    descriptor points at stderr so standard output holds only the plan (JSON or CSV)."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no real descriptor (an embedding host): nothing to redirect
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)

@@ -1,0 +1,98 @@
+"""The MILP's rows, one function per family (``*_rows``): demand in every hour, the floors of the existing
+fleet, each pool's capacity and time-to-first-token rows, and the site's power, racks, budget and KV link."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from economics.scenario import Scenario
+from economics.studies.planner.candidates import Candidate, rack_systems
+from economics.studies.planner.inputs import BIG_PENALTY, PlanSettings, Workload
+from economics.studies.planner.model import PlanModel, count_column
+from economics.studies.planner.pools import Costs, Pool
+
+
+def demand_rows(m: PlanModel, pools: list[Pool], wl: Workload, levels: np.ndarray, stretch: frozenset[str]) -> None:
+    """Every hour: input to prefill and output to decode, each served by aggregated pools or by its own pools."""
+    for h, lam in enumerate(levels):
+        for group, role, per_request in (("demand input", "prefill", wl.uncached_input_tokens),
+                                         ("demand output", "decode", wl.output_tokens)):
+            if per_request <= 0:
+                continue
+            need = lam * per_request  # tokens/s; the row is scaled to 1 = the hour's demand
+            coefs = {m.flow_col[(p, h)]: -(per_request if pool.role == "aggregated" else 1.0) * pool.raw_capacity
+                     / need for p, pool in enumerate(pools) if pool.role in ("aggregated", role)}
+            if group in stretch:  # unserved share of the demand, at a price far above any plan
+                col = m.var(BIG_PENALTY * 10.0, False)
+                m.slack_col.setdefault(group, []).append(col)
+                coefs[col] = -1.0
+            m.row(coefs, -1.0, group, h)
+
+
+def floor_rows(m: PlanModel, pools: list[Pool], floors: dict[int, int]) -> None:
+    """Either none of a pool or at least its floor: ``floor y <= n <= big y`` with a binary ``y`` per count."""
+    for (p, h), col in list(m.count_col.items()):
+        if p not in floors:
+            continue
+        y = m.var(0.0, True, 1.0)
+        m.floor_col[(p, h)] = y
+        m.row({y: float(floors[p]), col: -1.0}, 0.0, "ttft floor", h)
+        m.row({col: 1.0, y: -float(max(100 * floors[p], 10_000))}, 0.0, "ttft floor", h)
+
+
+def pool_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], weights: np.ndarray, rho: dict[int, float],
+               settings: PlanSettings, wl: Workload) -> None:
+    """Capacity and TTFT of every pool in every hour; the existing fleet's size; racks of on-site candidates."""
+    for p, pool in enumerate(pools):
+        for h in range(len(weights)):
+            n = count_column(m, p, h)
+            m.row({m.flow_col[(p, h)]: 1.0, n: -pool.capacity / pool.raw_capacity}, 0.0, "capacity", h)
+            if p in rho:
+                m.row({m.flow_col[(p, h)]: pool.prefill_weight * pool.raw_capacity / pool.prefill_capacity,
+                       n: -rho[p]}, 0.0, "ttft", h)
+    by_cand: dict[int, list[int]] = {}
+    for p, pool in enumerate(pools):
+        if cands[pool.cand].ownership != "rent":
+            by_cand.setdefault(pool.cand, []).append(m.count_col[(p, -1)])
+    for i, cols in by_cand.items():
+        if math.isfinite(cands[i].max_systems):
+            m.row(dict.fromkeys(cols, 1.0), cands[i].max_systems, f"existing fleet: {cands[i].name}")
+
+
+def site_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario,
+               settings: PlanSettings, onsite: list[int], weights: np.ndarray, wl: Workload,
+               stretch: frozenset[str]) -> None:
+    """Racks, site power, capex budget and the KV link."""
+    counts = {i: [m.count_col[(p, -1)] for p, pool in enumerate(pools) if pool.cand == i] for i in onsite}
+    for i in m.rack_col:
+        coefs = dict.fromkeys(counts[i], 1.0)
+        coefs[m.rack_col[i]] = -rack_systems(cands[i], s, cands[i].cooling_mode)
+        m.row(coefs, 0.0, "rack fill")
+    limits: list[tuple[str, dict[int, float], float]] = []
+    if settings.max_racks is not None:
+        limits.append(("racks", {m.rack_col[i]: 1.0 for i in onsite}, float(settings.max_racks)))
+    if s.site_power_mw is not None:
+        limits.append(("site power", {col: costs[i].facility_kw / 1000.0 for i in onsite for col in counts[i]},
+                       float(s.site_power_mw)))
+    if settings.capex_budget_usd is not None:
+        limits.append(("capex budget", {col: costs[i].capex_usd / 1e6 for i in onsite for col in counts[i]},
+                       float(settings.capex_budget_usd) / 1e6))
+    for group, coefs, limit in limits:
+        if group in stretch:
+            col = m.var(BIG_PENALTY / max(limit, 1e-9), False)
+            m.slack_col[group] = [col]
+            coefs = {**coefs, col: -1.0}
+        m.row(coefs, limit, group)
+    if s.kv_link_gb_per_s is not None and any(pool.role == "prefill" for pool in pools):
+        if not math.isfinite(wl.kv_bytes_per_token):
+            raise ValueError("kv_link_gb_per_s: the KV-cache bytes per token need a catalog model (model)")
+        for h in range(len(weights)):
+            coefs = {m.flow_col[(p, h)]: pool.raw_capacity * wl.kv_bytes_per_token / 1e9
+                     for p, pool in enumerate(pools) if pool.role == "prefill"}
+            if "KV link" in stretch:
+                col = m.var(BIG_PENALTY / float(s.kv_link_gb_per_s), False)
+                m.slack_col.setdefault("KV link", []).append(col)
+                coefs[col] = -1.0
+            m.row(coefs, float(s.kv_link_gb_per_s), "KV link", h)

@@ -1,0 +1,87 @@
+"""The MILP's container: its columns (variables) and rows, with the bookkeeping the solve and the report read
+(which column is which pool's count or flow in which hour, the row groups, the operations rules)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.sparse import coo_matrix, csr_matrix
+
+from economics.domain import queueing
+from economics.studies.planner.inputs import PlanSettings
+from economics.studies.planner.pools import Pool
+
+
+@dataclass
+class PlanModel:
+    """The MILP in the form ``min c x, A x <= b, lb <= x <= ub``, with names for rows and columns."""
+
+    c: list[float] = field(default_factory=list)
+    lb: list[float] = field(default_factory=list)
+    ub: list[float] = field(default_factory=list)
+    integer: list[int] = field(default_factory=list)
+    rows: list[dict[int, float]] = field(default_factory=list)
+    b: list[float] = field(default_factory=list)
+    row_group: list[str] = field(default_factory=list)
+    row_hour: list[int] = field(default_factory=list)
+    count_col: dict[tuple[int, int], int] = field(default_factory=dict)   # (pool, hour type or -1) -> column
+    flow_col: dict[tuple[int, int], int] = field(default_factory=dict)
+    rack_col: dict[int, int] = field(default_factory=dict)
+    floor_col: dict[tuple[int, int], int] = field(default_factory=dict)
+    slack_col: dict[str, list[int]] = field(default_factory=dict)
+    rules: Rules | None = None
+
+    def var(self, cost: float, integer: bool, ub: float = math.inf) -> int:
+        self.c.append(cost)
+        self.lb.append(0.0)
+        self.ub.append(ub)
+        self.integer.append(1 if integer else 0)
+        return len(self.c) - 1
+
+    def row(self, coefs: dict[int, float], b: float, group: str, hour: int = -1) -> int:
+        self.rows.append(coefs)
+        self.b.append(b)
+        self.row_group.append(group)
+        self.row_hour.append(hour)
+        return len(self.rows) - 1
+
+    def matrix(self) -> csr_matrix:
+        r, c, v = [], [], []
+        for i, coefs in enumerate(self.rows):
+            for j, val in coefs.items():
+                r.append(i)
+                c.append(j)
+                v.append(val)
+        return coo_matrix((v, (r, c)), shape=(len(self.rows), len(self.c))).tocsr()
+
+
+STRETCHABLE = frozenset({"demand input", "demand output", "racks", "site power", "capex budget", "KV link"})
+
+
+"""Rows an elastic model may stretch at a steep price: the demand (what is left unserved) and each limit."""
+
+
+def count_column(m: PlanModel, p: int, h: int) -> int:
+    return m.count_col.get((p, -1), m.count_col.get((p, h), -1))
+
+
+@dataclass
+class Rules:
+    """The columns of the operations settings, for stage 2 to close the pools stage 1 left closed and to hold each
+    rented pool's block (:func:`apply_rules`)."""
+
+    open_col: dict[int, int]                 # pool -> binary: the pool has systems (with a pool limit or size)
+    closes: dict[int, int]                   # a rented count column -> its pool's binary
+    rented: dict[int, tuple[list[int], int]]  # rented pool -> (its count in each hour type, its size)
+    block: list[int]                         # the hour types of the rental block (the day's busiest hours)
+    min_systems: int
+    weights: np.ndarray                      # hours of each hour type [h]
+    floors: dict[int, int] = field(default_factory=dict)  # the TTFT floors the model was built with
+
+
+def utilization_cap(pool: Pool, servers: int, settings: PlanSettings) -> float:
+    assert settings.ttft_target_s is not None
+    return queueing.max_utilization(max(1, servers), pool.service_s, settings.ttft_target_s,
+                                    settings.ttft_percentile, settings.prefill_service_cv2)
