@@ -17,8 +17,6 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from economics.domain.architecture import kv_cache_bytes_per_token_gqa, kv_cache_bytes_per_token_mla
-
 
 def data_dir() -> Path:
     """Where the catalogs are: ``$TOKEN_ECONOMICS_DATA_DIR`` if set (an organisation's own copy, same formats), else
@@ -97,17 +95,11 @@ MODEL_NUMERIC_COLUMNS = (
 
 @cache
 def models() -> pd.DataFrame:
-    """data/models.csv indexed by model id, numbers as float, plus ``kv_bytes_per_token_bf16`` computed from the
-    architecture (GQA/MHA or MLA), never typed in."""
+    """data/models.csv indexed by model id, numbers as float. Sizes derived from the architecture (the KV cache per
+    token) are computed by the engine (:func:`economics.engine.resolve.kv_bytes_per_token`), never typed in."""
     table = _read("models.csv").set_index("model")
     for col in MODEL_NUMERIC_COLUMNS:
         table[col] = pd.to_numeric(table[col].replace("", None), errors="raise")
-    mla = table["attention"] == "mla"
-    table["kv_bytes_per_token_bf16"] = np.where(
-        mla,
-        kv_cache_bytes_per_token_mla(table["layers"], table["kv_lora_rank"], table["qk_rope_head_dim"]),
-        kv_cache_bytes_per_token_gqa(table["full_attention_layers"], table["kv_heads"], table["head_dim"]),
-    )
     return table
 
 
@@ -279,21 +271,6 @@ def positions(table: pd.DataFrame, name: str, ids: Any) -> Any:
     where = derived(("positions", name), (table,), lambda: {k: i for i, k in enumerate(table.index)})
     return np.array([where.get(k, -1) if isinstance(k, str) else -1 for k in keys.ravel()],
                     dtype=np.intp).reshape(keys.shape)
-
-
-def kv_bytes_per_token(model_ids: Any, precision: Any, kv_cache_precision: Any) -> Any:
-    """KV-cache bytes per token of each model at its KV precision (the weight precision when empty); NaN without
-    a model. BF16 figures come from the architecture (:func:`models`); FP8 halves them, FP4 quarters them.
-
-    >>> float(kv_bytes_per_token(np.array(["llama-3.1-70b"]), np.array(["bf16"]), np.array(["fp8"]))[0])
-    163840.0
-    """
-    table = models()
-    codes = positions(table, "models", model_ids)
-    bf16 = _model_figures(table, "kv_bytes_per_token_bf16")[codes]
-    kv = np.asarray(kv_cache_precision, dtype=object)
-    prec = np.where(kv == "", np.asarray(precision, dtype=object), kv)
-    return bf16 * np.select([prec == "fp8", prec == "fp4"], [0.5, 0.25], 1.0)
 
 
 def model_column(model_ids: Any, field: str) -> Any:

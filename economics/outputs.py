@@ -14,6 +14,7 @@ Display formats (``fmt``) are names a presentation layer maps to its own formatt
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 
 @dataclass(frozen=True)
@@ -273,3 +274,66 @@ def markdown_table() -> str:
     lines = ["| output | unit | meaning |", "|---|---|---|"]
     lines += [f"| `{s.name}` | {s.unit} | {s.description} |" for s in OUTPUTS.values()]
     return "\n".join(lines)
+
+
+class Flag(Enum):
+    """A warning or a problem a row can carry. Its text is the member's value; its bit (``mask``) is its place in
+    the enum, so one integer column holds a row's set and a million rows look their text up per distinct set.
+    Reordering members reorders only the bits and the order texts are joined in, never which text a row gets."""
+
+    text: str
+    mask: int
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.mask = 1 << len(type(self).__members__)
+
+
+class RowWarning(Flag):
+    """The warnings of an evaluated row, joined with '; ' in this order in its ``warnings`` cell."""
+
+    OVER_CAPACITY = "average demand exceeds the fleet's capacity: served tokens are capped at capacity"
+    PEAK_OVER_CAPACITY = "peak demand (peak_to_average x average) exceeds the fleet's capacity"
+    NO_DEMAND = "no demand given: the fleet is assumed busy all the time (utilization 1)"
+    NO_PREFILL_FIGURE = ("no prefill throughput given: the output throughput is taken to include prefill, so the "
+                         "cost cannot be split between input and output tokens (cost_usd_per_m_tokens covers both)")
+    BREAK_EVEN_UNREACHABLE = ("break-even utilization is not reachable at these prices (above 1, or above what the "
+                              "binding decode pool or KV link allows)")
+    NO_PRICE = "no selling price given: revenue and margins are not computed"
+    ROOFLINE_CALIBRATED = ("throughput estimated by the roofline model, calibrated on measured points of this "
+                           "accelerator family (throughput_basis gives the points, the held-out error and the range; "
+                           "*_low and *_high carry it)")
+    FROM_CURVE = "throughput interpolated on a measured curve (see throughput_curve)"
+    OUTSIDE_MEASURED_RANGE = ("the target is outside the measured range of a matching curve: no extrapolation, the "
+                              "roofline estimate is used")
+    KV_LINK_BOTTLENECK = ("the KV-cache link between the prefill and decode pools is the bottleneck (see "
+                          "kv_transfer_gb_per_s)")
+    DEMAND_FROM_SHAPE = ("token demand inferred from the request shape (input_tokens_per_request, "
+                         "output_tokens_per_request)")
+    NO_INPUT_PRICE = "no input price given: input tokens are priced at 0"
+    NO_OUTPUT_PRICE = "no output price given: output tokens are priced at 0"
+    ROOFLINE_UNSEEN_FAMILY = ("throughput estimated by the roofline model on an accelerator family with no measured "
+                              "point: the factors are other families' (throughput_basis gives the range to expect; "
+                              "*_low and *_high carry it)")
+    CLASS_MISMATCH = ("the family's factors were fitted mostly on the other model class (dense vs "
+                      "mixture-of-experts): see throughput_basis")
+
+
+class FleetProblem(Flag):
+    """Why a fleet cannot be built, one clause each, joined with '; ' in this order (fields in braces are the
+    row's figures)."""
+
+    COOLING = ("cooling: {accelerator} requires liquid cooling and the facility is air-cooled; set "
+               "allow_liquid_retrofit to add it at {retrofit_usd_per_mw} USD/MW")
+    RACK_POWER = ("rack power: one {accelerator} system draws {system_kw} kW, over the {rack_kw} kW rack limit")
+    DECODE_COOLING = ("cooling: decode accelerator {decode_accelerator} requires liquid cooling and the facility is "
+                      "air-cooled; set allow_liquid_retrofit to add it at {retrofit_usd_per_mw} USD/MW")
+    DECODE_RACK_POWER = ("rack power: one {decode_accelerator} system draws {decode_system_kw} kW, over the "
+                         "{decode_rack_kw} kW rack limit")
+    INPUT_WITHOUT_SHAPE = ("demand: input tokens per day are given but input_tokens_per_request is 0, so the output "
+                           "demand cannot be inferred; give demand_output_tokens_per_day")
+    DECODE_UNSIZED = ("decode pool: with no demand given, the decode pool cannot be sized; give "
+                      "decode_accelerator_count or a demand")
+    SITE_POWER = ("site power: the fleet needs {need_mw} MW (IT {it_mw} MW x PUE {pue}) but {have_mw} MW is "
+                  "available; short by {short_mw} MW")
+

@@ -209,7 +209,8 @@ class Scenario(BaseModel):
         default="bf16", description="Weight and compute precision of the estimate: bf16, fp8 or fp4",
         json_schema_extra={"unit": "", "group": "throughput"})
     kv_cache_precision: Precision | None = Field(
-        default=None, description="KV-cache precision; empty = the weight precision",
+        default=None, description="KV-cache precision; empty = the weight precision (FP8 for FP4 weights: no engine "
+        "measured here keeps an FP4 KV cache)",
         json_schema_extra={"unit": "", "group": "throughput"})
     serving_stack: str = Field(
         default="best", max_length=100,

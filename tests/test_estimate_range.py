@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from economics import catalog
 from economics.engine import batch, estimate_range
-from economics.engine.pipeline import WARNINGS
+from economics.outputs import RowWarning
 from economics.studies import leave_out
 
 # 5,000 tokens in, 700 out, 20 tok/s per user: no measured curve matches these lengths, so the roofline answers
@@ -30,7 +30,8 @@ def test_an_estimate_on_a_fitted_family_says_what_it_was_calibrated_on() -> None
     assert r["throughput_source"] == "estimated"
     assert r["throughput_basis"].startswith(f"estimated; calibrated on {hopper['train_points']} points of "
                                             "nvidia-hopper (held-out median")
-    assert WARNINGS[6] in r["warnings"] and WARNINGS[13] not in r["warnings"]
+    assert RowWarning.ROOFLINE_CALIBRATED.text in r["warnings"]
+    assert RowWarning.ROOFLINE_UNSEEN_FAMILY.text not in r["warnings"]
     # the range is the estimate times the stored P10 and P90 of measured / estimated
     est = r["output_tokens_per_s_per_accelerator"]
     assert r["output_tokens_per_s_per_accelerator_p10"] == pytest.approx(est * float(hopper["ratio_p10"]))
@@ -43,7 +44,8 @@ def test_an_estimate_on_a_family_never_measured_is_not_called_calibrated() -> No
     low, high = (f"{(float(unseen[k]) - 1) * 100:+.0f} %" for k in ("ratio_p10", "ratio_p90"))
     assert r["throughput_basis"].startswith(f"estimated; no measured point on intel-gaudi3: expect {low} to {high}")
     assert "calibrated" not in r["throughput_basis"]
-    assert WARNINGS[13] in r["warnings"] and WARNINGS[6] not in r["warnings"]
+    assert RowWarning.ROOFLINE_UNSEEN_FAMILY.text in r["warnings"]
+    assert RowWarning.ROOFLINE_CALIBRATED.text not in r["warnings"]
 
 
 def test_factors_fitted_on_the_other_model_class_are_said_to_be() -> None:
@@ -56,12 +58,12 @@ def test_factors_fitted_on_the_other_model_class_are_said_to_be() -> None:
              demand_output_tokens_per_day=1e9)
     assert f"fitted mostly on MoE models ({cdna4['train_moe_points']} of {cdna4['train_points']} points)" in (
         r["throughput_basis"])
-    assert WARNINGS[14] in r["warnings"]
+    assert RowWarning.CLASS_MISMATCH.text in r["warnings"]
     # AMD CDNA 3 has a dense scope of its own (AMD's vLLM latency table): a dense model there is not flagged
     assert "amd-cdna3:dense" in catalog.calibration().index
     r = _row("mi300x", "llama-3.1-70b", ownership="rent", rent_usd_per_accelerator_hour=2.0,
              demand_output_tokens_per_day=1e9)
-    assert "fitted mostly" not in r["throughput_basis"] and WARNINGS[14] not in r["warnings"]
+    assert "fitted mostly" not in r["throughput_basis"] and RowWarning.CLASS_MISMATCH.text not in r["warnings"]
 
 
 def test_factors_a_user_gives_are_not_the_calibrated_ones() -> None:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import economics
 from economics import catalog
 from economics.domain import throughput as th
-from economics.engine import estimate
+from economics.engine import estimate, roofline
 from economics.engine.batch import explain_scenario
 from economics.engine.measured import Curve, best_at, curves, stack_curves
 from economics.studies import calibration
@@ -184,10 +184,10 @@ def test_kv_transfer_by_hand() -> None:
     assert float(th.kv_transfer_s(36e6, 50, 10)) == pytest.approx(0.73e-3)
 
 
-def _roofline(stack: str) -> estimate.Roofline:
+def _roofline(stack: str) -> roofline.Roofline:
     cols, _ = validate(pd.DataFrame([{**H200, "serving_stack": stack}]))
     cols["accelerators_per_replica"] = np.array([8.0])
-    return estimate.Roofline(cols)
+    return roofline.Roofline(cols)
 
 
 def test_the_roofline_applies_the_speculative_term() -> None:

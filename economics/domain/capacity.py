@@ -11,9 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from economics.domain.formula import Formula
-
-SECONDS_PER_DAY = 86400.0
+from economics.domain.formula import SECONDS_PER_DAY, Formula
 
 
 def uncached_input_tokens(input_tokens: ArrayLike, prefix_cache_hit_rate: ArrayLike) -> NDArray[np.float64]:

@@ -11,9 +11,8 @@ import numpy as np
 import numpy_financial as npf
 from numpy.typing import ArrayLike, NDArray
 
-from economics.domain.formula import Formula
+from economics.domain.formula import HOURS_PER_YEAR, Formula
 
-HOURS_PER_YEAR = 8760.0
 """Hours in a (non-leap) year [h/year]; the cost model charges every hour of every year."""
 
 

@@ -16,7 +16,7 @@ from functools import cache
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from economics.domain.formula import Formula
+from economics.domain.formula import SECONDS_PER_DAY, Formula
 
 F = NDArray[np.float64]
 
@@ -118,7 +118,7 @@ def joules_per_token(average_facility_power_kw: ArrayLike, tokens_per_day: Array
     >>> float(joules_per_token(1.0, 86400.0))
     1000.0
     """
-    return _a(average_facility_power_kw) * 1000.0 * 86400.0 / _a(tokens_per_day)
+    return _a(average_facility_power_kw) * 1000.0 * SECONDS_PER_DAY / _a(tokens_per_day)
 
 
 # --- the facility as formulas (economics.domain.formula), written once and bound to each pool's columns ---

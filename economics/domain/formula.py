@@ -45,7 +45,12 @@ CONSTANTS: dict[str, tuple[float, str]] = {
     "BYTES_PER_GB": (1e9, "B/GB"),
     "BYTES_PER_MB": (1e6, "B/MB"),
 }
-"""Named constants of the formulas: value and unit."""
+"""Named constants of the formulas: value and unit. The module-level names below are these values, for code that
+computes outside a formula object (the planner, the retrofit's cash flows); nothing else writes them."""
+SECONDS_PER_DAY = CONSTANTS["SECONDS_PER_DAY"][0]
+HOURS_PER_DAY = CONSTANTS["HOURS_PER_DAY"][0]
+HOURS_PER_YEAR = CONSTANTS["HOURS_PER_YEAR"][0]
+DAYS_PER_YEAR = CONSTANTS["DAYS_PER_YEAR"][0]
 
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min": lambda *a: _reduce(np.minimum, a),

@@ -32,9 +32,6 @@ from numpy.typing import ArrayLike, NDArray
 
 F = NDArray[np.float64]
 
-BYTES_PER_VALUE: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5}
-"""Storage per weight or KV value at each precision [byte]."""
-
 PRECISIONS = ("bf16", "fp8", "fp4")
 
 

@@ -18,33 +18,20 @@ from economics.domain.explain import Trace
 from economics.domain.explain import format_number as fmt
 from economics.engine import stages
 from economics.engine.resolve import resolve
-from economics.outputs import NUMERIC_OUTPUTS, OUTPUTS, RANGE_OUTPUTS, RANGED_INPUTS, ratio_column
+from economics.outputs import (
+    NUMERIC_OUTPUTS,
+    OUTPUTS,
+    RANGE_OUTPUTS,
+    RANGED_INPUTS,
+    FleetProblem,
+    RowWarning,
+    ratio_column,
+)
 
 Array = NDArray[Any]
 
-# Warnings are bit flags: the per-row text is looked up per distinct combination, which keeps a million rows fast.
-WARNINGS: tuple[str, ...] = (
-    "average demand exceeds the fleet's capacity: served tokens are capped at capacity",
-    "peak demand (peak_to_average x average) exceeds the fleet's capacity",
-    "no demand given: the fleet is assumed busy all the time (utilization 1)",
-    "no prefill throughput given: the output throughput is taken to include prefill, so the cost cannot be split "
-    "between input and output tokens (cost_usd_per_m_tokens covers both)",
-    "break-even utilization is not reachable at these prices (above 1, or above what the binding decode pool or "
-    "KV link allows)",
-    "no selling price given: revenue and margins are not computed",
-    "throughput estimated by the roofline model, calibrated on measured points of this accelerator family "
-    "(throughput_basis gives the points, the held-out error and the range; *_low and *_high carry it)",
-    "throughput interpolated on a measured curve (see throughput_curve)",
-    "the target is outside the measured range of a matching curve: no extrapolation, the roofline estimate is used",
-    "the KV-cache link between the prefill and decode pools is the bottleneck (see kv_transfer_gb_per_s)",
-    "token demand inferred from the request shape (input_tokens_per_request, output_tokens_per_request)",
-    "no input price given: input tokens are priced at 0",
-    "no output price given: output tokens are priced at 0",
-    "throughput estimated by the roofline model on an accelerator family with no measured point: the factors are "
-    "other families' (throughput_basis gives the range to expect; *_low and *_high carry it)",
-    "the family's factors were fitted mostly on the other model class (dense vs mixture-of-experts): see "
-    "throughput_basis",
-)
+WARNINGS: tuple[str, ...] = tuple(w.text for w in RowWarning)
+"""Every warning's text, in the order a ``warnings`` cell joins them (:class:`economics.outputs.RowWarning`)."""
 
 OUTPUT_UNITS: dict[str, str] = {name: OUTPUTS[name].unit for name in NUMERIC_OUTPUTS}
 """Numeric outputs in the order they are reported, with their units (from :mod:`economics.outputs`)."""
@@ -124,9 +111,12 @@ def _outputs(x: stages.Columns, c: dict[str, Array]) -> dict[str, Array]:
         out[name] = np.where(x.dis, out[name], np.nan)
     out["rack_power_kw_effective"] = v["rack_power_kw_effective"]
     flags = x.flags
-    for bit, key in ((6, "_throughput_estimated"), (7, "_throughput_from_curve"), (8, "_outside_measured_range"),
-                     (13, "_throughput_unseen"), (14, "_class_mismatch")):
-        flags = flags | (np.asarray(c.get(key, False), dtype=np.int64) << bit)
+    for warning, key in ((RowWarning.ROOFLINE_CALIBRATED, "_throughput_estimated"),
+                         (RowWarning.FROM_CURVE, "_throughput_from_curve"),
+                         (RowWarning.OUTSIDE_MEASURED_RANGE, "_outside_measured_range"),
+                         (RowWarning.ROOFLINE_UNSEEN_FAMILY, "_throughput_unseen"),
+                         (RowWarning.CLASS_MISMATCH, "_class_mismatch")):
+        flags = flags | np.asarray(c.get(key, False), dtype=np.int64) * warning.mask
     out["warning_flags"] = np.broadcast_to(flags, (n,)).copy()
     out["fleet_flags"] = x.fleet_flags
     for name in ("system_power_kw_effective", "decode_system_power_kw_effective", "decode_rack_power_kw_effective"):
@@ -140,7 +130,7 @@ def fleet_reasons(c: dict[str, Array], out: dict[str, Array], rows: Array) -> li
     key_cols = (out["fleet_flags"], c["accelerator"], c["decode_accelerator"], c["liquid_retrofit_usd_per_mw"],
                 out["rack_power_kw_effective"], out["system_power_kw_effective"],
                 out["decode_rack_power_kw_effective"], out["decode_system_power_kw_effective"])
-    site = (out["fleet_flags"][rows] & 4) != 0
+    site = (out["fleet_flags"][rows] & FleetProblem.SITE_POWER.mask) != 0
     if not site.any():
         codes, uniques = pd.MultiIndex.from_arrays([np.asarray(k)[rows] for k in key_cols]).factorize()
         first = np.full(len(uniques), -1)
@@ -162,41 +152,23 @@ def _fleet_sentences(c: dict[str, Array], out: dict[str, Array], rows: Array) ->
     pue, have = col(out["pue_effective"]), col(c["site_power_mw"])
     texts = []
     for k, f in enumerate(flags):
-        parts = []
-        if f & 1:
-            parts.append(f"cooling: {acc[k]} requires liquid cooling and the facility is air-cooled; set "
-                         f"allow_liquid_retrofit to add it at {fmt(retrofit[k])} USD/MW")
-        if f & 2:
-            parts.append(f"rack power: one {acc[k]} system draws {fmt(system_kw[k])} kW, over the "
-                         f"{fmt(rack_kw[k])} kW rack limit")
-        if f & 64:
-            parts.append(f"cooling: decode accelerator {dacc[k]} requires liquid cooling and the facility is "
-                         f"air-cooled; set allow_liquid_retrofit to add it at {fmt(retrofit[k])} USD/MW")
-        if f & 32:
-            parts.append(f"rack power: one {dacc[k]} system draws {fmt(system_kw_y[k])} kW, over the "
-                         f"{fmt(rack_kw_y[k])} kW rack limit")
-        if f & 8:
-            parts.append("demand: input tokens per day are given but input_tokens_per_request is 0, so the output "
-                         "demand cannot be inferred; give demand_output_tokens_per_day")
-        if f & 16:
-            parts.append("decode pool: with no demand given, the decode pool cannot be sized; give "
-                         "decode_accelerator_count or a demand")
-        if f & 4:
-            parts.append(f"site power: the fleet needs {fmt(need[k])} MW (IT {fmt(it_mw[k])} MW x PUE {fmt(pue[k])}) "
-                         f"but {fmt(have[k])} MW is available; short by {fmt(need[k] - have[k])} MW")
-        texts.append("; ".join(parts))
+        figures = {"accelerator": acc[k], "decode_accelerator": dacc[k], "retrofit_usd_per_mw": fmt(retrofit[k]),
+                   "system_kw": fmt(system_kw[k]), "rack_kw": fmt(rack_kw[k]), "decode_system_kw": fmt(system_kw_y[k]),
+                   "decode_rack_kw": fmt(rack_kw_y[k]), "need_mw": fmt(need[k]), "it_mw": fmt(it_mw[k]),
+                   "pue": fmt(pue[k]), "have_mw": fmt(have[k]), "short_mw": fmt(need[k] - have[k])}
+        texts.append("; ".join(p.text.format(**figures) for p in FleetProblem if f & p.mask))
     return texts
 
 
 def split_warnings(text: str) -> list[str]:
     """The individual warnings in a ``warnings`` cell (each is one of :data:`WARNINGS`), in order.
 
-    >>> split_warnings(warning_text(0b101))[1].startswith("no demand given")
-    True
+    >>> split_warnings(warning_text(RowWarning.OVER_CAPACITY.mask | RowWarning.NO_DEMAND.mask))[1][:15]
+    'no demand given'
     """
     return [w for w in WARNINGS if w in text]
 
 
 def warning_text(flags: int) -> str:
     """The warnings of one flag combination, joined with '; '."""
-    return "; ".join(w for bit, w in enumerate(WARNINGS) if flags >> bit & 1)
+    return "; ".join(w.text for w in RowWarning if flags & w.mask)

@@ -7,16 +7,42 @@ the decode hardware's system form and height, the PUE and rack-power defaults by
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from economics import catalog
 from economics.domain import capacity
+from economics.domain.architecture import kv_cache_bytes_per_token_gqa, kv_cache_bytes_per_token_mla
 from economics.domain.explain import Trace
 from economics.domain.finance import straight_line
+from economics.domain.precision import bytes_per_value, kv_precision
 from economics.domain.revenue import PREFILL_ESTIMATE
 from economics.engine.stages import Columns
+
+
+def kv_bytes_per_token(model_ids: Any, precision: Any, kv_cache_precision: Any) -> Any:
+    """KV-cache bytes per token of context of each model at its KV precision
+    (:func:`economics.domain.precision.kv_precision`: the weights', FP8 for FP4 weights), from its architecture:
+    :func:`~economics.domain.architecture.kv_cache_bytes_per_token_gqa` over the full-attention layers, or
+    :func:`~economics.domain.architecture.kv_cache_bytes_per_token_mla`; NaN without a model. The roofline sizes its
+    cache with the same two formulas and the same precision.
+
+    >>> float(kv_bytes_per_token(np.array(["llama-3.1-70b"]), np.array(["bf16"]), np.array(["fp8"]))[0])
+    163840.0
+    >>> float(kv_bytes_per_token(np.array(["llama-3.1-70b"]), np.array(["fp4"]), np.array([""]))[0])  # FP8 KV
+    163840.0
+    """
+    b = bytes_per_value(kv_precision(precision, kv_cache_precision))
+    figure = functools.partial(catalog.model_column, model_ids)
+    ids = pd.Series(np.asarray(model_ids, dtype=object).ravel())
+    mla = ids.map(catalog.models()["attention"]).eq("mla").to_numpy().reshape(np.shape(model_ids))
+    return np.where(mla, kv_cache_bytes_per_token_mla(figure("layers"), figure("kv_lora_rank"),
+                                                      figure("qk_rope_head_dim"), b),
+                    kv_cache_bytes_per_token_gqa(figure("full_attention_layers"), figure("kv_heads"),
+                                                 figure("head_dim"), b))
 
 
 def resolve(c: dict[str, Any], trace: Trace | None = None) -> Columns:
@@ -25,7 +51,7 @@ def resolve(c: dict[str, Any], trace: Trace | None = None) -> Columns:
     n = len(v["ownership"])
     dis = np.asarray(v["decode_accelerator"] != "", dtype=bool)
     if dis.any():  # only a decode pool needs these lookups: a million aggregated rows skip them
-        v["kv_bytes_per_token"] = catalog.kv_bytes_per_token(v["model"], v["precision"], v["kv_cache_precision"])
+        v["kv_bytes_per_token"] = kv_bytes_per_token(v["model"], v["precision"], v["kv_cache_precision"])
         v["decode_system_form"] = catalog.accelerator_column(v["decode_accelerator"], "system_form", "")
         v["decode_system_rack_units"] = catalog.accelerator_column(v["decode_accelerator"], "system_rack_units",
                                                                    np.nan)
@@ -53,9 +79,6 @@ def resolve(c: dict[str, Any], trace: Trace | None = None) -> Columns:
     return x
 
 
-BYTES_PER_PARAM = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5}
-
-
 def per_user_throughput(c: dict[str, Any], trace: Trace | None = None) -> bool:
     """Throughput per accelerator from a measured per-user speed and the users a replica serves, where no
     per-accelerator figure is given (in place, on validated columns; recorded in ``trace``). A dataflow system's
@@ -75,7 +98,7 @@ def per_user_throughput(c: dict[str, Any], trace: Trace | None = None) -> bool:
         v[f"{pre}chip_memory_gb"] = np.where(np.isnan(memory), catalog.accelerator_column(acc, "sram_gb", np.nan),
                                              memory)
         v["model_total_params_b"] = catalog.model_column(c["model"], "total_params_b")
-        v["bytes_per_param"] = np.vectorize(lambda p: BYTES_PER_PARAM.get(p, np.nan), otypes=[float])(c["precision"])
+        v["bytes_per_param"] = bytes_per_value(c["precision"])
         x = Columns(v, trace)
         x.n = len(speed)
         replica = f"{pre}accelerators_per_replica"

@@ -19,6 +19,7 @@ from economics.domain import capacity as cap
 from economics.domain import cost, finance, fleet, revenue
 from economics.domain.explain import Trace
 from economics.domain.formula import Formula
+from economics.outputs import FleetProblem, RowWarning
 
 Array = NDArray[Any]
 
@@ -74,11 +75,13 @@ class Columns:
         for name in names:
             self.v[name] = np.zeros(self.n)
 
-    def flag(self, bit: int, rows: Any) -> None:
-        self.flags |= np.asarray(rows, dtype=np.int64) << bit
+    def flag(self, warning: RowWarning, rows: Any) -> None:
+        """Mark ``rows`` with a warning (its bit in :attr:`flags`)."""
+        self.flags |= np.asarray(rows, dtype=np.int64) * warning.mask
 
-    def fleet_flag(self, bit: int, rows: Any) -> None:
-        self.fleet_flags |= np.asarray(rows, dtype=np.int64) << bit
+    def fleet_flag(self, problem: FleetProblem, rows: Any) -> None:
+        """Mark ``rows`` as infeasible for a reason (its bit in :attr:`fleet_flags`)."""
+        self.fleet_flags |= np.asarray(rows, dtype=np.int64) * problem.mask
 
 
 def _any(rows: Any) -> bool:
@@ -118,12 +121,12 @@ def demand(x: Columns) -> None:
     x.calc(cap.DEMAND_IN_FROM_OUTPUT, has_out & ~has_in)
     zero_input = has_in & ~has_out & ~(v["input_tokens_per_request"] > 0)
     x.calc(cap.DEMAND_OUT_FROM_INPUT, has_in & ~has_out & ~zero_input)
-    x.fleet_flag(3, zero_input)
-    x.flag(10, by_requests | (has_in ^ has_out))
+    x.fleet_flag(FleetProblem.INPUT_WITHOUT_SHAPE, zero_input)
+    x.flag(RowWarning.DEMAND_FROM_SHAPE, by_requests | (has_in ^ has_out))
     none = ~x.has_demand
     if none.any():
         no_k = x.dis & np.isnan(v["decode_accelerator_count"])
-        x.fleet_flag(4, none & no_k)
+        x.fleet_flag(FleetProblem.DECODE_UNSIZED, none & no_k)
         v["decode_accelerators"] = np.where(none & no_k, 1.0, v.get("decode_accelerators", np.nan))
         x.calc(cap.FLEET_REQUESTS, none & ~x.dis)
         x.calc(cap.FLEET_REQUESTS_TWO_POOLS, none & x.dis & ~x.has_link)
@@ -183,11 +186,12 @@ def serving(x: Columns) -> None:
         x.calc(cap.DECODE_UTILIZATION, dis)
         x.calc(cap.KV_TRANSFER, dis)
         others = np.minimum(v["main_pool_capacity_ratio"], v["decode_pool_capacity_ratio"])
-        x.flag(9, x.has_link & (v["kv_link_capacity_ratio"] < others))
+        x.flag(RowWarning.KV_LINK_BOTTLENECK, x.has_link & (v["kv_link_capacity_ratio"] < others))
     f = v["served_fraction"]
-    x.flag(0, x.has_demand & (f < 1.0))
-    x.flag(1, x.has_demand & (f >= 1.0) & (v["capacity_ratio"] * (1 + 1e-12) < v["peak_to_average"]))
-    x.flag(2, ~x.has_demand)
+    x.flag(RowWarning.OVER_CAPACITY, x.has_demand & (f < 1.0))
+    peak_short = v["capacity_ratio"] * (1 + 1e-12) < v["peak_to_average"]
+    x.flag(RowWarning.PEAK_OVER_CAPACITY, x.has_demand & (f >= 1.0) & peak_short)
+    x.flag(RowWarning.NO_DEMAND, ~x.has_demand)
 
 
 def cooling(x: Columns) -> None:
@@ -208,8 +212,8 @@ def cooling(x: Columns) -> None:
     x.calc(fleet.PUE_HYBRID, ~given & hybrid)
     x.liquid_racks = liquid | (hybrid & x.needs_liquid)
     x.liquid_racks_y = liquid | x.retrofit_y | (hybrid & x.needs_liquid_y)
-    x.fleet_flag(0, x.in_facility & x.needs_liquid & air_hall & ~x.retrofit)
-    x.fleet_flag(6, x.in_facility & x.needs_liquid_y & air_hall & ~x.retrofit_y)
+    x.fleet_flag(FleetProblem.COOLING, x.in_facility & x.needs_liquid & air_hall & ~x.retrofit)
+    x.fleet_flag(FleetProblem.DECODE_COOLING, x.in_facility & x.needs_liquid_y & air_hall & ~x.retrofit_y)
 
 
 def racks_of_pool(x: Columns, decode: bool) -> None:
@@ -235,7 +239,7 @@ def racks_of_pool(x: Columns, decode: bool) -> None:
     fits = per_rack >= 1
     x.calc(b(fleet.RACKS), rows & fits)
     x.calc(b(fleet.IT_POWER), rows)
-    x.fleet_flag(5 if decode else 1, x.in_facility & rows & ~fits)
+    x.fleet_flag(FleetProblem.DECODE_RACK_POWER if decode else FleetProblem.RACK_POWER, x.in_facility & rows & ~fits)
 
 
 def facility(x: Columns) -> None:
@@ -256,7 +260,7 @@ def facility(x: Columns) -> None:
     x.calc(fleet.KW_PER_RACK, v["racks"] > 0)
     site = v["site_power_mw"]
     site_bad = x.in_facility & ~np.isnan(site) & (v["facility_power_kw"] > site * 1000.0 * (1 + 1e-12))
-    x.fleet_flag(2, site_bad)
+    x.fleet_flag(FleetProblem.SITE_POWER, site_bad)
     x.zeros("cooling_retrofit_usd_per_hour")
     main, both = x.in_facility & x.retrofit, x.in_facility & x.retrofit_y
     x.calc(fleet.RETROFIT_IT_MAIN, main & ~both)
@@ -333,7 +337,7 @@ def unit_costs(x: Columns) -> None:
     x.calc(revenue.OUTPUT_SHARE_FOLDED, folded)
     x.calc(revenue.COST_PER_M_IN, separable & (v["served_input_tokens_per_day"] > 0))
     x.calc(revenue.COST_PER_M_OUT, separable)
-    x.flag(3, ~separable)
+    x.flag(RowWarning.NO_PREFILL_FIGURE, ~separable)
 
 
 def revenue_and_break_even(x: Columns) -> None:
@@ -343,9 +347,9 @@ def revenue_and_break_even(x: Columns) -> None:
                              v["price_usd_per_m_output_tokens"])
     has_in, has_out = ~np.isnan(p_in), ~np.isnan(p_out)
     priced = has_in | has_out
-    x.flag(5, ~priced)
-    x.flag(11, has_out & ~has_in)
-    x.flag(12, has_in & ~has_out)
+    x.flag(RowWarning.NO_PRICE, ~priced)
+    x.flag(RowWarning.NO_INPUT_PRICE, has_out & ~has_in)
+    x.flag(RowWarning.NO_OUTPUT_PRICE, has_in & ~has_out)
     v["price_usd_per_m_input_tokens"] = np.nan_to_num(p_in)
     v["price_usd_per_m_output_tokens"] = np.nan_to_num(p_out)
     v["price_usd_per_m_cached_input_tokens"] = np.where(np.isnan(p_cached), v["price_usd_per_m_input_tokens"], p_cached)
@@ -368,7 +372,7 @@ def revenue_and_break_even(x: Columns) -> None:
     reachable = priced & (margin > 0) & (v["utilization"] > 0)
     x.calc(revenue.BREAK_EVEN_UTILIZATION, reachable)
     be = v["break_even_utilization"]
-    x.flag(4, priced & (~reachable | (be > v["max_utilization"] * (1 + 1e-12))))
+    x.flag(RowWarning.BREAK_EVEN_UNREACHABLE, priced & (~reachable | (be > v["max_utilization"] * (1 + 1e-12))))
 
 
 def energy(x: Columns) -> None:

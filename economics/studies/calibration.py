@@ -1,6 +1,6 @@
 """Calibrate the roofline's efficiency factors on measured points, and report its error on points it never saw.
 
-Four factors scale the roofline (:class:`economics.engine.estimate.Roofline`): the share of peak memory bandwidth a
+Four factors scale the roofline (:class:`economics.engine.roofline.Roofline`): the share of peak memory bandwidth a
 decode
 step achieves (``bandwidth_utilization``), the share of peak FLOPS of decode (``compute_utilization``) and of prefill
 (``prefill_compute_utilization``), and a fixed time per layer per step (``step_overhead_us_per_layer``). They are
@@ -38,17 +38,11 @@ import pandas as pd
 from scipy.optimize import minimize, minimize_scalar
 
 from economics import catalog
+from economics.catalog import model_class
 from economics.domain import capacity as cap
-from economics.domain.throughput import BYTES_PER_VALUE
-from economics.engine.estimate import (
-    FACTORS,
-    KV_FACTOR,
-    TOKEN_FACTOR,
-    TTFT_FACTOR,
-    fill_throughput,
-    model_class,
-    stored_factors,
-)
+from economics.domain.precision import BYTES_PER_VALUE
+from economics.engine.estimate import fill_throughput
+from economics.engine.roofline import FACTORS, KV_FACTOR, TOKEN_FACTOR, TTFT_FACTOR, stored_factors
 from economics.scenario import FIELDS
 from economics.studies.calibration_points import (  # noqa: F401  (re-exported: the split is part of the calibration's interface)
     BLIND_SOURCES,
@@ -321,7 +315,7 @@ def _fit_table(usable: pd.DataFrame, fitted: dict[str, dict[str, float]]) -> pd.
 
 def applied_factors(pts: pd.DataFrame, fitted: dict[str, dict[str, float]]) -> dict[str, np.ndarray]:
     """The factors each point gets from the fitted scopes: the most specific of ``<family>:<class>``, ``<family>``,
-    ``global:<class>``, ``global`` (the order of :func:`economics.engine.estimate.stored_factors`)."""
+    ``global:<class>``, ``global`` (the order of :func:`economics.engine.roofline.stored_factors`)."""
     names = [f"{f}:{c}" for f, c in zip(pts["family"], pts["model_class"], strict=True)]
     chosen = []
     for fam, cls, both in zip(pts["family"], pts["model_class"], names, strict=True):
@@ -425,7 +419,7 @@ def holdout_table() -> pd.DataFrame:
 
 
 def factors_for(accelerators: np.ndarray, models: np.ndarray | None = None) -> dict[str, np.ndarray]:
-    """The stored factors for each accelerator (and model): see :func:`economics.engine.estimate.stored_factors`."""
+    """The stored factors for each accelerator (and model): see :func:`economics.engine.roofline.stored_factors`."""
     return stored_factors(accelerators, models)
 
 

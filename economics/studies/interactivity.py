@@ -2,7 +2,7 @@
 
 Raising the batch raises throughput per accelerator and lowers each user's tokens/s; the curve over batch sizes
 (and replica sizes) is the Pareto front an operator trades along. ``curve_table`` evaluates many scenarios x batch
-sizes x replica sizes in one vectorised pass of the roofline (:class:`economics.engine.estimate.Roofline`);
+sizes x replica sizes in one vectorised pass of the roofline (:class:`economics.engine.roofline.Roofline`);
 ``interactivity_curve`` adds, for one scenario, the cost per million tokens along the front (through the same
 cost engine as every other figure) and the measured points in data/ for the same accelerator, model and precision.
 """
@@ -18,8 +18,9 @@ from economics import catalog
 from economics.domain import capacity as cap
 from economics.domain import throughput as th
 from economics.engine.batch import ScenarioError, as_scenario, evaluate, fill_throughput
-from economics.engine.estimate import REPLICA_SIZES, Roofline
 from economics.engine.measured import curves, user_curves
+from economics.engine.replicas import REPLICA_SIZES
+from economics.engine.roofline import Roofline
 from economics.scenario import Scenario
 from economics.studies.compare import scenario_frame
 from economics.validation import validate

@@ -35,10 +35,10 @@ import numpy as np
 import pandas as pd
 
 from economics.domain.finance import irr, npv_usd, payback_years
+from economics.domain.formula import DAYS_PER_YEAR
 from economics.engine.batch import as_scenario
 from economics.scenario import Scenario, with_changes
 from economics.studies.retrofit_cash import (
-    DAYS_PER_YEAR,
     flow_rows,
     forgone_revenue_y_usd,
     levelized_usd_per_m_tokens,

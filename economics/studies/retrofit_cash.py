@@ -18,7 +18,6 @@ from economics.domain.finance import capital_recovery_factor
 from economics.domain.formula import Formula
 from economics.scenario import Scenario
 
-DAYS_PER_YEAR = 365.0
 Floats = NDArray[np.float64]
 
 # Each year's money as formulas (economics.domain.formula): the functions below evaluate them over the years, and the

@@ -8,9 +8,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from economics.domain.formula import DAYS_PER_YEAR, HOURS_PER_DAY
 from economics.scenario import Scenario
 from economics.studies.planner.constraints import demand_rows, floor_rows, pool_rows, site_rows
-from economics.studies.planner.inputs import DAYS_PER_YEAR, PlanSettings, hour_types
+from economics.studies.planner.inputs import PlanSettings, hour_types
 from economics.studies.planner.model import STRETCHABLE, PlanModel
 from economics.studies.planner.pools import Problem
 from economics.studies.planner.rules import rule_rows
@@ -29,13 +30,13 @@ class _Factors:
 def objective_factors(s: Scenario, settings: PlanSettings) -> tuple[_Factors, float]:
     """(objective factors, demand multiplier of the design year)."""
     if settings.objective == "cost_per_day":
-        return _Factors(24.0, 0.0, 1.0, 1.0), 1.0
+        return _Factors(HOURS_PER_DAY, 0.0, 1.0, 1.0), 1.0
     years = np.arange(1, int(s.horizon_years) + 1)
     growth = (1.0 + float(s.demand_growth_per_year)) ** (years - 1)
     design = float(growth.max())
     disc = (1.0 + float(s.cost_of_capital)) ** -years.astype(float)
     pv = float(disc.sum()) * DAYS_PER_YEAR
-    return _Factors(24.0 * pv, 1.0, pv, float((growth / design * disc).sum()) * DAYS_PER_YEAR), design
+    return _Factors(HOURS_PER_DAY * pv, 1.0, pv, float((growth / design * disc).sum()) * DAYS_PER_YEAR), design
 
 
 def build_model(pb: Problem, rho: dict[int, float], elastic: bool | frozenset[str] = False,

@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from economics import catalog
+from economics.domain.formula import HOURS_PER_DAY, SECONDS_PER_DAY
+from economics.engine.resolve import kv_bytes_per_token
 from economics.scenario import FieldSpec, Scenario
 
 ROLES = ("aggregated", "prefill", "decode")
@@ -19,16 +20,13 @@ ROLES = ("aggregated", "prefill", "decode")
 OWNERSHIPS = ("own", "rent", "existing")
 
 
-HOURS = 24
+HOURS = int(HOURS_PER_DAY)
 
 
-SECONDS_PER_DAY = 86400.0
 
 
-DAYS_PER_YEAR = 365.0
 
 
-KV_BYTES_SCALE = {"bf16": 1.0, "fp8": 0.5, "fp4": 0.25}
 
 
 BIG_PENALTY = 1e9
@@ -123,7 +121,7 @@ def _parse_setting(spec: FieldSpec, raw: Any) -> Any:
         demand_profile(text, 2.0)  # checks the profile's text
         return text
     if spec.name == "min_rental_hours" and text.lower() == "monthly":
-        return 24.0
+        return HOURS_PER_DAY
     try:
         value = float(text)
     except ValueError:
@@ -228,10 +226,8 @@ def workload(s: Scenario, settings: PlanSettings, growth: float = 1.0) -> Worklo
     lam *= growth
     profile = demand_profile(settings.demand_profile, float(s.peak_to_average))
     scale = 1.0 / float(s.peak_to_average) if settings.demand_profile.strip().lower() == "peak" else 1.0
-    kv = math.nan
-    if s.model and s.model in catalog.models().index:
-        precision = s.kv_cache_precision or s.precision
-        kv = float(str(catalog.models().loc[s.model, "kv_bytes_per_token_bf16"])) * KV_BYTES_SCALE[precision]
+    kv = float(kv_bytes_per_token(np.array([s.model or ""], dtype=object), np.array([s.precision], dtype=object),
+                                  np.array([s.kv_cache_precision or ""], dtype=object))[0])
     return Workload(i, i * (1.0 - float(s.prefix_cache_hit_rate)), o, lam, lam * profile, scale, kv)
 
 

@@ -80,8 +80,10 @@ def candidate_costs(c: Candidate, s: Scenario) -> Costs:
     r, n = float(s.cost_of_capital), float(s.depreciation_years)
     mode = c.cooling_mode
     pue = pue_for(s, "liquid" if mode == "liquid retrofit" else (mode if mode != "off site" else "air"))
-    idle = c.system_power_kw * float(s.idle_power_fraction) * pue * float(s.electricity_usd_per_kwh)
-    busy = c.system_power_kw * (1.0 - float(s.idle_power_fraction)) * pue * float(s.electricity_usd_per_kwh)
+    # the engine's energy formula: idle all hours it is held, and the draw above idle in proportion to its load
+    f, usd_per_kwh = float(s.idle_power_fraction), float(s.electricity_usd_per_kwh)
+    idle = float(cost.energy_usd_per_hour(cost.average_power_kw(c.system_power_kw, 0.0, f), pue, usd_per_kwh))
+    busy = float(cost.energy_usd_per_hour(c.system_power_kw * (1.0 - f), pue, usd_per_kwh))
     if c.ownership == "rent":
         with_energy = not s.rent_includes_energy
         return Costs(0.0, 0.0, c.rent_usd_per_system_hour + (idle if with_energy else 0.0),

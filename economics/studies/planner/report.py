@@ -12,17 +12,10 @@ import pandas as pd
 from scipy.optimize import linprog
 
 from economics.domain import availability, queueing
+from economics.domain.formula import DAYS_PER_YEAR, HOURS_PER_DAY, SECONDS_PER_DAY
 from economics.scenario import Scenario
 from economics.studies.planner.candidates import Candidate, rack_systems
-from economics.studies.planner.inputs import (
-    DAYS_PER_YEAR,
-    HOURS,
-    ROLES,
-    SECONDS_PER_DAY,
-    PlanSettings,
-    Workload,
-    hour_types,
-)
+from economics.studies.planner.inputs import HOURS, ROLES, PlanSettings, Workload, hour_types
 from economics.studies.planner.milp import MIP_REL_GAP, Solution
 from economics.studies.planner.model import PlanModel, utilization_cap
 from economics.studies.planner.pools import Costs, Pool, Problem
@@ -126,7 +119,7 @@ def _pool_row(m: PlanModel, x: np.ndarray, p: int, pool: Pool, c: Candidate, k: 
     on_site = c.ownership != "rent"
     systems = float(n.max())
     per_rack = rack_systems(c, s, c.cooling_mode) if on_site else math.nan
-    cost_day = (24.0 * k.fixed_usd_per_hour * systems if on_site else 0.0) + float(np.sum(
+    cost_day = (HOURS_PER_DAY * k.fixed_usd_per_hour * systems if on_site else 0.0) + float(np.sum(
         weights * (n * k.rent_usd_per_hour + f * pool.energy_usd_per_flow_hour * wl.energy_scale)))
     busy = np.divide(f, pool.raw_capacity * n, out=np.zeros(hours), where=n > 0)
     ttft, needed = 0.0, 0.0
@@ -150,7 +143,7 @@ def _pool_row(m: PlanModel, x: np.ndarray, p: int, pool: Pool, c: Candidate, k: 
             "racks": math.ceil(systems / per_rack * (1 - 1e-12)) if on_site else None,
             "it_mw": systems * c.system_power_kw / 1000.0 if on_site else None,
             "facility_mw": systems * k.facility_kw / 1000.0 if on_site else None,
-            "hours_per_day": 24.0 if on_site else float(np.sum(weights * (n > 0))),
+            "hours_per_day": HOURS_PER_DAY if on_site else float(np.sum(weights * (n > 0))),
             "system_hours_per_day": float(np.sum(weights * n)), "capex_usd": systems * k.capex_usd,
             "cost_usd_per_day": cost_day, "peak_utilization": float(busy.max()),
             "ttft_s": ttft if ttft > 0 else None, "availability": pool.availability,

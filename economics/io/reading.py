@@ -1,0 +1,438 @@
+"""Scenario tables read at the engine's speed: CSV, Parquet and JSON with Apache Arrow, chunk by chunk.
+
+:func:`read_chunks` yields the scenarios of a file as DataFrames of text cells (CSV) or typed cells (Parquet), one
+block at a time, so memory stays bounded whatever the file's size; :class:`TableWriter` writes result chunks as
+CSV (optionally gzip or zstd compressed) or Parquet; :func:`stream` runs read -> evaluate -> write chunk by chunk.
+The result is identical to one pass over the whole table (the engine is row-wise; the column set is fixed by the
+header, see :func:`result_columns`).
+
+What a CSV may be (each case has a test in ``tests/test_tables.py``):
+
+- **encoding**: UTF-8, UTF-8 with a byte-order mark, UTF-16 (LE or BE) with a byte-order mark; gzip or zstd
+  compressed (recognised by their magic bytes, whatever the extension). NUL bytes elsewhere mean binary: refused.
+- **line endings**: LF, CRLF or CR alone; a quoted cell may hold line breaks.
+- **comments**: whole lines starting with ``#`` (and blank lines) *before the header* only. After the header every
+  line is data: a row whose name starts with ``#`` is a scenario.
+- **separator**: ``,``, ``;`` or tab, whichever the header line holds most of.
+- **trailing separators**: a separator at the end of every data row (and/or of the header) adds no column; a value
+  after the last column is refused.
+- **decimal comma**: in a ``;`` file a number cell may use ``,`` as the decimal mark and ``.`` between groups of
+  three digits (``1.234,5`` = 1234.5). A cell such as ``30.000`` (no comma, dot groups of three) could mean 30 or
+  30000: it is refused with a message naming the column, the row and the value, never guessed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from economics.io.scenario_files import read_scenarios_json
+from economics.scenario import FIELDS
+from economics.validation import RANGE_COLUMNS, InputError, check_columns
+from economics.values import capped, shown
+
+FORMATS = ("csv", "parquet", "json")
+
+
+CHUNK_BYTES = 8 << 20
+
+
+"""Bytes of CSV parsed per chunk (about 60,000 rows of a typical scenario file: peak memory under 1 GB)."""
+
+
+CHUNK_ROWS = 100_000
+
+
+"""Rows per chunk for Parquet and JSON."""
+
+
+HEAD_BYTES = 1 << 16
+
+
+TRAILING = "\x00trailing"
+
+
+"""Name of the empty column a trailing separator makes (never a field; checked empty, then dropped)."""
+
+
+GZIP_MAGIC, ZSTD_MAGIC, PARQUET_MAGIC = b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"PAR1"
+
+
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+FORMULA_REGEX = r"^[=+\-@\t\r]"
+
+
+PLAIN_NUMBER_REGEX = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
+
+
+DECIMAL_COMMA = r"^\s*[+-]?(\d{1,3}(\.\d{3})+|\d+)?,\d*([eE][+-]?\d+)?\s*$|^\s*[+-]?\d{1,3}(\.\d{3})+,?\s*$"
+
+
+"""A number written with a decimal comma and optional dot thousands groups (``0,12``, ``1.234,5``, ``1.234,``)."""
+
+
+AMBIGUOUS_DOTS = r"^\s*[+-]?\d{1,3}(\.\d{3})+\s*$"
+
+
+"""``30.000``: 30 with a decimal point or 30000 with a thousands dot; refused in a ``;`` file."""
+
+
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+DECODE_COLUMNS = frozenset({"decode_accelerator", "decode_accelerator_count", *(
+    n for n, spec in FIELDS.items() if spec.catalog_field and spec.catalog_id == "decode_accelerator")})
+
+
+"""Columns a result holds only when some row names a decode accelerator (fixed by the header when streaming)."""
+
+
+def _number_columns(names: list[str]) -> list[str]:
+    """The columns holding numbers: numeric fields and range columns."""
+    return [n for n in names if n in RANGE_COLUMNS or (n in FIELDS and FIELDS[n].kind in ("float", "int"))]
+
+
+class _Chain(io.RawIOBase):
+    """A readable stream: ``head`` bytes already read, then the rest of ``rest``."""
+
+    def __init__(self, head: bytes, rest: Any) -> None:
+        self.head, self.rest = head, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        """Fill ``buffer`` whole unless the input ends (Arrow takes a short read for a block boundary)."""
+        view = memoryview(buffer).cast("B")
+        n = min(len(view), len(self.head))
+        view[:n] = self.head[:n]
+        self.head = self.head[n:]
+        while n < len(view):
+            data = self.rest.read(len(view) - n)
+            if not data:
+                break
+            view[n:n + len(data)] = data
+            n += len(data)
+        return n
+
+
+def _open(source: str | Path | bytes) -> tuple[Any, Callable[[], float | None]]:
+    """(raw byte stream, fraction read so far or None) of a path or of bytes already in memory."""
+    if isinstance(source, bytes):
+        buffer = pa.BufferReader(source)
+        return buffer, lambda: buffer.tell() / max(len(source), 1)
+    try:
+        handle = open(source, "rb")  # noqa: SIM115 - closed with the reader
+        size = os.fstat(handle.fileno()).st_size
+    except OSError as exc:
+        raise InputError(f"cannot read {shown(str(source))}: {exc.strerror or type(exc).__name__}") from None
+    except ValueError as exc:
+        raise InputError(f"cannot read {shown(str(source))}: {exc}") from None
+    return handle, lambda: handle.tell() / max(size, 1) if not handle.closed else 1.0
+
+
+def _decompressed(raw: Any) -> tuple[Any, bytes]:
+    """(stream, first bytes) with gzip or zstd undone when the magic bytes say so."""
+    head = raw.read(4)
+    for magic, codec in ((GZIP_MAGIC, "gzip"), (ZSTD_MAGIC, "zstd")):
+        if head.startswith(magic):
+            inner = pa.CompressedInputStream(pa.PythonFile(_Chain(head, raw), mode="r"), codec)
+            return inner, inner.read(4)
+    return raw, head
+
+
+def _utf8(stream: Any, head: bytes) -> Any:
+    """A UTF-8 byte stream without a byte-order mark: UTF-16 with a BOM is transcoded, a UTF-8 BOM dropped."""
+    if head.startswith(UTF16_BOMS):
+        return pa.transcoding_input_stream(pa.PythonFile(_Chain(head, stream), mode="r"), "utf-16", "utf-8")
+    return _Chain(head.removeprefix(UTF8_BOM), stream)
+
+
+def detect_format(source: str | Path | bytes, fmt: str | None = None) -> str:
+    """``csv``, ``parquet`` or ``json``: ``fmt`` when given, else from the first bytes (Parquet magic, ``[``/``{``
+    for JSON) and then the extension.
+
+    >>> detect_format(b"PAR1...."), detect_format(b' [{"name": "a"}]'), detect_format(b"name,pue\\n")
+    ('parquet', 'json', 'csv')
+    """
+    if fmt:
+        return fmt
+    if isinstance(source, bytes):
+        head = source[:1000]
+    else:
+        try:
+            with open(source, "rb") as handle:
+                head = handle.read(1000)
+        except (OSError, ValueError):
+            head = b""
+    if head.startswith(PARQUET_MAGIC) or str(source).lower().endswith((".parquet", ".pq")):
+        return "parquet"
+    if head.removeprefix(UTF8_BOM).lstrip()[:1] in (b"[", b"{") or str(source).lower().endswith(".json"):
+        return "json"
+    return "csv"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What the first lines of a CSV say: where the header starts (bytes of comments and blank lines before it),
+    the separator, the header's names and whether data rows end with a separator."""
+
+    skip_bytes: int
+    sep: str
+    names: tuple[str, ...]
+    trailing: bool
+
+
+class _NeedMore(Exception):
+    """The first bytes do not yet hold the header and a data row."""
+
+
+MAX_HEAD_BYTES = 256 << 20
+
+
+"""The most bytes read to find the header and the first row (comments included)."""
+
+
+def _head(text: Any) -> tuple[bytes, Layout]:
+    """The first bytes of ``text`` (read until they hold the header and a data row) and their layout."""
+    first = text.read(HEAD_BYTES)
+    while True:
+        more = b"" if len(first) >= MAX_HEAD_BYTES else text.read(len(first))
+        try:
+            return first + more, sniff_layout(first + more, final=not more)
+        except _NeedMore:
+            first += more
+
+
+def sniff_layout(head: bytes, final: bool = True) -> Layout:
+    r"""The :class:`Layout` of a CSV from its first bytes (UTF-8, no byte-order mark).
+
+    >>> sniff_layout(b"# a comment\n\nname;pue;\nx;1,2;\n")
+    Layout(skip_bytes=13, sep=';', names=('name', 'pue'), trailing=True)
+    """
+    if b"\x00" in head:
+        raise InputError("not a CSV file: it contains binary data (NUL bytes)")
+    text = head.decode("utf-8", errors="replace")
+    start = 0
+    for match in [*LINE_BREAK.finditer(text), None]:
+        end = match.end() if match else len(text)
+        line = text[start:end].strip()
+        if line and not line.startswith("#"):
+            break
+        start = end
+    body = text[start:]
+    if not final and len(LINE_BREAK.findall(body)) < 2:
+        raise _NeedMore
+    if not body.strip():
+        raise InputError("empty file: no header row of scenario fields (run `python -m economics template`)")
+    first = LINE_BREAK.split(body, 1)[0]
+    sep = ";" if first.count(";") > first.count(",") else ("\t" if first.count("\t") > first.count(",") else ",")
+    records = csv.reader(io.StringIO(body, newline=""), delimiter=sep)
+    header = [h.strip() for h in next(records)]
+    while len(header) > 1 and header[-1] == "":
+        header.pop()
+    check_columns(header)
+    row = next(records, None)
+    trailing = row is not None and len(row) == len(header) + 1 and row[-1].strip() == ""
+    return Layout(len(text[:start].encode("utf-8")), sep, tuple(header), trailing)
+
+
+def read_chunks(source: str | Path | bytes, fmt: str | None = None, chunk_bytes: int = CHUNK_BYTES,
+                chunk_rows: int = CHUNK_ROWS, progress: Callable[[int, float | None], None] | None = None,
+                max_rows: int | None = None) -> Iterator[pd.DataFrame]:
+    """The scenarios of ``source`` (a path or the file's bytes) chunk by chunk, the index counting data rows from 0
+    across chunks. ``progress(rows read, fraction of the file read or None)`` is called after each chunk; more than
+    ``max_rows`` rows raise :class:`InputError` as soon as they are read. Raises :class:`InputError` for what is
+    not a usable table (see the module docstring)."""
+    kind = detect_format(source, fmt)
+    if kind == "json":
+        chunks = _json_chunks(source, chunk_rows)
+    elif kind == "parquet":
+        chunks = _parquet_chunks(source, chunk_rows)
+    elif kind == "csv":
+        chunks = _csv_chunks(source, chunk_bytes)
+    else:
+        raise InputError(f"--format: '{shown(kind)}' is not one of {', '.join(FORMATS)}")
+    rows = 0
+    for chunk, fraction in chunks:
+        chunk.index = pd.RangeIndex(rows, rows + len(chunk))
+        rows += len(chunk)
+        if max_rows is not None and rows > max_rows:
+            raise InputError(f"more than {max_rows:,} rows: split the file (the limit is checked while reading)")
+        if progress:
+            progress(rows, fraction)
+        yield chunk
+    if rows == 0:
+        raise InputError("no scenario rows below the header")
+
+
+def _json_chunks(source: str | Path | bytes, chunk_rows: int) -> Iterator[tuple[pd.DataFrame, float | None]]:
+    """JSON is one document: read whole (by the JSON reader of :mod:`economics.io.scenario_files`), then sliced."""
+    if isinstance(source, bytes):
+        data = source
+    else:
+        raw, _ = _open(source)
+        with raw:
+            data = raw.read()
+    df = read_scenarios_json(data)
+    for start in range(0, len(df), chunk_rows):
+        yield df.iloc[start:start + chunk_rows].reset_index(drop=True), min(start + chunk_rows, len(df)) / len(df)
+
+
+def _parquet_chunks(source: str | Path | bytes, chunk_rows: int) -> Iterator[tuple[pd.DataFrame, float | None]]:
+    try:
+        file = pq.ParquetFile(pa.BufferReader(source) if isinstance(source, bytes) else str(source))
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(f"not a readable Parquet file: {shown(str(exc), 200)}") from None
+    names = [str(n) for n in file.schema_arrow.names]
+    check_columns(names)
+    total = max(file.metadata.num_rows, 1)
+    done = 0
+    for batch in file.iter_batches(batch_size=chunk_rows):
+        done += batch.num_rows
+        yield pd.DataFrame({n: _cells(batch.column(i)) for i, n in enumerate(names)}), done / total
+
+
+def _cells(column: pa.Array) -> np.ndarray:
+    """A column as the values parser reads them: text as str, numbers as floats (NaN = empty), bools as objects."""
+    if pa.types.is_dictionary(column.type):
+        column = column.dictionary_decode()
+    if pa.types.is_floating(column.type) or pa.types.is_integer(column.type):
+        return np.asarray(column.to_numpy(zero_copy_only=False), dtype=float)
+    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _csv_chunks(source: str | Path | bytes, chunk_bytes: int) -> Iterator[tuple[pd.DataFrame, float | None]]:
+    raw, fraction = _open(source)
+    try:
+        stream, head = _decompressed(raw)
+        text = _utf8(stream, head)
+        first, layout = _head(text)
+        reader, bad = _arrow_reader(_Chain(first[layout.skip_bytes:], text), layout, chunk_bytes)
+        rows = 0
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                break
+            except pa.ArrowInvalid as exc:
+                raise InputError(_arrow_message(str(exc))) from None
+            _refuse_ragged(bad, layout, rows, batch.num_rows)
+            yield _frame(batch, layout, rows), fraction()
+            rows += batch.num_rows
+        _refuse_ragged(bad, layout, rows, 0)
+    except pa.ArrowInvalid as exc:
+        raise InputError(_arrow_message(str(exc))) from None
+    finally:
+        raw.close()
+
+
+def _arrow_reader(stream: Any, layout: Layout, chunk_bytes: int) -> tuple[Any, list[tuple[int, str]]]:
+    names = [*layout.names, *([TRAILING] if layout.trailing else [])]
+    bad: list[tuple[int, str]] = []
+
+    def invalid(row: Any) -> str:  # a row with another number of cells: kept to be reported, never shifted
+        bad.append((row.actual_columns, row.text))
+        return "skip"
+
+    reader = pacsv.open_csv(
+        stream,
+        read_options=pacsv.ReadOptions(column_names=names, skip_rows_after_names=1, block_size=chunk_bytes),
+        parse_options=pacsv.ParseOptions(delimiter=layout.sep, newlines_in_values=True, invalid_row_handler=invalid),
+        convert_options=pacsv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()),
+                                             strings_can_be_null=False, quoted_strings_can_be_null=False))
+    return reader, bad
+
+
+def _arrow_message(message: str) -> str:
+    if "UTF8" in message or "UTF-8" in message or "utf-16" in message.lower():
+        return "not a UTF-8 (or UTF-16 with a byte-order mark) text CSV: undecodable bytes"
+    return f"not a well-formed CSV: {shown(message, 200)}"
+
+
+def _refuse_ragged(bad: list[tuple[int, str]], layout: Layout, rows: int, batch_rows: int) -> None:
+    if not bad:
+        return
+    width = len(layout.names) + layout.trailing
+    listed = capped([f"'{shown(text, 80)}' ({cells} cells)" for cells, text in bad], "rows")
+    raise InputError(f"rows whose number of cells is not the header's {width} (a missing or extra separator would "
+                     f"shift or default values), among data rows {rows + 1:,}-{rows + batch_rows + len(bad):,}: "
+                     f"{listed}")
+
+
+def _frame(batch: pa.RecordBatch, layout: Layout, start: int) -> pd.DataFrame:
+    """A parsed block as a DataFrame of text cells: NUL and values after the last column refused, decimal commas
+    of a ``;`` file read."""
+    columns = dict(zip(batch.schema.names, batch.columns, strict=True))
+    if layout.trailing:
+        extra = columns.pop(TRAILING)
+        _refuse_where(extra, pc.not_equal(pc.utf8_trim_whitespace(extra), ""), start, "a value after the last column",
+                      TRAILING)
+    for name, column in columns.items():
+        _refuse_where(column, pc.match_substring(column, "\x00"), start, "binary data (a NUL byte)", name)
+    if layout.sep == ";":
+        for name in _number_columns(list(columns)):
+            columns[name] = decimal_comma(columns[name], name, start)
+    return pd.DataFrame({n: np.asarray(c.to_numpy(zero_copy_only=False), dtype=object) for n, c in columns.items()})
+
+
+def _refuse_where(column: pa.Array, mask: pa.Array, start: int, what: str, name: str) -> None:
+    hits = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
+    if hits.size:
+        values = column.take(pa.array(hits[:10])).to_pylist()
+        listed = capped([f"{start + int(r) + 1:,} ('{shown(v)}')" for r, v in zip(hits, values, strict=False)],
+                        "rows")
+        where = "" if name == TRAILING else f" in {shown(name)}"
+        raise InputError(f"{what}{where}: data rows {listed}" + (f" and {hits.size - 10:,} more rows"
+                                                                  if hits.size > 10 else ""))
+
+
+def decimal_comma(column: pa.Array, name: str, start: int = 0) -> pa.Array:
+    """Number cells of a ``;`` file with ``,`` as the decimal mark and ``.`` between thousands, as the values parser
+    reads them (``1.234,5`` -> ``1234.5``); ``30.000`` (30 or 30000?) is refused naming the column, the row and
+    the value. Other cells pass unchanged (the parser judges them).
+
+    >>> decimal_comma(pa.array(["0,12", "1.234,5", "7", "1.5", ""]), "pue").to_pylist()
+    ['0.12', '1234.5', '7', '1.5', '']
+    """
+    ambiguous = pc.match_substring_regex(column, AMBIGUOUS_DOTS)
+    hits = np.flatnonzero(ambiguous.to_numpy(zero_copy_only=False))
+    if hits.size:
+        values = column.take(pa.array(hits[:10])).to_pylist()
+        listed = capped([f"{start + int(r) + 1:,} ('{shown(v)}')" for r, v in zip(hits, values, strict=False)],
+                        "rows")
+        raise InputError(f"{shown(name)}: in a ';'-separated file '{shown(values[0])}' could be a number with a "
+                         f"decimal point or one with a '.' thousands separator; write it without the separator "
+                         f"(30000) or with a decimal comma (30,5): data rows {listed}")
+    comma = pc.match_substring_regex(column, DECIMAL_COMMA)
+    fixed = pc.replace_substring(pc.replace_substring(column, ".", ""), ",", ".")
+    return pc.if_else(comma, fixed, column)
+
+
+def read_table(source: str | Path | bytes, fmt: str | None = None, max_rows: int | None = None,
+               progress: Callable[[int, float | None], None] | None = None) -> pd.DataFrame:
+    """The whole table of ``source`` (as :func:`read_chunks` reads it, same checks), the row limit enforced while
+    reading: a file over ``max_rows`` is refused before the rest of it is parsed.
+
+    >>> read_table(b"name,pue\\n#1,1.2\\n").to_dict("list")
+    {'name': ['#1'], 'pue': ['1.2']}
+    """
+    return pd.concat(list(read_chunks(source, fmt, max_rows=max_rows, progress=progress)), ignore_index=True)
