@@ -23,12 +23,13 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
 
 CHROMIUM := $(or $(shell command -v chromium 2>/dev/null),/usr/bin/chromium)
 
-.PHONY: help venv browser run test quick lint typecheck package bench docs clean
+.PHONY: help venv browser run test test-explore quick lint typecheck package bench docs clean
 
 help:
 	@echo "make run     start the app at http://localhost:8501"
 	@echo "make test    ruff + mypy + pytest (every test, browser included) + the packaging smoke test"
 	@echo "make quick   pytest -m 'not slow': the fast loop (no browser, million-row or fuzz tests)"
+	@echo "make test-explore  the hypothesis properties on fresh random examples (make test derandomises them)"
 	@echo "make package build the wheel, install it in a fresh virtualenv outside the repo, evaluate a CSV there"
 	@echo "make venv    create/refresh .venv from requirements*.txt"
 	@echo "make browser install Debian chromium for the browser tests (needs root or sudo)"
@@ -80,6 +81,10 @@ test: venv browser
 
 quick: venv
 	$(PY) -m pytest -q -m "not slow"
+
+# The property tests on fresh random examples (make test runs them derandomised: the same examples every run).
+test-explore: venv
+	HYPOTHESIS_PROFILE=explore $(PY) -m pytest -q $$(grep -l "^from hypothesis" tests/*.py)
 
 package: venv
 	.ci/wheel-smoke $(PY)

@@ -9,17 +9,29 @@ it
   ``subprocess``;
 - sweeps the whole app under AppTest for every page, accelerator or field (tests/test_app*.py, names with "every").
 The rules live here so that no test file has to carry the marker itself.
+
+Hypothesis runs derandomised with no example database (profile ``ci``, the default), so a run repeats exactly and
+a failure is the same failure on every machine; ``make test-explore`` (profile ``explore``) runs the property tests
+on fresh random examples and keeps any failure in ``.hypothesis/`` to replay.
 """
 
 from __future__ import annotations
 
 import inspect
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+hypothesis_settings.register_profile("explore", derandomize=False, print_blob=True,
+                                     database=DirectoryBasedExampleDatabase(".hypothesis/examples"))
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 TESTS_DIR = Path(__file__).parent
 E2E_DIR = TESTS_DIR / "e2e"

@@ -15,8 +15,8 @@ import economics
 from economics.domain import covering
 from economics.studies import planner
 from economics.studies.planner.build import build_model, hourly_models
-from economics.studies.planner.hourly import cover_problem, covered_hour
-from economics.studies.planner.model import PlanModel, utilization_cap
+from economics.studies.planner.hourly import COVER_ROWS, FIXED_IN_AN_HOUR, NOT_IN_AN_HOUR, cover_problem, covered_hour
+from economics.studies.planner.model import PlanModel, Row, utilization_cap
 from economics.studies.planner.pools import Problem
 
 INF = math.inf
@@ -190,3 +190,14 @@ def test_planner_hours_match_highs_at_zero_gap(ttft: float | None, kv_link: floa
                    options={"mip_rel_gap": 0.0})
         assert x is not None and res.x is not None  # every hour here is of the covering shape, and feasible
         assert float(np.dot(sub.c, x)) == pytest.approx(float(res.fun), rel=1e-5, abs=1e-9)  # HiGHS: 1e-6 integrality
+
+
+def test_the_hourly_adapter_declares_every_kind_of_row() -> None:
+    # a kind of row the adapter has no rule for would send every hour to HiGHS without a word: each kind is taken
+    # into the covering problem, checked against the fixed fleet, or absent from an hour's model, exactly one of them
+    kinds = [COVER_ROWS, FIXED_IN_AN_HOUR, NOT_IN_AN_HOUR]
+    assert sorted(set(Row)) == sorted(COVER_ROWS | FIXED_IN_AN_HOUR | NOT_IN_AN_HOUR)
+    assert sum(len(k) for k in kinds) == len(Row)
+    for sub, _, _ in planner_hours(1.0, 400.0, 64):
+        assert not set(sub.row_kind) & NOT_IN_AN_HOUR
+        assert set(sub.row_group) <= {str(k) for k in Row} | {g for g in sub.row_group if g.startswith("existing")}

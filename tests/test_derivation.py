@@ -9,21 +9,25 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from economics.domain.explain import Trace, format_number
+from economics import catalog
+from economics.domain.explain import Step, Trace, format_number
 from economics.domain.formula import reevaluate
-from economics.engine.estimate import fill_throughput
+from economics.engine.estimate import fill_throughput, trace_throughput
 from economics.engine.pipeline import compute
 from economics.engine.resolve import per_user_throughput
 from economics.validation import validate
 
-NUMBER = re.compile(r"-?[0-9][0-9,]*(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?")
+NUMBER = re.compile(r"-?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?")
+"""A printed number: thousands groups, a decimal part, an exponent (a comma followed by a space separates)."""
 
 
 def pos(lo: float, hi: float) -> st.SearchStrategy[float]:
@@ -97,21 +101,57 @@ def rows(draw: st.DrawFn) -> dict[str, Any]:
     return s
 
 
-def check_step(step: Any) -> None:
+def half_unit(x: float, digits: int) -> float:
+    """Half a unit in the last place of ``x`` as the renderers print it: formula terms with six significant digits
+    (:func:`economics.domain.formula.format_term`), results and estimator lines with four
+    (:func:`economics.domain.explain.format_number`: whole numbers from 1,000 up)."""
+    ax = abs(x)
+    if ax == 0 or not math.isfinite(ax):
+        return 0.0
+    e = math.floor(math.log10(ax))
+    if digits == 6:
+        decimals = max(0, 5 - e) if 1e-4 <= ax < 1e15 else 5 - e
+    else:
+        decimals = 0 if 999.95 <= ax < 1e15 else 3 - e
+    return 0.5 * 10.0 ** -decimals
+
+
+UNIT = re.compile(r"(?<=[0-9])\s+(?!x\s)[A-Za-z][A-Za-z0-9/%_-]*")
+WORDS = re.compile(r"\b(?!(?:min|max|ceil|floor|inf|e|x)\b)[A-Za-z_]+")
+
+
+def arithmetic(text: str) -> str | None:
+    """An estimator line without its units (``70.6 billion x 1 byte`` -> ``70.6 x 1``), or None when what is left
+    is not arithmetic (a search or a lookup described in words)."""
+    bare = UNIT.sub("", text)
+    return None if WORDS.search(NUMBER.sub("", bare)) else bare
+
+
+def check_step(step: Any, digits: int = 6, text: str | None = None) -> None:
+    """The printed line re-done from its printed numbers gives the printed result, within what the printing can
+    hide: each number's rounding (half a unit in its last printed place, pushed through the line one number at a
+    time) plus the result's own. Numbers written in the formula itself (``/ 1,000``) are exact."""
     printed = step.result()
     assert printed in step.text()
     value = float(printed.split(" ")[0].replace(",", "")) if printed.split(" ")[0] != "n/a" else math.nan
-    again = reevaluate(step.substituted)
+    line = step.substituted if text is None else text
+    again = reevaluate(line)
     if math.isnan(value):
         assert math.isnan(again) or math.isinf(again), (step.text(), again)
         return
-    numbers = [abs(float(t.replace(",", ""))) for t in NUMBER.findall(step.substituted)] or [0.0]
-    # six significant digits per printed number: each term carries up to 5e-6 relative rounding
-    slack = 1e-5 * max(numbers) * len(numbers)
     if format_number(again) == format_number(step.value):
         return
-    near = abs(again - value) <= 5e-4 * abs(value) + slack or abs(again - step.value) <= 5e-4 * abs(step.value) + slack
-    assert near, f"printed step does not hold:\n{step.text()}\nre-evaluated: {again!r}"
+    exact = Counter(NUMBER.findall(step.symbolic))
+    tolerance = half_unit(value, 4)
+    for m in NUMBER.finditer(line):
+        if exact[m.group()] > 0:
+            exact[m.group()] -= 1
+            continue
+        x = float(m.group().replace(",", ""))
+        d = half_unit(x, digits)
+        tolerance += max(abs(reevaluate(f"{line[:m.start()]}{x + s * d!r}{line[m.end():]}") - again) for s in (1, -1))
+    assert abs(again - value) <= tolerance * (1 + 1e-9) + 1e-12 * abs(value), (
+        f"printed step does not hold:\n{step.text()}\nre-evaluated: {again!r}, tolerance {tolerance!r}")
 
 
 def traced_steps(table: pd.DataFrame) -> list[tuple[int, Any]]:
@@ -174,3 +214,43 @@ def test_reevaluate_reads_only_arithmetic() -> None:
         pass
     else:
         raise AssertionError("reevaluate must refuse anything but arithmetic")
+
+
+def test_the_check_refuses_a_wrong_line_whatever_its_operands() -> None:
+    # 8 x 30,000 = 240,000: printed right it holds, printed 240,100 it does not
+    check_step(Step("capex", 240_000.0, "USD", "a x b", "8 x 30,000", checked=True))
+    with pytest.raises(AssertionError, match="does not hold"):
+        check_step(Step("capex", 240_100.0, "USD", "a x b", "8 x 30,000", checked=True))
+    # 1,000,000,000,000 - 999,999,999,990 + 3 = 13: printed 20 is wrong by 7, far more than the operands' rounding
+    # (half a unit each: 1.0 in all); a tolerance that grew with the largest operand let it pass
+    with pytest.raises(AssertionError, match="does not hold"):
+        check_step(Step("n", 20.0, "-", "a - b + c", "1,000,000,000,000 - 999,999,999,990 + 3", checked=True))
+
+
+ESTIMATOR_LINES = {"weights_gb_per_replica", "max_batch_in_memory", "decode_step_s",
+                   "input_tokens_per_s_per_accelerator", "mixed_step_s", "output_tokens_per_s_per_user",
+                   "output_tokens_per_s_per_accelerator", "time_to_first_token_s"}
+
+
+@pytest.mark.parametrize("model", ["llama-3.1-70b", "llama-3.1-8b", "deepseek-v3", "qwen3-235b-a22b", "gpt-oss-120b"])
+def test_the_estimators_printed_lines_hold(model: str) -> None:
+    # the roofline's lines (four significant digits, units after the numbers) re-done from what they print, on every
+    # accelerator the roofline describes; lines that describe a search in words are not arithmetic and are skipped
+    ids = [a for a in catalog.accelerator_ids() if catalog.accelerator_column(np.array([a]), "roofline", "")[0] != "no"]
+    row = {"model": model, "precision": "fp8", "accelerator_count": 64, "ownership": "rent",
+           "rent_usd_per_accelerator_hour": 2.0, "target_output_tokens_per_s_per_user": 20,
+           "input_tokens_per_request": 2000, "output_tokens_per_request": 300}
+    table = pd.DataFrame([{**row, "accelerator": a} for a in ids])
+    cols, problems = validate(table)
+    assert not problems
+    thr = fill_throughput(cols)
+    checked: set[str] = set()
+    for r in np.flatnonzero(thr["feasible"] & (thr["throughput_source"] == "estimated")):
+        trace = Trace(int(r))
+        trace_throughput(cols, thr, trace)
+        for step in trace.steps:
+            line = arithmetic(step.substituted)
+            if line is not None:
+                check_step(step, digits=4, text=line)
+                checked.add(step.name)
+    assert checked >= ESTIMATOR_LINES

@@ -162,6 +162,11 @@ def test_infeasible_speed_target_names_the_fastest() -> None:
     assert not result.feasible
     assert result.reason.startswith("per-user speed: no candidate decodes at the target 500 token/s per user")
     assert "120.0 token/s per user" in result.reason
+    # the fastest is read from the candidates: one without a speed figure is not taken for one (its reason says
+    # "not given; the target is 500", whose digits once read as 500 token/s)
+    unknown = box("unknown", usd_per_day=1, decode=100, speed=math.nan, roles=("aggregated",))
+    both = plan(s, EXACT, [box("slow", usd_per_day=1, decode=100, speed=120, roles=("aggregated",)), unknown])
+    assert both.reason.endswith("(the fastest: 120.0 token/s per user, below the target 500)")
 
 
 def test_ttft_target_adds_systems_and_is_met() -> None:

@@ -10,15 +10,15 @@ import numpy as np
 from economics.scenario import Scenario
 from economics.studies.planner.candidates import Candidate, rack_systems
 from economics.studies.planner.inputs import BIG_PENALTY, PlanSettings, Workload
-from economics.studies.planner.model import PlanModel, count_column
+from economics.studies.planner.model import PlanModel, Row, count_column
 from economics.studies.planner.pools import Costs, Pool
 
 
 def demand_rows(m: PlanModel, pools: list[Pool], wl: Workload, levels: np.ndarray, stretch: frozenset[str]) -> None:
     """Every hour: input to prefill and output to decode, each served by aggregated pools or by its own pools."""
     for h, lam in enumerate(levels):
-        for group, role, per_request in (("demand input", "prefill", wl.uncached_input_tokens),
-                                         ("demand output", "decode", wl.output_tokens)):
+        for group, role, per_request in ((Row.DEMAND_INPUT, "prefill", wl.uncached_input_tokens),
+                                         (Row.DEMAND_OUTPUT, "decode", wl.output_tokens)):
             if per_request <= 0:
                 continue
             need = lam * per_request  # tokens/s; the row is scaled to 1 = the hour's demand
@@ -38,8 +38,8 @@ def floor_rows(m: PlanModel, pools: list[Pool], floors: dict[int, int]) -> None:
             continue
         y = m.var(0.0, True, 1.0)
         m.floor_col[(p, h)] = y
-        m.row({y: float(floors[p]), col: -1.0}, 0.0, "ttft floor", h)
-        m.row({col: 1.0, y: -float(max(100 * floors[p], 10_000))}, 0.0, "ttft floor", h)
+        m.row({y: float(floors[p]), col: -1.0}, 0.0, Row.TTFT_FLOOR, h)
+        m.row({col: 1.0, y: -float(max(100 * floors[p], 10_000))}, 0.0, Row.TTFT_FLOOR, h)
 
 
 def pool_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], weights: np.ndarray, rho: dict[int, float],
@@ -48,17 +48,18 @@ def pool_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], weights: 
     for p, pool in enumerate(pools):
         for h in range(len(weights)):
             n = count_column(m, p, h)
-            m.row({m.flow_col[(p, h)]: 1.0, n: -pool.capacity / pool.raw_capacity}, 0.0, "capacity", h)
+            m.row({m.flow_col[(p, h)]: 1.0, n: -pool.capacity / pool.raw_capacity}, 0.0, Row.CAPACITY, h)
             if p in rho:
                 m.row({m.flow_col[(p, h)]: pool.prefill_weight * pool.raw_capacity / pool.prefill_capacity,
-                       n: -rho[p]}, 0.0, "ttft", h)
+                       n: -rho[p]}, 0.0, Row.TTFT, h)
     by_cand: dict[int, list[int]] = {}
     for p, pool in enumerate(pools):
         if cands[pool.cand].ownership != "rent":
             by_cand.setdefault(pool.cand, []).append(m.count_col[(p, -1)])
     for i, cols in by_cand.items():
         if math.isfinite(cands[i].max_systems):
-            m.row(dict.fromkeys(cols, 1.0), cands[i].max_systems, f"existing fleet: {cands[i].name}")
+            m.row(dict.fromkeys(cols, 1.0), cands[i].max_systems, Row.EXISTING_FLEET,
+                  label=f"existing fleet: {cands[i].name}")
 
 
 def site_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], costs: list[Costs], s: Scenario,
@@ -69,15 +70,15 @@ def site_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], costs: li
     for i in m.rack_col:
         coefs = dict.fromkeys(counts[i], 1.0)
         coefs[m.rack_col[i]] = -rack_systems(cands[i], s, cands[i].cooling_mode)
-        m.row(coefs, 0.0, "rack fill")
-    limits: list[tuple[str, dict[int, float], float]] = []
+        m.row(coefs, 0.0, Row.RACK_FILL)
+    limits: list[tuple[Row, dict[int, float], float]] = []
     if settings.max_racks is not None:
-        limits.append(("racks", {m.rack_col[i]: 1.0 for i in onsite}, float(settings.max_racks)))
+        limits.append((Row.RACKS, {m.rack_col[i]: 1.0 for i in onsite}, float(settings.max_racks)))
     if s.site_power_mw is not None:
-        limits.append(("site power", {col: costs[i].facility_kw / 1000.0 for i in onsite for col in counts[i]},
+        limits.append((Row.SITE_POWER, {col: costs[i].facility_kw / 1000.0 for i in onsite for col in counts[i]},
                        float(s.site_power_mw)))
     if settings.capex_budget_usd is not None:
-        limits.append(("capex budget", {col: costs[i].capex_usd / 1e6 for i in onsite for col in counts[i]},
+        limits.append((Row.CAPEX_BUDGET, {col: costs[i].capex_usd / 1e6 for i in onsite for col in counts[i]},
                        float(settings.capex_budget_usd) / 1e6))
     for group, coefs, limit in limits:
         if group in stretch:
@@ -91,8 +92,8 @@ def site_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], costs: li
         for h in range(len(weights)):
             coefs = {m.flow_col[(p, h)]: pool.raw_capacity * wl.kv_bytes_per_token / 1e9
                      for p, pool in enumerate(pools) if pool.role == "prefill"}
-            if "KV link" in stretch:
+            if Row.KV_LINK in stretch:
                 col = m.var(BIG_PENALTY / float(s.kv_link_gb_per_s), False)
-                m.slack_col.setdefault("KV link", []).append(col)
+                m.slack_col.setdefault(Row.KV_LINK, []).append(col)
                 coefs[col] = -1.0
-            m.row(coefs, float(s.kv_link_gb_per_s), "KV link", h)
+            m.row(coefs, float(s.kv_link_gb_per_s), Row.KV_LINK, h)

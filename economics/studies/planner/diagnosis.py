@@ -3,24 +3,27 @@ be, and the best partial plan."""
 
 from __future__ import annotations
 
-import re
+import math
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from economics.scenario import Scenario
+from economics.studies.planner.candidates import Candidate
 from economics.studies.planner.inputs import PlanSettings, Workload
-from economics.studies.planner.model import STRETCHABLE
+from economics.studies.planner.model import STRETCHABLE, Row
 from economics.studies.planner.pools import Pool, Problem
 from economics.studies.planner.report import CONSTRAINT_COLUMNS, PLAN_COLUMNS, PlanResult, hours_frame, plan_result
 from economics.studies.planner.solve import solve_built
 
-LIMIT_WORDS = {"racks": ("racks", "{:,.0f}", lambda s, st: st.max_racks),
-               "site power": ("MW", "{:,.2f}", lambda s, st: s.site_power_mw),
-               "capex budget": ("M USD", "{:,.2f}", lambda s, st: None if st.capex_budget_usd is None
-                                else st.capex_budget_usd / 1e6),
-               "KV link": ("GB/s", "{:,.1f}", lambda s, st: s.kv_link_gb_per_s)}
+LIMIT_WORDS: dict[str, tuple[str, str, Any]] = {
+    Row.RACKS: ("racks", "{:,.0f}", lambda s, st: st.max_racks),
+    Row.SITE_POWER: ("MW", "{:,.2f}", lambda s, st: s.site_power_mw),
+    Row.CAPEX_BUDGET: ("M USD", "{:,.2f}", lambda s, st: None if st.capex_budget_usd is None
+                       else st.capex_budget_usd / 1e6),
+    Row.KV_LINK: ("GB/s", "{:,.1f}", lambda s, st: s.kv_link_gb_per_s),
+}
 
 
 """Each limit an infeasible plan may need more of: its unit, its format and where its value is."""
@@ -47,7 +50,7 @@ def partial_plan(why: str, fixes: list[str], pb: Problem, rho: dict[int, float],
     """The infeasible plan as data: the reason, the least of each limit that would make it feasible, and the best
     partial plan within every limit (the demand is what stretches: the plan serves as much of it as it can, at the
     least cost), with the share of the day's demand it serves and of its busiest hour."""
-    demand = frozenset({"demand input", "demand output"})
+    demand = frozenset({Row.DEMAND_INPUT, Row.DEMAND_OUTPUT})
     m, levels, weights, res = solve_built(pb, rho, elastic=demand)
     if res.x is None:
         return infeasible_result(why, table, pb.wl, pb.s)
@@ -72,9 +75,10 @@ def partial_plan(why: str, fixes: list[str], pb: Problem, rho: dict[int, float],
                       [f"best partial plan: serves {day:.1%} of the day's demand within every limit"])
 
 
-def precheck(pools: list[Pool], wl: Workload, s: Scenario, settings: PlanSettings,
-              excluded: list[tuple[str, str]]) -> str:
-    """A reason when no combination of pools can serve the demand at all, naming the targets and the best offer."""
+def precheck(pools: list[Pool], cands: list[Candidate], wl: Workload, s: Scenario, settings: PlanSettings,
+             excluded: list[tuple[str, str]]) -> str:
+    """A reason when no combination of pools can serve the demand at all, naming the targets and the best offer
+    (the fastest candidate's per-user speed, read from the candidates)."""
     out_ok = any(p.role in ("aggregated", "decode") for p in pools)
     in_ok = wl.uncached_input_tokens <= 0 or any(p.role in ("aggregated", "prefill") for p in pools)
     both = any(p.role == "aggregated" for p in pools) or (any(p.role == "prefill" for p in pools) and any(
@@ -88,10 +92,11 @@ def precheck(pools: list[Pool], wl: Workload, s: Scenario, settings: PlanSetting
                 f"per user ({'; '.join(unreachable[:3])})")
     ttft = [r for n, r in excluded if r.startswith("time to first token")]
     if not out_ok and speed:
-        best = max((r for r in speed), key=lambda r: float(re.sub(r"[^0-9.]", "", r.split(" token/s")[0]) or 0),
-                   default="")
-        return (f"per-user speed: no candidate decodes at the target {s.target_output_tokens_per_s_per_user:g} "
-                f"token/s per user (the fastest: {best.split(': ', 1)[-1]})")
+        target = s.target_output_tokens_per_s_per_user
+        known = [c.output_tokens_per_s_per_user for c in cands if math.isfinite(c.output_tokens_per_s_per_user)]
+        fastest = (f"the fastest: {max(known):,.1f} token/s per user, below the target {target:g}" if known
+                   else "no candidate gives its per-user speed")
+        return f"per-user speed: no candidate decodes at the target {target:g} token/s per user ({fastest})"
     if not in_ok and ttft:
         return f"time to first token: no candidate can prefill within {settings.ttft_target_s:g} s ({ttft[0]})"
     listed = "; ".join(f"{n}: {r}" for n, r in excluded[:6])
@@ -108,7 +113,7 @@ def diagnose(pb: Problem, rho: dict[int, float]) -> str:
     """Name the constraints that cannot be met: solve again with each limit allowed to stretch at a steep price
     (unserved demand at a steeper one) and report by how much each had to stretch."""
     res = None
-    for stretch in (STRETCHABLE - {"demand input", "demand output"}, STRETCHABLE):
+    for stretch in (STRETCHABLE - {Row.DEMAND_INPUT, Row.DEMAND_OUTPUT}, STRETCHABLE):
         # the limits first, together: the demand is left unserved only when no amount of them serves it
         m, levels, _, res = solve_built(pb, rho, elastic=stretch)
         if res.x is not None:
@@ -122,7 +127,7 @@ def diagnose(pb: Problem, rho: dict[int, float]) -> str:
             continue
         if group.startswith("demand"):
             h = int(np.argmax([float(res.x[c]) for c in cols]))
-            per = pb.wl.uncached_input_tokens if group == "demand input" else pb.wl.output_tokens
+            per = pb.wl.uncached_input_tokens if group == Row.DEMAND_INPUT else pb.wl.output_tokens
             need = float(levels[h]) * per
             sentences.append(f"{group}: the candidates can serve at most {1.0 - over:.1%} of the busiest "
                              f"hour's {need:,.0f} {'uncached input' if 'input' in group else 'output'} tokens/s "

@@ -10,7 +10,7 @@ import numpy as np
 
 from economics.domain import covering
 from economics.studies.planner.milp import COVER_NODE_LIMIT, HOURLY_GAP, HOURLY_NODE_LIMIT, run_milp
-from economics.studies.planner.model import PlanModel
+from economics.studies.planner.model import PlanModel, Row
 
 
 def highs_hour(sub: PlanModel, lb: list[float], ub: list[float], cols: dict[int, int],
@@ -27,6 +27,16 @@ def highs_hour(sub: PlanModel, lb: list[float], ub: list[float], cols: dict[int,
 _COVER_ROLES = {(True, True): covering.AGGREGATED, (True, False): covering.PREFILL, (False, True): covering.DECODE}
 
 
+COVER_ROWS = frozenset({Row.DEMAND_INPUT, Row.DEMAND_OUTPUT, Row.CAPACITY, Row.TTFT, Row.KV_LINK})
+"""Rows the covering search takes into its problem: the hour's demand, each pool's capacity and TTFT cap, the link."""
+FIXED_IN_AN_HOUR = frozenset({Row.TTFT_FLOOR, Row.EXISTING_FLEET, Row.RACK_FILL, Row.RACKS, Row.SITE_POWER,
+                              Row.CAPEX_BUDGET})
+"""Rows over the owned fleet, which stage 2 has fixed: checked to hold, then left out."""
+NOT_IN_AN_HOUR = frozenset({Row.POOL_OPEN, Row.SMALLEST_POOL, Row.POOL_SIZE, Row.RENTAL_BLOCK, Row.DISTINCT_POOLS})
+"""The operations rules couple hours or pools: an hour's model has none (the solve holds them,
+:func:`economics.studies.planner.rules.apply_rules`)."""
+
+
 def cover_problem(sub: PlanModel, lb: list[float],
                   ub: list[float]) -> tuple[covering.Hour, list[int], list[int]] | None:
     """An hour with the owned fleet fixed as :class:`economics.domain.covering.Hour`, with the count and flow column of
@@ -37,24 +47,26 @@ def cover_problem(sub: PlanModel, lb: list[float],
     fixed = [lb[j] == ub[j] for j in range(len(sub.c))]
     if sub.slack_col or min(sub.c) < 0 or any(not fixed[j] for j in set(range(len(sub.c))) - set(counts) - set(flows)):
         return None
-    share: dict[str, dict[int, float]] = {"demand input": {}, "demand output": {}}
-    need = {"demand input": 0.0, "demand output": 0.0}
+    share: dict[Row, dict[int, float]] = {Row.DEMAND_INPUT: {}, Row.DEMAND_OUTPUT: {}}
+    need = {Row.DEMAND_INPUT: 0.0, Row.DEMAND_OUTPUT: 0.0}
     kappa, kv, link = dict.fromkeys(flows, math.inf), {}, math.inf
     count_of = dict(zip(flows, counts, strict=True))
-    for row, b, group in zip(sub.rows, sub.b, sub.row_group, strict=True):
-        if group in share:
-            share[group], need[group] = {j: -v for j, v in row.items()}, -b
-        elif group in ("capacity", "ttft") and len(row) == 2 and b == 0:
+    for row, b, kind in zip(sub.rows, sub.b, sub.row_kind, strict=True):
+        if kind not in COVER_ROWS | FIXED_IN_AN_HOUR:  # a kind this adapter does not know: HiGHS solves the hour
+            return None
+        if kind in share:
+            share[kind], need[kind] = {j: -v for j, v in row.items()}, -b
+        elif kind in (Row.CAPACITY, Row.TTFT) and len(row) == 2 and b == 0:
             (f, alpha), (n, beta) = sorted(row.items(), key=lambda item: item[0] not in kappa)  # the flow first
             if f not in kappa or count_of[f] != n or alpha <= 0 or beta > 0:
                 return None
             kappa[f] = min(kappa[f], -beta / alpha)
-        elif group == "KV link":
+        elif kind is Row.KV_LINK:
             kv, link = row, b
         elif any(not fixed[j] for j in row) or sum(v * lb[j] for j, v in row.items()) > b + 1e-9 * max(1.0, abs(b)):
             return None
-    a_in = np.array([share["demand input"].get(f, 0.0) for f in flows])
-    a_out = np.array([share["demand output"].get(f, 0.0) for f in flows])
+    a_in = np.array([share[Row.DEMAND_INPUT].get(f, 0.0) for f in flows])
+    a_out = np.array([share[Row.DEMAND_OUTPUT].get(f, 0.0) for f in flows])
     both = (a_in > 0) & (a_out > 0)
     if (a_in < 0).any() or (a_out < 0).any() or not np.allclose(a_in[both], a_out[both], rtol=1e-12, atol=0.0):
         return None
@@ -67,7 +79,7 @@ def cover_problem(sub: PlanModel, lb: list[float],
     hour = covering.Hour(role, np.maximum(a_in, a_out), np.array([kappa[f] for f in flows]),
                          np.array([sub.c[n] for n in counts]), np.array([sub.c[f] for f in flows]),
                          np.array([lb[n] for n in counts]), np.array([ub[n] for n in counts]),
-                         need["demand input"], need["demand output"],
+                         need[Row.DEMAND_INPUT], need[Row.DEMAND_OUTPUT],
                          link / per_token[0] if per_token and per_token[0] > 0 else math.inf)
     return hour, counts, flows
 
@@ -111,4 +123,4 @@ def _rounded_hour(sub: PlanModel, lb: list[float], ub: list[float], cols: dict[i
 
 def _floor_row(sub: PlanModel, y: int) -> int:
     """The row ``floor y - n <= 0`` of a floor binary."""
-    return next(i for i, r in enumerate(sub.rows) if sub.row_group[i] == "ttft floor" and r.get(y, 0.0) > 0)
+    return next(i for i, r in enumerate(sub.rows) if sub.row_kind[i] is Row.TTFT_FLOOR and r.get(y, 0.0) > 0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 from scipy.sparse import coo_matrix, csr_matrix
@@ -12,6 +13,29 @@ from scipy.sparse import coo_matrix, csr_matrix
 from economics.domain import queueing
 from economics.studies.planner.inputs import PlanSettings
 from economics.studies.planner.pools import Pool
+
+
+class Row(StrEnum):
+    """The families of rows of the MILP, by the name the limits table and the messages use. Each is built by one
+    function (docs/planner.md lists them: math, name, function); the hourly adapter
+    (:func:`economics.studies.planner.hourly.cover_problem`) declares how it treats each one."""
+
+    DEMAND_INPUT = "demand input"
+    DEMAND_OUTPUT = "demand output"
+    CAPACITY = "capacity"
+    TTFT = "ttft"
+    TTFT_FLOOR = "ttft floor"
+    EXISTING_FLEET = "existing fleet"
+    RACK_FILL = "rack fill"
+    RACKS = "racks"
+    SITE_POWER = "site power"
+    CAPEX_BUDGET = "capex budget"
+    KV_LINK = "KV link"
+    POOL_OPEN = "pool open"
+    SMALLEST_POOL = "smallest pool"
+    POOL_SIZE = "pool size"
+    RENTAL_BLOCK = "rental block"
+    DISTINCT_POOLS = "distinct pools"
 
 
 @dataclass
@@ -24,7 +48,8 @@ class PlanModel:
     integer: list[int] = field(default_factory=list)
     rows: list[dict[int, float]] = field(default_factory=list)
     b: list[float] = field(default_factory=list)
-    row_group: list[str] = field(default_factory=list)
+    row_group: list[str] = field(default_factory=list)  # the row's limit in the limits table: its kind, or a label
+    row_kind: list[Row] = field(default_factory=list)
     row_hour: list[int] = field(default_factory=list)
     count_col: dict[tuple[int, int], int] = field(default_factory=dict)   # (pool, hour type or -1) -> column
     flow_col: dict[tuple[int, int], int] = field(default_factory=dict)
@@ -40,10 +65,13 @@ class PlanModel:
         self.integer.append(1 if integer else 0)
         return len(self.c) - 1
 
-    def row(self, coefs: dict[int, float], b: float, group: str, hour: int = -1) -> int:
+    def row(self, coefs: dict[int, float], b: float, kind: Row, hour: int = -1, label: str = "") -> int:
+        """Add ``coefs . x <= b``, a row of ``kind`` (named ``label`` in the limits table when one kind has several
+        limits, e.g. one existing fleet per candidate) in hour type ``hour`` (-1: all day)."""
         self.rows.append(coefs)
         self.b.append(b)
-        self.row_group.append(group)
+        self.row_group.append(label or kind.value)
+        self.row_kind.append(kind)
         self.row_hour.append(hour)
         return len(self.rows) - 1
 
@@ -57,9 +85,8 @@ class PlanModel:
         return coo_matrix((v, (r, c)), shape=(len(self.rows), len(self.c))).tocsr()
 
 
-STRETCHABLE = frozenset({"demand input", "demand output", "racks", "site power", "capex budget", "KV link"})
-
-
+STRETCHABLE = frozenset({Row.DEMAND_INPUT, Row.DEMAND_OUTPUT, Row.RACKS, Row.SITE_POWER, Row.CAPEX_BUDGET,
+                         Row.KV_LINK})
 """Rows an elastic model may stretch at a steep price: the demand (what is left unserved) and each limit."""
 
 

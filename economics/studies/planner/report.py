@@ -17,7 +17,7 @@ from economics.scenario import Scenario
 from economics.studies.planner.candidates import Candidate, rack_systems
 from economics.studies.planner.inputs import HOURS, ROLES, PlanSettings, Workload, hour_types
 from economics.studies.planner.milp import MIP_REL_GAP, Solution
-from economics.studies.planner.model import PlanModel, utilization_cap
+from economics.studies.planner.model import PlanModel, Row, utilization_cap
 from economics.studies.planner.pools import Costs, Pool, Problem
 from economics.studies.planner.solve import pool_counts
 
@@ -237,8 +237,8 @@ def _levelized(pv_cost: float, tokens_day_design: float, s: Scenario) -> float:
     return pv_cost / tokens * 1e6
 
 
-LIMIT_UNITS = {"site power": "MW", "racks": "rack", "capex budget": "M USD", "KV link": "GB/s",
-               "distinct pools": "pool"}
+LIMIT_UNITS: dict[str, str] = {Row.SITE_POWER: "MW", Row.RACKS: "rack", Row.CAPEX_BUDGET: "M USD", Row.KV_LINK: "GB/s",
+               Row.DISTINCT_POOLS: "pool"}
 
 
 def _shadow_prices(m: PlanModel, pools: list[Pool], used: list[int], weights: np.ndarray) -> dict[str, float] | None:
@@ -269,7 +269,7 @@ def _constraints_table(m: PlanModel, x: np.ndarray, shadow: dict[str, float] | N
     rows = []
     # the distinct pools are counted on the plan (a model of the chosen pools alone has no such row)
     groups = [g for g in dict.fromkeys(m.row_group)
-              if (g in LIMIT_UNITS and g != "distinct pools") or g.startswith("existing fleet")]
+              if (g in LIMIT_UNITS and g != Row.DISTINCT_POOLS) or g.startswith(Row.EXISTING_FLEET)]
     for group in groups:
         idx = [i for i, g in enumerate(m.row_group) if g == group]
         used = max(float(lhs[i]) for i in idx)
@@ -296,7 +296,7 @@ def _pool_limit_row(used: int, limit: int) -> dict[str, Any]:
     """The limits table's line for the distinct pools. A count of pools has no meaningful dual: what the limit costs
     is the plan solved without it (:func:`limits_with_costs` writes it in)."""
     binding = used >= limit
-    return {"constraint": "distinct pools", "limit": float(limit), "used": float(used), "unit": "pool",
+    return {"constraint": Row.DISTINCT_POOLS.value, "limit": float(limit), "used": float(used), "unit": "pool",
             "slack": float(limit - used), "binding": binding, "shadow_price_usd": None,
             "meaning": "binding: what it costs is the plan without it (what the operations settings cost)" if binding
             else f"not limiting: {limit - used} pool{'' if limit - used == 1 else 's'} to spare"}

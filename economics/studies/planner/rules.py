@@ -11,7 +11,7 @@ import numpy as np
 
 from economics.studies.planner.candidates import Candidate
 from economics.studies.planner.inputs import PlanSettings, Workload
-from economics.studies.planner.model import PlanModel, Rules
+from economics.studies.planner.model import PlanModel, Row, Rules
 from economics.studies.planner.pools import Pool
 
 
@@ -84,24 +84,24 @@ def rule_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], settings:
         if cands[pool.cand].ownership != "rent":
             n = m.count_col[(p, -1)]
             if binaries:
-                m.row({n: 1.0, z: -big}, 0.0, "pool open")
+                m.row({n: 1.0, z: -big}, 0.0, Row.POOL_OPEN)
             if k > 1:
-                m.row({z: float(k), n: -1.0}, 0.0, "smallest pool")
+                m.row({z: float(k), n: -1.0}, 0.0, Row.SMALLEST_POOL)
             continue
         size = m.var(0.0, False)
         counts = [m.count_col[(p, h)] for h in range(len(weights))]
         if binaries:
             rules.closes.update(dict.fromkeys(counts, z))
-            m.row({size: 1.0, z: -big}, 0.0, "pool open")
+            m.row({size: 1.0, z: -big}, 0.0, Row.POOL_OPEN)
         if k > 1:
-            m.row({z: float(k), size: -1.0}, 0.0, "smallest pool")
+            m.row({z: float(k), size: -1.0}, 0.0, Row.SMALLEST_POOL)
         for h, n in enumerate(counts):
-            m.row({n: 1.0, size: -1.0}, 0.0, "pool size", h)
+            m.row({n: 1.0, size: -1.0}, 0.0, Row.POOL_SIZE, h)
             if h in rules.block:
-                m.row({size: 1.0, n: -1.0}, 0.0, "rental block", h)
+                m.row({size: 1.0, n: -1.0}, 0.0, Row.RENTAL_BLOCK, h)
         rules.rented[p] = (counts, size)
     if active["max_pools"]:
-        m.row(dict.fromkeys(rules.open_col.values(), 1.0), float(settings.max_pools or 0), "distinct pools")
+        m.row(dict.fromkeys(rules.open_col.values(), 1.0), float(settings.max_pools or 0), Row.DISTINCT_POOLS)
     m.rules = rules
 
 

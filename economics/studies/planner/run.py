@@ -23,6 +23,7 @@ from economics.studies.planner.diagnosis import (
     rule_text,
 )
 from economics.studies.planner.inputs import PLAN_FIELDS, PlanSettings, workload
+from economics.studies.planner.model import Row
 from economics.studies.planner.pools import Problem, build_pools, candidate_costs
 from economics.studies.planner.report import SETTING_COST_COLUMNS, PlanResult, candidate_table, plan_result
 from economics.studies.planner.rules import RULE_OFF, rules_active
@@ -87,7 +88,7 @@ def solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
         wl = replace(wl, clock_hours=True)
     given, excluded = excluded, excluded + role_excluded  # a plan made again makes its role exclusions again
     table = candidate_table(cands, pools, excluded, s)
-    reason = precheck(pools, wl, s, settings, excluded)
+    reason = precheck(pools, cands, wl, s, settings, excluded)
     if reason:
         return infeasible_result(reason, table, wl, s)
     pb = Problem(s, settings, wl, cands, pools, [candidate_costs(c, s) for c in cands])
@@ -144,7 +145,7 @@ def limits_with_costs(constraints: pd.DataFrame, costs: pd.DataFrame) -> pd.Data
     """The limits table with its line for the distinct pools saying what that limit costs, from the plan solved
     without it (an LP's dual says nothing about a count of pools)."""
     table = constraints.copy()
-    at = table.index[table["constraint"] == "distinct pools"]
+    at = table.index[table["constraint"] == Row.DISTINCT_POOLS]
     row = costs.loc[costs["setting"] == "max_pools"]
     if len(at) and len(row) and bool(table.loc[at[0], "binding"]):
         table.loc[at[0], "meaning"] = f"binding: {row['meaning'].iloc[0]}"
