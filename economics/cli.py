@@ -25,7 +25,14 @@ import pandas as pd
 from economics import user_curves
 from economics.catalog import accelerator_ids, closest, unknown_id_message
 from economics.domain.explain import format_number as fmt
-from economics.engine.batch import ScenarioError, as_scenario, evaluate_with_report, explain_row, provenance_text
+from economics.engine.batch import (
+    ScenarioError,
+    as_scenario,
+    evaluate_scenario,
+    evaluate_with_report,
+    explain_row,
+    provenance_text,
+)
 from economics.io import benchmarks, tables
 from economics.io.documents import fields_markdown, template_text
 from economics.io.plan_files import InvalidPlanRow, plan_csv_text, plan_from_files, solver_chatter_to_stderr
@@ -36,7 +43,7 @@ from economics.studies import calibration, leave_out, sweep
 from economics.studies.compare import compare_accelerators
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from economics.studies.retrofit_explain import study_text
-from economics.studies.uncertainty import monte_carlo, ranges_from_row, tornado, with_range_columns
+from economics.studies.uncertainty import default_ranges, monte_carlo, ranges_from_row, tornado, with_range_columns
 from economics.validation import RANGE_COLUMNS, InputError, Problem, validate
 from economics.values import capped, escape_controls, shown
 
@@ -263,8 +270,11 @@ def cmd_uncertainty(args: argparse.Namespace) -> int:
     scenario = {k: v for k, v in row.items() if k in FIELDS}
     try:
         ranges = ranges_from_row(row)
+        if args.default_ranges:  # the Uncertainty page's ranges: the row's own ends, else the default spread
+            ranges = default_ranges(evaluate_scenario(as_scenario(scenario)), dict(ranges))
         if not ranges:
-            raise InputError("no ranges: add <field>_low and <field>_high columns (e.g. electricity_usd_per_kwh_low)")
+            raise InputError("no ranges: add <field>_low and <field>_high columns (e.g. electricity_usd_per_kwh_low), "
+                             "or give --default-ranges")
         sens = tornado(scenario, ranges, args.output_field)
         mc = monte_carlo(scenario, ranges, args.samples, args.seed, args.distribution)
     except ScenarioError as exc:
@@ -475,6 +485,10 @@ def build_parser() -> argparse.ArgumentParser:
     unc.add_argument("--seed", type=_count(0, 2**32 - 1, "seed"), default=0)
     unc.add_argument("--distribution", choices=("triangular", "uniform"), default="triangular")
     unc.add_argument("--output-field", default="cost_usd_per_m_tokens", help="output for the tornado")
+    unc.add_argument("--default-ranges", action="store_true", help="range every field the Uncertainty page ranges "
+                     "(electricity, accelerator price, throughput, PUE, cost of capital): the row's own ends where it "
+                     "gives them, else the page's default spread around the value the engine uses (an estimated "
+                     "throughput: its P10-P90)")
     unc.set_defaults(func=cmd_uncertainty)
     imp = sub.add_parser("import-benchmark", help="benchmark results (vLLM, SGLang, GenAI-Perf, AIPerf, GuideLLM, "
                          "InferenceX, MLPerf) as a curve file for --curves")

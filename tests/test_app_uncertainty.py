@@ -3,10 +3,16 @@ the spread, and ranges, samples and seed are page settings the link carries."""
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
+import pytest
 from streamlit.testing.v1 import AppTest
 
 import economics
+from economics import cli
 from economics.engine.batch import as_scenario, evaluate
 from economics.studies.compare import scenario_frame
 from economics.studies.uncertainty import draw
@@ -66,8 +72,8 @@ def test_a_bad_range_is_refused_by_name() -> None:
 
 def test_the_kpis_are_the_percentiles_of_every_sample_evaluated_as_a_table() -> None:
     """The page's P10 / P50 / P90 against the plain way: the 10,000 seeded draws (seed 0, triangular) of the page's
-    default ranges (ui.links.RANGE_FACTORS around the values the engine uses) as rows of one table of whole
-    scenarios through economics.evaluate, then numpy's percentiles."""
+    default ranges (economics.studies.uncertainty.DEFAULT_RANGE_FACTORS around the values the engine uses) as rows
+    of one table of whole scenarios through economics.evaluate, then numpy's percentiles."""
     at = start("uncertainty")
     for e in (0.2, 0.031):
         at.text_input(key="electricity_usd_per_kwh").set_value(str(e)).run()
@@ -86,3 +92,19 @@ def test_the_kpis_are_the_percentiles_of_every_sample_evaluated_as_a_table() -> 
         shown = kpis(at)
         for p, value in zip((10, 50, 90), np.percentile(cost, [10, 50, 90]), strict=True):
             assert shown[f"P{p} cost per M tokens"] == usd_rate(value), (e, p)
+
+
+def test_the_command_line_reproduces_the_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `uncertainty --default-ranges` draws the page's ranges (the same defaults, from economics) with the same seed
+    # and samples: its P10 / P50 / P90 of cost per M tokens are the page's KPIs
+    at = start("uncertainty")
+    at.text_input(key="electricity_usd_per_kwh").set_value("0.2").run()
+    row = {k: v for k, v in economics.default_scenario().model_dump().items() if v is not None}
+    pd.DataFrame([{**row, "name": "u", "electricity_usd_per_kwh": 0.2}]).to_csv(tmp_path / "u.csv", index=False)
+    assert cli.main(["uncertainty", str(tmp_path / "u.csv"), "--row", "u", "--default-ranges", "--samples", "10000",
+                     "--seed", "0"]) == 0
+    summary = capsys.readouterr().out.split("Monte Carlo", 1)[1].split("\n", 1)[1]
+    cost = pd.read_csv(io.StringIO(summary)).set_index("output").loc["cost_usd_per_m_tokens"]
+    shown = kpis(at)
+    for p in (10, 50, 90):
+        assert shown[f"P{p} cost per M tokens"] == usd_rate(float(cost[f"p{p}"])), p

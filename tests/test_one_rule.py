@@ -64,3 +64,12 @@ def test_time_constants_are_defined_once() -> None:
                     node.value in (86_400, 8_760, 365) or (isinstance(node.value, float) and node.value == 24.0)):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.value}")
     assert [f for f in found if not f.startswith("economics/domain/formula.py")] == []
+
+
+def test_a_change_against_the_baseline_is_worded_once() -> None:
+    # the sign, the percentage points and "vs baseline" live in ui/format.py (signed, points, versus); a page that
+    # wrote its own would drift (one once said "+0.0 pp vs baseline" where the others said "same as baseline")
+    pages = [p for p in (ROOT / "ui").glob("*.py") if p.name != "format.py"]
+    own = [str(p.relative_to(ROOT)) for p in pages if re.search(r"vs baseline|same as baseline|'-' if \w+ < 0|"
+                                                                 r"\"-\" if \w+ < 0", p.read_text(encoding="utf-8"))]
+    assert own == []

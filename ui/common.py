@@ -103,7 +103,7 @@ def metric(where: Any, name: str, result: Mapping[str, Any], base: Mapping[str, 
     if ranged:  # an estimated throughput: the KPI and, under it, the estimate's range
         where = where.container()
     where.metric(title or spec.label, shown,
-                 delta=None if change is None else "same as baseline" if same else f"{change} vs baseline",
+                 delta=fmt.versus(change, same),
                  delta_color="off" if same else fmt.delta_color(name, spec),
                  delta_arrow="off" if same else "auto",
                  help=f"{spec.description} [{spec.unit}]. Output `{name}`.")

@@ -128,12 +128,7 @@ def _kpis(result: Any, break_even: float | None) -> dict[str, tuple[str, float |
 
 
 def _change(d: float, kind: str) -> str:
-    sign = "-" if d < 0 else "+"
-    if kind == "usd":
-        return sign + fmt.usd(abs(d))
-    if kind == "pp":
-        return f"{sign}{abs(d) * 100:,.1f} pp"
-    return f"{sign}{abs(d):,.1f} months"
+    return fmt.signed(d, fmt.usd if kind == "usd" else fmt.points if kind == "pp" else lambda x: f"{x:,.1f} months")
 
 
 def _price_note(scenario: dict[str, Any]) -> None:
@@ -265,7 +260,7 @@ for col, (title, (text, value, kind, good)) in zip(k, kpis.items(), strict=True)
     change, same = None, False
     if base_kpis is not None and value is not None and base_kpis[title][1] is not None:
         same = value == base_kpis[title][1]
-        change = "same as baseline" if same else f"{_change(value - base_kpis[title][1], kind)} vs baseline"
+        change = fmt.versus(_change(value - base_kpis[title][1], kind), same)
     col.metric(title, text, delta=change, delta_arrow="off" if same else "auto", help=HELP[title],
                delta_color="off" if same else "normal" if good else "inverse" if good is False else "off")
 side()  # the inputs after the KPIs (see editor.Sidebar)

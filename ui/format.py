@@ -8,6 +8,7 @@ empty value in words, never ``None``, ``nan`` or a 0 that means something else.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from economics.outputs import OUTPUTS, OutputSpec
@@ -156,6 +157,30 @@ def output(name: str, value: Any, spec: OutputSpec | None = None) -> str:
     return text
 
 
+def signed(change: float, shown: Callable[[float], str]) -> str:
+    """A change with an ASCII sign (so ``st.metric`` colours it) and its size in a KPI's own format.
+
+    >>> signed(-0.05, points), signed(1.5e6, usd)
+    ('-5.0 pp', '+$1.50 M')
+    """
+    return f"{'-' if change < 0 else '+'}{shown(abs(change))}"
+
+
+def points(share: float) -> str:
+    """A difference of two shares in percentage points: ``0.05`` -> ``5.0 pp``."""
+    return f"{share * 100:,.1f} pp"
+
+
+def versus(change: str | None, same: bool) -> str | None:
+    """A KPI's delta against the pinned baseline: ``same as baseline``, or the change with ``vs baseline``; None
+    without a baseline figure.
+
+    >>> versus("+$1.50 M", False), versus("+$0", True), versus(None, False)
+    ('+$1.50 M vs baseline', 'same as baseline', None)
+    """
+    return None if change is None else "same as baseline" if same else f"{change} vs baseline"
+
+
 def delta(name: str, current: Any, baseline: Any, spec: OutputSpec | None = None) -> str | None:
     """The change against the baseline for ``st.metric`` (an ASCII sign, so Streamlit colours it): money and counts
     in their own format, percentages in percentage points; None when either side is empty.
@@ -167,13 +192,10 @@ def delta(name: str, current: Any, baseline: Any, spec: OutputSpec | None = None
         return None
     spec = spec or OUTPUTS[name]
     d = float(current) - float(baseline)
-    sign = "-" if d < 0 else "+"
     if spec.fmt == "percent":
-        return f"{sign}{abs(d) * 100:,.1f} pp"
-    text = FORMATTERS.get(spec.fmt, number)(abs(d))
-    if spec.fmt == "number" and spec.unit not in ("-", ""):
-        text = f"{text} {spec.unit}"
-    return f"{sign}{text}"
+        return signed(d, points)
+    unit = f" {spec.unit}" if spec.fmt == "number" and spec.unit not in ("-", "") else ""
+    return signed(d, lambda x: FORMATTERS.get(spec.fmt, number)(x) + unit)
 
 
 def delta_color(name: str, spec: OutputSpec | None = None) -> str:

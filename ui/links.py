@@ -21,20 +21,15 @@ import economics
 from economics import FIELDS, catalog
 from economics.studies import planner
 from economics.studies.links import BASELINE_PREFIX, decode_query, encode_query, query_string, split_baseline
+from economics.studies.uncertainty import DEFAULT_RANGED_FIELDS
 
 SETTINGS_PREFIX = "settings."
 PLAN_PREFIX = "plan_"
 OLD_PLAN_PREFIX = "plan."
 """Planner settings are ``plan_<name of economics.studies.planner.PLAN_FIELDS>``; earlier Plan links said
 ``plan.<name>``."""
-RANGED_FIELDS = ("electricity_usd_per_kwh", "accelerator_price_usd", "output_tokens_per_s_per_accelerator", "pue",
-                 "cost_of_capital")
-"""Fields the Uncertainty page puts a range on."""
-RANGE_FACTORS: dict[str, tuple[float, float]] = {
-    "electricity_usd_per_kwh": (0.5, 2.5), "accelerator_price_usd": (0.7, 1.4),
-    "output_tokens_per_s_per_accelerator": (0.7, 1.3), "pue": (0.85, 1.2), "cost_of_capital": (0.5, 1.5),
-}
-"""Default range of each ranged field as factors of its base value (low, high)."""
+RANGED_FIELDS = DEFAULT_RANGED_FIELDS
+"""Fields the Uncertainty page puts a range on (:data:`economics.studies.uncertainty.DEFAULT_RANGED_FIELDS`)."""
 COMPARE_DEFAULT = ("h100-sxm", "h200-sxm", "b200", "gb200-nvl72", "mi300x", "mi355x")
 PLAN_ACCELERATORS_DEFAULT = ("h100-sxm", "h200-sxm", "b200", "gb200-nvl72", "mi300x", "mi355x", "gaudi3")
 PLAN_DEFAULTS: dict[str, Any] = {"demand_profile": "diurnal"}

@@ -340,17 +340,14 @@ def _delta(key: str, current: Any, base: dict[str, Any] | None, shown: Any) -> s
     before = base["summary"].get(key)
     if before is None or current is None:
         return None
-    if current == before:
-        return "same as baseline"
-    d = float(current) - float(before)
-    return f"{'-' if d < 0 else '+'}{shown(abs(d))} vs baseline"
+    return fmt.versus(fmt.signed(float(current) - float(before), shown), current == before)
 
 
 def _kpis(summary: dict[str, Any], base: dict[str, Any] | None) -> None:
     where = common.row()  # one horizontal container, not a block per column (ui.common.row)
     for key, title, shown in KPIS:
         change = _delta(key, summary[key], base, shown)
-        same = change == "same as baseline"
+        same = base is not None and summary[key] == base["summary"].get(key)
         where.metric(title, shown(summary[key]), delta=change, delta_color="off" if same else "inverse",
                      delta_arrow="off" if same else "auto", help=f"Plan summary `{key}`")
 

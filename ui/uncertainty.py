@@ -13,9 +13,14 @@ from typing import Any
 import streamlit as st
 
 import economics
-from economics import FIELDS
 from economics.outputs import label
-from economics.studies.uncertainty import probability_lower
+from economics.studies.uncertainty import (
+    base_value,
+    default_range,
+    default_ranges,
+    estimate_range,
+    probability_lower,
+)
 from ui import common, editor, links, state, studies
 from ui import format as fmt
 from ui.text import plain
@@ -34,34 +39,6 @@ def _own_cheaper(key: str, ranges_json: str, samples: int, seed: int) -> float |
     return probability_lower(studies.monte_carlo_of(key, ranges_json, samples, seed), rented)
 
 
-def _base_value(result: dict[str, Any], field: str) -> float | None:
-    value = result.get(field)
-    if value is None:
-        value = result.get(f"{field}_effective")
-    return None if value is None else float(value)
-
-
-ESTIMATED = "output_tokens_per_s_per_accelerator"
-"""The ranged field an estimate gives its own range to (its P10 and P90, output ``<field>_p10`` / ``_p90``)."""
-
-
-def _estimate_range(result: dict[str, Any], field: str) -> tuple[float, float] | None:
-    """An estimated throughput's P10-P90, the default range of its field; None where measured."""
-    ends = [result.get(f"{field}_{p}") for p in ("p10", "p90")] if field == ESTIMATED else [None]
-    return None if None in ends else (float(ends[0]), float(ends[1]))  # type: ignore[arg-type]
-
-
-def _default_range(field: str, value: float, result: dict[str, Any]) -> tuple[float, float]:
-    estimated = _estimate_range(result, field)
-    if estimated is not None:
-        return estimated
-    lo_factor, hi_factor = links.RANGE_FACTORS[field]
-    spec = FIELDS[field]
-    lo = max(value * lo_factor, float(spec.ge) if spec.ge is not None else 0.0)
-    hi = value * hi_factor if spec.le is None else min(value * hi_factor, float(spec.le))
-    return lo, hi
-
-
 def _range_changed(name: str) -> None:
     text = str(st.session_state.get(f"range_{name}") or "").replace(",", "").strip()
     try:
@@ -78,19 +55,14 @@ def _number_setting_changed(name: str, key: str) -> None:
 
 
 def _ranges_of(result: dict[str, Any]) -> dict[str, tuple[float, float]]:
-    """The range of each ranged field with a value: the settings' ends, or the default spread around the value,
-    widened to contain the value."""
+    """The range of each ranged field with a value: the settings' ends, or the default spread around the value
+    (:func:`economics.studies.uncertainty.default_ranges`)."""
     settings = state.settings()
-    ranges: dict[str, tuple[float, float]] = {}
-    for field in links.RANGED_FIELDS:
-        value = _base_value(result, field)
-        if value is None:
-            continue
-        default = _default_range(field, value, result)
-        lo, hi = (fallback if settings[f"{field}_{end}"] is None else float(settings[f"{field}_{end}"])
-                  for end, fallback in (("low", default[0]), ("high", default[1])))
-        ranges[field] = (min(lo, value), max(hi, value))
-    return ranges
+    given: dict[str, tuple[float | None, float | None]] = {}
+    for f in links.RANGED_FIELDS:
+        lo, hi = settings[f"{f}_low"], settings[f"{f}_high"]
+        given[f] = (None if lo is None else float(lo), None if hi is None else float(hi))
+    return default_ranges(result, given)
 
 
 def _range_inputs(result: dict[str, Any]) -> None:
@@ -98,11 +70,11 @@ def _range_inputs(result: dict[str, Any]) -> None:
     st.header("Ranges")
     st.caption("Low and high of each input; empty = the default spread around the scenario's value.")
     for field in links.RANGED_FIELDS:
-        value = _base_value(result, field)
+        value = base_value(result, field)
         if value is None:
             st.caption(f"{editor.label(field)}: no value in this scenario, so no range.")
             continue
-        default = _default_range(field, value, result)
+        default = default_range(field, value, result)
         low_col, high_col = st.columns(2)
         ends = []
         for col, end, fallback in ((low_col, "low", default[0]), (high_col, "high", default[1])):
@@ -113,7 +85,7 @@ def _range_inputs(result: dict[str, Any]) -> None:
                            help=f"Setting `{links.SETTINGS_PREFIX}{name}`; base value {fmt.number(value)}")
             ends.append(fallback if settings[name] is None else float(settings[name]))
         lo, hi = ends
-        if _estimate_range(result, field) is not None:
+        if estimate_range(result, field) is not None:
             st.caption(plain(f"{editor.label(field)}: the default range is the estimate's own P10-P90 "
                              f"({fmt.number(default[0])} to {fmt.number(default[1])}; "
                              f"{result.get('throughput_basis') or 'estimated'})."))
@@ -201,20 +173,21 @@ if pinned is not None:
 summary = _percentiles(mc)
 k = common.row()
 for p in ("p10", "p50", "p90"):
-    change = None if base is None else fmt.delta("cost_usd_per_m_tokens", summary[p], base[0][p])
+    change = None if base is None else fmt.versus(fmt.delta("cost_usd_per_m_tokens", summary[p], base[0][p]),
+                                                  summary[p] == base[0][p])
     k.metric(f"{p.upper()} cost per M tokens", fmt.usd_rate(summary[p]), help=f"{p[1:]} % of the draws cost less",
-             delta=None if change is None else f"{change} vs baseline", delta_color="inverse")
+             delta=change, delta_color="inverse")
 own_slot = k.empty()  # filled once the paired rent draws are done
 # the percentiles are on screen before the inputs are drawn again, the paired rent draws and the tornado computed
 _inputs(side, result)
 own_cheaper = _own_cheaper(key, ranges_json, samples, seed)
 change = None
 if base is not None and own_cheaper is not None and base[1] is not None:
-    change = f"{'-' if own_cheaper < base[1] else '+'}{abs(own_cheaper - base[1]) * 100:.1f} pp"
+    change = fmt.versus(fmt.signed(own_cheaper - base[1], fmt.points), own_cheaper == base[1])
 own_slot.metric("Owning cheaper than renting [share of samples]",
                 "no rent figure" if own_cheaper is None else fmt.percent(own_cheaper),
                 help="Same draws for both (paired); renting at the catalog rent",
-                delta=None if change is None else f"{change} vs baseline", delta_color="off")
+                delta=change, delta_color="off")
 try:
     sens = studies.tornado_of(key, ranges_json)
 except economics.ScenarioError as error:

@@ -35,6 +35,66 @@ from economics.studies.retrofit import analyse
 from economics.validation import RANGE_COLUMNS, Problem, range_values
 
 RANGE_SUFFIXES = ("_low", "_high")
+DEFAULT_RANGED_FIELDS = ("electricity_usd_per_kwh", "accelerator_price_usd", "output_tokens_per_s_per_accelerator",
+                         "pue", "cost_of_capital")
+"""The inputs people argue about: the fields the Uncertainty page and ``uncertainty --default-ranges`` range."""
+DEFAULT_RANGE_FACTORS: dict[str, tuple[float, float]] = {
+    "electricity_usd_per_kwh": (0.5, 2.5), "accelerator_price_usd": (0.7, 1.4),
+    "output_tokens_per_s_per_accelerator": (0.7, 1.3), "pue": (0.85, 1.2), "cost_of_capital": (0.5, 1.5),
+}
+"""Default range of each of :data:`DEFAULT_RANGED_FIELDS` as factors of its base value (low, high); an estimated
+throughput takes its own P10-P90 instead (:func:`default_range`)."""
+ESTIMATED_RANGE_FIELD = "output_tokens_per_s_per_accelerator"
+"""The ranged field an estimate gives its own range to (its P10 and P90, outputs ``<field>_p10`` / ``_p90``)."""
+
+
+def base_value(result: dict[str, Any], field: str) -> float | None:
+    """The value the engine used for a field: the scenario's, else the one it resolved (``<field>_effective``, e.g.
+    the catalog's price); None where it has none."""
+    value = result.get(field)
+    if value is None:
+        value = result.get(f"{field}_effective")
+    return None if value is None else float(value)
+
+
+def estimate_range(result: dict[str, Any], field: str) -> tuple[float, float] | None:
+    """An estimated throughput's P10-P90, the default range of its field; None where it was measured."""
+    ends = [result.get(f"{field}_{p}") for p in ("p10", "p90")] if field == ESTIMATED_RANGE_FIELD else [None]
+    return None if None in ends else (float(ends[0]), float(ends[1]))  # type: ignore[arg-type]
+
+
+def default_range(field: str, value: float, result: dict[str, Any]) -> tuple[float, float]:
+    """The default range of ``field`` around ``value``: the estimate's own P10-P90, else the default factors, kept
+    inside the field's bounds.
+
+    >>> default_range("electricity_usd_per_kwh", 0.08, {})   # 0.5 x and 2.5 x 0.08
+    (0.04, 0.2)
+    """
+    estimated = estimate_range(result, field)
+    if estimated is not None:
+        return estimated
+    lo_factor, hi_factor = DEFAULT_RANGE_FACTORS[field]
+    spec = FIELDS[field]
+    lo = max(value * lo_factor, float(spec.ge) if spec.ge is not None else 0.0)
+    hi = value * hi_factor if spec.le is None else min(value * hi_factor, float(spec.le))
+    return lo, hi
+
+
+def default_ranges(result: dict[str, Any], given: dict[str, tuple[float | None, float | None]] | None = None
+                   ) -> dict[str, tuple[float, float]]:
+    """The range of each of :data:`DEFAULT_RANGED_FIELDS` the evaluated row ``result`` has a value for: the ends
+    ``given`` (either may be None), else the default range, widened to contain the value (what the Uncertainty page
+    uses, and ``python -m economics uncertainty --default-ranges``)."""
+    ranges: dict[str, tuple[float, float]] = {}
+    for field in DEFAULT_RANGED_FIELDS:
+        value = base_value(result, field)
+        if value is None:
+            continue
+        default = default_range(field, value, result)
+        lo, hi = (given or {}).get(field, (None, None))
+        lo, hi = default[0] if lo is None else lo, default[1] if hi is None else hi
+        ranges[field] = (min(lo, value), max(hi, value))
+    return ranges
 Distribution = Literal["triangular", "uniform"]
 
 
