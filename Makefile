@@ -5,7 +5,7 @@
 #               + the packaging smoke test (wheel installed into a fresh virtualenv outside the repository)
 #   make quick  the fast loop: pytest -m "not slow" (under a minute; no browser, million-row or fuzz tests)
 #
-# Other targets: venv, browser, lint, package, bench, clean.
+# Other targets: venv, browser, lint, package, bench, docs, docs-serve, docs-build, clean.
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -23,7 +23,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
 
 CHROMIUM := $(or $(shell command -v chromium 2>/dev/null),/usr/bin/chromium)
 
-.PHONY: help venv browser run test test-explore quick lint typecheck package bench docs clean
+.PHONY: help venv browser run test test-explore quick lint typecheck package bench docs docs-serve docs-build clean
 
 help:
 	@echo "make run     start the app at http://localhost:8501"
@@ -35,6 +35,9 @@ help:
 	@echo "make browser install Debian chromium for the browser tests (needs root or sudo)"
 	@echo "make lint    ruff check + mypy"
 	@echo "make bench   run every bench/*.py"
+	@echo "make docs    regenerate the docs pages' generated blocks (fields, model, worked example)"
+	@echo "make docs-serve  serve the documentation site at http://127.0.0.1:8000"
+	@echo "make docs-build  build the documentation site with --strict into site/"
 
 venv: $(STAMP)
 
@@ -96,6 +99,13 @@ bench: venv
 
 docs: venv
 	$(PY) tools/update_readme.py
+
+# The documentation site (mkdocs.yml). make test builds it too, into a temporary directory (tests/test_docs.py).
+docs-serve: venv
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve
+
+docs-build: venv
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict -d site
 
 clean:
 	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,6 +1,6 @@
 """The output schema: every output of an evaluation with its unit, label, description and display format.
 
-The single source of truth for outputs, as :data:`economics.scenario.FIELDS` is for inputs: the README's output
+The single source of truth for outputs, as :data:`economics.scenario.FIELDS` is for inputs: the docs' output
 table, the CLI's ``fields`` command, the result columns of :func:`economics.engine.batch.evaluate`, the app's tables
 (``st.column_config``), KPIs, cost breakdowns and difference tables all read it.
 
@@ -270,7 +270,7 @@ def label(name: str) -> str:
 
 
 def markdown_table() -> str:
-    """The README's output table (name, unit, meaning)."""
+    """The docs' output table (name, unit, meaning)."""
     lines = ["| output | unit | meaning |", "|---|---|---|"]
     lines += [f"| `{s.name}` | {s.unit} | {s.description} |" for s in OUTPUTS.values()]
     return "\n".join(lines)

@@ -25,9 +25,9 @@ from economics.studies import calibration
 # with vLLM, four points), within the 25 % / 75 % target. Llama 4 Scout (20 points on one B200 or GB200) was added to
 # the held-out split after the rules below, without a refit: 19.9 / 34.6. The worst is Qwen3-30B-A3B at 128/128 on one
 # GB200, measured 39 % below the same table's B200 on the same GPU. Three rules changed after the first fit's held-out
-# figures (11.6 / 231.6) had been seen, all disclosed in the README, so the held-out figures are not a blind test of
-# them: points that publish their concurrency are predicted at it; the per-token overhead is fitted per family; points
-# run with attention data-parallel over several GPUs (an unstated expert-parallel size) are not fitted.
+# figures (11.6 / 231.6) had been seen, all disclosed in docs/throughput-model.md, so the held-out figures are not a
+# blind test of them: points that publish their concurrency are predicted at it; the per-token overhead is fitted per
+# family; points run with attention data-parallel over several GPUs (an unstated expert-parallel size) are not fitted.
 # The fit of 2026-12-02 (docs/estimates.md: the all-reduce's latency rounds, the batch-1 bound on the step overhead,
 # AMD's vLLM 0.9.1 latency table fitted for 70B and held out for 405B) moved these bounds, after the validation set
 # that prompted it had been seen: measured all 11.9 / 73.8, nvidia-hopper 9.2 / 42.6, nvidia-ampere 11.6 / 44.2,
@@ -45,7 +45,7 @@ TTFT_HOLDOUT_BOUNDS = {"all": (16.5, 66.0), "nvidia-hopper": (16.5, 66.0)}
 """Time to first token on the held-out source (TensorRT-LLM 0.14 online serving, Llama 3.1 8B and 70B on H100 and
 H200): measured 14.4 / 62.3, within the 25 % / 75 % target. The fixed time per request is fitted with each measured
 configuration weighing once; weighted per point (one MI355X sweep of five points setting it) the held-out figures
-were 59.5 / 170.9, and that change was made after they were seen (README)."""
+were 59.5 / 170.9, and that change was made after they were seen (docs/throughput-model.md)."""
 PER_USER_BOUNDS = {"train": (8.0, 36.0), "holdout": (17.0, 46.0)}
 """Per-user speed [token/s] predicted at a point's published concurrency against the measured one (measured: train
 5.8 / 32.4 over 76 points, held out 15.0 / 42.2 over 56)."""

@@ -1,4 +1,13 @@
-"""Regenerate the README's generated blocks (fields table, worked example) from the code: `make docs`."""
+"""Regenerate the documentation's generated blocks from the code: `make docs`.
+
+The blocks live in the docs site's pages (they were in the README before it was cut down):
+
+- `fields` in docs/fields.md: the tables `python -m economics fields` prints;
+- `model` in docs/model.md: every formula, from the formula definitions;
+- `worked-example` in docs/model.md: what `explain` prints for docs/example.csv's row `worked-example`.
+
+tests/test_docs.py checks that each page holds exactly what `blocks()` gives.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +20,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from economics.io.documents import model_markdown  # noqa: E402
+
+# block name -> the page (relative to the repository root) that holds it
+PAGES = {
+    "fields": "docs/fields.md",
+    "model": "docs/model.md",
+    "worked-example": "docs/model.md",
+}
 
 
 def run(*args: str) -> str:
@@ -26,15 +42,21 @@ def blocks() -> dict[str, str]:
     }
 
 
+def block_pattern(name: str) -> str:
+    return rf"(<!-- {name}:start -->\n)(.*?)(<!-- {name}:end -->)"
+
+
 def main() -> None:
-    path = ROOT / "README.md"
-    text = path.read_text(encoding="utf-8")
     for name, body in blocks().items():
-        text, n = re.subn(rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)",
-                          lambda m, body=body: m.group(1) + body + m.group(2), text, flags=re.S)
+        path = ROOT / PAGES[name]
+        text = path.read_text(encoding="utf-8")
+        def fill(m: re.Match[str], body: str = body) -> str:
+            return m.group(1) + body + m.group(3)
+
+        text, n = re.subn(block_pattern(name), fill, text, flags=re.S)
         if n != 1:
-            sys.exit(f"README.md: block {name} not found")
-    path.write_text(text, encoding="utf-8")
+            sys.exit(f"{PAGES[name]}: block {name} not found")
+        path.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

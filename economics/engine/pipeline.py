@@ -163,8 +163,9 @@ def _fleet_sentences(c: dict[str, Array], out: dict[str, Array], rows: Array) ->
 def split_warnings(text: str) -> list[str]:
     """The individual warnings in a ``warnings`` cell (each is one of :data:`WARNINGS`), in order.
 
-    >>> split_warnings(warning_text(RowWarning.OVER_CAPACITY.mask | RowWarning.NO_DEMAND.mask))[1][:15]
-    'no demand given'
+    >>> both = warning_text(RowWarning.OVER_CAPACITY.mask | RowWarning.NO_DEMAND.mask)
+    >>> split_warnings(both)[1].startswith("no demand given")
+    True
     """
     return [w for w in WARNINGS if w in text]
 

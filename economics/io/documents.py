@@ -1,5 +1,5 @@
-"""Text generated from the two schemas and the formula definitions: the CSV template, the README's field and
-output tables and its model section. One source of truth each: nothing here is typed twice.
+"""Text generated from the two schemas and the formula definitions: the CSV template, the docs' field and
+output tables and the model page's section. One source of truth each: nothing here is typed twice.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def template_text() -> str:
 
 
 def fields_markdown() -> str:
-    """The scenario fields and the outputs as Markdown tables (the README's tables are this text)."""
+    """The scenario fields and the outputs as Markdown tables (docs/fields.md is this text)."""
     lines = ["| field | unit | bounds | default | description |", "|---|---|---|---|---|"]
     for spec in FIELDS.values():
         if spec.catalog_field:

@@ -1,6 +1,6 @@
 """The real app in a real browser: cold start, edited inputs, navigation across every page with no value changing,
 links that reproduce every KPI on every page in a fresh browser, a hostile link that renders no link and fetches
-nothing, uploads and downloads; README screenshots."""
+nothing, uploads and downloads; the screenshots in docs/screenshots (README, docs/app.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The Plan page in a real browser: it plans the working scenario and shows the planner's own figures, a link of the
-earlier ``plan.*`` form opens as the same plan (rewritten to ``settings.plan_*``), and the README screenshot."""
+earlier ``plan.*`` form opens as the same plan (rewritten to ``settings.plan_*``), and the Plan screenshot
+(docs/app.md)."""
 
 from __future__ import annotations
 
