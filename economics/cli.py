@@ -96,7 +96,8 @@ def _evaluate_chunk(df: pd.DataFrame, curves: str = "") -> tuple[pd.DataFrame, p
 
 def with_curves(df: pd.DataFrame, sha256: str) -> pd.DataFrame:
     """The scenarios with ``curves_sha256`` set to the file loaded by ``--curves`` where a row names none (a row
-    naming another file keeps it: the file it needs is then named if it is not loaded)."""
+    naming another file keeps it: the file it needs is then named if it is not loaded).
+    """
     if not sha256:
         return df
     out = df.copy()
@@ -160,7 +161,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def _row_position(df: Any, row: str) -> int:
     """The 0-based position of the row named ``row`` (or numbered, 1-based); a name several rows share is an
-    error naming them."""
+    error naming them.
+    """
     names = [str(n) for n in df["name"]] if "name" in df.columns else []
     hits = [i for i, n in enumerate(names) if n.strip() == row.strip()]
     if len(hits) > 1:
@@ -182,7 +184,8 @@ def _row_lines(df: pd.DataFrame, position: int, problems: list[Problem]) -> list
 
 def _chosen_row(args: argparse.Namespace) -> tuple[pd.DataFrame, int, dict[str, Any]]:
     """The scenarios of ``args.input``, the position of the row ``args.row`` names, and that row's non-empty
-    cells. An invalid row (ranges included) raises :class:`InvalidRow` listing every problem."""
+    cells. An invalid row (ranges included) raises :class:`InvalidRow` listing every problem.
+    """
     df = with_curves(tables.read_table(_read(args.input)), _load_curves(args))  # the streaming reader's parsing
     position = _row_position(df, args.row)
     one = df.iloc[[position]].reset_index(drop=True)
@@ -248,7 +251,8 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
 
 def _capped_lines(result: Any) -> list[str]:
     """``retrofit``'s notes on stderr: each option that cannot serve the whole demand, year by year, with the revenue
-    it turns away (:attr:`economics.studies.retrofit.RetrofitResult.shortfall`, as the Decode page shows it)."""
+    it turns away (:attr:`economics.studies.retrofit.RetrofitResult.shortfall`, as the Decode page shows it).
+    """
     lines = []
     short = result.shortfall
     for option in dict.fromkeys(short["option"]):
@@ -287,7 +291,8 @@ def cmd_uncertainty(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """A grid and/or Monte Carlo around one row, on Dask (economics.studies.sweep); quantiles, top-k and fronts on
-    stdout."""
+    stdout.
+    """
     _, _, row = _chosen_row(args)
     try:
         spec = sweep.sweep_from_args(args, row)
@@ -304,7 +309,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     """The cheapest fleet for one row: 0 with a plan (feasible or not, it is data), 1 when the row has a bad value,
-    2 for unusable input (the same exit codes as the other row commands)."""
+    2 for unusable input (the same exit codes as the other row commands).
+    """
     try:
         sha = _load_curves(args)
         with solver_chatter_to_stderr():
@@ -344,7 +350,8 @@ def cmd_import_benchmark(args: argparse.Namespace) -> int:
 
 def _calibrate_ranges(write: bool) -> int:
     """``calibrate --ranges``: the spread of the estimate's error per family and for unseen families (one refit per
-    family and one per published table, a few minutes); with ``--write`` stored in data/estimate_ranges.csv."""
+    family and one per published table, a few minutes); with ``--write`` stored in data/estimate_ranges.csv.
+    """
     table = leave_out.leave_out("family", progress=lambda g: say(f"refitting without family {g}"))
     sources = leave_out.leave_out("source", progress=lambda g: say(f"refitting without table {g}"))
     date = dt.date.today().strftime("%Y-%m")

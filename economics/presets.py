@@ -25,7 +25,8 @@ def preset_scenarios() -> dict[str, tuple[Scenario, str]]:
 
 def default_scenario() -> Scenario:
     """The built-in default scenario (first row of data/presets.csv): an owned fleet, so power and cooling show.
-    A fresh copy each call (parsed once, as the catalog's presets are read once)."""
+    A fresh copy each call (parsed once, as the catalog's presets are read once).
+    """
     return _default().model_copy(deep=True)
 
 

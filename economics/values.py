@@ -297,7 +297,8 @@ def numbers_from_text(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
 
 def for_model(spec: Spec, value: Any) -> Any:
     """:func:`parse` for a pydantic field validator: EMPTY -> None (optional field) or the default; a bad value
-    -> a pydantic error whose message is the parser's. Bounds are left to the model."""
+    -> a pydantic error whose message is the parser's. Bounds are left to the model.
+    """
     try:
         parsed = parse(spec, value)
     except (ValueProblem, CellTypeError) as exc:

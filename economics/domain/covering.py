@@ -76,7 +76,8 @@ class Cover:
 
 class _Roles:
     """What stays the same at every node of one hour's search: each role's slices in cost order (a pool's paid
-    slice, then its optional one) and their cost per share of demand."""
+    slice, then its optional one) and their cost per share of demand.
+    """
 
     def __init__(self, h: Hour) -> None:
         self.h = h
@@ -152,7 +153,8 @@ def relax(h: Hour, lo: np.ndarray, hi: np.ndarray) -> _Relaxed | None:
 def _dominated(roles: _Roles) -> np.ndarray:
     """Pools some optimal answer leaves at their fewest systems: those that cover nothing, and those another pool
     of the same role, without a limit, beats: it covers at least as much per system for no more rent and no more
-    energy per share (each system of the first can be swapped for one of the second); of two alike the later one."""
+    energy per share (each system of the first can be swapped for one of the second); of two alike the later one.
+    """
     h, share, energy = roles.h, roles.per_system, roles.unit
     free = (h.lo < h.hi) & (share > 0)
     out = (h.lo < h.hi) & (share <= 0)
@@ -172,7 +174,8 @@ def _beats(cost: float, best: _Relaxed | None) -> bool:
 
 def _descend(roles: _Roles, x: np.ndarray) -> _Relaxed | None:
     """A whole-system answer from the relaxation's: rounded up, then one system fewer in any pool while the hour
-    is still covered and it costs less (dearest systems first)."""
+    is still covered and it costs less (dearest systems first).
+    """
     h = roles.h
     best = roles.relax(*(2 * [np.minimum(np.ceil(x - TOL * np.maximum(1.0, x)), h.hi)]))
     improved = best is not None

@@ -87,13 +87,15 @@ class Trace:
 
     def record(self, formula: Formula, values: Mapping[str, Any], result: Any, note: str = "") -> None:
         """Record ``formula`` for this row: its symbols, the row's numbers (from ``values``, the columns it was
-        evaluated on) and its ``result`` column."""
+        evaluated on) and its ``result`` column.
+        """
         self.steps.append(Step(formula.name, self._at(result), formula.unit, formula.symbolic(),
                                formula.substituted(values, self.row), note or formula.note, checked=True))
 
     def add(self, name: str, value: Any, unit: str, formula: str, note: str = "", **terms: tuple[Any, str]) -> None:
         """Record a step from a template whose ``{term}`` placeholders map to (value or array, unit) in
-        ``terms`` (used for steps that are lookups or searches rather than one arithmetic expression)."""
+        ``terms`` (used for steps that are lookups or searches rather than one arithmetic expression).
+        """
         missing = set(_TERM.findall(formula)) - set(terms)
         if missing:
             raise KeyError(f"formula of {name} uses undefined terms {sorted(missing)}")

@@ -1,6 +1,7 @@
 """Number formats: the bytes a weight or a KV-cache value takes at each precision, and the KV cache's precision when
 a scenario leaves it empty. The one table every step reads (the roofline, the engine's KV transfer, the planner's
-KV link, the calibration), so one scenario has one KV size everywhere."""
+KV link, the calibration), so one scenario has one KV size everywhere.
+"""
 
 from __future__ import annotations
 

@@ -193,7 +193,8 @@ def detect_format(source: str | Path | bytes, fmt: str | None = None) -> str:
 @dataclass(frozen=True)
 class Layout:
     """What the first lines of a CSV say: where the header starts (bytes of comments and blank lines before it),
-    the separator, the header's names and whether data rows end with a separator."""
+    the separator, the header's names and whether data rows end with a separator.
+    """
 
     skip_bytes: int
     sep: str
@@ -261,7 +262,8 @@ def read_chunks(source: str | Path | bytes, fmt: str | None = None, chunk_bytes:
     """The scenarios of ``source`` (a path or the file's bytes) chunk by chunk, the index counting data rows from 0
     across chunks. ``progress(rows read, fraction of the file read or None)`` is called after each chunk; more than
     ``max_rows`` rows raise :class:`InputError` as soon as they are read. Raises :class:`InputError` for what is
-    not a usable table (see the module docstring)."""
+    not a usable table (see the module docstring).
+    """
     kind = detect_format(source, fmt)
     if kind == "json":
         chunks = _json_chunks(source, chunk_rows)
@@ -380,7 +382,8 @@ def _refuse_ragged(bad: list[tuple[int, str]], layout: Layout, rows: int, batch_
 
 def _frame(batch: pa.RecordBatch, layout: Layout, start: int) -> pd.DataFrame:
     """A parsed block as a DataFrame of text cells: NUL and values after the last column refused, decimal commas
-    of a ``;`` file read."""
+    of a ``;`` file read.
+    """
     columns = dict(zip(batch.schema.names, batch.columns, strict=True))
     if layout.trailing:
         extra = columns.pop(TRAILING)

@@ -74,7 +74,8 @@ def retrofit_t_usd(retrofit_usd_per_hour_y: Floats, cost_of_capital: float, depr
 def revenue_terms(y: dict[str, Floats], s: Scenario) -> dict[str, Floats]:
     """The symbols :data:`REVENUE` and :data:`FAST_TIER` read, per year: the engine's revenue per day and, where the
     scenario has a fast tier, whether the option's users see its speed (the per-user speed: estimated, or the target
-    at which the measured throughput was given)."""
+    at which the measured throughput was given).
+    """
     n = len(y["revenue_usd_per_day"])
     terms = {"revenue_usd_per_day": np.nan_to_num(y["revenue_usd_per_day"], nan=0.0),
              "served_output_tokens_per_day": np.asarray(y["served_output_tokens_per_day"], dtype=float),
@@ -92,7 +93,8 @@ def revenue_terms(y: dict[str, Floats], s: Scenario) -> dict[str, Floats]:
 
 def revenue_y_usd(y: dict[str, Floats], s: Scenario) -> Floats:
     """Revenue per year (:data:`REVENUE`); output tokens sell at the fast-tier price when the option's users see that
-    speed."""
+    speed.
+    """
     return np.asarray(REVENUE.evaluate(revenue_terms(y, s)), dtype=float)
 
 
@@ -146,7 +148,8 @@ def flow_rows(name: str, purchase_t: Floats, retrofit_t: Floats, revenue_y: Floa
               incremental_t: Floats, served_fraction_y: Floats, forgone_y: Floats) -> list[dict[str, Any]]:
     """An option's cash flows, t = 0 (the first purchases) to the horizon: capex (purchases and the liquid retrofit,
     the retrofit also on its own), their difference from the status quo, and each year's share of the demand served
-    with the revenue the rest would have brought."""
+    with the revenue the rest would have brought.
+    """
     rows = []
     for t, (value, inc) in enumerate(zip(net_t, incremental_t, strict=True)):
         rows.append({"option": name, "year": t, "capex_usd": float(purchase_t[t] + retrofit_t[t]),

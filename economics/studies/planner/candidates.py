@@ -1,6 +1,7 @@
 """The hardware options a plan may choose from: the catalog's accelerators with the engine's rates at the
 per-user speed target (one evaluation for all pairs, kept in a small memo), how each may be cooled and hosted, and
-rack-scale systems as whole replicas."""
+rack-scale systems as whole replicas.
+"""
 
 from __future__ import annotations
 
@@ -256,7 +257,8 @@ def whole_replicas(c: Candidate) -> Candidate:
 
 def hosting_variants(cands: list[Candidate], s: Scenario) -> tuple[list[Candidate], list[tuple[str, str]]]:
     """Each on-site candidate once per way the facility can cool it (air, liquid, or a liquid retrofit of an air
-    hall when allowed); rented candidates are off site. Returns (variants, excluded with reasons)."""
+    hall when allowed); rented candidates are off site. Returns (variants, excluded with reasons).
+    """
     out: list[Candidate] = []
     excluded: list[tuple[str, str]] = []
     for c in cands:

@@ -1,5 +1,6 @@
 """The planner's inputs: its settings (:data:`PLAN_FIELDS`, :class:`PlanSettings`, read from a row's cells),
-the demand over the day (:func:`demand_profile`) and the workload a scenario asks of the fleet (:func:`workload`)."""
+the demand over the day (:func:`demand_profile`) and the workload a scenario asks of the fleet (:func:`workload`).
+"""
 
 from __future__ import annotations
 
@@ -93,7 +94,8 @@ class PlanSettings:
 
 def settings_from_row(row: dict[str, Any]) -> PlanSettings:
     """Planner settings from a row's cells (text or values); empty cells keep the defaults. Raises ValueError naming
-    the field and the value."""
+    the field and the value.
+    """
     values: dict[str, Any] = {}
     for name, spec in PLAN_FIELDS.items():
         raw = row.get(name)
@@ -234,7 +236,8 @@ def workload(s: Scenario, settings: PlanSettings, growth: float = 1.0) -> Worklo
 def hour_types(wl: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(demand of each hour type [request/s], the type of each hour of the day, the hours of each type [h]): hours
     of equal demand are one type, unless the rental block needs the clock hours one by one (``clock_hours``; a day
-    of one demand level stays one type: a pool rented in it is rented all day)."""
+    of one demand level stays one type: a pool rented in it is rented all day).
+    """
     levels, inverse, weights = np.unique(np.round(wl.hourly_requests_per_s, 12), return_inverse=True,
                                          return_counts=True)
     if wl.clock_hours and len(levels) > 1:

@@ -1,5 +1,6 @@
 """One call of HiGHS (``scipy.optimize.milp``) with the planner's limits: gap, time and node limits, and the
-solution it returns."""
+solution it returns.
+"""
 
 from __future__ import annotations
 

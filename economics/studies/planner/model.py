@@ -1,5 +1,6 @@
 """The MILP's container: its columns (variables) and rows, with the bookkeeping the solve and the report read
-(which column is which pool's count or flow in which hour, the row groups, the operations rules)."""
+(which column is which pool's count or flow in which hour, the row groups, the operations rules).
+"""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from economics.studies.planner.pools import Pool
 class Row(StrEnum):
     """The families of rows of the MILP, by the name the limits table and the messages use. Each is built by one
     function (docs/planner.md lists them: math, name, function); the hourly adapter
-    (:func:`economics.studies.planner.hourly.cover_problem`) declares how it treats each one."""
+    (:func:`economics.studies.planner.hourly.cover_problem`) declares how it treats each one.
+    """
 
     DEMAND_INPUT = "demand input"
     DEMAND_OUTPUT = "demand output"
@@ -67,7 +69,8 @@ class PlanModel:
 
     def row(self, coefs: dict[int, float], b: float, kind: Row, hour: int = -1, label: str = "") -> int:
         """Add ``coefs . x <= b``, a row of ``kind`` (named ``label`` in the limits table when one kind has several
-        limits, e.g. one existing fleet per candidate) in hour type ``hour`` (-1: all day)."""
+        limits, e.g. one existing fleet per candidate) in hour type ``hour`` (-1: all day).
+        """
         self.rows.append(coefs)
         self.b.append(b)
         self.row_group.append(label or kind.value)
@@ -97,7 +100,8 @@ def count_column(m: PlanModel, p: int, h: int) -> int:
 @dataclass
 class Rules:
     """The columns of the operations settings, for stage 2 to close the pools stage 1 left closed and to hold each
-    rented pool's block (:func:`apply_rules`)."""
+    rented pool's block (:func:`apply_rules`).
+    """
 
     open_col: dict[int, int]                 # pool -> binary: the pool has systems (with a pool limit or size)
     closes: dict[int, int]                   # a rented count column -> its pool's binary
