@@ -41,9 +41,9 @@ def family_rates(family: str) -> tuple[float, float]:
 
 def system_availability(failures_per_accelerator_hour: float, accelerators_per_system: float,
                         repair_hours: float) -> float:
-    """Long-run share of time a system is in service.
+    r"""Long-run share of time a system is in service.
 
-    .. math:: A = 1 / (1 + a \\lambda_{acc} MTTR)
+    .. math:: A = 1 / (1 + a \lambda_{acc} MTTR)
 
     Parameters
     ----------
@@ -58,9 +58,9 @@ def system_availability(failures_per_accelerator_hour: float, accelerators_per_s
 
 
 def spares_needed(working_systems: int, availability: float, confidence: float = 0.999) -> int:
-    """Fewest spares ``s`` such that at least ``working_systems`` are up with the given probability.
+    r"""Fewest spares ``s`` such that at least ``working_systems`` are up with the given probability.
 
-    .. math:: \\min s : P(\\text{Binomial}(N + s, 1 - A) \\le s) \\ge q
+    .. math:: \min s : P(\text{Binomial}(N + s, 1 - A) \le s) \ge q
 
     >>> spares_needed(100, 0.996226, 0.999)
     3
@@ -77,9 +77,9 @@ def spares_needed(working_systems: int, availability: float, confidence: float =
 
 
 def probability_enough_up(systems: int, working_systems: int, availability: float) -> float:
-    """Probability that at least ``working_systems`` of ``systems`` are up at a given moment.
+    r"""Probability that at least ``working_systems`` of ``systems`` are up at a given moment.
 
-    .. math:: P(\\text{Binomial}(N, 1 - A) \\le N - W)
+    .. math:: P(\text{Binomial}(N, 1 - A) \le N - W)
 
     >>> round(probability_enough_up(103, 100, 0.996226), 4)
     0.9993

@@ -1,4 +1,4 @@
-"""The cheapest whole systems that cover one hour's demand: an exact branch and bound for the planner's hours.
+r"""The cheapest whole systems that cover one hour's demand: an exact branch and bound for the planner's hours.
 
 With the owned fleet fixed, what is left of a plan's hour is a small covering problem. Pools ``j`` (one hardware
 option in one role) carry a flow ``f_j`` of at most ``kappa_j`` per system on ``x_j`` systems, whole numbers
@@ -8,8 +8,8 @@ output only (decode). The cost is rent per system and energy per unit of flow:
 
 .. math::
 
-    \\min \\sum_j r_j x_j + e_j f_j \\quad \\text{s.t.} \\quad G + P \\ge N_{in},\\; G + D \\ge N_{out},\\;
-    P \\le P_{max},\\; 0 \\le f_j \\le \\kappa_j x_j,\\; x_j \\in \\{lo_j, \\dots, hi_j\\}
+    \min \sum_j r_j x_j + e_j f_j \quad \text{s.t.} \quad G + P \ge N_{in},\; G + D \ge N_{out},\;
+    P \le P_{max},\; 0 \le f_j \le \kappa_j x_j,\; x_j \in \{lo_j, \dots, hi_j\}
 
 with ``G``, ``P``, ``D`` the demand shares covered by aggregated, prefill and decode pools
 (``G = sum a_j f_j`` over aggregated pools, and so on) and ``P_max`` the most the KV-cache link lets prefill pools
@@ -21,7 +21,7 @@ carry, at ``(e_j + r_j / kappa_j) / a_j``. Filling each role's slices cheapest f
 share ``q``, convex and piecewise linear: ``A(q)``, ``P(q)``, ``D(q)``. The relaxation is then one-dimensional in
 the aggregated share ``g``:
 
-.. math:: \\min_{g} A(g) + P(\\max(0, N_{in} - g)) + D(\\max(0, N_{out} - g))
+.. math:: \min_{g} A(g) + P(\max(0, N_{in} - g)) + D(\max(0, N_{out} - g))
 
 convex in ``g``, so its minimum lies at one of the kinks, which are all known: the exact LP optimum, in
 microseconds, with no LP solver.

@@ -1,4 +1,4 @@
-"""How far an estimated throughput can be from a measurement: each estimate's range and the words that say why.
+r"""How far an estimated throughput can be from a measurement: each estimate's range and the words that say why.
 
 The roofline's error depends on where the estimate stands. On an accelerator family the calibration fitted, it is
 the error on that family's points of each published table predicted by the fit without that table (a configuration
@@ -7,7 +7,7 @@ measured point, it is the error of the leave-one-family-out validation (:func:`e
 every other family's points predicted by the calibration refitted without them. data/estimate_ranges.csv stores
 both as ratios r = measured / predicted, with their 10th, 50th and 90th percentile, so that
 
-.. math:: T_{low} = T_{est}\\,r_{10}, \\qquad T_{high} = T_{est}\\,r_{90}
+.. math:: T_{low} = T_{est}\,r_{10}, \qquad T_{high} = T_{est}\,r_{90}
 
 bound the throughput as the errors on unseen points did 80 % of the time. ``python -m economics calibrate --ranges
 --write`` rebuilds the table. A measured figure has no such range (its source states none).

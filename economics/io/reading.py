@@ -167,10 +167,10 @@ def _utf8(stream: Any, head: bytes) -> Any:
 
 
 def detect_format(source: str | Path | bytes, fmt: str | None = None) -> str:
-    """``csv``, ``parquet`` or ``json``: ``fmt`` when given, else from the first bytes (Parquet magic, ``[``/``{``
+    r"""``csv``, ``parquet`` or ``json``: ``fmt`` when given, else from the first bytes (Parquet magic, ``[``/``{``
     for JSON) and then the extension.
 
-    >>> detect_format(b"PAR1...."), detect_format(b' [{"name": "a"}]'), detect_format(b"name,pue\\n")
+    >>> detect_format(b"PAR1...."), detect_format(b' [{"name": "a"}]'), detect_format(b"name,pue\n")
     ('parquet', 'json', 'csv')
     """
     if fmt:
@@ -432,10 +432,10 @@ def decimal_comma(column: pa.Array, name: str, start: int = 0) -> pa.Array:
 
 def read_table(source: str | Path | bytes, fmt: str | None = None, max_rows: int | None = None,
                progress: Callable[[int, float | None], None] | None = None) -> pd.DataFrame:
-    """The whole table of ``source`` (as :func:`read_chunks` reads it, same checks), the row limit enforced while
+    r"""The whole table of ``source`` (as :func:`read_chunks` reads it, same checks), the row limit enforced while
     reading: a file over ``max_rows`` is refused before the rest of it is parsed.
 
-    >>> read_table(b"name,pue\\n#1,1.2\\n").to_dict("list")
+    >>> read_table(b"name,pue\n#1,1.2\n").to_dict("list")
     {'name': ['#1'], 'pue': ['1.2']}
     """
     return pd.concat(list(read_chunks(source, fmt, max_rows=max_rows, progress=progress)), ignore_index=True)

@@ -160,9 +160,9 @@ def _ragged_rows(body: str, sep: str, width: int) -> list[tuple[int, int]]:
 
 
 def _without_leading_comments(text: str) -> str:
-    """The text from the header on: ``#`` comment lines and blank lines before the header are skipped (a data
-    row whose first cell starts with ``#`` is data, never dropped). Lines end at ``\\n`` only, as for the CSV
-    parser, so control characters such as ``\\x1c`` inside a cell never split a row.
+    r"""The text from the header on: ``#`` comment lines and blank lines before the header are skipped (a data
+    row whose first cell starts with ``#`` is data, never dropped). Lines end at ``\n`` only, as for the CSV
+    parser, so control characters such as ``\x1c`` inside a cell never split a row.
     """
     start = 0
     while start < len(text):
@@ -266,8 +266,8 @@ JSON_SLICE_ROWS = 4096
 
 
 def json_record_lines(df: pd.DataFrame) -> Iterator[str]:
-    """The records of :func:`to_json_text` without the brackets, a slice of rows at a time: one JSON object a line,
-    lines separated by ``,\\n`` within a slice (the caller joins slices the same way). Numbers are written as the
+    r"""The records of :func:`to_json_text` without the brackets, a slice of rows at a time: one JSON object a line,
+    lines separated by ``,\n`` within a slice (the caller joins slices the same way). Numbers are written as the
     shortest text that reads back to the same float64; NaN and infinity never appear (null).
     """
     for start in range(0, len(df), JSON_SLICE_ROWS):

@@ -168,10 +168,10 @@ def _loss(pred: dict[str, np.ndarray], pts: pd.DataFrame) -> float:
 
 
 def batch_one_overhead_bound_us(pts: pd.DataFrame) -> float:
-    """The largest per-layer step overhead the measured batch-1 points allow [us]: at batch 1 a decode step takes
+    r"""The largest per-layer step overhead the measured batch-1 points allow [us]: at batch 1 a decode step takes
     1 / v_1 (v_1 the measured per-user speed), of which the overhead is a part, so
 
-    .. math:: t_0 \\le \\min_{points} \\frac{1}{v_1 L}
+    .. math:: t_0 \le \min_{points} \frac{1}{v_1 L}
 
     over the points measured at concurrency 1 (L the model's layers); infinite where none is. The bound keeps the
     fit physical: an overhead fitted on other points can never make a batch-1 step slower than one was measured.

@@ -139,11 +139,11 @@ def _parse_setting(spec: FieldSpec, raw: Any) -> Any:
 
 
 def demand_profile(profile: str, peak_to_average: float) -> np.ndarray:
-    """The 24 hourly multipliers of the average demand.
+    r"""The 24 hourly multipliers of the average demand.
 
     * ``peak``: every hour at ``peak_to_average`` (the engine's sizing: the fleet carries the peak all day);
     * ``flat``: every hour at the average;
-    * ``diurnal``: a smooth day, :math:`x_h \\propto e^{b \\cos(2 \\pi (h - 14) / 24)}` (a von Mises shape) scaled
+    * ``diurnal``: a smooth day, :math:`x_h \propto e^{b \cos(2 \pi (h - 14) / 24)}` (a von Mises shape) scaled
       to mean 1, with ``b`` chosen so that the busiest hour is ``peak_to_average`` x the average;
     * 24 numbers (separated by spaces, commas or semicolons): relative load per hour 0..23, scaled to mean 1.
 
@@ -210,10 +210,10 @@ class Workload:
 
 
 def workload(s: Scenario, settings: PlanSettings, growth: float = 1.0) -> Workload:
-    """Average request rate from the scenario's demand (output tokens, else input tokens, else requests), its
+    r"""Average request rate from the scenario's demand (output tokens, else input tokens, else requests), its
     24-hour profile, and the KV-cache bytes per token of its model.
 
-    .. math:: \\lambda = D_{out} / (O \\cdot 86400)  (or D_{in} / (I \\cdot 86400), or the request rate)
+    .. math:: \lambda = D_{out} / (O \cdot 86400)  (or D_{in} / (I \cdot 86400), or the request rate)
     """
     i, o = float(s.input_tokens_per_request), float(s.output_tokens_per_request)
     if s.demand_output_tokens_per_day is not None:
