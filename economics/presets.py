@@ -15,7 +15,7 @@ def _scenario(row: dict[str, Any]) -> Scenario:
 
 
 def preset_scenarios() -> dict[str, tuple[Scenario, str]]:
-    """name -> (scenario, note with the sources of its figures), in file order."""
+    """Preset name -> (scenario, note with the sources of its figures), in file order."""
     out: dict[str, tuple[Scenario, str]] = {}
     for row in catalog.presets().to_dict(orient="records"):
         s = _scenario({str(k): v for k, v in row.items()})

@@ -88,7 +88,7 @@ def weight_bytes_read(batch: ArrayLike, total_params_b: ArrayLike, active_params
 def kv_bytes_per_sequence(context_tokens: ArrayLike, full_attention_layers: ArrayLike, layers: ArrayLike,
                           sliding_window_tokens: ArrayLike, per_layer_bytes: ArrayLike) -> F:
     r"""KV cache of one sequence at a context length: full layers keep every token, sliding-window layers at most
-    the window. [byte]
+    the window [byte].
 
     .. math:: KV(c) = b_{layer} (L_{full} c + (L - L_{full}) \min(c, w))
 
@@ -106,7 +106,7 @@ def attention_flops_per_token(context_tokens: ArrayLike, full_attention_layers: 
                               sliding_window_tokens: ArrayLike, q_heads: ArrayLike, qk_dim: ArrayLike,
                               v_dim: ArrayLike) -> F:
     """Attention FLOPs for one new token against c cached tokens: scores (2 H d_qk per key) and the weighted sum
-    (2 H d_v per value), over full and sliding-window layers. [FLOP]
+    (2 H d_v per value), over full and sliding-window layers [FLOP].
 
     >>> float(attention_flops_per_token(1000, 80, 80, float("nan"), 64, 128, 128)) / 1e9
     2.62144
@@ -123,7 +123,7 @@ def decode_step_s(batch: ArrayLike, replica_accelerators: ArrayLike, bandwidth_t
                   weight_bytes_read_b: ArrayLike, kv_bytes_per_seq: ArrayLike, flops_per_token: ArrayLike,
                   overhead_s: ArrayLike = 0.0, attention_flops_per_token: ArrayLike = 0.0,
                   kv_bandwidth_utilization: ArrayLike = float("nan")) -> F:
-    r"""Time of one decode step of a replica at batch B (one token for each of B sequences). [s]
+    r"""Time of one decode step of a replica at batch B (one token for each of B sequences) [s].
 
     The weight GEMMs and the attention over the KV cache are separate kernels that run one after the other, so each
     has its own roofline and their times add:
@@ -160,7 +160,7 @@ def prefill_s(input_tokens: ArrayLike, replica_accelerators: ArrayLike, peak_tfl
               active_params_b: ArrayLike, weight_bytes: ArrayLike, full_attention_layers: ArrayLike,
               q_heads: ArrayLike, qk_dim: ArrayLike, v_dim: ArrayLike) -> F:
     r"""Time to prefill I tokens on one replica: linear 2 N_act I plus causal attention L I^2 H (d_qk + d_v),
-    compute-bound, never faster than reading the weights once. [s]
+    compute-bound, never faster than reading the weights once [s].
 
     .. math:: t_P = \max(\frac{2 N_{act} I + L I^2 H (d_{qk} + d_v)}{n F \eta_F}, \frac{W}{n BW \eta_{BW}})
 
@@ -201,7 +201,7 @@ def _link(link_gb_per_s: ArrayLike, latency_us: ArrayLike) -> tuple[F, F]:
 
 def allreduce_s(message_bytes: ArrayLike, replica_accelerators: ArrayLike, link_gb_per_s: ArrayLike,
                 latency_us: ArrayLike) -> F:
-    r"""Time of one all-reduce of a message across the n accelerators of a tensor-parallel group. [s]
+    r"""Time of one all-reduce of a message across the n accelerators of a tensor-parallel group [s].
 
     .. math:: t_{AR} = [n > 1] \left(2 \lceil \log_2 n \rceil \lambda + \frac{2 (n - 1)}{n}
               \frac{S}{BW_{link}}\right)
@@ -236,7 +236,7 @@ def static_batch_output_tokens_per_s(batch: ArrayLike, input_tokens: ArrayLike, 
                                      prefill_tokens_per_s: ArrayLike, step_s: ArrayLike) -> F:
     r"""Output tokens per second of one replica running a fixed (static) batch: every prompt of the batch prefilled,
     then O decode steps of the whole batch, as fixed-batch benchmark tables measure it (vLLM's benchmark_latency,
-    TensorRT-LLM's emulated static batching, Intel's Gaudi tables). [token/s]
+    TensorRT-LLM's emulated static batching, Intel's Gaudi tables) [token/s].
 
     .. math:: T_{static} = \frac{B \, O}{B I / P + O \, t(B)}
 
@@ -258,7 +258,7 @@ def static_batch_output_tokens_per_s(batch: ArrayLike, input_tokens: ArrayLike, 
 def tensor_parallel_s(tokens: ArrayLike, hidden_size: ArrayLike, layers: ArrayLike, replica_accelerators: ArrayLike,
                       link_gb_per_s: ArrayLike, latency_us: ArrayLike, activation_bytes: float = 2.0) -> F:
     r"""Communication time of one forward pass over T tokens under tensor parallelism: two all-reduces per layer
-    (after attention and after the MLP) of the tokens' hidden states. [s]
+    (after attention and after the MLP) of the tokens' hidden states [s].
 
     .. math:: t_{TP} = 2 L \, t_{AR}(T \cdot h \cdot b_{act})
 
@@ -271,7 +271,7 @@ def tensor_parallel_s(tokens: ArrayLike, hidden_size: ArrayLike, layers: ArrayLi
 
 def queued_time_to_first_token_s(prefill_s_one_request: ArrayLike, prefill_share: ArrayLike) -> F:
     r"""Time to first token with other requests' prefill competing: an M/D/1 queue in front of a deterministic
-    prefill (Pollaczek-Khinchine mean wait). [s]
+    prefill (Pollaczek-Khinchine mean wait) [s].
 
     .. math:: TTFT = t_P \left(1 + \frac{\rho}{2 (1 - \rho)}\right)
 
@@ -292,7 +292,7 @@ def queued_time_to_first_token_s(prefill_s_one_request: ArrayLike, prefill_share
 
 def speculative_tokens_per_step(acceptance: ArrayLike, draft_tokens: ArrayLike) -> F:
     r"""Expected tokens a sequence emits per verification step with k draft tokens, each accepted with probability
-    alpha until the first rejection, plus the token the target model always adds. [token]
+    alpha until the first rejection, plus the token the target model always adds [token].
 
     .. math:: E = \frac{1 - \alpha^{k+1}}{1 - \alpha}   (\alpha = 1: E = k + 1; k = 0: E = 1)
 
@@ -354,7 +354,7 @@ def expert_parallel_weight_bytes(total_params_b: ArrayLike, active_params_b: Arr
                                  attention_tensor_parallel: ArrayLike) -> F:
     r"""Weight bytes a replica of n accelerators holds when the routed experts are spread over all n (expert
     parallelism) and the rest (attention, shared experts, embeddings) is split only over the attention's
-    tensor-parallel group t and copied in each of the n / t data-parallel attention groups. [byte]
+    tensor-parallel group t and copied in each of the n / t data-parallel attention groups [byte].
 
     .. math:: W_{EP} = b \left(\frac{n}{t} (N_{tot} - E N_e) + E N_e\right)
 

@@ -168,8 +168,9 @@ def _loss(pred: dict[str, np.ndarray], pts: pd.DataFrame) -> float:
 
 
 def batch_one_overhead_bound_us(pts: pd.DataFrame) -> float:
-    r"""The largest per-layer step overhead the measured batch-1 points allow [us]: at batch 1 a decode step takes
-    1 / v_1 (v_1 the measured per-user speed), of which the overhead is a part, so
+    r"""The largest per-layer step overhead the measured batch-1 points allow [us].
+
+    At batch 1 a decode step takes 1 / v_1 (v_1 the measured per-user speed), of which the overhead is a part, so
 
     .. math:: t_0 \le \min_{points} \frac{1}{v_1 L}
 
@@ -329,9 +330,10 @@ def applied_factors(pts: pd.DataFrame, fitted: dict[str, dict[str, float]]) -> d
 
 def _fit_request_overhead(pts: pd.DataFrame, fitted: dict[str, dict[str, float]]) -> float:
     r"""The fixed time per request [ms] that best matches the measured TTFT (squared log error), given the factors
-    each point gets; it changes no throughput. Each measured configuration (a curve: one deployment and workload swept
-    over concurrency) weighs as much as any other, whatever its number of points, so that one sweep does not set the
-    constant for every engine:
+    each point gets; it changes no throughput.
+
+    Each measured configuration (a curve: one deployment and workload swept over concurrency) weighs as much as any
+    other, whatever its number of points, so that one sweep does not set the constant for every engine:
 
     .. math:: \min_{t_{req}} \sum_i w_i \ln^2\frac{\hat{T}_i + t_{req}}{T_i}, \quad w_i = 1 / n_{curve(i)}
     """

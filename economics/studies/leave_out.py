@@ -94,7 +94,7 @@ RANGE_COLUMNS = ("scope", "basis", "points", "ratio_p10", "ratio_p50", "ratio_p9
 
 
 def _ratios(errors_pct: pd.Series) -> np.ndarray:
-    """measured / predicted from error_pct = (predicted / measured - 1) x 100."""
+    """Ratios measured / predicted from error_pct = (predicted / measured - 1) x 100."""
     e = errors_pct.dropna().to_numpy(dtype=float)
     return 1.0 / (1.0 + e / 100.0)
 

@@ -1,4 +1,4 @@
-"""What is it worth to add decode accelerators to an existing GPU fleet, against the alternatives?
+"""What it is worth to add decode accelerators to an existing GPU fleet, against the alternatives.
 
 For an existing fleet (``existing_accelerators`` of ``accelerator``, bought long ago: its purchase is sunk; it still
 pays power, hosting and maintenance) and a demand that may grow each year, four options are evaluated year by year

@@ -254,8 +254,10 @@ def _drawn(checked: tuple[tuple[str, tuple[float, float, float]], ...], samples:
 
 
 class MonteCarlo:
-    """The draws and the outputs of a Monte Carlo. Its tables are built when first read, so a caller that needs
-    one output's percentiles first (the app's KPIs) gets them without the rest:
+    """The draws and the outputs of a Monte Carlo.
+
+    Its tables are built when first read, so a caller that needs one output's percentiles first (the app's KPIs)
+    gets them without the rest:
 
     * ``samples``: the drawn inputs and every output, one row per sample (outputs Float64, <NA> where empty);
     * ``summary``: per output, ``p10``, ``p50``, ``p90`` (numpy's linear rule), ``mean`` and the ``samples``

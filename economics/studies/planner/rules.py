@@ -61,8 +61,10 @@ def block_hours(levels: np.ndarray, weights: np.ndarray, hours: float) -> list[i
 
 def rule_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], settings: PlanSettings, wl: Workload,
                levels: np.ndarray, weights: np.ndarray, rho: dict[int, float], floors: dict[int, int]) -> None:
-    """The operations settings as rows. With a pool limit or a smallest pool, each pool has a binary ``z`` (it has
-    systems) and a bound ``M`` (:func:`_most_systems`):
+    """The operations settings as rows.
+
+    With a pool limit or a smallest pool, each pool has a binary ``z`` (it has systems) and a bound ``M``
+    (:func:`_most_systems`):
 
     * distinct pools: ``sum z <= max_pools``;
     * an on-site pool: ``k z <= n <= M z`` (``k`` the smallest pool);
