@@ -195,6 +195,7 @@ def default_value(parameter: str) -> float:
 
 
 def default_source(parameter: str) -> dict[str, str]:
+    """The row of data/defaults.csv for ``parameter`` as text: value, unit, confidence, source, source_date, note."""
     row = defaults().loc[parameter]
     return {str(k): str(v) for k, v in row.items()}
 

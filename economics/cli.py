@@ -78,6 +78,7 @@ def say(message: str, out: TextIO | None = None) -> None:
 
 
 def schema_text() -> str:
+    """The JSON schema of a scenario (:class:`economics.scenario.Scenario`), indented, for the ``schema`` command."""
     return json.dumps(Scenario.model_json_schema(), indent=2)
 
 
@@ -150,6 +151,9 @@ class InvalidRow(Exception):
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    """The ``explain`` command: where each input of the chosen row comes from, then its derivation with the numbers
+    substituted, on stdout; the exit code (an invalid row raises :class:`InvalidRow`).
+    """
     df, position, raw = _chosen_row(args)
     try:
         trace = explain_row(df[[c for c in df.columns if str(c) in FIELDS]], position)
@@ -211,6 +215,9 @@ def _without_ranges(raw: dict[str, Any], command: str) -> dict[str, Any]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    """The ``compare`` command: the chosen row evaluated on each accelerator of ``--accelerators`` (default: every
+    catalog accelerator), as CSV or JSON; the exit code.
+    """
     _, _, raw = _chosen_row(args)
     ids = [a.strip().lower() for a in args.accelerators.split(",") if a.strip()] or accelerator_ids()
     unknown = [a for a in ids if a not in accelerator_ids()]
@@ -225,6 +232,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_retrofit(args: argparse.Namespace) -> int:
+    """The ``retrofit`` command: the chosen row's retrofit options and their cash flows, and the break-even decode
+    accelerator price [USD] (CSV or JSON), or with ``--explain`` the study's derivation; notes on stderr. The exit
+    code.
+    """
     _, _, raw = _chosen_row(args)
     scenario = _without_ranges(raw, "retrofit")
     try:
@@ -265,6 +276,10 @@ def _capped_lines(result: Any) -> list[str]:
 
 
 def cmd_uncertainty(args: argparse.Namespace) -> int:
+    """The ``uncertainty`` command: for the chosen row's ranges (its ``<field>_low``/``<field>_high`` columns, with
+    ``--default-ranges`` the Uncertainty page's defaults where it gives none), the tornado of ``--output-field``
+    and the Monte Carlo summary, as CSV on stdout; the exit code.
+    """
     if args.output_field not in NUMERIC_OUTPUTS:
         guess = closest(args.output_field, list(NUMERIC_OUTPUTS)) if len(args.output_field) <= 100 else None
         raise InputError(f"--output-field: '{shown(args.output_field)}' is not a numeric output"
@@ -375,7 +390,10 @@ def _calibrate_ranges(write: bool) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-
+    """The ``calibrate`` command: with ``--write`` the factors refitted into data/calibration.csv; ``--ranges``,
+    ``--holdout`` and ``--leave-out`` report the estimate's error; otherwise the stored factors and predicted
+    against measured throughput per point, on stdout. The exit code.
+    """
     if args.write:
         table = calibration.fit()
         path = calibration.catalog.DATA_DIR / "calibration.csv"
@@ -460,6 +478,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser: one subcommand per command, each with its ``func``."""
     parser = _Parser(prog="python -m economics", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)

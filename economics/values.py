@@ -87,13 +87,16 @@ class Spec(Protocol):
     """What the parser needs to know about a field (:class:`economics.scenario.FieldSpec` has it)."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The field's name."""
 
     @property
-    def kind(self) -> str: ...
+    def kind(self) -> str:
+        """How its values are read: ``float``, ``int``, ``bool``, ``choice`` or ``str``."""
 
     @property
-    def choices(self) -> tuple[str, ...]: ...
+    def choices(self) -> tuple[str, ...]:
+        """The values a ``choice`` field accepts (lower case)."""
 
 
 def shown(value: Any, limit: int = MAX_SHOWN_CHARS) -> str:

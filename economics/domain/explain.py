@@ -62,6 +62,7 @@ class Step:
     checked: bool = False
 
     def result(self) -> str:
+        """The value as printed, with its unit (none for ``-``)."""
         return f"{format_number(self.value)} {self.unit if self.unit != '-' else ''}".rstrip()
 
     def text(self) -> str:
@@ -106,6 +107,7 @@ class Trace:
         self.steps.append(Step(name, self._at(value), unit, symbolic, substituted, note))
 
     def text(self) -> str:
+        """Every step's :meth:`Step.text`, one after the other, in the order they were recorded."""
         return "\n".join(step.text() for step in self.steps)
 
     def step(self, name: str) -> Step:

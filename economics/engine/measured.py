@@ -34,6 +34,10 @@ SOURCE_GIVEN, SOURCE_CURVE, SOURCE_ESTIMATE = "measured", "measured curve", "est
 SOURCE_USER, SOURCE_CLAIM = "your measured curve", "measured claim"
 @dataclass(frozen=True)
 class Curve:
+    """A measured curve of one (accelerator, model, precision) at one input/output length: output tokens/s per
+    accelerator against the per-user speed [token/s], sorted by that speed, with its serving stack and source.
+    """
+
     curve_id: str
     accelerator: str
     model: str

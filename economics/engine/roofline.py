@@ -61,6 +61,9 @@ its own ``bandwidth_utilization``."""
 
 
 def model_columns(model_ids: Array) -> dict[str, Array]:
+    """The catalog's numeric model columns and MLA flag for each id of ``model_ids`` (NaN and False for an unknown
+    id), as arrays aligned with ``model_ids``.
+    """
     table = catalog.models()
     codes = catalog.positions(table, "models", model_ids)
     columns = catalog.derived("model columns", (table,), lambda: _model_table(table))
@@ -213,15 +216,24 @@ class Roofline:
             self.qk_dim + self.v_dim) * self.attention_cost
 
     def weights_read(self, batch: Array) -> Array:
+        """Weight bytes a decode step at batch ``batch`` reads (:func:`~economics.domain.throughput.weight_bytes_read`),
+        plus the copied non-expert weights under DP attention [byte].
+        """
         m = self.m
         read = th.weight_bytes_read(batch, m["total_params_b"], m["active_params_b"], m["experts"],
                                     m["experts_per_token"], self.bpp)
         return read + self.weights_copied if self._copies else read
 
     def memory_s(self, batch: Array, n: Array) -> Array:
+        """Memory time of one decode step at batch ``batch`` on ``n`` accelerators: the weights and the sequences'
+        average KV cache, each read at its share of the bandwidth [s].
+        """
         return (self.weights_read(batch) / self.eff_bw + batch * self.kv_avg / self.eff_kv) / (n * self.bw * 1e12)
 
     def compute_s(self, batch: Array, n: Array) -> Array:
+        """Compute time of one decode step at batch ``batch`` on ``n`` accelerators, at the decode compute
+        utilization [s].
+        """
         return batch * self.flops_tok / (n * self.peak * 1e12 * self.eff_f)
 
     def communication_s(self, tokens: Array | float, n: Array) -> Array:

@@ -73,6 +73,7 @@ class Columns:
         return out
 
     def zeros(self, *names: str) -> None:
+        """Set each column of ``names`` to zeros on every row."""
         for name in names:
             self.v[name] = np.zeros(self.n)
 

@@ -133,6 +133,7 @@ def _vllm_like(obj: dict[str, Any], tool: str, index: int) -> Run:
 
 
 def read_vllm(obj: dict[str, Any]) -> list[Run]:
+    """The one run of a vLLM serving benchmark's result file (``vllm bench serve --save-result``)."""
     return [_vllm_like(obj, "vllm", 1)]
 
 

@@ -240,6 +240,7 @@ class Totals:
 
     @property
     def report(self) -> pd.DataFrame:
+        """Every chunk's problems in one table (row, name, field, value, message), empty when there were none."""
         return pd.concat(self.reports, ignore_index=True) if self.reports else pd.DataFrame(
             columns=["row", "name", "field", "value", "message"])
 

@@ -65,18 +65,26 @@ class Sweep:
 
     @property
     def grid_points(self) -> int:
+        """Points of the grid: the product of the number of values of each axis (1 without a grid)."""
         return math.prod(len(v) for v in self.grid.values())
 
     @property
     def per_point(self) -> int:
+        """Scenarios per grid point: the draws, or 1 for a grid only."""
         return max(self.samples, 1)
 
     @property
     def scenarios(self) -> int:
+        """Scenarios in the sweep: grid points times scenarios per point."""
         return self.grid_points * self.per_point
 
     @property
     def partitions(self) -> int:
+        """Partitions of at most ``partition_rows`` scenarios that hold the sweep (at least 1).
+
+        >>> Sweep({}, grid={"a": (1.0, 2.0, 3.0), "b": (1.0, 2.0)}, samples=4, partition_rows=5).partitions
+        5
+        """
         return max(1, -(-self.scenarios // self.partition_rows))
 
 

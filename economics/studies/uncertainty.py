@@ -290,10 +290,12 @@ class MonteCarlo:
 
     @cached_property
     def samples(self) -> pd.DataFrame:
+        """The drawn inputs and every output, one row per sample."""
         return pd.DataFrame({**self.drawn, **self.values}, index=pd.RangeIndex(self.size))
 
     @cached_property
     def summary(self) -> pd.DataFrame:
+        """One row per output: its :meth:`figures` (p10, p50, p90, mean, samples computed)."""
         return pd.DataFrame([self.figures(name) for name in self.values])
 
 

@@ -108,6 +108,9 @@ def precheck(pools: list[Pool], cands: list[Candidate], wl: Workload, s: Scenari
 
 
 def infeasible_result(reason: str, table: pd.DataFrame, wl: Workload, s: Scenario) -> PlanResult:
+    """The result when there is no plan: ``reason``, an empty plan and constraints table, the workload's hours, and the
+    candidates ``table``.
+    """
     return PlanResult(False, reason, {"feasible": False, "infeasible_reason": reason},
                       pd.DataFrame(columns=list(PLAN_COLUMNS)), hours_frame(wl, None),
                       pd.DataFrame(columns=list(CONSTRAINT_COLUMNS)), table)

@@ -61,6 +61,7 @@ class PlanModel:
     rules: Rules | None = None
 
     def var(self, cost: float, integer: bool, ub: float = math.inf) -> int:
+        """Add a column of objective coefficient ``cost``, bounds ``0 <= x <= ub``, integer or not; its index."""
         self.c.append(cost)
         self.lb.append(0.0)
         self.ub.append(ub)
@@ -79,6 +80,7 @@ class PlanModel:
         return len(self.rows) - 1
 
     def matrix(self) -> csr_matrix:
+        """The rows as the sparse matrix ``A`` (one row per row, one column per column)."""
         r, c, v = [], [], []
         for i, coefs in enumerate(self.rows):
             for j, val in coefs.items():
@@ -94,6 +96,9 @@ STRETCHABLE = frozenset({Row.DEMAND_INPUT, Row.DEMAND_OUTPUT, Row.RACKS, Row.SIT
 
 
 def count_column(m: PlanModel, p: int, h: int) -> int:
+    """The column of pool ``p``'s system count in hour type ``h``: its one count for the day when it has one, else
+    the hour's; -1 when there is neither.
+    """
     return m.count_col.get((p, -1), m.count_col.get((p, h), -1))
 
 
@@ -113,6 +118,9 @@ class Rules:
 
 
 def utilization_cap(pool: Pool, servers: int, settings: PlanSettings) -> float:
+    """The highest prefill utilization at which ``servers`` replicas of ``pool`` (at least 1) meet the TTFT target at
+    its percentile (:func:`economics.domain.queueing.max_utilization`). Needs a TTFT target.
+    """
     assert settings.ttft_target_s is not None
     return queueing.max_utilization(max(1, servers), pool.service_s, settings.ttft_target_s,
                                     settings.ttft_percentile, settings.prefill_service_cv2)

@@ -104,6 +104,7 @@ def candidate_table(cands: list[Candidate], pools: list[Pool], excluded: list[tu
 
 
 def hours_frame(wl: Workload, per_hour: dict[str, np.ndarray] | None) -> pd.DataFrame:
+    """One row per hour of the day: the demand (requests/s and output tokens/s) and each column of ``per_hour``."""
     frame = pd.DataFrame({"hour": np.arange(HOURS), "requests_per_s": wl.hourly_requests_per_s,
                           "output_tokens_per_s": wl.hourly_requests_per_s * wl.output_tokens})
     for name, values in (per_hour or {}).items():

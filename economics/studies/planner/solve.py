@@ -106,6 +106,7 @@ def _satisfies(m: PlanModel, x: np.ndarray) -> bool:
 
 
 def pool_counts(m: PlanModel, x: np.ndarray, p: int, hours: int) -> np.ndarray:
+    """Pool ``p``'s systems in each of the ``hours`` hour types of solution ``x``, rounded to whole systems."""
     return np.array([round(float(x[count_column(m, p, h)])) for h in range(hours)], dtype=float)
 
 
