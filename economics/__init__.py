@@ -38,7 +38,8 @@ from economics.validation import InputError
 def load_curves(source: str | bytes, name: str = "") -> CurveFile:
     """A curve file (``import-benchmark`` output) read from a path or bytes, checked and kept under its SHA-256:
     set a scenario's ``curves_sha256`` to ``.sha256`` to use it. Raises :class:`CurveFileError` naming each bad
-    cell (row, field, value)."""
+    cell (row, field, value).
+    """
     if isinstance(source, bytes):
         return _load(source, name or "curves.csv")
     return _load(read_bounded(source), name or source.rsplit("/", 1)[-1])

@@ -96,7 +96,8 @@ MODEL_NUMERIC_COLUMNS = (
 @cache
 def models() -> pd.DataFrame:
     """data/models.csv indexed by model id, numbers as float. Sizes derived from the architecture (the KV cache per
-    token) are computed by the engine (:func:`economics.engine.resolve.kv_bytes_per_token`), never typed in."""
+    token) are computed by the engine (:func:`economics.engine.resolve.kv_bytes_per_token`), never typed in.
+    """
     table = _read("models.csv").set_index("model")
     for col in MODEL_NUMERIC_COLUMNS:
         table[col] = pd.to_numeric(table[col].replace("", None), errors="raise")
@@ -136,7 +137,8 @@ def curve_sources() -> pd.DataFrame:
 @cache
 def serving_stacks() -> pd.DataFrame:
     """data/serving_stacks.csv indexed by stack id: framework and version, TP/EP, DP attention, speculative method,
-    draft tokens, acceptance and draft cost, disaggregation, nodes, precision, source, date, confidence."""
+    draft tokens, acceptance and draft cost, disaggregation, nodes, precision, source, date, confidence.
+    """
     return _read("serving_stacks.csv").set_index("stack_id")
 
 
@@ -160,7 +162,8 @@ def calibration() -> pd.DataFrame:
 @cache
 def estimate_ranges() -> pd.DataFrame:
     """data/estimate_ranges.csv: the spread of the roofline's error (measured / estimated at P10, P50, P90) per
-    fitted accelerator family and for families with no measured point (:mod:`economics.engine.estimate_range`)."""
+    fitted accelerator family and for families with no measured point (:mod:`economics.engine.estimate_range`).
+    """
     path = DATA_DIR / "estimate_ranges.csv"
     if not path.exists():  # before the first ``calibrate --ranges --write``
         return pd.DataFrame(columns=["basis", "points", "ratio_p10", "ratio_p50", "ratio_p90"]).rename_axis("scope")
@@ -170,7 +173,8 @@ def estimate_ranges() -> pd.DataFrame:
 @cache
 def leave_out_errors() -> pd.DataFrame:
     """data/leave_out_errors.csv: the leave-one-family-out and leave-one-model-out error per group, as stored by
-    ``calibrate --ranges --write``."""
+    ``calibrate --ranges --write``.
+    """
     path = DATA_DIR / "leave_out_errors.csv"
     return _read("leave_out_errors.csv") if path.exists() else pd.DataFrame(columns=["kind", "left_out"])
 
@@ -191,6 +195,7 @@ def default_value(parameter: str) -> float:
 
 
 def default_source(parameter: str) -> dict[str, str]:
+    """The row of data/defaults.csv for ``parameter`` as text: value, unit, confidence, source, source_date, note."""
     row = defaults().loc[parameter]
     return {str(k): str(v) for k, v in row.items()}
 

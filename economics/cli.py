@@ -78,6 +78,7 @@ def say(message: str, out: TextIO | None = None) -> None:
 
 
 def schema_text() -> str:
+    """The JSON schema of a scenario (:class:`economics.scenario.Scenario`), indented, for the ``schema`` command."""
     return json.dumps(Scenario.model_json_schema(), indent=2)
 
 
@@ -96,7 +97,8 @@ def _evaluate_chunk(df: pd.DataFrame, curves: str = "") -> tuple[pd.DataFrame, p
 
 def with_curves(df: pd.DataFrame, sha256: str) -> pd.DataFrame:
     """The scenarios with ``curves_sha256`` set to the file loaded by ``--curves`` where a row names none (a row
-    naming another file keeps it: the file it needs is then named if it is not loaded)."""
+    naming another file keeps it: the file it needs is then named if it is not loaded).
+    """
     if not sha256:
         return df
     out = df.copy()
@@ -149,6 +151,9 @@ class InvalidRow(Exception):
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    """The ``explain`` command: where each input of the chosen row comes from, then its derivation with the numbers
+    substituted, on stdout; the exit code (an invalid row raises :class:`InvalidRow`).
+    """
     df, position, raw = _chosen_row(args)
     try:
         trace = explain_row(df[[c for c in df.columns if str(c) in FIELDS]], position)
@@ -160,7 +165,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def _row_position(df: Any, row: str) -> int:
     """The 0-based position of the row named ``row`` (or numbered, 1-based); a name several rows share is an
-    error naming them."""
+    error naming them.
+    """
     names = [str(n) for n in df["name"]] if "name" in df.columns else []
     hits = [i for i, n in enumerate(names) if n.strip() == row.strip()]
     if len(hits) > 1:
@@ -182,7 +188,8 @@ def _row_lines(df: pd.DataFrame, position: int, problems: list[Problem]) -> list
 
 def _chosen_row(args: argparse.Namespace) -> tuple[pd.DataFrame, int, dict[str, Any]]:
     """The scenarios of ``args.input``, the position of the row ``args.row`` names, and that row's non-empty
-    cells. An invalid row (ranges included) raises :class:`InvalidRow` listing every problem."""
+    cells. An invalid row (ranges included) raises :class:`InvalidRow` listing every problem.
+    """
     df = with_curves(tables.read_table(_read(args.input)), _load_curves(args))  # the streaming reader's parsing
     position = _row_position(df, args.row)
     one = df.iloc[[position]].reset_index(drop=True)
@@ -208,6 +215,9 @@ def _without_ranges(raw: dict[str, Any], command: str) -> dict[str, Any]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    """The ``compare`` command: the chosen row evaluated on each accelerator of ``--accelerators`` (default: every
+    catalog accelerator), as CSV or JSON; the exit code.
+    """
     _, _, raw = _chosen_row(args)
     ids = [a.strip().lower() for a in args.accelerators.split(",") if a.strip()] or accelerator_ids()
     unknown = [a for a in ids if a not in accelerator_ids()]
@@ -222,6 +232,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_retrofit(args: argparse.Namespace) -> int:
+    """The ``retrofit`` command: the chosen row's retrofit options and their cash flows, and the break-even decode
+    accelerator price [USD] (CSV or JSON), or with ``--explain`` the study's derivation; notes on stderr. The exit
+    code.
+    """
     _, _, raw = _chosen_row(args)
     scenario = _without_ranges(raw, "retrofit")
     try:
@@ -248,7 +262,8 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
 
 def _capped_lines(result: Any) -> list[str]:
     """``retrofit``'s notes on stderr: each option that cannot serve the whole demand, year by year, with the revenue
-    it turns away (:attr:`economics.studies.retrofit.RetrofitResult.shortfall`, as the Decode page shows it)."""
+    it turns away (:attr:`economics.studies.retrofit.RetrofitResult.shortfall`, as the Decode page shows it).
+    """
     lines = []
     short = result.shortfall
     for option in dict.fromkeys(short["option"]):
@@ -261,6 +276,10 @@ def _capped_lines(result: Any) -> list[str]:
 
 
 def cmd_uncertainty(args: argparse.Namespace) -> int:
+    """The ``uncertainty`` command: for the chosen row's ranges (its ``<field>_low``/``<field>_high`` columns, with
+    ``--default-ranges`` the Uncertainty page's defaults where it gives none), the tornado of ``--output-field``
+    and the Monte Carlo summary, as CSV on stdout; the exit code.
+    """
     if args.output_field not in NUMERIC_OUTPUTS:
         guess = closest(args.output_field, list(NUMERIC_OUTPUTS)) if len(args.output_field) <= 100 else None
         raise InputError(f"--output-field: '{shown(args.output_field)}' is not a numeric output"
@@ -287,7 +306,8 @@ def cmd_uncertainty(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """A grid and/or Monte Carlo around one row, on Dask (economics.studies.sweep); quantiles, top-k and fronts on
-    stdout."""
+    stdout.
+    """
     _, _, row = _chosen_row(args)
     try:
         spec = sweep.sweep_from_args(args, row)
@@ -304,7 +324,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     """The cheapest fleet for one row: 0 with a plan (feasible or not, it is data), 1 when the row has a bad value,
-    2 for unusable input (the same exit codes as the other row commands)."""
+    2 for unusable input (the same exit codes as the other row commands).
+    """
     try:
         sha = _load_curves(args)
         with solver_chatter_to_stderr():
@@ -344,7 +365,8 @@ def cmd_import_benchmark(args: argparse.Namespace) -> int:
 
 def _calibrate_ranges(write: bool) -> int:
     """``calibrate --ranges``: the spread of the estimate's error per family and for unseen families (one refit per
-    family and one per published table, a few minutes); with ``--write`` stored in data/estimate_ranges.csv."""
+    family and one per published table, a few minutes); with ``--write`` stored in data/estimate_ranges.csv.
+    """
     table = leave_out.leave_out("family", progress=lambda g: say(f"refitting without family {g}"))
     sources = leave_out.leave_out("source", progress=lambda g: say(f"refitting without table {g}"))
     date = dt.date.today().strftime("%Y-%m")
@@ -368,7 +390,10 @@ def _calibrate_ranges(write: bool) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-
+    """The ``calibrate`` command: with ``--write`` the factors refitted into data/calibration.csv; ``--ranges``,
+    ``--holdout`` and ``--leave-out`` report the estimate's error; otherwise the stored factors and predicted
+    against measured throughput per point, on stdout. The exit code.
+    """
     if args.write:
         table = calibration.fit()
         path = calibration.catalog.DATA_DIR / "calibration.csv"
@@ -453,6 +478,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser: one subcommand per command, each with its ``func``."""
     parser = _Parser(prog="python -m economics", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)

@@ -279,7 +279,8 @@ def markdown_table() -> str:
 class Flag(Enum):
     """A warning or a problem a row can carry. Its text is the member's value; its bit (``mask``) is its place in
     the enum, so one integer column holds a row's set and a million rows look their text up per distinct set.
-    Reordering members reorders only the bits and the order texts are joined in, never which text a row gets."""
+    Reordering members reorders only the bits and the order texts are joined in, never which text a row gets.
+    """
 
     text: str
     mask: int
@@ -321,7 +322,8 @@ class RowWarning(Flag):
 
 class FleetProblem(Flag):
     """Why a fleet cannot be built, one clause each, joined with '; ' in this order (fields in braces are the
-    row's figures)."""
+    row's figures).
+    """
 
     COOLING = ("cooling: {accelerator} requires liquid cooling and the facility is air-cooled; set "
                "allow_liquid_retrofit to add it at {retrofit_usd_per_mw} USD/MW")

@@ -15,7 +15,7 @@ def _scenario(row: dict[str, Any]) -> Scenario:
 
 
 def preset_scenarios() -> dict[str, tuple[Scenario, str]]:
-    """name -> (scenario, note with the sources of its figures), in file order."""
+    """Preset name -> (scenario, note with the sources of its figures), in file order."""
     out: dict[str, tuple[Scenario, str]] = {}
     for row in catalog.presets().to_dict(orient="records"):
         s = _scenario({str(k): v for k, v in row.items()})
@@ -25,7 +25,8 @@ def preset_scenarios() -> dict[str, tuple[Scenario, str]]:
 
 def default_scenario() -> Scenario:
     """The built-in default scenario (first row of data/presets.csv): an owned fleet, so power and cooling show.
-    A fresh copy each call (parsed once, as the catalog's presets are read once)."""
+    A fresh copy each call (parsed once, as the catalog's presets are read once).
+    """
     return _default().model_copy(deep=True)
 
 

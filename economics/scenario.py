@@ -409,6 +409,11 @@ class FieldSpec:
         return ok
 
     def bounds_text(self) -> str:
+        """The field's bounds as text, joined by ``and`` (empty when it has none).
+
+        >>> FIELDS["pue"].bounds_text()
+        '>= 1 and <= 5'
+        """
         parts = []
         if self.gt is not None:
             parts.append(f"> {_num(self.gt)}")

@@ -93,7 +93,8 @@ def sha256_of(data: bytes) -> str:
 
 def read_curve_file(data: bytes, name: str = "curves.csv") -> CurveFile:
     """Check a curve file's bytes (CSV with a header of :data:`COLUMNS`) and return it; raises
-    :class:`CurveFileError` naming every bad cell (the first :data:`MAX_PROBLEMS_SHOWN`, then a count)."""
+    :class:`CurveFileError` naming every bad cell (the first :data:`MAX_PROBLEMS_SHOWN`, then a count).
+    """
     if len(data) > MAX_BYTES:
         raise CurveFileError(f"{shown(name)}: {len(data):,} bytes, more than the {MAX_BYTES:,} a curve file may have")
     if b"\x00" in data:

@@ -94,7 +94,8 @@ def known_ids(field: str) -> list[str]:
 
 def names_nothing_held(field: str, value: Any) -> bool:
     """Whether a parsed, non-empty value names what neither the catalogs nor the loaded curve files hold (an id
-    field's unknown id, a ``curves_sha256`` not loaded): the check every path makes after parsing."""
+    field's unknown id, a ``curves_sha256`` not loaded): the check every path makes after parsing.
+    """
     if field in values.ID_FIELDS:
         return value not in known_ids(field)
     if field == "curves_sha256":
@@ -105,14 +106,16 @@ def names_nothing_held(field: str, value: Any) -> bool:
 @cache
 def claim_ids() -> frozenset[str]:
     """The claims a scenario's ``throughput_claim`` may name: figures per accelerator (a per-user speed is not
-    one; it goes in ``measured_output_tokens_per_s_per_user`` with its concurrency)."""
+    one; it goes in ``measured_output_tokens_per_s_per_user`` with its concurrency).
+    """
     claims = catalog.throughput_claims()
     return frozenset(claims.index[claims["metric"] == "output_tokens_per_s_per_accelerator"])
 
 
 def check_columns(columns: list[str]) -> None:
     """Refuse unknown and duplicate column names, naming them (with the closest known field); long lists are
-    capped with a count ("and 9,990 more unknown columns")."""
+    capped with a count ("and 9,990 more unknown columns").
+    """
     known = list(FIELDS)
     seen: set[str] = set()
     dupes = sorted({c for c in columns if c in seen or seen.add(c)})  # type: ignore[func-returns-value]
@@ -176,7 +179,8 @@ def _text_column(series: pd.Series, lower: bool = False) -> np.ndarray:
 
 def _storage(series: pd.Series) -> str:
     """How a column's cells are held: 'bool', 'number', 'text' (strings and missing) or 'mixed' (anything else,
-    parsed cell by cell with the scalar parser)."""
+    parsed cell by cell with the scalar parser).
+    """
     dtype = series.dtype
     if pd.api.types.is_bool_dtype(dtype):
         return "bool"
@@ -196,7 +200,8 @@ def _plain_series(series: pd.Series) -> pd.Series:
 
 def _per_cell(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndarray:
     """:func:`economics.values.parse` on every cell (object array, EMPTY where empty or invalid). A cell of a type
-    no field holds (a list, a dict, bytes) makes the table unusable: InputError naming field, row and value."""
+    no field holds (a list, a dict, bytes) makes the table unusable: InputError naming field, row and value.
+    """
     out = np.empty(len(series), dtype=object)
     unit = _unit(spec) if spec.kind in ("float", "int") else ""
     for r, v in enumerate(series.array):
@@ -265,7 +270,8 @@ def _numeric(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndar
 
 def _by_distinct(series: pd.Series, spec: FieldSpec, problems: _Problems, empty: Any) -> np.ndarray:
     """:func:`economics.values.parse` once per distinct value (choices, booleans: few distinct values), ``empty``
-    where empty or invalid; mixed object columns cell by cell."""
+    where empty or invalid; mixed object columns cell by cell.
+    """
     if _storage(series) == "mixed":
         cells = _per_cell(series, spec, problems)
         return np.array([empty if c is values.EMPTY else c for c in cells], dtype=object)
@@ -358,7 +364,8 @@ def validate_one(parsed: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], list
 
 def range_values(df: pd.DataFrame, problems: _Problems | None = None) -> dict[str, np.ndarray]:
     """The ``<field>_low`` / ``<field>_high`` columns of ``df`` read as numbers (NaN where empty or invalid; the
-    problems are reported by :func:`validate`), in column order."""
+    problems are reported by :func:`validate`), in column order.
+    """
     problems = problems if problems is not None else _Problems(len(df))
     return {str(c): _numeric(_plain_series(df[c]), replace(FIELDS[RANGE_COLUMNS[str(c)][0]], name=str(c)),
                              problems) for c in df.columns if str(c) in RANGE_COLUMNS}
@@ -390,7 +397,8 @@ def _check_ranges(df: pd.DataFrame, cols: dict[str, Any], problems: _Problems) -
 
 def _free_text(series: pd.Series, spec: FieldSpec, problems: _Problems) -> Any:
     """Free text (names, ids) as a string array, stripped, default where empty; vectorised (names are often all
-    distinct, so per-value Python work would dominate a million rows)."""
+    distinct, so per-value Python work would dominate a million rows).
+    """
     if _storage(series) in ("mixed", "bool"):
         cells = _per_cell(series, spec, problems)
         series = pd.Series(["" if c is values.EMPTY else c for c in cells], dtype="string")
@@ -456,7 +464,8 @@ def _known(cols: dict[str, Any], field: str, known: Any, problems: _Problems, em
     """Check the ids in ``cols[field]`` against ``known`` (stripped, lower-case; '' allowed when ``empty`` is not
     None and replaced by it); unknown ids are reported naming the field and value, and the column is left holding
     the canonical id (the raw text where unknown). Returns (codes, ids): each row's index into the distinct ids,
-    ('' where unknown, and the last for a missing cell), so callers look each distinct id up once."""
+    ('' where unknown, and the last for a missing cell), so callers look each distinct id up once.
+    """
     codes, texts = _distinct_text(cols[field], lower=True)
     texts = np.where(texts == "", "" if empty is None else empty, texts)
     ok = np.array([t in known or (empty is not None and t == empty) for t in texts])
@@ -468,7 +477,8 @@ def _known(cols: dict[str, Any], field: str, known: Any, problems: _Problems, em
 
 def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems, present: set[str]) -> None:
     """Check every catalog id (accelerators, model, serving stack) and fill the accelerators' catalog figures where
-    a row leaves them empty (a column absent from the table is filled everywhere)."""
+    a row leaves them empty (a column absent from the table is filled everywhere).
+    """
     look = _lookups()
     codes_of: dict[str, np.ndarray] = {}
     for id_field in CATALOG_ID_FIELDS:

@@ -87,13 +87,16 @@ class Spec(Protocol):
     """What the parser needs to know about a field (:class:`economics.scenario.FieldSpec` has it)."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The field's name."""
 
     @property
-    def kind(self) -> str: ...
+    def kind(self) -> str:
+        """How its values are read: ``float``, ``int``, ``bool``, ``choice`` or ``str``."""
 
     @property
-    def choices(self) -> tuple[str, ...]: ...
+    def choices(self) -> tuple[str, ...]:
+        """The values a ``choice`` field accepts (lower case)."""
 
 
 def shown(value: Any, limit: int = MAX_SHOWN_CHARS) -> str:
@@ -297,7 +300,8 @@ def numbers_from_text(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
 
 def for_model(spec: Spec, value: Any) -> Any:
     """:func:`parse` for a pydantic field validator: EMPTY -> None (optional field) or the default; a bad value
-    -> a pydantic error whose message is the parser's. Bounds are left to the model."""
+    -> a pydantic error whose message is the parser's. Bounds are left to the model.
+    """
     try:
         parsed = parse(spec, value)
     except (ValueProblem, CellTypeError) as exc:

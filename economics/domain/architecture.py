@@ -13,9 +13,9 @@ from numpy.typing import ArrayLike, NDArray
 def kv_cache_bytes_per_token_gqa(
     full_attention_layers: ArrayLike, kv_heads: ArrayLike, head_dim: ArrayLike, bytes_per_value: ArrayLike = 2.0
 ) -> NDArray[np.float64]:
-    """KV cache of one token for multi-head / grouped-query attention (keys and values in every layer).
+    r"""KV cache of one token for multi-head / grouped-query attention (keys and values in every layer).
 
-    .. math:: b_{KV} = 2 \\cdot L \\cdot H_{KV} \\cdot d_{head} \\cdot b
+    .. math:: b_{KV} = 2 \cdot L \cdot H_{KV} \cdot d_{head} \cdot b
 
     Parameters
     ----------
@@ -39,9 +39,9 @@ def kv_cache_bytes_per_token_gqa(
 def kv_cache_bytes_per_token_mla(
     layers: ArrayLike, kv_lora_rank: ArrayLike, qk_rope_head_dim: ArrayLike, bytes_per_value: ArrayLike = 2.0
 ) -> NDArray[np.float64]:
-    """KV cache of one token for multi-head latent attention: one compressed latent plus the RoPE key per layer.
+    r"""KV cache of one token for multi-head latent attention: one compressed latent plus the RoPE key per layer.
 
-    .. math:: b_{KV} = L \\cdot (d_c + d_{rope}) \\cdot b
+    .. math:: b_{KV} = L \cdot (d_c + d_{rope}) \cdot b
 
     References: DeepSeek-V2 paper (arXiv:2405.04434), section 2.1; DeepSeek-V3 config (d_c = 512, d_rope = 64).
 

@@ -88,9 +88,9 @@ def requests_per_s_per_accelerator(
 
 
 def accelerators_for_work(work_accelerator_s_per_day: ArrayLike, peak_to_average: ArrayLike) -> NDArray[np.float64]:
-    """Whole accelerators needed to carry the peak of a daily workload.
+    r"""Whole accelerators needed to carry the peak of a daily workload.
 
-    .. math:: N = \\lceil W \\cdot k_{peak} / 86400 \\rceil,  at least 1
+    .. math:: N = \lceil W \cdot k_{peak} / 86400 \rceil,  at least 1
 
     Parameters
     ----------
@@ -108,9 +108,9 @@ def accelerators_for_work(work_accelerator_s_per_day: ArrayLike, peak_to_average
 
 
 def served_fraction(work_accelerator_s_per_day: ArrayLike, accelerators: ArrayLike) -> NDArray[np.float64]:
-    """Share of the average demand a fleet can serve: the rest exceeds its capacity.
+    r"""Share of the average demand a fleet can serve: the rest exceeds its capacity.
 
-    .. math:: f = \\min(1, N \\cdot 86400 / W)
+    .. math:: f = \min(1, N \cdot 86400 / W)
 
     >>> float(served_fraction(86400 * 4, 2))
     0.5
@@ -122,9 +122,9 @@ def served_fraction(work_accelerator_s_per_day: ArrayLike, accelerators: ArrayLi
 
 
 def utilization(work_accelerator_s_per_day: ArrayLike, accelerators: ArrayLike) -> NDArray[np.float64]:
-    """Average busy share of the fleet: served work over available accelerator-seconds.
+    r"""Average busy share of the fleet: served work over available accelerator-seconds.
 
-    .. math:: u = \\min(W, N \\cdot 86400) / (N \\cdot 86400)
+    .. math:: u = \min(W, N \cdot 86400) / (N \cdot 86400)
 
     >>> float(utilization(86400, 4))
     0.25

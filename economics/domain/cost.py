@@ -18,9 +18,9 @@ MONTHS_PER_YEAR = 12.0
 def average_power_kw(
     power_kw: ArrayLike, utilization: ArrayLike, idle_power_fraction: ArrayLike
 ) -> NDArray[np.float64]:
-    """Average IT draw of an accelerator that is busy a share ``utilization`` of the time.
+    r"""Average IT draw of an accelerator that is busy a share ``utilization`` of the time.
 
-    .. math:: \\bar P = P_{max} (f_{idle} + (1 - f_{idle}) u)
+    .. math:: \bar P = P_{max} (f_{idle} + (1 - f_{idle}) u)
 
     Linear between idle draw and full draw, the usual first-order server power model.
 
@@ -43,9 +43,9 @@ def average_power_kw(
 def energy_usd_per_hour(
     average_power_kw: ArrayLike, pue: ArrayLike, electricity_usd_per_kwh: ArrayLike
 ) -> NDArray[np.float64]:
-    """Electricity bill for one hour, facility overhead included through PUE.
+    r"""Electricity bill for one hour, facility overhead included through PUE.
 
-    .. math:: C_E = \\bar P \\cdot PUE \\cdot p_{kWh}
+    .. math:: C_E = \bar P \cdot PUE \cdot p_{kWh}
 
     Parameters
     ----------
@@ -68,9 +68,9 @@ def facility_usd_per_hour(
     cost_of_capital: ArrayLike,
     facility_depreciation_years: ArrayLike,
 ) -> NDArray[np.float64]:
-    """Space, power delivery and cooling infrastructure, charged on *provisioned* (full-load) IT kW.
+    r"""Space, power delivery and cooling infrastructure, charged on *provisioned* (full-load) IT kW.
 
-    .. math:: C_F = P_{max} (c_{colo} \\cdot 12 / 8760 + k_{fac} \\cdot CRF(r, n_{fac}) / 8760)
+    .. math:: C_F = P_{max} (c_{colo} \cdot 12 / 8760 + k_{fac} \cdot CRF(r, n_{fac}) / 8760)
 
     Colocation is rented per provisioned kW whether it is used or not; an owned facility is its build cost per kW
     repaid as an annuity. Either term may be zero.
@@ -97,9 +97,9 @@ def operations_usd_per_hour(
     maintenance_fraction_per_year: ArrayLike,
     software_usd_per_accelerator_year: ArrayLike,
 ) -> NDArray[np.float64]:
-    """Hardware support and software licences of one accelerator.
+    r"""Hardware support and software licences of one accelerator.
 
-    .. math:: C_O = (capex \\cdot m + s) / 8760
+    .. math:: C_O = (capex \cdot m + s) / 8760
 
     Parameters
     ----------
@@ -119,9 +119,9 @@ def operations_usd_per_hour(
 def capital_usd_per_hour(
     accelerator_price_usd: ArrayLike, cost_of_capital: ArrayLike, depreciation_years: ArrayLike
 ) -> NDArray[np.float64]:
-    """Hourly capital charge of an owned accelerator: its price repaid as an annuity over its depreciation life.
+    r"""Hourly capital charge of an owned accelerator: its price repaid as an annuity over its depreciation life.
 
-    .. math:: C_K = capex \\cdot CRF(r, n) / 8760
+    .. math:: C_K = capex \cdot CRF(r, n) / 8760
 
     >>> round(float(capital_usd_per_hour(30000, 0.08, 5)), 3)
     0.858

@@ -1,4 +1,4 @@
-"""The cheapest whole systems that cover one hour's demand: an exact branch and bound for the planner's hours.
+r"""The cheapest whole systems that cover one hour's demand: an exact branch and bound for the planner's hours.
 
 With the owned fleet fixed, what is left of a plan's hour is a small covering problem. Pools ``j`` (one hardware
 option in one role) carry a flow ``f_j`` of at most ``kappa_j`` per system on ``x_j`` systems, whole numbers
@@ -8,8 +8,8 @@ output only (decode). The cost is rent per system and energy per unit of flow:
 
 .. math::
 
-    \\min \\sum_j r_j x_j + e_j f_j \\quad \\text{s.t.} \\quad G + P \\ge N_{in},\\; G + D \\ge N_{out},\\;
-    P \\le P_{max},\\; 0 \\le f_j \\le \\kappa_j x_j,\\; x_j \\in \\{lo_j, \\dots, hi_j\\}
+    \min \sum_j r_j x_j + e_j f_j \quad \text{s.t.} \quad G + P \ge N_{in},\; G + D \ge N_{out},\;
+    P \le P_{max},\; 0 \le f_j \le \kappa_j x_j,\; x_j \in \{lo_j, \dots, hi_j\}
 
 with ``G``, ``P``, ``D`` the demand shares covered by aggregated, prefill and decode pools
 (``G = sum a_j f_j`` over aggregated pools, and so on) and ``P_max`` the most the KV-cache link lets prefill pools
@@ -21,7 +21,7 @@ carry, at ``(e_j + r_j / kappa_j) / a_j``. Filling each role's slices cheapest f
 share ``q``, convex and piecewise linear: ``A(q)``, ``P(q)``, ``D(q)``. The relaxation is then one-dimensional in
 the aggregated share ``g``:
 
-.. math:: \\min_{g} A(g) + P(\\max(0, N_{in} - g)) + D(\\max(0, N_{out} - g))
+.. math:: \min_{g} A(g) + P(\max(0, N_{in} - g)) + D(\max(0, N_{out} - g))
 
 convex in ``g``, so its minimum lies at one of the kinks, which are all known: the exact LP optimum, in
 microseconds, with no LP solver.
@@ -76,7 +76,8 @@ class Cover:
 
 class _Roles:
     """What stays the same at every node of one hour's search: each role's slices in cost order (a pool's paid
-    slice, then its optional one) and their cost per share of demand."""
+    slice, then its optional one) and their cost per share of demand.
+    """
 
     def __init__(self, h: Hour) -> None:
         self.h = h
@@ -152,7 +153,8 @@ def relax(h: Hour, lo: np.ndarray, hi: np.ndarray) -> _Relaxed | None:
 def _dominated(roles: _Roles) -> np.ndarray:
     """Pools some optimal answer leaves at their fewest systems: those that cover nothing, and those another pool
     of the same role, without a limit, beats: it covers at least as much per system for no more rent and no more
-    energy per share (each system of the first can be swapped for one of the second); of two alike the later one."""
+    energy per share (each system of the first can be swapped for one of the second); of two alike the later one.
+    """
     h, share, energy = roles.h, roles.per_system, roles.unit
     free = (h.lo < h.hi) & (share > 0)
     out = (h.lo < h.hi) & (share <= 0)
@@ -172,7 +174,8 @@ def _beats(cost: float, best: _Relaxed | None) -> bool:
 
 def _descend(roles: _Roles, x: np.ndarray) -> _Relaxed | None:
     """A whole-system answer from the relaxation's: rounded up, then one system fewer in any pool while the hour
-    is still covered and it costs less (dearest systems first)."""
+    is still covered and it costs less (dearest systems first).
+    """
     h = roles.h
     best = roles.relax(*(2 * [np.minimum(np.ceil(x - TOL * np.maximum(1.0, x)), h.hi)]))
     improved = best is not None

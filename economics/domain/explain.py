@@ -62,6 +62,7 @@ class Step:
     checked: bool = False
 
     def result(self) -> str:
+        """The value as printed, with its unit (none for ``-``)."""
         return f"{format_number(self.value)} {self.unit if self.unit != '-' else ''}".rstrip()
 
     def text(self) -> str:
@@ -87,13 +88,15 @@ class Trace:
 
     def record(self, formula: Formula, values: Mapping[str, Any], result: Any, note: str = "") -> None:
         """Record ``formula`` for this row: its symbols, the row's numbers (from ``values``, the columns it was
-        evaluated on) and its ``result`` column."""
+        evaluated on) and its ``result`` column.
+        """
         self.steps.append(Step(formula.name, self._at(result), formula.unit, formula.symbolic(),
                                formula.substituted(values, self.row), note or formula.note, checked=True))
 
     def add(self, name: str, value: Any, unit: str, formula: str, note: str = "", **terms: tuple[Any, str]) -> None:
         """Record a step from a template whose ``{term}`` placeholders map to (value or array, unit) in
-        ``terms`` (used for steps that are lookups or searches rather than one arithmetic expression)."""
+        ``terms`` (used for steps that are lookups or searches rather than one arithmetic expression).
+        """
         missing = set(_TERM.findall(formula)) - set(terms)
         if missing:
             raise KeyError(f"formula of {name} uses undefined terms {sorted(missing)}")
@@ -104,6 +107,7 @@ class Trace:
         self.steps.append(Step(name, self._at(value), unit, symbolic, substituted, note))
 
     def text(self) -> str:
+        """Every step's :meth:`Step.text`, one after the other, in the order they were recorded."""
         return "\n".join(step.text() for step in self.steps)
 
     def step(self, name: str) -> Step:

@@ -70,9 +70,9 @@ def straight_line(rate: ArrayLike) -> NDArray[np.bool_]:
 
 
 def annualized_cost_usd_per_hour(capex_usd: ArrayLike, rate: ArrayLike, years: ArrayLike) -> NDArray[np.float64]:
-    """Hourly capital charge of an investment repaid as an annuity.
+    r"""Hourly capital charge of an investment repaid as an annuity.
 
-    .. math:: C_h = capex \\cdot CRF(r, n) / 8760
+    .. math:: C_h = capex \cdot CRF(r, n) / 8760
 
     Parameters
     ----------
@@ -89,9 +89,9 @@ def annualized_cost_usd_per_hour(capex_usd: ArrayLike, rate: ArrayLike, years: A
 
 
 def npv_usd(rate: float, cash_flows_usd: Sequence[float] | NDArray[np.float64]) -> float:
-    """Net present value of yearly cash flows, the first at year 0 (undiscounted).
+    r"""Net present value of yearly cash flows, the first at year 0 (undiscounted).
 
-    .. math:: NPV = \\sum_{t=0}^{T} CF_t / (1 + r)^t
+    .. math:: NPV = \sum_{t=0}^{T} CF_t / (1 + r)^t
 
     Parameters
     ----------

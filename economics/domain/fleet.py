@@ -26,9 +26,9 @@ def _a(x: ArrayLike) -> F:
 
 
 def round_up_to_multiple(count: ArrayLike, multiple: ArrayLike) -> F:
-    """Smallest multiple of ``multiple`` that is at least ``count`` (whole replicas, whole systems).
+    r"""Smallest multiple of ``multiple`` that is at least ``count`` (whole replicas, whole systems).
 
-    .. math:: N' = m \\lceil N / m \\rceil
+    .. math:: N' = m \lceil N / m \rceil
 
     A relative tolerance keeps 16.000000000000004 from becoming 24.
 
@@ -40,9 +40,9 @@ def round_up_to_multiple(count: ArrayLike, multiple: ArrayLike) -> F:
 
 
 def systems_needed(accelerators: ArrayLike, accelerators_per_system: ArrayLike) -> F:
-    """Systems that hold the accelerators (the last one may be partly filled for a fixed fleet).
+    r"""Systems that hold the accelerators (the last one may be partly filled for a fixed fleet).
 
-    .. math:: S = \\lceil N / a \\rceil
+    .. math:: S = \lceil N / a \rceil
 
     >>> float(systems_needed(64, 8)), float(systems_needed(65, 8)), float(systems_needed(100, 72))
     (8.0, 9.0, 2.0)
@@ -52,9 +52,9 @@ def systems_needed(accelerators: ArrayLike, accelerators_per_system: ArrayLike) 
 
 def systems_per_rack(system_power_kw: ArrayLike, rack_power_kw: ArrayLike, system_rack_units: ArrayLike,
                      rack_units_per_rack: ArrayLike, rack_scale: ArrayLike) -> F:
-    """Systems one rack can hold: limited by the rack's power and its space; a rack-scale system fills a rack.
+    r"""Systems one rack can hold: limited by the rack's power and its space; a rack-scale system fills a rack.
 
-    .. math:: s = \\min(\\lfloor P_{rack} / P_{sys} \\rfloor, \\lfloor U_{rack} / U_{sys} \\rfloor)
+    .. math:: s = \min(\lfloor P_{rack} / P_{sys} \rfloor, \lfloor U_{rack} / U_{sys} \rfloor)
 
     Rack-scale systems give 1 when the rack's power limit covers them, else 0. Unknown system height (NaN) leaves
     only the power limit. 0 means the system cannot be hosted at that rack density.
@@ -73,9 +73,9 @@ def systems_per_rack(system_power_kw: ArrayLike, rack_power_kw: ArrayLike, syste
 
 
 def racks_needed(systems: ArrayLike, per_rack: ArrayLike) -> F:
-    """Racks for the systems; NaN where a rack holds none (the fleet cannot be hosted).
+    r"""Racks for the systems; NaN where a rack holds none (the fleet cannot be hosted).
 
-    .. math:: R = \\lceil S / s \\rceil
+    .. math:: R = \lceil S / s \rceil
 
     >>> float(racks_needed(9, 2)), float(racks_needed(8, 2))
     (5.0, 4.0)
@@ -86,9 +86,9 @@ def racks_needed(systems: ArrayLike, per_rack: ArrayLike) -> F:
 
 
 def facility_pue(cooling: ArrayLike, pue_air: ArrayLike, pue_liquid: ArrayLike, liquid_share: ArrayLike) -> F:
-    """PUE that follows the facility's cooling: air, liquid, or a hybrid weighted by its liquid share.
+    r"""PUE that follows the facility's cooling: air, liquid, or a hybrid weighted by its liquid share.
 
-    .. math:: PUE_{hybrid} = s \\, PUE_{liquid} + (1 - s) \\, PUE_{air}
+    .. math:: PUE_{hybrid} = s \, PUE_{liquid} + (1 - s) \, PUE_{air}
 
     >>> round(float(facility_pue("hybrid", 1.5, 1.15, 0.4)), 6)
     1.36
@@ -100,9 +100,9 @@ def facility_pue(cooling: ArrayLike, pue_air: ArrayLike, pue_liquid: ArrayLike, 
 
 
 def retrofit_capex_usd(it_power_kw: ArrayLike, liquid_retrofit_usd_per_mw: ArrayLike) -> F:
-    """Capex to add liquid cooling for a fleet's IT load in an air-cooled hall.
+    r"""Capex to add liquid cooling for a fleet's IT load in an air-cooled hall.
 
-    .. math:: C_{retrofit} = P_{IT} / 1000 \\cdot c_{MW}
+    .. math:: C_{retrofit} = P_{IT} / 1000 \cdot c_{MW}
 
     >>> float(retrofit_capex_usd(1500, 2e6))
     3000000.0
@@ -111,9 +111,9 @@ def retrofit_capex_usd(it_power_kw: ArrayLike, liquid_retrofit_usd_per_mw: Array
 
 
 def joules_per_token(average_facility_power_kw: ArrayLike, tokens_per_day: ArrayLike) -> F:
-    """Facility energy per served token.
+    r"""Facility energy per served token.
 
-    .. math:: J = \\bar P_{fac} \\cdot 1000 \\cdot 86400 / T_{day}
+    .. math:: J = \bar P_{fac} \cdot 1000 \cdot 86400 / T_{day}
 
     >>> float(joules_per_token(1.0, 86400.0))
     1000.0

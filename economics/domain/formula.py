@@ -106,6 +106,7 @@ class Formula:
     _run: Callable[[Mapping[str, Any]], Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        """Parse ``expression`` once, check it (only the allowed syntax, else :class:`ValueError`) and compile it."""
         tree = ast.parse(self.expression, mode="eval").body
         _check(tree, self.expression)
         object.__setattr__(self, "_tree", tree)

@@ -1,6 +1,7 @@
 """Number formats: the bytes a weight or a KV-cache value takes at each precision, and the KV cache's precision when
 a scenario leaves it empty. The one table every step reads (the roofline, the engine's KV transfer, the planner's
-KV link, the calibration), so one scenario has one KV size everywhere."""
+KV link, the calibration), so one scenario has one KV size everywhere.
+"""
 
 from __future__ import annotations
 
@@ -22,9 +23,9 @@ FEW_VALUES = 64
 
 
 def bytes_per_value(precisions: ArrayLike) -> NDArray[np.float64]:
-    """Bytes per stored value of each precision; NaN for an unknown or empty one.
+    r"""Bytes per stored value of each precision; NaN for an unknown or empty one.
 
-    .. math:: b = \\text{BYTES\\_PER\\_VALUE}[p]  \\quad [\\text{byte}]
+    .. math:: b = \text{BYTES\_PER\_VALUE}[p]  \quad [\text{byte}]
 
     >>> bytes_per_value(["bf16", "fp8", "fp4", ""]).tolist()
     [2.0, 1.0, 0.5, nan]

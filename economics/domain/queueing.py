@@ -30,10 +30,10 @@ import numpy as np
 
 
 def erlang_c(servers: int, offered_load: float) -> float:
-    """Probability that an arriving request has to wait in an M/M/c queue (Erlang C).
+    r"""Probability that an arriving request has to wait in an M/M/c queue (Erlang C).
 
-    .. math:: C(c, a) = \\frac{B(c, a)}{1 - \\rho (1 - B(c, a))},  \\rho = a / c,
-              B(k, a) = \\frac{a B(k-1, a)}{k + a B(k-1, a)},  B(0, a) = 1
+    .. math:: C(c, a) = \frac{B(c, a)}{1 - \rho (1 - B(c, a))},  \rho = a / c,
+              B(k, a) = \frac{a B(k-1, a)}{k + a B(k-1, a)},  B(0, a) = 1
 
     The Erlang B recursion is numerically stable for thousands of servers.
 
@@ -62,10 +62,10 @@ def erlang_c(servers: int, offered_load: float) -> float:
 
 def wait_percentile_s(servers: int, utilization: float, service_s: float, percentile: float,
                       service_cv2: float = 1.0, arrival_cv2: float = 1.0) -> float:
-    """Waiting time in the queue (before service starts) at a percentile, M/G/c by Erlang C and Allen–Cunneen.
+    r"""Waiting time in the queue (before service starts) at a percentile, M/G/c by Erlang C and Allen–Cunneen.
 
-    .. math:: t_p = \\max\\left(0, \\frac{\\ln(C / (1 - p))}{c \\mu - \\lambda} \\cdot \\frac{C_a^2 + C_s^2}{2}\\right),
-              \\mu = 1 / S,  \\lambda = \\rho c \\mu
+    .. math:: t_p = \max\left(0, \frac{\ln(C / (1 - p))}{c \mu - \lambda} \cdot \frac{C_a^2 + C_s^2}{2}\right),
+              \mu = 1 / S,  \lambda = \rho c \mu
 
     Parameters
     ----------
@@ -94,9 +94,9 @@ def wait_percentile_s(servers: int, utilization: float, service_s: float, percen
 
 def ttft_percentile_s(servers: int, utilization: float, service_s: float, percentile: float,
                       service_cv2: float = 1.0) -> float:
-    """Time to first token at a percentile: the wait for a replica plus the prefill itself.
+    r"""Time to first token at a percentile: the wait for a replica plus the prefill itself.
 
-    .. math:: TTFT_p \\approx t_p + S
+    .. math:: TTFT_p \approx t_p + S
 
     The prefill time is taken at its mean (the percentile of the sum is approximated by the wait's percentile).
 

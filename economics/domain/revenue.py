@@ -22,9 +22,9 @@ def _ratio(num: ArrayLike, den: ArrayLike) -> NDArray[np.float64]:
 
 
 def usd_per_m_tokens(cost_usd: ArrayLike, tokens: ArrayLike) -> NDArray[np.float64]:
-    """Cost of a million tokens.
+    r"""Cost of a million tokens.
 
-    .. math:: c = C / T \\cdot 10^6
+    .. math:: c = C / T \cdot 10^6
 
     Parameters
     ----------
@@ -92,9 +92,9 @@ def gross_margin(revenue_usd: ArrayLike, cost_usd: ArrayLike) -> NDArray[np.floa
 def break_even_utilization(
     fixed_cost_usd: ArrayLike, variable_cost_at_full_usd: ArrayLike, revenue_at_full_usd: ArrayLike
 ) -> NDArray[np.float64]:
-    """Utilization at which revenue equals cost, when revenue and the variable cost both scale with load.
+    r"""Utilization at which revenue equals cost, when revenue and the variable cost both scale with load.
 
-    .. math:: Rev_{1} u = F + V_{1} u  \\Rightarrow  u^* = F / (Rev_{1} - V_{1})
+    .. math:: Rev_{1} u = F + V_{1} u  \Rightarrow  u^* = F / (Rev_{1} - V_{1})
 
     F is the cost paid whatever the load (capital, facility, operations, rent, idle power); V_1 and Rev_1 are the
     load-dependent cost and the revenue at full utilization, over the same period. NaN when Rev_1 <= V_1 (no load
@@ -112,9 +112,9 @@ def break_even_utilization(
 def break_even_price_usd_per_m_output_tokens(
     cost_usd: ArrayLike, input_revenue_usd: ArrayLike, output_tokens: ArrayLike
 ) -> NDArray[np.float64]:
-    """Output-token price that makes revenue equal cost with the input prices held.
+    r"""Output-token price that makes revenue equal cost with the input prices held.
 
-    .. math:: p_{out}^* = \\max(0, C - Rev_{in}) / O \\cdot 10^6
+    .. math:: p_{out}^* = \max(0, C - Rev_{in}) / O \cdot 10^6
 
     Floored at 0: when input revenue alone covers the cost, any output price breaks even.
 

@@ -1,12 +1,12 @@
-"""Roofline throughput estimate for LLM serving when nothing is measured.
+r"""Roofline throughput estimate for LLM serving when nothing is measured.
 
 A decode step of a replica (``n`` accelerators holding one copy of the model, tensor-parallel) at batch ``B`` runs
 the weight GEMMs (reading the weights the batch needs, ``2 x active parameters`` FLOPs per token) and then the
 attention over every sequence's KV cache; each has its own roofline and their times add, plus the tensor-parallel
 all-reduces and a fixed overhead per step:
 
-.. math:: t(B) = t_0 + \\max\\left(\\frac{W(B)}{n\\,BW\\,\\eta_{BW}}, \\frac{2 B N_{act}}{n\\,F\\,\\eta_F}\\right)
-          + \\max\\left(\\frac{B\\,KV(c)}{n\\,BW\\,\\eta_{KV}}, \\frac{B\\,A(c)}{n\\,F\\,\\eta_F}\\right) + t_{TP}(B)
+.. math:: t(B) = t_0 + \max\left(\frac{W(B)}{n\,BW\,\eta_{BW}}, \frac{2 B N_{act}}{n\,F\,\eta_F}\right)
+          + \max\left(\frac{B\,KV(c)}{n\,BW\,\eta_{KV}}, \frac{B\,A(c)}{n\,F\,\eta_F}\right) + t_{TP}(B)
 
 with W(B) the weight bytes read (a mixture-of-experts model reads only the experts its B tokens touch,
 ``E (1 - (1 - k/E)^B)`` of them per layer), KV(c) a sequence's KV cache at its average context c, A(c) the attention
@@ -70,9 +70,9 @@ def touched_expert_fraction(batch: ArrayLike, experts: ArrayLike, experts_per_to
 
 def weight_bytes_read(batch: ArrayLike, total_params_b: ArrayLike, active_params_b: ArrayLike, experts: ArrayLike,
                       experts_per_token: ArrayLike, bytes_per_param: ArrayLike) -> F:
-    """Weight bytes one decode step reads at batch B: the always-active part plus the touched experts.
+    r"""Weight bytes one decode step reads at batch B: the always-active part plus the touched experts.
 
-    .. math:: W(B) = (N_{act} - k N_e + E N_e f(B)) \\cdot b
+    .. math:: W(B) = (N_{act} - k N_e + E N_e f(B)) \cdot b
 
     Dense models read all weights every step. [byte]
 
@@ -87,10 +87,10 @@ def weight_bytes_read(batch: ArrayLike, total_params_b: ArrayLike, active_params
 
 def kv_bytes_per_sequence(context_tokens: ArrayLike, full_attention_layers: ArrayLike, layers: ArrayLike,
                           sliding_window_tokens: ArrayLike, per_layer_bytes: ArrayLike) -> F:
-    """KV cache of one sequence at a context length: full layers keep every token, sliding-window layers at most
-    the window. [byte]
+    r"""KV cache of one sequence at a context length: full layers keep every token, sliding-window layers at most
+    the window [byte].
 
-    .. math:: KV(c) = b_{layer} (L_{full} c + (L - L_{full}) \\min(c, w))
+    .. math:: KV(c) = b_{layer} (L_{full} c + (L - L_{full}) \min(c, w))
 
     >>> float(kv_bytes_per_sequence(1000, 80, 80, float("nan"), 4096)) / 1e6   # Llama 3.1 70B BF16, 1k tokens
     327.68
@@ -106,7 +106,7 @@ def attention_flops_per_token(context_tokens: ArrayLike, full_attention_layers: 
                               sliding_window_tokens: ArrayLike, q_heads: ArrayLike, qk_dim: ArrayLike,
                               v_dim: ArrayLike) -> F:
     """Attention FLOPs for one new token against c cached tokens: scores (2 H d_qk per key) and the weighted sum
-    (2 H d_v per value), over full and sliding-window layers. [FLOP]
+    (2 H d_v per value), over full and sliding-window layers [FLOP].
 
     >>> float(attention_flops_per_token(1000, 80, 80, float("nan"), 64, 128, 128)) / 1e9
     2.62144
@@ -123,7 +123,7 @@ def decode_step_s(batch: ArrayLike, replica_accelerators: ArrayLike, bandwidth_t
                   weight_bytes_read_b: ArrayLike, kv_bytes_per_seq: ArrayLike, flops_per_token: ArrayLike,
                   overhead_s: ArrayLike = 0.0, attention_flops_per_token: ArrayLike = 0.0,
                   kv_bandwidth_utilization: ArrayLike = float("nan")) -> F:
-    r"""Time of one decode step of a replica at batch B (one token for each of B sequences). [s]
+    r"""Time of one decode step of a replica at batch B (one token for each of B sequences) [s].
 
     The weight GEMMs and the attention over the KV cache are separate kernels that run one after the other, so each
     has its own roofline and their times add:
@@ -159,10 +159,10 @@ def prefill_s(input_tokens: ArrayLike, replica_accelerators: ArrayLike, peak_tfl
               compute_utilization: ArrayLike, bandwidth_tb_per_s: ArrayLike, bandwidth_utilization: ArrayLike,
               active_params_b: ArrayLike, weight_bytes: ArrayLike, full_attention_layers: ArrayLike,
               q_heads: ArrayLike, qk_dim: ArrayLike, v_dim: ArrayLike) -> F:
-    """Time to prefill I tokens on one replica: linear 2 N_act I plus causal attention L I^2 H (d_qk + d_v),
-    compute-bound, never faster than reading the weights once. [s]
+    r"""Time to prefill I tokens on one replica: linear 2 N_act I plus causal attention L I^2 H (d_qk + d_v),
+    compute-bound, never faster than reading the weights once [s].
 
-    .. math:: t_P = \\max(\\frac{2 N_{act} I + L I^2 H (d_{qk} + d_v)}{n F \\eta_F}, \\frac{W}{n BW \\eta_{BW}})
+    .. math:: t_P = \max(\frac{2 N_{act} I + L I^2 H (d_{qk} + d_v)}{n F \eta_F}, \frac{W}{n BW \eta_{BW}})
 
     >>> round(float(prefill_s(1000, 1, 989, 1.0, 3.35, 1.0, 8.03, 16.06e9, 32, 32, 128, 128)), 4)
     0.0165
@@ -177,9 +177,9 @@ def prefill_s(input_tokens: ArrayLike, replica_accelerators: ArrayLike, peak_tfl
 
 def max_batch_in_memory(replica_accelerators: ArrayLike, memory_gb: ArrayLike, memory_utilization: ArrayLike,
                         weight_bytes: ArrayLike, kv_bytes_per_seq_at_max_context: ArrayLike) -> F:
-    """Sequences a replica can hold: usable memory left after the weights, over one sequence's KV at full context.
+    r"""Sequences a replica can hold: usable memory left after the weights, over one sequence's KV at full context.
 
-    .. math:: B_{mem} = \\lfloor (n M u - W) / KV(c_{max}) \\rfloor   (<= 0: the model does not fit)
+    .. math:: B_{mem} = \lfloor (n M u - W) / KV(c_{max}) \rfloor   (<= 0: the model does not fit)
 
     >>> float(max_batch_in_memory(8, 80, 0.9, 141.2e9, 0.8192e9))   # Llama 3.1 70B BF16 on 8 x H100, 2.5k ctx
     530.0
@@ -201,10 +201,10 @@ def _link(link_gb_per_s: ArrayLike, latency_us: ArrayLike) -> tuple[F, F]:
 
 def allreduce_s(message_bytes: ArrayLike, replica_accelerators: ArrayLike, link_gb_per_s: ArrayLike,
                 latency_us: ArrayLike) -> F:
-    """Time of one all-reduce of a message across the n accelerators of a tensor-parallel group. [s]
+    r"""Time of one all-reduce of a message across the n accelerators of a tensor-parallel group [s].
 
-    .. math:: t_{AR} = [n > 1] \\left(2 \\lceil \\log_2 n \\rceil \\lambda + \\frac{2 (n - 1)}{n}
-              \\frac{S}{BW_{link}}\\right)
+    .. math:: t_{AR} = [n > 1] \left(2 \lceil \log_2 n \rceil \lambda + \frac{2 (n - 1)}{n}
+              \frac{S}{BW_{link}}\right)
 
     S the message [byte], BW_link the accelerator's interconnect bandwidth per direction [GB/s], lambda the latency
     of one message over it [us]. Rabenseifner's algorithm (a reduce-scatter then an all-gather by recursive halving
@@ -234,11 +234,11 @@ def allreduce_s(message_bytes: ArrayLike, replica_accelerators: ArrayLike, link_
 
 def static_batch_output_tokens_per_s(batch: ArrayLike, input_tokens: ArrayLike, output_tokens: ArrayLike,
                                      prefill_tokens_per_s: ArrayLike, step_s: ArrayLike) -> F:
-    """Output tokens per second of one replica running a fixed (static) batch: every prompt of the batch prefilled,
+    r"""Output tokens per second of one replica running a fixed (static) batch: every prompt of the batch prefilled,
     then O decode steps of the whole batch, as fixed-batch benchmark tables measure it (vLLM's benchmark_latency,
-    TensorRT-LLM's emulated static batching, Intel's Gaudi tables). [token/s]
+    TensorRT-LLM's emulated static batching, Intel's Gaudi tables) [token/s].
 
-    .. math:: T_{static} = \\frac{B \\, O}{B I / P + O \\, t(B)}
+    .. math:: T_{static} = \frac{B \, O}{B I / P + O \, t(B)}
 
     B the batch, I and O the tokens in and out per request, P the replica's prefill rate [token/s] and t(B) its decode
     step at batch B [s], at the batch's average context I + O / 2. Divided by the replica's n accelerators this is
@@ -257,10 +257,10 @@ def static_batch_output_tokens_per_s(batch: ArrayLike, input_tokens: ArrayLike, 
 
 def tensor_parallel_s(tokens: ArrayLike, hidden_size: ArrayLike, layers: ArrayLike, replica_accelerators: ArrayLike,
                       link_gb_per_s: ArrayLike, latency_us: ArrayLike, activation_bytes: float = 2.0) -> F:
-    """Communication time of one forward pass over T tokens under tensor parallelism: two all-reduces per layer
-    (after attention and after the MLP) of the tokens' hidden states. [s]
+    r"""Communication time of one forward pass over T tokens under tensor parallelism: two all-reduces per layer
+    (after attention and after the MLP) of the tokens' hidden states [s].
 
-    .. math:: t_{TP} = 2 L \\, t_{AR}(T \\cdot h \\cdot b_{act})
+    .. math:: t_{TP} = 2 L \, t_{AR}(T \cdot h \cdot b_{act})
 
     >>> round(float(tensor_parallel_s(64, 8192, 80, 8, 450, 5)) * 1e3, 4)   # Llama 70B, batch 64, TP8: 160 x 34.078 us
     5.4524
@@ -270,10 +270,10 @@ def tensor_parallel_s(tokens: ArrayLike, hidden_size: ArrayLike, layers: ArrayLi
 
 
 def queued_time_to_first_token_s(prefill_s_one_request: ArrayLike, prefill_share: ArrayLike) -> F:
-    """Time to first token with other requests' prefill competing: an M/D/1 queue in front of a deterministic
-    prefill (Pollaczek-Khinchine mean wait). [s]
+    r"""Time to first token with other requests' prefill competing: an M/D/1 queue in front of a deterministic
+    prefill (Pollaczek-Khinchine mean wait) [s].
 
-    .. math:: TTFT = t_P \\left(1 + \\frac{\\rho}{2 (1 - \\rho)}\\right)
+    .. math:: TTFT = t_P \left(1 + \frac{\rho}{2 (1 - \rho)}\right)
 
     rho is the share of the replica's time spent prefilling (0 <= rho < 1); rho = 0 gives the bare prefill time.
     rho is clipped at 0.95 so a saturated replica reports a long but finite wait.
@@ -291,10 +291,10 @@ def queued_time_to_first_token_s(prefill_s_one_request: ArrayLike, prefill_share
 
 
 def speculative_tokens_per_step(acceptance: ArrayLike, draft_tokens: ArrayLike) -> F:
-    """Expected tokens a sequence emits per verification step with k draft tokens, each accepted with probability
-    alpha until the first rejection, plus the token the target model always adds. [token]
+    r"""Expected tokens a sequence emits per verification step with k draft tokens, each accepted with probability
+    alpha until the first rejection, plus the token the target model always adds [token].
 
-    .. math:: E = \\frac{1 - \\alpha^{k+1}}{1 - \\alpha}   (\\alpha = 1: E = k + 1; k = 0: E = 1)
+    .. math:: E = \frac{1 - \alpha^{k+1}}{1 - \alpha}   (\alpha = 1: E = k + 1; k = 0: E = 1)
 
     Reference: Leviathan, Kalman & Matias, "Fast Inference from Transformers via Speculative Decoding", ICML 2023
     (eq. 1); DeepSeek-V3 report arXiv:2412.19437 sec. 5.4.3 (MTP, one draft token, 85-90 % acceptance).
@@ -311,11 +311,11 @@ def speculative_tokens_per_step(acceptance: ArrayLike, draft_tokens: ArrayLike) 
 
 def speculative_step_s(verify_step_s: ArrayLike, plain_step_s: ArrayLike, draft_tokens: ArrayLike,
                        draft_cost_fraction: ArrayLike, tokens_per_step: ArrayLike) -> F:
-    """Time per emitted token of a sequence under speculative decoding [s]: one verification step of the target
+    r"""Time per emitted token of a sequence under speculative decoding [s]: one verification step of the target
     model over the k + 1 tokens of every sequence, plus k draft steps each costing a fraction f_d of a plain
     decode step, shared by the E tokens accepted on average.
 
-    .. math:: t_{tok} = \\frac{t_{verify}(B (k+1)) + k f_d t(B)}{E}
+    .. math:: t_{tok} = \frac{t_{verify}(B (k+1)) + k f_d t(B)}{E}
 
     >>> round(float(speculative_step_s(0.012, 0.010, 1, 1 / 61, 1.85)) * 1e3, 4)   # MTP on a 61-layer model
     6.5751
@@ -328,11 +328,11 @@ def speculative_step_s(verify_step_s: ArrayLike, plain_step_s: ArrayLike, draft_
 def all_to_all_s(tokens: ArrayLike, hidden_size: ArrayLike, experts_per_token: ArrayLike, moe_layers: ArrayLike,
                  expert_parallel: ArrayLike, link_gb_per_s: ArrayLike, latency_us: ArrayLike,
                  bytes_per_value: float = 1.5) -> F:
-    """Expert-parallel dispatch and combine of one forward pass over T tokens spread over an EP group of e
+    r"""Expert-parallel dispatch and combine of one forward pass over T tokens spread over an EP group of e
     accelerators [s]: each token's hidden state goes to its k experts and comes back; the share (e - 1) / e lands on
     another accelerator, and each accelerator sends its T / e tokens' share over its own link.
 
-    .. math:: t_{A2A} = [e > 1] \\; L_{moe} \\left(2 \\lambda + \\frac{2 T k h b (e - 1) / e}{e \\, BW_{link}}\\right)
+    .. math:: t_{A2A} = [e > 1] \; L_{moe} \left(2 \lambda + \frac{2 T k h b (e - 1) / e}{e \, BW_{link}}\right)
 
     b = 1.5 byte per value on average: FP8 dispatch (1 byte) and BF16 combine (2 bytes), as DeepEP does. An unknown
     link (NaN) contributes nothing. Reference: DeepSeek-V3 report arXiv:2412.19437 sec. 3.2.2 and 3.4 (EP all-to-all,
@@ -352,11 +352,11 @@ def all_to_all_s(tokens: ArrayLike, hidden_size: ArrayLike, experts_per_token: A
 def expert_parallel_weight_bytes(total_params_b: ArrayLike, active_params_b: ArrayLike, experts: ArrayLike,
                                  experts_per_token: ArrayLike, bytes_per_param: ArrayLike, accelerators: ArrayLike,
                                  attention_tensor_parallel: ArrayLike) -> F:
-    """Weight bytes a replica of n accelerators holds when the routed experts are spread over all n (expert
+    r"""Weight bytes a replica of n accelerators holds when the routed experts are spread over all n (expert
     parallelism) and the rest (attention, shared experts, embeddings) is split only over the attention's
-    tensor-parallel group t and copied in each of the n / t data-parallel attention groups. [byte]
+    tensor-parallel group t and copied in each of the n / t data-parallel attention groups [byte].
 
-    .. math:: W_{EP} = b \\left(\\frac{n}{t} (N_{tot} - E N_e) + E N_e\\right)
+    .. math:: W_{EP} = b \left(\frac{n}{t} (N_{tot} - E N_e) + E N_e\right)
 
     t = n is plain tensor parallelism (W = N_tot b). Reference: DeepSeek-V3 report arXiv:2412.19437 sec. 3.4
     (decoding: EP with DP attention).
@@ -373,10 +373,10 @@ def expert_parallel_weight_bytes(total_params_b: ArrayLike, active_params_b: Arr
 
 
 def kv_transfer_s(kv_bytes: ArrayLike, link_gb_per_s: ArrayLike, latency_us: ArrayLike = 0.0) -> F:
-    """Time to move a prompt's KV cache from the prefill to the decode accelerators in disaggregated serving [s],
+    r"""Time to move a prompt's KV cache from the prefill to the decode accelerators in disaggregated serving [s],
     added to the time to first token.
 
-    .. math:: t_{KV} = \\lambda + KV(I) / BW_{link}
+    .. math:: t_{KV} = \lambda + KV(I) / BW_{link}
 
     An unknown link (NaN) contributes nothing. Reference: Zhong et al., "DistServe", OSDI 2024 (KV transfer between
     prefill and decode instances).

@@ -184,7 +184,8 @@ def _echoed_inputs(df: pd.DataFrame, cols: dict[str, Any]) -> set[str]:
     """Input columns repeated in the result: those given, the identity and throughput fields, and the catalog
     figures filled for the accelerators named. An absent field that took its default is not repeated (the template
     and ``python -m economics fields`` list the defaults; ``explain`` shows every input with its origin), which
-    keeps a million-row result lean."""
+    keeps a million-row result lean.
+    """
     given = {str(c) for c in df.columns}
     any_decode = bool(np.asarray(cols["decode_accelerator"] != "", dtype=bool).any())
     out = set(given) | ALWAYS_ECHOED
@@ -219,7 +220,8 @@ CHUNK_ROWS = 1 << 17
 
 def _compute_in_chunks(cols: dict[str, Any]) -> dict[str, np.ndarray]:
     """:func:`compute` over slices of rows written into one output array per column: the same numbers, but the
-    temporaries of each slice fit in memory the allocator reuses, which keeps a million rows fast."""
+    temporaries of each slice fit in memory the allocator reuses, which keeps a million rows fast.
+    """
     n = len(cols["accelerator"])
     if n <= CHUNK_ROWS:
         return compute(cols)
@@ -235,7 +237,8 @@ def _compute_in_chunks(cols: dict[str, Any]) -> dict[str, np.ndarray]:
 
 def _text(values: Any) -> Any:
     """Text column for the result: categorical when it is an object array (few distinct values, and much faster
-    to build than a string array for a million rows); string arrays pass through."""
+    to build than a string array for a million rows); string arrays pass through.
+    """
     if isinstance(values, np.ndarray) and values.dtype == object:
         codes, uniques = pd.factorize(values)
         return pd.Categorical.from_codes(codes, pd.Index(uniques, dtype=object))
@@ -369,7 +372,8 @@ def explain_row(df: pd.DataFrame, row: int) -> Trace:
 
 def _resolve_one(cols: dict[str, Any], trace: Trace | None = None) -> None:
     """A validated one-row table's throughput, in place (:func:`_throughput`); an infeasible estimate is a
-    :class:`ScenarioError`."""
+    :class:`ScenarioError`.
+    """
     thr = _throughput(cols, trace)
     if not thr["feasible"][0]:
         raise ScenarioError([Problem(0, "feasible", False, str(thr["infeasible_reason"][0]))])
@@ -377,7 +381,8 @@ def _resolve_one(cols: dict[str, Any], trace: Trace | None = None) -> None:
 
 def _throughput(cols: dict[str, Any], trace: Trace | None = None) -> dict[str, Any]:
     """A validated one-row table's throughput, in place: from a per-user speed, a measured curve or the roofline
-    (recorded in ``trace``, else remembered per value of what the estimate reads); returns the estimate's outputs."""
+    (recorded in ``trace``, else remembered per value of what the estimate reads); returns the estimate's outputs.
+    """
     per_user_throughput(cols, trace)
     thr = fill_throughput(cols) if trace is not None else _throughput_one(cols)
     if trace is not None:
@@ -438,7 +443,8 @@ def _cell(value: Any) -> np.ndarray:
 
 class _EstimateColumns(dict[str, Any]):
     """The columns the estimate is handed: looking up or testing for a field of :data:`ESTIMATE_IGNORES` is an
-    error, never a silent fallback (the estimate falls back to defaults for absent optional columns)."""
+    error, never a silent fallback (the estimate falls back to defaults for absent optional columns).
+    """
 
     def _check(self, name: object) -> None:
         if name in ESTIMATE_IGNORES:
@@ -467,7 +473,8 @@ def _estimated(key: tuple[tuple[str, Any], ...]) -> tuple[dict[str, np.ndarray],
 def _throughput_one(cols: dict[str, Any]) -> dict[str, np.ndarray]:
     """:func:`fill_throughput` for one validated row, remembered per distinct value of the fields it reads: a
     change of price, cost, demand or fleet size (the app's usual edit) reuses the estimate (tens of milliseconds
-    for a model's roofline) instead of repeating it. Writes the filled fields into ``cols``."""
+    for a model's roofline) instead of repeating it. Writes the filled fields into ``cols``.
+    """
     filled, thr = _estimated(tuple((f, _plain(cols[f][0])) for f in ESTIMATE_READS))
     for name, column in filled.items():
         cols[name] = column.copy()
@@ -476,7 +483,8 @@ def _throughput_one(cols: dict[str, Any]) -> dict[str, np.ndarray]:
 
 def _mark_throughput(cols: dict[str, Any], thr: dict[str, Any]) -> None:
     """The flags the warnings read: where the throughput was estimated (on a fitted family or not), interpolated or
-    outside a curve; and each estimate's range (:func:`economics.engine.estimate_range.attach`)."""
+    outside a curve; and each estimate's range (:func:`economics.engine.estimate_range.attach`).
+    """
     estimated = thr["throughput_source"] == SOURCE_ESTIMATE
     estimate_range.attach(cols, thr, estimated)
     cols["_throughput_estimated"] = estimated & ~cols["_throughput_unseen"]
@@ -528,7 +536,8 @@ figures, throughput), so the variants skip validation and the throughput estimat
 
 def resolve_scenario(scenario: Scenario | dict[str, Any]) -> dict[str, np.ndarray]:
     """One scenario validated and resolved (catalog figures, per-user speed, throughput): the columns
-    :func:`evaluate_variants` starts from. Raises :class:`ScenarioError` like :func:`evaluate_scenario`."""
+    :func:`evaluate_variants` starts from. Raises :class:`ScenarioError` like :func:`evaluate_scenario`.
+    """
     cols = _validated(as_scenario(scenario))
     _resolve_one(cols)
     return cols

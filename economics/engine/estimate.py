@@ -82,7 +82,8 @@ ESTIMATED_INPUTS = ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_p
 
 def _candidate_curves(c: dict[str, Array], need: Array) -> tuple[Curve, ...] | list[Curve]:
     """The measured curves :func:`fill_throughput` tries, in order: all of them for many rows; for a few, only
-    those of an accelerator, model and precision a row needing an estimate has (the others match no row)."""
+    those of an accelerator, model and precision a row needing an estimate has (the others match no row).
+    """
     if need.size > FEW_ROWS:
         return curves()
     pairs = set(zip(c["accelerator"][need], c["model"][need], c["precision"][need], strict=True))
@@ -198,7 +199,8 @@ def _estimate_prefill(c: dict[str, Array], out: dict[str, Array], rows: Array, m
                       calibration: dict[str, Array] | None) -> None:
     """For rows whose measured figure (claim or curve) includes prefill: the roofline's prefill tokens/s per
     accelerator (replica of ``accelerators_per_replica``, else one), only to split their cost between input and
-    output tokens (:data:`PREFILL_ESTIMATE`); NaN where the model or the hardware is not one the roofline describes."""
+    output tokens (:data:`PREFILL_ESTIMATE`); NaN where the model or the hardware is not one the roofline describes.
+    """
     rows = rows & (np.asarray(c["model"], dtype=object) != "") & (
         accelerator_figure(c["accelerator"], "roofline", "") != "no")
     if not rows.any():

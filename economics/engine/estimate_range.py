@@ -1,4 +1,4 @@
-"""How far an estimated throughput can be from a measurement: each estimate's range and the words that say why.
+r"""How far an estimated throughput can be from a measurement: each estimate's range and the words that say why.
 
 The roofline's error depends on where the estimate stands. On an accelerator family the calibration fitted, it is
 the error on that family's points of each published table predicted by the fit without that table (a configuration
@@ -7,7 +7,7 @@ measured point, it is the error of the leave-one-family-out validation (:func:`e
 every other family's points predicted by the calibration refitted without them. data/estimate_ranges.csv stores
 both as ratios r = measured / predicted, with their 10th, 50th and 90th percentile, so that
 
-.. math:: T_{low} = T_{est}\\,r_{10}, \\qquad T_{high} = T_{est}\\,r_{90}
+.. math:: T_{low} = T_{est}\,r_{10}, \qquad T_{high} = T_{est}\,r_{90}
 
 bound the throughput as the errors on unseen points did 80 % of the time. ``python -m economics calibrate --ranges
 --write`` rebuilds the table. A measured figure has no such range (its source states none).
@@ -49,7 +49,8 @@ def _ranges() -> pd.DataFrame:
 
 def _label(family: str, cls: str, given: bool) -> tuple[float, float, str, bool, bool]:
     """ratio_p10, ratio_p90, the label, whether the family is unseen, whether its factors come from the other
-    class."""
+    class.
+    """
     ranges, cal = _ranges(), catalog.calibration()
     fitted = bool(family) and family in cal.index and family in ranges.index
     if given or not fitted:
@@ -82,7 +83,8 @@ def _label(family: str, cls: str, given: bool) -> tuple[float, float, str, bool,
 def estimate_basis(accelerators: Array, models: Array, given_factors: Array | None = None) -> dict[str, Array]:
     """Per row: ``ratio_low`` and ``ratio_high`` (measured / estimated at P10 and P90), ``throughput_basis`` (the
     label), ``unseen`` (no measured point on the family, or factors given) and ``class_mismatch`` (factors fitted
-    mostly on the other model class). One lookup per distinct (accelerator, model, given) triple."""
+    mostly on the other model class). One lookup per distinct (accelerator, model, given) triple.
+    """
     acc = np.asarray(accelerators, dtype=object)
     mod = np.asarray(models, dtype=object)
     given = np.zeros(len(acc), dtype=bool) if given_factors is None else np.asarray(given_factors, dtype=bool)
@@ -121,7 +123,8 @@ def attach(c: dict[str, Array], thr: dict[str, Array], estimated: Array) -> None
     """The range of each estimated row, in place: ``thr`` gains ``throughput_basis`` and
     ``output_tokens_per_s_per_accelerator_p10`` / ``_p90`` (of the decode pool where disaggregated); ``c`` gains the
     ratio columns of :data:`RANGE_COLUMNS` (1 where a column was not estimated), ``_ranged`` and the flags
-    ``_throughput_unseen`` and ``_class_mismatch``. ``estimated``: rows whose throughput the roofline gave."""
+    ``_throughput_unseen`` and ``_class_mismatch``. ``estimated``: rows whose throughput the roofline gave.
+    """
     n = len(estimated)
     dis = np.asarray(c["decode_accelerator"] != "", dtype=bool) if "decode_accelerator" in c else np.zeros(n, bool)
     main = estimate_basis(c["accelerator"], c["model"], given_factor_rows(c))

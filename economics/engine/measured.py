@@ -34,6 +34,10 @@ SOURCE_GIVEN, SOURCE_CURVE, SOURCE_ESTIMATE = "measured", "measured curve", "est
 SOURCE_USER, SOURCE_CLAIM = "your measured curve", "measured claim"
 @dataclass(frozen=True)
 class Curve:
+    """A measured curve of one (accelerator, model, precision) at one input/output length: output tokens/s per
+    accelerator against the per-user speed [token/s], sorted by that speed, with its serving stack and source.
+    """
+
     curve_id: str
     accelerator: str
     model: str
@@ -78,7 +82,8 @@ def curves() -> tuple[Curve, ...]:
 def user_curves(sha256: str) -> tuple[Curve, ...]:
     """The curves of the user's curve file kept under this hash (:mod:`economics.user_curves`); one point is a
     curve too (a single measured run applies at its own per-user speed, or to an empty target). Content-addressed,
-    so remembered per hash. Empty when no such file is loaded (validation refuses a scenario naming it)."""
+    so remembered per hash. Empty when no such file is loaded (validation refuses a scenario naming it).
+    """
     curve_file = user_curves_store.loaded(sha256)
     if curve_file is None:
         return ()
@@ -93,7 +98,8 @@ USER_STACK = "yours"
 
 def _curves_of(table: pd.DataFrame, minimum_points: int) -> tuple[Curve, ...]:
     """The curves of a table of points (text cells in the columns of data/throughput_curves.csv): per ``curve_id``,
-    the points with a per-user speed and both lengths, sorted by per-user speed (a repeated speed keeps its first)."""
+    the points with a per-user speed and both lengths, sorted by per-user speed (a repeated speed keeps its first).
+    """
     out = []
     for cid, g in table.groupby("curve_id", sort=False):
         pts = g[(g["output_tokens_per_s_per_user"] != "") & (g["input_tokens"] != "") & (g["output_tokens"] != "")]
@@ -165,7 +171,8 @@ def given_elsewhere(c: dict[str, Array], out: dict[str, Array], given: Array) ->
 
 def configuration(c: dict[str, Array], cv: Curve) -> Array:
     """Rows whose accelerator, model and precision are the curve's and whose input and output lengths are within
-    :data:`LENGTH_TOLERANCE` of its own: the configuration a measured curve applies to."""
+    :data:`LENGTH_TOLERANCE` of its own: the configuration a measured curve applies to.
+    """
     tol = np.log(LENGTH_TOLERANCE)
     return ((c["accelerator"] == cv.accelerator) & (c["model"] == cv.model) & (c["precision"] == cv.precision)
             & (np.abs(np.log(np.maximum(c["input_tokens_per_request"], 1.0) / cv.input_tokens)) <= tol)
@@ -176,7 +183,8 @@ def take_curve(c: dict[str, Array], out: dict[str, Array], cv: Curve, match: Arr
                 best_d: Array, open_target: bool = False) -> Array:
     """Where ``match`` and the curve covers the row's target with more throughput than taken so far (``best_d``,
     updated), the curve's throughput becomes the row's, with its source, id and stack; returns those rows. With
-    ``open_target`` an empty target reads the curve's point of most throughput."""
+    ``open_target`` an empty target reads the curve's point of most throughput.
+    """
     d = cv.at(np.where(match, target, np.nan))
     speed = target
     if open_target:
@@ -200,7 +208,8 @@ def take_user_curves(c: dict[str, Array], out: dict[str, Array], need: Array, ta
     """Step 0 of :func:`economics.engine.estimate.fill_throughput`: rows naming a curve file (``curves_sha256``) take
     the
     best of its curves for their configuration at the target; the others of those rows say why the file did not
-    answer."""
+    answer.
+    """
     taken = np.zeros(len(need), dtype=bool)
     for sha, mine in _rows_naming(c, "curves_sha256", need):
         for cv in user_curves(sha):
@@ -214,7 +223,8 @@ def take_user_curves(c: dict[str, Array], out: dict[str, Array], need: Array, ta
 
 def _rows_naming(c: dict[str, Array], field: str, need: Array) -> Iterator[tuple[str, Array]]:
     """Each record the rows that need a throughput name in ``field`` (a curve file's hash, a claim id), with the
-    rows that name it."""
+    rows that name it.
+    """
     if field not in c:
         return
     names = np.asarray(c[field], dtype=object)
@@ -232,7 +242,8 @@ def cv_label(sha256: str) -> str:
 def take_claims(c: dict[str, Array], out: dict[str, Array], need: Array) -> Array:
     """Rows naming a claim (``throughput_claim``) take its figure while their accelerator, model, precision and
     output length are those it was measured for (lengths only where the claim states them); the others say that
-    the claim belongs to another configuration and was looked up again."""
+    the claim belongs to another configuration and was looked up again.
+    """
     taken = np.zeros(len(need), dtype=bool)
     for claim_id, mine in _rows_naming(c, "throughput_claim", need):
         k = claim_record(claim_id)

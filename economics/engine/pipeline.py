@@ -78,7 +78,8 @@ def _ranges(c: dict[str, Array], out: dict[str, Array], n: int) -> None:
     """:data:`RANGE_OUTPUTS` at the low and the high throughput of each estimated row: the same stages run again on
     those rows with every estimated throughput column scaled by its pool's P10 (then P90) ratio; ``_low`` is the
     smaller result and ``_high`` the larger (a fixed fleet serves more at a higher throughput, a sized one needs
-    fewer accelerators)."""
+    fewer accelerators).
+    """
     for name in RANGE_OUTPUTS:
         out[f"{name}_low"] = np.full(n, np.nan)
         out[f"{name}_high"] = np.full(n, np.nan)

@@ -1,7 +1,8 @@
 """The replica and batch search: for each replica size (or the one given), the largest batch that fits memory,
 respects the engine's batch limit and still meets the per-user speed target with its share of chunked prefill; the
 size with the most throughput per accelerator wins. Many rows bisect over the batch; one row evaluates every
-(size, batch) pair in a single pass (:data:`GRID_POINTS`)."""
+(size, batch) pair in a single pass (:data:`GRID_POINTS`).
+"""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ def _largest_batch(speed_ok: Any, cap: Array) -> Array:
 def best_replica(c: dict[str, Array], rl: Roofline, need: Array, target: Array) -> dict[str, Array]:
     """For each replica size (or the one given), the largest batch that fits memory and the engine's limit and
     whose per-user speed 1 / t_mix(B) (decode with its chunked prefill) still meets the target; the size with the
-    most output tokens/s per accelerator, prefill included, wins."""
+    most output tokens/s per accelerator, prefill included, wins.
+    """
     n_rows = len(need)
     if n_rows == 1:
         return _best_replica_of_one(c, rl, need, target)
@@ -65,7 +67,8 @@ def _no_replica(n_rows: int) -> dict[str, Array]:
 
 def _replica_size(c: dict[str, Array], need: Array, size: float | Array) -> tuple[Array, Array]:
     """The replica size n tried for ``size`` (the one given, else ``size``) and whether it is tried: sizes up to the
-    system (at least 8) when none is given, only once (at the first size) when one is."""
+    system (at least 8) when none is given, only once (at the first size) when one is.
+    """
     fixed_n = c["accelerators_per_replica"]
     system = np.nan_to_num(c["accelerators_per_system"], nan=8.0)
     n = np.where(np.isnan(fixed_n), size, fixed_n)
@@ -75,7 +78,8 @@ def _replica_size(c: dict[str, Array], need: Array, size: float | Array) -> tupl
 
 def _batch_cap(c: dict[str, Array], rl: Roofline, n: Array, allowed: Array) -> tuple[Array, Array]:
     """The batch a replica of n holds in memory, and the search's cap: that and the engine's batch limit (0 where
-    the size is not tried)."""
+    the size is not tried).
+    """
     bmem = th.max_batch_in_memory(n, rl.mem, c["memory_utilization"], rl.weights, rl.kv_max)
     return bmem, np.nan_to_num(np.where(allowed, np.minimum(bmem, c["max_batch_size"]), 0.0), nan=0.0)
 
@@ -85,7 +89,8 @@ def _keep_better(best: dict[str, Array], n: Array, b: Array, bmem: Array, fits: 
     """Fold one replica size into the search, in place: whether any size fits, the per-user speed at batch 1 (the
     fastest a fitting size gives, for the reason when none meets the target), and the size with the most output
     tokens/s per accelerator, prefill included, B / (n t_mix(B)) with ``mixed`` = t_mix at the batch found (the first
-    of equals; -1 where no batch is found)."""
+    of equals; -1 where no batch is found).
+    """
     effective = np.where(b >= 1, np.maximum(b, 1.0) / (n * mixed), -1.0)
     best["any_fit"] |= fits
     best["speed_at_1"] = np.where(fits & ~(best["speed_at_1"] >= s1), s1, best["speed_at_1"])
@@ -121,7 +126,8 @@ def _best_replica_of_one(c: dict[str, Array], rl: Roofline, need: Array, target:
     vector of sizes, and where the (size, batch) grid is small (:data:`GRID_POINTS`) the per-user speed of every
     batch up to the largest cap is worked out in one pass, the bisection then reading it instead of calling the
     roofline a dozen times. The same speeds at the same batches, the same bisection (:func:`_largest_batch`), then
-    the sizes compared in order by the rules of the loop over sizes: the same numbers."""
+    the sizes compared in order by the rules of the loop over sizes: the same numbers.
+    """
     n, allowed = _replica_size(c, need, np.array(REPLICA_SIZES, dtype=float))
     n = n[allowed]
     bmem, cap_b = _batch_cap(c, rl, n, np.ones(n.size, dtype=bool))

@@ -83,7 +83,8 @@ def per_user_throughput(c: dict[str, Any], trace: Trace | None = None) -> bool:
     """Throughput per accelerator from a measured per-user speed and the users a replica serves, where no
     per-accelerator figure is given (in place, on validated columns; recorded in ``trace``). A dataflow system's
     published per-user speed becomes a throughput only with its concurrency, over the chips its replica needs.
-    Returns whether any row was filled."""
+    Returns whether any row was filled.
+    """
     filled = False
     for pre in ("", "decode_"):
         speed = c[f"{pre}measured_output_tokens_per_s_per_user"]

@@ -1,7 +1,8 @@
 """The roofline of one replica: its decode step, prefill rate and time to first token from the hardware's peaks,
 the model's sizes and the efficiency factors (the scenario's, those passed in, else the stored calibration,
 :func:`stored_factors`), and the serving stacks' terms (:func:`stack_columns`). Physics from
-:mod:`economics.domain.throughput`; column-wise over scenarios."""
+:mod:`economics.domain.throughput`; column-wise over scenarios.
+"""
 
 from __future__ import annotations
 
@@ -60,6 +61,9 @@ its own ``bandwidth_utilization``."""
 
 
 def model_columns(model_ids: Array) -> dict[str, Array]:
+    """The catalog's numeric model columns and MLA flag for each id of ``model_ids`` (NaN and False for an unknown
+    id), as arrays aligned with ``model_ids``.
+    """
     table = catalog.models()
     codes = catalog.positions(table, "models", model_ids)
     columns = catalog.derived("model columns", (table,), lambda: _model_table(table))
@@ -94,7 +98,8 @@ def stack_columns(stack_ids: Array) -> dict[str, Array]:
     """The roofline parameters of each row's serving stack (data/serving_stacks.csv); ``best``, empty or unknown
     ids give the plain stack (no speculation, no expert parallelism, aggregated): draft tokens ``k``, tokens per
     step ``e``, draft cost fraction ``draft``, expert parallel ``ep``, attention tensor parallel ``attn_tp``
-    (NaN: the whole replica), ``disagg`` (bool), ``scale_out`` [GB/s], the replica size ``replica`` (NaN: any)."""
+    (NaN: the whole replica), ``disagg`` (bool), ``scale_out`` [GB/s], the replica size ``replica`` (NaN: any).
+    """
     table = catalog.serving_stacks()
     # many rows, few stacks: each stack's terms are worked out once per table, each row takes its stack's
     codes = catalog.positions(table, "stacks", stack_ids)
@@ -104,7 +109,8 @@ def stack_columns(stack_ids: Array) -> dict[str, Array]:
 
 def _stack_table(table: pd.DataFrame) -> dict[str, Array]:
     """:func:`stack_columns` of every stack in the table, in its order, and last of the plain stack (an unknown,
-    empty or ``best`` id: position -1)."""
+    empty or ``best`` id: position -1).
+    """
     codes = np.append(np.arange(len(table)), -1)
 
     def col(name: str, missing: float) -> Array:
@@ -137,7 +143,8 @@ class Roofline:
     for the estimate, its explanation, the calibration and the interactivity curve.
 
     ``factors`` are the efficiency factors to use where the scenario gives none (from
-    :func:`stored_factors` when omitted): the estimator never imports the calibration that fits them."""
+    :func:`stored_factors` when omitted): the estimator never imports the calibration that fits them.
+    """
 
     def __init__(self, c: dict[str, Array], m: dict[str, Array] | None = None,
                  factors: dict[str, Array] | None = None) -> None:
@@ -209,20 +216,30 @@ class Roofline:
             self.qk_dim + self.v_dim) * self.attention_cost
 
     def weights_read(self, batch: Array) -> Array:
+        """Weight bytes a decode step at batch ``batch`` reads (:func:`~economics.domain.throughput.weight_bytes_read`),
+        plus the copied non-expert weights under DP attention [byte].
+        """
         m = self.m
         read = th.weight_bytes_read(batch, m["total_params_b"], m["active_params_b"], m["experts"],
                                     m["experts_per_token"], self.bpp)
         return read + self.weights_copied if self._copies else read
 
     def memory_s(self, batch: Array, n: Array) -> Array:
+        """Memory time of one decode step at batch ``batch`` on ``n`` accelerators: the weights and the sequences'
+        average KV cache, each read at its share of the bandwidth [s].
+        """
         return (self.weights_read(batch) / self.eff_bw + batch * self.kv_avg / self.eff_kv) / (n * self.bw * 1e12)
 
     def compute_s(self, batch: Array, n: Array) -> Array:
+        """Compute time of one decode step at batch ``batch`` on ``n`` accelerators, at the decode compute
+        utilization [s].
+        """
         return batch * self.flops_tok / (n * self.peak * 1e12 * self.eff_f)
 
     def communication_s(self, tokens: Array | float, n: Array) -> Array:
         """Tensor-parallel all-reduces of one forward pass over ``tokens`` tokens (within the attention's TP group:
-        the replica, or 1 under DP attention), plus the expert-parallel all-to-all of the stack [s]."""
+        the replica, or 1 under DP attention), plus the expert-parallel all-to-all of the stack [s].
+        """
         m = self.m
         tp = np.where(np.isnan(self.attn_tp), n, self.attn_tp) if self._a2a else n
         t = th.tensor_parallel_s(tokens, m["hidden_size"], m["layers"], tp, self.link_gb_per_s, self.link_latency_us)
@@ -243,7 +260,8 @@ class Roofline:
     def step(self, batch: Array, n: Array) -> Array:
         """Time per emitted token of each of B sequences [s]: the plain decode step, or under speculative decoding
         the verification of k + 1 tokens per sequence plus k draft steps, over the E tokens accepted
-        (:func:`economics.domain.throughput.speculative_step_s`)."""
+        (:func:`economics.domain.throughput.speculative_step_s`).
+        """
         plain = self.plain_step(batch, n)
         if not (self.spec_k > 0).any():
             return plain
@@ -254,13 +272,15 @@ class Roofline:
     def user_step(self, batch: Array, n: Array, step: Array | None = None, mixed: Array | None = None) -> Array:
         """Time between a user's tokens [s]: the mixed step with its chunked prefill, or the bare decode step when
         prefill runs on other accelerators (disaggregated stack). ``step``, ``mixed``: t(B) and t_mix(B) when
-        already computed."""
+        already computed.
+        """
         t = self.step(batch, n) if step is None else step
         return np.where(self.disagg, t, self.mixed_step(batch, n, t) if mixed is None else mixed)
 
     def prefill_rate(self, n: Array) -> Array:
         """Prompt tokens/s of a replica of n accelerators when prefill rides in large batches (weights read once
-        per chunk, so compute-bound) plus its all-reduce traffic [token/s]."""
+        per chunk, so compute-bound) plus its all-reduce traffic [token/s].
+        """
         per_token = self.prefill_flops_tok / (n * self.peak * 1e12 * self.eff_p) + self.communication_s(1.0, n) - (
             self.communication_s(0.0, n)) + self.token_overhead_s
         return 1.0 / per_token
@@ -273,7 +293,8 @@ class Roofline:
         tokens/s, the fluid accounting of :func:`economics.domain.capacity.requests_per_s_per_accelerator`. ``step``,
         ``rate``:
         the decode step t(B) and the prefill rate P_rep when already computed.
-        Reference: Agrawal et al., "Sarathi-Serve", OSDI 2024 (chunked prefills piggybacked on decode batches)."""
+        Reference: Agrawal et al., "Sarathi-Serve", OSDI 2024 (chunked prefills piggybacked on decode batches).
+        """
         prompt_tokens = batch * self.i_miss / np.maximum(self.o_req, 1.0)
         t = self.step(batch, n) if step is None else step
         return t + cap.prefill_seconds(prompt_tokens, self.prefill_rate(n) if rate is None else rate)
@@ -286,7 +307,8 @@ class Roofline:
         .. math:: TTFT = t_{req} + t(B) + \frac{I_{miss}}{P_{rep}} \left(1 + \frac{\rho}{2 (1 - \rho)}\right)
 
         t_req the calibrated fixed time per request (server, tokenization, scheduling); ``step``, ``rate``: t(B) and
-        P_rep when already computed."""
+        P_rep when already computed.
+        """
         t = self.step(batch, n) if step is None else step
         p_rep = self.prefill_rate(n) if rate is None else rate
         t_mix = self.mixed_step(batch, n, t, p_rep)
@@ -299,7 +321,8 @@ class Roofline:
 def stored_factors(accelerators: Array, models: Array | None = None) -> dict[str, Array]:
     """Calibrated factors from data/calibration.csv for each row: the most specific scope that exists, in the
     order ``<family>:<model class>``, ``<family>``, ``global:<model class>``, ``global`` (model class ``dense`` or
-    ``moe``)."""
+    ``moe``).
+    """
     names, factors = _calibration_factors(catalog.calibration())
     acc = np.asarray(accelerators, dtype=object)
     mod = np.full(len(acc), "", dtype=object) if models is None else np.asarray(models, dtype=object)
@@ -332,7 +355,8 @@ def stored_factors(accelerators: Array, models: Array | None = None) -> dict[str
 
 def _scopes(accelerators: Array, models: Array, factors: dict[str, dict[str, float]]) -> list[str]:
     """The calibration scope of each (accelerator, model) pair: the first of ``<family>:<model class>``,
-    ``<family>``, ``global:<model class>`` that ``factors`` holds, else ``global``."""
+    ``<family>``, ``global:<model class>`` that ``factors`` holds, else ``global``.
+    """
     fam = accelerator_figure(accelerators, "family", "")
     cls = model_class(models)
     return [next((s for s in (f"{f}:{c}", str(f), f"global:{c}") if s in factors), "global")
@@ -345,7 +369,8 @@ _FACTORS_OF: list[tuple[pd.DataFrame, list[str], dict[str, dict[str, float]]]] =
 def _calibration_factors(cal: pd.DataFrame) -> tuple[list[str], dict[str, dict[str, float]]]:
     """The factors data/calibration.csv holds, and the table as scope -> factor -> value (empty = 0); built once
     per catalog table (the table is cached; a re-read, as after ``calibrate --write``, is a new object, read
-    again)."""
+    again).
+    """
     entry = _FACTORS_OF[0] if _FACTORS_OF else None
     if entry is None or entry[0] is not cal:
         names = [f for f in (*FACTORS, TOKEN_FACTOR, TTFT_FACTOR, KV_FACTOR) if f in cal.columns]
@@ -358,7 +383,8 @@ def _calibration_factors(cal: pd.DataFrame) -> tuple[list[str], dict[str, dict[s
 
 def accelerator_figure(ids: Array, field: str, missing: Any = np.nan) -> Array:
     """An accelerators.csv figure for each row's id (``missing`` where absent, the field unknown or the id
-    empty)."""
+    empty).
+    """
     table = catalog.accelerators()
     codes = catalog.positions(table, "accelerators", ids)
     if field not in table.columns:
@@ -377,7 +403,8 @@ def accelerator_figure(ids: Array, field: str, missing: Any = np.nan) -> Array:
 def _efficiency(c: dict[str, Array], m: dict[str, Array],
                 factors: dict[str, Array] | None) -> tuple[Array, Array, Array, Array]:
     """Bandwidth, decode compute and prefill compute utilization and the per-layer step overhead [us]: the
-    scenario's own, else the given (calibrated) factors, else the stored ones for its accelerator and model."""
+    scenario's own, else the given (calibrated) factors, else the stored ones for its accelerator and model.
+    """
     cal = stored_factors(c["accelerator"], c["model"]) if factors is None else factors
     bw, fl, fp, oh = (np.where(np.isnan(c[f]), cal[f], c[f]) for f in FACTORS)
     return bw, fl, fp, oh

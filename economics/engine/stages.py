@@ -55,7 +55,8 @@ class Columns:
 
     def calc(self, formula: Formula, where: Any = None, note: str = "") -> Any:
         """Evaluate ``formula`` into column ``formula.name`` on the rows ``where`` (all rows when None); other
-        rows keep their value (NaN if new). Records the step when the traced row is one of them."""
+        rows keep their value (NaN if new). Records the step when the traced row is one of them.
+        """
         if where is not None and not _any(where):
             if formula.name not in self.v:
                 self.v[formula.name] = np.full(self.n, np.nan)
@@ -72,6 +73,7 @@ class Columns:
         return out
 
     def zeros(self, *names: str) -> None:
+        """Set each column of ``names`` to zeros on every row."""
         for name in names:
             self.v[name] = np.zeros(self.n)
 
@@ -110,7 +112,8 @@ def request_time(x: Columns) -> None:
 
 def demand(x: Columns) -> None:
     """Token demand per day: given; from the request rate; one side from the other by the request shape; or,
-    with no demand, what the fleet can serve all day."""
+    with no demand, what the fleet can serve all day.
+    """
     v = x.v
     d_in, d_out, rps = v["demand_input_tokens_per_day"], v["demand_output_tokens_per_day"], v["demand_requests_per_s"]
     has_in, has_out = ~np.isnan(d_in), ~np.isnan(d_out)
@@ -153,7 +156,8 @@ def work(x: Columns) -> None:
 
 def sizing(x: Columns) -> None:
     """Fleets sized from demand at peak with headroom, in whole replicas (and systems); each pool from the
-    demand it must carry, never from the other pool's capacity."""
+    demand it must carry, never from the other pool's capacity.
+    """
     v = x.v
     sized_decode = x.dis & np.isnan(v["decode_accelerator_count"]) & x.has_demand
     if not (x.sized.any() or sized_decode.any()):
@@ -274,7 +278,8 @@ def facility(x: Columns) -> None:
 
 def pool_cost(x: Columns, pool: str, rows: Any) -> None:
     """The hourly cost of one pool on ``rows``: capital, energy, facility, operations (owned) or rent, with its
-    own hardware figures and utilization (``pool`` as in :func:`economics.domain.cost.bind_pool`)."""
+    own hardware figures and utilization (``pool`` as in :func:`economics.domain.cost.bind_pool`).
+    """
     def b(f: Formula) -> Formula:
         return _bound(f, pool)
 

@@ -39,7 +39,8 @@ MAX_RUNS = 100_000
 
 class BenchmarkError(ValueError):
     """A benchmark file that cannot become curve points: the message names the file, the run and what is missing
-    (the flag that supplies it) or wrong (field and value)."""
+    (the flag that supplies it) or wrong (field and value).
+    """
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,8 @@ def _mean(total: float | None, count: float | None) -> float | None:
 
 def _date(text: Any) -> str:
     """An ISO date (YYYY-MM-DD) from the dates tools write: vLLM's ``20250101-120000``, ISO timestamps, or epoch
-    seconds; '' when there is none."""
+    seconds; '' when there is none.
+    """
     if isinstance(text, (int, float)) and not isinstance(text, bool) and 1e9 < text < 1e11:
         return dt.datetime.fromtimestamp(float(text), dt.UTC).date().isoformat()
     s = str(text or "").strip()
@@ -131,12 +133,14 @@ def _vllm_like(obj: dict[str, Any], tool: str, index: int) -> Run:
 
 
 def read_vllm(obj: dict[str, Any]) -> list[Run]:
+    """The one run of a vLLM serving benchmark's result file (``vllm bench serve --save-result``)."""
     return [_vllm_like(obj, "vllm", 1)]
 
 
 def read_sglang(lines: list[dict[str, Any]]) -> list[Run]:
     """SGLang's runs, with the server's configuration where the line records it (``server_info``: model path,
-    TP/EP/DP attention, speculative algorithm, version)."""
+    TP/EP/DP attention, speculative algorithm, version).
+    """
     runs = []
     for i, obj in enumerate(lines, start=1):
         run = _vllm_like(obj, "sglang", i)
@@ -162,7 +166,8 @@ def _stat(metric: Any, *names: str) -> float | None:
 def _perf_analyzer_like(obj: dict[str, Any], tool: str) -> Run:
     """GenAI-Perf or AIPerf: one profile export is one run (one concurrency or request rate). Per-user speed is
     the median of the per-request ``output_token_throughput_per_user`` (1 / each request's inter-token latency;
-    1,000 / the median ITL where the file has no per-user metric)."""
+    1,000 / the median ITL where the file has no per-user metric).
+    """
     records = obj.get("records")
     metrics: dict[str, Any] = records if isinstance(records, dict) else obj
     given = obj.get("input_config")
@@ -213,7 +218,8 @@ def _in_ms(value: float | None, unit: str) -> float | None:
 def read_guidellm(obj: dict[str, Any]) -> list[Run]:
     """Each of a GuideLLM report's benchmarks (one strategy: synchronous, concurrent streams, a constant rate).
     Per-user speed is 1,000 / the median inter-token latency of the successful requests (``time_per_output_token_ms``
-    counts the first token too); throughput the mean output tokens/s."""
+    counts the first token too); throughput the mean output tokens/s.
+    """
     runs = []
     for i, b in enumerate(obj.get("benchmarks") or [], start=1):
         metrics = b.get("metrics", {}) if isinstance(b, dict) else {}
@@ -249,7 +255,8 @@ def _strategy(b: Any) -> dict[str, Any]:
 
 def _find(obj: Any, key: str, depth: int = 0) -> Any:
     """The first value under ``key`` in nested dicts (breadth-first over a few levels): GuideLLM's reports move
-    their configuration between versions (``args``, ``config``, ``run_info``)."""
+    their configuration between versions (``args``, ``config``, ``run_info``).
+    """
     if not isinstance(obj, dict) or depth > 4:
         return None
     if key in obj:
@@ -273,7 +280,8 @@ def read_inferencex(rows: list[Any], skipped: list[str] | None = None) -> list[R
     only, so it is scaled by D / (P + D) to count every GPU (total tokens: ``tput_per_gpu`` over P + D).
 
     A row that cannot be read (no output figure, or GPU counts that contradict its throughputs) is refused, or,
-    with a ``skipped`` list, left out and named there with its reason."""
+    with a ``skipped`` list, left out and named there with its reason.
+    """
     runs = []
     for i, r in enumerate(rows, start=1):
         try:
@@ -356,7 +364,8 @@ MLPERF_LINE = re.compile(r"^\s*([^:]+?)\s*:\s*(.*?)\s*$")
 
 def read_mlperf_summary(text: str) -> list[Run]:
     """An MLPerf Inference LLM ``mlperf_log_summary.txt``: tokens per second of the system, the p99 time per output
-    token (a lower bound on per-user speed: ``constraint`` points) and the mean TTFT where the scenario logs them."""
+    token (a lower bound on per-user speed: ``constraint`` points) and the mean TTFT where the scenario logs them.
+    """
     kv: dict[str, str] = {}
     for line in text.splitlines():
         m = MLPERF_LINE.match(line)
@@ -389,7 +398,8 @@ MLPERF_ACCELERATORS = ("gb300", "gb200", "b300", "b200", "h200", "h100", "mi355x
 
 def mlperf_accelerator(name: str) -> str:
     """The catalog id in an MLPerf accelerator name ('NVIDIA H200-SXM-141GB' -> h200-sxm), '' when it names none
-    or a variant the catalog does not hold (PCIe, NVL)."""
+    or a variant the catalog does not hold (PCIe, NVL).
+    """
     text = re.sub(r"[^a-z0-9]", "", name.lower())
     if "pcie" in text or "nvl" in text and "nvl72" not in text:
         return ""
@@ -401,7 +411,8 @@ def mlperf_accelerator(name: str) -> str:
 def read_mlperf_table(text: str) -> list[Run]:
     """The rows of an MLPerf results summary table (``summary.csv``): the system's tokens/s over its accelerators
     (nodes x per node); power rows (``Units`` = Watts) are not runs. Offline rows have no per-user speed; Server and
-    Interactive rows take their scenario's bound (``constraint`` points)."""
+    Interactive rows take their scenario's bound (``constraint`` points).
+    """
     runs = []
     for i, r in enumerate(csv.DictReader(io.StringIO(text)), start=1):
         if str(r.get("Units", "")).strip().lower() == "watts":
@@ -462,7 +473,8 @@ def detect(data: bytes, name: str) -> str:
 
 def read_runs(data: bytes, name: str, fmt: str = "auto", skipped: list[str] | None = None) -> list[Run]:
     """The runs of one benchmark file in format ``fmt`` (``auto``: :func:`detect`); not for ``curves``. With a
-    ``skipped`` list, InferenceX rows whose GPU counts contradict their throughputs are named there, not refused."""
+    ``skipped`` list, InferenceX rows whose GPU counts contradict their throughputs are named there, not refused.
+    """
     fmt = detect(data, name) if fmt == "auto" else fmt
     text = data.decode("utf-8-sig", errors="strict")
     try:

@@ -129,7 +129,8 @@ def _per_accelerator(run: Run, flags: Flags) -> tuple[float, float | None, str]:
 
 def points(runs: Sequence[Run], flags: Flags, file_name: str, sha256: str) -> list[dict[str, str]]:
     """The curve points of one file's runs (text cells in :data:`economics.user_curves.COLUMNS`); runs of one
-    accelerator, model, precision, stack and request shape (lengths within the curves' tolerance) share a curve."""
+    accelerator, model, precision, stack and request shape (lengths within the curves' tolerance) share a curve.
+    """
     rows = []
     for run in runs:
         where = f"{shown(file_name)}, run {run.index}"
@@ -191,7 +192,8 @@ def _point(run: Run, flags: Flags, file_name: str, sha256: str) -> dict[str, str
 def _name_curves(rows: list[dict[str, str]], curve_id: str) -> list[dict[str, str]]:
     """Give each row its curve id: ``--curve-id`` (with a number where a file holds several shapes) or one built
     from tool, accelerator, model, precision and lengths. Rows whose configuration matches and whose lengths are
-    within :data:`~economics.engine.measured.LENGTH_TOLERANCE` of a curve's first point join that curve."""
+    within :data:`~economics.engine.measured.LENGTH_TOLERANCE` of a curve's first point join that curve.
+    """
     curves: list[tuple[tuple[str, ...], float, float, str]] = []
     for row in rows:
         if row["curve_id"]:  # a curve file's own id is kept
@@ -219,7 +221,8 @@ def _name_curves(rows: list[dict[str, str]], curve_id: str) -> list[dict[str, st
 def _curve_name(row: dict[str, str], i: float, o: float) -> str:
     """A readable curve id: tool, accelerator, framework, MTP and disaggregation where used, model, precision,
     lengths and, for a published run, its number (``inferencex-b200-dynamo-trt-mtp-disagg-deepseek-v3-fp8-1024-1024
-    -23438524239``)."""
+    -23438524239``).
+    """
     spec = row["speculative_decoding"].lower()
     run = re.findall(r"\d+", row["_group"])
     framework = re.sub(r"[^a-z0-9.]+", "-", row["framework"].lower()).strip("-")

@@ -1,5 +1,6 @@
 """A result table as an Excel workbook (openpyxl): numbers as numbers, text cells that a spreadsheet would read
-as formulas kept as text, and the columns it had to neutralise named."""
+as formulas kept as text, and the columns it had to neutralise named.
+"""
 
 from __future__ import annotations
 

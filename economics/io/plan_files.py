@@ -1,5 +1,6 @@
 """The planner's files: a plan row with its settings and a CANDIDATES.csv read and checked (every bad cell
-named with its row and value), a plan written as CSV sections, and the ``plan`` command's whole run from file bytes."""
+named with its row and value), a plan written as CSV sections, and the ``plan`` command's whole run from file bytes.
+"""
 
 from __future__ import annotations
 
@@ -71,7 +72,8 @@ class InvalidPlanRow(ValueError):
 
 def read_plan_row(data: bytes | str, row: str) -> tuple[dict[str, Any], PlanSettings]:
     """One row of a scenario CSV that may also carry the planner columns (:data:`PLAN_FIELDS`): the row's non-empty
-    scenario cells (read as :func:`economics.io.tables.read_table` reads files) and its planner settings."""
+    scenario cells (read as :func:`economics.io.tables.read_table` reads files) and its planner settings.
+    """
     header, rows, sep = _csv_rows(data, "FILE")
     plan_idx = [i for i, h in enumerate(header) if h in PLAN_FIELDS]
     keep = [i for i in range(len(header)) if i not in plan_idx]
@@ -107,7 +109,8 @@ def read_plan_row(data: bytes | str, row: str) -> tuple[dict[str, Any], PlanSett
 def read_candidates_csv(data: bytes | str, s: Scenario) -> list[Candidate]:
     """Hardware options from a CANDIDATES.csv (:data:`CANDIDATE_COLUMNS`): each row its own measured rates and
     prices; a catalog id fills the empty hardware figures. Raises InputError naming the row, the field and the
-    value for anything it cannot use."""
+    value for anything it cannot use.
+    """
     header, rows, _ = _csv_rows(data, "CANDIDATES")
     for h in header:
         if h not in CANDIDATE_COLUMNS:
@@ -219,7 +222,8 @@ def plan_from_files(data: bytes | str, row: str, candidates_data: bytes | str | 
                     accelerators: list[str] | None = None, frontier: str = "none",
                     curves_sha256: str = "") -> dict[str, Any]:
     """The ``plan`` command as a function: the JSON-ready plan (and frontiers) of one row (its throughput from the
-    curve file ``curves_sha256`` names where the row names none). Raises InputError."""
+    curve file ``curves_sha256`` names where the row names none). Raises InputError.
+    """
     cells, settings = read_plan_row(data, row)
     label = cells.pop("_label")
     if curves_sha256 and not cells.get("curves_sha256"):
@@ -249,7 +253,8 @@ def plan_from_files(data: bytes | str, row: str, candidates_data: bytes | str | 
 
 def plan_csv_text(out: dict[str, Any]) -> str:
     """The plan as CSV sections (summary, plan, constraints, setting costs, hours, frontiers), each under a '# name'
-    line."""
+    line.
+    """
     parts = ["# summary\n" + to_csv_text(pd.DataFrame([{"feasible": out["feasible"],
                                                          "infeasible_reason": out["infeasible_reason"],
                                                          **out["summary"]}]))]
@@ -262,7 +267,8 @@ def plan_csv_text(out: dict[str, Any]) -> str:
 @contextlib.contextmanager
 def solver_chatter_to_stderr() -> Iterator[None]:
     """HiGHS occasionally prints a line from C++ straight to file descriptor 1; while the command computes, that
-    descriptor points at stderr so standard output holds only the plan (JSON or CSV)."""
+    descriptor points at stderr so standard output holds only the plan (JSON or CSV).
+    """
     sys.stdout.flush()
     try:
         saved = os.dup(1)

@@ -1,5 +1,6 @@
 """A terminal progress line for long evaluations: rows done, the share of the file read and the elapsed time,
-redrawn in place on a terminal and silent otherwise."""
+redrawn in place on a terminal and silent otherwise.
+"""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ def progress_text(rows: int, fraction: float | None, seconds: float) -> str:
 
 def terminal_progress(out: IO[str]) -> Callable[[int, float | None], None] | None:
     """A progress callback drawing one self-overwriting line on ``out`` when it is a terminal; None otherwise (a
-    pipe or a file gets no progress, so logs stay clean)."""
+    pipe or a file gets no progress, so logs stay clean).
+    """
     if not (hasattr(out, "isatty") and out.isatty()):
         return None
     start = time.monotonic()

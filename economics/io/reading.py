@@ -167,10 +167,10 @@ def _utf8(stream: Any, head: bytes) -> Any:
 
 
 def detect_format(source: str | Path | bytes, fmt: str | None = None) -> str:
-    """``csv``, ``parquet`` or ``json``: ``fmt`` when given, else from the first bytes (Parquet magic, ``[``/``{``
+    r"""``csv``, ``parquet`` or ``json``: ``fmt`` when given, else from the first bytes (Parquet magic, ``[``/``{``
     for JSON) and then the extension.
 
-    >>> detect_format(b"PAR1...."), detect_format(b' [{"name": "a"}]'), detect_format(b"name,pue\\n")
+    >>> detect_format(b"PAR1...."), detect_format(b' [{"name": "a"}]'), detect_format(b"name,pue\n")
     ('parquet', 'json', 'csv')
     """
     if fmt:
@@ -193,7 +193,8 @@ def detect_format(source: str | Path | bytes, fmt: str | None = None) -> str:
 @dataclass(frozen=True)
 class Layout:
     """What the first lines of a CSV say: where the header starts (bytes of comments and blank lines before it),
-    the separator, the header's names and whether data rows end with a separator."""
+    the separator, the header's names and whether data rows end with a separator.
+    """
 
     skip_bytes: int
     sep: str
@@ -261,7 +262,8 @@ def read_chunks(source: str | Path | bytes, fmt: str | None = None, chunk_bytes:
     """The scenarios of ``source`` (a path or the file's bytes) chunk by chunk, the index counting data rows from 0
     across chunks. ``progress(rows read, fraction of the file read or None)`` is called after each chunk; more than
     ``max_rows`` rows raise :class:`InputError` as soon as they are read. Raises :class:`InputError` for what is
-    not a usable table (see the module docstring)."""
+    not a usable table (see the module docstring).
+    """
     kind = detect_format(source, fmt)
     if kind == "json":
         chunks = _json_chunks(source, chunk_rows)
@@ -380,7 +382,8 @@ def _refuse_ragged(bad: list[tuple[int, str]], layout: Layout, rows: int, batch_
 
 def _frame(batch: pa.RecordBatch, layout: Layout, start: int) -> pd.DataFrame:
     """A parsed block as a DataFrame of text cells: NUL and values after the last column refused, decimal commas
-    of a ``;`` file read."""
+    of a ``;`` file read.
+    """
     columns = dict(zip(batch.schema.names, batch.columns, strict=True))
     if layout.trailing:
         extra = columns.pop(TRAILING)
@@ -429,10 +432,10 @@ def decimal_comma(column: pa.Array, name: str, start: int = 0) -> pa.Array:
 
 def read_table(source: str | Path | bytes, fmt: str | None = None, max_rows: int | None = None,
                progress: Callable[[int, float | None], None] | None = None) -> pd.DataFrame:
-    """The whole table of ``source`` (as :func:`read_chunks` reads it, same checks), the row limit enforced while
+    r"""The whole table of ``source`` (as :func:`read_chunks` reads it, same checks), the row limit enforced while
     reading: a file over ``max_rows`` is refused before the rest of it is parsed.
 
-    >>> read_table(b"name,pue\\n#1,1.2\\n").to_dict("list")
+    >>> read_table(b"name,pue\n#1,1.2\n").to_dict("list")
     {'name': ['#1'], 'pue': ['1.2']}
     """
     return pd.concat(list(read_chunks(source, fmt, max_rows=max_rows, progress=progress)), ignore_index=True)

@@ -77,7 +77,8 @@ def read_scenarios_csv(data: bytes | str) -> pd.DataFrame:
 
 def read_input_bytes(path: str) -> bytes:
     """The bytes of a command's input file, or of standard input for ``-``; an unreadable path is an
-    :class:`InputError` naming it (never a traceback)."""
+    :class:`InputError` naming it (never a traceback).
+    """
     if path == "-":
         return sys.stdin.buffer.read()
     try:
@@ -138,7 +139,8 @@ def read_scenarios(data: bytes | str) -> pd.DataFrame:
 
 def _ragged_rows(body: str, sep: str, width: int) -> list[tuple[int, int]]:
     """(1-based line number from the header, cells) of non-blank rows whose number of cells is not the header's:
-    the CSV parser would pad a short row with empty cells, or shift a long one, without a word."""
+    the CSV parser would pad a short row with empty cells, or shift a long one, without a word.
+    """
     if '"' not in body:  # no quoting: separators per line, counted over the bytes (a million rows in ~0.1 s)
         lines = body.replace("\r\n", "\n").replace("\r", "\n") if "\r" in body else body  # as the parser splits
         raw = np.frombuffer(lines.encode("utf-8", "surrogatepass"), dtype=np.uint8)
@@ -158,9 +160,10 @@ def _ragged_rows(body: str, sep: str, width: int) -> list[tuple[int, int]]:
 
 
 def _without_leading_comments(text: str) -> str:
-    """The text from the header on: ``#`` comment lines and blank lines before the header are skipped (a data
-    row whose first cell starts with ``#`` is data, never dropped). Lines end at ``\\n`` only, as for the CSV
-    parser, so control characters such as ``\\x1c`` inside a cell never split a row."""
+    r"""The text from the header on: ``#`` comment lines and blank lines before the header are skipped (a data
+    row whose first cell starts with ``#`` is data, never dropped). Lines end at ``\n`` only, as for the CSV
+    parser, so control characters such as ``\x1c`` inside a cell never split a row.
+    """
     start = 0
     while start < len(text):
         end = text.find("\n", start)
@@ -201,13 +204,15 @@ EXCEL_ILLEGAL = r"[\x00-\x08\x0b\x0c\x0e-\x1f]"
 
 def to_excel_bytes(df: pd.DataFrame, sheet: str = "results") -> bytes:
     """An .xlsx workbook of the table (formulas neutralised, missing values as empty cells); see
-    :func:`excel_export` for what had to change to fit Excel."""
+    :func:`excel_export` for what had to change to fit Excel.
+    """
     return excel_export(df, sheet)[0]
 
 
 def excel_export(df: pd.DataFrame, sheet: str = "results") -> tuple[bytes, list[str]]:
     r"""(.xlsx bytes, notes): control characters Excel cannot hold are written as ``\xNN`` and text longer than a
-    cell holds (32,767 characters) is cut; each note names the column, the rows and what was done."""
+    cell holds (32,767 characters) is cut; each note names the column, the rows and what was done.
+    """
     out, notes = excel_safe(safe_for_spreadsheets(df))
     buffer = io.BytesIO()
     out.to_excel(buffer, sheet_name=sheet, index=False, engine="openpyxl")
@@ -261,9 +266,10 @@ JSON_SLICE_ROWS = 4096
 
 
 def json_record_lines(df: pd.DataFrame) -> Iterator[str]:
-    """The records of :func:`to_json_text` without the brackets, a slice of rows at a time: one JSON object a line,
-    lines separated by ``,\\n`` within a slice (the caller joins slices the same way). Numbers are written as the
-    shortest text that reads back to the same float64; NaN and infinity never appear (null)."""
+    r"""The records of :func:`to_json_text` without the brackets, a slice of rows at a time: one JSON object a line,
+    lines separated by ``,\n`` within a slice (the caller joins slices the same way). Numbers are written as the
+    shortest text that reads back to the same float64; NaN and infinity never appear (null).
+    """
     for start in range(0, len(df), JSON_SLICE_ROWS):
         # pandas writes NaN and infinity as null and every float exactly (to 15 decimals); reading that back and
         # writing it with json gives the shortest text for each number ("37169.69", not "37169.690000000002328")

@@ -1,7 +1,8 @@
 """Scenario tables at the engine's speed, by family: reading (:mod:`economics.io.reading`: CSV, Parquet and JSON
 with Apache Arrow, chunk by chunk, every accepted layout listed there), writing and streaming
 (:mod:`economics.io.writing`), the terminal progress line (:mod:`economics.io.progress`) and the Excel export
-(:mod:`economics.io.excel`). The names are re-exported here, where the CLI and the app find them."""
+(:mod:`economics.io.excel`). The names are re-exported here, where the CLI and the app find them.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Result tables written chunk by chunk: CSV (optionally gzip or zstd compressed), Parquet or JSON records, with
 a column set fixed by the header (:func:`result_columns`), spreadsheet formulas in text cells neutralised
-(vectorised) and missing values as empty cells; :func:`stream` runs read -> evaluate -> write."""
+(vectorised) and missing values as empty cells; :func:`stream` runs read -> evaluate -> write.
+"""
 
 from __future__ import annotations
 
@@ -60,7 +61,8 @@ def _arrow_type(series: pd.Series) -> pa.DataType:
 
 def schema_of(df: pd.DataFrame, columns: list[str]) -> pa.Schema:
     """Arrow schema of a result: numbers as float64/int64, flags as bool, everything else as text; a column the
-    chunk lacks (a decode field) takes its field's type."""
+    chunk lacks (a decode field) takes its field's type.
+    """
     kinds = {"float": pa.float64(), "int": pa.int64(), "bool": pa.bool_()}
     return pa.schema([(c, _arrow_type(df[c]) if c in df.columns else kinds.get(FIELDS[c].kind, pa.string()))
                       for c in columns])
@@ -68,7 +70,8 @@ def schema_of(df: pd.DataFrame, columns: list[str]) -> pa.Schema:
 
 def to_arrow(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
     """A result chunk as an Arrow table of ``schema`` (absent columns empty); NaN, infinity and empty text become
-    nulls (empty cells)."""
+    nulls (empty cells).
+    """
     arrays = []
     for f in schema:
         if f.name not in df.columns:
@@ -127,7 +130,8 @@ class TableWriter:
     """Write result chunks to ``path`` (``-`` = standard output) as CSV (gzip/zstd by the ``.gz``/``.zst``
     extension), Parquet or JSON (one array of records, written record by record: the same text
     :func:`~economics.io.scenario_files.to_json_text` gives for the whole table). The file appears only when
-    :meth:`close` succeeds (written beside it, then renamed)."""
+    :meth:`close` succeeds (written beside it, then renamed).
+    """
 
     def __init__(self, path: str, fmt: str = "csv", sink: IO[bytes] | None = None) -> None:
         self.path, self.fmt, self.sink = path, fmt, sink
@@ -236,13 +240,15 @@ class Totals:
 
     @property
     def report(self) -> pd.DataFrame:
+        """Every chunk's problems in one table (row, name, field, value, message), empty when there were none."""
         return pd.concat(self.reports, ignore_index=True) if self.reports else pd.DataFrame(
             columns=["row", "name", "field", "value", "message"])
 
 
 def stream(chunks: Iterator[pd.DataFrame], evaluate: Evaluator, writer: TableWriter) -> Totals:
     """Evaluate each chunk and write it: read -> validate -> evaluate -> write, one chunk in memory at a time.
-    Report rows are renumbered across the file. The output file is only kept when every chunk succeeded."""
+    Report rows are renumbered across the file. The output file is only kept when every chunk succeeded.
+    """
     totals = Totals()
     schema: pa.Schema | None = None
     ok = False

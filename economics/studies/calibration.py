@@ -119,7 +119,8 @@ def _weight_bytes(pts: pd.DataFrame) -> np.ndarray:
 
 def predict_columns(cols: dict[str, np.ndarray], factors: dict[str, Any]) -> dict[str, np.ndarray]:
     """Output tokens/s per accelerator (prefill included, as a benchmark measures it) and time to first token [s]
-    for validated point columns under the given factors."""
+    for validated point columns under the given factors.
+    """
     n = len(cols["accelerator"])
     cal = {f: np.broadcast_to(np.asarray(factors.get(f, 0.0), dtype=float), (n,)).copy() for f in FITTED}
     c, out = _fill(cols, cal)
@@ -167,10 +168,11 @@ def _loss(pred: dict[str, np.ndarray], pts: pd.DataFrame) -> float:
 
 
 def batch_one_overhead_bound_us(pts: pd.DataFrame) -> float:
-    """The largest per-layer step overhead the measured batch-1 points allow [us]: at batch 1 a decode step takes
-    1 / v_1 (v_1 the measured per-user speed), of which the overhead is a part, so
+    r"""The largest per-layer step overhead the measured batch-1 points allow [us].
 
-    .. math:: t_0 \\le \\min_{points} \\frac{1}{v_1 L}
+    At batch 1 a decode step takes 1 / v_1 (v_1 the measured per-user speed), of which the overhead is a part, so
+
+    .. math:: t_0 \le \min_{points} \frac{1}{v_1 L}
 
     over the points measured at concurrency 1 (L the model's layers); infinite where none is. The bound keeps the
     fit physical: an overhead fitted on other points can never make a batch-1 step slower than one was measured.
@@ -191,7 +193,8 @@ def batch_one_overhead_bound_us(pts: pd.DataFrame) -> float:
 def _fit(pts: pd.DataFrame, fixed: dict[str, float] | None = None,
          limits: dict[str, tuple[float, float]] | None = None) -> dict[str, float]:
     """Nelder-Mead on the logs of the factors (bounded by clipping), minimising the mean squared log error;
-    ``fixed`` factors are held at the given values, ``limits`` replace :data:`LIMITS` where given."""
+    ``fixed`` factors are held at the given values, ``limits`` replace :data:`LIMITS` where given.
+    """
     cols = _columns(pts)
     fixed = fixed or {}
     bounds = {**LIMITS, **(limits or {})}
@@ -260,7 +263,8 @@ def fit() -> pd.DataFrame:
 
 def fitted_scopes(usable: pd.DataFrame) -> dict[str, dict[str, float]]:
     """The factors of every scope (``global``, each family, each family's model class with enough points) fitted on
-    the training split of ``usable`` (fittable points): the fit of :func:`fit`, on any subset of the points."""
+    the training split of ``usable`` (fittable points): the fit of :func:`fit`, on any subset of the points.
+    """
     fitted: dict[str, dict[str, float]] = {}
     for scope, g in _scopes(usable):
         # the per-step overhead shows only where the batch is small: without a measured per-user speed (offline
@@ -315,7 +319,8 @@ def _fit_table(usable: pd.DataFrame, fitted: dict[str, dict[str, float]]) -> pd.
 
 def applied_factors(pts: pd.DataFrame, fitted: dict[str, dict[str, float]]) -> dict[str, np.ndarray]:
     """The factors each point gets from the fitted scopes: the most specific of ``<family>:<class>``, ``<family>``,
-    ``global:<class>``, ``global`` (the order of :func:`economics.engine.roofline.stored_factors`)."""
+    ``global:<class>``, ``global`` (the order of :func:`economics.engine.roofline.stored_factors`).
+    """
     names = [f"{f}:{c}" for f, c in zip(pts["family"], pts["model_class"], strict=True)]
     chosen = []
     for fam, cls, both in zip(pts["family"], pts["model_class"], names, strict=True):
@@ -325,9 +330,10 @@ def applied_factors(pts: pd.DataFrame, fitted: dict[str, dict[str, float]]) -> d
 
 def _fit_request_overhead(pts: pd.DataFrame, fitted: dict[str, dict[str, float]]) -> float:
     r"""The fixed time per request [ms] that best matches the measured TTFT (squared log error), given the factors
-    each point gets; it changes no throughput. Each measured configuration (a curve: one deployment and workload swept
-    over concurrency) weighs as much as any other, whatever its number of points, so that one sweep does not set the
-    constant for every engine:
+    each point gets; it changes no throughput.
+
+    Each measured configuration (a curve: one deployment and workload swept over concurrency) weighs as much as any
+    other, whatever its number of points, so that one sweep does not set the constant for every engine:
 
     .. math:: \min_{t_{req}} \sum_i w_i \ln^2\frac{\hat{T}_i + t_{req}}{T_i}, \quad w_i = 1 / n_{curve(i)}
     """
@@ -362,7 +368,8 @@ def _members(pts: pd.DataFrame, scope: str) -> pd.DataFrame:
 def report() -> tuple[pd.DataFrame, dict[str, float]]:
     """Predicted vs measured for every point with the factors in data/calibration.csv; summary over fitted points
     (train and held-out splits), the held-out split on its own, the time to first token, and the blind split (sources
-    added after the fit, :data:`BLIND_SOURCES`) on its own."""
+    added after the fit, :data:`BLIND_SOURCES`) on its own.
+    """
     pts = points()
     factors = stored_factors(pts["accelerator"].to_numpy(), pts["model"].to_numpy())
     for f, v in factors.items():
@@ -400,7 +407,8 @@ def report() -> tuple[pd.DataFrame, dict[str, float]]:
 def holdout_table() -> pd.DataFrame:
     """Per accelerator family (and overall): training and held-out median and worst absolute error of output
     tokens/s per accelerator, and of the time to first token (``ttft_*`` over both splits, ``train_ttft_*`` and
-    ``holdout_ttft_*`` per split), with the stored factors (fitted on the training split only)."""
+    ``holdout_ttft_*`` per split), with the stored factors (fitted on the training split only).
+    """
     res, _ = report()
     fitted = res[res["fitted"] == "yes"]
     rows = []
@@ -441,7 +449,8 @@ def scope_for(accelerator: str, model: str | None = None) -> dict[str, Any]:
 
 def holdout_text() -> str:
     """The held-out report as printed by ``python -m economics calibrate --holdout``: per scope the training and
-    held-out median and worst absolute error of output tokens/s per accelerator, and of TTFT."""
+    held-out median and worst absolute error of output tokens/s per accelerator, and of TTFT.
+    """
     table = holdout_table()
     res, summary = report()
 

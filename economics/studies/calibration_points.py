@@ -134,7 +134,8 @@ def _claim_rows() -> list[dict[str, Any]]:
 
 def points() -> pd.DataFrame:
     """Every measured point in data/ with what is needed to predict it, whether it can be fitted, and its split
-    (``train`` or ``holdout``, by model family)."""
+    (``train`` or ``holdout``, by model family).
+    """
     df = pd.DataFrame(_curve_rows() + _claim_rows())
     acc = catalog.accelerators()
     known = df["accelerator"].isin(acc.index)

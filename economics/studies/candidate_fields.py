@@ -52,7 +52,8 @@ def check_column(column: str) -> None:
 
 def candidate_changes(cells: dict[str, str], where: str, s: Scenario) -> tuple[tuple[str, Any], ...]:
     """The per-candidate scenario fields of one row, parsed and checked against the field's bounds, and the
-    measured-at fields checked against the scenario's; InputError naming the row, the field and the value."""
+    measured-at fields checked against the scenario's; InputError naming the row, the field and the value.
+    """
     out = []
     for name in [c for c in cells if c in PER_CANDIDATE or c in MEASURED_AT]:
         spec = FIELDS[name]

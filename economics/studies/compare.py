@@ -146,7 +146,8 @@ def margins_at_prices(scenario: Scenario | dict[str, Any], prices: pd.DataFrame,
                       resolved: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
     """The scenario evaluated at each row's input/output list price (e.g. data/api_prices.csv): adds
     ``revenue_usd_per_day``, ``gross_margin`` and ``cost_usd_per_m_tokens`` columns to ``prices`` (``resolved``:
-    the scenario already resolved, as for :func:`cost_vs_utilization`)."""
+    the scenario already resolved, as for :func:`cost_vs_utilization`).
+    """
     k = len(prices)
     out = evaluate_variants(resolve_scenario(scenario) if resolved is None else resolved,
                             price_usd_per_m_input_tokens=prices["price_usd_per_m_input_tokens"].astype(float).tolist(),
@@ -164,7 +165,8 @@ COST_PARTS = cost_parts()
 
 def breakdown(result: dict[str, Any]) -> pd.DataFrame:
     """The hourly cost of an evaluated scenario by part (capital, energy, facility, operations, rent, retrofit),
-    with each part's share; parts that are zero are left out."""
+    with each part's share; parts that are zero are left out.
+    """
     rows = [(label, float(result[col] or 0.0)) for col, label in COST_PARTS.items()]
     table = pd.DataFrame(rows, columns=["part", "usd_per_hour"])
     table = table[table["usd_per_hour"] > 0]
@@ -178,7 +180,8 @@ DIFFERENCE_OUTPUTS = names("difference")
 def difference_table(baseline: dict[str, Any], current: dict[str, Any],
                      outputs: tuple[str, ...] = DIFFERENCE_OUTPUTS) -> pd.DataFrame:
     """Each output with the baseline, the current scenario, their difference and the relative change (empty where
-    either side has no value or the baseline is 0)."""
+    either side has no value or the baseline is 0).
+    """
     rows = []
     for name in outputs:
         b, c = baseline.get(name), current.get(name)

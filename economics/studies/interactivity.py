@@ -77,7 +77,8 @@ def curve_table(scenarios: pd.DataFrame, max_batch: int = 256) -> pd.DataFrame:
 
 def pareto_front(table: pd.DataFrame) -> pd.DataFrame:
     """Per scenario, the points no other point beats on both per-user speed and throughput per accelerator,
-    ordered by per-user speed (ascending)."""
+    ordered by per-user speed (ascending).
+    """
     out = []
     for _, g in table.groupby("scenario", sort=True):
         g = g.sort_values(["output_tokens_per_s_per_user", "output_tokens_per_s_per_accelerator"],
@@ -99,7 +100,8 @@ def _cost_along(scenario: dict[str, Any], per_acc: np.ndarray, prefill: np.ndarr
 
 def chosen_stack(scenario: dict[str, Any]) -> str:
     """The serving stack the estimate uses for this scenario at its per-user target (``serving_stack_used``): the
-    pinned stack, the best published one at the target, or the roofline's label; '' when the throughput is given."""
+    pinned stack, the best published one at the target, or the roofline's label; '' when the throughput is given.
+    """
     try:
         row = as_scenario(scenario).model_dump()
     except ScenarioError:
@@ -123,7 +125,8 @@ def interactivity_curve(scenario: Scenario | dict[str, Any], max_batch: int = 25
     with their stack, whether it is the one the estimate chose (``chosen``) and their cost). Throughput fields of
     the scenario and its per-user target (:data:`CURVE_IGNORES`) are ignored: the curve is what the hardware can do.
     They only pick the ``chosen`` stack: :func:`chosen_stack` of the scenario, unless the caller knows it already
-    (``serving_stack_used`` of the scenario's evaluation; "" when its throughput is given)."""
+    (``serving_stack_used`` of the scenario's evaluation; "" when its throughput is given).
+    """
     s = as_scenario(scenario).model_dump()
     if chosen is None:
         chosen = chosen_stack(s)

@@ -36,7 +36,8 @@ def leave_out(kind: Kind, groups: Sequence[str] | None = None,
     it comes from; all of them unless ``groups``) predicted by the calibration refitted without that group: one row
     per point with ``left_out`` (the group), ``measured``, ``predicted`` and ``error_pct`` = (predicted / measured -
     1) x 100. One refit per group with training points (about 25 s each here); groups without any share the whole
-    fit."""
+    fit.
+    """
     pts = calibration.points()
     usable = pts[(pts["fitted"] == "yes") & ~pts["split"].isin(calibration.NEVER_FITTED)].reset_index(drop=True)
     column = COLUMN[kind]
@@ -93,7 +94,7 @@ RANGE_COLUMNS = ("scope", "basis", "points", "ratio_p10", "ratio_p50", "ratio_p9
 
 
 def _ratios(errors_pct: pd.Series) -> np.ndarray:
-    """measured / predicted from error_pct = (predicted / measured - 1) x 100."""
+    """Ratios measured / predicted from error_pct = (predicted / measured - 1) x 100."""
     e = errors_pct.dropna().to_numpy(dtype=float)
     return 1.0 / (1.0 + e / 100.0)
 
@@ -116,7 +117,8 @@ def weighted_quantiles(values: np.ndarray, weights: np.ndarray, q: Sequence[floa
 def _range_row(scope: str, basis: str, errors_pct: pd.Series, train: pd.DataFrame, method: str,
                date: str, groups: pd.Series | None = None) -> dict[str, object]:
     """One row of the range table; with ``groups``, every group weighs the same (each point 1 / its group's
-    points)."""
+    points).
+    """
     r = _ratios(errors_pct)
     w = np.ones(len(r)) if groups is None else 1.0 / groups[errors_pct.notna()].map(
         groups[errors_pct.notna()].value_counts()).to_numpy(dtype=float)
@@ -145,7 +147,8 @@ def range_table(family_table: pd.DataFrame, date: str, source_table: pd.DataFram
     that one engine release or one benchmark setup has against another, which a user's own configuration carries.
     A family with fewer than :data:`RANGE_MIN_POINTS` such points takes the pool of every fitted family (the
     ``fitted`` row). ``unseen`` rows come from ``family_table`` (:func:`leave_out` by family): every family's points
-    predicted by the fit without that family, overall and per model class, every family weighing the same."""
+    predicted by the fit without that family, overall and per model class, every family weighing the same.
+    """
     res, _ = calibration.report()
     ok = res[(res["fitted"] == "yes") & res["error_pct"].notna()]
     train = ok[ok["split"] == "train"]
@@ -183,7 +186,8 @@ def validation() -> pd.DataFrame:
     """The validation split (:data:`economics.studies.calibration.VALIDATION_SOURCES`) predicted with the stored
     factors,
     each point with the range its estimate carries (:func:`economics.engine.estimate_range.estimate_basis`): ``low`` and
-    ``high`` = predicted x ratio_low, ratio_high, and ``inside`` where the measured figure lies between them."""
+    ``high`` = predicted x ratio_low, ratio_high, and ``inside`` where the measured figure lies between them.
+    """
     res, _ = calibration.report()
     v = res[(res["split"] == "validation") & (res["fitted"] == "yes") & res["error_pct"].notna()].reset_index(
         drop=True)
@@ -198,7 +202,8 @@ def validation() -> pd.DataFrame:
 
 def validation_text(table: pd.DataFrame) -> str:
     """``calibrate --holdout``'s validation lines: per source and overall, the points, the median and worst absolute
-    error and the share of measured figures inside their estimate's P10-P90 range."""
+    error and the share of measured figures inside their estimate's P10-P90 range.
+    """
     lines = ["", "validation: sources added after the fit and the ranges, never fitted ("
              + ", ".join(calibration.VALIDATION_SOURCES) + ")",
              f"{'source':26} {'points':>6} {'median':>7} {'worst':>8}   inside P10-P90"]
@@ -221,7 +226,8 @@ ERROR_COLUMNS = ("kind", "left_out", "points", "median_abs_error_pct", "worst_ab
 
 def errors_table(tables: dict[str, pd.DataFrame], date: str) -> pd.DataFrame:
     """data/leave_out_errors.csv: :func:`summary` of each kind's :func:`leave_out` table (one row per left-out group
-    and one ``all``), so that ``calibrate --holdout`` prints them without refitting."""
+    and one ``all``), so that ``calibrate --holdout`` prints them without refitting.
+    """
     rows = []
     for kind, table in tables.items():
         for r in summary(table).to_dict("records"):
@@ -234,7 +240,8 @@ def errors_table(tables: dict[str, pd.DataFrame], date: str) -> pd.DataFrame:
 
 def stored_errors_text() -> str:
     """``calibrate --holdout``'s leave-one-family-out and leave-one-model-out lines, from data/leave_out_errors.csv
-    (written by ``calibrate --ranges --write``)."""
+    (written by ``calibrate --ranges --write``).
+    """
     table = calibration.catalog.leave_out_errors()
     if table.empty:
         return "\nleave-one-out: not stored yet (python -m economics calibrate --ranges --write)\n"

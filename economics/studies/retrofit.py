@@ -1,4 +1,4 @@
-"""What is it worth to add decode accelerators to an existing GPU fleet, against the alternatives?
+"""What it is worth to add decode accelerators to an existing GPU fleet, against the alternatives.
 
 For an existing fleet (``existing_accelerators`` of ``accelerator``, bought long ago: its purchase is sunk; it still
 pays power, hosting and maintenance) and a demand that may grow each year, four options are evaluated year by year
@@ -78,7 +78,8 @@ class Option:
 class RetrofitResult:
     """The options and cash flows, as rows (``rows``, ``flows``: read them, never change them) and as tables
     (:attr:`options`, :attr:`cashflows`, built when first read), and the engine's results per option and year
-    (:attr:`years`)."""
+    (:attr:`years`).
+    """
 
     rows: list[dict[str, Any]]
     flows: list[dict[str, Any]]
@@ -100,7 +101,8 @@ class RetrofitResult:
     @cached_property
     def years(self) -> pd.DataFrame:
         """Every option's year rows as :func:`economics.evaluate` gives them, with ``option`` and ``year`` (1 to the
-        horizon): built when first read (a page that shows only the options table never builds it)."""
+        horizon): built when first read (a page that shows only the options table never builds it).
+        """
         out = pd.concat([part.frame for _, part in self.option_years], ignore_index=True)
         out["option"] = [name for name, part in self.option_years for _ in range(len(part.frame))]
         out["year"] = [t for _, part in self.option_years for t in range(1, len(part.frame) + 1)]
@@ -110,7 +112,8 @@ class RetrofitResult:
     def shortfall(self) -> pd.DataFrame:
         """The years in which an option cannot serve the whole demand, in option order: ``option``, ``year``,
         ``served_share`` and ``forgone_revenue_usd`` (the revenue the rest would have brought); every year of such
-        an option, so that its path reads whole. Empty when every option serves every year."""
+        an option, so that its path reads whole. Empty when every option serves every year.
+        """
         flows = self.cashflows[self.cashflows["year"] > 0]
         short = set(flows.loc[flows["served_share"].fillna(1.0) < 1.0 - 1e-9, "option"])
         order = [r["option"] for r in self.rows if r["option"] in short]
@@ -183,7 +186,8 @@ def standard_options(s: Scenario) -> list[Option]:
 def _year_rows(s: Scenario, options: list[Option], schedules: dict[int, list[int]] | None = None
                ) -> list[list[dict[str, Any]]]:
     """Per option, one scenario row per year; fleets sized from demand are sized for the last year, or, on a
-    schedule (``schedules``: the option's fleet size in each year), for each year's."""
+    schedule (``schedules``: the option's fleet size in each year), for each year's.
+    """
     out = []
     for k, opt in enumerate(options):
         fleet = _fleet(s, opt)
@@ -196,7 +200,8 @@ def _year_rows(s: Scenario, options: list[Option], schedules: dict[int, list[int
 
 def _fleet(s: Scenario, opt: Option) -> dict[str, Any]:
     """The scenario row of an option's fleet: the scenario with the option's changes (``existing``, the fleet it
-    keeps, is the study's, not a field)."""
+    keeps, is the study's, not a field).
+    """
     return with_changes(s, **{c: v for c, v in opt.changes.items() if c != "existing"})
 
 
@@ -208,7 +213,8 @@ def _growth(s: Scenario, year: int) -> float:
 def _schedule_counts(s: Scenario, options: list[Option], fresh: bool = False) -> dict[int, list[int]]:
     """Fleet sizes, year by year, of the options on a schedule: each year's fleet sized for that year's demand, never
     smaller than the year before nor than the existing fleet it keeps. An option whose fleet cannot be sized in
-    some year (it does not fit) is left out: sized for the last year, it then says why."""
+    some year (it does not fit) is left out: sized for the last year, it then says why.
+    """
     out = {}
     for k, opt in enumerate(options):
         if not opt.schedule:
@@ -225,7 +231,8 @@ def _schedule_counts(s: Scenario, options: list[Option], fresh: bool = False) ->
 def _sized_counts(s: Scenario, options: list[Option], fresh: bool = False,
                   skip: set[int] | None = None) -> dict[int, float]:
     """Fleet sizes of the options sized from demand, for the last year's demand (whole systems); ``skip``: options
-    sized otherwise (on a schedule)."""
+    sized otherwise (on a schedule).
+    """
     last = _growth(s, s.horizon_years)
     rows, keys = [], []
     for k, opt in enumerate(options):
@@ -245,7 +252,8 @@ def _sized_counts(s: Scenario, options: list[Option], fresh: bool = False,
 def _fleet_sizes(rows: list[dict[str, Any]], fresh: bool) -> list[Any]:
     """The ``accelerators`` each row's fleet comes to (a count; None, NaN or <NA> where it has none): each row
     remembered on its own (a demand edit then evaluates each again, in a vectorised pass of one when it is valid
-    and feasible), or, ``fresh``, the rows together with nothing remembered."""
+    and feasible), or, ``fresh``, the rows together with nothing remembered.
+    """
     if fresh:
         return _exact(rows).column("accelerators")
     return [part.first({"accelerators"})["accelerators"] for part in _evaluate_all([[row] for row in rows])]
@@ -257,7 +265,8 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
 
     Each option's years are remembered per their scenario rows, and the options not remembered are evaluated in
     one vectorised pass (:func:`_evaluate_all`); ``fresh``: every row evaluated on its own and nothing
-    remembered, the reference the tests hold that path to (same numbers, slower)."""
+    remembered, the reference the tests hold that path to (same numbers, slower).
+    """
     s = as_scenario(scenario)
     options = standard_options(s) + list(extra_options or [])
     if decode_price_override is not None:
@@ -297,7 +306,8 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
 
 def _sizing_words(opt: Option, first: dict[str, Any], schedule: list[int] | None) -> str:
     """What the sizing rule came to, as its text ends: a schedule's fleet in its first and last year, the decode
-    pool's size, or the fleet bought at once."""
+    pool's size, or the fleet bought at once.
+    """
     if schedule is not None:
         return f"; {schedule[0]:,} in year 1 to {schedule[-1]:,} in year {len(schedule)}"
     if any(count == "decode_accelerators" for count, _ in opt.purchases):
@@ -324,7 +334,8 @@ def _first_year_row(first: dict[str, Any], opex_y: np.ndarray, revenue_y: np.nda
 def _option_row(opt: Option, part: _Years, capex_t: np.ndarray, opex_y: np.ndarray, net: np.ndarray,
                 incremental: np.ndarray, compared: bool, s: Scenario) -> dict[str, Any]:
     """Feasibility, levelized cost, NPV, IRR and payback of one option against the status quo (``compared``:
-    it is not the status quo itself); ``capex_t``: its purchases and retrofits at t = 0 .. T."""
+    it is not the status quo itself); ``capex_t``: its purchases and retrofits at t = 0 .. T.
+    """
     y, (feasible, reason) = part.numbers, part.status
     r = s.cost_of_capital
     tokens_y = (y["served_input_tokens_per_day"] + y["served_output_tokens_per_day"]) * DAYS_PER_YEAR
@@ -342,7 +353,8 @@ def _option_row(opt: Option, part: _Years, capex_t: np.ndarray, opex_y: np.ndarr
 def _capex_t(opt: Option, part: _Years, first: dict[str, Any], existing: float,
              s: Scenario) -> tuple[np.ndarray, np.ndarray]:
     """Purchases and the liquid-cooling retrofit at t = 0 .. T: new accelerators at their price when a year first
-    needs them (all at t = 0 unless the option is on a schedule), the retrofit when the retrofitted power grows."""
+    needs them (all at t = 0 unless the option is on a schedule), the retrofit when the retrofitted power grows.
+    """
     y = part.numbers
     buy = np.zeros(s.horizon_years + 1)
     for count_col, price_col in opt.purchases:

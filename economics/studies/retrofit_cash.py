@@ -40,10 +40,10 @@ PRESENT_VALUE = Formula("present_value_usd", "USD", "vs_status_quo_usd / (1 + co
 
 
 def purchases_t_usd(needed_y: Floats, price_usd: float) -> Floats:
-    """What is bought when: the accelerators needed in year t (``needed_y``, never fewer than the year before)
+    r"""What is bought when: the accelerators needed in year t (``needed_y``, never fewer than the year before)
     bought at the start of that year, at ``price_usd`` each.
 
-    .. math:: P_{t} = (n_{t+1} - n_{t}) \\, p, \\quad n_0 = 0, \\quad t = 0 .. T - 1; \\qquad P_T = 0
+    .. math:: P_{t} = (n_{t+1} - n_{t}) \, p, \quad n_0 = 0, \quad t = 0 .. T - 1; \qquad P_T = 0
 
     Sized once for the last year, ``needed_y`` is that size every year and everything is bought at t = 0.
 
@@ -55,10 +55,10 @@ def purchases_t_usd(needed_y: Floats, price_usd: float) -> Floats:
 
 
 def retrofit_t_usd(retrofit_usd_per_hour_y: Floats, cost_of_capital: float, depreciation_years: float) -> Floats:
-    """The liquid-cooling retrofit's capex, paid when the retrofitted power first grows: the engine charges it as an
+    r"""The liquid-cooling retrofit's capex, paid when the retrofitted power first grows: the engine charges it as an
     annuity A [USD/h], whose capex is A x 8,760 / CRF(r, n); each year pays for the growth over the year before.
 
-    .. math:: C_y = A_y \\, 8760 / CRF(r, n), \\qquad R_{t} = \\max(0, C_{t+1} - \\max_{y \\le t} C_y)
+    .. math:: C_y = A_y \, 8760 / CRF(r, n), \qquad R_{t} = \max(0, C_{t+1} - \max_{y \le t} C_y)
 
     At no interest over 10 years CRF = 0.1, so 1 USD a year of annuity is 10 USD of capex:
 
@@ -74,7 +74,8 @@ def retrofit_t_usd(retrofit_usd_per_hour_y: Floats, cost_of_capital: float, depr
 def revenue_terms(y: dict[str, Floats], s: Scenario) -> dict[str, Floats]:
     """The symbols :data:`REVENUE` and :data:`FAST_TIER` read, per year: the engine's revenue per day and, where the
     scenario has a fast tier, whether the option's users see its speed (the per-user speed: estimated, or the target
-    at which the measured throughput was given)."""
+    at which the measured throughput was given).
+    """
     n = len(y["revenue_usd_per_day"])
     terms = {"revenue_usd_per_day": np.nan_to_num(y["revenue_usd_per_day"], nan=0.0),
              "served_output_tokens_per_day": np.asarray(y["served_output_tokens_per_day"], dtype=float),
@@ -92,15 +93,16 @@ def revenue_terms(y: dict[str, Floats], s: Scenario) -> dict[str, Floats]:
 
 def revenue_y_usd(y: dict[str, Floats], s: Scenario) -> Floats:
     """Revenue per year (:data:`REVENUE`); output tokens sell at the fast-tier price when the option's users see that
-    speed."""
+    speed.
+    """
     return np.asarray(REVENUE.evaluate(revenue_terms(y, s)), dtype=float)
 
 
 def forgone_revenue_y_usd(revenue_y_usd: Floats, served_fraction_y: Floats) -> Floats:
-    """The revenue the demand a capped fleet cannot serve would have brought: the tokens turned away are in the
+    r"""The revenue the demand a capped fleet cannot serve would have brought: the tokens turned away are in the
     same mix (input, cached, output) as those served, at the same prices.
 
-    .. math:: F_y = R_y \\, (1 / f_y - 1)
+    .. math:: F_y = R_y \, (1 / f_y - 1)
 
     f_y the share of the year's demand served. Zero where everything is served; where nothing is (f = 0) the
     revenue per token is unknown and F is 0 with the share saying why.
@@ -146,7 +148,8 @@ def flow_rows(name: str, purchase_t: Floats, retrofit_t: Floats, revenue_y: Floa
               incremental_t: Floats, served_fraction_y: Floats, forgone_y: Floats) -> list[dict[str, Any]]:
     """An option's cash flows, t = 0 (the first purchases) to the horizon: capex (purchases and the liquid retrofit,
     the retrofit also on its own), their difference from the status quo, and each year's share of the demand served
-    with the revenue the rest would have brought."""
+    with the revenue the rest would have brought.
+    """
     rows = []
     for t, (value, inc) in enumerate(zip(net_t, incremental_t, strict=True)):
         rows.append({"option": name, "year": t, "capex_usd": float(purchase_t[t] + retrofit_t[t]),

@@ -64,7 +64,8 @@ def _year_steps(values: dict[str, np.ndarray], t: int) -> list[Step]:
 
 def _capex_lines(result: RetrofitResult, option: str) -> list[str]:
     """What the option buys and when: each year's purchases (accelerators bought x price, from :data:`PURCHASE`)
-    and its liquid retrofit (from :data:`RETROFIT`'s annuity, as the cash flows carry it)."""
+    and its liquid retrofit (from :data:`RETROFIT`'s annuity, as the cash flows carry it).
+    """
     flows = result.cashflows[result.cashflows["option"] == option].reset_index(drop=True)
     opt = next(o for o in result.studied if o.name == option)
     part = next(p for name, p in result.option_years if name == option)
@@ -93,7 +94,8 @@ def _capex_lines(result: RetrofitResult, option: str) -> list[str]:
 
 def option_text(result: RetrofitResult, option: str, s: Scenario) -> str:
     """The derivation of ``option``: sizing, the first year as the engine computes it, each year's cash flow and the
-    comparison with the status quo (NPV, IRR, payback), every line with its numbers."""
+    comparison with the status quo (NPV, IRR, payback), every line with its numbers.
+    """
     row = result.row(option)
     if row is None:
         raise KeyError(option)
@@ -120,7 +122,8 @@ def option_text(result: RetrofitResult, option: str, s: Scenario) -> str:
 
 def _comparison_lines(result: RetrofitResult, option: str, s: Scenario) -> list[str]:
     """Against the status quo: each year's difference and its present value, the NPV as their sum, the IRR (the rate
-    that makes it zero) and the payback (when the cumulative difference turns non-negative)."""
+    that makes it zero) and the payback (when the cumulative difference turns non-negative).
+    """
     flows = result.cashflows
     mine = flows[flows["option"] == option].reset_index(drop=True)
     base = flows[flows["option"] == "status quo"].reset_index(drop=True)

@@ -41,7 +41,8 @@ class _Years:
     results of every row; ``table``, the table path's (a row is invalid); or, for rows of one shape
     (:func:`_shape`), ``head`` (the first row's single-scenario result: inputs, outputs, throughput estimate) and
     ``known`` (:data:`YEAR_NUMBERS` of every row) from a vectorised pass (:func:`_by_demand`, :func:`_together`),
-    whose table is built from ``rows`` only when read. Read it, never change it."""
+    whose table is built from ``rows`` only when read. Read it, never change it.
+    """
 
     rows: list[dict[str, Any]]
     records: list[dict[str, Any]] | None = None
@@ -104,7 +105,8 @@ def _floats(records: list[dict[str, Any]] | None, column: str) -> np.ndarray:
 def _exact(rows: list[dict[str, Any]]) -> _Years:
     """The rows through the single-scenario path (the same results as :func:`economics.evaluate`, without a table
     per call, and the throughput estimate remembered across rows and calls), or through the table path when a row
-    is invalid, which then names the problem in that row (``valid`` False, ``error``)."""
+    is invalid, which then names the problem in that row (``valid`` False, ``error``).
+    """
     try:
         return _Years(rows, records=[evaluate_scenario(one) for one in rows])
     except ScenarioError:
@@ -119,7 +121,8 @@ def _by_demand(rows: list[dict[str, Any]]) -> _Years | None:
     shape but for :data:`VARYING_FIELDS`) are remembered for that shape, and rows of that shape go through
     :func:`_together`, validating and estimating nothing again. None when the rows are not of one shape, or would
     not all be valid and feasible without a reason, or a grown demand is out of bounds (the single-scenario path
-    then gives the rows, with their reasons and errors)."""
+    then gives the rows, with their reasons and errors).
+    """
     if not _one_shape(rows):
         return None
     try:
@@ -163,7 +166,8 @@ def _first_result(out: dict[str, np.ndarray], fixed: dict[str, Any], row: dict[s
     """The first row's single-scenario result (inputs, outputs, throughput estimate; not its feasibility or
     warnings) from the vectorised pass, the row's own varying fields and what its shape fixes (``fixed``: the
     inputs, empty varying fields included, and the throughput estimate), keyed and typed as
-    :func:`economics.evaluate_scenario` gives it (None where empty, whole numbers as int)."""
+    :func:`economics.evaluate_scenario` gives it (None where empty, whole numbers as int).
+    """
     varying = {f: _scalar(row[f], FIELDS[f].kind == "int") for f in VARYING_FIELDS if row[f] is not None}
     return {**fixed, **varying, **{c: _scalar(out[c][0], c in INTEGER_OUTPUTS) for c in OUTPUT_UNITS}}
 
@@ -171,7 +175,8 @@ def _first_result(out: dict[str, np.ndarray], fixed: dict[str, Any], row: dict[s
 def _from_pass(rows: list[dict[str, Any]], out: dict[str, np.ndarray], fixed: dict[str, Any]) -> _Years | None:
     """An option's years from the outputs of a vectorised pass over its rows and what their shape fixes
     (:func:`_first_result`), or None when a row would be refused as the single-scenario path refuses it (an output
-    that could not be computed, a count too large to be real) or a fleet does not fit (its reason is needed)."""
+    that could not be computed, a count too large to be real) or a fleet does not fit (its reason is needed).
+    """
     if np.any(out["fleet_flags"] != 0):
         return None
     required = np.array([out[c] for c in REQUIRED_OUTPUTS], dtype=float)
@@ -189,7 +194,8 @@ COUNT_OUTPUTS = tuple(c for c in OUTPUT_UNITS if c in INTEGER_OUTPUTS)
 def _year_numbers(out: dict[str, np.ndarray], head: dict[str, Any], n: int) -> dict[str, np.ndarray]:
     """:data:`YEAR_NUMBERS` of ``n`` rows from a vectorised pass, each number as the single-scenario result would
     hold it (NaN where it is empty, whole for a count; the per-user speed is the throughput estimate's, which does
-    not depend on demand), read-only."""
+    not depend on demand), read-only.
+    """
     known = {}
     for c in YEAR_NUMBERS:
         if c in OUTPUT_UNITS:
@@ -217,7 +223,8 @@ def _evaluate_all(groups: list[list[dict[str, Any]]]) -> list[_Years]:
     rows): a study re-run with one option changed (a new decode price) evaluates that option only. The groups not
     remembered whose shape is known go through one vectorised pass together (:func:`_together`), the others
     through :func:`_by_demand` or :func:`_exact`. The remembered results themselves: read them, never change
-    them."""
+    them.
+    """
     keys = [tuple(tuple(r.items()) for r in rows) for rows in groups]
     with _LOCK:
         found: list[_Years | None] = [_REMEMBERED.get(k) for k in keys]
@@ -250,7 +257,8 @@ def _together(groups: list[list[dict[str, Any]]], seen: list[dict[str, Any]]) ->
     group's remembered resolved scenario repeated once per row with the rows' demands, as
     :func:`economics.engine.batch.evaluate_variants` does for one, the groups one after the other. A group whose rows
     would not all be valid and feasible without a reason comes back None; every group does when their resolved
-    scenarios do not line up (other columns or types) or a demand is out of bounds."""
+    scenarios do not line up (other columns or types) or a demand is out of bounds.
+    """
     if not groups:
         return []
     bases: list[dict[str, np.ndarray]] = [one["resolved"] for one in seen]

@@ -49,7 +49,8 @@ MAX_GRID_VALUES = 100_000
 @dataclass(frozen=True)
 class Sweep:
     """What to sweep: the base scenario, grid values per field, Monte Carlo ranges (low, base, high) per field,
-    draws per grid point (0 = grid only), seed, distribution, rows per partition."""
+    draws per grid point (0 = grid only), seed, distribution, rows per partition.
+    """
 
     base: dict[str, Any]
     grid: dict[str, tuple[float, ...]] = field(default_factory=dict)
@@ -64,18 +65,26 @@ class Sweep:
 
     @property
     def grid_points(self) -> int:
+        """Points of the grid: the product of the number of values of each axis (1 without a grid)."""
         return math.prod(len(v) for v in self.grid.values())
 
     @property
     def per_point(self) -> int:
+        """Scenarios per grid point: the draws, or 1 for a grid only."""
         return max(self.samples, 1)
 
     @property
     def scenarios(self) -> int:
+        """Scenarios in the sweep: grid points times scenarios per point."""
         return self.grid_points * self.per_point
 
     @property
     def partitions(self) -> int:
+        """Partitions of at most ``partition_rows`` scenarios that hold the sweep (at least 1).
+
+        >>> Sweep({}, grid={"a": (1.0, 2.0, 3.0), "b": (1.0, 2.0)}, samples=4, partition_rows=5).partitions
+        5
+        """
         return max(1, -(-self.scenarios // self.partition_rows))
 
 
@@ -107,7 +116,8 @@ def make_sweep(base: dict[str, Any], grid: dict[str, str], ranges: dict[str, tup
                seed: int = 0, distribution: Distribution = "triangular",
                partition_rows: int = PARTITION_ROWS) -> Sweep:
     """A checked :class:`Sweep`: grid fields numeric, every grid value within its field's bounds, ranges around
-    the base value (:class:`InputError` / :class:`ScenarioError` naming the field and value otherwise)."""
+    the base value (:class:`InputError` / :class:`ScenarioError` naming the field and value otherwise).
+    """
     scenario = as_scenario(base)
     axes: dict[str, tuple[float, ...]] = {}
     for name, text in grid.items():
@@ -145,7 +155,8 @@ def scenarios(sweep: Sweep, part: int) -> pd.DataFrame:
 
 def evaluated(frame: pd.DataFrame, swept: Sequence[str]) -> pd.DataFrame:
     """The engine on a partition, kept to what the reductions need: scenario number, the ``swept`` inputs,
-    feasibility and the three outputs (facility power in MW)."""
+    feasibility and the three outputs (facility power in MW).
+    """
     result = evaluate(frame.drop(columns="scenario"))
     out = pd.DataFrame({"scenario": frame["scenario"].to_numpy()})
     out["ok"] = result["valid"].to_numpy(dtype=bool) & result["feasible"].fillna(False).to_numpy(dtype=bool)
@@ -250,7 +261,8 @@ def run_dask(sweep: Sweep, k: int = 10, workers: int = 2, scheduler: str | None 
     """The sweep on Dask: ``dask.dataframe.from_map`` generates and evaluates each partition on a worker,
     ``map_partitions`` reduces it there, and only the reductions travel back. Runs on ``client`` when given, else
     on the cluster whose scheduler ``scheduler`` names (``tcp://host:8786``), else on a ``LocalCluster`` of
-    ``workers`` processes started for this sweep."""
+    ``workers`` processes started for this sweep.
+    """
     from distributed import Client  # noqa: PLC0415 - optional heavy dependency, only for sweeps
 
     if client is not None:
@@ -271,7 +283,8 @@ def run_dask(sweep: Sweep, k: int = 10, workers: int = 2, scheduler: str | None 
 def local_cluster(workers: int) -> Any:
     """A ``LocalCluster`` of ``workers`` single-threaded processes, without Dask's default
     ``MALLOC_TRIM_THRESHOLD_`` for its workers: with it glibc maps every large numpy array afresh and the engine
-    runs about 3x slower (measured by ``bench/sweep.py``); set the same on a remote cluster's workers."""
+    runs about 3x slower (measured by ``bench/sweep.py``); set the same on a remote cluster's workers.
+    """
     import dask  # noqa: PLC0415 - optional heavy dependency, only for sweeps
     from distributed import LocalCluster  # noqa: PLC0415
 
@@ -305,7 +318,8 @@ PIECES = ("top", "speed", "power", "values", "counts")
 
 def _reduced_frame(table: pd.DataFrame, k: int) -> pd.DataFrame:
     """A partition's :class:`Part` as one DataFrame (what ``map_partitions`` carries): the ``part`` column codes
-    the piece each row belongs to (:data:`PIECES`)."""
+    the piece each row belongs to (:data:`PIECES`).
+    """
     part = reduce_part(table, k)
     counts = pd.DataFrame({"scenario": [part.scenarios], "ok": [part.feasible]})
     pieces = [part.top, part.speed_front, part.power_front, pd.DataFrame(part.values), counts]

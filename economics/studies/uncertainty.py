@@ -50,7 +50,8 @@ ESTIMATED_RANGE_FIELD = "output_tokens_per_s_per_accelerator"
 
 def base_value(result: dict[str, Any], field: str) -> float | None:
     """The value the engine used for a field: the scenario's, else the one it resolved (``<field>_effective``, e.g.
-    the catalog's price); None where it has none."""
+    the catalog's price); None where it has none.
+    """
     value = result.get(field)
     if value is None:
         value = result.get(f"{field}_effective")
@@ -84,7 +85,8 @@ def default_ranges(result: dict[str, Any], given: dict[str, tuple[float | None, 
                    ) -> dict[str, tuple[float, float]]:
     """The range of each of :data:`DEFAULT_RANGED_FIELDS` the evaluated row ``result`` has a value for: the ends
     ``given`` (either may be None), else the default range, widened to contain the value (what the Uncertainty page
-    uses, and ``python -m economics uncertainty --default-ranges``)."""
+    uses, and ``python -m economics uncertainty --default-ranges``).
+    """
     ranges: dict[str, tuple[float, float]] = {}
     for field in DEFAULT_RANGED_FIELDS:
         value = base_value(result, field)
@@ -129,7 +131,8 @@ def ranges_from_row(row: dict[str, Any]) -> dict[str, tuple[float, float]]:
 
 def with_range_columns(result: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
     """The evaluation result with the input's ``<field>_low``/``<field>_high`` columns kept (as numbers), each
-    after its field's column."""
+    after its field's column.
+    """
     ranges = range_values(df)
     if not ranges:
         return result
@@ -152,7 +155,8 @@ def _checked(base: Scenario, ranges: dict[str, tuple[float, float]],
              result: dict[str, Any] | None = None) -> dict[str, tuple[float, float, float]]:
     """(low, base, high) per field, each end a valid value of its field, low <= base <= high; the scenario itself
     must be valid (:class:`ScenarioError` naming every problem otherwise). ``result`` is
-    :func:`economics.evaluate_scenario` of ``base`` when the caller has it (it is not evaluated again)."""
+    :func:`economics.evaluate_scenario` of ``base`` when the caller has it (it is not evaluated again).
+    """
     out = {}
     # an invalid scenario fails here (or in the caller's evaluation), loudly, naming every problem
     resolved = evaluate_scenario(base) if result is None else result
@@ -219,7 +223,8 @@ def tornado(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[float, 
 def draw(ranges: dict[str, tuple[float, float, float]], samples: int, seed: int,
          distribution: Distribution = "triangular") -> dict[str, np.ndarray]:
     """Seeded draws per field: triangular(low, mode=base, high) or uniform(low, high). Fields are drawn in
-    declaration order so the same seed gives the same draws to every scenario sampled with it."""
+    declaration order so the same seed gives the same draws to every scenario sampled with it.
+    """
     rng = np.random.default_rng(seed)
     out = {}
     for field in [f for f in FIELDS if f in ranges]:
@@ -240,7 +245,8 @@ def draw(ranges: dict[str, tuple[float, float, float]], samples: int, seed: int,
 def _drawn(checked: tuple[tuple[str, tuple[float, float, float]], ...], samples: int, seed: int,
            distribution: Distribution) -> dict[str, np.ndarray]:
     """:func:`draw`, remembered (read-only arrays): an edit of a field without a range, the same scenario rented
-    for the paired comparison and the baseline draw the same numbers again."""
+    for the paired comparison and the baseline draw the same numbers again.
+    """
     drawn = draw(dict(checked), samples, seed, distribution)
     for values in drawn.values():
         values.setflags(write=False)
@@ -248,8 +254,10 @@ def _drawn(checked: tuple[tuple[str, tuple[float, float, float]], ...], samples:
 
 
 class MonteCarlo:
-    """The draws and the outputs of a Monte Carlo. Its tables are built when first read, so a caller that needs
-    one output's percentiles first (the app's KPIs) gets them without the rest:
+    """The draws and the outputs of a Monte Carlo.
+
+    Its tables are built when first read, so a caller that needs one output's percentiles first (the app's KPIs)
+    gets them without the rest:
 
     * ``samples``: the drawn inputs and every output, one row per sample (outputs Float64, <NA> where empty);
     * ``summary``: per output, ``p10``, ``p50``, ``p90`` (numpy's linear rule), ``mean`` and the ``samples``
@@ -263,7 +271,8 @@ class MonteCarlo:
 
     def column(self, name: str) -> np.ndarray:
         """Column ``name`` of :attr:`samples` (an output or a drawn input) as floats, NaN where a sample could not
-        be computed; its own copy."""
+        be computed; its own copy.
+        """
         if name in self.values:
             return self.values[name].to_numpy(dtype=float, na_value=np.nan, copy=True)
         return self.drawn[name].copy()
@@ -281,10 +290,12 @@ class MonteCarlo:
 
     @cached_property
     def samples(self) -> pd.DataFrame:
+        """The drawn inputs and every output, one row per sample."""
         return pd.DataFrame({**self.drawn, **self.values}, index=pd.RangeIndex(self.size))
 
     @cached_property
     def summary(self) -> pd.DataFrame:
+        """One row per output: its :meth:`figures` (p10, p50, p90, mean, samples computed)."""
         return pd.DataFrame([self.figures(name) for name in self.values])
 
 
@@ -312,7 +323,8 @@ def monte_carlo(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[flo
 def _evaluated_outputs(base: Scenario, drawn: dict[str, np.ndarray], samples: int,
                        outputs: tuple[str, ...]) -> dict[str, ExtensionArray]:
     """``outputs`` of every sample through :func:`economics.evaluate` on the repeated scenario (Float64, <NA> where
-    a sample could not be computed); none computed is a :class:`ScenarioError` with the first reason."""
+    a sample could not be computed); none computed is a :class:`ScenarioError` with the first reason.
+    """
     # only the inputs that differ from the defaults as columns: the same outputs, fewer columns to validate
     result = evaluate(scenario_frame([given_fields(base.model_dump(), keep=drawn)], varying=drawn, repeat=samples))
     if not result[outputs[0]].notna().any():
@@ -348,7 +360,8 @@ def _shared_outputs(base: Scenario, checked: dict[str, tuple[float, float, float
     drawn field at its low end, :func:`shared_resolution`) and the stages run over the draws; None when that cannot
     give what :func:`_evaluated_outputs` gives (another field drawn, another output asked for, the scenario refused
     with its low ends, a sample the evaluation would leave empty, no sample of the first output computed), so the
-    caller evaluates the table instead."""
+    caller evaluates the table instead.
+    """
     if not shared_resolution(drawn) or not set(outputs) <= set(OUTPUT_UNITS):
         return None
     try:
@@ -363,7 +376,8 @@ def _shared_outputs(base: Scenario, checked: dict[str, tuple[float, float, float
 
 def _resolved_at(base: Scenario, ends: dict[str, float]) -> dict[str, np.ndarray]:
     """:func:`economics.engine.batch.resolve_scenario` of ``base`` with these range ends given (a count as an int): the
-    ends were checked (:func:`_checked`), so the scenario with them needs no second validation by the schema."""
+    ends were checked (:func:`_checked`), so the scenario with them needs no second validation by the schema.
+    """
     return resolve_scenario(base.model_copy(update={f: int(v) if FIELDS[f].kind == "int" else v
                                                     for f, v in ends.items()}))
 
@@ -371,7 +385,8 @@ def _resolved_at(base: Scenario, ends: dict[str, float]) -> dict[str, np.ndarray
 def _stages(resolved: dict[str, np.ndarray], varying: dict[str, np.ndarray], rows: int) -> dict[str, np.ndarray] | None:
     """Every output of ``rows`` copies of a resolved one-row scenario with the ``varying`` columns (``rows`` long)
     in place of its own; None when a row is one :func:`economics.evaluate` reports as a problem and leaves empty
-    (a required output not finite, a count beyond :data:`economics.engine.batch.MAX_COUNT`)."""
+    (a required output not finite, a count beyond :data:`economics.engine.batch.MAX_COUNT`).
+    """
     # the constant fields as their one value, broadcast by numpy against the varying ones: what depends on them
     # alone is computed once (the row count is read from ownership, held at full length)
     out = {name: np.broadcast_to(v, (rows,)) for name, v in compute(
@@ -387,7 +402,8 @@ def _shared_tornado(base: Scenario, checked: dict[str, tuple[float, float, float
     a resolution per pattern of given fields (:func:`shared_resolution`): the scenario as it is serves the base
     and the ends of the fields it gives; a field it leaves empty (a catalog figure, an estimate, the PUE of its
     cooling) is resolved given, at its low end. None when that cannot give what the table evaluation gives (see
-    :func:`_shared_outputs`)."""
+    :func:`_shared_outputs`).
+    """
     ends = {f: np.array([lo, hi]) for f, (lo, _mid, hi) in checked.items()}
     if output not in OUTPUT_UNITS or not shared_resolution(ends):
         return None
@@ -414,7 +430,8 @@ def _shared_tornado(base: Scenario, checked: dict[str, tuple[float, float, float
 
 def _result_column(values: np.ndarray, count: bool) -> ExtensionArray:
     """An output as :func:`economics.evaluate` returns it, read as Float64: NaN or infinite as <NA>, a count through
-    Int64; its own writable copy of ``values``."""
+    Int64; its own writable copy of ``values``.
+    """
     own = np.array(values, dtype=float)
     column = pd.arrays.FloatingArray(own, ~np.isfinite(own))
     return pd.Series(column).astype("Int64").astype("Float64").array if count else column

@@ -1,6 +1,7 @@
 """The model built as a recipe: the cost factors, the variables and the objective, then each family of rows
 (:mod:`~economics.studies.planner.constraints`, :mod:`~economics.studies.planner.rules`); and the per-hour models the
-second stage solves."""
+second stage solves.
+"""
 
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ def build_model(pb: Problem, rho: dict[int, float], elastic: bool | frozenset[st
     allowed to stretch at a penalty (True: every :data:`STRETCHABLE` one); ``floors``: pools whose cap holds only
     from that many systems on, which they then have (or none); ``rules``: with the operations settings
     (:func:`rule_rows`; an hour's model of stage 2 has none). Returns (model, hour-type demand [request/s],
-    hour-type weights [h])."""
+    hour-type weights [h]).
+    """
     m = PlanModel()
     stretch = STRETCHABLE if elastic is True else (elastic or frozenset())
     levels, _, weights = hour_types(pb.wl)
@@ -63,7 +65,8 @@ def build_model(pb: Problem, rho: dict[int, float], elastic: bool | frozenset[st
 def _variables(m: PlanModel, pb: Problem, weights: np.ndarray) -> list[int]:
     """The columns and their objective coefficients: a count per owned pool (all day) or per rented pool and hour
     type, a flow per pool and hour type, racks per on-site candidate when racks are limited. Returns the on-site
-    candidates."""
+    candidates.
+    """
     fac, _ = objective_factors(pb.s, pb.settings)
     for p, pool in enumerate(pb.pools):
         c, k = pb.cands[pool.cand], pb.costs[pool.cand]

@@ -1,6 +1,7 @@
 """The hardware options a plan may choose from: the catalog's accelerators with the engine's rates at the
 per-user speed target (one evaluation for all pairs, kept in a small memo), how each may be cooled and hosted, and
-rack-scale systems as whole replicas."""
+rack-scale systems as whole replicas.
+"""
 
 from __future__ import annotations
 
@@ -178,6 +179,7 @@ def _evaluated(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def record_number(record: dict[str, Any], key: str) -> float:
+    """``record[key]`` as a float; NaN when it is missing or not a number."""
     value = record.get(key, math.nan)
     try:
         return float(value)
@@ -256,7 +258,8 @@ def whole_replicas(c: Candidate) -> Candidate:
 
 def hosting_variants(cands: list[Candidate], s: Scenario) -> tuple[list[Candidate], list[tuple[str, str]]]:
     """Each on-site candidate once per way the facility can cool it (air, liquid, or a liquid retrofit of an air
-    hall when allowed); rented candidates are off site. Returns (variants, excluded with reasons)."""
+    hall when allowed); rented candidates are off site. Returns (variants, excluded with reasons).
+    """
     out: list[Candidate] = []
     excluded: list[tuple[str, str]] = []
     for c in cands:
@@ -307,17 +310,26 @@ def _rack_kw(s: Scenario, mode: str) -> float:
 
 
 def pue_for(s: Scenario, mode: str) -> float:
+    """The PUE of a candidate cooled by ``mode``: the scenario's ``pue``, else the sourced default for air
+    (``mode == "air"``) or liquid cooling.
+    """
     if s.pue is not None:
         return float(s.pue)
     return catalog.default_value("pue_air" if mode == "air" else "pue_liquid")
 
 
 def rack_systems(c: Candidate, s: Scenario, mode: str) -> float:
+    """Systems of ``c`` one rack holds when cooled by ``mode`` (:func:`economics.domain.fleet.systems_per_rack`, at
+    the scenario's rack power, else the default for the mode, and its rack units); 0 when none fits.
+    """
     return float(fleet.systems_per_rack(c.system_power_kw, _rack_kw(s, mode), c.system_rack_units,
                                         float(s.rack_units_per_rack), c.rack_scale))
 
 
 def hosted_candidates(cands: list[Candidate], s: Scenario,
             excluded: list[tuple[str, str]]) -> tuple[list[Candidate], list[tuple[str, str]]]:
+    """The candidates once per way they can be hosted (:func:`hosting_variants`), and ``excluded`` with those that
+    cannot be hosted added.
+    """
     hosted, more = hosting_variants(cands, s)
     return hosted, excluded + more

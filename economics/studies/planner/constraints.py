@@ -1,5 +1,6 @@
 """The MILP's rows, one function per family (``*_rows``): demand in every hour, the floors of the existing
-fleet, each pool's capacity and time-to-first-token rows, and the site's power, racks, budget and KV link."""
+fleet, each pool's capacity and time-to-first-token rows, and the site's power, racks, budget and KV link.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Why there is no plan, as data: the limit that cannot be met with its numbers, what each limit would have to
-be, and the best partial plan."""
+be, and the best partial plan.
+"""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ LIMIT_WORDS: dict[str, tuple[str, str, Any]] = {
 
 def need_sentence(group: str, over: float, s: Scenario, settings: PlanSettings) -> str:
     """'site power: serving the demand needs at least 1.00 MW; 0.40 MW available': a limit and by how much it had to
-    stretch (``over``, in its unit)."""
+    stretch (``over``, in its unit).
+    """
     unit, form, value = LIMIT_WORDS[group]
     limit = value(s, settings)
     assert limit is not None  # only a limit the scenario sets can stretch
@@ -49,7 +51,8 @@ def rule_text(name: str, value: Any) -> str:
 def partial_plan(why: str, fixes: list[str], pb: Problem, rho: dict[int, float], table: pd.DataFrame) -> PlanResult:
     """The infeasible plan as data: the reason, the least of each limit that would make it feasible, and the best
     partial plan within every limit (the demand is what stretches: the plan serves as much of it as it can, at the
-    least cost), with the share of the day's demand it serves and of its busiest hour."""
+    least cost), with the share of the day's demand it serves and of its busiest hour.
+    """
     demand = frozenset({Row.DEMAND_INPUT, Row.DEMAND_OUTPUT})
     m, levels, weights, res = solve_built(pb, rho, elastic=demand)
     if res.x is None:
@@ -78,7 +81,8 @@ def partial_plan(why: str, fixes: list[str], pb: Problem, rho: dict[int, float],
 def precheck(pools: list[Pool], cands: list[Candidate], wl: Workload, s: Scenario, settings: PlanSettings,
              excluded: list[tuple[str, str]]) -> str:
     """A reason when no combination of pools can serve the demand at all, naming the targets and the best offer
-    (the fastest candidate's per-user speed, read from the candidates)."""
+    (the fastest candidate's per-user speed, read from the candidates).
+    """
     out_ok = any(p.role in ("aggregated", "decode") for p in pools)
     in_ok = wl.uncached_input_tokens <= 0 or any(p.role in ("aggregated", "prefill") for p in pools)
     both = any(p.role == "aggregated" for p in pools) or (any(p.role == "prefill" for p in pools) and any(
@@ -104,6 +108,9 @@ def precheck(pools: list[Pool], cands: list[Candidate], wl: Workload, s: Scenari
 
 
 def infeasible_result(reason: str, table: pd.DataFrame, wl: Workload, s: Scenario) -> PlanResult:
+    """The result when there is no plan: ``reason``, an empty plan and constraints table, the workload's hours, and the
+    candidates ``table``.
+    """
     return PlanResult(False, reason, {"feasible": False, "infeasible_reason": reason},
                       pd.DataFrame(columns=list(PLAN_COLUMNS)), hours_frame(wl, None),
                       pd.DataFrame(columns=list(CONSTRAINT_COLUMNS)), table)
@@ -111,7 +118,8 @@ def infeasible_result(reason: str, table: pd.DataFrame, wl: Workload, s: Scenari
 
 def diagnose(pb: Problem, rho: dict[int, float]) -> str:
     """Name the constraints that cannot be met: solve again with each limit allowed to stretch at a steep price
-    (unserved demand at a steeper one) and report by how much each had to stretch."""
+    (unserved demand at a steeper one) and report by how much each had to stretch.
+    """
     res = None
     for stretch in (STRETCHABLE - {Row.DEMAND_INPUT, Row.DEMAND_OUTPUT}, STRETCHABLE):
         # the limits first, together: the demand is left unserved only when no amount of them serves it

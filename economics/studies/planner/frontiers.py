@@ -35,7 +35,8 @@ def _frontier_row(r: PlanResult) -> dict[str, Any]:
 
 def default_speed_targets(s: Scenario, points: int = 20) -> list[float]:
     """``points`` per-user speed targets, geometric from a quarter to four times the scenario's (30 token/s when
-    none is given)."""
+    none is given).
+    """
     t = float(s.target_output_tokens_per_s_per_user or 30.0)
     return [float(v) for v in np.geomspace(t / 4.0, t * 4.0, points)]
 
@@ -47,7 +48,8 @@ def frontier_speed(scenario: Scenario | dict[str, Any], settings: PlanSettings |
     (one engine evaluation for all); a CANDIDATES.csv keeps its rates and a candidate qualifies while its measured
     per-user speed meets the target. Each point is the cheapest plan of any shape: the operations settings
     (:data:`RULE_OFF`) are lifted, since the curve is the cost of the demand, and 20 plans each held to a pool limit
-    and a rental block take a minute where these take seconds; the plan itself says what its settings add."""
+    and a rental block take a minute where these take seconds; the plan itself says what its settings add.
+    """
     s = as_scenario(scenario)
     settings = replace(settings or PlanSettings(), **RULE_OFF)
     targets = targets or default_speed_targets(s)
@@ -73,7 +75,8 @@ def frontier_site(scenario: Scenario | dict[str, Any], settings: PlanSettings | 
                   accelerators: list[str] | None = None, points: int = 20) -> pd.DataFrame:
     """The cheapest plan's cost against the site's power. Without ``site_mw``: ``points`` limits from 5 % to 120 %
     of the facility power of the plan with no site limit. As :func:`frontier_speed`, without the operations
-    settings."""
+    settings.
+    """
     s = as_scenario(scenario)
     settings = replace(settings or PlanSettings(), **RULE_OFF)
     if candidates is None:

@@ -1,6 +1,7 @@
 """Stage 2 hour by hour: with the owned base fixed the hours no longer interact, so each hour's rented systems
 are found exactly by the covering search of :mod:`economics.domain.covering` where it applies, else by the hour's LP
-rounded up and a short MILP."""
+rounded up and a short MILP.
+"""
 
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ def cover_problem(sub: PlanModel, lb: list[float],
                   ub: list[float]) -> tuple[covering.Hour, list[int], list[int]] | None:
     """An hour with the owned fleet fixed as :class:`economics.domain.covering.Hour`, with the count and flow column of
     each of its pools; None when a row or column is of another kind (slacks, a free column outside the pools, an
-    aggregated pool covering unequal shares, KV bytes that differ per prefill token, a fixed row that fails)."""
+    aggregated pool covering unequal shares, KV bytes that differ per prefill token, a fixed row that fails).
+    """
     pools = sorted((p, n) for (p, _), n in sub.count_col.items())
     counts, flows = [n for _, n in pools], [sub.flow_col[(p, 0)] for p, _ in pools]
     fixed = [lb[j] == ub[j] for j in range(len(sub.c))]
@@ -86,7 +88,8 @@ def cover_problem(sub: PlanModel, lb: list[float],
 
 def covered_hour(sub: PlanModel, lb: list[float], ub: list[float]) -> np.ndarray | None:
     """The hour's cheapest whole rented systems by :func:`economics.domain.covering.cheapest` (exact), as a solution of
-    ``sub`` checked against every one of its rows; None when the hour is not of that shape or the check fails."""
+    ``sub`` checked against every one of its rows; None when the hour is not of that shape or the check fails.
+    """
     problem = cover_problem(sub, lb, ub)
     cover = covering.cheapest(problem[0], COVER_NODE_LIMIT) if problem is not None else None
     if problem is None or cover is None:
@@ -103,7 +106,8 @@ def _rounded_hour(sub: PlanModel, lb: list[float], ub: list[float], cols: dict[i
     systems is given at least its floor): a whole-system answer at once, which the MILP then tries to beat when
     it is not already within the gap of the LP's cost (returned too, a lower bound of the hour). The LP is stage
     1's answer for that hour when it maps onto every column (with the base fixed the hours are independent, so
-    stage 1's hour is that hour's LP); else it is solved."""
+    stage 1's hour is that hour's LP); else it is solved.
+    """
     if len(cols) == len(sub.c):
         x = np.array([float(first[cols[j]]) for j in range(len(sub.c))])
         lp_cost = float(np.dot(sub.c, x))

@@ -1,5 +1,6 @@
 """The planner's inputs: its settings (:data:`PLAN_FIELDS`, :class:`PlanSettings`, read from a row's cells),
-the demand over the day (:func:`demand_profile`) and the workload a scenario asks of the fleet (:func:`workload`)."""
+the demand over the day (:func:`demand_profile`) and the workload a scenario asks of the fleet (:func:`workload`).
+"""
 
 from __future__ import annotations
 
@@ -93,7 +94,8 @@ class PlanSettings:
 
 def settings_from_row(row: dict[str, Any]) -> PlanSettings:
     """Planner settings from a row's cells (text or values); empty cells keep the defaults. Raises ValueError naming
-    the field and the value."""
+    the field and the value.
+    """
     values: dict[str, Any] = {}
     for name, spec in PLAN_FIELDS.items():
         raw = row.get(name)
@@ -137,11 +139,11 @@ def _parse_setting(spec: FieldSpec, raw: Any) -> Any:
 
 
 def demand_profile(profile: str, peak_to_average: float) -> np.ndarray:
-    """The 24 hourly multipliers of the average demand.
+    r"""The 24 hourly multipliers of the average demand.
 
     * ``peak``: every hour at ``peak_to_average`` (the engine's sizing: the fleet carries the peak all day);
     * ``flat``: every hour at the average;
-    * ``diurnal``: a smooth day, :math:`x_h \\propto e^{b \\cos(2 \\pi (h - 14) / 24)}` (a von Mises shape) scaled
+    * ``diurnal``: a smooth day, :math:`x_h \propto e^{b \cos(2 \pi (h - 14) / 24)}` (a von Mises shape) scaled
       to mean 1, with ``b`` chosen so that the busiest hour is ``peak_to_average`` x the average;
     * 24 numbers (separated by spaces, commas or semicolons): relative load per hour 0..23, scaled to mean 1.
 
@@ -208,10 +210,10 @@ class Workload:
 
 
 def workload(s: Scenario, settings: PlanSettings, growth: float = 1.0) -> Workload:
-    """Average request rate from the scenario's demand (output tokens, else input tokens, else requests), its
+    r"""Average request rate from the scenario's demand (output tokens, else input tokens, else requests), its
     24-hour profile, and the KV-cache bytes per token of its model.
 
-    .. math:: \\lambda = D_{out} / (O \\cdot 86400)  (or D_{in} / (I \\cdot 86400), or the request rate)
+    .. math:: \lambda = D_{out} / (O \cdot 86400)  (or D_{in} / (I \cdot 86400), or the request rate)
     """
     i, o = float(s.input_tokens_per_request), float(s.output_tokens_per_request)
     if s.demand_output_tokens_per_day is not None:
@@ -234,7 +236,8 @@ def workload(s: Scenario, settings: PlanSettings, growth: float = 1.0) -> Worklo
 def hour_types(wl: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(demand of each hour type [request/s], the type of each hour of the day, the hours of each type [h]): hours
     of equal demand are one type, unless the rental block needs the clock hours one by one (``clock_hours``; a day
-    of one demand level stays one type: a pool rented in it is rented all day)."""
+    of one demand level stays one type: a pool rented in it is rented all day).
+    """
     levels, inverse, weights = np.unique(np.round(wl.hourly_requests_per_s, 12), return_inverse=True,
                                          return_counts=True)
     if wl.clock_hours and len(levels) > 1:

@@ -1,5 +1,6 @@
 """One call of HiGHS (``scipy.optimize.milp``) with the planner's limits: gap, time and node limits, and the
-solution it returns."""
+solution it returns.
+"""
 
 from __future__ import annotations
 
@@ -53,6 +54,11 @@ after 50 nodes; the better is kept. The gap reported is against stage 1's bound 
 
 @dataclass
 class Solution:
+    """A solve's outcome, as :func:`scipy.optimize.milp` reports it: the columns' values ``x`` (None without a
+    solution), the objective ``fun``, the proven lower ``bound`` (NaN if unknown), ``status`` (0: solved) and
+    ``message``.
+    """
+
     x: np.ndarray | None
     fun: float
     bound: float
@@ -62,6 +68,12 @@ class Solution:
 
 def run_milp(m: PlanModel, integer: list[int] | None = None, lb: list[float] | None = None,
           ub: list[float] | None = None, gap: float = MIP_REL_GAP, nodes: int | None = None) -> Any:
+    """The result of :func:`scipy.optimize.milp` (HiGHS) on ``m``.
+
+    ``integer``, ``lb`` and ``ub`` replace the model's integrality and bounds when given; the search stops within
+    the relative ``gap``, after the time limit, or after ``nodes`` branch-and-bound nodes (then with presolve set
+    to ``PRESOLVE_LIMITED``).
+    """
     cons = [LinearConstraint(m.matrix(), -np.inf, np.asarray(m.b))] if m.rows else []
     options: dict[str, Any] = {"mip_rel_gap": gap, "time_limit": TIME_LIMIT_S}
     if nodes is not None:  # a node limit, not a time limit: the same answer on a busy machine as on an idle one

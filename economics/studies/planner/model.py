@@ -1,5 +1,6 @@
 """The MILP's container: its columns (variables) and rows, with the bookkeeping the solve and the report read
-(which column is which pool's count or flow in which hour, the row groups, the operations rules)."""
+(which column is which pool's count or flow in which hour, the row groups, the operations rules).
+"""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from economics.studies.planner.pools import Pool
 class Row(StrEnum):
     """The families of rows of the MILP, by the name the limits table and the messages use. Each is built by one
     function (docs/planner.md lists them: math, name, function); the hourly adapter
-    (:func:`economics.studies.planner.hourly.cover_problem`) declares how it treats each one."""
+    (:func:`economics.studies.planner.hourly.cover_problem`) declares how it treats each one.
+    """
 
     DEMAND_INPUT = "demand input"
     DEMAND_OUTPUT = "demand output"
@@ -59,6 +61,7 @@ class PlanModel:
     rules: Rules | None = None
 
     def var(self, cost: float, integer: bool, ub: float = math.inf) -> int:
+        """Add a column of objective coefficient ``cost``, bounds ``0 <= x <= ub``, integer or not; its index."""
         self.c.append(cost)
         self.lb.append(0.0)
         self.ub.append(ub)
@@ -67,7 +70,8 @@ class PlanModel:
 
     def row(self, coefs: dict[int, float], b: float, kind: Row, hour: int = -1, label: str = "") -> int:
         """Add ``coefs . x <= b``, a row of ``kind`` (named ``label`` in the limits table when one kind has several
-        limits, e.g. one existing fleet per candidate) in hour type ``hour`` (-1: all day)."""
+        limits, e.g. one existing fleet per candidate) in hour type ``hour`` (-1: all day).
+        """
         self.rows.append(coefs)
         self.b.append(b)
         self.row_group.append(label or kind.value)
@@ -76,6 +80,7 @@ class PlanModel:
         return len(self.rows) - 1
 
     def matrix(self) -> csr_matrix:
+        """The rows as the sparse matrix ``A`` (one row per row, one column per column)."""
         r, c, v = [], [], []
         for i, coefs in enumerate(self.rows):
             for j, val in coefs.items():
@@ -91,13 +96,17 @@ STRETCHABLE = frozenset({Row.DEMAND_INPUT, Row.DEMAND_OUTPUT, Row.RACKS, Row.SIT
 
 
 def count_column(m: PlanModel, p: int, h: int) -> int:
+    """The column of pool ``p``'s system count in hour type ``h``: its one count for the day when it has one, else
+    the hour's; -1 when there is neither.
+    """
     return m.count_col.get((p, -1), m.count_col.get((p, h), -1))
 
 
 @dataclass
 class Rules:
     """The columns of the operations settings, for stage 2 to close the pools stage 1 left closed and to hold each
-    rented pool's block (:func:`apply_rules`)."""
+    rented pool's block (:func:`apply_rules`).
+    """
 
     open_col: dict[int, int]                 # pool -> binary: the pool has systems (with a pool limit or size)
     closes: dict[int, int]                   # a rented count column -> its pool's binary
@@ -109,6 +118,9 @@ class Rules:
 
 
 def utilization_cap(pool: Pool, servers: int, settings: PlanSettings) -> float:
+    """The highest prefill utilization at which ``servers`` replicas of ``pool`` (at least 1) meet the TTFT target at
+    its percentile (:func:`economics.domain.queueing.max_utilization`). Needs a TTFT target.
+    """
     assert settings.ttft_target_s is not None
     return queueing.max_utilization(max(1, servers), pool.service_s, settings.ttft_target_s,
                                     settings.ttft_percentile, settings.prefill_service_cv2)

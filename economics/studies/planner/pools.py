@@ -1,5 +1,6 @@
 """Pools (one candidate in one role) and what a system of each costs per day: capital as an annuity, energy,
-hosting, operations and rent, with the engine's cost formulas (:mod:`economics.domain.cost`)."""
+hosting, operations and rent, with the engine's cost formulas (:mod:`economics.domain.cost`).
+"""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from economics.studies.planner.inputs import PlanSettings, Workload
 @dataclass(frozen=True)
 class Pool:
     """One candidate in one role. Flows are requests/s (aggregated), uncached input tokens/s (prefill) or output
-    tokens/s (decode); capacities are per system."""
+    tokens/s (decode); capacities are per system.
+    """
 
     cand: int
     role: str
@@ -45,7 +47,8 @@ class Costs:
 @dataclass(frozen=True)
 class Problem:
     """One planning problem as every step of the solve reads it: the scenario, its planner settings and workload,
-    the hosted candidates, their pools and each candidate's costs per system (``costs[i]`` is ``cands[i]``'s)."""
+    the hosted candidates, their pools and each candidate's costs per system (``costs[i]`` is ``cands[i]``'s).
+    """
 
     s: Scenario
     settings: PlanSettings
@@ -104,7 +107,8 @@ def candidate_costs(c: Candidate, s: Scenario) -> Costs:
 def build_pools(cands: list[Candidate], s: Scenario, settings: PlanSettings,
                 wl: Workload) -> tuple[list[Pool], list[tuple[str, str]]]:
     """Every (candidate, role) that can serve: rates known, the per-user speed met, one prefill shorter than the
-    TTFT target. Returns (pools, excluded (name and role, reason))."""
+    TTFT target. Returns (pools, excluded (name and role, reason)).
+    """
     pools: list[Pool] = []
     excluded: list[tuple[str, str]] = []
     target = s.target_output_tokens_per_s_per_user

@@ -1,5 +1,6 @@
 """A solved model as tables: the plan's pools, the hours, the limits with their shadow prices, the candidates
-and why any was left out, and the summary (cost per day and per M tokens, site power, racks)."""
+and why any was left out, and the summary (cost per day and per M tokens, site power, racks).
+"""
 
 from __future__ import annotations
 
@@ -103,6 +104,7 @@ def candidate_table(cands: list[Candidate], pools: list[Pool], excluded: list[tu
 
 
 def hours_frame(wl: Workload, per_hour: dict[str, np.ndarray] | None) -> pd.DataFrame:
+    """One row per hour of the day: the demand (requests/s and output tokens/s) and each column of ``per_hour``."""
     frame = pd.DataFrame({"hour": np.arange(HOURS), "requests_per_s": wl.hourly_requests_per_s,
                           "output_tokens_per_s": wl.hourly_requests_per_s * wl.output_tokens})
     for name, values in (per_hour or {}).items():
@@ -245,7 +247,8 @@ def _shadow_prices(m: PlanModel, pools: list[Pool], used: list[int], weights: np
     """Dual values of the limits from the LP with the integer choices fixed: the pools the plan uses stay open,
     every other pool is closed (count bound 0), counts and racks become continuous. A dual is the change of the
     objective per unit more of the limit; the saving is its negative. Summed over the hours of a per-hour limit.
-    None when HiGHS returns no duals."""
+    None when HiGHS returns no duals.
+    """
     ub = np.asarray(m.ub, dtype=float).copy()
     open_pools = set(used)
     for (p, _h), col in m.count_col.items():
@@ -294,7 +297,8 @@ def _constraints_table(m: PlanModel, x: np.ndarray, shadow: dict[str, float] | N
 
 def _pool_limit_row(used: int, limit: int) -> dict[str, Any]:
     """The limits table's line for the distinct pools. A count of pools has no meaningful dual: what the limit costs
-    is the plan solved without it (:func:`limits_with_costs` writes it in)."""
+    is the plan solved without it (:func:`limits_with_costs` writes it in).
+    """
     binding = used >= limit
     return {"constraint": Row.DISTINCT_POOLS.value, "limit": float(limit), "used": float(used), "unit": "pool",
             "slack": float(limit - used), "binding": binding, "shadow_price_usd": None,

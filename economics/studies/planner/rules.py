@@ -1,6 +1,7 @@
 """The operations settings as rows of the MILP: a binary per pool, the limit on distinct pools, the smallest
 pool, and a rented pool held at its full size through the day's busiest hours; and the repair that makes a
-solution obey them exactly."""
+solution obey them exactly.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from economics.studies.planner.pools import Pool
 
 def rules_active(settings: PlanSettings, pools: list[Pool], cands: list[Candidate]) -> dict[str, bool]:
     """Which operations settings can change a plan: a pool limit below the pools there are, a rental block longer
-    than an hour with a rented pool, a smallest pool above one system."""
+    than an hour with a rented pool, a smallest pool above one system.
+    """
     rented = any(cands[pool.cand].ownership == "rent" for pool in pools)
     return {"max_pools": settings.max_pools is not None and settings.max_pools < len(pools),
             "min_rental_hours": rented and settings.min_rental_hours > 1.0,
@@ -27,7 +29,8 @@ def rules_active(settings: PlanSettings, pools: list[Pool], cands: list[Candidat
 def _most_systems(pool: Pool, levels: np.ndarray, wl: Workload, rho: float | None, floor: int, least: int) -> int:
     """More systems than a pool would ever use: those that carry the busiest hour's whole demand of its role alone
     (at its capacity, and at its TTFT cap), plus one; at least its TTFT floor and the smallest pool. The big-M of
-    the rows that open a pool (a tight one keeps the relaxation close)."""
+    the rows that open a pool (a tight one keeps the relaxation close).
+    """
     per = {"aggregated": 1.0, "prefill": wl.uncached_input_tokens, "decode": wl.output_tokens}[pool.role]
     flow = float(np.max(levels)) * per  # the pool's flow units: requests/s, or tokens/s
     need = flow / pool.capacity
@@ -58,8 +61,10 @@ def block_hours(levels: np.ndarray, weights: np.ndarray, hours: float) -> list[i
 
 def rule_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], settings: PlanSettings, wl: Workload,
                levels: np.ndarray, weights: np.ndarray, rho: dict[int, float], floors: dict[int, int]) -> None:
-    """The operations settings as rows. With a pool limit or a smallest pool, each pool has a binary ``z`` (it has
-    systems) and a bound ``M`` (:func:`_most_systems`):
+    """The operations settings as rows.
+
+    With a pool limit or a smallest pool, each pool has a binary ``z`` (it has systems) and a bound ``M``
+    (:func:`_most_systems`):
 
     * distinct pools: ``sum z <= max_pools``;
     * an on-site pool: ``k z <= n <= M z`` (``k`` the smallest pool);
@@ -108,7 +113,8 @@ def rule_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], settings:
 def apply_rules(m: PlanModel, x: np.ndarray) -> np.ndarray:
     """Stage 2's rented systems made to follow the operations settings: each rented pool's size is its largest
     hour (at least the smallest pool), held through the rental block's hours; then the binaries say which pools
-    are open. More systems never break a row."""
+    are open. More systems never break a row.
+    """
     rules = m.rules
     x = x.copy()
     if rules is None:

@@ -1,6 +1,7 @@
 """The planner's entry points: :func:`plan` (a scenario and its settings to a :class:`PlanResult`),
 :func:`solve_plan` (the same from candidates already built), what each operations setting costs
-(:func:`setting_costs`) and the relaxation a plan the settings forbid needs."""
+(:func:`setting_costs`) and the relaxation a plan the settings forbid needs.
+"""
 
 from __future__ import annotations
 
@@ -65,7 +66,8 @@ def costs_of_settings(summary: dict[str, Any], scenario: Scenario | dict[str, An
                       candidates: list[Candidate] | None = None,
                       accelerators: list[str] | None = None) -> pd.DataFrame:
     """What each operations setting costs (:func:`setting_costs`) for a plan made by :func:`plan` with
-    ``costed=False`` from the same inputs (its ``summary``): the Plan page draws the plan first and this after."""
+    ``costed=False`` from the same inputs (its ``summary``): the Plan page draws the plan first and this after.
+    """
     s = as_scenario(scenario)
     excluded: list[tuple[str, str]] = []
     if candidates is None:
@@ -79,7 +81,8 @@ def costs_of_settings(summary: dict[str, Any], scenario: Scenario | dict[str, An
 def solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
                excluded: list[tuple[str, str]], costed: bool = True) -> PlanResult:
     """:func:`plan` for hosting variants already made; ``costed``: with what each operations setting costs
-    (:func:`setting_costs`, one more plan per setting that can change the answer)."""
+    (:func:`setting_costs`, one more plan per setting that can change the answer).
+    """
     _, growth = objective_factors(s, settings)
     wl = workload(s, settings, growth)
     pools, role_excluded = build_pools(cands, s, settings, wl)
@@ -112,7 +115,8 @@ def setting_costs(summary: dict[str, Any], s: Scenario, settings: PlanSettings, 
     """What each operations setting costs: the plan solved again with that one setting off (the others kept), and
     the difference of the cost per day. A setting that cannot change the plan (a pool limit above the pools there
     are, a rental block with nothing to rent) costs nothing and is not solved again. A difference below zero is the
-    solvers' gap, not a saving, and is shown as nothing."""
+    solvers' gap, not a saving, and is shown as nothing.
+    """
     rows = []
     cost = float(summary["cost_usd_per_day"])
     for name, off in RULE_OFF.items():
@@ -143,7 +147,8 @@ def setting_costs(summary: dict[str, Any], s: Scenario, settings: PlanSettings, 
 
 def limits_with_costs(constraints: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFrame:
     """The limits table with its line for the distinct pools saying what that limit costs, from the plan solved
-    without it (an LP's dual says nothing about a count of pools)."""
+    without it (an LP's dual says nothing about a count of pools).
+    """
     table = constraints.copy()
     at = table.index[table["constraint"] == Row.DISTINCT_POOLS]
     row = costs.loc[costs["setting"] == "max_pools"]
@@ -156,7 +161,8 @@ def _relaxations(pb: Problem, rho: dict[int, float], excluded: list[tuple[str, s
     """For each limit on its own (the others kept), the least of it that makes the plan feasible: the model with
     only that limit allowed to stretch, at a price that dwarfs any plan, so that it stretches as little as it can;
     and, when rent is off, whether allowing rent alone makes a plan. Returns (the reason's sentences, one per limit
-    that alone suffices; every limit's finding, for the summary)."""
+    that alone suffices; every limit's finding, for the summary).
+    """
     s, settings, cands = pb.s, pb.settings, pb.cands
     out, needs = [], []
     for group, (unit, form, value) in LIMIT_WORDS.items():

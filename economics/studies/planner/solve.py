@@ -1,6 +1,7 @@
 """The solve: small models at once; larger ones in two stages (the owned base with rented counts continuous,
 then the rented counts hour by hour), the chosen pools solved again on their own, and every plan checked against
-its own pool sizes (time to first token, the operations rules)."""
+its own pool sizes (time to first token, the operations rules).
+"""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ def _solve(m: PlanModel, rented: set[int], hourly: list[tuple[PlanModel, dict[in
     fixed, the rented counts in whole systems, each hour on its own, exactly where :mod:`economics.domain.covering`
     takes
     it (``hourly``: one model per hour type and its column map into ``m``; with the base fixed the hours no longer
-    interact). The bound reported is stage 1's, so the gap is an honest one."""
+    interact). The bound reported is stage 1's, so the gap is an honest one.
+    """
     exact: Solution | None = None
     if sum(m.integer) <= EXACT_MAX_INTEGERS or not rented or hourly is None:
         small = not rented or hourly is None
@@ -60,7 +62,8 @@ def _stage_two(m: PlanModel, first: np.ndarray, rented: set[int],
                hourly: list[tuple[PlanModel, dict[int, int]]]) -> np.ndarray | None:
     """Each hour's rented systems with stage 1's owned base fixed (and the pools it closed closed). With a rental
     block the busiest hour goes first, its rented systems priced for every hour of the block (they are held
-    through it), and its rented pool sizes then hold: every block hour has them, no other hour more."""
+    through it), and its rented pool sizes then hold: every block hour has them, no other hour more.
+    """
     x = first.copy()
     rules = m.rules or Rules({}, {}, {}, [], 1, np.ones(len(hourly)))
     closes, block = rules.closes, rules.block
@@ -103,6 +106,7 @@ def _satisfies(m: PlanModel, x: np.ndarray) -> bool:
 
 
 def pool_counts(m: PlanModel, x: np.ndarray, p: int, hours: int) -> np.ndarray:
+    """Pool ``p``'s systems in each of the ``hours`` hour types of solution ``x``, rounded to whole systems."""
     return np.array([round(float(x[count_column(m, p, h)])) for h in range(hours)], dtype=float)
 
 
@@ -125,7 +129,8 @@ def _ttft_ok(m: PlanModel, x: np.ndarray, pools: list[Pool], settings: PlanSetti
 def solve_built(pb: Problem, rho: dict[int, float], elastic: bool | frozenset[str] = False,
                 floors: dict[int, int] | None = None) -> tuple[PlanModel, np.ndarray, np.ndarray, Solution]:
     """The model of ``pb`` built (:func:`build_model`, same arguments) and solved (:func:`_solve`, with its
-    per-hour models for stage 2). Returns (model, hour-type demand, hour-type weights, solution)."""
+    per-hour models for stage 2). Returns (model, hour-type demand, hour-type weights, solution).
+    """
     m, levels, weights = build_model(pb, rho, elastic, floors)
     return m, levels, weights, _solve(m, rented_cols(m, pb), hourly_models(pb, rho, m, elastic, floors))
 
@@ -137,7 +142,8 @@ def _solve_refined(pb: Problem, refine: bool = True) -> tuple[PlanModel, Any, di
     size holds for any pool at least that big, so the pool is given either none or at least its floor (a binary).
     Only on-site pools get floors (one count a day); rented pools, sized hour by hour, keep the safe cap.
     The second plan is kept when it is no dearer and passes the check at its own pool sizes. Returns (model,
-    result, caps, notes). ``refine=False``: the first pass only (enough to see which pools a plan uses)."""
+    result, caps, notes). ``refine=False``: the first pass only (enough to see which pools a plan uses).
+    """
     pools, cands, settings = pb.pools, pb.cands, pb.settings
     ttft = settings.ttft_target_s is not None and pb.wl.uncached_input_tokens > 0
     rho = {p: utilization_cap(pool, pool.servers_per_system, settings) for p, pool in enumerate(pools)
@@ -172,7 +178,8 @@ def solve_open(pb: Problem) -> tuple[PlanModel, Any, dict[int, float], list[str]
     two stages. The pools tried are those the plan chose and, with a rental block, those of the plan by the hour
     (its relaxation couples no hours, so it often chooses better). The cheapest plan is kept; the lower bound stays
     the large model's, so the gap reported is against every pool. Returns (model, result, TTFT caps, notes, the
-    problem solved: ``pb`` with the pools of the model)."""
+    problem solved: ``pb`` with the pools of the model).
+    """
     pools, settings, wl = pb.pools, pb.settings, pb.wl
     m, res, rho, notes = _solve_refined(pb)
     if m.rules is None or res.x is None or res.message != "two stages":
@@ -201,7 +208,8 @@ def solve_open(pb: Problem) -> tuple[PlanModel, Any, dict[int, float], list[str]
 
 def _fewest_systems(pool: Pool, load: float, most: int, settings: PlanSettings) -> int:
     """Fewest systems of a pool whose prefill capacity at the TTFT cap of their own size carries ``load``
-    [uncached input tokens/s] (binary search: n rho_max(n) grows with n). At most ``most``."""
+    [uncached input tokens/s] (binary search: n rho_max(n) grows with n). At most ``most``.
+    """
     lo, hi = 1, max(1, most)
     while lo < hi:
         mid = (lo + hi) // 2
