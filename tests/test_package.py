@@ -88,6 +88,15 @@ def test_catalogs_ship_as_package_data_from_the_single_data_folder() -> None:
     assert not (ROOT / "economics" / "data").exists(), "data/ is the single copy; do not duplicate it in economics/"
 
 
+def test_every_package_folder_is_listed_for_the_wheel() -> None:
+    # setuptools ships only the packages named in pyproject.toml; a folder left out installs a CLI that fails on
+    # import (economics.studies.planner was, once, and only the clean-clone wheel smoke test noticed).
+    folders = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "economics").rglob("__init__.py")}
+    listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
+    assert folders - listed == set(), f"package folders missing from [tool.setuptools] packages: {folders - listed}"
+    assert listed - folders == {"economics.data"}, listed - folders
+
+
 def test_data_dir_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TOKEN_ECONOMICS_DATA_DIR", raising=False)
     assert catalog.data_dir() == ROOT / "data"  # a source checkout: no economics/data package folder
