@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from economics import catalog
 from economics.domain.explain import Step, Trace, format_number
 from economics.domain.formula import reevaluate
-from economics.engine.estimate import fill_throughput, trace_throughput
+from economics.engine.derivation import trace_throughput
+from economics.engine.estimate import fill_throughput
 from economics.engine.pipeline import compute
 from economics.engine.resolve import per_user_throughput
 from economics.validation import validate
@@ -227,30 +228,85 @@ def test_the_check_refuses_a_wrong_line_whatever_its_operands() -> None:
         check_step(Step("n", 20.0, "-", "a - b + c", "1,000,000,000,000 - 999,999,999,990 + 3", checked=True))
 
 
-ESTIMATOR_LINES = {"weights_gb_per_replica", "max_batch_in_memory", "decode_step_s",
-                   "input_tokens_per_s_per_accelerator", "mixed_step_s", "output_tokens_per_s_per_user",
-                   "output_tokens_per_s_per_accelerator", "time_to_first_token_s"}
+ESTIMATOR_LINES = {"weight_bytes_per_replica", "weights_gb_per_replica", "kv_bytes_at_full_context",
+                   "kv_cache_gb_per_sequence", "max_batch_in_memory", "kv_bytes_at_average_context", "decode_step_s",
+                   "prefill_tokens_per_s_per_replica", "input_tokens_per_s_per_accelerator", "mixed_step_s",
+                   "output_tokens_per_s_per_user", "output_tokens_per_s_per_accelerator", "prompt_prefill_s",
+                   "prefill_share", "queued_prefill_s", "time_to_first_token_s"}
+"""The roofline's lines rendered from the formula objects that computed them (checked steps)."""
+
+
+def estimator_steps(rows: list[dict[str, Any]]) -> list[Any]:
+    """The steps ``explain`` records for each row's roofline estimate (rows the roofline answers)."""
+    cols, problems = validate(pd.DataFrame(rows))
+    assert not problems, [p.message for p in problems]
+    thr = fill_throughput(cols)
+    steps = []
+    for r in np.flatnonzero(thr["feasible"] & (thr["throughput_source"] == "estimated")):
+        trace = Trace(int(r))
+        trace_throughput(cols, thr, trace)
+        steps += trace.steps
+    return steps
+
+
+def check_estimator(steps: list[Any]) -> set[str]:
+    """Every line holds: formula steps as every derivation line, the search described in words skipped; returns
+    the names of the formula steps."""
+    checked = set()
+    for step in steps:
+        if step.checked:
+            check_step(step)
+            checked.add(step.name)
+        else:  # the batch search: described in words, not arithmetic
+            assert arithmetic(step.substituted) is None or step.name != "batch_size", step.text()
+    return checked
 
 
 @pytest.mark.parametrize("model", ["llama-3.1-70b", "llama-3.1-8b", "deepseek-v3", "qwen3-235b-a22b", "gpt-oss-120b"])
 def test_the_estimators_printed_lines_hold(model: str) -> None:
-    # the roofline's lines (four significant digits, units after the numbers) re-done from what they print, on every
-    # accelerator the roofline describes; lines that describe a search in words are not arithmetic and are skipped
+    # the roofline's lines re-done from what they print, on every accelerator the roofline describes: each is
+    # rendered from the formula that computed it, so each is checked; only the batch search is words
     ids = [a for a in catalog.accelerator_ids() if catalog.accelerator_column(np.array([a]), "roofline", "")[0] != "no"]
     row = {"model": model, "precision": "fp8", "accelerator_count": 64, "ownership": "rent",
            "rent_usd_per_accelerator_hour": 2.0, "target_output_tokens_per_s_per_user": 20,
            "input_tokens_per_request": 2000, "output_tokens_per_request": 300}
-    table = pd.DataFrame([{**row, "accelerator": a} for a in ids])
-    cols, problems = validate(table)
+    steps = estimator_steps([{**row, "accelerator": a} for a in ids])
+    assert {s.name for s in steps if not s.checked} == {"batch_size"}
+    assert check_estimator(steps) >= ESTIMATOR_LINES
+
+
+@pytest.mark.parametrize("stack", ["dynamo-sglang-tp8-ep8-dpa-mtp-disagg", "sglang-tp8-mtp", "trtllm-tp4-ep4",
+                                   "dynamo-trtllm-tp8-disagg"])
+def test_the_serving_stacks_lines_hold(stack: str) -> None:
+    # a pinned stack without a curve at these lengths (3,100 in / 700 out): speculative decoding, DP attention's
+    # copied weights, expert parallelism and disaggregation each print their lines, and each holds
+    row = {"accelerator": "b200", "model": "deepseek-v3", "accelerator_count": 64, "ownership": "rent",
+           "rent_usd_per_accelerator_hour": 2.0, "target_output_tokens_per_s_per_user": 30,
+           "input_tokens_per_request": 3100, "output_tokens_per_request": 700, "serving_stack": stack}
+    steps = estimator_steps([{**row, "precision": p} for p in ("fp8", "fp4")])
+    names = check_estimator(steps)
+    assert ("target_step_s" in names) == ("mtp" in stack)
+    assert ("prefill_share" in names) == ("disagg" not in stack)
+    copied = [s for s in steps if s.name == "weight_bytes_per_replica"]
+    assert copied and all(s.substituted.endswith(" + 0") == ("dpa" not in stack) for s in copied)
+
+
+def test_two_pools_print_each_pools_estimate_and_it_is_the_engines() -> None:
+    # prefill on H100, decode on H200, neither measured: each pool's roofline lines are printed under its name, hold,
+    # and end on the figure the engine used (the prefill pool's input rate, the decode pool's output rate)
+    row = {"accelerator": "h100-sxm", "decode_accelerator": "h200-sxm", "model": "llama-3.1-70b", "precision": "fp8",
+           "accelerator_count": 16, "decode_accelerator_count": 16, "target_output_tokens_per_s_per_user": 25,
+           "input_tokens_per_request": 3100, "output_tokens_per_request": 700, "demand_output_tokens_per_day": 1e9}
+    cols, problems = validate(pd.DataFrame([row]))
     assert not problems
     thr = fill_throughput(cols)
-    checked: set[str] = set()
-    for r in np.flatnonzero(thr["feasible"] & (thr["throughput_source"] == "estimated")):
-        trace = Trace(int(r))
-        trace_throughput(cols, thr, trace)
-        for step in trace.steps:
-            line = arithmetic(step.substituted)
-            if line is not None:
-                check_step(step, digits=4, text=line)
-                checked.add(step.name)
-    assert checked >= ESTIMATOR_LINES
+    trace = Trace(0)
+    trace_throughput(cols, thr, trace)
+    assert check_estimator([s for s in trace.steps if s.name != "prefill_pool_batch_size"
+                            and s.name != "decode_pool_batch_size"])
+    names = {s.name for s in trace.steps}
+    assert {"prefill_pool_prefill_tokens_per_s_per_replica", "decode_pool_decode_step_s"} <= names
+    assert trace.step("prefill_pool_input_tokens_per_s_per_accelerator").value == pytest.approx(
+        cols["input_tokens_per_s_per_accelerator"][0], rel=1e-12)
+    assert trace.step("decode_pool_output_tokens_per_s_per_accelerator").value == pytest.approx(
+        cols["decode_output_tokens_per_s_per_accelerator"][0], rel=1e-12)

@@ -44,6 +44,9 @@ CONSTANTS: dict[str, tuple[float, str]] = {
     "W_PER_KW": (1_000.0, "W/kW"),
     "BYTES_PER_GB": (1e9, "B/GB"),
     "BYTES_PER_MB": (1e6, "B/MB"),
+    "BYTES_PER_TB": (1e12, "B/TB"),
+    "PARAMS_PER_BILLION": (1e9, "parameter/billion"),
+    "FLOPS_PER_TFLOPS": (1e12, "FLOP/s per TFLOPS"),
 }
 """Named constants of the formulas: value and unit. The module-level names below are these values, for code that
 computes outside a formula object (the planner, the retrofit's cash flows); nothing else writes them."""

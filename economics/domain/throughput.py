@@ -30,9 +30,74 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from economics.domain.formula import Formula
+
 F = NDArray[np.float64]
 
 PRECISIONS = ("bf16", "fp8", "fp4")
+
+# --- the roofline's formulas: the functions below and the estimator evaluate these objects, and `explain` renders
+# them, so the derivation printed for a row is the arithmetic that produced its throughput ---
+
+WEIGHT_BYTES = Formula(
+    "weight_bytes_per_replica", "byte",
+    "total_params_b * PARAMS_PER_BILLION * bytes_per_parameter + copied_weight_bytes",
+    note="copied_weight_bytes: the non-expert weights each data-parallel attention group holds again (0 without)")
+WEIGHTS_GB = Formula("weights_gb_per_replica", "GB", "weight_bytes_per_replica / BYTES_PER_GB")
+KV_BYTES_PER_SEQUENCE = Formula(
+    "kv_bytes_per_sequence", "byte",
+    "kv_bytes_per_token_per_layer * (full_attention_layers * context_tokens + (layers - full_attention_layers)"
+    " * min(context_tokens, sliding_window_tokens))",
+    note="full-attention layers keep every token, sliding-window layers at most the window (inf: no window)")
+KV_GB = Formula("kv_cache_gb_per_sequence", "GB", "kv_bytes_at_full_context / BYTES_PER_GB")
+MAX_BATCH_IN_MEMORY = Formula(
+    "max_batch_in_memory", "sequence",
+    "floor((accelerators_per_replica * accelerator_memory_gb * BYTES_PER_GB * memory_utilization"
+    " - weight_bytes_per_replica) / kv_bytes_per_sequence)",
+    note="usable memory left after the weights, over one sequence's KV cache at the full context")
+DECODE_STEP = Formula(
+    "decode_step_s", "s",
+    "overhead_s + max(weight_bytes_read / (accelerators_per_replica * bandwidth_tb_per_s * BYTES_PER_TB"
+    " * bandwidth_utilization), batch_size * linear_flops_per_token / (accelerators_per_replica * peak_tflops"
+    " * FLOPS_PER_TFLOPS * compute_utilization)) + max(batch_size * kv_bytes_per_sequence / (accelerators_per_replica"
+    " * bandwidth_tb_per_s * BYTES_PER_TB * kv_bandwidth_utilization), batch_size * attention_flops_per_token"
+    " / (accelerators_per_replica * peak_tflops * FLOPS_PER_TFLOPS * compute_utilization)) + tensor_parallel_s"
+    " + batch_size * token_overhead_s",
+    note="weight GEMMs and attention each on their own roofline, then the tensor-parallel all-reduces and the "
+         "per-token work outside GEMMs and attention")
+SPECULATIVE_STEP = Formula(
+    "decode_step_s", "s",
+    "(verify_step_s + draft_tokens * draft_cost_fraction * target_step_s) / max(tokens_per_step, 1)",
+    note="speculative decoding: one verification of the k + 1 tokens of every sequence and k draft steps, over the "
+         "tokens accepted per step")
+PREFILL_RATE = Formula(
+    "prefill_tokens_per_s_per_replica", "token/s",
+    "1 / (prefill_flops_per_token / (accelerators_per_replica * peak_tflops * FLOPS_PER_TFLOPS"
+    " * prefill_compute_utilization) + tensor_parallel_s_one_token - tensor_parallel_s_no_token + token_overhead_s)",
+    note="chunked prefill in large batches: compute-bound (linear layers and causal attention over the prompt), "
+         "plus each token's share of the all-reduces and its per-token work")
+INPUT_RATE = Formula("input_tokens_per_s_per_accelerator", "token/s",
+                     "prefill_tokens_per_s_per_replica / accelerators_per_replica")
+MIXED_STEP = Formula(
+    "mixed_step_s", "s",
+    "decode_step_s + batch_size * uncached_input_tokens / max(output_tokens_per_request, 1)"
+    " / prefill_tokens_per_s_per_replica",
+    note="each step also prefills the prompts of the B / O requests that replace the finished ones")
+USER_SPEED = Formula("output_tokens_per_s_per_user", "token/s", "1 / mixed_step_s")
+OUTPUT_RATE = Formula("output_tokens_per_s_per_accelerator", "token/s",
+                      "batch_size / (accelerators_per_replica * decode_step_s)",
+                      note="decode only; the capacity step adds the prefill time from the prefill rate")
+PROMPT_PREFILL = Formula("prompt_prefill_s", "s", "uncached_input_tokens / prefill_tokens_per_s_per_replica",
+                         note="one request's prompt at the replica's prefill rate")
+PREFILL_SHARE = Formula("prefill_share", "-", "min(max((mixed_step_s - decode_step_s) / mixed_step_s, 0), 0.95)",
+                        note="share of the step spent prefilling, at most 0.95 (a saturated replica waits long, "
+                             "not forever)")
+QUEUED_PREFILL = Formula("queued_prefill_s", "s", "prompt_prefill_s * (1 + prefill_share / (2 * (1 - prefill_share)))",
+                         note="M/D/1: the prompt waits behind the other requests' prefill (Pollaczek-Khinchine)")
+TIME_TO_FIRST_TOKEN = Formula(
+    "time_to_first_token_s", "s", "request_overhead_s + decode_step_s + kv_transfer_s + queued_prefill_s",
+    note="fixed time per request (calibrated), the step that carries the prompt, the prompt's KV cache over the "
+         "link to the decode pool (0 when aggregated) and the queued prefill")
 
 
 def _a(x: ArrayLike) -> F:
@@ -95,11 +160,21 @@ def kv_bytes_per_sequence(context_tokens: ArrayLike, full_attention_layers: Arra
     >>> float(kv_bytes_per_sequence(1000, 80, 80, float("nan"), 4096)) / 1e6   # Llama 3.1 70B BF16, 1k tokens
     327.68
     """
-    c = _a(context_tokens)
-    lf, lt = _a(full_attention_layers), _a(layers)
+    return KV_BYTES_PER_SEQUENCE.evaluate(kv_sequence_terms(context_tokens, full_attention_layers, layers,
+                                                            sliding_window_tokens, per_layer_bytes))
+
+
+def kv_sequence_terms(context_tokens: ArrayLike, full_attention_layers: ArrayLike, layers: ArrayLike,
+                      sliding_window_tokens: ArrayLike, per_layer_bytes: ArrayLike) -> dict[str, F]:
+    """The symbols of :data:`KV_BYTES_PER_SEQUENCE` (no sliding window, NaN, as an infinite one).
+
+    >>> float(kv_sequence_terms(1000, 80, 80, float("nan"), 4096)["sliding_window_tokens"])
+    inf
+    """
     w = _a(sliding_window_tokens)
-    windowed = np.where(np.isnan(w), c, np.minimum(c, np.where(np.isnan(w), 0.0, w)))
-    return _a(per_layer_bytes) * (lf * c + (lt - lf) * windowed)
+    return {"kv_bytes_per_token_per_layer": _a(per_layer_bytes), "full_attention_layers": _a(full_attention_layers),
+            "context_tokens": _a(context_tokens), "layers": _a(layers),
+            "sliding_window_tokens": np.where(np.isnan(w), np.inf, w)}
 
 
 def attention_flops_per_token(context_tokens: ArrayLike, full_attention_layers: ArrayLike, layers: ArrayLike,
@@ -145,14 +220,33 @@ def decode_step_s(batch: ArrayLike, replica_accelerators: ArrayLike, bandwidth_t
     >>> round(float(decode_step_s(100, 1, 1.0, 1000, 1.0, 1.0, 10e9, 0.05e9, 1e9, 0.0, 0.0, 0.5)) * 1e3, 6)
     20.0
     """
-    b, n = _a(batch), _a(replica_accelerators)
-    bw = n * _a(bandwidth_tb_per_s) * 1e12 * _a(bandwidth_utilization)
-    fl = n * _a(peak_tflops) * 1e12 * _a(compute_utilization)
+    return DECODE_STEP.evaluate(decode_step_terms(
+        batch, replica_accelerators, bandwidth_tb_per_s, peak_tflops, bandwidth_utilization, compute_utilization,
+        weight_bytes_read_b, kv_bytes_per_seq, flops_per_token, overhead_s, attention_flops_per_token,
+        kv_bandwidth_utilization))
+
+
+def decode_step_terms(batch: ArrayLike, replica_accelerators: ArrayLike, bandwidth_tb_per_s: ArrayLike,
+                      peak_tflops: ArrayLike, bandwidth_utilization: ArrayLike, compute_utilization: ArrayLike,
+                      weight_bytes_read_b: ArrayLike, kv_bytes_per_seq: ArrayLike, flops_per_token: ArrayLike,
+                      overhead_s: ArrayLike = 0.0, attention_flops_per_token: ArrayLike = 0.0,
+                      kv_bandwidth_utilization: ArrayLike = float("nan"), tensor_parallel_s: ArrayLike = 0.0,
+                      token_overhead_s: ArrayLike = 0.0) -> dict[str, F]:
+    """The symbols of :data:`DECODE_STEP` from :func:`decode_step_s`'s arguments (eta_KV NaN: eta_BW), plus the
+    tensor-parallel time and the per-token overhead the replica adds (0 here).
+
+    >>> float(decode_step_terms(1, 1, 3.35, 989, 0.8, 0.5, 16e9, 0.0, 16e9)["kv_bandwidth_utilization"])
+    0.8
+    """
     kv_eff = _a(kv_bandwidth_utilization)
-    bw_kv = n * _a(bandwidth_tb_per_s) * 1e12 * np.where(np.isnan(kv_eff), _a(bandwidth_utilization), kv_eff)
-    linear = np.maximum(_a(weight_bytes_read_b) / bw, b * _a(flops_per_token) / fl)
-    attention = np.maximum(b * _a(kv_bytes_per_seq) / bw_kv, b * _a(attention_flops_per_token) / fl)
-    return _a(overhead_s) + linear + attention
+    return {"overhead_s": _a(overhead_s), "weight_bytes_read": _a(weight_bytes_read_b),
+            "accelerators_per_replica": _a(replica_accelerators), "bandwidth_tb_per_s": _a(bandwidth_tb_per_s),
+            "bandwidth_utilization": _a(bandwidth_utilization), "batch_size": _a(batch),
+            "linear_flops_per_token": _a(flops_per_token), "peak_tflops": _a(peak_tflops),
+            "compute_utilization": _a(compute_utilization), "kv_bytes_per_sequence": _a(kv_bytes_per_seq),
+            "kv_bandwidth_utilization": np.where(np.isnan(kv_eff), _a(bandwidth_utilization), kv_eff),
+            "attention_flops_per_token": _a(attention_flops_per_token), "tensor_parallel_s": _a(tensor_parallel_s),
+            "token_overhead_s": _a(token_overhead_s)}
 
 
 def prefill_s(input_tokens: ArrayLike, replica_accelerators: ArrayLike, peak_tflops: ArrayLike,
@@ -184,8 +278,10 @@ def max_batch_in_memory(replica_accelerators: ArrayLike, memory_gb: ArrayLike, m
     >>> float(max_batch_in_memory(8, 80, 0.9, 141.2e9, 0.8192e9))   # Llama 3.1 70B BF16 on 8 x H100, 2.5k ctx
     530.0
     """
-    free = _a(replica_accelerators) * _a(memory_gb) * 1e9 * _a(memory_utilization) - _a(weight_bytes)
-    return np.floor(free / _a(kv_bytes_per_seq_at_max_context))
+    return MAX_BATCH_IN_MEMORY.evaluate({
+        "accelerators_per_replica": _a(replica_accelerators), "accelerator_memory_gb": _a(memory_gb),
+        "memory_utilization": _a(memory_utilization), "weight_bytes_per_replica": _a(weight_bytes),
+        "kv_bytes_per_sequence": _a(kv_bytes_per_seq_at_max_context)})
 
 
 def _link(link_gb_per_s: ArrayLike, latency_us: ArrayLike) -> tuple[F, F]:
@@ -284,7 +380,7 @@ def queued_time_to_first_token_s(prefill_s_one_request: ArrayLike, prefill_share
     (0.4, 0.6)
     """
     rho = np.clip(np.nan_to_num(_a(prefill_share), nan=0.0), 0.0, 0.95)
-    return _a(prefill_s_one_request) * (1.0 + rho / (2.0 * (1.0 - rho)))
+    return QUEUED_PREFILL.evaluate({"prompt_prefill_s": _a(prefill_s_one_request), "prefill_share": rho})
 
 
 # --- serving-stack terms: speculative decoding, expert parallelism, disaggregation (data/serving_stacks.csv) ---
@@ -320,9 +416,20 @@ def speculative_step_s(verify_step_s: ArrayLike, plain_step_s: ArrayLike, draft_
     >>> round(float(speculative_step_s(0.012, 0.010, 1, 1 / 61, 1.85)) * 1e3, 4)   # MTP on a 61-layer model
     6.5751
     """
-    k = np.maximum(np.nan_to_num(_a(draft_tokens)), 0.0)
-    return (_a(verify_step_s) + k * np.nan_to_num(_a(draft_cost_fraction)) * _a(plain_step_s)) / np.maximum(
-        _a(tokens_per_step), 1.0)
+    return SPECULATIVE_STEP.evaluate(speculative_step_terms(verify_step_s, plain_step_s, draft_tokens,
+                                                            draft_cost_fraction, tokens_per_step))
+
+
+def speculative_step_terms(verify_step_s: ArrayLike, plain_step_s: ArrayLike, draft_tokens: ArrayLike,
+                           draft_cost_fraction: ArrayLike, tokens_per_step: ArrayLike) -> dict[str, F]:
+    """The symbols of :data:`SPECULATIVE_STEP` (no draft tokens or cost given, NaN: none).
+
+    >>> float(speculative_step_terms(0.012, 0.010, float("nan"), 0.02, 1.0)["draft_tokens"])
+    0.0
+    """
+    return {"verify_step_s": _a(verify_step_s), "target_step_s": _a(plain_step_s),
+            "draft_tokens": np.maximum(np.nan_to_num(_a(draft_tokens)), 0.0),
+            "draft_cost_fraction": np.nan_to_num(_a(draft_cost_fraction)), "tokens_per_step": _a(tokens_per_step)}
 
 
 def all_to_all_s(tokens: ArrayLike, hidden_size: ArrayLike, experts_per_token: ArrayLike, moe_layers: ArrayLike,

@@ -18,7 +18,8 @@ from economics import catalog
 from economics.domain.explain import Trace, format_number
 from economics.domain.revenue import PREFILL_ESTIMATE
 from economics.engine import estimate_range
-from economics.engine.estimate import ESTIMATED_INPUTS, THROUGHPUT_OUTPUTS, fill_throughput, trace_throughput
+from economics.engine.derivation import trace_throughput
+from economics.engine.estimate import ESTIMATED_INPUTS, THROUGHPUT_OUTPUTS, fill_throughput
 from economics.engine.measured import SOURCE_CURVE, SOURCE_ESTIMATE, SOURCE_GIVEN, SOURCE_USER
 from economics.engine.pipeline import (
     INTEGER_OUTPUTS,

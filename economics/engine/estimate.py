@@ -23,12 +23,10 @@ Column-wise over scenarios. For each row without ``output_tokens_per_s_per_accel
 
 Rows that cannot be estimated come back ``feasible=False`` with the reason and the numbers, never as an exception.
 The roofline itself is :mod:`economics.engine.roofline`, the replica and batch search :mod:`economics.engine.replicas`;
-this module runs the steps in order and records their derivation.
+this module runs the steps in order; :mod:`economics.engine.derivation` records their derivation.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -38,19 +36,14 @@ from economics.domain import throughput as th
 from economics.domain.explain import format_number as fmt
 from economics.domain.revenue import PREFILL_ESTIMATE
 from economics.engine.measured import (
-    SOURCE_CLAIM,
-    SOURCE_CURVE,
     SOURCE_ESTIMATE,
     SOURCE_GIVEN,
-    SOURCE_USER,
     Curve,
-    claim_record,
     curves,
     given_elsewhere,
     take_claims,
     take_curve,
     take_user_curves,
-    user_curves,
 )
 from economics.engine.measured import configuration as _configuration
 from economics.engine.replicas import best_replica
@@ -168,22 +161,27 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
     est = need & (best["effective"] > 0) & describable
     n_best, b_best = best["n"], np.maximum(best["b"], 1.0)
     t, p_rep = rl.step(b_best, n_best), rl.prefill_rate(n_best)
-    c["output_tokens_per_s_per_accelerator"] = np.where(est, b_best / (n_best * t),
+    per_replica = {"batch_size": b_best, "accelerators_per_replica": n_best, "decode_step_s": t,
+                   "prefill_tokens_per_s_per_replica": p_rep}
+    c["output_tokens_per_s_per_accelerator"] = np.where(est, th.OUTPUT_RATE.evaluate(per_replica),
                                                         c["output_tokens_per_s_per_accelerator"])
     out["_input_estimated"] |= est & np.isnan(c["input_tokens_per_s_per_accelerator"])
-    c["input_tokens_per_s_per_accelerator"] = np.where(out["_input_estimated"], p_rep / n_best,
+    c["input_tokens_per_s_per_accelerator"] = np.where(out["_input_estimated"], th.INPUT_RATE.evaluate(per_replica),
                                                        c["input_tokens_per_s_per_accelerator"])
     c["accelerators_per_replica"] = np.where(est, n_best, c["accelerators_per_replica"])
     mem_t = rl.memory_s(b_best, n_best) + rl.overhead
     out["output_tokens_per_s_per_user"] = np.where(
-        est, 1.0 / rl.user_step(b_best, n_best, t, rl.mixed_step(b_best, n_best, t, p_rep)),
+        est, th.USER_SPEED.evaluate({"mixed_step_s": rl.user_step(b_best, n_best, t,
+                                                                  rl.mixed_step(b_best, n_best, t, p_rep))}),
         out["output_tokens_per_s_per_user"])
     out["batch_size"] = np.where(est, best["b"], np.nan)
     out["time_to_first_token_s"] = np.where(est, rl.time_to_first_token(b_best, n_best, t, p_rep), np.nan)
     out["decode_bound"] = np.where(est, np.where(mem_t >= rl.compute_s(b_best, n_best) + rl.overhead,
                                                  "memory", "compute"), "")
-    out["weights_gb_per_replica"] = np.where(need, rl.weights / 1e9, np.nan)
-    out["kv_cache_gb_per_sequence"] = np.where(need, rl.kv_max / 1e9, np.nan)
+    out["weights_gb_per_replica"] = np.where(need, th.WEIGHTS_GB.evaluate({"weight_bytes_per_replica": rl.weights}),
+                                             np.nan)
+    out["kv_cache_gb_per_sequence"] = np.where(need, th.KV_GB.evaluate({"kv_bytes_at_full_context": rl.kv_max}),
+                                               np.nan)
     out["max_batch_in_memory"] = np.where(est, best["bmem"], np.nan)
 
     bad = need & ~est
@@ -209,7 +207,8 @@ def _estimate_prefill(c: dict[str, Array], out: dict[str, Array], rows: Array, m
     rl = Roofline(sub, {k: v[rows] for k, v in m.items()},
                   None if calibration is None else {k: np.asarray(v)[rows] for k, v in calibration.items()})
     n = np.nan_to_num(sub["accelerators_per_replica"], nan=1.0)
-    rate = rl.prefill_rate(n) / n
+    rate = th.INPUT_RATE.evaluate({"prefill_tokens_per_s_per_replica": rl.prefill_rate(n),
+                                   "accelerators_per_replica": n})
     prefill_s = rl.i_miss / rate
     request_s = sub["output_tokens_per_request"] / sub["output_tokens_per_s_per_accelerator"]
     # a prefill longer than the whole measured request means the figure was measured on shorter prompts
@@ -255,6 +254,33 @@ def _rows(c: dict[str, Array], rows: Array) -> dict[str, Array]:
     return {k: np.asarray(v)[rows].copy() if not isinstance(v, np.ndarray) else v[rows].copy() for k, v in c.items()}
 
 
+def prefill_pool_columns(c: dict[str, Array], rows: Array) -> dict[str, Array]:
+    """The columns of ``rows``' prefill pool as one-pool scenarios: its prefill rate is the roofline's, whatever its
+    decode speed (no decode figure, no per-user target).
+    """
+    sub = _rows(c, rows)
+    sub["decode_accelerator"] = np.full(rows.size, "", dtype=object)
+    sub["output_tokens_per_s_per_accelerator"] = np.full(rows.size, np.nan)
+    sub["target_output_tokens_per_s_per_user"] = np.full(rows.size, np.nan)
+    return sub
+
+
+def decode_pool_columns(c: dict[str, Array], rows: Array) -> dict[str, Array]:
+    """The columns of ``rows``' decode pool as one-pool scenarios: the decode accelerator's own catalog hardware,
+    the same model, precision and per-user target, its throughput and replica size to estimate.
+    """
+    sub = _rows(c, rows)
+    sub["accelerator"] = sub["decode_accelerator"]
+    sub["decode_accelerator"] = np.full(rows.size, "", dtype=object)
+    for field, cat_field in CATALOG_FIELDS.items():
+        if FIELDS[field].catalog_id == "accelerator" and field not in ("accelerator_cooling", "system_form"):
+            sub[field] = accelerator_figure(sub["accelerator"], cat_field, np.nan)
+    for field in ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_accelerator",
+                  "accelerators_per_replica"):
+        sub[field] = np.full(rows.size, np.nan)
+    return sub
+
+
 def _fill_disaggregated(c: dict[str, Array], out: dict[str, Array], dis: Array,
                         calibration: dict[str, Array] | None, use_curves: bool) -> None:
     """Prefill rate of the first pool and decode rate of the decode pool, where not measured."""
@@ -264,10 +290,7 @@ def _fill_disaggregated(c: dict[str, Array], out: dict[str, Array], dis: Array,
     # prefill pool: its prefill rate from the roofline (its decode speed does not matter here)
     rows = np.flatnonzero(dis & np.isnan(c["input_tokens_per_s_per_accelerator"]))
     if rows.size:
-        sub = _rows(c, rows)
-        sub["decode_accelerator"] = np.full(rows.size, "", dtype=object)
-        sub["output_tokens_per_s_per_accelerator"] = np.full(rows.size, np.nan)
-        sub["target_output_tokens_per_s_per_user"] = np.full(rows.size, np.nan)
+        sub = prefill_pool_columns(c, rows)
         pre = fill_throughput(sub, None if calibration is None else {k: v[rows] for k, v in calibration.items()},
                               use_curves=False)
         c["input_tokens_per_s_per_accelerator"][rows] = sub["input_tokens_per_s_per_accelerator"]
@@ -280,15 +303,7 @@ def _fill_disaggregated(c: dict[str, Array], out: dict[str, Array], dis: Array,
     # decode pool: the decode accelerator's own catalog hardware, the same model, precision and target
     rows = np.flatnonzero(dis & np.isnan(c["decode_output_tokens_per_s_per_accelerator"]))
     if rows.size:
-        sub = _rows(c, rows)
-        sub["accelerator"] = sub["decode_accelerator"]
-        sub["decode_accelerator"] = np.full(rows.size, "", dtype=object)
-        for field, cat_field in CATALOG_FIELDS.items():
-            if FIELDS[field].catalog_id == "accelerator" and field not in ("accelerator_cooling", "system_form"):
-                sub[field] = accelerator_figure(sub["accelerator"], cat_field, np.nan)
-        for field in ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_accelerator",
-                      "accelerators_per_replica"):
-            sub[field] = np.full(rows.size, np.nan)
+        sub = decode_pool_columns(c, rows)
         dec = fill_throughput(sub, None, use_curves=use_curves)
         c["decode_output_tokens_per_s_per_accelerator"][rows] = sub["output_tokens_per_s_per_accelerator"]
         out["output_tokens_per_s_per_user"][rows] = dec["output_tokens_per_s_per_user"]
@@ -309,150 +324,3 @@ def _fill_disaggregated(c: dict[str, Array], out: dict[str, Array], dis: Array,
                                                    out["output_tokens_per_s_per_user"])
     out["feasible"] &= feasible
     out["infeasible_reason"] = np.where(feasible, out["infeasible_reason"], reasons)
-
-
-def trace_throughput(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> None:
-    """Record how row ``trace.row``'s throughput was obtained (curve or roofline), with its numbers."""
-    r = trace.row
-    source = thr["throughput_source"][r]
-    if source == SOURCE_CLAIM:
-        claim = claim_record(str(thr["throughput_curve"][r]))
-        trace.add("output_tokens_per_s_per_accelerator", c["output_tokens_per_s_per_accelerator"], "token/s",
-                  "{claim}", note=f"claim {claim['claim_id']}: {claim['system']}, {claim['conditions']}; "
-                  f"{claim['source']}, {claim['source_date']}, {claim['confidence']}; prefill included",
-                  claim=(c["output_tokens_per_s_per_accelerator"], "token/s"))
-        return
-    if source in (SOURCE_CURVE, SOURCE_USER):
-        pool = curves() if source == SOURCE_CURVE else user_curves(str(c["curves_sha256"][r]))
-        cv = next(cv for cv in pool if cv.curve_id == thr["throughput_curve"][r])
-        if np.isnan(c["target_output_tokens_per_s_per_user"][r]) or cv.per_user.size == 1:
-            trace.add("output_tokens_per_s_per_accelerator", c["output_tokens_per_s_per_accelerator"], "token/s",
-                      "{most_measured} at {per_user_speed}", note=f"curve {cv.curve_id}: the measured point of "
-                      f"most throughput (no per-user target, or a single point); {cv.accelerator} x {cv.model} "
-                      f"{cv.precision}, {cv.input_tokens:g} in / {cv.output_tokens:g} out; prefill included",
-                      most_measured=(np.full(len(c["accelerator"]), cv.most()), "token/s"),
-                      per_user_speed=(np.full(len(c["accelerator"]), cv.speed_of_most()), "token/s/user"))
-            return
-        k = int(np.clip(np.searchsorted(cv.per_user, c["target_output_tokens_per_s_per_user"][r]), 1,
-                        cv.per_user.size - 1))
-        trace.add("output_tokens_per_s_per_accelerator", c["output_tokens_per_s_per_accelerator"], "token/s",
-                  "PCHIP on measured curve at {target_output_tokens_per_s_per_user}, between ({x0}, {y0}) and "
-                  "({x1}, {y1})", note=f"curve {cv.curve_id}: {cv.accelerator} x {cv.model} {cv.precision}, "
-                  f"{cv.input_tokens:g} in / {cv.output_tokens:g} out; prefill included",
-                  target_output_tokens_per_s_per_user=(c["target_output_tokens_per_s_per_user"], "token/s/user"),
-                  x0=(cv.per_user[k - 1], "token/s/user"), y0=(cv.per_accelerator[k - 1], "token/s"),
-                  x1=(cv.per_user[k], "token/s/user"), y1=(cv.per_accelerator[k], "token/s"))
-        return
-    if source != SOURCE_ESTIMATE or not thr["feasible"][r]:
-        return
-    rl = Roofline(c)
-    m = rl.m
-    n, b = c["accelerators_per_replica"], thr["batch_size"]
-    trace.add("weights_gb_per_replica", rl.weights / 1e9, "GB", "{total_params_b} x {bytes_per_parameter}",
-              total_params_b=(m["total_params_b"], "billion"), bytes_per_parameter=(rl.bpp, "byte"))
-    trace.add("kv_cache_gb_per_sequence", rl.kv_max / 1e9, "GB",
-              "{kv_bytes_per_token_per_layer} x ({full_attention_layers} x {context_tokens} + sliding layers x "
-              "window) / 1e9", note="context = input + output tokens per request",
-              kv_bytes_per_token_per_layer=(rl.per_layer, "byte"),
-              full_attention_layers=(m["full_attention_layers"], ""), context_tokens=(rl.c_max, "token"))
-    trace.add("max_batch_in_memory", thr["max_batch_in_memory"], "sequence",
-              "floor(({accelerators_per_replica} x {accelerator_memory_gb} x {memory_utilization}"
-              " - {weights_gb_per_replica}) / {kv_cache_gb_per_sequence})",
-              accelerators_per_replica=(n, ""), accelerator_memory_gb=(rl.mem, "GB"),
-              memory_utilization=(c["memory_utilization"], ""), weights_gb_per_replica=(rl.weights / 1e9, "GB"),
-              kv_cache_gb_per_sequence=(rl.kv_max / 1e9, "GB"))
-    target = c["target_output_tokens_per_s_per_user"]
-    trace.add("batch_size", b, "sequence",
-              "largest B <= min({max_batch_in_memory}, {max_batch_size}) with 1 / t_mix(B) >= "
-              "{target_output_tokens_per_s_per_user}",
-              note="t_mix: the decode step with its chunked prefill (below); the replica size that gives the most "
-                   "throughput per accelerator, prefill included",
-              max_batch_in_memory=(thr["max_batch_in_memory"], ""),
-              max_batch_size=(c["max_batch_size"], ""),
-              target_output_tokens_per_s_per_user=(np.where(np.isnan(target), np.inf, target), "token/s"))
-    w = rl.weights_read(b)
-    t = rl.step(b, n)
-    t_plain = rl.plain_step(b, n)
-    spec = bool(rl.spec_k[r] > 0)
-    trace.add("target_step_s" if spec else "decode_step_s", t_plain, "s",
-              "{overhead_s} + max({weights_read_gb} / ({accelerators_per_replica} x {bandwidth_tb_per_s} x "
-              "{bandwidth_utilization}), {batch_size} x {linear_gflop_per_token} / ({accelerators_per_replica} x "
-              "{peak_tflops} x {compute_utilization})) / 1,000 + max({batch_size} x {kv_gb_at_average_context} / "
-              "({accelerators_per_replica} x {bandwidth_tb_per_s} x {kv_bandwidth_utilization}), {batch_size} x "
-              "{attention_gflop_per_token} / ({accelerators_per_replica} x {peak_tflops} x {compute_utilization})) "
-              "/ 1,000 + {tensor_parallel_s} + {batch_size} x {token_overhead_s}",
-              note=f"weight GEMMs and attention each on their own roofline (the paged KV cache read at its own "
-              f"calibrated share of the bandwidth); {thr['decode_bound'][r]}-bound"
-              + ("; MoE: only the experts the batch touches are read" if m["experts"][r] > 0 else "")
-              + "; tensor_parallel_s: two all-reduces per layer over the interconnect (2 log2 n latency rounds "
-              "each); token_overhead_s: per-token work outside GEMMs and attention over all layers (calibrated)"
-              + ("; expert-parallel all-to-all included in tensor_parallel_s" if rl.ep[r] > 1 else "")
-              + ("; DP attention: the non-expert weights copied in each attention group are read too"
-                 if rl.weights_copied[r] > 0 else ""),
-              overhead_s=(rl.overhead, "s"), weights_read_gb=(w / 1e9, "GB"), batch_size=(b, ""),
-              kv_gb_at_average_context=(rl.kv_avg / 1e9, "GB"), accelerators_per_replica=(n, ""),
-              bandwidth_tb_per_s=(rl.bw, "TB/s"), bandwidth_utilization=(rl.eff_bw, ""),
-              kv_bandwidth_utilization=(rl.eff_kv, ""),
-              linear_gflop_per_token=(rl.linear_flops_tok / 1e9, "GFLOP"),
-              attention_gflop_per_token=(rl.attention_flops * rl.attention_cost / 1e9, "GFLOP"),
-              peak_tflops=(rl.peak, "TFLOPS"), compute_utilization=(rl.eff_f, ""),
-              tensor_parallel_s=(rl.communication_s(b, n), "s"), token_overhead_s=(rl.token_overhead_s, "s"))
-    if spec:
-        drafts = rl.spec_k
-        trace.add("decode_step_s", t, "s",
-                  "({verify_step_s} + {draft_tokens} x {draft_cost_fraction} x {target_step_s}) / {tokens_per_step}",
-                  note=f"speculative decoding ({c['serving_stack'][r]}): the target model verifies 1 + k tokens of "
-                  "every sequence, k draft steps at a fraction of its step; tokens_per_step = (1 - a^(k+1)) / (1 - a)",
-                  verify_step_s=(rl.plain_step(b, n, drafts + 1.0), "s"), draft_tokens=(drafts, "token"),
-                  draft_cost_fraction=(rl.draft_f, ""), target_step_s=(t_plain, "s"),
-                  tokens_per_step=(rl.spec_e, "token"))
-    p_rep = rl.prefill_rate(n)
-    t_mix = rl.mixed_step(b, n)
-    trace.add("input_tokens_per_s_per_accelerator", c["input_tokens_per_s_per_accelerator"], "token/s",
-              "1 / ({prefill_gflop_per_token} / ({accelerators_per_replica} x {peak_tflops} x "
-              "{prefill_compute_utilization}) / 1,000 + {tensor_parallel_s_per_token} + {token_overhead_s}) / "
-              "{accelerators_per_replica}",
-              note="chunked prefill in large batches: compute-bound (linear layers + causal attention over the prompt)",
-              prefill_gflop_per_token=(rl.prefill_flops_tok / 1e9, "GFLOP"), accelerators_per_replica=(n, ""),
-              peak_tflops=(rl.peak, "TFLOPS"), prefill_compute_utilization=(rl.eff_p, ""),
-              tensor_parallel_s_per_token=(rl.communication_s(1.0, n) - rl.communication_s(0.0, n), "s"),
-              token_overhead_s=(rl.token_overhead_s, "s"))
-    trace.add("mixed_step_s", t_mix, "s",
-              "{decode_step_s} + {batch_size} x {uncached_input_tokens} / {output_tokens_per_request} / "
-              "({accelerators_per_replica} x {input_tokens_per_s_per_accelerator})",
-              note="each step also prefills the prompts of the B / O requests that replace finished ones",
-              decode_step_s=(t, "s"), batch_size=(b, ""), uncached_input_tokens=(rl.i_miss, "token"),
-              output_tokens_per_request=(rl.o_req, "token"), accelerators_per_replica=(n, ""),
-              input_tokens_per_s_per_accelerator=(p_rep / n, "token/s"))
-    if rl.disagg[r]:
-        trace.add("output_tokens_per_s_per_user", 1.0 / t, "token/s", "1 / {decode_step_s}",
-                  note="disaggregated stack: prefill runs on other accelerators, the user's step carries none",
-                  decode_step_s=(t, "s"))
-    else:
-        trace.add("output_tokens_per_s_per_user", 1.0 / t_mix, "token/s", "1 / {mixed_step_s}",
-                  mixed_step_s=(t_mix, "s"))
-    trace.add("output_tokens_per_s_per_accelerator", c["output_tokens_per_s_per_accelerator"], "token/s",
-              "{batch_size} / ({accelerators_per_replica} x {decode_step_s})", batch_size=(b, ""),
-              accelerators_per_replica=(n, ""), decode_step_s=(t, "s"),
-              note="decode only; the prefill time is added by the capacity step from the prefill rate")
-    share = (t_mix - t) / t_mix
-    if rl.disagg[r]:
-        kv_link = th.kv_transfer_s(rl.kv_prompt, rl.scale_out)
-        trace.add("time_to_first_token_s", thr["time_to_first_token_s"], "s",
-                  "{request_overhead_s} + {decode_step_s} + {kv_transfer_s} + {uncached_input_tokens} / "
-                  "({accelerators_per_replica} x {input_tokens_per_s_per_accelerator})",
-                  note="disaggregated: the prompt's KV cache crosses the link to the decode accelerators "
-                       "(kv_transfer_s = KV of the prompt / link); no decode step's prefill queues in front",
-                  request_overhead_s=(rl.request_overhead_s, "s"), decode_step_s=(t, "s"),
-                  kv_transfer_s=(kv_link, "s"), uncached_input_tokens=(rl.i_miss, "token"),
-                  accelerators_per_replica=(n, ""), input_tokens_per_s_per_accelerator=(p_rep / n, "token/s"))
-        return
-    trace.add("time_to_first_token_s", thr["time_to_first_token_s"], "s",
-              "{request_overhead_s} + {decode_step_s} + {uncached_input_tokens} / ({accelerators_per_replica} x "
-              "{input_tokens_per_s_per_accelerator}) x (1 + {prefill_share} / (2 x (1 - {prefill_share})))",
-              note="fixed per-request time (calibrated), the step that carries the prompt, and the prompt at the "
-                   "prefill rate queued behind the other requests' prefill (M/D/1; prefill_share = share of the step "
-                   "spent prefilling)",
-              decode_step_s=(t, "s"), uncached_input_tokens=(rl.i_miss, "token"), accelerators_per_replica=(n, ""),
-              input_tokens_per_s_per_accelerator=(p_rep / n, "token/s"), prefill_share=(share, ""),
-              request_overhead_s=(rl.request_overhead_s, "s"))

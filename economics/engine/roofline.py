@@ -184,8 +184,10 @@ class Roofline:
         self.o_req = o_req
         self.c_avg, self.c_max = i_req + o_req / 2.0, i_req + o_req
         args = (m["full_attention_layers"], m["layers"], m["sliding_window_tokens"], self.per_layer)
-        self.kv_avg = th.kv_bytes_per_sequence(self.c_avg, *args)
-        self.kv_max = th.kv_bytes_per_sequence(self.c_max, *args)
+        self.kv_terms_avg = th.kv_sequence_terms(self.c_avg, *args)
+        self.kv_terms_max = th.kv_sequence_terms(self.c_max, *args)
+        self.kv_avg = th.KV_BYTES_PER_SEQUENCE.evaluate(self.kv_terms_avg)
+        self.kv_max = th.KV_BYTES_PER_SEQUENCE.evaluate(self.kv_terms_max)
         self.qk_dim = np.where(m["mla"], m["kv_lora_rank"] + m["qk_rope_head_dim"], m["head_dim"])
         self.v_dim = np.where(m["mla"], m["kv_lora_rank"], m["head_dim"])
         self.attention_flops = th.attention_flops_per_token(self.c_avg, m["full_attention_layers"], m["layers"],
@@ -193,7 +195,9 @@ class Roofline:
                                                             self.v_dim)
         self.linear_flops_tok = 2.0 * m["active_params_b"] * 1e9
         self.flops_tok = self.linear_flops_tok + self.attention_flops * self.attention_cost
-        self.weights = m["total_params_b"] * 1e9 * self.bpp
+        self.weight_terms = {"total_params_b": m["total_params_b"], "bytes_per_parameter": self.bpp,
+                             "copied_weight_bytes": 0.0}
+        self.weights = th.WEIGHT_BYTES.evaluate(self.weight_terms)
         # the serving stack's terms (plain stack for best/empty): speculation, expert parallelism, disaggregation
         st = stack_columns(c["serving_stack"] if "serving_stack" in c else np.full(len(self.bw), BEST, object))
         self.spec_k, self.spec_e, self.draft_f = st["k"], st["e"], st["draft"]
@@ -203,7 +207,8 @@ class Roofline:
                                                      m["experts_per_token"], self.bpp, self.ep, self.attn_tp)
         # DP attention copies the non-expert weights in each of the EP group's attention groups: held and read
         self.weights_copied = np.where(dp_attention & (self.ep > 1), ep_weights - self.weights, 0.0)
-        self.weights = self.weights + self.weights_copied
+        self.weight_terms["copied_weight_bytes"] = self.weights_copied
+        self.weights = th.WEIGHT_BYTES.evaluate(self.weight_terms)
         self._copies, self._a2a = bool(self.weights_copied.any()), bool((self.ep > 1).any())
         self.kv_prompt = th.kv_bytes_per_sequence(self.i_miss, *args)
         # prefill FLOPs per prompt token: linear layers plus causal attention over the prompt (I / 2 keys on average
@@ -248,14 +253,20 @@ class Roofline:
         return t + th.all_to_all_s(tokens, m["hidden_size"], m["experts_per_token"], m["layers"],
                                    np.minimum(self.ep, n), self.link_gb_per_s, self.link_latency_us)
 
-    def plain_step(self, batch: Array, n: Array, tokens_per_seq: Array | float = 1.0) -> Array:
-        """One forward pass of the target model over ``tokens_per_seq`` tokens of each of B sequences [s]."""
+    def plain_step_terms(self, batch: Array, n: Array, tokens_per_seq: Array | float = 1.0) -> dict[str, Array]:
+        """The symbols of :data:`~economics.domain.throughput.DECODE_STEP` for a forward pass over
+        ``tokens_per_seq`` tokens of each of B sequences on ``n`` accelerators.
+        """
         one = isinstance(tokens_per_seq, float) and tokens_per_seq == 1.0  # the plain step: no array work
         tokens = batch if one else batch * tokens_per_seq
-        step = th.decode_step_s(tokens, n, self.bw, self.peak, self.eff_bw, self.eff_f, self.weights_read(tokens),
-                                self.kv_avg if one else self.kv_avg / tokens_per_seq, self.linear_flops_tok,
-                                self.overhead, self.attention_flops * self.attention_cost, self.eff_kv)
-        return step + self.communication_s(tokens, n) + tokens * self.token_overhead_s
+        return th.decode_step_terms(tokens, n, self.bw, self.peak, self.eff_bw, self.eff_f, self.weights_read(tokens),
+                                    self.kv_avg if one else self.kv_avg / tokens_per_seq, self.linear_flops_tok,
+                                    self.overhead, self.attention_flops * self.attention_cost, self.eff_kv,
+                                    self.communication_s(tokens, n), self.token_overhead_s)
+
+    def plain_step(self, batch: Array, n: Array, tokens_per_seq: Array | float = 1.0) -> Array:
+        """One forward pass of the target model over ``tokens_per_seq`` tokens of each of B sequences [s]."""
+        return th.DECODE_STEP.evaluate(self.plain_step_terms(batch, n, tokens_per_seq))
 
     def step(self, batch: Array, n: Array) -> Array:
         """Time per emitted token of each of B sequences [s]: the plain decode step, or under speculative decoding
@@ -265,9 +276,15 @@ class Roofline:
         plain = self.plain_step(batch, n)
         if not (self.spec_k > 0).any():
             return plain
-        verify = self.plain_step(batch, n, self.spec_k + 1.0)
-        spec = th.speculative_step_s(verify, plain, self.spec_k, self.draft_f, self.spec_e)
+        spec = th.SPECULATIVE_STEP.evaluate(self.speculative_terms(batch, n, plain))
         return np.where(self.spec_k > 0, spec, plain)
+
+    def speculative_terms(self, batch: Array, n: Array, plain: Array) -> dict[str, Array]:
+        """The symbols of :data:`~economics.domain.throughput.SPECULATIVE_STEP` at batch B, ``plain`` the target
+        model's plain step t(B).
+        """
+        verify = self.plain_step(batch, n, self.spec_k + 1.0)
+        return th.speculative_step_terms(verify, plain, self.spec_k, self.draft_f, self.spec_e)
 
     def user_step(self, batch: Array, n: Array, step: Array | None = None, mixed: Array | None = None) -> Array:
         """Time between a user's tokens [s]: the mixed step with its chunked prefill, or the bare decode step when
@@ -277,13 +294,18 @@ class Roofline:
         t = self.step(batch, n) if step is None else step
         return np.where(self.disagg, t, self.mixed_step(batch, n, t) if mixed is None else mixed)
 
+    def prefill_terms(self, n: Array) -> dict[str, Array]:
+        """The symbols of :data:`~economics.domain.throughput.PREFILL_RATE` on ``n`` accelerators."""
+        return {"prefill_flops_per_token": self.prefill_flops_tok, "accelerators_per_replica": n,
+                "peak_tflops": self.peak, "prefill_compute_utilization": self.eff_p,
+                "tensor_parallel_s_one_token": self.communication_s(1.0, n),
+                "tensor_parallel_s_no_token": self.communication_s(0.0, n), "token_overhead_s": self.token_overhead_s}
+
     def prefill_rate(self, n: Array) -> Array:
         """Prompt tokens/s of a replica of n accelerators when prefill rides in large batches (weights read once
         per chunk, so compute-bound) plus its all-reduce traffic [token/s].
         """
-        per_token = self.prefill_flops_tok / (n * self.peak * 1e12 * self.eff_p) + self.communication_s(1.0, n) - (
-            self.communication_s(0.0, n)) + self.token_overhead_s
-        return 1.0 / per_token
+        return th.PREFILL_RATE.evaluate(self.prefill_terms(n))
 
     def mixed_step(self, batch: Array, n: Array, step: Array | None = None, rate: Array | None = None) -> Array:
         """Decode step at batch B with the chunked prefill its finishing requests bring (steady state) [s].
@@ -295,9 +317,17 @@ class Roofline:
         the decode step t(B) and the prefill rate P_rep when already computed.
         Reference: Agrawal et al., "Sarathi-Serve", OSDI 2024 (chunked prefills piggybacked on decode batches).
         """
-        prompt_tokens = batch * self.i_miss / np.maximum(self.o_req, 1.0)
-        t = self.step(batch, n) if step is None else step
-        return t + cap.prefill_seconds(prompt_tokens, self.prefill_rate(n) if rate is None else rate)
+        return th.MIXED_STEP.evaluate(self.mixed_terms(batch, n, step, rate))
+
+    def mixed_terms(self, batch: Array, n: Array, step: Array | None = None,
+                    rate: Array | None = None) -> dict[str, Array]:
+        """The symbols of :data:`~economics.domain.throughput.MIXED_STEP` (no prefill rate, NaN: the prompts take
+        no time, as :func:`economics.domain.capacity.prefill_seconds` counts them).
+        """
+        p_rep = self.prefill_rate(n) if rate is None else rate
+        return {"decode_step_s": self.step(batch, n) if step is None else step, "batch_size": batch,
+                "uncached_input_tokens": self.i_miss, "output_tokens_per_request": self.o_req,
+                "prefill_tokens_per_s_per_replica": np.where(np.isnan(p_rep), np.inf, p_rep)}
 
     def time_to_first_token(self, batch: Array, n: Array, step: Array | None = None,
                             rate: Array | None = None) -> Array:
@@ -309,13 +339,21 @@ class Roofline:
         t_req the calibrated fixed time per request (server, tokenization, scheduling); ``step``, ``rate``: t(B) and
         P_rep when already computed.
         """
-        t = self.step(batch, n) if step is None else step
-        p_rep = self.prefill_rate(n) if rate is None else rate
-        t_mix = self.mixed_step(batch, n, t, p_rep)
-        share = (t_mix - t) / t_mix
-        kv_link = np.where(self.disagg, th.kv_transfer_s(self.kv_prompt, self.scale_out), 0.0)
-        return self.request_overhead_s + t + kv_link + th.queued_time_to_first_token_s(
-            cap.prefill_seconds(self.i_miss, p_rep), np.where(self.disagg, 0.0, share))
+        return th.TIME_TO_FIRST_TOKEN.evaluate(self.first_token_terms(batch, n, step, rate))
+
+    def first_token_terms(self, batch: Array, n: Array, step: Array | None = None,
+                          rate: Array | None = None) -> dict[str, Array]:
+        """The symbols of :data:`~economics.domain.throughput.PROMPT_PREFILL`, ``PREFILL_SHARE`` (``mixed_step_s``;
+        0 under a disaggregated stack, whose decode steps carry no prefill), ``QUEUED_PREFILL`` and
+        ``TIME_TO_FIRST_TOKEN``.
+        """
+        mixed = self.mixed_terms(batch, n, step, rate)
+        terms = {**mixed, "mixed_step_s": th.MIXED_STEP.evaluate(mixed), "request_overhead_s": self.request_overhead_s,
+                 "kv_transfer_s": np.where(self.disagg, th.kv_transfer_s(self.kv_prompt, self.scale_out), 0.0)}
+        terms["prompt_prefill_s"] = th.PROMPT_PREFILL.evaluate(terms)
+        terms["prefill_share"] = np.where(self.disagg, 0.0, th.PREFILL_SHARE.evaluate(terms))
+        terms["queued_prefill_s"] = th.queued_time_to_first_token_s(terms["prompt_prefill_s"], terms["prefill_share"])
+        return terms
 
 
 def stored_factors(accelerators: Array, models: Array | None = None) -> dict[str, Array]:

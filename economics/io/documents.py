@@ -8,7 +8,7 @@ from types import ModuleType
 
 import pandas as pd
 
-from economics.domain import capacity, cost, finance, fleet, revenue
+from economics.domain import capacity, cost, finance, fleet, revenue, throughput
 from economics.domain.formula import CONSTANTS, Formula
 from economics.io.scenario_files import to_csv_text
 from economics.outputs import OUTPUTS
@@ -16,13 +16,14 @@ from economics.presets import default_scenario
 from economics.scenario import FIELDS
 
 MODEL_SECTIONS: tuple[tuple[str, ModuleType], ...] = (
-    ("Capacity, demand and serving (economics/capacity.py)", capacity),
-    ("Fleet, facility and energy (economics/fleet.py)", fleet),
-    ("Capital recovery (economics/finance.py)", finance),
-    ("Cost of a pool (economics/cost.py; bound to each pool's columns)", cost),
-    ("Unit costs, revenue and break-even (economics/revenue.py)", revenue),
+    ("Roofline throughput estimate (economics/domain/throughput.py; where nothing is measured)", throughput),
+    ("Capacity, demand and serving (economics/domain/capacity.py)", capacity),
+    ("Fleet, facility and energy (economics/domain/fleet.py)", fleet),
+    ("Capital recovery (economics/domain/finance.py)", finance),
+    ("Cost of a pool (economics/domain/cost.py; bound to each pool's columns)", cost),
+    ("Unit costs, revenue and break-even (economics/domain/revenue.py)", revenue),
 )
-"""The modules whose formulas the engine's stages evaluate, in stage order."""
+"""The modules whose formulas the engine evaluates, in the order it runs them."""
 
 
 def template_text() -> str:
