@@ -6,6 +6,15 @@ run; the full catalog x 3 roles x own/rent (and the existing fleet) x 24 distinc
 and the peak memory; targets: one plan <= 2 s, a 20-point frontier <= 10 s. No timed tests: this script reports,
 it does not assert.
 
+The phases are timed by wrapping the planner's internal steps, which live in the modules of
+``economics.studies.planner``: the engine rates (``candidates._engine_rates``), model building
+(``build.build_model`` and ``build.hourly_models``), the shadow-price LP (``report._shadow_prices``), post-processing
+(``report.plan_result``), the exact hourly covering search (``hourly.covered_hour``) and every HiGHS call
+(``milp.run_milp``; an hourly MILP is one with ``nodes=milp.HOURLY_NODE_LIMIT``, from ``hourly.highs_hour``). The
+package's modules import these functions by name, so each wrapper replaces the function in every planner module that
+holds it, and is removed on exit. The stage-1 model's size is read from ``build.build_model`` on a
+``pools.Problem``, the context object that replaced the single module's nine-argument ``_build``.
+
 Usage: python bench/plan.py
 """
 
@@ -23,7 +32,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import economics  # noqa: E402
-from economics import catalog, planner  # noqa: E402
+from economics import catalog  # noqa: E402
+from economics.studies import planner  # noqa: E402
+from economics.studies.planner import build, candidates, hourly, milp, report  # noqa: E402
+from economics.studies.planner.model import PlanModel  # noqa: E402
+from economics.studies.planner.pools import Problem  # noqa: E402
 from ui import links  # noqa: E402
 
 PROFILE = " ".join(f"{v:.4f}" for v in planner.demand_profile("diurnal", 2.0) + np.linspace(0.0, 0.05, 24))
@@ -56,54 +69,65 @@ PAGE_DEMANDS = [(5e9 if i % 2 else 2e10) + 1e8 * i for i in range(1, 9)]
 
 
 class PhaseClock:
-    """Wall time spent in planner functions while it is active (a wrapper per function, removed on exit)."""
+    """Wall time spent in planner functions while it is active (a wrapper per function, in every planner module that
+    imported it, removed on exit)."""
 
-    PHASES = {"_engine_rates": "engine rates", "_build": "model building", "_hourly_models": "model building",
-              "_shadow_prices": "shadow-price LP", "_result": "post-processing",
-              "_covered_hour": "hourly covering search (exact, economics.domain.covering)"}
+    PHASES = {(candidates, "_engine_rates"): "engine rates", (build, "build_model"): "model building",
+              (build, "hourly_models"): "model building", (report, "_shadow_prices"): "shadow-price LP",
+              (report, "plan_result"): "post-processing",
+              (hourly, "covered_hour"): "hourly covering search (exact, economics.domain.covering)"}
+    SOLVER = (milp, "run_milp")
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
         self.calls: dict[str, int] = {}
         self.hourly: list[tuple[object, object, object, float]] = []  # (model, lb, ub, objective) per hourly MILP
-        self.covered: list[tuple[planner._Model, list[float], list[float], float]] = []  # the same per exact hour
-        self._saved: dict[str, object] = {}
+        self.covered: list[tuple[PlanModel, list[float], list[float], float]] = []  # the same per exact hour
+        self._saved: list[tuple[object, str, object]] = []
         self._inner: list[float] = []  # time spent in timed calls inside each open timed call (exclusive times)
 
     def _add(self, phase: str, dt: float) -> None:
         self.seconds[phase] = self.seconds.get(phase, 0.0) + dt
         self.calls[phase] = self.calls.get(phase, 0) + 1
 
+    def _wrap(self, fn, name: str, phase: str | None):
+        def timed_call(*args, **kwargs):
+            self._inner.append(0.0)
+            t = time.perf_counter()
+            out = fn(*args, **kwargs)
+            dt = time.perf_counter() - t
+            own = dt - self._inner.pop()
+            if self._inner:
+                self._inner[-1] += dt
+            if phase is None:  # HiGHS
+                hourly_milp = kwargs.get("nodes") == milp.HOURLY_NODE_LIMIT
+                self._add("HiGHS, hourly MILPs" if hourly_milp else "HiGHS, stage 1 (or whole MILP)", own)
+                if hourly_milp and out.x is not None:
+                    self.hourly.append((args[0], kwargs["lb"], kwargs["ub"], float(out.fun)))
+            else:
+                self._add(phase, own)
+            if name == "covered_hour" and out is not None:
+                self.covered.append((args[0], list(args[1]), list(args[2]), float(np.dot(args[0].c, out))))
+            return out
+
+        return timed_call
+
     def __enter__(self) -> PhaseClock:
-        for name in (*self.PHASES, "_milp"):
-            fn = getattr(planner, name)
-            self._saved[name] = fn
-
-            def timed_call(*args, _fn=fn, _name=name, **kwargs):
-                self._inner.append(0.0)
-                t = time.perf_counter()
-                out = _fn(*args, **kwargs)
-                dt = time.perf_counter() - t
-                own = dt - self._inner.pop()
-                if self._inner:
-                    self._inner[-1] += dt
-                if _name == "_milp":
-                    hourly = kwargs.get("nodes") == planner.HOURLY_NODE_LIMIT
-                    self._add("HiGHS, hourly MILPs" if hourly else "HiGHS, stage 1 (or whole MILP)", own)
-                    if hourly and out.x is not None:
-                        self.hourly.append((args[0], kwargs["lb"], kwargs["ub"], float(out.fun)))
-                else:
-                    self._add(self.PHASES[_name], own)
-                if _name == "_covered_hour" and out is not None:
-                    self.covered.append((args[0], list(args[1]), list(args[2]), float(np.dot(args[0].c, out))))
-                return out
-
-            setattr(planner, name, timed_call)
+        package = planner.__name__
+        modules = [mod for key, mod in list(sys.modules.items()) if key == package or key.startswith(package + ".")]
+        for (home, name), phase in (*self.PHASES.items(), (self.SOLVER, None)):
+            fn = getattr(home, name)
+            wrapped = self._wrap(fn, name, phase)
+            for mod in modules:  # the defining module and every module that imported the function by name
+                if getattr(mod, name, None) is fn:
+                    self._saved.append((mod, name, fn))
+                    setattr(mod, name, wrapped)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for name, fn in self._saved.items():
-            setattr(planner, name, fn)
+        for mod, name, fn in reversed(self._saved):
+            setattr(mod, name, fn)
+        self._saved.clear()
 
 
 def hourly_options(clock: PhaseClock) -> None:
@@ -113,17 +137,17 @@ def hourly_options(clock: PhaseClock) -> None:
     print(f"  hours solved by the exact covering search: {len(hours)}; by HiGHS (other shapes): {len(clock.hourly)}")
     t = time.perf_counter()
     for m, lb, ub, _ in hours:
-        planner._covered_hour(m, lb, ub)
+        hourly.covered_hour(m, lb, ub)
     search_ms = (time.perf_counter() - t) * 1000
-    for label, nodes, gap in (("the LP rounded up then 50 nodes (the planner before)", planner.HOURLY_NODE_LIMIT,
-                               planner.HOURLY_GAP), ("to a zero gap, no node limit", None, 0.0)):
+    for label, nodes, gap in (("the LP rounded up then 50 nodes (the planner before)", milp.HOURLY_NODE_LIMIT,
+                               milp.HOURLY_GAP), ("to a zero gap, no node limit", None, 0.0)):
         t, lower, higher = time.perf_counter(), 0, 0
         for m, lb, ub, fun in hours:
             if nodes is None:
-                res = planner._milp(m, lb=lb, ub=ub, gap=gap)
+                res = milp.run_milp(m, lb=lb, ub=ub, gap=gap)
                 x = res.x
             else:
-                x = planner._highs_hour(m, lb, ub, {}, np.zeros(0))  # no stage-1 map: the hour's own LP
+                x = hourly.highs_hour(m, lb, ub, {}, np.zeros(0))  # no stage-1 map: the hour's own LP
             other = float(np.dot(m.c, x)) if x is not None else float("inf")
             tol = 1e-9 * max(1.0, abs(fun))
             lower += other < fun - tol
@@ -156,7 +180,8 @@ def page_edit() -> None:
     cands, excluded = planner.catalog_candidates(s, ids)
     hosted, _ = planner.hosting_variants(cands, s)
     pools, _ = planner.build_pools(hosted, s, settings, wl)
-    m, levels, _ = planner._build(pools, hosted, [planner.candidate_costs(k, s) for k in hosted], s, settings, wl, {})
+    costs = [planner.candidate_costs(k, s) for k in hosted]
+    m, levels, _ = build.build_model(Problem(s, settings, wl, hosted, pools, costs), {})
     print(f"Plan page edit (demand, {len(PAGE_DEMANDS)} edits as bench/app_latency.py types them; the page's default "
           f"settings: {settings.demand_profile} day, {len(ids)} accelerators): {wall * 1000:.0f} ms wall, "
           f"{cpu * 1000:.0f} ms CPU per edit; {len(pools)} pools, {len(levels)} hour types, stage 1 {len(m.c)} "
@@ -213,7 +238,7 @@ def main() -> None:
         wl = planner.workload(s, settings)
         pools, _ = planner.build_pools(hosted, s, settings, wl)
         costs = [planner.candidate_costs(c, s) for c in hosted]
-        m, _, weights = planner._build(pools, hosted, costs, s, settings, wl, {})
+        m, _, weights = build.build_model(Problem(s, settings, wl, hosted, pools, costs), {})
         best, cpu, result = timed(lambda st=settings: planner.solve_plan(s, st, hosted, excluded + more,
                                                                          costed=False))
         assert result is not None
