@@ -6,6 +6,7 @@ Exit codes (every command):
   2  unusable input or arguments (not a CSV/JSON of scenarios, unknown or duplicate columns, no rows, unknown or
      ambiguous row name, bad option values, a file that cannot be read or written)
   3  internal error or out of memory: one line on stderr, never a traceback
+  130, 143  interrupted (Ctrl-C) or terminated (SIGTERM): one line, the partial output file removed
 Messages escape control characters and shorten long names and values; long lists end with a count.
 """
 
@@ -33,7 +34,7 @@ from economics.engine.batch import (
     explain_row,
     provenance_text,
 )
-from economics.io import benchmarks, tables
+from economics.io import benchmarks, interrupts, output_paths, tables
 from economics.io.documents import fields_markdown, template_text
 from economics.io.plan_files import InvalidPlanRow, plan_csv_text, plan_from_files, solver_chatter_to_stderr
 from economics.io.scenario_files import read_input_bytes, to_csv_text, to_json_text
@@ -57,16 +58,7 @@ MAX_SAMPLES = 1_000_000
 _read = read_input_bytes
 
 
-def _write(path: str, text: str) -> None:
-    if path == "-":
-        sys.stdout.write(text)
-        return
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write {shown(path)}: {exc.strerror or type(exc).__name__}") from None
-    except ValueError as exc:
-        raise InputError(f"cannot write {shown(path)}: {exc}") from None
+_write = output_paths.write_text
 
 
 def say(message: str, out: TextIO | None = None) -> None:
@@ -120,7 +112,7 @@ def _load_curves(args: argparse.Namespace) -> str:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Read, evaluate and write chunk by chunk (economics.io.tables), in CSV, Parquet or JSON."""
-    source = _read(args.input) if args.input == "-" else args.input
+    source = sys.stdin.buffer if args.input == "-" else args.input  # standard input streams as a file does
     chunks = tables.read_chunks(source, args.input_format, progress=tables.terminal_progress(sys.stderr))
     fmt = tables.output_format(args.output, args.format)
     sys.stdout.flush()
@@ -134,7 +126,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     report, rows, invalid = totals.report, totals.rows, totals.invalid
     tables.end_progress(sys.stderr)
     if args.errors:
-        _write(args.errors, to_csv_text(report))
+        _write(args.errors, to_csv_text(report), "--errors")
     _report(list(report.itertuples(index=False, name=None)))
     if invalid:
         say(f"{invalid:,} of {rows:,} rows invalid; the valid rows were evaluated")
@@ -577,7 +569,11 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse has printed the usage and the reason
         return exc.code if isinstance(exc.code, int) else EXIT_UNUSABLE
     try:
-        return int(args.func(args))
+        with interrupts.interruptible(say):
+            output_paths.check_all({"-o": getattr(args, "output", None), "--errors": getattr(args, "errors", None)})
+            return int(args.func(args))
+    except (KeyboardInterrupt, interrupts.Terminated) as exc:
+        return interrupts.unwound(exc, say)
     except InvalidRow as exc:
         for line in exc.lines[:MAX_REPORT_LINES]:
             say(line)

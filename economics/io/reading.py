@@ -27,10 +27,11 @@ import csv
 import io
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import pandas as pd
@@ -134,8 +135,55 @@ class _Chain(io.RawIOBase):
         return n
 
 
-def _open(source: str | Path | bytes) -> tuple[Any, Callable[[], float | None]]:
-    """(raw byte stream, fraction read so far or None) of a path or of bytes already in memory."""
+MAX_BUFFERED_BYTES = 1 << 30
+
+
+"""A Parquet or JSON table from a pipe or standard input is read whole (Parquet needs to seek, JSON is one
+document): at most this many bytes, else an :class:`InputError` that says to pass a file by path."""
+
+
+Source = str | Path | bytes | IO[bytes]
+
+
+"""A table to read: a path, its bytes, or a binary stream (standard input, a pipe), read once from the start."""
+
+
+def _stream_of(source: Source) -> IO[bytes] | None:
+    """A stream to read ``source`` from once, where it is one: a binary stream, or a path naming a pipe or a
+    device (which can be opened only once; a regular file is opened by the readers as they need). Else None.
+    """
+    if isinstance(source, bytes):
+        return None
+    if not isinstance(source, str | Path):
+        return source
+    try:
+        mode = os.stat(source).st_mode
+    except (OSError, ValueError):
+        return None  # the reader names the path it cannot read
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+        try:
+            return open(source, "rb")  # noqa: SIM115 - closed with the reader
+        except OSError as exc:
+            raise InputError(f"cannot read {shown(str(source))}: {exc.strerror or type(exc).__name__}") from None
+    return None
+
+
+def _read_up_to(stream: IO[bytes], n: int) -> bytes:
+    """Up to ``n`` bytes of ``stream`` (fewer only at its end: a pipe hands out what it holds)."""
+    parts, got = [], 0
+    while got < n:
+        data = stream.read(n - got)
+        if not data:
+            break
+        parts.append(data)
+        got += len(data)
+    return b"".join(parts)
+
+
+def _open(source: Source) -> tuple[Any, Callable[[], float | None]]:
+    """(raw byte stream, fraction read so far or None) of a path, of bytes already in memory or of a stream."""
+    if not isinstance(source, str | Path | bytes):
+        return source, lambda: None
     if isinstance(source, bytes):
         buffer = pa.BufferReader(source)
         return buffer, lambda: buffer.tell() / max(len(source), 1)
@@ -256,34 +304,59 @@ def sniff_layout(head: bytes, final: bool = True) -> Layout:
     return Layout(len(text[:start].encode("utf-8")), sep, tuple(header), trailing)
 
 
-def read_chunks(source: str | Path | bytes, fmt: str | None = None, chunk_bytes: int = CHUNK_BYTES,
+def read_chunks(source: Source, fmt: str | None = None, chunk_bytes: int = CHUNK_BYTES,
                 chunk_rows: int = CHUNK_ROWS, progress: Callable[[int, float | None], None] | None = None,
                 max_rows: int | None = None) -> Iterator[pd.DataFrame]:
-    """The scenarios of ``source`` (a path or the file's bytes) chunk by chunk, the index counting data rows from 0
-    across chunks. ``progress(rows read, fraction of the file read or None)`` is called after each chunk; more than
-    ``max_rows`` rows raise :class:`InputError` as soon as they are read. Raises :class:`InputError` for what is
-    not a usable table (see the module docstring).
+    """The scenarios of ``source`` (a path, the file's bytes or a binary stream such as standard input) chunk by
+    chunk, the index counting data rows from 0 across chunks. ``progress(rows read, fraction of the file read or
+    None)`` is called after each chunk; more than ``max_rows`` rows raise :class:`InputError` as soon as they are
+    read. Raises :class:`InputError` for what is not a usable table (see the module docstring). A pipe or standard
+    input is read once, from the start: a CSV streams as a file does, Parquet and JSON are read whole (at most
+    :data:`MAX_BUFFERED_BYTES`).
     """
-    kind = detect_format(source, fmt)
+    stream = _stream_of(source)
+    try:
+        chunks = _chunks(source if stream is None else _from_stream(stream, fmt), fmt, chunk_bytes, chunk_rows)
+        rows = 0
+        for chunk, fraction in chunks:
+            chunk.index = pd.RangeIndex(rows, rows + len(chunk))
+            rows += len(chunk)
+            if max_rows is not None and rows > max_rows:
+                raise InputError(f"more than {max_rows:,} rows: split the file (the limit is checked while reading)")
+            if progress:
+                progress(rows, fraction)
+            yield chunk
+        if rows == 0:
+            raise InputError("no scenario rows below the header")
+    finally:
+        if stream is not None and stream is not source:  # a pipe opened here by its path
+            stream.close()
+
+
+def _from_stream(stream: IO[bytes], fmt: str | None) -> bytes | IO[bytes]:
+    """What the readers take from a stream: the stream itself for CSV (its first bytes put back), else its bytes."""
+    head = _read_up_to(stream, 1000)
+    kind = detect_format(head, fmt)
+    if kind == "csv":
+        return _Chain(head, stream)  # type: ignore[return-value]
+    rest = _read_up_to(stream, MAX_BUFFERED_BYTES + 1 - len(head))
+    if len(head) + len(rest) > MAX_BUFFERED_BYTES:
+        raise InputError(f"a {kind} table from a pipe or standard input is read whole, and this one is over "
+                         f"{MAX_BUFFERED_BYTES >> 20:,} MB: pass the file by its path")
+    return head + rest
+
+
+def _chunks(source: Source, fmt: str | None, chunk_bytes: int,
+            chunk_rows: int) -> Iterator[tuple[pd.DataFrame, float | None]]:
+    """(chunk, fraction read) of ``source`` in its format."""
+    kind = detect_format(source, fmt) if isinstance(source, str | Path | bytes) else "csv"
     if kind == "json":
-        chunks = _json_chunks(source, chunk_rows)
-    elif kind == "parquet":
-        chunks = _parquet_chunks(source, chunk_rows)
-    elif kind == "csv":
-        chunks = _csv_chunks(source, chunk_bytes)
-    else:
-        raise InputError(f"--format: '{shown(kind)}' is not one of {', '.join(FORMATS)}")
-    rows = 0
-    for chunk, fraction in chunks:
-        chunk.index = pd.RangeIndex(rows, rows + len(chunk))
-        rows += len(chunk)
-        if max_rows is not None and rows > max_rows:
-            raise InputError(f"more than {max_rows:,} rows: split the file (the limit is checked while reading)")
-        if progress:
-            progress(rows, fraction)
-        yield chunk
-    if rows == 0:
-        raise InputError("no scenario rows below the header")
+        return _json_chunks(source, chunk_rows)  # type: ignore[arg-type]
+    if kind == "parquet":
+        return _parquet_chunks(source, chunk_rows)  # type: ignore[arg-type]
+    if kind == "csv":
+        return _csv_chunks(source, chunk_bytes)
+    raise InputError(f"--format: '{shown(kind)}' is not one of {', '.join(FORMATS)}")
 
 
 def _json_chunks(source: str | Path | bytes, chunk_rows: int) -> Iterator[tuple[pd.DataFrame, float | None]]:
@@ -322,7 +395,7 @@ def _cells(column: pa.Array) -> np.ndarray:
     return np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
 
 
-def _csv_chunks(source: str | Path | bytes, chunk_bytes: int) -> Iterator[tuple[pd.DataFrame, float | None]]:
+def _csv_chunks(source: Source, chunk_bytes: int) -> Iterator[tuple[pd.DataFrame, float | None]]:
     raw, fraction = _open(source)
     try:
         stream, head = _decompressed(raw)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from economics.io.output_paths import check_output, discard_partial, finish_partial, start_partial
 from economics.io.reading import DECODE_COLUMNS, FORMULA_REGEX, PLAIN_NUMBER_REGEX
 from economics.io.scenario_files import json_record_lines
 from economics.scenario import FIELDS
@@ -129,21 +129,28 @@ def output_format(path: str, fmt: str | None) -> str:
 class TableWriter:
     """Write result chunks to ``path`` (``-`` = standard output) as CSV (gzip/zstd by the ``.gz``/``.zst``
     extension), Parquet or JSON (one array of records, written record by record: the same text
-    :func:`~economics.io.scenario_files.to_json_text` gives for the whole table). The file appears only when
-    :meth:`close` succeeds (written beside it, then renamed).
+    :func:`~economics.io.scenario_files.to_json_text` gives for the whole table). A regular file appears only when
+    :meth:`close` succeeds (written beside it, then renamed); a pipe or a device is written in place
+    (:mod:`economics.io.output_paths`: the path is checked here, before any row is read).
     """
 
     def __init__(self, path: str, fmt: str = "csv", sink: IO[bytes] | None = None) -> None:
         self.path, self.fmt, self.sink = path, fmt, sink
-        self.partial = None if path == "-" or sink is not None else f"{path}.partial"
+        self.target = None if path == "-" or sink is not None else check_output(path)
+        self.partial: str | None = None
         self.writer: Any = None
         self.schema: pa.Schema | None = None
         self.file: Any = None
+        self.own: IO[bytes] | None = None
 
     def _start(self, schema: pa.Schema) -> None:
         self.schema = schema
         try:
-            if self.partial is not None:
+            if self.target is not None and self.target.in_place:
+                self.own = open(self.target.path, "wb")  # noqa: SIM115 (closed in close())
+                self.file = pa.PythonFile(self.own, mode="w")
+            elif self.target is not None:
+                self.partial = start_partial(self.target)
                 self.file = pa.OSFile(self.partial, "wb")
             else:
                 self.file = pa.PythonFile(self.sink, mode="w")
@@ -183,12 +190,14 @@ class TableWriter:
                 self.file.close()
             elif self.sink is not None:
                 self.sink.flush()
-        if self.partial is None:
+        if self.own is not None:
+            self.own.close()
+        if self.partial is None or self.target is None:
             return
         if ok and self.writer is not None:
-            os.replace(self.partial, self.path)
-        elif os.path.exists(self.partial):
-            os.remove(self.partial)
+            finish_partial(self.target, self.partial)
+        else:
+            discard_partial(self.partial)
 
 
 def json_chunk(result: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
