@@ -2,7 +2,8 @@
 
 Exit codes (every command):
   0  every row valid, output written
-  1  some rows invalid (evaluate still writes the valid rows, with the error report), or the chosen row is invalid
+  1  some rows invalid (evaluate still writes the valid rows, with the error report), or the chosen row is invalid,
+     or ``plan`` found no feasible plan (the best partial plan and its diagnosis are written)
   2  unusable input or arguments (not a CSV/JSON of scenarios, unknown or duplicate columns, no rows, unknown or
      ambiguous row name, bad option values, a file that cannot be read or written)
   3  internal error or out of memory: one line on stderr, never a traceback
@@ -34,7 +35,7 @@ from economics.engine.batch import (
     explain_row,
     provenance_text,
 )
-from economics.io import benchmarks, interrupts, output_paths, tables
+from economics.io import benchmarks, interrupts, output_paths, tables, terminal
 from economics.io.documents import fields_markdown, template_text
 from economics.io.plan_files import InvalidPlanRow, plan_csv_text, plan_from_files, solver_chatter_to_stderr
 from economics.io.scenario_files import read_input_bytes, to_csv_text, to_json_text
@@ -46,7 +47,7 @@ from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from economics.studies.retrofit_explain import study_text
 from economics.studies.uncertainty import default_ranges, monte_carlo, ranges_from_row, tornado, with_range_columns
 from economics.validation import RANGE_COLUMNS, InputError, Problem, validate
-from economics.values import capped, escape_controls, shown
+from economics.values import capped, escape_controls, escape_for_terminal, shown
 
 EXIT_OK, EXIT_INVALID_ROWS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
 MAX_REPORT_LINES = 50
@@ -116,13 +117,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     chunks = tables.read_chunks(source, args.input_format, progress=tables.terminal_progress(sys.stderr))
     fmt = tables.output_format(args.output, args.format)
     sys.stdout.flush()
-    sink = getattr(sys.stdout, "buffer", None) if args.output == "-" else None
+    sink = terminal.table_sink() if args.output == "-" else None  # escaped on a terminal, exact to a pipe
     spare = io.BytesIO() if args.output == "-" and sink is None else None
     curves = _load_curves(args)
     totals = tables.stream(chunks, functools.partial(_evaluate_chunk, curves=curves),
                            tables.TableWriter(args.output, fmt, sink or spare))
     if spare is not None:
-        sys.stdout.write(spare.getvalue().decode("utf-8"))
+        terminal.data(spare.getvalue().decode("utf-8"))
     report, rows, invalid = totals.report, totals.rows, totals.invalid
     tables.end_progress(sys.stderr)
     if args.errors:
@@ -151,7 +152,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         trace = explain_row(df[[c for c in df.columns if str(c) in FIELDS]], position)
     except ScenarioError as exc:
         raise InvalidRow(_row_lines(df, position, exc.problems)) from None
-    sys.stdout.write(provenance_text({k: v for k, v in raw.items() if k in FIELDS}) + "\n\n" + trace.text() + "\n")
+    terminal.report(provenance_text({k: v for k, v in raw.items() if k in FIELDS}) + "\n\n" + trace.text() + "\n")
     return EXIT_OK
 
 
@@ -238,7 +239,7 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
     for line in _capped_lines(result):
         say(line)
     if getattr(args, "explain", False):
-        _write(args.output, study_text(result, as_scenario(scenario)))
+        _write(args.output, escape_for_terminal(study_text(result, as_scenario(scenario))))  # a report: escaped
         return EXIT_OK
     if args.format == "json":
         _write(args.output, json.dumps({
@@ -290,8 +291,8 @@ def cmd_uncertainty(args: argparse.Namespace) -> int:
         mc = monte_carlo(scenario, ranges, args.samples, args.seed, args.distribution)
     except ScenarioError as exc:
         raise InvalidRow([str(exc)]) from None
-    sys.stdout.write(f"tornado ({args.output_field}, one field at a time):\n" + to_csv_text(sens) + "\n")
-    sys.stdout.write(f"Monte Carlo ({args.samples:,} samples, {args.distribution}, seed {args.seed}):\n"
+    terminal.report(f"tornado ({args.output_field}, one field at a time):\n" + to_csv_text(sens) + "\n")
+    terminal.report(f"Monte Carlo ({args.samples:,} samples, {args.distribution}, seed {args.seed}):\n"
                      + to_csv_text(mc.summary))
     return EXIT_OK
 
@@ -310,7 +311,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except ScenarioError as exc:
         raise InvalidRow([str(exc)]) from None
     tables.end_progress(sys.stderr)
-    sys.stdout.write(sweep.result_text(result, spec, args.top))
+    terminal.report(sweep.result_text(result, spec, args.top))
     return EXIT_OK
 
 
@@ -324,12 +325,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
             out = plan_from_files(_read(args.input), args.row, None if not args.candidates else _read(args.candidates),
                                   [a.strip() for a in args.accelerators.split(",") if a.strip()], args.frontier, sha)
     except InvalidPlanRow as exc:
-        sys.stderr.write(f"{exc}\n")
+        for line in str(exc).splitlines():
+            say(line)
         return EXIT_INVALID_ROWS
     text = json.dumps(out, indent=1, allow_nan=False) + "\n" if args.format == "json" else plan_csv_text(out)
     _write(args.output, text)
-    if not out["feasible"]:
-        sys.stderr.write(f"no feasible plan: {out['infeasible_reason']}\n")
+    if not out["feasible"]:  # the plan (the best partial one and its diagnosis) is written; the exit code says so
+        say(f"no feasible plan: {out['infeasible_reason']}")
+        return EXIT_INVALID_ROWS
     return EXIT_OK
 
 

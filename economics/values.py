@@ -135,6 +135,16 @@ def escape_controls(text: str) -> str:
                         text)
 
 
+def escape_for_terminal(text: str) -> str:
+    r"""Text for a terminal: every control character escaped as :func:`escape_controls` does, except the line
+    break (a multi-line report stays multi-line; a carriage return, which would overwrite a line, is escaped).
+
+    >>> escape_for_terminal("name = \x1b]0;title\x07\nnext")
+    'name = \\x1b]0;title\\x07\nnext'
+    """
+    return "\n".join(escape_controls(line) for line in text.split("\n"))
+
+
 def capped(items: Iterable[str], noun: str, limit: int = 10) -> str:
     """``a, b, c and 9,990 more <noun>``: at most ``limit`` items listed, the rest counted.
 

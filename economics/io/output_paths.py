@@ -17,12 +17,12 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import IO
 
+from economics.io import terminal
 from economics.validation import InputError
 from economics.values import shown
 
@@ -203,7 +203,7 @@ def remove_partials() -> int:
 def write_text(given: str, text: str, option: str = "-o") -> None:
     """``text`` (UTF-8) to standard output for ``-``, else to the output ``given`` for ``option``, as above."""
     if given == "-":
-        sys.stdout.write(text)
+        terminal.data(text)  # escaped on a terminal, exact to a pipe
         return
     try:
         with opened(check_output(given, option)) as f:
