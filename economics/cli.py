@@ -37,6 +37,7 @@ from economics.engine.batch import (
 )
 from economics.io import benchmarks, interrupts, output_paths, tables, terminal
 from economics.io.documents import fields_markdown, template_text
+from economics.io.output_paths import write_text as write_output
 from economics.io.plan_files import InvalidPlanRow, plan_csv_text, plan_from_files, solver_chatter_to_stderr
 from economics.io.scenario_files import read_input_bytes, to_csv_text, to_json_text
 from economics.outputs import NUMERIC_OUTPUTS
@@ -57,9 +58,6 @@ MAX_SAMPLES = 1_000_000
 
 
 _read = read_input_bytes
-
-
-_write = output_paths.write_text
 
 
 def say(message: str, out: TextIO | None = None) -> None:
@@ -114,7 +112,8 @@ def _load_curves(args: argparse.Namespace) -> str:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Read, evaluate and write chunk by chunk (economics.io.tables), in CSV, Parquet or JSON."""
     source = sys.stdin.buffer if args.input == "-" else args.input  # standard input streams as a file does
-    chunks = tables.read_chunks(source, args.input_format, progress=tables.terminal_progress(sys.stderr))
+    chunks = tables.read_chunks(source, args.input_format, progress=tables.terminal_progress(sys.stderr),
+                                max_decompressed_bytes=args.max_decompressed_mb << 20)
     fmt = tables.output_format(args.output, args.format)
     sys.stdout.flush()
     sink = terminal.table_sink() if args.output == "-" else None  # escaped on a terminal, exact to a pipe
@@ -127,7 +126,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     report, rows, invalid = totals.report, totals.rows, totals.invalid
     tables.end_progress(sys.stderr)
     if args.errors:
-        _write(args.errors, to_csv_text(report), "--errors")
+        write_output(args.errors, to_csv_text(report), "--errors")
     _report(list(report.itertuples(index=False, name=None)))
     if invalid:
         say(f"{invalid:,} of {rows:,} rows invalid; the valid rows were evaluated")
@@ -220,7 +219,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         table = compare_accelerators(_without_ranges(raw, "compare"), ids)
     except ScenarioError as exc:
         raise InvalidRow([str(exc)]) from None
-    _write(args.output, to_json_text(table) if args.format == "json" else to_csv_text(table))
+    write_output(args.output, to_json_text(table) if args.format == "json" else to_csv_text(table))
     return EXIT_OK
 
 
@@ -239,17 +238,17 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
     for line in _capped_lines(result):
         say(line)
     if getattr(args, "explain", False):
-        _write(args.output, escape_for_terminal(study_text(result, as_scenario(scenario))))  # a report: escaped
+        write_output(args.output, escape_for_terminal(study_text(result, as_scenario(scenario))))  # a report: escaped
         return EXIT_OK
     if args.format == "json":
-        _write(args.output, json.dumps({
+        write_output(args.output, json.dumps({
             "options": json.loads(to_json_text(result.options)),
             "cashflows": json.loads(to_json_text(result.cashflows)),
             "break_even_decode_price_usd": price}, indent=1, allow_nan=False) + "\n")
         return EXIT_OK
     text = to_csv_text(result.options) + "\n" + to_csv_text(result.cashflows)
     text += f"\nbreak_even_decode_price_usd,{'' if price is None else round(price, 2)}\n"
-    _write(args.output, text)
+    write_output(args.output, text)
     return EXIT_OK
 
 
@@ -329,7 +328,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             say(line)
         return EXIT_INVALID_ROWS
     text = json.dumps(out, indent=1, allow_nan=False) + "\n" if args.format == "json" else plan_csv_text(out)
-    _write(args.output, text)
+    write_output(args.output, text)
     if not out["feasible"]:  # the plan (the best partial one and its diagnosis) is written; the exit code says so
         say(f"no feasible plan: {out['infeasible_reason']}")
         return EXIT_INVALID_ROWS
@@ -350,7 +349,7 @@ def cmd_import_benchmark(args: argparse.Namespace) -> int:
         say(f"skipped: {note}")
     if skipped and len(skipped) > MAX_REPORT_LINES:
         say(f"… and {len(skipped) - MAX_REPORT_LINES:,} more rows skipped")
-    _write(args.output, benchmarks.curves_csv(table))
+    write_output(args.output, benchmarks.curves_csv(table))
     curves, twice = table["curve_id"].nunique(), int(table.attrs.get("duplicates", 0))
     say(f"{len(table):,} points in {curves:,} curve{'s' if curves != 1 else ''}"
         + (f"; {twice:,} points found in more than one file counted once" if twice else "")
@@ -485,6 +484,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--input-format", choices=("csv", "json", "parquet"), default=None,
                     help="input format (default: from the file's first bytes and extension)")
     ev.add_argument("--errors", help="also write the validation report (row, name, field, value, message) as CSV")
+    ev.add_argument("--max-decompressed-mb", type=_count(1, 10**8, "--max-decompressed-mb"),
+                    default=tables.MAX_DECOMPRESSED_BYTES >> 20,
+                    help="refuse a gzip/zstd input larger than this once decompressed (default %(default)s MB)")
     add_curves_argument(ev)
     ev.set_defaults(func=cmd_evaluate)
     _add_row_command(sub, "explain", "print the derivation of one row with its numbers substituted").set_defaults(

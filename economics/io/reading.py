@@ -24,10 +24,13 @@ What a CSV may be (each case has a test in ``tests/test_tables.py``):
 from __future__ import annotations
 
 import csv
+import gzip
 import io
+import itertools
 import os
 import re
 import stat
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -197,13 +200,54 @@ def _open(source: Source) -> tuple[Any, Callable[[], float | None]]:
     return handle, lambda: handle.tell() / max(size, 1) if not handle.closed else 1.0
 
 
-def _decompressed(raw: Any) -> tuple[Any, bytes]:
-    """(stream, first bytes) with gzip or zstd undone when the magic bytes say so."""
+MAX_DECOMPRESSED_BYTES = 64 << 30
+
+
+"""Decompressed bytes a gzip or zstd input may hold (64 GB, about 500 million scenario rows); beyond it the read
+stops with an :class:`InputError` (``evaluate --max-decompressed-mb`` sets another bound)."""
+
+
+class _Decompressed:
+    """A decompressing stream whose errors are the user's (a damaged, cut-short or over-long file: an
+    :class:`InputError` naming what is wrong), never an internal error, and whose output is bounded.
+    """
+
+    def __init__(self, inner: Any, codec: str, limit: int) -> None:
+        self.inner, self.codec, self.limit, self.count = inner, codec, limit, 0
+
+    def read(self, n: int = -1) -> bytes:
+        """Up to ``n`` decompressed bytes."""
+        try:
+            data = bytes(self.inner.read(n))
+        except EOFError:
+            raise InputError(f"the {self.codec} file is cut short (it ends before its end-of-stream marker); "
+                             "refused") from None
+        except (OSError, zlib.error, pa.ArrowInvalid) as exc:
+            raise InputError(f"the {self.codec} file is damaged ({shown(str(exc), 200)}); refused") from None
+        self.count += len(data)
+        if self.count > self.limit:
+            raise InputError(f"the {self.codec} file decompresses to more than {self.limit >> 20:,} MB "
+                             "(--max-decompressed-mb sets the bound)")
+        return data
+
+    def close(self) -> None:
+        """Close the decompressor."""
+        self.inner.close()
+
+
+def _decompressed(raw: Any, limit: int | None = None) -> tuple[Any, bytes]:
+    """(stream, first bytes) with gzip or zstd undone when the magic bytes say so. Gzip goes through Python's
+    reader, which checks the trailer (CRC and length) and refuses a cut-short stream or trailing garbage.
+    """
     head = raw.read(4)
-    for magic, codec in ((GZIP_MAGIC, "gzip"), (ZSTD_MAGIC, "zstd")):
-        if head.startswith(magic):
-            inner = pa.CompressedInputStream(pa.PythonFile(_Chain(head, raw), mode="r"), codec)
-            return inner, inner.read(4)
+    bound = MAX_DECOMPRESSED_BYTES if limit is None else limit
+    if head.startswith(GZIP_MAGIC):
+        inner = _Decompressed(gzip.GzipFile(fileobj=_Chain(head, raw), mode="rb"), "gzip", bound)
+        return inner, inner.read(4)
+    if head.startswith(ZSTD_MAGIC):
+        zstd = pa.CompressedInputStream(pa.PythonFile(_Chain(head, raw), mode="r"), "zstd")
+        inner = _Decompressed(zstd, "zstd", bound)
+        return inner, inner.read(4)
     return raw, head
 
 
@@ -281,7 +325,7 @@ def sniff_layout(head: bytes, final: bool = True) -> Layout:
         raise InputError("not a CSV file: it contains binary data (NUL bytes)")
     text = head.decode("utf-8", errors="replace")
     start = 0
-    for match in [*LINE_BREAK.finditer(text), None]:
+    for match in itertools.chain(LINE_BREAK.finditer(text), [None]):  # lazily: a long preamble holds many lines
         end = match.end() if match else len(text)
         line = text[start:end].strip()
         if line and not line.startswith("#"):
@@ -295,28 +339,35 @@ def sniff_layout(head: bytes, final: bool = True) -> Layout:
     first = LINE_BREAK.split(body, 1)[0]
     sep = ";" if first.count(";") > first.count(",") else ("\t" if first.count("\t") > first.count(",") else ",")
     records = csv.reader(io.StringIO(body, newline=""), delimiter=sep)
-    header = [h.strip() for h in next(records)]
+    limit = csv.field_size_limit(max(len(body) + 1, csv.field_size_limit()))  # a cell as long as the head holds
+    try:
+        header = [h.strip() for h in next(records)]
+        row = next(records, None)
+    finally:
+        csv.field_size_limit(limit)
     while len(header) > 1 and header[-1] == "":
         header.pop()
     check_columns(header)
-    row = next(records, None)
     trailing = row is not None and len(row) == len(header) + 1 and row[-1].strip() == ""
     return Layout(len(text[:start].encode("utf-8")), sep, tuple(header), trailing)
 
 
 def read_chunks(source: Source, fmt: str | None = None, chunk_bytes: int = CHUNK_BYTES,
                 chunk_rows: int = CHUNK_ROWS, progress: Callable[[int, float | None], None] | None = None,
-                max_rows: int | None = None) -> Iterator[pd.DataFrame]:
+                max_rows: int | None = None, max_decompressed_bytes: int | None = None) -> Iterator[pd.DataFrame]:
     """The scenarios of ``source`` (a path, the file's bytes or a binary stream such as standard input) chunk by
     chunk, the index counting data rows from 0 across chunks. ``progress(rows read, fraction of the file read or
     None)`` is called after each chunk; more than ``max_rows`` rows raise :class:`InputError` as soon as they are
-    read. Raises :class:`InputError` for what is not a usable table (see the module docstring). A pipe or standard
+    read, a compressed file holding more than ``max_decompressed_bytes`` (default :data:`MAX_DECOMPRESSED_BYTES`)
+    as soon as its output passes it. Raises :class:`InputError` for what is not a usable table (see the module
+    docstring). A pipe or standard
     input is read once, from the start: a CSV streams as a file does, Parquet and JSON are read whole (at most
     :data:`MAX_BUFFERED_BYTES`).
     """
     stream = _stream_of(source)
     try:
-        chunks = _chunks(source if stream is None else _from_stream(stream, fmt), fmt, chunk_bytes, chunk_rows)
+        chunks = _chunks(source if stream is None else _from_stream(stream, fmt), fmt, chunk_bytes, chunk_rows,
+                         max_decompressed_bytes)
         rows = 0
         for chunk, fraction in chunks:
             chunk.index = pd.RangeIndex(rows, rows + len(chunk))
@@ -346,8 +397,8 @@ def _from_stream(stream: IO[bytes], fmt: str | None) -> bytes | IO[bytes]:
     return head + rest
 
 
-def _chunks(source: Source, fmt: str | None, chunk_bytes: int,
-            chunk_rows: int) -> Iterator[tuple[pd.DataFrame, float | None]]:
+def _chunks(source: Source, fmt: str | None, chunk_bytes: int, chunk_rows: int,
+            max_decompressed_bytes: int | None) -> Iterator[tuple[pd.DataFrame, float | None]]:
     """(chunk, fraction read) of ``source`` in its format."""
     kind = detect_format(source, fmt) if isinstance(source, str | Path | bytes) else "csv"
     if kind == "json":
@@ -355,7 +406,7 @@ def _chunks(source: Source, fmt: str | None, chunk_bytes: int,
     if kind == "parquet":
         return _parquet_chunks(source, chunk_rows)  # type: ignore[arg-type]
     if kind == "csv":
-        return _csv_chunks(source, chunk_bytes)
+        return _csv_chunks(source, chunk_bytes, max_decompressed_bytes)
     raise InputError(f"--format: '{shown(kind)}' is not one of {', '.join(FORMATS)}")
 
 
@@ -395,10 +446,11 @@ def _cells(column: pa.Array) -> np.ndarray:
     return np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
 
 
-def _csv_chunks(source: Source, chunk_bytes: int) -> Iterator[tuple[pd.DataFrame, float | None]]:
+def _csv_chunks(source: Source, chunk_bytes: int,
+                max_decompressed_bytes: int | None = None) -> Iterator[tuple[pd.DataFrame, float | None]]:
     raw, fraction = _open(source)
     try:
-        stream, head = _decompressed(raw)
+        stream, head = _decompressed(raw, max_decompressed_bytes)
         text = _utf8(stream, head)
         first, layout = _head(text)
         reader, bad = _arrow_reader(_Chain(first[layout.skip_bytes:], text), layout, chunk_bytes)

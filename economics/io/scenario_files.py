@@ -113,6 +113,8 @@ def read_scenarios_json(data: bytes | str) -> pd.DataFrame:
         raise InputError(f"not well-formed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise InputError("not usable JSON: nested too deeply") from None
+    except ValueError as exc:  # an integer of more digits than Python converts (4,300)
+        raise InputError(f"not usable JSON: {shown(str(exc).split(';')[0], 200)}") from None
     rows = parsed.get("scenarios", parsed) if isinstance(parsed, dict) else parsed
     rows = [rows] if isinstance(rows, dict) else rows
     if not isinstance(rows, list):

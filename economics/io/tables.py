@@ -12,6 +12,7 @@ from economics.io.reading import (
     CHUNK_BYTES,
     CHUNK_ROWS,
     FORMATS,
+    MAX_DECOMPRESSED_BYTES,
     Layout,
     decimal_comma,
     detect_format,
@@ -34,7 +35,8 @@ from economics.io.writing import (
 )
 
 __all__ = [
-    "CHUNK_BYTES", "CHUNK_ROWS", "FORMATS", "Evaluator", "Layout", "TableWriter", "Totals", "decimal_comma",
+    "CHUNK_BYTES", "CHUNK_ROWS", "FORMATS", "MAX_DECOMPRESSED_BYTES", "Evaluator", "Layout", "TableWriter", "Totals",
+    "decimal_comma",
     "detect_format", "end_progress", "excel_bytes", "for_csv", "json_chunk", "neutralise", "output_format",
     "progress_text", "read_chunks", "read_table", "result_columns", "schema_of", "sniff_layout", "stream",
     "terminal_progress", "to_arrow",
