@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from economics import catalog
+from economics import catalog, values
 from economics.engine.batch import ScenarioError, as_scenario
 from economics.io.scenario_files import to_csv_text
 from economics.io.tables import read_table
@@ -39,7 +39,10 @@ def _shown(value: Any) -> str:
 
 
 def _csv_rows(data: bytes | str, what: str) -> tuple[list[str], list[list[str]], str]:
-    """Header, rows and delimiter of a CSV (',' ';' or tab, '#' comment lines skipped); InputError when unusable."""
+    """Header, rows and delimiter of a CSV (',' ';' or tab); InputError when unusable. As every other reader
+    (:mod:`economics.io.reading`): comment and blank lines are skipped before the header only; below it every
+    non-blank line is a row (a row named ``#g`` is a row), so row numbers are the same in every command.
+    """
     if isinstance(data, bytes):
         if b"\x00" in data[:8192]:
             raise InputError(f"{what}: not a CSV file (binary data)")
@@ -47,7 +50,10 @@ def _csv_rows(data: bytes | str, what: str) -> tuple[list[str], list[list[str]],
             data = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise InputError(f"{what}: not UTF-8 text (undecodable byte at position {exc.start})") from None
-    lines = [ln for ln in data.removeprefix("\ufeff").splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    lines = data.removeprefix("\ufeff").splitlines()
+    while lines and (not lines[0].strip() or lines[0].lstrip().startswith("#")):
+        lines.pop(0)
+    lines = [ln for ln in lines if ln.strip()]
     if not lines:
         raise InputError(f"{what}: empty file")
     first = lines[0]
@@ -138,10 +144,11 @@ def read_candidates_csv(data: bytes | str, s: Scenario) -> list[Candidate]:
 def _cell_number(cells: dict[str, str], key: str, where: str, positive: bool = True) -> float:
     if key not in cells:
         return math.nan
-    try:
-        value = float(cells[key])
-    except ValueError:
-        raise InputError(f"{where}: {key}: '{_shown(cells[key])}' is not a number") from None
+    try:  # the value parser every file goes through: 2_5000, non-ASCII digits and the like are refused
+        parsed = values.number(cells[key])
+    except ValueError as exc:
+        raise InputError(f"{where}: {key}: {exc}") from None
+    value = math.nan if parsed is values.EMPTY else float(parsed)  # type: ignore[arg-type]
     if not math.isfinite(value) or value < 0 or (positive and value == 0) or value > 1e12:
         raise InputError(f"{where}: {key}: must be {'> 0' if positive else '>= 0'} and <= 1e12, got "
                          f"{_shown(cells[key])}")

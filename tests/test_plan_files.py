@@ -1,0 +1,72 @@
+"""The planner's files are read by the rules every other file follows: row numbers count the rows below the
+header (a row whose name starts with ``#`` is a row, comments only precede the header), and CANDIDATES' numbers go
+through the shared value parser (what it refuses everywhere it refuses here).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from economics.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+PLAN = ROOT / "docs" / "plan-example.csv"
+CANDIDATES = ROOT / "docs" / "plan-candidates.csv"
+
+
+def lines(path: Path) -> tuple[list[str], list[str]]:
+    """(comment lines before the header, the header and rows) of a docs CSV."""
+    text = [ln for ln in path.read_text().splitlines() if ln.strip()]
+    cut = next(i for i, ln in enumerate(text) if not ln.startswith("#"))
+    return text[:cut], text[cut:]
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    got = capsys.readouterr()
+    return code, got.out, got.err
+
+
+def test_a_row_named_with_a_hash_is_a_row_and_numbers_count_it(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # rows: worked-plan, then '#second' (a copy named with a '#'), then the file's second row; --row 3 is the third
+    # row below the header, as evaluate counts (it used to drop '#second' and plan the fourth line)
+    comments, (header, first, second, *_) = lines(PLAN)
+    hashed = "#second" + first[first.index(","):]
+    path = tmp_path / "plan.csv"
+    path.write_text("\n".join([*comments, header, first, hashed, second]) + "\n")
+    name_of_second = second.split(",")[0]
+    code, out, err = run(capsys, "plan", str(path), "--row", "3", "--candidates", str(CANDIDATES), "--format",
+                         "json")
+    code_by_name, out_by_name, _ = run(capsys, "plan", str(path), "--row", name_of_second, "--candidates",
+                                       str(CANDIDATES), "--format", "json")
+    assert (code, out) == (code_by_name, out_by_name), err
+    code, out_hashed, err = run(capsys, "plan", str(path), "--row", "#second", "--candidates", str(CANDIDATES),
+                                "--format", "json")
+    assert code in (0, 1) and out_hashed, err
+
+
+@pytest.mark.parametrize("value", ["2_5000", "\u0662\u0665\u0660\u0660", "\uff12\uff15\uff10\uff10", "0x9c4"])
+def test_candidate_numbers_go_through_the_shared_parser(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        value: str) -> None:
+    # float() took 2_5000 as 25000 and Arabic-Indic or full-width digits as numbers; the value parser refuses them
+    _, (header, *rows) = lines(CANDIDATES)
+    columns = header.split(",")
+    cells = rows[0].split(",")
+    cells[columns.index("accelerator_price_usd")] = value
+    path = tmp_path / "candidates.csv"
+    path.write_text("\n".join([header, ",".join(cells), *rows[1:]]) + "\n")
+    code, _, err = run(capsys, "plan", str(PLAN), "--row", "1", "--candidates", str(path))
+    assert code == 2, err
+    assert "CANDIDATES row 1" in err and "accelerator_price_usd" in err and "is not a number" in err, err
+
+
+def test_a_candidate_named_with_a_hash_is_kept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, (header, first, *rows) = lines(CANDIDATES)
+    path = tmp_path / "candidates.csv"
+    path.write_text("\n".join([header, "#g" + first[first.index(","):], *rows]) + "\n")
+    code, out, err = run(capsys, "plan", str(PLAN), "--row", "1", "--candidates", str(path), "--format", "json")
+    assert code in (0, 1), err
+    assert '"#g"' in out
