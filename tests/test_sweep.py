@@ -13,9 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from economics.cli import main
 from economics.engine.batch import evaluate
 from economics.studies.sweep import (
     COST,
+    MAX_SCENARIOS,
     POWER,
     SPEED,
     Sweep,
@@ -23,6 +25,7 @@ from economics.studies.sweep import (
     combine,
     front,
     make_sweep,
+    max_workers,
     reduce_part,
     run_dask,
     run_local,
@@ -138,6 +141,35 @@ def test_bad_sweeps_are_refused_naming_the_field() -> None:
         make_sweep(BASE, {"pue": "1.1,x"}, {}, 0)
     with pytest.raises(ValueError, match="pue"):  # 0.5 is below the PUE's bound of 1
         make_sweep(BASE, {"pue": "0.5,1.2"}, {}, 0)
+    with pytest.raises(ValueError, match="pue"):  # a value out of bounds in the middle of the list
+        make_sweep(BASE, {"pue": "1.2,0.5,1.3"}, {}, 0)
+    with pytest.raises(ValueError, match="accelerator_count"):  # 1:10:5 holds 3.25 accelerators
+        make_sweep(BASE, {"accelerator_count": "1:10:5"}, {}, 0)
+    assert make_sweep(BASE, {"accelerator_count": "1:10:4"}, {}, 0).grid["accelerator_count"] == (1, 4, 7, 10)
+
+
+def test_a_sweep_too_large_to_combine_is_refused_before_its_values_are_checked() -> None:
+    # eight 100,000-value axes: 10^40 scenarios; refused on the size alone (the values are not validated, even the
+    # out-of-bounds pue: the size is the first thing said), as is 10^12 and a grid within bounds times samples
+    axes = {f: "1:2:100000" for f in ("electricity_usd_per_kwh", "pue", "accelerator_price_usd", "cost_of_capital",
+                                     "idle_power_fraction", "headroom", "peak_to_average", "depreciation_years")}
+    with pytest.raises(InputError, match=r"10,000,000,000,000,000,000,000,000,000,000,000,000,000 scenarios: more than "
+                                         r"59,652,323"):
+        make_sweep(BASE, {**axes, "pue": "0.5:2:100000"}, {}, 0)
+    assert MAX_SCENARIOS == (4 << 30) // (3 * 8 * 3)  # 4 GB over three copies of three 8-byte outputs
+    with pytest.raises(InputError, match="more than 59,652,323"):
+        make_sweep(BASE, {"pue": "1.1:1.9:100000"}, {"electricity_usd_per_kwh": (0.05, 0.15)}, 1000)
+
+
+def test_sweep_options_are_bounded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = ["sweep", str(ROOT / "docs" / "uncertainty-example.csv"), "--row", "uncertain-h100", "--local"]
+    cases = [(["--grid", "pue=1.1,1.2", "--grid", "pue=1.3"], "'pue' is given twice"),
+             (["--grid", "pue=1.1", "--workers", str(max_workers() + 1)],
+              f"--workers must be >= 1 and <= {max_workers()}"),
+             (["--grid", "pue=1.1", "--partition-rows", "10000000"], "--partition-rows must be >= 1 and <= 1,000,000")]
+    for extra, words in cases:
+        assert main([*run, *extra]) == 2
+        assert words in capsys.readouterr().err
 
 
 def test_dask_on_a_two_worker_local_cluster_equals_one_process() -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -42,7 +43,15 @@ COST, SPEED, POWER = "cost_usd_per_m_tokens", "output_tokens_per_s_per_user", "f
 QUANTILE_OUTPUTS = (COST, SPEED, POWER)
 QUANTILES = (0.05, 0.1, 0.5, 0.9, 0.95)
 PARTITION_ROWS = 250_000
-MAX_SCENARIOS = 10_000_000_000
+MAX_PARTITION_ROWS = 1_000_000
+"""Scenarios one worker evaluates at once at most: a million rows take about 1.6 GB in the engine
+(``bench/batch.py``), ten million would not fit a worker of this machine's size."""
+CLIENT_BYTES = 4 << 30
+"""Memory the client may spend on a sweep's exact quantiles: every scenario's value of each of
+:data:`QUANTILE_OUTPUTS` (8 bytes each), held about three times over while they are joined, filtered and sorted."""
+MAX_SCENARIOS = CLIENT_BYTES // (3 * 8 * len(QUANTILE_OUTPUTS))
+"""Scenarios a sweep may hold (about 59.7 million): checked before any grid value is, so a sweep too large to
+combine is refused at once, never after hours on the workers."""
 MAX_GRID_VALUES = 100_000
 
 
@@ -112,6 +121,19 @@ def grid_values(text: str, name: str) -> tuple[float, ...]:
     return tuple(float(x) for x in np.linspace(got[0], got[1], int(got[2])))
 
 
+def _check_axis(base: dict[str, Any], name: str, values: np.ndarray) -> None:
+    """Every value of a grid axis within its field's bounds (the field's own message, for the first value that is
+    not): the least and the greatest are validated, and for a whole-number field the first that is not whole, so a
+    100,000-value axis costs three validations, not 100,000.
+    """
+    picks = [float(values.min()), float(values.max())]
+    if FIELDS[name].kind == "int":
+        fractional = np.flatnonzero(values != np.floor(values))
+        picks += [float(values[fractional[0]])] if fractional.size else []
+    for value in picks:
+        as_scenario({**base, name: value})
+
+
 def make_sweep(base: dict[str, Any], grid: dict[str, str], ranges: dict[str, tuple[float, float]], samples: int,
                seed: int = 0, distribution: Distribution = "triangular",
                partition_rows: int = PARTITION_ROWS) -> Sweep:
@@ -119,13 +141,16 @@ def make_sweep(base: dict[str, Any], grid: dict[str, str], ranges: dict[str, tup
     the base value (:class:`InputError` / :class:`ScenarioError` naming the field and value otherwise).
     """
     scenario = as_scenario(base)
-    axes: dict[str, tuple[float, ...]] = {}
-    for name, text in grid.items():
+    for name in grid:
         if name not in FIELDS or FIELDS[name].kind not in ("float", "int"):
             raise InputError(f"--grid: '{shown(name)}' is not a numeric scenario field")
-        axes[name] = grid_values(text, name)
-        for value in axes[name]:
-            as_scenario({**scenario.model_dump(), name: value})  # bounds, with the field's own message
+    axes = {name: grid_values(text, name) for name, text in grid.items()}
+    size = math.prod(len(v) for v in axes.values()) * max(samples, 1)  # before any value is checked: bounded work
+    if size > MAX_SCENARIOS:
+        raise InputError(f"{size:,} scenarios: more than {MAX_SCENARIOS:,} (the client holds every scenario's "
+                         f"{', '.join(QUANTILE_OUTPUTS)} for exact quantiles); fewer grid values or --samples")
+    for name, values in axes.items():
+        _check_axis(scenario.model_dump(), name, np.asarray(values))
     checked = _checked(scenario, ranges) if samples and ranges else {}
     named = user_curves.loaded(scenario.curves_sha256) if scenario.curves_sha256 else None
     sweep = Sweep({k: v for k, v in scenario.model_dump().items() if v is not None}, axes, checked, samples, seed,
@@ -355,18 +380,28 @@ def add_sweep_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--partition-rows", type=int, default=PARTITION_ROWS)
 
 
+def max_workers() -> int:
+    """Local worker processes a sweep may start: the machine's cores (each worker runs one partition at a time, and
+    more processes than cores only add memory; a remote cluster sets its own size).
+    """
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
 def sweep_from_args(args: argparse.Namespace, row: dict[str, Any]) -> Sweep:
     """The :class:`Sweep` a command line asks for, around the chosen row's cells."""
     for name, value, low, high in (("--samples", args.samples, 0, 100_000_000), ("--top", args.top, 1, 10_000),
-                                   ("--workers", args.workers, 1, 1024), ("--seed", args.seed, 0, 2**32 - 1),
-                                   ("--partition-rows", args.partition_rows, 1, 10_000_000)):
+                                   ("--workers", args.workers, 1, max_workers()), ("--seed", args.seed, 0, 2**32 - 1),
+                                   ("--partition-rows", args.partition_rows, 1, MAX_PARTITION_ROWS)):
         if not low <= value <= high:
-            raise InputError(f"{name} must be >= {low:,} and <= {high:,}, got {value:,}")
+            raise InputError(f"{name} must be >= {low:,} and <= {high:,}, got {value:,}"
+                             + (" (at most one local worker per core of this machine)" if name == "--workers" else ""))
     grid: dict[str, str] = {}
     for item in args.grid:
         name, sep, values = item.partition("=")
         if not sep or not values.strip():
             raise InputError(f"--grid: '{shown(item)}' is not FIELD=v1,v2 or FIELD=low:high:count")
+        if name.strip() in grid:  # the last would silently win
+            raise InputError(f"--grid: '{shown(name.strip())}' is given twice; give each field once")
         grid[name.strip()] = values.strip()
     ranges = ranges_from_row(row) if args.samples else {}
     if not grid and not ranges:
