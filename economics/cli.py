@@ -35,7 +35,7 @@ from economics.engine.batch import (
     explain_row,
     provenance_text,
 )
-from economics.io import benchmarks, interrupts, output_paths, tables, terminal
+from economics.io import benchmarks, interrupts, output_paths, row_lookup, tables, terminal
 from economics.io.documents import fields_markdown, template_text
 from economics.io.output_paths import write_text as write_output
 from economics.io.plan_files import InvalidPlanRow, plan_csv_text, plan_from_files, solver_chatter_to_stderr
@@ -146,50 +146,35 @@ def cmd_explain(args: argparse.Namespace) -> int:
     """The ``explain`` command: where each input of the chosen row comes from, then its derivation with the numbers
     substituted, on stdout; the exit code (an invalid row raises :class:`InvalidRow`).
     """
-    df, position, raw = _chosen_row(args)
+    one, position, raw = _chosen_row(args)
     try:
-        trace = explain_row(df[[c for c in df.columns if str(c) in FIELDS]], position)
+        trace = explain_row(one[[c for c in one.columns if str(c) in FIELDS]], 0)
     except ScenarioError as exc:
-        raise InvalidRow(_row_lines(df, position, exc.problems)) from None
+        raise InvalidRow(_row_lines(one, position, exc.problems)) from None
     terminal.report(provenance_text({k: v for k, v in raw.items() if k in FIELDS}) + "\n\n" + trace.text() + "\n")
     return EXIT_OK
 
 
-def _row_position(df: Any, row: str) -> int:
-    """The 0-based position of the row named ``row`` (or numbered, 1-based); a name several rows share is an
-    error naming them.
-    """
-    names = [str(n) for n in df["name"]] if "name" in df.columns else []
-    hits = [i for i, n in enumerate(names) if n.strip() == row.strip()]
-    if len(hits) > 1:
-        raise InputError(f"--row: {len(hits)} rows are named '{shown(row)}' (rows "
-                         f"{capped([str(i + 1) for i in hits], 'rows')}); give the row number instead")
-    if hits:
-        return hits[0]
-    if row.strip().isascii() and row.strip().isdigit() and 1 <= int(row) <= len(df):
-        return int(row) - 1
-    guess = closest(row, names) if names and len(row) <= 200 else None
-    hint = f"; did you mean '{shown(guess)}'?" if guess else ""
-    raise InputError(f"--row: no row named '{shown(row)}' and no row number 1..{len(df):,}{hint}")
-
-
-def _row_lines(df: pd.DataFrame, position: int, problems: list[Problem]) -> list[str]:
-    name = str(df["name"].iloc[position]) if "name" in df.columns else ""
+def _row_lines(one: pd.DataFrame, position: int, problems: list[Problem]) -> list[str]:
+    name = str(one["name"].iloc[0]) if "name" in one.columns else ""
     return [f"row {position + 1} ({shown(name)}): {p.message}" for p in problems]
 
 
 def _chosen_row(args: argparse.Namespace) -> tuple[pd.DataFrame, int, dict[str, Any]]:
-    """The scenarios of ``args.input``, the position of the row ``args.row`` names, and that row's non-empty
-    cells. An invalid row (ranges included) raises :class:`InvalidRow` listing every problem.
+    """The row ``args.row`` names or numbers (a one-row frame, read chunk by chunk: memory stays one chunk), its
+    position in the file and its non-empty cells. An invalid row (ranges included) raises :class:`InvalidRow`
+    listing every problem.
     """
-    df = with_curves(tables.read_table(_read(args.input)), _load_curves(args))  # the streaming reader's parsing
-    position = _row_position(df, args.row)
-    one = df.iloc[[position]].reset_index(drop=True)
+    source = sys.stdin.buffer if args.input == "-" else args.input  # standard input streams as a file does
+    found, position, note = row_lookup.find_row(source, args.row)
+    if note:
+        say(note)
+    one = with_curves(found, _load_curves(args))
     _, problems = validate(one)
     if problems:
-        raise InvalidRow(_row_lines(df, position, problems))
+        raise InvalidRow(_row_lines(one, position, problems))
     cells = {str(k): v for k, v in one.iloc[0].to_dict().items() if not _empty(v)}
-    return df, position, cells
+    return one, position, cells
 
 
 def _empty(value: Any) -> bool:

@@ -1,0 +1,77 @@
+"""One row of a table, found by reading it chunk by chunk: memory is one chunk and the matches, whatever the file's
+size (the one-row commands: explain, compare, retrofit, uncertainty, sweep).
+
+A name is looked for in every row (two rows sharing it is an error naming them, so the whole file is read); a number
+is the row's position below the header, counted as every reader counts, and a name that equals the number wins, as
+it always did, with a note that the row of that number is another.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from economics.catalog import closest
+from economics.io.reading import CHUNK_BYTES, Source, read_chunks
+from economics.validation import InputError
+from economics.values import capped, shown
+
+MAX_GUESS_NAMES = 100_000
+
+
+"""Names kept to suggest the closest when none matches (a larger file gets no suggestion, not a larger memory)."""
+
+
+@dataclass
+class _Search:
+    """What a scan of the chunks has found so far."""
+
+    row: str
+    number: int | None
+    rows: int = 0
+    named: list[int] = field(default_factory=list)
+    first_named: pd.DataFrame | None = None
+    numbered: pd.DataFrame | None = None
+    names: list[str] = field(default_factory=list)
+
+    def add(self, chunk: pd.DataFrame) -> None:
+        """Fold one chunk (its index: row positions from 0) into the search."""
+        start = int(chunk.index[0]) if len(chunk) else self.rows
+        self.rows = start + len(chunk)
+        if "name" in chunk.columns:
+            names = chunk["name"].astype(str).str.strip().to_numpy(dtype=object)
+            hits = np.flatnonzero(names == self.row.strip())
+            if hits.size and self.first_named is None:
+                self.first_named = chunk.iloc[[hits[0]]]
+            self.named += [start + int(h) for h in hits[:100]]
+            if len(self.names) < MAX_GUESS_NAMES:
+                self.names += list(names[: MAX_GUESS_NAMES - len(self.names)])
+        if self.number is not None and start < self.number <= self.rows:
+            self.numbered = chunk.iloc[[self.number - 1 - start]]
+
+
+def find_row(source: Source, row: str, fmt: str | None = None,
+             chunk_bytes: int = CHUNK_BYTES) -> tuple[pd.DataFrame, int, str]:
+    """(the row as a one-row frame, its 0-based position, a note or '') of the row ``row`` names or numbers
+    (1-based); :class:`InputError` for a name several rows share or a row that does not exist.
+    """
+    text = row.strip()
+    search = _Search(row, int(text) if text.isascii() and text.isdigit() and len(text) < 19 else None)
+    for chunk in read_chunks(source, fmt, chunk_bytes=chunk_bytes):
+        search.add(chunk)
+    if len(search.named) > 1:
+        raise InputError(f"--row: {len(search.named)}{'+' if len(search.named) == 100 else ''} rows are named "
+                         f"'{shown(row)}' (rows {capped([str(i + 1) for i in search.named], 'rows')}); give the row "
+                         "number instead")
+    if search.first_named is not None:
+        note = "" if search.numbered is None or search.named[0] + 1 == search.number else (
+            f"note: --row {shown(text)} is the row named '{shown(text)}' (row {search.named[0] + 1}), not row "
+            f"number {text}")
+        return search.first_named.reset_index(drop=True), search.named[0], note
+    if search.numbered is not None and search.number is not None:
+        return search.numbered.reset_index(drop=True), search.number - 1, ""
+    guess = closest(row, search.names) if search.names and len(row) <= 200 else None
+    hint = f"; did you mean '{shown(guess)}'?" if guess else ""
+    raise InputError(f"--row: no row named '{shown(row)}' and no row number 1..{search.rows:,}{hint}")
