@@ -33,6 +33,7 @@ from economics.engine.pipeline import (
 from economics.engine.resolve import per_user_throughput
 from economics.scenario import FIELDS, Scenario, show_value
 from economics.validation import Problem, validate, validate_one
+from economics.values import is_empty
 
 RESULT_COLUMNS = (*FIELDS, *OUTPUT_UNITS, *THROUGHPUT_OUTPUTS, "feasible", "infeasible_reason", "warnings", "valid",
                   "error")
@@ -91,10 +92,13 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
     data: dict[str, Any] = {}
     echoed = _echoed_inputs(df, cols)
+    refused = _refused_cells(problems)
     for name, spec in FIELDS.items():
         if name not in echoed:
             continue
         v = cols[name]
+        if name in refused:  # a refused value is echoed as given (text), or empty (a number column cannot hold it)
+            v = _as_given(v, spec.kind, refused[name], df[name] if name in df.columns else None)
         if spec.kind == "int":
             data[name] = _nullable(v).astype("Int64")
         elif spec.kind == "float":
@@ -179,6 +183,25 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 ALWAYS_ECHOED = frozenset({"name", "accelerator", "ownership", "accelerator_count", "model", *ESTIMATED_INPUTS,
                            "decode_output_tokens_per_s_per_accelerator"})
+
+
+def _refused_cells(problems: list[Problem]) -> dict[str, list[int]]:
+    """The rows of each field whose value was refused (echoed as given, :func:`_as_given`)."""
+    out: dict[str, list[int]] = {}
+    for p in problems:
+        if p.field in FIELDS:
+            out.setdefault(p.field, []).append(p.row)
+    return out
+
+
+def _as_given(values: Any, kind: str, rows: list[int], given: pd.Series | None) -> np.ndarray:
+    """``values`` with the refused ``rows`` as given: a text cell's text, a number empty (the error says it)."""
+    numeric = kind in ("int", "float")
+    out = np.array(values, dtype=float if numeric else object)
+    for r in rows:
+        cell = None if given is None else given.iloc[r]
+        out[r] = np.nan if numeric else ("" if is_empty(cell) else str(cell))
+    return out
 
 
 def _echoed_inputs(df: pd.DataFrame, cols: dict[str, Any]) -> set[str]:

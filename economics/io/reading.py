@@ -434,13 +434,18 @@ def _parquet_chunks(source: str | Path | bytes, chunk_rows: int) -> Iterator[tup
     done = 0
     for batch in file.iter_batches(batch_size=chunk_rows):
         done += batch.num_rows
-        yield pd.DataFrame({n: _cells(batch.column(i)) for i, n in enumerate(names)}), done / total
+        yield pd.DataFrame({n: _cells(batch.column(i), n) for i, n in enumerate(names)}), done / total
 
 
-def _cells(column: pa.Array) -> np.ndarray:
-    """A column as the values parser reads them: text as str, numbers as floats (NaN = empty), bools as objects."""
+def _cells(column: pa.Array, name: str = "") -> np.ndarray:
+    """A column as the values parser reads them: text as str, numbers as floats (NaN = empty), bools as objects;
+    integers in a text field (a name stored as a number) as their own text, ``1`` not ``1.0``.
+    """
     if pa.types.is_dictionary(column.type):
         column = column.dictionary_decode()
+    text_field = name in FIELDS and FIELDS[name].kind not in ("int", "float", "bool")
+    if pa.types.is_integer(column.type) and text_field:
+        return np.array([None if v is None else str(v) for v in column.to_pylist()], dtype=object)
     if pa.types.is_floating(column.type) or pa.types.is_integer(column.type):
         return np.asarray(column.to_numpy(zero_copy_only=False), dtype=float)
     return np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)

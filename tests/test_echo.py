@@ -1,0 +1,38 @@
+"""An invalid row's refused values are echoed empty, never as a default or a wrapped integer (the error column and
+the report say what was given); a name a Parquet file stores as an integer is echoed as that integer's text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from economics import evaluate
+from economics.io.tables import read_table
+
+ROW = {"accelerator": "h100-sxm", "output_tokens_per_s_per_accelerator": "1000",
+       "demand_output_tokens_per_day": "1e9", "accelerator_price_usd": "30000"}
+
+
+def test_refused_values_are_echoed_empty_and_the_error_says_what_was_given() -> None:
+    df = pd.DataFrame([
+        {**ROW, "name": "a", "ownership": "lease", "accelerator_count": "1e19", "electricity_usd_per_kwh": "1e400"},
+        {**ROW, "name": "b", "ownership": "own", "accelerator_count": "64.5", "electricity_usd_per_kwh": "inf"},
+        {**ROW, "name": "c", "ownership": "own", "accelerator_count": "8", "electricity_usd_per_kwh": "0.1"}])
+    out = evaluate(df)
+    # before: 'own' (the default) for 'lease', -9223372036854775808 for 1e19, 64 for 64.5, 0.0806 for 1e400
+    assert out["ownership"].tolist()[:2] == ["lease", "own"]  # text: as given
+    assert out["accelerator_count"].isna().tolist() == [True, True, False]
+    assert out["electricity_usd_per_kwh"].isna().tolist() == [True, True, False]
+    assert out.loc[2, "accelerator_count"] == 8 and out.loc[2, "electricity_usd_per_kwh"] == 0.1
+    assert "'lease'" in out.loc[0, "error"] and "1e19" in out.loc[0, "error"] and "1e400" in out.loc[0, "error"]
+    assert "64.5" in out.loc[1, "error"] and out["valid"].tolist() == [False, False, True]
+
+
+def test_a_parquet_integer_name_is_echoed_as_its_text(tmp_path: Path) -> None:
+    path = tmp_path / "names.parquet"
+    pd.DataFrame({"name": [1, 22], "accelerator": ["h100-sxm"] * 2, "accelerator_count": [8, 8],
+                  "output_tokens_per_s_per_accelerator": [1000.0, 1000.0],
+                  "demand_output_tokens_per_day": [1e9, 1e9]}).to_parquet(path)
+    assert evaluate(read_table(str(path)))["name"].tolist() == ["1", "22"]  # was "1.0", "22.0"
