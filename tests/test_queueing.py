@@ -90,3 +90,31 @@ def test_p99_wait_matches_simulation(cv2: float, c: int, rho: float) -> None:
 def test_p99_wait_matches_simulation_at_utilization_0_9(cv2: float, c: int, rho: float) -> None:
     # near saturation the P99 converges slowly: a longer run
     _check_against_simulation(cv2, c, rho, 1_500_000)
+
+
+def _erlang_b_by_recursion(servers: int, offered_load: float) -> float:
+    b = 1.0
+    for k in range(1, servers + 1):
+        b = offered_load * b / (k + offered_load * b)
+    return b
+
+
+@pytest.mark.parametrize("servers", [1_001, 5_000, 100_000])
+@pytest.mark.parametrize("rho", [0.3, 0.9, 0.999])
+def test_erlang_b_in_closed_form_agrees_with_its_recursion(servers: int, rho: float) -> None:
+    # beyond RECURSION_SERVERS the Poisson ratio replaces the c-step recursion: the same number, in fixed time
+    from economics.domain.queueing import RECURSION_SERVERS, erlang_b
+
+    assert servers > RECURSION_SERVERS
+    exact = _erlang_b_by_recursion(servers, rho * servers)
+    assert erlang_b(servers, rho * servers) == pytest.approx(exact, rel=1e-9, abs=1e-300)
+
+
+def test_a_pool_of_a_million_replicas_is_sized_at_an_extreme_percentile() -> None:
+    # the planner's cap search at 10^6 servers and p = 0.999999999 (each Erlang C call used to loop a million times,
+    # sixty times per bisection): pooling lets a million 0.2 s prefills run close to full within 1 s
+    from economics.domain.queueing import max_utilization
+
+    cap = max_utilization(1_000_000, 0.2, 1.0, 0.999999999)
+    assert 0.99 < cap < 1.0
+    assert max_utilization(1_000_000, 0.2, 1.0, 0.99) >= cap
