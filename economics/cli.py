@@ -38,7 +38,7 @@ from economics.engine.batch import (
 from economics.io import benchmarks, interrupts, output_paths, row_lookup, tables, terminal
 from economics.io.documents import fields_markdown, template_text
 from economics.io.output_paths import write_text as write_output
-from economics.io.plan_files import InvalidPlanRow, plan_csv_text, plan_from_files, solver_chatter_to_stderr
+from economics.io.plan_files import InvalidPlanRow, plan_csv_text, plan_from_files, solver_chatter_silenced
 from economics.io.scenario_files import read_input_bytes, to_csv_text, to_json_text
 from economics.outputs import NUMERIC_OUTPUTS
 from economics.scenario import FIELDS, Scenario
@@ -305,7 +305,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     """
     try:
         sha = _load_curves(args)
-        with solver_chatter_to_stderr():
+        with solver_chatter_silenced():
             out = plan_from_files(_read(args.input), args.row, None if not args.candidates else _read(args.candidates),
                                   [a.strip() for a in args.accelerators.split(",") if a.strip()], args.frontier, sha)
     except InvalidPlanRow as exc:
@@ -559,7 +559,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse has printed the usage and the reason
         return exc.code if isinstance(exc.code, int) else EXIT_UNUSABLE
     try:
-        with interrupts.interruptible(say):
+        with interrupts.interruptible(say), interrupts.libraries_quiet():
             output_paths.check_all({"-o": getattr(args, "output", None), "--errors": getattr(args, "errors", None)})
             return int(args.func(args))
     except (KeyboardInterrupt, interrupts.Terminated) as exc:

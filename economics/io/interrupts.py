@@ -6,14 +6,18 @@ In the main thread SIGINT raises :class:`KeyboardInterrupt` and SIGTERM :class:`
 Python cannot raise: in Arrow's reader waiting for a pipe that sends nothing. Python's C-level handler still writes
 the signal's number to a wake-up pipe (:func:`signal.set_wakeup_fd`); a watchdog thread reads it and, if the main
 thread has not unwound within :data:`GRACE_S`, removes the partial outputs itself, says the line and exits.
+
+:func:`libraries_quiet` keeps the libraries' own output (warnings, Dask's logs) off the terminal meanwhile.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 
 from economics.io import output_paths
@@ -88,3 +92,22 @@ def _watch(read_fd: int, say: Callable[[str], None]) -> None:
             continue
         say(_line(sig, output_paths.remove_partials()))
         os._exit(EXIT_CODES[sig])
+
+
+@contextlib.contextmanager
+def libraries_quiet() -> Iterator[None]:
+    """While a command runs, the libraries' own output stays off the user's terminal: Python warnings (numpy's
+    RuntimeWarning with its file path, pandas' FutureWarning) are not shown, and Dask's loggers report nothing below
+    CRITICAL (a worker's failure is the command's one error line, not a logged traceback). Restored after.
+    """
+    loggers = [logging.getLogger(name) for name in ("distributed", "dask")]
+    levels = [lg.level for lg in loggers]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for lg in loggers:
+            lg.setLevel(logging.CRITICAL)
+        try:
+            yield
+        finally:
+            for lg, level in zip(loggers, levels, strict=True):
+                lg.setLevel(level)

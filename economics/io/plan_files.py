@@ -272,20 +272,23 @@ def plan_csv_text(out: dict[str, Any]) -> str:
 
 
 @contextlib.contextmanager
-def solver_chatter_to_stderr() -> Iterator[None]:
+def solver_chatter_silenced() -> Iterator[None]:
     """HiGHS occasionally prints a line from C++ straight to file descriptor 1; while the command computes, that
-    descriptor points at stderr so standard output holds only the plan (JSON or CSV).
+    descriptor points at the null device, so standard output holds only the plan (JSON or CSV) and the solver's
+    chatter reaches no terminal (the plan's own messages go to stderr, descriptor 2).
     """
     sys.stdout.flush()
     try:
         saved = os.dup(1)
+        null = os.open(os.devnull, os.O_WRONLY)
     except OSError:  # no real descriptor (an embedding host): nothing to redirect
         yield
         return
     try:
-        os.dup2(2, 1)
+        os.dup2(null, 1)
         yield
     finally:
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
+        os.close(null)

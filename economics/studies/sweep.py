@@ -22,6 +22,7 @@ Dask runs on local processes by default (``LocalCluster``) or on any cluster who
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -314,7 +315,8 @@ def local_cluster(workers: int) -> Any:
     from distributed import LocalCluster  # noqa: PLC0415
 
     with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
-        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                            silence_logs=logging.CRITICAL)  # a worker's failure is the command's error, not a log
 
 
 def _on_client(client: Any, sweep: Sweep, k: int, progress: Callable[[int, int], None] | None) -> Result:
