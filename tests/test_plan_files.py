@@ -70,3 +70,14 @@ def test_a_candidate_named_with_a_hash_is_kept(tmp_path: Path, capsys: pytest.Ca
     code, out, err = run(capsys, "plan", str(PLAN), "--row", "1", "--candidates", str(path), "--format", "json")
     assert code in (0, 1), err
     assert '"#g"' in out
+
+
+def test_a_demand_profile_near_the_float_limit_is_relative_load() -> None:
+    # 24 values of 1e308 and 5e307 overflowed their sum: the plan failed with "HiGHS Status 2: Model error"
+    from economics.studies.planner.inputs import demand_profile
+
+    x = demand_profile(" ".join(["1e308"] * 12 + ["5e307"] * 12), 2.0)
+    assert x[0] == pytest.approx(4 / 3) and x[23] == pytest.approx(2 / 3) and x.mean() == pytest.approx(1.0)
+    for bad in ("2_5 " + "1 " * 23, " ".join(["1"] * 23 + ["\u0661"])):
+        with pytest.raises(ValueError, match="demand_profile: .* is not a number"):
+            demand_profile(bad, 2.0)

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from economics import values
 from economics.domain.formula import HOURS_PER_DAY, SECONDS_PER_DAY
 from economics.engine.resolve import kv_bytes_per_token
 from economics.scenario import FieldSpec, Scenario
@@ -165,12 +166,14 @@ def demand_profile(profile: str, peak_to_average: float) -> np.ndarray:
     if len(parts) != HOURS:
         raise ValueError(f"demand_profile: '{profile[:60]}' is not peak, flat, diurnal or 24 numbers "
                          f"(got {len(parts)} values)")
-    try:
-        x = np.array([float(p) for p in parts])
-    except ValueError:
-        raise ValueError(f"demand_profile: '{profile[:60]}' has a value that is not a number") from None
-    if not np.all(np.isfinite(x)) or np.any(x < 0) or x.sum() <= 0:
+    try:  # the value parser every file goes through (2_5000 or non-ASCII digits are refused here too)
+        x = np.array([float(values.number(p)) for p in parts])  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise ValueError(f"demand_profile: {exc}") from None
+    if np.any(x < 0) or not np.any(x > 0):
         raise ValueError(f"demand_profile: the 24 values must be >= 0 and not all 0, got '{profile[:60]}'")
+    if x.max() > 1e306:  # relative loads near the float limit (1e308): scaled first, so their sum does not overflow
+        x = x / x.max()
     return x / x.mean()
 
 
