@@ -184,6 +184,8 @@ def _storage(series: pd.Series) -> str:
     dtype = series.dtype
     if pd.api.types.is_bool_dtype(dtype):
         return "bool"
+    if pd.api.types.is_complex_dtype(dtype):  # parsed cell by cell, so (1.5+2j) is refused, not read as 1.5
+        return "mixed"
     if pd.api.types.is_numeric_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype):
         return "number"
     if pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype):

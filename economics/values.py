@@ -186,6 +186,8 @@ def number(value: Any) -> float | _Empty:
         raise ValueProblem(f"{str(bool(value)).lower()} is not a number")
     if isinstance(value, str):
         return _number_from_text(value.strip())
+    if isinstance(value, (complex, np.complexfloating)):  # float() would drop the imaginary part
+        raise ValueProblem(f"{shown(value)} is not a real number")
     if isinstance(value, (Integral, Real, Decimal, np.number)):
         try:
             x = float(value)

@@ -36,3 +36,20 @@ def test_a_parquet_integer_name_is_echoed_as_its_text(tmp_path: Path) -> None:
                   "output_tokens_per_s_per_accelerator": [1000.0, 1000.0],
                   "demand_output_tokens_per_day": [1e9, 1e9]}).to_parquet(path)
     assert evaluate(read_table(str(path)))["name"].tolist() == ["1", "22"]  # was "1.0", "22.0"
+
+
+def test_a_complex_number_is_refused_not_read_as_its_real_part() -> None:
+    df = pd.DataFrame({"name": ["a"], "accelerator": ["h100-sxm"], "accelerator_count": [8],
+                       "output_tokens_per_s_per_accelerator": [1000.0], "pue": [complex(1.5, 2)]})
+    out = evaluate(df)  # was valid with pue 1.5
+    assert out["valid"].tolist() == [False] and out.loc[0, "error"] == "pue: (1.5+2j) is not a real number"
+
+
+def test_a_json_key_given_twice_is_refused_as_a_repeated_csv_column_is() -> None:
+    import pytest
+
+    from economics.io.scenario_files import read_scenarios_json
+    from economics.validation import InputError
+
+    with pytest.raises(InputError, match="not usable JSON: the key 'pue' appears twice in one object"):
+        read_scenarios_json('[{"name": "a", "pue": 1.2, "pue": 1.9}]')  # the last won: pue 1.9

@@ -166,7 +166,9 @@ def test_sweep_options_are_bounded(tmp_path: Path, capsys: pytest.CaptureFixture
     cases = [(["--grid", "pue=1.1,1.2", "--grid", "pue=1.3"], "'pue' is given twice"),
              (["--grid", "pue=1.1", "--workers", str(max_workers() + 1)],
               f"--workers must be >= 1 and <= {max_workers()}"),
-             (["--grid", "pue=1.1", "--partition-rows", "10000000"], "--partition-rows must be >= 1 and <= 1,000,000")]
+             (["--grid", "pue=1.1", "--partition-rows", "10000000"], "--partition-rows must be >= 1 and <= 1,000,000"),
+             (["--grid", "pue=0.5"], "--grid pue: pue: must be >= 1"),  # a bad option value: exit 2 (it was 1)
+             ]
     for extra, words in cases:
         assert main([*run, *extra]) == 2
         assert words in capsys.readouterr().err

@@ -14,6 +14,7 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -92,6 +93,18 @@ def read_input_bytes(path: str) -> bytes:
 MAX_JSON_BYTES = 200_000_000
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different (a repeated key, of which the last would silently win, is
+    refused as a CSV's repeated column is).
+    """
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise InputError(f"the key '{shown(key)}' appears twice in one object")
+        out[key] = value
+    return out
+
+
 def read_scenarios_json(data: bytes | str) -> pd.DataFrame:
     """Parse JSON scenarios: an array of objects (one per scenario), one object, or ``{"scenarios": [...]}``.
 
@@ -108,7 +121,7 @@ def read_scenarios_json(data: bytes | str) -> pd.DataFrame:
         except UnicodeDecodeError as exc:
             raise InputError(f"not UTF-8 JSON: undecodable byte at position {exc.start}") from None
     try:
-        parsed = json.loads(data.removeprefix("\ufeff"), parse_constant=str)
+        parsed = json.loads(data.removeprefix("\ufeff"), parse_constant=str, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise InputError(f"not well-formed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:

@@ -132,7 +132,10 @@ def _check_axis(base: dict[str, Any], name: str, values: np.ndarray) -> None:
         fractional = np.flatnonzero(values != np.floor(values))
         picks += [float(values[fractional[0]])] if fractional.size else []
     for value in picks:
-        as_scenario({**base, name: value})
+        try:
+            as_scenario({**base, name: value})
+        except ScenarioError as exc:  # a bad option value: exit 2, as every option's
+            raise InputError(f"--grid {shown(name)}: {exc}") from None
 
 
 def make_sweep(base: dict[str, Any], grid: dict[str, str], ranges: dict[str, tuple[float, float]], samples: int,
