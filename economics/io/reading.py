@@ -100,6 +100,9 @@ AMBIGUOUS_DOTS = r"^\s*[+-]?\d{1,3}(\.\d{3})+\s*$"
 
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
+HEADER_LINE = re.compile(r"(?:^|(?<=\r))[^\S\r\n]*[^#\s]", re.MULTILINE)
+"""The first line that is neither blank nor a comment (``#`` after white space): the header; lines end with LF,
+CRLF or CR."""
 
 
 DECODE_COLUMNS = frozenset({"decode_accelerator", "decode_accelerator_count", *(
@@ -324,15 +327,10 @@ def sniff_layout(head: bytes, final: bool = True) -> Layout:
     if b"\x00" in head:
         raise InputError("not a CSV file: it contains binary data (NUL bytes)")
     text = head.decode("utf-8", errors="replace")
-    start = 0
-    for match in itertools.chain(LINE_BREAK.finditer(text), [None]):  # lazily: a long preamble holds many lines
-        end = match.end() if match else len(text)
-        line = text[start:end].strip()
-        if line and not line.startswith("#"):
-            break
-        start = end
+    found = HEADER_LINE.search(text)  # one scan in C, no list of the preamble's lines
+    start = found.start() if found else len(text)
     body = text[start:]
-    if not final and len(LINE_BREAK.findall(body)) < 2:
+    if not final and sum(1 for _ in itertools.islice(LINE_BREAK.finditer(body), 2)) < 2:
         raise _NeedMore
     if not body.strip():
         raise InputError("empty file: no header row of scenario fields (run `python -m economics template`)")
