@@ -81,3 +81,27 @@ def test_a_demand_profile_near_the_float_limit_is_relative_load() -> None:
     for bad in ("2_5 " + "1 " * 23, " ".join(["1"] * 23 + ["\u0661"])):
         with pytest.raises(ValueError, match="demand_profile: .* is not a number"):
             demand_profile(bad, 2.0)
+
+
+def test_plan_reads_a_gzip_and_excels_separator_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # plan refused a .csv.gz as binary, and read Excel's "sep=;" line as a column named 'sep='
+    import gzip
+
+    comments, body = lines(PLAN)
+    plain = run(capsys, "plan", str(PLAN), "--row", "1", "--candidates", str(CANDIDATES), "--format", "json")
+    packed = tmp_path / "plan.csv.gz"
+    packed.write_bytes(gzip.compress(("\n".join(body) + "\n").encode()))
+    semicolons = tmp_path / "candidates.csv"
+    _, cands = lines(CANDIDATES)
+    semicolons.write_text("sep=;\r\n" + "\r\n".join(r.replace(",", ";") for r in cands) + "\r\n")
+    again = run(capsys, "plan", str(packed), "--row", "1", "--candidates", str(semicolons), "--format", "json")
+    assert again == plain and plain[0] == 0
+
+
+def test_every_reader_takes_excels_separator_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "excel.csv"
+    path.write_text("sep=;\r\nname;accelerator;accelerator_count;output_tokens_per_s_per_accelerator\r\n"
+                    "x;h100-sxm;8;1000,5\r\n")
+    code, out, err = run(capsys, "evaluate", str(path))
+    assert code == 0, err
+    assert out.splitlines()[1].startswith('"x","h100-sxm"') and ",1000.5," in out.splitlines()[1]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import gzip
 import io
 import math
 import os
@@ -17,6 +18,7 @@ import pandas as pd
 
 from economics import catalog, values
 from economics.engine.batch import ScenarioError, as_scenario
+from economics.io.reading import EXCEL_SEPARATOR, GZIP_MAGIC
 from economics.io.scenario_files import to_csv_text
 from economics.io.tables import read_table
 from economics.scenario import FIELDS, Scenario
@@ -29,6 +31,8 @@ from economics.studies.planner.run import plan
 from economics.validation import InputError
 
 MAX_SHOWN = 60
+MAX_PLAN_FILE_BYTES = 256 << 20
+"""A plan or CANDIDATES file is read whole (a few rows): at most this once decompressed."""
 
 
 def _shown(value: Any) -> str:
@@ -43,6 +47,13 @@ def _csv_rows(data: bytes | str, what: str) -> tuple[list[str], list[list[str]],
     (:mod:`economics.io.reading`): comment and blank lines are skipped before the header only; below it every
     non-blank line is a row (a row named ``#g`` is a row), so row numbers are the same in every command.
     """
+    if isinstance(data, bytes) and data[:2] == GZIP_MAGIC:  # a .csv.gz, as every other reader takes
+        try:
+            data = gzip.GzipFile(fileobj=io.BytesIO(data)).read(MAX_PLAN_FILE_BYTES + 1)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"{what}: the gzip file is damaged or cut short ({exc})") from None
+        if len(data) > MAX_PLAN_FILE_BYTES:
+            raise InputError(f"{what}: decompresses to more than {MAX_PLAN_FILE_BYTES >> 20} MB")
     if isinstance(data, bytes):
         if b"\x00" in data[:8192]:
             raise InputError(f"{what}: not a CSV file (binary data)")
@@ -56,8 +67,12 @@ def _csv_rows(data: bytes | str, what: str) -> tuple[list[str], list[list[str]],
     lines = [ln for ln in lines if ln.strip()]
     if not lines:
         raise InputError(f"{what}: empty file")
-    first = lines[0]
-    sep = ";" if first.count(";") > first.count(",") else ("\t" if first.count("\t") > first.count(",") else ",")
+    excel = EXCEL_SEPARATOR.fullmatch(lines[0].strip())
+    if excel:  # Excel's "sep=;" line names the separator
+        lines.pop(0)
+    first = lines[0] if lines else ""
+    sep = excel.group(1) if excel else (";" if first.count(";") > first.count(",") else (
+        "\t" if first.count("\t") > first.count(",") else ","))
     try:
         table = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=sep))
     except csv.Error as exc:

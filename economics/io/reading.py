@@ -100,6 +100,8 @@ AMBIGUOUS_DOTS = r"^\s*[+-]?\d{1,3}(\.\d{3})+\s*$"
 
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
+EXCEL_SEPARATOR = re.compile(r"sep=([,;\t])")
+"""The first line Excel writes when asked to name the CSV's separator (``sep=;``)."""
 HEADER_LINE = re.compile(r"(?:^|(?<=\r))[^\S\r\n]*[^#\s]", re.MULTILINE)
 """The first line that is neither blank nor a comment (``#`` after white space): the header; lines end with LF,
 CRLF or CR."""
@@ -323,6 +325,8 @@ def sniff_layout(head: bytes, final: bool = True) -> Layout:
 
     >>> sniff_layout(b"# a comment\n\nname;pue;\nx;1,2;\n")
     Layout(skip_bytes=13, sep=';', names=('name', 'pue'), trailing=True)
+    >>> sniff_layout(b"sep=;\r\nname;pue\r\nx;1,2\r\n")   # Excel's separator line
+    Layout(skip_bytes=7, sep=';', names=('name', 'pue'), trailing=False)
     """
     if b"\x00" in head:
         raise InputError("not a CSV file: it contains binary data (NUL bytes)")
@@ -335,7 +339,14 @@ def sniff_layout(head: bytes, final: bool = True) -> Layout:
     if not body.strip():
         raise InputError("empty file: no header row of scenario fields (run `python -m economics template`)")
     first = LINE_BREAK.split(body, 1)[0]
-    sep = ";" if first.count(";") > first.count(",") else ("\t" if first.count("\t") > first.count(",") else ",")
+    excel = EXCEL_SEPARATOR.fullmatch(first.strip())
+    if excel:  # Excel's "sep=;" line names the separator: the header is the next line
+        brk = LINE_BREAK.match(body, len(first))
+        start += len(first) + (len(brk.group()) if brk else 0)
+        body = text[start:]
+        first = LINE_BREAK.split(body, 1)[0]
+    sep = excel.group(1) if excel else (";" if first.count(";") > first.count(",") else (
+        "\t" if first.count("\t") > first.count(",") else ","))
     records = csv.reader(io.StringIO(body, newline=""), delimiter=sep)
     limit = csv.field_size_limit(max(len(body) + 1, csv.field_size_limit()))  # a cell as long as the head holds
     try:
