@@ -122,11 +122,12 @@ def _repr(value: Any) -> str:
         return f"<{type(value).__name__}>"
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]")
 
 
 def escape_controls(text: str) -> str:
-    r"""Control characters (and bidirectional overrides) as ``\xNN`` / ``\uNNNN``, so a terminal shows them.
+    r"""Control characters, bidirectional overrides and invisible characters (zero-width space and joiners, word
+    joiner, byte-order mark) as ``\xNN`` / ``\uNNNN``, so a terminal shows them.
 
     >>> escape_controls("bell\x07 tab\t")
     'bell\\x07 tab\\x09'

@@ -53,3 +53,19 @@ def test_a_json_key_given_twice_is_refused_as_a_repeated_csv_column_is() -> None
 
     with pytest.raises(InputError, match="not usable JSON: the key 'pue' appears twice in one object"):
         read_scenarios_json('[{"name": "a", "pue": 1.2, "pue": 1.9}]')  # the last won: pue 1.9
+
+
+def test_minus_zero_is_echoed_and_computed_as_zero() -> None:
+    import math
+
+    out = evaluate(pd.DataFrame([{**ROW, "name": "z", "ownership": "own", "accelerator_count": "8",
+                                  "electricity_usd_per_kwh": "-0"}]))
+    assert math.copysign(1.0, out.loc[0, "electricity_usd_per_kwh"]) == 1.0
+    assert math.copysign(1.0, out.loc[0, "energy_usd_per_hour"]) == 1.0
+
+
+def test_invisible_characters_are_escaped_in_messages() -> None:
+    from economics.values import escape_controls, shown
+
+    assert escape_controls("a\u200bb\u200dc\u2060d\ufeffe") == "a\\u200bb\\u200dc\\u2060d\\ufeffe"
+    assert shown("r\u200b1") == "r\\u200b1"  # a name that looks like 'r1' is told apart in a message

@@ -270,10 +270,11 @@ def _text(values: Any) -> Any:
 
 
 def _nullable(values: np.ndarray) -> pd.arrays.FloatingArray:
-    """Float64 with <NA> where the value is NaN or infinite (never shown as a number); shares ``values``."""
+    """Float64 with <NA> where the value is NaN or infinite (never shown as a number), -0 as 0; shares ``values``."""
     array = np.asarray(values, dtype=float)
     if not array.flags.writeable:  # a broadcast default: the result gets its own, writable copy
         array = array.copy()
+    np.add(array, 0.0, out=array)  # -0.0 + 0.0 is 0.0 (a given '-0' is not echoed, nor a cost written, as -0)
     return pd.arrays.FloatingArray(array, ~np.isfinite(array))
 
 
