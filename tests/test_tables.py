@@ -24,7 +24,7 @@ from openpyxl import load_workbook
 
 from economics.engine.batch import evaluate, evaluate_with_report
 from economics.io.scenario_files import _neutralise, excel_export, to_json_text
-from economics.io.tables import TableWriter, excel_bytes, neutralise, read_chunks, stream
+from economics.io.tables import TableWriter, excel_bytes, neutralise, read_chunks, read_table, stream
 from economics.validation import InputError
 
 HEADER = "name,accelerator_count,output_tokens_per_s_per_accelerator"
@@ -123,6 +123,9 @@ def test_semicolon_thousands_dot_without_comma_is_refused_not_misread() -> None:
     data = "name;accelerator_count;output_tokens_per_s_per_accelerator\na;8;1000\nb;8;30.000\n"
     with pytest.raises(InputError, match=r"output_tokens_per_s_per_accelerator: .*'30.000'.*data rows 2"):
         cells(data.encode())
+    # two dots or more can only be thousands separators: 3.000.000.000 is three billion (it was refused too)
+    three = read_table(b"name;demand_output_tokens_per_day\na;3.000.000.000\n")
+    assert three["demand_output_tokens_per_day"].tolist() == ["3000000000"]
 
 
 def test_semicolon_text_cells_keep_their_commas_and_dots() -> None:

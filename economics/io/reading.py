@@ -93,10 +93,11 @@ DECIMAL_COMMA = r"^\s*[+-]?(\d{1,3}(\.\d{3})+|\d+)?,\d*([eE][+-]?\d+)?\s*$|^\s*[
 """A number written with a decimal comma and optional dot thousands groups (``0,12``, ``1.234,5``, ``1.234,``)."""
 
 
-AMBIGUOUS_DOTS = r"^\s*[+-]?\d{1,3}(\.\d{3})+\s*$"
+AMBIGUOUS_DOTS = r"^\s*[+-]?\d{1,3}\.\d{3}\s*$"
 
 
-"""``30.000``: 30 with a decimal point or 30000 with a thousands dot; refused in a ``;`` file."""
+"""``30.000``: 30 with a decimal point or 30000 with a thousands dot; refused in a ``;`` file. Two dots or more
+(``3.000.000.000``) can only be thousands separators: read as such."""
 
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -552,8 +553,8 @@ def decimal_comma(column: pa.Array, name: str, start: int = 0) -> pa.Array:
     reads them (``1.234,5`` -> ``1234.5``); ``30.000`` (30 or 30000?) is refused naming the column, the row and
     the value. Other cells pass unchanged (the parser judges them).
 
-    >>> decimal_comma(pa.array(["0,12", "1.234,5", "7", "1.5", ""]), "pue").to_pylist()
-    ['0.12', '1234.5', '7', '1.5', '']
+    >>> decimal_comma(pa.array(["0,12", "1.234,5", "7", "1.5", "", "3.000.000.000"]), "pue").to_pylist()
+    ['0.12', '1234.5', '7', '1.5', '', '3000000000']
     """
     ambiguous = pc.match_substring_regex(column, AMBIGUOUS_DOTS)
     hits = np.flatnonzero(ambiguous.to_numpy(zero_copy_only=False))
