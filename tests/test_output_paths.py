@@ -11,6 +11,7 @@ import signal
 import stat
 import subprocess
 import sys
+import termios
 import threading
 import time
 from pathlib import Path
@@ -78,14 +79,36 @@ def test_a_new_file_gets_the_umasks_permissions(tmp_path: Path, capsys: pytest.C
     assert stat.S_IMODE((tmp_path / "new.csv").stat().st_mode) == 0o644
 
 
-def test_a_device_is_written_in_place(capsys: pytest.CaptureFixture[str]) -> None:
-    # /dev/null stays the device: no partial file beside it, nothing renamed over it
-    before = set(os.listdir("/dev"))
-    code, err = cli(capsys, "evaluate", EXAMPLE, "-o", os.devnull)
-    assert code == 0, err
-    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
-    assert set(os.listdir("/dev")) <= before
-    assert check_output(os.devnull).in_place
+def test_a_device_is_written_in_place(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a terminal device of the test's own (a pseudo-terminal): the results stream into it, it stays a device, and
+    # nothing is renamed over it (the old writer wrote PATH.partial beside it and renamed that over the device)
+    want = reference(tmp_path, capsys)
+    master, slave = os.openpty()
+    device = os.ttyname(slave)
+    attrs = termios.tcgetattr(slave)
+    attrs[1] &= ~termios.ONLCR  # the bytes as written: no CR added before each LF
+    termios.tcsetattr(slave, termios.TCSANOW, attrs)
+    got = bytearray()
+    reader = threading.Thread(target=lambda: _drain(master, got, len(want)))
+    reader.start()
+    try:
+        assert check_output(device).in_place
+        code, err = cli(capsys, "evaluate", EXAMPLE, "-o", device)
+        reader.join(60)
+        assert code == 0, err
+        assert bytes(got) == want
+        assert stat.S_ISCHR(os.stat(device).st_mode)
+    finally:
+        os.close(slave)
+        os.close(master)
+
+
+def _drain(fd: int, into: bytearray, size: int) -> None:
+    while len(into) < size:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return
+        into += chunk
 
 
 @pytest.mark.parametrize(("given", "words"), [
