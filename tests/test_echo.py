@@ -69,3 +69,16 @@ def test_invisible_characters_are_escaped_in_messages() -> None:
 
     assert escape_controls("a\u200bb\u200dc\u2060d\ufeffe") == "a\\u200bb\\u200dc\\u2060d\\ufeffe"
     assert shown("r\u200b1") == "r\\u200b1"  # a name that looks like 'r1' is told apart in a message
+
+
+def test_a_refused_flag_is_echoed_empty_in_every_format(tmp_path: Path) -> None:
+    # a text in a true/false column made the Arrow writer fail (internal error) once refused cells were echoed
+    from economics.cli import main
+
+    path = tmp_path / "flags.csv"
+    path.write_text("name,accelerator,accelerator_count,output_tokens_per_s_per_accelerator,rent_includes_energy\n"
+                    "a,h100-sxm,8,1000,Llama\nb,h100-sxm,8,1000,true\n")
+    for out in ("out.csv", "out.parquet", "out.json"):
+        assert main(["evaluate", str(path), "-o", str(tmp_path / out)]) == 1
+    back = pd.read_parquet(tmp_path / "out.parquet")
+    assert back["rent_includes_energy"].isna().tolist() == [True, False]

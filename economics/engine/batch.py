@@ -195,12 +195,12 @@ def _refused_cells(problems: list[Problem]) -> dict[str, list[int]]:
 
 
 def _as_given(values: Any, kind: str, rows: list[int], given: pd.Series | None) -> np.ndarray:
-    """``values`` with the refused ``rows`` as given: a text cell's text, a number empty (the error says it)."""
+    """``values`` with the refused ``rows`` as given: a text cell's text, a number or flag empty (the error says)."""
     numeric = kind in ("int", "float")
     out = np.array(values, dtype=float if numeric else object)
     for r in rows:
         cell = None if given is None else given.iloc[r]
-        out[r] = np.nan if numeric else ("" if is_empty(cell) else str(cell))
+        out[r] = np.nan if numeric else None if kind == "bool" else ("" if is_empty(cell) else str(cell))
     return out
 
 
