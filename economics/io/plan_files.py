@@ -18,7 +18,7 @@ import pandas as pd
 
 from economics import catalog, values
 from economics.engine.batch import ScenarioError, as_scenario
-from economics.io.reading import EXCEL_SEPARATOR, GZIP_MAGIC
+from economics.io.reading import EXCEL_SEPARATOR, GZIP_MAGIC, separator
 from economics.io.scenario_files import to_csv_text
 from economics.io.tables import read_table
 from economics.scenario import FIELDS, Scenario
@@ -71,8 +71,7 @@ def _csv_rows(data: bytes | str, what: str) -> tuple[list[str], list[list[str]],
     if excel:  # Excel's "sep=;" line names the separator
         lines.pop(0)
     first = lines[0] if lines else ""
-    sep = excel.group(1) if excel else (";" if first.count(";") > first.count(",") else (
-        "\t" if first.count("\t") > first.count(",") else ","))
+    sep = excel.group(1) if excel else separator(first)
     try:
         table = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=sep))
     except csv.Error as exc:
