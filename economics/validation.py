@@ -7,7 +7,7 @@ as (row, field, value, message); valid rows go on to be computed, invalid rows a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
@@ -112,16 +112,16 @@ def claim_ids() -> frozenset[str]:
     return frozenset(claims.index[claims["metric"] == "output_tokens_per_s_per_accelerator"])
 
 
-def check_columns(columns: list[str]) -> None:
+def check_columns(columns: list[str], also: Collection[str] = ()) -> None:
     """Refuse unknown and duplicate column names, naming them (with the closest known field); long lists are
-    capped with a count ("and 9,990 more unknown columns").
+    capped with a count ("and 9,990 more unknown columns"). ``also``: more columns the table may hold.
     """
-    known = list(FIELDS)
+    known = [*FIELDS, *also]
     seen: set[str] = set()
     dupes = sorted({c for c in columns if c in seen or seen.add(c)})  # type: ignore[func-returns-value]
     if dupes:
         raise InputError(f"duplicate columns: {capped([shown(d) for d in dupes], 'duplicate columns', MAX_LISTED)}")
-    unknown = [c for c in columns if c not in FIELDS and c not in RANGE_COLUMNS]
+    unknown = [c for c in columns if c not in FIELDS and c not in RANGE_COLUMNS and c not in also]
     if unknown:
         parts = []
         for c in unknown[:MAX_LISTED]:

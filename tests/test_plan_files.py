@@ -105,3 +105,55 @@ def test_every_reader_takes_excels_separator_line(tmp_path: Path, capsys: pytest
     code, out, err = run(capsys, "evaluate", str(path))
     assert code == 0, err
     assert out.splitlines()[1].startswith('"x","h100-sxm"') and ",1000.5," in out.splitlines()[1]
+
+
+def test_plan_and_candidates_read_json_and_parquet_as_every_command_does(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    # one reader: the plan row and the candidates as JSON and Parquet give the plan the CSV files give
+    import pandas as pd
+
+    plain = run(capsys, "plan", str(PLAN), "--row", "2", "--candidates", str(CANDIDATES), "--format", "json")
+    assert plain[0] == 0, plain[2]
+    _, body = lines(PLAN)
+    table = pd.read_csv(PLAN, comment=None, dtype=str, keep_default_na=False, skiprows=len(lines(PLAN)[0]))
+    assert list(table.columns) == body[0].split(",")
+    table.to_json(tmp_path / "plan.json", orient="records")
+    cands = pd.read_csv(CANDIDATES, dtype=str, keep_default_na=False, skiprows=len(lines(CANDIDATES)[0]))
+    cands.to_parquet(tmp_path / "candidates.parquet")
+    again = run(capsys, "plan", str(tmp_path / "plan.json"), "--row", "2", "--candidates",
+                str(tmp_path / "candidates.parquet"), "--format", "json")
+    assert again == plain
+
+
+@pytest.mark.parametrize(("column", "value", "message"), [
+    ("ttft_target_s", "2_5", "ttft_target_s: '2_5' is not a number"),
+    ("ttft_target_s", "\u0662", "ttft_target_s: '\u0662' is not a number"),
+    ("spares", "maybe", "spares: 'maybe' is not true or false"),
+    ("ttft_percentile", "1", "ttft_percentile: must be"),
+])
+def test_plan_settings_go_through_the_shared_parser(tmp_path: Path, capsys: pytest.CaptureFixture[str], column: str,
+                                                    value: str, message: str) -> None:
+    # float() took 2_5 as 25 and Arabic-Indic digits as numbers: a planner setting is parsed as any field is
+    comments, (header, first, *_) = lines(PLAN)
+    names = header.split(",")
+    cells = first.split(",")
+    if column not in names:
+        names.append(column)
+        cells.append("")
+    cells[names.index(column)] = value
+    path = tmp_path / "plan.csv"
+    path.write_text("\n".join([",".join(names), ",".join(cells)]) + "\n", encoding="utf-8")
+    code, _, err = run(capsys, "plan", str(path), "--row", "1", "--candidates", str(CANDIDATES))
+    assert code == 1 and f"row 1 (worked-plan): {message}" in err, err
+
+
+def test_a_row_named_as_a_number_is_planned_by_name_with_a_note(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    _, (header, first, second, *_) = lines(PLAN)
+    path = tmp_path / "plan.csv"
+    path.write_text("\n".join([header, first, "1" + second[second.index(","):]]) + "\n", encoding="utf-8")
+    code, by_name, err = run(capsys, "plan", str(path), "--row", "1", "--candidates", str(CANDIDATES))
+    assert code == 0 and "note: --row 1 is the row named '1' (row 2); --row number:1 is row number 1" in err
+    assert run(capsys, "plan", str(path), "--row", "name:1", "--candidates", str(CANDIDATES))[1] == by_name
+    code, first_row, _ = run(capsys, "plan", str(path), "--row", "number:1", "--candidates", str(CANDIDATES))
+    assert code == 0 and first_row != by_name

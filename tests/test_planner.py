@@ -633,7 +633,7 @@ def test_a_plan_the_settings_forbid_says_which_setting_to_lift() -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("2.5", "max_pools: must be a whole number [pool], got 2.5"), ("0", "max_pools: must be >= 1"),
+    ("2.5", "max_pools: must be a whole number, got 2.5"), ("0", "max_pools: must be >= 1"),
     ("monthly", "max_pools: 'monthly' is not a number")])
 def test_operations_settings_are_read_by_name(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):

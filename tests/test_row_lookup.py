@@ -42,9 +42,22 @@ def test_a_name_that_is_a_number_wins_and_says_so() -> None:
     # rows named r0, 3, r2: --row 3 is the row named '3' (row 2), and the note says row number 3 is another
     one, position, note = find_row(table(["r0", "3", "r2"]), "3")
     assert (position, one["name"].tolist()) == (1, ["3"])
-    assert note == "note: --row 3 is the row named '3' (row 2), not row number 3"
+    assert note == "note: --row 3 is the row named '3' (row 2); --row number:3 is row number 3"
     with pytest.raises(InputError, match=r"no row named 'r9' and no row number 1..3; did you mean 'r[02]'\?"):
         find_row(table(["r0", "3", "r2"]), "r9")
+
+
+def test_name_and_number_prefixes_say_which_row_is_meant() -> None:
+    # rows named r0, 3, r2: name:3 is row 2 (no note: nothing to disambiguate), number:3 is the third row (r2)
+    data = table(["r0", "3", "r2"])
+    assert find_row(data, "name:3")[1:] == (1, "")
+    assert find_row(data, "number:3")[0]["name"].tolist() == ["r2"]
+    with pytest.raises(InputError, match=r"--row: no row number 4: the table has rows 1..3"):
+        find_row(data, "number:4")
+    with pytest.raises(InputError, match=r"give a row number after 'number:'"):
+        find_row(data, "number:r2")
+    with pytest.raises(InputError, match=r"no row named '1'"):  # name:1 never falls back to the first row
+        find_row(data, "name:1")
 
 
 def test_explain_reads_its_row_from_standard_input() -> None:

@@ -5,9 +5,6 @@ named with its row and value), a plan written as CSV sections, and the ``plan`` 
 from __future__ import annotations
 
 import contextlib
-import csv
-import gzip
-import io
 import math
 import os
 import sys
@@ -18,17 +15,24 @@ import pandas as pd
 
 from economics import catalog, values
 from economics.engine.batch import ScenarioError, as_scenario
-from economics.io.reading import EXCEL_SEPARATOR, GZIP_MAGIC, separator
+from economics.io import row_lookup
+from economics.io.reading import Columns
 from economics.io.scenario_files import to_csv_text
 from economics.io.tables import read_table
 from economics.scenario import FIELDS, Scenario
 from economics.studies import candidate_fields
-from economics.studies.planner.candidates import CANDIDATE_COLUMNS, Candidate, record_number, whole_replicas
+from economics.studies.planner.candidates import (
+    CANDIDATE_COLUMNS,
+    CANDIDATE_TEXT_COLUMNS,
+    Candidate,
+    record_number,
+    whole_replicas,
+)
 from economics.studies.planner.frontiers import frontier_site, frontier_speed
 from economics.studies.planner.inputs import OWNERSHIPS, PLAN_FIELDS, ROLES, PlanSettings, settings_from_row
 from economics.studies.planner.report import records
 from economics.studies.planner.run import plan
-from economics.validation import InputError
+from economics.validation import InputError, check_columns
 
 MAX_SHOWN = 60
 MAX_PLAN_FILE_BYTES = 256 << 20
@@ -42,96 +46,15 @@ def _shown(value: Any) -> str:
     return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
 
 
-def _csv_rows(data: bytes | str, what: str) -> tuple[list[str], list[list[str]], str]:
-    """Header, rows and delimiter of a CSV (',' ';' or tab); InputError when unusable. As every other reader
-    (:mod:`economics.io.reading`): comment and blank lines are skipped before the header only; below it every
-    non-blank line is a row (a row named ``#g`` is a row), so row numbers are the same in every command.
-    """
-    if isinstance(data, bytes) and data[:2] == GZIP_MAGIC:  # a .csv.gz, as every other reader takes
-        try:
-            data = gzip.GzipFile(fileobj=io.BytesIO(data)).read(MAX_PLAN_FILE_BYTES + 1)
-        except (OSError, EOFError) as exc:
-            raise InputError(f"{what}: the gzip file is damaged or cut short ({exc})") from None
-        if len(data) > MAX_PLAN_FILE_BYTES:
-            raise InputError(f"{what}: decompresses to more than {MAX_PLAN_FILE_BYTES >> 20} MB")
-    if isinstance(data, bytes):
-        if b"\x00" in data[:8192]:
-            raise InputError(f"{what}: not a CSV file (binary data)")
-        try:
-            data = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise InputError(f"{what}: not UTF-8 text (undecodable byte at position {exc.start})") from None
-    lines = data.removeprefix("\ufeff").splitlines()
-    while lines and (not lines[0].strip() or lines[0].lstrip().startswith("#")):
-        lines.pop(0)
-    lines = [ln for ln in lines if ln.strip()]
-    if not lines:
-        raise InputError(f"{what}: empty file")
-    excel = EXCEL_SEPARATOR.fullmatch(lines[0].strip())
-    if excel:  # Excel's "sep=;" line names the separator
-        lines.pop(0)
-    first = lines[0] if lines else ""
-    sep = excel.group(1) if excel else separator(first)
-    try:
-        table = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=sep))
-    except csv.Error as exc:
-        raise InputError(f"{what}: not a well-formed CSV ({exc})") from None
-    header = [h.strip() for h in table[0]]
-    rows = [r for r in table[1:] if any(c.strip() for c in r)]
-    if not rows:
-        raise InputError(f"{what}: no rows below the header")
-    for i, r in enumerate(rows, start=2):
-        if len(r) != len(header):
-            raise InputError(f"{what}: line {i} has {len(r)} cells, the header has {len(header)}")
-    return header, rows, sep
+def _check_plan_columns(header: list[str]) -> None:
+    check_columns(header, also=PLAN_FIELDS)
 
 
-class InvalidPlanRow(ValueError):
-    """The chosen row has a bad value (exit code 1, as for the other row commands); the message names the row."""
+PLAN_TABLE = Columns(_check_plan_columns, frozenset(n for n, f in PLAN_FIELDS.items() if f.kind in ("float", "int")))
+"""A plan file's columns: the scenario fields, their ranges and the planner's settings (:data:`PLAN_FIELDS`)."""
 
 
-def read_plan_row(data: bytes | str, row: str) -> tuple[dict[str, Any], PlanSettings]:
-    """One row of a scenario CSV that may also carry the planner columns (:data:`PLAN_FIELDS`): the row's non-empty
-    scenario cells (read as :func:`economics.io.tables.read_table` reads files) and its planner settings.
-    """
-    header, rows, sep = _csv_rows(data, "FILE")
-    plan_idx = [i for i, h in enumerate(header) if h in PLAN_FIELDS]
-    keep = [i for i in range(len(header)) if i not in plan_idx]
-    out = io.StringIO()
-    writer = csv.writer(out, delimiter=sep, lineterminator="\n")
-    writer.writerow([header[i] for i in keep])
-    for r in rows:
-        writer.writerow([r[i] for i in keep])
-    df = read_table(out.getvalue().encode("utf-8"), fmt="csv")
-    names = [str(n) for n in df["name"]] if "name" in df.columns else []
-    if names.count(row) > 1:
-        where = ", ".join(str(i + 1) for i, n in enumerate(names) if n == row)
-        raise InputError(f"--row: {names.count(row)} rows are named '{_shown(row)}' (rows {where}); give the row "
-                         "number")
-    if row in names:
-        position = names.index(row)
-    elif row.isdigit() and 1 <= int(row) <= len(df):
-        position = int(row) - 1
-    else:
-        guess = catalog.closest(row, names) if names else None
-        hint = f"; did you mean '{_shown(guess)}'?" if guess else ""
-        raise InputError(f"--row: no row named '{_shown(row)}' and no row number 1..{len(df)}{hint}")
-    # scenario fields only: range columns (<field>_low/_high) belong to the uncertainty study
-    cells = {str(k): v for k, v in df.iloc[position].to_dict().items() if str(v).strip() != "" and k in FIELDS}
-    label = f"row {position + 1}" + (f" ({_shown(names[position])})" if names else "")
-    try:
-        settings = settings_from_row({header[i]: rows[position][i] for i in plan_idx})
-    except ValueError as exc:
-        raise InvalidPlanRow(f"{label}: {exc}") from None
-    return {**cells, "_label": label}, settings
-
-
-def read_candidates_csv(data: bytes | str, s: Scenario) -> list[Candidate]:
-    """Hardware options from a CANDIDATES.csv (:data:`CANDIDATE_COLUMNS`): each row its own measured rates and
-    prices; a catalog id fills the empty hardware figures. Raises InputError naming the row, the field and the
-    value for anything it cannot use.
-    """
-    header, rows, _ = _csv_rows(data, "CANDIDATES")
+def _check_candidate_columns(header: list[str]) -> None:
     for h in header:
         if h not in CANDIDATE_COLUMNS:
             candidate_fields.check_column(h)  # a scenario field the whole plan shares: refused with the reason
@@ -144,9 +67,63 @@ def read_candidates_csv(data: bytes | str, s: Scenario) -> list[Candidate]:
                          f"{', '.join((*candidate_fields.PER_CANDIDATE, *candidate_fields.MEASURED_AT))}")
     if len(set(header)) != len(header):
         raise InputError("CANDIDATES: duplicate columns")
+
+
+CANDIDATES_TABLE = Columns(_check_candidate_columns, frozenset(CANDIDATE_COLUMNS) - CANDIDATE_TEXT_COLUMNS)
+"""A CANDIDATES file's columns: :data:`CANDIDATE_COLUMNS` and the scenario fields a candidate may set."""
+
+
+def _as_bytes(data: bytes | str) -> bytes:
+    return data.encode("utf-8") if isinstance(data, str) else data
+
+
+def _cell_text(value: Any) -> str:
+    """A cell as the text the planner's parsers take ('' for empty); a whole number stored as a float is its
+    integer's text (a JSON or Parquet ``8`` is ``8``, not ``8.0``).
+    """
+    if values.is_empty(value):
+        return ""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return str(value)
+
+
+class InvalidPlanRow(ValueError):
+    """The chosen row has a bad value (exit code 1, as for the other row commands); the message names the row."""
+
+
+def read_plan_row(data: bytes | str, row: str) -> tuple[dict[str, Any], PlanSettings]:
+    """One row of a scenario table (CSV, Parquet or JSON, read by the reader every command uses, row numbers and
+    names as every command counts them) that may also carry the planner columns (:data:`PLAN_FIELDS`): the row's
+    non-empty scenario cells and its planner settings. A note on how ``row`` was resolved is in ``_note``.
+    """
+    one, position, note = row_lookup.find_row(_as_bytes(data), row, columns=PLAN_TABLE)
+    first = one.iloc[0].to_dict()
+    name = _cell_text(first.get("name")) if "name" in one.columns else ""
+    # scenario fields only: range columns (<field>_low/_high) belong to the uncertainty study
+    cells = {str(k): v for k, v in first.items() if k in FIELDS and not values.is_empty(v)
+             and not (isinstance(v, str) and not v.strip())}
+    label = f"row {position + 1}" + (f" ({_shown(name)})" if name else "")
+    try:
+        settings = settings_from_row({k: v for k, v in first.items() if k in PLAN_FIELDS})
+    except ValueError as exc:
+        raise InvalidPlanRow(f"{label}: {exc}") from None
+    return {**cells, "_label": label, "_note": note}, settings
+
+
+def read_candidates_csv(data: bytes | str, s: Scenario) -> list[Candidate]:
+    """Hardware options from a CANDIDATES table (:data:`CANDIDATE_COLUMNS`; CSV, Parquet or JSON, read by the reader
+    every command uses): each row its own measured rates and prices; a catalog id fills the empty hardware figures.
+    Raises InputError naming the row, the field and the value for anything it cannot use.
+    """
+    try:
+        table = read_table(_as_bytes(data), columns=CANDIDATES_TABLE)
+    except InputError as exc:
+        text = str(exc)
+        raise InputError(text if text.startswith("CANDIDATES") else f"CANDIDATES: {text}") from None
     out, seen = [], set()
-    for i, r in enumerate(rows, start=1):
-        cells = {h: c.strip() for h, c in zip(header, r, strict=True) if c.strip()}
+    for i, r in enumerate(table.to_dict("records"), start=1):
+        cells = {str(h): t.strip() for h, c in r.items() if (t := _cell_text(c)).strip()}
         cand = _candidate_from_cells(cells, i, s)
         if cand.name in seen:
             raise InputError(f"CANDIDATES row {i}: name '{_shown(cand.name)}' is used twice")
@@ -185,7 +162,7 @@ def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candida
         rec = catalog.accelerator_record(cells["accelerator"])
     changes = candidate_fields.candidate_changes(cells, where, s)
     num = {k: _cell_number(cells, k, where, positive=k != "accelerator_price_usd") for k in CANDIDATE_COLUMNS
-           if k not in ("name", "ownership", "accelerator", "system_form", "accelerator_cooling", "family", "roles")}
+           if k not in CANDIDATE_TEXT_COLUMNS}
     a = num["accelerators_per_system"] if math.isfinite(num["accelerators_per_system"]) else record_number(
         rec, "accelerators_per_system")
     if not math.isfinite(a) or a != int(a):
@@ -246,7 +223,9 @@ def plan_from_files(data: bytes | str, row: str, candidates_data: bytes | str | 
     curve file ``curves_sha256`` names where the row names none). Raises InputError.
     """
     cells, settings = read_plan_row(data, row)
-    label = cells.pop("_label")
+    label, note = cells.pop("_label"), cells.pop("_note")
+    if note:
+        print(values.escape_for_terminal(note), file=sys.stderr)
     if curves_sha256 and not cells.get("curves_sha256"):
         cells["curves_sha256"] = curves_sha256
     try:

@@ -24,13 +24,9 @@ What a CSV may be (each case has a test in ``tests/test_tables.py``):
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import itertools
-import os
 import re
-import stat
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +40,18 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from economics.io.scenario_files import read_scenarios_json
+from economics.io.streams import (
+    MAX_BUFFERED_BYTES,
+    PARQUET_MAGIC,
+    UTF8_BOM,
+    Chain,
+    Source,
+    decompressed,
+    open_source,
+    read_up_to,
+    stream_of,
+    utf8_stream,
+)
 from economics.scenario import FIELDS
 from economics.validation import RANGE_COLUMNS, InputError, check_columns
 from economics.values import capped, shown
@@ -70,15 +78,6 @@ TRAILING = "\x00trailing"
 
 
 """Name of the empty column a trailing separator makes (never a field; checked empty, then dropped)."""
-
-
-GZIP_MAGIC, ZSTD_MAGIC, PARQUET_MAGIC = b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"PAR1"
-
-
-UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-
-
-UTF8_BOM = b"\xef\xbb\xbf"
 
 
 FORMULA_REGEX = r"^[=+\-@\t\r]"
@@ -120,148 +119,22 @@ def _number_columns(names: list[str]) -> list[str]:
     return [n for n in names if n in RANGE_COLUMNS or (n in FIELDS and FIELDS[n].kind in ("float", "int"))]
 
 
-class _Chain(io.RawIOBase):
-    """A readable stream: ``head`` bytes already read, then the rest of ``rest``."""
-
-    def __init__(self, head: bytes, rest: Any) -> None:
-        self.head, self.rest = head, rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        """Fill ``buffer`` whole unless the input ends (Arrow takes a short read for a block boundary)."""
-        view = memoryview(buffer).cast("B")
-        n = min(len(view), len(self.head))
-        view[:n] = self.head[:n]
-        self.head = self.head[n:]
-        while n < len(view):
-            data = self.rest.read(len(view) - n)
-            if not data:
-                break
-            view[n:n + len(data)] = data
-            n += len(data)
-        return n
-
-
-MAX_BUFFERED_BYTES = 1 << 30
-
-
-"""A Parquet or JSON table from a pipe or standard input is read whole (Parquet needs to seek, JSON is one
-document): at most this many bytes, else an :class:`InputError` that says to pass a file by path."""
-
-
-Source = str | Path | bytes | IO[bytes]
-
-
-"""A table to read: a path, its bytes, or a binary stream (standard input, a pipe), read once from the start."""
-
-
-def _stream_of(source: Source) -> IO[bytes] | None:
-    """A stream to read ``source`` from once, where it is one: a binary stream, or a path naming a pipe or a
-    device (which can be opened only once; a regular file is opened by the readers as they need). Else None.
-    """
-    if isinstance(source, bytes):
-        return None
-    if not isinstance(source, str | Path):
-        return source
-    try:
-        mode = os.stat(source).st_mode
-    except (OSError, ValueError):
-        return None  # the reader names the path it cannot read
-    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
-        try:
-            return open(source, "rb")  # noqa: SIM115 - closed with the reader
-        except OSError as exc:
-            raise InputError(f"cannot read {shown(str(source))}: {exc.strerror or type(exc).__name__}") from None
-    return None
-
-
-def _read_up_to(stream: IO[bytes], n: int) -> bytes:
-    """Up to ``n`` bytes of ``stream`` (fewer only at its end: a pipe hands out what it holds)."""
-    parts, got = [], 0
-    while got < n:
-        data = stream.read(n - got)
-        if not data:
-            break
-        parts.append(data)
-        got += len(data)
-    return b"".join(parts)
-
-
-def _open(source: Source) -> tuple[Any, Callable[[], float | None]]:
-    """(raw byte stream, fraction read so far or None) of a path, of bytes already in memory or of a stream."""
-    if not isinstance(source, str | Path | bytes):
-        return source, lambda: None
-    if isinstance(source, bytes):
-        buffer = pa.BufferReader(source)
-        return buffer, lambda: buffer.tell() / max(len(source), 1)
-    try:
-        handle = open(source, "rb")  # noqa: SIM115 - closed with the reader
-        size = os.fstat(handle.fileno()).st_size
-    except OSError as exc:
-        raise InputError(f"cannot read {shown(str(source))}: {exc.strerror or type(exc).__name__}") from None
-    except ValueError as exc:
-        raise InputError(f"cannot read {shown(str(source))}: {exc}") from None
-    return handle, lambda: handle.tell() / max(size, 1) if not handle.closed else 1.0
-
-
-MAX_DECOMPRESSED_BYTES = 64 << 30
-
-
-"""Decompressed bytes a gzip or zstd input may hold (64 GB, about 500 million scenario rows); beyond it the read
-stops with an :class:`InputError` (``evaluate --max-decompressed-mb`` sets another bound)."""
-
-
-class _Decompressed:
-    """A decompressing stream whose errors are the user's (a damaged, cut-short or over-long file: an
-    :class:`InputError` naming what is wrong), never an internal error, and whose output is bounded.
+@dataclass(frozen=True)
+class Columns:
+    """The columns a table may hold: ``check`` refuses any other (naming it, with the closest known one) and
+    duplicates; ``numbers`` picks those holding numbers (read with a decimal comma in a ``;`` file). Scenario
+    tables by default; the planner's files add their own columns.
     """
 
-    def __init__(self, inner: Any, codec: str, limit: int) -> None:
-        self.inner, self.codec, self.limit, self.count = inner, codec, limit, 0
+    check: Callable[[list[str]], None] = check_columns
+    more_numbers: frozenset[str] = frozenset()
 
-    def read(self, n: int = -1) -> bytes:
-        """Up to ``n`` decompressed bytes."""
-        try:
-            data = bytes(self.inner.read(n))
-        except EOFError:
-            raise InputError(f"the {self.codec} file is cut short (it ends before its end-of-stream marker); "
-                             "refused") from None
-        except (OSError, zlib.error, pa.ArrowInvalid) as exc:
-            raise InputError(f"the {self.codec} file is damaged ({shown(str(exc), 200)}); refused") from None
-        self.count += len(data)
-        if self.count > self.limit:
-            raise InputError(f"the {self.codec} file decompresses to more than {self.limit >> 20:,} MB "
-                             "(--max-decompressed-mb sets the bound)")
-        return data
-
-    def close(self) -> None:
-        """Close the decompressor."""
-        self.inner.close()
+    def numbers(self, names: list[str]) -> list[str]:
+        """The columns of ``names`` holding numbers: numeric fields, range columns and :attr:`more_numbers`."""
+        return [n for n in names if n in self.more_numbers or n in _number_columns([n])]
 
 
-def _decompressed(raw: Any, limit: int | None = None) -> tuple[Any, bytes]:
-    """(stream, first bytes) with gzip or zstd undone when the magic bytes say so. Gzip goes through Python's
-    reader, which checks the trailer (CRC and length) and refuses a cut-short stream or trailing garbage.
-    """
-    head = raw.read(4)
-    bound = MAX_DECOMPRESSED_BYTES if limit is None else limit
-    if head.startswith(GZIP_MAGIC):
-        inner = _Decompressed(gzip.GzipFile(fileobj=_Chain(head, raw), mode="rb"), "gzip", bound)
-        return inner, inner.read(4)
-    if head.startswith(ZSTD_MAGIC):
-        zstd = pa.CompressedInputStream(pa.PythonFile(_Chain(head, raw), mode="r"), "zstd")
-        inner = _Decompressed(zstd, "zstd", bound)
-        return inner, inner.read(4)
-    return raw, head
-
-
-def _utf8(stream: Any, head: bytes) -> Any:
-    """A UTF-8 byte stream without a byte-order mark: UTF-16 with a BOM is transcoded, a UTF-8 BOM dropped."""
-    if head.startswith(UTF16_BOMS):
-        return pa.transcoding_input_stream(pa.PythonFile(_Chain(head, stream), mode="r"), "utf-16", "utf-8")
-    return _Chain(head.removeprefix(UTF8_BOM), stream)
+SCENARIO_COLUMNS = Columns()
 
 
 def detect_format(source: str | Path | bytes, fmt: str | None = None) -> str:
@@ -310,13 +183,13 @@ MAX_HEAD_BYTES = 256 << 20
 """The most bytes read to find the header and the first row (comments included)."""
 
 
-def _head(text: Any) -> tuple[bytes, Layout]:
+def _head(text: Any, columns: Columns = SCENARIO_COLUMNS) -> tuple[bytes, Layout]:
     """The first bytes of ``text`` (read until they hold the header and a data row) and their layout."""
     first = text.read(HEAD_BYTES)
     while True:
         more = b"" if len(first) >= MAX_HEAD_BYTES else text.read(len(first))
         try:
-            return first + more, sniff_layout(first + more, final=not more)
+            return first + more, sniff_layout(first + more, final=not more, columns=columns)
         except _NeedMore:
             first += more
 
@@ -330,7 +203,7 @@ def separator(header: str) -> str:
     return ";" if header.count(";") > header.count(",") else ("\t" if header.count("\t") > header.count(",") else ",")
 
 
-def sniff_layout(head: bytes, final: bool = True) -> Layout:
+def sniff_layout(head: bytes, final: bool = True, columns: Columns = SCENARIO_COLUMNS) -> Layout:
     r"""The :class:`Layout` of a CSV from its first bytes (UTF-8, no byte-order mark).
 
     >>> sniff_layout(b"# a comment\n\nname;pue;\nx;1,2;\n")
@@ -365,14 +238,15 @@ def sniff_layout(head: bytes, final: bool = True) -> Layout:
         csv.field_size_limit(limit)
     while len(header) > 1 and header[-1] == "":
         header.pop()
-    check_columns(header)
+    columns.check(header)
     trailing = row is not None and len(row) == len(header) + 1 and row[-1].strip() == ""
     return Layout(len(text[:start].encode("utf-8")), sep, tuple(header), trailing)
 
 
 def read_chunks(source: Source, fmt: str | None = None, chunk_bytes: int = CHUNK_BYTES,
                 chunk_rows: int = CHUNK_ROWS, progress: Callable[[int, float | None], None] | None = None,
-                max_rows: int | None = None, max_decompressed_bytes: int | None = None) -> Iterator[pd.DataFrame]:
+                max_rows: int | None = None, max_decompressed_bytes: int | None = None,
+                columns: Columns = SCENARIO_COLUMNS) -> Iterator[pd.DataFrame]:
     """The scenarios of ``source`` (a path, the file's bytes or a binary stream such as standard input) chunk by
     chunk, the index counting data rows from 0 across chunks. ``progress(rows read, fraction of the file read or
     None)`` is called after each chunk; more than ``max_rows`` rows raise :class:`InputError` as soon as they are
@@ -382,10 +256,10 @@ def read_chunks(source: Source, fmt: str | None = None, chunk_bytes: int = CHUNK
     input is read once, from the start: a CSV streams as a file does, Parquet and JSON are read whole (at most
     :data:`MAX_BUFFERED_BYTES`).
     """
-    stream = _stream_of(source)
+    stream = stream_of(source)
     try:
         chunks = _chunks(source if stream is None else _from_stream(stream, fmt), fmt, chunk_bytes, chunk_rows,
-                         max_decompressed_bytes)
+                         max_decompressed_bytes, columns)
         rows = 0
         for chunk, fraction in chunks:
             chunk.index = pd.RangeIndex(rows, rows + len(chunk))
@@ -404,11 +278,11 @@ def read_chunks(source: Source, fmt: str | None = None, chunk_bytes: int = CHUNK
 
 def _from_stream(stream: IO[bytes], fmt: str | None) -> bytes | IO[bytes]:
     """What the readers take from a stream: the stream itself for CSV (its first bytes put back), else its bytes."""
-    head = _read_up_to(stream, 1000)
+    head = read_up_to(stream, 1000)
     kind = detect_format(head, fmt)
     if kind == "csv":
-        return _Chain(head, stream)  # type: ignore[return-value]
-    rest = _read_up_to(stream, MAX_BUFFERED_BYTES + 1 - len(head))
+        return Chain(head, stream)  # type: ignore[return-value]
+    rest = read_up_to(stream, MAX_BUFFERED_BYTES + 1 - len(head))
     if len(head) + len(rest) > MAX_BUFFERED_BYTES:
         raise InputError(f"a {kind} table from a pipe or standard input is read whole, and this one is over "
                          f"{MAX_BUFFERED_BYTES >> 20:,} MB: pass the file by its path")
@@ -416,38 +290,41 @@ def _from_stream(stream: IO[bytes], fmt: str | None) -> bytes | IO[bytes]:
 
 
 def _chunks(source: Source, fmt: str | None, chunk_bytes: int, chunk_rows: int,
-            max_decompressed_bytes: int | None) -> Iterator[tuple[pd.DataFrame, float | None]]:
+            max_decompressed_bytes: int | None,
+            columns: Columns = SCENARIO_COLUMNS) -> Iterator[tuple[pd.DataFrame, float | None]]:
     """(chunk, fraction read) of ``source`` in its format."""
     kind = detect_format(source, fmt) if isinstance(source, str | Path | bytes) else "csv"
     if kind == "json":
-        return _json_chunks(source, chunk_rows)  # type: ignore[arg-type]
+        return _json_chunks(source, chunk_rows, columns)  # type: ignore[arg-type]
     if kind == "parquet":
-        return _parquet_chunks(source, chunk_rows)  # type: ignore[arg-type]
+        return _parquet_chunks(source, chunk_rows, columns)  # type: ignore[arg-type]
     if kind == "csv":
-        return _csv_chunks(source, chunk_bytes, max_decompressed_bytes)
+        return _csv_chunks(source, chunk_bytes, max_decompressed_bytes, columns)
     raise InputError(f"--format: '{shown(kind)}' is not one of {', '.join(FORMATS)}")
 
 
-def _json_chunks(source: str | Path | bytes, chunk_rows: int) -> Iterator[tuple[pd.DataFrame, float | None]]:
+def _json_chunks(source: str | Path | bytes, chunk_rows: int,
+                 columns: Columns) -> Iterator[tuple[pd.DataFrame, float | None]]:
     """JSON is one document: read whole (by the JSON reader of :mod:`economics.io.scenario_files`), then sliced."""
     if isinstance(source, bytes):
         data = source
     else:
-        raw, _ = _open(source)
+        raw, _ = open_source(source)
         with raw:
             data = raw.read()
-    df = read_scenarios_json(data)
+    df = read_scenarios_json(data, columns.check)
     for start in range(0, len(df), chunk_rows):
         yield df.iloc[start:start + chunk_rows].reset_index(drop=True), min(start + chunk_rows, len(df)) / len(df)
 
 
-def _parquet_chunks(source: str | Path | bytes, chunk_rows: int) -> Iterator[tuple[pd.DataFrame, float | None]]:
+def _parquet_chunks(source: str | Path | bytes, chunk_rows: int,
+                    columns: Columns) -> Iterator[tuple[pd.DataFrame, float | None]]:
     try:
         file = pq.ParquetFile(pa.BufferReader(source) if isinstance(source, bytes) else str(source))
     except (OSError, pa.ArrowException) as exc:
         raise InputError(f"not a readable Parquet file: {shown(str(exc), 200)}") from None
     names = [str(n) for n in file.schema_arrow.names]
-    check_columns(names)
+    columns.check(names)
     total = max(file.metadata.num_rows, 1)
     done = 0
     for batch in file.iter_batches(batch_size=chunk_rows):
@@ -469,14 +346,14 @@ def _cells(column: pa.Array, name: str = "") -> np.ndarray:
     return np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
 
 
-def _csv_chunks(source: Source, chunk_bytes: int,
-                max_decompressed_bytes: int | None = None) -> Iterator[tuple[pd.DataFrame, float | None]]:
-    raw, fraction = _open(source)
+def _csv_chunks(source: Source, chunk_bytes: int, max_decompressed_bytes: int | None = None,
+                columns: Columns = SCENARIO_COLUMNS) -> Iterator[tuple[pd.DataFrame, float | None]]:
+    raw, fraction = open_source(source)
     try:
-        stream, head = _decompressed(raw, max_decompressed_bytes)
-        text = _utf8(stream, head)
-        first, layout = _head(text)
-        reader, bad = _arrow_reader(_Chain(first[layout.skip_bytes:], text), layout, chunk_bytes)
+        stream, head = decompressed(raw, max_decompressed_bytes)
+        text = utf8_stream(stream, head)
+        first, layout = _head(text, columns)
+        reader, bad = _arrow_reader(Chain(first[layout.skip_bytes:], text), layout, chunk_bytes)
         rows = 0
         while True:
             try:
@@ -486,7 +363,7 @@ def _csv_chunks(source: Source, chunk_bytes: int,
             except pa.ArrowInvalid as exc:
                 raise InputError(_arrow_message(str(exc))) from None
             _refuse_ragged(bad, layout, rows, batch.num_rows)
-            yield _frame(batch, layout, rows), fraction()
+            yield _frame(batch, layout, rows, columns), fraction()
             rows += batch.num_rows
         _refuse_ragged(bad, layout, rows, 0)
     except pa.ArrowInvalid as exc:
@@ -528,21 +405,21 @@ def _refuse_ragged(bad: list[tuple[int, str]], layout: Layout, rows: int, batch_
                      f"{listed}")
 
 
-def _frame(batch: pa.RecordBatch, layout: Layout, start: int) -> pd.DataFrame:
+def _frame(batch: pa.RecordBatch, layout: Layout, start: int, columns: Columns = SCENARIO_COLUMNS) -> pd.DataFrame:
     """A parsed block as a DataFrame of text cells: NUL and values after the last column refused, decimal commas
     of a ``;`` file read.
     """
-    columns = dict(zip(batch.schema.names, batch.columns, strict=True))
+    cells = dict(zip(batch.schema.names, batch.columns, strict=True))
     if layout.trailing:
-        extra = columns.pop(TRAILING)
+        extra = cells.pop(TRAILING)
         _refuse_where(extra, pc.not_equal(pc.utf8_trim_whitespace(extra), ""), start, "a value after the last column",
                       TRAILING)
-    for name, column in columns.items():
+    for name, column in cells.items():
         _refuse_where(column, pc.match_substring(column, "\x00"), start, "binary data (a NUL byte)", name)
     if layout.sep == ";":
-        for name in _number_columns(list(columns)):
-            columns[name] = decimal_comma(columns[name], name, start)
-    return pd.DataFrame({n: np.asarray(c.to_numpy(zero_copy_only=False), dtype=object) for n, c in columns.items()})
+        for name in columns.numbers(list(cells)):
+            cells[name] = decimal_comma(cells[name], name, start)
+    return pd.DataFrame({n: np.asarray(c.to_numpy(zero_copy_only=False), dtype=object) for n, c in cells.items()})
 
 
 def _refuse_where(column: pa.Array, mask: pa.Array, start: int, what: str, name: str) -> None:
@@ -579,11 +456,13 @@ def decimal_comma(column: pa.Array, name: str, start: int = 0) -> pa.Array:
 
 
 def read_table(source: str | Path | bytes, fmt: str | None = None, max_rows: int | None = None,
-               progress: Callable[[int, float | None], None] | None = None) -> pd.DataFrame:
+               progress: Callable[[int, float | None], None] | None = None,
+               columns: Columns = SCENARIO_COLUMNS) -> pd.DataFrame:
     r"""The whole table of ``source`` (as :func:`read_chunks` reads it, same checks), the row limit enforced while
     reading: a file over ``max_rows`` is refused before the rest of it is parsed.
 
     >>> read_table(b"name,pue\n#1,1.2\n").to_dict("list")
     {'name': ['#1'], 'pue': ['1.2']}
     """
-    return pd.concat(list(read_chunks(source, fmt, max_rows=max_rows, progress=progress)), ignore_index=True)
+    return pd.concat(list(read_chunks(source, fmt, max_rows=max_rows, progress=progress, columns=columns)),
+                     ignore_index=True)

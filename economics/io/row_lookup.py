@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from economics.catalog import closest
-from economics.io.reading import CHUNK_BYTES, Source, read_chunks
+from economics.io.reading import CHUNK_BYTES, SCENARIO_COLUMNS, Columns, Source, read_chunks
 from economics.validation import InputError
 from economics.values import capped, shown
 
@@ -28,7 +28,7 @@ MAX_GUESS_NAMES = 100_000
 class _Search:
     """What a scan of the chunks has found so far."""
 
-    row: str
+    row: str | None  # None: look for the number only
     number: int | None
     rows: int = 0
     named: list[int] = field(default_factory=list)
@@ -42,7 +42,7 @@ class _Search:
         self.rows = start + len(chunk)
         if "name" in chunk.columns:
             names = chunk["name"].astype(str).str.strip().to_numpy(dtype=object)
-            hits = np.flatnonzero(names == self.row.strip())
+            hits = np.flatnonzero(names == self.row.strip()) if self.row is not None else np.array([], dtype=int)
             if hits.size and self.first_named is None:
                 self.first_named = chunk.iloc[[hits[0]]]
             self.named += [start + int(h) for h in hits[:100]]
@@ -52,26 +52,40 @@ class _Search:
             self.numbered = chunk.iloc[[self.number - 1 - start]]
 
 
-def find_row(source: Source, row: str, fmt: str | None = None,
-             chunk_bytes: int = CHUNK_BYTES) -> tuple[pd.DataFrame, int, str]:
+def _row_number(text: str) -> int | None:
+    return int(text) if text.isascii() and text.isdigit() and len(text) < 19 else None
+
+
+def find_row(source: Source, row: str, fmt: str | None = None, chunk_bytes: int = CHUNK_BYTES,
+             columns: Columns = SCENARIO_COLUMNS) -> tuple[pd.DataFrame, int, str]:
     """(the row as a one-row frame, its 0-based position, a note or '') of the row ``row`` names or numbers
-    (1-based); :class:`InputError` for a name several rows share or a row that does not exist.
+    (1-based); ``name:X`` is always the row named X and ``number:N`` always the N-th row. :class:`InputError` for
+    a name several rows share or a row that does not exist.
     """
     text = row.strip()
-    search = _Search(row, int(text) if text.isascii() and text.isdigit() and len(text) < 19 else None)
-    for chunk in read_chunks(source, fmt, chunk_bytes=chunk_bytes):
+    kind, _, rest = text.partition(":")
+    if kind in ("name", "number") and rest:  # --row name:7 / number:7 say which, whatever the file holds
+        text = rest.strip()
+        if kind == "number" and not _row_number(text):
+            raise InputError(f"--row: '{shown(row)}': give a row number after 'number:'")
+        row = rest
+    by_name, by_number = kind != "number" or not rest, kind != "name" or not rest
+    search = _Search(row if by_name else None, _row_number(text) if by_number else None)
+    for chunk in read_chunks(source, fmt, chunk_bytes=chunk_bytes, columns=columns):
         search.add(chunk)
     if len(search.named) > 1:
         raise InputError(f"--row: {len(search.named)}{'+' if len(search.named) == 100 else ''} rows are named "
                          f"'{shown(row)}' (rows {capped([str(i + 1) for i in search.named], 'rows')}); give the row "
-                         "number instead")
+                         "number (--row number:N)")
     if search.first_named is not None:
         note = "" if search.numbered is None or search.named[0] + 1 == search.number else (
-            f"note: --row {shown(text)} is the row named '{shown(text)}' (row {search.named[0] + 1}), not row "
-            f"number {text}")
+            f"note: --row {shown(text)} is the row named '{shown(text)}' (row {search.named[0] + 1}); "
+            f"--row number:{text} is row number {text}")
         return search.first_named.reset_index(drop=True), search.named[0], note
     if search.numbered is not None and search.number is not None:
         return search.numbered.reset_index(drop=True), search.number - 1, ""
+    if not by_name:
+        raise InputError(f"--row: no row number {shown(text)}: the table has rows 1..{search.rows:,}")
     guess = closest(row, search.names) if search.names and len(row) <= 200 else None
     hint = f"; did you mean '{shown(guess)}'?" if guess else ""
     raise InputError(f"--row: no row named '{shown(row)}' and no row number 1..{search.rows:,}{hint}")

@@ -12,7 +12,7 @@ import io
 import json
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -105,12 +105,14 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def read_scenarios_json(data: bytes | str) -> pd.DataFrame:
+def read_scenarios_json(data: bytes | str,
+                        check: Callable[[list[str]], None] = check_columns) -> pd.DataFrame:
     """Parse JSON scenarios: an array of objects (one per scenario), one object, or ``{"scenarios": [...]}``.
 
     Values are read as they come (numbers, true/false, null = empty, text) and go through the same value parser
     as CSV cells, so ``"0.5"`` and ``0.5`` are the same value and ``NaN``/``Infinity`` literals are refused as
-    they are in a CSV. Raises :class:`InputError` for input that is not a usable table, naming the row.
+    they are in a CSV. ``check`` refuses unknown and duplicate keys (the scenario fields' check by default).
+    Raises :class:`InputError` for input that is not a usable table, naming the row.
 
     >>> read_scenarios_json('[{"name": "a", "pue": 1.2}, {"name": "b"}]')["pue"].tolist()
     [1.2, None]
@@ -140,7 +142,7 @@ def read_scenarios_json(data: bytes | str) -> pd.DataFrame:
             raise InputError(f"row {i + 1}: a scenario must be a JSON object of field names and values, got "
                              f"{shown(json.dumps(row)[:80])}")
         columns.update(dict.fromkeys(row))
-    check_columns(list(columns))
+    check(list(columns))
     return pd.DataFrame({c: pd.Series([row.get(c) for row in rows], dtype=object) for c in columns})
 
 

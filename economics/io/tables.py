@@ -12,7 +12,6 @@ from economics.io.reading import (
     CHUNK_BYTES,
     CHUNK_ROWS,
     FORMATS,
-    MAX_DECOMPRESSED_BYTES,
     Layout,
     decimal_comma,
     detect_format,
@@ -20,6 +19,7 @@ from economics.io.reading import (
     read_table,
     sniff_layout,
 )
+from economics.io.streams import MAX_DECOMPRESSED_BYTES
 from economics.io.writing import (
     Evaluator,
     TableWriter,

@@ -47,6 +47,11 @@ CANDIDATE_COLUMNS: dict[str, tuple[str, str]] = {
 """Columns of a CANDIDATES.csv: one hardware option per row with its own measured rates and prices."""
 
 
+CANDIDATE_TEXT_COLUMNS = frozenset({"name", "ownership", "accelerator", "system_form", "accelerator_cooling", "family",
+                                    "roles"})
+"""The columns of :data:`CANDIDATE_COLUMNS` holding text; every other one holds a number."""
+
+
 @dataclass(frozen=True)
 class Candidate:
     """One hardware option: its system, its ownership and cooling, its rates and its prices (per system)."""

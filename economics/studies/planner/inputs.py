@@ -107,36 +107,27 @@ def settings_from_row(row: dict[str, Any]) -> PlanSettings:
 
 
 def _parse_setting(spec: FieldSpec, raw: Any) -> Any:
+    """One planner setting through the value parser every cell goes through (``2_5``, non-ASCII digits and the
+    like are refused as in any scenario field), then its bounds.
+    """
     text = str(raw).strip()
-    if spec.kind == "bool":
-        if isinstance(raw, bool):
-            return raw
-        if text.lower() in ("true", "yes", "1", "y"):
-            return True
-        if text.lower() in ("false", "no", "0", "n"):
-            return False
-        raise ValueError(f"{spec.name}: '{text}' is not true or false")
-    if spec.kind == "choice":
-        if text not in spec.choices:
-            raise ValueError(f"{spec.name}: '{text}' is not one of {', '.join(spec.choices)}")
-        return text
     if spec.kind == "str":
         demand_profile(text, 2.0)  # checks the profile's text
         return text
     if spec.name == "min_rental_hours" and text.lower() == "monthly":
         return HOURS_PER_DAY
     try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{spec.name}: '{text}' is not a number") from None
-    if spec.kind == "int" and math.isfinite(value) and not value.is_integer():
-        raise ValueError(f"{spec.name}: must be a whole number [{spec.unit}], got {text}")
-    bad = (not math.isfinite(value) or (spec.gt is not None and value <= spec.gt)
+        value = values.parse(spec, raw)
+    except (ValueError, TypeError) as exc:  # a value of no usable type (a JSON list) too
+        raise ValueError(f"{spec.name}: {exc}") from None
+    if spec.kind in ("bool", "choice"):
+        return value
+    bad = ((spec.gt is not None and value <= spec.gt)
            or (spec.ge is not None and value < spec.ge) or (spec.lt is not None and value >= spec.lt)
            or (spec.le is not None and value > spec.le))
     if bad:
-        raise ValueError(f"{spec.name}: must be {spec.bounds_text()} [{spec.unit}], got {text}")
-    return int(value) if spec.kind == "int" else value
+        raise ValueError(f"{spec.name}: must be {spec.bounds_text()} [{spec.unit}], got {values.shown(text)}")
+    return value
 
 
 def demand_profile(profile: str, peak_to_average: float) -> np.ndarray:
