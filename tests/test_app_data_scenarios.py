@@ -47,6 +47,9 @@ def test_scenarios_page_offers_the_template_and_states_limits() -> None:
     assert not at.exception
     assert any("100,000 rows" in c.value and "50 MB" in c.value for c in at.caption)
     assert any("template" in i.value for i in at.info)
+    # the title comes first: no stray text (a bare string Streamlit's magic would draw) above it
+    assert next(iter(at.main.children.values())).type == "title"
+    assert not any("Uploads larger" in m.value for m in at.markdown)
 
 
 def test_excel_export_neutralises_formulas() -> None:

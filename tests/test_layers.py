@@ -4,6 +4,7 @@ every module is placed in a layer, and no function hides an import (a cycle dodg
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import tomllib
@@ -63,4 +64,17 @@ def test_no_function_local_imports() -> None:
                     continue
                 if not all(n.split(".")[0] in OPTIONAL_HEAVY for n in names):
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno} {names}")
+    assert found == []
+
+
+def test_pages_draw_no_bare_strings() -> None:
+    """Streamlit's magic draws a page's bare string statements (a docstring under a constant, say) as text; only the
+    module docstring is skipped. A page's constant is documented by a comment."""
+    pages = re.findall(r'st\.Page\("(ui/[a-z_]+\.py)"', (ROOT / "app.py").read_text(encoding="utf-8"))
+    assert len(pages) >= 8
+    found = []
+    for page in pages:
+        body = ast.parse((ROOT / page).read_text(encoding="utf-8")).body
+        found += [f"{page}:{node.lineno}" for node in body[1:] if isinstance(node, ast.Expr)
+                  and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
     assert found == []

@@ -18,8 +18,8 @@ from ui import common, editor
 from ui.text import plain
 
 ROW_LIMIT = 100_000
-PROGRESS_BYTES = 1_000_000
-"""Uploads larger than this (about 10,000 rows) show a progress bar while they are read."""
+PROGRESS_BYTES = 1_000_000  # uploads larger than this (about 10,000 rows) show a progress bar while read
+# (a comment, not a docstring: Streamlit's magic would draw a bare string on the page)
 UPLOAD_LIMIT_MB = st.get_option("server.maxUploadSize")
 KEY_COLUMNS = ["name", "accelerator", "decode_accelerator", "ownership", *names("key"), "infeasible_reason"]
 
@@ -64,7 +64,8 @@ valid = int(results["valid"].sum())
 st.metric("Valid scenarios", f"{valid:,} of {len(results):,}")
 if len(report):
     st.subheader("Validation report")
-    st.error(f"{len(results) - valid} row(s) invalid; they are listed here and left out of the results.")
+    st.error(f"{len(results) - valid:,} row(s) invalid; they are listed here, left out of the results and their "
+             "downloads, and downloadable on their own below, as given, with the reason.")
     st.dataframe(report, hide_index=True, width="stretch", key="validation_report")
 
 shown = results[results["valid"]]
@@ -80,12 +81,17 @@ if len(shown):
         tooltip=["name:N", alt.Tooltip("cost_usd_per_m_tokens:Q", format=",.4f")]), width="stretch")
 
 st.subheader("Download")
-cols = st.columns(3)
-# each file is built when its button is clicked, not on upload (Streamlit calls the function then)
-cols[0].download_button("Results (CSV)", lambda: to_csv_text(results), file_name="results.csv", mime="text/csv",
+invalid = results[~results["valid"]]
+cols = st.columns(4 if len(invalid) else 3)
+# each file is built when its button is clicked, not on upload (Streamlit calls the function then); the results
+# files hold the valid rows the page shows, the invalid rows go in a file of their own with their reasons
+cols[0].download_button("Results (CSV)", lambda: to_csv_text(shown), file_name="results.csv", mime="text/csv",
                         key="download_csv")
-cols[1].download_button("Results (Excel)", lambda: excel_bytes(results)[0], file_name="results.xlsx",
+cols[1].download_button("Results (Excel)", lambda: excel_bytes(shown)[0], file_name="results.xlsx",
                         mime="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
                         key="download_xlsx")
-cols[2].download_button("Results (JSON)", lambda: to_json_text(results), file_name="results.json",
+cols[2].download_button("Results (JSON)", lambda: to_json_text(shown), file_name="results.json",
                         mime="application/json", key="download_json")
+if len(invalid):
+    cols[3].download_button(f"Invalid rows (CSV, {len(invalid):,})", lambda: to_csv_text(invalid),
+                            file_name="invalid-rows.csv", mime="text/csv", key="download_invalid")

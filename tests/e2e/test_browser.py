@@ -322,6 +322,19 @@ def test_upload_good_and_bad_csv_and_download_results(
     uploader.set_input_files(str(bad))
     settle(page)
     assert page.locator('a[href*="evil.example"], a[href*="x.example"]').count() == 0
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text("name,accelerator,accelerator_count,output_tokens_per_s_per_accelerator\n"
+                     "ok,h100-sxm,8,1000\nbroken,h100-sx,-2,fast\n", encoding="utf-8")
+    uploader.set_input_files(str(mixed))
+    expect(page.get_by_test_id("stMetric").filter(has_text="Valid scenarios")).to_contain_text("1 of 2")
+    settle(page)
+    # the page says the invalid row is left out of the results and their downloads: the files agree
+    expect(page.get_by_text("left out of the results and their downloads")).to_be_visible()
+    results = download(page, "Results (CSV)").read_text(encoding="utf-8").splitlines()
+    assert len(results) == 2 and results[1].startswith("ok,")
+    invalid = download(page, "Invalid rows (CSV, 1)").read_text(encoding="utf-8").splitlines()
+    assert len(invalid) == 2 and invalid[1].startswith("broken,h100-sx,")  # the unknown id as given
+    assert "accelerator_count: must be >= 1" in invalid[1] and "'fast' is" in invalid[1]
     settle(page)
     assert screenshot("scenarios").stat().st_size > 10_000
 
