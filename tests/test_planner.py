@@ -169,6 +169,48 @@ def test_infeasible_speed_target_names_the_fastest() -> None:
     assert both.reason.endswith("(the fastest: 120.0 token/s per user, below the target 500)")
 
 
+def test_a_system_far_faster_than_the_demand_is_one_system_not_none() -> None:
+    # 100 request/s x 100 token = 10,000 token/s against 1e12 token/s a system: 1e-8 of a system, below HiGHS's
+    # integrality tolerance, once planned as 0 systems serving the whole day. One system at 10 USD/day it is.
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=100 * 100 * 86400.0)
+    result = plan(s, EXACT, [box("fast", usd_per_day=10, decode=1e12, roles=("aggregated",))])
+    assert result.feasible
+    assert result.plan[["name", "systems"]].values.tolist() == [["fast", 1]]
+    assert result.summary["cost_usd_per_day"] == pytest.approx(10.0)
+    # the same with prefill and decode pools (both figures given, as in the mixes above), each far faster than its
+    # side of the demand (100,000 input and 10,000 output token/s): one prefill and one decode system, 3 + 5 USD/day
+    s = scenario(demand_output_tokens_per_day=100 * 100 * 86400.0)
+    split = plan(s, EXACT, [box("pre", usd_per_day=3, prefill=1e13, decode=1.0, roles=("prefill",)),
+                            box("dec", usd_per_day=5, prefill=1.0, decode=1e12, roles=("decode",))])
+    assert rows(split) == {("pre", "prefill"): 1, ("dec", "decode"): 1}
+    assert split.summary["cost_usd_per_day"] == pytest.approx(8.0)
+
+
+def test_a_demand_beyond_any_fleet_is_refused_with_the_bound() -> None:
+    # 1e9 request/s x 100 token = 1e11 token/s; at 1,000 token/s a system (one accelerator) that is 1e8
+    # accelerators, ten times the 10,000,000 a fleet may hold (what evaluate allows)
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=1e9 * 100 * 86400.0)
+    result = plan(s, EXACT, [box("b", usd_per_day=1, decode=1000, roles=("aggregated",))])
+    assert not result.feasible and len(result.plan) == 0
+    assert result.reason == ("a fleet of at most 10,000,000 accelerators cannot serve 1e+09 requests/s: the fastest "
+                             "candidate per accelerator, b (decode: 1,000 token/s), needs at least 1e+08 "
+                             "accelerators; lower the demand or plan a share of it")
+
+
+def test_a_plan_weighs_at_most_64_candidates() -> None:
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=8640000.0)
+    many = [box(f"b{i}", usd_per_day=1 + i, decode=100, roles=("aggregated",)) for i in range(65)]
+    with pytest.raises(InputError, match="65 rows; a plan weighs at most 64 hardware options"):
+        plan(s, EXACT, many)
+    assert plan(s, EXACT, many[:64]).plan["name"].tolist() == ["b0"]  # 100 request/s... one box of the cheapest
+    header = ("name,ownership,accelerators_per_system,output_tokens_per_s_per_accelerator,accelerator_price_usd,"
+              "accelerator_power_kw\n")
+    rows = "".join(f"c{i},own,1,100,365,1\n" for i in range(65))
+    with pytest.raises(InputError, match="CANDIDATES: more than 64 rows"):
+        read_candidates_csv(header + rows, s)
+    assert len(read_candidates_csv(header + rows.split("c64")[0], s)) == 64
+
+
 def test_ttft_target_adds_systems_and_is_met() -> None:
     # 1 request/s of 1,000 uncached input tokens; a system prefills 2,000 tokens/s (0.5 s a prompt, one replica)
     # and decodes 10,000 tokens/s, so capacity alone needs 1 system (load 0.5 prefill + 0.01 decode).

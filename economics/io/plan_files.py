@@ -24,6 +24,7 @@ from economics.studies import candidate_fields
 from economics.studies.planner.candidates import (
     CANDIDATE_COLUMNS,
     CANDIDATE_TEXT_COLUMNS,
+    MAX_CANDIDATES,
     Candidate,
     record_number,
     whole_replicas,
@@ -117,7 +118,7 @@ def read_candidates_csv(data: bytes | str, s: Scenario) -> list[Candidate]:
     Raises InputError naming the row, the field and the value for anything it cannot use.
     """
     try:
-        table = read_table(_as_bytes(data), columns=CANDIDATES_TABLE)
+        table = read_table(_as_bytes(data), columns=CANDIDATES_TABLE, max_rows=MAX_CANDIDATES)  # bounded plan
     except InputError as exc:
         text = str(exc)
         raise InputError(text if text.startswith("CANDIDATES") else f"CANDIDATES: {text}") from None

@@ -51,6 +51,17 @@ CANDIDATE_TEXT_COLUMNS = frozenset({"name", "ownership", "accelerator", "system_
                                     "roles"})
 """The columns of :data:`CANDIDATE_COLUMNS` holding text; every other one holds a number."""
 
+MAX_CANDIDATES = 64
+"""The most hardware options one plan weighs: the model grows with candidates x roles x hour types (64 plan in
+about 3 s here, 256 in 37 s), and a plan's time is bounded before it starts."""
+
+
+def check_candidate_count(count: int) -> None:
+    """:class:`InputError` when a plan is asked to weigh more than :data:`MAX_CANDIDATES` options."""
+    if count > MAX_CANDIDATES:
+        raise InputError(f"CANDIDATES: {count:,} rows; a plan weighs at most {MAX_CANDIDATES} hardware options "
+                         "(split them, or drop the ones a first plan leaves out)")
+
 
 @dataclass(frozen=True)
 class Candidate:

@@ -10,7 +10,7 @@ import numpy as np
 
 from economics.scenario import Scenario
 from economics.studies.planner.candidates import Candidate, rack_systems
-from economics.studies.planner.inputs import BIG_PENALTY, PlanSettings, Workload
+from economics.studies.planner.inputs import BIG_PENALTY, PlanSettings, Workload, hour_types
 from economics.studies.planner.model import PlanModel, Row, count_column
 from economics.studies.planner.pools import Costs, Pool
 
@@ -32,6 +32,26 @@ def demand_rows(m: PlanModel, pools: list[Pool], wl: Workload, levels: np.ndarra
             m.row(coefs, -1.0, group, h)
 
 
+def whole_demand_flow(pool: Pool, wl: Workload, requests_per_s: float) -> float:
+    r"""The flow [in units of one system's full load] that serves the hour's whole demand by this pool alone.
+
+    .. math:: u = \lambda \, t / C_{raw}
+
+    with :math:`t` the pool's flow units per request (1 for an aggregated pool, uncached input tokens for prefill,
+    output tokens for decode). More flow than this serves nothing, so a system counts for at most ``u`` in its
+    capacity row: exact for whole systems (one system covers the hour either way) and it keeps a system that
+    outruns the demand a million times over from looking like 10^-9 of a system, which the solver's integrality
+    tolerance would round to none.
+
+    >>> pool = Pool(0, "decode", 1e9, 9e8, 0.0, 1.0, 1, 1.0, 1.0, 0.0)
+    >>> wl = Workload(0.0, 0.0, 250.0, 20.0, np.full(24, 20.0), 1.0, 0.0)
+    >>> whole_demand_flow(pool, wl, 20.0)  # 20 request/s x 250 token / 1e9 token/s
+    5e-06
+    """
+    per_request = {"aggregated": 1.0, "prefill": wl.uncached_input_tokens, "decode": wl.output_tokens}[pool.role]
+    return requests_per_s * per_request / pool.raw_capacity
+
+
 def floor_rows(m: PlanModel, pools: list[Pool], floors: dict[int, int]) -> None:
     """Either none of a pool or at least its floor: ``floor y <= n <= big y`` with a binary ``y`` per count."""
     for (p, h), col in list(m.count_col.items()):
@@ -46,10 +66,12 @@ def floor_rows(m: PlanModel, pools: list[Pool], floors: dict[int, int]) -> None:
 def pool_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], weights: np.ndarray, rho: dict[int, float],
                settings: PlanSettings, wl: Workload) -> None:
     """Capacity and TTFT of every pool in every hour; the existing fleet's size; racks of on-site candidates."""
+    levels = hour_types(wl)[0]
     for p, pool in enumerate(pools):
         for h in range(len(weights)):
             n = count_column(m, p, h)
-            m.row({m.flow_col[(p, h)]: 1.0, n: -pool.capacity / pool.raw_capacity}, 0.0, Row.CAPACITY, h)
+            per_system = min(pool.capacity / pool.raw_capacity, whole_demand_flow(pool, wl, float(levels[h])))
+            m.row({m.flow_col[(p, h)]: 1.0, n: -per_system}, 0.0, Row.CAPACITY, h)
             if p in rho:
                 m.row({m.flow_col[(p, h)]: pool.prefill_weight * pool.raw_capacity / pool.prefill_capacity,
                        n: -rho[p]}, 0.0, Row.TTFT, h)

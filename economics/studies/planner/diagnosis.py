@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from economics.engine.batch import MAX_COUNT
 from economics.scenario import Scenario
 from economics.studies.planner.candidates import Candidate
 from economics.studies.planner.inputs import PlanSettings, Workload
@@ -88,7 +89,7 @@ def precheck(pools: list[Pool], cands: list[Candidate], wl: Workload, s: Scenari
     both = any(p.role == "aggregated" for p in pools) or (any(p.role == "prefill" for p in pools) and any(
         p.role == "decode" for p in pools)) or (wl.uncached_input_tokens <= 0 and out_ok)
     if out_ok and in_ok and both:
-        return ""
+        return fleet_bound(pools, cands, wl)
     speed = [r for n, r in excluded if r.startswith("per-user speed")]
     unreachable = [f"{n}: {r}" for n, r in excluded if r.startswith("interactivity")]
     if not out_ok and unreachable and not speed:
@@ -105,6 +106,39 @@ def precheck(pools: list[Pool], cands: list[Candidate], wl: Workload, s: Scenari
         return f"time to first token: no candidate can prefill within {settings.ttft_target_s:g} s ({ttft[0]})"
     listed = "; ".join(f"{n}: {r}" for n, r in excluded[:6])
     return f"no candidate can serve this demand ({listed or 'no candidates'})"
+
+
+def fleet_bound(pools: list[Pool], cands: list[Candidate], wl: Workload) -> str:
+    r"""A reason when even the candidates' fastest pools would need more accelerators than a fleet may hold
+    (:data:`~economics.engine.batch.MAX_COUNT`, the bound ``evaluate`` puts on a fleet); '' otherwise.
+
+    Each side of the busiest hour (output tokens, and uncached input tokens) needs at least
+
+    .. math:: A \ge \lambda_{peak} \, t / \max_p (C_p / a_p)
+
+    accelerators, with :math:`t` the tokens per request of that side, :math:`C_p` what one system of a pool serving
+    it counts on [token/s] and :math:`a_p` its accelerators per system; the plan needs at least the larger side.
+
+    >>> wl = Workload(0.0, 0.0, 250.0, 1e9, np.full(24, 1e9), 1.0, 0.0)
+    >>> box = Candidate("box", "own", accelerators_per_system=8, output_tokens_per_s_per_system=8000.0)
+    >>> why = fleet_bound([Pool(0, "decode", 8000.0, 8000.0, 0.0, 1.0, 1, 1.0, 1.0, 0.0)], [box], wl)
+    >>> why.split(": ")[1]  # 1e9 request/s x 250 token / (8,000 token/s / 8 accelerators) = 2.5e8 accelerators
+    'the fastest candidate per accelerator, box (decode'
+    >>> why.split(", ")[-1].split(";")[0]
+    'needs at least 2.5e+08 accelerators'
+    """
+    peak = float(np.max(wl.hourly_requests_per_s))
+    need, best = 0.0, ""
+    for side, tokens in (("decode", wl.output_tokens), ("prefill", wl.uncached_input_tokens)):
+        rates = [(p.capacity * (tokens if p.role == "aggregated" else 1.0) / cands[p.cand].accelerators_per_system,
+                  cands[p.cand].name) for p in pools if p.role in ("aggregated", side)]
+        if tokens > 0 and rates and peak * tokens / max(rates)[0] > need:
+            need, best = peak * tokens / max(rates)[0], f"{max(rates)[1]} ({side}: {max(rates)[0]:,.4g} token/s)"
+    if need <= MAX_COUNT:
+        return ""
+    return (f"a fleet of at most {MAX_COUNT:,.0f} accelerators cannot serve {peak:.3g} requests/s: the fastest "
+            f"candidate per accelerator, {best}, needs at least {need:.3g} accelerators; lower the demand or "
+            "plan a share of it")
 
 
 def infeasible_result(reason: str, table: pd.DataFrame, wl: Workload, s: Scenario) -> PlanResult:

@@ -10,10 +10,15 @@ from typing import Any
 
 import pandas as pd
 
-from economics.engine.batch import as_scenario
+from economics.engine.batch import MAX_COUNT, as_scenario
 from economics.scenario import Scenario
 from economics.studies.planner.build import objective_factors
-from economics.studies.planner.candidates import Candidate, catalog_candidates, hosting_variants
+from economics.studies.planner.candidates import (
+    Candidate,
+    catalog_candidates,
+    check_candidate_count,
+    hosting_variants,
+)
 from economics.studies.planner.diagnosis import (
     LIMIT_WORDS,
     diagnose,
@@ -58,6 +63,7 @@ def plan(scenario: Scenario | dict[str, Any], settings: PlanSettings | None = No
     excluded: list[tuple[str, str]] = []
     if candidates is None:
         candidates, excluded = catalog_candidates(s, accelerators)
+    check_candidate_count(len(candidates))
     cands, more = hosting_variants(candidates, s)
     return solve_plan(s, settings, cands, excluded + more, costed)
 
@@ -104,6 +110,9 @@ def solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
         why = "; or ".join(needs) if needs else diagnose(pb, rho)
         return partial_plan(why, fixes, pb, rho, table)
     result = plan_result(m, res, pb, table, notes)
+    if float(result.plan["accelerators"].sum()) > MAX_COUNT:  # the pre-check's bound is a floor: the plan says
+        return infeasible_result(f"the plan needs {result.plan['accelerators'].sum():,.0f} accelerators, more "
+                                 f"than the {MAX_COUNT:,.0f} a fleet may hold; lower the demand", table, wl, s)
     if costed:
         result.setting_costs = setting_costs(result.summary, s, settings, cands, given, active)
         result.constraints = limits_with_costs(result.constraints, result.setting_costs)
