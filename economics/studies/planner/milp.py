@@ -13,43 +13,21 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from economics.studies.planner.model import PlanModel
 
 MIP_REL_GAP = 1e-3
-
-
 """HiGHS stops when the plan is proven within 0.1 % of the best possible (the gap is reported)."""
-
-
 TIME_LIMIT_S = 30.0
-
-
+"""No solve runs longer (a plan stopped by it says "within X % of the lower bound after 30 s")."""
 EXACT_MAX_INTEGERS = 60
-
-
 EXACT_NODE_LIMIT = 500
-
-
 """Up to 60 integer decisions the whole MILP is tried at once; if it is not proven within 500 branch-and-bound
 nodes the two-stage answer is computed too and the cheaper kept. Larger models go straight to two stages."""
-
-
 COVER_NODE_LIMIT = 5000
-
-
 """An hour's exact search (:mod:`economics.domain.covering`) gives up after this many nodes; HiGHS then solves it."""
-
-
 HOURLY_GAP = 1e-3
-
-
 HOURLY_NODE_LIMIT = 50
-
-
 PRESOLVE_LIMITED = False
-
-
 """Stage 2 (rented systems hour by hour): the exact covering search of :mod:`economics.domain.covering`; an hour it
-does not
-take, the hour's LP rounded up, then a MILP that stops within 0.1 % of what that hour decides (rent and energy) or
-after 50 nodes; the better is kept. The gap reported is against stage 1's bound either way."""
+does not take, the hour's LP rounded up, then a MILP that stops within 0.1 % of what that hour decides (rent and
+energy) or after 50 nodes; the better is kept. The gap reported is against stage 1's bound either way."""
 
 
 @dataclass

@@ -17,7 +17,7 @@ from economics.domain.formula import DAYS_PER_YEAR, HOURS_PER_DAY, SECONDS_PER_D
 from economics.scenario import Scenario
 from economics.studies.planner.candidates import Candidate, rack_systems
 from economics.studies.planner.inputs import HOURS, ROLES, PlanSettings, Workload, hour_types
-from economics.studies.planner.milp import MIP_REL_GAP, Solution
+from economics.studies.planner.milp import MIP_REL_GAP, TIME_LIMIT_S, Solution
 from economics.studies.planner.model import PlanModel, Row, utilization_cap
 from economics.studies.planner.pools import Costs, Pool, Problem
 from economics.studies.planner.solve import pool_counts
@@ -211,6 +211,8 @@ def solver_status(res: Solution, gap: float) -> str:
     'proven optimal'
     >>> solver_status(Solution(None, 100.0, 99.95, 0, "Optimal"), 0.0005)
     'within 0.05 % of the lower bound (the search stops within 0.1 %)'
+    >>> solver_status(Solution(None, 100.0, 90.0, 1, "Time limit reached. (HiGHS Status 13: Time limit reached)"), 0.1)
+    'within 10.00 % of the lower bound after 30 s (the time limit of a solve)'
     """
     within = f"within {100 * gap:.2f} % of the lower bound"
     if res.message == "two stages":
@@ -219,6 +221,8 @@ def solver_status(res: Solution, gap: float) -> str:
         return f"{within} (the pools chosen in two stages, then solved together on their own)"
     if res.status == 0:
         return "proven optimal" if gap <= 1e-9 else f"{within} (the search stops within {100 * MIP_REL_GAP:.1f} %)"
+    if "Time limit" in res.message:
+        return f"{within} after {TIME_LIMIT_S:g} s (the time limit of a solve)"
     return f"{within} (the search stopped: {res.message})"
 
 

@@ -29,6 +29,7 @@ from economics.studies.planner.diagnosis import (
     rule_text,
 )
 from economics.studies.planner.inputs import PLAN_FIELDS, PlanSettings, workload
+from economics.studies.planner.milp import TIME_LIMIT_S
 from economics.studies.planner.model import Row
 from economics.studies.planner.pools import Problem, build_pools, candidate_costs
 from economics.studies.planner.report import SETTING_COST_COLUMNS, PlanResult, candidate_table, plan_result
@@ -103,8 +104,10 @@ def solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
     pb = Problem(s, settings, wl, cands, pools, [candidate_costs(c, s) for c in cands])
     m, res, rho, notes, pb = solve_open(pb)
     if res.x is None:
-        if res.status != 2:
-            return infeasible_result(f"solver: {res.message}", table, wl, s)
+        if res.status != 2:  # not proven infeasible: the solver stopped (a time limit) or failed
+            why = (f"no plan found within the {TIME_LIMIT_S:g} s time limit of a solve; fewer candidates or hour "
+                   "types make the problem smaller" if "Time limit" in res.message else f"solver: {res.message}")
+            return infeasible_result(why, table, wl, s)
         needs, fixes = _relaxations(pb, rho, given)
         # each limit that alone would make a plan, with the least of it; else the limits stretched together
         why = "; or ".join(needs) if needs else diagnose(pb, rho)
