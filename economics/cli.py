@@ -430,8 +430,9 @@ def _count(low: int, high: int, what: str) -> Any:
 def _add_row_command(sub: Any, name: str, help_text: str, outputs: bool = False) -> argparse.ArgumentParser:
     """A subcommand that works on one row of a CSV (``input``, ``--row``), optionally writing a table."""
     cmd: argparse.ArgumentParser = sub.add_parser(name, help=help_text)
-    cmd.add_argument("input", help="CSV file, or - for standard input")
-    cmd.add_argument("--row", required=True, help="the row's name, or its 1-based number")
+    cmd.add_argument("input", help="CSV (or gzip/zstd CSV), Parquet or JSON file, or - for standard input")
+    cmd.add_argument("--row", required=True,
+                     help="the row's name, or its 1-based number; name:X or number:N says which")
     if outputs:
         cmd.add_argument("-o", "--output", default="-")
         cmd.add_argument("--format", choices=("csv", "json"), default="csv")
@@ -462,7 +463,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     ev = sub.add_parser("evaluate", help="evaluate a CSV of scenarios")
-    ev.add_argument("input", help="CSV file, or - for standard input")
+    ev.add_argument("input", help="CSV (or gzip/zstd CSV), Parquet or JSON file, or - for standard input")
     ev.add_argument("-o", "--output", default="-", help="output file, or - for standard output (default)")
     ev.add_argument("--format", choices=("csv", "json", "parquet"), default=None,
                     help="output format (default: from the output's extension, else csv; .gz/.zst compress a CSV)")
