@@ -66,3 +66,21 @@ def test_explain_reads_its_row_from_standard_input() -> None:
                               capture_output=True, cwd=ROOT, timeout=300)
     assert by_stdin.returncode == 0, by_stdin.stderr
     assert b"accelerator_count = 50 accelerator" in by_stdin.stdout
+
+
+def test_a_row_number_stops_the_scan_once_found() -> None:
+    # row 3,000 is ragged (a cell too many): a name is looked for in every row, so the scan meets it and refuses
+    # the file; number:1 is found in the first 4 KB chunk and the scan ends there, never reading the bad row
+    data = table([f"r{i}" for i in range(3000)]) + b"late,h100-sxm,8,1000,1e9,extra\n"
+    with pytest.raises(InputError, match="not the header's 5 .*'late,h100-sxm,8,1000,1e9,extra' \\(6 cells\\)"):
+        find_row(data, "r0", chunk_bytes=4096)
+    one, position, note = find_row(data, "number:1", chunk_bytes=4096)
+    assert (position, note, one["name"].tolist()) == (0, "", ["r0"])
+
+
+def test_a_name_shared_by_more_rows_than_listed_ends_the_scan() -> None:
+    # 150 rows named "same" across chunks, then a ragged row: the scan stops at the 100th match ('100+ rows'), so
+    # the ragged row is never reached and the error is the shared name, not the ragged row
+    data = table(["same"] * 150 + [f"r{i}" for i in range(3000)]) + b"late,h100-sxm,8,1000,1e9,extra\n"
+    with pytest.raises(InputError, match=r"--row: 100\+ rows are named 'same' \(rows 1, 2, .* and 90 more rows\)"):
+        find_row(data, "same", chunk_bytes=4096)

@@ -60,8 +60,6 @@ def erlang_c(servers: int, offered_load: float) -> float:
 
 
 RECURSION_SERVERS = 1_000
-
-
 """Up to this many servers Erlang B is worked out by its recursion (exact, c steps); beyond, by the Poisson ratio in
 closed form (a fixed cost whatever c: a pool of a million replicas costs what a pool of a thousand does)."""
 

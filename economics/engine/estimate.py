@@ -61,15 +61,11 @@ from economics.outputs import THROUGHPUT
 from economics.scenario import CATALOG_FIELDS, FIELDS
 
 THROUGHPUT_OUTPUTS: dict[str, str] = {o.name: o.unit for o in THROUGHPUT}
-
-
 """Outputs of the throughput step with their units ('text' for words); empty where they do not apply."""
 
 
 ESTIMATED_INPUTS = ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_accelerator",
                     "accelerators_per_replica")
-
-
 """Input columns the estimate fills when they are empty."""
 
 

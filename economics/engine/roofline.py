@@ -22,38 +22,28 @@ Array = np.ndarray
 
 
 FEW_ROWS = 64
-
-
 """Up to this many rows only the measured curves of the rows' pairs are tried, and each (accelerator, model) pair's
 calibration scope is remembered: the same curves and scopes (catalog ids: :func:`economics.catalog.positions`)."""
 
 
 FACTORS = ("bandwidth_utilization", "compute_utilization", "prefill_compute_utilization",
            "step_overhead_us_per_layer")
-
-
 """The roofline's efficiency factors: scenario fields that, when empty, take the calibrated values."""
 
 
 TTFT_FACTOR = "ttft_overhead_ms"
-
-
 """Calibrated only: fixed time of every request before its prefill and after its first token (API server,
 tokenization, scheduling, streaming the token); 0 where data/calibration.csv has no such column or the scenario gives
 its own ``step_overhead_us_per_layer``."""
 
 
 TOKEN_FACTOR = "token_overhead_ns_per_layer"
-
-
 """Calibrated only (no scenario field): time per token per layer outside the GEMMs and attention (norms,
 activations, routing and token permutation, sampling); 0 where data/calibration.csv has no such column, and 0 when the
 scenario gives its own ``step_overhead_us_per_layer`` (its overhead then replaces the calibrated ones)."""
 
 
 KV_FACTOR = "kv_bandwidth_utilization"
-
-
 """Calibrated only (no scenario field): share of peak memory bandwidth the decode attention kernels reach while
 reading the paged KV cache (scattered blocks of a few dozen tokens, one per sequence, unlike the weight GEMMs' long
 streams); the weights' ``bandwidth_utilization`` where data/calibration.csv has no such column or the scenario gives
@@ -83,14 +73,10 @@ BEST = "best"
 
 
 ROOFLINE_STACK = "roofline"
-
-
 """``serving_stack_used`` of a row no published stack covers: the plain roofline (single node, no speculation)."""
 
 
 SCALE_OUT_GB_PER_S = 50.0
-
-
 """Link between nodes per accelerator where a multi-node stack gives none [GB/s]: one 400 Gb/s NIC per GPU."""
 
 

@@ -23,8 +23,6 @@ from collections.abc import Callable, Iterator
 from economics.io import output_paths
 
 GRACE_S = 2.0
-
-
 """Seconds the main thread has to unwind after a signal before the watchdog ends the process itself."""
 
 

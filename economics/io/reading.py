@@ -60,14 +60,10 @@ FORMATS = ("csv", "parquet", "json")
 
 
 CHUNK_BYTES = 8 << 20
-
-
 """Bytes of CSV parsed per chunk (about 60,000 rows of a typical scenario file: peak memory under 1 GB)."""
 
 
 CHUNK_ROWS = 100_000
-
-
 """Rows per chunk for Parquet and JSON."""
 
 
@@ -75,8 +71,6 @@ HEAD_BYTES = 1 << 16
 
 
 TRAILING = "\x00trailing"
-
-
 """Name of the empty column a trailing separator makes (never a field; checked empty, then dropped)."""
 
 
@@ -87,14 +81,10 @@ PLAIN_NUMBER_REGEX = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
 
 
 DECIMAL_COMMA = r"^\s*[+-]?(\d{1,3}(\.\d{3})+|\d+)?,\d*([eE][+-]?\d+)?\s*$|^\s*[+-]?\d{1,3}(\.\d{3})+,?\s*$"
-
-
 """A number written with a decimal comma and optional dot thousands groups (``0,12``, ``1.234,5``, ``1.234,``)."""
 
 
 AMBIGUOUS_DOTS = r"^\s*[+-]?\d{1,3}\.\d{3}\s*$"
-
-
 """``30.000``: 30 with a decimal point or 30000 with a thousands dot; refused in a ``;`` file. Two dots or more
 (``3.000.000.000``) can only be thousands separators: read as such."""
 
@@ -109,8 +99,6 @@ CRLF or CR."""
 
 DECODE_COLUMNS = frozenset({"decode_accelerator", "decode_accelerator_count", *(
     n for n, spec in FIELDS.items() if spec.catalog_field and spec.catalog_id == "decode_accelerator")})
-
-
 """Columns a result holds only when some row names a decode accelerator (fixed by the header when streaming)."""
 
 
@@ -178,8 +166,6 @@ class _NeedMore(Exception):
 
 
 MAX_HEAD_BYTES = 256 << 20
-
-
 """The most bytes read to find the header and the first row (comments included)."""
 
 

@@ -8,6 +8,7 @@ it always did, with a note that the row of that number is another.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,9 +19,9 @@ from economics.io.reading import CHUNK_BYTES, SCENARIO_COLUMNS, Columns, Source,
 from economics.validation import InputError
 from economics.values import capped, shown
 
+MAX_SHARED = 100
+"""A name shared by this many rows ends the scan: the error lists them as '100+ rows' (time and memory bounded)."""
 MAX_GUESS_NAMES = 100_000
-
-
 """Names kept to suggest the closest when none matches (a larger file gets no suggestion, not a larger memory)."""
 
 
@@ -45,7 +46,7 @@ class _Search:
             hits = np.flatnonzero(names == self.row.strip()) if self.row is not None else np.array([], dtype=int)
             if hits.size and self.first_named is None:
                 self.first_named = chunk.iloc[[hits[0]]]
-            self.named += [start + int(h) for h in hits[:100]]
+            self.named += [start + int(h) for h in hits[:MAX_SHARED - len(self.named)]]
             if len(self.names) < MAX_GUESS_NAMES:
                 self.names += list(names[: MAX_GUESS_NAMES - len(self.names)])
         if self.number is not None and start < self.number <= self.rows:
@@ -71,10 +72,13 @@ def find_row(source: Source, row: str, fmt: str | None = None, chunk_bytes: int 
         row = rest
     by_name, by_number = kind != "number" or not rest, kind != "name" or not rest
     search = _Search(row if by_name else None, _row_number(text) if by_number else None)
-    for chunk in read_chunks(source, fmt, chunk_bytes=chunk_bytes, columns=columns):
-        search.add(chunk)
+    with contextlib.closing(read_chunks(source, fmt, chunk_bytes=chunk_bytes, columns=columns)) as chunks:
+        for chunk in chunks:
+            search.add(chunk)
+            if len(search.named) >= MAX_SHARED or (not by_name and search.numbered is not None):
+                break  # the answer cannot change: number:N found, or a name shared beyond listing
     if len(search.named) > 1:
-        raise InputError(f"--row: {len(search.named)}{'+' if len(search.named) == 100 else ''} rows are named "
+        raise InputError(f"--row: {len(search.named)}{'+' if len(search.named) == MAX_SHARED else ''} rows are named "
                          f"'{shown(row)}' (rows {capped([str(i + 1) for i in search.named], 'rows')}); give the row "
                          "number (--row number:N)")
     if search.first_named is not None:

@@ -53,15 +53,11 @@ class Chain(io.RawIOBase):
 
 
 MAX_BUFFERED_BYTES = 1 << 30
-
-
 """A Parquet or JSON table from a pipe or standard input is read whole (Parquet needs to seek, JSON is one
 document): at most this many bytes, else an :class:`InputError` that says to pass a file by path."""
 
 
 Source = str | Path | bytes | IO[bytes]
-
-
 """A table to read: a path, its bytes, or a binary stream (standard input, a pipe), read once from the start."""
 
 
@@ -115,8 +111,6 @@ def open_source(source: Source) -> tuple[Any, Callable[[], float | None]]:
 
 
 MAX_DECOMPRESSED_BYTES = 64 << 30
-
-
 """Decompressed bytes a gzip or zstd input may hold (64 GB, about 500 million scenario rows); beyond it the read
 stops with an :class:`InputError` (``evaluate --max-decompressed-mb`` sets another bound)."""
 

@@ -234,8 +234,6 @@ class _JsonRecords:
 
 
 Evaluator = Callable[[pd.DataFrame], tuple[pd.DataFrame, pd.DataFrame]]
-
-
 """A chunk of scenarios -> (result rows, problem report with 1-based ``row``)."""
 
 

@@ -42,8 +42,6 @@ CANDIDATE_COLUMNS: dict[str, tuple[str, str]] = {
     "family": ("", "Accelerator family for failure and repair rates (data/reliability.csv)"),
     "roles": ("", "Roles allowed, separated by ';' (aggregated;prefill;decode); empty = all the figures allow"),
 }
-
-
 """Columns of a CANDIDATES.csv: one hardware option per row with its own measured rates and prices."""
 
 
@@ -100,8 +98,6 @@ RATE_COLUMNS = ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_a
 
 
 RATES_MEMO_SIZE = 64
-
-
 """Rate tables kept by :func:`catalog_rates` (the most recently used; each a few kB)."""
 
 
@@ -177,8 +173,6 @@ def _engine_rates(s: Scenario, accelerators: list[str], targets: list[float | No
 
 
 FEW_RATE_ROWS = 32
-
-
 """Up to this many rows are rated one by one through the single-scenario path (about 1 ms each against about
 30 ms for a small table through the vectorised one); a row that path refuses sends the table through
 :func:`economics.evaluate`, which reports such rows in its ``error`` column."""

@@ -26,8 +26,6 @@ LIMIT_WORDS: dict[str, tuple[str, str, Any]] = {
                        else st.capex_budget_usd / 1e6),
     Row.KV_LINK: ("GB/s", "{:,.1f}", lambda s, st: s.kv_link_gb_per_s),
 }
-
-
 """Each limit an infeasible plan may need more of: its unit, its format and where its value is."""
 
 

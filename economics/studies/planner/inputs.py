@@ -69,8 +69,6 @@ PLAN_FIELDS: dict[str, FieldSpec] = {f.name: f for f in (
     _pf("min_pool_systems", "int", 1, "system", "Smallest pool: a pool the plan uses has at least this many "
         "systems (at its largest hour when rented); rack-scale systems are always whole racks", ge=1, le=10_000),
 )}
-
-
 """Planner inputs that are not scenario fields (a FILE row may carry them as extra columns)."""
 
 

@@ -136,6 +136,4 @@ def apply_rules(m: PlanModel, x: np.ndarray) -> np.ndarray:
 
 
 RULE_OFF: dict[str, Any] = {"max_pools": None, "min_rental_hours": 1.0, "min_pool_systems": 1}
-
-
 """Each operations setting at the value that makes it no rule."""
