@@ -38,7 +38,13 @@ from economics.engine.batch import (
 from economics.io import benchmarks, interrupts, output_paths, row_lookup, tables, terminal
 from economics.io.documents import fields_markdown, template_text
 from economics.io.output_paths import write_text as write_output
-from economics.io.plan_files import InvalidPlanRow, plan_csv_text, plan_from_files, solver_chatter_silenced
+from economics.io.plan_files import (
+    MAX_PLAN_FILE_BYTES,
+    InvalidPlanRow,
+    plan_csv_text,
+    plan_from_files,
+    solver_chatter_silenced,
+)
 from economics.io.scenario_files import read_input_bytes, to_csv_text, to_json_text
 from economics.outputs import NUMERIC_OUTPUTS
 from economics.scenario import FIELDS, Scenario
@@ -104,7 +110,8 @@ def _load_curves(args: argparse.Namespace) -> str:
     if not path:
         return ""
     try:
-        return user_curves.load(user_curves.read_bounded(path) if path != "-" else _read(path), Path(path).name).sha256
+        data = user_curves.read_bounded(path) if path != "-" else _read(path, user_curves.MAX_BYTES)
+        return user_curves.load(data, Path(path).name).sha256
     except user_curves.CurveFileError as exc:
         raise InputError(f"--curves: {exc}") from None
 
@@ -306,7 +313,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     try:
         sha = _load_curves(args)
         with solver_chatter_silenced():
-            out = plan_from_files(_read(args.input), args.row, None if not args.candidates else _read(args.candidates),
+            out = plan_from_files(_read(args.input, MAX_PLAN_FILE_BYTES), args.row,
+                                  None if not args.candidates else _read(args.candidates, MAX_PLAN_FILE_BYTES),
                                   [a.strip() for a in args.accelerators.split(",") if a.strip()], args.frontier, sha)
     except InvalidPlanRow as exc:
         for line in str(exc).splitlines():
@@ -325,7 +333,8 @@ def cmd_import_benchmark(args: argparse.Namespace) -> int:
     skipped: list[str] | None = [] if args.skip_bad_rows else None
     try:
         table = benchmarks.import_benchmark(
-            [(Path(p).name if p != "-" else "stdin", _read(p)) for p in args.files], args.accelerator,
+            [(Path(p).name if p != "-" else "stdin", _read(p, benchmarks.MAX_FILE_BYTES)) for p in args.files],
+            args.accelerator,
             args.accelerators, args.model, args.precision, args.format, args.curve_id, skipped, args.input_tokens,
             args.output_tokens)
     except benchmarks.BenchmarkError as exc:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from economics import catalog
-from economics.values import ValueProblem, escape_controls, number, shown
+from economics.values import ValueProblem, escape_controls, number, shown, shown_path
 
 REQUIRED = ("accelerator", "model", "precision", "input_tokens", "output_tokens", "output_tokens_per_s_per_user",
             "output_tokens_per_s_per_accelerator")
@@ -172,9 +172,9 @@ def read_bounded(path: str) -> bytes:
         with open(path, "rb") as f:
             data = f.read(MAX_BYTES + 1)
     except OSError as exc:
-        raise CurveFileError(f"cannot read {shown(path)}: {exc.strerror or type(exc).__name__}") from None
+        raise CurveFileError(f"cannot read {shown_path(path)}: {exc.strerror or type(exc).__name__}") from None
     if len(data) > MAX_BYTES:
-        raise CurveFileError(f"{shown(path)}: more than the {MAX_BYTES:,} bytes a curve file may have")
+        raise CurveFileError(f"{shown_path(path)}: more than the {MAX_BYTES:,} bytes a curve file may have")
     return data
 
 

@@ -113,6 +113,22 @@ def shown(value: Any, limit: int = MAX_SHOWN_CHARS) -> str:
     return escape_controls(text)
 
 
+MAX_SHOWN_PATH_CHARS = 400
+"""A path in a message is shown whole up to this many characters (a path cut at 60 no longer says which file)."""
+
+
+def shown_path(path: str) -> str:
+    r"""A file path as plain, safe text for a message: control characters escaped, whole up to
+    :data:`MAX_SHOWN_PATH_CHARS`; a longer one keeps its end, where the file's name is.
+
+    >>> shown_path("/tmp/" + "d/" * 300 + "scenarios.csv")[-40:]
+    'd/d/d/d/d/scenarios.csv (618 characters)'
+    """
+    if len(path) > MAX_SHOWN_PATH_CHARS:
+        return "…" + escape_controls(path[-MAX_SHOWN_PATH_CHARS:]) + f" ({len(path):,} characters)"
+    return escape_controls(path)
+
+
 def _repr(value: Any) -> str:
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return str(int(value))

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import re
+import sys
+from typing import Any
 
 import pandas as pd
 import pytest
 
 import economics
-from economics.io.scenario_files import read_scenarios_csv
+from economics.io.scenario_files import read_input_bytes, read_scenarios_csv
 from economics.validation import InputError
 
 GOOD = "name,accelerator_count,output_tokens_per_s_per_accelerator\nok,8,1000\n"
@@ -127,3 +130,20 @@ def test_outputs_never_hold_nan_or_infinity() -> None:
     assert row["gross_margin"] is pd.NA
     text = economics.io.scenario_files.to_csv_text(result) + economics.io.scenario_files.to_json_text(result)
     assert not re.search(r"\b(nan|inf|infinity)\b", text, flags=re.IGNORECASE)
+
+
+def test_inputs_read_whole_are_bounded_before_they_are_read(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # plan, CANDIDATES, benchmark files and --curves - are read whole: one byte past the limit is refused, named,
+    # and only limit + 1 bytes are ever read (a 2 GB pipe is not buffered to find out)
+    path = tmp_path / "eleven.csv"
+    path.write_bytes(b"x" * 11)
+    assert read_input_bytes(str(path), 11) == b"x" * 11
+    with pytest.raises(InputError, match=r"^/.*/eleven\.csv: more than the 10 bytes this input may have$"):
+        read_input_bytes(str(path), 10)
+    stdin = io.BytesIO(b"y" * 100)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(stdin))
+    with pytest.raises(InputError, match="standard input: more than the 10 bytes"):
+        read_input_bytes("-", 10)
+    assert stdin.tell() == 11
+    with pytest.raises(InputError, match="cannot read .*missing"):
+        read_input_bytes(str(tmp_path / "missing"), 10)

@@ -33,10 +33,14 @@ from economics import catalog, user_curves
 from economics.engine.measured import LENGTH_TOLERANCE
 from economics.io.benchmark_formats import FORMATS, BenchmarkError, Run, detect, read_runs
 from economics.io.benchmark_formats import number_cell as num
+from economics.io.scenario_files import read_input_bytes
+from economics.validation import InputError
 from economics.values import shown
 
 __all__ = ["FORMATS", "BenchmarkError", "Flags", "Run", "curves_csv", "import_benchmark", "model_id", "points"]
 MAX_FILES = 1_000
+MAX_FILE_BYTES = 128_000_000
+"""The most bytes one benchmark file may have (read whole and parsed: memory stays under 1 GB)."""
 
 
 @dataclass(frozen=True)
@@ -274,9 +278,9 @@ def import_benchmark(files: Iterable[str | Path | tuple[str, bytes]], accelerato
 
 def _read(path: Path) -> bytes:
     try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise BenchmarkError(f"cannot read {shown(str(path))}: {exc.strerror or type(exc).__name__}") from None
+        return read_input_bytes(str(path), MAX_FILE_BYTES)
+    except InputError as exc:
+        raise BenchmarkError(str(exc)) from None
 
 
 def curves_csv(table: pd.DataFrame) -> str:

@@ -24,7 +24,7 @@ from typing import IO
 
 from economics.io import terminal
 from economics.validation import InputError
-from economics.values import shown
+from economics.values import shown, shown_path
 
 _PARTIALS: set[str] = set()
 """Temporary files being written: removed by :func:`remove_partials` when a run is interrupted."""
@@ -60,22 +60,22 @@ def check_output(given: str, option: str = "-o") -> Target:
     if given == "-":
         return STDOUT
     if given == "" or "\x00" in given:
-        raise InputError(f"cannot write {option} '{shown(given)}': not a file name")
+        raise InputError(f"cannot write {option} '{shown_path(given)}': not a file name")
     path = os.path.realpath(given)  # a symlink is followed: its target is written, the link stays
     try:
         st = os.stat(path)
     except FileNotFoundError:
         st = None
     except OSError as exc:
-        raise InputError(f"cannot write {option} '{shown(given)}': {exc.strerror or exc}") from None
+        raise InputError(f"cannot write {option} '{shown_path(given)}': {exc.strerror or exc}") from None
     if st is None:
         return _new_file(given, path, option)
     if stat.S_ISDIR(st.st_mode):
-        raise InputError(f"cannot write {option} '{shown(given)}': is a folder; name a file to write")
+        raise InputError(f"cannot write {option} '{shown_path(given)}': is a folder; name a file to write")
     if stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode):
         return Target(given, path, True, 0)
     if not stat.S_ISREG(st.st_mode):
-        raise InputError(f"cannot write {option} '{shown(given)}': is not a regular file, a pipe or a device; "
+        raise InputError(f"cannot write {option} '{shown_path(given)}': is not a regular file, a pipe or a device; "
                          "not replaced")
     return Target(given, path, False, stat.S_IMODE(st.st_mode))
 
@@ -83,11 +83,11 @@ def check_output(given: str, option: str = "-o") -> Target:
 def _new_file(given: str, path: str, option: str) -> Target:
     """A path that does not exist yet: its folder must."""
     if given.endswith(("/", os.sep)):
-        raise InputError(f"cannot write {option} '{shown(given)}': names a folder; name a file to write")
+        raise InputError(f"cannot write {option} '{shown_path(given)}': names a folder; name a file to write")
     folder = os.path.dirname(path) or "."
     if not os.path.isdir(folder):
         folder_given = shown(os.path.dirname(given) or ".")
-        raise InputError(f"cannot write {option} '{shown(given)}': the folder '{folder_given}' does not exist")
+        raise InputError(f"cannot write {option} '{shown_path(given)}': the folder '{folder_given}' does not exist")
     umask = os.umask(0)
     os.umask(umask)
     return Target(given, path, False, 0o666 & ~umask)
@@ -209,4 +209,4 @@ def write_text(given: str, text: str, option: str = "-o") -> None:
         with opened(check_output(given, option)) as f:
             f.write(text.encode("utf-8"))
     except OSError as exc:
-        raise InputError(f"cannot write {option} '{shown(given)}': {exc.strerror or type(exc).__name__}") from None
+        raise InputError(f"cannot write {option} '{shown_path(given)}': {exc.strerror or type(exc).__name__}") from None

@@ -27,7 +27,7 @@ import csv
 import io
 import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -232,7 +232,7 @@ def sniff_layout(head: bytes, final: bool = True, columns: Columns = SCENARIO_CO
 def read_chunks(source: Source, fmt: str | None = None, chunk_bytes: int = CHUNK_BYTES,
                 chunk_rows: int = CHUNK_ROWS, progress: Callable[[int, float | None], None] | None = None,
                 max_rows: int | None = None, max_decompressed_bytes: int | None = None,
-                columns: Columns = SCENARIO_COLUMNS) -> Iterator[pd.DataFrame]:
+                columns: Columns = SCENARIO_COLUMNS) -> Generator[pd.DataFrame, None, None]:
     """The scenarios of ``source`` (a path, the file's bytes or a binary stream such as standard input) chunk by
     chunk, the index counting data rows from 0 across chunks. ``progress(rows read, fraction of the file read or
     None)`` is called after each chunk; more than ``max_rows`` rows raise :class:`InputError` as soon as they are

@@ -13,7 +13,6 @@ import json
 import re
 import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,7 +20,7 @@ import pandas as pd
 
 from economics.scenario import FIELDS
 from economics.validation import RANGE_COLUMNS, InputError, check_columns
-from economics.values import capped, escape_controls, shown
+from economics.values import capped, escape_controls, shown, shown_path
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 PLAIN_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -76,18 +75,25 @@ def read_scenarios_csv(data: bytes | str) -> pd.DataFrame:
 
 
 
-def read_input_bytes(path: str) -> bytes:
-    """The bytes of a command's input file, or of standard input for ``-``; an unreadable path is an
-    :class:`InputError` naming it (never a traceback).
+def read_input_bytes(path: str, max_bytes: int) -> bytes:
+    """The bytes of a command's input file, or of standard input for ``-``, read whole: at most ``max_bytes`` (a
+    larger input is refused after reading one byte more, so memory is bounded before it is read); an unreadable
+    path is an :class:`InputError` naming it (never a traceback).
     """
-    if path == "-":
-        return sys.stdin.buffer.read()
     try:
-        return Path(path).read_bytes()
+        if path == "-":
+            data = sys.stdin.buffer.read(max_bytes + 1)
+        else:
+            with open(path, "rb") as f:
+                data = f.read(max_bytes + 1)
     except OSError as exc:
-        raise InputError(f"cannot read {shown(path)}: {exc.strerror or type(exc).__name__}") from None
+        raise InputError(f"cannot read {shown_path(path)}: {exc.strerror or type(exc).__name__}") from None
     except ValueError as exc:  # an embedded NUL in the path
-        raise InputError(f"cannot read {shown(path)}: {exc}") from None
+        raise InputError(f"cannot read {shown_path(path)}: {exc}") from None
+    if len(data) > max_bytes:
+        where = "standard input" if path == "-" else shown_path(path)
+        raise InputError(f"{where}: more than the {max_bytes:,} bytes this input may have")
+    return data
 
 
 MAX_JSON_BYTES = 200_000_000

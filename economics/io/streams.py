@@ -16,7 +16,7 @@ from typing import IO, Any
 import pyarrow as pa
 
 from economics.validation import InputError
-from economics.values import shown
+from economics.values import shown, shown_path
 
 GZIP_MAGIC, ZSTD_MAGIC, PARQUET_MAGIC = b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"PAR1"
 
@@ -77,7 +77,7 @@ def stream_of(source: Source) -> IO[bytes] | None:
         try:
             return open(source, "rb")  # noqa: SIM115 - closed with the reader
         except OSError as exc:
-            raise InputError(f"cannot read {shown(str(source))}: {exc.strerror or type(exc).__name__}") from None
+            raise InputError(f"cannot read {shown_path(str(source))}: {exc.strerror or type(exc).__name__}") from None
     return None
 
 
@@ -104,9 +104,9 @@ def open_source(source: Source) -> tuple[Any, Callable[[], float | None]]:
         handle = open(source, "rb")  # noqa: SIM115 - closed with the reader
         size = os.fstat(handle.fileno()).st_size
     except OSError as exc:
-        raise InputError(f"cannot read {shown(str(source))}: {exc.strerror or type(exc).__name__}") from None
+        raise InputError(f"cannot read {shown_path(str(source))}: {exc.strerror or type(exc).__name__}") from None
     except ValueError as exc:
-        raise InputError(f"cannot read {shown(str(source))}: {exc}") from None
+        raise InputError(f"cannot read {shown_path(str(source))}: {exc}") from None
     return handle, lambda: handle.tell() / max(size, 1) if not handle.closed else 1.0
 
 

@@ -23,7 +23,7 @@ from economics.io.reading import DECODE_COLUMNS, FORMULA_REGEX, PLAIN_NUMBER_REG
 from economics.io.scenario_files import json_record_lines
 from economics.scenario import FIELDS
 from economics.validation import RANGE_COLUMNS, InputError
-from economics.values import shown
+from economics.values import shown_path
 
 
 def result_columns(first: list[str], header: list[str]) -> list[str]:
@@ -155,7 +155,7 @@ class TableWriter:
             else:
                 self.file = pa.PythonFile(self.sink, mode="w")
         except OSError as exc:
-            raise InputError(f"cannot write {shown(self.path)}: {exc.strerror or exc}") from None
+            raise InputError(f"cannot write {shown_path(self.path)}: {exc.strerror or exc}") from None
         codec = "gzip" if self.path.endswith(".gz") else ("zstd" if self.path.endswith(".zst") else None)
         out = pa.CompressedOutputStream(self.file, codec) if codec and self.fmt == "csv" else self.file
         self.stream = out

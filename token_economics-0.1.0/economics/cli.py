@@ -1,0 +1,594 @@
+"""Command line: evaluate, explain, compare, retrofit, uncertainty, calibrate, template, fields, schema.
+
+Exit codes (every command):
+  0  every row valid, output written
+  1  some rows invalid (evaluate still writes the valid rows, with the error report), or the chosen row is invalid,
+     or ``plan`` found no feasible plan (the best partial plan and its diagnosis are written)
+  2  unusable input or arguments (not a CSV/JSON of scenarios, unknown or duplicate columns, no rows, unknown or
+     ambiguous row name, bad option values, a file that cannot be read or written)
+  3  internal error or out of memory: one line on stderr, never a traceback
+  130, 143  interrupted (Ctrl-C) or terminated (SIGTERM): one line, the partial output file removed
+Messages escape control characters and shorten long names and values; long lists end with a count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import functools
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+import pandas as pd
+
+from economics import user_curves
+from economics.catalog import accelerator_ids, closest, unknown_id_message
+from economics.domain.explain import format_number as fmt
+from economics.engine.batch import (
+    ScenarioError,
+    as_scenario,
+    evaluate_scenario,
+    evaluate_with_report,
+    explain_row,
+    provenance_text,
+)
+from economics.io import benchmarks, interrupts, output_paths, row_lookup, tables, terminal
+from economics.io.documents import fields_markdown, template_text
+from economics.io.output_paths import write_text as write_output
+from economics.io.plan_files import (
+    MAX_PLAN_FILE_BYTES,
+    InvalidPlanRow,
+    plan_csv_text,
+    plan_from_files,
+    solver_chatter_silenced,
+)
+from economics.io.scenario_files import read_input_bytes, to_csv_text, to_json_text
+from economics.outputs import NUMERIC_OUTPUTS
+from economics.scenario import FIELDS, Scenario
+from economics.studies import calibration, leave_out, sweep
+from economics.studies.compare import compare_accelerators
+from economics.studies.retrofit import analyse, break_even_decode_price_usd
+from economics.studies.retrofit_explain import study_text
+from economics.studies.uncertainty import default_ranges, monte_carlo, ranges_from_row, tornado, with_range_columns
+from economics.validation import RANGE_COLUMNS, InputError, Problem, validate
+from economics.values import capped, escape_controls, escape_for_terminal, shown
+
+EXIT_OK, EXIT_INVALID_ROWS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
+MAX_REPORT_LINES = 50
+"""Problems printed on stderr before the rest are counted (``--errors FILE`` writes them all)."""
+MAX_MESSAGE_CHARS = 500
+MAX_SAMPLES = 1_000_000
+
+
+_read = read_input_bytes
+
+
+def say(message: str, out: TextIO | None = None) -> None:
+    """One line of user-facing text on stderr: control characters escaped, at most MAX_MESSAGE_CHARS."""
+    text = escape_controls(message)
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = text[:MAX_MESSAGE_CHARS] + f"… ({len(text):,} characters)"
+    (out or sys.stderr).write(text + "\n")
+
+
+def schema_text() -> str:
+    """The JSON schema of a scenario (:class:`economics.scenario.Scenario`), indented, for the ``schema`` command."""
+    return json.dumps(Scenario.model_json_schema(), indent=2)
+
+
+def _report(report_rows: list[tuple[int, str, str, object, str]]) -> None:
+    """``row N (name): message`` per problem on stderr, the first MAX_REPORT_LINES, then a count."""
+    for row, name, _field, _value, message in report_rows[:MAX_REPORT_LINES]:
+        say(f"row {row} ({shown(str(name))}): {message}")
+    if len(report_rows) > MAX_REPORT_LINES:
+        say(f"… and {len(report_rows) - MAX_REPORT_LINES:,} more problems (--errors FILE writes them all)")
+
+
+def _evaluate_chunk(df: pd.DataFrame, curves: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
+    result, report = evaluate_with_report(with_curves(df, curves))
+    return with_range_columns(result, df), report
+
+
+def with_curves(df: pd.DataFrame, sha256: str) -> pd.DataFrame:
+    """The scenarios with ``curves_sha256`` set to the file loaded by ``--curves`` where a row names none (a row
+    naming another file keeps it: the file it needs is then named if it is not loaded).
+    """
+    if not sha256:
+        return df
+    out = df.copy()
+    given = out["curves_sha256"] if "curves_sha256" in out.columns else pd.Series("", index=out.index)
+    out["curves_sha256"] = given.where(given.map(lambda v: not _empty(v)), sha256)
+    return out
+
+
+def _load_curves(args: argparse.Namespace) -> str:
+    """``--curves FILE``: the file read, checked and kept (economics.user_curves); its hash, or '' without one."""
+    path = getattr(args, "curves", None)
+    if not path:
+        return ""
+    try:
+        data = user_curves.read_bounded(path) if path != "-" else _read(path, user_curves.MAX_BYTES)
+        return user_curves.load(data, Path(path).name).sha256
+    except user_curves.CurveFileError as exc:
+        raise InputError(f"--curves: {exc}") from None
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    """Read, evaluate and write chunk by chunk (economics.io.tables), in CSV, Parquet or JSON."""
+    source = sys.stdin.buffer if args.input == "-" else args.input  # standard input streams as a file does
+    chunks = tables.read_chunks(source, args.input_format, progress=tables.terminal_progress(sys.stderr),
+                                max_decompressed_bytes=args.max_decompressed_mb << 20)
+    fmt = tables.output_format(args.output, args.format)
+    sys.stdout.flush()
+    sink = terminal.table_sink() if args.output == "-" else None  # escaped on a terminal, exact to a pipe
+    spare = io.BytesIO() if args.output == "-" and sink is None else None
+    curves = _load_curves(args)
+    totals = tables.stream(chunks, functools.partial(_evaluate_chunk, curves=curves),
+                           tables.TableWriter(args.output, fmt, sink or spare))
+    if spare is not None:
+        terminal.data(spare.getvalue().decode("utf-8"))
+    report, rows, invalid = totals.report, totals.rows, totals.invalid
+    tables.end_progress(sys.stderr)
+    if args.errors:
+        write_output(args.errors, to_csv_text(report), "--errors")
+    _report(list(report.itertuples(index=False, name=None)))
+    if invalid:
+        say(f"{invalid:,} of {rows:,} rows invalid; the valid rows were evaluated")
+        return EXIT_INVALID_ROWS
+    return EXIT_OK
+
+
+class InvalidRow(Exception):
+    """The row a one-row command works on is invalid: its problems are printed and the exit code is 1."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("; ".join(lines))
+        self.lines = lines
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """The ``explain`` command: where each input of the chosen row comes from, then its derivation with the numbers
+    substituted, on stdout; the exit code (an invalid row raises :class:`InvalidRow`).
+    """
+    one, position, raw = _chosen_row(args)
+    try:
+        trace = explain_row(one[[c for c in one.columns if str(c) in FIELDS]], 0)
+    except ScenarioError as exc:
+        raise InvalidRow(_row_lines(one, position, exc.problems)) from None
+    terminal.report(provenance_text({k: v for k, v in raw.items() if k in FIELDS}) + "\n\n" + trace.text() + "\n")
+    return EXIT_OK
+
+
+def _row_lines(one: pd.DataFrame, position: int, problems: list[Problem]) -> list[str]:
+    name = str(one["name"].iloc[0]) if "name" in one.columns else ""
+    return [f"row {position + 1} ({shown(name)}): {p.message}" for p in problems]
+
+
+def _chosen_row(args: argparse.Namespace) -> tuple[pd.DataFrame, int, dict[str, Any]]:
+    """The row ``args.row`` names or numbers (a one-row frame, read chunk by chunk: memory stays one chunk), its
+    position in the file and its non-empty cells. An invalid row (ranges included) raises :class:`InvalidRow`
+    listing every problem.
+    """
+    source = sys.stdin.buffer if args.input == "-" else args.input  # standard input streams as a file does
+    found, position, note = row_lookup.find_row(source, args.row)
+    if note:
+        say(note)
+    one = with_curves(found, _load_curves(args))
+    _, problems = validate(one)
+    if problems:
+        raise InvalidRow(_row_lines(one, position, problems))
+    cells = {str(k): v for k, v in one.iloc[0].to_dict().items() if not _empty(v)}
+    return one, position, cells
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value) or (
+        isinstance(value, str) and value.strip() == "")
+
+
+def _without_ranges(raw: dict[str, Any], command: str) -> dict[str, Any]:
+    """The row's scenario fields; range columns are accepted and set aside with a note (uncertainty uses them)."""
+    ranges = [k for k in raw if k in RANGE_COLUMNS]
+    if ranges:
+        say(f"note: {command} uses the base values; the ranges ({capped(ranges, 'columns')}) are for "
+            f"`python -m economics uncertainty`")
+    return {k: v for k, v in raw.items() if k in FIELDS}
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """The ``compare`` command: the chosen row evaluated on each accelerator of ``--accelerators`` (default: every
+    catalog accelerator), as CSV or JSON; the exit code.
+    """
+    _, _, raw = _chosen_row(args)
+    ids = [a.strip().lower() for a in args.accelerators.split(",") if a.strip()] or accelerator_ids()
+    unknown = [a for a in ids if a not in accelerator_ids()]
+    if unknown:
+        raise InputError(unknown_id_message("--accelerators", shown(unknown[0]), accelerator_ids()))
+    try:
+        table = compare_accelerators(_without_ranges(raw, "compare"), ids)
+    except ScenarioError as exc:
+        raise InvalidRow([str(exc)]) from None
+    write_output(args.output, to_json_text(table) if args.format == "json" else to_csv_text(table))
+    return EXIT_OK
+
+
+def cmd_retrofit(args: argparse.Namespace) -> int:
+    """The ``retrofit`` command: the chosen row's retrofit options and their cash flows, and the break-even decode
+    accelerator price [USD] (CSV or JSON), or with ``--explain`` the study's derivation; notes on stderr. The exit
+    code.
+    """
+    _, _, raw = _chosen_row(args)
+    scenario = _without_ranges(raw, "retrofit")
+    try:
+        result = analyse(scenario)
+        price = break_even_decode_price_usd(scenario)
+    except ValueError as exc:  # ScenarioError, or a field the study needs (the existing fleet's size)
+        raise InvalidRow([str(exc)]) from None
+    for line in _capped_lines(result):
+        say(line)
+    if getattr(args, "explain", False):
+        write_output(args.output, escape_for_terminal(study_text(result, as_scenario(scenario))))  # a report: escaped
+        return EXIT_OK
+    if args.format == "json":
+        write_output(args.output, json.dumps({
+            "options": json.loads(to_json_text(result.options)),
+            "cashflows": json.loads(to_json_text(result.cashflows)),
+            "break_even_decode_price_usd": price}, indent=1, allow_nan=False) + "\n")
+        return EXIT_OK
+    text = to_csv_text(result.options) + "\n" + to_csv_text(result.cashflows)
+    text += f"\nbreak_even_decode_price_usd,{'' if price is None else round(price, 2)}\n"
+    write_output(args.output, text)
+    return EXIT_OK
+
+
+def _capped_lines(result: Any) -> list[str]:
+    """``retrofit``'s notes on stderr: each option that cannot serve the whole demand, year by year, with the revenue
+    it turns away (:attr:`economics.studies.retrofit.RetrofitResult.shortfall`, as the Decode page shows it).
+    """
+    lines = []
+    short = result.shortfall
+    for option in dict.fromkeys(short["option"]):
+        mine = short[short["option"] == option]
+        years = ", ".join(f"year {int(t)} {100 * f:.1f} %" for t, f in zip(mine["year"], mine["served_share"],
+                                                                           strict=True))
+        lines.append(f"note: {option} cannot serve the whole demand: served {years}; revenue turned away "
+                     f"{mine['forgone_revenue_usd'].sum():,.0f} USD over the horizon")
+    return lines
+
+
+def cmd_uncertainty(args: argparse.Namespace) -> int:
+    """The ``uncertainty`` command: for the chosen row's ranges (its ``<field>_low``/``<field>_high`` columns, with
+    ``--default-ranges`` the Uncertainty page's defaults where it gives none), the tornado of ``--output-field``
+    and the Monte Carlo summary, as CSV on stdout; the exit code.
+    """
+    if args.output_field not in NUMERIC_OUTPUTS:
+        guess = closest(args.output_field, list(NUMERIC_OUTPUTS)) if len(args.output_field) <= 100 else None
+        raise InputError(f"--output-field: '{shown(args.output_field)}' is not a numeric output"
+                         + (f"; did you mean '{guess}'?" if guess else "")
+                         + " (`python -m economics fields` lists the outputs)")
+    _, _, row = _chosen_row(args)
+    scenario = {k: v for k, v in row.items() if k in FIELDS}
+    try:
+        ranges = ranges_from_row(row)
+        if args.default_ranges:  # the Uncertainty page's ranges: the row's own ends, else the default spread
+            ranges = default_ranges(evaluate_scenario(as_scenario(scenario)), dict(ranges))
+        if not ranges:
+            raise InputError("no ranges: add <field>_low and <field>_high columns (e.g. electricity_usd_per_kwh_low), "
+                             "or give --default-ranges")
+        sens = tornado(scenario, ranges, args.output_field)
+        mc = monte_carlo(scenario, ranges, args.samples, args.seed, args.distribution)
+    except ScenarioError as exc:
+        raise InvalidRow([str(exc)]) from None
+    terminal.report(f"tornado ({args.output_field}, one field at a time):\n" + to_csv_text(sens) + "\n")
+    terminal.report(f"Monte Carlo ({args.samples:,} samples, {args.distribution}, seed {args.seed}):\n"
+                     + to_csv_text(mc.summary))
+    return EXIT_OK
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """A grid and/or Monte Carlo around one row, on Dask (economics.studies.sweep); quantiles, top-k and fronts on
+    stdout.
+    """
+    _, _, row = _chosen_row(args)
+    try:
+        spec = sweep.sweep_from_args(args, row)
+        bar = tables.terminal_progress(sys.stderr)
+        show = (lambda done, total: bar(done * spec.partition_rows, done / total)) if bar else None
+        result = (sweep.run_local(spec, args.top, show) if args.local else
+                  sweep.run_dask(spec, args.top, args.workers, args.scheduler, show))
+    except ScenarioError as exc:
+        raise InvalidRow([str(exc)]) from None
+    tables.end_progress(sys.stderr)
+    terminal.report(sweep.result_text(result, spec, args.top))
+    return EXIT_OK
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """The cheapest fleet for one row: 0 with a plan (feasible or not, it is data), 1 when the row has a bad value,
+    2 for unusable input (the same exit codes as the other row commands).
+    """
+    try:
+        sha = _load_curves(args)
+        with solver_chatter_silenced():
+            out = plan_from_files(_read(args.input, MAX_PLAN_FILE_BYTES), args.row,
+                                  None if not args.candidates else _read(args.candidates, MAX_PLAN_FILE_BYTES),
+                                  [a.strip() for a in args.accelerators.split(",") if a.strip()], args.frontier, sha)
+    except InvalidPlanRow as exc:
+        for line in str(exc).splitlines():
+            say(line)
+        return EXIT_INVALID_ROWS
+    text = json.dumps(out, indent=1, allow_nan=False) + "\n" if args.format == "json" else plan_csv_text(out)
+    write_output(args.output, text)
+    if not out["feasible"]:  # the plan (the best partial one and its diagnosis) is written; the exit code says so
+        say(f"no feasible plan: {out['infeasible_reason']}")
+        return EXIT_INVALID_ROWS
+    return EXIT_OK
+
+
+def cmd_import_benchmark(args: argparse.Namespace) -> int:
+    """Benchmark files in, a curve file out (economics.io.benchmarks); what a file lacks comes from the flags."""
+    skipped: list[str] | None = [] if args.skip_bad_rows else None
+    try:
+        table = benchmarks.import_benchmark(
+            [(Path(p).name if p != "-" else "stdin", _read(p, benchmarks.MAX_FILE_BYTES)) for p in args.files],
+            args.accelerator,
+            args.accelerators, args.model, args.precision, args.format, args.curve_id, skipped, args.input_tokens,
+            args.output_tokens)
+    except benchmarks.BenchmarkError as exc:
+        raise InputError(str(exc)) from None
+    for note in (skipped or [])[:MAX_REPORT_LINES]:
+        say(f"skipped: {note}")
+    if skipped and len(skipped) > MAX_REPORT_LINES:
+        say(f"… and {len(skipped) - MAX_REPORT_LINES:,} more rows skipped")
+    write_output(args.output, benchmarks.curves_csv(table))
+    curves, twice = table["curve_id"].nunique(), int(table.attrs.get("duplicates", 0))
+    say(f"{len(table):,} points in {curves:,} curve{'s' if curves != 1 else ''}"
+        + (f"; {twice:,} points found in more than one file counted once" if twice else "")
+        + (f"; {len(skipped):,} rows skipped" if skipped else ""))
+    return EXIT_OK
+
+
+def _calibrate_ranges(write: bool) -> int:
+    """``calibrate --ranges``: the spread of the estimate's error per family and for unseen families (one refit per
+    family and one per published table, a few minutes); with ``--write`` stored in data/estimate_ranges.csv.
+    """
+    table = leave_out.leave_out("family", progress=lambda g: say(f"refitting without family {g}"))
+    sources = leave_out.leave_out("source", progress=lambda g: say(f"refitting without table {g}"))
+    date = dt.date.today().strftime("%Y-%m")
+    ranges = leave_out.range_table(table, date, sources)
+    for r in ranges.to_dict("records"):
+        sys.stdout.write(f"  {str(r['scope']):18} {int(r['points']):4d} points  P10 {r['ratio_p10']:.3f}  median "
+                         f"{r['ratio_p50']:.3f}  P90 {r['ratio_p90']:.3f} (measured / estimated)  median error "
+                         f"{r['median_abs_error_pct']:.1f} %  [{r['basis']}]\n")
+    if write:
+        path = calibration.catalog.DATA_DIR / "estimate_ranges.csv"
+        ranges.to_csv(path, index=False, lineterminator="\n")
+        calibration.catalog.estimate_ranges.cache_clear()
+        sys.stdout.write(f"wrote {path}\n")
+        models = leave_out.leave_out("model", progress=lambda g: say(f"refitting without {g}"))
+        errors = leave_out.errors_table({"family": table, "model": models, "source": sources}, date)
+        path = calibration.catalog.DATA_DIR / "leave_out_errors.csv"
+        errors.to_csv(path, index=False, lineterminator="\n")
+        calibration.catalog.leave_out_errors.cache_clear()
+        sys.stdout.write(f"wrote {path}\n")
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    """The ``calibrate`` command: with ``--write`` the factors refitted into data/calibration.csv; ``--ranges``,
+    ``--holdout`` and ``--leave-out`` report the estimate's error; otherwise the stored factors and predicted
+    against measured throughput per point, on stdout. The exit code.
+    """
+    if args.write:
+        table = calibration.fit()
+        path = calibration.catalog.DATA_DIR / "calibration.csv"
+        table.to_csv(path, index=False, lineterminator="\n")
+        calibration.catalog.calibration.cache_clear()
+        sys.stdout.write(f"wrote {path}\n")
+    if getattr(args, "ranges", False):
+        return _calibrate_ranges(args.write)
+    if getattr(args, "holdout", False):
+        sys.stdout.write(calibration.holdout_text())
+        sys.stdout.write(leave_out.stored_errors_text())
+        sys.stdout.write(leave_out.validation_text(leave_out.validation()))
+        return 0
+    if getattr(args, "leave_out", None):
+        table = leave_out.leave_out(args.leave_out, progress=lambda g: say(f"refitting without {g}"))
+        sys.stdout.write(leave_out.summary_text(args.leave_out, table))
+        return 0
+    factors = calibration.catalog.calibration()
+    sys.stdout.write("factors (data/calibration.csv):\n")
+    for scope, row in factors.iterrows():
+        overhead = float(row["step_overhead_us_per_layer"])
+        sys.stdout.write(f"  {scope:18} bandwidth {float(row['bandwidth_utilization']):.2f}  decode compute "
+                         f"{float(row['compute_utilization']):.2f}  prefill compute "
+                         f"{float(row['prefill_compute_utilization']):.2f}  overhead {overhead:g} us/layer  "
+                         f"({row['points']} points; {row['accelerators']})\n")
+    pts, summary = calibration.report()
+    sys.stdout.write("\npredicted vs measured output tokens/s per accelerator:\n")
+    for r in pts.itertuples():
+        measured = fmt(float(r.measured))  # type: ignore[arg-type]
+        if isinstance(r.predicted, float) and r.predicted == r.predicted:
+            line = f"predicted {fmt(r.predicted):>8}  measured {measured:>8}  error {r.error_pct:+7.1f} %"
+        else:
+            line = f"predicted {'-':>8}  measured {measured:>8}  ({r.metric})"
+        tag = "" if r.fitted == "yes" else f"  [{r.fitted}]"
+        sys.stdout.write(f"  {r.point:48} {line}{tag}\n")
+    sys.stdout.write(f"\nsummary over {int(summary['fitted_points'])} fitted points of {int(summary['points'])}: "
+                     f"median absolute error {summary['median_abs_error_pct']:.1f} %, worst "
+                     f"{summary['worst_abs_error_pct']:.1f} %\n")
+    return 0
+
+
+def _count(low: int, high: int, what: str) -> Any:
+    """An argparse type: a whole number in [low, high], with a message naming the option's meaning."""
+    def parse(text: str) -> int:
+        t = text.strip()
+        if not (t.isascii() and t.lstrip("+-").isdigit()):
+            raise argparse.ArgumentTypeError(f"{what} must be a whole number, got '{shown(text, 40)}'")
+        n = int(t)
+        if not low <= n <= high:
+            raise argparse.ArgumentTypeError(f"{what} must be >= {low:,} and <= {high:,}, got {n:,}")
+        return n
+    return parse
+
+
+def _add_row_command(sub: Any, name: str, help_text: str, outputs: bool = False) -> argparse.ArgumentParser:
+    """A subcommand that works on one row of a CSV (``input``, ``--row``), optionally writing a table."""
+    cmd: argparse.ArgumentParser = sub.add_parser(name, help=help_text)
+    cmd.add_argument("input", help="CSV (or gzip/zstd CSV), Parquet or JSON file, or - for standard input")
+    cmd.add_argument("--row", required=True,
+                     help="the row's name, or its 1-based number; name:X or number:N says which")
+    if outputs:
+        cmd.add_argument("-o", "--output", default="-")
+        cmd.add_argument("--format", choices=("csv", "json"), default="csv")
+    add_curves_argument(cmd)
+    return cmd
+
+
+def add_curves_argument(cmd: argparse.ArgumentParser) -> None:
+    """``--curves FILE``: your own measured curves (import-benchmark output) for every row that names none."""
+    cmd.add_argument("--curves", metavar="FILE", help="your measured curves (a CSV from import-benchmark): they "
+                     "outrank the catalog's for their accelerator, model, precision and request shape")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its error line made safe: control characters escaped, long arguments shortened."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        text = escape_controls(message)
+        if len(text) > MAX_MESSAGE_CHARS:
+            text = text[:MAX_MESSAGE_CHARS] + f"… ({len(text):,} characters)"
+        self.exit(EXIT_UNUSABLE, f"{self.prog}: error: {text}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser: one subcommand per command, each with its ``func``."""
+    parser = _Parser(prog="python -m economics", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    ev = sub.add_parser("evaluate", help="evaluate a CSV of scenarios")
+    ev.add_argument("input", help="CSV (or gzip/zstd CSV), Parquet or JSON file, or - for standard input")
+    ev.add_argument("-o", "--output", default="-", help="output file, or - for standard output (default)")
+    ev.add_argument("--format", choices=("csv", "json", "parquet"), default=None,
+                    help="output format (default: from the output's extension, else csv; .gz/.zst compress a CSV)")
+    ev.add_argument("--input-format", choices=("csv", "json", "parquet"), default=None,
+                    help="input format (default: from the file's first bytes and extension)")
+    ev.add_argument("--errors", help="also write the validation report (row, name, field, value, message) as CSV")
+    ev.add_argument("--max-decompressed-mb", type=_count(1, 10**8, "--max-decompressed-mb"),
+                    default=tables.MAX_DECOMPRESSED_BYTES >> 20,
+                    help="refuse a gzip/zstd input larger than this once decompressed (default %(default)s MB)")
+    add_curves_argument(ev)
+    ev.set_defaults(func=cmd_evaluate)
+    _add_row_command(sub, "explain", "print the derivation of one row with its numbers substituted").set_defaults(
+        func=cmd_explain)
+    sub.add_parser("template", help="CSV template: field comments, header, default scenario").set_defaults(
+        func=lambda a: (sys.stdout.write(template_text()), 0)[1])
+    cmp = _add_row_command(sub, "compare", "one scenario's demand across accelerators, ranked by cost per M tokens",
+                           outputs=True)
+    cmp.add_argument("--accelerators", default="", help="comma-separated catalog ids (default: all)")
+    cmp.set_defaults(func=cmd_compare)
+    ret = _add_row_command(sub, "retrofit", "an existing fleet: status quo vs add decode accelerators vs more of the "
+                           "same vs a new generation (NPV, IRR, payback, break-even decode price)", outputs=True)
+    ret.add_argument("--explain", action="store_true", help="print how each option is computed (fleet, capex, opex, "
+                     "revenue, cash flows, NPV, IRR, payback) with its numbers, instead of the tables")
+    ret.set_defaults(func=cmd_retrofit)
+    unc = _add_row_command(sub, "uncertainty", "tornado and Monte Carlo over the <field>_low/<field>_high ranges of a "
+                           "row")
+    unc.add_argument("--samples", type=_count(1, MAX_SAMPLES, "samples"), default=10_000)
+    unc.add_argument("--seed", type=_count(0, 2**32 - 1, "seed"), default=0)
+    unc.add_argument("--distribution", choices=("triangular", "uniform"), default="triangular")
+    unc.add_argument("--output-field", default="cost_usd_per_m_tokens", help="output for the tornado")
+    unc.add_argument("--default-ranges", action="store_true", help="range every field the Uncertainty page ranges "
+                     "(electricity, accelerator price, throughput, PUE, cost of capital): the row's own ends where it "
+                     "gives them, else the page's default spread around the value the engine uses (an estimated "
+                     "throughput: its P10-P90)")
+    unc.set_defaults(func=cmd_uncertainty)
+    imp = sub.add_parser("import-benchmark", help="benchmark results (vLLM, SGLang, GenAI-Perf, AIPerf, GuideLLM, "
+                         "InferenceX, MLPerf) as a curve file for --curves")
+    imp.add_argument("files", nargs="+", metavar="FILE", help="benchmark result files, or - for standard input")
+    imp.add_argument("-o", "--output", default="-", help="curve file to write (CSV), or - for standard output")
+    imp.add_argument("--format", choices=("auto", *benchmarks.FORMATS), default="auto")
+    imp.add_argument("--accelerator", default="", help="catalog id of the accelerator the runs used (vLLM, SGLang, "
+                     "GenAI-Perf, AIPerf and GuideLLM files do not record it)")
+    imp.add_argument("--accelerators", type=_count(1, 100_000, "accelerators"), default=None,
+                     help="accelerators serving each run (every GPU of the deployment)")
+    imp.add_argument("--model", default="", help="catalog model id (default: the file's model name through the "
+                     "aliases of data/models.csv)")
+    imp.add_argument("--precision", default="", help="weight precision: bf16, fp8 or fp4 (where the file omits it)")
+    imp.add_argument("--input-tokens", type=float, default=None, help="mean input tokens per request, where the file "
+                     "records none (MLPerf logs)")
+    imp.add_argument("--output-tokens", type=float, default=None, help="mean output tokens per request, where the "
+                     "file records none")
+    imp.add_argument("--curve-id", default="", help="the curves' id (default: built from tool, hardware, model, "
+                     "precision and lengths)")
+    imp.add_argument("--skip-bad-rows", action="store_true", help="published rows that cannot be read are named "
+                     "on stderr and left out instead of refusing the file")
+    imp.set_defaults(func=cmd_import_benchmark)
+    cal = sub.add_parser("calibrate", help="roofline efficiency factors: predicted vs measured for every point")
+    cal.add_argument("--write", action="store_true", help="refit and write data/calibration.csv first")
+    cal.add_argument("--holdout", action="store_true", help="per scope: training and held-out median and worst error")
+    cal.add_argument("--leave-out", choices=("family", "model", "source"), default=None,
+                     help="refit without each accelerator family (or model, or published table) and predict its "
+                     "points: the error where nothing was measured (one refit each, about 25 s)")
+    cal.add_argument("--ranges", action="store_true", help="the range of an estimate (P10-P90 of measured / "
+                     "estimated) per fitted family and for families with no measured point, from the "
+                     "leave-one-table-out and leave-one-family-out errors; with --write stored in "
+                     "data/estimate_ranges.csv, and the leave-one-family-out, -model-out and -table-out errors in "
+                     "data/leave_out_errors.csv (about 15 minutes)")
+    cal.set_defaults(func=cmd_calibrate)
+    sub.add_parser("fields", help="the input fields and outputs as Markdown tables").set_defaults(
+        func=lambda a: (sys.stdout.write(fields_markdown()), 0)[1])
+    sub.add_parser("schema", help="JSON schema of a scenario").set_defaults(
+        func=lambda a: (sys.stdout.write(schema_text() + "\n"), 0)[1])
+    pl = _add_row_command(sub, "plan", "the cheapest fleet (prefill/decode pools, own/rent, the existing fleet) for "
+                          "a row's demand, targets and facility")
+    pl.add_argument("--candidates", help="CSV of hardware options with their own measured rates and prices "
+                    "(default: the catalog)")
+    pl.add_argument("--accelerators", default="", help="catalog ids to consider, comma-separated (default: all)")
+    pl.add_argument("--frontier", choices=("none", "speed", "site", "both"), default="none",
+                    help="also compute cost frontiers (20 points each)")
+    pl.add_argument("--format", choices=("json", "csv"), default="json")
+    pl.add_argument("-o", "--output", default="-", help="output file, or - for standard output (default)")
+    pl.set_defaults(func=cmd_plan)
+    sw = _add_row_command(sub, "sweep", "a grid and/or Monte Carlo around one row on Dask (local processes, or "
+                          "--scheduler): quantiles, the cheapest, Pareto fronts")
+    sweep.add_sweep_arguments(sw)
+    sw.set_defaults(func=cmd_sweep)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns the exit code (0, 1, 2 or 3, see the module docstring). Never raises."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # argparse has printed the usage and the reason
+        return exc.code if isinstance(exc.code, int) else EXIT_UNUSABLE
+    try:
+        with interrupts.interruptible(say), interrupts.libraries_quiet():
+            output_paths.check_all({"-o": getattr(args, "output", None), "--errors": getattr(args, "errors", None)})
+            return int(args.func(args))
+    except (KeyboardInterrupt, interrupts.Terminated) as exc:
+        return interrupts.unwound(exc, say)
+    except InvalidRow as exc:
+        for line in exc.lines[:MAX_REPORT_LINES]:
+            say(line)
+        return EXIT_INVALID_ROWS
+    except InputError as exc:
+        say(f"error: {exc}")
+        return EXIT_UNUSABLE
+    except BrokenPipeError:
+        return EXIT_OK
+    except MemoryError:
+        say("error: out of memory; try a smaller file or fewer --samples")
+        return EXIT_INTERNAL
+    except RecursionError:
+        say("error: input nested too deeply")
+        return EXIT_UNUSABLE
+    except Exception as exc:  # the last line of defence: one line, never a traceback
+        say(f"internal error: {type(exc).__name__}: {exc} (please report this with the input that caused it)")
+        return EXIT_INTERNAL

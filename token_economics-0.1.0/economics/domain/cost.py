@@ -1,0 +1,175 @@
+"""Hourly cost of one accelerator, owned or rented, split into its parts.
+
+Every function is per accelerator and per hour; multiply by the fleet size for the fleet. Inputs are floats or
+numpy arrays (broadcast). Power figures are IT power *including the accelerator's share of its server*.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from economics.domain.finance import HOURS_PER_YEAR, annualized_cost_usd_per_hour
+from economics.domain.formula import Formula
+
+MONTHS_PER_YEAR = 12.0
+
+
+def average_power_kw(
+    power_kw: ArrayLike, utilization: ArrayLike, idle_power_fraction: ArrayLike
+) -> NDArray[np.float64]:
+    r"""Average IT draw of an accelerator that is busy a share ``utilization`` of the time.
+
+    .. math:: \bar P = P_{max} (f_{idle} + (1 - f_{idle}) u)
+
+    Linear between idle draw and full draw, the usual first-order server power model.
+
+    Parameters
+    ----------
+    power_kw : full-load IT power per accelerator incl. server share [kW]
+    utilization : busy share of the time [fraction, 0..1]
+    idle_power_fraction : idle draw as a share of full draw [fraction, 0..1]
+
+    References: Fan, Weber & Barroso, "Power provisioning for a warehouse-sized computer", ISCA 2007
+    (linear utilization-to-power model).
+
+    >>> round(float(average_power_kw(1.2, 0.5, 0.3)), 6)
+    0.78
+    """
+    f = np.asarray(idle_power_fraction, dtype=float)
+    return np.asarray(power_kw, dtype=float) * (f + (1.0 - f) * np.asarray(utilization, dtype=float))
+
+
+def energy_usd_per_hour(
+    average_power_kw: ArrayLike, pue: ArrayLike, electricity_usd_per_kwh: ArrayLike
+) -> NDArray[np.float64]:
+    r"""Electricity bill for one hour, facility overhead included through PUE.
+
+    .. math:: C_E = \bar P \cdot PUE \cdot p_{kWh}
+
+    Parameters
+    ----------
+    average_power_kw : average IT draw [kW]
+    pue : power usage effectiveness, facility power / IT power [-], >= 1
+    electricity_usd_per_kwh : energy price [USD/kWh]
+
+    >>> round(float(energy_usd_per_hour(0.78, 1.5, 0.08)), 4)
+    0.0936
+    """
+    return np.asarray(average_power_kw, dtype=float) * np.asarray(pue, dtype=float) * np.asarray(
+        electricity_usd_per_kwh, dtype=float
+    )
+
+
+def facility_usd_per_hour(
+    power_kw: ArrayLike,
+    colocation_usd_per_kw_month: ArrayLike,
+    facility_capex_usd_per_kw: ArrayLike,
+    cost_of_capital: ArrayLike,
+    facility_depreciation_years: ArrayLike,
+) -> NDArray[np.float64]:
+    r"""Space, power delivery and cooling infrastructure, charged on *provisioned* (full-load) IT kW.
+
+    .. math:: C_F = P_{max} (c_{colo} \cdot 12 / 8760 + k_{fac} \cdot CRF(r, n_{fac}) / 8760)
+
+    Colocation is rented per provisioned kW whether it is used or not; an owned facility is its build cost per kW
+    repaid as an annuity. Either term may be zero.
+
+    Parameters
+    ----------
+    power_kw : provisioned IT power per accelerator incl. server share [kW]
+    colocation_usd_per_kw_month : colocation rent [USD/(kW month)]
+    facility_capex_usd_per_kw : own-facility build cost [USD/kW]
+    cost_of_capital : [1/year]
+    facility_depreciation_years : facility amortisation period [year]
+
+    >>> round(float(facility_usd_per_hour(1.0, 146.0, 0.0, 0.08, 15)), 4)
+    0.2
+    """
+    p = np.asarray(power_kw, dtype=float)
+    colo = np.asarray(colocation_usd_per_kw_month, dtype=float) * MONTHS_PER_YEAR / HOURS_PER_YEAR
+    built = annualized_cost_usd_per_hour(facility_capex_usd_per_kw, cost_of_capital, facility_depreciation_years)
+    return p * (colo + built)
+
+
+def operations_usd_per_hour(
+    accelerator_price_usd: ArrayLike,
+    maintenance_fraction_per_year: ArrayLike,
+    software_usd_per_accelerator_year: ArrayLike,
+) -> NDArray[np.float64]:
+    r"""Hardware support and software licences of one accelerator.
+
+    .. math:: C_O = (capex \cdot m + s) / 8760
+
+    Parameters
+    ----------
+    accelerator_price_usd : capex per accelerator incl. server share [USD]
+    maintenance_fraction_per_year : support contract as share of capex [1/year]
+    software_usd_per_accelerator_year : licences [USD/year]
+
+    >>> round(float(operations_usd_per_hour(30000, 0.05, 0)), 4)
+    0.1712
+    """
+    capex = np.asarray(accelerator_price_usd, dtype=float)
+    return (capex * np.asarray(maintenance_fraction_per_year, dtype=float) + np.asarray(
+        software_usd_per_accelerator_year, dtype=float
+    )) / HOURS_PER_YEAR
+
+
+def capital_usd_per_hour(
+    accelerator_price_usd: ArrayLike, cost_of_capital: ArrayLike, depreciation_years: ArrayLike
+) -> NDArray[np.float64]:
+    r"""Hourly capital charge of an owned accelerator: its price repaid as an annuity over its depreciation life.
+
+    .. math:: C_K = capex \cdot CRF(r, n) / 8760
+
+    >>> round(float(capital_usd_per_hour(30000, 0.08, 5)), 3)
+    0.858
+    """
+    return annualized_cost_usd_per_hour(accelerator_price_usd, cost_of_capital, depreciation_years)
+
+
+# --- the cost of one pool as formulas (economics.domain.formula), written once and bound to each pool's columns ---
+F = Formula
+AVERAGE_POWER = F("average_power_kw", "kW",
+                  "accelerator_power_kw * (idle_power_fraction + (1 - idle_power_fraction) * utilization)",
+                  note="average draw between idle and full by load")
+CAPITAL = F("capital_usd_per_hour", "USD/h", "accelerators * accelerator_price_usd * crf / HOURS_PER_YEAR")
+ENERGY = F("energy_usd_per_hour", "USD/h",
+           "accelerators * average_power_kw * pue_effective * electricity_usd_per_kwh")
+FACILITY = F("facility_usd_per_hour", "USD/h",
+             "accelerators * accelerator_power_kw * (colocation_usd_per_kw_month * MONTHS_PER_YEAR / HOURS_PER_YEAR"
+             " + facility_capex_usd_per_kw * facility_crf / HOURS_PER_YEAR)",
+             note="per provisioned IT kW: colocation, plus own-facility capex amortised")
+OPERATIONS = F("operations_usd_per_hour", "USD/h",
+               "accelerators * (accelerator_price_usd * maintenance_fraction_per_year"
+               " + software_usd_per_accelerator_year) / HOURS_PER_YEAR")
+RENT = F("rent_usd_per_hour", "USD/h", "accelerators * rent_usd_per_accelerator_hour")
+POOL_OWNED = F("pool_cost_usd_per_hour", "USD/h",
+               "capital_usd_per_hour + energy_usd_per_hour + facility_usd_per_hour + operations_usd_per_hour")
+POOL_RENTED = F("pool_cost_usd_per_hour", "USD/h", "rent_usd_per_hour + energy_usd_per_hour",
+                note="rented; energy paid on top of the rent")
+POOL_RENTED_WITH_ENERGY = F("pool_cost_usd_per_hour", "USD/h", "rent_usd_per_hour", note="rent includes energy")
+TWO_POOL_TOTALS = tuple(
+    F(part, "USD/h", f"prefill_{part} + decode_{part}", note="prefill pool + decode pool")
+    for part in ("capital_usd_per_hour", "energy_usd_per_hour", "facility_usd_per_hour", "operations_usd_per_hour",
+                 "rent_usd_per_hour"))
+POOL_PARTS = ("average_power_kw", "capital_usd_per_hour", "energy_usd_per_hour", "facility_usd_per_hour",
+              "operations_usd_per_hour", "rent_usd_per_hour", "pool_cost_usd_per_hour")
+"""The columns a pool's cost writes (before binding)."""
+
+
+def bind_pool(formula: Formula, pool: str) -> Formula:
+    """``formula`` bound to a pool's columns: ``pool=''`` is the main pool (prefill, or aggregated);
+    ``'prefill'`` names the main pool's parts ``prefill_...``; ``'decode'`` reads the decode pool's hardware.
+
+    >>> bind_pool(CAPITAL, "decode").symbolic()
+    'decode_accelerators x decode_accelerator_price_usd x crf / 8,760 h/year'
+    """
+    if not pool:
+        return formula
+    names = {p: f"{pool}_{p}" for p in POOL_PARTS}
+    if pool == "decode":
+        names |= {s: f"decode_{s}" for s in ("accelerators", "accelerator_price_usd", "accelerator_power_kw",
+                                               "rent_usd_per_accelerator_hour", "utilization")}
+    return formula.bind(names.get(formula.name, formula.name), **names)

@@ -1,0 +1,597 @@
+"""Evaluate scenarios: a DataFrame column-wise, or one scenario through the very same path.
+
+``evaluate(df)`` validates whole columns, computes the valid rows in one vectorised pass and returns one output
+row per input row (nothing dropped): the inputs given (with the catalog figures and estimated throughput filled
+in; absent fields that took their defaults are not repeated), the outputs, ``warnings``, ``valid`` and ``error``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pydantic import ValidationError
+
+from economics import catalog
+from economics.domain.explain import Trace, format_number
+from economics.domain.revenue import PREFILL_ESTIMATE
+from economics.engine import estimate_range
+from economics.engine.derivation import trace_throughput
+from economics.engine.estimate import ESTIMATED_INPUTS, THROUGHPUT_OUTPUTS, fill_throughput
+from economics.engine.measured import SOURCE_CURVE, SOURCE_ESTIMATE, SOURCE_GIVEN, SOURCE_USER
+from economics.engine.pipeline import (
+    INTEGER_OUTPUTS,
+    OPTIONAL_OUTPUTS,
+    OUTPUT_UNITS,
+    WARNINGS,
+    compute,
+    fleet_reasons,
+    warning_text,
+)
+from economics.engine.resolve import per_user_throughput
+from economics.scenario import FIELDS, Scenario, show_value
+from economics.validation import Problem, validate, validate_one
+from economics.values import is_empty
+
+RESULT_COLUMNS = (*FIELDS, *OUTPUT_UNITS, *THROUGHPUT_OUTPUTS, "feasible", "infeasible_reason", "warnings", "valid",
+                  "error")
+"""Columns of an evaluation result, in order."""
+
+REPORT_COLUMNS = ("row", "name", "field", "value", "message")
+
+
+class ScenarioError(ValueError):
+    """An invalid scenario; ``problems`` lists (field, value, message) and str() reads as one message."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(p.message for p in problems))
+
+
+def evaluate(df: pd.DataFrame) -> pd.DataFrame:
+    """Evaluate a table of scenarios column-wise (one row per scenario, columns = scenario fields).
+
+    Invalid rows come back with ``valid=False``, an ``error`` naming each bad field and value, and empty outputs;
+    valid rows are computed. Optional outputs that do not apply (no price given, ...) are empty (``<NA>``),
+    never NaN or infinity. Raises :class:`~economics.validation.InputError` for unknown or duplicate columns.
+
+    >>> out = evaluate(pd.DataFrame({"accelerator_count": [8, 0], "output_tokens_per_s_per_accelerator": [1000, 1000]}))
+    >>> out["valid"].tolist(), out.loc[1, "error"]
+    ([True, False], 'accelerator_count: must be >= 1 and <= 10,000,000 [accelerator], got 0')
+    """
+    return evaluate_with_report(df)[0]
+
+
+def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`evaluate` plus the validation report (row, name, field, value, message), row 1-based."""
+    cols, problems = validate(df)
+    n = len(df)
+    bad = np.zeros(n, dtype=bool)
+    for p in problems:
+        bad[p.row] = True
+    ok = np.flatnonzero(~bad)
+    sub = cols if ok.size == n else {k: v[ok] for k, v in cols.items()}
+    if ok.size and per_user_throughput(sub) and ok.size != n:  # the filled figures become the rows' inputs
+        for k in PER_USER_INPUTS:
+            cols[k] = np.array(cols[k], dtype=float)
+            cols[k][ok] = sub[k]
+    thr = fill_throughput(sub) if ok.size else None
+    if thr is not None and ok.size != n:  # estimated throughput becomes the row's resolved input
+        for k in ESTIMATED_INPUTS:
+            cols[k][ok] = sub[k]
+    feasible_ok = thr["feasible"] if thr is not None else np.zeros(0, dtype=bool)
+    run = ok[feasible_ok]
+    if thr is not None:
+        _mark_throughput(sub, thr)
+    if run.size == ok.size:
+        outputs: dict[str, np.ndarray] | None = _compute_in_chunks(sub) if run.size else None
+    else:
+        outputs = _compute_in_chunks({k: v[feasible_ok] for k, v in sub.items()}) if run.size else None
+
+    data: dict[str, Any] = {}
+    echoed = _echoed_inputs(df, cols)
+    refused = _refused_cells(problems)
+    for name, spec in FIELDS.items():
+        if name not in echoed:
+            continue
+        v = cols[name]
+        if name in refused:  # a refused value is echoed as given (text), or empty (a number column cannot hold it)
+            v = _as_given(v, spec.kind, refused[name], df[name] if name in df.columns else None)
+        if spec.kind == "int":
+            data[name] = _nullable(v).astype("Int64")
+        elif spec.kind == "float":
+            data[name] = _nullable(v)
+        else:
+            data[name] = _text(v)
+    internal: list[Problem] = []
+    for name in OUTPUT_UNITS:
+        if outputs is None:
+            full = np.full(n, np.nan)
+        else:
+            vals = outputs[name]
+            if name not in OPTIONAL_OUTPUTS:
+                # defensive: a non-finite required output would be a bug; it is reported per row, never shown
+                for r in run[~np.isfinite(vals)]:
+                    internal.append(Problem(int(r), name, None, f"{name}: could not be computed for these inputs"))
+            if name in INTEGER_OUTPUTS:
+                for i in np.flatnonzero(vals > MAX_COUNT):
+                    internal.append(Problem(int(run[i]), name, float(vals[i]), too_large_message(name, vals[i])))
+            if run.size == n:
+                full = vals
+            else:
+                full = np.full(n, np.nan)
+                full[run] = vals
+        data[name] = _nullable(full)  # NaN or inf -> <NA>: empty in CSV, null in JSON
+        if name in INTEGER_OUTPUTS:
+            data[name] = data[name].astype("Int64")
+    all_given = thr is not None and ok.size == n and not (thr["throughput_source"] != SOURCE_GIVEN).any()
+    for name, unit in THROUGHPUT_OUTPUTS.items():
+        text = unit == "text"
+        if all_given and name != "output_tokens_per_s_per_user":
+            # every throughput measured: the estimate's outputs are uniformly empty; build them without a full pass
+            words = [SOURCE_GIVEN if name == "throughput_source" else ""]
+            data[name] = (pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), pd.Index(words)) if text
+                          else pd.arrays.FloatingArray(np.zeros(n), np.ones(n, dtype=bool)))
+            continue
+        full = np.full(n, "" if text else np.nan, dtype=object if text else float)
+        if thr is not None:
+            full[ok] = thr[name]
+        data[name] = _text(full) if text else _nullable(full)
+    feasible = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
+    feasible[ok] = feasible_ok
+    reason = np.full(n, "", dtype=object)
+    if thr is not None:
+        reason[ok] = thr["infeasible_reason"]
+    if outputs is not None:
+        fleet_bad = np.flatnonzero(outputs["fleet_flags"] != 0)
+        if fleet_bad.size:
+            run_sub = sub if run.size == ok.size else {k: v[feasible_ok] for k, v in sub.items()}
+            reason[run[fleet_bad]] = fleet_reasons(run_sub, outputs, fleet_bad)
+            feasible[run[fleet_bad]] = False
+    feasible[bad] = pd.NA
+    data["feasible"] = feasible
+    data["infeasible_reason"] = _text(reason)
+    if internal:
+        problems = sorted([*problems, *internal], key=lambda p: p.row)
+        for p in internal:
+            bad[p.row] = True
+            for name in OUTPUT_UNITS:
+                data[name][p.row] = pd.NA
+    flags = np.zeros(n, dtype=np.int64)
+    if outputs is not None:
+        flags[run] = outputs["warning_flags"]
+    flags[bad] = 0
+    # few distinct flag sets: a lookup table beats sorting a million rows
+    distinct = np.flatnonzero(np.bincount(flags, minlength=1 << len(WARNINGS)))
+    lookup = np.zeros(1 << len(WARNINGS), dtype=np.int64)
+    lookup[distinct] = np.arange(distinct.size)
+    data["warnings"] = pd.Categorical.from_codes(lookup[flags], pd.Index([warning_text(int(f)) for f in distinct]))
+    data["valid"] = ~bad
+    error = np.full(n, "", dtype=object)
+    for r, msgs in _group(problems).items():
+        error[r] = "; ".join(msgs)
+    data["error"] = error
+    result = pd.DataFrame(data, index=df.index, copy=False)[[c for c in RESULT_COLUMNS if c in data]]
+    report = pd.DataFrame(
+        [(p.row + 1, cols["name"][p.row], p.field, p.value, p.message) for p in problems],
+        columns=list(REPORT_COLUMNS),
+    )
+    return result, report
+
+
+ALWAYS_ECHOED = frozenset({"name", "accelerator", "ownership", "accelerator_count", "model", *ESTIMATED_INPUTS,
+                           "decode_output_tokens_per_s_per_accelerator"})
+
+
+def _refused_cells(problems: list[Problem]) -> dict[str, list[int]]:
+    """The rows of each field whose value was refused (echoed as given, :func:`_as_given`)."""
+    out: dict[str, list[int]] = {}
+    for p in problems:
+        if p.field in FIELDS:
+            out.setdefault(p.field, []).append(p.row)
+    return out
+
+
+def _as_given(values: Any, kind: str, rows: list[int], given: pd.Series | None) -> np.ndarray:
+    """``values`` with the refused ``rows`` as given: a text cell's text, a number or flag empty (the error says)."""
+    numeric = kind in ("int", "float")
+    out = np.array(values, dtype=float if numeric else object)
+    for r in rows:
+        cell = None if given is None else given.iloc[r]
+        out[r] = np.nan if numeric else None if kind == "bool" else ("" if is_empty(cell) else str(cell))
+    return out
+
+
+def _echoed_inputs(df: pd.DataFrame, cols: dict[str, Any]) -> set[str]:
+    """Input columns repeated in the result: those given, the identity and throughput fields, and the catalog
+    figures filled for the accelerators named. An absent field that took its default is not repeated (the template
+    and ``python -m economics fields`` list the defaults; ``explain`` shows every input with its origin), which
+    keeps a million-row result lean.
+    """
+    given = {str(c) for c in df.columns}
+    any_decode = bool(np.asarray(cols["decode_accelerator"] != "", dtype=bool).any())
+    out = set(given) | ALWAYS_ECHOED
+    for name, spec in FIELDS.items():
+        if spec.catalog_field and (spec.catalog_id != "decode_accelerator" or any_decode):
+            out.add(name)
+    if any_decode:
+        out |= {"decode_accelerator", "decode_accelerator_count"}
+    return out
+
+
+MAX_COUNT = float(FIELDS["accelerator_count"].le or 1e7)
+"""The most accelerators, systems or racks a result may hold: the schema's bound on a fleet."""
+
+
+def too_large_message(name: str, value: float) -> str:
+    """The error of a count beyond :data:`MAX_COUNT` (counts stay floats until here, so they never overflow).
+
+    >>> too_large_message("accelerators", 1.2e25)[:70]
+    'accelerators: the demand needs 1.2e+25, more than the 10,000,000 a fle'
+    """
+    return (f"{name}: the demand needs {value:.3g}, more than the {MAX_COUNT:,.0f} a fleet may hold; lower the demand "
+            "or raise the throughput")
+
+
+PER_USER_INPUTS = ("output_tokens_per_s_per_accelerator", "accelerators_per_replica",
+                   "decode_output_tokens_per_s_per_accelerator", "decode_accelerators_per_replica")
+"""Input columns :func:`economics.engine.resolve.per_user_throughput` may fill."""
+
+CHUNK_ROWS = 1 << 17
+
+
+def _compute_in_chunks(cols: dict[str, Any]) -> dict[str, np.ndarray]:
+    """:func:`compute` over slices of rows written into one output array per column: the same numbers, but the
+    temporaries of each slice fit in memory the allocator reuses, which keeps a million rows fast.
+    """
+    n = len(cols["accelerator"])
+    if n <= CHUNK_ROWS:
+        return compute(cols)
+    out: dict[str, np.ndarray] = {}
+    for start in range(0, n, CHUNK_ROWS):
+        part = compute({k: v[start:start + CHUNK_ROWS] for k, v in cols.items()})
+        for k, v in part.items():
+            if k not in out:
+                out[k] = np.empty(n, dtype=v.dtype)
+            out[k][start:start + CHUNK_ROWS] = v
+    return out
+
+
+def _text(values: Any) -> Any:
+    """Text column for the result: categorical when it is an object array (few distinct values, and much faster
+    to build than a string array for a million rows); string arrays pass through.
+    """
+    if isinstance(values, np.ndarray) and values.dtype == object:
+        codes, uniques = pd.factorize(values)
+        return pd.Categorical.from_codes(codes, pd.Index(uniques, dtype=object))
+    return values
+
+
+def _nullable(values: np.ndarray) -> pd.arrays.FloatingArray:
+    """Float64 with <NA> where the value is NaN or infinite (never shown as a number), -0 as 0; shares ``values``."""
+    array = np.asarray(values, dtype=float)
+    if not array.flags.writeable:  # a broadcast default: the result gets its own, writable copy
+        array = array.copy()
+    np.add(array, 0.0, out=array)  # -0.0 + 0.0 is 0.0 (a given '-0' is not echoed, nor a cost written, as -0)
+    return pd.arrays.FloatingArray(array, ~np.isfinite(array))
+
+
+def _group(problems: list[Problem]) -> dict[int, list[str]]:
+    grouped: dict[int, list[str]] = {}
+    for p in problems:
+        grouped.setdefault(p.row, []).append(p.message)
+    return grouped
+
+
+def as_scenario(scenario: Scenario | dict[str, Any]) -> Scenario:
+    """A validated Scenario; pydantic errors become a ScenarioError naming each field and value."""
+    if isinstance(scenario, Scenario):
+        return scenario
+    try:
+        return Scenario.model_validate(scenario)
+    except ValidationError as exc:
+        raise ScenarioError([_pydantic_problem(e) for e in exc.errors()]) from None
+
+
+def _pydantic_problem(e: Any) -> Problem:
+    field = ".".join(str(x) for x in e.get("loc", ())) or "scenario"
+    value = e.get("input")
+    spec = FIELDS.get(field)
+    if e.get("type") == "extra_forbidden":
+        guess = catalog.closest(field, list(FIELDS))
+        return Problem(0, field, value, f"{field}: unknown field" + (f"; did you mean '{guess}'?" if guess else ""))
+    if spec is not None and spec.kind in ("float", "int") and e.get("type") in (
+            "greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        unit = f" [{spec.unit}]" if spec.unit and spec.unit != "-" else ""
+        return Problem(0, field, value, f"{field}: must be {spec.bounds_text()}{unit}, got {show_value(value)}")
+    return Problem(0, field, value, f"{field}: {e.get('msg', 'invalid')}, got {value!r}")
+
+
+def evaluate_scenario(scenario: Scenario | dict[str, Any]) -> dict[str, Any]:
+    """Evaluate one scenario (a Scenario or a dict of its fields): the same validation rules, throughput
+    resolution and stages as :func:`evaluate`, on one-row columns without a table (about a millisecond).
+
+    Returns the resolved inputs and outputs as a dict, keyed as :func:`evaluate`'s columns (missing optional
+    outputs as None). Raises :class:`ScenarioError` with every problem when the scenario is invalid.
+
+    >>> r = evaluate_scenario({"accelerator_count": 8, "output_tokens_per_s_per_accelerator": 1000,
+    ...                        "demand_output_tokens_per_day": 345.6e6})
+    >>> r["accelerators"], round(r["utilization"], 3), r["valid"]
+    (8, 0.5, True)
+    """
+    cols = _validated(as_scenario(scenario))
+    thr = _throughput(cols)
+    outputs = compute(cols) if thr["feasible"][0] else None
+    return _result_row(cols, thr, outputs)
+
+
+def _validated(scenario: Scenario) -> dict[str, np.ndarray]:
+    cols, problems = validate_one(scenario.model_dump())
+    if problems:
+        raise ScenarioError(problems)
+    return cols
+
+
+def _scalar(value: Any, integer: bool) -> Any:
+    """A number of a one-row result: None when empty or not finite, int for counts.
+
+    >>> _scalar(float("inf"), False), _scalar(16.0, True), _scalar(2.5, False)
+    (None, 16, 2.5)
+    """
+    x = float(value)
+    if not np.isfinite(x):
+        return None
+    return int(x) if integer else x
+
+
+def _result_row(cols: dict[str, Any], thr: dict[str, Any], outputs: dict[str, np.ndarray] | None) -> dict[str, Any]:
+    """One scenario's result as :func:`evaluate` would give its row (an internal problem raises)."""
+    row: dict[str, Any] = {}
+    for name, spec in FIELDS.items():
+        v = cols[name][0]
+        row[name] = (_scalar(v, spec.kind == "int") if spec.kind in ("float", "int")
+                     else bool(v) if spec.kind == "bool" else str(v))
+    internal: list[Problem] = []
+    for name in OUTPUT_UNITS:
+        v = np.nan if outputs is None else float(outputs[name][0])
+        if outputs is not None and not np.isfinite(v) and name not in OPTIONAL_OUTPUTS:
+            internal.append(Problem(0, name, None, f"{name}: could not be computed for these inputs"))
+        if name in INTEGER_OUTPUTS and v > MAX_COUNT:
+            internal.append(Problem(0, name, v, too_large_message(name, v)))
+        row[name] = _scalar(v, name in INTEGER_OUTPUTS)
+    if internal:
+        raise ScenarioError(internal)
+    for name, unit in THROUGHPUT_OUTPUTS.items():
+        row[name] = str(thr[name][0]) if unit == "text" else _scalar(thr[name][0], False)
+    feasible, reason = bool(thr["feasible"][0]), str(thr["infeasible_reason"][0])
+    if outputs is not None and outputs["fleet_flags"][0] != 0:
+        feasible, reason = False, fleet_reasons(cols, outputs, np.array([0]))[0]
+    row["feasible"], row["infeasible_reason"] = feasible, reason
+    row["warnings"] = warning_text(int(outputs["warning_flags"][0]) if outputs is not None else 0)
+    row["valid"], row["error"] = True, ""
+    return row
+
+
+def explain_scenario(scenario: Scenario | dict[str, Any]) -> Trace:
+    """The derivation of every output of one scenario, recorded by the computation itself."""
+    cols = _validated(as_scenario(scenario))
+    trace = Trace(0)
+    _resolve_one(cols, trace)
+    compute(cols, trace)
+    return trace
+
+
+def explain_row(df: pd.DataFrame, row: int) -> Trace:
+    """The derivation of row ``row`` (0-based position) of a table of scenarios."""
+    one = df.iloc[[row]].reset_index(drop=True)
+    cols, problems = validate(one)
+    if problems:
+        raise ScenarioError(problems)
+    trace = Trace(0)
+    _resolve_one(cols, trace)
+    compute(cols, trace)
+    return trace
+
+
+def _resolve_one(cols: dict[str, Any], trace: Trace | None = None) -> None:
+    """A validated one-row table's throughput, in place (:func:`_throughput`); an infeasible estimate is a
+    :class:`ScenarioError`.
+    """
+    thr = _throughput(cols, trace)
+    if not thr["feasible"][0]:
+        raise ScenarioError([Problem(0, "feasible", False, str(thr["infeasible_reason"][0]))])
+
+
+def _throughput(cols: dict[str, Any], trace: Trace | None = None) -> dict[str, Any]:
+    """A validated one-row table's throughput, in place: from a per-user speed, a measured curve or the roofline
+    (recorded in ``trace``, else remembered per value of what the estimate reads); returns the estimate's outputs.
+    """
+    per_user_throughput(cols, trace)
+    thr = fill_throughput(cols) if trace is not None else _throughput_one(cols)
+    if trace is not None:
+        trace_throughput(cols, thr, trace)
+    _mark_throughput(cols, thr)
+    if trace is not None:
+        _trace_range(cols, thr, trace)
+    return thr
+
+
+def _trace_range(cols: dict[str, Any], thr: dict[str, Any], trace: Trace) -> None:
+    """The estimate's range in ``explain``: each end the estimate times its stored ratio, with the basis."""
+    if not bool(np.asarray(cols.get("_ranged", [False]))[trace.row]):
+        return
+    name = "decode_output_tokens_per_s_per_accelerator" if str(cols["decode_accelerator"][trace.row]) else (
+        "output_tokens_per_s_per_accelerator")
+    for end, pct in (("low", "p10"), ("high", "p90")):
+        trace.add(f"output_tokens_per_s_per_accelerator_{pct}", thr[f"output_tokens_per_s_per_accelerator_{pct}"],
+                  "token/s", "{estimate} x {ratio}", note=str(thr["throughput_basis"][trace.row]) if end == "low"
+                  else "measured / estimated at the P90 of the same points",
+                  estimate=(cols[name], "token/s"), ratio=(cols[estimate_range.RANGE_COLUMNS[name][end == "high"]], ""))
+
+
+ESTIMATE_IGNORES = frozenset({
+    "name", "ownership", "accelerator_count", "decode_accelerator_count", "existing_accelerators", "new_accelerator",
+    "accelerator_price_usd", "decode_accelerator_price_usd", "rent_usd_per_accelerator_hour",
+    "decode_rent_usd_per_accelerator_hour", "rent_includes_energy", "accelerator_power_kw",
+    "decode_accelerator_power_kw", "system_power_kw", "decode_system_power_kw", "idle_power_fraction",
+    "electricity_usd_per_kwh", "pue", "colocation_usd_per_kw_month", "facility_capex_usd_per_kw",
+    "facility_depreciation_years", "facility_cooling", "accelerator_cooling", "decode_accelerator_cooling",
+    "liquid_cooling_share", "liquid_retrofit_usd_per_mw", "allow_liquid_retrofit", "rack_power_kw",
+    "rack_units_per_rack", "system_rack_units", "system_form", "round_to_whole_systems", "site_power_mw",
+    "kv_link_gb_per_s", "depreciation_years", "cost_of_capital", "maintenance_fraction_per_year",
+    "software_usd_per_accelerator_year", "existing_book_value_usd", "horizon_years", "demand_growth_per_year",
+    "demand_input_tokens_per_day", "demand_output_tokens_per_day", "demand_requests_per_s", "peak_to_average",
+    "headroom", "price_usd_per_m_input_tokens", "price_usd_per_m_cached_input_tokens",
+    "price_usd_per_m_output_tokens", "fast_tier_min_tokens_per_s_per_user", "fast_tier_price_multiplier"})
+"""Fields the throughput estimate never reads (prices, finance, facility, power, demand volumes, fleet size):
+:func:`_throughput_one` hands the estimate every other field only, so a read of one of these fails loudly."""
+
+ESTIMATE_READS = tuple(f for f in FIELDS if f not in ESTIMATE_IGNORES)
+
+
+def _plain(value: Any) -> Any:
+    """A one-row cell as a hashable Python value (NaN as None, so equal inputs give equal keys)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return None if np.isnan(value) else float(value)
+    return str(value)
+
+
+def _cell(value: Any) -> np.ndarray:
+    if value is None:
+        return np.array([np.nan])
+    return np.array([value], dtype=object if isinstance(value, str) else None)
+
+
+class _EstimateColumns(dict[str, Any]):
+    """The columns the estimate is handed: looking up or testing for a field of :data:`ESTIMATE_IGNORES` is an
+    error, never a silent fallback (the estimate falls back to defaults for absent optional columns).
+    """
+
+    def _check(self, name: object) -> None:
+        if name in ESTIMATE_IGNORES:
+            raise LookupError(f"the throughput estimate reads '{name}', which ESTIMATE_IGNORES says it never reads")
+
+    def __getitem__(self, name: str) -> Any:
+        self._check(name)
+        return super().__getitem__(name)
+
+    def __contains__(self, name: object) -> bool:
+        self._check(name)
+        return super().__contains__(name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        self._check(name)
+        return super().get(name, default)
+
+
+@lru_cache(maxsize=1024)
+def _estimated(key: tuple[tuple[str, Any], ...]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    cols = _EstimateColumns((name, _cell(v)) for name, v in key)
+    thr = fill_throughput(cols)  # fills cols: take them after
+    return dict(cols), thr
+
+
+def _throughput_one(cols: dict[str, Any]) -> dict[str, np.ndarray]:
+    """:func:`fill_throughput` for one validated row, remembered per distinct value of the fields it reads: a
+    change of price, cost, demand or fleet size (the app's usual edit) reuses the estimate (tens of milliseconds
+    for a model's roofline) instead of repeating it. Writes the filled fields into ``cols``.
+    """
+    filled, thr = _estimated(tuple((f, _plain(cols[f][0])) for f in ESTIMATE_READS))
+    for name, column in filled.items():
+        cols[name] = column.copy()
+    return {k: v.copy() for k, v in thr.items()}
+
+
+def _mark_throughput(cols: dict[str, Any], thr: dict[str, Any]) -> None:
+    """The flags the warnings read: where the throughput was estimated (on a fitted family or not), interpolated or
+    outside a curve; and each estimate's range (:func:`economics.engine.estimate_range.attach`).
+    """
+    estimated = thr["throughput_source"] == SOURCE_ESTIMATE
+    estimate_range.attach(cols, thr, estimated)
+    cols["_throughput_estimated"] = estimated & ~cols["_throughput_unseen"]
+    cols["_throughput_from_curve"] = (thr["throughput_source"] == SOURCE_CURVE) | (
+        thr["throughput_source"] == SOURCE_USER)
+    cols["_outside_measured_range"] = thr["outside_measured_range"]
+    cols[PREFILL_ESTIMATE] = thr[PREFILL_ESTIMATE]
+
+
+def explain_text(scenario: Scenario | dict[str, Any]) -> str:
+    """The derivation of one scenario as plain text, inputs with their provenance first."""
+    s = as_scenario(scenario)
+    trace = explain_scenario(s)
+    return provenance_text(s.model_dump()) + "\n\n" + trace.text()
+
+
+def provenance_text(raw: dict[str, Any]) -> str:
+    """Where each input comes from: given, catalog (with source, date, confidence) or sourced default."""
+    frame = pd.DataFrame([raw])[[c for c in raw if c in FIELDS]]
+    cols, _ = validate(frame)
+    acc = str(cols["accelerator"][0])
+    lines = ["inputs:"]
+    for name, spec in FIELDS.items():
+        value = cols[name][0]
+        if isinstance(value, float) and np.isnan(value):
+            continue
+        shown = format_number(float(value)) if spec.kind in ("float", "int") else str(value)
+        given = raw.get(name) not in (None, "") and not (isinstance(raw.get(name), float) and np.isnan(raw[name]))
+        origin = "given"
+        if spec.catalog_field and not given:
+            src = catalog.accelerator_source(acc, spec.catalog_field)
+            origin = f"catalog {acc}: {src['source']}, {src['source_date']}, {src['confidence']}" if src else "catalog"
+        elif spec.default_source and (not given or raw.get(name) == spec.default):
+            src = catalog.default_source(name)
+            origin = f"default: {src['source']}, {src['source_date']}, {src['confidence']}"
+        elif not given:
+            origin = "default"
+        lines.append(f"  {name} = {shown} {spec.unit if spec.unit != '-' else ''}".rstrip() + f"   ({origin})")
+    return "\n".join(lines)
+
+
+VARIANT_FIELDS = frozenset({
+    "accelerator_count", "demand_input_tokens_per_day", "demand_output_tokens_per_day", "demand_requests_per_s",
+    "price_usd_per_m_input_tokens", "price_usd_per_m_output_tokens", "price_usd_per_m_cached_input_tokens",
+})
+"""Fields a variant of a resolved scenario may change: none of them changes how the inputs resolve (catalog
+figures, throughput), so the variants skip validation and the throughput estimate."""
+
+
+def resolve_scenario(scenario: Scenario | dict[str, Any]) -> dict[str, np.ndarray]:
+    """One scenario validated and resolved (catalog figures, per-user speed, throughput): the columns
+    :func:`evaluate_variants` starts from. Raises :class:`ScenarioError` like :func:`evaluate_scenario`.
+    """
+    cols = _validated(as_scenario(scenario))
+    _resolve_one(cols)
+    return cols
+
+
+def evaluate_variants(resolved: dict[str, np.ndarray], **changes: Any) -> dict[str, np.ndarray]:
+    """The outputs of a resolved one-row scenario repeated once per value in ``changes`` (each a sequence of
+    equal length; ``None`` = empty), through the same stages as :func:`evaluate` without validating again.
+
+    Only :data:`VARIANT_FIELDS` may change, and each value must lie within its field's bounds (checked here,
+    naming field and value). Returns the numeric outputs as arrays (NaN where an optional output is empty).
+
+    >>> base = resolve_scenario({"accelerator_count": 8, "output_tokens_per_s_per_accelerator": 1000})
+    >>> out = evaluate_variants(base, demand_output_tokens_per_day=[172.8e6, 345.6e6])
+    >>> [round(float(u), 3) for u in out["utilization"]]
+    [0.25, 0.5]
+    """
+    lengths = {len(v) for v in changes.values()}
+    if len(lengths) > 1:
+        raise ValueError("evaluate_variants: every change needs the same number of values")
+    k = lengths.pop() if lengths else 1
+    cols = {name: np.repeat(v, k) for name, v in resolved.items()}
+    for name, values in changes.items():
+        if name not in VARIANT_FIELDS:
+            raise ValueError(f"{name}: not a field a variant may change ({', '.join(sorted(VARIANT_FIELDS))})")
+        arr = np.array([np.nan if v is None else float(v) for v in values])
+        bad = ~np.isnan(arr) & ~FIELDS[name].within(arr)
+        if bad.any():
+            raise ValueError(f"{name}: {show_value(float(arr[bad][0]))} is out of bounds "
+                             f"({FIELDS[name].bounds_text()})")
+        cols[name] = arr
+    return compute(cols)

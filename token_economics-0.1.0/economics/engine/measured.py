@@ -1,0 +1,278 @@
+"""Measured throughput and which measured record answers for a scenario: your curves, catalog claims, curves.
+
+A measured figure belongs to the configuration it was measured for. For each row that needs a throughput the records
+are tried in order, each only for its own accelerator, model, precision and request shape (lengths within
+:data:`LENGTH_TOLERANCE`): a curve file of yours (``curves_sha256``: it outranks the catalog; an empty target reads
+its point of most throughput), a catalog claim the row names (``throughput_claim``), then the catalog's curves
+(:func:`curves`, interpolated at the target with a monotone PCHIP, never extrapolated; ``serving_stack=best`` takes
+the upper envelope, :func:`best_at`). A record that does not apply says why in ``throughput_note``, and a figure
+given for another configuration (``throughput_measured_for``) is kept and said. :mod:`economics.engine.estimate` runs
+this
+before the roofline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from functools import cache, cached_property
+
+import numpy as np
+import pandas as pd
+from scipy.interpolate import PchipInterpolator
+
+from economics import catalog
+from economics import user_curves as user_curves_store
+from economics.domain.explain import format_number as fmt
+
+Array = np.ndarray
+
+LENGTH_TOLERANCE = 1.25
+"""A measured curve applies to workloads whose input and output lengths are within this factor of its own."""
+
+SOURCE_GIVEN, SOURCE_CURVE, SOURCE_ESTIMATE = "measured", "measured curve", "estimated"
+SOURCE_USER, SOURCE_CLAIM = "your measured curve", "measured claim"
+@dataclass(frozen=True)
+class Curve:
+    """A measured curve of one (accelerator, model, precision) at one input/output length: output tokens/s per
+    accelerator against the per-user speed [token/s], sorted by that speed, with its serving stack and source.
+    """
+
+    curve_id: str
+    accelerator: str
+    model: str
+    precision: str
+    input_tokens: float
+    output_tokens: float
+    per_user: np.ndarray
+    per_accelerator: np.ndarray
+    stack: str = ""
+    source: str = "measured curve"
+    date: str = ""
+
+    def most(self) -> float:
+        """The highest measured throughput per accelerator (what an empty per-user target reads on a curve)."""
+        return float(self.per_accelerator.max())
+
+    def speed_of_most(self) -> float:
+        """The per-user speed of the point with the most throughput per accelerator."""
+        return float(self.per_user[int(np.argmax(self.per_accelerator))])
+
+    def at(self, per_user: Array) -> Array:
+        """Per-accelerator throughput at these per-user speeds (NaN outside the measured range)."""
+        x = np.asarray(per_user, dtype=float)
+        inside = (x >= self.per_user[0]) & (x <= self.per_user[-1])
+        if self.per_user.size == 1:
+            return np.where(inside, self.per_accelerator[0], np.nan)
+        return np.where(inside, self._interpolant(np.where(inside, x, self.per_user[0])), np.nan)
+
+    @cached_property
+    def _interpolant(self) -> PchipInterpolator:
+        """The monotone interpolant through the measured points, built once per curve."""
+        return PchipInterpolator(self.per_user, self.per_accelerator, extrapolate=False)
+
+
+@cache
+def curves() -> tuple[Curve, ...]:
+    """Measured curves with at least two points that have a per-user speed and known input/output lengths."""
+    return _curves_of(catalog.throughput_curves(), minimum_points=2)
+
+
+@cache
+def user_curves(sha256: str) -> tuple[Curve, ...]:
+    """The curves of the user's curve file kept under this hash (:mod:`economics.user_curves`); one point is a
+    curve too (a single measured run applies at its own per-user speed, or to an empty target). Content-addressed,
+    so remembered per hash. Empty when no such file is loaded (validation refuses a scenario naming it).
+    """
+    curve_file = user_curves_store.loaded(sha256)
+    if curve_file is None:
+        return ()
+    tag = f"{curve_file.label} "
+    return tuple(replace(cv, curve_id=tag + cv.curve_id, source=SOURCE_USER, stack=cv.stack or USER_STACK)
+                 for cv in _curves_of(curve_file.table, minimum_points=1))
+
+
+USER_STACK = "yours"
+"""``serving_stack_used`` of a curve of yours that names no catalog stack."""
+
+
+def _curves_of(table: pd.DataFrame, minimum_points: int) -> tuple[Curve, ...]:
+    """The curves of a table of points (text cells in the columns of data/throughput_curves.csv): per ``curve_id``,
+    the points with a per-user speed and both lengths, sorted by per-user speed (a repeated speed keeps its first).
+    """
+    out = []
+    for cid, g in table.groupby("curve_id", sort=False):
+        pts = g[(g["output_tokens_per_s_per_user"] != "") & (g["input_tokens"] != "") & (g["output_tokens"] != "")]
+        if len(pts) < minimum_points:
+            continue
+        x = pts["output_tokens_per_s_per_user"].astype(float).to_numpy()
+        y = pts["output_tokens_per_s_per_accelerator"].astype(float).to_numpy()
+        order = np.argsort(x, kind="stable")
+        x, y = x[order], y[order]
+        keep = np.concatenate([[True], np.diff(x) > 0])
+        first = pts.iloc[0]
+        dates = [d for d in pts.get("run_date", pts["source_date"]) if d] or [d for d in pts["source_date"] if d]
+        out.append(Curve(str(cid), str(first["accelerator"]), str(first["model"]), str(first["precision"]),
+                         float(first["input_tokens"]), float(first["output_tokens"]), x[keep], y[keep],
+                         str(first.get("serving_stack", "")), date=max(dates) if dates else ""))
+    return tuple(out)
+
+
+def stack_curves(accelerator: str, model: str, precision: str, input_tokens: float,
+                 output_tokens: float) -> list[Curve]:
+    """Every stack's measured curve for the pair whose lengths are within :data:`LENGTH_TOLERANCE` of these."""
+    tol = np.log(LENGTH_TOLERANCE)
+    return [cv for cv in curves() if (cv.accelerator, cv.model, cv.precision) == (accelerator, model, precision)
+            and abs(np.log(max(input_tokens, 1.0) / cv.input_tokens)) <= tol
+            and abs(np.log(max(output_tokens, 1e-9) / cv.output_tokens)) <= tol]
+
+
+def best_at(candidates: list[Curve], per_user: float) -> tuple[Curve | None, float]:
+    """The curve with the most output tokens/s per accelerator at a per-user speed, among those whose measured
+    range holds it (the upper envelope of the stacks' fronts; never extrapolated), and that throughput; (None, NaN)
+    when no curve covers the speed. Ties keep the first. The rule of ``serving_stack=best`` in
+    :func:`fill_throughput`.
+
+    >>> a = Curve("a", "x", "m", "fp8", 1.0, 1.0, np.array([10.0, 30.0]), np.array([100.0, 40.0]), "A")
+    >>> b = Curve("b", "x", "m", "fp8", 1.0, 1.0, np.array([20.0, 40.0]), np.array([80.0, 20.0]), "B")
+    >>> [(cv.stack if cv else None, round(v, 3)) for cv, v in (best_at([a, b], t) for t in (15.0, 25.0, 35.0))]
+    [('A', 85.0), ('B', 65.0), ('B', 35.0)]
+    """
+    best, value = None, float("nan")
+    for cv in candidates:
+        d = float(cv.at(np.array([per_user]))[0])
+        if not np.isnan(d) and (best is None or d > value):
+            best, value = cv, d
+    return best, value
+
+
+def configuration_of(accelerator: str, model: str, precision: str) -> str:
+    """How ``throughput_measured_for`` writes a configuration.
+
+    >>> configuration_of("h100-sxm", "llama-3.1-70b", "fp8")
+    'h100-sxm/llama-3.1-70b/fp8'
+    """
+    return f"{accelerator}/{model}/{precision}"
+
+
+def given_elsewhere(c: dict[str, Array], out: dict[str, Array], given: Array) -> None:
+    """A given figure measured for another configuration (``throughput_measured_for``) is kept, and said."""
+    if "throughput_measured_for" not in c:
+        return
+    measured = np.asarray(c["throughput_measured_for"], dtype=object)
+    rows = given & (measured != "")
+    for i in np.flatnonzero(rows):
+        now = configuration_of(str(c["accelerator"][i]), str(c["model"][i]), str(c["precision"][i]))
+        if measured[i] != now:
+            out["throughput_note"][i] = (f"output_tokens_per_s_per_accelerator was measured for {measured[i]}; this "
+                                         f"scenario runs {now}: the figure is kept as given (empty it to look one "
+                                         "up for this configuration)")
+
+
+def configuration(c: dict[str, Array], cv: Curve) -> Array:
+    """Rows whose accelerator, model and precision are the curve's and whose input and output lengths are within
+    :data:`LENGTH_TOLERANCE` of its own: the configuration a measured curve applies to.
+    """
+    tol = np.log(LENGTH_TOLERANCE)
+    return ((c["accelerator"] == cv.accelerator) & (c["model"] == cv.model) & (c["precision"] == cv.precision)
+            & (np.abs(np.log(np.maximum(c["input_tokens_per_request"], 1.0) / cv.input_tokens)) <= tol)
+            & (np.abs(np.log(np.maximum(c["output_tokens_per_request"], 1e-9) / cv.output_tokens)) <= tol))
+
+
+def take_curve(c: dict[str, Array], out: dict[str, Array], cv: Curve, match: Array, target: Array,
+                best_d: Array, open_target: bool = False) -> Array:
+    """Where ``match`` and the curve covers the row's target with more throughput than taken so far (``best_d``,
+    updated), the curve's throughput becomes the row's, with its source, id and stack; returns those rows. With
+    ``open_target`` an empty target reads the curve's point of most throughput.
+    """
+    d = cv.at(np.where(match, target, np.nan))
+    speed = target
+    if open_target:
+        empty = match & np.isnan(target)
+        d = np.where(empty, cv.most(), d)
+        speed = np.where(empty, cv.speed_of_most(), target)
+    hit = match & ~np.isnan(d) & (np.nan_to_num(d, nan=-np.inf) > best_d)
+    out["outside_measured_range"] |= match & np.isnan(d)  # no extrapolation: another figure answers instead
+    best_d[:] = np.where(hit, d, best_d)
+    c["output_tokens_per_s_per_accelerator"] = np.where(hit, d, c["output_tokens_per_s_per_accelerator"])
+    out["throughput_source"] = np.where(hit, cv.source, out["throughput_source"])
+    out["throughput_curve"] = np.where(hit, cv.curve_id, out["throughput_curve"])
+    out["serving_stack_used"] = np.where(hit, cv.stack, out["serving_stack_used"])
+    out["throughput_date"] = np.where(hit, cv.date, out["throughput_date"])
+    out["output_tokens_per_s_per_user"] = np.where(hit, speed, out["output_tokens_per_s_per_user"])
+    return hit
+
+
+def take_user_curves(c: dict[str, Array], out: dict[str, Array], need: Array, target: Array,
+                      best_d: Array) -> Array:
+    """Step 0 of :func:`economics.engine.estimate.fill_throughput`: rows naming a curve file (``curves_sha256``) take
+    the
+    best of its curves for their configuration at the target; the others of those rows say why the file did not
+    answer.
+    """
+    taken = np.zeros(len(need), dtype=bool)
+    for sha, mine in _rows_naming(c, "curves_sha256", need):
+        for cv in user_curves(sha):
+            taken |= take_curve(c, out, cv, mine & configuration(c, cv), target, best_d, open_target=True)
+        label = cv_label(sha)
+        note = (f"your curve file {label} has no curve for this accelerator, model, precision and request shape "
+                "that covers the per-user target; looked up elsewhere (throughput_source says where)")
+        out["throughput_note"] = np.where(mine & ~taken, note, out["throughput_note"])
+    return taken
+
+
+def _rows_naming(c: dict[str, Array], field: str, need: Array) -> Iterator[tuple[str, Array]]:
+    """Each record the rows that need a throughput name in ``field`` (a curve file's hash, a claim id), with the
+    rows that name it.
+    """
+    if field not in c:
+        return
+    names = np.asarray(c[field], dtype=object)
+    rows = need & (names != "")
+    for name in dict.fromkeys(names[rows]):
+        yield str(name), rows & (names == name)
+
+
+def cv_label(sha256: str) -> str:
+    """How results name a loaded curve file: its name and the head of its hash."""
+    curve_file = user_curves_store.loaded(sha256)
+    return curve_file.label if curve_file is not None else f"sha256 {sha256[:12]}"
+
+
+def take_claims(c: dict[str, Array], out: dict[str, Array], need: Array) -> Array:
+    """Rows naming a claim (``throughput_claim``) take its figure while their accelerator, model, precision and
+    output length are those it was measured for (lengths only where the claim states them); the others say that
+    the claim belongs to another configuration and was looked up again.
+    """
+    taken = np.zeros(len(need), dtype=bool)
+    for claim_id, mine in _rows_naming(c, "throughput_claim", need):
+        k = claim_record(claim_id)
+        same = ((c["accelerator"] == k["accelerator"]) & (c["model"] == k["model"])
+                & ((c["precision"] == k["precision"]) | (k["precision"] == "")))
+        if k["output_tokens"] != "":
+            same &= np.abs(np.log(np.maximum(c["output_tokens_per_request"], 1e-9) / float(k["output_tokens"]))
+                           ) <= np.log(LENGTH_TOLERANCE)
+        hit = mine & same
+        value = float(k["value"])
+        c["output_tokens_per_s_per_accelerator"] = np.where(hit, value, c["output_tokens_per_s_per_accelerator"])
+        out["throughput_source"] = np.where(hit, SOURCE_CLAIM, out["throughput_source"])
+        out["throughput_curve"] = np.where(hit, str(claim_id), out["throughput_curve"])
+        out["throughput_date"] = np.where(hit, k["source_date"], out["throughput_date"])
+        out["output_tokens_per_s_per_user"] = np.where(hit, c["target_output_tokens_per_s_per_user"],
+                                                       out["output_tokens_per_s_per_user"])
+        out["throughput_note"] = np.where(mine & ~same, f"claim {claim_id} ({fmt(value)} output tokens/s per "
+                                          f"accelerator) was measured on {k['accelerator']} running {k['model']} "
+                                          f"{k['precision'] or ''}{_claim_length(k)}, not this configuration: "
+                                          "looked up again", out["throughput_note"])
+        taken |= hit
+    return taken
+
+
+def claim_record(claim_id: str) -> dict[str, str]:
+    """One row of data/throughput_claims.csv as text cells, with its id."""
+    row = catalog.throughput_claims().loc[claim_id]
+    return {"claim_id": claim_id, **{str(key): str(v) for key, v in row.items()}}
+
+
+def _claim_length(k: dict[str, str]) -> str:
+    return f" at {fmt(float(k['output_tokens']))} output tokens per request" if k["output_tokens"] != "" else ""

@@ -1,0 +1,176 @@
+"""From resolved scenario columns to every output, column-wise: the stages in order, and the warnings.
+
+One code path for one scenario and for a million: :func:`compute` takes a dict of equal-length arrays (already
+validated, catalog defaults filled, NaN where an optional field is empty) and returns a dict of output arrays.
+Given a :class:`~economics.domain.explain.Trace` it also records each applied formula for one row, with that row's
+numbers (see :mod:`economics.engine.stages`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from economics.domain.explain import Trace
+from economics.domain.explain import format_number as fmt
+from economics.engine import stages
+from economics.engine.resolve import resolve
+from economics.outputs import (
+    NUMERIC_OUTPUTS,
+    OUTPUTS,
+    RANGE_OUTPUTS,
+    RANGED_INPUTS,
+    FleetProblem,
+    RowWarning,
+    ratio_column,
+)
+
+Array = NDArray[Any]
+
+WARNINGS: tuple[str, ...] = tuple(w.text for w in RowWarning)
+"""Every warning's text, in the order a ``warnings`` cell joins them (:class:`economics.outputs.RowWarning`)."""
+
+OUTPUT_UNITS: dict[str, str] = {name: OUTPUTS[name].unit for name in NUMERIC_OUTPUTS}
+"""Numeric outputs in the order they are reported, with their units (from :mod:`economics.outputs`)."""
+INTEGER_OUTPUTS = frozenset(name for name in NUMERIC_OUTPUTS if OUTPUTS[name].integer)
+OPTIONAL_OUTPUTS = frozenset(name for name in NUMERIC_OUTPUTS if OUTPUTS[name].optional)
+ONE_POOL_EMPTY = ("decode_accelerators", "decode_utilization", "prefill_pool_cost_usd_per_hour",
+                  "decode_pool_cost_usd_per_hour", "kv_transfer_gb_per_s", "kv_transfer_mb_per_request")
+"""Outputs of the decode pool: empty on rows without one."""
+
+
+
+
+def compute(c: dict[str, Array], trace: Trace | None = None) -> dict[str, Array]:
+    """All outputs for resolved scenario columns ``c``; see the module docstring."""
+    x = _run(c, trace)
+    out = _outputs(x, c)
+    _ranges(c, out, x.n)
+    return out
+
+
+def _run(c: dict[str, Array], trace: Trace | None = None) -> stages.Columns:
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        x = resolve(c, trace)
+        for stage in (stages.request_time, stages.demand, stages.work, stages.sizing, stages.serving,
+                      stages.facility, stages.costs, stages.unit_costs, stages.revenue_and_break_even, stages.energy):
+            stage(x)
+    return x
+
+
+def _take(column: Any, rows: Array, n: int) -> Any:
+    """``column``'s values at ``rows`` of an ``n``-row table (a one-row column is repeated; a scalar is kept)."""
+    if isinstance(column, (str, bytes)) or not hasattr(column, "__len__"):
+        return column
+    size = len(column)
+    if size not in (1, n):
+        return column
+    if isinstance(column, pd.api.extensions.ExtensionArray | pd.Categorical):
+        return column.take(np.zeros(rows.size, dtype=int) if size == 1 else rows)
+    values = np.asarray(column, dtype=object if isinstance(column, list) else None)
+    return values[np.zeros(rows.size, dtype=int)] if size == 1 else values[rows]
+
+
+def _ranges(c: dict[str, Array], out: dict[str, Array], n: int) -> None:
+    """:data:`RANGE_OUTPUTS` at the low and the high throughput of each estimated row: the same stages run again on
+    those rows with every estimated throughput column scaled by its pool's P10 (then P90) ratio; ``_low`` is the
+    smaller result and ``_high`` the larger (a fixed fleet serves more at a higher throughput, a sized one needs
+    fewer accelerators).
+    """
+    for name in RANGE_OUTPUTS:
+        out[f"{name}_low"] = np.full(n, np.nan)
+        out[f"{name}_high"] = np.full(n, np.nan)
+    # a variant table (evaluate_variants) holds one-row columns beside the n-row ones it changes
+    ranged = np.broadcast_to(np.asarray(c.get("_ranged", False), dtype=bool), (n,))
+    rows = np.flatnonzero(ranged)
+    if not rows.size:
+        return
+    ends = []
+    for end in ("low", "high"):
+        sub = {k: _take(v, rows, n) for k, v in c.items()}
+        for name in RANGED_INPUTS:
+            ratio = sub.get(ratio_column(end, name))
+            if ratio is not None and name in sub:
+                sub[name] = np.asarray(sub[name], dtype=float) * ratio
+        v = _run(sub).v
+        ends.append({name: np.broadcast_to(np.asarray(v[name], dtype=float), rows.shape) for name in RANGE_OUTPUTS})
+    for name in RANGE_OUTPUTS:
+        out[f"{name}_low"][rows] = np.fmin(ends[0][name], ends[1][name])
+        out[f"{name}_high"][rows] = np.fmax(ends[0][name], ends[1][name])
+
+
+def _outputs(x: stages.Columns, c: dict[str, Array]) -> dict[str, Array]:
+    v, n = x.v, x.n
+    out: dict[str, Array] = {}
+    for name in NUMERIC_OUTPUTS:
+        col = v.get(name)
+        out[name] = np.full(n, np.nan) if col is None else np.asarray(col, dtype=float)
+    for name in ONE_POOL_EMPTY:
+        out[name] = np.where(x.dis, out[name], np.nan)
+    out["rack_power_kw_effective"] = v["rack_power_kw_effective"]
+    flags = x.flags
+    for warning, key in ((RowWarning.ROOFLINE_CALIBRATED, "_throughput_estimated"),
+                         (RowWarning.FROM_CURVE, "_throughput_from_curve"),
+                         (RowWarning.OUTSIDE_MEASURED_RANGE, "_outside_measured_range"),
+                         (RowWarning.ROOFLINE_UNSEEN_FAMILY, "_throughput_unseen"),
+                         (RowWarning.CLASS_MISMATCH, "_class_mismatch")):
+        flags = flags | np.asarray(c.get(key, False), dtype=np.int64) * warning.mask
+    out["warning_flags"] = np.broadcast_to(flags, (n,)).copy()
+    out["fleet_flags"] = x.fleet_flags
+    for name in ("system_power_kw_effective", "decode_system_power_kw_effective", "decode_rack_power_kw_effective"):
+        out[name] = v.get(name, np.full(n, np.nan))
+    return out
+
+
+def fleet_reasons(c: dict[str, Array], out: dict[str, Array], rows: Array) -> list[str]:
+    """One sentence per infeasible fleet (rows of ``c``/``out``), naming the constraint and the numbers."""
+    # rows without a site-power shortfall share a few distinct sentences: build each once
+    key_cols = (out["fleet_flags"], c["accelerator"], c["decode_accelerator"], c["liquid_retrofit_usd_per_mw"],
+                out["rack_power_kw_effective"], out["system_power_kw_effective"],
+                out["decode_rack_power_kw_effective"], out["decode_system_power_kw_effective"])
+    site = (out["fleet_flags"][rows] & FleetProblem.SITE_POWER.mask) != 0
+    if not site.any():
+        codes, uniques = pd.MultiIndex.from_arrays([np.asarray(k)[rows] for k in key_cols]).factorize()
+        first = np.full(len(uniques), -1)
+        first[codes[::-1]] = np.arange(len(codes))[::-1]
+        distinct = _fleet_sentences(c, out, rows[first])
+        return [distinct[i] for i in codes]
+    return _fleet_sentences(c, out, rows)
+
+
+def _fleet_sentences(c: dict[str, Array], out: dict[str, Array], rows: Array) -> list[str]:
+    def col(values: Array) -> list[Any]:
+        return np.asarray(values)[rows].tolist()
+
+    flags, acc, dacc = col(out["fleet_flags"]), col(c["accelerator"]), col(c["decode_accelerator"])
+    retrofit, rack_kw = col(c["liquid_retrofit_usd_per_mw"]), col(out["rack_power_kw_effective"])
+    system_kw, rack_kw_y = col(out["system_power_kw_effective"]), col(out["decode_rack_power_kw_effective"])
+    system_kw_y = col(out["decode_system_power_kw_effective"])
+    need, it_mw = col(out["facility_power_kw"] / 1000.0), col(out["it_power_kw"] / 1000.0)
+    pue, have = col(out["pue_effective"]), col(c["site_power_mw"])
+    texts = []
+    for k, f in enumerate(flags):
+        figures = {"accelerator": acc[k], "decode_accelerator": dacc[k], "retrofit_usd_per_mw": fmt(retrofit[k]),
+                   "system_kw": fmt(system_kw[k]), "rack_kw": fmt(rack_kw[k]), "decode_system_kw": fmt(system_kw_y[k]),
+                   "decode_rack_kw": fmt(rack_kw_y[k]), "need_mw": fmt(need[k]), "it_mw": fmt(it_mw[k]),
+                   "pue": fmt(pue[k]), "have_mw": fmt(have[k]), "short_mw": fmt(need[k] - have[k])}
+        texts.append("; ".join(p.text.format(**figures) for p in FleetProblem if f & p.mask))
+    return texts
+
+
+def split_warnings(text: str) -> list[str]:
+    """The individual warnings in a ``warnings`` cell (each is one of :data:`WARNINGS`), in order.
+
+    >>> both = warning_text(RowWarning.OVER_CAPACITY.mask | RowWarning.NO_DEMAND.mask)
+    >>> split_warnings(both)[1].startswith("no demand given")
+    True
+    """
+    return [w for w in WARNINGS if w in text]
+
+
+def warning_text(flags: int) -> str:
+    """The warnings of one flag combination, joined with '; '."""
+    return "; ".join(w.text for w in RowWarning if flags & w.mask)

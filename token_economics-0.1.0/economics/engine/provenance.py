@@ -1,0 +1,75 @@
+"""Where a scenario's throughput comes from, in words: the record (claim, curve, your file), its date and stack.
+
+One sentence per evaluated scenario, for pages, reports and the command line alike, built from the evaluation's
+own outputs (``throughput_source``, ``throughput_curve``, ``throughput_date``, ``serving_stack_used``) and the
+catalog row they name; nothing here computes a figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from economics import catalog
+from economics.domain.explain import format_number as fmt
+from economics.engine.measured import SOURCE_CLAIM, SOURCE_CURVE, SOURCE_ESTIMATE, SOURCE_USER, claim_record
+from economics.sources import first_url, source_urls
+
+
+def _curve_source(curve_id: str) -> str:
+    """The most specific address of a catalog curve's source (a published run's own, where it names one)."""
+    rows = catalog.throughput_curves()
+    hit = rows[rows["curve_id"] == curve_id]
+    if hit.empty:
+        return ""
+    urls = source_urls(str(hit.iloc[0]["source"]))
+    return urls[-1] if urls else str(hit.iloc[0]["source"])[:120]
+
+
+def throughput_description(result: Mapping[str, Any]) -> str:
+    """The throughput of an evaluated scenario (:func:`economics.evaluate_scenario`'s result) and where it comes
+    from, as one sentence.
+
+    >>> import economics
+    >>> throughput_description(economics.evaluate_scenario(economics.default_scenario()))[:78]
+    'Throughput 374.2 output tokens/s per accelerator at 20 tokens/s per user: inte'
+    """
+    value = result.get("output_tokens_per_s_per_accelerator")
+    speed = result.get("output_tokens_per_s_per_user")
+    if result.get("decode_accelerator"):
+        prefill, decode = (result.get("input_tokens_per_s_per_accelerator"),
+                           result.get("decode_output_tokens_per_s_per_accelerator"))
+        head = (f"Disaggregated: prefill {_rate(prefill)} input tokens/s per {result.get('accelerator')}, decode "
+                f"{_rate(decode)} output tokens/s per {result.get('decode_accelerator')}")
+    else:
+        head = f"Throughput {_rate(value)} output tokens/s per accelerator"
+    if speed is not None:
+        head += f" at {fmt(float(speed))} tokens/s per user"
+    if result.get("decode_accelerator"):
+        return (f"{head}: each pool's rate given, from a measured per-user speed with its concurrency, or estimated "
+                "by the roofline (explain shows which).")
+    source, record = str(result.get("throughput_source") or ""), str(result.get("throughput_curve") or "")
+    date, stack = str(result.get("throughput_date") or ""), str(result.get("serving_stack_used") or "")
+    if source == SOURCE_CLAIM:
+        k = claim_record(record)
+        return (f"{head}: measured claim {record} ({k['system']}; {first_url(k['source']) or k['source']}, "
+                f"{k['source_date']}, {k['confidence']}).")
+    if source in (SOURCE_CURVE, SOURCE_USER):
+        where = "your measured curve" if source == SOURCE_USER else "the measured curve"
+        origin = "" if source == SOURCE_USER else f"; {_curve_source(record)}"
+        return (f"{head}: interpolated on {where} {record} (serving stack {stack or 'not stated'}, measured "
+                f"{date or 'on an unstated date'}{origin}).")
+    if source == SOURCE_ESTIMATE:
+        basis = str(result.get("throughput_basis") or "").removeprefix("estimated; ")
+        low, high = (result.get(f"output_tokens_per_s_per_accelerator_{p}") for p in ("p10", "p90"))
+        spread = f" Range P10-P90: {_rate(low)} to {_rate(high)} output tokens/s per accelerator." if (
+            low is not None and high is not None) else ""
+        return (f"{head}: estimated by the roofline" + (f" ({stack})" if stack else "") + ": no measured figure for "
+                "this accelerator, model, precision, request shape and per-user speed" + (f"; {basis}" if basis
+                                                                                          else "") + "." + spread)
+    given = str(result.get("throughput_measured_for") or "")
+    return f"{head}: as given" + (f", measured for {given}." if given else ".")
+
+
+def _rate(value: Any) -> str:
+    return "no" if value is None else fmt(float(value))

@@ -1,0 +1,116 @@
+"""Resolve: the last step that reads the catalogs. Validated scenario columns in, the engine's working record out.
+
+Adds what the stages need beyond the scenario's fields: KV-cache bytes per token from the model's architecture,
+the decode hardware's system form and height, the PUE and rack-power defaults by cooling, and the row masks
+(owned, disaggregated, sized, ...). After this, the computation reads no file.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from economics import catalog
+from economics.domain import capacity
+from economics.domain.architecture import kv_cache_bytes_per_token_gqa, kv_cache_bytes_per_token_mla
+from economics.domain.explain import Trace
+from economics.domain.finance import straight_line
+from economics.domain.precision import bytes_per_value, kv_precision
+from economics.domain.revenue import PREFILL_ESTIMATE
+from economics.engine.stages import Columns
+
+
+def kv_bytes_per_token(model_ids: Any, precision: Any, kv_cache_precision: Any) -> Any:
+    """KV-cache bytes per token of context of each model at its KV precision
+    (:func:`economics.domain.precision.kv_precision`: the weights', FP8 for FP4 weights), from its architecture:
+    :func:`~economics.domain.architecture.kv_cache_bytes_per_token_gqa` over the full-attention layers, or
+    :func:`~economics.domain.architecture.kv_cache_bytes_per_token_mla`; NaN without a model. The roofline sizes its
+    cache with the same two formulas and the same precision.
+
+    >>> float(kv_bytes_per_token(np.array(["llama-3.1-70b"]), np.array(["bf16"]), np.array(["fp8"]))[0])
+    163840.0
+    >>> float(kv_bytes_per_token(np.array(["llama-3.1-70b"]), np.array(["fp4"]), np.array([""]))[0])  # FP8 KV
+    163840.0
+    """
+    b = bytes_per_value(kv_precision(precision, kv_cache_precision))
+    figure = functools.partial(catalog.model_column, model_ids)
+    ids = pd.Series(np.asarray(model_ids, dtype=object).ravel())
+    mla = ids.map(catalog.models()["attention"]).eq("mla").to_numpy().reshape(np.shape(model_ids))
+    return np.where(mla, kv_cache_bytes_per_token_mla(figure("layers"), figure("kv_lora_rank"),
+                                                      figure("qk_rope_head_dim"), b),
+                    kv_cache_bytes_per_token_gqa(figure("full_attention_layers"), figure("kv_heads"),
+                                                 figure("head_dim"), b))
+
+
+def resolve(c: dict[str, Any], trace: Trace | None = None) -> Columns:
+    """The working record of the stages for validated, catalog-filled columns ``c`` (not modified)."""
+    v = dict(c)
+    n = len(v["ownership"])
+    dis = np.asarray(v["decode_accelerator"] != "", dtype=bool)
+    if dis.any():  # only a decode pool needs these lookups: a million aggregated rows skip them
+        v["kv_bytes_per_token"] = kv_bytes_per_token(v["model"], v["precision"], v["kv_cache_precision"])
+        v["decode_system_form"] = catalog.accelerator_column(v["decode_accelerator"], "system_form", "")
+        v["decode_system_rack_units"] = catalog.accelerator_column(v["decode_accelerator"], "system_rack_units",
+                                                                   np.nan)
+    for name, parameter in (("pue_air", "pue_air"), ("pue_liquid", "pue_liquid"),
+                            ("rack_power_kw_air", "rack_power_kw_air_containment"),
+                            ("rack_power_kw_liquid", "rack_power_kw_liquid")):
+        v[name] = np.full(n, catalog.default_value(parameter))
+    for name in ("accelerators_per_system", "accelerators_per_replica", "decode_accelerators_per_system"):
+        v[name] = np.nan_to_num(v[name], nan=1.0)
+    for name in ("decode_accelerator_price_usd", "decode_accelerator_power_kw", "decode_rent_usd_per_accelerator_hour",
+                 "decode_output_tokens_per_s_per_accelerator"):
+        v[name] = np.nan_to_num(v[name], nan=0.0)
+    if PREFILL_ESTIMATE not in v:  # columns that did not pass the throughput step (a variant, a study's copy)
+        v[PREFILL_ESTIMATE] = np.full(n, np.nan)
+    x = Columns(v, trace)
+    x.own = v["ownership"] == "own"
+    x.dis = dis
+    x.any_dis = bool(x.dis.any())
+    x.has_p = ~np.isnan(v["input_tokens_per_s_per_accelerator"])
+    x.sized = np.isnan(v["accelerator_count"])
+    x.pays_energy = x.own | ~v["rent_includes_energy"].astype(bool)
+    x.in_facility = x.pays_energy
+    x.zero_rate = straight_line(v["cost_of_capital"])
+    x.has_link = x.dis & ~np.isnan(v["kv_link_gb_per_s"])
+    return x
+
+
+def per_user_throughput(c: dict[str, Any], trace: Trace | None = None) -> bool:
+    """Throughput per accelerator from a measured per-user speed and the users a replica serves, where no
+    per-accelerator figure is given (in place, on validated columns; recorded in ``trace``). A dataflow system's
+    published per-user speed becomes a throughput only with its concurrency, over the chips its replica needs.
+    Returns whether any row was filled.
+    """
+    filled = False
+    for pre in ("", "decode_"):
+        speed = c[f"{pre}measured_output_tokens_per_s_per_user"]
+        rows = np.isnan(c[f"{pre}output_tokens_per_s_per_accelerator"]) & ~np.isnan(speed) & ~np.isnan(
+            c[f"{pre}concurrent_users_per_replica"])
+        if not rows.any():
+            continue
+        acc = c["decode_accelerator" if pre else "accelerator"]
+        v = dict(c)
+        v[f"{pre}accelerators_per_system"] = np.nan_to_num(c[f"{pre}accelerators_per_system"], nan=1.0)
+        memory = catalog.accelerator_column(acc, "memory_gb", np.nan)
+        v[f"{pre}chip_memory_gb"] = np.where(np.isnan(memory), catalog.accelerator_column(acc, "sram_gb", np.nan),
+                                             memory)
+        v["model_total_params_b"] = catalog.model_column(c["model"], "total_params_b")
+        v["bytes_per_param"] = bytes_per_value(c["precision"])
+        x = Columns(v, trace)
+        x.n = len(speed)
+        replica = f"{pre}accelerators_per_replica"
+        empty = rows & np.isnan(c[replica])
+        knowable = ~np.isnan(v["model_total_params_b"] * v["bytes_per_param"] * v[f"{pre}chip_memory_gb"])
+        if (empty & knowable).any():
+            x.calc(capacity.MODEL_WEIGHTS, empty & knowable)
+        x.calc(capacity.DECODE_REPLICA_FOR_MODEL if pre else capacity.REPLICA_FOR_MODEL, empty & knowable)
+        x.calc(capacity.DECODE_REPLICA_ONE_SYSTEM if pre else capacity.REPLICA_ONE_SYSTEM, empty & ~knowable)
+        x.calc(capacity.DECODE_THROUGHPUT_FROM_USERS if pre else capacity.THROUGHPUT_FROM_USERS, rows)
+        for name in (replica, f"{pre}output_tokens_per_s_per_accelerator"):
+            c[name] = np.where(rows, x.v[name], c[name])
+        filled = True
+    return filled

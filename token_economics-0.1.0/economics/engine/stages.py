@@ -1,0 +1,391 @@
+"""The engine's stages: resolved scenario columns in, every output column out.
+
+Each stage is a short, pure step over a :class:`Columns` record: it evaluates formula definitions of the domain
+modules (capacity, fleet, cost, revenue, finance) over whole columns, choosing per row the variant that applies
+(owned or rented, one pool or two, demand given or inferred), and records the applied formula of a traced row
+with that row's numbers. Order: demand and work -> sizing -> serving (capacity, served, utilization) ->
+facility (cooling, PUE, systems, racks, site) -> cost of a pool (once per pool) -> unit costs -> revenue and
+break-even -> energy. Catalog figures and defaults were resolved before (:mod:`economics.engine.resolve`): no I/O here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from economics.domain import capacity as cap
+from economics.domain import cost, finance, fleet, revenue
+from economics.domain.explain import Trace
+from economics.domain.formula import Formula
+from economics.outputs import FleetProblem, RowWarning
+
+Array = NDArray[Any]
+
+
+class Columns:
+    """The working record: named columns ``v`` (inputs, then every quantity computed), row masks, the trace."""
+
+    # row masks, set by :func:`economics.engine.resolve.resolve` and by the stages that decide them
+    own: Array
+    dis: Array
+    any_dis: bool
+    has_p: Array
+    sized: Array
+    pays_energy: Array
+    in_facility: Array
+    zero_rate: Array
+    has_link: Array
+    has_demand: Array
+    needs_liquid: Array
+    retrofit: Array
+    needs_liquid_y: Array
+    retrofit_y: Array
+    liquid_racks: Array
+    liquid_racks_y: Array
+
+    def __init__(self, v: dict[str, Any], trace: Trace | None) -> None:
+        self.v = v
+        self.trace = trace
+        self.n = len(v["ownership"])
+        self.row = trace.row if trace is not None else -1
+        self.flags = np.zeros(self.n, dtype=np.int64)
+        self.fleet_flags = np.zeros(self.n, dtype=np.int64)
+
+    def calc(self, formula: Formula, where: Any = None, note: str = "") -> Any:
+        """Evaluate ``formula`` into column ``formula.name`` on the rows ``where`` (all rows when None); other
+        rows keep their value (NaN if new). Records the step when the traced row is one of them.
+        """
+        if where is not None and not _any(where):
+            if formula.name not in self.v:
+                self.v[formula.name] = np.full(self.n, np.nan)
+            return self.v[formula.name]
+        out = formula.evaluate(self.v)
+        if where is not None and self.n > 1 and not where.all():  # one row: any() is all()
+            old = self.v.get(formula.name)
+            out = np.where(where, out, np.nan if old is None else old)
+        elif np.ndim(out) == 0:
+            out = np.full(self.n, float(out))
+        if self.trace is not None and (where is None or where[self.row]):
+            self.trace.record(formula, self.v, out, note)
+        self.v[formula.name] = out
+        return out
+
+    def zeros(self, *names: str) -> None:
+        """Set each column of ``names`` to zeros on every row."""
+        for name in names:
+            self.v[name] = np.zeros(self.n)
+
+    def flag(self, warning: RowWarning, rows: Any) -> None:
+        """Mark ``rows`` with a warning (its bit in :attr:`flags`)."""
+        self.flags |= np.asarray(rows, dtype=np.int64) * warning.mask
+
+    def fleet_flag(self, problem: FleetProblem, rows: Any) -> None:
+        """Mark ``rows`` as infeasible for a reason (its bit in :attr:`fleet_flags`)."""
+        self.fleet_flags |= np.asarray(rows, dtype=np.int64) * problem.mask
+
+
+def _any(rows: Any) -> bool:
+    """Whether any row is chosen (a one-row mask read directly: the single-scenario path calls this ~140 times).
+
+    >>> _any(np.array([False])), _any(np.array([False, True]))
+    (False, True)
+    """
+    return bool(rows[0]) if type(rows) is np.ndarray and rows.shape == (1,) else bool(rows.any())
+
+
+def request_time(x: Columns) -> None:
+    """Accelerator-seconds one request takes on the main pool, and the fleets given as counts."""
+    v = x.v
+    x.calc(cap.UNCACHED_INPUT)
+    agg, dis = ~x.dis, x.dis
+    x.calc(cap.REQUEST_TIME, agg & x.has_p)
+    x.calc(cap.REQUEST_TIME_FOLDED, agg & ~x.has_p)
+    x.calc(cap.PREFILL_REQUEST_TIME, dis)
+    x.calc(fleet.ACCELERATORS_FIXED, ~x.sized)
+    if x.any_dis:
+        x.calc(fleet.DECODE_FIXED, dis & ~np.isnan(v["decode_accelerator_count"]))
+        x.calc(cap.KV_PER_REQUEST, dis)
+        x.calc(cap.LINK_REQUESTS, x.has_link)
+
+
+def demand(x: Columns) -> None:
+    """Token demand per day: given; from the request rate; one side from the other by the request shape; or,
+    with no demand, what the fleet can serve all day.
+    """
+    v = x.v
+    d_in, d_out, rps = v["demand_input_tokens_per_day"], v["demand_output_tokens_per_day"], v["demand_requests_per_s"]
+    has_in, has_out = ~np.isnan(d_in), ~np.isnan(d_out)
+    by_requests = ~has_in & ~has_out & ~np.isnan(rps)
+    x.has_demand = has_in | has_out | by_requests
+    x.calc(cap.DEMAND_IN_FROM_REQUESTS, by_requests)
+    x.calc(cap.DEMAND_OUT_FROM_REQUESTS, by_requests)
+    x.calc(cap.DEMAND_IN_FROM_OUTPUT, has_out & ~has_in)
+    zero_input = has_in & ~has_out & ~(v["input_tokens_per_request"] > 0)
+    x.calc(cap.DEMAND_OUT_FROM_INPUT, has_in & ~has_out & ~zero_input)
+    x.fleet_flag(FleetProblem.INPUT_WITHOUT_SHAPE, zero_input)
+    x.flag(RowWarning.DEMAND_FROM_SHAPE, by_requests | (has_in ^ has_out))
+    none = ~x.has_demand
+    if none.any():
+        no_k = x.dis & np.isnan(v["decode_accelerator_count"])
+        x.fleet_flag(FleetProblem.DECODE_UNSIZED, none & no_k)
+        v["decode_accelerators"] = np.where(none & no_k, 1.0, v.get("decode_accelerators", np.nan))
+        x.calc(cap.FLEET_REQUESTS, none & ~x.dis)
+        x.calc(cap.FLEET_REQUESTS_TWO_POOLS, none & x.dis & ~x.has_link)
+        x.calc(cap.FLEET_REQUESTS_TWO_POOLS_LINK, none & x.has_link)
+        x.calc(cap.DEMAND_IN_FULL, none)
+        x.calc(cap.DEMAND_OUT_FULL, none)
+    if zero_input.any():  # infeasible (flagged): keep the numbers finite
+        v["demand_output_tokens_per_day"] = np.where(zero_input, d_in, v["demand_output_tokens_per_day"])
+    x.calc(cap.DEMAND_REQUESTS)
+
+
+def work(x: Columns) -> None:
+    """Accelerator-seconds per day the demand needs on each pool."""
+    agg, dis = ~x.dis, x.dis
+    x.zeros("prefill_accelerator_s_per_day")
+    x.calc(cap.PREFILL_WORK, x.has_p)
+    x.calc(cap.DECODE_WORK, agg)
+    x.calc(cap.WORK, agg & x.has_p)
+    x.calc(cap.WORK_FOLDED, agg & ~x.has_p)
+    x.calc(cap.WORK_PREFILL_POOL, dis)
+    if x.any_dis:
+        x.calc(cap.DECODE_POOL_WORK, dis)
+
+
+def sizing(x: Columns) -> None:
+    """Fleets sized from demand at peak with headroom, in whole replicas (and systems); each pool from the
+    demand it must carry, never from the other pool's capacity.
+    """
+    v = x.v
+    sized_decode = x.dis & np.isnan(v["decode_accelerator_count"]) & x.has_demand
+    if not (x.sized.any() or sized_decode.any()):
+        return
+    whole = v["round_to_whole_systems"].astype(bool)
+    x.calc(cap.PEAK_LOAD_FACTOR, x.sized | sized_decode)
+    x.calc(cap.ACCELERATORS_NEEDED, x.sized)
+    x.calc(fleet.WHOLE_REPLICAS, x.sized)
+    x.calc(fleet.WHOLE_SYSTEMS, x.sized & whole)
+    x.calc(fleet.AS_REPLICAS, x.sized & ~whole)
+    x.calc(cap.DECODE_ACCELERATORS_NEEDED, sized_decode)
+    x.calc(fleet.DECODE_WHOLE_SYSTEMS, sized_decode & whole)
+    x.calc(fleet.DECODE_AS_NEEDED, sized_decode & ~whole)
+
+
+def serving(x: Columns) -> None:
+    """Capacity against demand, pool by pool and the KV link; served tokens and utilization."""
+    v, dis = x.v, x.dis
+    x.calc(cap.MAIN_POOL_RATIO)
+    if x.any_dis:
+        x.calc(cap.DECODE_POOL_RATIO, dis)
+        x.calc(cap.LINK_RATIO, x.has_link)
+    x.calc(cap.CAPACITY_RATIO, ~dis)
+    x.calc(cap.CAPACITY_RATIO_TWO_POOLS, dis & ~x.has_link)
+    x.calc(cap.CAPACITY_RATIO_TWO_POOLS_LINK, x.has_link)
+    for f in (cap.SERVED_FRACTION, cap.CAPACITY_IN, cap.CAPACITY_OUT, cap.SERVED_IN, cap.SERVED_OUT,
+              cap.SERVED_CACHED, cap.UTILIZATION, cap.CAPACITY_REQUESTS_PER_S):
+        x.calc(f)
+    if x.any_dis:
+        x.calc(cap.DECODE_UTILIZATION, dis)
+        x.calc(cap.KV_TRANSFER, dis)
+        others = np.minimum(v["main_pool_capacity_ratio"], v["decode_pool_capacity_ratio"])
+        x.flag(RowWarning.KV_LINK_BOTTLENECK, x.has_link & (v["kv_link_capacity_ratio"] < others))
+    f = v["served_fraction"]
+    x.flag(RowWarning.OVER_CAPACITY, x.has_demand & (f < 1.0))
+    peak_short = v["capacity_ratio"] * (1 + 1e-12) < v["peak_to_average"]
+    x.flag(RowWarning.PEAK_OVER_CAPACITY, x.has_demand & (f >= 1.0) & peak_short)
+    x.flag(RowWarning.NO_DEMAND, ~x.has_demand)
+
+
+def cooling(x: Columns) -> None:
+    """The hall's cooling after any liquid retrofit, and its PUE."""
+    v = x.v
+    air_hall = np.asarray(v["facility_cooling"] == "air", dtype=bool)
+    hybrid = np.asarray(v["facility_cooling"] == "hybrid", dtype=bool)
+    allow = v["allow_liquid_retrofit"].astype(bool)
+    x.needs_liquid = np.asarray(v["accelerator_cooling"] == "liquid", dtype=bool)
+    x.retrofit = x.needs_liquid & air_hall & allow
+    x.needs_liquid_y = x.dis & (v["decode_accelerator_cooling"] == "liquid") if x.any_dis else np.zeros(x.n, bool)
+    x.retrofit_y = x.needs_liquid_y & air_hall & allow
+    liquid = ~air_hall & ~hybrid | x.retrofit  # the hall is liquid-cooled, or retrofitted for the main pool
+    given = ~np.isnan(v["pue"])
+    x.calc(fleet.PUE_GIVEN, given)
+    x.calc(fleet.PUE_AIR, ~given & air_hall & ~x.retrofit)
+    x.calc(fleet.PUE_LIQUID, ~given & liquid)
+    x.calc(fleet.PUE_HYBRID, ~given & hybrid)
+    x.liquid_racks = liquid | (hybrid & x.needs_liquid)
+    x.liquid_racks_y = liquid | x.retrofit_y | (hybrid & x.needs_liquid_y)
+    x.fleet_flag(FleetProblem.COOLING, x.in_facility & x.needs_liquid & air_hall & ~x.retrofit)
+    x.fleet_flag(FleetProblem.DECODE_COOLING, x.in_facility & x.needs_liquid_y & air_hall & ~x.retrofit_y)
+
+
+def racks_of_pool(x: Columns, decode: bool) -> None:
+    """Systems, systems per rack, racks and IT power of one pool (the formulas bound to its columns)."""
+    v = x.v
+    b = fleet.bind_decode if decode else (lambda f: f)
+    rows = x.dis if decode else np.ones(x.n, dtype=bool)
+    pre = "decode_" if decode else ""
+    liquid = x.liquid_racks_y if decode else x.liquid_racks
+    v[f"{pre}rack_power_kw_effective"] = np.where(
+        np.isnan(v["rack_power_kw"]), np.where(liquid, v["rack_power_kw_liquid"], v["rack_power_kw_air"]),
+        v["rack_power_kw"])
+    given_power = ~np.isnan(v[f"{pre}system_power_kw"])
+    x.calc(b(fleet.SYSTEM_POWER_GIVEN), rows & given_power)
+    x.calc(b(fleet.SYSTEM_POWER), rows & ~given_power)
+    x.calc(b(fleet.SYSTEMS), rows)
+    rack_scale = v[f"{pre}system_form"] == "rack"
+    no_units = np.isnan(v[f"{pre}system_rack_units"])
+    x.calc(b(fleet.SYSTEMS_PER_RACK_SCALE), rows & rack_scale)
+    x.calc(b(fleet.SYSTEMS_PER_RACK_POWER_ONLY), rows & ~rack_scale & no_units)
+    x.calc(b(fleet.SYSTEMS_PER_RACK), rows & ~rack_scale & ~no_units)
+    per_rack = v[b(fleet.SYSTEMS_PER_RACK).name]
+    fits = per_rack >= 1
+    x.calc(b(fleet.RACKS), rows & fits)
+    x.calc(b(fleet.IT_POWER), rows)
+    x.fleet_flag(FleetProblem.DECODE_RACK_POWER if decode else FleetProblem.RACK_POWER, x.in_facility & rows & ~fits)
+
+
+def facility(x: Columns) -> None:
+    """Cooling and PUE, both pools' systems and racks, facility power, site power and the cooling retrofit."""
+    v, dis = x.v, x.dis
+    cooling(x)
+    racks_of_pool(x, decode=False)
+    if x.any_dis:
+        racks_of_pool(x, decode=True)
+    hosted = ~np.isnan(v["main_racks"]) & (~dis | ~np.isnan(v.get("decode_racks", v["main_racks"])))
+    for total, single, rows in ((fleet.SYSTEMS_TOTAL, fleet.SYSTEMS_ONE_POOL, True),
+                                (fleet.RACKS_TOTAL, fleet.RACKS_ONE_POOL, hosted),
+                                (fleet.IT_POWER_TOTAL, fleet.IT_POWER_ONE_POOL, True)):
+        x.calc(total, dis & rows)
+        x.calc(single, ~dis & rows)
+    v["systems_per_rack"] = np.where(dis, np.nan, v["main_systems_per_rack"])
+    x.calc(fleet.FACILITY_POWER)
+    x.calc(fleet.KW_PER_RACK, v["racks"] > 0)
+    site = v["site_power_mw"]
+    site_bad = x.in_facility & ~np.isnan(site) & (v["facility_power_kw"] > site * 1000.0 * (1 + 1e-12))
+    x.fleet_flag(FleetProblem.SITE_POWER, site_bad)
+    x.zeros("cooling_retrofit_usd_per_hour")
+    main, both = x.in_facility & x.retrofit, x.in_facility & x.retrofit_y
+    x.calc(fleet.RETROFIT_IT_MAIN, main & ~both)
+    x.calc(fleet.RETROFIT_IT_DECODE, both & ~main)
+    x.calc(fleet.RETROFIT_IT_BOTH, main & both)
+    if (main | both).any():
+        x.calc(finance.FACILITY_CRF_STRAIGHT_LINE, (main | both) & x.zero_rate)
+        x.calc(finance.FACILITY_CRF, (main | both) & ~x.zero_rate)
+        x.calc(fleet.RETROFIT, main | both)
+
+
+def pool_cost(x: Columns, pool: str, rows: Any) -> None:
+    """The hourly cost of one pool on ``rows``: capital, energy, facility, operations (owned) or rent, with its
+    own hardware figures and utilization (``pool`` as in :func:`economics.domain.cost.bind_pool`).
+    """
+    def b(f: Formula) -> Formula:
+        return _bound(f, pool)
+
+    own, pays = x.own & rows, x.pays_energy & rows
+    x.zeros(*(b(f).name for f in (cost.CAPITAL, cost.ENERGY, cost.FACILITY, cost.OPERATIONS, cost.RENT)))
+    x.calc(b(cost.AVERAGE_POWER), rows)
+    x.calc(b(cost.CAPITAL), own)
+    x.calc(b(cost.ENERGY), pays)
+    x.calc(b(cost.FACILITY), own)
+    x.calc(b(cost.OPERATIONS), own)
+    x.calc(b(cost.RENT), rows & ~x.own)
+    if pool:
+        x.calc(b(cost.POOL_OWNED), own)
+        x.calc(b(cost.POOL_RENTED), rows & ~x.own & x.pays_energy)
+        x.calc(b(cost.POOL_RENTED_WITH_ENERGY), rows & ~x.own & ~x.pays_energy)
+
+
+_BOUND: dict[tuple[str, str], Formula] = {}
+
+
+def _bound(f: Formula, pool: str) -> Formula:
+    key = (f.name + f.expression, pool)
+    if key not in _BOUND:
+        _BOUND[key] = cost.bind_pool(f, pool)
+    return _BOUND[key]
+
+
+def costs(x: Columns) -> None:
+    """The capital recovery factors, then the cost of each pool and of the fleet."""
+    dis = x.dis
+    x.calc(finance.CRF_STRAIGHT_LINE, x.own & x.zero_rate)
+    x.calc(finance.CRF, x.own & ~x.zero_rate)
+    x.calc(finance.FACILITY_CRF_STRAIGHT_LINE, x.own & x.zero_rate)
+    x.calc(finance.FACILITY_CRF, x.own & ~x.zero_rate)
+    pool_cost(x, "", ~dis)
+    if x.any_dis:
+        pool_cost(x, "prefill", dis)
+        pool_cost(x, "decode", dis)
+        for total in cost.TWO_POOL_TOTALS:
+            x.calc(total, dis)
+    x.calc(revenue.COST_OWNED, x.own)
+    x.calc(revenue.COST_RENTED, ~x.own)
+    x.calc(revenue.COST_PER_DAY)
+    x.calc(revenue.COST_PER_YEAR)
+
+
+def unit_costs(x: Columns) -> None:
+    """Cost per M tokens, and per M input and output tokens where prefill is separable."""
+    v, dis = x.v, x.dis
+    x.calc(revenue.COST_PER_M)
+    folded = ~dis & ~x.has_p & ~np.isnan(v[revenue.PREFILL_ESTIMATE]) & (v["work_accelerator_s_per_day"] > 0)
+    separable = dis | x.has_p | folded
+    v["input_time_share"] = np.full(x.n, np.nan)
+    x.calc(revenue.INPUT_SHARE, ~dis & x.has_p & (v["work_accelerator_s_per_day"] > 0))
+    x.calc(revenue.INPUT_SHARE_TWO_POOLS, dis)
+    x.calc(revenue.INPUT_SHARE_FOLDED, folded)
+    v["output_time_share"] = np.full(x.n, np.nan)
+    x.calc(revenue.OUTPUT_SHARE, ~dis & x.has_p & (v["work_accelerator_s_per_day"] > 0))
+    x.calc(revenue.OUTPUT_SHARE_TWO_POOLS, dis)
+    x.calc(revenue.OUTPUT_SHARE_FOLDED, folded)
+    x.calc(revenue.COST_PER_M_IN, separable & (v["served_input_tokens_per_day"] > 0))
+    x.calc(revenue.COST_PER_M_OUT, separable)
+    x.flag(RowWarning.NO_PREFILL_FIGURE, ~separable)
+
+
+def revenue_and_break_even(x: Columns) -> None:
+    """Revenue at the selling prices, margins, break-even output price and break-even utilization."""
+    v = x.v
+    p_in, p_cached, p_out = (v["price_usd_per_m_input_tokens"], v["price_usd_per_m_cached_input_tokens"],
+                             v["price_usd_per_m_output_tokens"])
+    has_in, has_out = ~np.isnan(p_in), ~np.isnan(p_out)
+    priced = has_in | has_out
+    x.flag(RowWarning.NO_PRICE, ~priced)
+    x.flag(RowWarning.NO_INPUT_PRICE, has_out & ~has_in)
+    x.flag(RowWarning.NO_OUTPUT_PRICE, has_in & ~has_out)
+    v["price_usd_per_m_input_tokens"] = np.nan_to_num(p_in)
+    v["price_usd_per_m_output_tokens"] = np.nan_to_num(p_out)
+    v["price_usd_per_m_cached_input_tokens"] = np.where(np.isnan(p_cached), v["price_usd_per_m_input_tokens"], p_cached)
+    for f in (revenue.INPUT_REVENUE, revenue.REVENUE, revenue.PROFIT, revenue.COST_PROFIT_MARGIN,
+              revenue.GROSS_MARGIN, revenue.BREAK_EVEN_PRICE):
+        x.calc(f, priced)
+    if not priced.any():
+        return
+    dis = x.dis
+    x.zeros("energy_above_idle_at_full_load_usd_per_day", "decode_energy_above_idle_at_full_load_usd_per_day")
+    x.calc(revenue.ENERGY_ABOVE_IDLE, priced & x.pays_energy)
+    if x.any_dis:
+        x.calc(revenue.DECODE_ENERGY_ABOVE_IDLE, priced & dis & x.pays_energy)
+    x.calc(revenue.VARIABLE_COST, priced & ~dis)
+    x.calc(revenue.VARIABLE_COST_TWO_POOLS, priced & dis)
+    x.calc(revenue.FIXED_COST, priced)
+    v["max_utilization"] = np.ones(x.n)
+    x.calc(revenue.MAX_UTILIZATION, priced & dis)
+    margin = v["revenue_usd_per_day"] - v["variable_cost_usd_per_day"]
+    reachable = priced & (margin > 0) & (v["utilization"] > 0)
+    x.calc(revenue.BREAK_EVEN_UTILIZATION, reachable)
+    be = v["break_even_utilization"]
+    x.flag(RowWarning.BREAK_EVEN_UNREACHABLE, priced & (~reachable | (be > v["max_utilization"] * (1 + 1e-12))))
+
+
+def energy(x: Columns) -> None:
+    """Average power, energy per year, tokens per MW and joules per token on both power bases."""
+    v = x.v
+    x.calc(fleet.AVERAGE_IT_POWER, ~x.dis)
+    x.calc(fleet.AVERAGE_IT_POWER_TWO_POOLS, x.dis)
+    served = (v["served_input_tokens_per_day"] + v["served_output_tokens_per_day"]) > 0
+    for f in (fleet.ENERGY_PER_YEAR, fleet.TOKENS_PER_S_PER_MW, fleet.TOKENS_PER_S_PER_AVERAGE_MW,
+              fleet.JOULES_PER_TOKEN, fleet.JOULES_PER_TOKEN_PROVISIONED):
+        x.calc(f, served if f is not fleet.ENERGY_PER_YEAR else None)

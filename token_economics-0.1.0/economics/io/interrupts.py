@@ -1,0 +1,111 @@
+"""Ctrl-C and SIGTERM end a command with one line, its partial output removed, and the shell's exit code
+(128 + the signal: 130, 143), never a traceback.
+
+In the main thread SIGINT raises :class:`KeyboardInterrupt` and SIGTERM :class:`Terminated`, so the command unwinds
+(its writer removes its temporary file) and the CLI says one line (:func:`unwound`). A run can also be blocked where
+Python cannot raise: in Arrow's reader waiting for a pipe that sends nothing. Python's C-level handler still writes
+the signal's number to a wake-up pipe (:func:`signal.set_wakeup_fd`); a watchdog thread reads it and, if the main
+thread has not unwound within :data:`GRACE_S`, removes the partial outputs itself, says the line and exits.
+
+:func:`libraries_quiet` keeps the libraries' own output (warnings, Dask's logs) off the terminal meanwhile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import threading
+import warnings
+from collections.abc import Callable, Iterator
+
+from economics.io import output_paths
+
+GRACE_S = 2.0
+"""Seconds the main thread has to unwind after a signal before the watchdog ends the process itself."""
+
+
+EXIT_CODES: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143}
+WORDS: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
+_UNWOUND = threading.Event()
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that the run unwinds as on Ctrl-C (partial outputs removed)."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def unwound(exc: BaseException, say: Callable[[str], None]) -> int:
+    """The main thread's end after a signal: partial outputs removed, one line, the exit code."""
+    _UNWOUND.set()
+    sig = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
+    say(_line(sig, output_paths.remove_partials()))
+    return EXIT_CODES[sig]
+
+
+def _line(sig: int, removed: int) -> str:
+    return WORDS[sig] + ("; the partial output was removed" if removed else "")
+
+
+@contextlib.contextmanager
+def interruptible(say: Callable[[str], None]) -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` while the block runs, and the watchdog stands by; both undone after.
+    Outside the main thread (a test calling the CLI from a worker) signals cannot be set: the block just runs.
+    """
+    output_paths.start_counting()
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:
+        yield
+        return
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    old_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    _UNWOUND.clear()
+    watchdog = threading.Thread(target=_watch, args=(read_fd, say), name="signal watchdog", daemon=True)
+    watchdog.start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(old_fd)
+        signal.signal(signal.SIGTERM, previous)
+        _UNWOUND.set()
+        os.close(write_fd)  # the watchdog's read returns: it ends
+        watchdog.join()
+        os.close(read_fd)
+
+
+def _watch(read_fd: int, say: Callable[[str], None]) -> None:
+    """Wait for a signal's byte on the wake-up pipe; end the process if the main thread does not unwind."""
+    while True:
+        data = os.read(read_fd, 1)
+        if not data or _UNWOUND.is_set():
+            return
+        sig = data[0]
+        if sig not in EXIT_CODES or _UNWOUND.wait(GRACE_S):
+            continue
+        say(_line(sig, output_paths.remove_partials()))
+        os._exit(EXIT_CODES[sig])
+
+
+@contextlib.contextmanager
+def libraries_quiet() -> Iterator[None]:
+    """While a command runs, the libraries' own output stays off the user's terminal: Python warnings (numpy's
+    RuntimeWarning with its file path, pandas' FutureWarning) are not shown, and Dask's loggers report nothing below
+    CRITICAL (a worker's failure is the command's one error line, not a logged traceback). Restored after.
+    """
+    loggers = [logging.getLogger(name) for name in ("distributed", "dask")]
+    levels = [lg.level for lg in loggers]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for lg in loggers:
+            lg.setLevel(logging.CRITICAL)
+        try:
+            yield
+        finally:
+            for lg, level in zip(loggers, levels, strict=True):
+                lg.setLevel(level)

@@ -1,0 +1,212 @@
+"""Where a command's output goes: checked before any work starts, and written so that only a regular file (or
+nothing) is ever replaced.
+
+* ``-`` is standard output.
+* A FIFO or a character device (``/dev/null``, a terminal) is written in place, streaming, never replaced.
+* A symlink is followed: the file it points to is written, the link stays.
+* A regular file or a missing one is written to a temporary file beside it (same folder, so the rename is atomic)
+  and renamed over it only when the command succeeds; the file keeps its permissions (a new one gets the umask's).
+  A failed or interrupted run removes its temporary file (:func:`remove_partials`, called by the CLI on SIGINT
+  and SIGTERM).
+* A folder, a socket or a block device is refused (:class:`~economics.validation.InputError`, exit 2), as is a
+  folder that does not exist.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import IO
+
+from economics.io import terminal
+from economics.validation import InputError
+from economics.values import shown, shown_path
+
+_PARTIALS: set[str] = set()
+"""Temporary files being written: removed by :func:`remove_partials` when a run is interrupted."""
+_DISCARDED: list[str] = []
+"""Temporary files removed because their run failed, since :func:`remove_partials` last counted them."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """An output checked by :func:`check_output`: what the user gave, the path written, how it is written."""
+
+    given: str
+    path: str
+    in_place: bool
+    mode: int
+
+
+STDOUT = Target("-", "-", True, 0)
+
+
+def check_output(given: str, option: str = "-o") -> Target:
+    """The output ``given`` for ``option``, or :class:`InputError` naming the option and the path.
+
+    >>> check_output("-").in_place
+    True
+    >>> check_output("/dev/null").in_place
+    True
+    >>> check_output("/")
+    Traceback (most recent call last):
+    ...
+    economics.validation.InputError: cannot write -o '/': is a folder; name a file to write
+    """
+    if given == "-":
+        return STDOUT
+    if given == "" or "\x00" in given:
+        raise InputError(f"cannot write {option} '{shown_path(given)}': not a file name")
+    path = os.path.realpath(given)  # a symlink is followed: its target is written, the link stays
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise InputError(f"cannot write {option} '{shown_path(given)}': {exc.strerror or exc}") from None
+    if st is None:
+        return _new_file(given, path, option)
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(f"cannot write {option} '{shown_path(given)}': is a folder; name a file to write")
+    if stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode):
+        return Target(given, path, True, 0)
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"cannot write {option} '{shown_path(given)}': is not a regular file, a pipe or a device; "
+                         "not replaced")
+    return Target(given, path, False, stat.S_IMODE(st.st_mode))
+
+
+def _new_file(given: str, path: str, option: str) -> Target:
+    """A path that does not exist yet: its folder must."""
+    if given.endswith(("/", os.sep)):
+        raise InputError(f"cannot write {option} '{shown_path(given)}': names a folder; name a file to write")
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        folder_given = shown(os.path.dirname(given) or ".")
+        raise InputError(f"cannot write {option} '{shown_path(given)}': the folder '{folder_given}' does not exist")
+    umask = os.umask(0)
+    os.umask(umask)
+    return Target(given, path, False, 0o666 & ~umask)
+
+
+def check_all(given: Mapping[str, object]) -> dict[str, Target]:
+    """Every output a command will write (option -> what was given; None or empty: not given), checked before any
+    work, and no two naming the same file.
+    """
+    targets = {option: check_output(value, option) for option, value in given.items()
+               if isinstance(value, str) and value != ""}
+    check_distinct(targets)
+    return targets
+
+
+def check_distinct(targets: dict[str, Target]) -> None:
+    """Refuse two options naming the same file (``-o X --errors X`` would write one over the other).
+
+    >>> check_distinct({"-o": check_output("-"), "--errors": check_output("-")})
+    Traceback (most recent call last):
+    ...
+    economics.validation.InputError: cannot write: -o and --errors name the same output ('-'); name two
+    """
+    seen: dict[str, str] = {}
+    for option, target in targets.items():
+        if target.path in seen and target.path != os.devnull:
+            raise InputError(f"cannot write: {seen[target.path]} and {option} name the same output "
+                             f"('{shown(target.given)}'); name two")
+        seen[target.path] = option
+
+
+@contextlib.contextmanager
+def opened(target: Target) -> Iterator[IO[bytes]]:
+    """A binary file to write ``target`` through: in place for a pipe or a device, else a temporary file beside
+    it renamed over it when the block ends without an exception (removed otherwise).
+    """
+    if target.in_place:
+        with _open_in_place(target) as f:
+            yield f
+        return
+    tmp = start_partial(target)
+    try:
+        with open(tmp, "wb") as f:
+            yield f
+    except BaseException:
+        discard_partial(tmp)
+        raise
+    finish_partial(target, tmp)
+
+
+def _open_in_place(target: Target) -> IO[bytes]:
+    try:
+        return open(target.path, "wb")  # noqa: SIM115 (closed by the caller's with block)
+    except OSError as exc:
+        raise InputError(f"cannot write '{shown(target.given)}': {exc.strerror or exc}") from None
+
+
+def start_partial(target: Target) -> str:
+    """Create the temporary file beside ``target`` (a hidden name in the same folder) and return its path."""
+    folder, name = os.path.split(target.path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name[:100]}.", suffix=".partial", dir=folder or ".")
+    except OSError as exc:
+        raise InputError(f"cannot write '{shown(target.given)}': {exc.strerror or exc}") from None
+    os.close(fd)
+    _PARTIALS.add(tmp)
+    return tmp
+
+
+def finish_partial(target: Target, tmp: str) -> None:
+    """Rename the finished temporary file over ``target``, which must still be a regular file or missing."""
+    try:
+        st = os.stat(target.path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        discard_partial(tmp)
+        raise InputError(f"cannot write '{shown(target.given)}': it is no longer a regular file; not replaced")
+    try:
+        os.chmod(tmp, target.mode)
+        os.replace(tmp, target.path)
+    except OSError as exc:
+        discard_partial(tmp)
+        raise InputError(f"cannot write '{shown(target.given)}': {exc.strerror or exc}") from None
+    _PARTIALS.discard(tmp)
+
+
+def discard_partial(tmp: str) -> None:
+    """Remove a temporary file of a run that failed (gone already: nothing to do)."""
+    if tmp in _PARTIALS:
+        _PARTIALS.discard(tmp)
+        _DISCARDED.append(tmp)
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(tmp)
+
+
+def start_counting() -> None:
+    """Forget the temporary files removed so far: :func:`remove_partials` counts those of the run starting now."""
+    _DISCARDED.clear()
+
+
+def remove_partials() -> int:
+    """Remove every temporary file still being written (an interrupted run); returns how many were removed, by
+    this call or by the writers as the run unwound.
+    """
+    for tmp in list(_PARTIALS):
+        discard_partial(tmp)
+    count = len(_DISCARDED)
+    _DISCARDED.clear()
+    return count
+
+
+def write_text(given: str, text: str, option: str = "-o") -> None:
+    """``text`` (UTF-8) to standard output for ``-``, else to the output ``given`` for ``option``, as above."""
+    if given == "-":
+        terminal.data(text)  # escaped on a terminal, exact to a pipe
+        return
+    try:
+        with opened(check_output(given, option)) as f:
+            f.write(text.encode("utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot write {option} '{shown_path(given)}': {exc.strerror or type(exc).__name__}") from None

@@ -1,0 +1,503 @@
+"""The scenario: one flat record of inputs, the public contract shared by CSV columns, URL parameters and JSON.
+
+Each field's metadata (unit, bounds, description, the catalog column that fills it, the source of its default)
+is the single source of truth: the CSV template, the JSON schema, the column-wise validation messages and the UI
+labels are all generated from it (see :data:`FIELDS`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal, get_args, get_origin
+
+import annotated_types
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from economics import catalog, values
+
+Ownership = Literal["own", "rent"]
+Precision = Literal["bf16", "fp8", "fp4"]
+Cooling = Literal["air", "liquid", "air_or_liquid"]
+FacilityCooling = Literal["air", "liquid", "hybrid"]
+SystemForm = Literal["server", "rack", "wafer"]
+
+
+def _f(
+    default: Any,
+    unit: str,
+    description: str,
+    *,
+    group: str,
+    catalog_field: str | None = None,
+    catalog_id: str | None = None,
+    default_source: str | None = None,
+    **bounds: float,
+) -> Any:
+    extra: dict[str, Any] = {"unit": unit, "group": group}
+    if catalog_field:
+        extra["catalog_field"] = catalog_field
+        extra["catalog_id"] = catalog_id or "accelerator"
+    if default_source:
+        extra["default_source"] = default_source
+    return Field(default=default, description=description, json_schema_extra=extra, **bounds)  # type: ignore[call-overload]
+
+
+def _d(parameter: str) -> Any:
+    """Default from data/defaults.csv (sourced and dated there)."""
+    value = catalog.default_value(parameter)
+    return _f(int(value) if value.is_integer() else value, **_DEFAULT_META[parameter], default_source="defaults.csv")
+
+
+_DEFAULT_META: dict[str, dict[str, Any]] = {
+    "depreciation_years": dict(
+        unit="year", group="finance", gt=0, le=30,
+        description="Amortisation period of the hardware"),
+    "cost_of_capital": dict(
+        unit="1/year", group="finance", ge=0, lt=1,
+        description="Annual cost of capital (discount rate) as a fraction, e.g. 0.08"),
+    "maintenance_fraction_per_year": dict(
+        unit="1/year", group="finance", ge=0, le=1,
+        description="Hardware support and repairs per year as a share of the hardware price"),
+    "software_usd_per_accelerator_year": dict(
+        unit="USD/year", group="finance", ge=0, le=1e6,
+        description="Software licences per accelerator per year"),
+    "electricity_usd_per_kwh": dict(
+        unit="USD/kWh", group="facility", ge=0, le=10,
+        description="Electricity price"),
+    "liquid_cooling_share": dict(
+        unit="-", group="facility", ge=0, le=1,
+        description="Hybrid facility: share of its power that is liquid-cooled (weights the PUE)"),
+    "liquid_retrofit_usd_per_mw": dict(
+        unit="USD/MW", group="facility", ge=0, le=1e9,
+        description="Capex to add liquid cooling to an air-cooled hall, per MW of IT load; amortised"),
+    "rack_units_per_rack": dict(
+        unit="U", group="facility", ge=1, le=100,
+        description="Usable rack units per rack for systems"),
+    "headroom": dict(
+        unit="-", group="demand", ge=0, le=10,
+        description="Spare capacity on top of the peak (redundancy, failures), e.g. 0.1 for 10%"),
+    "idle_power_fraction": dict(
+        unit="-", group="facility", ge=0, le=1,
+        description="Idle IT draw as a share of full draw; average draw scales linearly with utilization"),
+    "colocation_usd_per_kw_month": dict(
+        unit="USD/(kW month)", group="facility", ge=0, le=10000,
+        description="Colocation rent per provisioned IT kW (owned hardware); 0 in your own facility"),
+    "facility_capex_usd_per_kw": dict(
+        unit="USD/kW", group="facility", ge=0, le=1e6,
+        description="Own-facility build cost per provisioned IT kW, amortised (0 when in colocation)"),
+    "facility_depreciation_years": dict(
+        unit="year", group="facility", gt=0, le=60,
+        description="Amortisation period of an owned facility"),
+    "input_tokens_per_request": dict(
+        unit="token", group="workload", ge=0, le=1e8,
+        description="Input (prompt) tokens per request"),
+    "output_tokens_per_request": dict(
+        unit="token", group="workload", gt=0, le=1e8,
+        description="Output (generated) tokens per request"),
+    "prefix_cache_hit_rate": dict(
+        unit="-", group="workload", ge=0, le=1,
+        description="Share of input tokens served from the prefix cache: no prefill, billed at the cached price"),
+    "memory_utilization": dict(
+        unit="-", group="throughput", gt=0, le=1,
+        description="Share of accelerator memory the serving engine uses for weights and KV cache"),
+    "max_batch_size": dict(
+        unit="sequence", group="throughput", ge=1, le=1e5,
+        description="Most sequences a replica decodes at once (the serving engine's limit)"),
+    "peak_to_average": dict(
+        unit="-", group="demand", ge=1, le=100,
+        description="Peak load / average load; the fleet sized from demand carries the peak"),
+}
+
+
+class Scenario(BaseModel):
+    """One scenario. Empty (None) catalog fields are filled from the accelerator's catalog entry."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    name: str = Field(default="scenario", max_length=200, description="Label", json_schema_extra={
+        "unit": "", "group": "scenario"})
+    accelerator: str = Field(default="h100-sxm", max_length=100,
+                             description="Accelerator catalog id (data/accelerators.csv)",
+                             json_schema_extra={"unit": "", "group": "scenario"})
+    ownership: Ownership = Field(default="own", description="own: capital, energy, facility and operations; "
+                                 "rent: hourly rent", json_schema_extra={"unit": "", "group": "scenario"})
+    accelerator_count: int | None = _f(
+        None, "accelerator", "Fixed fleet size; empty = size the fleet from demand", group="scenario", ge=1, le=1e7)
+
+    # hardware: filled from the catalog when empty
+    accelerator_price_usd: float | None = _f(
+        None, "USD", "Capex per accelerator including its share of the server", group="hardware",
+        catalog_field="price_usd", ge=0, le=1e8)
+    accelerator_power_kw: float | None = _f(
+        None, "kW", "Full-load IT power per accelerator including its share of the server", group="hardware",
+        catalog_field="power_kw", gt=0, le=1000)
+    rent_usd_per_accelerator_hour: float | None = _f(
+        None, "USD/h", "Rental price per accelerator-hour (ownership=rent)", group="hardware",
+        catalog_field="rent_usd_per_hour", gt=0, le=10000)
+    rent_includes_energy: bool = Field(
+        default=True, description="The rent already includes power (cloud); false adds energy at PUE x price",
+        json_schema_extra={"unit": "", "group": "hardware"})
+    accelerator_memory_gb: float | None = _f(
+        None, "GB", "Accelerator memory (HBM)", group="hardware", catalog_field="memory_gb", gt=0, le=1e6)
+    accelerator_bandwidth_tb_per_s: float | None = _f(
+        None, "TB/s", "Memory bandwidth per accelerator", group="hardware", catalog_field="bandwidth_tb_per_s",
+        gt=0, le=1e6)
+    accelerator_bf16_tflops: float | None = _f(
+        None, "TFLOPS", "Dense BF16 peak per accelerator", group="hardware", catalog_field="bf16_tflops",
+        gt=0, le=1e7)
+    accelerator_fp8_tflops: float | None = _f(
+        None, "TFLOPS", "Dense FP8 peak per accelerator", group="hardware", catalog_field="fp8_tflops", gt=0, le=1e7)
+    accelerator_fp4_tflops: float | None = _f(
+        None, "TFLOPS", "Dense FP4 peak per accelerator", group="hardware", catalog_field="fp4_tflops", gt=0, le=1e7)
+    accelerators_per_system: int | None = _f(
+        None, "accelerator", "Accelerators per server or rack-scale system", group="hardware",
+        catalog_field="accelerators_per_system", ge=1, le=1e5)
+    accelerator_cooling: Cooling | None = Field(
+        default=None, description="Cooling the hardware requires: air, liquid or air_or_liquid",
+        json_schema_extra={"unit": "", "group": "hardware", "catalog_field": "cooling", "catalog_id": "accelerator"})
+    system_power_kw: float | None = _f(
+        None, "kW", "Full-load power of one system (server or rack-scale system)", group="hardware",
+        catalog_field="system_power_kw", gt=0, le=10000)
+    system_rack_units: float | None = _f(
+        None, "U", "Height of one system in rack units", group="hardware", catalog_field="system_rack_units",
+        gt=0, le=100)
+    system_form: SystemForm | None = Field(
+        default=None, description="server, rack (a rack-scale system fills a rack) or wafer",
+        json_schema_extra={"unit": "", "group": "hardware", "catalog_field": "system_form",
+                           "catalog_id": "accelerator"})
+    round_to_whole_systems: bool = Field(
+        default=True, description="A fleet sized from demand is bought in whole systems (servers or racks)",
+        json_schema_extra={"unit": "", "group": "hardware"})
+
+    # finance and facility: sourced defaults
+    depreciation_years: float = _d("depreciation_years")
+    cost_of_capital: float = _d("cost_of_capital")
+    maintenance_fraction_per_year: float = _d("maintenance_fraction_per_year")
+    software_usd_per_accelerator_year: float = _d("software_usd_per_accelerator_year")
+    electricity_usd_per_kwh: float = _d("electricity_usd_per_kwh")
+    pue: float | None = _f(
+        None, "-", "Power usage effectiveness: facility power / IT power; empty = follows facility_cooling "
+        "(pue_air, pue_liquid in defaults.csv)", group="facility", ge=1, le=5)
+    facility_cooling: FacilityCooling = Field(
+        default="air", description="Cooling of the facility: air, liquid or hybrid",
+        json_schema_extra={"unit": "", "group": "facility"})
+    liquid_cooling_share: float = _d("liquid_cooling_share")
+    allow_liquid_retrofit: bool = Field(
+        default=False, description="Liquid-cooled hardware in an air facility: add liquid cooling (at "
+        "liquid_retrofit_usd_per_mw) instead of declaring it infeasible", json_schema_extra={"unit": "",
+                                                                                           "group": "facility"})
+    liquid_retrofit_usd_per_mw: float = _d("liquid_retrofit_usd_per_mw")
+    rack_power_kw: float | None = _f(
+        None, "kW", "Rack power limit; empty = by cooling (rack_power_kw_air_containment or rack_power_kw_liquid "
+        "in defaults.csv)", group="facility", gt=0, le=2000)
+    rack_units_per_rack: float = _d("rack_units_per_rack")
+    site_power_mw: float | None = _f(
+        None, "MW", "Facility power available to this fleet (IT x PUE); empty = no limit", group="facility",
+        gt=0, le=1e5)
+    idle_power_fraction: float = _d("idle_power_fraction")
+    colocation_usd_per_kw_month: float = _d("colocation_usd_per_kw_month")
+    facility_capex_usd_per_kw: float = _d("facility_capex_usd_per_kw")
+    facility_depreciation_years: float = _d("facility_depreciation_years")
+
+    # model and throughput estimate (used when no measured throughput is given)
+    model: str | None = Field(
+        default=None, max_length=100, description="Model catalog id (data/models.csv); needed to estimate throughput",
+        json_schema_extra={"unit": "", "group": "throughput"})
+    precision: Precision = Field(
+        default="bf16", description="Weight and compute precision of the estimate: bf16, fp8 or fp4",
+        json_schema_extra={"unit": "", "group": "throughput"})
+    kv_cache_precision: Precision | None = Field(
+        default=None, description="KV-cache precision; empty = the weight precision (FP8 for FP4 weights: no engine "
+        "measured here keeps an FP4 KV cache)",
+        json_schema_extra={"unit": "", "group": "throughput"})
+    serving_stack: str = Field(
+        default="best", max_length=100,
+        description="Serving stack behind the throughput: a stack id (data/serving_stacks.csv: framework, TP/EP, "
+        "speculative decoding, disaggregation) or best = the highest published throughput for the pair at the "
+        "per-user target", json_schema_extra={"unit": "", "group": "throughput"})
+    curves_sha256: str | None = Field(
+        default=None, max_length=64,
+        description="SHA-256 of your own curve file (import-benchmark output, loaded with --curves FILE or uploaded "
+        "on the Throughput page): its curves outrank the catalog's for their accelerator, model, precision and "
+        "request shape", json_schema_extra={"unit": "", "group": "throughput"})
+    throughput_claim: str | None = Field(
+        default=None, max_length=100,
+        description="A measured figure this throughput refers to (claim id, data/throughput_claims.csv): used while "
+        "the accelerator, model, precision and output length are those it was measured for, else looked up again",
+        json_schema_extra={"unit": "", "group": "throughput"})
+    throughput_measured_for: str | None = Field(
+        default=None, max_length=200,
+        description="The configuration a given throughput was measured for, accelerator/model/precision (e.g. "
+        "h100-sxm/llama-3.1-70b/fp8; the app sets it when you type a figure): the figure is kept when the scenario "
+        "runs another one, and throughput_note says so", json_schema_extra={"unit": "", "group": "throughput"})
+    target_output_tokens_per_s_per_user: float | None = _f(
+        None, "token/s", "Interactivity target: output tokens/s each user sees; empty = the most throughput",
+        group="throughput", gt=0, le=1e6)
+    accelerators_per_replica: int | None = _f(
+        None, "accelerator", "Accelerators holding one copy of the model (tensor parallel); empty = the best size "
+        "that fits", group="throughput", ge=1, le=1e4)
+    memory_utilization: float = _d("memory_utilization")
+    max_batch_size: int = _d("max_batch_size")
+    bandwidth_utilization: float | None = _f(
+        None, "-", "Share of peak memory bandwidth a decode step achieves; empty = calibrated (data/calibration.csv)",
+        group="throughput", gt=0, le=1)
+    compute_utilization: float | None = _f(
+        None, "-", "Share of peak FLOPS a decode step achieves; empty = calibrated (data/calibration.csv)",
+        group="throughput", gt=0, le=1)
+    prefill_compute_utilization: float | None = _f(
+        None, "-", "Share of peak FLOPS prefill achieves; empty = calibrated (data/calibration.csv)",
+        group="throughput", gt=0, le=1)
+    step_overhead_us_per_layer: float | None = _f(
+        None, "us", "Fixed time per layer of each decode step that batching does not amortise (launches, "
+        "all-reduce latency); empty = calibrated (data/calibration.csv)", group="throughput", ge=0, le=1e5)
+
+    # workload and throughput
+    input_tokens_per_request: float = _d("input_tokens_per_request")
+    output_tokens_per_request: float = _d("output_tokens_per_request")
+    prefix_cache_hit_rate: float = _d("prefix_cache_hit_rate")
+    output_tokens_per_s_per_accelerator: float | None = _f(
+        None, "token/s", "Measured decode throughput per accelerator at the interactivity target; empty = "
+        "interpolated on a measured curve or estimated from the model", group="workload", gt=0, le=1e9)
+    input_tokens_per_s_per_accelerator: float | None = _f(
+        None, "token/s", "Measured prefill throughput per accelerator; empty = the output figure already includes "
+        "prefill", group="workload", gt=0, le=1e10)
+    measured_output_tokens_per_s_per_user: float | None = _f(
+        None, "token/s", "Measured output speed each user sees (e.g. a dataflow system's published figure); with "
+        "concurrent_users_per_replica it gives the throughput per accelerator when that is empty", group="workload",
+        gt=0, le=1e6)
+    concurrent_users_per_replica: float | None = _f(
+        None, "user", "Users one replica serves at once at the measured per-user speed (a per-user speed is never "
+        "a per-accelerator throughput without it)", group="workload", ge=1, le=1e7)
+
+    # disaggregated serving: the accelerators above do prefill, a decode pool of another type decodes
+    decode_accelerator: str | None = Field(
+        default=None, max_length=100, description="Decode pool accelerator catalog id; empty = aggregated serving "
+        "(every accelerator does prefill and decode)", json_schema_extra={"unit": "", "group": "disaggregation"})
+    decode_accelerator_count: int | None = _f(
+        None, "accelerator", "Decode pool size; empty = sized from the output demand at peak (with headroom)",
+        group="disaggregation", ge=1, le=1e7)
+    decode_output_tokens_per_s_per_accelerator: float | None = _f(
+        None, "token/s", "Measured decode throughput per decode accelerator at the interactivity target; empty = "
+        "estimated from the model", group="disaggregation", gt=0, le=1e9)
+    decode_measured_output_tokens_per_s_per_user: float | None = _f(
+        None, "token/s", "Measured output speed each user sees on the decode pool; with "
+        "decode_concurrent_users_per_replica it gives the decode throughput per accelerator when that is empty",
+        group="disaggregation", gt=0, le=1e6)
+    decode_concurrent_users_per_replica: float | None = _f(
+        None, "user", "Users one decode replica serves at once at the measured per-user speed",
+        group="disaggregation", ge=1, le=1e7)
+    decode_accelerators_per_replica: int | None = _f(
+        None, "accelerator", "Decode accelerators holding one copy of the model; empty = the chips the model's "
+        "weights need, in whole systems", group="disaggregation", ge=1, le=1e4)
+    decode_accelerator_price_usd: float | None = _f(
+        None, "USD", "Capex per decode accelerator including its share of the system", group="disaggregation",
+        catalog_field="price_usd", catalog_id="decode_accelerator", ge=0, le=1e8)
+    decode_accelerator_power_kw: float | None = _f(
+        None, "kW", "Full-load IT power per decode accelerator including its share of the system",
+        group="disaggregation", catalog_field="power_kw", catalog_id="decode_accelerator", gt=0, le=1000)
+    decode_rent_usd_per_accelerator_hour: float | None = _f(
+        None, "USD/h", "Rental price per decode accelerator-hour (ownership=rent)", group="disaggregation",
+        catalog_field="rent_usd_per_hour", catalog_id="decode_accelerator", gt=0, le=10000)
+    decode_accelerators_per_system: int | None = _f(
+        None, "accelerator", "Decode accelerators per system", group="disaggregation",
+        catalog_field="accelerators_per_system", catalog_id="decode_accelerator", ge=1, le=1e5)
+    decode_system_power_kw: float | None = _f(
+        None, "kW", "Full-load power of one decode system", group="disaggregation", catalog_field="system_power_kw",
+        catalog_id="decode_accelerator", gt=0, le=10000)
+    decode_accelerator_cooling: Cooling | None = Field(
+        default=None, description="Cooling the decode hardware requires: air, liquid or air_or_liquid",
+        json_schema_extra={"unit": "", "group": "disaggregation", "catalog_field": "cooling",
+                           "catalog_id": "decode_accelerator"})
+    kv_link_gb_per_s: float | None = _f(
+        None, "GB/s", "Bandwidth available to move KV caches from the prefill pool to the decode pool; empty = "
+        "not a limit", group="disaggregation", gt=0, le=1e7)
+
+    # retrofit study (python -m economics retrofit): an existing fleet of `accelerator` and its alternatives
+    existing_accelerators: int | None = _f(
+        None, "accelerator", "Existing fleet of `accelerator` (already owned; its purchase is sunk)", group="retrofit",
+        ge=1, le=1e7)
+    existing_book_value_usd: float = Field(
+        default=0.0, ge=0, le=1e8, description="Book value per existing accelerator, charged in cost per token "
+        "(0 = fully depreciated); never a cash flow", json_schema_extra={"unit": "USD", "group": "retrofit"})
+    horizon_years: int = Field(
+        default=5, ge=1, le=30, description="Years the options are compared over",
+        json_schema_extra={"unit": "year", "group": "retrofit"})
+    demand_growth_per_year: float = Field(
+        default=0.0, ge=-0.9, le=10, description="Yearly growth of the demand, e.g. 0.3 for 30 %",
+        json_schema_extra={"unit": "1/year", "group": "retrofit"})
+    new_accelerator: str | None = Field(
+        default=None, max_length=100, description="New-generation accelerator that replaces the fleet in the "
+        "'new generation' option (with a liquid retrofit where needed); empty = option not studied",
+        json_schema_extra={"unit": "", "group": "retrofit"})
+    fast_tier_min_tokens_per_s_per_user: float | None = _f(
+        None, "token/s", "Per-user speed from which output tokens sell at the fast-tier price", group="retrofit",
+        gt=0, le=1e6)
+    fast_tier_price_multiplier: float = Field(
+        default=1.0, ge=0, le=100, description="Price multiplier for the fast tier (1 = no premium)",
+        json_schema_extra={"unit": "-", "group": "retrofit"})
+
+    # demand
+    demand_input_tokens_per_day: float | None = _f(
+        None, "token/day", "Average input tokens per day; empty = from output demand x input/output per request",
+        group="demand", gt=0, le=1e18)
+    demand_output_tokens_per_day: float | None = _f(
+        None, "token/day", "Average output tokens per day; empty = from input demand x output/input per request",
+        group="demand", gt=0, le=1e18)
+    demand_requests_per_s: float | None = _f(
+        None, "request/s", "Average requests per second; with the request shape it gives the token demand when "
+        "the token fields are empty", group="demand", gt=0, le=1e9)
+    peak_to_average: float = _d("peak_to_average")
+    headroom: float = _d("headroom")
+
+    # selling prices
+    price_usd_per_m_input_tokens: float | None = _f(
+        None, "USD/M token", "Selling price of uncached input tokens", group="prices", ge=0, le=1e6)
+    price_usd_per_m_cached_input_tokens: float | None = _f(
+        None, "USD/M token", "Selling price of cached input tokens; empty = the input price", group="prices",
+        ge=0, le=1e6)
+    price_usd_per_m_output_tokens: float | None = _f(
+        None, "USD/M token", "Selling price of output tokens", group="prices", ge=0, le=1e6)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _one_parser(cls, value: Any, info: ValidationInfo) -> Any:
+        """Every value read by :func:`economics.values.parse`, as in CSV files and links (empty = the default)."""
+        return values.for_model(FIELDS[str(info.field_name)], value)
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """What the CSV reader, template, schema and UI need to know about one scenario field."""
+
+    name: str
+    kind: Literal["str", "float", "int", "bool", "choice"]
+    optional: bool
+    default: Any
+    unit: str
+    description: str
+    group: str
+    choices: tuple[str, ...] = ()
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+    max_length: int | None = None
+    catalog_field: str | None = None
+    catalog_id: str | None = None
+    default_source: str | None = None
+
+    @property
+    def label(self) -> str:
+        """Human label for forms: the description's head and the unit, e.g. 'Electricity price [USD/kWh]'."""
+        text = re.sub(r"\s*\([^)]*\)", "", self.description.split(";")[0]).strip()
+        return f"{text} [{self.unit}]" if self.unit and self.unit != "-" else text
+
+    def within(self, values: Any) -> Any:
+        """Whether each value lies within the field's bounds (element-wise for arrays).
+
+        >>> FIELDS["pue"].within(np.array([1.0, 0.9])).tolist()
+        [True, False]
+        """
+        v = np.asarray(values, dtype=float)
+        ok = np.isfinite(v)
+        for bound, test in ((self.gt, np.greater), (self.ge, np.greater_equal), (self.lt, np.less),
+                            (self.le, np.less_equal)):
+            if bound is not None:
+                ok &= test(v, bound)
+        return ok
+
+    def bounds_text(self) -> str:
+        """The field's bounds as text, joined by ``and`` (empty when it has none).
+
+        >>> FIELDS["pue"].bounds_text()
+        '>= 1 and <= 5'
+        """
+        parts = []
+        if self.gt is not None:
+            parts.append(f"> {_num(self.gt)}")
+        if self.ge is not None:
+            parts.append(f">= {_num(self.ge)}")
+        if self.lt is not None:
+            parts.append(f"< {_num(self.lt)}")
+        if self.le is not None:
+            parts.append(f"<= {_num(self.le)}")
+        return " and ".join(parts)
+
+
+def _num(x: float) -> str:
+    """Bounds and values as people write them: 10,000,000 rather than 1e+07, 0.5 rather than 0.50000."""
+    if float(x).is_integer() and abs(x) < 1e15:
+        return f"{int(x):,}"
+    return f"{x:g}"
+
+
+def show_value(v: object) -> str:
+    """A cell value in a message: numbers via :func:`_num`, text as given."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf"):
+        return _num(float(v))
+    return str(v)
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _spec(name: str) -> FieldSpec:
+    info = Scenario.model_fields[name]
+    extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+    ann = info.annotation
+    args = () if get_origin(ann) is Literal else get_args(ann)
+    optional = type(None) in args
+    base = next((a for a in args if a is not type(None)), ann) if args else ann
+    kind: Literal["str", "float", "int", "bool", "choice"]
+    choices: tuple[str, ...] = ()
+    if get_origin(base) is Literal:
+        kind, choices = "choice", tuple(get_args(base))
+    elif base is bool:
+        kind = "bool"
+    elif base is int:
+        kind = "int"
+    elif base is float:
+        kind = "float"
+    else:
+        kind = "str"
+    bounds: dict[str, Any] = {}
+    for m in info.metadata:
+        for attr, cls in (("ge", annotated_types.Ge), ("gt", annotated_types.Gt), ("le", annotated_types.Le),
+                          ("lt", annotated_types.Lt)):
+            if isinstance(m, cls):
+                bounds[attr] = float(getattr(m, attr))
+        if isinstance(m, annotated_types.MaxLen):
+            bounds["max_length"] = m.max_length
+    return FieldSpec(
+        name=name, kind=kind, optional=optional, default=info.default, unit=str(extra.get("unit", "")),
+        description=info.description or "", group=str(extra.get("group", "")), choices=choices,
+        catalog_field=_text_or_none(extra.get("catalog_field")), catalog_id=_text_or_none(extra.get("catalog_id")),
+        default_source=_text_or_none(extra.get("default_source")), **bounds)
+
+
+FIELDS: dict[str, FieldSpec] = {name: _spec(name) for name in Scenario.model_fields}
+"""Field specs in declaration order: the one source for template, schema, validation and labels."""
+
+CATALOG_FIELDS: dict[str, str] = {f.name: f.catalog_field for f in FIELDS.values() if f.catalog_field}
+"""Scenario field -> accelerators.csv field that fills it when empty."""
+
+CATALOG_ID_FIELDS = ("accelerator", "decode_accelerator")
+"""The fields holding accelerator catalog ids; each catalog field is filled from one of them (``catalog_id``)."""
+
+
+def with_changes(scenario: Scenario, **changes: Any) -> dict[str, Any]:
+    """The scenario's fields with ``changes`` applied, as a dict for :func:`economics.evaluate_scenario` (which
+    validates it and names any bad field).
+
+    Changing the accelerator empties the catalog-filled hardware fields that are not changed explicitly, so the new
+    accelerator's own catalog figures apply rather than the old one's.
+    """
+    data = scenario.model_dump()
+    for id_field in CATALOG_ID_FIELDS:
+        if id_field in changes and changes[id_field] != data[id_field]:
+            data.update(dict.fromkeys(f for f in CATALOG_FIELDS if FIELDS[f].catalog_id == id_field))
+    data.update(changes)
+    return data

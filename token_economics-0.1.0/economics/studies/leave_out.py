@@ -1,0 +1,255 @@
+"""How wrong the roofline is where nothing was measured: leave-one-family-out, -model-out and -table-out validation.
+
+The held-out split of :mod:`economics.studies.calibration` holds points out *inside* the accelerator families the fit
+saw.
+A user relies on the estimate most where the catalog has no measured point at all: an accelerator family or a model
+without one. This module measures exactly that. For each accelerator family (or each model), every fittable point of
+it is removed, the calibration is fitted again on what is left (:func:`economics.studies.calibration.fitted_scopes`, the
+same fit), and the removed points are predicted with the factors they would then get (their family's scope is gone,
+so the global or the model class's): the error of an estimate on a family, or a model, the fit never saw. Left out
+by published table (``source``), it is the error on a configuration the fit never saw on a family it did: another
+engine release or benchmark setup, as a user's own run is; the ranges of fitted families are built from it.
+
+Points of the blind and validation splits (sources added after the stored fit) take no part, so they stay a test on
+new data: :func:`validation` reports the validation split's error and how often each estimate's range held it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from economics.engine import estimate_range
+from economics.studies import calibration
+
+Kind = Literal["family", "model", "source"]
+COLUMN: dict[str, str] = {"family": "family", "model": "model", "source": "source_group"}
+"""The points' column each kind of group is read from (a source is a published table: ``holdout_group``)."""
+
+
+def leave_out(kind: Kind, groups: Sequence[str] | None = None,
+              progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+    """Every fittable point of each group (an accelerator ``family``, a ``model`` or a ``source``, the published table
+    it comes from; all of them unless ``groups``) predicted by the calibration refitted without that group: one row
+    per point with ``left_out`` (the group), ``measured``, ``predicted`` and ``error_pct`` = (predicted / measured -
+    1) x 100. One refit per group with training points (about 25 s each here); groups without any share the whole
+    fit.
+    """
+    pts = calibration.points()
+    usable = pts[(pts["fitted"] == "yes") & ~pts["split"].isin(calibration.NEVER_FITTED)].reset_index(drop=True)
+    column = COLUMN[kind]
+    chosen = sorted(set(usable[column])) if groups is None else list(groups)
+    out = []
+    whole: dict[str, dict[str, float]] | None = None
+    for group in chosen:
+        mine = usable[usable[column] == group].reset_index(drop=True)
+        if mine.empty:
+            continue
+        if progress:
+            progress(group)
+        if (mine["split"] == "train").any():
+            fitted = calibration.fitted_scopes(usable[usable[column] != group].reset_index(drop=True))
+        else:  # a group the fit never trained on (a held-out model): the fit without it is the whole fit
+            whole = whole or calibration.fitted_scopes(usable)
+            fitted = whole
+        res = calibration.point_errors(mine, calibration.applied_factors(mine, fitted))
+        res["left_out"] = group
+        res["scopes_fitted"] = " ".join(sorted(fitted))
+        out.append(res)
+    columns = ["left_out", "point", "accelerator", "model", "model_class", "family", "source_group", "split",
+               "measured", "predicted", "error_pct", "scopes_fitted"]
+    return pd.concat(out, ignore_index=True)[columns] if out else pd.DataFrame(columns=columns)
+
+
+def summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per left-out group and overall: points compared, median and worst absolute error [%]."""
+    rows = []
+    for group, g in [*table.groupby("left_out", sort=True), ("all", table)]:
+        e = g["error_pct"].dropna().abs()
+        rows.append({"left_out": group, "points": len(e),
+                     "median_abs_error_pct": round(float(e.median()), 1) if len(e) else np.nan,
+                     "worst_abs_error_pct": round(float(e.max()), 1) if len(e) else np.nan})
+    return pd.DataFrame(rows)
+
+
+def summary_text(kind: Kind, table: pd.DataFrame) -> str:
+    """``calibrate --leave-out`` as printed: one line per group and the overall figure."""
+    lines = [f"leave-one-{kind}-out: each {kind}'s points predicted by the calibration refitted without them "
+             "(output tokens/s per accelerator, prefill included)"]
+    for r in summary(table).to_dict("records"):
+        lines.append(f"  {str(r['left_out']):24} {int(r['points']):5d} points  median "
+                     f"{r['median_abs_error_pct']:6.1f}%  worst {r['worst_abs_error_pct']:7.1f}%")
+    return "\n".join(lines) + "\n"
+
+
+RANGE_MIN_POINTS = 10
+"""Held-out points a family needs for a range of its own; fewer take the pooled held-out points of every fitted
+family."""
+RANGE_COLUMNS = ("scope", "basis", "points", "ratio_p10", "ratio_p50", "ratio_p90", "median_abs_error_pct",
+                 "train_points", "train_dense_points", "train_moe_points", "method", "confidence", "source",
+                 "source_date")
+
+
+def _ratios(errors_pct: pd.Series) -> np.ndarray:
+    """Ratios measured / predicted from error_pct = (predicted / measured - 1) x 100."""
+    e = errors_pct.dropna().to_numpy(dtype=float)
+    return 1.0 / (1.0 + e / 100.0)
+
+
+def weighted_quantiles(values: np.ndarray, weights: np.ndarray, q: Sequence[float]) -> np.ndarray:
+    """Quantiles of ``values`` where each carries ``weights`` (the midpoint rule: a value's cumulative weight is
+    counted at its centre, linear in between).
+
+    >>> [float(x) for x in weighted_quantiles(np.array([1.0, 2.0, 3.0, 4.0]), np.ones(4), [0.5])]
+    [2.5]
+    >>> [round(float(x), 3) for x in weighted_quantiles(np.array([1.0, 2.0, 10.0]), np.array([1.0, 1.0, 2.0]), [0.5])]
+    [4.667]
+    """
+    order = np.argsort(values)
+    v, w = values[order], weights[order]
+    centre = (np.cumsum(w) - 0.5 * w) / w.sum()
+    return np.interp(q, centre, v)
+
+
+def _range_row(scope: str, basis: str, errors_pct: pd.Series, train: pd.DataFrame, method: str,
+               date: str, groups: pd.Series | None = None) -> dict[str, object]:
+    """One row of the range table; with ``groups``, every group weighs the same (each point 1 / its group's
+    points).
+    """
+    r = _ratios(errors_pct)
+    w = np.ones(len(r)) if groups is None else 1.0 / groups[errors_pct.notna()].map(
+        groups[errors_pct.notna()].value_counts()).to_numpy(dtype=float)
+    p10, p50, p90 = weighted_quantiles(r, w, [0.1, 0.5, 0.9])
+    return {"scope": scope, "basis": basis, "points": len(r), "ratio_p10": round(float(p10), 4),
+            "ratio_p50": round(float(p50), 4), "ratio_p90": round(float(p90), 4),
+            "median_abs_error_pct": round(float(weighted_quantiles(np.abs(errors_pct.dropna().to_numpy(dtype=float)),
+                                                                   w, [0.5])[0]), 1),
+            "train_points": len(train), "train_dense_points": int((train["model_class"] == "dense").sum()),
+            "train_moe_points": int((train["model_class"] == "moe").sum()), "method": method,
+            "confidence": "estimate", "source": "python -m economics calibrate --ranges --write on "
+            "data/throughput_curves.csv, data/throughput_claims.csv and data/calibration.csv", "source_date": date}
+
+
+def range_table(family_table: pd.DataFrame, date: str, source_table: pd.DataFrame) -> pd.DataFrame:
+    """The spread of the roofline's error by where an estimate stands, for data/estimate_ranges.csv.
+
+    A ratio is measured / predicted output tokens/s per accelerator; a range is its 10th and 90th percentile, so
+    that throughput_low = predicted x ratio_p10 and throughput_high = predicted x ratio_p90.
+
+    A fitted family's row asks how wrong an estimate on that family is for a configuration of its own (another
+    engine release, another set of settings): the family's points of each published table predicted by the fit
+    without that table (``source_table``, :func:`leave_out` by source), and its blind points (added after the fit)
+    under the stored factors; every table weighs the same, so that one long table does not stand for all. Points
+    held out inside a table the fit saw are not used: their error (the ``--holdout`` split) leaves out the offset
+    that one engine release or one benchmark setup has against another, which a user's own configuration carries.
+    A family with fewer than :data:`RANGE_MIN_POINTS` such points takes the pool of every fitted family (the
+    ``fitted`` row). ``unseen`` rows come from ``family_table`` (:func:`leave_out` by family): every family's points
+    predicted by the fit without that family, overall and per model class, every family weighing the same.
+    """
+    res, _ = calibration.report()
+    ok = res[(res["fitted"] == "yes") & res["error_pct"].notna()]
+    train = ok[ok["split"] == "train"]
+    blind = ok[ok["split"] == "blind"]
+    unseen_source = pd.concat([source_table[source_table["error_pct"].notna()], blind], ignore_index=True)
+    scopes = set(calibration.catalog.calibration().index)
+    families = [s for s in scopes if s != "global" and ":" not in s]
+    pooled = unseen_source[unseen_source["family"].isin(families)]
+    rows = []
+    for fam in sorted(families):
+        mine = unseen_source[unseen_source["family"] == fam]
+        own = len(mine) >= RANGE_MIN_POINTS
+        use = mine if own else pooled
+        rows.append(_range_row(fam, "left-out source" if own else "left-out source, every fitted family",
+                               use["error_pct"], train[train["family"] == fam],
+                               "this family's points of each table predicted by the fit without that table, and "
+                               "its blind points; every table weighs the same" if own else
+                               f"fewer than {RANGE_MIN_POINTS} such points: those of every fitted family", date,
+                               groups=use["source_group"]))
+    rows.append(_range_row("fitted", "left-out source, every fitted family", pooled["error_pct"], train,
+                           "every fitted family's points of each table predicted by the fit without that table, "
+                           "and the blind points; every table weighs the same", date, groups=pooled["source_group"]))
+    lofo = family_table[family_table["error_pct"].notna()]
+    cls = lofo["model_class"]
+    for scope, g in (("unseen", lofo), ("unseen:dense", lofo[cls == "dense"]), ("unseen:moe", lofo[cls == "moe"])):
+        if len(g) >= RANGE_MIN_POINTS:
+            rows.append(_range_row(scope, "leave-one-family-out", g["error_pct"], train.iloc[:0],
+                                   "each family's points predicted by the calibration refitted without that family; "
+                                   "every family weighs the same (a new accelerator is one more family)", date,
+                                   groups=g["left_out"]))
+    return pd.DataFrame(rows, columns=list(RANGE_COLUMNS))
+
+
+def validation() -> pd.DataFrame:
+    """The validation split (:data:`economics.studies.calibration.VALIDATION_SOURCES`) predicted with the stored
+    factors,
+    each point with the range its estimate carries (:func:`economics.engine.estimate_range.estimate_basis`): ``low`` and
+    ``high`` = predicted x ratio_low, ratio_high, and ``inside`` where the measured figure lies between them.
+    """
+    res, _ = calibration.report()
+    v = res[(res["split"] == "validation") & (res["fitted"] == "yes") & res["error_pct"].notna()].reset_index(
+        drop=True)
+    basis = estimate_range.estimate_basis(v["accelerator"].to_numpy(), v["model"].to_numpy())
+    v["low"] = v["predicted"] * basis["ratio_low"]
+    v["high"] = v["predicted"] * basis["ratio_high"]
+    v["inside"] = (v["measured"] >= v["low"]) & (v["measured"] <= v["high"])
+    v["basis"] = basis["throughput_basis"]
+    return v[["point", "source_group", "accelerator", "model", "family", "measured", "predicted", "error_pct", "low",
+              "high", "inside", "basis"]]
+
+
+def validation_text(table: pd.DataFrame) -> str:
+    """``calibrate --holdout``'s validation lines: per source and overall, the points, the median and worst absolute
+    error and the share of measured figures inside their estimate's P10-P90 range.
+    """
+    lines = ["", "validation: sources added after the fit and the ranges, never fitted ("
+             + ", ".join(calibration.VALIDATION_SOURCES) + ")",
+             f"{'source':26} {'points':>6} {'median':>7} {'worst':>8}   inside P10-P90"]
+    sets = [(name, table[table["source_group"].isin(groups)])
+            for name, groups in calibration.VALIDATION_SETS.items()]
+    width = max(26, *(len(name) for name, _ in sets))
+    lines[-1] = f"{'source':{width}}" + lines[-1][26:]
+    for group, g in [*table.groupby("source_group", sort=True), ("all", table), *sets]:
+        if g.empty:
+            continue
+        e = g["error_pct"].abs()
+        lines.append(f"{str(group):{width}} {len(g):6d} {e.median():6.1f}% {e.max():7.1f}%   "
+                     f"{100 * g['inside'].mean():5.1f}% ({int(g['inside'].sum())} of {len(g)})")
+    return "\n".join(lines) + "\n"
+
+
+ERROR_COLUMNS = ("kind", "left_out", "points", "median_abs_error_pct", "worst_abs_error_pct", "method", "confidence",
+                 "source", "source_date")
+
+
+def errors_table(tables: dict[str, pd.DataFrame], date: str) -> pd.DataFrame:
+    """data/leave_out_errors.csv: :func:`summary` of each kind's :func:`leave_out` table (one row per left-out group
+    and one ``all``), so that ``calibrate --holdout`` prints them without refitting.
+    """
+    rows = []
+    for kind, table in tables.items():
+        for r in summary(table).to_dict("records"):
+            rows.append({"kind": kind, **r, "method": f"leave-one-{kind}-out: the group's points predicted by the "
+                         "calibration refitted without them", "confidence": "estimate",
+                         "source": f"python -m economics calibrate --ranges --write (leave-one-{kind}-out) on "
+                         "data/throughput_curves.csv and data/throughput_claims.csv", "source_date": date})
+    return pd.DataFrame(rows, columns=list(ERROR_COLUMNS))
+
+
+def stored_errors_text() -> str:
+    """``calibrate --holdout``'s leave-one-family-out and leave-one-model-out lines, from data/leave_out_errors.csv
+    (written by ``calibrate --ranges --write``).
+    """
+    table = calibration.catalog.leave_out_errors()
+    if table.empty:
+        return "\nleave-one-out: not stored yet (python -m economics calibrate --ranges --write)\n"
+    lines = []
+    for kind, g in table.groupby("kind", sort=False):
+        lines += ["", f"leave-one-{kind}-out (stored {g['source_date'].iloc[0]}): each {kind}'s points predicted by "
+                  "the calibration refitted without them"]
+        for r in g.to_dict("records"):
+            lines.append(f"  {str(r['left_out']):24} {int(float(r['points'])):5d} points  median "
+                         f"{float(r['median_abs_error_pct']):6.1f}%  worst {float(r['worst_abs_error_pct']):7.1f}%")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,117 @@
+"""The model built as a recipe: the cost factors, the variables and the objective, then each family of rows
+(:mod:`~economics.studies.planner.constraints`, :mod:`~economics.studies.planner.rules`); and the per-hour models the
+second stage solves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from economics.domain.formula import DAYS_PER_YEAR, HOURS_PER_DAY
+from economics.scenario import Scenario
+from economics.studies.planner.constraints import demand_rows, floor_rows, pool_rows, site_rows
+from economics.studies.planner.inputs import PlanSettings, hour_types
+from economics.studies.planner.model import STRETCHABLE, PlanModel
+from economics.studies.planner.pools import Problem
+from economics.studies.planner.rules import rule_rows
+
+
+@dataclass(frozen=True)
+class _Factors:
+    """Objective weights: cost per day, or net present cost over the horizon."""
+
+    fixed: float     # per (fixed cost USD/h) of one owned system
+    capex: float     # per USD of capex (0 for cost per day: the annuity is in the fixed cost)
+    hourly: float    # per USD/h of rent or energy in one hour of the day
+    energy: float    # the same for energy (follows the year's demand under growth)
+
+
+def objective_factors(s: Scenario, settings: PlanSettings) -> tuple[_Factors, float]:
+    """(objective factors, demand multiplier of the design year)."""
+    if settings.objective == "cost_per_day":
+        return _Factors(HOURS_PER_DAY, 0.0, 1.0, 1.0), 1.0
+    years = np.arange(1, int(s.horizon_years) + 1)
+    growth = (1.0 + float(s.demand_growth_per_year)) ** (years - 1)
+    design = float(growth.max())
+    disc = (1.0 + float(s.cost_of_capital)) ** -years.astype(float)
+    pv = float(disc.sum()) * DAYS_PER_YEAR
+    return _Factors(HOURS_PER_DAY * pv, 1.0, pv, float((growth / design * disc).sum()) * DAYS_PER_YEAR), design
+
+
+def build_model(pb: Problem, rho: dict[int, float], elastic: bool | frozenset[str] = False,
+                floors: dict[int, int] | None = None, rules: bool = True) -> tuple[PlanModel, np.ndarray, np.ndarray]:
+    """The MILP (see :mod:`economics.studies.planner`), as a recipe: the variables with their objective
+    coefficients, then each family of rows. ``rho``: each pool's TTFT utilization cap; ``elastic``: the limits
+    allowed to stretch at a penalty (True: every :data:`STRETCHABLE` one); ``floors``: pools whose cap holds only
+    from that many systems on, which they then have (or none); ``rules``: with the operations settings
+    (:func:`rule_rows`; an hour's model of stage 2 has none). Returns (model, hour-type demand [request/s],
+    hour-type weights [h]).
+    """
+    m = PlanModel()
+    stretch = STRETCHABLE if elastic is True else (elastic or frozenset())
+    levels, _, weights = hour_types(pb.wl)
+    onsite = _variables(m, pb, weights)
+    demand_rows(m, pb.pools, pb.wl, levels, stretch)
+    pool_rows(m, pb.pools, pb.cands, weights, rho, pb.settings, pb.wl)
+    floor_rows(m, pb.pools, floors or {})
+    site_rows(m, pb.pools, pb.cands, pb.costs, pb.s, pb.settings, onsite, weights, pb.wl, stretch)
+    if rules:
+        rule_rows(m, pb.pools, pb.cands, pb.settings, pb.wl, levels, weights, rho, floors or {})
+    return m, levels, weights
+
+
+def _variables(m: PlanModel, pb: Problem, weights: np.ndarray) -> list[int]:
+    """The columns and their objective coefficients: a count per owned pool (all day) or per rented pool and hour
+    type, a flow per pool and hour type, racks per on-site candidate when racks are limited. Returns the on-site
+    candidates.
+    """
+    fac, _ = objective_factors(pb.s, pb.settings)
+    for p, pool in enumerate(pb.pools):
+        c, k = pb.cands[pool.cand], pb.costs[pool.cand]
+        if c.ownership == "rent":
+            for h, w in enumerate(weights):
+                m.count_col[(p, h)] = m.var(fac.hourly * w * k.rent_usd_per_hour, True)
+        else:
+            # the existing fleet's size is a row (its dual is the value of one more existing system), not a bound
+            m.count_col[(p, -1)] = m.var(fac.fixed * (k.opex_usd_per_hour if fac.capex else k.fixed_usd_per_hour)
+                                         + fac.capex * k.capex_usd, True)
+        for h, w in enumerate(weights):
+            m.flow_col[(p, h)] = m.var(fac.energy * w * pool.energy_usd_per_flow_hour * pool.raw_capacity
+                                       * pb.wl.energy_scale, False)
+    onsite = sorted({pool.cand for pool in pb.pools if pb.cands[pool.cand].ownership != "rent"})
+    if pb.settings.max_racks is not None:  # racks are decisions only when they are limited
+        for i in onsite:
+            m.rack_col[i] = m.var(0.0, True)
+    return onsite
+
+
+def hourly_models(pb: Problem, rho: dict[int, float], m: PlanModel, elastic: bool | frozenset[str] = False,
+                  floors: dict[int, int] | None = None) -> list[tuple[PlanModel, dict[int, int]]]:
+    """One model per hour type (the same rows for that hour alone) and the map of its columns into ``m``."""
+    levels, _, _ = hour_types(pb.wl)
+    out = []
+    for h, level in enumerate(levels):
+        one = replace(pb, wl=replace(pb.wl, hourly_requests_per_s=np.array([level])))
+        sub, _, _ = build_model(one, rho, elastic, floors, rules=False)
+        cols = {sub_col: m.count_col[(p, h if hh >= 0 else -1)] for (p, hh), sub_col in sub.count_col.items()}
+        cols.update({sub_col: m.floor_col[(p, h if hh >= 0 else -1)] for (p, hh), sub_col in sub.floor_col.items()})
+        cols.update({sub_col: m.flow_col[(p, h)] for (p, _), sub_col in sub.flow_col.items()})
+        cols.update({sub_col: m.rack_col[i] for i, sub_col in sub.rack_col.items()})
+        for group, sub_cols in sub.slack_col.items():
+            cols.update(dict(zip(sub_cols, _hour_slacks(m, group, h, len(levels)), strict=False)))
+        out.append((sub, cols))
+    return out
+
+
+def _hour_slacks(m: PlanModel, group: str, h: int, hours: int) -> list[int]:
+    cols = m.slack_col.get(group, [])
+    return [cols[h]] if len(cols) == hours else list(cols)
+
+
+def rented_cols(m: PlanModel, pb: Problem) -> set[int]:
+    """The hour-by-hour decisions stage 1 relaxes: rented counts and their floors."""
+    rent = {p for p, pool in enumerate(pb.pools) if pb.cands[pool.cand].ownership == "rent"}
+    cols = {col for (p, h), col in m.count_col.items() if h >= 0 and p in rent}
+    return cols | {col for (p, h), col in m.floor_col.items() if h >= 0 and p in rent}

@@ -1,0 +1,238 @@
+"""The planner's inputs: its settings (:data:`PLAN_FIELDS`, :class:`PlanSettings`, read from a row's cells),
+the demand over the day (:func:`demand_profile`) and the workload a scenario asks of the fleet (:func:`workload`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from economics import values
+from economics.domain.formula import HOURS_PER_DAY, SECONDS_PER_DAY
+from economics.engine.resolve import kv_bytes_per_token
+from economics.scenario import FieldSpec, Scenario
+
+ROLES = ("aggregated", "prefill", "decode")
+
+
+OWNERSHIPS = ("own", "rent", "existing")
+
+
+HOURS = int(HOURS_PER_DAY)
+
+
+
+
+
+
+
+
+BIG_PENALTY = 1e9
+
+
+def _pf(name: str, kind: Any, default: Any, unit: str, description: str, optional: bool = False,
+        choices: tuple[str, ...] = (), gt: float | None = None, ge: float | None = None, lt: float | None = None,
+        le: float | None = None) -> FieldSpec:
+    return FieldSpec(name=name, kind=kind, optional=optional, default=default, unit=unit, description=description,
+                     group="plan", choices=choices, gt=gt, ge=ge, lt=lt, le=le)
+
+
+PLAN_FIELDS: dict[str, FieldSpec] = {f.name: f for f in (
+    _pf("ttft_target_s", "float", None, "s", "Time-to-first-token target at the percentile; empty = not a "
+        "constraint", optional=True, gt=0, le=3600),
+    _pf("ttft_percentile", "float", 0.99, "-", "Percentile of the TTFT target, e.g. 0.5, 0.9 or 0.99", gt=0, lt=1),
+    _pf("prefill_service_cv2", "float", 1.0, "-", "Squared coefficient of variation of prefill times (0 = every "
+        "prompt alike, 1 = exponential)", ge=0, le=10),
+    _pf("demand_profile", "str", "peak", "", "Demand over the day: peak (every hour at peak_to_average x the "
+        "average), flat, diurnal (a smooth day whose peak is peak_to_average x the average, at 14:00), or 24 "
+        "relative numbers"),
+    _pf("max_racks", "float", None, "rack", "Racks (floor space) available to on-site systems; empty = no limit",
+        optional=True, ge=0, le=1e6),
+    _pf("capex_budget_usd", "float", None, "USD", "Most that may be spent on new hardware and cooling retrofit; "
+        "empty = no limit", optional=True, ge=0, le=1e13),
+    _pf("objective", "choice", "cost_per_day", "", "What is minimised: cost_per_day (capital as an annuity) or npv "
+        "(net present cost over horizon_years with demand growth)", choices=("cost_per_day", "npv")),
+    _pf("spares", "bool", True, "", "Derate capacity by availability (failure and repair rates per family, "
+        "data/reliability.csv): the extra systems are spares"),
+    _pf("allow_rent", "bool", True, "", "Rented systems (off site, billed by the hour) may carry part of the "
+        "demand"),
+    _pf("max_pools", "int", 3, "pool", "Most distinct pools the plan may use (a pool: one hardware option in one "
+        "role, owned, rented or existing); each is one more thing to deploy, monitor and keep spares for",
+        ge=1, le=100),
+    _pf("min_rental_hours", "float", 8.0, "h", "Shortest rental: a rented pool holds its largest size through the "
+        "day's busiest hours for at least this many hours, so no rented system is held for less; 24 = rented all "
+        "day (a monthly rental), monthly is read as 24", ge=1, le=24),
+    _pf("min_pool_systems", "int", 1, "system", "Smallest pool: a pool the plan uses has at least this many "
+        "systems (at its largest hour when rented); rack-scale systems are always whole racks", ge=1, le=10_000),
+)}
+"""Planner inputs that are not scenario fields (a FILE row may carry them as extra columns)."""
+
+
+@dataclass(frozen=True)
+class PlanSettings:
+    """The planner inputs of :data:`PLAN_FIELDS`, checked."""
+
+    ttft_target_s: float | None = None
+    ttft_percentile: float = 0.99
+    prefill_service_cv2: float = 1.0
+    demand_profile: str = "peak"
+    max_racks: float | None = None
+    capex_budget_usd: float | None = None
+    objective: str = "cost_per_day"
+    spares: bool = True
+    allow_rent: bool = True
+    max_pools: int | None = 3
+    """None: no limit (the plan without the setting, as :func:`setting_costs` solves it)."""
+    min_rental_hours: float = 8.0
+    min_pool_systems: int = 1
+
+
+def settings_from_row(row: dict[str, Any]) -> PlanSettings:
+    """Planner settings from a row's cells (text or values); empty cells keep the defaults. Raises ValueError naming
+    the field and the value.
+    """
+    values: dict[str, Any] = {}
+    for name, spec in PLAN_FIELDS.items():
+        raw = row.get(name)
+        if raw is None or (isinstance(raw, str) and not raw.strip()) or (isinstance(raw, float) and math.isnan(raw)):
+            continue
+        values[name] = _parse_setting(spec, raw)
+    return PlanSettings(**values)
+
+
+def _parse_setting(spec: FieldSpec, raw: Any) -> Any:
+    """One planner setting through the value parser every cell goes through (``2_5``, non-ASCII digits and the
+    like are refused as in any scenario field), then its bounds.
+    """
+    text = str(raw).strip()
+    if spec.kind == "str":
+        demand_profile(text, 2.0)  # checks the profile's text
+        return text
+    if spec.name == "min_rental_hours" and text.lower() == "monthly":
+        return HOURS_PER_DAY
+    try:
+        value = values.parse(spec, raw)
+    except (ValueError, TypeError) as exc:  # a value of no usable type (a JSON list) too
+        raise ValueError(f"{spec.name}: {exc}") from None
+    if spec.kind in ("bool", "choice"):
+        return value
+    bad = ((spec.gt is not None and value <= spec.gt)
+           or (spec.ge is not None and value < spec.ge) or (spec.lt is not None and value >= spec.lt)
+           or (spec.le is not None and value > spec.le))
+    if bad:
+        raise ValueError(f"{spec.name}: must be {spec.bounds_text()} [{spec.unit}], got {values.shown(text)}")
+    return value
+
+
+def demand_profile(profile: str, peak_to_average: float) -> np.ndarray:
+    r"""The 24 hourly multipliers of the average demand.
+
+    * ``peak``: every hour at ``peak_to_average`` (the engine's sizing: the fleet carries the peak all day);
+    * ``flat``: every hour at the average;
+    * ``diurnal``: a smooth day, :math:`x_h \propto e^{b \cos(2 \pi (h - 14) / 24)}` (a von Mises shape) scaled
+      to mean 1, with ``b`` chosen so that the busiest hour is ``peak_to_average`` x the average;
+    * 24 numbers (separated by spaces, commas or semicolons): relative load per hour 0..23, scaled to mean 1.
+
+    >>> demand_profile("peak", 2.0)[:3].tolist()
+    [2.0, 2.0, 2.0]
+    >>> x = demand_profile("diurnal", 2.0); round(float(x.mean()), 9), round(float(x.max()), 6), int(x.argmax())
+    (1.0, 2.0, 14)
+    >>> demand_profile(" ".join(["1"] * 12 + ["3"] * 12), 1.0)[[0, 23]].tolist()
+    [0.5, 1.5]
+    """
+    name = profile.strip().lower()
+    if name == "peak":
+        return np.full(HOURS, float(peak_to_average))
+    if name == "flat":
+        return np.ones(HOURS)
+    if name == "diurnal":
+        return _diurnal(float(peak_to_average))
+    parts = [p for p in re.split(r"[\s,;]+", profile.strip()) if p]
+    if len(parts) != HOURS:
+        raise ValueError(f"demand_profile: '{profile[:60]}' is not peak, flat, diurnal or 24 numbers "
+                         f"(got {len(parts)} values)")
+    try:  # the value parser every file goes through (2_5000 or non-ASCII digits are refused here too)
+        x = np.array([float(values.number(p)) for p in parts])  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise ValueError(f"demand_profile: {exc}") from None
+    if np.any(x < 0) or not np.any(x > 0):
+        raise ValueError(f"demand_profile: the 24 values must be >= 0 and not all 0, got '{profile[:60]}'")
+    if x.max() > 1e306:  # relative loads near the float limit (1e308): scaled first, so their sum does not overflow
+        x = x / x.max()
+    return x / x.mean()
+
+
+def _diurnal(peak_to_average: float) -> np.ndarray:
+    theta = 2.0 * np.pi * (np.arange(HOURS) - 14) / HOURS
+    if peak_to_average >= HOURS * 0.999:
+        raise ValueError(f"peak_to_average: a 24-hour diurnal profile cannot peak above 24 x the average, got "
+                         f"{peak_to_average:g}")
+
+    def shape(b: float) -> np.ndarray:
+        y = np.exp(b * (np.cos(theta) - 1.0))
+        return y / y.mean()
+
+    lo, hi = 0.0, 1.0
+    while shape(hi).max() < peak_to_average:
+        hi *= 2.0
+    for _ in range(100):
+        mid = (lo + hi) / 2.0
+        lo, hi = (mid, hi) if shape(mid).max() < peak_to_average else (lo, mid)
+    return shape((lo + hi) / 2.0)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Request shape and demand of the plan, from the scenario."""
+
+    input_tokens: float
+    uncached_input_tokens: float
+    output_tokens: float
+    requests_per_s: float           # average over the day (the plan's design year)
+    hourly_requests_per_s: np.ndarray  # the 24 hours the fleet must carry
+    energy_scale: float             # served work / the work of the hourly flows (1/peak_to_average for 'peak')
+    kv_bytes_per_token: float
+    clock_hours: bool = False
+    """Each hour of the day on its own rather than hours of equal demand merged (:func:`hour_types`): a rental
+    block of B hours must be able to take any B of them."""
+
+
+def workload(s: Scenario, settings: PlanSettings, growth: float = 1.0) -> Workload:
+    r"""Average request rate from the scenario's demand (output tokens, else input tokens, else requests), its
+    24-hour profile, and the KV-cache bytes per token of its model.
+
+    .. math:: \lambda = D_{out} / (O \cdot 86400)  (or D_{in} / (I \cdot 86400), or the request rate)
+    """
+    i, o = float(s.input_tokens_per_request), float(s.output_tokens_per_request)
+    if s.demand_output_tokens_per_day is not None:
+        lam = float(s.demand_output_tokens_per_day) / (o * SECONDS_PER_DAY)
+    elif s.demand_input_tokens_per_day is not None and i > 0:
+        lam = float(s.demand_input_tokens_per_day) / (i * SECONDS_PER_DAY)
+    elif s.demand_requests_per_s is not None:
+        lam = float(s.demand_requests_per_s)
+    else:
+        raise ValueError("demand_output_tokens_per_day: give the demand (output tokens, input tokens or requests "
+                         "per day) for a plan")
+    lam *= growth
+    profile = demand_profile(settings.demand_profile, float(s.peak_to_average))
+    scale = 1.0 / float(s.peak_to_average) if settings.demand_profile.strip().lower() == "peak" else 1.0
+    kv = float(kv_bytes_per_token(np.array([s.model or ""], dtype=object), np.array([s.precision], dtype=object),
+                                  np.array([s.kv_cache_precision or ""], dtype=object))[0])
+    return Workload(i, i * (1.0 - float(s.prefix_cache_hit_rate)), o, lam, lam * profile, scale, kv)
+
+
+def hour_types(wl: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(demand of each hour type [request/s], the type of each hour of the day, the hours of each type [h]): hours
+    of equal demand are one type, unless the rental block needs the clock hours one by one (``clock_hours``; a day
+    of one demand level stays one type: a pool rented in it is rented all day).
+    """
+    levels, inverse, weights = np.unique(np.round(wl.hourly_requests_per_s, 12), return_inverse=True,
+                                         return_counts=True)
+    if wl.clock_hours and len(levels) > 1:
+        hours = len(wl.hourly_requests_per_s)
+        return np.asarray(wl.hourly_requests_per_s, dtype=float), np.arange(hours), np.ones(hours, dtype=int)
+    return levels, inverse, weights

@@ -1,0 +1,126 @@
+"""The MILP's container: its columns (variables) and rows, with the bookkeeping the solve and the report read
+(which column is which pool's count or flow in which hour, the row groups, the operations rules).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+from scipy.sparse import coo_matrix, csr_matrix
+
+from economics.domain import queueing
+from economics.studies.planner.inputs import PlanSettings
+from economics.studies.planner.pools import Pool
+
+
+class Row(StrEnum):
+    """The families of rows of the MILP, by the name the limits table and the messages use. Each is built by one
+    function (docs/planner.md lists them: math, name, function); the hourly adapter
+    (:func:`economics.studies.planner.hourly.cover_problem`) declares how it treats each one.
+    """
+
+    DEMAND_INPUT = "demand input"
+    DEMAND_OUTPUT = "demand output"
+    CAPACITY = "capacity"
+    TTFT = "ttft"
+    TTFT_FLOOR = "ttft floor"
+    EXISTING_FLEET = "existing fleet"
+    RACK_FILL = "rack fill"
+    RACKS = "racks"
+    SITE_POWER = "site power"
+    CAPEX_BUDGET = "capex budget"
+    KV_LINK = "KV link"
+    POOL_OPEN = "pool open"
+    SMALLEST_POOL = "smallest pool"
+    POOL_SIZE = "pool size"
+    RENTAL_BLOCK = "rental block"
+    DISTINCT_POOLS = "distinct pools"
+
+
+@dataclass
+class PlanModel:
+    """The MILP in the form ``min c x, A x <= b, lb <= x <= ub``, with names for rows and columns."""
+
+    c: list[float] = field(default_factory=list)
+    lb: list[float] = field(default_factory=list)
+    ub: list[float] = field(default_factory=list)
+    integer: list[int] = field(default_factory=list)
+    rows: list[dict[int, float]] = field(default_factory=list)
+    b: list[float] = field(default_factory=list)
+    row_group: list[str] = field(default_factory=list)  # the row's limit in the limits table: its kind, or a label
+    row_kind: list[Row] = field(default_factory=list)
+    row_hour: list[int] = field(default_factory=list)
+    count_col: dict[tuple[int, int], int] = field(default_factory=dict)   # (pool, hour type or -1) -> column
+    flow_col: dict[tuple[int, int], int] = field(default_factory=dict)
+    rack_col: dict[int, int] = field(default_factory=dict)
+    floor_col: dict[tuple[int, int], int] = field(default_factory=dict)
+    slack_col: dict[str, list[int]] = field(default_factory=dict)
+    rules: Rules | None = None
+
+    def var(self, cost: float, integer: bool, ub: float = math.inf) -> int:
+        """Add a column of objective coefficient ``cost``, bounds ``0 <= x <= ub``, integer or not; its index."""
+        self.c.append(cost)
+        self.lb.append(0.0)
+        self.ub.append(ub)
+        self.integer.append(1 if integer else 0)
+        return len(self.c) - 1
+
+    def row(self, coefs: dict[int, float], b: float, kind: Row, hour: int = -1, label: str = "") -> int:
+        """Add ``coefs . x <= b``, a row of ``kind`` (named ``label`` in the limits table when one kind has several
+        limits, e.g. one existing fleet per candidate) in hour type ``hour`` (-1: all day).
+        """
+        self.rows.append(coefs)
+        self.b.append(b)
+        self.row_group.append(label or kind.value)
+        self.row_kind.append(kind)
+        self.row_hour.append(hour)
+        return len(self.rows) - 1
+
+    def matrix(self) -> csr_matrix:
+        """The rows as the sparse matrix ``A`` (one row per row, one column per column)."""
+        r, c, v = [], [], []
+        for i, coefs in enumerate(self.rows):
+            for j, val in coefs.items():
+                r.append(i)
+                c.append(j)
+                v.append(val)
+        return coo_matrix((v, (r, c)), shape=(len(self.rows), len(self.c))).tocsr()
+
+
+STRETCHABLE = frozenset({Row.DEMAND_INPUT, Row.DEMAND_OUTPUT, Row.RACKS, Row.SITE_POWER, Row.CAPEX_BUDGET,
+                         Row.KV_LINK})
+"""Rows an elastic model may stretch at a steep price: the demand (what is left unserved) and each limit."""
+
+
+def count_column(m: PlanModel, p: int, h: int) -> int:
+    """The column of pool ``p``'s system count in hour type ``h``: its one count for the day when it has one, else
+    the hour's; -1 when there is neither.
+    """
+    return m.count_col.get((p, -1), m.count_col.get((p, h), -1))
+
+
+@dataclass
+class Rules:
+    """The columns of the operations settings, for stage 2 to close the pools stage 1 left closed and to hold each
+    rented pool's block (:func:`apply_rules`).
+    """
+
+    open_col: dict[int, int]                 # pool -> binary: the pool has systems (with a pool limit or size)
+    closes: dict[int, int]                   # a rented count column -> its pool's binary
+    rented: dict[int, tuple[list[int], int]]  # rented pool -> (its count in each hour type, its size)
+    block: list[int]                         # the hour types of the rental block (the day's busiest hours)
+    min_systems: int
+    weights: np.ndarray                      # hours of each hour type [h]
+    floors: dict[int, int] = field(default_factory=dict)  # the TTFT floors the model was built with
+
+
+def utilization_cap(pool: Pool, servers: int, settings: PlanSettings) -> float:
+    """The highest prefill utilization at which ``servers`` replicas of ``pool`` (at least 1) meet the TTFT target at
+    its percentile (:func:`economics.domain.queueing.max_utilization`). Needs a TTFT target.
+    """
+    assert settings.ttft_target_s is not None
+    return queueing.max_utilization(max(1, servers), pool.service_s, settings.ttft_target_s,
+                                    settings.ttft_percentile, settings.prefill_service_cv2)

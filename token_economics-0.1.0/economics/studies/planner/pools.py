@@ -1,0 +1,166 @@
+"""Pools (one candidate in one role) and what a system of each costs per day: capital as an annuity, energy,
+hosting, operations and rent, with the engine's cost formulas (:mod:`economics.domain.cost`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from economics.domain import availability, cost, fleet
+from economics.domain.capacity import requests_per_s_per_accelerator
+from economics.scenario import Scenario
+from economics.studies.planner.candidates import Candidate, pue_for
+from economics.studies.planner.inputs import PlanSettings, Workload
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One candidate in one role. Flows are requests/s (aggregated), uncached input tokens/s (prefill) or output
+    tokens/s (decode); capacities are per system.
+    """
+
+    cand: int
+    role: str
+    raw_capacity: float          # flow units/s one system serves at full load
+    capacity: float              # x availability / (1 + headroom): what the plan may count on
+    prefill_weight: float        # uncached input tokens per flow unit (aggregated I_miss, prefill 1, decode 0)
+    prefill_capacity: float      # uncached input tokens/s per system x availability (TTFT rows)
+    servers_per_system: int      # model replicas per system: the queue's servers
+    service_s: float             # one prefill on one replica [s]
+    availability: float
+    energy_usd_per_flow_hour: float
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Per system of a candidate [USD/h or USD]."""
+
+    fixed_usd_per_hour: float     # owned or existing, every hour: capital, operations, hosting, idle energy, retrofit
+    opex_usd_per_hour: float      # the same without capital and retrofit annuities (NPV objective)
+    rent_usd_per_hour: float      # rented, per hour rented (plus idle energy when the rent excludes it)
+    busy_energy_usd_per_hour: float  # energy of a fully busy system above its idle draw
+    capex_usd: float              # bought now: price (own) and liquid retrofit
+    facility_kw: float            # system kW x PUE (on site)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One planning problem as every step of the solve reads it: the scenario, its planner settings and workload,
+    the hosted candidates, their pools and each candidate's costs per system (``costs[i]`` is ``cands[i]``'s).
+    """
+
+    s: Scenario
+    settings: PlanSettings
+    wl: Workload
+    cands: list[Candidate]
+    pools: list[Pool]
+    costs: list[Costs]
+
+
+def candidate_costs(c: Candidate, s: Scenario) -> Costs:
+    """Hourly costs of one system with the engine's cost functions (:mod:`economics.domain.cost`).
+
+    .. math:: C_{fixed} = C_K(p) + C_O(p) + C_F(P) + P f_{idle} PUE p_{kWh} + C_K(retrofit, n_{fac})
+
+    Existing systems pay no capital (their purchase is sunk); their maintenance is on their book value, as in the
+    retrofit study. Rented systems are off site: the rent (plus energy when it excludes energy).
+
+    An 8-GPU server of 240,000 USD and 10.2 kW at 10 % over 5 years (CRF 0.263797 -> 7.2273 USD/h), 3 %
+    maintenance (0.8219 USD/h), 184.06 USD/kW-month colocation (10.2 x 184.06 x 12 / 8,760 = 2.5718 USD/h) and a
+    30 % idle draw at PUE 1.5 and 0.0806 USD/kWh (10.2 x 0.3 x 1.5 x 0.0806 = 0.3700 USD/h; busy, the other 70 %:
+    0.8632 USD/h):
+
+    >>> s = Scenario(pue=1.5, cost_of_capital=0.1, depreciation_years=5, maintenance_fraction_per_year=0.03,
+    ...              electricity_usd_per_kwh=0.0806, colocation_usd_per_kw_month=184.06, idle_power_fraction=0.3,
+    ...              facility_capex_usd_per_kw=0, software_usd_per_accelerator_year=0)
+    >>> k = candidate_costs(Candidate("h100", "own", system_power_kw=10.2, price_usd_per_system=240_000.0), s)
+    >>> round(k.fixed_usd_per_hour, 3), round(k.busy_energy_usd_per_hour, 4), k.capex_usd
+    (10.991, 0.8632, 240000.0)
+    """
+    if c.changes:  # the candidate's own hardware and contract terms (validated when the CANDIDATES row was read)
+        s = s.model_copy(update=dict(c.changes))
+    r, n = float(s.cost_of_capital), float(s.depreciation_years)
+    mode = c.cooling_mode
+    pue = pue_for(s, "liquid" if mode == "liquid retrofit" else (mode if mode != "off site" else "air"))
+    # the engine's energy formula: idle all hours it is held, and the draw above idle in proportion to its load
+    f, usd_per_kwh = float(s.idle_power_fraction), float(s.electricity_usd_per_kwh)
+    idle = float(cost.energy_usd_per_hour(cost.average_power_kw(c.system_power_kw, 0.0, f), pue, usd_per_kwh))
+    busy = float(cost.energy_usd_per_hour(c.system_power_kw * (1.0 - f), pue, usd_per_kwh))
+    if c.ownership == "rent":
+        with_energy = not s.rent_includes_energy
+        return Costs(0.0, 0.0, c.rent_usd_per_system_hour + (idle if with_energy else 0.0),
+                     busy if with_energy else 0.0, 0.0, 0.0)
+    retrofit_capex = (float(fleet.retrofit_capex_usd(c.system_power_kw, s.liquid_retrofit_usd_per_mw))
+                      if mode == "liquid retrofit" else 0.0)
+    capital = float(cost.capital_usd_per_hour(c.price_usd_per_system, r, n)) if c.ownership == "own" else 0.0
+    retrofit_h = float(cost.capital_usd_per_hour(retrofit_capex, r, float(s.facility_depreciation_years)))
+    ops = float(cost.operations_usd_per_hour(c.price_usd_per_system, s.maintenance_fraction_per_year,
+                                             float(s.software_usd_per_accelerator_year) * c.accelerators_per_system))
+    hosting = float(cost.facility_usd_per_hour(c.system_power_kw, s.colocation_usd_per_kw_month,
+                                               s.facility_capex_usd_per_kw, r, s.facility_depreciation_years))
+    opex = ops + hosting + idle
+    capex = (c.price_usd_per_system if c.ownership == "own" else 0.0) + retrofit_capex
+    return Costs(capital + retrofit_h + opex, opex, 0.0, busy, capex, c.system_power_kw * pue)
+
+
+def build_pools(cands: list[Candidate], s: Scenario, settings: PlanSettings,
+                wl: Workload) -> tuple[list[Pool], list[tuple[str, str]]]:
+    """Every (candidate, role) that can serve: rates known, the per-user speed met, one prefill shorter than the
+    TTFT target. Returns (pools, excluded (name and role, reason)).
+    """
+    pools: list[Pool] = []
+    excluded: list[tuple[str, str]] = []
+    target = s.target_output_tokens_per_s_per_user
+    for k, c in enumerate(cands):
+        if c.ownership == "rent" and not settings.allow_rent:
+            continue
+        servers = max(1, c.accelerators_per_system // max(1, c.accelerators_per_replica))
+        p_sys, d_sys = c.input_tokens_per_s_per_system, c.output_tokens_per_s_per_system
+        service = wl.uncached_input_tokens * servers / p_sys if math.isfinite(p_sys) and p_sys > 0 else math.nan
+        avail = 1.0
+        if settings.spares and c.ownership != "rent":
+            fail, repair = availability.family_rates(c.family)
+            avail = availability.system_availability(fail, c.accelerators_per_system, repair)
+        costs = candidate_costs(c, s)
+        for role in c.roles:
+            why = _role_problem(c, role, wl, target, settings, service)
+            if why:
+                excluded.append((f"{c.name} / {role}", why))
+                continue
+            raw = {"aggregated": float(requests_per_s_per_accelerator(
+                        wl.input_tokens, wl.output_tokens, float(s.prefix_cache_hit_rate), p_sys, d_sys)),
+                   "prefill": p_sys, "decode": d_sys}[role]
+            weight = {"aggregated": wl.uncached_input_tokens, "prefill": 1.0, "decode": 0.0}[role]
+            pools.append(Pool(k, role, raw, raw * avail / (1.0 + float(s.headroom)), weight,
+                              p_sys * avail if math.isfinite(p_sys) else math.nan, servers, service, avail,
+                              costs.busy_energy_usd_per_hour / raw))
+    return pools, excluded
+
+
+def _role_problem(c: Candidate, role: str, wl: Workload, target: float | None, settings: PlanSettings,
+                  service_s: float) -> str:
+    """Why a candidate cannot take a role ('' when it can), with the numbers."""
+    has_p = math.isfinite(c.input_tokens_per_s_per_system) and c.input_tokens_per_s_per_system > 0
+    has_d = math.isfinite(c.output_tokens_per_s_per_system) and c.output_tokens_per_s_per_system > 0
+    if role == "prefill" and not has_p:
+        return "no prefill throughput (input_tokens_per_s_per_accelerator)"
+    if role == "prefill" and wl.uncached_input_tokens <= 0:
+        return "nothing to prefill: every input token is a prefix-cache hit"
+    if role in ("aggregated", "decode") and not has_d:
+        return "no decode throughput (output_tokens_per_s_per_accelerator)"
+    if role == "decode" and not has_p:
+        return "its output figure includes prefill time, so its decode-only rate is unknown"
+    if role != "prefill" and target is not None:
+        speed = c.output_tokens_per_s_per_user
+        if not math.isfinite(speed):
+            return f"per-user speed: not given; the target is {target:g} token/s per user"
+        if speed < target * (1.0 - 1e-6):
+            return f"per-user speed: {speed:,.1f} token/s per user, below the target {target:g}"
+    if role != "decode" and settings.ttft_target_s is not None and wl.uncached_input_tokens > 0:
+        if not has_p:
+            return "time to first token: no prefill throughput to check it with"
+        if service_s >= settings.ttft_target_s:
+            return (f"time to first token: one prefill of {wl.uncached_input_tokens:,.0f} tokens takes "
+                    f"{service_s:.3g} s on one replica, not under the target {settings.ttft_target_s:g} s")
+    return ""

@@ -1,0 +1,210 @@
+"""The planner's entry points: :func:`plan` (a scenario and its settings to a :class:`PlanResult`),
+:func:`solve_plan` (the same from candidates already built), what each operations setting costs
+(:func:`setting_costs`) and the relaxation a plan the settings forbid needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pandas as pd
+
+from economics.engine.batch import MAX_COUNT, as_scenario
+from economics.scenario import Scenario
+from economics.studies.planner.build import objective_factors
+from economics.studies.planner.candidates import (
+    Candidate,
+    catalog_candidates,
+    check_candidate_count,
+    hosting_variants,
+)
+from economics.studies.planner.diagnosis import (
+    LIMIT_WORDS,
+    diagnose,
+    infeasible_result,
+    need_sentence,
+    partial_plan,
+    precheck,
+    rule_text,
+)
+from economics.studies.planner.inputs import PLAN_FIELDS, PlanSettings, workload
+from economics.studies.planner.milp import TIME_LIMIT_S
+from economics.studies.planner.model import Row
+from economics.studies.planner.pools import Problem, build_pools, candidate_costs
+from economics.studies.planner.report import SETTING_COST_COLUMNS, PlanResult, candidate_table, plan_result
+from economics.studies.planner.rules import RULE_OFF, rules_active
+from economics.studies.planner.solve import solve_built, solve_open
+
+
+def plan(scenario: Scenario | dict[str, Any], settings: PlanSettings | None = None,
+         candidates: list[Candidate] | None = None, accelerators: list[str] | None = None,
+         costed: bool = True) -> PlanResult:
+    """The cheapest plan for the scenario's demand, targets and facility (see the module docstring).
+
+    ``candidates`` (e.g. from :func:`read_candidates_csv`) replace the catalog; else the catalog's accelerators
+    (``accelerators``, default all) are used with their estimated or measured rates, plus the existing fleet.
+    ``costed``: with what each operations setting costs (``setting_costs``; :func:`costs_of_settings` adds it to a
+    plan made without). Never raises for a plan that cannot be met: the result says why, with the numbers.
+
+    One request/s of 100 output tokens on a system serving 100 tokens/s bought for 3,650 USD over one year at 0 %
+    (3,650 / 365 = 10 USD a day, nothing else charged):
+
+    >>> s = Scenario(name="d", input_tokens_per_request=0, output_tokens_per_request=100,
+    ...              demand_output_tokens_per_day=8_640_000, cost_of_capital=0, depreciation_years=1,
+    ...              maintenance_fraction_per_year=0, electricity_usd_per_kwh=0, colocation_usd_per_kw_month=0)
+    >>> box = Candidate("box", "own", accelerators_per_system=1, system_power_kw=1.0, price_usd_per_system=3650.0,
+    ...                 output_tokens_per_s_per_system=100.0, accelerators_per_replica=1, roles=("aggregated",))
+    >>> r = plan(s, PlanSettings(demand_profile="flat", spares=False), [box])
+    >>> r.plan[["name", "role", "systems"]].values.tolist(), round(r.summary["cost_usd_per_day"], 2)
+    ([['box', 'aggregated', 1]], 10.0)
+    """
+    s = as_scenario(scenario)
+    settings = settings or PlanSettings()
+    excluded: list[tuple[str, str]] = []
+    if candidates is None:
+        candidates, excluded = catalog_candidates(s, accelerators)
+    check_candidate_count(len(candidates))
+    cands, more = hosting_variants(candidates, s)
+    return solve_plan(s, settings, cands, excluded + more, costed)
+
+
+def costs_of_settings(summary: dict[str, Any], scenario: Scenario | dict[str, Any], settings: PlanSettings,
+                      candidates: list[Candidate] | None = None,
+                      accelerators: list[str] | None = None) -> pd.DataFrame:
+    """What each operations setting costs (:func:`setting_costs`) for a plan made by :func:`plan` with
+    ``costed=False`` from the same inputs (its ``summary``): the Plan page draws the plan first and this after.
+    """
+    s = as_scenario(scenario)
+    excluded: list[tuple[str, str]] = []
+    if candidates is None:
+        candidates, excluded = catalog_candidates(s, accelerators)
+    cands, more = hosting_variants(candidates, s)
+    _, growth = objective_factors(s, settings)
+    pools, _ = build_pools(cands, s, settings, workload(s, settings, growth))
+    return setting_costs(summary, s, settings, cands, excluded + more, rules_active(settings, pools, cands))
+
+
+def solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
+               excluded: list[tuple[str, str]], costed: bool = True) -> PlanResult:
+    """:func:`plan` for hosting variants already made; ``costed``: with what each operations setting costs
+    (:func:`setting_costs`, one more plan per setting that can change the answer).
+    """
+    _, growth = objective_factors(s, settings)
+    wl = workload(s, settings, growth)
+    pools, role_excluded = build_pools(cands, s, settings, wl)
+    active = rules_active(settings, pools, cands)  # of every pool (the plan's model may narrow them)
+    if active["min_rental_hours"]:
+        wl = replace(wl, clock_hours=True)
+    given, excluded = excluded, excluded + role_excluded  # a plan made again makes its role exclusions again
+    table = candidate_table(cands, pools, excluded, s)
+    reason = precheck(pools, cands, wl, s, settings, excluded)
+    if reason:
+        return infeasible_result(reason, table, wl, s)
+    pb = Problem(s, settings, wl, cands, pools, [candidate_costs(c, s) for c in cands])
+    m, res, rho, notes, pb = solve_open(pb)
+    if res.x is None:
+        if res.status != 2:  # not proven infeasible: the solver stopped (a time limit) or failed
+            why = (f"no plan found within the {TIME_LIMIT_S:g} s time limit of a solve; fewer candidates or hour "
+                   "types make the problem smaller" if "Time limit" in res.message else f"solver: {res.message}")
+            return infeasible_result(why, table, wl, s)
+        needs, fixes = _relaxations(pb, rho, given)
+        # each limit that alone would make a plan, with the least of it; else the limits stretched together
+        why = "; or ".join(needs) if needs else diagnose(pb, rho)
+        return partial_plan(why, fixes, pb, rho, table)
+    result = plan_result(m, res, pb, table, notes)
+    if float(result.plan["accelerators"].sum()) > MAX_COUNT:  # the pre-check's bound is a floor: the plan says
+        return infeasible_result(f"the plan needs {result.plan['accelerators'].sum():,.0f} accelerators, more "
+                                 f"than the {MAX_COUNT:,.0f} a fleet may hold; lower the demand", table, wl, s)
+    if costed:
+        result.setting_costs = setting_costs(result.summary, s, settings, cands, given, active)
+        result.constraints = limits_with_costs(result.constraints, result.setting_costs)
+    return result
+
+
+def setting_costs(summary: dict[str, Any], s: Scenario, settings: PlanSettings, cands: list[Candidate],
+                  excluded: list[tuple[str, str]], active: dict[str, bool]) -> pd.DataFrame:
+    """What each operations setting costs: the plan solved again with that one setting off (the others kept), and
+    the difference of the cost per day. A setting that cannot change the plan (a pool limit above the pools there
+    are, a rental block with nothing to rent) costs nothing and is not solved again. A difference below zero is the
+    solvers' gap, not a saving, and is shown as nothing.
+    """
+    rows = []
+    cost = float(summary["cost_usd_per_day"])
+    for name, off in RULE_OFF.items():
+        value, spec = getattr(settings, name), PLAN_FIELDS[name]
+        row = {"setting": name, "value": value, "unit": spec.unit, "cost_usd_per_day": cost}
+        if not active[name]:
+            rows.append({**row, "without_usd_per_day": cost, "costs_usd_per_day": 0.0,
+                         "pools_without": summary["distinct_pools"],
+                         "meaning": "cannot change this plan (nothing it limits)"})
+            continue
+        other = solve_plan(s, replace(settings, **{name: off}), cands, excluded, costed=False)
+        if not other.feasible:  # cannot happen (a setting off only allows more), said rather than hidden
+            rows.append({**row, "without_usd_per_day": None, "costs_usd_per_day": None, "pools_without": None,
+                         "meaning": f"the plan without it could not be solved: {other.reason}"})
+            continue
+        without = float(other.summary["cost_usd_per_day"])
+        extra = max(0.0, cost - without)
+        rows.append({**row, "without_usd_per_day": without, "costs_usd_per_day": extra,
+                     "pools_without": other.summary["distinct_pools"],
+                     "meaning": (f"adds {extra:,.0f} USD a day ({extra / without:.1%}): without it the plan costs "
+                                 f"{without:,.0f} USD a day with {other.summary['distinct_pools']} pools"
+                                 if extra > 0.5e-3 * max(without, 1.0) else
+                                 f"costs nothing: without it the plan is no cheaper ({without:,.0f} USD a day)")})
+    frame = pd.DataFrame(rows, columns=list(SETTING_COST_COLUMNS))
+    frame["value"] = pd.Series([r["value"] for r in rows], dtype=object)  # 3 pools, 8.0 h: each as it was set
+    return frame
+
+
+def limits_with_costs(constraints: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFrame:
+    """The limits table with its line for the distinct pools saying what that limit costs, from the plan solved
+    without it (an LP's dual says nothing about a count of pools).
+    """
+    table = constraints.copy()
+    at = table.index[table["constraint"] == Row.DISTINCT_POOLS]
+    row = costs.loc[costs["setting"] == "max_pools"]
+    if len(at) and len(row) and bool(table.loc[at[0], "binding"]):
+        table.loc[at[0], "meaning"] = f"binding: {row['meaning'].iloc[0]}"
+    return table
+
+
+def _relaxations(pb: Problem, rho: dict[int, float], excluded: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """For each limit on its own (the others kept), the least of it that makes the plan feasible: the model with
+    only that limit allowed to stretch, at a price that dwarfs any plan, so that it stretches as little as it can;
+    and, when rent is off, whether allowing rent alone makes a plan. Returns (the reason's sentences, one per limit
+    that alone suffices; every limit's finding, for the summary).
+    """
+    s, settings, cands = pb.s, pb.settings, pb.cands
+    out, needs = [], []
+    for group, (unit, form, value) in LIMIT_WORDS.items():
+        limit = value(s, settings)
+        if limit is None:
+            continue
+        stretch = frozenset({group})
+        m, _, _, res = solve_built(pb, rho, elastic=stretch)
+        if res.x is None:
+            out.append(f"{group}: no amount is enough on its own (another limit binds too)")
+            continue
+        over = max(float(res.x[c]) for c in m.slack_col.get(group, [])) if m.slack_col.get(group) else 0.0
+        out.append(f"{group}: at least {form.format(limit + over)} {unit} ({form.format(limit)} {unit} now)")
+        if over > 1e-9:
+            needs.append(need_sentence(group, over, s, settings))
+    if not settings.allow_rent:
+        rented = solve_plan(s, replace(settings, allow_rent=True), cands, excluded, costed=False)
+        out.append(f"rent: allowing rented systems gives a plan at {rented.summary['cost_usd_per_day']:,.0f} USD a "
+                   "day" if rented.feasible else "rent: allowing rented systems is not enough on its own")
+    active = rules_active(settings, pb.pools, cands)
+    for name, off in RULE_OFF.items():
+        if not active[name]:
+            continue
+        other = solve_plan(s, replace(settings, **{name: off}), cands, excluded, costed=False)
+        said = rule_text(name, getattr(settings, name))
+        if other.feasible:
+            found = (f"{name}: without it ({said}) a plan exists at {other.summary['cost_usd_per_day']:,.0f} USD a "
+                     f"day with {other.summary['distinct_pools']} pools")
+            out.append(found)
+            needs.append(found)
+        else:
+            out.append(f"{name}: lifting it ({said}) is not enough on its own")
+    return needs, out

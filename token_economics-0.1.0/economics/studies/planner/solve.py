@@ -1,0 +1,221 @@
+"""The solve: small models at once; larger ones in two stages (the owned base with rented counts continuous,
+then the rented counts hour by hour), the chosen pools solved again on their own, and every plan checked against
+its own pool sizes (time to first token, the operations rules).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from economics.studies.planner.build import build_model, hourly_models, rented_cols
+from economics.studies.planner.hourly import covered_hour, highs_hour
+from economics.studies.planner.inputs import PlanSettings, hour_types
+from economics.studies.planner.milp import EXACT_MAX_INTEGERS, EXACT_NODE_LIMIT, Solution, run_milp
+from economics.studies.planner.model import PlanModel, Rules, count_column, utilization_cap
+from economics.studies.planner.pools import Pool, Problem
+from economics.studies.planner.rules import apply_rules
+
+
+def _solve(m: PlanModel, rented: set[int], hourly: list[tuple[PlanModel, dict[int, int]]] | None = None) -> Solution:
+    """Solve the MILP. Small models (or without rent) at once. Larger ones in two stages: (1) the owned base with
+    rented counts continuous, a relaxation whose bound is a lower bound of the whole problem; (2) the owned counts
+    fixed, the rented counts in whole systems, each hour on its own, exactly where :mod:`economics.domain.covering`
+    takes
+    it (``hourly``: one model per hour type and its column map into ``m``; with the base fixed the hours no longer
+    interact). The bound reported is stage 1's, so the gap is an honest one.
+    """
+    exact: Solution | None = None
+    if sum(m.integer) <= EXACT_MAX_INTEGERS or not rented or hourly is None:
+        small = not rented or hourly is None
+        res = run_milp(m, nodes=None if small else EXACT_NODE_LIMIT)
+        bound = float(getattr(res, "mip_dual_bound", math.nan) or math.nan)
+        # the binaries of the operations settings cost nothing, so the solver may leave one at 1 over an empty
+        # pool: they are read off the counts (which already follow the settings)
+        xs = apply_rules(m, np.asarray(res.x)) if res.x is not None else None
+        exact = Solution(xs, float(np.dot(m.c, xs)) if xs is not None else math.nan, bound, res.status, res.message)
+        if small or res.status == 0:
+            return exact
+    first = run_milp(m, integer=[0 if j in rented else v for j, v in enumerate(m.integer)])
+    if first.x is None:
+        return Solution(None, math.nan, math.nan, first.status, first.message)
+    x = _stage_two(m, np.asarray(first.x, dtype=float), rented, hourly or [])
+    if x is None:
+        return Solution(None, math.nan, math.nan, 2, "an hour cannot be served with the owned base fixed")
+    x = apply_rules(m, x)
+    bound = float(getattr(first, "mip_dual_bound", first.fun) or first.fun)
+    if not _satisfies(m, x):  # not expected (more systems break no row); the whole MILP, node-limited, instead
+        res = run_milp(m, nodes=EXACT_NODE_LIMIT)
+        return Solution(res.x, float(res.fun) if res.x is not None else math.nan,
+                         float(getattr(res, "mip_dual_bound", math.nan) or math.nan), res.status, res.message)
+    staged = Solution(x, float(np.dot(m.c, x)), bound, 0, "two stages")
+    if exact is not None and exact.x is not None:
+        better = exact if exact.fun <= staged.fun else staged
+        return replace(better, bound=max(bound, exact.bound) if math.isfinite(exact.bound) else bound)
+    return staged
+
+
+def _stage_two(m: PlanModel, first: np.ndarray, rented: set[int],
+               hourly: list[tuple[PlanModel, dict[int, int]]]) -> np.ndarray | None:
+    """Each hour's rented systems with stage 1's owned base fixed (and the pools it closed closed). With a rental
+    block the busiest hour goes first, its rented systems priced for every hour of the block (they are held
+    through it), and its rented pool sizes then hold: every block hour has them, no other hour more.
+    """
+    x = first.copy()
+    rules = m.rules or Rules({}, {}, {}, [], 1, np.ones(len(hourly)))
+    closes, block = rules.closes, rules.block
+    pool_of = {col: p for p, (counts, _) in rules.rented.items() for col in counts}
+    order = [block[0], *[h for h in range(len(hourly)) if h != block[0]]] if block else list(range(len(hourly)))
+    held = float(rules.weights[block].sum()) if block else 0.0  # hours the block's rented systems are paid for
+    sizes: dict[int, float] = {}
+    for h in order:
+        sub, cols = hourly[h]
+        lb, ub = list(sub.lb), list(sub.ub)
+        for j_sub, j in cols.items():
+            if sub.integer[j_sub] and j not in rented:
+                lb[j_sub] = ub[j_sub] = float(round(first[j]))
+                sub.c[j_sub] = 0.0  # a fixed cost: left out so the gap applies to what the hour decides
+            elif j in closes and round(float(first[closes[j]])) == 0:
+                ub[j_sub] = 0.0  # a rented pool stage 1 left closed (the limit on distinct pools)
+            elif j in pool_of and block and h == block[0]:
+                sub.c[j_sub] *= held / float(rules.weights[h])
+            elif j in pool_of and block:
+                size = sizes.get(pool_of[j], 0.0)
+                lb[j_sub], ub[j_sub] = (size, size) if h in block else (0.0, min(ub[j_sub], size))
+        best = covered_hour(sub, lb, ub)
+        if best is None:  # not a covering problem of the usual shape, or too many nodes: HiGHS, as before
+            best = highs_hour(sub, lb, ub, cols, first)
+        if best is None:
+            return None
+        for j_sub, j in cols.items():
+            x[j] = best[j_sub]
+            if j in pool_of and block and h == block[0]:
+                sizes[pool_of[j]] = float(round(best[j_sub]))
+    return x
+
+
+def _satisfies(m: PlanModel, x: np.ndarray) -> bool:
+    """Every row and bound of ``m`` holds at ``x`` (within a relative 1e-7), the integers whole."""
+    slack = np.asarray(m.b) - m.matrix() @ x
+    whole = all(abs(x[j] - round(x[j])) <= 1e-6 for j, v in enumerate(m.integer) if v)
+    inside = bool(np.all(x >= np.asarray(m.lb) - 1e-9) and np.all(x <= np.asarray(m.ub) + 1e-9))
+    return bool((slack >= -1e-7 * np.maximum(1.0, np.abs(m.b))).all()) and whole and inside
+
+
+def pool_counts(m: PlanModel, x: np.ndarray, p: int, hours: int) -> np.ndarray:
+    """Pool ``p``'s systems in each of the ``hours`` hour types of solution ``x``, rounded to whole systems."""
+    return np.array([round(float(x[count_column(m, p, h)])) for h in range(hours)], dtype=float)
+
+
+def _ttft_ok(m: PlanModel, x: np.ndarray, pools: list[Pool], settings: PlanSettings, hours: int) -> bool:
+    """Every pool-hour of a solution meets the TTFT target at its own number of replicas."""
+    for p, pool in enumerate(pools):
+        if pool.prefill_weight <= 0 or settings.ttft_target_s is None:
+            continue
+        n = pool_counts(m, x, p, hours)
+        for h in range(hours):
+            load = pool.prefill_weight * pool.raw_capacity * float(x[m.flow_col[(p, h)]])
+            if n[h] <= 0 or load <= 0:
+                continue
+            rho = load / (pool.prefill_capacity * n[h])
+            if rho > utilization_cap(pool, int(n[h]) * pool.servers_per_system, settings) + 1e-7:
+                return False
+    return True
+
+
+def solve_built(pb: Problem, rho: dict[int, float], elastic: bool | frozenset[str] = False,
+                floors: dict[int, int] | None = None) -> tuple[PlanModel, np.ndarray, np.ndarray, Solution]:
+    """The model of ``pb`` built (:func:`build_model`, same arguments) and solved (:func:`_solve`, with its
+    per-hour models for stage 2). Returns (model, hour-type demand, hour-type weights, solution).
+    """
+    m, levels, weights = build_model(pb, rho, elastic, floors)
+    return m, levels, weights, _solve(m, rented_cols(m, pb), hourly_models(pb, rho, m, elastic, floors))
+
+
+def _solve_refined(pb: Problem, refine: bool = True) -> tuple[PlanModel, Any, dict[int, float], list[str]]:
+    """TTFT in two passes. (1) Every pool's utilization cap at one system's replicas: safe, since more replicas
+    only allow more. (2) For each pool the first pass used, its floor: the fewest systems that carry its busiest
+    hour within the target at their own size (a search over n, as n rho_max(n) grows with n); the cap at that
+    size holds for any pool at least that big, so the pool is given either none or at least its floor (a binary).
+    Only on-site pools get floors (one count a day); rented pools, sized hour by hour, keep the safe cap.
+    The second plan is kept when it is no dearer and passes the check at its own pool sizes. Returns (model,
+    result, caps, notes). ``refine=False``: the first pass only (enough to see which pools a plan uses).
+    """
+    pools, cands, settings = pb.pools, pb.cands, pb.settings
+    ttft = settings.ttft_target_s is not None and pb.wl.uncached_input_tokens > 0
+    rho = {p: utilization_cap(pool, pool.servers_per_system, settings) for p, pool in enumerate(pools)
+           if ttft and pool.prefill_weight > 0}
+    m, _, weights, res = solve_built(pb, rho)
+    notes: list[str] = []
+    if not rho or res.x is None or not refine:
+        return m, res, rho, notes
+    floors: dict[int, int] = {}
+    caps = dict(rho)
+    for p in rho:
+        n = pool_counts(m, res.x, p, len(weights))
+        if not (n > 0).any() or cands[pools[p].cand].ownership == "rent":
+            continue
+        pool = pools[p]
+        load = max(pool.prefill_weight * pool.raw_capacity * float(res.x[m.flow_col[(p, h)]])
+                   for h in range(len(weights)))
+        floors[p] = _fewest_systems(pool, load, int(n.max()), settings)
+        caps[p] = utilization_cap(pool, floors[p] * pool.servers_per_system, settings)
+    if all(caps[p] <= rho[p] * 1.01 for p in floors):  # pooling would raise no cap by even 1 %
+        return m, res, rho, notes
+    m2, _, _, res2 = solve_built(pb, caps, floors=floors)
+    if res2.x is not None and res2.fun <= res.fun + 1e-9 and _ttft_ok(m2, res2.x, pools, settings, len(weights)):
+        return m2, res2, caps, notes
+    notes.append("TTFT: the plan with pooled caps was no better or failed the check; the safe plan is kept")
+    return m, res, rho, notes
+
+
+def solve_open(pb: Problem) -> tuple[PlanModel, Any, dict[int, float], list[str], Problem]:
+    """:func:`_solve_refined`, then, with the operations settings, a few pools solved again on their own: a few pools
+    make a small model, solved whole (a rented pool's hours coupled by its rental block) where the large one went in
+    two stages. The pools tried are those the plan chose and, with a rental block, those of the plan by the hour
+    (its relaxation couples no hours, so it often chooses better). The cheapest plan is kept; the lower bound stays
+    the large model's, so the gap reported is against every pool. Returns (model, result, TTFT caps, notes, the
+    problem solved: ``pb`` with the pools of the model).
+    """
+    pools, settings, wl = pb.pools, pb.settings, pb.wl
+    m, res, rho, notes = _solve_refined(pb)
+    if m.rules is None or res.x is None or res.message != "two stages":
+        return m, res, rho, notes, pb
+    hours = len(hour_types(wl)[2])
+    chosen = [[p for p in range(len(pools)) if pool_counts(m, res.x, p, hours).max() > 0]]
+    if m.rules.block:
+        hourly = replace(settings, min_rental_hours=1.0)
+        m1, res1, _, _ = _solve_refined(replace(pb, settings=hourly, wl=replace(wl, clock_hours=False)),
+                                        refine=False)
+        if res1.x is not None:
+            chosen.append([p for p in range(len(pools)) if pool_counts(m1, res1.x, p, len(hour_types(
+                replace(wl, clock_hours=False))[2])).max() > 0])
+    best: tuple[PlanModel, Any, dict[int, float], Problem] = (m, res, rho, pb)
+    for used in dict.fromkeys(tuple(u) for u in chosen):
+        few = [pools[p] for p in used]
+        caps = {i: rho[p] for i, p in enumerate(used) if p in rho}
+        floors = {i: int(m.rules.floors[p]) for i, p in enumerate(used) if p in m.rules.floors}
+        m2, _, _, res2 = solve_built(replace(pb, pools=few), caps, floors=floors)
+        if res2.x is not None and res2.fun < best[1].fun - 1e-9 * max(1.0, abs(best[1].fun)) and _ttft_ok(
+                m2, res2.x, few, settings, hours):
+            best = (m2, replace(res2, bound=res.bound, message="two stages, then its pools"), caps,
+                    replace(pb, pools=few))
+    return best[0], best[1], best[2], notes, best[3]
+
+
+def _fewest_systems(pool: Pool, load: float, most: int, settings: PlanSettings) -> int:
+    """Fewest systems of a pool whose prefill capacity at the TTFT cap of their own size carries ``load``
+    [uncached input tokens/s] (binary search: n rho_max(n) grows with n). At most ``most``.
+    """
+    lo, hi = 1, max(1, most)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        cap = utilization_cap(pool, mid * pool.servers_per_system, settings)
+        if load <= mid * cap * pool.prefill_capacity * (1 + 1e-9):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo

@@ -1,0 +1,209 @@
+"""Curve files a user brings: their own benchmark runs as throughput curves, known by the SHA-256 of the file.
+
+A curve file is a CSV in the columns of ``data/throughput_curves.csv`` (what ``import-benchmark`` writes): one row per
+measured point (per-user output speed, output tokens/s per accelerator) of one accelerator, model, precision and
+request shape, with where it came from (tool, version, file and its hash, run date). Loading one checks every cell
+(field, row and value named in the message, nothing dropped) and keeps it in memory under its hash; a scenario names
+it with ``curves_sha256``, so a link or a CSV of scenarios can refer to a file it cannot carry, and a scenario that
+names a file not loaded is refused saying which file it needs.
+
+The store is content-addressed (the same bytes, the same hash, the same curves), so a figure computed from a hash
+never changes; it keeps the :data:`MAX_FILES` files loaded last.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import pandas as pd
+
+from economics import catalog
+from economics.values import ValueProblem, escape_controls, number, shown, shown_path
+
+REQUIRED = ("accelerator", "model", "precision", "input_tokens", "output_tokens", "output_tokens_per_s_per_user",
+            "output_tokens_per_s_per_accelerator")
+"""Columns every curve file has: what a point is of, and its two coordinates."""
+NUMERIC = ("accelerator_count", "input_tokens", "output_tokens", "output_tokens_per_s_per_user",
+           "output_tokens_per_s_per_accelerator", "time_to_first_token_s", "concurrency", "request_rate_per_s",
+           "tensor_parallel", "pipeline_parallel", "expert_parallel", "nodes", "prefill_accelerators",
+           "decode_accelerators")
+"""Numeric columns: finite and > 0 where given (every one of them counts or rates something)."""
+TEXT = ("curve_id", "point_kind", "framework", "serving_stack", "data_parallel_attention", "speculative_decoding",
+        "disaggregated", "holdout_group", "token_basis", "tool", "tool_version", "source_file", "source_sha256",
+        "run_date", "confidence", "source", "source_date", "note")
+CATALOG_COLUMNS = ("curve_id", "accelerator", "accelerator_count", "model", "precision", "input_tokens",
+                   "output_tokens", "output_tokens_per_s_per_user", "output_tokens_per_s_per_accelerator", "point_kind",
+                   "framework", "serving_stack", "time_to_first_token_s", "concurrency", "tensor_parallel",
+                   "pipeline_parallel", "expert_parallel", "data_parallel_attention", "speculative_decoding",
+                   "disaggregated", "nodes", "holdout_group", "confidence", "source", "source_date", "note")
+"""The columns of data/throughput_curves.csv, in its order."""
+PROVENANCE_COLUMNS = ("request_rate_per_s", "prefill_accelerators", "decode_accelerators", "token_basis", "tool",
+                      "tool_version", "source_file", "source_sha256", "run_date")
+"""What an imported point adds: the load it ran at, a disaggregated run's pools, how its throughput was converted,
+and the file it came from."""
+COLUMNS = (*CATALOG_COLUMNS, *PROVENANCE_COLUMNS)
+"""Every column a curve file may have, in the order ``import-benchmark`` writes them."""
+assert set(COLUMNS) == set(NUMERIC) | set(TEXT) | set(REQUIRED)
+PRECISIONS = ("bf16", "fp8", "fp4")
+MAX_FILES = 32
+MAX_BYTES = 20_000_000
+MAX_ROWS = 100_000
+MAX_PROBLEMS_SHOWN = 20
+SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+class CurveFileError(ValueError):
+    """A curve file that cannot be used; the message names each bad cell (row, field, value) or the file's fault."""
+
+
+@dataclass(frozen=True)
+class CurveFile:
+    """A checked curve file: its name as given, the SHA-256 of its bytes and its rows (text cells, as read)."""
+
+    name: str
+    sha256: str
+    table: pd.DataFrame
+    data: bytes = b""
+    """The file's bytes (what another process loads to hold the same curves under the same hash)."""
+
+    @property
+    def label(self) -> str:
+        """``name (sha256 abcdef123456)``: how results and pages name the file (escaped for a terminal)."""
+        return f"{escape_controls(self.name)} (sha256 {self.sha256[:12]})"
+
+
+_lock = threading.Lock()
+_store: OrderedDict[str, CurveFile] = OrderedDict()
+
+
+def sha256_of(data: bytes) -> str:
+    """The hex SHA-256 of a file's bytes: the id a scenario's ``curves_sha256`` holds.
+
+    >>> sha256_of(b"")[:12]
+    'e3b0c44298fc'
+    """
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_curve_file(data: bytes, name: str = "curves.csv") -> CurveFile:
+    """Check a curve file's bytes (CSV with a header of :data:`COLUMNS`) and return it; raises
+    :class:`CurveFileError` naming every bad cell (the first :data:`MAX_PROBLEMS_SHOWN`, then a count).
+    """
+    if len(data) > MAX_BYTES:
+        raise CurveFileError(f"{shown(name)}: {len(data):,} bytes, more than the {MAX_BYTES:,} a curve file may have")
+    if b"\x00" in data:
+        raise CurveFileError(f"{shown(name)}: not a CSV file (it contains NUL bytes)")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CurveFileError(f"{shown(name)}: not UTF-8 text (undecodable byte at position {exc.start})") from None
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows or not any(cell.strip() for cell in rows[0]):
+        raise CurveFileError(f"{shown(name)}: empty (no header row)")
+    header = [h.strip() for h in rows[0]]
+    unknown = [h for h in header if h not in COLUMNS]
+    missing = [c for c in REQUIRED if c not in header]
+    duplicate = sorted({h for h in header if header.count(h) > 1})
+    if unknown or missing or duplicate:
+        parts = [f"unknown columns {', '.join(shown(u) for u in unknown[:10])}" if unknown else "",
+                 f"missing columns {', '.join(missing)}" if missing else "",
+                 f"duplicate columns {', '.join(shown(d) for d in duplicate)}" if duplicate else ""]
+        raise CurveFileError(f"{shown(name)}: not a curve file: " + "; ".join(p for p in parts if p)
+                             + f" (a curve file has the columns {', '.join(COLUMNS)})")
+    body = [r for r in rows[1:] if any(cell.strip() for cell in r)]
+    if not body:
+        raise CurveFileError(f"{shown(name)}: no rows")
+    if len(body) > MAX_ROWS:
+        raise CurveFileError(f"{shown(name)}: {len(body):,} rows, more than the {MAX_ROWS:,} a curve file may have")
+    problems: list[str] = []
+    records = []
+    known = {"accelerator": catalog.accelerator_ids(), "model": list(catalog.models().index)}
+    for i, r in enumerate(body, start=1):
+        if len(r) != len(header):
+            problems.append(f"row {i}: {len(r)} cells, the header has {len(header)}")
+            continue
+        rec = {h: cell.strip() for h, cell in zip(header, r, strict=True)}
+        problems.extend(f"row {i}: {p}" for p in _row_problems(rec, known))
+        records.append(rec)
+    if problems:
+        more = f"; … and {len(problems) - MAX_PROBLEMS_SHOWN:,} more" if len(problems) > MAX_PROBLEMS_SHOWN else ""
+        raise CurveFileError(f"{shown(name)}: " + "; ".join(problems[:MAX_PROBLEMS_SHOWN]) + more)
+    table = pd.DataFrame(records, columns=header).reindex(columns=list(COLUMNS), fill_value="")
+    table["curve_id"] = table["curve_id"].where(table["curve_id"] != "", "curve")
+    return CurveFile(name, sha256_of(data), table, data)
+
+
+def _row_problems(rec: dict[str, str], known: dict[str, list[str]]) -> list[str]:
+    """What is wrong with one row's cells, each naming its field and value (``known``: the catalog ids)."""
+    out = []
+    for field, ids in known.items():
+        value = rec[field].lower()
+        if value not in ids:
+            out.append(catalog.unknown_id_message(field, shown(rec[field]), ids))
+        rec[field] = value
+    rec["precision"] = rec["precision"].lower()
+    if rec["precision"] not in PRECISIONS:
+        out.append(f"precision: {shown(rec['precision'])} is not one of {', '.join(PRECISIONS)}")
+    for field in NUMERIC:
+        cell = rec.get(field, "")
+        offline = field == "output_tokens_per_s_per_user" and rec.get("point_kind", "") == "offline"
+        if cell == "" and (field not in REQUIRED or offline):  # a maximum-throughput run has no per-user speed
+            continue
+        try:
+            x = number(cell)
+        except ValueProblem as exc:
+            out.append(f"{field}: {exc}")
+            continue
+        if isinstance(x, float) and x > 0:
+            continue
+        out.append(f"{field}: {'empty' if cell == '' else shown(cell)}; needs a number > 0")
+    return out
+
+
+def read_bounded(path: str) -> bytes:
+    """A curve file's bytes from a path, refused before reading when larger than :data:`MAX_BYTES`."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise CurveFileError(f"cannot read {shown_path(path)}: {exc.strerror or type(exc).__name__}") from None
+    if len(data) > MAX_BYTES:
+        raise CurveFileError(f"{shown_path(path)}: more than the {MAX_BYTES:,} bytes a curve file may have")
+    return data
+
+
+def register(curve_file: CurveFile) -> str:
+    """Keep a checked curve file under its hash (the newest :data:`MAX_FILES`); returns the hash."""
+    with _lock:
+        _store[curve_file.sha256] = curve_file
+        _store.move_to_end(curve_file.sha256)
+        while len(_store) > MAX_FILES:
+            _store.popitem(last=False)
+    return curve_file.sha256
+
+
+def load(data: bytes, name: str = "curves.csv") -> CurveFile:
+    """:func:`read_curve_file` and :func:`register`: the file checked and kept, ready for ``curves_sha256``."""
+    curve_file = read_curve_file(data, name)
+    register(curve_file)
+    return curve_file
+
+
+def loaded(sha256: str) -> CurveFile | None:
+    """The curve file kept under this hash, or None."""
+    with _lock:
+        return _store.get(sha256)
+
+
+def missing_message(sha256: str) -> str:
+    """What a scenario naming a file that is not loaded is told (field, value and what to do)."""
+    if not SHA256.fullmatch(sha256):
+        return f"curves_sha256: {shown(sha256)} is not a SHA-256 (64 hexadecimal digits)"
+    return (f"curves_sha256: this scenario's throughput comes from a curve file with SHA-256 {sha256[:12]}… that is "
+            "not loaded; pass it with --curves FILE (or upload it on the Throughput page)")

@@ -1,0 +1,164 @@
+"""The Decode accelerators page under ``streamlit.testing``: what the study needs is asked for, no hardware is free
+by default, options side by side with payback and IRR as KPIs, price moves the NPV, measured speeds belong to a
+model."""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from economics.studies.retrofit import analyse, break_even_decode_price_usd
+from tests.test_app import start
+from ui import format as fmt
+from ui.common import report_table
+
+
+@pytest.fixture
+def page() -> AppTest:
+    at = start("decode")
+    at.button(key="load_example").click().run()
+    assert not at.exception
+    return at
+
+
+def metric(at: AppTest, label: str) -> str:
+    return str(next(m.value for m in at.metric if m.label == label))
+
+
+def money(text: str) -> float:
+    """'−$38.3 M' -> -38.3e6 (the page's own rounding)."""
+    text = text.replace(" each", "").replace("\u2212", "-").replace("$", "").replace(",", "")
+    scale = {"M": 1e6, "B": 1e9, "T": 1e12}
+    number, _, suffix = text.partition(" ")
+    return float(number) * scale.get(suffix, 1.0)
+
+
+def test_a_scenario_without_a_fleet_is_asked_for_it() -> None:
+    at = start("decode")
+    assert any("needs" in i.value and "decode accelerator" in i.value for i in at.info)
+    assert not at.metric
+
+
+def test_the_example_leaves_the_decode_price_to_the_catalog(page: AppTest) -> None:
+    scenario = page.session_state["scenario"]
+    assert scenario["decode_accelerator_price_usd"] is None  # never a 0 that means "free"
+    assert page.text_input(key="decode_accelerator_price_usd").value == ""
+    said = [c.value for c in page.caption if "catalog figure" in c.value] + [
+        w.value for w in page.warning if "No catalog price" in w.value]
+    assert said, "the page says where the decode price comes from"
+    assert (scenario["existing_accelerators"], scenario["decode_accelerator"], scenario["model"]) == (
+        2000, "sn50", "minimax-m2")
+
+
+def test_options_side_by_side_with_payback_and_irr(page: AppTest) -> None:
+    page.text_input(key="decode_accelerator_price_usd").set_value("50,000").run()
+    options = next(d.value for d in page.dataframe if "option" in d.value.columns)
+    assert list(options["option"]) == ["status quo", "add decode", "more of the same",
+                                       "more of the same, as demand grows", "new generation",
+                                       "new generation, as demand grows"]
+    assert metric(page, "Best option (NPV)") in set(options["option"])
+    labels = {m.label for m in page.metric}
+    assert {"NPV of adding decode", "Break-even decode price", "Payback of adding decode",
+            "IRR of adding decode"} <= labels
+    assert "None" not in " ".join(str(m.value) for m in page.metric)
+    assert len(page.get("vega_lite_chart")) == 1
+
+
+def test_a_dearer_decode_accelerator_lowers_its_npv(page: AppTest) -> None:
+    page.text_input(key="decode_accelerator_price_usd").set_value("50000").run()
+    before = money(metric(page, "NPV of adding decode"))
+    even = metric(page, "Break-even decode price")
+    page.text_input(key="decode_accelerator_price_usd").set_value("100000").run()
+    assert money(metric(page, "NPV of adding decode")) < before
+    assert metric(page, "Break-even decode price") == even  # it does not depend on the price entered
+
+
+def test_a_measured_speed_of_another_model_is_named(page: AppTest) -> None:
+    page.selectbox(key="model").set_value("llama-3.1-70b").run()
+    assert any("minimax-m2" in w.value and "763" in w.value for w in page.warning), [w.value for w in page.warning]
+
+
+def test_missing_decode_rate_for_a_dataflow_system_is_explained(page: AppTest) -> None:
+    page.text_input(key="decode_accelerator_price_usd").set_value("50000").run()
+    # the example's rate is a per-user speed times the users a rack serves; without the speed the SN50 (a dataflow
+    # system the roofline does not describe) has no decode rate at all
+    page.text_input(key="decode_measured_output_tokens_per_s_per_user").set_value("").run()
+    assert not page.exception
+    assert any("add decode" in w.value and "decode" in w.value for w in page.warning)
+
+
+NUMBERS = {"capex_usd": ("Capex", "money"), "opex_usd_per_year": ("Opex", "money"),
+           "revenue_usd_per_year": ("Revenue", "money"), "npv_vs_status_quo_usd": ("NPV", "money"),
+           "levelized_cost_usd_per_m_tokens": ("Levelized cost", "usd_rate"), "accelerators": ("GPUs", "count"),
+           "decode_accelerators": ("Decode accelerators", "count"), "facility_mw": ("Facility", "number"),
+           "racks": ("Racks", "count"), "output_tokens_per_s_per_user": ("Per-user speed", "number")}
+"""The options table's number columns, with the display format the page gives each."""
+
+
+def _payback_text(months: Any) -> str:
+    if months is None or not math.isfinite(float(months)):
+        return "never"
+    return f"{months / 12:,.1f} years" if months >= 24 else f"{months:,.0f} months"
+
+
+def reference_kpis(scenario: dict[str, Any]) -> dict[str, str]:
+    """The KPIs of a study from scratch (every year evaluated on its own, nothing remembered), read from its options
+    table with pandas (the best option by sorting on NPV), as the page read them before it kept the options as
+    rows; the break-even price at no decode price, as the page computes it."""
+    options = analyse(scenario, fresh=True).options
+    even = break_even_decode_price_usd({**scenario, "decode_accelerator_price_usd": 0.0}, fresh=True)
+    best = options[options["feasible"]].sort_values("npv_vs_status_quo_usd", ascending=False)
+    row = options[options["option"] == "add decode"]
+    kpis = {"Best option (NPV)": best["option"].iloc[0] if len(best) else "none feasible",
+            "NPV of adding decode": "not feasible", "Break-even decode price": fmt.EMPTY if even is None else
+            fmt.usd(even), "Payback of adding decode": fmt.EMPTY, "IRR of adding decode": fmt.EMPTY}
+    if len(row) and bool(row["feasible"].iloc[0]):
+        r = row.iloc[0]
+        irr = r["irr_vs_status_quo"]
+        kpis.update({"NPV of adding decode": fmt.usd(r["npv_vs_status_quo_usd"]),
+                     "Payback of adding decode": _payback_text(r["payback_months"]),
+                     "IRR of adding decode": "none" if irr is None or not math.isfinite(float(irr)) else
+                     fmt.percent(irr)})
+    return kpis
+
+
+def test_every_kpi_and_the_options_table_after_edits_equal_a_study_from_scratch(page: AppTest) -> None:
+    # the edits users make most (the demand, the decode price, the growth), in a seeded random order and size:
+    # after each, every KPI's text and every number of the options table are what a study from scratch gives
+    rng = random.Random(7)
+    feasible = 0
+    for step in range(10):
+        choices = [("demand_output_tokens_per_day", 10 ** rng.uniform(9.0, 11.0)),
+                   ("decode_accelerator_price_usd", rng.uniform(5e3, 2e5)),
+                   ("demand_growth_per_year", rng.uniform(-0.2, 1.0))]
+        field, value = ("decode_accelerator_price_usd", 40_000.0) if step == 1 else rng.choice(choices)
+        page.text_input(key=field).set_value(repr(value)).run()
+        assert not page.exception and not page.error, step
+        scenario = page.session_state["scenario"]
+        assert scenario[field] == value
+        expected = reference_kpis(scenario)
+        assert {m.label: str(m.value) for m in page.metric} == expected, (step, field, value)
+        feasible += expected["NPV of adding decode"] != "not feasible"
+        shown = next(d.value for d in page.dataframe if "option" in d.value.columns)
+        expected_table, _ = report_table(analyse(scenario, fresh=True).options[list(NUMBERS)], NUMBERS)
+        for column in NUMBERS:  # numbers where every cell has one, else the text of each cell
+            assert shown[column].tolist() == expected_table[column].tolist(), (step, column)
+    assert feasible >= 5  # most steps price the decode pool
+
+
+def test_how_each_option_is_computed_is_on_the_page(page: AppTest) -> None:
+    page.toggle(key="show_study_derivation").set_value(True).run()
+    assert not page.exception
+    page.selectbox(key="derivation_option").set_value("add decode").run()
+    text = next(c.value for c in page.code if c.value.startswith("add decode: "))
+    # the study's own figures, written out: the decode pool bought at t = 0 at the catalog's estimated price, and
+    # the NPV the KPI shows as the sum of the present values
+    assert "t = 0: purchase_usd = bought x price_usd = 608 x 35,000 = 21,280,000 USD" in text
+    npv_line = next(x for x in text.splitlines() if x.startswith("npv_vs_status_quo_usd ="))
+    assert money(metric(page, "NPV of adding decode")) == pytest.approx(
+        float(npv_line.rsplit(" = ", 1)[1].replace(" USD", "").replace(",", "")), rel=5e-3)
+    assert "payback = " in text and "irr_vs_status_quo = " in text

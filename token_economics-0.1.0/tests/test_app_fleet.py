@@ -1,0 +1,93 @@
+"""The Fleet page under ``streamlit.testing``: sizing KPIs follow the inputs; cooling and site power decide; the
+accelerators compared are a page setting carried by the link."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.test_app import start
+
+SIZING = {"model": "llama-3.1-70b", "accelerator": "h200-sxm", "precision": "fp8",
+          "target_output_tokens_per_s_per_user": "20", "output_tokens_per_s_per_accelerator": "",
+          "demand_input_tokens_per_day": ""}
+
+
+@pytest.fixture
+def page() -> AppTest:
+    return start("fleet", SIZING)
+
+
+def metric(at: AppTest, label: str) -> str:
+    return str(next(m.value for m in at.metric if m.label == label))
+
+
+def count(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def test_default_fleet_fits_and_shows_hardware_racks_power(page: AppTest) -> None:
+    assert any("fits this facility" in s.value for s in page.success)
+    assert count(metric(page, "Accelerators")) % 8 == 0  # whole 8-GPU systems
+    assert metric(page, "Facility power (provisioned) [kW]").replace(",", "").replace(".", "").isdigit()
+    table = next(d.value for d in page.dataframe if "rank" in d.value.columns)
+    assert list(table["accelerator"])[:1] and set(table["accelerator"]) == set(page.session_state["settings"]
+                                                                               ["compare"])
+
+
+def test_more_demand_needs_more_hardware(page: AppTest) -> None:
+    before = count(metric(page, "Accelerators"))
+    page.text_input(key="demand_output_tokens_per_day").set_value("20,000,000,000").run()
+    assert count(metric(page, "Accelerators")) > before
+
+
+def test_gb200_needs_liquid_or_a_retrofit(page: AppTest) -> None:
+    page.selectbox(key="accelerator").set_value("gb200-nvl72").run()
+    assert any("requires liquid cooling" in e.value for e in page.error), [e.value for e in page.error]
+    page.checkbox(key="allow_liquid_retrofit").check().run()
+    assert any("fits this facility" in s.value for s in page.success)
+    page.checkbox(key="allow_liquid_retrofit").uncheck().run()
+    page.selectbox(key="facility_cooling").set_value("liquid").run()
+    assert any("fits this facility" in s.value for s in page.success)
+
+
+def test_site_power_limit_is_reported(page: AppTest) -> None:
+    assert page.text_input(key="site_power_mw").value == ""  # empty: no limit, never a 0
+    assert "no limit" in str(page.text_input(key="site_power_mw").placeholder)
+    page.text_input(key="site_power_mw").set_value("0.01").run()
+    assert any("site power: the fleet needs" in e.value for e in page.error)
+
+
+def test_a_fixed_fleet_is_said_and_sizing_is_one_click_away(page: AppTest) -> None:
+    page.text_input(key="accelerator_count").set_value("536").run()
+    assert metric(page, "Accelerators") == "536"
+    assert any("fixed at 536" in i.value for i in page.info)
+    page.button(key="size_from_demand").click().run()
+    assert page.session_state["scenario"]["accelerator_count"] is None
+    assert metric(page, "Accelerators") != "536"
+
+
+def test_compared_accelerators_are_kept_in_the_state_and_the_link(page: AppTest) -> None:
+    page.multiselect(key="compare_accelerators").set_value(["b200", "h100-sxm"]).run()
+    assert page.session_state["settings"]["compare"] == ("b200", "h100-sxm")
+    assert page.query_params["settings.compare"] == "b200,h100-sxm"
+    again = start("fleet", {**SIZING, "settings.compare": "b200,h100-sxm"})
+    table = next(d.value for d in again.dataframe if "rank" in d.value.columns)
+    assert set(table["accelerator"]) == {"b200", "h100-sxm"}
+
+
+def test_a_fleet_that_does_not_fit_still_shows_how_it_is_computed(page: AppTest) -> None:
+    page.text_input(key="site_power_mw").set_value("0.01").run()
+    assert any("site power: the fleet needs" in e.value for e in page.error)
+    page.toggle(key="show_derivation").set_value(True).run()
+    assert not page.exception
+    assert any("facility_power_kw = " in c.value for c in page.code)  # why it does not fit, with its numbers
+
+
+def test_a_rented_fleet_in_a_comparison_is_off_site_never_fitting_the_site() -> None:
+    # a 0.01 MW site: every owned fleet is too big for it; rented ones are off site, where its limit does not apply
+    page = start("fleet", {**SIZING, "ownership": "rent", "site_power_mw": "0.01"})
+    assert not page.exception
+    table = next(d.value for d in page.dataframe if "rank" in d.value.columns)
+    assert "fits the site" not in set(table["site"])
+    assert set(table["site"]) <= {"off site (rented)", "not feasible"} and "off site (rented)" in set(table["site"])

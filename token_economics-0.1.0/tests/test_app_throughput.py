@@ -1,0 +1,136 @@
+"""The Throughput page under ``streamlit.testing``: the curve's KPIs follow the inputs; impossible pairs explain;
+a scenario without a model is told the curve needs one."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import economics
+from tests.test_app import start
+
+PAIR = {"accelerator": "h200-sxm", "model": "deepseek-v3", "precision": "fp8", "input_tokens_per_request": "1024",
+        "output_tokens_per_request": "1024", "target_output_tokens_per_s_per_user": "50",
+        "output_tokens_per_s_per_accelerator": "", "input_tokens_per_s_per_accelerator": "",
+        "demand_input_tokens_per_day": "", "demand_output_tokens_per_day": "", "accelerator_count": "8"}
+
+
+@pytest.fixture
+def page() -> AppTest:
+    return start("throughput", PAIR)
+
+
+def metric(at: AppTest, label: str) -> str:
+    return str(next(m.value for m in at.metric if m.label == label))
+
+
+def test_pair_shows_measured_curve_kpis_and_calibration(page: AppTest) -> None:
+    # H200 x DeepSeek-V3 FP8 at 1k/1k and 50 tokens/s per user lies inside a measured curve
+    expected = economics.evaluate_scenario(economics.with_changes(
+        economics.default_scenario(), accelerator="h200-sxm", model="deepseek-v3", precision="fp8",
+        input_tokens_per_request=1024, output_tokens_per_request=1024, target_output_tokens_per_s_per_user=50.0,
+        output_tokens_per_s_per_accelerator=None, input_tokens_per_s_per_accelerator=None,
+        demand_input_tokens_per_day=None, demand_output_tokens_per_day=None, accelerator_count=8))
+    assert metric(page, "Output tokens/s per accelerator") == f"{expected['output_tokens_per_s_per_accelerator']:,.0f}"
+    assert any("measured curve" in c.value for c in page.caption)
+    assert any("Calibration scope **nvidia-hopper**" in m.value for m in page.markdown)
+    assert len(page.get("vega_lite_chart")) == 2
+
+
+def test_changing_the_target_changes_throughput(page: AppTest) -> None:
+    before = metric(page, "Output tokens/s per accelerator")
+    page.text_input(key="target_output_tokens_per_s_per_user").set_value("90").run()
+    assert not page.exception
+    assert metric(page, "Output tokens/s per accelerator") != before
+
+
+def test_model_that_does_not_fit_explains_instead_of_failing(page: AppTest) -> None:
+    page.selectbox(key="accelerator").set_value("a100-sxm").run()
+    page.selectbox(key="model").set_value("llama-3.1-405b").run()
+    page.selectbox(key="precision").set_value("bf16").run()
+    assert not page.exception
+    assert any("does not fit" in e.value for e in page.error), [e.value for e in page.error]
+
+
+def test_precision_the_hardware_lacks_is_named(page: AppTest) -> None:
+    page.selectbox(key="accelerator").set_value("h100-sxm").run()
+    page.selectbox(key="precision").set_value("fp4").run()
+    assert any("has no fp4 peak" in e.value for e in page.error), [e.value for e in page.error]
+
+
+def test_a_scenario_without_a_model_is_offered_one() -> None:
+    at = start("throughput", {"model": "", "output_tokens_per_s_per_accelerator": "2000"})
+    assert any("needs" in i.value or "has none" in i.value for i in at.info)
+    assert at.selectbox(key="model").value is None
+    at.selectbox(key="model").set_value("llama-3.1-70b").run()
+    assert len(at.get("vega_lite_chart")) >= 1
+
+
+# --- your own benchmark, and figures tied to their configuration ---------------------------------------------------
+
+def _mine() -> economics.CurveFile:
+    from pathlib import Path
+
+    fixture = Path(__file__).resolve().parent / "fixtures" / "benchmarks" / "sglang_bench_serving.jsonl"
+    table = economics.import_benchmark([fixture], accelerator="h200-sxm", accelerators=8, precision="fp8")
+    return economics.load_curves(economics.curves_csv(table).encode(), "mine.csv")
+
+
+def test_a_loaded_curve_drives_the_kpis_and_is_named_on_every_page() -> None:
+    mine = _mine()  # this process is the server the app runs in: the curve file is loaded here
+    link = {**PAIR, "curves_sha256": mine.sha256, "target_output_tokens_per_s_per_user": str(1000 / 16.4839)}
+    at = start("throughput", link)
+    # its measured point: 939.218 output tokens/s over 8 GPUs = 117.4
+    assert metric(at, "Output tokens/s per accelerator") == "117"
+    assert any(f"your measured curve mine.csv (sha256 {mine.sha256[:12]})" in c.value for c in at.caption)
+    cost = start("cost", link)
+    want = economics.evaluate_scenario({**economics.default_scenario().model_dump(), **{
+        k: (None if v == "" else v) for k, v in link.items()}})
+    assert metric(cost, "Cost per M tokens") == economics_usd(want["cost_usd_per_m_tokens"])
+    assert any("your measured curve mine.csv" in c.value for c in cost.caption)
+    without = start("cost", {**link, "curves_sha256": ""})
+    assert metric(without, "Cost per M tokens") != metric(cost, "Cost per M tokens")
+
+
+def economics_usd(x: float) -> str:
+    from ui import format as fmt
+
+    return fmt.usd_rate(x)
+
+
+def test_a_link_naming_a_file_this_server_lacks_asks_for_it() -> None:
+    at = start("throughput", {**PAIR, "curves_sha256": "cd" * 32})
+    assert any("does not hold: upload the same benchmark file" in w.value for w in at.warning)
+    assert any("not loaded" in e.value for e in at.error) and not at.metric
+    assert at.button(key="use_benchmark") is not None  # the upload is offered before the page stops
+
+
+def test_a_model_change_never_keeps_another_configurations_figure() -> None:
+    at = start("cost")
+    base = economics.evaluate_scenario(economics.default_scenario())
+    assert base["throughput_curve"] == "nim18-h100-llama33-70b-fp8-tp2-5k500"
+    # the default splits its cost between input and output tokens
+    assert metric(at, "Cost per M input tokens").startswith("$") and metric(at, "Cost per M output tokens")[0] == "$"
+    at.selectbox(key="model").set_value("llama-2-70b").run()
+    assert not at.exception
+    edited = economics.evaluate_scenario({**at.session_state["scenario"]})
+    assert edited["throughput_curve"] != base["throughput_curve"]
+    assert edited["output_tokens_per_s_per_accelerator"] != base["output_tokens_per_s_per_accelerator"]
+    assert at.session_state["scenario"]["name"].startswith("edited from: Owned H100 fleet")
+    assert any("Edited from the preset" in c.value and "Owned H100 fleet" in c.value and "model changed" in c.value
+               for c in at.caption)
+    assert not any("NIM 1.8.0" in c.value for c in at.caption)  # the preset's note no longer describes it
+
+
+def test_a_typed_figure_stays_and_is_flagged_when_the_configuration_changes() -> None:
+    at = start("cost")
+    at.text_input(key="output_tokens_per_s_per_accelerator").set_value("500").run()
+    assert at.session_state["scenario"]["throughput_measured_for"] == "h100-sxm/llama-3.1-70b/fp8"
+    assert not any("measured for" in w.value for w in at.warning)
+    at.selectbox(key="accelerator").set_value("b200").run()
+    assert at.session_state["scenario"]["output_tokens_per_s_per_accelerator"] == 500.0  # kept, as typed
+    assert any("measured for h100-sxm/llama-3.1-70b/fp8; this scenario runs b200/llama-3.1-70b/fp8" in w.value
+               for w in at.warning)
+    at.button(key="lookup_given_figure").click().run()
+    assert at.session_state["scenario"]["output_tokens_per_s_per_accelerator"] is None
+    assert not any("measured for" in w.value for w in at.warning)

@@ -1,0 +1,245 @@
+"""An estimate's range and its label: how far an estimated throughput can be from a measurement, and why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from economics import catalog
+from economics.engine import batch, estimate_range
+from economics.outputs import RowWarning
+from economics.studies import leave_out
+
+# 5,000 tokens in, 700 out, 20 tok/s per user: no measured curve matches these lengths, so the roofline answers
+SHAPE = {"precision": "fp8", "input_tokens_per_request": 5000, "output_tokens_per_request": 700,
+         "target_output_tokens_per_s_per_user": 20}
+RANGES = catalog.estimate_ranges()
+
+
+def _row(accelerator: str, model: str, **more: Any) -> dict[str, Any]:
+    return batch.evaluate_scenario({"accelerator": accelerator, "model": model, **SHAPE, **more})
+
+
+def test_an_estimate_on_a_fitted_family_says_what_it_was_calibrated_on() -> None:
+    r = _row("h100-sxm", "llama-3.1-70b", demand_output_tokens_per_day=1e9)
+    hopper = RANGES.loc["nvidia-hopper"]
+    assert r["throughput_source"] == "estimated"
+    assert r["throughput_basis"].startswith(f"estimated; calibrated on {hopper['train_points']} points of "
+                                            "nvidia-hopper (held-out median")
+    assert RowWarning.ROOFLINE_CALIBRATED.text in r["warnings"]
+    assert RowWarning.ROOFLINE_UNSEEN_FAMILY.text not in r["warnings"]
+    # the range is the estimate times the stored P10 and P90 of measured / estimated
+    est = r["output_tokens_per_s_per_accelerator"]
+    assert r["output_tokens_per_s_per_accelerator_p10"] == pytest.approx(est * float(hopper["ratio_p10"]))
+    assert r["output_tokens_per_s_per_accelerator_p90"] == pytest.approx(est * float(hopper["ratio_p90"]))
+
+
+def test_an_estimate_on_a_family_never_measured_is_not_called_calibrated() -> None:
+    r = _row("gaudi3", "llama-3.1-70b", demand_output_tokens_per_day=1e9)
+    unseen = RANGES.loc["unseen:dense"]
+    low, high = (f"{(float(unseen[k]) - 1) * 100:+.0f} %" for k in ("ratio_p10", "ratio_p90"))
+    assert r["throughput_basis"].startswith(f"estimated; no measured point on intel-gaudi3: expect {low} to {high}")
+    assert "calibrated" not in r["throughput_basis"]
+    assert RowWarning.ROOFLINE_UNSEEN_FAMILY.text in r["warnings"]
+    assert RowWarning.ROOFLINE_CALIBRATED.text not in r["warnings"]
+
+
+def test_factors_fitted_on_the_other_model_class_are_said_to_be() -> None:
+    # AMD CDNA 4's training points are all MoE and it has no dense scope: a dense model on an MI355X takes factors
+    # fitted on MoE models only, and the label and a warning say so
+    cdna4 = RANGES.loc["amd-cdna4"]
+    assert int(cdna4["train_moe_points"]) / int(cdna4["train_points"]) >= estimate_range.OTHER_CLASS_SHARE
+    assert "amd-cdna4:dense" not in catalog.calibration().index
+    r = _row("mi355x", "llama-3.1-70b", ownership="rent", rent_usd_per_accelerator_hour=2.0,
+             demand_output_tokens_per_day=1e9)
+    assert f"fitted mostly on MoE models ({cdna4['train_moe_points']} of {cdna4['train_points']} points)" in (
+        r["throughput_basis"])
+    assert RowWarning.CLASS_MISMATCH.text in r["warnings"]
+    # AMD CDNA 3 has a dense scope of its own (AMD's vLLM latency table): a dense model there is not flagged
+    assert "amd-cdna3:dense" in catalog.calibration().index
+    r = _row("mi300x", "llama-3.1-70b", ownership="rent", rent_usd_per_accelerator_hour=2.0,
+             demand_output_tokens_per_day=1e9)
+    assert "fitted mostly" not in r["throughput_basis"] and RowWarning.CLASS_MISMATCH.text not in r["warnings"]
+
+
+def test_factors_a_user_gives_are_not_the_calibrated_ones() -> None:
+    r = _row("h100-sxm", "llama-3.1-70b", bandwidth_utilization=0.7, demand_output_tokens_per_day=1e9)
+    assert r["throughput_basis"].startswith("estimated; the efficiency factors you gave: expect")
+
+
+def test_a_measured_figure_has_no_range() -> None:
+    r = _row("h100-sxm", "llama-3.1-70b", output_tokens_per_s_per_accelerator=1000.0,
+             demand_output_tokens_per_day=1e9)
+    assert r["throughput_basis"] == ""
+    for name in ("output_tokens_per_s_per_accelerator_p10", "cost_usd_per_m_tokens_low", "accelerators_high",
+                 "facility_power_kw_low"):
+        assert r[name] is None, name
+
+
+def test_a_fixed_busy_fleet_costs_in_inverse_proportion_to_its_throughput() -> None:
+    # 8 accelerators, no demand (busy all the time): the hourly cost does not depend on the throughput, so
+    # cost per M tokens = cost_usd_per_hour / (T x 8 x 3600 / 1e6) and the low cost is at the high throughput:
+    # cost_low = cost x T / T_p90 = cost / ratio_p90, cost_high = cost / ratio_p10
+    r = _row("h100-sxm", "llama-3.1-70b", accelerator_count=8)
+    hopper = RANGES.loc["nvidia-hopper"]
+    assert r["cost_usd_per_m_tokens_low"] == pytest.approx(r["cost_usd_per_m_tokens"] / float(hopper["ratio_p90"]))
+    assert r["cost_usd_per_m_tokens_high"] == pytest.approx(r["cost_usd_per_m_tokens"] / float(hopper["ratio_p10"]))
+    assert r["accelerators_low"] == r["accelerators_high"] == 8  # a given fleet is the fleet at both ends
+
+
+def test_a_sized_fleet_at_each_end_is_the_fleet_that_throughput_needs() -> None:
+    # 1e9 output tokens a day at the P10 throughput T10: ceil(1e9 / 86,400 / T10 / 8) x 8 accelerators (whole
+    # 8-accelerator systems, peak_to_average 1) -- the same ceiling the sizing applies to the central estimate
+    r = _row("h100-sxm", "llama-3.1-70b", demand_output_tokens_per_day=1e9, peak_to_average=1.0,
+             input_tokens_per_s_per_accelerator=1e10)  # prefill free: the fleet is the decode fleet
+    t10, t90 = r["output_tokens_per_s_per_accelerator_p10"], r["output_tokens_per_s_per_accelerator_p90"]
+    assert r["accelerators_high"] == int(np.ceil(1e9 / 86_400 / t10 / 8) * 8)
+    assert r["accelerators_low"] == int(np.ceil(1e9 / 86_400 / t90 / 8) * 8)
+
+
+@settings(max_examples=25, deadline=None)
+@given(acc=st.sampled_from(["h100-sxm", "b200", "gaudi3", "h200-sxm"]),
+       demand=st.floats(1e7, 1e11), count=st.one_of(st.none(), st.integers(8, 4000)))
+def test_every_range_brackets_its_estimate(acc: str, demand: float, count: int | None) -> None:
+    r = _row(acc, "llama-3.1-8b", demand_output_tokens_per_day=demand, accelerator_count=count)
+    for name in ("cost_usd_per_m_tokens", "accelerators", "facility_power_kw"):
+        low, high = r[f"{name}_low"], r[f"{name}_high"]
+        assert low is not None and high is not None and np.isfinite([low, high]).all(), name
+        assert low <= high, name
+    assert r["output_tokens_per_s_per_accelerator_p10"] < r["output_tokens_per_s_per_accelerator_p90"]
+
+
+def test_a_table_carries_the_range_column_by_column() -> None:
+    import pandas as pd
+
+    df = pd.DataFrame([{"accelerator": a, "model": "llama-3.1-8b", **SHAPE, "demand_output_tokens_per_day": 1e9}
+                       for a in ("h100-sxm", "gaudi3")] + [{"accelerator": "h100-sxm", "model": "llama-3.1-8b",
+                                                            **SHAPE, "output_tokens_per_s_per_accelerator": 900.0,
+                                                            "demand_output_tokens_per_day": 1e9}])
+    res = batch.evaluate(df)
+    one = [_row(a, "llama-3.1-8b", demand_output_tokens_per_day=1e9) for a in ("h100-sxm", "gaudi3")]
+    for i, r in enumerate(one):
+        assert res["cost_usd_per_m_tokens_high"][i] == pytest.approx(r["cost_usd_per_m_tokens_high"])
+        assert res["throughput_basis"][i] == r["throughput_basis"]
+    assert pd.isna(res["cost_usd_per_m_tokens_high"][2]) and res["throughput_basis"][2] == ""
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(0.01, 100.0), min_size=2, max_size=40), st.floats(0.0, 1.0))
+def test_equal_weights_give_the_midpoint_quantile(values: list[float], q: float) -> None:
+    # the midpoint rule is numpy's "hazen" method: the i-th smallest of n at (i - 0.5) / n
+    v = np.array(values)
+    got = leave_out.weighted_quantiles(v, np.ones(len(v)), [q])[0]
+    assert got == pytest.approx(float(np.quantile(v, q, method="hazen")))
+
+
+def test_every_fitted_family_has_a_range_and_unseen_ones_have_theirs() -> None:
+    fitted = [s for s in catalog.calibration().index if s != "global" and ":" not in s]
+    assert set(fitted) <= set(RANGES.index) and {"fitted", "unseen", "unseen:dense"} <= set(RANGES.index)
+    for scope, r in RANGES.iterrows():
+        assert float(r["ratio_p10"]) < float(r["ratio_p50"]) < float(r["ratio_p90"]), scope
+        assert int(r["points"]) >= leave_out.RANGE_MIN_POINTS, scope
+
+
+def test_the_validation_split_is_never_fitted_and_each_point_is_checked_against_its_range() -> None:
+    from economics.studies import calibration
+
+    pts = calibration.points()
+    val = pts[pts["source_group"].isin(calibration.VALIDATION_SOURCES)]
+    assert len(val) >= 50 and set(val["split"]) == {"validation"}
+    assert "intel-gaudi3" not in catalog.calibration().index  # no Gaudi point was ever fitted
+    table = leave_out.validation()
+    assert len(table) == int((val["fitted"] == "yes").sum())
+    # the range is the point's prediction times its family's stored ratios; inside means measured within it
+    gaudi = table[table["accelerator"] == "gaudi3"]
+    unseen = RANGES.loc["unseen:dense"]
+    assert np.allclose(gaudi["low"], gaudi["predicted"] * float(unseen["ratio_p10"]))
+    assert (table["inside"] == ((table["measured"] >= table["low"]) & (table["measured"] <= table["high"]))).all()
+    assert gaudi["basis"].str.startswith("estimated; no measured point on intel-gaudi3").all()
+
+
+def test_the_planner_candidate_table_says_where_each_rate_comes_from() -> None:
+    from economics.studies import planner
+
+    s = economics_default()
+    result = planner.plan(s, accelerators=["h100-sxm", "gaudi3"])
+    table = result.candidates.set_index("name")
+    assert table.loc["gaudi3 own", "throughput"].startswith("estimated; no measured point on intel-gaudi3")
+    # the default scenario's H100 rate is a measured curve: named as such, never as an estimate
+    assert table.loc["h100-sxm own", "throughput"].startswith("measured curve ")
+
+
+def economics_default() -> Any:
+    import economics
+
+    return economics.default_scenario()
+
+
+def test_a_static_batch_is_the_served_arithmetic() -> None:
+    # Intel's Gaudi 3 table, Llama 3.1 70B on 8 cards, batch 400, 2048 in / 128 out, with a prefill of 40,000
+    # token/s for the replica and a 60 ms step: 400 x 128 / (400 x 2048 / 40,000 + 128 x 0.06) = 51,200 / 28.16
+    # = 1,818.2 token/s for the replica, 227.3 per card; continuous batching's requests per second per card,
+    # 1 / (2048 / 5,000 + 128 / (400 / (8 x 0.06))), times 128 tokens gives the same
+    from economics.domain import capacity
+    from economics.domain import throughput as th
+
+    replica = float(th.static_batch_output_tokens_per_s(400, 2048, 128, 40_000.0, 0.06))
+    assert replica == pytest.approx(51_200 / 28.16)
+    per_card = 128 * float(capacity.requests_per_s_per_accelerator(2048, 128, 0.0, 40_000.0 / 8, 400 / (8 * 0.06)))
+    assert per_card == pytest.approx(replica / 8)
+
+
+def test_an_all_reduce_pays_its_latency_once_per_round() -> None:
+    # batch 1 of Llama 3.1 70B (hidden 8,192, BF16 activations: 16,384 bytes) over 8 MI300X (448 GB/s, 1.5 us):
+    # 2 x log2(8) = 6 rounds x 1.5 us = 9 us, plus 2 x 7/8 x 16,384 B / 448 GB/s = 0.064 us
+    from economics.domain import throughput as th
+
+    assert float(th.allreduce_s(16_384, 8, 448, 1.5)) * 1e6 == pytest.approx(9.064, abs=1e-3)
+    # per step: two per layer over 80 layers
+    assert float(th.tensor_parallel_s(1, 8192, 80, 8, 448, 1.5)) * 1e3 == pytest.approx(160 * 9.064e-3, abs=1e-5)
+
+
+def test_no_scope_is_slower_at_batch_1_than_its_fastest_measured_batch_1_point() -> None:
+    from economics.studies import calibration
+
+    pts = calibration.points()
+    train = pts[(pts["fitted"] == "yes") & (pts["split"] == "train")]
+    cal = catalog.calibration()
+    checked = 0
+    for scope in cal.index:
+        fam, _, cls = scope.partition(":")
+        mine = train if scope == "global" else train[train["family"] == fam]
+        if cls:
+            mine = mine[mine["model_class"] == cls]
+        bound = calibration.batch_one_overhead_bound_us(mine)
+        if np.isfinite(bound):
+            checked += 1
+            assert float(cal.loc[scope, "step_overhead_us_per_layer"]) <= bound + 0.05, scope
+    assert checked >= 2  # global and amd-cdna3's dense scope have batch-1 points
+
+
+def test_a_fitted_familys_range_weighs_every_published_table_the_same() -> None:
+    import pandas as pd
+
+    # NVIDIA Ada (L40S) has no blind point, so its row is exactly the left-out-table errors given here: table A, ten
+    # points predicted right (ratio measured / predicted = 1), table B, two points predicted at 2x (error +100 %,
+    # ratio 0.5). Each table weighs 1: A's points 0.1 each, B's 0.5 each, 2 in all. Midpoint rule, sorted:
+    # B's 0.5s sit at (0.5 - 0.25) / 2 = 0.125 and (1.0 - 0.25) / 2 = 0.375, A's 1.0s at (1.0 + 0.1 k - 0.05) / 2,
+    # k = 1..10: 0.525 ... 0.975. P10 = 0.5 (below the first centre), P50 = 0.5 + (0.5 - 0.375) / (0.525 - 0.375)
+    # x 0.5 = 0.9167, P90 = 1.0. Unweighted, P50 would be 1.0 (ten of twelve points).
+    errors = [0.0] * 10 + [100.0] * 2
+    source_table = pd.DataFrame({"error_pct": errors, "family": "nvidia-ada", "model_class": "dense",
+                                 "source_group": ["A"] * 10 + ["B"] * 2, "left_out": ["A"] * 10 + ["B"] * 2})
+    family_table = source_table.iloc[:0]
+    ranges = leave_out.range_table(family_table, "2026-12", source_table).set_index("scope")
+    ada = ranges.loc["nvidia-ada"]
+    assert ada["basis"] == "left-out source" and int(ada["points"]) == 12
+    assert float(ada["ratio_p10"]) == pytest.approx(0.5)
+    assert float(ada["ratio_p50"]) == pytest.approx(0.9167, abs=1e-4)
+    assert float(ada["ratio_p90"]) == pytest.approx(1.0)
+    # a family with no such points takes the pool of every fitted family
+    assert ranges.loc["nvidia-ampere", "basis"] == "left-out source, every fitted family"

@@ -1,0 +1,244 @@
+"""Hostile and odd input: files and links people send around. Each case gets a clear message or is read correctly;
+nothing raises an unexpected exception; every valid row gives finite outputs."""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import economics
+from economics.io.scenario_files import read_scenarios_csv, to_csv_text
+from economics.studies import uncertainty
+from economics.validation import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_semicolon_export_with_decimal_commas_is_read() -> None:
+    df = read_scenarios_csv(b"name;accelerator_count;output_tokens_per_s_per_accelerator;electricity_usd_per_kwh\n"
+                            b"eu export;8;1000;0,12\n")
+    out = economics.evaluate(df)
+    assert bool(out["valid"].iloc[0]) and float(out["electricity_usd_per_kwh"].iloc[0]) == pytest.approx(0.12)
+
+
+def test_tab_separated_file_is_read() -> None:
+    df = read_scenarios_csv(b"name\taccelerator_count\toutput_tokens_per_s_per_accelerator\nt\t8\t1000\n")
+    assert bool(economics.evaluate(df)["valid"].iloc[0])
+
+
+def test_a_million_rows_are_evaluated() -> None:
+    body = "accelerator_count,output_tokens_per_s_per_accelerator\n" + "8,1000\n" * 1_000_000
+    out = economics.evaluate(read_scenarios_csv(body.encode()))
+    assert len(out) == 1_000_000 and bool(out["valid"].all())
+    assert np.isfinite(out["cost_usd_per_m_tokens"].to_numpy(dtype=float)).all()
+
+
+def test_formula_cells_come_back_neutralised_and_script_tags_stay_text() -> None:
+    df = read_scenarios_csv(b'name,accelerator_count,output_tokens_per_s_per_accelerator\n'
+                            b'"=cmd|\' /C calc\'!A0",8,1000\n"@SUM(1,2)",8,1000\n'
+                            b'"<script>alert(1)</script>",8,1000\n')
+    names = pd.read_csv(io.StringIO(to_csv_text(economics.evaluate(df))), dtype=str)["name"].tolist()
+    assert names[0].startswith("'=cmd|") and names[1].startswith("'@SUM")
+    assert names[2] == "<script>alert(1)</script>"  # data, not markup; the app never renders raw HTML
+
+
+def test_streamlit_server_is_hardened() -> None:
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["server"]["maxUploadSize"] <= 50 and config["server"]["enableXsrfProtection"] is True
+    assert config["browser"]["gatherUsageStats"] is False
+    assert config["client"]["showErrorDetails"] == "none"
+    for path in [ROOT / "app.py", *sorted((ROOT / "ui").glob("*.py"))]:
+        assert "unsafe_allow_html" not in path.read_text(encoding="utf-8"), path
+
+
+# --- fuzzing: the CSV reader and the evaluation on arbitrary input -----------------------------------------
+
+CELLS = st.one_of(st.text(max_size=12), st.floats(allow_nan=True, allow_infinity=True).map(str),
+                  st.integers(-10**6, 10**9).map(str), st.sampled_from(["", "nan", "inf", "-1", "1e400", "h100-sxm",
+                                                                         "own", "rent", "=1+1", "0,5"]))
+COLUMNS = st.lists(st.sampled_from(["name", "accelerator", "ownership", "accelerator_count", "pue",
+                                    "output_tokens_per_s_per_accelerator", "electricity_usd_per_kwh",
+                                    "demand_output_tokens_per_day", "model", "decode_accelerator", "bogus",
+                                    "pue_low", "pue_high"]), min_size=1, max_size=6, unique=True)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(COLUMNS, st.lists(st.lists(CELLS, min_size=6, max_size=6), min_size=0, max_size=5),
+       st.sampled_from([",", ";"]))
+def test_fuzz_csv_never_raises_and_valid_rows_are_finite(columns: list[str], rows: list[list[str]],
+                                                         sep: str) -> None:
+    lines = [sep.join(columns)] + [sep.join(c.replace(sep, " ").replace("\n", " ").replace('"', "")
+                                            for c in r[:len(columns)]) for r in rows]
+    try:
+        df = read_scenarios_csv(("\n".join(lines) + "\n").encode())
+    except InputError as exc:
+        assert str(exc)  # a reason, not an empty message
+        return
+    result, report = economics.evaluate_with_report(df)
+    assert len(result) == len(df)  # nothing dropped
+    for _, bad in report.iterrows():
+        assert re.match(r"^[a-z_]+: ", bad["message"]), bad["message"]  # names the field
+    numeric = result.select_dtypes(include=["Float64", "Int64"])
+    for col in numeric.columns:
+        values = numeric[col].dropna().to_numpy(dtype=float)
+        assert np.isfinite(values).all(), col
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=300))
+def test_fuzz_bytes_are_refused_with_a_reason_or_read(data: bytes) -> None:
+    try:
+        df = read_scenarios_csv(data)
+    except InputError as exc:
+        assert str(exc)
+        return
+    out = economics.evaluate(df)
+    assert len(out) == len(df)
+
+
+def test_outputs_of_valid_rows_are_finite_for_the_presets() -> None:
+    rows = [s.model_dump() for s, _ in economics.preset_scenarios().values()]
+    out = economics.evaluate(pd.DataFrame(rows))
+    for col in out.select_dtypes(include=["Float64"]).columns:
+        assert all(math.isfinite(v) for v in out[col].dropna().astype(float)), col
+
+
+# --- issue 13: nothing silent, nothing crashes --------------------------------------------------------------
+
+API_BASE = {"accelerator_count": [8, 8], "output_tokens_per_s_per_accelerator": [1000, 1000]}
+
+
+def test_a_column_mixing_numbers_and_text_reads_every_cell() -> None:
+    # 0.5 and "0.5" are the same price; neither row may fall back to the default 0.0806 USD/kWh
+    out = economics.evaluate(pd.DataFrame({**API_BASE, "electricity_usd_per_kwh": pd.Series([0.5, "0.5"],
+                                                                                            dtype=object)}))
+    assert out["electricity_usd_per_kwh"].tolist() == [0.5, 0.5]
+    assert out["cost_usd_per_m_tokens"].iloc[0] == out["cost_usd_per_m_tokens"].iloc[1]
+    mixed = economics.evaluate(pd.DataFrame({**API_BASE, "electricity_usd_per_kwh": pd.Series([0.5, "abc"],
+                                                                                              dtype=object)}))
+    assert mixed["valid"].tolist() == [True, False]
+    assert "electricity_usd_per_kwh: 'abc' is not a number [USD/kWh]" in mixed.loc[1, "error"]
+
+
+def test_missing_and_decimal_cells_are_read_and_lists_are_refused_by_name() -> None:
+    from decimal import Decimal
+
+    out = economics.evaluate(pd.DataFrame({**API_BASE, "electricity_usd_per_kwh": pd.Series(
+        [pd.NA, Decimal("0.5")], dtype=object)}))
+    assert out["electricity_usd_per_kwh"].tolist() == [0.0806, 0.5]  # pd.NA is empty: the sourced default
+    for odd, words in (([0.5], "[0.5] (list)"), ({"a": 1}, "{'a': 1} (dict)"), (b"0.5", "b'0.5' (bytes)")):
+        with pytest.raises(InputError, match=re.escape(f"electricity_usd_per_kwh, row 2: {words} is not a number")):
+            economics.evaluate(pd.DataFrame({**API_BASE, "electricity_usd_per_kwh": pd.Series([0.1, odd],
+                                                                                               dtype=object)}))
+    with pytest.raises(InputError, match=r"ownership, row 1: \['own'\] \(list\) is not text"):
+        economics.evaluate(pd.DataFrame({**API_BASE, "ownership": pd.Series([["own"], "rent"], dtype=object)}))
+
+
+def test_decimal_comma_ranges_in_semicolon_files_are_read() -> None:
+    df = read_scenarios_csv(b"name;accelerator_count;output_tokens_per_s_per_accelerator;electricity_usd_per_kwh;"
+                            b"electricity_usd_per_kwh_low;electricity_usd_per_kwh_high\neu;8;1000;0,12;0,08;0,2\n")
+    result, report = economics.evaluate_with_report(df)
+    assert report.empty and bool(result["valid"].iloc[0])
+    assert uncertainty.ranges_from_row(df.iloc[0].to_dict()) == {"electricity_usd_per_kwh": (0.08, 0.2)}
+
+
+@pytest.mark.parametrize("low, high, message", [
+    ("abc", "0.2", "electricity_usd_per_kwh_low: 'abc' is not a number [USD/kWh]"),
+    ("0.05", "", "electricity_usd_per_kwh_high: empty; give both"),
+    ("0.3", "0.2", "electricity_usd_per_kwh_low: range 0.3..0.2 is inverted"),
+    ("0.15", "0.2", "electricity_usd_per_kwh: range 0.15..0.2 must contain the base value 0.1"),
+    ("-1", "0.2", "electricity_usd_per_kwh_low: must be >= 0 and <= 10 [USD/kWh], got -1"),
+])
+def test_bad_range_values_make_the_row_invalid_by_name(low: str, high: str, message: str) -> None:
+    df = read_scenarios_csv(f"accelerator_count,output_tokens_per_s_per_accelerator,electricity_usd_per_kwh,"
+                            f"electricity_usd_per_kwh_low,electricity_usd_per_kwh_high\n8,1000,0.1,{low},{high}\n"
+                            f"8,1000,0.1,0.05,0.2\n".encode())
+    result = economics.evaluate(df)
+    assert result["valid"].tolist() == [False, True]
+    assert message in result.loc[0, "error"]
+
+
+def test_uncertainty_of_an_invalid_scenario_fails_loudly() -> None:
+    bad = {"accelerator": "sn40l", "accelerator_count": 8, "output_tokens_per_s_per_accelerator": 500}  # no price
+    with pytest.raises(economics.ScenarioError, match="accelerator_price_usd: not in the catalog for 'sn40l'"):
+        uncertainty.monte_carlo(bad, {"electricity_usd_per_kwh": (0.05, 0.2)}, samples=10)
+    with pytest.raises(economics.ScenarioError, match="accelerator_price_usd"):
+        uncertainty.tornado(bad, {"electricity_usd_per_kwh": (0.05, 0.2)})
+
+
+def test_a_first_cell_starting_with_hash_is_a_row_not_a_comment() -> None:
+    df = read_scenarios_csv(b"# comment\nname,accelerator_count,output_tokens_per_s_per_accelerator\n"
+                            b"#1 fleet,8,1000\nsecond,8,\x1c1000\n")
+    assert df["name"].tolist() == ["#1 fleet", "second"]  # \x1c inside a cell does not split the row
+    out = economics.evaluate(df)  # \x1c is white space to the parser (str.strip), as everywhere
+    assert out["valid"].tolist() == [True, True] and out["output_tokens_per_s_per_accelerator"].tolist() == [1000] * 2
+
+
+def test_json_scenarios_read_like_csv_rows() -> None:
+    from economics.io.scenario_files import read_scenarios_json
+
+    df = read_scenarios_json('[{"name": "a", "accelerator_count": 8, "output_tokens_per_s_per_accelerator": "1000",'
+                             ' "rent_includes_energy": "y", "pue": NaN}]')
+    out = economics.evaluate(df)
+    assert not bool(out["valid"].iloc[0]) and "pue: 'NaN' is not a number" in out["error"].iloc[0]
+    for text, words in (("[1, 2]", "row 1: a scenario must be a JSON object"), ("{", "not well-formed JSON"),
+                        ("[]", "no scenarios"), ('"x"', "array of objects"), ("[" * 100_000, "JSON")):
+        with pytest.raises(InputError, match=words):
+            read_scenarios_json(text)
+
+
+def test_excel_export_escapes_control_characters_and_reports_cut_cells() -> None:
+    import openpyxl
+
+    from economics.io.scenario_files import EXCEL_MAX_CELL_CHARS, excel_export, to_excel_bytes
+
+    names = ["bell\x01\x07\x0b\x1b[31m", "n" * 40_000, "plain"]
+    df = read_scenarios_csv(("name,accelerator_count,output_tokens_per_s_per_accelerator\n"
+                             + "".join(f'"{n}",8,1000\n' for n in names)).encode())
+    result = economics.evaluate(df)
+    data, notes = excel_export(result)
+    sheet = openpyxl.load_workbook(io.BytesIO(data)).active
+    assert sheet["A2"].value == "bell\\x01\\x07\\x0b\\x1b[31m"
+    assert len(sheet["A3"].value) == EXCEL_MAX_CELL_CHARS and sheet["A4"].value == "plain"
+    assert any("control characters in name (rows 1)" in n for n in notes)
+    assert any("name longer than a cell holds (32,767 characters) in rows 2 (40,000 characters)" in n for n in notes)
+    assert to_excel_bytes(result)[:2] == b"PK"  # the plain function still gives the workbook
+    assert "\x1b" in to_csv_text(result)  # CSV and JSON keep the exact text
+
+
+@pytest.mark.parametrize("data, words", [
+    (b"name,accelerator_count,output_tokens_per_s_per_accelerator\na,8,1000\nb,8\n",
+     "rows whose number of cells is not the header's 3 (a missing or extra separator would shift or default "
+     "values): line (cells) 3 (2)"),
+    (b"name,accelerator_count\na,8,1000\n", "line (cells) 2 (3)"),  # pandas would make 'a' the index: shifted
+    (b"name,accelerator_count\ra,8\rb\r", "line (cells) 3 (1)"),  # old Mac line ends
+    (b"# note\nname,accelerator_count,output_tokens_per_s_per_accelerator\n\"two\nlines\",8,1000\nb\n",
+     "line (cells) 5 (1)"),  # quoted line break: still counted by physical line
+    (b"name,accelerator_count\n" + b"a,8\n" * 10_000 + b"b,\x008\n", "binary data"),  # a NUL anywhere
+])
+def test_ragged_rows_and_late_nul_bytes_are_refused_not_padded_or_shifted(data: bytes, words: str) -> None:
+    with pytest.raises(InputError, match=re.escape(words)):
+        read_scenarios_csv(data)
+
+
+def test_blank_lines_and_rows_of_empty_cells_are_not_short_rows() -> None:
+    df = read_scenarios_csv(b"name,accelerator_count,output_tokens_per_s_per_accelerator\na,8,1000\n\n  \n,,\n")
+    assert len(df) == 2  # the blank lines are skipped; ',,' is a row of empty cells (the default scenario)
+
+
+@pytest.mark.parametrize("data", [b"name\r,pue\nx,1\n", b"a\rb,c\n", b'na"me\r,pue\n', b"name,pue\nx\r,1\n",
+                                  b'name,pue\n"x,1\n'])
+def test_bare_carriage_returns_and_open_quotes_are_refused_with_a_reason(data: bytes) -> None:
+    # found by bench/fuzz.py: the header reader raised csv.Error on a bare \r
+    with pytest.raises(InputError) as exc:
+        read_scenarios_csv(data)
+    assert str(exc.value)

@@ -1,0 +1,75 @@
+"""Each rule is written once and every step that needs it reads that one definition: checked on the numbers the steps
+report for one scenario, and on the source (no second table of the same thing)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import economics
+from economics.engine.resolve import kv_bytes_per_token
+from economics.engine.roofline import Roofline
+from economics.studies import planner
+from economics.validation import validate
+
+ROOT = Path(__file__).resolve().parent.parent
+FP4_70B = {"name": "kv", "accelerator": "b200", "model": "llama-3.1-70b", "precision": "fp4",
+           "decode_accelerator": "b200", "input_tokens_per_request": 5000, "output_tokens_per_request": 500,
+           "demand_output_tokens_per_day": 1e9, "target_output_tokens_per_s_per_user": 20}
+# Llama 3.1 70B: 80 layers, all of full attention, 8 KV heads of dimension 128. FP4 weights with no KV precision
+# keep an FP8 cache (1 byte a value): 2 (K and V) x 80 x 8 x 128 x 1 = 163,840 bytes per token.
+KV_FP8 = 2 * 80 * 8 * 128 * 1.0
+
+
+def test_one_scenario_has_one_kv_size_everywhere() -> None:
+    # the engine's KV transfer per request: 5,000 prompt tokens x 163,840 B = 819.2 MB
+    out = economics.evaluate_scenario(economics.Scenario(**FP4_70B))
+    assert out["kv_transfer_mb_per_request"] == pytest.approx(5000 * KV_FP8 / 1e6)
+    # the roofline's cache per token of context: bytes per layer x full-attention layers
+    cols, _ = validate(pd.DataFrame([FP4_70B]))
+    rl = Roofline(cols)
+    assert float(rl.per_layer[0]) * 80 == pytest.approx(KV_FP8)
+    # the planner's KV link: the same bytes per token
+    wl = planner.workload(economics.Scenario(**FP4_70B), planner.PlanSettings())
+    assert wl.kv_bytes_per_token == pytest.approx(KV_FP8)
+    # and the function they read, at each precision written out: BF16 2 bytes, FP8 1, FP4 0.5
+    got = kv_bytes_per_token(np.array(["llama-3.1-70b"] * 3, dtype=object), np.array(["bf16"] * 3, dtype=object),
+                             np.array(["bf16", "fp8", "fp4"], dtype=object))
+    assert got.tolist() == [2 * KV_FP8, KV_FP8, KV_FP8 / 2]
+
+
+def test_bytes_per_value_is_one_table() -> None:
+    # a second table of precision -> bytes anywhere in the package would let two steps disagree
+    table = re.compile(r"[\"']fp8[\"']\s*:\s*[0-9]")
+    holders = [str(p.relative_to(ROOT)) for p in (ROOT / "economics").rglob("*.py")
+               if table.search(p.read_text(encoding="utf-8"))]
+    assert holders == ["economics/domain/precision.py"]
+
+
+def test_time_constants_are_defined_once() -> None:
+    # 86,400 s a day, 24 h a day, 8,760 h and 365 days a year: named in economics/domain/formula.py, and no other
+    # module's code writes them as numbers (docstrings and their examples may)
+    found = []
+    for path in (ROOT / "economics").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(
+            n, ast.Module | ast.FunctionDef | ast.ClassDef) and n.body and isinstance(n.body[0], ast.Expr)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and id(node) not in docs and not isinstance(node.value, bool) and (
+                    node.value in (86_400, 8_760, 365) or (isinstance(node.value, float) and node.value == 24.0)):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.value}")
+    assert [f for f in found if not f.startswith("economics/domain/formula.py")] == []
+
+
+def test_a_change_against_the_baseline_is_worded_once() -> None:
+    # the sign, the percentage points and "vs baseline" live in ui/format.py (signed, points, versus); a page that
+    # wrote its own would drift (one once said "+0.0 pp vs baseline" where the others said "same as baseline")
+    pages = [p for p in (ROOT / "ui").glob("*.py") if p.name != "format.py"]
+    own = [str(p.relative_to(ROOT)) for p in pages if re.search(r"vs baseline|same as baseline|'-' if \w+ < 0|"
+                                                                 r"\"-\" if \w+ < 0", p.read_text(encoding="utf-8"))]
+    assert own == []
