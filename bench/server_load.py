@@ -49,8 +49,13 @@ prints figures and asserts nothing about time. Disconnected sessions are kept by
 an earlier step left behind; and the garbage of the warm-up session is only collected once the next session runs
 (about 6 MB here), so a per-session figure means something only where N times it is well above that.
 
+Paced sweep (``--paced THINK_S``): the same N, but each session edits on its own, THINK_S seconds (a uniform
+draw of 0.5..1.5 times it) after its KPI arrived, first edits spread over one think time, for ``--wall`` seconds
+per N: people reading a result before the next edit, rather than all pressing Enter in the same instant. The
+same figures and the same capacity rule. A sweep stops at an N twice the largest that held, once one fails.
+
 Usage: python bench/server_load.py [--sessions 1,2,4,8,16,32,48,64] [--rounds 10] [--wall 60] [--jitter 50]
-       [--prices 2000] [--soak MINUTES [--soak-sessions N] [--think 1.0]]
+       [--prices 2000] [--paced THINK_S] [--soak MINUTES [--soak-sessions N] [--think 1.0]]
 """
 
 from __future__ import annotations
@@ -60,14 +65,12 @@ import asyncio
 import contextlib
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 import psutil  # type: ignore[import-untyped]  # no stubs in the dev environment
 from websockets.asyncio.client import ClientConnection, connect
@@ -78,8 +81,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import economics  # noqa: E402
-from bench.app_latency import COST_KPI, HOST, expected_cost_kpi, free_port, percentile, tail, wait_healthy  # noqa: E402
+from bench.app_latency import COST_KPI, HOST, expected_cost_kpi, free_port, percentile, tail  # noqa: E402
 from bench.load import parse_counts  # noqa: E402
+from bench.server_proc import cpu_s, rss, start_server, stop_server  # noqa: E402
 from bench.st_protocol import STREAM_PATH, SUBPROTOCOLS, Mirror, Seen, string_state  # noqa: E402
 
 FIELD = "electricity_usd_per_kwh"
@@ -151,58 +155,6 @@ class Prices:
             if text != shown:
                 return price, text
         raise RuntimeError(f"no price changes the KPI from {shown!r}")
-
-
-# ---------------------------------------------------------------- the server
-
-
-def start_server(port: int, log: IO[bytes]) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-           "--server.address", HOST, "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        wait_healthy(port, proc, log)
-    except BaseException:
-        stop_server(proc)
-        raise
-    return proc
-
-
-def stop_server(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=CLOSE_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=CLOSE_TIMEOUT_S)
-
-
-def _tree(server: psutil.Process) -> list[psutil.Process]:
-    try:
-        return [server, *server.children(recursive=True)]
-    except psutil.Error:
-        return [server]
-
-
-def cpu_s(server: psutil.Process) -> float:
-    """User + system CPU seconds of the server and its children so far."""
-    total = 0.0
-    for p in _tree(server):
-        with contextlib.suppress(psutil.Error):
-            times = p.cpu_times()
-            total += times.user + times.system
-    return total
-
-
-def rss(server: psutil.Process) -> int:
-    """Resident memory of the server and its children [bytes]."""
-    total = 0
-    for p in _tree(server):
-        with contextlib.suppress(psutil.Error):
-            total += p.memory_info().rss
-    return total
 
 
 # ---------------------------------------------------------------- one session
@@ -391,9 +343,14 @@ async def sweep(port: int, server: psutil.Process, counts: list[int], prices: Pr
     rng = random.Random(20240601)
     results = []
     for n in counts:
-        result = await run_step(port, n, server, prices, args.rounds, args.wall, args.jitter / 1000, rng)
+        if args.paced:
+            result = await run_paced_step(port, n, server, prices, args.wall, args.paced, rng)
+        else:
+            result = await run_step(port, n, server, prices, args.rounds, args.wall, args.jitter / 1000, rng)
         report(result, idle_rss)
         results.append(result)
+        if not result.holds() and n >= 2 * max((r.sessions for r in results if r.holds()), default=1):
+            break  # far past what held: larger N only take longer to fail
     return summary(results, idle_rss)
 
 
@@ -401,12 +358,40 @@ async def sweep(port: int, server: psutil.Process, counts: list[int], prices: Pr
 
 
 async def soak_loop(session: Session, prices: Prices, stop_at: float, think_s: float,
-                    latencies_ms: list[float], errors: list[str]) -> None:
-    """Edit, wait for the KPI, read for ``think_s`` and again, until ``stop_at``."""
+                    latencies_ms: list[float], errors: list[str], rng: random.Random | None = None) -> None:
+    """Edit, wait for the KPI, read for ``think_s`` (with ``rng``: a uniform draw of 0.5..1.5 times it, so that
+    sessions drift apart as people do) and again, until ``stop_at``."""
     while session.alive and time.perf_counter() < stop_at:
         await timed_edit(session, prices, 0.0, False, latencies_ms, errors, None)
-        if session.alive and (error := await drain(session, min(think_s, max(0.0, stop_at - time.perf_counter())))):
+        think = think_s * (rng.uniform(0.5, 1.5) if rng else 1.0)
+        if session.alive and (error := await drain(session, min(think, max(0.0, stop_at - time.perf_counter())))):
             errors.append(f"session {session.index}: {error}")
+
+
+async def run_paced_step(port: int, n: int, server: psutil.Process, prices: Prices, wall_s: float,
+                         think_s: float, rng: random.Random) -> StepResult:
+    """Open N sessions, each editing on its own after a think time (first edits spread over one think time),
+    for ``wall_s`` seconds; the figures of this N."""
+    result = StepResult(sessions=n)
+    sessions = await open_all(port, n, result.errors)
+    result.opened = len(sessions)
+    try:
+        result.rss_open = rss(server)
+        cpu0, client0, t0 = cpu_s(server), time.process_time(), time.perf_counter()
+        starts = [rng.uniform(0, think_s) for _ in sessions]
+
+        async def one(s: Session, start: float) -> None:
+            await asyncio.sleep(start)
+            await soak_loop(s, prices, t0 + wall_s, think_s, result.latencies_ms, result.errors,
+                            random.Random(rng.random()))
+
+        await asyncio.gather(*(one(s, start) for s, start in zip(sessions, starts, strict=True)))
+        result.wall_s = time.perf_counter() - t0
+        result.planned = len(result.latencies_ms) + len(result.errors)
+        result.server_cpu_s, result.client_cpu_s = cpu_s(server) - cpu0, time.process_time() - client0
+    finally:
+        await close_all(sessions)
+    return result
 
 
 async def sample_rss(server: psutil.Process, samples: list[tuple[float, int]], t0: float) -> None:
@@ -522,6 +507,9 @@ def parse_args() -> argparse.Namespace:
                     "given, the sweep is skipped)")
     ap.add_argument("--prices", type=int, default=2000, help="distinct prices to take in turn (default 2000, more "
                     "than the app's cache entries; 8 gives the cached case)")
+    ap.add_argument("--paced", type=float, metavar="THINK_S", help="sweep with each session editing on its own, "
+                    "THINK_S seconds (0.5..1.5 times, drawn) after its last KPI, for --wall seconds per N, instead of "
+                    "all sessions at once")
     ap.add_argument("--think", type=float, default=1.0, help="soak: seconds between a KPI and the next edit (1)")
     args = ap.parse_args()
     if not 1 <= args.rounds <= 1000 or not 1 <= args.wall <= 600 or not 0 <= args.jitter <= 5000:
