@@ -307,8 +307,18 @@ def model_class(model_ids: Any) -> Any:
     ['moe', 'dense', 'dense', '']
     """
     table = models()
-    ids = pd.Series(np.asarray(model_ids, dtype=object))
-    experts = ids.map(table["experts"])
-    k = ids.map(table["experts_per_token"]).fillna(1.0).clip(lower=1.0)
+    ids = np.asarray(model_ids, dtype=object)
+    if ids.size <= FEW_IDS:  # a page's few rows: a dict lookup, not a pandas map (per-call overhead)
+        classes = derived("model classes", (table,), lambda: dict(zip(
+            table.index, _classes(pd.Series(np.asarray(table.index, dtype=object)), table), strict=True)))
+        return np.array([classes.get(m, "") if isinstance(m, str) else "" for m in ids.ravel()],
+                        dtype=object).reshape(ids.shape)
+    return _classes(pd.Series(ids), table)
+
+
+def _classes(series: pd.Series, table: pd.DataFrame) -> Any:
+    """:func:`model_class` of every id in ``series``, vectorised over the models ``table``."""
+    experts = series.map(table["experts"])
+    k = series.map(table["experts_per_token"]).fillna(1.0).clip(lower=1.0)
     fine = (experts.fillna(0) > 0) & (experts.fillna(0) / k >= MOE_GRANULARITY)
     return np.where(experts.isna(), "", np.where(fine, "moe", "dense")).astype(object)

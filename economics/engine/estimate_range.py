@@ -88,7 +88,13 @@ def estimate_basis(accelerators: Array, models: Array, given_factors: Array | No
     acc = np.asarray(accelerators, dtype=object)
     mod = np.asarray(models, dtype=object)
     given = np.zeros(len(acc), dtype=bool) if given_factors is None else np.asarray(given_factors, dtype=bool)
-    family = pd.Series(acc).map(catalog.accelerators()["family"]).fillna("").to_numpy(dtype=object)
+    families = catalog.accelerators()["family"]
+    if acc.size <= catalog.FEW_IDS:  # a page's few rows: a dict lookup (a pandas map costs more than the rest)
+        by_id = catalog.derived("families", (families,), lambda: {k: str(v) for k, v in families.items()
+                                                                  if isinstance(v, str)})
+        family = np.array([by_id.get(a, "") if isinstance(a, str) else "" for a in acc], dtype=object)
+    else:
+        family = pd.Series(acc).map(families).fillna("").to_numpy(dtype=object)
     cls = np.asarray(catalog.model_class(mod), dtype=object)
     keys = pd.Series([f"{f}\x00{c}\x00{g}" for f, c, g in zip(family, cls, given, strict=True)], dtype=object)
     codes, uniq = pd.factorize(keys)
