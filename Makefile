@@ -79,11 +79,11 @@ typecheck: venv
 test: venv browser
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	$(PY) -m pytest
+	$(PY) -m pytest -n logical
 	.ci/wheel-smoke $(PY)
 
 quick: venv
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -n logical -q -m "not slow"
 
 # The property tests on fresh random examples (make test runs them derandomised: the same examples every run).
 test-explore: venv
