@@ -1,51 +1,76 @@
-"""Fuzz bench: generated hostile values through every way in, counting tracebacks and parser mismatches.
+"""Fuzz bench: generated hostile input through every way in, counted by outcome per stage.
 
-Each generated input is one (field, text) pair: numbers in every notation people and programs write (and the
-ones we refuse: ``1_000``, ``1,000``, Arabic-Indic and full-width digits, ``nan``, ``inf``, ``1e999``, hex),
-booleans, choices and catalog ids in odd case and spacing, free text with control characters, quotes,
-separators, formulas, line breaks and 100,000-character names. Batches of inputs go through
+Stages (``--stages``, all by default; each seeded on its own, so a stage gives the same cases whichever others
+run):
 
-- the CSV reader and the evaluation (one row per input, written by the ``csv`` module),
-- the JSON reader (the same rows as records),
-- the DataFrame API (object columns mixing Python numbers and text: parsed cell by cell),
-- the link decoder (one parameter per input) and ``Scenario``/dict validation (a tenth of the inputs are
-  ``<field>_low``/``<field>_high`` range cells, which only tables carry),
-- the CLI in-process (``main()``): ``evaluate`` on each batch's file, and ``explain``/``compare``/``retrofit``/
-  ``uncertainty`` with generated row selectors and option values,
+- **values** (``--inputs``): generated (field, text) pairs, numbers in every notation people and programs write
+  (and the ones refused: ``1_000``, ``1,000``, Arabic-Indic and full-width digits, ``nan``, ``inf``, ``1e999``,
+  hex), booleans, choices and catalog ids in odd case and spacing, free text with control characters, quotes,
+  separators, formulas, line breaks and 100,000-character names; batches go through the CSV reader and the
+  evaluation, the JSON reader, the DataFrame API (object columns mixing numbers and text), the link decoder and
+  ``Scenario``/dict validation (a tenth are ``<field>_low``/``<field>_high`` range cells, table paths only), and the
+  CLI in-process (``evaluate`` on each batch's file, ``explain``/``compare``/``retrofit``/``uncertainty`` with
+  generated row selectors and option values); plus whole files of random bytes, headers and JSON. Counted:
+  tracebacks, parser mismatches (one text read as different values, or valid in one path and invalid in another),
+  non-finite outputs of valid rows, exit codes at odds with the rows' validity.
+- **plan**, **sweep** (``bench/fuzz_commands.py``), **outputs** (``bench/fuzz_outputs.py``) and **escapes**
+  (``bench/fuzz_escapes.py``), ``--cases`` each: the planner's rows, settings and CANDIDATES tables; sweep grids
+  and options, never large enough to run a big job; every kind of output path (a folder, a FIFO, symlinks,
+  ``/dev/null``, one file twice, a run stopped half-way); escape sequences in every field, header, row selector and
+  option of every command. Their modules say what each generates and checks.
 
-plus whole files of random bytes and random headers. It prints the tracebacks found (an exception other than the
-documented ``InputError``/``ScenarioError``, an exit code 3, or "Traceback" on stderr), the mismatches (one text
-read as different values, or valid in one path and invalid in another), non-finite numbers in outputs and exit
-codes that disagree with the rows' validity. Target: 0 of each.
+Every command run is checked the same way (``bench/fuzz_common.py``): exit 0, 1 and 2 are counted; exit 3 (an
+internal error), another exit code, a traceback, a raw control character where the project's terminal rule says
+text must be escaped, a case over 10 s (run once more first: the machine is shared), a hang (120 s), and the
+stages' own checks (``mismatch``, ``output replaced``, ``partial left``) are failures. The report prints each
+stage's counts by outcome and a total, then up to ``--show`` reproducers per stage (the command, its input files'
+start, escaped, and what happened). Target: 0 failures. The exit status is 1 when any was found.
 
-Usage: python bench/fuzz.py [--inputs 100000] [--seed 0] [--batch 1000]
+Usage: python bench/fuzz.py [--inputs 100000] [--cases N] [--seed 0] [--batch 1000] [--stages values,plan,...]
+                            [--quick] [--show 10] [--save DIR]
+(``--quick`` leaves out the cases that take seconds each; ``--save DIR`` writes each kept failure's input files and
+a ``command.sh`` that runs it again.)
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import csv
 import io
 import json
 import math
+import os
 import random
 import sys
 import tempfile
 import time
 import traceback
 import warnings
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the worktree's package, not an installed one
+sys.path.append(str(Path(__file__).resolve().parent))  # the stage modules beside this file (last: shadows nothing)
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from fuzz_commands import plan_stage, sweep_stage  # noqa: E402
+from fuzz_common import (  # noqa: E402
+    WORDS,
+    Stage,
+    command_line,
+    generated_text,
+    merge,
+    outcomes,
+    run_in_process,
+)
+from fuzz_escapes import escape_stage  # noqa: E402
+from fuzz_outputs import output_stage  # noqa: E402
 
 from economics import values  # noqa: E402
-from economics.cli import main as cli_main  # noqa: E402
 from economics.engine.batch import ScenarioError, as_scenario, evaluate_with_report  # noqa: E402
 from economics.io.scenario_files import read_scenarios, read_scenarios_csv, read_scenarios_json  # noqa: E402
 from economics.scenario import FIELDS  # noqa: E402
@@ -60,39 +85,6 @@ FUZZ_FIELDS = [n for n, s in FIELDS.items() if not s.catalog_field]
 RANGE_FUZZ = ["pue_low", "pue_high", "headroom_low", "accelerator_count_high", "electricity_usd_per_kwh_low"]
 """Range columns, fuzzed one end at a time (links and Scenario take no ranges: table paths only)."""
 """Every field but the catalog-filled ones (whose empty value is the catalog's figure, not a parser matter)."""
-TEXT_ALPHABET = ("abcxyzABCXYZ0123456789 .,;:-+_eE'\"#=@\t\r\n\x00\x01\x07\x0b\x0c\x1b\x1c\x7f\x85\xa0"
-                 "\u0661\u0662\uff11\uff12\u200b\u202e\u2028é中😀")
-WORDS = ["", " ", "true", "FALSE", "y", "n", "t", "f", "yes", "no", "on", "off", "1", "0", "2", "1.0", "nan", "NaN",
-         "inf", "-inf", "Infinity", "1e999", "-1e999", "1_000", "1,000", "0x1A", "own", " Rent", "bf16", "FP8", "air",
-         "liquid", "hybrid", "server", "rack", "wafer", "llama-3.1-8b", "Llama-3.1-8B ", "deepseek-v3", "gpt-9",
-         "h100-sxm", "H100-SXM", "b200", "sn50", "h100-sx", "=1+1", "@SUM(1)", "-1", "+1", ".5", "5.", "1e-320",
-         "1e308", "9" * 30, "0." + "0" * 98 + "1", "1" * 101, "\u0661\u0662", "\uff11\uff12", "1\u00a0", "\u200b1",
-         "\x1c1\x1c", "\t2\t", "#3", "<script>alert(1)</script>", "x" * 201, "x" * 100_000, "a\x1b[31mb"]
-
-
-def generated_text(rng: random.Random) -> str:
-    """One hostile or ordinary value, drawn from several families."""
-    family = rng.random()
-    if family < 0.25:
-        return rng.choice(WORDS)
-    if family < 0.55:  # numbers as programs print them
-        x = rng.choice([rng.uniform(-10, 10), rng.uniform(0, 2), 10 ** rng.uniform(-12, 20), rng.randint(-5, 10**9)])
-        form = rng.choice(["{!r}", "{:g}", "{:.3f}", "{:e}", "{:.0f}", " {} ", "{:,}", "{:_}", "+{}"])
-        try:
-            return form.format(x)
-        except ValueError:
-            return repr(x)
-    if family < 0.7:  # a number with one character changed
-        text = list(repr(rng.uniform(0, 100)))
-        text[rng.randrange(len(text))] = rng.choice(TEXT_ALPHABET)
-        return "".join(text)
-    if family < 0.85:  # a word in odd case and spacing
-        word = rng.choice(WORDS[:48])
-        word = "".join(c.upper() if rng.random() < 0.3 else c for c in word)
-        return rng.choice(["", " ", "\t", "\u00a0"]) + word + rng.choice(["", " ", "\t", "\x1c"])
-    return "".join(rng.choice(TEXT_ALPHABET) for _ in range(rng.randint(0, 20)))
-
-
 def _bounds_ok(spec: Any, x: float) -> bool:
     return not ((spec.gt is not None and not x > spec.gt) or (spec.ge is not None and not x >= spec.ge)
                 or (spec.lt is not None and not x < spec.lt) or (spec.le is not None and not x <= spec.le))
@@ -145,6 +137,9 @@ class Report:
     nonfinite: list[str] = field(default_factory=list)
     exit_mismatches: list[str] = field(default_factory=list)
     refused_files: int = 0
+    leaks: list[str] = field(default_factory=list)
+    slow: list[str] = field(default_factory=list)
+    cli_exits: Counter[str] = field(default_factory=Counter)
 
     def crash(self, where: str, exc: BaseException | None = None, detail: str = "") -> None:
         text = "".join(traceback.format_exception(exc)) if exc is not None else detail
@@ -189,20 +184,21 @@ def check_outputs(result: pd.DataFrame, rep: Report, where: str) -> None:
 
 
 def run_cli(argv: list[str], rep: Report, allowed: set[int]) -> int:
-    out, err = io.StringIO(), io.StringIO()
+    """One in-process CLI run with the checks every stage makes (``bench/fuzz_common.py``), kept in ``rep``."""
     rep.cli_runs += 1
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = cli_main(argv)
-    except BaseException as exc:  # noqa: BLE001 - main() must never raise
-        rep.crash(f"cli {argv[:1]}", exc)
-        return -1
-    if code == 3 or "Traceback" in err.getvalue():
-        rep.crash(f"cli {' '.join(a[:40] for a in argv)}", detail=err.getvalue())
-    elif code not in allowed:
-        rep.exit_mismatches.append(f"{' '.join(a[:40] for a in argv)} -> {code}, expected {sorted(allowed)}: "
-                                   f"{err.getvalue()[:300]!r}")
-    return code
+    run = run_in_process(argv)
+    found = outcomes(run, allowed)
+    rep.cli_exits[found[0]] += 1
+    where = command_line(argv)
+    if run.code == 3 or "traceback" in found or "hang" in found:
+        rep.crash(where, detail=run.raised or run.err or "stopped after 120 s")
+    elif "mismatch" in found:
+        rep.exit_mismatches.append(f"{where} -> {run.code}, expected {sorted(allowed)}: {run.err[:300]!r}")
+    if "escape leak" in found:
+        rep.leaks.append(where)
+    if "slow >10 s" in found:
+        rep.slow.append(f"{where}: {run.seconds:.1f} s")
+    return -1 if run.code is None else run.code
 
 
 def cli_batch(path: Path, tmp: Path, n: int, all_valid: bool, rng: random.Random, rep: Report) -> None:
@@ -358,35 +354,85 @@ def run(inputs: int = 100_000, seed: int = 0, batch: int = 1000) -> Report:
     return rep
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--inputs", type=int, default=100_000)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--batch", type=int, default=1000)
-    args = ap.parse_args()
+def values_stage(inputs: int, seed: int, batch: int) -> Stage:
+    """The values stage as a :class:`Stage`: its inputs, CLI exit codes and failures counted by outcome."""
+    start = time.perf_counter()
+    rep = run(inputs, seed, batch)
+    stage = Stage("values", cases=rep.inputs + rep.file_inputs, seconds=time.perf_counter() - start)
+    stage.counts.update({"values": rep.inputs, "whole files": rep.file_inputs, "files refused": rep.refused_files,
+                         **{f"cli {k}": n for k, n in rep.cli_exits.items()}})
+    for outcome, found in (("traceback", rep.tracebacks), ("mismatch", rep.mismatches + rep.exit_mismatches),
+                           ("non-finite", rep.nonfinite), ("escape leak", rep.leaks), ("slow >10 s", rep.slow)):
+        stage.counts[outcome] += len(found)
+        for text in found:
+            stage.keep(outcome, [], {}, text)
+    return stage
+
+
+STAGES: dict[str, Callable[..., Stage]] = {
+    "plan": plan_stage, "sweep": sweep_stage, "outputs": output_stage, "escapes": escape_stage}
+"""The command stages, each ``(cases, seed, folder, quick=False) -> Stage`` (``quick`` leaves out the cases that
+take seconds each: Dask clusters, million-row files, the catalog's frontiers); ``values`` is
+:func:`values_stage`."""
+STAGE_NAMES = ["values", *STAGES]
+
+
+def run_stages(names: list[str], inputs: int, cases: int, seed: int = 0, batch: int = 1000,
+               quick: bool = False) -> list[Stage]:
+    """The stages ``names`` in order, each in a temporary folder of its own."""
     np.seterr(all="ignore")  # the engine's overflow warnings on extreme rows: outputs are checked, not warnings
     warnings.simplefilter("ignore", RuntimeWarning)
-    t = time.perf_counter()
-    rep = run(args.inputs, args.seed, args.batch)
-    elapsed = time.perf_counter() - t
-    total = rep.inputs + rep.file_inputs
-    print(f"fuzz: {total:,} generated inputs in {elapsed:.0f} s (seed {args.seed}): {rep.inputs:,} values, each "
-          f"through the CSV reader + evaluate, the JSON reader, the DataFrame API, the link decoder and Scenario (a "
-          f"tenth are range columns: table paths only); "
-          f"{rep.file_inputs:,} whole files; {rep.cli_runs:,} in-process CLI runs over the same files")
-    print(f"  tracebacks (unexpected exceptions, exit 3, 'Traceback' on stderr): {len(rep.tracebacks)}")
-    print(f"  parser mismatches (same text, different meaning): {len(rep.mismatches)}")
-    print(f"  non-finite or overflowed outputs of valid rows: {len(rep.nonfinite)}")
-    print(f"  exit codes disagreeing with the rows' validity: {len(rep.exit_mismatches)}")
-    print(f"  files refused with a reason (InputError, expected): {rep.refused_files:,}")
-    fields = sorted({m.split("=", 1)[0] for m in rep.mismatches if "=" in m})
-    if fields:
-        print(f"  fields with mismatches: {', '.join(fields)}")
-    for title, found in (("traceback", rep.tracebacks), ("mismatch", rep.mismatches), ("non-finite", rep.nonfinite),
-                         ("exit code", rep.exit_mismatches)):
-        for text in found[:5]:
-            print(f"--- {title}: {text}")
-    sys.exit(1 if rep.tracebacks or rep.mismatches or rep.nonfinite or rep.exit_mismatches else 0)
+    done = []
+    for name in names:
+        if name == "values":
+            done.append(values_stage(inputs, seed, batch))
+            continue
+        start = time.perf_counter()
+        with tempfile.TemporaryDirectory() as tmp:
+            stage = STAGES[name](cases, seed, Path(tmp), quick=quick)
+        stage.seconds = time.perf_counter() - start
+        done.append(stage)
+    return done
+
+
+def report_lines(stages: list[Stage], show: int) -> list[str]:
+    """Each stage's counts, the total, then up to ``show`` reproducers per stage."""
+    lines = [line for s in stages for line in s.lines()]
+    lines += merge(stages).lines()
+    for s in stages:
+        for failure in s.failures[:show]:
+            lines.append(failure.text(s.name))
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--inputs", type=int, default=100_000, help="values for the values stage (default 100,000)")
+    ap.add_argument("--cases", type=int, default=None, help="cases per command stage (default: inputs / 40, at "
+                    "least 40)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--batch", type=int, default=1000)
+    ap.add_argument("--stages", default=",".join(STAGE_NAMES), help=f"comma-separated, of {', '.join(STAGE_NAMES)}")
+    ap.add_argument("--show", type=int, default=10, help="reproducers printed per stage")
+    ap.add_argument("--quick", action="store_true", help="leave out the cases that take seconds each")
+    ap.add_argument("--save", metavar="DIR", help="write each kept failure's files and command.sh under DIR")
+    args = ap.parse_args()
+    names = [n.strip() for n in args.stages.split(",") if n.strip()]
+    unknown = [n for n in names if n not in STAGE_NAMES]
+    if unknown:
+        ap.error(f"unknown stage {unknown[0]!r}; stages: {', '.join(STAGE_NAMES)}")
+    cases = args.cases if args.cases is not None else max(40, args.inputs // 40)
+    start, load = time.perf_counter(), os.getloadavg()[0]
+    stages = run_stages(names, args.inputs, cases, args.seed, args.batch, args.quick)
+    print(f"fuzz: seed {args.seed}, {time.perf_counter() - start:.0f} s, load average {load:.1f} at the start "
+          f"({os.cpu_count()} cores)")
+    print("\n".join(report_lines(stages, args.show)))
+    if args.save:
+        for s in stages:
+            for n, failure in enumerate(s.failures):
+                if failure.argv:
+                    failure.save(Path(args.save) / f"{s.name}-{n:03d}")
+    sys.exit(1 if any(s.failed() for s in stages) else 0)
 
 
 if __name__ == "__main__":
