@@ -24,7 +24,7 @@ from typing import Any, NoReturn, TextIO
 
 import pandas as pd
 
-from economics import user_curves
+from economics import user_curves, values
 from economics.catalog import accelerator_ids, closest, unknown_id_message
 from economics.domain.explain import format_number as fmt
 from economics.engine.batch import (
@@ -425,15 +425,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def _count(low: int, high: int, what: str) -> Any:
     """An argparse type: a whole number in [low, high], with a message naming the option's meaning."""
-    def parse(text: str) -> int:
-        t = text.strip()
-        if not (t.isascii() and t.lstrip("+-").isdigit()):
-            raise argparse.ArgumentTypeError(f"{what} must be a whole number, got '{shown(text, 40)}'")
-        n = int(t)
-        if not low <= n <= high:
-            raise argparse.ArgumentTypeError(f"{what} must be >= {low:,} and <= {high:,}, got {n:,}")
-        return n
-    return parse
+    return values.whole_number_option(what, low, high)
 
 
 def _add_row_command(sub: Any, name: str, help_text: str, outputs: bool = False) -> argparse.ArgumentParser:

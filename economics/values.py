@@ -26,9 +26,10 @@ economics.values.ValueProblem: '1_000' is not a number
 
 from __future__ import annotations
 
+import argparse
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from numbers import Integral, Real
 from typing import Any, Protocol
@@ -111,6 +112,27 @@ def shown(value: Any, limit: int = MAX_SHOWN_CHARS) -> str:
     if len(text) > limit:
         return escape_controls(text[:limit]) + f"… ({len(text):,} characters)"
     return escape_controls(text)
+
+
+def whole_number_option(what: str, low: int | None = None, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number in ASCII digits (``1_000`` and non-ASCII digits refused, as in every file),
+    within [low, high] when given, with a message naming what the option means.
+
+    >>> whole_number_option("samples", 1, 10)("7")
+    7
+    >>> whole_number_option("samples")("1_000")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: samples must be a whole number, got '1_000'
+    """
+    def parse(text: str) -> int:
+        t = text.strip()
+        if not (t.isascii() and t.lstrip("+-").isdigit() and len(t) <= 30):
+            raise argparse.ArgumentTypeError(f"{what} must be a whole number, got '{shown(text, 40)}'")
+        n = int(t)
+        if (low is not None and n < low) or (high is not None and n > high):
+            raise argparse.ArgumentTypeError(f"{what} must be >= {low:,} and <= {high:,}, got {n:,}")
+        return n
+    return parse
 
 
 MAX_SHOWN_PATH_CHARS = 400

@@ -391,7 +391,7 @@ def test_candidates_csv_read_and_planned() -> None:
     ("name,ownership,accelerators_per_system,accelerator_power_kw,output_tokens_per_s_per_accelerator\n"
      "x,own,8,1,10\n", "row 1 (x): accelerator_price_usd: an owned candidate needs a price"),
     ("name,ownership,accelerator,output_tokens_per_s_per_accelerator\nx,rent,h100-sxm,-5\n",
-     "row 1 (x): output_tokens_per_s_per_accelerator: must be > 0"),
+     "row 1 (x): output_tokens_per_s_per_accelerator: must be >= 0.001 and <= 1e12, got -5"),
     ("name,ownership,accelerator,output_tokens_per_s_per_accelerator\nx,rent,h999,5\n",
      "unknown id 'h999'"),
     ("name,ownership,speed\nx,rent,5\n", "unknown column 'speed'"),

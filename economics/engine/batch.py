@@ -306,7 +306,9 @@ def _pydantic_problem(e: Any) -> Problem:
             "greater_than", "greater_than_equal", "less_than", "less_than_equal"):
         unit = f" [{spec.unit}]" if spec.unit and spec.unit != "-" else ""
         return Problem(0, field, value, f"{field}: must be {spec.bounds_text()}{unit}, got {show_value(value)}")
-    return Problem(0, field, value, f"{field}: {e.get('msg', 'invalid')}, got {value!r}")
+    msg = str(e.get("msg", "invalid"))
+    # the shared value parser's own messages already say what they got ('must be a whole number, got 1.5')
+    return Problem(0, field, value, f"{field}: {msg}" if ", got " in msg else f"{field}: {msg}, got {value!r}")
 
 
 def evaluate_scenario(scenario: Scenario | dict[str, Any]) -> dict[str, Any]:

@@ -94,11 +94,10 @@ def _new_file(given: str, path: str, option: str) -> Target:
 
 
 def check_all(given: Mapping[str, object]) -> dict[str, Target]:
-    """Every output a command will write (option -> what was given; None or empty: not given), checked before any
-    work, and no two naming the same file.
+    """Every output a command will write (option -> what was given; None: not given, and an empty name is refused
+    as for ``-o ''``), checked before any work, and no two naming the same file.
     """
-    targets = {option: check_output(value, option) for option, value in given.items()
-               if isinstance(value, str) and value != ""}
+    targets = {option: check_output(value, option) for option, value in given.items() if isinstance(value, str)}
     check_distinct(targets)
     return targets
 

@@ -36,6 +36,9 @@ from economics.studies.planner.run import plan
 from economics.validation import InputError, check_columns
 
 MAX_SHOWN = 60
+MIN_RATE_TOKENS_PER_S = 1e-3
+"""The least rate a candidate may give [token/s]: less cannot be meant, and 1e-308 underflowed the planner's
+derived rates to 0 (a division by zero) or made its bound on a pool's systems infinite."""
 MAX_PLAN_FILE_BYTES = 256 << 20
 """A plan or CANDIDATES file is read whole (a few rows): at most this once decompressed."""
 
@@ -141,9 +144,10 @@ def _cell_number(cells: dict[str, str], key: str, where: str, positive: bool = T
     except ValueError as exc:
         raise InputError(f"{where}: {key}: {exc}") from None
     value = math.nan if parsed is values.EMPTY else float(parsed)  # type: ignore[arg-type]
-    if not math.isfinite(value) or value < 0 or (positive and value == 0) or value > 1e12:
-        raise InputError(f"{where}: {key}: must be {'> 0' if positive else '>= 0'} and <= 1e12, got "
-                         f"{_shown(cells[key])}")
+    least = MIN_RATE_TOKENS_PER_S if "tokens_per_s" in key else 0.0
+    if not math.isfinite(value) or value < least or value < 0 or (positive and value == 0) or value > 1e12:
+        bound = f">= {least:g}" if least else ("> 0" if positive else ">= 0")
+        raise InputError(f"{where}: {key}: must be {bound} and <= 1e12, got {_shown(cells[key])}")
     return value
 
 

@@ -38,7 +38,7 @@ from economics.engine.batch import ScenarioError, as_scenario, evaluate
 from economics.scenario import FIELDS
 from economics.studies.uncertainty import Distribution, _checked, draw, ranges_from_row
 from economics.validation import InputError
-from economics.values import ValueProblem, number, shown
+from economics.values import ValueProblem, number, shown, whole_number_option
 
 COST, SPEED, POWER = "cost_usd_per_m_tokens", "output_tokens_per_s_per_user", "facility_power_mw"
 QUANTILE_OUTPUTS = (COST, SPEED, POWER)
@@ -53,6 +53,8 @@ CLIENT_BYTES = 4 << 30
 MAX_SCENARIOS = CLIENT_BYTES // (3 * 8 * len(QUANTILE_OUTPUTS))
 """Scenarios a sweep may hold (about 59.7 million): checked before any grid value is, so a sweep too large to
 combine is refused at once, never after hours on the workers."""
+SCHEDULER_TIMEOUT_S = 5
+"""Seconds a ``--scheduler`` address has to answer before the sweep is refused (exit 2)."""
 MAX_GRID_VALUES = 100_000
 
 
@@ -299,7 +301,8 @@ def run_dask(sweep: Sweep, k: int = 10, workers: int = 2, scheduler: str | None 
     cluster = None if scheduler else local_cluster(workers)
     try:
         try:
-            own = Client(scheduler or cluster)
+            # a remote scheduler gets SCHEDULER_TIMEOUT_S to answer (distributed's default is 30 s)
+            own = Client(scheduler, timeout=SCHEDULER_TIMEOUT_S) if scheduler else Client(cluster)
         except (OSError, ValueError, TypeError) as exc:  # unreachable or malformed address
             raise InputError(f"--scheduler: cannot reach '{shown(str(scheduler))}': {shown(str(exc), 200)}") from None
         with own:
@@ -374,15 +377,17 @@ def add_sweep_arguments(cmd: argparse.ArgumentParser) -> None:
     """The ``sweep`` command's options (the command reads the row like ``explain`` does)."""
     cmd.add_argument("--grid", action="append", default=[], metavar="FIELD=VALUES",
                      help="a swept field: FIELD=v1,v2,... or FIELD=low:high:count (repeat for a product)")
-    cmd.add_argument("--samples", type=int, default=0,
+    cmd.add_argument("--samples", type=whole_number_option("--samples"), default=0,
                      help="Monte Carlo draws per grid point over the row's <field>_low/<field>_high ranges")
-    cmd.add_argument("--seed", type=int, default=0)
+    cmd.add_argument("--seed", type=whole_number_option("--seed"), default=0)
     cmd.add_argument("--distribution", choices=("triangular", "uniform"), default="triangular")
-    cmd.add_argument("--top", type=int, default=10, help="how many of the cheapest scenarios to list")
-    cmd.add_argument("--workers", type=int, default=2, help="local worker processes (default 2)")
+    cmd.add_argument("--top", type=whole_number_option("--top"), default=10,
+                     help="how many of the cheapest scenarios to list")
+    cmd.add_argument("--workers", type=whole_number_option("--workers"), default=2,
+                     help="local worker processes (default 2)")
     cmd.add_argument("--scheduler", help="a running Dask cluster's scheduler address (tcp://host:8786)")
     cmd.add_argument("--local", action="store_true", help="no Dask: every partition in this process")
-    cmd.add_argument("--partition-rows", type=int, default=PARTITION_ROWS)
+    cmd.add_argument("--partition-rows", type=whole_number_option("--partition-rows"), default=PARTITION_ROWS)
 
 
 def max_workers() -> int:

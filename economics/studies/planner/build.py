@@ -78,7 +78,7 @@ def _variables(m: PlanModel, pb: Problem, weights: np.ndarray) -> list[int]:
             m.count_col[(p, -1)] = m.var(fac.fixed * (k.opex_usd_per_hour if fac.capex else k.fixed_usd_per_hour)
                                          + fac.capex * k.capex_usd, True)
         for h, w in enumerate(weights):
-            m.flow_col[(p, h)] = m.var(fac.energy * w * pool.energy_usd_per_flow_hour * pool.raw_capacity
+            m.flow_col[(p, h)] = m.var(fac.energy * w * pool.energy_usd_per_flow_hour * pool.unit
                                        * pb.wl.energy_scale, False)
     onsite = sorted({pool.cand for pool in pb.pools if pb.cands[pool.cand].ownership != "rent"})
     if pb.settings.max_racks is not None:  # racks are decisions only when they are limited

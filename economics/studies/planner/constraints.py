@@ -23,7 +23,7 @@ def demand_rows(m: PlanModel, pools: list[Pool], wl: Workload, levels: np.ndarra
             if per_request <= 0:
                 continue
             need = lam * per_request  # tokens/s; the row is scaled to 1 = the hour's demand
-            coefs = {m.flow_col[(p, h)]: -(per_request if pool.role == "aggregated" else 1.0) * pool.raw_capacity
+            coefs = {m.flow_col[(p, h)]: -(per_request if pool.role == "aggregated" else 1.0) * pool.unit
                      / need for p, pool in enumerate(pools) if pool.role in ("aggregated", role)}
             if group in stretch:  # unserved share of the demand, at a price far above any plan
                 col = m.var(BIG_PENALTY * 10.0, False)
@@ -49,7 +49,7 @@ def whole_demand_flow(pool: Pool, wl: Workload, requests_per_s: float) -> float:
     5e-06
     """
     per_request = {"aggregated": 1.0, "prefill": wl.uncached_input_tokens, "decode": wl.output_tokens}[pool.role]
-    return requests_per_s * per_request / pool.raw_capacity
+    return requests_per_s * per_request / pool.unit
 
 
 def floor_rows(m: PlanModel, pools: list[Pool], floors: dict[int, int]) -> None:
@@ -70,10 +70,10 @@ def pool_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], weights: 
     for p, pool in enumerate(pools):
         for h in range(len(weights)):
             n = count_column(m, p, h)
-            per_system = min(pool.capacity / pool.raw_capacity, whole_demand_flow(pool, wl, float(levels[h])))
+            per_system = min(pool.capacity / pool.unit, whole_demand_flow(pool, wl, float(levels[h])))
             m.row({m.flow_col[(p, h)]: 1.0, n: -per_system}, 0.0, Row.CAPACITY, h)
             if p in rho:
-                m.row({m.flow_col[(p, h)]: pool.prefill_weight * pool.raw_capacity / pool.prefill_capacity,
+                m.row({m.flow_col[(p, h)]: pool.prefill_weight * pool.unit / pool.prefill_capacity,
                        n: -rho[p]}, 0.0, Row.TTFT, h)
     by_cand: dict[int, list[int]] = {}
     for p, pool in enumerate(pools):
@@ -113,7 +113,7 @@ def site_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], costs: li
         if not math.isfinite(wl.kv_bytes_per_token):
             raise ValueError("kv_link_gb_per_s: the KV-cache bytes per token need a catalog model (model)")
         for h in range(len(weights)):
-            coefs = {m.flow_col[(p, h)]: pool.raw_capacity * wl.kv_bytes_per_token / 1e9
+            coefs = {m.flow_col[(p, h)]: pool.unit * wl.kv_bytes_per_token / 1e9
                      for p, pool in enumerate(pools) if pool.role == "prefill"}
             if Row.KV_LINK in stretch:
                 col = m.var(BIG_PENALTY / float(s.kv_link_gb_per_s), False)

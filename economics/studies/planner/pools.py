@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from economics.domain import availability, cost, fleet
 from economics.domain.capacity import requests_per_s_per_accelerator
 from economics.scenario import Scenario
@@ -29,7 +31,16 @@ class Pool:
     servers_per_system: int      # model replicas per system: the queue's servers
     service_s: float             # one prefill on one replica [s]
     availability: float
-    energy_usd_per_flow_hour: float
+    energy_usd_per_flow_hour: float  # per flow unit/s served for an hour (of the physical flow)
+    flow_unit: float = 0.0       # the MILP's flow variable counts this many flow units/s (0: raw_capacity)
+
+    @property
+    def unit(self) -> float:
+        """What one unit of the pool's flow variable serves [flow units/s]: a system's full load, or the busiest
+        hour's whole demand of its role when one system serves more (so that the MILP's coefficients stay near 1:
+        a system 10^9 times faster than the demand gave coefficients HiGHS drops as zero, and a plan of none).
+        """
+        return self.flow_unit or self.raw_capacity
 
 
 @dataclass(frozen=True)
@@ -132,9 +143,11 @@ def build_pools(cands: list[Candidate], s: Scenario, settings: PlanSettings,
                         wl.input_tokens, wl.output_tokens, float(s.prefix_cache_hit_rate), p_sys, d_sys)),
                    "prefill": p_sys, "decode": d_sys}[role]
             weight = {"aggregated": wl.uncached_input_tokens, "prefill": 1.0, "decode": 0.0}[role]
+            per_request = {"aggregated": 1.0, "prefill": wl.uncached_input_tokens, "decode": wl.output_tokens}[role]
+            peak = float(np.max(wl.hourly_requests_per_s)) * per_request
             pools.append(Pool(k, role, raw, raw * avail / (1.0 + float(s.headroom)), weight,
                               p_sys * avail if math.isfinite(p_sys) else math.nan, servers, service, avail,
-                              costs.busy_energy_usd_per_hour / raw))
+                              costs.busy_energy_usd_per_hour / raw, min(raw, peak) if peak > 0 else 0.0))
     return pools, excluded
 
 

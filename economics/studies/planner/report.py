@@ -117,7 +117,7 @@ def _pool_row(m: PlanModel, x: np.ndarray, p: int, pool: Pool, c: Candidate, k: 
     """One line of the plan: a pool's systems, hours, power, cost, utilization, TTFT and spares."""
     hours = len(weights)
     n = pool_counts(m, x, p, hours)
-    f = np.array([float(x[m.flow_col[(p, h)]]) for h in range(hours)]) * pool.raw_capacity
+    f = np.array([float(x[m.flow_col[(p, h)]]) for h in range(hours)]) * pool.unit
     on_site = c.ownership != "rent"
     systems = float(n.max())
     per_rack = rack_systems(c, s, c.cooling_mode) if on_site else math.nan

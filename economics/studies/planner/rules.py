@@ -36,6 +36,7 @@ def _most_systems(pool: Pool, levels: np.ndarray, wl: Workload, rho: float | Non
     need = flow / pool.capacity
     if rho is not None and pool.prefill_weight > 0:
         need = max(need, flow * pool.prefill_weight / (pool.prefill_capacity * rho))
+    need = min(need, 1e15)  # finite, whatever the rates (a bound at the fleet's 1e7 made TTFT-capped plans fail)
     return max(math.ceil(need * (1.0 + 1e-9)) + 1, floor, least)
 
 

@@ -117,7 +117,7 @@ def _ttft_ok(m: PlanModel, x: np.ndarray, pools: list[Pool], settings: PlanSetti
             continue
         n = pool_counts(m, x, p, hours)
         for h in range(hours):
-            load = pool.prefill_weight * pool.raw_capacity * float(x[m.flow_col[(p, h)]])
+            load = pool.prefill_weight * pool.unit * float(x[m.flow_col[(p, h)]])
             if n[h] <= 0 or load <= 0:
                 continue
             rho = load / (pool.prefill_capacity * n[h])
@@ -159,7 +159,7 @@ def _solve_refined(pb: Problem, refine: bool = True) -> tuple[PlanModel, Any, di
         if not (n > 0).any() or cands[pools[p].cand].ownership == "rent":
             continue
         pool = pools[p]
-        load = max(pool.prefill_weight * pool.raw_capacity * float(res.x[m.flow_col[(p, h)]])
+        load = max(pool.prefill_weight * pool.unit * float(res.x[m.flow_col[(p, h)]])
                    for h in range(len(weights)))
         floors[p] = _fewest_systems(pool, load, int(n.max()), settings)
         caps[p] = utilization_cap(pool, floors[p] * pool.servers_per_system, settings)
