@@ -161,6 +161,15 @@ def test_a_sweep_too_large_to_combine_is_refused_before_its_values_are_checked()
         make_sweep(BASE, {"pue": "1.1:1.9:100000"}, {"electricity_usd_per_kwh": (0.05, 0.15)}, 1000)
 
 
+def test_a_sweep_of_too_many_partitions_is_refused_with_the_least_partition_size() -> None:
+    # 20,001 scenarios in partitions of 2 rows: ceil(20,001 / 2) = 10,001 partitions, one more than 10,000; the
+    # least partition size that fits is ceil(20,001 / 10,000) = 3 rows
+    with pytest.raises(InputError, match=r"20,001 scenarios in partitions of 2 rows are 10,001 partitions, more "
+                                         r"than 10,000; raise --partition-rows to at least 3"):
+        make_sweep(BASE, {"pue": "1.1:1.9:20001"}, {}, 0, partition_rows=2)
+    assert make_sweep(BASE, {"pue": "1.1:1.9:20000"}, {}, 0, partition_rows=2).scenarios == 20_000
+
+
 def test_sweep_options_are_bounded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = ["sweep", str(ROOT / "docs" / "uncertainty-example.csv"), "--row", "uncertain-h100", "--local"]
     cases = [(["--grid", "pue=1.1,1.2", "--grid", "pue=1.3"], "'pue' is given twice"),

@@ -53,6 +53,9 @@ CLIENT_BYTES = 4 << 30
 MAX_SCENARIOS = CLIENT_BYTES // (3 * 8 * len(QUANTILE_OUTPUTS))
 """Scenarios a sweep may hold (about 59.7 million): checked before any grid value is, so a sweep too large to
 combine is refused at once, never after hours on the workers."""
+MAX_PARTITIONS = 10_000
+"""The most partitions a sweep is cut into (a partition's overhead is about 26 ms: 10,000 are about 4 minutes of it
+on one core; 100,000 one-row partitions would have been 45 minutes)."""
 SCHEDULER_TIMEOUT_S = 5
 """Seconds a ``--scheduler`` address has to answer before the sweep is refused (exit 2)."""
 MAX_GRID_VALUES = 100_000
@@ -163,6 +166,11 @@ def make_sweep(base: dict[str, Any], grid: dict[str, str], ranges: dict[str, tup
                   distribution, partition_rows, ((named.name, named.data),) if named else ())
     if sweep.scenarios > MAX_SCENARIOS:
         raise InputError(f"{sweep.scenarios:,} scenarios: more than {MAX_SCENARIOS:,}")
+    parts = -(-sweep.scenarios // max(partition_rows, 1))
+    if parts > MAX_PARTITIONS:  # each partition costs a task's overhead (about 26 ms): bounded before it starts
+        raise InputError(f"{sweep.scenarios:,} scenarios in partitions of {partition_rows:,} rows are {parts:,} "
+                         f"partitions, more than {MAX_PARTITIONS:,}; raise --partition-rows to at least "
+                         f"{-(-sweep.scenarios // MAX_PARTITIONS):,}")
     return sweep
 
 
