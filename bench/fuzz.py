@@ -72,7 +72,8 @@ from fuzz_outputs import output_stage  # noqa: E402
 
 from economics import values  # noqa: E402
 from economics.engine.batch import ScenarioError, as_scenario, evaluate_with_report  # noqa: E402
-from economics.io.scenario_files import read_scenarios, read_scenarios_csv, read_scenarios_json  # noqa: E402
+from economics.io.scenario_files import read_scenarios_json  # noqa: E402
+from economics.io.tables import read_table  # noqa: E402
 from economics.scenario import FIELDS  # noqa: E402
 from economics.studies.links import decode_query  # noqa: E402
 from economics.validation import RANGE_COLUMNS, InputError, names_nothing_held, range_values, validate  # noqa: E402
@@ -230,7 +231,7 @@ def fuzz_batch(items: list[tuple[str, str]], rng: random.Random, rep: Report, tm
     outcomes: dict[str, list[Any]] = {}
     data = csv_bytes(file_rows)
     try:
-        df = read_scenarios_csv(data)
+        df = read_table(data, fmt="csv")
         outcomes["csv"] = table_outcomes(df, items, rep, "csv")
         result, _report = evaluate_with_report(df)
         check_outputs(result, rep, "csv evaluate")
@@ -329,7 +330,7 @@ def fuzz_files(count: int, rng: random.Random, rep: Report) -> None:
             data = json.dumps([{rng.choice(columns): rng.choice([generated_text(rng), 1, 0.5, None, True, [1], {}])
                                 for _ in range(3)} for _ in range(rng.randint(0, 3))]).encode()
         try:
-            df = read_scenarios(data)
+            df = read_table(data)
             result, _ = evaluate_with_report(df)
             check_outputs(result, rep, "file")
         except InputError as exc:

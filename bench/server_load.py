@@ -37,7 +37,8 @@ too.
 
 Soak (``--soak MINUTES``): ``--soak-sessions`` sessions (default half the capacity a sweep run first finds; given,
 no sweep is run) edit continuously for MINUTES, each in its own loop: edit, wait for the KPI, read what the server
-still sends for ``--think`` seconds, edit again. The server's RSS is sampled every 10 s; it prints the series per
+still sends for ``--think`` seconds (drawn, 0.5..1.5 times it, first edits spread over one think time, as in the
+paced sweep), edit again. The server's RSS is sampled every 10 s; it prints the series per
 minute (total, and per session: above the RSS before the soak's sessions opened, divided by their number), the
 least-squares slope over the last half of the run in MB/min, and "flat" when the growth the slope gives over the
 last 10 minutes (the last half, when that is shorter) is under 20 MB or 2 % of the RSS, whichever is larger. The
@@ -445,7 +446,14 @@ async def soak(port: int, server: psutil.Process, n: int, minutes: float, think_
     sampler = asyncio.create_task(sample_rss(server, samples, t0))
     try:
         cpu0 = cpu_s(server)
-        await asyncio.gather(*(soak_loop(s, prices, t0 + minutes * 60, think_s, latencies, errors) for s in sessions))
+        rng = random.Random(20240602)  # think times drawn and first edits spread, as in the paced sweep: sessions
+        # that all think exactly think_s from the same start edit in lockstep, a burst of N every cycle
+
+        async def one(s: Session, start: float) -> None:
+            await asyncio.sleep(start)
+            await soak_loop(s, prices, t0 + minutes * 60, think_s, latencies, errors, random.Random(rng.random()))
+
+        await asyncio.gather(*(one(s, rng.uniform(0, think_s)) for s in sessions))
         wall = time.perf_counter() - t0
         samples.append((wall, rss(server)))
         cpu = cpu_s(server) - cpu0

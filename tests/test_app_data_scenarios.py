@@ -7,7 +7,8 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 import economics
-from economics.io.scenario_files import read_scenarios_csv, to_excel_bytes
+from economics.io.scenario_files import to_excel_bytes
+from economics.io.tables import read_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,7 +58,7 @@ def test_excel_export_neutralises_formulas() -> None:
 
     from openpyxl import load_workbook
 
-    df = read_scenarios_csv(b"name,accelerator_count,output_tokens_per_s_per_accelerator\n=1+1,8,1000\n")
+    df = read_table(b"name,accelerator_count,output_tokens_per_s_per_accelerator\n=1+1,8,1000\n", fmt="csv")
     book = load_workbook(io.BytesIO(to_excel_bytes(economics.evaluate(df))))
     sheet = book["results"]
     header = [c.value for c in sheet[1]]

@@ -11,14 +11,15 @@ import pandas as pd
 import pytest
 
 import economics
-from economics.io.scenario_files import read_input_bytes, read_scenarios_csv
+from economics.io.scenario_files import read_input_bytes
+from economics.io.tables import read_table
 from economics.validation import InputError
 
 GOOD = "name,accelerator_count,output_tokens_per_s_per_accelerator\nok,8,1000\n"
 
 
 def table(csv_text: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    return economics.evaluate_with_report(read_scenarios_csv(csv_text.encode()))
+    return economics.evaluate_with_report(read_table(csv_text.encode(), fmt="csv"))
 
 
 @pytest.mark.parametrize("data, words", [
@@ -31,23 +32,23 @@ def table(csv_text: str) -> tuple[pd.DataFrame, pd.DataFrame]:
 ])
 def test_unusable_files_are_refused_with_the_reason(data: bytes, words: str) -> None:
     with pytest.raises(InputError, match=words):
-        read_scenarios_csv(data)
+        read_table(data, fmt="csv")
 
 
 def test_unknown_column_is_named_with_a_suggestion() -> None:
     with pytest.raises(InputError) as exc:
-        read_scenarios_csv(b"name,electricity_usd_per_kw,colour\nx,0.1,red\n")
+        read_table(b"name,electricity_usd_per_kw,colour\nx,0.1,red\n", fmt="csv")
     assert "'electricity_usd_per_kw' (did you mean 'electricity_usd_per_kwh'?)" in str(exc.value)
     assert "'colour'" in str(exc.value)
 
 
 def test_duplicate_column_is_named() -> None:
     with pytest.raises(InputError, match="duplicate columns: pue"):
-        read_scenarios_csv(b"name,pue,pue\nx,1.2,1.3\n")
+        read_table(b"name,pue,pue\nx,1.2,1.3\n", fmt="csv")
 
 
 def test_utf8_bom_is_accepted() -> None:
-    df = read_scenarios_csv(b"\xef\xbb\xbf" + GOOD.encode())
+    df = read_table(b"\xef\xbb\xbf" + GOOD.encode(), fmt="csv")
     assert list(df.columns)[0] == "name"
 
 

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import economics
-from economics.io.scenario_files import read_scenarios_csv, to_csv_text
+from economics.io.scenario_files import to_csv_text
+from economics.io.tables import read_table
 from economics.studies import uncertainty
 from economics.validation import InputError
 
@@ -24,28 +25,28 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_semicolon_export_with_decimal_commas_is_read() -> None:
-    df = read_scenarios_csv(b"name;accelerator_count;output_tokens_per_s_per_accelerator;electricity_usd_per_kwh\n"
-                            b"eu export;8;1000;0,12\n")
+    df = read_table(b"name;accelerator_count;output_tokens_per_s_per_accelerator;electricity_usd_per_kwh\n"
+                            b"eu export;8;1000;0,12\n", fmt="csv")
     out = economics.evaluate(df)
     assert bool(out["valid"].iloc[0]) and float(out["electricity_usd_per_kwh"].iloc[0]) == pytest.approx(0.12)
 
 
 def test_tab_separated_file_is_read() -> None:
-    df = read_scenarios_csv(b"name\taccelerator_count\toutput_tokens_per_s_per_accelerator\nt\t8\t1000\n")
+    df = read_table(b"name\taccelerator_count\toutput_tokens_per_s_per_accelerator\nt\t8\t1000\n", fmt="csv")
     assert bool(economics.evaluate(df)["valid"].iloc[0])
 
 
 def test_a_million_rows_are_evaluated() -> None:
     body = "accelerator_count,output_tokens_per_s_per_accelerator\n" + "8,1000\n" * 1_000_000
-    out = economics.evaluate(read_scenarios_csv(body.encode()))
+    out = economics.evaluate(read_table(body.encode(), fmt="csv"))
     assert len(out) == 1_000_000 and bool(out["valid"].all())
     assert np.isfinite(out["cost_usd_per_m_tokens"].to_numpy(dtype=float)).all()
 
 
 def test_formula_cells_come_back_neutralised_and_script_tags_stay_text() -> None:
-    df = read_scenarios_csv(b'name,accelerator_count,output_tokens_per_s_per_accelerator\n'
+    df = read_table(b'name,accelerator_count,output_tokens_per_s_per_accelerator\n'
                             b'"=cmd|\' /C calc\'!A0",8,1000\n"@SUM(1,2)",8,1000\n'
-                            b'"<script>alert(1)</script>",8,1000\n')
+                            b'"<script>alert(1)</script>",8,1000\n', fmt="csv")
     names = pd.read_csv(io.StringIO(to_csv_text(economics.evaluate(df))), dtype=str)["name"].tolist()
     assert names[0].startswith("'=cmd|") and names[1].startswith("'@SUM")
     assert names[2] == "<script>alert(1)</script>"  # data, not markup; the app never renders raw HTML
@@ -79,7 +80,7 @@ def test_fuzz_csv_never_raises_and_valid_rows_are_finite(columns: list[str], row
     lines = [sep.join(columns)] + [sep.join(c.replace(sep, " ").replace("\n", " ").replace('"', "")
                                             for c in r[:len(columns)]) for r in rows]
     try:
-        df = read_scenarios_csv(("\n".join(lines) + "\n").encode())
+        df = read_table(("\n".join(lines) + "\n").encode(), fmt="csv")
     except InputError as exc:
         assert str(exc)  # a reason, not an empty message
         return
@@ -97,7 +98,7 @@ def test_fuzz_csv_never_raises_and_valid_rows_are_finite(columns: list[str], row
 @given(st.binary(max_size=300))
 def test_fuzz_bytes_are_refused_with_a_reason_or_read(data: bytes) -> None:
     try:
-        df = read_scenarios_csv(data)
+        df = read_table(data, fmt="csv")
     except InputError as exc:
         assert str(exc)
         return
@@ -144,8 +145,8 @@ def test_missing_and_decimal_cells_are_read_and_lists_are_refused_by_name() -> N
 
 
 def test_decimal_comma_ranges_in_semicolon_files_are_read() -> None:
-    df = read_scenarios_csv(b"name;accelerator_count;output_tokens_per_s_per_accelerator;electricity_usd_per_kwh;"
-                            b"electricity_usd_per_kwh_low;electricity_usd_per_kwh_high\neu;8;1000;0,12;0,08;0,2\n")
+    df = read_table(b"name;accelerator_count;output_tokens_per_s_per_accelerator;electricity_usd_per_kwh;"
+                    b"electricity_usd_per_kwh_low;electricity_usd_per_kwh_high\neu;8;1000;0,12;0,08;0,2\n", fmt="csv")
     result, report = economics.evaluate_with_report(df)
     assert report.empty and bool(result["valid"].iloc[0])
     assert uncertainty.ranges_from_row(df.iloc[0].to_dict()) == {"electricity_usd_per_kwh": (0.08, 0.2)}
@@ -159,9 +160,9 @@ def test_decimal_comma_ranges_in_semicolon_files_are_read() -> None:
     ("-1", "0.2", "electricity_usd_per_kwh_low: must be >= 0 and <= 10 [USD/kWh], got -1"),
 ])
 def test_bad_range_values_make_the_row_invalid_by_name(low: str, high: str, message: str) -> None:
-    df = read_scenarios_csv(f"accelerator_count,output_tokens_per_s_per_accelerator,electricity_usd_per_kwh,"
+    df = read_table(f"accelerator_count,output_tokens_per_s_per_accelerator,electricity_usd_per_kwh,"
                             f"electricity_usd_per_kwh_low,electricity_usd_per_kwh_high\n8,1000,0.1,{low},{high}\n"
-                            f"8,1000,0.1,0.05,0.2\n".encode())
+                            f"8,1000,0.1,0.05,0.2\n".encode(), fmt="csv")
     result = economics.evaluate(df)
     assert result["valid"].tolist() == [False, True]
     assert message in result.loc[0, "error"]
@@ -176,8 +177,8 @@ def test_uncertainty_of_an_invalid_scenario_fails_loudly() -> None:
 
 
 def test_a_first_cell_starting_with_hash_is_a_row_not_a_comment() -> None:
-    df = read_scenarios_csv(b"# comment\nname,accelerator_count,output_tokens_per_s_per_accelerator\n"
-                            b"#1 fleet,8,1000\nsecond,8,\x1c1000\n")
+    df = read_table(b"# comment\nname,accelerator_count,output_tokens_per_s_per_accelerator\n"
+                            b"#1 fleet,8,1000\nsecond,8,\x1c1000\n", fmt="csv")
     assert df["name"].tolist() == ["#1 fleet", "second"]  # \x1c inside a cell does not split the row
     out = economics.evaluate(df)  # \x1c is white space to the parser (str.strip), as everywhere
     assert out["valid"].tolist() == [True, True] and out["output_tokens_per_s_per_accelerator"].tolist() == [1000] * 2
@@ -202,8 +203,8 @@ def test_excel_export_escapes_control_characters_and_reports_cut_cells() -> None
     from economics.io.scenario_files import EXCEL_MAX_CELL_CHARS, excel_export, to_excel_bytes
 
     names = ["bell\x01\x07\x0b\x1b[31m", "n" * 40_000, "plain"]
-    df = read_scenarios_csv(("name,accelerator_count,output_tokens_per_s_per_accelerator\n"
-                             + "".join(f'"{n}",8,1000\n' for n in names)).encode())
+    df = read_table(("name,accelerator_count,output_tokens_per_s_per_accelerator\n"
+                             + "".join(f'"{n}",8,1000\n' for n in names)).encode(), fmt="csv")
     result = economics.evaluate(df)
     data, notes = excel_export(result)
     sheet = openpyxl.load_workbook(io.BytesIO(data)).active
@@ -218,21 +219,24 @@ def test_excel_export_escapes_control_characters_and_reports_cut_cells() -> None
 @pytest.mark.parametrize("data, words", [
     (b"name,accelerator_count,output_tokens_per_s_per_accelerator\na,8,1000\nb,8\n",
      "rows whose number of cells is not the header's 3 (a missing or extra separator would shift or default "
-     "values): line (cells) 3 (2)"),
-    (b"name,accelerator_count\na,8,1000\n", "line (cells) 2 (3)"),  # pandas would make 'a' the index: shifted
-    (b"name,accelerator_count\ra,8\rb\r", "line (cells) 3 (1)"),  # old Mac line ends
+     "values), among data rows 1-2: 'b,8' (2 cells)"),
+    (b"name,accelerator_count\na,8,1000\n", "'a,8,1000' (3 cells)"),  # pandas would make 'a' the index: shifted
+    (b"name,accelerator_count\ra,8\rb\r", "among data rows 1-2: 'b' (1 cells)"),  # old Mac line ends
     (b"# note\nname,accelerator_count,output_tokens_per_s_per_accelerator\n\"two\nlines\",8,1000\nb\n",
-     "line (cells) 5 (1)"),  # quoted line break: still counted by physical line
+     "among data rows 1-2: 'b' (1 cells)"),  # a quoted line break is inside its row
     (b"name,accelerator_count\n" + b"a,8\n" * 10_000 + b"b,\x008\n", "binary data"),  # a NUL anywhere
 ])
 def test_ragged_rows_and_late_nul_bytes_are_refused_not_padded_or_shifted(data: bytes, words: str) -> None:
     with pytest.raises(InputError, match=re.escape(words)):
-        read_scenarios_csv(data)
+        read_table(data, fmt="csv")
 
 
 def test_blank_lines_and_rows_of_empty_cells_are_not_short_rows() -> None:
-    df = read_scenarios_csv(b"name,accelerator_count,output_tokens_per_s_per_accelerator\na,8,1000\n\n  \n,,\n")
+    df = read_table(b"name,accelerator_count,output_tokens_per_s_per_accelerator\na,8,1000\n\n\n,,\n", fmt="csv")
     assert len(df) == 2  # the blank lines are skipped; ',,' is a row of empty cells (the default scenario)
+    # a line of spaces is a row of one cell, not a blank line: refused as short, never padded
+    with pytest.raises(InputError, match=r"among data rows 1-3: '  ' \(1 cells\)"):
+        read_table(b"name,accelerator_count,output_tokens_per_s_per_accelerator\na,8,1000\n\n  \n,,\n", fmt="csv")
 
 
 @pytest.mark.parametrize("data", [b"name\r,pue\nx,1\n", b"a\rb,c\n", b'na"me\r,pue\n', b"name,pue\nx\r,1\n",
@@ -240,5 +244,5 @@ def test_blank_lines_and_rows_of_empty_cells_are_not_short_rows() -> None:
 def test_bare_carriage_returns_and_open_quotes_are_refused_with_a_reason(data: bytes) -> None:
     # found by bench/fuzz.py: the header reader raised csv.Error on a bare \r
     with pytest.raises(InputError) as exc:
-        read_scenarios_csv(data)
+        read_table(data, fmt="csv")
     assert str(exc.value)

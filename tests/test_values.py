@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from economics import values
 from economics.engine.batch import ScenarioError, as_scenario
-from economics.io.scenario_files import read_scenarios_csv, read_scenarios_json
+from economics.io.scenario_files import read_scenarios_json
+from economics.io.tables import read_table
 from economics.scenario import FIELDS
 from economics.studies.links import decode_query
 from economics.validation import InputError, known_ids, validate
@@ -129,7 +130,7 @@ def via_csv(field: str, text: str) -> tuple[str, Any]:
     writer.writerow(list(row))
     writer.writerow(list(row.values()))
     try:
-        df = read_scenarios_csv(buffer.getvalue().encode())
+        df = read_table(buffer.getvalue().encode(), fmt="csv")
     except InputError:
         return ("refused", None)
     return _from_table(df, field)

@@ -1,13 +1,10 @@
-"""Reading and writing scenario tables (CSV, JSON): the file boundary of the CLI and the app.
-
-Reading refuses what is not a CSV of scenarios with a message that says why (empty, binary, not UTF-8, duplicate
-or unknown columns, no rows); cell-level problems are left to column-wise validation so valid rows still compute.
-Writing neutralises spreadsheet formulas in text cells and never writes NaN or infinity.
+"""The file boundary's small parts: an input read whole within its bound, JSON scenarios parsed (the reader,
+:mod:`economics.io.reading`, streams CSV and Parquet and calls this for JSON), and tables written as CSV, Excel
+and JSON text with spreadsheet formulas neutralised, never a NaN or an infinity.
 """
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import re
@@ -18,61 +15,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from economics.scenario import FIELDS
-from economics.validation import RANGE_COLUMNS, InputError, check_columns
+from economics.validation import InputError, check_columns
 from economics.values import capped, escape_controls, shown, shown_path
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 PLAIN_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-
-
-def read_scenarios_csv(data: bytes | str) -> pd.DataFrame:
-    """Parse a CSV of scenarios: header row of field names, one scenario per row, ``#`` comment lines skipped.
-
-    Raises :class:`InputError` for input that is not a usable table.
-    """
-    if isinstance(data, bytes):
-        if b"\x00" in data:
-            raise InputError("not a CSV file: it contains binary data (NUL bytes)")
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not a UTF-8 text CSV: undecodable byte at position {exc.start}") from None
-    else:
-        if "\x00" in data:
-            raise InputError("not a CSV file: it contains binary data (NUL characters)")
-        text = data.removeprefix("\ufeff")
-    body = _without_leading_comments(text)
-    if not body.strip():
-        raise InputError("empty file: no header row of scenario fields (run `python -m economics template`)")
-    first = body.splitlines()[0]
-    # spreadsheet exports in many locales: ';' between fields and ',' as the decimal mark
-    sep = ";" if first.count(";") > first.count(",") else ("\t" if first.count("\t") > first.count(",") else ",")
-    try:
-        header = [h.strip() for h in next(csv.reader(io.StringIO(body, newline=""), delimiter=sep))]
-        check_columns(header)
-        ragged = _ragged_rows(body, sep, len(header))
-        if ragged:
-            lines = text[:len(text) - len(body)].count("\n")  # comment lines above the header
-            listed = capped([f"{n + lines} ({cells})" for n, cells in ragged], "lines")
-            raise InputError(f"rows whose number of cells is not the header's {len(header)} (a missing or extra "
-                             f"separator would shift or default values): line (cells) {listed}")
-        df = pd.read_csv(io.StringIO(body), dtype=object, keep_default_na=False, skipinitialspace=True, sep=sep,
-                         index_col=False)
-        df.columns = header
-    except (pd.errors.ParserError, csv.Error, ValueError) as exc:
-        if isinstance(exc, InputError):
-            raise
-        raise InputError(f"not a well-formed CSV: {shown(str(exc), 200)}") from None
-    if df.empty:
-        raise InputError("no scenario rows below the header")
-    if sep == ";":  # decimal commas: '0,12' -> '0.12' in numeric fields and ranges (text fields are left alone)
-        for col in df.columns:
-            spec = FIELDS.get(str(col))
-            if str(col) in RANGE_COLUMNS or (spec is not None and spec.kind in ("float", "int")):
-                df[col] = df[col].str.replace(",", ".", regex=False)
-    return df
-
 
 
 def read_input_bytes(path: str, max_bytes: int) -> bytes:
@@ -150,52 +97,6 @@ def read_scenarios_json(data: bytes | str,
         columns.update(dict.fromkeys(row))
     check(list(columns))
     return pd.DataFrame({c: pd.Series([row.get(c) for row in rows], dtype=object) for c in columns})
-
-
-def read_scenarios(data: bytes | str) -> pd.DataFrame:
-    """A CSV or a JSON file of scenarios (JSON when it starts with ``[`` or ``{``)."""
-    head = data[:1000].lstrip() if isinstance(data, str) else data[:1000].removeprefix(b"\xef\xbb\xbf").lstrip()
-    if head[:1] in ("[", "{", b"[", b"{"):
-        return read_scenarios_json(data)
-    return read_scenarios_csv(data)
-
-
-def _ragged_rows(body: str, sep: str, width: int) -> list[tuple[int, int]]:
-    """(1-based line number from the header, cells) of non-blank rows whose number of cells is not the header's:
-    the CSV parser would pad a short row with empty cells, or shift a long one, without a word.
-    """
-    if '"' not in body:  # no quoting: separators per line, counted over the bytes (a million rows in ~0.1 s)
-        lines = body.replace("\r\n", "\n").replace("\r", "\n") if "\r" in body else body  # as the parser splits
-        raw = np.frombuffer(lines.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-        ends = np.flatnonzero(raw == 10)
-        if raw.size and raw[-1] != 10:
-            ends = np.append(ends, raw.size)
-        starts = np.concatenate([[0], ends[:-1] + 1])
-        seps = np.concatenate([[0], np.cumsum(raw == ord(sep))])
-        visible = np.concatenate([[0], np.cumsum(raw > 32)])
-        cells = seps[ends] - seps[starts] + 1
-        nonblank = visible[ends] - visible[starts] > 0
-        return [(int(i) + 1, int(cells[i])) for i in np.flatnonzero(nonblank & (cells != width)) if i > 0]
-    reader = csv.reader(io.StringIO(body, newline=""), delimiter=sep, skipinitialspace=True)
-    next(reader, None)
-    return [(reader.line_num, len(record)) for record in reader
-            if record and any(c.strip() for c in record) and len(record) != width]
-
-
-def _without_leading_comments(text: str) -> str:
-    r"""The text from the header on: ``#`` comment lines and blank lines before the header are skipped (a data
-    row whose first cell starts with ``#`` is data, never dropped). Lines end at ``\n`` only, as for the CSV
-    parser, so control characters such as ``\x1c`` inside a cell never split a row.
-    """
-    start = 0
-    while start < len(text):
-        end = text.find("\n", start)
-        end = len(text) if end < 0 else end + 1
-        line = text[start:end].strip()
-        if line and not line.startswith("#"):
-            break
-        start = end
-    return text[start:]
 
 
 def _neutralise(value: object) -> object:
