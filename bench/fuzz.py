@@ -380,19 +380,21 @@ STAGE_NAMES = ["values", *STAGES]
 
 def run_stages(names: list[str], inputs: int, cases: int, seed: int = 0, batch: int = 1000,
                quick: bool = False) -> list[Stage]:
-    """The stages ``names`` in order, each in a temporary folder of its own."""
-    np.seterr(all="ignore")  # the engine's overflow warnings on extreme rows: outputs are checked, not warnings
-    warnings.simplefilter("ignore", RuntimeWarning)
+    """The stages ``names`` in order, each in a temporary folder of its own. The engine's overflow warnings on
+    extreme rows are silenced while they run (outputs are checked, not warnings), and restored after: a test
+    session running a slice goes on with numpy's and Python's warnings as they were."""
     done = []
-    for name in names:
-        if name == "values":
-            done.append(values_stage(inputs, seed, batch))
-            continue
-        start = time.perf_counter()
-        with tempfile.TemporaryDirectory() as tmp:
-            stage = STAGES[name](cases, seed, Path(tmp), quick=quick)
-        stage.seconds = time.perf_counter() - start
-        done.append(stage)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for name in names:
+            if name == "values":
+                done.append(values_stage(inputs, seed, batch))
+                continue
+            start = time.perf_counter()
+            with tempfile.TemporaryDirectory() as tmp:
+                stage = STAGES[name](cases, seed, Path(tmp), quick=quick)
+            stage.seconds = time.perf_counter() - start
+            done.append(stage)
     return done
 
 
