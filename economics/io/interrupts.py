@@ -68,15 +68,21 @@ def interruptible(say: Callable[[str], None]) -> Iterator[None]:
     _UNWOUND.clear()
     watchdog = threading.Thread(target=_watch, args=(read_fd, say), name="signal watchdog", daemon=True)
     watchdog.start()
+    interrupted = False
     try:
         yield
+    except (Terminated, KeyboardInterrupt):
+        interrupted = True
+        raise
     finally:
         signal.set_wakeup_fd(old_fd)
         signal.signal(signal.SIGTERM, previous)
-        _UNWOUND.set()
-        os.close(write_fd)  # the watchdog's read returns: it ends
-        watchdog.join()
-        os.close(read_fd)
+        if not interrupted:  # interrupted, the watchdog stands by until unwound() has said its line: the unwinding
+            # itself can block (a reader closed while its thread waits on a pipe that sends nothing)
+            _UNWOUND.set()
+            os.close(write_fd)  # the watchdog's read returns: it ends
+            watchdog.join()
+            os.close(read_fd)
 
 
 def _watch(read_fd: int, say: Callable[[str], None]) -> None:
