@@ -55,6 +55,7 @@ from bench.app_latency import (  # noqa: E402
     percentile,
     wait_healthy,
 )
+from bench.server_proc import stop_server  # noqa: E402
 
 INPUT = ".st-key-electricity_usd_per_kwh input"
 UPDATE_TIMEOUT_S = 15.0
@@ -304,12 +305,7 @@ def main() -> None:
                   f"{UPDATE_TIMEOUT_S:.0f} s", flush=True)
             results = asyncio.run(run_all(url, args.sessions, args.rounds, args.wall, table, proc.pid, executable))
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=CLOSE_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=CLOSE_TIMEOUT_S)
+            stop_server(proc)
 
     print()
     print(f"{'sessions':>8} {'updates':>8} {'errors':>6} {'median ms':>9} {'p95 ms':>7}")

@@ -10,7 +10,7 @@ import numpy as np
 
 from economics.scenario import Scenario
 from economics.studies.planner.candidates import Candidate, rack_systems
-from economics.studies.planner.inputs import BIG_PENALTY, PlanSettings, Workload, hour_types
+from economics.studies.planner.inputs import BIG_PENALTY, PlanSettings, Workload, flow_per_request, hour_types
 from economics.studies.planner.model import PlanModel, Row, count_column
 from economics.studies.planner.pools import Costs, Pool
 
@@ -48,8 +48,7 @@ def whole_demand_flow(pool: Pool, wl: Workload, requests_per_s: float) -> float:
     >>> whole_demand_flow(pool, wl, 20.0)  # 20 request/s x 250 token / 1e9 token/s
     5e-06
     """
-    per_request = {"aggregated": 1.0, "prefill": wl.uncached_input_tokens, "decode": wl.output_tokens}[pool.role]
-    return requests_per_s * per_request / pool.unit
+    return requests_per_s * flow_per_request(wl, pool.role) / pool.unit
 
 
 def floor_rows(m: PlanModel, pools: list[Pool], floors: dict[int, int]) -> None:

@@ -201,6 +201,13 @@ class Workload:
     block of B hours must be able to take any B of them."""
 
 
+def flow_per_request(wl: Workload, role: str) -> float:
+    """Flow units one request brings a pool of ``role``: 1 request (aggregated), its uncached input tokens (prefill)
+    or its output tokens (decode).
+    """
+    return {"aggregated": 1.0, "prefill": wl.uncached_input_tokens, "decode": wl.output_tokens}[role]
+
+
 def workload(s: Scenario, settings: PlanSettings, growth: float = 1.0) -> Workload:
     r"""Average request rate from the scenario's demand (output tokens, else input tokens, else requests), its
     24-hour profile, and the KV-cache bytes per token of its model.

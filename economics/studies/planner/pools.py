@@ -13,7 +13,7 @@ from economics.domain import availability, cost, fleet
 from economics.domain.capacity import requests_per_s_per_accelerator
 from economics.scenario import Scenario
 from economics.studies.planner.candidates import Candidate, pue_for
-from economics.studies.planner.inputs import PlanSettings, Workload
+from economics.studies.planner.inputs import PlanSettings, Workload, flow_per_request
 
 
 @dataclass(frozen=True)
@@ -143,8 +143,7 @@ def build_pools(cands: list[Candidate], s: Scenario, settings: PlanSettings,
                         wl.input_tokens, wl.output_tokens, float(s.prefix_cache_hit_rate), p_sys, d_sys)),
                    "prefill": p_sys, "decode": d_sys}[role]
             weight = {"aggregated": wl.uncached_input_tokens, "prefill": 1.0, "decode": 0.0}[role]
-            per_request = {"aggregated": 1.0, "prefill": wl.uncached_input_tokens, "decode": wl.output_tokens}[role]
-            peak = float(np.max(wl.hourly_requests_per_s)) * per_request
+            peak = float(np.max(wl.hourly_requests_per_s)) * flow_per_request(wl, role)
             pools.append(Pool(k, role, raw, raw * avail / (1.0 + float(s.headroom)), weight,
                               p_sys * avail if math.isfinite(p_sys) else math.nan, servers, service, avail,
                               costs.busy_energy_usd_per_hour / raw, min(raw, peak) if peak > 0 else 0.0))

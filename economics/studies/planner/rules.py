@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from economics.studies.planner.candidates import Candidate
-from economics.studies.planner.inputs import PlanSettings, Workload
+from economics.studies.planner.inputs import PlanSettings, Workload, flow_per_request
 from economics.studies.planner.model import PlanModel, Row, Rules
 from economics.studies.planner.pools import Pool
 
@@ -31,8 +31,7 @@ def _most_systems(pool: Pool, levels: np.ndarray, wl: Workload, rho: float | Non
     (at its capacity, and at its TTFT cap), plus one; at least its TTFT floor and the smallest pool. The big-M of
     the rows that open a pool (a tight one keeps the relaxation close).
     """
-    per = {"aggregated": 1.0, "prefill": wl.uncached_input_tokens, "decode": wl.output_tokens}[pool.role]
-    flow = float(np.max(levels)) * per  # the pool's flow units: requests/s, or tokens/s
+    flow = float(np.max(levels)) * flow_per_request(wl, pool.role)  # the pool's flow units: requests/s, or tokens/s
     need = flow / pool.capacity
     if rho is not None and pool.prefill_weight > 0:
         need = max(need, flow * pool.prefill_weight / (pool.prefill_capacity * rho))
