@@ -99,7 +99,7 @@ elif kind == "cli":
 elif kind == "upload":
     import io
     from economics.io.tables import read_chunks, stream, TableWriter
-    from economics.cli import _evaluate_chunk
+    from economics.io.one_row import evaluate_chunk as _evaluate_chunk
     data = open(args[0], "rb").read()
     start = time.perf_counter()
     out = io.BytesIO()

@@ -31,12 +31,12 @@ from economics.engine.batch import (
     ScenarioError,
     as_scenario,
     evaluate_scenario,
-    evaluate_with_report,
     explain_row,
     provenance_text,
 )
-from economics.io import benchmarks, interrupts, output_paths, row_lookup, tables, terminal
+from economics.io import benchmarks, interrupts, one_row, output_paths, tables, terminal
 from economics.io.documents import fields_markdown, template_text
+from economics.io.one_row import InvalidRow
 from economics.io.output_paths import write_text as write_output
 from economics.io.plan_files import (
     MAX_PLAN_FILE_BYTES,
@@ -51,10 +51,10 @@ from economics.scenario import FIELDS, Scenario
 from economics.studies import calibration, leave_out, sweep
 from economics.studies.compare import compare_accelerators
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
-from economics.studies.retrofit_explain import study_text
-from economics.studies.uncertainty import default_ranges, monte_carlo, ranges_from_row, tornado, with_range_columns
-from economics.validation import RANGE_COLUMNS, InputError, Problem, validate
-from economics.values import capped, escape_controls, escape_for_terminal, shown
+from economics.studies.retrofit_explain import shortfall_notes, study_text
+from economics.studies.uncertainty import default_ranges, monte_carlo, ranges_from_row, tornado
+from economics.validation import InputError
+from economics.values import escape_controls, escape_for_terminal, shown
 
 EXIT_OK, EXIT_INVALID_ROWS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
 MAX_REPORT_LINES = 50
@@ -87,23 +87,6 @@ def _report(report_rows: list[tuple[int, str, str, object, str]]) -> None:
         say(f"… and {len(report_rows) - MAX_REPORT_LINES:,} more problems (--errors FILE writes them all)")
 
 
-def _evaluate_chunk(df: pd.DataFrame, curves: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
-    result, report = evaluate_with_report(with_curves(df, curves))
-    return with_range_columns(result, df), report
-
-
-def with_curves(df: pd.DataFrame, sha256: str) -> pd.DataFrame:
-    """The scenarios with ``curves_sha256`` set to the file loaded by ``--curves`` where a row names none (a row
-    naming another file keeps it: the file it needs is then named if it is not loaded).
-    """
-    if not sha256:
-        return df
-    out = df.copy()
-    given = out["curves_sha256"] if "curves_sha256" in out.columns else pd.Series("", index=out.index)
-    out["curves_sha256"] = given.where(given.map(lambda v: not _empty(v)), sha256)
-    return out
-
-
 def _load_curves(args: argparse.Namespace) -> str:
     """``--curves FILE``: the file read, checked and kept (economics.user_curves); its hash, or '' without one."""
     path = getattr(args, "curves", None)
@@ -126,7 +109,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     sink = terminal.table_sink() if args.output == "-" else None  # escaped on a terminal, exact to a pipe
     spare = io.BytesIO() if args.output == "-" and sink is None else None
     curves = _load_curves(args)
-    totals = tables.stream(chunks, functools.partial(_evaluate_chunk, curves=curves),
+    totals = tables.stream(chunks, functools.partial(one_row.evaluate_chunk, curves=curves),
                            tables.TableWriter(args.output, fmt, sink or spare))
     if spare is not None:
         terminal.data(spare.getvalue().decode("utf-8"))
@@ -141,14 +124,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-class InvalidRow(Exception):
-    """The row a one-row command works on is invalid: its problems are printed and the exit code is 1."""
-
-    def __init__(self, lines: list[str]) -> None:
-        super().__init__("; ".join(lines))
-        self.lines = lines
-
-
 def cmd_explain(args: argparse.Namespace) -> int:
     """The ``explain`` command: where each input of the chosen row comes from, then its derivation with the numbers
     substituted, on stdout; the exit code (an invalid row raises :class:`InvalidRow`).
@@ -157,44 +132,26 @@ def cmd_explain(args: argparse.Namespace) -> int:
     try:
         trace = explain_row(one[[c for c in one.columns if str(c) in FIELDS]], 0)
     except ScenarioError as exc:
-        raise InvalidRow(_row_lines(one, position, exc.problems)) from None
+        raise one_row.invalid(one, position, exc.problems) from None
     terminal.report(provenance_text({k: v for k, v in raw.items() if k in FIELDS}) + "\n\n" + trace.text() + "\n")
     return EXIT_OK
 
 
-def _row_lines(one: pd.DataFrame, position: int, problems: list[Problem]) -> list[str]:
-    name = str(one["name"].iloc[0]) if "name" in one.columns else ""
-    return [f"row {position + 1} ({shown(name)}): {p.message}" for p in problems]
-
-
 def _chosen_row(args: argparse.Namespace) -> tuple[pd.DataFrame, int, dict[str, Any]]:
-    """The row ``args.row`` names or numbers (a one-row frame, read chunk by chunk: memory stays one chunk), its
-    position in the file and its non-empty cells. An invalid row (ranges included) raises :class:`InvalidRow`
-    listing every problem.
+    """The row ``args.row`` names or numbers (:func:`economics.io.one_row.chosen_row`: standard input streams as a
+    file does), its position and its non-empty cells; a note about the choice on stderr.
     """
-    source = sys.stdin.buffer if args.input == "-" else args.input  # standard input streams as a file does
-    found, position, note = row_lookup.find_row(source, args.row)
-    if note:
-        say(note)
-    one = with_curves(found, _load_curves(args))
-    _, problems = validate(one)
-    if problems:
-        raise InvalidRow(_row_lines(one, position, problems))
-    cells = {str(k): v for k, v in one.iloc[0].to_dict().items() if not _empty(v)}
-    return one, position, cells
-
-
-def _empty(value: Any) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and value != value) or (
-        isinstance(value, str) and value.strip() == "")
+    chosen = one_row.chosen_row(sys.stdin.buffer if args.input == "-" else args.input, args.row, _load_curves(args))
+    if chosen.note:
+        say(chosen.note)
+    return chosen.frame, chosen.position, chosen.cells
 
 
 def _without_ranges(raw: dict[str, Any], command: str) -> dict[str, Any]:
     """The row's scenario fields; range columns are accepted and set aside with a note (uncertainty uses them)."""
-    ranges = [k for k in raw if k in RANGE_COLUMNS]
-    if ranges:
-        say(f"note: {command} uses the base values; the ranges ({capped(ranges, 'columns')}) are for "
-            f"`python -m economics uncertainty`")
+    note = one_row.ranges_note(raw, command)
+    if note:
+        say(note)
     return {k: v for k, v in raw.items() if k in FIELDS}
 
 
@@ -227,7 +184,7 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
         price = break_even_decode_price_usd(scenario)
     except ValueError as exc:  # ScenarioError, or a field the study needs (the existing fleet's size)
         raise InvalidRow([str(exc)]) from None
-    for line in _capped_lines(result):
+    for line in shortfall_notes(result):
         say(line)
     if getattr(args, "explain", False):
         write_output(args.output, escape_for_terminal(study_text(result, as_scenario(scenario))))  # a report: escaped
@@ -242,21 +199,6 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
     text += f"\nbreak_even_decode_price_usd,{'' if price is None else round(price, 2)}\n"
     write_output(args.output, text)
     return EXIT_OK
-
-
-def _capped_lines(result: Any) -> list[str]:
-    """``retrofit``'s notes on stderr: each option that cannot serve the whole demand, year by year, with the revenue
-    it turns away (:attr:`economics.studies.retrofit.RetrofitResult.shortfall`, as the Decode page shows it).
-    """
-    lines = []
-    short = result.shortfall
-    for option in dict.fromkeys(short["option"]):
-        mine = short[short["option"] == option]
-        years = ", ".join(f"year {int(t)} {100 * f:.1f} %" for t, f in zip(mine["year"], mine["served_share"],
-                                                                           strict=True))
-        lines.append(f"note: {option} cannot serve the whole demand: served {years}; revenue turned away "
-                     f"{mine['forgone_revenue_usd'].sum():,.0f} USD over the horizon")
-    return lines
 
 
 def cmd_uncertainty(args: argparse.Namespace) -> int:
