@@ -33,6 +33,7 @@ from economics.scenario import CATALOG_FIELDS, FIELDS, Scenario, with_changes
 from economics.user_curves import CurveFile, CurveFileError, read_bounded
 from economics.user_curves import load as _load
 from economics.validation import InputError
+from economics.version import __version__
 
 
 def load_curves(source: str | bytes, name: str = "") -> CurveFile:
@@ -45,6 +46,7 @@ def load_curves(source: str | bytes, name: str = "") -> CurveFile:
     return _load(read_bounded(source), name or source.rsplit("/", 1)[-1])
 
 __all__ = [
+    "__version__",
     "CATALOG_FIELDS",
     "BenchmarkError",
     "CurveFile",

@@ -25,6 +25,7 @@ from typing import Any, NoReturn, TextIO
 import pandas as pd
 
 from economics import user_curves, values
+from economics.api.serve import add_serve_command
 from economics.catalog import accelerator_ids, closest, unknown_id_message
 from economics.domain.explain import format_number as fmt
 from economics.engine.batch import (
@@ -493,6 +494,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "--scheduler): quantiles, the cheapest, Pareto fronts")
     sweep.add_sweep_arguments(sw)
     sw.set_defaults(func=cmd_sweep)
+    add_serve_command(sub)
     return parser
 
 

@@ -1,0 +1,182 @@
+"""The HTTP API's endpoints under ``/v1``: one per CLI command, each reading its body as the CLI reads a file
+(:mod:`economics.api.bodies`) and computing in a worker process (:mod:`economics.api.tasks`).
+
+Parameters are named as the CLI's options (``row``, ``format``, ``accelerators``, ...); a bad one is answered 422 in
+the error shape, naming it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse, Response
+
+from economics.api import openapi
+from economics.api.bodies import request_parts
+from economics.api.errors import ApiError, Code
+from economics.api.tasks import MEDIA
+from economics.api.tasks import Request as Task
+from economics.catalog import data_dir
+from economics.io.documents import fields_markdown
+from economics.outputs import OUTPUTS
+from economics.scenario import FIELDS, Scenario
+from economics.version import __version__
+
+router = APIRouter(prefix="/v1", responses=openapi.ERROR_RESPONSES)
+
+Row = Annotated[str, Query(max_length=1000, description="the row's name, or its 1-based number; name:X or number:N "
+                           "says which (default: the table's only row)")]
+Accelerators = Annotated[str, Query(max_length=10_000, description="catalog accelerator ids, comma-separated "
+                                    "(default: every one)")]
+
+
+def _accelerators(text: str) -> list[str]:
+    return [a.strip() for a in text.split(",") if a.strip()]
+
+
+async def _compute(request: Request, pool: str, task: str, params: dict[str, Any]) -> Response:
+    parts, fmt = await request_parts(request)
+    answer = await request.app.state.pools[pool].run(Task(task, {**params, "input_format": fmt}, parts))
+    return Response(answer.body, status_code=answer.status, media_type=answer.media_type)
+
+
+@router.get("/health", summary="the server is up", tags=["reference"])
+async def health() -> dict[str, Any]:
+    """The server is up, its version; needs no token (for a load balancer)."""
+    return {"version": __version__, "status": "ok"}
+
+
+@router.post("/evaluate", summary="evaluate a table of scenarios", tags=["compute"],
+             openapi_extra=openapi.table_body(),
+             responses={200: {"description": "every row evaluated", "content": {
+                 "application/json": {"schema": openapi.ref("Evaluation")}, "text/csv": {},
+                 "application/vnd.apache.parquet": {}}}})
+async def evaluate(request: Request, format: Literal["json", "csv", "parquet"] = "json") -> Response:
+    """Every scenario of the table evaluated, in the format asked for: what ``token-economics evaluate`` writes.
+    A table with invalid rows is answered 422: every problem, and the valid rows' results beside them.
+    """
+    return await _compute(request, "evaluate", "evaluate", {"format": format})
+
+
+@router.post("/explain", summary="the derivation of one row", tags=["compute"], openapi_extra=openapi.table_body())
+async def explain(request: Request, row: Row = "", format: Literal["json", "text"] = "json") -> Response:
+    """Where each input of the row comes from, then every output's formula with the numbers substituted."""
+    return await _compute(request, "evaluate", "explain", {"row": row, "format": format})
+
+
+@router.post("/compare", summary="one row across accelerators", tags=["compute"], openapi_extra=openapi.table_body())
+async def compare(request: Request, row: Row = "", accelerators: Accelerators = "",
+                  format: Literal["json", "csv"] = "json") -> Response:
+    """The row's demand served by each accelerator, ranked by cost per million tokens."""
+    return await _compute(request, "evaluate", "compare", {"row": row, "format": format,
+                                                           "accelerators": _accelerators(accelerators)})
+
+
+@router.post("/retrofit", summary="an existing fleet's retrofit options", tags=["studies"],
+             openapi_extra=openapi.table_body())
+async def retrofit(request: Request, row: Row = "", format: Literal["json", "csv"] = "json",
+                   explain: bool = False) -> Response:
+    """Status quo, add decode accelerators, more of the same, a new generation: NPV, IRR, payback, cash flows and
+    the break-even decode accelerator price; ``explain=true`` gives the study's derivation as text.
+    """
+    return await _compute(request, "study", "retrofit", {"row": row, "format": format, "explain": explain})
+
+
+@router.post("/uncertainty", summary="tornado and Monte Carlo over a row's ranges", tags=["studies"],
+             openapi_extra=openapi.table_body())
+async def uncertainty(request: Request, row: Row = "", output_field: str = "cost_usd_per_m_tokens",
+                      samples: Annotated[int, Query(ge=1, le=1_000_000)] = 10_000,
+                      seed: Annotated[int, Query(ge=0, le=2**32 - 1)] = 0,
+                      distribution: Literal["triangular", "uniform"] = "triangular", default_ranges: bool = False,
+                      format: Literal["json", "csv"] = "json") -> Response:
+    """The tornado of ``output_field`` and the Monte Carlo summary over the row's ``<field>_low``/``<field>_high``
+    columns (with ``default_ranges`` the Uncertainty page's ranges where it gives none).
+    """
+    most = request.app.state.settings.max_samples
+    if samples > most:
+        raise ApiError(Code.UNUSABLE_INPUT, f"samples: at most {most:,} on this server, got {samples:,}",
+                       [{"row": None, "field": "samples", "value": samples,
+                         "message": f"samples: must be <= {most:,} on this server"}])
+    return await _compute(request, "study", "uncertainty", {
+        "row": row, "output_field": output_field, "samples": samples, "seed": seed, "distribution": distribution,
+        "default_ranges": default_ranges, "format": format})
+
+
+@router.post("/plan", summary="the cheapest fleet for a row's demand", tags=["studies"],
+             openapi_extra=openapi.table_body(("curves", "candidates")))
+async def plan(request: Request, row: Row = "", accelerators: Accelerators = "",
+               frontier: Literal["none", "speed", "site", "both"] = "none",
+               format: Literal["json", "csv"] = "json") -> Response:
+    """Prefill and decode pools, owned and rented, with the existing fleet, for the row's demand, targets and
+    facility; 200 with ``feasible: false`` and the diagnosis when no plan serves it.
+    """
+    return await _compute(request, "study", "plan", {"row": row, "accelerators": _accelerators(accelerators),
+                                                     "frontier": frontier, "format": format})
+
+
+@router.post("/import-benchmark", summary="benchmark results as a curve file", tags=["compute"],
+             openapi_extra=openapi.files_body())
+async def import_benchmark(request: Request, accelerator: Annotated[str, Query(max_length=200)] = "",
+                           accelerators: Annotated[int | None, Query(ge=1, le=100_000)] = None,
+                           model: Annotated[str, Query(max_length=200)] = "",
+                           precision: Annotated[str, Query(max_length=20)] = "",
+                           benchmark_format: str = "auto", curve_id: Annotated[str, Query(max_length=200)] = "",
+                           skip_bad_rows: bool = False,
+                           input_tokens: Annotated[float | None, Query(gt=0, le=1e7)] = None,
+                           output_tokens: Annotated[float | None, Query(gt=0, le=1e7)] = None,
+                           format: Literal["json", "csv"] = "csv") -> Response:
+    """vLLM, SGLang, GenAI-Perf, AIPerf, GuideLLM, InferenceX or MLPerf results (form field ``files``) as the curve
+    file the other endpoints take as ``curves``.
+    """
+    return await _compute(request, "study", "import_benchmark", {
+        "accelerator": accelerator, "accelerators": accelerators, "model": model, "precision": precision,
+        "benchmark_format": benchmark_format, "curve_id": curve_id, "skip_bad_rows": skip_bad_rows,
+        "input_tokens": input_tokens, "output_tokens": output_tokens, "format": format})
+
+
+@router.get("/fields", summary="the input fields and outputs", tags=["reference"])
+async def fields(format: Literal["json", "markdown"] = "json") -> Response:
+    """Every scenario field (type, unit, default, bounds, description) and every output (unit, label,
+    description): the tables ``token-economics fields`` prints.
+    """
+    if format == "markdown":
+        return Response(fields_markdown(), media_type="text/markdown; charset=utf-8")
+    inputs = [{"name": f.name, "kind": f.kind, "unit": f.unit, "default": f.default, "optional": f.optional,
+               "choices": list(f.choices), "ge": f.ge, "gt": f.gt, "le": f.le, "lt": f.lt, "group": f.group,
+               "label": f.label, "description": f.description} for f in FIELDS.values()]
+    outputs = [{"name": o.name, "unit": o.unit, "label": o.label, "description": o.description,
+                "optional": o.optional, "integer": o.integer, "numeric": o.numeric} for o in OUTPUTS.values()]
+    return JSONResponse({"version": __version__, "fields": inputs, "outputs": outputs})
+
+
+@router.get("/schema", summary="the JSON schema of a scenario", tags=["reference"])
+async def schema() -> dict[str, Any]:
+    """The JSON schema of a scenario, as ``token-economics schema`` prints it."""
+    return Scenario.model_json_schema()
+
+
+def _catalog_names() -> list[str]:
+    return sorted(p.stem for p in data_dir().glob("*.csv"))
+
+
+@router.get("/catalogs", summary="the catalogs", tags=["reference"])
+async def catalogs() -> dict[str, Any]:
+    """The catalogs the engine reads (accelerators, models, throughput curves and claims, prices, defaults...);
+    every row of each carries its source URL, the date it was read and a confidence tag.
+    """
+    return {"version": __version__, "catalogs": _catalog_names()}
+
+
+@router.get("/catalogs/{name}", summary="one catalog with its sources", tags=["reference"])
+async def catalog(name: str, format: Literal["json", "csv"] = "json") -> Response:
+    """Every row of the catalog ``name`` as stored (each cell as text), its sources included."""
+    if name not in _catalog_names():
+        raise ApiError(Code.NOT_FOUND, f"no catalog '{name[:100]}': GET /v1/catalogs lists them")
+    text = (data_dir() / f"{name}.csv").read_text(encoding="utf-8")
+    if format == "csv":
+        return Response(text, media_type=MEDIA["csv"])
+    rows = list(csv.DictReader(io.StringIO(text)))
+    return JSONResponse({"version": __version__, "name": name, "rows": rows})

@@ -1,0 +1,112 @@
+"""The HTTP API's settings: limits, pools, token and CORS, read from ``token-economics serve``'s options or the
+environment (``TOKEN_ECONOMICS_API_*``), each checked against its bounds before the server starts.
+
+The server's uvicorn worker processes each build the app from the environment (:func:`from_environment`), so
+``serve`` writes its options there before starting them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+ENV_PREFIX = "TOKEN_ECONOMICS_API_"
+TOKEN_VARIABLE = "TOKEN_ECONOMICS_API_TOKEN"
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A setting's bounds [low, high] and what it means (the option's help and the message naming it)."""
+
+    low: float
+    high: float
+    help: str
+
+
+LIMITS: dict[str, Limit] = {
+    "max_body_mb": Limit(1, 4096, "largest request body accepted [MB]; a larger one is answered 413"),
+    "max_rows": Limit(1, 10_000_000, "most scenarios in one request; more are answered 413"),
+    "request_timeout_s": Limit(0.1, 3600, "time limit of one computation [s]; past it the work is stopped (its "
+                               "worker process replaced) and the request answered 504"),
+    "queue_timeout_s": Limit(0, 600, "longest wait for a free worker [s]; past it the request is answered 503"),
+    "evaluate_workers": Limit(1, 64, "worker processes for evaluate, explain and compare"),
+    "study_workers": Limit(1, 64, "worker processes for plan, retrofit, uncertainty, sweep, report and "
+                           "import-benchmark (apart, so a long plan never holds up an evaluate)"),
+    "worker_memory_mb": Limit(256, 1 << 20, "address-space limit of each worker process [MB]; a computation that "
+                              "needs more is answered 507"),
+    "max_samples": Limit(1, 1_000_000, "most Monte Carlo samples an uncertainty request may ask for"),
+}
+"""Every numeric setting, its bounds and its meaning: the one source for the options, the environment and the
+checks."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The server's limits (:data:`LIMITS` gives each one's bounds and meaning), the bearer token ('' = none) and the
+    origins allowed by CORS (none by default: browsers on other origins are refused).
+    """
+
+    max_body_mb: float = 64
+    max_rows: int = 100_000
+    request_timeout_s: float = 60
+    queue_timeout_s: float = 10
+    evaluate_workers: int = 2
+    study_workers: int = 1
+    worker_memory_mb: int = 4096
+    max_samples: int = 100_000
+    token: str = ""
+    cors_origins: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        """Refuse a setting outside its bounds, naming it."""
+        for name, limit in LIMITS.items():
+            value = getattr(self, name)
+            if not limit.low <= value <= limit.high:
+                raise ValueError(f"{name}: must be between {limit.low:g} and {limit.high:g} ({limit.help}), "
+                                 f"got {value!r}")
+
+    @property
+    def max_body_bytes(self) -> int:
+        """:attr:`max_body_mb` in bytes."""
+        return int(self.max_body_mb * (1 << 20))
+
+
+def _number(name: str, text: str) -> float:
+    kind = int if isinstance(getattr(Settings, name), int) else float
+    try:
+        return kind(text)
+    except ValueError:
+        raise ValueError(f"{ENV_PREFIX}{name.upper()}: not a {'whole ' if kind is int else ''}number: "
+                         f"{text[:80]!r}") from None
+
+
+def from_environment(env: Mapping[str, str] | None = None) -> Settings:
+    """The settings the environment gives (``TOKEN_ECONOMICS_API_MAX_ROWS=...``, ``..._TOKEN``,
+    ``..._CORS_ORIGINS`` comma-separated), the defaults elsewhere; :class:`ValueError` naming a bad one.
+
+    >>> from_environment({"TOKEN_ECONOMICS_API_MAX_ROWS": "10"}).max_rows
+    10
+    """
+    env = os.environ if env is None else env
+    given: dict[str, object] = {}
+    for f in fields(Settings):
+        text = env.get(ENV_PREFIX + f.name.upper())
+        if text is None or text == "":
+            continue
+        if f.name == "cors_origins":
+            given[f.name] = tuple(o.strip() for o in text.split(",") if o.strip())
+        elif f.name == "token":
+            given[f.name] = text
+        else:
+            given[f.name] = _number(f.name, text)
+    return Settings(**given)  # type: ignore[arg-type]
+
+
+def to_environment(settings: Settings) -> dict[str, str]:
+    """The environment that gives ``settings`` back (:func:`from_environment`), for uvicorn's worker processes."""
+    out = {}
+    for f in fields(Settings):
+        value = getattr(settings, f.name)
+        out[ENV_PREFIX + f.name.upper()] = ",".join(value) if isinstance(value, tuple) else str(value)
+    return out

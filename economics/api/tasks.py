@@ -1,0 +1,308 @@
+"""What each HTTP endpoint computes, as the CLI's commands compute it: a function of the request's parts (the bytes
+of its table, candidates, curves or benchmark files) and its parameters, answering bytes and a media type.
+
+They run inside the worker processes (:mod:`economics.api.workers`), one request at a time, so a computation past
+its time limit can be stopped by ending its process. Every failure is an :class:`~economics.api.errors.ApiError`
+(:func:`run` turns the library's own exceptions into one), never a trace.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import pandas as pd
+
+from economics import user_curves
+from economics.api.errors import ApiError, Code, problem
+from economics.catalog import accelerator_ids, closest, unknown_id_message
+from economics.engine.batch import ScenarioError, as_scenario, evaluate_scenario, explain_row, provenance_text
+from economics.io import benchmarks, one_row, tables
+from economics.io.one_row import InvalidRow
+from economics.io.plan_files import InvalidPlanRow, plan_csv_text, plan_from_files, solver_chatter_silenced
+from economics.io.scenario_files import to_csv_text, to_json_text
+from economics.outputs import NUMERIC_OUTPUTS
+from economics.scenario import FIELDS
+from economics.studies.compare import compare_accelerators
+from economics.studies.retrofit import analyse, break_even_decode_price_usd
+from economics.studies.retrofit_explain import shortfall_notes, study_text
+from economics.studies.uncertainty import default_ranges, monte_carlo, ranges_from_row, tornado
+from economics.validation import InputError
+from economics.values import shown
+from economics.version import __version__
+
+MEDIA = {"json": "application/json", "csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apache.parquet",
+         "text": "text/plain; charset=utf-8"}
+"""The media type of each answer format."""
+
+
+@dataclass
+class Request:
+    """One computation: the task's name, its parameters (JSON values) and its parts (name -> list of (file name,
+    bytes)): ``scenarios``, ``candidates``, ``curves``, ``files``.
+    """
+
+    task: str
+    params: dict[str, Any] = field(default_factory=dict)
+    parts: dict[str, list[tuple[str, bytes]]] = field(default_factory=dict)
+
+    def one(self, name: str) -> bytes | None:
+        """The bytes of the single part ``name``, or None."""
+        got = self.parts.get(name) or []
+        return got[0][1] if got else None
+
+
+@dataclass
+class Answer:
+    """A computation's answer: HTTP status, media type and body."""
+
+    status: int
+    media_type: str
+    body: bytes
+
+
+def _json(doc: dict[str, Any]) -> Answer:
+    return Answer(200, MEDIA["json"], json.dumps({"version": __version__, **doc}, allow_nan=False,
+                                                 ensure_ascii=False).encode())
+
+
+def _table(req: Request) -> bytes:
+    data = req.one("scenarios")
+    if data is None:
+        raise ApiError(Code.UNUSABLE_INPUT, "no scenarios: send a table (JSON, CSV or Parquet) as the body, or as "
+                       "the form field 'scenarios'")
+    return data
+
+
+def _curves(req: Request) -> str:
+    """The curve file sent with the request (form field ``curves``) loaded in this worker; its hash, or ''."""
+    data = req.one("curves")
+    if data is None:
+        return ""
+    name = (req.parts.get("curves") or [("curves.csv", b"")])[0][0]
+    try:
+        return user_curves.load(data, name or "curves.csv").sha256
+    except user_curves.CurveFileError as exc:
+        raise ApiError(Code.UNUSABLE_INPUT, f"curves: {exc}") from None
+
+
+def evaluate(req: Request, max_rows: int) -> Answer:
+    """Every scenario evaluated, as ``evaluate`` writes them (the same writer: the CLI's bytes for CSV and Parquet,
+    its records for JSON); 422 with the valid rows' results and every problem when a row is invalid.
+    """
+    fmt = req.params.get("format") or "json"
+    frames: list[pd.DataFrame] = []
+
+    def kept(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+        result, report = one_row.evaluate_chunk(df, curves)
+        frames.append(result)
+        return result, report
+
+    curves = _curves(req)
+    out = io.BytesIO()
+    chunks = tables.read_chunks(_table(req), req.params.get("input_format"), max_rows=max_rows)
+    totals = tables.stream(chunks, kept, tables.TableWriter("-", fmt, out))
+    if not totals.invalid:
+        return Answer(200, MEDIA[fmt], out.getvalue())
+    whole = pd.concat(frames, ignore_index=True)
+    valid = whole[whole["valid"].astype(bool)]
+    results = json.loads(to_json_text(valid)) if fmt != "json" else [r for r in json.loads(out.getvalue())
+                                                                      if r.get("valid")]
+    raise ApiError(Code.INVALID_ROWS, f"{totals.invalid:,} of {totals.rows:,} rows invalid; the valid rows were "
+                   "evaluated", [problem(*r) for r in totals.report.itertuples(index=False, name=None)], results)
+
+
+def _row(req: Request) -> one_row.ChosenRow:
+    """The row ``row`` names or numbers; with no ``row``, the table's only row."""
+    data, row = _table(req), str(req.params.get("row") or "")
+    if not row:
+        rows = len(tables.read_table(data, max_rows=2))
+        if rows != 1:
+            raise ApiError(Code.UNUSABLE_INPUT, "row: the table has more than one row; give the row's name or number "
+                           "(row=NAME, row=number:N)")
+        row = "number:1"
+    return one_row.chosen_row(data, row, _curves(req))
+
+
+def _accelerators(req: Request) -> list[str]:
+    ids = [a.strip().lower() for a in req.params.get("accelerators") or [] if a.strip()]
+    unknown = [a for a in ids if a not in accelerator_ids()]
+    if unknown:
+        raise ApiError(Code.UNUSABLE_INPUT, unknown_id_message("accelerators", shown(unknown[0]), accelerator_ids()))
+    return ids
+
+
+def explain(req: Request) -> Answer:
+    """Where each input of the row comes from, and its derivation with the numbers substituted (``explain``)."""
+    chosen = _row(req)
+    one = chosen.frame
+    try:
+        trace = explain_row(one[[c for c in one.columns if str(c) in FIELDS]], 0)
+    except ScenarioError as exc:
+        raise one_row.invalid(one, chosen.position, exc.problems) from None
+    provenance = provenance_text(chosen.fields)
+    if req.params.get("format") == "text":
+        return Answer(200, MEDIA["text"], (provenance + "\n\n" + trace.text() + "\n").encode())
+    return _json({"name": str(chosen.cells.get("name", "")), "provenance": provenance, "derivation": trace.text()})
+
+
+def _notes(chosen: one_row.ChosenRow, command: str) -> list[str]:
+    return [n for n in (chosen.note, one_row.ranges_note(chosen.cells, command)) if n]
+
+
+def compare(req: Request) -> Answer:
+    """The row's demand on each accelerator asked for (default: every catalog accelerator), as ``compare``."""
+    chosen = _row(req)
+    ids = _accelerators(req) or accelerator_ids()
+    try:
+        table = compare_accelerators(chosen.fields, ids)
+    except ScenarioError as exc:
+        raise InvalidRow([str(exc)]) from None
+    if req.params.get("format") == "csv":
+        return Answer(200, MEDIA["csv"], to_csv_text(table).encode())
+    return _json({"notes": _notes(chosen, "compare"), "results": json.loads(to_json_text(table))})
+
+
+def retrofit(req: Request) -> Answer:
+    """The row's retrofit options, their cash flows and the break-even decode price, as ``retrofit``; with
+    ``explain`` the study's derivation as text.
+    """
+    chosen = _row(req)
+    try:
+        result = analyse(chosen.fields)
+        price = break_even_decode_price_usd(chosen.fields)
+    except ValueError as exc:  # ScenarioError, or a field the study needs (the existing fleet's size)
+        raise InvalidRow([str(exc)]) from None
+    if req.params.get("explain"):
+        return Answer(200, MEDIA["text"], study_text(result, as_scenario(chosen.fields)).encode())
+    if req.params.get("format") == "csv":
+        text = to_csv_text(result.options) + "\n" + to_csv_text(result.cashflows)
+        text += f"\nbreak_even_decode_price_usd,{'' if price is None else round(price, 2)}\n"
+        return Answer(200, MEDIA["csv"], text.encode())
+    return _json({"notes": _notes(chosen, "retrofit") + shortfall_notes(result),
+                  "options": json.loads(to_json_text(result.options)),
+                  "cashflows": json.loads(to_json_text(result.cashflows)), "break_even_decode_price_usd": price})
+
+
+def uncertainty(req: Request) -> Answer:
+    """The tornado of ``output_field`` and the Monte Carlo summary over the row's ranges, as ``uncertainty``."""
+    output = str(req.params.get("output_field") or "cost_usd_per_m_tokens")
+    if output not in NUMERIC_OUTPUTS:
+        guess = closest(output, list(NUMERIC_OUTPUTS)) if len(output) <= 100 else None
+        raise ApiError(Code.UNUSABLE_INPUT, f"output_field: '{shown(output)}' is not a numeric output"
+                       + (f"; did you mean '{guess}'?" if guess else "") + " (GET /v1/fields lists the outputs)")
+    chosen = _row(req)
+    samples, seed = int(req.params.get("samples", 10_000)), int(req.params.get("seed", 0))
+    distribution: Literal["triangular", "uniform"] = (
+        "uniform" if req.params.get("distribution") == "uniform" else "triangular")
+    try:
+        ranges = ranges_from_row(chosen.cells)
+        if req.params.get("default_ranges"):
+            ranges = default_ranges(evaluate_scenario(as_scenario(chosen.fields)), dict(ranges))
+        if not ranges:
+            raise ApiError(Code.UNUSABLE_INPUT, "no ranges: add <field>_low and <field>_high columns (e.g. "
+                           "electricity_usd_per_kwh_low), or set default_ranges=true")
+        sens = tornado(chosen.fields, ranges, output)
+        mc = monte_carlo(chosen.fields, ranges, samples, seed, distribution)
+    except ScenarioError as exc:
+        raise InvalidRow([str(exc)]) from None
+    if req.params.get("format") == "csv":
+        text = (f"# tornado ({output})\n" + to_csv_text(sens) + f"\n# monte carlo ({samples} samples, "
+                f"{distribution}, seed {seed})\n" + to_csv_text(mc.summary))
+        return Answer(200, MEDIA["csv"], text.encode())
+    return _json({"output_field": output, "samples": samples, "seed": seed, "distribution": distribution,
+                  "tornado": json.loads(to_json_text(sens)), "monte_carlo": json.loads(to_json_text(mc.summary))})
+
+
+def _plan_parts(req: Request) -> tuple[bytes, bytes | None]:
+    """The plan row's table and the candidates: form fields, or one JSON body ``{"scenarios": [...],
+    "candidates": [...]}``.
+    """
+    data, candidates = _table(req), req.one("candidates")
+    if candidates is None and data.lstrip()[:1] == b"{":
+        try:
+            doc = json.loads(data)
+        except ValueError:
+            return data, None  # the reader names what is wrong with it
+        if isinstance(doc, dict) and "candidates" in doc:
+            candidates = json.dumps(doc.pop("candidates")).encode()
+            data = json.dumps(doc).encode()
+    return data, candidates
+
+
+def plan(req: Request) -> Answer:
+    """The cheapest fleet for the row's demand (and its frontiers), as ``plan``: 200 with ``feasible`` false and
+    the diagnosis when no plan serves the demand (a plan is data).
+    """
+    data, candidates = _plan_parts(req)
+    row = str(req.params.get("row") or "number:1")
+    try:
+        with solver_chatter_silenced():
+            out = plan_from_files(data, row, candidates, _accelerators(req), str(req.params.get("frontier") or "none"),
+                                  _curves(req))
+    except InvalidPlanRow as exc:
+        raise InvalidRow(str(exc).splitlines()) from None
+    if req.params.get("format") == "csv":
+        return Answer(200, MEDIA["csv"], plan_csv_text(out).encode())
+    return _json(out)
+
+
+def import_benchmark(req: Request) -> Answer:
+    """Benchmark files (form field ``files``) as a curve file, as ``import-benchmark``: CSV, or JSON with notes."""
+    files = req.parts.get("files") or []
+    if not files:
+        raise ApiError(Code.UNUSABLE_INPUT, "files: send one or more benchmark result files as the form field 'files'")
+    p = req.params
+    skipped: list[str] | None = [] if p.get("skip_bad_rows") else None
+    try:
+        table = benchmarks.import_benchmark([(name or f"file {i + 1}", data) for i, (name, data) in enumerate(files)],
+                                            p.get("accelerator") or "", p.get("accelerators"), p.get("model") or "",
+                                            p.get("precision") or "", p.get("benchmark_format") or "auto",
+                                            p.get("curve_id") or "", skipped, p.get("input_tokens"),
+                                            p.get("output_tokens"))
+    except benchmarks.BenchmarkError as exc:
+        raise ApiError(Code.UNUSABLE_INPUT, str(exc)) from None
+    text = benchmarks.curves_csv(table)
+    if p.get("format") == "csv":
+        return Answer(200, MEDIA["csv"], text.encode())
+    return _json({"points": len(table), "curves": int(table["curve_id"].nunique()), "skipped": skipped or [],
+                  "curves_csv": text})
+
+
+TASKS: dict[str, Callable[..., Answer]] = {"evaluate": evaluate, "explain": explain, "compare": compare,
+                                           "retrofit": retrofit, "uncertainty": uncertainty, "plan": plan,
+                                           "import_benchmark": import_benchmark}
+"""Each endpoint's computation, by the name the app sends."""
+
+
+def _failure(exc: BaseException) -> ApiError:
+    """The error-shape failure of an exception the library raised."""
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, InvalidRow):
+        return ApiError(Code.INVALID_ROWS, exc.lines[0] if len(exc.lines) == 1 else
+                        f"the row is invalid ({len(exc.lines)} problems)", exc.problems)
+    if isinstance(exc, InputError | user_curves.CurveFileError | benchmarks.BenchmarkError):
+        return ApiError(Code.UNUSABLE_INPUT, str(exc))
+    if isinstance(exc, RecursionError):
+        return ApiError(Code.UNUSABLE_INPUT, "input nested too deeply")
+    if isinstance(exc, MemoryError):
+        return ApiError(Code.OUT_OF_MEMORY, "out of memory: send fewer rows or ask for fewer samples")
+    return ApiError(Code.INTERNAL, f"internal error: {type(exc).__name__}: {exc} (please report this with the input "
+                    "that caused it)")
+
+
+def run(req: Request, max_rows: int) -> Answer | ApiError:
+    """The answer of ``req``, or the failure to answer in the error shape; never raises."""
+    task = TASKS.get(req.task)
+    if task is None:
+        return ApiError(Code.NOT_FOUND, f"no task '{shown(req.task)}'")
+    try:
+        call = functools.partial(task, req, max_rows) if task is evaluate else functools.partial(task, req)
+        return call()
+    except Exception as exc:  # the last line of defence: the error shape, never a trace
+        return _failure(exc)

@@ -1,0 +1,170 @@
+"""Bounded pools of worker processes: every computation runs in one, so a request past its time limit is stopped by
+ending the process (and a fresh one takes its place), and a long plan in the study pool never holds up an evaluate.
+
+A request reaches a worker as JSON and raw bytes over a pipe, and the answer comes back the same way: nothing is
+pickled. The processes fork from a server process that imported the engine once (``forkserver``), so a
+replacement is ready in milliseconds, and each sets its own address-space limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import multiprocessing as mp
+import signal
+from concurrent.futures import ThreadPoolExecutor
+from multiprocessing.connection import Connection
+from typing import Any
+
+from economics.api import errors, tasks
+from economics.api.errors import ApiError, Code
+from economics.api.tasks import Answer, Request
+
+PRELOAD = ["economics.api.tasks"]
+"""Imported once by the fork server, so each worker starts with the engine loaded."""
+
+
+def _limit_memory(memory_mb: int) -> None:
+    with contextlib.suppress(ImportError, ValueError, OSError):
+        import resource
+        limit = memory_mb << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def worker_main(conn: Connection, memory_mb: int, max_rows: int) -> None:
+    """A worker's loop: a request's header (JSON) and parts (bytes) in, the answer's header and body out, until the
+    pipe closes.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which ends its workers
+    _limit_memory(memory_mb)
+    while True:
+        try:
+            head = json.loads(conn.recv_bytes())
+            parts: dict[str, list[tuple[str, bytes]]] = {}
+            for name, filename in head["parts"]:
+                parts.setdefault(name, []).append((filename, conn.recv_bytes()))
+        except (EOFError, OSError):
+            return
+        answer = tasks.run(Request(head["task"], head["params"], parts), max_rows)
+        if isinstance(answer, ApiError):
+            answer = Answer(answer.code.status, tasks.MEDIA["json"], errors.body_bytes(answer))
+        try:
+            conn.send_bytes(json.dumps({"status": answer.status, "media_type": answer.media_type}).encode())
+            conn.send_bytes(answer.body)
+        except (BrokenPipeError, OSError):
+            return
+
+
+class WorkerGone(Exception):
+    """The worker process ended before it answered (killed by the operating system, or a crash)."""
+
+
+class Worker:
+    """One worker process and its end of the pipe."""
+
+    def __init__(self, context: Any, memory_mb: int, max_rows: int) -> None:
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=worker_main, args=(child, memory_mb, max_rows), daemon=True)
+        self.process.start()
+        child.close()
+
+    def exchange(self, request: Request, timeout_s: float) -> Answer | None:
+        """The worker's answer to ``request``, or None when it took longer than ``timeout_s`` (the worker is then
+        stopped: :meth:`stop`). Raises :class:`WorkerGone`.
+        """
+        try:
+            head = {"task": request.task, "params": request.params,
+                    "parts": [[name, filename] for name, files in request.parts.items() for filename, _ in files]}
+            self.conn.send_bytes(json.dumps(head).encode())
+            for files in request.parts.values():
+                for _, data in files:
+                    self.conn.send_bytes(data)
+            if not self.conn.poll(timeout_s):
+                self.stop()
+                return None
+            got = json.loads(self.conn.recv_bytes())
+            return Answer(int(got["status"]), str(got["media_type"]), self.conn.recv_bytes())
+        except (EOFError, OSError) as exc:
+            self.stop()
+            raise WorkerGone(str(exc)) from None
+
+    def stop(self) -> None:
+        """End the process (SIGKILL: a computation in a C library does not look at signals) and wait for it."""
+        with contextlib.suppress(OSError, ValueError):
+            self.process.kill()
+            self.process.join(5)
+            self.conn.close()
+
+    @property
+    def alive(self) -> bool:
+        """Whether the process still runs."""
+        return bool(self.process.is_alive())
+
+
+class Pool:
+    """``size`` workers; a request waits at most ``queue_timeout_s`` for one (then 503) and runs at most
+    ``timeout_s`` (then 504, the worker replaced).
+    """
+
+    def __init__(self, name: str, size: int, memory_mb: int, max_rows: int, timeout_s: float,
+                 queue_timeout_s: float) -> None:
+        self.name, self.size, self.timeout_s, self.queue_timeout_s = name, size, timeout_s, queue_timeout_s
+        self.memory_mb, self.max_rows = memory_mb, max_rows
+        self.context = mp.get_context("forkserver")
+        self.context.set_forkserver_preload(PRELOAD)
+        self.idle: asyncio.Queue[Worker] = asyncio.Queue()
+        self.threads = ThreadPoolExecutor(max_workers=size, thread_name_prefix=f"pool-{name}")
+        self.workers: list[Worker] = []
+        for _ in range(size):
+            self._add()
+
+    def _add(self) -> None:
+        worker = Worker(self.context, self.memory_mb, self.max_rows)
+        self.workers.append(worker)
+        self.idle.put_nowait(worker)
+
+    def _retire(self, worker: Worker) -> None:
+        """Replace a worker that was stopped or died."""
+        worker.stop()
+        self.workers.remove(worker)
+        self._add()
+
+    def _done(self, worker: Worker) -> None:
+        if worker.alive:
+            self.idle.put_nowait(worker)
+        else:
+            self._retire(worker)
+
+    async def run(self, request: Request) -> Answer:
+        """The answer of ``request`` from a free worker of this pool; :class:`ApiError` BUSY, TIMEOUT or INTERNAL."""
+        try:
+            worker = await asyncio.wait_for(self.idle.get(), self.queue_timeout_s or 0.001)
+        except TimeoutError:
+            raise ApiError(Code.BUSY, f"all {self.size} {self.name} workers were busy for {self.queue_timeout_s:g} s; "
+                           "try again") from None
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(self.threads, worker.exchange, request, self.timeout_s)
+        try:
+            answer = await asyncio.shield(future)
+        except asyncio.CancelledError:  # the client went away: the worker is handed back once it has answered
+            future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._done, worker))
+            raise
+        except WorkerGone:
+            self._retire(worker)
+            raise ApiError(Code.INTERNAL,
+                           "the worker process ended before it answered (out of memory, or a crash); it was "
+                           "replaced") from None
+        if answer is None:
+            self._retire(worker)
+            raise ApiError(Code.TIMEOUT, f"the computation ran past the {self.timeout_s:g} s time limit and was "
+                           "stopped; send fewer rows or candidates, or ask the operator for a longer "
+                           "--request-timeout-s")
+        self._done(worker)
+        return answer
+
+    def close(self) -> None:
+        """End every worker."""
+        for worker in self.workers:
+            worker.stop()
+        self.threads.shutdown(wait=False, cancel_futures=True)
