@@ -34,6 +34,9 @@ from economics.user_curves import CurveFile, CurveFileError, read_bounded
 from economics.user_curves import load as _load
 from economics.validation import InputError
 
+__version__ = "0.1.0"
+"""The package's version: pyproject.toml reads it from here (``[tool.setuptools.dynamic]``)."""
+
 
 def load_curves(source: str | bytes, name: str = "") -> CurveFile:
     """A curve file (``import-benchmark`` output) read from a path or bytes, checked and kept under its SHA-256:
@@ -45,6 +48,7 @@ def load_curves(source: str | bytes, name: str = "") -> CurveFile:
     return _load(read_bounded(source), name or source.rsplit("/", 1)[-1])
 
 __all__ = [
+    "__version__",
     "CATALOG_FIELDS",
     "BenchmarkError",
     "CurveFile",

@@ -168,3 +168,19 @@ def _payback_lines(diff: np.ndarray, months: Any) -> list[str]:
 def study_text(result: RetrofitResult, s: Scenario) -> str:
     """Every option's derivation, one after the other (``retrofit --explain``)."""
     return "\n".join(option_text(result, name, s) for name in result.options["option"])
+
+
+def shortfall_notes(result: RetrofitResult) -> list[str]:
+    """A note for each option that cannot serve the whole demand, year by year, with the revenue it turns away
+    (:attr:`economics.studies.retrofit.RetrofitResult.shortfall`, as the Decode page shows it): ``retrofit``'s
+    notes on stderr.
+    """
+    lines = []
+    short = result.shortfall
+    for option in dict.fromkeys(short["option"]):
+        mine = short[short["option"] == option]
+        years = ", ".join(f"year {int(t)} {100 * f:.1f} %" for t, f in zip(mine["year"], mine["served_share"],
+                                                                           strict=True))
+        lines.append(f"note: {option} cannot serve the whole demand: served {years}; revenue turned away "
+                     f"{mine['forgone_revenue_usd'].sum():,.0f} USD over the horizon")
+    return lines
