@@ -204,14 +204,18 @@ def show_table(table: Any, key: str, extra: Mapping[str, tuple[str, str]] | None
     st.dataframe(shown, hide_index=True, width="stretch", key=key, column_config=config)
 
 
-def share() -> None:
-    """The link that reproduces the page: the whole state, shown as plain text to copy."""
+def share_link() -> str:
+    """The link that reproduces the page: its address with the whole state as the query."""
     query = links.link_query(state.scenario(), state.settings(), state.baseline())
-    base_url = (st.context.url or "").split("?")[0]
+    return links.link_text((st.context.url or "").split("?")[0], query)
+
+
+def share() -> None:
+    """The link that reproduces the page (:func:`share_link`), shown as plain text to copy."""
     with st.expander("Share this scenario"):
         st.caption("The link holds the whole state: every input that differs from the default scenario, the page "
                    "settings and the baseline. Opening it anywhere reproduces these results.")
-        st.code(links.link_text(base_url, query), language=None)
+        st.code(share_link(), language=None)
 
 
 def _claims_for(accelerator: str | None) -> Any:

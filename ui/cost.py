@@ -11,7 +11,7 @@ import streamlit as st
 
 import economics
 from economics.report import charts, kpis
-from ui import common, editor, state, studies
+from ui import common, editor, report, state, studies
 from ui import format as fmt
 from ui.text import plain
 
@@ -111,5 +111,6 @@ common.show_table(margins, key="api_prices", columns=[
         "price_usd_per_m_input_tokens": ("Input price [USD/M token]", "usd_rate"),
         "price_usd_per_m_output_tokens": ("Output price [USD/M token]", "usd_rate")})
 
+report.offer("cost", report.scenario_pdf("cost"))
 common.share()
 common.explanation(scenario, key="show_derivation")

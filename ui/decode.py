@@ -17,7 +17,7 @@ import streamlit as st
 import economics
 from economics import catalog
 from economics.report import kpis
-from ui import common, editor, state, studies
+from ui import common, editor, report, state, studies
 from ui import format as fmt
 from ui.text import plain
 
@@ -247,4 +247,5 @@ else:
                          "source_date"]], hide_index=True, width="stretch", column_config={
         "value": st.column_config.NumberColumn("Value", format="%,.0f"),
         "source_date": st.column_config.TextColumn("Date")})
+report.offer("decode", report.scenario_pdf("decode"))
 common.share()

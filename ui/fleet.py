@@ -13,7 +13,7 @@ import streamlit as st
 import economics
 from economics import catalog
 from economics.report import kpis
-from ui import common, editor, state, studies
+from ui import common, editor, report, state, studies
 from ui import format as fmt
 from ui.text import plain
 
@@ -99,6 +99,7 @@ elif choices:
     st.caption("A rented fleet is off site: the site's power, racks and cooling limits do not apply to it, so it is "
                "never said to fit them.")
 
+report.offer("fleet", report.scenario_pdf("fleet"))
 common.share()
 # the derivation stays when the fleet does not fit: that is when a user needs to see why
 common.explanation(scenario, key="show_derivation")

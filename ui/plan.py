@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import json
 from typing import Any
 
@@ -24,7 +25,7 @@ from economics.io import plan_files
 from economics.report import charts, kpis
 from economics.studies import planner
 from economics.validation import InputError
-from ui import common, editor, links, state
+from ui import common, editor, links, report, state
 from ui import format as fmt
 from ui.text import plain
 
@@ -371,7 +372,8 @@ def _load_example() -> None:
         state.set_setting(name, value)
 
 
-def _frontier_section(scenario: dict[str, Any], csv_bytes: bytes | None) -> None:
+def _frontier_section(scenario: dict[str, Any], csv_bytes: bytes | None
+                      ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
     st.subheader("Frontiers")
     st.caption("The cheapest plan against the per-user speed target and against the site's power (20 points "
                "each; takes seconds). Each point is the cheapest plan of any shape: the operations settings (pool "
@@ -385,6 +387,20 @@ def _frontier_section(scenario: dict[str, Any], csv_bytes: bytes | None) -> None
             common.draw(charts.frontier_spec(*charts.FRONTIERS["speed"]), charts.frontier_data(speed))
         with right:
             common.draw(charts.frontier_spec(*charts.FRONTIERS["site"]), charts.frontier_data(site))
+        return speed, site
+    return None
+
+
+def _report(out: dict[str, Any], base: dict[str, Any] | None, csv_bytes: bytes | None,
+            frontiers: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None) -> None:
+    """The board report of the plan shown (with the frontiers when they are drawn, and the baseline's plan)."""
+    plan = {k: v for k, v in out.items() if k != "frames"}
+    if frontiers is not None:
+        plan["frontier_speed"], plan["frontier_site"] = frontiers
+    base_plan = None if base is None else {k: v for k, v in base.items() if k != "frames"}
+    # the candidates file is not in the link: its hash keeps a report from another file from being offered
+    extra = [hashlib.sha256(csv_bytes or b"").hexdigest(), frontiers is not None]
+    report.offer("plan", report.plan_pdf(plan, base_plan), extra)
 
 
 def main() -> None:
@@ -421,7 +437,7 @@ def main() -> None:
     with st.expander("Candidates considered and why some were left out"):
         common.show_table(out["frames"]["candidates"], key="plan_candidates", extra=CANDIDATE_COLUMNS)
     common.share()
-    _frontier_section(scenario, csv_bytes)
+    _report(out, base, csv_bytes, _frontier_section(scenario, csv_bytes))
 
 
 main()
