@@ -1,9 +1,9 @@
-"""Command line: evaluate, explain, compare, retrofit, uncertainty, calibrate, template, fields, schema.
+"""Command line: evaluate, explain, compare, retrofit, uncertainty, plan, report, calibrate, template, fields, schema.
 
 Exit codes (every command):
   0  every row valid, output written
   1  some rows invalid (evaluate still writes the valid rows, with the error report), or the chosen row is invalid,
-     or ``plan`` found no feasible plan (the best partial plan and its diagnosis are written)
+     or ``plan`` or ``report --kind plan`` found no feasible plan (the best partial plan, its diagnosis, written)
   2  unusable input or arguments (not a CSV/JSON of scenarios, unknown or duplicate columns, no rows, unknown or
      ambiguous row name, bad option values, a file that cannot be read or written)
   3  internal error or out of memory: one line on stderr, never a traceback
@@ -36,7 +36,7 @@ from economics.engine.batch import (
     provenance_text,
 )
 from economics.io import benchmarks, interrupts, one_row, output_paths, tables, terminal
-from economics.io.documents import fields_markdown, template_text
+from economics.io.documents import fields_markdown, schema_text, template_text
 from economics.io.one_row import InvalidRow
 from economics.io.output_paths import write_text as write_output
 from economics.io.plan_files import (
@@ -48,7 +48,8 @@ from economics.io.plan_files import (
 )
 from economics.io.scenario_files import read_input_bytes, to_csv_text, to_json_text
 from economics.outputs import NUMERIC_OUTPUTS
-from economics.scenario import FIELDS, Scenario
+from economics.report import files as report_files
+from economics.scenario import FIELDS
 from economics.studies import calibration, leave_out, sweep
 from economics.studies.compare import compare_accelerators
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
@@ -73,11 +74,6 @@ def say(message: str, out: TextIO | None = None) -> None:
     if len(text) > MAX_MESSAGE_CHARS:
         text = text[:MAX_MESSAGE_CHARS] + f"… ({len(text):,} characters)"
     (out or sys.stderr).write(text + "\n")
-
-
-def schema_text() -> str:
-    """The JSON schema of a scenario (:class:`economics.scenario.Scenario`), indented, for the ``schema`` command."""
-    return json.dumps(Scenario.model_json_schema(), indent=2)
 
 
 def _report(report_rows: list[tuple[int, str, str, object, str]]) -> None:
@@ -253,19 +249,43 @@ def cmd_plan(args: argparse.Namespace) -> int:
     """The cheapest fleet for one row: 0 with a plan (feasible or not, it is data), 1 when the row has a bad value,
     2 for unusable input (the same exit codes as the other row commands).
     """
-    try:
-        sha = _load_curves(args)
-        with solver_chatter_silenced():
-            out = plan_from_files(_read(args.input, MAX_PLAN_FILE_BYTES), args.row,
-                                  None if not args.candidates else _read(args.candidates, MAX_PLAN_FILE_BYTES),
-                                  [a.strip() for a in args.accelerators.split(",") if a.strip()], args.frontier, sha)
-    except InvalidPlanRow as exc:
-        for line in str(exc).splitlines():
-            say(line)
-        return EXIT_INVALID_ROWS
+    sha = _load_curves(args)
+    with solver_chatter_silenced():
+        out = plan_from_files(_read(args.input, MAX_PLAN_FILE_BYTES), args.row,
+                              None if not args.candidates else _read(args.candidates, MAX_PLAN_FILE_BYTES),
+                              [a.strip() for a in args.accelerators.split(",") if a.strip()], args.frontier, sha)
     text = json.dumps(out, indent=1, allow_nan=False) + "\n" if args.format == "json" else plan_csv_text(out)
     write_output(args.output, text)
     if not out["feasible"]:  # the plan (the best partial one and its diagnosis) is written; the exit code says so
+        say(f"no feasible plan: {out['infeasible_reason']}")
+        return EXIT_INVALID_ROWS
+    return EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """The ``report`` command: the row's board report as PDF (economics.report.files); the exit code."""
+    if args.baseline and args.input == "-":
+        raise InputError("--baseline: standard input is read once; name the file the two rows are in")
+    if args.kind == "plan":
+        return _plan_report(args)
+    scenario = _without_ranges(_chosen_row(args)[2], "report")
+    baseline = None if not args.baseline else _without_ranges(
+        _chosen_row(argparse.Namespace(**{**vars(args), "row": args.baseline}))[2], "report")
+    try:
+        pdf = report_files.row_report(args.kind, scenario, baseline, args.app_url)
+    except ValueError as exc:  # ScenarioError, or a field the study needs (the existing fleet's size)
+        raise InvalidRow([str(exc)]) from None
+    output_paths.write_bytes(args.output, pdf)
+    return EXIT_OK
+
+
+def _plan_report(args: argparse.Namespace) -> int:
+    candidates = None if not args.candidates else _read(args.candidates, MAX_PLAN_FILE_BYTES)
+    pdf, out = report_files.plan_report(_read(args.input, MAX_PLAN_FILE_BYTES), args.row, args.baseline, candidates,
+                                        [a.strip() for a in args.accelerators.split(",") if a.strip()], args.frontier,
+                                        _load_curves(args), args.app_url)
+    output_paths.write_bytes(args.output, pdf)
+    if not out["feasible"]:  # the report of the best partial plan is written; the exit code says so
         say(f"no feasible plan: {out['infeasible_reason']}")
         return EXIT_INVALID_ROWS
     return EXIT_OK
@@ -490,6 +510,10 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--format", choices=("json", "csv"), default="json")
     pl.add_argument("-o", "--output", default="-", help="output file, or - for standard output (default)")
     pl.set_defaults(func=cmd_plan)
+    rep = _add_row_command(sub, "report", "a board report of one row as PDF: KPIs (with changes against "
+                           "--baseline), charts, sourced assumptions, tornado, derivation, the app link")
+    report_files.add_report_arguments(rep)
+    rep.set_defaults(func=cmd_report)
     sw = _add_row_command(sub, "sweep", "a grid and/or Monte Carlo around one row on Dask (local processes, or "
                           "--scheduler): quantiles, the cheapest, Pareto fronts")
     sweep.add_sweep_arguments(sw)
@@ -512,6 +536,10 @@ def main(argv: list[str] | None = None) -> int:
         return interrupts.unwound(exc, say)
     except InvalidRow as exc:
         for line in exc.lines[:MAX_REPORT_LINES]:
+            say(line)
+        return EXIT_INVALID_ROWS
+    except InvalidPlanRow as exc:  # a plan row's bad value (plan, report --kind plan): as for any row
+        for line in str(exc).splitlines()[:MAX_REPORT_LINES]:
             say(line)
         return EXIT_INVALID_ROWS
     except InputError as exc:

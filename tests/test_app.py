@@ -152,7 +152,7 @@ def test_explanation_is_plain_text(app: AppTest) -> None:
     assert any(c.endswith("?v=1") for c in codes)  # the default scenario's link carries only the version
 
 
-@pytest.mark.parametrize("module", [ui.format, ui.links, ui.text, ui.editor])
+@pytest.mark.parametrize("module", [economics.report.format, ui.links, ui.text, ui.editor])
 def test_ui_doctests(module: object) -> None:
     failures, tried = doctest.testmod(module)  # type: ignore[arg-type]
     assert tried > 0 and failures == 0

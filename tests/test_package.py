@@ -28,7 +28,8 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 DISTRIBUTION = {"numpy": "numpy", "pandas": "pandas", "pydantic": "pydantic", "annotated_types": "pydantic",
                 "pydantic_core": "pydantic",
                 "numpy_financial": "numpy-financial", "scipy": "scipy", "pyarrow": "pyarrow", "dask": "dask",
-                "distributed": "dask", "streamlit": "streamlit", "altair": "altair", "openpyxl": "openpyxl"}
+                "distributed": "dask", "streamlit": "streamlit", "altair": "altair", "openpyxl": "openpyxl",
+                "typst": "typst", "vl_convert": "vl-convert-python"}
 
 
 def imported_top_level(paths: list[Path]) -> set[str]:
@@ -54,13 +55,27 @@ def third_party(names: set[str]) -> set[str]:
 
 
 def test_every_runtime_import_of_the_package_is_a_declared_dependency() -> None:
-    used = third_party(imported_top_level(sorted((ROOT / "economics").rglob("*.py"))))
+    report = ROOT / "economics" / "report"
+    used = third_party(imported_top_level([p for p in sorted((ROOT / "economics").rglob("*.py"))
+                                           if not p.is_relative_to(report)]))
     unknown = used - set(DISTRIBUTION)
     assert not unknown, f"map these imports to their distribution in DISTRIBUTION: {unknown}"
     needed = {DISTRIBUTION[n] for n in used}
     assert "scipy" in needed  # the calibration (economics/studies/calibration.py) fits with scipy.optimize
     missing = needed - declared(PYPROJECT["project"]["dependencies"])
     assert not missing, f"economics/ imports {missing} but pyproject.toml does not declare them"
+
+
+def test_the_report_dependencies_are_the_report_extra_and_pinned() -> None:
+    used = third_party(imported_top_level(sorted((ROOT / "economics" / "report").rglob("*.py"))))
+    assert used - set(DISTRIBUTION) == set()
+    needed = {DISTRIBUTION[n] for n in used}
+    project = PYPROJECT["project"]
+    available = declared(project["dependencies"]) | declared(project["optional-dependencies"]["report"])
+    assert {"typst", "vl-convert-python", "altair"} <= needed and not needed - available, needed - available
+    pins = {line.split("==")[0].split("[")[0].lower() for line in (ROOT / "requirements.txt").read_text().splitlines()
+            if "==" in line and not line.startswith("#")}
+    assert available <= pins, f"declared but not pinned in requirements.txt: {available - pins}"
 
 
 def test_the_app_dependencies_are_the_app_extra_and_everything_is_pinned() -> None:

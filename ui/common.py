@@ -13,7 +13,7 @@ import streamlit as st
 
 import economics
 from economics import FIELDS, catalog
-from economics.outputs import OUTPUTS, OutputSpec, label, names
+from economics.outputs import OUTPUTS, label, names
 from ui import format as fmt
 from ui import links, state
 from ui.editor import label as field_label
@@ -49,20 +49,8 @@ def explanation(scenario: Mapping[str, Any], key: str) -> None:
         st.code(_explanation(canonical(scenario)), language=None)
 
 
-def vega_spec(chart: Any, datasets: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The Vega-Lite spec of an Altair chart whose layers read named datasets (``alt.NamedData(name)``), with any
-    datasets given attached as Streamlit reads them. A page builds it once (or once per cache entry of the data it
-    draws), so a rerun draws a ready spec (:func:`draw`) instead of building the chart and validating it against the
-    schema again; every encoding names its type (``"field:Q"``), as nothing is inferred from the data. The theme's
-    fixed 300 px view is left out, as ``st.altair_chart`` does: Streamlit sizes the chart."""
-    spec = dict(chart.to_dict(validate=False))
-    spec.pop("config", None)
-    spec["datasets"] = dict(datasets or {})
-    return spec
-
-
 def draw(spec: Mapping[str, Any], datasets: Mapping[str, Any] | None = None) -> None:
-    """A chart from :func:`vega_spec` (with these datasets added), as wide as its column."""
+    """A chart from :func:`economics.report.charts.vega_spec` (with these datasets added), as wide as its column."""
     st.vega_lite_chart(spec={**spec, "datasets": {**spec.get("datasets", {}), **(datasets or {})}}, width="stretch")
 
 
@@ -79,34 +67,22 @@ def baseline_result() -> dict[str, Any] | None:
         return None
 
 
-SPEED = OutputSpec("output_tokens_per_s_per_accelerator", "token/s", "Output tokens/s per accelerator",
-                   "Output throughput per accelerator at the interactivity target: measured, interpolated on a "
-                   "measured curve, or estimated", fmt="count", higher_is_better=True)
+SPEED = fmt.SPEED
 """The throughput the engine used (an input it fills when empty), shown as a KPI like an output."""
 
 
 def metric(where: Any, name: str, result: Mapping[str, Any], base: Mapping[str, Any] | None,
            title: str | None = None, value: str | None = None) -> None:
-    """One KPI from the output schema: its label, its value in its display format, and the change against the
-    baseline (percentage points for percentages) coloured the good way."""
-    spec = OUTPUTS.get(name) or (SPEED if name == SPEED.name else None)
-    assert spec is not None, name
-    numeric_unit = spec.fmt == "number" and spec.unit not in ("-", "")
-    shown = value if value is not None else fmt.number(result.get(name)) if numeric_unit else fmt.output(
-        name, result.get(name), spec)
-    if numeric_unit and title is None:
-        title = f"{spec.label} [{spec.unit}]"  # the unit in the label keeps the value short enough to read
-    change = fmt.delta(name, result.get(name), base.get(name), spec) if base is not None else None
-    same = base is not None and result.get(name) == base.get(name)
+    """One KPI from the output schema (:func:`economics.report.format.kpi`, the rule the board report prints
+    too): its label, its value in its display format, and the change against the baseline (percentage points for
+    percentages) coloured the good way."""
+    k = fmt.kpi(name, result, base, title, value)
     low, high = result.get(f"{name}_low"), result.get(f"{name}_high")
     ranged = low is not None and high is not None and f"{name}_low" in OUTPUTS
     if ranged:  # an estimated throughput: the KPI and, under it, the estimate's range
         where = where.container()
-    where.metric(title or spec.label, shown,
-                 delta=fmt.versus(change, same),
-                 delta_color="off" if same else fmt.delta_color(name, spec),
-                 delta_arrow="off" if same else "auto",
-                 help=f"{spec.description} [{spec.unit}]. Output `{name}`.")
+    where.metric(k.title, k.value, delta=k.change, delta_color=k.color, delta_arrow="off" if k.same else "auto",
+                 help=k.help)
     if ranged:
         where.caption(plain(f"Estimate's range (P10-P90): {fmt.output(name, low)} to {fmt.output(name, high)}"),
                       help="The throughput is estimated: the same stages run at its P10 and P90 (the throughput "
@@ -228,14 +204,18 @@ def show_table(table: Any, key: str, extra: Mapping[str, tuple[str, str]] | None
     st.dataframe(shown, hide_index=True, width="stretch", key=key, column_config=config)
 
 
-def share() -> None:
-    """The link that reproduces the page: the whole state, shown as plain text to copy."""
+def share_link() -> str:
+    """The link that reproduces the page: its address with the whole state as the query."""
     query = links.link_query(state.scenario(), state.settings(), state.baseline())
-    base_url = (st.context.url or "").split("?")[0]
+    return links.link_text((st.context.url or "").split("?")[0], query)
+
+
+def share() -> None:
+    """The link that reproduces the page (:func:`share_link`), shown as plain text to copy."""
     with st.expander("Share this scenario"):
         st.caption("The link holds the whole state: every input that differs from the default scenario, the page "
                    "settings and the baseline. Opening it anywhere reproduces these results.")
-        st.code(links.link_text(base_url, query), language=None)
+        st.code(share_link(), language=None)
 
 
 def _claims_for(accelerator: str | None) -> Any:

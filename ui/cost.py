@@ -10,8 +10,8 @@ from __future__ import annotations
 import streamlit as st
 
 import economics
-from economics.outputs import cost_parts
-from ui import common, editor, state, studies
+from economics.report import charts, kpis
+from ui import common, editor, report, state, studies
 from ui import format as fmt
 from ui.text import plain
 
@@ -20,7 +20,7 @@ KEY_FIELDS = ("name", "accelerator", "ownership", "accelerator_count", "accelera
               "depreciation_years", "cost_of_capital", "model", "output_tokens_per_s_per_accelerator",
               "demand_input_tokens_per_day", "demand_output_tokens_per_day", "price_usd_per_m_input_tokens",
               "price_usd_per_m_output_tokens")
-NOT_SEPARABLE = "not separable"
+NOT_SEPARABLE = kpis.NOT_SEPARABLE
 WARNING_COLOR = "#d62728"
 
 
@@ -66,14 +66,10 @@ if result["cost_usd_per_m_tokens"] is None:
 common.baseline_controls()
 base = common.baseline_result()
 separable = "Give a measured prefill throughput (input tokens/s per accelerator) to split the cost by device time"
-k = common.row()
-common.metric(k, "cost_usd_per_m_tokens", result, base)
-for name in ("cost_usd_per_m_input_tokens", "cost_usd_per_m_output_tokens"):
-    common.metric(k, name, result, base, value=NOT_SEPARABLE if result[name] is None else None)
-common.metric(k, "gross_margin", result, base,
-              value="no price given" if result["gross_margin"] is None else None)
-common.kpi_row(["cost_usd_per_hour", "cost_usd_per_day", "revenue_usd_per_day", "utilization", "accelerators"],
-               result, base)
+for names in kpis.COST_ROWS:
+    k = common.row()
+    for name in names:
+        common.metric(k, name, result, base, value=kpis.stated(name, result))
 side()  # the inputs after the KPIs (see editor.Sidebar)
 if result["cost_usd_per_m_input_tokens"] is None:
     st.caption(f"Input/output split: {NOT_SEPARABLE}. {separable}.")
@@ -94,18 +90,12 @@ key = common.canonical(scenario)
 left, right = st.columns(2)
 with left:
     st.subheader("Where the money goes")
-    total = float(result["cost_usd_per_hour"])
-    parts = [{"part": part, "usd_per_hour": float(result[name] or 0.0), "share": float(result[name] or 0.0) / total}
-             for name, part in cost_parts().items() if float(result[name] or 0.0) > 0]
-    common.draw(studies.breakdown_spec(), {"parts": parts})
+    common.draw(studies.breakdown_spec(), charts.breakdown_data(result))
 with right:
     st.subheader("Cost against utilization")
     if result["capacity_output_tokens_per_day"]:
         curve = studies.cost_curve(key)
-        point = [{"utilization": result["utilization"], "cost_usd_per_m_tokens": result["cost_usd_per_m_tokens"],
-                  "label": f"this fleet: {fmt.percent(result['utilization'])}, "
-                           f"{fmt.usd_rate(result['cost_usd_per_m_tokens'])}"}]
-        common.draw(studies.utilization_spec(), {"curve": curve, "point": point})
+        common.draw(studies.utilization_spec(), charts.utilization_data(result, curve))
         st.caption("Same fleet, demand set to each share of its capacity; the red dot is this scenario.")
     else:
         st.info("No capacity figure for this scenario, so no curve.")
@@ -121,5 +111,6 @@ common.show_table(margins, key="api_prices", columns=[
         "price_usd_per_m_input_tokens": ("Input price [USD/M token]", "usd_rate"),
         "price_usd_per_m_output_tokens": ("Output price [USD/M token]", "usd_rate")})
 
+report.offer("cost", report.scenario_pdf("cost"))
 common.share()
 common.explanation(scenario, key="show_derivation")

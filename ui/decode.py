@@ -10,14 +10,14 @@ empty decode price takes the catalog figure, shown with its confidence. Every nu
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import streamlit as st
 
 import economics
 from economics import catalog
-from ui import common, editor, state, studies
+from economics.report import kpis
+from ui import common, editor, report, state, studies
 from ui import format as fmt
 from ui.text import plain
 
@@ -74,61 +74,6 @@ def _missing(scenario: dict[str, Any]) -> list[str]:
     needs = {"existing_accelerators": "the size of the existing fleet (Existing fleet)",
              "decode_accelerator": "a decode accelerator (Decode accelerator)"}
     return [why for f, why in needs.items() if scenario[f] is None]
-
-
-def _payback(months: Any) -> str:
-    if months is None or (isinstance(months, float) and not math.isfinite(months)):
-        return "never"
-    return f"{months / 12:,.1f} years" if months >= 24 else f"{months:,.0f} months"
-
-
-def _irr(value: Any) -> str:
-    return "none" if value is None or (isinstance(value, float) and not math.isfinite(value)) else fmt.percent(value)
-
-
-HELP = {
-    "Best option (NPV)": "The feasible option with the highest NPV against the status quo",
-    "NPV of adding decode": "Net present value of 'add decode' minus the status quo over the horizon, at the cost "
-                            "of capital",
-    "Break-even decode price": "Per decode accelerator: the most one may cost for 'add decode' to match the best "
-                               "alternative; negative: not even free",
-    "Payback of adding decode": "When the cumulative cash flow against the status quo turns positive",
-    "IRR of adding decode": "Internal rate of return of 'add decode' against the status quo",
-}
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and math.isfinite(float(value)) else None
-
-
-def _best(rows: list[dict[str, Any]]) -> str:
-    """The feasible option with the highest NPV (the first of equals; one without an NPV only when none has one)."""
-    feasible = [r for r in rows if r["feasible"]]
-    if not feasible:
-        return "none feasible"
-    npvs = [r["npv_vs_status_quo_usd"] for r in feasible]
-    known = [v for v in npvs if v == v]
-    return str(feasible[npvs.index(max(known)) if known else 0]["option"])
-
-
-def _kpis(result: Any, break_even: float | None) -> dict[str, tuple[str, float | None, str, bool | None]]:
-    """title -> (text, number for the delta, delta kind, higher is better), read from the options' rows."""
-    row = result.row("add decode")
-    ok = row is not None and bool(row["feasible"])
-    r: dict[str, Any] = row if ok else {}
-    npv, pay, irr = (_number(r.get(k)) for k in ("npv_vs_status_quo_usd", "payback_months", "irr_vs_status_quo"))
-    return {
-        "Best option (NPV)": (_best(result.rows), None, "", None),
-        "NPV of adding decode": (fmt.usd(npv) if ok else "not feasible", npv, "usd", True),
-        "Break-even decode price": (fmt.EMPTY if break_even is None else fmt.usd(break_even),
-                                    _number(break_even), "usd", True),
-        "Payback of adding decode": (_payback(r.get("payback_months")) if ok else fmt.EMPTY, pay, "months", False),
-        "IRR of adding decode": (_irr(r.get("irr_vs_status_quo")) if ok else fmt.EMPTY, irr, "pp", True),
-    }
-
-
-def _change(d: float, kind: str) -> str:
-    return fmt.signed(d, fmt.usd if kind == "usd" else fmt.points if kind == "pp" else lambda x: f"{x:,.1f} months")
 
 
 def _price_note(scenario: dict[str, Any]) -> None:
@@ -245,24 +190,18 @@ except (economics.ScenarioError, ValueError) as error:
     side.stop()
 
 notes = st.container()  # drawn after the KPIs (see editor.Sidebar), in its place above them
-kpis = _kpis(result, break_even)
 pinned = state.baseline()
-base_kpis: dict[str, Any] | None = None
+base_study: tuple[Any, float | None] | None = None
 if pinned is not None and not _missing(pinned):
     try:
-        base_result, base_break_even = _study(common.canonical(pinned))
-        base_kpis = _kpis(base_result, base_break_even)
+        base_study = _study(common.canonical(pinned))
     except (economics.ScenarioError, ValueError):
-        base_kpis = None
+        base_study = None
 first, second = common.row(), common.row()
-k = [first, first, first, second, second]
-for col, (title, (text, value, kind, good)) in zip(k, kpis.items(), strict=True):
-    change, same = None, False
-    if base_kpis is not None and value is not None and base_kpis[title][1] is not None:
-        same = value == base_kpis[title][1]
-        change = fmt.versus(_change(value - base_kpis[title][1], kind), same)
-    col.metric(title, text, delta=change, delta_arrow="off" if same else "auto", help=HELP[title],
-               delta_color="off" if same else "normal" if good else "inverse" if good is False else "off")
+for col, k in zip([first, first, first, second, second], kpis.decode_kpis(result, break_even, base_study),
+                  strict=True):
+    col.metric(k.title, k.value, delta=k.change, delta_arrow="off" if k.same else "auto", help=k.help,
+               delta_color=k.color)
 side()  # the inputs after the KPIs (see editor.Sidebar)
 with notes:
     _price_note(scenario)
@@ -277,9 +216,9 @@ for _, bad in options[~options["feasible"]].iterrows():
     st.warning(f"{bad['option']}: {plain(bad['reason'])}")
 
 st.subheader("Options side by side")
-table = options.assign(payback=[_payback(m) if o != "status quo" else "—"
+table = options.assign(payback=[kpis.payback(m) if o != "status quo" else "—"
                                 for m, o in zip(options["payback_months"], options["option"], strict=True)],
-                       irr=[_irr(v) if o != "status quo" else "—"
+                       irr=[kpis.irr(v) if o != "status quo" else "—"
                             for v, o in zip(options["irr_vs_status_quo"], options["option"], strict=True)],
                        feasible=[fmt.yes_no(v) for v in options["feasible"]])
 st.caption(_demand_words(scenario) + " Every option faces that demand; how each is sized is in its row (How it is "
@@ -308,4 +247,5 @@ else:
                          "source_date"]], hide_index=True, width="stretch", column_config={
         "value": st.column_config.NumberColumn("Value", format="%,.0f"),
         "source_date": st.column_config.TextColumn("Date")})
+report.offer("decode", report.scenario_pdf("decode"))
 common.share()

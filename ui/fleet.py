@@ -12,7 +12,8 @@ import streamlit as st
 
 import economics
 from economics import catalog
-from ui import common, editor, state, studies
+from economics.report import kpis
+from ui import common, editor, report, state, studies
 from ui import format as fmt
 from ui.text import plain
 
@@ -58,10 +59,8 @@ else:
 common.baseline_controls()
 base = common.baseline_result()
 if result["accelerators"] is not None:
-    common.kpi_row(["accelerators", "systems", "racks", "facility_power_kw"], result, base)
-    common.kpi_row(["cost_usd_per_m_tokens", "utilization", "it_power_kw", "kw_per_rack"], result, base)
-    common.kpi_row(["energy_mwh_per_year", "joules_per_token", "tokens_per_s_per_mw", "cost_usd_per_year"],
-                   result, base)
+    for outputs in kpis.FLEET_ROWS:
+        common.kpi_row(outputs, result, base)
     st.caption(f"Rack power limit {fmt.output('rack_power_kw_effective', result['rack_power_kw_effective'])}; PUE "
                f"{fmt.number(result['pue_effective'])}; cost {fmt.usd(result['cost_usd_per_year'])} a year; "
                f"throughput {result.get('throughput_source') or 'given'}"
@@ -100,6 +99,7 @@ elif choices:
     st.caption("A rented fleet is off site: the site's power, racks and cooling limits do not apply to it, so it is "
                "never said to fit them.")
 
+report.offer("fleet", report.scenario_pdf("fleet"))
 common.share()
 # the derivation stays when the fleet does not fit: that is when a user needs to see why
 common.explanation(scenario, key="show_derivation")

@@ -20,7 +20,14 @@ from typing import Any
 import economics
 from economics import FIELDS, catalog
 from economics.studies import planner
-from economics.studies.links import BASELINE_PREFIX, decode_query, encode_query, query_string, split_baseline
+from economics.studies.links import (
+    BASELINE_PREFIX,
+    decode_query,
+    encode_query,
+    query_string,
+    setting_text,
+    split_baseline,
+)
 from economics.studies.uncertainty import DEFAULT_RANGED_FIELDS
 
 SETTINGS_PREFIX = "settings."
@@ -139,18 +146,6 @@ def parse_setting(name: str, text: str) -> Any:
     raise KeyError(name)
 
 
-def _setting_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, tuple):
-        return ",".join(value)
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    return repr(value) if isinstance(value, float) else str(value)
-
-
 def _items(raw: Any) -> list[str]:
     return [str(x) for x in raw] if isinstance(raw, (list, tuple)) else [str(raw)]
 
@@ -236,7 +231,7 @@ def link_query(scenario: Mapping[str, Any], settings: Mapping[str, Any],
     defaults = default_settings()
     for name, value in settings.items():
         if name in defaults and value != defaults[name]:
-            query[SETTINGS_PREFIX + name] = _setting_text(value)
+            query[SETTINGS_PREFIX + name] = setting_text(value)
     if baseline is not None:
         query.update({BASELINE_PREFIX + k: v for k, v in encode_query(dict(baseline), base).items()})
     return query

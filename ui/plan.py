@@ -13,18 +13,19 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import json
 from typing import Any
 
-import altair as alt
 import streamlit as st
 
 import economics
 from economics import catalog
 from economics.io import plan_files
+from economics.report import charts, kpis
 from economics.studies import planner
 from economics.validation import InputError
-from ui import common, editor, links, state
+from ui import common, editor, links, report, state
 from ui import format as fmt
 from ui.text import plain
 
@@ -307,49 +308,11 @@ def _show_infeasible(out: dict[str, Any]) -> None:
 
 
 # ------------------------------------------------------------------------------------------------------ drawing
-def _hours_chart(hours: list[dict[str, Any]]) -> alt.Chart:
-    # accelerators, not systems: a 72-GPU rack and an 8-GPU server are one system each
-    cols = [c for c in hours[0] if "_accelerators_" in c and (c.endswith("_on_site") or c.endswith("_rented"))] \
-        if hours else []
-    long = [{"hour": r["hour"], "pool": c.replace("_accelerators_", ", ").replace("_", " "), "accelerators": r[c]}
-            for r in hours for c in cols]
-    return alt.Chart(alt.Data(values=long)).mark_area().encode(
-        x=alt.X("hour:O", title="Hour of the day"),
-        y=alt.Y("accelerators:Q", stack=True, title="Accelerators in service"),
-        color=alt.Color("pool:N", title="Role and where"), tooltip=["hour:O", "pool:N", "accelerators:Q"])
-
-
-def _frontier_chart(points: list[dict[str, Any]], x: str, title: str) -> alt.Chart:
-    ok = [p for p in points if p["feasible"]]
-    return alt.Chart(alt.Data(values=ok)).mark_line(point=True).encode(
-        x=alt.X(f"{x}:Q", title=title), y=alt.Y("cost_usd_per_day:Q", title="Cheapest plan [USD/day]"),
-        tooltip=[f"{x}:Q", alt.Tooltip("cost_usd_per_day:Q", format=",.0f"),
-                 alt.Tooltip("cost_usd_per_m_tokens:Q", format=",.4f"), "binding:N"])
-
-
-KPIS: tuple[tuple[str, str, Any], ...] = (
-    ("cost_usd_per_day", "Cost per day", fmt.usd), ("cost_usd_per_m_tokens", "Cost per M tokens", fmt.usd_rate),
-    ("capex_usd", "Capex", fmt.usd), ("facility_mw", "Facility power [MW]", fmt.number),
-    ("racks", "Racks", fmt.count),
-)
-
-
-def _delta(key: str, current: Any, base: dict[str, Any] | None, shown: Any) -> str | None:
-    if base is None:
-        return None
-    before = base["summary"].get(key)
-    if before is None or current is None:
-        return None
-    return fmt.versus(fmt.signed(float(current) - float(before), shown), current == before)
-
-
 def _kpis(summary: dict[str, Any], base: dict[str, Any] | None) -> None:
     where = common.row()  # one horizontal container, not a block per column (ui.common.row)
-    for key, title, shown in KPIS:
-        change = _delta(key, summary[key], base, shown)
-        same = base is not None and summary[key] == base["summary"].get(key)
-        where.metric(title, shown(summary[key]), delta=change, delta_color="off" if same else "inverse",
-                     delta_arrow="off" if same else "auto", help=f"Plan summary `{key}`")
+    for k in kpis.plan_kpis(summary, None if base is None else base["summary"]):
+        where.metric(k.title, k.value, delta=k.change, delta_color=k.color, delta_arrow="off" if k.same else "auto",
+                     help=k.help)
 
 
 def _show(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar,
@@ -378,7 +341,7 @@ def _show(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar
     st.caption("Each setting's cost is the plan solved again with that setting alone lifted (the others kept).")
     common.show_table(frame, key="plan_setting_costs", extra=SETTING_COST_COLUMNS)
     st.subheader("Systems hour by hour")
-    st.altair_chart(_hours_chart(out["hours"]), width="stretch")
+    common.draw(charts.hours_spec(), charts.hours_data(out["hours"]))
     for note in out["notes"]:
         st.caption(plain(note, max_chars=1000))
     downloads = _downloads(*inputs, {**out, "constraints": planner.records(limits),
@@ -409,7 +372,8 @@ def _load_example() -> None:
         state.set_setting(name, value)
 
 
-def _frontier_section(scenario: dict[str, Any], csv_bytes: bytes | None) -> None:
+def _frontier_section(scenario: dict[str, Any], csv_bytes: bytes | None
+                      ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
     st.subheader("Frontiers")
     st.caption("The cheapest plan against the per-user speed target and against the site's power (20 points "
                "each; takes seconds). Each point is the cheapest plan of any shape: the operations settings (pool "
@@ -419,9 +383,24 @@ def _frontier_section(scenario: dict[str, Any], csv_bytes: bytes | None) -> None
         with st.spinner("Solving 40 plans..."):
             speed, site = _frontiers(*_inputs_of(scenario), csv_bytes)
         left, right = st.columns(2)
-        left.altair_chart(_frontier_chart(speed, "target_output_tokens_per_s_per_user",
-                                          "Per-user speed target [token/s]"), width="stretch")
-        right.altair_chart(_frontier_chart(site, "site_power_mw", "Site power [MW]"), width="stretch")
+        with left:
+            common.draw(charts.frontier_spec(*charts.FRONTIERS["speed"]), charts.frontier_data(speed))
+        with right:
+            common.draw(charts.frontier_spec(*charts.FRONTIERS["site"]), charts.frontier_data(site))
+        return speed, site
+    return None
+
+
+def _report(out: dict[str, Any], base: dict[str, Any] | None, csv_bytes: bytes | None,
+            frontiers: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None) -> None:
+    """The board report of the plan shown (with the frontiers when they are drawn, and the baseline's plan)."""
+    plan = {k: v for k, v in out.items() if k != "frames"}
+    if frontiers is not None:
+        plan["frontier_speed"], plan["frontier_site"] = frontiers
+    base_plan = None if base is None else {k: v for k, v in base.items() if k != "frames"}
+    # the candidates file is not in the link: its hash keeps a report from another file from being offered
+    extra = [hashlib.sha256(csv_bytes or b"").hexdigest(), frontiers is not None]
+    report.offer("plan", report.plan_pdf(plan, base_plan), extra)
 
 
 def main() -> None:
@@ -458,7 +437,7 @@ def main() -> None:
     with st.expander("Candidates considered and why some were left out"):
         common.show_table(out["frames"]["candidates"], key="plan_candidates", extra=CANDIDATE_COLUMNS)
     common.share()
-    _frontier_section(scenario, csv_bytes)
+    _report(out, base, csv_bytes, _frontier_section(scenario, csv_bytes))
 
 
 main()

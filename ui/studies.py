@@ -3,7 +3,8 @@
 They live here rather than in the page scripts because a page script runs again on every rerun, and wrapping a
 function with ``st.cache_data`` there looks its source up again each time (about half a millisecond a function,
 before the page's first KPI). Presentation only: every number comes from :mod:`economics`; a chart spec is built
-once per entry of the data it draws (:func:`ui.common.vega_spec`).
+once per entry of the data it draws (:func:`economics.report.charts.vega_spec`, the specs the board report
+prints too).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import streamlit as st
 import economics
 from economics import catalog
 from economics.engine.batch import as_scenario, resolve_scenario
+from economics.report import charts
 from economics.studies.calibration import report
 from economics.studies.compare import SITE_WORDS, compare_accelerators, cost_vs_utilization, margins_at_prices
 from economics.studies.interactivity import interactivity_curve
@@ -26,7 +28,7 @@ from economics.studies.retrofit_explain import option_text
 from economics.studies.uncertainty import MonteCarlo, histogram, monte_carlo, tornado
 from ui import common, editor
 
-WARNING_COLOR = "#d62728"
+WARNING_COLOR = charts.WARNING_COLOR
 FEASIBLE_COLORS = alt.Scale(domain=list(SITE_WORDS.values()), range=["#4c78a8", "#d62728", "#72b7b2", "#9d755d"])
 
 
@@ -58,27 +60,14 @@ def presets() -> dict[str, tuple[dict[str, Any], str]]:
 
 @st.cache_data(show_spinner=False)
 def breakdown_spec() -> dict[str, Any]:
-    """Where the money goes, a bar per part of the hourly cost (dataset ``parts``): built once, drawn with each
-    scenario's parts."""
-    return common.vega_spec(alt.Chart(alt.NamedData("parts")).mark_bar().encode(
-        x=alt.X("usd_per_hour:Q", title="Cost [USD/h]", axis=alt.Axis(format="$,.0f")),
-        y=alt.Y("part:N", sort="-x", title=None),
-        tooltip=["part:N", alt.Tooltip("usd_per_hour:Q", format="$,.2f", title="USD/h"),
-                 alt.Tooltip("share:Q", format=".1%", title="share")]))
+    """:func:`economics.report.charts.breakdown_spec`, built once: drawn with each scenario's parts."""
+    return charts.breakdown_spec()
 
 
 @st.cache_data(show_spinner=False)
 def utilization_spec() -> dict[str, Any]:
-    """Cost against utilization (dataset ``curve``) with this scenario's point marked and labelled (``point``)."""
-    x = alt.X("utilization:Q", title="Average utilization", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1]))
-    y = alt.Y("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]", scale=alt.Scale(type="log"))
-    line = alt.Chart(alt.NamedData("curve")).mark_line(point=True).encode(
-        x=x, y=y, tooltip=[alt.Tooltip("utilization:Q", format=".0%"),
-                           alt.Tooltip("cost_usd_per_m_tokens:Q", format="$,.4f", title="USD per M tokens")])
-    dot = alt.Chart(alt.NamedData("point")).mark_point(size=160, filled=True, color=WARNING_COLOR).encode(
-        x=x, y=y, tooltip=["label:N"])
-    text = alt.Chart(alt.NamedData("point")).mark_text(align="left", dx=10, dy=-10).encode(x=x, y=y, text="label:N")
-    return common.vega_spec(alt.layer(line, dot, text))
+    """:func:`economics.report.charts.utilization_spec`, built once."""
+    return charts.utilization_spec()
 
 
 # Fleet page
@@ -107,7 +96,7 @@ def compare_spec(key: str, accelerators: tuple[str, ...]) -> dict[str, Any] | No
                  alt.Tooltip("cost_usd_per_m_tokens:Q", format="$,.3f", title="USD per M tokens"),
                  alt.Tooltip("accelerators:Q", format=","), alt.Tooltip("racks:Q", format=","),
                  alt.Tooltip("facility_power_kw:Q", format=",.0f", title="facility kW"), "infeasible_reason:N"])
-    return common.vega_spec(chart, {"compare": costed})
+    return charts.vega_spec(chart, {"compare": costed})
 
 
 @st.cache_data(show_spinner=False)
@@ -132,17 +121,9 @@ def retrofit_explanation(key: str, option: str) -> str:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def cashflow_spec(key: str) -> dict[str, Any]:
-    """The cumulative cash flow of each option against the status quo, built once per study."""
-    flows = retrofit_of(key).cashflows.copy()
-    flows["cumulative_vs_status_quo_usd"] = flows.groupby("option")["vs_status_quo_usd"].cumsum()
-    chart = alt.Chart(alt.NamedData("flows")).mark_line(point=True).encode(
-        x=alt.X("year:O", title="Year"),
-        y=alt.Y("cumulative_vs_status_quo_usd:Q", title="Cumulative cash flow vs status quo [USD]",
-                axis=alt.Axis(format="$,.3~s")),
-        color=alt.Color("option:N", title=None),
-        tooltip=["option:N", "year:O", alt.Tooltip("vs_status_quo_usd:Q", format="$,.0f", title="that year"),
-                 alt.Tooltip("cumulative_vs_status_quo_usd:Q", format="$,.0f", title="cumulative")])
-    return common.vega_spec(chart, {"flows": flows[flows["option"] != "status quo"]})
+    """The cumulative cash flow of each option against the status quo
+    (:func:`economics.report.charts.cashflow_spec`), built once per study."""
+    return {**charts.cashflow_spec(), "datasets": charts.cashflow_data(retrofit_of(key).cashflows)}
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -210,8 +191,8 @@ def curve_specs(key: str, chosen: str) -> tuple[dict[str, Any], dict[str, Any] |
         layers += _measured_layers()
         data["measured"] = measured.assign(series=measured["serving_stack"],
                                            role=["chosen" if c else "other stack" for c in measured["chosen"]])
-    cost = None if front.empty else common.vega_spec(_cost_chart(), {"front": front})
-    return common.vega_spec(alt.layer(*layers).interactive(), data), cost
+    cost = None if front.empty else charts.vega_spec(_cost_chart(), {"front": front})
+    return charts.vega_spec(alt.layer(*layers).interactive(), data), cost
 
 
 @st.cache_data(show_spinner=False)
@@ -240,25 +221,13 @@ def _ranges(ranges_json: str) -> dict[str, tuple[float, float]]:
 @st.cache_data(max_entries=64, show_spinner=False)
 def tornado_bars(key: str, ranges_json: str) -> Any:
     """The tornado's bars, dataset ``tornado`` of :func:`tornado_spec`."""
-    sens = tornado_of(key, ranges_json)
-    return sens.assign(start=sens[["output_at_low", "output_at_high"]].min(axis=1),
-                       end=sens[["output_at_low", "output_at_high"]].max(axis=1),
-                       input=[editor.label(f) for f in sens["field"]])
+    return charts.tornado_data(tornado_of(key, ranges_json), editor.label)
 
 
 @st.cache_data(show_spinner=False)
 def tornado_spec() -> dict[str, Any]:
-    """Cost per M tokens at each end of each input (dataset ``tornado``, :func:`tornado_bars`): built once, drawn
-    with each study's bars."""
-    bars = alt.Chart(alt.NamedData("tornado")).mark_bar().encode(
-        x=alt.X("start:Q", title="Cost [USD per M tokens]", axis=alt.Axis(format="$,.3f"),
-                scale=alt.Scale(zero=False)),
-        x2="end:Q", y=alt.Y("input:N", sort=None, title=None, axis=alt.Axis(labelLimit=320)),
-        tooltip=["input:N", alt.Tooltip("low:Q", format=",.4g"), alt.Tooltip("high:Q", format=",.4g"),
-                 alt.Tooltip("output_at_low:Q", format="$,.4f", title="cost at low"),
-                 alt.Tooltip("output_at_high:Q", format="$,.4f", title="cost at high")])
-    base_rule = alt.Chart(alt.NamedData("tornado")).mark_rule(color="black").encode(x="base_output:Q")
-    return common.vega_spec(alt.layer(bars, base_rule))
+    """:func:`economics.report.charts.tornado_spec`, built once: drawn with each study's bars."""
+    return charts.tornado_spec()
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -276,4 +245,4 @@ def histogram_spec() -> dict[str, Any]:
         x2="bin_end:Q", y=alt.Y("count:Q", title="Samples"),
         tooltip=[alt.Tooltip("bin_start:Q", format="$,.4f", title="from"),
                  alt.Tooltip("bin_end:Q", format="$,.4f", title="to"), alt.Tooltip("count:Q", title="samples")])
-    return common.vega_spec(chart)
+    return charts.vega_spec(chart)

@@ -528,28 +528,50 @@ def explain_text(scenario: Scenario | dict[str, Any]) -> str:
     return provenance_text(s.model_dump()) + "\n\n" + trace.text()
 
 
-def provenance_text(raw: dict[str, Any]) -> str:
-    """Where each input comes from: given, catalog (with source, date, confidence) or sourced default."""
+def input_origins(raw: dict[str, Any]) -> list[dict[str, str]]:
+    """Where each input with a value comes from, one record per field in schema order: ``field``, ``value`` (as
+    the derivation writes it), ``unit``, ``origin`` (``given``, ``catalog`` or ``default``) and, for a catalog figure
+    or a sourced default, its ``source``, ``source_date``, ``confidence`` and the catalog ``accelerator`` ('' when
+    none). :func:`provenance_text` prints them; the board report tabulates them.
+    """
     frame = pd.DataFrame([raw])[[c for c in raw if c in FIELDS]]
     cols, _ = validate(frame)
     acc = str(cols["accelerator"][0])
-    lines = ["inputs:"]
+    out = []
     for name, spec in FIELDS.items():
         value = cols[name][0]
         if isinstance(value, float) and np.isnan(value):
             continue
         shown = format_number(float(value)) if spec.kind in ("float", "int") else str(value)
         given = raw.get(name) not in (None, "") and not (isinstance(raw.get(name), float) and np.isnan(raw[name]))
-        origin = "given"
+        row = {"field": name, "value": shown, "unit": spec.unit if spec.unit != "-" else "", "origin": "given",
+               "source": "", "source_date": "", "confidence": "", "accelerator": ""}
         if spec.catalog_field and not given:
             src = catalog.accelerator_source(acc, spec.catalog_field)
-            origin = f"catalog {acc}: {src['source']}, {src['source_date']}, {src['confidence']}" if src else "catalog"
+            row.update(origin="catalog", accelerator=acc)
+            if src:
+                row.update(source=src["source"], source_date=src["source_date"], confidence=src["confidence"])
         elif spec.default_source and (not given or raw.get(name) == spec.default):
             src = catalog.default_source(name)
-            origin = f"default: {src['source']}, {src['source_date']}, {src['confidence']}"
+            row.update(origin="default", source=src["source"], source_date=src["source_date"],
+                       confidence=src["confidence"])
         elif not given:
-            origin = "default"
-        lines.append(f"  {name} = {shown} {spec.unit if spec.unit != '-' else ''}".rstrip() + f"   ({origin})")
+            row["origin"] = "default"
+        out.append(row)
+    return out
+
+
+def provenance_text(raw: dict[str, Any]) -> str:
+    """Where each input comes from: given, catalog (with source, date, confidence) or sourced default."""
+    lines = ["inputs:"]
+    for r in input_origins(raw):
+        origin = r["origin"]
+        if r["source"]:
+            where = f"catalog {r['accelerator']}" if origin == "catalog" else "default"
+            origin = f"{where}: {r['source']}, {r['source_date']}, {r['confidence']}"
+        elif origin == "catalog":
+            origin = "catalog"
+        lines.append(f"  {r['field']} = {r['value']} {r['unit']}".rstrip() + f"   ({origin})")
     return "\n".join(lines)
 
 

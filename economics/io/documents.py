@@ -4,6 +4,7 @@ output tables and the model page's section. One source of truth each: nothing he
 
 from __future__ import annotations
 
+import json
 from types import ModuleType
 
 import pandas as pd
@@ -13,7 +14,7 @@ from economics.domain.formula import CONSTANTS, Formula
 from economics.io.scenario_files import to_csv_text
 from economics.outputs import OUTPUTS
 from economics.presets import default_scenario
-from economics.scenario import FIELDS
+from economics.scenario import FIELDS, Scenario
 
 MODEL_SECTIONS: tuple[tuple[str, ModuleType], ...] = (
     ("Roofline throughput estimate (economics/domain/throughput.py; where nothing is measured)", throughput),
@@ -80,3 +81,8 @@ def model_markdown() -> str:
             lines.append(f"- `{f.name}` [{f.unit}] = `{f.symbolic()}`{note}")
         lines.append("")
     return "\n".join(lines)
+
+
+def schema_text() -> str:
+    """The JSON schema of a scenario (:class:`economics.scenario.Scenario`), indented, for the ``schema`` command."""
+    return json.dumps(Scenario.model_json_schema(), indent=2)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -204,8 +205,21 @@ def write_text(given: str, text: str, option: str = "-o") -> None:
     if given == "-":
         terminal.data(text)  # escaped on a terminal, exact to a pipe
         return
+    write_bytes(given, text.encode("utf-8"), option)
+
+
+def write_bytes(given: str, data: bytes, option: str = "-o") -> None:
+    """``data`` to the output ``given`` for ``option`` (a file, a pipe or a device, as above; ``-``: standard output
+    when it is not a terminal, where binary data would garble the screen).
+    """
+    if given == "-":
+        if terminal.is_terminal(sys.stdout):
+            raise InputError(f"{option} -: standard output is a terminal; name a file to write")
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
     try:
         with opened(check_output(given, option)) as f:
-            f.write(text.encode("utf-8"))
+            f.write(data)
     except OSError as exc:
         raise InputError(f"cannot write {option} '{shown_path(given)}': {exc.strerror or type(exc).__name__}") from None

@@ -51,6 +51,24 @@ def encode_query(scenario: Scenario | dict[str, Any], base: Scenario | None = No
     return query
 
 
+def setting_text(value: Any) -> str:
+    """A page setting as a link writes it (``settings.<name>=<text>``): lists comma-separated, whole numbers
+    without a decimal point, booleans as ``true``/``false``, nothing for None.
+
+    >>> setting_text(("b200", "h200-sxm")), setting_text(2.0), setting_text(0.25), setting_text(True)
+    ('b200,h200-sxm', '2', '0.25', 'true')
+    """
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (tuple, list)):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value) if isinstance(value, float) else str(value)
+
+
 def query_string(query: Mapping[str, str]) -> str:
     """``a=1&b=x`` with URL escaping."""
     return urlencode(query)

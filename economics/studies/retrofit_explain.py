@@ -170,9 +170,10 @@ def study_text(result: RetrofitResult, s: Scenario) -> str:
     return "\n".join(option_text(result, name, s) for name in result.options["option"])
 
 
-def shortfall_notes(result: Any) -> list[str]:
-    """A note per option that cannot serve the whole demand, year by year, with the revenue it turns away
-    (:attr:`economics.studies.retrofit.RetrofitResult.shortfall`, as the Decode page shows it).
+def shortfall_notes(result: RetrofitResult) -> list[str]:
+    """A note for each option that cannot serve the whole demand, year by year, with the revenue it turns away
+    (:attr:`economics.studies.retrofit.RetrofitResult.shortfall`, as the Decode page shows it): ``retrofit``'s
+    notes on stderr.
     """
     lines = []
     short = result.shortfall

@@ -1,0 +1,189 @@
+"""A board report of one scenario as PDF: the page's KPIs (with changes against a baseline), its charts, the key
+assumptions with their sources, the tornado of the inputs that move the cost most, the link that reproduces it and
+the derivation as an appendix.
+
+One function per kind of report, as the app's pages are: :func:`scenario_report` (Cost per token, Fleet),
+:func:`decode_report` (the retrofit study) and :func:`plan_report` (a plan already solved). Each evaluates one
+scenario (and its baseline) through the engine and the studies, so a report takes about a second.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from economics.engine.batch import ScenarioError, as_scenario, evaluate_scenario, resolve_scenario
+from economics.report import charts, document, figures, kpis
+from economics.scenario import FIELDS
+from economics.studies.compare import cost_vs_utilization
+from economics.studies.retrofit import analyse, break_even_decode_price_usd
+from economics.version import __version__
+
+KINDS = {"cost": "Cost per token", "fleet": "Fleet, racks and power", "decode": "Decode accelerators", "plan": "Plan"}
+"""Kind of report -> the app page it mirrors."""
+PAGES = {"cost": "", "fleet": "fleet", "decode": "decode", "plan": "plan"}
+"""Kind of report -> the page's address in the app (the link)."""
+UTILIZATION_POINTS = 20
+TORNADO_CAPTION = ("Cost per M tokens with each input at the low and the high end of its range, the others at their "
+                   "values (the Uncertainty page's default ranges); the black line is this scenario's cost.")
+PAGE_HEIGHT_PT, COLUMN_WIDTH_PT = 960.0, 380.0
+"""The appendix's two landscape columns: their total height and the width of one, in points."""
+
+
+def _when(when: dt.datetime | None) -> dt.datetime:
+    return (when or dt.datetime.now(dt.UTC)).replace(microsecond=0)
+
+
+def derivation_size(text: str) -> float:
+    r"""The largest font size (pt, 3 to 6) at which the derivation fits the appendix's two columns, its long lines
+    wrapped (a monospace character is 0.6 em wide, a line 1.6 em high).
+
+    >>> derivation_size("x = 1"), derivation_size("x = 1\n" * 2000)
+    (6.0, 3.0)
+    """
+    lines = text.splitlines() or [""]
+    for tenths in range(60, 30, -2):
+        size = tenths / 10
+        per_line = max(1, int(COLUMN_WIDTH_PT / (0.6 * size)))
+        rows = sum(max(1, math.ceil(len(line) / per_line)) for line in lines)
+        if rows * 1.6 * size <= PAGE_HEIGHT_PT:
+            return size
+    return 3.0
+
+
+def _chart(title: str, spec: Mapping[str, Any], datasets: Mapping[str, Any] | None = None) -> dict[str, str]:
+    return {"title": title, "svg": document.svg(spec, datasets)}
+
+
+def _cost_charts(scenario: Mapping[str, Any], result: dict[str, Any]) -> list[dict[str, str]]:
+    """The Cost per token page's two charts: where the money goes, and cost against utilization."""
+    out = [_chart("Where the money goes", charts.breakdown_spec(), charts.breakdown_data(result))]
+    if result.get("capacity_output_tokens_per_day"):
+        curve = cost_vs_utilization(dict(scenario), points=UTILIZATION_POINTS, result=result,
+                                    resolved=resolve_scenario(dict(scenario)))
+        out.append(_chart("Cost against utilization (same fleet, demand at each share of its capacity; the red "
+                          "dot is this scenario)", charts.utilization_spec(), charts.utilization_data(result, curve)))
+    return out
+
+
+def _scenario_part(scenario: Mapping[str, Any], result: dict[str, Any] | None) -> dict[str, Any]:
+    """Assumptions, tornado and derivation of a scenario (``result``: its evaluation; None when it has none, as a
+    plan row that is not a fleet on its own: then the tornado is left out).
+    """
+    sens = None if result is None else figures.sensitivity(scenario, result)
+    rows = figures.tornado_rows(sens)
+    svg = "" if sens is None else document.svg(charts.tornado_spec(), {"tornado": charts.tornado_data(
+        sens, lambda f: FIELDS[f].label)}, height=22 * len(rows))
+    text = figures.derivation(scenario) if result is not None else ""
+    return {"assumptions": figures.assumptions(scenario), "derivation": text,
+            "derivation_size": derivation_size(text),
+            "tornado": {"rows": rows, "svg": svg, "caption": TORNADO_CAPTION}}
+
+
+def _document(kind: str, scenario: Mapping[str, Any], baseline: Mapping[str, Any] | None, when: dt.datetime,
+              link: str | None, part: dict[str, Any]) -> bytes:
+    name = str(scenario.get("name") or "scenario")
+    content = {"title": f"Board report: {name}", "name": name, "kind_title": KINDS[kind],
+               "date": when.date().isoformat(), "version": __version__,
+               "baseline": "" if baseline is None else str(baseline.get("name") or "baseline"),
+               "link": link or figures.app_link(scenario, baseline, PAGES[kind]), **part}
+    return document.pdf(content, when)
+
+
+def scenario_report(scenario: Mapping[str, Any], baseline: Mapping[str, Any] | None = None, kind: str = "cost",
+                    when: dt.datetime | None = None, link: str | None = None) -> bytes:
+    """The report of the Cost per token page (``kind`` ``cost``) or the Fleet page (``fleet``) as PDF bytes.
+
+    Parameters
+    ----------
+    scenario, baseline
+        Scenario fields (a dict or :class:`economics.Scenario` dump); the baseline's KPIs give the changes.
+    kind
+        ``cost`` or ``fleet``: whose KPIs are shown.
+    when
+        The report's date (default: now, UTC).
+    link
+        The app link printed (default: :func:`economics.report.figures.app_link` of the scenario and baseline).
+
+    Raises
+    ------
+    ScenarioError
+        The scenario does not evaluate.
+    """
+    result = evaluate_scenario(as_scenario(dict(scenario)))
+    base = _evaluated(baseline)
+    rows = kpis.COST_ROWS if kind == "cost" else kpis.FLEET_ROWS
+    part = {"kpis": figures.kpi_rows(kpis.output_kpis(rows, result, base)), "notes": figures.scenario_notes(result),
+            "charts": _cost_charts(scenario, result) if result.get("cost_usd_per_m_tokens") is not None else [],
+            **_scenario_part(scenario, result)}
+    return _document(kind, scenario, baseline, _when(when), link, part)
+
+
+def _evaluated(scenario: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A baseline evaluated, or None without one or when it does not evaluate (no change is shown then)."""
+    if scenario is None:
+        return None
+    try:
+        return evaluate_scenario(as_scenario(dict(scenario)))
+    except ScenarioError:
+        return None
+
+
+def _study(scenario: Mapping[str, Any]) -> tuple[Any, float | None]:
+    """The retrofit study and the break-even decode price (at no price, as the Decode page asks it)."""
+    return analyse(dict(scenario)), break_even_decode_price_usd({**scenario, "decode_accelerator_price_usd": 0.0})
+
+
+def decode_report(scenario: Mapping[str, Any], baseline: Mapping[str, Any] | None = None,
+                  when: dt.datetime | None = None, link: str | None = None) -> bytes:
+    """The report of the Decode accelerators page (the retrofit study) as PDF bytes; as :func:`scenario_report`.
+
+    Raises
+    ------
+    ValueError
+        The study cannot run (a :class:`ScenarioError`, or a field it needs missing).
+    """
+    scenario = as_scenario(dict(scenario)).model_dump()
+    result, price = _study(scenario)
+    base = None
+    if baseline is not None:
+        try:
+            base = _study(as_scenario(dict(baseline)).model_dump())
+        except ValueError:
+            base = None
+    evaluated = _evaluated(scenario)
+    flows = [_chart("Cumulative cash flow against the status quo", charts.cashflow_spec(),
+                    charts.cashflow_data(result.cashflows))]
+    cost = _cost_charts(scenario, evaluated) if evaluated and evaluated.get("cost_usd_per_m_tokens") else []
+    part = {"kpis": figures.kpi_rows([kpis.decode_kpis(result, price, base)]),
+            "notes": [] if evaluated is None else figures.scenario_notes(evaluated), "charts": flows + cost,
+            **_scenario_part(scenario, evaluated)}
+    return _document("decode", scenario, baseline, _when(when), link, part)
+
+
+def plan_report(scenario: Mapping[str, Any], plan: Mapping[str, Any], baseline: Mapping[str, Any] | None = None,
+                base_plan: Mapping[str, Any] | None = None, when: dt.datetime | None = None,
+                link: str | None = None) -> bytes:
+    """The report of the Plan page as PDF bytes, from a plan already solved (``plan``: the JSON-ready plan of
+    :func:`economics.studies.planner.plan` ``.to_dict()``, with ``frontier_speed`` / ``frontier_site`` records
+    where computed) and the baseline's (``base_plan``: feasible, or None).
+    """
+    scenario = as_scenario(dict(scenario)).model_dump()
+    summary = plan.get("summary") or {}
+    rows = [kpis.plan_kpis(summary, None if base_plan is None else base_plan.get("summary"))]
+    out = [_chart("Accelerators in service hour by hour", charts.hours_spec(), charts.hours_data(
+        list(plan.get("hours") or [])))]
+    for which in ("speed", "site"):
+        points = plan.get(f"frontier_{which}")
+        if points:
+            out.append(_chart("The cheapest plan against " + charts.FRONTIERS[which][1].split(" [")[0].lower(),
+                              charts.frontier_spec(*charts.FRONTIERS[which]), charts.frontier_data(list(points))))
+    evaluated = _evaluated(scenario)
+    if evaluated and evaluated.get("cost_usd_per_m_tokens") is not None:
+        out += _cost_charts(scenario, evaluated)
+    notes = ([] if plan.get("feasible") else [f"No feasible plan: {plan.get('infeasible_reason')}"]) + [
+        str(n) for n in plan.get("notes") or []]
+    part = {"kpis": figures.kpi_rows(rows), "notes": notes, "charts": out, **_scenario_part(scenario, evaluated)}
+    return _document("plan", scenario, baseline, _when(when), link, part)

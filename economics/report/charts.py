@@ -1,0 +1,183 @@
+"""The charts the app draws and the board report prints, as Vega-Lite specs: one spec per chart for both.
+
+Each ``*_spec`` function returns the Vega-Lite dict of an Altair chart whose layers read named datasets
+(``alt.NamedData``); the matching ``*_data`` function turns the engine's figures into those datasets. The app draws
+a spec with its datasets attached (:func:`ui.common.draw`, its builders cached by :mod:`ui.studies`), the report
+renders the same spec to SVG (:mod:`economics.report.document`). Pure functions: no Streamlit, no figure computed
+here. This is the one module of :mod:`economics` that imports Altair (the import contracts in pyproject.toml), and
+only in the functions that build a chart: Altair is the ``report`` (and ``app``) extra, and the command line imports
+this module whatever the command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from economics.outputs import cost_parts
+from economics.report import format as fmt
+
+WARNING_COLOR = "#d62728"
+
+
+def vega_spec(chart: Any, datasets: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The Vega-Lite spec of an Altair chart whose layers read named datasets, with any datasets given attached.
+
+    Built once (or once per cache entry of the data it draws), so a page's rerun draws a ready spec instead of
+    building the chart and validating it against the schema again; every encoding names its type (``"field:Q"``),
+    as nothing is inferred from the data. The theme's fixed 300 px view is left out, as ``st.altair_chart`` does:
+    the app sizes the chart to its column, the report to its page (:func:`economics.report.document.svg`).
+
+    Parameters
+    ----------
+    chart
+        An Altair chart or layer.
+    datasets
+        Name -> rows (a DataFrame or a list of records), attached as ``datasets``.
+
+    Returns
+    -------
+    dict
+        The spec, unvalidated.
+    """
+    spec = dict(chart.to_dict(validate=False))
+    spec.pop("config", None)
+    spec["datasets"] = dict(datasets or {})
+    return spec
+
+
+# Cost per token page
+
+def breakdown_spec() -> dict[str, Any]:
+    """Where the money goes: a bar per part of the hourly cost (dataset ``parts``, :func:`breakdown_data`)."""
+    import altair as alt  # the report and app extra: imported where a chart is built
+
+    return vega_spec(alt.Chart(alt.NamedData("parts")).mark_bar().encode(
+        x=alt.X("usd_per_hour:Q", title="Cost [USD/h]", axis=alt.Axis(format="$,.0f")),
+        y=alt.Y("part:N", sort="-x", title=None),
+        tooltip=["part:N", alt.Tooltip("usd_per_hour:Q", format="$,.2f", title="USD/h"),
+                 alt.Tooltip("share:Q", format=".1%", title="share")]))
+
+
+def breakdown_data(result: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Dataset ``parts`` of :func:`breakdown_spec`: each non-zero part of an evaluated scenario's hourly cost."""
+    total = float(result["cost_usd_per_hour"])
+    return {"parts": [{"part": part, "usd_per_hour": float(result[name] or 0.0),
+                       "share": float(result[name] or 0.0) / total}
+                      for name, part in cost_parts().items() if float(result[name] or 0.0) > 0]}
+
+
+def utilization_spec() -> dict[str, Any]:
+    """Cost against utilization (dataset ``curve``) with the scenario's point marked and labelled (``point``)."""
+    import altair as alt
+
+    x = alt.X("utilization:Q", title="Average utilization", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1]))
+    y = alt.Y("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]", scale=alt.Scale(type="log"))
+    line = alt.Chart(alt.NamedData("curve")).mark_line(point=True).encode(
+        x=x, y=y, tooltip=[alt.Tooltip("utilization:Q", format=".0%"),
+                           alt.Tooltip("cost_usd_per_m_tokens:Q", format="$,.4f", title="USD per M tokens")])
+    dot = alt.Chart(alt.NamedData("point")).mark_point(size=160, filled=True, color=WARNING_COLOR).encode(
+        x=x, y=y, tooltip=["label:N"])
+    text = alt.Chart(alt.NamedData("point")).mark_text(align="left", dx=10, dy=-10).encode(x=x, y=y, text="label:N")
+    return vega_spec(alt.layer(line, dot, text))
+
+
+def utilization_data(result: Mapping[str, Any], curve: Any) -> dict[str, Any]:
+    """Datasets ``curve`` (:func:`economics.studies.compare.cost_vs_utilization`) and ``point`` (this scenario,
+    labelled) of :func:`utilization_spec`.
+    """
+    return {"curve": curve, "point": [{
+        "utilization": result["utilization"], "cost_usd_per_m_tokens": result["cost_usd_per_m_tokens"],
+        "label": f"this fleet: {fmt.percent(result['utilization'])}, {fmt.usd_rate(result['cost_usd_per_m_tokens'])}"}]}
+
+
+# Uncertainty
+
+def tornado_spec() -> dict[str, Any]:
+    """Cost per M tokens at each end of each input (dataset ``tornado``, :func:`tornado_data`)."""
+    import altair as alt
+
+    bars = alt.Chart(alt.NamedData("tornado")).mark_bar().encode(
+        x=alt.X("start:Q", title="Cost [USD per M tokens]", axis=alt.Axis(format="$,.3f"),
+                scale=alt.Scale(zero=False)),
+        x2="end:Q", y=alt.Y("input:N", sort=None, title=None, axis=alt.Axis(labelLimit=320)),
+        tooltip=["input:N", alt.Tooltip("low:Q", format=",.4g"), alt.Tooltip("high:Q", format=",.4g"),
+                 alt.Tooltip("output_at_low:Q", format="$,.4f", title="cost at low"),
+                 alt.Tooltip("output_at_high:Q", format="$,.4f", title="cost at high")])
+    base_rule = alt.Chart(alt.NamedData("tornado")).mark_rule(color="black").encode(x="base_output:Q")
+    return vega_spec(alt.layer(bars, base_rule))
+
+
+def tornado_data(sens: pd.DataFrame, label: Callable[[str], str]) -> pd.DataFrame:
+    """The bars of :func:`tornado_spec` from a tornado (:func:`economics.studies.uncertainty.tornado`), each input
+    named by ``label``.
+    """
+    ends = sens[["output_at_low", "output_at_high"]]
+    return sens.assign(start=ends.min(axis=1), end=ends.max(axis=1), input=[label(f) for f in sens["field"]])
+
+
+# Decode accelerators page
+
+def cashflow_spec() -> dict[str, Any]:
+    """The cumulative cash flow of each option against the status quo (dataset ``flows``, :func:`cashflow_data`)."""
+    import altair as alt
+
+    return vega_spec(alt.Chart(alt.NamedData("flows")).mark_line(point=True).encode(
+        x=alt.X("year:O", title="Year"),
+        y=alt.Y("cumulative_vs_status_quo_usd:Q", title="Cumulative cash flow vs status quo [USD]",
+                axis=alt.Axis(format="$,.3~s")),
+        color=alt.Color("option:N", title=None),
+        tooltip=["option:N", "year:O", alt.Tooltip("vs_status_quo_usd:Q", format="$,.0f", title="that year"),
+                 alt.Tooltip("cumulative_vs_status_quo_usd:Q", format="$,.0f", title="cumulative")]))
+
+
+def cashflow_data(cashflows: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Dataset ``flows`` of :func:`cashflow_spec` from a retrofit study's cash flows (every option but the status
+    quo, with its running sum).
+    """
+    flows = cashflows.copy()
+    flows["cumulative_vs_status_quo_usd"] = flows.groupby("option")["vs_status_quo_usd"].cumsum()
+    return {"flows": flows[flows["option"] != "status quo"]}
+
+
+# Plan page
+
+def hours_spec() -> dict[str, Any]:
+    """Accelerators in service hour by hour, stacked by role and where (dataset ``hours``, :func:`hours_data`)."""
+    import altair as alt
+
+    return vega_spec(alt.Chart(alt.NamedData("hours")).mark_area().encode(
+        x=alt.X("hour:O", title="Hour of the day"),
+        y=alt.Y("accelerators:Q", stack=True, title="Accelerators in service"),
+        color=alt.Color("pool:N", title="Role and where"), tooltip=["hour:O", "pool:N", "accelerators:Q"]))
+
+
+def hours_data(hours: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Dataset ``hours`` of :func:`hours_spec` from a plan's ``hours`` records, one row per hour and pool."""
+    # accelerators, not systems: a 72-GPU rack and an 8-GPU server are one system each
+    cols = [c for c in hours[0] if "_accelerators_" in c and (c.endswith("_on_site") or c.endswith("_rented"))] \
+        if hours else []
+    return {"hours": [{"hour": r["hour"], "pool": c.replace("_accelerators_", ", ").replace("_", " "),
+                       "accelerators": r[c]} for r in hours for c in cols]}
+
+
+FRONTIERS = {"speed": ("target_output_tokens_per_s_per_user", "Per-user speed target [token/s]"),
+             "site": ("site_power_mw", "Site power [MW]")}
+"""The planner's two frontiers: the setting each moves and its axis title (:func:`frontier_spec`)."""
+
+
+def frontier_spec(x: str, title: str) -> dict[str, Any]:
+    """The cheapest plan against one setting ``x`` (dataset ``frontier``, :func:`frontier_data`)."""
+    import altair as alt
+
+    return vega_spec(alt.Chart(alt.NamedData("frontier")).mark_line(point=True).encode(
+        x=alt.X(f"{x}:Q", title=title), y=alt.Y("cost_usd_per_day:Q", title="Cheapest plan [USD/day]"),
+        tooltip=[f"{x}:Q", alt.Tooltip("cost_usd_per_day:Q", format=",.0f"),
+                 alt.Tooltip("cost_usd_per_m_tokens:Q", format=",.4f"), "binding:N"]))
+
+
+def frontier_data(points: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Dataset ``frontier`` of :func:`frontier_spec`: the feasible points of a frontier."""
+    return {"frontier": [p for p in points if p["feasible"]]}

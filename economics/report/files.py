@@ -1,0 +1,71 @@
+"""The ``report`` command's side of the report: its options, and the reports of rows read from a file (a scenario
+row already read by the command, a plan row read here as the ``plan`` command reads it).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from typing import Any
+
+from economics.io.plan_files import plan_from_files, read_plan_row, solver_chatter_silenced
+from economics.report import build, figures
+from economics.scenario import FIELDS
+
+
+def add_report_arguments(cmd: argparse.ArgumentParser) -> None:
+    """The ``report`` command's options beyond ``input`` and ``--row``."""
+    cmd.add_argument("-o", "--output", required=True, help="the PDF to write (- for standard output, not a terminal)")
+    cmd.add_argument("--kind", choices=tuple(build.KINDS), default="cost", help="whose page the report mirrors: "
+                     "cost (Cost per token), fleet, decode (the retrofit study) or plan (the planner: the row's "
+                     "planner columns, --candidates)")
+    cmd.add_argument("--baseline", metavar="ROW", help="another row of the same file (its name, or number:N): each "
+                     "KPI shows its change against it")
+    cmd.add_argument("--candidates", help="with --kind plan: CSV of hardware options (default: the catalog)")
+    cmd.add_argument("--accelerators", default="", help="with --kind plan: catalog ids to consider (default: all)")
+    cmd.add_argument("--frontier", choices=("none", "speed", "site", "both"), default="none",
+                     help="with --kind plan: also chart these cost frontiers (20 plans each: seconds)")
+    cmd.add_argument("--app-url", default=figures.DEFAULT_APP_URL, help="where the app is served, for the link "
+                     "that reproduces the report (default %(default)s)")
+
+
+def row_report(kind: str, scenario: Mapping[str, Any], baseline: Mapping[str, Any] | None, app_url: str) -> bytes:
+    """The report (cost, fleet or decode) of a row's scenario fields, with the link to ``app_url``'s page.
+
+    Raises
+    ------
+    ValueError
+        The scenario does not evaluate, or the study lacks a field it needs.
+    """
+    link = figures.app_link(scenario, baseline, build.PAGES[kind], app_url)
+    if kind == "decode":
+        return build.decode_report(scenario, baseline, link=link)
+    return build.scenario_report(scenario, baseline, kind, link=link)
+
+
+def plan_report(data: bytes, row: str, baseline_row: str | None, candidates: bytes | None, accelerators: list[str],
+                frontier: str, curves_sha256: str, app_url: str) -> tuple[bytes, dict[str, Any]]:
+    """The report of a plan row (and the plan itself), planned as the ``plan`` command plans it
+    (:func:`economics.io.plan_files.plan_from_files`: the row's planner columns, the candidates, the accelerators,
+    the frontiers); the baseline row is planned with its own planner columns.
+
+    Raises
+    ------
+    economics.io.plan_files.InvalidPlanRow
+        A row has a bad value.
+    economics.validation.InputError
+        The file, a row name or the candidates cannot be used.
+    """
+    cells, settings = read_plan_row(data, row)
+    base_cells = None if baseline_row is None else read_plan_row(data, baseline_row)[0]
+    with solver_chatter_silenced():
+        out = plan_from_files(data, row, candidates, accelerators, frontier, curves_sha256)
+        base_out = None if baseline_row is None else plan_from_files(data, baseline_row, candidates, accelerators,
+                                                                     "none", curves_sha256)
+    scenario = {k: v for k, v in cells.items() if k in FIELDS}
+    baseline = None if base_cells is None else {k: v for k, v in base_cells.items() if k in FIELDS}
+    link = figures.app_link(scenario, baseline, build.PAGES["plan"], app_url,
+                            figures.plan_link_settings(settings, accelerators))
+    pdf = build.plan_report(scenario, out, baseline, base_out if base_out and base_out["feasible"] else None,
+                            link=link)
+    return pdf, out

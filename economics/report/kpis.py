@@ -1,0 +1,156 @@
+"""The KPIs of each page, as the page draws them and the board report prints them: one list, one rule.
+
+The Cost and Fleet pages show outputs of the engine (:func:`economics.report.format.kpi`); the Decode page reads the
+retrofit study's options, the Plan page the plan's summary. Each function returns :class:`~economics.report.format.Kpi`
+values with the change against the pinned baseline where there is one; no figure is computed here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from economics.report import format as fmt
+from economics.report.format import Kpi
+
+NOT_SEPARABLE = "not separable"
+COST_ROWS: tuple[tuple[str, ...], ...] = (
+    ("cost_usd_per_m_tokens", "cost_usd_per_m_input_tokens", "cost_usd_per_m_output_tokens", "gross_margin"),
+    ("cost_usd_per_hour", "cost_usd_per_day", "revenue_usd_per_day", "utilization", "accelerators"),
+)
+"""The Cost per token page's KPIs, row by row (output names)."""
+FLEET_ROWS: tuple[tuple[str, ...], ...] = (
+    ("accelerators", "systems", "racks", "facility_power_kw"),
+    ("cost_usd_per_m_tokens", "utilization", "it_power_kw", "kw_per_rack"),
+    ("energy_mwh_per_year", "joules_per_token", "tokens_per_s_per_mw", "cost_usd_per_year"),
+)
+"""The Fleet page's KPIs, row by row."""
+
+
+def stated(name: str, result: Mapping[str, Any]) -> str | None:
+    """The words a KPI shows for an output the engine leaves empty for a reason (None: its value is shown).
+
+    >>> stated("gross_margin", {"gross_margin": None}), stated("cost_usd_per_m_input_tokens", {"x": 1})
+    ('no price given', 'not separable')
+    """
+    if result.get(name) is not None:
+        return None
+    if name in ("cost_usd_per_m_input_tokens", "cost_usd_per_m_output_tokens"):
+        return NOT_SEPARABLE
+    return "no price given" if name == "gross_margin" else None
+
+
+def output_kpis(rows: tuple[tuple[str, ...], ...], result: Mapping[str, Any],
+                base: Mapping[str, Any] | None) -> list[list[Kpi]]:
+    """The KPIs of ``rows`` (:data:`COST_ROWS`, :data:`FLEET_ROWS`) for an evaluated scenario and baseline."""
+    return [[fmt.kpi(name, result, base, value=stated(name, result)) for name in row] for row in rows]
+
+
+# Decode accelerators page
+
+DECODE_HELP = {
+    "Best option (NPV)": "The feasible option with the highest NPV against the status quo",
+    "NPV of adding decode": "Net present value of 'add decode' minus the status quo over the horizon, at the cost "
+                            "of capital",
+    "Break-even decode price": "Per decode accelerator: the most one may cost for 'add decode' to match the best "
+                               "alternative; negative: not even free",
+    "Payback of adding decode": "When the cumulative cash flow against the status quo turns positive",
+    "IRR of adding decode": "Internal rate of return of 'add decode' against the status quo",
+}
+
+
+def payback(months: Any) -> str:
+    """A payback period in words.
+
+    >>> payback(30.0), payback(7.0), payback(None)
+    ('2.5 years', '7 months', 'never')
+    """
+    if months is None or (isinstance(months, float) and not math.isfinite(months)):
+        return "never"
+    return f"{months / 12:,.1f} years" if months >= 24 else f"{months:,.0f} months"
+
+
+def irr(value: Any) -> str:
+    """An internal rate of return, ``none`` where there is none.
+
+    >>> irr(0.125), irr(float("nan"))
+    ('12.5 %', 'none')
+    """
+    return "none" if value is None or (isinstance(value, float) and not math.isfinite(value)) else fmt.percent(value)
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(float(value)) else None
+
+
+def best_option(rows: list[dict[str, Any]]) -> str:
+    """The feasible option with the highest NPV (the first of equals; one without an NPV only when none has one)."""
+    feasible = [r for r in rows if r["feasible"]]
+    if not feasible:
+        return "none feasible"
+    npvs = [r["npv_vs_status_quo_usd"] for r in feasible]
+    known = [v for v in npvs if v == v]
+    return str(feasible[npvs.index(max(known)) if known else 0]["option"])
+
+
+def _decode_figures(result: Any, break_even: float | None) -> dict[str, tuple[str, float | None, str, bool | None]]:
+    """Each KPI by title: (text, number for the delta, delta kind, higher is better), read from the options' rows."""
+    row = result.row("add decode")
+    ok = row is not None and bool(row["feasible"])
+    r: dict[str, Any] = row if ok else {}
+    npv, pay, rate = (_number(r.get(k)) for k in ("npv_vs_status_quo_usd", "payback_months", "irr_vs_status_quo"))
+    return {
+        "Best option (NPV)": (best_option(result.rows), None, "", None),
+        "NPV of adding decode": (fmt.usd(npv) if ok else "not feasible", npv, "usd", True),
+        "Break-even decode price": (fmt.EMPTY if break_even is None else fmt.usd(break_even),
+                                    _number(break_even), "usd", True),
+        "Payback of adding decode": (payback(r.get("payback_months")) if ok else fmt.EMPTY, pay, "months", False),
+        "IRR of adding decode": (irr(r.get("irr_vs_status_quo")) if ok else fmt.EMPTY, rate, "pp", True),
+    }
+
+
+def _change(d: float, kind: str) -> str:
+    return fmt.signed(d, fmt.usd if kind == "usd" else fmt.points if kind == "pp" else lambda x: f"{x:,.1f} months")
+
+
+def decode_kpis(result: Any, break_even: float | None, base: tuple[Any, float | None] | None = None) -> list[Kpi]:
+    """The Decode page's five KPIs of a retrofit study (:func:`economics.studies.retrofit.analyse`) and its
+    break-even decode price, with the change against the baseline's study and price ``base``.
+    """
+    mine = _decode_figures(result, break_even)
+    theirs = None if base is None else _decode_figures(*base)
+    out = []
+    for title, (text, value, kind, good) in mine.items():
+        change, same = None, False
+        before = None if theirs is None else theirs[title][1]
+        if value is not None and before is not None:
+            same = value == before
+            change = fmt.versus(_change(value - before, kind), same)
+        color = "off" if same else "normal" if good else "inverse" if good is False else "off"
+        out.append(Kpi(title, text, change, same, color, DECODE_HELP[title]))
+    return out
+
+
+# Plan page
+
+PLAN_KPIS: tuple[tuple[str, str, Callable[[float | None], str]], ...] = (
+    ("cost_usd_per_day", "Cost per day", fmt.usd), ("cost_usd_per_m_tokens", "Cost per M tokens", fmt.usd_rate),
+    ("capex_usd", "Capex", fmt.usd), ("facility_mw", "Facility power [MW]", fmt.number),
+    ("racks", "Racks", fmt.count),
+)
+"""The Plan page's KPIs: plan summary key, title, display format."""
+
+
+def plan_kpis(summary: Mapping[str, Any], base: Mapping[str, Any] | None) -> list[Kpi]:
+    """The Plan page's KPIs of a plan's ``summary``, with the change against the baseline plan's summary ``base``
+    (every one a cost or a size: lower is better).
+    """
+    out = []
+    for key, title, shown in PLAN_KPIS:
+        current, before = summary.get(key), None if base is None else base.get(key)
+        same = base is not None and current == before
+        change = None if current is None or before is None else fmt.versus(
+            fmt.signed(float(current) - float(before), shown), same)
+        out.append(Kpi(title, shown(current), change, same, "off" if same else "inverse", f"Plan summary `{key}`"))
+    return out

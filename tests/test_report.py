@@ -1,0 +1,125 @@
+"""The board report: a PDF of one to three pages whose text is the engine's own figures (KPIs, assumptions with
+their sources, version and date), from the command line and the API; user text is never read as Typst markup."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import re
+from pathlib import Path
+
+import pypdf
+import pytest
+
+import economics
+from economics.cli import main
+from economics.engine.batch import as_scenario, evaluate_scenario
+from economics.report import build, figures, kpis
+from economics.report import format as fmt
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+WHEN = dt.datetime(2026, 12, 3, 12, 0, tzinfo=dt.UTC)
+
+
+def text_of(pdf: bytes) -> str:
+    """The PDF's text with all whitespace removed (Typst wraps long cells anywhere a space is)."""
+    reader = pypdf.PdfReader(io.BytesIO(pdf))
+    return re.sub(r"\s+", "", "".join(p.extract_text() for p in reader.pages))
+
+
+def pages(pdf: bytes) -> int:
+    return len(pypdf.PdfReader(io.BytesIO(pdf)).pages)
+
+
+def squeezed(s: str) -> str:
+    return re.sub(r"\s+", "", s)
+
+
+def row(path: Path, name: str) -> dict[str, str]:
+    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    return {k: v for k, v in next(r for r in rows if r["name"] == name).items() if v != "" and k in economics.FIELDS}
+
+
+@pytest.fixture(scope="module")
+def default_report() -> bytes:
+    return build.scenario_report(economics.default_scenario().model_dump(), when=WHEN)
+
+
+def test_the_default_report_is_one_to_three_pages_with_version_and_date(default_report: bytes) -> None:
+    assert default_report.startswith(b"%PDF") and 1 <= pages(default_report) <= 3
+    text = text_of(default_report)
+    assert "2026-12-03" in text and squeezed(f"token-economics {economics.__version__}") in text
+    assert squeezed(economics.default_scenario().name) in text
+
+
+def test_every_kpi_is_the_engine_figure_as_the_page_formats_it(default_report: bytes) -> None:
+    result = evaluate_scenario(economics.default_scenario())
+    text = text_of(default_report)
+    for name in [n for r in kpis.COST_ROWS for n in r]:
+        shown = kpis.stated(name, result) or fmt.kpi(name, result, None).value
+        assert squeezed(shown) in text, name
+    # worked by hand from the default scenario's outputs: 312 accelerators, $10,688 a day
+    assert result["accelerators"] == 312 and "312" in text and "$10,688" in text
+
+
+def test_each_assumption_and_its_source_is_printed(default_report: bytes) -> None:
+    text = text_of(default_report)
+    found = figures.assumptions(economics.default_scenario().model_dump())
+    assert len(found) >= 5
+    for a in found:
+        assert squeezed(a["source"]) in text and a["date"] in text and a["confidence"] in text
+        for i in a["inputs"]:
+            assert squeezed(i["input"]) in text and squeezed(i["value"]) in text, i
+
+
+def test_the_baseline_deltas_are_printed() -> None:
+    s = economics.default_scenario().model_dump()
+    base = {**s, "name": "cheaper power", "electricity_usd_per_kwh": 0.04}
+    pdf = build.scenario_report(s, base, when=WHEN)
+    result, before = evaluate_scenario(as_scenario(s)), evaluate_scenario(as_scenario(base))
+    change = fmt.kpi("cost_usd_per_day", result, before).change
+    assert change is not None and change.endswith("vs baseline") and squeezed(change) in text_of(pdf)
+    assert "cheaperpower" in text_of(pdf)
+
+
+def test_a_name_is_text_never_typst_markup() -> None:
+    name = '#import "x": * $ *_ \\ ] #set page(width: 1cm) <l> @r `c`'
+    pdf = build.scenario_report({**economics.default_scenario().model_dump(), "name": name}, when=WHEN)
+    assert squeezed(name) in text_of(pdf) and 1 <= pages(pdf) <= 3
+
+
+def test_the_decode_example_report() -> None:
+    scenario = row(DOCS / "retrofit-example.csv", "retrofit-example")
+    pdf = build.decode_report(scenario, when=WHEN)
+    assert pdf.startswith(b"%PDF") and 1 <= pages(pdf) <= 3
+    assert "NPVofaddingdecode" in text_of(pdf) and "Cumulativecashflow" in text_of(pdf)
+
+
+def test_the_plan_example_report_from_the_command_line(tmp_path: Path) -> None:
+    out = tmp_path / "plan.pdf"
+    code = main(["report", str(DOCS / "plan-example.csv"), "--row", "worked-plan", "--kind", "plan",
+                 "--candidates", str(DOCS / "plan-candidates.csv"), "--baseline", "worked-plan-peaks", "-o", str(out)])
+    pdf = out.read_bytes()
+    assert code == 0 and pdf.startswith(b"%PDF") and 1 <= pages(pdf) <= 3
+    assert "Costperday" in text_of(pdf) and "vsbaseline" in text_of(pdf)
+
+
+def test_the_command_line_cost_report_by_number(tmp_path: Path) -> None:
+    out = tmp_path / "r.pdf"
+    assert main(["report", str(DOCS / "example.csv"), "--row", "number:1", "-o", str(out)]) == 0
+    result = evaluate_scenario(as_scenario(row(DOCS / "example.csv", "worked-example")))
+    assert squeezed(fmt.kpi("cost_usd_per_m_tokens", result, None).value) in text_of(out.read_bytes())
+
+
+def test_exit_codes_for_a_bad_row_and_a_bad_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text("name,pue\nbroken,-3\n", encoding="utf-8")
+    assert main(["report", str(bad), "--row", "broken", "-o", str(tmp_path / "x.pdf")]) == 1
+    assert main(["report", str(DOCS / "example.csv"), "--row", "nope", "-o", str(tmp_path / "x.pdf")]) == 2
+    assert main(["report", str(DOCS / "example.csv"), "--row", "worked-example", "-o",
+                 str(tmp_path / "missing" / "x.pdf")]) == 2
+    assert main(["report", str(DOCS / "example.csv"), "--row", "worked-example", "-o", str(tmp_path)]) == 2
+    assert not (tmp_path / "x.pdf").exists()
+    assert "Traceback" not in capsys.readouterr().err
