@@ -29,7 +29,10 @@ DISTRIBUTION = {"numpy": "numpy", "pandas": "pandas", "pydantic": "pydantic", "a
                 "pydantic_core": "pydantic",
                 "numpy_financial": "numpy-financial", "scipy": "scipy", "pyarrow": "pyarrow", "dask": "dask",
                 "distributed": "dask", "streamlit": "streamlit", "altair": "altair", "openpyxl": "openpyxl",
-                "typst": "typst", "vl_convert": "vl-convert-python"}
+                "typst": "typst", "vl_convert": "vl-convert-python", "fastapi": "fastapi", "starlette": "starlette",
+                "uvicorn": "uvicorn"}
+EXTRAS = {"report": ROOT / "economics" / "report", "api": ROOT / "economics" / "api"}
+"""The subpackages whose third-party imports are an optional extra's, not the core install's."""
 
 
 def imported_top_level(paths: list[Path]) -> set[str]:
@@ -55,9 +58,8 @@ def third_party(names: set[str]) -> set[str]:
 
 
 def test_every_runtime_import_of_the_package_is_a_declared_dependency() -> None:
-    report = ROOT / "economics" / "report"
     used = third_party(imported_top_level([p for p in sorted((ROOT / "economics").rglob("*.py"))
-                                           if not p.is_relative_to(report)]))
+                                           if not any(p.is_relative_to(d) for d in EXTRAS.values())]))
     unknown = used - set(DISTRIBUTION)
     assert not unknown, f"map these imports to their distribution in DISTRIBUTION: {unknown}"
     needed = {DISTRIBUTION[n] for n in used}
@@ -66,13 +68,15 @@ def test_every_runtime_import_of_the_package_is_a_declared_dependency() -> None:
     assert not missing, f"economics/ imports {missing} but pyproject.toml does not declare them"
 
 
-def test_the_report_dependencies_are_the_report_extra_and_pinned() -> None:
-    used = third_party(imported_top_level(sorted((ROOT / "economics" / "report").rglob("*.py"))))
+@pytest.mark.parametrize(("extra", "expected"), [("report", {"typst", "vl-convert-python", "altair"}),
+                                                 ("api", {"fastapi", "starlette", "uvicorn"})])
+def test_an_extras_dependencies_are_declared_in_it_and_pinned(extra: str, expected: set[str]) -> None:
+    used = third_party(imported_top_level(sorted(EXTRAS[extra].rglob("*.py"))))
     assert used - set(DISTRIBUTION) == set()
     needed = {DISTRIBUTION[n] for n in used}
     project = PYPROJECT["project"]
-    available = declared(project["dependencies"]) | declared(project["optional-dependencies"]["report"])
-    assert {"typst", "vl-convert-python", "altair"} <= needed and not needed - available, needed - available
+    available = declared(project["dependencies"]) | declared(project["optional-dependencies"][extra])
+    assert expected <= needed and not needed - available, needed - available
     pins = {line.split("==")[0].split("[")[0].lower() for line in (ROOT / "requirements.txt").read_text().splitlines()
             if "==" in line and not line.startswith("#")}
     assert available <= pins, f"declared but not pinned in requirements.txt: {available - pins}"
@@ -158,15 +162,18 @@ def path_literals(path: Path) -> list[str]:
 
 
 def test_no_test_reads_outside_the_repository() -> None:
-    # Allowed: the system Chromium the browser tests drive, and routes of the local Streamlit server they start.
+    # Allowed: the system Chromium the browser tests drive, and routes of the local Streamlit server they start;
+    # in the HTTP API's tests, the routes of the local uvicorn server (URLs on 127.0.0.1, never files).
     allowed_e2e = re.compile(r"^/usr/bin/chromium$|^/[a-z_]+(/[a-z_]+)?([?#]\S*)?$")
+    allowed_api = re.compile(r"^/(v1/[A-Za-z0-9_.%-]+(/[A-Za-z0-9_.%-]+)?|openapi\.json|docs)([?#]\S*)?$")
     offenders = []
     for path in sorted((ROOT / "tests").rglob("*.py")):
         if path == Path(__file__).resolve():
             continue  # this file holds the check's own samples (written to tmp_path, never read from outside)
-        in_e2e = "e2e" in path.relative_to(ROOT).parts
+        allowed = allowed_e2e if "e2e" in path.relative_to(ROOT).parts else allowed_api if path.name == "test_api.py" \
+            else None
         offenders += [f"{path.relative_to(ROOT)}: {v!r}" for v in path_literals(path)
-                      if not (in_e2e and allowed_e2e.match(v))]
+                      if not (allowed and allowed.match(v))]
     assert not offenders, "tests name paths outside the repository:\n" + "\n".join(offenders)
 
 

@@ -195,3 +195,11 @@ def configure_access_log(stream: Any = None) -> None:
         access_log.addHandler(handler)
         access_log.setLevel(logging.INFO)
         access_log.propagate = False
+
+
+def application() -> FastAPI:
+    """The application a uvicorn worker process serves (``token-economics serve``): its settings from the
+    environment the command wrote, its access log on standard error.
+    """
+    configure_access_log()
+    return create_app(settings.from_environment())

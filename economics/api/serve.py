@@ -8,12 +8,14 @@ are imported only when the server starts, so the rest of the CLI runs without th
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 from economics.api import settings as api_settings
-from economics.api.settings import LIMITS, TOKEN_VARIABLE, Settings
+from economics.api.settings import ENV_PREFIX, LIMITS, Settings
+from economics.validation import InputError
 
 MISSING_EXTRA = "the HTTP API needs FastAPI and uvicorn: pip install 'token-economics[api]'"
 
@@ -31,50 +33,46 @@ def add_serve_command(sub: Any) -> argparse.ArgumentParser:
     for f in fields(Settings):
         if f.name in LIMITS:
             kind = int if isinstance(getattr(defaults, f.name), int) else float
-            cmd.add_argument("--" + f.name.replace("_", "-"), type=kind, default=getattr(defaults, f.name),
-                             help=LIMITS[f.name].help + " (default %(default)s)")
+            env = ENV_PREFIX + f.name.upper()
+            cmd.add_argument("--" + f.name.replace("_", "-"), type=kind, default=None, help=LIMITS[f.name].help +
+                             f" (default: ${env}, else {getattr(defaults, f.name):g})")
     cmd.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN", help="a browser origin allowed "
-                     "to call the API (repeat for several; default: none)")
+                     f"to call the API (repeat for several; added to ${ENV_PREFIX}CORS_ORIGINS; default: none)")
     cmd.set_defaults(func=run)
     return cmd
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
-    """The settings the options give, the bearer token from ``$TOKEN_ECONOMICS_API_TOKEN``; ValueError names a bad
-    one.
+    """The settings the environment gives (``$TOKEN_ECONOMICS_API_*``, the bearer token only there), each option
+    given overriding its variable; InputError names a bad one (its option or its variable).
     """
-    given = {f.name: getattr(args, f.name) for f in fields(Settings) if f.name in LIMITS}
-    return Settings(**given, token=os.environ.get(TOKEN_VARIABLE, ""), cors_origins=tuple(args.cors_origin))
+    try:
+        base = api_settings.from_environment()
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    given = {f.name: getattr(args, f.name) for f in fields(Settings)
+             if f.name in LIMITS and getattr(args, f.name) is not None}
+    try:
+        return replace(base, **given, cors_origins=(*base.cors_origins, *args.cors_origin))
+    except ValueError as exc:  # "max_rows: must be ..." names the setting: name its option or its variable
+        name = str(exc).split(":", 1)[0]
+        where = "--" + name.replace("_", "-") if name in given else ENV_PREFIX + name.upper()
+        raise InputError(where + ":" + str(exc).split(":", 1)[1]) from None
 
 
 def run(args: argparse.Namespace) -> int:
     """Start the server and serve until interrupted; the exit code."""
-    from economics.validation import InputError
-
-    try:
-        config = settings_from_args(args)
-    except ValueError as exc:
-        raise InputError(f"--{str(exc).replace('_', '-')}") from None
+    config = settings_from_args(args)
     if not 1 <= args.port <= 65535:
         raise InputError(f"--port: must be between 1 and 65535, got {args.port}")
     if not 1 <= args.workers <= 64:
         raise InputError(f"--workers: must be between 1 and 64, got {args.workers}")
-    try:
-        import uvicorn
+    if not all(importlib.util.find_spec(name) for name in ("fastapi", "uvicorn", "python_multipart")):
+        raise InputError(MISSING_EXTRA)
+    import uvicorn
 
-        from economics.api.app import configure_access_log
-    except ImportError:
-        raise InputError(MISSING_EXTRA) from None
     os.environ.update(api_settings.to_environment(config))
-    configure_access_log()
-    uvicorn.run("economics.api.serve:application", factory=True, host=args.host, port=args.port,
+    uvicorn.run("economics.api.app:application", factory=True, host=args.host, port=args.port,
                 workers=args.workers, access_log=False, log_level="warning", timeout_graceful_shutdown=5)
     return 0
 
-
-def application() -> Any:
-    """The application a uvicorn worker process serves, its settings from the environment ``serve`` wrote."""
-    from economics.api.app import configure_access_log, create_app
-
-    configure_access_log()
-    return create_app(api_settings.from_environment())

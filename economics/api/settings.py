@@ -26,7 +26,7 @@ class Limit:
 
 LIMITS: dict[str, Limit] = {
     "max_body_mb": Limit(1, 4096, "largest request body accepted [MB]; a larger one is answered 413"),
-    "max_rows": Limit(1, 10_000_000, "most scenarios in one request; more are answered 413"),
+    "max_rows": Limit(1, 10_000_000, "most scenarios in one request; more are answered 422, naming the limit"),
     "request_timeout_s": Limit(0.1, 3600, "time limit of one computation [s]; past it the work is stopped (its "
                                "worker process replaced) and the request answered 504"),
     "queue_timeout_s": Limit(0, 600, "longest wait for a free worker [s]; past it the request is answered 503"),
@@ -100,7 +100,11 @@ def from_environment(env: Mapping[str, str] | None = None) -> Settings:
             given[f.name] = text
         else:
             given[f.name] = _number(f.name, text)
-    return Settings(**given)  # type: ignore[arg-type]
+    try:
+        return Settings(**given)  # type: ignore[arg-type]
+    except ValueError as exc:  # "max_rows: must be ..." -> "TOKEN_ECONOMICS_API_MAX_ROWS: must be ..."
+        name, rest = str(exc).split(":", 1)
+        raise ValueError(ENV_PREFIX + name.upper() + ":" + rest) from None
 
 
 def to_environment(settings: Settings) -> dict[str, str]:

@@ -211,8 +211,8 @@ def uncertainty(req: Request) -> Answer:
     except ScenarioError as exc:
         raise InvalidRow([str(exc)]) from None
     if req.params.get("format") == "csv":
-        text = (f"# tornado ({output})\n" + to_csv_text(sens) + f"\n# monte carlo ({samples} samples, "
-                f"{distribution}, seed {seed})\n" + to_csv_text(mc.summary))
+        text = (f"tornado ({output}, one field at a time):\n" + to_csv_text(sens) + "\n"
+                f"Monte Carlo ({samples:,} samples, {distribution}, seed {seed}):\n" + to_csv_text(mc.summary))
         return Answer(200, MEDIA["csv"], text.encode())
     return _json({"output_field": output, "samples": samples, "seed": seed, "distribution": distribution,
                   "tornado": json.loads(to_json_text(sens)), "monte_carlo": json.loads(to_json_text(mc.summary))})

@@ -17,6 +17,11 @@ from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from typing import Any
 
+try:
+    import resource
+except ImportError:  # not on Windows: the workers run without an address-space limit there
+    resource = None  # type: ignore[assignment]
+
 from economics.api import errors, tasks
 from economics.api.errors import ApiError, Code
 from economics.api.tasks import Answer, Request
@@ -26,8 +31,9 @@ PRELOAD = ["economics.api.tasks"]
 
 
 def _limit_memory(memory_mb: int) -> None:
-    with contextlib.suppress(ImportError, ValueError, OSError):
-        import resource
+    if resource is None:
+        return
+    with contextlib.suppress(ValueError, OSError):
         limit = memory_mb << 20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 

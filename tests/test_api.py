@@ -1,0 +1,331 @@
+"""The HTTP API as a client uses it: a real ``token-economics serve`` process on 127.0.0.1, called with httpx.
+
+Golden cases are worked by hand (the arithmetic in the comments); the differential tests hold the API's bytes
+against what the CLI writes for the same rows; the hostile ones send what the CLI suite sends.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+
+import economics
+from bench.api_server import running_api
+from economics.cli import main
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+CSV = "text/csv"
+
+# G1 of tests/test_golden.py, as a CSV row
+GOLDEN = {"name": "golden", "accelerator": "h100-sxm", "ownership": "own", "accelerator_count": 8,
+          "accelerator_price_usd": 30000, "accelerator_power_kw": 1.25, "depreciation_years": 5, "cost_of_capital": 0,
+          "maintenance_fraction_per_year": 0, "software_usd_per_accelerator_year": 0, "electricity_usd_per_kwh": 0.1,
+          "pue": 1, "idle_power_fraction": 1, "colocation_usd_per_kw_month": 0, "facility_capex_usd_per_kw": 0,
+          "facility_depreciation_years": 15, "input_tokens_per_request": 1000, "output_tokens_per_request": 250,
+          "prefix_cache_hit_rate": 0, "output_tokens_per_s_per_accelerator": 1000, "peak_to_average": 1,
+          "round_to_whole_systems": False}
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    log = (tmp_path_factory.mktemp("api") / "server.log").open("wb")
+    env = {"TOKEN_ECONOMICS_API_MAX_BODY_MB": "2", "TOKEN_ECONOMICS_API_MAX_ROWS": "20000"}
+    with running_api(log, env) as url, httpx.Client(base_url=url, timeout=120) as client:
+        yield client
+    log.close()
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    capsys.readouterr()
+    assert main(list(argv)) == 0
+    return capsys.readouterr().out
+
+
+def _no_trace(r: httpx.Response) -> None:
+    assert "Traceback" not in r.text and 'File "' not in r.text
+
+
+def test_health_and_the_version_on_every_answer(api: httpx.Client) -> None:
+    r = api.get("/v1/health")
+    assert r.json() == {"version": economics.__version__, "status": "ok"}
+    assert r.headers["token-economics-version"] == economics.__version__
+    assert api.get("/v1/nowhere").headers["token-economics-version"] == economics.__version__
+
+
+def test_evaluate_the_golden_row(api: httpx.Client) -> None:
+    # capital 8 x 30,000 / 5 y / 8,760 h = 5.479452055 USD/h; energy 8 x 1.25 kW x 0.10 = 1.0 USD/h
+    # 6.479452055 USD/h x 24 = 155.5068493 USD/day; 4 requests/s per accelerator (250 / 1000 s each), busy all day:
+    # 8 x 86,400 x 4 x 1,250 tokens = 3,456 M tokens/day -> 155.5068493 / 3,456 = 0.044996195 USD per M tokens
+    r = api.post("/v1/evaluate", json=[GOLDEN])
+    assert r.status_code == 200, r.text
+    (row,) = r.json()
+    assert row["name"] == "golden" and row["valid"] is True
+    assert row["capital_usd_per_hour"] == pytest.approx(5.479452055, rel=1e-9)
+    assert row["cost_usd_per_m_tokens"] == pytest.approx(0.044996195, rel=1e-7)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "parquet"])
+def test_evaluate_is_the_cli_byte_for_byte(api: httpx.Client, fmt: str, tmp_path: Path) -> None:
+    data = (DOCS / "example.csv").read_bytes()
+    out = tmp_path / f"cli.{fmt}"
+    assert main(["evaluate", str(DOCS / "example.csv"), "-o", str(out), "--format", fmt]) == 0
+    r = api.post("/v1/evaluate", params={"format": fmt}, content=data, headers={"content-type": CSV})
+    assert r.status_code == 200
+    if fmt == "parquet":  # the same table (the file's metadata may differ)
+        assert pq.read_table(io.BytesIO(r.content)).equals(pq.read_table(out))
+    else:
+        assert r.content == out.read_bytes()
+
+
+def test_a_parquet_upload_gives_what_python_gives(api: httpx.Client, tmp_path: Path) -> None:
+    table = pacsv.read_csv(DOCS / "example.csv")
+    sink = io.BytesIO()
+    pq.write_table(table, sink)
+    r = api.post("/v1/evaluate", files={"scenarios": ("in.parquet", sink.getvalue())})
+    assert r.status_code == 200, r.text
+    row = {k: v for k, v in table.to_pylist()[0].items() if v is not None}
+    expected = economics.evaluate_scenario(row)
+    got = r.json()[0]
+    for name in ("cost_usd_per_m_tokens", "cost_usd_per_hour", "revenue_usd_per_day", "accelerators"):
+        assert got[name] == pytest.approx(expected[name], rel=1e-12), name
+
+
+def test_a_bad_row_is_422_naming_row_field_and_value_and_the_good_rows_are_evaluated(api: httpx.Client) -> None:
+    bad = {**GOLDEN, "name": "bad", "pue": 0.5}
+    r = api.post("/v1/evaluate", params={"format": "csv"}, json={"scenarios": [GOLDEN, bad]})
+    assert r.status_code == 422 and r.headers["content-type"].startswith("application/json")
+    doc = r.json()
+    assert doc["error"]["code"] == "invalid_rows" and doc["error"]["message"].startswith("1 of 2 rows invalid")
+    (p,) = doc["error"]["problems"]
+    assert (p["row"], p["name"], p["field"], p["value"]) == (2, "bad", "pue", 0.5)
+    assert "pue: must be >= 1" in p["message"]
+    assert [r["name"] for r in doc["results"]] == ["golden"]
+    assert doc["results"][0]["cost_usd_per_m_tokens"] == pytest.approx(0.044996195, rel=1e-7)
+
+
+@pytest.mark.parametrize(("body", "ctype", "status", "says"), [
+    (b"name,pueee\na,1.2\n", CSV, 422, "pueee"),
+    (b"{not json", "application/json", 422, "not well-formed JSON"),
+    (b"[]", "application/json", 422, "no scenarios"),
+    (b"", CSV, 422, "no scenarios"),
+    (b"name\n\x00\xff\xfe", CSV, 422, ""),
+    (b"name,pue\na,1.2\n", "image/png", 415, "image/png"),
+    (b'{"name": "a", "name": "b"}', "application/json", 422, "appears twice"),
+])
+def test_unusable_bodies_are_answered_in_the_error_shape(api: httpx.Client, body: bytes, ctype: str, status: int,
+                                                         says: str) -> None:
+    r = api.post("/v1/evaluate", content=body, headers={"content-type": ctype})
+    assert r.status_code == status, r.text
+    doc = r.json()
+    assert set(doc) == {"version", "error"} and doc["error"]["status"] == status
+    assert says in doc["error"]["message"]
+    _no_trace(r)
+
+
+HOSTILE = [  # the CLI suite's hostile files (tests/test_hostile.py): the API answers each as the CLI does
+    b"name;accelerator_count;output_tokens_per_s_per_accelerator;electricity_usd_per_kwh\neu export;8;1000;0,12\n",
+    b"name\taccelerator_count\toutput_tokens_per_s_per_accelerator\nt\t8\t1000\n",
+    b"name,accelerator_count,output_tokens_per_s_per_accelerator\n\"=cmd|' /C calc'!A0\",8,1000\n"
+    b"\"<script>alert(1)</script>\",8,1000\n",
+    b"name,accelerator_count,output_tokens_per_s_per_accelerator\na,8,1000\nb,8\n",
+    b"name,accelerator_count\na,8,1000\n",
+    b"name,accelerator_count\ra,8\rb\r",
+    b"name,accelerator_count\n" + b"a,8\n" * 1000 + b"b,\x008\n",
+    b"name\r,pue\nx,1\n", b'name,pue\n"x,1\n', b"name,pue\nx,1.2,\n",
+    b"name,accelerator_count,output_tokens_per_s_per_accelerator\na,8,1000\nb,-8,nan\n",
+]
+
+
+@pytest.mark.parametrize("data", HOSTILE)
+def test_hostile_files_get_the_clis_answer(api: httpx.Client, data: bytes, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "in.csv"
+    path.write_bytes(data)
+    capsys.readouterr()
+    code = main(["evaluate", str(path)])
+    out, err = capsys.readouterr()
+    r = api.post("/v1/evaluate", params={"format": "csv"}, content=data, headers={"content-type": CSV})
+    _no_trace(r)
+    if code == 0:
+        assert r.status_code == 200 and r.text == out
+        return
+    assert r.status_code == 422, (code, r.status_code, err)
+    if code == 1:  # invalid rows: each problem the CLI printed, and the results of the valid rows (only)
+        doc = r.json()
+        assert [p["message"] for p in doc["error"]["problems"]] == [
+            line.split(": ", 1)[1] for line in err.splitlines()[:-1]]
+        assert [row["name"] for row in doc["results"]] == [row["name"] for row in csv.DictReader(io.StringIO(out))
+                                                           if row["valid"] == "True"]
+        return
+    assert code == 2
+    message = r.json()["error"]["message"]
+    first = err.splitlines()[0].removeprefix("error: ")
+    assert first[:60] in message or message[:60] in err, (message, err)
+
+
+def test_limits_body_rows_and_parameters(api: httpx.Client) -> None:
+    big = b"name,pue\n" + b"a,1.2\n" * 400_000  # 2.4 MB > 2 MB
+    r = api.post("/v1/evaluate", content=big, headers={"content-type": CSV})
+    assert r.status_code == 413 and r.json()["error"]["code"] == "too_large"
+    many = b"name,pue\n" + b"a,1.2\n" * 20_001  # 120 kB, one row over the 20,000-row limit
+    r = api.post("/v1/evaluate", content=many, headers={"content-type": CSV})
+    assert r.status_code == 422 and "20,000" in r.json()["error"]["message"]
+    r = api.post("/v1/evaluate", params={"format": "xlsx"}, json=[GOLDEN])
+    assert r.status_code == 422
+    (p,) = r.json()["error"]["problems"]
+    assert p["field"] == "format" and p["value"] == "xlsx"
+
+
+def test_user_text_is_escaped_in_errors(api: httpx.Client) -> None:
+    name = "evil\x1b[31m\x07name"
+    r = api.post("/v1/evaluate", json=[{**GOLDEN, "name": name, "pue": "lots\x1b]0;x\x07"}])
+    assert r.status_code == 422
+    assert "\\x1b" in r.text and "\x1b" not in r.json()["error"]["problems"][0]["name"]
+    assert "\x1b" not in r.json()["error"]["problems"][0]["message"]
+    r = api.post("/v1/explain", params={"row": "no\x1bsuch"}, json=[GOLDEN])
+    assert r.status_code == 422 and "\x1b" not in r.json()["error"]["message"]
+
+
+def test_explain_is_the_cli_text(api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:
+    expected = _cli(capsys, "explain", str(DOCS / "example.csv"), "--row", "worked-example")
+    r = api.post("/v1/explain", params={"format": "text"}, content=(DOCS / "example.csv").read_bytes(),
+                 headers={"content-type": CSV})
+    assert r.status_code == 200 and r.text == expected
+    doc = api.post("/v1/explain", content=(DOCS / "example.csv").read_bytes(), headers={"content-type": CSV}).json()
+    assert doc["name"] == "worked-example" and doc["provenance"] + "\n\n" + doc["derivation"] + "\n" == expected
+
+
+def test_one_row_endpoints_want_a_row_of_a_longer_table(api: httpx.Client) -> None:
+    r = api.post("/v1/explain", json=[GOLDEN, {**GOLDEN, "name": "two"}])
+    assert r.status_code == 422 and "row=" in r.json()["error"]["message"]
+    r = api.post("/v1/explain", params={"row": "two"}, json=[GOLDEN, {**GOLDEN, "name": "two"}])
+    assert r.status_code == 200 and r.json()["name"] == "two"
+
+
+def test_compare_is_the_cli_csv(api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:
+    expected = _cli(capsys, "compare", str(DOCS / "example.csv"), "--row", "1", "--accelerators", "h100-sxm,b200")
+    r = api.post("/v1/compare", params={"row": "1", "accelerators": "h100-sxm,b200", "format": "csv"},
+                 content=(DOCS / "example.csv").read_bytes(), headers={"content-type": CSV})
+    assert r.status_code == 200 and r.text == expected
+    r = api.post("/v1/compare", params={"accelerators": "h100-sxm,nope"}, json=[GOLDEN])
+    assert r.status_code == 422 and "nope" in r.json()["error"]["message"]
+
+
+def test_retrofit_is_the_cli(api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(DOCS / "retrofit-example.csv")
+    expected = _cli(capsys, "retrofit", path, "--row", "1", "--format", "json")
+    r = api.post("/v1/retrofit", params={"row": "1"}, content=Path(path).read_bytes(), headers={"content-type": CSV})
+    assert r.status_code == 200
+    doc, cli = r.json(), json.loads(expected)
+    assert doc["options"] == cli["options"] and doc["cashflows"] == cli["cashflows"]
+    assert doc["break_even_decode_price_usd"] == cli["break_even_decode_price_usd"]
+
+
+def test_uncertainty_is_the_cli(api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(DOCS / "uncertainty-example.csv")
+    expected = _cli(capsys, "uncertainty", path, "--row", "1", "--samples", "500", "--seed", "3")
+    body = {"content": Path(path).read_bytes(), "headers": {"content-type": CSV}}
+    r = api.post("/v1/uncertainty", params={"row": "1", "samples": 500, "seed": 3, "format": "csv"}, **body)
+    assert r.status_code == 200 and r.text == expected
+    doc = api.post("/v1/uncertainty", params={"row": "1", "samples": 500, "seed": 3}, **body).json()
+    assert len(doc["tornado"]) == expected.split("\n\n")[0].count("\n") - 1  # its title and header lines
+    r = api.post("/v1/uncertainty", params={"output_field": "cost_usd_per_m_tokenz"}, json=[GOLDEN])
+    assert r.status_code == 422 and "did you mean 'cost_usd_per_m_tokens'" in r.json()["error"]["message"]
+
+
+def test_plan_is_the_cli(api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:
+    plan, cands = DOCS / "plan-example.csv", DOCS / "plan-candidates.csv"
+    expected = json.loads(_cli(capsys, "plan", str(plan), "--row", "worked-plan", "--candidates", str(cands)))
+    r = api.post("/v1/plan", params={"row": "worked-plan"},
+                 files={"scenarios": ("plan.csv", plan.read_bytes()), "candidates": ("c.csv", cands.read_bytes())})
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    # the worked plan of docs/how-to/plan.md: 2 GPU prefill systems x 212.65 + 2 ASIC decode x 170.12 = 765.53 USD/day
+    assert doc["feasible"] is True and doc["summary"]["cost_usd_per_day"] == pytest.approx(765.5342465753424)
+    assert doc.pop("version") == economics.__version__ and doc == expected
+
+
+def test_import_benchmark_then_evaluate_with_the_curves(api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    runs = sorted(p for p in fixtures.rglob("*vllm*") if p.suffix == ".json")[:1]
+    if not runs:
+        pytest.fail("no vLLM benchmark fixture found under tests/fixtures")
+    flags = {"accelerator": "h100-sxm", "accelerators": 8, "model": "llama-3.1-8b", "precision": "fp8"}
+    argv = ["import-benchmark", str(runs[0]), *[x for k, v in flags.items() for x in (f"--{k}", str(v))]]
+    expected = _cli(capsys, *argv)
+    r = api.post("/v1/import-benchmark", params=flags, files={"files": (runs[0].name, runs[0].read_bytes())})
+    assert r.status_code == 200, r.text
+    assert r.text == expected
+
+
+def test_openapi_comes_from_the_schemas(api: httpx.Client) -> None:
+    doc = api.get("/openapi.json").json()
+    assert doc["info"]["version"] == economics.__version__
+    for path in ("/v1/evaluate", "/v1/explain", "/v1/compare", "/v1/retrofit", "/v1/uncertainty", "/v1/plan",
+                 "/v1/import-benchmark", "/v1/fields", "/v1/schema", "/v1/catalogs"):
+        assert path in doc["paths"], path
+    schemas = doc["components"]["schemas"]
+    pue = schemas["Scenario"]["properties"]["pue"]
+    assert economics.FIELDS["pue"].description in json.dumps(pue)
+    cost = schemas["ResultRow"]["properties"]["cost_usd_per_m_tokens"]
+    assert "USD" in cost["description"]
+    assert "invalid_rows" in schemas["Error"]["properties"]["error"]["properties"]["code"]["enum"]
+    assert api.get("/docs").status_code == 200
+
+
+def test_fields_schema_and_catalogs(api: httpx.Client) -> None:
+    fields = api.get("/v1/fields").json()
+    names = [f["name"] for f in fields["fields"]]
+    assert names == list(economics.FIELDS)
+    assert api.get("/v1/schema").json() == economics.Scenario.model_json_schema()
+    cats = api.get("/v1/catalogs").json()["catalogs"]
+    assert "accelerators" in cats
+    rows = api.get("/v1/catalogs/accelerators").json()["rows"]
+    assert all(r["source"] and r["source_date"] and r["confidence"] for r in rows)
+    assert api.get("/v1/catalogs/..%2Fpyproject").status_code == 404
+
+
+def test_a_token_is_required_when_set(tmp_path: Path) -> None:
+    with (tmp_path / "log").open("wb") as log, running_api(log, {"TOKEN_ECONOMICS_API_TOKEN": "s3cret"}) as url:
+        assert httpx.get(url + "/v1/health").status_code == 200  # the load balancer's check needs none
+        r = httpx.post(url + "/v1/evaluate", json=[GOLDEN])
+        assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"
+        assert r.headers["www-authenticate"] == "Bearer"
+        bad = httpx.post(url + "/v1/evaluate", json=[GOLDEN], headers={"authorization": "Bearer s3creT"})
+        assert bad.status_code == 401
+        ok = httpx.post(url + "/v1/evaluate", json=[GOLDEN], headers={"authorization": "Bearer s3cret"})
+        assert ok.status_code == 200
+        assert httpx.get(url + "/openapi.json").status_code == 401
+    lines = [json.loads(line) for line in (tmp_path / "log").read_text().splitlines() if line.startswith("{")]
+    assert [(x["path"], x["status"]) for x in lines if x["path"] == "/v1/evaluate"] == [
+        ("/v1/evaluate", 401), ("/v1/evaluate", 401), ("/v1/evaluate", 200)]
+
+
+def test_a_long_computation_is_stopped_and_never_holds_up_the_others(tmp_path: Path) -> None:
+    env = {"TOKEN_ECONOMICS_API_REQUEST_TIMEOUT_S": "1", "TOKEN_ECONOMICS_API_QUEUE_TIMEOUT_S": "0",
+           "TOKEN_ECONOMICS_API_MAX_SAMPLES": "1000000", "TOKEN_ECONOMICS_API_STUDY_WORKERS": "1"}
+    # a million Monte Carlo samples over the default ranges: about 1.7 s on a 2-core machine, past the 1 s limit
+    slow = {"samples": 1_000_000, "default_ranges": True}
+    with (tmp_path / "log").open("wb") as log, running_api(log, env) as url, \
+            httpx.Client(base_url=url, timeout=60) as client, ThreadPoolExecutor(1) as background:
+        long = background.submit(client.post, "/v1/uncertainty", params=slow, json=[GOLDEN])
+        time.sleep(0.2)  # the study pool's one worker is busy with it now, for the next 0.8 s
+        busy = client.post("/v1/retrofit", json=[GOLDEN])
+        assert busy.status_code == 503 and busy.json()["error"]["code"] == "busy"
+        assert "busy" in busy.json()["error"]["message"]
+        assert client.post("/v1/evaluate", json=[GOLDEN]).status_code == 200  # the evaluate pool is apart
+        r = long.result()
+        assert r.status_code == 504 and r.json()["error"]["code"] == "timeout"
+        assert "1 s time limit" in r.json()["error"]["message"]
+        again = client.post("/v1/uncertainty", params={"samples": 100}, json=[{**GOLDEN, "pue_low": 1, "pue_high": 2}])
+        assert again.status_code == 200, again.text  # a fresh worker took the stopped one's place
