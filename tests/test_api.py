@@ -9,6 +9,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +20,7 @@ from pathlib import Path
 import httpx
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
+import pypdf
 import pytest
 
 import economics
@@ -173,6 +177,18 @@ def test_hostile_files_get_the_clis_answer(api: httpx.Client, data: bytes, tmp_p
     assert first[:60] in message or message[:60] in err, (message, err)
 
 
+def test_the_docs_ten_line_client_prints_the_worked_figure(api: httpx.Client) -> None:
+    # docs/http-api.md: 8 rented H100s x 2.5 USD/h = 20 USD/h (rent includes energy) = 480 USD/day; 8 accelerators
+    # x 86,400 s x 2 requests/s (500 output tokens at 1,000 token/s) x 2,500 tokens = 3,456 M tokens/day;
+    # 480 / 3,456 = 0.1389 USD per M tokens
+    client = DOCS / "examples" / "api_client.py"
+    assert client.name == "api_client.py" and len(client.read_text().splitlines()) <= 12
+    done = subprocess.run([sys.executable, str(client), str(api.base_url).rstrip("/")], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "h100-rent: 0.1389 USD per M tokens, 20.00 USD/h\n"
+
+
 def test_limits_body_rows_and_parameters(api: httpx.Client) -> None:
     big = b"name,pue\n" + b"a,1.2\n" * 400_000  # 2.4 MB > 2 MB
     r = api.post("/v1/evaluate", content=big, headers={"content-type": CSV})
@@ -255,6 +271,44 @@ def test_plan_is_the_cli(api: httpx.Client, capsys: pytest.CaptureFixture[str]) 
     assert doc.pop("version") == economics.__version__ and doc == expected
 
 
+def _pdf_text(pdf: bytes) -> str:
+    """The PDF's text, whitespace and the date of making removed (a CLI and an API report may straddle midnight)."""
+    text = "".join(page.extract_text() for page in pypdf.PdfReader(io.BytesIO(pdf)).pages)
+    return re.sub(r"\d{4}-\d{2}-\d{2}( \d{2}:\d{2}( UTC)?)?", "DATE", re.sub(r"[ \t]+", " ", text)).replace(" ", "")
+
+
+@pytest.mark.parametrize(("kind", "source", "row", "extra"), [
+    ("cost", "example.csv", "worked-example", []),
+    ("decode", "retrofit-example.csv", "retrofit-example", []),
+    ("plan", "plan-example.csv", "worked-plan", ["--candidates", "plan-candidates.csv", "--baseline",
+                                                 "worked-plan-peaks"]),
+])
+def test_the_board_report_is_the_clis(api: httpx.Client, tmp_path: Path, kind: str, source: str, row: str,
+                                      extra: list[str]) -> None:
+    out = tmp_path / "cli.pdf"
+    argv = [str(DOCS / x) if x.endswith(".csv") else x for x in extra]
+    assert main(["report", str(DOCS / source), "--row", row, "--kind", kind, *argv, "-o", str(out)]) == 0
+    files = {"scenarios": (source, (DOCS / source).read_bytes())}
+    params = {"row": row, "kind": kind}
+    if kind == "plan":
+        files["candidates"] = ("c.csv", (DOCS / "plan-candidates.csv").read_bytes())
+        params["baseline"] = "worked-plan-peaks"
+    r = api.post("/v1/report", params=params, files=files)
+    assert r.status_code == 200, r.text[:500]
+    assert r.headers["content-type"] == "application/pdf" and r.content.startswith(b"%PDF")
+    assert 1 <= len(pypdf.PdfReader(io.BytesIO(r.content)).pages) <= 3
+    assert _pdf_text(r.content) == _pdf_text(out.read_bytes())
+    if kind == "cost":  # docs/model.md's worked example: 87.34 USD/h x 24 = 2,096.27 USD/day over 15,000 M tokens
+        assert "0.1398" in _pdf_text(r.content)
+
+
+def test_a_report_of_a_bad_row_is_422(api: httpx.Client) -> None:
+    r = api.post("/v1/report", params={"row": "broken"}, content=b"name,pue\nbroken,-3\n",
+                 headers={"content-type": CSV})
+    assert r.status_code == 422 and "pue" in r.json()["error"]["message"]
+    _no_trace(r)
+
+
 def test_import_benchmark_then_evaluate_with_the_curves(api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:
     fixtures = Path(__file__).resolve().parent / "fixtures"
     runs = sorted(p for p in fixtures.rglob("*vllm*") if p.suffix == ".json")[:1]
@@ -329,3 +383,17 @@ def test_a_long_computation_is_stopped_and_never_holds_up_the_others(tmp_path: P
         assert "1 s time limit" in r.json()["error"]["message"]
         again = client.post("/v1/uncertainty", params={"samples": 100}, json=[{**GOLDEN, "pue_low": 1, "pue_high": 2}])
         assert again.status_code == 200, again.text  # a fresh worker took the stopped one's place
+
+
+def test_a_computation_past_the_memory_limit_is_507_and_the_server_goes_on(tmp_path: Path) -> None:
+    # a worker with the engine loaded maps about 1.2 GB of data (the libraries' arenas and thread buffers); a
+    # million Monte Carlo samples add several float64 columns of 8 MB per input and output, past the 1,536 MB a worker
+    # may take here, and the C++ allocator aborts the process; a 100-sample run fits
+    env = {"TOKEN_ECONOMICS_API_WORKER_MEMORY_MB": "1536", "TOKEN_ECONOMICS_API_MAX_SAMPLES": "1000000"}
+    with (tmp_path / "log").open("wb") as log, running_api(log, env) as url, \
+            httpx.Client(base_url=url, timeout=120) as client:
+        r = client.post("/v1/uncertainty", params={"samples": 1_000_000, "default_ranges": True}, json=[GOLDEN])
+        assert r.status_code == 507 and r.json()["error"]["code"] == "out_of_memory", r.text
+        _no_trace(r)
+        small = client.post("/v1/uncertainty", params={"samples": 100, "default_ranges": True}, json=[GOLDEN])
+        assert small.status_code == 200, small.text

@@ -92,6 +92,11 @@ def test_worked_example_is_what_explain_prints() -> None:
     assert block("worked-example") == generated()["worked-example"], "regenerate with: make docs"
 
 
+@pytest.mark.parametrize("name", ["api-endpoints", "api-errors", "api-settings"])
+def test_http_api_tables_are_generated_from_the_routes_codes_and_limits(name: str) -> None:
+    assert block(name) == generated()[name], "regenerate with: make docs"
+
+
 def test_each_block_is_on_one_page_only() -> None:
     for name, page in tool().PAGES.items():
         holders = [rel(p) for p in PAGES if f"<!-- {name}:start -->" in p.read_text(encoding="utf-8")]
@@ -174,8 +179,14 @@ def test_the_pages_have_python_examples() -> None:
 
 
 def test_every_python_example_is_a_doctest() -> None:
-    """A ```python block would be an example nothing runs: Python examples are ```pycon sessions."""
+    """A ```python block would be an example nothing runs: Python examples are ```pycon sessions, or (```py) a file
+    of docs/examples included whole, which a test runs (the HTTP client needs a live server: tests/test_api.py)."""
     assert [example_id(e) for e in fences("python")] == []
+    runners = (ROOT / "tests" / "test_api.py").read_text(encoding="utf-8")
+    for example in fences("py"):
+        included = re.fullmatch(r'--8<-- "(docs/examples/[\w.-]+\.py)"\n', example[2])
+        assert included and (ROOT / included.group(1)).is_file(), example_id(example)
+        assert Path(included.group(1)).name in runners, f"no test runs {included.group(1)}"
 
 
 @pytest.mark.parametrize("page", PYCON, ids=rel)

@@ -4,7 +4,8 @@ The blocks live in the docs site's pages (they were in the README before it was 
 
 - `fields` in docs/fields.md: the tables `python -m economics fields` prints;
 - `model` in docs/model.md: every formula, from the formula definitions;
-- `worked-example` in docs/model.md: what `explain` prints for docs/example.csv's row `worked-example`.
+- `worked-example` in docs/model.md: what `explain` prints for docs/example.csv's row `worked-example`;
+- `api-endpoints`, `api-errors`, `api-settings` in docs/http-api.md: the HTTP API's routes, error codes and limits.
 
 tests/test_docs.py checks that each page holds exactly what `blocks()` gives.
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from economics.api import reference  # noqa: E402
 from economics.io.documents import model_markdown  # noqa: E402
 
 # block name -> the page (relative to the repository root) that holds it
@@ -26,6 +28,9 @@ PAGES = {
     "fields": "docs/fields.md",
     "model": "docs/model.md",
     "worked-example": "docs/model.md",
+    "api-endpoints": "docs/http-api.md",
+    "api-errors": "docs/http-api.md",
+    "api-settings": "docs/http-api.md",
 }
 
 
@@ -39,6 +44,9 @@ def blocks() -> dict[str, str]:
         "fields": run("fields"),
         "model": model_markdown(),
         "worked-example": "```text\n" + run("explain", "docs/example.csv", "--row", "worked-example") + "```\n",
+        "api-endpoints": reference.endpoints_markdown(),
+        "api-errors": reference.errors_markdown(),
+        "api-settings": reference.settings_markdown(),
     }
 
 

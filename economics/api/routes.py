@@ -117,6 +117,22 @@ async def plan(request: Request, row: Row = "", accelerators: Accelerators = "",
                                                      "frontier": frontier, "format": format})
 
 
+@router.post("/report", summary="a row's board report (PDF)", tags=["studies"],
+             openapi_extra=openapi.table_body(("curves", "candidates")),
+             responses={200: {"description": "the report", "content": {"application/pdf": {}}}})
+async def report(request: Request, row: Row = "", kind: Literal["cost", "fleet", "decode", "plan"] = "cost",
+                 baseline: Row = "", accelerators: Accelerators = "",
+                 frontier: Literal["none", "speed", "site", "both"] = "none",
+                 app_url: Annotated[str, Query(max_length=500)] = "") -> Response:
+    """The board report of the row as ``token-economics report`` makes it: the page's KPIs (with changes against
+    ``baseline``), its charts, the assumptions with their sources, the tornado, the derivation and the link that
+    reproduces it; ``kind=plan`` plans the row first (its planner columns, the candidates).
+    """
+    return await _compute(request, "study", "report", {
+        "row": row, "kind": kind, "baseline": baseline, "accelerators": _accelerators(accelerators),
+        "frontier": frontier, "app_url": app_url})
+
+
 @router.post("/import-benchmark", summary="benchmark results as a curve file", tags=["compute"],
              openapi_extra=openapi.files_body())
 async def import_benchmark(request: Request, accelerator: Annotated[str, Query(max_length=200)] = "",

@@ -72,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     os.environ.update(api_settings.to_environment(config))
-    uvicorn.run("economics.api.app:application", factory=True, host=args.host, port=args.port,
+    uvicorn.run("economics.api.app:application", factory=True, http="economics.api.protocol:NoDelayH11Protocol",
+                host=args.host, port=args.port,
                 workers=args.workers, access_log=False, log_level="warning", timeout_graceful_shutdown=5)
     return 0
 

@@ -31,10 +31,11 @@ LIMITS: dict[str, Limit] = {
                                "worker process replaced) and the request answered 504"),
     "queue_timeout_s": Limit(0, 600, "longest wait for a free worker [s]; past it the request is answered 503"),
     "evaluate_workers": Limit(1, 64, "worker processes for evaluate, explain and compare"),
-    "study_workers": Limit(1, 64, "worker processes for plan, retrofit, uncertainty, sweep, report and "
-                           "import-benchmark (apart, so a long plan never holds up an evaluate)"),
-    "worker_memory_mb": Limit(256, 1 << 20, "address-space limit of each worker process [MB]; a computation that "
-                              "needs more is answered 507"),
+    "study_workers": Limit(1, 64, "worker processes for plan, retrofit, uncertainty, report and import-benchmark "
+                           "(apart, so a long plan never holds up an evaluate)"),
+    "worker_memory_mb": Limit(1536, 1 << 20, "memory limit of each worker process (data and private writable "
+                              "mappings, about 1.2 GB of it the loaded engine's) [MB]; a computation that needs "
+                              "more is answered 507"),
     "max_samples": Limit(1, 1_000_000, "most Monte Carlo samples an uncertainty request may ask for"),
 }
 """Every numeric setting, its bounds and its meaning: the one source for the options, the environment and the

@@ -26,6 +26,8 @@ from economics.io.one_row import InvalidRow
 from economics.io.plan_files import InvalidPlanRow, plan_csv_text, plan_from_files, solver_chatter_silenced
 from economics.io.scenario_files import to_csv_text, to_json_text
 from economics.outputs import NUMERIC_OUTPUTS
+from economics.report import figures
+from economics.report import files as report_files
 from economics.scenario import FIELDS
 from economics.studies.compare import compare_accelerators
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
@@ -36,7 +38,7 @@ from economics.values import shown
 from economics.version import __version__
 
 MEDIA = {"json": "application/json", "csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apache.parquet",
-         "text": "text/plain; charset=utf-8"}
+         "text": "text/plain; charset=utf-8", "pdf": "application/pdf"}
 """The media type of each answer format."""
 
 
@@ -251,6 +253,30 @@ def plan(req: Request) -> Answer:
     return _json(out)
 
 
+def report(req: Request) -> Answer:
+    """The board report of a row as a PDF, as ``report``: ``kind`` cost, fleet, decode or plan (the row's planner
+    columns and the candidates, planned as ``plan`` plans them), ``baseline`` another row of the same table.
+    """
+    kind, baseline_row = str(req.params.get("kind") or "cost"), req.params.get("baseline") or None
+    app_url = str(req.params.get("app_url") or figures.DEFAULT_APP_URL)
+    if kind == "plan":
+        data, candidates = _plan_parts(req)
+        try:
+            pdf, _ = report_files.plan_report(data, str(req.params.get("row") or "number:1"), baseline_row,
+                                              candidates, _accelerators(req), str(req.params.get("frontier") or "none"),
+                                              _curves(req), app_url)
+        except InvalidPlanRow as exc:
+            raise InvalidRow(str(exc).splitlines()) from None
+        return Answer(200, MEDIA["pdf"], pdf)
+    chosen = _row(req)
+    baseline = None if baseline_row is None else one_row.chosen_row(_table(req), str(baseline_row), _curves(req))
+    try:
+        pdf = report_files.row_report(kind, chosen.fields, None if baseline is None else baseline.fields, app_url)
+    except ValueError as exc:  # ScenarioError, or a field the study needs (the existing fleet's size)
+        raise InvalidRow([str(exc)]) from None
+    return Answer(200, MEDIA["pdf"], pdf)
+
+
 def import_benchmark(req: Request) -> Answer:
     """Benchmark files (form field ``files``) as a curve file, as ``import-benchmark``: CSV, or JSON with notes."""
     files = req.parts.get("files") or []
@@ -275,7 +301,7 @@ def import_benchmark(req: Request) -> Answer:
 
 TASKS: dict[str, Callable[..., Answer]] = {"evaluate": evaluate, "explain": explain, "compare": compare,
                                            "retrofit": retrofit, "uncertainty": uncertainty, "plan": plan,
-                                           "import_benchmark": import_benchmark}
+                                           "report": report, "import_benchmark": import_benchmark}
 """Each endpoint's computation, by the name the app sends."""
 
 
@@ -285,7 +311,7 @@ def _failure(exc: BaseException) -> ApiError:
         return exc
     if isinstance(exc, InvalidRow):
         return ApiError(Code.INVALID_ROWS, exc.lines[0] if len(exc.lines) == 1 else
-                        f"the row is invalid ({len(exc.lines)} problems)", exc.problems)
+                        f"the row is invalid ({len(exc.lines)} problems): " + "; ".join(exc.lines), exc.problems)
     if isinstance(exc, InputError | user_curves.CurveFileError | benchmarks.BenchmarkError):
         return ApiError(Code.UNUSABLE_INPUT, str(exc))
     if isinstance(exc, RecursionError):

@@ -3,7 +3,7 @@ ending the process (and a fresh one takes its place), and a long plan in the stu
 
 A request reaches a worker as JSON and raw bytes over a pipe, and the answer comes back the same way: nothing is
 pickled. The processes fork from a server process that imported the engine once (``forkserver``), so a
-replacement is ready in milliseconds, and each sets its own address-space limit.
+replacement is ready in milliseconds, and each sets its own memory limit.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 try:
     import resource
-except ImportError:  # not on Windows: the workers run without an address-space limit there
+except ImportError:  # not on Windows: the workers run without a memory limit there
     resource = None  # type: ignore[assignment]
 
 from economics.api import errors, tasks
@@ -31,11 +31,15 @@ PRELOAD = ["economics.api.tasks"]
 
 
 def _limit_memory(memory_mb: int) -> None:
+    """Bound the process's memory: its data segment and private writable mappings (``RLIMIT_DATA``), what numpy,
+    pandas and the report's chart renderer actually take. Not the address space (``RLIMIT_AS``): the renderer's V8
+    reserves far more address space than it uses, and would not start under it.
+    """
     if resource is None:
         return
     with contextlib.suppress(ValueError, OSError):
         limit = memory_mb << 20
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
 def worker_main(conn: Connection, memory_mb: int, max_rows: int) -> None:
@@ -63,7 +67,20 @@ def worker_main(conn: Connection, memory_mb: int, max_rows: int) -> None:
 
 
 class WorkerGone(Exception):
-    """The worker process ended before it answered (killed by the operating system, or a crash)."""
+    """The worker process ended before it answered (killed by the operating system, or a crash); ``exitcode`` is
+    the process's (minus the signal number that ended it).
+    """
+
+    def __init__(self, message: str, exitcode: int | None) -> None:
+        super().__init__(message)
+        self.exitcode = exitcode
+
+    @property
+    def out_of_memory(self) -> bool:
+        """Ended as a process past its memory does: aborted (a C++ library's failed allocation, ``std::bad_alloc``)
+        or killed (the kernel's out-of-memory killer).
+        """
+        return self.exitcode in (-signal.SIGABRT, -signal.SIGKILL)
 
 
 class Worker:
@@ -93,7 +110,7 @@ class Worker:
             return Answer(int(got["status"]), str(got["media_type"]), self.conn.recv_bytes())
         except (EOFError, OSError) as exc:
             self.stop()
-            raise WorkerGone(str(exc)) from None
+            raise WorkerGone(str(exc), self.process.exitcode) from None
 
     def stop(self) -> None:
         """End the process (SIGKILL: a computation in a C library does not look at signals) and wait for it."""
@@ -156,11 +173,13 @@ class Pool:
         except asyncio.CancelledError:  # the client went away: the worker is handed back once it has answered
             future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._done, worker))
             raise
-        except WorkerGone:
+        except WorkerGone as gone:
             self._retire(worker)
-            raise ApiError(Code.INTERNAL,
-                           "the worker process ended before it answered (out of memory, or a crash); it was "
-                           "replaced") from None
+            if gone.out_of_memory:
+                raise ApiError(Code.OUT_OF_MEMORY, "out of memory: the computation needed more than a worker may "
+                               "take (--worker-memory-mb); send fewer rows or ask for fewer samples") from None
+            raise ApiError(Code.INTERNAL, f"the worker process ended before it answered (exit code "
+                           f"{gone.exitcode}); it was replaced") from None
         if answer is None:
             self._retire(worker)
             raise ApiError(Code.TIMEOUT, f"the computation ran past the {self.timeout_s:g} s time limit and was "
