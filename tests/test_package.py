@@ -29,8 +29,8 @@ DISTRIBUTION = {"numpy": "numpy", "pandas": "pandas", "pydantic": "pydantic", "a
                 "pydantic_core": "pydantic",
                 "numpy_financial": "numpy-financial", "scipy": "scipy", "pyarrow": "pyarrow", "dask": "dask",
                 "distributed": "dask", "streamlit": "streamlit", "altair": "altair", "openpyxl": "openpyxl",
-                "typst": "typst", "vl_convert": "vl-convert-python", "fastapi": "fastapi", "starlette": "starlette",
-                "uvicorn": "uvicorn"}
+                "typst": "typst", "vl_convert": "vl-convert-python", "fastapi": "fastapi",
+                "fastapi_offline": "fastapi-offline", "starlette": "starlette", "uvicorn": "uvicorn"}
 EXTRAS = {"report": ROOT / "economics" / "report", "api": ROOT / "economics" / "api"}
 """The subpackages whose third-party imports are an optional extra's, not the core install's."""
 

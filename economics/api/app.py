@@ -19,6 +19,7 @@ from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import Response
+from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -165,10 +166,12 @@ def create_app(config: settings.Settings | None = None) -> FastAPI:
             for pool in app.state.pools.values():
                 pool.close()
 
-    app = FastAPI(title="Token economics API", version=__version__, lifespan=lifespan,
-                  description="Cost per million tokens, fleets, retrofit, uncertainty and plans over HTTP: the "
-                              "CLI's commands, the same numbers. Every failure is answered in one error shape "
-                              "(components/schemas/Error).")
+    # the interactive docs (/docs, /redoc) from files in the package, never a CDN: they work on a closed network
+    app = FastAPIOffline(title="Token economics API", version=__version__, lifespan=lifespan,
+                         static_url="/docs-static",
+                         description="Cost per million tokens, fleets, retrofit, uncertainty and plans over HTTP: "
+                                     "the CLI's commands, the same numbers. Every failure is answered in one error "
+                                     "shape (components/schemas/Error).")
     app.state.settings = config
     app.include_router(routes.router)
     _handlers(app)
