@@ -5,7 +5,9 @@ In the main thread SIGINT raises :class:`KeyboardInterrupt` and SIGTERM :class:`
 (its writer removes its temporary file) and the CLI says one line (:func:`unwound`). A run can also be blocked where
 Python cannot raise: in Arrow's reader waiting for a pipe that sends nothing. Python's C-level handler still writes
 the signal's number to a wake-up pipe (:func:`signal.set_wakeup_fd`); a watchdog thread reads it and, if the main
-thread has not unwound within :data:`GRACE_S`, removes the partial outputs itself, says the line and exits.
+thread has not unwound within :data:`GRACE_S`, removes the partial outputs itself, says the line and exits. Once the
+main thread has unwound, the process is given :data:`GRACE_S` to end: a library's thread still blocked on such a pipe
+would hold the interpreter's exit for as long as the pipe stays open, so the process then ends without it.
 
 :func:`libraries_quiet` keeps the libraries' own output (warnings, Dask's logs) off the terminal meanwhile.
 """
@@ -16,7 +18,9 @@ import contextlib
 import logging
 import os
 import signal
+import sys
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator
 
@@ -29,6 +33,8 @@ GRACE_S = 2.0
 EXIT_CODES: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143}
 WORDS: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 _UNWOUND = threading.Event()
+_HANDLING = threading.Event()
+"""Set while :func:`interruptible` has the signals (the main thread of a real run, not a test calling the CLI)."""
 
 
 class Terminated(BaseException):
@@ -44,7 +50,20 @@ def unwound(exc: BaseException, say: Callable[[str], None]) -> int:
     _UNWOUND.set()
     sig = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
     say(_line(sig, output_paths.remove_partials()))
+    if _HANDLING.is_set():
+        threading.Thread(target=_end_after_grace, args=(EXIT_CODES[sig],), name="exit guard", daemon=True).start()
     return EXIT_CODES[sig]
+
+
+def _end_after_grace(code: int) -> None:
+    """End the process if it has not ended :data:`GRACE_S` after the main thread unwound (a daemon thread: a normal
+    exit ends it first).
+    """
+    time.sleep(GRACE_S)
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code)
 
 
 def _line(sig: int, removed: int) -> str:
@@ -66,6 +85,7 @@ def interruptible(say: Callable[[str], None]) -> Iterator[None]:
     os.set_blocking(write_fd, False)
     old_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
     _UNWOUND.clear()
+    _HANDLING.set()
     watchdog = threading.Thread(target=_watch, args=(read_fd, say), name="signal watchdog", daemon=True)
     watchdog.start()
     interrupted = False
@@ -80,6 +100,7 @@ def interruptible(say: Callable[[str], None]) -> Iterator[None]:
         if not interrupted:  # interrupted, the watchdog stands by until unwound() has said its line: the unwinding
             # itself can block (a reader closed while its thread waits on a pipe that sends nothing)
             _UNWOUND.set()
+            _HANDLING.clear()  # interrupted, it stays set: unwound() then guards the process's end
             os.close(write_fd)  # the watchdog's read returns: it ends
             watchdog.join()
             os.close(read_fd)
