@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,10 @@ def test_two_sessions_two_rounds_receive_the_expected_kpi(tmp_path: Path) -> Non
             server = server_load.psutil.Process(proc.pid)
             step = server_load.run_step(port, 2, server, prices, rounds=2, wall_s=120.0, jitter_s=0.05,
                                         rng=random.Random(1), kpis=kpis)
-            result = asyncio.run(asyncio.wait_for(step, timeout=300))
+            # a loop of its own in a thread of its own: a browser test before this one in the same worker can
+            # leave an event loop running in this thread
+            with ThreadPoolExecutor(1) as pool:
+                result = pool.submit(asyncio.run, asyncio.wait_for(step, timeout=300)).result(timeout=330)
         finally:
             server_load.stop_server(proc)
     assert result.errors == [], result.errors
