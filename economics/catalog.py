@@ -206,6 +206,31 @@ def presets() -> pd.DataFrame:
     return _read("presets.csv")
 
 
+def _wide(name: str, key: str) -> pd.DataFrame:
+    """A long catalog (``key, field, value, unit, confidence, source, source_date, note``) as one row per id."""
+    long = _read(name)
+    return long.pivot(index=key, columns="field", values="value").loc[list(dict.fromkeys(long[key]))]
+
+
+@cache
+def electricity_tariffs() -> pd.DataFrame:
+    """data/electricity_tariffs.csv, one row per tariff id: ``name``, ``usd_per_kwh_by_hour`` (24 prices, hour 0
+    first) and the figures they were derived from (see each row's source and note).
+    """
+    return _wide("electricity_tariffs.csv", "tariff")
+
+
+@cache
+def grid_regions() -> pd.DataFrame:
+    """data/grid_carbon.csv, one row per region id: ``name``, ``g_per_kwh`` (annual average) and, where published,
+    ``g_per_kwh_by_hour`` (24 values, hour 0 first).
+    """
+    wide = _wide("grid_carbon.csv", "region")
+    if "g_per_kwh_by_hour" not in wide.columns:
+        wide["g_per_kwh_by_hour"] = ""
+    return wide.fillna("")
+
+
 def closest(value: str, choices: list[str] | tuple[str, ...]) -> str | None:
     """The most similar choice, for 'did you mean' messages."""
     needle = str(value).strip().lower()

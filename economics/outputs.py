@@ -82,10 +82,22 @@ _NUMERIC: tuple[OutputSpec, ...] = (
        fmt="usd", cost_part="facility"),
     _o("operations_usd_per_hour", "USD/h", "Operations", "Maintenance share of capex plus software per accelerator",
        fmt="usd", cost_part="operations"),
-    _o("rent_usd_per_hour", "USD/h", "Rent", "Rented accelerator-hours, both pools", fmt="usd", cost_part="rent"),
+    _o("rent_usd_per_hour", "USD/h", "Rent", "Rented accelerator-hours, both pools, at the tier's rent (on demand, "
+       "reserved or spot)", fmt="usd", cost_part="rent"),
+    _o("spot_availability", "-", "Spot availability", "Share of its hours a spot replica serves: MTBI / (MTBI + "
+       "recovery); the fleet sized from demand carries 1 / availability as many; empty unless rent_tier=spot",
+       fmt="percent", optional=True),
+    _o("reserved_idle_usd_per_day", "USD/day", "Reserved hours unused", "Reserved rent paid for hours the fleet is "
+       "idle: rent x 24 h x (1 - utilization), both pools; empty unless rent_tier=reserved", fmt="usd",
+       optional=True, higher_is_better=False),
+    _o("reserved_commitment_usd", "USD", "Reservation commitment", "Rent owed over the reservation's term whether "
+       "used or not: rent x 8,760 h x reserved_term_years; empty unless rent_tier=reserved", fmt="usd",
+       optional=True),
     _o("cooling_retrofit_usd_per_hour", "USD/h", "Cooling retrofit",
        "Liquid-cooling retrofit capex per MW of retrofitted IT power, amortised", fmt="usd",
        cost_part="cooling retrofit", capex=True),
+    _o("carbon_usd_per_hour", "USD/h", "Carbon", "The footprint (operational and embodied) at carbon_usd_per_tonne; "
+       "0 when carbon is not priced", fmt="usd", cost_part="carbon"),
     _o("cost_usd_per_hour", "USD/h", "Cost per hour", "Whole fleet, every hour: the sum of the cost parts",
        fmt="usd", difference=True, higher_is_better=False),
     _o("cost_usd_per_day", "USD/day", "Cost per day", "Cost per hour x 24", fmt="usd", difference=True, key=True,
@@ -142,6 +154,23 @@ _NUMERIC: tuple[OutputSpec, ...] = (
        higher_is_better=False),
     _o("joules_per_token_provisioned", "J/token", "Energy per token (provisioned power)",
        "Provisioned facility power x 86,400 s / tokens served per day", optional=True, higher_is_better=False),
+    _o("electricity_usd_per_kwh_effective", "USD/kWh", "Electricity price paid", "Energy cost / energy drawn: the "
+       "hours' prices weighted by the hours' draw (electricity_tariff and demand_profile); empty at a flat price",
+       fmt="usd_rate", optional=True),
+    _o("grid_carbon_g_per_kwh_effective", "gCO2e/kWh", "Grid intensity of the energy drawn", "Operational "
+       "emissions / energy drawn: the hours' intensities weighted by the hours' draw; empty without a grid intensity",
+       optional=True),
+    _o("operational_kgco2e_per_m_tokens", "kgCO2e/M token", "Operational emissions per M tokens", "Facility energy "
+       "(IT x PUE) x grid intensity / tokens served x 1,000,000; empty without a grid intensity", optional=True,
+       difference=True, higher_is_better=False),
+    _o("embodied_kgco2e_per_m_tokens", "kgCO2e/M token", "Embodied emissions per M tokens", "Accelerators x embodied "
+       "footprint / (depreciation_years x 365) / tokens served per day x 1,000,000; empty without an embodied figure "
+       "or a grid intensity", optional=True, higher_is_better=False),
+    _o("kgco2e_per_m_tokens", "kgCO2e/M token", "Emissions per M tokens", "Operational + embodied (operational only "
+       "where no embodied figure is known, with a warning); empty without a grid intensity", optional=True,
+       difference=True, higher_is_better=False),
+    _o("tco2e_per_year", "tCO2e/year", "Emissions per year", "The footprint per day x 365 / 1,000", optional=True,
+       difference=True, higher_is_better=False),
     _o("decode_accelerators", "accelerator", "Decode accelerators",
        "Decode pool: as given, or sized from the output demand at peak", fmt="count", integer=True, optional=True,
        key=True),
@@ -318,6 +347,8 @@ class RowWarning(Flag):
                               "*_low and *_high carry it)")
     CLASS_MISMATCH = ("the family's factors were fitted mostly on the other model class (dense vs "
                       "mixture-of-experts): see throughput_basis")
+    NO_EMBODIED_FIGURE = ("no embodied emissions figure for this hardware (embodied_kgco2e_per_accelerator): the "
+                          "footprint counts operational emissions only")
 
 
 class FleetProblem(Flag):

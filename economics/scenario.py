@@ -22,6 +22,7 @@ Precision = Literal["bf16", "fp8", "fp4"]
 Cooling = Literal["air", "liquid", "air_or_liquid"]
 FacilityCooling = Literal["air", "liquid", "hybrid"]
 SystemForm = Literal["server", "rack", "wafer"]
+RentTier = Literal["on_demand", "reserved", "spot"]
 
 
 def _f(
@@ -105,6 +106,21 @@ _DEFAULT_META: dict[str, dict[str, Any]] = {
     "max_batch_size": dict(
         unit="sequence", group="throughput", ge=1, le=1e5,
         description="Most sequences a replica decodes at once (the serving engine's limit)"),
+    "reserved_discount": dict(
+        unit="-", group="rent", ge=0, lt=1,
+        description="Reserved rent below the on-demand rent, as a share, where the catalog has no reserved price"),
+    "reserved_term_years": dict(
+        unit="year", group="rent", gt=0, le=10,
+        description="Term of a reservation: its hours are paid whether used or not"),
+    "spot_discount": dict(
+        unit="-", group="rent", ge=0, lt=1,
+        description="Spot rent below the on-demand rent, as a share, where the catalog has no spot price"),
+    "spot_mtbi_hours": dict(
+        unit="h", group="rent", gt=0, le=1e6,
+        description="Mean time between interruptions of a spot accelerator's capacity"),
+    "spot_recovery_hours": dict(
+        unit="h", group="rent", ge=0, le=1e4,
+        description="Time an interrupted spot replica serves nothing: new capacity found, model loaded"),
     "peak_to_average": dict(
         unit="-", group="demand", ge=1, le=100,
         description="Peak load / average load; the fleet sized from demand carries the peak"),
@@ -139,6 +155,24 @@ class Scenario(BaseModel):
     rent_includes_energy: bool = Field(
         default=True, description="The rent already includes power (cloud); false adds energy at PUE x price",
         json_schema_extra={"unit": "", "group": "hardware"})
+
+    # rented capacity: the tier it is bought in
+    rent_tier: RentTier = Field(
+        default="on_demand", description="How rented capacity is bought: on_demand (the hourly rent), reserved (a "
+        "term at the reserved rent, every hour paid whether used or not) or spot (the spot rent; interrupted, so "
+        "sized with the spare capacity its availability needs)", json_schema_extra={"unit": "", "group": "rent"})
+    reserved_rent_usd_per_accelerator_hour: float | None = _f(
+        None, "USD/h", "Reserved rent per accelerator-hour (rent_tier=reserved); empty = the catalog's, else the "
+        "on-demand rent less reserved_discount", group="rent", catalog_field="reserved_rent_usd_per_hour", gt=0,
+        le=10000)
+    reserved_discount: float = _d("reserved_discount")
+    reserved_term_years: float = _d("reserved_term_years")
+    spot_rent_usd_per_accelerator_hour: float | None = _f(
+        None, "USD/h", "Spot rent per accelerator-hour (rent_tier=spot); empty = the catalog's, else the on-demand "
+        "rent less spot_discount", group="rent", catalog_field="spot_rent_usd_per_hour", gt=0, le=10000)
+    spot_discount: float = _d("spot_discount")
+    spot_mtbi_hours: float = _d("spot_mtbi_hours")
+    spot_recovery_hours: float = _d("spot_recovery_hours")
     accelerator_memory_gb: float | None = _f(
         None, "GB", "Accelerator memory (HBM)", group="hardware", catalog_field="memory_gb", gt=0, le=1e6)
     accelerator_bandwidth_tb_per_s: float | None = _f(
@@ -200,6 +234,29 @@ class Scenario(BaseModel):
     colocation_usd_per_kw_month: float = _d("colocation_usd_per_kw_month")
     facility_capex_usd_per_kw: float = _d("facility_capex_usd_per_kw")
     facility_depreciation_years: float = _d("facility_depreciation_years")
+    electricity_tariff: str | None = Field(
+        default=None, max_length=2000, description="Electricity price by hour of day: a tariff id "
+        "(data/electricity_tariffs.csv) or 24 prices in USD/kWh, hour 0 first; empty = electricity_usd_per_kwh "
+        "every hour", json_schema_extra={"unit": "", "group": "facility"})
+
+    # carbon: grid intensity, embodied emissions, a carbon price
+    grid_region: str | None = Field(
+        default=None, max_length=100, description="Grid region id (data/grid_carbon.csv) whose intensity applies "
+        "when grid_carbon_g_per_kwh is empty; both empty = no carbon figures",
+        json_schema_extra={"unit": "", "group": "carbon"})
+    grid_carbon_g_per_kwh: float | None = _f(
+        None, "gCO2e/kWh", "Grid carbon intensity, annual average; empty = the grid_region's", group="carbon",
+        ge=0, le=3000)
+    grid_carbon_by_hour: str | None = Field(
+        default=None, max_length=2000, description="Grid carbon intensity by hour of day: 24 values in gCO2e/kWh, "
+        "hour 0 first; empty = the annual average every hour", json_schema_extra={"unit": "", "group": "carbon"})
+    embodied_kgco2e_per_accelerator: float | None = _f(
+        None, "kgCO2e", "Embodied (manufacturing) emissions per accelerator including its share of the system, "
+        "spread over depreciation_years; empty = the catalog's where it has one", group="carbon",
+        catalog_field="embodied_kgco2e", ge=0, le=1e6)
+    carbon_usd_per_tonne: float = Field(
+        default=0.0, ge=0, le=1e5, description="Carbon price on the fleet's emissions (operational and embodied), "
+        "a cost line of its own; 0 = not priced", json_schema_extra={"unit": "USD/tCO2e", "group": "carbon"})
 
     # model and throughput estimate (used when no measured throughput is given)
     model: str | None = Field(
@@ -310,6 +367,18 @@ class Scenario(BaseModel):
         default=None, description="Cooling the decode hardware requires: air, liquid or air_or_liquid",
         json_schema_extra={"unit": "", "group": "disaggregation", "catalog_field": "cooling",
                            "catalog_id": "decode_accelerator"})
+    decode_reserved_rent_usd_per_accelerator_hour: float | None = _f(
+        None, "USD/h", "Reserved rent per decode accelerator-hour (rent_tier=reserved); empty = the catalog's, else "
+        "the decode on-demand rent less reserved_discount", group="disaggregation",
+        catalog_field="reserved_rent_usd_per_hour", catalog_id="decode_accelerator", gt=0, le=10000)
+    decode_spot_rent_usd_per_accelerator_hour: float | None = _f(
+        None, "USD/h", "Spot rent per decode accelerator-hour (rent_tier=spot); empty = the catalog's, else the "
+        "decode on-demand rent less spot_discount", group="disaggregation", catalog_field="spot_rent_usd_per_hour",
+        catalog_id="decode_accelerator", gt=0, le=10000)
+    decode_embodied_kgco2e_per_accelerator: float | None = _f(
+        None, "kgCO2e", "Embodied emissions per decode accelerator including its share of the system; empty = the "
+        "catalog's where it has one", group="disaggregation", catalog_field="embodied_kgco2e",
+        catalog_id="decode_accelerator", ge=0, le=1e6)
     kv_link_gb_per_s: float | None = _f(
         None, "GB/s", "Bandwidth available to move KV caches from the prefill pool to the decode pool; empty = "
         "not a limit", group="disaggregation", gt=0, le=1e7)
@@ -350,6 +419,11 @@ class Scenario(BaseModel):
         "the token fields are empty", group="demand", gt=0, le=1e9)
     peak_to_average: float = _d("peak_to_average")
     headroom: float = _d("headroom")
+    demand_profile: str = Field(
+        default="flat", max_length=2000, description="Demand over the day: flat, diurnal (busiest hour at "
+        "peak_to_average x the average) or 24 relative loads, hour 0 first; weighs hourly prices and grid "
+        "intensity (the fleet is sized for peak_to_average, which the busiest hour may not exceed)",
+        json_schema_extra={"unit": "", "group": "demand"})
 
     # selling prices
     price_usd_per_m_input_tokens: float | None = _f(

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from economics import catalog, user_curves, values
+from economics import catalog, user_curves, validation_hours, values
 from economics.scenario import CATALOG_FIELDS, CATALOG_ID_FIELDS, FIELDS, FieldSpec, show_value
 from economics.values import FALSE_WORDS, TRUE_WORDS, capped, shown
 
@@ -332,6 +332,7 @@ def validate(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], list[Problem]]:
         else:
             cols[name] = _free_text(series, spec, problems)
     _resolve_catalog(cols, problems, {str(c) for c in df.columns})
+    validation_hours.check(cols, problems.add, _distinct_text)
     _check_combinations(cols, problems)
     _check_ranges(df, cols, problems)
     problems.items.sort(key=lambda p: p.row)
@@ -360,6 +361,7 @@ def validate_one(parsed: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], list
             cols[name] = np.array([text or ("" if spec.default is None else str(spec.default))], dtype=object)
     problems = _Problems(1)
     _resolve_catalog(cols, problems, set(FIELDS))
+    validation_hours.check(cols, problems.add, _distinct_text)
     _check_combinations(cols, problems)
     return cols, problems.items
 

@@ -15,7 +15,8 @@ from economics.engine.resolve import kv_bytes_per_token
 
 DATA = Path(catalog.DATA_DIR)
 SOURCED = ["accelerators.csv", "models.csv", "throughput_claims.csv", "throughput_curves.csv", "defaults.csv",
-           "presets.csv", "api_prices.csv", "calibration.csv", "estimate_ranges.csv", "leave_out_errors.csv"]
+           "presets.csv", "api_prices.csv", "calibration.csv", "estimate_ranges.csv", "leave_out_errors.csv",
+           "electricity_tariffs.csv", "grid_carbon.csv"]
 DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 

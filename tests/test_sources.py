@@ -18,7 +18,8 @@ from economics.sources import first_url, source_urls
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA_FILES = sorted((ROOT / "data").glob("*.csv"))
-MY_FILES = ("accelerators.csv", "defaults.csv", "presets.csv", "api_prices.csv")
+MY_FILES = ("accelerators.csv", "defaults.csv", "presets.csv", "api_prices.csv", "electricity_tariffs.csv",
+            "grid_carbon.csv")
 URL = re.compile(r"https?://\S+")
 DERIVATION = re.compile(r"\b(derived|derivation|assumption|assumed)\b", re.IGNORECASE)
 DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])(-\d{2})?$")

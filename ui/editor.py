@@ -28,8 +28,8 @@ from ui import state
 from ui.text import plain
 
 SECTIONS: dict[str, tuple[str, ...]] = {
-    "Hardware": ("scenario", "hardware", "disaggregation"),
-    "Facility and power": ("facility",),
+    "Hardware": ("scenario", "hardware", "disaggregation", "rent"),
+    "Facility and power": ("facility", "carbon"),
     "Finance": ("finance",),
     "Workload and model": ("workload", "throughput"),
     "Demand": ("demand",),
@@ -52,11 +52,15 @@ LABELS = {  # where the schema's description does not make a form label
     "prefix_cache_hit_rate": "Prefix-cache hit rate", "cost_of_capital": "Cost of capital [1/year]",
     "memory_utilization": "Memory used for weights and KV cache", "rent_includes_energy": "Rent includes power",
     "round_to_whole_systems": "Buy whole systems", "allow_liquid_retrofit": "Allow a liquid-cooling retrofit",
+    "rent_tier": "Rent tier", "electricity_tariff": "Electricity price by hour (tariff id or 24 prices)",
+    "grid_region": "Grid region", "grid_carbon_by_hour": "Grid intensity by hour (24 values) [gCO2e/kWh]",
+    "demand_profile": "Demand over the day (flat, diurnal or 24 loads)",
 }
 ID_FIELDS = {"accelerator": "accelerator", "decode_accelerator": "accelerator", "new_accelerator": "accelerator",
              "model": "model"}
 CHOICE_WORDS = {"own": "own (capital, energy, facility, operations)", "rent": "rent (hourly rent)",
-                "air_or_liquid": "air or liquid"}
+                "air_or_liquid": "air or liquid", "on_demand": "on demand",
+                "reserved": "reserved (term, paid every hour)", "spot": "spot (interruptible)"}
 
 
 def section(field: str) -> str:

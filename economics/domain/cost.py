@@ -137,6 +137,14 @@ AVERAGE_POWER = F("average_power_kw", "kW",
 CAPITAL = F("capital_usd_per_hour", "USD/h", "accelerators * accelerator_price_usd * crf / HOURS_PER_YEAR")
 ENERGY = F("energy_usd_per_hour", "USD/h",
            "accelerators * average_power_kw * pue_effective * electricity_usd_per_kwh")
+ENERGY_BY_HOUR = F(
+    "energy_usd_per_hour", "USD/h",
+    "accelerators * accelerator_power_kw * pue_effective * hours_sum((idle_power_fraction + (1 - idle_power_fraction)"
+    " * min(1, utilization * demand_share_by_hour)) * electricity_usd_per_kwh_by_hour) / HOURS_PER_DAY",
+    note="hour by hour: each hour's draw (the demand over the day) at that hour's price")
+ELECTRICITY_EFFECTIVE = F("electricity_usd_per_kwh_effective", "USD/kWh",
+                          "energy_usd_per_hour / (average_it_power_kw * pue_effective)",
+                          note="the price of the energy drawn, weighted by the hours' draw")
 FACILITY = F("facility_usd_per_hour", "USD/h",
              "accelerators * accelerator_power_kw * (colocation_usd_per_kw_month * MONTHS_PER_YEAR / HOURS_PER_YEAR"
              " + facility_capex_usd_per_kw * facility_crf / HOURS_PER_YEAR)",
@@ -171,5 +179,7 @@ def bind_pool(formula: Formula, pool: str) -> Formula:
     names = {p: f"{pool}_{p}" for p in POOL_PARTS}
     if pool == "decode":
         names |= {s: f"decode_{s}" for s in ("accelerators", "accelerator_price_usd", "accelerator_power_kw",
-                                               "rent_usd_per_accelerator_hour", "utilization")}
+                                               "rent_usd_per_accelerator_hour", "utilization",
+                                               "reserved_rent_usd_per_accelerator_hour",
+                                               "spot_rent_usd_per_accelerator_hour")}
     return formula.bind(names.get(formula.name, formula.name), **names)

@@ -2,10 +2,10 @@
 
 A :class:`Formula` holds a name, an output unit and an arithmetic expression over named symbols, written in a
 small, safe subset of Python syntax (numbers, names, ``+ - * / **``, parentheses and the functions ``min``,
-``max``, ``ceil``, ``floor``). The expression is parsed once; evaluating it applies that parse tree's operations
-over numpy arrays (through small closures built from the tree once, never ``eval``), and rendering it walks the
-same tree, writing names (the symbolic line) or one row's numbers (the substituted line). So the printed
-arithmetic is the computed arithmetic::
+``max``, ``ceil``, ``floor`` and ``hours_sum``). The expression is parsed once; evaluating it applies that parse
+tree's operations over numpy arrays (through small closures built from the tree once, never ``eval``), and
+rendering it walks the same tree, writing names (the symbolic line) or one row's numbers (the substituted line).
+So the printed arithmetic is the computed arithmetic::
 
     >>> capital = Formula("capital_usd_per_hour", "USD/h", "accelerators * price_usd * crf / HOURS_PER_YEAR")
     >>> float(capital.evaluate({"accelerators": 8.0, "price_usd": 30_000.0, "crf": 0.25}))
@@ -14,6 +14,14 @@ arithmetic is the computed arithmetic::
     'accelerators x price_usd x crf / 8,760 h/year'
     >>> capital.substituted({"accelerators": 8.0, "price_usd": 30_000.0, "crf": 0.25})
     '8 x 30,000 x 0.25 / 8,760'
+
+A column may be hourly: shape (24, rows), the hours of a day on the first axis, so that it broadcasts with the
+ordinary (rows,) columns; ``hours_sum`` adds its 24 hours up, and a substituted line writes its row's 24 values as a
+list, ``[0.05, 0.05, ..., 0.12]``, which :func:`reevaluate` reads back::
+
+    >>> day = Formula("kwh_per_day", "kWh/day", "hours_sum(power_kw_by_hour)")
+    >>> day.substituted({"power_kw_by_hour": np.array([[1.0, 2.0]] * 12 + [[3.0, 2.0]] * 12)}, row=0)
+    'hours_sum([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3])'
 
 Upper-case names are constants (:data:`CONSTANTS`): the symbolic line shows them with their unit. A formula
 meant for another set of columns is :meth:`Formula.bind`-ed to them (the decode pool's cost is the pool cost
@@ -31,17 +39,21 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from economics.day_profiles import HOURS
+
 Array = NDArray[Any]
 
 CONSTANTS: dict[str, tuple[float, str]] = {
     "SECONDS_PER_DAY": (86_400.0, "s/day"),
-    "HOURS_PER_DAY": (24.0, "h/day"),
+    "HOURS_PER_DAY": (float(HOURS), "h/day"),
     "HOURS_PER_YEAR": (8_760.0, "h/year"),
     "DAYS_PER_YEAR": (365.0, "day/year"),
     "MONTHS_PER_YEAR": (12.0, "month/year"),
     "TOKENS_PER_M": (1_000_000.0, "token/M token"),
     "KW_PER_MW": (1_000.0, "kW/MW"),
     "W_PER_KW": (1_000.0, "W/kW"),
+    "G_PER_KG": (1_000.0, "g/kg"),
+    "KG_PER_TONNE": (1_000.0, "kg/t"),
     "BYTES_PER_GB": (1e9, "B/GB"),
     "BYTES_PER_MB": (1e6, "B/MB"),
     "BYTES_PER_TB": (1e12, "B/TB"),
@@ -54,12 +66,15 @@ SECONDS_PER_DAY = CONSTANTS["SECONDS_PER_DAY"][0]
 HOURS_PER_DAY = CONSTANTS["HOURS_PER_DAY"][0]
 HOURS_PER_YEAR = CONSTANTS["HOURS_PER_YEAR"][0]
 DAYS_PER_YEAR = CONSTANTS["DAYS_PER_YEAR"][0]
+G_PER_KG = CONSTANTS["G_PER_KG"][0]
+KG_PER_TONNE = CONSTANTS["KG_PER_TONNE"][0]
 
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min": lambda *a: _reduce(np.minimum, a),
     "max": lambda *a: _reduce(np.maximum, a),
     "ceil": np.ceil,
     "floor": np.floor,
+    "hours_sum": lambda a: np.sum(a, axis=0),
 }
 _BINARY: dict[type, tuple[Callable[[Any, Any], Any], str, int]] = {
     ast.Add: (np.add, "+", 1), ast.Sub: (np.subtract, "-", 1),
@@ -131,7 +146,7 @@ class Formula:
 
     def substituted(self, values: Mapping[str, Any], row: int = 0) -> str:
         """The expression with one row's numbers: ``8 x 30,000 x 0.25 / 8,760``."""
-        return _render(self._tree, lambda name: format_term(_at(values[name], row)), 0, numbers=True)
+        return _render(self._tree, lambda name: _term(_at(values[name], row)), 0, numbers=True)
 
     def bind(self, name: str, **symbols: str) -> Formula:
         """The same formula computing ``name`` from other columns (``symbol=column``).
@@ -143,9 +158,18 @@ class Formula:
         return Formula(name, self.unit, ast.unparse(tree), self.note)
 
 
-def _at(value: Any, row: int) -> float:
+def _at(value: Any, row: int) -> Any:
+    """One row's value of a column: a float, or the row's 24 values of an hourly column (24, rows)."""
     arr = np.asarray(value, dtype=float)
+    if arr.ndim == 2:
+        return arr[:, row if arr.shape[1] > 1 else 0]
     return float(arr if arr.ndim == 0 else arr[row])
+
+
+def _term(x: Any) -> str:
+    if isinstance(x, np.ndarray):
+        return "[" + ", ".join(format_term(float(h)) for h in x) + "]"
+    return format_term(x)
 
 
 class _Rename(ast.NodeTransformer):
@@ -233,13 +257,15 @@ def _render(node: ast.expr, name: Callable[[str], str], parent: int, numbers: bo
 def reevaluate(text: str) -> float:
     """Re-do a substituted line's arithmetic (``8 x 30,000 x 0.25 / 8,760``): the check that printed
     derivations hold. Accepts only what :func:`_render` writes: numbers, ``inf``, ``+ - x / ^``, parentheses and
-    ``min``, ``max``, ``ceil``, ``floor``; function arguments are separated by a comma and a space, thousands by a
-    comma alone.
+    ``min``, ``max``, ``ceil``, ``floor``, ``hours_sum`` and lists of numbers (an hourly column's row); function
+    arguments and list items are separated by a comma and a space, thousands by a comma alone.
 
     >>> round(reevaluate("8 x 30,000 x 0.25 / 8,760"), 6)
     6.849315
     >>> reevaluate("min(1, inf, 2 ^ 2)")
     1.0
+    >>> reevaluate("hours_sum(min(1, 2 x [0.25, 1]) x [4, 1,000])")
+    1002.0
     """
     py = text.replace(", ", "\x00").replace(",", "").replace("\x00", ", ").replace(" x ", " * ").replace("^", "**")
     # IEEE arithmetic as the engine's: x / 0 is inf and a huge product overflows to inf, both shown as such, not warned
@@ -247,7 +273,9 @@ def reevaluate(text: str) -> float:
         return float(_evaluate_text(ast.parse(py, mode="eval").body))
 
 
-def _evaluate_text(node: ast.expr) -> float:
+def _evaluate_text(node: ast.expr) -> Any:
+    if isinstance(node, ast.List):
+        return np.array([_evaluate_text(e) for e in node.elts], dtype=float)
     if isinstance(node, ast.Name) and node.id == "inf":
         return math.inf
     if isinstance(node, ast.Constant):
@@ -255,7 +283,7 @@ def _evaluate_text(node: ast.expr) -> float:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_evaluate_text(node.operand)
     if isinstance(node, ast.BinOp):
-        return float(_BINARY[type(node.op)][0](_evaluate_text(node.left), _evaluate_text(node.right)))
+        return _BINARY[type(node.op)][0](_evaluate_text(node.left), _evaluate_text(node.right))
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS:
-        return float(_FUNCTIONS[node.func.id](*(_evaluate_text(a) for a in node.args)))
+        return _FUNCTIONS[node.func.id](*(_evaluate_text(a) for a in node.args))
     raise ValueError(f"not arithmetic: {ast.unparse(node)}")

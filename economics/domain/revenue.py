@@ -130,6 +130,10 @@ F = Formula
 COST_OWNED = F("cost_usd_per_hour", "USD/h", "capital_usd_per_hour + energy_usd_per_hour + facility_usd_per_hour"
                " + operations_usd_per_hour + cooling_retrofit_usd_per_hour")
 COST_RENTED = F("cost_usd_per_hour", "USD/h", "rent_usd_per_hour + energy_usd_per_hour + cooling_retrofit_usd_per_hour")
+COST_OWNED_CARBON = F("cost_usd_per_hour", "USD/h", COST_OWNED.expression + " + carbon_usd_per_hour",
+                      note="owned, with the carbon price's line")
+COST_RENTED_CARBON = F("cost_usd_per_hour", "USD/h", COST_RENTED.expression + " + carbon_usd_per_hour",
+                       note="rented, with the carbon price's line")
 COST_PER_DAY = F("cost_usd_per_day", "USD/day", "cost_usd_per_hour * HOURS_PER_DAY")
 COST_PER_YEAR = F("cost_usd_per_year", "USD/year", "cost_usd_per_day * DAYS_PER_YEAR")
 COST_PER_M = F("cost_usd_per_m_tokens", "USD/M token",
@@ -176,6 +180,10 @@ ENERGY_ABOVE_IDLE = F("energy_above_idle_at_full_load_usd_per_day", "USD/day",
 DECODE_ENERGY_ABOVE_IDLE = ENERGY_ABOVE_IDLE.bind(
     "decode_energy_above_idle_at_full_load_usd_per_day", accelerators="decode_accelerators",
     accelerator_power_kw="decode_accelerator_power_kw")
+ENERGY_ABOVE_IDLE_BY_HOUR = ENERGY_ABOVE_IDLE.bind("energy_above_idle_at_full_load_usd_per_day",
+                                                   electricity_usd_per_kwh="load_following_usd_per_kwh")
+DECODE_ENERGY_ABOVE_IDLE_BY_HOUR = DECODE_ENERGY_ABOVE_IDLE.bind(
+    "decode_energy_above_idle_at_full_load_usd_per_day", electricity_usd_per_kwh="load_following_usd_per_kwh")
 VARIABLE_COST = F("variable_cost_usd_per_day", "USD/day", "energy_above_idle_at_full_load_usd_per_day * utilization")
 VARIABLE_COST_TWO_POOLS = F("variable_cost_usd_per_day", "USD/day",
                             "energy_above_idle_at_full_load_usd_per_day * utilization"

@@ -20,6 +20,7 @@ from economics.domain.explain import Trace
 from economics.domain.finance import straight_line
 from economics.domain.precision import bytes_per_value, kv_precision
 from economics.domain.revenue import PREFILL_ESTIMATE
+from economics.engine.hours import hourly_columns
 from economics.engine.stages import Columns
 
 
@@ -76,7 +77,25 @@ def resolve(c: dict[str, Any], trace: Trace | None = None) -> Columns:
     x.in_facility = x.pays_energy
     x.zero_rate = straight_line(v["cost_of_capital"])
     x.has_link = x.dis & ~np.isnan(v["kv_link_gb_per_s"])
+    _tiers_and_hours(x)
     return x
+
+
+def _tiers_and_hours(x: Columns) -> None:
+    """The rent tier of each rented row, and the rows whose prices or grid intensity change by the hour."""
+    v = x.v
+    tier = np.asarray(v["rent_tier"], dtype=object)
+    x.reserved = ~x.own & (tier == "reserved")
+    x.spot = ~x.own & (tier == "spot")
+    x.tou = np.asarray(v["electricity_tariff"], dtype=object) != ""
+    hourly_carbon = np.asarray(v["grid_carbon_by_hour"], dtype=object) != ""
+    x.has_carbon = ~np.isnan(np.asarray(v["grid_carbon_g_per_kwh"], dtype=float)) | hourly_carbon
+    x.carbon_by_hour = hourly_carbon
+    x.carbon_priced = x.has_carbon & (np.asarray(v["carbon_usd_per_tonne"], dtype=float) > 0)
+    x.by_hour = x.tou | x.carbon_by_hour | x.carbon_priced
+    if x.by_hour.any():
+        hourly_columns(v, x.n)
+        v["energy_paid"] = x.pays_energy.astype(float)
 
 
 def per_user_throughput(c: dict[str, Any], trace: Trace | None = None) -> bool:

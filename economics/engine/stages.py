@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from economics.domain import capacity as cap
-from economics.domain import cost, finance, fleet, revenue
+from economics.domain import carbon, cost, finance, fleet, rent, revenue
 from economics.domain.explain import Trace
 from economics.domain.formula import Formula
 from economics.outputs import FleetProblem, RowWarning
@@ -44,6 +44,13 @@ class Columns:
     retrofit_y: Array
     liquid_racks: Array
     liquid_racks_y: Array
+    reserved: Array
+    spot: Array
+    tou: Array
+    has_carbon: Array
+    carbon_by_hour: Array
+    carbon_priced: Array
+    by_hour: Array
 
     def __init__(self, v: dict[str, Any], trace: Trace | None) -> None:
         self.v = v
@@ -155,15 +162,17 @@ def work(x: Columns) -> None:
 
 
 def sizing(x: Columns) -> None:
-    """Fleets sized from demand at peak with headroom, in whole replicas (and systems); each pool from the
-    demand it must carry, never from the other pool's capacity.
+    """Fleets sized from demand at peak with headroom (and spot's spare capacity), in whole replicas (and systems);
+    each pool from the demand it must carry, never from the other pool's capacity.
     """
     v = x.v
+    x.calc(rent.SPOT_AVAILABILITY, x.spot)
     sized_decode = x.dis & np.isnan(v["decode_accelerator_count"]) & x.has_demand
     if not (x.sized.any() or sized_decode.any()):
         return
     whole = v["round_to_whole_systems"].astype(bool)
-    x.calc(cap.PEAK_LOAD_FACTOR, x.sized | sized_decode)
+    x.calc(cap.PEAK_LOAD_FACTOR, (x.sized | sized_decode) & ~x.spot)
+    x.calc(rent.PEAK_LOAD_FACTOR_SPOT, (x.sized | sized_decode) & x.spot)
     x.calc(cap.ACCELERATORS_NEEDED, x.sized)
     x.calc(fleet.WHOLE_REPLICAS, x.sized)
     x.calc(fleet.WHOLE_SYSTEMS, x.sized & whole)
@@ -176,9 +185,11 @@ def sizing(x: Columns) -> None:
 def serving(x: Columns) -> None:
     """Capacity against demand, pool by pool and the KV link; served tokens and utilization."""
     v, dis = x.v, x.dis
-    x.calc(cap.MAIN_POOL_RATIO)
+    x.calc(cap.MAIN_POOL_RATIO, ~x.spot)
+    x.calc(rent.MAIN_POOL_RATIO_SPOT, x.spot)
     if x.any_dis:
-        x.calc(cap.DECODE_POOL_RATIO, dis)
+        x.calc(cap.DECODE_POOL_RATIO, dis & ~x.spot)
+        x.calc(rent.DECODE_POOL_RATIO_SPOT, dis & x.spot)
         x.calc(cap.LINK_RATIO, x.has_link)
     x.calc(cap.CAPACITY_RATIO, ~dis)
     x.calc(cap.CAPACITY_RATIO_TWO_POOLS, dis & ~x.has_link)
@@ -287,14 +298,33 @@ def pool_cost(x: Columns, pool: str, rows: Any) -> None:
     x.zeros(*(b(f).name for f in (cost.CAPITAL, cost.ENERGY, cost.FACILITY, cost.OPERATIONS, cost.RENT)))
     x.calc(b(cost.AVERAGE_POWER), rows)
     x.calc(b(cost.CAPITAL), own)
-    x.calc(b(cost.ENERGY), pays)
+    x.calc(b(cost.ENERGY), pays & ~x.tou)
+    x.calc(b(cost.ENERGY_BY_HOUR), pays & x.tou)
     x.calc(b(cost.FACILITY), own)
     x.calc(b(cost.OPERATIONS), own)
-    x.calc(b(cost.RENT), rows & ~x.own)
+    rent_tiers(x, pool, rows)
     if pool:
         x.calc(b(cost.POOL_OWNED), own)
         x.calc(b(cost.POOL_RENTED), rows & ~x.own & x.pays_energy)
         x.calc(b(cost.POOL_RENTED_WITH_ENERGY), rows & ~x.own & ~x.pays_energy)
+
+
+def rent_tiers(x: Columns, pool: str, rows: Any) -> None:
+    """A pool's rent in its tier: on demand, reserved or spot (a tier price the catalog lacks from its discount)."""
+    v = x.v
+    pre = "decode_" if pool == "decode" else ""
+    on_demand, reserved, spot = rows & ~x.own & ~x.reserved & ~x.spot, rows & x.reserved, rows & x.spot
+    x.calc(_bound(cost.RENT, pool), on_demand)
+    for tier_rows, price, from_discount, tier_rent in (
+            (reserved, "reserved_rent_usd_per_accelerator_hour", rent.RESERVED_FROM_DISCOUNT, rent.RENT_RESERVED),
+            (spot, "spot_rent_usd_per_accelerator_hour", rent.SPOT_FROM_DISCOUNT, rent.RENT_SPOT)):
+        if not _any(tier_rows):
+            continue
+        missing = tier_rows & np.isnan(np.asarray(v[pre + price], dtype=float))
+        if _any(missing):
+            f = from_discount.bind(pre + price, rent_usd_per_accelerator_hour=pre + "rent_usd_per_accelerator_hour")
+            x.calc(f, missing)
+        x.calc(_bound(tier_rent, pool), tier_rows)
 
 
 _BOUND: dict[tuple[str, str], Formula] = {}
@@ -320,10 +350,56 @@ def costs(x: Columns) -> None:
         pool_cost(x, "decode", dis)
         for total in cost.TWO_POOL_TOTALS:
             x.calc(total, dis)
-    x.calc(revenue.COST_OWNED, x.own)
-    x.calc(revenue.COST_RENTED, ~x.own)
+    x.calc(fleet.AVERAGE_IT_POWER, ~x.dis)
+    x.calc(fleet.AVERAGE_IT_POWER_TWO_POOLS, x.dis)
+    reserved_lines(x)
+    emissions(x)
+    priced = x.carbon_priced
+    x.calc(revenue.COST_OWNED, x.own & ~priced)
+    x.calc(revenue.COST_RENTED, ~x.own & ~priced)
+    x.calc(revenue.COST_OWNED_CARBON, x.own & priced)
+    x.calc(revenue.COST_RENTED_CARBON, ~x.own & priced)
     x.calc(revenue.COST_PER_DAY)
     x.calc(revenue.COST_PER_YEAR)
+
+
+def reserved_lines(x: Columns) -> None:
+    """A reservation's idle hours (paid, not used) and its commitment over the term; the price of the energy drawn
+    where it changes by the hour.
+    """
+    if _any(x.reserved):
+        x.calc(rent.RESERVED_IDLE, x.reserved & ~x.dis)
+        x.calc(rent.RESERVED_IDLE_TWO_POOLS, x.reserved & x.dis)
+        x.calc(rent.RESERVED_COMMITMENT, x.reserved)
+    x.calc(cost.ELECTRICITY_EFFECTIVE, x.tou & x.pays_energy & (x.v["average_it_power_kw"] > 0))
+
+
+def emissions(x: Columns) -> None:
+    """Operational emissions (at the grid's average, or hour by hour), embodied emissions spread over the life,
+    per day, per M tokens and per year, and their cost at the carbon price.
+    """
+    v, rows = x.v, x.has_carbon
+    x.zeros("carbon_usd_per_hour")
+    if not _any(rows):
+        return
+    x.calc(carbon.OPERATIONAL, rows & ~x.carbon_by_hour)
+    x.calc(carbon.OPERATIONAL_BY_HOUR, rows & x.carbon_by_hour & ~x.dis)
+    x.calc(carbon.OPERATIONAL_BY_HOUR_TWO_POOLS, rows & x.carbon_by_hour & x.dis)
+    x.calc(carbon.INTENSITY_EFFECTIVE, rows & (v["average_it_power_kw"] > 0))
+    known = ~np.isnan(np.asarray(v["embodied_kgco2e_per_accelerator"], dtype=float))
+    if x.any_dis:
+        known &= ~x.dis | ~np.isnan(np.asarray(v["decode_embodied_kgco2e_per_accelerator"], dtype=float))
+    x.calc(carbon.EMBODIED, rows & known & ~x.dis)
+    x.calc(carbon.EMBODIED_TWO_POOLS, rows & known & x.dis)
+    x.calc(carbon.FOOTPRINT, rows & known)
+    x.calc(carbon.FOOTPRINT_OPERATIONAL_ONLY, rows & ~known)
+    x.flag(RowWarning.NO_EMBODIED_FIGURE, rows & ~known)
+    served = (v["served_input_tokens_per_day"] + v["served_output_tokens_per_day"]) > 0
+    x.calc(carbon.OPERATIONAL_PER_M, rows & served)
+    x.calc(carbon.EMBODIED_PER_M, rows & known & served)
+    x.calc(carbon.PER_M, rows & served)
+    x.calc(carbon.PER_YEAR, rows)
+    x.calc(carbon.COST, x.carbon_priced)
 
 
 def unit_costs(x: Columns) -> None:
@@ -365,9 +441,13 @@ def revenue_and_break_even(x: Columns) -> None:
         return
     dis = x.dis
     x.zeros("energy_above_idle_at_full_load_usd_per_day", "decode_energy_above_idle_at_full_load_usd_per_day")
-    x.calc(revenue.ENERGY_ABOVE_IDLE, priced & x.pays_energy)
+    weighted = priced & (x.tou | x.carbon_priced)  # load-following price: by the hour, carbon included
+    x.calc(carbon.MARGINAL_PRICE, weighted & (x.pays_energy | x.carbon_priced))
+    x.calc(revenue.ENERGY_ABOVE_IDLE, priced & x.pays_energy & ~weighted)
+    x.calc(revenue.ENERGY_ABOVE_IDLE_BY_HOUR, weighted & (x.pays_energy | x.carbon_priced))
     if x.any_dis:
-        x.calc(revenue.DECODE_ENERGY_ABOVE_IDLE, priced & dis & x.pays_energy)
+        x.calc(revenue.DECODE_ENERGY_ABOVE_IDLE, priced & dis & x.pays_energy & ~weighted)
+        x.calc(revenue.DECODE_ENERGY_ABOVE_IDLE_BY_HOUR, dis & weighted & (x.pays_energy | x.carbon_priced))
     x.calc(revenue.VARIABLE_COST, priced & ~dis)
     x.calc(revenue.VARIABLE_COST_TWO_POOLS, priced & dis)
     x.calc(revenue.FIXED_COST, priced)
@@ -383,8 +463,6 @@ def revenue_and_break_even(x: Columns) -> None:
 def energy(x: Columns) -> None:
     """Average power, energy per year, tokens per MW and joules per token on both power bases."""
     v = x.v
-    x.calc(fleet.AVERAGE_IT_POWER, ~x.dis)
-    x.calc(fleet.AVERAGE_IT_POWER_TWO_POOLS, x.dis)
     served = (v["served_input_tokens_per_day"] + v["served_output_tokens_per_day"]) > 0
     for f in (fleet.ENERGY_PER_YEAR, fleet.TOKENS_PER_S_PER_MW, fleet.TOKENS_PER_S_PER_AVERAGE_MW,
               fleet.JOULES_PER_TOKEN, fleet.JOULES_PER_TOKEN_PROVISIONED):

@@ -5,13 +5,14 @@ the demand over the day (:func:`demand_profile`) and the workload a scenario ask
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from economics import values
+from economics.day_profiles import HOURS as HOURS
+from economics.day_profiles import demand_profile
 from economics.domain.formula import HOURS_PER_DAY, SECONDS_PER_DAY
 from economics.engine.resolve import kv_bytes_per_token
 from economics.scenario import FieldSpec, Scenario
@@ -22,7 +23,6 @@ ROLES = ("aggregated", "prefill", "decode")
 OWNERSHIPS = ("own", "rent", "existing")
 
 
-HOURS = int(HOURS_PER_DAY)
 
 
 
@@ -126,63 +126,6 @@ def _parse_setting(spec: FieldSpec, raw: Any) -> Any:
     if bad:
         raise ValueError(f"{spec.name}: must be {spec.bounds_text()} [{spec.unit}], got {values.shown(text)}")
     return value
-
-
-def demand_profile(profile: str, peak_to_average: float) -> np.ndarray:
-    r"""The 24 hourly multipliers of the average demand.
-
-    * ``peak``: every hour at ``peak_to_average`` (the engine's sizing: the fleet carries the peak all day);
-    * ``flat``: every hour at the average;
-    * ``diurnal``: a smooth day, :math:`x_h \propto e^{b \cos(2 \pi (h - 14) / 24)}` (a von Mises shape) scaled
-      to mean 1, with ``b`` chosen so that the busiest hour is ``peak_to_average`` x the average;
-    * 24 numbers (separated by spaces, commas or semicolons): relative load per hour 0..23, scaled to mean 1.
-
-    >>> demand_profile("peak", 2.0)[:3].tolist()
-    [2.0, 2.0, 2.0]
-    >>> x = demand_profile("diurnal", 2.0); round(float(x.mean()), 9), round(float(x.max()), 6), int(x.argmax())
-    (1.0, 2.0, 14)
-    >>> demand_profile(" ".join(["1"] * 12 + ["3"] * 12), 1.0)[[0, 23]].tolist()
-    [0.5, 1.5]
-    """
-    name = profile.strip().lower()
-    if name == "peak":
-        return np.full(HOURS, float(peak_to_average))
-    if name == "flat":
-        return np.ones(HOURS)
-    if name == "diurnal":
-        return _diurnal(float(peak_to_average))
-    parts = [p for p in re.split(r"[\s,;]+", profile.strip()) if p]
-    if len(parts) != HOURS:
-        raise ValueError(f"demand_profile: '{profile[:60]}' is not peak, flat, diurnal or 24 numbers "
-                         f"(got {len(parts)} values)")
-    try:  # the value parser every file goes through (2_5000 or non-ASCII digits are refused here too)
-        x = np.array([float(values.number(p)) for p in parts])  # type: ignore[arg-type]
-    except ValueError as exc:
-        raise ValueError(f"demand_profile: {exc}") from None
-    if np.any(x < 0) or not np.any(x > 0):
-        raise ValueError(f"demand_profile: the 24 values must be >= 0 and not all 0, got '{profile[:60]}'")
-    if x.max() > 1e306:  # relative loads near the float limit (1e308): scaled first, so their sum does not overflow
-        x = x / x.max()
-    return x / x.mean()
-
-
-def _diurnal(peak_to_average: float) -> np.ndarray:
-    theta = 2.0 * np.pi * (np.arange(HOURS) - 14) / HOURS
-    if peak_to_average >= HOURS * 0.999:
-        raise ValueError(f"peak_to_average: a 24-hour diurnal profile cannot peak above 24 x the average, got "
-                         f"{peak_to_average:g}")
-
-    def shape(b: float) -> np.ndarray:
-        y = np.exp(b * (np.cos(theta) - 1.0))
-        return y / y.mean()
-
-    lo, hi = 0.0, 1.0
-    while shape(hi).max() < peak_to_average:
-        hi *= 2.0
-    for _ in range(100):
-        mid = (lo + hi) / 2.0
-        lo, hi = (mid, hi) if shape(mid).max() < peak_to_average else (lo, mid)
-    return shape((lo + hi) / 2.0)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,136 @@
+"""Validation of the fields that hold a day's hours: ``demand_profile``, ``electricity_tariff``, ``grid_region``
+and ``grid_carbon_by_hour``.
+
+Each distinct text is read once (a million rows usually hold a handful of profiles), by the value parser every cell
+goes through (:func:`economics.day_profiles.hour_values`); a bad one is reported for each row holding it, naming
+the field and the value. The columns are left holding the canonical text: a catalog id in lower case, or the
+numbers as given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from economics import catalog
+from economics.day_profiles import demand_profile, hour_values
+from economics.scenario import FIELDS
+
+Add = Callable[[np.ndarray, str, Any, Any], None]
+Distinct = Callable[[Any], tuple[np.ndarray, np.ndarray]]
+
+
+def _numbers(field: str, text: str, ge: float, le: float, unit: str) -> str | None:
+    """The problem with 24 numbers in ``text`` (None when they are good)."""
+    try:
+        x = hour_values(field, text)
+    except ValueError as exc:
+        return str(exc)
+    out = np.flatnonzero((x < ge) | (x > le))
+    if out.size:
+        h = int(out[0])
+        return (f"{field}: each of the 24 values must be >= {ge:g} and <= {le:g} [{unit}]; hour {h} "
+                f"(value {h + 1} of 24) is {x[h]:g}")
+    return None
+
+
+def _tariff_problem(text: str) -> str | None:
+    if text in catalog.electricity_tariffs().index:
+        return None
+    if any(ch.isalpha() for ch in text.replace("e", "").replace("E", "")):  # a word: an id that does not exist
+        return catalog.unknown_id_message("electricity_tariff", text, list(catalog.electricity_tariffs().index))
+    spec = FIELDS["electricity_usd_per_kwh"]
+    return _numbers("electricity_tariff", text, float(spec.ge or 0), float(spec.le or 10), spec.unit)
+
+
+def _demand_peak(text: str, peak_to_average: float) -> tuple[float, str | None]:
+    """The busiest hour of a demand profile, as a multiple of the average, or its problem."""
+    text = text or "flat"
+    if text.lower() == "peak":
+        return 0.0, ("demand_profile: 'peak' is a planner setting; a scenario's demand over the day is flat, "
+                     "diurnal or 24 relative loads")
+    try:
+        return float(demand_profile(text, peak_to_average).max()), None
+    except ValueError as exc:
+        return 0.0, str(exc)
+
+
+def check(cols: dict[str, Any], add: Add, distinct: Distinct) -> None:
+    """Check the hourly fields of every row; canonical texts written back into ``cols``."""
+    tariffs, regions = catalog.electricity_tariffs().index, list(catalog.grid_regions().index)
+
+    def canonical(text: str, ids: Any) -> str:
+        return text.lower() if text.lower() in ids else text
+
+    carbon = FIELDS["grid_carbon_g_per_kwh"]
+    checks: dict[str, tuple[Any, Callable[[str], str | None]]] = {
+        "electricity_tariff": (tariffs, _tariff_problem),
+        "grid_carbon_by_hour": ((), lambda t: _numbers("grid_carbon_by_hour", t, 0.0, float(carbon.le or 3000),
+                                                         carbon.unit)),
+        "grid_region": (regions, lambda t: None if t in regions else catalog.unknown_id_message("grid_region", t,
+                                                                                               regions)),
+    }
+    for field, (ids, problem) in checks.items():
+        codes, texts = distinct(cols[field])
+        texts = np.array([canonical(str(t), ids) for t in texts], dtype=object)
+        bad = np.array([bool(t) and problem(str(t)) is not None for t in texts], dtype=bool)
+        add(bad[codes], field, cols[field], lambda v, ids=ids, problem=problem: problem(canonical(str(v).strip(),
+                                                                                                 ids)))
+        cols[field] = texts[codes]
+    _fill_from_region(cols)
+    _check_demand(cols, add, distinct)
+    _check_carbon_price(cols, add)
+
+
+def _check_carbon_price(cols: dict[str, Any], add: Add) -> None:
+    """A carbon price with no grid intensity would price nothing: refused rather than shown as a zero cost."""
+    price = np.asarray(cols["carbon_usd_per_tonne"], dtype=float)
+    n = len(np.asarray(cols["grid_region"]))
+    price = np.broadcast_to(price, (n,))
+    average = np.broadcast_to(np.asarray(cols["grid_carbon_g_per_kwh"], dtype=float), (n,))
+    hours = np.broadcast_to(np.asarray(cols["grid_carbon_by_hour"], dtype=object), (n,))
+    add((price > 0) & np.isnan(average) & (hours == ""), "carbon_usd_per_tonne", cols["carbon_usd_per_tonne"],
+        lambda v: f"carbon_usd_per_tonne: a carbon price ({float(v):g} USD/t) needs the grid's intensity; give "
+        "grid_region, grid_carbon_g_per_kwh or grid_carbon_by_hour")
+
+
+def _fill_from_region(cols: dict[str, Any]) -> None:
+    """A row naming a grid region and no intensity of its own takes the region's annual average, and its hourly
+    profile where the catalog has one and the row gives none (a row's own average keeps its hours flat).
+    """
+    region = np.asarray(cols["grid_region"], dtype=object)
+    table = catalog.grid_regions()
+    named = np.array([r in table.index for r in region], dtype=bool) if len(region) else np.zeros(0, dtype=bool)
+    given = np.asarray(cols["grid_carbon_g_per_kwh"], dtype=float)
+    take = named & np.isnan(given)
+    if not take.any():
+        return
+    average = table["g_per_kwh"].astype(float)
+    cols["grid_carbon_g_per_kwh"] = np.where(take, [average.get(r, np.nan) for r in region], given)
+    hours = np.asarray(cols["grid_carbon_by_hour"], dtype=object)
+    profile = np.array([table["g_per_kwh_by_hour"].get(r, "") for r in region], dtype=object)
+    cols["grid_carbon_by_hour"] = np.where(take & (hours == ""), profile, hours)
+
+
+def _check_demand(cols: dict[str, Any], add: Add, distinct: Distinct) -> None:
+    codes, texts = distinct(cols["demand_profile"])
+    texts = np.array([_demand_text(str(t)) for t in texts], dtype=object)
+    found = [_demand_peak(str(t), 2.0) for t in texts]
+    bad = np.array([m is not None for _, m in found], dtype=bool)
+    add(bad[codes], "demand_profile", cols["demand_profile"],
+        lambda v: _demand_peak(_demand_text(str(v)), 2.0)[1])
+    # the diurnal shape peaks at the row's own peak_to_average by construction; numbers at their own busiest hour
+    peak = np.array([0.0 if t == "diurnal" else p for t, (p, _) in zip(texts, found, strict=True)])[codes]
+    p2a = np.broadcast_to(np.asarray(cols["peak_to_average"], dtype=float), peak.shape)
+    add(~bad[codes] & (peak > p2a * (1 + 1e-9)), "demand_profile", cols["demand_profile"],
+        lambda v: f"demand_profile: its busiest hour is {_demand_peak(_demand_text(str(v)), 2.0)[0]:.4g} x the "
+        "average, above peak_to_average; raise peak_to_average to at least that (the fleet is sized for it)")
+    texts[texts == ""] = "flat"
+    cols["demand_profile"] = texts[codes]
+
+
+def _demand_text(text: str) -> str:
+    text = text.strip()
+    return text.lower() if text.lower() in ("flat", "diurnal", "peak", "") else text
