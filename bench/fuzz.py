@@ -70,7 +70,7 @@ from fuzz_common import (  # noqa: E402
 from fuzz_escapes import escape_stage  # noqa: E402
 from fuzz_outputs import output_stage  # noqa: E402
 
-from economics import values  # noqa: E402
+from economics import validation_hours, values  # noqa: E402
 from economics.engine.batch import ScenarioError, as_scenario, evaluate_with_report  # noqa: E402
 from economics.io.scenario_files import read_scenarios_json  # noqa: E402
 from economics.io.tables import read_table  # noqa: E402
@@ -80,8 +80,10 @@ from economics.validation import RANGE_COLUMNS, InputError, names_nothing_held, 
 
 BASE_ROW = {"name": "fuzz", "accelerator_count": "8", "output_tokens_per_s_per_accelerator": "1000",
             "model": "llama-3.1-8b", "demand_output_tokens_per_day": "1e9", "existing_accelerators": "8",
-            "accelerator_price_usd_low": "20000", "accelerator_price_usd_high": "45000"}
-"""The other cells of each row: valid, and the range on a catalog field no input changes directly."""
+            "accelerator_price_usd_low": "20000", "accelerator_price_usd_high": "45000",
+            "grid_carbon_g_per_kwh": "400"}
+"""The other cells of each row: valid, the range on a catalog field no input changes directly, and a grid
+intensity (a carbon price needs one to price)."""
 FUZZ_FIELDS = [n for n, s in FIELDS.items() if not s.catalog_field]
 RANGE_FUZZ = ["pue_low", "pue_high", "headroom_low", "accelerator_count_high", "electricity_usd_per_kwh_low"]
 """Range columns, fuzzed one end at a time (links and Scenario take no ranges: table paths only)."""
@@ -106,6 +108,10 @@ def reference(name: str, text: str) -> tuple[str, Any]:
         return ("bad", None)
     if names_nothing_held(name, value):
         return ("bad", None)
+    if name in validation_hours.HOURLY_FIELDS:
+        value, problem = validation_hours.value_problem(name, str(value))
+        if problem is not None:
+            return ("bad", None)
     return normal(value)
 
 
@@ -291,6 +297,10 @@ def _dict(name: str, text: str, rep: Report) -> tuple[str, Any]:
         return ("crash", None)
     if value is not None and names_nothing_held(name, value):
         return ("bad", None)
+    if value is not None and name in validation_hours.HOURLY_FIELDS:  # checked when evaluated, as ids are
+        value, problem = validation_hours.value_problem(name, str(value))
+        if problem is not None:
+            return ("bad", None)
     return normal(value)
 
 

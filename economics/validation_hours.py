@@ -18,6 +18,9 @@ from economics import catalog
 from economics.day_profiles import demand_profile, hour_values
 from economics.scenario import FIELDS
 
+HOURLY_FIELDS = ("demand_profile", "electricity_tariff", "grid_carbon_by_hour", "grid_region")
+"""The fields this module checks (each text against the day's 24 hours or a catalog of them)."""
+
 Add = Callable[[np.ndarray, str, Any, Any], None]
 Distinct = Callable[[Any], tuple[np.ndarray, np.ndarray]]
 
@@ -57,22 +60,45 @@ def _demand_peak(text: str, peak_to_average: float) -> tuple[float, str | None]:
         return 0.0, str(exc)
 
 
-def check(cols: dict[str, Any], add: Add, distinct: Distinct) -> None:
-    """Check the hourly fields of every row; canonical texts written back into ``cols``."""
+def _checks() -> dict[str, tuple[Any, Callable[[str], str | None]]]:
+    """Per hourly field: the catalog ids it may name and the problem with one (stripped, canonical) text."""
     tariffs, regions = catalog.electricity_tariffs().index, list(catalog.grid_regions().index)
-
-    def canonical(text: str, ids: Any) -> str:
-        return text.lower() if text.lower() in ids else text
-
     carbon = FIELDS["grid_carbon_g_per_kwh"]
-    checks: dict[str, tuple[Any, Callable[[str], str | None]]] = {
+    return {
         "electricity_tariff": (tariffs, _tariff_problem),
         "grid_carbon_by_hour": ((), lambda t: _numbers("grid_carbon_by_hour", t, 0.0, float(carbon.le or 3000),
                                                          carbon.unit)),
         "grid_region": (regions, lambda t: None if t in regions else catalog.unknown_id_message("grid_region", t,
                                                                                                regions)),
     }
-    for field, (ids, problem) in checks.items():
+
+
+def canonical(text: str, ids: Any) -> str:
+    """A catalog id in lower case; any other text as given."""
+    return text.lower() if text.lower() in ids else text
+
+
+def value_problem(field: str, text: str, peak_to_average: float = 2.0) -> tuple[str, str | None]:
+    """One hourly field's stripped text read as a row's check reads it: (its canonical text, its problem or None).
+
+    The check every path makes (the tables, links, ``Scenario``), here for one value: what the fuzz bench holds
+    each path to. ``demand_profile`` is checked against ``peak_to_average``; other fields need no other column.
+    """
+    text = text.strip()
+    if field == "demand_profile":
+        text = _demand_text(text)
+        peak, problem = _demand_peak(text, peak_to_average)
+        if problem is None and text != "diurnal" and peak > peak_to_average * (1 + 1e-9):
+            problem = f"demand_profile: its busiest hour is {peak:.4g} x the average, above peak_to_average"
+        return text or "flat", problem
+    ids, check_one = _checks()[field]
+    text = canonical(text, ids)
+    return text, (check_one(text) if text else None)
+
+
+def check(cols: dict[str, Any], add: Add, distinct: Distinct) -> None:
+    """Check the hourly fields of every row; canonical texts written back into ``cols``."""
+    for field, (ids, problem) in _checks().items():
         codes, texts = distinct(cols[field])
         texts = np.array([canonical(str(t), ids) for t in texts], dtype=object)
         bad = np.array([bool(t) and problem(str(t)) is not None for t in texts], dtype=bool)

@@ -194,7 +194,7 @@ def test_presets_load_with_one_click(app: AppTest) -> None:
 
 def test_cost_page_shows_margin_breakdown_and_api_prices(app: AppTest) -> None:
     assert metric_value(app, "Gross margin").endswith("%")
-    assert len(app.get("vega_lite_chart")) == 2
+    assert len(app.get("vega_lite_chart")) == 3  # the breakdown, cost against utilisation, the day's 24 hours
     prices = next(d.value for d in app.dataframe if "provider" in d.value.columns)
     assert {"provider", "gross_margin"} <= set(prices.columns)
 

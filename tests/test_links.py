@@ -249,3 +249,16 @@ def test_a_named_profile_is_read_in_any_case_and_linked_in_one() -> None:
     _, chosen, _, warnings = links.read_link({"settings.plan_demand_profile": " Flat "})
     assert (chosen["plan_demand_profile"], warnings) == ("flat", [])
     assert links.link_query(links.default_scenario(), chosen, None)["settings.plan_demand_profile"] == "flat"
+
+
+def test_a_link_naming_no_tariff_or_region_is_refused_by_name() -> None:
+    # the hourly fields are checked as a table's cells are: an unknown id, or a value that is not 24 hours
+    found, warnings = decode_query({"grid_region": "atlantis", "electricity_tariff": "0.074",
+                                                            "demand_profile": "1;2", "grid_carbon_by_hour": "FR"})
+    assert found == {}, found
+    for field in ("grid_region", "electricity_tariff", "demand_profile", "grid_carbon_by_hour"):
+        assert any(w.startswith(f"{field}:") for w in warnings), (field, warnings)
+    assert any("atlantis" in w and "the default is used" in w for w in warnings), warnings
+    # a catalog id in any case is read as the catalog's
+    found, warnings = decode_query({"grid_region": "FR", "electricity_tariff": "DE-LU-Day-Ahead-2024"})
+    assert found == {"grid_region": "fr", "electricity_tariff": "de-lu-day-ahead-2024"} and warnings == [], warnings

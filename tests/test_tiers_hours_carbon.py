@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from economics import ScenarioError, catalog, evaluate_scenario, explain_text
+from economics.studies.day import hours_table
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "pre_tiers"
@@ -229,3 +230,24 @@ def test_spot_never_needs_fewer_accelerators_than_on_demand(mtbi: float, recover
     spot = run(round_to_whole_systems=False, rent_tier="spot", spot_mtbi_hours=mtbi, spot_recovery_hours=recovery)
     assert spot["accelerators"] >= on_demand["accelerators"]
     assert spot["spot_availability"] == pytest.approx(mtbi / (mtbi + recovery), rel=1e-12)
+
+
+def test_the_day_hour_by_hour_is_the_worked_draw_price_and_carbon() -> None:
+    scenario = dict(OWN, electricity_tariff=TWO_PRICES, demand_profile=EVENING, grid_carbon_g_per_kwh=400)
+    t = hours_table(scenario)
+    assert t["hour"].tolist() == list(range(24))
+    # 45.9 kW at full load (24 x 1.275 x PUE 1.5) x the hour's draw share: 21.5174 kW at night, 37.0122 kW by day
+    assert t["facility_kw"].iloc[0] == pytest.approx(45.9 * (0.3 + 0.7 * U * 0.5), rel=1e-12)
+    assert t["facility_kw"].iloc[12] == pytest.approx(37.0122, abs=1e-4)
+    assert t["energy_usd"].iloc[12] == pytest.approx(37.0122 * 0.15, abs=1e-4)  # one hour's kWh at 0.15
+    assert t["kgco2e"].iloc[0] == pytest.approx(21.5174 * 0.4, abs=1e-4)      # 400 g/kWh
+    r = evaluate_scenario(scenario)
+    # the engine's day is these hours summed
+    assert t["energy_usd"].sum() / 24 == pytest.approx(r["energy_usd_per_hour"], rel=1e-12)
+    assert t["kgco2e"].sum() / 2000 == pytest.approx(r["operational_kgco2e_per_m_tokens"], rel=1e-12)
+
+
+def test_the_day_of_a_rented_fleet_pays_no_energy_of_its_own() -> None:
+    t = hours_table(dict(BASE, demand_profile="diurnal"))
+    assert (t["energy_usd"] == 0).all() and t["g_per_kwh"].isna().all()
+    assert t["facility_kw"].max() > t["facility_kw"].min()  # the draw still follows the day

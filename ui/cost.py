@@ -11,7 +11,7 @@ import streamlit as st
 
 import economics
 from economics.report import charts, kpis
-from ui import common, editor, report, state, studies
+from ui import common, day, editor, report, state, studies
 from ui import format as fmt
 from ui.text import plain
 
@@ -99,6 +99,8 @@ with right:
         st.caption("Same fleet, demand set to each share of its capacity; the red dot is this scenario.")
     else:
         st.info("No capacity figure for this scenario, so no curve.")
+
+day.panel(scenario, result, base)
 
 st.subheader("Against published API prices")
 st.caption("Your fleet's margin if it sold at each listed price (data/api_prices.csv; check the dates).")

@@ -22,6 +22,7 @@ from economics.engine.batch import as_scenario, resolve_scenario
 from economics.report import charts
 from economics.studies.calibration import report
 from economics.studies.compare import SITE_WORDS, compare_accelerators, cost_vs_utilization, margins_at_prices
+from economics.studies.day import hours_table
 from economics.studies.interactivity import interactivity_curve
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from economics.studies.retrofit_explain import option_text
@@ -246,3 +247,17 @@ def histogram_spec() -> dict[str, Any]:
         tooltip=[alt.Tooltip("bin_start:Q", format="$,.4f", title="from"),
                  alt.Tooltip("bin_end:Q", format="$,.4f", title="to"), alt.Tooltip("count:Q", title="samples")])
     return charts.vega_spec(chart)
+
+
+# Cost page: the day hour by hour
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def hours_of(key: str) -> Any:
+    """:func:`economics.studies.day.hours_table` of a scenario (its canonical JSON key)."""
+    return hours_table(json.loads(key))
+
+
+@st.cache_data(show_spinner=False)
+def day_spec() -> dict[str, Any]:
+    """:func:`economics.report.charts.day_spec`, built once."""
+    return charts.day_spec()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from economics.domain.cost import DECODE_FACILITY_KW_BY_HOUR, FACILITY_KW_BY_HOUR
 from economics.domain.formula import DAYS_PER_YEAR, G_PER_KG, HOURS_PER_DAY, KG_PER_TONNE, Formula
 
 
@@ -74,23 +75,17 @@ def carbon_usd_per_hour(kgco2e_per_day: ArrayLike, carbon_usd_per_tonne: ArrayLi
 
 # --- as formulas over a pool's columns (economics.domain.formula), written once ---
 F = Formula
-_BUSY_BY_HOUR = "min(1, utilization * demand_share_by_hour)"
-"""The pool's busy share in each hour: its average utilization shaped by the demand over the day."""
-_POWER_SHARE_BY_HOUR = f"(idle_power_fraction + (1 - idle_power_fraction) * {_BUSY_BY_HOUR})"
-"""Hourly draw over full load (the linear power model of :func:`~economics.domain.cost.average_power_kw`)."""
-
 OPERATIONAL = F("operational_kgco2e_per_day", "kgCO2e/day",
                 "average_it_power_kw * pue_effective * HOURS_PER_DAY * grid_carbon_g_per_kwh / G_PER_KG",
                 note="the facility energy at the grid's annual average intensity")
 OPERATIONAL_BY_HOUR = F(
     "operational_kgco2e_per_day", "kgCO2e/day",
-    f"accelerators * accelerator_power_kw * pue_effective * hours_sum({_POWER_SHARE_BY_HOUR}"
-    " * grid_carbon_g_per_kwh_by_hour) / G_PER_KG", note="hour by hour: each hour's draw at that hour's intensity")
+    f"hours_sum({FACILITY_KW_BY_HOUR.expression} * grid_carbon_g_per_kwh_by_hour) / G_PER_KG",
+    note="hour by hour: each hour's draw at that hour's intensity")
 OPERATIONAL_BY_HOUR_TWO_POOLS = F(
     "operational_kgco2e_per_day", "kgCO2e/day",
-    f"pue_effective * hours_sum((accelerators * accelerator_power_kw * {_POWER_SHARE_BY_HOUR}"
-    " + decode_accelerators * decode_accelerator_power_kw * (idle_power_fraction + (1 - idle_power_fraction)"
-    " * min(1, decode_utilization * demand_share_by_hour))) * grid_carbon_g_per_kwh_by_hour) / G_PER_KG",
+    f"hours_sum(({FACILITY_KW_BY_HOUR.expression} + {DECODE_FACILITY_KW_BY_HOUR.expression})"
+    " * grid_carbon_g_per_kwh_by_hour) / G_PER_KG",
     note="hour by hour, both pools: each hour's draw at that hour's intensity")
 INTENSITY_EFFECTIVE = F("grid_carbon_g_per_kwh_effective", "gCO2e/kWh",
                         "operational_kgco2e_per_day * G_PER_KG / (average_it_power_kw * pue_effective"

@@ -137,11 +137,16 @@ AVERAGE_POWER = F("average_power_kw", "kW",
 CAPITAL = F("capital_usd_per_hour", "USD/h", "accelerators * accelerator_price_usd * crf / HOURS_PER_YEAR")
 ENERGY = F("energy_usd_per_hour", "USD/h",
            "accelerators * average_power_kw * pue_effective * electricity_usd_per_kwh")
-ENERGY_BY_HOUR = F(
-    "energy_usd_per_hour", "USD/h",
-    "accelerators * accelerator_power_kw * pue_effective * hours_sum((idle_power_fraction + (1 - idle_power_fraction)"
-    " * min(1, utilization * demand_share_by_hour)) * electricity_usd_per_kwh_by_hour) / HOURS_PER_DAY",
-    note="hour by hour: each hour's draw (the demand over the day) at that hour's price")
+POWER_SHARE_BY_HOUR = ("(idle_power_fraction + (1 - idle_power_fraction)"
+                       " * min(1, utilization * demand_share_by_hour))")
+"""Each hour's draw over full load: :data:`AVERAGE_POWER`'s linear model at the hour's busy share, the pool's
+average utilization shaped by the demand over the day (capped at 1)."""
+FACILITY_KW_BY_HOUR = F("facility_kw_by_hour", "kW",
+                        f"accelerators * accelerator_power_kw * pue_effective * {POWER_SHARE_BY_HOUR}",
+                        note="the pool's draw at the facility in each hour of the day")
+ENERGY_BY_HOUR = F("energy_usd_per_hour", "USD/h",
+                   f"hours_sum({FACILITY_KW_BY_HOUR.expression} * electricity_usd_per_kwh_by_hour) / HOURS_PER_DAY",
+                   note="hour by hour: each hour's draw (the demand over the day) at that hour's price")
 ELECTRICITY_EFFECTIVE = F("electricity_usd_per_kwh_effective", "USD/kWh",
                           "energy_usd_per_hour / (average_it_power_kw * pue_effective)",
                           note="the price of the energy drawn, weighted by the hours' draw")
@@ -183,3 +188,7 @@ def bind_pool(formula: Formula, pool: str) -> Formula:
                                                "reserved_rent_usd_per_accelerator_hour",
                                                "spot_rent_usd_per_accelerator_hour")}
     return formula.bind(names.get(formula.name, formula.name), **names)
+
+
+DECODE_FACILITY_KW_BY_HOUR = bind_pool(FACILITY_KW_BY_HOUR, "decode").bind("decode_facility_kw_by_hour")
+"""The decode pool's draw at the facility in each hour (its own accelerators, power and utilization)."""

@@ -52,6 +52,13 @@ def compute(c: dict[str, Array], trace: Trace | None = None) -> dict[str, Array]
     return out
 
 
+def working_columns(c: dict[str, Array]) -> stages.Columns:
+    """The working record of resolved columns ``c`` after every stage: the intermediate quantities (the hourly
+    columns, each pool's utilization) a study draws beside the outputs.
+    """
+    return _run(c)
+
+
 def _run(c: dict[str, Array], trace: Trace | None = None) -> stages.Columns:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         x = resolve(c, trace)

@@ -93,6 +93,32 @@ def utilization_data(result: Mapping[str, Any], curve: Any) -> dict[str, Any]:
         "label": f"this fleet: {fmt.percent(result['utilization'])}, {fmt.usd_rate(result['cost_usd_per_m_tokens'])}"}]}
 
 
+def day_spec() -> dict[str, Any]:
+    """The day hour by hour (dataset ``day``, :func:`economics.studies.day.hours_table`): the draw at the
+    facility as bars, the hour's electricity price as a line on its own axis.
+    """
+    import altair as alt
+
+    x = alt.X("hour:O", title="Hour of the day")
+    tooltip = ["hour:O", alt.Tooltip("demand_x_average:Q", format=".2f", title="demand x average"),
+               alt.Tooltip("facility_kw:Q", format=",.1f", title="kW at the facility"),
+               alt.Tooltip("usd_per_kwh:Q", format="$,.4f", title="USD/kWh"),
+               alt.Tooltip("energy_usd:Q", format="$,.2f", title="energy USD"),
+               alt.Tooltip("g_per_kwh:Q", format=",.0f", title="gCO2e/kWh"),
+               alt.Tooltip("kgco2e:Q", format=",.1f", title="kgCO2e")]
+    bars = alt.Chart(alt.NamedData("day")).mark_bar(opacity=0.7).encode(
+        x=x, y=alt.Y("facility_kw:Q", title="Draw at the facility [kW]"), tooltip=tooltip)
+    price = alt.Chart(alt.NamedData("day")).mark_line(point=True, color=WARNING_COLOR).encode(
+        x=x, y=alt.Y("usd_per_kwh:Q", title="Electricity [USD/kWh]", axis=alt.Axis(format="$,.3f")),
+        tooltip=tooltip)
+    return vega_spec(alt.layer(bars, price).resolve_scale(y="independent"))
+
+
+def day_data(hours: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Dataset ``day`` of :func:`day_spec` (NaN intensities left empty for the tooltip)."""
+    return {"day": hours.astype(object).where(hours.notna(), None)}
+
+
 # Uncertainty
 
 def tornado_spec() -> dict[str, Any]:

@@ -20,6 +20,17 @@ COST_ROWS: tuple[tuple[str, ...], ...] = (
     ("cost_usd_per_hour", "cost_usd_per_day", "revenue_usd_per_day", "utilization", "accelerators"),
 )
 """The Cost per token page's KPIs, row by row (output names)."""
+DAY_ROWS: tuple[tuple[str, ...], ...] = (
+    ("electricity_usd_per_kwh_effective", "energy_usd_per_hour", "kgco2e_per_m_tokens", "tco2e_per_year"),
+    ("operational_kgco2e_per_m_tokens", "embodied_kgco2e_per_m_tokens", "grid_carbon_g_per_kwh_effective",
+     "carbon_usd_per_hour"),
+)
+"""The Cost page's energy and carbon panel (output names); a rented fleet's tier adds :data:`TIER_ROWS`."""
+TIER_ROWS: dict[str, tuple[str, ...]] = {
+    "reserved": ("rent_usd_per_hour", "reserved_idle_usd_per_day", "reserved_commitment_usd"),
+    "spot": ("rent_usd_per_hour", "spot_availability", "accelerators"),
+}
+"""The figures of each rent tier other than on demand."""
 FLEET_ROWS: tuple[tuple[str, ...], ...] = (
     ("accelerators", "systems", "racks", "facility_power_kw"),
     ("cost_usd_per_m_tokens", "utilization", "it_power_kw", "kw_per_rack"),

@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
-from economics import catalog, user_curves, values
+from economics import catalog, user_curves, validation_hours, values
 from economics.engine.batch import ScenarioError, as_scenario
 from economics.presets import default_scenario
 from economics.scenario import FIELDS, Scenario, with_changes
@@ -151,6 +151,10 @@ def _one(name: str, raw: Any, base: Scenario, warnings: list[str]) -> Any:
     try:
         value = _parse(name, item)
         as_scenario({**base.model_dump(), name: value})  # bounds and type, as for any scenario
+        if name in validation_hours.HOURLY_FIELDS and value is not None:  # 24 hours or a catalog id
+            value, problem = validation_hours.value_problem(name, str(value), base.peak_to_average)
+            if problem is not None:
+                raise ValueError(problem.split(": ", 1)[1])
     except ScenarioError as exc:  # its message already starts with the field name
         warnings.append(f"{exc}; the default is used")
         return _SKIP
