@@ -505,8 +505,9 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--candidates", help="CSV of hardware options with their own measured rates and prices "
                     "(default: the catalog)")
     pl.add_argument("--accelerators", default="", help="catalog ids to consider, comma-separated (default: all)")
-    pl.add_argument("--frontier", choices=("none", "speed", "site", "both"), default="none",
-                    help="also compute cost frontiers (20 points each)")
+    pl.add_argument("--frontier", choices=("none", "speed", "site", "both", "carbon", "all"), default="none",
+                    help="also compute cost frontiers: speed and site (20 points each; both), cost against "
+                    "emissions (carbon: 8 carbon prices), or all three")
     pl.add_argument("--format", choices=("json", "csv"), default="json")
     pl.add_argument("-o", "--output", default="-", help="output file, or - for standard output (default)")
     pl.set_defaults(func=cmd_plan)

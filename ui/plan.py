@@ -55,17 +55,21 @@ LABELS = {
     "max_racks": "Racks available [rack]", "capex_budget_usd": "Capex budget [USD]", "objective": "Objective",
     "spares": "Spares for failures", "allow_rent": "Allow rented systems (by the hour)",
     "max_pools": "Most distinct pools", "min_rental_hours": "Shortest rental [h a day]",
-    "min_pool_systems": "Smallest pool [system]",
+    "min_pool_systems": "Smallest pool [system]", "rent_tiers": "Rent tiers the plan may mix",
+    "carbon_cap_tco2e_per_year": "Carbon cap [tCO2e a year]",
 }
+TIER_WORDS = {"on_demand": "on demand (by the hour)", "reserved": "reserved (every hour paid)",
+              "spot": "spot (interruptible, sized up)"}
 RENTAL_HOURS = (1.0, 2.0, 4.0, 8.0, 12.0, 24.0)
 RENTAL_WORDS = {1.0: "1 h (any hour on its own)", 24.0: "24 h (monthly: all day, every day)"}
 EMPTY_MEANS = {"ttft_target_s": "empty: not a constraint", "max_racks": "empty: no limit",
-               "capex_budget_usd": "empty: no limit"}
+               "capex_budget_usd": "empty: no limit", "carbon_cap_tco2e_per_year": "empty: no cap"}
 OBJECTIVE_WORDS = {"cost_per_day": "cost per day (capital as an annuity)",
                    "npv": "net present cost over the horizon"}
 PLAN_COLUMNS: dict[str, tuple[str, str]] = {
     "name": ("Option", "text"), "accelerator": ("Accelerator", "text"), "ownership": ("Ownership", "text"),
-    "cooling": ("Cooling", "text"), "role": ("Role", "text"), "systems": ("Systems", "count"),
+    "tier": ("Rent tier", "text"), "cooling": ("Cooling", "text"), "role": ("Role", "text"),
+    "systems": ("Systems", "count"), "kgco2e_per_day": ("Emissions [kgCO2e/day]", "number"),
     "accelerators": ("Accelerators", "count"), "racks": ("Racks", "count"), "it_mw": ("IT power [MW]", "number"),
     "facility_mw": ("Facility power [MW]", "number"), "hours_per_day": ("Hours a day", "number"),
     "system_hours_per_day": ("System-hours a day", "number"), "capex_usd": ("Capex [USD]", "usd"),
@@ -86,6 +90,7 @@ SETTING_COST_COLUMNS: dict[str, tuple[str, str]] = {
 }
 CANDIDATE_COLUMNS: dict[str, tuple[str, str]] = {
     "name": ("Option", "text"), "accelerator": ("Accelerator", "text"), "ownership": ("Ownership", "text"),
+    "tier": ("Rent tier", "text"),
     "cooling": ("Cooling", "text"), "accelerators_per_system": ("Accelerators per system", "count"),
     "system_power_kw": ("System power [kW]", "number"), "price_usd_per_system": ("Price per system [USD]", "usd"),
     "rent_usd_per_system_hour": ("Rent per system-hour [USD]", "usd"),
@@ -158,6 +163,19 @@ def _profile(settings: dict[str, Any]) -> None:
                       help="24 numbers separated by spaces or commas: the load of each hour relative to the others")
 
 
+def _tiers(settings: dict[str, Any]) -> None:
+    """The rent tiers as a multiselect held as the setting's text ('on_demand;reserved'); none = the scenario's."""
+    key = P + "rent_tiers"
+    st.session_state[key] = [t for t in str(settings[key] or "").split(";") if t]
+    st.multiselect(LABELS["rent_tiers"], list(planner.RENT_TIERS), key=key, on_change=_tiers_changed,
+                   format_func=lambda t: TIER_WORDS.get(t, t), placeholder="empty: the scenario's rent tier",
+                   help=_help("rent_tiers"))
+
+
+def _tiers_changed() -> None:
+    state.set_setting(P + "rent_tiers", ";".join(st.session_state.get(P + "rent_tiers") or ()))
+
+
 def _numbers_changed() -> None:
     text = str(st.session_state.get(P + "demand_profile_numbers") or "").strip()
     try:
@@ -195,7 +213,9 @@ def settings_widgets() -> None:
     _typed("capex_budget_usd", settings)
     _chosen("objective", settings, list(planner.PLAN_FIELDS["objective"].choices), OBJECTIVE_WORDS)
     _checked("allow_rent", settings)
+    _tiers(settings)
     _checked("spares", settings)
+    _typed("carbon_cap_tco2e_per_year", settings)
     st.caption("How an operations team would run it")
     _typed("max_pools", settings)
     _chosen("min_rental_hours", settings, list(RENTAL_HOURS), {h: RENTAL_WORDS.get(h, f"{h:g} h") for h in
@@ -222,7 +242,7 @@ def _solve(scenario_json: str, settings_json: str, ids: tuple[str, ...], candida
     # what each operations setting costs is solved after the plan is drawn (:func:`_setting_costs`)
     result = planner.plan(s, settings, cands, list(ids) or None, costed=False)
     return {**result.to_dict(), "frames": {"plan": result.plan, "constraints": result.constraints,
-                                           "candidates": result.candidates}}
+                                           "candidates": result.candidates, "hours": result.hours}}
 
 
 COSTING = "Solving the plan again without each operations setting..."
@@ -333,6 +353,7 @@ def _show(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar
                    f"{fmt.usd_rate(summary['levelized_cost_usd_per_m_tokens'])} per M tokens.")
     st.subheader("The plan")
     common.show_table(out["frames"]["plan"], key="plan_table", extra=PLAN_COLUMNS)
+    st.caption(plain(_footprint_words(summary), max_chars=1000))
     frame = _setting_costs(*inputs, summary)
     limits = planner.limits_with_costs(out["frames"]["constraints"], frame)
     st.subheader("Limits and what one more unit would save")
@@ -342,6 +363,9 @@ def _show(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar
     common.show_table(frame, key="plan_setting_costs", extra=SETTING_COST_COLUMNS)
     st.subheader("Systems hour by hour")
     common.draw(charts.hours_spec(), charts.hours_data(out["hours"]))
+    with st.expander("The hours as a table: each tier's systems, the price and the grid"):
+        hours = out["frames"]["hours"]
+        common.show_table(hours, key="plan_hours", extra=hour_columns([str(c) for c in hours.columns]))
     for note in out["notes"]:
         st.caption(plain(note, max_chars=1000))
     downloads = _downloads(*inputs, {**out, "constraints": planner.records(limits),
@@ -350,6 +374,40 @@ def _show(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar
     where.download_button("Download the plan (JSON)", downloads["json"], "plan.json", "application/json",
                           key="plan_json")
     where.download_button("Download the plan (CSV)", downloads["csv"], "plan.csv", "text/csv", key="plan_csv")
+
+
+HOUR_WORDS = {"hour": ("Hour", "count"), "requests_per_s": ("Requests [1/s]", "number"),
+              "output_tokens_per_s": ("Output [token/s]", "number"), "usd_per_kwh": ("Energy [USD/kWh]", "number"),
+              "g_per_kwh": ("Grid [gCO2e/kWh]", "number")}
+
+
+def hour_columns(columns: list[str]) -> dict[str, tuple[str, str]]:
+    """Headers of a plan's hours table: 'decode_accelerators_reserved' reads 'Decode accelerators, reserved'."""
+    out = {}
+    for c in columns:
+        if c in HOUR_WORDS:
+            out[c] = HOUR_WORDS[c]
+            continue
+        role, kind, *where = c.split("_")
+        out[c] = (f"{role.capitalize()} {kind}, {' '.join(where)}", "number")
+    return out
+
+
+def _footprint_words(summary: dict[str, Any]) -> str:
+    """The plan's emissions and reserved idle hours in a sentence, with what is missing said."""
+    if summary.get("operational_kgco2e_per_day") is None:
+        words = ["Emissions not counted: no grid intensity given (grid_region, grid_carbon_g_per_kwh); embodied "
+                 f"{fmt.number(summary.get('embodied_kgco2e_per_day'))} kgCO2e a day"]
+    else:
+        words = [f"Emissions {fmt.number(summary.get('tco2e_per_year'))} tCO2e a year: "
+                 f"{fmt.number(summary['operational_kgco2e_per_day'])} kgCO2e a day operational, "
+                 f"{fmt.number(summary['embodied_kgco2e_per_day'])} embodied; "
+                 f"{fmt.number(summary.get('kgco2e_per_m_tokens'))} kgCO2e per M tokens"]
+    if summary.get("carbon_usd_per_day"):
+        words.append(f"carbon {fmt.usd(summary['carbon_usd_per_day'])} a day (in the cost)")
+    if summary.get("reserved_idle_usd_per_day"):
+        words.append(f"reserved hours paid and idle {fmt.usd(summary['reserved_idle_usd_per_day'])} a day")
+    return "; ".join(words) + "."
 
 
 def _model_missing(scenario: dict[str, Any]) -> None:
@@ -388,7 +446,41 @@ def _frontier_section(scenario: dict[str, Any], csv_bytes: bytes | None
         with right:
             common.draw(charts.frontier_spec(*charts.FRONTIERS["site"]), charts.frontier_data(site))
         return speed, site
+    _carbon_section(scenario, csv_bytes)
     return None
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _carbon_frontier(scenario_json: str, settings_json: str, ids: tuple[str, ...], candidates_csv: bytes | None
+                     ) -> list[dict[str, Any]]:
+    s = economics.Scenario(**json.loads(scenario_json))
+    settings = planner.PlanSettings(**json.loads(settings_json))
+    cands = None if candidates_csv is None else plan_files.read_candidates_csv(candidates_csv, s)
+    return planner.records(planner.frontier_carbon(s, settings, candidates=cands, accelerators=list(ids) or None))
+
+
+def _carbon_section(scenario: dict[str, Any], csv_bytes: bytes | None) -> None:
+    """Cost against emissions, on request: the cheapest plan at eight carbon prices."""
+    if not (scenario.get("grid_region") or scenario.get("grid_carbon_g_per_kwh") is not None
+            or scenario.get("grid_carbon_by_hour")):
+        st.caption("Cost against emissions needs the grid's intensity: give grid_region, grid_carbon_g_per_kwh or "
+                   "grid_carbon_by_hour.")
+        return
+    if st.toggle("Compute cost against emissions", key="plan_show_carbon_frontier",
+                 help="The cheapest plan at carbon prices from 0 to 1,600 USD/t: what each tonne a year less costs"):
+        with st.spinner("Solving 8 plans..."):
+            points = _carbon_frontier(*_inputs_of(scenario), csv_bytes)
+        common.draw(charts.carbon_frontier_spec(), charts.frontier_data(points))
+        common.show_table(planner.frontier_table(points), key="plan_carbon_frontier", extra=CARBON_COLUMNS)
+
+
+CARBON_COLUMNS: dict[str, tuple[str, str]] = {
+    "carbon_usd_per_tonne": ("Carbon price [USD/t]", "usd"), "feasible": ("Feasible", "bool"),
+    "cost_before_carbon_usd_per_day": ("Cost before carbon [USD/day]", "usd"),
+    "cost_usd_per_day": ("Cost with carbon [USD/day]", "usd"), "kgco2e_per_day": ("Emissions [kgCO2e/day]", "number"),
+    "tco2e_per_year": ("Emissions [tCO2e a year]", "number"),
+    "kgco2e_per_m_tokens": ("Emissions [kgCO2e/M token]", "number"), "reason": ("Why not", "text"),
+}
 
 
 def _report(out: dict[str, Any], base: dict[str, Any] | None, csv_bytes: bytes | None,

@@ -108,7 +108,7 @@ async def uncertainty(request: Request, row: Row = "", output_field: str = "cost
 @router.post("/plan", summary="the cheapest fleet for a row's demand", tags=["studies"],
              openapi_extra=openapi.table_body(("curves", "candidates")))
 async def plan(request: Request, row: Row = "", accelerators: Accelerators = "",
-               frontier: Literal["none", "speed", "site", "both"] = "none",
+               frontier: Literal["none", "speed", "site", "both", "carbon", "all"] = "none",
                format: Literal["json", "csv"] = "json") -> Response:
     """Prefill and decode pools, owned and rented, with the existing fleet, for the row's demand, targets and
     facility; 200 with ``feasible: false`` and the diagnosis when no plan serves it.
@@ -122,7 +122,7 @@ async def plan(request: Request, row: Row = "", accelerators: Accelerators = "",
              responses={200: {"description": "the report", "content": {"application/pdf": {}}}})
 async def report(request: Request, row: Row = "", kind: Literal["cost", "fleet", "decode", "plan"] = "cost",
                  baseline: Row = "", accelerators: Accelerators = "",
-                 frontier: Literal["none", "speed", "site", "both"] = "none",
+                 frontier: Literal["none", "speed", "site", "both", "carbon", "all"] = "none",
                  app_url: Annotated[str, Query(max_length=500)] = "") -> Response:
     """The board report of the row as ``token-economics report`` makes it: the page's KPIs (with changes against
     ``baseline``), its charts, the assumptions with their sources, the tornado, the derivation and the link that

@@ -29,7 +29,7 @@ from economics.studies.planner.candidates import (
     record_number,
     whole_replicas,
 )
-from economics.studies.planner.frontiers import frontier_site, frontier_speed
+from economics.studies.planner.frontiers import frontier_carbon, frontier_site, frontier_speed
 from economics.studies.planner.inputs import OWNERSHIPS, PLAN_FIELDS, ROLES, PlanSettings, settings_from_row
 from economics.studies.planner.report import records
 from economics.studies.planner.run import plan
@@ -151,6 +151,11 @@ def _cell_number(cells: dict[str, str], key: str, where: str, positive: bool = T
     return value
 
 
+def _or_catalog(num: dict[str, float], rec: dict[str, Any], column: str, catalog_column: str) -> float:
+    """A candidate's own figure, else its catalog accelerator's (NaN when neither)."""
+    return num[column] if math.isfinite(num[column]) else record_number(rec, catalog_column)
+
+
 def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candidate:
     name = cells.get("name", "")
     where = f"CANDIDATES row {i}" + (f" ({_shown(name)})" if name else "")
@@ -166,7 +171,8 @@ def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candida
                                                                        catalog.accelerator_ids()))
         rec = catalog.accelerator_record(cells["accelerator"])
     changes = candidate_fields.candidate_changes(cells, where, s)
-    num = {k: _cell_number(cells, k, where, positive=k != "accelerator_price_usd") for k in CANDIDATE_COLUMNS
+    may_be_zero = ("accelerator_price_usd", "embodied_kgco2e_per_accelerator")
+    num = {k: _cell_number(cells, k, where, positive=k not in may_be_zero) for k in CANDIDATE_COLUMNS
            if k not in CANDIDATE_TEXT_COLUMNS}
     a = num["accelerators_per_system"] if math.isfinite(num["accelerators_per_system"]) else record_number(
         rec, "accelerators_per_system")
@@ -213,6 +219,11 @@ def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candida
         price_usd_per_system=(price * a if own == "own" else (price * a if math.isfinite(price) else 0.0)
                               if own == "existing" else 0.0),
         rent_usd_per_system_hour=rent * a if math.isfinite(rent) else math.nan,
+        reserved_rent_usd_per_system_hour=_or_catalog(num, rec, "reserved_rent_usd_per_accelerator_hour",
+                                                      "reserved_rent_usd_per_hour") * a,
+        spot_rent_usd_per_system_hour=_or_catalog(num, rec, "spot_rent_usd_per_accelerator_hour",
+                                                  "spot_rent_usd_per_hour") * a,
+        embodied_kgco2e_per_system=_or_catalog(num, rec, "embodied_kgco2e_per_accelerator", "embodied_kgco2e") * a,
         input_tokens_per_s_per_system=num["input_tokens_per_s_per_accelerator"] * a,
         output_tokens_per_s_per_system=num["output_tokens_per_s_per_accelerator"] * a,
         output_tokens_per_s_per_user=num["output_tokens_per_s_per_user"],
@@ -245,10 +256,12 @@ def plan_from_files(data: bytes | str, row: str, candidates_data: bytes | str | 
             raise InputError(catalog.unknown_id_message("--accelerators", _shown(unknown[0]),
                                                         catalog.accelerator_ids()))
         out = plan(s, settings, cands, ids).to_dict()
-        if frontier in ("speed", "both"):
+        if frontier in ("speed", "both", "all"):
             out["frontier_speed"] = records(frontier_speed(s, settings, candidates=cands, accelerators=ids))
-        if frontier in ("site", "both"):
+        if frontier in ("site", "both", "all"):
             out["frontier_site"] = records(frontier_site(s, settings, candidates=cands, accelerators=ids))
+        if frontier in ("carbon", "all"):
+            out["frontier_carbon"] = records(frontier_carbon(s, settings, candidates=cands, accelerators=ids))
     except (ScenarioError, ValueError) as exc:
         if isinstance(exc, InputError):
             raise
@@ -263,7 +276,7 @@ def plan_csv_text(out: dict[str, Any]) -> str:
     parts = ["# summary\n" + to_csv_text(pd.DataFrame([{"feasible": out["feasible"],
                                                          "infeasible_reason": out["infeasible_reason"],
                                                          **out["summary"]}]))]
-    for key in ("plan", "constraints", "setting_costs", "hours", "frontier_speed", "frontier_site"):
+    for key in ("plan", "constraints", "setting_costs", "hours", "frontier_speed", "frontier_site", "frontier_carbon"):
         if key in out:
             parts.append(f"# {key}\n" + to_csv_text(pd.DataFrame(out[key])))
     return "\n".join(parts)

@@ -205,5 +205,22 @@ def frontier_spec(x: str, title: str) -> dict[str, Any]:
 
 
 def frontier_data(points: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """Dataset ``frontier`` of :func:`frontier_spec`: the feasible points of a frontier."""
+    """Dataset ``frontier`` of :func:`frontier_spec` (and :func:`carbon_frontier_spec`): the feasible points."""
     return {"frontier": [p for p in points if p["feasible"]]}
+
+
+def carbon_frontier_spec() -> dict[str, Any]:
+    """Cost against emissions: each carbon price's cheapest plan, its cost before the carbon price against its
+    tCO2e a year (dataset ``frontier`` of :func:`frontier_data` on ``frontier_carbon``'s records).
+    """
+    import altair as alt
+
+    return vega_spec(alt.Chart(alt.NamedData("frontier")).mark_line(point=True).encode(
+        x=alt.X("tco2e_per_year:Q", title="Emissions [tCO2e a year]"),
+        y=alt.Y("cost_before_carbon_usd_per_day:Q", title="Cost before the carbon price [USD/day]",
+                scale=alt.Scale(zero=False)),
+        order="carbon_usd_per_tonne:Q",
+        tooltip=[alt.Tooltip("carbon_usd_per_tonne:Q", title="carbon price [USD/t]"),
+                 alt.Tooltip("cost_before_carbon_usd_per_day:Q", format=",.0f"),
+                 alt.Tooltip("tco2e_per_year:Q", format=",.1f"),
+                 alt.Tooltip("kgco2e_per_m_tokens:Q", format=",.4f")]))

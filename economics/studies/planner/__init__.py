@@ -44,11 +44,20 @@ from economics.studies.planner.candidates import (
     clear_rates_memo,
     hosting_variants,
 )
-from economics.studies.planner.frontiers import FRONTIER_COLUMNS, default_speed_targets, frontier_site, frontier_speed
+from economics.studies.planner.frontiers import (
+    CARBON_FRONTIER_COLUMNS,
+    FRONTIER_COLUMNS,
+    default_speed_targets,
+    frontier_carbon,
+    frontier_site,
+    frontier_speed,
+    frontier_table,
+)
 from economics.studies.planner.inputs import (
     HOURS,
     OWNERSHIPS,
     PLAN_FIELDS,
+    RENT_TIERS,
     ROLES,
     PlanSettings,
     Workload,
@@ -62,10 +71,11 @@ from economics.studies.planner.rules import RULE_OFF, block_hours, rules_active
 from economics.studies.planner.run import costs_of_settings, limits_with_costs, plan, setting_costs, solve_plan
 
 __all__ = [
-    "CANDIDATE_COLUMNS", "CONSTRAINT_COLUMNS", "FRONTIER_COLUMNS", "HOURS", "OWNERSHIPS", "PLAN_COLUMNS", "PLAN_FIELDS",
-    "ROLES", "RULE_OFF", "SETTING_COST_COLUMNS", "Candidate", "Costs", "PlanResult", "PlanSettings", "Pool", "Workload",
-    "block_hours", "build_pools", "candidate_costs", "catalog_candidates", "catalog_rates", "clear_rates_memo",
-    "costs_of_settings", "default_speed_targets", "demand_profile", "frontier_site", "frontier_speed",
-    "hosting_variants", "limits_with_costs", "plan", "records", "rules_active", "setting_costs", "settings_from_row",
-    "solve_plan", "workload",
+    "CANDIDATE_COLUMNS", "CARBON_FRONTIER_COLUMNS", "CONSTRAINT_COLUMNS", "FRONTIER_COLUMNS", "HOURS", "OWNERSHIPS",
+    "PLAN_COLUMNS", "PLAN_FIELDS", "RENT_TIERS", "ROLES", "RULE_OFF", "SETTING_COST_COLUMNS", "Candidate", "Costs",
+    "PlanResult", "PlanSettings", "Pool", "Workload", "block_hours", "build_pools", "candidate_costs",
+    "catalog_candidates", "catalog_rates", "clear_rates_memo", "costs_of_settings", "default_speed_targets",
+    "demand_profile", "frontier_carbon", "frontier_site", "frontier_speed", "frontier_table", "hosting_variants",
+    "limits_with_costs", "plan", "records", "rules_active", "setting_costs", "settings_from_row", "solve_plan",
+    "workload",
 ]

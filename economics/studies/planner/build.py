@@ -12,7 +12,7 @@ import numpy as np
 from economics.domain.formula import DAYS_PER_YEAR, HOURS_PER_DAY
 from economics.scenario import Scenario
 from economics.studies.planner.constraints import demand_rows, floor_rows, pool_rows, site_rows
-from economics.studies.planner.inputs import PlanSettings, hour_types
+from economics.studies.planner.inputs import PlanSettings, hour_types, type_day
 from economics.studies.planner.model import STRETCHABLE, PlanModel
 from economics.studies.planner.pools import Problem
 from economics.studies.planner.rules import rule_rows
@@ -68,19 +68,25 @@ def _variables(m: PlanModel, pb: Problem, weights: np.ndarray) -> list[int]:
     candidates.
     """
     fac, _ = objective_factors(pb.s, pb.settings)
+    day = type_day(pb.wl)
     for p, pool in enumerate(pb.pools):
         c, k = pb.cands[pool.cand], pb.costs[pool.cand]
-        if c.ownership == "rent":
+        # each hour type's energy (and carbon) over the day's mean, at which the costs are: 1 for a flat day
+        ratio = day.ratio(k.pays_energy) if day is not None else np.ones(len(weights))
+        if c.hourly:
             for h, w in enumerate(weights):
-                m.count_col[(p, h)] = m.var(fac.hourly * w * k.rent_usd_per_hour, True)
+                rent = k.rent_usd_per_hour + k.idle_energy_usd_per_hour * (float(ratio[h]) - 1.0)
+                m.count_col[(p, h)] = m.var(fac.hourly * w * rent, True)
+        elif not c.on_site:  # reserved: one count for the day, every hour of it paid
+            m.count_col[(p, -1)] = m.var(fac.hourly * float(np.sum(weights)) * k.rent_usd_per_hour, True)
         else:
             # the existing fleet's size is a row (its dual is the value of one more existing system), not a bound
             m.count_col[(p, -1)] = m.var(fac.fixed * (k.opex_usd_per_hour if fac.capex else k.fixed_usd_per_hour)
                                          + fac.capex * k.capex_usd, True)
         for h, w in enumerate(weights):
-            m.flow_col[(p, h)] = m.var(fac.energy * w * pool.energy_usd_per_flow_hour * pool.unit
+            m.flow_col[(p, h)] = m.var(fac.energy * w * pool.energy_usd_per_flow_hour * float(ratio[h]) * pool.unit
                                        * pb.wl.energy_scale, False)
-    onsite = sorted({pool.cand for pool in pb.pools if pb.cands[pool.cand].ownership != "rent"})
+    onsite = sorted({pool.cand for pool in pb.pools if pb.cands[pool.cand].on_site})
     if pb.settings.max_racks is not None:  # racks are decisions only when they are limited
         for i in onsite:
             m.rack_col[i] = m.var(0.0, True)
@@ -92,8 +98,10 @@ def hourly_models(pb: Problem, rho: dict[int, float], m: PlanModel, elastic: boo
     """One model per hour type (the same rows for that hour alone) and the map of its columns into ``m``."""
     levels, _, _ = hour_types(pb.wl)
     out = []
+    day = type_day(pb.wl)
     for h, level in enumerate(levels):
-        one = replace(pb, wl=replace(pb.wl, hourly_requests_per_s=np.array([level])))
+        one = replace(pb, wl=replace(pb.wl, hourly_requests_per_s=np.array([level]), clock_hours=False,
+                                     day=day.at(np.array([h])) if day is not None else pb.wl.day))
         sub, _, _ = build_model(one, rho, elastic, floors, rules=False)
         cols = {sub_col: m.count_col[(p, h if hh >= 0 else -1)] for (p, hh), sub_col in sub.count_col.items()}
         cols.update({sub_col: m.floor_col[(p, h if hh >= 0 else -1)] for (p, hh), sub_col in sub.floor_col.items()})
@@ -112,6 +120,6 @@ def _hour_slacks(m: PlanModel, group: str, h: int, hours: int) -> list[int]:
 
 def rented_cols(m: PlanModel, pb: Problem) -> set[int]:
     """The hour-by-hour decisions stage 1 relaxes: rented counts and their floors."""
-    rent = {p for p, pool in enumerate(pb.pools) if pb.cands[pool.cand].ownership == "rent"}
+    rent = {p for p, pool in enumerate(pb.pools) if pb.cands[pool.cand].hourly}
     cols = {col for (p, h), col in m.count_col.items() if h >= 0 and p in rent}
     return cols | {col for (p, h), col in m.floor_col.items() if h >= 0 and p in rent}

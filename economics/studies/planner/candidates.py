@@ -32,6 +32,12 @@ CANDIDATE_COLUMNS: dict[str, tuple[str, str]] = {
     "accelerator_cooling": ("", "air, liquid or air_or_liquid"),
     "accelerator_price_usd": ("USD", "Capex per accelerator (own; book value for existing)"),
     "rent_usd_per_accelerator_hour": ("USD/h", "Rent per accelerator-hour (rent)"),
+    "reserved_rent_usd_per_accelerator_hour": ("USD/h", "Reserved rent per accelerator-hour (rent); empty = the "
+                                               "catalog's, else the rent less the scenario's reserved_discount"),
+    "spot_rent_usd_per_accelerator_hour": ("USD/h", "Spot rent per accelerator-hour (rent); empty = the catalog's, "
+                                           "else the rent less the scenario's spot_discount"),
+    "embodied_kgco2e_per_accelerator": ("kgCO2e", "Embodied emissions per accelerator incl. its system share; "
+                                        "empty = the catalog's, else none counted"),
     "max_accelerators": ("accelerator", "Size of the existing fleet (existing)"),
     "output_tokens_per_s_per_accelerator": ("token/s", "Measured decode throughput per accelerator at the "
                                             "per-user speed below (required)"),
@@ -77,6 +83,12 @@ class Candidate:
     cooling_mode: str = "air"
     price_usd_per_system: float = 0.0
     rent_usd_per_system_hour: float = math.nan
+    reserved_rent_usd_per_system_hour: float = math.nan
+    spot_rent_usd_per_system_hour: float = math.nan
+    rent_tier: str = ""
+    """A rented option's tier (on_demand, reserved, spot; ``rent_usd_per_system_hour`` is that tier's rent); '' until
+    :func:`economics.studies.planner.tiers.tier_variants` makes the tiers the plan weighs."""
+    embodied_kgco2e_per_system: float = math.nan
     input_tokens_per_s_per_system: float = math.nan
     output_tokens_per_s_per_system: float = math.nan
     output_tokens_per_s_per_user: float = math.nan
@@ -91,6 +103,16 @@ class Candidate:
     """Scenario fields this candidate sets for itself (:data:`economics.studies.candidate_fields.PER_CANDIDATE`): its
     costs
     are figured with them instead of the scenario's."""
+
+    @property
+    def on_site(self) -> bool:
+        """Owned or existing: in the facility, held all day (racks, site power, capex)."""
+        return self.ownership != "rent"
+
+    @property
+    def hourly(self) -> bool:
+        """Rented by the hour (on demand or spot): a count in each hour type; a reservation is held all day."""
+        return self.ownership == "rent" and self.rent_tier != "reserved"
 
 
 RATE_COLUMNS = ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_accelerator",
@@ -230,6 +252,9 @@ def catalog_candidates(s: Scenario, accelerators: list[str] | None = None,
             accelerators_per_system=a, system_power_kw=kw, system_rack_units=record_number(rec, "system_rack_units"),
             rack_scale=str(rec.get("system_form")) == "rack", hardware_cooling=str(rec.get("cooling") or "air"),
             price_usd_per_system=price, rent_usd_per_system_hour=rent,
+            reserved_rent_usd_per_system_hour=record_number(rec, "reserved_rent_usd_per_hour") * a,
+            spot_rent_usd_per_system_hour=record_number(rec, "spot_rent_usd_per_hour") * a,
+            embodied_kgco2e_per_system=record_number(rec, "embodied_kgco2e") * a,
             input_tokens_per_s_per_system=float(rate["input_tokens_per_s_per_accelerator"]) * a,
             output_tokens_per_s_per_system=float(rate["output_tokens_per_s_per_accelerator"]) * a,
             output_tokens_per_s_per_user=float(rate["output_tokens_per_s_per_user"]),
@@ -260,6 +285,9 @@ def whole_replicas(c: Candidate) -> Candidate:
     return replace(c, accelerators_per_system=c.accelerators_per_system * k, system_power_kw=c.system_power_kw * k,
                    system_rack_units=c.system_rack_units * k, price_usd_per_system=c.price_usd_per_system * k,
                    rent_usd_per_system_hour=c.rent_usd_per_system_hour * k,
+                   reserved_rent_usd_per_system_hour=c.reserved_rent_usd_per_system_hour * k,
+                   spot_rent_usd_per_system_hour=c.spot_rent_usd_per_system_hour * k,
+                   embodied_kgco2e_per_system=c.embodied_kgco2e_per_system * k,
                    input_tokens_per_s_per_system=c.input_tokens_per_s_per_system * k,
                    output_tokens_per_s_per_system=c.output_tokens_per_s_per_system * k,
                    max_systems=math.floor(c.max_systems / k) if math.isfinite(c.max_systems) else math.inf,
@@ -273,7 +301,7 @@ def hosting_variants(cands: list[Candidate], s: Scenario) -> tuple[list[Candidat
     out: list[Candidate] = []
     excluded: list[tuple[str, str]] = []
     for c in cands:
-        if c.ownership == "rent":
+        if not c.on_site:
             out.append(replace(c, cooling_mode="off site"))
             continue
         modes = _cooling_modes(c.hardware_cooling, s.facility_cooling, bool(s.allow_liquid_retrofit))

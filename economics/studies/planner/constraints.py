@@ -76,7 +76,7 @@ def pool_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], weights: 
                        n: -rho[p]}, 0.0, Row.TTFT, h)
     by_cand: dict[int, list[int]] = {}
     for p, pool in enumerate(pools):
-        if cands[pool.cand].ownership != "rent":
+        if cands[pool.cand].on_site:
             by_cand.setdefault(pool.cand, []).append(m.count_col[(p, -1)])
     for i, cols in by_cand.items():
         if math.isfinite(cands[i].max_systems):

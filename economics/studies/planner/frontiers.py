@@ -97,3 +97,43 @@ def frontier_site(scenario: Scenario | dict[str, Any], settings: PlanSettings | 
                                                        costed=False)
         rows.append({"site_power_mw": float(mw), **_frontier_row(result)})
     return pd.DataFrame(rows)
+
+
+CARBON_FRONTIER_COLUMNS = ("carbon_usd_per_tonne", "feasible", "cost_before_carbon_usd_per_day", "cost_usd_per_day",
+                           "kgco2e_per_day", "tco2e_per_year", "kgco2e_per_m_tokens", "reason")
+DEFAULT_CARBON_PRICES = (0.0, 25.0, 50.0, 100.0, 200.0, 400.0, 800.0, 1600.0)
+"""Carbon prices [USD/tCO2e] the cost-against-emissions frontier is drawn at: from none to well above any traded
+price, so that the cleanest plans the candidates allow show."""
+
+
+def frontier_carbon(scenario: Scenario | dict[str, Any], settings: PlanSettings | None = None,
+                    prices: list[float] | None = None, candidates: list[Candidate] | None = None,
+                    accelerators: list[str] | None = None) -> pd.DataFrame:
+    """Cost against emissions: the cheapest plan at each carbon price, its cost before the carbon price (what it
+    costs to run) and its emissions. Each point is a plan no other beats on both (a cheaper one emits more: it was
+    not chosen at that price); the line between points is a trade, not a plan. As :func:`frontier_speed`, without
+    the operations settings and without a carbon cap. Needs a grid intensity or embodied figures to trade against.
+    """
+    s = as_scenario(scenario)
+    settings = replace(settings or PlanSettings(), **RULE_OFF, carbon_cap_tco2e_per_year=None)
+    if candidates is None:
+        candidates, excluded = catalog_candidates(s, accelerators)
+    else:
+        excluded = []
+    rows = []
+    for price in prices or list(DEFAULT_CARBON_PRICES):
+        st = s.model_copy(update={"carbon_usd_per_tonne": float(price)})
+        r = solve_plan(st, settings, *hosted_candidates(candidates, st, excluded), costed=False)
+        cost = r.summary.get("cost_usd_per_day") if r.feasible else None
+        carbon = r.summary.get("carbon_usd_per_day") if r.feasible else None
+        rows.append({"carbon_usd_per_tonne": float(price), "feasible": r.feasible,
+                     "cost_before_carbon_usd_per_day": None if cost is None else float(cost) - float(carbon or 0.0),
+                     "cost_usd_per_day": cost, **{k: r.summary.get(k) if r.feasible else None
+                                                  for k in CARBON_FRONTIER_COLUMNS[4:7]},
+                     "reason": r.reason})
+    return pd.DataFrame(rows, columns=list(CARBON_FRONTIER_COLUMNS))
+
+
+def frontier_table(points: list[dict[str, Any]]) -> pd.DataFrame:
+    """A frontier's records (as :func:`~economics.studies.planner.report.records` gives them) as a table again."""
+    return pd.DataFrame(points)

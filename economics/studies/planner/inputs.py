@@ -5,15 +5,16 @@ the demand over the day (:func:`demand_profile`) and the workload a scenario ask
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from economics import values
 from economics.day_profiles import HOURS as HOURS
-from economics.day_profiles import demand_profile
-from economics.domain.formula import HOURS_PER_DAY, SECONDS_PER_DAY
+from economics.day_profiles import demand_profile, hour_values
+from economics.domain.formula import G_PER_KG, HOURS_PER_DAY, KG_PER_TONNE, SECONDS_PER_DAY
+from economics.engine.hours import tariff_prices
 from economics.engine.resolve import kv_bytes_per_token
 from economics.scenario import FieldSpec, Scenario
 
@@ -66,6 +67,12 @@ PLAN_FIELDS: dict[str, FieldSpec] = {f.name: f for f in (
     _pf("min_rental_hours", "float", 8.0, "h", "Shortest rental: a rented pool holds its largest size through the "
         "day's busiest hours for at least this many hours, so no rented system is held for less; 24 = rented all "
         "day (a monthly rental), monthly is read as 24", ge=1, le=24),
+    _pf("rent_tiers", "str", "", "", "Tiers rented capacity may be bought in, separated by ';' (on_demand, "
+        "reserved: every hour paid, spot: sized up for its interruptions); the plan chooses the mix per pool; "
+        "empty = the scenario's rent_tier"),
+    _pf("carbon_cap_tco2e_per_year", "float", None, "tCO2e/year", "Most the fleet may emit in a year (operational "
+        "and embodied); met by pricing carbon until the plan is under it; empty = no cap", optional=True, ge=0,
+        le=1e9),
     _pf("min_pool_systems", "int", 1, "system", "Smallest pool: a pool the plan uses has at least this many "
         "systems (at its largest hour when rented); rack-scale systems are always whole racks", ge=1, le=10_000),
 )}
@@ -88,6 +95,8 @@ class PlanSettings:
     max_pools: int | None = 3
     """None: no limit (the plan without the setting, as :func:`setting_costs` solves it)."""
     min_rental_hours: float = 8.0
+    rent_tiers: str = ""
+    carbon_cap_tco2e_per_year: float | None = None
     min_pool_systems: int = 1
 
 
@@ -109,6 +118,8 @@ def _parse_setting(spec: FieldSpec, raw: Any) -> Any:
     like are refused as in any scenario field), then its bounds.
     """
     text = str(raw).strip()
+    if spec.name == "rent_tiers":
+        return tiers_text(text)
     if spec.kind == "str":
         demand_profile(text, 2.0)  # checks the profile's text
         return text
@@ -128,6 +139,73 @@ def _parse_setting(spec: FieldSpec, raw: Any) -> Any:
     return value
 
 
+RENT_TIERS = ("on_demand", "reserved", "spot")
+
+
+def tiers_text(text: str) -> str:
+    """A ``rent_tiers`` setting checked and written canonically (the tiers in their order, lower case); ValueError
+    naming a tier that is not one.
+
+    >>> tiers_text("Spot; on_demand")
+    'on_demand;spot'
+    """
+    given = [t.strip().lower() for t in text.split(";") if t.strip()]
+    bad = [t for t in given if t not in RENT_TIERS]
+    if bad:
+        raise ValueError(f"rent_tiers: '{values.shown(bad[0])}' is not a tier; give on_demand, reserved or spot, "
+                         "separated by ';'")
+    return ";".join(t for t in RENT_TIERS if t in given)
+
+
+def plan_tiers(s: Scenario, settings: PlanSettings) -> tuple[str, ...]:
+    """The tiers a plan weighs: the setting's, else the scenario's ``rent_tier``."""
+    return tuple(settings.rent_tiers.split(";")) if settings.rent_tiers else (str(s.rent_tier),)
+
+
+@dataclass(frozen=True)
+class Day:
+    """Prices and grid intensity of each hour (or hour type) of the plan's day, and their means over the 24 hours
+    (what a system held all day pays): the energy price, the carbon price per kWh drawn and the intensity.
+    """
+
+    usd_per_kwh: np.ndarray          # [USD/kWh]
+    carbon_usd_per_kwh: np.ndarray   # the grid's carbon in a kWh at the carbon price [USD/kWh]
+    g_per_kwh: np.ndarray            # [gCO2e/kWh]; NaN: no intensity given
+    mean_usd_per_kwh: float
+    mean_carbon_usd_per_kwh: float
+    carbon_usd_per_kg: float         # [USD/kgCO2e]
+    flat: bool = True
+    """One price all day and no carbon price: every hour costs the same (the hour types are the demand's alone)."""
+
+    def ratio(self, pays_energy: bool) -> np.ndarray:
+        """Each hour's cost of a kWh over the day's mean, for a system that pays its energy or only its carbon
+        (a rent that includes energy); 1 where the mean is 0.
+        """
+        each = self.usd_per_kwh * float(pays_energy) + self.carbon_usd_per_kwh
+        mean = self.mean_usd_per_kwh * float(pays_energy) + self.mean_carbon_usd_per_kwh
+        return each / mean if mean > 0 else np.ones_like(each)
+
+    def at(self, hours: np.ndarray) -> Day:
+        """The same day read at ``hours`` (one hour of each type): the means stay the day's."""
+        return replace(self, usd_per_kwh=self.usd_per_kwh[hours], carbon_usd_per_kwh=self.carbon_usd_per_kwh[hours],
+                       g_per_kwh=self.g_per_kwh[hours])
+
+
+def plan_day(s: Scenario) -> Day:
+    """The scenario's tariff (or flat price), grid intensity and carbon price over the 24 hours."""
+    price = tariff_prices(str(s.electricity_tariff)) if s.electricity_tariff else np.full(
+        HOURS, float(s.electricity_usd_per_kwh))
+    if s.grid_carbon_by_hour:
+        grid = hour_values("grid_carbon_by_hour", str(s.grid_carbon_by_hour))
+    else:
+        grid = np.full(HOURS, np.nan if s.grid_carbon_g_per_kwh is None else float(s.grid_carbon_g_per_kwh))
+    per_kg = float(s.carbon_usd_per_tonne) / KG_PER_TONNE
+    carbon = np.nan_to_num(grid) / G_PER_KG * per_kg
+    one_price = bool(np.all(price == price[0]))
+    mean_price = float(price[0]) if one_price else float(price.mean())
+    return Day(price, carbon, grid, mean_price, float(carbon.mean()), per_kg, one_price and per_kg == 0.0)
+
+
 @dataclass(frozen=True)
 class Workload:
     """Request shape and demand of the plan, from the scenario."""
@@ -139,6 +217,8 @@ class Workload:
     hourly_requests_per_s: np.ndarray  # the 24 hours the fleet must carry
     energy_scale: float             # served work / the work of the hourly flows (1/peak_to_average for 'peak')
     kv_bytes_per_token: float
+    day: Day | None = None
+    """The hours' prices and intensity (None: a flat price, no carbon)."""
     clock_hours: bool = False
     """Each hour of the day on its own rather than hours of equal demand merged (:func:`hour_types`): a rental
     block of B hours must be able to take any B of them."""
@@ -172,7 +252,7 @@ def workload(s: Scenario, settings: PlanSettings, growth: float = 1.0) -> Worklo
     scale = 1.0 / float(s.peak_to_average) if settings.demand_profile.strip().lower() == "peak" else 1.0
     kv = float(kv_bytes_per_token(np.array([s.model or ""], dtype=object), np.array([s.precision], dtype=object),
                                   np.array([s.kv_cache_precision or ""], dtype=object))[0])
-    return Workload(i, i * (1.0 - float(s.prefix_cache_hit_rate)), o, lam, lam * profile, scale, kv)
+    return Workload(i, i * (1.0 - float(s.prefix_cache_hit_rate)), o, lam, lam * profile, scale, kv, plan_day(s))
 
 
 def hour_types(wl: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -180,9 +260,23 @@ def hour_types(wl: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     of equal demand are one type, unless the rental block needs the clock hours one by one (``clock_hours``; a day
     of one demand level stays one type: a pool rented in it is rented all day).
     """
-    levels, inverse, weights = np.unique(np.round(wl.hourly_requests_per_s, 12), return_inverse=True,
-                                         return_counts=True)
+    demand = np.round(wl.hourly_requests_per_s, 12)
+    if wl.day is None or wl.day.flat:
+        levels, inverse, weights = np.unique(demand, return_inverse=True, return_counts=True)
+    else:  # hours of one demand at different prices (or intensities, carbon priced) are types of their own
+        keys = np.stack([demand, np.round(wl.day.usd_per_kwh, 12), np.round(wl.day.carbon_usd_per_kwh, 15)], axis=1)
+        unique, inverse, weights = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+        levels, inverse = unique[:, 0], inverse.reshape(-1)
     if wl.clock_hours and len(levels) > 1:
         hours = len(wl.hourly_requests_per_s)
         return np.asarray(wl.hourly_requests_per_s, dtype=float), np.arange(hours), np.ones(hours, dtype=int)
     return levels, inverse, weights
+
+
+def type_day(wl: Workload) -> Day | None:
+    """The day's prices read at each hour type of :func:`hour_types` (None: a flat price, no carbon)."""
+    if wl.day is None or wl.day.flat:
+        return None
+    _, inverse, weights = hour_types(wl)
+    first = np.array([int(np.flatnonzero(inverse == t)[0]) for t in range(len(weights))])
+    return wl.day.at(first)

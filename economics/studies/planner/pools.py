@@ -9,11 +9,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from economics.domain import availability, cost, fleet
+from economics.domain import availability, carbon, cost, fleet
 from economics.domain.capacity import requests_per_s_per_accelerator
+from economics.domain.formula import HOURS_PER_DAY
 from economics.scenario import Scenario
 from economics.studies.planner.candidates import Candidate, pue_for
-from economics.studies.planner.inputs import PlanSettings, Workload, flow_per_request
+from economics.studies.planner.inputs import Day, PlanSettings, Workload, flow_per_request, plan_day
+from economics.studies.planner.tiers import tier_availability
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,11 @@ class Costs:
     busy_energy_usd_per_hour: float  # energy of a fully busy system above its idle draw
     capex_usd: float              # bought now: price (own) and liquid retrofit
     facility_kw: float            # system kW x PUE (on site)
+    idle_energy_usd_per_hour: float = 0.0  # the idle draw's energy and carbon in the fixed cost or the rent
+    pays_energy: bool = True      # False: a rent that includes energy (only the carbon of its kWh is charged)
+    idle_kw: float = 0.0          # idle draw at the facility, x PUE [kW] (wherever the system is)
+    busy_kw: float = 0.0          # draw above idle at full load, x PUE [kW]
+    embodied_kg_per_hour: float = 0.0  # embodied emissions spread over the hardware's life [kgCO2e/h]
 
 
 @dataclass(frozen=True)
@@ -69,13 +76,15 @@ class Problem:
     costs: list[Costs]
 
 
-def candidate_costs(c: Candidate, s: Scenario) -> Costs:
+def candidate_costs(c: Candidate, s: Scenario, day: Day | None = None) -> Costs:
     """Hourly costs of one system with the engine's cost functions (:mod:`economics.domain.cost`).
 
     .. math:: C_{fixed} = C_K(p) + C_O(p) + C_F(P) + P f_{idle} PUE p_{kWh} + C_K(retrofit, n_{fac})
 
     Existing systems pay no capital (their purchase is sunk); their maintenance is on their book value, as in the
-    retrofit study. Rented systems are off site: the rent (plus energy when it excludes energy).
+    retrofit study. Rented systems are off site: the rent (plus energy when it excludes energy). Energy is at the
+    day's mean price (``day``, :func:`~economics.studies.planner.inputs.plan_day`; the hours' own prices are the
+    model's), with the carbon of each kWh and the embodied emissions at the carbon price when carbon is priced.
 
     An 8-GPU server of 240,000 USD and 10.2 kW at 10 % over 5 years (CRF 0.263797 -> 7.2273 USD/h), 3 %
     maintenance (0.8219 USD/h), 184.06 USD/kW-month colocation (10.2 x 184.06 x 12 / 8,760 = 2.5718 USD/h) and a
@@ -95,13 +104,18 @@ def candidate_costs(c: Candidate, s: Scenario) -> Costs:
     mode = c.cooling_mode
     pue = pue_for(s, "liquid" if mode == "liquid retrofit" else (mode if mode != "off site" else "air"))
     # the engine's energy formula: idle all hours it is held, and the draw above idle in proportion to its load
-    f, usd_per_kwh = float(s.idle_power_fraction), float(s.electricity_usd_per_kwh)
+    day = day or plan_day(s)
+    pays = c.on_site or not s.rent_includes_energy
+    f, usd_per_kwh = float(s.idle_power_fraction), (day.mean_usd_per_kwh if pays else 0.0) + day.mean_carbon_usd_per_kwh
     idle = float(cost.energy_usd_per_hour(cost.average_power_kw(c.system_power_kw, 0.0, f), pue, usd_per_kwh))
     busy = float(cost.energy_usd_per_hour(c.system_power_kw * (1.0 - f), pue, usd_per_kwh))
+    embodied = c.embodied_kgco2e_per_system if math.isfinite(c.embodied_kgco2e_per_system) else 0.0
+    kg_h = float(carbon.embodied_kgco2e_per_day(1.0, embodied, float(s.depreciation_years))) / HOURS_PER_DAY
+    carbon_h = kg_h * day.carbon_usd_per_kg
+    physical = (idle, pays, float(cost.average_power_kw(c.system_power_kw, 0.0, f)) * pue,
+                c.system_power_kw * (1.0 - f) * pue, kg_h)
     if c.ownership == "rent":
-        with_energy = not s.rent_includes_energy
-        return Costs(0.0, 0.0, c.rent_usd_per_system_hour + (idle if with_energy else 0.0),
-                     busy if with_energy else 0.0, 0.0, 0.0)
+        return Costs(0.0, 0.0, c.rent_usd_per_system_hour + idle + carbon_h, busy, 0.0, 0.0, *physical)
     retrofit_capex = (float(fleet.retrofit_capex_usd(c.system_power_kw, s.liquid_retrofit_usd_per_mw))
                       if mode == "liquid retrofit" else 0.0)
     capital = float(cost.capital_usd_per_hour(c.price_usd_per_system, r, n)) if c.ownership == "own" else 0.0
@@ -110,9 +124,9 @@ def candidate_costs(c: Candidate, s: Scenario) -> Costs:
                                              float(s.software_usd_per_accelerator_year) * c.accelerators_per_system))
     hosting = float(cost.facility_usd_per_hour(c.system_power_kw, s.colocation_usd_per_kw_month,
                                                s.facility_capex_usd_per_kw, r, s.facility_depreciation_years))
-    opex = ops + hosting + idle
+    opex = ops + hosting + idle + carbon_h
     capex = (c.price_usd_per_system if c.ownership == "own" else 0.0) + retrofit_capex
-    return Costs(capital + retrofit_h + opex, opex, 0.0, busy, capex, c.system_power_kw * pue)
+    return Costs(capital + retrofit_h + opex, opex, 0.0, busy, capex, c.system_power_kw * pue, *physical)
 
 
 def build_pools(cands: list[Candidate], s: Scenario, settings: PlanSettings,
@@ -124,16 +138,16 @@ def build_pools(cands: list[Candidate], s: Scenario, settings: PlanSettings,
     excluded: list[tuple[str, str]] = []
     target = s.target_output_tokens_per_s_per_user
     for k, c in enumerate(cands):
-        if c.ownership == "rent" and not settings.allow_rent:
+        if not c.on_site and not settings.allow_rent:
             continue
         servers = max(1, c.accelerators_per_system // max(1, c.accelerators_per_replica))
         p_sys, d_sys = c.input_tokens_per_s_per_system, c.output_tokens_per_s_per_system
         service = wl.uncached_input_tokens * servers / p_sys if math.isfinite(p_sys) and p_sys > 0 else math.nan
-        avail = 1.0
-        if settings.spares and c.ownership != "rent":
+        avail = tier_availability(c, s)  # spot: the share of its hours an interrupted system serves
+        if settings.spares and c.on_site:
             fail, repair = availability.family_rates(c.family)
             avail = availability.system_availability(fail, c.accelerators_per_system, repair)
-        costs = candidate_costs(c, s)
+        costs = candidate_costs(c, s, wl.day)
         for role in c.roles:
             why = _role_problem(c, role, wl, target, settings, service)
             if why:

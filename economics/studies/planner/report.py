@@ -12,11 +12,12 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import linprog
 
-from economics.domain import availability, queueing
+from economics.domain import availability, queueing, rent
 from economics.domain.formula import DAYS_PER_YEAR, HOURS_PER_DAY, SECONDS_PER_DAY
 from economics.scenario import Scenario
 from economics.studies.planner.candidates import Candidate, rack_systems
-from economics.studies.planner.inputs import HOURS, ROLES, PlanSettings, Workload, hour_types
+from economics.studies.planner.footprint import footprint_summary, pool_kgco2e_per_day
+from economics.studies.planner.inputs import HOURS, ROLES, PlanSettings, Workload, hour_types, type_day
 from economics.studies.planner.milp import MIP_REL_GAP, TIME_LIMIT_S, Solution
 from economics.studies.planner.model import PlanModel, Row, utilization_cap
 from economics.studies.planner.pools import Costs, Pool, Problem
@@ -72,9 +73,9 @@ def records(df: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 
-PLAN_COLUMNS = ("name", "accelerator", "ownership", "cooling", "role", "systems", "accelerators", "racks",
+PLAN_COLUMNS = ("name", "accelerator", "ownership", "tier", "cooling", "role", "systems", "accelerators", "racks",
                 "it_mw", "facility_mw", "hours_per_day", "system_hours_per_day", "capex_usd", "cost_usd_per_day",
-                "peak_utilization", "ttft_s", "availability", "spares", "p_enough_systems_up")
+                "kgco2e_per_day", "peak_utilization", "ttft_s", "availability", "spares", "p_enough_systems_up")
 
 
 CONSTRAINT_COLUMNS = ("constraint", "limit", "used", "unit", "slack", "binding", "shadow_price_usd", "meaning")
@@ -87,7 +88,8 @@ def candidate_table(cands: list[Candidate], pools: list[Pool], excluded: list[tu
     for k, c in enumerate(cands):
         roles = [p.role for p in pools if p.cand == k]
         why = "; ".join(f"{n.split(' / ')[-1]}: {r}" for n, r in excluded if n.startswith(c.name + " / "))
-        rows.append({"name": c.name, "accelerator": c.accelerator, "ownership": c.ownership, "cooling": c.cooling_mode,
+        rows.append({"name": c.name, "accelerator": c.accelerator, "ownership": c.ownership,
+                     "tier": c.rent_tier or None, "cooling": c.cooling_mode,
                      "accelerators_per_system": c.accelerators_per_system, "system_power_kw": c.system_power_kw,
                      "price_usd_per_system": c.price_usd_per_system if c.ownership != "rent" else None,
                      "rent_usd_per_system_hour": c.rent_usd_per_system_hour if c.ownership == "rent" else None,
@@ -114,15 +116,19 @@ def hours_frame(wl: Workload, per_hour: dict[str, np.ndarray] | None) -> pd.Data
 
 def _pool_row(m: PlanModel, x: np.ndarray, p: int, pool: Pool, c: Candidate, k: Costs, s: Scenario,
               settings: PlanSettings, wl: Workload, weights: np.ndarray) -> dict[str, Any]:
-    """One line of the plan: a pool's systems, hours, power, cost, utilization, TTFT and spares."""
+    """One line of the plan: a pool's systems, hours, power, cost, emissions, utilization, TTFT and spares."""
     hours = len(weights)
     n = pool_counts(m, x, p, hours)
     f = np.array([float(x[m.flow_col[(p, h)]]) for h in range(hours)]) * pool.unit
-    on_site = c.ownership != "rent"
+    on_site = c.on_site
     systems = float(n.max())
     per_rack = rack_systems(c, s, c.cooling_mode) if on_site else math.nan
+    day = type_day(wl)
+    ratio = day.ratio(k.pays_energy) if day is not None else np.ones(hours)  # each hour's energy over the mean
+    rent = k.rent_usd_per_hour + k.idle_energy_usd_per_hour * (ratio - 1.0) if not on_site else np.zeros(hours)
     cost_day = (HOURS_PER_DAY * k.fixed_usd_per_hour * systems if on_site else 0.0) + float(np.sum(
-        weights * (n * k.rent_usd_per_hour + f * pool.energy_usd_per_flow_hour * wl.energy_scale)))
+        weights * (n * rent + f * pool.energy_usd_per_flow_hour * ratio * wl.energy_scale)))
+    operational, embodied = pool_kgco2e_per_day(n, f, hour_types(wl)[1], pool, k, wl)
     busy = np.divide(f, pool.raw_capacity * n, out=np.zeros(hours), where=n > 0)
     ttft, needed = 0.0, 0.0
     for h in range(hours):
@@ -140,18 +146,33 @@ def _pool_row(m: PlanModel, x: np.ndarray, p: int, pool: Pool, c: Candidate, k: 
                                                         settings.ttft_percentile, settings.prefill_service_cv2))
         needed = max(needed, need)
     required = min(systems, math.ceil(needed * (1.0 - 1e-9))) if on_site else systems
-    return {"name": c.name, "accelerator": c.accelerator, "ownership": c.ownership, "cooling": c.cooling_mode,
-            "role": pool.role, "systems": int(systems), "accelerators": int(systems) * c.accelerators_per_system,
+    return {"name": c.name, "accelerator": c.accelerator, "ownership": c.ownership, "tier": c.rent_tier or None,
+            "cooling": c.cooling_mode, "role": pool.role, "systems": int(systems),
+            "accelerators": int(systems) * c.accelerators_per_system,
             "racks": math.ceil(systems / per_rack * (1 - 1e-12)) if on_site else None,
             "it_mw": systems * c.system_power_kw / 1000.0 if on_site else None,
             "facility_mw": systems * k.facility_kw / 1000.0 if on_site else None,
             "hours_per_day": HOURS_PER_DAY if on_site else float(np.sum(weights * (n > 0))),
             "system_hours_per_day": float(np.sum(weights * n)), "capex_usd": systems * k.capex_usd,
-            "cost_usd_per_day": cost_day, "peak_utilization": float(busy.max()),
+            "cost_usd_per_day": cost_day,
+            "kgco2e_per_day": None if math.isnan(operational) else embodied + operational,
+            "operational": operational, "embodied": embodied, "reserved_idle": _reserved_idle(c, n, f, pool, weights),
+            "peak_utilization": float(busy.max()),
             "ttft_s": ttft if ttft > 0 else None, "availability": pool.availability,
             "spares": int(systems - required) if on_site else None,
             "p_enough_systems_up": availability.probability_enough_up(int(systems), int(required), pool.availability)
             if on_site else None}
+
+
+def _reserved_idle(c: Candidate, n: np.ndarray, f: np.ndarray, pool: Pool, weights: np.ndarray) -> float:
+    """The reserved hours a reserved pool pays and leaves idle in a day [USD/day] (0 for any other pool), by
+    :func:`economics.domain.rent.reserved_idle_usd_per_day` at the day's utilization of its systems.
+    """
+    held = float(np.sum(weights * n))
+    if c.rent_tier != "reserved" or held <= 0:
+        return 0.0
+    busy = float(np.sum(weights * f)) / pool.raw_capacity  # system-hours of full load
+    return float(rent.reserved_idle_usd_per_day(float(n.max()) * c.rent_usd_per_system_hour, busy / held))
 
 
 def plan_result(m: PlanModel, res: Any, pb: Problem, table: pd.DataFrame, notes: list[str]) -> PlanResult:
@@ -163,21 +184,9 @@ def plan_result(m: PlanModel, res: Any, pb: Problem, table: pd.DataFrame, notes:
     rows = [_pool_row(m, x, p, pools[p], cands[pools[p].cand], costs[pools[p].cand], s, settings, wl, weights)
             for p in used]
     plan_df = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
-    per_hour: dict[str, np.ndarray] = {}
-    for role in ROLES:
-        for own in ("on site", "rented"):
-            cols = [p for p in used if pools[p].role == role and (cands[pools[p].cand].ownership == "rent") == (
-                own == "rented")]
-            if cols:
-                where = own.replace(' ', '_')
-                per_hour[f"{role}_systems_{where}"] = sum(
-                    (pool_counts(m, x, p, len(weights)) for p in cols), np.zeros(len(weights)))[inverse]
-                # accelerators as well: a 72-GPU rack is not one 8-GPU server
-                per_hour[f"{role}_accelerators_{where}"] = sum(
-                    (pool_counts(m, x, p, len(weights)) * cands[pools[p].cand].accelerators_per_system for p in cols),
-                    np.zeros(len(weights)))[inverse]
+    per_hour = _per_hour(m, x, pb, used, weights, inverse)
     racks = float(sum(_racks_of(m, x, pools, cands, s, i, len(weights)) for i in
-                      {pools[p].cand for p in used if cands[pools[p].cand].ownership != "rent"}))
+                      {pools[p].cand for p in used if cands[pools[p].cand].on_site}))
     shadow = _shadow_prices(m, pools, used, weights)
     constraints = _constraints_table(m, x, shadow, s, settings, racks, weights, len(used))
     tokens_day = wl.requests_per_s * (wl.input_tokens + wl.output_tokens) * SECONDS_PER_DAY
@@ -195,12 +204,46 @@ def plan_result(m: PlanModel, res: Any, pb: Problem, table: pd.DataFrame, notes:
         "binding": "; ".join(constraints.loc[constraints["binding"], "constraint"].astype(str)),
         "mip_gap": max(0.0, (float(res.fun) - res.bound) / float(res.fun)) if res.fun > 0 and math.isfinite(
             res.bound) else 0.0,
+        "reserved_idle_usd_per_day": float(sum(r["reserved_idle"] for r in rows)),
+        **footprint_summary([r["operational"] for r in rows], [r["embodied"] for r in rows], tokens_day,
+                            float(s.carbon_usd_per_tonne)),
     }
     summary["solver_status"] = solver_status(res, float(summary["mip_gap"] or 0.0))
     if settings.objective == "npv":
         summary["npv_cost_usd"] = float(res.fun)
         summary["levelized_cost_usd_per_m_tokens"] = _levelized(float(res.fun), tokens_day, s)
     return PlanResult(True, "", summary, plan_df, hours_frame(wl, per_hour), constraints, table, notes)
+
+
+def _per_hour(m: PlanModel, x: np.ndarray, pb: Problem, used: list[int], weights: np.ndarray,
+              inverse: np.ndarray) -> dict[str, np.ndarray]:
+    """The hours table's columns: each role's systems and accelerators on site and rented in each clock hour, each
+    rent tier's when the plan weighs more than on demand, and the hours' prices and intensity when they vary.
+    """
+    pools, cands, wl = pb.pools, pb.cands, pb.wl
+    per_hour: dict[str, np.ndarray] = {}
+    tiered = any(cands[pools[p].cand].rent_tier not in ("", "on_demand") for p in range(len(pools)))
+    groups = ["on site", "rented", *(("reserved", "on_demand", "spot") if tiered else ())]
+
+    def member(c: Candidate, group: str) -> bool:
+        return c.on_site if group == "on site" else not c.on_site if group == "rented" else c.rent_tier == group
+
+    for role in ROLES:
+        for own in groups:
+            cols = [p for p in used if pools[p].role == role and member(cands[pools[p].cand], own)]
+            if cols:
+                where = own.replace(' ', '_')
+                per_hour[f"{role}_systems_{where}"] = sum(
+                    (pool_counts(m, x, p, len(weights)) for p in cols), np.zeros(len(weights)))[inverse]
+                # accelerators as well: a 72-GPU rack is not one 8-GPU server
+                per_hour[f"{role}_accelerators_{where}"] = sum(
+                    (pool_counts(m, x, p, len(weights)) * cands[pools[p].cand].accelerators_per_system for p in cols),
+                    np.zeros(len(weights)))[inverse]
+    if wl.day is not None and not bool(np.all(wl.day.usd_per_kwh == wl.day.usd_per_kwh[0])):
+        per_hour["usd_per_kwh"] = wl.day.usd_per_kwh
+    if wl.day is not None and not np.isnan(wl.day.g_per_kwh).any():
+        per_hour["g_per_kwh"] = wl.day.g_per_kwh
+    return per_hour
 
 
 def solver_status(res: Solution, gap: float) -> str:

@@ -20,7 +20,7 @@ def rules_active(settings: PlanSettings, pools: list[Pool], cands: list[Candidat
     """Which operations settings can change a plan: a pool limit below the pools there are, a rental block longer
     than an hour with a rented pool, a smallest pool above one system.
     """
-    rented = any(cands[pool.cand].ownership == "rent" for pool in pools)
+    rented = any(cands[pool.cand].hourly for pool in pools)  # a reservation is held all day: no block
     return {"max_pools": settings.max_pools is not None and settings.max_pools < len(pools),
             "min_rental_hours": rented and settings.min_rental_hours > 1.0,
             "min_pool_systems": settings.min_pool_systems > 1}
@@ -86,7 +86,7 @@ def rule_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], settings:
         z = m.var(0.0, True, 1.0) if binaries else -1
         if binaries:
             rules.open_col[p] = z
-        if cands[pool.cand].ownership != "rent":
+        if not cands[pool.cand].hourly:
             n = m.count_col[(p, -1)]
             if binaries:
                 m.row({n: 1.0, z: -big}, 0.0, Row.POOL_OPEN)

@@ -5,11 +5,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 
+from economics.domain.formula import KG_PER_TONNE
 from economics.engine.batch import MAX_COUNT, as_scenario
 from economics.scenario import Scenario
 from economics.studies.planner.build import objective_factors
@@ -35,6 +37,7 @@ from economics.studies.planner.pools import Problem, build_pools, candidate_cost
 from economics.studies.planner.report import SETTING_COST_COLUMNS, PlanResult, candidate_table, plan_result
 from economics.studies.planner.rules import RULE_OFF, rules_active
 from economics.studies.planner.solve import solve_built, solve_open
+from economics.studies.planner.tiers import tier_variants
 
 
 def plan(scenario: Scenario | dict[str, Any], settings: PlanSettings | None = None,
@@ -80,6 +83,7 @@ def costs_of_settings(summary: dict[str, Any], scenario: Scenario | dict[str, An
     if candidates is None:
         candidates, excluded = catalog_candidates(s, accelerators)
     cands, more = hosting_variants(candidates, s)
+    cands = tier_variants(cands, s, settings)
     _, growth = objective_factors(s, settings)
     pools, _ = build_pools(cands, s, settings, workload(s, settings, growth))
     return setting_costs(summary, s, settings, cands, excluded + more, rules_active(settings, pools, cands))
@@ -88,8 +92,81 @@ def costs_of_settings(summary: dict[str, Any], scenario: Scenario | dict[str, An
 def solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
                excluded: list[tuple[str, str]], costed: bool = True) -> PlanResult:
     """:func:`plan` for hosting variants already made; ``costed``: with what each operations setting costs
-    (:func:`setting_costs`, one more plan per setting that can change the answer).
+    (:func:`setting_costs`, one more plan per setting that can change the answer). A carbon cap is met by
+    :func:`solve_under_cap`.
     """
+    if settings.carbon_cap_tco2e_per_year is not None:
+        return solve_under_cap(s, settings, cands, excluded, costed)
+    return _solve_plan(s, settings, cands, excluded, costed)
+
+
+CAP_STEPS = 10
+"""Halvings of the carbon price that meets a cap (after doubling up to it): the price found is within
+1/2^10 of the least that does, a dozen plans in all."""
+MAX_CARBON_USD_PER_TONNE = 1e5
+"""The dearest carbon price tried for a cap (the scenario field's bound): a cap no plan meets at it is refused."""
+
+
+def solve_under_cap(s: Scenario, settings: PlanSettings, cands: list[Candidate], excluded: list[tuple[str, str]],
+                    costed: bool = True) -> PlanResult:
+    """The plan under ``carbon_cap_tco2e_per_year``: the cheapest plan when it is under the cap, else the plan made
+    with the least extra carbon price (found by halving) that brings it under. That extra price is the cap's shadow
+    price; the costs shown are at the scenario's own carbon price (the plan's emissions at the extra price taken off
+    again, as every carbon cost is the price times the emissions).
+    """
+    cap = float(settings.carbon_cap_tco2e_per_year or 0.0)
+    free = replace(settings, carbon_cap_tco2e_per_year=None)
+    price = float(s.carbon_usd_per_tonne)
+
+    def at(extra: float, with_costs: bool = False) -> PlanResult:
+        return _solve_plan(s.model_copy(update={"carbon_usd_per_tonne": price + extra}), free, cands, excluded,
+                           with_costs)
+
+    first = at(0.0, costed)
+    if first.feasible and first.summary.get("tco2e_per_year") is None:
+        return infeasible_result("carbon_cap_tco2e_per_year: a cap needs the grid's intensity to count the plan's "
+                                 "emissions; give grid_region, grid_carbon_g_per_kwh or grid_carbon_by_hour",
+                                 first.candidates, workload(s, settings), s)
+    if not first.feasible or float(first.summary["tco2e_per_year"]) <= cap:
+        if first.feasible:
+            first.notes.append(f"carbon cap: {cap:,.6g} tCO2e a year, not binding (the plan emits "
+                               f"{first.summary['tco2e_per_year']:,.6g})")
+        return first
+    lo, hi = 0.0, max(1.0, price)
+    while float(at(hi).summary.get("tco2e_per_year") or math.inf) > cap:
+        if hi >= MAX_CARBON_USD_PER_TONNE:
+            return infeasible_result(
+                f"carbon_cap_tco2e_per_year: no plan emits under {cap:,.6g} tCO2e a year; at a carbon price "
+                f"{MAX_CARBON_USD_PER_TONNE:,.0f} USD/t above the scenario's the cheapest still emits "
+                f"{at(hi).summary['tco2e_per_year']:,.6g}", first.candidates, workload(s, settings), s)
+        lo, hi = hi, min(MAX_CARBON_USD_PER_TONNE, hi * 4.0)
+    for _ in range(CAP_STEPS):
+        mid = (lo + hi) / 2.0
+        lo, hi = (lo, mid) if float(at(mid).summary.get("tco2e_per_year") or math.inf) <= cap else (mid, hi)
+    return _at_own_price(at(hi, costed), hi, cap)
+
+
+def _at_own_price(result: PlanResult, extra: float, cap: float) -> PlanResult:
+    """A plan made at ``extra`` USD/t more than the scenario's carbon price, its costs shown at the scenario's."""
+    off = extra / KG_PER_TONNE
+    result.plan["cost_usd_per_day"] = result.plan["cost_usd_per_day"] - off * result.plan["kgco2e_per_day"]
+    summary = result.summary
+    summary["cost_usd_per_day"] = float(result.plan["cost_usd_per_day"].sum())
+    summary["carbon_usd_per_day"] = float(summary["carbon_usd_per_day"]) - off * float(summary["kgco2e_per_day"])
+    tokens = float(summary["tokens_per_day"])
+    summary["cost_usd_per_m_tokens"] = summary["cost_usd_per_day"] / tokens * 1e6 if tokens > 0 else None
+    summary["carbon_cap_usd_per_tonne"] = extra
+    result.notes.append(f"carbon cap: {cap:,.6g} tCO2e a year binds; the plan is the cheapest with carbon priced "
+                        f"{extra:,.2f} USD/t above the scenario's (the cap's shadow price; it emits "
+                        f"{summary['tco2e_per_year']:,.6g}). Its costs are at the scenario's own carbon price; the "
+                        "objective and what the operations settings cost are at the shadow price")
+    return result
+
+
+def _solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
+                excluded: list[tuple[str, str]], costed: bool = True) -> PlanResult:
+    """:func:`solve_plan` without a carbon cap."""
+    cands = tier_variants(cands, s, settings)  # rented options once per tier weighed (once: kept when made again)
     _, growth = objective_factors(s, settings)
     wl = workload(s, settings, growth)
     pools, role_excluded = build_pools(cands, s, settings, wl)
@@ -101,7 +178,7 @@ def solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
     reason = precheck(pools, cands, wl, s, settings, excluded)
     if reason:
         return infeasible_result(reason, table, wl, s)
-    pb = Problem(s, settings, wl, cands, pools, [candidate_costs(c, s) for c in cands])
+    pb = Problem(s, settings, wl, cands, pools, [candidate_costs(c, s, wl.day) for c in cands])
     m, res, rho, notes, pb = solve_open(pb)
     if res.x is None:
         if res.status != 2:  # not proven infeasible: the solver stopped (a time limit) or failed

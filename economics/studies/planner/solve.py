@@ -156,7 +156,7 @@ def _solve_refined(pb: Problem, refine: bool = True) -> tuple[PlanModel, Any, di
     caps = dict(rho)
     for p in rho:
         n = pool_counts(m, res.x, p, len(weights))
-        if not (n > 0).any() or cands[pools[p].cand].ownership == "rent":
+        if not (n > 0).any() or not cands[pools[p].cand].on_site:
             continue
         pool = pools[p]
         load = max(pool.prefill_weight * pool.unit * float(res.x[m.flow_col[(p, h)]])
