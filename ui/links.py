@@ -28,15 +28,16 @@ from economics.studies.links import (
     setting_text,
     split_baseline,
 )
-from economics.studies.uncertainty import DEFAULT_RANGED_FIELDS
+from economics.studies.uncertainty import RANGED_FIELDS as STUDY_RANGED_FIELDS
 
 SETTINGS_PREFIX = "settings."
 PLAN_PREFIX = "plan_"
 OLD_PLAN_PREFIX = "plan."
 """Planner settings are ``plan_<name of economics.studies.planner.PLAN_FIELDS>``; earlier Plan links said
 ``plan.<name>``."""
-RANGED_FIELDS = DEFAULT_RANGED_FIELDS
-"""Fields the Uncertainty page puts a range on (:data:`economics.studies.uncertainty.DEFAULT_RANGED_FIELDS`)."""
+RANGED_FIELDS = STUDY_RANGED_FIELDS
+"""Fields the Uncertainty page may put a range on (:data:`economics.studies.uncertainty.RANGED_FIELDS`; the
+conditional ones where they apply)."""
 COMPARE_DEFAULT = ("h100-sxm", "h200-sxm", "b200", "gb200-nvl72", "mi300x", "mi355x")
 PLAN_ACCELERATORS_DEFAULT = ("h100-sxm", "h200-sxm", "b200", "gb200-nvl72", "mi300x", "mi355x", "gaudi3")
 PLAN_DEFAULTS: dict[str, Any] = {"demand_profile": "diurnal"}

@@ -15,6 +15,7 @@ import streamlit as st
 import economics
 from economics.outputs import label
 from economics.studies.uncertainty import (
+    applies,
     base_value,
     default_range,
     default_ranges,
@@ -70,6 +71,8 @@ def _range_inputs(result: dict[str, Any]) -> None:
     st.header("Ranges")
     st.caption("Low and high of each input; empty = the default spread around the scenario's value.")
     for field in links.RANGED_FIELDS:
+        if not applies(field, result):  # a tier's rent on another tier, carbon figures with carbon unpriced
+            continue
         value = base_value(result, field)
         if value is None:
             st.caption(f"{editor.label(field)}: no value in this scenario, so no range.")

@@ -44,8 +44,42 @@ DEFAULT_RANGE_FACTORS: dict[str, tuple[float, float]] = {
 }
 """Default range of each of :data:`DEFAULT_RANGED_FIELDS` as factors of its base value (low, high); an estimated
 throughput takes its own P10-P90 instead (:func:`default_range`)."""
+CONDITIONAL_RANGE_FACTORS: dict[str, tuple[float, float]] = {
+    "reserved_rent_usd_per_accelerator_hour": (0.8, 1.25), "reserved_discount": (0.6, 1.3),
+    "spot_rent_usd_per_accelerator_hour": (0.6, 1.6), "spot_discount": (0.6, 1.3), "spot_mtbi_hours": (0.25, 4.0),
+    "grid_carbon_g_per_kwh": (0.7, 1.3), "embodied_kgco2e_per_accelerator": (0.5, 2.0),
+}
+"""Default ranges of inputs that matter only in some scenarios (:func:`applies`), as factors of the base value:
+assumptions, not data. A reserved rent from a 1-year to a 3-year commitment's discount (about -20 % / +25 %; the
+discount itself x0.6 to x1.3 where the rent comes from it); a spot price that moves with the market (-40 % / +60 %;
+its discount likewise); interruptions from four times as often to a quarter as often
+as stated; a grid's annual intensity from year to year and between average and marginal accounting (+/-30 %); a
+product carbon footprint, an estimate that the vendors' own summaries give to within about a factor of two."""
+RANGED_FIELDS = (*DEFAULT_RANGED_FIELDS, *CONDITIONAL_RANGE_FACTORS)
+"""Every field the Uncertainty page and ``--default-ranges`` may range: the first five always, the rest where they
+apply (:func:`applies`)."""
 ESTIMATED_RANGE_FIELD = "output_tokens_per_s_per_accelerator"
 """The ranged field an estimate gives its own range to (its P10 and P90, outputs ``<field>_p10`` / ``_p90``)."""
+
+
+def applies(field: str, result: dict[str, Any]) -> bool:
+    """Whether a ranged field can move the evaluated row ``result``: the five default ones always; a reserved or
+    spot rent (and the interruptions) on a fleet rented in that tier; the grid's intensity and the embodied figure
+    where carbon is priced.
+
+    >>> applies("spot_mtbi_hours", {"ownership": "rent", "rent_tier": "spot"}), applies("spot_mtbi_hours", {})
+    (True, False)
+    """
+    rented = result.get("ownership") == "rent"
+    reserved, spot = rented and result.get("rent_tier") == "reserved", rented and result.get("rent_tier") == "spot"
+    return {"reserved_rent_usd_per_accelerator_hour": reserved,
+            "reserved_discount": reserved and result.get("reserved_rent_usd_per_accelerator_hour") is None,
+            "spot_rent_usd_per_accelerator_hour": spot,
+            "spot_discount": spot and result.get("spot_rent_usd_per_accelerator_hour") is None,
+            "spot_mtbi_hours": spot,
+            "grid_carbon_g_per_kwh": float(result.get("carbon_usd_per_tonne") or 0.0) > 0,
+            "embodied_kgco2e_per_accelerator": float(result.get("carbon_usd_per_tonne") or 0.0) > 0,
+            }.get(field, field in DEFAULT_RANGED_FIELDS)
 
 
 def base_value(result: dict[str, Any], field: str) -> float | None:
@@ -74,7 +108,7 @@ def default_range(field: str, value: float, result: dict[str, Any]) -> tuple[flo
     estimated = estimate_range(result, field)
     if estimated is not None:
         return estimated
-    lo_factor, hi_factor = DEFAULT_RANGE_FACTORS[field]
+    lo_factor, hi_factor = {**DEFAULT_RANGE_FACTORS, **CONDITIONAL_RANGE_FACTORS}[field]
     spec = FIELDS[field]
     lo = max(value * lo_factor, float(spec.ge) if spec.ge is not None else 0.0)
     hi = value * hi_factor if spec.le is None else min(value * hi_factor, float(spec.le))
@@ -83,14 +117,14 @@ def default_range(field: str, value: float, result: dict[str, Any]) -> tuple[flo
 
 def default_ranges(result: dict[str, Any], given: dict[str, tuple[float | None, float | None]] | None = None
                    ) -> dict[str, tuple[float, float]]:
-    """The range of each of :data:`DEFAULT_RANGED_FIELDS` the evaluated row ``result`` has a value for: the ends
-    ``given`` (either may be None), else the default range, widened to contain the value (what the Uncertainty page
-    uses, and ``python -m economics uncertainty --default-ranges``).
+    """The range of each of :data:`RANGED_FIELDS` that applies to the evaluated row ``result`` (:func:`applies`)
+    and has a value: the ends ``given`` (either may be None), else the default range, widened to contain the value
+    (what the Uncertainty page uses, and ``python -m economics uncertainty --default-ranges``).
     """
     ranges: dict[str, tuple[float, float]] = {}
-    for field in DEFAULT_RANGED_FIELDS:
+    for field in RANGED_FIELDS:
         value = base_value(result, field)
-        if value is None:
+        if value is None or not applies(field, result):
             continue
         default = default_range(field, value, result)
         lo, hi = (given or {}).get(field, (None, None))
