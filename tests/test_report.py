@@ -123,3 +123,18 @@ def test_exit_codes_for_a_bad_row_and_a_bad_output(tmp_path: Path, capsys: pytes
     assert main(["report", str(DOCS / "example.csv"), "--row", "worked-example", "-o", str(tmp_path)]) == 2
     assert not (tmp_path / "x.pdf").exists()
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_day_with_a_tariff_and_carbon_reports_the_energy_and_carbon_panel() -> None:
+    # the Cost page's panel: each of its KPIs as the page formats it, the reserved tier's lines, the hourly chart
+    scenario = {**economics.default_scenario().model_dump(), "electricity_tariff": "sce-tou-8-d-summer",
+                "grid_region": "fr", "carbon_usd_per_tonne": 100.0, "ownership": "rent", "rent_tier": "reserved"}
+    result = evaluate_scenario(economics.Scenario.model_validate(scenario))
+    assert build.day_matters(result) and not build.day_matters(evaluate_scenario(economics.default_scenario()))
+    pdf = build.scenario_report(scenario, when=WHEN)
+    assert 1 <= pages(pdf) <= 3
+    text = text_of(pdf)
+    for name in [n for r in kpis.DAY_ROWS for n in r] + list(kpis.TIER_ROWS["reserved"]):
+        shown = kpis.stated(name, result) or fmt.kpi(name, result, None).value
+        assert squeezed(shown) in text, name
+    assert squeezed("The day hour by hour") in text

@@ -18,6 +18,7 @@ from economics.engine.batch import ScenarioError, as_scenario, evaluate_scenario
 from economics.report import charts, document, figures, kpis
 from economics.scenario import FIELDS
 from economics.studies.compare import cost_vs_utilization
+from economics.studies.day import hours_table
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from economics.version import __version__
 
@@ -115,10 +116,27 @@ def scenario_report(scenario: Mapping[str, Any], baseline: Mapping[str, Any] | N
     result = evaluate_scenario(as_scenario(dict(scenario)))
     base = _evaluated(baseline)
     rows = kpis.COST_ROWS if kind == "cost" else kpis.FLEET_ROWS
+    day = kind == "cost" and day_matters(result)
+    if day:  # the Cost page's energy and carbon panel, where the day is more than one flat price
+        rows = (*rows, *kpis.DAY_ROWS, *((kpis.TIER_ROWS[str(result["rent_tier"])],)
+                                          if result.get("ownership") == "rent" and result.get("rent_tier") in
+                                          kpis.TIER_ROWS else ()))
+    charts_ = _cost_charts(scenario, result) if result.get("cost_usd_per_m_tokens") is not None else []
+    if day:
+        charts_.append(_chart("The day hour by hour: the draw at the facility and the electricity price",
+                              charts.day_spec(), charts.day_data(hours_table(dict(scenario)))))
     part = {"kpis": figures.kpi_rows(kpis.output_kpis(rows, result, base)), "notes": figures.scenario_notes(result),
-            "charts": _cost_charts(scenario, result) if result.get("cost_usd_per_m_tokens") is not None else [],
-            **_scenario_part(scenario, result)}
+            "charts": charts_, **_scenario_part(scenario, result)}
     return _document(kind, scenario, baseline, _when(when), link, part)
+
+
+def day_matters(result: Mapping[str, Any]) -> bool:
+    """Whether a scenario's day is more than one flat price and no carbon: a tariff, a grid intensity, a carbon
+    price or a rent tier other than on demand (then the report shows the Cost page's energy and carbon panel).
+    """
+    return bool(result.get("electricity_tariff") or result.get("grid_carbon_g_per_kwh_effective") is not None
+                or float(result.get("carbon_usd_per_tonne") or 0.0) > 0
+                or (result.get("ownership") == "rent" and result.get("rent_tier") not in (None, "on_demand")))
 
 
 def _evaluated(scenario: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -180,6 +198,9 @@ def plan_report(scenario: Mapping[str, Any], plan: Mapping[str, Any], baseline: 
         if points:
             out.append(_chart("The cheapest plan against " + charts.FRONTIERS[which][1].split(" [")[0].lower(),
                               charts.frontier_spec(*charts.FRONTIERS[which]), charts.frontier_data(list(points))))
+    if plan.get("frontier_carbon"):
+        out.append(_chart("Cost against emissions: the cheapest plan at each carbon price",
+                          charts.carbon_frontier_spec(), charts.frontier_data(list(plan["frontier_carbon"]))))
     evaluated = _evaluated(scenario)
     if evaluated and evaluated.get("cost_usd_per_m_tokens") is not None:
         out += _cost_charts(scenario, evaluated)
