@@ -15,7 +15,14 @@ import economics
 from economics.domain import covering
 from economics.studies import planner
 from economics.studies.planner.build import build_model, hourly_models
-from economics.studies.planner.hourly import COVER_ROWS, FIXED_IN_AN_HOUR, NOT_IN_AN_HOUR, cover_problem, covered_hour
+from economics.studies.planner.hourly import (
+    COVER_ROWS,
+    FIXED_IN_AN_HOUR,
+    NOT_IN_AN_HOUR,
+    SOLVED_IN_AN_HOUR,
+    cover_problem,
+    covered_hour,
+)
 from economics.studies.planner.model import PlanModel, Row, utilization_cap
 from economics.studies.planner.pools import Problem
 
@@ -195,8 +202,8 @@ def test_planner_hours_match_highs_at_zero_gap(ttft: float | None, kv_link: floa
 def test_the_hourly_adapter_declares_every_kind_of_row() -> None:
     # a kind of row the adapter has no rule for would send every hour to HiGHS without a word: each kind is taken
     # into the covering problem, checked against the fixed fleet, or absent from an hour's model, exactly one of them
-    kinds = [COVER_ROWS, FIXED_IN_AN_HOUR, NOT_IN_AN_HOUR]
-    assert sorted(set(Row)) == sorted(COVER_ROWS | FIXED_IN_AN_HOUR | NOT_IN_AN_HOUR)
+    kinds = [COVER_ROWS, FIXED_IN_AN_HOUR, NOT_IN_AN_HOUR, SOLVED_IN_AN_HOUR]
+    assert sorted(set(Row)) == sorted(COVER_ROWS | FIXED_IN_AN_HOUR | NOT_IN_AN_HOUR | SOLVED_IN_AN_HOUR)
     assert sum(len(k) for k in kinds) == len(Row)
     for sub, _, _ in planner_hours(1.0, 400.0, 64):
         assert not set(sub.row_kind) & NOT_IN_AN_HOUR

@@ -173,7 +173,7 @@ PLAN_VALUES = {"plan_ttft_target_s": 0.75, "plan_ttft_percentile": 0.9, "plan_pr
                "plan_objective": "npv", "plan_spares": False, "plan_allow_rent": False,
                "plan_max_pools": 5, "plan_min_rental_hours": 24.0, "plan_min_pool_systems": 2,
                "plan_accelerators": ("b200", "mi300x"), "plan_rent_tiers": "on_demand;reserved;spot",
-               "plan_carbon_cap_tco2e_per_year": 1200.0}
+               "plan_carbon_cap_tco2e_per_year": 1200.0, "plan_max_spot_share": 0.5}
 
 
 def test_every_plan_setting_travels_in_the_link_and_back() -> None:

@@ -79,6 +79,18 @@ def test_spot_needs_the_spare_systems_its_interruptions_imply() -> None:
     assert r.plan["availability"].iloc[0] == pytest.approx(24 / 24.5, rel=1e-12)
 
 
+def test_spot_carries_no_more_than_its_share_of_each_hour() -> None:
+    # at most half of each hour on spot. Night (1 request/s): a spot system for half and an on-demand one for the
+    # rest (8 + 20) costs more than one on-demand system alone (20). Day (3 request/s): two spot systems carry
+    # 1.5 (16) and two on-demand the other 1.5 (40): 56, against 60 for three on demand or 68 for one spot and three
+    # on demand. 12 x 20 + 12 x 56 = 912 USD a day (576 with no share limit)
+    r = planner.plan(TIERED, replace(SETTINGS, rent_tiers="on_demand;spot", max_spot_share=0.5), [RENTED])
+    assert r.feasible, r.reason
+    assert r.summary["cost_usd_per_day"] == pytest.approx(912.0, rel=1e-9)
+    assert r.hours["aggregated_systems_spot"].tolist() == [0.0] * 12 + [2.0] * 12
+    assert r.hours["aggregated_systems_on_demand"].tolist() == [1.0] * 12 + [2.0] * 12
+
+
 def test_a_tier_price_the_candidate_gives_is_used() -> None:
     own_price = replace(RENTED, reserved_rent_usd_per_system_hour=15.0)
     r = planner.plan(TIERED, replace(SETTINGS, rent_tiers="reserved"), [own_price])

@@ -56,6 +56,7 @@ LABELS = {
     "spares": "Spares for failures", "allow_rent": "Allow rented systems (by the hour)",
     "max_pools": "Most distinct pools", "min_rental_hours": "Shortest rental [h a day]",
     "min_pool_systems": "Smallest pool [system]", "rent_tiers": "Rent tiers the plan may mix",
+    "max_spot_share": "Most of the demand on spot [share]",
     "carbon_cap_tco2e_per_year": "Carbon cap [tCO2e a year]",
 }
 TIER_WORDS = {"on_demand": "on demand (by the hour)", "reserved": "reserved (every hour paid)",
@@ -214,6 +215,7 @@ def settings_widgets() -> None:
     _chosen("objective", settings, list(planner.PLAN_FIELDS["objective"].choices), OBJECTIVE_WORDS)
     _checked("allow_rent", settings)
     _tiers(settings)
+    _typed("max_spot_share", settings)
     _checked("spares", settings)
     _typed("carbon_cap_tco2e_per_year", settings)
     st.caption("How an operations team would run it")

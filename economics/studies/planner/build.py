@@ -11,7 +11,7 @@ import numpy as np
 
 from economics.domain.formula import DAYS_PER_YEAR, HOURS_PER_DAY
 from economics.scenario import Scenario
-from economics.studies.planner.constraints import demand_rows, floor_rows, pool_rows, site_rows
+from economics.studies.planner.constraints import demand_rows, floor_rows, pool_rows, site_rows, spot_rows
 from economics.studies.planner.inputs import PlanSettings, hour_types, type_day
 from economics.studies.planner.model import STRETCHABLE, PlanModel
 from economics.studies.planner.pools import Problem
@@ -54,6 +54,7 @@ def build_model(pb: Problem, rho: dict[int, float], elastic: bool | frozenset[st
     levels, _, weights = hour_types(pb.wl)
     onsite = _variables(m, pb, weights)
     demand_rows(m, pb.pools, pb.wl, levels, stretch)
+    spot_rows(m, pb.pools, pb.cands, pb.wl, levels, pb.settings)
     pool_rows(m, pb.pools, pb.cands, weights, rho, pb.settings, pb.wl)
     floor_rows(m, pb.pools, floors or {})
     site_rows(m, pb.pools, pb.cands, pb.costs, pb.s, pb.settings, onsite, weights, pb.wl, stretch)

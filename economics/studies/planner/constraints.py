@@ -32,6 +32,22 @@ def demand_rows(m: PlanModel, pools: list[Pool], wl: Workload, levels: np.ndarra
             m.row(coefs, -1.0, group, h)
 
 
+def spot_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], wl: Workload, levels: np.ndarray,
+              settings: PlanSettings) -> None:
+    """Every hour: spot pools carry at most ``max_spot_share`` of the input and of the output demand (the share
+    of the service an interruption may take down); no rows when the share is 1 or nothing is spot.
+    """
+    spot = [p for p, pool in enumerate(pools) if cands[pool.cand].rent_tier == "spot"]
+    if settings.max_spot_share >= 1.0 or not spot:
+        return
+    for h, lam in enumerate(levels):
+        for role, per_request in (("prefill", wl.uncached_input_tokens), ("decode", wl.output_tokens)):
+            coefs = {m.flow_col[(p, h)]: (per_request if pools[p].role == "aggregated" else 1.0) * pools[p].unit
+                     / (lam * per_request) for p in spot if pools[p].role in ("aggregated", role)}
+            if per_request > 0 and lam > 0 and coefs:
+                m.row(coefs, float(settings.max_spot_share), Row.SPOT_SHARE, h)
+
+
 def whole_demand_flow(pool: Pool, wl: Workload, requests_per_s: float) -> float:
     r"""The flow [in units of one system's full load] that serves the hour's whole demand by this pool alone.
 

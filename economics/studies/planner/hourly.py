@@ -33,6 +33,8 @@ COVER_ROWS = frozenset({Row.DEMAND_INPUT, Row.DEMAND_OUTPUT, Row.CAPACITY, Row.T
 FIXED_IN_AN_HOUR = frozenset({Row.TTFT_FLOOR, Row.EXISTING_FLEET, Row.RACK_FILL, Row.RACKS, Row.SITE_POWER,
                               Row.CAPEX_BUDGET})
 """Rows over the owned fleet, which stage 2 has fixed: checked to hold, then left out."""
+SOLVED_IN_AN_HOUR = frozenset({Row.SPOT_SHARE})
+"""Rows an hour's model holds that the covering search does not take: HiGHS solves such an hour."""
 NOT_IN_AN_HOUR = frozenset({Row.POOL_OPEN, Row.SMALLEST_POOL, Row.POOL_SIZE, Row.RENTAL_BLOCK, Row.DISTINCT_POOLS})
 """The operations rules couple hours or pools: an hour's model has none (the solve holds them,
 :func:`economics.studies.planner.rules.apply_rules`)."""

@@ -70,6 +70,8 @@ PLAN_FIELDS: dict[str, FieldSpec] = {f.name: f for f in (
     _pf("rent_tiers", "str", "", "", "Tiers rented capacity may be bought in, separated by ';' (on_demand, "
         "reserved: every hour paid, spot: sized up for its interruptions); the plan chooses the mix per pool; "
         "empty = the scenario's rent_tier"),
+    _pf("max_spot_share", "float", 1.0, "-", "Most of each hour's demand spot capacity may carry (what an "
+        "interruption may take down while spares load); 1 = no limit", ge=0, le=1),
     _pf("carbon_cap_tco2e_per_year", "float", None, "tCO2e/year", "Most the fleet may emit in a year (operational "
         "and embodied); met by pricing carbon until the plan is under it; empty = no cap", optional=True, ge=0,
         le=1e9),
@@ -96,6 +98,7 @@ class PlanSettings:
     """None: no limit (the plan without the setting, as :func:`setting_costs` solves it)."""
     min_rental_hours: float = 8.0
     rent_tiers: str = ""
+    max_spot_share: float = 1.0
     carbon_cap_tco2e_per_year: float | None = None
     min_pool_systems: int = 1
 

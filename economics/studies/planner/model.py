@@ -24,6 +24,7 @@ class Row(StrEnum):
 
     DEMAND_INPUT = "demand input"
     DEMAND_OUTPUT = "demand output"
+    SPOT_SHARE = "spot share"
     CAPACITY = "capacity"
     TTFT = "ttft"
     TTFT_FLOOR = "ttft floor"
