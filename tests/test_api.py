@@ -271,6 +271,25 @@ def test_plan_is_the_cli(api: httpx.Client, capsys: pytest.CaptureFixture[str]) 
     assert doc.pop("version") == economics.__version__ and doc == expected
 
 
+def test_a_tiered_plan_with_carbon_is_the_cli(api: httpx.Client, capsys: pytest.CaptureFixture[str],
+                                              tmp_path: Path) -> None:
+    # the peaks row with the three rent tiers weighed, a grid intensity and the cost-against-emissions frontier
+    text = (DOCS / "plan-example.csv").read_text().splitlines()
+    rows = [text[0] + ",rent_tiers,grid_carbon_g_per_kwh",
+            *(line + ",on_demand;reserved;spot,400" for line in text[1:])]
+    plan, cands = tmp_path / "plan.csv", DOCS / "plan-candidates.csv"
+    plan.write_text("\n".join(rows) + "\n")
+    expected = json.loads(_cli(capsys, "plan", str(plan), "--row", "worked-plan-peaks", "--candidates", str(cands),
+                               "--frontier", "carbon"))
+    r = api.post("/v1/plan", params={"row": "worked-plan-peaks", "frontier": "carbon"},
+                 files={"scenarios": ("plan.csv", plan.read_bytes()), "candidates": ("c.csv", cands.read_bytes())})
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    assert doc.pop("version") == economics.__version__ and doc == expected
+    assert {p["tier"] for p in doc["plan"]} - {None} and doc["summary"]["tco2e_per_year"] > 0
+    assert [p["carbon_usd_per_tonne"] for p in doc["frontier_carbon"]][:3] == [0.0, 25.0, 50.0]
+
+
 def _pdf_text(pdf: bytes) -> str:
     """The PDF's text, whitespace and the date of making removed (a CLI and an API report may straddle midnight)."""
     text = "".join(page.extract_text() for page in pypdf.PdfReader(io.BytesIO(pdf)).pages)
