@@ -122,6 +122,18 @@ def _check_carbon_price(cols: dict[str, Any], add: Add) -> None:
         "grid_region, grid_carbon_g_per_kwh or grid_carbon_by_hour")
 
 
+def region_intensity(region: str) -> tuple[float, str]:
+    """A grid region's annual average [gCO2e/kWh] and its hourly profile's text ('' where the catalog has none);
+    ValueError naming an id the catalog does not hold.
+    """
+    table = catalog.grid_regions()
+    if region not in table.index:
+        raise ValueError(catalog.unknown_id_message("grid_region", region, list(table.index)))
+    hours = table["g_per_kwh_by_hour"].get(region, "")
+    average = table["g_per_kwh"].astype(float)[region]
+    return float(average), "" if not isinstance(hours, str) else hours
+
+
 def _fill_from_region(cols: dict[str, Any]) -> None:
     """A row naming a grid region and no intensity of its own takes the region's annual average, and its hourly
     profile where the catalog has one and the row gives none (a row's own average keeps its hours flat).

@@ -201,3 +201,12 @@ def test_a_cap_without_a_grid_intensity_is_refused_by_name() -> None:
     r = planner.plan(s, replace(FLAT, carbon_cap_tco2e_per_year=2.5), [DIRTY, CLEAN])
     assert not r.feasible and r.reason.startswith("carbon_cap_tco2e_per_year: a cap needs the grid's intensity")
     assert planner.plan(s, FLAT, [DIRTY]).summary["kgco2e_per_day"] is None  # not counted, not zero
+
+
+def test_a_grid_region_alone_gives_the_plan_its_intensity() -> None:
+    # France at 44.2 g/kWh (Ember 2024): the dirty box's 24 kWh a day emit 24 x 0.0442 = 1.0608 kg
+    r = planner.plan(FLAT_DAY.model_copy(update={"grid_carbon_g_per_kwh": None, "grid_region": "fr"}), FLAT, [DIRTY])
+    assert r.summary["operational_kgco2e_per_day"] == pytest.approx(24 * 0.0442, rel=1e-9)
+    with pytest.raises(ValueError, match="grid_region: unknown id 'atlantis'"):
+        planner.plan(FLAT_DAY.model_copy(update={"grid_region": "atlantis", "grid_carbon_g_per_kwh": None}), FLAT,
+                     [DIRTY])

@@ -42,9 +42,11 @@ def spot_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], wl: Workl
         return
     for h, lam in enumerate(levels):
         for role, per_request in (("prefill", wl.uncached_input_tokens), ("decode", wl.output_tokens)):
+            if per_request <= 0 or lam <= 0:  # nothing of this kind to serve in the hour
+                continue
             coefs = {m.flow_col[(p, h)]: (per_request if pools[p].role == "aggregated" else 1.0) * pools[p].unit
                      / (lam * per_request) for p in spot if pools[p].role in ("aggregated", role)}
-            if per_request > 0 and lam > 0 and coefs:
+            if coefs:
                 m.row(coefs, float(settings.max_spot_share), Row.SPOT_SHARE, h)
 
 

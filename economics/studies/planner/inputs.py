@@ -17,6 +17,7 @@ from economics.domain.formula import G_PER_KG, HOURS_PER_DAY, KG_PER_TONNE, SECO
 from economics.engine.hours import tariff_prices
 from economics.engine.resolve import kv_bytes_per_token
 from economics.scenario import FieldSpec, Scenario
+from economics.validation_hours import region_intensity
 
 ROLES = ("aggregated", "prefill", "decode")
 
@@ -198,10 +199,14 @@ def plan_day(s: Scenario) -> Day:
     """The scenario's tariff (or flat price), grid intensity and carbon price over the 24 hours."""
     price = tariff_prices(str(s.electricity_tariff)) if s.electricity_tariff else np.full(
         HOURS, float(s.electricity_usd_per_kwh))
-    if s.grid_carbon_by_hour:
-        grid = hour_values("grid_carbon_by_hour", str(s.grid_carbon_by_hour))
+    average, hours = s.grid_carbon_g_per_kwh, s.grid_carbon_by_hour
+    if average is None and s.grid_region:  # the region's figures, as a table row naming it takes them
+        average, region_hours = region_intensity(str(s.grid_region).lower())
+        hours = hours or region_hours or None
+    if hours:
+        grid = hour_values("grid_carbon_by_hour", str(hours))
     else:
-        grid = np.full(HOURS, np.nan if s.grid_carbon_g_per_kwh is None else float(s.grid_carbon_g_per_kwh))
+        grid = np.full(HOURS, np.nan if average is None else float(average))
     per_kg = float(s.carbon_usd_per_tonne) / KG_PER_TONNE
     carbon = np.nan_to_num(grid) / G_PER_KG * per_kg
     one_price = bool(np.all(price == price[0]))
