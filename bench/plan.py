@@ -216,6 +216,38 @@ def page_edit() -> None:
           f"(ratio {after / before:.2f}); same plans {old_costs == new_costs}")
 
 
+def tiers_and_carbon(s: economics.Scenario, hosted: list, excluded: list, cands: list) -> None:
+    """The full catalog's plan with the three rent tiers weighed, a tariff by the hour, a grid and a carbon price,
+    against the same plan without (one run, best of 3 each); a carbon cap that binds; the cost-against-emissions
+    frontier.
+    """
+    plain = planner.PlanSettings(demand_profile=PROFILE)
+    tiered = replace(plain, rent_tiers="on_demand;reserved;spot")
+    priced = s.model_copy(update={"electricity_tariff": "de-lu-day-ahead-2024", "grid_region": "de",
+                                  "carbon_usd_per_tonne": 100.0})
+    base, _, r0 = timed(lambda: planner.solve_plan(s, plain, hosted, excluded, costed=False))
+    tier_t, tier_cpu, r1 = timed(lambda: planner.solve_plan(priced, tiered, hosted, excluded, costed=False))
+    assert r0 is not None and r1 is not None
+    tiers = sorted({str(t) for t in r1.plan["tier"].dropna()})
+    print(f"plan with rent tiers (3), a tariff by the hour and carbon at 100 USD/t: {len(r1.candidates)} candidates "
+          f"in {tier_t:.2f} s wall, {tier_cpu:.2f} s CPU against {base:.2f} s without (ratio {tier_t / base:.2f}); "
+          f"{r1.summary.get('cost_usd_per_day', 0):,.0f} USD/day with tiers {', '.join(tiers) or 'none rented'}, "
+          f"{r1.summary.get('tco2e_per_year', 0):,.0f} tCO2e a year, gap {r1.summary.get('mip_gap', 0):.2%}")
+    cap = 0.8 * float(r1.summary.get("tco2e_per_year") or 0.0)
+    t_cap, _, capped = timed(lambda: planner.solve_plan(priced, replace(tiered, carbon_cap_tco2e_per_year=cap),
+                                                        hosted, excluded, costed=False), 1)
+    assert capped is not None
+    print(f"  a cap at 80 % of its emissions ({cap:,.0f} tCO2e a year): {t_cap:.2f} s (ratio {t_cap / tier_t:.1f} x "
+          f"one plan), shadow price {capped.summary.get('carbon_cap_usd_per_tonne') or 0:,.1f} USD/t, "
+          f"{capped.summary.get('cost_usd_per_day', 0):,.0f} USD/day" if capped.feasible else
+          f"  a cap at 80 %: {capped.reason}")
+    t_c, c_c, front = timed(lambda: planner.frontier_carbon(priced, planner.PlanSettings(demand_profile="diurnal"),
+                                                            candidates=cands), 1)
+    assert front is not None
+    print(f"frontier cost vs emissions: {len(front)} carbon prices ({int(front['feasible'].sum())} feasible) in "
+          f"{t_c:.2f} s wall, {c_c:.2f} s CPU (target <= 10 s, ratio {t_c / 10:.2f})")
+
+
 def main() -> None:
     page_edit()
     s = scenario()
@@ -247,6 +279,8 @@ def main() -> None:
               f"wall, {cpu:.2f} s CPU (best of 3; target <= 2 s, ratio {best / 2.0:.2f}); feasible {result.feasible}, "
               f"{result.summary.get('cost_usd_per_day', 0):,.0f} USD/day, gap to the bound "
               f"{result.summary.get('mip_gap', 0):.2%}, {result.summary.get('distinct_pools')} pools")
+
+    tiers_and_carbon(s, hosted, excluded + more, cands)
 
     settings = planner.PlanSettings(demand_profile="diurnal")
     t_speed, c_speed, speed = timed(lambda: planner.frontier_speed(s, settings), 1)
