@@ -233,14 +233,14 @@ def tiers_and_carbon(s: economics.Scenario, hosted: list, excluded: list, cands:
           f"in {tier_t:.2f} s wall, {tier_cpu:.2f} s CPU against {base:.2f} s without (ratio {tier_t / base:.2f}); "
           f"{r1.summary.get('cost_usd_per_day', 0):,.0f} USD/day with tiers {', '.join(tiers) or 'none rented'}, "
           f"{r1.summary.get('tco2e_per_year', 0):,.0f} tCO2e a year, gap {r1.summary.get('mip_gap', 0):.2%}")
-    cap = 0.8 * float(r1.summary.get("tco2e_per_year") or 0.0)
+    cap = 0.9 * float(r1.summary.get("tco2e_per_year") or 0.0)
     t_cap, _, capped = timed(lambda: planner.solve_plan(priced, replace(tiered, carbon_cap_tco2e_per_year=cap),
                                                         hosted, excluded, costed=False), 1)
     assert capped is not None
-    print(f"  a cap at 80 % of its emissions ({cap:,.0f} tCO2e a year): {t_cap:.2f} s (ratio {t_cap / tier_t:.1f} x "
+    print(f"  a cap at 90 % of its emissions ({cap:,.0f} tCO2e a year): {t_cap:.2f} s (ratio {t_cap / tier_t:.1f} x "
           f"one plan), shadow price {capped.summary.get('carbon_cap_usd_per_tonne') or 0:,.1f} USD/t, "
           f"{capped.summary.get('cost_usd_per_day', 0):,.0f} USD/day" if capped.feasible else
-          f"  a cap at 80 %: {capped.reason}")
+          f"  a cap at 90 %: {capped.reason}")
     t_c, c_c, front = timed(lambda: planner.frontier_carbon(priced, planner.PlanSettings(demand_profile="diurnal"),
                                                             candidates=cands), 1)
     assert front is not None
