@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from economics import catalog
 from economics.day_profiles import demand_profile, hour_values
@@ -139,16 +140,16 @@ def _fill_from_region(cols: dict[str, Any]) -> None:
     profile where the catalog has one and the row gives none (a row's own average keeps its hours flat).
     """
     region = np.asarray(cols["grid_region"], dtype=object)
-    table = catalog.grid_regions()
-    named = np.array([r in table.index for r in region], dtype=bool) if len(region) else np.zeros(0, dtype=bool)
+    codes, names = pd.factorize(pd.Series(region, dtype=object), use_na_sentinel=False)  # a region read once
+    figures = [region_intensity(str(r)) if r in catalog.grid_regions().index else (np.nan, "") for r in names]
+    average = np.array([f[0] for f in figures], dtype=float)[codes] if len(names) else np.zeros(0)
     given = np.asarray(cols["grid_carbon_g_per_kwh"], dtype=float)
-    take = named & np.isnan(given)
+    take = ~np.isnan(average) & np.isnan(given)
     if not take.any():
         return
-    average = table["g_per_kwh"].astype(float)
-    cols["grid_carbon_g_per_kwh"] = np.where(take, [average.get(r, np.nan) for r in region], given)
+    cols["grid_carbon_g_per_kwh"] = np.where(take, average, given)
     hours = np.asarray(cols["grid_carbon_by_hour"], dtype=object)
-    profile = np.array([table["g_per_kwh_by_hour"].get(r, "") for r in region], dtype=object)
+    profile = np.array([f[1] for f in figures], dtype=object)[codes]
     cols["grid_carbon_by_hour"] = np.where(take & (hours == ""), profile, hours)
 
 
