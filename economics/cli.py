@@ -28,13 +28,8 @@ from economics import user_curves, values
 from economics.api.serve import add_serve_command
 from economics.catalog import accelerator_ids, closest, unknown_id_message
 from economics.domain.explain import format_number as fmt
-from economics.engine.batch import (
-    ScenarioError,
-    as_scenario,
-    evaluate_scenario,
-    explain_row,
-    provenance_text,
-)
+from economics.engine.batch import ScenarioError, as_scenario, evaluate_scenario, explain_row
+from economics.engine.provenance import provenance_text
 from economics.io import benchmarks, interrupts, one_row, output_paths, tables, terminal
 from economics.io.documents import fields_markdown, schema_text, template_text
 from economics.io.one_row import InvalidRow

@@ -20,7 +20,8 @@ import pandas as pd
 from economics import user_curves
 from economics.api.errors import ApiError, Code, problem
 from economics.catalog import accelerator_ids, closest, unknown_id_message
-from economics.engine.batch import ScenarioError, as_scenario, evaluate_scenario, explain_row, provenance_text
+from economics.engine.batch import ScenarioError, as_scenario, evaluate_scenario, explain_row
+from economics.engine.provenance import provenance_text
 from economics.io import benchmarks, one_row, tables
 from economics.io.one_row import InvalidRow
 from economics.io.plan_files import InvalidPlanRow, plan_csv_text, plan_from_files, solver_chatter_silenced

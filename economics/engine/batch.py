@@ -15,7 +15,7 @@ import pandas as pd
 from pydantic import ValidationError
 
 from economics import catalog
-from economics.domain.explain import Trace, format_number
+from economics.domain.explain import Trace
 from economics.domain.revenue import PREFILL_ESTIMATE
 from economics.engine import estimate_range
 from economics.engine.derivation import trace_throughput
@@ -30,6 +30,7 @@ from economics.engine.pipeline import (
     fleet_reasons,
     warning_text,
 )
+from economics.engine.provenance import provenance_text
 from economics.engine.resolve import per_user_throughput
 from economics.scenario import FIELDS, Scenario, show_value
 from economics.validation import Problem, validate, validate_one
@@ -526,53 +527,6 @@ def explain_text(scenario: Scenario | dict[str, Any]) -> str:
     s = as_scenario(scenario)
     trace = explain_scenario(s)
     return provenance_text(s.model_dump()) + "\n\n" + trace.text()
-
-
-def input_origins(raw: dict[str, Any]) -> list[dict[str, str]]:
-    """Where each input with a value comes from, one record per field in schema order: ``field``, ``value`` (as
-    the derivation writes it), ``unit``, ``origin`` (``given``, ``catalog`` or ``default``) and, for a catalog figure
-    or a sourced default, its ``source``, ``source_date``, ``confidence`` and the catalog ``accelerator`` ('' when
-    none). :func:`provenance_text` prints them; the board report tabulates them.
-    """
-    frame = pd.DataFrame([raw])[[c for c in raw if c in FIELDS]]
-    cols, _ = validate(frame)
-    acc = str(cols["accelerator"][0])
-    out = []
-    for name, spec in FIELDS.items():
-        value = cols[name][0]
-        if isinstance(value, float) and np.isnan(value):
-            continue
-        shown = format_number(float(value)) if spec.kind in ("float", "int") else str(value)
-        given = raw.get(name) not in (None, "") and not (isinstance(raw.get(name), float) and np.isnan(raw[name]))
-        row = {"field": name, "value": shown, "unit": spec.unit if spec.unit != "-" else "", "origin": "given",
-               "source": "", "source_date": "", "confidence": "", "accelerator": ""}
-        if spec.catalog_field and not given:
-            src = catalog.accelerator_source(acc, spec.catalog_field)
-            row.update(origin="catalog", accelerator=acc)
-            if src:
-                row.update(source=src["source"], source_date=src["source_date"], confidence=src["confidence"])
-        elif spec.default_source and (not given or raw.get(name) == spec.default):
-            src = catalog.default_source(name)
-            row.update(origin="default", source=src["source"], source_date=src["source_date"],
-                       confidence=src["confidence"])
-        elif not given:
-            row["origin"] = "default"
-        out.append(row)
-    return out
-
-
-def provenance_text(raw: dict[str, Any]) -> str:
-    """Where each input comes from: given, catalog (with source, date, confidence) or sourced default."""
-    lines = ["inputs:"]
-    for r in input_origins(raw):
-        origin = r["origin"]
-        if r["source"]:
-            where = f"catalog {r['accelerator']}" if origin == "catalog" else "default"
-            origin = f"{where}: {r['source']}, {r['source_date']}, {r['confidence']}"
-        elif origin == "catalog":
-            origin = "catalog"
-        lines.append(f"  {r['field']} = {r['value']} {r['unit']}".rstrip() + f"   ({origin})")
-    return "\n".join(lines)
 
 
 VARIANT_FIELDS = frozenset({

@@ -1,4 +1,5 @@
-"""Where a scenario's throughput comes from, in words: the record (claim, curve, your file), its date and stack.
+"""Where a scenario's figures come from: its throughput in words (the record: claim, curve, your file; its date and
+stack), and each input's origin (given, a catalog figure or a sourced default, with source, date and confidence).
 
 One sentence per evaluated scenario, for pages, reports and the command line alike, built from the evaluation's
 own outputs (``throughput_source``, ``throughput_curve``, ``throughput_date``, ``serving_stack_used``) and the
@@ -10,10 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from economics import catalog
 from economics.domain.explain import format_number as fmt
 from economics.engine.measured import SOURCE_CLAIM, SOURCE_CURVE, SOURCE_ESTIMATE, SOURCE_USER, claim_record
+from economics.scenario import FIELDS
 from economics.sources import first_url, source_urls
+from economics.validation import validate
 
 
 def _curve_source(curve_id: str) -> str:
@@ -77,3 +83,50 @@ def throughput_description(result: Mapping[str, Any]) -> str:
 
 def _rate(value: Any) -> str:
     return "no" if value is None else fmt(float(value))
+
+
+def input_origins(raw: dict[str, Any]) -> list[dict[str, str]]:
+    """Where each input with a value comes from, one record per field in schema order: ``field``, ``value`` (as
+    the derivation writes it), ``unit``, ``origin`` (``given``, ``catalog`` or ``default``) and, for a catalog figure
+    or a sourced default, its ``source``, ``source_date``, ``confidence`` and the catalog ``accelerator`` ('' when
+    none). :func:`provenance_text` prints them; the board report tabulates them.
+    """
+    frame = pd.DataFrame([raw])[[c for c in raw if c in FIELDS]]
+    cols, _ = validate(frame)
+    acc = str(cols["accelerator"][0])
+    out = []
+    for name, spec in FIELDS.items():
+        value = cols[name][0]
+        if isinstance(value, float) and np.isnan(value):
+            continue
+        shown = fmt(float(value)) if spec.kind in ("float", "int") else str(value)
+        given = raw.get(name) not in (None, "") and not (isinstance(raw.get(name), float) and np.isnan(raw[name]))
+        row = {"field": name, "value": shown, "unit": spec.unit if spec.unit != "-" else "", "origin": "given",
+               "source": "", "source_date": "", "confidence": "", "accelerator": ""}
+        if spec.catalog_field and not given:
+            src = catalog.accelerator_source(acc, spec.catalog_field)
+            row.update(origin="catalog", accelerator=acc)
+            if src:
+                row.update(source=src["source"], source_date=src["source_date"], confidence=src["confidence"])
+        elif spec.default_source and (not given or raw.get(name) == spec.default):
+            src = catalog.default_source(name)
+            row.update(origin="default", source=src["source"], source_date=src["source_date"],
+                       confidence=src["confidence"])
+        elif not given:
+            row["origin"] = "default"
+        out.append(row)
+    return out
+
+
+def provenance_text(raw: dict[str, Any]) -> str:
+    """Where each input comes from: given, catalog (with source, date, confidence) or sourced default."""
+    lines = ["inputs:"]
+    for r in input_origins(raw):
+        origin = r["origin"]
+        if r["source"]:
+            where = f"catalog {r['accelerator']}" if origin == "catalog" else "default"
+            origin = f"{where}: {r['source']}, {r['source_date']}, {r['confidence']}"
+        elif origin == "catalog":
+            origin = "catalog"
+        lines.append(f"  {r['field']} = {r['value']} {r['unit']}".rstrip() + f"   ({origin})")
+    return "\n".join(lines)

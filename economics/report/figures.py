@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from economics import catalog
-from economics.engine.batch import as_scenario, explain_scenario, input_origins
-from economics.engine.provenance import throughput_description
+from economics.engine.batch import as_scenario, explain_scenario
+from economics.engine.provenance import input_origins, throughput_description
 from economics.presets import default_scenario
 from economics.report import format as fmt
 from economics.report.format import Kpi
