@@ -88,9 +88,9 @@ def value_problem(field: str, text: str, peak_to_average: float = 2.0) -> tuple[
     text = text.strip()
     if field == "demand_profile":
         text = _demand_text(text)
-        peak, problem = _demand_peak(text, peak_to_average)
-        if problem is None and text != "diurnal" and peak > peak_to_average * (1 + 1e-9):
-            problem = f"demand_profile: its busiest hour is {peak:.4g} x the average, above peak_to_average"
+        peak, problem = _demand_peak(text, 2.0)
+        if problem is None and bool(_above_peak(text == "diurnal", peak, peak_to_average)):
+            problem = _peak_message(peak)
         return text or "flat", problem
     ids, check_one = _checks()[field]
     text = canonical(text, ids)
@@ -160,14 +160,25 @@ def _check_demand(cols: dict[str, Any], add: Add, distinct: Distinct) -> None:
     bad = np.array([m is not None for _, m in found], dtype=bool)
     add(bad[codes], "demand_profile", cols["demand_profile"],
         lambda v: _demand_peak(_demand_text(str(v)), 2.0)[1])
-    # the diurnal shape peaks at the row's own peak_to_average by construction; numbers at their own busiest hour
-    peak = np.array([0.0 if t == "diurnal" else p for t, (p, _) in zip(texts, found, strict=True)])[codes]
+    peak = np.array([p for p, _ in found])[codes]
     p2a = np.broadcast_to(np.asarray(cols["peak_to_average"], dtype=float), peak.shape)
-    add(~bad[codes] & (peak > p2a * (1 + 1e-9)), "demand_profile", cols["demand_profile"],
-        lambda v: f"demand_profile: its busiest hour is {_demand_peak(_demand_text(str(v)), 2.0)[0]:.4g} x the "
-        "average, above peak_to_average; raise peak_to_average to at least that (the fleet is sized for it)")
+    above = _above_peak((texts == "diurnal")[codes], peak, p2a)
+    add(~bad[codes] & above, "demand_profile", cols["demand_profile"],
+        lambda v: _peak_message(_demand_peak(_demand_text(str(v)), 2.0)[0]))
     texts[texts == ""] = "flat"
     cols["demand_profile"] = texts[codes]
+
+
+def _above_peak(diurnal: Any, peak: Any, peak_to_average: Any) -> Any:
+    """Whether a profile's busiest hour exceeds the row's ``peak_to_average`` (scalars or arrays): the diurnal shape
+    peaks at the row's own by construction; numbers at their own busiest hour.
+    """
+    return np.logical_and(np.logical_not(diurnal), np.asarray(peak) > np.asarray(peak_to_average) * (1 + 1e-9))
+
+
+def _peak_message(peak: float) -> str:
+    return (f"demand_profile: its busiest hour is {peak:.4g} x the average, above peak_to_average; raise "
+            "peak_to_average to at least that (the fleet is sized for it)")
 
 
 def _demand_text(text: str) -> str:

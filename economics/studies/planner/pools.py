@@ -107,13 +107,13 @@ def candidate_costs(c: Candidate, s: Scenario, day: Day | None = None) -> Costs:
     day = day or plan_day(s)
     pays = c.on_site or not s.rent_includes_energy
     f, usd_per_kwh = float(s.idle_power_fraction), (day.mean_usd_per_kwh if pays else 0.0) + day.mean_carbon_usd_per_kwh
-    idle = float(cost.energy_usd_per_hour(cost.average_power_kw(c.system_power_kw, 0.0, f), pue, usd_per_kwh))
+    idle_it_kw = float(cost.average_power_kw(c.system_power_kw, 0.0, f))
+    idle = float(cost.energy_usd_per_hour(idle_it_kw, pue, usd_per_kwh))
     busy = float(cost.energy_usd_per_hour(c.system_power_kw * (1.0 - f), pue, usd_per_kwh))
     embodied = c.embodied_kgco2e_per_system if math.isfinite(c.embodied_kgco2e_per_system) else 0.0
     kg_h = float(carbon.embodied_kgco2e_per_day(1.0, embodied, float(s.depreciation_years))) / HOURS_PER_DAY
     carbon_h = kg_h * day.carbon_usd_per_kg
-    physical = (idle, pays, float(cost.average_power_kw(c.system_power_kw, 0.0, f)) * pue,
-                c.system_power_kw * (1.0 - f) * pue, kg_h)
+    physical = (idle, pays, idle_it_kw * pue, c.system_power_kw * (1.0 - f) * pue, kg_h)
     if c.ownership == "rent":
         return Costs(0.0, 0.0, c.rent_usd_per_system_hour + idle + carbon_h, busy, 0.0, 0.0, *physical)
     retrofit_capex = (float(fleet.retrofit_capex_usd(c.system_power_kw, s.liquid_retrofit_usd_per_mw))

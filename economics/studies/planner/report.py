@@ -17,7 +17,7 @@ from economics.domain.formula import DAYS_PER_YEAR, HOURS_PER_DAY, SECONDS_PER_D
 from economics.scenario import Scenario
 from economics.studies.planner.candidates import Candidate, rack_systems
 from economics.studies.planner.footprint import footprint_summary, pool_kgco2e_per_day
-from economics.studies.planner.inputs import HOURS, ROLES, PlanSettings, Workload, hour_types, type_day
+from economics.studies.planner.inputs import HOURS, ROLES, Day, PlanSettings, Workload, hour_types, type_day
 from economics.studies.planner.milp import MIP_REL_GAP, TIME_LIMIT_S, Solution
 from economics.studies.planner.model import PlanModel, Row, utilization_cap
 from economics.studies.planner.pools import Costs, Pool, Problem
@@ -115,20 +115,22 @@ def hours_frame(wl: Workload, per_hour: dict[str, np.ndarray] | None) -> pd.Data
 
 
 def _pool_row(m: PlanModel, x: np.ndarray, p: int, pool: Pool, c: Candidate, k: Costs, s: Scenario,
-              settings: PlanSettings, wl: Workload, weights: np.ndarray) -> dict[str, Any]:
-    """One line of the plan: a pool's systems, hours, power, cost, emissions, utilization, TTFT and spares."""
+              settings: PlanSettings, wl: Workload, weights: np.ndarray, inverse: np.ndarray,
+              day: Day | None) -> dict[str, Any]:
+    """One line of the plan: a pool's systems, hours, power, cost, emissions, utilization, TTFT and spares
+    (``weights``, ``inverse``: the plan's hour types, :func:`hour_types`; ``day``: their prices, :func:`type_day`).
+    """
     hours = len(weights)
     n = pool_counts(m, x, p, hours)
     f = np.array([float(x[m.flow_col[(p, h)]]) for h in range(hours)]) * pool.unit
     on_site = c.on_site
     systems = float(n.max())
     per_rack = rack_systems(c, s, c.cooling_mode) if on_site else math.nan
-    day = type_day(wl)
     ratio = day.ratio(k.pays_energy) if day is not None else np.ones(hours)  # each hour's energy over the mean
     rent = k.rent_usd_per_hour + k.idle_energy_usd_per_hour * (ratio - 1.0) if not on_site else np.zeros(hours)
     cost_day = (HOURS_PER_DAY * k.fixed_usd_per_hour * systems if on_site else 0.0) + float(np.sum(
         weights * (n * rent + f * pool.energy_usd_per_flow_hour * ratio * wl.energy_scale)))
-    operational, embodied = pool_kgco2e_per_day(n, f, hour_types(wl)[1], pool, k, wl)
+    operational, embodied = pool_kgco2e_per_day(n, f, inverse, pool, k, wl)
     busy = np.divide(f, pool.raw_capacity * n, out=np.zeros(hours), where=n > 0)
     ttft, needed = 0.0, 0.0
     for h in range(hours):
@@ -181,8 +183,9 @@ def plan_result(m: PlanModel, res: Any, pb: Problem, table: pd.DataFrame, notes:
     levels, inverse, weights = hour_types(wl)
     x = res.x
     used = [p for p in range(len(pools)) if pool_counts(m, x, p, len(weights)).max() > 0]
-    rows = [_pool_row(m, x, p, pools[p], cands[pools[p].cand], costs[pools[p].cand], s, settings, wl, weights)
-            for p in used]
+    day = type_day(wl)
+    rows = [_pool_row(m, x, p, pools[p], cands[pools[p].cand], costs[pools[p].cand], s, settings, wl, weights,
+                      inverse, day) for p in used]
     plan_df = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
     per_hour = _per_hour(m, x, pb, used, weights, inverse)
     racks = float(sum(_racks_of(m, x, pools, cands, s, i, len(weights)) for i in

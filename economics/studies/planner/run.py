@@ -133,17 +133,29 @@ def solve_under_cap(s: Scenario, settings: PlanSettings, cands: list[Candidate],
                                f"{first.summary['tco2e_per_year']:,.6g})")
         return first
     lo, hi = 0.0, max(1.0, price)
-    while float(at(hi).summary.get("tco2e_per_year") or math.inf) > cap:
+    at_hi = at(hi)
+    while _tonnes(at_hi) > cap:
         if hi >= MAX_CARBON_USD_PER_TONNE:
             return infeasible_result(
                 f"carbon_cap_tco2e_per_year: no plan emits under {cap:,.6g} tCO2e a year; at a carbon price "
                 f"{MAX_CARBON_USD_PER_TONNE:,.0f} USD/t above the scenario's the cheapest still emits "
-                f"{at(hi).summary['tco2e_per_year']:,.6g}", first.candidates, workload(s, settings), s)
+                f"{_tonnes(at_hi):,.6g}", first.candidates, workload(s, settings), s)
         lo, hi = hi, min(MAX_CARBON_USD_PER_TONNE, hi * 4.0)
+        at_hi = at(hi)
     for _ in range(CAP_STEPS):
         mid = (lo + hi) / 2.0
-        lo, hi = (lo, mid) if float(at(mid).summary.get("tco2e_per_year") or math.inf) <= cap else (mid, hi)
-    return _at_own_price(at(hi, costed), hi, cap)
+        at_mid = at(mid)
+        if _tonnes(at_mid) <= cap:
+            hi, at_hi = mid, at_mid
+        else:
+            lo = mid
+    # the plan at the price found is solved again only to cost its operations settings
+    return _at_own_price(at(hi, True) if costed else at_hi, hi, cap)
+
+
+def _tonnes(result: PlanResult) -> float:
+    """A plan's tCO2e a year; infinite for no plan."""
+    return float(result.summary.get("tco2e_per_year") or math.inf) if result.feasible else math.inf
 
 
 def _at_own_price(result: PlanResult, extra: float, cap: float) -> PlanResult:
