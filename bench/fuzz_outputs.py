@@ -5,10 +5,12 @@ Every command that writes a file (``evaluate -o`` and ``--errors``, ``compare``,
 at an output of one kind: a new file, an existing regular or read-only file, a folder, a path ending in ``/``, a
 file in a missing folder or below a file, a FIFO (drained by a reader thread that holds the FIFO open for reading
 and writing, so neither side can block), a symlink to a file, to nothing, to a folder, to a FIFO or to itself,
-``/dev/null``, a socket, a 300-character name, the empty string, ``-``; and ``-o X --errors X`` through the same
-path, a symlink, a FIFO or ``/dev/null``. Two runs stop half-way over an existing file: one refused past the first
-8 MB block of a large input (a byte that is not UTF-8), and one stopped by SIGTERM (in a process of its own) once
-its temporary file exists: the old file must stay as it was, with no temporary file left (exit 2, and 143).
+``/dev/null``, a socket, a 300-character name, the empty string, ``-``; ``-o X --errors X`` through the same
+path, a symlink, a FIFO or ``/dev/null``; and one of the command's own inputs (copied into the case folder first)
+spelled as given, as ``./name``, absolute, through a symlink or a hard link (each refused). Two runs stop half-way
+over an existing file: one refused past the first 8 MB block of a large input (a byte that is not UTF-8), and one
+stopped by SIGTERM (in a process of its own) once its temporary file exists: the old file must stay as it was,
+with no temporary file left (exit 2, and 143).
 
 Each case's folder is listed before and after (``lstat`` of every entry, the bytes of regular files, symlink
 targets), and counted:
@@ -16,9 +18,9 @@ targets), and counted:
 - ``output replaced``: anything but a regular file changed identity (a folder, FIFO, socket, symlink or
   ``/dev/null`` replaced, a link re-pointed), or a regular file changed by a run that was refused;
 - ``partial left``: a new ``*.partial`` or hidden file after the run;
-- ``mismatch``: an exit code other than the kind's (2 for what must be refused before any work; the input's own
-  0 or 1 for what can be written; a read-only file may go either way, since root can write it), or a run that
-  succeeded without writing its target.
+- ``mismatch``: an exit code other than the kind's (2 for what must be refused before any work, a read-only file
+  and an input among them; the input's own 0 or 1 for what can be written), or a run that succeeded without writing
+  its target.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from fuzz_common import ROOT, Run, Stage, run_in_process, stage_rng
 
 DOCS = ROOT / "docs"
 OLD = b"old contents\n"
-WRITABLE, REFUSED, EITHER = "writable", "refused", "either"
+WRITABLE, REFUSED = "writable", "refused"
 
 
 @dataclass(frozen=True)
@@ -156,7 +158,7 @@ def make_target(kind: str, d: Path, holders: list[socket.socket]) -> Target:
         return Target(kind, str(d / "new.csv"), WRITABLE, d / "new.csv")
     if kind in ("regular", "readonly"):
         path = _file(d, f"{kind}.csv", 0o644 if kind == "regular" else 0o444)
-        return Target(kind, str(path), WRITABLE if kind == "regular" else EITHER, path)
+        return Target(kind, str(path), WRITABLE if kind == "regular" else REFUSED, path)
     if kind == "fifo":
         path, reader = _fifo(d, "out.fifo")
         return Target(kind, str(path), WRITABLE, fifo=reader)
@@ -207,6 +209,8 @@ KINDS = ["new", "regular", "readonly", "fifo", "symlink", "symlink-dangling", "s
          "socket"]
 SAME = ["same-file", "same-link", "same-fifo", "same-devnull"]
 """``-o X --errors X`` through one path: refused, except for ``/dev/null``, which any number of outputs may share."""
+SELF = ["self-given", "self-dot", "self-absolute", "self-symlink", "self-hardlink"]
+"""``-o`` at one of the command's own inputs (a copy in the case folder), spelled one way: refused."""
 
 
 def snapshot(d: Path) -> dict[str, tuple[int, int, str]]:
@@ -263,13 +267,32 @@ def _same_targets(kind: str, d: Path, holders: list[socket.socket]) -> tuple[Tar
     return Target(kind, os.devnull, WRITABLE), Target(kind, os.devnull, WRITABLE)
 
 
+def _self_target(kind: str, command: Command, d: Path, rng: random.Random) -> tuple[Command, Target]:
+    """The command with its input files copied into ``d`` (the copies read instead), and ``-o`` at one of them
+    spelled as ``kind`` says; the case runs in ``d``, so a relative name is resolved there.
+    """
+    argv = list(command.argv)
+    inputs = [i for i, a in enumerate(argv) if i > 0 and Path(a).is_file()]
+    for i in inputs:
+        copy = d / f"in{i}{Path(argv[i]).suffix}"
+        shutil.copyfile(argv[i], copy)
+        argv[i] = str(copy)
+    victim = Path(argv[rng.choice(inputs)])
+    if kind == "self-symlink":
+        (d / "alias").symlink_to(victim.name)
+        path = str(d / "alias")
+    elif kind == "self-hardlink":
+        os.link(victim, d / "hard")
+        path = str(d / "hard")
+    else:
+        path = {"self-given": str(victim), "self-dot": f"{d}/./{victim.name}",
+                "self-absolute": str(victim.resolve())}[kind]
+    return Command(tuple(argv), command.code, command.errors), Target(kind, path, REFUSED)
+
+
 def expected_codes(code: int, targets: list[Target]) -> tuple[int, ...]:
-    """The exit codes a run may give: 2 when one target must be refused, else the input's own code (or 2 too for a
-    read-only file)."""
-    treats = {t.treat for t in targets}
-    if REFUSED in treats:
-        return (2,)
-    return (code, 2) if EITHER in treats else (code,)
+    """The exit codes a run may give: 2 when one target must be refused, else the input's own code."""
+    return (2,) if any(t.treat == REFUSED for t in targets) else (code,)
 
 
 def written_check(targets: list[Target], exit_code: int | None, data: dict[str, bytes]) -> list[tuple[str, str]]:
@@ -303,10 +326,14 @@ def case_folder(tmp: Path, n: int | str) -> Iterator[Path]:
         shutil.rmtree(d, ignore_errors=True)
 
 
-def run_output_case(stage: Stage, command: Command, kinds: tuple[str, ...], d: Path, large: bool = False) -> None:
+def run_output_case(stage: Stage, command: Command, kinds: tuple[str, ...], d: Path, large: bool = False,
+                    rng: random.Random | None = None) -> None:
     """One command with ``-o`` (and maybe ``--errors``) at outputs of the given kinds, checked as the module says."""
     holders: list[socket.socket] = []
-    if kinds[0] in SAME:
+    if kinds[0] in SELF:
+        command, target = _self_target(kinds[0], command, d, rng or random.Random(0))
+        targets = [target]
+    elif kinds[0] in SAME:
         targets = list(_same_targets(kinds[0], d, holders))
     else:  # each in a folder of its own, so two outputs of one kind are two paths
         targets = [make_target(kind, _mkdir(d / f"o{i}"), holders) for i, kind in enumerate(kinds)]
@@ -320,8 +347,6 @@ def run_output_case(stage: Stage, command: Command, kinds: tuple[str, ...], d: P
     for sock in holders:
         sock.close()
     extra = changes(before, snapshot(d), run.code == 2, null) + written_check(targets, run.code, data)
-    if any(t.kind == "readonly" for t in targets) and run.code in (0, 1):  # as a rename does (and root may)
-        extra.append(("read-only file replaced", ""))
     stage.record(run, expected_codes(command.code, targets), {}, extra, large)
 
 
@@ -372,9 +397,10 @@ def output_stage(cases: int, seed: int, tmp: Path, quick: bool = False) -> Stage
     cmds = commands(tmp)
     fixed: list[tuple[Command, tuple[str, ...]]] = [(cmds[0], (k,)) for k in KINDS]
     fixed += [(cmds[0], (k,)) for k in SAME]
+    fixed += [(c, (k,)) for c, k in zip(cmds[4:], SELF * 2, strict=False)]  # every other command, each spelling
     for n, (command, kinds) in enumerate(fixed[:cases]):
         with case_folder(tmp, n) as d:
-            run_output_case(stage, command, kinds, d)
+            run_output_case(stage, command, kinds, d, rng=rng)
     if not quick and stage.cases < cases:
         with case_folder(tmp, "late") as d:
             run_output_case(stage, Command(("evaluate", str(_midway_file(tmp))), 2, errors=True),
@@ -384,12 +410,14 @@ def output_stage(cases: int, seed: int, tmp: Path, quick: bool = False) -> Stage
     while stage.cases < cases:
         command, kinds = _drawn(rng, cmds)
         with case_folder(tmp, stage.cases) as d:
-            run_output_case(stage, command, kinds, d)
+            run_output_case(stage, command, kinds, d, rng=rng)
     return stage
 
 
 def _drawn(rng: random.Random, cmds: list[Command]) -> tuple[Command, tuple[str, ...]]:
     command = rng.choice(cmds)
+    if rng.random() < 0.15:
+        return command, (rng.choice(SELF),)
     if command.errors and rng.random() < 0.15:
         return command, (rng.choice(SAME),)
     if command.errors and rng.random() < 0.5:

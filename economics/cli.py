@@ -518,6 +518,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+INPUT_OPTIONS = {"input": "input", "files": "benchmark", "candidates": "--candidates", "curves": "--curves"}
+"""Every argument that names a file a command reads (argparse's name -> the name a message gives it): no output
+may be one of them."""
+
+
+def _inputs(args: argparse.Namespace) -> dict[str, object]:
+    """The files the command reads, by the option that names them (:data:`INPUT_OPTIONS`)."""
+    return {shown_as: getattr(args, name) for name, shown_as in INPUT_OPTIONS.items() if getattr(args, name, None)}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns the exit code (0, 1, 2 or 3, see the module docstring). Never raises."""
     try:
@@ -526,7 +536,8 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else EXIT_UNUSABLE
     try:
         with interrupts.interruptible(say), interrupts.libraries_quiet():
-            output_paths.check_all({"-o": getattr(args, "output", None), "--errors": getattr(args, "errors", None)})
+            output_paths.check_all({"-o": getattr(args, "output", None), "--errors": getattr(args, "errors", None)},
+                                   _inputs(args))
             return int(args.func(args))
     except (KeyboardInterrupt, interrupts.Terminated) as exc:
         return interrupts.unwound(exc, say)

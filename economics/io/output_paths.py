@@ -6,6 +6,11 @@ nothing) is ever replaced.
 * A symlink is followed: the file it points to is written, the link stays.
 * A regular file or a missing one is written to a temporary file beside it (same folder, so the rename is atomic)
   and renamed over it only when the command succeeds; the file keeps its permissions (a new one gets the umask's).
+  A file the user could not write with ``>`` is refused, and so is a file with no write permission for anyone
+  (``chmod a-w``), which root could write: a read-only file is one its owner meant to keep.
+* An output is never one of the command's own inputs: :func:`check_all` compares each output with every file the
+  command reads (the same file however it is named: a relative path, a symlink, a hard link) and refuses before
+  any work, naming both.
   A failed or interrupted run removes its temporary file (:func:`remove_partials`, called by the CLI on SIGINT
   and SIGTERM).
 * A folder, a socket or a block device is refused (:class:`~economics.validation.InputError`, exit 2), as is a
@@ -78,7 +83,17 @@ def check_output(given: str, option: str = "-o") -> Target:
     if not stat.S_ISREG(st.st_mode):
         raise InputError(f"cannot write {option} '{shown_path(given)}': is not a regular file, a pipe or a device; "
                          "not replaced")
+    if not _writable(path, st):
+        raise InputError(f"cannot write {option} '{shown_path(given)}': the file is read-only "
+                         f"(mode {stat.S_IMODE(st.st_mode):04o}); not replaced")
     return Target(given, path, False, stat.S_IMODE(st.st_mode))
+
+
+def _writable(path: str, st: os.stat_result) -> bool:
+    """Whether a regular file may be replaced: the user could write it with ``>``, and it has a write bit for
+    someone. Root passes the first test for every file, so for root the second is what keeps a ``chmod a-w`` file.
+    """
+    return bool(st.st_mode & 0o222) and os.access(path, os.W_OK)
 
 
 def _new_file(given: str, path: str, option: str) -> Target:
@@ -94,13 +109,65 @@ def _new_file(given: str, path: str, option: str) -> Target:
     return Target(given, path, False, 0o666 & ~umask)
 
 
-def check_all(given: Mapping[str, object]) -> dict[str, Target]:
+def check_all(given: Mapping[str, object], inputs: Mapping[str, object] | None = None) -> dict[str, Target]:
     """Every output a command will write (option -> what was given; None: not given, and an empty name is refused
-    as for ``-o ''``), checked before any work, and no two naming the same file.
+    as for ``-o ''``), checked before any work: no two naming the same file, and none naming one of ``inputs``
+    (option -> a path or a list of paths the command reads; None and ``-`` are skipped).
     """
     targets = {option: check_output(value, option) for option, value in given.items() if isinstance(value, str)}
     check_distinct(targets)
+    check_not_inputs(targets, inputs or {})
     return targets
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """(device, inode) of the file ``path`` names, symlinks followed (``-``: the regular file standard input was
+    redirected from, as ``< a.csv`` does); None when it cannot be found.
+    """
+    try:
+        if path == "-":
+            st = os.fstat(sys.stdin.fileno())
+            return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+        st = os.stat(path)
+    except (OSError, ValueError, AttributeError):  # no standard input at all (closed, or replaced by a test)
+        return None
+    return st.st_dev, st.st_ino
+
+
+def check_not_inputs(targets: Mapping[str, Target], inputs: Mapping[str, object]) -> None:
+    """Refuse an output that is one of the command's inputs (``evaluate a.csv -o a.csv`` would replace the
+    scenarios with their results), however either is spelled: compared by device and inode, so ``./a.csv``, a
+    symlink or a hard link to it are the same file. A character device (``/dev/null``) may be both.
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile(suffix=".csv") as f:
+    ...     check_not_inputs({"-o": check_output(f.name)}, {"input": f.name})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    economics.validation.InputError: cannot write -o '...': it is the input file '...' this command reads; ...
+    """
+    read: dict[tuple[int, int], tuple[str, str]] = {}
+    for option, value in inputs.items():
+        for path in [value] if isinstance(value, str) else value if isinstance(value, list | tuple) else []:
+            ident = _identity(path) if isinstance(path, str) and path != "" else None
+            if ident is not None:
+                read.setdefault(ident, (option, path))
+    for option, target in targets.items():
+        if target is STDOUT or _is_device(target.path):
+            continue
+        ident = _identity(target.path)
+        if ident in read:
+            name, path = read[ident]
+            what = ("the file standard input comes from" if path == "-" else
+                    f"the {name} file '{shown_path(path)}' this command reads")
+            raise InputError(f"cannot write {option} '{shown_path(target.given)}': it is {what}; name another file")
+
+
+def _is_device(path: str) -> bool:
+    try:
+        return stat.S_ISCHR(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def check_distinct(targets: dict[str, Target]) -> None:
