@@ -615,6 +615,48 @@ def test_the_smallest_pool_changes_the_answer() -> None:
     assert two.setting_costs.set_index("setting").loc["min_pool_systems", "costs_usd_per_day"] == pytest.approx(2.0)
 
 
+def test_the_smallest_pool_binds_a_rented_pool_on_a_flat_day() -> None:
+    # issue #44: 150 output tokens/s all day, only a rented box of 50 tokens/s at 1 USD an hour.
+    # by the hour: 3 boxes x 24 h x 1 USD = 72 USD a day.
+    # pools of at least 5 systems: 5 x 24 x 1 = 120 USD a day (the pool is rented at its size, not 3 of it)
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=150 * 86400.0)
+    cloud = _aggregated("cloud", "rent", rent=1.0, tokens=50)
+    five = plan(s, replace(EXACT, min_pool_systems=5), [cloud])
+    assert rows(five) == {("cloud", "aggregated"): 5}
+    assert five.summary["cost_usd_per_day"] == pytest.approx(120.0, rel=1e-9)
+    assert five.summary["rented_system_hours_per_day"] == pytest.approx(120.0)
+    cost = five.setting_costs.set_index("setting").loc["min_pool_systems"]
+    assert cost["without_usd_per_day"] == pytest.approx(72.0) and cost["costs_usd_per_day"] == pytest.approx(48.0)
+
+
+def test_the_smallest_pool_binds_a_rented_pool_in_its_busiest_hour() -> None:
+    # 50 tokens/s for 20 hours, 100 for 4 (24 numbers); a rented box of 50 tokens/s at 1 USD an hour, no block.
+    # by the hour: 1 box x 20 h + 2 boxes x 4 h = 28 USD a day.
+    # pools of at least 3 systems: the pool reaches 3 systems in one hour type; the cheapest is the busy one:
+    # 1 x 20 + 3 x 4 = 32 USD a day (3 all day would be 72)
+    profile = " ".join(["1"] * 20 + ["2"] * 4)
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=50 * 28 / 24 * 86400.0)
+    cloud = _aggregated("cloud", "rent", rent=1.0, tokens=50)
+    by_hour = plan(s, PlanSettings(demand_profile=profile, spares=False, min_rental_hours=1), [cloud])
+    assert by_hour.summary["cost_usd_per_day"] == pytest.approx(28.0, rel=1e-9)
+    three = plan(s, PlanSettings(demand_profile=profile, spares=False, min_rental_hours=1, min_pool_systems=3),
+                 [cloud])
+    assert three.summary["cost_usd_per_day"] == pytest.approx(32.0, rel=1e-9)
+    assert three.plan.set_index("name").loc["cloud", "systems"] == 3
+
+
+def test_a_setting_never_costs_less_than_nothing_and_its_relaxation_is_never_dearer() -> None:
+    # property over the hand cases above and the example file: without a setting the plan costs at most as much
+    s = scenario(input_tokens_per_request=0, demand_output_tokens_per_day=150 * 86400.0)
+    a, b = _aggregated("A", usd_per_day=10), _aggregated("B", usd_per_day=6, tokens=50)
+    cloud = _aggregated("cloud", "rent", rent=1.0, tokens=50)
+    for settings_, cands in [(replace(EXACT, min_pool_systems=2), [a, b]), (replace(EXACT, max_pools=1), [a, b]),
+                             (replace(EXACT, min_pool_systems=4, min_rental_hours=8), [a, cloud])]:
+        table = plan(s, settings_, cands).setting_costs
+        assert (table["without_usd_per_day"] <= table["cost_usd_per_day"] + 1e-9).all(), table
+        assert (table["costs_usd_per_day"] >= 0).all(), table
+
+
 @pytest.mark.parametrize(("hours", "expected", "rented_hours"), [(1, 12.0, 2.0), (8, 18.0, 8.0), (24, 20.0, None)])
 def test_the_rental_block_changes_the_answer(hours: float, expected: float, rented_hours: float | None) -> None:
     # 100 output tokens/s for 22 hours and 200 for 2 (24 numbers: 22 x 1, 2 x 2). One owned box (100 tokens/s,

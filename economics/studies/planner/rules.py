@@ -100,6 +100,8 @@ def rule_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], settings:
             m.row({size: 1.0, z: -big}, 0.0, Row.POOL_OPEN)
         if k > 1:
             m.row({z: float(k), size: -1.0}, 0.0, Row.SMALLEST_POOL)
+            if not rules.block:
+                _size_reached(m, counts, size, big)
         for h, n in enumerate(counts):
             m.row({n: 1.0, size: -1.0}, 0.0, Row.POOL_SIZE, h)
             if h in rules.block:
@@ -108,6 +110,21 @@ def rule_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], settings:
     if active["max_pools"]:
         m.row(dict.fromkeys(rules.open_col.values(), 1.0), float(settings.max_pools or 0), Row.DISTINCT_POOLS)
     m.rules = rules
+
+
+def _size_reached(m: PlanModel, counts: list[int], size: int, big: float) -> None:
+    """A rented pool's size ``S`` is the systems it rents in its busiest hour, so the smallest pool binds what is
+    paid for: ``m_h >= S`` in at least one hour type. With no rental block to hold it there, one hour type (a flat
+    day) takes the row directly; several take a binary ``y_h`` each, ``S - m_h <= M (1 - y_h)`` and
+    ``sum y_h >= 1`` (with ``S = 0`` when the pool is closed, any ``y_h`` meets the first).
+    """
+    if len(counts) == 1:
+        m.row({size: 1.0, counts[0]: -1.0}, 0.0, Row.SMALLEST_POOL, 0)
+        return
+    reached = [m.var(0.0, True, 1.0) for _ in counts]
+    for h, (n, y) in enumerate(zip(counts, reached, strict=True)):
+        m.row({size: 1.0, n: -1.0, y: big}, big, Row.SMALLEST_POOL, h)
+    m.row(dict.fromkeys(reached, -1.0), -1.0, Row.SMALLEST_POOL)
 
 
 def apply_rules(m: PlanModel, x: np.ndarray) -> np.ndarray:
@@ -122,8 +139,8 @@ def apply_rules(m: PlanModel, x: np.ndarray) -> np.ndarray:
     for p, (counts, size) in rules.rented.items():
         n = np.array([round(float(x[c])) for c in counts], dtype=float)
         top = max(float(n.max()), float(rules.min_systems)) if n.max() > 0 else 0.0
-        if top > 0:
-            n[rules.block] = top
+        if top > 0:  # held through the block, or else reached in the pool's busiest hour (the smallest pool)
+            n[rules.block or [int(np.argmax(n))]] = top
         for c, v in zip(counts, n, strict=True):
             x[c] = v
         x[size] = top

@@ -215,8 +215,10 @@ def setting_costs(summary: dict[str, Any], s: Scenario, settings: PlanSettings, 
                   excluded: list[tuple[str, str]], active: dict[str, bool]) -> pd.DataFrame:
     """What each operations setting costs: the plan solved again with that one setting off (the others kept), and
     the difference of the cost per day. A setting that cannot change the plan (a pool limit above the pools there
-    are, a rental block with nothing to rent) costs nothing and is not solved again. A difference below zero is the
-    solvers' gap, not a saving, and is shown as nothing.
+    are, a rental block with nothing to rent) costs nothing and is not solved again. Taking a setting off only allows
+    more plans, and the plan with it is one of them, so the cheapest plan without it costs at most as much: when the
+    solve without it stops at a dearer plan (the two-stage search's gap), the plan with it is the cheapest found
+    without it too, and that is what the row says.
     """
     rows = []
     cost = float(summary["cost_usd_per_day"])
@@ -233,12 +235,14 @@ def setting_costs(summary: dict[str, Any], s: Scenario, settings: PlanSettings, 
             rows.append({**row, "without_usd_per_day": None, "costs_usd_per_day": None, "pools_without": None,
                          "meaning": f"the plan without it could not be solved: {other.reason}"})
             continue
-        without = float(other.summary["cost_usd_per_day"])
-        extra = max(0.0, cost - without)
+        without, pools = float(other.summary["cost_usd_per_day"]), other.summary["distinct_pools"]
+        if without > cost:  # a relaxation cannot be dearer: the plan with the setting is a plan without it
+            without, pools = cost, summary["distinct_pools"]
+        extra = cost - without
         rows.append({**row, "without_usd_per_day": without, "costs_usd_per_day": extra,
-                     "pools_without": other.summary["distinct_pools"],
+                     "pools_without": pools,
                      "meaning": (f"adds {extra:,.0f} USD a day ({extra / without:.1%}): without it the plan costs "
-                                 f"{without:,.0f} USD a day with {other.summary['distinct_pools']} pools"
+                                 f"{without:,.0f} USD a day with {pools} pools"
                                  if extra > 0.5e-3 * max(without, 1.0) else
                                  f"costs nothing: without it the plan is no cheaper ({without:,.0f} USD a day)")})
     frame = pd.DataFrame(rows, columns=list(SETTING_COST_COLUMNS))
