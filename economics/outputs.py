@@ -349,6 +349,12 @@ class RowWarning(Flag):
                       "mixture-of-experts): see throughput_basis")
     NO_EMBODIED_FIGURE = ("no embodied emissions figure for this hardware (embodied_kgco2e_per_accelerator): the "
                           "footprint counts operational emissions only")
+    TIER_ON_OWNED = ("rent_tier is for a rented fleet: this row is owned (ownership=own), so its tier and the "
+                     "tier's rents and settings are not used")
+    RESERVED_SETTINGS_UNUSED = ("reserved_discount or reserved_term_years is set but rent_tier is not reserved: not "
+                                "used")
+    SPOT_SETTINGS_UNUSED = ("spot_discount, spot_mtbi_hours or spot_recovery_hours is set but rent_tier is not spot: "
+                            "not used")
 
 
 class FleetProblem(Flag):

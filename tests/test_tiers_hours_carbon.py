@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from economics import ScenarioError, catalog, evaluate_scenario, explain_text
+from economics.outputs import NUMERIC_OUTPUTS
 from economics.studies.day import hours_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -251,3 +252,32 @@ def test_the_day_of_a_rented_fleet_pays_no_energy_of_its_own() -> None:
     t = hours_table(dict(BASE, demand_profile="diurnal"))
     assert (t["energy_usd"] == 0).all() and t["g_per_kwh"].isna().all()
     assert t["facility_kw"].max() > t["facility_kw"].min()  # the draw still follows the day
+
+
+# ------------------------------------------------------------------ tier inputs a row's tier does not read (#44)
+TIER_ON_OWNED = "rent_tier is for a rented fleet: this row is owned (ownership=own)"
+RESERVED_UNUSED = "reserved_discount or reserved_term_years is set but rent_tier is not reserved"
+SPOT_UNUSED = "spot_discount, spot_mtbi_hours or spot_recovery_hours is set but rent_tier is not spot"
+
+
+@pytest.mark.parametrize(("changes", "said"), [
+    (dict(OWN, rent_tier="reserved"), [TIER_ON_OWNED]),
+    (dict(OWN, rent_tier="spot", spot_mtbi_hours=5.0), [TIER_ON_OWNED, SPOT_UNUSED]),
+    (dict(BASE, spot_mtbi_hours=5.0), [SPOT_UNUSED]),
+    (dict(BASE, rent_tier="reserved", spot_discount=0.5), [SPOT_UNUSED]),
+    (dict(BASE, rent_tier="spot", reserved_term_years=1.0), [RESERVED_UNUSED]),
+    (dict(BASE, rent_tier="spot", spot_mtbi_hours=5.0), []),
+    (dict(BASE, rent_tier="reserved", reserved_discount=0.5), []),
+    (dict(OWN), []),
+])
+def test_a_tier_input_the_row_does_not_read_is_said(changes: dict[str, Any], said: list[str]) -> None:
+    # nothing set is ignored without a word: the warnings cell names what the row's tier leaves unused
+    warnings = evaluate_scenario(changes)["warnings"]
+    found = [w for w in (TIER_ON_OWNED, RESERVED_UNUSED, SPOT_UNUSED) if w in warnings]
+    assert found == said, warnings
+
+
+def test_an_unused_tier_input_changes_no_number() -> None:
+    # the warning is the only difference: an owned row with a tier costs what it costs without one
+    plain, tiered = evaluate_scenario(OWN), evaluate_scenario(dict(OWN, rent_tier="spot", spot_discount=0.9))
+    assert {k: plain[k] for k in NUMERIC_OUTPUTS} == {k: tiered[k] for k in NUMERIC_OUTPUTS}

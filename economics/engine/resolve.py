@@ -22,6 +22,8 @@ from economics.domain.precision import bytes_per_value, kv_precision
 from economics.domain.revenue import PREFILL_ESTIMATE
 from economics.engine.hours import hourly_columns
 from economics.engine.stages import Columns
+from economics.outputs import RowWarning
+from economics.scenario import FIELDS
 
 
 def kv_bytes_per_token(model_ids: Any, precision: Any, kv_cache_precision: Any) -> Any:
@@ -87,6 +89,7 @@ def _tiers_and_hours(x: Columns) -> None:
     tier = np.asarray(v["rent_tier"], dtype=object)
     x.reserved = ~x.own & (tier == "reserved")
     x.spot = ~x.own & (tier == "spot")
+    _unused_tier_inputs(x, tier)
     x.tou = np.asarray(v["electricity_tariff"], dtype=object) != ""
     hourly_carbon = np.asarray(v["grid_carbon_by_hour"], dtype=object) != ""
     x.has_carbon = ~np.isnan(np.asarray(v["grid_carbon_g_per_kwh"], dtype=float)) | hourly_carbon
@@ -96,6 +99,22 @@ def _tiers_and_hours(x: Columns) -> None:
     if x.by_hour.any():
         hourly_columns(v, x.n)
         v["energy_paid"] = x.pays_energy.astype(float)
+
+
+def _unused_tier_inputs(x: Columns, tier: Any) -> None:
+    """Warn where a tier input is set but the row's tier does not read it (an owned row's tier, a spot setting on
+    an on-demand row): nothing the user set is ignored without a word. A setting counts as set when it differs
+    from its default (data/defaults.csv), since an empty cell takes the default.
+    """
+    v = x.v
+    x.flag(RowWarning.TIER_ON_OWNED, x.own & (tier != "on_demand"))
+
+    def changed(*names: str) -> Any:
+        return np.logical_or.reduce([np.asarray(v[n], dtype=float) != float(FIELDS[n].default) for n in names])
+
+    x.flag(RowWarning.RESERVED_SETTINGS_UNUSED, ~x.reserved & changed("reserved_discount", "reserved_term_years"))
+    x.flag(RowWarning.SPOT_SETTINGS_UNUSED,
+           ~x.spot & changed("spot_discount", "spot_mtbi_hours", "spot_recovery_hours"))
 
 
 def per_user_throughput(c: dict[str, Any], trace: Trace | None = None) -> bool:
