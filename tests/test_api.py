@@ -465,7 +465,7 @@ def test_hostile_curve_files_are_refused_as_the_cli_refuses(api: httpx.Client, t
     ("fast.json", json.dumps({**json.loads(VLLM_RUN), "median_tpot_ms": 1e-300}).encode(),
      "fast.json, run 1: output_tokens_per_s_per_user: must be > 0 and <= 1,000,000 [token/s], got 1e+303"),
     ("dup.json", VLLM_RUN.rstrip()[:-1].encode() + b', "median_tpot_ms": 2.0}',
-     "dup.json: the key 'median_tpot_ms' appears twice in one object"),
+     "dup.json: not usable JSON: the key 'median_tpot_ms' appears twice in one object"),
     ("deep.json", b"[" * 100_000 + b"]" * 100_000, "deep.json: not usable JSON: nested too deeply"),
 ])
 def test_hostile_benchmark_files_are_refused_naming_the_file(api: httpx.Client, name: str, data: bytes,

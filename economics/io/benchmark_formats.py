@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from economics.values import ValueProblem, shown, unique_keys
+from economics.values import shown, unique_keys
 
 FORMATS = ("vllm", "sglang", "genai-perf", "aiperf", "guidellm", "inferencex", "mlperf", "curves")
 """The formats ``--format`` names; ``auto`` tells them apart by content (:func:`detect`)."""
@@ -485,9 +485,7 @@ def load_json(text: str, name: str) -> Any:
         raise
     except RecursionError:
         raise BenchmarkError(f"{shown(name)}: not usable JSON: nested too deeply") from None
-    except ValueProblem as exc:
-        raise BenchmarkError(f"{shown(name)}: {exc}") from None
-    except ValueError as exc:  # an integer of more digits than Python converts (4,300)
+    except ValueError as exc:  # a repeated key (unique_keys); an integer of more digits than Python converts (4,300)
         raise BenchmarkError(f"{shown(name)}: not usable JSON: {shown(str(exc).split(';')[0], 200)}") from None
 
 

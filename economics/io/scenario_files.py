@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from economics.validation import InputError, check_columns
-from economics.values import ValueProblem, capped, escape_controls, shown, shown_path, unique_keys
+from economics.values import capped, escape_controls, shown, shown_path, unique_keys
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 PLAIN_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -68,9 +68,7 @@ def read_scenarios_json(data: bytes | str,
         raise InputError(f"not well-formed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise InputError("not usable JSON: nested too deeply") from None
-    except ValueProblem as exc:  # a repeated key (economics.values.unique_keys)
-        raise InputError(str(exc)) from None
-    except ValueError as exc:  # an integer of more digits than Python converts (4,300)
+    except ValueError as exc:  # a repeated key (values.unique_keys); an integer of more digits than Python converts
         raise InputError(f"not usable JSON: {shown(str(exc).split(';')[0], 200)}") from None
     rows = parsed.get("scenarios", parsed) if isinstance(parsed, dict) else parsed
     rows = [rows] if isinstance(rows, dict) else rows
