@@ -303,7 +303,7 @@ def cmd_import_benchmark(args: argparse.Namespace) -> int:
         say(f"… and {len(skipped) - MAX_REPORT_LINES:,} more rows skipped")
     write_output(args.output, benchmarks.curves_csv(table))
     curves, twice = table["curve_id"].nunique(), int(table.attrs.get("duplicates", 0))
-    say(f"{len(table):,} points in {curves:,} curve{'s' if curves != 1 else ''}"
+    say(f"{len(table):,} point{'s' if len(table) != 1 else ''} in {curves:,} curve{'s' if curves != 1 else ''}"
         + (f"; {twice:,} points found in more than one file counted once" if twice else "")
         + (f"; {len(skipped):,} rows skipped" if skipped else ""))
     return EXIT_OK

@@ -7,6 +7,12 @@ request shape, with where it came from (tool, version, file and its hash, run da
 it with ``curves_sha256``, so a link or a CSV of scenarios can refer to a file it cannot carry, and a scenario that
 names a file not loaded is refused saying which file it needs.
 
+A figure of a curve is held to what the scenario field it stands for may hold (:data:`FIELD_OF`: the same parser and
+bounds, so a point of 1e30 tokens/s is refused as a typed 1e30 is), and a curve is one configuration
+(:func:`curve_problems`): every point of one ``curve_id`` has the same accelerator, model, precision and stack, a
+request shape within :data:`LENGTH_TOLERANCE` of its first point's, one accelerator count (unless the points are one
+published run's sweep of deployment sizes: one ``source``, not ``own measurement``) and a per-user speed of its own.
+
 The store is content-addressed (the same bytes, the same hash, the same curves), so a figure computed from a hash
 never changes; it keeps the :data:`MAX_FILES` files loaded last.
 """
@@ -14,17 +20,20 @@ never changes; it keeps the :data:`MAX_FILES` files loaded last.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from economics import catalog
-from economics.values import ValueProblem, escape_controls, number, shown, shown_path
+from economics import catalog, values
+from economics.scenario import FIELDS, FieldSpec
+from economics.values import ValueProblem, escape_controls, shown, shown_path
 
 REQUIRED = ("accelerator", "model", "precision", "input_tokens", "output_tokens", "output_tokens_per_s_per_user",
             "output_tokens_per_s_per_accelerator")
@@ -33,7 +42,27 @@ NUMERIC = ("accelerator_count", "input_tokens", "output_tokens", "output_tokens_
            "output_tokens_per_s_per_accelerator", "time_to_first_token_s", "concurrency", "request_rate_per_s",
            "tensor_parallel", "pipeline_parallel", "expert_parallel", "nodes", "prefill_accelerators",
            "decode_accelerators")
-"""Numeric columns: finite and > 0 where given (every one of them counts or rates something)."""
+"""Numeric columns: finite and > 0 where given (every one of them counts or rates something), and within the
+bounds of the scenario field each stands for (:data:`FIELD_OF`)."""
+FIELD_OF = {"accelerator_count": "accelerator_count", "prefill_accelerators": "accelerator_count",
+            "decode_accelerators": "decode_accelerator_count", "input_tokens": "input_tokens_per_request",
+            "output_tokens": "output_tokens_per_request",
+            "output_tokens_per_s_per_user": "target_output_tokens_per_s_per_user",
+            "output_tokens_per_s_per_accelerator": "output_tokens_per_s_per_accelerator",
+            "concurrency": "concurrent_users_per_replica", "request_rate_per_s": "demand_requests_per_s",
+            "tensor_parallel": "accelerators_per_replica", "pipeline_parallel": "accelerators_per_replica",
+            "expert_parallel": "accelerators_per_replica"}
+"""The scenario field whose value rules (:func:`economics.values.parse`: whole numbers where it holds them) and
+bounds each numeric column is held to: a curve's figure becomes that field's value, so it may hold what the field
+may. Time to first token and nodes have no such field: finite and > 0."""
+CONFIGURATION = ("accelerator", "model", "precision", "framework", "serving_stack", "speculative_decoding",
+                 "disaggregated")
+"""What every point of one curve shares, with its request shape (:data:`LENGTH_TOLERANCE`) and accelerator count."""
+OWN = "own measurement"
+"""The ``confidence`` of a point you measured (what ``import-benchmark`` writes for your runs)."""
+LENGTH_TOLERANCE = 1.25
+"""A measured curve applies to workloads whose input and output lengths are within this factor of its own (its first
+point's); the points of one curve lie within it of that first point."""
 TEXT = ("curve_id", "point_kind", "framework", "serving_stack", "data_parallel_attention", "speculative_decoding",
         "disaggregated", "holdout_group", "token_basis", "tool", "tool_version", "source_file", "source_sha256",
         "run_date", "confidence", "source", "source_date", "note")
@@ -51,6 +80,24 @@ COLUMNS = (*CATALOG_COLUMNS, *PROVENANCE_COLUMNS)
 """Every column a curve file may have, in the order ``import-benchmark`` writes them."""
 assert set(COLUMNS) == set(NUMERIC) | set(TEXT) | set(REQUIRED)
 PRECISIONS = ("bf16", "fp8", "fp4")
+
+
+def _column_spec(column: str) -> FieldSpec:
+    """The rules of a numeric column: its scenario field's (:data:`FIELD_OF`), renamed, a lower bound of >= 0 made
+    > 0 (a curve's request length divides its neighbours' to match a scenario: 0 is no length); else finite > 0.
+    """
+    field = FIELD_OF.get(column)
+    if field is None:
+        return FieldSpec(name=column, kind="float", optional=True, default=None, unit="", description="",
+                         group="curves", gt=0.0)
+    spec = FIELDS[field]
+    if spec.ge is not None and spec.ge <= 0:
+        spec = replace(spec, ge=None, gt=0.0)
+    return replace(spec, name=column)
+
+
+SPECS = {column: _column_spec(column) for column in NUMERIC}
+"""Each numeric column's rules, from the scenario's fields (one set of bounds everywhere)."""
 MAX_FILES = 32
 MAX_BYTES = 20_000_000
 MAX_ROWS = 100_000
@@ -129,18 +176,88 @@ def read_curve_file(data: bytes, name: str = "curves.csv") -> CurveFile:
             problems.append(f"row {i}: {len(r)} cells, the header has {len(header)}")
             continue
         rec = {h: cell.strip() for h, cell in zip(header, r, strict=True)}
-        problems.extend(f"row {i}: {p}" for p in _row_problems(rec, known))
+        problems.extend(f"row {i}: {p}" for p in point_problems(rec, known))
         records.append(rec)
     if problems:
-        more = f"; … and {len(problems) - MAX_PROBLEMS_SHOWN:,} more" if len(problems) > MAX_PROBLEMS_SHOWN else ""
-        raise CurveFileError(f"{shown(name)}: " + "; ".join(problems[:MAX_PROBLEMS_SHOWN]) + more)
-    table = pd.DataFrame(records, columns=header).reindex(columns=list(COLUMNS), fill_value="")
-    table["curve_id"] = table["curve_id"].where(table["curve_id"] != "", "curve")
+        raise CurveFileError(f"{shown(name)}: " + listed(problems))
+    points = [{**dict.fromkeys(COLUMNS, ""), **rec} for rec in records]
+    for point in points:
+        point["curve_id"] = point["curve_id"] or "curve"
+    problems = curve_problems(points, lambda i: f"row {i + 1}")
+    if problems:
+        raise CurveFileError(f"{shown(name)}: " + listed(problems))
+    table = pd.DataFrame(points, columns=list(COLUMNS))
     return CurveFile(name, sha256_of(data), table, data)
 
 
-def _row_problems(rec: dict[str, str], known: dict[str, list[str]]) -> list[str]:
-    """What is wrong with one row's cells, each naming its field and value (``known``: the catalog ids)."""
+def listed(problems: list[str]) -> str:
+    """Problems joined, the first :data:`MAX_PROBLEMS_SHOWN` of them and a count of the rest."""
+    more = f"; … and {len(problems) - MAX_PROBLEMS_SHOWN:,} more" if len(problems) > MAX_PROBLEMS_SHOWN else ""
+    return "; ".join(problems[:MAX_PROBLEMS_SHOWN]) + more
+
+
+def curve_problems(records: list[dict[str, str]], where: Callable[[int], str]) -> list[str]:
+    """Points that do not belong to their curve (text cells in :data:`COLUMNS`, one record a point; ``where(i)``
+    names the point at 0-based position ``i``): each point of a ``curve_id`` against its first point, in
+    :data:`CONFIGURATION`, request shape and accelerator count, and a per-user speed measured twice. Each message
+    names the curve, both rows and what differs; a curve that mixed them would be read as one front (a 512-token
+    scenario interpolated between runs at 512 and 16,000 tokens).
+    """
+    curves: dict[str, list[int]] = {}
+    for i, rec in enumerate(records):
+        curves.setdefault(rec["curve_id"], []).append(i)
+    out = []
+    for cid, rows in curves.items():
+        first, curve, seen = records[rows[0]], f"curve {_cell(cid)}", dict[float, int]()
+        sweep = _published_sweep([records[i] for i in rows])
+        for i in rows[1:]:
+            differ = _differences(first, records[i], sweep)
+            if differ:
+                out.append(f"{curve}: {where(rows[0])} and {where(i)} differ in {'; '.join(differ)}: a curve is one "
+                           "accelerator, count, model, precision, request shape and stack (give the points of "
+                           "another configuration their own curve_id)")
+        for i in rows:
+            speed = records[i]["output_tokens_per_s_per_user"]
+            earlier = seen.setdefault(float(speed), i) if speed != "" else i
+            if earlier != i:
+                out.append(f"{curve}: {where(earlier)} and {where(i)} are both at {_cell(speed)} output tokens/s per "
+                           "user: a curve has one throughput at each per-user speed (keep one, or give the other "
+                           "its own curve_id)")
+    return out
+
+
+def _published_sweep(points: list[dict[str, str]]) -> bool:
+    """Whether a curve's points are one published run (one ``source``, none of them ``own measurement``): such a
+    run's sweep of deployment sizes (InferenceX's TP/EP and GPU counts) is one front; your own runs are one count.
+    """
+    sources = {p["source"] for p in points}
+    return len(sources) == 1 and "" not in sources and all(p["confidence"] != OWN for p in points)
+
+
+def _differences(first: dict[str, str], rec: dict[str, str], sweep: bool) -> list[str]:
+    """How a point's configuration differs from its curve's first point's: ``column first against this``."""
+    out = [f"{c} {_cell(first[c])} against {_cell(rec[c])}" for c in CONFIGURATION if first[c] != rec[c]]
+    for c in ("input_tokens", "output_tokens"):
+        a, b = first[c], rec[c]
+        if (a == "") != (b == "") or (a != "" and max(float(a) / float(b), float(b) / float(a)) > LENGTH_TOLERANCE):
+            out.append(f"{c} {_cell(a)} against {_cell(b)} (more than {LENGTH_TOLERANCE:g}x apart)")
+    a, b = first["accelerator_count"], rec["accelerator_count"]
+    if (a == "") != (b == "") or (a != "" and float(a) != float(b) and not sweep):
+        out.append(f"accelerator_count {_cell(a)} against {_cell(b)} (counts differ only between the points "
+                   f"of one published run's sweep of deployment sizes: one source, not {OWN})")
+    return out
+
+
+def _cell(text: str) -> str:
+    """A cell in a message: quoted, or ``empty``."""
+    return f"'{shown(text)}'" if text else "empty"
+
+
+def point_problems(rec: dict[str, str], known: dict[str, list[str]] | None = None) -> list[str]:
+    """What is wrong with one point's cells, each naming its field and value; ids and the precision are
+    lower-cased in ``rec`` (``known``: the catalog ids, read from the catalog when not given).
+    """
+    known = known or {"accelerator": catalog.accelerator_ids(), "model": list(catalog.models().index)}
     out = []
     for field, ids in known.items():
         value = rec[field].lower()
@@ -150,20 +267,35 @@ def _row_problems(rec: dict[str, str], known: dict[str, list[str]]) -> list[str]
     rec["precision"] = rec["precision"].lower()
     if rec["precision"] not in PRECISIONS:
         out.append(f"precision: {shown(rec['precision'])} is not one of {', '.join(PRECISIONS)}")
-    for field in NUMERIC:
-        cell = rec.get(field, "")
-        offline = field == "output_tokens_per_s_per_user" and rec.get("point_kind", "") == "offline"
-        if cell == "" and (field not in REQUIRED or offline):  # a maximum-throughput run has no per-user speed
+    for column in NUMERIC:
+        cell = rec.get(column, "")
+        offline = column == "output_tokens_per_s_per_user" and rec.get("point_kind", "") == "offline"
+        if cell == "" and (column not in REQUIRED or offline):  # a maximum-throughput run has no per-user speed
             continue
-        try:
-            x = number(cell)
-        except ValueProblem as exc:
-            out.append(f"{field}: {exc}")
-            continue
-        if isinstance(x, float) and x > 0:
-            continue
-        out.append(f"{field}: {'empty' if cell == '' else shown(cell)}; needs a number > 0")
+        problem = _number_problem(column, cell)
+        if problem:
+            out.append(f"{column}: {problem}")
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _number_problem(column: str, cell: str) -> str:
+    """Why a numeric cell is not a value of its column ('' when it is): the scenario field's parser and bounds
+    (remembered: a file repeats its counts and lengths on every row).
+    """
+    spec = SPECS[column]
+    try:
+        x = values.parse(spec, cell)
+    except ValueProblem as exc:
+        return str(exc)
+    unit = f" [{spec.unit}]" if spec.unit and spec.unit != "-" else ""
+    if x is values.EMPTY:
+        return f"empty; needs a number {spec.bounds_text()}{unit}"
+    if spec.within(x):
+        return ""
+    field = FIELD_OF.get(spec.name, spec.name)
+    whose = f" (the bounds of the scenario's {field})" if field != spec.name else ""
+    return f"must be {spec.bounds_text()}{unit}, got {shown(cell)}{whose}"
 
 
 def read_bounded(path: str) -> bytes:

@@ -251,6 +251,24 @@ def _number_from_text(text: str) -> float:
     raise ValueProblem(f"'{shown(text)}' is not a number")
 
 
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different (``json.loads(..., object_pairs_hook=unique_keys)``): a repeated
+    key, of which the last would silently win, is a :class:`ValueProblem`, as a CSV's repeated column is refused.
+    Scenario JSON and benchmark JSON are read with this one rule.
+
+    >>> import json
+    >>> json.loads('{"a": 1, "a": 2}', object_pairs_hook=unique_keys)
+    Traceback (most recent call last):
+    economics.values.ValueProblem: the key 'a' appears twice in one object
+    """
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueProblem(f"the key '{shown(key)}' appears twice in one object")
+        out[key] = value
+    return out
+
+
 def whole(x: float) -> int:
     """An integer field's value: ``x`` when it is whole, else :class:`ValueProblem`.
 

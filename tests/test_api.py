@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pyarrow.csv as pacsv
@@ -419,3 +420,57 @@ def test_a_computation_past_the_memory_limit_is_507_and_the_server_goes_on(tmp_p
         _no_trace(r)
         small = client.post("/v1/uncertainty", params={"samples": 100, "default_ranges": True}, json=[GOLDEN])
         assert small.status_code == 200, small.text
+
+
+def _guidellm_curve() -> str:
+    fixture = Path(__file__).resolve().parent / "fixtures" / "benchmarks" / "guidellm_benchmarks.json"
+    table = economics.import_benchmark([fixture], accelerator="h100-sxm", accelerators=8, precision="fp8")
+    return economics.curves_csv(table)
+
+
+VLLM_RUN = (Path(__file__).resolve().parent / "fixtures" / "benchmarks" / "vllm_serve.json").read_text()
+
+
+@pytest.mark.parametrize(("name", "curves", "says"), [
+    # issue #44: a point past its field's bound (was a valid row at 4.4e-28 USD per million tokens)
+    ("big.csv", lambda: _guidellm_curve().replace(",300.762,", ",1e30,"),
+     "curves: big.csv: row 3: output_tokens_per_s_per_accelerator: must be > 0 and <= 1,000,000,000 [token/s], got "
+     "1e30"),
+    # a hand-edited accelerator under one id (was: the H100 figure moved from 210.9 to 904.6)
+    ("mixed.csv", lambda: _guidellm_curve().replace("h100-sxm,8,llama-3.1-8b,fp8,512,256,77.4713",
+                                                    "b200,8,llama-3.1-8b,fp8,512,256,77.4713"),
+     "row 1 and row 3 differ in accelerator 'h100-sxm' against 'b200'"),
+    # one per-user speed twice (was: the second point dropped)
+    ("twice.csv", lambda: _guidellm_curve().replace(",77.4713,", ",152.667,"),
+     "row 1 and row 3 are both at '152.667' output tokens/s per user"),
+])
+def test_hostile_curve_files_are_refused_as_the_cli_refuses(api: httpx.Client, tmp_path: Path, name: str,
+                                                            curves: Any, says: str,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = ("name,accelerator,model,precision,input_tokens_per_request,output_tokens_per_request,"
+                "target_output_tokens_per_s_per_user,accelerator_count\ns,h100-sxm,llama-3.1-8b,fp8,512,256,100,8\n")
+    text = curves()
+    (tmp_path / name).write_text(text)
+    (tmp_path / "s.csv").write_text(scenario)
+    capsys.readouterr()
+    assert main(["evaluate", str(tmp_path / "s.csv"), "--curves", str(tmp_path / name)]) == 2
+    err = capsys.readouterr().err
+    r = api.post("/v1/evaluate", files={"scenarios": ("s.csv", scenario.encode()), "curves": (name, text.encode())})
+    _no_trace(r)
+    assert r.status_code == 422 and says in r.json()["error"]["message"], r.text
+    assert r.json()["error"]["message"] in err  # the CLI's message ("--curves: " before it)
+
+
+@pytest.mark.parametrize(("name", "data", "says"), [
+    ("fast.json", json.dumps({**json.loads(VLLM_RUN), "median_tpot_ms": 1e-300}).encode(),
+     "fast.json, run 1: output_tokens_per_s_per_user: must be > 0 and <= 1,000,000 [token/s], got 1e+303"),
+    ("dup.json", VLLM_RUN.rstrip()[:-1].encode() + b', "median_tpot_ms": 2.0}',
+     "dup.json: not usable JSON: the key 'median_tpot_ms' appears twice in one object"),
+    ("deep.json", b"[" * 100_000 + b"]" * 100_000, "deep.json: not usable JSON: nested too deeply"),
+])
+def test_hostile_benchmark_files_are_refused_naming_the_file(api: httpx.Client, name: str, data: bytes,
+                                                             says: str) -> None:
+    flags = {"accelerator": "h100-sxm", "accelerators": 8, "precision": "fp8"}
+    r = api.post("/v1/import-benchmark", params=flags, files={"files": (name, data)})
+    _no_trace(r)
+    assert r.status_code == 422 and r.json()["error"]["message"].startswith(says), r.text

@@ -134,3 +134,32 @@ def test_a_typed_figure_stays_and_is_flagged_when_the_configuration_changes() ->
     at.button(key="lookup_given_figure").click().run()
     assert at.session_state["scenario"]["output_tokens_per_s_per_accelerator"] is None
     assert not any("measured for" in w.value for w in at.warning)
+
+
+# --- hostile benchmark files on the page (issue #44): the importer's refusals, never a traceback -----------------
+
+def _upload(at: AppTest, name: str, data: bytes) -> AppTest:
+    at.file_uploader(key="benchmark_file").set_value((name, data, "application/json")).run()
+    return at.button(key="use_benchmark").click().run()
+
+
+def test_a_deeply_nested_benchmark_is_refused_on_the_page_as_on_the_command_line() -> None:
+    # was: RecursionError out of the page; the command line and the API refused it
+    at = _upload(start("throughput", PAIR), "deep.json", b"[" * 100_000 + b"]" * 100_000)
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Benchmark file: deep.json: not usable JSON: nested too deeply" in e.value for e in at.error)
+    assert not at.session_state["scenario"].get("curves_sha256")
+
+
+def test_a_benchmark_figure_out_of_bounds_or_a_repeated_key_is_refused_on_the_page() -> None:
+    import json
+    from pathlib import Path
+
+    run = json.loads((Path(__file__).resolve().parent / "fixtures" / "benchmarks" / "vllm_serve.json").read_text())
+    at = _upload(start("throughput", PAIR), "fast.json", json.dumps({**run, "median_tpot_ms": 1e-300}).encode())
+    assert any("fast.json, run 1: output_tokens_per_s_per_user: must be > 0 and <= 1,000,000 [token/s], got "
+               "1e+303" in e.value for e in at.error), [e.value for e in at.error]
+    at = _upload(at, "dup.json", json.dumps(run)[:-1].encode() + b', "median_tpot_ms": 2.0}')
+    assert any("dup.json: not usable JSON: the key 'median_tpot_ms' appears twice in one object" in e.value
+               for e in at.error)
+    assert not at.exception and not at.session_state["scenario"].get("curves_sha256")

@@ -27,8 +27,9 @@ from economics.domain.explain import format_number as fmt
 
 Array = np.ndarray
 
-LENGTH_TOLERANCE = 1.25
-"""A measured curve applies to workloads whose input and output lengths are within this factor of its own."""
+LENGTH_TOLERANCE = user_curves_store.LENGTH_TOLERANCE
+"""A measured curve applies to workloads whose input and output lengths are within this factor of its own (the
+one tolerance: a curve file's points lie within it of their curve's first point)."""
 
 SOURCE_GIVEN, SOURCE_CURVE, SOURCE_ESTIMATE = "measured", "measured curve", "estimated"
 SOURCE_USER, SOURCE_CLAIM = "your measured curve", "measured claim"
@@ -98,7 +99,9 @@ USER_STACK = "yours"
 
 def _curves_of(table: pd.DataFrame, minimum_points: int) -> tuple[Curve, ...]:
     """The curves of a table of points (text cells in the columns of data/throughput_curves.csv): per ``curve_id``,
-    the points with a per-user speed and both lengths, sorted by per-user speed (a repeated speed keeps its first).
+    the points with a per-user speed and both lengths, sorted by per-user speed. A curve file of yours is one
+    configuration per curve with one point per speed (:func:`economics.user_curves.curve_problems` refuses others);
+    in the catalog a repeated speed keeps its first point.
     """
     out = []
     for cid, g in table.groupby("curve_id", sort=False):

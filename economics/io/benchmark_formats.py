@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from economics.values import shown
+from economics.values import shown, unique_keys
 
 FORMATS = ("vllm", "sglang", "genai-perf", "aiperf", "guidellm", "inferencex", "mlperf", "curves")
 """The formats ``--format`` names; ``auto`` tells them apart by content (:func:`detect`)."""
@@ -351,12 +351,15 @@ def _truthy(v: Any) -> bool:
 
 
 def number_cell(x: float | None, digits: int = 6) -> str:
-    """A number as a cell: empty for None, whole numbers without a point, else ``digits`` significant digits.
+    """A number as a cell: empty for None, whole numbers without a point (below 1e15: a larger one would be
+    hundreds of digits no reader takes), else ``digits`` significant digits.
 
     >>> number_cell(None), number_cell(8.0), number_cell(1343.834422657952), number_cell(0.000123456789)
     ('', '8', '1343.83', '0.000123457')
+    >>> number_cell(1e303)
+    '1e+303'
     """
-    return "" if x is None else (str(int(x)) if float(x).is_integer() else f"{x:.{digits}g}")
+    return "" if x is None else (str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:.{digits}g}")
 
 
 MLPERF_LINE = re.compile(r"^\s*([^:]+?)\s*:\s*(.*?)\s*$")
@@ -449,7 +452,7 @@ def detect(data: bytes, name: str) -> str:
         return "curves"
     first = text.split("\n", 1)[0].strip()
     try:
-        obj = json.loads(text)
+        obj = load_json(text, name)
     except json.JSONDecodeError:
         if first.startswith("{"):
             return "sglang"  # one JSON object a line
@@ -471,6 +474,21 @@ def detect(data: bytes, name: str) -> str:
     raise BenchmarkError(f"{shown(name)}: a JSON object of no known benchmark format (give --format)")
 
 
+def load_json(text: str, name: str) -> Any:
+    """A benchmark file's JSON, read as scenario JSON is: a repeated key refused (its last value would silently win,
+    :func:`economics.values.unique_keys`), as is nesting too deep to read; :class:`json.JSONDecodeError` for text
+    that is not JSON (the callers say which format they expected).
+    """
+    try:
+        return json.loads(text, object_pairs_hook=unique_keys)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise BenchmarkError(f"{shown(name)}: not usable JSON: nested too deeply") from None
+    except ValueError as exc:  # a repeated key (unique_keys); an integer of more digits than Python converts (4,300)
+        raise BenchmarkError(f"{shown(name)}: not usable JSON: {shown(str(exc).split(';')[0], 200)}") from None
+
+
 def read_runs(data: bytes, name: str, fmt: str = "auto", skipped: list[str] | None = None) -> list[Run]:
     """The runs of one benchmark file in format ``fmt`` (``auto``: :func:`detect`); not for ``curves``. With a
     ``skipped`` list, InferenceX rows whose GPU counts contradict their throughputs are named there, not refused.
@@ -482,11 +500,11 @@ def read_runs(data: bytes, name: str, fmt: str = "auto", skipped: list[str] | No
             table = text.lstrip().startswith("Organization,")
             return _bounded(read_mlperf_table(text) if table else read_mlperf_summary(text))
         if fmt == "sglang":
-            lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+            lines = [load_json(line, name) for line in text.splitlines() if line.strip()]
             if not all(isinstance(x, dict) for x in lines):
                 raise BenchmarkError(f"{shown(name)}: a line is not a JSON object")
             return _bounded(read_sglang(lines))
-        obj = json.loads(text)
+        obj = load_json(text, name)
     except json.JSONDecodeError as exc:
         raise BenchmarkError(f"{shown(name)}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     readers: dict[str, Callable[[Any], list[Run]]] = {

@@ -30,10 +30,10 @@ from typing import Any
 import pandas as pd
 
 from economics import catalog, user_curves
-from economics.engine.measured import LENGTH_TOLERANCE
 from economics.io.benchmark_formats import FORMATS, BenchmarkError, Run, detect, read_runs
 from economics.io.benchmark_formats import number_cell as num
 from economics.io.scenario_files import read_input_bytes
+from economics.user_curves import LENGTH_TOLERANCE
 from economics.validation import InputError
 from economics.values import shown
 
@@ -135,14 +135,29 @@ def points(runs: Sequence[Run], flags: Flags, file_name: str, sha256: str) -> li
     """The curve points of one file's runs (text cells in :data:`economics.user_curves.COLUMNS`); runs of one
     accelerator, model, precision, stack and request shape (lengths within the curves' tolerance) share a curve.
     """
+    rows = _name_curves(_points(runs, flags, file_name, sha256), flags.curve_id)
+    for row in rows:
+        row.pop("_from")
+    return rows
+
+
+def _points(runs: Sequence[Run], flags: Flags, file_name: str, sha256: str) -> list[dict[str, str]]:
+    """The points of one file's runs, not yet named, each with where it came from (``_from``: file and run). A
+    figure is held to the bounds the curve file's loader holds it to (:func:`economics.user_curves.point_problems`),
+    and refused here, naming the file, the run and the field, rather than written to a file that loads nowhere.
+    """
     rows = []
     for run in runs:
         where = f"{shown(file_name)}, run {run.index}"
         try:
-            rows.append(_point(run, flags, file_name, sha256))
+            row = _point(run, flags, file_name, sha256)
         except BenchmarkError as exc:
             raise BenchmarkError(f"{where}: {exc}") from None
-    return _name_curves(rows, flags.curve_id)
+        problems = user_curves.point_problems(row)
+        if problems:
+            raise BenchmarkError(f"{where}: " + "; ".join(problems))
+        rows.append({**row, "_from": where})
+    return rows
 
 
 def _lengths(run: Run, flags: Flags) -> tuple[float, float]:
@@ -185,7 +200,7 @@ def _point(run: Run, flags: Flags, file_name: str, sha256: str) -> dict[str, str
         "point_kind": run.point_kind, "time_to_first_token_s": num(run.ttft_s), "concurrency": num(run.concurrency),
         "request_rate_per_s": num(run.request_rate_per_s), "framework": run.framework, "token_basis": basis,
         "tool": run.tool, "tool_version": run.tool_version, "source_file": file_name, "source_sha256": sha256,
-        "run_date": run.run_date, "confidence": "own measurement" if run.tool != "inferencex" else "secondary",
+        "run_date": run.run_date, "confidence": user_curves.OWN if run.tool != "inferencex" else "secondary",
         "source": run.source or f"{file_name} (sha256 {sha256[:12]})", "source_date": run.run_date,
         "note": run.note})
     row.update({k: v for k, v in run.stack.items() if k in row})
@@ -193,17 +208,20 @@ def _point(run: Run, flags: Flags, file_name: str, sha256: str) -> dict[str, str
     return row
 
 
-def _name_curves(rows: list[dict[str, str]], curve_id: str) -> list[dict[str, str]]:
+def _name_curves(rows: list[dict[str, str]], curve_id: str, taken_ids: Iterable[str] = ()) -> list[dict[str, str]]:
     """Give each row its curve id: ``--curve-id`` (with a number where a file holds several shapes) or one built
-    from tool, accelerator, model, precision and lengths. Rows whose configuration matches and whose lengths are
-    within :data:`~economics.engine.measured.LENGTH_TOLERANCE` of a curve's first point join that curve.
+    from tool, accelerator, model, precision and lengths, never one in ``taken_ids`` (a curve file's, imported
+    alongside). Rows of one tool, :data:`~economics.user_curves.CONFIGURATION` and accelerator count (a published
+    run: its source, whose sweep of deployment sizes is one front) whose lengths are within
+    :data:`~economics.user_curves.LENGTH_TOLERANCE` of a curve's first point join that curve.
     """
     curves: list[tuple[tuple[str, ...], float, float, str]] = []
+    taken = set(taken_ids)
     for row in rows:
         if row["curve_id"]:  # a curve file's own id is kept
             continue
-        key = (row["tool"], row["accelerator"], row["model"], row["precision"], row["framework"],
-               row["serving_stack"], row["speculative_decoding"], row["disaggregated"], row["_group"])
+        key = (row["tool"], *(row[c] for c in user_curves.CONFIGURATION), row["_group"],
+               row["source"] if row["_group"] else row["accelerator_count"])
         i, o = float(row["input_tokens"]), float(row["output_tokens"])
         for k, i0, o0, cid in curves:
             if k == key and max(i / i0, i0 / i, o / o0, o0 / o) <= LENGTH_TOLERANCE:
@@ -211,11 +229,11 @@ def _name_curves(rows: list[dict[str, str]], curve_id: str) -> list[dict[str, st
                 break
         else:
             base = curve_id or _curve_name(row, i, o)
-            taken = {c[3] for c in curves}
             cid, n = base, 2
             while cid in taken:
                 cid, n = f"{base}-{n}", n + 1
             curves.append((key, i, o, cid))
+            taken.add(cid)
             row["curve_id"] = cid
     for row in rows:
         row.pop("_group", None)
@@ -242,36 +260,61 @@ def import_benchmark(files: Iterable[str | Path | tuple[str, bytes]], accelerato
                      input_tokens: float | None = None, output_tokens: float | None = None) -> pd.DataFrame:
     """Curve points from benchmark files (paths, or (name, bytes) pairs), in the columns of a curve file.
 
-    Raises :class:`BenchmarkError` naming the file, the run and the missing flag or bad value. With a ``skipped``
-    list, published rows whose GPU counts contradict their throughputs are named there instead of refused.
+    The runs of every file are named together (:func:`_name_curves`: one id, one configuration; never a curve
+    file's id), and the table is held to the curve file's rules (:func:`economics.user_curves.curve_problems`), so
+    what is written loads. Raises :class:`BenchmarkError` naming the file, the run and the missing flag or bad
+    value. With a ``skipped`` list, published rows whose GPU counts contradict their throughputs are named there
+    instead of refused.
     """
     flags = Flags(accelerator, accelerators, model, precision, curve_id, input_tokens, output_tokens)
-    rows: list[dict[str, str]] = []
+    kept: list[dict[str, str]] = []  # a curve file's points, under their own ids
+    new: list[dict[str, str]] = []
     for i, f in enumerate(files):
         if i >= MAX_FILES:
             raise BenchmarkError(f"more than {MAX_FILES:,} files")
         name, data = f if isinstance(f, tuple) else (Path(f).name, _read(Path(f)))
+        if len(data) > MAX_FILE_BYTES:  # every way in (the app's upload too) is read to the same bound
+            raise BenchmarkError(f"{shown(name)}: {len(data):,} bytes, more than the {MAX_FILE_BYTES:,} a benchmark "
+                                 "file may have")
         kind = detect(data, name) if fmt == "auto" else fmt  # told apart once, then read in that format
-        if kind == "curves":  # a curve file: its points as they are
-            try:
-                table = user_curves.read_curve_file(data, name).table
-                rows.extend({str(k): str(v) for k, v in r.items()} for r in table.to_dict(orient="records"))
-            except user_curves.CurveFileError as exc:
-                raise BenchmarkError(str(exc)) from None
+        if kind == "curves":
+            kept.extend(_curve_file_points(data, name))
             continue
         notes: list[str] | None = None if skipped is None else []
         runs = read_runs(data, name, kind, notes)
         if skipped is not None and notes:
             skipped.extend(f"{shown(name)}: {n}" for n in notes)
-        rows.extend(points(runs, flags, name, user_curves.sha256_of(data)))
-    if not rows:
+        new.extend(_points(runs, flags, name, user_curves.sha256_of(data)))
+    if not kept and not new:
         raise BenchmarkError("no benchmark files given")
+    rows = kept + _name_curves(new, flags.curve_id, {r["curve_id"] for r in kept})
+    return _checked_table(rows, [r.pop("_from") for r in rows])
+
+
+def _curve_file_points(data: bytes, name: str) -> list[dict[str, str]]:
+    """A curve file's points as they are (checked by its loader), each with its row (``_from``)."""
+    try:
+        table = user_curves.read_curve_file(data, name).table
+    except user_curves.CurveFileError as exc:
+        raise BenchmarkError(str(exc)) from None
+    return [{**{str(k): str(v) for k, v in r.items()}, "_from": f"{shown(name)} row {j}"}
+            for j, r in enumerate(table.to_dict(orient="records"), start=1)]
+
+
+def _checked_table(rows: list[dict[str, str]], origins: list[str]) -> pd.DataFrame:
+    """The imported points as a table, the same published point in two files counted once, held to the curve
+    file's rules: a curve id two curve files give to different configurations is refused, naming both points.
+    """
     table = pd.DataFrame(rows, columns=list(user_curves.COLUMNS))
     # the same published point in two files (InferenceX's latest and history rows) is one measurement: counted once,
     # and said (``attrs["duplicates"]``); points that differ in any figure are all kept
     same = [c for c in user_curves.COLUMNS if c not in ("source_file", "source_sha256")]
     dup = table.duplicated(subset=same, keep="first")
     out = table[~dup].reset_index(drop=True)
+    kept = [(row, origin) for row, origin, d in zip(rows, origins, dup, strict=True) if not d]
+    problems = user_curves.curve_problems([row for row, _ in kept], lambda i: kept[i][1])
+    if problems:
+        raise BenchmarkError(user_curves.listed(problems))
     out.attrs["duplicates"] = int(dup.sum())
     return out
 

@@ -10,13 +10,12 @@ import json
 import re
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from economics.validation import InputError, check_columns
-from economics.values import capped, escape_controls, shown, shown_path
+from economics.values import capped, escape_controls, shown, shown_path, unique_keys
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 PLAIN_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -46,18 +45,6 @@ def read_input_bytes(path: str, max_bytes: int) -> bytes:
 MAX_JSON_BYTES = 200_000_000
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are all different (a repeated key, of which the last would silently win, is
-    refused as a CSV's repeated column is).
-    """
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise InputError(f"the key '{shown(key)}' appears twice in one object")
-        out[key] = value
-    return out
-
-
 def read_scenarios_json(data: bytes | str,
                         check: Callable[[list[str]], None] = check_columns) -> pd.DataFrame:
     """Parse JSON scenarios: an array of objects (one per scenario), one object, or ``{"scenarios": [...]}``.
@@ -76,12 +63,12 @@ def read_scenarios_json(data: bytes | str,
         except UnicodeDecodeError as exc:
             raise InputError(f"not UTF-8 JSON: undecodable byte at position {exc.start}") from None
     try:
-        parsed = json.loads(data.removeprefix("\ufeff"), parse_constant=str, object_pairs_hook=_unique_keys)
+        parsed = json.loads(data.removeprefix("\ufeff"), parse_constant=str, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise InputError(f"not well-formed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise InputError("not usable JSON: nested too deeply") from None
-    except ValueError as exc:  # an integer of more digits than Python converts (4,300)
+    except ValueError as exc:  # a repeated key (values.unique_keys); an integer of more digits than Python converts
         raise InputError(f"not usable JSON: {shown(str(exc).split(';')[0], 200)}") from None
     rows = parsed.get("scenarios", parsed) if isinstance(parsed, dict) else parsed
     rows = [rows] if isinstance(rows, dict) else rows
