@@ -13,11 +13,12 @@ run):
   generated row selectors and option values); plus whole files of random bytes, headers and JSON. Counted:
   tracebacks, parser mismatches (one text read as different values, or valid in one path and invalid in another),
   non-finite outputs of valid rows, exit codes at odds with the rows' validity.
-- **plan**, **sweep** (``bench/fuzz_commands.py``), **outputs** (``bench/fuzz_outputs.py``) and **escapes**
-  (``bench/fuzz_escapes.py``), ``--cases`` each: the planner's rows, settings and CANDIDATES tables; sweep grids
+- **plan**, **sweep** (``bench/fuzz_commands.py``), **outputs** (``bench/fuzz_outputs.py``), **escapes**
+  (``bench/fuzz_escapes.py``) and **curves** (``bench/fuzz_curves.py``), ``--cases`` each: the planner's rows,
+  settings and CANDIDATES tables; sweep grids
   and options, never large enough to run a big job; every kind of output path (a folder, a FIFO, symlinks,
   ``/dev/null``, one file twice, a run stopped half-way); escape sequences in every field, header, row selector and
-  option of every command. Their modules say what each generates and checks.
+  option of every command; damaged curve files and benchmark files. Their modules say what each generates and checks.
 
 Every command run is checked the same way (``bench/fuzz_common.py``): exit 0, 1 and 2 are counted; exit 3 (an
 internal error), another exit code, a traceback, a raw control character where the project's terminal rule says
@@ -67,6 +68,7 @@ from fuzz_common import (  # noqa: E402
     outcomes,
     run_in_process,
 )
+from fuzz_curves import curve_stage  # noqa: E402
 from fuzz_escapes import escape_stage  # noqa: E402
 from fuzz_outputs import output_stage  # noqa: E402
 
@@ -381,7 +383,7 @@ def values_stage(inputs: int, seed: int, batch: int) -> Stage:
 
 
 STAGES: dict[str, Callable[..., Stage]] = {
-    "plan": plan_stage, "sweep": sweep_stage, "outputs": output_stage, "escapes": escape_stage}
+    "plan": plan_stage, "sweep": sweep_stage, "outputs": output_stage, "escapes": escape_stage, "curves": curve_stage}
 """The command stages, each ``(cases, seed, folder, quick=False) -> Stage`` (``quick`` leaves out the cases that
 take seconds each: Dask clusters, million-row files, the catalog's frontiers); ``values`` is
 :func:`values_stage`."""

@@ -61,7 +61,7 @@ def test_the_fuzz_counts_a_mismatch_when_paths_disagree() -> None:
 
 # --- the command stages -------------------------------------------------------------------------------------------
 
-SLICE_CASES = {"plan": 30, "sweep": 40, "outputs": 30, "escapes": 60}
+SLICE_CASES = {"plan": 30, "sweep": 40, "outputs": 30, "escapes": 60, "curves": 60}
 """Cases per stage in CI: the fixed edge cases first (all of them for sweep and outputs), then generated ones."""
 _STAGES: dict[str, Any] = {}
 
