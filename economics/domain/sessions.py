@@ -55,6 +55,7 @@ from enum import StrEnum
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from economics.domain import finance, revenue
 from economics.domain.formula import Formula
 
 Array = NDArray[np.float64]
@@ -253,6 +254,18 @@ def tier_used(read_gb_per_s: ArrayLike, kv_bytes_per_token: ArrayLike,
     return np.asarray(np.isnan(p) | (load >= p), dtype=bool)
 
 
+def prefix_held(total_capacity_tokens: ArrayLike, prefix_tokens: ArrayLike) -> Array:
+    r"""Whether the hierarchy holds the shared prefix (1) or not (0): it needs room for it, and some memory at all.
+
+    .. math:: held = [\sum_k K_k \ge S \;\wedge\; \sum_k K_k > 0]
+
+    >>> prefix_held(np.array([0.0, 999.0, 1000.0]), 1000.0).tolist()
+    [0.0, 0.0, 1.0]
+    """
+    total = _f(total_capacity_tokens)
+    return ((total >= _f(prefix_tokens)) & (total > 0)).astype(float)
+
+
 def tier_shares(capacity_tokens: dict[Tier, Array], prefix_tokens: Array, seconds_between_turns: Array,
                 history_tokens: Array, final_tokens: Array, work_s_all_hit: Array, work_s_all_miss: Array
                 ) -> dict[str, Array]:
@@ -279,7 +292,7 @@ def tier_shares(capacity_tokens: dict[Tier, Array], prefix_tokens: Array, second
     for tier in TIERS:
         total = total + capacity_tokens[tier]
         cumulative.append(total)
-    held = ((total >= prefix_tokens) & (total > 0)).astype(float)
+    held = prefix_held(total, prefix_tokens)
     out: dict[str, Array] = {"prefix_held": held}
     stack = prefix_tokens * held
     tc = characteristic_time_s(np.maximum(0.0, total - stack), seconds_between_turns, history_tokens, final_tokens,
@@ -345,3 +358,69 @@ TIER_HIT_RATES: dict[Tier, Formula] = {
     t: TIER_HIT_RATE.bind(f"kv_hit_rate_{t}", kv_prefix_in_tier=f"kv_prefix_in_{t}",
                           kv_history_in_tier=f"kv_history_in_{t}") for t in TIERS}
 """The share of input tokens found in each tier: one definition bound to each tier's columns."""
+SESSION_RATE = F("kv_sessions_per_s_per_system", "session/s",
+                 "1 / (kv_session_work_s_all_hit + (kv_session_work_s_all_miss - kv_session_work_s_all_hit)"
+                 " * (1 - kv_history_hit))", note="a system at full load: sessions it completes at this hit rate")
+WORK_ALL_MISS = F("kv_session_work_s_all_miss", "s",
+                  "(input_tokens_per_session - prefix_tokens_per_session * kv_prefix_held)"
+                  " / (input_tokens_per_s_per_accelerator * accelerators_per_system)"
+                  " + output_tokens_per_session / (output_tokens_per_s_per_accelerator * accelerators_per_system)",
+                  note="one system's time for a session whose earlier context is never found")
+WORK_ALL_HIT = F("kv_session_work_s_all_hit", "s",
+                 "(input_tokens_per_session - prefix_tokens_per_session * kv_prefix_held"
+                 " - history_tokens_per_session) / (input_tokens_per_s_per_accelerator * accelerators_per_system)"
+                 " + output_tokens_per_session / (output_tokens_per_s_per_accelerator * accelerators_per_system)",
+                 note="one system's time for a session whose earlier context is always found")
+WORK_FOLDED = F("kv_session_work_s_all_miss", "s",
+                "output_tokens_per_session / (output_tokens_per_s_per_accelerator * accelerators_per_system)",
+                note="no prefill throughput given: the output figure includes prefill, hits or not")
+WORK_FOLDED_HIT = WORK_FOLDED.bind("kv_session_work_s_all_hit")
+RUNNING_BATCH = F("kv_running_batch_gb_per_system", "GB",
+                  "output_tokens_per_s_per_accelerator * accelerators_per_system / kv_per_user_speed"
+                  " * (input_tokens_per_request + output_tokens_per_turn) * kv_bytes_per_token / BYTES_PER_GB",
+                  note="the sequences decoding at full load (throughput / per-user speed), each at a mean turn's "
+                       "context and its answer")
+HBM_FREE = F("kv_hbm_free_gb_per_system", "GB",
+             "max(0, accelerators_per_system * accelerator_memory_gb * memory_utilization"
+             " - model_weights_gb * accelerators_per_system / kv_replica_accelerators"
+             " - kv_running_batch_gb_per_system)",
+             note="HBM left after the weights and the running batch: the top tier for idle sessions")
+HBM_NONE = F("kv_hbm_free_gb_per_system", "GB", "0",
+             note="no per-user speed (target or estimate) to size the running batch, or no HBM figure: none counted")
+REMOTE_SHARE = F("kv_remote_gb_per_system", "GB", "kv_remote_gb / kv_remote_systems",
+                 note="the remote store shared evenly by the fleet's systems")
+TIER_TOKENS = F("kv_tier_tokens_per_system", "token", "kv_tier_gb_per_system * BYTES_PER_GB / kv_bytes_per_token")
+TIER_GB = {Tier.HBM: "kv_hbm_free_gb_per_system", Tier.HOST: "kv_host_memory_gb_per_system",
+           Tier.SSD: "kv_ssd_gb_per_system", Tier.REMOTE: "kv_remote_gb_per_system"}
+"""The column holding each tier's capacity per system [GB]."""
+TIERS_TOKENS: dict[Tier, Formula] = {
+    t: TIER_TOKENS.bind(f"kv_{t}_tokens_per_system", kv_tier_gb_per_system=TIER_GB[t]) for t in TIERS}
+LOAD_RATE = F("kv_tier_load_tokens_per_s", "token/s", "kv_tier_read_gb_per_s * BYTES_PER_GB / kv_bytes_per_token",
+              note="a tier worth reading loads its tokens at least as fast as the system prefills them")
+TIER_READ = {Tier.HOST: "kv_host_read_gb_per_s", Tier.SSD: "kv_ssd_read_gb_per_s",
+             Tier.REMOTE: "kv_remote_read_gb_per_s"}
+"""The column holding each lower tier's read bandwidth into one system [GB/s]."""
+LOAD_RATES: dict[Tier, Formula] = {
+    t: LOAD_RATE.bind(f"kv_{t}_load_tokens_per_s", kv_tier_read_gb_per_s=col) for t, col in TIER_READ.items()}
+PREFILL_RATE = F("kv_prefill_tokens_per_s_per_system", "token/s",
+                 "input_tokens_per_s_per_accelerator * accelerators_per_system")
+HOST_COST = F("kv_host_usd_per_hour", "USD/h",
+              "systems * kv_host_memory_gb_per_system * kv_host_memory_usd_per_gb * kv_crf / HOURS_PER_YEAR",
+              note="the host tier's DRAM, amortised like the hardware")
+SSD_COST = F("kv_ssd_usd_per_hour", "USD/h", "systems * kv_ssd_gb_per_system * kv_ssd_usd_per_gb * kv_crf"
+             " / HOURS_PER_YEAR", note="the SSD tier, amortised like the hardware")
+REMOTE_COST = F("kv_remote_usd_per_hour", "USD/h",
+                "kv_remote_gb * kv_remote_usd_per_gb_month * MONTHS_PER_YEAR / HOURS_PER_YEAR")
+TIERS_COST = F("kv_tiers_usd_per_hour", "USD/h", "kv_host_usd_per_hour + kv_ssd_usd_per_hour + kv_remote_usd_per_hour")
+SESSIONS_SERVED = F("sessions_served_per_day", "session/day",
+                    "served_output_tokens_per_day / output_tokens_per_session")
+COST_PER_SESSION = F("cost_usd_per_session", "USD/session", "cost_usd_per_day / sessions_served_per_day")
+HIT_RATE_USED = F("prefix_cache_hit_rate", "-", "kv_hit_rate",
+                  note="workload=sessions: the computed hit rate in place of the input")
+KV_CRF = finance.CRF.bind("kv_crf")
+KV_CRF_STRAIGHT_LINE = finance.CRF_STRAIGHT_LINE.bind("kv_crf")
+WITH_TIERS: dict[Formula, Formula] = {
+    f: F(f.name, f.unit, f.expression + " + kv_tiers_usd_per_hour",
+         note=(f.note + "; " if f.note else "") + "with the KV tiers' line")
+    for f in (revenue.COST_OWNED, revenue.COST_RENTED, revenue.COST_OWNED_CARBON, revenue.COST_RENTED_CARBON)}
+"""The fleet's hourly cost of a session row: each variant of the request rows' with the KV tiers added."""
