@@ -52,6 +52,10 @@ def check(c: dict[str, np.ndarray], problems: Problems) -> None:
     for field in SESSION_SHAPE:
         problems.add(sessions & np.isnan(c[field]) & ~problems.flagged(field), field, "",
                      f"{field}: needed when workload=sessions")
+    problems.add(sessions & (c["decode_accelerator"] != "") & ~problems.flagged("decode_accelerator"),
+                 "decode_accelerator", c["decode_accelerator"], "decode_accelerator: workload=sessions is computed "
+                 "for aggregated serving only so far (which pool holds a session's KV between turns is not modelled); "
+                 "leave it empty")
     problems.add(sessions & (c["model"] == "") & ~problems.flagged("model"), "model", "",
                  "model: needed when workload=sessions (its KV bytes per token size the cache)")
     for field in REQUEST_DEMAND:

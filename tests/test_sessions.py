@@ -138,3 +138,179 @@ def test_more_memory_in_any_tier_never_lowers_the_hit_rate(caps: tuple[float, ..
         assert found == pytest.approx(out["hit"][0], abs=1e-12)
         assert all(out[f"history_in_{t}"][0] >= 0 for t in TIERS)
         assert sum(out[f"prefix_in_{t}"][0] for t in TIERS) == out["prefix_held"][0]
+
+
+# --- through the engine: evaluate and explain ---
+# Llama 3.1 70B at FP8 on H100 (8 per system, 80 GB each): 163,840 B of KV a token (2 x 80 layers x 8 heads x 128 x 1);
+# measured 1,000 output and 10,000 input tokens/s per accelerator; 8 accelerators = one system.
+ENGINE: dict[str, object] = dict(
+    workload="sessions", accelerator="h100-sxm", model="llama-3.1-70b", precision="fp8", turns_per_session=4,
+    session_prefix_tokens=1000, input_tokens_per_turn=500, output_tokens_per_turn=100, seconds_between_turns=60,
+    accelerator_count=8, output_tokens_per_s_per_accelerator=1000, input_tokens_per_s_per_accelerator=10_000,
+    target_output_tokens_per_s_per_user=20, demand_sessions_per_day=100_000)
+AMPLE = dict(ENGINE, kv_host_memory_gb_per_system=100_000, kv_host_read_gb_per_s=400, kv_host_memory_usd_per_gb=0)
+# At 1 token/s a user, the running batch at full load is 1,000 x 8 / 1 = 8,000 sequences of 2,400 + 100 tokens:
+# 8,000 x 2,500 x 163,840 B = 3,277 GB, far beyond the 8 x 80 x 0.9 = 576 GB: no HBM is left for idle sessions.
+NO_MEMORY = dict(ENGINE, target_output_tokens_per_s_per_user=1)
+
+
+def test_evaluate_the_hand_worked_session_with_ample_memory() -> None:
+    import economics
+
+    r = economics.evaluate_scenario(AMPLE)
+    assert r["input_tokens_per_session"] == 9600.0
+    assert r["prefill_tokens_per_session"] == pytest.approx(2000.0, abs=1e-6)
+    assert r["cached_input_tokens_per_session"] == pytest.approx(7600.0, abs=1e-6)
+    assert r["kv_hit_rate"] == pytest.approx(0.791667, abs=5e-7)
+    assert r["prefix_cache_hit_rate"] == r["kv_hit_rate"]
+    tiers = sum(r[f"kv_hit_rate_{t}"] for t in TIERS)
+    assert tiers == pytest.approx(r["kv_hit_rate"], rel=1e-12)
+    # a turn is a request: 9,600 / 4 = 2,400 tokens in, 100 out; 100,000 sessions x 4 turns a day
+    assert r["input_tokens_per_request"] == 2400.0 and r["output_tokens_per_request"] == 100.0
+    assert r["served_input_tokens_per_day"] == pytest.approx(100_000 * 9600.0)
+    assert r["sessions_served_per_day"] == pytest.approx(100_000.0)
+    # prefill work: 100,000 x 9,600 x (1 - 0.791667) / 10,000 = 20,000 accelerator-s; decode 100,000 x 400 / 1,000
+    # = 40,000: 60,000 accelerator-s a day
+    assert r["work_accelerator_s_per_day"] == pytest.approx(60_000.0, rel=1e-9)
+
+
+def test_no_memory_beyond_the_running_batch_prefills_every_token() -> None:
+    import economics
+
+    r = economics.evaluate_scenario(NO_MEMORY)
+    assert r["kv_hbm_free_gb_per_system"] == 0.0
+    assert r["prefill_tokens_per_session"] == 9600.0 and r["kv_hit_rate"] == 0.0
+    assert r["cached_input_tokens_per_session"] == 0.0
+
+
+def test_explain_shows_the_worked_session() -> None:
+    import economics
+
+    text = economics.explain_text(AMPLE)
+    assert "= 4 x (1,000 + 500) + (500 + 100) x 4 x (4 - 1) / 2 = 9,600 token" in text
+    assert "prefill_tokens_per_session = input_tokens_per_session - cached_input_tokens_per_session" in text
+    assert "= 9,600 - 7,600 = 2,000 token" in text
+    assert "kv_hit_rate = cached_input_tokens_per_session / input_tokens_per_session" in text
+    assert "= 7,600 / 9,600 = 0.7917" in text
+    none = economics.explain_text(NO_MEMORY)
+    assert "= 9,600 - 0 = 9,600 token" in none
+    assert "= 0 token >= 1,000 token = 0" in none  # the prefix cache is off: no memory holds it
+
+
+@pytest.mark.parametrize("scenario", [AMPLE, NO_MEMORY, dict(AMPLE, kv_host_memory_gb_per_system=2000,
+                                                              kv_ssd_gb_per_system=4000, kv_ssd_read_gb_per_s=1,
+                                                              kv_ssd_usd_per_gb=0.1, kv_remote_gb=50_000,
+                                                              kv_remote_read_gb_per_s=50,
+                                                              kv_remote_usd_per_gb_month=0.02)])
+def test_every_session_line_reevaluates_to_its_value(scenario: dict[str, object]) -> None:
+    import economics
+
+    trace = economics.explain_scenario(scenario)
+    checked = [step for step in trace.steps if step.checked]
+    assert any(step.name == "kv_history_hit" for step in checked)
+    for step in checked:
+        assert reevaluate(step.substituted) == pytest.approx(step.value, rel=1e-3, abs=1e-9), step.name
+
+
+def test_a_slow_ssd_tier_is_not_read() -> None:
+    # 1 GB/s loads 1e9 / 163,840 = 6,104 token/s, below the system's 80,000 token/s prefill: it holds nothing
+    import economics
+
+    r = economics.evaluate_scenario(dict(NO_MEMORY, kv_ssd_gb_per_system=4000, kv_ssd_read_gb_per_s=1,
+                                         kv_ssd_usd_per_gb=0))
+    assert r["kv_hit_rate_ssd"] == 0.0 and r["kv_hit_rate"] == 0.0
+    assert "holds nothing" in economics.explain_text(dict(NO_MEMORY, kv_ssd_gb_per_system=4000,
+                                                          kv_ssd_read_gb_per_s=1, kv_ssd_usd_per_gb=0))
+
+
+def test_the_tiers_cost_lines_are_in_the_hourly_cost() -> None:
+    # host: 1 system x 2,000 GB x 5 USD/GB, straight line over 5 years: 10,000 / 5 / 8,760 = 0.228311 USD/h
+    # remote: 50,000 GB x 0.02 USD/GB-month x 12 / 8,760 = 1.369863 USD/h
+    import economics
+    from economics.outputs import cost_parts
+
+    r = economics.evaluate_scenario(dict(AMPLE, kv_host_memory_gb_per_system=2000, kv_host_memory_usd_per_gb=5,
+                                         kv_remote_gb=50_000, kv_remote_read_gb_per_s=50,
+                                         kv_remote_usd_per_gb_month=0.02, cost_of_capital=0, depreciation_years=5))
+    assert r["kv_host_usd_per_hour"] == pytest.approx(10_000 / 5 / 8760, rel=1e-12)
+    assert r["kv_remote_usd_per_hour"] == pytest.approx(50_000 * 0.02 * 12 / 8760, rel=1e-12)
+    assert r["kv_tiers_usd_per_hour"] == pytest.approx(10_000 / 5 / 8760 + 50_000 * 0.02 * 12 / 8760, rel=1e-12)
+    assert sum(r[name] for name in cost_parts()) == pytest.approx(r["cost_usd_per_hour"], rel=1e-12)
+
+
+@pytest.mark.parametrize("changes", [{}, {"demand_sessions_per_day": None},
+                                     {"accelerator_count": None, "demand_sessions_per_day": 2e6},
+                                     {"demand_sessions_per_day": 1e8}])
+def test_cost_per_session_times_sessions_served_is_the_cost_per_day(changes: dict[str, object]) -> None:
+    import economics
+
+    r = economics.evaluate_scenario({k: v for k, v in dict(AMPLE, **changes).items() if v is not None})
+    assert r["cost_usd_per_session"] * r["sessions_served_per_day"] == pytest.approx(r["cost_usd_per_day"], rel=1e-12)
+
+
+def test_request_rows_have_no_session_outputs() -> None:
+    import economics
+
+    r = economics.evaluate_scenario(dict(accelerator_count=8, output_tokens_per_s_per_accelerator=1000))
+    assert r["workload"] == "requests" and r["kv_tiers_usd_per_hour"] == 0.0
+    assert r["cost_usd_per_session"] is None and r["kv_hit_rate"] is None
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"turns_per_session": None}, "turns_per_session: needed when workload=sessions"),
+    ({"prefix_cache_hit_rate": 0.5}, "prefix_cache_hit_rate: with workload=sessions it follows from the session"),
+    ({"demand_requests_per_s": 3}, "demand_requests_per_s: with workload=sessions the demand is "
+                                   "demand_sessions_per_day"),
+    ({"kv_ssd_gb_per_system": 100}, "kv_ssd_read_gb_per_s: needed with kv_ssd_gb_per_system above 0"),
+    ({"workload": "requests"}, "turns_per_session: applies to workload=sessions only"),
+    ({"decode_accelerator": "b200"}, "decode_accelerator: workload=sessions is computed for aggregated serving"),
+    ({"model": None}, "model: needed when workload=sessions"),
+    ({"workload": "session"}, "workload: 'session' is not one of requests, sessions"),
+])
+def test_bad_session_input_names_the_field(changes: dict[str, object], message: str) -> None:
+    import economics
+
+    with pytest.raises(economics.ScenarioError) as err:
+        economics.evaluate_scenario({k: v for k, v in dict(ENGINE, **changes).items() if v is not None})
+    assert message in str(err.value)
+
+
+def test_a_table_of_sessions_and_requests_reports_the_bad_row_and_computes_the_others() -> None:
+    import pandas as pd
+
+    import economics
+
+    rows = pd.DataFrame([AMPLE, dict(accelerator_count=8, output_tokens_per_s_per_accelerator=1000),
+                         dict(AMPLE, seconds_between_turns=0)])
+    out = economics.evaluate(rows)
+    assert out["valid"].tolist() == [True, True, False]
+    assert "seconds_between_turns: must be > 0" in out.loc[2, "error"]
+    assert out.loc[0, "kv_hit_rate"] == pytest.approx(0.791667, abs=5e-7)
+    assert pd.isna(out.loc[1, "kv_hit_rate"])
+    one = economics.evaluate_scenario(AMPLE)
+    assert out.loc[0, "cost_usd_per_session"] == pytest.approx(one["cost_usd_per_session"], rel=1e-12)
+
+
+GB = st.floats(0.0, 5000.0, allow_nan=False)
+
+
+@settings(max_examples=30, deadline=None)
+@given(host=GB, ssd=GB, remote=st.floats(0.0, 50_000.0), tier=st.sampled_from(["accelerator_memory_gb",
+                                                                               "kv_host_memory_gb_per_system",
+                                                                               "kv_ssd_gb_per_system", "kv_remote_gb"]),
+       more=st.floats(1.0, 5000.0), sized=st.booleans(), gap=st.floats(5.0, 3600.0))
+def test_more_memory_never_lowers_the_hit_rate_nor_raises_prefill_or_cost(
+        host: float, ssd: float, remote: float, tier: str, more: float, sized: bool, gap: float) -> None:
+    import economics
+
+    base = dict(ENGINE, target_output_tokens_per_s_per_user=5, seconds_between_turns=gap, accelerator_memory_gb=80,
+                kv_host_memory_gb_per_system=host, kv_host_read_gb_per_s=64, kv_host_memory_usd_per_gb=0,
+                kv_ssd_gb_per_system=ssd, kv_ssd_read_gb_per_s=14, kv_ssd_usd_per_gb=0, kv_remote_gb=remote,
+                kv_remote_read_gb_per_s=50, kv_remote_usd_per_gb_month=0, demand_sessions_per_day=3e6)
+    if sized:
+        base.pop("accelerator_count")
+    a = economics.evaluate_scenario(base)
+    b = economics.evaluate_scenario(dict(base, **{tier: float(base[tier]) + more}))  # type: ignore[arg-type]
+    assert b["kv_hit_rate"] >= a["kv_hit_rate"] * (1 - 1e-12)
+    assert b["prefill_tokens_per_session"] <= a["prefill_tokens_per_session"] * (1 + 1e-12)
+    assert b["cost_usd_per_session"] <= a["cost_usd_per_session"] * (1 + 1e-12)

@@ -32,7 +32,7 @@ from economics.engine.pipeline import (
 )
 from economics.engine.provenance import provenance_text
 from economics.engine.resolve import per_user_throughput
-from economics.engine.sessions import PER_USER_SPEED, request_shape
+from economics.engine.sessions import PER_USER_SPEED, request_shape, session_rows
 from economics.scenario import FIELDS, Scenario, show_value
 from economics.validation import Problem, validate, validate_one
 from economics.validation_sessions import SESSION_ONLY
@@ -95,6 +95,8 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         outputs = _compute_in_chunks({k: v[feasible_ok] for k, v in sub.items()}) if run.size else None
 
     data: dict[str, Any] = {}
+    if outputs is not None:
+        _computed_hit_rate(cols, outputs, run)
     echoed = _echoed_inputs(df, cols)
     refused = _refused_cells(problems)
     for name, spec in FIELDS.items():
@@ -353,8 +355,20 @@ def _scalar(value: Any, integer: bool) -> Any:
     return int(x) if integer else x
 
 
+def _computed_hit_rate(cols: dict[str, Any], outputs: dict[str, np.ndarray], run: np.ndarray) -> None:
+    """A session row's prefix cache hit rate is the computed ``kv_hit_rate``: it becomes the row's resolved input
+    (as an estimated throughput does), in place, on the computed rows ``run``.
+    """
+    rows = session_rows({"workload": np.asarray(cols["workload"])[run]})
+    if rows.any():
+        cols["prefix_cache_hit_rate"] = np.array(cols["prefix_cache_hit_rate"], dtype=float)
+        cols["prefix_cache_hit_rate"][run[rows]] = outputs["kv_hit_rate"][rows]
+
+
 def _result_row(cols: dict[str, Any], thr: dict[str, Any], outputs: dict[str, np.ndarray] | None) -> dict[str, Any]:
     """One scenario's result as :func:`evaluate` would give its row (an internal problem raises)."""
+    if outputs is not None:
+        _computed_hit_rate(cols, outputs, np.array([0]))
     row: dict[str, Any] = {}
     for name, spec in FIELDS.items():
         v = cols[name][0]
