@@ -314,3 +314,14 @@ def test_more_memory_never_lowers_the_hit_rate_nor_raises_prefill_or_cost(
     assert b["kv_hit_rate"] >= a["kv_hit_rate"] * (1 - 1e-12)
     assert b["prefill_tokens_per_session"] <= a["prefill_tokens_per_session"] * (1 + 1e-12)
     assert b["cost_usd_per_session"] <= a["cost_usd_per_session"] * (1 + 1e-12)
+
+
+def test_the_studies_not_built_for_sessions_yet_refuse_them_by_name() -> None:
+    import economics
+    from economics.studies import planner
+    from economics.studies.interactivity import interactivity_curve
+
+    with pytest.raises(ValueError, match="workload: the planner does not take sessions yet"):
+        planner.workload(economics.Scenario(**AMPLE), planner.PlanSettings())
+    with pytest.raises(ValueError, match="workload: the decode study does not take sessions yet"):
+        interactivity_curve(AMPLE)
