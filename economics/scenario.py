@@ -140,7 +140,7 @@ _DEFAULT_META: dict[str, dict[str, Any]] = {
 class Scenario(BaseModel):
     """One scenario. Empty (None) catalog fields are filled from the accelerator's catalog entry."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_enum_values=True)  # a category as its word
 
     name: str = Field(default="scenario", max_length=200, description="Label", json_schema_extra={
         "unit": "", "group": "scenario"})
@@ -419,7 +419,7 @@ class Scenario(BaseModel):
 
     # agent sessions (workload=sessions): the session's shape and the KV tiers that hold its context between turns
     workload: Workload = Field(
-        default=Workload.REQUESTS, description="requests: the request shape and prefix_cache_hit_rate as given; "
+        default=Workload.REQUESTS.value, description="requests: the request shape and prefix_cache_hit_rate as given; "
         "sessions: multi-turn agent sessions whose growing context is cached in the KV tiers (the hit rate is "
         "computed)", json_schema_extra={"unit": "", "group": "sessions"})
     turns_per_session: int | None = _f(
