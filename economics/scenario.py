@@ -419,9 +419,9 @@ class Scenario(BaseModel):
 
     # agent sessions (workload=sessions): the session's shape and the KV tiers that hold its context between turns
     workload: Workload = Field(
-        default=Workload.REQUESTS.value, description="requests: the request shape and prefix_cache_hit_rate as given; "
-        "sessions: multi-turn agent sessions whose growing context is cached in the KV tiers (the hit rate is "
-        "computed)", json_schema_extra={"unit": "", "group": "sessions"})
+        default=Workload.REQUESTS, validate_default=True, description="requests: the request shape and "
+        "prefix_cache_hit_rate as given; sessions: multi-turn agent sessions whose growing context is cached in "
+        "the KV tiers (the hit rate is computed)", json_schema_extra={"unit": "", "group": "sessions"})
     turns_per_session: int | None = _f(
         None, "turn", "Turns of one session (workload=sessions)", group="sessions", ge=1, le=1e5)
     session_prefix_tokens: float | None = _f(
