@@ -325,3 +325,24 @@ def test_the_studies_not_built_for_sessions_yet_refuse_them_by_name() -> None:
         planner.workload(economics.Scenario(**AMPLE), planner.PlanSettings())
     with pytest.raises(ValueError, match="workload: the decode study does not take sessions yet"):
         interactivity_curve(AMPLE)
+
+
+def test_a_remote_store_is_shared_over_the_fleet_it_serves() -> None:
+    # fixed fleet: 16 accelerators = 2 systems, so 50,000 GB is 25,000 GB a system; sized: the systems of the fleet
+    # sized without the store (here the same demand on one system's worth of work), each row on its own in a table
+    import pandas as pd
+
+    import economics
+
+    remote = dict(NO_MEMORY, kv_remote_gb=50_000, kv_remote_read_gb_per_s=50, kv_remote_usd_per_gb_month=0)
+    fixed = economics.explain_scenario(dict(remote, accelerator_count=16))
+    assert fixed.step("kv_remote_gb_per_system").value == 25_000.0
+    sized = {k: v for k, v in remote.items() if k != "accelerator_count"}
+    without = economics.evaluate_scenario({k: v for k, v in sized.items() if k != "kv_remote_gb"})
+    trace = economics.explain_scenario(sized)
+    assert trace.step("kv_remote_systems").value == without["systems"]
+    assert trace.step("kv_remote_gb_per_system").value == 50_000 / without["systems"]
+    table = economics.evaluate(pd.DataFrame([AMPLE, sized, dict(remote, accelerator_count=16)]))
+    assert table["valid"].all()
+    assert table.loc[1, "kv_hit_rate"] == pytest.approx(economics.evaluate_scenario(sized)["kv_hit_rate"], rel=1e-12)
+    assert table.loc[1, "kv_hit_rate_remote"] > 0

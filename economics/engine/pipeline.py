@@ -80,9 +80,12 @@ def _remote_systems(c: dict[str, Array]) -> dict[str, Array]:
         np.asarray(c["accelerator_count"], dtype=float))
     if not rows.any():
         return c
-    without = dict(c, kv_remote_gb=np.zeros(rows.size))
-    systems = _run(without).v["systems"]
-    return dict(c, **{sessions.REMOTE_SYSTEMS: np.where(rows, systems, np.nan)})
+    at = np.flatnonzero(rows)  # only those rows run again
+    without = {k: _take(v, at, rows.size) for k, v in c.items()}
+    without["kv_remote_gb"] = np.zeros(at.size)
+    systems = np.full(rows.size, np.nan)
+    systems[at] = _run(without).v["systems"]
+    return dict(c, **{sessions.REMOTE_SYSTEMS: systems})
 
 
 def _take(column: Any, rows: Array, n: int) -> Any:
