@@ -98,6 +98,8 @@ _NUMERIC: tuple[OutputSpec, ...] = (
        cost_part="cooling retrofit", capex=True),
     _o("carbon_usd_per_hour", "USD/h", "Carbon", "The footprint (operational and embodied) at carbon_usd_per_tonne; "
        "0 when carbon is not priced", fmt="usd", cost_part="carbon"),
+    _o("kv_tiers_usd_per_hour", "USD/h", "KV tiers", "Host DRAM and SSD KV tiers (capex per GB amortised as the "
+       "hardware) and the remote store (per GB-month); 0 unless workload=sessions", fmt="usd", cost_part="KV tiers"),
     _o("cost_usd_per_hour", "USD/h", "Cost per hour", "Whole fleet, every hour: the sum of the cost parts",
        fmt="usd", difference=True, higher_is_better=False),
     _o("cost_usd_per_day", "USD/day", "Cost per day", "Cost per hour x 24", fmt="usd", difference=True, key=True,
@@ -127,6 +129,35 @@ _NUMERIC: tuple[OutputSpec, ...] = (
        "reachable", fmt="percent", optional=True, higher_is_better=False),
     _o("break_even_price_usd_per_m_output_tokens", "USD/M token", "Break-even output price",
        "Output price at which revenue covers cost at today's served volume", fmt="usd_rate", optional=True),
+    _o("cost_usd_per_session", "USD/session", "Cost per session", "Cost per day / sessions served per day; empty "
+       "unless workload=sessions", fmt="usd_rate", optional=True, difference=True, higher_is_better=False),
+    _o("sessions_served_per_day", "session/day", "Sessions served", "Output tokens served / output tokens per "
+       "session; empty unless workload=sessions", optional=True, higher_is_better=True),
+    _o("input_tokens_per_session", "token", "Input tokens per session", "Every turn's full context: T (S + u) + "
+       "(u + o) T (T - 1) / 2; empty unless workload=sessions", optional=True),
+    _o("cached_input_tokens_per_session", "token", "Cached input tokens per session", "The shared prefix where the "
+       "KV tiers hold it, and earlier turns whose KV survived the idle gap; empty unless workload=sessions",
+       optional=True, higher_is_better=True),
+    _o("prefill_tokens_per_session", "token", "Prefilled tokens per session", "Input tokens per session recomputed: "
+       "new input and context no tier held; empty unless workload=sessions", optional=True, higher_is_better=False),
+    _o("kv_hit_rate", "-", "KV hit rate", "Cached / input tokens per session (used as prefix_cache_hit_rate); empty "
+       "unless workload=sessions", fmt="percent", optional=True, difference=True, higher_is_better=True),
+    _o("kv_hit_rate_hbm", "-", "KV hit rate, HBM", "Share of a session's input tokens found in HBM", fmt="percent",
+       optional=True),
+    _o("kv_hit_rate_host", "-", "KV hit rate, host DRAM", "Share of a session's input tokens found in host memory",
+       fmt="percent", optional=True),
+    _o("kv_hit_rate_ssd", "-", "KV hit rate, SSD", "Share of a session's input tokens found on local SSD",
+       fmt="percent", optional=True),
+    _o("kv_hit_rate_remote", "-", "KV hit rate, remote", "Share of a session's input tokens found in the remote "
+       "store", fmt="percent", optional=True),
+    _o("kv_hbm_free_gb_per_system", "GB", "HBM for idle sessions", "HBM per system left after the weights and the "
+       "running batch at full load; empty unless workload=sessions", optional=True),
+    _o("kv_host_usd_per_hour", "USD/h", "KV host tier", "Host DRAM tier: systems x GB x USD/GB x CRF / 8,760 h",
+       fmt="usd", optional=True),
+    _o("kv_ssd_usd_per_hour", "USD/h", "KV SSD tier", "SSD tier: systems x GB x USD/GB x CRF / 8,760 h", fmt="usd",
+       optional=True),
+    _o("kv_remote_usd_per_hour", "USD/h", "KV remote store", "Remote store: GB x USD/GB-month x 12 / 8,760 h",
+       fmt="usd", optional=True),
     _o("it_power_kw", "kW", "IT power (provisioned)", "Full-load IT power of both pools", optional=True,
        difference=False),
     _o("facility_power_kw", "kW", "Facility power (provisioned)", "IT power x PUE", optional=True, difference=True,
@@ -355,6 +386,8 @@ class RowWarning(Flag):
                                 "used")
     SPOT_SETTINGS_UNUSED = ("spot_discount, spot_mtbi_hours or spot_recovery_hours is set but rent_tier is not spot: "
                             "not used")
+    NO_RUNNING_BATCH = ("no per-user speed (target_output_tokens_per_s_per_user or an estimate) or no memory figure "
+                        "to size the running batch: no HBM is counted for idle sessions' KV")
 
 
 class FleetProblem(Flag):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import Enum, StrEnum
 from typing import Any, Literal, get_args, get_origin
 
 import annotated_types
@@ -23,6 +24,15 @@ Cooling = Literal["air", "liquid", "air_or_liquid"]
 FacilityCooling = Literal["air", "liquid", "hybrid"]
 SystemForm = Literal["server", "rack", "wafer"]
 RentTier = Literal["on_demand", "reserved", "spot"]
+
+
+class Workload(StrEnum):
+    """What one unit of demand is: a single request, or an agent session of several turns (docs/model.md,
+    "Sessions"): a session's turns are requests whose context grows, and its prefix cache hit rate is computed.
+    """
+
+    REQUESTS = "requests"
+    SESSIONS = "sessions"
 
 
 def _f(
@@ -130,7 +140,7 @@ _DEFAULT_META: dict[str, dict[str, Any]] = {
 class Scenario(BaseModel):
     """One scenario. Empty (None) catalog fields are filled from the accelerator's catalog entry."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_enum_values=True)  # a category as its word
 
     name: str = Field(default="scenario", max_length=200, description="Label", json_schema_extra={
         "unit": "", "group": "scenario"})
@@ -407,6 +417,55 @@ class Scenario(BaseModel):
         default=1.0, ge=0, le=100, description="Price multiplier for the fast tier (1 = no premium)",
         json_schema_extra={"unit": "-", "group": "retrofit"})
 
+    # agent sessions (workload=sessions): the session's shape and the KV tiers that hold its context between turns
+    workload: Workload = Field(
+        default=Workload.REQUESTS, validate_default=True, description="requests: the request shape and "
+        "prefix_cache_hit_rate as given; sessions: multi-turn agent sessions whose growing context is cached in "
+        "the KV tiers (the hit rate is computed)", json_schema_extra={"unit": "", "group": "sessions"})
+    turns_per_session: int | None = _f(
+        None, "turn", "Turns of one session (workload=sessions)", group="sessions", ge=1, le=1e5)
+    session_prefix_tokens: float | None = _f(
+        None, "token", "Shared prefix every turn of every session reads first: system prompt and tool definitions "
+        "(workload=sessions)", group="sessions", ge=0, le=1e8)
+    input_tokens_per_turn: float | None = _f(
+        None, "token", "New input tokens a turn adds: the user's message or the tool output (workload=sessions)",
+        group="sessions", gt=0, le=1e8)
+    output_tokens_per_turn: float | None = _f(
+        None, "token", "Output tokens a turn writes (workload=sessions)", group="sessions", gt=0, le=1e8)
+    seconds_between_turns: float | None = _f(
+        None, "s", "Mean idle time between an answer and the next turn (tool or user time), taken exponential "
+        "(workload=sessions)", group="sessions", gt=0, le=1e7)
+    demand_sessions_per_day: float | None = _f(
+        None, "session/day", "Average sessions started per day (workload=sessions); empty = a fixed fleet's "
+        "capacity", group="sessions", gt=0, le=1e12)
+    kv_host_memory_gb_per_system: float = Field(
+        default=0.0, ge=0, le=1e6, description="Host DRAM per system holding idle sessions' KV cache "
+        "(workload=sessions); 0 = no host tier", json_schema_extra={"unit": "GB", "group": "sessions"})
+    kv_host_read_gb_per_s: float | None = _f(
+        None, "GB/s", "Read bandwidth from host DRAM into one system's accelerators (PCIe or C2C), needed with a "
+        "host tier", group="sessions", gt=0, le=1e5)
+    kv_host_memory_usd_per_gb: float | None = _f(
+        None, "USD/GB", "Capex of the host tier's DRAM per GB, amortised over depreciation_years at "
+        "cost_of_capital; needed with a host tier (0 if already paid for)", group="sessions", ge=0, le=1e5)
+    kv_ssd_gb_per_system: float = Field(
+        default=0.0, ge=0, le=1e7, description="Local SSD per system holding idle sessions' KV cache "
+        "(workload=sessions); 0 = no SSD tier", json_schema_extra={"unit": "GB", "group": "sessions"})
+    kv_ssd_read_gb_per_s: float | None = _f(
+        None, "GB/s", "Read bandwidth from the local SSDs into one system, needed with an SSD tier",
+        group="sessions", gt=0, le=1e5)
+    kv_ssd_usd_per_gb: float | None = _f(
+        None, "USD/GB", "Capex of the SSD tier per GB, amortised over depreciation_years at cost_of_capital; "
+        "needed with an SSD tier (0 if already paid for)", group="sessions", ge=0, le=1e5)
+    kv_remote_gb: float = Field(
+        default=0.0, ge=0, le=1e9, description="Remote KV store shared by the fleet's systems (workload=sessions); "
+        "0 = no remote tier", json_schema_extra={"unit": "GB", "group": "sessions"})
+    kv_remote_read_gb_per_s: float | None = _f(
+        None, "GB/s", "Read bandwidth from the remote store into one system (its network share), needed with a "
+        "remote tier", group="sessions", gt=0, le=1e5)
+    kv_remote_usd_per_gb_month: float | None = _f(
+        None, "USD/(GB month)", "Price of the remote store per GB-month; needed with a remote tier",
+        group="sessions", ge=0, le=1e5)
+
     # demand
     demand_input_tokens_per_day: float | None = _f(
         None, "token/day", "Average input tokens per day; empty = from output demand x input/output per request",
@@ -529,6 +588,8 @@ def _spec(name: str) -> FieldSpec:
     choices: tuple[str, ...] = ()
     if get_origin(base) is Literal:
         kind, choices = "choice", tuple(get_args(base))
+    elif isinstance(base, type) and issubclass(base, Enum):
+        kind, choices = "choice", tuple(str(m.value) for m in base)
     elif base is bool:
         kind = "bool"
     elif base is int:

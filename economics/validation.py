@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from economics import catalog, user_curves, validation_hours, values
+from economics import catalog, user_curves, validation_hours, validation_sessions, values
 from economics.scenario import CATALOG_FIELDS, CATALOG_ID_FIELDS, FIELDS, FieldSpec, show_value
 from economics.values import FALSE_WORDS, TRUE_WORDS, capped, shown
 
@@ -333,6 +333,7 @@ def validate(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], list[Problem]]:
             cols[name] = _free_text(series, spec, problems)
     _resolve_catalog(cols, problems, {str(c) for c in df.columns})
     validation_hours.check(cols, problems.add, _distinct_text)
+    validation_sessions.check(cols, problems)
     _check_combinations(cols, problems)
     _check_ranges(df, cols, problems)
     problems.items.sort(key=lambda p: p.row)
@@ -362,6 +363,7 @@ def validate_one(parsed: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], list
     problems = _Problems(1)
     _resolve_catalog(cols, problems, set(FIELDS))
     validation_hours.check(cols, problems.add, _distinct_text)
+    validation_sessions.check(cols, problems)
     _check_combinations(cols, problems)
     return cols, problems.items
 
@@ -559,7 +561,7 @@ def _check_combinations(c: dict[str, np.ndarray], problems: _Problems) -> None:
                  "output_tokens_per_s_per_accelerator: give a measured throughput per accelerator, or a model "
                  "(with precision and target_output_tokens_per_s_per_user) to estimate it from")
     no_demand = (np.isnan(c["demand_input_tokens_per_day"]) & np.isnan(c["demand_output_tokens_per_day"])
-                 & np.isnan(c["demand_requests_per_s"]))
+                 & np.isnan(c["demand_requests_per_s"]) & (c["workload"] != "sessions"))  # sessions: their own check
     given_but_bad = problems.flagged("accelerator_count", "demand_input_tokens_per_day", "demand_output_tokens_per_day",
                                      "demand_requests_per_s")
     problems.add(no_demand & np.isnan(c["accelerator_count"]) & ~given_but_bad, "accelerator_count", "",

@@ -31,7 +31,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "Hardware": ("scenario", "hardware", "disaggregation", "rent"),
     "Facility and power": ("facility", "carbon"),
     "Finance": ("finance",),
-    "Workload and model": ("workload", "throughput"),
+    "Workload and model": ("workload", "throughput", "sessions"),
     "Demand": ("demand",),
     "Prices": ("prices",),
 }

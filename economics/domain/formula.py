@@ -2,10 +2,10 @@
 
 A :class:`Formula` holds a name, an output unit and an arithmetic expression over named symbols, written in a
 small, safe subset of Python syntax (numbers, names, ``+ - * / **``, parentheses and the functions ``min``,
-``max``, ``ceil``, ``floor`` and ``hours_sum``). The expression is parsed once; evaluating it applies that parse
-tree's operations over numpy arrays (through small closures built from the tree once, never ``eval``), and
-rendering it walks the same tree, writing names (the symbolic line) or one row's numbers (the substituted line).
-So the printed arithmetic is the computed arithmetic::
+``max``, ``ceil``, ``floor``, ``exp``, ``ln`` and ``hours_sum``). The expression is parsed once; evaluating it
+applies that parse tree's operations over numpy arrays (through small closures built from the tree once, never
+``eval``), and rendering it walks the same tree, writing names (the symbolic line) or one row's numbers (the
+substituted line). So the printed arithmetic is the computed arithmetic::
 
     >>> capital = Formula("capital_usd_per_hour", "USD/h", "accelerators * price_usd * crf / HOURS_PER_YEAR")
     >>> float(capital.evaluate({"accelerators": 8.0, "price_usd": 30_000.0, "crf": 0.25}))
@@ -75,6 +75,8 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "ceil": np.ceil,
     "floor": np.floor,
     "hours_sum": lambda a: np.sum(a, axis=0),
+    "exp": np.exp,
+    "ln": np.log,
 }
 _BINARY: dict[type, tuple[Callable[[Any, Any], Any], str, int]] = {
     ast.Add: (np.add, "+", 1), ast.Sub: (np.subtract, "-", 1),
@@ -256,9 +258,9 @@ def _render(node: ast.expr, name: Callable[[str], str], parent: int, numbers: bo
 
 def reevaluate(text: str) -> float:
     """Re-do a substituted line's arithmetic (``8 x 30,000 x 0.25 / 8,760``): the check that printed
-    derivations hold. Accepts only what :func:`_render` writes: numbers, ``inf``, ``+ - x / ^``, parentheses and
-    ``min``, ``max``, ``ceil``, ``floor``, ``hours_sum`` and lists of numbers (an hourly column's row); function
-    arguments and list items are separated by a comma and a space, thousands by a comma alone.
+    derivations hold. Accepts only what :func:`_render` writes: numbers, ``inf``, ``+ - x / ^``, parentheses,
+    ``min``, ``max``, ``ceil``, ``floor``, ``exp``, ``ln``, ``hours_sum`` and lists of numbers (an hourly column's
+    row); function arguments and list items are separated by a comma and a space, thousands by a comma alone.
 
     >>> round(reevaluate("8 x 30,000 x 0.25 / 8,760"), 6)
     6.849315

@@ -32,8 +32,10 @@ from economics.engine.pipeline import (
 )
 from economics.engine.provenance import provenance_text
 from economics.engine.resolve import per_user_throughput
+from economics.engine.sessions import PER_USER_SPEED, request_shape, session_rows
 from economics.scenario import FIELDS, Scenario, show_value
 from economics.validation import Problem, validate, validate_one
+from economics.validation_sessions import SESSION_ONLY
 from economics.values import is_empty
 
 RESULT_COLUMNS = (*FIELDS, *OUTPUT_UNITS, *THROUGHPUT_OUTPUTS, "feasible", "infeasible_reason", "warnings", "valid",
@@ -68,6 +70,7 @@ def evaluate(df: pd.DataFrame) -> pd.DataFrame:
 def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`evaluate` plus the validation report (row, name, field, value, message), row 1-based."""
     cols, problems = validate(df)
+    request_shape(cols)
     n = len(df)
     bad = np.zeros(n, dtype=bool)
     for p in problems:
@@ -92,6 +95,8 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         outputs = _compute_in_chunks({k: v[feasible_ok] for k, v in sub.items()}) if run.size else None
 
     data: dict[str, Any] = {}
+    if outputs is not None:
+        _computed_hit_rate(cols, outputs, run)
     echoed = _echoed_inputs(df, cols)
     refused = _refused_cells(problems)
     for name, spec in FIELDS.items():
@@ -334,6 +339,7 @@ def _validated(scenario: Scenario) -> dict[str, np.ndarray]:
     cols, problems = validate_one(scenario.model_dump())
     if problems:
         raise ScenarioError(problems)
+    request_shape(cols)
     return cols
 
 
@@ -349,8 +355,20 @@ def _scalar(value: Any, integer: bool) -> Any:
     return int(x) if integer else x
 
 
+def _computed_hit_rate(cols: dict[str, Any], outputs: dict[str, np.ndarray], run: np.ndarray) -> None:
+    """A session row's prefix cache hit rate is the computed ``kv_hit_rate``: it becomes the row's resolved input
+    (as an estimated throughput does), in place, on the computed rows ``run``.
+    """
+    rows = session_rows({"workload": np.asarray(cols["workload"])[run]})
+    if rows.any():
+        cols["prefix_cache_hit_rate"] = np.array(cols["prefix_cache_hit_rate"], dtype=float)
+        cols["prefix_cache_hit_rate"][run[rows]] = outputs["kv_hit_rate"][rows]
+
+
 def _result_row(cols: dict[str, Any], thr: dict[str, Any], outputs: dict[str, np.ndarray] | None) -> dict[str, Any]:
     """One scenario's result as :func:`evaluate` would give its row (an internal problem raises)."""
+    if outputs is not None:
+        _computed_hit_rate(cols, outputs, np.array([0]))
     row: dict[str, Any] = {}
     for name, spec in FIELDS.items():
         v = cols[name][0]
@@ -392,6 +410,7 @@ def explain_row(df: pd.DataFrame, row: int) -> Trace:
     cols, problems = validate(one)
     if problems:
         raise ScenarioError(problems)
+    request_shape(cols)
     trace = Trace(0)
     _resolve_one(cols, trace)
     compute(cols, trace)
@@ -447,7 +466,9 @@ ESTIMATE_IGNORES = frozenset({
     "software_usd_per_accelerator_year", "existing_book_value_usd", "horizon_years", "demand_growth_per_year",
     "demand_input_tokens_per_day", "demand_output_tokens_per_day", "demand_requests_per_s", "peak_to_average",
     "headroom", "price_usd_per_m_input_tokens", "price_usd_per_m_cached_input_tokens",
-    "price_usd_per_m_output_tokens", "fast_tier_min_tokens_per_s_per_user", "fast_tier_price_multiplier"})
+    "price_usd_per_m_output_tokens", "fast_tier_min_tokens_per_s_per_user", "fast_tier_price_multiplier",
+    # a session's shape reaches the estimate as its mean turn (input_tokens_per_request), set before it runs
+    "workload", *SESSION_ONLY, "kv_host_memory_gb_per_system", "kv_ssd_gb_per_system", "kv_remote_gb"})
 """Fields the throughput estimate never reads (prices, finance, facility, power, demand volumes, fleet size):
 :func:`_throughput_one` hands the estimate every other field only, so a read of one of these fails loudly."""
 
@@ -520,6 +541,7 @@ def _mark_throughput(cols: dict[str, Any], thr: dict[str, Any]) -> None:
         thr["throughput_source"] == SOURCE_USER)
     cols["_outside_measured_range"] = thr["outside_measured_range"]
     cols[PREFILL_ESTIMATE] = thr[PREFILL_ESTIMATE]
+    cols[PER_USER_SPEED] = thr["output_tokens_per_s_per_user"]
 
 
 def explain_text(scenario: Scenario | dict[str, Any]) -> str:

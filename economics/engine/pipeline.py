@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from economics.domain.explain import Trace
 from economics.domain.explain import format_number as fmt
-from economics.engine import stages
+from economics.engine import sessions, stages
 from economics.engine.resolve import resolve
 from economics.outputs import (
     NUMERIC_OUTPUTS,
@@ -61,11 +61,31 @@ def working_columns(c: dict[str, Array]) -> stages.Columns:
 
 def _run(c: dict[str, Array], trace: Trace | None = None) -> stages.Columns:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        x = resolve(c, trace)
-        for stage in (stages.request_time, stages.demand, stages.work, stages.sizing, stages.serving,
-                      stages.facility, stages.costs, stages.unit_costs, stages.revenue_and_break_even, stages.energy):
+        x = resolve(_remote_systems(c), trace)
+        for stage in (sessions.residency, stages.request_time, stages.demand, stages.work, stages.sizing,
+                      stages.serving, stages.facility, stages.costs, stages.unit_costs, stages.per_session,
+                      stages.revenue_and_break_even, stages.energy):
             stage(x)
     return x
+
+
+def _remote_systems(c: dict[str, Array]) -> dict[str, Array]:
+    """``c`` with the systems a remote KV store is shared by, on session rows with a store and a fleet sized from
+    demand: the systems of that fleet sized without the store (its hits can only shrink it, so each system's share
+    is at least the one assumed). A fixed fleet's systems are worked out in the stage.
+    """
+    if "workload" not in c:
+        return c
+    rows = sessions.session_rows(c) & (np.asarray(c["kv_remote_gb"], dtype=float) > 0) & np.isnan(
+        np.asarray(c["accelerator_count"], dtype=float))
+    if not rows.any():
+        return c
+    at = np.flatnonzero(rows)  # only those rows run again
+    without = {k: _take(v, at, rows.size) for k, v in c.items()}
+    without["kv_remote_gb"] = np.zeros(at.size)
+    systems = np.full(rows.size, np.nan)
+    systems[at] = _run(without).v["systems"]
+    return dict(c, **{sessions.REMOTE_SYSTEMS: systems})
 
 
 def _take(column: Any, rows: Array, n: int) -> Any:

@@ -21,6 +21,7 @@ from economics.domain.finance import straight_line
 from economics.domain.precision import bytes_per_value, kv_precision
 from economics.domain.revenue import PREFILL_ESTIMATE
 from economics.engine.hours import hourly_columns
+from economics.engine.sessions import session_rows
 from economics.engine.stages import Columns
 from economics.outputs import RowWarning
 from economics.scenario import FIELDS
@@ -53,8 +54,14 @@ def resolve(c: dict[str, Any], trace: Trace | None = None) -> Columns:
     v = dict(c)
     n = len(v["ownership"])
     dis = np.asarray(v["decode_accelerator"] != "", dtype=bool)
-    if dis.any():  # only a decode pool needs these lookups: a million aggregated rows skip them
+    sessions = session_rows(v)
+    if dis.any() or sessions.any():  # only a decode pool or a session needs the KV size: most rows skip it
         v["kv_bytes_per_token"] = kv_bytes_per_token(v["model"], v["precision"], v["kv_cache_precision"])
+    if sessions.any():  # the weights a session's HBM tier is left after, and the replica they are spread over
+        v["model_total_params_b"] = catalog.model_column(v["model"], "total_params_b")
+        v["bytes_per_param"] = bytes_per_value(v["precision"])
+        v["kv_replica_accelerators"] = np.asarray(v["accelerators_per_replica"], dtype=float)
+    if dis.any():  # only a decode pool needs these lookups: a million aggregated rows skip them
         v["decode_system_form"] = catalog.accelerator_column(v["decode_accelerator"], "system_form", "")
         v["decode_system_rack_units"] = catalog.accelerator_column(v["decode_accelerator"], "system_rack_units",
                                                                    np.nan)
@@ -79,6 +86,7 @@ def resolve(c: dict[str, Any], trace: Trace | None = None) -> Columns:
     x.in_facility = x.pays_energy
     x.zero_rate = straight_line(v["cost_of_capital"])
     x.has_link = x.dis & ~np.isnan(v["kv_link_gb_per_s"])
+    x.sessions = sessions
     _tiers_and_hours(x)
     return x
 

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from economics.domain import capacity as cap
 from economics.domain import carbon, cost, finance, fleet, rent, revenue
+from economics.domain import sessions as ses
 from economics.domain.explain import Trace
 from economics.domain.formula import Formula
 from economics.outputs import FleetProblem, RowWarning
@@ -51,6 +52,7 @@ class Columns:
     carbon_by_hour: Array
     carbon_priced: Array
     by_hour: Array
+    sessions: Array
 
     def __init__(self, v: dict[str, Any], trace: Trace | None) -> None:
         self.v = v
@@ -132,7 +134,7 @@ def demand(x: Columns) -> None:
     zero_input = has_in & ~has_out & ~(v["input_tokens_per_request"] > 0)
     x.calc(cap.DEMAND_OUT_FROM_INPUT, has_in & ~has_out & ~zero_input)
     x.fleet_flag(FleetProblem.INPUT_WITHOUT_SHAPE, zero_input)
-    x.flag(RowWarning.DEMAND_FROM_SHAPE, by_requests | (has_in ^ has_out))
+    x.flag(RowWarning.DEMAND_FROM_SHAPE, (by_requests | (has_in ^ has_out)) & ~x.sessions)  # sessions: their turns
     none = ~x.has_demand
     if none.any():
         no_k = x.dis & np.isnan(v["decode_accelerator_count"])
@@ -354,13 +356,38 @@ def costs(x: Columns) -> None:
     x.calc(fleet.AVERAGE_IT_POWER_TWO_POOLS, x.dis)
     reserved_lines(x)
     emissions(x)
+    kv_tiers(x)
     priced = x.carbon_priced
-    x.calc(revenue.COST_OWNED, x.own & ~priced)
-    x.calc(revenue.COST_RENTED, ~x.own & ~priced)
-    x.calc(revenue.COST_OWNED_CARBON, x.own & priced)
-    x.calc(revenue.COST_RENTED_CARBON, ~x.own & priced)
+    for f, rows in ((revenue.COST_OWNED, x.own & ~priced), (revenue.COST_RENTED, ~x.own & ~priced),
+                    (revenue.COST_OWNED_CARBON, x.own & priced), (revenue.COST_RENTED_CARBON, ~x.own & priced)):
+        x.calc(f, rows & ~x.sessions)
+        x.calc(ses.WITH_TIERS[f], rows & x.sessions)
     x.calc(revenue.COST_PER_DAY)
     x.calc(revenue.COST_PER_YEAR)
+
+
+def kv_tiers(x: Columns) -> None:
+    """The KV tiers' cost lines (session rows): host and SSD capex amortised as the hardware is, the remote store
+    by the month; 0 on request rows.
+    """
+    v, rows = x.v, x.sessions
+    x.zeros("kv_tiers_usd_per_hour")
+    if not _any(rows):
+        return
+    for name in ("kv_host_memory_usd_per_gb", "kv_ssd_usd_per_gb", "kv_remote_usd_per_gb_month"):
+        v[name] = np.nan_to_num(np.asarray(v[name], dtype=float))  # empty only where its tier has no capacity
+    x.calc(ses.KV_CRF_STRAIGHT_LINE, rows & x.zero_rate)
+    x.calc(ses.KV_CRF, rows & ~x.zero_rate)
+    for f in (ses.HOST_COST, ses.SSD_COST, ses.REMOTE_COST, ses.TIERS_COST):
+        x.calc(f, rows)
+
+
+def per_session(x: Columns) -> None:
+    """Sessions served per day and the cost of one (session rows)."""
+    rows = x.sessions
+    if _any(rows):
+        x.calc(ses.SESSIONS_SERVED, rows)
+        x.calc(ses.COST_PER_SESSION, rows & (x.v["sessions_served_per_day"] > 0))
 
 
 def reserved_lines(x: Columns) -> None:

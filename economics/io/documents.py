@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pandas as pd
 
-from economics.domain import capacity, cost, finance, fleet, revenue, throughput
+from economics.domain import capacity, cost, finance, fleet, revenue, sessions, throughput
 from economics.domain.formula import CONSTANTS, Formula
 from economics.io.scenario_files import to_csv_text
 from economics.outputs import OUTPUTS
@@ -17,6 +17,8 @@ from economics.presets import default_scenario
 from economics.scenario import FIELDS, Scenario
 
 MODEL_SECTIONS: tuple[tuple[str, ModuleType], ...] = (
+    ("Agent sessions and KV residency (economics/domain/sessions.py; workload=sessions; the tier formulas are bound "
+     "to each tier's columns)", sessions),
     ("Roofline throughput estimate (economics/domain/throughput.py; where nothing is measured)", throughput),
     ("Capacity, demand and serving (economics/domain/capacity.py)", capacity),
     ("Fleet, facility and energy (economics/domain/fleet.py)", fleet),

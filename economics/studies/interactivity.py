@@ -21,7 +21,7 @@ from economics.engine.batch import ScenarioError, as_scenario, evaluate, fill_th
 from economics.engine.measured import curves, user_curves
 from economics.engine.replicas import REPLICA_SIZES
 from economics.engine.roofline import Roofline
-from economics.scenario import Scenario
+from economics.scenario import Scenario, Workload
 from economics.studies.compare import scenario_frame
 from economics.validation import validate
 
@@ -128,6 +128,9 @@ def interactivity_curve(scenario: Scenario | dict[str, Any], max_batch: int = 25
     (``serving_stack_used`` of the scenario's evaluation; "" when its throughput is given).
     """
     s = as_scenario(scenario).model_dump()
+    if s["workload"] == Workload.SESSIONS:
+        raise ValueError("workload: the decode study does not take sessions yet (issue #39); study their mean turn "
+                         "as requests")
     if chosen is None:
         chosen = chosen_stack(s)
     s.update(dict.fromkeys(CURVE_IGNORES))

@@ -17,6 +17,7 @@ from economics.domain.formula import G_PER_KG, HOURS_PER_DAY, KG_PER_TONNE, SECO
 from economics.engine.hours import tariff_prices
 from economics.engine.resolve import kv_bytes_per_token
 from economics.scenario import FieldSpec, Scenario
+from economics.scenario import Workload as WorkloadKind
 from economics.validation_hours import region_intensity
 
 ROLES = ("aggregated", "prefill", "decode")
@@ -245,6 +246,9 @@ def workload(s: Scenario, settings: PlanSettings, growth: float = 1.0) -> Worklo
 
     .. math:: \lambda = D_{out} / (O \cdot 86400)  (or D_{in} / (I \cdot 86400), or the request rate)
     """
+    if s.workload == WorkloadKind.SESSIONS:
+        raise ValueError("workload: the planner does not take sessions yet (issue #39); plan their mean turn as "
+                         "requests, or evaluate the sessions")
     i, o = float(s.input_tokens_per_request), float(s.output_tokens_per_request)
     if s.demand_output_tokens_per_day is not None:
         lam = float(s.demand_output_tokens_per_day) / (o * SECONDS_PER_DAY)

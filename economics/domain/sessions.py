@@ -1,0 +1,426 @@
+r"""Agent sessions: the tokens a multi-turn session reads, and how much of its earlier context a KV-cache hierarchy
+still holds when the next turn comes.
+
+**The session.** A session is ``T`` turns. Turn ``t`` (1-based) reads a context of the shared prefix ``S`` (system
+prompt, tool definitions: the same for every session), every earlier turn's new input ``u`` and output ``o``, and its
+own new input ``u``; it writes ``o`` tokens:
+
+.. math:: C_t = S + (t - 1)(u + o) + u
+
+so the input tokens a session processes are :math:`\sum_t C_t = T (S + u) + (u + o) T (T - 1) / 2`. Of these,
+``T S`` are the prefix (cached across sessions), :math:`H = (u + o) T (T - 1) / 2` are earlier turns re-read (cached
+if the session's KV survived the idle gap) and ``T u`` are new (always prefilled).
+
+**Residency (LRU under Che's approximation).** Between turns a session idles (tool or user time); its KV of
+``t (u + o)`` tokens after turn ``t`` is re-read after the gap ``G``, taken exponential with mean ``g`` =
+``seconds_between_turns`` (the KV is touched by every decode step until the answer ends, so the time since its last
+use is the idle gap). Under LRU with characteristic time :math:`T_C` (Che, Tung and Wang 2002; Fricker, Robert and
+Roberts 2012: an item stays cached iff it was used within the last :math:`T_C` seconds), the earlier context is
+found with probability
+
+.. math:: p = P(G < T_C) = 1 - e^{-T_C / g}
+
+An idle context occupies the cache for :math:`\min(G, T_C)`, whose mean is :math:`g p`; a session's final context,
+never read again, occupies it for :math:`T_C`. With sessions arriving at rate :math:`\lambda`, Little's law gives
+the tokens held, which must equal the capacity :math:`K` (in tokens of KV), the equation :math:`T_C` solves:
+
+.. math:: \lambda (p) \, [H g p + T (u + o) T_C] = K
+
+The left side grows with :math:`T_C` (and with :math:`\lambda`), so the root is unique; it is found by bisection
+over whole columns (:func:`characteristic_time_s`). The session rate :math:`\lambda(p)` may itself depend on ``p``:
+a system at full load completes sessions at ``1 / w(p)``, ``w`` the accelerator time a session takes, which falls as
+fewer tokens are prefilled again.
+
+**Tiers.** HBM, host DRAM, local SSD and a remote store form an exclusive LRU hierarchy (what HBM evicts is demoted
+to host memory, then SSD, then the remote store). By the stack (inclusion) property of LRU, tiers ``1..k`` together
+hold what one LRU cache of their summed capacity holds, so the share of earlier context found in tier ``k`` is
+:math:`p(K_1 + ... + K_k) - p(K_1 + ... + K_{k-1})`, at the session rate of the whole hierarchy. More memory in any
+tier therefore never lowers the hit rate. The shared prefix is always the most recently used item (every turn of
+every session reads it): it is held once, at the top of the stack, whenever the hierarchy can hold it. A tier whose
+read is slower than prefilling the tokens again is not used (a hit there would cost more than a miss), so it
+holds nothing.
+
+References
+----------
+H. Che, Y. Tung, Z. Wang, "Hierarchical Web caching systems: modeling, design and experimental results", IEEE
+JSAC 20(7), 2002. C. Fricker, P. Robert, J. Roberts, "A versatile and accurate approximation for LRU cache
+performance", ITC 24, 2012 (arXiv:1202.3974). R. Mattson et al., "Evaluation techniques for storage hierarchies",
+IBM Systems Journal 9(2), 1970 (the stack property).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from economics.domain import finance, revenue
+from economics.domain.formula import Formula
+
+Array = NDArray[np.float64]
+
+
+class Tier(StrEnum):
+    """The KV tiers, fastest first: the order of the exclusive LRU hierarchy."""
+
+    HBM = "hbm"
+    HOST = "host"
+    SSD = "ssd"
+    REMOTE = "remote"
+
+
+TIERS: tuple[Tier, ...] = tuple(Tier)
+
+_BISECTIONS = 200
+"""Most halvings of the characteristic time's bracket; the loop stops once every row is within 1e-15 of its root."""
+
+
+def _f(x: ArrayLike) -> Array:
+    return np.asarray(x, dtype=float)
+
+
+def context_tokens(turn: ArrayLike, session_prefix_tokens: ArrayLike, input_tokens_per_turn: ArrayLike,
+                   output_tokens_per_turn: ArrayLike) -> Array:
+    r"""The context turn ``t`` reads: the shared prefix, every earlier turn's input and output, its own new input.
+
+    .. math:: C_t = S + (t - 1)(u + o) + u
+
+    Parameters
+    ----------
+    turn : t, 1-based [-]
+    session_prefix_tokens : S [token]
+    input_tokens_per_turn : u [token]
+    output_tokens_per_turn : o [token]
+
+    >>> [float(context_tokens(t, 1000, 500, 100)) for t in (1, 2, 3, 4)]
+    [1500.0, 2100.0, 2700.0, 3300.0]
+    """
+    u, o = _f(input_tokens_per_turn), _f(output_tokens_per_turn)
+    return _f(session_prefix_tokens) + (_f(turn) - 1.0) * (u + o) + u
+
+
+def input_tokens_per_session(turns_per_session: ArrayLike, session_prefix_tokens: ArrayLike,
+                             input_tokens_per_turn: ArrayLike, output_tokens_per_turn: ArrayLike) -> Array:
+    r"""Input tokens a session processes: every turn's full context, :math:`\sum_{t=1}^{T} C_t`, in closed form.
+
+    .. math:: I = T (S + u) + (u + o) T (T - 1) / 2
+
+    Parameters
+    ----------
+    turns_per_session : T [turn], >= 1
+    session_prefix_tokens, input_tokens_per_turn, output_tokens_per_turn : S, u, o [token]
+
+    >>> float(input_tokens_per_session(4, 1000, 500, 100))  # 1,500 + 2,100 + 2,700 + 3,300
+    9600.0
+    """
+    t = _f(turns_per_session)
+    return INPUT_PER_SESSION.evaluate({"turns_per_session": t, "session_prefix_tokens": _f(session_prefix_tokens),
+                                       "input_tokens_per_turn": _f(input_tokens_per_turn),
+                                       "output_tokens_per_turn": _f(output_tokens_per_turn)})
+
+
+def history_tokens_per_session(turns_per_session: ArrayLike, input_tokens_per_turn: ArrayLike,
+                               output_tokens_per_turn: ArrayLike) -> Array:
+    r"""Tokens of earlier turns a session reads again: turn ``t`` re-reads ``(t - 1)(u + o)``.
+
+    .. math:: H = (u + o) T (T - 1) / 2
+
+    It is also the token-weighted sum of the session's idle contexts that are read again (after turn ``t`` the
+    session holds ``t (u + o)`` tokens of its own, read by turn ``t + 1`` for ``t < T``).
+
+    >>> float(history_tokens_per_session(4, 500, 100))  # (0 + 1 + 2 + 3) x 600
+    3600.0
+    """
+    return HISTORY.evaluate({"turns_per_session": _f(turns_per_session), "input_tokens_per_turn":
+                             _f(input_tokens_per_turn), "output_tokens_per_turn": _f(output_tokens_per_turn)})
+
+
+def hit_probability(characteristic_time_s: ArrayLike, seconds_between_turns: ArrayLike) -> Array:
+    r"""Share of a session's earlier context still held at its next turn: the idle gap, exponential with mean
+    ``g``, is shorter than the characteristic time.
+
+    .. math:: p = P(G < T_C) = 1 - e^{-T_C / g}
+
+    Parameters
+    ----------
+    characteristic_time_s : T_C [s], >= 0
+    seconds_between_turns : g, the mean idle gap [s], > 0
+
+    >>> round(float(hit_probability(60.0, 60.0)), 6)
+    0.632121
+    """
+    return -np.expm1(-_f(characteristic_time_s) / _f(seconds_between_turns))
+
+
+def held_tokens(sessions_per_s: ArrayLike, characteristic_time_s: ArrayLike, seconds_between_turns: ArrayLike,
+                history_tokens: ArrayLike, final_tokens: ArrayLike) -> Array:
+    r"""Tokens of idle KV an LRU cache of characteristic time :math:`T_C` holds (Little's law): each idle context
+    that is read again stays :math:`\min(G, T_C)`, mean :math:`g p`; the final one stays :math:`T_C`.
+
+    .. math:: N = \lambda [H g p + F T_C],  p = 1 - e^{-T_C / g}
+
+    Parameters
+    ----------
+    sessions_per_s : lambda, sessions starting per second [session/s]
+    characteristic_time_s : T_C [s]
+    seconds_between_turns : g [s], > 0
+    history_tokens : H, the idle contexts read again, token-weighted [token]
+    final_tokens : F = T (u + o), the session's own context after its last turn [token]
+
+    >>> round(float(held_tokens(0.1, 60.0, 60.0, 3600.0, 2400.0)), 3)  # 0.1 x (3,600 x 60 x 0.632121 + 2,400 x 60)
+    28053.804
+    """
+    g, tc = _f(seconds_between_turns), _f(characteristic_time_s)
+    return _f(sessions_per_s) * (_f(history_tokens) * g * hit_probability(tc, g) + _f(final_tokens) * tc)
+
+
+def session_rate(hit: ArrayLike, work_s_all_hit: ArrayLike, work_s_all_miss: ArrayLike) -> Array:
+    r"""Sessions a server completes per second at full load when a share ``p`` of the earlier context is found:
+    the work of a session falls linearly from all-miss to all-hit.
+
+    .. math:: \lambda(p) = 1 / (w_{hit} + (w_{miss} - w_{hit}) (1 - p))
+
+    >>> float(session_rate(0.5, 1.0, 3.0))
+    0.5
+    """
+    lo, hi = _f(work_s_all_hit), _f(work_s_all_miss)
+    return 1.0 / (lo + (hi - lo) * (1.0 - _f(hit)))
+
+
+def characteristic_time_s(capacity_tokens: ArrayLike, seconds_between_turns: ArrayLike, history_tokens: ArrayLike,
+                          final_tokens: ArrayLike, work_s_all_hit: ArrayLike, work_s_all_miss: ArrayLike) -> Array:
+    r"""Che's characteristic time of an LRU cache of ``capacity_tokens`` serving idle sessions.
+
+    The root of
+
+    .. math:: \lambda(p(T_C)) \, [H g \, p(T_C) + F T_C] = K,   p(T_C) = 1 - e^{-T_C / g}
+
+    with :math:`\lambda` from :func:`session_rate` (a fixed rate ``r``: ``work_s_all_hit = work_s_all_miss = 1 / r``).
+    The left side rises with :math:`T_C` from 0, so the root is unique; it lies below :math:`K / (\lambda_{min} F)`
+    and is found by bisection over whole columns (every row at once), to a relative 1e-15.
+
+    Special cases: ``K <= 0`` gives 0 (nothing held). ``F > 0`` always (a turn writes output).
+
+    Parameters
+    ----------
+    capacity_tokens : K, the cache's capacity for sessions' own KV [token]
+    seconds_between_turns : g [s], > 0
+    history_tokens, final_tokens : H, F [token] (:func:`held_tokens`)
+    work_s_all_hit, work_s_all_miss : a session's work on the server when every / no earlier context is found [s]
+
+    References: Che, Tung, Wang (2002); Fricker, Robert, Roberts (2012).
+
+    >>> tc = characteristic_time_s(28053.804, 60.0, 3600.0, 2400.0, 10.0, 10.0)  # the held_tokens example, inverted
+    >>> round(float(tc), 4)
+    60.0
+    """
+    k = _f(capacity_tokens)
+    g, h, fin = _f(seconds_between_turns), _f(history_tokens), _f(final_tokens)
+    w_hit, w_miss = _f(work_s_all_hit), _f(work_s_all_miss)
+    shape = np.broadcast_shapes(k.shape, g.shape, h.shape, fin.shape, w_hit.shape, w_miss.shape)
+    lo = np.zeros(shape)
+    hi = np.broadcast_to(np.maximum(k, 0.0) * np.maximum(w_hit, w_miss) / fin, shape).copy()
+    for _ in range(_BISECTIONS):
+        mid = 0.5 * (lo + hi)
+        p = hit_probability(mid, g)
+        over = held_tokens(session_rate(p, w_hit, w_miss), mid, g, h, fin) > k
+        hi = np.where(over, mid, hi)
+        lo = np.where(over, lo, mid)
+        if np.all(hi - lo <= 1e-15 * hi):
+            break
+    return np.where(k > 0, 0.5 * (lo + hi), 0.0)
+
+
+def tier_used(read_gb_per_s: ArrayLike, kv_bytes_per_token: ArrayLike,
+              prefill_tokens_per_s: ArrayLike) -> NDArray[np.bool_]:
+    r"""Whether a tier is worth reading: its tokens load at least as fast as they are prefilled again.
+
+    .. math:: B \cdot 10^9 / b \ge P
+
+    A prefill rate that is not known (NaN: the decode figure includes prefill) leaves every tier in use.
+
+    Parameters
+    ----------
+    read_gb_per_s : B, the tier's read bandwidth into one system [GB/s]
+    kv_bytes_per_token : b [byte/token]
+    prefill_tokens_per_s : P, the same system's prefill rate [token/s]
+
+    >>> tier_used(np.array([64.0, 1.0]), 327_680.0, 20_000.0).tolist()  # 195,313 and 3,052 token/s against 20,000
+    [True, False]
+    """
+    load = _f(read_gb_per_s) * 1e9 / _f(kv_bytes_per_token)
+    p = _f(prefill_tokens_per_s)
+    return np.asarray(np.isnan(p) | (load >= p), dtype=bool)
+
+
+def prefix_held(total_capacity_tokens: ArrayLike, prefix_tokens: ArrayLike) -> Array:
+    r"""Whether the hierarchy holds the shared prefix (1) or not (0): it needs room for it, and some memory at all.
+
+    .. math:: held = [\sum_k K_k \ge S \;\wedge\; \sum_k K_k > 0]
+
+    >>> prefix_held(np.array([0.0, 999.0, 1000.0]), 1000.0).tolist()
+    [0.0, 0.0, 1.0]
+    """
+    total = _f(total_capacity_tokens)
+    return ((total >= _f(prefix_tokens)) & (total > 0)).astype(float)
+
+
+def tier_shares(capacity_tokens: dict[Tier, Array], prefix_tokens: Array, seconds_between_turns: Array,
+                history_tokens: Array, final_tokens: Array, work_s_all_hit: Array, work_s_all_miss: Array
+                ) -> dict[str, Array]:
+    r"""Where a session's earlier context and the shared prefix are found in an exclusive LRU hierarchy.
+
+    ``capacity_tokens`` holds each tier's capacity [token] (0 for a tier not used, :func:`tier_used`). The prefix,
+    always the most recent item, is held at the top of the stack when the whole hierarchy can hold it
+    (:math:`\sum_k K_k \ge S`, and some memory at all); it is found in the first tier whose cumulative capacity
+    holds it. The sessions' own KV shares what is left:
+    :math:`K'_{1..k} = \max(0, \sum_{j \le k} K_j - S_{held})`. The session rate is solved with the whole hierarchy
+    (:func:`characteristic_time_s` with the full-load :func:`session_rate`); each partial stack is solved at that
+    rate (the stack property), and tier ``k``'s share is the difference of consecutive stacks.
+
+    Returns a dict: ``prefix_held`` (0 or 1), ``characteristic_time_s``, ``hit`` (the whole hierarchy's p),
+    ``sessions_per_s``, and per tier ``prefix_in_<tier>`` (0 or 1) and ``history_in_<tier>`` (share of H).
+
+    >>> out = tier_shares({Tier.HBM: np.array([0.0]), Tier.HOST: np.array([1e12]), Tier.SSD: np.array([0.0]),
+    ...                    Tier.REMOTE: np.array([0.0])}, np.array([1000.0]), np.array([60.0]), np.array([3600.0]),
+    ...                   np.array([2400.0]), np.array([10.0]), np.array([10.0]))
+    >>> float(out["prefix_in_host"][0]), float(out["history_in_host"][0]), float(out["history_in_hbm"][0])
+    (1.0, 1.0, 0.0)
+    """
+    cumulative, total = [], np.zeros_like(prefix_tokens)
+    for tier in TIERS:
+        total = total + capacity_tokens[tier]
+        cumulative.append(total)
+    held = prefix_held(total, prefix_tokens)
+    out: dict[str, Array] = {"prefix_held": held}
+    stack = prefix_tokens * held
+    tc = characteristic_time_s(np.maximum(0.0, total - stack), seconds_between_turns, history_tokens, final_tokens,
+                               work_s_all_hit, work_s_all_miss)
+    hit = hit_probability(tc, seconds_between_turns)
+    rate = session_rate(hit, work_s_all_hit, work_s_all_miss)
+    out.update(characteristic_time_s=tc, hit=hit, sessions_per_s=rate)
+    fixed = 1.0 / rate
+    below, prefix_found = np.zeros_like(hit), np.zeros_like(hit)
+    for tier, cum in zip(TIERS, cumulative, strict=True):
+        if tier is TIERS[-1]:
+            p = hit
+        else:
+            p = hit_probability(characteristic_time_s(np.maximum(0.0, cum - stack), seconds_between_turns,
+                                                      history_tokens, final_tokens, fixed, fixed),
+                                seconds_between_turns)
+            p = np.minimum(p, hit)  # the partial stack at the whole one's rate: never above the whole (rounding)
+        p = np.maximum(p, below)
+        out[f"history_in_{tier}"] = p - below
+        below = p
+        here = held * ((cum >= prefix_tokens) & (cum > 0)) * (1.0 - prefix_found)
+        out[f"prefix_in_{tier}"] = here
+        prefix_found = prefix_found + here
+    return out
+
+
+# --- formulas the engine evaluates and `explain` renders (economics.domain.formula): each written once ---
+F = Formula
+INPUT_PER_SESSION = F("input_tokens_per_session", "token",
+                      "turns_per_session * (session_prefix_tokens + input_tokens_per_turn) + (input_tokens_per_turn"
+                      " + output_tokens_per_turn) * turns_per_session * (turns_per_session - 1) / 2",
+                      note="every turn's full context: sum over t of S + (t - 1)(u + o) + u")
+PREFIX_PER_SESSION = F("prefix_tokens_per_session", "token", "turns_per_session * session_prefix_tokens",
+                       note="the shared prefix, read by every turn")
+HISTORY = F("history_tokens_per_session", "token",
+            "(input_tokens_per_turn + output_tokens_per_turn) * turns_per_session * (turns_per_session - 1) / 2",
+            note="earlier turns' input and output, read again by each later turn")
+FINAL_CONTEXT = F("final_context_tokens", "token", "turns_per_session * (input_tokens_per_turn"
+                  " + output_tokens_per_turn)", note="a session's own KV after its last turn: held until evicted")
+OUTPUT_PER_SESSION = F("output_tokens_per_session", "token", "turns_per_session * output_tokens_per_turn")
+MEAN_TURN_INPUT = F("input_tokens_per_request", "token", "input_tokens_per_session / turns_per_session",
+                    note="workload=sessions: a turn is a request; its input is the session's mean turn context")
+MEAN_TURN_OUTPUT = F("output_tokens_per_request", "token", "output_tokens_per_turn",
+                     note="workload=sessions: a turn is a request")
+TURNS_PER_S = F("demand_requests_per_s", "request/s",
+                "demand_sessions_per_day * turns_per_session / SECONDS_PER_DAY",
+                note="workload=sessions: every turn of every session is a request")
+HIT_PROBABILITY = F("kv_history_hit", "-", "1 - exp(-kv_characteristic_time_s / seconds_between_turns)",
+                    note="P(idle gap < T_C): the gap exponential with mean seconds_between_turns")
+HELD = F("kv_held_tokens_per_system", "token",
+         "kv_sessions_per_s_per_system * (history_tokens_per_session * seconds_between_turns * kv_history_hit"
+         " + final_context_tokens * kv_characteristic_time_s)",
+         note="Little's law: the idle KV an LRU cache of characteristic time T_C holds = its capacity (Che 2002)")
+CACHED = F("cached_input_tokens_per_session", "token",
+           "prefix_tokens_per_session * kv_prefix_held + history_tokens_per_session * kv_history_hit",
+           note="the prefix where the hierarchy holds it; earlier turns where their KV survived the idle gap")
+PREFILL = F("prefill_tokens_per_session", "token", "input_tokens_per_session - cached_input_tokens_per_session",
+            note="recomputed: new input, and whatever context was not found in a tier")
+HIT_RATE = F("kv_hit_rate", "-", "cached_input_tokens_per_session / input_tokens_per_session")
+TIER_HIT_RATE = F("kv_hit_rate_tier", "-", "(prefix_tokens_per_session * kv_prefix_in_tier"
+                  " + history_tokens_per_session * kv_history_in_tier) / input_tokens_per_session")
+TIER_HIT_RATES: dict[Tier, Formula] = {
+    t: TIER_HIT_RATE.bind(f"kv_hit_rate_{t}", kv_prefix_in_tier=f"kv_prefix_in_{t}",
+                          kv_history_in_tier=f"kv_history_in_{t}") for t in TIERS}
+"""The share of input tokens found in each tier: one definition bound to each tier's columns."""
+SESSION_RATE = F("kv_sessions_per_s_per_system", "session/s",
+                 "1 / (kv_session_work_s_all_hit + (kv_session_work_s_all_miss - kv_session_work_s_all_hit)"
+                 " * (1 - kv_history_hit))", note="a system at full load: sessions it completes at this hit rate")
+WORK_ALL_MISS = F("kv_session_work_s_all_miss", "s",
+                  "(input_tokens_per_session - prefix_tokens_per_session * kv_prefix_held)"
+                  " / (input_tokens_per_s_per_accelerator * accelerators_per_system)"
+                  " + output_tokens_per_session / (output_tokens_per_s_per_accelerator * accelerators_per_system)",
+                  note="one system's time for a session whose earlier context is never found")
+WORK_ALL_HIT = F("kv_session_work_s_all_hit", "s",
+                 "(input_tokens_per_session - prefix_tokens_per_session * kv_prefix_held"
+                 " - history_tokens_per_session) / (input_tokens_per_s_per_accelerator * accelerators_per_system)"
+                 " + output_tokens_per_session / (output_tokens_per_s_per_accelerator * accelerators_per_system)",
+                 note="one system's time for a session whose earlier context is always found")
+WORK_FOLDED = F("kv_session_work_s_all_miss", "s",
+                "output_tokens_per_session / (output_tokens_per_s_per_accelerator * accelerators_per_system)",
+                note="no prefill throughput given: the output figure includes prefill, hits or not")
+WORK_FOLDED_HIT = WORK_FOLDED.bind("kv_session_work_s_all_hit")
+RUNNING_BATCH = F("kv_running_batch_gb_per_system", "GB",
+                  "output_tokens_per_s_per_accelerator * accelerators_per_system / kv_per_user_speed"
+                  " * (input_tokens_per_request + output_tokens_per_turn) * kv_bytes_per_token / BYTES_PER_GB",
+                  note="the sequences decoding at full load (throughput / per-user speed), each at a mean turn's "
+                       "context and its answer")
+HBM_FREE = F("kv_hbm_free_gb_per_system", "GB",
+             "max(0, accelerators_per_system * accelerator_memory_gb * memory_utilization"
+             " - model_weights_gb * accelerators_per_system / kv_replica_accelerators"
+             " - kv_running_batch_gb_per_system)",
+             note="HBM left after the weights and the running batch: the top tier for idle sessions")
+HBM_NONE = F("kv_hbm_free_gb_per_system", "GB", "0",
+             note="no per-user speed (target or estimate) to size the running batch, or no HBM figure: none counted")
+REMOTE_SHARE = F("kv_remote_gb_per_system", "GB", "kv_remote_gb / kv_remote_systems",
+                 note="the remote store shared evenly by the fleet's systems")
+TIER_TOKENS = F("kv_tier_tokens_per_system", "token", "kv_tier_gb_per_system * BYTES_PER_GB / kv_bytes_per_token")
+TIER_GB = {Tier.HBM: "kv_hbm_free_gb_per_system", Tier.HOST: "kv_host_memory_gb_per_system",
+           Tier.SSD: "kv_ssd_gb_per_system", Tier.REMOTE: "kv_remote_gb_per_system"}
+"""The column holding each tier's capacity per system [GB]."""
+TIERS_TOKENS: dict[Tier, Formula] = {
+    t: TIER_TOKENS.bind(f"kv_{t}_tokens_per_system", kv_tier_gb_per_system=TIER_GB[t]) for t in TIERS}
+LOAD_RATE = F("kv_tier_load_tokens_per_s", "token/s", "kv_tier_read_gb_per_s * BYTES_PER_GB / kv_bytes_per_token",
+              note="a tier worth reading loads its tokens at least as fast as the system prefills them")
+TIER_READ = {Tier.HOST: "kv_host_read_gb_per_s", Tier.SSD: "kv_ssd_read_gb_per_s",
+             Tier.REMOTE: "kv_remote_read_gb_per_s"}
+"""The column holding each lower tier's read bandwidth into one system [GB/s]."""
+LOAD_RATES: dict[Tier, Formula] = {
+    t: LOAD_RATE.bind(f"kv_{t}_load_tokens_per_s", kv_tier_read_gb_per_s=col) for t, col in TIER_READ.items()}
+PREFILL_RATE = F("kv_prefill_tokens_per_s_per_system", "token/s",
+                 "input_tokens_per_s_per_accelerator * accelerators_per_system")
+HOST_COST = F("kv_host_usd_per_hour", "USD/h",
+              "systems * kv_host_memory_gb_per_system * kv_host_memory_usd_per_gb * kv_crf / HOURS_PER_YEAR",
+              note="the host tier's DRAM, amortised like the hardware")
+SSD_COST = F("kv_ssd_usd_per_hour", "USD/h", "systems * kv_ssd_gb_per_system * kv_ssd_usd_per_gb * kv_crf"
+             " / HOURS_PER_YEAR", note="the SSD tier, amortised like the hardware")
+REMOTE_COST = F("kv_remote_usd_per_hour", "USD/h",
+                "kv_remote_gb * kv_remote_usd_per_gb_month * MONTHS_PER_YEAR / HOURS_PER_YEAR")
+TIERS_COST = F("kv_tiers_usd_per_hour", "USD/h", "kv_host_usd_per_hour + kv_ssd_usd_per_hour + kv_remote_usd_per_hour")
+SESSIONS_SERVED = F("sessions_served_per_day", "session/day",
+                    "served_output_tokens_per_day / output_tokens_per_session")
+COST_PER_SESSION = F("cost_usd_per_session", "USD/session", "cost_usd_per_day / sessions_served_per_day")
+HIT_RATE_USED = F("prefix_cache_hit_rate", "-", "kv_hit_rate",
+                  note="workload=sessions: the computed hit rate in place of the input")
+KV_CRF = finance.CRF.bind("kv_crf")
+KV_CRF_STRAIGHT_LINE = finance.CRF_STRAIGHT_LINE.bind("kv_crf")
+WITH_TIERS: dict[Formula, Formula] = {
+    f: F(f.name, f.unit, f.expression + " + kv_tiers_usd_per_hour",
+         note=(f.note + "; " if f.note else "") + "with the KV tiers' line")
+    for f in (revenue.COST_OWNED, revenue.COST_RENTED, revenue.COST_OWNED_CARBON, revenue.COST_RENTED_CARBON)}
+"""The fleet's hourly cost of a session row: each variant of the request rows' with the KV tiers added."""
