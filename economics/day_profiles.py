@@ -19,6 +19,23 @@ HOURS = 24
 """Hours of a day: the length of every profile (the formulas' HOURS_PER_DAY is this number)."""
 DIURNAL_PEAK_HOUR = 14
 """The busiest hour of the built-in diurnal shape (early afternoon, local time)."""
+DIURNAL_MAX_PEAK = HOURS * 0.999
+"""A diurnal day's ``peak_to_average`` must stay below this: its busiest hour can hold at most the whole day's
+demand (24 x the average), which the smooth shape reaches only in the limit."""
+
+
+def diurnal_problem(peak_to_average: float) -> str | None:
+    """Why a diurnal day cannot peak at ``peak_to_average`` x the average (None when it can): the one rule
+    validation refuses a row by and the shape below is built under.
+
+    >>> diurnal_problem(4.0) is None, diurnal_problem(30.0)
+    (True, 'peak_to_average: a 24-hour diurnal profile (demand_profile diurnal) must peak below 23.976 x the \
+average (0.999 x 24 hours), got 30')
+    """
+    if peak_to_average < DIURNAL_MAX_PEAK:
+        return None
+    return (f"peak_to_average: a 24-hour diurnal profile (demand_profile diurnal) must peak below "
+            f"{DIURNAL_MAX_PEAK:g} x the average (0.999 x 24 hours), got {peak_to_average:g}")
 
 
 def hour_values(field: str, text: str) -> np.ndarray:
@@ -80,9 +97,9 @@ def demand_profile(profile: str, peak_to_average: float, field: str = "demand_pr
 
 def _diurnal(peak_to_average: float) -> np.ndarray:
     theta = 2.0 * np.pi * (np.arange(HOURS) - DIURNAL_PEAK_HOUR) / HOURS
-    if peak_to_average >= HOURS * 0.999:
-        raise ValueError(f"peak_to_average: a 24-hour diurnal profile cannot peak above 24 x the average, got "
-                         f"{peak_to_average:g}")
+    problem = diurnal_problem(peak_to_average)
+    if problem is not None:
+        raise ValueError(problem)
 
     def shape(b: float) -> np.ndarray:
         y = np.exp(b * (np.cos(theta) - 1.0))
