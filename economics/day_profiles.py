@@ -90,8 +90,8 @@ def demand_profile(profile: str, peak_to_average: float, field: str = "demand_pr
     x = hour_values(field, profile)
     if np.any(x < 0) or not np.any(x > 0):
         raise ValueError(f"{field}: the 24 values must be >= 0 and not all 0, got '{profile[:60]}'")
-    if x.max() > 1e306:  # relative loads near the float limit (1e308): scaled first, so their sum does not overflow
-        x = x / x.max()
+    if not 1e-300 < x.max() < 1e306:  # loads near the float limits: scaled by the busiest first, so that their sum
+        x = x / x.max()               # does not overflow to infinity nor their mean underflow to 0 (5e-324 / 24)
     return x / x.mean()
 
 
