@@ -19,6 +19,23 @@ HOURS = 24
 """Hours of a day: the length of every profile (the formulas' HOURS_PER_DAY is this number)."""
 DIURNAL_PEAK_HOUR = 14
 """The busiest hour of the built-in diurnal shape (early afternoon, local time)."""
+DIURNAL_MAX_PEAK = HOURS * 0.999
+"""A diurnal day's ``peak_to_average`` must stay below this: its busiest hour can hold at most the whole day's
+demand (24 x the average), which the smooth shape reaches only in the limit."""
+
+
+def diurnal_problem(peak_to_average: float) -> str | None:
+    """Why a diurnal day cannot peak at ``peak_to_average`` x the average (None when it can): the one rule
+    validation refuses a row by and the shape below is built under.
+
+    >>> diurnal_problem(4.0) is None, diurnal_problem(30.0)
+    (True, 'peak_to_average: a 24-hour diurnal profile (demand_profile diurnal) must peak below 23.976 x the \
+average (0.999 x 24 hours), got 30')
+    """
+    if peak_to_average < DIURNAL_MAX_PEAK:
+        return None
+    return (f"peak_to_average: a 24-hour diurnal profile (demand_profile diurnal) must peak below "
+            f"{DIURNAL_MAX_PEAK:g} x the average (0.999 x 24 hours), got {peak_to_average:g}")
 
 
 def hour_values(field: str, text: str) -> np.ndarray:
@@ -73,16 +90,16 @@ def demand_profile(profile: str, peak_to_average: float, field: str = "demand_pr
     x = hour_values(field, profile)
     if np.any(x < 0) or not np.any(x > 0):
         raise ValueError(f"{field}: the 24 values must be >= 0 and not all 0, got '{profile[:60]}'")
-    if x.max() > 1e306:  # relative loads near the float limit (1e308): scaled first, so their sum does not overflow
-        x = x / x.max()
+    if not 1e-300 < x.max() < 1e306:  # loads near the float limits: scaled by the busiest first, so that their sum
+        x = x / x.max()               # does not overflow to infinity nor their mean underflow to 0 (5e-324 / 24)
     return x / x.mean()
 
 
 def _diurnal(peak_to_average: float) -> np.ndarray:
     theta = 2.0 * np.pi * (np.arange(HOURS) - DIURNAL_PEAK_HOUR) / HOURS
-    if peak_to_average >= HOURS * 0.999:
-        raise ValueError(f"peak_to_average: a 24-hour diurnal profile cannot peak above 24 x the average, got "
-                         f"{peak_to_average:g}")
+    problem = diurnal_problem(peak_to_average)
+    if problem is not None:
+        raise ValueError(problem)
 
     def shape(b: float) -> np.ndarray:
         y = np.exp(b * (np.cos(theta) - 1.0))

@@ -377,6 +377,26 @@ def range_values(df: pd.DataFrame, problems: _Problems | None = None) -> dict[st
                              problems) for c in df.columns if str(c) in RANGE_COLUMNS}
 
 
+def range_end(column: str, value: Any) -> float | None:
+    """One ``<field>_low`` / ``<field>_high`` value read as a table's range cell is (the one value parser, the
+    field's bounds): the number, None when empty, or :class:`economics.values.ValueProblem` whose message names
+    the column and the value.
+
+    >>> range_end("pue_high", " 1.5 "), range_end("pue_low", "")
+    (1.5, None)
+    >>> range_end("electricity_usd_per_kwh_high", "0,5")
+    Traceback (most recent call last):
+    economics.values.ValueProblem: electricity_usd_per_kwh_high: '0,5' is not a number [USD/kWh]
+    """
+    if column not in RANGE_COLUMNS:
+        raise KeyError(column)
+    problems = _Problems(1)
+    x = float(range_values(pd.DataFrame({column: pd.Series([value], dtype=object)}), problems)[column][0])
+    if problems.items:
+        raise values.ValueProblem(problems.items[0].message)
+    return None if np.isnan(x) else x
+
+
 def _check_ranges(df: pd.DataFrame, cols: dict[str, Any], problems: _Problems) -> None:
     """Each range end a valid value of its field (same parser, same bounds), both ends given, low <= base <= high."""
     parsed = range_values(df, problems)

@@ -16,11 +16,14 @@ import numpy as np
 import pandas as pd
 
 from economics import catalog
-from economics.day_profiles import demand_profile, hour_values
+from economics.day_profiles import DIURNAL_MAX_PEAK, demand_profile, diurnal_problem, hour_values
 from economics.scenario import FIELDS
 
 HOURLY_FIELDS = ("demand_profile", "electricity_tariff", "grid_carbon_by_hour", "grid_region")
 """The fields this module checks (each text against the day's 24 hours or a catalog of them)."""
+HOUR_LIST_FIELDS = ("demand_profile", "electricity_tariff", "grid_carbon_by_hour")
+"""The fields that may hold 24 numbers (the others of :data:`HOURLY_FIELDS` hold a catalog id or a word): what a
+``;``-separated file's decimal commas are read in (:func:`economics.io.reading.hour_lists`)."""
 
 Add = Callable[[np.ndarray, str, Any, Any], None]
 Distinct = Callable[[Any], tuple[np.ndarray, np.ndarray]]
@@ -91,6 +94,8 @@ def value_problem(field: str, text: str, peak_to_average: float = 2.0) -> tuple[
         peak, problem = _demand_peak(text, 2.0)
         if problem is None and bool(_above_peak(text == "diurnal", peak, peak_to_average)):
             problem = _peak_message(peak)
+        if problem is None and text == "diurnal":
+            problem = diurnal_problem(peak_to_average)
         return text or "flat", problem
     ids, check_one = _checks()[field]
     text = canonical(text, ids)
@@ -165,6 +170,10 @@ def _check_demand(cols: dict[str, Any], add: Add, distinct: Distinct) -> None:
     above = _above_peak((texts == "diurnal")[codes], peak, p2a)
     add(~bad[codes] & above, "demand_profile", cols["demand_profile"],
         lambda v: _peak_message(_demand_peak(_demand_text(str(v)), 2.0)[0]))
+    bounds = FIELDS["peak_to_average"]
+    with np.errstate(invalid="ignore"):  # an out-of-bounds peak_to_average is reported by its bounds already
+        steep = (texts == "diurnal")[codes] & (p2a >= DIURNAL_MAX_PEAK) & (p2a <= float(bounds.le or np.inf))
+    add(steep, "peak_to_average", p2a, lambda v: str(diurnal_problem(float(v))))
     texts[texts == ""] = "flat"
     cols["demand_profile"] = texts[codes]
 

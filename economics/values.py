@@ -160,15 +160,20 @@ def _repr(value: Any) -> str:
         return f"<{type(value).__name__}>"
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff"
+                      r"\ud800-\udfff]")
+LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+"""Half of a UTF-16 pair on its own (JSON's ``"\ud800"``): a valid JSON string, but no character, so no UTF-8
+text can hold it."""
 
 
 def escape_controls(text: str) -> str:
-    r"""Control characters, bidirectional overrides and invisible characters (zero-width space and joiners, word
-    joiner, byte-order mark) as ``\xNN`` / ``\uNNNN``, so a terminal shows them.
+    r"""Control characters, bidirectional overrides, invisible characters (zero-width space and joiners, word
+    joiner, byte-order mark) and lone surrogates as ``\xNN`` / ``\uNNNN``, so a terminal shows them and any
+    message can be written as UTF-8.
 
-    >>> escape_controls("bell\x07 tab\t")
-    'bell\\x07 tab\\x09'
+    >>> escape_controls("bell\x07 tab\t"), escape_controls("half \ud800")
+    ('bell\\x07 tab\\x09', 'half \\ud800')
     """
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}",
                         text)

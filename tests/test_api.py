@@ -474,3 +474,62 @@ def test_hostile_benchmark_files_are_refused_naming_the_file(api: httpx.Client, 
     r = api.post("/v1/import-benchmark", params=flags, files={"files": (name, data)})
     _no_trace(r)
     assert r.status_code == 422 and r.json()["error"]["message"].startswith(says), r.text
+
+
+# --- issue #44: what a hostile client sends is refused by name in the one error shape ----------------------------
+
+def _refused(r: httpx.Response, *words: str) -> dict[str, object]:
+    assert r.status_code == 422, r.text
+    _no_trace(r)
+    error = r.json()["error"]
+    for word in words:
+        assert word in error["message"], (word, error["message"])
+    return error  # type: ignore[no-any-return]
+
+
+def test_a_lone_surrogate_is_refused_by_name_and_the_worker_lives_on(api: httpx.Client) -> None:
+    # "\ud800" is a valid JSON string but no character: a name gave 500, a field name killed the worker process
+    row = '"accelerator_count": 8, "output_tokens_per_s_per_accelerator": 1000'
+    half = "half of a UTF-16 surrogate pair on its own"
+    for body, words in ((f'[{{"name": "\\ud800", {row}}}]', ("row 1: name: '\\ud800'", half)),
+                        (f'[{{"name": "x", "accelerator": "\\udc00", {row}}}]', ("row 1: accelerator:", half)),
+                        (f'[{{"na\\ud800me": "x", {row}}}]', ("unknown columns: 'na\\ud800me'",)),
+                        (f'{{"scenarios": [{{"name": "a\\udfff", {row}}}]}}', ("row 1: name:", half))):
+        for path in ("/v1/evaluate", "/v1/evaluate?format=csv", "/v1/explain?format=text"):
+            _refused(api.post(path, content=body.encode(), headers={"content-type": "application/json"}), *words)
+    pair = f'[{{"name": "ok \\ud83d\\ude00", {row}}}]'  # a whole pair is one character, carried as it is
+    r = api.post("/v1/evaluate", content=pair.encode(), headers={"content-type": "application/json"})
+    assert r.status_code == 200 and r.json()[0]["name"] == "ok \U0001f600"
+    assert api.post("/v1/evaluate", json=[GOLDEN]).status_code == 200  # the workers answer on
+
+
+def test_unknown_keys_parts_and_parameters_are_refused_by_name(api: httpx.Client) -> None:
+    _refused(api.post("/v1/evaluate", json={"scenarios": [GOLDEN], "colour": 1}),
+             "unknown JSON keys beside 'scenarios': 'colour'")
+    two = [("scenarios", ("a.json", json.dumps([GOLDEN]))), ("scenarios", ("b.json", json.dumps([GOLDEN])))]
+    error = _refused(api.post("/v1/evaluate", files=two), "form field 'scenarios' is given more than once")
+    assert [p["field"] for p in error["problems"]] == ["scenarios"]  # type: ignore[attr-defined]
+    error = _refused(api.post("/v1/evaluate?fromat=csv", json=[GOLDEN]),
+                     "fromat: unknown query parameter (did you mean 'format'?); this endpoint takes format")
+    assert [(p["field"], p["value"]) for p in error["problems"]] == [("fromat", "csv")]  # type: ignore[attr-defined]
+    error = _refused(api.post("/v1/evaluate?format=csv&format=json", json=[GOLDEN]), "format: given 2 times")
+    assert [p["field"] for p in error["problems"]] == ["format"]  # type: ignore[attr-defined]
+    _refused(api.get("/v1/fields?formats=markdown"), "formats: unknown query parameter")
+    assert api.post("/v1/evaluate?format=csv", json=[GOLDEN]).status_code == 200
+
+
+def test_a_plan_without_a_row_wants_the_only_row(api: httpx.Client) -> None:
+    demand = {**GOLDEN, "accelerator_count": None, "demand_output_tokens_per_day": 1e9}
+    # it planned row 1 of several; now the count is named, as the one-row endpoints name it
+    _refused(api.post("/v1/plan", json=[demand, {**demand, "name": "two"}]), "row: the table has 2 rows; give the "
+             "row's name or number")
+    _refused(api.post("/v1/explain", json=[GOLDEN, {**GOLDEN, "name": "b"}, {**GOLDEN, "name": "c"}]),
+             "row: the table has 3 rows")  # it said "more than 2 rows: split the file"
+    assert api.post("/v1/plan", json=[demand]).json()["feasible"] is True
+
+
+def test_text_answers_escape_user_text_as_the_cli_does(api: httpx.Client) -> None:
+    name = "a\x1b]0;title\x07\x1b[31mred"
+    r = api.post("/v1/explain", params={"format": "text"}, json=[{**GOLDEN, "name": name}])
+    assert r.status_code == 200 and "\x1b" not in r.text and "\x07" not in r.text
+    assert "name = a\\x1b]0;title\\x07\\x1b[31mred" in r.text

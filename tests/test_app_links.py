@@ -49,6 +49,10 @@ def reported_links() -> list[tuple[dict[str, Any], list[str]]]:
         ({"settings.plan_demand_profile": "1 2 3"}, ["settings.plan_demand_profile"]),
         ({"plan.max_racks": "-3"}, ["settings.plan_max_racks"]),
         ({"baseline.pue": "0.5"}, ["pue"]),
+        # issue #44: a setting read by a second parser (0,5 opened as 5 USD/kWh), a diurnal day no hour can hold
+        ({"settings.electricity_usd_per_kwh_high": "0,5"}, ["settings.electricity_usd_per_kwh_high"]),
+        ({"demand_profile": "diurnal", "peak_to_average": "30", "electricity_tariff": "sce-tou-8-d-summer"},
+         ["demand_profile"]),
     ]
 
 
@@ -171,3 +175,21 @@ def test_the_link_is_the_whole_state() -> None:
     query = links.link_query(scenario, settings, {**links.default_scenario(), "name": PIXEL})
     read = links.read_link(query)
     assert read == (scenario, settings, {**links.default_scenario(), "name": PIXEL}, [])
+
+
+def test_a_link_the_engine_could_not_compute_opens_with_its_value_named() -> None:
+    # issue #44: diurnal at peak_to_average 30 with a tariff showed "This app has encountered an error"; a range end
+    # of 0,5 opened as 5 USD/kWh
+    at = AppTest.from_file(APP, default_timeout=120)
+    for name, value in {"demand_profile": "diurnal", "peak_to_average": "30",
+                        "electricity_tariff": "sce-tou-8-d-summer",
+                        "settings.electricity_usd_per_kwh_high": "0,5"}.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    warnings = " ".join(str(w.value) for w in at.warning)
+    assert "demand_profile: a 24-hour diurnal profile (demand_profile diurnal) must peak below 23.976" in warnings
+    assert "settings.electricity_usd_per_kwh_high: '0,5' is not a number" in warnings
+    scenario, settings = at.session_state["scenario"], at.session_state["settings"]
+    assert (scenario["demand_profile"], scenario["peak_to_average"]) == ("flat", 30.0)
+    assert settings["electricity_usd_per_kwh_high"] is None

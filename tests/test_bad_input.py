@@ -148,3 +148,22 @@ def test_inputs_read_whole_are_bounded_before_they_are_read(tmp_path: Any, monke
     assert stdin.tell() == 11
     with pytest.raises(InputError, match="cannot read .*missing"):
         read_input_bytes(str(tmp_path / "missing"), 10)
+
+
+@pytest.mark.parametrize("text, words", [
+    ('[{"name": "\\ud800", "pue": 1.2}]', "row 1: name: '\\ud800' holds half of a UTF-16 surrogate pair on its own"),
+    ('[{"name": "a"}, {"name": "b", "model": "x\\udfffy"}]', "row 2: model: 'x\\udfffy' holds half"),
+    ('{"scenarios": [{"name": "a"}], "colour": 1, "size": 2}', "unknown JSON keys beside 'scenarios': 'colour', "
+                                                               "'size'"),
+])
+def test_json_no_file_can_hold_or_that_would_be_ignored_is_refused_by_name(text: str, words: str) -> None:
+    # issue #44: a lone surrogate is a valid JSON string but no character (every writer failed on it); a key beside
+    # "scenarios" was ignored
+    with pytest.raises(InputError) as exc:
+        read_table(text.encode(), fmt="json")
+    assert words in str(exc.value)
+    str(exc.value).encode("utf-8")  # the message itself can be written
+
+
+def test_a_whole_surrogate_pair_is_one_character() -> None:
+    assert read_table(b'[{"name": "\\ud83d\\ude00"}]', fmt="json")["name"].tolist() == ["\U0001f600"]

@@ -146,3 +146,25 @@ def test_retrofit_explain_prints_how_each_option_is_computed(tmp_path: Path) -> 
     assert out.stdout.count("npv_vs_status_quo_usd = sum of the present values") == 2  # not for the status quo
     # the fixed fleet's shortfall is said on stderr, year by year (4 / 6.9445 = 57.6 % of year 1)
     assert "note: status quo cannot serve the whole demand: served year 1 57.6 %" in out.stderr
+
+
+def test_a_diurnal_day_no_hour_can_hold_is_a_named_invalid_row_and_the_others_are_written(tmp_path: Path) -> None:
+    # issue #44: diurnal at peak_to_average 30 (a day's busiest hour holds at most 24 x the average) with a tariff
+    # in the table made every command exit 3 and write nothing; now the row is refused by name, the rest computed
+    path = write(tmp_path, "name,accelerator_count,output_tokens_per_s_per_accelerator,demand_output_tokens_per_day,"
+                 "demand_profile,peak_to_average,electricity_tariff\n"
+                 "ok,8,1000,1e9,flat,2,\n"
+                 "bad,8,1000,1e9,diurnal,30,sce-tou-8-d-summer\n"
+                 "tariff,8,1000,1e9,diurnal,3,sce-tou-8-d-summer\n")
+    message = ("row 2 (bad): peak_to_average: a 24-hour diurnal profile (demand_profile diurnal) must peak below "
+               "23.976 x the average (0.999 x 24 hours), got 30")
+    out = tmp_path / "out.csv"
+    e = cli("evaluate", path, "-o", str(out))
+    assert e.returncode == 1 and message in e.stderr, e.stderr
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert [(r["name"], r["valid"]) for r in rows] == [("ok", "True"), ("bad", "False"), ("tariff", "True")]
+    for command in (["explain", path, "--row", "bad"], ["uncertainty", path, "--row", "bad", "--default-ranges"],
+                    ["sweep", path, "--row", "bad", "--grid", "pue=1.1,1.2"]):
+        r = cli(*command)
+        assert r.returncode == 1 and message in r.stderr, (command, r.stderr)
+    assert cli("explain", path, "--row", "tariff").returncode == 0

@@ -263,3 +263,54 @@ def test_a_link_naming_no_tariff_or_region_is_refused_by_name() -> None:
     # a catalog id in any case is read as the catalog's
     found, warnings = decode_query({"grid_region": "FR", "electricity_tariff": "DE-LU-Day-Ahead-2024"})
     assert found == {"grid_region": "fr", "electricity_tariff": "de-lu-day-ahead-2024"} and warnings == [], warnings
+
+
+# --- issue 44: a link is read by the one value parser and the rules a table's rows are held to -------------------
+
+@pytest.mark.parametrize("name, text, words", [
+    ("electricity_usd_per_kwh_high", "0,5", "'0,5' is not a number [USD/kWh]"),  # was read as 5 USD/kWh
+    ("electricity_usd_per_kwh_high", "1_0000", "'1_0000' is not a number"),
+    ("electricity_usd_per_kwh_high", "\u0663", "'\u0663' is not a number"),  # Arabic-Indic 3
+    ("electricity_usd_per_kwh_high", "\uff13", "'\uff13' is not a number"),  # full-width 3
+    ("electricity_usd_per_kwh_high", "11", "must be >= 0 and <= 10 [USD/kWh], got 11"),  # the field's bounds
+    ("pue_low", "0.5", "must be >= 1 and <= 5, got 0.5"),
+    ("samples", "1_000", "'1_000' is not a number"),
+    ("seed", "1,0", "'1,0' is not a number"),
+])
+def test_page_settings_are_read_by_the_value_parser_and_the_fields_bounds(name: str, text: str, words: str) -> None:
+    _, chosen, _, warnings = links.read_link({f"settings.{name}": text})
+    assert chosen[name] == links.default_settings()[name]
+    assert len(warnings) == 1 and warnings[0].startswith(f"settings.{name}: ") and words in warnings[0], warnings
+    assert warnings[0].endswith("; the default is used")
+
+
+def test_a_range_end_reads_as_a_table_range_cell() -> None:
+    _, chosen, _, warnings = links.read_link({"settings.electricity_usd_per_kwh_high": " 0.5 ",
+                                              "settings.pue_low": "", "settings.samples": "1e3"})
+    assert (chosen["electricity_usd_per_kwh_high"], chosen["pue_low"], chosen["samples"], warnings) == (
+        0.5, None, 1000, [])
+
+
+def test_a_demand_profile_is_checked_against_the_links_own_peak_to_average() -> None:
+    # 20 hours at 1 and 4 at 9: mean (20 + 36) / 24 = 2.3333, busiest 9 / 2.3333 = 3.857 x the average; valid with
+    # the link's peak_to_average of 4, whatever the order (it was checked against the default scenario's 2)
+    day = " ".join(["1"] * 20 + ["9"] * 4)
+    for query in ({"demand_profile": day, "peak_to_average": "4"}, {"peak_to_average": "4", "demand_profile": day}):
+        found, warnings = decode_checked(query)
+        assert (found, warnings) == ({"peak_to_average": 4.0, "demand_profile": day}, [])
+        scenario, _, _, warnings = links.read_link(query)
+        assert (scenario["demand_profile"], scenario["peak_to_average"], warnings) == (day, 4.0, [])
+    found, warnings = decode_query({"demand_profile": day, "peak_to_average": "3"})
+    assert found == {"peak_to_average": 3.0}
+    assert warnings == ["demand_profile: its busiest hour is 3.857 x the average, above peak_to_average; raise "
+                        "peak_to_average to at least that (the fleet is sized for it); the default is used"]
+
+
+def test_a_diurnal_link_peaking_above_what_a_day_holds_is_refused_by_name() -> None:
+    # a diurnal day's busiest hour holds at most the whole day: 24 x the average (the engine took the table down)
+    query = {"demand_profile": "diurnal", "peak_to_average": "30", "electricity_tariff": "sce-tou-8-d-summer"}
+    found, warnings = decode_checked(query)
+    assert found == {"peak_to_average": 30.0, "electricity_tariff": "sce-tou-8-d-summer"}
+    assert warnings == ["demand_profile: a 24-hour diurnal profile (demand_profile diurnal) must peak below 23.976 x "
+                        "the average (0.999 x 24 hours), got 30; the default is used"]
+    economics.evaluate_scenario(economics.with_changes(economics.default_scenario(), **found))

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 import pandas as pd
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import economics
@@ -155,3 +155,75 @@ def test_chunked_computation_equals_one_pass(rows: list[dict[str, Any]]) -> None
     finally:
         batch.CHUNK_ROWS = saved
     pd.testing.assert_frame_equal(whole, sliced)
+
+
+# --- validation and engine agree (issue #44): a row validation accepts is computed, hourly fields included ---------
+
+TINY_AND_EDGE = (0.0, 5e-324, 1e-310, 1e-300)
+"""Values at the edges of a float that a day's numbers may hold within their bounds (a subnormal load's mean
+underflowed to 0: the day divided by zero)."""
+
+
+def hours(lo: float, hi: float) -> st.SearchStrategy[str]:
+    """24 values within [lo, hi] as a cell holds them, the bounds and the float's edges among them."""
+    value = st.one_of(pos(lo, hi), st.sampled_from([lo, hi, *TINY_AND_EDGE]))
+    return st.lists(value, min_size=24, max_size=24).map(lambda xs: " ".join(repr(x) for x in xs))
+
+
+@st.composite
+def hourly_rows(draw: st.DrawFn) -> dict[str, Any]:
+    """:func:`scenarios` with the day hour by hour: a demand profile, a tariff, a grid's intensity, carbon priced
+    and a rent tier, each anywhere within its bounds (a diurnal peak up to peak_to_average's bound of 100)."""
+    s = draw(scenarios())
+    tariffs, regions = list(economics.catalog.electricity_tariffs().index), list(economics.catalog.grid_regions().index)
+    s.update({
+        "demand_profile": draw(st.one_of(st.sampled_from(["flat", "diurnal"]), hours(0.0, 1e6), hours(0.0, 1e300))),
+        "peak_to_average": draw(st.one_of(pos(1.0, 100.0), st.sampled_from([1.0, 23.97, 23.976, 24.0, 100.0]))),
+        "electricity_tariff": draw(st.one_of(st.none(), st.sampled_from(tariffs), hours(0.0, 10.0))),
+        "grid_region": draw(st.one_of(st.none(), st.sampled_from(regions))),
+        "grid_carbon_g_per_kwh": draw(st.one_of(st.none(), pos(0.0, 3000.0))),
+        "grid_carbon_by_hour": draw(st.one_of(st.none(), hours(0.0, 3000.0))),
+        "carbon_usd_per_tonne": draw(st.one_of(st.just(0.0), pos(0.0, 1e5))),
+        "embodied_kgco2e_per_accelerator": draw(st.one_of(st.none(), pos(0.0, 1e6))),
+        "rent_tier": draw(st.sampled_from(["on_demand", "reserved", "spot"])),
+        "spot_mtbi_hours": draw(st.one_of(pos(1e-9, 1e6), st.sampled_from([1e-300, 1e6]))),
+        "spot_recovery_hours": draw(st.one_of(pos(0.0, 1e4), st.sampled_from([0.0, 1e4]))),
+        "reserved_term_years": draw(pos(1e-9, 10.0)),
+        "headroom": draw(pos(0.0, 10.0)),
+    })
+    return s
+
+
+GOOD_ROW = {"name": "good", "accelerator_count": 8, "output_tokens_per_s_per_accelerator": 1000.0}
+
+
+FOUND = {  # what the property found, kept as examples that always run (each failed before its fix)
+    "subnormal day": {**GOOD_ROW, "demand_profile": "5e-324" + " 0" * 23, "peak_to_average": 100.0,
+                      "electricity_tariff": "sce-tou-8-d-summer"},
+    "spot all but never up": {**GOOD_ROW, "accelerator_count": None, "demand_output_tokens_per_day": 1e9,
+                              "ownership": "rent", "rent_tier": "spot", "spot_mtbi_hours": 1e-300,
+                              "spot_recovery_hours": 2866.0},
+    "diurnal above 24": {**GOOD_ROW, "demand_profile": "diurnal", "peak_to_average": 30.0,
+                         "electricity_tariff": "sce-tou-8-d-summer"},
+}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hourly_rows())
+@example(FOUND["subnormal day"])
+@example(FOUND["spot all but never up"])
+@example(FOUND["diurnal above 24"])
+def test_a_row_validation_accepts_is_computed_to_finite_outputs(s: dict[str, Any]) -> None:
+    accepted = not economics.validation.validate(pd.DataFrame([s]))[1]
+    out = economics.evaluate(pd.DataFrame([s, GOOD_ROW]))  # never raises: one row never takes the table down
+    assert bool(out["valid"].iloc[1])
+    error = str(out["error"].iloc[0])
+    if accepted:  # computed, or refused by name for what only the computation shows (a fleet too large to hold)
+        assert "could not be computed" not in error, error
+        assert bool(out["valid"].iloc[0]) or "a fleet may hold" in error, error
+    else:
+        assert not bool(out["valid"].iloc[0])
+    if bool(out["valid"].iloc[0]):
+        for name, value in out.iloc[0].items():
+            if isinstance(value, float):
+                assert math.isfinite(value), name

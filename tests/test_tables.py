@@ -26,6 +26,7 @@ from economics.engine.batch import evaluate, evaluate_with_report
 from economics.io.scenario_files import _neutralise, excel_export, to_json_text
 from economics.io.tables import TableWriter, excel_bytes, neutralise, read_chunks, read_table, stream
 from economics.validation import InputError
+from economics.values import shown
 
 HEADER = "name,accelerator_count,output_tokens_per_s_per_accelerator"
 
@@ -126,6 +127,50 @@ def test_semicolon_thousands_dot_without_comma_is_refused_not_misread() -> None:
     # two dots or more can only be thousands separators: 3.000.000.000 is three billion (it was refused too)
     three = read_table(b"name;demand_output_tokens_per_day\na;3.000.000.000\n")
     assert three["demand_output_tokens_per_day"].tolist() == ["3000000000"]
+
+
+SEMI = "name;accelerator_count;output_tokens_per_s_per_accelerator;electricity_tariff;grid_carbon_by_hour\n"
+
+
+def test_semicolon_hourly_cells_read_with_the_files_decimal_comma() -> None:
+    # 24 prices with a decimal comma, separated by spaces: 8 at 0,05 and 16 at 0,125; a grid's hours with thousands
+    # dots (1.200,5 = 1200.5); a catalog id is left as it is
+    prices = " ".join(["0,05"] * 8 + ["0,125"] * 16)
+    grid = " ".join(["1.200,5"] * 24)
+    got = cells(f'{SEMI}a;8;1000;"{prices}";"{grid}"\nb;8;1000;sce-tou-8-d-summer;\n'.encode())
+    assert got["electricity_tariff"] == [" ".join(["0.05"] * 8 + ["0.125"] * 16), "sce-tou-8-d-summer"]
+    assert got["grid_carbon_by_hour"] == [" ".join(["1200.5"] * 24), ""]
+    out = evaluate(pd.DataFrame(got))
+    assert out["valid"].all(), out["error"].tolist()
+
+
+def test_semicolon_hourly_cell_of_12_decimal_comma_values_is_refused_naming_field_row_and_value() -> None:
+    # the issue's case: '0,05 0,05 ...' (12 values) split on its commas read as 24 prices alternating 0 and 5 USD/kWh
+    twelve = " ".join(["0,05"] * 12)
+    got = cells(f'{SEMI}ok;8;1000;;\nbad;8;1000;"{twelve}";\n'.encode())
+    out, report = evaluate_with_report(pd.DataFrame(got))
+    assert out["valid"].tolist() == [True, False]
+    assert (report.loc[0, "row"], report.loc[0, "field"]) == (2, "electricity_tariff")
+    assert report.loc[0, "message"] == (f"electricity_tariff: '{' '.join(['0.05'] * 12)}' is not 24 numbers (got 12 "
+                                        "values)")
+
+
+@pytest.mark.parametrize("cell, words", [
+    (",".join(["0,05"] * 24), "a comma is the decimal mark, and '0,05,0,05,"),  # a comma is never a separator
+    (",".join(["1"] * 24), "a comma is the decimal mark, and '1,1,1"),
+    (" ".join(["30.000"] * 24), "'30.000' could be a number with a decimal point or one with a '.' thousands"),
+])
+def test_semicolon_hourly_cell_a_decimal_comma_cannot_read_is_refused(cell: str, words: str) -> None:
+    with pytest.raises(InputError) as exc:
+        cells(f'{SEMI}ok;8;1000;;\nbad;8;1000;;"{cell}"\n'.encode())
+    assert str(exc.value).startswith("grid_carbon_by_hour: in a ';'-separated file ")
+    assert words in str(exc.value) and str(exc.value).endswith(f": data rows 2 ('{shown(cell)}')")
+
+
+def test_comma_file_hourly_cells_keep_commas_as_separators() -> None:
+    prices = ",".join(["0.05"] * 24)
+    got = cells(f'{HEADER},electricity_tariff\na,8,1000,"{prices}"\n'.encode())
+    assert got["electricity_tariff"] == [prices] and evaluate(pd.DataFrame(got))["valid"].all()
 
 
 def test_semicolon_text_cells_keep_their_commas_and_dots() -> None:

@@ -160,6 +160,10 @@ def test_a_row_without_an_embodied_figure_says_so() -> None:
     (dict(grid_carbon_by_hour=" ".join(["100"] * 23 + ["-1"])), "grid_carbon_by_hour: each of the 24 values"),
     (dict(demand_profile="peak"), "demand_profile: 'peak' is a planner setting"),
     (dict(demand_profile=" ".join(["1"] * 23 + ["30"])), "its busiest hour is 13.58 x the average"),
+    # a diurnal day's busiest hour holds at most the whole day (24 x the average): refused by validation, where the
+    # engine's shape took the whole table down (issue #44)
+    (dict(demand_profile="diurnal", peak_to_average=30, electricity_tariff="sce-tou-8-d-summer"),
+     "peak_to_average: a 24-hour diurnal profile (demand_profile diurnal) must peak below 23.976 x the average"),
     (dict(carbon_usd_per_tonne=50), "carbon_usd_per_tonne: a carbon price (50 USD/t) needs the grid's intensity"),
     (dict(rent_tier="cheap"), "rent_tier: 'cheap' is not one of on_demand, reserved, spot"),
     (dict(spot_mtbi_hours=0), "spot_mtbi_hours"),

@@ -12,13 +12,12 @@ out-of-range parameter comes back as a warning naming it, and its value stays at
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
 import economics
-from economics import FIELDS, catalog
+from economics import FIELDS, catalog, values
 from economics.studies import planner
 from economics.studies.links import (
     BASELINE_PREFIX,
@@ -29,6 +28,7 @@ from economics.studies.links import (
     split_baseline,
 )
 from economics.studies.uncertainty import RANGED_FIELDS as STUDY_RANGED_FIELDS
+from economics.validation import range_end
 
 SETTINGS_PREFIX = "settings."
 PLAN_PREFIX = "plan_"
@@ -106,21 +106,28 @@ def _plan_setting(name: str, text: str) -> Any:
         raise ValueError(str(exc).split(": ", 1)[-1]) from None
 
 
-def _number(text: str) -> float:
-    try:
-        value = float(text.replace(",", "").replace("_", ""))
-    except ValueError:
-        raise ValueError(f"{text[:40]!r} is not a number") from None
-    if not math.isfinite(value):
-        raise ValueError(f"{text[:40]} is not a finite number")
-    return value
-
-
 def _whole(text: str, bounds: tuple[int, int]) -> int:
-    value = _number(text)
-    if not value.is_integer() or not bounds[0] <= value <= bounds[1]:
-        raise ValueError(f"must be a whole number from {bounds[0]:,} to {bounds[1]:,}, got {text[:40]}")
-    return int(value)
+    """A whole number read by the one value parser (``1_000``, ``1,000`` and non-ASCII digits refused, as in every
+    file and link field), within ``bounds``."""
+    try:
+        value = values.number(text)
+        if value is values.EMPTY:
+            raise values.ValueProblem("needs a value")
+        whole = values.whole(float(value))  # type: ignore[arg-type]
+    except values.ValueProblem as exc:
+        raise ValueError(str(exc)) from None
+    if not bounds[0] <= whole <= bounds[1]:
+        raise ValueError(f"must be a whole number from {bounds[0]:,} to {bounds[1]:,}, got {values.shown(text, 40)}")
+    return whole
+
+
+def _range_end(name: str, text: str) -> float | None:
+    """A range end read as a table's ``<field>_low`` / ``<field>_high`` cell is: the one value parser and the
+    field's bounds (:func:`economics.validation.range_end`)."""
+    try:
+        return range_end(name, text)
+    except values.ValueProblem as exc:
+        raise ValueError(str(exc).split(": ", 1)[-1]) from None
 
 
 def parse_setting(name: str, text: str) -> Any:
@@ -143,7 +150,7 @@ def parse_setting(name: str, text: str) -> Any:
     if name == "seed":
         return _whole(text, SEED_BOUNDS)
     if name in default_settings():  # a range end
-        return None if text == "" else _number(text)
+        return _range_end(name, text)
     raise KeyError(name)
 
 

@@ -18,6 +18,9 @@ TABLE_TYPES = {
 """The Content-Types a table body may have, and the format each says (None: told by the first bytes)."""
 
 FORM_FIELDS = ("scenarios", "candidates", "curves", "files")
+REPEATED_FORM_FIELDS = frozenset({"files"})
+"""The form field that may be sent more than once (import-benchmark's benchmark files); a second ``scenarios``,
+``candidates`` or ``curves`` is refused, never left unread."""
 MAX_FORM_FILES = 64
 """Files in one form (import-benchmark's benchmark files, and the others)."""
 
@@ -49,6 +52,11 @@ async def form_parts(request: Any) -> dict[str, list[tuple[str, bytes]]]:
             if name not in FORM_FIELDS:
                 raise ApiError(Code.UNUSABLE_INPUT, f"form field '{name[:100]}' is not one of "
                                f"{', '.join(FORM_FIELDS)}")
+            if name in parts and name not in REPEATED_FORM_FIELDS:
+                raise ApiError(Code.UNUSABLE_INPUT, f"form field '{name}' is given more than once; send one "
+                               f"'{name}' (only 'files' may be repeated)", [
+                                   {"row": None, "field": name, "value": None,
+                                    "message": f"{name}: given more than once"}])
             if isinstance(value, str):
                 parts.setdefault(name, []).append((name, value.encode()))
             else:

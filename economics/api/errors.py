@@ -101,9 +101,19 @@ def body(error: ApiError) -> dict[str, Any]:
     return doc
 
 
+def json_bytes(doc: Any) -> bytes:
+    r"""A JSON answer as UTF-8 whatever text it holds: a lone surrogate (a valid JSON string, ``"\ud800"``, that no
+    UTF-8 can hold) is written as its JSON escape, so the client reads back the string it sent.
+
+    >>> json_bytes({"name": "\ud800 \xe9"})
+    b'{"name": "\\ud800 \xc3\xa9"}'
+    """
+    return json.dumps(doc, allow_nan=False, ensure_ascii=False).encode("utf-8", "backslashreplace")
+
+
 def body_bytes(error: ApiError) -> bytes:
     """:func:`body` as UTF-8 JSON."""
-    return json.dumps(body(error), allow_nan=False, ensure_ascii=False).encode()
+    return json_bytes(body(error))
 
 
 def from_text(code: Code, message: str) -> bytes:

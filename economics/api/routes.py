@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from economics.api import openapi
@@ -19,13 +20,40 @@ from economics.api.bodies import request_parts
 from economics.api.errors import ApiError, Code
 from economics.api.tasks import MEDIA
 from economics.api.tasks import Request as Task
-from economics.catalog import data_dir
+from economics.catalog import closest, data_dir
 from economics.io.documents import fields_markdown
 from economics.outputs import OUTPUTS
 from economics.scenario import FIELDS, Scenario
+from economics.values import shown
 from economics.version import __version__
 
-router = APIRouter(prefix="/v1", responses=openapi.ERROR_RESPONSES)
+
+async def _known_query(request: Request) -> None:
+    """Refuse, by name, a query parameter the endpoint does not take (a typo would otherwise be ignored and the
+    default used) and one given more than once (which of them counts would be a guess).
+    """
+    route = request.scope.get("route")
+    known = [p.alias for p in getattr(getattr(route, "dependant", None), "query_params", [])]
+    counts = Counter(name for name, _ in request.query_params.multi_items())
+    problems: list[dict[str, Any]] = []
+    for name, times in counts.items():
+        if name not in known:
+            guess = closest(name, known) if len(name) <= 100 and known else None
+            takes = f"; this endpoint takes {', '.join(known)}" if known else "; this endpoint takes none"
+            message = (f"{shown(name)}: unknown query parameter" + (f" (did you mean '{guess}'?)" if guess else "")
+                       + takes)
+        elif times > 1:
+            message = f"{name}: given {times} times; give it once"
+        else:
+            continue
+        problems.append({"row": None, "field": name, "value": request.query_params.get(name), "message": message})
+    if problems:
+        listed = "; ".join(p["message"] for p in problems[:10])
+        raise ApiError(Code.UNUSABLE_INPUT, listed + (f" and {len(problems) - 10:,} more" if len(problems) > 10
+                                                      else ""), problems)
+
+
+router = APIRouter(prefix="/v1", responses=openapi.ERROR_RESPONSES, dependencies=[Depends(_known_query)])
 
 Row = Annotated[str, Query(max_length=1000, description="the row's name, or its 1-based number; name:X or number:N "
                            "says which (default: the table's only row)")]

@@ -18,13 +18,20 @@ from typing import Any, Literal
 import pandas as pd
 
 from economics import user_curves
-from economics.api.errors import ApiError, Code, problem
+from economics.api.errors import ApiError, Code, json_bytes, problem
 from economics.catalog import accelerator_ids, closest, unknown_id_message
 from economics.engine.batch import ScenarioError, as_scenario, evaluate_scenario, explain_row
 from economics.engine.provenance import provenance_text
 from economics.io import benchmarks, one_row, tables
 from economics.io.one_row import InvalidRow
-from economics.io.plan_files import InvalidPlanRow, plan_csv_text, plan_from_files, solver_chatter_silenced
+from economics.io.plan_files import (
+    PLAN_TABLE,
+    InvalidPlanRow,
+    plan_csv_text,
+    plan_from_files,
+    solver_chatter_silenced,
+)
+from economics.io.reading import SCENARIO_COLUMNS, Columns
 from economics.io.scenario_files import to_csv_text, to_json_text
 from economics.outputs import NUMERIC_OUTPUTS
 from economics.report import figures
@@ -35,7 +42,7 @@ from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from economics.studies.retrofit_explain import shortfall_notes, study_text
 from economics.studies.uncertainty import default_ranges, monte_carlo, ranges_from_row, tornado
 from economics.validation import InputError
-from economics.values import shown
+from economics.values import escape_for_terminal, shown
 from economics.version import __version__
 
 MEDIA = {"json": "application/json", "csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apache.parquet",
@@ -69,8 +76,7 @@ class Answer:
 
 
 def _json(doc: dict[str, Any]) -> Answer:
-    return Answer(200, MEDIA["json"], json.dumps({"version": __version__, **doc}, allow_nan=False,
-                                                 ensure_ascii=False).encode())
+    return Answer(200, MEDIA["json"], json_bytes({"version": __version__, **doc}))
 
 
 def _table(req: Request) -> bytes:
@@ -119,16 +125,25 @@ def evaluate(req: Request, max_rows: int) -> Answer:
                    "evaluated", [problem(*r) for r in totals.report.itertuples(index=False, name=None)], results)
 
 
+def _row_named(req: Request, data: bytes, columns: Columns = SCENARIO_COLUMNS) -> str:
+    """The ``row`` parameter; when none is given, ``number:1`` if the table holds exactly one row, else a refusal
+    naming how many it holds (a row is never picked for the client).
+    """
+    row = str(req.params.get("row") or "")
+    if row:
+        return row
+    rows = sum(len(chunk) for chunk in tables.read_chunks(data, req.params.get("input_format"), columns=columns))
+    if rows != 1:
+        message = f"row: the table has {rows:,} rows; give the row's name or number (row=NAME, row=number:N)"
+        raise ApiError(Code.UNUSABLE_INPUT, message, [{"row": None, "field": "row", "value": "",
+                                                       "message": message}])
+    return "number:1"
+
+
 def _row(req: Request) -> one_row.ChosenRow:
     """The row ``row`` names or numbers; with no ``row``, the table's only row."""
-    data, row = _table(req), str(req.params.get("row") or "")
-    if not row:
-        rows = len(tables.read_table(data, max_rows=2))
-        if rows != 1:
-            raise ApiError(Code.UNUSABLE_INPUT, "row: the table has more than one row; give the row's name or number "
-                           "(row=NAME, row=number:N)")
-        row = "number:1"
-    return one_row.chosen_row(data, row, _curves(req))
+    data = _table(req)
+    return one_row.chosen_row(data, _row_named(req, data), _curves(req))
 
 
 def _accelerators(req: Request) -> list[str]:
@@ -148,8 +163,8 @@ def explain(req: Request) -> Answer:
     except ScenarioError as exc:
         raise one_row.invalid(one, chosen.position, exc.problems) from None
     provenance = provenance_text(chosen.fields)
-    if req.params.get("format") == "text":
-        return Answer(200, MEDIA["text"], (provenance + "\n\n" + trace.text() + "\n").encode())
+    if req.params.get("format") == "text":  # a report for people, escaped as the CLI's (no raw escape sequence)
+        return Answer(200, MEDIA["text"], escape_for_terminal(provenance + "\n\n" + trace.text() + "\n").encode())
     return _json({"name": str(chosen.cells.get("name", "")), "provenance": provenance, "derivation": trace.text()})
 
 
@@ -181,7 +196,7 @@ def retrofit(req: Request) -> Answer:
     except ValueError as exc:  # ScenarioError, or a field the study needs (the existing fleet's size)
         raise InvalidRow([str(exc)]) from None
     if req.params.get("explain"):
-        return Answer(200, MEDIA["text"], study_text(result, as_scenario(chosen.fields)).encode())
+        return Answer(200, MEDIA["text"], escape_for_terminal(study_text(result, as_scenario(chosen.fields))).encode())
     if req.params.get("format") == "csv":
         text = to_csv_text(result.options) + "\n" + to_csv_text(result.cashflows)
         text += f"\nbreak_even_decode_price_usd,{'' if price is None else round(price, 2)}\n"
@@ -242,7 +257,7 @@ def plan(req: Request) -> Answer:
     the diagnosis when no plan serves the demand (a plan is data).
     """
     data, candidates = _plan_parts(req)
-    row = str(req.params.get("row") or "number:1")
+    row = _row_named(req, data, PLAN_TABLE)
     try:
         with solver_chatter_silenced():
             out = plan_from_files(data, row, candidates, _accelerators(req), str(req.params.get("frontier") or "none"),
@@ -263,7 +278,7 @@ def report(req: Request) -> Answer:
     if kind == "plan":
         data, candidates = _plan_parts(req)
         try:
-            pdf, _ = report_files.plan_report(data, str(req.params.get("row") or "number:1"), baseline_row,
+            pdf, _ = report_files.plan_report(data, _row_named(req, data, PLAN_TABLE), baseline_row,
                                               candidates, _accelerators(req), str(req.params.get("frontier") or "none"),
                                               _curves(req), app_url)
         except InvalidPlanRow as exc:

@@ -56,14 +56,24 @@ def worker_main(conn: Connection, memory_mb: int, max_rows: int) -> None:
                 parts.setdefault(name, []).append((filename, conn.recv_bytes()))
         except (EOFError, OSError):
             return
-        answer = tasks.run(Request(head["task"], head["params"], parts), max_rows)
-        if isinstance(answer, ApiError):
-            answer = Answer(answer.code.status, tasks.MEDIA["json"], errors.body_bytes(answer))
+        answer = _answer(Request(head["task"], head["params"], parts), max_rows)
         try:
             conn.send_bytes(json.dumps({"status": answer.status, "media_type": answer.media_type}).encode())
             conn.send_bytes(answer.body)
         except (BrokenPipeError, OSError):
             return
+
+
+def _answer(request: Request, max_rows: int) -> Answer:
+    """The answer to send back, whatever happened: the worker lives on to take the next request."""
+    try:
+        answer = tasks.run(request, max_rows)
+        if isinstance(answer, ApiError):
+            answer = Answer(answer.code.status, tasks.MEDIA["json"], errors.body_bytes(answer))
+        return answer
+    except Exception as exc:  # the last line of defence: an answer that cannot be written is a bug, named
+        return Answer(500, tasks.MEDIA["json"], errors.from_text(Code.INTERNAL, f"internal error: "
+                                                                 f"{type(exc).__name__} writing the answer"))
 
 
 class WorkerGone(Exception):

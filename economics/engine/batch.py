@@ -112,14 +112,16 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         else:
             data[name] = _text(v)
     internal: list[Problem] = []
+    too_large = _too_large(outputs, run.size)
     for name in OUTPUT_UNITS:
         if outputs is None:
             full = np.full(n, np.nan)
         else:
             vals = outputs[name]
             if name not in OPTIONAL_OUTPUTS:
-                # defensive: a non-finite required output would be a bug; it is reported per row, never shown
-                for r in run[~np.isfinite(vals)]:
+                # defensive: a non-finite required output would be a bug; it is reported per row, never shown (a
+                # fleet too large to count is said once, as too large, not again by every output it makes infinite)
+                for r in run[~np.isfinite(vals) & ~too_large]:
                     internal.append(Problem(int(r), name, None, f"{name}: could not be computed for these inputs"))
             if name in INTEGER_OUTPUTS:
                 for i in np.flatnonzero(vals > MAX_COUNT):
@@ -232,13 +234,26 @@ MAX_COUNT = float(FIELDS["accelerator_count"].le or 1e7)
 
 
 def too_large_message(name: str, value: float) -> str:
-    """The error of a count beyond :data:`MAX_COUNT` (counts stay floats until here, so they never overflow).
+    """The error of a count beyond :data:`MAX_COUNT` (counts stay floats until here, so they never overflow; one
+    past the largest float is said in words).
 
     >>> too_large_message("accelerators", 1.2e25)[:70]
     'accelerators: the demand needs 1.2e+25, more than the 10,000,000 a fle'
+    >>> too_large_message("accelerators", float("inf"))[:45]
+    'accelerators: the demand needs over 1.8e+308,'
     """
-    return (f"{name}: the demand needs {value:.3g}, more than the {MAX_COUNT:,.0f} a fleet may hold; lower the demand "
+    needs = f"{value:.3g}" if np.isfinite(value) else f"over {np.finfo(float).max:.2g}"
+    return (f"{name}: the demand needs {needs}, more than the {MAX_COUNT:,.0f} a fleet may hold; lower the demand "
             "or raise the throughput")
+
+
+def _too_large(outputs: dict[str, np.ndarray] | None, rows: int) -> np.ndarray:
+    """Which computed rows hold a count beyond :data:`MAX_COUNT` (refused as too large by name)."""
+    out = np.zeros(rows, dtype=bool)
+    for name in INTEGER_OUTPUTS if outputs is not None else ():
+        with np.errstate(invalid="ignore"):
+            out |= np.asarray(outputs[name], dtype=float) > MAX_COUNT  # type: ignore[index]
+    return out
 
 
 PER_USER_INPUTS = ("output_tokens_per_s_per_accelerator", "accelerators_per_replica",
@@ -375,9 +390,10 @@ def _result_row(cols: dict[str, Any], thr: dict[str, Any], outputs: dict[str, np
         row[name] = (_scalar(v, spec.kind == "int") if spec.kind in ("float", "int")
                      else bool(v) if spec.kind == "bool" else str(v))
     internal: list[Problem] = []
+    too_large = bool(_too_large(outputs, 1)[0])
     for name in OUTPUT_UNITS:
         v = np.nan if outputs is None else float(outputs[name][0])
-        if outputs is not None and not np.isfinite(v) and name not in OPTIONAL_OUTPUTS:
+        if outputs is not None and not np.isfinite(v) and name not in OPTIONAL_OUTPUTS and not too_large:
             internal.append(Problem(0, name, None, f"{name}: could not be computed for these inputs"))
         if name in INTEGER_OUTPUTS and v > MAX_COUNT:
             internal.append(Problem(0, name, v, too_large_message(name, v)))

@@ -18,7 +18,10 @@ What a CSV may be (each case has a test in ``tests/test_tables.py``):
   after the last column is refused.
 - **decimal comma**: in a ``;`` file a number cell may use ``,`` as the decimal mark and ``.`` between groups of
   three digits (``1.234,5`` = 1234.5). A cell such as ``30.000`` (no comma, dot groups of three) could mean 30 or
-  30000: it is refused with a message naming the column, the row and the value, never guessed.
+  30000: it is refused with a message naming the column, the row and the value, never guessed. A cell of 24 hourly
+  values (``electricity_tariff``, ``grid_carbon_by_hour``, ``demand_profile``) is read by the same rule, value by
+  value: they are separated by spaces (``0,05 0,05 ...``), and a comma that is not one number's decimal mark
+  (``0,05,0,05``) is refused the same way, never taken as a separator.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from economics.io.streams import (
 )
 from economics.scenario import FIELDS
 from economics.validation import RANGE_COLUMNS, InputError, check_columns
+from economics.validation_hours import HOUR_LIST_FIELDS
 from economics.values import capped, shown
 
 FORMATS = ("csv", "parquet", "json")
@@ -120,6 +124,13 @@ class Columns:
     def numbers(self, names: list[str]) -> list[str]:
         """The columns of ``names`` holding numbers: numeric fields, range columns and :attr:`more_numbers`."""
         return [n for n in names if n in self.more_numbers or n in _number_columns([n])]
+
+    @staticmethod
+    def hours(names: list[str]) -> list[str]:
+        """The columns of ``names`` that may hold 24 hourly numbers (:data:`HOUR_LIST_FIELDS`, in a scenario and
+        a plan row alike).
+        """
+        return [n for n in names if n in HOUR_LIST_FIELDS]
 
 
 SCENARIO_COLUMNS = Columns()
@@ -405,6 +416,8 @@ def _frame(batch: pa.RecordBatch, layout: Layout, start: int, columns: Columns =
     if layout.sep == ";":
         for name in columns.numbers(list(cells)):
             cells[name] = decimal_comma(cells[name], name, start)
+        for name in columns.hours(list(cells)):
+            cells[name] = hour_lists(cells[name], name, start)
     return pd.DataFrame({n: np.asarray(c.to_numpy(zero_copy_only=False), dtype=object) for n, c in cells.items()})
 
 
@@ -431,14 +444,60 @@ def decimal_comma(column: pa.Array, name: str, start: int = 0) -> pa.Array:
     hits = np.flatnonzero(ambiguous.to_numpy(zero_copy_only=False))
     if hits.size:
         values = column.take(pa.array(hits[:10])).to_pylist()
-        listed = capped([f"{start + int(r) + 1:,} ('{shown(v)}')" for r, v in zip(hits, values, strict=False)],
-                        "rows")
-        raise InputError(f"{shown(name)}: in a ';'-separated file '{shown(values[0])}' could be a number with a "
-                         f"decimal point or one with a '.' thousands separator; write it without the separator "
-                         f"(30000) or with a decimal comma (30,5): data rows {listed}")
+        raise _ambiguous_cells(name, f"'{shown(values[0])}' {AMBIGUOUS_WORDS}", values, hits, start)
     comma = pc.match_substring_regex(column, DECIMAL_COMMA)
     fixed = pc.replace_substring(pc.replace_substring(column, ".", ""), ",", ".")
     return pc.if_else(comma, fixed, column)
+
+
+AMBIGUOUS_WORDS = ("could be a number with a decimal point or one with a '.' thousands separator; write it without "
+                   "the separator (30000) or with a decimal comma (30,5)")
+HOUR_LIST_SEPARATOR = re.compile(r"[\s;]+")
+"""What separates the values of an hourly cell in a ``;`` file (a ``;`` inside a quoted cell too); never a comma."""
+NUMBER_LIKE = re.compile(r"[0-9.,eE+-]+")
+
+
+def _ambiguous_cells(name: str, what: str, values: list[Any], rows: np.ndarray, start: int) -> InputError:
+    """The refusal of cells a ``;`` file's decimal rule cannot read: ``what`` is wrong, then the rows and values."""
+    listed = capped([f"{start + int(r) + 1:,} ('{shown(v)}')" for r, v in zip(rows, values, strict=False)], "rows")
+    return InputError(f"{shown(name)}: in a ';'-separated file {what}: data rows {listed}")
+
+
+def _hour_list_text(text: str) -> tuple[str, str | None]:
+    """An hourly cell of a ``;`` file with each value's decimal comma read: (its text, or what is ambiguous)."""
+    parts = [p for p in HOUR_LIST_SEPARATOR.split(text.strip()) if p]
+    out = []
+    for part in parts:
+        if re.fullmatch(AMBIGUOUS_DOTS, part, re.ASCII):
+            return text, f"'{part}' {AMBIGUOUS_WORDS}"
+        if re.fullmatch(DECIMAL_COMMA, part, re.ASCII):
+            part = part.replace(".", "").replace(",", ".")
+        elif "," in part and NUMBER_LIKE.fullmatch(part):
+            return text, (f"a comma is the decimal mark, and '{shown(part, 40)}' is not one number; separate the 24 "
+                          "values with spaces (0,05 0,12 ...)")
+        out.append(part)
+    return (" ".join(out) if out != parts else text), None
+
+
+def hour_lists(column: pa.Array, name: str, start: int = 0) -> pa.Array:
+    """Hourly cells of a ``;`` file (24 values, or a word or catalog id) read with the file's decimal rule, value by
+    value, as :func:`decimal_comma` reads a number cell: a comma is a decimal mark, never a separator between hours;
+    one that cannot be (``0,05,0,05``) and ``30.000`` are refused naming the column, the rows and the value.
+    Each distinct text is read once.
+
+    >>> hour_lists(pa.array(["0,05 0,12", "flat", "sce-tou-8-d-summer", "1 2"]), "electricity_tariff").to_pylist()
+    ['0.05 0.12', 'flat', 'sce-tou-8-d-summer', '1 2']
+    """
+    encoded = column.dictionary_encode()
+    found = [_hour_list_text(t) for t in encoded.dictionary.to_pylist()]
+    bad = [k for k, (_, problem) in enumerate(found) if problem is not None]
+    if bad:
+        codes = encoded.indices.to_numpy(zero_copy_only=False)
+        rows = np.flatnonzero(np.isin(codes, bad))
+        raise _ambiguous_cells(name, str(found[bad[0]][1]), column.take(pa.array(rows[:10])).to_pylist(), rows,
+                               start)
+    return pa.DictionaryArray.from_arrays(encoded.indices, pa.array([t for t, _ in found], pa.string())
+                                          ).dictionary_decode()
 
 
 def read_table(source: str | Path | bytes, fmt: str | None = None, max_rows: int | None = None,

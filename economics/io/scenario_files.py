@@ -10,12 +10,13 @@ import json
 import re
 import sys
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from economics.validation import InputError, check_columns
-from economics.values import capped, escape_controls, shown, shown_path, unique_keys
+from economics.values import LONE_SURROGATE, capped, escape_controls, shown, shown_path, unique_keys
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 PLAIN_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -70,6 +71,10 @@ def read_scenarios_json(data: bytes | str,
         raise InputError("not usable JSON: nested too deeply") from None
     except ValueError as exc:  # a repeated key (values.unique_keys); an integer of more digits than Python converts
         raise InputError(f"not usable JSON: {shown(str(exc).split(';')[0], 200)}") from None
+    if isinstance(parsed, dict) and "scenarios" in parsed and len(parsed) > 1:
+        others = [f"'{shown(k)}'" for k in parsed if k != "scenarios"]
+        raise InputError(f"unknown JSON keys beside 'scenarios': {capped(others, 'keys')} (a document "
+                         "{\"scenarios\": [...]} holds the scenarios only)")
     rows = parsed.get("scenarios", parsed) if isinstance(parsed, dict) else parsed
     rows = [rows] if isinstance(rows, dict) else rows
     if not isinstance(rows, list):
@@ -83,7 +88,24 @@ def read_scenarios_json(data: bytes | str,
                              f"{shown(json.dumps(row)[:80])}")
         columns.update(dict.fromkeys(row))
     check(list(columns))
+    if LONE_SURROGATE_ESCAPE.search(data):  # the only way JSON text holds one: a \\udXXX escape left unpaired
+        _refuse_lone_surrogates(rows)
     return pd.DataFrame({c: pd.Series([row.get(c) for row in rows], dtype=object) for c in columns})
+
+
+LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A JSON escape of half a UTF-16 pair (``\\ud83d``): a pair makes one character, a lone half none."""
+
+
+def _refuse_lone_surrogates(rows: list[dict[str, Any]]) -> None:
+    """Refuse a text value holding half a UTF-16 pair on its own (no UTF-8 answer or file could hold it), naming the
+    row, the field and the value; the rest of the JSON is not guessed at.
+    """
+    for i, row in enumerate(rows):
+        for field, value in row.items():
+            if isinstance(value, str) and LONE_SURROGATE.search(value):
+                raise InputError(f"row {i + 1}: {shown(field)}: '{shown(value)}' holds half of a UTF-16 surrogate "
+                                 "pair on its own, which is no character; send whole characters")
 
 
 def _neutralise(value: object) -> object:

@@ -108,10 +108,12 @@ not a number; the default is used"])
         pairs = list(params.items())
     except Exception:  # not a mapping at all: nothing to read, and a word saying so
         return {}, [f"the link's parameters could not be read ({type(params).__name__}); the defaults are used"]
+    # peak_to_average first: a demand profile is checked against the link's own peak, not the base scenario's
+    pairs.sort(key=lambda pair: pair[0] != "peak_to_average")
     for raw_name, raw in pairs:
         name = raw_name if isinstance(raw_name, str) else str(raw_name)
         try:
-            outcome = _one(name, raw, base, warnings)
+            outcome = _one(name, raw, base, warnings, found.get("peak_to_average", base.peak_to_average))
         except Exception as exc:  # never fatal: the parameter is named and ignored
             warnings.append(f"{shown(name)}: could not be read ({type(exc).__name__}); the default is used")
             continue
@@ -129,8 +131,10 @@ _UNKNOWN = object()
 _SKIP = object()
 
 
-def _one(name: str, raw: Any, base: Scenario, warnings: list[str]) -> Any:
-    """The value of one parameter, or _UNKNOWN / _SKIP (a warning already given)."""
+def _one(name: str, raw: Any, base: Scenario, warnings: list[str], peak_to_average: float) -> Any:
+    """The value of one parameter, or _UNKNOWN / _SKIP (a warning already given); a demand profile is checked
+    against ``peak_to_average`` (the link's own when it gives one).
+    """
     items = list(raw) if isinstance(raw, (list, tuple)) else [raw]
     if name in RESERVED:
         version = "" if not items else items[-1] if isinstance(items[-1], str) else str(items[-1])
@@ -152,7 +156,7 @@ def _one(name: str, raw: Any, base: Scenario, warnings: list[str]) -> Any:
         value = _parse(name, item)
         as_scenario({**base.model_dump(), name: value})  # bounds and type, as for any scenario
         if name in validation_hours.HOURLY_FIELDS and value is not None:  # 24 hours or a catalog id
-            value, problem = validation_hours.value_problem(name, str(value), base.peak_to_average)
+            value, problem = validation_hours.value_problem(name, str(value), peak_to_average)
             if problem is not None:
                 raise ValueError(problem.split(": ", 1)[1])
     except ScenarioError as exc:  # its message already starts with the field name
