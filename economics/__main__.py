@@ -24,19 +24,39 @@ def _end_now(signum: int, frame: FrameType | None) -> None:
     os._exit(EXIT_CODES.get(signum, 130))
 
 
-for _sig in EXIT_CODES:
-    signal.signal(_sig, _end_now)
+def _set(handler: object) -> dict[int, object]:
+    """Each of SIGINT and SIGTERM to ``handler`` (one ignored, as ``nohup`` or a shell's ``&`` leave SIGINT, stays
+    ignored); the handlers before, or none outside the main thread (run by ``runpy`` from a test's worker).
+    """
+    previous: dict[int, object] = {}
+    for sig in EXIT_CODES:
+        try:
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                previous[sig] = signal.signal(sig, handler)  # type: ignore[arg-type]
+        except ValueError:
+            return previous
+    return previous
+
+
+_PREVIOUS = _set(_end_now)
 
 from economics.cli import main  # noqa: E402 - the heavy imports, after the handlers
 
 # the command unwinds on Ctrl-C (its partial output removed); SIGTERM keeps _end_now until the command's own handler
 # takes it (economics.io.interrupts.interruptible), so a SIGTERM before that still says one line
-signal.signal(signal.SIGINT, signal.default_int_handler)
+if signal.SIGINT in _PREVIOUS:
+    signal.signal(signal.SIGINT, _PREVIOUS[signal.SIGINT])  # type: ignore[arg-type]
 
 
 def run(argv: list[str] | None = None) -> int:
-    """Run the command line (:func:`economics.cli.main`, the signals handled since this module was imported)."""
-    return main(argv)
+    """Run the command line (:func:`economics.cli.main`, the signals handled since this module was imported); the
+    exit code. SIGTERM's handler before this module is back once it returns.
+    """
+    try:
+        return main(argv)
+    finally:
+        if signal.SIGTERM in _PREVIOUS:
+            signal.signal(signal.SIGTERM, _PREVIOUS[signal.SIGTERM])  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SIGNALS = [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
+PROC = Path("/proc")
+"""The kernel's view of the processes a test starts (their signal handlers, children, mappings)."""
 DEADLINE_S = 300.0
 """The longest wait for a state (the machine may be shared and slow): a failure, never a measure."""
 
@@ -24,7 +26,7 @@ DEADLINE_S = 300.0
 def _mask(pid: int, key: str) -> int:
     """A signal mask of ``/proc/PID/status`` (SigCgt: caught, SigIgn: ignored); 0 once the process is gone."""
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        for line in (PROC / str(pid) / "status").read_text().splitlines():
             if line.startswith(key + ":"):
                 return int(line.split()[1], 16)
     except OSError:
@@ -48,7 +50,7 @@ def _wait_for(ready: object, proc: subprocess.Popen[bytes]) -> None:
 def _descendants(pid: int) -> set[int]:
     """Every live process under ``pid`` (its children, theirs...), from each process's parent in /proc."""
     parents = {}
-    for entry in Path("/proc").iterdir():
+    for entry in PROC.iterdir():
         if entry.name.isdigit():
             try:
                 parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
@@ -66,14 +68,14 @@ def _descendants(pid: int) -> set[int]:
 def _alive(pid: int) -> bool:
     """Running (or sleeping): not gone, and not a zombie waiting for its parent."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        return (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
 
 
 def _cmdline(pid: int) -> str:
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        return (PROC / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
 
@@ -88,7 +90,7 @@ def test_a_signal_while_the_modules_load_ends_the_command_with_one_line(sig: int
                                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             _wait_for(lambda p=proc: _has(_mask(p.pid, "SigCgt"), signal.SIGTERM), proc)
-            loading = "pandas" not in Path(f"/proc/{proc.pid}/maps").read_text()
+            loading = "pandas" not in (PROC / str(proc.pid) / "maps").read_text()
             proc.send_signal(sig)
             err = proc.communicate(timeout=DEADLINE_S)[1].decode()
         finally:
