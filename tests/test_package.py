@@ -30,7 +30,7 @@ DISTRIBUTION = {"numpy": "numpy", "pandas": "pandas", "pydantic": "pydantic", "a
                 "numpy_financial": "numpy-financial", "scipy": "scipy", "pyarrow": "pyarrow", "dask": "dask",
                 "distributed": "dask", "streamlit": "streamlit", "altair": "altair", "openpyxl": "openpyxl",
                 "typst": "typst", "vl_convert": "vl-convert-python", "fastapi": "fastapi",
-                "fastapi_offline": "fastapi-offline", "starlette": "starlette", "uvicorn": "uvicorn"}
+                "fastapi_offline": "fastapi-offline", "starlette": "starlette", "uvicorn": "uvicorn", "h11": "h11"}
 EXTRAS = {"report": ROOT / "economics" / "report", "api": ROOT / "economics" / "api"}
 """The subpackages whose third-party imports are an optional extra's, not the core install's."""
 

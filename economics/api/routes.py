@@ -43,10 +43,14 @@ async def _compute(request: Request, pool: str, task: str, params: dict[str, Any
     return Response(answer.body, status_code=answer.status, media_type=answer.media_type)
 
 
-@router.get("/health", summary="the server is up", tags=["reference"])
-async def health() -> dict[str, Any]:
-    """The server is up, its version; needs no token (for a load balancer)."""
-    return {"version": __version__, "status": "ok"}
+@router.api_route("/health", methods=["GET", "HEAD"], summary="the server is up", tags=["reference"])
+async def health(request: Request) -> Response:
+    """The server is up, its version; needs no token (for a load balancer). ``HEAD`` answers 200 with no body (a
+    load balancer's check that reads only the status).
+    """
+    if request.method == "HEAD":
+        return Response(status_code=200, media_type="application/json")
+    return JSONResponse({"version": __version__, "status": "ok"})
 
 
 @router.post("/evaluate", summary="evaluate a table of scenarios", tags=["compute"],
