@@ -322,6 +322,17 @@ def test_the_board_report_is_the_clis(api: httpx.Client, tmp_path: Path, kind: s
         assert "0.1398" in _pdf_text(r.content)
 
 
+def test_a_report_link_must_be_an_http_address(api: httpx.Client) -> None:
+    # before, app_url=javascript:... was printed as the report's link
+    r = api.post("/v1/report", params={"app_url": "javascript:alert(1)"}, json=[GOLDEN])
+    assert r.status_code == 422 and r.json()["error"]["code"] == "unusable_input"
+    (p,) = r.json()["error"]["problems"]
+    assert (p["field"], p["value"]) == ("app_url", "javascript:alert(1)")
+    assert p["message"].startswith("app_url: must be an http:// or https:// address with a host")
+    ok = api.post("/v1/report", params={"app_url": "https://tco.example.com"}, json=[GOLDEN])
+    assert ok.status_code == 200 and "https://tco.example.com/?" in _pdf_text(ok.content)
+
+
 def test_a_report_of_a_bad_row_is_422(api: httpx.Client) -> None:
     r = api.post("/v1/report", params={"row": "broken"}, content=b"name,pue\nbroken,-3\n",
                  headers={"content-type": CSV})

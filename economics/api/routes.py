@@ -22,6 +22,7 @@ from economics.api.tasks import Request as Task
 from economics.catalog import data_dir
 from economics.io.documents import fields_markdown
 from economics.outputs import OUTPUTS
+from economics.report.figures import checked_app_url
 from economics.scenario import FIELDS, Scenario
 from economics.version import __version__
 
@@ -130,8 +131,16 @@ async def report(request: Request, row: Row = "", kind: Literal["cost", "fleet",
                  app_url: Annotated[str, Query(max_length=500)] = "") -> Response:
     """The board report of the row as ``token-economics report`` makes it: the page's KPIs (with changes against
     ``baseline``), its charts, the assumptions with their sources, the tornado, the derivation and the link that
-    reproduces it; ``kind=plan`` plans the row first (its planner columns, the candidates).
+    reproduces it; ``kind=plan`` plans the row first (its planner columns, the candidates). ``app_url`` must be an
+    ``http://`` or ``https://`` address (422 otherwise).
     """
+    if app_url:
+        try:
+            checked_app_url(app_url)
+        except ValueError as exc:
+            raise ApiError(Code.UNUSABLE_INPUT, f"app_url: {exc}", [{"row": None, "field": "app_url",
+                                                                      "value": app_url,
+                                                                      "message": f"app_url: {exc}"}]) from None
     return await _compute(request, "study", "report", {
         "row": row, "kind": kind, "baseline": baseline, "accelerators": _accelerators(accelerators),
         "frontier": frontier, "app_url": app_url})
