@@ -412,8 +412,9 @@ def test_a_token_is_required_when_set(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("token", "says"), [
     ("", "TOKEN_ECONOMICS_API_TOKEN: set but empty"),  # "$(cat /run/secrets/missing)": the server started open
-    ("a-long-enough-secret-token\n", "TOKEN_ECONOMICS_API_TOKEN: has whitespace or a newline around it"),
-    (" a-long-enough-secret-token", "TOKEN_ECONOMICS_API_TOKEN: has whitespace or a newline around it"),
+    ("a-long-enough-secret-token\n", "TOKEN_ECONOMICS_API_TOKEN: has whitespace or a line ending around it"),
+    ("a-long-enough-secret-token\r", "TOKEN_ECONOMICS_API_TOKEN: has whitespace or a line ending around it"),
+    (" a-long-enough-secret-token", "TOKEN_ECONOMICS_API_TOKEN: has whitespace or a line ending around it"),
 ])
 def test_an_empty_or_padded_token_stops_the_server_before_it_starts(token: str, says: str) -> None:
     done = subprocess.run([sys.executable, "-m", "economics", "serve", "--port", "1"], capture_output=True,

@@ -118,9 +118,10 @@ def from_environment(env: Mapping[str, str] | None = None) -> Settings:
 
 
 def checked_token(text: str) -> str:
-    """The bearer token as set in :data:`TOKEN_VARIABLE`; :class:`ValueError` naming the variable, never the
+    r"""The bearer token as set in :data:`TOKEN_VARIABLE`; :class:`ValueError` naming the variable, never the
     token, when it is empty (``"$(cat /run/secrets/missing)"`` gives that: the server would have started open) or
-    has whitespace around it (a file's trailing newline: no client could have sent it).
+    has whitespace around it (a secret file's newline, as an environment file or an orchestrator passes it whole,
+    or a Windows ``\r``: no client could have sent it).
 
     >>> checked_token("a-long-random-token")
     'a-long-random-token'
@@ -129,8 +130,8 @@ def checked_token(text: str) -> str:
         raise ValueError(f"{TOKEN_VARIABLE}: set but empty; give the token, or unset the variable to serve without "
                          "one")
     if text != text.strip():
-        raise ValueError(f"{TOKEN_VARIABLE}: has whitespace or a newline around it (as a file read with $(cat ...) "
-                         "can leave); no client could send it: strip it")
+        raise ValueError(f"{TOKEN_VARIABLE}: has whitespace or a line ending around it (a secret file's newline or "
+                         "Windows \\r, a pasted space); no client could send it: strip it")
     return text
 
 
