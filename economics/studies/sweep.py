@@ -366,10 +366,10 @@ def _stop_workers(before: list[multiprocessing.process.BaseProcess]) -> None:
 @contextlib.contextmanager
 def _interrupts_held() -> Iterator[None]:
     """While a local cluster starts: Ctrl-C and SIGTERM are held and acted on (their handlers run) once it has
-    started, so an interrupt never leaves a half-started cluster that can neither run nor close. SIGINT is blocked
-    in this thread meanwhile, and the cluster's threads and worker processes inherit the block: a Ctrl-C at the
-    terminal (sent to every process of the job) reaches this process only, which stops the workers, instead of
-    each worker printing its own traceback. Outside the main thread signals cannot be set: the block just runs.
+    started, so an interrupt never leaves a half-started cluster that can neither run nor close (Dask's own exit
+    hook then printed a traceback). The workers ignore SIGINT (:mod:`economics.studies.sweep_worker`): a Ctrl-C at
+    the terminal, sent to every process of the job, is this process's to act on. Outside the main thread signals
+    cannot be set: the block just runs.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -381,7 +381,7 @@ def _interrupts_held() -> Iterator[None]:
         yield
     finally:
         for sig, handler in previous.items():
-            signal.signal(sig, handler)
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)  # None: set outside Python
         if caught:
             signal.raise_signal(caught[0])  # its own handler now: KeyboardInterrupt, the CLI's Terminated
 
