@@ -23,7 +23,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
 
 CHROMIUM := $(or $(shell command -v chromium 2>/dev/null),/usr/bin/chromium)
 
-.PHONY: help venv browser run test test-explore quick lint typecheck package bench docs docs-serve docs-build clean
+.PHONY: help venv browser fonts run test test-explore quick lint typecheck package bench docs docs-serve docs-build clean
 
 help:
 	@echo "make run     start the app at http://localhost:8501"
@@ -33,6 +33,7 @@ help:
 	@echo "make package build the wheel, install it in a fresh virtualenv outside the repo, evaluate a CSV there"
 	@echo "make venv    create/refresh .venv from requirements*.txt"
 	@echo "make browser install Debian chromium for the browser tests (needs root or sudo)"
+	@echo "make fonts   install the board report's fonts (Debian Noto, Noto CJK, Noto Color Emoji, Unifont)"
 	@echo "make lint    ruff check + mypy"
 	@echo "make bench   run every bench/*.py"
 	@echo "make docs    regenerate the docs pages' generated blocks (fields, model, worked example)"
@@ -66,7 +67,32 @@ browser:
 	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q; \
 	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
 
-run: venv
+# The board report's fonts beyond Typst's own (economics/report/document.py FONT_DIRS): Noto for the world's scripts,
+# Noto CJK, Noto Color Emoji and GNU Unifont for anything else, from Debian; without them a name in Chinese, Hindi or
+# with an emoji prints as empty boxes.
+REPORT_FONTS := fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fonts-unifont
+
+fonts:
+	@if dpkg -s $(REPORT_FONTS) >/dev/null 2>&1; then exit 0; fi; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+		echo "The report's fonts are Debian packages ($(REPORT_FONTS)); install Noto, Noto CJK and Noto Color Emoji" >&2; \
+		echo "from your system's packages (reports print CJK, Indic, Thai and emoji names as boxes without them)." >&2; \
+		exit 0; \
+	fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=""; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo"; \
+	else \
+		echo "The report's fonts are missing and cannot be installed without root." >&2; \
+		echo "Install them with:  sudo apt-get update && sudo apt-get install -y $(REPORT_FONTS)" >&2; \
+		if [ -n "$${CI:-}" ]; then exit 1; fi; \
+		echo "(continuing: reports print CJK, Indic, Thai and emoji names as boxes until they are installed)" >&2; \
+		exit 0; \
+	fi; \
+	echo "installing the report's fonts: $(REPORT_FONTS)"; \
+	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q; \
+	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(REPORT_FONTS)
+
+run: venv fonts
 	$(VENV)/bin/streamlit run app.py
 
 lint: venv
@@ -76,13 +102,13 @@ lint: venv
 typecheck: venv
 	$(VENV)/bin/mypy
 
-test: venv browser
+test: venv browser fonts
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -n logical
 	.ci/wheel-smoke $(PY)
 
-quick: venv
+quick: venv fonts
 	$(PY) -m pytest -n logical -q -m "not slow"
 
 # The property tests on fresh random examples (make test runs them derandomised: the same examples every run).

@@ -14,36 +14,60 @@ Python API (the CLI ``python -m economics`` and the Streamlit app use the same f
 
 from __future__ import annotations
 
-from economics import catalog
-from economics.engine.batch import (
-    RESULT_COLUMNS,
-    ScenarioError,
-    evaluate,
-    evaluate_scenario,
-    evaluate_with_report,
-    explain_row,
-    explain_scenario,
-    explain_text,
-)
-from economics.engine.pipeline import split_warnings
-from economics.engine.provenance import throughput_description
-from economics.io.benchmarks import BenchmarkError, curves_csv, import_benchmark
-from economics.presets import default_scenario, preset_scenarios
-from economics.scenario import CATALOG_FIELDS, FIELDS, Scenario, with_changes
-from economics.user_curves import CurveFile, CurveFileError, read_bounded
-from economics.user_curves import load as _load
-from economics.validation import InputError
+import importlib
+
 from economics.version import __version__
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (loaded before the CLI's signal handlers)
+if TYPE_CHECKING:  # the names as the type checker sees them; at run time each is imported on first use (below)
+    from typing import Any
 
-def load_curves(source: str | bytes, name: str = "") -> CurveFile:
-    """A curve file (``import-benchmark`` output) read from a path or bytes, checked and kept under its SHA-256:
-    set a scenario's ``curves_sha256`` to ``.sha256`` to use it. Raises :class:`CurveFileError` naming each bad
-    cell (row, field, value).
-    """
-    if isinstance(source, bytes):
-        return _load(source, name or "curves.csv")
-    return _load(read_bounded(source), name or source.rsplit("/", 1)[-1])
+    from economics import catalog
+    from economics.engine.batch import (
+        RESULT_COLUMNS,
+        ScenarioError,
+        evaluate,
+        evaluate_scenario,
+        evaluate_with_report,
+        explain_row,
+        explain_scenario,
+        explain_text,
+    )
+    from economics.engine.pipeline import split_warnings
+    from economics.engine.provenance import throughput_description
+    from economics.io.benchmarks import BenchmarkError, curves_csv, import_benchmark
+    from economics.presets import default_scenario, preset_scenarios
+    from economics.scenario import CATALOG_FIELDS, FIELDS, Scenario, with_changes
+    from economics.user_curves import CurveFile, CurveFileError, load_curves
+    from economics.validation import InputError
+
+_LAZY = {
+    "catalog": "economics.catalog",
+    **dict.fromkeys(("RESULT_COLUMNS", "ScenarioError", "evaluate", "evaluate_scenario", "evaluate_with_report",
+                     "explain_row", "explain_scenario", "explain_text"), "economics.engine.batch"),
+    "split_warnings": "economics.engine.pipeline",
+    "throughput_description": "economics.engine.provenance",
+    **dict.fromkeys(("BenchmarkError", "curves_csv", "import_benchmark"), "economics.io.benchmarks"),
+    **dict.fromkeys(("default_scenario", "preset_scenarios"), "economics.presets"),
+    **dict.fromkeys(("CATALOG_FIELDS", "FIELDS", "Scenario", "with_changes"), "economics.scenario"),
+    **dict.fromkeys(("CurveFile", "CurveFileError", "load_curves", "read_bounded"), "economics.user_curves"),
+    "InputError": "economics.validation",
+}
+"""Public name -> the module that defines it. Imported on first use, not with the package: ``python -m economics``
+sets its Ctrl-C and SIGTERM handlers (economics/__main__.py) before the engine, pandas and scipy are loaded, so a
+signal in the first second ends it with one line, not a traceback of the imports."""
+
+
+def __getattr__(name: str) -> Any:
+    """A public name of the package, imported from its module on first use (then kept as an attribute)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'economics' has no attribute {name!r}")
+    value = importlib.import_module(module)
+    value = value if module.endswith("." + name) else getattr(value, name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "__version__",

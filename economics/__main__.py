@@ -1,7 +1,63 @@
-"""``python -m economics``: see :mod:`economics.cli`."""
+"""``python -m economics`` (and the ``token-economics`` command, :func:`run`): see :mod:`economics.cli`.
 
+Ctrl-C and SIGTERM are handled from the first instruction: while the command's modules load (about a second of
+pandas, scipy and the engine), either ends the process at once with one line and the shell's exit code (130, 143),
+never a traceback of the imports; the command itself then unwinds as :mod:`economics.io.interrupts` describes.
+Only the standard library is imported before the handlers are set (the package ``economics`` loads its names on
+first use), so this module sets them as it is imported, before it imports the command line.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
 import sys
+from types import FrameType
 
-from economics.cli import main
+EXIT_CODES: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143}
+WORDS: dict[int, bytes] = {signal.SIGINT: b"interrupted\n", signal.SIGTERM: b"terminated\n"}
 
-sys.exit(main())
+
+def _end_now(signum: int, frame: FrameType | None) -> None:
+    """A signal before the command runs: nothing is written yet, so end at once with its one line."""
+    os.write(2, WORDS.get(signum, b"interrupted\n"))
+    os._exit(EXIT_CODES.get(signum, 130))
+
+
+def _set(handler: object) -> dict[int, object]:
+    """Each of SIGINT and SIGTERM to ``handler`` (one ignored, as ``nohup`` or a shell's ``&`` leave SIGINT, stays
+    ignored); the handlers before, or none outside the main thread (run by ``runpy`` from a test's worker).
+    """
+    previous: dict[int, object] = {}
+    for sig in EXIT_CODES:
+        try:
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                previous[sig] = signal.signal(sig, handler)  # type: ignore[arg-type]
+        except ValueError:
+            return previous
+    return previous
+
+
+_PREVIOUS = _set(_end_now)
+
+from economics.cli import main  # noqa: E402 - the heavy imports, after the handlers
+
+# the command unwinds on Ctrl-C (its partial output removed); SIGTERM keeps _end_now until the command's own handler
+# takes it (economics.io.interrupts.interruptible), so a SIGTERM before that still says one line
+if signal.SIGINT in _PREVIOUS:
+    signal.signal(signal.SIGINT, _PREVIOUS[signal.SIGINT])  # type: ignore[arg-type]
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the command line (:func:`economics.cli.main`, the signals handled since this module was imported); the
+    exit code. SIGTERM's handler before this module is back once it returns.
+    """
+    try:
+        return main(argv)
+    finally:
+        if signal.SIGTERM in _PREVIOUS:
+            signal.signal(signal.SIGTERM, _PREVIOUS[signal.SIGTERM])  # type: ignore[arg-type]
+
+
+if __name__ == "__main__":
+    sys.exit(run())

@@ -534,6 +534,8 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage and the reason
         return exc.code if isinstance(exc.code, int) else EXIT_UNUSABLE
+    except (KeyboardInterrupt, interrupts.Terminated) as exc:  # before the command starts: one line, as in it
+        return interrupts.unwound(exc, say)
     try:
         with interrupts.interruptible(say), interrupts.libraries_quiet():
             output_paths.check_all({"-o": getattr(args, "output", None), "--errors": getattr(args, "errors", None)},

@@ -339,3 +339,13 @@ def missing_message(sha256: str) -> str:
         return f"curves_sha256: {shown(sha256)} is not a SHA-256 (64 hexadecimal digits)"
     return (f"curves_sha256: this scenario's throughput comes from a curve file with SHA-256 {sha256[:12]}… that is "
             "not loaded; pass it with --curves FILE (or upload it on the Throughput page)")
+
+
+def load_curves(source: str | bytes, name: str = "") -> CurveFile:
+    """A curve file (``import-benchmark`` output) read from a path or bytes, checked and kept under its SHA-256:
+    set a scenario's ``curves_sha256`` to ``.sha256`` to use it (``economics.load_curves``). Raises
+    :class:`CurveFileError` naming each bad cell (row, field, value).
+    """
+    if isinstance(source, bytes):
+        return load(source, name or "curves.csv")
+    return load(read_bounded(source), name or source.rsplit("/", 1)[-1])

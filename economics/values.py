@@ -179,6 +179,20 @@ def escape_controls(text: str) -> str:
                         text)
 
 
+_BIDI_CONTROLS = re.compile(r"[\u202a-\u202e\u2066-\u2069]")
+
+
+def without_bidi_controls(text: str) -> str:
+    r"""Text with the bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069) removed, for
+    a document that would obey them (a name with a right-to-left override prints its letters reversed). The
+    direction marks (U+200E, U+200F) only steer neutral characters and stay.
+
+    >>> without_bidi_controls("fleet‮gnp.exe")
+    'fleetgnp.exe'
+    """
+    return _BIDI_CONTROLS.sub("", text)
+
+
 def escape_for_terminal(text: str) -> str:
     r"""Text for a terminal: every control character escaped as :func:`escape_controls` does, except the line
     break (a multi-line report stays multi-line; a carriage return, which would overwrite a line, is escaped).

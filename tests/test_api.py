@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -322,6 +323,17 @@ def test_the_board_report_is_the_clis(api: httpx.Client, tmp_path: Path, kind: s
         assert "0.1398" in _pdf_text(r.content)
 
 
+def test_a_report_link_must_be_an_http_address(api: httpx.Client) -> None:
+    # before, app_url=javascript:... was printed as the report's link
+    r = api.post("/v1/report", params={"app_url": "javascript:alert(1)"}, json=[GOLDEN])
+    assert r.status_code == 422 and r.json()["error"]["code"] == "unusable_input"
+    (p,) = r.json()["error"]["problems"]
+    assert (p["field"], p["value"]) == ("app_url", "javascript:alert(1)")
+    assert p["message"].startswith("app_url: must be an http:// or https:// address with a host")
+    ok = api.post("/v1/report", params={"app_url": "https://tco.example.com"}, json=[GOLDEN])
+    assert ok.status_code == 200 and "https://tco.example.com/?" in _pdf_text(ok.content)
+
+
 def test_a_report_of_a_bad_row_is_422(api: httpx.Client) -> None:
     r = api.post("/v1/report", params={"row": "broken"}, content=b"name,pue\nbroken,-3\n",
                  headers={"content-type": CSV})
@@ -375,14 +387,72 @@ def test_a_token_is_required_when_set(tmp_path: Path) -> None:
         r = httpx.post(url + "/v1/evaluate", json=[GOLDEN])
         assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"
         assert r.headers["www-authenticate"] == "Bearer"
+        assert r.headers.get_list("token-economics-version") == [economics.__version__]  # once, not twice
         bad = httpx.post(url + "/v1/evaluate", json=[GOLDEN], headers={"authorization": "Bearer s3creT"})
         assert bad.status_code == 401
         ok = httpx.post(url + "/v1/evaluate", json=[GOLDEN], headers={"authorization": "Bearer s3cret"})
         assert ok.status_code == 200
+        # the scheme's name is case-insensitive, one or more spaces after it (RFC 7235); the token is not
+        for header in ("bearer s3cret", "BEARER  s3cret"):
+            assert httpx.post(url + "/v1/evaluate", json=[GOLDEN], headers={"authorization": header}).status_code \
+                == 200, header
+        for header in ("Basic s3cret", "Bearer", "Bearers3cret", "bearer S3CRET"):
+            assert httpx.post(url + "/v1/evaluate", json=[GOLDEN], headers={"authorization": header}).status_code \
+                == 401, header
         assert httpx.get(url + "/openapi.json").status_code == 401
-    lines = [json.loads(line) for line in (tmp_path / "log").read_text().splitlines() if line.startswith("{")]
+    text = (tmp_path / "log").read_text()
+    lines = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
     assert [(x["path"], x["status"]) for x in lines if x["path"] == "/v1/evaluate"] == [
-        ("/v1/evaluate", 401), ("/v1/evaluate", 401), ("/v1/evaluate", 200)]
+        ("/v1/evaluate", s) for s in (401, 401, 200, 200, 200, 401, 401, 401, 401)]
+    # a 6-character token is served, with one warning line that never shows it
+    warnings = [line for line in text.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: TOKEN_ECONOMICS_API_TOKEN is shorter than 16 characters: easy to guess; make a "
+                        "long random one (openssl rand -hex 32)"]
+    assert "s3cret" not in text
+
+
+@pytest.mark.parametrize(("token", "says"), [
+    ("", "TOKEN_ECONOMICS_API_TOKEN: set but empty"),  # "$(cat /run/secrets/missing)": the server started open
+    ("a-long-enough-secret-token\n", "TOKEN_ECONOMICS_API_TOKEN: has whitespace or a line ending around it"),
+    ("a-long-enough-secret-token\r", "TOKEN_ECONOMICS_API_TOKEN: has whitespace or a line ending around it"),
+    (" a-long-enough-secret-token", "TOKEN_ECONOMICS_API_TOKEN: has whitespace or a line ending around it"),
+])
+def test_an_empty_or_padded_token_stops_the_server_before_it_starts(token: str, says: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "economics", "serve", "--port", "1"], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "TOKEN_ECONOMICS_API_TOKEN": token})
+    assert done.returncode == 2 and done.stdout == ""
+    (line,) = done.stderr.splitlines()  # one line, naming the variable, never the token
+    assert line.startswith("error: " + says) and "a-long-enough" not in line
+
+
+def test_head_health_is_200_with_no_body(api: httpx.Client) -> None:
+    r = api.head("/v1/health")
+    assert r.status_code == 200 and r.content == b""
+    assert r.headers["token-economics-version"] == economics.__version__
+
+
+def test_a_cors_preflight_is_answered_before_the_token_is_asked(tmp_path: Path) -> None:
+    # before, the token check came first: every preflight was refused 401 and --cors-origin could not work
+    origin = "https://portal.example"
+    with (tmp_path / "log").open("wb") as log, \
+            running_api(log, {"TOKEN_ECONOMICS_API_TOKEN": "a-long-enough-secret-token"},
+                        ("--cors-origin", origin)) as url:
+        pre = httpx.options(url + "/v1/evaluate", headers={
+            "origin": origin, "access-control-request-method": "POST",
+            "access-control-request-headers": "authorization, content-type"})
+        assert pre.status_code == 200, pre.text
+        assert pre.headers["access-control-allow-origin"] == origin
+        assert "authorization" in pre.headers["access-control-allow-headers"].lower()
+        other = httpx.options(url + "/v1/evaluate", headers={"origin": "https://evil.example",
+                                                             "access-control-request-method": "POST"})
+        assert other.status_code == 400 and "access-control-allow-origin" not in other.headers
+        # the call itself still needs the token; its 401 carries the CORS header, so the page can read it
+        refused = httpx.post(url + "/v1/evaluate", json=[GOLDEN], headers={"origin": origin})
+        assert refused.status_code == 401 and refused.headers["access-control-allow-origin"] == origin
+        ok = httpx.post(url + "/v1/evaluate", json=[GOLDEN], headers={
+            "origin": origin, "authorization": "Bearer a-long-enough-secret-token"})
+        assert ok.status_code == 200 and ok.headers["access-control-allow-origin"] == origin
+    assert "warning:" not in (tmp_path / "log").read_text()  # 26 characters: no warning
 
 
 def test_a_long_computation_is_stopped_and_never_holds_up_the_others(tmp_path: Path) -> None:

@@ -138,3 +138,63 @@ def test_a_day_with_a_tariff_and_carbon_reports_the_energy_and_carbon_panel() ->
         shown = kpis.stated(name, result) or fmt.kpi(name, result, None).value
         assert squeezed(shown) in text, name
     assert squeezed("The day hour by hour") in text
+
+
+def test_every_script_a_name_can_hold_is_printed() -> None:
+    # Typst's own fonts have no CJK, Devanagari, Thai, Ethiopic or emoji glyph: such a name printed as empty boxes
+    # (pypdf reads a box back as a blank). With the fonts of document.FONT_DIRS each piece prints as itself
+    pieces = ["数据中心", "서울", "東京ラボ", "🚀", "ภาษา", "አማርኛ", "Ελλάδα", "Київ"]
+    shaped = ["مركز", "हिन्दी"]  # read back in their visual order (right to left; a vowel sign before its consonant)
+    pdf = build.scenario_report({**economics.default_scenario().model_dump(), "name": " ".join(pieces + shaped)},
+                                when=WHEN)
+    text = text_of(pdf)
+    assert [p for p in pieces if p not in text] == []
+    assert [p for p in shaped if not set(p) <= set(text)] == []
+
+
+def test_bidi_overrides_and_isolates_are_removed_from_user_text() -> None:
+    # a right-to-left override (U+202E) printed the rest of the name reversed ("fleet-gpj.exe" as "exe.jpg-teelf");
+    # isolates (U+2066-U+2069) likewise steer the text; the letters stay, in the order they were typed
+    name = "fleet\u202egpj.exe \u2066isolated\u2069 \u202bembedded\u202c"
+    base = {**economics.default_scenario().model_dump(), "name": "pinned\u202eenilesab"}
+    pdf = build.scenario_report({**economics.default_scenario().model_dump(), "name": name}, base, when=WHEN)
+    raw = "".join(p.extract_text() for p in pypdf.PdfReader(io.BytesIO(pdf)).pages)
+    assert not set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069") & set(raw)
+    assert "fleetgpj.exe" in text_of(pdf) and "isolated" in text_of(pdf) and "pinnedenilesab" in text_of(pdf)
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(document.cookie)", "file:///etc/passwd", "data:text/html,x",
+                                 "https://", "http://host/\nnext line", "localhost:8501", ""])
+def test_the_app_url_must_be_an_http_address(url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # before, --app-url javascript:... was printed as the report's link
+    out = tmp_path / "r.pdf"
+    capsys.readouterr()
+    assert main(["report", str(DOCS / "example.csv"), "--row", "worked-example", "-o", str(out),
+                 "--app-url", url]) == 2
+    err = capsys.readouterr().err
+    assert "argument --app-url: must be an http:// or https:// address with a host" in err and not out.exists()
+    with pytest.raises(ValueError, match="http:// or https://"):
+        figures.app_link(economics.default_scenario().model_dump(), app_url=url)
+
+
+def test_an_http_app_url_is_the_reports_link(tmp_path: Path) -> None:
+    out = tmp_path / "r.pdf"
+    assert main(["report", str(DOCS / "example.csv"), "--row", "worked-example", "-o", str(out),
+                 "--app-url", "HTTPS://tco.example.com/app/"]) == 0
+    assert "HTTPS://tco.example.com/app/?" in text_of(out.read_bytes())
+
+
+def test_a_plan_report_names_the_pools_it_buys_or_rents(tmp_path: Path) -> None:
+    # the worked plan of docs/how-to/plan.md: 2 GPU prefill systems (16 accelerators, 1 rack) at 212.65 USD/day each
+    # = 425.30 USD/day, and 2 ASIC decode systems (32 accelerators, 2 racks) at 170.12 = 340.24 USD/day, both
+    # owned: capex 2 x 200,000 = 400,000 and 2 x 160,000 = 320,000 USD. Before, the report gave only the totals
+    out = tmp_path / "plan.pdf"
+    assert main(["report", str(DOCS / "plan-example.csv"), "--row", "worked-plan", "--kind", "plan",
+                 "--candidates", str(DOCS / "plan-candidates.csv"), "-o", str(out)]) == 0
+    text = text_of(out.read_bytes())
+    assert "Thepoolstheplanbuysorrents" in text
+    assert "gpu-own—prefillbuys2161" in text and "$400,000$425.30100.0%" in text
+    assert "asic-own—decodebuys2322" in text and "$320,000$340.2478.1%" in text
+    rows = kpis.pool_rows({"plan": [{"name": "spot-gpu", "ownership": "rent", "tier": "spot", "role": "decode",
+                                     "systems": 3}]})
+    assert rows[0]["ownership"] == "rents (spot)" and rows[0]["systems"] == "3" and rows[0]["capex_usd"] == "—"

@@ -67,17 +67,7 @@ EMPTY_MEANS = {"ttft_target_s": "empty: not a constraint", "max_racks": "empty: 
                "capex_budget_usd": "empty: no limit", "carbon_cap_tco2e_per_year": "empty: no cap"}
 OBJECTIVE_WORDS = {"cost_per_day": "cost per day (capital as an annuity)",
                    "npv": "net present cost over the horizon"}
-PLAN_COLUMNS: dict[str, tuple[str, str]] = {
-    "name": ("Option", "text"), "accelerator": ("Accelerator", "text"), "ownership": ("Ownership", "text"),
-    "tier": ("Rent tier", "text"), "cooling": ("Cooling", "text"), "role": ("Role", "text"),
-    "systems": ("Systems", "count"), "kgco2e_per_day": ("Emissions [kgCO2e/day]", "number"),
-    "accelerators": ("Accelerators", "count"), "racks": ("Racks", "count"), "it_mw": ("IT power [MW]", "number"),
-    "facility_mw": ("Facility power [MW]", "number"), "hours_per_day": ("Hours a day", "number"),
-    "system_hours_per_day": ("System-hours a day", "number"), "capex_usd": ("Capex [USD]", "usd"),
-    "cost_usd_per_day": ("Cost [USD/day]", "usd"), "peak_utilization": ("Peak utilization", "percent"),
-    "ttft_s": ("TTFT at the percentile [s]", "number"), "availability": ("Availability", "percent"),
-    "spares": ("Spare systems", "count"), "p_enough_systems_up": ("Chance enough systems are up", "percent"),
-}
+PLAN_COLUMNS = kpis.PLAN_COLUMNS  # the pools' columns, as the board report prints them too
 CONSTRAINT_COLUMNS: dict[str, tuple[str, str]] = {
     "constraint": ("Limit", "text"), "limit": ("Available", "number"), "used": ("Used", "number"),
     "unit": ("Unit", "text"), "slack": ("Slack", "number"), "binding": ("Binding", "bool"),

@@ -41,30 +41,58 @@ def _error_response(error: ApiError) -> Response:
 
 
 async def _send_error(send: Send, error: ApiError) -> None:
+    """The error shape as an ASGI answer (the :class:`Guard` every answer passes adds the version header)."""
     body = errors.body_bytes(error)
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-               (VERSION_HEADER.encode(), __version__.encode())]
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if error.code is Code.UNAUTHORIZED:
         headers.append((b"www-authenticate", b"Bearer"))
     await send({"type": "http.response.start", "status": error.code.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
+def bearer_credentials(header: bytes) -> bytes | None:
+    """The credentials of an ``Authorization: Bearer <token>`` header, the scheme's name in any case and one or more
+    spaces after it (RFC 7235); None for another scheme or none.
+
+    >>> bearer_credentials(b"bearer  abc"), bearer_credentials(b"Basic abc"), bearer_credentials(b"Bearer")
+    (b'abc', None, None)
+    """
+    scheme, space, credentials = header.partition(b" ")
+    if not space or scheme.lower() != b"bearer":
+        return None
+    return credentials.lstrip(b" ") or None
+
+
+class TokenCheck:
+    """The bearer token of every request but :data:`OPEN_PATHS`, compared in constant time. It sits inside the CORS
+    middleware (:func:`create_app`), so that a browser's preflight is answered before it and its 401 carries the
+    CORS headers a browser needs to read it.
+    """
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app, self.token = app, token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass an authorized request on; answer 401 otherwise."""
+        if scope["type"] != "http" or not self.token or scope["path"] in OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        given = bearer_credentials(dict(scope["headers"]).get(b"authorization", b""))
+        if given is not None and hmac.compare_digest(given, self.token):
+            await self.app(scope, receive, send)
+            return
+        await _send_error(send, ApiError(Code.UNAUTHORIZED, "missing or wrong bearer token: send "
+                                                            "'Authorization: Bearer <token>'"))
+
+
 class Guard:
-    """Every request: the bearer token checked in constant time, the body limited (by its Content-Length before any
-    byte is read, and as it arrives), the version header added, one access-log line written, and any failure not
-    answered yet answered in the error shape.
+    """Every request: the body limited (by its Content-Length before any byte is read, and as it arrives), the
+    version header added, one access-log line written, and any failure not answered yet answered in the error
+    shape. The outermost layer: it sees every request, a CORS preflight and a refused token included.
     """
 
     def __init__(self, app: ASGIApp, config: settings.Settings) -> None:
         self.app, self.config = app, config
-        self.token = config.token.encode()
-
-    def _authorized(self, scope: Scope) -> bool:
-        if not self.token or scope["path"] in OPEN_PATHS:
-            return True
-        given = dict(scope["headers"]).get(b"authorization", b"")
-        return hmac.compare_digest(given, b"Bearer " + self.token)
 
     def _too_large(self, scope: Scope) -> bool:
         length = dict(scope["headers"]).get(b"content-length", b"")
@@ -94,10 +122,7 @@ class Guard:
             return message
 
         try:
-            if not self._authorized(scope):
-                await _send_error(counted, ApiError(Code.UNAUTHORIZED, "missing or wrong bearer token: send "
-                                                    "'Authorization: Bearer <token>'"))
-            elif self._too_large(scope):
+            if self._too_large(scope):
                 await _send_error(counted, ApiError(Code.TOO_LARGE, "the body is over the server's "
                                                     f"{self.config.max_body_mb:g} MB limit"))
             else:
@@ -183,6 +208,7 @@ def create_app(config: settings.Settings | None = None) -> FastAPI:
         return app.openapi_schema
 
     app.openapi = document  # type: ignore[method-assign]
+    app.add_middleware(TokenCheck, token=config.token)  # inside CORS: a preflight never needs the token
     if config.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(config.cors_origins), allow_methods=["GET", "POST"],
                            allow_headers=["authorization", "content-type"])

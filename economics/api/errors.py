@@ -36,6 +36,8 @@ class Code(Enum):
     UNAUTHORIZED = (401, "a bearer token is set on the server and the request's is missing or wrong")
     NOT_FOUND = (404, "no such endpoint or catalog")
     METHOD_NOT_ALLOWED = (405, "the endpoint does not take this method")
+    REQUEST_TIMEOUT = (408, "the request's headers, or a pause in its body, took longer than the server's header or "
+                            "body timeout: the connection is closed")
     TOO_LARGE = (413, "the body or its rows exceed the server's limits")
     UNSUPPORTED_MEDIA_TYPE = (415, "the body's Content-Type is not JSON, CSV, Parquet or multipart form data")
     BUSY = (503, "every worker is busy past the queue's time limit: try again")

@@ -23,6 +23,7 @@ from economics.api.tasks import Request as Task
 from economics.catalog import closest, data_dir
 from economics.io.documents import fields_markdown
 from economics.outputs import OUTPUTS
+from economics.report.figures import checked_app_url
 from economics.scenario import FIELDS, Scenario
 from economics.values import shown
 from economics.version import __version__
@@ -71,10 +72,14 @@ async def _compute(request: Request, pool: str, task: str, params: dict[str, Any
     return Response(answer.body, status_code=answer.status, media_type=answer.media_type)
 
 
-@router.get("/health", summary="the server is up", tags=["reference"])
-async def health() -> dict[str, Any]:
-    """The server is up, its version; needs no token (for a load balancer)."""
-    return {"version": __version__, "status": "ok"}
+@router.api_route("/health", methods=["GET", "HEAD"], summary="the server is up", tags=["reference"])
+async def health(request: Request) -> Response:
+    """The server is up, its version; needs no token (for a load balancer). ``HEAD`` answers 200 with no body (a
+    load balancer's check that reads only the status).
+    """
+    if request.method == "HEAD":
+        return Response(status_code=200, media_type="application/json")
+    return JSONResponse({"version": __version__, "status": "ok"})
 
 
 @router.post("/evaluate", summary="evaluate a table of scenarios", tags=["compute"],
@@ -154,8 +159,16 @@ async def report(request: Request, row: Row = "", kind: Literal["cost", "fleet",
                  app_url: Annotated[str, Query(max_length=500)] = "") -> Response:
     """The board report of the row as ``token-economics report`` makes it: the page's KPIs (with changes against
     ``baseline``), its charts, the assumptions with their sources, the tornado, the derivation and the link that
-    reproduces it; ``kind=plan`` plans the row first (its planner columns, the candidates).
+    reproduces it; ``kind=plan`` plans the row first (its planner columns, the candidates). ``app_url`` must be an
+    ``http://`` or ``https://`` address (422 otherwise).
     """
+    if app_url:
+        try:
+            checked_app_url(app_url)
+        except ValueError as exc:
+            raise ApiError(Code.UNUSABLE_INPUT, f"app_url: {exc}", [{"row": None, "field": "app_url",
+                                                                      "value": app_url,
+                                                                      "message": f"app_url: {exc}"}]) from None
     return await _compute(request, "study", "report", {
         "row": row, "kind": kind, "baseline": baseline, "accelerators": _accelerators(accelerators),
         "frontier": frontier, "app_url": app_url})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import sys
 from dataclasses import fields, replace
 from typing import Any
 
@@ -71,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(MISSING_EXTRA)
     import uvicorn
 
+    warning = api_settings.token_warning(config)
+    if warning:
+        sys.stderr.write(warning + "\n")
     os.environ.update(api_settings.to_environment(config))
     uvicorn.run("economics.api.app:application", factory=True, http="economics.api.protocol:NoDelayH11Protocol",
                 host=args.host, port=args.port,

@@ -13,6 +13,8 @@ from dataclasses import dataclass, fields
 
 ENV_PREFIX = "TOKEN_ECONOMICS_API_"
 TOKEN_VARIABLE = "TOKEN_ECONOMICS_API_TOKEN"
+SHORT_TOKEN_CHARS = 16
+"""A token shorter than this is accepted with a warning (``openssl rand -hex 32`` makes a 64-character one)."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,10 @@ LIMITS: dict[str, Limit] = {
     "request_timeout_s": Limit(0.1, 3600, "time limit of one computation [s]; past it the work is stopped (its "
                                "worker process replaced) and the request answered 504"),
     "queue_timeout_s": Limit(0, 600, "longest wait for a free worker [s]; past it the request is answered 503"),
+    "header_timeout_s": Limit(1, 3600, "longest a client may take to send a request's headers, from the moment the "
+                              "server waits for them [s]; past it the connection is answered 408 and closed"),
+    "body_timeout_s": Limit(1, 3600, "longest silence while a client sends a request's body [s]; past it the "
+                            "connection is answered 408 and closed"),
     "evaluate_workers": Limit(1, 64, "worker processes for evaluate, explain and compare"),
     "study_workers": Limit(1, 64, "worker processes for plan, retrofit, uncertainty, report and import-benchmark "
                            "(apart, so a long plan never holds up an evaluate)"),
@@ -52,6 +58,8 @@ class Settings:
     max_rows: int = 100_000
     request_timeout_s: float = 60
     queue_timeout_s: float = 10
+    header_timeout_s: float = 20
+    body_timeout_s: float = 20
     evaluate_workers: int = 2
     study_workers: int = 1
     worker_memory_mb: int = 4096
@@ -93,12 +101,13 @@ def from_environment(env: Mapping[str, str] | None = None) -> Settings:
     given: dict[str, object] = {}
     for f in fields(Settings):
         text = env.get(ENV_PREFIX + f.name.upper())
+        if f.name == "token" and text is not None:
+            given[f.name] = checked_token(text)
+            continue
         if text is None or text == "":
             continue
         if f.name == "cors_origins":
             given[f.name] = tuple(o.strip() for o in text.split(",") if o.strip())
-        elif f.name == "token":
-            given[f.name] = text
         else:
             given[f.name] = _number(f.name, text)
     try:
@@ -108,10 +117,38 @@ def from_environment(env: Mapping[str, str] | None = None) -> Settings:
         raise ValueError(ENV_PREFIX + name.upper() + ":" + rest) from None
 
 
+def checked_token(text: str) -> str:
+    r"""The bearer token as set in :data:`TOKEN_VARIABLE`; :class:`ValueError` naming the variable, never the
+    token, when it is empty (``"$(cat /run/secrets/missing)"`` gives that: the server would have started open) or
+    has whitespace around it (a secret file's newline, as an environment file or an orchestrator passes it whole,
+    or a Windows ``\r``: no client could have sent it).
+
+    >>> checked_token("a-long-random-token")
+    'a-long-random-token'
+    """
+    if text == "":
+        raise ValueError(f"{TOKEN_VARIABLE}: set but empty; give the token, or unset the variable to serve without "
+                         "one")
+    if text != text.strip():
+        raise ValueError(f"{TOKEN_VARIABLE}: has whitespace or a line ending around it (a secret file's newline or "
+                         "Windows \\r, a pasted space); no client could send it: strip it")
+    return text
+
+
+def token_warning(settings: Settings) -> str | None:
+    """One line when the token is set but shorter than :data:`SHORT_TOKEN_CHARS` (never the token itself)."""
+    if settings.token and len(settings.token) < SHORT_TOKEN_CHARS:
+        return (f"warning: {TOKEN_VARIABLE} is shorter than {SHORT_TOKEN_CHARS} characters: easy to guess; "
+                "make a long random one (openssl rand -hex 32)")
+    return None
+
+
 def to_environment(settings: Settings) -> dict[str, str]:
     """The environment that gives ``settings`` back (:func:`from_environment`), for uvicorn's worker processes."""
     out = {}
     for f in fields(Settings):
         value = getattr(settings, f.name)
+        if f.name == "token" and not value:  # no token: no variable (a set but empty one is refused)
+            continue
         out[ENV_PREFIX + f.name.upper()] = ",".join(value) if isinstance(value, tuple) else str(value)
     return out

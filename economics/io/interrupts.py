@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import multiprocessing
 import os
 import signal
 import sys
@@ -60,9 +61,22 @@ def _end_after_grace(code: int) -> None:
     exit ends it first).
     """
     time.sleep(GRACE_S)
+    _exit_now(code)
+
+
+def _exit_now(code: int) -> None:
+    """End the process at once, its output flushed and the child processes it started (a sweep's Dask workers)
+    killed and reaped first: ``os._exit`` alone would leave them running.
+    """
     with contextlib.suppress(Exception):
         sys.stdout.flush()
         sys.stderr.flush()
+    with contextlib.suppress(Exception):
+        children = multiprocessing.active_children()
+        for child in children:
+            child.kill()
+        for child in children:
+            child.join(timeout=GRACE_S)
     os._exit(code)
 
 
@@ -116,7 +130,7 @@ def _watch(read_fd: int, say: Callable[[str], None]) -> None:
         if sig not in EXIT_CODES or _UNWOUND.wait(GRACE_S):
             continue
         say(_line(sig, output_paths.remove_partials()))
-        os._exit(EXIT_CODES[sig])
+        _exit_now(EXIT_CODES[sig])
 
 
 @contextlib.contextmanager

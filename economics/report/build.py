@@ -89,7 +89,8 @@ def _document(kind: str, scenario: Mapping[str, Any], baseline: Mapping[str, Any
     content = {"title": f"Board report: {name}", "name": name, "kind_title": KINDS[kind],
                "date": when.date().isoformat(), "version": __version__,
                "baseline": "" if baseline is None else str(baseline.get("name") or "baseline"),
-               "link": link or figures.app_link(scenario, baseline, PAGES[kind]), **part}
+               "link": link or figures.app_link(scenario, baseline, PAGES[kind]), "pools": [],
+               "pool_titles": [kpis.PLAN_COLUMNS[k][0] for k in kpis.POOL_COLUMNS], **part}
     return document.pdf(content, when)
 
 
@@ -206,5 +207,6 @@ def plan_report(scenario: Mapping[str, Any], plan: Mapping[str, Any], baseline: 
         out += _cost_charts(scenario, evaluated)
     notes = ([] if plan.get("feasible") else [f"No feasible plan: {plan.get('infeasible_reason')}"]) + [
         str(n) for n in plan.get("notes") or []]
-    part = {"kpis": figures.kpi_rows(rows), "notes": notes, "charts": out, **_scenario_part(scenario, evaluated)}
+    part = {"kpis": figures.kpi_rows(rows), "notes": notes, "charts": out, "pools": kpis.pool_rows(plan),
+            **_scenario_part(scenario, evaluated)}
     return _document("plan", scenario, baseline, _when(when), link, part)

@@ -9,6 +9,7 @@ Every figure is the engine's (:func:`economics.evaluate_scenario`, :func:`econom
 from __future__ import annotations
 
 import dataclasses
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +24,7 @@ from economics.sources import first_url
 from economics.studies.links import BASELINE_PREFIX, encode_query, query_string, setting_text
 from economics.studies.planner import PlanSettings
 from economics.studies.uncertainty import default_ranges, tornado
+from economics.values import shown
 
 TORNADO_INPUTS = 5
 """The most sensitive inputs the report shows (the tornado's largest swings)."""
@@ -91,12 +93,29 @@ def derivation(scenario: Mapping[str, Any]) -> str:
     return explain_scenario(as_scenario(dict(scenario))).text()
 
 
+def checked_app_url(text: str) -> str:
+    """The app's address as given for the report's link, when it is an ``http://`` or ``https://`` address with a
+    host; :class:`ValueError` saying why otherwise (a ``javascript:`` or ``file:`` link printed in a board report is
+    one click from running or opening what its author chose). The caller names the field (``--app-url``,
+    ``app_url``).
+
+    >>> checked_app_url("https://tco.example.com/app")
+    'https://tco.example.com/app'
+    """
+    parts = urllib.parse.urlsplit(text)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or any(
+            c.isspace() or not c.isprintable() for c in text):
+        raise ValueError(f"must be an http:// or https:// address with a host, got '{shown(text, 100)}'")
+    return text
+
+
 def app_link(scenario: Mapping[str, Any], baseline: Mapping[str, Any] | None = None, page: str = "",
              app_url: str = DEFAULT_APP_URL, settings: Mapping[str, str] | None = None) -> str:
     """The app link that reproduces the report: the scenario's differences from the default scenario
     (:func:`economics.studies.links.encode_query`), the baseline's under ``baseline.``, the page and any page
-    settings (already as link text, under ``settings.``).
+    settings (already as link text, under ``settings.``). ``app_url`` is checked (:func:`checked_app_url`).
     """
+    checked_app_url(app_url)
     base = default_scenario()
     query = encode_query(dict(scenario), base)
     query.update({f"settings.{k}": v for k, v in (settings or {}).items()})

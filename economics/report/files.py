@@ -25,8 +25,17 @@ def add_report_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--accelerators", default="", help="with --kind plan: catalog ids to consider (default: all)")
     cmd.add_argument("--frontier", choices=("none", "speed", "site", "both"), default="none",
                      help="with --kind plan: also chart these cost frontiers (20 plans each: seconds)")
-    cmd.add_argument("--app-url", default=figures.DEFAULT_APP_URL, help="where the app is served, for the link "
-                     "that reproduces the report (default %(default)s)")
+    cmd.add_argument("--app-url", default=figures.DEFAULT_APP_URL, type=_app_url, help="where the app is served "
+                     "(an http:// or https:// address), for the link that reproduces the report (default "
+                     "%(default)s)")
+
+
+def _app_url(text: str) -> str:
+    """``--app-url`` checked (:func:`economics.report.figures.checked_app_url`); argparse names the option."""
+    try:
+        return figures.checked_app_url(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def row_report(kind: str, scenario: Mapping[str, Any], baseline: Mapping[str, Any] | None, app_url: str) -> bytes:

@@ -165,3 +165,46 @@ def plan_kpis(summary: Mapping[str, Any], base: Mapping[str, Any] | None) -> lis
             fmt.signed(float(current) - float(before), shown), same)
         out.append(Kpi(title, shown(current), change, same, "off" if same else "inverse", f"Plan summary `{key}`"))
     return out
+
+
+PLAN_COLUMNS: dict[str, tuple[str, str]] = {
+    "name": ("Option", "text"), "accelerator": ("Accelerator", "text"), "ownership": ("Ownership", "text"),
+    "tier": ("Rent tier", "text"), "cooling": ("Cooling", "text"), "role": ("Role", "text"),
+    "systems": ("Systems", "count"), "kgco2e_per_day": ("Emissions [kgCO2e/day]", "number"),
+    "accelerators": ("Accelerators", "count"), "racks": ("Racks", "count"), "it_mw": ("IT power [MW]", "number"),
+    "facility_mw": ("Facility power [MW]", "number"), "hours_per_day": ("Hours a day", "number"),
+    "system_hours_per_day": ("System-hours a day", "number"), "capex_usd": ("Capex [USD]", "usd"),
+    "cost_usd_per_day": ("Cost [USD/day]", "usd"), "peak_utilization": ("Peak utilization", "percent"),
+    "ttft_s": ("TTFT at the percentile [s]", "number"), "availability": ("Availability", "percent"),
+    "spares": ("Spare systems", "count"), "p_enough_systems_up": ("Chance enough systems are up", "percent"),
+}
+"""A plan's pools (the planner's ``plan`` records): each column's title and display format, for the Plan page's
+table and the report's."""
+POOL_COLUMNS = ("name", "accelerator", "role", "ownership", "systems", "accelerators", "racks", "facility_mw",
+                "capex_usd", "cost_usd_per_day", "peak_utilization")
+"""The columns of a plan's pools the board report prints (its page is narrower than the Plan page's table)."""
+OWNERSHIP_WORDS = {"own": "buys", "rent": "rents", "existing": "already owned"}
+
+
+def pool_rows(plan: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The pools a plan buys or rents (its ``plan`` records, :func:`economics.studies.planner.plan` ``.to_dict()``)
+    as the report prints them: :data:`POOL_COLUMNS`, each in its display format, a rented pool with its tier.
+
+    >>> pool = {"name": "gpu", "accelerator": "h100-sxm", "role": "decode", "ownership": "rent", "tier": "spot",
+    ...         "systems": 2, "accelerators": 16, "racks": 1, "facility_mw": 0.025, "capex_usd": 0.0,
+    ...         "cost_usd_per_day": 425.3, "peak_utilization": 0.78125}
+    >>> row = pool_rows({"plan": [pool]})[0]
+    >>> row["ownership"], row["cost_usd_per_day"], row["peak_utilization"]
+    ('rents (spot)', '$425.30', '78.1 %')
+    """
+    formats = {"count": fmt.count, "number": fmt.number, "usd": fmt.usd, "percent": fmt.percent}
+    rows = []
+    for pool in plan.get("plan") or []:
+        row = {}
+        for key in POOL_COLUMNS:
+            value, kind = pool.get(key), PLAN_COLUMNS[key][1]
+            row[key] = (formats[kind](value) if kind in formats else fmt.EMPTY if value in (None, "") else str(value))
+        own = str(pool.get("ownership") or "")
+        row["ownership"] = OWNERSHIP_WORDS.get(own, own) + (f" ({pool['tier']})" if pool.get("tier") else "")
+        rows.append(row)
+    return rows

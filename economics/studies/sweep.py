@@ -22,10 +22,14 @@ Dask runs on local processes by default (``LocalCluster``) or on any cluster who
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import math
+import multiprocessing
 import os
-from collections.abc import Callable, Sequence
+import signal
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -301,13 +305,20 @@ def run_dask(sweep: Sweep, k: int = 10, workers: int = 2, scheduler: str | None 
     ``map_partitions`` reduces it there, and only the reductions travel back. Runs on ``client`` when given, else
     on the cluster whose scheduler ``scheduler`` names (``tcp://host:8786``), else on a ``LocalCluster`` of
     ``workers`` processes started for this sweep.
+
+    Interrupted (Ctrl-C, SIGTERM: an exception that is not an :class:`Exception`), the local workers are killed
+    and reaped before the exception goes on, so none outlives the sweep (:func:`_stop_workers`).
     """
     from distributed import Client  # noqa: PLC0415 - optional heavy dependency, only for sweeps
 
     if client is not None:
         return _on_client(client, sweep, k, progress)
-    cluster = None if scheduler else local_cluster(workers)
+    before = multiprocessing.active_children()
+    cluster = None
     try:
+        if not scheduler:
+            with _interrupts_held():
+                cluster = local_cluster(workers)
         try:
             # a remote scheduler gets SCHEDULER_TIMEOUT_S to answer (distributed's default is 30 s)
             own = Client(scheduler, timeout=SCHEDULER_TIMEOUT_S) if scheduler else Client(cluster)
@@ -315,6 +326,10 @@ def run_dask(sweep: Sweep, k: int = 10, workers: int = 2, scheduler: str | None 
             raise InputError(f"--scheduler: cannot reach '{shown(str(scheduler))}': {shown(str(exc), 200)}") from None
         with own:
             return _on_client(own, sweep, k, progress)
+    except BaseException as exc:
+        if not isinstance(exc, Exception):
+            _stop_workers(before)
+        raise
     finally:
         if cluster is not None:
             cluster.close()
@@ -328,9 +343,47 @@ def local_cluster(workers: int) -> Any:
     import dask  # noqa: PLC0415 - optional heavy dependency, only for sweeps
     from distributed import LocalCluster  # noqa: PLC0415
 
-    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+                          "distributed.worker.preload": ["economics.studies.sweep_worker"]}):
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                             silence_logs=logging.CRITICAL)  # a worker's failure is the command's error, not a log
+
+
+def _stop_workers(before: list[multiprocessing.process.BaseProcess]) -> None:
+    """Kill and reap the processes this sweep started (every child process not in ``before``). Why not a graceful
+    close: it waits for the partitions the workers are computing, 4 s and more, past the command's grace after a
+    signal (:data:`economics.io.interrupts.GRACE_S`), and the process would then end with its workers still running.
+    """
+    started = [p for p in multiprocessing.active_children() if p not in before]
+    for proc in started:
+        with contextlib.suppress(OSError, ValueError):
+            proc.kill()
+    for proc in started:
+        with contextlib.suppress(OSError, ValueError, AssertionError):
+            proc.join(timeout=5)
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """While a local cluster starts: Ctrl-C and SIGTERM are held and acted on (their handlers run) once it has
+    started, so an interrupt never leaves a half-started cluster that can neither run nor close (Dask's own exit
+    hook then printed a traceback). The workers ignore SIGINT (:mod:`economics.studies.sweep_worker`): a Ctrl-C at
+    the terminal, sent to every process of the job, is this process's to act on. Outside the main thread signals
+    cannot be set: the block just runs.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: caught.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)  # None: set outside Python
+        if caught:
+            signal.raise_signal(caught[0])  # its own handler now: KeyboardInterrupt, the CLI's Terminated
 
 
 def _on_client(client: Any, sweep: Sweep, k: int, progress: Callable[[int, int], None] | None) -> Result:
