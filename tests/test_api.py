@@ -464,14 +464,21 @@ def test_a_long_computation_is_stopped_and_never_holds_up_the_others(tmp_path: P
     files = {"scenarios": ("plan.csv", plan.read_bytes()), "candidates": ("c.csv", cands.read_bytes())}
     with (tmp_path / "log").open("wb") as log, running_api(log, env) as url, \
             httpx.Client(base_url=url, timeout=60) as client, ThreadPoolExecutor(1) as background:
-        long = background.submit(client.post, "/v1/plan", params={"row": "worked-plan-peaks", "frontier": "all"},
-                                 files=files)
-        time.sleep(0.2)  # the study pool's one worker is busy with it now, for the next 0.8 s
-        busy = client.post("/v1/retrofit", json=[GOLDEN])
+        # the plan must hold the study pool's one worker when the retrofit comes: on a loaded machine the plan may
+        # not have reached it after the pause, and the retrofit takes the worker (200) or the plan finds it busy;
+        # that exchange proves nothing, so it is tried again (the checks below run on the one that showed it)
+        for _attempt in range(5):
+            long = background.submit(client.post, "/v1/plan", files=files,
+                                     params={"row": "worked-plan-peaks", "frontier": "all"})
+            time.sleep(0.3)  # the worker is busy with the plan now, for about a second more
+            busy = client.post("/v1/retrofit", json=[GOLDEN])
+            apart = client.post("/v1/evaluate", json=[GOLDEN])  # while the study pool is busy
+            r = long.result()
+            if busy.status_code == 503 and r.status_code == 504:
+                break
         assert busy.status_code == 503 and busy.json()["error"]["code"] == "busy"
         assert "busy" in busy.json()["error"]["message"]
-        assert client.post("/v1/evaluate", json=[GOLDEN]).status_code == 200  # the evaluate pool is apart
-        r = long.result()
+        assert apart.status_code == 200  # the evaluate pool is apart
         assert r.status_code == 504 and r.json()["error"]["code"] == "timeout"
         assert "1 s time limit" in r.json()["error"]["message"]
         again = client.post("/v1/uncertainty", params={"samples": 100}, json=[{**GOLDEN, "pue_low": 1, "pue_high": 2}])
