@@ -14,16 +14,22 @@ run):
   tracebacks, parser mismatches (one text read as different values, or valid in one path and invalid in another),
   non-finite outputs of valid rows, exit codes at odds with the rows' validity.
 - **plan**, **sweep** (``bench/fuzz_commands.py``), **outputs** (``bench/fuzz_outputs.py``), **escapes**
-  (``bench/fuzz_escapes.py``) and **curves** (``bench/fuzz_curves.py``), ``--cases`` each: the planner's rows,
+  (``bench/fuzz_escapes.py``), **curves** (``bench/fuzz_curves.py``), **links** (``bench/fuzz_links.py``), **api**
+  (``bench/fuzz_api.py``) and **signals** (``bench/fuzz_signals.py``), ``--cases`` each: the planner's rows,
   settings and CANDIDATES tables; sweep grids
   and options, never large enough to run a big job; every kind of output path (a folder, a FIFO, symlinks,
   ``/dev/null``, one file twice, a run stopped half-way); escape sequences in every field, header, row selector and
-  option of every command; damaged curve files and benchmark files. Their modules say what each generates and checks.
+  option of every command; damaged curve files and benchmark files; the app's links (scenario fields, page
+  settings, the demand day and its peak) against the value parser and bounds; the HTTP API's encodings (lone
+  surrogates, unknown keys and parts, typo'd and repeated parameters, bytes not UTF-8, deep nesting) in-process;
+  SIGINT and SIGTERM at start-up (exit code, one line, no partial file or child left; a few dozen cases: each is
+  a process start). Their modules say what each generates and checks.
 
 Every command run is checked the same way (``bench/fuzz_common.py``): exit 0, 1 and 2 are counted; exit 3 (an
 internal error), another exit code, a traceback, a raw control character where the project's terminal rule says
 text must be escaped, a case over 10 s (run once more first: the machine is shared), a hang (120 s), and the
-stages' own checks (``mismatch``, ``output replaced``, ``partial left``) are failures. The report prints each
+stages' own checks (``mismatch``, ``output replaced``, ``partial left``, ``output incomplete``, ``child left``; the
+api stage's ``status 500``, ``status other``, ``bad body``) are failures. The report prints each
 stage's counts by outcome and a total, then up to ``--show`` reproducers per stage (the command, its input files'
 start, escaped, and what happened). Target: 0 failures. The exit status is 1 when any was found.
 
@@ -58,19 +64,25 @@ sys.path.append(str(Path(__file__).resolve().parent))  # the stage modules besid
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from fuzz_api import api_stage  # noqa: E402
 from fuzz_commands import plan_stage, sweep_stage  # noqa: E402
 from fuzz_common import (  # noqa: E402
     WORDS,
     Stage,
+    _empty_is_default,
     command_line,
     generated_text,
     merge,
+    normal,
     outcomes,
+    reference,
     run_in_process,
 )
 from fuzz_curves import curve_stage  # noqa: E402
 from fuzz_escapes import escape_stage  # noqa: E402
+from fuzz_links import link_stage  # noqa: E402
 from fuzz_outputs import output_stage  # noqa: E402
+from fuzz_signals import signal_stage  # noqa: E402
 
 from economics import validation_hours, values  # noqa: E402
 from economics.engine.batch import ScenarioError, as_scenario, evaluate_with_report  # noqa: E402
@@ -78,7 +90,7 @@ from economics.io.scenario_files import read_scenarios_json  # noqa: E402
 from economics.io.tables import read_table  # noqa: E402
 from economics.scenario import FIELDS  # noqa: E402
 from economics.studies.links import decode_query  # noqa: E402
-from economics.validation import RANGE_COLUMNS, InputError, names_nothing_held, range_values, validate  # noqa: E402
+from economics.validation import InputError, names_nothing_held, range_values, validate  # noqa: E402
 
 BASE_ROW = {"name": "fuzz", "accelerator_count": "8", "output_tokens_per_s_per_accelerator": "1000",
             "model": "llama-3.1-8b", "demand_output_tokens_per_day": "1e9", "existing_accelerators": "8",
@@ -90,52 +102,6 @@ FUZZ_FIELDS = [n for n, s in FIELDS.items() if not s.catalog_field]
 RANGE_FUZZ = ["pue_low", "pue_high", "headroom_low", "accelerator_count_high", "electricity_usd_per_kwh_low"]
 """Range columns, fuzzed one end at a time (links and Scenario take no ranges: table paths only)."""
 """Every field but the catalog-filled ones (whose empty value is the catalog's figure, not a parser matter)."""
-def _bounds_ok(spec: Any, x: float) -> bool:
-    return not ((spec.gt is not None and not x > spec.gt) or (spec.ge is not None and not x >= spec.ge)
-                or (spec.lt is not None and not x < spec.lt) or (spec.le is not None and not x <= spec.le))
-
-
-def reference(name: str, text: str) -> tuple[str, Any]:
-    """The scalar parser plus bounds, catalog ids and length limits: what every path must agree with."""
-    spec = FIELDS[RANGE_COLUMNS[name][0]] if name in RANGE_COLUMNS else FIELDS[name]
-    try:
-        value = values.parse(spec, text)
-    except values.ValueProblem:
-        return ("bad", None)
-    if value is values.EMPTY:
-        return normal(spec.default if not spec.optional and name not in RANGE_COLUMNS else None)
-    if spec.kind in ("float", "int") and not _bounds_ok(spec, float(value)):
-        return ("bad", None)
-    if spec.max_length and isinstance(value, str) and len(value) > spec.max_length:
-        return ("bad", None)
-    if names_nothing_held(name, value):
-        return ("bad", None)
-    if name in validation_hours.HOURLY_FIELDS:
-        value, problem = validation_hours.value_problem(name, str(value))
-        if problem is not None:
-            return ("bad", None)
-    return normal(value)
-
-
-def normal(value: Any) -> tuple[str, Any]:
-    if value is None or value is values.EMPTY or value is pd.NA or value == "" or (
-            isinstance(value, float) and math.isnan(value)):
-        return ("ok", None)
-    if isinstance(value, (bool, np.bool_)):
-        return ("ok", bool(value))
-    if isinstance(value, (int, float, np.number)):
-        return ("ok", float(value))
-    return ("ok", str(value))
-
-
-def _empty_is_default(name: str, outcome: tuple[str, Any]) -> tuple[str, Any]:
-    """Paths that leave an empty value unset (links with an optional field, dict): the default it stands for."""
-    spec = FIELDS[name]
-    if outcome == ("ok", None) and spec.default is not None:
-        return normal(spec.default)
-    return outcome
-
-
 @dataclass
 class Report:
     inputs: int = 0
@@ -383,7 +349,8 @@ def values_stage(inputs: int, seed: int, batch: int) -> Stage:
 
 
 STAGES: dict[str, Callable[..., Stage]] = {
-    "plan": plan_stage, "sweep": sweep_stage, "outputs": output_stage, "escapes": escape_stage, "curves": curve_stage}
+    "plan": plan_stage, "sweep": sweep_stage, "outputs": output_stage, "escapes": escape_stage, "curves": curve_stage,
+    "links": link_stage, "api": api_stage, "signals": signal_stage}
 """The command stages, each ``(cases, seed, folder, quick=False) -> Stage`` (``quick`` leaves out the cases that
 take seconds each: Dask clusters, million-row files, the catalog's frontiers); ``values`` is
 :func:`values_stage`."""

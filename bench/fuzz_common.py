@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+import math
 import os
 import random
 import re
@@ -41,7 +42,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the worktree's package, not an installed one
 
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from economics import validation_hours, values  # noqa: E402
 from economics.cli import main as cli_main  # noqa: E402
+from economics.scenario import FIELDS  # noqa: E402
+from economics.validation import RANGE_COLUMNS, names_nothing_held  # noqa: E402
 from economics.values import escape_controls  # noqa: E402
 
 TEXT_ALPHABET = ("abcxyzABCXYZ0123456789 .,;:-+_eE'\"#=@\t\r\n\x00\x01\x07\x0b\x0c\x1b\x1c\x7f\x85\xa0"
@@ -68,7 +75,8 @@ REPORT_COMMANDS = frozenset({"explain", "uncertainty", "sweep"})
 """Commands whose standard output is a report for people: escaped wherever it goes (``retrofit --explain`` too)."""
 
 FAILURES = ("exit 3", "exit other", "traceback", "escape leak", "slow >10 s", "hang", "mismatch", "output replaced",
-            "partial left", "non-finite")
+            "partial left", "non-finite", "status 500", "status other", "bad body", "child left",
+            "output incomplete")
 """Outcomes that are failures (target 0 of each); the exit codes 0, 1 and 2 are counts, not failures."""
 MAX_KEPT = 50
 """Reproducers kept per stage and outcome (every failure is counted)."""
@@ -102,6 +110,55 @@ def escaped_text(rng: random.Random, around: str = "") -> str:
     picks = "".join(rng.choice(ESCAPES) for _ in range(rng.randint(1, 3)))
     cut = rng.randint(0, len(around))
     return around[:cut] + picks + around[cut:]
+
+
+# --- the reference every parser is held to ---------------------------------------------------------------------
+
+
+def _bounds_ok(spec: Any, x: float) -> bool:
+    return not ((spec.gt is not None and not x > spec.gt) or (spec.ge is not None and not x >= spec.ge)
+                or (spec.lt is not None and not x < spec.lt) or (spec.le is not None and not x <= spec.le))
+
+
+def reference(name: str, text: str) -> tuple[str, Any]:
+    """The scalar parser plus bounds, catalog ids and length limits: what every path must agree with."""
+    spec = FIELDS[RANGE_COLUMNS[name][0]] if name in RANGE_COLUMNS else FIELDS[name]
+    try:
+        value = values.parse(spec, text)
+    except values.ValueProblem:
+        return ("bad", None)
+    if value is values.EMPTY:
+        return normal(spec.default if not spec.optional and name not in RANGE_COLUMNS else None)
+    if spec.kind in ("float", "int") and not _bounds_ok(spec, float(value)):
+        return ("bad", None)
+    if spec.max_length and isinstance(value, str) and len(value) > spec.max_length:
+        return ("bad", None)
+    if names_nothing_held(name, value):
+        return ("bad", None)
+    if name in validation_hours.HOURLY_FIELDS:
+        value, problem = validation_hours.value_problem(name, str(value))
+        if problem is not None:
+            return ("bad", None)
+    return normal(value)
+
+
+def normal(value: Any) -> tuple[str, Any]:
+    if value is None or value is values.EMPTY or value is pd.NA or value == "" or (
+            isinstance(value, float) and math.isnan(value)):
+        return ("ok", None)
+    if isinstance(value, (bool, np.bool_)):
+        return ("ok", bool(value))
+    if isinstance(value, (int, float, np.number)):
+        return ("ok", float(value))
+    return ("ok", str(value))
+
+
+def _empty_is_default(name: str, outcome: tuple[str, Any]) -> tuple[str, Any]:
+    """Paths that leave an empty value unset (links with an optional field, dict): the default it stands for."""
+    spec = FIELDS[name]
+    if outcome == ("ok", None) and spec.default is not None:
+        return normal(spec.default)
+    return outcome
 
 
 # --- one run ------------------------------------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 The values stage: generated hostile values through the CSV reader, the JSON reader, the DataFrame API, the link
 decoder, Scenario and the CLI; no traceback, no parser mismatch, no non-finite output, no exit code at odds with
-the rows, no escape leak. The command stages (plan, sweep, outputs, escapes): a few dozen derandomised cases each
+the rows, no escape leak. The command stages (plan, sweep, outputs, escapes, curves, links, api, signals): a few
+dozen derandomised cases each (six for signals: each a process start)
 (a fixed seed, the cases that take seconds left out), and zero of every failure outcome. Bugs the bench found are
 tests of their own below (each an ``xfail(strict=True)`` test until it was fixed). (The full run is
 ``python bench/fuzz.py``.)
@@ -61,7 +62,8 @@ def test_the_fuzz_counts_a_mismatch_when_paths_disagree() -> None:
 
 # --- the command stages -------------------------------------------------------------------------------------------
 
-SLICE_CASES = {"plan": 30, "sweep": 40, "outputs": 30, "escapes": 60, "curves": 60}
+SLICE_CASES = {"plan": 30, "sweep": 40, "outputs": 30, "escapes": 60, "curves": 60, "links": 30, "api": 60,
+               "signals": 6}
 """Cases per stage in CI: the fixed edge cases first (all of them for sweep and outputs), then generated ones."""
 _STAGES: dict[str, Any] = {}
 
@@ -73,8 +75,18 @@ def stage_slice(name: str) -> Any:
     return _STAGES[name]
 
 
-@pytest.mark.parametrize(("stage", "outcome"), [(s, o) for s in SLICE_CASES for o in FAILURES],
-                         ids=[f"{s}-{o.replace(' ', '_')}" for s in SLICE_CASES for o in FAILURES])
+OPEN_FINDINGS = {("links", "mismatch"): "a page setting over 2,000 characters is cut and read (ui.links.read_settings:"
+                                         " '5' + 2,100 spaces + 'x' gives 5): test_a_long_setting_is_refused_whole"}
+"""Slices that reach a bug the bench found and that is not fixed yet: expected to fail until it is."""
+
+
+def _slice_param(stage: str, outcome: str) -> Any:
+    reason = OPEN_FINDINGS.get((stage, outcome))
+    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+    return pytest.param(stage, outcome, marks=marks, id=f"{stage}-{outcome.replace(' ', '_')}")
+
+
+@pytest.mark.parametrize(("stage", "outcome"), [_slice_param(s, o) for s in SLICE_CASES for o in FAILURES])
 def test_a_command_stage_slice_has_no_failure(stage: str, outcome: str) -> None:
     # the seed-1 slices reach none of the bugs below (each is a test of its own); a new failure shows here
     result = stage_slice(stage)
@@ -83,11 +95,16 @@ def test_a_command_stage_slice_has_no_failure(stage: str, outcome: str) -> None:
     assert result.counts[outcome] == 0, "\n".join(found)
 
 
+REACHED = {"links": ("links read", "combination checked"), "api": ("status 200", "status 422"),
+           "signals": ("exit 130", "exit 143")}
+"""What each stage without the CLI's exit codes must reach in its slice (the others: exit 0 and exit 2)."""
+
+
 def test_each_command_stage_reaches_every_exit_code() -> None:
     # a slice that only ever refused its input would check little: each stage runs some commands to the end
     for name in SLICE_CASES:
         counts = stage_slice(name).counts
-        assert counts["exit 0"] > 0 and counts["exit 2"] > 0, (name, counts)
+        assert all(counts[o] > 0 for o in REACHED.get(name, ("exit 0", "exit 2"))), (name, counts)
 
 
 def test_the_command_checks_can_fail(tmp_path: Path) -> None:
@@ -109,6 +126,30 @@ def test_the_command_checks_can_fail(tmp_path: Path) -> None:
     found = outputs.changes(before, outputs.snapshot(tmp_path), False, outputs._null_identity())
     assert [f for f, _ in found] == ["output replaced", "partial left"], found
     assert stat.S_ISREG(os.lstat(tmp_path / "out").st_mode)
+
+
+def test_the_new_stages_checks_can_fail(tmp_path: Path) -> None:
+    # links: a setting read as another value, or refused without a word; api: a 500, a body not in the error shape,
+    # a raw escape in a text answer, a 200 for what must be refused; signals: two stderr lines, a partial file, a
+    # cut output, a child left
+    links, api, signals = (sys.modules[m] for m in ("fuzz_links", "fuzz_api", "fuzz_signals"))
+    settings = links.ui_links.default_settings()
+    assert links.check_settings({"pue_low": "1,5"}, {**settings, "pue_low": 1.5}, []) != []
+    assert links.check_settings({"pue_low": "1.5"}, settings, ["settings.pue_low: no; the default is used"]) != []
+    assert links.check_scenario({"pue": "1.5"}, links.BASE, {}, []) != []
+    assert links.check_scenario({"pue": "x"}, links.BASE, {}, []) != []  # refused, but no warning names it
+    assert links.check_scenario({"pue": "x"}, links.BASE, {}, ["pue: 'x' is not a number"]) == []
+    refuse = api.Request("/v1/evaluate", refuse=True)
+    assert [o for o, _ in api.check_answer(500, "application/json", b'{"x": 1}', refuse)] == ["status 500",
+                                                                                              "bad body"]
+    assert [o for o, _ in api.check_answer(200, "text/plain", b"a\x1b[31m", refuse)] == ["escape leak", "mismatch"]
+    assert api.check_answer(200, "text/plain", "a\\x1b[31m \u4e2d".encode(), api.Request("/")) == []
+    run = fuzz_common.Run(["evaluate"], 130, "", "Interrupted.\nagain\n", 0.5)
+    (tmp_path / ".out.csv.x.partial").write_text("x")
+    (tmp_path / "out.csv").write_text("name,")
+    found = signals.checks(run, tmp_path, tmp_path / "out.csv", {"evaluate": b"name,cost\n"}, [4242])
+    assert [o for o, _ in found] == ["mismatch", "partial left", "output incomplete", "child left"]
+    assert signals.session_members(os.getsid(0)) != []  # this session holds this process
 
 
 def test_a_generated_sweep_is_cut_down_before_it_runs() -> None:
@@ -216,6 +257,26 @@ def test_the_heavy_cases_have_no_failure(tmp_path: Path) -> None:
     failed = {o: n for o, n in stage.failed().items() if o != "slow >10 s"}
     assert failed == {}, "\n".join(f.text("heavy") for f in stage.failures)
     assert stage.counts["exit 143"] == 1
+
+
+@pytest.mark.xfail(strict=True, reason="found by the links stage: read_settings cuts a value at 2,000 characters "
+                   "and reads what is left (ui/links.py)")
+def test_a_long_setting_is_refused_whole() -> None:
+    # '5', 2,100 spaces and 'x' is not a number: the link names it and keeps the default, as a scenario field does
+    settings, warnings = sys.modules["fuzz_links"].ui_links.read_settings({"pue_high": "5" + " " * 2100 + "x"})
+    assert settings["pue_high"] is None and any(w.startswith("settings.pue_high:") for w in warnings), warnings
+
+
+@pytest.mark.xfail(strict=True, reason="found by the links stage: decode_checked drops every value of the link "
+                   "when a new problem's field is not one of them, naming none")
+def test_a_link_value_dropped_for_a_combination_is_named() -> None:
+    # the per-user decode speed makes a problem of decode_concurrent_users_per_replica (not in the link): every
+    # value is dropped, and grid_carbon_g_per_kwh, valid and unrelated, is named nowhere
+    from economics.studies.links import decode_checked
+
+    found, warnings = decode_checked({"grid_carbon_g_per_kwh": "2",
+                                      "decode_measured_output_tokens_per_s_per_user": "1000000"})
+    assert "grid_carbon_g_per_kwh" in found or any("grid_carbon_g_per_kwh" in w for w in warnings), warnings
 
 
 def test_a_reproducer_shows_what_a_compressed_input_holds() -> None:
