@@ -154,6 +154,11 @@ def parse_setting(name: str, text: str) -> Any:
     raise KeyError(name)
 
 
+MAX_SETTING_CHARS = 2000
+"""The longest page setting a link may carry (a list of every catalog accelerator fits); a longer one is refused
+whole, never cut to this length and read."""
+
+
 def _items(raw: Any) -> list[str]:
     return [str(x) for x in raw] if isinstance(raw, (list, tuple)) else [str(raw)]
 
@@ -173,8 +178,12 @@ def read_settings(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]
             continue
         if len(items) > 1:
             warnings.append(f"{SETTINGS_PREFIX}{name}: given {len(items)} times; the last value is used")
+        if len(items[-1].strip()) > MAX_SETTING_CHARS:  # refused whole, as a scenario field's value is (never cut)
+            warnings.append(f"{SETTINGS_PREFIX}{name}: value longer than {MAX_SETTING_CHARS:,} characters; the "
+                            "default is used")
+            continue
         try:
-            settings[name] = parse_setting(name, items[-1][:2000])
+            settings[name] = parse_setting(name, items[-1])
         except ValueError as exc:
             warnings.append(f"{SETTINGS_PREFIX}{name}: {exc}; the default is used")
     return settings, warnings

@@ -205,7 +205,11 @@ def decode_checked(params: Mapping[str, Any], base: Scenario | None = None) -> t
                                                      if p.field in FIELDS}) & set(found)
             for message in dict.fromkeys(p.message for p in problems):
                 warnings.append(f"{message}; the link's values that lead to it are not used")
-            found = {k: v for k, v in found.items() if k not in named} if named else {}
+            if not named:  # the problem names none of the link's values: every one is dropped, each named
+                warnings.append(f"the link's values ({', '.join(sorted(found))}) do not make a valid scenario "
+                                "together; the defaults are used")
+                return {}, warnings
+            found = {k: v for k, v in found.items() if k not in named}
         if found and [p for p in _problems(with_changes(base, **found)) if p.message not in own]:
             warnings.append(f"the link's values ({', '.join(sorted(found))}) do not make a valid scenario together; "
                             "the defaults are used")
