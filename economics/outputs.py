@@ -150,6 +150,31 @@ _NUMERIC: tuple[OutputSpec, ...] = (
        fmt="percent", optional=True),
     _o("kv_hit_rate_remote", "-", "KV hit rate, remote", "Share of a session's input tokens found in the remote "
        "store", fmt="percent", optional=True),
+    _o("cost_usd_per_m_fresh_input_tokens", "USD/M token", "Cost per M fresh input tokens", "Prefill's share of "
+       "the device cost / input tokens prefilled; empty unless workload=sessions", fmt="usd_rate", optional=True,
+       higher_is_better=False),
+    _o("cost_usd_per_m_cached_input_tokens", "USD/M token", "Cost per M cached input tokens", "The KV tiers' cost "
+       "/ cached input tokens (a hit takes no device time); empty unless workload=sessions", fmt="usd_rate",
+       optional=True, higher_is_better=False),
+    _o("input_output_ratio", "-", "Input:output ratio", "Input tokens per session / output tokens per session; "
+       "empty unless workload=sessions", optional=True),
+    _o("min_output_tokens_per_s_per_user", "token/s", "Slowest turn's speed", "Per-user decode speed at the last "
+       "turn's context (the longest); empty unless workload=sessions with a per-user speed", optional=True,
+       higher_is_better=True),
+    _o("ttft_last_turn_s", "s", "Last turn's TTFT", "New input and missed context prefilled, context found below "
+       "HBM loaded at the tier's bandwidth (queueing left out); empty unless workload=sessions", optional=True,
+       higher_is_better=False),
+    _o("agents_at_slo", "session", "Agents at the SLO", "Concurrent sessions the fleet holds at full load (Little's "
+       "law) with every turn within the SLO; empty unless workload=sessions and the SLO holds", optional=True,
+       higher_is_better=True),
+    _o("agents_per_accelerator", "session/accelerator", "Agents per accelerator", "Agents at the SLO / "
+       "accelerators", optional=True, higher_is_better=True),
+    _o("agents_per_mw", "session/MW", "Agents per MW", "Agents at the SLO / facility MW", optional=True,
+       higher_is_better=True),
+    _o("agents_per_usd_per_hour", "session/(USD/h)", "Agents per USD/h", "Agents at the SLO / cost per hour",
+       optional=True, higher_is_better=True),
+    _o("agents_per_rack", "session/rack", "Agents per rack", "Agents at the SLO / racks", optional=True,
+       higher_is_better=True),
     _o("kv_hbm_free_gb_per_system", "GB", "HBM for idle sessions", "HBM per system left after the weights and the "
        "running batch at full load; empty unless workload=sessions", optional=True),
     _o("kv_host_usd_per_hour", "USD/h", "KV host tier", "Host DRAM tier: systems x GB x USD/GB x CRF / 8,760 h",
@@ -388,6 +413,9 @@ class RowWarning(Flag):
                             "not used")
     NO_RUNNING_BATCH = ("no per-user speed (target_output_tokens_per_s_per_user or an estimate) or no memory figure "
                         "to size the running batch: no HBM is counted for idle sessions' KV")
+    SLO_NOT_MET = ("workload=sessions: the slowest (last) turn misses the SLO (min_output_tokens_per_s_per_user below "
+                   "target_output_tokens_per_s_per_user, or ttft_last_turn_s above ttft_target_s or not known): "
+                   "agents_* are empty; a higher per-user target (a smaller batch) speeds up every turn")
 
 
 class FleetProblem(Flag):

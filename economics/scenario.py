@@ -438,6 +438,10 @@ class Scenario(BaseModel):
     demand_sessions_per_day: float | None = _f(
         None, "session/day", "Average sessions started per day (workload=sessions); empty = a fixed fleet's "
         "capacity", group="sessions", gt=0, le=1e12)
+    ttft_target_s: float | None = _f(
+        None, "s", "Time-to-first-token target of every turn of a session (workload=sessions): agents_* count "
+        "sessions only where the last (slowest) turn's TTFT is within it; empty = not a constraint",
+        group="sessions", gt=0, le=3600)
     kv_host_memory_gb_per_system: float = Field(
         default=0.0, ge=0, le=1e6, description="Host DRAM per system holding idle sessions' KV cache "
         "(workload=sessions); 0 = no host tier", json_schema_extra={"unit": "GB", "group": "sessions"})

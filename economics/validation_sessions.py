@@ -22,7 +22,7 @@ TIERS = (("kv_host_memory_gb_per_system", ("kv_host_read_gb_per_s", "kv_host_mem
          ("kv_ssd_gb_per_system", ("kv_ssd_read_gb_per_s", "kv_ssd_usd_per_gb")),
          ("kv_remote_gb", ("kv_remote_read_gb_per_s", "kv_remote_usd_per_gb_month")))
 """Each tier's capacity and the figures a tier with capacity needs."""
-SESSION_ONLY = (*SESSION_SHAPE, "demand_sessions_per_day", *(f for _, need in TIERS for f in need))
+SESSION_ONLY = (*SESSION_SHAPE, "demand_sessions_per_day", "ttft_target_s", *(f for _, need in TIERS for f in need))
 """Fields that mean nothing on a request row (empty unless workload=sessions)."""
 REQUEST_DEMAND = ("demand_input_tokens_per_day", "demand_output_tokens_per_day", "demand_requests_per_s")
 REQUEST_SHAPE = ("input_tokens_per_request", "output_tokens_per_request", "prefix_cache_hit_rate")

@@ -424,3 +424,80 @@ WITH_TIERS: dict[Formula, Formula] = {
          note=(f.note + "; " if f.note else "") + "with the KV tiers' line")
     for f in (revenue.COST_OWNED, revenue.COST_RENTED, revenue.COST_OWNED_CARBON, revenue.COST_RENTED_CARBON)}
 """The fleet's hourly cost of a session row: each variant of the request rows' with the KV tiers added."""
+
+# --- speed across a session (issue #39, item 3): per turn, the decode step at the turn's context and its TTFT ---
+LAST_TURN_CONTEXT = F(
+    "last_turn_context_tokens", "token", "session_prefix_tokens + (turns_per_session - 1)"
+    " * (input_tokens_per_turn + output_tokens_per_turn) + input_tokens_per_turn",
+    note="C_T: the last turn reads the longest context")
+LAST_TURN_HISTORY = F("last_turn_history_tokens", "token",
+                      "(turns_per_session - 1) * (input_tokens_per_turn + output_tokens_per_turn)",
+                      note="earlier turns' input and output the last turn reads again")
+MEAN_TURN_HISTORY = F("mean_turn_history_tokens", "token", "history_tokens_per_session / turns_per_session",
+                      note="the turns' mean: TTFT is linear in it, so the mean turn's TTFT is the turns' mean")
+TURN_STEP = F("turn_decode_step_s", "s",
+              "1 / kv_per_user_speed + output_tokens_per_s_per_accelerator / kv_per_user_speed * kv_bytes_per_token"
+              " * (turn_context_tokens - input_tokens_per_request)"
+              " / (accelerator_bandwidth_tb_per_s * BYTES_PER_TB * kv_bandwidth_utilization)",
+              note="the mean turn's step, plus the KV bytes its running batch (throughput / per-user speed "
+                   "sequences per accelerator) reads more at this turn's context, at the KV read bandwidth")
+LAST_TURN_STEP = TURN_STEP.bind("last_turn_decode_step_s", turn_context_tokens="last_turn_context_tokens")
+MIN_SPEED = F("min_output_tokens_per_s_per_user", "token/s", "1 / last_turn_decode_step_s",
+              note="the slowest turn, the last: its context is the longest")
+REPLICA_PREFILL = F("replica_prefill_tokens_per_s", "token/s",
+                    "input_tokens_per_s_per_accelerator * accelerators_per_replica",
+                    note="one replica prefills one turn's prompt")
+TIER_LOAD = F("kv_tier_load_s", "s", "(session_prefix_tokens * kv_prefix_in_tier + turn_history_tokens"
+              " * kv_history_in_tier) / kv_tier_load_tokens_per_s",
+              note="the context found in this tier, loaded at its read bandwidth")
+TURN_TTFT = F("turn_ttft_s", "s",
+              "(input_tokens_per_turn + session_prefix_tokens * (1 - kv_prefix_held) + turn_history_tokens"
+              " * (1 - kv_history_hit)) / replica_prefill_tokens_per_s + kv_host_load_s + kv_ssd_load_s"
+              " + kv_remote_load_s", note="the new input and the context not found, prefilled; the context found "
+                                          "below HBM, loaded (HBM: in place); queueing left out")
+
+
+def _turn_bound(turn: str, history: str) -> tuple[dict[Tier, Formula], Formula]:
+    """The tiers' load times and the TTFT of one turn (``turn``: last or mean), bound to its history column."""
+    loads = {t: TIER_LOAD.bind(f"{turn}_turn_{t}_load_s", turn_history_tokens=history,
+                               kv_prefix_in_tier=f"kv_prefix_in_{t}", kv_history_in_tier=f"kv_history_in_{t}",
+                               kv_tier_load_tokens_per_s=f"kv_{t}_load_tokens_per_s") for t in TIERS[1:]}
+    name = "ttft_last_turn_s" if turn == "last" else "ttft_mean_turn_s"
+    ttft = TURN_TTFT.bind(name, turn_history_tokens=history,
+                          **{f"kv_{t}_load_s": f"{turn}_turn_{t}_load_s" for t in TIERS[1:]})
+    return loads, ttft
+
+
+LAST_TURN_LOADS, LAST_TURN_TTFT = _turn_bound("last", "last_turn_history_tokens")
+MEAN_TURN_LOADS, MEAN_TURN_TTFT = _turn_bound("mean", "mean_turn_history_tokens")
+
+# --- what an operator reads (item 4): cost by stream, the input:output ratio, agents held at an SLO ---
+INPUT_OUTPUT_RATIO = F("input_output_ratio", "-", "input_tokens_per_session / output_tokens_per_session")
+DEVICE_COST = F("device_cost_usd_per_day", "USD/day", "cost_usd_per_day - kv_tiers_usd_per_hour * HOURS_PER_DAY",
+                note="the fleet's cost without the KV tiers: what the device-time shares split")
+COST_PER_M_FRESH = F("cost_usd_per_m_fresh_input_tokens", "USD/M token",
+                     "device_cost_usd_per_day * input_time_share / (served_input_tokens_per_day"
+                     " - served_cached_input_tokens_per_day) * TOKENS_PER_M",
+                     note="prefill's share of the device time, over the input tokens prefilled")
+COST_PER_M_CACHED = F("cost_usd_per_m_cached_input_tokens", "USD/M token",
+                      "kv_tiers_usd_per_hour * HOURS_PER_DAY / served_cached_input_tokens_per_day * TOKENS_PER_M",
+                      note="a hit takes no device time (its load is in TTFT): cached tokens carry the tiers' cost")
+COST_PER_M_IN = F("cost_usd_per_m_input_tokens", "USD/M token",
+                  "(device_cost_usd_per_day * input_time_share + kv_tiers_usd_per_hour * HOURS_PER_DAY)"
+                  " / served_input_tokens_per_day * TOKENS_PER_M", note="workload=sessions: fresh and cached input")
+COST_PER_M_OUT = F("cost_usd_per_m_output_tokens", "USD/M token",
+                   "device_cost_usd_per_day * output_time_share / served_output_tokens_per_day * TOKENS_PER_M",
+                   note="workload=sessions: decode's share of the device time (the KV tiers are the cached input's)")
+SESSION_DURATION = F("session_duration_s", "s", "turns_per_session * (ttft_mean_turn_s + output_tokens_per_turn"
+                     " / kv_per_user_speed + seconds_between_turns)",
+                     note="per turn: the mean TTFT, the answer at the mean turn's speed (the step is linear in the "
+                          "context, so the turns' mean step is the mean context's) and the idle gap")
+AGENTS_PER_ACCELERATOR = F("agents_per_accelerator", "session/accelerator",
+                           "capacity_requests_per_s_per_accelerator / turns_per_session * session_duration_s",
+                           note="Little's law: sessions an accelerator completes per second at full load x a "
+                                "session's duration; counted only where the SLO holds")
+AGENTS = F("agents_at_slo", "session", "agents_per_accelerator * accelerators",
+           note="concurrent sessions the fleet holds at full load with every turn within the SLO")
+AGENTS_PER_MW = F("agents_per_mw", "session/MW", "agents_at_slo / (facility_power_kw / KW_PER_MW)")
+AGENTS_PER_USD_PER_HOUR = F("agents_per_usd_per_hour", "session/(USD/h)", "agents_at_slo / cost_usd_per_hour")
+AGENTS_PER_RACK = F("agents_per_rack", "session/rack", "agents_at_slo / racks")

@@ -29,10 +29,12 @@ from economics.engine.pipeline import (
     compute,
     fleet_reasons,
     warning_text,
+    working_columns,
 )
 from economics.engine.provenance import provenance_text
 from economics.engine.resolve import per_user_throughput
-from economics.engine.sessions import PER_USER_SPEED, request_shape, session_rows
+from economics.engine.roofline import KV_FACTOR, stored_factors
+from economics.engine.sessions import KV_READ_SHARE, PER_USER_SPEED, request_shape, session_rows, turn_profile
 from economics.scenario import FIELDS, Scenario, show_value
 from economics.validation import Problem, validate, validate_one
 from economics.validation_sessions import SESSION_ONLY
@@ -558,6 +560,12 @@ def _mark_throughput(cols: dict[str, Any], thr: dict[str, Any]) -> None:
     cols["_outside_measured_range"] = thr["outside_measured_range"]
     cols[PREFILL_ESTIMATE] = thr[PREFILL_ESTIMATE]
     cols[PER_USER_SPEED] = thr["output_tokens_per_s_per_user"]
+    rows = session_rows(cols)
+    if rows.any():  # the KV read share the per-turn speed of a session uses (economics.engine.sessions.speed)
+        stored = stored_factors(np.asarray(cols["accelerator"], dtype=object), np.asarray(cols["model"], dtype=object))
+        kv = stored.get(KV_FACTOR, np.zeros(rows.size))
+        cols[KV_READ_SHARE] = np.where(rows, np.where(np.isfinite(kv) & (kv > 0), kv, stored.get(
+            "bandwidth_utilization", np.full(rows.size, np.nan))), np.nan)
 
 
 def explain_text(scenario: Scenario | dict[str, Any]) -> str:
@@ -611,3 +619,15 @@ def evaluate_variants(resolved: dict[str, np.ndarray], **changes: Any) -> dict[s
                              f"({FIELDS[name].bounds_text()})")
         cols[name] = arr
     return compute(cols)
+
+
+def session_profile(scenario: Scenario | dict[str, Any]) -> pd.DataFrame:
+    """The speed across one session scenario (``workload=sessions``): per turn its context, per-user speed and TTFT
+    (:data:`economics.engine.sessions.PROFILE_COLUMNS`), by the formulas of ``min_output_tokens_per_s_per_user``
+    and ``ttft_last_turn_s``, whose values are its last row. Raises :class:`ScenarioError` like
+    :func:`evaluate_scenario`, and ``ValueError`` for a request scenario.
+    """
+    cols = resolve_scenario(scenario)
+    if not session_rows(cols).all():
+        raise ValueError("workload: the per-turn profile is of workload=sessions; this scenario is requests")
+    return turn_profile(working_columns(cols).v)

@@ -64,7 +64,8 @@ def _run(c: dict[str, Array], trace: Trace | None = None) -> stages.Columns:
         x = resolve(_remote_systems(c), trace)
         for stage in (sessions.residency, stages.request_time, stages.demand, stages.work, stages.sizing,
                       stages.serving, stages.facility, stages.costs, stages.unit_costs, stages.per_session,
-                      stages.revenue_and_break_even, stages.energy):
+                      stages.revenue_and_break_even, stages.energy, sessions.speed, sessions.streams,
+                      sessions.agents):
             stage(x)
     return x
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from economics.domain import capacity as cap
 from economics.domain import fleet
@@ -26,6 +27,9 @@ from economics.scenario import Workload
 
 PER_USER_SPEED = "_output_tokens_per_s_per_user"
 """The resolved column holding the throughput estimate's per-user speed (NaN where measured)."""
+KV_READ_SHARE = "_kv_read_bandwidth_utilization"
+"""The resolved column holding the calibrated share of peak bandwidth the decode reads the KV cache at (session rows;
+the KV factor of data/calibration.csv, else its bandwidth factor, as :class:`economics.engine.roofline.Roofline`)."""
 REMOTE_SYSTEMS = "kv_remote_systems"
 """The systems a remote store is shared by: a fixed fleet's, or a sized fleet's before the store (pipeline)."""
 REPLICA_FOR_KV = cap.REPLICA_FOR_MODEL.bind("kv_replica_accelerators", chip_memory_gb="accelerator_memory_gb")
@@ -161,3 +165,110 @@ def _trace_solution(x: Columns, total: Any) -> None:
                 note="Che's approximation: the LRU hierarchy's capacity for sessions' own KV (all tiers, less the "
                      "prefix) holds exactly the idle contexts used within the last T_C seconds; found by bisection",
                 history_capacity=(np.maximum(0.0, total - v["session_prefix_tokens"] * v["kv_prefix_held"]), "token"))
+
+
+def speed(x: Columns) -> None:
+    """The last turn's per-user speed and TTFT, and the mean turn's TTFT (session rows; after the residency)."""
+    rows = x.sessions
+    if not _any(rows):
+        return
+    v = x.v
+    kv_read_share(x, rows)
+    for f in (ses.LAST_TURN_CONTEXT, ses.LAST_TURN_HISTORY, ses.MEAN_TURN_HISTORY):
+        x.calc(f, rows)
+    known = rows & ~np.isnan(v["kv_per_user_speed"])
+    x.calc(ses.LAST_TURN_STEP, known)
+    x.calc(ses.MIN_SPEED, known & (v["last_turn_decode_step_s"] > 0))
+    x.calc(ses.REPLICA_PREFILL, rows)
+    for loads in (ses.LAST_TURN_LOADS, ses.MEAN_TURN_LOADS):
+        for t, f in loads.items():
+            v[f.name] = np.zeros(x.n)
+            x.calc(f, rows & (v[ses.TIER_GB[t]] > 0))
+    x.calc(ses.LAST_TURN_TTFT, rows)
+    x.calc(ses.MEAN_TURN_TTFT, rows)
+
+
+def kv_read_share(x: Columns, rows: Any) -> None:
+    """The share of peak bandwidth the decode reads the KV cache at: the scenario's ``bandwidth_utilization``, else
+    the roofline's calibrated one (:data:`KV_READ_SHARE`, set by :mod:`economics.engine.batch` as the roofline reads
+    it).
+    """
+    v = x.v
+    given = np.asarray(v["bandwidth_utilization"], dtype=float)
+    calibrated = np.asarray(v.get(KV_READ_SHARE, np.full(x.n, np.nan)), dtype=float)
+    v["kv_bandwidth_utilization"] = np.where(rows, np.where(np.isnan(given), calibrated, given), np.nan)
+    if x.trace is not None and rows[x.row]:
+        x.trace.add("kv_bandwidth_utilization", v["kv_bandwidth_utilization"], "-", "{share}",
+                    note="bandwidth_utilization as given" if not np.isnan(given[x.row]) else
+                    "calibrated (data/calibration.csv): the share of peak bandwidth decode reads the KV cache at",
+                    share=(v["kv_bandwidth_utilization"], "-"))
+
+
+def streams(x: Columns) -> None:
+    """Cost per M tokens by stream and the input:output ratio (session rows; after the unit costs): the device
+    cost split by the device-time shares, the KV tiers' cost on the cached input.
+    """
+    rows = x.sessions
+    if not _any(rows):
+        return
+    v = x.v
+    x.calc(ses.INPUT_OUTPUT_RATIO, rows)
+    x.calc(ses.DEVICE_COST, rows)
+    shared = rows & ~np.isnan(v["input_time_share"])
+    fresh = v["served_input_tokens_per_day"] - v["served_cached_input_tokens_per_day"]
+    x.calc(ses.COST_PER_M_FRESH, shared & (fresh > 0))
+    x.calc(ses.COST_PER_M_CACHED, rows & (v["served_cached_input_tokens_per_day"] > 0))
+    x.calc(ses.COST_PER_M_IN, shared & (v["served_input_tokens_per_day"] > 0))
+    x.calc(ses.COST_PER_M_OUT, rows & ~np.isnan(v["output_time_share"]))
+
+
+def agents(x: Columns) -> None:
+    """Agents held at the SLO (session rows; after the costs and the facility): Little's law over a session's
+    duration, where the slowest turn meets ``target_output_tokens_per_s_per_user`` and ``ttft_target_s``.
+    """
+    rows = x.sessions
+    if not _any(rows):
+        return
+    v = x.v
+    target, ttft_target = v["target_output_tokens_per_s_per_user"], np.asarray(v["ttft_target_s"], dtype=float)
+    fast = np.isnan(target) | (v["min_output_tokens_per_s_per_user"] >= target * (1 - 1e-12))
+    prompt = np.isnan(ttft_target) | (v["ttft_last_turn_s"] <= ttft_target * (1 + 1e-12))
+    met = rows & fast & prompt
+    x.flag(RowWarning.SLO_NOT_MET, rows & ~met)
+    ok = met & ~np.isnan(v["ttft_mean_turn_s"]) & ~np.isnan(v["kv_per_user_speed"])
+    x.calc(ses.SESSION_DURATION, ok)
+    x.calc(ses.AGENTS_PER_ACCELERATOR, ok)
+    x.calc(ses.AGENTS, ok)
+    x.calc(ses.AGENTS_PER_MW, ok & (v["facility_power_kw"] > 0))
+    x.calc(ses.AGENTS_PER_USD_PER_HOUR, ok & (v["cost_usd_per_hour"] > 0))
+    x.calc(ses.AGENTS_PER_RACK, ok & (np.asarray(v.get("racks", np.full(x.n, np.nan)), dtype=float) > 0))
+
+
+PROFILE_COLUMNS = ("turn", "context_tokens", "output_tokens_per_s_per_user", "ttft_s")
+"""The per-turn profile's columns: turn t (1-based), its context C_t [token], its per-user speed [token/s] and its
+TTFT [s]."""
+
+
+def turn_profile(v: dict[str, Any], row: int = 0) -> pd.DataFrame:
+    """The speed across one session row: per turn, its context, per-user speed and TTFT (:data:`PROFILE_COLUMNS`).
+
+    ``v`` is the working record of a computed table (:func:`economics.engine.pipeline.working_columns`), ``row``
+    a session row of it. The same formulas as the last turn's outputs, at every turn: ``turn_decode_step_s`` at
+    :math:`C_t` and ``turn_ttft_s`` at the turn's earlier context :math:`(t - 1)(u + o)`. A speed that is not known
+    (no per-user speed, or a step that the figures given make non-positive) is NaN.
+    """
+    one = {k: (np.asarray(col)[row] if np.ndim(col) == 1 and len(col) > row else col) for k, col in v.items()}
+    turns = np.arange(1.0, float(one["turns_per_session"]) + 1.0)
+    context = ses.context_tokens(turns, one["session_prefix_tokens"], one["input_tokens_per_turn"],
+                                 one["output_tokens_per_turn"])
+    history = (turns - 1.0) * (one["input_tokens_per_turn"] + one["output_tokens_per_turn"])
+    step = np.asarray(ses.TURN_STEP.evaluate(dict(one, turn_context_tokens=context)), dtype=float)
+    loads = {f"kv_{t}_load_s": np.asarray(ses.TIER_LOAD.bind(
+        "load", kv_prefix_in_tier=f"kv_prefix_in_{t}", kv_history_in_tier=f"kv_history_in_{t}",
+        kv_tier_load_tokens_per_s=f"kv_{t}_load_tokens_per_s").evaluate(dict(one, turn_history_tokens=history)),
+        dtype=float) if float(one[ses.TIER_GB[t]]) > 0 else np.zeros(turns.size) for t in TIERS[1:]}
+    ttft = ses.TURN_TTFT.evaluate(dict(one, turn_history_tokens=history, **loads))
+    return pd.DataFrame({"turn": turns.astype(int), "context_tokens": context,
+                         "output_tokens_per_s_per_user": np.where(step > 0, 1.0 / np.where(step > 0, step, 1.0),
+                                                                  np.nan),
+                         "ttft_s": np.broadcast_to(np.asarray(ttft, dtype=float), turns.shape)})

@@ -443,8 +443,9 @@ def unit_costs(x: Columns) -> None:
     x.calc(revenue.OUTPUT_SHARE, ~dis & x.has_p & (v["work_accelerator_s_per_day"] > 0))
     x.calc(revenue.OUTPUT_SHARE_TWO_POOLS, dis)
     x.calc(revenue.OUTPUT_SHARE_FOLDED, folded)
-    x.calc(revenue.COST_PER_M_IN, separable & (v["served_input_tokens_per_day"] > 0))
-    x.calc(revenue.COST_PER_M_OUT, separable)
+    requests = separable & ~x.sessions  # sessions: by stream (economics.engine.sessions.streams)
+    x.calc(revenue.COST_PER_M_IN, requests & (v["served_input_tokens_per_day"] > 0))
+    x.calc(revenue.COST_PER_M_OUT, requests)
     x.flag(RowWarning.NO_PREFILL_FIGURE, ~separable)
 
 
