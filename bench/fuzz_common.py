@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))  # the worktree's package, not an installed one
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from economics import validation_hours, values  # noqa: E402
+from economics import validation_hours, validation_sessions, values  # noqa: E402
 from economics.cli import main as cli_main  # noqa: E402
 from economics.scenario import FIELDS  # noqa: E402
 from economics.validation import RANGE_COLUMNS, names_nothing_held  # noqa: E402
@@ -120,8 +120,11 @@ def _bounds_ok(spec: Any, x: float) -> bool:
                 or (spec.lt is not None and not x < spec.lt) or (spec.le is not None and not x <= spec.le))
 
 
-def reference(name: str, text: str) -> tuple[str, Any]:
-    """The scalar parser plus bounds, catalog ids and length limits: what every path must agree with."""
+def reference(name: str, text: str, on_a_request_row: bool = True) -> tuple[str, Any]:
+    """The scalar parser plus bounds, catalog ids and length limits: what every path must agree with; and, where
+    the value lands on one of the fuzz's request rows (``on_a_request_row``: a table's cell), what such a row may
+    hold (a link's values and a Scenario's fields are checked one by one: their combination when evaluated).
+    """
     spec = FIELDS[RANGE_COLUMNS[name][0]] if name in RANGE_COLUMNS else FIELDS[name]
     try:
         value = values.parse(spec, text)
@@ -139,7 +142,20 @@ def reference(name: str, text: str) -> tuple[str, Any]:
         value, problem = validation_hours.value_problem(name, str(value))
         if problem is not None:
             return ("bad", None)
+    if on_a_request_row and not _fits_a_request_row(name, value):
+        return ("bad", None)
     return normal(value)
+
+
+def _fits_a_request_row(name: str, value: Any) -> bool:
+    """The fuzz rows are request rows: a session-only field (validation_sessions.SESSION_ONLY) or a KV tier above 0
+    is refused there by name, and workload=sessions needs the session's shape, which the row does not give.
+    """
+    if name in validation_sessions.SESSION_ONLY:
+        return False
+    if name in {capacity for capacity, _ in validation_sessions.TIERS}:
+        return float(value) <= 0
+    return not (name == "workload" and str(value) == "sessions")
 
 
 def normal(value: Any) -> tuple[str, Any]:
