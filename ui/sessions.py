@@ -17,7 +17,6 @@ from economics.report import charts
 from economics.studies import session_shape
 from ui import common, editor, state
 from ui import format as fmt
-from ui.text import plain
 
 KEY_FIELDS = ("name", "accelerator", "accelerator_count", "model", "turns_per_session", "session_prefix_tokens",
               "input_tokens_per_turn", "output_tokens_per_turn", "seconds_between_turns", "demand_sessions_per_day",
