@@ -99,8 +99,8 @@ def _session_demand(base: Scenario, changes: dict[str, Any], origins: dict[str, 
     """demand_sessions_per_day from the request demand's output tokens, or the example when there is none and the
     fleet is not fixed.
     """
-    turns: int = changes.get("turns_per_session", base.turns_per_session)
-    out: float = changes.get("output_tokens_per_turn", base.output_tokens_per_turn)
+    shape = with_changes(base, **changes)
+    turns, out = shape["turns_per_session"], shape["output_tokens_per_turn"]
     if base.demand_output_tokens_per_day is not None:
         changes["demand_sessions_per_day"] = base.demand_output_tokens_per_day / (turns * out)
         origins["demand_sessions_per_day"] = (
