@@ -23,8 +23,7 @@ KEY_FIELDS = ("name", "accelerator", "accelerator_count", "model", "turns_per_se
               "kv_host_memory_gb_per_system", "kv_host_read_gb_per_s", "kv_host_memory_usd_per_gb",
               "kv_ssd_gb_per_system", "kv_ssd_read_gb_per_s", "kv_ssd_usd_per_gb", "kv_remote_gb",
               "kv_remote_read_gb_per_s", "kv_remote_usd_per_gb_month")
-FILLED = "_sessions_filled"
-"""What the last switch changed and why, shown until the next run that draws this page after an edit."""
+FILLED = "_sessions_filled"  # what the last switch changed and why: shown once, on the run after the switch
 
 
 def _switch(to: str) -> None:
