@@ -15,6 +15,7 @@ st.set_page_config(page_title="Token economics", page_icon="🧮", layout="wide"
 PAGES = [
     st.Page("ui/cost.py", title="Cost per token", default=True),
     st.Page("ui/fleet.py", title="Fleet", url_path="fleet"),
+    st.Page("ui/sessions.py", title="Sessions", url_path="sessions"),
     st.Page("ui/decode.py", title="Decode accelerators", url_path="decode"),
     st.Page("ui/plan.py", title="Plan", url_path="plan"),
     st.Page("ui/throughput.py", title="Throughput", url_path="throughput"),

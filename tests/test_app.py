@@ -23,7 +23,7 @@ from ui.format import usd_rate
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 COST_LABEL = "Cost per M tokens"
-EDITOR_PAGES = ("cost", "fleet", "decode", "throughput", "uncertainty", "scenarios")
+EDITOR_PAGES = ("cost", "fleet", "sessions", "decode", "throughput", "uncertainty", "scenarios")
 
 
 def start(page: str = "cost", query: dict[str, str] | None = None) -> AppTest:

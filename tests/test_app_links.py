@@ -145,6 +145,8 @@ def test_a_link_reproduces_every_kpi_and_table(page: str) -> None:
     if page == "decode":
         at.button(key="load_example").click().run()
         at.text_input(key="decode_accelerator_price_usd").set_value("45000").run()
+    if page == "sessions":  # a request scenario has no session KPIs: switch it first
+        at.button(key="switch_to_sessions").click().run()
     if page == "plan":
         at.button(key="plan_example").click().run()
         at.selectbox(key="plan_objective").set_value("npv").run()

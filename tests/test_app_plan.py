@@ -26,7 +26,7 @@ from ui import links
 from ui.editor import SECTION_KEY, SECTIONS
 from ui.plan import PLAN_EXAMPLE
 
-OTHER_PAGES = ("cost", "fleet", "decode", "throughput", "uncertainty", "scenarios", "data")
+OTHER_PAGES = ("cost", "fleet", "sessions", "decode", "throughput", "uncertainty", "scenarios", "data")
 
 
 def metric(at: AppTest, label: str) -> str:

@@ -163,6 +163,10 @@ def path_literals(path: Path) -> list[str]:
     return found
 
 
+API_TESTS = ("test_api.py", "test_sessions_everywhere.py", "test_fuzz_slice.py")
+"""The tests that call the local HTTP API server's routes (tests/test_api.py's fixture)."""
+
+
 def test_no_test_reads_outside_the_repository() -> None:
     # Allowed: the system Chromium the browser tests drive, and routes of the local Streamlit server they start;
     # in the HTTP API's tests, the routes of the local uvicorn server (URLs on 127.0.0.1, never files); in the
@@ -173,7 +177,7 @@ def test_no_test_reads_outside_the_repository() -> None:
     for path in sorted((ROOT / "tests").rglob("*.py")):
         if path == Path(__file__).resolve():
             continue  # this file holds the check's own samples (written to tmp_path, never read from outside)
-        allowed = allowed_e2e if "e2e" in path.relative_to(ROOT).parts else allowed_api if path.name == "test_api.py" \
+        allowed = allowed_e2e if "e2e" in path.relative_to(ROOT).parts else allowed_api if path.name in API_TESTS \
             else re.compile(r"^/proc$") if path.name == "test_interrupts.py" else None
         offenders += [f"{path.relative_to(ROOT)}: {v!r}" for v in path_literals(path)
                       if not (allowed and allowed.match(v))]

@@ -143,6 +143,9 @@ benchmark_upload(scenario, missing=False)
 
 if scenario["model"] is None:
     st.info("The curve is estimated from a model, and this scenario has none: choose one in the sidebar (Model).")
+elif scenario["workload"] == "sessions":  # the curve study refuses sessions by name (economics.studies.interactivity)
+    st.info("No interactivity curve for agent sessions yet (issue #39): the Sessions page shows the session; the "
+            "curve of its mean turn is the same scenario as requests.")
 else:
     key, chosen = curve_key(scenario, result)
     specs = studies.curve_specs(key, chosen)

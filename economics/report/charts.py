@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from economics.domain.sessions import context_tokens
 from economics.outputs import cost_parts
 from economics.report import format as fmt
 
@@ -224,3 +225,33 @@ def carbon_frontier_spec() -> dict[str, Any]:
                  alt.Tooltip("cost_before_carbon_usd_per_day:Q", format=",.0f"),
                  alt.Tooltip("tco2e_per_year:Q", format=",.1f"),
                  alt.Tooltip("kgco2e_per_m_tokens:Q", format=",.4f")]))
+
+
+# Sessions page
+
+def context_spec() -> dict[str, Any]:
+    """The context each turn of a session reads against the turn number (dataset ``turns``, :func:`context_data`)."""
+    import altair as alt
+
+    return vega_spec(alt.Chart(alt.NamedData("turns")).mark_line(point=True).encode(
+        x=alt.X("turn:Q", title="Turn", axis=alt.Axis(format=",d", tickMinStep=1)),
+        y=alt.Y("context_tokens:Q", title="Context the turn reads, C_t [token]", axis=alt.Axis(format=",.0f")),
+        tooltip=[alt.Tooltip("turn:Q", format=",d"), alt.Tooltip("context_tokens:Q", format=",.0f",
+                                                                 title="context [token]")]))
+
+
+CONTEXT_POINTS = 200
+"""Most turns drawn: C_t is a straight line in t, so a longer session is drawn at evenly spaced turns, both ends
+included."""
+
+
+def context_data(turns: int, prefix: float, new_input: float, output: float) -> dict[str, list[dict[str, float]]]:
+    """Dataset ``turns`` of :func:`context_spec`: C_t = S + (t - 1)(u + o) + u for each turn drawn.
+
+    >>> context_data(4, 1000, 500, 100)["turns"][-1]
+    {'turn': 4, 'context_tokens': 3300.0}
+    """
+    step = max(1, -(-(turns - 1) // (CONTEXT_POINTS - 1)))
+    drawn = sorted({*range(1, turns + 1, step), turns})
+    return {"turns": [{"turn": t, "context_tokens": float(context_tokens(t, prefix, new_input, output))}
+                      for t in drawn]}

@@ -24,7 +24,8 @@ pytestmark = pytest.mark.e2e
 COLD_START_TIMEOUT_MS = 90_000
 PAGES = {"cost": "", "fleet": "fleet", "decode": "decode", "plan": "plan", "throughput": "throughput",
          "uncertainty": "uncertainty", "scenarios": "scenarios"}
-NAV_TITLES = {"cost": "Cost per token", "fleet": "Fleet", "decode": "Decode accelerators", "plan": "Plan",
+NAV_TITLES = {"cost": "Cost per token", "fleet": "Fleet", "sessions": "Sessions", "decode": "Decode accelerators",
+              "plan": "Plan",
               "throughput": "Throughput", "uncertainty": "Uncertainty", "scenarios": "Scenarios", "data": "Data"}
 THROUGHPUT_LINK = "?model=deepseek-v3&accelerator=h200-sxm&precision=fp8&output_tokens_per_s_per_accelerator="
 

@@ -1,0 +1,132 @@
+"""Sessions page: agent sessions (``workload=sessions``): what a multi-turn session costs, how much of its earlier
+context the KV tiers (HBM, host DRAM, SSD, a remote store) still hold at the next turn, and what each tier costs.
+
+A lens on the working scenario (:mod:`ui.state`). Switching the workload here goes through
+:func:`economics.studies.session_shape.to_sessions` (or ``to_requests``), so the result is always a valid scenario,
+and the page says where every value it filled in came from. Every number comes from :mod:`economics`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+import economics
+from economics.report import charts
+from economics.studies import session_shape
+from ui import common, editor, state
+from ui import format as fmt
+
+KEY_FIELDS = ("name", "accelerator", "accelerator_count", "model", "turns_per_session", "session_prefix_tokens",
+              "input_tokens_per_turn", "output_tokens_per_turn", "seconds_between_turns", "demand_sessions_per_day",
+              "kv_host_memory_gb_per_system", "kv_host_read_gb_per_s", "kv_host_memory_usd_per_gb",
+              "kv_ssd_gb_per_system", "kv_ssd_read_gb_per_s", "kv_ssd_usd_per_gb", "kv_remote_gb",
+              "kv_remote_read_gb_per_s", "kv_remote_usd_per_gb_month")
+FILLED = "_sessions_filled"  # what the last switch changed and why: shown once, on the run after the switch
+
+
+def _switch(to: str) -> None:
+    """on_click: the whole scenario switched to the other workload, valid by construction."""
+    now = state.model()
+    switched = (session_shape.to_sessions(now) if to == "sessions"
+                else session_shape.to_requests(now, economics.default_scenario()))
+    state.replace(switched.scenario.model_dump())
+    st.session_state[FILLED] = switched.origins
+
+
+def _origins() -> None:
+    """Where the last switch's values came from (once), as a table of plain text."""
+    origins = st.session_state.pop(FILLED, None)
+    if not origins:
+        return
+    scenario = state.scenario()
+    st.success("Switched. The fields the switch changed, and where each value came from:")
+    st.dataframe([{"field": f, "value": editor.shown(f, v) if isinstance(v, (int, float)) and not isinstance(
+        v, bool) else fmt.EMPTY if v is None else str(v), "from": why}
+        for f, why in origins.items() for v in (scenario.get(f),)], hide_index=True, width="stretch",
+        key="switch_origins", column_config={"field": st.column_config.TextColumn("Field"),
+                                             "value": st.column_config.TextColumn("Value now"),
+                                             "from": st.column_config.TextColumn("Where it came from")})
+
+
+def _requests_page() -> None:
+    st.info("This scenario prices single requests (workload = requests). Switch to sessions to price a multi-turn "
+            "agent session: its context grows each turn, and the KV tiers decide how much of it is recomputed.")
+    st.button("Switch to sessions", key="switch_to_sessions", on_click=_switch, args=("sessions",),
+              help="Keeps any session figures you gave; fills the empty ones with an example coding-agent session "
+                   "(the table after the switch says where each value came from)")
+
+
+def _kpis(result: dict[str, Any], base: dict[str, Any] | None) -> None:
+    common.kpi_row(["cost_usd_per_session", "kv_hit_rate", "sessions_served_per_day", "input_tokens_per_session",
+                    "prefill_tokens_per_session"], result, base)
+    turns, out = result["turns_per_session"], result["output_tokens_per_turn"]
+    st.caption(f"Input : output = {fmt.count(result['input_tokens_per_session'])} tokens a session / "
+               f"({fmt.count(turns)} turns x {fmt.count(out)} output tokens) = "
+               f"{fmt.number(result['input_output_ratio'])} : 1. Cost "
+               f"{fmt.usd(result['cost_usd_per_day'])} a day over {fmt.count(result['sessions_served_per_day'])} "
+               f"sessions served; {fmt.count(result['accelerators'])} x {result['accelerator']}.")
+
+
+def _where_found(result: dict[str, Any]) -> None:
+    st.subheader("Where each turn's earlier context is found")
+    common.show_table(session_shape.where_found(result), key="sessions_tiers", extra={
+        "where": ("Where", "text"), "gb": ("Capacity [GB per system]", "number"),
+        "share": ("Share of input tokens", "percent"), "tokens": ("Tokens a session", "number")})
+    st.caption("Shares of a session's input tokens: the shared prefix and earlier turns found in each tier (an "
+               "exclusive LRU hierarchy under Che's approximation, docs/model.md, Sessions), and the rest "
+               "recomputed. A tier that loads slower than the system prefills holds nothing.")
+
+
+def _costs(result: dict[str, Any]) -> None:
+    st.subheader("What the KV tiers cost")
+    common.show_table(session_shape.tier_costs(result), key="sessions_costs", extra={
+        "line": ("Cost line", "text"), "usd_per_hour": ("USD/h", "usd_rate"),
+        "usd_per_session": ("USD per session", "usd_rate")})
+    st.caption("Per session: the line's USD/h x 24 h / sessions served a day. Host DRAM and SSD are amortised like "
+               "the hardware; the remote store is rented per GB-month.")
+
+
+common.page_start()
+st.title("Agent sessions")
+st.caption("A coding agent is a session of many turns, each re-reading a context that grows by the tool output and "
+           "the answer before. Its cost depends on whether that context's KV cache is still held when the next turn "
+           "comes (HBM, host memory, SSD, a remote store) or must be recomputed.")
+side = editor.Sidebar("Session, tiers, hardware", KEY_FIELDS)
+editor.show_messages()
+_origins()
+scenario = state.scenario()
+common.baseline_controls()
+if scenario["workload"] != "sessions":
+    _requests_page()
+    side()
+    common.share()
+    st.stop()
+
+st.button("Switch back to single requests", key="switch_to_requests", on_click=_switch, args=("requests",))
+try:
+    result = common.evaluate(scenario)
+except economics.ScenarioError as error:
+    common.evaluation_error(error)
+    side.stop()
+base = common.baseline_result()
+_kpis(result, base)
+side()  # the inputs after the KPIs (see editor.Sidebar)
+for warning in economics.split_warnings(result["warnings"]):
+    st.warning(warning)
+common.throughput_provenance(result)
+_where_found(result)
+_costs(result)
+st.subheader("The context each turn reads")
+common.draw(charts.context_spec(), charts.context_data(int(scenario["turns_per_session"]),
+                                                       float(scenario["session_prefix_tokens"]),
+                                                       float(scenario["input_tokens_per_turn"]),
+                                                       float(scenario["output_tokens_per_turn"])))
+st.caption("C_t = shared prefix + (t - 1) x (new input + output a turn) + new input: every earlier turn's input and "
+           "output, and the turn's own new input.")
+if state.baseline() is not None and base is not None:
+    st.subheader("Against the baseline")
+    common.difference_table(result, base)
+common.share()
+common.explanation(scenario, key="show_derivation")
