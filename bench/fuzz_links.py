@@ -128,7 +128,7 @@ def setting_reference(name: str, text: str) -> tuple[str, Any]:
     samples and seed as whole numbers within their bounds, a planner setting by the value parser and its bounds.
     """
     if name.endswith(("_low", "_high")) and not name.startswith(ui_links.PLAN_PREFIX):
-        return reference(name, text)
+        return reference(name, text, on_a_request_row=False)
     spec = _spec_of_setting(name)
     if not text.strip():
         return ("ok", None) if spec.optional and name not in WHOLE else ("bad", None)
@@ -152,7 +152,7 @@ def scenario_reference(name: str, text: str, peak: float) -> tuple[str, Any]:
     if len(text.strip()) > MAX_VALUE_CHARS:
         return ("bad", None)
     if name != "demand_profile":
-        return reference(name, text)
+        return reference(name, text, on_a_request_row=False)  # a value alone: the combination is decode_checked's
     try:  # the reference's own hourly check holds a day to the default peak: here the link's own
         value = values.parse(FIELDS[name], text)
     except values.ValueProblem:
