@@ -115,7 +115,8 @@ def escaped_text(rng: random.Random, around: str = "") -> str:
 # --- the reference every parser is held to ---------------------------------------------------------------------
 
 
-def _bounds_ok(spec: Any, x: float) -> bool:
+def bounds_ok(spec: Any, x: float) -> bool:
+    """Whether ``x`` lies within a field's bounds (the reference's own reading of gt, ge, lt and le)."""
     return not ((spec.gt is not None and not x > spec.gt) or (spec.ge is not None and not x >= spec.ge)
                 or (spec.lt is not None and not x < spec.lt) or (spec.le is not None and not x <= spec.le))
 
@@ -132,7 +133,7 @@ def reference(name: str, text: str, on_a_request_row: bool = True) -> tuple[str,
         return ("bad", None)
     if value is values.EMPTY:
         return normal(spec.default if not spec.optional and name not in RANGE_COLUMNS else None)
-    if spec.kind in ("float", "int") and not _bounds_ok(spec, float(value)):
+    if spec.kind in ("float", "int") and not bounds_ok(spec, float(value)):
         return ("bad", None)
     if spec.max_length and isinstance(value, str) and len(value) > spec.max_length:
         return ("bad", None)

@@ -28,7 +28,7 @@ import math
 import random
 from pathlib import Path
 
-from fuzz_common import ROOT, Stage, generated_text, run_in_process, stage_rng
+from fuzz_common import ROOT, Stage, bounds_ok, generated_text, run_in_process, stage_rng
 
 from economics import user_curves, values
 from economics.scenario import FIELDS
@@ -77,8 +77,7 @@ def _cell_ok(column: str, text: str) -> bool:
         return False
     if field is None:
         return True
-    return not ((spec.gt is not None and not x > spec.gt) or (spec.ge is not None and not x >= spec.ge)
-                or (spec.lt is not None and not x < spec.lt) or (spec.le is not None and not x <= spec.le))
+    return bounds_ok(spec, x)
 
 
 def damaged_curve(rng: random.Random) -> tuple[bytes, bool | None, str]:

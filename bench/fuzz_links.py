@@ -25,7 +25,16 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from fuzz_common import ESCAPES, Stage, _empty_is_default, generated_text, normal, reference, stage_rng
+from fuzz_common import (
+    ESCAPES,
+    Stage,
+    _empty_is_default,
+    bounds_ok,
+    generated_text,
+    normal,
+    reference,
+    stage_rng,
+)
 
 import economics
 from economics import validation_hours, values
@@ -138,11 +147,8 @@ def setting_reference(name: str, text: str) -> tuple[str, Any]:
         return ("bad", None)
     if value is values.EMPTY:
         return ("bad", None)
-    if spec.kind in ("float", "int"):
-        x = float(value)
-        if ((spec.gt is not None and not x > spec.gt) or (spec.ge is not None and not x >= spec.ge)
-                or (spec.lt is not None and not x < spec.lt) or (spec.le is not None and not x <= spec.le)):
-            return ("bad", None)
+    if spec.kind in ("float", "int") and not bounds_ok(spec, float(value)):
+        return ("bad", None)
     return normal(value)
 
 
