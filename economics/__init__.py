@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the names as the type checker sees them; at run time each i
         explain_row,
         explain_scenario,
         explain_text,
+        session_profile,
     )
     from economics.engine.pipeline import split_warnings
     from economics.engine.provenance import throughput_description
@@ -44,7 +45,8 @@ if TYPE_CHECKING:  # the names as the type checker sees them; at run time each i
 _LAZY = {
     "catalog": "economics.catalog",
     **dict.fromkeys(("RESULT_COLUMNS", "ScenarioError", "evaluate", "evaluate_scenario", "evaluate_with_report",
-                     "explain_row", "explain_scenario", "explain_text"), "economics.engine.batch"),
+                     "explain_row", "explain_scenario", "explain_text", "session_profile"),
+                    "economics.engine.batch"),
     "split_warnings": "economics.engine.pipeline",
     "throughput_description": "economics.engine.provenance",
     **dict.fromkeys(("BenchmarkError", "curves_csv", "import_benchmark"), "economics.io.benchmarks"),
@@ -92,6 +94,7 @@ __all__ = [
     "import_benchmark",
     "load_curves",
     "preset_scenarios",
+    "session_profile",
     "split_warnings",
     "throughput_description",
     "with_changes",

@@ -164,6 +164,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_session_profile(args: argparse.Namespace) -> int:
+    """The ``session-profile`` command: a session row's per-turn context, per-user decode speed and TTFT (CSV or
+    JSON); the exit code (a request row or an invalid one raises :class:`InvalidRow`).
+    """
+    chosen = one_row.chosen_row(sys.stdin.buffer if args.input == "-" else args.input, args.row, _load_curves(args))
+    for note in (chosen.note, one_row.ranges_note(chosen.cells, "session-profile")):
+        if note:
+            say(note)
+    table = one_row.profile(chosen)
+    write_output(args.output, to_json_text(table) if args.format == "json" else to_csv_text(table))
+    return EXIT_OK
+
+
 def cmd_retrofit(args: argparse.Namespace) -> int:
     """The ``retrofit`` command: the chosen row's retrofit options and their cash flows, and the break-even decode
     accelerator price [USD] (CSV or JSON), or with ``--explain`` the study's derivation; notes on stderr. The exit
@@ -263,12 +276,15 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise InputError("--baseline: standard input is read once; name the file the two rows are in")
     if args.kind == "plan":
         return _plan_report(args)
-    scenario = _without_ranges(_chosen_row(args)[2], "report")
+    frame, position, raw = _chosen_row(args)
+    scenario = _without_ranges(raw, "report")
     baseline = None if not args.baseline else _without_ranges(
         _chosen_row(argparse.Namespace(**{**vars(args), "row": args.baseline}))[2], "report")
     try:
         pdf = report_files.row_report(args.kind, scenario, baseline, args.app_url)
-    except ValueError as exc:  # ScenarioError, or a field the study needs (the existing fleet's size)
+    except ScenarioError as exc:  # the row named, as every one-row command names it
+        raise one_row.invalid(frame, position, exc.problems) from None
+    except ValueError as exc:  # a field the study needs (the existing fleet's size)
         raise InvalidRow([str(exc)]) from None
     output_paths.write_bytes(args.output, pdf)
     return EXIT_OK
@@ -442,6 +458,8 @@ def build_parser() -> argparse.ArgumentParser:
                            outputs=True)
     cmp.add_argument("--accelerators", default="", help="comma-separated catalog ids (default: all)")
     cmp.set_defaults(func=cmd_compare)
+    _add_row_command(sub, "session-profile", "a session row's speed across its turns: each turn's context, per-user "
+                     "decode speed and time to first token", outputs=True).set_defaults(func=cmd_session_profile)
     ret = _add_row_command(sub, "retrofit", "an existing fleet: status quo vs add decode accelerators vs more of the "
                            "same vs a new generation (NPV, IRR, payback, break-even decode price)", outputs=True)
     ret.add_argument("--explain", action="store_true", help="print how each option is computed (fleet, capex, opex, "

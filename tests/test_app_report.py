@@ -1,5 +1,5 @@
-"""The board report on the pages: each of the Cost, Fleet, Decode and Plan pages prepares its PDF on request and
-then offers it for download; an edit takes the download away until the report is prepared again."""
+"""The board report on the pages: each of the Cost, Fleet, Sessions, Decode and Plan pages prepares its PDF on
+request and then offers it for download; an edit takes the download away until the report is prepared again."""
 
 from __future__ import annotations
 
@@ -17,11 +17,13 @@ def opened(page: str) -> AppTest:
         at.button(key="load_example").click().run()
     if page == "plan":
         at.button(key="plan_example").click().run()
+    if page == "sessions":
+        at.button(key="switch_to_sessions").click().run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
 
-@pytest.mark.parametrize("page", ["cost", "fleet", "decode", "plan"])
+@pytest.mark.parametrize("page", ["cost", "fleet", "sessions", "decode", "plan"])
 def test_the_page_offers_its_report_as_pdf(page: str) -> None:
     at = opened(page)
     assert not [b for b in at.get("download_button") if b.proto.id.endswith("report_pdf")]  # only on request

@@ -62,7 +62,10 @@ def test_the_hand_worked_session_shows_9600_tokens_and_a_hit_rate_of_0_79167() -
     assert shares["Recomputed (prefilled again)"] == pytest.approx(2000 / 9600, abs=1e-9)
     # input : output = 9,600 / (4 x 100) = 24 : 1
     assert any("= 24 : 1" in c.value for c in at.caption)
-    assert len(at.get("vega_lite_chart")) == 1  # the context per turn
+    assert len(at.get("vega_lite_chart")) == 2  # the context per turn, the speed across the session
+    profile = table(at, "ttft_s")  # C_t = 1,000 + (t - 1) x 600 + 500, the profile economics.session_profile gives
+    assert profile["context_tokens"].tolist() == [1500.0, 2100.0, 2700.0, 3300.0]
+    assert profile["ttft_s"].tolist() == economics.session_profile(AMPLE)["ttft_s"].tolist()
 
 
 def test_an_edit_moves_the_kpis() -> None:

@@ -198,3 +198,31 @@ def test_a_plan_report_names_the_pools_it_buys_or_rents(tmp_path: Path) -> None:
     rows = kpis.pool_rows({"plan": [{"name": "spot-gpu", "ownership": "rent", "tier": "spot", "role": "decode",
                                      "systems": 3}]})
     assert rows[0]["ownership"] == "rents (spot)" and rows[0]["systems"] == "3" and rows[0]["capex_usd"] == "—"
+
+
+def test_the_sessions_report_prints_the_pages_kpis_and_charts(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "s.pdf"
+    path = DOCS / "example-sessions.csv"
+    assert main(["report", str(path), "--row", "agent-b200-host", "--kind", "sessions", "--baseline", "agent-b200",
+                 "-o", str(out)]) == 0
+    pdf = out.read_bytes()
+    assert pdf.startswith(b"%PDF") and 1 <= pages(pdf) <= 5
+    text = text_of(pdf)
+    rows = list(csv.DictReader(line for line in path.open(encoding="utf-8") if not line.startswith("#")))
+    scenario = {k: v for k, v in next(r for r in rows if r["name"] == "agent-b200-host").items()
+                if v != "" and k in economics.FIELDS}
+    result = evaluate_scenario(as_scenario(scenario))
+    # 21 x (9,000 + 1,500) + 1,650 x 21 x 20 / 2 = 567,000 input tokens a session, as the page prints it
+    assert "567,000" in text
+    for name in [n for r in kpis.SESSION_ROWS for n in r]:
+        shown = kpis.stated(name, result) or fmt.kpi(name, result, None).value
+        assert squeezed(shown) in text, name
+    for title in ("Wherethesession'sinputtokensarefound", "Thecontexteachturnreads", "Speedacrossthesession"):
+        assert title in text
+    assert "vsbaseline" in text and "Agentsessions" in text
+    # a request row has no session: the row and the field named, no PDF written
+    assert main(["report", str(DOCS / "example.csv"), "--row", "1", "--kind", "sessions", "-o",
+                 str(tmp_path / "r.pdf")]) == 1
+    assert "row 1 (worked-example): workload: the per-turn profile is of workload=sessions" in capsys.readouterr().err
+    assert not (tmp_path / "r.pdf").exists()

@@ -142,3 +142,41 @@ def test_switching_keeps_given_session_figures_and_back_again_is_valid() -> None
     assert back.workload == "requests" and back.kv_host_memory_gb_per_system == 0.0
     economics.evaluate_scenario(back)
     economics.evaluate_scenario(to_sessions(back).scenario)
+
+
+def test_the_profile_is_the_same_from_python_the_cli_and_the_api(
+        api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    row = pd.read_csv(EXAMPLE, comment="#").set_index("name").loc["agent-b200-host"].dropna().to_dict()
+    table = economics.session_profile(row)
+    # 21 turns; C_t = 9,000 + (t - 1) x 1,650 + 1,500: 10,500 at the first, 10,500 + 20 x 1,650 = 43,500 at the last
+    assert table["turn"].tolist() == list(range(1, 22))
+    assert table["context_tokens"].iloc[[0, -1]].tolist() == [10_500.0, 43_500.0]
+    # the last row is the last turn's outputs: the evaluation's minimum speed and last TTFT
+    out = rows().loc["agent-b200-host"]
+    assert table["output_tokens_per_s_per_user"].iloc[-1] == pytest.approx(out["min_output_tokens_per_s_per_user"],
+                                                                           rel=1e-12)
+    assert table["ttft_s"].iloc[-1] == pytest.approx(out["ttft_last_turn_s"], rel=1e-12)
+    expected = _cli(capsys, "session-profile", str(EXAMPLE), "--row", "agent-b200-host")
+    assert expected.splitlines()[0] == "turn,context_tokens,output_tokens_per_s_per_user,ttft_s"
+    assert len(expected.splitlines()) == 22
+    r = api.post("/v1/session-profile", params={"row": "agent-b200-host", "format": "csv"},
+                 content=EXAMPLE.read_bytes(), headers={"content-type": CSV})
+    assert r.status_code == 200 and r.text == expected
+    doc = api.post("/v1/session-profile", params={"row": "agent-b200-host"}, content=EXAMPLE.read_bytes(),
+                   headers={"content-type": CSV}).json()
+    assert [t["context_tokens"] for t in doc["turns"]] == table["context_tokens"].tolist()
+
+
+def test_a_request_row_has_no_profile_and_says_which_field(
+        api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    requests = Path(__file__).resolve().parent.parent / "docs" / "example.csv"
+    with pytest.raises(economics.ScenarioError, match="workload: the per-turn profile is of workload=sessions"):
+        economics.session_profile(economics.default_scenario())
+    from economics.cli import main
+    assert main(["session-profile", str(requests), "--row", "1"]) == 1
+    assert "row 1 (worked-example): workload: the per-turn profile" in capsys.readouterr().err
+    r = api.post("/v1/session-profile", params={"row": "1"}, content=requests.read_bytes(),
+                 headers={"content-type": CSV})
+    assert r.status_code == 422
+    (p,) = r.json()["error"]["problems"]
+    assert (p["row"], p["name"], p["field"], p["value"]) == (1, "worked-example", "workload", "requests")

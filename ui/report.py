@@ -35,6 +35,8 @@ def _scenario_pdf(key: str, kind: str, scenario_json: str, baseline_json: str, l
     baseline = json.loads(baseline_json) or None
     if kind == "decode":
         return build.decode_report(json.loads(scenario_json), baseline, link=link)
+    if kind == "sessions":
+        return build.session_report(json.loads(scenario_json), baseline, link=link)
     return build.scenario_report(json.loads(scenario_json), baseline, kind, link=link)
 
 
@@ -48,7 +50,7 @@ def _plan_pdf(key: str, scenario_json: str, baseline_json: str, link: str, _plan
 
 
 def scenario_pdf(kind: str) -> Maker:
-    """The maker of the Cost, Fleet or Decode page's report (``kind`` cost, fleet, decode)."""
+    """The maker of the Cost, Fleet, Sessions or Decode page's report (``kind`` cost, fleet, sessions, decode)."""
     return lambda key, scenario_json, baseline_json, link: _scenario_pdf(key, kind, scenario_json, baseline_json,
                                                                          link)
 

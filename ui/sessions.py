@@ -15,7 +15,7 @@ import streamlit as st
 import economics
 from economics.report import charts
 from economics.studies import session_shape
-from ui import common, editor, state
+from ui import common, editor, report, state
 from ui import format as fmt
 
 KEY_FIELDS = ("name", "accelerator", "accelerator_count", "model", "turns_per_session", "session_prefix_tokens",
@@ -69,6 +69,28 @@ def _kpis(result: dict[str, Any], base: dict[str, Any] | None) -> None:
                f"sessions served; {fmt.count(result['accelerators'])} x {result['accelerator']}.")
 
 
+def _agents(result: dict[str, Any], base: dict[str, Any] | None) -> None:
+    common.kpi_row(["agents_per_accelerator", "agents_per_mw", "agents_per_usd_per_hour", "agents_per_rack",
+                    "ttft_last_turn_s"], result, base)
+    st.caption("Agents at the SLO: the most concurrent sessions the fleet holds with every turn's decode at or above "
+               "the per-user target and the last turn's TTFT under ttft_target_s (empty when the SLO is not met or "
+               "not set; the warnings say which).")
+
+
+def _profile(scenario: dict[str, Any]) -> None:
+    st.subheader("Speed across the session")
+    table = economics.session_profile(scenario)
+    common.draw(charts.profile_spec(), charts.profile_data(table))
+    with st.expander("The turns as a table"):
+        common.show_table(table, key="sessions_profile", money=False, extra={
+            "turn": ("Turn", "number"), "context_tokens": ("Context [token]", "number"),
+            "output_tokens_per_s_per_user": ("Per-user speed [token/s]", "number"), "ttft_s": ("TTFT [s]", "number")})
+    st.caption("Each turn decodes at its own context (the decode step grows with the KV read) and its TTFT is its "
+               "new input and missed context prefilled plus the context loaded from the tiers below HBM. The last "
+               "row is the outputs min_output_tokens_per_s_per_user and ttft_last_turn_s. "
+               "`python -m economics session-profile FILE --row NAME` prints the same table.")
+
+
 def _where_found(result: dict[str, Any]) -> None:
     st.subheader("Where each turn's earlier context is found")
     common.show_table(session_shape.where_found(result), key="sessions_tiers", extra={
@@ -112,12 +134,14 @@ except economics.ScenarioError as error:
     side.stop()
 base = common.baseline_result()
 _kpis(result, base)
+_agents(result, base)
 side()  # the inputs after the KPIs (see editor.Sidebar)
 for warning in economics.split_warnings(result["warnings"]):
     st.warning(warning)
 common.throughput_provenance(result)
 _where_found(result)
 _costs(result)
+_profile(scenario)
 st.subheader("The context each turn reads")
 common.draw(charts.context_spec(), charts.context_data(int(scenario["turns_per_session"]),
                                                        float(scenario["session_prefix_tokens"]),
@@ -129,4 +153,5 @@ if state.baseline() is not None and base is not None:
     st.subheader("Against the baseline")
     common.difference_table(result, base)
 common.share()
+report.offer("sessions", report.scenario_pdf("sessions"))
 common.explanation(scenario, key="show_derivation")

@@ -108,6 +108,15 @@ async def compare(request: Request, row: Row = "", accelerators: Accelerators = 
                                                            "accelerators": _accelerators(accelerators)})
 
 
+@router.post("/session-profile", summary="a session row's speed across its turns", tags=["compute"],
+             openapi_extra=openapi.table_body())
+async def session_profile(request: Request, row: Row = "", format: Literal["json", "csv"] = "json") -> Response:
+    """Each turn of the row's session (``workload=sessions``): the context it reads, its per-user decode speed and
+    its time to first token; a request row is answered 422 naming ``workload``.
+    """
+    return await _compute(request, "evaluate", "session_profile", {"row": row, "format": format})
+
+
 @router.post("/retrofit", summary="an existing fleet's retrofit options", tags=["studies"],
              openapi_extra=openapi.table_body())
 async def retrofit(request: Request, row: Row = "", format: Literal["json", "csv"] = "json",
@@ -153,7 +162,7 @@ async def plan(request: Request, row: Row = "", accelerators: Accelerators = "",
 @router.post("/report", summary="a row's board report (PDF)", tags=["studies"],
              openapi_extra=openapi.table_body(("curves", "candidates")),
              responses={200: {"description": "the report", "content": {"application/pdf": {}}}})
-async def report(request: Request, row: Row = "", kind: Literal["cost", "fleet", "decode", "plan"] = "cost",
+async def report(request: Request, row: Row = "", kind: Literal["cost", "fleet", "sessions", "decode", "plan"] = "cost",
                  baseline: Row = "", accelerators: Accelerators = "",
                  frontier: Literal["none", "speed", "site", "both", "carbon", "all"] = "none",
                  app_url: Annotated[str, Query(max_length=500)] = "") -> Response:

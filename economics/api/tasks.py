@@ -185,6 +185,15 @@ def compare(req: Request) -> Answer:
     return _json({"notes": _notes(chosen, "compare"), "results": json.loads(to_json_text(table))})
 
 
+def session_profile(req: Request) -> Answer:
+    """A session row's speed across its turns (context, per-user speed, TTFT), as ``session-profile``."""
+    chosen = _row(req)
+    table = one_row.profile(chosen)
+    if req.params.get("format") == "csv":
+        return Answer(200, MEDIA["csv"], to_csv_text(table).encode())
+    return _json({"notes": _notes(chosen, "session-profile"), "turns": json.loads(to_json_text(table))})
+
+
 def retrofit(req: Request) -> Answer:
     """The row's retrofit options, their cash flows and the break-even decode price, as ``retrofit``; with
     ``explain`` the study's derivation as text.
@@ -270,8 +279,8 @@ def plan(req: Request) -> Answer:
 
 
 def report(req: Request) -> Answer:
-    """The board report of a row as a PDF, as ``report``: ``kind`` cost, fleet, decode or plan (the row's planner
-    columns and the candidates, planned as ``plan`` plans them), ``baseline`` another row of the same table.
+    """The board report of a row as a PDF, as ``report``: ``kind`` cost, fleet, sessions, decode or plan (the row's
+    planner columns and the candidates, planned as ``plan`` plans them), ``baseline`` another row of the same table.
     """
     kind, baseline_row = str(req.params.get("kind") or "cost"), req.params.get("baseline") or None
     app_url = str(req.params.get("app_url") or figures.DEFAULT_APP_URL)
@@ -288,6 +297,8 @@ def report(req: Request) -> Answer:
     baseline = None if baseline_row is None else one_row.chosen_row(_table(req), str(baseline_row), _curves(req))
     try:
         pdf = report_files.row_report(kind, chosen.fields, None if baseline is None else baseline.fields, app_url)
+    except ScenarioError as exc:  # the row named, as every one-row endpoint names it
+        raise one_row.invalid(chosen.frame, chosen.position, exc.problems) from None
     except ValueError as exc:  # ScenarioError, or a field the study needs (the existing fleet's size)
         raise InvalidRow([str(exc)]) from None
     return Answer(200, MEDIA["pdf"], pdf)
@@ -316,6 +327,7 @@ def import_benchmark(req: Request) -> Answer:
 
 
 TASKS: dict[str, Callable[..., Answer]] = {"evaluate": evaluate, "explain": explain, "compare": compare,
+                                           "session_profile": session_profile,
                                            "retrofit": retrofit, "uncertainty": uncertainty, "plan": plan,
                                            "report": report, "import_benchmark": import_benchmark}
 """Each endpoint's computation, by the name the app sends."""

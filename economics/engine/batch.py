@@ -625,9 +625,10 @@ def session_profile(scenario: Scenario | dict[str, Any]) -> pd.DataFrame:
     """The speed across one session scenario (``workload=sessions``): per turn its context, per-user speed and TTFT
     (:data:`economics.engine.sessions.PROFILE_COLUMNS`), by the formulas of ``min_output_tokens_per_s_per_user``
     and ``ttft_last_turn_s``, whose values are its last row. Raises :class:`ScenarioError` like
-    :func:`evaluate_scenario`, and ``ValueError`` for a request scenario.
+    :func:`evaluate_scenario`, naming ``workload`` for a request scenario (a single request has no turns).
     """
     cols = resolve_scenario(scenario)
     if not session_rows(cols).all():
-        raise ValueError("workload: the per-turn profile is of workload=sessions; this scenario is requests")
+        raise ScenarioError([Problem(0, "workload", "requests", "workload: the per-turn profile is of "
+                                     "workload=sessions; this scenario is requests")])
     return turn_profile(working_columns(cols).v)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from economics.engine.batch import evaluate_with_report
+from economics.engine.batch import ScenarioError, evaluate_with_report, session_profile
 from economics.io import row_lookup
 from economics.io.reading import Source
 from economics.scenario import FIELDS
@@ -101,6 +101,17 @@ def chosen_row(source: Source, row: str, curves_sha256: str = "") -> ChosenRow:
         raise invalid(one, position, problems)
     cells = {str(k): v for k, v in one.iloc[0].to_dict().items() if not is_empty(v)}
     return ChosenRow(one, position, cells, note)
+
+
+def profile(chosen: ChosenRow) -> pd.DataFrame:
+    """The per-turn profile of a chosen session row (:func:`economics.engine.batch.session_profile`: turn, context,
+    per-user speed, TTFT), as the ``session-profile`` command and the API's ``/v1/session-profile`` give it; a row
+    that does not evaluate, or prices requests, raises :class:`InvalidRow` naming the row and the field.
+    """
+    try:
+        return session_profile(chosen.fields)
+    except ScenarioError as exc:
+        raise invalid(chosen.frame, chosen.position, exc.problems) from None
 
 
 def ranges_note(cells: dict[str, Any], command: str) -> str:

@@ -14,17 +14,25 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from economics.engine.batch import ScenarioError, as_scenario, evaluate_scenario, resolve_scenario
+from economics.engine.batch import (
+    ScenarioError,
+    as_scenario,
+    evaluate_scenario,
+    resolve_scenario,
+    session_profile,
+)
 from economics.report import charts, document, figures, kpis
 from economics.scenario import FIELDS
 from economics.studies.compare import cost_vs_utilization
 from economics.studies.day import hours_table
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
+from economics.studies.session_shape import where_found
 from economics.version import __version__
 
-KINDS = {"cost": "Cost per token", "fleet": "Fleet, racks and power", "decode": "Decode accelerators", "plan": "Plan"}
+KINDS = {"cost": "Cost per token", "fleet": "Fleet, racks and power", "sessions": "Agent sessions",
+         "decode": "Decode accelerators", "plan": "Plan"}
 """Kind of report -> the app page it mirrors."""
-PAGES = {"cost": "", "fleet": "fleet", "decode": "decode", "plan": "plan"}
+PAGES = {"cost": "", "fleet": "fleet", "sessions": "sessions", "decode": "decode", "plan": "plan"}
 """Kind of report -> the page's address in the app (the link)."""
 UTILIZATION_POINTS = 20
 TORNADO_CAPTION = ("Cost per M tokens with each input at the low and the high end of its range, the others at their "
@@ -129,6 +137,35 @@ def scenario_report(scenario: Mapping[str, Any], baseline: Mapping[str, Any] | N
     part = {"kpis": figures.kpi_rows(kpis.output_kpis(rows, result, base)), "notes": figures.scenario_notes(result),
             "charts": charts_, **_scenario_part(scenario, result)}
     return _document(kind, scenario, baseline, _when(when), link, part)
+
+
+def session_report(scenario: Mapping[str, Any], baseline: Mapping[str, Any] | None = None,
+                   when: dt.datetime | None = None, link: str | None = None) -> bytes:
+    """The report of the Sessions page (a ``workload=sessions`` scenario) as PDF bytes; as :func:`scenario_report`:
+    the session's KPIs and agents at the SLO, where its input tokens are found, the context and the speed across
+    its turns, and the cost charts.
+
+    Raises
+    ------
+    ScenarioError
+        The scenario does not evaluate, or prices requests (naming ``workload``).
+    """
+    scenario = as_scenario(dict(scenario)).model_dump()
+    profile = session_profile(scenario)  # raises naming workload for a request scenario
+    result = evaluate_scenario(as_scenario(scenario))
+    base = _evaluated(baseline)
+    out = [_chart("Where the session's input tokens are found (the KV tiers, or prefilled again)",
+                  charts.where_found_spec(), charts.where_found_data(where_found(result))),
+           _chart("The context each turn reads", charts.context_spec(), charts.context_data(
+               int(scenario["turns_per_session"]), float(scenario["session_prefix_tokens"]),
+               float(scenario["input_tokens_per_turn"]), float(scenario["output_tokens_per_turn"]))),
+           _chart("Speed across the session: per-user decode speed and time to first token, turn by turn",
+                  charts.profile_spec(), charts.profile_data(profile))]
+    if result.get("cost_usd_per_m_tokens") is not None:
+        out += _cost_charts(scenario, result)
+    part = {"kpis": figures.kpi_rows(kpis.output_kpis(kpis.SESSION_ROWS, result, base)),
+            "notes": figures.scenario_notes(result), "charts": out, **_scenario_part(scenario, result)}
+    return _document("sessions", scenario, baseline, _when(when), link, part)
 
 
 def day_matters(result: Mapping[str, Any]) -> bool:

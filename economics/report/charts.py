@@ -255,3 +255,63 @@ def context_data(turns: int, prefix: float, new_input: float, output: float) -> 
     drawn = sorted({*range(1, turns + 1, step), turns})
     return {"turns": [{"turn": t, "context_tokens": float(context_tokens(t, prefix, new_input, output))}
                       for t in drawn]}
+
+
+def profile_spec() -> dict[str, Any]:
+    """The speed across a session: each turn's per-user decode speed and its TTFT against the turn number, side by
+    side (dataset ``profile``, :func:`profile_data`).
+    """
+    import altair as alt
+
+    base = alt.Chart(alt.NamedData("profile")).mark_line(point=True)
+    turn = alt.X("turn:Q", title="Turn", axis=alt.Axis(format=",d", tickMinStep=1))
+    tips = [alt.Tooltip("turn:Q", format=",d"), alt.Tooltip("context_tokens:Q", format=",.0f", title="context [token]"),
+            alt.Tooltip("output_tokens_per_s_per_user:Q", format=",.1f", title="per-user speed [token/s]"),
+            alt.Tooltip("ttft_s:Q", format=",.3f", title="TTFT [s]")]
+    speed = base.encode(x=turn, y=alt.Y("output_tokens_per_s_per_user:Q", title="Per-user decode speed [token/s]",
+                                        axis=alt.Axis(format=",.0f")), tooltip=tips)
+    ttft = base.encode(x=turn, y=alt.Y("ttft_s:Q", title="Time to first token [s]", axis=alt.Axis(format=",.2f")),
+                       tooltip=tips)
+    return vega_spec(alt.hconcat(speed.properties(width=260), ttft.properties(width=260)))
+
+
+def profile_data(table: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
+    """Dataset ``profile`` of :func:`profile_spec`: the rows of a session's per-turn profile
+    (:func:`economics.engine.batch.session_profile`), at most :data:`CONTEXT_POINTS` turns evenly spaced with both
+    ends, a speed that is not known left out of its panel (None).
+
+    >>> t = pd.DataFrame({"turn": [1, 2], "context_tokens": [1500.0, 2100.0],
+    ...                   "output_tokens_per_s_per_user": [50.0, float("nan")], "ttft_s": [0.1, 0.2]})
+    >>> profile_data(t)["profile"][1]["output_tokens_per_s_per_user"] is None
+    True
+    """
+    n = len(table)
+    step = max(1, -(-(n - 1) // (CONTEXT_POINTS - 1))) if n > 1 else 1
+    drawn = table.iloc[sorted({*range(0, n, step), n - 1})] if n else table
+    return {"profile": [{str(k): (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+                        for row in drawn.astype(object).to_dict("records")]}
+
+
+def where_found_spec() -> dict[str, Any]:
+    """Where a session's input tokens are found: a bar per KV tier and one for those recomputed, as shares of the
+    session's input tokens (dataset ``where``, :func:`where_found_data`).
+    """
+    import altair as alt
+
+    return vega_spec(alt.Chart(alt.NamedData("where")).mark_bar().encode(
+        x=alt.X("share:Q", title="Share of the session's input tokens", axis=alt.Axis(format=".0%"),
+                scale=alt.Scale(domain=[0, 1])),
+        y=alt.Y("where:N", sort=None, title=None),
+        tooltip=[alt.Tooltip("where:N"), alt.Tooltip("share:Q", format=".1%"),
+                 alt.Tooltip("tokens:Q", format=",.0f", title="tokens a session")]))
+
+
+def where_found_data(table: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
+    """Dataset ``where`` of :func:`where_found_spec`: the rows of
+    :func:`economics.studies.session_shape.where_found` (place, share, tokens).
+
+    >>> where_found_data(pd.DataFrame({"where": ["HBM"], "gb": [None], "share": [0.5], "tokens": [10.0]}))
+    {'where': [{'where': 'HBM', 'share': 0.5, 'tokens': 10.0}]}
+    """
+    return {"where": [{"where": str(w), "share": float(s), "tokens": float(t)}
+                      for w, s, t in zip(table["where"], table["share"], table["tokens"], strict=True)]}

@@ -17,8 +17,8 @@ def add_report_arguments(cmd: argparse.ArgumentParser) -> None:
     """The ``report`` command's options beyond ``input`` and ``--row``."""
     cmd.add_argument("-o", "--output", required=True, help="the PDF to write (- for standard output, not a terminal)")
     cmd.add_argument("--kind", choices=tuple(build.KINDS), default="cost", help="whose page the report mirrors: "
-                     "cost (Cost per token), fleet, decode (the retrofit study) or plan (the planner: the row's "
-                     "planner columns, --candidates)")
+                     "cost (Cost per token), fleet, sessions (a workload=sessions row), decode (the retrofit study) "
+                     "or plan (the planner: the row's planner columns, --candidates)")
     cmd.add_argument("--baseline", metavar="ROW", help="another row of the same file (its name, or number:N): each "
                      "KPI shows its change against it")
     cmd.add_argument("--candidates", help="with --kind plan: CSV of hardware options (default: the catalog)")
@@ -39,7 +39,7 @@ def _app_url(text: str) -> str:
 
 
 def row_report(kind: str, scenario: Mapping[str, Any], baseline: Mapping[str, Any] | None, app_url: str) -> bytes:
-    """The report (cost, fleet or decode) of a row's scenario fields, with the link to ``app_url``'s page.
+    """The report (cost, fleet, sessions or decode) of a row's scenario fields, with the link to ``app_url``'s page.
 
     Raises
     ------
@@ -49,6 +49,8 @@ def row_report(kind: str, scenario: Mapping[str, Any], baseline: Mapping[str, An
     link = figures.app_link(scenario, baseline, build.PAGES[kind], app_url)
     if kind == "decode":
         return build.decode_report(scenario, baseline, link=link)
+    if kind == "sessions":
+        return build.session_report(scenario, baseline, link=link)
     return build.scenario_report(scenario, baseline, kind, link=link)
 
 

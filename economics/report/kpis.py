@@ -37,6 +37,13 @@ FLEET_ROWS: tuple[tuple[str, ...], ...] = (
     ("energy_mwh_per_year", "joules_per_token", "tokens_per_s_per_mw", "cost_usd_per_year"),
 )
 """The Fleet page's KPIs, row by row."""
+SESSION_ROWS: tuple[tuple[str, ...], ...] = (
+    ("cost_usd_per_session", "kv_hit_rate", "sessions_served_per_day", "input_tokens_per_session",
+     "prefill_tokens_per_session"),
+    ("agents_per_accelerator", "agents_per_mw", "agents_per_usd_per_hour", "agents_per_rack", "ttft_last_turn_s"),
+    ("cost_usd_per_day", "kv_tiers_usd_per_hour", "cost_usd_per_m_tokens", "accelerators", "racks"),
+)
+"""The Sessions page's KPIs (the session, agents at the SLO), and the fleet behind them, row by row."""
 
 
 def stated(name: str, result: Mapping[str, Any]) -> str | None:
