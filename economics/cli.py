@@ -1,4 +1,5 @@
-"""Command line: evaluate, explain, compare, retrofit, uncertainty, plan, report, calibrate, template, fields, schema.
+"""Command line: evaluate, explain, compare, retrofit, kv-memory, uncertainty, plan, report, calibrate, template,
+fields, schema.
 
 Exit codes (every command):
   0  every row valid, output written
@@ -47,6 +48,7 @@ from economics.report import files as report_files
 from economics.scenario import FIELDS
 from economics.studies import calibration, leave_out, sweep
 from economics.studies.compare import compare_accelerators
+from economics.studies.kv_memory import kv_memory_study, study_json
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from economics.studies.retrofit_explain import shortfall_notes, study_text
 from economics.studies.uncertainty import default_ranges, monte_carlo, ranges_from_row, tornado
@@ -203,6 +205,22 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
     text = to_csv_text(result.options) + "\n" + to_csv_text(result.cashflows)
     text += f"\nbreak_even_decode_price_usd,{'' if price is None else round(price, 2)}\n"
     write_output(args.output, text)
+    return EXIT_OK
+
+
+def cmd_kv_memory(args: argparse.Namespace) -> int:
+    """The ``kv-memory`` command: for ``--agents`` concurrent agents at the chosen session row's SLO, each KV tier's
+    smallest addition and the systems needed, ranked (CSV: the options table; JSON: with the current fleet and why);
+    why the cheapest is cheapest on stderr. The exit code.
+    """
+    _, _, raw = _chosen_row(args)
+    try:
+        study = kv_memory_study(_without_ranges(raw, "kv-memory"), args.agents)
+    except ValueError as exc:  # ScenarioError, or a row the study does not take (not sessions, no fleet)
+        raise InvalidRow([str(exc)]) from None
+    for line in study.why.splitlines():
+        say(line)
+    write_output(args.output, study_json(study) if args.format == "json" else to_csv_text(study.table))
     return EXIT_OK
 
 
@@ -465,6 +483,12 @@ def build_parser() -> argparse.ArgumentParser:
     ret.add_argument("--explain", action="store_true", help="print how each option is computed (fleet, capex, opex, "
                      "revenue, cash flows, NPV, IRR, payback) with its numbers, instead of the tables")
     ret.set_defaults(func=cmd_retrofit)
+    kvm = _add_row_command(sub, "kv-memory", "more memory or more accelerators: for --agents concurrent agents at a "
+                           "session row's SLO, the cheapest of adding host DRAM, SSD or a remote KV store against "
+                           "adding systems", outputs=True)
+    kvm.add_argument("--agents", type=_count(1, 10**12, "--agents"), required=True,
+                     help="the target number of concurrent agents (sessions) at the SLO")
+    kvm.set_defaults(func=cmd_kv_memory)
     unc = _add_row_command(sub, "uncertainty", "tornado and Monte Carlo over the <field>_low/<field>_high ranges of a "
                            "row")
     unc.add_argument("--samples", type=_count(1, MAX_SAMPLES, "samples"), default=10_000)

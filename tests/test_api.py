@@ -357,8 +357,8 @@ def test_import_benchmark_then_evaluate_with_the_curves(api: httpx.Client, capsy
 def test_openapi_comes_from_the_schemas(api: httpx.Client) -> None:
     doc = api.get("/openapi.json").json()
     assert doc["info"]["version"] == economics.__version__
-    for path in ("/v1/evaluate", "/v1/explain", "/v1/compare", "/v1/retrofit", "/v1/uncertainty", "/v1/plan",
-                 "/v1/import-benchmark", "/v1/fields", "/v1/schema", "/v1/catalogs"):
+    for path in ("/v1/evaluate", "/v1/explain", "/v1/compare", "/v1/retrofit", "/v1/kv-memory", "/v1/uncertainty",
+                 "/v1/plan", "/v1/import-benchmark", "/v1/fields", "/v1/schema", "/v1/catalogs"):
         assert path in doc["paths"], path
     schemas = doc["components"]["schemas"]
     pue = schemas["Scenario"]["properties"]["pue"]

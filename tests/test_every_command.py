@@ -25,7 +25,7 @@ OK = "ok,h100-sxm,8,30000,1000,4,2,0.5,2.0,0.1,0.05,0.2"
 ROWS = "\n".join([HEADER, OK, OK.replace("ok,", "bad,").replace(",1000,", ",fast,"), OK.replace("ok,", "dup,"),
                   OK.replace("ok,", "dup,"), OK.replace("ok,", "badrange,").replace("0.05,0.2", "abc,0.2")]) + "\n"
 COMMANDS = ("evaluate", "explain", "template", "compare", "retrofit", "uncertainty", "calibrate", "fields", "schema",
-            "plan")
+            "plan", "kv-memory")
 
 
 @pytest.fixture()
@@ -91,6 +91,10 @@ CASES: list[tuple[str, int, str]] = [
     ("plan {all} --row ok --format csv -o {bad_out}", 2, "cannot write"),
     ("compare {all} --row ok -o {bad_out}", 2, "cannot write"),
     ("retrofit {all} --row ok --format json -o {bad_out}", 2, "cannot write"),
+    ("kv-memory {all} --row ok --agents 10", 1, "workload: the kv-memory study takes a session row"),
+    ("kv-memory {all} --row ok", 2, "required: --agents"),
+    ("kv-memory {all} --row ok --agents 0", 2, "--agents"),
+    ("kv-memory {all} --row bad --agents 10", 1, "row 2 (bad): output_tokens_per_s_per_accelerator: 'fast'"),
 ]
 for command in ROW_COMMANDS:
     CASES += [

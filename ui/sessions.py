@@ -14,7 +14,7 @@ import streamlit as st
 
 import economics
 from economics.report import charts
-from economics.studies import session_shape
+from economics.studies import kv_memory, session_shape
 from ui import common, editor, report, state
 from ui import format as fmt
 
@@ -110,6 +110,45 @@ def _costs(result: dict[str, Any]) -> None:
                "the hardware; the remote store is rented per GB-month.")
 
 
+STUDY = "_sessions_kv_memory"  # the last study run: (scenario, target, result), shown while both still match
+OPTION_COLUMNS = {"option": ("Option", "text"), "feasible": ("Holds the target", "text"),
+                  "reason": ("Why not", "text"), "field": ("Field raised", "text"),
+                  "current": ("Now", "number"), "needed": ("Needed", "number"), "added": ("Added", "number"),
+                  "accelerators": ("Accelerators", "number"), "agents_at_slo": ("Agents held", "number"),
+                  "kv_hit_rate": ("KV hit rate", "percent"), "ttft_last_turn_s": ("Last turn's TTFT [s]", "number"),
+                  "cost_usd_per_session": ("USD per session", "usd_rate"),
+                  "cost_usd_per_day": ("USD per day", "usd_rate"), "rank": ("Rank", "number")}
+
+
+def _memory_or_accelerators(scenario: dict[str, Any], result: dict[str, Any]) -> None:
+    """The study (economics.studies.kv_memory): for a target of agents at the SLO, each KV tier's smallest addition
+    against more systems, ranked by cost per session, and why the cheapest is cheapest.
+    """
+    st.subheader("More memory or more accelerators?")
+    held = result.get("agents_at_slo")
+    start = max(1, round(float(held) * 1.5)) if held is not None and held == held else 1000
+    target = int(st.number_input("Target: concurrent agents at the SLO", min_value=1, max_value=10**12, value=start,
+                                 step=100, key="kv_memory_agents"))
+    if st.button("Find the cheapest way to hold them", key="kv_memory_run"):
+        try:
+            st.session_state[STUDY] = (dict(scenario), target, kv_memory.kv_memory_study(scenario, target))
+        except ValueError as error:
+            st.error(f"The study cannot run on this scenario: {error}")
+            return
+    last = st.session_state.get(STUDY)
+    if last is None or last[0] != dict(scenario) or last[1] != target:
+        st.caption("For the target, the study adds host DRAM, SSD or a remote KV store to the current fleet (the "
+                   "smallest amount that holds it) or adds systems, each priced by the engine at full load.")
+        return
+    study: kv_memory.KvMemoryStudy = last[2]
+    st.text(study.why)  # plain text: field names keep their underscores
+    table = study.table.assign(feasible=study.table["feasible"].map({True: "yes", False: "no"}))
+    common.show_table(table, key="kv_memory_options", extra=OPTION_COLUMNS, columns=list(OPTION_COLUMNS))
+    st.caption("Each option alone on the current fleet: a KV tier raised to the smallest amount (GB) that holds the "
+               "target, or whole systems added; ranked by cost per session, then cost per day (docs/model.md, "
+               "Sessions: more memory or more accelerators).")
+
+
 common.page_start()
 st.title("Agent sessions")
 st.caption("A coding agent is a session of many turns, each re-reading a context that grows by the tool output and "
@@ -142,6 +181,7 @@ common.throughput_provenance(result)
 _where_found(result)
 _costs(result)
 _profile(scenario)
+_memory_or_accelerators(scenario, result)
 st.subheader("The context each turn reads")
 common.draw(charts.context_spec(), charts.context_data(int(scenario["turns_per_session"]),
                                                        float(scenario["session_prefix_tokens"]),

@@ -127,6 +127,18 @@ async def retrofit(request: Request, row: Row = "", format: Literal["json", "csv
     return await _compute(request, "study", "retrofit", {"row": row, "format": format, "explain": explain})
 
 
+@router.post("/kv-memory", summary="more memory or more accelerators for a target of agents", tags=["studies"],
+             openapi_extra=openapi.table_body())
+async def kv_memory(request: Request, agents: Annotated[int, Query(ge=1, le=10**12, description="the target number "
+                                                                   "of concurrent agents (sessions) at the SLO")],
+                    row: Row = "", format: Literal["json", "csv"] = "json") -> Response:
+    """For a session row and a target of concurrent agents at its SLO: the smallest addition of host DRAM, SSD or a
+    remote KV store to the current fleet, and the systems needed without one, each with its cost per session, cost
+    per day and agents held, ranked by cost per session; the cheapest and why.
+    """
+    return await _compute(request, "study", "kv_memory", {"row": row, "agents": agents, "format": format})
+
+
 @router.post("/uncertainty", summary="tornado and Monte Carlo over a row's ranges", tags=["studies"],
              openapi_extra=openapi.table_body())
 async def uncertainty(request: Request, row: Row = "", output_field: str = "cost_usd_per_m_tokens",

@@ -38,6 +38,7 @@ from economics.report import figures
 from economics.report import files as report_files
 from economics.scenario import FIELDS
 from economics.studies.compare import compare_accelerators
+from economics.studies.kv_memory import kv_memory_study, study_json
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from economics.studies.retrofit_explain import shortfall_notes, study_text
 from economics.studies.uncertainty import default_ranges, monte_carlo, ranges_from_row, tornado
@@ -215,6 +216,21 @@ def retrofit(req: Request) -> Answer:
                   "cashflows": json.loads(to_json_text(result.cashflows)), "break_even_decode_price_usd": price})
 
 
+def kv_memory(req: Request) -> Answer:
+    """For ``agents`` concurrent agents at the row's SLO, each KV tier's smallest addition and the systems needed,
+    ranked, as ``kv-memory``: JSON (the current fleet, the options, the cheapest and why) or the options table as CSV.
+    """
+    chosen = _row(req)
+    try:
+        study = kv_memory_study(chosen.fields, float(req.params["agents"]))
+    except ValueError as exc:  # ScenarioError, or a row the study does not take (not sessions, no fleet)
+        raise InvalidRow([str(exc)]) from None
+    if req.params.get("format") == "csv":
+        return Answer(200, MEDIA["csv"], to_csv_text(study.table).encode())
+    doc = json.loads(study_json(study))
+    return _json({"notes": _notes(chosen, "kv-memory"), **doc})
+
+
 def uncertainty(req: Request) -> Answer:
     """The tornado of ``output_field`` and the Monte Carlo summary over the row's ranges, as ``uncertainty``."""
     output = str(req.params.get("output_field") or "cost_usd_per_m_tokens")
@@ -328,7 +344,8 @@ def import_benchmark(req: Request) -> Answer:
 
 TASKS: dict[str, Callable[..., Answer]] = {"evaluate": evaluate, "explain": explain, "compare": compare,
                                            "session_profile": session_profile,
-                                           "retrofit": retrofit, "uncertainty": uncertainty, "plan": plan,
+                                           "retrofit": retrofit, "kv_memory": kv_memory,
+                                           "uncertainty": uncertainty, "plan": plan,
                                            "report": report, "import_benchmark": import_benchmark}
 """Each endpoint's computation, by the name the app sends."""
 

@@ -1,0 +1,160 @@
+"""More memory or more accelerators? (#39 item 5): the study picks the cheaper option, worked by hand through the
+engine; a larger target never makes an option cheaper per day; the CLI, the HTTP API and the Sessions page give it."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+
+import httpx
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import economics
+from economics.cli import main
+from economics.studies.kv_memory import COLUMNS, KvOption, kv_memory_study
+from economics.studies.links import encode_query
+from tests.test_api import _cli, api  # noqa: F401 (the real server fixture)
+from tests.test_app import start
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "example-kv-memory.csv"
+# One turn a session (the slowest turn is the only one, so a per-user target of 1 token/s is met), given rates:
+# 1,000 output and 10,000 input tokens/s per accelerator, 8 H100 (one system). At 1 token/s a user the running batch
+# fills HBM (8,000 sequences x 1,600 tokens x 163,840 B = 2,097 GB > 8 x 80 x 0.9 = 576 GB): no HBM is left.
+HAND: dict[str, object] = dict(
+    workload="sessions", accelerator="h100-sxm", model="llama-3.1-70b", precision="fp8", turns_per_session=1,
+    session_prefix_tokens=1000, input_tokens_per_turn=500, output_tokens_per_turn=100, seconds_between_turns=60,
+    accelerator_count=8, output_tokens_per_s_per_accelerator=1000, input_tokens_per_s_per_accelerator=10_000,
+    target_output_tokens_per_s_per_user=1, cost_of_capital=0, kv_host_read_gb_per_s=16.384,
+    kv_host_memory_usd_per_gb=10, kv_ssd_read_gb_per_s=8.192, kv_ssd_usd_per_gb=0.5)
+
+
+def test_the_study_picks_host_memory_over_more_accelerators_by_hand() -> None:
+    # No memory: a session prefills its 1,500 tokens (0.15 accelerator-s) and decodes 100 (0.1 s): 0.25 s -> 4
+    # sessions/s per accelerator; it lasts 0.15 (TTFT) + 100 / 1 + 60 = 160.15 s: 4 x 160.15 = 640.6 agents per
+    # accelerator, x 8 = 5,124.8 held. Target 8,000.
+    # Host: the 1,000-token prefix is 1,000 x 163,840 B = 0.164 GB, so 1 GB (the grid's first step) holds it: the
+    # session prefills 500 tokens (0.05 s): 0.15 s -> 6.667 sessions/s; TTFT 0.05 + 1,000 / (16.384e9 / 163,840 =
+    # 100,000 token/s) = 0.06 s; 6.667 x 160.06 = 1,067.07 agents per accelerator, x 8 = 8,536.5 >= 8,000.
+    # Its DRAM: 1 GB x 10 USD / 5 years (cost_of_capital 0: straight line) = 0.000228 USD/h.
+    # SSD: 8.192e9 / 163,840 = 50,000 token/s, slower than the system's 80,000 token/s prefill: it holds nothing.
+    # Remote: no read bandwidth or price given. Accelerators: ceil(8,000 / 640.6) = 13 -> whole systems of 8: 16.
+    study = kv_memory_study(HAND, 8000)
+    assert study.current["agents_at_slo"] == pytest.approx(8 * 4 * 160.15, rel=1e-12)
+    host, ssd, remote, more = study.rows
+    assert (host.option, host.feasible, host.needed, host.added) == (KvOption.HOST, True, 1.0, 1.0)
+    assert host.agents_at_slo == pytest.approx(8 * (1 / 0.15) * 160.06, rel=1e-12)
+    assert host.kv_tiers_usd_per_hour == pytest.approx(10 / 5 / 8760, rel=1e-12)
+    assert host.cost_usd_per_day == pytest.approx(study.current["cost_usd_per_day"] + 10 / 5 / 8760 * 24, rel=1e-12)
+    assert not ssd.feasible and "loads slower than the system prefills" in ssd.reason
+    assert not remote.feasible and "kv_remote_read_gb_per_s: needed with kv_remote_gb above 0" in remote.reason
+    assert (more.feasible, more.needed, more.systems) == (True, 16.0, 2.0)
+    assert more.agents_at_slo == pytest.approx(16 * 640.6, rel=1e-12)
+    # the same fleet with 1 GB more costs less a day and per session than a second system
+    assert host.cost_usd_per_day < more.cost_usd_per_day and host.cost_usd_per_session < more.cost_usd_per_session
+    assert study.cheapest == host and (host.rank, more.rank, ssd.rank) == (1, 2, None)
+    assert "Cheapest: host" in study.why and study.table.columns.tolist() == list(COLUMNS)
+    # a cost per session is the day's cost over the sessions served a day at full load: 6.667 x 8 x 86,400
+    assert host.cost_usd_per_session == pytest.approx(host.cost_usd_per_day / (8 / 0.15 * 86_400), rel=1e-9)
+
+
+def test_a_target_beyond_what_memory_can_reach_needs_more_systems() -> None:
+    # every prefix found, the most a system holds is 8,536.5 agents: 9,000 needs a second system
+    study = kv_memory_study(HAND, 9000)
+    host, more = study.rows[0], study.rows[3]
+    assert not host.feasible and host.reason.startswith("at most 8,537 agents")
+    assert more.feasible and more.needed == 16 and study.cheapest == more
+
+
+def test_a_decode_below_the_target_cannot_be_helped() -> None:
+    # two turns at a 1 token/s target: the batch is sized for the mean turn, the last reads more KV and decodes
+    # slower than the target; neither memory nor systems change it
+    study = kv_memory_study(dict(HAND, turns_per_session=2), 10)
+    assert study.cheapest is None
+    assert "below target_output_tokens_per_s_per_user" in study.rows[3].reason
+    assert "No option holds it" in study.why
+
+
+@pytest.mark.parametrize("bad, message", [(dict(HAND, workload="requests", turns_per_session=None), "workload"),
+                                          (dict(HAND, seconds_between_turns=0), "seconds_between_turns")])
+def test_a_row_the_study_does_not_take_is_named(bad: dict[str, object], message: str) -> None:
+    bad = {k: v for k, v in bad.items() if v is not None}
+    if message == "workload":
+        bad = {k: v for k, v in bad.items() if not k.startswith(("session", "turns", "input_tokens_per_turn",
+                                                                   "output_tokens_per_turn", "seconds", "kv_"))}
+    with pytest.raises(ValueError, match=message):
+        kv_memory_study(bad, 10)
+    with pytest.raises(ValueError, match="agents"):
+        kv_memory_study(HAND, math.nan)
+
+
+@settings(max_examples=6, deadline=None)
+@given(low=st.integers(1000, 12_000), more=st.integers(1, 6000))
+def test_more_target_agents_never_makes_an_option_cheaper_per_day(low: int, more: int) -> None:
+    a, b = kv_memory_study(HAND, low).rows, kv_memory_study(HAND, low + more).rows
+    for small, large in zip(a, b, strict=True):
+        if large.feasible:
+            assert small.feasible and large.cost_usd_per_day >= small.cost_usd_per_day, small.option
+            assert large.needed >= small.needed
+
+
+def test_the_cli_writes_the_options_table_and_says_why(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "hand.csv"
+    pd.DataFrame([{"name": "hand", **HAND}]).to_csv(path, index=False)
+    capsys.readouterr()
+    assert main(["kv-memory", str(path), "--row", "hand", "--agents", "8000"]) == 0
+    out, err = capsys.readouterr()
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [r["option"] for r in rows] == ["host", "ssd", "remote", "accelerators"]
+    assert (rows[0]["needed"], rows[0]["rank"], rows[3]["needed"]) == ("1.0", "1", "16.0")
+    assert "Cheapest: host" in err
+    doc = json.loads(_cli(capsys, "kv-memory", str(path), "--row", "hand", "--agents", "8000", "--format", "json"))
+    assert doc["cheapest"] == "host" and doc["options"][1]["needed"] is None
+    assert main(["kv-memory", str(path), "--row", "hand", "--agents", "0"]) == 2  # not a target
+    bad = tmp_path / "bad.csv"
+    pd.DataFrame([{"name": "bad", **HAND, "seconds_between_turns": 0}]).to_csv(bad, index=False)
+    assert main(["kv-memory", str(bad), "--row", "bad", "--agents", "10"]) == 1
+    assert "seconds_between_turns" in capsys.readouterr().err
+
+
+def test_the_example_of_the_how_to(capsys: pytest.CaptureFixture[str]) -> None:
+    # docs/how-to/sessions.md: 10,000 agents within a 1 s TTFT on 64 accelerators
+    cheapest = {}
+    for row in ("agent-h100", "agent-h100-host", "agent-b200", "agent-b200-host"):
+        doc = json.loads(_cli(capsys, "kv-memory", str(EXAMPLE), "--row", row, "--agents", "10000", "--format",
+                              "json"))
+        cheapest[row] = doc["cheapest"]
+    assert cheapest == {"agent-h100": None, "agent-h100-host": "accelerators", "agent-b200": "ssd",
+                        "agent-b200-host": "host"}
+
+
+def test_the_api_answers_as_the_cli(api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    expected = _cli(capsys, "kv-memory", str(EXAMPLE), "--row", "agent-b200", "--agents", "10000")
+    r = api.post("/v1/kv-memory", params={"row": "agent-b200", "agents": 10000, "format": "csv"},
+                 content=EXAMPLE.read_bytes(), headers={"content-type": "text/csv"})
+    assert r.status_code == 200 and r.text == expected
+    r = api.post("/v1/kv-memory", params={"row": "agent-b200", "agents": 10000}, content=EXAMPLE.read_bytes(),
+                 headers={"content-type": "text/csv"})
+    assert r.status_code == 200 and r.json()["cheapest"] == "ssd" and "Cheapest: ssd" in r.json()["why"]
+    r = api.post("/v1/kv-memory", params={"row": "agent-b200"}, content=EXAMPLE.read_bytes(),
+                 headers={"content-type": "text/csv"})
+    assert r.status_code == 422 and "agents" in r.text
+    r = api.post("/v1/kv-memory", json={"scenarios": [{**HAND, "name": "x", "seconds_between_turns": 0}]},
+                 params={"agents": 10})
+    assert r.status_code == 422 and "seconds_between_turns" in r.json()["error"]["message"]
+
+
+def test_the_sessions_page_shows_the_study() -> None:
+    at = start("sessions", encode_query(economics.Scenario(**HAND), economics.default_scenario()))
+    assert not at.error, [e.value for e in at.error]
+    at.number_input(key="kv_memory_agents").set_value(8000).run()
+    at.button(key="kv_memory_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    table = next(d.value for d in at.dataframe if "Rank" in d.value.columns or "rank" in d.value.columns)
+    assert len(table) == 4
+    assert any("Cheapest: host" in t.value for t in at.text)
