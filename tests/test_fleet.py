@@ -146,3 +146,21 @@ def test_more_demand_never_means_a_smaller_fleet(accelerator: str, demand: float
         assert r["accelerators"] * 86400 >= r["work_accelerator_s_per_day"] * peak * (1 + headroom) * (1 - 1e-9)
         assert 0 < r["utilization"] <= 1
         assert r["racks"] * r["systems_per_rack"] >= r["systems"]
+
+
+def test_a_rack_of_72_8_kw_holds_14_systems_of_5_2_kw_in_the_engine_and_the_planners_function() -> None:
+    # 72.8 kW / 5.2 kW = 14 systems a rack (13.999999999999998 in floating point, so an exact floor gave 13 and 2
+    # racks); 112 accelerators / 8 a system = 14 systems = 1 rack. ceil and floor share one named tolerance.
+    from economics.domain import fleet
+    from economics.domain.formula import ROUNDING_TOLERANCE, floor
+
+    assert 72.8 / 5.2 < 14 and float(floor(72.8 / 5.2)) == 14.0 and ROUNDING_TOLERANCE == 1e-12
+    s = economics.default_scenario().model_copy(update={
+        "accelerator_count": 112, "system_power_kw": 5.2, "rack_power_kw": 72.8, "system_rack_units": 1,
+        "demand_output_tokens_per_day": None})
+    r = economics.evaluate_scenario(s)
+    assert (r["systems"], r["racks"]) == (14, 1)
+    assert float(fleet.systems_per_rack(5.2, 72.8, 1, 42, False)) == 14.0
+    assert float(fleet.racks_needed(14, fleet.systems_per_rack(5.2, 72.8, 1, 42, False))) == 1.0
+    assert "main_systems_per_rack = min(floor(rack_power_kw_effective / system_power_kw_effective)" in \
+        economics.explain_text(s)

@@ -16,7 +16,7 @@ from functools import cache
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from economics.domain.formula import SECONDS_PER_DAY, Formula
+from economics.domain.formula import SECONDS_PER_DAY, Formula, ceil
 
 F = NDArray[np.float64]
 
@@ -36,7 +36,7 @@ def round_up_to_multiple(count: ArrayLike, multiple: ArrayLike) -> F:
     (24.0, 16.0)
     """
     m = _a(multiple)
-    return m * np.ceil(_a(count) / m * (1.0 - 1e-12))
+    return m * ceil(_a(count) / m)
 
 
 def systems_needed(accelerators: ArrayLike, accelerators_per_system: ArrayLike) -> F:
@@ -47,7 +47,8 @@ def systems_needed(accelerators: ArrayLike, accelerators_per_system: ArrayLike) 
     >>> float(systems_needed(64, 8)), float(systems_needed(65, 8)), float(systems_needed(100, 72))
     (8.0, 9.0, 2.0)
     """
-    return np.ceil(_a(accelerators) / _a(accelerators_per_system) * (1.0 - 1e-12))
+    return _a(SYSTEMS.evaluate({"accelerators": _a(accelerators),
+                                "accelerators_per_system": _a(accelerators_per_system)}))
 
 
 def systems_per_rack(system_power_kw: ArrayLike, rack_power_kw: ArrayLike, system_rack_units: ArrayLike,
@@ -64,12 +65,13 @@ def systems_per_rack(system_power_kw: ArrayLike, rack_power_kw: ArrayLike, syste
     >>> float(systems_per_rack(120, 30, 48, 42, True)), float(systems_per_rack(120, 150, 48, 42, True))
     (0.0, 1.0)
     """
-    p_sys, p_rack = _a(system_power_kw), _a(rack_power_kw)
-    by_power = np.floor(p_rack / p_sys * (1.0 + 1e-12))
-    ru = _a(system_rack_units)
-    by_space = np.where(np.isnan(ru), np.inf, np.floor(_a(rack_units_per_rack) / np.where(np.isnan(ru), 1.0, ru)))
-    per_rack = np.minimum(by_power, by_space)
-    return np.where(np.asarray(rack_scale, dtype=bool), np.where(p_sys <= p_rack * (1.0 + 1e-12), 1.0, 0.0), per_rack)
+    p_sys, p_rack, ru = _a(system_power_kw), _a(rack_power_kw), _a(system_rack_units)
+    shape = np.broadcast(p_sys, p_rack, ru, _a(rack_units_per_rack), np.asarray(rack_scale)).shape
+    v = {"rack_power_kw_effective": p_rack, "system_power_kw_effective": p_sys,
+         "rack_units_per_rack": _a(rack_units_per_rack), "system_rack_units": np.where(np.isnan(ru), 1.0, ru)}
+    per_rack = np.where(np.isnan(ru), SYSTEMS_PER_RACK_POWER_ONLY.evaluate(v), SYSTEMS_PER_RACK.evaluate(v))
+    return np.broadcast_to(np.where(np.asarray(rack_scale, dtype=bool), SYSTEMS_PER_RACK_SCALE.evaluate(v), per_rack),
+                           shape).astype(float)
 
 
 def racks_needed(systems: ArrayLike, per_rack: ArrayLike) -> F:
@@ -82,7 +84,8 @@ def racks_needed(systems: ArrayLike, per_rack: ArrayLike) -> F:
     """
     s = _a(per_rack)
     ok = s >= 1
-    return np.where(ok, np.ceil(_a(systems) / np.where(ok, s, 1.0) * (1.0 - 1e-12)), np.nan)
+    return np.where(ok, RACKS.evaluate({"main_systems": _a(systems), "main_systems_per_rack": np.where(ok, s, 1.0)}),
+                    np.nan)
 
 
 def facility_pue(cooling: ArrayLike, pue_air: ArrayLike, pue_liquid: ArrayLike, liquid_share: ArrayLike) -> F:

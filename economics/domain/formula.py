@@ -69,11 +69,37 @@ DAYS_PER_YEAR = CONSTANTS["DAYS_PER_YEAR"][0]
 G_PER_KG = CONSTANTS["G_PER_KG"][0]
 KG_PER_TONNE = CONSTANTS["KG_PER_TONNE"][0]
 
+ROUNDING_TOLERANCE = 1e-12
+"""Relative tolerance of ``ceil`` and ``floor`` in every formula and in the functions that evaluate them: a quotient
+within it of a whole number is that number, so 72.8 kW / 5.2 kW (13.999999999999998 in floating point) is 14 systems
+a rack and 16.000000000000004 systems is 16, not 17. Far below any input's precision, far above rounding error."""
+
+
+def ceil(x: Any) -> Any:
+    """``ceil`` within :data:`ROUNDING_TOLERANCE`.
+
+    >>> float(ceil(16.000000000000004)), float(ceil(16.01))
+    (16.0, 17.0)
+    """
+    x = np.asarray(x, dtype=float)
+    return np.ceil(x - np.abs(x) * ROUNDING_TOLERANCE)
+
+
+def floor(x: Any) -> Any:
+    """``floor`` within :data:`ROUNDING_TOLERANCE`.
+
+    >>> float(floor(72.8 / 5.2)), float(floor(13.99))
+    (14.0, 13.0)
+    """
+    x = np.asarray(x, dtype=float)
+    return np.floor(x + np.abs(x) * ROUNDING_TOLERANCE)
+
+
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min": lambda *a: _reduce(np.minimum, a),
     "max": lambda *a: _reduce(np.maximum, a),
-    "ceil": np.ceil,
-    "floor": np.floor,
+    "ceil": ceil,
+    "floor": floor,
     "hours_sum": lambda a: np.sum(a, axis=0),
     "exp": np.exp,
     "ln": np.log,
