@@ -552,7 +552,7 @@ def _check_precisions(c: dict[str, np.ndarray], problems: _Problems) -> None:
             pairs = str(listed.get(acc[r], "") or "")
             if f"{w[r]}/{k[r]}" not in pairs.split():
                 f = str(field[r])
-                problems.add_one(r, f, c[f][r], f"{f}: {acc[r]} ({acc_field}) does not run {w[r]} weights with "
+                problems.add_one(int(r), f, c[f][r], f"{f}: {acc[r]} ({acc_field}) does not run {w[r]} weights with "
                                  f"{k[r]} compute (data/accelerators.csv weight_compute_pairs lists "
                                  f"{pairs or 'no such pair for it'}); give a listed pair, or precision alone")
 
