@@ -38,7 +38,7 @@ DATA_DIR = data_dir()
 """The catalogs' folder, resolved once at import (see :func:`data_dir`)."""
 CONFIDENCE_TAGS = ("listed", "vendor claim", "secondary", "estimate")
 ACCELERATOR_TEXT_FIELDS = frozenset({"name", "vendor", "kind", "system_name", "system_form", "cooling", "roofline",
-                                     "family", "interconnect"})
+                                     "family", "interconnect", "weight_compute_pairs"})
 
 
 class CatalogError(ValueError):

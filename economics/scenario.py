@@ -26,6 +26,43 @@ SystemForm = Literal["server", "rack", "wafer"]
 RentTier = Literal["on_demand", "reserved", "spot"]
 
 
+class WeightPrecision(StrEnum):
+    """The format the weights are stored in (their bytes: :data:`economics.domain.precision.BYTES_PER_VALUE`)."""
+
+    BF16 = "bf16"
+    FP8 = "fp8"
+    INT8 = "int8"
+    FP4 = "fp4"
+    MXFP4 = "mxfp4"
+    INT4 = "int4"
+
+
+class ComputePrecision(StrEnum):
+    """The format the matrix multiplications run in (their peak: the accelerator's ``<precision>_tflops``)."""
+
+    BF16 = "bf16"
+    FP8 = "fp8"
+    FP4 = "fp4"
+
+
+def split_precision(precision: Any, weight_precision: Any = None,
+                    compute_precision: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """The weights' and the compute's precision of each row: the one given, else (``""`` or absent) ``precision``,
+    the shorthand for the two equal.
+
+    >>> [x.tolist() for x in split_precision(["fp8", "bf16"], ["", "mxfp4"], ["", ""])]
+    [['fp8', 'mxfp4'], ['fp8', 'bf16']]
+    """
+    p = np.asarray(precision, dtype=object)
+
+    def given(x: Any) -> np.ndarray:
+        if x is None:
+            return p
+        v = np.asarray(x, dtype=object)
+        return np.where(v == "", p, v)
+    return given(weight_precision), given(compute_precision)
+
+
 class Workload(StrEnum):
     """What one unit of demand is: a single request, or an agent session of several turns (docs/model.md,
     "Sessions"): a session's turns are requests whose context grows, and its prefix cache hit rate is computed.
@@ -273,10 +310,18 @@ class Scenario(BaseModel):
         default=None, max_length=100, description="Model catalog id (data/models.csv); needed to estimate throughput",
         json_schema_extra={"unit": "", "group": "throughput"})
     precision: Precision = Field(
-        default="bf16", description="Weight and compute precision of the estimate: bf16, fp8 or fp4",
+        default="bf16", description="Weight and compute precision of the estimate: bf16, fp8 or fp4 (the shorthand "
+        "for weight_precision and compute_precision equal)", json_schema_extra={"unit": "", "group": "throughput"})
+    weight_precision: WeightPrecision | None = Field(
+        default=None, description="Format the weights are stored in, for their bytes (memory-bound decode, memory "
+        "held): bf16, fp8, int8, fp4, mxfp4 (4.25 bits) or int4 (4.125 bits); empty = precision. A pair with "
+        "compute_precision must be one the accelerator runs (data/accelerators.csv weight_compute_pairs)",
         json_schema_extra={"unit": "", "group": "throughput"})
+    compute_precision: ComputePrecision | None = Field(
+        default=None, description="Format the matrix multiplications run in, for the peak FLOPS: bf16, fp8 or fp4; "
+        "empty = precision", json_schema_extra={"unit": "", "group": "throughput"})
     kv_cache_precision: Precision | None = Field(
-        default=None, description="KV-cache precision; empty = the weight precision (FP8 for FP4 weights: no engine "
+        default=None, description="KV-cache precision; empty = the compute precision (FP8 for FP4: no engine "
         "measured here keeps an FP4 KV cache)",
         json_schema_extra={"unit": "", "group": "throughput"})
     serving_stack: str = Field(
@@ -284,6 +329,12 @@ class Scenario(BaseModel):
         description="Serving stack behind the throughput: a stack id (data/serving_stacks.csv: framework, TP/EP, "
         "speculative decoding, disaggregation) or best = the highest published throughput for the pair at the "
         "per-user target", json_schema_extra={"unit": "", "group": "throughput"})
+    speculative_draft_tokens: int | None = _f(
+        None, "token", "Draft tokens proposed per decode step under speculative decoding (MTP, EAGLE); empty = the "
+        "serving stack's (data/serving_stacks.csv), 0 = none", group="throughput", ge=0, le=16)
+    speculative_acceptance_rate: float | None = _f(
+        None, "-", "Probability each draft token is accepted, independently (Leviathan et al. 2023); empty = the "
+        "serving stack's", group="throughput", ge=0, le=1)
     curves_sha256: str | None = Field(
         default=None, max_length=64,
         description="SHA-256 of your own curve file (import-benchmark output, loaded with --curves FILE or uploaded "

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from economics import catalog, user_curves, validation_hours, validation_sessions, values
-from economics.scenario import CATALOG_FIELDS, CATALOG_ID_FIELDS, FIELDS, FieldSpec, show_value
+from economics.scenario import CATALOG_FIELDS, CATALOG_ID_FIELDS, FIELDS, FieldSpec, show_value, split_precision
 from economics.values import FALSE_WORDS, TRUE_WORDS, capped, shown
 
 __all__ = ["FALSE_WORDS", "TRUE_WORDS", "InputError", "Problem", "check_columns", "validate", "validate_one"]
@@ -533,7 +533,56 @@ def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems, present: 
             cols[field] = np.where(given == "", look.texts[cat_field][codes], given)
 
 
+def _check_precisions(c: dict[str, np.ndarray], problems: _Problems) -> None:
+    """Weights and compute given apart (``weight_precision``, ``compute_precision``) must be a pair the accelerator
+    (and the decode accelerator) runs: data/accelerators.csv ``weight_compute_pairs``; equal ones are ``precision``'s
+    case (its peak is checked by the estimate).
+    """
+    w_given, k_given = np.asarray(c["weight_precision"] != ""), np.asarray(c["compute_precision"] != "")
+    if not (w_given | k_given).any():
+        return
+    w, k = split_precision(c["precision"], c["weight_precision"], c["compute_precision"])
+    table = catalog.accelerators()
+    listed = table["weight_compute_pairs"] if "weight_compute_pairs" in table.columns else pd.Series(dtype=object)
+    field = np.where(w_given, "weight_precision", "compute_precision")
+    for acc_field in ("accelerator", "decode_accelerator"):
+        acc = np.asarray(c[acc_field], dtype=object)
+        rows = (w_given | k_given) & (w != k) & (acc != "") & ~problems.flagged(acc_field)
+        for r in np.flatnonzero(rows):
+            pairs = str(listed.get(acc[r], "") or "")
+            if f"{w[r]}/{k[r]}" not in pairs.split():
+                f = str(field[r])
+                problems.add_one(int(r), f, c[f][r], f"{f}: {acc[r]} ({acc_field}) does not run {w[r]} weights with "
+                                 f"{k[r]} compute (data/accelerators.csv weight_compute_pairs lists "
+                                 f"{pairs or 'no such pair for it'}); give a listed pair, or precision alone")
+
+
+def _check_speculation(c: dict[str, np.ndarray], problems: _Problems) -> None:
+    """Speculative decoding given by the scenario needs both its draft length and its acceptance: either field may
+    come from the serving stack (data/serving_stacks.csv), but an acceptance without draft tokens, or draft tokens
+    without an acceptance, would be silently ignored or guessed.
+    """
+    k, a = c["speculative_draft_tokens"], c["speculative_acceptance_rate"]
+    if np.isnan(k).all() and np.isnan(a).all():
+        return
+    stacks = catalog.serving_stacks()
+    stack = pd.Series(np.asarray(c["serving_stack"], dtype=object))
+    stack_k = pd.to_numeric(stack.map(stacks["draft_tokens"]), errors="coerce").fillna(0.0).to_numpy(dtype=float)
+    stack_a = pd.to_numeric(stack.map(stacks["acceptance_rate"]), errors="coerce").to_numpy(dtype=float)
+    drafts = np.where(np.isnan(k), stack_k, k)
+    problems.add(~np.isnan(a) & (drafts == 0) & ~problems.flagged("speculative_draft_tokens"),
+                 "speculative_acceptance_rate", a,
+                 "speculative_acceptance_rate: no draft tokens to accept (speculative_draft_tokens is empty or 0 and "
+                 "the serving stack speculates none); give speculative_draft_tokens")
+    problems.add((k > 0) & np.isnan(a) & np.isnan(stack_a) & ~problems.flagged("speculative_acceptance_rate"),
+                 "speculative_acceptance_rate", "",
+                 "speculative_acceptance_rate: needed with speculative_draft_tokens (the serving stack gives no "
+                 "acceptance rate)")
+
+
 def _check_combinations(c: dict[str, np.ndarray], problems: _Problems) -> None:
+    _check_precisions(c, problems)
+    _check_speculation(c, problems)
     own = c["ownership"] == "own"
     rent = ~own
     acc = c["accelerator"]

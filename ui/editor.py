@@ -41,7 +41,11 @@ SECTION_OF_FIELD = {"existing_accelerators": "Hardware", "new_accelerator": "Har
                     "fast_tier_price_multiplier": "Prices", "name": "Hardware"}
 LABELS = {  # where the schema's description does not make a form label
     "name": "Scenario name", "accelerator": "Accelerator", "ownership": "Ownership (own or rent)",
-    "model": "Model", "precision": "Precision", "kv_cache_precision": "KV-cache precision",
+    "model": "Model", "precision": "Precision (weights and compute)", "kv_cache_precision": "KV-cache precision",
+    "weight_precision": "Weight precision (empty = precision)",
+    "compute_precision": "Compute precision (empty = precision)",
+    "speculative_draft_tokens": "Speculative draft tokens per step [token]",
+    "speculative_acceptance_rate": "Draft acceptance rate",
     "decode_accelerator": "Decode accelerator", "new_accelerator": "New-generation accelerator",
     "existing_accelerators": "Existing fleet [accelerator]", "accelerator_cooling": "Cooling the hardware needs",
     "decode_accelerator_cooling": "Cooling the decode hardware needs", "system_form": "System form",

@@ -20,7 +20,8 @@ from ui import common, editor, state, studies
 from ui import format as fmt
 from ui.text import plain
 
-KEY_FIELDS = ("name", "accelerator", "model", "precision", "serving_stack", "input_tokens_per_request",
+KEY_FIELDS = ("name", "accelerator", "model", "precision", "weight_precision", "compute_precision", "serving_stack",
+              "speculative_draft_tokens", "speculative_acceptance_rate", "input_tokens_per_request",
               "output_tokens_per_request",
               "target_output_tokens_per_s_per_user", "accelerators_per_replica", "output_tokens_per_s_per_accelerator",
               "input_tokens_per_s_per_accelerator", "accelerator_count")

@@ -1,6 +1,7 @@
-"""Number formats: the bytes a weight or a KV-cache value takes at each precision, and the KV cache's precision when
-a scenario leaves it empty. The one table every step reads (the roofline, the engine's KV transfer, the planner's
-KV link, the calibration), so one scenario has one KV size everywhere.
+"""Number formats: the bytes a weight or a KV-cache value takes at each precision, the weights' and the compute's
+precision of a scenario (``precision`` is the shorthand for the two equal), and the KV cache's precision when a
+scenario leaves it empty. The one table every step reads (the roofline, the engine's KV transfer, the planner's KV
+link, the calibration), so one scenario has one KV size everywhere.
 """
 
 from __future__ import annotations
@@ -10,12 +11,30 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-BYTES_PER_VALUE: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5}
-"""Storage per weight or KV value at each precision [byte]."""
+from economics.scenario import split_precision
+
+__all__ = ["BYTES_PER_VALUE", "KV_WHEN_EMPTY", "bytes_per_value", "kv_precision", "record_precision",
+           "split_precision"]
+
+MXFP4_BYTES = (32 * 4 + 8) / 32 / 8
+"""MXFP4: blocks of 32 FP4 (E2M1) values sharing one 8-bit E8M0 scale, 4.25 bits a value (OCP Microscaling
+Formats (MX) v1.0 specification, sections 5.1-5.2, https://www.opencompute.org/documents/ocp-microscaling-formats-
+mx-v1-0-spec-final-pdf) [byte]."""
+
+INT4_BYTES = (128 * 4 + 16) / 128 / 8
+"""INT4 weight-only (GPTQ / AWQ, the group size 128 both papers evaluate): 4-bit values with one FP16 scale per group
+of 128, 4.125 bits a value (Frantar et al., "GPTQ", ICLR 2023; Lin et al., "AWQ", MLSys 2024); an asymmetric
+checkpoint's 4-bit zero points add 1/32 bit, not counted [byte]."""
+
+BYTES_PER_VALUE: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5,
+                                     "mxfp4": MXFP4_BYTES, "int4": INT4_BYTES}
+"""Storage per weight or KV value at each precision [byte]; ``fp4`` is the shorthand precision's 0.5 byte as
+before (its block scales not counted), ``mxfp4`` and ``int4`` count theirs."""
 
 KV_WHEN_EMPTY: dict[str, str] = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "int8": "int8", "fp4": "fp8"}
-"""The KV cache's precision when a scenario gives none: the weights', except FP8 for FP4 weights (no serving engine
-measured in data/ keeps an FP4 KV cache; attention runs at FP8 there too)."""
+"""The KV cache's precision when a scenario gives none: the compute precision's (which is ``precision``'s when the
+scenario gives only that), except FP8 for FP4 (no serving engine measured in data/ keeps an FP4 KV cache; attention
+runs at FP8 there too). Weight-only quantization leaves the KV cache at the activations' precision."""
 
 
 FEW_VALUES = 64
@@ -38,8 +57,8 @@ def bytes_per_value(precisions: ArrayLike) -> NDArray[np.float64]:
 
 
 def kv_precision(precision: ArrayLike, kv_cache_precision: ArrayLike) -> NDArray[Any]:
-    """The KV cache's precision of each row: the one given, else (``""``) :data:`KV_WHEN_EMPTY` of the weight
-    precision.
+    """The KV cache's precision of each row: the one given, else (``""``) :data:`KV_WHEN_EMPTY` of ``precision``
+    (the compute precision: :func:`split_precision`).
 
     >>> kv_precision(["fp4", "fp4", "bf16"], ["", "fp4", ""]).tolist()
     ['fp8', 'fp4', 'bf16']
@@ -51,3 +70,16 @@ def kv_precision(precision: ArrayLike, kv_cache_precision: ArrayLike) -> NDArray
         if given != used:
             implied = np.where(weights == given, used, implied)
     return np.where(kv == "", implied, kv)
+
+
+def record_precision(precision: ArrayLike, weight_precision: ArrayLike | None = None,
+                     compute_precision: ArrayLike | None = None) -> NDArray[Any]:
+    """The precision a measured record (curve, claim) of each row's configuration is filed under: the one precision
+    when the weights and the compute share it, else ``weights/compute`` (no record in data/ is filed under a pair, so
+    a weight-only quantized row is estimated, never read off a curve of another configuration).
+
+    >>> record_precision(["bf16", "bf16", "bf16"], ["", "fp8", "mxfp4"], ["", "fp8", ""]).tolist()
+    ['bf16', 'fp8', 'mxfp4/bf16']
+    """
+    w, k = split_precision(precision, weight_precision, compute_precision)
+    return np.where(w == k, w, w.astype(str) + "/" + k.astype(str)).astype(object)

@@ -70,6 +70,10 @@ SPECULATIVE_STEP = Formula(
     "(verify_step_s + draft_tokens * draft_cost_fraction * target_step_s) / max(tokens_per_step, 1)",
     note="speculative decoding: one verification of the k + 1 tokens of every sequence and k draft steps, over the "
          "tokens accepted per step")
+TOKENS_PER_STEP = Formula(
+    "tokens_per_step", "token", "(1 - acceptance_rate ** (draft_tokens + 1)) / (1 - acceptance_rate)",
+    note="expected tokens a sequence emits per verification: the accepted draft tokens until the first rejection, "
+         "plus the target model's own (Leviathan et al., ICML 2023, eq. 1; k + 1 at acceptance 1, the limit)")
 PREFILL_RATE = Formula(
     "prefill_tokens_per_s_per_replica", "token/s",
     "1 / (prefill_flops_per_token / (accelerators_per_replica * peak_tflops * FLOPS_PER_TFLOPS"
@@ -388,21 +392,34 @@ def queued_time_to_first_token_s(prefill_s_one_request: ArrayLike, prefill_share
 
 def speculative_tokens_per_step(acceptance: ArrayLike, draft_tokens: ArrayLike) -> F:
     r"""Expected tokens a sequence emits per verification step with k draft tokens, each accepted with probability
-    alpha until the first rejection, plus the token the target model always adds [token].
+    alpha until the first rejection, plus the token the target model always adds (:data:`TOKENS_PER_STEP`) [token].
 
-    .. math:: E = \frac{1 - \alpha^{k+1}}{1 - \alpha}   (\alpha = 1: E = k + 1; k = 0: E = 1)
+    .. math:: E = \frac{1 - \alpha^{k+1}}{1 - \alpha}   (\alpha = 1: E = k + 1, the limit; k = 0: E = 1)
 
     Reference: Leviathan, Kalman & Matias, "Fast Inference from Transformers via Speculative Decoding", ICML 2023
-    (eq. 1); DeepSeek-V3 report arXiv:2412.19437 sec. 5.4.3 (MTP, one draft token, 85-90 % acceptance).
+    (eq. 1, the i.i.d. acceptance model); DeepSeek-V3 report arXiv:2412.19437 sec. 5.4.3 (MTP, one draft token,
+    85-90 % acceptance).
 
     >>> round(float(speculative_tokens_per_step(0.85, 1)), 6), round(float(speculative_tokens_per_step(0.8, 3)), 4)
     (1.85, 2.952)
     >>> float(speculative_tokens_per_step(1.0, 2)), float(speculative_tokens_per_step(0.7, 0))
     (3.0, 1.0)
     """
-    a, k = np.clip(np.nan_to_num(_a(acceptance), nan=0.0), 0.0, 1.0), np.maximum(np.nan_to_num(_a(draft_tokens)), 0.0)
-    safe = np.where(a < 1.0, a, 0.0)
-    return np.where(a < 1.0, (1.0 - safe ** (k + 1.0)) / (1.0 - safe), k + 1.0)
+    terms = speculative_acceptance_terms(acceptance, draft_tokens)
+    a, k = terms["acceptance_rate"], terms["draft_tokens"]
+    return np.where(a < 1.0, TOKENS_PER_STEP.evaluate({**terms, "acceptance_rate": np.where(a < 1.0, a, 0.0)}),
+                    k + 1.0)
+
+
+def speculative_acceptance_terms(acceptance: ArrayLike, draft_tokens: ArrayLike) -> dict[str, F]:
+    """The symbols of :data:`TOKENS_PER_STEP`: the acceptance within [0, 1] and the draft tokens at least 0 (NaN:
+    none).
+
+    >>> {k: float(v) for k, v in speculative_acceptance_terms(float("nan"), 2).items()}
+    {'acceptance_rate': 0.0, 'draft_tokens': 2.0}
+    """
+    return {"acceptance_rate": np.clip(np.nan_to_num(_a(acceptance), nan=0.0), 0.0, 1.0),
+            "draft_tokens": np.maximum(np.nan_to_num(_a(draft_tokens)), 0.0)}
 
 
 def speculative_step_s(verify_step_s: ArrayLike, plain_step_s: ArrayLike, draft_tokens: ArrayLike,

@@ -150,7 +150,11 @@ def _trace_roofline(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> N
 
 def _trace_memory(rl: Roofline, c: dict[str, Array], thr: dict[str, Array], trace: Any) -> None:
     """Weights, the KV cache of a sequence at its full context, and the batch that fits."""
-    weights = _record(trace, th.WEIGHT_BYTES, rl.weight_terms, rl.weights)
+    r = trace.row
+    weights = _record(trace, th.WEIGHT_BYTES, rl.weight_terms, rl.weights,
+                      note=f"bytes_per_parameter: {rl.weight_precision[r]} weights"
+                      + (f", {rl.compute_precision[r]} compute" if rl.weight_precision[r] != rl.compute_precision[r]
+                         else "") + f" ({8 * rl.bpp[r]:g} bits a parameter)")
     _record(trace, th.WEIGHTS_GB, {"weight_bytes_per_replica": weights}, thr["weights_gb_per_replica"])
     kv_max = _record(trace, th.KV_BYTES_PER_SEQUENCE, rl.kv_terms_max, rl.kv_max, name=FULL,
                      note="at the full context: input + output tokens of a request",
@@ -176,7 +180,7 @@ def _trace_step(rl: Roofline, c: dict[str, Array], thr: dict[str, Array], trace:
             + ("; the non-expert weights copied in each DP-attention group included" if rl.weights_copied[r] > 0
                else "")
             + ("; attention_flops_per_token scaled to the FP8 peak (attention does not run at FP4)"
-               if c["precision"][r] == "fp4" else "")
+               if rl.compute_precision[r] == "fp4" else "")
             + "; tensor_parallel_s: two all-reduces per layer (2 log2 n latency rounds each)"
             + (" and the expert-parallel all-to-all" if rl.ep[r] > 1 else "")
             + "; overhead_s and token_overhead_s calibrated per layer")
@@ -184,8 +188,13 @@ def _trace_step(rl: Roofline, c: dict[str, Array], thr: dict[str, Array], trace:
                     kv_bytes_per_sequence=AVERAGE)
     if not spec:
         return np.asarray(plain)
-    spec_note = (f"speculative decoding ({c['serving_stack'][r]}): the target model verifies 1 + k tokens of every "
-                 "sequence and k draft steps cost a fraction of its step; tokens_per_step = (1 - a^(k+1)) / (1 - a)")
+    given = not np.isnan(np.asarray(c.get("speculative_draft_tokens", [np.nan]), dtype=float)[r]) or not np.isnan(
+        np.asarray(c.get("speculative_acceptance_rate", [np.nan]), dtype=float)[r])
+    _record(trace, th.TOKENS_PER_STEP, th.speculative_acceptance_terms(rl.spec_a, rl.spec_k), rl.spec_e,
+            note="the scenario's speculative_draft_tokens / speculative_acceptance_rate where given, else the serving "
+                 f"stack's ({c['serving_stack'][r]})" if given else f"the serving stack's ({c['serving_stack'][r]})")
+    spec_note = ("speculative decoding: the target model verifies 1 + k tokens of every sequence (target_step_s "
+                 "over k + 1 tokens each) and k draft steps cost draft_cost_fraction of its step each")
     return np.asarray(_record(trace, th.SPECULATIVE_STEP, rl.speculative_terms(b, n, plain), rl.step(b, n),
                               note=spec_note))
 

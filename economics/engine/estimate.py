@@ -34,11 +34,13 @@ import pandas as pd
 from economics import catalog
 from economics.domain import throughput as th
 from economics.domain.explain import format_number as fmt
+from economics.domain.precision import split_precision
 from economics.domain.revenue import PREFILL_ESTIMATE
 from economics.engine.measured import (
     SOURCE_ESTIMATE,
     SOURCE_GIVEN,
     Curve,
+    configuration_precision,
     curves,
     given_elsewhere,
     take_claims,
@@ -75,7 +77,7 @@ def _candidate_curves(c: dict[str, Array], need: Array) -> tuple[Curve, ...] | l
     """
     if need.size > FEW_ROWS:
         return curves()
-    pairs = set(zip(c["accelerator"][need], c["model"][need], c["precision"][need], strict=True))
+    pairs = set(zip(c["accelerator"][need], c["model"][need], configuration_precision(c)[need], strict=True))
     return [cv for cv in curves() if (cv.accelerator, cv.model, cv.precision) in pairs]
 
 
@@ -217,26 +219,29 @@ def _estimate_prefill(c: dict[str, Array], out: dict[str, Array], rows: Array, m
     out["throughput_note"][rows] = np.where(note != "", note, out["throughput_note"][rows])
 
 
-def _reasons(c: dict[str, Array], bad: Array, peak: Array, any_fit: Array, speed_at_1: Array, weights: Array,
+def _reasons(c: dict[str, Array], bad: Array, peak: Array, any_fit: Array, speed_at_1: Array, weight_bytes: Array,
              kv_max: Array) -> Array:
     """One sentence per infeasible row, naming the constraint and the numbers."""
     table = catalog.accelerators()
     roofline = table["roofline"] if "roofline" in table.columns else pd.Series(dtype=object)
     out = np.full(len(bad), "", dtype=object)
+    weights, compute = split_precision(c["precision"], c.get("weight_precision"), c.get("compute_precision"))
     for r in np.flatnonzero(bad):
-        acc, model, prec = str(c["accelerator"][r]), str(c["model"][r]), str(c["precision"][r])
+        acc, model, prec, field = str(c["accelerator"][r]), str(c["model"][r]), str(compute[r]), "precision"
+        if weights[r] != compute[r] or prec != c["precision"][r]:
+            field = "compute_precision"  # the precisions given apart: the compute's is the one without a peak
         if roofline.get(acc, "") == "no":
             out[r] = (f"throughput: no roofline estimate for {acc} (dataflow/SRAM system); give a measured "
                       f"output_tokens_per_s_per_accelerator")
         elif np.isnan(peak[r]):
-            out[r] = f"precision: {acc} has no {prec} peak in the catalog ({prec} not supported); use another precision"
+            out[r] = f"{field}: {acc} has no {prec} peak in the catalog ({prec} not supported); use another {field}"
         elif np.isnan(c["accelerator_memory_gb"][r]) or np.isnan(c["accelerator_bandwidth_tb_per_s"][r]):
             out[r] = f"throughput: memory or bandwidth of {acc} unknown; give them or a measured throughput"
         elif not any_fit[r]:
             n = c["accelerators_per_replica"][r]
             size = int(n) if not np.isnan(n) else int(max(8.0, np.nan_to_num(c["accelerators_per_system"][r], nan=8)))
             usable = size * c["accelerator_memory_gb"][r] * c["memory_utilization"][r]
-            out[r] = (f"memory: {model} does not fit: {prec} weights {fmt(weights[r] / 1e9)} GB + KV "
+            out[r] = (f"memory: {model} does not fit: {weights[r]} weights {fmt(weight_bytes[r] / 1e9)} GB + KV "
                       f"{fmt(kv_max[r] / 1e9)} GB per sequence > usable {fmt(usable)} GB on {size} x {acc} "
                       f"({fmt(c['accelerator_memory_gb'][r])} GB x {fmt(c['memory_utilization'][r])}); use a "
                       f"lower precision or a larger accelerators_per_replica")

@@ -24,6 +24,7 @@ from scipy.interpolate import PchipInterpolator
 from economics import catalog
 from economics import user_curves as user_curves_store
 from economics.domain.explain import format_number as fmt
+from economics.domain.precision import record_precision
 
 Array = np.ndarray
 
@@ -164,12 +165,23 @@ def given_elsewhere(c: dict[str, Array], out: dict[str, Array], given: Array) ->
         return
     measured = np.asarray(c["throughput_measured_for"], dtype=object)
     rows = given & (measured != "")
+    precision = configuration_precision(c) if rows.any() else c["precision"]
     for i in np.flatnonzero(rows):
-        now = configuration_of(str(c["accelerator"][i]), str(c["model"][i]), str(c["precision"][i]))
+        now = configuration_of(str(c["accelerator"][i]), str(c["model"][i]), str(precision[i]))
         if measured[i] != now:
             out["throughput_note"][i] = (f"output_tokens_per_s_per_accelerator was measured for {measured[i]}; this "
                                          f"scenario runs {now}: the figure is kept as given (empty it to look one "
                                          "up for this configuration)")
+
+
+def configuration_precision(c: dict[str, Array]) -> Array:
+    """Each row's precision as measured records are filed (:func:`economics.domain.precision.record_precision`):
+    ``precision``, or the weights' and compute's where they are given apart.
+    """
+    w, k = c.get("weight_precision"), c.get("compute_precision")
+    if all(x is None or not np.any(x != "") for x in (w, k)):
+        return c["precision"]  # the shorthand alone, as nearly every row gives it: compared as it is (categorical)
+    return record_precision(c["precision"], w, k)
 
 
 def configuration(c: dict[str, Array], cv: Curve) -> Array:
@@ -177,7 +189,8 @@ def configuration(c: dict[str, Array], cv: Curve) -> Array:
     :data:`LENGTH_TOLERANCE` of its own: the configuration a measured curve applies to.
     """
     tol = np.log(LENGTH_TOLERANCE)
-    return ((c["accelerator"] == cv.accelerator) & (c["model"] == cv.model) & (c["precision"] == cv.precision)
+    return ((c["accelerator"] == cv.accelerator) & (c["model"] == cv.model)
+            & (configuration_precision(c) == cv.precision)
             & (np.abs(np.log(np.maximum(c["input_tokens_per_request"], 1.0) / cv.input_tokens)) <= tol)
             & (np.abs(np.log(np.maximum(c["output_tokens_per_request"], 1e-9) / cv.output_tokens)) <= tol))
 
@@ -251,7 +264,7 @@ def take_claims(c: dict[str, Array], out: dict[str, Array], need: Array) -> Arra
     for claim_id, mine in _rows_naming(c, "throughput_claim", need):
         k = claim_record(claim_id)
         same = ((c["accelerator"] == k["accelerator"]) & (c["model"] == k["model"])
-                & ((c["precision"] == k["precision"]) | (k["precision"] == "")))
+                & ((configuration_precision(c) == k["precision"]) | (k["precision"] == "")))
         if k["output_tokens"] != "":
             same &= np.abs(np.log(np.maximum(c["output_tokens_per_request"], 1e-9) / float(k["output_tokens"]))
                            ) <= np.log(LENGTH_TOLERANCE)

@@ -18,7 +18,7 @@ from economics.domain import capacity
 from economics.domain.architecture import kv_cache_bytes_per_token_gqa, kv_cache_bytes_per_token_mla
 from economics.domain.explain import Trace
 from economics.domain.finance import straight_line
-from economics.domain.precision import bytes_per_value, kv_precision
+from economics.domain.precision import bytes_per_value, kv_precision, split_precision
 from economics.domain.revenue import PREFILL_ESTIMATE
 from economics.engine.hours import hourly_columns
 from economics.engine.sessions import session_rows
@@ -29,7 +29,7 @@ from economics.scenario import FIELDS
 
 def kv_bytes_per_token(model_ids: Any, precision: Any, kv_cache_precision: Any) -> Any:
     """KV-cache bytes per token of context of each model at its KV precision
-    (:func:`economics.domain.precision.kv_precision`: the weights', FP8 for FP4 weights), from its architecture:
+    (:func:`economics.domain.precision.kv_precision`: the compute's, FP8 for FP4), from its architecture:
     :func:`~economics.domain.architecture.kv_cache_bytes_per_token_gqa` over the full-attention layers, or
     :func:`~economics.domain.architecture.kv_cache_bytes_per_token_mla`; NaN without a model. The roofline sizes its
     cache with the same two formulas and the same precision.
@@ -49,6 +49,11 @@ def kv_bytes_per_token(model_ids: Any, precision: Any, kv_cache_precision: Any) 
                                                  figure("head_dim"), b))
 
 
+def _precisions(c: dict[str, Any]) -> tuple[Any, Any]:
+    """Each row's weight and compute precision (:func:`~economics.domain.precision.split_precision`)."""
+    return split_precision(c["precision"], c.get("weight_precision"), c.get("compute_precision"))
+
+
 def resolve(c: dict[str, Any], trace: Trace | None = None) -> Columns:
     """The working record of the stages for validated, catalog-filled columns ``c`` (not modified)."""
     v = dict(c)
@@ -56,10 +61,10 @@ def resolve(c: dict[str, Any], trace: Trace | None = None) -> Columns:
     dis = np.asarray(v["decode_accelerator"] != "", dtype=bool)
     sessions = session_rows(v)
     if dis.any() or sessions.any():  # only a decode pool or a session needs the KV size: most rows skip it
-        v["kv_bytes_per_token"] = kv_bytes_per_token(v["model"], v["precision"], v["kv_cache_precision"])
+        v["kv_bytes_per_token"] = kv_bytes_per_token(v["model"], _precisions(v)[1], v["kv_cache_precision"])
     if sessions.any():  # the weights a session's HBM tier is left after, and the replica they are spread over
         v["model_total_params_b"] = catalog.model_column(v["model"], "total_params_b")
-        v["bytes_per_param"] = bytes_per_value(v["precision"])
+        v["bytes_per_param"] = bytes_per_value(_precisions(v)[0])
         v["kv_replica_accelerators"] = np.asarray(v["accelerators_per_replica"], dtype=float)
     if dis.any():  # only a decode pool needs these lookups: a million aggregated rows skip them
         v["decode_system_form"] = catalog.accelerator_column(v["decode_accelerator"], "system_form", "")
@@ -145,7 +150,7 @@ def per_user_throughput(c: dict[str, Any], trace: Trace | None = None) -> bool:
         v[f"{pre}chip_memory_gb"] = np.where(np.isnan(memory), catalog.accelerator_column(acc, "sram_gb", np.nan),
                                              memory)
         v["model_total_params_b"] = catalog.model_column(c["model"], "total_params_b")
-        v["bytes_per_param"] = bytes_per_value(c["precision"])
+        v["bytes_per_param"] = bytes_per_value(_precisions(c)[0])
         x = Columns(v, trace)
         x.n = len(speed)
         replica = f"{pre}accelerators_per_replica"

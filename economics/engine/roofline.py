@@ -16,7 +16,7 @@ from economics.catalog import model_class
 from economics.domain import architecture as arch
 from economics.domain import capacity as cap
 from economics.domain import throughput as th
-from economics.domain.precision import bytes_per_value, kv_precision
+from economics.domain.precision import bytes_per_value, kv_precision, split_precision
 
 Array = np.ndarray
 
@@ -107,15 +107,36 @@ def _stack_table(table: pd.DataFrame) -> dict[str, Array]:
     k, alpha = col("draft_tokens", 0.0), col("acceptance_rate", 0.0)
     tp, ep = col("tensor_parallel", np.nan), col("expert_parallel", 1.0)
     dp = np.append((table["data_parallel_attention"] == "yes").to_numpy(), False)[codes]
-    return {"k": k, "e": th.speculative_tokens_per_step(alpha, k), "draft": col("draft_cost_fraction", 0.0),
+    return {"k": k, "alpha": alpha, "e": th.speculative_tokens_per_step(alpha, k),
+            "draft": col("draft_cost_fraction", 0.0),
             "ep": np.maximum(ep, 1.0), "attn_tp": np.where(dp, 1.0, np.nan),
             "disagg": np.append((table["disaggregated"] == "yes").to_numpy(), False)[codes],
             "scale_out": col("scale_out_gb_per_s", SCALE_OUT_GB_PER_S),
             "replica": np.where(codes >= 0, np.fmax(tp, np.where(ep > 1, ep, np.nan)), np.nan)}
 
 
-def _peak_tflops(c: dict[str, Array]) -> Array:
-    prec = c["precision"]
+DRAFT_LAYERS = 1.0
+"""Transformer layers of a draft model a scenario's own speculation brings when its stack states no draft cost: one,
+as a DeepSeek-V3 MTP module (arXiv:2412.19437 sec. 2.2) and an EAGLE draft head (Li et al., "EAGLE", ICML 2024,
+sec. 3) are; each draft step costs DRAFT_LAYERS / layers of the target's step."""
+
+
+def speculation(c: dict[str, Array], st: dict[str, Array], layers: Array) -> tuple[Array, Array, Array]:
+    """Draft tokens k, acceptance rate a and draft cost fraction of each row: the scenario's
+    ``speculative_draft_tokens`` and ``speculative_acceptance_rate`` where given, else the serving stack's
+    (:func:`stack_columns`); the stack's draft cost fraction, else :data:`DRAFT_LAYERS` over the model's layers.
+    """
+    n = len(st["k"])
+    k_given = np.asarray(c.get("speculative_draft_tokens", np.full(n, np.nan)), dtype=float)
+    a_given = np.asarray(c.get("speculative_acceptance_rate", np.full(n, np.nan)), dtype=float)
+    k = np.where(np.isnan(k_given), st["k"], k_given)
+    a = np.where(np.isnan(a_given), st["alpha"], a_given)
+    draft = np.where(st["draft"] > 0, st["draft"], DRAFT_LAYERS / np.where(layers > 0, layers, np.nan))
+    return k, a, np.where(k > 0, np.nan_to_num(draft), 0.0)
+
+
+def _peak_tflops(c: dict[str, Array], prec: Array) -> Array:
+    """Each row's peak at its compute precision ``prec`` [TFLOPS] (NaN where the accelerator has none)."""
     return np.select([prec == "bf16", prec == "fp8", prec == "fp4"],
                      [c["accelerator_bf16_tflops"], c["accelerator_fp8_tflops"], c["accelerator_fp4_tflops"]],
                      np.nan)
@@ -136,11 +157,14 @@ class Roofline:
                  factors: dict[str, Array] | None = None) -> None:
         m = model_columns(c["model"]) if m is None else m
         self.m = m
-        self.bpp = bytes_per_value(c["precision"])
-        self.kv_b = bytes_per_value(kv_precision(c["precision"], c["kv_cache_precision"]))
-        self.peak = _peak_tflops(c)
-        # attention (scores and the weighted sum over the KV cache) does not run at FP4: FP8 peak for FP4 models
-        attention_peak = np.where(c["precision"] == "fp4", c["accelerator_fp8_tflops"], self.peak)
+        # the weights' bytes from their format, the FLOPS (and the KV cache's format) from the compute's
+        self.weight_precision, self.compute_precision = split_precision(
+            c["precision"], c.get("weight_precision"), c.get("compute_precision"))
+        self.bpp = bytes_per_value(self.weight_precision)
+        self.kv_b = bytes_per_value(kv_precision(self.compute_precision, c["kv_cache_precision"]))
+        self.peak = _peak_tflops(c, self.compute_precision)
+        # attention (scores and the weighted sum over the KV cache) does not run at FP4: FP8 peak for FP4 compute
+        attention_peak = np.where(self.compute_precision == "fp4", c["accelerator_fp8_tflops"], self.peak)
         self.attention_cost = np.where(np.isnan(attention_peak), 1.0, self.peak / attention_peak)
         self.bw = c["accelerator_bandwidth_tb_per_s"]
         self.mem = c["accelerator_memory_gb"]
@@ -186,7 +210,8 @@ class Roofline:
         self.weights = th.WEIGHT_BYTES.evaluate(self.weight_terms)
         # the serving stack's terms (plain stack for best/empty): speculation, expert parallelism, disaggregation
         st = stack_columns(c["serving_stack"] if "serving_stack" in c else np.full(len(self.bw), BEST, object))
-        self.spec_k, self.spec_e, self.draft_f = st["k"], st["e"], st["draft"]
+        self.spec_k, self.spec_a, self.draft_f = speculation(c, st, m["layers"])
+        self.spec_e = th.speculative_tokens_per_step(self.spec_a, self.spec_k)
         self.ep, self.attn_tp, self.disagg, self.scale_out = st["ep"], st["attn_tp"], st["disagg"], st["scale_out"]
         dp_attention = ~np.isnan(self.attn_tp)
         ep_weights = th.expert_parallel_weight_bytes(m["total_params_b"], m["active_params_b"], m["experts"],
