@@ -9,12 +9,14 @@ import hashlib
 import json
 from pathlib import Path
 
+import httpx
 import pandas as pd
 import pytest
 
 import economics
 from economics.io import session_traces as st
 from economics.io.benchmark_formats import BenchmarkError
+from tests.test_api import _cli, api  # noqa: F401 (the real server fixture)
 from tests.test_sessions import ENGINE
 
 HERE = Path(__file__).parent / "fixtures" / "sessions"
@@ -154,3 +156,19 @@ def test_a_flag_the_file_contradicts_is_refused() -> None:
     with pytest.raises(BenchmarkError) as err:
         st.import_sessions(MOONCAKE, session_prefix_tokens=100)
     assert "--session-prefix-tokens 100: the file's blocks give 512" in str(err.value)
+
+
+def test_cli_and_http_api_give_the_same_row(api: httpx.Client, capsys: pytest.CaptureFixture[str],
+                                             tmp_path: Path) -> None:
+    prov = tmp_path / "prov.json"
+    text = _cli(capsys, "import-sessions", str(VLLM), "--session-prefix-tokens", "1000", "--provenance", str(prov))
+    assert text.splitlines()[0].startswith("name,workload,turns_per_session,turns_per_session_cv")
+    record = json.loads(prov.read_text())
+    assert record["source_sha256"] == hashlib.sha256(VLLM.read_bytes()).hexdigest()
+    assert record["measured_by_turn"][1]["median_ttft_s"] == pytest.approx(0.07)
+    r = api.post("/v1/import-sessions", params={"session_prefix_tokens": 1000, "format": "csv"},
+                 files={"files": (VLLM.name, VLLM.read_bytes())})
+    assert r.status_code == 200, r.text
+    assert r.text == text
+    bad = api.post("/v1/import-sessions", files={"files": (VLLM.name, VLLM.read_bytes())})
+    assert bad.status_code == 422 and "give --session-prefix-tokens N" in bad.json()["error"]["message"]
