@@ -109,7 +109,8 @@ GOOD = {"timestamp": 0, "input_length": 600, "output_length": 10, "hash_ids": [0
     ([GOOD, {k: v for k, v in GOOD.items() if k != "output_length"}], "t.jsonl, line 2: output_length: missing"),
     ([GOOD, dict(GOOD, session_id=[1])], "t.jsonl, line 2: session_id: [1] is not a session id"),
     ([GOOD, dict(GOOD, hash_ids=7)], "t.jsonl, line 2: hash_ids: not a list"),
-    ([GOOD, dict(GOOD, session_id="t")], "seconds_between_turns: no session has two turns; give --seconds-between-turns"),
+    ([GOOD, dict(GOOD, session_id="t")],
+     "seconds_between_turns: no session has two turns; give --seconds-between-turns"),
     ([GOOD, dict(GOOD, timestamp=1000)], "session_prefix_tokens: the file records no shared blocks"),
 ])
 def test_bad_trace_names_file_line_field_and_value(lines: list[dict[str, object]], message: str) -> None:
@@ -158,7 +159,7 @@ def test_a_flag_the_file_contradicts_is_refused() -> None:
     assert "--session-prefix-tokens 100: the file's blocks give 512" in str(err.value)
 
 
-def test_cli_and_http_api_give_the_same_row(api: httpx.Client, capsys: pytest.CaptureFixture[str],
+def test_cli_and_http_api_give_the_same_row(api: httpx.Client, capsys: pytest.CaptureFixture[str],  # noqa: F811
                                              tmp_path: Path) -> None:
     prov = tmp_path / "prov.json"
     text = _cli(capsys, "import-sessions", str(VLLM), "--session-prefix-tokens", "1000", "--provenance", str(prov))

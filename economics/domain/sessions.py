@@ -365,7 +365,8 @@ HISTORY = F("history_tokens_per_session", "token",
             "(input_tokens_per_turn + output_tokens_per_turn) * turn_pairs_per_session / 2",
             note="earlier turns' input and output, read again by each later turn: (u + o) E[T (T - 1)] / 2")
 INPUT_PER_SESSION = F("input_tokens_per_session", "token",
-                      "turns_per_session * (session_prefix_tokens + input_tokens_per_turn) + history_tokens_per_session",
+                      "turns_per_session * (session_prefix_tokens + input_tokens_per_turn)"
+                      " + history_tokens_per_session",
                       note="every turn's full context: sum over t of S + (t - 1)(u + o) + u, over the spread of T")
 PREFIX_PER_SESSION = F("prefix_tokens_per_session", "token", "turns_per_session * session_prefix_tokens",
                        note="the shared prefix, read by every turn")
