@@ -154,7 +154,7 @@ def _fits_a_request_row(name: str, value: Any) -> bool:
     """
     if name in validation_sessions.SESSION_ONLY:
         return False
-    if name in {capacity for capacity, _ in validation_sessions.TIERS}:
+    if name in {capacity for capacity, _ in validation_sessions.TIERS} | set(validation_sessions.SESSION_SPREAD):
         return float(value) <= 0
     return not (name == "workload" and str(value) == "sessions")
 

@@ -31,7 +31,7 @@ from economics.catalog import accelerator_ids, closest, unknown_id_message
 from economics.domain.explain import format_number as fmt
 from economics.engine.batch import ScenarioError, as_scenario, evaluate_scenario, explain_row
 from economics.engine.provenance import provenance_text
-from economics.io import benchmarks, interrupts, one_row, output_paths, tables, terminal
+from economics.io import benchmarks, interrupts, one_row, output_paths, session_traces, tables, terminal
 from economics.io.documents import fields_markdown, schema_text, template_text
 from economics.io.one_row import InvalidRow
 from economics.io.output_paths import write_text as write_output
@@ -343,6 +343,27 @@ def cmd_import_benchmark(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_import_sessions(args: argparse.Namespace) -> int:
+    """A session trace or a multi-turn benchmark's stats in, one workload=sessions scenario row out
+    (economics.io.session_traces); its provenance on stderr and, with ``--provenance``, as JSON.
+    """
+    name = Path(args.file).name if args.file != "-" else "stdin"
+    try:
+        result = session_traces.import_sessions(
+            (name, _read(args.file, session_traces.MAX_FILE_BYTES)), args.format, args.session_prefix_tokens,
+            args.seconds_between_turns, args.block_tokens)
+    except benchmarks.BenchmarkError as exc:
+        raise InputError(str(exc)) from None
+    as_json = args.output.lower().endswith(".json")
+    write_output(args.output, to_json_text(result.row) if as_json else to_csv_text(result.row))
+    if args.provenance:
+        record = dict(result.provenance, measured_by_turn=json.loads(result.profile.to_json(orient="records")))
+        write_output(args.provenance, json.dumps(record, indent=2) + "\n")
+    for line in session_traces.provenance_lines(result):
+        say(line)
+    return EXIT_OK
+
+
 def _calibrate_ranges(write: bool) -> int:
     """``calibrate --ranges``: the spread of the estimate's error per family and for unseen families (one refit per
     family and one per published table, a few minutes); with ``--write`` stored in data/estimate_ranges.csv.
@@ -521,6 +542,21 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--skip-bad-rows", action="store_true", help="published rows that cannot be read are named "
                      "on stderr and left out instead of refusing the file")
     imp.set_defaults(func=cmd_import_benchmark)
+    ses = sub.add_parser("import-sessions", help="a session trace (Mooncake JSONL) or vLLM's multi-turn benchmark "
+                         "stats as a workload=sessions scenario row")
+    ses.add_argument("file", metavar="FILE", help="the trace or stats file, or - for standard input")
+    ses.add_argument("-o", "--output", default="-", help="scenario row to write (CSV, or JSON for a .json name), or "
+                     "- for standard output")
+    ses.add_argument("--format", choices=("auto", *session_traces.FORMATS), default="auto")
+    ses.add_argument("--session-prefix-tokens", type=float, default=None, help="the shared prefix, where the file "
+                     "records no shared blocks (vLLM's stats; a trace without hash_ids)")
+    ses.add_argument("--seconds-between-turns", type=float, default=None, help="the mean idle gap, where no "
+                     "session in the file has two turns")
+    ses.add_argument("--block-tokens", type=float, default=session_traces.MOONCAKE_BLOCK_TOKENS,
+                     help="tokens per hash_ids block (Mooncake: 512)")
+    ses.add_argument("--provenance", default="", metavar="FILE", help="write the provenance (file, SHA-256, tool, "
+                     "how each field was read, the measured TTFT and speed by turn) as JSON")
+    ses.set_defaults(func=cmd_import_sessions)
     cal = sub.add_parser("calibrate", help="roofline efficiency factors: predicted vs measured for every point")
     cal.add_argument("--write", action="store_true", help="refit and write data/calibration.csv first")
     cal.add_argument("--holdout", action="store_true", help="per scope: training and held-out median and worst error")

@@ -473,8 +473,14 @@ class Scenario(BaseModel):
         default=Workload.REQUESTS, validate_default=True, description="requests: the request shape and "
         "prefix_cache_hit_rate as given; sessions: multi-turn agent sessions whose growing context is cached in "
         "the KV tiers (the hit rate is computed)", json_schema_extra={"unit": "", "group": "sessions"})
-    turns_per_session: int | None = _f(
-        None, "turn", "Turns of one session (workload=sessions)", group="sessions", ge=1, le=1e5)
+    turns_per_session: float | None = _f(
+        None, "turn", "Mean turns of one session (workload=sessions); every session has this many unless "
+        "turns_per_session_cv spreads them", group="sessions", ge=1, le=1e5)
+    turns_per_session_cv: float = Field(
+        default=0.0, ge=0, le=100, description="Coefficient of variation of the turns per session (standard "
+        "deviation / mean; workload=sessions): a mix of short and long sessions reads more input per session than "
+        "its mean session, E[T^2] = mean^2 (1 + cv^2); 0 = every session the same length",
+        json_schema_extra={"unit": "-", "group": "sessions"})
     session_prefix_tokens: float | None = _f(
         None, "token", "Shared prefix every turn of every session reads first: system prompt and tool definitions "
         "(workload=sessions)", group="sessions", ge=0, le=1e8)

@@ -24,6 +24,8 @@ TIERS = (("kv_host_memory_gb_per_system", ("kv_host_read_gb_per_s", "kv_host_mem
 """Each tier's capacity and the figures a tier with capacity needs."""
 SESSION_ONLY = (*SESSION_SHAPE, "demand_sessions_per_day", "ttft_target_s", *(f for _, need in TIERS for f in need))
 """Fields that mean nothing on a request row (empty unless workload=sessions)."""
+SESSION_SPREAD = ("turns_per_session_cv",)
+"""Session fields whose default is 0 rather than empty: above 0 on a request row, refused like a KV tier."""
 REQUEST_DEMAND = ("demand_input_tokens_per_day", "demand_output_tokens_per_day", "demand_requests_per_s")
 REQUEST_SHAPE = ("input_tokens_per_request", "output_tokens_per_request", "prefix_cache_hit_rate")
 """The request fields a session sets itself: left at their defaults on a session row."""
@@ -47,6 +49,9 @@ def check(c: dict[str, np.ndarray], problems: Problems) -> None:
     for capacity, _ in TIERS:
         problems.add(requests & (c[capacity] > 0), capacity, c[capacity],
                      f"{capacity}: a KV tier applies to workload=sessions only; set workload=sessions or 0")
+    for field in SESSION_SPREAD:
+        problems.add(requests & (c[field] > 0) & ~problems.flagged(field), field, c[field],
+                     f"{field}: applies to workload=sessions only; set workload=sessions or 0")
     if not sessions.any():
         return
     for field in SESSION_SHAPE:

@@ -187,7 +187,8 @@ def test_explain_shows_the_worked_session() -> None:
     import economics
 
     text = economics.explain_text(AMPLE)
-    assert "= 4 x (1,000 + 500) + (500 + 100) x 4 x (4 - 1) / 2 = 9,600 token" in text
+    assert "= 4 x (1,000 + 500) + 3,600 = 9,600 token" in text
+    assert "= (500 + 100) x 12 / 2 = 3,600 token" in text and "= 4 ^ 2 x (1 + 0 ^ 2) - 4 = 12 turn^2" in text
     assert "prefill_tokens_per_session = input_tokens_per_session - cached_input_tokens_per_session" in text
     assert "= 9,600 - 7,600 = 2,000 token" in text
     assert "kv_hit_rate = cached_input_tokens_per_session / input_tokens_per_session" in text

@@ -90,7 +90,8 @@ def test_explain_shows_the_hand_worked_session(capsys: pytest.CaptureFixture[str
     path = tmp_path / "hand.csv"
     pd.DataFrame([{"name": "hand", **AMPLE}]).to_csv(path, index=False)
     text = _cli(capsys, "explain", str(path), "--row", "hand")
-    assert "= 4 x (1,000 + 500) + (500 + 100) x 4 x (4 - 1) / 2 = 9,600 token" in text
+    assert "= 4 x (1,000 + 500) + 3,600 = 9,600 token" in text
+    assert "= (500 + 100) x 12 / 2 = 3,600 token" in text and "= 4 ^ 2 x (1 + 0 ^ 2) - 4 = 12 turn^2" in text
     assert "= 9,600 - 7,600 = 2,000 token" in text and "= 7,600 / 9,600 = 0.7917" in text
 
 

@@ -13,10 +13,13 @@ from typing import Any
 import streamlit as st
 
 import economics
+from economics.io import session_traces
+from economics.io.benchmark_formats import BenchmarkError
 from economics.report import charts
 from economics.studies import kv_memory, session_shape
 from ui import common, editor, report, state
 from ui import format as fmt
+from ui.text import plain
 
 KEY_FIELDS = ("name", "accelerator", "accelerator_count", "model", "turns_per_session", "session_prefix_tokens",
               "input_tokens_per_turn", "output_tokens_per_turn", "seconds_between_turns", "demand_sessions_per_day",
@@ -48,6 +51,43 @@ def _origins() -> None:
         key="switch_origins", column_config={"field": st.column_config.TextColumn("Field"),
                                              "value": st.column_config.TextColumn("Value now"),
                                              "from": st.column_config.TextColumn("Where it came from")})
+
+
+def _use_trace() -> None:
+    """on_click: the uploaded trace's session fields into the working scenario (refused, named, if it cannot be
+    read), and its provenance kept to show.
+    """
+    upload = st.session_state.get("session_trace")
+    if upload is None:
+        state.error("Session trace: choose a file first")
+        return
+    prefix = st.session_state.get("trace_prefix_tokens")
+    try:
+        result = session_traces.import_sessions((upload.name, upload.getvalue()),
+                                                session_prefix_tokens=None if not prefix else float(prefix))
+    except BenchmarkError as exc:
+        state.error(f"Session trace: {exc}")
+        return
+    row = result.row.iloc[0]
+    state.apply({f: (None if row[f] is None or row[f] != row[f] else float(row[f]))
+                 for f in session_traces.ROW_FIELDS})
+    st.session_state["_trace_used"] = list(session_traces.provenance_lines(result))
+
+
+def _trace_upload() -> None:
+    """Bring your own sessions: a Mooncake trace or vLLM's multi-turn stats fill the session's fields."""
+    with st.expander("Your sessions: fill the workload from a trace or a multi-turn benchmark"):
+        st.caption("A Mooncake trace (JSON lines with session_id, timestamp, input_length, output_length, hash_ids) "
+                   "or vLLM's multi-turn benchmark --stats-json-output. It fills the turns and their spread, the "
+                   "shared prefix, the new input and output a turn, the gap between turns and the sessions a day "
+                   "(docs/how-to/sessions.md). Nothing is guessed: what the file lacks is asked for below.")
+        st.file_uploader("Session trace", type=["jsonl", "json"], key="session_trace")
+        st.number_input("Shared prefix tokens, where the file records no shared blocks (0 = read from the file)",
+                        min_value=0.0, max_value=1e8, value=0.0, key="trace_prefix_tokens")
+        st.button("Use these sessions", key="use_trace", on_click=_use_trace, type="primary")
+        used = st.session_state.get("_trace_used")
+        if used:
+            st.success("Filled from:  \n" + "  \n".join(plain(x) for x in used))
 
 
 def _requests_page() -> None:
@@ -166,6 +206,7 @@ if scenario["workload"] != "sessions":
     st.stop()
 
 st.button("Switch back to single requests", key="switch_to_requests", on_click=_switch, args=("requests",))
+_trace_upload()
 try:
     result = common.evaluate(scenario)
 except economics.ScenarioError as error:
@@ -183,7 +224,7 @@ _costs(result)
 _profile(scenario)
 _memory_or_accelerators(scenario, result)
 st.subheader("The context each turn reads")
-common.draw(charts.context_spec(), charts.context_data(int(scenario["turns_per_session"]),
+common.draw(charts.context_spec(), charts.context_data(max(1, round(scenario["turns_per_session"])),
                                                        float(scenario["session_prefix_tokens"]),
                                                        float(scenario["input_tokens_per_turn"]),
                                                        float(scenario["output_tokens_per_turn"])))

@@ -215,6 +215,21 @@ async def import_benchmark(request: Request, accelerator: Annotated[str, Query(m
         "input_tokens": input_tokens, "output_tokens": output_tokens, "format": format})
 
 
+@router.post("/import-sessions", summary="a session trace or multi-turn benchmark as a sessions row",
+             tags=["compute"], openapi_extra=openapi.files_body())
+async def import_sessions(request: Request, trace_format: Literal["auto", "mooncake", "vllm-multi-turn"] = "auto",
+                          session_prefix_tokens: Annotated[float | None, Query(ge=0, le=1e8)] = None,
+                          seconds_between_turns: Annotated[float | None, Query(gt=0, le=1e7)] = None,
+                          block_tokens: Annotated[float, Query(gt=0, le=1e6)] = 512,
+                          format: Literal["json", "csv"] = "json") -> Response:
+    """A Mooncake session trace (JSONL) or vLLM's multi-turn benchmark ``--stats-json-output`` (form field
+    ``files``, one file) as one ``workload=sessions`` scenario row, with its provenance, as ``import-sessions``.
+    """
+    return await _compute(request, "study", "import_sessions", {
+        "trace_format": trace_format, "session_prefix_tokens": session_prefix_tokens,
+        "seconds_between_turns": seconds_between_turns, "block_tokens": block_tokens, "format": format})
+
+
 @router.get("/fields", summary="the input fields and outputs", tags=["reference"])
 async def fields(format: Literal["json", "markdown"] = "json") -> Response:
     """Every scenario field (type, unit, default, bounds, description) and every output (unit, label,

@@ -22,7 +22,7 @@ from economics.api.errors import ApiError, Code, json_bytes, problem
 from economics.catalog import accelerator_ids, closest, unknown_id_message
 from economics.engine.batch import ScenarioError, as_scenario, evaluate_scenario, explain_row
 from economics.engine.provenance import provenance_text
-from economics.io import benchmarks, one_row, tables
+from economics.io import benchmarks, one_row, session_traces, tables
 from economics.io.one_row import InvalidRow
 from economics.io.plan_files import (
     PLAN_TABLE,
@@ -342,11 +342,34 @@ def import_benchmark(req: Request) -> Answer:
                   "curves_csv": text})
 
 
+def import_sessions(req: Request) -> Answer:
+    """A session trace or multi-turn benchmark stats (form field ``files``, one file) as a scenario row, as
+    ``import-sessions``: CSV, or JSON with the provenance and the measured profile by turn.
+    """
+    files = req.parts.get("files") or []
+    if len(files) != 1:
+        raise ApiError(Code.UNUSABLE_INPUT, f"files: send one trace or stats file as the form field 'files' "
+                                            f"({len(files)} sent)")
+    name, data = files[0]
+    p = req.params
+    try:
+        result = session_traces.import_sessions((name or "file 1", data), p.get("trace_format") or "auto",
+                                                p.get("session_prefix_tokens"), p.get("seconds_between_turns"),
+                                                p.get("block_tokens") or session_traces.MOONCAKE_BLOCK_TOKENS)
+    except benchmarks.BenchmarkError as exc:
+        raise ApiError(Code.UNUSABLE_INPUT, str(exc)) from None
+    if p.get("format") == "csv":
+        return Answer(200, MEDIA["csv"], to_csv_text(result.row).encode())
+    return _json({"scenarios": json.loads(to_json_text(result.row)), "provenance": result.provenance,
+                  "measured_by_turn": json.loads(result.profile.to_json(orient="records"))})
+
+
 TASKS: dict[str, Callable[..., Answer]] = {"evaluate": evaluate, "explain": explain, "compare": compare,
                                            "session_profile": session_profile,
                                            "retrofit": retrofit, "kv_memory": kv_memory,
                                            "uncertainty": uncertainty, "plan": plan,
-                                           "report": report, "import_benchmark": import_benchmark}
+                                           "report": report, "import_benchmark": import_benchmark,
+                                           "import_sessions": import_sessions}
 """Each endpoint's computation, by the name the app sends."""
 
 

@@ -11,6 +11,12 @@ so the input tokens a session processes are :math:`\sum_t C_t = T (S + u) + (u +
 ``T S`` are the prefix (cached across sessions), :math:`H = (u + o) T (T - 1) / 2` are earlier turns re-read (cached
 if the session's KV survived the idle gap) and ``T u`` are new (always prefilled).
 
+**A spread of session lengths.** The input grows with :math:`T^2`, so a mix of short and long sessions reads more
+than its mean session. With ``T`` the mean ``m`` of a spread whose coefficient of variation is ``c``
+(``turns_per_session_cv``), :math:`E[T (T - 1)] = m^2 (1 + c^2) - m` takes the place of :math:`T (T - 1)`
+(:func:`turn_pairs_per_session`); the token counts are linear in ``T`` and :math:`T (T - 1)`, so their means are
+exact for any distribution with that mean and cv.
+
 **Residency (LRU under Che's approximation).** Between turns a session idles (tool or user time); its KV of
 ``t (u + o)`` tokens after turn ``t`` is re-read after the gap ``G``, taken exponential with mean ``g`` =
 ``seconds_between_turns`` (the KV is touched by every decode step until the answer ends, so the time since its last
@@ -100,40 +106,70 @@ def context_tokens(turn: ArrayLike, session_prefix_tokens: ArrayLike, input_toke
     return _f(session_prefix_tokens) + (_f(turn) - 1.0) * (u + o) + u
 
 
-def input_tokens_per_session(turns_per_session: ArrayLike, session_prefix_tokens: ArrayLike,
-                             input_tokens_per_turn: ArrayLike, output_tokens_per_turn: ArrayLike) -> Array:
-    r"""Input tokens a session processes: every turn's full context, :math:`\sum_{t=1}^{T} C_t`, in closed form.
+def turn_pairs_per_session(turns_per_session: ArrayLike, turns_per_session_cv: ArrayLike = 0.0) -> Array:
+    r"""The mean of :math:`T (T - 1)` over sessions whose turns have mean ``m`` and coefficient of variation ``c``.
 
-    .. math:: I = T (S + u) + (u + o) T (T - 1) / 2
+    .. math:: E[T (T - 1)] = E[T^2] - E[T] = m^2 (1 + c^2) - m
+
+    Exact for any distribution of ``T`` with that mean and cv (:math:`E[T^2] = Var T + m^2`, :math:`Var T = (c m)^2`):
+    the token counts that grow with :math:`T (T - 1)` are linear in it, so their mean is this formula's.
 
     Parameters
     ----------
-    turns_per_session : T [turn], >= 1
+    turns_per_session : m, the mean turns [turn], >= 1
+    turns_per_session_cv : c, their standard deviation / mean [-], >= 0
+
+    >>> float(turn_pairs_per_session(4)), float(turn_pairs_per_session(4, 0.5))  # 4 x 3; 16 x 1.25 - 4
+    (12.0, 16.0)
+    """
+    return TURN_PAIRS.evaluate({"turns_per_session": _f(turns_per_session),
+                                "turns_per_session_cv": _f(turns_per_session_cv)})
+
+
+def input_tokens_per_session(turns_per_session: ArrayLike, session_prefix_tokens: ArrayLike,
+                             input_tokens_per_turn: ArrayLike, output_tokens_per_turn: ArrayLike,
+                             turns_per_session_cv: ArrayLike = 0.0) -> Array:
+    r"""Input tokens a session processes: every turn's full context, :math:`\sum_{t=1}^{T} C_t`, in closed form,
+    and its mean over a spread of session lengths (:func:`turn_pairs_per_session`).
+
+    .. math:: I = T (S + u) + (u + o) T (T - 1) / 2, \quad E[I] = m (S + u) + (u + o) (m^2 (1 + c^2) - m) / 2
+
+    Parameters
+    ----------
+    turns_per_session : T, or the mean m of a spread [turn], >= 1
     session_prefix_tokens, input_tokens_per_turn, output_tokens_per_turn : S, u, o [token]
+    turns_per_session_cv : c, the turns' coefficient of variation [-], 0 = every session T turns
 
     >>> float(input_tokens_per_session(4, 1000, 500, 100))  # 1,500 + 2,100 + 2,700 + 3,300
     9600.0
+    >>> float(input_tokens_per_session(4, 1000, 500, 100, 0.5))  # 4 x 1,500 + 600 x 16 / 2
+    10800.0
     """
-    t = _f(turns_per_session)
-    return INPUT_PER_SESSION.evaluate({"turns_per_session": t, "session_prefix_tokens": _f(session_prefix_tokens),
-                                       "input_tokens_per_turn": _f(input_tokens_per_turn),
-                                       "output_tokens_per_turn": _f(output_tokens_per_turn)})
+    v = {"turns_per_session": _f(turns_per_session), "turns_per_session_cv": _f(turns_per_session_cv),
+         "session_prefix_tokens": _f(session_prefix_tokens), "input_tokens_per_turn": _f(input_tokens_per_turn),
+         "output_tokens_per_turn": _f(output_tokens_per_turn)}
+    v["turn_pairs_per_session"] = TURN_PAIRS.evaluate(v)
+    v["history_tokens_per_session"] = HISTORY.evaluate(v)
+    return INPUT_PER_SESSION.evaluate(v)
 
 
 def history_tokens_per_session(turns_per_session: ArrayLike, input_tokens_per_turn: ArrayLike,
-                               output_tokens_per_turn: ArrayLike) -> Array:
+                               output_tokens_per_turn: ArrayLike, turns_per_session_cv: ArrayLike = 0.0) -> Array:
     r"""Tokens of earlier turns a session reads again: turn ``t`` re-reads ``(t - 1)(u + o)``.
 
-    .. math:: H = (u + o) T (T - 1) / 2
+    .. math:: H = (u + o) T (T - 1) / 2, \quad E[H] = (u + o) E[T (T - 1)] / 2
 
     It is also the token-weighted sum of the session's idle contexts that are read again (after turn ``t`` the
     session holds ``t (u + o)`` tokens of its own, read by turn ``t + 1`` for ``t < T``).
 
     >>> float(history_tokens_per_session(4, 500, 100))  # (0 + 1 + 2 + 3) x 600
     3600.0
+    >>> float(history_tokens_per_session(4, 500, 100, 0.5))  # 600 x 16 / 2
+    4800.0
     """
-    return HISTORY.evaluate({"turns_per_session": _f(turns_per_session), "input_tokens_per_turn":
-                             _f(input_tokens_per_turn), "output_tokens_per_turn": _f(output_tokens_per_turn)})
+    return HISTORY.evaluate({"input_tokens_per_turn": _f(input_tokens_per_turn), "output_tokens_per_turn":
+                             _f(output_tokens_per_turn), "turn_pairs_per_session":
+                             turn_pairs_per_session(turns_per_session, turns_per_session_cv)})
 
 
 def hit_probability(characteristic_time_s: ArrayLike, seconds_between_turns: ArrayLike) -> Array:
@@ -321,15 +357,19 @@ def tier_shares(capacity_tokens: dict[Tier, Array], prefix_tokens: Array, second
 
 # --- formulas the engine evaluates and `explain` renders (economics.domain.formula): each written once ---
 F = Formula
+TURN_PAIRS = F("turn_pairs_per_session", "turn^2",
+               "turns_per_session ** 2 * (1 + turns_per_session_cv ** 2) - turns_per_session",
+               note="E[T (T - 1)] = E[T^2] - E[T], E[T^2] = mean^2 (1 + cv^2): exact for any spread of turns with "
+                    "that mean and cv (0: every session the mean's length, T (T - 1))")
+HISTORY = F("history_tokens_per_session", "token",
+            "(input_tokens_per_turn + output_tokens_per_turn) * turn_pairs_per_session / 2",
+            note="earlier turns' input and output, read again by each later turn: (u + o) E[T (T - 1)] / 2")
 INPUT_PER_SESSION = F("input_tokens_per_session", "token",
-                      "turns_per_session * (session_prefix_tokens + input_tokens_per_turn) + (input_tokens_per_turn"
-                      " + output_tokens_per_turn) * turns_per_session * (turns_per_session - 1) / 2",
-                      note="every turn's full context: sum over t of S + (t - 1)(u + o) + u")
+                      "turns_per_session * (session_prefix_tokens + input_tokens_per_turn)"
+                      " + history_tokens_per_session",
+                      note="every turn's full context: sum over t of S + (t - 1)(u + o) + u, over the spread of T")
 PREFIX_PER_SESSION = F("prefix_tokens_per_session", "token", "turns_per_session * session_prefix_tokens",
                        note="the shared prefix, read by every turn")
-HISTORY = F("history_tokens_per_session", "token",
-            "(input_tokens_per_turn + output_tokens_per_turn) * turns_per_session * (turns_per_session - 1) / 2",
-            note="earlier turns' input and output, read again by each later turn")
 FINAL_CONTEXT = F("final_context_tokens", "token", "turns_per_session * (input_tokens_per_turn"
                   " + output_tokens_per_turn)", note="a session's own KV after its last turn: held until evicted")
 OUTPUT_PER_SESSION = F("output_tokens_per_session", "token", "turns_per_session * output_tokens_per_turn")

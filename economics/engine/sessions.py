@@ -34,7 +34,7 @@ REMOTE_SYSTEMS = "kv_remote_systems"
 """The systems a remote store is shared by: a fixed fleet's, or a sized fleet's before the store (pipeline)."""
 REPLICA_FOR_KV = cap.REPLICA_FOR_MODEL.bind("kv_replica_accelerators", chip_memory_gb="accelerator_memory_gb")
 REMOTE_SYSTEMS_FIXED = fleet.SYSTEMS.bind(REMOTE_SYSTEMS, accelerators="accelerator_count")
-SHAPE = (ses.INPUT_PER_SESSION, ses.MEAN_TURN_INPUT, ses.MEAN_TURN_OUTPUT)
+SHAPE = (ses.TURN_PAIRS, ses.HISTORY, ses.INPUT_PER_SESSION, ses.MEAN_TURN_INPUT, ses.MEAN_TURN_OUTPUT)
 
 
 def session_rows(c: dict[str, Any]) -> Any:
@@ -53,7 +53,8 @@ def request_shape(c: dict[str, Any]) -> None:
     for f in SHAPE:
         c[f.name] = np.where(rows, f.evaluate(v), c.get(f.name, np.nan))
         v[f.name] = c[f.name]
-    del c[ses.INPUT_PER_SESSION.name]  # an intermediate: the stage computes it again, with the others
+    for f in SHAPE[:3]:  # intermediates: the stage computes them again, with the others
+        del c[f.name]
     demand = rows & ~np.isnan(np.asarray(c["demand_sessions_per_day"], dtype=float))
     c["demand_requests_per_s"] = np.where(demand, ses.TURNS_PER_S.evaluate(v), c["demand_requests_per_s"])
 
@@ -64,7 +65,7 @@ def residency(x: Columns) -> None:
     if not _any(rows):
         return
     v = x.v
-    for f in (*SHAPE, ses.PREFIX_PER_SESSION, ses.HISTORY, ses.FINAL_CONTEXT, ses.OUTPUT_PER_SESSION):
+    for f in (*SHAPE, ses.PREFIX_PER_SESSION, ses.FINAL_CONTEXT, ses.OUTPUT_PER_SESSION):
         x.calc(f, rows)
     x.calc(ses.TURNS_PER_S, rows & ~np.isnan(v["demand_sessions_per_day"]))
     hbm_free(x, rows)

@@ -25,7 +25,14 @@ import pandas as pd
 from economics.domain.formula import HOURS_PER_DAY
 from economics.outputs import label
 from economics.scenario import FIELDS, Scenario, Workload, with_changes
-from economics.validation_sessions import REQUEST_DEMAND, REQUEST_SHAPE, SESSION_ONLY, SESSION_SHAPE, TIERS
+from economics.validation_sessions import (
+    REQUEST_DEMAND,
+    REQUEST_SHAPE,
+    SESSION_ONLY,
+    SESSION_SHAPE,
+    SESSION_SPREAD,
+    TIERS,
+)
 
 AGENTPERF = "https://artificialanalysis.ai/methodology/agentperf"
 EXAMPLE: dict[str, tuple[float, str]] = {
@@ -129,6 +136,9 @@ def to_requests(scenario: Scenario | Mapping[str, Any], default: Scenario) -> Sw
     for capacity, _ in TIERS:
         if getattr(base, capacity) > 0:
             changes[capacity], origins[capacity] = 0.0, "set to 0: a KV tier applies to sessions only"
+    for field in SESSION_SPREAD:
+        if getattr(base, field) > 0:
+            changes[field], origins[field] = 0.0, "set to 0: applies to sessions only"
     if base.accelerator_count is None and base.demand_output_tokens_per_day is None:
         for field in REQUEST_DEMAND:
             if getattr(default, field) is not None:
