@@ -150,3 +150,20 @@ def _row(path: Path, name: str) -> dict[str, str]:
     lines = [ln for ln in path.read_text().splitlines() if ln and not ln.startswith("#")]
     row = next(r for r in csv.DictReader(lines) if r["name"] == name)
     return {k: v for k, v in row.items() if v != ""}
+
+
+def test_the_plan_page_plans_a_session_scenario_and_says_its_cost_per_session() -> None:
+    from economics.studies.links import encode_query
+    from tests.test_app import start
+    from tests.test_app_plan import expected_plan, metric
+    from ui import format as fmt
+
+    s = dict(SESSION, output_tokens_per_s_per_accelerator=None, input_tokens_per_s_per_accelerator=None,
+             demand_sessions_per_day=1_000_000)
+    at = start("plan", encode_query(economics.Scenario(**s), economics.default_scenario()))
+    assert not at.error, [e.value for e in at.error]
+    want = expected_plan(economics.Scenario(**s).model_dump())["summary"]
+    assert metric(at, "Cost per day") == fmt.usd(want["cost_usd_per_day"])
+    said = [c.value for c in at.caption if c.value.startswith("Agent sessions:")]
+    assert said == [f"Agent sessions: {fmt.count(1_000_000)} a day at {fmt.usd_rate(want['cost_usd_per_session'])} "
+                    "a session (the cost per day / sessions a day)."]
