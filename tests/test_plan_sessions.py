@@ -135,6 +135,9 @@ def test_the_cli_and_the_api_plan_the_example_sessions(api: httpx.Client,  # noq
     hit = {c["name"]: c["kv_hit_rate"] for c in out["candidates"]}
     assert hit["b200 own"] == pytest.approx(engine["kv_hit_rate"], rel=1e-12)
     assert out["summary"]["cost_usd_per_session"] == pytest.approx(out["summary"]["cost_usd_per_day"] / 1e6)
+    # the plan is the engine's fleet for the row (92 owned B200 systems, no spare needed), so it costs the same
+    assert pool["systems"] == engine["systems"] == 92 and pool["spares"] == 0
+    assert out["summary"]["cost_usd_per_session"] == pytest.approx(engine["cost_usd_per_session"], rel=1e-9)
     r = api.post("/v1/plan", params={"row": "agent-b200-host", "accelerators": "h100-sxm,b200"},
                  files={"scenarios": ("s.csv", EXAMPLE.read_bytes())})
     assert r.status_code == 200, r.text
