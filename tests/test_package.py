@@ -163,7 +163,7 @@ def path_literals(path: Path) -> list[str]:
     return found
 
 
-API_TESTS = ("test_api.py", "test_sessions_everywhere.py", "test_fuzz_slice.py")
+API_TESTS = ("test_api.py", "test_sessions_everywhere.py", "test_fuzz_slice.py", "test_plan_sessions.py")
 """The tests that call the local HTTP API server's routes (tests/test_api.py's fixture)."""
 
 
