@@ -177,6 +177,10 @@ _NUMERIC: tuple[OutputSpec, ...] = (
        higher_is_better=True),
     _o("kv_hbm_free_gb_per_system", "GB", "HBM for idle sessions", "HBM per system left after the weights and the "
        "running batch at full load; empty unless workload=sessions", optional=True),
+    _o("kv_host_capex_usd_per_system", "USD", "KV host tier capex per system", "Host DRAM tier bought for one "
+       "system: GB x USD/GB; empty unless workload=sessions", fmt="usd", optional=True),
+    _o("kv_ssd_capex_usd_per_system", "USD", "KV SSD tier capex per system", "SSD tier bought for one system: GB x "
+       "USD/GB; empty unless workload=sessions", fmt="usd", optional=True),
     _o("kv_host_usd_per_hour", "USD/h", "KV host tier", "Host DRAM tier: systems x GB x USD/GB x CRF / 8,760 h",
        fmt="usd", optional=True),
     _o("kv_ssd_usd_per_hour", "USD/h", "KV SSD tier", "SSD tier: systems x GB x USD/GB x CRF / 8,760 h", fmt="usd",

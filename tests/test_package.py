@@ -164,7 +164,7 @@ def path_literals(path: Path) -> list[str]:
 
 
 API_TESTS = ("test_api.py", "test_sessions_everywhere.py", "test_fuzz_slice.py", "test_kv_memory.py",
-             "test_session_traces.py")
+             "test_session_traces.py", "test_plan_sessions.py")
 """The tests that call the local HTTP API server's routes (tests/test_api.py's fixture)."""
 
 

@@ -318,12 +318,9 @@ def test_more_memory_never_lowers_the_hit_rate_nor_raises_prefill_or_cost(
 
 
 def test_the_studies_not_built_for_sessions_yet_refuse_them_by_name() -> None:
-    import economics
-    from economics.studies import planner
     from economics.studies.interactivity import interactivity_curve
 
-    with pytest.raises(ValueError, match="workload: the planner does not take sessions yet"):
-        planner.workload(economics.Scenario(**AMPLE), planner.PlanSettings())
+    # the planner takes sessions (tests/test_plan_sessions.py); the decode study does not yet
     with pytest.raises(ValueError, match="workload: the decode study does not take sessions yet"):
         interactivity_curve(AMPLE)
 

@@ -340,6 +340,11 @@ def _show(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar
                f"{fmt.number(summary['rented_system_hours_per_day'])} rented system-hours a day; solver: "
                f"{summary.get('solver_status', 'within ' + fmt.percent(summary['mip_gap']) + ' of the lower bound')}"
                ".")
+    if summary.get("cost_usd_per_session") is not None:  # workload=sessions: what the plan serves, per session
+        remote = float(summary.get("kv_remote_usd_per_day") or 0.0)
+        st.caption(f"Agent sessions: {fmt.count(summary['sessions_per_day'])} a day at "
+                   f"{fmt.usd_rate(summary['cost_usd_per_session'])} a session (the cost per day / sessions a day"
+                   + (f"; the remote KV store's {fmt.usd(remote)} a day included" if remote > 0 else "") + ").")
     if summary.get("npv_cost_usd") is not None:
         st.caption(f"Net present cost over the horizon {fmt.usd(summary['npv_cost_usd'])}; levelized "
                    f"{fmt.usd_rate(summary['levelized_cost_usd_per_m_tokens'])} per M tokens.")

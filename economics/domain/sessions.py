@@ -444,11 +444,14 @@ LOAD_RATES: dict[Tier, Formula] = {
     t: LOAD_RATE.bind(f"kv_{t}_load_tokens_per_s", kv_tier_read_gb_per_s=col) for t, col in TIER_READ.items()}
 PREFILL_RATE = F("kv_prefill_tokens_per_s_per_system", "token/s",
                  "input_tokens_per_s_per_accelerator * accelerators_per_system")
-HOST_COST = F("kv_host_usd_per_hour", "USD/h",
-              "systems * kv_host_memory_gb_per_system * kv_host_memory_usd_per_gb * kv_crf / HOURS_PER_YEAR",
+HOST_CAPEX = F("kv_host_capex_usd_per_system", "USD", "kv_host_memory_gb_per_system * kv_host_memory_usd_per_gb",
+               note="the host tier's DRAM bought for one system")
+SSD_CAPEX = F("kv_ssd_capex_usd_per_system", "USD", "kv_ssd_gb_per_system * kv_ssd_usd_per_gb",
+              note="the SSD tier bought for one system")
+HOST_COST = F("kv_host_usd_per_hour", "USD/h", "systems * kv_host_capex_usd_per_system * kv_crf / HOURS_PER_YEAR",
               note="the host tier's DRAM, amortised like the hardware")
-SSD_COST = F("kv_ssd_usd_per_hour", "USD/h", "systems * kv_ssd_gb_per_system * kv_ssd_usd_per_gb * kv_crf"
-             " / HOURS_PER_YEAR", note="the SSD tier, amortised like the hardware")
+SSD_COST = F("kv_ssd_usd_per_hour", "USD/h", "systems * kv_ssd_capex_usd_per_system * kv_crf / HOURS_PER_YEAR",
+             note="the SSD tier, amortised like the hardware")
 REMOTE_COST = F("kv_remote_usd_per_hour", "USD/h",
                 "kv_remote_gb * kv_remote_usd_per_gb_month * MONTHS_PER_YEAR / HOURS_PER_YEAR")
 TIERS_COST = F("kv_tiers_usd_per_hour", "USD/h", "kv_host_usd_per_hour + kv_ssd_usd_per_hour + kv_remote_usd_per_hour")

@@ -378,7 +378,7 @@ def kv_tiers(x: Columns) -> None:
         v[name] = np.nan_to_num(np.asarray(v[name], dtype=float))  # empty only where its tier has no capacity
     x.calc(ses.KV_CRF_STRAIGHT_LINE, rows & x.zero_rate)
     x.calc(ses.KV_CRF, rows & ~x.zero_rate)
-    for f in (ses.HOST_COST, ses.SSD_COST, ses.REMOTE_COST, ses.TIERS_COST):
+    for f in (ses.HOST_CAPEX, ses.SSD_CAPEX, ses.HOST_COST, ses.SSD_COST, ses.REMOTE_COST, ses.TIERS_COST):
         x.calc(f, rows)
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 from economics import catalog
 from economics.domain import fleet
 from economics.engine.batch import ScenarioError, evaluate, evaluate_scenario
-from economics.scenario import Scenario, with_changes
+from economics.scenario import Scenario, Workload, with_changes
 from economics.studies.planner.inputs import ROLES
 from economics.validation import InputError
 
@@ -99,6 +99,13 @@ class Candidate:
     throughput: str = ""
     """Where the rates come from: a measured record, or the estimate's basis (calibrated on which points, or no
     measured point on the family and the range to expect)."""
+    systems_per_unit: int = 1
+    """Systems one unit here stands for (:func:`whole_replicas`: a model copy spanning k systems is bought as k);
+    a figure given per system (a KV tier's GB) counts k times in a unit."""
+    kv_hit_rate: float = math.nan
+    """workload=sessions: the share of a turn's input this hardware finds in its KV tiers, the engine's
+    ``kv_hit_rate`` for a session on it at full load (:func:`session_rates`); NaN for requests (the scenario's
+    ``prefix_cache_hit_rate``)."""
     changes: tuple[tuple[str, Any], ...] = ()
     """Scenario fields this candidate sets for itself (:data:`economics.studies.candidate_fields.PER_CANDIDATE`): its
     costs
@@ -189,6 +196,8 @@ def _engine_rates(s: Scenario, accelerators: list[str], targets: list[float | No
     curve = out["throughput_curve"].fillna("").astype(str)
     source: pd.Series = out["throughput_source"].fillna("").astype(str) + curve.where(curve == "", " " + curve)
     table["throughput"] = np.where(basis != "", basis, source)
+    table["kv_hit_rate"] = (pd.to_numeric(out["kv_hit_rate"], errors="coerce").astype(float).to_numpy()
+                            if "kv_hit_rate" in out else np.nan)  # workload=sessions: the residency on it
     table["reason"] = [str(r or e or "") for r, e in zip(out["infeasible_reason"].fillna(""), out["error"].fillna(""),
                                                          strict=True)]
     return table
@@ -259,7 +268,8 @@ def catalog_candidates(s: Scenario, accelerators: list[str] | None = None,
             output_tokens_per_s_per_system=float(rate["output_tokens_per_s_per_accelerator"]) * a,
             output_tokens_per_s_per_user=float(rate["output_tokens_per_s_per_user"]),
             accelerators_per_replica=int(rate["accelerators_per_replica"]) if math.isfinite(
-                rate["accelerators_per_replica"]) else a, throughput=str(rate.get("throughput", "")))
+                rate["accelerators_per_replica"]) else a, throughput=str(rate.get("throughput", "")),
+            kv_hit_rate=float(rate.get("kv_hit_rate", math.nan)))
         found = False
         if math.isfinite(price):
             candidates.append(replace(base, name=f"{acc} own"))
@@ -291,6 +301,7 @@ def whole_replicas(c: Candidate) -> Candidate:
                    input_tokens_per_s_per_system=c.input_tokens_per_s_per_system * k,
                    output_tokens_per_s_per_system=c.output_tokens_per_s_per_system * k,
                    max_systems=math.floor(c.max_systems / k) if math.isfinite(c.max_systems) else math.inf,
+                   systems_per_unit=c.systems_per_unit * k,
                    note=(c.note + "; " if c.note else "") + f"a unit here is {k} systems holding one model copy")
 
 
@@ -298,8 +309,8 @@ def hosting_variants(cands: list[Candidate], s: Scenario) -> tuple[list[Candidat
     """Each on-site candidate once per way the facility can cool it (air, liquid, or a liquid retrofit of an air
     hall when allowed); rented candidates are off site. Returns (variants, excluded with reasons).
     """
+    cands, excluded = session_rates(cands, s)
     out: list[Candidate] = []
-    excluded: list[tuple[str, str]] = []
     for c in cands:
         if not c.on_site:
             out.append(replace(c, cooling_mode="off site"))
@@ -371,3 +382,49 @@ def hosted_candidates(cands: list[Candidate], s: Scenario,
     """
     hosted, more = hosting_variants(cands, s)
     return hosted, excluded + more
+
+
+def session_rates(cands: list[Candidate], s: Scenario) -> tuple[list[Candidate], list[tuple[str, str]]]:
+    """workload=sessions: each candidate with its KV hit rate, the engine's ``kv_hit_rate`` for the scenario's
+    session on its hardware (the catalog's candidates have it from their rating; one given in a CANDIDATES file is
+    evaluated here with its own figures). Returns (candidates, excluded (name, reason)); requests: as they are.
+    """
+    if s.workload != Workload.SESSIONS:
+        return cands, []
+    out: list[Candidate] = []
+    excluded: list[tuple[str, str]] = []
+    for c in cands:
+        if math.isfinite(c.kv_hit_rate):
+            out.append(c)
+            continue
+        why, rate = _session_hit_rate(c, s)
+        if why:
+            excluded.append((c.name, why))
+        else:
+            out.append(replace(c, kv_hit_rate=rate))
+    return out, excluded
+
+
+def _session_hit_rate(c: Candidate, s: Scenario) -> tuple[str, float]:
+    """(why not, '' when known; the engine's ``kv_hit_rate`` for the session on ``c``'s own figures)."""
+    if not c.accelerator:
+        return ("workload=sessions: the KV residency needs the candidate's memory; give its catalog id "
+                "(accelerator)"), math.nan
+    a = c.accelerators_per_system  # the engine's system is one of the unit's (its KV tiers are per system)
+    figures = {"output_tokens_per_s_per_accelerator": c.output_tokens_per_s_per_system / a,
+               "input_tokens_per_s_per_accelerator": c.input_tokens_per_s_per_system / a}
+    changes = {**dict(c.changes), "accelerator": c.accelerator,
+               "accelerators_per_system": a // max(1, c.systems_per_unit),
+               "accelerators_per_replica": c.accelerators_per_replica, "ownership": "rent",
+               "rent_usd_per_accelerator_hour": 1.0, "accelerator_count": None, "site_power_mw": None,
+               "existing_accelerators": None, "new_accelerator": None,
+               **{k: (v if math.isfinite(v) else None) for k, v in figures.items()}}
+    row = with_changes(s, **changes)
+    try:
+        r = evaluate_scenario(row)
+    except (ScenarioError, InputError) as exc:
+        return f"workload=sessions: {exc}", math.nan
+    rate = record_number(r, "kv_hit_rate")
+    if not math.isfinite(rate):
+        return f"workload=sessions: no KV hit rate on it ({r.get('infeasible_reason') or r.get('error')})", math.nan
+    return "", rate

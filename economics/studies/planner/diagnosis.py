@@ -16,7 +16,14 @@ from economics.studies.planner.candidates import Candidate
 from economics.studies.planner.inputs import PlanSettings, Workload
 from economics.studies.planner.model import STRETCHABLE, Row
 from economics.studies.planner.pools import Pool, Problem
-from economics.studies.planner.report import CONSTRAINT_COLUMNS, PLAN_COLUMNS, PlanResult, hours_frame, plan_result
+from economics.studies.planner.report import (
+    CONSTRAINT_COLUMNS,
+    PLAN_COLUMNS,
+    PlanResult,
+    hours_frame,
+    per_session_cost,
+    plan_result,
+)
 from economics.studies.planner.solve import solve_built
 
 LIMIT_WORDS: dict[str, tuple[str, str, Any]] = {
@@ -73,6 +80,9 @@ def partial_plan(why: str, fixes: list[str], pb: Problem, rho: dict[int, float],
                "relaxations": "; ".join(fixes), "tokens_per_day": best.summary["tokens_per_day"] * day}
     summary["cost_usd_per_m_tokens"] = (summary["cost_usd_per_day"] / summary["tokens_per_day"] * 1e6
                                         if summary["tokens_per_day"] > 0 else None)
+    if "sessions_per_day" in summary:  # workload=sessions: the sessions the partial plan serves
+        summary["sessions_per_day"] = float(summary["sessions_per_day"]) * day
+        summary["cost_usd_per_session"] = per_session_cost(summary)
     return PlanResult(False, reason, summary, best.plan, best.hours, best.constraints, table,
                       [f"best partial plan: serves {day:.1%} of the day's demand within every limit"])
 

@@ -13,9 +13,11 @@ import numpy as np
 from economics import values
 from economics.day_profiles import HOURS as HOURS
 from economics.day_profiles import demand_profile, hour_values
+from economics.domain import sessions as sessions_domain
 from economics.domain.formula import G_PER_KG, HOURS_PER_DAY, KG_PER_TONNE, SECONDS_PER_DAY
 from economics.engine.hours import tariff_prices
 from economics.engine.resolve import kv_bytes_per_token
+from economics.engine.sessions import request_shape
 from economics.scenario import FieldSpec, Scenario
 from economics.scenario import Workload as WorkloadKind
 from economics.validation_hours import region_intensity
@@ -231,6 +233,16 @@ class Workload:
     clock_hours: bool = False
     """Each hour of the day on its own rather than hours of equal demand merged (:func:`hour_types`): a rental
     block of B hours must be able to take any B of them."""
+    turns_per_session: float = 0.0
+    """workload=sessions: a request is a turn, ``turns_per_session`` of them a session (0: requests)."""
+    kv_remote_usd_per_day: float = 0.0
+    """workload=sessions: the remote KV store, one line for the fleet (the engine's ``kv_remote_usd_per_hour``
+    x 24): its cost does not change with the systems, so it is added to the plan's cost, not to a pool's."""
+
+    @property
+    def sessions(self) -> bool:
+        """The demand is agent sessions (their turns are the requests)."""
+        return self.turns_per_session > 0
 
 
 def flow_per_request(wl: Workload, role: str) -> float:
@@ -247,8 +259,7 @@ def workload(s: Scenario, settings: PlanSettings, growth: float = 1.0) -> Worklo
     .. math:: \lambda = D_{out} / (O \cdot 86400)  (or D_{in} / (I \cdot 86400), or the request rate)
     """
     if s.workload == WorkloadKind.SESSIONS:
-        raise ValueError("workload: the planner does not take sessions yet (issue #39); plan their mean turn as "
-                         "requests, or evaluate the sessions")
+        return session_workload(s, settings, growth)
     i, o = float(s.input_tokens_per_request), float(s.output_tokens_per_request)
     if s.demand_output_tokens_per_day is not None:
         lam = float(s.demand_output_tokens_per_day) / (o * SECONDS_PER_DAY)
@@ -265,6 +276,44 @@ def workload(s: Scenario, settings: PlanSettings, growth: float = 1.0) -> Worklo
     kv = float(kv_bytes_per_token(np.array([s.model or ""], dtype=object), np.array([s.precision], dtype=object),
                                   np.array([s.kv_cache_precision or ""], dtype=object))[0])
     return Workload(i, i * (1.0 - float(s.prefix_cache_hit_rate)), o, lam, lam * profile, scale, kv, plan_day(s))
+
+
+def session_workload(s: Scenario, settings: PlanSettings, growth: float = 1.0) -> Workload:
+    r"""The request stream the engine makes of a sessions scenario (:func:`economics.engine.sessions.request_shape`):
+    a turn is a request of the session's mean turn context and the turn's output, at
+    ``demand_sessions_per_day x turns_per_session / 86,400`` turns a second, shaped over the day by the demand
+    profile as request demand is. The share of that context each pool finds cached is its own (the residency on its
+    hardware, :attr:`~economics.studies.planner.candidates.Candidate.kv_hit_rate`); ``uncached_input_tokens`` here
+    is the whole mean turn context (nothing found), which only says that there is prefill to do.
+    """
+    if s.demand_sessions_per_day is None:
+        raise ValueError("demand_sessions_per_day: give the demand (sessions per day) for a plan of sessions")
+    shape = session_shape(s)
+    base = replace(workload(s.model_copy(update={
+        "workload": WorkloadKind.REQUESTS, "input_tokens_per_request": shape["input_tokens_per_request"],
+        "output_tokens_per_request": shape["output_tokens_per_request"], "prefix_cache_hit_rate": 0.0,
+        "demand_requests_per_s": shape["demand_requests_per_s"], "demand_sessions_per_day": None}),
+        settings, growth), turns_per_session=float(s.turns_per_session or 0))
+    remote = float(sessions_domain.REMOTE_COST.evaluate({
+        "kv_remote_gb": float(s.kv_remote_gb), "kv_remote_usd_per_gb_month": float(
+            s.kv_remote_usd_per_gb_month or 0.0)})) if s.kv_remote_gb > 0 else 0.0
+    return replace(base, kv_remote_usd_per_day=remote * HOURS_PER_DAY)
+
+
+def session_shape(s: Scenario) -> dict[str, float]:
+    """A session scenario's mean turn (``input_tokens_per_request``, ``output_tokens_per_request``) and its turns a
+    second (``demand_requests_per_s``), by the engine's own step (:func:`economics.engine.sessions.request_shape`)
+    on a one-row table.
+    """
+    cols: dict[str, Any] = {name: np.array([np.nan if getattr(s, name) is None else float(getattr(s, name))])
+                            for name in ("turns_per_session", "session_prefix_tokens", "input_tokens_per_turn",
+                                         "output_tokens_per_turn", "demand_sessions_per_day",
+                                         "demand_requests_per_s", "input_tokens_per_request",
+                                         "output_tokens_per_request")}
+    cols["workload"] = np.array([WorkloadKind.SESSIONS.value], dtype=object)
+    request_shape(cols)
+    return {k: float(cols[k][0]) for k in ("input_tokens_per_request", "output_tokens_per_request",
+                                           "demand_requests_per_s")}
 
 
 def hour_types(wl: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from economics.domain import availability, carbon, cost, fleet
+from economics.domain import availability, carbon, cost, fleet, sessions
 from economics.domain.capacity import requests_per_s_per_accelerator
 from economics.domain.formula import HOURS_PER_DAY
 from economics.scenario import Scenario
+from economics.scenario import Workload as WorkloadKind
 from economics.studies.planner.candidates import Candidate, pue_for
 from economics.studies.planner.inputs import Day, PlanSettings, Workload, flow_per_request, plan_day
 from economics.studies.planner.tiers import tier_availability
@@ -114,8 +115,10 @@ def candidate_costs(c: Candidate, s: Scenario, day: Day | None = None) -> Costs:
     kg_h = float(carbon.embodied_kgco2e_per_day(1.0, embodied, float(s.depreciation_years))) / HOURS_PER_DAY
     carbon_h = kg_h * day.carbon_usd_per_kg
     physical = (idle, pays, idle_it_kw * pue, c.system_power_kw * (1.0 - f) * pue, kg_h)
+    tiers = kv_tiers_capex_usd(c, s)  # bought with every system, whoever owns it, as the engine charges them
+    tiers_h = float(cost.capital_usd_per_hour(tiers, r, n))
     if c.ownership == "rent":
-        return Costs(0.0, 0.0, c.rent_usd_per_system_hour + idle + carbon_h, busy, 0.0, 0.0, *physical)
+        return Costs(0.0, 0.0, c.rent_usd_per_system_hour + tiers_h + idle + carbon_h, busy, 0.0, 0.0, *physical)
     retrofit_capex = (float(fleet.retrofit_capex_usd(c.system_power_kw, s.liquid_retrofit_usd_per_mw))
                       if mode == "liquid retrofit" else 0.0)
     capital = float(cost.capital_usd_per_hour(c.price_usd_per_system, r, n)) if c.ownership == "own" else 0.0
@@ -125,8 +128,22 @@ def candidate_costs(c: Candidate, s: Scenario, day: Day | None = None) -> Costs:
     hosting = float(cost.facility_usd_per_hour(c.system_power_kw, s.colocation_usd_per_kw_month,
                                                s.facility_capex_usd_per_kw, r, s.facility_depreciation_years))
     opex = ops + hosting + idle + carbon_h
-    capex = (c.price_usd_per_system if c.ownership == "own" else 0.0) + retrofit_capex
-    return Costs(capital + retrofit_h + opex, opex, 0.0, busy, capex, c.system_power_kw * pue, *physical)
+    capex = (c.price_usd_per_system if c.ownership == "own" else 0.0) + retrofit_capex + tiers
+    return Costs(capital + retrofit_h + tiers_h + opex, opex, 0.0, busy, capex, c.system_power_kw * pue, *physical)
+
+
+def kv_tiers_capex_usd(c: Candidate, s: Scenario) -> float:
+    """workload=sessions: the host DRAM and SSD KV tiers bought with one system (unit) of ``c``, the engine's
+    ``kv_host_capex_usd_per_system + kv_ssd_capex_usd_per_system`` (x the systems of a unit); 0 for requests.
+    Amortised as the hardware (CRF over ``depreciation_years``), this is the engine's ``kv_host_usd_per_hour`` and
+    ``kv_ssd_usd_per_hour`` per system.
+    """
+    if s.workload != WorkloadKind.SESSIONS:
+        return 0.0
+    v = {name: float(getattr(s, name) or 0.0) for name in (
+        "kv_host_memory_gb_per_system", "kv_host_memory_usd_per_gb", "kv_ssd_gb_per_system", "kv_ssd_usd_per_gb")}
+    per_system = float(sessions.HOST_CAPEX.evaluate(v)) + float(sessions.SSD_CAPEX.evaluate(v))
+    return per_system * c.systems_per_unit
 
 
 def build_pools(cands: list[Candidate], s: Scenario, settings: PlanSettings,
@@ -142,21 +159,23 @@ def build_pools(cands: list[Candidate], s: Scenario, settings: PlanSettings,
             continue
         servers = max(1, c.accelerators_per_system // max(1, c.accelerators_per_replica))
         p_sys, d_sys = c.input_tokens_per_s_per_system, c.output_tokens_per_s_per_system
-        service = wl.uncached_input_tokens * servers / p_sys if math.isfinite(p_sys) and p_sys > 0 else math.nan
+        hit = hit_rate(c, s)
+        uncached = wl.input_tokens * (1.0 - hit)
+        service = uncached * servers / p_sys if math.isfinite(p_sys) and p_sys > 0 else math.nan
         avail = tier_availability(c, s)  # spot: the share of its hours an interrupted system serves
         if settings.spares and c.on_site:
             fail, repair = availability.family_rates(c.family)
             avail = availability.system_availability(fail, c.accelerators_per_system, repair)
         costs = candidate_costs(c, s, wl.day)
         for role in c.roles:
-            why = _role_problem(c, role, wl, target, settings, service)
+            why = _role_problem(c, role, wl, target, settings, service, uncached)
             if why:
                 excluded.append((f"{c.name} / {role}", why))
                 continue
             raw = {"aggregated": float(requests_per_s_per_accelerator(
-                        wl.input_tokens, wl.output_tokens, float(s.prefix_cache_hit_rate), p_sys, d_sys)),
+                        wl.input_tokens, wl.output_tokens, hit, p_sys, d_sys)),
                    "prefill": p_sys, "decode": d_sys}[role]
-            weight = {"aggregated": wl.uncached_input_tokens, "prefill": 1.0, "decode": 0.0}[role]
+            weight = {"aggregated": uncached, "prefill": 1.0, "decode": 0.0}[role]
             peak = float(np.max(wl.hourly_requests_per_s)) * flow_per_request(wl, role)
             pools.append(Pool(k, role, raw, raw * avail / (1.0 + float(s.headroom)), weight,
                               p_sys * avail if math.isfinite(p_sys) else math.nan, servers, service, avail,
@@ -164,14 +183,24 @@ def build_pools(cands: list[Candidate], s: Scenario, settings: PlanSettings,
     return pools, excluded
 
 
+def hit_rate(c: Candidate, s: Scenario) -> float:
+    """The share of a request's input ``c`` finds cached: its own KV hit rate (workload=sessions: the engine's
+    residency on its hardware), else the scenario's ``prefix_cache_hit_rate``.
+    """
+    return c.kv_hit_rate if math.isfinite(c.kv_hit_rate) else float(s.prefix_cache_hit_rate)
+
+
 def _role_problem(c: Candidate, role: str, wl: Workload, target: float | None, settings: PlanSettings,
-                  service_s: float) -> str:
+                  service_s: float, uncached: float) -> str:
     """Why a candidate cannot take a role ('' when it can), with the numbers."""
     has_p = math.isfinite(c.input_tokens_per_s_per_system) and c.input_tokens_per_s_per_system > 0
     has_d = math.isfinite(c.output_tokens_per_s_per_system) and c.output_tokens_per_s_per_system > 0
+    if wl.sessions and role != "aggregated":
+        return ("workload=sessions is planned on aggregated pools only (which pool holds a session's KV between "
+                "turns is not modelled)")
     if role == "prefill" and not has_p:
         return "no prefill throughput (input_tokens_per_s_per_accelerator)"
-    if role == "prefill" and wl.uncached_input_tokens <= 0:
+    if role == "prefill" and uncached <= 0:
         return "nothing to prefill: every input token is a prefix-cache hit"
     if role in ("aggregated", "decode") and not has_d:
         return "no decode throughput (output_tokens_per_s_per_accelerator)"
@@ -183,10 +212,10 @@ def _role_problem(c: Candidate, role: str, wl: Workload, target: float | None, s
             return f"per-user speed: not given; the target is {target:g} token/s per user"
         if speed < target * (1.0 - 1e-6):
             return f"per-user speed: {speed:,.1f} token/s per user, below the target {target:g}"
-    if role != "decode" and settings.ttft_target_s is not None and wl.uncached_input_tokens > 0:
+    if role != "decode" and settings.ttft_target_s is not None and uncached > 0:
         if not has_p:
             return "time to first token: no prefill throughput to check it with"
         if service_s >= settings.ttft_target_s:
-            return (f"time to first token: one prefill of {wl.uncached_input_tokens:,.0f} tokens takes "
+            return (f"time to first token: one prefill of {uncached:,.0f} tokens takes "
                     f"{service_s:.3g} s on one replica, not under the target {settings.ttft_target_s:g} s")
     return ""

@@ -13,6 +13,7 @@ import pandas as pd
 from scipy.optimize import linprog
 
 from economics.domain import availability, queueing, rent
+from economics.domain import sessions as ses
 from economics.domain.formula import DAYS_PER_YEAR, HOURS_PER_DAY, SECONDS_PER_DAY
 from economics.scenario import Scenario
 from economics.studies.planner.candidates import Candidate, rack_systems
@@ -97,6 +98,7 @@ def candidate_table(cands: list[Candidate], pools: list[Pool], excluded: list[tu
                      "output_tokens_per_s_per_system": c.output_tokens_per_s_per_system,
                      "output_tokens_per_s_per_user": c.output_tokens_per_s_per_user,
                      "throughput": c.throughput or "given (candidates file)",
+                     **({"kv_hit_rate": c.kv_hit_rate} if math.isfinite(c.kv_hit_rate) else {}),
                      "roles": ";".join(roles), "left_out": why, "note": c.note})
     names = {c.name for c in cands}
     for n, r in excluded:
@@ -109,6 +111,8 @@ def hours_frame(wl: Workload, per_hour: dict[str, np.ndarray] | None) -> pd.Data
     """One row per hour of the day: the demand (requests/s and output tokens/s) and each column of ``per_hour``."""
     frame = pd.DataFrame({"hour": np.arange(HOURS), "requests_per_s": wl.hourly_requests_per_s,
                           "output_tokens_per_s": wl.hourly_requests_per_s * wl.output_tokens})
+    if wl.sessions:  # the hour's turns a second over its 3,600 s, in sessions
+        frame["sessions_per_hour"] = sessions_per(wl.hourly_requests_per_s * SECONDS_PER_DAY / HOURS_PER_DAY, wl)
     for name, values in (per_hour or {}).items():
         frame[name] = values
     return frame
@@ -211,11 +215,47 @@ def plan_result(m: PlanModel, res: Any, pb: Problem, table: pd.DataFrame, notes:
         **footprint_summary([r["operational"] for r in rows], [r["embodied"] for r in rows], tokens_day,
                             float(s.carbon_usd_per_tonne)),
     }
+    if wl.sessions:
+        session_summary(summary, wl)
+        notes.append(f"workload=sessions: {wl.turns_per_session:g} turns a session, each a request of the mean "
+                     f"turn's {wl.input_tokens:,.6g} input tokens; each pool finds its own KV hit rate of them "
+                     "(the candidates' kv_hit_rate, at full load)"
+                     + (f"; the remote KV store, {wl.kv_remote_usd_per_day:,.2f} USD a day, is a line of the "
+                        "fleet's cost, not of a pool" if wl.kv_remote_usd_per_day > 0 else ""))
     summary["solver_status"] = solver_status(res, float(summary["mip_gap"] or 0.0))
     if settings.objective == "npv":
         summary["npv_cost_usd"] = float(res.fun)
         summary["levelized_cost_usd_per_m_tokens"] = _levelized(float(res.fun), tokens_day, s)
     return PlanResult(True, "", summary, plan_df, hours_frame(wl, per_hour), constraints, table, notes)
+
+
+def session_summary(summary: dict[str, Any], wl: Workload) -> None:
+    """workload=sessions, in place: the remote KV store's line added to the plan's cost, the sessions served a day
+    and the cost of one, by the engine's formulas (``sessions_served_per_day``, ``cost_usd_per_session``).
+    """
+    summary["kv_remote_usd_per_day"] = wl.kv_remote_usd_per_day
+    summary["cost_usd_per_day"] = float(summary["cost_usd_per_day"]) + wl.kv_remote_usd_per_day
+    tokens = float(summary["tokens_per_day"])
+    summary["cost_usd_per_m_tokens"] = summary["cost_usd_per_day"] / tokens * 1e6 if tokens > 0 else None
+    summary["sessions_per_day"] = float(sessions_per(wl.requests_per_s * SECONDS_PER_DAY, wl))
+    summary["cost_usd_per_session"] = per_session_cost(summary)
+
+
+def sessions_per(turns: Any, wl: Workload) -> Any:
+    """Sessions in ``turns`` turns (of a day or an hour): the engine's ``sessions_served_per_day``, the output
+    served over a session's output tokens.
+    """
+    per_session = ses.OUTPUT_PER_SESSION.evaluate({"turns_per_session": wl.turns_per_session,
+                                                   "output_tokens_per_turn": wl.output_tokens})
+    return ses.SESSIONS_SERVED.evaluate({"served_output_tokens_per_day": np.asarray(turns) * wl.output_tokens,
+                                         "output_tokens_per_session": per_session})
+
+
+def per_session_cost(summary: dict[str, Any]) -> float | None:
+    """The engine's ``cost_usd_per_session`` of a plan's summary (None: no session served)."""
+    served = float(summary["sessions_per_day"])
+    return float(ses.COST_PER_SESSION.evaluate({"cost_usd_per_day": float(summary["cost_usd_per_day"]),
+                                                "sessions_served_per_day": served})) if served > 0 else None
 
 
 def _per_hour(m: PlanModel, x: np.ndarray, pb: Problem, used: list[int], weights: np.ndarray,

@@ -34,7 +34,13 @@ from economics.studies.planner.inputs import PLAN_FIELDS, PlanSettings, workload
 from economics.studies.planner.milp import TIME_LIMIT_S
 from economics.studies.planner.model import Row
 from economics.studies.planner.pools import Problem, build_pools, candidate_costs
-from economics.studies.planner.report import SETTING_COST_COLUMNS, PlanResult, candidate_table, plan_result
+from economics.studies.planner.report import (
+    SETTING_COST_COLUMNS,
+    PlanResult,
+    candidate_table,
+    per_session_cost,
+    plan_result,
+)
 from economics.studies.planner.rules import RULE_OFF, rules_active
 from economics.studies.planner.solve import solve_built, solve_open
 from economics.studies.planner.tiers import tier_variants
@@ -163,11 +169,14 @@ def _at_own_price(result: PlanResult, extra: float, cap: float) -> PlanResult:
     off = extra / KG_PER_TONNE
     result.plan["cost_usd_per_day"] = result.plan["cost_usd_per_day"] - off * result.plan["kgco2e_per_day"]
     summary = result.summary
-    summary["cost_usd_per_day"] = float(result.plan["cost_usd_per_day"].sum())
+    summary["cost_usd_per_day"] = float(result.plan["cost_usd_per_day"].sum()) + float(
+        summary.get("kv_remote_usd_per_day", 0.0))  # workload=sessions: the remote KV store's line
     summary["carbon_usd_per_day"] = float(summary["carbon_usd_per_day"]) - off * float(summary["kgco2e_per_day"])
     tokens = float(summary["tokens_per_day"])
     summary["cost_usd_per_m_tokens"] = summary["cost_usd_per_day"] / tokens * 1e6 if tokens > 0 else None
     summary["carbon_cap_usd_per_tonne"] = extra
+    if "sessions_per_day" in summary:
+        summary["cost_usd_per_session"] = per_session_cost(summary)
     result.notes.append(f"carbon cap: {cap:,.6g} tCO2e a year binds; the plan is the cheapest with carbon priced "
                         f"{extra:,.2f} USD/t above the scenario's (the cap's shadow price; it emits "
                         f"{summary['tco2e_per_year']:,.6g}). Its costs are at the scenario's own carbon price; the "
