@@ -33,7 +33,7 @@ from economics.engine.pipeline import (
 )
 from economics.engine.provenance import provenance_text
 from economics.engine.resolve import per_user_throughput
-from economics.engine.roofline import KV_FACTOR, stored_factors
+from economics.engine.roofline import KV_FACTOR, SLOWEST_CONTEXT, stored_factors
 from economics.engine.sessions import KV_READ_SHARE, PER_USER_SPEED, request_shape, session_rows, turn_profile
 from economics.scenario import FIELDS, Scenario, show_value
 from economics.validation import Problem, validate, validate_one
@@ -485,7 +485,8 @@ ESTIMATE_IGNORES = frozenset({
     "demand_input_tokens_per_day", "demand_output_tokens_per_day", "demand_requests_per_s", "peak_to_average",
     "headroom", "price_usd_per_m_input_tokens", "price_usd_per_m_cached_input_tokens",
     "price_usd_per_m_output_tokens", "fast_tier_min_tokens_per_s_per_user", "fast_tier_price_multiplier",
-    # a session's shape reaches the estimate as its mean turn (input_tokens_per_request), set before it runs
+    # a session's shape reaches the estimate as its mean turn (input_tokens_per_request) and its last turn's context
+    # (economics.engine.roofline.SLOWEST_CONTEXT), set before it runs
     "workload", *SESSION_ONLY, *SESSION_SPREAD, "kv_host_memory_gb_per_system", "kv_ssd_gb_per_system", "kv_remote_gb"})
 """Fields the throughput estimate never reads (prices, finance, facility, power, demand volumes, fleet size):
 :func:`_throughput_one` hands the estimate every other field only, so a read of one of these fails loudly."""
@@ -542,7 +543,8 @@ def _throughput_one(cols: dict[str, Any]) -> dict[str, np.ndarray]:
     change of price, cost, demand or fleet size (the app's usual edit) reuses the estimate (tens of milliseconds
     for a model's roofline) instead of repeating it. Writes the filled fields into ``cols``.
     """
-    filled, thr = _estimated(tuple((f, _plain(cols[f][0])) for f in ESTIMATE_READS))
+    reads = (*ESTIMATE_READS, SLOWEST_CONTEXT) if SLOWEST_CONTEXT in cols else ESTIMATE_READS
+    filled, thr = _estimated(tuple((f, _plain(cols[f][0])) for f in reads))
     for name, column in filled.items():
         cols[name] = column.copy()
     return {k: v.copy() for k, v in thr.items()}

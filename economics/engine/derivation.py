@@ -124,11 +124,15 @@ def _trace_roofline(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> N
     n, b = c["accelerators_per_replica"], thr["batch_size"]
     _trace_memory(rl, c, thr, trace)
     target = c["target_output_tokens_per_s_per_user"]
+    session = rl.slowest_context is not None and not np.isnan(rl.slowest_context[trace.row])
     trace.add("batch_size", b, "sequence",
-              "largest B <= min({max_batch_in_memory}, {max_batch_size}) with 1 / t_mix(B) >= "
-              "{target_output_tokens_per_s_per_user}",
-              note="t_mix: the decode step with its chunked prefill (below); the replica size that gives the most "
-                   "throughput per accelerator, prefill included",
+              "largest B <= min({max_batch_in_memory}, {max_batch_size}) with "
+              + ("1 / last_turn_decode_step_s(B) >= " if session else "1 / t_mix(B) >= ")
+              + "{target_output_tokens_per_s_per_user}",
+              note=("a session: its slowest turn, the last, holds the target (last_turn_decode_step_s below, at the "
+                    "batch found); " if session else "")
+              + "t_mix: the decode step with its chunked prefill (below); the replica size that gives the most "
+                "throughput per accelerator, prefill included",
               max_batch_in_memory=(thr["max_batch_in_memory"], ""), max_batch_size=(c["max_batch_size"], ""),
               target_output_tokens_per_s_per_user=(np.where(np.isnan(target), np.inf, target), "token/s"))
     t = _trace_step(rl, c, thr, trace, b, n)

@@ -1,5 +1,6 @@
 """The replica and batch search: for each replica size (or the one given), the largest batch that fits memory,
-respects the engine's batch limit and still meets the per-user speed target with its share of chunked prefill; the
+respects the engine's batch limit and still meets the per-user speed target with its share of chunked prefill (in
+a session's slowest turn, the last: :meth:`~economics.engine.roofline.Roofline.slowest_user_step`); the
 size with the most throughput per accelerator wins. Many rows bisect over the batch; one row evaluates every
 (size, batch) pair in a single pass (:data:`GRID_POINTS`).
 """
@@ -48,8 +49,8 @@ def best_replica(c: dict[str, Array], rl: Roofline, need: Array, target: Array) 
         if not allowed.any():
             continue
         bmem, cap_b = _batch_cap(c, rl, n, allowed)
-        s1 = 1.0 / rl.user_step(np.ones(n_rows), n)
-        b = _largest_batch(lambda bb, n=n: ~(1.0 / rl.user_step(bb, n) < target), cap_b)
+        s1 = 1.0 / rl.slowest_user_step(np.ones(n_rows), n)
+        b = _largest_batch(lambda bb, n=n: ~(1.0 / rl.slowest_user_step(bb, n) < target), cap_b)
         _keep_better(best, n, b, bmem, cap_b >= 1, s1, rl.mixed_step(np.maximum(b, 1.0), n))
     return best
 
@@ -138,12 +139,12 @@ def _best_replica_of_one(c: dict[str, Array], rl: Roofline, need: Array, target:
         grid_b, grid_n = np.arange(1.0, top + 1.0)[None, :], n[:, None]
         t = rl.step(grid_b, grid_n)
         t_mix = rl.mixed_step(grid_b, grid_n, t, rl.prefill_rate(grid_n))
-        speed = 1.0 / rl.user_step(grid_b, grid_n, t, t_mix)
+        speed = 1.0 / rl.slowest_user_step(grid_b, grid_n, rl.user_step(grid_b, grid_n, t, t_mix), t)
         b, s1 = _largest_batch_on_grid(~(speed < target), cap_b), speed[:, 0]
         mixed = t_mix[np.arange(n.size), np.maximum(b, 1.0).astype(np.intp) - 1]
     else:
-        s1 = 1.0 / rl.user_step(np.ones(n.size), n)
-        b = _largest_batch(lambda bb: ~(1.0 / rl.user_step(bb, n) < target), cap_b)
+        s1 = 1.0 / rl.slowest_user_step(np.ones(n.size), n)
+        b = _largest_batch(lambda bb: ~(1.0 / rl.slowest_user_step(bb, n) < target), cap_b)
         mixed = rl.mixed_step(np.maximum(b, 1.0), n)
     best = _no_replica(1)
     for j in np.flatnonzero(fits):  # in order, as the loop over sizes; one that does not fit changes nothing

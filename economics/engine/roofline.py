@@ -15,6 +15,7 @@ from economics import catalog
 from economics.catalog import model_class
 from economics.domain import architecture as arch
 from economics.domain import capacity as cap
+from economics.domain import sessions as ses
 from economics.domain import throughput as th
 from economics.domain.precision import bytes_per_value, kv_precision, split_precision
 
@@ -49,6 +50,11 @@ reading the paged KV cache (scattered blocks of a few dozen tokens, one per sequ
 streams); the weights' ``bandwidth_utilization`` where data/calibration.csv has no such column or the scenario gives
 its own ``bandwidth_utilization``."""
 
+
+SLOWEST_CONTEXT = "_last_turn_context_tokens"
+"""The resolved column holding a session row's last (longest) turn context C_T (NaN on request rows; set by
+:func:`economics.engine.sessions.request_shape`): the batch search holds that turn, the slowest, to the per-user
+target (:meth:`Roofline.slowest_user_step`)."""
 
 def model_columns(model_ids: Array) -> dict[str, Array]:
     """The catalog's numeric model columns and MLA flag for each id of ``model_ids`` (NaN and False for an unknown
@@ -190,6 +196,7 @@ class Roofline:
                                                                               m["qk_rope_head_dim"], self.kv_b),
                                   arch.kv_cache_bytes_per_token_gqa(1.0, m["kv_heads"], m["head_dim"], self.kv_b))
         i_req, o_req = c["input_tokens_per_request"], c["output_tokens_per_request"]
+        self.i_req = i_req
         self.i_miss = cap.uncached_input_tokens(i_req, c["prefix_cache_hit_rate"])
         self.o_req = o_req
         self.c_avg, self.c_max = i_req + o_req / 2.0, i_req + o_req
@@ -230,6 +237,12 @@ class Roofline:
             np.isnan(window), i_p, np.minimum(i_p, 2.0 * np.nan_to_num(window)))
         self.prefill_flops_tok = 2.0 * m["active_params_b"] * 1e9 + keys_x2 * m["q_heads"] * (
             self.qk_dim + self.v_dim) * self.attention_cost
+        # a session's slowest turn, the last, reads its longest context C_T (NaN on request rows): the per-user
+        # target holds for it (economics.engine.sessions.SLOWEST_CONTEXT)
+        slowest = c.get(SLOWEST_CONTEXT)
+        self.slowest_context = None if slowest is None or np.isnan(slowest).all() else np.asarray(slowest, float)
+        self.kv_bytes_per_token = np.where(m["mla"], self.per_layer * m["layers"],
+                                           self.per_layer * m["full_attention_layers"])
 
     def weights_read(self, batch: Array) -> Array:
         """Weight bytes a decode step at batch ``batch`` reads (:func:`~economics.domain.throughput.weight_bytes_read`),
@@ -304,6 +317,26 @@ class Roofline:
         """
         t = self.step(batch, n) if step is None else step
         return np.where(self.disagg, t, self.mixed_step(batch, n, t) if mixed is None else mixed)
+
+    def slowest_user_step(self, batch: Array, n: Array, user: Array | None = None,
+                          step: Array | None = None) -> Array:
+        """Time between a user's tokens in a session's slowest (last) turn [s]: the user step ``user`` (t_mix(B)),
+        plus the KV bytes the running batch reads more at the last turn's context than at the mean turn's, by the
+        session's formula :data:`economics.domain.sessions.TURN_STEP` at the output rate the engine reports
+        (:data:`~economics.domain.throughput.OUTPUT_RATE` over the decode step ``step``, t(B)); the user step itself
+        on a request row.
+        """
+        t = self.user_step(batch, n, step) if user is None else user
+        if self.slowest_context is None:
+            return t
+        rate = th.OUTPUT_RATE.evaluate({"batch_size": batch, "accelerators_per_replica": n,
+                                        "decode_step_s": self.step(batch, n) if step is None else step})
+        last = ses.TURN_STEP.evaluate({
+            "kv_per_user_speed": 1.0 / t, "output_tokens_per_s_per_accelerator": rate,
+            "kv_bytes_per_token": self.kv_bytes_per_token, "turn_context_tokens": self.slowest_context,
+            "input_tokens_per_request": self.i_req, "accelerator_bandwidth_tb_per_s": self.bw,
+            "kv_bandwidth_utilization": self.eff_kv})
+        return np.where(np.isnan(self.slowest_context), t, last)
 
     def prefill_terms(self, n: Array) -> dict[str, Array]:
         """The symbols of :data:`~economics.domain.throughput.PREFILL_RATE` on ``n`` accelerators."""

@@ -21,6 +21,7 @@ from economics.domain import capacity as cap
 from economics.domain import fleet
 from economics.domain import sessions as ses
 from economics.domain.sessions import TIERS, Tier
+from economics.engine.roofline import SLOWEST_CONTEXT
 from economics.engine.stages import Columns, _any
 from economics.outputs import RowWarning
 from economics.scenario import Workload
@@ -55,6 +56,7 @@ def request_shape(c: dict[str, Any]) -> None:
         v[f.name] = c[f.name]
     for f in SHAPE[:3]:  # intermediates: the stage computes them again, with the others
         del c[f.name]
+    c[SLOWEST_CONTEXT] = np.where(rows, ses.LAST_TURN_CONTEXT.evaluate(v), np.nan)
     demand = rows & ~np.isnan(np.asarray(c["demand_sessions_per_day"], dtype=float))
     c["demand_requests_per_s"] = np.where(demand, ses.TURNS_PER_S.evaluate(v), c["demand_requests_per_s"])
 
@@ -102,8 +104,10 @@ def hbm_free(x: Columns, rows: Any) -> None:
     x.calc(cap.MODEL_WEIGHTS, rows)
     x.calc(REPLICA_FOR_KV, rows & np.isnan(v["kv_replica_accelerators"]))
     target = v["target_output_tokens_per_s_per_user"]
+    # the estimate's speed is the mean turn's, above the target its slowest turn is held to; a measured throughput
+    # is read at the target
     estimate = np.asarray(v.get(PER_USER_SPEED, np.full(x.n, np.nan)), dtype=float)
-    v["kv_per_user_speed"] = np.where(np.isnan(target), estimate, target)
+    v["kv_per_user_speed"] = np.where(np.isnan(estimate), target, estimate)
     known = rows & ~np.isnan(v["kv_per_user_speed"]) & ~np.isnan(v["accelerator_memory_gb"])
     x.calc(ses.RUNNING_BATCH, known)
     x.calc(ses.HBM_FREE, known)

@@ -44,6 +44,7 @@ from typing import Any
 import pandas as pd
 
 from economics import user_curves
+from economics.domain.formula import SECONDS_PER_DAY
 from economics.io.benchmark_formats import BenchmarkError
 from economics.io.benchmark_formats import number_cell as num
 from economics.io.scenario_files import read_input_bytes
@@ -60,7 +61,6 @@ MAX_TURNS = 2_000_000
 """The most turns (lines or records) one import reads."""
 MOONCAKE_BLOCK_TOKENS = 512
 """The tokens one Mooncake ``hash_ids`` block stands for (the trace's release notes; ``--block-tokens``)."""
-SECONDS_PER_DAY = 86_400.0
 ROW_FIELDS = ("turns_per_session", "turns_per_session_cv", "session_prefix_tokens", "input_tokens_per_turn",
               "output_tokens_per_turn", "seconds_between_turns", "demand_sessions_per_day")
 """The scenario fields an import fills."""

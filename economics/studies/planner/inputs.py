@@ -306,7 +306,8 @@ def session_shape(s: Scenario) -> dict[str, float]:
     on a one-row table.
     """
     cols: dict[str, Any] = {name: np.array([np.nan if getattr(s, name) is None else float(getattr(s, name))])
-                            for name in ("turns_per_session", "session_prefix_tokens", "input_tokens_per_turn",
+                            for name in ("turns_per_session", "turns_per_session_cv", "session_prefix_tokens",
+                                         "input_tokens_per_turn",
                                          "output_tokens_per_turn", "demand_sessions_per_day",
                                          "demand_requests_per_s", "input_tokens_per_request",
                                          "output_tokens_per_request")}
