@@ -121,7 +121,8 @@ def test_no_preset_prices_hardware_at_zero() -> None:
 def test_every_accelerator_states_its_interconnect() -> None:
     table = catalog.accelerators()
     assert {"a100-40gb", "l40s", "h20", "gaudi3", "mi355x"} <= set(table.index)
-    assert set(table["interconnect"]) <= {"nvlink", "infinity-fabric", "pcie", "ethernet", "groq-c2c", "rdu-link"}
+    assert set(table["interconnect"]) <= {"nvlink", "infinity-fabric", "pcie", "ethernet", "groq-c2c", "rdu-link",
+                                         "ici", "neuronlink"}
     assert (table["interconnect_gb_per_s"] > 0).all() and (table["interconnect_latency_us"] > 0).all()
     # NVLink 4 is 900 GB/s both directions, so 450 GB/s per direction; PCIe Gen4 x16 is 64 GB/s -> 32.
     assert table.loc["h100-sxm", "interconnect_gb_per_s"] == 450
