@@ -42,14 +42,16 @@ def address(text: str) -> tuple[str, int]:
     (('127.0.0.1', 8765), ('0.0.0.0', 80), ('::1', 8765))
     """
     host, _, port = text.rpartition(":")
-    host = host.removeprefix("[").removesuffix("]") if host.startswith("[") else host
     if not port.isdigit() or not 1 <= int(port) <= 65535:
         raise InputError(f"--http: the port must be a whole number between 1 and 65535, got '{text[:100]}'")
-    if host and ":" in host:
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
         try:
             ipaddress.IPv6Address(host)
         except ValueError:
-            raise InputError(f"--http: '{host[:100]}' is not an IPv6 address; write [ADDRESS]:PORT") from None
+            raise InputError(f"--http: '{host[:100]}' is not an IPv6 address") from None
+    elif ":" in host:
+        raise InputError(f"--http: write an IPv6 address in brackets, [ADDRESS]:PORT, got '{text[:100]}'")
     return host or DEFAULT_HOST, int(port)
 
 
