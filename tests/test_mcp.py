@@ -9,6 +9,7 @@ import contextlib
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -82,6 +83,11 @@ def _example_rows() -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
+def _doc_json_blocks() -> list[Any]:
+    text = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+    return [json.loads(block) for block in re.findall(r"```json\n(.*?)```", text, re.DOTALL)]
+
+
 def _cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
     capsys.readouterr()
     assert main(list(argv)) == 0
@@ -129,6 +135,7 @@ def test_a_bad_field_is_refused_naming_the_field_the_row_and_the_value(stdio: Se
     assert doc["error"]["problems"] == [{"row": 2, "name": "hot-site", "field": "pue", "value": 0.5,
                                          "message": "pue: must be >= 1 and <= 5, got 0.5"}]
     assert [r["name"] for r in doc["results"]] == ["worked-example"]  # the valid row evaluated beside it
+    assert doc["error"] == _doc_json_blocks()[2]["error"]  # docs/mcp.md shows this very answer
     error, text = stdio.call("explain", {"scenario": {**rows[0], "pue": 0.5}})
     assert error and json.loads(text)["error"]["problems"][0]["field"] == "pue"
     assert "Traceback" not in text
@@ -189,6 +196,14 @@ def test_streamable_http_on_loopback_with_the_token(tmp_path: Path, capsys: pyte
                 assert session.json("fields", {}) == json.loads(json.dumps(fields_document()))
         finally:
             stop_server(proc)
+
+
+def test_the_docs_configurations_and_tool_table() -> None:
+    stdio_config, http_config, _ = _doc_json_blocks()
+    assert stdio_config["mcpServers"]["token-economics"]["args"] == ["mcp"]
+    assert http_config["mcpServers"]["token-economics"]["url"].endswith("/mcp")
+    text = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+    assert set(re.findall(r"^\| `(\w+)` \|", text, re.MULTILINE)) == {t.value for t in ToolName} == TOOLS
 
 
 # ---------------------------------------------------------------- in process: the schemas and the arguments
