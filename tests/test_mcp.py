@@ -20,12 +20,13 @@ from typing import Any
 import httpx
 import pytest
 
+httpx2 = pytest.importorskip("httpx2")  # the SDK's HTTP client
+
 pytest.importorskip("mcp")
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
 from bench.api_server import free_port  # noqa: E402
 from bench.server_proc import stop_server  # noqa: E402
@@ -188,7 +189,8 @@ def test_streamable_http_on_loopback_with_the_token(tmp_path: Path, capsys: pyte
             _wait_for_http(proc, url)
             refused = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
             assert refused.status_code == 401 and refused.json()["error"]["code"] == "unauthorized"
-            http = create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"})
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"},
+                                      timeout=httpx2.Timeout(30, read=300))
             with _session(streamable_http_client(url, http_client=http)) as session:
                 assert {t.name for t in session.portal.call(session.client.list_tools).tools} == TOOLS
                 got = session.json("evaluate", {"scenarios": _example_rows()})
