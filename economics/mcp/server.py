@@ -10,13 +10,13 @@ own body limit, access log and bearer token (``TOKEN_ECONOMICS_API_TOKEN``).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-import anyio
-import mcp_types as types
 import uvicorn
+from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
@@ -105,7 +105,7 @@ async def _serve_stdio(config: Settings) -> None:
 
 def serve_stdio(config: Settings) -> None:
     """Serve one client over standard input and output until it closes them."""
-    anyio.run(_serve_stdio, config)
+    asyncio.run(_serve_stdio(config))
 
 
 def http_app(config: Settings, host: str) -> ASGIApp:
