@@ -1,5 +1,5 @@
 """Command line: evaluate, explain, compare, retrofit, kv-memory, uncertainty, plan, report, calibrate, template,
-fields, schema.
+fields, schema, serve (the HTTP API), mcp (the MCP server for AI assistants).
 
 Exit codes (every command):
   0  every row valid, output written
@@ -43,6 +43,7 @@ from economics.io.plan_files import (
     solver_chatter_silenced,
 )
 from economics.io.scenario_files import read_input_bytes, to_csv_text, to_json_text
+from economics.mcp.command import add_mcp_command
 from economics.outputs import NUMERIC_OUTPUTS
 from economics.report import files as report_files
 from economics.scenario import FIELDS
@@ -593,6 +594,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_sweep_arguments(sw)
     sw.set_defaults(func=cmd_sweep)
     add_serve_command(sub)
+    add_mcp_command(sub)
     return parser
 
 

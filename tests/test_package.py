@@ -30,8 +30,9 @@ DISTRIBUTION = {"numpy": "numpy", "pandas": "pandas", "pydantic": "pydantic", "a
                 "numpy_financial": "numpy-financial", "scipy": "scipy", "pyarrow": "pyarrow", "dask": "dask",
                 "distributed": "dask", "streamlit": "streamlit", "altair": "altair", "openpyxl": "openpyxl",
                 "typst": "typst", "vl_convert": "vl-convert-python", "fastapi": "fastapi",
-                "fastapi_offline": "fastapi-offline", "starlette": "starlette", "uvicorn": "uvicorn", "h11": "h11"}
-EXTRAS = {"report": ROOT / "economics" / "report", "api": ROOT / "economics" / "api"}
+                "fastapi_offline": "fastapi-offline", "starlette": "starlette", "uvicorn": "uvicorn", "h11": "h11",
+                "mcp": "mcp"}
+EXTRAS = {"report": ROOT / "economics" / "report", "api": ROOT / "economics" / "api", "mcp": ROOT / "economics" / "mcp"}
 """The subpackages whose third-party imports are an optional extra's, not the core install's."""
 
 
@@ -69,7 +70,8 @@ def test_every_runtime_import_of_the_package_is_a_declared_dependency() -> None:
 
 
 @pytest.mark.parametrize(("extra", "expected"), [("report", {"typst", "vl-convert-python", "altair"}),
-                                                 ("api", {"fastapi", "starlette", "uvicorn"})])
+                                                 ("api", {"fastapi", "starlette", "uvicorn"}),
+                                                 ("mcp", {"mcp", "starlette", "uvicorn"})])
 def test_an_extras_dependencies_are_declared_in_it_and_pinned(extra: str, expected: set[str]) -> None:
     used = third_party(imported_top_level(sorted(EXTRAS[extra].rglob("*.py"))))
     assert used - set(DISTRIBUTION) == set()
@@ -164,7 +166,7 @@ def path_literals(path: Path) -> list[str]:
 
 
 API_TESTS = ("test_api.py", "test_sessions_everywhere.py", "test_fuzz_slice.py", "test_kv_memory.py",
-             "test_session_traces.py", "test_plan_sessions.py")
+             "test_session_traces.py", "test_plan_sessions.py", "test_mcp.py")
 """The tests that call the local HTTP API server's routes (tests/test_api.py's fixture)."""
 
 
@@ -173,7 +175,7 @@ def test_no_test_reads_outside_the_repository() -> None:
     # in the HTTP API's tests, the routes of the local uvicorn server (URLs on 127.0.0.1, never files); in the
     # signal tests, /proc: the kernel's view of the processes they start (signal handlers, children), not a file.
     allowed_e2e = re.compile(r"^/usr/bin/chromium$|^/[a-z_]+(/[a-z_]+)?([?#]\S*)?$")
-    allowed_api = re.compile(r"^/(v1/[A-Za-z0-9_.%-]+(/[A-Za-z0-9_.%-]+)?|openapi\.json|docs)([?#]\S*)?$")
+    allowed_api = re.compile(r"^/(v1/[A-Za-z0-9_.%-]+(/[A-Za-z0-9_.%-]+)?|openapi\.json|docs|mcp)([?#]\S*)?$")
     offenders = []
     for path in sorted((ROOT / "tests").rglob("*.py")):
         if path == Path(__file__).resolve():

@@ -7,8 +7,6 @@ the error shape, naming it.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import Counter
 from typing import Annotated, Any, Literal
 
@@ -18,13 +16,12 @@ from fastapi.responses import JSONResponse, Response
 from economics.api import openapi
 from economics.api.bodies import request_parts
 from economics.api.errors import ApiError, Code
-from economics.api.tasks import MEDIA
+from economics.api.tasks import MEDIA, catalog_document, catalog_names, catalog_text, fields_document
 from economics.api.tasks import Request as Task
-from economics.catalog import closest, data_dir
+from economics.catalog import closest
 from economics.io.documents import fields_markdown
-from economics.outputs import OUTPUTS
 from economics.report.figures import checked_app_url
-from economics.scenario import FIELDS, Scenario
+from economics.scenario import Scenario
 from economics.values import shown
 from economics.version import __version__
 
@@ -237,12 +234,7 @@ async def fields(format: Literal["json", "markdown"] = "json") -> Response:
     """
     if format == "markdown":
         return Response(fields_markdown(), media_type="text/markdown; charset=utf-8")
-    inputs = [{"name": f.name, "kind": f.kind, "unit": f.unit, "default": f.default, "optional": f.optional,
-               "choices": list(f.choices), "ge": f.ge, "gt": f.gt, "le": f.le, "lt": f.lt, "group": f.group,
-               "label": f.label, "description": f.description} for f in FIELDS.values()]
-    outputs = [{"name": o.name, "unit": o.unit, "label": o.label, "description": o.description,
-                "optional": o.optional, "integer": o.integer, "numeric": o.numeric} for o in OUTPUTS.values()]
-    return JSONResponse({"version": __version__, "fields": inputs, "outputs": outputs})
+    return JSONResponse(fields_document())
 
 
 @router.get("/schema", summary="the JSON schema of a scenario", tags=["reference"])
@@ -251,25 +243,17 @@ async def schema() -> dict[str, Any]:
     return Scenario.model_json_schema()
 
 
-def _catalog_names() -> list[str]:
-    return sorted(p.stem for p in data_dir().glob("*.csv"))
-
-
 @router.get("/catalogs", summary="the catalogs", tags=["reference"])
 async def catalogs() -> dict[str, Any]:
     """The catalogs the engine reads (accelerators, models, throughput curves and claims, prices, defaults...);
     every row of each carries its source URL, the date it was read and a confidence tag.
     """
-    return {"version": __version__, "catalogs": _catalog_names()}
+    return {"version": __version__, "catalogs": catalog_names()}
 
 
 @router.get("/catalogs/{name}", summary="one catalog with its sources", tags=["reference"])
 async def catalog(name: str, format: Literal["json", "csv"] = "json") -> Response:
     """Every row of the catalog ``name`` as stored (each cell as text), its sources included."""
-    if name not in _catalog_names():
-        raise ApiError(Code.NOT_FOUND, f"no catalog '{name[:100]}': GET /v1/catalogs lists them")
-    text = (data_dir() / f"{name}.csv").read_text(encoding="utf-8")
     if format == "csv":
-        return Response(text, media_type=MEDIA["csv"])
-    rows = list(csv.DictReader(io.StringIO(text)))
-    return JSONResponse({"version": __version__, "name": name, "rows": rows})
+        return Response(catalog_text(name), media_type=MEDIA["csv"])
+    return JSONResponse(catalog_document(name))

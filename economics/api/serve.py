@@ -30,6 +30,15 @@ def add_serve_command(sub: Any) -> argparse.ArgumentParser:
     cmd.add_argument("--port", type=int, default=8000, help="port (default %(default)s)")
     cmd.add_argument("--workers", type=int, default=1, help="uvicorn worker processes, each with its own pools "
                      "(default %(default)s)")
+    add_limit_options(cmd)
+    cmd.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN", help="a browser origin allowed "
+                     f"to call the API (repeat for several; added to ${ENV_PREFIX}CORS_ORIGINS; default: none)")
+    cmd.set_defaults(func=run)
+    return cmd
+
+
+def add_limit_options(cmd: argparse.ArgumentParser) -> None:
+    """One option per limit of :data:`~economics.api.settings.LIMITS` (``serve`` and ``mcp`` take them all)."""
     defaults = Settings()
     for f in fields(Settings):
         if f.name in LIMITS:
@@ -37,10 +46,6 @@ def add_serve_command(sub: Any) -> argparse.ArgumentParser:
             env = ENV_PREFIX + f.name.upper()
             cmd.add_argument("--" + f.name.replace("_", "-"), type=kind, default=None, help=LIMITS[f.name].help +
                              f" (default: ${env}, else {getattr(defaults, f.name):g})")
-    cmd.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN", help="a browser origin allowed "
-                     f"to call the API (repeat for several; added to ${ENV_PREFIX}CORS_ORIGINS; default: none)")
-    cmd.set_defaults(func=run)
-    return cmd
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
@@ -54,7 +59,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     given = {f.name: getattr(args, f.name) for f in fields(Settings)
              if f.name in LIMITS and getattr(args, f.name) is not None}
     try:
-        return replace(base, **given, cors_origins=(*base.cors_origins, *args.cors_origin))
+        return replace(base, **given, cors_origins=(*base.cors_origins, *getattr(args, "cors_origin", [])))
     except ValueError as exc:  # "max_rows: must be ..." names the setting: name its option or its variable
         name = str(exc).split(":", 1)[0]
         where = "--" + name.replace("_", "-") if name in given else ENV_PREFIX + name.upper()

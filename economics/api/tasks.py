@@ -8,6 +8,7 @@ its time limit can be stopped by ending its process. Every failure is an :class:
 
 from __future__ import annotations
 
+import csv
 import functools
 import io
 import json
@@ -19,7 +20,7 @@ import pandas as pd
 
 from economics import user_curves
 from economics.api.errors import ApiError, Code, json_bytes, problem
-from economics.catalog import accelerator_ids, closest, unknown_id_message
+from economics.catalog import accelerator_ids, closest, data_dir, unknown_id_message
 from economics.engine.batch import ScenarioError, as_scenario, evaluate_scenario, explain_row
 from economics.engine.provenance import provenance_text
 from economics.io import benchmarks, one_row, session_traces, tables
@@ -33,7 +34,7 @@ from economics.io.plan_files import (
 )
 from economics.io.reading import SCENARIO_COLUMNS, Columns
 from economics.io.scenario_files import to_csv_text, to_json_text
-from economics.outputs import NUMERIC_OUTPUTS
+from economics.outputs import NUMERIC_OUTPUTS, OUTPUTS
 from economics.report import figures
 from economics.report import files as report_files
 from economics.scenario import FIELDS
@@ -362,6 +363,37 @@ def import_sessions(req: Request) -> Answer:
         return Answer(200, MEDIA["csv"], to_csv_text(result.row).encode())
     return _json({"scenarios": json.loads(to_json_text(result.row)), "provenance": result.provenance,
                   "measured_by_turn": json.loads(result.profile.to_json(orient="records"))})
+
+
+def fields_document() -> dict[str, Any]:
+    """Every scenario field (type, unit, default, bounds, description) and every output (unit, label, description):
+    ``GET /v1/fields`` and the MCP tool ``fields``.
+    """
+    inputs = [{"name": f.name, "kind": f.kind, "unit": f.unit, "default": f.default, "optional": f.optional,
+               "choices": list(f.choices), "ge": f.ge, "gt": f.gt, "le": f.le, "lt": f.lt, "group": f.group,
+               "label": f.label, "description": f.description} for f in FIELDS.values()]
+    outputs = [{"name": o.name, "unit": o.unit, "label": o.label, "description": o.description,
+                "optional": o.optional, "integer": o.integer, "numeric": o.numeric} for o in OUTPUTS.values()]
+    return {"version": __version__, "fields": inputs, "outputs": outputs}
+
+
+def catalog_names() -> list[str]:
+    """The catalogs the engine reads, by name (``accelerators``, ``models``, ...)."""
+    return sorted(p.stem for p in data_dir().glob("*.csv"))
+
+
+def catalog_text(name: str) -> str:
+    """The catalog ``name`` as stored (CSV); :class:`ApiError` NOT_FOUND naming it when there is none."""
+    if name not in catalog_names():
+        raise ApiError(Code.NOT_FOUND, f"no catalog '{shown(name, 100)}': GET /v1/catalogs (or the MCP tool catalog "
+                       "with no name) lists them")
+    return (data_dir() / f"{name}.csv").read_text(encoding="utf-8")
+
+
+def catalog_document(name: str) -> dict[str, Any]:
+    """Every row of the catalog ``name`` as stored (each cell as text), its sources included."""
+    rows = list(csv.DictReader(io.StringIO(catalog_text(name))))
+    return {"version": __version__, "name": name, "rows": rows}
 
 
 TASKS: dict[str, Callable[..., Answer]] = {"evaluate": evaluate, "explain": explain, "compare": compare,
