@@ -167,3 +167,27 @@ def test_same_seed_same_draws_and_bad_input_is_named() -> None:
         odds(STUDY, samples=10, ranges={"nope": (1.0, 2.0)})
     with pytest.raises(ValueError, match="electricity: 0.2 to 0.3 must be finite and contain its base 0.1"):
         odds(STUDY, samples=10, ranges={"electricity": (0.2, 0.3)})
+
+
+def test_cli_retrofit_uncertainty_writes_the_odds_and_names_the_assumptions(tmp_path: Any) -> None:
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-m", "economics", "retrofit", "docs/retrofit-example.csv", "--row", "1",
+                          "--uncertainty", "--samples", "400", "--seed", "2", "--format", "json"], cwd=root,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    odds_rows = {r["option"]: r for r in doc["odds"]}
+    assert set(odds_rows) == {"status quo", "add decode", "more of the same", "more of the same, as demand grows"}
+    assert sum(r["probability_best"] for r in odds_rows.values()) == pytest.approx(1.0)
+    assert odds_rows["more of the same"]["npv_usd_p10"] <= odds_rows["more of the same"]["npv_usd_p50"] \
+        <= odds_rows["more of the same"]["npv_usd_p90"]
+    assert "note: assumption: token prices: 0.7 to 1.3 around 1" in out.stderr
+    assert "is the best option in" in out.stderr and "of 400 draws (seed 2)" in out.stderr
+    bad = subprocess.run([sys.executable, "-m", "economics", "retrofit", "docs/retrofit-example.csv", "--row", "1",
+                          "--uncertainty", "--samples", "0"], cwd=root, capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0 and "--samples" in bad.stderr and "Traceback" not in bad.stderr

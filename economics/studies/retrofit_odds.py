@@ -591,6 +591,10 @@ class RetrofitOdds:
         out = pd.DataFrame(rows, columns=list(TORNADO_COLUMNS))
         return out.sort_values("swing", ascending=False, kind="stable").reset_index(drop=True)
 
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tables the CLI and the API write, by name, in the order they write them."""
+        return {"odds": self.options, "pairs": self.pairs, "tornado": self.tornado, "drivers": self.drivers}
+
     def headline(self) -> str:
         """The odds in one sentence: the option most often best, and in what share of the draws."""
         top = self.options.sort_values("probability_best", ascending=False, kind="stable").iloc[0]
