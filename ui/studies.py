@@ -24,6 +24,7 @@ from economics.studies.calibration import report
 from economics.studies.compare import SITE_WORDS, compare_accelerators, cost_vs_utilization, margins_at_prices
 from economics.studies.day import hours_table
 from economics.studies.interactivity import interactivity_curve
+from economics.studies import retrofit_odds
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from economics.studies.retrofit_explain import option_text
 from economics.studies.uncertainty import MonteCarlo, histogram, monte_carlo, tornado
@@ -111,6 +112,13 @@ def accelerator_names() -> dict[str, str]:
 def retrofit_of(key: str) -> Any:
     """The study itself, not a copy (no pickling before the KPIs): the page only reads it."""
     return analyse(json.loads(key))
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def retrofit_odds_of(key: str, samples: int, seed: int) -> Any:
+    """The study's odds (:func:`economics.studies.retrofit_odds.odds`), remembered per scenario, samples and seed:
+    an edit elsewhere on the page draws nothing again. The page only reads it."""
+    return retrofit_odds.odds(json.loads(key), samples=samples, seed=seed, point=retrofit_of(key))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
