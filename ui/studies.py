@@ -20,11 +20,11 @@ import economics
 from economics import catalog
 from economics.engine.batch import as_scenario, resolve_scenario
 from economics.report import charts
+from economics.studies import retrofit_odds
 from economics.studies.calibration import report
 from economics.studies.compare import SITE_WORDS, compare_accelerators, cost_vs_utilization, margins_at_prices
 from economics.studies.day import hours_table
 from economics.studies.interactivity import interactivity_curve
-from economics.studies import retrofit_odds
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from economics.studies.retrofit_explain import option_text
 from economics.studies.uncertainty import MonteCarlo, histogram, monte_carlo, tornado
