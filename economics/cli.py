@@ -47,7 +47,7 @@ from economics.mcp.command import add_mcp_command
 from economics.outputs import NUMERIC_OUTPUTS
 from economics.report import files as report_files
 from economics.scenario import FIELDS
-from economics.studies import calibration, leave_out, sweep
+from economics.studies import calibration, leave_out, retrofit_odds, sweep
 from economics.studies.compare import compare_accelerators
 from economics.studies.kv_memory import kv_memory_study, study_json
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
@@ -194,6 +194,8 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
         raise InvalidRow([str(exc)]) from None
     for line in shortfall_notes(result):
         say(line)
+    if getattr(args, "uncertainty", False):
+        return _retrofit_odds(args, scenario, result)
     if getattr(args, "explain", False):
         write_output(args.output, escape_for_terminal(study_text(result, as_scenario(scenario))))  # a report: escaped
         return EXIT_OK
@@ -206,6 +208,28 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
     text = to_csv_text(result.options) + "\n" + to_csv_text(result.cashflows)
     text += f"\nbreak_even_decode_price_usd,{'' if price is None else round(price, 2)}\n"
     write_output(args.output, text)
+    return EXIT_OK
+
+
+def _retrofit_odds(args: argparse.Namespace, scenario: dict[str, Any], result: Any) -> int:
+    """``retrofit --uncertainty``: the odds table, the pairs, the tornado and the drivers (CSV tables one after the
+    other, or one JSON object); the headline and every range no source gives on stderr. The exit code.
+    """
+    try:
+        found = retrofit_odds.odds(scenario, samples=args.samples, seed=args.seed, point=result)
+    except ValueError as exc:
+        raise InvalidRow([str(exc)]) from None
+    say(f"note: {found.headline()}")
+    for line in found.assumptions():
+        say(f"note: assumption: {line}")
+    tables = found.tables()
+    if args.format == "json":
+        write_output(args.output, json.dumps({
+            "samples": found.samples, "seed": found.seed, "headline": found.headline(),
+            "leading": list(found.leading or []), **{name: json.loads(to_json_text(t)) for name, t in tables.items()}},
+            indent=1, allow_nan=False) + "\n")
+        return EXIT_OK
+    write_output(args.output, "\n".join(to_csv_text(t) for t in tables.values()))
     return EXIT_OK
 
 
@@ -504,6 +528,13 @@ def build_parser() -> argparse.ArgumentParser:
                            "same vs a new generation (NPV, IRR, payback, break-even decode price)", outputs=True)
     ret.add_argument("--explain", action="store_true", help="print how each option is computed (fleet, capex, opex, "
                      "revenue, cash flows, NPV, IRR, payback) with its numbers, instead of the tables")
+    ret.add_argument("--uncertainty", action="store_true", help="the odds instead of the point figures: every "
+                     "ranged input drawn --samples times (same draws for every option); per option NPV, IRR and "
+                     "payback at P10/P50/P90 and how often it is the best, each pair's odds, the tornado of the two "
+                     "leading options' NPV difference")
+    ret.add_argument("--samples", type=_count(1, retrofit_odds.MAX_SAMPLES, "--samples"), default=10_000,
+                     help="draws for --uncertainty (default 10,000)")
+    ret.add_argument("--seed", type=_count(0, 2**32 - 1, "--seed"), default=0, help="seed of the draws (default 0)")
     ret.set_defaults(func=cmd_retrofit)
     kvm = _add_row_command(sub, "kv-memory", "more memory or more accelerators: for --agents concurrent agents at a "
                            "session row's SLO, the cheapest of adding host DRAM, SSD or a remote KV store against "

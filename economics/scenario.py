@@ -457,6 +457,11 @@ class Scenario(BaseModel):
     demand_growth_per_year: float = Field(
         default=0.0, ge=-0.9, le=10, description="Yearly growth of the demand, e.g. 0.3 for 30 %",
         json_schema_extra={"unit": "1/year", "group": "retrofit"})
+    residual_value_fraction: float = Field(
+        default=0.0, ge=0, le=1, description="Resale value at the horizon of the accelerators an option buys, as a "
+        "share of their price; added to its cash flow in the last year (0 = worth nothing then, the default: no "
+        "public used-price history per generation was found to source another)",
+        json_schema_extra={"unit": "-", "group": "retrofit"})
     new_accelerator: str | None = Field(
         default=None, max_length=100, description="New-generation accelerator that replaces the fleet in the "
         "'new generation' option (with a liquid retrofit where needed); empty = option not studied",

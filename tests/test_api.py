@@ -249,6 +249,24 @@ def test_retrofit_is_the_cli(api: httpx.Client, capsys: pytest.CaptureFixture[st
     assert doc["break_even_decode_price_usd"] == cli["break_even_decode_price_usd"]
 
 
+def test_retrofit_odds_are_the_cli(api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(DOCS / "retrofit-example.csv")
+    args = ("--uncertainty", "--samples", "300", "--seed", "4")
+    expected = _cli(capsys, "retrofit", path, "--row", "1", *args, "--format", "json")
+    body = {"content": Path(path).read_bytes(), "headers": {"content-type": CSV}}
+    r = api.post("/v1/retrofit", params={"row": "1", "uncertainty": "true", "samples": "300", "seed": "4"}, **body)
+    assert r.status_code == 200
+    doc, cli = r.json(), json.loads(expected)
+    for name in ("odds", "pairs", "tornado", "drivers", "leading", "samples", "seed"):
+        assert doc[name] == cli[name], name
+    assert any(n.startswith("more of the same is the best option in") for n in doc["notes"])
+    csv_r = api.post("/v1/retrofit", params={"row": "1", "uncertainty": "true", "samples": "300", "seed": "4",
+                                             "format": "csv"}, **body)
+    assert csv_r.status_code == 200 and csv_r.text == _cli(capsys, "retrofit", path, "--row", "1", *args)
+    bad = api.post("/v1/retrofit", params={"row": "1", "uncertainty": "true", "samples": "0"}, **body)
+    assert bad.status_code == 422 and "samples" in bad.text
+
+
 def test_uncertainty_is_the_cli(api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:
     path = str(DOCS / "uncertainty-example.csv")
     expected = _cli(capsys, "uncertainty", path, "--row", "1", "--samples", "500", "--seed", "3")

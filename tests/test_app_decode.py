@@ -56,7 +56,7 @@ def test_the_example_leaves_the_decode_price_to_the_catalog(page: AppTest) -> No
 
 def test_options_side_by_side_with_payback_and_irr(page: AppTest) -> None:
     page.text_input(key="decode_accelerator_price_usd").set_value("50,000").run()
-    options = next(d.value for d in page.dataframe if "option" in d.value.columns)
+    options = next(d.value for d in page.dataframe if "capex_usd" in d.value.columns)
     assert list(options["option"]) == ["status quo", "add decode", "more of the same",
                                        "more of the same, as demand grows", "new generation",
                                        "new generation, as demand grows"]
@@ -143,7 +143,7 @@ def test_every_kpi_and_the_options_table_after_edits_equal_a_study_from_scratch(
         expected = reference_kpis(scenario)
         assert {m.label: str(m.value) for m in page.metric} == expected, (step, field, value)
         feasible += expected["NPV of adding decode"] != "not feasible"
-        shown = next(d.value for d in page.dataframe if "option" in d.value.columns)
+        shown = next(d.value for d in page.dataframe if "capex_usd" in d.value.columns)
         expected_table, _ = report_table(analyse(scenario, fresh=True).options[list(NUMBERS)], NUMBERS)
         for column in NUMBERS:  # numbers where every cell has one, else the text of each cell
             assert shown[column].tolist() == expected_table[column].tolist(), (step, column)
@@ -162,3 +162,18 @@ def test_how_each_option_is_computed_is_on_the_page(page: AppTest) -> None:
     assert money(metric(page, "NPV of adding decode")) == pytest.approx(
         float(npv_line.rsplit(" = ", 1)[1].replace(" USD", "").replace(",", "")), rel=5e-3)
     assert "payback = " in text and "irr_vs_status_quo = " in text
+
+
+def test_the_page_leads_with_the_odds(page: AppTest) -> None:
+    # the worked example: the odds above the point figures (add decode leads there, as its point NPV does), the
+    # odds table and the tornado, and the assumptions named
+    text = " ".join(m.value for m in page.markdown)
+    assert "add decode is the best option in" in text and "of 2,000 draws (seed 0)" in text
+    tables = [list(d.value.columns) for d in page.dataframe]
+    assert "probability_best" in tables[0] and "npv_usd_p50" in tables[0]  # the odds lead, above the options
+    assert "break_even" in tables[1]
+    captions = " ".join(c.value for c in page.caption)
+    assert "Assumptions (ranges no source gives)" in captions and "token prices" in captions
+    page.number_input(key="odds_seed").set_value(1).run()
+    assert not page.exception
+    assert "of 2,000 draws (seed 1)" in " ".join(m.value for m in page.markdown)

@@ -166,6 +166,50 @@ def _served_by_year(result: Any) -> None:
         c: (c.capitalize() + ": served (revenue turned away)", "text") for c in wide.columns if c != "option"}})
 
 
+ODDS_COLUMNS: dict[str, tuple[str, str]] = {
+    "option": ("Option", "text"), "probability_best": ("Best in", "percent"),
+    "npv_usd_p10": ("NPV P10", "money"), "npv_usd_p50": ("NPV P50", "money"), "npv_usd_p90": ("NPV P90", "money"),
+    "irr_p50": ("IRR P50", "percent"), "payback_months_p50": ("Payback P50 [months]", "number"),
+    "computed_share": ("Draws computed", "percent"),
+}
+TORNADO_COLUMNS: dict[str, tuple[str, str]] = {
+    "driver": ("Input", "text"), "low": ("Low", "number"), "high": ("High", "number"),
+    "difference_at_low": ("Difference at low", "money"), "difference_at_high": ("Difference at high", "money"),
+    "break_even": ("Break-even value", "number"), "source": ("Range from", "text"),
+}
+
+
+def _odds(key: str) -> None:
+    """The odds, above the point figures: how often each option is the best over the draws of every ranged input
+    (the same draws for every option), its NPV at P10 / P50 / P90, the tornado of the two leading options' NPV
+    difference, and every range no source gives, named an assumption. Cached per scenario, samples and seed."""
+    st.subheader("The odds")
+    if not st.toggle("Draw every uncertain input", value=True, key="show_odds",
+                     help="Monte Carlo over the estimator's P10-P90 throughputs, sourced price ranges and the "
+                          "assumptions named below; the same draws for every option"):
+        return
+    left, right = st.columns(2)
+    samples = int(left.number_input("Draws", 100, 100_000, 2_000, step=1_000, key="odds_samples"))
+    seed = int(right.number_input("Seed", 0, 2**32 - 1, 0, key="odds_seed"))
+    try:
+        found = studies.retrofit_odds_of(key, samples, seed)
+    except (economics.ScenarioError, ValueError) as error:
+        st.error(plain(str(error)))
+        return
+    st.markdown(f"**{found.headline()}.**")
+    common.show_table(found.options, key="odds_table", columns=list(ODDS_COLUMNS), extra=ODDS_COLUMNS)
+    if found.leading is not None:
+        a, b = found.leading
+        st.caption(f"What would have to be true for {b} to beat {a}: the NPV of {a} minus {b} with each input alone "
+                   "at its low and high end (the others at base), and the value at which the difference is zero "
+                   "(empty: none within the range).")
+        common.show_table(found.tornado.head(6), key="odds_tornado", columns=list(TORNADO_COLUMNS),
+                          extra=TORNADO_COLUMNS)
+    notes = found.assumptions()
+    if notes:
+        st.caption("Assumptions (ranges no source gives): " + "; ".join(notes) + ".")
+
+
 common.page_start()
 st.title("Decode accelerators for an existing fleet")
 st.caption("The existing GPUs keep prefill and a decode-optimised pool takes decode, against the status quo, more of "
@@ -211,6 +255,7 @@ with notes:
     common.baseline_controls()
 
 options = result.options
+_odds(common.canonical(scenario))
 
 for _, bad in options[~options["feasible"]].iterrows():
     st.warning(f"{bad['option']}: {plain(bad['reason'])}")

@@ -20,6 +20,7 @@ import economics
 from economics import catalog
 from economics.engine.batch import as_scenario, resolve_scenario
 from economics.report import charts
+from economics.studies import retrofit_odds
 from economics.studies.calibration import report
 from economics.studies.compare import SITE_WORDS, compare_accelerators, cost_vs_utilization, margins_at_prices
 from economics.studies.day import hours_table
@@ -111,6 +112,13 @@ def accelerator_names() -> dict[str, str]:
 def retrofit_of(key: str) -> Any:
     """The study itself, not a copy (no pickling before the KPIs): the page only reads it."""
     return analyse(json.loads(key))
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def retrofit_odds_of(key: str, samples: int, seed: int) -> Any:
+    """The study's odds (:func:`economics.studies.retrofit_odds.odds`), remembered per scenario, samples and seed:
+    an edit elsewhere on the page draws nothing again. The page only reads it."""
+    return retrofit_odds.odds(json.loads(key), samples=samples, seed=seed, point=retrofit_of(key))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -22,6 +22,7 @@ from economics.catalog import closest
 from economics.io.documents import fields_markdown
 from economics.report.figures import checked_app_url
 from economics.scenario import Scenario
+from economics.studies.retrofit_odds import MAX_SAMPLES
 from economics.values import shown
 from economics.version import __version__
 
@@ -117,11 +118,18 @@ async def session_profile(request: Request, row: Row = "", format: Literal["json
 @router.post("/retrofit", summary="an existing fleet's retrofit options", tags=["studies"],
              openapi_extra=openapi.table_body())
 async def retrofit(request: Request, row: Row = "", format: Literal["json", "csv"] = "json",
-                   explain: bool = False) -> Response:
+                   explain: bool = False, uncertainty: bool = False,
+                   samples: Annotated[int, Query(ge=1, le=MAX_SAMPLES, description="draws with uncertainty=true")]
+                   = 10_000,
+                   seed: Annotated[int, Query(ge=0, le=2**32 - 1, description="seed of the draws")] = 0) -> Response:
     """Status quo, add decode accelerators, more of the same, a new generation: NPV, IRR, payback, cash flows and
-    the break-even decode accelerator price; ``explain=true`` gives the study's derivation as text.
+    the break-even decode accelerator price; ``explain=true`` gives the study's derivation as text;
+    ``uncertainty=true`` the odds instead (every ranged input drawn ``samples`` times with ``seed``: per option NPV,
+    IRR and payback at P10/P50/P90 and how often it is the best, each pair's odds, the tornado, the drivers).
     """
-    return await _compute(request, "study", "retrofit", {"row": row, "format": format, "explain": explain})
+    return await _compute(request, "study", "retrofit", {"row": row, "format": format, "explain": explain,
+                                                         "uncertainty": uncertainty, "samples": samples,
+                                                         "seed": seed})
 
 
 @router.post("/kv-memory", summary="more memory or more accelerators for a target of agents", tags=["studies"],

@@ -38,6 +38,7 @@ from economics.outputs import NUMERIC_OUTPUTS, OUTPUTS
 from economics.report import figures
 from economics.report import files as report_files
 from economics.scenario import FIELDS
+from economics.studies import retrofit_odds
 from economics.studies.compare import compare_accelerators
 from economics.studies.kv_memory import kv_memory_study, study_json
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
@@ -206,6 +207,8 @@ def retrofit(req: Request) -> Answer:
         price = break_even_decode_price_usd(chosen.fields)
     except ValueError as exc:  # ScenarioError, or a field the study needs (the existing fleet's size)
         raise InvalidRow([str(exc)]) from None
+    if req.params.get("uncertainty"):
+        return _retrofit_odds(req, chosen, result)
     if req.params.get("explain"):
         return Answer(200, MEDIA["text"], escape_for_terminal(study_text(result, as_scenario(chosen.fields))).encode())
     if req.params.get("format") == "csv":
@@ -215,6 +218,24 @@ def retrofit(req: Request) -> Answer:
     return _json({"notes": _notes(chosen, "retrofit") + shortfall_notes(result),
                   "options": json.loads(to_json_text(result.options)),
                   "cashflows": json.loads(to_json_text(result.cashflows)), "break_even_decode_price_usd": price})
+
+
+def _retrofit_odds(req: Request, chosen: Any, result: Any) -> Answer:
+    """``retrofit`` with ``uncertainty``: the tables ``retrofit --uncertainty`` writes (CSV one after the other, or
+    JSON with the headline and every range no source gives among the notes).
+    """
+    try:
+        found = retrofit_odds.odds(chosen.fields, samples=int(req.params.get("samples", 10_000)),
+                                   seed=int(req.params.get("seed", 0)), point=result)
+    except ValueError as exc:
+        raise InvalidRow([str(exc)]) from None
+    tables = found.tables()
+    if req.params.get("format") == "csv":
+        return Answer(200, MEDIA["csv"], "\n".join(to_csv_text(t) for t in tables.values()).encode())
+    notes = [found.headline(), *(f"assumption: {line}" for line in found.assumptions())]
+    return _json({"notes": _notes(chosen, "retrofit") + shortfall_notes(result) + notes, "samples": found.samples,
+                  "seed": found.seed, "leading": list(found.leading or []),
+                  **{name: json.loads(to_json_text(t)) for name, t in tables.items()}})
 
 
 def kv_memory(req: Request) -> Answer:

@@ -16,9 +16,9 @@ over ``horizon_years`` with the ordinary engine (:func:`economics.evaluate`), at
 plus any option the caller defines. Every option faces the same demand path; a fleet of fixed size (the status quo,
 the decode pool balanced to the existing GPUs) serves what it can, and each year's share served and the revenue it
 turns away are reported (:mod:`economics.studies.retrofit_cash`). Cash flows per year t: revenue - opex (energy,
-hosting,
-maintenance, software, rent: the engine's cost without its capital charges), and the purchases and retrofit when
-they are made (t = 0, or the start of the year that needs them). Each option is compared with the status quo on the
+hosting, maintenance, software, rent: the engine's cost without its capital charges), the purchases and retrofit when
+they are made (t = 0, or the start of the year that needs them), and at the horizon the resale of what was bought
+(``residual_value_fraction`` of its price). Each option is compared with the status quo on the
 difference of cash flows: NPV at ``cost_of_capital`` (numpy-financial), IRR and payback. The levelized cost per M
 tokens is PV(capex + opex) / PV(tokens served) x 10^6. The decode accelerator's break-even price is the price at
 which option 2's NPV equals the best alternative's (NPV is linear in that price).
@@ -45,6 +45,7 @@ from economics.studies.retrofit_cash import (
     net_t_usd,
     opex_y_usd,
     purchases_t_usd,
+    residual_t_usd,
     retrofit_t_usd,
     revenue_y_usd,
 )
@@ -126,7 +127,7 @@ class RetrofitResult:
 
 
 OPTION_COLUMNS = ("option", "description", "sizing", "feasible", "reason", "capex_usd", "retrofit_capex_usd",
-                  "opex_usd_per_year", "revenue_usd_per_year", "capacity_output_tokens_per_year",
+                  "residual_value_usd", "opex_usd_per_year", "revenue_usd_per_year", "capacity_output_tokens_per_year",
                   "served_tokens_per_year", "lowest_served_share", "forgone_revenue_usd",
                   "output_tokens_per_s_per_user", "levelized_cost_usd_per_m_tokens", "npv_vs_status_quo_usd",
                   "irr_vs_status_quo", "payback_months", "accelerators", "decode_accelerators", "facility_mw",
@@ -289,17 +290,18 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
         revenue_y = revenue_y_usd(y, s)
         forgone_y = forgone_revenue_y_usd(revenue_y, y["served_fraction"])
         opex_y = opex_y_usd(y)
-        net = net_t_usd(buy_t + retrofit_t, revenue_y, opex_y)
+        residual_t = residual_t_usd(buy_t, s.residual_value_fraction)
+        net = net_t_usd(buy_t + retrofit_t, revenue_y, opex_y, residual_t)
         if status_quo_net is None:
             status_quo_net = net
         row = _option_row(opt, part, buy_t + retrofit_t, opex_y, net, net - status_quo_net, k > 0, s)
         share = y["served_fraction"]
         rows.append({**row, "sizing": opt.sizing + _sizing_words(opt, first, schedules.get(k)),
-                     "retrofit_capex_usd": float(np.sum(retrofit_t)),
+                     "retrofit_capex_usd": float(np.sum(retrofit_t)), "residual_value_usd": float(residual_t[-1]),
                      "lowest_served_share": float(np.nanmin(share)) if np.isfinite(share).any() else float("nan"),
                      "forgone_revenue_usd": float(np.sum(forgone_y)), **_first_year_row(first, opex_y, revenue_y)})
         flows += flow_rows(opt.name, buy_t, retrofit_t, revenue_y, opex_y, net, net - status_quo_net, share,
-                           forgone_y)
+                           forgone_y, residual_t)
     return RetrofitResult(rows, flows, None, [(opt.name, part) for opt, part in zip(options, parts, strict=True)],
                           options)
 

@@ -34,8 +34,10 @@ FORGONE = Formula("forgone_revenue_usd", "USD", "revenue_usd * (1 / served_fract
 PURCHASE = Formula("purchase_usd", "USD", "bought * price_usd", note="bought at the start of the year that needs them")
 RETROFIT = Formula("retrofit_capex_usd", "USD", "cooling_retrofit_usd_per_hour * HOURS_PER_YEAR / crf",
                    note="the liquid retrofit the engine charges as an annuity, as capex")
-NET = Formula("net_usd", "USD", "revenue_usd - opex_usd - capex_usd",
-              note="at the end of year t, where the purchases for year t + 1 are paid")
+RESIDUAL = Formula("residual_value_usd", "USD", "bought_usd * residual_value_fraction",
+                   note="the accelerators the option bought, resold at the horizon at that share of their price")
+NET = Formula("net_usd", "USD", "revenue_usd - opex_usd - capex_usd + residual_value_usd",
+              note="at the end of year t, where the purchases for year t + 1 are paid (the resale at the horizon)")
 PRESENT_VALUE = Formula("present_value_usd", "USD", "vs_status_quo_usd / (1 + cost_of_capital) ** year")
 
 
@@ -52,6 +54,23 @@ def purchases_t_usd(needed_y: Floats, price_usd: float) -> Floats:
     """
     bought = np.diff(np.concatenate([[0.0], np.maximum.accumulate(np.asarray(needed_y, dtype=float))]))
     return np.append(PURCHASE.evaluate({"bought": bought, "price_usd": price_usd}), 0.0)
+
+
+def residual_t_usd(purchases_t_usd: Floats, fraction: float) -> Floats:
+    r"""The resale value of what was bought (:data:`RESIDUAL`), received at the horizon t = T: every purchase
+    (not the liquid retrofit, which stays with the building) times ``fraction``, whatever year it was made.
+
+    .. math:: V_T = \phi \sum_t P_t, \qquad V_t = 0 \quad (t < T)
+
+    100 accelerators at USD 30,000 resold at 0.2 of their price:
+
+    >>> [float(x) for x in residual_t_usd(np.array([3_000_000.0, 0.0, 0.0]), 0.2)]
+    [0.0, 0.0, 600000.0]
+    """
+    purchases = np.asarray(purchases_t_usd, dtype=float)
+    out = np.zeros_like(purchases)
+    out[-1] = RESIDUAL.evaluate({"bought_usd": float(purchases.sum()), "residual_value_fraction": float(fraction)})
+    return out
 
 
 def retrofit_t_usd(retrofit_usd_per_hour_y: Floats, cost_of_capital: float, depreciation_years: float) -> Floats:
@@ -116,16 +135,21 @@ def forgone_revenue_y_usd(revenue_y_usd: Floats, served_fraction_y: Floats) -> F
     return np.where(f > 0, lost, 0.0)
 
 
-def net_t_usd(capex_t_usd: Floats, revenue_y_usd: Floats, opex_y_usd: Floats) -> Floats:
-    """Net cash flow at t = 0 .. T: - purchases and retrofits + revenue - opex (no revenue or opex at t = 0).
+def net_t_usd(capex_t_usd: Floats, revenue_y_usd: Floats, opex_y_usd: Floats,
+              residual_t_usd: Floats | None = None) -> Floats:
+    """Net cash flow at t = 0 .. T: - purchases and retrofits + revenue - opex (no revenue or opex at t = 0) + the
+    resale value at the horizon (:func:`residual_t_usd`; none when not given). Years along the last axis: a table of
+    draws (one row each) gives a table.
 
     >>> [float(x) for x in net_t_usd(np.array([100.0, 20.0, 0.0]), np.array([50.0, 60.0]), np.array([10.0, 10.0]))]
     [-100.0, 20.0, 50.0]
     """
-    zero = np.zeros(1)
-    return np.asarray(NET.evaluate({"revenue_usd": np.concatenate([zero, revenue_y_usd]),
-                                    "opex_usd": np.concatenate([zero, opex_y_usd]),
-                                    "capex_usd": np.asarray(capex_t_usd, dtype=float)}), dtype=float)
+    capex = np.asarray(capex_t_usd, dtype=float)
+    zero = np.zeros((*capex.shape[:-1], 1))
+    residual = np.zeros_like(capex) if residual_t_usd is None else np.asarray(residual_t_usd, dtype=float)
+    return np.asarray(NET.evaluate({"revenue_usd": np.concatenate([zero, revenue_y_usd], axis=-1),
+                                    "opex_usd": np.concatenate([zero, opex_y_usd], axis=-1),
+                                    "capex_usd": capex, "residual_value_usd": residual}), dtype=float)
 
 
 def opex_y_usd(y: dict[str, Floats]) -> Floats:
@@ -145,17 +169,19 @@ def levelized_usd_per_m_tokens(capex_t_usd: Floats, opex_y_usd: Floats, tokens_y
 
 
 def flow_rows(name: str, purchase_t: Floats, retrofit_t: Floats, revenue_y: Floats, opex_y: Floats, net_t: Floats,
-              incremental_t: Floats, served_fraction_y: Floats, forgone_y: Floats) -> list[dict[str, Any]]:
+              incremental_t: Floats, served_fraction_y: Floats, forgone_y: Floats,
+              residual_t: Floats) -> list[dict[str, Any]]:
     """An option's cash flows, t = 0 (the first purchases) to the horizon: capex (purchases and the liquid retrofit,
-    the retrofit also on its own), their difference from the status quo, and each year's share of the demand served
-    with the revenue the rest would have brought.
+    the retrofit also on its own), the resale value at the horizon, their difference from the status quo, and each
+    year's share of the demand served with the revenue the rest would have brought.
     """
     rows = []
     for t, (value, inc) in enumerate(zip(net_t, incremental_t, strict=True)):
         rows.append({"option": name, "year": t, "capex_usd": float(purchase_t[t] + retrofit_t[t]),
                      "retrofit_capex_usd": float(retrofit_t[t]),
                      "revenue_usd": 0.0 if t == 0 else float(revenue_y[t - 1]),
-                     "opex_usd": 0.0 if t == 0 else float(opex_y[t - 1]), "net_usd": float(value),
+                     "opex_usd": 0.0 if t == 0 else float(opex_y[t - 1]),
+                     "residual_value_usd": float(residual_t[t]), "net_usd": float(value),
                      "vs_status_quo_usd": float(inc),
                      "served_share": None if t == 0 or not np.isfinite(served_fraction_y[t - 1])
                      else float(served_fraction_y[t - 1]),

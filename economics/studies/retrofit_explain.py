@@ -28,6 +28,7 @@ from economics.studies.retrofit_cash import (
     OPEX,
     PRESENT_VALUE,
     PURCHASE,
+    RESIDUAL,
     RETROFIT,
     REVENUE,
     revenue_terms,
@@ -62,9 +63,10 @@ def _year_steps(values: dict[str, np.ndarray], t: int) -> list[Step]:
     return trace.steps
 
 
-def _capex_lines(result: RetrofitResult, option: str) -> list[str]:
+def _capex_lines(result: RetrofitResult, option: str, fraction: float = 0.0, rate: float = 0.0) -> list[str]:
     """What the option buys and when: each year's purchases (accelerators bought x price, from :data:`PURCHASE`)
-    and its liquid retrofit (from :data:`RETROFIT`'s annuity, as the cash flows carry it).
+    and its liquid retrofit (from :data:`RETROFIT`'s annuity, as the cash flows carry it), then its resale at the
+    horizon (``fraction`` of the price, discounted at ``rate``).
     """
     flows = result.cashflows[result.cashflows["option"] == option].reset_index(drop=True)
     opt = next(o for o in result.studied if o.name == option)
@@ -89,7 +91,21 @@ def _capex_lines(result: RetrofitResult, option: str) -> list[str]:
                          f"{RETROFIT.symbolic()}, the growth of the retrofitted power that year)")
     lines.append(f"capex_usd = {' + '.join(format_number(c) for c in capex if c > 0)} = "
                  f"{_money(float(capex.sum()))} over the horizon")
-    return lines
+    return lines + _residual_lines(flows, fraction, rate)
+
+
+def _residual_lines(flows: Any, fraction: float, rate: float) -> list[str]:
+    """The resale at the horizon (:data:`RESIDUAL`) with its numbers, and what it adds to the NPV."""
+    bought = float((flows["capex_usd"] - flows["retrofit_capex_usd"]).sum())
+    horizon = len(flows) - 1
+    values = {"bought_usd": np.array([bought]), "residual_value_fraction": np.array([fraction])}
+    value = float(RESIDUAL.evaluate(values)[0])
+    if value <= 0:
+        return [f"t = {horizon}: {RESIDUAL.name} = 0 USD (residual_value_fraction {format_number(fraction)})"]
+    pv = value / (1.0 + rate) ** horizon
+    return [f"t = {horizon}: {RESIDUAL.name} = {RESIDUAL.symbolic()} = {RESIDUAL.substituted(values)} = "
+            f"{_money(value)}   ({RESIDUAL.note}); it adds {format_number(value)} / (1 + {format_number(rate)})^"
+            f"{horizon} = {_money(pv)} to the NPV"]
 
 
 def option_text(result: RetrofitResult, option: str, s: Scenario) -> str:
@@ -106,11 +122,12 @@ def option_text(result: RetrofitResult, option: str, s: Scenario) -> str:
     lines += ["", "year 1, as the engine derives it (the Cost page shows every step):"]
     lines += ["  " + line.replace("\n", "\n  ") for line in _engine_lines(part.rows[0])]
     lines += ["", "purchases and retrofits, paid at the start of the year that needs them (t = 0 for year 1):"]
-    lines += ["  " + line for line in _capex_lines(result, option)]
+    lines += ["  " + line for line in _capex_lines(result, option, s.residual_value_fraction, s.cost_of_capital)]
     y = part.numbers
     flows = result.cashflows[result.cashflows["option"] == option]
     values = {**{k: np.asarray(v, dtype=float) for k, v in y.items()}, **revenue_terms(y, s),
-              "capex_usd": flows["capex_usd"].to_numpy(dtype=float)[1:]}
+              "capex_usd": flows["capex_usd"].to_numpy(dtype=float)[1:],
+              "residual_value_usd": flows["residual_value_usd"].to_numpy(dtype=float)[1:]}
     values["opex_usd"] = np.asarray(OPEX.evaluate(values), dtype=float)
     values["revenue_usd"] = np.asarray(REVENUE.evaluate(values), dtype=float)
     for t in range(1, s.horizon_years + 1):
