@@ -211,8 +211,8 @@ def create_app(config: settings.Settings | None = None) -> FastAPI:
     app.openapi = document  # type: ignore[method-assign]
     app.add_middleware(TokenCheck, token=config.token)  # inside CORS: a preflight never needs the token
     if config.cors_origins:
-        app.add_middleware(CORSMiddleware, allow_origins=list(config.cors_origins), allow_methods=["GET", "POST", "DELETE"],
-                           allow_headers=["authorization", "content-type"])
+        app.add_middleware(CORSMiddleware, allow_origins=list(config.cors_origins),
+                           allow_methods=["GET", "POST", "DELETE"], allow_headers=["authorization", "content-type"])
     app.add_middleware(Guard, config=config)
     return app
 
