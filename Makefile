@@ -23,7 +23,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
 
 CHROMIUM := $(or $(shell command -v chromium 2>/dev/null),/usr/bin/chromium)
 
-.PHONY: help venv browser fonts run test test-explore quick lint typecheck package bench docs docs-serve docs-build clean
+.PHONY: help venv browser fonts postgresql run test test-explore quick lint typecheck package bench docs docs-serve docs-build clean
 
 help:
 	@echo "make run     start the app at http://localhost:8501"
@@ -33,6 +33,7 @@ help:
 	@echo "make package build the wheel, install it in a fresh virtualenv outside the repo, evaluate a CSV there"
 	@echo "make venv    create/refresh .venv from requirements*.txt"
 	@echo "make browser install Debian chromium for the browser tests (needs root or sudo)"
+	@echo "make postgresql  install Debian postgresql for the store's tests (needs root or sudo)"
 	@echo "make fonts   install the board report's fonts (Debian Noto, Noto CJK, Noto Color Emoji, Unifont)"
 	@echo "make lint    ruff check + mypy"
 	@echo "make bench   run every bench/*.py"
@@ -92,6 +93,23 @@ fonts:
 	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q; \
 	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(REPORT_FONTS)
 
+# The store's tests start a real PostgreSQL (pytest-postgresql, tests/pg_ctl.sh): Debian's postgresql server binaries.
+PG_BINDIR ?= /usr/lib/postgresql/15/bin
+
+postgresql:
+	@if [ -x "$(PG_BINDIR)/pg_ctl" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=""; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo"; \
+	else \
+		echo "PostgreSQL ($(PG_BINDIR)/pg_ctl) is missing and cannot be installed without root." >&2; \
+		echo "Install it with:  sudo apt-get update && sudo apt-get install -y postgresql" >&2; \
+		if [ -n "$${CI:-}" ]; then exit 1; fi; \
+		echo "(continuing: the store's PostgreSQL tests will fail until it is installed)" >&2; exit 0; \
+	fi; \
+	echo "installing Debian postgresql"; \
+	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q; \
+	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql
+
 run: venv fonts
 	$(VENV)/bin/streamlit run app.py
 
@@ -102,7 +120,7 @@ lint: venv
 typecheck: venv
 	$(VENV)/bin/mypy
 
-test: venv browser fonts
+test: venv browser fonts postgresql
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -n logical

@@ -6,11 +6,14 @@ one working scenario held in the session (ui/state.py), so moving between pages 
 
 import streamlit as st
 
+from economics import store
 from ui import state
 
 # An emoji favicon (drawn locally): a ":material/...:" icon makes the browser fetch it from a Google CDN, and page
 # icons would replace it.
 st.set_page_config(page_title="Token economics", page_icon="🧮", layout="wide")
+
+store.use_stored_curves()  # a link naming a curve file kept in the store resolves after a restart
 
 PAGES = [
     st.Page("ui/cost.py", title="Cost per token", default=True),
@@ -21,6 +24,7 @@ PAGES = [
     st.Page("ui/throughput.py", title="Throughput", url_path="throughput"),
     st.Page("ui/uncertainty.py", title="Uncertainty", url_path="uncertainty"),
     st.Page("ui/scenarios.py", title="Scenarios", url_path="scenarios"),
+    st.Page("ui/library.py", title="Library", url_path="library"),
     st.Page("ui/data.py", title="Data", url_path="data"),
 ]
 page = st.navigation(PAGES)

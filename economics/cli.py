@@ -25,7 +25,7 @@ from typing import Any, NoReturn, TextIO
 
 import pandas as pd
 
-from economics import user_curves, values
+from economics import store, user_curves, values
 from economics.api.serve import add_serve_command
 from economics.catalog import accelerator_ids, closest, unknown_id_message
 from economics.domain.explain import format_number as fmt
@@ -47,6 +47,7 @@ from economics.mcp.command import add_mcp_command
 from economics.outputs import NUMERIC_OUTPUTS
 from economics.report import files as report_files
 from economics.scenario import FIELDS
+from economics.store import commands as store_commands
 from economics.studies import calibration, leave_out, retrofit_odds, sweep
 from economics.studies.compare import compare_accelerators
 from economics.studies.kv_memory import kv_memory_study, study_json
@@ -63,7 +64,9 @@ MAX_MESSAGE_CHARS = 500
 MAX_SAMPLES = 1_000_000
 
 
-_read = read_input_bytes
+def _read(path: str | bytes, max_bytes: int) -> bytes:
+    """A command's input read whole (:func:`read_input_bytes`), or the table ``--scenario`` put in its place."""
+    return path if isinstance(path, bytes) else read_input_bytes(path, max_bytes)
 
 
 def say(message: str, out: TextIO | None = None) -> None:
@@ -469,9 +472,12 @@ def _count(low: int, high: int, what: str) -> Any:
 def _add_row_command(sub: Any, name: str, help_text: str, outputs: bool = False) -> argparse.ArgumentParser:
     """A subcommand that works on one row of a CSV (``input``, ``--row``), optionally writing a table."""
     cmd: argparse.ArgumentParser = sub.add_parser(name, help=help_text)
-    cmd.add_argument("input", help="CSV (or gzip/zstd CSV), Parquet or JSON file, or - for standard input")
-    cmd.add_argument("--row", required=True,
-                     help="the row's name, or its 1-based number; name:X or number:N says which")
+    cmd.add_argument("input", nargs="?", default=None,
+                     help="CSV (or gzip/zstd CSV), Parquet or JSON file, or - for standard input")
+    cmd.add_argument("--row", default=None,
+                     help="the row's name, or its 1-based number; name:X or number:N says which (required with an "
+                     "input file)")
+    store_commands.add_scenario_argument(cmd)
     if outputs:
         cmd.add_argument("-o", "--output", default="-")
         cmd.add_argument("--format", choices=("csv", "json"), default="csv")
@@ -502,7 +508,9 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     ev = sub.add_parser("evaluate", help="evaluate a CSV of scenarios")
-    ev.add_argument("input", help="CSV (or gzip/zstd CSV), Parquet or JSON file, or - for standard input")
+    ev.add_argument("input", nargs="?", default=None,
+                    help="CSV (or gzip/zstd CSV), Parquet or JSON file, or - for standard input")
+    store_commands.add_scenario_argument(ev)
     ev.add_argument("-o", "--output", default="-", help="output file, or - for standard output (default)")
     ev.add_argument("--format", choices=("csv", "json", "parquet"), default=None,
                     help="output format (default: from the output's extension, else csv; .gz/.zst compress a CSV)")
@@ -626,6 +634,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.set_defaults(func=cmd_sweep)
     add_serve_command(sub)
     add_mcp_command(sub)
+    store_commands.add_store_command(sub, lambda a: store_commands.run_store(a, say))
     return parser
 
 
@@ -641,6 +650,7 @@ def _inputs(args: argparse.Namespace) -> dict[str, object]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns the exit code (0, 1, 2 or 3, see the module docstring). Never raises."""
+    store.use_stored_curves()  # a scenario naming a curve file not loaded finds it in the store, if there is one
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage and the reason
@@ -651,6 +661,8 @@ def main(argv: list[str] | None = None) -> int:
         with interrupts.interruptible(say), interrupts.libraries_quiet():
             output_paths.check_all({"-o": getattr(args, "output", None), "--errors": getattr(args, "errors", None)},
                                    _inputs(args))
+            if hasattr(args, "scenario"):
+                store_commands.stored_input(args, store.existing_store, say)
             return int(args.func(args))
     except (KeyboardInterrupt, interrupts.Terminated) as exc:
         return interrupts.unwound(exc, say)

@@ -327,10 +327,32 @@ def load(data: bytes, name: str = "curves.csv") -> CurveFile:
     return curve_file
 
 
-def loaded(sha256: str) -> CurveFile | None:
-    """The curve file kept under this hash, or None."""
+_lookup: Callable[[str], CurveFile | None] | None = None
+
+
+def set_lookup(lookup: Callable[[str], CurveFile | None] | None) -> None:
+    """Where a hash not held in memory is looked for next (``economics.store`` sets its stored curves here, so a link
+    naming a curve resolves after a restart); None: memory only. The lookup returns a checked file or None.
+    """
+    global _lookup
+    _lookup = lookup
+
+
+def loaded_here(sha256: str) -> CurveFile | None:
+    """The curve file kept in this process's memory under this hash, or None (no lookup elsewhere)."""
     with _lock:
         return _store.get(sha256)
+
+
+def loaded(sha256: str) -> CurveFile | None:
+    """The curve file kept under this hash (in memory, else where :func:`set_lookup` says, then kept), or None."""
+    held = loaded_here(sha256)
+    lookup = _lookup
+    if held is None and lookup is not None and SHA256.fullmatch(sha256):
+        held = lookup(sha256)
+        if held is not None:
+            register(held)
+    return held
 
 
 def missing_message(sha256: str) -> str:

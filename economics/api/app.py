@@ -23,7 +23,7 @@ from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from economics.api import errors, openapi, routes, settings
+from economics.api import errors, openapi, routes, settings, store_routes
 from economics.api.errors import ApiError, Code
 from economics.api.workers import Pool
 from economics.version import __version__
@@ -199,6 +199,7 @@ def create_app(config: settings.Settings | None = None) -> FastAPI:
                                      "shape (components/schemas/Error).")
     app.state.settings = config
     app.include_router(routes.router)
+    app.include_router(store_routes.router)
     _handlers(app)
     base_openapi = app.openapi
 
@@ -210,8 +211,8 @@ def create_app(config: settings.Settings | None = None) -> FastAPI:
     app.openapi = document  # type: ignore[method-assign]
     app.add_middleware(TokenCheck, token=config.token)  # inside CORS: a preflight never needs the token
     if config.cors_origins:
-        app.add_middleware(CORSMiddleware, allow_origins=list(config.cors_origins), allow_methods=["GET", "POST"],
-                           allow_headers=["authorization", "content-type"])
+        app.add_middleware(CORSMiddleware, allow_origins=list(config.cors_origins),
+                           allow_methods=["GET", "POST", "DELETE"], allow_headers=["authorization", "content-type"])
     app.add_middleware(Guard, config=config)
     return app
 

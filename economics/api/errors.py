@@ -36,11 +36,14 @@ class Code(Enum):
     UNAUTHORIZED = (401, "a bearer token is set on the server and the request's is missing or wrong")
     NOT_FOUND = (404, "no such endpoint or catalog")
     METHOD_NOT_ALLOWED = (405, "the endpoint does not take this method")
+    CONFLICT = (409, "a store save based on a version that is no longer the newest (the message names the newer "
+                     "one), or a name already taken")
     REQUEST_TIMEOUT = (408, "the request's headers, or a pause in its body, took longer than the server's header or "
                             "body timeout: the connection is closed")
     TOO_LARGE = (413, "the body or its rows exceed the server's limits")
     UNSUPPORTED_MEDIA_TYPE = (415, "the body's Content-Type is not JSON, CSV, Parquet or multipart form data")
     BUSY = (503, "every worker is busy past the queue's time limit: try again")
+    STORE_UNAVAILABLE = (503, "the store's database cannot be opened, reached or migrated (the message names it)")
     TIMEOUT = (504, "the computation ran past the request time limit and was stopped")
     OUT_OF_MEMORY = (507, "the computation needed more memory than a worker may take")
     INTERNAL = (500, "a bug: the message names it, never a trace")

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from economics import user_curves
+from economics import store, user_curves
 from economics.api.errors import ApiError, Code, json_bytes, problem
 from economics.catalog import accelerator_ids, closest, data_dir, unknown_id_message
 from economics.engine.batch import ScenarioError, as_scenario, evaluate_scenario, explain_row
@@ -445,6 +445,7 @@ def _failure(exc: BaseException) -> ApiError:
 
 def run(req: Request, max_rows: int) -> Answer | ApiError:
     """The answer of ``req``, or the failure to answer in the error shape; never raises."""
+    store.use_stored_curves()  # a curves_sha256 not sent with the request is looked for in the store
     task = TASKS.get(req.task)
     if task is None:
         return ApiError(Code.NOT_FOUND, f"no task '{shown(req.task)}'")

@@ -1,0 +1,21 @@
+#!/bin/sh
+# pg_ctl for the store's PostgreSQL tests (pytest-postgresql's postgresql_proc calls it as its executable): Debian's
+# binaries (PG_BINDIR, default /usr/lib/postgresql/15/bin). PostgreSQL refuses to run as root, so under root (a
+# container) it runs as the postgres user, who is given the data directory's folder and a way through its parents.
+set -eu
+PG_CTL="${PG_BINDIR:-/usr/lib/postgresql/15/bin}/pg_ctl"
+if [ "$(id -u)" != 0 ]; then exec "$PG_CTL" "$@"; fi
+prev=""; data=""
+for arg in "$@"; do
+    case "$prev" in -D|--pgdata) data="$arg";; esac
+    case "$arg" in --pgdata=*) data="${arg#--pgdata=}";; esac
+    prev="$arg"
+done
+if [ -n "$data" ]; then
+    folder="$(dirname "$data")"
+    mkdir -p "$folder"
+    chown -R postgres "$folder"
+    dir="$folder"
+    while [ "$dir" != "/" ]; do dir="$(dirname "$dir")"; chmod o+x "$dir" 2>/dev/null || true; done
+fi
+exec runuser -u postgres -- "$PG_CTL" "$@"
