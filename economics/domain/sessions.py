@@ -473,6 +473,10 @@ LAST_TURN_CONTEXT = F(
     "last_turn_context_tokens", "token", "session_prefix_tokens + (turns_per_session - 1)"
     " * (input_tokens_per_turn + output_tokens_per_turn) + input_tokens_per_turn",
     note="C_T: the last turn reads the longest context")
+SLOWEST_CONTEXT = "_" + LAST_TURN_CONTEXT.name
+"""The engine's resolved column holding a session row's last turn context C_T (NaN on request rows; set by
+:func:`economics.engine.sessions.request_shape` before the throughput is resolved): the roofline's batch search
+holds that turn, the slowest, to the per-user target (:meth:`economics.engine.roofline.Roofline.slowest_user_step`)."""
 LAST_TURN_HISTORY = F("last_turn_history_tokens", "token",
                       "(turns_per_session - 1) * (input_tokens_per_turn + output_tokens_per_turn)",
                       note="earlier turns' input and output the last turn reads again")

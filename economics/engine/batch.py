@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from economics import catalog
 from economics.domain.explain import Trace
 from economics.domain.revenue import PREFILL_ESTIMATE
+from economics.domain.sessions import SLOWEST_CONTEXT
 from economics.engine import estimate_range
 from economics.engine.derivation import trace_throughput
 from economics.engine.estimate import ESTIMATED_INPUTS, THROUGHPUT_OUTPUTS, fill_throughput
@@ -33,7 +34,7 @@ from economics.engine.pipeline import (
 )
 from economics.engine.provenance import provenance_text
 from economics.engine.resolve import per_user_throughput
-from economics.engine.roofline import KV_FACTOR, SLOWEST_CONTEXT, stored_factors
+from economics.engine.roofline import KV_FACTOR, stored_factors
 from economics.engine.sessions import KV_READ_SHARE, PER_USER_SPEED, request_shape, session_rows, turn_profile
 from economics.scenario import FIELDS, Scenario, show_value
 from economics.validation import Problem, validate, validate_one
@@ -487,7 +488,7 @@ ESTIMATE_IGNORES = frozenset({
     "headroom", "price_usd_per_m_input_tokens", "price_usd_per_m_cached_input_tokens",
     "price_usd_per_m_output_tokens", "fast_tier_min_tokens_per_s_per_user", "fast_tier_price_multiplier",
     # a session's shape reaches the estimate as its mean turn (input_tokens_per_request) and its last turn's context
-    # (economics.engine.roofline.SLOWEST_CONTEXT), set before it runs
+    # (economics.domain.sessions.SLOWEST_CONTEXT), set before it runs
     "workload", *SESSION_ONLY, *SESSION_SPREAD, "kv_host_memory_gb_per_system", "kv_ssd_gb_per_system", "kv_remote_gb"})
 """Fields the throughput estimate never reads (prices, finance, facility, power, demand volumes, fleet size):
 :func:`_throughput_one` hands the estimate every other field only, so a read of one of these fails loudly."""

@@ -51,11 +51,6 @@ streams); the weights' ``bandwidth_utilization`` where data/calibration.csv has 
 its own ``bandwidth_utilization``."""
 
 
-SLOWEST_CONTEXT = "_last_turn_context_tokens"
-"""The resolved column holding a session row's last (longest) turn context C_T (NaN on request rows; set by
-:func:`economics.engine.sessions.request_shape`): the batch search holds that turn, the slowest, to the per-user
-target (:meth:`Roofline.slowest_user_step`)."""
-
 def model_columns(model_ids: Array) -> dict[str, Array]:
     """The catalog's numeric model columns and MLA flag for each id of ``model_ids`` (NaN and False for an unknown
     id), as arrays aligned with ``model_ids``.
@@ -238,8 +233,8 @@ class Roofline:
         self.prefill_flops_tok = 2.0 * m["active_params_b"] * 1e9 + keys_x2 * m["q_heads"] * (
             self.qk_dim + self.v_dim) * self.attention_cost
         # a session's slowest turn, the last, reads its longest context C_T (NaN on request rows): the per-user
-        # target holds for it (economics.engine.sessions.SLOWEST_CONTEXT)
-        slowest = c.get(SLOWEST_CONTEXT)
+        # target holds for it (economics.domain.sessions.SLOWEST_CONTEXT)
+        slowest = c.get(ses.SLOWEST_CONTEXT)
         self.slowest_context = None if slowest is None or np.isnan(slowest).all() else np.asarray(slowest, float)
         self.kv_bytes_per_token = np.where(m["mla"], self.per_layer * m["layers"],
                                            self.per_layer * m["full_attention_layers"])

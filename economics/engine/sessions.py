@@ -21,7 +21,6 @@ from economics.domain import capacity as cap
 from economics.domain import fleet
 from economics.domain import sessions as ses
 from economics.domain.sessions import TIERS, Tier
-from economics.engine.roofline import SLOWEST_CONTEXT
 from economics.engine.stages import Columns, _any
 from economics.outputs import RowWarning
 from economics.scenario import Workload
@@ -56,7 +55,7 @@ def request_shape(c: dict[str, Any]) -> None:
         v[f.name] = c[f.name]
     for f in SHAPE[:3]:  # intermediates: the stage computes them again, with the others
         del c[f.name]
-    c[SLOWEST_CONTEXT] = np.where(rows, ses.LAST_TURN_CONTEXT.evaluate(v), np.nan)
+    c[ses.SLOWEST_CONTEXT] = np.where(rows, ses.LAST_TURN_CONTEXT.evaluate(v), np.nan)
     demand = rows & ~np.isnan(np.asarray(c["demand_sessions_per_day"], dtype=float))
     c["demand_requests_per_s"] = np.where(demand, ses.TURNS_PER_S.evaluate(v), c["demand_requests_per_s"])
 
