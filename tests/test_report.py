@@ -95,6 +95,13 @@ def test_the_decode_example_report() -> None:
     pdf = build.decode_report(scenario, when=WHEN)
     assert pdf.startswith(b"%PDF") and 1 <= pages(pdf) <= 3
     assert "NPVofaddingdecode" in text_of(pdf) and "Cumulativecashflow" in text_of(pdf)
+    # led by the odds, the Decode page's default draws (2,000 from seed 0): the same headline the study gives
+    from economics.studies.retrofit_odds import odds
+
+    found = odds(scenario, samples=build.ODDS_SAMPLES, seed=0)
+    assert squeezed(found.headline()) in text_of(pdf) and "(bestin" in text_of(pdf)
+    for note in found.assumptions():
+        assert squeezed(note)[:40] in text_of(pdf)
 
 
 def test_the_plan_example_report_from_the_command_line(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from economics.engine.batch import (
 )
 from economics.report import charts, document, figures, kpis
 from economics.scenario import FIELDS
+from economics.studies import retrofit_odds
 from economics.studies.compare import cost_vs_utilization
 from economics.studies.day import hours_table
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
@@ -192,9 +193,16 @@ def _study(scenario: Mapping[str, Any]) -> tuple[Any, float | None]:
     return analyse(dict(scenario)), break_even_decode_price_usd({**scenario, "decode_accelerator_price_usd": 0.0})
 
 
+ODDS_SAMPLES = 2_000
+"""Draws of the decode report's odds, as the Decode page draws them by default (seed 0)."""
+
+
 def decode_report(scenario: Mapping[str, Any], baseline: Mapping[str, Any] | None = None,
-                  when: dt.datetime | None = None, link: str | None = None) -> bytes:
-    """The report of the Decode accelerators page (the retrofit study) as PDF bytes; as :func:`scenario_report`.
+                  when: dt.datetime | None = None, link: str | None = None, samples: int = ODDS_SAMPLES,
+                  seed: int = 0) -> bytes:
+    """The report of the Decode accelerators page (the retrofit study) as PDF bytes; as :func:`scenario_report`,
+    led by the odds (:func:`economics.studies.retrofit_odds.odds` over ``samples`` draws from ``seed``): how often
+    each option is the best, its NPV from P10 to P90, and the ranges no source gives, named as assumptions.
 
     Raises
     ------
@@ -210,11 +218,17 @@ def decode_report(scenario: Mapping[str, Any], baseline: Mapping[str, Any] | Non
         except ValueError:
             base = None
     evaluated = _evaluated(scenario)
-    flows = [_chart("Cumulative cash flow against the status quo", charts.cashflow_spec(),
+    found = retrofit_odds.odds(scenario, samples=samples, seed=seed, point=result)
+    flows = [_chart(f"The odds: {found.headline()}; each option's NPV, P10 to P90 (bar) and P50 (tick)",
+                    charts.odds_spec(), charts.odds_data(found.options)),
+             _chart("Cumulative cash flow against the status quo", charts.cashflow_spec(),
                     charts.cashflow_data(result.cashflows))]
     cost = _cost_charts(scenario, evaluated) if evaluated and evaluated.get("cost_usd_per_m_tokens") else []
+    odds_notes = [found.headline() + "."] + [f"Assumption (no source gives the range): {a}"
+                                             for a in found.assumptions()]
     part = {"kpis": figures.kpi_rows([kpis.decode_kpis(result, price, base)]),
-            "notes": [] if evaluated is None else figures.scenario_notes(evaluated), "charts": flows + cost,
+            "notes": odds_notes + ([] if evaluated is None else figures.scenario_notes(evaluated)),
+            "charts": flows + cost,
             **_scenario_part(scenario, evaluated)}
     return _document("decode", scenario, baseline, _when(when), link, part)
 

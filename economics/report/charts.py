@@ -315,3 +315,38 @@ def where_found_data(table: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
     """
     return {"where": [{"where": str(w), "share": float(s), "tokens": float(t)}
                       for w, s, t in zip(table["where"], table["share"], table["tokens"], strict=True)]}
+
+
+def odds_spec() -> dict[str, Any]:
+    """The decode study's odds: per option its NPV from P10 to P90 over the draws (a bar) with the P50 (a tick),
+    the option's name carrying the share of draws in which it is the best (dataset ``odds``, :func:`odds_data`).
+    """
+    import altair as alt
+
+    base = alt.Chart(alt.NamedData("odds"))
+    y = alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=320))
+    tips = [alt.Tooltip("label:N", title="option"), alt.Tooltip("npv_usd_p10:Q", format="$,.3s", title="P10"),
+            alt.Tooltip("npv_usd_p50:Q", format="$,.3s", title="P50"),
+            alt.Tooltip("npv_usd_p90:Q", format="$,.3s", title="P90")]
+    band = base.mark_bar(opacity=0.5, height=14).encode(
+        x=alt.X("npv_usd_p10:Q", title="NPV against the status quo, P10 to P90 of the draws [USD]",
+                axis=alt.Axis(format="$,.3s")), x2="npv_usd_p90:Q", y=y, tooltip=tips)
+    tick = base.mark_tick(color="black", thickness=2, size=18).encode(x="npv_usd_p50:Q", y=y, tooltip=tips)
+    return vega_spec(alt.layer(band, tick))
+
+
+def odds_data(options: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
+    """Dataset ``odds`` of :func:`odds_spec`: the rows of the odds table
+    (:attr:`economics.studies.retrofit_odds.RetrofitOdds.options`) with an NPV at all three percentiles, each
+    labelled with its share of draws as the best option.
+
+    >>> t = pd.DataFrame({"option": ["add decode"], "probability_best": [0.87], "npv_usd_p10": [1.0],
+    ...                   "npv_usd_p50": [2.0], "npv_usd_p90": [3.0]})
+    >>> odds_data(t)["odds"][0]["label"]
+    'add decode (best in 87 %)'
+    """
+    keep = options.dropna(subset=["npv_usd_p10", "npv_usd_p50", "npv_usd_p90"])
+    return {"odds": [{"label": f"{o} (best in {100 * float(p):.0f} %)", "npv_usd_p10": float(a),
+                      "npv_usd_p50": float(b), "npv_usd_p90": float(c)}
+                     for o, p, a, b, c in zip(keep["option"], keep["probability_best"], keep["npv_usd_p10"],
+                                              keep["npv_usd_p50"], keep["npv_usd_p90"], strict=True)]}
