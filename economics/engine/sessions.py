@@ -165,10 +165,14 @@ def _trace_solution(x: Columns, total: Any) -> None:
                 note="1: the shared prefix is held once, at the top of the stack; 0: no room for it",
                 hierarchy_tokens_per_system=(total, "token"), prefix_tokens=(v["session_prefix_tokens"], "token"))
     x.trace.add("kv_characteristic_time_s", v["kv_characteristic_time_s"], "s",
-                "T_C solving kv_held_tokens_per_system = {history_capacity}",
+                "T_C solving kv_held_tokens_per_system = max(0, {hierarchy_tokens_per_system} - "
+                "{session_prefix_tokens} x {kv_prefix_held})",
                 note="Che's approximation: the LRU hierarchy's capacity for sessions' own KV (all tiers, less the "
-                     "prefix) holds exactly the idle contexts used within the last T_C seconds; found by bisection",
-                history_capacity=(np.maximum(0.0, total - v["session_prefix_tokens"] * v["kv_prefix_held"]), "token"))
+                     "prefix held) holds exactly the idle contexts used within the last T_C seconds; found by "
+                     "bisection (kv_held_tokens_per_system below, at this T_C, equals that capacity)",
+                hierarchy_tokens_per_system=(total, "token"),
+                session_prefix_tokens=(v["session_prefix_tokens"], "token"),
+                kv_prefix_held=(v["kv_prefix_held"], ""))
 
 
 def speed(x: Columns) -> None:
