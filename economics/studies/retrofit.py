@@ -289,7 +289,7 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
         buy_t, retrofit_t = _capex_t(opt, part, first, options[k].changes.get("existing", 0) or 0, s)
         revenue_y = revenue_y_usd(y, s)
         forgone_y = forgone_revenue_y_usd(revenue_y, y["served_fraction"])
-        opex_y = opex_y_usd(y)
+        opex_y = opex_y_usd(y, s.rent_change_per_year)
         residual_t = residual_t_usd(buy_t, s.residual_value_fraction)
         net = net_t_usd(buy_t + retrofit_t, revenue_y, opex_y, residual_t)
         if status_quo_net is None:
