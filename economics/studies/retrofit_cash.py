@@ -42,6 +42,9 @@ RETROFIT = Formula("retrofit_capex_usd", "USD", "cooling_retrofit_usd_per_hour *
                    note="the liquid retrofit the engine charges as an annuity, as capex")
 RESIDUAL = Formula("residual_value_usd", "USD", "bought_usd * residual_value_fraction",
                    note="the accelerators the option bought, resold at the horizon at that share of their price")
+LEASE = Formula("lease_usd", "USD", "leased_usd * lease_rate_per_year",
+                note="paid at the end of each year for what the option would have bought by then; no purchase, no "
+                     "resale")
 NET = Formula("net_usd", "USD", "revenue_usd - opex_usd - capex_usd + residual_value_usd",
               note="at the end of year t, where the purchases for year t + 1 are paid (the resale at the horizon)")
 PRESENT_VALUE = Formula("present_value_usd", "USD", "vs_status_quo_usd / (1 + cost_of_capital) ** year")
@@ -94,6 +97,46 @@ def residual_t_usd(purchases_t_usd: Floats, fraction: float) -> Floats:
     out = np.zeros_like(purchases)
     out[-1] = RESIDUAL.evaluate({"bought_usd": float(purchases.sum()), "residual_value_fraction": float(fraction)})
     return out
+
+
+def lease_t_usd(purchases_t_usd: Floats, rate: float) -> Floats:
+    r"""What leasing costs at t = 0 .. T in place of the purchases (:data:`LEASE`): each year, at its end, ``rate``
+    times the price of everything the option would have bought by its start (the liquid retrofit is not leased).
+
+    .. math:: L_t = \lambda \sum_{k < t} P_k \quad (t \ge 1), \qquad L_0 = 0
+
+    100 accelerators at USD 30,000 leased at 0.3 a year: 900,000 USD at the end of each year.
+
+    >>> [float(x) for x in lease_t_usd(np.array([3_000_000.0, 0.0, 0.0]), 0.3)]
+    [0.0, 900000.0, 900000.0]
+    """
+    purchases = np.asarray(purchases_t_usd, dtype=float)
+    leased = np.concatenate([[0.0], np.cumsum(purchases)[:-1]])
+    return np.asarray(LEASE.evaluate({"leased_usd": leased, "lease_rate_per_year": float(rate)}), dtype=float)
+
+
+def refresh_net_t_usd(keep_y: Floats, new_y: Floats, bought_usd: float, retrofit_usd: float, kept_years: int,
+                      fraction: float) -> Floats:
+    r"""Net cash flow at t = 0 .. T of keeping a fleet ``kept_years`` (N) years and then replacing it: revenue less
+    opex of the kept fleet (``keep_y``) in years 1 .. N and of the new one (``new_y``) after; the new fleet bought
+    (``bought_usd``, with its liquid retrofit ``retrofit_usd``) at t = N and resold at the horizon at ``fraction`` of
+    its price (:data:`RESIDUAL`, :data:`NET`). N = T replaces nothing.
+
+    .. math:: CF_t = O^{keep}_t [t \le N] + O^{new}_t [t > N] - (P + R) [t = N < T] + \phi P [t = T > N]
+
+    Kept 1 year of 3, then 120 USD of hardware resold at 0.25 of its price:
+
+    >>> [float(x) for x in refresh_net_t_usd(np.array([100.0] * 3), np.array([150.0] * 3), 120.0, 0.0, 1, 0.25)]
+    [0.0, -20.0, 150.0, 180.0]
+    """
+    keep, new = np.asarray(keep_y, dtype=float), np.asarray(new_y, dtype=float)
+    years = len(keep)
+    ops = np.where(np.arange(1, years + 1) <= kept_years, keep, new)
+    capex, residual = np.zeros(years + 1), np.zeros(years + 1)
+    if kept_years < years:
+        capex[kept_years] = bought_usd + retrofit_usd
+        residual = residual_t_usd(np.append(bought_usd, np.zeros(years)), fraction)
+    return net_t_usd(capex, ops, np.zeros(years), residual)
 
 
 def retrofit_t_usd(retrofit_usd_per_hour_y: Floats, cost_of_capital: float, depreciation_years: float) -> Floats:
