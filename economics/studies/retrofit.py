@@ -50,6 +50,7 @@ from economics.studies.retrofit_cash import (
     retrofit_t_usd,
     revenue_y_usd,
 )
+from economics.studies.retrofit_decode import decode_options
 from economics.studies.retrofit_years import (  # noqa: F401  (DEMAND_FIELDS and _forget: part of the study's interface)
     DEMAND_FIELDS,
     YEAR_NUMBERS,
@@ -132,8 +133,8 @@ OPTION_COLUMNS = ("option", "description", "sizing", "feasible", "reason", "cape
                   "served_tokens_per_year", "lowest_served_share", "forgone_revenue_usd",
                   "output_tokens_per_s_per_user", "levelized_cost_usd_per_m_tokens", "npv_vs_status_quo_usd",
                   "npv_leased_vs_status_quo_usd", "npv_at_cost_of_capital_minus_2pt_usd",
-                  "npv_at_cost_of_capital_plus_2pt_usd", "irr_vs_status_quo", "payback_months", "accelerators", "decode_accelerators", "facility_mw",
-                  "racks")
+                  "npv_at_cost_of_capital_plus_2pt_usd", "irr_vs_status_quo", "payback_months", "accelerators",
+                  "decode_accelerators", "facility_mw", "racks")
 """Columns of the options table, in order."""
 
 
@@ -271,7 +272,7 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
     remembered, the reference the tests hold that path to (same numbers, slower).
     """
     s = as_scenario(scenario)
-    options = standard_options(s) + list(extra_options or [])
+    options = standard_options(s) + [Option(**spec) for spec in decode_options(s)] + list(extra_options or [])
     if decode_price_override is not None:
         for opt in options:
             if opt.name == "add decode":

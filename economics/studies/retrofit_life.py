@@ -64,5 +64,5 @@ def _operating_y(flows: pd.DataFrame) -> Floats:
 
 def best_year(table: pd.DataFrame) -> int | None:
     """The N of the refresh table with the highest NPV (None when the table is empty)."""
-    best = table.loc[table["best"], "kept_years"] if len(table) else []
-    return int(best.iloc[0]) if len(best) else None
+    best = [int(n) for n in table.loc[table["best"].astype(bool), "kept_years"]]
+    return best[0] if best else None
