@@ -52,7 +52,9 @@ from economics.studies import calibration, leave_out, retrofit_odds, sweep
 from economics.studies.compare import compare_accelerators
 from economics.studies.kv_memory import kv_memory_study, study_json
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
+from economics.studies.retrofit_decode import decode_table
 from economics.studies.retrofit_explain import shortfall_notes, study_text
+from economics.studies.retrofit_life import best_year, refresh
 from economics.studies.uncertainty import default_ranges, monte_carlo, ranges_from_row, tornado
 from economics.validation import InputError
 from economics.values import escape_controls, escape_for_terminal, shown
@@ -199,6 +201,8 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
         say(line)
     if getattr(args, "uncertainty", False):
         return _retrofit_odds(args, scenario, result)
+    if getattr(args, "refresh", False):
+        return _retrofit_refresh(args, scenario, result)
     if getattr(args, "explain", False):
         write_output(args.output, escape_for_terminal(study_text(result, as_scenario(scenario))))  # a report: escaped
         return EXIT_OK
@@ -206,11 +210,31 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
         write_output(args.output, json.dumps({
             "options": json.loads(to_json_text(result.options)),
             "cashflows": json.loads(to_json_text(result.cashflows)),
-            "break_even_decode_price_usd": price}, indent=1, allow_nan=False) + "\n")
+            "break_even_decode_price_usd": price,
+            "decode_accelerators": json.loads(to_json_text(decode_table(as_scenario(scenario))))},
+            indent=1, allow_nan=False) + "\n")
         return EXIT_OK
     text = to_csv_text(result.options) + "\n" + to_csv_text(result.cashflows)
     text += f"\nbreak_even_decode_price_usd,{'' if price is None else round(price, 2)}\n"
     write_output(args.output, text)
+    return EXIT_OK
+
+
+def _retrofit_refresh(args: argparse.Namespace, scenario: dict[str, Any], result: Any) -> int:
+    """``retrofit --refresh``: the NPV of keeping the existing fleet N years then replacing it by the new generation,
+    for each N (CSV, or JSON with the best year); the best year on stderr. The exit code.
+    """
+    table = refresh(result, as_scenario(scenario))
+    if table.empty:
+        raise InvalidRow(["new_accelerator: the refresh replaces the fleet by the new generation; give a "
+                          "new_accelerator whose 'new generation' option is feasible"])
+    best = best_year(table)
+    say(f"note: the best year to replace the fleet: after {best} year(s) of {len(table) - 1}")
+    if args.format == "json":
+        write_output(args.output, json.dumps({"best_kept_years": best, "refresh": json.loads(to_json_text(table))},
+                                             indent=1, allow_nan=False) + "\n")
+        return EXIT_OK
+    write_output(args.output, to_csv_text(table))
     return EXIT_OK
 
 
@@ -540,6 +564,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "ranged input drawn --samples times (same draws for every option); per option NPV, IRR and "
                      "payback at P10/P50/P90 and how often it is the best, each pair's odds, the tornado of the two "
                      "leading options' NPV difference")
+    ret.add_argument("--refresh", action="store_true", help="the refresh instead of the tables: keep the existing "
+                     "fleet N years, then replace it by the new generation (new_accelerator), the NPV against the "
+                     "status quo for each N and the best year")
     ret.add_argument("--samples", type=_count(1, retrofit_odds.MAX_SAMPLES, "--samples"), default=10_000,
                      help="draws for --uncertainty (default 10,000)")
     ret.add_argument("--seed", type=_count(0, 2**32 - 1, "--seed"), default=0, help="seed of the draws (default 0)")

@@ -462,6 +462,20 @@ class Scenario(BaseModel):
         "share of their price; added to its cash flow in the last year (0 = worth nothing then, the default: no "
         "public used-price history per generation was found to source another)",
         json_schema_extra={"unit": "-", "group": "retrofit"})
+    rent_change_per_year: float = Field(
+        default=0.0, ge=-0.9, le=10, description="Yearly change of the rent per accelerator-hour over the horizon "
+        "(year t pays the rent x (1 + change)^(t - 1); -0.2 = 20 % cheaper each year; 0 = flat, the default: the "
+        "scenario's rent held; the odds draw it over a sourced range)",
+        json_schema_extra={"unit": "1/year", "group": "retrofit"})
+    token_price_change_per_year: float = Field(
+        default=0.0, ge=-0.99, le=10, description="Yearly change of every selling price per token over the horizon "
+        "(year t sells at the price x (1 + change)^(t - 1); -0.5 = half the price each year; 0 = flat, the default: "
+        "the scenario's prices held; the odds draw it over a sourced range)",
+        json_schema_extra={"unit": "1/year", "group": "retrofit"})
+    lease_rate_per_year: float | None = _f(
+        None, "1/year", "Yearly lease payment as a share of the price of what an option buys, paid at the end of "
+        "each year from the year it is needed to the horizon, in place of the purchase and its resale (e.g. 0.3); "
+        "empty = leasing not studied", group="retrofit", gt=0, le=2)
     new_accelerator: str | None = Field(
         default=None, max_length=100, description="New-generation accelerator that replaces the fleet in the "
         "'new generation' option (with a liquid retrofit where needed); empty = option not studied",

@@ -267,6 +267,28 @@ def test_retrofit_odds_are_the_cli(api: httpx.Client, capsys: pytest.CaptureFixt
     assert bad.status_code == 422 and "samples" in bad.text
 
 
+def test_retrofit_refresh_is_the_cli(api: httpx.Client, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    study = tmp_path / "refresh.csv"
+    study.write_text("name,model,precision,accelerator,accelerator_price_usd,existing_accelerators,"
+                     "target_output_tokens_per_s_per_user,new_accelerator,demand_output_tokens_per_day,"
+                     "price_usd_per_m_output_tokens,horizon_years,residual_value_fraction\n"
+                     "refresh,llama-3.1-70b,fp8,h100-sxm,30000,8,40,b200,1e9,2.0,3,0.25\n")
+    expected = json.loads(_cli(capsys, "retrofit", str(study), "--row", "1", "--refresh", "--format", "json"))
+    assert [r["kept_years"] for r in expected["refresh"]] == [0, 1, 2, 3]
+    assert expected["best_kept_years"] in (0, 1, 2, 3)
+    body = {"content": study.read_bytes(), "headers": {"content-type": CSV}}
+    r = api.post("/v1/retrofit", params={"row": "1", "refresh": "true"}, **body)
+    assert r.status_code == 200
+    assert r.json()["refresh"] == expected["refresh"] and r.json()["best_kept_years"] == expected["best_kept_years"]
+    csv_r = api.post("/v1/retrofit", params={"row": "1", "refresh": "true", "format": "csv"}, **body)
+    assert csv_r.status_code == 200 and csv_r.text == _cli(capsys, "retrofit", str(study), "--row", "1", "--refresh")
+    # no new generation: the refresh is refused naming the field, no traceback
+    plain = api.post("/v1/retrofit", params={"row": "1", "refresh": "true"},
+                     content=(DOCS / "retrofit-example.csv").read_bytes(), headers={"content-type": CSV})
+    assert plain.status_code == 422 and "new_accelerator" in plain.text
+    _no_trace(plain)
+
+
 def test_uncertainty_is_the_cli(api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:
     path = str(DOCS / "uncertainty-example.csv")
     expected = _cli(capsys, "uncertainty", path, "--row", "1", "--samples", "500", "--seed", "3")

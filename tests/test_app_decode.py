@@ -177,3 +177,12 @@ def test_the_page_leads_with_the_odds(page: AppTest) -> None:
     page.number_input(key="odds_seed").set_value(1).run()
     assert not page.exception
     assert "of 2,000 draws (seed 1)" in " ".join(m.value for m in page.markdown)
+
+
+def test_the_worked_example_shows_the_refresh_and_every_decode_accelerator(page: AppTest) -> None:
+    heads = [h.value for h in page.subheader]
+    assert "When to replace the fleet" in heads and "Every decode accelerator of the catalog" in heads
+    assert any("the best: after" in c.value for c in page.caption)
+    decode = next(d.value for d in page.dataframe if "decode_accelerator" in d.value.columns)
+    rows = decode.set_index("decode_accelerator")
+    assert bool(rows.loc["sn50", "studied"]) and "no measured throughput" in rows.loc["groq3-lpx", "note"]

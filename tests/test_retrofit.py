@@ -447,8 +447,8 @@ def test_the_derivation_shows_each_purchase_and_sums_to_the_npv() -> None:
         assert f"t = {t}: purchase_usd = bought x price_usd = {n} x 30,000 = {usd} USD" in text
     assert "capex_usd = 90,000 + 120,000 + 150,000 = 360,000 USD over the horizon" in text
     # year 1's revenue: 600 M output tokens a day x 2 USD / M = 1,200 USD a day, x 365 = 438,000 USD
-    assert "revenue_usd = revenue_usd_per_day x 365 day/year + fast_tier_usd\n" in text
-    assert "= 1,200 x 365 + 0 = 438,000 USD" in text
+    assert "revenue_usd = (revenue_usd_per_day x 365 day/year + fast_tier_usd) x token_price_index\n" in text
+    assert "= (1,200 x 365 + 0) x 1 = 438,000 USD" in text
     # the NPV line: the present values it lists add up to the NPV the options table holds
     line = next(x for x in text.splitlines() if x.startswith("npv_vs_status_quo_usd = sum of the present values"))
     terms, total = line.split(" = ")[2], line.split(" = ")[3]

@@ -16,7 +16,10 @@ import streamlit as st
 
 import economics
 from economics import catalog
+from economics.engine.batch import as_scenario
 from economics.report import kpis
+from economics.studies.retrofit_decode import decode_table
+from economics.studies.retrofit_life import best_year, refresh
 from ui import common, editor, report, state, studies
 from ui import format as fmt
 from ui.text import plain
@@ -280,6 +283,21 @@ if st.toggle("How this is computed", key="show_study_derivation",
 
 st.subheader("Cumulative cash flow against the status quo")
 common.draw(studies.cashflow_spec(common.canonical(scenario)))
+
+st.subheader("When to replace the fleet")
+refresh_table = refresh(result, as_scenario(scenario))
+if refresh_table.empty:
+    st.caption("Give a new-generation accelerator (whose option is feasible) to see when replacing the fleet pays.")
+else:
+    best = best_year(refresh_table)
+    st.caption(f"The existing fleet kept N years, then replaced by the new generation (bought at today's price, "
+               f"resold at the horizon at the residual value); the best: after {best} year(s).")
+    st.bar_chart(refresh_table, x="kept_years", y="npv_vs_status_quo_usd", x_label="Years kept",
+                 y_label="NPV vs status quo [USD]")
+    common.show_table(refresh_table, key="refresh_table")
+
+st.subheader("Every decode accelerator of the catalog")
+st.dataframe(decode_table(as_scenario(scenario)), hide_index=True, width="stretch")
 
 st.subheader("Reported speeds of this decode accelerator")
 claims = catalog.throughput_claims()

@@ -118,17 +118,20 @@ async def session_profile(request: Request, row: Row = "", format: Literal["json
 @router.post("/retrofit", summary="an existing fleet's retrofit options", tags=["studies"],
              openapi_extra=openapi.table_body())
 async def retrofit(request: Request, row: Row = "", format: Literal["json", "csv"] = "json",
-                   explain: bool = False, uncertainty: bool = False,
+                   explain: bool = False, uncertainty: bool = False, refresh: bool = False,
                    samples: Annotated[int, Query(ge=1, le=MAX_SAMPLES, description="draws with uncertainty=true")]
                    = 10_000,
                    seed: Annotated[int, Query(ge=0, le=2**32 - 1, description="seed of the draws")] = 0) -> Response:
     """Status quo, add decode accelerators, more of the same, a new generation: NPV, IRR, payback, cash flows and
     the break-even decode accelerator price; ``explain=true`` gives the study's derivation as text;
     ``uncertainty=true`` the odds instead (every ranged input drawn ``samples`` times with ``seed``: per option NPV,
-    IRR and payback at P10/P50/P90 and how often it is the best, each pair's odds, the tornado, the drivers).
+    IRR and payback at P10/P50/P90 and how often it is the best, each pair's odds, the tornado, the drivers);
+    ``refresh=true`` the NPV of keeping the existing fleet N years then replacing it by the new generation, per N,
+    and the best year.
     """
     return await _compute(request, "study", "retrofit", {"row": row, "format": format, "explain": explain,
-                                                         "uncertainty": uncertainty, "samples": samples,
+                                                         "uncertainty": uncertainty, "refresh": refresh,
+                                                         "samples": samples,
                                                          "seed": seed})
 
 

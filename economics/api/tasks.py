@@ -42,7 +42,9 @@ from economics.studies import retrofit_odds
 from economics.studies.compare import compare_accelerators
 from economics.studies.kv_memory import kv_memory_study, study_json
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
+from economics.studies.retrofit_decode import decode_table
 from economics.studies.retrofit_explain import shortfall_notes, study_text
+from economics.studies.retrofit_life import best_year, refresh
 from economics.studies.uncertainty import default_ranges, monte_carlo, ranges_from_row, tornado
 from economics.validation import InputError
 from economics.values import escape_for_terminal, shown
@@ -209,6 +211,8 @@ def retrofit(req: Request) -> Answer:
         raise InvalidRow([str(exc)]) from None
     if req.params.get("uncertainty"):
         return _retrofit_odds(req, chosen, result)
+    if req.params.get("refresh"):
+        return _retrofit_refresh(req, chosen, result)
     if req.params.get("explain"):
         return Answer(200, MEDIA["text"], escape_for_terminal(study_text(result, as_scenario(chosen.fields))).encode())
     if req.params.get("format") == "csv":
@@ -217,7 +221,20 @@ def retrofit(req: Request) -> Answer:
         return Answer(200, MEDIA["csv"], text.encode())
     return _json({"notes": _notes(chosen, "retrofit") + shortfall_notes(result),
                   "options": json.loads(to_json_text(result.options)),
-                  "cashflows": json.loads(to_json_text(result.cashflows)), "break_even_decode_price_usd": price})
+                  "cashflows": json.loads(to_json_text(result.cashflows)), "break_even_decode_price_usd": price,
+                  "decode_accelerators": json.loads(to_json_text(decode_table(as_scenario(chosen.fields))))})
+
+
+def _retrofit_refresh(req: Request, chosen: Any, result: Any) -> Answer:
+    """``retrofit`` with ``refresh``: the table ``retrofit --refresh`` writes (CSV, or JSON with the best year)."""
+    table = refresh(result, as_scenario(chosen.fields))
+    if table.empty:
+        raise InvalidRow(["new_accelerator: the refresh replaces the fleet by the new generation; give a "
+                          "new_accelerator whose 'new generation' option is feasible"])
+    if req.params.get("format") == "csv":
+        return Answer(200, MEDIA["csv"], to_csv_text(table).encode())
+    return _json({"notes": _notes(chosen, "retrofit") + shortfall_notes(result), "best_kept_years": best_year(table),
+                  "refresh": json.loads(to_json_text(table))})
 
 
 def _retrofit_odds(req: Request, chosen: Any, result: Any) -> Answer:

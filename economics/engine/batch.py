@@ -483,7 +483,7 @@ ESTIMATE_IGNORES = frozenset({
     "rack_units_per_rack", "system_rack_units", "system_form", "round_to_whole_systems", "site_power_mw",
     "kv_link_gb_per_s", "depreciation_years", "cost_of_capital", "maintenance_fraction_per_year",
     "software_usd_per_accelerator_year", "existing_book_value_usd", "horizon_years", "demand_growth_per_year",
-    "residual_value_fraction",
+    "residual_value_fraction", "rent_change_per_year", "token_price_change_per_year", "lease_rate_per_year",
     "demand_input_tokens_per_day", "demand_output_tokens_per_day", "demand_requests_per_s", "peak_to_average",
     "headroom", "price_usd_per_m_input_tokens", "price_usd_per_m_cached_input_tokens",
     "price_usd_per_m_output_tokens", "fast_tier_min_tokens_per_s_per_user", "fast_tier_price_multiplier",

@@ -41,6 +41,7 @@ from economics.scenario import Scenario, with_changes
 from economics.studies.retrofit_cash import (
     flow_rows,
     forgone_revenue_y_usd,
+    lease_t_usd,
     levelized_usd_per_m_tokens,
     net_t_usd,
     opex_y_usd,
@@ -49,6 +50,7 @@ from economics.studies.retrofit_cash import (
     retrofit_t_usd,
     revenue_y_usd,
 )
+from economics.studies.retrofit_decode import decode_options
 from economics.studies.retrofit_years import (  # noqa: F401  (DEMAND_FIELDS and _forget: part of the study's interface)
     DEMAND_FIELDS,
     YEAR_NUMBERS,
@@ -130,8 +132,9 @@ OPTION_COLUMNS = ("option", "description", "sizing", "feasible", "reason", "cape
                   "residual_value_usd", "opex_usd_per_year", "revenue_usd_per_year", "capacity_output_tokens_per_year",
                   "served_tokens_per_year", "lowest_served_share", "forgone_revenue_usd",
                   "output_tokens_per_s_per_user", "levelized_cost_usd_per_m_tokens", "npv_vs_status_quo_usd",
-                  "irr_vs_status_quo", "payback_months", "accelerators", "decode_accelerators", "facility_mw",
-                  "racks")
+                  "npv_leased_vs_status_quo_usd", "npv_at_cost_of_capital_minus_2pt_usd",
+                  "npv_at_cost_of_capital_plus_2pt_usd", "irr_vs_status_quo", "payback_months", "accelerators",
+                  "decode_accelerators", "facility_mw", "racks")
 """Columns of the options table, in order."""
 
 
@@ -269,7 +272,7 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
     remembered, the reference the tests hold that path to (same numbers, slower).
     """
     s = as_scenario(scenario)
-    options = standard_options(s) + list(extra_options or [])
+    options = standard_options(s) + [Option(**spec) for spec in decode_options(s)] + list(extra_options or [])
     if decode_price_override is not None:
         for opt in options:
             if opt.name == "add decode":
@@ -289,12 +292,14 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
         buy_t, retrofit_t = _capex_t(opt, part, first, options[k].changes.get("existing", 0) or 0, s)
         revenue_y = revenue_y_usd(y, s)
         forgone_y = forgone_revenue_y_usd(revenue_y, y["served_fraction"])
-        opex_y = opex_y_usd(y)
+        opex_y = opex_y_usd(y, s.rent_change_per_year)
         residual_t = residual_t_usd(buy_t, s.residual_value_fraction)
         net = net_t_usd(buy_t + retrofit_t, revenue_y, opex_y, residual_t)
         if status_quo_net is None:
             status_quo_net = net
         row = _option_row(opt, part, buy_t + retrofit_t, opex_y, net, net - status_quo_net, k > 0, s)
+        row.update(_bought_or_leased(s, row["feasible"], net - status_quo_net, buy_t, retrofit_t, revenue_y, opex_y,
+                                     status_quo_net))
         share = y["served_fraction"]
         rows.append({**row, "sizing": opt.sizing + _sizing_words(opt, first, schedules.get(k)),
                      "retrofit_capex_usd": float(np.sum(retrofit_t)), "residual_value_usd": float(residual_t[-1]),
@@ -304,6 +309,30 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
                            forgone_y, residual_t)
     return RetrofitResult(rows, flows, None, [(opt.name, part) for opt, part in zip(options, parts, strict=True)],
                           options)
+
+
+RATE_STEP = 0.02
+"""The cost of capital's effect: each option's NPV also at the cost of capital less and more this (2 points)."""
+
+
+def _bought_or_leased(s: Scenario, feasible: bool, incremental: np.ndarray, buy_t: np.ndarray,
+                      retrofit_t: np.ndarray, revenue_y: np.ndarray, opex_y: np.ndarray,
+                      status_quo_net: np.ndarray) -> dict[str, Any]:
+    """The option's NPV against the status quo leased (``lease_rate_per_year`` of what it buys, each year, in place
+    of the purchases and their resale; empty when no lease rate is given), and bought at the cost of capital less
+    and more :data:`RATE_STEP` (the flows are the same: only their discounting moves).
+    """
+    if not feasible:
+        return dict.fromkeys(("npv_leased_vs_status_quo_usd", "npv_at_cost_of_capital_minus_2pt_usd",
+                              "npv_at_cost_of_capital_plus_2pt_usd"), float("nan"))
+    r = s.cost_of_capital
+    leased = None
+    if s.lease_rate_per_year is not None:
+        net = net_t_usd(retrofit_t + lease_t_usd(buy_t, s.lease_rate_per_year), revenue_y, opex_y)
+        leased = npv_usd(r, net - status_quo_net)
+    return {"npv_leased_vs_status_quo_usd": leased,
+            "npv_at_cost_of_capital_minus_2pt_usd": npv_usd(r - RATE_STEP, incremental),
+            "npv_at_cost_of_capital_plus_2pt_usd": npv_usd(r + RATE_STEP, incremental)}
 
 
 def _sizing_words(opt: Option, first: dict[str, Any], schedule: list[int] | None) -> str:

@@ -22,13 +22,19 @@ Floats = NDArray[np.float64]
 
 # Each year's money as formulas (economics.domain.formula): the functions below evaluate them over the years, and the
 # study's derivation (economics.studies.retrofit_explain) renders the same definitions with one year's numbers.
+FORWARD = Formula("forward_index", "-", "(1 + change_per_year) ** (year - 1)",
+                  note="a forward curve: the year's price over year 1's")
+TOKEN_PRICE_INDEX = FORWARD.bind("token_price_index", change_per_year="token_price_change_per_year")
+RENT_INDEX = FORWARD.bind("rent_index", change_per_year="rent_change_per_year")
 OPEX = Formula("opex_usd", "USD", "cost_usd_per_year - (capital_usd_per_hour + cooling_retrofit_usd_per_hour) * "
-               "HOURS_PER_YEAR", note="the engine's cost of the year without its capital charges: energy, facility, "
-                                      "operations, software, rent")
+               "HOURS_PER_YEAR + rent_usd_per_hour * HOURS_PER_YEAR * (rent_index - 1)",
+               note="the engine's cost of the year without its capital charges: energy, facility, operations, "
+                    "software, rent (the rent on its forward curve)")
 FAST_TIER = Formula("fast_tier_usd", "USD", "served_output_tokens_per_day * DAYS_PER_YEAR / TOKENS_PER_M * "
                     "price_usd_per_m_output_tokens * (fast_tier_price_multiplier - 1) * at_fast_tier_speed",
                     note="output tokens sold at the fast-tier price when users see at least its speed (1) or not (0)")
-REVENUE = Formula("revenue_usd", "USD", "revenue_usd_per_day * DAYS_PER_YEAR + fast_tier_usd")
+REVENUE = Formula("revenue_usd", "USD", "(revenue_usd_per_day * DAYS_PER_YEAR + fast_tier_usd) * token_price_index",
+                  note="every selling price on its forward curve")
 FORGONE = Formula("forgone_revenue_usd", "USD", "revenue_usd * (1 / served_fraction - 1)",
                   note="the demand not served, in the same token mix and at the same prices as the demand served")
 PURCHASE = Formula("purchase_usd", "USD", "bought * price_usd", note="bought at the start of the year that needs them")
@@ -36,9 +42,29 @@ RETROFIT = Formula("retrofit_capex_usd", "USD", "cooling_retrofit_usd_per_hour *
                    note="the liquid retrofit the engine charges as an annuity, as capex")
 RESIDUAL = Formula("residual_value_usd", "USD", "bought_usd * residual_value_fraction",
                    note="the accelerators the option bought, resold at the horizon at that share of their price")
+LEASE = Formula("lease_usd", "USD", "leased_usd * lease_rate_per_year",
+                note="paid at the end of each year for what the option would have bought by then; no purchase, no "
+                     "resale")
 NET = Formula("net_usd", "USD", "revenue_usd - opex_usd - capex_usd + residual_value_usd",
               note="at the end of year t, where the purchases for year t + 1 are paid (the resale at the horizon)")
 PRESENT_VALUE = Formula("present_value_usd", "USD", "vs_status_quo_usd / (1 + cost_of_capital) ** year")
+
+
+def forward_y(change_per_year: float | Floats, years: int) -> Floats:
+    r"""A forward curve over years 1 .. ``years`` (:data:`FORWARD`): each year's price over year 1's, one formula for
+    the rent and the token prices. ``change_per_year`` a number, or one per draw (a table, draws x years).
+
+    .. math:: I_t = (1 + c)^{t - 1}
+
+    Prices falling 20 % a year: year 3 sells at 0.8^2 = 0.64 of year 1's price.
+
+    >>> [round(float(x), 6) for x in forward_y(-0.2, 3)]
+    [1.0, 0.8, 0.64]
+    """
+    change = np.asarray(change_per_year, dtype=float)
+    year = np.arange(1, years + 1, dtype=float)
+    values = {"change_per_year": change[..., None] if change.ndim else change, "year": year}
+    return np.asarray(FORWARD.evaluate(values), dtype=float)
 
 
 def purchases_t_usd(needed_y: Floats, price_usd: float) -> Floats:
@@ -73,6 +99,46 @@ def residual_t_usd(purchases_t_usd: Floats, fraction: float) -> Floats:
     return out
 
 
+def lease_t_usd(purchases_t_usd: Floats, rate: float) -> Floats:
+    r"""What leasing costs at t = 0 .. T in place of the purchases (:data:`LEASE`): each year, at its end, ``rate``
+    times the price of everything the option would have bought by its start (the liquid retrofit is not leased).
+
+    .. math:: L_t = \lambda \sum_{k < t} P_k \quad (t \ge 1), \qquad L_0 = 0
+
+    100 accelerators at USD 30,000 leased at 0.3 a year: 900,000 USD at the end of each year.
+
+    >>> [float(x) for x in lease_t_usd(np.array([3_000_000.0, 0.0, 0.0]), 0.3)]
+    [0.0, 900000.0, 900000.0]
+    """
+    purchases = np.asarray(purchases_t_usd, dtype=float)
+    leased = np.concatenate([[0.0], np.cumsum(purchases)[:-1]])
+    return np.asarray(LEASE.evaluate({"leased_usd": leased, "lease_rate_per_year": float(rate)}), dtype=float)
+
+
+def refresh_net_t_usd(keep_y: Floats, new_y: Floats, bought_usd: float, retrofit_usd: float, kept_years: int,
+                      fraction: float) -> Floats:
+    r"""Net cash flow at t = 0 .. T of keeping a fleet ``kept_years`` (N) years and then replacing it: revenue less
+    opex of the kept fleet (``keep_y``) in years 1 .. N and of the new one (``new_y``) after; the new fleet bought
+    (``bought_usd``, with its liquid retrofit ``retrofit_usd``) at t = N and resold at the horizon at ``fraction`` of
+    its price (:data:`RESIDUAL`, :data:`NET`). N = T replaces nothing.
+
+    .. math:: CF_t = O^{keep}_t [t \le N] + O^{new}_t [t > N] - (P + R) [t = N < T] + \phi P [t = T > N]
+
+    Kept 1 year of 3, then 120 USD of hardware resold at 0.25 of its price:
+
+    >>> [float(x) for x in refresh_net_t_usd(np.array([100.0] * 3), np.array([150.0] * 3), 120.0, 0.0, 1, 0.25)]
+    [0.0, -20.0, 150.0, 180.0]
+    """
+    keep, new = np.asarray(keep_y, dtype=float), np.asarray(new_y, dtype=float)
+    years = len(keep)
+    ops = np.where(np.arange(1, years + 1) <= kept_years, keep, new)
+    capex, residual = np.zeros(years + 1), np.zeros(years + 1)
+    if kept_years < years:
+        capex[kept_years] = bought_usd + retrofit_usd
+        residual = residual_t_usd(np.append(bought_usd, np.zeros(years)), fraction)
+    return net_t_usd(capex, ops, np.zeros(years), residual)
+
+
 def retrofit_t_usd(retrofit_usd_per_hour_y: Floats, cost_of_capital: float, depreciation_years: float) -> Floats:
     r"""The liquid-cooling retrofit's capex, paid when the retrofitted power first grows: the engine charges it as an
     annuity A [USD/h], whose capex is A x 8,760 / CRF(r, n); each year pays for the growth over the year before.
@@ -100,7 +166,7 @@ def revenue_terms(y: dict[str, Floats], s: Scenario) -> dict[str, Floats]:
              "served_output_tokens_per_day": np.asarray(y["served_output_tokens_per_day"], dtype=float),
              "price_usd_per_m_output_tokens": np.full(n, float(s.price_usd_per_m_output_tokens or 0.0)),
              "fast_tier_price_multiplier": np.full(n, float(s.fast_tier_price_multiplier)),
-             "at_fast_tier_speed": np.zeros(n)}
+             "at_fast_tier_speed": np.zeros(n), "token_price_index": forward_y(s.token_price_change_per_year, n)}
     threshold = s.fast_tier_min_tokens_per_s_per_user
     if threshold is not None and s.fast_tier_price_multiplier != 1.0 and s.price_usd_per_m_output_tokens is not None:
         target = s.target_output_tokens_per_s_per_user
@@ -112,7 +178,7 @@ def revenue_terms(y: dict[str, Floats], s: Scenario) -> dict[str, Floats]:
 
 def revenue_y_usd(y: dict[str, Floats], s: Scenario) -> Floats:
     """Revenue per year (:data:`REVENUE`); output tokens sell at the fast-tier price when the option's users see that
-    speed.
+    speed; every price on its forward curve (``token_price_change_per_year``).
     """
     return np.asarray(REVENUE.evaluate(revenue_terms(y, s)), dtype=float)
 
@@ -152,9 +218,20 @@ def net_t_usd(capex_t_usd: Floats, revenue_y_usd: Floats, opex_y_usd: Floats,
                                     "capex_usd": capex, "residual_value_usd": residual}), dtype=float)
 
 
-def opex_y_usd(y: dict[str, Floats]) -> Floats:
-    """Opex per year (:data:`OPEX`): the engine's yearly cost without its capital charges."""
-    return np.asarray(OPEX.evaluate(y), dtype=float)
+def opex_terms(y: dict[str, Floats], rent_change_per_year: float | Floats) -> dict[str, Floats]:
+    """The symbols :data:`OPEX` reads, per year (draws x years for a table): the engine's numbers, its rent (0 where
+    nothing is rented) and the rent's forward curve (:func:`forward_y`).
+    """
+    cost = np.asarray(y["cost_usd_per_year"], dtype=float)
+    rent = np.nan_to_num(np.asarray(y.get("rent_usd_per_hour", np.zeros(cost.shape)), dtype=float), nan=0.0)
+    return {**y, "rent_usd_per_hour": rent, "rent_index": forward_y(rent_change_per_year, cost.shape[-1])}
+
+
+def opex_y_usd(y: dict[str, Floats], rent_change_per_year: float | Floats = 0.0) -> Floats:
+    """Opex per year (:data:`OPEX`): the engine's yearly cost without its capital charges, its rent on the forward
+    curve of ``rent_change_per_year``.
+    """
+    return np.asarray(OPEX.evaluate(opex_terms(y, rent_change_per_year)), dtype=float)
 
 
 def levelized_usd_per_m_tokens(capex_t_usd: Floats, opex_y_usd: Floats, tokens_y: Floats, rate: float) -> float:

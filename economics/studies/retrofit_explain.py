@@ -28,9 +28,12 @@ from economics.studies.retrofit_cash import (
     OPEX,
     PRESENT_VALUE,
     PURCHASE,
+    RENT_INDEX,
     RESIDUAL,
     RETROFIT,
     REVENUE,
+    TOKEN_PRICE_INDEX,
+    opex_terms,
     revenue_terms,
 )
 
@@ -56,7 +59,7 @@ def _engine_lines(row: dict[str, Any]) -> list[str]:
 def _year_steps(values: dict[str, np.ndarray], t: int) -> list[Step]:
     """Year t's money (t = 1 .. T), each from its formula with that year's numbers."""
     trace = Trace(t - 1)
-    for formula in (OPEX, REVENUE, NET):
+    for formula in (RENT_INDEX, OPEX, TOKEN_PRICE_INDEX, REVENUE, NET):
         trace.record(formula, values, formula.evaluate(values))
     if values["served_fraction"][t - 1] < 1.0:
         trace.record(FORGONE, values, FORGONE.evaluate(values))
@@ -125,7 +128,11 @@ def option_text(result: RetrofitResult, option: str, s: Scenario) -> str:
     lines += ["  " + line for line in _capex_lines(result, option, s.residual_value_fraction, s.cost_of_capital)]
     y = part.numbers
     flows = result.cashflows[result.cashflows["option"] == option]
-    values = {**{k: np.asarray(v, dtype=float) for k, v in y.items()}, **revenue_terms(y, s),
+    years = s.horizon_years
+    curves = {"year": np.arange(1.0, years + 1), "rent_change_per_year": np.full(years, s.rent_change_per_year),
+              "token_price_change_per_year": np.full(years, s.token_price_change_per_year)}
+    values = {**{k: np.asarray(v, dtype=float) for k, v in opex_terms(y, s.rent_change_per_year).items()},
+              **revenue_terms(y, s), **curves,
               "capex_usd": flows["capex_usd"].to_numpy(dtype=float)[1:],
               "residual_value_usd": flows["residual_value_usd"].to_numpy(dtype=float)[1:]}
     values["opex_usd"] = np.asarray(OPEX.evaluate(values), dtype=float)

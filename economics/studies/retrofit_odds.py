@@ -35,7 +35,17 @@ from economics.engine.batch import MAX_COUNT, as_scenario, resolve_scenario
 from economics.engine.pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, compute
 from economics.scenario import Scenario
 from economics.studies.retrofit import Option, RetrofitResult, _fleet, analyse
-from economics.studies.retrofit_cash import FAST_TIER, OPEX, PURCHASE, RESIDUAL, RETROFIT, REVENUE, net_t_usd
+from economics.studies.retrofit_cash import (
+    FAST_TIER,
+    OPEX,
+    PURCHASE,
+    RESIDUAL,
+    RETROFIT,
+    REVENUE,
+    forward_y,
+    net_t_usd,
+    opex_terms,
+)
 from economics.studies.retrofit_years import DEMAND_FIELDS, _float
 from economics.studies.uncertainty import DEFAULT_RANGE_FACTORS
 
@@ -63,6 +73,17 @@ GROWTH_FACTORS = (0.5, 1.5)
 """Half to one and a half times the demand's growth a year: an assumption (no source; no Uncertainty default)."""
 TOKEN_PRICE_FACTORS = (0.7, 1.3)
 """-30 % to +30 % on every selling price at once: an assumption (no source; no Uncertainty default)."""
+TOKEN_PRICE_CHANGE_RANGE = (-0.889, 0.0, "Epoch AI, 'LLM inference prices have fallen rapidly but unequally "
+                            "across tasks' (2025-03-12, https://epoch.ai/data-insights/llm-inference-price-trends): "
+                            "the price of a fixed capability fell 9x to 900x a year; the slowest, 9x (-88.9 % a "
+                            "year), to prices held (0)")
+"""The yearly change of the selling prices the odds draw over (with the scenario's value inside): the slowest
+published fall of the price of a fixed capability, to none."""
+RENT_CHANGE_RANGE = (-0.46, 0.38, "SemiAnalysis' H100 rental index as reported (https://newsletter.semianalysis.com/p/"
+                     "the-great-gpu-shortage-rental-capacity): USD 8/h (2023) to 1.70/h (2025-10), -46 % a year, then "
+                     "+38 % to 2.35/h in the half-year to 2026-03")
+"""The yearly change of the rent per accelerator-hour the odds draw over (with the scenario's value inside): the
+fall and the rebound of the H100 rental price."""
 Z90 = 1.2815515655446004
 """The standard normal's 90th percentile: a normal draw reads a range's ends as its P10 and P90."""
 
@@ -123,6 +144,22 @@ def drivers(scenario: Scenario | dict[str, Any], point: RetrofitResult | None = 
                        "no source: half to one and a half times the growth given"))
     out.append(_scaled("token prices", "token_prices", 1.0, TOKEN_PRICE_FACTORS,
                        "no source: every selling price -30 % to +30 % at once"))
+    return out + _curve_drivers(s, point)
+
+
+def _curve_drivers(s: Scenario, point: RetrofitResult) -> list[Driver]:
+    """The forward curves: the yearly change of the selling prices (where the study sells), and of the rent (where
+    some option rents), each over its sourced range widened to hold the scenario's value.
+    """
+    out = []
+    curves = (("token price change", "token_price_change_per_year", TOKEN_PRICE_CHANGE_RANGE,
+               s.price_usd_per_m_output_tokens is not None or s.price_usd_per_m_input_tokens is not None),
+              ("rent change", "rent_change_per_year", RENT_CHANGE_RANGE,
+               any(np.nansum(part.numbers["rent_usd_per_hour"]) > 0 for _, part in point.option_years)))
+    for name, target, (lo, hi, why), applies in curves:
+        base = float(getattr(s, target))
+        if applies:
+            out.append(Driver(name, target, min(lo, base), base, max(hi, base), why, False))
     return out
 
 
@@ -365,7 +402,7 @@ def _option_flows(o: _Option, s: Scenario, found: list[Driver], x: Floats, grown
     ok = _computed(out, m, t) & (np.isfinite(counts).all(axis=1) if counts is not None else True)
     y = {c: np.asarray(out[c], dtype=float).reshape(m, t) for c in (
         "capital_usd_per_hour", "cooling_retrofit_usd_per_hour", "cost_usd_per_year", "revenue_usd_per_day",
-        "served_output_tokens_per_day", "accelerators")}
+        "served_output_tokens_per_day", "accelerators", "rent_usd_per_hour")}
     y["decode_accelerators"] = np.asarray(out["decode_accelerators"], dtype=float).reshape(m, t)
     rate = _column(found, x, "cost_of_capital")
     rate = np.full(m, float(s.cost_of_capital)) if rate is None else rate
@@ -374,7 +411,8 @@ def _option_flows(o: _Option, s: Scenario, found: list[Driver], x: Floats, grown
     residual = np.zeros_like(buy)
     residual[:, -1] = RESIDUAL.evaluate({"bought_usd": buy.sum(axis=1),
                                          "residual_value_fraction": float(s.residual_value_fraction)})
-    net = net_t_usd(capex, _revenue(o, y, found, x, s), np.asarray(OPEX.evaluate(y), dtype=float), residual)
+    opex = np.asarray(OPEX.evaluate(opex_terms(y, _curve(found, x, s, "rent_change_per_year"))), dtype=float)
+    net = net_t_usd(capex, _revenue(o, y, found, x, s), opex, residual)
     return np.where(ok[:, None], net, np.nan), ok
 
 
@@ -388,9 +426,17 @@ def _revenue(o: _Option, y: dict[str, Floats], found: list[Driver], x: Floats, s
              "served_output_tokens_per_day": y["served_output_tokens_per_day"],
              "price_usd_per_m_output_tokens": np.reshape(price, (-1, 1)),
              "fast_tier_price_multiplier": float(s.fast_tier_price_multiplier),
-             "at_fast_tier_speed": o.at_fast_tier[None, :]}
+             "at_fast_tier_speed": o.at_fast_tier[None, :],
+             "token_price_index": forward_y(_curve(found, x, s, "token_price_change_per_year"),
+                                            y["revenue_usd_per_day"].shape[1])}
     terms["fast_tier_usd"] = np.asarray(FAST_TIER.evaluate(terms), dtype=float)
     return np.asarray(REVENUE.evaluate(terms), dtype=float) * np.ones_like(y["revenue_usd_per_day"])
+
+
+def _curve(found: list[Driver], x: Floats, s: Scenario, target: str) -> Floats:
+    """A forward curve's yearly change per draw: drawn where it is a driver, else the scenario's."""
+    drawn = _column(found, x, target)
+    return np.full(len(x), float(getattr(s, target))) if drawn is None else drawn
 
 
 def _purchases(o: _Option, y: dict[str, Floats], found: list[Driver], x: Floats, point: dict[str, Any]) -> Floats:

@@ -26,7 +26,7 @@ from economics.studies.compare import scenario_frame
 
 YEAR_NUMBERS = ("capital_usd_per_hour", "cooling_retrofit_usd_per_hour", "cost_usd_per_year", "revenue_usd_per_day",
                 "served_input_tokens_per_day", "served_output_tokens_per_day", "output_tokens_per_s_per_user",
-                "served_fraction", "accelerators")
+                "served_fraction", "accelerators", "rent_usd_per_hour")
 """Outputs of an option's years that its cash flows read, as float arrays (NaN where empty)."""
 
 
