@@ -405,7 +405,8 @@ def test_openapi_comes_from_the_schemas(api: httpx.Client) -> None:
     assert economics.FIELDS["pue"].description in json.dumps(pue)
     cost = schemas["ResultRow"]["properties"]["cost_usd_per_m_tokens"]
     assert "USD" in cost["description"]
-    assert "invalid_rows" in schemas["Error"]["properties"]["error"]["properties"]["code"]["enum"]
+    assert schemas["Error"]["properties"]["error"] == {"$ref": "#/components/schemas/ErrorDetail"}
+    assert "invalid_rows" in schemas["ErrorCode"]["enum"]
     assert api.get("/docs").status_code == 200
 
 

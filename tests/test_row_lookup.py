@@ -84,3 +84,15 @@ def test_a_name_shared_by_more_rows_than_listed_ends_the_scan() -> None:
     data = table(["same"] * 150 + [f"r{i}" for i in range(3000)]) + b"late,h100-sxm,8,1000,1e9,extra\n"
     with pytest.raises(InputError, match=r"--row: 100\+ rows are named 'same' \(rows 1, 2, .* and 90 more rows\)"):
         find_row(data, "same", chunk_bytes=4096)
+
+
+@pytest.mark.parametrize(("rows", "at"), [(b'[{"name": "alpha"}, {"pue": 1.2}]', 0),
+                                          (b'[{"pue": 1.2}, {"name": "alpha"}]', 1)])
+def test_a_row_without_a_name_is_passed_over_and_the_closest_name_suggested(rows: bytes, at: int) -> None:
+    # found by Schemathesis on /v1/session-profile: a JSON row without the key "name" was read as NaN and the
+    # suggestion crashed on it (AttributeError: 'float' object has no attribute 'lower', a 500 and the CLI's
+    # "internal error"); the nameless row is now named "" and the others are searched as before
+    with pytest.raises(InputError, match=r"--row: no row named 'alph' and no row number 1..2; did you mean 'alpha'\?"):
+        find_row(rows, "alph", fmt="json")
+    one, position, _ = find_row(rows, "alpha", fmt="json")
+    assert one["name"].tolist() == ["alpha"] and position == at

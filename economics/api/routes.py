@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field
 
 from economics.api import openapi
 from economics.api.bodies import request_parts
@@ -70,21 +71,30 @@ async def _compute(request: Request, pool: str, task: str, params: dict[str, Any
     return Response(answer.body, status_code=answer.status, media_type=answer.media_type)
 
 
-@router.api_route("/health", methods=["GET", "HEAD"], summary="the server is up", tags=["reference"])
-async def health(request: Request) -> Response:
-    """The server is up, its version; needs no token (for a load balancer). ``HEAD`` answers 200 with no body (a
-    load balancer's check that reads only the status).
-    """
-    if request.method == "HEAD":
-        return Response(status_code=200, media_type="application/json")
-    return JSONResponse({"version": __version__, "status": "ok"})
+class Health(BaseModel):
+    """The server is up."""
+
+    version: str = Field(description="the server's version")
+    status: Literal["ok"]
+
+
+@router.get("/health", summary="the server is up", tags=["reference"])
+async def health() -> Health:
+    """The server is up, its version; needs no token (for a load balancer)."""
+    return Health(version=__version__, status="ok")
+
+
+@router.head("/health", summary="the server is up (no body)", tags=["reference"],
+             responses={200: {"description": "the server is up", "content": {"application/json": {}}}})
+async def health_head() -> Response:
+    """200 with no body: a load balancer's check that reads only the status; needs no token."""
+    return Response(status_code=200, media_type="application/json")
 
 
 @router.post("/evaluate", summary="evaluate a table of scenarios", tags=["compute"],
              openapi_extra=openapi.table_body(),
-             responses={200: {"description": "every row evaluated", "content": {
-                 "application/json": {"schema": openapi.ref("Evaluation")}, "text/csv": {},
-                 "application/vnd.apache.parquet": {}}}})
+             responses={200: {"description": "every row evaluated", "model": list[openapi.ResultRow],
+                              "content": {"text/csv": {}, "application/vnd.apache.parquet": {}}}})
 async def evaluate(request: Request, format: Literal["json", "csv", "parquet"] = "json") -> Response:
     """Every scenario of the table evaluated, in the format asked for: what ``token-economics evaluate`` writes.
     A table with invalid rows is answered 422: every problem, and the valid rows' results beside them.
@@ -92,13 +102,15 @@ async def evaluate(request: Request, format: Literal["json", "csv", "parquet"] =
     return await _compute(request, "evaluate", "evaluate", {"format": format})
 
 
-@router.post("/explain", summary="the derivation of one row", tags=["compute"], openapi_extra=openapi.table_body())
+@router.post("/explain", summary="the derivation of one row", tags=["compute"], openapi_extra=openapi.table_body(),
+             responses=openapi.answers("the row's derivation", "json", "text"))
 async def explain(request: Request, row: Row = "", format: Literal["json", "text"] = "json") -> Response:
     """Where each input of the row comes from, then every output's formula with the numbers substituted."""
     return await _compute(request, "evaluate", "explain", {"row": row, "format": format})
 
 
-@router.post("/compare", summary="one row across accelerators", tags=["compute"], openapi_extra=openapi.table_body())
+@router.post("/compare", summary="one row across accelerators", tags=["compute"], openapi_extra=openapi.table_body(),
+             responses=openapi.answers("the row on each accelerator, ranked", "json", "csv"))
 async def compare(request: Request, row: Row = "", accelerators: Accelerators = "",
                   format: Literal["json", "csv"] = "json") -> Response:
     """The row's demand served by each accelerator, ranked by cost per million tokens."""
@@ -107,7 +119,8 @@ async def compare(request: Request, row: Row = "", accelerators: Accelerators = 
 
 
 @router.post("/session-profile", summary="a session row's speed across its turns", tags=["compute"],
-             openapi_extra=openapi.table_body())
+             openapi_extra=openapi.table_body(),
+             responses=openapi.answers("each turn", "json", "csv"))
 async def session_profile(request: Request, row: Row = "", format: Literal["json", "csv"] = "json") -> Response:
     """Each turn of the row's session (``workload=sessions``): the context it reads, its per-user decode speed and
     its time to first token; a request row is answered 422 naming ``workload``.
@@ -116,7 +129,8 @@ async def session_profile(request: Request, row: Row = "", format: Literal["json
 
 
 @router.post("/retrofit", summary="an existing fleet's retrofit options", tags=["studies"],
-             openapi_extra=openapi.table_body())
+             openapi_extra=openapi.table_body(),
+             responses=openapi.answers("the options (explain: the derivation as text)", "json", "csv", "text"))
 async def retrofit(request: Request, row: Row = "", format: Literal["json", "csv"] = "json",
                    explain: bool = False, uncertainty: bool = False, refresh: bool = False,
                    samples: Annotated[int, Query(ge=1, le=MAX_SAMPLES, description="draws with uncertainty=true")]
@@ -136,7 +150,8 @@ async def retrofit(request: Request, row: Row = "", format: Literal["json", "csv
 
 
 @router.post("/kv-memory", summary="more memory or more accelerators for a target of agents", tags=["studies"],
-             openapi_extra=openapi.table_body())
+             openapi_extra=openapi.table_body(),
+             responses=openapi.answers("the options, ranked", "json", "csv"))
 async def kv_memory(request: Request, agents: Annotated[int, Query(ge=1, le=10**12, description="the target number "
                                                                    "of concurrent agents (sessions) at the SLO")],
                     row: Row = "", format: Literal["json", "csv"] = "json") -> Response:
@@ -148,7 +163,8 @@ async def kv_memory(request: Request, agents: Annotated[int, Query(ge=1, le=10**
 
 
 @router.post("/uncertainty", summary="tornado and Monte Carlo over a row's ranges", tags=["studies"],
-             openapi_extra=openapi.table_body())
+             openapi_extra=openapi.table_body(),
+             responses=openapi.answers("the tornado and the Monte Carlo summary", "json", "csv"))
 async def uncertainty(request: Request, row: Row = "", output_field: str = "cost_usd_per_m_tokens",
                       samples: Annotated[int, Query(ge=1, le=1_000_000)] = 10_000,
                       seed: Annotated[int, Query(ge=0, le=2**32 - 1)] = 0,
@@ -168,7 +184,8 @@ async def uncertainty(request: Request, row: Row = "", output_field: str = "cost
 
 
 @router.post("/plan", summary="the cheapest fleet for a row's demand", tags=["studies"],
-             openapi_extra=openapi.table_body(("curves", "candidates")))
+             openapi_extra=openapi.table_body(),
+             responses=openapi.answers("the plan, or feasible false and the diagnosis", "json", "csv"))
 async def plan(request: Request, row: Row = "", accelerators: Accelerators = "",
                frontier: Literal["none", "speed", "site", "both", "carbon", "all"] = "none",
                format: Literal["json", "csv"] = "json") -> Response:
@@ -180,8 +197,7 @@ async def plan(request: Request, row: Row = "", accelerators: Accelerators = "",
 
 
 @router.post("/report", summary="a row's board report (PDF)", tags=["studies"],
-             openapi_extra=openapi.table_body(("curves", "candidates")),
-             responses={200: {"description": "the report", "content": {"application/pdf": {}}}})
+             openapi_extra=openapi.table_body(), responses=openapi.answers("the report", "pdf"))
 async def report(request: Request, row: Row = "", kind: Literal["cost", "fleet", "sessions", "decode", "plan"] = "cost",
                  baseline: Row = "", accelerators: Accelerators = "",
                  frontier: Literal["none", "speed", "site", "both", "carbon", "all"] = "none",
@@ -204,7 +220,7 @@ async def report(request: Request, row: Row = "", kind: Literal["cost", "fleet",
 
 
 @router.post("/import-benchmark", summary="benchmark results as a curve file", tags=["compute"],
-             openapi_extra=openapi.files_body())
+             openapi_extra=openapi.files_body(), responses=openapi.answers("the curve file", "json", "csv"))
 async def import_benchmark(request: Request, accelerator: Annotated[str, Query(max_length=200)] = "",
                            accelerators: Annotated[int | None, Query(ge=1, le=100_000)] = None,
                            model: Annotated[str, Query(max_length=200)] = "",
@@ -224,7 +240,8 @@ async def import_benchmark(request: Request, accelerator: Annotated[str, Query(m
 
 
 @router.post("/import-sessions", summary="a session trace or multi-turn benchmark as a sessions row",
-             tags=["compute"], openapi_extra=openapi.files_body())
+             tags=["compute"], openapi_extra=openapi.files_body(),
+             responses=openapi.answers("the scenario row", "json", "csv"))
 async def import_sessions(request: Request, trace_format: Literal["auto", "mooncake", "vllm-multi-turn"] = "auto",
                           session_prefix_tokens: Annotated[float | None, Query(ge=0, le=1e8)] = None,
                           seconds_between_turns: Annotated[float | None, Query(gt=0, le=1e7)] = None,
@@ -238,7 +255,8 @@ async def import_sessions(request: Request, trace_format: Literal["auto", "moonc
         "seconds_between_turns": seconds_between_turns, "block_tokens": block_tokens, "format": format})
 
 
-@router.get("/fields", summary="the input fields and outputs", tags=["reference"])
+@router.get("/fields", summary="the input fields and outputs", tags=["reference"],
+            responses=openapi.answers("the fields and outputs", "json", "text/markdown"))
 async def fields(format: Literal["json", "markdown"] = "json") -> Response:
     """Every scenario field (type, unit, default, bounds, description) and every output (unit, label,
     description): the tables ``token-economics fields`` prints.
@@ -262,7 +280,8 @@ async def catalogs() -> dict[str, Any]:
     return {"version": __version__, "catalogs": catalog_names()}
 
 
-@router.get("/catalogs/{name}", summary="one catalog with its sources", tags=["reference"])
+@router.get("/catalogs/{name}", summary="one catalog with its sources", tags=["reference"],
+            responses=openapi.answers("the catalog's rows", "json", "csv"))
 async def catalog(name: str, format: Literal["json", "csv"] = "json") -> Response:
     """Every row of the catalog ``name`` as stored (each cell as text), its sources included."""
     if format == "csv":

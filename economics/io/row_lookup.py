@@ -42,7 +42,8 @@ class _Search:
         start = int(chunk.index[0]) if len(chunk) else self.rows
         self.rows = start + len(chunk)
         if "name" in chunk.columns:
-            names = chunk["name"].astype(str).str.strip().to_numpy(dtype=object)
+            # a row with no name (a JSON object without the key) is read as missing: it is named "", never NaN
+            names = chunk["name"].fillna("").astype(str).str.strip().to_numpy(dtype=object)
             hits = np.flatnonzero(names == self.row.strip()) if self.row is not None else np.array([], dtype=int)
             if hits.size and self.first_named is None:
                 self.first_named = chunk.iloc[[hits[0]]]
