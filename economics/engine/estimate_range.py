@@ -84,7 +84,7 @@ def _label(family: str, cls: str, given: bool, typed: str = "",
             return np.nan, np.nan, np.nan, "estimated; no range stored (data/estimate_ranges.csv)", True, False
         basis = (f"P10-P90 of {int(r['points'])} points predicted with their own family left out of the fit, every "
                  f"family weighing the same; median error {float(r['median_abs_error_pct']):.0f} %")
-        factors = "the efficiency factors you gave" if given else f"factors calibrated on {scope or 'global'} borrowed"
+        factors = "the efficiency factors you gave" if given else f"{scope or 'global'}'s factors borrowed"
         if typed:
             acc, _, fields = typed.partition(": ")
             where = f"typed accelerator ({fields} typed over {acc}'s catalog figures): {factors}"
