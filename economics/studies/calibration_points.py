@@ -44,7 +44,8 @@ VALIDATION_SETS = {
     "second set (after the three rule changes)": ("rocm-blog-2025-latency",),
     "third set (after the leave-one-table-out ranges)": ("trtllm-0.9-static", "trtllm-0.14", "trtllm-0.15",
                                                          "rocm-vllm-latency-versions"),
-    "fourth set (after the ranges on every source the fit never saw)": ("trtllm-0.5-h200-blog",),
+    "fourth set (after the ranges on every source the fit never saw)": ("trtllm-0.5-h200-blog",
+                                                                        "rocm-vllm-0.10.2-perf"),
 }
 """The validation sources in the order they were added, each set after the rule changes its predecessor led to
 (below); only the last set is a test of the rules as they stand."""
