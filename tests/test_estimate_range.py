@@ -301,3 +301,21 @@ def test_the_catalogs_own_figures_typed_again_are_not_a_typed_accelerator() -> N
     assert r["throughput_basis"] == _row("h100-sxm", "llama-3.1-70b",
                                          demand_output_tokens_per_day=1e9)["throughput_basis"]
     assert r["throughput_basis"].startswith("estimated; calibrated on")
+
+
+def test_holdout_prints_coverage_per_family_on_the_last_set_alone() -> None:
+    import pandas as pd
+
+    # hand-made validation rows of the fourth set: Hopper +10 % (inside) and -30 % (outside); CDNA 3 +20 % and +40 %
+    # (both inside). Hopper: |error| median (10 + 30) / 2 = 20 %, worst 30 %, 1 of 2 inside, signed median
+    # (10 - 30) / 2 = -10 %, high in 1; CDNA 3: 30 %, 40 %, 2 of 2, signed +30 %, high in 2
+    table = pd.DataFrame({"source_group": ["trtllm-0.5-h200-blog"] * 2 + ["rocm-vllm-0.10.2-perf"] * 2,
+                          "family": ["nvidia-hopper"] * 2 + ["amd-cdna3"] * 2,
+                          "error_pct": [10.0, -30.0, 20.0, 40.0], "inside": [True, False, True, True]})
+    text = leave_out.validation_text(table)
+    last = text[text.index("per family, fourth set"):]
+    hopper = next(line for line in last.splitlines() if line.strip().startswith("nvidia-hopper"))
+    assert hopper.split()[1:] == ["2", "20.0%", "30.0%", "50.0%", "(1", "of", "2);", "median", "signed", "-10.0%,",
+                                  "estimate", "high", "in", "1"]
+    cdna3 = next(line for line in last.splitlines() if line.strip().startswith("amd-cdna3"))
+    assert "100.0% (2 of 2); median signed +30.0%, estimate high in 2" in cdna3
