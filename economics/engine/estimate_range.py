@@ -61,7 +61,7 @@ def _unseen_range(cls: str) -> dict[str, Any] | None:
     """
     ranges = _ranges()
     scope = next((s for s in (f"unseen:{cls}", "unseen") if s in ranges.index), "")
-    return ranges.loc[scope].to_dict() if scope else None
+    return {str(k): v for k, v in ranges.loc[scope].to_dict().items()} if scope else None
 
 
 def _spread(r: dict[str, Any]) -> str:
@@ -94,20 +94,20 @@ def _label(family: str, cls: str, given: bool, typed: str = "",
             where = f"no measured point on {family or 'this accelerator'}: {factors}"
         return (float(r["ratio_p10"]), float(r["ratio_p50"]), float(r["ratio_p90"]),
                 f"estimated; {where}, unseen-family range: expect {_spread(r)} ({basis})", True, False)
-    r = ranges.loc[family].to_dict()
-    train = int(r["train_points"])
-    other = int(r["train_moe_points"] if cls == "dense" else r["train_dense_points"]) if cls else 0
+    own = {str(k): v for k, v in ranges.loc[family].to_dict().items()}
+    train = int(own["train_points"])
+    other = int(own["train_moe_points"] if cls == "dense" else own["train_dense_points"]) if cls else 0
     own_class = f"{family}:{cls}" in cal.index
     mismatch = bool(cls) and not own_class and train > 0 and other / train >= OTHER_CLASS_SHARE
-    pooled = " of every fitted family" if "every fitted family" in str(r["basis"]) else ""
+    pooled = " of every fitted family" if "every fitted family" in str(own["basis"]) else ""
     label = (f"estimated; calibrated on {train} points of {family} (held-out median "
-             f"{float(r['median_abs_error_pct']):.0f} % over {int(r['points'])} points{pooled} of sources the fit "
-             f"never saw; P10-P90 {percent(float(r['ratio_p10']))} to {percent(float(r['ratio_p90']))}, median "
-             f"{percent(float(r['ratio_p50']))})")
+             f"{float(own['median_abs_error_pct']):.0f} % over {int(own['points'])} points{pooled} of sources the fit "
+             f"never saw; P10-P90 {percent(float(own['ratio_p10']))} to {percent(float(own['ratio_p90']))}, median "
+             f"{percent(float(own['ratio_p50']))})")
     if mismatch:
         label += (f"; fitted mostly on {'MoE' if cls == 'dense' else 'dense'} models ({other} of {train} points), "
                   f"this model is {'dense' if cls == 'dense' else 'MoE'}")
-    return (float(r["ratio_p10"]), float(r["ratio_p50"]), float(r["ratio_p90"]), label, False, mismatch)
+    return (float(own["ratio_p10"]), float(own["ratio_p50"]), float(own["ratio_p90"]), label, False, mismatch)
 
 
 def typed_specs(c: dict[str, Array]) -> Array:
