@@ -319,3 +319,18 @@ def test_holdout_prints_coverage_per_family_on_the_last_set_alone() -> None:
                                   "estimate", "high", "in", "1"]
     cdna3 = next(line for line in last.splitlines() if line.strip().startswith("amd-cdna3"))
     assert "100.0% (2 of 2); median signed +30.0%, estimate high in 2" in cdna3
+
+
+def test_explain_shows_the_held_out_median_step_with_its_numbers() -> None:
+    # the P50 step is the estimate times the family's stored median ratio; the note says how far the estimate was
+    # high or low at it: 1 / r50 - 1 (r50 > 1: measured above the estimate, so the estimate was low)
+    scenario = {"accelerator": "h100-sxm", "model": "llama-3.1-70b", **SHAPE, "demand_output_tokens_per_day": 1e9}
+    trace = batch.explain_scenario(scenario)
+    r = _row("h100-sxm", "llama-3.1-70b", demand_output_tokens_per_day=1e9)
+    r50 = float(RANGES.loc["nvidia-hopper", "ratio_p50"])
+    step = trace.step("output_tokens_per_s_per_accelerator_p50")
+    assert step.value == pytest.approx(r["output_tokens_per_s_per_accelerator"] * r50)
+    assert f"{abs(1 / r50 - 1) * 100:.0f} % {'low' if r50 > 1 else 'high'} at the median" in step.note
+    names = [s.name for s in trace.steps]
+    assert names.index("output_tokens_per_s_per_accelerator_p50") < names.index(
+        "output_tokens_per_s_per_accelerator_p10")
