@@ -50,7 +50,8 @@ VALIDATION_SETS = {
 """The validation sources in the order they were added, each set after the rule changes its predecessor led to
 (below); only the last set is a test of the rules as they stand."""
 VALIDATION_SOURCES = tuple(g for groups in VALIDATION_SETS.values() for g in groups)
-"""Sources of the validation split (split ``validation``): never fitted, never in a range;
+"""Sources of the validation split (split ``validation``): never fitted; in no range until the fourth set was added,
+since then the first three sets are in the ranges' basis (:data:`RANGE_BASIS_SOURCES`);
 :func:`economics.studies.leave_out.validation` reports their error and how often the range holds them.
 
 The first set was added on 2026-12-02 after the stored factors and the ranges were built and before any estimate of

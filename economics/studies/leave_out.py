@@ -218,8 +218,9 @@ def validation_text(table: pd.DataFrame) -> str:
     """``calibrate --holdout``'s validation lines: per source and overall, the points, the median and worst absolute
     error and the share of measured figures inside their estimate's P10-P90 range.
     """
-    lines = ["", "validation: sources added after the fit and the ranges, never fitted ("
-             + ", ".join(calibration.VALIDATION_SOURCES) + ")",
+    lines = ["", "validation: sources added after the fit, never fitted ("
+             + ", ".join(calibration.VALIDATION_SOURCES) + "); all but the last set are in the ranges' basis "
+             "(RANGE_BASIS_SOURCES), so only the last set's coverage is a test",
              f"{'source':26} {'points':>6} {'median':>7} {'worst':>8}   inside P10-P90"]
     sets = [(name, table[table["source_group"].isin(groups)])
             for name, groups in calibration.VALIDATION_SETS.items()]
