@@ -25,7 +25,8 @@ def test_the_cost_page_gives_the_range_beside_the_kpis_it_moves() -> None:
            f"{usd_rate(r['cost_usd_per_m_tokens_high'])}"
     assert any(want in c for c in captions), captions[:8]
     line = next(c for c in captions if "estimated by the roofline" in c)
-    assert "no measured point on intel-gaudi3: expect" in line and "calibrated" not in line
+    assert "no measured point on intel-gaudi3: global's factors borrowed, unseen-family range: expect" in line
+    assert "calibrated" not in line
 
 
 def test_the_fleet_page_gives_the_fleet_and_power_range() -> None:

@@ -42,7 +42,8 @@ def test_an_estimate_on_a_family_never_measured_is_not_called_calibrated() -> No
     r = _row("gaudi3", "llama-3.1-70b", demand_output_tokens_per_day=1e9)
     unseen = RANGES.loc["unseen:dense"]
     low, high = (f"{(float(unseen[k]) - 1) * 100:+.0f} %" for k in ("ratio_p10", "ratio_p90"))
-    assert r["throughput_basis"].startswith(f"estimated; no measured point on intel-gaudi3: expect {low} to {high}")
+    assert r["throughput_basis"].startswith(f"estimated; no measured point on intel-gaudi3: global's factors "
+                                            f"borrowed, unseen-family range: expect {low} to {high}")
     assert "calibrated" not in r["throughput_basis"]
     assert RowWarning.ROOFLINE_UNSEEN_FAMILY.text in r["warnings"]
     assert RowWarning.ROOFLINE_CALIBRATED.text not in r["warnings"]
@@ -68,7 +69,7 @@ def test_factors_fitted_on_the_other_model_class_are_said_to_be() -> None:
 
 def test_factors_a_user_gives_are_not_the_calibrated_ones() -> None:
     r = _row("h100-sxm", "llama-3.1-70b", bandwidth_utilization=0.7, demand_output_tokens_per_day=1e9)
-    assert r["throughput_basis"].startswith("estimated; the efficiency factors you gave: expect")
+    assert r["throughput_basis"].startswith("estimated; the efficiency factors you gave, unseen-family range: expect")
 
 
 def test_a_measured_figure_has_no_range() -> None:
@@ -225,7 +226,8 @@ def test_no_scope_is_slower_at_batch_1_than_its_fastest_measured_batch_1_point()
 def test_a_fitted_familys_range_weighs_every_published_table_the_same() -> None:
     import pandas as pd
 
-    # NVIDIA Ada (L40S) has no blind point, so its row is exactly the left-out-table errors given here: table A, ten
+    # no point of a source the stored fit never saw is passed, so Ada's row is exactly the left-out-table errors given
+    # here: table A, ten
     # points predicted right (ratio measured / predicted = 1), table B, two points predicted at 2x (error +100 %,
     # ratio 0.5). Each table weighs 1: A's points 0.1 each, B's 0.5 each, 2 in all. Midpoint rule, sorted:
     # B's 0.5s sit at (0.5 - 0.25) / 2 = 0.125 and (1.0 - 0.25) / 2 = 0.375, A's 1.0s at (1.0 + 0.1 k - 0.05) / 2,
@@ -235,7 +237,7 @@ def test_a_fitted_familys_range_weighs_every_published_table_the_same() -> None:
     source_table = pd.DataFrame({"error_pct": errors, "family": "nvidia-ada", "model_class": "dense",
                                  "source_group": ["A"] * 10 + ["B"] * 2, "left_out": ["A"] * 10 + ["B"] * 2})
     family_table = source_table.iloc[:0]
-    ranges = leave_out.range_table(family_table, "2026-12", source_table).set_index("scope")
+    ranges = leave_out.range_table(family_table, "2026-12", source_table, source_table.iloc[:0]).set_index("scope")
     ada = ranges.loc["nvidia-ada"]
     assert ada["basis"] == "left-out source" and int(ada["points"]) == 12
     assert float(ada["ratio_p10"]) == pytest.approx(0.5)
@@ -243,3 +245,92 @@ def test_a_fitted_familys_range_weighs_every_published_table_the_same() -> None:
     assert float(ada["ratio_p90"]) == pytest.approx(1.0)
     # a family with no such points takes the pool of every fitted family
     assert ranges.loc["nvidia-ampere", "basis"] == "left-out source, every fitted family"
+
+
+def test_the_range_is_the_quantiles_of_the_held_out_errors_worked_by_hand() -> None:
+    import pandas as pd
+
+    # four points of sources the fit never saw, error = predicted / measured - 1: +25 % and +25 % (table A),
+    # -20 % (table B), 0 % (table C). Ratios measured / predicted = 1 / (1 + e): 0.8, 0.8, 1.25, 1.0. Every table
+    # weighs 1, so A's two points weigh 0.5 each (total weight 3). Sorted: 0.8 (0.5), 0.8 (0.5), 1.0 (1), 1.25 (1);
+    # cumulative weight at each centre (cum - w / 2) / 3: 0.0833, 0.25, 0.5, 0.8333.
+    # P10 (0.1, between the two 0.8s) = 0.8; P50 (at 0.5) = 1.0; P90 (past the last centre) = 1.25.
+    # Median |error|: 0 (1), 20 (1), 25 (0.5), 25 (0.5) at 0.1667, 0.5, 0.75, 0.9167: 20 %.
+    errors = pd.Series([25.0, 25.0, -20.0, 0.0])
+    groups = pd.Series(["A", "A", "B", "C"])
+    train = pd.DataFrame({"model_class": ["dense", "moe"]})
+    row = leave_out._range_row("x", "left-out source", errors, train, "hand", "2026-12", groups=groups)
+    assert (row["ratio_p10"], row["ratio_p50"], row["ratio_p90"]) == (0.8, 1.0, 1.25)
+    assert row["median_abs_error_pct"] == 20.0 and row["points"] == 4
+    assert (row["train_points"], row["train_dense_points"], row["train_moe_points"]) == (2, 1, 1)
+    # an estimate of 1,000 tokens/s then carries 800 to 1,250 tokens/s, its held-out median (the bias) 1,000
+
+
+def test_the_range_says_its_held_out_median_and_explain_shows_it() -> None:
+    r = _row("h100-sxm", "llama-3.1-70b", demand_output_tokens_per_day=1e9)
+    hopper = RANGES.loc["nvidia-hopper"]
+    assert r["throughput_basis"].endswith(f"median {estimate_range.percent(float(hopper['ratio_p50']))})")
+
+
+# typed in by hand: a TPU v6e-like chip on the default accelerator id (32 GB, 1.64 TB/s, 918 BF16 TFLOPS)
+TYPED = {"accelerator_memory_gb": 32.0, "accelerator_bandwidth_tb_per_s": 1.64, "accelerator_bf16_tflops": 918.0,
+         "precision": "bf16", "model": "llama-3.1-8b"}
+
+
+def test_a_typed_accelerator_borrows_factors_and_gets_the_unseen_family_range() -> None:
+    r = batch.evaluate_scenario({"accelerator": "h100-sxm", **SHAPE, **TYPED, "demand_output_tokens_per_day": 1e9})
+    unseen = RANGES.loc["unseen:dense"]
+    assert r["throughput_basis"].startswith(
+        "estimated; typed accelerator (accelerator_memory_gb, accelerator_bandwidth_tb_per_s, accelerator_bf16_tflops "
+        "typed over h100-sxm's catalog figures): nvidia-hopper:dense's factors borrowed, unseen-family "
+        f"range: expect {estimate_range.percent(float(unseen['ratio_p10']))} to "
+        f"{estimate_range.percent(float(unseen['ratio_p90']))}")
+    assert "calibrated on 3" not in r["throughput_basis"] and "points of nvidia-hopper" not in r["throughput_basis"]
+    est = r["output_tokens_per_s_per_accelerator"]
+    assert r["output_tokens_per_s_per_accelerator_p10"] == pytest.approx(est * float(unseen["ratio_p10"]))
+    assert r["output_tokens_per_s_per_accelerator_p90"] == pytest.approx(est * float(unseen["ratio_p90"]))
+    assert RowWarning.ROOFLINE_UNSEEN_FAMILY.text in r["warnings"]
+    assert RowWarning.ROOFLINE_CALIBRATED.text not in r["warnings"]
+
+
+def test_the_catalogs_own_figures_typed_again_are_not_a_typed_accelerator() -> None:
+    h100 = catalog.accelerator_record("h100-sxm")
+    same = {"accelerator_memory_gb": float(h100["memory_gb"]),
+            "accelerator_bandwidth_tb_per_s": float(h100["bandwidth_tb_per_s"])}
+    r = _row("h100-sxm", "llama-3.1-70b", demand_output_tokens_per_day=1e9, **same)
+    assert r["throughput_basis"] == _row("h100-sxm", "llama-3.1-70b",
+                                         demand_output_tokens_per_day=1e9)["throughput_basis"]
+    assert r["throughput_basis"].startswith("estimated; calibrated on")
+
+
+def test_holdout_prints_coverage_per_family_on_the_last_set_alone() -> None:
+    import pandas as pd
+
+    # hand-made validation rows of the fourth set: Hopper +10 % (inside) and -30 % (outside); CDNA 3 +20 % and +40 %
+    # (both inside). Hopper: |error| median (10 + 30) / 2 = 20 %, worst 30 %, 1 of 2 inside, signed median
+    # (10 - 30) / 2 = -10 %, high in 1; CDNA 3: 30 %, 40 %, 2 of 2, signed +30 %, high in 2
+    table = pd.DataFrame({"source_group": ["trtllm-0.5-h200-blog"] * 2 + ["rocm-vllm-0.10.2-perf"] * 2,
+                          "family": ["nvidia-hopper"] * 2 + ["amd-cdna3"] * 2,
+                          "error_pct": [10.0, -30.0, 20.0, 40.0], "inside": [True, False, True, True]})
+    text = leave_out.validation_text(table)
+    last = text[text.index("per family, fourth set"):]
+    hopper = next(line for line in last.splitlines() if line.strip().startswith("nvidia-hopper"))
+    assert hopper.split()[1:] == ["2", "20.0%", "30.0%", "50.0%", "(1", "of", "2);", "median", "signed", "-10.0%,",
+                                  "estimate", "high", "in", "1"]
+    cdna3 = next(line for line in last.splitlines() if line.strip().startswith("amd-cdna3"))
+    assert "100.0% (2 of 2); median signed +30.0%, estimate high in 2" in cdna3
+
+
+def test_explain_shows_the_held_out_median_step_with_its_numbers() -> None:
+    # the P50 step is the estimate times the family's stored median ratio; the note says how far the estimate was
+    # high or low at it: 1 / r50 - 1 (r50 > 1: measured above the estimate, so the estimate was low)
+    scenario = {"accelerator": "h100-sxm", "model": "llama-3.1-70b", **SHAPE, "demand_output_tokens_per_day": 1e9}
+    trace = batch.explain_scenario(scenario)
+    r = _row("h100-sxm", "llama-3.1-70b", demand_output_tokens_per_day=1e9)
+    r50 = float(RANGES.loc["nvidia-hopper", "ratio_p50"])
+    step = trace.step("output_tokens_per_s_per_accelerator_p50")
+    assert step.value == pytest.approx(r["output_tokens_per_s_per_accelerator"] * r50)
+    assert f"{abs(1 / r50 - 1) * 100:.0f} % {'low' if r50 > 1 else 'high'} at the median" in step.note
+    names = [s.name for s in trace.steps]
+    assert names.index("output_tokens_per_s_per_accelerator_p50") < names.index(
+        "output_tokens_per_s_per_accelerator_p10")

@@ -22,7 +22,9 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from economics import catalog
+from economics.engine.roofline import accelerator_figure, calibration_scopes
 from economics.outputs import RANGED_INPUTS, ratio_column
+from economics.scenario import CATALOG_FIELDS
 
 Array = NDArray[Any]
 
@@ -47,47 +49,104 @@ def _ranges() -> pd.DataFrame:
     return catalog.estimate_ranges()
 
 
-def _label(family: str, cls: str, given: bool) -> tuple[float, float, str, bool, bool]:
-    """ratio_p10, ratio_p90, the label, whether the family is unseen, whether its factors come from the other
-    class.
+TYPED_SPECS = ("accelerator_memory_gb", "accelerator_bandwidth_tb_per_s", "accelerator_bf16_tflops",
+               "accelerator_fp8_tflops", "accelerator_fp4_tflops")
+"""Scenario fields of the hardware the roofline reads: a row that gives one of them unlike its catalog figure
+describes a chip the calibration never saw (a typed accelerator)."""
+
+
+def _unseen_range(cls: str) -> dict[str, Any] | None:
+    """The leave-one-family-out row of data/estimate_ranges.csv for a model class (``unseen:<class>``, else
+    ``unseen``), or None where none is stored.
+    """
+    ranges = _ranges()
+    scope = next((s for s in (f"unseen:{cls}", "unseen") if s in ranges.index), "")
+    return {str(k): v for k, v in ranges.loc[scope].to_dict().items()} if scope else None
+
+
+def _spread(r: dict[str, Any]) -> str:
+    """``-40 % to +25 %, median -7 %``: the P10, P90 and median of measured / estimated as deviations."""
+    return (f"{percent(float(r['ratio_p10']))} to {percent(float(r['ratio_p90']))}, median "
+            f"{percent(float(r['ratio_p50']))}")
+
+
+def _label(family: str, cls: str, given: bool, typed: str = "",
+           scope: str = "") -> tuple[float, float, float, str, bool, bool]:
+    """ratio_p10, ratio_p50, ratio_p90, the label, whether the range is the unseen-family one, whether the factors
+    come from the other class. ``typed``: the hardware fields given unlike the catalog (``acc: f1, f2``), ``scope``:
+    the calibration scope whose factors the estimate borrowed.
     """
     ranges, cal = _ranges(), catalog.calibration()
     fitted = bool(family) and family in cal.index and family in ranges.index
-    if given or not fitted:
-        scope = next((s for s in (f"unseen:{cls}", "unseen") if s in ranges.index), "")
-        if not scope:
-            return np.nan, np.nan, "estimated; no range stored (data/estimate_ranges.csv)", not fitted, False
-        r: dict[Any, Any] = ranges.loc[scope].to_dict()
-        spread = f"expect {percent(float(r['ratio_p10']))} to {percent(float(r['ratio_p90']))}"
+    if given or typed or not fitted:
+        r = _unseen_range(cls)
+        if r is None:
+            return np.nan, np.nan, np.nan, "estimated; no range stored (data/estimate_ranges.csv)", True, False
         basis = (f"P10-P90 of {int(r['points'])} points predicted with their own family left out of the fit, every "
                  f"family weighing the same; median error {float(r['median_abs_error_pct']):.0f} %")
-        where = "the efficiency factors you gave" if given and fitted else (
-            f"no measured point on {family or 'this accelerator'}")
-        return float(r["ratio_p10"]), float(r["ratio_p90"]), f"estimated; {where}: {spread} ({basis})", True, False
-    r = ranges.loc[family].to_dict()
-    train = int(r["train_points"])
-    other = int(r["train_moe_points"] if cls == "dense" else r["train_dense_points"]) if cls else 0
+        factors = "the efficiency factors you gave" if given else f"{scope or 'global'}'s factors borrowed"
+        if typed:
+            acc, _, fields = typed.partition(": ")
+            where = f"typed accelerator ({fields} typed over {acc}'s catalog figures): {factors}"
+        elif given and fitted:
+            where = "the efficiency factors you gave"
+        else:
+            where = f"no measured point on {family or 'this accelerator'}: {factors}"
+        return (float(r["ratio_p10"]), float(r["ratio_p50"]), float(r["ratio_p90"]),
+                f"estimated; {where}, unseen-family range: expect {_spread(r)} ({basis})", True, False)
+    own = {str(k): v for k, v in ranges.loc[family].to_dict().items()}
+    train = int(own["train_points"])
+    other = int(own["train_moe_points"] if cls == "dense" else own["train_dense_points"]) if cls else 0
     own_class = f"{family}:{cls}" in cal.index
     mismatch = bool(cls) and not own_class and train > 0 and other / train >= OTHER_CLASS_SHARE
-    pooled = "" if r["basis"] == "left-out source" else " of every fitted family"
+    pooled = " of every fitted family" if "every fitted family" in str(own["basis"]) else ""
     label = (f"estimated; calibrated on {train} points of {family} (held-out median "
-             f"{float(r['median_abs_error_pct']):.0f} % over {int(r['points'])} points{pooled} predicted with their "
-             f"published table left out of the fit; P10-P90 "
-             f"{percent(float(r['ratio_p10']))} to {percent(float(r['ratio_p90']))})")
+             f"{float(own['median_abs_error_pct']):.0f} % over {int(own['points'])} points{pooled} of sources the fit "
+             f"never saw; P10-P90 {percent(float(own['ratio_p10']))} to {percent(float(own['ratio_p90']))}, median "
+             f"{percent(float(own['ratio_p50']))})")
     if mismatch:
         label += (f"; fitted mostly on {'MoE' if cls == 'dense' else 'dense'} models ({other} of {train} points), "
                   f"this model is {'dense' if cls == 'dense' else 'MoE'}")
-    return float(r["ratio_p10"]), float(r["ratio_p90"]), label, False, mismatch
+    return (float(own["ratio_p10"]), float(own["ratio_p50"]), float(own["ratio_p90"]), label, False, mismatch)
 
 
-def estimate_basis(accelerators: Array, models: Array, given_factors: Array | None = None) -> dict[str, Array]:
-    """Per row: ``ratio_low`` and ``ratio_high`` (measured / estimated at P10 and P90), ``throughput_basis`` (the
-    label), ``unseen`` (no measured point on the family, or factors given) and ``class_mismatch`` (factors fitted
-    mostly on the other model class). One lookup per distinct (accelerator, model, given) triple.
+def typed_specs(c: dict[str, Array]) -> Array:
+    """Per row, ``<accelerator>: <fields>`` where the row gives a hardware figure of :data:`TYPED_SPECS` unlike its
+    catalog accelerator's (relative difference above 1e-9, or none in the catalog), else ``""``.
+    """
+    acc = np.asarray(c["accelerator"], dtype=object)
+    mask = np.zeros(len(acc), dtype=np.int64)  # bit k: TYPED_SPECS[k] differs (vectorised: sweeps hold 1e6 rows)
+    for k, field in enumerate(TYPED_SPECS):
+        if field not in c:
+            continue
+        given = np.asarray(c[field], dtype=float)
+        listed = accelerator_figure(acc, CATALOG_FIELDS[field], np.nan).astype(float)
+        with np.errstate(invalid="ignore"):
+            differs = np.isfinite(given) & ~(np.abs(given - listed) <= 1e-9 * np.abs(listed))
+        mask |= differs.astype(np.int64) << k
+    out = np.full(len(acc), "", dtype=object)
+    rows = np.flatnonzero(mask)
+    if rows.size:
+        codes, uniq = pd.factorize(pd.Series(acc[rows].astype(str)) + "\x00" + pd.Series(mask[rows]).astype(str))
+        labels = []
+        for key in uniq:
+            name, _, bits = str(key).partition("\x00")
+            labels.append(f"{name}: " + ", ".join(f for k, f in enumerate(TYPED_SPECS) if int(bits) >> k & 1))
+        out[rows] = np.array(labels, dtype=object)[codes]
+    return out
+
+
+def estimate_basis(accelerators: Array, models: Array, given_factors: Array | None = None,
+                   typed: Array | None = None) -> dict[str, Array]:
+    """Per row: ``ratio_low``, ``ratio_mid`` and ``ratio_high`` (measured / estimated at P10, the median and P90),
+    ``throughput_basis`` (the label), ``unseen`` (the unseen-family range: no measured point on the family, factors
+    given or a typed accelerator, :func:`typed_specs`) and ``class_mismatch`` (factors fitted mostly on the other
+    model class). One lookup per distinct (family, class, given, typed, scope).
     """
     acc = np.asarray(accelerators, dtype=object)
     mod = np.asarray(models, dtype=object)
     given = np.zeros(len(acc), dtype=bool) if given_factors is None else np.asarray(given_factors, dtype=bool)
+    typed_ = np.full(len(acc), "", dtype=object) if typed is None else np.asarray(typed, dtype=object)
     families = catalog.accelerators()["family"]
     if acc.size <= catalog.FEW_IDS:  # a page's few rows: a dict lookup (a pandas map costs more than the rest)
         by_id = catalog.derived("families", (families,), lambda: {k: str(v) for k, v in families.items()
@@ -96,20 +155,29 @@ def estimate_basis(accelerators: Array, models: Array, given_factors: Array | No
     else:
         family = pd.Series(acc).map(families).fillna("").to_numpy(dtype=object)
     cls = np.asarray(catalog.model_class(mod), dtype=object)
-    keys = pd.Series([f"{f}\x00{c}\x00{g}" for f, c, g in zip(family, cls, given, strict=True)], dtype=object)
+    code_a, uniq_a = pd.factorize(acc)
+    code_m, uniq_m = pd.factorize(mod)
+    width = max(len(uniq_m), 1)
+    pairs, inverse = np.unique(code_a * width + code_m, return_inverse=True)
+    scope = np.array(calibration_scopes(np.asarray(uniq_a, dtype=object)[pairs // width],
+                                        np.asarray(uniq_m, dtype=object)[pairs % width]),
+                     dtype=object)[inverse.ravel()] if len(pairs) else np.array([], dtype=object)
+    keys = pd.Series([f"{f}\x00{c}\x00{g}\x00{t}\x00{s if (g or t or not f) else ''}"
+                      for f, c, g, t, s in zip(family, cls, given, typed_, scope, strict=True)], dtype=object)
     codes, uniq = pd.factorize(keys)
-    memo: dict[str, tuple[float, float, str, bool, bool]] = catalog.derived(
+    memo: dict[str, tuple[float, float, float, str, bool, bool]] = catalog.derived(
         "estimate labels", (catalog.estimate_ranges(), catalog.calibration(), catalog.accelerators()), dict)
     found = []
     for k in uniq:
         if k not in memo:
-            fam, cls_, given_ = k.split("\x00")
-            memo[k] = _label(fam, cls_, given_ == "True")
+            fam, cls_, given_, typed__, scope_ = k.split("\x00")
+            memo[k] = _label(fam, cls_, given_ == "True", typed__, scope_)
         found.append(memo[k])
     pick = (lambda i: np.array([f[i] for f in found], dtype=object)[codes]) if found else (
         lambda i: np.array([], dtype=object))
-    return {"ratio_low": pick(0).astype(float), "ratio_high": pick(1).astype(float), "throughput_basis": pick(2),
-            "unseen": pick(3).astype(bool), "class_mismatch": pick(4).astype(bool)}
+    return {"ratio_low": pick(0).astype(float), "ratio_mid": pick(1).astype(float),
+            "ratio_high": pick(2).astype(float), "throughput_basis": pick(3), "unseen": pick(4).astype(bool),
+            "class_mismatch": pick(5).astype(bool)}
 
 
 def given_factor_rows(c: dict[str, Array]) -> Array:
@@ -133,7 +201,7 @@ def attach(c: dict[str, Array], thr: dict[str, Array], estimated: Array) -> None
     """
     n = len(estimated)
     dis = np.asarray(c["decode_accelerator"] != "", dtype=bool) if "decode_accelerator" in c else np.zeros(n, bool)
-    main = estimate_basis(c["accelerator"], c["model"], given_factor_rows(c))
+    main = estimate_basis(c["accelerator"], c["model"], given_factor_rows(c), typed_specs(c))
     dec_acc = np.where(dis, c["decode_accelerator"], c["accelerator"]) if dis.any() else c["accelerator"]
     dec = estimate_basis(dec_acc, c["model"]) if dis.any() else main
     input_est = np.asarray(thr.get("_input_estimated", np.zeros(n, bool)), dtype=bool) & estimated
@@ -161,6 +229,8 @@ def attach(c: dict[str, Array], thr: dict[str, Array], estimated: Array) -> None
                        c[RANGE_COLUMNS["output_tokens_per_s_per_accelerator"][0]])
     out_high = np.where(dis, c[RANGE_COLUMNS["decode_output_tokens_per_s_per_accelerator"][1]],
                         c[RANGE_COLUMNS["output_tokens_per_s_per_accelerator"][1]])
+    # the held-out median of measured / estimated (the bias the range is shifted by), for explain
+    c["_range_median"] = np.where(ranged, np.where(dis, dec["ratio_mid"], main["ratio_mid"]), np.nan)
     thr["output_tokens_per_s_per_accelerator_p10"] = np.where(ranged, out_col * out_low, np.nan)
     thr["output_tokens_per_s_per_accelerator_p90"] = np.where(ranged, out_col * out_high, np.nan)
     c["_ranged"] = ranged & feasible

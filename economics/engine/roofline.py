@@ -430,6 +430,14 @@ def stored_factors(accelerators: Array, models: Array | None = None) -> dict[str
     return out
 
 
+def calibration_scopes(accelerators: Array, models: Array) -> list[str]:
+    """The data/calibration.csv scope whose factors :func:`stored_factors` gives each (accelerator, model) pair
+    (the words an estimate's basis names, e.g. ``nvidia-hopper:dense`` or ``global:dense``).
+    """
+    return _scopes(np.asarray(accelerators, dtype=object), np.asarray(models, dtype=object),
+                   _calibration_factors(catalog.calibration())[1])
+
+
 def _scopes(accelerators: Array, models: Array, factors: dict[str, dict[str, float]]) -> list[str]:
     """The calibration scope of each (accelerator, model) pair: the first of ``<family>:<model class>``,
     ``<family>``, ``global:<model class>`` that ``factors`` holds, else ``global``.

@@ -133,7 +133,17 @@ def _range_row(scope: str, basis: str, errors_pct: pd.Series, train: pd.DataFram
             "data/throughput_curves.csv, data/throughput_claims.csv and data/calibration.csv", "source_date": date}
 
 
-def range_table(family_table: pd.DataFrame, date: str, source_table: pd.DataFrame) -> pd.DataFrame:
+def never_seen_points() -> pd.DataFrame:
+    """The points of every source the stored fit never saw, with their error under the stored factors: the blind
+    split and the validation sets of :data:`economics.studies.calibration.RANGE_BASIS_SOURCES`.
+    """
+    res, _ = calibration.report()
+    ok = res[(res["fitted"] == "yes") & res["error_pct"].notna()]
+    return ok[(ok["split"] == "blind") | ok["source_group"].isin(calibration.RANGE_BASIS_SOURCES)]
+
+
+def range_table(family_table: pd.DataFrame, date: str, source_table: pd.DataFrame,
+                never_seen: pd.DataFrame | None = None) -> pd.DataFrame:
     """The spread of the roofline's error by where an estimate stands, for data/estimate_ranges.csv.
 
     A ratio is measured / predicted output tokens/s per accelerator; a range is its 10th and 90th percentile, so
@@ -141,19 +151,22 @@ def range_table(family_table: pd.DataFrame, date: str, source_table: pd.DataFram
 
     A fitted family's row asks how wrong an estimate on that family is for a configuration of its own (another
     engine release, another set of settings): the family's points of each published table predicted by the fit
-    without that table (``source_table``, :func:`leave_out` by source), and its blind points (added after the fit)
-    under the stored factors; every table weighs the same, so that one long table does not stand for all. Points
-    held out inside a table the fit saw are not used: their error (the ``--holdout`` split) leaves out the offset
+    without that table (``source_table``, :func:`leave_out` by source), and its points of every source the stored
+    fit never saw (the blind split and the validation sets of
+    :data:`economics.studies.calibration.RANGE_BASIS_SOURCES`) under the stored factors; every table weighs the
+    same, so that one long table does not stand for all. Points held out inside a table the fit saw are not used:
+    their error (the ``--holdout`` split) leaves out the offset
     that one engine release or one benchmark setup has against another, which a user's own configuration carries.
     A family with fewer than :data:`RANGE_MIN_POINTS` such points takes the pool of every fitted family (the
     ``fitted`` row). ``unseen`` rows come from ``family_table`` (:func:`leave_out` by family): every family's points
     predicted by the fit without that family, overall and per model class, every family weighing the same.
+    ``never_seen``: those points (default :func:`never_seen_points`).
     """
     res, _ = calibration.report()
     ok = res[(res["fitted"] == "yes") & res["error_pct"].notna()]
     train = ok[ok["split"] == "train"]
-    blind = ok[ok["split"] == "blind"]
-    unseen_source = pd.concat([source_table[source_table["error_pct"].notna()], blind], ignore_index=True)
+    never = never_seen_points() if never_seen is None else never_seen
+    unseen_source = pd.concat([source_table[source_table["error_pct"].notna()], never], ignore_index=True)
     scopes = set(calibration.catalog.calibration().index)
     families = [s for s in scopes if s != "global" and ":" not in s]
     pooled = unseen_source[unseen_source["family"].isin(families)]
@@ -165,12 +178,13 @@ def range_table(family_table: pd.DataFrame, date: str, source_table: pd.DataFram
         rows.append(_range_row(fam, "left-out source" if own else "left-out source, every fitted family",
                                use["error_pct"], train[train["family"] == fam],
                                "this family's points of each table predicted by the fit without that table, and "
-                               "its blind points; every table weighs the same" if own else
+                               "of every source the fit never saw; every table weighs the same" if own else
                                f"fewer than {RANGE_MIN_POINTS} such points: those of every fitted family", date,
                                groups=use["source_group"]))
     rows.append(_range_row("fitted", "left-out source, every fitted family", pooled["error_pct"], train,
                            "every fitted family's points of each table predicted by the fit without that table, "
-                           "and the blind points; every table weighs the same", date, groups=pooled["source_group"]))
+                           "and of every source the fit never saw; every table weighs the same", date,
+                           groups=pooled["source_group"]))
     lofo = family_table[family_table["error_pct"].notna()]
     cls = lofo["model_class"]
     for scope, g in (("unseen", lofo), ("unseen:dense", lofo[cls == "dense"]), ("unseen:moe", lofo[cls == "moe"])):
@@ -204,8 +218,9 @@ def validation_text(table: pd.DataFrame) -> str:
     """``calibrate --holdout``'s validation lines: per source and overall, the points, the median and worst absolute
     error and the share of measured figures inside their estimate's P10-P90 range.
     """
-    lines = ["", "validation: sources added after the fit and the ranges, never fitted ("
-             + ", ".join(calibration.VALIDATION_SOURCES) + ")",
+    lines = ["", "validation: sources added after the fit, never fitted ("
+             + ", ".join(calibration.VALIDATION_SOURCES) + "); all but the last set are in the ranges' basis "
+             "(RANGE_BASIS_SOURCES), so only the last set's coverage is a test",
              f"{'source':26} {'points':>6} {'median':>7} {'worst':>8}   inside P10-P90"]
     sets = [(name, table[table["source_group"].isin(groups)])
             for name, groups in calibration.VALIDATION_SETS.items()]
@@ -214,10 +229,26 @@ def validation_text(table: pd.DataFrame) -> str:
     for group, g in [*table.groupby("source_group", sort=True), ("all", table), *sets]:
         if g.empty:
             continue
-        e = g["error_pct"].abs()
-        lines.append(f"{str(group):{width}} {len(g):6d} {e.median():6.1f}% {e.max():7.1f}%   "
-                     f"{100 * g['inside'].mean():5.1f}% ({int(g['inside'].sum())} of {len(g)})")
+        lines.append(_coverage_line(str(group), g, width))
+    last_name, last = sets[-1]
+    lines += ["", f"per family, {last_name} alone (the only set no rule or range has seen; the others are in the "
+              "ranges' basis):"]
+    for family, g in last.groupby("family", sort=True):
+        lines.append(_coverage_line(f"  {family}", g, width))
+    lines += ["per family, every validation point:"]
+    for family, g in table.groupby("family", sort=True):
+        lines.append(_coverage_line(f"  {family}", g, width))
     return "\n".join(lines) + "\n"
+
+
+def _coverage_line(label: str, g: pd.DataFrame, width: int) -> str:
+    """One line of :func:`validation_text`: points, median and worst absolute error, median signed error, the share
+    inside P10-P90.
+    """
+    e = g["error_pct"]
+    return (f"{label:{width}} {len(g):6d} {e.abs().median():6.1f}% {e.abs().max():7.1f}%   "
+            f"{100 * g['inside'].mean():5.1f}% ({int(g['inside'].sum())} of {len(g)}); median signed "
+            f"{e.median():+.1f}%, estimate high in {int((e > 0).sum())}")
 
 
 ERROR_COLUMNS = ("kind", "left_out", "points", "median_abs_error_pct", "worst_abs_error_pct", "method", "confidence",
