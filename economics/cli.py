@@ -47,7 +47,7 @@ from economics.mcp.command import add_mcp_command
 from economics.outputs import NUMERIC_OUTPUTS
 from economics.report import files as report_files
 from economics.scenario import FIELDS
-from economics.studies import calibration, leave_out, retrofit_odds, sweep
+from economics.studies import calibration, calibration_points, leave_out, retrofit_odds, sweep
 from economics.studies.compare import compare_accelerators
 from economics.studies.kv_memory import kv_memory_study, study_json
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
@@ -453,7 +453,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             line = f"predicted {fmt(r.predicted):>8}  measured {measured:>8}  error {r.error_pct:+7.1f} %"
         else:
             line = f"predicted {'-':>8}  measured {measured:>8}  ({r.metric})"
-        tag = "" if r.fitted == "yes" else f"  [{r.fitted}]"
+        tag = "" if r.fitted == calibration_points.FITTED_CELL else f"  [{r.fitted}]"
         sys.stdout.write(f"  {r.point:48} {line}{tag}\n")
     sys.stdout.write(f"\nsummary over {int(summary['fitted_points'])} fitted points of {int(summary['points'])}: "
                      f"median absolute error {summary['median_abs_error_pct']:.1f} %, worst "

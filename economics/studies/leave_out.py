@@ -39,7 +39,7 @@ def leave_out(kind: Kind, groups: Sequence[str] | None = None,
     fit.
     """
     pts = calibration.points()
-    usable = pts[(pts["fitted"] == "yes") & ~pts["split"].isin(calibration.NEVER_FITTED)].reset_index(drop=True)
+    usable = pts[calibration.is_fitted(pts) & ~pts["split"].isin(calibration.NEVER_FITTED)].reset_index(drop=True)
     column = COLUMN[kind]
     chosen = sorted(set(usable[column])) if groups is None else list(groups)
     out = []
@@ -150,7 +150,7 @@ def range_table(family_table: pd.DataFrame, date: str, source_table: pd.DataFram
     predicted by the fit without that family, overall and per model class, every family weighing the same.
     """
     res, _ = calibration.report()
-    ok = res[(res["fitted"] == "yes") & res["error_pct"].notna()]
+    ok = res[calibration.is_fitted(res) & res["error_pct"].notna()]
     train = ok[ok["split"] == "train"]
     blind = ok[ok["split"] == "blind"]
     unseen_source = pd.concat([source_table[source_table["error_pct"].notna()], blind], ignore_index=True)
@@ -189,7 +189,7 @@ def validation() -> pd.DataFrame:
     ``high`` = predicted x ratio_low, ratio_high, and ``inside`` where the measured figure lies between them.
     """
     res, _ = calibration.report()
-    v = res[(res["split"] == "validation") & (res["fitted"] == "yes") & res["error_pct"].notna()].reset_index(
+    v = res[(res["split"] == "validation") & calibration.is_fitted(res) & res["error_pct"].notna()].reset_index(
         drop=True)
     basis = estimate_range.estimate_basis(v["accelerator"].to_numpy(), v["model"].to_numpy())
     v["low"] = v["predicted"] * basis["ratio_low"]
