@@ -10,7 +10,14 @@ import numpy as np
 
 from economics.scenario import Scenario
 from economics.studies.planner.candidates import Candidate, rack_systems
-from economics.studies.planner.inputs import BIG_PENALTY, PlanSettings, Workload, flow_per_request, hour_types
+from economics.studies.planner.inputs import (
+    BIG_PENALTY,
+    PlanSettings,
+    RentTier,
+    Workload,
+    flow_per_request,
+    hour_types,
+)
 from economics.studies.planner.model import PlanModel, Row, count_column
 from economics.studies.planner.pools import Costs, Pool
 
@@ -37,7 +44,7 @@ def spot_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], wl: Workl
     """Every hour: spot pools carry at most ``max_spot_share`` of the input and of the output demand (the share
     of the service an interruption may take down); no rows when the share is 1 or nothing is spot.
     """
-    spot = [p for p, pool in enumerate(pools) if cands[pool.cand].rent_tier == "spot"]
+    spot = [p for p, pool in enumerate(pools) if cands[pool.cand].rent_tier == RentTier.SPOT]
     if settings.max_spot_share >= 1.0 or not spot:
         return
     for h, lam in enumerate(levels):

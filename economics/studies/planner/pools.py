@@ -15,7 +15,15 @@ from economics.domain.formula import HOURS_PER_DAY
 from economics.scenario import Scenario
 from economics.scenario import Workload as WorkloadKind
 from economics.studies.planner.candidates import Candidate, pue_for
-from economics.studies.planner.inputs import Day, PlanSettings, Workload, flow_per_request, plan_day
+from economics.studies.planner.inputs import (
+    CoolingMode,
+    Day,
+    Ownership,
+    PlanSettings,
+    Workload,
+    flow_per_request,
+    plan_day,
+)
 from economics.studies.planner.tiers import tier_availability
 
 
@@ -103,7 +111,7 @@ def candidate_costs(c: Candidate, s: Scenario, day: Day | None = None) -> Costs:
         s = s.model_copy(update=dict(c.changes))
     r, n = float(s.cost_of_capital), float(s.depreciation_years)
     mode = c.cooling_mode
-    pue = pue_for(s, "liquid" if mode == "liquid retrofit" else (mode if mode != "off site" else "air"))
+    pue = pue_for(s, mode)
     # the engine's energy formula: idle all hours it is held, and the draw above idle in proportion to its load
     day = day or plan_day(s)
     pays = c.on_site or not s.rent_includes_energy
@@ -117,18 +125,18 @@ def candidate_costs(c: Candidate, s: Scenario, day: Day | None = None) -> Costs:
     physical = (idle, pays, idle_it_kw * pue, c.system_power_kw * (1.0 - f) * pue, kg_h)
     tiers = kv_tiers_capex_usd(c, s)  # bought with every system, whoever owns it, as the engine charges them
     tiers_h = float(cost.capital_usd_per_hour(tiers, r, n))
-    if c.ownership == "rent":
+    if c.ownership == Ownership.RENT:
         return Costs(0.0, 0.0, c.rent_usd_per_system_hour + tiers_h + idle + carbon_h, busy, 0.0, 0.0, *physical)
     retrofit_capex = (float(fleet.retrofit_capex_usd(c.system_power_kw, s.liquid_retrofit_usd_per_mw))
-                      if mode == "liquid retrofit" else 0.0)
-    capital = float(cost.capital_usd_per_hour(c.price_usd_per_system, r, n)) if c.ownership == "own" else 0.0
+                      if mode == CoolingMode.LIQUID_RETROFIT else 0.0)
+    capital = float(cost.capital_usd_per_hour(c.price_usd_per_system, r, n)) if c.ownership == Ownership.OWN else 0.0
     retrofit_h = float(cost.capital_usd_per_hour(retrofit_capex, r, float(s.facility_depreciation_years)))
     ops = float(cost.operations_usd_per_hour(c.price_usd_per_system, s.maintenance_fraction_per_year,
                                              float(s.software_usd_per_accelerator_year) * c.accelerators_per_system))
     hosting = float(cost.facility_usd_per_hour(c.system_power_kw, s.colocation_usd_per_kw_month,
                                                s.facility_capex_usd_per_kw, r, s.facility_depreciation_years))
     opex = ops + hosting + idle + carbon_h
-    capex = (c.price_usd_per_system if c.ownership == "own" else 0.0) + retrofit_capex + tiers
+    capex = (c.price_usd_per_system if c.ownership == Ownership.OWN else 0.0) + retrofit_capex + tiers
     return Costs(capital + retrofit_h + tiers_h + opex, opex, 0.0, busy, capex, c.system_power_kw * pue, *physical)
 
 
