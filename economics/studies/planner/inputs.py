@@ -284,11 +284,13 @@ class Workload:
         return self.turns_per_session > 0
 
 
-def flow_per_request(wl: Workload, role: str) -> float:
+def flow_per_request(wl: Workload, role: PoolRole) -> float:
     """Flow units one request brings a pool of ``role``: 1 request (aggregated), its uncached input tokens (prefill)
     or its output tokens (decode).
     """
-    return {"aggregated": 1.0, "prefill": wl.uncached_input_tokens, "decode": wl.output_tokens}[role]
+    per_request = {PoolRole.AGGREGATED: 1.0, PoolRole.PREFILL: wl.uncached_input_tokens,
+                   PoolRole.DECODE: wl.output_tokens}
+    return per_request[role]
 
 
 def workload(s: Scenario, settings: PlanSettings, growth: float = 1.0) -> Workload:
