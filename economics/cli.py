@@ -46,6 +46,7 @@ from economics.io.scenario_files import read_input_bytes, to_csv_text, to_json_t
 from economics.mcp.command import add_mcp_command
 from economics.outputs import NUMERIC_OUTPUTS
 from economics.report import files as report_files
+from economics.report.build import ReportKind
 from economics.scenario import FIELDS
 from economics.studies import calibration, calibration_points, leave_out, retrofit_odds, sweep
 from economics.studies.compare import compare_accelerators
@@ -317,7 +318,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     """The ``report`` command: the row's board report as PDF (economics.report.files); the exit code."""
     if args.baseline and args.input == "-":
         raise InputError("--baseline: standard input is read once; name the file the two rows are in")
-    if args.kind == "plan":
+    if args.kind == ReportKind.PLAN:
         return _plan_report(args)
     frame, position, raw = _chosen_row(args)
     scenario = _without_ranges(raw, "report")
