@@ -13,6 +13,7 @@ from typing import Any
 
 from economics.report import format as fmt
 from economics.report.format import Kpi
+from economics.studies.planner.inputs import Ownership
 from economics.studies.retrofit import OptionKind
 
 NOT_SEPARABLE = "not separable"
@@ -191,7 +192,8 @@ table and the report's."""
 POOL_COLUMNS = ("name", "accelerator", "role", "ownership", "systems", "accelerators", "racks", "facility_mw",
                 "capex_usd", "cost_usd_per_day", "peak_utilization")
 """The columns of a plan's pools the board report prints (its page is narrower than the Plan page's table)."""
-OWNERSHIP_WORDS = {"own": "buys", "rent": "rents", "existing": "already owned"}
+OWNERSHIP_WORDS: dict[str, str] = {Ownership.OWN: "buys", Ownership.RENT: "rents", Ownership.EXISTING: "already owned"}
+"""How the report words a pool's ownership (display only)."""
 
 
 def pool_rows(plan: Mapping[str, Any]) -> list[dict[str, str]]:
