@@ -49,6 +49,45 @@ def _read(name: str) -> pd.DataFrame:
     return pd.read_csv(DATA_DIR / name, dtype=str, keep_default_na=False)
 
 
+YES, NO = "yes", "no"
+"""How the catalogs write a true/false column (``data_parallel_attention``, ``disaggregated``): read as ``bool``
+by :func:`is_yes` here and nowhere else; written with :func:`yes_no`."""
+YES_NO_COLUMNS = ("data_parallel_attention", "disaggregated")
+"""The true/false columns of data/serving_stacks.csv and data/throughput_curves.csv, ``bool`` once read."""
+
+
+def is_yes(word: str) -> bool:
+    """A catalog cell of a true/false column as ``bool``: ``yes`` is true; ``no`` and empty (not stated) false.
+
+    >>> is_yes("yes"), is_yes("no"), is_yes("")
+    (True, False, False)
+    """
+    if word not in (YES, NO, ""):
+        raise CatalogError(f"'{word}' is not yes or no (or empty)")
+    return word == YES
+
+
+def yes_no(flag: bool) -> str:
+    """A true/false value as the catalogs write it (the inverse of :func:`is_yes`).
+
+    >>> yes_no(True), yes_no(False)
+    ('yes', 'no')
+    """
+    return YES if flag else NO
+
+
+def _booleans(table: pd.DataFrame, name: str) -> pd.DataFrame:
+    """``table`` (data/``name``) with its :data:`YES_NO_COLUMNS` as ``bool``; a word other than yes, no or empty is
+    an error naming the file, the row and the column.
+    """
+    for col in YES_NO_COLUMNS:
+        for row, word in enumerate(table[col], start=2):  # row 1 is the header
+            if word not in (YES, NO, ""):
+                raise CatalogError(f"data/{name}, line {row}: {col} is '{word}', not yes or no (or empty)")
+        table[col] = table[col].map(is_yes).astype(bool)
+    return table
+
+
 @cache
 def accelerator_figures() -> pd.DataFrame:
     """data/accelerators.csv as stored: one figure per row with unit, source, date, confidence, note."""
@@ -57,12 +96,14 @@ def accelerator_figures() -> pd.DataFrame:
 
 @cache
 def accelerators() -> pd.DataFrame:
-    """One row per accelerator id, one column per field (numbers as float, text as str)."""
+    """One row per accelerator id, one column per field (numbers as float, text as str, ``roofline`` as bool)."""
     long = accelerator_figures()
     wide = long.pivot(index="accelerator", columns="field", values="value")
     for col in wide.columns:
         if col not in ACCELERATOR_TEXT_FIELDS:
             wide[col] = pd.to_numeric(wide[col].replace("", None), errors="raise")
+    if "roofline" in wide.columns:  # "no" for a dataflow/SRAM system; not stated: the roofline describes it
+        wide["roofline"] = wide["roofline"].fillna(YES).map(is_yes).astype(bool)
     order = list(dict.fromkeys(long["accelerator"]))
     return wide.loc[order]
 
@@ -112,8 +153,10 @@ def throughput_claims() -> pd.DataFrame:
 
 @cache
 def throughput_curves() -> pd.DataFrame:
-    """data/throughput_curves.csv: measured throughput per accelerator vs per-user speed, one point per row."""
-    return _read("throughput_curves.csv")
+    """data/throughput_curves.csv: measured throughput per accelerator vs per-user speed, one point per row (the
+    true/false columns as ``bool``).
+    """
+    return _booleans(_read("throughput_curves.csv"), "throughput_curves.csv")
 
 
 def curve_sources() -> pd.DataFrame:
@@ -137,9 +180,10 @@ def curve_sources() -> pd.DataFrame:
 @cache
 def serving_stacks() -> pd.DataFrame:
     """data/serving_stacks.csv indexed by stack id: framework and version, TP/EP, DP attention, speculative method,
-    draft tokens, acceptance and draft cost, disaggregation, nodes, precision, source, date, confidence.
+    draft tokens, acceptance and draft cost, disaggregation, nodes, precision, source, date, confidence (the
+    true/false columns as ``bool``).
     """
-    return _read("serving_stacks.csv").set_index("stack_id")
+    return _booleans(_read("serving_stacks.csv"), "serving_stacks.csv").set_index("stack_id")
 
 
 def serving_stack_ids() -> list[str]:

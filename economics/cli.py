@@ -46,9 +46,10 @@ from economics.io.scenario_files import read_input_bytes, to_csv_text, to_json_t
 from economics.mcp.command import add_mcp_command
 from economics.outputs import NUMERIC_OUTPUTS
 from economics.report import files as report_files
+from economics.report.build import ReportKind
 from economics.scenario import FIELDS
 from economics.store import commands as store_commands
-from economics.studies import calibration, leave_out, retrofit_odds, sweep
+from economics.studies import calibration, calibration_points, leave_out, retrofit_odds, sweep
 from economics.studies.compare import compare_accelerators
 from economics.studies.kv_memory import kv_memory_study, study_json
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
@@ -344,7 +345,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     """The ``report`` command: the row's board report as PDF (economics.report.files); the exit code."""
     if args.baseline and args.input == "-":
         raise InputError("--baseline: standard input is read once; name the file the two rows are in")
-    if args.kind == "plan":
+    if args.kind == ReportKind.PLAN:
         return _plan_report(args)
     frame, position, raw = _chosen_row(args)
     scenario = _without_ranges(raw, "report")
@@ -480,7 +481,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             line = f"predicted {fmt(r.predicted):>8}  measured {measured:>8}  error {r.error_pct:+7.1f} %"
         else:
             line = f"predicted {'-':>8}  measured {measured:>8}  ({r.metric})"
-        tag = "" if r.fitted == "yes" else f"  [{r.fitted}]"
+        tag = "" if r.fitted == calibration_points.FITTED_CELL else f"  [{r.fitted}]"
         sys.stdout.write(f"  {r.point:48} {line}{tag}\n")
     sys.stdout.write(f"\nsummary over {int(summary['fitted_points'])} fitted points of {int(summary['points'])}: "
                      f"median absolute error {summary['median_abs_error_pct']:.1f} %, worst "

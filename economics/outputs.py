@@ -14,7 +14,8 @@ Display formats (``fmt``) are names a presentation layer maps to its own formatt
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import IntFlag
+from typing import Self
 
 
 @dataclass(frozen=True)
@@ -365,18 +366,21 @@ def markdown_table() -> str:
     return "\n".join(lines)
 
 
-class Flag(Enum):
-    """A warning or a problem a row can carry. Its text is the member's value; its bit (``mask``) is its place in
-    the enum, so one integer column holds a row's set and a million rows look their text up per distinct set.
-    Reordering members reorders only the bits and the order texts are joined in, never which text a row gets.
+class Flag(IntFlag):
+    """A warning or a problem a row can carry: one bit (the member's value: its place in the enum), so one integer
+    column holds a row's set and a million rows look their text up per distinct set, and its ``text``. Reordering
+    members reorders only the bits and the order texts are joined in, never which text a row gets.
     """
 
     text: str
-    mask: int
 
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.mask = 1 << len(type(self).__members__)
+    def __new__(cls, text: str) -> Self:
+        """The member of ``text``, on the next bit."""
+        bit = 1 << len(cls._member_names_)  # the members defined before this one
+        member = int.__new__(cls, bit)
+        member._value_ = bit
+        member.text = text
+        return member
 
 
 class RowWarning(Flag):

@@ -73,3 +73,41 @@ def test_a_change_against_the_baseline_is_worded_once() -> None:
     own = [str(p.relative_to(ROOT)) for p in pages if re.search(r"vs baseline|same as baseline|'-' if \w+ < 0|"
                                                                  r"\"-\" if \w+ < 0", p.read_text(encoding="utf-8"))]
     assert own == []
+
+
+def _code_strings(path: Path) -> list[tuple[int, str, bool]]:
+    """Every string constant in the code of ``path`` (docstrings left out): line, text, and whether it is an operand
+    of a comparison (``==``, ``!=``, ``in``, ``not in``, or a member of a tuple, list or set so compared).
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(
+        n, ast.Module | ast.FunctionDef | ast.ClassDef) and n.body and isinstance(n.body[0], ast.Expr)}
+    compared = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for operand in (node.left, *node.comparators):
+                items = operand.elts if isinstance(operand, ast.Tuple | ast.List | ast.Set) else [operand]
+                compared |= {id(item) for item in items}
+    return [(n.lineno, n.value, id(n) in compared) for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
+
+
+def test_retrofit_options_are_told_apart_by_kind_not_by_name() -> None:
+    # an option's name written out in the code (compared, looked up or passed on) would break the logic when the
+    # option is renamed: only OptionKind holds the names, and code names its members
+    from economics.studies.retrofit import OptionKind
+    names = {kind.value for kind in OptionKind}
+    found = [f"{path.relative_to(ROOT)}:{line} {text!r}" for folder in ("economics", "ui")
+             for path in (ROOT / folder).rglob("*.py") for line, text, _ in _code_strings(path) if text in names]
+    holder = "economics/studies/retrofit.py"
+    assert [f for f in found if not f.startswith(holder)] == []
+    assert len([f for f in found if f.startswith(holder)]) == len(OptionKind)  # the enum's own values, once each
+
+
+def test_catalog_booleans_are_read_once() -> None:
+    # a catalog's yes/no column is parsed to bool by economics/catalog.py (is_yes); a comparison with the word
+    # anywhere else is a second reading of it
+    found = [f"{path.relative_to(ROOT)}:{line} {text!r}" for folder in ("economics", "ui")
+             for path in (ROOT / folder).rglob("*.py") for line, text, cmp in _code_strings(path)
+             if cmp and text.strip().lower() == "yes"]
+    assert [f for f in found if not f.startswith("economics/catalog.py")] == []

@@ -41,7 +41,7 @@ def test_every_curve_names_a_catalogued_stack_and_every_stack_is_sourced() -> No
     for sid, row in stacks.iterrows():
         assert row["source"].startswith("https://"), sid
         assert row["source_date"] and row["confidence"] in ("listed", "vendor claim", "secondary", "estimate"), sid
-        assert row["disaggregated"] in ("yes", "no") and row["speculative_method"] in ("none", "mtp"), sid
+        assert isinstance(row["disaggregated"], bool | np.bool_) and row["speculative_method"] in ("none", "mtp"), sid
         if row["speculative_method"] == "mtp":  # acceptance and draft cost stated, with their derivation
             assert 0 < float(row["acceptance_rate"]) < 1 and float(row["draft_tokens"]) == 1
             assert "arXiv:2412.19437" in row["note"] and row["confidence"] == "estimate"
@@ -283,3 +283,29 @@ def test_b200_deepseek_r1_at_42_is_within_15_percent_of_the_published_best() -> 
     assert out["serving_stack_used"] == "dynamo-trtllm-tp8-ep8-dpa-mtp-disagg"
     assert abs(out["output_tokens_per_s_per_accelerator"] / published - 1) <= 0.15
     assert 1330 < out["output_tokens_per_s_per_accelerator"] < 2420.1  # between the run's neighbouring points
+
+
+def test_catalog_yes_no_columns_are_read_once_as_bool() -> None:
+    # data/serving_stacks.csv: 26 stacks are disaggregated and 10 run attention data-parallel (counted in the file);
+    # data/throughput_curves.csv leaves data_parallel_attention empty on 1,851 points: not stated reads as false
+    stacks, points = catalog.serving_stacks(), catalog.throughput_curves()
+    assert stacks["disaggregated"].dtype == bool and int(stacks["disaggregated"].sum()) == 26
+    assert int(stacks["data_parallel_attention"].sum()) == 10
+    with open(catalog.DATA_DIR / "throughput_curves.csv", newline="", encoding="utf-8") as f:
+        words = [r["data_parallel_attention"] for r in csv.DictReader(f)]
+    assert points["data_parallel_attention"].tolist() == [w == "yes" for w in words]
+    # and the words the writers use read back to what they wrote
+    assert [catalog.is_yes(catalog.yes_no(flag)) for flag in (True, False)] == [True, False]
+
+
+def test_a_catalog_yes_no_cell_that_is_neither_is_named_with_its_line() -> None:
+    table = pd.DataFrame({"data_parallel_attention": ["yes", ""], "disaggregated": ["no", "maybe"]})
+    with pytest.raises(catalog.CatalogError, match=r"data/x\.csv, line 3: disaggregated is 'maybe', not yes or no"):
+        catalog._booleans(table, "x.csv")
+
+
+def test_a_dataflow_system_is_not_roofline_describable() -> None:
+    # data/accelerators.csv marks five dataflow/SRAM systems roofline=no; the others state nothing: describable
+    acc = catalog.accelerators()
+    assert sorted(acc.index[~acc["roofline"]]) == ["cerebras-cs3", "groq-lpu", "groq3-lpx", "sn40l", "sn50"]
+    assert acc.loc["h100-sxm", "roofline"] is np.True_ or acc.loc["h100-sxm", "roofline"] is True

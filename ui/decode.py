@@ -18,6 +18,7 @@ import economics
 from economics import catalog
 from economics.engine.batch import as_scenario
 from economics.report import kpis
+from economics.studies.retrofit import OptionKind
 from economics.studies.retrofit_decode import decode_table
 from economics.studies.retrofit_life import best_year, refresh
 from ui import common, editor, report, state, studies
@@ -101,7 +102,7 @@ DECODE_SPEED = ("decode_output_tokens_per_s_per_accelerator", "decode_measured_o
 def _decode_speed_note(result: Any, scenario: dict[str, Any]) -> None:
     """The decode throughput per accelerator the study uses and where it comes from: given, or a per-user speed
     turned into a per-accelerator one by the users a replica serves at once (an assumption the page states)."""
-    part = next((p for name, p in result.option_years if name == "add decode"), None)
+    part = next((p for name, p in result.option_years if name == OptionKind.ADD_DECODE), None)
     if part is None:
         return
     got = part.first(set(DECODE_SPEED))
@@ -264,9 +265,9 @@ for _, bad in options[~options["feasible"]].iterrows():
     st.warning(f"{bad['option']}: {plain(bad['reason'])}")
 
 st.subheader("Options side by side")
-table = options.assign(payback=[kpis.payback(m) if o != "status quo" else "—"
+table = options.assign(payback=[kpis.payback(m) if o != OptionKind.STATUS_QUO else "—"
                                 for m, o in zip(options["payback_months"], options["option"], strict=True)],
-                       irr=[kpis.irr(v) if o != "status quo" else "—"
+                       irr=[kpis.irr(v) if o != OptionKind.STATUS_QUO else "—"
                             for v, o in zip(options["irr_vs_status_quo"], options["option"], strict=True)],
                        feasible=[fmt.yes_no(v) for v in options["feasible"]])
 st.caption(_demand_words(scenario) + " Every option faces that demand; how each is sized is in its row (How it is "

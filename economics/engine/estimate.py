@@ -155,7 +155,7 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
                                              c["accelerators_per_replica"])
     rl = Roofline(c, m, calibration)
     best = best_replica(c, rl, need, target)
-    describable = accelerator_figure(c["accelerator"], "roofline", "") != "no"  # dataflow/SRAM systems are not
+    describable = accelerator_figure(c["accelerator"], "roofline", True).astype(bool)  # dataflow/SRAM: not
     est = need & (best["effective"] > 0) & describable
     n_best, b_best = best["n"], np.maximum(best["b"], 1.0)
     t, p_rep = rl.step(b_best, n_best), rl.prefill_rate(n_best)
@@ -198,7 +198,7 @@ def _estimate_prefill(c: dict[str, Array], out: dict[str, Array], rows: Array, m
     output tokens (:data:`PREFILL_ESTIMATE`); NaN where the model or the hardware is not one the roofline describes.
     """
     rows = rows & (np.asarray(c["model"], dtype=object) != "") & (
-        accelerator_figure(c["accelerator"], "roofline", "") != "no")
+        accelerator_figure(c["accelerator"], "roofline", True).astype(bool))
     if not rows.any():
         return
     sub = _rows(c, rows)
@@ -223,14 +223,14 @@ def _reasons(c: dict[str, Array], bad: Array, peak: Array, any_fit: Array, speed
              kv_max: Array) -> Array:
     """One sentence per infeasible row, naming the constraint and the numbers."""
     table = catalog.accelerators()
-    roofline = table["roofline"] if "roofline" in table.columns else pd.Series(dtype=object)
+    roofline = table["roofline"] if "roofline" in table.columns else pd.Series(dtype=bool)
     out = np.full(len(bad), "", dtype=object)
     weights, compute = split_precision(c["precision"], c.get("weight_precision"), c.get("compute_precision"))
     for r in np.flatnonzero(bad):
         acc, model, prec, field = str(c["accelerator"][r]), str(c["model"][r]), str(compute[r]), "precision"
         if weights[r] != compute[r] or prec != c["precision"][r]:
             field = "compute_precision"  # the precisions given apart: the compute's is the one without a peak
-        if roofline.get(acc, "") == "no":
+        if not roofline.get(acc, True):
             out[r] = (f"throughput: no roofline estimate for {acc} (dataflow/SRAM system); give a measured "
                       f"output_tokens_per_s_per_accelerator")
         elif np.isnan(peak[r]):

@@ -145,7 +145,7 @@ def _outputs(x: stages.Columns, c: dict[str, Array]) -> dict[str, Array]:
                          (RowWarning.OUTSIDE_MEASURED_RANGE, "_outside_measured_range"),
                          (RowWarning.ROOFLINE_UNSEEN_FAMILY, "_throughput_unseen"),
                          (RowWarning.CLASS_MISMATCH, "_class_mismatch")):
-        flags = flags | np.asarray(c.get(key, False), dtype=np.int64) * warning.mask
+        flags = flags | np.asarray(c.get(key, False), dtype=np.int64) * warning
     out["warning_flags"] = np.broadcast_to(flags, (n,)).copy()
     out["fleet_flags"] = x.fleet_flags
     for name in ("system_power_kw_effective", "decode_system_power_kw_effective", "decode_rack_power_kw_effective"):
@@ -159,7 +159,7 @@ def fleet_reasons(c: dict[str, Array], out: dict[str, Array], rows: Array) -> li
     key_cols = (out["fleet_flags"], c["accelerator"], c["decode_accelerator"], c["liquid_retrofit_usd_per_mw"],
                 out["rack_power_kw_effective"], out["system_power_kw_effective"],
                 out["decode_rack_power_kw_effective"], out["decode_system_power_kw_effective"])
-    site = (out["fleet_flags"][rows] & FleetProblem.SITE_POWER.mask) != 0
+    site = (out["fleet_flags"][rows] & FleetProblem.SITE_POWER) != 0
     if not site.any():
         codes, uniques = pd.MultiIndex.from_arrays([np.asarray(k)[rows] for k in key_cols]).factorize()
         first = np.full(len(uniques), -1)
@@ -185,14 +185,14 @@ def _fleet_sentences(c: dict[str, Array], out: dict[str, Array], rows: Array) ->
                    "system_kw": fmt(system_kw[k]), "rack_kw": fmt(rack_kw[k]), "decode_system_kw": fmt(system_kw_y[k]),
                    "decode_rack_kw": fmt(rack_kw_y[k]), "need_mw": fmt(need[k]), "it_mw": fmt(it_mw[k]),
                    "pue": fmt(pue[k]), "have_mw": fmt(have[k]), "short_mw": fmt(need[k] - have[k])}
-        texts.append("; ".join(p.text.format(**figures) for p in FleetProblem if f & p.mask))
+        texts.append("; ".join(p.text.format(**figures) for p in FleetProblem if f & p))
     return texts
 
 
 def split_warnings(text: str) -> list[str]:
     """The individual warnings in a ``warnings`` cell (each is one of :data:`WARNINGS`), in order.
 
-    >>> both = warning_text(RowWarning.OVER_CAPACITY.mask | RowWarning.NO_DEMAND.mask)
+    >>> both = warning_text(RowWarning.OVER_CAPACITY | RowWarning.NO_DEMAND)
     >>> split_warnings(both)[1].startswith("no demand given")
     True
     """
@@ -201,4 +201,4 @@ def split_warnings(text: str) -> list[str]:
 
 def warning_text(flags: int) -> str:
     """The warnings of one flag combination, joined with '; '."""
-    return "; ".join(w.text for w in RowWarning if flags & w.mask)
+    return "; ".join(w.text for w in RowWarning if flags & w)

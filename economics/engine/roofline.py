@@ -107,11 +107,11 @@ def _stack_table(table: pd.DataFrame) -> dict[str, Array]:
 
     k, alpha = col("draft_tokens", 0.0), col("acceptance_rate", 0.0)
     tp, ep = col("tensor_parallel", np.nan), col("expert_parallel", 1.0)
-    dp = np.append((table["data_parallel_attention"] == "yes").to_numpy(), False)[codes]
+    dp = np.append(table["data_parallel_attention"].to_numpy(dtype=bool), False)[codes]
     return {"k": k, "alpha": alpha, "e": th.speculative_tokens_per_step(alpha, k),
             "draft": col("draft_cost_fraction", 0.0),
             "ep": np.maximum(ep, 1.0), "attn_tp": np.where(dp, 1.0, np.nan),
-            "disagg": np.append((table["disaggregated"] == "yes").to_numpy(), False)[codes],
+            "disagg": np.append(table["disaggregated"].to_numpy(dtype=bool), False)[codes],
             "scale_out": col("scale_out_gb_per_s", SCALE_OUT_GB_PER_S),
             "replica": np.where(codes >= 0, np.fmax(tp, np.where(ep > 1, ep, np.nan)), np.nan)}
 

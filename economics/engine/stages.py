@@ -88,11 +88,11 @@ class Columns:
 
     def flag(self, warning: RowWarning, rows: Any) -> None:
         """Mark ``rows`` with a warning (its bit in :attr:`flags`)."""
-        self.flags |= np.asarray(rows, dtype=np.int64) * warning.mask
+        self.flags |= np.asarray(rows, dtype=np.int64) * warning
 
     def fleet_flag(self, problem: FleetProblem, rows: Any) -> None:
         """Mark ``rows`` as infeasible for a reason (its bit in :attr:`fleet_flags`)."""
-        self.fleet_flags |= np.asarray(rows, dtype=np.int64) * problem.mask
+        self.fleet_flags |= np.asarray(rows, dtype=np.int64) * problem
 
 
 def _any(rows: Any) -> bool:

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from economics.catalog import yes_no
 from economics.values import shown, unique_keys
 
 FORMATS = ("vllm", "sglang", "genai-perf", "aiperf", "guidellm", "inferencex", "mlperf", "curves")
@@ -152,7 +153,7 @@ def read_sglang(lines: list[dict[str, Any]]) -> list[Run]:
                           framework=f"SGLang {info['version']}" if info.get("version") else run.framework,
                           stack={"tensor_parallel": number_cell(_number(info, "tp_size")),
                                  "expert_parallel": number_cell(_number(info, "ep_size")),
-                                 "data_parallel_attention": "yes" if info.get("enable_dp_attention") else "no",
+                                 "data_parallel_attention": yes_no(bool(info.get("enable_dp_attention"))),
                                  "speculative_decoding": "mtp" if spec in ("eagle", "nextn", "mtp") else spec})
         runs.append(run)
     return runs
@@ -336,9 +337,8 @@ def _inferencex_row(i: int, r: Any) -> Run:
         accelerator=INFERENCEX_HARDWARE.get(hw, hw), accelerators=gpus, precision=str(r.get("precision") or ""),
         run_date=_date(r.get("date")), framework=str(r.get("framework") or ""),
         stack={"tensor_parallel": number_cell(tp), "expert_parallel": number_cell(ep),
-               "data_parallel_attention": "yes" if _truthy(r.get("decode_dp_attention", r.get("dp_attention")))
-            else "no",
-               "speculative_decoding": spec, "disaggregated": "yes" if disagg else "no",
+               "data_parallel_attention": yes_no(_truthy(r.get("decode_dp_attention", r.get("dp_attention")))),
+               "speculative_decoding": spec, "disaggregated": yes_no(bool(disagg)),
                "prefill_accelerators": number_cell(p) if disagg else "",
                "decode_accelerators": number_cell(d) if disagg else ""},
         group=url.split("/attempts")[0], token_basis=basis, source=url,

@@ -249,7 +249,7 @@ def _curve_name(row: dict[str, str], i: float, o: float) -> str:
     run = re.findall(r"\d+", row["_group"])
     framework = re.sub(r"[^a-z0-9.]+", "-", row["framework"].lower()).strip("-")
     parts = (row["tool"], row["accelerator"], "" if framework == row["tool"] else framework,
-             spec if spec not in ("", "none", "no") else "", "disagg" if row["disaggregated"] == "yes" else "",
+             spec if spec not in ("", "none", "no") else "", "disagg" if catalog.is_yes(row["disaggregated"]) else "",
              row["model"], row["precision"], f"{num(round(i))}-{num(round(o))}", run[-1] if run else "")
     return "-".join(p for p in parts if p)
 

@@ -30,7 +30,15 @@ from economics.studies.planner.candidates import (
     whole_replicas,
 )
 from economics.studies.planner.frontiers import frontier_carbon, frontier_site, frontier_speed
-from economics.studies.planner.inputs import OWNERSHIPS, PLAN_FIELDS, ROLES, PlanSettings, settings_from_row
+from economics.studies.planner.inputs import (
+    OWNERSHIPS,
+    PLAN_FIELDS,
+    ROLES,
+    Ownership,
+    PlanSettings,
+    PoolRole,
+    settings_from_row,
+)
 from economics.studies.planner.report import records
 from economics.studies.planner.run import plan
 from economics.validation import InputError, check_columns
@@ -192,11 +200,11 @@ def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candida
     price = price if math.isfinite(price) else record_number(rec, "price_usd")
     rent = num["rent_usd_per_accelerator_hour"] if math.isfinite(
         num["rent_usd_per_accelerator_hour"]) else record_number(rec, "rent_usd_per_hour")
-    if own == "own" and not math.isfinite(price):
+    if own == Ownership.OWN and not math.isfinite(price):
         raise InputError(f"{where}: accelerator_price_usd: an owned candidate needs a price")
-    if own == "rent" and not math.isfinite(rent):
+    if own == Ownership.RENT and not math.isfinite(rent):
         raise InputError(f"{where}: rent_usd_per_accelerator_hour: a rented candidate needs a rent")
-    if own == "existing" and not math.isfinite(num["max_accelerators"]):
+    if own == Ownership.EXISTING and not math.isfinite(num["max_accelerators"]):
         raise InputError(f"{where}: max_accelerators: an existing candidate needs the fleet's size")
     cooling = cells.get("accelerator_cooling") or str(rec.get("cooling") or "air")
     if cooling not in ("air", "liquid", "air_or_liquid"):
@@ -211,13 +219,13 @@ def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candida
                          "separated by ';'")
     rep = num["accelerators_per_replica"]
     return whole_replicas(Candidate(
-        name=name, ownership=own, accelerator=cells.get("accelerator", ""),
+        name=name, ownership=Ownership(own), accelerator=cells.get("accelerator", ""),
         family=cells.get("family") or str(rec.get("family") or "default"), accelerators_per_system=a,
         system_power_kw=kw, system_rack_units=num["system_rack_units"] if math.isfinite(
             num["system_rack_units"]) else record_number(rec, "system_rack_units"), rack_scale=form == "rack",
         hardware_cooling=cooling,
-        price_usd_per_system=(price * a if own == "own" else (price * a if math.isfinite(price) else 0.0)
-                              if own == "existing" else 0.0),
+        price_usd_per_system=(price * a if own == Ownership.OWN else (price * a if math.isfinite(price) else 0.0)
+                              if own == Ownership.EXISTING else 0.0),
         rent_usd_per_system_hour=rent * a if math.isfinite(rent) else math.nan,
         reserved_rent_usd_per_system_hour=_or_catalog(num, rec, "reserved_rent_usd_per_accelerator_hour",
                                                       "reserved_rent_usd_per_hour") * a,
@@ -228,7 +236,8 @@ def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candida
         output_tokens_per_s_per_system=num["output_tokens_per_s_per_accelerator"] * a,
         output_tokens_per_s_per_user=num["output_tokens_per_s_per_user"],
         accelerators_per_replica=int(rep) if math.isfinite(rep) else a,
-        max_systems=float(int(num["max_accelerators"]) // a) if own == "existing" else math.inf, roles=roles,
+        max_systems=float(int(num["max_accelerators"]) // a) if own == Ownership.EXISTING else math.inf,
+        roles=tuple(map(PoolRole, roles)),
         changes=changes))
 
 

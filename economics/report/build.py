@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any
 
 from economics.engine.batch import (
@@ -30,10 +31,23 @@ from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from economics.studies.session_shape import where_found
 from economics.version import __version__
 
-KINDS = {"cost": "Cost per token", "fleet": "Fleet, racks and power", "sessions": "Agent sessions",
-         "decode": "Decode accelerators", "plan": "Plan"}
+
+class ReportKind(StrEnum):
+    """Whose page a board report mirrors (``--kind``, the API's ``kind``)."""
+
+    COST = "cost"
+    FLEET = "fleet"
+    SESSIONS = "sessions"
+    DECODE = "decode"
+    PLAN = "plan"
+
+
+KINDS: dict[str, str] = {ReportKind.COST: "Cost per token", ReportKind.FLEET: "Fleet, racks and power",
+                         ReportKind.SESSIONS: "Agent sessions", ReportKind.DECODE: "Decode accelerators",
+                         ReportKind.PLAN: "Plan"}
 """Kind of report -> the app page it mirrors."""
-PAGES = {"cost": "", "fleet": "fleet", "sessions": "sessions", "decode": "decode", "plan": "plan"}
+PAGES: dict[str, str] = {ReportKind.COST: "", ReportKind.FLEET: "fleet", ReportKind.SESSIONS: "sessions",
+                         ReportKind.DECODE: "decode", ReportKind.PLAN: "plan"}
 """Kind of report -> the page's address in the app (the link)."""
 UTILIZATION_POINTS = 20
 TORNADO_CAPTION = ("Cost per M tokens with each input at the low and the high end of its range, the others at their "
@@ -125,8 +139,8 @@ def scenario_report(scenario: Mapping[str, Any], baseline: Mapping[str, Any] | N
     """
     result = evaluate_scenario(as_scenario(dict(scenario)))
     base = _evaluated(baseline)
-    rows = kpis.COST_ROWS if kind == "cost" else kpis.FLEET_ROWS
-    day = kind == "cost" and day_matters(result)
+    rows = kpis.COST_ROWS if kind == ReportKind.COST else kpis.FLEET_ROWS
+    day = kind == ReportKind.COST and day_matters(result)
     if day:  # the Cost page's energy and carbon panel, where the day is more than one flat price
         rows = (*rows, *kpis.DAY_ROWS, *((kpis.TIER_ROWS[str(result["rent_tier"])],)
                                           if result.get("ownership") == "rent" and result.get("rent_tier") in

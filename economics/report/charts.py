@@ -19,6 +19,7 @@ import pandas as pd
 from economics.domain.sessions import context_tokens
 from economics.outputs import cost_parts
 from economics.report import format as fmt
+from economics.studies.retrofit import OptionKind
 
 WARNING_COLOR = "#d62728"
 
@@ -166,7 +167,7 @@ def cashflow_data(cashflows: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """
     flows = cashflows.copy()
     flows["cumulative_vs_status_quo_usd"] = flows.groupby("option")["vs_status_quo_usd"].cumsum()
-    return {"flows": flows[flows["option"] != "status quo"]}
+    return {"flows": flows[flows["option"] != OptionKind.STATUS_QUO]}
 
 
 # Plan page

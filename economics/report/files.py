@@ -47,9 +47,9 @@ def row_report(kind: str, scenario: Mapping[str, Any], baseline: Mapping[str, An
         The scenario does not evaluate, or the study lacks a field it needs.
     """
     link = figures.app_link(scenario, baseline, build.PAGES[kind], app_url)
-    if kind == "decode":
+    if kind == build.ReportKind.DECODE:
         return build.decode_report(scenario, baseline, link=link)
-    if kind == "sessions":
+    if kind == build.ReportKind.SESSIONS:
         return build.session_report(scenario, baseline, link=link)
     return build.scenario_report(scenario, baseline, kind, link=link)
 

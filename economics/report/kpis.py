@@ -13,6 +13,8 @@ from typing import Any
 
 from economics.report import format as fmt
 from economics.report.format import Kpi
+from economics.studies.planner.inputs import Ownership
+from economics.studies.retrofit import OptionKind
 
 NOT_SEPARABLE = "not separable"
 COST_ROWS: tuple[tuple[str, ...], ...] = (
@@ -114,7 +116,7 @@ def best_option(rows: list[dict[str, Any]]) -> str:
 
 def _decode_figures(result: Any, break_even: float | None) -> dict[str, tuple[str, float | None, str, bool | None]]:
     """Each KPI by title: (text, number for the delta, delta kind, higher is better), read from the options' rows."""
-    row = result.row("add decode")
+    row = result.row(OptionKind.ADD_DECODE)
     ok = row is not None and bool(row["feasible"])
     r: dict[str, Any] = row if ok else {}
     npv, pay, rate = (_number(r.get(k)) for k in ("npv_vs_status_quo_usd", "payback_months", "irr_vs_status_quo"))
@@ -190,7 +192,8 @@ table and the report's."""
 POOL_COLUMNS = ("name", "accelerator", "role", "ownership", "systems", "accelerators", "racks", "facility_mw",
                 "capex_usd", "cost_usd_per_day", "peak_utilization")
 """The columns of a plan's pools the board report prints (its page is narrower than the Plan page's table)."""
-OWNERSHIP_WORDS = {"own": "buys", "rent": "rents", "existing": "already owned"}
+OWNERSHIP_WORDS: dict[str, str] = {Ownership.OWN: "buys", Ownership.RENT: "rents", Ownership.EXISTING: "already owned"}
+"""How the report words a pool's ownership (display only)."""
 
 
 def pool_rows(plan: Mapping[str, Any]) -> list[dict[str, str]]:

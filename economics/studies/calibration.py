@@ -54,6 +54,7 @@ from economics.studies.calibration_points import (  # noqa: F401  (re-exported: 
     RANGE_BASIS_SOURCES,
     VALIDATION_SETS,
     VALIDATION_SOURCES,
+    is_fitted,
     number_or_nan,
     points,
 )
@@ -256,7 +257,7 @@ def _stats(err: pd.Series) -> tuple[int, float, float]:
 def fit() -> pd.DataFrame:
     """Fitted factors per scope on the training split, with the training and held-out error of each scope."""
     pts = points()
-    usable = pts[pts["fitted"] == "yes"].reset_index(drop=True)
+    usable = pts[is_fitted(pts)].reset_index(drop=True)
     fitted = fitted_scopes(usable)
     seen = ~usable["split"].isin(NEVER_FITTED)
     return _fit_table(usable[seen].reset_index(drop=True), fitted)  # the blind and validation splits: on their own
@@ -375,7 +376,7 @@ def report() -> tuple[pd.DataFrame, dict[str, float]]:
     factors = stored_factors(pts["accelerator"].to_numpy(), pts["model"].to_numpy())
     for f, v in factors.items():
         pts[f] = v
-    ok = (pts["fitted"] == "yes").to_numpy()
+    ok = is_fitted(pts).to_numpy()
     res = pts.copy()
     for col in REPORTED:
         res[col] = np.nan
@@ -411,7 +412,7 @@ def holdout_table() -> pd.DataFrame:
     ``holdout_ttft_*`` per split), with the stored factors (fitted on the training split only).
     """
     res, _ = report()
-    fitted = res[res["fitted"] == "yes"]
+    fitted = res[is_fitted(res)]
     rows = []
     for scope, g in [("all", fitted), *((str(f), h) for f, h in fitted.groupby("family"))]:
         train, held, blind = g["split"] == "train", g["split"] == "holdout", g["split"] == "blind"
@@ -480,7 +481,7 @@ def holdout_text() -> str:
             lines.append(f"{r['scope']:18} {int(r['blind_points']):7d} {pct(float(r['blind_median_pct']))} "
                          f"{pct(float(r['blind_worst_pct']))}   {int(r['blind_ttft_points']):7d} "
                          f"{pct(float(r['blind_ttft_median_pct']))} {pct(float(r['blind_ttft_worst_pct']))}")
-    for split, g in res[res["fitted"] == "yes"].groupby("split", sort=False):
+    for split, g in res[is_fitted(res)].groupby("split", sort=False):
         n, med, worst = _stats(g["per_user_error_pct"])
         if n:
             lines.append(f"per-user speed at the published concurrency, {split}: {n} points, median {med:.1f}%, "
@@ -508,12 +509,13 @@ def stack_check(factors: dict[str, Any] | None = None) -> pd.DataFrame:
     """
     t = catalog.throughput_curves()
     ep = pd.to_numeric(t["expert_parallel"], errors="coerce").fillna(1.0)
-    t = t[((t["speculative_decoding"] != "none") | (t["disaggregated"] == "yes") | (ep > 1))
+    t = t[((t["speculative_decoding"] != "none") | t["disaggregated"] | (ep > 1))
           & ~t["note"].str.contains("saturated")].reset_index(drop=True)
     stacks = catalog.serving_stacks()
     replica = pd.to_numeric(t["serving_stack"].map(stacks["tensor_parallel"]), errors="coerce").to_numpy(dtype=float)
     conc = t["concurrency"].astype(float).to_numpy()
-    share = np.where(t["disaggregated"] == "yes", replica / t["accelerator_count"].astype(float).to_numpy(), 1.0)
+    share = np.where(t["disaggregated"].to_numpy(dtype=bool),
+                     replica / t["accelerator_count"].astype(float).to_numpy(), 1.0)
     frame = pd.DataFrame({
         "accelerator": t["accelerator"], "model": t["model"], "precision": t["precision"],
         "input_tokens_per_request": t["input_tokens"], "output_tokens_per_request": t["output_tokens"],

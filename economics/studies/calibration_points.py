@@ -79,6 +79,8 @@ error under the stored factors is an error on sources the fit never saw, the ran
 (:func:`economics.studies.leave_out.range_table`). The first three sets had all been looked at (the rules changed
 after each); only the fourth set, added after this change and before any estimate of it was looked at, tests the
 ranges as they stand."""
+FITTED_CELL = "yes"
+"""The ``fitted`` cell of a point the fit uses; any other cell is "no: " and why the point is left out."""
 NEVER_FITTED = ("blind", "validation")
 """Splits no fit and no training figure reads."""
 OFFLINE_MAX_BATCH = 2048.0
@@ -116,11 +118,11 @@ def _curve_rows() -> list[dict[str, Any]]:
             # the replica's capacity: its throughput is not compared, its time to first token is
             "measured": np.nan if "arrival-limited" in p["note"] else float(p["output_tokens_per_s_per_accelerator"]),
             "measured_ttft": np.nan if "saturated" in p["note"] else ttft, "kind": p["point_kind"],
-            "stack_terms": (p.get("speculative_decoding", "") not in ("", "none") or p.get("disaggregated", "") == "yes"
+            "stack_terms": (p.get("speculative_decoding", "") not in ("", "none") or bool(p["disaggregated"])
                             or number_or_nan(p.get("expert_parallel", "")) > 1),
             # attention run data-parallel over a replica of several accelerators (each its own sequences and KV
             # cache) is not the plain tensor-parallel roofline, and these rows do not state their expert-parallel size
-            "dp_attention": p.get("data_parallel_attention", "") == "yes" and replica > 1,
+            "dp_attention": bool(p["data_parallel_attention"]) and replica > 1,
         })
     return rows
 
@@ -142,6 +144,11 @@ def _claim_rows() -> list[dict[str, Any]]:
     return rows
 
 
+def is_fitted(table: pd.DataFrame) -> pd.Series:
+    """Whether each point of ``table`` (of :func:`points`, or a result carrying its ``fitted``) is used in the fit."""
+    return table["fitted"] == FITTED_CELL
+
+
 def points() -> pd.DataFrame:
     """Every measured point in data/ with what is needed to predict it, whether it can be fitted, and its split
     (``train`` or ``holdout``, by model family).
@@ -149,17 +156,17 @@ def points() -> pd.DataFrame:
     df = pd.DataFrame(_curve_rows() + _claim_rows())
     acc = catalog.accelerators()
     known = df["accelerator"].isin(acc.index)
-    roof = df["accelerator"].map(acc["roofline"] if "roofline" in acc.columns else {}).fillna("")
+    roof = df["accelerator"].map(acc["roofline"] if "roofline" in acc.columns else {}).fillna(True)
     df["family"] = df["accelerator"].map(acc["family"]).fillna("")
     df["model_class"] = model_class(df["model"].to_numpy())
     df["split"] = np.where(df["source_group"].isin(VALIDATION_SOURCES), "validation", np.where(
         df["source_group"].isin(BLIND_SOURCES), "blind", np.where(
             df["model"].isin(HOLDOUT_MODELS) | df["source_group"].isin(HOLDOUT_SOURCES), "holdout", "train")))
-    df["fitted"] = "yes"
+    df["fitted"] = FITTED_CELL
     df.loc[df["input_tokens"].isna() | df["output_tokens"].isna(), "fitted"] = "no: input/output length unknown"
     df.loc[df["precision"] == "", "fitted"] = "no: precision unknown"
     df.loc[df["metric"] != "output_tokens_per_s_per_accelerator", "fitted"] = "no: per-user speed, batch unknown"
-    df.loc[roof == "no", "fitted"] = "no: dataflow/SRAM system, not roofline-describable"
+    df.loc[~roof.astype(bool), "fitted"] = "no: dataflow/SRAM system, not roofline-describable"
     df.loc[~known, "fitted"] = "no: accelerator not in data/accelerators.csv"
     stack_terms = df["stack_terms"].fillna(False).astype(bool) if "stack_terms" in df else False
     df.loc[stack_terms, "fitted"] = ("no: serving stack with speculative decoding, expert parallelism or "

@@ -44,8 +44,8 @@ def curve_table(scenarios: pd.DataFrame, max_batch: int = 256) -> pd.DataFrame:
     rep = {k: v[idx] for k, v in cols.items()}
     rl = Roofline(rep)
     system = np.nan_to_num(rep["accelerators_per_system"], nan=8.0)
-    roofline = catalog.accelerators().get("roofline", pd.Series(dtype=object))
-    describable = pd.Series(rep["accelerator"]).map(roofline).fillna("").to_numpy() != "no"
+    roofline = catalog.accelerators().get("roofline", pd.Series(dtype=bool))
+    describable = pd.Series(rep["accelerator"]).map(roofline).fillna(True).to_numpy(dtype=bool)
     fixed = rep["accelerators_per_replica"]
     frames = []
     for size in REPLICA_SIZES:

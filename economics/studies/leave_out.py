@@ -24,6 +24,7 @@ import pandas as pd
 
 from economics.engine import estimate_range
 from economics.studies import calibration
+from economics.studies.calibration_points import is_fitted
 
 Kind = Literal["family", "model", "source"]
 COLUMN: dict[str, str] = {"family": "family", "model": "model", "source": "source_group"}
@@ -39,7 +40,7 @@ def leave_out(kind: Kind, groups: Sequence[str] | None = None,
     fit.
     """
     pts = calibration.points()
-    usable = pts[(pts["fitted"] == "yes") & ~pts["split"].isin(calibration.NEVER_FITTED)].reset_index(drop=True)
+    usable = pts[calibration.is_fitted(pts) & ~pts["split"].isin(calibration.NEVER_FITTED)].reset_index(drop=True)
     column = COLUMN[kind]
     chosen = sorted(set(usable[column])) if groups is None else list(groups)
     out = []
@@ -138,7 +139,7 @@ def never_seen_points() -> pd.DataFrame:
     split and the validation sets of :data:`economics.studies.calibration.RANGE_BASIS_SOURCES`.
     """
     res, _ = calibration.report()
-    ok = res[(res["fitted"] == "yes") & res["error_pct"].notna()]
+    ok = res[is_fitted(res) & res["error_pct"].notna()]
     return ok[(ok["split"] == "blind") | ok["source_group"].isin(calibration.RANGE_BASIS_SOURCES)]
 
 
@@ -163,7 +164,7 @@ def range_table(family_table: pd.DataFrame, date: str, source_table: pd.DataFram
     ``never_seen``: those points (default :func:`never_seen_points`).
     """
     res, _ = calibration.report()
-    ok = res[(res["fitted"] == "yes") & res["error_pct"].notna()]
+    ok = res[calibration.is_fitted(res) & res["error_pct"].notna()]
     train = ok[ok["split"] == "train"]
     never = never_seen_points() if never_seen is None else never_seen
     unseen_source = pd.concat([source_table[source_table["error_pct"].notna()], never], ignore_index=True)
@@ -203,7 +204,7 @@ def validation() -> pd.DataFrame:
     ``high`` = predicted x ratio_low, ratio_high, and ``inside`` where the measured figure lies between them.
     """
     res, _ = calibration.report()
-    v = res[(res["split"] == "validation") & (res["fitted"] == "yes") & res["error_pct"].notna()].reset_index(
+    v = res[(res["split"] == "validation") & calibration.is_fitted(res) & res["error_pct"].notna()].reset_index(
         drop=True)
     basis = estimate_range.estimate_basis(v["accelerator"].to_numpy(), v["model"].to_numpy())
     v["low"] = v["predicted"] * basis["ratio_low"]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cached_property
 from typing import Any
 
@@ -63,11 +64,25 @@ from economics.studies.retrofit_years import (  # noqa: F401  (DEMAND_FIELDS and
 )
 
 
+class OptionKind(StrEnum):
+    """The standard options of the study (the module docstring's), by kind. The value is the option's name in the
+    options and cash-flow tables (``option``); code tells the options apart by member, never by the text.
+    """
+
+    STATUS_QUO = "status quo"
+    ADD_DECODE = "add decode"
+    MORE_OF_THE_SAME = "more of the same"
+    MORE_OF_THE_SAME_AS_DEMAND_GROWS = "more of the same, as demand grows"
+    NEW_GENERATION = "new generation"
+    NEW_GENERATION_AS_DEMAND_GROWS = "new generation, as demand grows"
+
+
 @dataclass
 class Option:
     """An option: the scenario changes that describe its fleet, and what it buys at t = 0 besides retrofits."""
 
     name: str
+    """The option's name: an :class:`OptionKind` for a standard option, any other text for a caller's own."""
     description: str
     changes: dict[str, Any]
     purchases: list[tuple[str, str]] = field(default_factory=list)  # (count output column, price input column)
@@ -148,13 +163,14 @@ def standard_options(s: Scenario) -> list[Option]:
     # figured on the accelerator's price in every option (never on its book value)
     existing = {"accelerator_count": e}
     last = f"the last year's demand (year {s.horizon_years})"
-    options = [Option("status quo", f"{e:,} x {s.accelerator}, as they are", {**common, **existing},
+    options = [Option(OptionKind.STATUS_QUO, f"{e:,} x {s.accelerator}, as they are", {**common, **existing},
                       sizing=f"fixed: the existing {e:,} GPUs; each year they serve what they can")]
     if s.decode_accelerator:
         pool = (f"{s.decode_accelerator_count} decode accelerators (given)" if s.decode_accelerator_count else
                 "a decode pool balanced to their prefill")
         options.append(Option(
-            "add decode", f"{e:,} x {s.accelerator} do prefill; a decode pool of {s.decode_accelerator} is added",
+            OptionKind.ADD_DECODE,
+            f"{e:,} x {s.accelerator} do prefill; a decode pool of {s.decode_accelerator} is added",
             {"accelerator_count": e, "decode_accelerator": s.decode_accelerator,
              "decode_accelerator_count": s.decode_accelerator_count},
             [("decode_accelerators", "decode_accelerator_price_usd")],
@@ -162,11 +178,11 @@ def standard_options(s: Scenario) -> list[Option]:
                    "they can"))
     grow = {**common, "accelerator_count": None, "existing": e}
     options.append(Option(
-        "more of the same", f"more {s.accelerator} for the last year's demand", grow,
+        OptionKind.MORE_OF_THE_SAME, f"more {s.accelerator} for the last year's demand", grow,
         [("added_accelerators", "accelerator_price_usd")],
         sizing=f"the existing {e:,} GPUs and more {s.accelerator}, all bought in year 0, sized for {last}"))
     options.append(Option(
-        "more of the same, as demand grows", f"more {s.accelerator}, bought as demand grows", dict(grow),
+        OptionKind.MORE_OF_THE_SAME_AS_DEMAND_GROWS, f"more {s.accelerator}, bought as demand grows", dict(grow),
         [("added_accelerators", "accelerator_price_usd")],
         sizing=f"the existing {e:,} GPUs and more {s.accelerator} bought at the start of each year, sized for "
                "that year's demand", schedule=True))
@@ -176,11 +192,12 @@ def standard_options(s: Scenario) -> list[Option]:
                "accelerators_per_replica": None}
         cooling = "; a liquid-cooling retrofit where the hall is air-cooled and the hardware needs it"
         options.append(Option(
-            "new generation", f"the fleet replaced by {s.new_accelerator} (liquid retrofit where needed)", new,
+            OptionKind.NEW_GENERATION, f"the fleet replaced by {s.new_accelerator} (liquid retrofit where needed)", new,
             [("accelerators", "accelerator_price_usd")],
             sizing=f"the existing GPUs retired; {s.new_accelerator} bought in year 0 for {last}{cooling}"))
         options.append(Option(
-            "new generation, as demand grows", f"the fleet replaced by {s.new_accelerator}, bought as demand grows",
+            OptionKind.NEW_GENERATION_AS_DEMAND_GROWS,
+            f"the fleet replaced by {s.new_accelerator}, bought as demand grows",
             dict(new), [("accelerators", "accelerator_price_usd")],
             sizing=f"the existing GPUs retired; {s.new_accelerator} bought at the start of each year for that "
                    f"year's demand{cooling}", schedule=True))
@@ -275,7 +292,7 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
     options = standard_options(s) + [Option(**spec) for spec in decode_options(s)] + list(extra_options or [])
     if decode_price_override is not None:
         for opt in options:
-            if opt.name == "add decode":
+            if opt.name == OptionKind.ADD_DECODE:
                 opt.changes = {**opt.changes, "decode_accelerator_price_usd": decode_price_override}
     schedules = _schedule_counts(s, options, fresh)
     sizes = _sized_counts(s, options, fresh, skip=set(schedules))
@@ -412,15 +429,15 @@ def break_even_decode_price_usd(scenario: Scenario | dict[str, Any], *, fresh: b
     if not s.decode_accelerator:
         return None
     base = analyse(s, fresh=fresh)
-    decode = base.row("add decode")
+    decode = base.row(OptionKind.ADD_DECODE)
     if decode is None or not decode["feasible"]:
         return None
-    others = [r["npv_vs_status_quo_usd"] for r in base.rows if r["option"] != "add decode" and r["feasible"]]
+    others = [r["npv_vs_status_quo_usd"] for r in base.rows if r["option"] != OptionKind.ADD_DECODE and r["feasible"]]
     best = float(np.nanmax(np.append(np.array(others, dtype=float), 0.0)))
-    part = next(part for name, part in base.option_years if name == "add decode")
+    part = next(part for name, part in base.option_years if name == OptionKind.ADD_DECODE)
     p0 = _float(part.first({"decode_accelerator_price_usd"})["decode_accelerator_price_usd"])
     n0 = float(decode["npv_vs_status_quo_usd"])
-    dearer = analyse(s, decode_price_override=p0 + 1000.0, fresh=fresh).row("add decode")
+    dearer = analyse(s, decode_price_override=p0 + 1000.0, fresh=fresh).row(OptionKind.ADD_DECODE)
     assert dearer is not None  # the same options as base
     n1 = float(dearer["npv_vs_status_quo_usd"])
     slope = (n0 - n1) / 1000.0

@@ -21,7 +21,7 @@ import numpy as np
 from economics.domain.explain import Step, Trace, format_number
 from economics.engine.batch import explain_scenario
 from economics.scenario import Scenario
-from economics.studies.retrofit import RetrofitResult
+from economics.studies.retrofit import OptionKind, RetrofitResult
 from economics.studies.retrofit_cash import (
     FORGONE,
     NET,
@@ -150,8 +150,8 @@ def _comparison_lines(result: RetrofitResult, option: str, s: Scenario) -> list[
     """
     flows = result.cashflows
     mine = flows[flows["option"] == option].reset_index(drop=True)
-    base = flows[flows["option"] == "status quo"].reset_index(drop=True)
-    if option == "status quo":
+    base = flows[flows["option"] == OptionKind.STATUS_QUO].reset_index(drop=True)
+    if option == OptionKind.STATUS_QUO:
         return ["against the status quo: this is the status quo (NPV 0 by definition)"]
     lines = ["against the status quo, each year: vs_status_quo_usd = net_usd - net_usd of the status quo"]
     pv = []

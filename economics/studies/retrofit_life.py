@@ -17,10 +17,10 @@ import pandas as pd
 
 from economics.domain.finance import npv_usd
 from economics.scenario import Scenario
-from economics.studies.retrofit import RetrofitResult
+from economics.studies.retrofit import OptionKind, RetrofitResult
 from economics.studies.retrofit_cash import Floats, refresh_net_t_usd
 
-REPLACEMENT = "new generation"
+REPLACEMENT = OptionKind.NEW_GENERATION
 """The option whose fleet replaces the existing one."""
 REFRESH_COLUMNS = ("kept_years", "capex_usd", "residual_value_usd", "npv_vs_status_quo_usd",
                    "best")
@@ -34,11 +34,11 @@ def refresh(result: RetrofitResult, s: Scenario) -> pd.DataFrame:
 
     Empty when the study has no ``new generation`` option (no ``new_accelerator``) or it is not feasible.
     """
-    new, keep = result.row(REPLACEMENT), result.row("status quo")
+    new, keep = result.row(REPLACEMENT), result.row(OptionKind.STATUS_QUO)
     if new is None or keep is None or not new["feasible"] or not keep["feasible"]:
         return pd.DataFrame(columns=list(REFRESH_COLUMNS))
     flows = result.cashflows
-    keep_f = flows[flows["option"] == "status quo"].reset_index(drop=True)
+    keep_f = flows[flows["option"] == OptionKind.STATUS_QUO].reset_index(drop=True)
     new_f = flows[flows["option"] == REPLACEMENT].reset_index(drop=True)
     ops_keep, ops_new = (_operating_y(f) for f in (keep_f, new_f))
     retrofit = float(new_f["retrofit_capex_usd"].sum())

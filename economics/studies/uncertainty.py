@@ -31,7 +31,7 @@ from economics.engine.batch import (
 from economics.engine.pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, compute
 from economics.scenario import FIELDS, Scenario
 from economics.studies.compare import given_fields, scenario_frame
-from economics.studies.retrofit import analyse
+from economics.studies.retrofit import OptionKind, analyse
 from economics.validation import RANGE_COLUMNS, Problem, range_values
 
 RANGE_SUFFIXES = ("_low", "_high")
@@ -520,7 +520,7 @@ def probability_lower(a: MonteCarlo, b: MonteCarlo, output: str = "cost_usd_per_
 
 
 def tornado_npv(study: Scenario | dict[str, Any], ranges: dict[str, tuple[float, float]],
-                option: str = "add decode") -> pd.DataFrame:
+                option: str = OptionKind.ADD_DECODE) -> pd.DataFrame:
     """One-at-a-time sensitivity of an option's NPV against the status quo in the retrofit study."""
     base = as_scenario(study)
     checked = _checked(base, ranges)

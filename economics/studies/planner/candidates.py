@@ -17,7 +17,7 @@ from economics import catalog
 from economics.domain import fleet
 from economics.engine.batch import ScenarioError, evaluate, evaluate_scenario
 from economics.scenario import Scenario, Workload, with_changes
-from economics.studies.planner.inputs import ROLES
+from economics.studies.planner.inputs import ROLES, CoolingMode, Ownership, PoolRole, RentTier
 from economics.validation import InputError
 
 CANDIDATE_COLUMNS: dict[str, tuple[str, str]] = {
@@ -72,7 +72,7 @@ class Candidate:
     """One hardware option: its system, its ownership and cooling, its rates and its prices (per system)."""
 
     name: str
-    ownership: str
+    ownership: Ownership
     accelerator: str = ""
     family: str = "default"
     accelerators_per_system: int = 8
@@ -80,13 +80,13 @@ class Candidate:
     system_rack_units: float = math.nan
     rack_scale: bool = False
     hardware_cooling: str = "air"
-    cooling_mode: str = "air"
+    cooling_mode: CoolingMode = CoolingMode.AIR
     price_usd_per_system: float = 0.0
     rent_usd_per_system_hour: float = math.nan
     reserved_rent_usd_per_system_hour: float = math.nan
     spot_rent_usd_per_system_hour: float = math.nan
-    rent_tier: str = ""
-    """A rented option's tier (on_demand, reserved, spot; ``rent_usd_per_system_hour`` is that tier's rent); '' until
+    rent_tier: RentTier | None = None
+    """A rented option's tier (on_demand, reserved, spot; ``rent_usd_per_system_hour`` is that tier's rent); None until
     :func:`economics.studies.planner.tiers.tier_variants` makes the tiers the plan weighs."""
     embodied_kgco2e_per_system: float = math.nan
     input_tokens_per_s_per_system: float = math.nan
@@ -94,7 +94,7 @@ class Candidate:
     output_tokens_per_s_per_user: float = math.nan
     accelerators_per_replica: int = 8
     max_systems: float = math.inf
-    roles: tuple[str, ...] = ROLES
+    roles: tuple[PoolRole, ...] = ROLES
     note: str = ""
     throughput: str = ""
     """Where the rates come from: a measured record, or the estimate's basis (calibrated on which points, or no
@@ -114,12 +114,12 @@ class Candidate:
     @property
     def on_site(self) -> bool:
         """Owned or existing: in the facility, held all day (racks, site power, capex)."""
-        return self.ownership != "rent"
+        return self.ownership != Ownership.RENT
 
     @property
     def hourly(self) -> bool:
         """Rented by the hour (on demand or spot): a count in each hour type; a reservation is held all day."""
-        return self.ownership == "rent" and self.rent_tier != "reserved"
+        return self.ownership == Ownership.RENT and self.rent_tier != RentTier.RESERVED
 
 
 RATE_COLUMNS = ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_accelerator",
@@ -257,7 +257,7 @@ def catalog_candidates(s: Scenario, accelerators: list[str] | None = None,
         price = price if math.isfinite(price) else record_number(rec, "price_usd") * a
         rent = record_number(rec, "rent_usd_per_hour") * a
         base = Candidate(
-            name=acc, ownership="own", accelerator=acc, family=str(rec.get("family") or "default"),
+            name=acc, ownership=Ownership.OWN, accelerator=acc, family=str(rec.get("family") or "default"),
             accelerators_per_system=a, system_power_kw=kw, system_rack_units=record_number(rec, "system_rack_units"),
             rack_scale=str(rec.get("system_form")) == "rack", hardware_cooling=str(rec.get("cooling") or "air"),
             price_usd_per_system=price, rent_usd_per_system_hour=rent,
@@ -275,10 +275,10 @@ def catalog_candidates(s: Scenario, accelerators: list[str] | None = None,
             candidates.append(replace(base, name=f"{acc} own"))
             found = True
         if math.isfinite(rent):
-            candidates.append(replace(base, name=f"{acc} rent", ownership="rent", price_usd_per_system=0.0))
+            candidates.append(replace(base, name=f"{acc} rent", ownership=Ownership.RENT, price_usd_per_system=0.0))
             found = True
         if s.existing_accelerators and acc == s.accelerator:
-            candidates.append(replace(base, name=f"{acc} existing", ownership="existing",
+            candidates.append(replace(base, name=f"{acc} existing", ownership=Ownership.EXISTING,
                                       price_usd_per_system=float(s.existing_book_value_usd) * a,
                                       max_systems=float(s.existing_accelerators // a)))
             found = True
@@ -313,11 +313,11 @@ def hosting_variants(cands: list[Candidate], s: Scenario) -> tuple[list[Candidat
     out: list[Candidate] = []
     for c in cands:
         if not c.on_site:
-            out.append(replace(c, cooling_mode="off site"))
+            out.append(replace(c, cooling_mode=CoolingMode.OFF_SITE))
             continue
         modes = _cooling_modes(c.hardware_cooling, s.facility_cooling, bool(s.allow_liquid_retrofit))
-        if c.ownership == "existing":  # already installed: it is cooled as it is, no retrofit to pay
-            modes = ["air"] if c.hardware_cooling != "liquid" else ["liquid"]
+        if c.ownership == Ownership.EXISTING:  # already installed: it is cooled as it is, no retrofit to pay
+            modes = [CoolingMode.AIR] if c.hardware_cooling != "liquid" else [CoolingMode.LIQUID]
         if not modes:
             excluded.append((c.name, f"cooling: {c.name} requires liquid cooling and the facility is air-cooled "
                                      "(allow_liquid_retrofit is false)"))
@@ -327,47 +327,47 @@ def hosting_variants(cands: list[Candidate], s: Scenario) -> tuple[list[Candidat
                 excluded.append((c.name, f"rack power: one {c.name} system draws {c.system_power_kw:,.1f} kW, more "
                                          f"than a {mode}-cooled rack's {_rack_kw(s, mode):,.0f} kW"))
                 continue
-            name = c.name + (" (liquid retrofit)" if mode == "liquid retrofit" else "")
+            name = c.name + (" (liquid retrofit)" if mode == CoolingMode.LIQUID_RETROFIT else "")
             out.append(replace(c, name=name, cooling_mode=mode))
     return out, excluded
 
 
-def _cooling_modes(hardware: str, facility: str, allow_retrofit: bool) -> list[str]:
+def _cooling_modes(hardware: str, facility: str, allow_retrofit: bool) -> list[CoolingMode]:
     """How on-site hardware can be cooled in a facility: its own hall's cooling, or a liquid retrofit of an air hall
     (when allowed; for hardware that can run on air too, a choice the MILP makes: denser racks, lower PUE).
 
-    >>> _cooling_modes("liquid", "air", False), _cooling_modes("liquid", "air", True)
-    ([], ['liquid retrofit'])
-    >>> _cooling_modes("air_or_liquid", "air", True), _cooling_modes("air", "hybrid", True)
-    (['air', 'liquid retrofit'], ['air'])
+    >>> [str(m) for m in _cooling_modes("liquid", "air", True)], _cooling_modes("liquid", "air", False)
+    (['liquid retrofit'], [])
+    >>> [str(m) for m in _cooling_modes("air_or_liquid", "air", True) + _cooling_modes("air", "hybrid", True)]
+    ['air', 'liquid retrofit', 'air']
     """
     if facility == "liquid":
-        return ["liquid"]
+        return [CoolingMode.LIQUID]
     if facility == "hybrid":
-        return ["air"] if hardware == "air" else ["liquid"]
+        return [CoolingMode.AIR] if hardware == "air" else [CoolingMode.LIQUID]
     if hardware == "air":
-        return ["air"]
+        return [CoolingMode.AIR]
     if hardware == "air_or_liquid":
-        return ["air", "liquid retrofit"] if allow_retrofit else ["air"]
-    return ["liquid retrofit"] if allow_retrofit else []
+        return [CoolingMode.AIR, CoolingMode.LIQUID_RETROFIT] if allow_retrofit else [CoolingMode.AIR]
+    return [CoolingMode.LIQUID_RETROFIT] if allow_retrofit else []
 
 
-def _rack_kw(s: Scenario, mode: str) -> float:
+def _rack_kw(s: Scenario, mode: CoolingMode) -> float:
     if s.rack_power_kw is not None:
         return float(s.rack_power_kw)
-    return catalog.default_value("rack_power_kw_air_containment" if mode == "air" else "rack_power_kw_liquid")
+    return catalog.default_value("rack_power_kw_air_containment" if mode == CoolingMode.AIR else "rack_power_kw_liquid")
 
 
-def pue_for(s: Scenario, mode: str) -> float:
+def pue_for(s: Scenario, mode: CoolingMode) -> float:
     """The PUE of a candidate cooled by ``mode``: the scenario's ``pue``, else the sourced default for air
-    (``mode == "air"``) or liquid cooling.
+    (:attr:`CoolingMode.AIR`; off site too) or liquid cooling.
     """
     if s.pue is not None:
         return float(s.pue)
-    return catalog.default_value("pue_air" if mode == "air" else "pue_liquid")
+    return catalog.default_value("pue_air" if mode in (CoolingMode.AIR, CoolingMode.OFF_SITE) else "pue_liquid")
 
 
-def rack_systems(c: Candidate, s: Scenario, mode: str) -> float:
+def rack_systems(c: Candidate, s: Scenario, mode: CoolingMode) -> float:
     """Systems of ``c`` one rack holds when cooled by ``mode`` (:func:`economics.domain.fleet.systems_per_rack`, at
     the scenario's rack power, else the default for the mode, and its rack units); 0 when none fits.
     """

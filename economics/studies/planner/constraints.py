@@ -10,7 +10,15 @@ import numpy as np
 
 from economics.scenario import Scenario
 from economics.studies.planner.candidates import Candidate, rack_systems
-from economics.studies.planner.inputs import BIG_PENALTY, PlanSettings, Workload, flow_per_request, hour_types
+from economics.studies.planner.inputs import (
+    BIG_PENALTY,
+    PlanSettings,
+    PoolRole,
+    RentTier,
+    Workload,
+    flow_per_request,
+    hour_types,
+)
 from economics.studies.planner.model import PlanModel, Row, count_column
 from economics.studies.planner.pools import Costs, Pool
 
@@ -18,13 +26,13 @@ from economics.studies.planner.pools import Costs, Pool
 def demand_rows(m: PlanModel, pools: list[Pool], wl: Workload, levels: np.ndarray, stretch: frozenset[str]) -> None:
     """Every hour: input to prefill and output to decode, each served by aggregated pools or by its own pools."""
     for h, lam in enumerate(levels):
-        for group, role, per_request in ((Row.DEMAND_INPUT, "prefill", wl.uncached_input_tokens),
+        for group, role, per_request in ((Row.DEMAND_INPUT, PoolRole.PREFILL, wl.uncached_input_tokens),
                                          (Row.DEMAND_OUTPUT, "decode", wl.output_tokens)):
             if per_request <= 0:
                 continue
             need = lam * per_request  # tokens/s; the row is scaled to 1 = the hour's demand
-            coefs = {m.flow_col[(p, h)]: -(per_request if pool.role == "aggregated" else 1.0) * pool.unit
-                     / need for p, pool in enumerate(pools) if pool.role in ("aggregated", role)}
+            coefs = {m.flow_col[(p, h)]: -(per_request if pool.role == PoolRole.AGGREGATED else 1.0) * pool.unit
+                     / need for p, pool in enumerate(pools) if pool.role in (PoolRole.AGGREGATED, role)}
             if group in stretch:  # unserved share of the demand, at a price far above any plan
                 col = m.var(BIG_PENALTY * 10.0, False)
                 m.slack_col.setdefault(group, []).append(col)
@@ -37,15 +45,15 @@ def spot_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], wl: Workl
     """Every hour: spot pools carry at most ``max_spot_share`` of the input and of the output demand (the share
     of the service an interruption may take down); no rows when the share is 1 or nothing is spot.
     """
-    spot = [p for p, pool in enumerate(pools) if cands[pool.cand].rent_tier == "spot"]
+    spot = [p for p, pool in enumerate(pools) if cands[pool.cand].rent_tier == RentTier.SPOT]
     if settings.max_spot_share >= 1.0 or not spot:
         return
     for h, lam in enumerate(levels):
-        for role, per_request in (("prefill", wl.uncached_input_tokens), ("decode", wl.output_tokens)):
+        for role, per_request in ((PoolRole.PREFILL, wl.uncached_input_tokens), (PoolRole.DECODE, wl.output_tokens)):
             if per_request <= 0 or lam <= 0:  # nothing of this kind to serve in the hour
                 continue
-            coefs = {m.flow_col[(p, h)]: (per_request if pools[p].role == "aggregated" else 1.0) * pools[p].unit
-                     / (lam * per_request) for p in spot if pools[p].role in ("aggregated", role)}
+            coefs = {m.flow_col[(p, h)]: (per_request if pools[p].role == PoolRole.AGGREGATED else 1.0) * pools[p].unit
+                     / (lam * per_request) for p in spot if pools[p].role in (PoolRole.AGGREGATED, role)}
             if coefs:
                 m.row(coefs, float(settings.max_spot_share), Row.SPOT_SHARE, h)
 
@@ -126,12 +134,12 @@ def site_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], costs: li
             m.slack_col[group] = [col]
             coefs = {**coefs, col: -1.0}
         m.row(coefs, limit, group)
-    if s.kv_link_gb_per_s is not None and any(pool.role == "prefill" for pool in pools):
+    if s.kv_link_gb_per_s is not None and any(pool.role == PoolRole.PREFILL for pool in pools):
         if not math.isfinite(wl.kv_bytes_per_token):
             raise ValueError("kv_link_gb_per_s: the KV-cache bytes per token need a catalog model (model)")
         for h in range(len(weights)):
             coefs = {m.flow_col[(p, h)]: pool.unit * wl.kv_bytes_per_token / 1e9
-                     for p, pool in enumerate(pools) if pool.role == "prefill"}
+                     for p, pool in enumerate(pools) if pool.role == PoolRole.PREFILL}
             if Row.KV_LINK in stretch:
                 col = m.var(BIG_PENALTY / float(s.kv_link_gb_per_s), False)
                 m.slack_col.setdefault(Row.KV_LINK, []).append(col)

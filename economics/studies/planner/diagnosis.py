@@ -13,7 +13,7 @@ import pandas as pd
 from economics.engine.batch import MAX_COUNT
 from economics.scenario import Scenario
 from economics.studies.planner.candidates import Candidate
-from economics.studies.planner.inputs import PlanSettings, Workload
+from economics.studies.planner.inputs import PlanSettings, PoolRole, Workload
 from economics.studies.planner.model import STRETCHABLE, Row
 from economics.studies.planner.pools import Pool, Problem
 from economics.studies.planner.report import (
@@ -92,10 +92,10 @@ def precheck(pools: list[Pool], cands: list[Candidate], wl: Workload, s: Scenari
     """A reason when no combination of pools can serve the demand at all, naming the targets and the best offer
     (the fastest candidate's per-user speed, read from the candidates).
     """
-    out_ok = any(p.role in ("aggregated", "decode") for p in pools)
-    in_ok = wl.uncached_input_tokens <= 0 or any(p.role in ("aggregated", "prefill") for p in pools)
-    both = any(p.role == "aggregated" for p in pools) or (any(p.role == "prefill" for p in pools) and any(
-        p.role == "decode" for p in pools)) or (wl.uncached_input_tokens <= 0 and out_ok)
+    out_ok = any(p.role in (PoolRole.AGGREGATED, PoolRole.DECODE) for p in pools)
+    in_ok = wl.uncached_input_tokens <= 0 or any(p.role in (PoolRole.AGGREGATED, PoolRole.PREFILL) for p in pools)
+    both = any(p.role == PoolRole.AGGREGATED for p in pools) or (any(p.role == PoolRole.PREFILL for p in pools) and any(
+        p.role == PoolRole.DECODE for p in pools)) or (wl.uncached_input_tokens <= 0 and out_ok)
     if out_ok and in_ok and both:
         return fleet_bound(pools, cands, wl)
     speed = [r for n, r in excluded if r.startswith("per-user speed")]
@@ -137,9 +137,10 @@ def fleet_bound(pools: list[Pool], cands: list[Candidate], wl: Workload) -> str:
     """
     peak = float(np.max(wl.hourly_requests_per_s))
     need, best = 0.0, ""
-    for side, tokens in (("decode", wl.output_tokens), ("prefill", wl.uncached_input_tokens)):
-        rates = [(p.capacity * (tokens if p.role == "aggregated" else 1.0) / cands[p.cand].accelerators_per_system,
-                  cands[p.cand].name) for p in pools if p.role in ("aggregated", side)]
+    for side, tokens in ((PoolRole.DECODE, wl.output_tokens), (PoolRole.PREFILL, wl.uncached_input_tokens)):
+        rates = [(p.capacity * (tokens if p.role == PoolRole.AGGREGATED else 1.0)
+                  / cands[p.cand].accelerators_per_system, cands[p.cand].name)
+                 for p in pools if p.role in (PoolRole.AGGREGATED, side)]
         if tokens > 0 and rates and peak * tokens / max(rates)[0] > need:
             need, best = peak * tokens / max(rates)[0], f"{max(rates)[1]} ({side}: {max(rates)[0]:,.4g} token/s)"
     if need <= MAX_COUNT:

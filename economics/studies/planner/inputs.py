@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -22,10 +23,48 @@ from economics.scenario import FieldSpec, Scenario
 from economics.scenario import Workload as WorkloadKind
 from economics.validation_hours import region_intensity
 
-ROLES = ("aggregated", "prefill", "decode")
+
+class PoolRole(StrEnum):
+    """What a pool serves: whole requests (aggregated), or one side of a disaggregated fleet."""
+
+    AGGREGATED = "aggregated"
+    PREFILL = "prefill"
+    DECODE = "decode"
 
 
-OWNERSHIPS = ("own", "rent", "existing")
+ROLES: tuple[PoolRole, ...] = tuple(PoolRole)
+
+
+class Ownership(StrEnum):
+    """How a plan holds a candidate: bought, rented, or already installed (the scenario's ``ownership`` is one of
+    the first two; ``existing`` is the planner's own: the site's installed fleet, its purchase sunk).
+    """
+
+    OWN = "own"
+    RENT = "rent"
+    EXISTING = "existing"
+
+
+OWNERSHIPS: tuple[Ownership, ...] = tuple(Ownership)
+
+
+class RentTier(StrEnum):
+    """The tier rented capacity is bought in (the scenario's ``rent_tier``)."""
+
+    ON_DEMAND = "on_demand"
+    RESERVED = "reserved"
+    SPOT = "spot"
+
+
+class CoolingMode(StrEnum):
+    """How a candidate's systems are cooled in the plan: in the hall's own air or liquid, by a liquid retrofit of an
+    air hall, or off site (rented).
+    """
+
+    AIR = "air"
+    LIQUID = "liquid"
+    LIQUID_RETROFIT = "liquid retrofit"
+    OFF_SITE = "off site"
 
 
 
@@ -146,7 +185,7 @@ def _parse_setting(spec: FieldSpec, raw: Any) -> Any:
     return value
 
 
-RENT_TIERS = ("on_demand", "reserved", "spot")
+RENT_TIERS: tuple[RentTier, ...] = tuple(RentTier)
 
 
 def tiers_text(text: str) -> str:
@@ -164,9 +203,9 @@ def tiers_text(text: str) -> str:
     return ";".join(t for t in RENT_TIERS if t in given)
 
 
-def plan_tiers(s: Scenario, settings: PlanSettings) -> tuple[str, ...]:
-    """The tiers a plan weighs: the setting's, else the scenario's ``rent_tier``."""
-    return tuple(settings.rent_tiers.split(";")) if settings.rent_tiers else (str(s.rent_tier),)
+def plan_tiers(s: Scenario, settings: PlanSettings) -> tuple[RentTier, ...]:
+    """The tiers a plan weighs: the setting's (checked by :func:`tiers_text`), else the scenario's ``rent_tier``."""
+    return tuple(map(RentTier, settings.rent_tiers.split(";") if settings.rent_tiers else [s.rent_tier]))
 
 
 @dataclass(frozen=True)
@@ -245,11 +284,13 @@ class Workload:
         return self.turns_per_session > 0
 
 
-def flow_per_request(wl: Workload, role: str) -> float:
+def flow_per_request(wl: Workload, role: PoolRole) -> float:
     """Flow units one request brings a pool of ``role``: 1 request (aggregated), its uncached input tokens (prefill)
     or its output tokens (decode).
     """
-    return {"aggregated": 1.0, "prefill": wl.uncached_input_tokens, "decode": wl.output_tokens}[role]
+    per_request = {PoolRole.AGGREGATED: 1.0, PoolRole.PREFILL: wl.uncached_input_tokens,
+                   PoolRole.DECODE: wl.output_tokens}
+    return per_request[role]
 
 
 def workload(s: Scenario, settings: PlanSettings, growth: float = 1.0) -> Workload:

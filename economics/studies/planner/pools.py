@@ -15,7 +15,16 @@ from economics.domain.formula import HOURS_PER_DAY
 from economics.scenario import Scenario
 from economics.scenario import Workload as WorkloadKind
 from economics.studies.planner.candidates import Candidate, pue_for
-from economics.studies.planner.inputs import Day, PlanSettings, Workload, flow_per_request, plan_day
+from economics.studies.planner.inputs import (
+    CoolingMode,
+    Day,
+    Ownership,
+    PlanSettings,
+    PoolRole,
+    Workload,
+    flow_per_request,
+    plan_day,
+)
 from economics.studies.planner.tiers import tier_availability
 
 
@@ -26,7 +35,7 @@ class Pool:
     """
 
     cand: int
-    role: str
+    role: PoolRole
     raw_capacity: float          # flow units/s one system serves at full load
     capacity: float              # x availability / (1 + headroom): what the plan may count on
     prefill_weight: float        # uncached input tokens per flow unit (aggregated I_miss, prefill 1, decode 0)
@@ -103,7 +112,7 @@ def candidate_costs(c: Candidate, s: Scenario, day: Day | None = None) -> Costs:
         s = s.model_copy(update=dict(c.changes))
     r, n = float(s.cost_of_capital), float(s.depreciation_years)
     mode = c.cooling_mode
-    pue = pue_for(s, "liquid" if mode == "liquid retrofit" else (mode if mode != "off site" else "air"))
+    pue = pue_for(s, mode)
     # the engine's energy formula: idle all hours it is held, and the draw above idle in proportion to its load
     day = day or plan_day(s)
     pays = c.on_site or not s.rent_includes_energy
@@ -117,18 +126,18 @@ def candidate_costs(c: Candidate, s: Scenario, day: Day | None = None) -> Costs:
     physical = (idle, pays, idle_it_kw * pue, c.system_power_kw * (1.0 - f) * pue, kg_h)
     tiers = kv_tiers_capex_usd(c, s)  # bought with every system, whoever owns it, as the engine charges them
     tiers_h = float(cost.capital_usd_per_hour(tiers, r, n))
-    if c.ownership == "rent":
+    if c.ownership == Ownership.RENT:
         return Costs(0.0, 0.0, c.rent_usd_per_system_hour + tiers_h + idle + carbon_h, busy, 0.0, 0.0, *physical)
     retrofit_capex = (float(fleet.retrofit_capex_usd(c.system_power_kw, s.liquid_retrofit_usd_per_mw))
-                      if mode == "liquid retrofit" else 0.0)
-    capital = float(cost.capital_usd_per_hour(c.price_usd_per_system, r, n)) if c.ownership == "own" else 0.0
+                      if mode == CoolingMode.LIQUID_RETROFIT else 0.0)
+    capital = float(cost.capital_usd_per_hour(c.price_usd_per_system, r, n)) if c.ownership == Ownership.OWN else 0.0
     retrofit_h = float(cost.capital_usd_per_hour(retrofit_capex, r, float(s.facility_depreciation_years)))
     ops = float(cost.operations_usd_per_hour(c.price_usd_per_system, s.maintenance_fraction_per_year,
                                              float(s.software_usd_per_accelerator_year) * c.accelerators_per_system))
     hosting = float(cost.facility_usd_per_hour(c.system_power_kw, s.colocation_usd_per_kw_month,
                                                s.facility_capex_usd_per_kw, r, s.facility_depreciation_years))
     opex = ops + hosting + idle + carbon_h
-    capex = (c.price_usd_per_system if c.ownership == "own" else 0.0) + retrofit_capex + tiers
+    capex = (c.price_usd_per_system if c.ownership == Ownership.OWN else 0.0) + retrofit_capex + tiers
     return Costs(capital + retrofit_h + tiers_h + opex, opex, 0.0, busy, capex, c.system_power_kw * pue, *physical)
 
 
@@ -174,8 +183,8 @@ def build_pools(cands: list[Candidate], s: Scenario, settings: PlanSettings,
                 continue
             raw = {"aggregated": float(requests_per_s_per_accelerator(
                         wl.input_tokens, wl.output_tokens, hit, p_sys, d_sys)),
-                   "prefill": p_sys, "decode": d_sys}[role]
-            weight = {"aggregated": uncached, "prefill": 1.0, "decode": 0.0}[role]
+                   PoolRole.PREFILL: p_sys, PoolRole.DECODE: d_sys}[role]
+            weight = {PoolRole.AGGREGATED: uncached, PoolRole.PREFILL: 1.0, PoolRole.DECODE: 0.0}[role]
             peak = float(np.max(wl.hourly_requests_per_s)) * flow_per_request(wl, role)
             pools.append(Pool(k, role, raw, raw * avail / (1.0 + float(s.headroom)), weight,
                               p_sys * avail if math.isfinite(p_sys) else math.nan, servers, service, avail,
@@ -190,29 +199,29 @@ def hit_rate(c: Candidate, s: Scenario) -> float:
     return c.kv_hit_rate if math.isfinite(c.kv_hit_rate) else float(s.prefix_cache_hit_rate)
 
 
-def _role_problem(c: Candidate, role: str, wl: Workload, target: float | None, settings: PlanSettings,
+def _role_problem(c: Candidate, role: PoolRole, wl: Workload, target: float | None, settings: PlanSettings,
                   service_s: float, uncached: float) -> str:
     """Why a candidate cannot take a role ('' when it can), with the numbers."""
     has_p = math.isfinite(c.input_tokens_per_s_per_system) and c.input_tokens_per_s_per_system > 0
     has_d = math.isfinite(c.output_tokens_per_s_per_system) and c.output_tokens_per_s_per_system > 0
-    if wl.sessions and role != "aggregated":
+    if wl.sessions and role != PoolRole.AGGREGATED:
         return ("workload=sessions is planned on aggregated pools only (which pool holds a session's KV between "
                 "turns is not modelled)")
-    if role == "prefill" and not has_p:
+    if role == PoolRole.PREFILL and not has_p:
         return "no prefill throughput (input_tokens_per_s_per_accelerator)"
-    if role == "prefill" and uncached <= 0:
+    if role == PoolRole.PREFILL and uncached <= 0:
         return "nothing to prefill: every input token is a prefix-cache hit"
-    if role in ("aggregated", "decode") and not has_d:
+    if role in (PoolRole.AGGREGATED, PoolRole.DECODE) and not has_d:
         return "no decode throughput (output_tokens_per_s_per_accelerator)"
-    if role == "decode" and not has_p:
+    if role == PoolRole.DECODE and not has_p:
         return "its output figure includes prefill time, so its decode-only rate is unknown"
-    if role != "prefill" and target is not None:
+    if role != PoolRole.PREFILL and target is not None:
         speed = c.output_tokens_per_s_per_user
         if not math.isfinite(speed):
             return f"per-user speed: not given; the target is {target:g} token/s per user"
         if speed < target * (1.0 - 1e-6):
             return f"per-user speed: {speed:,.1f} token/s per user, below the target {target:g}"
-    if role != "decode" and settings.ttft_target_s is not None and uncached > 0:
+    if role != PoolRole.DECODE and settings.ttft_target_s is not None and uncached > 0:
         if not has_p:
             return "time to first token: no prefill throughput to check it with"
         if service_s >= settings.ttft_target_s:

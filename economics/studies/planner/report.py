@@ -18,7 +18,17 @@ from economics.domain.formula import DAYS_PER_YEAR, HOURS_PER_DAY, SECONDS_PER_D
 from economics.scenario import Scenario
 from economics.studies.planner.candidates import Candidate, rack_systems
 from economics.studies.planner.footprint import footprint_summary, pool_kgco2e_per_day
-from economics.studies.planner.inputs import HOURS, ROLES, Day, PlanSettings, Workload, hour_types, type_day
+from economics.studies.planner.inputs import (
+    HOURS,
+    ROLES,
+    Day,
+    Ownership,
+    PlanSettings,
+    RentTier,
+    Workload,
+    hour_types,
+    type_day,
+)
 from economics.studies.planner.milp import MIP_REL_GAP, TIME_LIMIT_S, Solution
 from economics.studies.planner.model import PlanModel, Row, utilization_cap
 from economics.studies.planner.pools import Costs, Pool, Problem
@@ -92,8 +102,8 @@ def candidate_table(cands: list[Candidate], pools: list[Pool], excluded: list[tu
         rows.append({"name": c.name, "accelerator": c.accelerator, "ownership": c.ownership,
                      "tier": c.rent_tier or None, "cooling": c.cooling_mode,
                      "accelerators_per_system": c.accelerators_per_system, "system_power_kw": c.system_power_kw,
-                     "price_usd_per_system": c.price_usd_per_system if c.ownership != "rent" else None,
-                     "rent_usd_per_system_hour": c.rent_usd_per_system_hour if c.ownership == "rent" else None,
+                     "price_usd_per_system": c.price_usd_per_system if c.ownership != Ownership.RENT else None,
+                     "rent_usd_per_system_hour": c.rent_usd_per_system_hour if c.ownership == Ownership.RENT else None,
                      "input_tokens_per_s_per_system": c.input_tokens_per_s_per_system,
                      "output_tokens_per_s_per_system": c.output_tokens_per_s_per_system,
                      "output_tokens_per_s_per_user": c.output_tokens_per_s_per_user,
@@ -175,7 +185,7 @@ def _reserved_idle(c: Candidate, n: np.ndarray, f: np.ndarray, pool: Pool, weigh
     :func:`economics.domain.rent.reserved_idle_usd_per_day` at the day's utilization of its systems.
     """
     held = float(np.sum(weights * n))
-    if c.rent_tier != "reserved" or held <= 0:
+    if c.rent_tier != RentTier.RESERVED or held <= 0:
         return 0.0
     busy = float(np.sum(weights * f)) / pool.raw_capacity  # system-hours of full load
     return float(rent.reserved_idle_usd_per_day(float(n.max()) * c.rent_usd_per_system_hour, busy / held))
@@ -204,9 +214,9 @@ def plan_result(m: PlanModel, res: Any, pb: Problem, table: pd.DataFrame, notes:
         "cost_usd_per_m_tokens": cost_day / tokens_day * 1e6 if tokens_day > 0 else None,
         "capex_usd": float(plan_df["capex_usd"].sum()), "it_mw": float(plan_df["it_mw"].fillna(0).sum()),
         "facility_mw": float(plan_df["facility_mw"].fillna(0).sum()), "racks": racks,
-        "systems_on_site": int(plan_df.loc[plan_df["ownership"] != "rent", "systems"].sum()),
+        "systems_on_site": int(plan_df.loc[plan_df["ownership"] != Ownership.RENT, "systems"].sum()),
         "distinct_pools": len(plan_df),
-        "rented_system_hours_per_day": float(plan_df.loc[plan_df["ownership"] == "rent",
+        "rented_system_hours_per_day": float(plan_df.loc[plan_df["ownership"] == Ownership.RENT,
                                                          "system_hours_per_day"].sum()),
         "binding": "; ".join(constraints.loc[constraints["binding"], "constraint"].astype(str)),
         "mip_gap": max(0.0, (float(res.fun) - res.bound) / float(res.fun)) if res.fun > 0 and math.isfinite(
@@ -265,8 +275,8 @@ def _per_hour(m: PlanModel, x: np.ndarray, pb: Problem, used: list[int], weights
     """
     pools, cands, wl = pb.pools, pb.cands, pb.wl
     per_hour: dict[str, np.ndarray] = {}
-    tiered = any(cands[pools[p].cand].rent_tier not in ("", "on_demand") for p in range(len(pools)))
-    groups = ["on site", "rented", *(("reserved", "on_demand", "spot") if tiered else ())]
+    tiered = any(cands[pools[p].cand].rent_tier not in (None, RentTier.ON_DEMAND) for p in range(len(pools)))
+    groups = ["on site", "rented", *((RentTier.RESERVED, RentTier.ON_DEMAND, RentTier.SPOT) if tiered else ())]
 
     def member(c: Candidate, group: str) -> bool:
         return c.on_site if group == "on site" else not c.on_site if group == "rented" else c.rent_tier == group

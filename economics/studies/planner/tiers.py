@@ -19,9 +19,9 @@ from dataclasses import replace
 from economics.domain import rent
 from economics.scenario import Scenario
 from economics.studies.planner.candidates import Candidate
-from economics.studies.planner.inputs import PlanSettings, plan_tiers
+from economics.studies.planner.inputs import Ownership, PlanSettings, RentTier, plan_tiers
 
-TIER_SUFFIX = {"on_demand": "", "reserved": " reserved", "spot": " spot"}
+TIER_SUFFIX = {RentTier.ON_DEMAND: "", RentTier.RESERVED: " reserved", RentTier.SPOT: " spot"}
 """What a tier adds to a rented candidate's name (on demand keeps the name it had before tiers)."""
 
 
@@ -33,28 +33,28 @@ def tier_variants(cands: list[Candidate], s: Scenario, settings: PlanSettings) -
 
     >>> s = Scenario(reserved_discount=0.35)
     >>> c = Candidate("gpu-rent", "rent", rent_usd_per_system_hour=20.0)
-    >>> [(v.name, v.rent_tier, round(v.rent_usd_per_system_hour, 6))
+    >>> [(v.name, str(v.rent_tier), round(v.rent_usd_per_system_hour, 6))
     ...  for v in tier_variants([c], s, PlanSettings(rent_tiers="on_demand;reserved"))]
     [('gpu-rent', 'on_demand', 20.0), ('gpu-rent reserved', 'reserved', 13.0)]
     """
     out: list[Candidate] = []
     for c in cands:
-        if c.ownership != "rent" or c.rent_tier:
+        if c.ownership != Ownership.RENT or c.rent_tier is not None:
             out.append(c)
             continue
         out.extend(tier_candidate(c, tier, s) for tier in plan_tiers(s, settings))
     return out
 
 
-def tier_candidate(c: Candidate, tier: str, s: Scenario) -> Candidate:
+def tier_candidate(c: Candidate, tier: RentTier, s: Scenario) -> Candidate:
     """A rented candidate in one tier: its name, tier and that tier's rent per system-hour."""
-    if tier == "on_demand":
+    if tier == RentTier.ON_DEMAND:
         return replace(c, rent_tier=tier)
-    own = c.reserved_rent_usd_per_system_hour if tier == "reserved" else c.spot_rent_usd_per_system_hour
+    own = c.reserved_rent_usd_per_system_hour if tier == RentTier.RESERVED else c.spot_rent_usd_per_system_hour
     note = c.note
     if not math.isfinite(own):
-        formula = rent.RESERVED_FROM_DISCOUNT if tier == "reserved" else rent.SPOT_FROM_DISCOUNT
-        discount = float(s.reserved_discount if tier == "reserved" else s.spot_discount)
+        formula = rent.RESERVED_FROM_DISCOUNT if tier == RentTier.RESERVED else rent.SPOT_FROM_DISCOUNT
+        discount = float(s.reserved_discount if tier == RentTier.RESERVED else s.spot_discount)
         own = float(formula.evaluate({"rent_usd_per_accelerator_hour": c.rent_usd_per_system_hour,
                                       f"{tier}_discount": discount}))
         note = (note + "; " if note else "") + f"{tier} rent: the on-demand rent less {discount:.0%}"
@@ -63,6 +63,6 @@ def tier_candidate(c: Candidate, tier: str, s: Scenario) -> Candidate:
 
 def tier_availability(c: Candidate, s: Scenario) -> float:
     """The share of its capacity a rented system of ``c``'s tier serves: spot's availability, else 1."""
-    if c.rent_tier != "spot":
+    if c.rent_tier != RentTier.SPOT:
         return 1.0
     return float(rent.spot_availability(float(s.spot_mtbi_hours), float(s.spot_recovery_hours)))
