@@ -65,7 +65,7 @@ def test_options_side_by_side_with_payback_and_irr(page: AppTest) -> None:
     assert {"NPV of adding decode", "Break-even decode price", "Payback of adding decode",
             "IRR of adding decode"} <= labels
     assert "None" not in " ".join(str(m.value) for m in page.metric)
-    assert len(page.get("vega_lite_chart")) == 1
+    assert len(page.get("vega_lite_chart")) == 2  # the cumulative cash flow, and the refresh NPV by year
 
 
 def test_a_dearer_decode_accelerator_lowers_its_npv(page: AppTest) -> None:

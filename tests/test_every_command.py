@@ -67,7 +67,7 @@ CASES: list[tuple[str, int, str]] = [
     ("evaluate {valid} -o {bad_out}", 2, "cannot write"),
     ("evaluate {valid} --errors {dir}", 2, "cannot write"),
     ("evaluate {valid} --format xml", 2, "invalid choice: 'xml'"),
-    ("evaluate", 2, "required: input"),
+    ("evaluate", 2, "give an input file, or --scenario NAME[@VERSION]"),
     ("evaluate {valid} --bogus", 2, "unrecognized arguments: --bogus"),
     ("bogus", 2, "invalid choice: 'bogus'"),
     ("", 2, "required: command"),
@@ -98,7 +98,7 @@ CASES: list[tuple[str, int, str]] = [
 ]
 for command in ROW_COMMANDS:
     CASES += [
-        (f"{command} {{all}}", 2, "required: --row"),
+        (f"{command} {{all}}", 2, "--row: required with an input file"),
         (f"{command} {{all}} --row nobody", 2, "--row: no row named 'nobody' and no row number 1..5"),
         (f"{command} {{all}} --row 99", 2, "no row number 1..5"),
         (f"{command} {{all}} --row dup", 2, "--row: 2 rows are named 'dup' (rows 3, 4); give the row number"),

@@ -31,7 +31,7 @@ DISTRIBUTION = {"numpy": "numpy", "pandas": "pandas", "pydantic": "pydantic", "a
                 "distributed": "dask", "streamlit": "streamlit", "altair": "altair", "openpyxl": "openpyxl",
                 "typst": "typst", "vl_convert": "vl-convert-python", "fastapi": "fastapi",
                 "fastapi_offline": "fastapi-offline", "starlette": "starlette", "uvicorn": "uvicorn", "h11": "h11",
-                "mcp": "mcp"}
+                "mcp": "mcp", "sqlalchemy": "sqlalchemy", "alembic": "alembic"}
 EXTRAS = {"report": ROOT / "economics" / "report", "api": ROOT / "economics" / "api", "mcp": ROOT / "economics" / "mcp"}
 """The subpackages whose third-party imports are an optional extra's, not the core install's."""
 
@@ -166,7 +166,8 @@ def path_literals(path: Path) -> list[str]:
 
 
 API_TESTS = ("test_api.py", "test_sessions_everywhere.py", "test_fuzz_slice.py", "test_kv_memory.py",
-             "test_session_traces.py", "test_plan_sessions.py", "test_mcp.py")
+             "test_session_traces.py", "test_plan_sessions.py", "test_mcp.py", "test_api_schemathesis.py",
+             "test_openapi.py", "test_store_api.py")
 """The tests that call the local HTTP API server's routes (tests/test_api.py's fixture)."""
 
 
@@ -175,7 +176,7 @@ def test_no_test_reads_outside_the_repository() -> None:
     # in the HTTP API's tests, the routes of the local uvicorn server (URLs on 127.0.0.1, never files); in the
     # signal tests, /proc: the kernel's view of the processes they start (signal handlers, children), not a file.
     allowed_e2e = re.compile(r"^/usr/bin/chromium$|^/[a-z_]+(/[a-z_]+)?([?#]\S*)?$")
-    allowed_api = re.compile(r"^/(v1/[A-Za-z0-9_.%-]+(/[A-Za-z0-9_.%-]+)?|openapi\.json|docs|mcp)([?#]\S*)?$")
+    allowed_api = re.compile(r"^/(v1(/[A-Za-z0-9_.%-]+){1,4}/?|openapi\.json|docs|mcp)([?#]\S*)?$")
     offenders = []
     for path in sorted((ROOT / "tests").rglob("*.py")):
         if path == Path(__file__).resolve():

@@ -69,14 +69,14 @@ def test_versions_record_who_what_changed_and_the_kpis_compare(store_url: str) -
 
 def test_a_stale_save_is_refused_naming_the_newer_version_and_nothing_is_lost(store_url: str) -> None:
     first, second = store.Store(store_url), store.Store(store_url)  # two users, two connections
-    first.save_scenario("shared", RENTED, saved_by="ana")
-    first.save_scenario("shared", {**RENTED, "accelerator_count": 16}, base_version=1, saved_by="ana")
+    first.save_scenario("team", RENTED, saved_by="ana")
+    first.save_scenario("team", {**RENTED, "accelerator_count": 16}, base_version=1, saved_by="ana")
     with pytest.raises(store.StaleVersion, match=r"based on version 1, but version 2 \(saved by ana") as refused:
-        second.save_scenario("shared", {**RENTED, "accelerator_count": 4}, base_version=1, saved_by="li")
+        second.save_scenario("team", {**RENTED, "accelerator_count": 4}, base_version=1, saved_by="li")
     assert refused.value.newer == 2
     with pytest.raises(store.StaleVersion, match="in the store already, its newest is version 2"):
-        second.save_scenario("shared", RENTED, saved_by="li")  # a "new" scenario whose name is taken
-    assert [v.saved_by for v in first.history("shared")] == ["ana", "ana"]
+        second.save_scenario("team", RENTED, saved_by="li")  # a "new" scenario whose name is taken
+    assert [v.saved_by for v in first.history("team")] == ["ana", "ana"]
 
 
 def test_two_concurrent_saves_of_one_scenario_one_is_refused(store_url: str) -> None:
@@ -190,7 +190,7 @@ def test_export_and_import_move_everything_and_replace_nothing(store_url: str, t
 
 
 def test_the_default_store_is_a_file_in_the_data_directory() -> None:
-    assert database.database_url({"XDG_DATA_HOME": "/d"}) == "sqlite:////d/token-economics/store.sqlite"
+    assert database.database_url({"XDG_DATA_HOME": "data-home"}) == "sqlite:///data-home/token-economics/store.sqlite"
     assert database.database_url({database.URL_VARIABLE: "postgresql+psycopg://u@h/db"}).startswith("postgresql")
     assert records.reference("name@with@2") == ("name@with", 2)
 

@@ -37,6 +37,8 @@ SECTIONS: dict[str, tuple[str, ...]] = {
 }
 SECTION_OF_FIELD = {"existing_accelerators": "Hardware", "new_accelerator": "Hardware",
                     "existing_book_value_usd": "Finance", "horizon_years": "Finance",
+                    "residual_value_fraction": "Finance", "lease_rate_per_year": "Finance",
+                    "rent_change_per_year": "Prices", "token_price_change_per_year": "Prices",
                     "demand_growth_per_year": "Demand", "fast_tier_min_tokens_per_s_per_user": "Prices",
                     "fast_tier_price_multiplier": "Prices", "name": "Hardware"}
 LABELS = {  # where the schema's description does not make a form label

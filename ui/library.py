@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 import economics
@@ -74,14 +73,14 @@ search = st.text_input("Search names and projects", key="library_search")
 total = opened.count_scenarios(search)
 rows = opened.list_scenarios(search, limit=LISTED)
 st.caption(f"{total:,} scenarios" + (f"; the first {LISTED:,} by name shown" if total > LISTED else ""))
-st.dataframe(pd.DataFrame([r.as_json() for r in rows]), hide_index=True, width="stretch")
+st.dataframe([r.as_json() for r in rows], hide_index=True, width="stretch")
 if not rows:
     st.stop()
 chosen = st.selectbox("Scenario", [r.name for r in rows], key="library_scenario")
 history = opened.history(chosen)
-st.dataframe(pd.DataFrame([{"version": v.version, "saved_by": v.saved_by, "saved_at": v.saved_at, "note": v.note,
-                            "changed": ", ".join(c["field"] for c in v.changes)} for v in history]),
-             hide_index=True, width="stretch")
+st.dataframe([{"version": v.version, "saved_by": v.saved_by, "saved_at": v.saved_at, "note": v.note,
+               "changed": ", ".join(c["field"] for c in v.changes)} for v in history], hide_index=True,
+             width="stretch")
 numbers = [v.version for v in history]
 version = st.selectbox("Version", numbers, key="library_version")
 if st.button("Open this version as the working scenario", key="library_open"):
@@ -95,8 +94,9 @@ if len(numbers) > 1:
     a = st.selectbox("Version A", numbers, index=1, key="library_a")
     b = st.selectbox("Version B", numbers, index=0, key="library_b")
     compared = store.compare(opened.scenario(chosen, a), opened.scenario(chosen, b))
-    st.dataframe(pd.DataFrame(compared.fields), hide_index=True, width="stretch")
-    st.dataframe(pd.DataFrame(compared.kpis).drop(columns=["output"]), hide_index=True, width="stretch")
+    st.dataframe(compared.fields, hide_index=True, width="stretch")
+    st.dataframe([{k: v for k, v in row.items() if k != "output"} for row in compared.kpis], hide_index=True,
+                 width="stretch")
 
 with st.expander("Delete this scenario"):
     sure = st.checkbox(f"Delete every version of '{plain(chosen)}' for good", key="library_sure")

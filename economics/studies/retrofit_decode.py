@@ -29,7 +29,7 @@ SPEED = "output_tokens_per_s_per_user"
 
 def decode_ids() -> list[str]:
     """The catalog's decode accelerators (roofline = no), in catalog order."""
-    return [a for a in catalog.accelerator_ids() if str(catalog.accelerator_record(a).get("roofline", "")) == "no"]
+    return [a for a in catalog.accelerator_ids() if not bool(catalog.accelerator_record(a).get("roofline", True))]
 
 
 def _claim(model: str, accelerator: str) -> tuple[pd.Series | None, str]:

@@ -34,7 +34,7 @@ from economics.domain.finance import capital_recovery_factor, irr
 from economics.engine.batch import MAX_COUNT, as_scenario, resolve_scenario
 from economics.engine.pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, compute
 from economics.scenario import Scenario
-from economics.studies.retrofit import Option, RetrofitResult, _fleet, analyse
+from economics.studies.retrofit import Option, RetrofitResult, _fleet, analyse, standard_options
 from economics.studies.retrofit_cash import (
     FAST_TIER,
     OPEX,
@@ -45,6 +45,7 @@ from economics.studies.retrofit_cash import (
     forward_y,
     net_t_usd,
     opex_terms,
+    revenue_terms,
 )
 from economics.studies.retrofit_years import DEMAND_FIELDS, _float
 from economics.studies.uncertainty import DEFAULT_RANGE_FACTORS
@@ -265,9 +266,6 @@ def _prepare(s: Scenario, point: RetrofitResult) -> list[_Option]:
     """Each option of the point study, resolved once: its years' row (year 1, the point study's fleet) and, when
     its fleet is sized from demand, the row it is sized from.
     """
-    from economics.studies.retrofit import standard_options
-    from economics.studies.retrofit_cash import revenue_terms
-
     fresh = {o.name: o for o in standard_options(s)}
     out = []
     for opt, (_, part) in zip(point.studied, point.option_years, strict=True):
@@ -475,8 +473,8 @@ def npv_rows(rate: Floats, flows: Floats) -> Floats:
     """NPV of each row of cash flows (t = 0 .. T) at its own rate: what :func:`economics.domain.finance.npv_usd`
     gives one row.
 
-    >>> npv_rows(np.array([0.1]), np.array([[-100.0, 110.0]])).round(9).tolist()
-    [0.0]
+    >>> npv_rows(np.array([0.1]), np.array([[-100.0, 110.0]])).round(9).tolist() == [0.0]
+    True
     """
     disc = (1.0 + rate[:, None]) ** -np.arange(flows.shape[1])[None, :]
     return np.asarray((flows * disc).sum(axis=1), dtype=float)

@@ -74,7 +74,7 @@ def to_sessions(scenario: Scenario | Mapping[str, Any]) -> Switched:
 
     >>> s = to_sessions(Scenario(model="llama-3.1-70b", demand_output_tokens_per_day=3.15e9))
     >>> s.scenario.turns_per_session, s.scenario.demand_sessions_per_day, s.scenario.demand_output_tokens_per_day
-    (21, 1000000.0, None)
+    (21.0, 1000000.0, None)
     >>> s.origins["demand_sessions_per_day"]
     'from the request demand: 3,150,000,000 output tokens/day / (21 turns x 150 tokens a turn)'
     """
