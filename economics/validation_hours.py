@@ -145,7 +145,12 @@ def _fill_from_region(cols: dict[str, Any]) -> None:
     profile where the catalog has one and the row gives none (a row's own average keeps its hours flat).
     """
     region = np.asarray(cols["grid_region"], dtype=object)
-    codes, names = pd.factorize(pd.Series(region, dtype=object), use_na_sentinel=False)  # a region read once
+    if region.size <= catalog.FEW_IDS:  # one scenario: the same codes without a pandas call
+        seen: dict[Any, int] = {}
+        codes = np.array([seen.setdefault(r, len(seen)) for r in region], dtype=np.intp)
+        names: Any = list(seen)
+    else:
+        codes, names = pd.factorize(pd.Series(region, dtype=object), use_na_sentinel=False)  # a region read once
     figures = [region_intensity(str(r)) if r in catalog.grid_regions().index else (np.nan, "") for r in names]
     average = np.array([f[0] for f in figures], dtype=float)[codes] if len(names) else np.zeros(0)
     given = np.asarray(cols["grid_carbon_g_per_kwh"], dtype=float)

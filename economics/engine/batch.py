@@ -7,6 +7,7 @@ in; absent fields that took their defaults are not repeated), the outputs, ``war
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import Any
 
@@ -367,7 +368,7 @@ def _scalar(value: Any, integer: bool) -> Any:
     (None, 16, 2.5)
     """
     x = float(value)
-    if not np.isfinite(x):
+    if not math.isfinite(x):  # math, not numpy: the same test on a float, without an array per call
         return None
     return int(x) if integer else x
 

@@ -96,8 +96,13 @@ def estimate_basis(accelerators: Array, models: Array, given_factors: Array | No
     else:
         family = pd.Series(acc).map(families).fillna("").to_numpy(dtype=object)
     cls = np.asarray(catalog.model_class(mod), dtype=object)
-    keys = pd.Series([f"{f}\x00{c}\x00{g}" for f, c, g in zip(family, cls, given, strict=True)], dtype=object)
-    codes, uniq = pd.factorize(keys)
+    keys = [f"{f}\x00{c}\x00{g}" for f, c, g in zip(family, cls, given, strict=True)]
+    if acc.size <= catalog.FEW_IDS:  # the same codes, in order of first appearance, without a pandas call
+        seen: dict[str, int] = {}
+        codes = np.array([seen.setdefault(k, len(seen)) for k in keys], dtype=np.intp)
+        uniq: Any = list(seen)
+    else:
+        codes, uniq = pd.factorize(pd.Series(keys, dtype=object))
     memo: dict[str, tuple[float, float, str, bool, bool]] = catalog.derived(
         "estimate labels", (catalog.estimate_ranges(), catalog.calibration(), catalog.accelerators()), dict)
     found = []
@@ -110,6 +115,28 @@ def estimate_basis(accelerators: Array, models: Array, given_factors: Array | No
         lambda i: np.array([], dtype=object))
     return {"ratio_low": pick(0).astype(float), "ratio_high": pick(1).astype(float), "throughput_basis": pick(2),
             "unseen": pick(3).astype(bool), "class_mismatch": pick(4).astype(bool)}
+
+
+def _basis_where(rows: Array, accelerators: Array, models: Array, given_factors: Array | None = None
+                 ) -> dict[str, Array]:
+    """:func:`estimate_basis` on ``rows`` only (the estimated rows: :func:`attach` reads the basis nowhere else);
+    other rows hold no range (NaN ratios, no label, neither flag). A table of measured throughputs looks nothing up.
+    """
+    rows = np.asarray(rows, dtype=bool)
+    if rows.all():
+        return estimate_basis(accelerators, models, given_factors)
+    n = rows.size
+    out = {"ratio_low": np.full(n, np.nan), "ratio_high": np.full(n, np.nan),
+           "throughput_basis": np.full(n, "", dtype=object), "unseen": np.zeros(n, dtype=bool),
+           "class_mismatch": np.zeros(n, dtype=bool)}
+    if not rows.any():
+        return out
+    at = np.flatnonzero(rows)
+    given = None if given_factors is None else np.asarray(given_factors, dtype=bool)[at]
+    found = estimate_basis(np.asarray(accelerators, dtype=object)[at], np.asarray(models, dtype=object)[at], given)
+    for name, column in out.items():
+        column[at] = found[name]
+    return out
 
 
 def given_factor_rows(c: dict[str, Array]) -> Array:
@@ -133,9 +160,9 @@ def attach(c: dict[str, Array], thr: dict[str, Array], estimated: Array) -> None
     """
     n = len(estimated)
     dis = np.asarray(c["decode_accelerator"] != "", dtype=bool) if "decode_accelerator" in c else np.zeros(n, bool)
-    main = estimate_basis(c["accelerator"], c["model"], given_factor_rows(c))
+    main = _basis_where(estimated, c["accelerator"], c["model"], given_factor_rows(c))
     dec_acc = np.where(dis, c["decode_accelerator"], c["accelerator"]) if dis.any() else c["accelerator"]
-    dec = estimate_basis(dec_acc, c["model"]) if dis.any() else main
+    dec = _basis_where(estimated, dec_acc, c["model"]) if dis.any() else main
     input_est = np.asarray(thr.get("_input_estimated", np.zeros(n, bool)), dtype=bool) & estimated
     decode_est = np.asarray(thr.get("_decode_estimated", np.zeros(n, bool)), dtype=bool) & estimated
     pools = {"output_tokens_per_s_per_accelerator": (estimated & ~dis, main),
