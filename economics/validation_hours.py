@@ -65,8 +65,15 @@ def _demand_peak(text: str, peak_to_average: float) -> tuple[float, str | None]:
 
 
 def _checks() -> dict[str, tuple[Any, Callable[[str], str | None]]]:
-    """Per hourly field: the catalog ids it may name and the problem with one (stripped, canonical) text."""
-    tariffs, regions = catalog.electricity_tariffs().index, list(catalog.grid_regions().index)
+    """Per hourly field: the catalog ids it may name and the problem with one (stripped, canonical) text; built once
+    per catalog tables (every scenario's validation reads it).
+    """
+    tables = (catalog.electricity_tariffs(), catalog.grid_regions())
+    return catalog.derived("hourly checks", tables, lambda: _checks_of(*tables))
+
+
+def _checks_of(tariff_table: Any, region_table: Any) -> dict[str, tuple[Any, Callable[[str], str | None]]]:
+    tariffs, regions = frozenset(tariff_table.index), list(region_table.index)
     carbon = FIELDS["grid_carbon_g_per_kwh"]
     return {
         "electricity_tariff": (tariffs, _tariff_problem),
