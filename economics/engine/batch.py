@@ -396,7 +396,7 @@ def _result_row(cols: dict[str, Any], thr: dict[str, Any], outputs: dict[str, np
     too_large = bool(_too_large(outputs, 1)[0])
     for name in OUTPUT_UNITS:
         v = np.nan if outputs is None else float(outputs[name][0])
-        if outputs is not None and not np.isfinite(v) and name not in OPTIONAL_OUTPUTS and not too_large:
+        if outputs is not None and not math.isfinite(v) and name not in OPTIONAL_OUTPUTS and not too_large:
             internal.append(Problem(0, name, None, f"{name}: could not be computed for these inputs"))
         if name in INTEGER_OUTPUTS and v > MAX_COUNT:
             internal.append(Problem(0, name, v, too_large_message(name, v)))

@@ -67,9 +67,14 @@ def _one_ranged(c: dict[str, Array]) -> dict[str, Array] | None:
     three = np.zeros(3, dtype=np.intp)
     sub: dict[str, Any] = {}
     for k, v in c.items():
-        if hasattr(v, "__len__") and not isinstance(v, (str, bytes)) and np.ndim(v) == 1 and len(v) != 1:
+        if type(v) is np.ndarray:  # nearly every column: checked and repeated without the generic path
+            if v.ndim == 1 and v.shape[0] != 1:
+                return None
+            sub[k] = v[three] if v.ndim == 1 else _take(v, three, 1)
+        elif hasattr(v, "__len__") and not isinstance(v, (str, bytes)) and np.ndim(v) == 1 and len(v) != 1:
             return None
-        sub[k] = _take(v, three, 1)
+        else:
+            sub[k] = _take(v, three, 1)
     for name in RANGED_INPUTS:
         low, high = sub.get(ratio_column("low", name)), sub.get(ratio_column("high", name))
         if name in sub and (low is not None or high is not None):
