@@ -74,7 +74,7 @@ class Columns:
         if where is not None and self.n > 1 and not where.all():  # one row: any() is all()
             old = self.v.get(formula.name)
             out = np.where(where, out, np.nan if old is None else old)
-        elif np.ndim(out) == 0:
+        elif not (type(out) is np.ndarray and out.ndim > 0) and np.ndim(out) == 0:  # a column: no dispatch
             out = np.full(self.n, float(out))
         if self.trace is not None and (where is None or where[self.row]):
             self.trace.record(formula, self.v, out, note)
