@@ -133,6 +133,13 @@ def test_fill_nan_is_nan_to_num(cells: list[float], nan: float) -> None:
     assert fill_nan(a, nan) is not a  # a new column, as nan_to_num's
 
 
+@pytest.mark.parametrize("cell", [np.nan, np.inf, -np.inf, -0.0, 0.0, 5e-324, 1.5])
+def test_fill_nan_of_one_cell_is_nan_to_num(cell: float) -> None:
+    a = np.array([cell])
+    for nan in (0.0, 1.0):
+        assert fill_nan(a, nan).tobytes() == np.nan_to_num(a, nan=nan).tobytes()
+
+
 @settings(max_examples=300, deadline=None)
 @given(CELLS)
 def test_a_float_cell_reads_as_a_numpy_float(x: float) -> None:

@@ -10,6 +10,7 @@ break-even -> energy. Catalog figures and defaults were resolved before (:mod:`e
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -114,9 +115,16 @@ def fill_nan(values: Any, nan: float) -> Array:
     ([1.0, 2.0], [3.0])
     """
     a = np.asarray(values)
+    if a.shape == (1,) and a.dtype == np.float64:  # one scenario: the cell read as nan_to_num reads it
+        x = float(a[0])
+        return np.array([nan if x != x else x if math.isfinite(x) else math.copysign(_LARGEST, x)])
     if a.dtype == np.float64 and np.isfinite(a).all():
         return a.copy()
     return np.nan_to_num(a, nan=nan)
+
+
+_LARGEST = float(np.finfo(np.float64).max)
+"""What :func:`numpy.nan_to_num` writes for an infinite float (negated for minus infinity)."""
 
 
 def _one_false(rows: Any) -> bool:
