@@ -53,6 +53,8 @@ class _Problems:
 
     def add(self, mask: np.ndarray, field: str, values: Any, message: Any) -> None:
         """Record a problem for each row where ``mask``; ``message`` is a str or a callable(value) -> str."""
+        if type(mask) is np.ndarray and mask.shape == (1,) and not mask[0]:  # one scenario: most checks find nothing
+            return
         rows = np.flatnonzero(mask)
         if rows.size == 0:
             return
@@ -152,6 +154,11 @@ def _distinct_text(column: Any, lower: bool = False) -> tuple[np.ndarray, np.nda
     ([0, -1, 0], ['h100-sxm', ''])
     """
     cells = column.array if isinstance(column, pd.Series) else column
+    if isinstance(cells, pd.Categorical) and len(cells) > SMALL:  # an absent field's default column: its few texts
+        texts = pd.Series(cells.categories, dtype=object).astype("string").str.strip()
+        if lower:
+            texts = texts.str.lower()
+        return cells.codes.astype(np.intp), np.append(texts.fillna("").to_numpy(dtype=object), "")
     if len(cells) <= SMALL:
         seen: dict[str, int] = {}
         codes = np.empty(len(cells), dtype=np.intp)

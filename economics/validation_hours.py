@@ -65,8 +65,15 @@ def _demand_peak(text: str, peak_to_average: float) -> tuple[float, str | None]:
 
 
 def _checks() -> dict[str, tuple[Any, Callable[[str], str | None]]]:
-    """Per hourly field: the catalog ids it may name and the problem with one (stripped, canonical) text."""
-    tariffs, regions = catalog.electricity_tariffs().index, list(catalog.grid_regions().index)
+    """Per hourly field: the catalog ids it may name and the problem with one (stripped, canonical) text; built once
+    per catalog tables (every scenario's validation reads it).
+    """
+    tables = (catalog.electricity_tariffs(), catalog.grid_regions())
+    return catalog.derived("hourly checks", tables, lambda: _checks_of(*tables))
+
+
+def _checks_of(tariff_table: Any, region_table: Any) -> dict[str, tuple[Any, Callable[[str], str | None]]]:
+    tariffs, regions = frozenset(tariff_table.index), list(region_table.index)
     carbon = FIELDS["grid_carbon_g_per_kwh"]
     return {
         "electricity_tariff": (tariffs, _tariff_problem),
@@ -145,7 +152,12 @@ def _fill_from_region(cols: dict[str, Any]) -> None:
     profile where the catalog has one and the row gives none (a row's own average keeps its hours flat).
     """
     region = np.asarray(cols["grid_region"], dtype=object)
-    codes, names = pd.factorize(pd.Series(region, dtype=object), use_na_sentinel=False)  # a region read once
+    if region.size <= catalog.FEW_IDS:  # one scenario: the same codes without a pandas call
+        seen: dict[Any, int] = {}
+        codes = np.array([seen.setdefault(r, len(seen)) for r in region], dtype=np.intp)
+        names: Any = list(seen)
+    else:
+        codes, names = pd.factorize(pd.Series(region, dtype=object), use_na_sentinel=False)  # a region read once
     figures = [region_intensity(str(r)) if r in catalog.grid_regions().index else (np.nan, "") for r in names]
     average = np.array([f[0] for f in figures], dtype=float)[codes] if len(names) else np.zeros(0)
     given = np.asarray(cols["grid_carbon_g_per_kwh"], dtype=float)

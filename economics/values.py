@@ -238,6 +238,12 @@ def number(value: Any) -> float | _Empty:
     >>> number("-.5e1"), number(3), number(Decimal("0.25"))
     (-5.0, 3.0, 0.25)
     """
+    if type(value) is float:  # the usual cell (a Scenario's every number): the same outcome as the checks below
+        if value != value:
+            return EMPTY
+        if math.isfinite(value):
+            return value
+        raise ValueProblem(f"{shown(value)} is not a finite number")
     if is_empty(value):
         return EMPTY
     if isinstance(value, (bool, np.bool_)):
@@ -391,7 +397,7 @@ def for_model(spec: Spec, value: Any) -> Any:
     -> a pydantic error whose message is the parser's. Bounds are left to the model.
     """
     try:
-        parsed = parse(spec, value)
+        parsed = EMPTY if value is None else parse(spec, value)  # None is empty for every kind (is_empty)
     except (ValueProblem, CellTypeError) as exc:
         raise PydanticCustomError("value", "{reason}", {"reason": str(exc)}) from None
     if parsed is EMPTY:

@@ -198,7 +198,10 @@ def test_a_flat_price_and_no_carbon_give_the_results_of_before() -> None:
     missing = [c for c in old.columns if c not in new.columns]
     assert not missing
     changed = {c: int((old[c] != new[c]).sum()) for c in old.columns if not (old[c] == new[c]).all()}
-    assert not changed, changed
+    # the estimate's range since #40 (docs/estimates.md: the range's basis is the error on sources never fitted):
+    # its ends, the columns drawn from them and its label moved on purpose; every other column is the same
+    recalibrated = {c for c in changed if c.endswith(("_low", "_high", "_p10", "_p90")) or c == "throughput_basis"}
+    assert set(changed) == recalibrated, changed
 
 
 @pytest.mark.parametrize("number", [1, 43])
@@ -210,10 +213,21 @@ def test_explain_of_before_is_kept_line_for_line(number: int) -> None:
     name = {1: "explain_1.txt", 43: "explain_7.txt"}[number]
     old = (FIXTURES / name).read_text(encoding="utf-8").splitlines()
     new = out.stdout.splitlines()
-    lost = [line for line in old if line not in set(new)]
+    lost = [line for line in old if line not in set(new) and not changed_on_purpose(line)]
     assert not lost, lost[:5]
-    added = [line for line in new if line not in set(old)]
-    assert all(line.startswith("  ") and " = " in line for line in added), added[:5]
+    added = [line for line in new if line not in set(old) and not changed_on_purpose(line)]
+    assert all(line.startswith("  ") and " = " in line for line in added), [
+        line for line in added if not (line.startswith("  ") and " = " in line)][:5]
+
+
+def changed_on_purpose(line: str) -> bool:
+    """A line of the derivation that a later issue changed or added on purpose: the estimate's range, its label and
+    its median step (#40: the range's basis is the error on sources never fitted), and the weight bytes' note (#40:
+    the weights' own precision)."""
+    text = line.strip()
+    return ("P10-P90" in line or "unseen-family" in line or text.startswith(("(copied_weight_bytes:",
+                                                                           "(bytes_per_parameter:"))
+            or text.startswith("output_tokens_per_s_per_accelerator_p50 = ") or "held-out median" in line)
 
 
 @settings(max_examples=25, deadline=None)

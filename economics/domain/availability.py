@@ -18,7 +18,6 @@ from __future__ import annotations
 from functools import cache
 
 import pandas as pd
-from scipy.stats import binom
 
 from economics import catalog
 
@@ -81,6 +80,9 @@ def spares_needed(working_systems: int, availability: float, confidence: float =
     """
     if working_systems <= 0:
         return 0
+    # imported on first use: scipy.stats takes about a second to import, and a page that plans nothing needs none
+    from scipy.stats import binom
+
     down = 1.0 - availability
     s = 0
     while binom.cdf(s, working_systems + s, down) < confidence:
@@ -98,4 +100,6 @@ def probability_enough_up(systems: int, working_systems: int, availability: floa
     """
     if systems < working_systems:
         return 0.0
+    from scipy.stats import binom  # on first use (spares_needed)
+
     return float(binom.cdf(systems - working_systems, systems, 1.0 - availability))

@@ -7,6 +7,7 @@ in; absent fields that took their defaults are not repeated), the outputs, ``war
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import Any
 
@@ -368,7 +369,7 @@ def _scalar(value: Any, integer: bool) -> Any:
     (None, 16, 2.5)
     """
     x = float(value)
-    if not np.isfinite(x):
+    if not math.isfinite(x):  # math, not numpy: the same test on a float, without an array per call
         return None
     return int(x) if integer else x
 
@@ -396,7 +397,7 @@ def _result_row(cols: dict[str, Any], thr: dict[str, Any], outputs: dict[str, np
     too_large = bool(_too_large(outputs, 1)[0])
     for name in OUTPUT_UNITS:
         v = np.nan if outputs is None else float(outputs[name][0])
-        if outputs is not None and not np.isfinite(v) and name not in OPTIONAL_OUTPUTS and not too_large:
+        if outputs is not None and not math.isfinite(v) and name not in OPTIONAL_OUTPUTS and not too_large:
             internal.append(Problem(0, name, None, f"{name}: could not be computed for these inputs"))
         if name in INTEGER_OUTPUTS and v > MAX_COUNT:
             internal.append(Problem(0, name, v, too_large_message(name, v)))

@@ -180,6 +180,30 @@ def estimate_basis(accelerators: Array, models: Array, given_factors: Array | No
             "class_mismatch": pick(5).astype(bool)}
 
 
+def _basis_where(rows: Array, accelerators: Array, models: Array, given_factors: Array | None = None,
+                 typed: Array | None = None) -> dict[str, Array]:
+    """:func:`estimate_basis` on ``rows`` only (the estimated rows: :func:`attach` reads the basis nowhere else);
+    other rows hold no range (NaN ratios, no label, neither flag). A table of measured throughputs looks nothing up.
+    """
+    rows = np.asarray(rows, dtype=bool)
+    if rows.all():
+        return estimate_basis(accelerators, models, given_factors, typed)
+    n = rows.size
+    out = {"ratio_low": np.full(n, np.nan), "ratio_mid": np.full(n, np.nan), "ratio_high": np.full(n, np.nan),
+           "throughput_basis": np.full(n, "", dtype=object), "unseen": np.zeros(n, dtype=bool),
+           "class_mismatch": np.zeros(n, dtype=bool)}
+    if not rows.any():
+        return out
+    at = np.flatnonzero(rows)
+    given = None if given_factors is None else np.asarray(given_factors, dtype=bool)[at]
+    typed_at = None if typed is None else np.asarray(typed, dtype=object)[at]
+    found = estimate_basis(np.asarray(accelerators, dtype=object)[at], np.asarray(models, dtype=object)[at], given,
+                           typed_at)
+    for name, column in out.items():
+        column[at] = found[name]
+    return out
+
+
 def given_factor_rows(c: dict[str, Array]) -> Array:
     """Rows whose scenario gives any efficiency factor of its own."""
     n = len(c["accelerator"])
@@ -201,9 +225,9 @@ def attach(c: dict[str, Array], thr: dict[str, Array], estimated: Array) -> None
     """
     n = len(estimated)
     dis = np.asarray(c["decode_accelerator"] != "", dtype=bool) if "decode_accelerator" in c else np.zeros(n, bool)
-    main = estimate_basis(c["accelerator"], c["model"], given_factor_rows(c), typed_specs(c))
+    main = _basis_where(estimated, c["accelerator"], c["model"], given_factor_rows(c), typed_specs(c))
     dec_acc = np.where(dis, c["decode_accelerator"], c["accelerator"]) if dis.any() else c["accelerator"]
-    dec = estimate_basis(dec_acc, c["model"]) if dis.any() else main
+    dec = _basis_where(estimated, dec_acc, c["model"]) if dis.any() else main
     input_est = np.asarray(thr.get("_input_estimated", np.zeros(n, bool)), dtype=bool) & estimated
     decode_est = np.asarray(thr.get("_decode_estimated", np.zeros(n, bool)), dtype=bool) & estimated
     pools = {"output_tokens_per_s_per_accelerator": (estimated & ~dis, main),

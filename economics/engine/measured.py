@@ -104,21 +104,31 @@ def _curves_of(table: pd.DataFrame, minimum_points: int) -> tuple[Curve, ...]:
     configuration per curve with one point per speed (:func:`economics.user_curves.curve_problems` refuses others);
     in the catalog a repeated speed keeps its first point.
     """
+    usable = ((table["output_tokens_per_s_per_user"] != "") & (table["input_tokens"] != "")
+              & (table["output_tokens"] != "")).to_numpy(dtype=bool)
+    codes = pd.factorize(table["curve_id"], sort=False)[0][usable]  # curves in order of first appearance
+    pts = table[usable]
+    xs = pts["output_tokens_per_s_per_user"].astype(float).to_numpy()  # the whole column cast once, not per curve
+    ys = pts["output_tokens_per_s_per_accelerator"].astype(float).to_numpy()
+    cell = {name: pts[name].to_numpy(dtype=object) for name in ("curve_id", "accelerator", "model", "precision",
+                                                                "input_tokens", "output_tokens", "source_date")}
+    stacks = pts["serving_stack"].to_numpy(dtype=object) if "serving_stack" in pts.columns else None
+    runs = pts["run_date"].to_numpy(dtype=object) if "run_date" in pts.columns else cell["source_date"]
+    by_curve = np.argsort(codes, kind="stable")  # each curve's points together, in table order
+    starts = np.flatnonzero(np.r_[True, np.diff(codes[by_curve]) != 0]) if codes.size else np.zeros(0, dtype=int)
     out = []
-    for cid, g in table.groupby("curve_id", sort=False):
-        pts = g[(g["output_tokens_per_s_per_user"] != "") & (g["input_tokens"] != "") & (g["output_tokens"] != "")]
-        if len(pts) < minimum_points:
+    for rows in np.split(by_curve, starts[1:]) if codes.size else ():
+        if codes[rows[0]] < 0 or rows.size < minimum_points:  # no curve id (groupby drops it), or too few points
             continue
-        x = pts["output_tokens_per_s_per_user"].astype(float).to_numpy()
-        y = pts["output_tokens_per_s_per_accelerator"].astype(float).to_numpy()
-        order = np.argsort(x, kind="stable")
-        x, y = x[order], y[order]
+        order = np.argsort(xs[rows], kind="stable")
+        x, y = xs[rows][order], ys[rows][order]
         keep = np.concatenate([[True], np.diff(x) > 0])
-        first = pts.iloc[0]
-        dates = [d for d in pts.get("run_date", pts["source_date"]) if d] or [d for d in pts["source_date"] if d]
-        out.append(Curve(str(cid), str(first["accelerator"]), str(first["model"]), str(first["precision"]),
-                         float(first["input_tokens"]), float(first["output_tokens"]), x[keep], y[keep],
-                         str(first.get("serving_stack", "")), date=max(dates) if dates else ""))
+        i = rows[0]
+        dates = [d for d in runs[rows] if d] or [d for d in cell["source_date"][rows] if d]
+        out.append(Curve(str(cell["curve_id"][i]), str(cell["accelerator"][i]), str(cell["model"][i]),
+                         str(cell["precision"][i]), float(cell["input_tokens"][i]), float(cell["output_tokens"][i]),
+                         x[keep], y[keep], str(stacks[i]) if stacks is not None else "",
+                         date=max(dates) if dates else ""))
     return tuple(out)
 
 

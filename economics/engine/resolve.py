@@ -22,7 +22,7 @@ from economics.domain.precision import bytes_per_value, kv_precision, split_prec
 from economics.domain.revenue import PREFILL_ESTIMATE
 from economics.engine.hours import hourly_columns
 from economics.engine.sessions import session_rows
-from economics.engine.stages import Columns
+from economics.engine.stages import Columns, fill_nan
 from economics.outputs import RowWarning
 from economics.scenario import FIELDS
 
@@ -75,10 +75,10 @@ def resolve(c: dict[str, Any], trace: Trace | None = None) -> Columns:
                             ("rack_power_kw_liquid", "rack_power_kw_liquid")):
         v[name] = np.full(n, catalog.default_value(parameter))
     for name in ("accelerators_per_system", "accelerators_per_replica", "decode_accelerators_per_system"):
-        v[name] = np.nan_to_num(v[name], nan=1.0)
+        v[name] = fill_nan(v[name], 1.0)
     for name in ("decode_accelerator_price_usd", "decode_accelerator_power_kw", "decode_rent_usd_per_accelerator_hour",
                  "decode_output_tokens_per_s_per_accelerator"):
-        v[name] = np.nan_to_num(v[name], nan=0.0)
+        v[name] = fill_nan(v[name], 0.0)
     if PREFILL_ESTIMATE not in v:  # columns that did not pass the throughput step (a variant, a study's copy)
         v[PREFILL_ESTIMATE] = np.full(n, np.nan)
     x = Columns(v, trace)

@@ -10,6 +10,7 @@ break-even -> energy. Catalog figures and defaults were resolved before (:mod:`e
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -68,13 +69,13 @@ class Columns:
         """
         if where is not None and not _any(where):
             if formula.name not in self.v:
-                self.v[formula.name] = np.full(self.n, np.nan)
+                self.v[formula.name] = nans(self.n)
             return self.v[formula.name]
         out = formula.evaluate(self.v)
         if where is not None and self.n > 1 and not where.all():  # one row: any() is all()
             old = self.v.get(formula.name)
             out = np.where(where, out, np.nan if old is None else old)
-        elif np.ndim(out) == 0:
+        elif not (type(out) is np.ndarray and out.ndim > 0) and np.ndim(out) == 0:  # a column: no dispatch
             out = np.full(self.n, float(out))
         if self.trace is not None and (where is None or where[self.row]):
             self.trace.record(formula, self.v, out, note)
@@ -88,11 +89,47 @@ class Columns:
 
     def flag(self, warning: RowWarning, rows: Any) -> None:
         """Mark ``rows`` with a warning (its bit in :attr:`flags`)."""
-        self.flags |= np.asarray(rows, dtype=np.int64) * warning
+        if not _one_false(rows):
+            self.flags |= np.asarray(rows, dtype=np.int64) * warning
 
     def fleet_flag(self, problem: FleetProblem, rows: Any) -> None:
         """Mark ``rows`` as infeasible for a reason (its bit in :attr:`fleet_flags`)."""
-        self.fleet_flags |= np.asarray(rows, dtype=np.int64) * problem
+        if not _one_false(rows):
+            self.fleet_flags |= np.asarray(rows, dtype=np.int64) * problem
+
+
+def nans(n: int) -> Array:
+    """A new column of ``n`` NaN (one row, the single-scenario path, without :func:`numpy.full`'s overhead).
+
+    >>> nans(1).tolist(), nans(2).tolist()
+    ([nan], [nan, nan])
+    """
+    return np.array([np.nan]) if n == 1 else np.full(n, np.nan)
+
+
+def fill_nan(values: Any, nan: float) -> Array:
+    """:func:`numpy.nan_to_num` of a column (``nan`` where empty), read at once where no cell is NaN or infinite
+    (a copy, as nan_to_num's).
+
+    >>> fill_nan(np.array([np.nan, 2.0]), 1.0).tolist(), fill_nan(np.array([3.0]), 1.0).tolist()
+    ([1.0, 2.0], [3.0])
+    """
+    a = np.asarray(values)
+    if a.shape == (1,) and a.dtype == np.float64:  # one scenario: the cell read as nan_to_num reads it
+        x = float(a[0])
+        return np.array([nan if x != x else x if math.isfinite(x) else math.copysign(_LARGEST, x)])
+    if a.dtype == np.float64 and np.isfinite(a).all():
+        return a.copy()
+    return np.nan_to_num(a, nan=nan)
+
+
+_LARGEST = float(np.finfo(np.float64).max)
+"""What :func:`numpy.nan_to_num` writes for an infinite float (negated for minus infinity)."""
+
+
+def _one_false(rows: Any) -> bool:
+    """Whether ``rows`` is a one-row mask that chooses nothing (a flag then changes nothing)."""
+    return type(rows) is np.ndarray and rows.shape == (1,) and not rows[0]
 
 
 def _any(rows: Any) -> bool:
@@ -375,7 +412,7 @@ def kv_tiers(x: Columns) -> None:
     if not _any(rows):
         return
     for name in ("kv_host_memory_usd_per_gb", "kv_ssd_usd_per_gb", "kv_remote_usd_per_gb_month"):
-        v[name] = np.nan_to_num(np.asarray(v[name], dtype=float))  # empty only where its tier has no capacity
+        v[name] = fill_nan(np.asarray(v[name], dtype=float), 0.0)  # empty only where its tier has no capacity
     x.calc(ses.KV_CRF_STRAIGHT_LINE, rows & x.zero_rate)
     x.calc(ses.KV_CRF, rows & ~x.zero_rate)
     for f in (ses.HOST_CAPEX, ses.SSD_CAPEX, ses.HOST_COST, ses.SSD_COST, ses.REMOTE_COST, ses.TIERS_COST):
@@ -459,8 +496,8 @@ def revenue_and_break_even(x: Columns) -> None:
     x.flag(RowWarning.NO_PRICE, ~priced)
     x.flag(RowWarning.NO_INPUT_PRICE, has_out & ~has_in)
     x.flag(RowWarning.NO_OUTPUT_PRICE, has_in & ~has_out)
-    v["price_usd_per_m_input_tokens"] = np.nan_to_num(p_in)
-    v["price_usd_per_m_output_tokens"] = np.nan_to_num(p_out)
+    v["price_usd_per_m_input_tokens"] = fill_nan(p_in, 0.0)
+    v["price_usd_per_m_output_tokens"] = fill_nan(p_out, 0.0)
     v["price_usd_per_m_cached_input_tokens"] = np.where(np.isnan(p_cached), v["price_usd_per_m_input_tokens"], p_cached)
     for f in (revenue.INPUT_REVENUE, revenue.REVENUE, revenue.PROFIT, revenue.COST_PROFIT_MARGIN,
               revenue.GROSS_MARGIN, revenue.BREAK_EVEN_PRICE):

@@ -1,0 +1,163 @@
+"""The fast paths of issue #43 give exactly what the general paths give (no timed tests: each fast path is held to the
+slower one it replaces, bit for bit).
+
+- one scenario with an estimate's range runs the scenario and both ends as three rows of one table
+  (:func:`economics.engine.pipeline._one_ranged`): the same outputs as that scenario in a table of two rows, which
+  takes the general path (the stages on the table, then :func:`~economics.engine.pipeline._ranges`);
+- the measured curves are built in one pass over the table (:func:`economics.engine.measured._curves_of`): the same
+  curves as the per-curve ``groupby`` it replaced, kept here as the reference;
+- an estimate's range is looked up on the estimated rows only (:func:`economics.engine.estimate_range._basis_where`);
+- :func:`economics.engine.stages.fill_nan` is :func:`numpy.nan_to_num`, and a float cell is read by
+  :func:`economics.values.number` as the generic path reads a numpy float;
+- the first page's modules do not import ``scipy.stats`` (about a second of a cold start).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from economics import catalog, values
+from economics.engine import estimate_range, measured, pipeline
+from economics.engine.batch import resolve_scenario
+from economics.engine.stages import fill_nan
+from economics.scenario import FIELDS
+
+ROOT = Path(__file__).resolve().parent.parent
+SESSION = {"workload": "sessions", "turns_per_session": 4, "session_prefix_tokens": 1000, "input_tokens_per_turn": 500,
+           "output_tokens_per_turn": 100, "seconds_between_turns": 60, "demand_sessions_per_day": 100_000,
+           "accelerator_count": None, "kv_host_memory_gb_per_system": 1000, "kv_host_read_gb_per_s": 400,
+           "kv_host_memory_usd_per_gb": 3}
+ESTIMATED: list[dict[str, Any]] = [
+    {"model": "llama-3.1-70b", "precision": "fp8", "accelerator_count": 8},
+    {"model": "deepseek-v3", "accelerator": "h200-sxm", "precision": "fp8", "accelerator_count": 64,
+     "demand_output_tokens_per_day": 2e9, "price_usd_per_m_output_tokens": 2.0},
+    {"model": "llama-3.1-8b", "accelerator": "a100-sxm", "precision": "bf16", "demand_output_tokens_per_day": 5e9,
+     "ownership": "rent", "rent_tier": "spot", "target_output_tokens_per_s_per_user": 50.0},
+    {"model": "llama-3.1-70b", "precision": "fp8", "decode_accelerator": "b200", "demand_output_tokens_per_day": 1e9},
+    {"model": "qwen3-32b", "accelerator": "b200", "precision": "fp8", "grid_region": "de",
+     "carbon_usd_per_tonne": 100.0, "electricity_tariff": "de-lu-day-ahead-2024", "accelerator_count": 16},
+    {"model": "llama-3.1-70b", "precision": "fp8", **SESSION},
+]
+
+
+@pytest.mark.parametrize("scenario", ESTIMATED, ids=range(len(ESTIMATED)))
+def test_one_ranged_scenario_equals_its_row_in_a_table(scenario: dict[str, Any]) -> None:
+    cols = resolve_scenario(scenario)
+    assert bool(cols["_ranged"][0])  # the estimate has a range: the three-row path applies
+    one = pipeline.compute(cols)
+    assert pipeline._one_ranged(cols) is not None
+    two_rows = {k: pipeline._take(v, np.zeros(2, dtype=np.intp), 1) for k, v in cols.items()}
+    assert pipeline._one_ranged(two_rows) is None  # two rows: the general path
+    table = pipeline.compute(two_rows)
+    assert list(one) == list(table)
+    for k, v in table.items():
+        assert np.array_equal(np.asarray(one[k]), np.asarray(v)[:1], equal_nan=True), k
+        assert np.asarray(one[k]).dtype == np.asarray(v).dtype, k
+    assert np.isfinite(one["cost_usd_per_m_tokens_low"][0])  # the range was computed, not left empty
+
+
+def reference_curves(table: pd.DataFrame, minimum_points: int) -> list[tuple[Any, ...]]:
+    """The curves as ``_curves_of`` built them before #43: one pandas group per ``curve_id``."""
+    out = []
+    for cid, g in table.groupby("curve_id", sort=False):
+        pts = g[(g["output_tokens_per_s_per_user"] != "") & (g["input_tokens"] != "") & (g["output_tokens"] != "")]
+        if len(pts) < minimum_points:
+            continue
+        x = pts["output_tokens_per_s_per_user"].astype(float).to_numpy()
+        y = pts["output_tokens_per_s_per_accelerator"].astype(float).to_numpy()
+        order = np.argsort(x, kind="stable")
+        x, y = x[order], y[order]
+        keep = np.concatenate([[True], np.diff(x) > 0])
+        first = pts.iloc[0]
+        dates = [d for d in pts.get("run_date", pts["source_date"]) if d] or [d for d in pts["source_date"] if d]
+        out.append((str(cid), str(first["accelerator"]), str(first["model"]), str(first["precision"]),
+                    float(first["input_tokens"]), float(first["output_tokens"]), x[keep].tobytes(), y[keep].tobytes(),
+                    str(first.get("serving_stack", "")), max(dates) if dates else ""))
+    return out
+
+
+def as_tuples(curves: tuple[measured.Curve, ...]) -> list[tuple[Any, ...]]:
+    return [(c.curve_id, c.accelerator, c.model, c.precision, c.input_tokens, c.output_tokens, c.per_user.tobytes(),
+             c.per_accelerator.tobytes(), c.stack, c.date) for c in curves]
+
+
+@pytest.mark.parametrize("minimum_points", [1, 2, 4])
+def test_the_curves_are_the_groupby_curves(minimum_points: int) -> None:
+    table = catalog.throughput_curves()
+    assert as_tuples(measured._curves_of(table, minimum_points)) == reference_curves(table, minimum_points)
+
+
+def test_the_curves_of_a_shuffled_table_with_gaps_are_the_groupby_curves() -> None:
+    # rows out of order, a point without a length, one without a speed, a repeated speed, no run_date column
+    table = catalog.throughput_curves().sample(frac=1.0, random_state=3).reset_index(drop=True)
+    table = table.drop(columns=[c for c in ("run_date",) if c in table.columns])
+    table.loc[0, "input_tokens"] = ""
+    table.loc[1, "output_tokens_per_s_per_user"] = ""
+    table.loc[2, "output_tokens_per_s_per_user"] = table.loc[3, "output_tokens_per_s_per_user"]
+    table.loc[2, "curve_id"] = table.loc[3, "curve_id"]
+    for minimum in (1, 2):
+        assert as_tuples(measured._curves_of(table, minimum)) == reference_curves(table, minimum)
+
+
+def test_the_range_is_looked_up_on_the_estimated_rows_only() -> None:
+    acc = np.array(["h100-sxm", "b200", "mi300x", "h100-sxm", "nope"], dtype=object)
+    model = np.array(["llama-3.1-70b", "deepseek-v3", "llama-3.1-8b", "qwen3-32b", "llama-3.1-70b"], dtype=object)
+    given_factors = np.array([False, True, False, False, False])
+    rows = np.array([True, False, True, True, True])
+    full = estimate_range.estimate_basis(acc, model, given_factors)
+    part = estimate_range._basis_where(rows, acc, model, given_factors)
+    for k, v in full.items():
+        assert np.asarray(part[k])[rows].tolist() == np.asarray(v)[rows].tolist(), k  # ratios stored: none NaN
+    assert np.isnan(part["ratio_low"][1]) and part["throughput_basis"][1] == "" and not part["unseen"][1]
+    none = estimate_range._basis_where(np.zeros(5, dtype=bool), acc, model)
+    assert np.isnan(none["ratio_high"]).all() and not none["class_mismatch"].any()
+
+
+CELLS = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([0.0, -0.0, np.nan, np.inf, -np.inf])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(CELLS, min_size=1, max_size=5), st.sampled_from([0.0, 1.0]))
+def test_fill_nan_is_nan_to_num(cells: list[float], nan: float) -> None:
+    a = np.array(cells)
+    assert fill_nan(a, nan).tobytes() == np.nan_to_num(a, nan=nan).tobytes()
+    assert fill_nan(a, nan) is not a  # a new column, as nan_to_num's
+
+
+@pytest.mark.parametrize("cell", [np.nan, np.inf, -np.inf, -0.0, 0.0, 5e-324, 1.5])
+def test_fill_nan_of_one_cell_is_nan_to_num(cell: float) -> None:
+    a = np.array([cell])
+    for nan in (0.0, 1.0):
+        assert fill_nan(a, nan).tobytes() == np.nan_to_num(a, nan=nan).tobytes()
+
+
+@settings(max_examples=300, deadline=None)
+@given(CELLS)
+def test_a_float_cell_reads_as_a_numpy_float(x: float) -> None:
+    def read(v: Any) -> Any:
+        try:
+            return values.number(v)
+        except values.ValueProblem as exc:
+            return str(exc)
+
+    assert read(x) == read(np.float64(x)) or (read(x) is values.EMPTY and read(np.float64(x)) is values.EMPTY)
+    assert values.parse(FIELDS["pue"], None) is values.EMPTY
+
+
+def test_the_first_page_imports_no_scipy_stats() -> None:
+    # the Cost page's modules (ui/cost.py's imports); scipy.stats came with the planner's package through ui.links
+    code = ("import sys; import economics; from economics.report import charts, kpis; "
+            "from ui import common, day, editor, report, state, studies; "
+            "print('scipy.stats' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "False"
