@@ -150,11 +150,18 @@ def reference(name: str, text: str, on_a_request_row: bool = True) -> tuple[str,
 
 def _fits_a_request_row(name: str, value: Any) -> bool:
     """The fuzz rows are request rows: a session-only field (validation_sessions.SESSION_ONLY) or a KV tier above 0
-    is refused there by name, and workload=sessions needs the session's shape, which the row does not give.
+    is refused there by name, and workload=sessions needs the session's shape, which the row does not give; half of
+    a speculation setting is refused too.
     """
     if name in validation_sessions.SESSION_ONLY:
         return False
     if name in {capacity for capacity, _ in validation_sessions.TIERS} | set(validation_sessions.SESSION_SPREAD):
+        return float(value) <= 0
+    # speculation needs both halves and the fuzz rows' stack speculates none: an acceptance rate alone is refused
+    # by name (no draft tokens to accept), and draft tokens above 0 alone (no acceptance rate to draw on)
+    if name == "speculative_acceptance_rate":
+        return False
+    if name == "speculative_draft_tokens":
         return float(value) <= 0
     return not (name == "workload" and str(value) == "sessions")
 

@@ -78,21 +78,23 @@ a rack and 16.000000000000004 systems is 16, not 17. Far below any input's preci
 def ceil(x: Any) -> Any:
     """``ceil`` within :data:`ROUNDING_TOLERANCE`.
 
-    >>> float(ceil(16.000000000000004)), float(ceil(16.01))
-    (16.0, 17.0)
+    >>> float(ceil(16.000000000000004)), float(ceil(16.01)), float(ceil(float("inf")))
+    (16.0, 17.0, inf)
     """
     x = np.asarray(x, dtype=float)
-    return np.ceil(x - np.abs(x) * ROUNDING_TOLERANCE)
+    with np.errstate(invalid="ignore"):  # an infinite quantity stays infinite (inf - inf would be NaN)
+        return np.where(np.isinf(x), x, np.ceil(x - np.abs(x) * ROUNDING_TOLERANCE))
 
 
 def floor(x: Any) -> Any:
     """``floor`` within :data:`ROUNDING_TOLERANCE`.
 
-    >>> float(floor(72.8 / 5.2)), float(floor(13.99))
-    (14.0, 13.0)
+    >>> float(floor(72.8 / 5.2)), float(floor(13.99)), float(floor(float("-inf")))
+    (14.0, 13.0, -inf)
     """
     x = np.asarray(x, dtype=float)
-    return np.floor(x + np.abs(x) * ROUNDING_TOLERANCE)
+    with np.errstate(invalid="ignore"):  # an infinite quantity stays infinite (inf - inf would be NaN)
+        return np.where(np.isinf(x), x, np.floor(x + np.abs(x) * ROUNDING_TOLERANCE))
 
 
 _FUNCTIONS: dict[str, Callable[..., Any]] = {

@@ -24,7 +24,7 @@ def test_the_hand_worked_session_opens_from_a_link(page: Page, streamlit_url: st
     # 4 x 1,000 + (0 + 1 + 2 + 3) x 600 + 4 x 500 = 9,600; kv_hit_rate = 7,600 / 9,600 = 0.79167
     assert shown["Input tokens per session [token]"] == "9,600", shown
     assert shown["KV hit rate"] == "79.2 %", shown
-    assert page.get_by_test_id("stVegaLiteChart").count() == 1  # the context per turn
+    assert page.get_by_test_id("stVegaLiteChart").count() == 2  # the context per turn, the speed across the session
     assert not page.get_by_test_id("stException").count()
 
 
