@@ -67,6 +67,7 @@ import pandas as pd  # noqa: E402
 from fuzz_api import api_stage  # noqa: E402
 from fuzz_commands import plan_stage, sweep_stage  # noqa: E402
 from fuzz_common import (  # noqa: E402
+    BASE_ROW,
     WORDS,
     Stage,
     _empty_is_default,
@@ -92,12 +93,6 @@ from economics.scenario import FIELDS  # noqa: E402
 from economics.studies.links import decode_query  # noqa: E402
 from economics.validation import InputError, names_nothing_held, range_values, validate  # noqa: E402
 
-BASE_ROW = {"name": "fuzz", "accelerator_count": "8", "output_tokens_per_s_per_accelerator": "1000",
-            "model": "llama-3.1-8b", "demand_output_tokens_per_day": "1e9", "existing_accelerators": "8",
-            "accelerator_price_usd_low": "20000", "accelerator_price_usd_high": "45000",
-            "grid_carbon_g_per_kwh": "400"}
-"""The other cells of each row: valid, the range on a catalog field no input changes directly, and a grid
-intensity (a carbon price needs one to price)."""
 FUZZ_FIELDS = [n for n, s in FIELDS.items() if not s.catalog_field]
 RANGE_FUZZ = ["pue_low", "pue_high", "headroom_low", "accelerator_count_high", "electricity_usd_per_kwh_low"]
 """Range columns, fuzzed one end at a time (links and Scenario take no ranges: table paths only)."""

@@ -121,6 +121,18 @@ def bounds_ok(spec: Any, x: float) -> bool:
                 or (spec.lt is not None and not x < spec.lt) or (spec.le is not None and not x <= spec.le))
 
 
+BASE_ROW = {"name": "fuzz", "accelerator_count": "8", "output_tokens_per_s_per_accelerator": "1000",
+            "model": "llama-3.1-8b", "demand_output_tokens_per_day": "1e9", "existing_accelerators": "8",
+            "accelerator_price_usd_low": "20000", "accelerator_price_usd_high": "45000",
+            "grid_carbon_g_per_kwh": "400"}
+"""The other cells of each row: valid, the range on a catalog field no input changes directly, and a grid
+intensity (a carbon price needs one to price)."""
+
+COMBINED = ("speculative_draft_tokens", "speculative_acceptance_rate", "weight_precision", "compute_precision")
+"""Fields whose value a row refuses or keeps by the row's other cells: speculation needs both halves (or the stack's
+half), and a weight and compute precision must be a pair the accelerator runs."""
+
+
 def reference(name: str, text: str, on_a_request_row: bool = True) -> tuple[str, Any]:
     """The scalar parser plus bounds, catalog ids and length limits: what every path must agree with; and, where
     the value lands on one of the fuzz's request rows (``on_a_request_row``: a table's cell), what such a row may
@@ -150,19 +162,18 @@ def reference(name: str, text: str, on_a_request_row: bool = True) -> tuple[str,
 
 def _fits_a_request_row(name: str, value: Any) -> bool:
     """The fuzz rows are request rows: a session-only field (validation_sessions.SESSION_ONLY) or a KV tier above 0
-    is refused there by name, and workload=sessions needs the session's shape, which the row does not give; half of
-    a speculation setting is refused too.
+    is refused there by name, and workload=sessions needs the session's shape, which the row does not give; a
+    field of :data:`COMBINED` is refused where the validator's rule for the pair on :data:`BASE_ROW` names it (a
+    problem naming the pair's other field refuses the row, not this cell).
     """
     if name in validation_sessions.SESSION_ONLY:
         return False
     if name in {capacity for capacity, _ in validation_sessions.TIERS} | set(validation_sessions.SESSION_SPREAD):
         return float(value) <= 0
-    # speculation needs both halves and the fuzz rows' stack speculates none: an acceptance rate alone is refused
-    # by name (no draft tokens to accept), and draft tokens above 0 alone (no acceptance rate to draw on)
-    if name == "speculative_acceptance_rate":
-        return False
-    if name == "speculative_draft_tokens":
-        return float(value) <= 0
+    if name in COMBINED:  # the value parsed and bounded above; the row's combination rule judges the rest
+        from economics.validation import validate
+
+        return not any(p.field == name for p in validate(pd.DataFrame([{**BASE_ROW, name: value}]))[1])
     return not (name == "workload" and str(value) == "sessions")
 
 
