@@ -48,7 +48,7 @@ import pandas as pd  # noqa: E402
 from economics import validation_hours, validation_sessions, values  # noqa: E402
 from economics.cli import main as cli_main  # noqa: E402
 from economics.scenario import FIELDS  # noqa: E402
-from economics.validation import RANGE_COLUMNS, names_nothing_held  # noqa: E402
+from economics.validation import RANGE_COLUMNS, names_nothing_held, validate  # noqa: E402
 from economics.values import escape_controls  # noqa: E402
 
 TEXT_ALPHABET = ("abcxyzABCXYZ0123456789 .,;:-+_eE'\"#=@\t\r\n\x00\x01\x07\x0b\x0c\x1b\x1c\x7f\x85\xa0"
@@ -171,8 +171,6 @@ def _fits_a_request_row(name: str, value: Any) -> bool:
     if name in {capacity for capacity, _ in validation_sessions.TIERS} | set(validation_sessions.SESSION_SPREAD):
         return float(value) <= 0
     if name in COMBINED:  # the value parsed and bounded above; the row's combination rule judges the rest
-        from economics.validation import validate
-
         return not any(p.field == name for p in validate(pd.DataFrame([{**BASE_ROW, name: value}]))[1])
     return not (name == "workload" and str(value) == "sessions")
 
