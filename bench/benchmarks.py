@@ -24,7 +24,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import economics  # noqa: E402
-from economics import user_curves  # noqa: E402
+from economics.schema import user_curves  # noqa: E402
 
 
 def sglang_lines(n: int, seed: int = 3) -> bytes:

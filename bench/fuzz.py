@@ -85,13 +85,13 @@ from fuzz_links import link_stage  # noqa: E402
 from fuzz_outputs import output_stage  # noqa: E402
 from fuzz_signals import signal_stage  # noqa: E402
 
-from economics import validation_hours, values  # noqa: E402
 from economics.engine.batch import ScenarioError, as_scenario, evaluate_with_report  # noqa: E402
 from economics.io.scenario_files import read_scenarios_json  # noqa: E402
 from economics.io.tables import read_table  # noqa: E402
-from economics.scenario import FIELDS  # noqa: E402
+from economics.schema import validation_hours, values  # noqa: E402
+from economics.schema.scenario import FIELDS  # noqa: E402
+from economics.schema.validation import InputError, names_nothing_held, range_values, validate  # noqa: E402
 from economics.studies.links import decode_query  # noqa: E402
-from economics.validation import InputError, names_nothing_held, range_values, validate  # noqa: E402
 
 FUZZ_FIELDS = [n for n, s in FIELDS.items() if not s.catalog_field]
 RANGE_FUZZ = ["pue_low", "pue_high", "headroom_low", "accelerator_count_high", "electricity_usd_per_kwh_low"]

@@ -27,7 +27,7 @@ from typing import Any
 
 from fuzz_common import ESCAPES, Stage, generated_text, leaks, reference, stage_rng
 
-from economics.scenario import FIELDS
+from economics.schema.scenario import FIELDS
 
 GOLDEN = {"name": "golden", "accelerator": "h100-sxm", "ownership": "own", "accelerator_count": 8,
           "accelerator_price_usd": 30000, "accelerator_power_kw": 1.25, "depreciation_years": 5,

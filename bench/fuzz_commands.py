@@ -47,10 +47,10 @@ from fuzz_common import (
     stage_rng,
 )
 
-from economics.scenario import FIELDS
+from economics.schema.scenario import FIELDS
+from economics.schema.validation import InputError
 from economics.studies import sweep
 from economics.studies.planner.inputs import PLAN_FIELDS
-from economics.validation import InputError
 
 DOCS = ROOT / "docs"
 

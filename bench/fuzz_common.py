@@ -11,7 +11,7 @@ The escape rule is the project's own (``economics.io.terminal``): messages on st
 output is escaped when standard output is a terminal and kept exact when it is a pipe or a file. So a run counts an
 *escape leak* when a raw control character reaches standard error, or standard output when that is a terminal (a
 fake one, ``isatty()`` true, in-process) or the command prints a report. Raw means a character of the class
-:func:`economics.values.escape_controls` escapes (C0 and C1 controls, DEL, zero-width characters, bidirectional
+:func:`economics.schema.values.escape_controls` escapes (C0 and C1 controls, DEL, zero-width characters, bidirectional
 overrides, U+2028/U+2029, the byte-order mark) other than the line break and the tab; their escaped text
 (``\x1b``) is fine. Standard error is never a terminal here: on one the CLI draws its own progress line (a carriage
 return and ``ESC [K``), which is not user text.
@@ -45,11 +45,11 @@ sys.path.insert(0, str(ROOT))  # the worktree's package, not an installed one
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from economics import validation_hours, validation_sessions, values  # noqa: E402
 from economics.cli import main as cli_main  # noqa: E402
-from economics.scenario import FIELDS  # noqa: E402
-from economics.validation import RANGE_COLUMNS, names_nothing_held, validate  # noqa: E402
-from economics.values import escape_controls  # noqa: E402
+from economics.schema import validation_hours, validation_sessions, values  # noqa: E402
+from economics.schema.scenario import FIELDS  # noqa: E402
+from economics.schema.validation import RANGE_COLUMNS, names_nothing_held, validate  # noqa: E402
+from economics.schema.values import escape_controls  # noqa: E402
 
 TEXT_ALPHABET = ("abcxyzABCXYZ0123456789 .,;:-+_eE'\"#=@\t\r\n\x00\x01\x07\x0b\x0c\x1b\x1c\x7f\x85\xa0"
                  "\u0661\u0662\uff11\uff12\u200b\u202e\u2028é中😀")
@@ -70,7 +70,7 @@ HANG_S = 120.0
 """A case still running after this is stopped and counted "hang"."""
 
 LEAK = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]")
-"""What :func:`economics.values.escape_controls` escapes, less the line break and the tab (see the docstring)."""
+"""What :func:`economics.schema.values.escape_controls` escapes, less the line break and the tab (see the docstring)."""
 REPORT_COMMANDS = frozenset({"explain", "uncertainty", "sweep"})
 """Commands whose standard output is a report for people: escaped wherever it goes (``retrofit --explain`` too)."""
 

@@ -13,7 +13,8 @@ or two ways at a time:
   document nested 100,000 deep; each run as ``import-benchmark FILE -o OUT``.
 
 Besides the shared checks, ``mismatch`` counts a curve file whose verdict differs from the stage's own reference:
-a numeric cell is good when the scenario field it becomes (``economics.user_curves.FIELD_OF``) parses it and holds
+a numeric cell is good when the scenario field it becomes (``economics.schema.user_curves.FIELD_OF``) parses it and
+holds
 it within its bounds, and it is > 0; a point of another configuration or a repeated per-user speed under one
 ``curve_id`` must be refused; everything else here must be accepted. For ``import-benchmark``, a file written must
 load back as a curve file (the importer never writes what its own loader refuses).
@@ -30,8 +31,8 @@ from pathlib import Path
 
 from fuzz_common import ROOT, Stage, bounds_ok, generated_text, run_in_process, stage_rng
 
-from economics import user_curves, values
-from economics.scenario import FIELDS
+from economics.schema import user_curves, values
+from economics.schema.scenario import FIELDS
 
 DOCS = ROOT / "docs"
 BENCHMARK = ROOT / "tests" / "fixtures" / "benchmarks" / "vllm_serve.json"

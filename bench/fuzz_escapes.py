@@ -23,7 +23,7 @@ from pathlib import Path
 from fuzz_commands import DOCS, Case, read_docs_table, run_case, table_bytes
 from fuzz_common import ROOT, Stage, escaped_text, stage_rng
 
-from economics.scenario import FIELDS
+from economics.schema.scenario import FIELDS
 
 TEXT_FIELDS = [n for n, s in FIELDS.items() if s.kind in ("str", "choice") and n != "name"]
 NUMBER_FIELDS = ["accelerator_count", "pue", "electricity_usd_per_kwh", "demand_output_tokens_per_day"]

@@ -37,11 +37,11 @@ from fuzz_common import (
 )
 
 import economics
-from economics import validation_hours, values
-from economics.scenario import FIELDS, with_changes
+from economics.schema import validation_hours, values
+from economics.schema.scenario import FIELDS, with_changes
+from economics.schema.validation import validate
 from economics.studies import planner
 from economics.studies.links import MAX_VALUE_CHARS, decode_checked, decode_query
-from economics.validation import validate
 from ui import links as ui_links
 
 HOSTILE = ["0,5", "1_0000", "1,000", "\u0661\u0662", "\uff11\uff12", "nan", "NaN", "inf", "-inf", "1e999", "-1e999",

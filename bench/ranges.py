@@ -29,7 +29,7 @@ import economics  # noqa: E402
 from economics.engine.batch import _mark_throughput  # noqa: E402
 from economics.engine.estimate import fill_throughput  # noqa: E402
 from economics.engine.pipeline import compute  # noqa: E402
-from economics.validation import validate  # noqa: E402
+from economics.schema.validation import validate  # noqa: E402
 
 ACCELERATORS = ("h100-sxm", "h200-sxm", "b200", "gaudi3", "mi355x", "a100-sxm", "gb200-nvl72", "h100-sxm", "b200",
                 "gaudi3")

@@ -18,8 +18,8 @@ import pandas as pd  # noqa: E402
 
 from economics.io.scenario_files import to_csv_text  # noqa: E402
 from economics.io.tables import read_table  # noqa: E402
+from economics.schema.validation import validate  # noqa: E402
 from economics.store import Store  # noqa: E402
-from economics.validation import validate  # noqa: E402
 
 VERSIONS = 10_000
 SCENARIOS = 100  # 100 scenarios of 100 versions each

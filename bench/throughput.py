@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from economics import catalog  # noqa: E402
 from economics.engine.estimate import fill_throughput  # noqa: E402
+from economics.schema.validation import validate  # noqa: E402
 from economics.studies.interactivity import curve_table, pareto_front  # noqa: E402
-from economics.validation import validate  # noqa: E402
 
 
 def main() -> None:

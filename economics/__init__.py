@@ -37,10 +37,10 @@ if TYPE_CHECKING:  # the names as the type checker sees them; at run time each i
     from economics.engine.pipeline import split_warnings
     from economics.engine.provenance import throughput_description
     from economics.io.benchmarks import BenchmarkError, curves_csv, import_benchmark
-    from economics.presets import default_scenario, preset_scenarios
-    from economics.scenario import CATALOG_FIELDS, FIELDS, Scenario, with_changes
-    from economics.user_curves import CurveFile, CurveFileError, load_curves
-    from economics.validation import InputError
+    from economics.schema.presets import default_scenario, preset_scenarios
+    from economics.schema.scenario import CATALOG_FIELDS, FIELDS, Scenario, with_changes
+    from economics.schema.user_curves import CurveFile, CurveFileError, load_curves
+    from economics.schema.validation import InputError
 
 _LAZY = {
     "catalog": "economics.catalog",
@@ -50,10 +50,10 @@ _LAZY = {
     "split_warnings": "economics.engine.pipeline",
     "throughput_description": "economics.engine.provenance",
     **dict.fromkeys(("BenchmarkError", "curves_csv", "import_benchmark"), "economics.io.benchmarks"),
-    **dict.fromkeys(("default_scenario", "preset_scenarios"), "economics.presets"),
-    **dict.fromkeys(("CATALOG_FIELDS", "FIELDS", "Scenario", "with_changes"), "economics.scenario"),
-    **dict.fromkeys(("CurveFile", "CurveFileError", "load_curves", "read_bounded"), "economics.user_curves"),
-    "InputError": "economics.validation",
+    **dict.fromkeys(("default_scenario", "preset_scenarios"), "economics.schema.presets"),
+    **dict.fromkeys(("CATALOG_FIELDS", "FIELDS", "Scenario", "with_changes"), "economics.schema.scenario"),
+    **dict.fromkeys(("CurveFile", "CurveFileError", "load_curves", "read_bounded"), "economics.schema.user_curves"),
+    "InputError": "economics.schema.validation",
 }
 """Public name -> the module that defines it. Imported on first use, not with the package: ``python -m economics``
 sets its Ctrl-C and SIGTERM handlers (economics/__main__.py) before the engine, pandas and scipy are loaded, so a

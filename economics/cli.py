@@ -25,7 +25,7 @@ from typing import Any, NoReturn, TextIO
 
 import pandas as pd
 
-from economics import store, user_curves, values
+from economics import store
 from economics.api.serve import add_serve_command
 from economics.catalog import accelerator_ids, closest, unknown_id_message
 from economics.domain.explain import format_number as fmt
@@ -44,10 +44,13 @@ from economics.io.plan_files import (
 )
 from economics.io.scenario_files import read_input_bytes, to_csv_text, to_json_text
 from economics.mcp.command import add_mcp_command
-from economics.outputs import NUMERIC_OUTPUTS
 from economics.report import files as report_files
 from economics.report.build import ReportKind
-from economics.scenario import FIELDS
+from economics.schema import user_curves, values
+from economics.schema.outputs import NUMERIC_OUTPUTS
+from economics.schema.scenario import FIELDS
+from economics.schema.validation import InputError
+from economics.schema.values import escape_controls, escape_for_terminal, shown
 from economics.store import commands as store_commands
 from economics.studies import calibration, calibration_points, leave_out, retrofit_odds, sweep
 from economics.studies.compare import compare_accelerators
@@ -57,8 +60,6 @@ from economics.studies.retrofit_decode import decode_table
 from economics.studies.retrofit_explain import shortfall_notes, study_text
 from economics.studies.retrofit_life import best_year, refresh
 from economics.studies.uncertainty import default_ranges, monte_carlo, ranges_from_row, tornado
-from economics.validation import InputError
-from economics.values import escape_controls, escape_for_terminal, shown
 
 EXIT_OK, EXIT_INVALID_ROWS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
 MAX_REPORT_LINES = 50
@@ -89,7 +90,9 @@ def _report(report_rows: list[tuple[int, str, str, object, str]]) -> None:
 
 
 def _load_curves(args: argparse.Namespace) -> str:
-    """``--curves FILE``: the file read, checked and kept (economics.user_curves); its hash, or '' without one."""
+    """``--curves FILE``: the file read, checked and kept (economics.schema.user_curves); its hash, or '' without
+    one.
+    """
     path = getattr(args, "curves", None)
     if not path:
         return ""

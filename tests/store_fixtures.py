@@ -13,7 +13,7 @@ import pytest
 from pytest_postgresql import factories
 
 import economics
-from economics import user_curves
+from economics.schema import user_curves
 
 PG_CTL = str(Path(__file__).parent / "pg_ctl.sh")
 postgresql_proc = factories.postgresql_proc(executable=PG_CTL, host="127.0.0.1", port=None, user="postgres")

@@ -13,7 +13,7 @@ import pytest
 import economics
 from economics.io.scenario_files import read_input_bytes
 from economics.io.tables import read_table
-from economics.validation import InputError
+from economics.schema.validation import InputError
 
 GOOD = "name,accelerator_count,output_tokens_per_s_per_accelerator\nok,8,1000\n"
 

@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import economics
-from economics import user_curves
 from economics.io import benchmarks
 from economics.io.benchmarks import BenchmarkError, curves_csv, import_benchmark
+from economics.schema import user_curves
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures" / "benchmarks"

@@ -25,7 +25,7 @@ from economics.engine.derivation import trace_throughput
 from economics.engine.estimate import fill_throughput
 from economics.engine.pipeline import compute
 from economics.engine.resolve import per_user_throughput
-from economics.validation import validate
+from economics.schema.validation import validate
 
 NUMBER = re.compile(r"-?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?")
 """A printed number: thousands groups, a decimal part, an exponent (a comma followed by a space separates)."""

@@ -49,7 +49,7 @@ def test_a_json_key_given_twice_is_refused_as_a_repeated_csv_column_is() -> None
     import pytest
 
     from economics.io.scenario_files import read_scenarios_json
-    from economics.validation import InputError
+    from economics.schema.validation import InputError
 
     with pytest.raises(InputError, match="not usable JSON: the key 'pue' appears twice in one object"):
         read_scenarios_json('[{"name": "a", "pue": 1.2, "pue": 1.9}]')  # the last won: pue 1.9
@@ -65,7 +65,7 @@ def test_minus_zero_is_echoed_and_computed_as_zero() -> None:
 
 
 def test_invisible_characters_are_escaped_in_messages() -> None:
-    from economics.values import escape_controls, shown
+    from economics.schema.values import escape_controls, shown
 
     assert escape_controls("a\u200bb\u200dc\u2060d\ufeffe") == "a\\u200bb\\u200dc\\u2060d\\ufeffe"
     assert shown("r\u200b1") == "r\\u200b1"  # a name that looks like 'r1' is told apart in a message

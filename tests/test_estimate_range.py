@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from economics import catalog
 from economics.engine import batch, estimate_range
-from economics.outputs import RowWarning
+from economics.schema.outputs import RowWarning
 from economics.studies import leave_out
 
 # 5,000 tokens in, 700 out, 20 tok/s per user: no measured curve matches these lengths, so the roofline answers

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 import economics
 from economics.io.scenario_files import to_csv_text
 from economics.io.tables import read_table
+from economics.schema.validation import InputError
 from economics.studies import uncertainty
-from economics.validation import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,11 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import economics
-from economics import catalog, user_curves
+from economics import catalog
 from economics.cli import main
 from economics.io.benchmarks import BenchmarkError, curves_csv, import_benchmark
 from economics.io.scenario_files import read_scenarios_json
-from economics.validation import validate
+from economics.schema import user_curves
+from economics.schema.validation import validate
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "benchmarks"
 GUIDELLM = FIX / "guidellm_benchmarks.json"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 import economics
-import economics.validation
+import economics.schema.validation
 from economics.studies import planner
 from economics.studies.links import decode_checked, decode_query, encode_query, query_string
 from ui import links
@@ -161,7 +161,7 @@ def test_a_link_whose_values_are_invalid_together_falls_back_by_name() -> None:
 def test_checked_decoding_never_raises_and_always_gives_a_valid_scenario(params: dict[Any, Any]) -> None:
     values, warnings = decode_checked(params)
     merged = economics.with_changes(economics.default_scenario(), **values)
-    cols, problems = economics.validation.validate(pd.DataFrame([merged]))
+    cols, problems = economics.schema.validation.validate(pd.DataFrame([merged]))
     assert problems == []
     assert all(isinstance(w, str) and w for w in warnings)
 

@@ -37,8 +37,8 @@ from economics.cli import main  # noqa: E402
 from economics.mcp.calls import checked_arguments, request_for  # noqa: E402
 from economics.mcp.command import address  # noqa: E402
 from economics.mcp.schemas import ToolName, field_schema, tools  # noqa: E402
-from economics.scenario import FIELDS  # noqa: E402
-from economics.validation import InputError  # noqa: E402
+from economics.schema.scenario import FIELDS  # noqa: E402
+from economics.schema.validation import InputError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "example.csv"

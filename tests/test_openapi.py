@@ -17,9 +17,9 @@ from economics.api import tasks
 from economics.api.app import create_app
 from economics.api.errors import ApiError, Code, body_bytes
 from economics.api.settings import Settings
-from economics.outputs import OUTPUTS
-from economics.scenario import FIELDS
-from economics.validation import RANGE_COLUMNS
+from economics.schema.outputs import OUTPUTS
+from economics.schema.scenario import FIELDS
+from economics.schema.validation import RANGE_COLUMNS
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 

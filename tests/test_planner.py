@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from economics import catalog, cli
 from economics.domain.availability import family_rates, reliability, spares_needed, system_availability
 from economics.io.plan_files import InvalidPlanRow, plan_from_files, read_candidates_csv
-from economics.scenario import Scenario
+from economics.schema.scenario import Scenario
+from economics.schema.validation import InputError
 from economics.studies.planner import (
     Candidate,
     PlanSettings,
@@ -33,7 +34,6 @@ from economics.studies.planner import (
     plan,
     settings_from_row,
 )
-from economics.validation import InputError
 
 NAN = math.nan
 # Economics stripped to capital only, so costs are worked by hand: cost of capital 0 and a 1-year life make the
@@ -507,7 +507,7 @@ def test_racks_force_the_liquid_retrofit_and_the_budget_can_forbid_it() -> None:
 def test_a_semicolon_file_with_an_ambiguous_number_is_refused() -> None:
     # '30.000' in a ';' file could be 30 or 30,000: refused, as evaluate refuses it, never read as 30
     from economics.io.plan_files import read_plan_row
-    from economics.validation import InputError
+    from economics.schema.validation import InputError
 
     data = b"name;accelerator;demand_output_tokens_per_day;output_tokens_per_s_per_accelerator\na;h100-sxm;1e9;30.000\n"
     with pytest.raises(InputError, match="'30.000' could be a number"):

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from economics.scenario import Scenario
+from economics.schema.scenario import Scenario
 from economics.studies import planner
 from economics.studies.planner import Candidate, PlanSettings
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import economics
-import economics.validation
+import economics.schema.validation
 
 PROFILE = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -215,7 +215,7 @@ FOUND = {  # what the property found, kept as examples that always run (each fai
 @example(FOUND["spot all but never up"])
 @example(FOUND["diurnal above 24"])
 def test_a_row_validation_accepts_is_computed_to_finite_outputs(s: dict[str, Any]) -> None:
-    accepted = not economics.validation.validate(pd.DataFrame([s]))[1]
+    accepted = not economics.schema.validation.validate(pd.DataFrame([s]))[1]
     out = economics.evaluate(pd.DataFrame([s, GOOD_ROW]))  # never raises: one row never takes the table down
     assert bool(out["valid"].iloc[1])
     error = str(out["error"].iloc[0])

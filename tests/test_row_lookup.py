@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from economics.io.row_lookup import find_row
-from economics.validation import InputError
+from economics.schema.validation import InputError
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADER = "name,accelerator,accelerator_count,output_tokens_per_s_per_accelerator,demand_output_tokens_per_day"

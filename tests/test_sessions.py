@@ -228,7 +228,7 @@ def test_the_tiers_cost_lines_are_in_the_hourly_cost() -> None:
     # host: 1 system x 2,000 GB x 5 USD/GB, straight line over 5 years: 10,000 / 5 / 8,760 = 0.228311 USD/h
     # remote: 50,000 GB x 0.02 USD/GB-month x 12 / 8,760 = 1.369863 USD/h
     import economics
-    from economics.outputs import cost_parts
+    from economics.schema.outputs import cost_parts
 
     r = economics.evaluate_scenario(dict(AMPLE, kv_host_memory_gb_per_system=2000, kv_host_memory_usd_per_gb=5,
                                          kv_remote_gb=50_000, kv_remote_read_gb_per_s=50,

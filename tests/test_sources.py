@@ -1,6 +1,7 @@
 """Every figure in data/ cites a source a reader can open, or (an estimate) says how it was derived.
 
-The rules are checked here with the test's own patterns, independently of ``economics.sources``, and the Data page is
+The rules are checked here with the test's own patterns, independently of ``economics.catalog.sources``, and the Data
+page is
 checked to show every row's first URL as a link.
 """
 
@@ -14,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from economics import catalog
-from economics.sources import first_url, source_urls
+from economics.catalog.sources import first_url, source_urls
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA_FILES = sorted((ROOT / "data").glob("*.csv"))

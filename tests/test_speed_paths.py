@@ -8,7 +8,7 @@ slower one it replaces, bit for bit).
   curves as the per-curve ``groupby`` it replaced, kept here as the reference;
 - an estimate's range is looked up on the estimated rows only (:func:`economics.engine.estimate_range._basis_where`);
 - :func:`economics.engine.stages.fill_nan` is :func:`numpy.nan_to_num`, and a float cell is read by
-  :func:`economics.values.number` as the generic path reads a numpy float;
+  :func:`economics.schema.values.number` as the generic path reads a numpy float;
 - the first page's modules do not import ``scipy.stats`` (about a second of a cold start).
 """
 
@@ -25,11 +25,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from economics import catalog, values
+from economics import catalog
 from economics.engine import estimate_range, measured, pipeline
 from economics.engine.batch import resolve_scenario
 from economics.engine.stages import fill_nan
-from economics.scenario import FIELDS
+from economics.schema import values
+from economics.schema.scenario import FIELDS
 
 ROOT = Path(__file__).resolve().parent.parent
 SESSION = {"workload": "sessions", "turns_per_session": 4, "session_prefix_tokens": 1000, "input_tokens_per_turn": 500,

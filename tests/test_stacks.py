@@ -19,8 +19,8 @@ from economics.domain import throughput as th
 from economics.engine import estimate, roofline
 from economics.engine.batch import explain_scenario
 from economics.engine.measured import Curve, best_at, curves, stack_curves
+from economics.schema.validation import validate
 from economics.studies import calibration
-from economics.validation import validate
 from tests.test_derivation import check_step
 
 DATA = Path(__file__).resolve().parent.parent / "data"

@@ -15,7 +15,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 import economics
-from economics import cli, store, user_curves
+from economics import cli, store
+from economics.schema import user_curves
 from economics.store import database, records
 from economics.store.models import Base
 from tests import store_fixtures

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from economics.cli import main
 from economics.engine.batch import evaluate
+from economics.schema.validation import InputError
 from economics.studies.sweep import (
     COST,
     MAX_SCENARIOS,
@@ -31,7 +32,6 @@ from economics.studies.sweep import (
     run_local,
     scenarios,
 )
-from economics.validation import InputError
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = {"name": "chat", "accelerator": "h100-sxm", "model": "llama-3.1-70b", "accelerator_count": 64,

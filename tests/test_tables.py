@@ -25,8 +25,8 @@ from openpyxl import load_workbook
 from economics.engine.batch import evaluate, evaluate_with_report
 from economics.io.scenario_files import _neutralise, excel_export, to_json_text
 from economics.io.tables import TableWriter, excel_bytes, neutralise, read_chunks, read_table, stream
-from economics.validation import InputError
-from economics.values import shown
+from economics.schema.validation import InputError
+from economics.schema.values import shown
 
 HEADER = "name,accelerator_count,output_tokens_per_s_per_accelerator"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from economics.scenario import FIELDS
+from economics.schema.scenario import FIELDS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from economics import ScenarioError, catalog, evaluate_scenario, explain_text
-from economics.outputs import NUMERIC_OUTPUTS
+from economics.schema.outputs import NUMERIC_OUTPUTS
 from economics.studies.day import hours_table
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,13 +17,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from economics import values
 from economics.engine.batch import ScenarioError, as_scenario
 from economics.io.scenario_files import read_scenarios_json
 from economics.io.tables import read_table
-from economics.scenario import FIELDS
+from economics.schema import values
+from economics.schema.scenario import FIELDS
+from economics.schema.validation import InputError, known_ids, validate
 from economics.studies.links import decode_query
-from economics.validation import InputError, known_ids, validate
 
 
 @pytest.mark.parametrize("text, expected", [

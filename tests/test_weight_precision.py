@@ -16,8 +16,8 @@ from economics.domain import throughput as th
 from economics.domain.precision import BYTES_PER_VALUE
 from economics.engine import estimate
 from economics.engine.batch import explain_scenario
-from economics.scenario import FIELDS, ComputePrecision, Scenario, WeightPrecision
-from economics.validation import validate
+from economics.schema.scenario import FIELDS, ComputePrecision, Scenario, WeightPrecision
+from economics.schema.validation import validate
 from tests.test_derivation import check_step
 
 GPT_OSS_H100 = {"accelerator": "h100-sxm", "model": "gpt-oss-120b", "weight_precision": "mxfp4",

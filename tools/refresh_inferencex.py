@@ -29,8 +29,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from economics import user_curves  # noqa: E402
 from economics.io import benchmarks  # noqa: E402
+from economics.schema import user_curves  # noqa: E402
 
 CURVES, STACKS = ROOT / "data" / "throughput_curves.csv", ROOT / "data" / "serving_stacks.csv"
 GROUP = "inferencex-2026"

@@ -13,7 +13,7 @@ import streamlit as st
 
 import economics
 from economics import FIELDS, catalog
-from economics.outputs import OUTPUTS, label, names
+from economics.schema.outputs import OUTPUTS, label, names
 from ui import format as fmt
 from ui import links, state
 from ui.editor import label as field_label

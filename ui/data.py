@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from economics import catalog
-from economics.sources import Table, with_source_links
+from economics.catalog.sources import Table, with_source_links
 
 st.title("Data and sources")
 st.caption("Every number in data/ carries its source, the source's date and a confidence tag: listed (datasheet, "

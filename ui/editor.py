@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 import streamlit as st
 
 from economics import FIELDS, catalog
-from economics.scenario import show_value
+from economics.schema.scenario import show_value
 from ui import state
 from ui.text import plain
 

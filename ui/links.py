@@ -17,7 +17,9 @@ from functools import cache
 from typing import Any
 
 import economics
-from economics import FIELDS, catalog, values
+from economics import FIELDS, catalog
+from economics.schema import values
+from economics.schema.validation import range_end
 from economics.studies import planner
 from economics.studies.links import (
     BASELINE_PREFIX,
@@ -28,7 +30,6 @@ from economics.studies.links import (
     split_baseline,
 )
 from economics.studies.uncertainty import RANGED_FIELDS as STUDY_RANGED_FIELDS
-from economics.validation import range_end
 
 SETTINGS_PREFIX = "settings."
 PLAN_PREFIX = "plan_"
@@ -123,7 +124,7 @@ def _whole(text: str, bounds: tuple[int, int]) -> int:
 
 def _range_end(name: str, text: str) -> float | None:
     """A range end read as a table's ``<field>_low`` / ``<field>_high`` cell is: the one value parser and the
-    field's bounds (:func:`economics.validation.range_end`)."""
+    field's bounds (:func:`economics.schema.validation.range_end`)."""
     try:
         return range_end(name, text)
     except values.ValueProblem as exc:

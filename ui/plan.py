@@ -23,8 +23,8 @@ import economics
 from economics import catalog
 from economics.io import plan_files
 from economics.report import charts, kpis
+from economics.schema.validation import InputError
 from economics.studies import planner
-from economics.validation import InputError
 from ui import common, editor, links, report, state
 from ui import format as fmt
 from ui.text import plain

@@ -13,7 +13,7 @@ import economics
 from economics.io.documents import template_text
 from economics.io.scenario_files import to_csv_text, to_json_text
 from economics.io.tables import excel_bytes, read_table
-from economics.outputs import names
+from economics.schema.outputs import names
 from ui import common, editor
 from ui.text import plain
 

@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 
 import economics
-from economics import user_curves
+from economics.schema import user_curves
 from economics.studies.calibration import scope_for
 from economics.studies.interactivity import CURVE_IGNORES
 from ui import common, editor, state, studies

@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 
 import economics
-from economics.outputs import label
+from economics.schema.outputs import label
 from economics.studies.uncertainty import (
     applies,
     base_value,

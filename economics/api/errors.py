@@ -20,7 +20,7 @@ import math
 from enum import Enum
 from typing import Any
 
-from economics.values import escape_controls, shown
+from economics.schema.values import escape_controls, shown
 from economics.version import __version__
 
 MAX_PROBLEMS = 1000

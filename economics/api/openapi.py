@@ -1,6 +1,7 @@
 """The OpenAPI 3.1 document's models, generated from the package's own schemas: a scenario is
-:class:`economics.scenario.Scenario` (fields, units, bounds, descriptions), a result row is built from the output
-schema (:data:`economics.outputs.OUTPUTS`) and the input fields (:data:`economics.scenario.FIELDS`), and the error
+:class:`economics.schema.scenario.Scenario` (fields, units, bounds, descriptions), a result row is built from the output
+schema (:data:`economics.schema.outputs.OUTPUTS`) and the input fields (:data:`economics.schema.scenario.FIELDS`), and
+the error
 shape from :mod:`economics.api.errors`. FastAPI writes their JSON schemas into ``components/schemas`` from the
 routes' ``responses``; the request bodies, which the routes read themselves (a table may be JSON, CSV, Parquet or a
 form, :mod:`economics.api.bodies`), are declared as FastAPI's documentation does for a body read by hand: the
@@ -18,9 +19,9 @@ from pydantic.json_schema import models_json_schema
 
 from economics.api.errors import Code
 from economics.api.tasks import MEDIA
-from economics.outputs import OUTPUTS, OutputSpec
-from economics.scenario import FIELDS, FieldSpec, Scenario
-from economics.validation import RANGE_COLUMNS
+from economics.schema.outputs import OUTPUTS, OutputSpec
+from economics.schema.scenario import FIELDS, FieldSpec, Scenario
+from economics.schema.validation import RANGE_COLUMNS
 from economics.version import __version__
 
 REF = "#/components/schemas/{model}"

@@ -22,9 +22,9 @@ from economics.api.tasks import Request as Task
 from economics.catalog import closest
 from economics.io.documents import fields_markdown
 from economics.report.figures import checked_app_url
-from economics.scenario import Scenario
+from economics.schema.scenario import Scenario
+from economics.schema.values import shown
 from economics.studies.retrofit_odds import MAX_SAMPLES
-from economics.values import shown
 from economics.version import __version__
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from economics.api import settings as api_settings
 from economics.api.settings import ENV_PREFIX, LIMITS, Settings
-from economics.validation import InputError
+from economics.schema.validation import InputError
 
 MISSING_EXTRA = "the HTTP API needs FastAPI and uvicorn: pip install 'token-economics[api]'"
 

@@ -17,8 +17,8 @@ from economics import store
 from economics.api import openapi
 from economics.api.errors import ApiError, Code, json_bytes
 from economics.api.routes import _known_query
+from economics.schema.values import shown
 from economics.store import records
-from economics.values import shown
 from economics.version import __version__
 
 router = APIRouter(prefix="/v1/store", responses=openapi.ERROR_RESPONSES, dependencies=[Depends(_known_query)],

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from economics import store, user_curves
+from economics import store
 from economics.api.errors import ApiError, Code, json_bytes, problem
 from economics.catalog import accelerator_ids, closest, data_dir, unknown_id_message
 from economics.engine.batch import ScenarioError, as_scenario, evaluate_scenario, explain_row
@@ -34,10 +34,13 @@ from economics.io.plan_files import (
 )
 from economics.io.reading import SCENARIO_COLUMNS, Columns
 from economics.io.scenario_files import to_csv_text, to_json_text
-from economics.outputs import NUMERIC_OUTPUTS, OUTPUTS
 from economics.report import figures
 from economics.report import files as report_files
-from economics.scenario import FIELDS
+from economics.schema import user_curves
+from economics.schema.outputs import NUMERIC_OUTPUTS, OUTPUTS
+from economics.schema.scenario import FIELDS
+from economics.schema.validation import InputError
+from economics.schema.values import escape_for_terminal, shown
 from economics.studies import retrofit_odds
 from economics.studies.compare import compare_accelerators
 from economics.studies.kv_memory import kv_memory_study, study_json
@@ -46,8 +49,6 @@ from economics.studies.retrofit_decode import decode_table
 from economics.studies.retrofit_explain import shortfall_notes, study_text
 from economics.studies.retrofit_life import best_year, refresh
 from economics.studies.uncertainty import default_ranges, monte_carlo, ranges_from_row, tornado
-from economics.validation import InputError
-from economics.values import escape_for_terminal, shown
 from economics.version import __version__
 
 MEDIA = {"json": "application/json", "csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apache.parquet",

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from economics.day_profiles import HOURS
+from economics.schema.day_profiles import HOURS
 
 Array = NDArray[Any]
 

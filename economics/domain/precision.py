@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from economics.scenario import split_precision
+from economics.schema.scenario import split_precision
 
 __all__ = ["BYTES_PER_VALUE", "KV_WHEN_EMPTY", "bytes_per_value", "kv_precision", "record_precision",
            "split_precision"]

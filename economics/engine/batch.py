@@ -37,10 +37,10 @@ from economics.engine.provenance import provenance_text
 from economics.engine.resolve import per_user_throughput
 from economics.engine.roofline import KV_FACTOR, stored_factors
 from economics.engine.sessions import KV_READ_SHARE, PER_USER_SPEED, request_shape, session_rows, turn_profile
-from economics.scenario import FIELDS, Scenario, show_value
-from economics.validation import Problem, validate, validate_one
-from economics.validation_sessions import SESSION_ONLY, SESSION_SPREAD
-from economics.values import is_empty
+from economics.schema.scenario import FIELDS, Scenario, show_value
+from economics.schema.validation import Problem, validate, validate_one
+from economics.schema.validation_sessions import SESSION_ONLY, SESSION_SPREAD
+from economics.schema.values import is_empty
 
 RESULT_COLUMNS = (*FIELDS, *OUTPUT_UNITS, *THROUGHPUT_OUTPUTS, "feasible", "infeasible_reason", "warnings", "valid",
                   "error")
@@ -62,7 +62,7 @@ def evaluate(df: pd.DataFrame) -> pd.DataFrame:
 
     Invalid rows come back with ``valid=False``, an ``error`` naming each bad field and value, and empty outputs;
     valid rows are computed. Optional outputs that do not apply (no price given, ...) are empty (``<NA>``),
-    never NaN or infinity. Raises :class:`~economics.validation.InputError` for unknown or duplicate columns.
+    never NaN or infinity. Raises :class:`~economics.schema.validation.InputError` for unknown or duplicate columns.
 
     >>> out = evaluate(pd.DataFrame({"accelerator_count": [8, 0], "output_tokens_per_s_per_accelerator": [1000, 1000]}))
     >>> out["valid"].tolist(), out.loc[1, "error"]

@@ -59,8 +59,8 @@ from economics.engine.roofline import (
     model_columns,
     stack_columns,
 )
-from economics.outputs import THROUGHPUT
-from economics.scenario import CATALOG_FIELDS, FIELDS
+from economics.schema.outputs import THROUGHPUT
+from economics.schema.scenario import CATALOG_FIELDS, FIELDS
 
 THROUGHPUT_OUTPUTS: dict[str, str] = {o.name: o.unit for o in THROUGHPUT}
 """Outputs of the throughput step with their units ('text' for words); empty where they do not apply."""

@@ -23,8 +23,8 @@ from numpy.typing import NDArray
 
 from economics import catalog
 from economics.engine.roofline import accelerator_figure, calibration_scopes
-from economics.outputs import RANGED_INPUTS, ratio_column
-from economics.scenario import CATALOG_FIELDS
+from economics.schema.outputs import RANGED_INPUTS, ratio_column
+from economics.schema.scenario import CATALOG_FIELDS
 
 Array = NDArray[Any]
 

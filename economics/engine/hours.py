@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from economics import catalog
-from economics.day_profiles import HOURS, demand_profile, hour_values
+from economics.schema.day_profiles import HOURS, demand_profile, hour_values
 
 
 def _by_distinct(keys: list[Any], build: Any, n: int) -> np.ndarray:

@@ -22,9 +22,9 @@ import pandas as pd
 from scipy.interpolate import PchipInterpolator
 
 from economics import catalog
-from economics import user_curves as user_curves_store
 from economics.domain.explain import format_number as fmt
 from economics.domain.precision import record_precision
+from economics.schema import user_curves as user_curves_store
 
 Array = np.ndarray
 
@@ -82,7 +82,7 @@ def curves() -> tuple[Curve, ...]:
 
 @cache
 def user_curves(sha256: str) -> tuple[Curve, ...]:
-    """The curves of the user's curve file kept under this hash (:mod:`economics.user_curves`); one point is a
+    """The curves of the user's curve file kept under this hash (:mod:`economics.schema.user_curves`); one point is a
     curve too (a single measured run applies at its own per-user speed, or to an empty target). Content-addressed,
     so remembered per hash. Empty when no such file is loaded (validation refuses a scenario naming it).
     """
@@ -101,7 +101,8 @@ USER_STACK = "yours"
 def _curves_of(table: pd.DataFrame, minimum_points: int) -> tuple[Curve, ...]:
     """The curves of a table of points (text cells in the columns of data/throughput_curves.csv): per ``curve_id``,
     the points with a per-user speed and both lengths, sorted by per-user speed. A curve file of yours is one
-    configuration per curve with one point per speed (:func:`economics.user_curves.curve_problems` refuses others);
+    configuration per curve with one point per speed (:func:`economics.schema.user_curves.curve_problems` refuses
+    others);
     in the catalog a repeated speed keeps its first point.
     """
     usable = ((table["output_tokens_per_s_per_user"] != "") & (table["input_tokens"] != "")

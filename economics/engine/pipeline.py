@@ -18,7 +18,7 @@ from economics.domain.explain import Trace
 from economics.domain.explain import format_number as fmt
 from economics.engine import sessions, stages
 from economics.engine.resolve import resolve
-from economics.outputs import (
+from economics.schema.outputs import (
     NUMERIC_OUTPUTS,
     OUTPUTS,
     RANGE_OUTPUTS,
@@ -31,10 +31,10 @@ from economics.outputs import (
 Array = NDArray[Any]
 
 WARNINGS: tuple[str, ...] = tuple(w.text for w in RowWarning)
-"""Every warning's text, in the order a ``warnings`` cell joins them (:class:`economics.outputs.RowWarning`)."""
+"""Every warning's text, in the order a ``warnings`` cell joins them (:class:`economics.schema.outputs.RowWarning`)."""
 
 OUTPUT_UNITS: dict[str, str] = {name: OUTPUTS[name].unit for name in NUMERIC_OUTPUTS}
-"""Numeric outputs in the order they are reported, with their units (from :mod:`economics.outputs`)."""
+"""Numeric outputs in the order they are reported, with their units (from :mod:`economics.schema.outputs`)."""
 INTEGER_OUTPUTS = frozenset(name for name in NUMERIC_OUTPUTS if OUTPUTS[name].integer)
 OPTIONAL_OUTPUTS = frozenset(name for name in NUMERIC_OUTPUTS if OUTPUTS[name].optional)
 ONE_POOL_EMPTY = ("decode_accelerators", "decode_utilization", "prefill_pool_cost_usd_per_hour",

@@ -15,11 +15,11 @@ import numpy as np
 import pandas as pd
 
 from economics import catalog
+from economics.catalog.sources import first_url, source_urls
 from economics.domain.explain import format_number as fmt
 from economics.engine.measured import SOURCE_CLAIM, SOURCE_CURVE, SOURCE_ESTIMATE, SOURCE_USER, claim_record
-from economics.scenario import FIELDS
-from economics.sources import first_url, source_urls
-from economics.validation import validate
+from economics.schema.scenario import FIELDS
+from economics.schema.validation import validate
 
 
 def _curve_source(curve_id: str) -> str:

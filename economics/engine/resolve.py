@@ -23,8 +23,8 @@ from economics.domain.revenue import PREFILL_ESTIMATE
 from economics.engine.hours import hourly_columns
 from economics.engine.sessions import session_rows
 from economics.engine.stages import Columns, fill_nan
-from economics.outputs import RowWarning
-from economics.scenario import FIELDS
+from economics.schema.outputs import RowWarning
+from economics.schema.scenario import FIELDS
 
 
 def kv_bytes_per_token(model_ids: Any, precision: Any, kv_cache_precision: Any) -> Any:

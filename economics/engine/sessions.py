@@ -22,8 +22,8 @@ from economics.domain import fleet
 from economics.domain import sessions as ses
 from economics.domain.sessions import TIERS, Tier
 from economics.engine.stages import Columns, _any
-from economics.outputs import RowWarning
-from economics.scenario import Workload
+from economics.schema.outputs import RowWarning
+from economics.schema.scenario import Workload
 
 PER_USER_SPEED = "_output_tokens_per_s_per_user"
 """The resolved column holding the throughput estimate's per-user speed (NaN where measured)."""

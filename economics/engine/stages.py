@@ -21,7 +21,7 @@ from economics.domain import carbon, cost, finance, fleet, rent, revenue
 from economics.domain import sessions as ses
 from economics.domain.explain import Trace
 from economics.domain.formula import Formula
-from economics.outputs import FleetProblem, RowWarning
+from economics.schema.outputs import FleetProblem, RowWarning
 
 Array = NDArray[Any]
 

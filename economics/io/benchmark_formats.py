@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from economics.catalog import yes_no
-from economics.values import shown, unique_keys
+from economics.schema.values import shown, unique_keys
 
 FORMATS = ("vllm", "sglang", "genai-perf", "aiperf", "guidellm", "inferencex", "mlperf", "curves")
 """The formats ``--format`` names; ``auto`` tells them apart by content (:func:`detect`)."""
@@ -476,7 +476,7 @@ def detect(data: bytes, name: str) -> str:
 
 def load_json(text: str, name: str) -> Any:
     """A benchmark file's JSON, read as scenario JSON is: a repeated key refused (its last value would silently win,
-    :func:`economics.values.unique_keys`), as is nesting too deep to read; :class:`json.JSONDecodeError` for text
+    :func:`economics.schema.values.unique_keys`), as is nesting too deep to read; :class:`json.JSONDecodeError` for text
     that is not JSON (the callers say which format they expected).
     """
     try:

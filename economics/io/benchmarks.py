@@ -2,7 +2,8 @@
 
 A benchmark file (vLLM, SGLang, GenAI-Perf, AIPerf, GuideLLM, InferenceX result rows, MLPerf summaries, or a curve
 file of ours) is read by its format's reader (:mod:`economics.io.benchmark_formats`) into :class:`Run` records, each
-as the tool recorded it. :func:`points` turns runs into curve points in the columns of :mod:`economics.user_curves`:
+as the tool recorded it. :func:`points` turns runs into curve points in the columns of
+:mod:`economics.schema.user_curves`:
 
 - per-user speed [token/s/user] = 1,000 / median time per output token [ms] (the tool's TPOT; its inter-token
   latency where it has no TPOT), as InferenceX reports interactivity;
@@ -29,13 +30,14 @@ from typing import Any
 
 import pandas as pd
 
-from economics import catalog, user_curves
+from economics import catalog
 from economics.io.benchmark_formats import FORMATS, BenchmarkError, Run, detect, read_runs
 from economics.io.benchmark_formats import number_cell as num
 from economics.io.scenario_files import read_input_bytes
-from economics.user_curves import LENGTH_TOLERANCE
-from economics.validation import InputError
-from economics.values import shown
+from economics.schema import user_curves
+from economics.schema.user_curves import LENGTH_TOLERANCE
+from economics.schema.validation import InputError
+from economics.schema.values import shown
 
 __all__ = ["FORMATS", "BenchmarkError", "Flags", "Run", "curves_csv", "import_benchmark", "model_id", "points"]
 MAX_FILES = 1_000
@@ -132,7 +134,7 @@ def _per_accelerator(run: Run, flags: Flags) -> tuple[float, float | None, str]:
 
 
 def points(runs: Sequence[Run], flags: Flags, file_name: str, sha256: str) -> list[dict[str, str]]:
-    """The curve points of one file's runs (text cells in :data:`economics.user_curves.COLUMNS`); runs of one
+    """The curve points of one file's runs (text cells in :data:`economics.schema.user_curves.COLUMNS`); runs of one
     accelerator, model, precision, stack and request shape (lengths within the curves' tolerance) share a curve.
     """
     rows = _name_curves(_points(runs, flags, file_name, sha256), flags.curve_id)
@@ -143,7 +145,8 @@ def points(runs: Sequence[Run], flags: Flags, file_name: str, sha256: str) -> li
 
 def _points(runs: Sequence[Run], flags: Flags, file_name: str, sha256: str) -> list[dict[str, str]]:
     """The points of one file's runs, not yet named, each with where it came from (``_from``: file and run). A
-    figure is held to the bounds the curve file's loader holds it to (:func:`economics.user_curves.point_problems`),
+    figure is held to the bounds the curve file's loader holds it to
+    (:func:`economics.schema.user_curves.point_problems`),
     and refused here, naming the file, the run and the field, rather than written to a file that loads nowhere.
     """
     rows = []
@@ -211,9 +214,9 @@ def _point(run: Run, flags: Flags, file_name: str, sha256: str) -> dict[str, str
 def _name_curves(rows: list[dict[str, str]], curve_id: str, taken_ids: Iterable[str] = ()) -> list[dict[str, str]]:
     """Give each row its curve id: ``--curve-id`` (with a number where a file holds several shapes) or one built
     from tool, accelerator, model, precision and lengths, never one in ``taken_ids`` (a curve file's, imported
-    alongside). Rows of one tool, :data:`~economics.user_curves.CONFIGURATION` and accelerator count (a published
+    alongside). Rows of one tool, :data:`~economics.schema.user_curves.CONFIGURATION` and accelerator count (a published
     run: its source, whose sweep of deployment sizes is one front) whose lengths are within
-    :data:`~economics.user_curves.LENGTH_TOLERANCE` of a curve's first point join that curve.
+    :data:`~economics.schema.user_curves.LENGTH_TOLERANCE` of a curve's first point join that curve.
     """
     curves: list[tuple[tuple[str, ...], float, float, str]] = []
     taken = set(taken_ids)
@@ -261,7 +264,8 @@ def import_benchmark(files: Iterable[str | Path | tuple[str, bytes]], accelerato
     """Curve points from benchmark files (paths, or (name, bytes) pairs), in the columns of a curve file.
 
     The runs of every file are named together (:func:`_name_curves`: one id, one configuration; never a curve
-    file's id), and the table is held to the curve file's rules (:func:`economics.user_curves.curve_problems`), so
+    file's id), and the table is held to the curve file's rules (:func:`economics.schema.user_curves.curve_problems`),
+    so
     what is written loads. Raises :class:`BenchmarkError` naming the file, the run and the missing flag or bad
     value. With a ``skipped`` list, published rows whose GPU counts contradict their throughputs are named there
     instead of refused.

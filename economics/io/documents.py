@@ -12,9 +12,9 @@ import pandas as pd
 from economics.domain import capacity, cost, finance, fleet, revenue, sessions, throughput
 from economics.domain.formula import CONSTANTS, Formula
 from economics.io.scenario_files import to_csv_text
-from economics.outputs import OUTPUTS
-from economics.presets import default_scenario
-from economics.scenario import FIELDS, Scenario
+from economics.schema.outputs import OUTPUTS
+from economics.schema.presets import default_scenario
+from economics.schema.scenario import FIELDS, Scenario
 
 MODEL_SECTIONS: tuple[tuple[str, ModuleType], ...] = (
     ("Agent sessions and KV residency (economics/domain/sessions.py; workload=sessions; the tier formulas are bound "
@@ -86,5 +86,7 @@ def model_markdown() -> str:
 
 
 def schema_text() -> str:
-    """The JSON schema of a scenario (:class:`economics.scenario.Scenario`), indented, for the ``schema`` command."""
+    """The JSON schema of a scenario (:class:`economics.schema.scenario.Scenario`), indented, for the ``schema``
+    command.
+    """
     return json.dumps(Scenario.model_json_schema(), indent=2)

@@ -13,10 +13,10 @@ import pandas as pd
 from economics.engine.batch import ScenarioError, evaluate_with_report, session_profile
 from economics.io import row_lookup
 from economics.io.reading import Source
-from economics.scenario import FIELDS
+from economics.schema.scenario import FIELDS
+from economics.schema.validation import RANGE_COLUMNS, Problem, validate
+from economics.schema.values import capped, shown
 from economics.studies.uncertainty import with_range_columns
-from economics.validation import RANGE_COLUMNS, Problem, validate
-from economics.values import capped, shown
 
 
 class InvalidRow(Exception):
@@ -92,7 +92,7 @@ def invalid(one: pd.DataFrame, position: int, problems: list[Problem]) -> Invali
 def chosen_row(source: Source, row: str, curves_sha256: str = "") -> ChosenRow:
     """The row ``row`` names or numbers (read chunk by chunk: memory stays one chunk), with ``curves_sha256`` filled
     in where it names no curve file. An invalid row (ranges included) raises :class:`InvalidRow` listing every
-    problem; a row that is not there raises :class:`~economics.validation.InputError`.
+    problem; a row that is not there raises :class:`~economics.schema.validation.InputError`.
     """
     found, position, note = row_lookup.find_row(source, row)
     one = with_curves(found, curves_sha256)

@@ -13,7 +13,7 @@ nothing) is ever replaced.
   any work, naming both.
   A failed or interrupted run removes its temporary file (:func:`remove_partials`, called by the CLI on SIGINT
   and SIGTERM).
-* A folder, a socket or a block device is refused (:class:`~economics.validation.InputError`, exit 2), as is a
+* A folder, a socket or a block device is refused (:class:`~economics.schema.validation.InputError`, exit 2), as is a
   folder that does not exist.
 """
 
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import IO
 
 from economics.io import terminal
-from economics.validation import InputError
-from economics.values import shown, shown_path
+from economics.schema.validation import InputError
+from economics.schema.values import shown, shown_path
 
 _PARTIALS: set[str] = set()
 """Temporary files being written: removed by :func:`remove_partials` when a run is interrupted."""
@@ -61,7 +61,7 @@ def check_output(given: str, option: str = "-o") -> Target:
     >>> check_output("/")
     Traceback (most recent call last):
     ...
-    economics.validation.InputError: cannot write -o '/': is a folder; name a file to write
+    economics.schema.validation.InputError: cannot write -o '/': is a folder; name a file to write
     """
     if given == "-":
         return STDOUT
@@ -144,7 +144,7 @@ def check_not_inputs(targets: Mapping[str, Target], inputs: Mapping[str, object]
     ...     check_not_inputs({"-o": check_output(f.name)}, {"input": f.name})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    economics.validation.InputError: cannot write -o '...': it is the input file '...' this command reads; ...
+    economics.schema.validation.InputError: cannot write -o '...': it is the input file '...' this command reads; ...
     """
     read: dict[tuple[int, int], tuple[str, str]] = {}
     for option, value in inputs.items():
@@ -176,7 +176,7 @@ def check_distinct(targets: dict[str, Target]) -> None:
     >>> check_distinct({"-o": check_output("-"), "--errors": check_output("-")})
     Traceback (most recent call last):
     ...
-    economics.validation.InputError: cannot write: -o and --errors name the same output ('-'); name two
+    economics.schema.validation.InputError: cannot write: -o and --errors name the same output ('-'); name two
     """
     seen: dict[str, str] = {}
     for option, target in targets.items():

@@ -13,13 +13,15 @@ from typing import Any
 
 import pandas as pd
 
-from economics import catalog, values
+from economics import catalog
 from economics.engine.batch import ScenarioError, as_scenario
 from economics.io import row_lookup
 from economics.io.reading import Columns
 from economics.io.scenario_files import to_csv_text
 from economics.io.tables import read_table
-from economics.scenario import FIELDS, Scenario
+from economics.schema import values
+from economics.schema.scenario import FIELDS, Scenario
+from economics.schema.validation import InputError, check_columns
 from economics.studies import candidate_fields
 from economics.studies.planner.candidates import (
     CANDIDATE_COLUMNS,
@@ -41,7 +43,6 @@ from economics.studies.planner.inputs import (
 )
 from economics.studies.planner.report import records
 from economics.studies.planner.run import plan
-from economics.validation import InputError, check_columns
 
 MAX_SHOWN = 60
 MIN_RATE_TOKENS_PER_S = 1e-3

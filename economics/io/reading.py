@@ -55,10 +55,10 @@ from economics.io.streams import (
     stream_of,
     utf8_stream,
 )
-from economics.scenario import FIELDS
-from economics.validation import RANGE_COLUMNS, InputError, check_columns
-from economics.validation_hours import HOUR_LIST_FIELDS
-from economics.values import capped, shown
+from economics.schema.scenario import FIELDS
+from economics.schema.validation import RANGE_COLUMNS, InputError, check_columns
+from economics.schema.validation_hours import HOUR_LIST_FIELDS
+from economics.schema.values import capped, shown
 
 FORMATS = ("csv", "parquet", "json")
 

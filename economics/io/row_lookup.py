@@ -16,8 +16,8 @@ import pandas as pd
 
 from economics.catalog import closest
 from economics.io.reading import CHUNK_BYTES, SCENARIO_COLUMNS, Columns, Source, read_chunks
-from economics.validation import InputError
-from economics.values import capped, shown
+from economics.schema.validation import InputError
+from economics.schema.values import capped, shown
 
 MAX_SHARED = 100
 """A name shared by this many rows ends the scan: the error lists them as '100+ rows' (time and memory bounded)."""

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from economics.validation import InputError, check_columns
-from economics.values import LONE_SURROGATE, capped, escape_controls, shown, shown_path, unique_keys
+from economics.schema.validation import InputError, check_columns
+from economics.schema.values import LONE_SURROGATE, capped, escape_controls, shown, shown_path, unique_keys
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 PLAIN_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")

@@ -26,7 +26,7 @@ The formats (what is read, and the public description followed):
   at the k-th user turn), ``input_num_tokens`` (the whole context), ``output_num_tokens``, ``ttft_ms``, ``tpot_ms``.
   The measured TTFT and per-user speed (1,000 / TPOT) are kept per turn number (:attr:`SessionImport.profile`).
 
-Every figure is held to the scenario field's bounds (:data:`economics.scenario.FIELDS`) and refused naming the
+Every figure is held to the scenario field's bounds (:data:`economics.schema.scenario.FIELDS`) and refused naming the
 file, the line or session, the field and the value. Files are read to the same size bound as ``import-benchmark``.
 """
 
@@ -43,14 +43,14 @@ from typing import Any
 
 import pandas as pd
 
-from economics import user_curves
 from economics.domain.formula import SECONDS_PER_DAY
 from economics.io.benchmark_formats import BenchmarkError
 from economics.io.benchmark_formats import number_cell as num
 from economics.io.scenario_files import read_input_bytes
-from economics.scenario import FIELDS, Workload
-from economics.validation import InputError
-from economics.values import shown
+from economics.schema import user_curves
+from economics.schema.scenario import FIELDS, Workload
+from economics.schema.validation import InputError
+from economics.schema.values import shown
 
 __all__ = ["FORMATS", "SessionImport", "import_sessions"]
 FORMATS = ("mooncake", "vllm-multi-turn")

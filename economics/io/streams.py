@@ -15,8 +15,8 @@ from typing import IO, Any
 
 import pyarrow as pa
 
-from economics.validation import InputError
-from economics.values import shown, shown_path
+from economics.schema.validation import InputError
+from economics.schema.values import shown, shown_path
 
 GZIP_MAGIC, ZSTD_MAGIC, PARQUET_MAGIC = b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"PAR1"
 

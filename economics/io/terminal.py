@@ -1,6 +1,6 @@
 r"""What the commands print: user text never reaches a terminal as control sequences.
 
-One rule, one function (:func:`economics.values.escape_for_terminal`): control characters and bidirectional
+One rule, one function (:func:`economics.schema.values.escape_for_terminal`): control characters and bidirectional
 overrides are written as ``\xNN`` / ``\uNNNN`` (a line break stays one). Reports for people (``explain``, the
 uncertainty and sweep summaries, the study text) are always escaped, wherever they go; data (CSV, JSON) written to
 standard output is escaped when standard output is a terminal and kept exact when it is a file or a pipe, so a
@@ -13,7 +13,7 @@ import codecs
 import sys
 from typing import IO, Any
 
-from economics.values import escape_for_terminal
+from economics.schema.values import escape_for_terminal
 
 
 def is_terminal(stream: Any) -> bool:

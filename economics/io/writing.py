@@ -21,9 +21,9 @@ import pyarrow.parquet as pq
 from economics.io.output_paths import check_output, discard_partial, finish_partial, start_partial
 from economics.io.reading import DECODE_COLUMNS, FORMULA_REGEX, PLAIN_NUMBER_REGEX
 from economics.io.scenario_files import json_record_lines
-from economics.scenario import FIELDS
-from economics.validation import RANGE_COLUMNS, InputError
-from economics.values import shown_path
+from economics.schema.scenario import FIELDS
+from economics.schema.validation import RANGE_COLUMNS, InputError
+from economics.schema.values import shown_path
 
 
 def result_columns(first: list[str], header: list[str]) -> list[str]:

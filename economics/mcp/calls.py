@@ -14,7 +14,7 @@ from economics.api.settings import Settings
 from economics.api.tasks import MEDIA, Answer, Request, catalog_document, catalog_names, fields_document
 from economics.catalog import closest
 from economics.mcp.schemas import Tool, ToolName
-from economics.values import shown
+from economics.schema.values import shown
 from economics.version import __version__
 
 PYTHON_TYPES: dict[str, type | tuple[type, ...]] = {"string": str, "boolean": bool, "array": list, "object": dict}

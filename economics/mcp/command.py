@@ -16,7 +16,7 @@ from typing import Any
 
 from economics.api import settings as api_settings
 from economics.api.serve import add_limit_options, settings_from_args
-from economics.validation import InputError
+from economics.schema.validation import InputError
 
 MISSING_EXTRA = "the MCP server needs the mcp SDK and the HTTP API's packages: pip install 'token-economics[mcp]'"
 NEEDED = ("mcp", "fastapi", "uvicorn", "starlette")

@@ -1,4 +1,4 @@
-"""The MCP tools and their input schemas, generated from the field specs (:data:`economics.scenario.FIELDS`, the
+"""The MCP tools and their input schemas, generated from the field specs (:data:`economics.schema.scenario.FIELDS`, the
 planner's :data:`~economics.studies.planner.inputs.PLAN_FIELDS`, the candidates' columns) and the catalogs: each
 field's type, description, unit, default and bounds as the scenario schema states them, never a hand copy.
 
@@ -16,7 +16,7 @@ from typing import Any
 from economics.api.settings import Settings
 from economics.api.tasks import catalog_names
 from economics.catalog import accelerator_ids
-from economics.scenario import FIELDS, FieldSpec
+from economics.schema.scenario import FIELDS, FieldSpec
 from economics.studies.candidate_fields import MEASURED_AT, PER_CANDIDATE
 from economics.studies.planner.candidates import CANDIDATE_COLUMNS, CANDIDATE_TEXT_COLUMNS, MAX_CANDIDATES
 from economics.studies.planner.inputs import PLAN_FIELDS

@@ -23,7 +23,7 @@ from economics.engine.batch import (
     session_profile,
 )
 from economics.report import charts, document, figures, kpis
-from economics.scenario import FIELDS
+from economics.schema.scenario import FIELDS
 from economics.studies import retrofit_odds
 from economics.studies.compare import cost_vs_utilization
 from economics.studies.day import hours_table

@@ -17,8 +17,8 @@ from typing import Any
 import pandas as pd
 
 from economics.domain.sessions import context_tokens
-from economics.outputs import cost_parts
 from economics.report import format as fmt
+from economics.schema.outputs import cost_parts
 from economics.studies.retrofit import OptionKind
 
 WARNING_COLOR = "#d62728"

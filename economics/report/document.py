@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
-from economics.values import without_bidi_controls
+from economics.schema.values import without_bidi_controls
 
 TEMPLATE = "template.typ"
 """The Typst template, package data of :mod:`economics.report`."""

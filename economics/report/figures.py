@@ -14,17 +14,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from economics import catalog
+from economics.catalog.sources import first_url
 from economics.engine.batch import as_scenario, explain_scenario
 from economics.engine.provenance import input_origins, throughput_description
-from economics.presets import default_scenario
 from economics.report import format as fmt
 from economics.report.format import Kpi
-from economics.scenario import FIELDS
-from economics.sources import first_url
+from economics.schema.presets import default_scenario
+from economics.schema.scenario import FIELDS
+from economics.schema.values import shown
 from economics.studies.links import BASELINE_PREFIX, encode_query, query_string, setting_text
 from economics.studies.planner import PlanSettings
 from economics.studies.uncertainty import default_ranges, tornado
-from economics.values import shown
 
 TORNADO_INPUTS = 5
 """The most sensitive inputs the report shows (the tornado's largest swings)."""

@@ -10,7 +10,7 @@ from typing import Any
 
 from economics.io.plan_files import plan_from_files, read_plan_row, solver_chatter_silenced
 from economics.report import build, figures
-from economics.scenario import FIELDS
+from economics.schema.scenario import FIELDS
 
 
 def add_report_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -64,7 +64,7 @@ def plan_report(data: bytes, row: str, baseline_row: str | None, candidates: byt
     ------
     economics.io.plan_files.InvalidPlanRow
         A row has a bad value.
-    economics.validation.InputError
+    economics.schema.validation.InputError
         The file, a row name or the candidates cannot be used.
     """
     cells, settings = read_plan_row(data, row)

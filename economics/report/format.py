@@ -1,5 +1,5 @@
 """Display formatting for the app's pages and the board report, driven by the output schema
-(:mod:`economics.outputs`).
+(:mod:`economics.schema.outputs`).
 
 One rule for both, so a KPI reads the same on screen and on paper (:mod:`ui.format` re-exports it for the pages).
 Presentation only: every number comes from the engine. Money is read like a finance report (``−$38.3 M``,
@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from economics.outputs import OUTPUTS, OutputSpec
+from economics.schema.outputs import OUTPUTS, OutputSpec
 
 MINUS = "\u2212"  # the typographic minus of a finance report
 EMPTY = "—"

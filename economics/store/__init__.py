@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from economics import user_curves
+from economics.schema import user_curves
 from economics.store import database
 from economics.store.comparison import Comparison, compare
 from economics.store.database import URL_VARIABLE, database_url

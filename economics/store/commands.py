@@ -13,15 +13,15 @@ from typing import Any
 
 import pandas as pd
 
-from economics import user_curves
 from economics.io.one_row import chosen_row
 from economics.io.output_paths import write_text
 from economics.io.scenario_files import read_input_bytes, to_csv_text
+from economics.schema import user_curves
+from economics.schema.validation import InputError
+from economics.schema.values import shown
 from economics.store import comparison, database, records, transfer
 from economics.store.errors import StoreError
 from economics.store.repository import Store
-from economics.validation import InputError
-from economics.values import shown
 
 MAX_FILE_BYTES = transfer.MAX_DOCUMENT_BYTES
 """The largest file ``store import`` or ``store save --study`` reads [bytes]."""

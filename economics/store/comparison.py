@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from economics.engine.batch import ScenarioError, evaluate_scenario
-from economics.outputs import label
 from economics.report.kpis import COST_ROWS, FLEET_ROWS
+from economics.schema.outputs import label
 from economics.store.errors import InvalidStored
 from economics.store.records import VersionInfo, changes
 

@@ -22,8 +22,8 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
+from economics.schema.values import shown
 from economics.store.errors import StoreUnavailable
-from economics.values import shown
 
 URL_VARIABLE = "TOKEN_ECONOMICS_DATABASE_URL"
 APP_DIR = "token-economics"

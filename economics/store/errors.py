@@ -1,4 +1,4 @@
-"""What the store refuses, each a :class:`~economics.validation.InputError` (the CLI answers exit code 2 with its
+"""What the store refuses, each a :class:`~economics.schema.validation.InputError` (the CLI answers exit code 2 with its
 message, the HTTP API its status in the error shape): the message names the object, its version and the field.
 """
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from economics.validation import InputError
+from economics.schema.validation import InputError
 
 
 class StoreError(InputError):

@@ -19,14 +19,14 @@ from typing import Any
 
 import pandas as pd
 
-from economics import values
 from economics.io.scenario_files import read_scenarios_json
-from economics.scenario import FIELDS
+from economics.schema import values
+from economics.schema.scenario import FIELDS
+from economics.schema.validation import InputError, Problem, validate
+from economics.schema.validation_hours import HOUR_LIST_FIELDS
+from economics.schema.values import LONE_SURROGATE, escape_controls, shown
 from economics.store.errors import InvalidStored, StoreError, TooLarge
 from economics.store.models import NAME_CHARS, PROJECT_CHARS, WHO_CHARS
-from economics.validation import InputError, Problem, validate
-from economics.validation_hours import HOUR_LIST_FIELDS
-from economics.values import LONE_SURROGATE, escape_controls, shown
 
 MAX_SCENARIO_BYTES = 200_000
 """The largest scenario (its fields as JSON) [bytes]: a scenario is about 130 fields, a few kB."""

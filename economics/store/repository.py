@@ -19,12 +19,12 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from economics import user_curves
+from economics.schema import user_curves
+from economics.schema.values import shown
 from economics.store import database, records
 from economics.store.errors import Conflict, NotFound, StaleVersion, StoreError, StoreUnavailable
 from economics.store.models import Curve, Scenario, ScenarioVersion, Study
 from economics.store.records import VersionInfo
-from economics.values import shown
 from economics.version import __version__
 
 USER_VARIABLE = "TOKEN_ECONOMICS_USER"

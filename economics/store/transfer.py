@@ -15,11 +15,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from economics.schema.values import shown
 from economics.store import records
 from economics.store.errors import Conflict, NotFound, StoreError
 from economics.store.models import Scenario, ScenarioVersion
 from economics.store.repository import Store
-from economics.values import shown
 from economics.version import __version__
 
 FORMAT = "token-economics-store"

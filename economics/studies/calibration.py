@@ -43,7 +43,8 @@ from economics.domain import capacity as cap
 from economics.domain.precision import BYTES_PER_VALUE
 from economics.engine.estimate import fill_throughput
 from economics.engine.roofline import FACTORS, KV_FACTOR, TOKEN_FACTOR, TTFT_FACTOR, stored_factors
-from economics.scenario import FIELDS
+from economics.schema.scenario import FIELDS
+from economics.schema.validation import validate
 from economics.studies.calibration_points import (  # noqa: F401  (re-exported: the split is part of the calibration's interface)
     BLIND_SOURCES,
     HOLDOUT_MODELS,
@@ -58,7 +59,6 @@ from economics.studies.calibration_points import (  # noqa: F401  (re-exported: 
     number_or_nan,
     points,
 )
-from economics.validation import validate
 
 MIN_POINTS = 8
 """Training points a scope needs to get its own factors; fewer fall back to the enclosing scope."""

@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from economics import values
-from economics.scenario import FIELDS, Scenario
-from economics.validation import InputError
+from economics.schema import values
+from economics.schema.scenario import FIELDS, Scenario
+from economics.schema.validation import InputError
 
 PER_CANDIDATE = {
     "rent_includes_energy": "whether a rented candidate's rent already pays its energy",

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from economics.engine.batch import as_scenario, evaluate, evaluate_variants, resolve_scenario
-from economics.outputs import cost_parts, names
-from economics.scenario import FIELDS, Scenario, with_changes
+from economics.schema.outputs import cost_parts, names
+from economics.schema.scenario import FIELDS, Scenario, with_changes
 
 COMPARE_COLUMNS = (
     "accelerator", "ownership", "feasible", "infeasible_reason", "throughput_source", "serving_stack_used",
@@ -160,7 +160,7 @@ def margins_at_prices(scenario: Scenario | dict[str, Any], prices: pd.DataFrame,
 
 
 COST_PARTS = cost_parts()
-"""Output -> label of each part of the hourly cost (from the output schema, :mod:`economics.outputs`)."""
+"""Output -> label of each part of the hourly cost (from the output schema, :mod:`economics.schema.outputs`)."""
 
 
 def breakdown(result: dict[str, Any]) -> pd.DataFrame:

@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from economics.day_profiles import HOURS
 from economics.domain.cost import DECODE_FACILITY_KW_BY_HOUR, FACILITY_KW_BY_HOUR
 from economics.domain.formula import G_PER_KG
 from economics.engine.batch import resolve_scenario
 from economics.engine.hours import hourly_columns
 from economics.engine.pipeline import working_columns
-from economics.scenario import Scenario
+from economics.schema.day_profiles import HOURS
+from economics.schema.scenario import Scenario
 
 COLUMNS = ("hour", "demand_x_average", "facility_kw", "usd_per_kwh", "energy_usd", "g_per_kwh", "kgco2e")
 """The table's columns: hour 0..23, the demand as a multiple of the day's average, the draw at the facility [kW],

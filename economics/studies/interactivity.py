@@ -21,9 +21,9 @@ from economics.engine.batch import ScenarioError, as_scenario, evaluate, fill_th
 from economics.engine.measured import curves, user_curves
 from economics.engine.replicas import REPLICA_SIZES
 from economics.engine.roofline import Roofline
-from economics.scenario import Scenario, Workload
+from economics.schema.scenario import Scenario, Workload
+from economics.schema.validation import validate
 from economics.studies.compare import scenario_frame
-from economics.validation import validate
 
 
 def curve_table(scenarios: pd.DataFrame, max_batch: int = 256) -> pd.DataFrame:

@@ -40,9 +40,9 @@ import pandas as pd
 
 from economics.domain.explain import format_number as fmt
 from economics.engine.batch import as_scenario, evaluate, evaluate_scenario
-from economics.scenario import FIELDS, Scenario, Workload
+from economics.schema.scenario import FIELDS, Scenario, Workload
+from economics.schema.validation_sessions import TIERS
 from economics.studies.compare import scenario_frame
-from economics.validation_sessions import TIERS
 
 
 class KvOption(StrEnum):
@@ -57,7 +57,8 @@ class KvOption(StrEnum):
 MEMORY: tuple[KvOption, ...] = (KvOption.HOST, KvOption.SSD, KvOption.REMOTE)
 FIELD: dict[KvOption, str] = {**dict(zip(MEMORY, (capacity for capacity, _ in TIERS), strict=True)),
                               KvOption.ACCELERATORS: "accelerator_count"}
-"""The scenario field each option raises (the tiers' capacities as :mod:`economics.validation_sessions` names them)."""
+"""The scenario field each option raises (the tiers' capacities as :mod:`economics.schema.validation_sessions` names
+them)."""
 WORDS: dict[KvOption, str] = {KvOption.HOST: "host DRAM per system", KvOption.SSD: "local SSD per system",
                               KvOption.REMOTE: "remote KV store (the fleet's total)",
                               KvOption.ACCELERATORS: "more systems"}

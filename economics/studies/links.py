@@ -14,12 +14,13 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
-from economics import catalog, user_curves, validation_hours, values
+from economics import catalog
 from economics.engine.batch import ScenarioError, as_scenario
-from economics.presets import default_scenario
-from economics.scenario import FIELDS, Scenario, with_changes
-from economics.validation import known_ids, validate
-from economics.values import capped, shown
+from economics.schema import user_curves, validation_hours, values
+from economics.schema.presets import default_scenario
+from economics.schema.scenario import FIELDS, Scenario, with_changes
+from economics.schema.validation import known_ids, validate
+from economics.schema.values import capped, shown
 
 VERSION = "1"
 MAX_VALUE_CHARS = 200
@@ -91,7 +92,7 @@ def decode_query(params: Mapping[str, Any], base: Scenario | None = None) -> tup
     """Field values from query parameters, and warnings for what was ignored. Never raises.
 
     ``params`` maps names to a string or a list of strings (repeated parameters: the last one is used, and a
-    warning says so). Each value is read by the one value parser (:mod:`economics.values`, as for CSV cells) and
+    warning says so). Each value is read by the one value parser (:mod:`economics.schema.values`, as for CSV cells) and
     checked against the field's bounds; a bad one is dropped with a warning naming the parameter and the value, so
     the rest of the link still applies. Unknown parameters are named in one warning (the first
     ``MAX_UNKNOWN_LISTED``, then a count).

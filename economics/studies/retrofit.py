@@ -38,7 +38,7 @@ import pandas as pd
 from economics.domain.finance import irr, npv_usd, payback_years
 from economics.domain.formula import DAYS_PER_YEAR
 from economics.engine.batch import as_scenario
-from economics.scenario import Scenario, with_changes
+from economics.schema.scenario import Scenario, with_changes
 from economics.studies.retrofit_cash import (
     flow_rows,
     forgone_revenue_y_usd,

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from economics.domain.finance import capital_recovery_factor
 from economics.domain.formula import Formula
-from economics.scenario import Scenario
+from economics.schema.scenario import Scenario
 
 Floats = NDArray[np.float64]
 

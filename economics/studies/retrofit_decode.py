@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from economics import catalog
-from economics.scenario import Scenario
+from economics.schema.scenario import Scenario
 
 DECODE_COLUMNS = ("decode_accelerator", "studied", "output_tokens_per_s_per_user", "measured_on", "claim_id",
                   "confidence", "price_confidence", "note")

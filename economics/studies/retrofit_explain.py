@@ -20,7 +20,7 @@ import numpy as np
 
 from economics.domain.explain import Step, Trace, format_number
 from economics.engine.batch import explain_scenario
-from economics.scenario import Scenario
+from economics.schema.scenario import Scenario
 from economics.studies.retrofit import OptionKind, RetrofitResult
 from economics.studies.retrofit_cash import (
     FORGONE,

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from economics.domain.finance import npv_usd
-from economics.scenario import Scenario
+from economics.schema.scenario import Scenario
 from economics.studies.retrofit import OptionKind, RetrofitResult
 from economics.studies.retrofit_cash import Floats, refresh_net_t_usd
 

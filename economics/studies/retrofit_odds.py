@@ -33,7 +33,7 @@ from economics import catalog
 from economics.domain.finance import capital_recovery_factor, irr
 from economics.engine.batch import MAX_COUNT, as_scenario, resolve_scenario
 from economics.engine.pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, compute
-from economics.scenario import Scenario
+from economics.schema.scenario import Scenario
 from economics.studies.retrofit import Option, RetrofitResult, _fleet, analyse, standard_options
 from economics.studies.retrofit_cash import (
     FAST_TIER,

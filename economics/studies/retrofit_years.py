@@ -21,7 +21,7 @@ import pandas as pd
 from economics.engine.batch import MAX_COUNT, ScenarioError, _scalar, evaluate, evaluate_scenario, resolve_scenario
 from economics.engine.estimate import THROUGHPUT_OUTPUTS
 from economics.engine.pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, compute
-from economics.scenario import FIELDS
+from economics.schema.scenario import FIELDS
 from economics.studies.compare import scenario_frame
 
 YEAR_NUMBERS = ("capital_usd_per_hour", "cooling_retrofit_usd_per_hour", "cost_usd_per_year", "revenue_usd_per_day",

@@ -2,7 +2,7 @@
 comes from: what the app's Sessions page does when the user switches the workload.
 
 A session row takes its request shape, prefix cache hit rate and demand from the session
-(:mod:`economics.validation_sessions`), so switching must also empty the request demand and put the request shape
+(:mod:`economics.schema.validation_sessions`), so switching must also empty the request demand and put the request shape
 back at its defaults, or the row would be refused. Session fields the scenario already has are kept; empty ones get
 the example coding-agent shape below, or (for the demand) the scenario's own request demand in sessions.
 
@@ -23,9 +23,9 @@ from typing import Any
 import pandas as pd
 
 from economics.domain.formula import HOURS_PER_DAY
-from economics.outputs import label
-from economics.scenario import FIELDS, Scenario, Workload, with_changes
-from economics.validation_sessions import (
+from economics.schema.outputs import label
+from economics.schema.scenario import FIELDS, Scenario, Workload, with_changes
+from economics.schema.validation_sessions import (
     REQUEST_DEMAND,
     REQUEST_SHAPE,
     SESSION_ONLY,

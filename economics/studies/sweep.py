@@ -37,12 +37,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from economics import user_curves
 from economics.engine.batch import ScenarioError, as_scenario, evaluate
-from economics.scenario import FIELDS
+from economics.schema import user_curves
+from economics.schema.scenario import FIELDS
+from economics.schema.validation import InputError
+from economics.schema.values import ValueProblem, number, shown, whole_number_option
 from economics.studies.uncertainty import Distribution, _checked, draw, ranges_from_row
-from economics.validation import InputError
-from economics.values import ValueProblem, number, shown, whole_number_option
 
 COST, SPEED, POWER = "cost_usd_per_m_tokens", "output_tokens_per_s_per_user", "facility_power_mw"
 QUANTILE_OUTPUTS = (COST, SPEED, POWER)

@@ -18,7 +18,6 @@ import numpy as np
 import pandas as pd
 from pandas.api.extensions import ExtensionArray
 
-from economics import values as parse_values
 from economics.engine.batch import (
     ESTIMATE_IGNORES,
     MAX_COUNT,
@@ -29,10 +28,11 @@ from economics.engine.batch import (
     resolve_scenario,
 )
 from economics.engine.pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, compute
-from economics.scenario import FIELDS, Scenario
+from economics.schema import values as parse_values
+from economics.schema.scenario import FIELDS, Scenario
+from economics.schema.validation import RANGE_COLUMNS, Problem, range_values
 from economics.studies.compare import given_fields, scenario_frame
 from economics.studies.retrofit import OptionKind, analyse
-from economics.validation import RANGE_COLUMNS, Problem, range_values
 
 RANGE_SUFFIXES = ("_low", "_high")
 DEFAULT_RANGED_FIELDS = ("electricity_usd_per_kwh", "accelerator_price_usd", "output_tokens_per_s_per_accelerator",

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from economics.domain.formula import DAYS_PER_YEAR, HOURS_PER_DAY
-from economics.scenario import Scenario
+from economics.schema.scenario import Scenario
 from economics.studies.planner.constraints import demand_rows, floor_rows, pool_rows, site_rows, spot_rows
 from economics.studies.planner.inputs import PlanSettings, hour_types, type_day
 from economics.studies.planner.model import STRETCHABLE, PlanModel

@@ -16,9 +16,9 @@ import pandas as pd
 from economics import catalog
 from economics.domain import fleet
 from economics.engine.batch import ScenarioError, evaluate, evaluate_scenario
-from economics.scenario import Scenario, Workload, with_changes
+from economics.schema.scenario import Scenario, Workload, with_changes
+from economics.schema.validation import InputError
 from economics.studies.planner.inputs import ROLES, CoolingMode, Ownership, PoolRole, RentTier
-from economics.validation import InputError
 
 CANDIDATE_COLUMNS: dict[str, tuple[str, str]] = {
     "name": ("", "Label of the hardware option (required, unique)"),

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from economics.scenario import Scenario
+from economics.schema.scenario import Scenario
 from economics.studies.planner.candidates import Candidate, rack_systems
 from economics.studies.planner.inputs import (
     BIG_PENALTY,

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from economics.engine.batch import MAX_COUNT
-from economics.scenario import Scenario
+from economics.schema.scenario import Scenario
 from economics.studies.planner.candidates import Candidate
 from economics.studies.planner.inputs import PlanSettings, PoolRole, Workload
 from economics.studies.planner.model import STRETCHABLE, Row

@@ -11,7 +11,7 @@ import pandas as pd
 
 from economics import catalog
 from economics.engine.batch import as_scenario
-from economics.scenario import Scenario
+from economics.schema.scenario import Scenario
 from economics.studies.planner.candidates import (
     Candidate,
     catalog_candidates,

@@ -11,17 +11,17 @@ from typing import Any
 
 import numpy as np
 
-from economics import values
-from economics.day_profiles import HOURS as HOURS
-from economics.day_profiles import demand_profile, hour_values
 from economics.domain import sessions as sessions_domain
 from economics.domain.formula import G_PER_KG, HOURS_PER_DAY, KG_PER_TONNE, SECONDS_PER_DAY
 from economics.engine.hours import tariff_prices
 from economics.engine.resolve import kv_bytes_per_token
 from economics.engine.sessions import request_shape
-from economics.scenario import FieldSpec, Scenario
-from economics.scenario import Workload as WorkloadKind
-from economics.validation_hours import region_intensity
+from economics.schema import values
+from economics.schema.day_profiles import HOURS as HOURS
+from economics.schema.day_profiles import demand_profile, hour_values
+from economics.schema.scenario import FieldSpec, Scenario
+from economics.schema.scenario import Workload as WorkloadKind
+from economics.schema.validation_hours import region_intensity
 
 
 class PoolRole(StrEnum):

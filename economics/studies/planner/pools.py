@@ -12,8 +12,8 @@ import numpy as np
 from economics.domain import availability, carbon, cost, fleet, sessions
 from economics.domain.capacity import requests_per_s_per_accelerator
 from economics.domain.formula import HOURS_PER_DAY
-from economics.scenario import Scenario
-from economics.scenario import Workload as WorkloadKind
+from economics.schema.scenario import Scenario
+from economics.schema.scenario import Workload as WorkloadKind
 from economics.studies.planner.candidates import Candidate, pue_for
 from economics.studies.planner.inputs import (
     CoolingMode,

@@ -15,7 +15,7 @@ from scipy.optimize import linprog
 from economics.domain import availability, queueing, rent
 from economics.domain import sessions as ses
 from economics.domain.formula import DAYS_PER_YEAR, HOURS_PER_DAY, SECONDS_PER_DAY
-from economics.scenario import Scenario
+from economics.schema.scenario import Scenario
 from economics.studies.planner.candidates import Candidate, rack_systems
 from economics.studies.planner.footprint import footprint_summary, pool_kgco2e_per_day
 from economics.studies.planner.inputs import (

@@ -13,7 +13,7 @@ import pandas as pd
 
 from economics.domain.formula import KG_PER_TONNE
 from economics.engine.batch import MAX_COUNT, as_scenario
-from economics.scenario import Scenario
+from economics.schema.scenario import Scenario
 from economics.studies.planner.build import objective_factors
 from economics.studies.planner.candidates import (
     Candidate,

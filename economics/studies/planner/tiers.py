@@ -17,7 +17,7 @@ import math
 from dataclasses import replace
 
 from economics.domain import rent
-from economics.scenario import Scenario
+from economics.schema.scenario import Scenario
 from economics.studies.planner.candidates import Candidate
 from economics.studies.planner.inputs import Ownership, PlanSettings, RentTier, plan_tiers
 

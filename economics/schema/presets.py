@@ -6,7 +6,7 @@ from functools import cache
 from typing import Any
 
 from economics import catalog
-from economics.scenario import Scenario
+from economics.schema.scenario import Scenario
 
 
 def _scenario(row: dict[str, Any]) -> Scenario:

@@ -1,6 +1,6 @@
 """The output schema: every output of an evaluation with its unit, label, description and display format.
 
-The single source of truth for outputs, as :data:`economics.scenario.FIELDS` is for inputs: the docs' output
+The single source of truth for outputs, as :data:`economics.schema.scenario.FIELDS` is for inputs: the docs' output
 table, the CLI's ``fields`` command, the result columns of :func:`economics.engine.batch.evaluate`, the app's tables
 (``st.column_config``), KPIs, cost breakdowns and difference tables all read it.
 

@@ -1,7 +1,9 @@
 """The sourced catalogs in data/: accelerators, models, measured throughput, defaults and presets.
 
 Every figure in data/ carries its source, date and a confidence tag (listed / vendor claim / secondary / estimate).
-This module only reads them; it never invents a number. Tables are read once and cached (read-only use).
+This package only reads them; it never invents a number. Tables are read once and cached (read-only use). The
+reader is this module; :mod:`economics.catalog.sources` lists the sources the tables cite. The catalog is the bottom
+layer: it imports nothing of the package, and :mod:`economics.schema` reads its defaults and ids.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ def data_dir() -> Path:
     packaged = Path(str(resources.files("economics") / "data"))
     if (packaged / "defaults.csv").is_file():
         return packaged
-    return Path(__file__).resolve().parent.parent / "data"
+    return Path(__file__).resolve().parents[2] / "data"
 
 
 DATA_DIR = data_dir()

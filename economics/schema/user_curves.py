@@ -31,9 +31,10 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from economics import catalog, values
-from economics.scenario import FIELDS, FieldSpec
-from economics.values import ValueProblem, escape_controls, shown, shown_path
+from economics import catalog
+from economics.schema import values
+from economics.schema.scenario import FIELDS, FieldSpec
+from economics.schema.values import ValueProblem, escape_controls, shown, shown_path
 
 REQUIRED = ("accelerator", "model", "precision", "input_tokens", "output_tokens", "output_tokens_per_s_per_user",
             "output_tokens_per_s_per_accelerator")
@@ -52,7 +53,7 @@ FIELD_OF = {"accelerator_count": "accelerator_count", "prefill_accelerators": "a
             "concurrency": "concurrent_users_per_replica", "request_rate_per_s": "demand_requests_per_s",
             "tensor_parallel": "accelerators_per_replica", "pipeline_parallel": "accelerators_per_replica",
             "expert_parallel": "accelerators_per_replica"}
-"""The scenario field whose value rules (:func:`economics.values.parse`: whole numbers where it holds them) and
+"""The scenario field whose value rules (:func:`economics.schema.values.parse`: whole numbers where it holds them) and
 bounds each numeric column is held to: a curve's figure becomes that field's value, so it may hold what the field
 may. Time to first token and nodes have no such field: finite and > 0."""
 CONFIGURATION = ("accelerator", "model", "precision", "framework", "serving_stack", "speculative_decoding",

@@ -2,7 +2,7 @@
 and ``grid_carbon_by_hour``.
 
 Each distinct text is read once (a million rows usually hold a handful of profiles), by the value parser every cell
-goes through (:func:`economics.day_profiles.hour_values`); a bad one is reported for each row holding it, naming
+goes through (:func:`economics.schema.day_profiles.hour_values`); a bad one is reported for each row holding it, naming
 the field and the value. The columns are left holding the canonical text: a catalog id in lower case, or the
 numbers as given.
 """
@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from economics import catalog
-from economics.day_profiles import DIURNAL_MAX_PEAK, demand_profile, diurnal_problem, hour_values
-from economics.scenario import FIELDS
+from economics.schema.day_profiles import DIURNAL_MAX_PEAK, demand_profile, diurnal_problem, hour_values
+from economics.schema.scenario import FIELDS
 
 HOURLY_FIELDS = ("demand_profile", "electricity_tariff", "grid_carbon_by_hour", "grid_region")
 """The fields this module checks (each text against the day's 24 hours or a catalog of them)."""

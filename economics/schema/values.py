@@ -21,7 +21,7 @@ callers do, with the field's bounds (column-wise validation, the ``Scenario`` mo
 (1000.0, EMPTY, True, 'own')
 >>> number("1_000")
 Traceback (most recent call last):
-economics.values.ValueProblem: '1_000' is not a number
+economics.schema.values.ValueProblem: '1_000' is not a number
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class CellTypeError(TypeError):
 
 
 class Spec(Protocol):
-    """What the parser needs to know about a field (:class:`economics.scenario.FieldSpec` has it)."""
+    """What the parser needs to know about a field (:class:`economics.schema.scenario.FieldSpec` has it)."""
 
     @property
     def name(self) -> str:
@@ -284,7 +284,7 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     >>> import json
     >>> json.loads('{"a": 1, "a": 2}', object_pairs_hook=unique_keys)
     Traceback (most recent call last):
-    economics.values.ValueProblem: the key 'a' appears twice in one object
+    economics.schema.values.ValueProblem: the key 'a' appears twice in one object
     """
     out: dict[str, Any] = {}
     for key, value in pairs:
@@ -359,7 +359,7 @@ def choice(value: Any, choices: tuple[str, ...]) -> str | _Empty:
 def parse(spec: Spec, value: Any) -> Any:
     """The value of field ``spec`` from any input: float/int/bool/str or :data:`EMPTY` (bounds not checked).
 
-    >>> from economics.scenario import FIELDS
+    >>> from economics.schema.scenario import FIELDS
     >>> parse(FIELDS["accelerator_count"], " 64 "), parse(FIELDS["rent_includes_energy"], "f")
     (64, False)
     """

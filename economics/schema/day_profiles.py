@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from economics import values
+from economics.schema import values
 
 HOURS = 24
 """Hours of a day: the length of every profile (the formulas' HOURS_PER_DAY is this number)."""

@@ -16,7 +16,8 @@ import annotated_types
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from economics import catalog, values
+from economics import catalog
+from economics.schema import values
 
 Ownership = Literal["own", "rent"]
 Precision = Literal["bf16", "fp8", "fp4"]
@@ -576,7 +577,9 @@ class Scenario(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _one_parser(cls, value: Any, info: ValidationInfo) -> Any:
-        """Every value read by :func:`economics.values.parse`, as in CSV files and links (empty = the default)."""
+        """Every value read by :func:`economics.schema.values.parse`, as in CSV files and links (empty = the
+        default).
+        """
         return values.for_model(FIELDS[str(info.field_name)], value)
 
 

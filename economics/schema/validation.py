@@ -1,6 +1,6 @@
 """Column-wise validation and catalog resolution of a table of scenarios.
 
-Bounds, types, units and defaults come from the scenario's field metadata (:data:`economics.scenario.FIELDS`), so
+Bounds, types, units and defaults come from the scenario's field metadata (:data:`economics.schema.scenario.FIELDS`), so
 a CSV row and a pydantic ``Scenario`` are held to the same rules with the same words. Every problem is reported
 as (row, field, value, message); valid rows go on to be computed, invalid rows are listed, none is dropped.
 """
@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from economics import catalog, user_curves, validation_hours, validation_sessions, values
-from economics.scenario import CATALOG_FIELDS, CATALOG_ID_FIELDS, FIELDS, FieldSpec, show_value, split_precision
-from economics.values import FALSE_WORDS, TRUE_WORDS, capped, shown
+from economics import catalog
+from economics.schema import user_curves, validation_hours, validation_sessions, values
+from economics.schema.scenario import CATALOG_FIELDS, CATALOG_ID_FIELDS, FIELDS, FieldSpec, show_value, split_precision
+from economics.schema.values import FALSE_WORDS, TRUE_WORDS, capped, shown
 
 __all__ = ["FALSE_WORDS", "TRUE_WORDS", "InputError", "Problem", "check_columns", "validate", "validate_one"]
 
@@ -84,7 +85,7 @@ MAX_LISTED = 10
 
 
 def known_ids(field: str) -> list[str]:
-    """The catalog ids an id field may hold (:data:`economics.values.ID_FIELDS`), lower-case."""
+    """The catalog ids an id field may hold (:data:`economics.schema.values.ID_FIELDS`), lower-case."""
     if field == "model":
         return list(catalog.models().index)
     if field == "serving_stack":
@@ -208,7 +209,8 @@ def _plain_series(series: pd.Series) -> pd.Series:
 
 
 def _per_cell(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndarray:
-    """:func:`economics.values.parse` on every cell (object array, EMPTY where empty or invalid). A cell of a type
+    """:func:`economics.schema.values.parse` on every cell (object array, EMPTY where empty or invalid). A cell of a
+    type
     no field holds (a list, a dict, bytes) makes the table unusable: InputError naming field, row and value.
     """
     out = np.empty(len(series), dtype=object)
@@ -278,7 +280,7 @@ def _numeric(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndar
 
 
 def _by_distinct(series: pd.Series, spec: FieldSpec, problems: _Problems, empty: Any) -> np.ndarray:
-    """:func:`economics.values.parse` once per distinct value (choices, booleans: few distinct values), ``empty``
+    """:func:`economics.schema.values.parse` once per distinct value (choices, booleans: few distinct values), ``empty``
     where empty or invalid; mixed object columns cell by cell.
     """
     if _storage(series) == "mixed":
@@ -352,7 +354,7 @@ def validate_one(parsed: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], list
     ``Scenario.model_dump()``: the same parser, the same bounds): one-row typed columns, catalog figures filled,
     ids and combinations checked by the same rules, without a table's per-column parsing.
 
-    >>> from economics.scenario import Scenario
+    >>> from economics.schema.scenario import Scenario
     >>> cols, problems = validate_one(Scenario(accelerator_count=8).model_dump())
     >>> cols["accelerator"].tolist(), cols["accelerator_power_kw"].tolist(), [p.field for p in problems]
     (['h100-sxm'], [1.275], ['output_tokens_per_s_per_accelerator'])
@@ -386,14 +388,14 @@ def range_values(df: pd.DataFrame, problems: _Problems | None = None) -> dict[st
 
 def range_end(column: str, value: Any) -> float | None:
     """One ``<field>_low`` / ``<field>_high`` value read as a table's range cell is (the one value parser, the
-    field's bounds): the number, None when empty, or :class:`economics.values.ValueProblem` whose message names
+    field's bounds): the number, None when empty, or :class:`economics.schema.values.ValueProblem` whose message names
     the column and the value.
 
     >>> range_end("pue_high", " 1.5 "), range_end("pue_low", "")
     (1.5, None)
     >>> range_end("electricity_usd_per_kwh_high", "0,5")
     Traceback (most recent call last):
-    economics.values.ValueProblem: electricity_usd_per_kwh_high: '0,5' is not a number [USD/kWh]
+    economics.schema.values.ValueProblem: electricity_usd_per_kwh_high: '0,5' is not a number [USD/kWh]
     """
     if column not in RANGE_COLUMNS:
         raise KeyError(column)

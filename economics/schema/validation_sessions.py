@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from economics.scenario import FIELDS, Workload
+from economics.schema.scenario import FIELDS, Workload
 
 SESSION_SHAPE = ("turns_per_session", "session_prefix_tokens", "input_tokens_per_turn", "output_tokens_per_turn",
                  "seconds_between_turns")
@@ -32,7 +32,7 @@ REQUEST_SHAPE = ("input_tokens_per_request", "output_tokens_per_request", "prefi
 
 
 class Problems(Protocol):
-    """What :class:`economics.validation._Problems` offers this module."""
+    """What :class:`economics.schema.validation._Problems` offers this module."""
 
     def add(self, mask: np.ndarray, field: str, values: Any, message: Any) -> None: ...  # noqa: D102
 
