@@ -29,7 +29,8 @@ def open_version(name: str, version: int) -> None:
         st.error(plain(str(exc), 1000))
         return
     state.replace(found.scenario, from_store=found)
-    st.success(plain(f"Opened {found.reference}"))
+    st.session_state[saving.MESSAGE] = ("success", f"Opened {found.reference}")
+    st.rerun()  # the sidebar and the link were drawn before the button: run again to show the version opened
 
 
 def compare_versions(opened: store.Store, name: str, numbers: list[int]) -> None:
