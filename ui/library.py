@@ -61,6 +61,54 @@ def listing(opened: store.Store) -> list[store.ScenarioSummary]:
     return rows
 
 
+@st.fragment
+def browse(opened: store.Store) -> None:
+    """The listing, a scenario's history, open, compare and delete: a fragment, so a search, a page turn or a
+    choice of versions runs this part again, not the whole page (opening and deleting run the whole page)."""
+    rows = listing(opened)
+    if not rows:
+        return
+    names = [r.name for r in rows]
+    current = state.stored()
+    chosen = st.selectbox("Scenario", names, key="library_scenario",
+                          index=names.index(current.name) if current and current.name in names else 0)
+    history = opened.history(chosen, limit=LISTED)
+    show_history(chosen, history)
+    numbers = [v.version for v in history]
+    version = st.selectbox("Version", numbers, key="library_version")
+    if st.button("Open this version as the working scenario", key="library_open"):
+        open_version(chosen, version)
+    if len(numbers) > 1:
+        compare_versions(opened, chosen, numbers)
+    delete(opened, chosen, current)
+
+
+def show_history(name: str, history: list[store.VersionInfo]) -> None:
+    """A scenario's newest versions: who saved each, when, the note and the fields it changed."""
+    st.dataframe([{"version": v.version, "saved_by": v.saved_by, "saved_at": v.saved_at, "note": v.note,
+                   "changed": ", ".join(c["field"] for c in v.changes)} for v in history], hide_index=True,
+                 width="stretch")
+    if history and history[0].version > LISTED:
+        st.caption(f"The newest {LISTED:,} of {history[0].version:,} versions; `--scenario {name}@N` opens any in "
+                   "the CLI.")
+
+
+def delete(opened: store.Store, chosen: str, current: links.Stored | None) -> None:
+    """Delete every version of the scenario, once confirmed."""
+    with st.expander("Delete this scenario"):
+        sure = st.checkbox(f"Delete every version of '{plain(chosen)}' for good", key="library_sure")
+        if st.button("Delete", key="library_delete", disabled=not sure):
+            try:
+                count = opened.delete_scenario(chosen)
+            except store.StoreError as exc:  # deleted by someone else a moment ago
+                st.error(plain(str(exc)))
+                return
+            if current is not None and current.name == chosen:
+                state.set_stored(None)
+            st.session_state[saving.MESSAGE] = ("success", f"Deleted {chosen} ({count} versions)")
+            st.rerun()
+
+
 common.page_start()
 editor.sidebar("Working scenario", ("name", "accelerator", "ownership"))
 editor.show_messages()
@@ -79,37 +127,4 @@ if opened is None:
     st.info("No store yet: save a scenario to create it.")
     st.stop()
 
-rows = listing(opened)
-if not rows:
-    st.stop()
-names = [r.name for r in rows]
-current = state.stored()
-chosen = st.selectbox("Scenario", names, key="library_scenario",
-                      index=names.index(current.name) if current and current.name in names else 0)
-history = opened.history(chosen, limit=LISTED)
-latest = history[0].version
-st.dataframe([{"version": v.version, "saved_by": v.saved_by, "saved_at": v.saved_at, "note": v.note,
-               "changed": ", ".join(c["field"] for c in v.changes)} for v in history], hide_index=True,
-             width="stretch")
-if latest > LISTED:
-    st.caption(f"The newest {LISTED:,} of {latest:,} versions; `--scenario {chosen}@N` opens any in the CLI.")
-numbers = [v.version for v in history]
-version = st.selectbox("Version", numbers, key="library_version")
-if st.button("Open this version as the working scenario", key="library_open"):
-    open_version(chosen, version)
-
-if len(numbers) > 1:
-    compare_versions(opened, chosen, numbers)
-
-with st.expander("Delete this scenario"):
-    sure = st.checkbox(f"Delete every version of '{plain(chosen)}' for good", key="library_sure")
-    if st.button("Delete", key="library_delete", disabled=not sure):
-        try:
-            count = opened.delete_scenario(chosen)
-        except store.StoreError as exc:  # deleted by someone else a moment ago
-            st.error(plain(str(exc)))
-            st.stop()
-        if current is not None and current.name == chosen:
-            state.set_stored(None)
-        st.session_state[saving.MESSAGE] = ("success", f"Deleted {chosen} ({count} versions)")
-        st.rerun()
+browse(opened)
