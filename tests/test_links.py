@@ -374,3 +374,22 @@ def test_without_a_store_the_link_says_so(tmp_path: Path, monkeypatch: pytest.Mo
     link = links.read_whole_link({"scenario": "q3@1"})
     assert link.stored is None and "there is no store yet" in link.warnings[0]
     assert not (tmp_path / "none.sqlite").exists()  # reading a link never creates a store
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.fixed_dictionaries({}, optional={
+    "pue": st.floats(1.0, 5.0, allow_nan=False), "accelerator_count": st.integers(1, 100_000),
+    "electricity_usd_per_kwh": st.floats(0.0, 1.0, allow_nan=False), "ownership": st.sampled_from(["own", "rent"]),
+    "output_tokens_per_s_per_accelerator": st.one_of(st.none(), st.floats(1.0, 1e5, allow_nan=False)),
+    "model": st.sampled_from([None, "llama-3.1-70b", "deepseek-v3"]),
+    "name": st.text(alphabet="abcXYZ019-_", min_size=1, max_size=20)}))
+def test_any_change_since_a_stored_version_round_trips(stored_q3: links.Stored, edits: dict[str, Any]) -> None:
+    # whatever is changed after opening q3@1 (a field set, emptied or put back), the link reads back that scenario
+    edited = {**stored_q3.scenario, **edits}
+    query = links.link_query(edited, links.default_settings(), None, stored_q3)
+    assert query["scenario"] == "q3@1"
+    assert set(query) - {"v", "scenario"} == {k for k, v in edits.items() if v != stored_q3.scenario[k]}
+    link = links.read_whole_link(query)
+    assert link.stored == stored_q3
+    assert link.scenario == edited or any("cannot be evaluated" in w for w in link.warnings), link.warnings
