@@ -6,9 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
+import economics
+from economics import store
 from economics.store.database import URL_VARIABLE
 from tests.test_app import set_field, start
+from ui import links
 
 
 def test_save_browse_compare_open_and_delete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -30,3 +34,60 @@ def test_save_browse_compare_open_and_delete(tmp_path: Path, monkeypatch: pytest
     at.checkbox(key="library_sure").check().run()
     at.button(key="library_delete").click().run()
     assert not at.exception and any("Deleted q3 (2 versions)" in s.value for s in at.success)
+
+
+def _submit(at: AppTest, form: str) -> AppTest:
+    """Press the Save button of the form ``form`` (the Cost page's or the Library page's)."""
+    next(b for b in at.button if b.form_id == form or form in str(b.id)).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+RENTED = {"name": "q3", "accelerator": "h100-sxm", "ownership": "rent", "accelerator_count": "8",
+          "rent_usd_per_accelerator_hour": "2", "output_tokens_per_s_per_accelerator": "1000"}
+
+
+def test_the_cost_page_saves_and_the_link_names_the_version_after_a_restart(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(URL_VARIABLE, f"sqlite:///{tmp_path / 'store.sqlite'}")
+    at = _submit(start("cost", RENTED), "cost_save")
+    assert any("Saved q3@1" in s.value for s in at.success), [e.value for e in at.error]
+    assert at.query_params["scenario"] == "q3@1"
+    assert set(at.query_params) == {"v", "scenario"}  # the working scenario is version 1 as stored: no changes
+    set_field(at, "accelerator_count", "16")
+    assert (at.query_params["scenario"], at.query_params["accelerator_count"]) == ("q3@1", "16")  # changed since
+    at = _submit(at, "cost_save")  # based on version 1: saved as version 2
+    assert any("Saved q3@2" in s.value for s in at.success), [e.value for e in at.error]
+    assert at.query_params["scenario"] == "q3@2" and "accelerator_count" not in at.query_params
+    # a new session (a restarted server reads the same store file): the link opens version 1, with a change
+    again = start("cost", {"v": "1", "scenario": "q3@1", "pue": "1.5"})
+    opened = again.session_state["scenario"]
+    assert (opened["accelerator_count"], opened["rent_usd_per_accelerator_hour"], opened["pue"]) == (8, 2.0, 1.5)
+    assert again.session_state["stored"].reference == "q3@1" and not again.session_state["_link_warnings"]
+    # 8 GPUs x 2 USD/h = 16 USD/h (rented, energy in the rent): the KPIs of version 1, not of version 2 (32 USD/h)
+    assert again.session_state["scenario"]["ownership"] == "rent"
+    assert economics.evaluate_scenario(opened)["cost_usd_per_hour"] == pytest.approx(16.0)
+
+
+def test_a_link_to_a_missing_version_is_named_and_the_default_used(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(URL_VARIABLE, f"sqlite:///{tmp_path / 'store.sqlite'}")
+    _submit(start("cost", RENTED), "cost_save")
+    at = start("cost", {"v": "1", "scenario": "q3@7"})
+    assert at.session_state["scenario"] == links.default_scenario() and at.session_state["stored"] is None
+    text = " ".join(w.value for w in at.warning)
+    assert "scenario: scenario 'q3': no version 7 (versions 1 to 1); the default scenario is used" in text, text
+
+
+def test_a_scenario_saved_in_the_app_is_the_one_the_cli_reads(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # The app's default scenario (Llama 3.1 70B at FP8) differs from an empty CSV row's (no model, BF16): the store
+    # keeps what differs from the empty row, so --scenario q3 reads the app's scenario, model and precision included.
+    monkeypatch.setenv(URL_VARIABLE, f"sqlite:///{tmp_path / 'store.sqlite'}")
+    at = _submit(start("cost"), "cost_save")
+    name = at.session_state["stored"].name
+    stored = store.resolve(name)
+    assert (stored.fields or {})["model"] == "llama-3.1-70b" and stored.fields["precision"] == "fp8"
+    app = economics.evaluate_scenario(at.session_state["scenario"])
+    cli = economics.evaluate_scenario(stored.scenario())
+    assert cli["cost_usd_per_m_tokens"] == app["cost_usd_per_m_tokens"]

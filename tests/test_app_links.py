@@ -33,6 +33,8 @@ def reported_links() -> list[tuple[dict[str, Any], list[str]]]:
         ({"baseline.name": PIXEL}, []),
         ({"name": PIXEL}, []),
         ({"v": "99"}, ["version"]),
+        ({"scenario": PIXEL}, ["scenario"]),  # issue #45: a stored version that is not there, named as plain text
+        ({"scenario": ["q3@1", "q3@999999999999"]}, ["scenario"]),
         ({"model": "gpt-17"}, ["model"]),
         ({"accelerator": "h100-sx"}, ["accelerator"]),
         ({"pue": ["1.2", "1.3"]}, ["pue"]),

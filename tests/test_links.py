@@ -314,3 +314,82 @@ def test_a_diurnal_link_peaking_above_what_a_day_holds_is_refused_by_name() -> N
     assert warnings == ["demand_profile: a 24-hour diurnal profile (demand_profile diurnal) must peak below 23.976 x "
                         "the average (0.999 x 24 hours), got 30; the default is used"]
     economics.evaluate_scenario(economics.with_changes(economics.default_scenario(), **found))
+
+
+# ---------------------------------------------------------------- a link naming a stored version (scenario=NAME@V)
+
+
+@pytest.fixture
+def stored_q3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> links.Stored:
+    """Version 1 of 'q3' in a SQLite store of its own (8 rented H100s at 2 USD/h), as the link module reads it."""
+    from economics import store
+    from economics.store.database import URL_VARIABLE
+
+    monkeypatch.setenv(URL_VARIABLE, f"sqlite:///{tmp_path / 'store.sqlite'}")
+    store.open_store().save_scenario("q3", {"accelerator": "h100-sxm", "ownership": "rent", "accelerator_count": 8,
+                                            "rent_usd_per_accelerator_hour": 2,
+                                            "output_tokens_per_s_per_accelerator": 1000}, saved_by="ana")
+    return links.stored_version("q3")
+
+
+def test_a_stored_version_s_link_round_trips(stored_q3: links.Stored) -> None:
+    assert stored_q3.reference == "q3@1" and stored_q3.scenario["accelerator_count"] == 8
+    edited = {**stored_q3.scenario, "accelerator_count": 16, "pue": 1.5}
+    query = links.link_query(edited, links.default_settings(), None, stored_q3)
+    # the version, then only the changes made since it (not every field that differs from the default)
+    assert query == {"v": "1", "scenario": "q3@1", "accelerator_count": "16", "pue": "1.5"}
+    link = links.read_whole_link(query)
+    assert link.scenario == edited and link.stored == stored_q3 and link.warnings == []
+    assert links.read_link(query)[0] == edited  # the four-part reading: the same scenario
+
+
+def test_a_field_emptied_since_the_stored_version_stays_empty(stored_q3: links.Stored) -> None:
+    edited = {**stored_q3.scenario, "output_tokens_per_s_per_accelerator": None}
+    query = links.link_query(edited, links.default_settings(), None, stored_q3)
+    assert query["output_tokens_per_s_per_accelerator"] == ""
+    assert links.read_whole_link(query).scenario == edited
+
+
+@pytest.mark.parametrize(("raw", "says"), [
+    ("q3@2", "scenario: scenario 'q3': no version 2 (versions 1 to 1); the default scenario is used"),
+    ("budget", "scenario: scenario 'budget': not in the store"),
+    ("", "scenario: empty; the default scenario is used"),
+    ("x" * 300, "scenario: longer than 220 characters; the default scenario is used"),
+])
+def test_a_stored_version_that_cannot_be_read_is_named(stored_q3: links.Stored, raw: str, says: str) -> None:
+    link = links.read_whole_link({"scenario": raw, "pue": "1.5"})
+    assert link.stored is None and link.scenario == {**links.default_scenario(), "pue": 1.5}
+    assert any(w.startswith(says) for w in link.warnings), link.warnings
+
+
+def test_a_repeated_stored_version_uses_the_last(stored_q3: links.Stored) -> None:
+    link = links.read_whole_link({"scenario": ["nope", "q3@1"]})
+    assert link.stored == stored_q3 and link.warnings == ["scenario: given 2 times; the last value is used"]
+
+
+def test_without_a_store_the_link_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from economics.store.database import URL_VARIABLE
+
+    monkeypatch.setenv(URL_VARIABLE, f"sqlite:///{tmp_path / 'none.sqlite'}")
+    link = links.read_whole_link({"scenario": "q3@1"})
+    assert link.stored is None and "there is no store yet" in link.warnings[0]
+    assert not (tmp_path / "none.sqlite").exists()  # reading a link never creates a store
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.fixed_dictionaries({}, optional={
+    "pue": st.floats(1.0, 5.0, allow_nan=False), "accelerator_count": st.integers(1, 100_000),
+    "electricity_usd_per_kwh": st.floats(0.0, 1.0, allow_nan=False), "ownership": st.sampled_from(["own", "rent"]),
+    "output_tokens_per_s_per_accelerator": st.one_of(st.none(), st.floats(1.0, 1e5, allow_nan=False)),
+    "model": st.sampled_from([None, "llama-3.1-70b", "deepseek-v3"]),
+    "name": st.text(alphabet="abcXYZ019-_", min_size=1, max_size=20)}))
+def test_any_change_since_a_stored_version_round_trips(stored_q3: links.Stored, edits: dict[str, Any]) -> None:
+    # whatever is changed after opening q3@1 (a field set, emptied or put back), the link reads back that scenario
+    edited = {**stored_q3.scenario, **edits}
+    query = links.link_query(edited, links.default_settings(), None, stored_q3)
+    assert query["scenario"] == "q3@1"
+    assert set(query) - {"v", "scenario"} == {k for k, v in edits.items() if v != stored_q3.scenario[k]}
+    link = links.read_whole_link(query)
+    assert link.stored == stored_q3
+    assert link.scenario == edited or any("cannot be evaluated" in w for w in link.warnings), link.warnings

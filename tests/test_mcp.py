@@ -39,10 +39,12 @@ from economics.mcp.command import address  # noqa: E402
 from economics.mcp.schemas import ToolName, field_schema, tools  # noqa: E402
 from economics.schema.scenario import FIELDS  # noqa: E402
 from economics.schema.validation import InputError  # noqa: E402
+from economics.store.database import URL_VARIABLE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "example.csv"
-TOOLS = {"evaluate", "explain", "compare", "plan", "retrofit", "fields", "catalog"}
+TOOLS = {"evaluate", "explain", "compare", "plan", "retrofit", "fields", "catalog", "list_scenarios", "get_scenario",
+         "save_scenario"}
 TOKEN = "a-test-token-long-enough-1234567890"
 
 
@@ -106,7 +108,10 @@ def test_the_tools_are_listed_with_the_schema_s_descriptions_units_and_bounds(st
     assert scenario["electricity_usd_per_kwh"]["description"].endswith("[USD/kWh]")
     assert listed["plan"].input_schema["properties"]["scenario"]["properties"]["ttft_percentile"][
         "exclusiveMaximum"] == 1
-    assert all(t.annotations is not None and t.annotations.read_only_hint for t in listed.values())
+    writes = {name for name, t in listed.items() if t.annotations is None or not t.annotations.read_only_hint}
+    assert writes == {"save_scenario"}
+    saved_fields = listed["save_scenario"].input_schema["properties"]["fields"]["properties"]
+    assert saved_fields["pue"]["minimum"] == 1 and set(saved_fields) == set(FIELDS)
 
 
 def test_evaluate_gives_the_cli_s_figures_for_the_docs_example(stdio: Session,
@@ -233,6 +238,12 @@ def _tool(name: ToolName) -> Any:
     (ToolName.PLAN, {"scenario": {}, "frontier": "cost"}, "frontier", "is not one of the choices"),
     (ToolName.RETROFIT, {"scenario": {}, "explain": "yes"}, "explain", "must be a boolean"),
     (ToolName.FIELDS, {"format": "markdown"}, "format", "fields takes none"),
+    (ToolName.LIST_SCENARIOS, {"limit": 0}, "limit", "limit: must be >= 1 and <= 10,000, got 0"),
+    (ToolName.LIST_SCENARIOS, {"serch": "q"}, "serch", "(did you mean 'search'?)"),
+    (ToolName.GET_SCENARIO, {"version": 1}, "name", "name: required"),
+    (ToolName.GET_SCENARIO, {"name": "q3", "version": True}, "version", "version: must be an integer"),
+    (ToolName.SAVE_SCENARIO, {"name": "q" * 201, "fields": {}}, "name", "201 characters, more than the 200"),
+    (ToolName.SAVE_SCENARIO, {"name": "q3", "fields": {}, "base_version": -1}, "base_version", "must be >= 0"),
 ])
 def test_a_bad_argument_is_refused_naming_it(name: ToolName, arguments: dict[str, Any], field: str,
                                              says: str) -> None:
@@ -262,3 +273,63 @@ def test_the_http_address(text: str, want: tuple[str, int]) -> None:
 def test_a_bad_http_address_is_refused_naming_the_option(text: str) -> None:
     with pytest.raises(InputError, match="^--http: "):
         address(text)
+
+
+# ---------------------------------------------------------------- the store's tools, on a store of the test's own
+
+RENTED = {"accelerator": "h100-sxm", "ownership": "rent", "accelerator_count": 8, "rent_usd_per_accelerator_hour": 2,
+          "output_tokens_per_s_per_accelerator": 1000}
+
+
+@pytest.fixture(scope="module")
+def store_stdio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Session, str]]:
+    url = f"sqlite:///{tmp_path_factory.mktemp('mcp-store') / 'store.sqlite'}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), URL_VARIABLE: url}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "economics", "mcp"], cwd=str(ROOT), env=env)
+    with _session(params) as session:
+        yield session, url
+
+
+def _error(session: Session, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    error, text = session.call(name, arguments)
+    assert error and "Traceback" not in text, text
+    return dict(json.loads(text)["error"])
+
+
+def test_the_store_tools_save_version_list_and_read(store_stdio: tuple[Session, str],
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    session, url = store_stdio
+    first = session.json("save_scenario", {"name": "q3", "fields": RENTED, "saved_by": "ana", "project": "fy26"})
+    assert first["scenario"]["version"] == 1 and first["scenario"]["saved_by"] == "ana"
+    second = session.json("save_scenario", {"name": "q3", "fields": {**RENTED, "accelerator_count": 16},
+                                            "base_version": 1, "note": "16 GPUs"})
+    assert second["scenario"]["version"] == 2 and second["scenario"]["saved_by"] == "mcp"
+    assert second["scenario"]["changes"] == [{"field": "accelerator_count", "before": 8, "after": 16}]
+    # a save based on version 1 after version 2: refused naming the newer version (409 conflict), nothing lost
+    stale = _error(session, "save_scenario", {"name": "q3", "fields": {**RENTED, "accelerator_count": 4},
+                                              "base_version": 1})
+    assert (stale["status"], stale["code"]) == (409, "conflict") and "version 2 (saved by mcp" in stale["message"]
+    listed = session.json("list_scenarios", {"search": "Q"})
+    assert listed["total"] == 1 and listed["scenarios"][0]["latest_version"] == 2
+    assert listed["scenarios"][0]["project"] == "fy26"
+    one = session.json("get_scenario", {"name": "q3", "version": 1})["scenario"]
+    assert one["fields"] == RENTED and one["version"] == 1
+    missing = _error(session, "get_scenario", {"name": "q3", "version": 9})
+    assert (missing["status"], missing["code"]) == (404, "not_found") and "no version 9" in missing["message"]
+    # the stored version evaluates to what the CLI's --scenario q3@2 gives: 16 x 2 USD/h = 32 USD/h
+    newest = session.json("get_scenario", {"name": "q3"})["scenario"]
+    got = session.json("evaluate", {"scenarios": [{"name": "q3@2", **newest["fields"]}]})
+    monkeypatch.setenv(URL_VARIABLE, url)
+    assert got == _cli_json(capsys, "evaluate", "--scenario", "q3@2", "--format", "json")
+    assert got[0]["cost_usd_per_hour"] == pytest.approx(32.0)
+
+
+def test_a_bad_field_in_a_save_is_named_and_nothing_saved(store_stdio: tuple[Session, str]) -> None:
+    session, _ = store_stdio
+    bad = _error(session, "save_scenario", {"name": "hot", "fields": {**RENTED, "pue": 0.5}})
+    assert (bad["status"], bad["code"]) == (422, "unusable_input")
+    assert bad["problems"][0]["field"] == "pue" and "pue: must be >= 1 and <= 5, got 0.5" in bad["message"]
+    unknown = _error(session, "save_scenario", {"name": "hot", "fields": RENTED, "base": 1})
+    assert unknown["problems"][0]["field"] == "base" and "did you mean 'base_version'?" in unknown["message"]
+    assert session.json("list_scenarios", {"search": "hot"})["total"] == 0

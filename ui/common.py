@@ -206,7 +206,7 @@ def show_table(table: Any, key: str, extra: Mapping[str, tuple[str, str]] | None
 
 def share_link() -> str:
     """The link that reproduces the page: its address with the whole state as the query."""
-    query = links.link_query(state.scenario(), state.settings(), state.baseline())
+    query = links.link_query(state.scenario(), state.settings(), state.baseline(), state.stored())
     return links.link_text((st.context.url or "").split("?")[0], query)
 
 

@@ -11,7 +11,7 @@ import streamlit as st
 
 import economics
 from economics.report import charts, kpis
-from ui import common, day, editor, report, state, studies
+from ui import common, day, editor, report, saving, state, studies
 from ui import format as fmt
 from ui.text import plain
 
@@ -115,4 +115,8 @@ common.show_table(margins, key="api_prices", columns=[
 
 report.offer("cost", report.scenario_pdf("cost"))
 common.share()
+with st.expander("Save to library"):
+    st.caption("A new version of the stored scenario (who, when, what changed); the Library page lists, opens and "
+               "compares them, and the link then names the version.")
+    saving.form("cost_save", with_project=False)
 common.explanation(scenario, key="show_derivation")

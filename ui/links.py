@@ -8,16 +8,21 @@ Page settings (compared accelerators, Monte Carlo samples and seed, uncertainty 
 ``plan_*``) travel as ``settings.<name>`` and the baseline as ``baseline.<field>``; a planner link of the earlier
 form ``plan.<setting>`` is read as ``settings.plan_<setting>``. Reading never raises: every bad, empty, unknown or
 out-of-range parameter comes back as a warning naming it, and its value stays at the default.
+
+A link may name a stored scenario version, ``scenario=NAME@VERSION`` (:mod:`economics.store`, the Library page):
+the link then opens that version, read from the store (so it resolves after a restart), and its scenario fields are
+the changes made to it since, encoded as their differences from that version rather than from the default.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 import economics
-from economics import FIELDS, catalog
+from economics import FIELDS, catalog, store
 from economics.schema import values
 from economics.schema.validation import range_end
 from economics.studies import planner
@@ -49,6 +54,10 @@ measured throughput has no prefill figure to check one with)."""
 SAMPLES_BOUNDS = (100, 100_000)
 SEED_BOUNDS = (0, 2**32 - 1)
 MAX_LIST_ITEMS = 40
+STORED_PARAM = "scenario"
+"""The parameter naming the stored scenario version a link opens: ``scenario=NAME@VERSION``."""
+MAX_REFERENCE_CHARS = 220
+"""The longest ``NAME@VERSION`` a link may carry (a stored name is at most 200 characters)."""
 
 
 @cache
@@ -190,23 +199,70 @@ def read_settings(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]
     return settings, warnings
 
 
-def _scenario_from(params: Mapping[str, Any], prefix: str) -> tuple[dict[str, Any], list[str]]:
-    """A whole valid scenario from a link's parameters: the global default with the link's values applied.
+@dataclass(frozen=True)
+class Stored:
+    """A stored scenario version the working scenario was opened from or saved as: its name, its version and the
+    whole scenario it reads as (the default scenario's values where it gives none).
+    """
+
+    name: str
+    version: int
+    scenario: dict[str, Any]
+
+    @property
+    def reference(self) -> str:
+        """``NAME@VERSION``, as a link and the CLI's ``--scenario`` name it."""
+        return f"{self.name}@{self.version}"
+
+
+def stored_version(reference: str) -> Stored:
+    """The stored scenario version ``NAME[@VERSION]`` (no version: the newest), read from the store and checked by
+    the scenario schema (:func:`economics.store.resolve`); :class:`~economics.store.StoreError` naming what is
+    wrong otherwise.
+    """
+    found = store.resolve(reference)
+    scenario = economics.with_changes(economics.default_scenario(), **(found.fields or {}), name=found.name)
+    return Stored(found.name, found.version, economics.Scenario.model_validate(scenario).model_dump())
+
+
+def read_stored(raw: Any, resolve: Callable[[str], Stored] = stored_version) -> tuple[Stored | None, list[str]]:
+    """The stored version a link's ``scenario=`` parameter names, or None with a warning naming the parameter and
+    the reason (not in the store, no such version, a value the schema refuses, no store). Never raises.
+    """
+    items = _items(raw)
+    warnings = [f"{STORED_PARAM}: given {len(items)} times; the last value is used"] if len(items) > 1 else []
+    text = items[-1].strip()
+    if not text or len(text) > MAX_REFERENCE_CHARS:
+        why = "empty" if not text else f"longer than {MAX_REFERENCE_CHARS} characters"
+        return None, [*warnings, f"{STORED_PARAM}: {why}; the default scenario is used"]
+    try:
+        return resolve(text), warnings
+    except store.StoreError as exc:
+        return None, [*warnings, f"{STORED_PARAM}: {exc}; the default scenario is used"]
+    except ValueError as exc:  # stored fields valid alone that the scenario model refuses together
+        first = (str(exc).splitlines()[1:2] or [str(exc)])[0].strip()
+        return None, [*warnings, f"{STORED_PARAM}: {values.shown(text, 60)}: {first}; the default scenario is used"]
+
+
+def _scenario_from(params: Mapping[str, Any], prefix: str,
+                   stored: Stored | None = None) -> tuple[dict[str, Any], list[str]]:
+    """A whole valid scenario from a link's parameters: the global default (or the ``stored`` version the link
+    opens) with the link's values applied.
 
     Each value is checked on its own (a bad one is named and left at the default); values that are valid alone are
     kept even when the engine cannot evaluate them together (sn50 owned without a price): the state the link was
     made from is reproduced, a warning names the problem and the page says what to add.
     """
-    base = economics.default_scenario()
+    base = economics.default_scenario() if stored is None else economics.Scenario.model_validate(stored.scenario)
     values, warnings = decode_query(params, base)
     warnings = [f"{prefix}{w}" for w in warnings]
     try:
         scenario = economics.Scenario.model_validate(economics.with_changes(base, **values)).model_dump()
     except ValueError as exc:  # each value was valid alone; together they are not
         first = str(exc).splitlines()[1:2] or [str(exc)]
-        warnings.append(f"{prefix}the link's values do not fit together ({first[0].strip()}); the default scenario "
-                        f"is used")
-        return default_scenario(), warnings
+        fallback = "the default scenario" if stored is None else f"the stored {stored.reference}"
+        warnings.append(f"{prefix}the link's values do not fit together ({first[0].strip()}); {fallback} is used")
+        return (default_scenario() if stored is None else dict(stored.scenario)), warnings
     try:
         economics.evaluate_scenario(scenario)
     except economics.ScenarioError as exc:
@@ -214,12 +270,26 @@ def _scenario_from(params: Mapping[str, Any], prefix: str) -> tuple[dict[str, An
     return scenario, warnings
 
 
-def read_link(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None, list[str]]:
-    """(scenario, settings, baseline or None, warnings) from a URL query. Never raises.
+@dataclass(frozen=True)
+class Link:
+    """Everything a link holds: the scenario, the page settings, the baseline, the stored version it opens (None:
+    none) and a warning for each parameter that could not be used.
+    """
 
-    >>> s, settings, baseline, warnings = read_link({"pue": "5", "settings.seed": "3", "baseline.pue": "x"})
-    >>> s["pue"], settings["seed"], baseline is not None, warnings
-    (5.0, 3, True, ["baseline.pue: 'x' is not a number; the default is used"])
+    scenario: dict[str, Any]
+    settings: dict[str, Any]
+    baseline: dict[str, Any] | None
+    stored: Stored | None
+    warnings: list[str]
+
+
+def read_whole_link(params: Mapping[str, Any], resolve: Callable[[str], Stored] = stored_version) -> Link:
+    """The whole state a URL query holds (:class:`Link`); ``resolve`` reads a ``scenario=NAME@VERSION`` from the
+    store. Never raises.
+
+    >>> link = read_whole_link({"pue": "5", "settings.seed": "3", "baseline.pue": "x"})
+    >>> link.scenario["pue"], link.settings["seed"], link.baseline is not None, link.stored, link.warnings
+    (5.0, 3, True, None, ["baseline.pue: 'x' is not a number; the default is used"])
     """
     params = {(SETTINGS_PREFIX + PLAN_PREFIX + str(k)[len(OLD_PLAN_PREFIX):] if str(k).startswith(OLD_PLAN_PREFIX)
                else k): v for k, v in params.items()}
@@ -227,25 +297,49 @@ def read_link(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     settings_params = {str(k)[len(SETTINGS_PREFIX):]: v for k, v in params.items()
                        if str(k).startswith(SETTINGS_PREFIX)}
     own, pinned = split_baseline(own)
-    scenario, warnings = _scenario_from(own, "")
+    own = dict(own)
+    stored, warnings = read_stored(own.pop(STORED_PARAM), resolve) if STORED_PARAM in own else (None, [])
+    scenario, scenario_warnings = _scenario_from(own, "", stored)
     settings, setting_warnings = read_settings(settings_params)
     baseline = None
     if pinned is not None:
         baseline, baseline_warnings = _scenario_from(pinned, BASELINE_PREFIX)
-        warnings += baseline_warnings
-    return scenario, settings, baseline, warnings + setting_warnings
+        scenario_warnings += baseline_warnings
+    return Link(scenario, settings, baseline, stored, warnings + scenario_warnings + setting_warnings)
 
 
-def link_query(scenario: Mapping[str, Any], settings: Mapping[str, Any],
-               baseline: Mapping[str, Any] | None) -> dict[str, str]:
+def read_link(params: Mapping[str, Any], resolve: Callable[[str], Stored] = stored_version,
+              ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None, list[str]]:
+    """(scenario, settings, baseline or None, warnings) from a URL query. Never raises (:func:`read_whole_link`
+    also gives the stored version a ``scenario=`` parameter opens).
+
+    >>> s, settings, baseline, warnings = read_link({"pue": "5", "settings.seed": "3", "baseline.pue": "x"})
+    >>> s["pue"], settings["seed"], baseline is not None, warnings
+    (5.0, 3, True, ["baseline.pue: 'x' is not a number; the default is used"])
+    """
+    link = read_whole_link(params, resolve)
+    return link.scenario, link.settings, link.baseline, link.warnings
+
+
+def link_query(scenario: Mapping[str, Any], settings: Mapping[str, Any], baseline: Mapping[str, Any] | None,
+               stored: Stored | None = None) -> dict[str, str]:
     """The URL query for the whole state: the scenario's differences from the global default (with the version),
-    the settings that differ from their defaults, and the baseline's differences under ``baseline.``.
+    or, when it was opened from (or saved as) a ``stored`` version, that version's reference and the scenario's
+    differences from it; the settings that differ from their defaults, and the baseline's differences under
+    ``baseline.``.
 
     >>> link_query({**default_scenario(), "pue": 1.3}, {**default_settings(), "seed": 7}, None)
     {'v': '1', 'pue': '1.3', 'settings.seed': '7'}
+    >>> link_query({**default_scenario(), "pue": 1.3}, default_settings(), None,
+    ...            Stored("q3", 2, {**default_scenario(), "pue": 1.2}))
+    {'v': '1', 'scenario': 'q3@2', 'pue': '1.3'}
     """
     base = economics.default_scenario()
-    query = encode_query(dict(scenario), base)
+    if stored is None:
+        query = encode_query(dict(scenario), base)
+    else:
+        changed = encode_query(dict(scenario), economics.Scenario.model_validate(stored.scenario))
+        query = {"v": changed.pop("v"), STORED_PARAM: stored.reference, **changed}
     defaults = default_settings()
     for name, value in settings.items():
         if name in defaults and value != defaults[name]:

@@ -25,7 +25,7 @@ from economics.engine.measured import configuration_of
 from economics.studies.links import decode_query
 from ui import links
 
-SCENARIO, SETTINGS, BASELINE = "scenario", "settings", "baseline"
+SCENARIO, SETTINGS, BASELINE, STORED = "scenario", "settings", "baseline", "stored"
 NOTICES, ERRORS, READY = "_link_warnings", "_edit_errors", "_state_ready"
 SYNC, STARTED = "_sync_url", "_run_started_s"
 
@@ -35,8 +35,9 @@ def begin() -> None:
     ss = st.session_state
     if READY not in ss:
         params = {k: st.query_params.get_all(k) for k in st.query_params}
-        scenario, settings, baseline, warnings = links.read_link(params)
-        ss[SCENARIO], ss[SETTINGS], ss[BASELINE], ss[NOTICES], ss[ERRORS] = scenario, settings, baseline, warnings, []
+        link = links.read_whole_link(params)
+        ss[SCENARIO], ss[SETTINGS], ss[BASELINE], ss[STORED] = link.scenario, link.settings, link.baseline, link.stored
+        ss[NOTICES], ss[ERRORS] = link.warnings, []
         ss[READY] = True
     ss[SYNC], ss[STARTED] = True, time.perf_counter()
 
@@ -53,7 +54,7 @@ def sync_url() -> None:
     ss = st.session_state
     if not ss.pop(SYNC, False):
         return
-    query = links.link_query(ss[SCENARIO], ss[SETTINGS], ss[BASELINE])
+    query = links.link_query(ss[SCENARIO], ss[SETTINGS], ss[BASELINE], ss.get(STORED))
     if st.query_params.to_dict() != query:
         st.query_params.from_dict(query)
 
@@ -139,7 +140,20 @@ def clear_baseline() -> None:
     st.session_state[BASELINE] = None
 
 
-def replace(new_scenario: Mapping[str, Any]) -> None:
-    """Replace the whole working scenario (a preset, an example study)."""
+def stored() -> links.Stored | None:
+    """The stored scenario version the working scenario was opened from or last saved as (None: none); the link
+    names it (``scenario=NAME@VERSION``) and the next save is based on it."""
+    found = st.session_state.get(STORED)
+    return found if isinstance(found, links.Stored) else None
+
+
+def set_stored(version: links.Stored | None) -> None:
+    st.session_state[STORED] = version
+
+
+def replace(new_scenario: Mapping[str, Any], from_store: links.Stored | None = None) -> None:
+    """Replace the whole working scenario (a preset, an example study, a stored version ``from_store``: the link
+    then names that version, or no longer names one)."""
     st.session_state[NOTICES] = []
     st.session_state[SCENARIO] = economics.Scenario.model_validate(dict(new_scenario)).model_dump()
+    st.session_state[STORED] = from_store

@@ -72,13 +72,46 @@ def _run(call: Any, *args: Any, **kwargs: Any) -> Any:
         raise _api_error(exc) from None
 
 
+def scenarios_document(search: str = "", project: str | None = None, limit: int = 100,
+                       offset: int = 0) -> dict[str, Any]:
+    """The listing ``GET /v1/store/scenarios`` answers (and the MCP tool ``list_scenarios``): the total and a page."""
+    s = _store()
+    found = _run(s.list_scenarios, search, project, limit, offset)
+    return {"total": _run(s.count_scenarios, search, project), "scenarios": [x.as_json() for x in found]}
+
+
+def scenario_document(name: str, version: int | None = None) -> dict[str, Any]:
+    """One stored version with its fields, as ``GET /v1/store/scenarios/{name}`` answers (and ``get_scenario``)."""
+    return {"scenario": _run(_store().scenario, name, version).as_json()}
+
+
+SAVE_KEYS = ("name", "fields", "base_version", "note", "saved_by", "project")
+
+
+def saved_document(body: dict[str, Any], saved_by: str = "api") -> dict[str, Any]:
+    """Save the version a save's body describes (``POST /v1/store/scenarios``, the MCP tool ``save_scenario``):
+    an unknown key or a base version that is not a whole number >= 0 is refused naming it; the store checks the
+    rest. ``saved_by`` is who saves when the body names no one.
+    """
+    unknown = sorted(set(body) - set(SAVE_KEYS))
+    if unknown:
+        raise ApiError(Code.UNUSABLE_INPUT, f"{shown(unknown[0])}: unknown key; a save takes {', '.join(SAVE_KEYS)}",
+                       [{"row": None, "field": shown(unknown[0]), "value": None, "message": "unknown key"}])
+    base = body.get("base_version")
+    if base is not None and (not isinstance(base, int) or isinstance(base, bool) or base < 0):
+        message = f"base_version: must be a whole number >= 0, got {shown(base)}"
+        raise ApiError(Code.UNUSABLE_INPUT, message, [{"row": None, "field": "base_version", "value": shown(base),
+                                                       "message": message}])
+    saved = _run(_store().save_scenario, body.get("name"), body.get("fields"), base, body.get("note") or "",
+                 body.get("saved_by") or saved_by, body.get("project"))
+    return {"scenario": saved.as_json()}
+
+
 @router.get("/scenarios", summary="stored scenarios: name, project, newest version")
 def list_scenarios(search: Annotated[str, Query(max_length=200)] = "", project: Name | None = None,
                    limit: Limit = 100, offset: Offset = 0) -> Response:
     """The stored scenarios whose name or project holds ``search`` (any case), of ``project``, by name."""
-    s = _store()
-    found = _run(s.list_scenarios, search, project, limit, offset)
-    return _answer({"total": _run(s.count_scenarios, search, project), "scenarios": [x.as_json() for x in found]})
+    return _answer(scenarios_document(search, project, limit, offset))
 
 
 @router.post("/scenarios", summary="save the next version of a scenario", status_code=201)
@@ -87,23 +120,13 @@ async def save_scenario(request: Request) -> Response:
     (as a JSON scenario), ``base_version`` the version the change was made from (none for a new scenario); 409
     names the newer version when another save came first.
     """
-    body = await _json_body(request)
-    unknown = sorted(set(body) - {"name", "fields", "base_version", "note", "saved_by", "project"})
-    if unknown:
-        raise ApiError(Code.UNUSABLE_INPUT, f"{shown(unknown[0])}: unknown key; a save takes name, fields, "
-                       "base_version, note, saved_by, project")
-    base = body.get("base_version")
-    if base is not None and (not isinstance(base, int) or isinstance(base, bool) or base < 0):
-        raise ApiError(Code.UNUSABLE_INPUT, f"base_version: must be a whole number >= 0, got {shown(base)}")
-    saved = _run(_store().save_scenario, body.get("name"), body.get("fields"), base, body.get("note") or "",
-                 body.get("saved_by") or "api", body.get("project"))
-    return _answer({"scenario": saved.as_json()}, 201)
+    return _answer(saved_document(await _json_body(request)), 201)
 
 
 @router.get("/scenarios/{name}", summary="one version of a stored scenario, with its fields")
 def get_scenario(name: str, version: Annotated[int | None, Query(ge=1)] = None) -> Response:
     """The scenario ``name`` at ``version`` (default: its newest), its fields checked by the scenario schema."""
-    return _answer({"scenario": _run(_store().scenario, name, version).as_json()})
+    return _answer(scenario_document(name, version))
 
 
 @router.get("/scenarios/{name}/versions", summary="every version of a scenario: who, when, what changed")

@@ -9,15 +9,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from economics.api import store_routes
 from economics.api.errors import ApiError, Code, json_bytes
 from economics.api.settings import Settings
 from economics.api.tasks import MEDIA, Answer, Request, catalog_document, catalog_names, fields_document
 from economics.catalog import closest
-from economics.mcp.schemas import Tool, ToolName
+from economics.mcp.schemas import STORE, Tool, ToolName
 from economics.schema.values import shown
 from economics.version import __version__
 
-PYTHON_TYPES: dict[str, type | tuple[type, ...]] = {"string": str, "boolean": bool, "array": list, "object": dict}
+PYTHON_TYPES: dict[str, type | tuple[type, ...]] = {"string": str, "boolean": bool, "array": list, "object": dict,
+                                                    "integer": int}
 """The Python type the JSON value of each argument type is read as (the scenarios' own values are the reader's)."""
 
 
@@ -36,9 +38,11 @@ def _check_one(name: str, value: Any, schema: dict[str, Any]) -> None:
     fields, which the reader checks.
     """
     kind = schema.get("type")
-    if isinstance(kind, str) and kind in PYTHON_TYPES and not isinstance(value, PYTHON_TYPES[kind]):
-        raise _refused(name, value, f"{name}: must be {'an' if kind[0] in 'ao' else 'a'} {kind}, got "
+    wrong_whole = kind == "integer" and isinstance(value, bool)  # JSON's true is not a whole number
+    if isinstance(kind, str) and kind in PYTHON_TYPES and (not isinstance(value, PYTHON_TYPES[kind]) or wrong_whole):
+        raise _refused(name, value, f"{name}: must be {'an' if kind[0] in 'aoi' else 'a'} {kind}, got "
                                     f"{shown(json.dumps(value), 100)}")
+    _check_bounds(name, value, schema)
     if "enum" in schema and value not in schema["enum"]:
         guess = closest(str(value), [str(c) for c in schema["enum"]]) if len(str(value)) <= 100 else None
         raise _refused(name, value, f"{name}: '{shown(str(value))}' is not one of the choices"
@@ -47,6 +51,19 @@ def _check_one(name: str, value: Any, schema: dict[str, Any]) -> None:
     if kind == "array" and items.get("type") != "object":
         for i, item in enumerate(value, start=1):
             _check_one(f"{name}[{i}]", item, items)
+
+
+def _check_bounds(name: str, value: Any, schema: dict[str, Any]) -> None:
+    """A whole number within the argument's ``minimum`` and ``maximum``, a text within its ``maxLength``, as the
+    HTTP API's query parameters are checked.
+    """
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if schema.get("type") == "integer" and ((low is not None and value < low) or (high is not None and value > high)):
+        raise _refused(name, value, f"{name}: must be >= {low}" + (f" and <= {high:,}" if high is not None else "")
+                       + f", got {value}")
+    limit = schema.get("maxLength")
+    if schema.get("type") == "string" and limit is not None and len(value) > limit:
+        raise _refused(name, shown(value), f"{name}: {len(value):,} characters, more than the {limit:,} allowed")
 
 
 def tool_choices(schema: dict[str, Any]) -> str:
@@ -107,3 +124,20 @@ def reference_answer(tool: Tool, arguments: dict[str, Any] | None) -> Answer:
     else:
         doc = {"version": __version__, "catalogs": catalog_names()}
     return Answer(200, MEDIA["json"], json_bytes(doc))
+
+
+def store_answer(tool: Tool, arguments: dict[str, Any] | None) -> Answer:
+    """The answer of a store tool: the HTTP API's ``/v1/store/scenarios`` document for the same request (its
+    limits, its refusals with their codes: 404 not found, 409 a stale save naming the newer version, 422 a bad
+    field named), read or written on the calling thread.
+    """
+    assert tool.pool == STORE
+    args = checked_arguments(tool, arguments)
+    if tool.name is ToolName.LIST_SCENARIOS:
+        doc = store_routes.scenarios_document(args.get("search", ""), args.get("project"), args.get("limit", 100),
+                                              args.get("offset", 0))
+    elif tool.name is ToolName.GET_SCENARIO:
+        doc = store_routes.scenario_document(args["name"], args.get("version"))
+    else:
+        doc = store_routes.saved_document(args, saved_by="mcp")
+    return Answer(200, MEDIA["json"], json_bytes({"version": __version__, **doc}))

@@ -27,7 +27,8 @@ def add_mcp_command(sub: Any) -> argparse.ArgumentParser:
     """The ``mcp`` subcommand and its options."""
     cmd: argparse.ArgumentParser = sub.add_parser("mcp", help="the MCP server for AI assistants (stdio, or "
                                                   "streamable HTTP with --http): evaluate, explain, compare, plan, "
-                                                  "retrofit, fields, catalog")
+                                                  "retrofit, fields, catalog; the store's list_scenarios, "
+                                                  "get_scenario, save_scenario")
     cmd.add_argument("--http", metavar="[HOST:]PORT", default=None, help="serve streamable HTTP at "
                      f"http://HOST:PORT/mcp instead of stdio (HOST {DEFAULT_HOST} unless given: this machine only)")
     add_limit_options(cmd)

@@ -17,6 +17,8 @@ from economics.api.settings import Settings
 from economics.api.tasks import catalog_names
 from economics.catalog import accelerator_ids
 from economics.schema.scenario import FIELDS, FieldSpec
+from economics.store import records
+from economics.store.models import NAME_CHARS, PROJECT_CHARS, WHO_CHARS
 from economics.studies.candidate_fields import MEASURED_AT, PER_CANDIDATE
 from economics.studies.planner.candidates import CANDIDATE_COLUMNS, CANDIDATE_TEXT_COLUMNS, MAX_CANDIDATES
 from economics.studies.planner.inputs import PLAN_FIELDS
@@ -30,10 +32,7 @@ FRONTIERS = ("none", "speed", "site", "both", "carbon", "all")
 
 
 class ToolName(StrEnum):
-    """The tools the server offers. The store's ``list_scenarios``, ``get_scenario`` and ``save_scenario`` (issue
-    #45, items 1-3) join them here once ``economics.store`` exists: a name, a :class:`Tool` in :func:`tools` and a
-    branch in :func:`economics.mcp.calls.request_for`.
-    """
+    """The tools the server offers: computations, reference tables, and the store's scenarios (list, read, save)."""
 
     EVALUATE = "evaluate"
     EXPLAIN = "explain"
@@ -42,13 +41,21 @@ class ToolName(StrEnum):
     RETROFIT = "retrofit"
     FIELDS = "fields"
     CATALOG = "catalog"
+    LIST_SCENARIOS = "list_scenarios"
+    GET_SCENARIO = "get_scenario"
+    SAVE_SCENARIO = "save_scenario"
+
+
+STORE = "store"
+"""A tool's ``pool`` when it reads or writes the store: one short transaction, run on a thread of the server (as
+the HTTP API runs its store routes), not in a worker process."""
 
 
 @dataclass(frozen=True)
 class Tool:
     """One tool: its description, its arguments' schemas, the ones it needs, and where it runs: the HTTP API's
-    task and worker pool (``evaluate`` or ``study``, with their time limits), or ``None`` for a reference table
-    read in the server itself.
+    task and worker pool (``evaluate`` or ``study``, with their time limits), :data:`STORE` for the store, or
+    ``None`` for a reference table read in the server itself; ``writes`` when it changes something (a save).
     """
 
     name: ToolName
@@ -57,6 +64,7 @@ class Tool:
     properties: dict[str, Any]
     required: tuple[str, ...] = ()
     pool: str | None = None
+    writes: bool = False
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -140,6 +148,43 @@ def _one_row_tools(scenario: dict[str, Any]) -> list[Tool]:
     ]
 
 
+def _text(description: str, limit: int) -> dict[str, Any]:
+    return {"type": "string", "maxLength": limit, "description": description}
+
+
+def _whole(description: str, minimum: int, maximum: int, default: int | None = None) -> dict[str, Any]:
+    out = {"type": "integer", "minimum": minimum, "maximum": maximum, "description": description}
+    return out if default is None else {**out, "default": default}
+
+
+def _store_tools(scenario: dict[str, Any]) -> list[Tool]:
+    """The store's tools (the HTTP API's ``/v1/store/scenarios`` routes): the same limits, answers and errors."""
+    name = _text("the stored scenario's name", NAME_CHARS)
+    return [
+        Tool(ToolName.LIST_SCENARIOS, "List stored scenarios", "The scenarios in the store (TOKEN_ECONOMICS_"
+             "DATABASE_URL, default a SQLite file in the user's data directory) whose name or project holds "
+             "`search`, by name: each one's project, newest version, who saved it and when; `total` counts them "
+             "all.", {"search": _text("text the name or project holds (any case)", 200),
+                      "project": _text("only this project's scenarios", PROJECT_CHARS),
+                      "limit": _whole("how many to list", 1, records.MAX_VERSIONS_LISTED, 100),
+                      "offset": _whole("how many to skip (the next page)", 0, 10**9, 0)}, (), STORE),
+        Tool(ToolName.GET_SCENARIO, "Read a stored scenario", "One version of a stored scenario (default: its "
+             "newest) with its fields, checked by the scenario schema, who saved it, when, what changed and the "
+             "engine's version; pass its fields to evaluate or explain.",
+             {"name": name, "version": _whole("the version (default: the newest)", 1, 10**9)}, ("name",), STORE),
+        Tool(ToolName.SAVE_SCENARIO, "Save a scenario to the store", "Save the fields as the next version of the "
+             "named scenario (version 1 of a new one). `base_version` is the version the change was made from: a "
+             "save based on an older version than the newest is refused naming the newer one (nothing is lost); "
+             "the fields are checked by the scenario schema, a bad one refused naming it.",
+             {"name": name, "fields": {**scenario, "description": "the scenario's fields: those left out take "
+                                       "their defaults, as an empty CSV cell does"},
+              "base_version": _whole("the version the change was made from (none, or 0, for a new scenario)", 0,
+                                     10**9),
+              "note": _text("what changed", records.MAX_NOTE_CHARS), "saved_by": _text("who saves", WHO_CHARS),
+              "project": _text("a project tag", PROJECT_CHARS)}, ("name", "fields"), STORE, writes=True),
+    ]
+
+
 def tools(config: Settings) -> list[Tool]:
     """Every tool, its schemas generated from the field specs, its limits from the server's ``config``."""
     scenario = scenario_schema(FIELDS, "one scenario: any field left out takes its default (the fields tool lists "
@@ -170,4 +215,5 @@ def tools(config: Settings) -> list[Tool]:
         Tool(ToolName.CATALOG, "Catalogs", "With no name, the catalogs the engine reads; with a name, every row "
              "of that catalog as stored, each with its source URL, the date it was read and a confidence tag.",
              {"name": {"type": "string", "enum": catalog_names(), "description": "the catalog to read"}}),
+        *_store_tools(scenario),
     ]

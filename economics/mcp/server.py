@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio.to_thread
 import uvicorn
 from mcp import types
 from mcp.server.lowlevel import Server
@@ -27,19 +28,21 @@ from economics.api.errors import ApiError, Code, body_bytes
 from economics.api.settings import Settings
 from economics.api.tasks import Answer
 from economics.api.workers import Pool
-from economics.mcp.calls import reference_answer, request_for
-from economics.mcp.schemas import Tool, tools
+from economics.mcp.calls import reference_answer, request_for, store_answer
+from economics.mcp.schemas import STORE, Tool, tools
 from economics.version import __version__
 
 INSTRUCTIONS = ("Token economics of LLM inference: cost per million tokens, fleet sizes, energy, margins, retrofit "
                 "options and fleet plans, every figure explainable. Call fields for the scenario fields (units, "
-                "bounds, defaults), evaluate a scenario, explain it for its derivation.")
+                "bounds, defaults), evaluate a scenario, explain it for its derivation; list_scenarios, "
+                "get_scenario and save_scenario read and keep named scenarios with every version in the store.")
 
 
 def _result(answer: Answer) -> types.CallToolResult:
     """An answer as the tool's result: its body as text, ``isError`` for anything but a success."""
     text = answer.body.decode("utf-8", "backslashreplace")
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=answer.status != 200)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                is_error=not 200 <= answer.status < 300)
 
 
 def _failure(error: ApiError) -> types.CallToolResult:
@@ -52,6 +55,8 @@ async def call(tool: Tool, arguments: dict[str, Any] | None, pools: dict[str, Po
     try:
         if tool.pool is None:
             return _result(reference_answer(tool, arguments))
+        if tool.pool == STORE:  # one short transaction, on a thread as the HTTP API runs its store routes
+            return _result(await anyio.to_thread.run_sync(store_answer, tool, arguments))
         return _result(await pools[tool.pool].run(request_for(tool, arguments or {}, config)))
     except ApiError as exc:
         return _failure(exc)
@@ -79,8 +84,9 @@ def build_server(config: Settings) -> Server[dict[str, Pool]]:
     async def list_tools(_: Any, __: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[types.Tool(
             name=t.name.value, title=t.title, description=t.description, input_schema=t.input_schema,
-            annotations=types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                                              open_world_hint=False)) for t in offered.values()])
+            annotations=types.ToolAnnotations(read_only_hint=not t.writes, destructive_hint=False,
+                                              idempotent_hint=not t.writes, open_world_hint=False))
+            for t in offered.values()])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         tool = offered.get(params.name)

@@ -309,8 +309,10 @@ class Store(_Studies):
             except NotFound:  # the schema's check then names the curve as not loaded
                 return
 
-    def history(self, name: str) -> list[VersionInfo]:
-        """Every version of the scenario ``name``, newest first (who, when, what changed, note; not the fields)."""
+    def history(self, name: str, limit: int = records.MAX_VERSIONS_LISTED) -> list[VersionInfo]:
+        """The versions of the scenario ``name``, newest first, ``limit`` of them (at most
+        :data:`~economics.store.records.MAX_VERSIONS_LISTED`): who, when, what changed, note; not the fields.
+        """
         with self.session() as session:
             row = session.scalars(sa.select(Scenario).where(Scenario.name == name)).one_or_none()
             if row is None:
@@ -318,7 +320,7 @@ class Store(_Studies):
                                name)
             versions = session.scalars(sa.select(ScenarioVersion).where(ScenarioVersion.scenario_id == row.id)
                                        .order_by(ScenarioVersion.version.desc())
-                                       .limit(records.MAX_VERSIONS_LISTED))
+                                       .limit(max(0, min(limit, records.MAX_VERSIONS_LISTED))))
             return [self._info(row, v, whole=False) for v in versions]
 
     def list_scenarios(self, search: str = "", project: str | None = None, limit: int = 100,

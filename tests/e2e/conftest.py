@@ -1,7 +1,8 @@
 """Browser-test harness: a real Streamlit server and the system (Debian) Chromium driven by Playwright.
 
 - ``streamlit_url`` (session): starts ``streamlit run app.py`` on a free loopback port with the test interpreter,
-  waits for ``/_stcore/health`` to answer ``ok`` and stops the server at the end.
+  waits for ``/_stcore/health`` to answer ``ok`` and stops the server at the end (:func:`running_streamlit`, which a
+  test that restarts the server, or gives it an environment of its own, uses directly).
 - ``browser`` (session) / ``page`` (per test): headless system Chromium. A missing Chromium fails the test with the
   fix (``make browser``); it is never skipped.
 - ``screenshot``: saves ``docs/screenshots/<name>.png``.
@@ -9,6 +10,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -18,7 +20,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -69,8 +71,11 @@ def chromium_path() -> str | None:
     return "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None
 
 
-@pytest.fixture(scope="session")
-def streamlit_url() -> Iterator[str]:
+@contextlib.contextmanager
+def running_streamlit(env: Mapping[str, str] | None = None) -> Iterator[str]:
+    """``streamlit run app.py`` on a free loopback port (``env`` added to its environment: a store's URL, say),
+    its URL once ``/_stcore/health`` answers ``ok``; stopped when the block ends.
+    """
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     command = [
@@ -82,7 +87,8 @@ def streamlit_url() -> Iterator[str]:
         "--browser.gatherUsageStats", "false",
     ]  # fmt: skip
     with tempfile.TemporaryFile(mode="w+") as log:
-        server = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True)
+        server = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True,
+                                  env={**os.environ, **(env or {})})
 
         def server_output() -> str:
             log.flush()
@@ -107,6 +113,12 @@ def streamlit_url() -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def streamlit_url() -> Iterator[str]:
+    with running_streamlit() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,91 @@
+"""The store in a real browser (issue #45): save the working scenario on the Cost page twice, restart the Streamlit
+server (the same SQLite store file), reopen the scenario from the Library page, compare its two versions (the
+fields that differ and the KPIs with their differences), and open version 1 as the working scenario: its link names
+the version, and the Cost page shows version 1's figures."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+import economics
+from economics import store
+from economics.store.database import URL_VARIABLE
+from tests.e2e.conftest import running_streamlit
+from tests.e2e.test_browser import choose, cost_metric, fill, open_page, settle
+from ui.format import usd_rate
+
+pytestmark = pytest.mark.e2e
+RENTED = "name=q3&accelerator=h100-sxm&ownership=rent&accelerator_count=8&rent_usd_per_accelerator_hour=2"
+
+
+@pytest.fixture
+def fresh_page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    context.set_default_timeout(30_000)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+def cells(page: Page) -> list[list[str]]:
+    """Every row of every table in the main area, as its cells' text (the grids' accessible tables)."""
+    rows = page.get_by_test_id("stMain").evaluate(
+        "main => [...main.querySelectorAll('[data-testid=stDataFrame] table tr')]"
+        ".map(r => [...r.cells].map(c => c.innerText.trim()))")
+    return [list(r) for r in rows]
+
+
+def save_on_cost_page(page: Page, note: str) -> None:
+    """Open the Cost page's "Save to library", give a note and save (the name is the scenario's, q3)."""
+    form = page.get_by_test_id("stExpander").filter(has_text="Save to library")
+    if not form.get_by_role("button", name="Save").is_visible():
+        form.get_by_text("Save to library").click()
+    form.get_by_label("What changed (note)").fill(note)
+    form.get_by_role("button", name="Save").click()
+    settle(page)
+
+
+def test_save_on_the_cost_page_restart_reopen_from_the_library_and_compare(fresh_page: Page,
+                                                                           tmp_path: Path) -> None:
+    page = fresh_page
+    env = {URL_VARIABLE: f"sqlite:///{tmp_path / 'store.sqlite'}"}
+    with running_streamlit(env) as url:
+        open_page(page, f"{url}/?{RENTED}")
+        save_on_cost_page(page, "8 GPUs")
+        expect(page.get_by_test_id("stMain")).to_contain_text("Saved q3@1")
+        assert "scenario=q3@1" in unquote(page.url)
+        fill(page, "accelerator_count", "16")
+        settle(page)
+        save_on_cost_page(page, "16 GPUs")
+        expect(page.get_by_test_id("stMain")).to_contain_text("Saved q3@2")
+        assert "scenario=q3@2" in unquote(page.url)
+    with running_streamlit(env) as url:  # restarted: nothing of the first server's memory is left
+        open_page(page, f"{url}/library")
+        main = page.get_by_test_id("stMain")
+        expect(main).to_contain_text("1 scenarios")
+        expect(main).to_contain_text("Compare two versions")
+        rows = cells(page)
+        notes = {r[0]: r[3] for r in rows if len(r) == 5 and r[0] in ("1", "2")}
+        assert notes == {"1": "8 GPUs", "2": "16 GPUs"}, rows  # the history: each version's note
+        assert ["accelerator_count", "8", "16"] in rows  # the field that differs, before and after
+        # version A = 1 (8 GPUs), B = 2 (16 GPUs): 8 x 2 = 16 USD/h, then 16 x 2 = 32 USD/h, a difference of 16,
+        # +100 % (shown as the fraction 1)
+        assert ["Cost per hour [USD/h]", "16", "32", "16", "1"] in rows, rows
+        choose(page, "library_version", "1")
+        page.get_by_role("button", name="Open this version as the working scenario").click()
+        settle(page)
+        expect(main).to_contain_text("Opened q3@1")
+        assert "scenario=q3@1" in unquote(page.url)
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="Cost per token", exact=True).click()
+        settle(page)
+        version_1 = store.resolve("q3@1", env[URL_VARIABLE])
+        want = economics.evaluate_scenario(version_1.scenario())["cost_usd_per_m_tokens"]
+        expect(cost_metric(page)).to_have_text(usd_rate(want))
+        assert "scenario=q3@1" in unquote(page.url)
+        assert not page.get_by_test_id("stException").count()
