@@ -15,7 +15,7 @@ from economics.studies.planner.constraints import demand_rows, floor_rows, pool_
 from economics.studies.planner.inputs import PlanSettings, hour_types, type_day
 from economics.studies.planner.model import STRETCHABLE, PlanModel
 from economics.studies.planner.pools import Problem
-from economics.studies.planner.rules import rule_rows
+from economics.studies.planner.rules import count_bounds, rule_rows
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,7 @@ def build_model(pb: Problem, rho: dict[int, float], elastic: bool | frozenset[st
     site_rows(m, pb.pools, pb.cands, pb.costs, pb.s, pb.settings, onsite, weights, pb.wl, stretch)
     if rules:
         rule_rows(m, pb.pools, pb.cands, pb.settings, pb.wl, levels, weights, rho, floors or {})
+    count_bounds(m, pb.pools, pb.wl, levels, rho, floors or {}, int(pb.settings.min_pool_systems))
     return m, levels, weights
 
 
@@ -101,7 +102,7 @@ def hourly_models(pb: Problem, rho: dict[int, float], m: PlanModel, elastic: boo
     out = []
     day = type_day(pb.wl)
     for h, level in enumerate(levels):
-        one = replace(pb, wl=replace(pb.wl, hourly_requests_per_s=np.array([level]), clock_hours=False,
+        one = replace(pb, wl=replace(pb.wl, hourly_requests_per_s=np.array([level]), block_hours=0.0,
                                      day=day.at(np.array([h])) if day is not None else pb.wl.day))
         sub, _, _ = build_model(one, rho, elastic, floors, rules=False)
         cols = {sub_col: m.count_col[(p, h if hh >= 0 else -1)] for (p, hh), sub_col in sub.count_col.items()}
