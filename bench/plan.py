@@ -177,7 +177,8 @@ def page_edit() -> None:
     costing = (time.perf_counter() - t) / len(PAGE_DEMANDS)
     costing_cpu = (time.process_time() - c) / len(PAGE_DEMANDS)
     s = s0.model_copy(update={"demand_output_tokens_per_day": PAGE_DEMANDS[0]})
-    wl = planner.workload(s, settings)
+    # the day's hours grouped around the rental block, as the planner groups them when a block applies
+    wl = replace(planner.workload(s, settings), block_hours=float(settings.min_rental_hours))
     cands, excluded = planner.catalog_candidates(s, ids)
     hosted, _ = planner.hosting_variants(cands, s)
     pools, _ = planner.build_pools(hosted, s, settings, wl)

@@ -46,8 +46,10 @@ def build_model(pb: Problem, rho: dict[int, float], elastic: bool | frozenset[st
     coefficients, then each family of rows. ``rho``: each pool's TTFT utilization cap; ``elastic``: the limits
     allowed to stretch at a penalty (True: every :data:`STRETCHABLE` one); ``floors``: pools whose cap holds only
     from that many systems on, which they then have (or none); ``rules``: with the operations settings
-    (:func:`rule_rows`; an hour's model of stage 2 has none). Returns (model, hour-type demand [request/s],
-    hour-type weights [h]).
+    (:func:`rule_rows`; an hour's model of stage 2 has none) and, when they are rows, the count columns' bounds
+    (:func:`count_bounds`: they speed up HiGHS's search over the pool binaries; without binaries they only changed
+    which of near-equal stage-1 bases it returned, on the speed frontier, and the exact hourly search ran longer
+    with them). Returns (model, hour-type demand [request/s], hour-type weights [h]).
     """
     m = PlanModel()
     stretch = STRETCHABLE if elastic is True else (elastic or frozenset())
@@ -60,7 +62,8 @@ def build_model(pb: Problem, rho: dict[int, float], elastic: bool | frozenset[st
     site_rows(m, pb.pools, pb.cands, pb.costs, pb.s, pb.settings, onsite, weights, pb.wl, stretch)
     if rules:
         rule_rows(m, pb.pools, pb.cands, pb.settings, pb.wl, levels, weights, rho, floors or {})
-    count_bounds(m, pb.pools, pb.wl, levels, rho, floors or {}, int(pb.settings.min_pool_systems))
+    if m.rules is not None:  # with the operations settings' binaries (where the bounds speed HiGHS up)
+        count_bounds(m, pb.pools, pb.wl, levels, rho, floors or {}, int(pb.settings.min_pool_systems))
     return m, levels, weights
 
 
