@@ -7,6 +7,7 @@ main before this change).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from economics.studies.planner import build, candidates
 from economics.studies.planner.inputs import workload
 from economics.studies.planner.model import PlanModel, Row
 from economics.studies.planner.pools import Problem, build_pools, candidate_costs
+from economics.studies.planner.rules import RULE_OFF
 from economics.studies.planner.solve import trim_flows
 from economics.studies.planner.tiers import tier_variants
 
@@ -130,3 +132,18 @@ def test_trimmed_flows_still_meet_the_demand_cost_no_more_and_waste_nothing(
     for j in range(3):  # a flow left serves a row no more than it needs (else it would have been lowered)
         if t[j] > 1e-9:
             assert any(after[i] <= 1e-9 for i in range(2) if m.rows[i].get(j, 0.0) < 0)
+
+
+def test_a_model_without_the_operations_settings_keeps_its_counts_unbounded() -> None:
+    # the frontiers lift the settings: their models are built as before (no bounds, so the same stage-1 search and
+    # the same points; bounded, HiGHS returned other near-equal bases and the exact hourly search ran longer)
+    cells, plan_settings = read_plan_row(PLAN, "worked-plan-peaks")
+    cells.pop("_label")
+    cells.pop("_note")
+    s = as_scenario(cells)
+    off = replace(plan_settings, **RULE_OFF)
+    cands, _ = candidates.hosting_variants(read_candidates_csv(CANDIDATES, s), s)
+    wl = workload(s, off)
+    pools, _ = build_pools(cands, s, off, wl)
+    m, _, _ = build.build_model(Problem(s, off, wl, cands, pools, [candidate_costs(c, s) for c in cands]), {})
+    assert m.rules is None and all(m.ub[j] == np.inf for j in m.count_col.values())

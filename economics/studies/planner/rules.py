@@ -44,7 +44,7 @@ def count_bounds(m: PlanModel, pools: list[Pool], wl: Workload, levels: np.ndarr
     """Each count column bounded by the systems its pool could ever use (:func:`most_systems`): a rented pool's
     count in an hour by that hour's demand, any other count (and a rented pool held through a rental block, whose
     size its busiest hour sets) by the day's busiest hour. The same bound as the big-M of the pool rows; as column
-    bounds HiGHS's cuts have a bound to round against (with unbounded counts its root took 10-30 x longer on the
+    bounds HiGHS's cuts have a bound to round against (with unbounded counts its root took 4-20 x longer on the
     Plan page's models, docs/speed.md).
     """
     block = set(m.rules.block) if m.rules is not None else set()
