@@ -15,7 +15,7 @@ from economics.studies.planner.constraints import demand_rows, floor_rows, pool_
 from economics.studies.planner.inputs import PlanSettings, hour_types, type_day
 from economics.studies.planner.model import STRETCHABLE, PlanModel
 from economics.studies.planner.pools import Problem
-from economics.studies.planner.rules import rule_rows
+from economics.studies.planner.rules import count_bounds, rule_rows
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,10 @@ def build_model(pb: Problem, rho: dict[int, float], elastic: bool | frozenset[st
     coefficients, then each family of rows. ``rho``: each pool's TTFT utilization cap; ``elastic``: the limits
     allowed to stretch at a penalty (True: every :data:`STRETCHABLE` one); ``floors``: pools whose cap holds only
     from that many systems on, which they then have (or none); ``rules``: with the operations settings
-    (:func:`rule_rows`; an hour's model of stage 2 has none). Returns (model, hour-type demand [request/s],
-    hour-type weights [h]).
+    (:func:`rule_rows`; an hour's model of stage 2 has none) and, when they are rows, the count columns' bounds
+    (:func:`count_bounds`: they speed up HiGHS's search over the pool binaries; without binaries they only changed
+    which of near-equal stage-1 bases it returned, on the speed frontier, and the exact hourly search ran longer
+    with them). Returns (model, hour-type demand [request/s], hour-type weights [h]).
     """
     m = PlanModel()
     stretch = STRETCHABLE if elastic is True else (elastic or frozenset())
@@ -60,6 +62,8 @@ def build_model(pb: Problem, rho: dict[int, float], elastic: bool | frozenset[st
     site_rows(m, pb.pools, pb.cands, pb.costs, pb.s, pb.settings, onsite, weights, pb.wl, stretch)
     if rules:
         rule_rows(m, pb.pools, pb.cands, pb.settings, pb.wl, levels, weights, rho, floors or {})
+    if m.rules is not None:  # with the operations settings' binaries (where the bounds speed HiGHS up)
+        count_bounds(m, pb.pools, pb.wl, levels, rho, floors or {}, int(pb.settings.min_pool_systems))
     return m, levels, weights
 
 
@@ -101,7 +105,7 @@ def hourly_models(pb: Problem, rho: dict[int, float], m: PlanModel, elastic: boo
     out = []
     day = type_day(pb.wl)
     for h, level in enumerate(levels):
-        one = replace(pb, wl=replace(pb.wl, hourly_requests_per_s=np.array([level]), clock_hours=False,
+        one = replace(pb, wl=replace(pb.wl, hourly_requests_per_s=np.array([level]), block_hours=0.0,
                                      day=day.at(np.array([h])) if day is not None else pb.wl.day))
         sub, _, _ = build_model(one, rho, elastic, floors, rules=False)
         cols = {sub_col: m.count_col[(p, h if hh >= 0 else -1)] for (p, hh), sub_col in sub.count_col.items()}

@@ -269,9 +269,9 @@ class Workload:
     kv_bytes_per_token: float
     day: Day | None = None
     """The hours' prices and intensity (None: a flat price, no carbon)."""
-    clock_hours: bool = False
-    """Each hour of the day on its own rather than hours of equal demand merged (:func:`hour_types`): a rental
-    block of B hours must be able to take any B of them."""
+    block_hours: float = 0.0
+    """The rental block's hours (0: no block). Hours of equal demand and price are one type only when the block
+    takes all or none of them (:func:`hour_types`), so the block can take any ``B`` hours."""
     turns_per_session: float = 0.0
     """workload=sessions: a request is a turn, ``turns_per_session`` of them a session (0: requests)."""
     kv_remote_usd_per_day: float = 0.0
@@ -360,20 +360,54 @@ def session_shape(s: Scenario) -> dict[str, float]:
 
 def hour_types(wl: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(demand of each hour type [request/s], the type of each hour of the day, the hours of each type [h]): hours
-    of equal demand are one type, unless the rental block needs the clock hours one by one (``clock_hours``; a day
-    of one demand level stays one type: a pool rented in it is rented all day).
+    of equal demand (and price and carbon intensity) are one type, and with a rental block (``block_hours``) only
+    when the block takes all or none of them (:func:`clock_block`; a day of one type stays one: a pool rented in it
+    is rented all day). Hours of one type have the same rows and costs, so the cheapest plan
+    treats them alike, and a type of ``w`` hours is one set of decisions weighed ``w`` times instead of ``w``.
     """
     demand = np.round(wl.hourly_requests_per_s, 12)
     if wl.day is None or wl.day.flat:
-        levels, inverse, weights = np.unique(demand, return_inverse=True, return_counts=True)
+        keys = demand[:, None]
     else:  # hours of one demand at different prices (or intensities, carbon priced) are types of their own
         keys = np.stack([demand, np.round(wl.day.usd_per_kwh, 12), np.round(wl.day.carbon_usd_per_kwh, 15)], axis=1)
-        unique, inverse, weights = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
-        levels, inverse = unique[:, 0], inverse.reshape(-1)
-    if wl.clock_hours and len(levels) > 1:
-        hours = len(wl.hourly_requests_per_s)
-        return np.asarray(wl.hourly_requests_per_s, dtype=float), np.arange(hours), np.ones(hours, dtype=int)
-    return levels, inverse, weights
+    if wl.block_hours > 0 and len(np.unique(keys, axis=0)) > 1:  # the block's hours apart from the rest
+        in_block = np.zeros(len(demand))
+        in_block[clock_block(wl)] = 1.0
+        keys = np.column_stack([keys, in_block])
+    unique, inverse, weights = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+    return unique[:, 0], inverse.reshape(-1), weights
+
+
+def block_hours(levels: np.ndarray, weights: np.ndarray, hours: float) -> list[int]:
+    """The hour types a rental block of ``hours`` takes: the day's busiest, and among hours of equal demand those
+    nearest the busiest hour (so the block is one stretch around the peak where it can be), until they add up to
+    ``hours``.
+
+    >>> block_hours(np.array([1.0, 1, 1, 3, 2, 1]), np.ones(6), 3)
+    [3, 4, 2]
+    """
+    top = int(np.argmax(levels))
+    n = len(levels)
+    order = sorted(range(n), key=lambda h: (-float(levels[h]), min(abs(h - top), n - abs(h - top)), h))
+    taken, held = [], 0.0
+    for h in order:
+        if held >= hours - 1e-9:
+            break
+        taken.append(h)
+        held += float(weights[h])
+    return taken
+
+
+def clock_block(wl: Workload) -> list[int]:
+    """The clock hours of the rental block (:func:`block_hours` over the day's hours one by one), busiest first."""
+    demand = np.asarray(wl.hourly_requests_per_s, dtype=float)
+    return block_hours(demand, np.ones(len(demand)), wl.block_hours)
+
+
+def block_types(wl: Workload) -> list[int]:
+    """The hour types (:func:`hour_types`) of the rental block's hours, busiest first: the block takes each whole."""
+    inverse = hour_types(wl)[1]
+    return list(dict.fromkeys(int(inverse[h]) for h in clock_block(wl)))
 
 
 def type_day(wl: Workload) -> Day | None:

@@ -80,6 +80,10 @@ class PlanModel:
         self.row_hour.append(hour)
         return len(self.rows) - 1
 
+    def slack_cols(self) -> set[int]:
+        """Every slack column (an elastic model's stretch of a limit or unserved demand)."""
+        return {col for cols in self.slack_col.values() for col in cols}
+
     def matrix(self) -> csr_matrix:
         """The rows as the sparse matrix ``A`` (one row per row, one column per column)."""
         r, c, v = [], [], []

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from economics.studies.planner.candidates import Candidate
-from economics.studies.planner.inputs import PlanSettings, Workload, flow_per_request
+from economics.studies.planner.inputs import PlanSettings, Workload, block_hours, block_types, flow_per_request
 from economics.studies.planner.model import PlanModel, Row, Rules
 from economics.studies.planner.pools import Pool
 
@@ -26,7 +26,7 @@ def rules_active(settings: PlanSettings, pools: list[Pool], cands: list[Candidat
             "min_pool_systems": settings.min_pool_systems > 1}
 
 
-def _most_systems(pool: Pool, levels: np.ndarray, wl: Workload, rho: float | None, floor: int, least: int) -> int:
+def most_systems(pool: Pool, levels: np.ndarray, wl: Workload, rho: float | None, floor: int, least: int) -> int:
     """More systems than a pool would ever use: those that carry the busiest hour's whole demand of its role alone
     (at its capacity, and at its TTFT cap), plus one; at least its TTFT floor and the smallest pool. The big-M of
     the rows that open a pool (a tight one keeps the relaxation close).
@@ -39,24 +39,24 @@ def _most_systems(pool: Pool, levels: np.ndarray, wl: Workload, rho: float | Non
     return max(math.ceil(need * (1.0 + 1e-9)) + 1, floor, least)
 
 
-def block_hours(levels: np.ndarray, weights: np.ndarray, hours: float) -> list[int]:
-    """The hour types a rental block of ``hours`` takes: the day's busiest, and among hours of equal demand those
-    nearest the busiest hour (so the block is one stretch around the peak where it can be), until they add up to
-    ``hours``.
-
-    >>> block_hours(np.array([1.0, 1, 1, 3, 2, 1]), np.ones(6), 3)
-    [3, 4, 2]
+def count_bounds(m: PlanModel, pools: list[Pool], wl: Workload, levels: np.ndarray, rho: dict[int, float],
+                 floors: dict[int, int], least: int) -> None:
+    """Each count column bounded by the systems its pool could ever use (:func:`most_systems`): a rented pool's
+    count in an hour by that hour's demand, any other count (and a rented pool held through a rental block, whose
+    size its busiest hour sets) by the day's busiest hour. The same bound as the big-M of the pool rows; as column
+    bounds HiGHS's cuts have a bound to round against (with unbounded counts its root took 4-20 x longer on the
+    Plan page's models, docs/speed.md).
     """
-    top = int(np.argmax(levels))
-    n = len(levels)
-    order = sorted(range(n), key=lambda h: (-float(levels[h]), min(abs(h - top), n - abs(h - top)), h))
-    taken, held = [], 0.0
-    for h in order:
-        if held >= hours - 1e-9:
-            break
-        taken.append(h)
-        held += float(weights[h])
-    return taken
+    block = set(m.rules.block) if m.rules is not None else set()
+    day: dict[int, int] = {}  # pool -> its bound for the whole day (the busiest hour), worked out once
+    for (p, h), col in m.count_col.items():
+        if h < 0 or h in block or len(levels) == 1:
+            if p not in day:
+                day[p] = most_systems(pools[p], levels, wl, rho.get(p), floors.get(p, 0), least)
+            most = day[p]
+        else:
+            most = most_systems(pools[p], levels[h:h + 1], wl, rho.get(p), floors.get(p, 0), least)
+        m.ub[col] = min(m.ub[col], float(most))
 
 
 def rule_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], settings: PlanSettings, wl: Workload,
@@ -64,7 +64,7 @@ def rule_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], settings:
     """The operations settings as rows.
 
     With a pool limit or a smallest pool, each pool has a binary ``z`` (it has systems) and a bound ``M``
-    (:func:`_most_systems`):
+    (:func:`most_systems`):
 
     * distinct pools: ``sum z <= max_pools``;
     * an on-site pool: ``k z <= n <= M z`` (``k`` the smallest pool);
@@ -77,12 +77,15 @@ def rule_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], settings:
     if not any(active.values()):
         return
     k = int(settings.min_pool_systems)
-    block = block_hours(levels, weights, float(settings.min_rental_hours)) if active["min_rental_hours"] else []
+    block: list[int] = []
+    if active["min_rental_hours"]:  # the block's own types when the day's hours were grouped around it
+        block = (block_types(wl) if wl.block_hours > 0 and len(levels) > 1 else
+                 block_hours(levels, weights, float(settings.min_rental_hours)))
     # a day of one demand level is one hour type: a pool rented in it is rented all day, so no block is needed
     rules = Rules({}, {}, {}, block if len(levels) > 1 else [], k, np.asarray(weights, dtype=float), dict(floors))
     binaries = active["max_pools"] or active["min_pool_systems"]
     for p, pool in enumerate(pools):
-        big = float(_most_systems(pool, levels, wl, rho.get(p), floors.get(p, 0), k))
+        big = float(most_systems(pool, levels, wl, rho.get(p), floors.get(p, 0), k))
         z = m.var(0.0, True, 1.0) if binaries else -1
         if binaries:
             rules.open_col[p] = z

@@ -193,7 +193,7 @@ def _solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
     pools, role_excluded = build_pools(cands, s, settings, wl)
     active = rules_active(settings, pools, cands)  # of every pool (the plan's model may narrow them)
     if active["min_rental_hours"]:
-        wl = replace(wl, clock_hours=True)
+        wl = replace(wl, block_hours=float(settings.min_rental_hours))
     given, excluded = excluded, excluded + role_excluded  # a plan made again makes its role exclusions again
     table = candidate_table(cands, pools, excluded, s)
     reason = precheck(pools, cands, wl, s, settings, excluded)

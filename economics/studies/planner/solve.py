@@ -15,12 +15,53 @@ from economics.studies.planner.build import build_model, hourly_models, rented_c
 from economics.studies.planner.hourly import covered_hour, highs_hour
 from economics.studies.planner.inputs import PlanSettings, hour_types
 from economics.studies.planner.milp import EXACT_MAX_INTEGERS, EXACT_NODE_LIMIT, Solution, run_milp
-from economics.studies.planner.model import PlanModel, Rules, count_column, utilization_cap
+from economics.studies.planner.model import PlanModel, Row, Rules, count_column, utilization_cap
 from economics.studies.planner.pools import Pool, Problem
 from economics.studies.planner.rules import apply_rules
 
 
 def _solve(m: PlanModel, rented: set[int], hourly: list[tuple[PlanModel, dict[int, int]]] | None = None) -> Solution:
+    """:func:`_solve_any`, its flows trimmed to the demand (:func:`trim_flows`)."""
+    res = _solve_any(m, rented, hourly)
+    if res.x is None:
+        return res
+    x = trim_flows(m, np.asarray(res.x, dtype=float))
+    return replace(res, x=x, fun=float(np.dot(m.c, x)))
+
+
+_DEMAND = (Row.DEMAND_INPUT, Row.DEMAND_OUTPUT)
+
+
+def trim_flows(m: PlanModel, x: np.ndarray) -> np.ndarray:
+    """``x`` with no flow above what the demand needs: in each hour, where a demand row is served beyond its need,
+    flows are lowered (the dearest first, then the last column first) until the row is met exactly or the flow is
+    none. Where energy costs nothing, several flows are equally cheap and the solver returns any of them; this
+    makes the plan's flows (its utilization, its energy and emissions) those the demand needs, whatever the
+    solver's path. Lowering a flow breaks no row: flows enter every other row with a coefficient of at least 0.
+    """
+    x = x.copy()
+    slack = m.slack_cols()
+    rows_of: dict[int, list[int]] = {}  # hour -> its demand rows
+    for i, kind in enumerate(m.row_kind):
+        if kind in _DEMAND:
+            rows_of.setdefault(m.row_hour[i], []).append(i)
+    for rows in rows_of.values():
+        # row i reads -sum(a x) <= b (b = -1: the hour's need); its excess is what it serves beyond that
+        excess = {i: float(m.b[i] - sum(a * x[j] for j, a in m.rows[i].items())) for i in rows}
+        flows = sorted({j for i in rows for j, a in m.rows[i].items() if a < 0 and j not in slack},
+                       key=lambda j: (-m.c[j], -j))
+        for j in flows:
+            cut = min([x[j], *(excess[i] / -m.rows[i][j] for i in rows if m.rows[i].get(j, 0.0) < 0)])
+            if cut <= 1e-12 * max(1.0, x[j]):
+                continue
+            x[j] -= cut
+            for i in rows:
+                excess[i] += m.rows[i].get(j, 0.0) * cut
+    return x
+
+
+def _solve_any(m: PlanModel, rented: set[int],
+               hourly: list[tuple[PlanModel, dict[int, int]]] | None = None) -> Solution:
     """Solve the MILP. Small models (or without rent) at once. Larger ones in two stages: (1) the owned base with
     rented counts continuous, a relaxation whose bound is a lower bound of the whole problem; (2) the owned counts
     fixed, the rented counts in whole systems, each hour on its own, exactly where :mod:`economics.domain.covering`
@@ -188,11 +229,11 @@ def solve_open(pb: Problem) -> tuple[PlanModel, Any, dict[int, float], list[str]
     chosen = [[p for p in range(len(pools)) if pool_counts(m, res.x, p, hours).max() > 0]]
     if m.rules.block:
         hourly = replace(settings, min_rental_hours=1.0)
-        m1, res1, _, _ = _solve_refined(replace(pb, settings=hourly, wl=replace(wl, clock_hours=False)),
+        m1, res1, _, _ = _solve_refined(replace(pb, settings=hourly, wl=replace(wl, block_hours=0.0)),
                                         refine=False)
         if res1.x is not None:
             chosen.append([p for p in range(len(pools)) if pool_counts(m1, res1.x, p, len(hour_types(
-                replace(wl, clock_hours=False))[2])).max() > 0])
+                replace(wl, block_hours=0.0))[2])).max() > 0])
     best: tuple[PlanModel, Any, dict[int, float], Problem] = (m, res, rho, pb)
     for used in dict.fromkeys(tuple(u) for u in chosen):
         few = [pools[p] for p in used]
