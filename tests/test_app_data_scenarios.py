@@ -42,6 +42,28 @@ def test_data_page_lists_every_catalog_with_sources() -> None:
             assert {"family", "model", "source"} == set(at.dataframe[2].value["kind"])
 
 
+def test_data_page_shows_the_tpu_trainium_and_lpx_rows_with_their_sources() -> None:
+    # #40 item 5's families: each accelerator's figures on the Data page, every row with its source, a link to it,
+    # the date and a confidence tag; the vendor's own figures labelled as such (Groq 3 LPX: vendor claim)
+    at = AppTest.from_file(str(ROOT / "ui" / "data.py"), default_timeout=60)
+    at.run()
+    for accelerator in ("tpu-v6e", "tpu7x", "trainium2", "trainium3", "groq3-lpx"):
+        at.selectbox(key="data_accelerator").set_value(accelerator).run()
+        rows = at.dataframe[0].value
+        assert not at.exception and len(rows) >= 10 and set(rows["accelerator"]) == {accelerator}, accelerator
+        assert rows["link"].str.startswith("https://").all() and (rows["source"].str.len() > 0).all(), accelerator
+        assert (rows["source_date"].str.len() > 0).all() and rows["confidence"].isin(list(
+            economics.catalog.CONFIDENCE_TAGS)).all(), accelerator
+        assert "bandwidth_tb_per_s" in set(rows["field"]) and {"memory_gb", "sram_gb"} & set(rows["field"]), accelerator
+    assert "vendor claim" in set(rows["confidence"])  # groq3-lpx, the last
+    # the Trainium2 measured run is in the measured speeds with its source
+    at.session_state["data_tab"] = "Measured speeds"
+    at.run()
+    claims = at.dataframe[-1].value
+    trn = claims[claims["accelerator"] == "trainium2"]
+    assert len(trn) >= 1 and trn["link"].str.startswith("https://").all()
+
+
 def test_scenarios_page_offers_the_template_and_states_limits() -> None:
     at = AppTest.from_file(str(ROOT / "ui" / "scenarios.py"), default_timeout=60)
     at.run()

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from economics import catalog
 from economics.engine import batch, estimate_range
 from economics.schema.outputs import RowWarning
-from economics.studies import leave_out
+from economics.studies import calibration, leave_out
 
 # 5,000 tokens in, 700 out, 20 tok/s per user: no measured curve matches these lengths, so the roofline answers
 SHAPE = {"precision": "fp8", "input_tokens_per_request": 5000, "output_tokens_per_request": 700,
@@ -306,19 +306,30 @@ def test_the_catalogs_own_figures_typed_again_are_not_a_typed_accelerator() -> N
 def test_holdout_prints_coverage_per_family_on_the_last_set_alone() -> None:
     import pandas as pd
 
-    # hand-made validation rows of the fourth set: Hopper +10 % (inside) and -30 % (outside); CDNA 3 +20 % and +40 %
-    # (both inside). Hopper: |error| median (10 + 30) / 2 = 20 %, worst 30 %, 1 of 2 inside, signed median
+    # hand-made validation rows of the fifth set (the last): Hopper +10 % (inside) and -30 % (outside); CDNA 3 +20 %
+    # and +40 % (both inside). Hopper: |error| median (10 + 30) / 2 = 20 %, worst 30 %, 1 of 2 inside, signed median
     # (10 - 30) / 2 = -10 %, high in 1; CDNA 3: 30 %, 40 %, 2 of 2, signed +30 %, high in 2
-    table = pd.DataFrame({"source_group": ["trtllm-0.5-h200-blog"] * 2 + ["rocm-vllm-0.10.2-perf"] * 2,
+    table = pd.DataFrame({"source_group": ["gpustack-lab-vllm-0.11"] * 2 + ["amd-vllm-0.6-mi300x-fp8"] * 2,
                           "family": ["nvidia-hopper"] * 2 + ["amd-cdna3"] * 2,
                           "error_pct": [10.0, -30.0, 20.0, 40.0], "inside": [True, False, True, True]})
     text = leave_out.validation_text(table)
-    last = text[text.index("per family, fourth set"):]
+    last = text[text.index("per family, fifth set"):]
     hopper = next(line for line in last.splitlines() if line.strip().startswith("nvidia-hopper"))
     assert hopper.split()[1:] == ["2", "20.0%", "30.0%", "50.0%", "(1", "of", "2);", "median", "signed", "-10.0%,",
                                   "estimate", "high", "in", "1"]
     cdna3 = next(line for line in last.splitlines() if line.strip().startswith("amd-cdna3"))
     assert "100.0% (2 of 2); median signed +30.0%, estimate high in 2" in cdna3
+
+
+def test_the_sets_added_after_the_range_rule_stay_out_of_its_basis() -> None:
+    # the ranges rest on the first three validation sets; the fourth and fifth (added after that rule and the other
+    # #40 changes) test it and are in no range
+    sets = list(calibration.VALIDATION_SETS.values())
+    assert set(calibration.RANGE_BASIS_SOURCES) == {"gaudi3-1.18", "oci-mi300x-405b", "rocm-blog-2025-latency",
+                                                    "trtllm-0.9-static", "trtllm-0.14", "trtllm-0.15",
+                                                    "rocm-vllm-latency-versions"}
+    assert not set(calibration.RANGE_BASIS_SOURCES) & {g for groups in sets[3:] for g in groups}
+    assert sets[-1] == ("gpustack-lab-vllm-0.11", "amd-vllm-0.6-mi300x-fp8", "trtllm-0.12-quoted")
 
 
 def test_explain_shows_the_held_out_median_step_with_its_numbers() -> None:

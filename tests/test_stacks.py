@@ -18,7 +18,7 @@ from economics import catalog
 from economics.domain import throughput as th
 from economics.engine import estimate, roofline
 from economics.engine.batch import explain_scenario
-from economics.engine.measured import Curve, best_at, curves, stack_curves
+from economics.engine.measured import Curve, best_at, curves, fronts, stack_curves
 from economics.schema.validation import validate
 from economics.studies import calibration
 from tests.test_derivation import check_step
@@ -88,21 +88,27 @@ def test_best_is_the_upper_envelope_of_hand_built_fronts() -> None:
 
 
 def test_best_takes_the_highest_published_stack_and_names_it() -> None:
-    # H200 x DeepSeek-R1 FP8 1k/1k at 22 tokens/s per user: only the Dynamo + TRT-LLM disaggregated front covers it
-    # (its run 23438524239 starts at 20.32 tokens/s per user; every other front starts above 22). Its first point,
-    # concurrency 3,584 on 16 prefill + 56 decode GPUs: InferenceX's output_tput_per_gpu is per decode GPU, 1,142.05;
-    # over the 72 GPUs of the deployment 1,142.0526 x 56 / 72 = 888.263 tokens/s per GPU
+    # H200 x DeepSeek-R1 FP8 1k/1k at 20.32 tokens/s per user: the Dynamo + TRT-LLM disaggregated run 23438524239's
+    # first point, concurrency 3,584 on 16 prefill + 56 decode GPUs: InferenceX's output_tput_per_gpu is per decode
+    # GPU, 1,142.05; over the 72 GPUs of the deployment 1,142.0526 x 56 / 72 = 888.263 tokens/s per GPU
     stack = "dynamo-trtllm-tp8-ep8-disagg"
     at_point = economics.evaluate_scenario({**H200, "target_output_tokens_per_s_per_user": 20.3231})
     assert at_point["serving_stack_used"] == stack
     assert at_point["output_tokens_per_s_per_accelerator"] == pytest.approx(1142.0525714691883 * 56 / 72, rel=1e-5)
+    # at 22 only that run's own curve covers the speed, and it reads between its points 20.32 -> 888.263 and its
+    # next, far away (212.247); the published front of every stack has TensorRT-LLM MTP's 26.53 -> 758.94 in
+    # between, so the front answers (#40 item 4), bracketed by those two points and naming both stacks
     out = economics.evaluate_scenario({**H200, "target_output_tokens_per_s_per_user": 22.0})
-    assert out["throughput_source"] == "measured curve" and out["serving_stack_used"] == stack
-    assert 212.247 < out["output_tokens_per_s_per_accelerator"] < 888.263  # between its measured neighbours
-    # at 36.32 TensorRT-LLM TP8/EP8 with MTP (26.53 -> 758.94, 50.04 -> 194.49) is above SGLang TP8 (29.68 -> 234.47,
-    # 42.32 -> 165.78): the envelope names it
+    assert out["throughput_source"] == "measured curve"
+    assert out["throughput_curve"] == "published front h200-sxm/deepseek-v3/fp8 1024/1024"
+    assert out["serving_stack_used"] == f"{stack} / trtllm-tp8-ep8-mtp"
+    assert 758.94 < out["output_tokens_per_s_per_accelerator"] < 888.263  # between its bracketing points
+    assert "888.3" in out["throughput_note"] and "758.9" in out["throughput_note"]
+    # at 36.32 TensorRT-LLM TP8/EP8 with MTP (26.53 -> 758.94) is above SGLang TP8 (29.68 -> 234.47, 42.32 -> 165.78):
+    # it is one of the two stacks named
     best = economics.evaluate_scenario({**H200, "target_output_tokens_per_s_per_user": 36.32})
-    assert best["serving_stack_used"] == "trtllm-tp8-ep8-mtp" and best["output_tokens_per_s_per_accelerator"] > 234.47
+    assert "trtllm-tp8-ep8-mtp" in best["serving_stack_used"].split(" / ")
+    assert best["output_tokens_per_s_per_accelerator"] > 234.47
 
 
 def test_a_pinned_stack_gives_its_own_curve_even_when_another_is_higher() -> None:
@@ -135,9 +141,16 @@ def test_the_vectorised_choice_equals_the_envelope(target: float) -> None:
     cols, _ = validate(pd.DataFrame([{**H200, "target_output_tokens_per_s_per_user": target}]))
     out = estimate.fill_throughput(cols)
     cv, value = best_at(stack_curves("h200-sxm", "deepseek-v3", "fp8", 1024, 1024), target)
-    if cv is None:
+    # the published front answers where the target lies between two runs' points and it reads higher
+    front = next(f for f in fronts() if f.curve_id == "published front h200-sxm/deepseek-v3/fp8 1024/1024")
+    on_front = float(front.at(np.array([target]))[0]) if front.between_runs(np.array([target]))[0] else np.nan
+    if cv is None and np.isnan(on_front):
         assert out["throughput_source"][0] == "estimated"
+    elif not np.isnan(on_front) and (cv is None or on_front > value):
+        assert out["throughput_curve"][0] == front.curve_id
+        assert cols["output_tokens_per_s_per_accelerator"][0] == pytest.approx(on_front, rel=1e-12)
     else:
+        assert cv is not None
         assert out["serving_stack_used"][0] == cv.stack
         assert cols["output_tokens_per_s_per_accelerator"][0] == pytest.approx(value, rel=1e-12)
         # no stack's front at these lengths is higher at the target

@@ -23,8 +23,11 @@ from economics.engine.measured import (
     SOURCE_CURVE,
     SOURCE_ESTIMATE,
     SOURCE_USER,
+    Curve,
+    Front,
     claim_record,
     curves,
+    fronts,
     user_curves,
 )
 from economics.engine.roofline import Array, Roofline
@@ -96,7 +99,7 @@ def _trace_claim(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> None
 
 def _trace_curve(c: dict[str, Array], thr: dict[str, Array], trace: Any, source: str) -> None:
     r = trace.row
-    pool = curves() if source == SOURCE_CURVE else user_curves(str(c["curves_sha256"][r]))
+    pool = (*curves(), *fronts()) if source == SOURCE_CURVE else user_curves(str(c["curves_sha256"][r]))
     cv = next(cv for cv in pool if cv.curve_id == thr["throughput_curve"][r])
     shape = f"{cv.accelerator} x {cv.model} {cv.precision}, {cv.input_tokens:g} in / {cv.output_tokens:g} out"
     if np.isnan(c["target_output_tokens_per_s_per_user"][r]) or cv.per_user.size == 1:
@@ -110,10 +113,18 @@ def _trace_curve(c: dict[str, Array], thr: dict[str, Array], trace: Any, source:
                     cv.per_user.size - 1))
     trace.add("output_tokens_per_s_per_accelerator", c["output_tokens_per_s_per_accelerator"], "token/s",
               "PCHIP on measured curve at {target_output_tokens_per_s_per_user}, between ({x0}, {y0}) and "
-              "({x1}, {y1})", note=f"curve {cv.curve_id}: {shape}; prefill included",
+              "({x1}, {y1})", note=f"curve {cv.curve_id}: {shape}; prefill included" + _neighbours(cv, k),
               target_output_tokens_per_s_per_user=(c["target_output_tokens_per_s_per_user"], "token/s/user"),
               x0=(cv.per_user[k - 1], "token/s/user"), y0=(cv.per_accelerator[k - 1], "token/s"),
               x1=(cv.per_user[k], "token/s/user"), y1=(cv.per_accelerator[k], "token/s"))
+
+
+def _neighbours(cv: Curve, k: int) -> str:
+    """For a published front, the runs its two bracketing points come from (one each)."""
+    if not isinstance(cv, Front):
+        return ""
+    (id0, st0, _), (id1, st1, _) = cv.origins[k - 1], cv.origins[k]
+    return f"; the two points are {id0} (stack {st0}) and {id1} (stack {st1})"
 
 
 def _trace_roofline(c: dict[str, Array], thr: dict[str, Array], trace: Any) -> None:

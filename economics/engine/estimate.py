@@ -40,11 +40,14 @@ from economics.engine.measured import (
     SOURCE_ESTIMATE,
     SOURCE_GIVEN,
     Curve,
+    Front,
     configuration_precision,
     curves,
+    fronts,
     given_elsewhere,
     take_claims,
     take_curve,
+    take_front,
     take_user_curves,
 )
 from economics.engine.measured import configuration as _configuration
@@ -79,6 +82,14 @@ def _candidate_curves(c: dict[str, Array], need: Array) -> tuple[Curve, ...] | l
         return curves()
     pairs = set(zip(c["accelerator"][need], c["model"][need], configuration_precision(c)[need], strict=True))
     return [cv for cv in curves() if (cv.accelerator, cv.model, cv.precision) in pairs]
+
+
+def _candidate_fronts(c: dict[str, Array], need: Array) -> tuple[Front, ...] | list[Front]:
+    """The published fronts :func:`fill_throughput` tries, chosen as :func:`_candidate_curves` chooses curves."""
+    if need.size > FEW_ROWS:
+        return fronts()
+    pairs = set(zip(c["accelerator"][need], c["model"][need], configuration_precision(c)[need], strict=True))
+    return [f for f in fronts() if (f.accelerator, f.model, f.precision) in pairs]
 
 
 def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = None,
@@ -139,6 +150,11 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
         match = left & _configuration(c, cv) & ~np.isnan(target) & ((stack == BEST) | (stack == cv.stack))
         if match.any():
             from_curve |= take_curve(c, out, cv, match, target, best_d)
+    # the published front of every stack (best only): where the target falls between two runs' points
+    for fr in _candidate_fronts(c, left) if use_curves and left.any() else ():
+        match = left & _configuration(c, fr) & ~np.isnan(target) & (stack == BEST)
+        if match.any():
+            from_curve |= take_front(c, out, fr, match, target, best_d)
     out["outside_measured_range"] &= ~from_curve
     _estimate_prefill(c, out, from_curve & np.isnan(c["input_tokens_per_s_per_accelerator"]), m, calibration)
     need &= ~from_curve

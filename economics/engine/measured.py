@@ -94,6 +94,69 @@ def user_curves(sha256: str) -> tuple[Curve, ...]:
                  for cv in _curves_of(curve_file.table, minimum_points=1))
 
 
+FRONT = "published front"
+"""How ``throughput_curve`` names the front of every stack's measured points for one configuration."""
+
+
+@dataclass(frozen=True)
+class Front(Curve):
+    """The published Pareto front of one configuration (accelerator, model, precision, input and output lengths):
+    every catalog curve's points pooled, keeping each point no other beats at both per-user speed and throughput
+    (what InferenceX's dashboard draws across its configurations). ``origins`` holds each point's curve id and stack.
+    It answers ``serving_stack=best`` only where the target falls between points of two different runs (a gap no
+    single curve measured); elsewhere a curve of its own answers as before.
+    """
+
+    origins: tuple[tuple[str, str, str], ...] = ()
+
+    def bracket(self, per_user: float) -> tuple[int, int]:
+        """The indices of the measured points on either side of a per-user speed inside the front's range."""
+        k = int(np.clip(np.searchsorted(self.per_user, per_user), 1, self.per_user.size - 1))
+        return k - 1, k
+
+    def between_runs(self, per_user: Array) -> Array:
+        """Where the two points bracketing each speed come from different curves (runs)."""
+        x = np.asarray(per_user, dtype=float)
+        k = np.clip(np.searchsorted(self.per_user, np.nan_to_num(x, nan=self.per_user[0])), 1,
+                    self.per_user.size - 1)
+        ids = np.array([o[0] for o in self.origins], dtype=object)
+        return ids[k - 1] != ids[k]
+
+
+@cache
+def fronts() -> tuple[Front, ...]:
+    """One :class:`Front` per catalog configuration measured by two curves or more whose pooled front takes points
+    from more than one of them.
+
+    >>> f = next(f for f in fronts() if f.curve_id == "published front b200/deepseek-v3/fp8 1024/1024")
+    >>> [round(v) for v in f.at(np.array([66.3389, 76.2285]))]
+    [810, 284]
+    """
+    groups: dict[tuple[str, str, str, float, float], list[Curve]] = {}
+    for cv in curves():
+        groups.setdefault((cv.accelerator, cv.model, cv.precision, cv.input_tokens, cv.output_tokens), []).append(cv)
+    out = []
+    for (acc, model, prec, i, o), members in groups.items():
+        if len(members) < 2:
+            continue
+        pts = sorted(((float(x), float(y), cv.curve_id, cv.stack, cv.date) for cv in members
+                      for x, y in zip(cv.per_user, cv.per_accelerator, strict=True)), key=lambda p: (-p[0], -p[1]))
+        kept: list[tuple[float, float, str, str, str]] = []
+        most = -np.inf
+        for p in pts:  # fastest first: a point stays while it has more throughput than every faster one
+            if p[1] > most and (not kept or p[0] < kept[-1][0]):
+                kept.append(p)
+                most = p[1]
+        kept.reverse()
+        if len(kept) < 2 or len({p[2] for p in kept}) < 2:
+            continue
+        out.append(Front(f"{FRONT} {acc}/{model}/{prec} {i:g}/{o:g}", acc, model, prec, i, o,
+                         np.array([p[0] for p in kept]), np.array([p[1] for p in kept]), "",
+                         source=SOURCE_CURVE, date=min(p[4] for p in kept if p[4]) if any(p[4] for p in kept) else "",
+                         origins=tuple((p[2], p[3], p[4]) for p in kept)))
+    return tuple(out)
+
+
 USER_STACK = "yours"
 """``serving_stack_used`` of a curve of yours that names no catalog stack."""
 
@@ -227,6 +290,28 @@ def take_curve(c: dict[str, Array], out: dict[str, Array], cv: Curve, match: Arr
     out["serving_stack_used"] = np.where(hit, cv.stack, out["serving_stack_used"])
     out["throughput_date"] = np.where(hit, cv.date, out["throughput_date"])
     out["output_tokens_per_s_per_user"] = np.where(hit, speed, out["output_tokens_per_s_per_user"])
+    return hit
+
+
+def take_front(c: dict[str, Array], out: dict[str, Array], front: Front, match: Array, target: Array,
+               best_d: Array) -> Array:
+    """:func:`take_curve` on a published front, for rows whose target falls between points of two different runs
+    (no single curve measured that speed; each curve alone reads only its own, often far-apart, points). The
+    figure is bracketed: ``throughput_note`` names both neighbours, their stacks and curves, and
+    ``serving_stack_used`` the two stacks; the date is the older neighbour's.
+    """
+    hit = take_curve(c, out, front, match & front.between_runs(target), target, best_d)
+    for r in np.flatnonzero(hit):
+        i, j = front.bracket(float(target[r]))
+        (id0, st0, d0), (id1, st1, d1) = front.origins[i], front.origins[j]
+        out["serving_stack_used"][r] = st0 if st0 == st1 else f"{st0} / {st1}"
+        out["throughput_date"][r] = min(d for d in (d0, d1) if d) if (d0 or d1) else ""
+        out["throughput_note"][r] = (
+            f"bracketed on the published front of every stack's measured points (no run measured this speed): "
+            f"{fmt(front.per_accelerator[i])} output tokens/s per accelerator at {fmt(front.per_user[i])} "
+            f"tokens/s per user ({id0}, stack {st0 or 'not stated'}) and {fmt(front.per_accelerator[j])} at "
+            f"{fmt(front.per_user[j])} ({id1}, stack {st1 or 'not stated'}); read between them with a monotone "
+            "PCHIP on the front")
     return hit
 
 

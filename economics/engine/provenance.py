@@ -17,7 +17,7 @@ import pandas as pd
 from economics import catalog
 from economics.catalog.sources import first_url, source_urls
 from economics.domain.explain import format_number as fmt
-from economics.engine.measured import SOURCE_CLAIM, SOURCE_CURVE, SOURCE_ESTIMATE, SOURCE_USER, claim_record
+from economics.engine.measured import FRONT, SOURCE_CLAIM, SOURCE_CURVE, SOURCE_ESTIMATE, SOURCE_USER, claim_record
 from economics.schema.scenario import FIELDS
 from economics.schema.validation import validate
 
@@ -30,6 +30,8 @@ def _curve_source(curve_id: str) -> str:
     sources = catalog.derived("curve sources", (rows,), lambda: dict(
         zip(rows["curve_id"].astype(str), rows["source"].astype(str), strict=True)))
     source = sources.get(curve_id)
+    if source is None and curve_id.startswith(FRONT):  # a front: each of its runs has its own source
+        return "the runs of every stack measured for this configuration (throughput_note names the two points)"
     if source is None:
         return ""
     urls = source_urls(source)

@@ -264,12 +264,14 @@ THROUGHPUT: tuple[OutputSpec, ...] = (
        "measured curve or estimated", fmt="text",
        optional=True, numeric=False),
     _o("throughput_curve", "text", "Measured record", "The measured curve interpolated or the claim used, if any "
-       "(a curve of yours: its file name and SHA-256 first)", fmt="text", optional=True, numeric=False),
+       "(a curve of yours: its file name and SHA-256 first; 'published front ...': every stack's points pooled, "
+       "between two runs' points named in throughput_note)", fmt="text", optional=True, numeric=False),
     _o("throughput_date", "text", "Measured on", "The date of the measured record (its run, or the source's date)",
        fmt="text", optional=True, numeric=False),
     _o("serving_stack_used", "text", "Serving stack", "The serving stack behind the throughput "
        "(data/serving_stacks.csv): the best published one at the per-user target, the pinned one (its measured curve, "
-       "or the roofline with its terms), or 'roofline' where no published stack covers the pair",
+       "or the roofline with its terms), or 'roofline' where no published stack covers the pair; 'A / B' where the "
+       "published front between two stacks' points answers",
        fmt="text", optional=True, numeric=False),
     _o("output_tokens_per_s_per_user", "token/s", "Per-user speed", "Output tokens/s each user sees",
        optional=True),

@@ -151,10 +151,11 @@ def interactivity_curve(scenario: Scenario | dict[str, Any], max_batch: int = 25
         front["effective_output_tokens_per_s_per_accelerator"] = o * cap.requests_per_s_per_accelerator(
             s["input_tokens_per_request"], o, s["prefix_cache_hit_rate"], prefill, decode)
     measured = []
+    picked = set(chosen.split(" / "))  # a published front between two stacks' points names both
     for cv in (*curves(), *mine):
         if (cv.accelerator, cv.model, cv.precision) == (s["accelerator"], s["model"], s["precision"]):
             measured.append(pd.DataFrame({
-                "curve": cv.curve_id, "serving_stack": cv.stack, "chosen": cv.stack == chosen,
+                "curve": cv.curve_id, "serving_stack": cv.stack, "chosen": cv.stack in picked,
                 "input_tokens": cv.input_tokens, "output_tokens": cv.output_tokens,
                 "output_tokens_per_s_per_user": cv.per_user, "output_tokens_per_s_per_accelerator": cv.per_accelerator,
             }))
