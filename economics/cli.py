@@ -51,6 +51,7 @@ from economics.scenario import FIELDS
 from economics.store import commands as store_commands
 from economics.studies import calibration, calibration_points, leave_out, retrofit_odds, sweep
 from economics.studies.compare import compare_accelerators
+from economics.studies.compare_odds import compare_odds
 from economics.studies.kv_memory import kv_memory_study, study_json
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from economics.studies.retrofit_decode import decode_table
@@ -165,11 +166,35 @@ def cmd_compare(args: argparse.Namespace) -> int:
     unknown = [a for a in ids if a not in accelerator_ids()]
     if unknown:
         raise InputError(unknown_id_message("--accelerators", shown(unknown[0]), accelerator_ids()))
+    if getattr(args, "uncertainty", False):
+        return _compare_odds(args, _without_ranges(raw, "compare"), ids)
     try:
         table = compare_accelerators(_without_ranges(raw, "compare"), ids)
     except ScenarioError as exc:
         raise InvalidRow([str(exc)]) from None
     write_output(args.output, to_json_text(table) if args.format == "json" else to_csv_text(table))
+    return EXIT_OK
+
+
+def _compare_odds(args: argparse.Namespace, scenario: dict[str, Any], ids: list[str]) -> int:
+    """``compare --uncertainty``: per accelerator how often it is the cheapest per M tokens and its cost at P10 /
+    P50 / P90, then the drivers (CSV tables one after the other, or one JSON object); the headline and every range
+    no source gives on stderr. The exit code.
+    """
+    try:
+        found = compare_odds(scenario, ids, samples=args.samples, seed=args.seed)
+    except ValueError as exc:  # ScenarioError (the row itself), or a bad range
+        raise InvalidRow([str(exc)]) from None
+    say(f"note: {found.headline()}")
+    for line in found.assumptions():
+        say(f"note: assumption: {line}")
+    if args.format == "json":
+        write_output(args.output, json.dumps({
+            "samples": found.samples, "seed": found.seed, "headline": found.headline(),
+            "odds": json.loads(to_json_text(found.table)), "drivers": json.loads(to_json_text(found.drivers))},
+            indent=1, allow_nan=False) + "\n")
+        return EXIT_OK
+    write_output(args.output, to_csv_text(found.table) + "\n" + to_csv_text(found.drivers))
     return EXIT_OK
 
 
@@ -554,6 +579,13 @@ def build_parser() -> argparse.ArgumentParser:
     cmp = _add_row_command(sub, "compare", "one scenario's demand across accelerators, ranked by cost per M tokens",
                            outputs=True)
     cmp.add_argument("--accelerators", default="", help="comma-separated catalog ids (default: all)")
+    cmp.add_argument("--uncertainty", action="store_true", help="the odds instead: every ranged input (each "
+                     "accelerator's estimated throughput and estimated price, electricity, cost of capital) drawn "
+                     "--samples times, the same draws for every accelerator; per accelerator how often it is the "
+                     "cheapest per M tokens and its cost at P10/P50/P90")
+    cmp.add_argument("--samples", type=_count(1, retrofit_odds.MAX_SAMPLES, "--samples"), default=10_000,
+                     help="draws for --uncertainty (default 10,000)")
+    cmp.add_argument("--seed", type=_count(0, 2**32 - 1, "--seed"), default=0, help="seed of the draws (default 0)")
     cmp.set_defaults(func=cmd_compare)
     _add_row_command(sub, "session-profile", "a session row's speed across its turns: each turn's context, per-user "
                      "decode speed and time to first token", outputs=True).set_defaults(func=cmd_session_profile)

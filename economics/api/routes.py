@@ -112,10 +112,18 @@ async def explain(request: Request, row: Row = "", format: Literal["json", "text
 @router.post("/compare", summary="one row across accelerators", tags=["compute"], openapi_extra=openapi.table_body(),
              responses=openapi.answers("the row on each accelerator, ranked", "json", "csv"))
 async def compare(request: Request, row: Row = "", accelerators: Accelerators = "",
-                  format: Literal["json", "csv"] = "json") -> Response:
-    """The row's demand served by each accelerator, ranked by cost per million tokens."""
-    return await _compute(request, "evaluate", "compare", {"row": row, "format": format,
-                                                           "accelerators": _accelerators(accelerators)})
+                  format: Literal["json", "csv"] = "json", uncertainty: bool = False,
+                  samples: Annotated[int, Query(ge=1, le=MAX_SAMPLES, description="draws with uncertainty=true")]
+                  = 10_000,
+                  seed: Annotated[int, Query(ge=0, le=2**32 - 1, description="seed of the draws")] = 0) -> Response:
+    """The row's demand served by each accelerator, ranked by cost per million tokens; ``uncertainty=true`` the
+    odds instead (each accelerator's estimated throughput and price, electricity and the cost of capital drawn
+    ``samples`` times with ``seed``, the same draws for every accelerator: how often each is the cheapest per M
+    tokens and its cost at P10/P50/P90, and the drivers).
+    """
+    return await _compute(request, "study" if uncertainty else "evaluate", "compare", {
+        "row": row, "format": format, "accelerators": _accelerators(accelerators), "uncertainty": uncertainty,
+        "samples": samples, "seed": seed})
 
 
 @router.post("/session-profile", summary="a session row's speed across its turns", tags=["compute"],

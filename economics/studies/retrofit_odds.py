@@ -132,15 +132,8 @@ def drivers(scenario: Scenario | dict[str, Any], point: RetrofitResult | None = 
     s = as_scenario(scenario)
     point = analyse(s) if point is None else point
     out = _throughput_drivers(point) + _price_drivers(s, point)
-    factors = DEFAULT_RANGE_FACTORS
     first = point.option_years[0][1].rows[0]
-    resolved = resolve_scenario(first)
-    electricity = float(resolved["electricity_usd_per_kwh"][0])
-    if np.isfinite(electricity) and not first.get("electricity_tariff"):
-        out.append(_scaled("electricity", "electricity_usd_per_kwh", electricity, factors["electricity_usd_per_kwh"],
-                           "the Uncertainty page's default spread (x0.5 to x2.5)"))
-    out.append(_scaled("cost of capital", "cost_of_capital", float(s.cost_of_capital), factors["cost_of_capital"],
-                       "the Uncertainty page's default spread (x0.5 to x1.5)"))
+    out += shared_drivers(s, resolve_scenario(first), bool(first.get("electricity_tariff")))
     out.append(_scaled("demand growth", "demand_growth_per_year", float(s.demand_growth_per_year), GROWTH_FACTORS,
                        "no source: half to one and a half times the growth given"))
     out.append(_scaled("token prices", "token_prices", 1.0, TOKEN_PRICE_FACTORS,
@@ -183,12 +176,10 @@ def _throughput_drivers(point: RetrofitResult) -> list[Driver]:
         row = part.rows[0]
         resolved = resolve_scenario(row)
         for f in THROUGHPUT_FIELDS:
-            lo, hi = (float(resolved[f"_{end}_ratio:{f}"][0]) for end in ("low", "high"))
+            ratios = estimate_ratios(resolved, f)
             acc = row["decode_accelerator"] if f.startswith("decode") else row["accelerator"]
-            if acc and np.isfinite(lo) and np.isfinite(hi) and (lo, hi) != (1.0, 1.0) and acc not in out:
-                out[acc] = Driver(f"{acc} throughput", f"throughput:{acc}", lo, 1.0, hi,
-                                  f"the estimator's P10-P90 for {acc} (data/estimate_ranges.csv): x{lo:g} to x{hi:g}",
-                                  False)
+            if acc and ratios is not None and acc not in out:
+                out[acc] = rate_driver(acc, *ratios)
         users = row.get("decode_concurrent_users_per_replica")
         if row.get("decode_accelerator") and row.get("decode_output_tokens_per_s_per_accelerator") is None and (
                 row.get("decode_measured_output_tokens_per_s_per_user") is not None):
@@ -203,8 +194,8 @@ def _throughput_drivers(point: RetrofitResult) -> list[Driver]:
 
 
 def _price_drivers(s: Scenario, point: RetrofitResult) -> list[Driver]:
-    """A driver per price an option pays that is a catalog figure marked estimate: its sourced range, else the
-    Uncertainty page's default spread (an assumption). A price the scenario gives is the user's, not ranged.
+    """A driver per price an option pays that is a catalog figure marked estimate (:func:`price_driver`). A price
+    the scenario gives is the user's, not ranged.
     """
     out: dict[str, Driver] = {}
     for opt, (_, part) in zip(point.studied, point.option_years, strict=True):
@@ -212,18 +203,55 @@ def _price_drivers(s: Scenario, point: RetrofitResult) -> list[Driver]:
             if getattr(s, price_col, None) is not None:
                 continue
             acc = part.rows[0]["decode_accelerator" if price_col.startswith("decode") else "accelerator"]
-            base = _float(part.first({price_col}).get(price_col))
-            source = catalog.accelerator_source(acc, "price_usd") or {}
-            if acc in out or not np.isfinite(base) or source.get("confidence") != "estimate":
-                continue
-            if acc in SOURCED_PRICE_RANGES:
-                lo, hi, why = SOURCED_PRICE_RANGES[acc]
-                out[acc] = Driver(f"{acc} price", f"price:{acc}", min(lo, base), base, max(hi, base), why, False)
-            else:
-                f = DEFAULT_RANGE_FACTORS["accelerator_price_usd"]
-                out[acc] = _scaled(f"{acc} price", f"price:{acc}", base, f,
-                                   "a catalog estimate with no range stated; the Uncertainty page's spread")
+            found = None if acc in out else price_driver(acc, _float(part.first({price_col}).get(price_col)))
+            if found is not None:
+                out[acc] = found
     return list(out.values())
+
+
+def price_driver(acc: str, base: float) -> Driver | None:
+    """The range of ``acc``'s catalog price ``base`` where the catalog marks it estimate: its sourced range
+    (:data:`SOURCED_PRICE_RANGES`, widened to hold the base), else the Uncertainty page's default spread (an
+    assumption); None for a price not marked estimate or not finite. The one rule the decode study's and the
+    comparison's odds draw a price by.
+    """
+    source = catalog.accelerator_source(acc, "price_usd") or {}
+    if not np.isfinite(base) or source.get("confidence") != "estimate":
+        return None
+    if acc in SOURCED_PRICE_RANGES:
+        lo, hi, why = SOURCED_PRICE_RANGES[acc]
+        return Driver(f"{acc} price", f"price:{acc}", min(lo, base), base, max(hi, base), why, False)
+    return _scaled(f"{acc} price", f"price:{acc}", base, DEFAULT_RANGE_FACTORS["accelerator_price_usd"],
+                   "a catalog estimate with no range stated; the Uncertainty page's spread")
+
+
+def rate_driver(acc: str, lo: float, hi: float) -> Driver:
+    """A factor on ``acc``'s estimated rates over the estimator's P10-P90 ratio (``lo``, ``hi``)."""
+    return Driver(f"{acc} throughput", f"throughput:{acc}", lo, 1.0, hi,
+                  f"the estimator's P10-P90 for {acc} (data/estimate_ranges.csv): x{lo:g} to x{hi:g}", False)
+
+
+def estimate_ratios(resolved: dict[str, np.ndarray], f: str) -> tuple[float, float] | None:
+    """The estimator's P10 and P90 over its estimate of the rate ``f`` in a resolved one-row scenario; None where
+    the rate is not estimated (given or measured) or has no range.
+    """
+    lo, hi = (float(resolved[f"_{end}_ratio:{f}"][0]) for end in ("low", "high"))
+    return (lo, hi) if np.isfinite(lo) and np.isfinite(hi) and (lo, hi) != (1.0, 1.0) else None
+
+
+def shared_drivers(s: Scenario, resolved: dict[str, np.ndarray], tariff: bool) -> list[Driver]:
+    """The electricity (not under a ``tariff``: its hours are priced by it) and the cost of capital at the
+    Uncertainty page's default spreads, assumptions both.
+    """
+    factors = DEFAULT_RANGE_FACTORS
+    out = []
+    electricity = float(resolved["electricity_usd_per_kwh"][0])
+    if np.isfinite(electricity) and not tariff:
+        out.append(_scaled("electricity", "electricity_usd_per_kwh", electricity, factors["electricity_usd_per_kwh"],
+                           "the Uncertainty page's default spread (x0.5 to x2.5)"))
+    out.append(_scaled("cost of capital", "cost_of_capital", float(s.cost_of_capital), factors["cost_of_capital"],
+                       "the Uncertainty page's default spread (x0.5 to x1.5)"))
+    return out
 
 
 def draw(found: list[Driver], samples: int, seed: int, distribution: Distribution = "triangular") -> Floats:
