@@ -54,9 +54,10 @@ NEVER = "in no draw does its fleet fit with every output finite (the comparison'
 """The reason of an accelerator whose row resolves but is computed in no draw."""
 
 
-def compare_drivers(s: Scenario, resolved: list[dict[str, np.ndarray]]) -> list[Driver]:
+def compare_drivers(s: Scenario, resolved: list[dict[str, np.ndarray]], given: set[str]) -> list[Driver]:
     """Every ranged input of the comparison (see the module docstring), in the order they are drawn: per
-    accelerator its throughput factor and its price, then the shared electricity and cost of capital.
+    accelerator its throughput factor and its price (not one whose price the row gives: in ``given``), then the
+    shared electricity and cost of capital.
     """
     out: list[Driver] = []
     for r in resolved:
@@ -64,7 +65,7 @@ def compare_drivers(s: Scenario, resolved: list[dict[str, np.ndarray]]) -> list[
         ratios = next((got for f in RATE_FIELDS if (got := estimate_ratios(r, f)) is not None), None)
         if ratios is not None:
             out.append(rate_driver(acc, *ratios))
-        price = None if s.accelerator_price_usd is not None else price_driver(
+        price = None if acc in given else price_driver(
             acc, float(r["accelerator_price_usd"][0]))
         if price is not None:
             out.append(price)
@@ -156,8 +157,10 @@ def compare_odds(scenario: Scenario | dict[str, Any], accelerators: list[str], s
     """
     s = as_scenario(scenario)
     check_samples(samples)
-    resolved, reasons = _resolved(accelerator_rows(s, accelerators))
-    found = with_ranges(compare_drivers(s, [r for r in resolved if r is not None]), ranges)
+    rows = accelerator_rows(s, accelerators)
+    resolved, reasons = _resolved(rows)
+    given = {str(row["accelerator"]) for row in rows if row.get("accelerator_price_usd") is not None}
+    found = with_ranges(compare_drivers(s, [r for r in resolved if r is not None], given), ranges)
     x = np.vstack([draw(found, samples, seed, distribution), [[d.base for d in found]]])
     cost = np.full((len(x), len(resolved)), np.nan)
     for k, r in enumerate(resolved):
