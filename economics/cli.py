@@ -53,6 +53,7 @@ from economics.studies import calibration, calibration_points, leave_out, retrof
 from economics.studies.compare import compare_accelerators
 from economics.studies.compare_odds import compare_odds
 from economics.studies.kv_memory import kv_memory_study, study_json
+from economics.studies.plan_odds import DEFAULT_SAMPLES, MAX_PLAN_SAMPLES
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from economics.studies.retrofit_decode import decode_table
 from economics.studies.retrofit_explain import shortfall_notes, study_text
@@ -357,7 +358,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     with solver_chatter_silenced():
         out = plan_from_files(_read(args.input, MAX_PLAN_FILE_BYTES), args.row,
                               None if not args.candidates else _read(args.candidates, MAX_PLAN_FILE_BYTES),
-                              [a.strip() for a in args.accelerators.split(",") if a.strip()], args.frontier, sha)
+                              [a.strip() for a in args.accelerators.split(",") if a.strip()], args.frontier, sha,
+                              (args.samples, args.seed) if args.uncertainty else None)
     text = json.dumps(out, indent=1, allow_nan=False) + "\n" if args.format == "json" else plan_csv_text(out)
     write_output(args.output, text)
     if not out["feasible"]:  # the plan (the best partial one and its diagnosis) is written; the exit code says so
@@ -681,6 +683,13 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--frontier", choices=("none", "speed", "site", "both", "carbon", "all"), default="none",
                     help="also compute cost frontiers: speed and site (20 points each; both), cost against "
                     "emissions (carbon: 8 carbon prices), or all three")
+    pl.add_argument("--uncertainty", action="store_true", help="the plan's odds too: each candidate accelerator's "
+                    "estimated throughput drawn --samples times over the estimator's P10-P90, the plan solved again "
+                    "in each draw; the cost a day of the chosen plan's candidates at P10/P50/P90 and how often a mix "
+                    "of other candidates is cheaper")
+    pl.add_argument("--samples", type=_count(1, MAX_PLAN_SAMPLES, "--samples"), default=DEFAULT_SAMPLES,
+                    help=f"draws for --uncertainty (default {DEFAULT_SAMPLES}; two solves each, about a second)")
+    pl.add_argument("--seed", type=_count(0, 2**32 - 1, "--seed"), default=0, help="seed of the draws (default 0)")
     pl.add_argument("--format", choices=("json", "csv"), default="json")
     pl.add_argument("-o", "--output", default="-", help="output file, or - for standard output (default)")
     pl.set_defaults(func=cmd_plan)

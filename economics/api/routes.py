@@ -23,6 +23,8 @@ from economics.catalog import closest
 from economics.io.documents import fields_markdown
 from economics.report.figures import checked_app_url
 from economics.scenario import Scenario
+from economics.studies.plan_odds import DEFAULT_SAMPLES as DEFAULT_PLAN_SAMPLES
+from economics.studies.plan_odds import MAX_PLAN_SAMPLES
 from economics.studies.retrofit_odds import MAX_SAMPLES
 from economics.values import shown
 from economics.version import __version__
@@ -196,12 +198,18 @@ async def uncertainty(request: Request, row: Row = "", output_field: str = "cost
              responses=openapi.answers("the plan, or feasible false and the diagnosis", "json", "csv"))
 async def plan(request: Request, row: Row = "", accelerators: Accelerators = "",
                frontier: Literal["none", "speed", "site", "both", "carbon", "all"] = "none",
-               format: Literal["json", "csv"] = "json") -> Response:
+               format: Literal["json", "csv"] = "json", uncertainty: bool = False,
+               samples: Annotated[int, Query(ge=1, le=MAX_PLAN_SAMPLES, description="draws with uncertainty=true "
+                                             "(two solves each)")] = DEFAULT_PLAN_SAMPLES,
+               seed: Annotated[int, Query(ge=0, le=2**32 - 1, description="seed of the draws")] = 0) -> Response:
     """Prefill and decode pools, owned and rented, with the existing fleet, for the row's demand, targets and
-    facility; 200 with ``feasible: false`` and the diagnosis when no plan serves it.
+    facility; 200 with ``feasible: false`` and the diagnosis when no plan serves it. ``uncertainty=true`` adds the
+    plan's odds (``odds``, ``odds_mixes``, ``odds_drivers``): each candidate accelerator's estimated throughput drawn
+    ``samples`` times, the plan solved again in each draw.
     """
     return await _compute(request, "study", "plan", {"row": row, "accelerators": _accelerators(accelerators),
-                                                     "frontier": frontier, "format": format})
+                                                     "frontier": frontier, "format": format,
+                                                     "uncertainty": uncertainty, "samples": samples, "seed": seed})
 
 
 @router.post("/report", summary="a row's board report (PDF)", tags=["studies"],

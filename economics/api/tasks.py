@@ -343,8 +343,9 @@ def plan(req: Request) -> Answer:
     row = _row_named(req, data, PLAN_TABLE)
     try:
         with solver_chatter_silenced():
+            odds = (int(req.params.get("samples", 100)), int(req.params.get("seed", 0)))
             out = plan_from_files(data, row, candidates, _accelerators(req), str(req.params.get("frontier") or "none"),
-                                  _curves(req))
+                                  _curves(req), odds if req.params.get("uncertainty") else None)
     except InvalidPlanRow as exc:
         raise InvalidRow(str(exc).splitlines()) from None
     if req.params.get("format") == "csv":
