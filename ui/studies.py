@@ -121,6 +121,13 @@ def retrofit_odds_of(key: str, samples: int, seed: int) -> Any:
     return retrofit_odds.odds(json.loads(key), samples=samples, seed=seed, point=retrofit_of(key))
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def fan_spec(key: str, samples: int, seed: int) -> dict[str, Any]:
+    """The fan of the study's odds (:func:`economics.report.charts.fan_spec`), built once per scenario, samples and
+    seed."""
+    return {**charts.fan_spec(), "datasets": charts.fan_data(retrofit_odds_of(key, samples, seed).fan)}
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def retrofit_explanation(key: str, option: str) -> str:
     """How one option of the study is computed, with its numbers

@@ -235,6 +235,8 @@ def decode_report(scenario: Mapping[str, Any], baseline: Mapping[str, Any] | Non
     found = retrofit_odds.odds(scenario, samples=samples, seed=seed, point=result)
     flows = [_chart(f"The odds: {found.headline()}; each option's NPV, P10 to P90 (bar) and P50 (tick)",
                     charts.odds_spec(), charts.odds_data(found.options)),
+             _chart(f"NPV to date against the status quo, year by year: P10-P90 of {found.samples:,} draws (band) "
+                    "and P50 (line)", charts.fan_spec(), charts.fan_data(found.fan)),
              _chart("Cumulative cash flow against the status quo", charts.cashflow_spec(),
                     charts.cashflow_data(result.cashflows))]
     cost = _cost_charts(scenario, evaluated) if evaluated and evaluated.get("cost_usd_per_m_tokens") else []

@@ -589,6 +589,25 @@ PAIR_COLUMNS = ("option", "other", "probability_option_beats_other")
 TORNADO_COLUMNS = ("driver", "low", "base", "high", "difference_at_low", "difference_at_high", "swing",
                    "break_even", "source", "assumption")
 DRIVER_COLUMNS = ("driver", "low", "base", "high", "source", "assumption")
+FAN_COLUMNS = ("option", "year", "npv_to_date_usd_p10", "npv_to_date_usd_p50", "npv_to_date_usd_p90")
+"""Columns of the fan: per option other than the status quo and year t = 0 .. T, the NPV against the status quo of
+the cash flows to t (present values summed from t = 0; at T the option's NPV) at P10 / P50 / P90 of the draws it
+could be computed in."""
+
+
+def _fan(names: list[str], to_date: Floats) -> pd.DataFrame:
+    """The fan (:data:`FAN_COLUMNS`) from each draw's NPV to date (draws x options x years); an option computed in
+    no draw is left out.
+    """
+    rows = []
+    for k, name in enumerate(names[1:], start=1):
+        done = to_date[np.isfinite(to_date[:, k, -1]), k, :]
+        if not len(done):
+            continue
+        p10, p50, p90 = np.percentile(done, [10, 50, 90], axis=0)
+        rows += [{"option": name, "year": t, "npv_to_date_usd_p10": float(a), "npv_to_date_usd_p50": float(b),
+                  "npv_to_date_usd_p90": float(c)} for t, (a, b, c) in enumerate(zip(p10, p50, p90, strict=True))]
+    return pd.DataFrame(rows, columns=list(FAN_COLUMNS))
 
 
 @dataclass
@@ -612,6 +631,8 @@ class RetrofitOdds:
     seed: int
     distribution: Distribution
     leading: tuple[str, str] | None = field(default=None)
+    fan: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(FAN_COLUMNS)))
+    """The NPV to each year per option at P10 / P50 / P90 of the draws, columns :data:`FAN_COLUMNS` (:func:`_fan`)."""
 
     @cached_property
     def options(self) -> pd.DataFrame:
@@ -665,7 +686,8 @@ class RetrofitOdds:
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The tables the CLI and the API write, by name, in the order they write them."""
-        return {"odds": self.options, "pairs": self.pairs, "tornado": self.tornado, "drivers": self.drivers}
+        return {"odds": self.options, "pairs": self.pairs, "tornado": self.tornado, "drivers": self.drivers,
+                "fan": self.fan}
 
     def headline(self) -> str:
         """The odds in one sentence: the option most often best, and in what share of the draws."""
@@ -757,11 +779,11 @@ def odds(scenario: Scenario | dict[str, Any], samples: int = 10_000, seed: int =
     point = analyse(s) if point is None else point
     found = with_ranges(drivers(s, point), ranges)
     x = np.vstack([draw(found, samples, seed, distribution), tornado_rows(found)])
-    npv, irr_, payback = _evaluate(s, point, found, x)
+    npv, irr_, payback, to_date = _evaluate(s, point, found, x)
     names = [opt.name for opt in point.studied]
     point_npv = np.array([_float(r["npv_vs_status_quo_usd"]) for r in point.rows])
     result = RetrofitOdds(names, npv[:samples], irr_[:samples], payback[:samples], point_npv, npv[samples],
-                          npv[samples + 1:], found, samples, seed, distribution)
+                          npv[samples + 1:], found, samples, seed, distribution, fan=_fan(names, to_date[:samples]))
     ranked = result.options.sort_values(["probability_best", "npv_usd_p50"], ascending=False, kind="stable")
     order = [names.index(n) for n in ranked.loc[ranked["computed_share"] > 0, "option"]]
     # the runner-up: the next option that differs from the leader in some draw (an option on a schedule with no
@@ -772,10 +794,12 @@ def odds(scenario: Scenario | dict[str, Any], samples: int = 10_000, seed: int =
     return result
 
 
-def _evaluate(s: Scenario, point: RetrofitResult, found: list[Driver], x: Floats) -> tuple[Floats, Floats, Floats]:
+def _evaluate(s: Scenario, point: RetrofitResult, found: list[Driver],
+              x: Floats) -> tuple[Floats, Floats, Floats, Floats]:
     """NPV, IRR and payback [years] against the status quo of every option in every row of draws ``x`` (rows x
     options; NaN where the option or the status quo could not be computed; IRR and payback NaN for the status quo
-    and where an option's flows equal the status quo's).
+    and where an option's flows equal the status quo's), and the NPV to each year t = 0 .. T (rows x options x
+    years: the present values summed to t; at T the NPV).
     """
     grown = _growth_years(s, found, x)
     rate = _column(found, x, "cost_of_capital")
@@ -786,13 +810,16 @@ def _evaluate(s: Scenario, point: RetrofitResult, found: list[Driver], x: Floats
         nets.append(_option_flows(o, s, found, x, grown, first)[0])
     shape = (len(x), len(nets))
     npv, irr_, payback = np.full(shape, np.nan), np.full(shape, np.nan), np.full(shape, np.nan)
+    to_date = np.full((*shape, s.horizon_years + 1), np.nan)
+    disc = (1.0 + rate[:, None]) ** -np.arange(s.horizon_years + 1)[None, :]
     for k, net in enumerate(nets):
         inc = net - nets[0]
         npv[:, k] = npv_rows(rate, inc)
+        to_date[:, k, :] = np.cumsum(inc * disc, axis=1)
         if k == 0:
             continue
         scale = np.maximum(1.0, np.nanmax(np.abs(net), axis=1))
         differs = ~np.all(np.abs(inc) <= 1e-9 * scale[:, None], axis=1) & np.isfinite(inc).all(axis=1)
         irr_[differs, k] = irr_rows(inc[differs])
         payback[differs, k] = payback_rows(inc[differs])
-    return npv, irr_, payback
+    return npv, irr_, payback, to_date
