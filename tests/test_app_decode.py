@@ -186,6 +186,12 @@ def test_the_worked_example_shows_the_refresh_and_every_decode_accelerator(page:
     decode = next(d.value for d in page.dataframe if "decode_accelerator" in d.value.columns)
     rows = decode.set_index("decode_accelerator")
     assert bool(rows.loc["sn50", "studied"]) and "no measured throughput" in rows.loc["groq3-lpx", "note"]
+    # the SN50 and the Groq 3 LPX side by side with the odds: the SN50's option's share of draws as the best, the
+    # LPX none (no price in the catalog, no measured throughput for the model: none invented)
+    odds = next(d.value for d in page.dataframe if "probability_best" in d.value.columns).set_index("option")
+    assert rows.loc["sn50", "probability_best"] == odds.loc["add decode", "probability_best"]
+    assert rows.loc["sn50", "odds"].startswith("best in ")
+    assert rows.loc["groq3-lpx", "odds"].startswith("no odds: no price in the catalog; no measured throughput")
 
 
 def test_the_draws_and_the_seed_travel_in_the_link(page: AppTest) -> None:

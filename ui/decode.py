@@ -191,7 +191,7 @@ def _setting_changed(name: str) -> None:
         state.error(f"{name}: {exc}; not applied")
 
 
-def _odds(key: str) -> None:
+def _odds(key: str) -> Any:
     """The odds, above the point figures: how often each option is the best over the draws of every ranged input
     (the same draws for every option), its NPV at P10 / P50 / P90, the tornado of the two leading options' NPV
     difference, and every range no source gives, named an assumption. Cached per scenario, samples and seed."""
@@ -199,7 +199,7 @@ def _odds(key: str) -> None:
     if not st.toggle("Draw every uncertain input", value=True, key="show_odds",
                      help="Monte Carlo over the estimator's P10-P90 throughputs, sourced price ranges and the "
                           "assumptions named below; the same draws for every option"):
-        return
+        return None
     settings = state.settings()
     left, right = st.columns(2)
     st.session_state["odds_samples"] = settings["odds_samples"]
@@ -215,7 +215,7 @@ def _odds(key: str) -> None:
         found = studies.retrofit_odds_of(key, samples, seed)
     except (economics.ScenarioError, ValueError) as error:
         st.error(plain(str(error)))
-        return
+        return None
     st.markdown(f"**{found.headline()}.**")
     common.show_table(found.options, key="odds_table", columns=list(ODDS_COLUMNS), extra=ODDS_COLUMNS)
     st.caption(f"NPV to date against the status quo, year by year: the band from P10 to P90 of the {samples:,} "
@@ -231,6 +231,7 @@ def _odds(key: str) -> None:
     notes = found.assumptions()
     if notes:
         st.caption("Assumptions (ranges no source gives): " + "; ".join(notes) + ".")
+    return found
 
 
 common.page_start()
@@ -278,7 +279,7 @@ with notes:
     common.baseline_controls()
 
 options = result.options
-_odds(common.canonical(scenario))
+found_odds = _odds(common.canonical(scenario))
 
 for _, bad in options[~options["feasible"]].iterrows():
     st.warning(f"{bad['option']}: {plain(bad['reason'])}")
@@ -317,7 +318,14 @@ else:
     common.show_table(refresh_table, key="refresh_table")
 
 st.subheader("Every decode accelerator of the catalog")
-st.dataframe(decode_table(as_scenario(scenario)), hide_index=True, width="stretch")
+if found_odds is None:
+    st.dataframe(decode_table(as_scenario(scenario)), hide_index=True, width="stretch")
+else:
+    st.caption("Side by side with the odds of the option that studies each (the same draws); one with no measured "
+               "throughput for the model, or no price, has no odds and says why: none is invented.")
+    st.dataframe(found_odds.decode, hide_index=True, width="stretch", column_config={
+        "probability_best": st.column_config.NumberColumn("Best in", format="percent"),
+        **{f"npv_usd_p{p}": st.column_config.NumberColumn(f"NPV P{p}", format="dollar") for p in (10, 50, 90)}})
 
 st.subheader("Reported speeds of this decode accelerator")
 claims = catalog.throughput_claims()

@@ -202,6 +202,18 @@ def fan_data(fan: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
                     for o, t, *vs in zip(fan["option"], fan["year"], *(fan[e] for e in ends), strict=True)]}
 
 
+def refresh_spec() -> dict[str, Any]:
+    """The NPV against the status quo of keeping the existing fleet N years and then replacing it, per N (dataset
+    ``refresh``: :func:`economics.studies.retrofit_life.refresh`'s table).
+    """
+    import altair as alt
+
+    return vega_spec(alt.Chart(alt.NamedData("refresh")).mark_bar().encode(
+        x=alt.X("kept_years:O", title="Years the existing fleet is kept"),
+        y=alt.Y("npv_vs_status_quo_usd:Q", title="NPV vs status quo [USD]", axis=alt.Axis(format="$,.3~s")),
+        tooltip=["kept_years:O", alt.Tooltip("npv_vs_status_quo_usd:Q", format="$,.0f", title="NPV")]))
+
+
 # Plan page
 
 def hours_spec() -> dict[str, Any]:

@@ -34,7 +34,7 @@ from economics.domain.finance import capital_recovery_factor, irr
 from economics.engine.batch import MAX_COUNT, as_scenario, resolve_scenario
 from economics.engine.pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, compute
 from economics.scenario import Scenario
-from economics.studies.retrofit import Option, RetrofitResult, _fleet, analyse, standard_options
+from economics.studies.retrofit import Option, OptionKind, RetrofitResult, _fleet, analyse, standard_options
 from economics.studies.retrofit_cash import (
     FAST_TIER,
     OPEX,
@@ -47,6 +47,7 @@ from economics.studies.retrofit_cash import (
     opex_terms,
     revenue_terms,
 )
+from economics.studies.retrofit_decode import DECODE_COLUMNS, decode_table
 from economics.studies.retrofit_years import DEMAND_FIELDS, _float
 from economics.studies.uncertainty import DEFAULT_RANGE_FACTORS
 
@@ -595,6 +596,38 @@ the cash flows to t (present values summed from t = 0; at T the option's NPV) at
 could be computed in."""
 
 
+DECODE_ODDS_COLUMNS = (*DECODE_COLUMNS, "option", "probability_best", "npv_usd_p10", "npv_usd_p50", "npv_usd_p90",
+                       "odds")
+"""Columns of the decode accelerators' odds: the decode accelerators table
+(:data:`economics.studies.retrofit_decode.DECODE_COLUMNS`) with the option that studies each, its share of draws as
+the best and its NPV at P10 / P50 / P90, and the odds in words (or why there are none)."""
+
+
+def decode_odds(s: Scenario, options: pd.DataFrame) -> pd.DataFrame:
+    """Every decode accelerator of the catalog side by side with the odds of the option that studies it (the
+    scenario's own in ``add decode``, another in ``add decode (<id>)``); one not studied, or studied but never
+    computed, says why it has no odds. ``options``: :attr:`RetrofitOdds.options`.
+    """
+    table = decode_table(s)
+    by_option = {str(r["option"]): r for r in options.to_dict(orient="records")}
+    rows = []
+    for _, r in table.iterrows():
+        acc = r["decode_accelerator"]
+        name = str(OptionKind.ADD_DECODE) if acc == s.decode_accelerator else f"add decode ({acc})"
+        row = {**r.to_dict(), "option": name if r["studied"] else "", "probability_best": None,
+               "npv_usd_p10": None, "npv_usd_p50": None, "npv_usd_p90": None}
+        got = by_option.get(name) if r["studied"] else None
+        if got is not None and float(got["computed_share"]) > 0:
+            row.update({k: got[k] for k in ("probability_best", "npv_usd_p10", "npv_usd_p50", "npv_usd_p90")})
+            row["odds"] = f"best in {100 * float(got['probability_best']):.0f} % of the draws"
+        else:
+            why = [] if r["price_confidence"] != "no price in the catalog" else ["no price in the catalog"]
+            why += [str(r["note"])] if not r["studied"] else ["its option could not be computed in any draw"]
+            row["odds"] = "no odds: " + "; ".join(why)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=list(DECODE_ODDS_COLUMNS))
+
+
 def _fan(names: list[str], to_date: Floats) -> pd.DataFrame:
     """The fan (:data:`FAN_COLUMNS`) from each draw's NPV to date (draws x options x years); an option computed in
     no draw is left out.
@@ -633,6 +666,8 @@ class RetrofitOdds:
     leading: tuple[str, str] | None = field(default=None)
     fan: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(FAN_COLUMNS)))
     """The NPV to each year per option at P10 / P50 / P90 of the draws, columns :data:`FAN_COLUMNS` (:func:`_fan`)."""
+    decode: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(DECODE_ODDS_COLUMNS)))
+    """Every decode accelerator of the catalog with its option's odds (:func:`decode_odds`)."""
 
     @cached_property
     def options(self) -> pd.DataFrame:
@@ -687,7 +722,7 @@ class RetrofitOdds:
     def tables(self) -> dict[str, pd.DataFrame]:
         """The tables the CLI and the API write, by name, in the order they write them."""
         return {"odds": self.options, "pairs": self.pairs, "tornado": self.tornado, "drivers": self.drivers,
-                "fan": self.fan}
+                "fan": self.fan, "decode_accelerators": self.decode}
 
     def headline(self) -> str:
         """The odds in one sentence: the option most often best, and in what share of the draws."""
@@ -784,6 +819,7 @@ def odds(scenario: Scenario | dict[str, Any], samples: int = 10_000, seed: int =
     point_npv = np.array([_float(r["npv_vs_status_quo_usd"]) for r in point.rows])
     result = RetrofitOdds(names, npv[:samples], irr_[:samples], payback[:samples], point_npv, npv[samples],
                           npv[samples + 1:], found, samples, seed, distribution, fan=_fan(names, to_date[:samples]))
+    result.decode = decode_odds(s, result.options)
     ranked = result.options.sort_values(["probability_best", "npv_usd_p50"], ascending=False, kind="stable")
     order = [names.index(n) for n in ranked.loc[ranked["computed_share"] > 0, "option"]]
     # the runner-up: the next option that differs from the leader in some draw (an option on a schedule with no
