@@ -183,6 +183,12 @@ TORNADO_COLUMNS: dict[str, tuple[str, str]] = {
 }
 
 
+DECODE_ODDS_ORDER = ("decode_accelerator", "odds", "probability_best", "npv_usd_p10", "npv_usd_p50", "npv_usd_p90",
+                     "price_confidence", "confidence", "output_tokens_per_s_per_user", "measured_on", "claim_id",
+                     "studied", "option", "note")
+"""The decode accelerators side by side: the odds first (the table is wider than the page)."""
+
+
 def _setting_changed(name: str) -> None:
     """A draws or seed input changed: into the page settings (and so the link), or an error naming it."""
     try:
@@ -323,7 +329,7 @@ if found_odds is None:
 else:
     st.caption("Side by side with the odds of the option that studies each (the same draws); one with no measured "
                "throughput for the model, or no price, has no odds and says why: none is invented.")
-    st.dataframe(found_odds.decode, hide_index=True, width="stretch", column_config={
+    st.dataframe(found_odds.decode, hide_index=True, width="stretch", column_order=DECODE_ODDS_ORDER, column_config={
         "probability_best": st.column_config.NumberColumn("Best in", format="percent"),
         **{f"npv_usd_p{p}": st.column_config.NumberColumn(f"NPV P{p}", format="dollar") for p in (10, 50, 90)}})
 
