@@ -183,10 +183,10 @@ TORNADO_COLUMNS: dict[str, tuple[str, str]] = {
 }
 
 
+# The decode accelerators side by side: the odds first (the table is wider than the page).
 DECODE_ODDS_ORDER = ("decode_accelerator", "odds", "probability_best", "npv_usd_p10", "npv_usd_p50", "npv_usd_p90",
                      "price_confidence", "confidence", "output_tokens_per_s_per_user", "measured_on", "claim_id",
                      "studied", "option", "note")
-"""The decode accelerators side by side: the odds first (the table is wider than the page)."""
 
 
 def _setting_changed(name: str) -> None:
