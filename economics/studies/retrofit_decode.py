@@ -27,11 +27,6 @@ and its confidence; the confidence of its catalog price; why it is or is not stu
 SPEED = "output_tokens_per_s_per_user"
 
 
-def decode_ids() -> list[str]:
-    """The catalog's decode accelerators (roofline = no), in catalog order."""
-    return [a for a in catalog.accelerator_ids() if not bool(catalog.accelerator_record(a).get("roofline", True))]
-
-
 _MEMO: dict[str, tuple[object, Any]] = {}
 """What the table reads from the catalog, per model, with the catalog table it was read from: an edit of the
 scenario re-runs the study (and this table) without filtering the claims again (about 50 ms each time); a catalog
@@ -44,6 +39,15 @@ def _memo(key: str, table: object, make: Any) -> Any:
     if hit is None or hit[0] is not table:
         hit = _MEMO[key] = (table, make())
     return hit[1]
+
+
+def decode_ids() -> list[str]:
+    """The catalog's decode accelerators (roofline = no), in catalog order (read once per catalog table)."""
+    table = catalog.accelerators()
+    if "roofline" not in table.columns:
+        return []
+    return list(_memo("decode_ids", table, lambda: [str(a) for a, r in zip(table.index, table["roofline"],
+                                                                             strict=True) if not bool(r)]))
 
 
 def _claim(model: str, accelerator: str) -> tuple[pd.Series | None, str]:
