@@ -138,8 +138,8 @@ class CompareOdds:
 
 
 def compare_odds(scenario: Scenario | dict[str, Any], accelerators: list[str], samples: int = 10_000, seed: int = 0,
-                 distribution: Distribution = "triangular",
-                 ranges: dict[str, tuple[float, float]] | None = None) -> CompareOdds:
+                 distribution: Distribution = "triangular", ranges: dict[str, tuple[float, float]] | None = None,
+                 changes_by_accelerator: dict[str, dict[str, Any]] | None = None) -> CompareOdds:
     """The comparison of ``scenario`` across ``accelerators`` over ``samples`` seeded draws of every ranged input
     (see the module docstring).
 
@@ -150,6 +150,7 @@ def compare_odds(scenario: Scenario | dict[str, Any], accelerators: list[str], s
     samples, seed : how many draws, and the seed that makes them (the same seed, the same draws)
     distribution : how a range is drawn (:func:`economics.studies.retrofit_odds.draw`)
     ranges : ranges given by driver name, (low, high), in place of the defaults
+    changes_by_accelerator : per-accelerator fields, as the comparison takes them (a rent for one without a price)
 
     Returns
     -------
@@ -157,7 +158,7 @@ def compare_odds(scenario: Scenario | dict[str, Any], accelerators: list[str], s
     """
     s = as_scenario(scenario)
     check_samples(samples)
-    rows = accelerator_rows(s, accelerators)
+    rows = accelerator_rows(s, accelerators, changes_by_accelerator)
     resolved, reasons = _resolved(rows)
     given = {str(row["accelerator"]) for row in rows if row.get("accelerator_price_usd") is not None}
     found = with_ranges(compare_drivers(s, [r for r in resolved if r is not None], given), ranges)
