@@ -54,7 +54,9 @@ from economics.schema.values import escape_controls, escape_for_terminal, shown
 from economics.store import commands as store_commands
 from economics.studies import calibration, calibration_points, leave_out, retrofit_odds, sweep
 from economics.studies.compare import compare_accelerators
+from economics.studies.compare_odds import compare_odds
 from economics.studies.kv_memory import kv_memory_study, study_json
+from economics.studies.plan_odds import DEFAULT_SAMPLES, MAX_PLAN_SAMPLES
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from economics.studies.retrofit_decode import decode_table
 from economics.studies.retrofit_explain import shortfall_notes, study_text
@@ -168,11 +170,35 @@ def cmd_compare(args: argparse.Namespace) -> int:
     unknown = [a for a in ids if a not in accelerator_ids()]
     if unknown:
         raise InputError(unknown_id_message("--accelerators", shown(unknown[0]), accelerator_ids()))
+    if getattr(args, "uncertainty", False):
+        return _compare_odds(args, _without_ranges(raw, "compare"), ids)
     try:
         table = compare_accelerators(_without_ranges(raw, "compare"), ids)
     except ScenarioError as exc:
         raise InvalidRow([str(exc)]) from None
     write_output(args.output, to_json_text(table) if args.format == "json" else to_csv_text(table))
+    return EXIT_OK
+
+
+def _compare_odds(args: argparse.Namespace, scenario: dict[str, Any], ids: list[str]) -> int:
+    """``compare --uncertainty``: per accelerator how often it is the cheapest per M tokens and its cost at P10 /
+    P50 / P90, then the drivers (CSV tables one after the other, or one JSON object); the headline and every range
+    no source gives on stderr. The exit code.
+    """
+    try:
+        found = compare_odds(scenario, ids, samples=args.samples, seed=args.seed)
+    except ValueError as exc:  # ScenarioError (the row itself), or a bad range
+        raise InvalidRow([str(exc)]) from None
+    say(f"note: {found.headline()}")
+    for line in found.assumptions():
+        say(f"note: assumption: {line}")
+    if args.format == "json":
+        write_output(args.output, json.dumps({
+            "samples": found.samples, "seed": found.seed, "headline": found.headline(),
+            "odds": json.loads(to_json_text(found.table)), "drivers": json.loads(to_json_text(found.drivers))},
+            indent=1, allow_nan=False) + "\n")
+        return EXIT_OK
+    write_output(args.output, to_csv_text(found.table) + "\n" + to_csv_text(found.drivers))
     return EXIT_OK
 
 
@@ -335,7 +361,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     with solver_chatter_silenced():
         out = plan_from_files(_read(args.input, MAX_PLAN_FILE_BYTES), args.row,
                               None if not args.candidates else _read(args.candidates, MAX_PLAN_FILE_BYTES),
-                              [a.strip() for a in args.accelerators.split(",") if a.strip()], args.frontier, sha)
+                              [a.strip() for a in args.accelerators.split(",") if a.strip()], args.frontier, sha,
+                              (args.samples, args.seed) if args.uncertainty else None)
     text = json.dumps(out, indent=1, allow_nan=False) + "\n" if args.format == "json" else plan_csv_text(out)
     write_output(args.output, text)
     if not out["feasible"]:  # the plan (the best partial one and its diagnosis) is written; the exit code says so
@@ -557,6 +584,13 @@ def build_parser() -> argparse.ArgumentParser:
     cmp = _add_row_command(sub, "compare", "one scenario's demand across accelerators, ranked by cost per M tokens",
                            outputs=True)
     cmp.add_argument("--accelerators", default="", help="comma-separated catalog ids (default: all)")
+    cmp.add_argument("--uncertainty", action="store_true", help="the odds instead: every ranged input (each "
+                     "accelerator's estimated throughput and estimated price, electricity, cost of capital) drawn "
+                     "--samples times, the same draws for every accelerator; per accelerator how often it is the "
+                     "cheapest per M tokens and its cost at P10/P50/P90")
+    cmp.add_argument("--samples", type=_count(1, retrofit_odds.MAX_SAMPLES, "--samples"), default=10_000,
+                     help="draws for --uncertainty (default 10,000)")
+    cmp.add_argument("--seed", type=_count(0, 2**32 - 1, "--seed"), default=0, help="seed of the draws (default 0)")
     cmp.set_defaults(func=cmd_compare)
     _add_row_command(sub, "session-profile", "a session row's speed across its turns: each turn's context, per-user "
                      "decode speed and time to first token", outputs=True).set_defaults(func=cmd_session_profile)
@@ -652,6 +686,13 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--frontier", choices=("none", "speed", "site", "both", "carbon", "all"), default="none",
                     help="also compute cost frontiers: speed and site (20 points each; both), cost against "
                     "emissions (carbon: 8 carbon prices), or all three")
+    pl.add_argument("--uncertainty", action="store_true", help="the plan's odds too: each candidate accelerator's "
+                    "estimated throughput drawn --samples times over the estimator's P10-P90, the plan solved again "
+                    "in each draw; the cost a day of the chosen plan's candidates at P10/P50/P90 and how often a mix "
+                    "of other candidates is cheaper")
+    pl.add_argument("--samples", type=_count(1, MAX_PLAN_SAMPLES, "--samples"), default=DEFAULT_SAMPLES,
+                    help=f"draws for --uncertainty (default {DEFAULT_SAMPLES}; two solves each, about a second)")
+    pl.add_argument("--seed", type=_count(0, 2**32 - 1, "--seed"), default=0, help="seed of the draws (default 0)")
     pl.add_argument("--format", choices=("json", "csv"), default="json")
     pl.add_argument("-o", "--output", default="-", help="output file, or - for standard output (default)")
     pl.set_defaults(func=cmd_plan)

@@ -239,6 +239,17 @@ def test_compare_is_the_cli_csv(api: httpx.Client, capsys: pytest.CaptureFixture
     assert r.status_code == 422 and "nope" in r.json()["error"]["message"]
 
 
+def test_compare_odds_are_the_cli(api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("--row", "1", "--accelerators", "h100-sxm,b200", "--uncertainty", "--samples", "200", "--seed", "5")
+    expected = _cli(capsys, "compare", str(DOCS / "example.csv"), *args)
+    params = {"row": "1", "accelerators": "h100-sxm,b200", "uncertainty": "true", "samples": "200", "seed": "5"}
+    body = {"content": (DOCS / "example.csv").read_bytes(), "headers": {"content-type": CSV}}
+    r = api.post("/v1/compare", params={**params, "format": "csv"}, **body)
+    assert r.status_code == 200 and r.text == expected
+    doc = api.post("/v1/compare", params=params, **body).json()
+    assert (doc["samples"], doc["seed"]) == (200, 5) and any("cheapest per M tokens" in n for n in doc["notes"])
+
+
 def test_retrofit_is_the_cli(api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:
     path = str(DOCS / "retrofit-example.csv")
     expected = _cli(capsys, "retrofit", path, "--row", "1", "--format", "json")

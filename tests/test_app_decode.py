@@ -65,7 +65,7 @@ def test_options_side_by_side_with_payback_and_irr(page: AppTest) -> None:
     assert {"NPV of adding decode", "Break-even decode price", "Payback of adding decode",
             "IRR of adding decode"} <= labels
     assert "None" not in " ".join(str(m.value) for m in page.metric)
-    assert len(page.get("vega_lite_chart")) == 2  # the cumulative cash flow, and the refresh NPV by year
+    assert len(page.get("vega_lite_chart")) == 3  # the odds' fan, the cumulative cash flow, the refresh NPV by year
 
 
 def test_a_dearer_decode_accelerator_lowers_its_npv(page: AppTest) -> None:
@@ -186,3 +186,20 @@ def test_the_worked_example_shows_the_refresh_and_every_decode_accelerator(page:
     decode = next(d.value for d in page.dataframe if "decode_accelerator" in d.value.columns)
     rows = decode.set_index("decode_accelerator")
     assert bool(rows.loc["sn50", "studied"]) and "no measured throughput" in rows.loc["groq3-lpx", "note"]
+    # the SN50 and the Groq 3 LPX side by side with the odds: the SN50's option's share of draws as the best, the
+    # LPX none (no price in the catalog, no measured throughput for the model: none invented)
+    odds = next(d.value for d in page.dataframe if "probability_best" in d.value.columns).set_index("option")
+    assert rows.loc["sn50", "probability_best"] == odds.loc["add decode", "probability_best"]
+    assert rows.loc["sn50", "odds"].startswith("best in ")
+    assert rows.loc["groq3-lpx", "odds"].startswith("no odds: no price in the catalog; no measured throughput")
+
+
+def test_the_draws_and_the_seed_travel_in_the_link(page: AppTest) -> None:
+    page.number_input(key="odds_samples").set_value(500).run()
+    page.number_input(key="odds_seed").set_value(4).run()
+    assert not page.exception
+    query = {str(k): str(v) for k, v in dict(page.query_params).items()}
+    assert (query["settings.odds_samples"], query["settings.odds_seed"]) == ("500", "4")
+    again = start("decode", query)  # the link opened anew: the same draws
+    assert "of 500 draws (seed 4)" in " ".join(m.value for m in again.markdown)
+    assert again.number_input(key="odds_samples").value == 500

@@ -91,3 +91,19 @@ def test_a_rented_fleet_in_a_comparison_is_off_site_never_fitting_the_site() -> 
     table = next(d.value for d in page.dataframe if "rank" in d.value.columns)
     assert "fits the site" not in set(table["site"])
     assert set(table["site"]) <= {"off site (rented)", "not feasible"} and "off site (rented)" in set(table["site"])
+
+
+def test_the_comparison_odds_on_request(page: AppTest) -> None:
+    # #41 item 5 on the page: off by default (no draws on an edit), then each compared accelerator's share of draws
+    # as the cheapest, at the Uncertainty page's samples and seed, as compare --uncertainty gives it
+    from economics.studies.compare_odds import compare_odds
+
+    assert not any("cheapest per M tokens in" in m.value for m in page.markdown)
+    page.multiselect(key="compare_accelerators").set_value(["b200", "h100-sxm"]).run()
+    page.session_state["settings"] = {**page.session_state["settings"], "samples": 500}
+    page.toggle(key="show_compare_odds").set_value(True).run()
+    assert not page.exception
+    expected = compare_odds(page.session_state["scenario"], ["b200", "h100-sxm"], samples=500, seed=0)
+    assert f"{expected.headline()}." in [m.value.strip("*") for m in page.markdown]
+    shown = next(d.value for d in page.dataframe if "probability_cheapest" in d.value.columns)
+    assert shown["probability_cheapest"].tolist() == expected.table["probability_cheapest"].tolist()

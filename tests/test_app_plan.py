@@ -311,3 +311,17 @@ def test_the_operations_settings_and_what_they_cost(example: AppTest) -> None:
     assert example.session_state["settings"]["plan_max_pools"] == 3
     example.selectbox(key="plan_min_rental_hours").set_value(8.0).run()
     example.text_input(key="plan_min_pool_systems").set_value("1").run()
+
+
+def test_the_plans_odds_on_request() -> None:
+    # #41 item 5 on the page: off by default (a plan is solved twice a draw), then the chosen candidates' cost a day
+    # over the draws and how often a mix of other candidates is cheaper, the headline plan --uncertainty prints
+    at = start("plan")
+    assert not any("cheaper than the chosen plan" in m.value for m in at.markdown)
+    at.number_input(key="plan_odds_samples").set_value(2).run()
+    at.toggle(key="show_plan_odds").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = " ".join(m.value for m in at.markdown)
+    assert "cheaper than the chosen plan's" in said and "of 2 draws (seed 0)" in said
+    mixes = next(d.value for d in at.dataframe if "mix" in d.value.columns)
+    assert mixes["probability_cheapest"].sum() == pytest.approx(1.0)

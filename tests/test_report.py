@@ -94,7 +94,8 @@ def test_the_decode_example_report() -> None:
     scenario = row(DOCS / "retrofit-example.csv", "retrofit-example")
     pdf = build.decode_report(scenario, when=WHEN)
     assert pdf.startswith(b"%PDF") and 1 <= pages(pdf) <= 3
-    assert "NPVofaddingdecode" in text_of(pdf) and "Cumulativecashflow" in text_of(pdf)
+    # the fan (each option's NPV to date, P10-P90 of the draws) in place of the point cumulative cash flow
+    assert "NPVofaddingdecode" in text_of(pdf) and "NPVtodatevsstatusquo" in text_of(pdf)
     # led by the odds, the Decode page's default draws (2,000 from seed 0): the same headline the study gives
     from economics.studies.retrofit_odds import odds
 
@@ -102,6 +103,17 @@ def test_the_decode_example_report() -> None:
     assert squeezed(found.headline()) in text_of(pdf) and "(bestin" in text_of(pdf)
     for note in found.assumptions():
         assert squeezed(note)[:40] in text_of(pdf)
+    # every decode accelerator of the catalog, side by side (none is studied in this hand study but its h200-sxm)
+    assert "Decodeaccelerators,oddsofbeingbest:sn40l:none(noprice)" in text_of(pdf)
+    assert "groq3-lpx:none(noprice)" in text_of(pdf)
+
+
+def test_the_decode_worked_example_report_has_the_refresh_and_the_lpx() -> None:
+    from tests.test_retrofit_odds import EXAMPLE
+
+    text = text_of(build.decode_report(EXAMPLE, when=WHEN))
+    assert "Whentoreplacethefleet:NPVbyyearskept(best:after" in text
+    assert "sn50:bestin" in text and "groq3-lpx:none(noprice)" in text
 
 
 def test_the_plan_example_report_from_the_command_line(tmp_path: Path) -> None:

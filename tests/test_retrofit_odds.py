@@ -191,3 +191,24 @@ def test_cli_retrofit_uncertainty_writes_the_odds_and_names_the_assumptions(tmp_
     bad = subprocess.run([sys.executable, "-m", "economics", "retrofit", "docs/retrofit-example.csv", "--row", "1",
                           "--uncertainty", "--samples", "0"], cwd=root, capture_output=True, text=True, timeout=300)
     assert bad.returncode != 0 and "--samples" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_the_fan_is_the_npv_to_each_year() -> None:
+    # The hand study, every range collapsed: add decode against the status quo is -128,000 at t = 0, then
+    # 281,627.74 a year (989,047.8 - 707,420.1); at 10 %: -128,000; -128,000 + 281,627.74 / 1.1 = 128,025.22;
+    # + 281,627.74 / 1.21 = 360,775.42 (the option's NPV), at P10 = P50 = P90.
+    got = odds(STUDY, samples=20, seed=1, ranges=_collapsed(STUDY)).fan
+    mine = got[got["option"] == "add decode"].set_index("year")
+    for p in (10, 50, 90):
+        assert mine[f"npv_to_date_usd_p{p}"].tolist() == pytest.approx([-128_000.0, 128_025.22, 360_775.42],
+                                                                       abs=0.01)
+    assert "status quo" not in set(got["option"])
+    point = analyse(STUDY).row("add decode")
+    assert point is not None and mine.loc[2, "npv_to_date_usd_p50"] == pytest.approx(point["npv_vs_status_quo_usd"])
+    # with the ranges, the band holds the median and widens with the years
+    wide = odds(STUDY, samples=2_000, seed=1).fan
+    band = wide[wide["option"] == "add decode"].set_index("year")
+    assert (band["npv_to_date_usd_p10"] <= band["npv_to_date_usd_p50"]).all()
+    assert (band["npv_to_date_usd_p50"] <= band["npv_to_date_usd_p90"]).all()
+    spread = band["npv_to_date_usd_p90"] - band["npv_to_date_usd_p10"]
+    assert spread.is_monotonic_increasing

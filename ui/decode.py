@@ -21,7 +21,7 @@ from economics.report import kpis
 from economics.studies.retrofit import OptionKind
 from economics.studies.retrofit_decode import decode_table
 from economics.studies.retrofit_life import best_year, refresh
-from ui import common, editor, report, state, studies
+from ui import common, editor, links, report, state, studies
 from ui import format as fmt
 from ui.text import plain
 
@@ -183,7 +183,21 @@ TORNADO_COLUMNS: dict[str, tuple[str, str]] = {
 }
 
 
-def _odds(key: str) -> None:
+# The decode accelerators side by side: the odds first (the table is wider than the page).
+DECODE_ODDS_ORDER = ("decode_accelerator", "odds", "probability_best", "npv_usd_p10", "npv_usd_p50", "npv_usd_p90",
+                     "price_confidence", "confidence", "output_tokens_per_s_per_user", "measured_on", "claim_id",
+                     "studied", "option", "note")
+
+
+def _setting_changed(name: str) -> None:
+    """A draws or seed input changed: into the page settings (and so the link), or an error naming it."""
+    try:
+        state.set_setting(name, links.parse_setting(name, str(st.session_state.get(name))))
+    except ValueError as exc:
+        state.error(f"{name}: {exc}; not applied")
+
+
+def _odds(key: str) -> Any:
     """The odds, above the point figures: how often each option is the best over the draws of every ranged input
     (the same draws for every option), its NPV at P10 / P50 / P90, the tornado of the two leading options' NPV
     difference, and every range no source gives, named an assumption. Cached per scenario, samples and seed."""
@@ -191,17 +205,28 @@ def _odds(key: str) -> None:
     if not st.toggle("Draw every uncertain input", value=True, key="show_odds",
                      help="Monte Carlo over the estimator's P10-P90 throughputs, sourced price ranges and the "
                           "assumptions named below; the same draws for every option"):
-        return
+        return None
+    settings = state.settings()
     left, right = st.columns(2)
-    samples = int(left.number_input("Draws", 100, 100_000, 2_000, step=1_000, key="odds_samples"))
-    seed = int(right.number_input("Seed", 0, 2**32 - 1, 0, key="odds_seed"))
+    st.session_state["odds_samples"] = settings["odds_samples"]
+    left.number_input("Draws", links.SAMPLES_BOUNDS[0], links.SAMPLES_BOUNDS[1], step=1_000, key="odds_samples",
+                      on_change=_setting_changed, args=("odds_samples",),
+                      help=f"Monte Carlo draws; setting `{links.SETTINGS_PREFIX}odds_samples` in the link")
+    st.session_state["odds_seed"] = settings["odds_seed"]
+    right.number_input("Seed", links.SEED_BOUNDS[0], links.SEED_BOUNDS[1], step=1, key="odds_seed",
+                       on_change=_setting_changed, args=("odds_seed",),
+                       help=f"Same seed, same draws; setting `{links.SETTINGS_PREFIX}odds_seed` in the link")
+    samples, seed = int(settings["odds_samples"]), int(settings["odds_seed"])
     try:
         found = studies.retrofit_odds_of(key, samples, seed)
     except (economics.ScenarioError, ValueError) as error:
         st.error(plain(str(error)))
-        return
+        return None
     st.markdown(f"**{found.headline()}.**")
     common.show_table(found.options, key="odds_table", columns=list(ODDS_COLUMNS), extra=ODDS_COLUMNS)
+    st.caption(f"NPV to date against the status quo, year by year: the band from P10 to P90 of the {samples:,} "
+               "draws, the line at P50 (at the last year, each option's NPV).")
+    common.draw(studies.fan_spec(key, samples, seed))
     if found.leading is not None:
         a, b = found.leading
         st.caption(f"What would have to be true for {b} to beat {a}: the NPV of {a} minus {b} with each input alone "
@@ -212,6 +237,7 @@ def _odds(key: str) -> None:
     notes = found.assumptions()
     if notes:
         st.caption("Assumptions (ranges no source gives): " + "; ".join(notes) + ".")
+    return found
 
 
 common.page_start()
@@ -259,7 +285,7 @@ with notes:
     common.baseline_controls()
 
 options = result.options
-_odds(common.canonical(scenario))
+found_odds = _odds(common.canonical(scenario))
 
 for _, bad in options[~options["feasible"]].iterrows():
     st.warning(f"{bad['option']}: {plain(bad['reason'])}")
@@ -298,7 +324,14 @@ else:
     common.show_table(refresh_table, key="refresh_table")
 
 st.subheader("Every decode accelerator of the catalog")
-st.dataframe(decode_table(as_scenario(scenario)), hide_index=True, width="stretch")
+if found_odds is None:
+    st.dataframe(decode_table(as_scenario(scenario)), hide_index=True, width="stretch")
+else:
+    st.caption("Side by side with the odds of the option that studies each (the same draws); one with no measured "
+               "throughput for the model, or no price, has no odds and says why: none is invented.")
+    st.dataframe(found_odds.decode, hide_index=True, width="stretch", column_order=DECODE_ODDS_ORDER, column_config={
+        "probability_best": st.column_config.NumberColumn("Best in", format="percent"),
+        **{f"npv_usd_p{p}": st.column_config.NumberColumn(f"NPV P{p}", format="dollar") for p in (10, 50, 90)}})
 
 st.subheader("Reported speeds of this decode accelerator")
 claims = catalog.throughput_claims()

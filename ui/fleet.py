@@ -8,6 +8,8 @@ state and carried by the link. Every number comes from :mod:`economics`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 import economics
@@ -26,6 +28,28 @@ KEY_FIELDS = ("name", "demand_output_tokens_per_day", "demand_input_tokens_per_d
 
 def _compare_changed() -> None:
     state.set_setting("compare", tuple(st.session_state.get("compare_accelerators") or ()))
+
+
+def _compare_odds(key: str, choices: tuple[str, ...], settings: dict[str, Any]) -> None:
+    """How often each accelerator is the cheapest per M tokens over the draws of every ranged input (the same draws
+    for every accelerator; the Uncertainty page's samples and seed), on request."""
+    if not st.toggle("Odds of being the cheapest", value=False, key="show_compare_odds",
+                     help="Monte Carlo over each accelerator's estimated throughput (P10-P90), estimated prices, "
+                          "electricity and the cost of capital; the samples and seed are the Uncertainty page's"):
+        return
+    samples, seed = int(settings["samples"]), int(settings["seed"])
+    try:
+        found = studies.compare_odds_of(key, choices, samples, seed)
+    except (economics.ScenarioError, ValueError) as error:
+        st.error(plain(str(error)))
+        return
+    st.markdown(f"**{found.headline()}.**")
+    common.show_table(found.table, key="compare_odds_table", extra={
+        "probability_cheapest": ("Cheapest in", "percent"), "computed_share": ("Draws computed", "percent"),
+        "reason": ("Not computed because", "text")})
+    notes = found.assumptions()
+    if notes:
+        st.caption("Assumptions (ranges no source gives): " + "; ".join(notes) + ".")
 
 
 common.page_start()
@@ -98,6 +122,7 @@ elif choices:
                                                           "rank": ("Rank", "count"), "site": ("Site", "text")})
     st.caption("A rented fleet is off site: the site's power, racks and cooling limits do not apply to it, so it is "
                "never said to fit them.")
+    _compare_odds(common.canonical(scenario), tuple(choices), settings)
 
 report.offer("fleet", report.scenario_pdf("fleet"))
 common.share()

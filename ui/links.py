@@ -4,7 +4,8 @@ Pure functions (no Streamlit) so they can be tested directly. The scenario and t
 :mod:`economics.studies.links` as their differences from the global default scenario
 (:func:`economics.default_scenario`,
 the one the app starts on), so a value equal to a default is simply absent and reads back as that same default.
-Page settings (compared accelerators, Monte Carlo samples and seed, uncertainty ranges, the planner's settings
+Page settings (compared accelerators, Monte Carlo samples and seed, the Decode page's odds' samples and seed
+(``odds_samples``, ``odds_seed``), uncertainty ranges, the planner's settings
 ``plan_*``) travel as ``settings.<name>`` and the baseline as ``baseline.<field>``; a planner link of the earlier
 form ``plan.<setting>`` is read as ``settings.plan_<setting>``. Reading never raises: every bad, empty, unknown or
 out-of-range parameter comes back as a warning naming it, and its value stays at the default.
@@ -52,6 +53,9 @@ every hour
 at the peak); every other planner setting starts at the planner's default (no TTFT target: the default scenario's
 measured throughput has no prefill figure to check one with)."""
 SAMPLES_BOUNDS = (100, 100_000)
+ODDS_SAMPLES = 2_000
+"""The Decode page's draws for its odds unless the link says otherwise (``settings.odds_samples``, with
+``settings.odds_seed``: the Decode page's own, apart from the Uncertainty page's ``samples`` and ``seed``)."""
 SEED_BOUNDS = (0, 2**32 - 1)
 MAX_LIST_ITEMS = 40
 STORED_PARAM = "scenario"
@@ -70,7 +74,7 @@ def default_settings() -> dict[str, Any]:
     """Page settings at their defaults: ranges None mean "the default factors around the base value"."""
     ids = set(catalog.accelerator_ids())
     settings: dict[str, Any] = {"compare": tuple(a for a in COMPARE_DEFAULT if a in ids), "samples": 10_000,
-                                "seed": 0}
+                                "seed": 0, "odds_samples": ODDS_SAMPLES, "odds_seed": 0}
     for field in RANGED_FIELDS:
         settings[f"{field}_low"] = None
         settings[f"{field}_high"] = None
@@ -155,9 +159,9 @@ def parse_setting(name: str, text: str) -> Any:
         return _ids(text, "accelerator")
     if name.startswith(PLAN_PREFIX) and name[len(PLAN_PREFIX):] in planner.PLAN_FIELDS:
         return _plan_setting(name[len(PLAN_PREFIX):], text)
-    if name == "samples":
+    if name in ("samples", "odds_samples"):
         return _whole(text, SAMPLES_BOUNDS)
-    if name == "seed":
+    if name in ("seed", "odds_seed"):
         return _whole(text, SEED_BOUNDS)
     if name in default_settings():  # a range end
         return _range_end(name, text)

@@ -25,6 +25,8 @@ from economics.io import plan_files
 from economics.report import charts, kpis
 from economics.schema.validation import InputError
 from economics.studies import planner
+from economics.studies.plan_odds import MAX_PLAN_SAMPLES, plan_odds
+from economics.studies.planner.candidates import catalog_candidates
 from ui import common, editor, links, report, state
 from ui import format as fmt
 from ui.text import plain
@@ -238,6 +240,45 @@ def _solve(scenario_json: str, settings_json: str, ids: tuple[str, ...], candida
 
 
 COSTING = "Solving the plan again without each operations setting..."
+ODDS = "Solving the plan again in each draw (about a second a draw)..."
+
+
+@st.cache_data(max_entries=8, show_spinner=ODDS)
+def _plan_odds(scenario_json: str, settings_json: str, ids: tuple[str, ...], candidates_csv: bytes | None,
+               samples: int, seed: int) -> dict[str, Any]:
+    """The plan's odds (:func:`economics.studies.plan_odds.plan_odds`) over its candidates, as tables."""
+    s = economics.Scenario(**json.loads(scenario_json))
+    settings = planner.PlanSettings(**json.loads(settings_json))
+    cands = (catalog_candidates(s, list(ids) or None)[0] if candidates_csv is None
+             else plan_files.read_candidates_csv(candidates_csv, s))
+    chosen = planner.plan(s, settings, cands, costed=False)
+    found = plan_odds(s, settings, cands, chosen, samples, seed)
+    return {"headline": found.headline(), "summary": found.summary(), "mixes": found.table, "drivers": found.drivers}
+
+
+def _odds(inputs: tuple[str, str, tuple[str, ...], bytes | None]) -> None:
+    """The plan's odds on request (the plan solved twice a draw): the chosen candidates' cost a day at P10 / P50 /
+    P90 and how often a mix of other candidates is cheaper."""
+    toggle, left, right = st.columns(3)
+    samples = int(left.number_input("Draws", 1, MAX_PLAN_SAMPLES, 10, key="plan_odds_samples"))
+    seed = int(right.number_input("Seed", 0, 2**32 - 1, 0, key="plan_odds_seed"))
+    if not toggle.toggle("The plan's odds", value=False, key="show_plan_odds",
+                         help="plan --uncertainty: each estimated accelerator's throughput drawn over the estimator's "
+                              "P10-P90, the plan solved again twice in each draw (about a second a draw)"):
+        return
+    try:
+        got = _plan_odds(*inputs, samples, seed)
+    except (economics.ScenarioError, ValueError) as error:
+        st.error(plain(str(error)))
+        return
+    summary = got["summary"]
+    st.markdown(f"**{got['headline']}.** The chosen candidates' cost a day: "
+                f"{fmt.usd(summary['cost_usd_per_day_p10'])} (P10), {fmt.usd(summary['cost_usd_per_day_p50'])} "
+                f"(P50), {fmt.usd(summary['cost_usd_per_day_p90'])} (P90).")
+    common.show_table(got["mixes"], key="plan_odds_mixes", extra={
+        "mix": ("Cheapest mix in a draw", "text"), "probability_cheapest": ("Share of draws", "percent"),
+        "cost_usd_per_day_p50": ("Cost a day, P50", "money")})
+    common.show_table(got["drivers"], key="plan_odds_drivers")
 
 
 @st.cache_data(max_entries=32, show_spinner=COSTING)
@@ -351,6 +392,7 @@ def _show(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar
     st.subheader("The plan")
     common.show_table(out["frames"]["plan"], key="plan_table", extra=PLAN_COLUMNS)
     st.caption(plain(_footprint_words(summary), max_chars=1000))
+    _odds(inputs)
     frame = _setting_costs(*inputs, summary)
     limits = planner.limits_with_costs(out["frames"]["constraints"], frame)
     st.subheader("Limits and what one more unit would save")

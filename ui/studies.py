@@ -23,6 +23,7 @@ from economics.report import charts
 from economics.studies import retrofit_odds
 from economics.studies.calibration import report
 from economics.studies.compare import SITE_WORDS, compare_accelerators, cost_vs_utilization, margins_at_prices
+from economics.studies.compare_odds import compare_odds
 from economics.studies.day import hours_table
 from economics.studies.interactivity import interactivity_curve
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
@@ -76,10 +77,21 @@ def utilization_spec() -> dict[str, Any]:
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def compare_of(key: str, accelerators: tuple[str, ...]) -> Any:
-    # no published price: cost those as rented so they can still be compared
-    rent = {a: {"ownership": "rent"} for a in accelerators
+    return compare_accelerators(json.loads(key), list(accelerators), _rented(accelerators))
+
+
+def _rented(accelerators: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """No published price: cost those as rented so they can still be compared."""
+    return {a: {"ownership": "rent"} for a in accelerators
             if math.isnan(catalog.accelerator_record(a).get("price_usd", math.nan))}
-    return compare_accelerators(json.loads(key), list(accelerators), rent)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def compare_odds_of(key: str, accelerators: tuple[str, ...], samples: int, seed: int) -> Any:
+    """The comparison's odds (:func:`economics.studies.compare_odds.compare_odds`, the accelerators without a price
+    rented as the comparison rents them), remembered per scenario, accelerators, samples and seed."""
+    return compare_odds(json.loads(key), list(accelerators), samples, seed,
+                        changes_by_accelerator=_rented(accelerators))
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
@@ -119,6 +131,13 @@ def retrofit_odds_of(key: str, samples: int, seed: int) -> Any:
     """The study's odds (:func:`economics.studies.retrofit_odds.odds`), remembered per scenario, samples and seed:
     an edit elsewhere on the page draws nothing again. The page only reads it."""
     return retrofit_odds.odds(json.loads(key), samples=samples, seed=seed, point=retrofit_of(key))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def fan_spec(key: str, samples: int, seed: int) -> dict[str, Any]:
+    """The fan of the study's odds (:func:`economics.report.charts.fan_spec`), built once per scenario, samples and
+    seed."""
+    return {**charts.fan_spec(), "datasets": charts.fan_data(retrofit_odds_of(key, samples, seed).fan)}
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

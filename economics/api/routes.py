@@ -24,6 +24,8 @@ from economics.io.documents import fields_markdown
 from economics.report.figures import checked_app_url
 from economics.schema.scenario import Scenario
 from economics.schema.values import shown
+from economics.studies.plan_odds import DEFAULT_SAMPLES as DEFAULT_PLAN_SAMPLES
+from economics.studies.plan_odds import MAX_PLAN_SAMPLES
 from economics.studies.retrofit_odds import MAX_SAMPLES
 from economics.version import __version__
 
@@ -112,10 +114,18 @@ async def explain(request: Request, row: Row = "", format: Literal["json", "text
 @router.post("/compare", summary="one row across accelerators", tags=["compute"], openapi_extra=openapi.table_body(),
              responses=openapi.answers("the row on each accelerator, ranked", "json", "csv"))
 async def compare(request: Request, row: Row = "", accelerators: Accelerators = "",
-                  format: Literal["json", "csv"] = "json") -> Response:
-    """The row's demand served by each accelerator, ranked by cost per million tokens."""
-    return await _compute(request, "evaluate", "compare", {"row": row, "format": format,
-                                                           "accelerators": _accelerators(accelerators)})
+                  format: Literal["json", "csv"] = "json", uncertainty: bool = False,
+                  samples: Annotated[int, Query(ge=1, le=MAX_SAMPLES, description="draws with uncertainty=true")]
+                  = 10_000,
+                  seed: Annotated[int, Query(ge=0, le=2**32 - 1, description="seed of the draws")] = 0) -> Response:
+    """The row's demand served by each accelerator, ranked by cost per million tokens; ``uncertainty=true`` the
+    odds instead (each accelerator's estimated throughput and price, electricity and the cost of capital drawn
+    ``samples`` times with ``seed``, the same draws for every accelerator: how often each is the cheapest per M
+    tokens and its cost at P10/P50/P90, and the drivers).
+    """
+    return await _compute(request, "study" if uncertainty else "evaluate", "compare", {
+        "row": row, "format": format, "accelerators": _accelerators(accelerators), "uncertainty": uncertainty,
+        "samples": samples, "seed": seed})
 
 
 @router.post("/session-profile", summary="a session row's speed across its turns", tags=["compute"],
@@ -188,12 +198,18 @@ async def uncertainty(request: Request, row: Row = "", output_field: str = "cost
              responses=openapi.answers("the plan, or feasible false and the diagnosis", "json", "csv"))
 async def plan(request: Request, row: Row = "", accelerators: Accelerators = "",
                frontier: Literal["none", "speed", "site", "both", "carbon", "all"] = "none",
-               format: Literal["json", "csv"] = "json") -> Response:
+               format: Literal["json", "csv"] = "json", uncertainty: bool = False,
+               samples: Annotated[int, Query(ge=1, le=MAX_PLAN_SAMPLES, description="draws with uncertainty=true "
+                                             "(two solves each)")] = DEFAULT_PLAN_SAMPLES,
+               seed: Annotated[int, Query(ge=0, le=2**32 - 1, description="seed of the draws")] = 0) -> Response:
     """Prefill and decode pools, owned and rented, with the existing fleet, for the row's demand, targets and
-    facility; 200 with ``feasible: false`` and the diagnosis when no plan serves it.
+    facility; 200 with ``feasible: false`` and the diagnosis when no plan serves it. ``uncertainty=true`` adds the
+    plan's odds (``odds``, ``odds_mixes``, ``odds_drivers``): each candidate accelerator's estimated throughput drawn
+    ``samples`` times, the plan solved again in each draw.
     """
     return await _compute(request, "study", "plan", {"row": row, "accelerators": _accelerators(accelerators),
-                                                     "frontier": frontier, "format": format})
+                                                     "frontier": frontier, "format": format,
+                                                     "uncertainty": uncertainty, "samples": samples, "seed": seed})
 
 
 @router.post("/report", summary="a row's board report (PDF)", tags=["studies"],

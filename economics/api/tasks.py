@@ -43,6 +43,7 @@ from economics.schema.validation import InputError
 from economics.schema.values import escape_for_terminal, shown
 from economics.studies import retrofit_odds
 from economics.studies.compare import compare_accelerators
+from economics.studies.compare_odds import compare_odds
 from economics.studies.kv_memory import kv_memory_study, study_json
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from economics.studies.retrofit_decode import decode_table
@@ -182,6 +183,8 @@ def compare(req: Request) -> Answer:
     """The row's demand on each accelerator asked for (default: every catalog accelerator), as ``compare``."""
     chosen = _row(req)
     ids = _accelerators(req) or accelerator_ids()
+    if req.params.get("uncertainty"):
+        return _compare_odds(req, chosen, ids)
     try:
         table = compare_accelerators(chosen.fields, ids)
     except ScenarioError as exc:
@@ -189,6 +192,22 @@ def compare(req: Request) -> Answer:
     if req.params.get("format") == "csv":
         return Answer(200, MEDIA["csv"], to_csv_text(table).encode())
     return _json({"notes": _notes(chosen, "compare"), "results": json.loads(to_json_text(table))})
+
+
+def _compare_odds(req: Request, chosen: Any, ids: list[str]) -> Answer:
+    """``compare`` with ``uncertainty``: the tables ``compare --uncertainty`` writes (CSV one after the other, or
+    JSON with the headline and every range no source gives among the notes).
+    """
+    try:
+        found = compare_odds(chosen.fields, ids, samples=int(req.params.get("samples", 10_000)),
+                             seed=int(req.params.get("seed", 0)))
+    except ValueError as exc:
+        raise InvalidRow([str(exc)]) from None
+    if req.params.get("format") == "csv":
+        return Answer(200, MEDIA["csv"], (to_csv_text(found.table) + "\n" + to_csv_text(found.drivers)).encode())
+    notes = [found.headline(), *(f"assumption: {line}" for line in found.assumptions())]
+    return _json({"notes": _notes(chosen, "compare") + notes, "samples": found.samples, "seed": found.seed,
+                  "odds": json.loads(to_json_text(found.table)), "drivers": json.loads(to_json_text(found.drivers))})
 
 
 def session_profile(req: Request) -> Answer:
@@ -325,8 +344,9 @@ def plan(req: Request) -> Answer:
     row = _row_named(req, data, PLAN_TABLE)
     try:
         with solver_chatter_silenced():
+            odds = (int(req.params.get("samples", 100)), int(req.params.get("seed", 0)))
             out = plan_from_files(data, row, candidates, _accelerators(req), str(req.params.get("frontier") or "none"),
-                                  _curves(req))
+                                  _curves(req), odds if req.params.get("uncertainty") else None)
     except InvalidPlanRow as exc:
         raise InvalidRow(str(exc).splitlines()) from None
     if req.params.get("format") == "csv":

@@ -23,11 +23,13 @@ from economics.schema import values
 from economics.schema.scenario import FIELDS, Scenario
 from economics.schema.validation import InputError, check_columns
 from economics.studies import candidate_fields
+from economics.studies.plan_odds import plan_odds
 from economics.studies.planner.candidates import (
     CANDIDATE_COLUMNS,
     CANDIDATE_TEXT_COLUMNS,
     MAX_CANDIDATES,
     Candidate,
+    catalog_candidates,
     record_number,
     whole_replicas,
 )
@@ -244,9 +246,10 @@ def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candida
 
 def plan_from_files(data: bytes | str, row: str, candidates_data: bytes | str | None = None,
                     accelerators: list[str] | None = None, frontier: str = "none",
-                    curves_sha256: str = "") -> dict[str, Any]:
+                    curves_sha256: str = "", odds: tuple[int, int] | None = None) -> dict[str, Any]:
     """The ``plan`` command as a function: the JSON-ready plan (and frontiers) of one row (its throughput from the
-    curve file ``curves_sha256`` names where the row names none). Raises InputError.
+    curve file ``curves_sha256`` names where the row names none); with ``odds`` = (samples, seed) its odds too
+    (:func:`economics.studies.plan_odds.plan_odds`: ``odds``, ``odds_mixes``, ``odds_drivers``). Raises InputError.
     """
     cells, settings = read_plan_row(data, row)
     label, note = cells.pop("_label"), cells.pop("_note")
@@ -265,7 +268,15 @@ def plan_from_files(data: bytes | str, row: str, candidates_data: bytes | str | 
         if unknown:
             raise InputError(catalog.unknown_id_message("--accelerators", _shown(unknown[0]),
                                                         catalog.accelerator_ids()))
-        out = plan(s, settings, cands, ids).to_dict()
+        result = plan(s, settings, cands, ids)
+        out = result.to_dict()
+        if odds is not None and result.feasible:
+            found = plan_odds(s, settings, cands if cands is not None else catalog_candidates(s, ids)[0], result,
+                              *odds)
+            out.update(odds=found.summary(), odds_mixes=records(found.table), odds_drivers=records(found.drivers))
+            print(values.escape_for_terminal(f"note: {found.headline()}"), file=sys.stderr)
+        elif odds is not None:
+            print("note: no odds: there is no feasible plan to draw them of", file=sys.stderr)
         if frontier in ("speed", "both", "all"):
             out["frontier_speed"] = records(frontier_speed(s, settings, candidates=cands, accelerators=ids))
         if frontier in ("site", "both", "all"):
@@ -286,7 +297,10 @@ def plan_csv_text(out: dict[str, Any]) -> str:
     parts = ["# summary\n" + to_csv_text(pd.DataFrame([{"feasible": out["feasible"],
                                                          "infeasible_reason": out["infeasible_reason"],
                                                          **out["summary"]}]))]
-    for key in ("plan", "constraints", "setting_costs", "hours", "frontier_speed", "frontier_site", "frontier_carbon"):
+    if "odds" in out:
+        parts.append("# odds\n" + to_csv_text(pd.DataFrame([out["odds"]])))
+    for key in ("plan", "constraints", "setting_costs", "hours", "frontier_speed", "frontier_site", "frontier_carbon",
+                "odds_mixes", "odds_drivers"):
         if key in out:
             parts.append(f"# {key}\n" + to_csv_text(pd.DataFrame(out[key])))
     return "\n".join(parts)

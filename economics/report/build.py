@@ -28,6 +28,7 @@ from economics.studies import retrofit_odds
 from economics.studies.compare import cost_vs_utilization
 from economics.studies.day import hours_table
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
+from economics.studies.retrofit_life import best_year, refresh
 from economics.studies.session_shape import where_found
 from economics.version import __version__
 
@@ -211,6 +212,23 @@ ODDS_SAMPLES = 2_000
 """Draws of the decode report's odds, as the Decode page draws them by default (seed 0)."""
 
 
+def _short_odds(text: str) -> str:
+    """A decode accelerator's odds as the report lists them: the share of draws, or 'none' and the first reason,
+    shortened (the page and ``retrofit --uncertainty`` give it whole).
+
+    >>> _short_odds("no odds: no price in the catalog; no measured throughput for x: not studied (none invented)")
+    'none (no price)'
+    >>> _short_odds("best in 86 % of the draws")
+    'best in 86 %'
+    """
+    if not text.startswith("no odds: "):
+        return text.removesuffix(" of the draws")
+    first = text.removeprefix("no odds: ").split(";")[0].split(":")[0]
+    words = {"no price in the catalog": "no price", "measured as a whole system, not as a decode pool":
+             "not measured as a decode pool"}
+    return f"none ({words.get(first, 'no measured speed' if first.startswith('no measured') else first)})"
+
+
 def decode_report(scenario: Mapping[str, Any], baseline: Mapping[str, Any] | None = None,
                   when: dt.datetime | None = None, link: str | None = None, samples: int = ODDS_SAMPLES,
                   seed: int = 0) -> bytes:
@@ -235,11 +253,17 @@ def decode_report(scenario: Mapping[str, Any], baseline: Mapping[str, Any] | Non
     found = retrofit_odds.odds(scenario, samples=samples, seed=seed, point=result)
     flows = [_chart(f"The odds: {found.headline()}; each option's NPV, P10 to P90 (bar) and P50 (tick)",
                     charts.odds_spec(), charts.odds_data(found.options)),
-             _chart("Cumulative cash flow against the status quo", charts.cashflow_spec(),
-                    charts.cashflow_data(result.cashflows))]
+             _chart("NPV to date vs status quo: P10-P90 (band), P50 (line)", charts.fan_spec(),
+                    charts.fan_data(found.fan))]
+    renewal = refresh(result, as_scenario(scenario))
+    if not renewal.empty:
+        flows.append(_chart(f"When to replace the fleet: NPV by years kept (best: after {best_year(renewal)} "
+                            "year(s))", charts.refresh_spec(), {"refresh": renewal}))
     cost = _cost_charts(scenario, evaluated) if evaluated and evaluated.get("cost_usd_per_m_tokens") else []
     odds_notes = [found.headline() + "."] + [f"Assumption (no source gives the range): {a}"
                                              for a in found.assumptions()]
+    odds_notes.append("Decode accelerators, odds of being best: " + "; ".join(
+        f"{r['decode_accelerator']}: {_short_odds(str(r['odds']))}" for _, r in found.decode.iterrows()) + ".")
     part = {"kpis": figures.kpi_rows([kpis.decode_kpis(result, price, base)]),
             "notes": odds_notes + ([] if evaluated is None else figures.scenario_notes(evaluated)),
             "charts": flows + cost,

@@ -170,6 +170,50 @@ def cashflow_data(cashflows: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {"flows": flows[flows["option"] != OptionKind.STATUS_QUO]}
 
 
+def fan_spec() -> dict[str, Any]:
+    """The NPV to date of each option against the status quo over the years: the band from P10 to P90 of the draws
+    and the P50 as a line (dataset ``fan``, :func:`fan_data`).
+    """
+    import altair as alt
+
+    base = alt.Chart(alt.NamedData("fan"))
+    x = alt.X("year:O", title="Year")
+    color = alt.Color("option:N", title=None)
+    tips = ["option:N", "year:O", alt.Tooltip("npv_to_date_usd_p10:Q", format="$,.3s", title="P10"),
+            alt.Tooltip("npv_to_date_usd_p50:Q", format="$,.3s", title="P50"),
+            alt.Tooltip("npv_to_date_usd_p90:Q", format="$,.3s", title="P90")]
+    band = base.mark_area(opacity=0.2).encode(
+        x=x, y=alt.Y("npv_to_date_usd_p10:Q", title="NPV to date vs status quo, P10-P90 band and P50 [USD]",
+                     axis=alt.Axis(format="$,.3~s")), y2="npv_to_date_usd_p90:Q", color=color, tooltip=tips)
+    line = base.mark_line(point=True).encode(x=x, y="npv_to_date_usd_p50:Q", color=color, tooltip=tips)
+    return vega_spec(alt.layer(band, line))
+
+
+def fan_data(fan: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
+    """Dataset ``fan`` of :func:`fan_spec` from :attr:`economics.studies.retrofit_odds.RetrofitOdds.fan`.
+
+    >>> t = pd.DataFrame({"option": ["add decode"], "year": [0], "npv_to_date_usd_p10": [-2.0],
+    ...                   "npv_to_date_usd_p50": [-1.0], "npv_to_date_usd_p90": [0.0]})
+    >>> fan_data(t)["fan"][0]["npv_to_date_usd_p50"]
+    -1.0
+    """
+    ends = [f"npv_to_date_usd_p{p}" for p in (10, 50, 90)]
+    return {"fan": [{"option": str(o), "year": int(t), **{e: float(v) for e, v in zip(ends, vs, strict=True)}}
+                    for o, t, *vs in zip(fan["option"], fan["year"], *(fan[e] for e in ends), strict=True)]}
+
+
+def refresh_spec() -> dict[str, Any]:
+    """The NPV against the status quo of keeping the existing fleet N years and then replacing it, per N (dataset
+    ``refresh``: :func:`economics.studies.retrofit_life.refresh`'s table).
+    """
+    import altair as alt
+
+    return vega_spec(alt.Chart(alt.NamedData("refresh")).mark_bar().encode(
+        x=alt.X("kept_years:O", title="Years the existing fleet is kept"),
+        y=alt.Y("npv_vs_status_quo_usd:Q", title="NPV vs status quo [USD]", axis=alt.Axis(format="$,.3~s")),
+        tooltip=["kept_years:O", alt.Tooltip("npv_vs_status_quo_usd:Q", format="$,.0f", title="NPV")]))
+
+
 # Plan page
 
 def hours_spec() -> dict[str, Any]:

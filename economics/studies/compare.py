@@ -94,6 +94,18 @@ def site_words(ownership: np.ndarray, feasible: np.ndarray) -> np.ndarray:
                     np.where(ok, SITE_WORDS["fits"], SITE_WORDS["does not fit"])).astype(object)
 
 
+def accelerator_rows(scenario: Scenario | dict[str, Any], accelerators: list[str],
+                     changes_by_accelerator: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The scenario on each accelerator, as the comparison evaluates it: its own catalog figures, its throughput
+    left empty (interpolated or estimated) unless ``changes_by_accelerator`` gives per-accelerator fields.
+    """
+    base = as_scenario(scenario)
+    extra = changes_by_accelerator or {}
+    return [with_changes(base, accelerator=acc, output_tokens_per_s_per_accelerator=None,
+                         input_tokens_per_s_per_accelerator=None, accelerators_per_replica=None,
+                         **extra.get(acc, {})) for acc in accelerators]
+
+
 def compare_accelerators(scenario: Scenario | dict[str, Any], accelerators: list[str],
                          changes_by_accelerator: dict[str, dict[str, Any]] | None = None) -> pd.DataFrame:
     """Evaluate ``scenario`` once per accelerator (its own catalog figures; measured throughput left empty so it is
@@ -102,12 +114,7 @@ def compare_accelerators(scenario: Scenario | dict[str, Any], accelerators: list
 
     Returns one row per accelerator with :data:`COMPARE_COLUMNS` and ``rank`` (1 = cheapest feasible).
     """
-    base = as_scenario(scenario)
-    extra = changes_by_accelerator or {}
-    rows = [with_changes(base, accelerator=acc, output_tokens_per_s_per_accelerator=None,
-                         input_tokens_per_s_per_accelerator=None, accelerators_per_replica=None,
-                         **extra.get(acc, {})) for acc in accelerators]
-    out = evaluate(scenario_frame(rows))
+    out = evaluate(scenario_frame(accelerator_rows(scenario, accelerators, changes_by_accelerator)))
     table = out[list(COMPARE_COLUMNS)].copy()
     ok = table["feasible"].fillna(False).astype(bool) & out["valid"]
     table.insert(3, "site", site_words(table["ownership"].to_numpy(), ok.to_numpy()))

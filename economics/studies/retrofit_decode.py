@@ -27,9 +27,27 @@ and its confidence; the confidence of its catalog price; why it is or is not stu
 SPEED = "output_tokens_per_s_per_user"
 
 
+_MEMO: dict[str, tuple[object, Any]] = {}
+"""What the table reads from the catalog, per model, with the catalog table it was read from: an edit of the
+scenario re-runs the study (and this table) without filtering the claims again (about 50 ms each time); a catalog
+read again (a new table object) is read again here."""
+
+
+def _memo(key: str, table: object, make: Any) -> Any:
+    """``make()``, remembered under ``key`` while ``table`` is the same object."""
+    hit = _MEMO.get(key)
+    if hit is None or hit[0] is not table:
+        hit = _MEMO[key] = (table, make())
+    return hit[1]
+
+
 def decode_ids() -> list[str]:
-    """The catalog's decode accelerators (roofline = no), in catalog order."""
-    return [a for a in catalog.accelerator_ids() if not bool(catalog.accelerator_record(a).get("roofline", True))]
+    """The catalog's decode accelerators (roofline = no), in catalog order (read once per catalog table)."""
+    table = catalog.accelerators()
+    if "roofline" not in table.columns:
+        return []
+    return list(_memo("decode_ids", table, lambda: [str(a) for a, r in zip(table.index, table["roofline"],
+                                                                             strict=True) if not bool(r)]))
 
 
 def _claim(model: str, accelerator: str) -> tuple[pd.Series | None, str]:
@@ -37,12 +55,23 @@ def _claim(model: str, accelerator: str) -> tuple[pd.Series | None, str]:
     system, and which it is (``decode pool``, ``whole system``; empty when there is none).
     """
     claims = catalog.throughput_claims()
-    mine = claims[(claims["model"] == model) & (claims["metric"] == SPEED)]
-    for column, how in (("decode_accelerator", "decode pool"), ("accelerator", "whole system")):
-        found = mine[mine[column] == accelerator]
-        if len(found):
-            return found.iloc[0], how
-    return None, ""
+
+    def first() -> tuple[pd.Series | None, str]:
+        mine = claims[(claims["model"] == model) & (claims["metric"] == SPEED)]
+        for column, how in (("decode_accelerator", "decode pool"), ("accelerator", "whole system")):
+            found = mine[mine[column] == accelerator]
+            if len(found):
+                return found.iloc[0], how
+        return None, ""
+
+    return _memo(f"claim:{model}:{accelerator}", claims, first)
+
+
+def _price_confidence(accelerator: str) -> str:
+    """The confidence of the accelerator's catalog price ('' when it has none)."""
+    figures = catalog.accelerator_figures()
+    return _memo(f"price:{accelerator}", figures,
+                 lambda: (catalog.accelerator_source(accelerator, "price_usd") or {}).get("confidence", ""))
 
 
 def decode_table(s: Scenario) -> pd.DataFrame:
@@ -52,7 +81,7 @@ def decode_table(s: Scenario) -> pd.DataFrame:
     rows = []
     for acc in decode_ids():
         claim, how = _claim(s.model or "", acc)
-        price = (catalog.accelerator_source(acc, "price_usd") or {}).get("confidence", "")
+        price = _price_confidence(acc)
         row: dict[str, Any] = {"decode_accelerator": acc, "studied": False, SPEED: None, "measured_on": how,
                                "claim_id": "" if claim is None else str(claim.name),
                                "confidence": "" if claim is None else claim["confidence"],

@@ -34,7 +34,7 @@ from economics.domain.finance import capital_recovery_factor, irr
 from economics.engine.batch import MAX_COUNT, as_scenario, resolve_scenario
 from economics.engine.pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, compute
 from economics.schema.scenario import Scenario
-from economics.studies.retrofit import Option, RetrofitResult, _fleet, analyse, standard_options
+from economics.studies.retrofit import Option, OptionKind, RetrofitResult, _fleet, analyse, standard_options
 from economics.studies.retrofit_cash import (
     FAST_TIER,
     OPEX,
@@ -47,6 +47,7 @@ from economics.studies.retrofit_cash import (
     opex_terms,
     revenue_terms,
 )
+from economics.studies.retrofit_decode import DECODE_COLUMNS, decode_table
 from economics.studies.retrofit_years import DEMAND_FIELDS, _float
 from economics.studies.uncertainty import DEFAULT_RANGE_FACTORS
 
@@ -132,15 +133,8 @@ def drivers(scenario: Scenario | dict[str, Any], point: RetrofitResult | None = 
     s = as_scenario(scenario)
     point = analyse(s) if point is None else point
     out = _throughput_drivers(point) + _price_drivers(s, point)
-    factors = DEFAULT_RANGE_FACTORS
     first = point.option_years[0][1].rows[0]
-    resolved = resolve_scenario(first)
-    electricity = float(resolved["electricity_usd_per_kwh"][0])
-    if np.isfinite(electricity) and not first.get("electricity_tariff"):
-        out.append(_scaled("electricity", "electricity_usd_per_kwh", electricity, factors["electricity_usd_per_kwh"],
-                           "the Uncertainty page's default spread (x0.5 to x2.5)"))
-    out.append(_scaled("cost of capital", "cost_of_capital", float(s.cost_of_capital), factors["cost_of_capital"],
-                       "the Uncertainty page's default spread (x0.5 to x1.5)"))
+    out += shared_drivers(s, resolve_scenario(first), bool(first.get("electricity_tariff")))
     out.append(_scaled("demand growth", "demand_growth_per_year", float(s.demand_growth_per_year), GROWTH_FACTORS,
                        "no source: half to one and a half times the growth given"))
     out.append(_scaled("token prices", "token_prices", 1.0, TOKEN_PRICE_FACTORS,
@@ -183,12 +177,10 @@ def _throughput_drivers(point: RetrofitResult) -> list[Driver]:
         row = part.rows[0]
         resolved = resolve_scenario(row)
         for f in THROUGHPUT_FIELDS:
-            lo, hi = (float(resolved[f"_{end}_ratio:{f}"][0]) for end in ("low", "high"))
+            ratios = estimate_ratios(resolved, f)
             acc = row["decode_accelerator"] if f.startswith("decode") else row["accelerator"]
-            if acc and np.isfinite(lo) and np.isfinite(hi) and (lo, hi) != (1.0, 1.0) and acc not in out:
-                out[acc] = Driver(f"{acc} throughput", f"throughput:{acc}", lo, 1.0, hi,
-                                  f"the estimator's P10-P90 for {acc} (data/estimate_ranges.csv): x{lo:g} to x{hi:g}",
-                                  False)
+            if acc and ratios is not None and acc not in out:
+                out[acc] = rate_driver(acc, *ratios)
         users = row.get("decode_concurrent_users_per_replica")
         if row.get("decode_accelerator") and row.get("decode_output_tokens_per_s_per_accelerator") is None and (
                 row.get("decode_measured_output_tokens_per_s_per_user") is not None):
@@ -203,8 +195,8 @@ def _throughput_drivers(point: RetrofitResult) -> list[Driver]:
 
 
 def _price_drivers(s: Scenario, point: RetrofitResult) -> list[Driver]:
-    """A driver per price an option pays that is a catalog figure marked estimate: its sourced range, else the
-    Uncertainty page's default spread (an assumption). A price the scenario gives is the user's, not ranged.
+    """A driver per price an option pays that is a catalog figure marked estimate (:func:`price_driver`). A price
+    the scenario gives is the user's, not ranged.
     """
     out: dict[str, Driver] = {}
     for opt, (_, part) in zip(point.studied, point.option_years, strict=True):
@@ -212,18 +204,55 @@ def _price_drivers(s: Scenario, point: RetrofitResult) -> list[Driver]:
             if getattr(s, price_col, None) is not None:
                 continue
             acc = part.rows[0]["decode_accelerator" if price_col.startswith("decode") else "accelerator"]
-            base = _float(part.first({price_col}).get(price_col))
-            source = catalog.accelerator_source(acc, "price_usd") or {}
-            if acc in out or not np.isfinite(base) or source.get("confidence") != "estimate":
-                continue
-            if acc in SOURCED_PRICE_RANGES:
-                lo, hi, why = SOURCED_PRICE_RANGES[acc]
-                out[acc] = Driver(f"{acc} price", f"price:{acc}", min(lo, base), base, max(hi, base), why, False)
-            else:
-                f = DEFAULT_RANGE_FACTORS["accelerator_price_usd"]
-                out[acc] = _scaled(f"{acc} price", f"price:{acc}", base, f,
-                                   "a catalog estimate with no range stated; the Uncertainty page's spread")
+            found = None if acc in out else price_driver(acc, _float(part.first({price_col}).get(price_col)))
+            if found is not None:
+                out[acc] = found
     return list(out.values())
+
+
+def price_driver(acc: str, base: float) -> Driver | None:
+    """The range of ``acc``'s catalog price ``base`` where the catalog marks it estimate: its sourced range
+    (:data:`SOURCED_PRICE_RANGES`, widened to hold the base), else the Uncertainty page's default spread (an
+    assumption); None for a price not marked estimate or not finite. The one rule the decode study's and the
+    comparison's odds draw a price by.
+    """
+    source = catalog.accelerator_source(acc, "price_usd") or {}
+    if not np.isfinite(base) or source.get("confidence") != "estimate":
+        return None
+    if acc in SOURCED_PRICE_RANGES:
+        lo, hi, why = SOURCED_PRICE_RANGES[acc]
+        return Driver(f"{acc} price", f"price:{acc}", min(lo, base), base, max(hi, base), why, False)
+    return _scaled(f"{acc} price", f"price:{acc}", base, DEFAULT_RANGE_FACTORS["accelerator_price_usd"],
+                   "a catalog estimate with no range stated; the Uncertainty page's spread")
+
+
+def rate_driver(acc: str, lo: float, hi: float) -> Driver:
+    """A factor on ``acc``'s estimated rates over the estimator's P10-P90 ratio (``lo``, ``hi``)."""
+    return Driver(f"{acc} throughput", f"throughput:{acc}", lo, 1.0, hi,
+                  f"the estimator's P10-P90 for {acc} (data/estimate_ranges.csv): x{lo:g} to x{hi:g}", False)
+
+
+def estimate_ratios(resolved: dict[str, np.ndarray], f: str) -> tuple[float, float] | None:
+    """The estimator's P10 and P90 over its estimate of the rate ``f`` in a resolved one-row scenario; None where
+    the rate is not estimated (given or measured) or has no range.
+    """
+    lo, hi = (float(resolved[f"_{end}_ratio:{f}"][0]) for end in ("low", "high"))
+    return (lo, hi) if np.isfinite(lo) and np.isfinite(hi) and (lo, hi) != (1.0, 1.0) else None
+
+
+def shared_drivers(s: Scenario, resolved: dict[str, np.ndarray], tariff: bool) -> list[Driver]:
+    """The electricity (not under a ``tariff``: its hours are priced by it) and the cost of capital at the
+    Uncertainty page's default spreads, assumptions both.
+    """
+    factors = DEFAULT_RANGE_FACTORS
+    out = []
+    electricity = float(resolved["electricity_usd_per_kwh"][0])
+    if np.isfinite(electricity) and not tariff:
+        out.append(_scaled("electricity", "electricity_usd_per_kwh", electricity, factors["electricity_usd_per_kwh"],
+                           "the Uncertainty page's default spread (x0.5 to x2.5)"))
+    out.append(_scaled("cost of capital", "cost_of_capital", float(s.cost_of_capital), factors["cost_of_capital"],
+                       "the Uncertainty page's default spread (x0.5 to x1.5)"))
+    return out
 
 
 def draw(found: list[Driver], samples: int, seed: int, distribution: Distribution = "triangular") -> Floats:
@@ -561,6 +590,57 @@ PAIR_COLUMNS = ("option", "other", "probability_option_beats_other")
 TORNADO_COLUMNS = ("driver", "low", "base", "high", "difference_at_low", "difference_at_high", "swing",
                    "break_even", "source", "assumption")
 DRIVER_COLUMNS = ("driver", "low", "base", "high", "source", "assumption")
+FAN_COLUMNS = ("option", "year", "npv_to_date_usd_p10", "npv_to_date_usd_p50", "npv_to_date_usd_p90")
+"""Columns of the fan: per option other than the status quo and year t = 0 .. T, the NPV against the status quo of
+the cash flows to t (present values summed from t = 0; at T the option's NPV) at P10 / P50 / P90 of the draws it
+could be computed in."""
+
+
+DECODE_ODDS_COLUMNS = (*DECODE_COLUMNS, "option", "probability_best", "npv_usd_p10", "npv_usd_p50", "npv_usd_p90",
+                       "odds")
+"""Columns of the decode accelerators' odds: the decode accelerators table
+(:data:`economics.studies.retrofit_decode.DECODE_COLUMNS`) with the option that studies each, its share of draws as
+the best and its NPV at P10 / P50 / P90, and the odds in words (or why there are none)."""
+
+
+def decode_odds(s: Scenario, options: pd.DataFrame) -> pd.DataFrame:
+    """Every decode accelerator of the catalog side by side with the odds of the option that studies it (the
+    scenario's own in ``add decode``, another in ``add decode (<id>)``); one not studied, or studied but never
+    computed, says why it has no odds. ``options``: :attr:`RetrofitOdds.options`.
+    """
+    table = decode_table(s)
+    by_option = {str(r["option"]): r for r in options.to_dict(orient="records")}
+    rows = []
+    for _, r in table.iterrows():
+        acc = r["decode_accelerator"]
+        name = str(OptionKind.ADD_DECODE) if acc == s.decode_accelerator else f"add decode ({acc})"
+        row = {**r.to_dict(), "option": name if r["studied"] else "", "probability_best": None,
+               "npv_usd_p10": None, "npv_usd_p50": None, "npv_usd_p90": None}
+        got = by_option.get(name) if r["studied"] else None
+        if got is not None and float(got["computed_share"]) > 0:
+            row.update({k: got[k] for k in ("probability_best", "npv_usd_p10", "npv_usd_p50", "npv_usd_p90")})
+            row["odds"] = f"best in {100 * float(got['probability_best']):.0f} % of the draws"
+        else:
+            why = [] if r["price_confidence"] != "no price in the catalog" else ["no price in the catalog"]
+            why += [str(r["note"])] if not r["studied"] else ["its option could not be computed in any draw"]
+            row["odds"] = "no odds: " + "; ".join(why)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=list(DECODE_ODDS_COLUMNS))
+
+
+def _fan(names: list[str], to_date: Floats) -> pd.DataFrame:
+    """The fan (:data:`FAN_COLUMNS`) from each draw's NPV to date (draws x options x years); an option computed in
+    no draw is left out.
+    """
+    rows = []
+    for k, name in enumerate(names[1:], start=1):
+        done = to_date[np.isfinite(to_date[:, k, -1]), k, :]
+        if not len(done):
+            continue
+        p10, p50, p90 = np.percentile(done, [10, 50, 90], axis=0)
+        rows += [{"option": name, "year": t, "npv_to_date_usd_p10": float(a), "npv_to_date_usd_p50": float(b),
+                  "npv_to_date_usd_p90": float(c)} for t, (a, b, c) in enumerate(zip(p10, p50, p90, strict=True))]
+    return pd.DataFrame(rows, columns=list(FAN_COLUMNS))
 
 
 @dataclass
@@ -584,6 +664,10 @@ class RetrofitOdds:
     seed: int
     distribution: Distribution
     leading: tuple[str, str] | None = field(default=None)
+    fan: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(FAN_COLUMNS)))
+    """The NPV to each year per option at P10 / P50 / P90 of the draws, columns :data:`FAN_COLUMNS` (:func:`_fan`)."""
+    decode: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(DECODE_ODDS_COLUMNS)))
+    """Every decode accelerator of the catalog with its option's odds (:func:`decode_odds`)."""
 
     @cached_property
     def options(self) -> pd.DataFrame:
@@ -637,7 +721,8 @@ class RetrofitOdds:
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The tables the CLI and the API write, by name, in the order they write them."""
-        return {"odds": self.options, "pairs": self.pairs, "tornado": self.tornado, "drivers": self.drivers}
+        return {"odds": self.options, "pairs": self.pairs, "tornado": self.tornado, "drivers": self.drivers,
+                "fan": self.fan, "decode_accelerators": self.decode}
 
     def headline(self) -> str:
         """The odds in one sentence: the option most often best, and in what share of the draws."""
@@ -729,11 +814,12 @@ def odds(scenario: Scenario | dict[str, Any], samples: int = 10_000, seed: int =
     point = analyse(s) if point is None else point
     found = with_ranges(drivers(s, point), ranges)
     x = np.vstack([draw(found, samples, seed, distribution), tornado_rows(found)])
-    npv, irr_, payback = _evaluate(s, point, found, x)
+    npv, irr_, payback, to_date = _evaluate(s, point, found, x)
     names = [opt.name for opt in point.studied]
     point_npv = np.array([_float(r["npv_vs_status_quo_usd"]) for r in point.rows])
     result = RetrofitOdds(names, npv[:samples], irr_[:samples], payback[:samples], point_npv, npv[samples],
-                          npv[samples + 1:], found, samples, seed, distribution)
+                          npv[samples + 1:], found, samples, seed, distribution, fan=_fan(names, to_date[:samples]))
+    result.decode = decode_odds(s, result.options)
     ranked = result.options.sort_values(["probability_best", "npv_usd_p50"], ascending=False, kind="stable")
     order = [names.index(n) for n in ranked.loc[ranked["computed_share"] > 0, "option"]]
     # the runner-up: the next option that differs from the leader in some draw (an option on a schedule with no
@@ -744,10 +830,12 @@ def odds(scenario: Scenario | dict[str, Any], samples: int = 10_000, seed: int =
     return result
 
 
-def _evaluate(s: Scenario, point: RetrofitResult, found: list[Driver], x: Floats) -> tuple[Floats, Floats, Floats]:
+def _evaluate(s: Scenario, point: RetrofitResult, found: list[Driver],
+              x: Floats) -> tuple[Floats, Floats, Floats, Floats]:
     """NPV, IRR and payback [years] against the status quo of every option in every row of draws ``x`` (rows x
     options; NaN where the option or the status quo could not be computed; IRR and payback NaN for the status quo
-    and where an option's flows equal the status quo's).
+    and where an option's flows equal the status quo's), and the NPV to each year t = 0 .. T (rows x options x
+    years: the present values summed to t; at T the NPV).
     """
     grown = _growth_years(s, found, x)
     rate = _column(found, x, "cost_of_capital")
@@ -758,13 +846,16 @@ def _evaluate(s: Scenario, point: RetrofitResult, found: list[Driver], x: Floats
         nets.append(_option_flows(o, s, found, x, grown, first)[0])
     shape = (len(x), len(nets))
     npv, irr_, payback = np.full(shape, np.nan), np.full(shape, np.nan), np.full(shape, np.nan)
+    to_date = np.full((*shape, s.horizon_years + 1), np.nan)
+    disc = (1.0 + rate[:, None]) ** -np.arange(s.horizon_years + 1)[None, :]
     for k, net in enumerate(nets):
         inc = net - nets[0]
         npv[:, k] = npv_rows(rate, inc)
+        to_date[:, k, :] = np.cumsum(inc * disc, axis=1)
         if k == 0:
             continue
         scale = np.maximum(1.0, np.nanmax(np.abs(net), axis=1))
         differs = ~np.all(np.abs(inc) <= 1e-9 * scale[:, None], axis=1) & np.isfinite(inc).all(axis=1)
         irr_[differs, k] = irr_rows(inc[differs])
         payback[differs, k] = payback_rows(inc[differs])
-    return npv, irr_, payback
+    return npv, irr_, payback, to_date
