@@ -31,7 +31,7 @@ DISTRIBUTION = {"numpy": "numpy", "pandas": "pandas", "pydantic": "pydantic", "a
                 "distributed": "dask", "streamlit": "streamlit", "altair": "altair", "openpyxl": "openpyxl",
                 "typst": "typst", "vl_convert": "vl-convert-python", "fastapi": "fastapi",
                 "fastapi_offline": "fastapi-offline", "starlette": "starlette", "uvicorn": "uvicorn", "h11": "h11",
-                "mcp": "mcp", "sqlalchemy": "sqlalchemy", "alembic": "alembic"}
+                "mcp": "mcp", "anyio": "anyio", "sqlalchemy": "sqlalchemy", "alembic": "alembic"}
 EXTRAS = {"report": ROOT / "economics" / "report", "api": ROOT / "economics" / "api", "mcp": ROOT / "economics" / "mcp"}
 """The subpackages whose third-party imports are an optional extra's, not the core install's."""
 
