@@ -162,6 +162,12 @@ _NUMERIC: tuple[OutputSpec, ...] = (
     _o("min_output_tokens_per_s_per_user", "token/s", "Slowest turn's speed", "Per-user decode speed at the last "
        "turn's context (the longest); empty unless workload=sessions with a per-user speed", optional=True,
        higher_is_better=True),
+    _o("output_tokens_per_s_per_user_at_context", "token/s", "Per-user speed at the context", "The measured "
+       "per-user speed read on its two-point curve (long_context_*) at the request's input tokens (a session: the "
+       "mean turn's context); empty without a curve", optional=True, higher_is_better=True),
+    _o("decode_output_tokens_per_s_per_user_at_context", "token/s", "Decode per-user speed at the context", "The "
+       "decode pool's measured per-user speed read on its two-point curve (long_context_*) at the request's input "
+       "tokens; empty without a curve", optional=True, higher_is_better=True),
     _o("ttft_last_turn_s", "s", "Last turn's TTFT", "New input and missed context prefilled, context found below "
        "HBM loaded at the tier's bandwidth (queueing left out); empty unless workload=sessions", optional=True,
        higher_is_better=False),

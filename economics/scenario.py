@@ -388,6 +388,17 @@ class Scenario(BaseModel):
     concurrent_users_per_replica: float | None = _f(
         None, "user", "Users one replica serves at once at the measured per-user speed (a per-user speed is never "
         "a per-accelerator throughput without it)", group="workload", ge=1, le=1e7)
+    measured_speed_context_tokens: float | None = _f(
+        None, "token", "Input tokens (context) the measured per-user speed was measured at (the decode pool's, "
+        "decode_measured_output_tokens_per_s_per_user, with a decode_accelerator; else "
+        "measured_output_tokens_per_s_per_user); with the long_context_* pair the speed falls with context",
+        group="workload", gt=0, le=1e8)
+    long_context_tokens: float | None = _f(
+        None, "token", "A second, longer context the same system's per-user speed was measured at; empty = the "
+        "measured speed holds at every context", group="workload", gt=0, le=1e8)
+    long_context_output_tokens_per_s_per_user: float | None = _f(
+        None, "token/s", "The per-user speed measured at long_context_tokens: the decode step (1 / speed) is taken "
+        "linear in the context through the two points", group="workload", gt=0, le=1e6)
 
     # disaggregated serving: the accelerators above do prefill, a decode pool of another type decodes
     decode_accelerator: str | None = Field(

@@ -61,7 +61,7 @@ from enum import StrEnum
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from economics.domain import finance, revenue
+from economics.domain import capacity, finance, revenue
 from economics.domain.formula import Formula
 
 Array = NDArray[np.float64]
@@ -489,6 +489,9 @@ TURN_STEP = F("turn_decode_step_s", "s",
               note="the mean turn's step, plus the KV bytes its running batch (throughput / per-user speed "
                    "sequences per accelerator) reads more at this turn's context, at the KV read bandwidth")
 LAST_TURN_STEP = TURN_STEP.bind("last_turn_decode_step_s", turn_context_tokens="last_turn_context_tokens")
+TURN_CURVE_STEP = capacity.CONTEXT_STEP.bind("turn_decode_step_s", context_tokens="turn_context_tokens")
+"""A turn's step on a measured speed-against-context curve (long_context_*): the curve read at the turn's context."""
+LAST_TURN_CURVE_STEP = TURN_CURVE_STEP.bind("last_turn_decode_step_s", turn_context_tokens="last_turn_context_tokens")
 MIN_SPEED = F("min_output_tokens_per_s_per_user", "token/s", "1 / last_turn_decode_step_s",
               note="the slowest turn, the last: its context is the longest")
 REPLICA_PREFILL = F("replica_prefill_tokens_per_s", "token/s",

@@ -30,6 +30,9 @@ PER_USER_SPEED = "_output_tokens_per_s_per_user"
 KV_READ_SHARE = "_kv_read_bandwidth_utilization"
 """The resolved column holding the calibrated share of peak bandwidth the decode reads the KV cache at (session rows;
 the KV factor of data/calibration.csv, else its bandwidth factor, as :class:`economics.engine.roofline.Roofline`)."""
+CURVE_SPEED = "output_tokens_per_s_per_user_at_context"
+"""The column holding a measured per-user speed read on its curve against context at the mean turn's context
+(:func:`economics.engine.resolve.per_user_throughput`; absent or NaN without a curve)."""
 REMOTE_SYSTEMS = "kv_remote_systems"
 """The systems a remote store is shared by: a fixed fleet's, or a sized fleet's before the store (pipeline)."""
 REPLICA_FOR_KV = cap.REPLICA_FOR_MODEL.bind("kv_replica_accelerators", chip_memory_gb="accelerator_memory_gb")
@@ -105,8 +108,10 @@ def hbm_free(x: Columns, rows: Any) -> None:
     target = v["target_output_tokens_per_s_per_user"]
     # the estimate's speed is the mean turn's, above the target its slowest turn is held to; a measured throughput
     # is read at the target
+    # a measured speed on a curve against context is read at the mean turn's context
     estimate = np.asarray(v.get(PER_USER_SPEED, np.full(x.n, np.nan)), dtype=float)
-    v["kv_per_user_speed"] = np.where(np.isnan(estimate), target, estimate)
+    curve = np.asarray(v.get(CURVE_SPEED, np.full(x.n, np.nan)), dtype=float)
+    v["kv_per_user_speed"] = np.where(np.isnan(estimate), np.where(np.isnan(curve), target, curve), estimate)
     known = rows & ~np.isnan(v["kv_per_user_speed"]) & ~np.isnan(v["accelerator_memory_gb"])
     x.calc(ses.RUNNING_BATCH, known)
     x.calc(ses.HBM_FREE, known)
@@ -185,7 +190,9 @@ def speed(x: Columns) -> None:
     for f in (ses.LAST_TURN_CONTEXT, ses.LAST_TURN_HISTORY, ses.MEAN_TURN_HISTORY):
         x.calc(f, rows)
     known = rows & ~np.isnan(v["kv_per_user_speed"])
-    x.calc(ses.LAST_TURN_STEP, known)
+    curve = known & on_curve(v)
+    x.calc(ses.LAST_TURN_CURVE_STEP, curve)
+    x.calc(ses.LAST_TURN_STEP, known & ~curve)
     x.calc(ses.MIN_SPEED, known & (v["last_turn_decode_step_s"] > 0))
     x.calc(ses.REPLICA_PREFILL, rows)
     for loads in (ses.LAST_TURN_LOADS, ses.MEAN_TURN_LOADS):
@@ -194,6 +201,12 @@ def speed(x: Columns) -> None:
             x.calc(f, rows & (v[ses.TIER_GB[t]] > 0))
     x.calc(ses.LAST_TURN_TTFT, rows)
     x.calc(ses.MEAN_TURN_TTFT, rows)
+
+
+def on_curve(v: dict[str, Any]) -> Any:
+    """The rows whose per-user speed is read on a measured curve against context (long_context_*)."""
+    n = len(v["workload"])
+    return ~np.isnan(np.asarray(v.get(CURVE_SPEED, np.full(n, np.nan)), dtype=float))
 
 
 def kv_read_share(x: Columns, rows: Any) -> None:
@@ -270,7 +283,8 @@ def turn_profile(v: dict[str, Any], row: int = 0) -> pd.DataFrame:
     context = ses.context_tokens(turns, one["session_prefix_tokens"], one["input_tokens_per_turn"],
                                  one["output_tokens_per_turn"])
     history = (turns - 1.0) * (one["input_tokens_per_turn"] + one["output_tokens_per_turn"])
-    step = np.asarray(ses.TURN_STEP.evaluate(dict(one, turn_context_tokens=context)), dtype=float)
+    step_at = ses.TURN_STEP if np.isnan(float(one.get(CURVE_SPEED, np.nan))) else ses.TURN_CURVE_STEP
+    step = np.asarray(step_at.evaluate(dict(one, turn_context_tokens=context)), dtype=float)
     loads = {f"kv_{t}_load_s": np.asarray(ses.TIER_LOAD.bind(
         "load", kv_prefix_in_tier=f"kv_prefix_in_{t}", kv_history_in_tier=f"kv_history_in_{t}",
         kv_tier_load_tokens_per_s=f"kv_{t}_load_tokens_per_s").evaluate(dict(one, turn_history_tokens=history)),

@@ -62,6 +62,7 @@ from economics.studies.retrofit_years import (  # noqa: F401  (DEMAND_FIELDS and
     _grown,
     _Years,
 )
+from economics.validation import CONTEXT_CURVE
 
 
 class OptionKind(StrEnum):
@@ -158,7 +159,9 @@ def standard_options(s: Scenario) -> list[Option]:
     e = s.existing_accelerators
     if e is None:
         raise ValueError("existing_accelerators: give the size of the existing fleet for a retrofit study")
-    common = {"decode_accelerator": None, "decode_accelerator_count": None}
+    # a speed-against-context curve of the decode pool goes with it (on the main pool it stays)
+    common = {"decode_accelerator": None, "decode_accelerator_count": None,
+              **(dict.fromkeys(CONTEXT_CURVE) if s.decode_accelerator else {})}
     # the existing fleet's purchase is sunk: cash flows leave out every capital charge, and its maintenance is
     # figured on the accelerator's price in every option (never on its book value)
     existing = {"accelerator_count": e}
