@@ -18,8 +18,8 @@ CURVE = {"measured_speed_context_tokens": 10_000, "long_context_tokens": 100_000
          "long_context_output_tokens_per_s_per_user": 450}
 # a dataflow rack measured per user: 16 users on a replica of 16 chips
 RACK = {"accelerator": "h200-sxm", "model": "minimax-m2", "precision": "fp8", "accelerator_count": 16,
-        "measured_output_tokens_per_s_per_user": 763, "concurrent_users_per_replica": 16, "accelerators_per_replica": 16,
-        "output_tokens_per_request": 1000}
+        "measured_output_tokens_per_s_per_user": 763, "concurrent_users_per_replica": 16,
+        "accelerators_per_replica": 16, "output_tokens_per_request": 1000}
 
 
 def _sn50_preset() -> economics.Scenario:

@@ -30,6 +30,7 @@ KEY_FIELDS = ("name", "accelerator", "existing_accelerators", "facility_cooling"
               "demand_output_tokens_per_day", "demand_growth_per_year", "horizon_years", "decode_accelerator",
               "decode_output_tokens_per_s_per_accelerator", "decode_measured_output_tokens_per_s_per_user",
               "decode_concurrent_users_per_replica", "decode_accelerators_per_replica",
+              "measured_speed_context_tokens", "long_context_tokens", "long_context_output_tokens_per_s_per_user",
               "decode_accelerator_price_usd", "new_accelerator",
               "price_usd_per_m_input_tokens", "price_usd_per_m_output_tokens", "fast_tier_price_multiplier",
               "fast_tier_min_tokens_per_s_per_user")
@@ -41,7 +42,9 @@ EXAMPLE: dict[str, Any] = {
     "demand_input_tokens_per_day": None, "demand_requests_per_s": None, "demand_growth_per_year": 0.3,
     "horizon_years": 5, "decode_accelerator": "sn50", "decode_output_tokens_per_s_per_accelerator": None,
     "decode_measured_output_tokens_per_s_per_user": 763.0, "decode_concurrent_users_per_replica": 16.0,
-    "decode_accelerators_per_replica": 16, "decode_accelerator_price_usd": None, "new_accelerator": "gb200-nvl72",
+    "decode_accelerators_per_replica": 16, "measured_speed_context_tokens": 10000.0, "long_context_tokens": 100000.0,
+    "long_context_output_tokens_per_s_per_user": 450.0, "decode_accelerator_price_usd": None,
+    "new_accelerator": "gb200-nvl72",
     "price_usd_per_m_input_tokens": 0.3,
     "price_usd_per_m_output_tokens": 1.2, "fast_tier_price_multiplier": 1.5,
     "fast_tier_min_tokens_per_s_per_user": 300.0, "output_tokens_per_s_per_accelerator": None,
@@ -49,7 +52,9 @@ EXAMPLE: dict[str, Any] = {
 }
 # The worked example offered when the scenario lacks what the study needs: 763 tokens/s per user, the reported speed
 # of one 16-chip SN50 rack decoding MiniMax-M2 after 10k-token prompts (data/throughput_claims.csv), at an assumed
-# 16 users per rack (SambaNova states none); the SN50's price is the catalog's estimate (parity with the B200).
+# 16 users per rack (SambaNova states none); the SN50's price is the catalog's estimate (parity with the B200). Its
+# speed falls with context: "more than 450" at a long context whose length is not stated, taken as 450 at an assumed
+# 100,000 tokens (the SN50 preset of data/presets.csv says why).
 OPTION_COLUMNS: dict[str, tuple[str, str]] = {
     "option": ("Option", "text"), "feasible": ("Feasible", "text"), "capex_usd": ("Capex", "money"),
     "retrofit_capex_usd": ("of which liquid retrofit", "money"),
