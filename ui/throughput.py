@@ -43,7 +43,7 @@ def context_speed(scenario: dict[str, Any], result: dict[str, Any]) -> None:
     decode = bool(scenario.get("decode_accelerator"))
     pre = "decode_" if decode else ""
     speed = scenario.get(f"{pre}measured_output_tokens_per_s_per_user")
-    c1, c2 = scenario.get("measured_speed_context_tokens"), scenario.get("long_context_tokens")
+    c1, c2 = scenario.get("measured_speed_context_tokens"), scenario["long_context_tokens"]
     read = result.get(f"{pre}output_tokens_per_s_per_user_at_context")
     if speed is None or c1 is None or read is None:
         return
