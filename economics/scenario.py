@@ -529,6 +529,10 @@ class Scenario(BaseModel):
         None, "s", "Time-to-first-token target of every turn of a session (workload=sessions): agents_* count "
         "sessions only where the last (slowest) turn's TTFT is within it; empty = not a constraint",
         group="sessions", gt=0, le=3600)
+    ttft_percentile: float = Field(
+        default=0.99, gt=0, lt=1, description="Percentile at which a turn's TTFT is reported and held to "
+        "ttft_target_s (workload=sessions): the wait for a prefill slot at that percentile (M/G/c, the planner's "
+        "queueing model) plus the turn's prefill and loads", json_schema_extra={"unit": "-", "group": "sessions"})
     kv_host_memory_gb_per_system: float = Field(
         default=0.0, ge=0, le=1e6, description="Host DRAM per system holding idle sessions' KV cache "
         "(workload=sessions); 0 = no host tier", json_schema_extra={"unit": "GB", "group": "sessions"})

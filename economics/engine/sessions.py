@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from economics.domain import capacity as cap
-from economics.domain import fleet
+from economics.domain import fleet, queueing
 from economics.domain import sessions as ses
 from economics.domain.sessions import TIERS, Tier
 from economics.engine.stages import Columns, _any
@@ -199,8 +199,73 @@ def speed(x: Columns) -> None:
         for t, f in loads.items():
             v[f.name] = np.zeros(x.n)
             x.calc(f, rows & (v[ses.TIER_GB[t]] > 0))
+    queue(x, rows)
     x.calc(ses.LAST_TURN_TTFT, rows)
     x.calc(ses.MEAN_TURN_TTFT, rows)
+
+
+QUEUE_BISECTIONS = 60
+"""Halvings of the load fraction's bracket [0, 1] where the TTFT target binds (2^-60: below any printed digit)."""
+
+
+def queue(x: Columns, rows: Any) -> None:
+    """The wait for a prefill slot at ``ttft_percentile`` (M/G/c by Erlang C and Allen-Cunneen,
+    :func:`economics.domain.queueing.wait_percentile_array`, as the planner), at the load agents are counted at: full
+    load, or where the last turn's TTFT would then exceed ``ttft_target_s``, the highest share of it at which it
+    does not (``slo_load_fraction``, by bisection: the wait grows with the load).
+    """
+    v = x.v
+    x.calc(ses.PREFILL_SERVERS, rows)
+    x.calc(ses.PREFILL_SERVICE, rows)
+    v["slo_load_fraction"] = np.where(rows, 1.0, np.nan)
+    x.calc(ses.PREFILL_LOAD, rows)
+    v["prefill_wait_s"] = np.zeros(x.n)
+    with np.errstate(all="ignore"):
+        unqueued = np.asarray(ses.LAST_TURN_TTFT.evaluate(v), dtype=float)
+    target = np.asarray(v["ttft_target_s"], dtype=float)
+    full = _wait(v, v["prefill_utilization"])
+    over = np.flatnonzero(rows & ~np.isnan(target) & (unqueued + full > target * (1 + 1e-12)))
+    if over.size:
+        room = target[over] - unqueued[over]
+        lo, hi = np.zeros(over.size), np.ones(over.size)
+        for _ in range(QUEUE_BISECTIONS):
+            mid = 0.5 * (lo + hi)
+            ok = _wait(v, mid * v["prefill_utilization"][over], over) <= room
+            lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
+        v["slo_load_fraction"][over] = np.where(room > 0, lo, 0.0)
+        x.calc(ses.PREFILL_LOAD, rows)
+    if x.trace is not None and rows[x.row]:
+        x.trace.add("slo_load_fraction", v["slo_load_fraction"], "-", "{fraction}", fraction=(
+            v["slo_load_fraction"], "-"), note="1: full load (no TTFT target, or it holds there); else the highest "
+            "share of full load at which ttft_last_turn_s at ttft_percentile is within ttft_target_s (bisection)")
+    v["prefill_wait_s"] = np.where(rows, _wait(v, v["prefill_utilization"]), np.nan)
+    _trace_wait(x)
+
+
+def _wait(v: dict[str, Any], utilization: Any, at: Any = slice(None)) -> Any:
+    """The wait for a prefill slot at ``ttft_percentile`` at ``utilization`` (the rows ``at``)."""
+    col = {k: np.asarray(v[k], dtype=float)[at] for k in ("prefill_replicas", "prefill_service_s", "ttft_percentile")}
+    with np.errstate(all="ignore"):
+        return queueing.wait_percentile_array(col["prefill_replicas"], np.asarray(utilization, dtype=float),
+                                              col["prefill_service_s"], col["ttft_percentile"], ses.SERVICE_CV2)
+
+
+def _trace_wait(x: Columns) -> None:
+    """The wait for a prefill slot in ``explain``, its one formula with the numbers."""
+    if x.trace is None or not x.sessions[x.row]:
+        return
+    v = x.v
+    c, u = np.asarray(v["prefill_replicas"], dtype=float), np.asarray(v["prefill_utilization"], dtype=float)
+    erlang = queueing.erlang_c_array(np.maximum(c, 1.0), np.minimum(u, 1.0) * c)
+    x.trace.add("prefill_wait_s", v["prefill_wait_s"], "s",
+                "ln({erlang_c} / (1 - {ttft_percentile})) / ({prefill_replicas} x (1 - {prefill_utilization}) / "
+                "{prefill_service_s}) x (1 + {service_cv2}) / 2",
+                note="the wait for one of c prefill slots at the percentile p: M/G/c by Erlang C (the share of turns "
+                     "that wait) and the Allen-Cunneen exponential tail, as the planner; 0 where fewer than 1 - p of "
+                     "the turns wait (Erlang C <= 1 - p)",
+                erlang_c=(erlang, ""), ttft_percentile=(v["ttft_percentile"], ""),
+                prefill_replicas=(c, "replica"), prefill_utilization=(u, ""),
+                prefill_service_s=(v["prefill_service_s"], "s"), service_cv2=(np.full(x.n, ses.SERVICE_CV2), ""))
 
 
 def on_curve(v: dict[str, Any]) -> Any:
