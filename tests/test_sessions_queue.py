@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 import economics
 from economics.engine.batch import session_profile
-from tests.test_kv_memory import HAND
 from tests.test_sessions import NO_MEMORY
 
 
@@ -58,6 +57,7 @@ def test_agents_are_counted_at_the_highest_load_the_ttft_target_allows() -> None
     # HAND: one turn of 1,500 tokens prefilled in 0.15 s, decoded at 1 token/s; at full load 4 sessions/s per
     # accelerator, rho = 32 x 0.15 / 8 = 0.6, W_99 = 0.12356 s: TTFT 0.27356 s. A target of 0.2 s leaves 0.05 s to
     # wait: the load falls to the share l where W(l x 0.6) = 0.05, and agents = 8 x 4 x l x (0.2 + 100 + 60).
+    from tests.test_kv_memory import HAND  # here: test_kv_memory imports this module's hand-worked wait
     full = economics.evaluate_scenario(HAND)
     assert full["ttft_last_turn_s"] == pytest.approx(0.15 + wait_by_hand(8, 0.6, 0.15), rel=1e-9)
     r = economics.evaluate_scenario(dict(HAND, ttft_target_s=0.2))
@@ -74,6 +74,8 @@ def test_agents_are_counted_at_the_highest_load_the_ttft_target_allows() -> None
 @settings(max_examples=25, deadline=None)
 @given(st.floats(0.16, 0.5), st.floats(0.16, 0.5))
 def test_a_looser_ttft_target_never_holds_fewer_agents(a: float, b: float) -> None:
+    from tests.test_kv_memory import HAND
+
     lo, hi = sorted((a, b))
     held = [economics.evaluate_scenario(dict(HAND, ttft_target_s=t))["agents_at_slo"] for t in (lo, hi)]
     assert held[1] >= held[0] * (1 - 1e-9)

@@ -238,7 +238,8 @@ def queue(x: Columns, rows: Any) -> None:
         x.trace.add("slo_load_fraction", v["slo_load_fraction"], "-", "{fraction}", fraction=(
             v["slo_load_fraction"], "-"), note="1: full load (no TTFT target, or it holds there); else the highest "
             "share of full load at which ttft_last_turn_s at ttft_percentile is within ttft_target_s (bisection)")
-    v["prefill_wait_s"] = np.where(rows, _wait(v, v["prefill_utilization"]), np.nan)
+    wait = _wait(v, v["prefill_utilization"])
+    v["prefill_wait_s"] = np.where(rows & np.isfinite(wait), wait, np.nan)  # slots busy all the time: no finite wait
     _trace_wait(x)
 
 
