@@ -37,8 +37,8 @@ HAND: dict[str, object] = dict(
 
 def test_the_study_picks_host_memory_over_more_accelerators_by_hand() -> None:
     # No memory: a session prefills its 1,500 tokens (0.15 accelerator-s) and decodes 100 (0.1 s): 0.25 s -> 4
-    # sessions/s per accelerator; 8 prefill slots busy 32 x 0.15 / 8 = 0.6 of the time: Erlang C(8, 4.8) = 0.2967,
-    # a P99 wait of ln(0.2967 / 0.01) / (8 x 0.4 / 0.15) = 0.12355 s (tests/test_sessions_queue.py); it lasts
+    # sessions/s per accelerator; 8 prefill slots busy 32 x 0.15 / 8 = 0.6 of the time: Erlang C(8, 4.8) = 0.1395,
+    # a P99 wait of ln(0.1395 / 0.01) / (8 x 0.4 / 0.15) = 0.12355 s (tests/test_sessions_queue.py); it lasts
     # 0.15 + 0.12355 (TTFT) + 100 / 1 + 60 = 160.27355 s: 4 x that = 641.09 agents per accelerator, x 8 = 5,128.8
     # held. Target 8,000.
     # Host: the 1,000-token prefix is 1,000 x 163,840 B = 0.164 GB, so 1 GB (the grid's first step) holds it: the
