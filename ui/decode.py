@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 import economics
@@ -102,6 +103,8 @@ def _price_note(scenario: dict[str, Any]) -> None:
 
 DECODE_SPEED = ("decode_output_tokens_per_s_per_accelerator", "decode_measured_output_tokens_per_s_per_user",
                 "decode_concurrent_users_per_replica", "decode_accelerators_per_replica")
+AT_CONTEXT = "decode_output_tokens_per_s_per_user_at_context"
+"""The decode pool's measured per-user speed read on its curve against context (long_context_*), where given."""
 
 
 def _decode_speed_note(result: Any, scenario: dict[str, Any]) -> None:
@@ -110,7 +113,8 @@ def _decode_speed_note(result: Any, scenario: dict[str, Any]) -> None:
     part = next((p for name, p in result.option_years if name == OptionKind.ADD_DECODE), None)
     if part is None:
         return
-    got = part.first(set(DECODE_SPEED))
+    got = {k: (None if v is None or v is pd.NA or v != v else v)  # an option that could not run: empty figures
+           for k, v in part.first({*DECODE_SPEED, AT_CONTEXT}).items()}
     per_acc = got.get("decode_output_tokens_per_s_per_accelerator")
     decode = scenario["decode_accelerator"]
     if per_acc is None:
@@ -120,8 +124,14 @@ def _decode_speed_note(result: Any, scenario: dict[str, Any]) -> None:
         return
     user, users, chips = (got.get(f) for f in DECODE_SPEED[1:])
     if user is not None and users is not None and chips is not None:
-        st.caption(f"Decode throughput: {fmt.number(per_acc)} output tokens/s per {decode} = {fmt.number(user)} "
-                   f"tokens/s per user (measured) x {fmt.number(users)} users a replica serves at once "
+        read = got.get(AT_CONTEXT)
+        speed = (f"{fmt.number(read)} tokens/s per user (measured {fmt.number(user)} at "
+                 f"{fmt.number(scenario['measured_speed_context_tokens'])} tokens, read on its curve against context "
+                 f"at the workload's {fmt.number(scenario['input_tokens_per_request'])} input tokens)"
+                 if read is not None else f"{fmt.number(user)} tokens/s per user (measured)")
+        user = read if read is not None else user
+        st.caption(f"Decode throughput: {fmt.number(per_acc)} output tokens/s per {decode} = {speed} "
+                   f"x {fmt.number(users)} users a replica serves at once "
                    f"({'given' if scenario.get('decode_concurrent_users_per_replica') is not None else 'default'}: "
                    f"an assumption where the source states no concurrency) / {fmt.number(chips)} {decode} per "
                    "replica. At one user per replica it would be "
