@@ -103,8 +103,8 @@ def _price_note(scenario: dict[str, Any]) -> None:
 
 DECODE_SPEED = ("decode_output_tokens_per_s_per_accelerator", "decode_measured_output_tokens_per_s_per_user",
                 "decode_concurrent_users_per_replica", "decode_accelerators_per_replica")
+# the decode pool's measured per-user speed read on its curve against context (long_context_*), where given
 AT_CONTEXT = "decode_output_tokens_per_s_per_user_at_context"
-"""The decode pool's measured per-user speed read on its curve against context (long_context_*), where given."""
 
 
 def _decode_speed_note(result: Any, scenario: dict[str, Any]) -> None:
