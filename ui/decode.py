@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 import economics
@@ -107,14 +106,23 @@ DECODE_SPEED = ("decode_output_tokens_per_s_per_accelerator", "decode_measured_o
 AT_CONTEXT = "decode_output_tokens_per_s_per_user_at_context"
 
 
+def _number(value: Any) -> float | None:
+    """A figure of the study as a float, or None where it is empty (None, NaN, or pandas' NA of an option that could
+    not run)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if number != number else number
+
+
 def _decode_speed_note(result: Any, scenario: dict[str, Any]) -> None:
     """The decode throughput per accelerator the study uses and where it comes from: given, or a per-user speed
     turned into a per-accelerator one by the users a replica serves at once (an assumption the page states)."""
     part = next((p for name, p in result.option_years if name == OptionKind.ADD_DECODE), None)
     if part is None:
         return
-    got = {k: (None if v is None or v is pd.NA or v != v else v)  # an option that could not run: empty figures
-           for k, v in part.first({*DECODE_SPEED, AT_CONTEXT}).items()}
+    got = {k: _number(v) for k, v in part.first({*DECODE_SPEED, AT_CONTEXT}).items()}
     per_acc = got.get("decode_output_tokens_per_s_per_accelerator")
     decode = scenario["decode_accelerator"]
     if per_acc is None:
