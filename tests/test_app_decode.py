@@ -203,3 +203,14 @@ def test_the_draws_and_the_seed_travel_in_the_link(page: AppTest) -> None:
     again = start("decode", query)  # the link opened anew: the same draws
     assert "of 500 draws (seed 4)" in " ".join(m.value for m in again.markdown)
     assert again.number_input(key="odds_samples").value == 500
+
+
+def test_the_example_reads_the_decode_speed_on_its_curve_against_context(page: AppTest) -> None:
+    # the example's SN50 pool: 763 tokens/s a user at 10,000 input tokens, 450 at an assumed 100,000; at 55,000 input
+    # tokens 1 / (1/763 + (1/450 - 1/763) x 0.5) = 566.1 tokens/s a user, x 16 users / 16 chips per SN50
+    page.text_input(key="decode_accelerator_price_usd").set_value("50000").run()
+    page.text_input(key="input_tokens_per_request").set_value("55000").run()
+    assert not page.exception
+    note = next(c.value for c in page.caption if c.value.startswith("Decode throughput:"))
+    assert note.startswith("Decode throughput: 566.1 output tokens/s per sn50 = 566.1 tokens/s per user (measured "
+                           "763 at 10,000 tokens, read on its curve against context at the workload's 55,000")

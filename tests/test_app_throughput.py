@@ -163,3 +163,20 @@ def test_a_benchmark_figure_out_of_bounds_or_a_repeated_key_is_refused_on_the_pa
     assert any("dup.json: not usable JSON: the key 'median_tpot_ms' appears twice in one object" in e.value
                for e in at.error)
     assert not at.exception and not at.session_state["scenario"].get("curves_sha256")
+
+
+def test_a_speed_falling_with_context_is_shown_with_its_points() -> None:
+    # a rack measured at 763 token/s a user at 10,000 input tokens and 450 at 100,000: at 55,000 the step is
+    # 1/763 + (1/450 - 1/763) x 0.5 = 0.00176642 s, 566 token/s, and the table lists the two points and that one
+    at = start("throughput", {
+        "accelerator": "h200-sxm", "model": "minimax-m2", "precision": "fp8", "accelerator_count": "16",
+        "measured_output_tokens_per_s_per_user": "763", "concurrent_users_per_replica": "16",
+        "accelerators_per_replica": "16", "input_tokens_per_request": "55000", "output_tokens_per_request": "1000",
+        "output_tokens_per_s_per_accelerator": "", "input_tokens_per_s_per_accelerator": "",
+        "measured_speed_context_tokens": "10000", "long_context_tokens": "100000",
+        "long_context_output_tokens_per_s_per_user": "450"})
+    assert any(s.value == "Speed against context" for s in at.subheader)
+    table = next(d.value for d in at.dataframe if "Context [token]" in d.value.columns)
+    assert table["Context [token]"].tolist() == ["10,000", "55,000", "100,000"]
+    assert table["Per-user speed [token/s]"].tolist() == ["763", "566.1", "450"]
+    assert metric(at, "Output tokens/s per accelerator") == "566"

@@ -157,3 +157,18 @@ def test_a_row_named_as_a_number_is_planned_by_name_with_a_note(tmp_path: Path,
     assert run(capsys, "plan", str(path), "--row", "name:1", "--candidates", str(CANDIDATES))[1] == by_name
     code, first_row, _ = run(capsys, "plan", str(path), "--row", "number:1", "--candidates", str(CANDIDATES))
     assert code == 0 and first_row != by_name
+
+
+def test_a_ttft_target_and_percentile_in_a_request_plan_row_are_the_plans(tmp_path: Path) -> None:
+    # ttft_target_s and ttft_percentile are planner settings and also session fields; on a request row they are the
+    # plan's (before: the row was refused as if they were session fields, and no candidate could be planned)
+    from economics.io.plan_files import read_plan_row
+
+    text = ("name,input_tokens_per_request,output_tokens_per_request,demand_requests_per_s,ttft_target_s,"
+            "ttft_percentile,model,precision\nx,2000,250,20,2,0.9,llama-3.1-70b,fp8\n")
+    cells, settings = read_plan_row(text, "x")
+    assert (settings.ttft_target_s, settings.ttft_percentile) == (2.0, 0.9)
+    assert "ttft_target_s" not in cells and "ttft_percentile" not in cells
+    path = tmp_path / "plan.csv"
+    path.write_text(text, encoding="utf-8")
+    assert main(["plan", str(path), "--row", "x", "--accelerators", "h100-sxm"]) == 0

@@ -99,7 +99,7 @@ def _erlang_b_by_recursion(servers: int, offered_load: float) -> float:
     return b
 
 
-@pytest.mark.parametrize("servers", [1_001, 5_000, 100_000])
+@pytest.mark.parametrize("servers", [33, 64, 200, 1_001, 5_000, 100_000])
 @pytest.mark.parametrize("rho", [0.3, 0.9, 0.999])
 def test_erlang_b_in_closed_form_agrees_with_its_recursion(servers: int, rho: float) -> None:
     # beyond RECURSION_SERVERS the Poisson ratio replaces the c-step recursion: the same number, in fixed time

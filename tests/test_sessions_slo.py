@@ -35,10 +35,12 @@ def test_a_four_turn_sessions_speed_by_hand() -> None:
 
 def test_ttft_by_hand_with_nothing_held() -> None:
     # no memory: each turn prefills its whole context on one accelerator's 10,000 token/s (replica of 1):
-    # 1,500 / 10,000 = 0.15 s ... 3,300 / 10,000 = 0.33 s
+    # 1,500 / 10,000 = 0.15 s ... 3,300 / 10,000 = 0.33 s, after the P99 wait for one of the 8 prefill slots,
+    # 0.33990 s (worked in tests/test_sessions_queue.py)
+    wait = 0.3398951408437844
     p = session_profile(NO_MEMORY)
-    assert p["ttft_s"].tolist() == pytest.approx([0.15, 0.21, 0.27, 0.33], rel=1e-12)
-    assert economics.evaluate_scenario(NO_MEMORY)["ttft_last_turn_s"] == pytest.approx(0.33, rel=1e-12)
+    assert p["ttft_s"].tolist() == pytest.approx([wait + t for t in (0.15, 0.21, 0.27, 0.33)], rel=1e-12)
+    assert economics.evaluate_scenario(NO_MEMORY)["ttft_last_turn_s"] == pytest.approx(wait + 0.33, rel=1e-12)
 
 
 def test_a_hit_below_hbm_costs_its_load_time() -> None:

@@ -30,6 +30,7 @@ KEY_FIELDS = ("name", "accelerator", "existing_accelerators", "facility_cooling"
               "demand_output_tokens_per_day", "demand_growth_per_year", "horizon_years", "decode_accelerator",
               "decode_output_tokens_per_s_per_accelerator", "decode_measured_output_tokens_per_s_per_user",
               "decode_concurrent_users_per_replica", "decode_accelerators_per_replica",
+              "measured_speed_context_tokens", "long_context_tokens", "long_context_output_tokens_per_s_per_user",
               "decode_accelerator_price_usd", "new_accelerator",
               "price_usd_per_m_input_tokens", "price_usd_per_m_output_tokens", "fast_tier_price_multiplier",
               "fast_tier_min_tokens_per_s_per_user")
@@ -41,7 +42,9 @@ EXAMPLE: dict[str, Any] = {
     "demand_input_tokens_per_day": None, "demand_requests_per_s": None, "demand_growth_per_year": 0.3,
     "horizon_years": 5, "decode_accelerator": "sn50", "decode_output_tokens_per_s_per_accelerator": None,
     "decode_measured_output_tokens_per_s_per_user": 763.0, "decode_concurrent_users_per_replica": 16.0,
-    "decode_accelerators_per_replica": 16, "decode_accelerator_price_usd": None, "new_accelerator": "gb200-nvl72",
+    "decode_accelerators_per_replica": 16, "measured_speed_context_tokens": 10000.0, "long_context_tokens": 100000.0,
+    "long_context_output_tokens_per_s_per_user": 450.0, "decode_accelerator_price_usd": None,
+    "new_accelerator": "gb200-nvl72",
     "price_usd_per_m_input_tokens": 0.3,
     "price_usd_per_m_output_tokens": 1.2, "fast_tier_price_multiplier": 1.5,
     "fast_tier_min_tokens_per_s_per_user": 300.0, "output_tokens_per_s_per_accelerator": None,
@@ -49,7 +52,9 @@ EXAMPLE: dict[str, Any] = {
 }
 # The worked example offered when the scenario lacks what the study needs: 763 tokens/s per user, the reported speed
 # of one 16-chip SN50 rack decoding MiniMax-M2 after 10k-token prompts (data/throughput_claims.csv), at an assumed
-# 16 users per rack (SambaNova states none); the SN50's price is the catalog's estimate (parity with the B200).
+# 16 users per rack (SambaNova states none); the SN50's price is the catalog's estimate (parity with the B200). Its
+# speed falls with context: "more than 450" at a long context whose length is not stated, taken as 450 at an assumed
+# 100,000 tokens (the SN50 preset of data/presets.csv says why).
 OPTION_COLUMNS: dict[str, tuple[str, str]] = {
     "option": ("Option", "text"), "feasible": ("Feasible", "text"), "capex_usd": ("Capex", "money"),
     "retrofit_capex_usd": ("of which liquid retrofit", "money"),
@@ -97,6 +102,18 @@ def _price_note(scenario: dict[str, Any]) -> None:
 
 DECODE_SPEED = ("decode_output_tokens_per_s_per_accelerator", "decode_measured_output_tokens_per_s_per_user",
                 "decode_concurrent_users_per_replica", "decode_accelerators_per_replica")
+# the decode pool's measured per-user speed read on its curve against context (long_context_*), where given
+AT_CONTEXT = "decode_output_tokens_per_s_per_user_at_context"
+
+
+def _number(value: Any) -> float | None:
+    """A figure of the study as a float, or None where it is empty (None, NaN, or pandas' NA of an option that could
+    not run)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if number != number else number
 
 
 def _decode_speed_note(result: Any, scenario: dict[str, Any]) -> None:
@@ -105,7 +122,7 @@ def _decode_speed_note(result: Any, scenario: dict[str, Any]) -> None:
     part = next((p for name, p in result.option_years if name == OptionKind.ADD_DECODE), None)
     if part is None:
         return
-    got = part.first(set(DECODE_SPEED))
+    got = {k: _number(v) for k, v in part.first({*DECODE_SPEED, AT_CONTEXT}).items()}
     per_acc = got.get("decode_output_tokens_per_s_per_accelerator")
     decode = scenario["decode_accelerator"]
     if per_acc is None:
@@ -115,8 +132,14 @@ def _decode_speed_note(result: Any, scenario: dict[str, Any]) -> None:
         return
     user, users, chips = (got.get(f) for f in DECODE_SPEED[1:])
     if user is not None and users is not None and chips is not None:
-        st.caption(f"Decode throughput: {fmt.number(per_acc)} output tokens/s per {decode} = {fmt.number(user)} "
-                   f"tokens/s per user (measured) x {fmt.number(users)} users a replica serves at once "
+        read = got.get(AT_CONTEXT)
+        speed = (f"{fmt.number(read)} tokens/s per user (measured {fmt.number(user)} at "
+                 f"{fmt.number(scenario['measured_speed_context_tokens'])} tokens, read on its curve against context "
+                 f"at the workload's {fmt.number(scenario['input_tokens_per_request'])} input tokens)"
+                 if read is not None else f"{fmt.number(user)} tokens/s per user (measured)")
+        user = read if read is not None else user
+        st.caption(f"Decode throughput: {fmt.number(per_acc)} output tokens/s per {decode} = {speed} "
+                   f"x {fmt.number(users)} users a replica serves at once "
                    f"({'given' if scenario.get('decode_concurrent_users_per_replica') is not None else 'default'}: "
                    f"an assumption where the source states no concurrency) / {fmt.number(chips)} {decode} per "
                    "replica. At one user per replica it would be "

@@ -151,7 +151,8 @@ def _costs(result: dict[str, Any]) -> None:
 
 
 STUDY = "_sessions_kv_memory"  # the last study run: (scenario, target, result), shown while both still match
-OPTION_COLUMNS = {"option": ("Option", "text"), "feasible": ("Holds the target", "text"),
+OPTION_COLUMNS = {"option": ("Option", "text"), "accelerator": ("Accelerator", "text"),
+                  "feasible": ("Holds the target", "text"),
                   "reason": ("Why not", "text"), "field": ("Field raised", "text"),
                   "current": ("Now", "number"), "needed": ("Needed", "number"), "added": ("Added", "number"),
                   "accelerators": ("Accelerators", "number"), "agents_at_slo": ("Agents held", "number"),
@@ -178,15 +179,17 @@ def _memory_or_accelerators(scenario: dict[str, Any], result: dict[str, Any]) ->
     last = st.session_state.get(STUDY)
     if last is None or last[0] != dict(scenario) or last[1] != target:
         st.caption("For the target, the study adds host DRAM, SSD or a remote KV store to the current fleet (the "
-                   "smallest amount that holds it) or adds systems, each priced by the engine at full load.")
+                   "smallest amount that holds it), adds systems, both together, or a large-memory accelerator, "
+                   "each priced by the engine at full load.")
         return
     study: kv_memory.KvMemoryStudy = last[2]
     st.text(study.why)  # plain text: field names keep their underscores
     table = study.table.assign(feasible=study.table["feasible"].map({True: "yes", False: "no"}))
     common.show_table(table, key="kv_memory_options", extra=OPTION_COLUMNS, columns=list(OPTION_COLUMNS))
-    st.caption("Each option alone on the current fleet: a KV tier raised to the smallest amount (GB) that holds the "
-               "target, or whole systems added; ranked by cost per session, then cost per day (docs/model.md, "
-               "Sessions: more memory or more accelerators).")
+    st.caption("Each option on the current fleet: a KV tier raised to the smallest amount (GB) that holds the "
+               "target, whole systems added, a tier and systems together (the cheapest pair), or a fleet of the "
+               "catalog's largest-memory accelerator; ranked by cost per day (what holding the target costs), then "
+               "cost per session (docs/model.md, Sessions: more memory or more accelerators).")
 
 
 common.page_start()

@@ -35,6 +35,32 @@ def curve_key(scenario: dict[str, Any], result: dict[str, Any]) -> tuple[str, st
     return common.canonical({**scenario, **dict.fromkeys(CURVE_IGNORES)}), str(result.get("serving_stack_used") or "")
 
 
+def context_speed(scenario: dict[str, Any], result: dict[str, Any]) -> None:
+    """The measured per-user speed against context (long_context_*), where the scenario gives that curve: its two
+    points and the speed read at the workload's context, on the step linear in the context the engine uses."""
+    if scenario.get("long_context_tokens") is None:
+        return
+    decode = bool(scenario.get("decode_accelerator"))
+    pre = "decode_" if decode else ""
+    speed = scenario.get(f"{pre}measured_output_tokens_per_s_per_user")
+    c1, c2 = scenario.get("measured_speed_context_tokens"), scenario["long_context_tokens"]
+    read = result.get(f"{pre}output_tokens_per_s_per_user_at_context")
+    if speed is None or c1 is None or read is None:
+        return
+    at = float(result.get("input_tokens_per_request") or scenario["input_tokens_per_request"])
+    rows = sorted([(float(c1), float(speed), "measured"), (float(c2),
+                   float(scenario["long_context_output_tokens_per_s_per_user"]), "measured (long context)"),
+                   (at, float(read), "read at this workload's input")])
+    st.subheader("Speed against context")
+    st.caption(f"The {'decode pool' if decode else 'system'}'s measured per-user speed falls with the context: the "
+               "decode step (1 / speed) is taken linear in the context through the two measured points "
+               "(measured_speed_context_tokens, long_context_tokens), and the throughput is priced at the speed "
+               "read at the request's input tokens.")
+    st.dataframe({"Context [token]": [fmt.number(r[0]) for r in rows],
+                  "Per-user speed [token/s]": [fmt.number(r[1]) for r in rows], "Point": [r[2] for r in rows]},
+                 hide_index=True, key="context_speed_table")
+
+
 UPLOAD_TYPES = ("json", "jsonl", "csv", "txt")
 PRECISIONS = ("bf16", "fp8", "fp4")
 
@@ -140,6 +166,7 @@ if result.get("serving_stack_used"):
     st.caption(f"Serving stack: {plain(result['serving_stack_used'])} (asked: {plain(scenario['serving_stack'])}; "
                f"best = the highest published stack for this pair at the per-user target).")
 common.throughput_provenance(result)
+context_speed(scenario, result)
 benchmark_upload(scenario, missing=False)
 
 if scenario["model"] is None:

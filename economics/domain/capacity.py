@@ -249,3 +249,51 @@ DECODE_THROUGHPUT_FROM_USERS = THROUGHPUT_FROM_USERS.bind(
     measured_output_tokens_per_s_per_user="decode_measured_output_tokens_per_s_per_user",
     concurrent_users_per_replica="decode_concurrent_users_per_replica",
     accelerators_per_replica="decode_accelerators_per_replica")
+
+# --- a per-user speed that falls with context (issue #39, item 3): a measured two-point curve ---
+CONTEXT_STEP = F(
+    "decode_step_at_context_s", "s",
+    "1 / measured_output_tokens_per_s_per_user + (1 / long_context_output_tokens_per_s_per_user"
+    " - 1 / measured_output_tokens_per_s_per_user) * (context_tokens - measured_speed_context_tokens)"
+    " / (long_context_tokens - measured_speed_context_tokens)",
+    note="the decode step (1 / per-user speed) linear in the context through the two measured points, as the "
+         "roofline's step grows by the KV bytes read per token of context")
+SPEED_AT_CONTEXT = F("output_tokens_per_s_per_user_at_context", "token/s", "1 / decode_step_at_context_s",
+                     note="the measured curve read at the workload's context (its input tokens; a session: the "
+                          "mean turn's, the step being linear in the context)")
+STEP_AT_INPUT = CONTEXT_STEP.bind("decode_step_at_context_s", context_tokens="input_tokens_per_request")
+THROUGHPUT_AT_CONTEXT = THROUGHPUT_FROM_USERS.bind(
+    "output_tokens_per_s_per_accelerator",
+    measured_output_tokens_per_s_per_user="output_tokens_per_s_per_user_at_context")
+DECODE_STEP_AT_INPUT = STEP_AT_INPUT.bind(
+    "decode_decode_step_at_context_s",
+    measured_output_tokens_per_s_per_user="decode_measured_output_tokens_per_s_per_user")
+DECODE_SPEED_AT_CONTEXT = SPEED_AT_CONTEXT.bind("decode_output_tokens_per_s_per_user_at_context",
+                                                decode_step_at_context_s="decode_decode_step_at_context_s")
+DECODE_THROUGHPUT_AT_CONTEXT = DECODE_THROUGHPUT_FROM_USERS.bind(
+    "decode_output_tokens_per_s_per_accelerator",
+    decode_measured_output_tokens_per_s_per_user="decode_output_tokens_per_s_per_user_at_context")
+
+
+def speed_at_context(context_tokens: ArrayLike, speed: ArrayLike, speed_context_tokens: ArrayLike,
+                     long_speed: ArrayLike, long_context_tokens: ArrayLike) -> NDArray[np.float64]:
+    r"""Per-user decode speed at a context from a two-point measured curve: the step :math:`1 / v` linear in the
+    context ``C`` through :math:`(C_1, v_1)` and :math:`(C_2, v_2)` (:data:`CONTEXT_STEP`).
+
+    .. math:: v(C) = 1 / \left(1 / v_1 + (1 / v_2 - 1 / v_1) (C - C_1) / (C_2 - C_1)\right)
+
+    Parameters
+    ----------
+    context_tokens : C [token]
+    speed, speed_context_tokens : v_1 [token/s] measured at C_1 [token]
+    long_speed, long_context_tokens : v_2 [token/s] measured at C_2 > C_1 [token]
+
+    >>> [round(float(speed_at_context(c, 763, 10_000, 450, 100_000)), 1) for c in (10_000, 55_000, 100_000)]
+    [763.0, 566.1, 450.0]
+    """
+    return SPEED_AT_CONTEXT.evaluate({"decode_step_at_context_s": CONTEXT_STEP.evaluate({
+        "context_tokens": np.asarray(context_tokens, dtype=float),
+        "measured_output_tokens_per_s_per_user": np.asarray(speed, dtype=float),
+        "measured_speed_context_tokens": np.asarray(speed_context_tokens, dtype=float),
+        "long_context_output_tokens_per_s_per_user": np.asarray(long_speed, dtype=float),
+        "long_context_tokens": np.asarray(long_context_tokens, dtype=float)})})

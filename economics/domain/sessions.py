@@ -61,7 +61,7 @@ from enum import StrEnum
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from economics.domain import finance, revenue
+from economics.domain import capacity, finance, revenue
 from economics.domain.formula import Formula
 
 Array = NDArray[np.float64]
@@ -489,6 +489,9 @@ TURN_STEP = F("turn_decode_step_s", "s",
               note="the mean turn's step, plus the KV bytes its running batch (throughput / per-user speed "
                    "sequences per accelerator) reads more at this turn's context, at the KV read bandwidth")
 LAST_TURN_STEP = TURN_STEP.bind("last_turn_decode_step_s", turn_context_tokens="last_turn_context_tokens")
+TURN_CURVE_STEP = capacity.CONTEXT_STEP.bind("turn_decode_step_s", context_tokens="turn_context_tokens")
+"""A turn's step on a measured speed-against-context curve (long_context_*): the curve read at the turn's context."""
+LAST_TURN_CURVE_STEP = TURN_CURVE_STEP.bind("last_turn_decode_step_s", turn_context_tokens="last_turn_context_tokens")
 MIN_SPEED = F("min_output_tokens_per_s_per_user", "token/s", "1 / last_turn_decode_step_s",
               note="the slowest turn, the last: its context is the longest")
 REPLICA_PREFILL = F("replica_prefill_tokens_per_s", "token/s",
@@ -498,10 +501,25 @@ TIER_LOAD = F("kv_tier_load_s", "s", "(session_prefix_tokens * kv_prefix_in_tier
               " * kv_history_in_tier) / kv_tier_load_tokens_per_s",
               note="the context found in this tier, loaded at its read bandwidth")
 TURN_TTFT = F("turn_ttft_s", "s",
-              "(input_tokens_per_turn + session_prefix_tokens * (1 - kv_prefix_held) + turn_history_tokens"
-              " * (1 - kv_history_hit)) / replica_prefill_tokens_per_s + kv_host_load_s + kv_ssd_load_s"
-              " + kv_remote_load_s", note="the new input and the context not found, prefilled; the context found "
-                                          "below HBM, loaded (HBM: in place); queueing left out")
+              "prefill_wait_s + (input_tokens_per_turn + session_prefix_tokens * (1 - kv_prefix_held)"
+              " + turn_history_tokens * (1 - kv_history_hit)) / replica_prefill_tokens_per_s + kv_host_load_s"
+              " + kv_ssd_load_s + kv_remote_load_s",
+              note="the wait for a prefill slot at ttft_percentile; the new input and the context not found, "
+                   "prefilled; the context found below HBM, loaded (HBM: in place)")
+PREFILL_SERVERS = F("prefill_replicas", "replica", "max(1, floor(accelerators / accelerators_per_replica))",
+                    note="the prefill slots a turn waits for: each replica prefills one prompt at a time")
+PREFILL_SERVICE = F("prefill_service_s", "s",
+                    "(input_tokens_per_turn + session_prefix_tokens * (1 - kv_prefix_held) + mean_turn_history_tokens"
+                    " * (1 - kv_history_hit)) / replica_prefill_tokens_per_s",
+                    note="a slot's mean service time: the mean turn's prefill on one replica (prefill is linear in "
+                         "the turn, so the turns' mean is the mean turn's)")
+PREFILL_LOAD = F("prefill_utilization", "-", "slo_load_fraction * capacity_requests_per_s_per_accelerator"
+                 " * accelerators * prefill_service_s / prefill_replicas",
+                 note="the share of time the prefill slots are busy at the load agents are counted at: full load x "
+                      "slo_load_fraction, turns arriving at random (Poisson)")
+SERVICE_CV2 = 1.0
+"""Squared coefficient of variation of a turn's prefill time in the queue: 1 (exponential), the planner's default
+(``prefill_service_cv2``): turns of one session differ by the context each must prefill."""
 
 
 def _turn_bound(turn: str, history: str) -> tuple[dict[Tier, Formula], Formula]:
@@ -540,9 +558,11 @@ SESSION_DURATION = F("session_duration_s", "s", "turns_per_session * (ttft_mean_
                      note="per turn: the mean TTFT, the answer at the mean turn's speed (the step is linear in the "
                           "context, so the turns' mean step is the mean context's) and the idle gap")
 AGENTS_PER_ACCELERATOR = F("agents_per_accelerator", "session/accelerator",
-                           "capacity_requests_per_s_per_accelerator / turns_per_session * session_duration_s",
-                           note="Little's law: sessions an accelerator completes per second at full load x a "
-                                "session's duration; counted only where the SLO holds")
+                           "capacity_requests_per_s_per_accelerator * slo_load_fraction / turns_per_session"
+                           " * session_duration_s",
+                           note="Little's law: sessions an accelerator completes per second at full load, times the "
+                                "share of it at which every turn's TTFT holds, x a session's duration; counted only "
+                                "where the SLO holds")
 AGENTS = F("agents_at_slo", "session", "agents_per_accelerator * accelerators",
            note="concurrent sessions the fleet holds at full load with every turn within the SLO")
 AGENTS_PER_MW = F("agents_per_mw", "session/MW", "agents_at_slo / (facility_power_kw / KW_PER_MW)")

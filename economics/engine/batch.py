@@ -39,7 +39,7 @@ from economics.engine.roofline import KV_FACTOR, stored_factors
 from economics.engine.sessions import KV_READ_SHARE, PER_USER_SPEED, request_shape, session_rows, turn_profile
 from economics.schema.scenario import FIELDS, Scenario, show_value
 from economics.schema.validation import Problem, validate, validate_one
-from economics.schema.validation_sessions import SESSION_ONLY, SESSION_SPREAD
+from economics.schema.validation_sessions import SESSION_DEFAULTED, SESSION_ONLY, SESSION_SPREAD
 from economics.schema.values import is_empty
 
 RESULT_COLUMNS = (*FIELDS, *OUTPUT_UNITS, *THROUGHPUT_OUTPUTS, "feasible", "infeasible_reason", "warnings", "valid",
@@ -497,7 +497,8 @@ ESTIMATE_IGNORES = frozenset({
     "price_usd_per_m_output_tokens", "fast_tier_min_tokens_per_s_per_user", "fast_tier_price_multiplier",
     # a session's shape reaches the estimate as its mean turn (input_tokens_per_request) and its last turn's context
     # (economics.domain.sessions.SLOWEST_CONTEXT), set before it runs
-    "workload", *SESSION_ONLY, *SESSION_SPREAD, "kv_host_memory_gb_per_system", "kv_ssd_gb_per_system", "kv_remote_gb"})
+    "workload", *SESSION_ONLY, *SESSION_SPREAD, *SESSION_DEFAULTED, "kv_host_memory_gb_per_system",
+    "kv_ssd_gb_per_system", "kv_remote_gb"})
 """Fields the throughput estimate never reads (prices, finance, facility, power, demand volumes, fleet size):
 :func:`_throughput_one` hands the estimate every other field only, so a read of one of these fails loudly."""
 

@@ -130,6 +130,15 @@ def _unused_tier_inputs(x: Columns, tier: Any) -> None:
            ~x.spot & changed("spot_discount", "spot_mtbi_hours", "spot_recovery_hours"))
 
 
+def _context_curve(c: dict[str, Any], pre: str) -> Any:
+    """The rows whose measured per-user speed (the decode pool's where ``pre`` is ``decode_``, else the main
+    pool's) falls with context along a two-point curve (:data:`economics.schema.validation.CONTEXT_CURVE`).
+    """
+    given = ~np.isnan(np.asarray(c["long_context_tokens"], dtype=float))
+    disaggregated = np.asarray(c["decode_accelerator"] != "", dtype=bool)
+    return given & (disaggregated if pre else ~disaggregated)
+
+
 def per_user_throughput(c: dict[str, Any], trace: Trace | None = None) -> bool:
     """Throughput per accelerator from a measured per-user speed and the users a replica serves, where no
     per-accelerator figure is given (in place, on validated columns; recorded in ``trace``). A dataflow system's
@@ -160,7 +169,13 @@ def per_user_throughput(c: dict[str, Any], trace: Trace | None = None) -> bool:
             x.calc(capacity.MODEL_WEIGHTS, empty & knowable)
         x.calc(capacity.DECODE_REPLICA_FOR_MODEL if pre else capacity.REPLICA_FOR_MODEL, empty & knowable)
         x.calc(capacity.DECODE_REPLICA_ONE_SYSTEM if pre else capacity.REPLICA_ONE_SYSTEM, empty & ~knowable)
-        x.calc(capacity.DECODE_THROUGHPUT_FROM_USERS if pre else capacity.THROUGHPUT_FROM_USERS, rows)
+        curve = rows & _context_curve(c, pre)
+        x.calc(capacity.DECODE_STEP_AT_INPUT if pre else capacity.STEP_AT_INPUT, curve)
+        x.calc(capacity.DECODE_SPEED_AT_CONTEXT if pre else capacity.SPEED_AT_CONTEXT, curve)
+        x.calc(capacity.DECODE_THROUGHPUT_AT_CONTEXT if pre else capacity.THROUGHPUT_AT_CONTEXT, curve)
+        x.calc(capacity.DECODE_THROUGHPUT_FROM_USERS if pre else capacity.THROUGHPUT_FROM_USERS, rows & ~curve)
+        speed_at = f"{pre}output_tokens_per_s_per_user_at_context"
+        c[speed_at] = np.where(curve, x.v.get(speed_at, np.nan), np.nan)
         for name in (replica, f"{pre}output_tokens_per_s_per_accelerator"):
             c[name] = np.where(rows, x.v[name], c[name])
         filled = True

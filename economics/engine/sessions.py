@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from economics.domain import capacity as cap
-from economics.domain import fleet
+from economics.domain import fleet, queueing
 from economics.domain import sessions as ses
 from economics.domain.sessions import TIERS, Tier
 from economics.engine.stages import Columns, _any
@@ -30,6 +30,9 @@ PER_USER_SPEED = "_output_tokens_per_s_per_user"
 KV_READ_SHARE = "_kv_read_bandwidth_utilization"
 """The resolved column holding the calibrated share of peak bandwidth the decode reads the KV cache at (session rows;
 the KV factor of data/calibration.csv, else its bandwidth factor, as :class:`economics.engine.roofline.Roofline`)."""
+CURVE_SPEED = "output_tokens_per_s_per_user_at_context"
+"""The column holding a measured per-user speed read on its curve against context at the mean turn's context
+(:func:`economics.engine.resolve.per_user_throughput`; absent or NaN without a curve)."""
 REMOTE_SYSTEMS = "kv_remote_systems"
 """The systems a remote store is shared by: a fixed fleet's, or a sized fleet's before the store (pipeline)."""
 REPLICA_FOR_KV = cap.REPLICA_FOR_MODEL.bind("kv_replica_accelerators", chip_memory_gb="accelerator_memory_gb")
@@ -105,8 +108,10 @@ def hbm_free(x: Columns, rows: Any) -> None:
     target = v["target_output_tokens_per_s_per_user"]
     # the estimate's speed is the mean turn's, above the target its slowest turn is held to; a measured throughput
     # is read at the target
+    # a measured speed on a curve against context is read at the mean turn's context
     estimate = np.asarray(v.get(PER_USER_SPEED, np.full(x.n, np.nan)), dtype=float)
-    v["kv_per_user_speed"] = np.where(np.isnan(estimate), target, estimate)
+    curve = np.asarray(v.get(CURVE_SPEED, np.full(x.n, np.nan)), dtype=float)
+    v["kv_per_user_speed"] = np.where(np.isnan(estimate), np.where(np.isnan(curve), target, curve), estimate)
     known = rows & ~np.isnan(v["kv_per_user_speed"]) & ~np.isnan(v["accelerator_memory_gb"])
     x.calc(ses.RUNNING_BATCH, known)
     x.calc(ses.HBM_FREE, known)
@@ -185,15 +190,89 @@ def speed(x: Columns) -> None:
     for f in (ses.LAST_TURN_CONTEXT, ses.LAST_TURN_HISTORY, ses.MEAN_TURN_HISTORY):
         x.calc(f, rows)
     known = rows & ~np.isnan(v["kv_per_user_speed"])
-    x.calc(ses.LAST_TURN_STEP, known)
+    curve = known & on_curve(v)
+    x.calc(ses.LAST_TURN_CURVE_STEP, curve)
+    x.calc(ses.LAST_TURN_STEP, known & ~curve)
     x.calc(ses.MIN_SPEED, known & (v["last_turn_decode_step_s"] > 0))
     x.calc(ses.REPLICA_PREFILL, rows)
     for loads in (ses.LAST_TURN_LOADS, ses.MEAN_TURN_LOADS):
         for t, f in loads.items():
             v[f.name] = np.zeros(x.n)
             x.calc(f, rows & (v[ses.TIER_GB[t]] > 0))
+    queue(x, rows)
     x.calc(ses.LAST_TURN_TTFT, rows)
     x.calc(ses.MEAN_TURN_TTFT, rows)
+
+
+QUEUE_BISECTIONS = 60
+"""Halvings of the load fraction's bracket [0, 1] where the TTFT target binds (2^-60: below any printed digit)."""
+
+
+def queue(x: Columns, rows: Any) -> None:
+    """The wait for a prefill slot at ``ttft_percentile`` (M/G/c by Erlang C and Allen-Cunneen,
+    :func:`economics.domain.queueing.wait_percentile_array`, as the planner), at the load agents are counted at: full
+    load, or where the last turn's TTFT would then exceed ``ttft_target_s``, the highest share of it at which it
+    does not (``slo_load_fraction``, by bisection: the wait grows with the load).
+    """
+    v = x.v
+    x.calc(ses.PREFILL_SERVERS, rows)
+    x.calc(ses.PREFILL_SERVICE, rows)
+    v["slo_load_fraction"] = np.where(rows, 1.0, np.nan)
+    x.calc(ses.PREFILL_LOAD, rows)
+    v["prefill_wait_s"] = np.zeros(x.n)
+    with np.errstate(all="ignore"):
+        unqueued = np.asarray(ses.LAST_TURN_TTFT.evaluate(v), dtype=float)
+    target = np.asarray(v["ttft_target_s"], dtype=float)
+    full = _wait(v, v["prefill_utilization"])
+    over = np.flatnonzero(rows & ~np.isnan(target) & (unqueued + full > target * (1 + 1e-12)))
+    if over.size:
+        room = target[over] - unqueued[over]
+        lo, hi = np.zeros(over.size), np.ones(over.size)
+        for _ in range(QUEUE_BISECTIONS):
+            mid = 0.5 * (lo + hi)
+            ok = _wait(v, mid * v["prefill_utilization"][over], over) <= room
+            lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
+        v["slo_load_fraction"][over] = np.where(room > 0, lo, 0.0)
+        x.calc(ses.PREFILL_LOAD, rows)
+        full = _wait(v, v["prefill_utilization"])
+    if x.trace is not None and rows[x.row]:
+        x.trace.add("slo_load_fraction", v["slo_load_fraction"], "-", "{fraction}", fraction=(
+            v["slo_load_fraction"], "-"), note="1: full load (no TTFT target, or it holds there); else the highest "
+            "share of full load at which ttft_last_turn_s at ttft_percentile is within ttft_target_s (bisection)")
+    v["prefill_wait_s"] = np.where(rows & np.isfinite(full), full, np.nan)  # slots busy all the time: no finite wait
+    _trace_wait(x)
+
+
+def _wait(v: dict[str, Any], utilization: Any, at: Any = slice(None)) -> Any:
+    """The wait for a prefill slot at ``ttft_percentile`` at ``utilization`` (the rows ``at``)."""
+    col = {k: np.asarray(v[k], dtype=float)[at] for k in ("prefill_replicas", "prefill_service_s", "ttft_percentile")}
+    with np.errstate(all="ignore"):
+        return queueing.wait_percentile_array(col["prefill_replicas"], np.asarray(utilization, dtype=float),
+                                              col["prefill_service_s"], col["ttft_percentile"], ses.SERVICE_CV2)
+
+
+def _trace_wait(x: Columns) -> None:
+    """The wait for a prefill slot in ``explain``, its one formula with the numbers."""
+    if x.trace is None or not x.sessions[x.row]:
+        return
+    v = x.v
+    c, u = np.asarray(v["prefill_replicas"], dtype=float), np.asarray(v["prefill_utilization"], dtype=float)
+    erlang = queueing.erlang_c_array(np.maximum(c, 1.0), np.minimum(u, 1.0) * c)
+    x.trace.add("prefill_wait_s", v["prefill_wait_s"], "s",
+                "ln({erlang_c} / (1 - {ttft_percentile})) / ({prefill_replicas} x (1 - {prefill_utilization}) / "
+                "{prefill_service_s}) x (1 + {service_cv2}) / 2",
+                note="the wait for one of c prefill slots at the percentile p: M/G/c by Erlang C (the share of turns "
+                     "that wait) and the Allen-Cunneen exponential tail, as the planner; 0 where fewer than 1 - p of "
+                     "the turns wait (Erlang C <= 1 - p)",
+                erlang_c=(erlang, ""), ttft_percentile=(v["ttft_percentile"], ""),
+                prefill_replicas=(c, "replica"), prefill_utilization=(u, ""),
+                prefill_service_s=(v["prefill_service_s"], "s"), service_cv2=(np.full(x.n, ses.SERVICE_CV2), ""))
+
+
+def on_curve(v: dict[str, Any]) -> Any:
+    """The rows whose per-user speed is read on a measured curve against context (long_context_*)."""
+    n = len(v["workload"])
+    return ~np.isnan(np.asarray(v.get(CURVE_SPEED, np.full(n, np.nan)), dtype=float))
 
 
 def kv_read_share(x: Columns, rows: Any) -> None:
@@ -270,7 +349,8 @@ def turn_profile(v: dict[str, Any], row: int = 0) -> pd.DataFrame:
     context = ses.context_tokens(turns, one["session_prefix_tokens"], one["input_tokens_per_turn"],
                                  one["output_tokens_per_turn"])
     history = (turns - 1.0) * (one["input_tokens_per_turn"] + one["output_tokens_per_turn"])
-    step = np.asarray(ses.TURN_STEP.evaluate(dict(one, turn_context_tokens=context)), dtype=float)
+    step_at = ses.TURN_STEP if np.isnan(float(one.get(CURVE_SPEED, np.nan))) else ses.TURN_CURVE_STEP
+    step = np.asarray(step_at.evaluate(dict(one, turn_context_tokens=context)), dtype=float)
     loads = {f"kv_{t}_load_s": np.asarray(ses.TIER_LOAD.bind(
         "load", kv_prefix_in_tier=f"kv_prefix_in_{t}", kv_history_in_tier=f"kv_history_in_{t}",
         kv_tier_load_tokens_per_s=f"kv_{t}_load_tokens_per_s").evaluate(dict(one, turn_history_tokens=history)),

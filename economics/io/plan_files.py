@@ -116,8 +116,11 @@ def read_plan_row(data: bytes | str, row: str) -> tuple[dict[str, Any], PlanSett
     first = one.iloc[0].to_dict()
     name = _cell_text(first.get("name")) if "name" in one.columns else ""
     # scenario fields only: range columns (<field>_low/_high) belong to the uncertainty study
-    cells = {str(k): v for k, v in first.items() if k in FIELDS and not values.is_empty(v)
-             and not (isinstance(v, str) and not v.strip())}
+    # a planner setting that is also a session field (ttft_target_s, ttft_percentile) is the plan's on a request
+    # row; a session row holds its turns to it as well
+    sessions = _cell_text(first.get("workload")).strip().lower() == "sessions"
+    cells = {str(k): v for k, v in first.items() if k in FIELDS and (sessions or k not in PLAN_FIELDS)
+             and not values.is_empty(v) and not (isinstance(v, str) and not v.strip())}
     label = f"row {position + 1}" + (f" ({_shown(name)})" if name else "")
     try:
         settings = settings_from_row({k: v for k, v in first.items() if k in PLAN_FIELDS})

@@ -162,9 +162,21 @@ _NUMERIC: tuple[OutputSpec, ...] = (
     _o("min_output_tokens_per_s_per_user", "token/s", "Slowest turn's speed", "Per-user decode speed at the last "
        "turn's context (the longest); empty unless workload=sessions with a per-user speed", optional=True,
        higher_is_better=True),
-    _o("ttft_last_turn_s", "s", "Last turn's TTFT", "New input and missed context prefilled, context found below "
-       "HBM loaded at the tier's bandwidth (queueing left out); empty unless workload=sessions", optional=True,
-       higher_is_better=False),
+    _o("output_tokens_per_s_per_user_at_context", "token/s", "Per-user speed at the context", "The measured "
+       "per-user speed read on its two-point curve (long_context_*) at the request's input tokens (a session: the "
+       "mean turn's context); empty without a curve", optional=True, higher_is_better=True),
+    _o("decode_output_tokens_per_s_per_user_at_context", "token/s", "Decode per-user speed at the context", "The "
+       "decode pool's measured per-user speed read on its two-point curve (long_context_*) at the request's input "
+       "tokens; empty without a curve", optional=True, higher_is_better=True),
+    _o("ttft_last_turn_s", "s", "Last turn's TTFT", "At ttft_percentile: the wait for a prefill slot, new input "
+       "and missed context prefilled, context found below HBM loaded at the tier's bandwidth; empty unless "
+       "workload=sessions", optional=True, higher_is_better=False),
+    _o("prefill_wait_s", "s", "Wait for a prefill slot", "A turn's wait for one of the replicas' prefill slots at "
+       "ttft_percentile (M/G/c, the planner's queueing model) at the load agents are counted at; empty unless "
+       "workload=sessions", optional=True, higher_is_better=False),
+    _o("slo_load_fraction", "-", "Load held at the TTFT target", "Share of full load at which agents are counted: "
+       "1, or the highest share at which ttft_last_turn_s is within ttft_target_s; empty unless workload=sessions",
+       fmt="percent", optional=True, higher_is_better=True),
     _o("agents_at_slo", "session", "Agents at the SLO", "Concurrent sessions the fleet holds at full load (Little's "
        "law) with every turn within the SLO; empty unless workload=sessions and the SLO holds", optional=True,
        higher_is_better=True),

@@ -389,6 +389,17 @@ class Scenario(BaseModel):
     concurrent_users_per_replica: float | None = _f(
         None, "user", "Users one replica serves at once at the measured per-user speed (a per-user speed is never "
         "a per-accelerator throughput without it)", group="workload", ge=1, le=1e7)
+    measured_speed_context_tokens: float | None = _f(
+        None, "token", "Input tokens (context) the measured per-user speed was measured at (the decode pool's, "
+        "decode_measured_output_tokens_per_s_per_user, with a decode_accelerator; else "
+        "measured_output_tokens_per_s_per_user); with the long_context_* pair the speed falls with context",
+        group="workload", gt=0, le=1e8)
+    long_context_tokens: float | None = _f(
+        None, "token", "A second, longer context the same system's per-user speed was measured at; empty = the "
+        "measured speed holds at every context", group="workload", gt=0, le=1e8)
+    long_context_output_tokens_per_s_per_user: float | None = _f(
+        None, "token/s", "The per-user speed measured at long_context_tokens: the decode step (1 / speed) is taken "
+        "linear in the context through the two points", group="workload", gt=0, le=1e6)
 
     # disaggregated serving: the accelerators above do prefill, a decode pool of another type decodes
     decode_accelerator: str | None = Field(
@@ -519,6 +530,10 @@ class Scenario(BaseModel):
         None, "s", "Time-to-first-token target of every turn of a session (workload=sessions): agents_* count "
         "sessions only where the last (slowest) turn's TTFT is within it; empty = not a constraint",
         group="sessions", gt=0, le=3600)
+    ttft_percentile: float = Field(
+        default=0.99, gt=0, lt=1, description="Percentile at which a turn's TTFT is reported and held to "
+        "ttft_target_s (workload=sessions): the wait for a prefill slot at that percentile (M/G/c, the planner's "
+        "queueing model) plus the turn's prefill and loads", json_schema_extra={"unit": "-", "group": "sessions"})
     kv_host_memory_gb_per_system: float = Field(
         default=0.0, ge=0, le=1e6, description="Host DRAM per system holding idle sessions' KV cache "
         "(workload=sessions); 0 = no host tier", json_schema_extra={"unit": "GB", "group": "sessions"})

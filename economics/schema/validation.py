@@ -589,9 +589,53 @@ def _check_speculation(c: dict[str, np.ndarray], problems: _Problems) -> None:
                  "acceptance rate)")
 
 
+CONTEXT_CURVE = ("measured_speed_context_tokens", "long_context_tokens", "long_context_output_tokens_per_s_per_user")
+"""The fields of a measured speed-against-context curve (:data:`economics.domain.capacity.CONTEXT_STEP`): all three
+or none."""
+
+
+def _check_context_curve(c: dict[str, np.ndarray], problems: _Problems) -> None:
+    """A speed-against-context curve is three fields together, on a measured per-user speed that becomes the
+    throughput (the decode pool's with a decode_accelerator), with a second point that is longer and slower, and a
+    line through the two points whose step stays positive down to no context (C_2 v_2 > C_1 v_1).
+    """
+    given = {f: ~np.isnan(c[f]) for f in CONTEXT_CURVE}
+    if not np.logical_or.reduce(list(given.values())).any():
+        return
+    some = np.logical_or.reduce(list(given.values())) & ~problems.flagged(*CONTEXT_CURVE)
+    for f in CONTEXT_CURVE:
+        problems.add(some & ~given[f], f, "",
+                     f"{f}: a speed falling with context needs all of {', '.join(CONTEXT_CURVE)}")
+    whole = np.logical_and.reduce(list(given.values())) & ~problems.flagged(*CONTEXT_CURVE)
+    pre = np.where(c["decode_accelerator"] != "", "decode_", "")
+    speed = np.where(pre == "", c["measured_output_tokens_per_s_per_user"],
+                     c["decode_measured_output_tokens_per_s_per_user"])
+    converted = ~np.isnan(speed) & np.isnan(np.where(pre == "", c["output_tokens_per_s_per_accelerator"],
+                                                     c["decode_output_tokens_per_s_per_accelerator"]))
+    problems.add(whole & ~converted, "long_context_tokens", c["long_context_tokens"],
+                 "long_context_tokens: applies to a measured per-user speed that gives the throughput "
+                 "((decode_)measured_output_tokens_per_s_per_user with its users per replica, the "
+                 "(decode_)output_tokens_per_s_per_accelerator empty); give one, or leave the long_context_* empty")
+    c1, c2 = c["measured_speed_context_tokens"], c["long_context_tokens"]
+    v2 = c["long_context_output_tokens_per_s_per_user"]
+    ok = whole & converted
+    problems.add(ok & (c2 <= c1), "long_context_tokens", c2,
+                 "long_context_tokens: must be longer than measured_speed_context_tokens (the curve's two points)")
+    with np.errstate(invalid="ignore"):
+        problems.add(ok & (c2 > c1) & (v2 > speed), "long_context_output_tokens_per_s_per_user", v2,
+                     "long_context_output_tokens_per_s_per_user: above the speed measured at the shorter context; a "
+                     "longer context reads more KV a token, so its speed is at most that")
+        problems.add(ok & (c2 > c1) & (v2 <= speed) & (c2 * v2 <= c1 * speed),
+                     "long_context_output_tokens_per_s_per_user", v2,
+                     "long_context_output_tokens_per_s_per_user: the line through the two points reaches a zero "
+                     "decode step before no context (long context x its speed must exceed the shorter context x "
+                     "its speed)")
+
+
 def _check_combinations(c: dict[str, np.ndarray], problems: _Problems) -> None:
     _check_precisions(c, problems)
     _check_speculation(c, problems)
+    _check_context_curve(c, problems)
     own = c["ownership"] == "own"
     rent = ~own
     acc = c["accelerator"]

@@ -26,6 +26,8 @@ SESSION_ONLY = (*SESSION_SHAPE, "demand_sessions_per_day", "ttft_target_s", *(f 
 """Fields that mean nothing on a request row (empty unless workload=sessions)."""
 SESSION_SPREAD = ("turns_per_session_cv",)
 """Session fields whose default is 0 rather than empty: above 0 on a request row, refused like a KV tier."""
+SESSION_DEFAULTED = ("ttft_percentile",)
+"""Session fields with a default of their own: changed from it on a request row, refused (it would do nothing)."""
 REQUEST_DEMAND = ("demand_input_tokens_per_day", "demand_output_tokens_per_day", "demand_requests_per_s")
 REQUEST_SHAPE = ("input_tokens_per_request", "output_tokens_per_request", "prefix_cache_hit_rate")
 """The request fields a session sets itself: left at their defaults on a session row."""
@@ -52,6 +54,10 @@ def check(c: dict[str, np.ndarray], problems: Problems) -> None:
     for field in SESSION_SPREAD:
         problems.add(requests & (c[field] > 0) & ~problems.flagged(field), field, c[field],
                      f"{field}: applies to workload=sessions only; set workload=sessions or 0")
+    for field in SESSION_DEFAULTED:
+        problems.add(requests & (c[field] != float(FIELDS[field].default)) & ~problems.flagged(field), field,
+                     c[field], f"{field}: applies to workload=sessions only; set workload=sessions or leave it at "
+                               f"its default {FIELDS[field].default}")
     if not sessions.any():
         return
     for field in SESSION_SHAPE:

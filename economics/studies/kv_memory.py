@@ -12,7 +12,16 @@ with the slowest turn within ``ttft_target_s`` and ``target_output_tokens_per_s_
 - **A memory option** (:class:`KvOption` ``host``, ``ssd``, ``remote``) keeps the current fleet and raises one tier's
   capacity (``kv_host_memory_gb_per_system``, ``kv_ssd_gb_per_system``, ``kv_remote_gb``; the other fields as given)
   to the smallest amount whose fleet holds the target agents. **The accelerators option** keeps the tiers per system
-  (the remote store's total) and adds whole systems.
+  (the remote store's total) and adds whole systems. **A mix** (``host+accelerators``, ``ssd+accelerators``) adds
+  systems and the tier together: for every number of systems added on the coarse grid below (up to what the
+  accelerators option needs, else the field's bound) the smallest amount of the tier that holds the target on that
+  fleet (every pair evaluated in two passes: the coarse amounts, then the whole GB between), the cheapest pair kept;
+  it includes both pure options, so it is never dearer than either. **The large-memory option** replaces the fleet
+  by the catalog accelerator with the most memory per chip (more than the scenario's; estimated by the roofline;
+  priced for the scenario's ownership; the cheapest of equals, :func:`large_memory_accelerator`) in the fewest whole
+  systems that hold the target, the tiers per system as given. Sessions are served aggregated (a decode pool with
+  sessions is not modelled), so a large-memory decode accelerator is studied as the whole fleet; a dataflow
+  accelerator the roofline cannot estimate (the SN50) has no session throughput to price and is not offered.
 - **The search** (:func:`_smallest`), on a grid fixed before the target is known: a coarse grid of the amount added,
   0 and then :math:`2^{k/4}` (GB or systems, k = 0, 1, ..., about 19 % apart) up to the field's upper bound in the
   scenario schema, every point evaluated in one pass; then, in the bracket between the last coarse point that misses
@@ -24,7 +33,8 @@ with the slowest turn within ``ttft_target_s`` and ``target_output_tokens_per_s_
   figures at the bound: the tier's figures missing (the validation's message), a tier that loads slower than the
   system prefills (it holds nothing), the slowest turn decoding below the target (its batch reads the KV in HBM: no
   tier or added system changes it), its TTFT above the target, or the most agents it holds.
-- **Ranked** by cost per session, then cost per day; the cheapest is rank 1.
+- **Ranked** by cost per day, the cost of holding the target (a fleet far above the target is not made cheaper by
+  its cost per session at a full load the target never brings), then by cost per session; the cheapest is rank 1.
 """
 
 from __future__ import annotations
@@ -38,30 +48,44 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from economics import catalog
 from economics.domain.explain import format_number as fmt
 from economics.engine.batch import as_scenario, evaluate, evaluate_scenario
-from economics.schema.scenario import FIELDS, Scenario, Workload
+from economics.schema.scenario import CATALOG_FIELDS, FIELDS, Scenario, Workload
+from economics.schema.validation import CONTEXT_CURVE
 from economics.schema.validation_sessions import TIERS
 from economics.studies.compare import scenario_frame
 
 
 class KvOption(StrEnum):
-    """The options the study compares: a KV tier added to the current fleet, or more systems."""
+    """The options the study compares: a KV tier added to the current fleet, more systems, a tier and more systems
+    together, or a fleet of the catalog's largest-memory accelerator.
+    """
 
     HOST = "host"
     SSD = "ssd"
     REMOTE = "remote"
     ACCELERATORS = "accelerators"
+    HOST_AND_ACCELERATORS = "host+accelerators"
+    SSD_AND_ACCELERATORS = "ssd+accelerators"
+    LARGE_MEMORY = "large-memory accelerator"
 
 
 MEMORY: tuple[KvOption, ...] = (KvOption.HOST, KvOption.SSD, KvOption.REMOTE)
+MIXES: dict[KvOption, KvOption] = {KvOption.HOST_AND_ACCELERATORS: KvOption.HOST,
+                                   KvOption.SSD_AND_ACCELERATORS: KvOption.SSD}
+"""Each mix and the tier it adds with the systems (a remote store is the fleet's total, not a per-system choice)."""
 FIELD: dict[KvOption, str] = {**dict(zip(MEMORY, (capacity for capacity, _ in TIERS), strict=True)),
-                              KvOption.ACCELERATORS: "accelerator_count"}
+                              KvOption.ACCELERATORS: "accelerator_count", KvOption.LARGE_MEMORY: "accelerator_count"}
 """The scenario field each option raises (the tiers' capacities as :mod:`economics.schema.validation_sessions` names
-them)."""
+them; a mix: its tier's, beside the accelerators its fleet adds)."""
+FIELD.update({mix: FIELD[tier] for mix, tier in MIXES.items()})
 WORDS: dict[KvOption, str] = {KvOption.HOST: "host DRAM per system", KvOption.SSD: "local SSD per system",
                               KvOption.REMOTE: "remote KV store (the fleet's total)",
-                              KvOption.ACCELERATORS: "more systems"}
+                              KvOption.ACCELERATORS: "more systems",
+                              KvOption.HOST_AND_ACCELERATORS: "host DRAM per system and more systems together",
+                              KvOption.SSD_AND_ACCELERATORS: "local SSD per system and more systems together",
+                              KvOption.LARGE_MEMORY: "a fleet of the catalog's largest-memory accelerator"}
 """What each option adds, in words (the study's explanation; the table holds the enum's values)."""
 COARSE_STEPS_PER_DOUBLING = 4
 MAX_FINE_POINTS = 256
@@ -96,6 +120,7 @@ class OptionRow:
     cost_usd_per_day: float
     cost_usd_per_session: float
     rank: int | None = None
+    accelerator: str = ""
 
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(OptionRow))
@@ -223,6 +248,11 @@ SHOWN = tuple(k for k in READ if k not in ("accelerators_per_system", "sessions_
 """The engine's figures an option's row shows."""
 
 
+def _shown(r: dict[str, float]) -> dict[str, Any]:
+    """The figures an option's row shows, of the engine's figures ``r``."""
+    return {k: r[k] for k in SHOWN}
+
+
 def _option(s: Scenario, base: dict[str, Any], per_system: float, option: KvOption, agents: float) -> OptionRow:
     """The smallest amount of ``option`` that holds ``agents`` on the current fleet ``base`` (``per_system``
     accelerators a system), or why none does.
@@ -243,9 +273,98 @@ def _option(s: Scenario, base: dict[str, Any], per_system: float, option: KvOpti
                      needed=current + unit * added, added=unit * added, **figures)
 
 
+def _mix(s: Scenario, base: dict[str, Any], per_system: float, option: KvOption, agents: float,
+         more: OptionRow) -> OptionRow:
+    """A tier and more systems together: for every number of systems added on the coarse grid (up to what more
+    systems alone need, else the field's bound), the smallest amount of the tier that holds ``agents`` on that fleet
+    (the grid of :func:`_smallest`: the coarse amounts of every fleet in one pass, then the whole GB between for
+    every fleet in another); the cheapest per day (then per session) of those pairs.
+    """
+    name, fleet0 = FIELD[option], float(base["accelerator_count"])
+    current = float(base[name])
+    systems_top = more.added / per_system if more.feasible else math.floor(
+        (float(FIELDS["accelerator_count"].le or 0) - fleet0) / per_system)
+    n_grid, t_grid = _coarse(systems_top), _coarse(math.floor(float(FIELDS[name].le or 0) - current))
+    n_all, t_all = np.repeat(n_grid, t_grid.size), np.tile(t_grid, n_grid.size)
+    out = evaluate(scenario_frame([base], repeat=n_all.size, varying={
+        "accelerator_count": fleet0 + per_system * n_all, name: current + t_all}))
+    ok = _holds(out, agents).reshape(n_grid.size, t_grid.size)
+    fleets, amounts = [], []
+    for i in np.flatnonzero(ok.any(axis=1)):
+        j = int(np.argmax(ok[i]))
+        grid = np.zeros(1) if j == 0 else _fine(float(t_grid[j - 1]), float(t_grid[j]))
+        fleets.append(np.full(grid.size, n_grid[i]))
+        amounts.append(grid)
+    if not fleets:
+        shown: dict[str, Any] = dict.fromkeys(SHOWN, float("nan"))
+        return OptionRow(option=option, field=name, feasible=False, reason=(
+            f"no fleet of up to {fmt(systems_top)} more systems holds the target with any {WORDS[MIXES[option]]}"),
+            current=current, needed=float("nan"), added=float("nan"), **shown)
+    n_fine, t_fine = np.concatenate(fleets), np.concatenate(amounts)
+    out = evaluate(scenario_frame([base], repeat=n_fine.size, varying={
+        "accelerator_count": fleet0 + per_system * n_fine, name: current + t_fine}))
+    holds = _holds(out, agents)
+    cost = pd.to_numeric(out["cost_usd_per_session"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    day = pd.to_numeric(out["cost_usd_per_day"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    first = [int(np.flatnonzero(holds & (n_fine == n))[0]) for n in np.unique(n_fine) if (holds & (n_fine == n)).any()]
+    best = min(first, key=lambda k: (day[k], cost[k]))
+    r = _figures(out.iloc[best])
+    return OptionRow(option=option, field=name, feasible=True, reason="", current=current,
+                     needed=current + float(t_fine[best]), added=float(t_fine[best]), **_shown(r))
+
+
+def large_memory_accelerator(s: Scenario) -> str | None:
+    """The catalog's accelerator with the most memory per chip above the scenario's, among those the roofline
+    estimates and that have the figures the scenario's ownership needs (a price to own, a rent to rent; a power);
+    the cheapest of equals. None when there is none.
+    """
+    mine = catalog.accelerator_record(s.accelerator).get("memory_gb") or 0.0
+    cost = "price_usd" if s.ownership == "own" else "rent_usd_per_hour"
+    found = []
+    for acc in catalog.accelerator_ids():
+        rec = catalog.accelerator_record(acc)
+        memory, price, power = (_f(rec.get(k)) for k in ("memory_gb", cost, "power_kw"))
+        if bool(rec.get("roofline", False)) and not math.isnan(memory + price + power) and memory > float(mine):
+            found.append((-memory, price, acc))
+    return min(found)[2] if found else None
+
+
+def _large_memory(s: Scenario, base: dict[str, Any], agents: float) -> OptionRow:
+    """The current fleet replaced by the largest-memory accelerator (:func:`large_memory_accelerator`): its
+    throughput estimated by the roofline and its catalog figures, the tiers per system as given, the fewest whole
+    systems that hold ``agents``. Sessions are served aggregated (a decode pool with sessions is not modelled), so a
+    large-memory decode accelerator is studied as the whole fleet.
+    """
+    acc = large_memory_accelerator(s)
+    nan = float("nan")
+    shown: dict[str, Any] = dict.fromkeys(SHOWN, nan)
+    if acc is None:
+        return OptionRow(option=KvOption.LARGE_MEMORY, field="accelerator_count", feasible=False, reason=(
+            f"no accelerator in the catalog has more memory per chip than {s.accelerator} with the figures to price "
+            "it"), current=0.0, needed=nan, added=nan, **shown)
+    swap = {**base, "accelerator": acc, "accelerator_count": 0, "output_tokens_per_s_per_accelerator": None,
+            "input_tokens_per_s_per_accelerator": None, "accelerators_per_replica": None,
+            "measured_output_tokens_per_s_per_user": None, "concurrent_users_per_replica": None,
+            **{f: None for f in CATALOG_FIELDS if FIELDS[f].catalog_id == "accelerator"},
+            **dict.fromkeys(CONTEXT_CURVE)}
+    per_system = float(catalog.accelerator_record(acc).get("accelerators_per_system") or 1)
+    top = math.floor(float(FIELDS["accelerator_count"].le or 0) / per_system)
+    added, at = _smallest(swap, "accelerator_count", 0.0, per_system, float(top), agents)
+    if added is None:
+        return OptionRow(option=KvOption.LARGE_MEMORY, field="accelerator_count", feasible=False,
+                         reason=_cannot(s, KvOption.ACCELERATORS, at, per_system * top, agents), current=0.0,
+                         needed=nan, added=nan, accelerator=acc, **shown)
+    r = _figures(at)
+    return OptionRow(option=KvOption.LARGE_MEMORY, field="accelerator_count", feasible=True, reason="", current=0.0,
+                     needed=per_system * added, added=per_system * added, accelerator=acc, **_shown(r))
+
+
 def _ranked(rows: list[OptionRow]) -> tuple[OptionRow, ...]:
-    """The rows with their rank: the feasible ones by cost per session, then cost per day."""
-    order = sorted((r for r in rows if r.feasible), key=lambda r: (r.cost_usd_per_session, r.cost_usd_per_day))
+    """The rows with their rank: the feasible ones by cost per day (what holding the target costs: a fleet far
+    larger than the target is not cheaper for its cost per session at a full load the target never brings), then
+    cost per session.
+    """
+    order = sorted((r for r in rows if r.feasible), key=lambda r: (r.cost_usd_per_day, r.cost_usd_per_session))
     rank = {r.option: k + 1 for k, r in enumerate(order)}
     return tuple(OptionRow(**{**asdict(r), "rank": rank.get(r.option)}) for r in rows)
 
@@ -263,9 +382,11 @@ def _why(agents: float, current: dict[str, Any], rows: tuple[OptionRow, ...]) ->
     best = ranked[0]
     if held >= agents:
         return now + "\nThe current fleet already holds the target: no option adds anything (each adds 0)."
-    unit = "accelerators" if best.option is KvOption.ACCELERATORS else "GB"
+    unit = "accelerators" if best.field == "accelerator_count" else "GB"
+    on = (f" on {fmt(best.accelerators)} accelerators" if best.option in MIXES else
+          f" of {best.accelerator}" if best.option is KvOption.LARGE_MEMORY else "")
     text = (f"{now}\nCheapest: {best.option.value}, {WORDS[best.option]}: {best.field} {fmt(best.current)} -> "
-            f"{fmt(best.needed)} ({fmt(best.added)} {unit} more): {fmt(best.agents_at_slo)} agents held, "
+            f"{fmt(best.needed)} ({fmt(best.added)} {unit} more{on}): {fmt(best.agents_at_slo)} agents held, "
             f"{fmt(best.cost_usd_per_session)} USD per session, {fmt(best.cost_usd_per_day)} USD a day, KV hit rate "
             f"{fmt(best.kv_hit_rate)}.")
     if len(ranked) > 1:
@@ -276,6 +397,13 @@ def _why(agents: float, current: dict[str, Any], rows: tuple[OptionRow, ...]) ->
     if best.option in MEMORY:
         text += ("\nWhy: the memory finds more of each turn's earlier context, so fewer tokens are prefilled and each "
                  f"accelerator holds more agents; the tiers cost {fmt(best.kv_tiers_usd_per_hour)} USD/h.")
+    elif best.option in MIXES:
+        text += ("\nWhy: the tier finds more of each turn's earlier context on every system, so fewer systems are "
+                 f"added than without it; the tiers cost {fmt(best.kv_tiers_usd_per_hour)} USD/h.")
+    elif best.option is KvOption.LARGE_MEMORY:
+        text += (f"\nWhy: {best.accelerator}'s larger memory holds more of the sessions' KV (and its own throughput "
+                 "is estimated by the roofline); its fleet holds the target for less a day than the current "
+                 "hardware's options.")
     else:
         text += ("\nWhy: more systems hold more agents at the same hit rate; no KV tier reached the target more "
                  "cheaply on the current fleet.")
@@ -284,8 +412,9 @@ def _why(agents: float, current: dict[str, Any], rows: tuple[OptionRow, ...]) ->
 
 def kv_memory_study(scenario: Scenario | dict[str, Any], agents: float) -> KvMemoryStudy:
     """More memory or more accelerators: for ``agents`` concurrent sessions at the scenario's SLO, the smallest
-    addition of each KV tier to the current fleet, and the systems needed without one, ranked by cost per session
-    (see the module docstring for the rule).
+    addition of each KV tier to the current fleet, the systems needed without one, each of host DRAM and SSD with
+    more systems together, and a fleet of the largest-memory accelerator, ranked by cost per day (see the module
+    docstring for the rule).
 
     Parameters
     ----------
@@ -310,8 +439,13 @@ def kv_memory_study(scenario: Scenario | dict[str, Any], agents: float) -> KvMem
     ...      "target_output_tokens_per_s_per_user": 1, "kv_host_read_gb_per_s": 16.384,
     ...      "kv_host_memory_usd_per_gb": 10, "cost_of_capital": 0}
     >>> study = kv_memory_study(s, 8000)
-    >>> study.table[["option", "feasible", "needed", "rank"]].values.tolist()
-    [['host', True, 1.0, 1], ['ssd', False, nan, <NA>], ['remote', False, nan, <NA>], ['accelerators', True, 16.0, 2]]
+    >>> for row in study.table[["option", "feasible", "needed", "rank"]].values.tolist()[:5]:
+    ...     print(row)
+    ['host', True, 1.0, 1]
+    ['ssd', False, nan, <NA>]
+    ['remote', False, nan, <NA>]
+    ['accelerators', True, 16.0, 3]
+    ['host+accelerators', True, 1.0, 2]
     """
     if not (isinstance(agents, int | float) and math.isfinite(agents) and agents > 0):
         raise ValueError(f"agents: the target number of agents must be a number > 0, got {agents!r}")
@@ -321,7 +455,11 @@ def kv_memory_study(scenario: Scenario | dict[str, Any], agents: float) -> KvMem
                          "or to_sessions switches one")
     base = _current(s)
     current = _figures(evaluate_scenario(base))  # a ScenarioError names what is wrong with the row
-    rows = [_option(s, base, current["accelerators_per_system"], option, float(agents)) for option in KvOption]
+    per_system = current["accelerators_per_system"]
+    rows = [_option(s, base, per_system, option, float(agents)) for option in (*MEMORY, KvOption.ACCELERATORS)]
+    rows += [_mix(s, base, per_system, mix, float(agents), rows[-1]) for mix in MIXES]
+    rows.append(_large_memory(s, base, float(agents)))
+    rows = [OptionRow(**{**asdict(r), "accelerator": r.accelerator or s.accelerator}) for r in rows]
     ranked = _ranked(rows)
     return KvMemoryStudy(float(agents), current, ranked, _why(float(agents), current, ranked))
 

@@ -39,6 +39,7 @@ from economics.domain.finance import irr, npv_usd, payback_years
 from economics.domain.formula import DAYS_PER_YEAR
 from economics.engine.batch import as_scenario
 from economics.schema.scenario import Scenario, with_changes
+from economics.schema.validation import CONTEXT_CURVE
 from economics.studies.retrofit_cash import (
     flow_rows,
     forgone_revenue_y_usd,
@@ -158,7 +159,9 @@ def standard_options(s: Scenario) -> list[Option]:
     e = s.existing_accelerators
     if e is None:
         raise ValueError("existing_accelerators: give the size of the existing fleet for a retrofit study")
-    common = {"decode_accelerator": None, "decode_accelerator_count": None}
+    # a speed-against-context curve of the decode pool goes with it (on the main pool it stays)
+    common = {"decode_accelerator": None, "decode_accelerator_count": None,
+              **(dict.fromkeys(CONTEXT_CURVE) if s.decode_accelerator else {})}
     # the existing fleet's purchase is sunk: cash flows leave out every capital charge, and its maintenance is
     # figured on the accelerator's price in every option (never on its book value)
     existing = {"accelerator_count": e}

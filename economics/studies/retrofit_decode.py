@@ -18,6 +18,7 @@ import pandas as pd
 
 from economics import catalog
 from economics.schema.scenario import Scenario
+from economics.schema.validation import CONTEXT_CURVE
 
 DECODE_COLUMNS = ("decode_accelerator", "studied", "output_tokens_per_s_per_user", "measured_on", "claim_id",
                   "confidence", "price_confidence", "note")
@@ -125,7 +126,8 @@ def decode_options(s: Scenario) -> list[dict[str, Any]]:
         changes = {"accelerator_count": e, "decode_accelerator": acc, "decode_accelerator_count": None,
                    "decode_measured_output_tokens_per_s_per_user": row[SPEED],
                    "decode_accelerators_per_replica": per_replica,
-                   "decode_output_tokens_per_s_per_accelerator": None, "decode_accelerator_price_usd": None}
+                   "decode_output_tokens_per_s_per_accelerator": None, "decode_accelerator_price_usd": None,
+                   **dict.fromkeys(CONTEXT_CURVE)}  # the scenario's curve is another pool's: not this claim's
         out.append({"name": f"add decode ({acc})", "changes": changes,
                     "description": f"{e:,} x {s.accelerator} do prefill; a decode pool of {acc} is added "
                                    f"({row['confidence']} figures: claim {row['claim_id']})",

@@ -28,6 +28,7 @@ from economics.schema.scenario import FIELDS, Scenario, Workload, with_changes
 from economics.schema.validation_sessions import (
     REQUEST_DEMAND,
     REQUEST_SHAPE,
+    SESSION_DEFAULTED,
     SESSION_ONLY,
     SESSION_SHAPE,
     SESSION_SPREAD,
@@ -139,6 +140,9 @@ def to_requests(scenario: Scenario | Mapping[str, Any], default: Scenario) -> Sw
     for field in SESSION_SPREAD:
         if getattr(base, field) > 0:
             changes[field], origins[field] = 0.0, "set to 0: applies to sessions only"
+    for field in SESSION_DEFAULTED:
+        if getattr(base, field) != FIELDS[field].default:
+            changes[field], origins[field] = FIELDS[field].default, "set to its default: applies to sessions only"
     if base.accelerator_count is None and base.demand_output_tokens_per_day is None:
         for field in REQUEST_DEMAND:
             if getattr(default, field) is not None:
