@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from economics.domain import finance
 from economics.domain.formula import DAYS_PER_YEAR, HOURS_PER_DAY
 from economics.scenario import Scenario
 from economics.studies.planner.constraints import demand_rows, floor_rows, pool_rows, site_rows, spot_rows
@@ -33,9 +34,9 @@ def objective_factors(s: Scenario, settings: PlanSettings) -> tuple[_Factors, fl
     if settings.objective == "cost_per_day":
         return _Factors(HOURS_PER_DAY, 0.0, 1.0, 1.0), 1.0
     years = np.arange(1, int(s.horizon_years) + 1)
-    growth = (1.0 + float(s.demand_growth_per_year)) ** (years - 1)
+    growth = finance.growth_factors(float(s.demand_growth_per_year), years)
     design = float(growth.max())
-    disc = (1.0 + float(s.cost_of_capital)) ** -years.astype(float)
+    disc = finance.discount_factors(float(s.cost_of_capital), years)
     pv = float(disc.sum()) * DAYS_PER_YEAR
     return _Factors(HOURS_PER_DAY * pv, 1.0, pv, float((growth / design * disc).sum()) * DAYS_PER_YEAR), design
 

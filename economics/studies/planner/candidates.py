@@ -359,12 +359,16 @@ def _rack_kw(s: Scenario, mode: CoolingMode) -> float:
 
 
 def pue_for(s: Scenario, mode: CoolingMode) -> float:
-    """The PUE of a candidate cooled by ``mode``: the scenario's ``pue``, else the sourced default for air
-    (:attr:`CoolingMode.AIR`; off site too) or liquid cooling.
+    """The PUE of a candidate cooled by ``mode``, the engine's ``pue_effective``: the scenario's ``pue``, else the
+    facility's (:func:`economics.domain.fleet.facility_pue`: air, liquid, or a hybrid hall's weighted by its
+    ``liquid_cooling_share``; off site too, as the engine charges a rented fleet), liquid where an air hall is
+    retrofitted.
     """
     if s.pue is not None:
         return float(s.pue)
-    return catalog.default_value("pue_air" if mode in (CoolingMode.AIR, CoolingMode.OFF_SITE) else "pue_liquid")
+    hall = "liquid" if mode == CoolingMode.LIQUID_RETROFIT else str(s.facility_cooling)
+    return float(fleet.facility_pue(hall, catalog.default_value("pue_air"), catalog.default_value("pue_liquid"),
+                                    float(s.liquid_cooling_share)))
 
 
 def rack_systems(c: Candidate, s: Scenario, mode: CoolingMode) -> float:
@@ -373,6 +377,13 @@ def rack_systems(c: Candidate, s: Scenario, mode: CoolingMode) -> float:
     """
     return float(fleet.systems_per_rack(c.system_power_kw, _rack_kw(s, mode), c.system_rack_units,
                                         float(s.rack_units_per_rack), c.rack_scale))
+
+
+def racks_for(c: Candidate, s: Scenario, systems: float) -> float:
+    """Racks ``systems`` systems of ``c`` fill, cooled as ``c`` is: the engine's ``racks``
+    (:func:`economics.domain.fleet.racks_needed` over :func:`rack_systems`); NaN when a rack holds none.
+    """
+    return float(fleet.racks_needed(systems, rack_systems(c, s, c.cooling_mode)))
 
 
 def hosted_candidates(cands: list[Candidate], s: Scenario,
