@@ -16,7 +16,15 @@ import numpy as np
 import pandas as pd
 
 from economics import catalog, user_curves, validation_hours, validation_sessions, values
-from economics.scenario import CATALOG_FIELDS, CATALOG_ID_FIELDS, FIELDS, FieldSpec, show_value, split_precision
+from economics.scenario import (
+    CATALOG_FIELDS,
+    CATALOG_ID_FIELDS,
+    FIELDS,
+    FieldSpec,
+    Ownership,
+    show_value,
+    split_precision,
+)
 from economics.values import FALSE_WORDS, TRUE_WORDS, capped, shown
 
 __all__ = ["FALSE_WORDS", "TRUE_WORDS", "InputError", "Problem", "check_columns", "validate", "validate_one"]
@@ -590,7 +598,7 @@ def _check_speculation(c: dict[str, np.ndarray], problems: _Problems) -> None:
 def _check_combinations(c: dict[str, np.ndarray], problems: _Problems) -> None:
     _check_precisions(c, problems)
     _check_speculation(c, problems)
-    own = c["ownership"] == "own"
+    own = c["ownership"] == Ownership.OWN
     rent = ~own
     acc = c["accelerator"]
 
