@@ -25,7 +25,7 @@ RentTier = Literal["on_demand", "reserved", "spot"]
 
 class Ownership(StrEnum):
     """How the scenario's fleet is held: bought (capital, energy, facility and operations) or rented by the hour.
-    The planner's :class:`economics.studies.planner.inputs.Ownership` adds ``existing``, the site's installed fleet.
+    The planner's own Ownership, in economics.studies.planner.inputs, adds existing: the site's installed fleet.
     """
 
     OWN = "own"
@@ -41,7 +41,7 @@ class Cooling(StrEnum):
 
 
 class FacilityCooling(StrEnum):
-    """The facility's cooling: an air hall, a liquid hall, or a hybrid of the two (``liquid_cooling_share``)."""
+    """The facility's cooling: an air hall, a liquid hall, or a hybrid of the two (by liquid_cooling_share)."""
 
     AIR = "air"
     LIQUID = "liquid"
