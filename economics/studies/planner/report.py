@@ -344,7 +344,7 @@ def cost_per_m_tokens(cost_usd_per_day: float, tokens_per_day: float) -> float |
     """A plan's cost of a million tokens, the engine's ``cost_usd_per_m_tokens``
     (:func:`economics.domain.revenue.usd_per_m_tokens`); None when it serves no tokens.
 
-    >>> cost_per_m_tokens(120.0, 300e6), cost_per_m_tokens(120.0, 0.0) is None
+    >>> round(cost_per_m_tokens(120.0, 300e6) or 0.0, 12), cost_per_m_tokens(120.0, 0.0) is None
     (0.4, True)
     """
     if not tokens_per_day > 0:
