@@ -23,7 +23,7 @@ from economics.studies.planner.hourly import (
     cover_problem,
     covered_hour,
 )
-from economics.studies.planner.model import PlanModel, Row, utilization_cap
+from economics.studies.planner.model import ALL_DAY, PlanModel, Row, utilization_cap
 from economics.studies.planner.pools import Problem
 
 INF = math.inf
@@ -163,7 +163,7 @@ def planner_hours(ttft: float | None, kv_link: float | None, existing: int | Non
     for k, (sub, _) in enumerate(hourly_models(pb, rho, m)):
         lb, ub = list(sub.lb), list(sub.ub)
         for (p, h), col in sub.count_col.items():
-            if h < 0:  # an owned pool: fixed, as stage 2 fixes it (a few systems, varying by pool and hour; the
+            if h is ALL_DAY:  # an owned pool: fixed, as stage 2 fixes it (a few systems, varying by pool and hour; the
                 # existing fleet within its size: one system, aggregated)
                 existing = hosted[pools[p].cand].ownership == "existing"
                 lb[col] = ub[col] = float(pools[p].role == "aggregated") if existing else float((p + k) % 3)
@@ -177,7 +177,7 @@ def test_planner_hour_whose_fixed_fleet_breaks_a_row_goes_to_highs() -> None:
     # problem the search takes (None), and HiGHS, which then solves the hour, finds it infeasible
     sub, lb, ub = planner_hours(None, None, 16)[0]
     for (_, h), col in sub.count_col.items():
-        if h < 0:
+        if h is ALL_DAY:
             lb[col] = ub[col] = 3.0
     assert cover_problem(sub, lb, ub) is None
     res = milp(np.asarray(sub.c), constraints=[LinearConstraint(sub.matrix(), -np.inf, np.asarray(sub.b))],

@@ -111,3 +111,45 @@ def test_catalog_booleans_are_read_once() -> None:
              for path in (ROOT / folder).rglob("*.py") for line, text, cmp in _code_strings(path)
              if cmp and text.strip().lower() == "yes"]
     assert [f for f in found if not f.startswith("economics/catalog/__init__.py")] == []
+
+
+ROOFLINE_ROW: dict[str, object] = {
+    "name": "roofline", "accelerator": "h100-sxm", "ownership": "rent", "accelerator_count": 1, "precision": "bf16",
+    "bandwidth_utilization": 1.0, "prefill_compute_utilization": 1.0, "step_overhead_us_per_layer": 0.0,
+    "accelerators_per_replica": 1, "input_tokens_per_request": 0, "output_tokens_per_request": 2}
+
+
+@pytest.mark.parametrize(("changes", "bound"), [
+    # Llama 3.1 8B at batch 1: 16.06 GB of weights read in 4.79 ms, far above its 16 GFLOP in 0.016 ms: memory
+    ({"model": "llama-3.1-8b", "max_batch_size": 1, "compute_utilization": 1.0}, "memory"),
+    # Llama 3.2 1B at batch 256 and 1 % of peak: 64.2 ms of compute against 0.743 ms of memory: compute
+    ({"model": "llama-3.2-1b", "max_batch_size": 256, "compute_utilization": 0.01}, "compute"),
+])
+def test_the_interactivity_curve_reads_the_engines_rates_and_bound(changes: dict[str, object], bound: str) -> None:
+    # the curve's point at the engine's batch and replica is the engine's estimate: the same decode bound (one
+    # Roofline.decode_bound), output rate and per-user speed (throughput.OUTPUT_RATE and USER_SPEED)
+    from economics.studies.interactivity import curve_table
+    row = {**ROOFLINE_ROW, **changes}
+    out = economics.evaluate_scenario(economics.Scenario(**row))
+    table = curve_table(pd.DataFrame([row]))
+    point = table[(table["batch_size"] == out["batch_size"])
+                  & (table["accelerators_per_replica"] == out["accelerators_per_replica"])].iloc[0]
+    assert out["decode_bound"] == point["decode_bound"] == bound
+    assert point["output_tokens_per_s_per_accelerator"] == pytest.approx(out["output_tokens_per_s_per_accelerator"],
+                                                                         rel=1e-12)
+    assert point["output_tokens_per_s_per_user"] == pytest.approx(out["output_tokens_per_s_per_user"], rel=1e-12)
+
+
+def test_horizon_rules_and_unit_costs_are_written_once() -> None:
+    # the decode bound's labels, a year's demand growth, its discount factor and the cost of a million tokens each
+    # live in one place (engine/roofline.py; domain/finance.py; domain/revenue.py): a study writing its own would
+    # drift from the engine (the planner's rack count once did)
+    patterns = {r"[\"']memory[\"'],\s*[\"']compute[\"']": "economics/engine/roofline.py",
+                r"demand_growth_per_year\)*\s*\)?\s*\*\*": "economics/domain/finance.py",
+                r"\(1(\.0)?\s*\+\s*[\w.()\[\]:, ]*(rate|cost_of_capital)[\w.()\[\]:, ]*\)\s*\*\*\s*-":
+                    "economics/domain/finance.py",
+                r"/\s*\w*tokens\w*\s*\*\s*1e6": ""}
+    for pattern, home in patterns.items():
+        holders = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "economics").rglob("*.py")
+                         if re.search(pattern, p.read_text(encoding="utf-8")))
+        assert holders == ([home] if home else []), pattern

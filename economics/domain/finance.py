@@ -161,3 +161,58 @@ CRF_STRAIGHT_LINE = Formula("crf", "1/year", "1 / depreciation_years",
                             note="cost of capital (about) 0: straight line")
 FACILITY_CRF = CRF.bind("facility_crf", depreciation_years="facility_depreciation_years")
 FACILITY_CRF_STRAIGHT_LINE = CRF_STRAIGHT_LINE.bind("facility_crf", depreciation_years="facility_depreciation_years")
+
+
+# --- a horizon's years: demand growth, discounting and the levelized cost (the planner and the retrofit study) ---
+GROWTH = Formula("demand_growth_factor", "-", "(1 + demand_growth_per_year) ** (year - 1)",
+                 note="a year's demand over the first year's (year 1 = the first)")
+DISCOUNT = Formula("discount_factor", "-", "(1 + cost_of_capital) ** -year",
+                   note="present value of 1 USD paid at the end of a year (year 0 = now)")
+LEVELIZED = Formula("levelized_cost_usd_per_m_tokens", "USD/M token", "pv_cost_usd / pv_tokens * TOKENS_PER_M",
+                    note="present value of the costs over the present value of the tokens served")
+
+
+def growth_factors(growth_per_year: ArrayLike, years: ArrayLike) -> NDArray[np.float64]:
+    r"""Demand in each year over the first year's demand (:data:`GROWTH`).
+
+    .. math:: g_y = (1 + g)^{y - 1}
+
+    Parameters
+    ----------
+    growth_per_year : g, the demand's growth [1/year]
+    years : y, 1 for the first year
+
+    >>> growth_factors(0.5, [1, 2, 3]).tolist()
+    [1.0, 1.5, 2.25]
+    """
+    return np.asarray(GROWTH.evaluate({"demand_growth_per_year": np.asarray(growth_per_year, dtype=float),
+                                       "year": np.asarray(years, dtype=float)}), dtype=float)
+
+
+def discount_factors(rate: ArrayLike, years: ArrayLike) -> NDArray[np.float64]:
+    r"""Present value of one USD paid in each year (:data:`DISCOUNT`).
+
+    .. math:: d_t = (1 + r)^{-t}
+
+    Parameters
+    ----------
+    rate : r, the cost of capital [1/year]
+    years : t, 0 for now
+
+    >>> discount_factors(0.25, [0, 1, 2]).tolist()
+    [1.0, 0.8, 0.64]
+    """
+    return np.asarray(DISCOUNT.evaluate({"cost_of_capital": np.asarray(rate, dtype=float),
+                                         "year": np.asarray(years, dtype=float)}), dtype=float)
+
+
+def levelized_usd_per_m_tokens(pv_cost_usd: float, pv_tokens: float) -> float:
+    r"""The levelized cost of a million tokens (:data:`LEVELIZED`): what the costs' present value buys of the tokens'
+    present value.
+
+    .. math:: LC = PV(C) / PV(T) \cdot 10^6
+
+    >>> levelized_usd_per_m_tokens(110.0, 1e6)
+    110.0
+    """
+    return float(LEVELIZED.evaluate({"pv_cost_usd": pv_cost_usd, "pv_tokens": pv_tokens}))

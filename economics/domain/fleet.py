@@ -93,13 +93,16 @@ def facility_pue(cooling: ArrayLike, pue_air: ArrayLike, pue_liquid: ArrayLike, 
 
     .. math:: PUE_{hybrid} = s \, PUE_{liquid} + (1 - s) \, PUE_{air}
 
+    Evaluates the engine's formulas (:data:`PUE_AIR`, :data:`PUE_LIQUID`, :data:`PUE_HYBRID`).
+
     >>> round(float(facility_pue("hybrid", 1.5, 1.15, 0.4)), 6)
     1.36
     """
     cool = np.asarray(cooling)
-    s = _a(liquid_share)
-    return np.select([cool == "air", cool == "liquid"], [_a(pue_air) + 0 * s, _a(pue_liquid) + 0 * s],
-                     s * _a(pue_liquid) + (1.0 - s) * _a(pue_air))
+    v = {"pue_air": _a(pue_air), "pue_liquid": _a(pue_liquid), "liquid_cooling_share": _a(liquid_share)}
+    shape = np.broadcast(cool, *v.values()).shape
+    return np.broadcast_to(np.select([cool == "air", cool == "liquid"], [PUE_AIR.evaluate(v), PUE_LIQUID.evaluate(v)],
+                                     PUE_HYBRID.evaluate(v)), shape).astype(float)
 
 
 def retrofit_capex_usd(it_power_kw: ArrayLike, liquid_retrofit_usd_per_mw: ArrayLike) -> F:

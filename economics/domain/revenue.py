@@ -31,10 +31,17 @@ def usd_per_m_tokens(cost_usd: ArrayLike, tokens: ArrayLike) -> NDArray[np.float
     cost_usd : cost over a period [USD]
     tokens : tokens served over the same period [token]; 0 gives NaN (no tokens, no unit cost)
 
+    Evaluates the engine's :data:`COST_PER_M` (the tokens as its input tokens, a period's cost as its day's).
+
     >>> round(float(usd_per_m_tokens(120.0, 300e6)), 9)
     0.4
     """
-    return _ratio(cost_usd, tokens) * TOKENS_PER_M
+    t = np.asarray(tokens, dtype=float)
+    ok = t != 0
+    value = COST_PER_M.evaluate({"cost_usd_per_day": np.asarray(cost_usd, dtype=float),
+                                 "served_input_tokens_per_day": np.where(ok, t, 1.0),
+                                 "served_output_tokens_per_day": 0.0})
+    return np.asarray(np.where(ok, value, np.nan), dtype=float)
 
 
 def revenue_usd(

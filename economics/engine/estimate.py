@@ -183,15 +183,13 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
     c["input_tokens_per_s_per_accelerator"] = np.where(out["_input_estimated"], th.INPUT_RATE.evaluate(per_replica),
                                                        c["input_tokens_per_s_per_accelerator"])
     c["accelerators_per_replica"] = np.where(est, n_best, c["accelerators_per_replica"])
-    mem_t = rl.memory_s(b_best, n_best) + rl.overhead
     out["output_tokens_per_s_per_user"] = np.where(
         est, th.USER_SPEED.evaluate({"mixed_step_s": rl.user_step(b_best, n_best, t,
                                                                   rl.mixed_step(b_best, n_best, t, p_rep))}),
         out["output_tokens_per_s_per_user"])
     out["batch_size"] = np.where(est, best["b"], np.nan)
     out["time_to_first_token_s"] = np.where(est, rl.time_to_first_token(b_best, n_best, t, p_rep), np.nan)
-    out["decode_bound"] = np.where(est, np.where(mem_t >= rl.compute_s(b_best, n_best) + rl.overhead,
-                                                 "memory", "compute"), "")
+    out["decode_bound"] = np.where(est, rl.decode_bound(b_best, n_best), "")
     out["weights_gb_per_replica"] = np.where(need, th.WEIGHTS_GB.evaluate({"weight_bytes_per_replica": rl.weights}),
                                              np.nan)
     out["kv_cache_gb_per_sequence"] = np.where(need, th.KV_GB.evaluate({"kv_bytes_at_full_context": rl.kv_max}),

@@ -24,7 +24,7 @@ from economics.engine.hours import hourly_columns
 from economics.engine.sessions import session_rows
 from economics.engine.stages import Columns, fill_nan
 from economics.schema.outputs import RowWarning
-from economics.schema.scenario import FIELDS
+from economics.schema.scenario import FIELDS, Ownership
 
 
 def kv_bytes_per_token(model_ids: Any, precision: Any, kv_cache_precision: Any) -> Any:
@@ -82,7 +82,7 @@ def resolve(c: dict[str, Any], trace: Trace | None = None) -> Columns:
     if PREFILL_ESTIMATE not in v:  # columns that did not pass the throughput step (a variant, a study's copy)
         v[PREFILL_ESTIMATE] = np.full(n, np.nan)
     x = Columns(v, trace)
-    x.own = v["ownership"] == "own"
+    x.own = v["ownership"] == Ownership.OWN
     x.dis = dis
     x.any_dis = bool(x.dis.any())
     x.has_p = ~np.isnan(v["input_tokens_per_s_per_accelerator"])

@@ -260,6 +260,13 @@ class Roofline:
         """
         return batch * self.flops_tok / (n * self.peak * 1e12 * self.eff_f)
 
+    def decode_bound(self, batch: Array, n: Array) -> Array:
+        """What limits one decode step at batch ``batch`` on ``n`` accelerators (the engine's ``decode_bound``):
+        'memory' where its memory time is at least its compute time (each with the step's overhead), else 'compute'.
+        """
+        return np.where(self.memory_s(batch, n) + self.overhead >= self.compute_s(batch, n) + self.overhead,
+                        "memory", "compute")
+
     def communication_s(self, tokens: Array | float, n: Array) -> Array:
         """Tensor-parallel all-reduces of one forward pass over ``tokens`` tokens (within the attention's TP group:
         the replica, or 1 under DP attention), plus the expert-parallel all-to-all of the stack [s].

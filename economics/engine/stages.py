@@ -22,6 +22,7 @@ from economics.domain import sessions as ses
 from economics.domain.explain import Trace
 from economics.domain.formula import Formula
 from economics.schema.outputs import FleetProblem, RowWarning
+from economics.schema.scenario import Cooling, FacilityCooling
 
 Array = NDArray[Any]
 
@@ -251,12 +252,12 @@ def serving(x: Columns) -> None:
 def cooling(x: Columns) -> None:
     """The hall's cooling after any liquid retrofit, and its PUE."""
     v = x.v
-    air_hall = np.asarray(v["facility_cooling"] == "air", dtype=bool)
-    hybrid = np.asarray(v["facility_cooling"] == "hybrid", dtype=bool)
+    air_hall = np.asarray(v["facility_cooling"] == FacilityCooling.AIR, dtype=bool)
+    hybrid = np.asarray(v["facility_cooling"] == FacilityCooling.HYBRID, dtype=bool)
     allow = v["allow_liquid_retrofit"].astype(bool)
-    x.needs_liquid = np.asarray(v["accelerator_cooling"] == "liquid", dtype=bool)
+    x.needs_liquid = np.asarray(v["accelerator_cooling"] == Cooling.LIQUID, dtype=bool)
     x.retrofit = x.needs_liquid & air_hall & allow
-    x.needs_liquid_y = x.dis & (v["decode_accelerator_cooling"] == "liquid") if x.any_dis else np.zeros(x.n, bool)
+    x.needs_liquid_y = x.dis & (v["decode_accelerator_cooling"] == Cooling.LIQUID) if x.any_dis else np.zeros(x.n, bool)
     x.retrofit_y = x.needs_liquid_y & air_hall & allow
     liquid = ~air_hall & ~hybrid | x.retrofit  # the hall is liquid-cooled, or retrofitted for the main pool
     given = ~np.isnan(v["pue"])

@@ -20,7 +20,7 @@ from economics.io.reading import Columns
 from economics.io.scenario_files import to_csv_text
 from economics.io.tables import read_table
 from economics.schema import values
-from economics.schema.scenario import FIELDS, Scenario
+from economics.schema.scenario import FIELDS, Cooling, Scenario
 from economics.schema.validation import InputError, check_columns
 from economics.studies import candidate_fields
 from economics.studies.plan_odds import plan_odds
@@ -212,8 +212,8 @@ def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candida
         raise InputError(f"{where}: rent_usd_per_accelerator_hour: a rented candidate needs a rent")
     if own == Ownership.EXISTING and not math.isfinite(num["max_accelerators"]):
         raise InputError(f"{where}: max_accelerators: an existing candidate needs the fleet's size")
-    cooling = cells.get("accelerator_cooling") or str(rec.get("cooling") or "air")
-    if cooling not in ("air", "liquid", "air_or_liquid"):
+    cooling = cells.get("accelerator_cooling") or str(rec.get("cooling") or Cooling.AIR)
+    if cooling not in set(Cooling):
         raise InputError(f"{where}: accelerator_cooling: '{_shown(cooling)}' is not air, liquid or air_or_liquid")
     form = cells.get("system_form") or str(rec.get("system_form") or "server")
     if form not in ("server", "rack", "wafer"):
@@ -229,7 +229,7 @@ def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candida
         family=cells.get("family") or str(rec.get("family") or "default"), accelerators_per_system=a,
         system_power_kw=kw, system_rack_units=num["system_rack_units"] if math.isfinite(
             num["system_rack_units"]) else record_number(rec, "system_rack_units"), rack_scale=form == "rack",
-        hardware_cooling=cooling,
+        hardware_cooling=Cooling(cooling),
         price_usd_per_system=(price * a if own == Ownership.OWN else (price * a if math.isfinite(price) else 0.0)
                               if own == Ownership.EXISTING else 0.0),
         rent_usd_per_system_hour=rent * a if math.isfinite(rent) else math.nan,

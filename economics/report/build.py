@@ -23,7 +23,7 @@ from economics.engine.batch import (
     session_profile,
 )
 from economics.report import charts, document, figures, kpis
-from economics.schema.scenario import FIELDS
+from economics.schema.scenario import FIELDS, Ownership
 from economics.studies import retrofit_odds
 from economics.studies.compare import cost_vs_utilization
 from economics.studies.day import hours_table
@@ -144,7 +144,7 @@ def scenario_report(scenario: Mapping[str, Any], baseline: Mapping[str, Any] | N
     day = kind == ReportKind.COST and day_matters(result)
     if day:  # the Cost page's energy and carbon panel, where the day is more than one flat price
         rows = (*rows, *kpis.DAY_ROWS, *((kpis.TIER_ROWS[str(result["rent_tier"])],)
-                                          if result.get("ownership") == "rent" and result.get("rent_tier") in
+                                          if result.get("ownership") == Ownership.RENT and result.get("rent_tier") in
                                           kpis.TIER_ROWS else ()))
     charts_ = _cost_charts(scenario, result) if result.get("cost_usd_per_m_tokens") is not None else []
     if day:
@@ -190,7 +190,7 @@ def day_matters(result: Mapping[str, Any]) -> bool:
     """
     return bool(result.get("electricity_tariff") or result.get("grid_carbon_g_per_kwh_effective") is not None
                 or float(result.get("carbon_usd_per_tonne") or 0.0) > 0
-                or (result.get("ownership") == "rent" and result.get("rent_tier") not in (None, "on_demand")))
+                or (result.get("ownership") == Ownership.RENT and result.get("rent_tier") not in (None, "on_demand")))
 
 
 def _evaluated(scenario: Mapping[str, Any] | None) -> dict[str, Any] | None:

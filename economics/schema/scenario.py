@@ -19,12 +19,34 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from economics import catalog
 from economics.schema import values
 
-Ownership = Literal["own", "rent"]
 Precision = Literal["bf16", "fp8", "fp4"]
-Cooling = Literal["air", "liquid", "air_or_liquid"]
-FacilityCooling = Literal["air", "liquid", "hybrid"]
 SystemForm = Literal["server", "rack", "wafer"]
 RentTier = Literal["on_demand", "reserved", "spot"]
+
+
+class Ownership(StrEnum):
+    """How the scenario's fleet is held: bought (capital, energy, facility and operations) or rented by the hour.
+    The planner's own Ownership, in economics.studies.planner.inputs, adds existing: the site's installed fleet.
+    """
+
+    OWN = "own"
+    RENT = "rent"
+
+
+class Cooling(StrEnum):
+    """The cooling the hardware requires."""
+
+    AIR = "air"
+    LIQUID = "liquid"
+    AIR_OR_LIQUID = "air_or_liquid"
+
+
+class FacilityCooling(StrEnum):
+    """The facility's cooling: an air hall, a liquid hall, or a hybrid of the two (by liquid_cooling_share)."""
+
+    AIR = "air"
+    LIQUID = "liquid"
+    HYBRID = "hybrid"
 
 
 class WeightPrecision(StrEnum):
@@ -185,7 +207,8 @@ class Scenario(BaseModel):
     accelerator: str = Field(default="h100-sxm", max_length=100,
                              description="Accelerator catalog id (data/accelerators.csv)",
                              json_schema_extra={"unit": "", "group": "scenario"})
-    ownership: Ownership = Field(default="own", description="own: capital, energy, facility and operations; "
+    ownership: Ownership = Field(default=Ownership.OWN, validate_default=True,
+                                 description="own: capital, energy, facility and operations; "
                                  "rent: hourly rent", json_schema_extra={"unit": "", "group": "scenario"})
     accelerator_count: int | None = _f(
         None, "accelerator", "Fixed fleet size; empty = size the fleet from demand", group="scenario", ge=1, le=1e7)
@@ -263,7 +286,8 @@ class Scenario(BaseModel):
         None, "-", "Power usage effectiveness: facility power / IT power; empty = follows facility_cooling "
         "(pue_air, pue_liquid in defaults.csv)", group="facility", ge=1, le=5)
     facility_cooling: FacilityCooling = Field(
-        default="air", description="Cooling of the facility: air, liquid or hybrid",
+        default=FacilityCooling.AIR, validate_default=True,
+        description="Cooling of the facility: air, liquid or hybrid",
         json_schema_extra={"unit": "", "group": "facility"})
     liquid_cooling_share: float = _d("liquid_cooling_share")
     allow_liquid_retrofit: bool = Field(

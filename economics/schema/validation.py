@@ -17,7 +17,15 @@ import pandas as pd
 
 from economics import catalog
 from economics.schema import user_curves, validation_hours, validation_sessions, values
-from economics.schema.scenario import CATALOG_FIELDS, CATALOG_ID_FIELDS, FIELDS, FieldSpec, show_value, split_precision
+from economics.schema.scenario import (
+    CATALOG_FIELDS,
+    CATALOG_ID_FIELDS,
+    FIELDS,
+    FieldSpec,
+    Ownership,
+    show_value,
+    split_precision,
+)
 from economics.schema.values import FALSE_WORDS, TRUE_WORDS, capped, shown
 
 __all__ = ["FALSE_WORDS", "TRUE_WORDS", "InputError", "Problem", "check_columns", "validate", "validate_one"]
@@ -636,7 +644,7 @@ def _check_combinations(c: dict[str, np.ndarray], problems: _Problems) -> None:
     _check_precisions(c, problems)
     _check_speculation(c, problems)
     _check_context_curve(c, problems)
-    own = c["ownership"] == "own"
+    own = c["ownership"] == Ownership.OWN
     rent = ~own
     acc = c["accelerator"]
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from economics.engine.batch import as_scenario, evaluate, evaluate_variants, resolve_scenario
 from economics.schema.outputs import cost_parts, names
-from economics.schema.scenario import FIELDS, Scenario, with_changes
+from economics.schema.scenario import FIELDS, Ownership, Scenario, with_changes
 
 COMPARE_COLUMNS = (
     "accelerator", "ownership", "feasible", "infeasible_reason", "throughput_source", "serving_stack_used",
@@ -88,7 +88,7 @@ def site_words(ownership: np.ndarray, feasible: np.ndarray) -> np.ndarray:
     >>> [str(x) for x in site_words(np.array(["own", "own", "rent", "rent"]), np.array([True, False, True, False]))]
     ['fits the site', 'does not fit the site', 'off site (rented)', 'not feasible']
     """
-    rent = np.asarray(ownership) == "rent"
+    rent = np.asarray(ownership) == Ownership.RENT
     ok = np.asarray(feasible, dtype=bool)
     return np.where(rent, np.where(ok, SITE_WORDS["off site"], SITE_WORDS["not feasible"]),
                     np.where(ok, SITE_WORDS["fits"], SITE_WORDS["does not fit"])).astype(object)

@@ -61,12 +61,12 @@ def curve_table(scenarios: pd.DataFrame, max_batch: int = 256) -> pd.DataFrame:
         # prefills elsewhere); the decode rate is per decode step
         t_mix = rl.mixed_step(b, n, t)
         t_mix = np.where(rl.disagg, t, t_mix) if rl.disagg.any() else t_mix
-        mem_t = rl.memory_s(b, n)
         frames.append(pd.DataFrame({
             "scenario": idx[keep], "accelerators_per_replica": n[keep], "batch_size": b[keep],
-            "output_tokens_per_s_per_user": (1.0 / t_mix)[keep],
-            "output_tokens_per_s_per_accelerator": (b / (n * t))[keep],
-            "decode_bound": np.where(mem_t >= rl.compute_s(b, n), "memory", "compute")[keep],
+            "output_tokens_per_s_per_user": np.asarray(th.USER_SPEED.evaluate({"mixed_step_s": t_mix}))[keep],
+            "output_tokens_per_s_per_accelerator": np.asarray(th.OUTPUT_RATE.evaluate(
+                {"batch_size": b, "accelerators_per_replica": n, "decode_step_s": t}))[keep],
+            "decode_bound": rl.decode_bound(b, n)[keep],
         }))
     if not frames:
         return pd.DataFrame(columns=["scenario", "accelerators_per_replica", "batch_size",

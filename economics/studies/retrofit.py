@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from economics.domain.finance import irr, npv_usd, payback_years
+from economics.domain.finance import growth_factors, irr, npv_usd, payback_years
 from economics.domain.formula import DAYS_PER_YEAR
 from economics.engine.batch import as_scenario
 from economics.schema.scenario import Scenario, with_changes
@@ -230,8 +230,8 @@ def _fleet(s: Scenario, opt: Option) -> dict[str, Any]:
 
 
 def _growth(s: Scenario, year: int) -> float:
-    """Demand in ``year`` (1 = the first) over the first year's."""
-    return float((1.0 + s.demand_growth_per_year) ** (year - 1))
+    """Demand in ``year`` (1 = the first) over the first year's (:func:`economics.domain.finance.growth_factors`)."""
+    return float(growth_factors(s.demand_growth_per_year, year))
 
 
 def _schedule_counts(s: Scenario, options: list[Option], fresh: bool = False) -> dict[int, list[int]]:

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from economics.domain.finance import capital_recovery_factor
+from economics.domain.finance import capital_recovery_factor, discount_factors
+from economics.domain.finance import levelized_usd_per_m_tokens as finance_levelized
 from economics.domain.formula import Formula
 from economics.schema.scenario import Scenario
 
@@ -235,14 +236,16 @@ def opex_y_usd(y: dict[str, Floats], rent_change_per_year: float | Floats = 0.0)
 
 
 def levelized_usd_per_m_tokens(capex_t_usd: Floats, opex_y_usd: Floats, tokens_y: Floats, rate: float) -> float:
-    """PV(capex + opex) / PV(tokens served) x 10^6, capex at t = 0 .. T and opex and tokens in years 1 .. T.
+    """PV(capex + opex) / PV(tokens served) x 10^6, capex at t = 0 .. T and opex and tokens in years 1 .. T
+    (:func:`economics.domain.finance.levelized_usd_per_m_tokens`, discounted by
+    :func:`~economics.domain.finance.discount_factors`).
 
     >>> round(levelized_usd_per_m_tokens(np.array([100.0, 0.0]), np.array([10.0]), np.array([1e6]), 0.0), 6)
     110.0
     """
-    disc_t = (1.0 + rate) ** -np.arange(len(capex_t_usd))
-    return float((np.sum(capex_t_usd * disc_t) + np.sum(opex_y_usd * disc_t[1:])) / np.sum(tokens_y * disc_t[1:])
-                 * 1e6)
+    disc_t = discount_factors(rate, np.arange(len(capex_t_usd)))
+    pv_cost = float(np.sum(capex_t_usd * disc_t) + np.sum(opex_y_usd * disc_t[1:]))
+    return finance_levelized(pv_cost, float(np.sum(tokens_y * disc_t[1:])))
 
 
 def flow_rows(name: str, purchase_t: Floats, retrofit_t: Floats, revenue_y: Floats, opex_y: Floats, net_t: Floats,

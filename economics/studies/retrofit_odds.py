@@ -30,7 +30,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from economics import catalog
-from economics.domain.finance import capital_recovery_factor, irr
+from economics.domain.finance import capital_recovery_factor, discount_factors, growth_factors, irr
 from economics.engine.batch import MAX_COUNT, as_scenario, resolve_scenario
 from economics.engine.pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, compute
 from economics.schema.scenario import Scenario
@@ -390,7 +390,7 @@ def _growth_years(s: Scenario, found: list[Driver], x: Floats) -> Floats:
     """Each year's demand over the first year's, per draw (the drawn growth, else the scenario's)."""
     growth = _column(found, x, "demand_growth_per_year")
     g = np.full(len(x), float(s.demand_growth_per_year)) if growth is None else growth
-    return np.asarray((1.0 + g[:, None]) ** np.arange(s.horizon_years)[None, :], dtype=float)
+    return growth_factors(g[:, None], np.arange(1, s.horizon_years + 1)[None, :])
 
 
 def _counts(o: _Option, s: Scenario, found: list[Driver], x: Floats, grown: Floats) -> Floats | None:
@@ -505,7 +505,7 @@ def npv_rows(rate: Floats, flows: Floats) -> Floats:
     >>> npv_rows(np.array([0.1]), np.array([[-100.0, 110.0]])).round(9).tolist() == [0.0]
     True
     """
-    disc = (1.0 + rate[:, None]) ** -np.arange(flows.shape[1])[None, :]
+    disc = discount_factors(rate[:, None], np.arange(flows.shape[1])[None, :])
     return np.asarray((flows * disc).sum(axis=1), dtype=float)
 
 
@@ -847,7 +847,7 @@ def _evaluate(s: Scenario, point: RetrofitResult, found: list[Driver],
     shape = (len(x), len(nets))
     npv, irr_, payback = np.full(shape, np.nan), np.full(shape, np.nan), np.full(shape, np.nan)
     to_date = np.full((*shape, s.horizon_years + 1), np.nan)
-    disc = (1.0 + rate[:, None]) ** -np.arange(s.horizon_years + 1)[None, :]
+    disc = discount_factors(rate[:, None], np.arange(s.horizon_years + 1)[None, :])
     for k, net in enumerate(nets):
         inc = net - nets[0]
         npv[:, k] = npv_rows(rate, inc)

@@ -29,7 +29,7 @@ from economics.engine.batch import (
 )
 from economics.engine.pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, compute
 from economics.schema import values as parse_values
-from economics.schema.scenario import FIELDS, Scenario
+from economics.schema.scenario import FIELDS, Ownership, Scenario
 from economics.schema.validation import RANGE_COLUMNS, Problem, range_values
 from economics.studies.compare import given_fields, scenario_frame
 from economics.studies.retrofit import OptionKind, analyse
@@ -70,7 +70,7 @@ def applies(field: str, result: dict[str, Any]) -> bool:
     >>> applies("spot_mtbi_hours", {"ownership": "rent", "rent_tier": "spot"}), applies("spot_mtbi_hours", {})
     (True, False)
     """
-    rented = result.get("ownership") == "rent"
+    rented = result.get("ownership") == Ownership.RENT
     reserved, spot = rented and result.get("rent_tier") == "reserved", rented and result.get("rent_tier") == "spot"
     return {"reserved_rent_usd_per_accelerator_hour": reserved,
             "reserved_discount": reserved and result.get("reserved_rent_usd_per_accelerator_hour") is None,

@@ -9,11 +9,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from economics.domain import finance
 from economics.domain.formula import DAYS_PER_YEAR, HOURS_PER_DAY
 from economics.schema.scenario import Scenario
 from economics.studies.planner.constraints import demand_rows, floor_rows, pool_rows, site_rows, spot_rows
 from economics.studies.planner.inputs import PlanSettings, hour_types, type_day
-from economics.studies.planner.model import STRETCHABLE, PlanModel
+from economics.studies.planner.model import ALL_DAY, STRETCHABLE, PlanModel
 from economics.studies.planner.pools import Problem
 from economics.studies.planner.rules import count_bounds, rule_rows
 
@@ -33,9 +34,9 @@ def objective_factors(s: Scenario, settings: PlanSettings) -> tuple[_Factors, fl
     if settings.objective == "cost_per_day":
         return _Factors(HOURS_PER_DAY, 0.0, 1.0, 1.0), 1.0
     years = np.arange(1, int(s.horizon_years) + 1)
-    growth = (1.0 + float(s.demand_growth_per_year)) ** (years - 1)
+    growth = finance.growth_factors(float(s.demand_growth_per_year), years)
     design = float(growth.max())
-    disc = (1.0 + float(s.cost_of_capital)) ** -years.astype(float)
+    disc = finance.discount_factors(float(s.cost_of_capital), years)
     pv = float(disc.sum()) * DAYS_PER_YEAR
     return _Factors(HOURS_PER_DAY * pv, 1.0, pv, float((growth / design * disc).sum()) * DAYS_PER_YEAR), design
 
@@ -83,11 +84,11 @@ def _variables(m: PlanModel, pb: Problem, weights: np.ndarray) -> list[int]:
                 rent = k.rent_usd_per_hour + k.idle_energy_usd_per_hour * (float(ratio[h]) - 1.0)
                 m.count_col[(p, h)] = m.var(fac.hourly * w * rent, True)
         elif not c.on_site:  # reserved: one count for the day, every hour of it paid
-            m.count_col[(p, -1)] = m.var(fac.hourly * float(np.sum(weights)) * k.rent_usd_per_hour, True)
+            m.count_col[(p, ALL_DAY)] = m.var(fac.hourly * float(np.sum(weights)) * k.rent_usd_per_hour, True)
         else:
             # the existing fleet's size is a row (its dual is the value of one more existing system), not a bound
-            m.count_col[(p, -1)] = m.var(fac.fixed * (k.opex_usd_per_hour if fac.capex else k.fixed_usd_per_hour)
-                                         + fac.capex * k.capex_usd, True)
+            m.count_col[(p, ALL_DAY)] = m.var(fac.fixed * (k.opex_usd_per_hour if fac.capex else k.fixed_usd_per_hour)
+                                              + fac.capex * k.capex_usd, True)
         for h, w in enumerate(weights):
             m.flow_col[(p, h)] = m.var(fac.energy * w * pool.energy_usd_per_flow_hour * float(ratio[h]) * pool.unit
                                        * pb.wl.energy_scale, False)
@@ -108,8 +109,10 @@ def hourly_models(pb: Problem, rho: dict[int, float], m: PlanModel, elastic: boo
         one = replace(pb, wl=replace(pb.wl, hourly_requests_per_s=np.array([level]), block_hours=0.0,
                                      day=day.at(np.array([h])) if day is not None else pb.wl.day))
         sub, _, _ = build_model(one, rho, elastic, floors, rules=False)
-        cols = {sub_col: m.count_col[(p, h if hh >= 0 else -1)] for (p, hh), sub_col in sub.count_col.items()}
-        cols.update({sub_col: m.floor_col[(p, h if hh >= 0 else -1)] for (p, hh), sub_col in sub.floor_col.items()})
+        cols = {sub_col: m.count_col[(p, ALL_DAY if hh is ALL_DAY else h)]
+                for (p, hh), sub_col in sub.count_col.items()}
+        cols.update({sub_col: m.floor_col[(p, ALL_DAY if hh is ALL_DAY else h)]
+                     for (p, hh), sub_col in sub.floor_col.items()})
         cols.update({sub_col: m.flow_col[(p, h)] for (p, _), sub_col in sub.flow_col.items()})
         cols.update({sub_col: m.rack_col[i] for i, sub_col in sub.rack_col.items()})
         for group, sub_cols in sub.slack_col.items():
@@ -126,5 +129,5 @@ def _hour_slacks(m: PlanModel, group: str, h: int, hours: int) -> list[int]:
 def rented_cols(m: PlanModel, pb: Problem) -> set[int]:
     """The hour-by-hour decisions stage 1 relaxes: rented counts and their floors."""
     rent = {p for p, pool in enumerate(pb.pools) if pb.cands[pool.cand].hourly}
-    cols = {col for (p, h), col in m.count_col.items() if h >= 0 and p in rent}
-    return cols | {col for (p, h), col in m.floor_col.items() if h >= 0 and p in rent}
+    cols = {col for (p, h), col in m.count_col.items() if h is not ALL_DAY and p in rent}
+    return cols | {col for (p, h), col in m.floor_col.items() if h is not ALL_DAY and p in rent}

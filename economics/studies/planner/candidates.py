@@ -16,7 +16,7 @@ import pandas as pd
 from economics import catalog
 from economics.domain import fleet
 from economics.engine.batch import ScenarioError, evaluate, evaluate_scenario
-from economics.schema.scenario import Scenario, Workload, with_changes
+from economics.schema.scenario import Cooling, FacilityCooling, Scenario, Workload, with_changes
 from economics.schema.validation import InputError
 from economics.studies.planner.inputs import ROLES, CoolingMode, Ownership, PoolRole, RentTier
 
@@ -79,7 +79,7 @@ class Candidate:
     system_power_kw: float = 10.0
     system_rack_units: float = math.nan
     rack_scale: bool = False
-    hardware_cooling: str = "air"
+    hardware_cooling: Cooling = Cooling.AIR
     cooling_mode: CoolingMode = CoolingMode.AIR
     price_usd_per_system: float = 0.0
     rent_usd_per_system_hour: float = math.nan
@@ -182,9 +182,10 @@ def _engine_rates(s: Scenario, accelerators: list[str], targets: list[float | No
             measured = {k: getattr(s, k) for k in RATE_COLUMNS[:3]} if acc == s.accelerator else dict.fromkeys(
                 RATE_COLUMNS[:3])
             rows.append(with_changes(
-                s, accelerator=acc, ownership="rent", rent_usd_per_accelerator_hour=1.0, accelerator_count=None,
-                facility_cooling="liquid", site_power_mw=None, decode_accelerator=None, existing_accelerators=None,
-                new_accelerator=None, target_output_tokens_per_s_per_user=target, **measured))
+                s, accelerator=acc, ownership=Ownership.RENT, rent_usd_per_accelerator_hour=1.0,
+                accelerator_count=None, facility_cooling=FacilityCooling.LIQUID, site_power_mw=None,
+                decode_accelerator=None, existing_accelerators=None, new_accelerator=None,
+                target_output_tokens_per_s_per_user=target, **measured))
             keys.append((target, acc))
     out = _evaluated(rows)
     table = pd.DataFrame({"target": [k[0] for k in keys], "accelerator": [k[1] for k in keys]})
@@ -259,7 +260,8 @@ def catalog_candidates(s: Scenario, accelerators: list[str] | None = None,
         base = Candidate(
             name=acc, ownership=Ownership.OWN, accelerator=acc, family=str(rec.get("family") or "default"),
             accelerators_per_system=a, system_power_kw=kw, system_rack_units=record_number(rec, "system_rack_units"),
-            rack_scale=str(rec.get("system_form")) == "rack", hardware_cooling=str(rec.get("cooling") or "air"),
+            rack_scale=str(rec.get("system_form")) == "rack",
+            hardware_cooling=Cooling(str(rec.get("cooling") or Cooling.AIR)),
             price_usd_per_system=price, rent_usd_per_system_hour=rent,
             reserved_rent_usd_per_system_hour=record_number(rec, "reserved_rent_usd_per_hour") * a,
             spot_rent_usd_per_system_hour=record_number(rec, "spot_rent_usd_per_hour") * a,
@@ -317,7 +319,7 @@ def hosting_variants(cands: list[Candidate], s: Scenario) -> tuple[list[Candidat
             continue
         modes = _cooling_modes(c.hardware_cooling, s.facility_cooling, bool(s.allow_liquid_retrofit))
         if c.ownership == Ownership.EXISTING:  # already installed: it is cooled as it is, no retrofit to pay
-            modes = [CoolingMode.AIR] if c.hardware_cooling != "liquid" else [CoolingMode.LIQUID]
+            modes = [CoolingMode.AIR] if c.hardware_cooling != Cooling.LIQUID else [CoolingMode.LIQUID]
         if not modes:
             excluded.append((c.name, f"cooling: {c.name} requires liquid cooling and the facility is air-cooled "
                                      "(allow_liquid_retrofit is false)"))
@@ -332,7 +334,7 @@ def hosting_variants(cands: list[Candidate], s: Scenario) -> tuple[list[Candidat
     return out, excluded
 
 
-def _cooling_modes(hardware: str, facility: str, allow_retrofit: bool) -> list[CoolingMode]:
+def _cooling_modes(hardware: Cooling, facility: FacilityCooling, allow_retrofit: bool) -> list[CoolingMode]:
     """How on-site hardware can be cooled in a facility: its own hall's cooling, or a liquid retrofit of an air hall
     (when allowed; for hardware that can run on air too, a choice the MILP makes: denser racks, lower PUE).
 
@@ -341,13 +343,13 @@ def _cooling_modes(hardware: str, facility: str, allow_retrofit: bool) -> list[C
     >>> [str(m) for m in _cooling_modes("air_or_liquid", "air", True) + _cooling_modes("air", "hybrid", True)]
     ['air', 'liquid retrofit', 'air']
     """
-    if facility == "liquid":
+    if facility == FacilityCooling.LIQUID:
         return [CoolingMode.LIQUID]
-    if facility == "hybrid":
-        return [CoolingMode.AIR] if hardware == "air" else [CoolingMode.LIQUID]
-    if hardware == "air":
+    if facility == FacilityCooling.HYBRID:
+        return [CoolingMode.AIR] if hardware == Cooling.AIR else [CoolingMode.LIQUID]
+    if hardware == Cooling.AIR:
         return [CoolingMode.AIR]
-    if hardware == "air_or_liquid":
+    if hardware == Cooling.AIR_OR_LIQUID:
         return [CoolingMode.AIR, CoolingMode.LIQUID_RETROFIT] if allow_retrofit else [CoolingMode.AIR]
     return [CoolingMode.LIQUID_RETROFIT] if allow_retrofit else []
 
@@ -359,12 +361,16 @@ def _rack_kw(s: Scenario, mode: CoolingMode) -> float:
 
 
 def pue_for(s: Scenario, mode: CoolingMode) -> float:
-    """The PUE of a candidate cooled by ``mode``: the scenario's ``pue``, else the sourced default for air
-    (:attr:`CoolingMode.AIR`; off site too) or liquid cooling.
+    """The PUE of a candidate cooled by ``mode``, the engine's ``pue_effective``: the scenario's ``pue``, else the
+    facility's (:func:`economics.domain.fleet.facility_pue`: air, liquid, or a hybrid hall's weighted by its
+    ``liquid_cooling_share``; off site too, as the engine charges a rented fleet), liquid where an air hall is
+    retrofitted.
     """
     if s.pue is not None:
         return float(s.pue)
-    return catalog.default_value("pue_air" if mode in (CoolingMode.AIR, CoolingMode.OFF_SITE) else "pue_liquid")
+    hall = FacilityCooling.LIQUID if mode == CoolingMode.LIQUID_RETROFIT else FacilityCooling(s.facility_cooling)
+    return float(fleet.facility_pue(hall, catalog.default_value("pue_air"), catalog.default_value("pue_liquid"),
+                                    float(s.liquid_cooling_share)))
 
 
 def rack_systems(c: Candidate, s: Scenario, mode: CoolingMode) -> float:
@@ -373,6 +379,13 @@ def rack_systems(c: Candidate, s: Scenario, mode: CoolingMode) -> float:
     """
     return float(fleet.systems_per_rack(c.system_power_kw, _rack_kw(s, mode), c.system_rack_units,
                                         float(s.rack_units_per_rack), c.rack_scale))
+
+
+def racks_for(c: Candidate, s: Scenario, systems: float) -> float:
+    """Racks ``systems`` systems of ``c`` fill, cooled as ``c`` is: the engine's ``racks``
+    (:func:`economics.domain.fleet.racks_needed` over :func:`rack_systems`); NaN when a rack holds none.
+    """
+    return float(fleet.racks_needed(systems, rack_systems(c, s, c.cooling_mode)))
 
 
 def hosted_candidates(cands: list[Candidate], s: Scenario,
@@ -415,7 +428,7 @@ def _session_hit_rate(c: Candidate, s: Scenario) -> tuple[str, float]:
                "input_tokens_per_s_per_accelerator": c.input_tokens_per_s_per_system / a}
     changes = {**dict(c.changes), "accelerator": c.accelerator,
                "accelerators_per_system": a // max(1, c.systems_per_unit),
-               "accelerators_per_replica": c.accelerators_per_replica, "ownership": "rent",
+               "accelerators_per_replica": c.accelerators_per_replica, "ownership": Ownership.RENT,
                "rent_usd_per_accelerator_hour": 1.0, "accelerator_count": None, "site_power_mw": None,
                "existing_accelerators": None, "new_accelerator": None,
                **{k: (v if math.isfinite(v) else None) for k, v in figures.items()}}

@@ -19,7 +19,7 @@ from economics.studies.planner.inputs import (
     flow_per_request,
     hour_types,
 )
-from economics.studies.planner.model import PlanModel, Row, count_column
+from economics.studies.planner.model import ALL_DAY, PlanModel, Row, count_column
 from economics.studies.planner.pools import Costs, Pool
 
 
@@ -103,7 +103,7 @@ def pool_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], weights: 
     by_cand: dict[int, list[int]] = {}
     for p, pool in enumerate(pools):
         if cands[pool.cand].on_site:
-            by_cand.setdefault(pool.cand, []).append(m.count_col[(p, -1)])
+            by_cand.setdefault(pool.cand, []).append(m.count_col[(p, ALL_DAY)])
     for i, cols in by_cand.items():
         if math.isfinite(cands[i].max_systems):
             m.row(dict.fromkeys(cols, 1.0), cands[i].max_systems, Row.EXISTING_FLEET,
@@ -114,7 +114,7 @@ def site_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], costs: li
                settings: PlanSettings, onsite: list[int], weights: np.ndarray, wl: Workload,
                stretch: frozenset[str]) -> None:
     """Racks, site power, capex budget and the KV link."""
-    counts = {i: [m.count_col[(p, -1)] for p, pool in enumerate(pools) if pool.cand == i] for i in onsite}
+    counts = {i: [m.count_col[(p, ALL_DAY)] for p, pool in enumerate(pools) if pool.cand == i] for i in onsite}
     for i in m.rack_col:
         coefs = dict.fromkeys(counts[i], 1.0)
         coefs[m.rack_col[i]] = -rack_systems(cands[i], s, cands[i].cooling_mode)

@@ -20,6 +20,7 @@ from economics.studies.planner.report import (
     CONSTRAINT_COLUMNS,
     PLAN_COLUMNS,
     PlanResult,
+    cost_per_m_tokens,
     hours_frame,
     per_session_cost,
     plan_result,
@@ -78,8 +79,7 @@ def partial_plan(why: str, fixes: list[str], pb: Problem, rho: dict[int, float],
     summary = {**best.summary, "feasible": False, "infeasible_reason": reason, "served_share": day,
                "busiest_hour_served_share": float(served[int(np.argmax(levels))]),
                "relaxations": "; ".join(fixes), "tokens_per_day": best.summary["tokens_per_day"] * day}
-    summary["cost_usd_per_m_tokens"] = (summary["cost_usd_per_day"] / summary["tokens_per_day"] * 1e6
-                                        if summary["tokens_per_day"] > 0 else None)
+    summary["cost_usd_per_m_tokens"] = cost_per_m_tokens(summary["cost_usd_per_day"], summary["tokens_per_day"])
     if "sessions_per_day" in summary:  # workload=sessions: the sessions the partial plan serves
         summary["sessions_per_day"] = float(summary["sessions_per_day"]) * day
         summary["cost_usd_per_session"] = per_session_cost(summary)

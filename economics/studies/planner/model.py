@@ -15,6 +15,13 @@ from economics.domain import queueing
 from economics.studies.planner.inputs import PlanSettings
 from economics.studies.planner.pools import Pool
 
+ALL_DAY = None
+"""The hour type of what holds for the whole day: a count held all day (owned, existing, reserved), a row of no one
+hour. (The hour types themselves are 0, 1, ...)"""
+
+HourType = int | None
+"""An hour type of the plan's day, or :data:`ALL_DAY`."""
+
 
 class Row(StrEnum):
     """The families of rows of the MILP, by the name the limits table and the messages use. Each is built by one
@@ -53,11 +60,11 @@ class PlanModel:
     b: list[float] = field(default_factory=list)
     row_group: list[str] = field(default_factory=list)  # the row's limit in the limits table: its kind, or a label
     row_kind: list[Row] = field(default_factory=list)
-    row_hour: list[int] = field(default_factory=list)
-    count_col: dict[tuple[int, int], int] = field(default_factory=dict)   # (pool, hour type or -1) -> column
+    row_hour: list[HourType] = field(default_factory=list)
+    count_col: dict[tuple[int, HourType], int] = field(default_factory=dict)  # (pool, hour type or ALL_DAY) -> column
     flow_col: dict[tuple[int, int], int] = field(default_factory=dict)
     rack_col: dict[int, int] = field(default_factory=dict)
-    floor_col: dict[tuple[int, int], int] = field(default_factory=dict)
+    floor_col: dict[tuple[int, HourType], int] = field(default_factory=dict)
     slack_col: dict[str, list[int]] = field(default_factory=dict)
     rules: Rules | None = None
 
@@ -69,9 +76,9 @@ class PlanModel:
         self.integer.append(1 if integer else 0)
         return len(self.c) - 1
 
-    def row(self, coefs: dict[int, float], b: float, kind: Row, hour: int = -1, label: str = "") -> int:
+    def row(self, coefs: dict[int, float], b: float, kind: Row, hour: HourType = ALL_DAY, label: str = "") -> int:
         """Add ``coefs . x <= b``, a row of ``kind`` (named ``label`` in the limits table when one kind has several
-        limits, e.g. one existing fleet per candidate) in hour type ``hour`` (-1: all day).
+        limits, e.g. one existing fleet per candidate) in hour type ``hour`` (:data:`ALL_DAY`: of no one hour).
         """
         self.rows.append(coefs)
         self.b.append(b)
@@ -102,9 +109,10 @@ STRETCHABLE = frozenset({Row.DEMAND_INPUT, Row.DEMAND_OUTPUT, Row.RACKS, Row.SIT
 
 def count_column(m: PlanModel, p: int, h: int) -> int:
     """The column of pool ``p``'s system count in hour type ``h``: its one count for the day when it has one, else
-    the hour's; -1 when there is neither.
+    the hour's (every pool has one or the other).
     """
-    return m.count_col.get((p, -1), m.count_col.get((p, h), -1))
+    day = m.count_col.get((p, ALL_DAY))
+    return day if day is not None else m.count_col[(p, h)]
 
 
 @dataclass

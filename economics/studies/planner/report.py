@@ -12,11 +12,12 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import linprog
 
-from economics.domain import availability, queueing, rent
+from economics.domain import availability, finance, queueing, rent
 from economics.domain import sessions as ses
 from economics.domain.formula import DAYS_PER_YEAR, HOURS_PER_DAY, SECONDS_PER_DAY
+from economics.domain.revenue import usd_per_m_tokens
 from economics.schema.scenario import Scenario
-from economics.studies.planner.candidates import Candidate, rack_systems
+from economics.studies.planner.candidates import Candidate, racks_for
 from economics.studies.planner.footprint import footprint_summary, pool_kgco2e_per_day
 from economics.studies.planner.inputs import (
     HOURS,
@@ -139,7 +140,6 @@ def _pool_row(m: PlanModel, x: np.ndarray, p: int, pool: Pool, c: Candidate, k: 
     f = np.array([float(x[m.flow_col[(p, h)]]) for h in range(hours)]) * pool.unit
     on_site = c.on_site
     systems = float(n.max())
-    per_rack = rack_systems(c, s, c.cooling_mode) if on_site else math.nan
     ratio = day.ratio(k.pays_energy) if day is not None else np.ones(hours)  # each hour's energy over the mean
     rent = k.rent_usd_per_hour + k.idle_energy_usd_per_hour * (ratio - 1.0) if not on_site else np.zeros(hours)
     cost_day = (HOURS_PER_DAY * k.fixed_usd_per_hour * systems if on_site else 0.0) + float(np.sum(
@@ -165,7 +165,7 @@ def _pool_row(m: PlanModel, x: np.ndarray, p: int, pool: Pool, c: Candidate, k: 
     return {"name": c.name, "accelerator": c.accelerator, "ownership": c.ownership, "tier": c.rent_tier or None,
             "cooling": c.cooling_mode, "role": pool.role, "systems": int(systems),
             "accelerators": int(systems) * c.accelerators_per_system,
-            "racks": math.ceil(systems / per_rack * (1 - 1e-12)) if on_site else None,
+            "racks": int(racks_for(c, s, systems)) if on_site else None,
             "it_mw": systems * c.system_power_kw / 1000.0 if on_site else None,
             "facility_mw": systems * k.facility_kw / 1000.0 if on_site else None,
             "hours_per_day": HOURS_PER_DAY if on_site else float(np.sum(weights * (n > 0))),
@@ -211,7 +211,7 @@ def plan_result(m: PlanModel, res: Any, pb: Problem, table: pd.DataFrame, notes:
     summary = {
         "feasible": True, "objective": settings.objective, "objective_usd": float(res.fun),
         "cost_usd_per_day": cost_day, "tokens_per_day": tokens_day,
-        "cost_usd_per_m_tokens": cost_day / tokens_day * 1e6 if tokens_day > 0 else None,
+        "cost_usd_per_m_tokens": cost_per_m_tokens(cost_day, tokens_day),
         "capex_usd": float(plan_df["capex_usd"].sum()), "it_mw": float(plan_df["it_mw"].fillna(0).sum()),
         "facility_mw": float(plan_df["facility_mw"].fillna(0).sum()), "racks": racks,
         "systems_on_site": int(plan_df.loc[plan_df["ownership"] != Ownership.RENT, "systems"].sum()),
@@ -246,7 +246,7 @@ def session_summary(summary: dict[str, Any], wl: Workload) -> None:
     summary["kv_remote_usd_per_day"] = wl.kv_remote_usd_per_day
     summary["cost_usd_per_day"] = float(summary["cost_usd_per_day"]) + wl.kv_remote_usd_per_day
     tokens = float(summary["tokens_per_day"])
-    summary["cost_usd_per_m_tokens"] = summary["cost_usd_per_day"] / tokens * 1e6 if tokens > 0 else None
+    summary["cost_usd_per_m_tokens"] = cost_per_m_tokens(summary["cost_usd_per_day"], tokens)
     summary["sessions_per_day"] = float(sessions_per(wl.requests_per_s * SECONDS_PER_DAY, wl))
     summary["cost_usd_per_session"] = per_session_cost(summary)
 
@@ -326,17 +326,30 @@ def _racks_of(m: PlanModel, x: np.ndarray, pools: list[Pool], cands: list[Candid
               hours: int) -> float:
     """Racks of one on-site candidate: its systems (all roles) over the systems a rack holds, rounded up."""
     systems = sum(float(pool_counts(m, x, p, hours).max()) for p, pool in enumerate(pools) if pool.cand == i)
-    per_rack = rack_systems(cands[i], s, cands[i].cooling_mode)
-    return float(math.ceil(systems / per_rack * (1.0 - 1e-12)))
+    return racks_for(cands[i], s, systems)
 
 
 def _levelized(pv_cost: float, tokens_day_design: float, s: Scenario) -> float:
-    """PV(cost) / PV(tokens) x 10^6, the retrofit study's levelized cost [USD/M token]."""
+    """PV(cost) / PV(tokens) x 10^6 (:func:`economics.domain.finance.levelized_usd_per_m_tokens`, as the retrofit
+    study's), the tokens of each year following its demand (the design year's the largest) [USD/M token].
+    """
     years = np.arange(1, int(s.horizon_years) + 1)
-    growth = (1.0 + float(s.demand_growth_per_year)) ** (years - 1)
-    disc = (1.0 + float(s.cost_of_capital)) ** -years.astype(float)
+    growth = finance.growth_factors(float(s.demand_growth_per_year), years)
+    disc = finance.discount_factors(float(s.cost_of_capital), years)
     tokens = float((tokens_day_design * growth / growth.max() * DAYS_PER_YEAR * disc).sum())
-    return pv_cost / tokens * 1e6
+    return finance.levelized_usd_per_m_tokens(pv_cost, tokens)
+
+
+def cost_per_m_tokens(cost_usd_per_day: float, tokens_per_day: float) -> float | None:
+    """A plan's cost of a million tokens, the engine's ``cost_usd_per_m_tokens``
+    (:func:`economics.domain.revenue.usd_per_m_tokens`); None when it serves no tokens.
+
+    >>> round(cost_per_m_tokens(120.0, 300e6) or 0.0, 12), cost_per_m_tokens(120.0, 0.0) is None
+    (0.4, True)
+    """
+    if not tokens_per_day > 0:
+        return None
+    return float(usd_per_m_tokens(cost_usd_per_day, tokens_per_day))
 
 
 LIMIT_UNITS: dict[str, str] = {Row.SITE_POWER: "MW", Row.RACKS: "rack", Row.CAPEX_BUDGET: "M USD", Row.KV_LINK: "GB/s",

@@ -12,7 +12,7 @@ import numpy as np
 
 from economics.studies.planner.candidates import Candidate
 from economics.studies.planner.inputs import PlanSettings, Workload, block_hours, block_types, flow_per_request
-from economics.studies.planner.model import PlanModel, Row, Rules
+from economics.studies.planner.model import ALL_DAY, PlanModel, Row, Rules
 from economics.studies.planner.pools import Pool
 
 
@@ -50,7 +50,7 @@ def count_bounds(m: PlanModel, pools: list[Pool], wl: Workload, levels: np.ndarr
     block = set(m.rules.block) if m.rules is not None else set()
     day: dict[int, int] = {}  # pool -> its bound for the whole day (the busiest hour), worked out once
     for (p, h), col in m.count_col.items():
-        if h < 0 or h in block or len(levels) == 1:
+        if h is ALL_DAY or h in block or len(levels) == 1:
             if p not in day:
                 day[p] = most_systems(pools[p], levels, wl, rho.get(p), floors.get(p, 0), least)
             most = day[p]
@@ -86,25 +86,25 @@ def rule_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], settings:
     binaries = active["max_pools"] or active["min_pool_systems"]
     for p, pool in enumerate(pools):
         big = float(most_systems(pool, levels, wl, rho.get(p), floors.get(p, 0), k))
-        z = m.var(0.0, True, 1.0) if binaries else -1
-        if binaries:
+        z = m.var(0.0, True, 1.0) if binaries else None  # a smallest pool above 1 (k > 1) has binaries
+        if z is not None:
             rules.open_col[p] = z
         if not cands[pool.cand].hourly:
-            n = m.count_col[(p, -1)]
-            if binaries:
+            n = m.count_col[(p, ALL_DAY)]
+            if z is not None:
                 m.row({n: 1.0, z: -big}, 0.0, Row.POOL_OPEN)
-            if k > 1:
-                m.row({z: float(k), n: -1.0}, 0.0, Row.SMALLEST_POOL)
+                if k > 1:
+                    m.row({z: float(k), n: -1.0}, 0.0, Row.SMALLEST_POOL)
             continue
         size = m.var(0.0, False)
         counts = [m.count_col[(p, h)] for h in range(len(weights))]
-        if binaries:
+        if z is not None:
             rules.closes.update(dict.fromkeys(counts, z))
             m.row({size: 1.0, z: -big}, 0.0, Row.POOL_OPEN)
-        if k > 1:
-            m.row({z: float(k), size: -1.0}, 0.0, Row.SMALLEST_POOL)
-            if not rules.block:
-                _size_reached(m, counts, size, big)
+            if k > 1:
+                m.row({z: float(k), size: -1.0}, 0.0, Row.SMALLEST_POOL)
+                if not rules.block:
+                    _size_reached(m, counts, size, big)
         for h, n in enumerate(counts):
             m.row({n: 1.0, size: -1.0}, 0.0, Row.POOL_SIZE, h)
             if h in rules.block:
@@ -151,7 +151,7 @@ def apply_rules(m: PlanModel, x: np.ndarray) -> np.ndarray:
             x[rules.open_col[p]] = 1.0 if top > 0 else 0.0
     for p, z in rules.open_col.items():
         if p not in rules.rented:
-            x[z] = 1.0 if round(float(x[m.count_col[(p, -1)]])) > 0 else 0.0
+            x[z] = 1.0 if round(float(x[m.count_col[(p, ALL_DAY)]])) > 0 else 0.0
     return x
 
 

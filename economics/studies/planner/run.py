@@ -38,6 +38,7 @@ from economics.studies.planner.report import (
     SETTING_COST_COLUMNS,
     PlanResult,
     candidate_table,
+    cost_per_m_tokens,
     per_session_cost,
     plan_result,
 )
@@ -173,7 +174,7 @@ def _at_own_price(result: PlanResult, extra: float, cap: float) -> PlanResult:
         summary.get("kv_remote_usd_per_day", 0.0))  # workload=sessions: the remote KV store's line
     summary["carbon_usd_per_day"] = float(summary["carbon_usd_per_day"]) - off * float(summary["kgco2e_per_day"])
     tokens = float(summary["tokens_per_day"])
-    summary["cost_usd_per_m_tokens"] = summary["cost_usd_per_day"] / tokens * 1e6 if tokens > 0 else None
+    summary["cost_usd_per_m_tokens"] = cost_per_m_tokens(summary["cost_usd_per_day"], tokens)
     summary["carbon_cap_usd_per_tonne"] = extra
     if "sessions_per_day" in summary:
         summary["cost_usd_per_session"] = per_session_cost(summary)

@@ -15,7 +15,7 @@ from economics.studies.planner.build import build_model, hourly_models, rented_c
 from economics.studies.planner.hourly import covered_hour, highs_hour
 from economics.studies.planner.inputs import PlanSettings, hour_types
 from economics.studies.planner.milp import EXACT_MAX_INTEGERS, EXACT_NODE_LIMIT, Solution, run_milp
-from economics.studies.planner.model import PlanModel, Row, Rules, count_column, utilization_cap
+from economics.studies.planner.model import HourType, PlanModel, Row, Rules, count_column, utilization_cap
 from economics.studies.planner.pools import Pool, Problem
 from economics.studies.planner.rules import apply_rules
 
@@ -41,7 +41,7 @@ def trim_flows(m: PlanModel, x: np.ndarray) -> np.ndarray:
     """
     x = x.copy()
     slack = m.slack_cols()
-    rows_of: dict[int, list[int]] = {}  # hour -> its demand rows
+    rows_of: dict[HourType, list[int]] = {}  # hour (or ALL_DAY) -> its demand rows
     for i, kind in enumerate(m.row_kind):
         if kind in _DEMAND:
             rows_of.setdefault(m.row_hour[i], []).append(i)
