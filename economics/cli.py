@@ -434,7 +434,8 @@ def cmd_import_sessions(args: argparse.Namespace) -> int:
     try:
         result = session_traces.import_sessions(
             (name, _read(args.file, session_traces.MAX_FILE_BYTES)), args.format, args.session_prefix_tokens,
-            args.seconds_between_turns, args.block_tokens)
+            args.seconds_between_turns, args.block_tokens,
+            session_traces.RunShape(args.num_rounds, args.request_length, args.output_length, args.run))
     except benchmarks.BenchmarkError as exc:
         raise InputError(str(exc)) from None
     as_json = args.output.lower().endswith(".json")
@@ -647,8 +648,8 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--skip-bad-rows", action="store_true", help="published rows that cannot be read are named "
                      "on stderr and left out instead of refusing the file")
     imp.set_defaults(func=cmd_import_benchmark)
-    ses = sub.add_parser("import-sessions", help="a session trace (Mooncake JSONL) or vLLM's multi-turn benchmark "
-                         "stats as a workload=sessions scenario row")
+    ses = sub.add_parser("import-sessions", help="a session trace (Mooncake JSONL), vLLM's multi-turn benchmark "
+                         "stats or SGLang's bench_multiturn.py log as a workload=sessions scenario row")
     ses.add_argument("file", metavar="FILE", help="the trace or stats file, or - for standard input")
     ses.add_argument("-o", "--output", default="-", help="scenario row to write (CSV, or JSON for a .json name), or "
                      "- for standard output")
@@ -659,6 +660,12 @@ def build_parser() -> argparse.ArgumentParser:
                      "session in the file has two turns")
     ses.add_argument("--block-tokens", type=float, default=session_traces.MOONCAKE_BLOCK_TOKENS,
                      help="tokens per hash_ids block (Mooncake: 512)")
+    for flag, kind, what in (("--num-rounds", int, "rounds per client"), ("--request-length", float, "tokens each "
+                             "round adds"), ("--output-length", float, "output tokens per round")):
+        ses.add_argument(flag, type=kind, default=None, help=f"SGLang's log: the run's {what} (its {flag}; the log "
+                         "does not record it)")
+    ses.add_argument("--run", type=int, default=None, metavar="LINE", help="SGLang's log: the line of the run to "
+                     "read, where the log holds several")
     ses.add_argument("--provenance", default="", metavar="FILE", help="write the provenance (file, SHA-256, tool, "
                      "how each field was read, the measured TTFT and speed by turn) as JSON")
     ses.set_defaults(func=cmd_import_sessions)

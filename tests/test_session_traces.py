@@ -1,6 +1,9 @@
-"""Bring your own sessions (issue #39 item 6): a Mooncake trace and vLLM's multi-turn benchmark stats as a session
-row, with provenance; the imported row evaluated end to end; bad input named by file, line or session, field, value.
-The fixtures (tests/fixtures/sessions/) were written by hand from the formats' documented fields.
+"""Bring your own sessions (issue #39 item 6): a Mooncake trace, vLLM's multi-turn benchmark stats and SGLang's
+multi-turn benchmark log as a session row, with provenance; the imported row evaluated end to end; bad input named
+by file, line or session, field, value. The fixtures (tests/fixtures/sessions/) were written by hand from the
+formats' documented fields; SGLang's (sglang_multiturn_metrics.jsonl) from the log line that
+https://github.com/sgl-project/sglang/blob/028e262d7b3a9ae432ec16b08b11ed618b7cfd20/benchmark/hicache/bench_multiturn.py
+writes per run (its ``tag`` says so too).
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from tests.test_sessions import ENGINE
 HERE = Path(__file__).parent / "fixtures" / "sessions"
 MOONCAKE = HERE / "mooncake_sessions.jsonl"
 VLLM = HERE / "vllm_multi_turn_stats.json"
+SGLANG = HERE / "sglang_multiturn_metrics.jsonl"
+SHAPE = st.RunShape(num_rounds=5, request_length=512, output_length=64, run=2)
 SESSION_FIELDS = ("turns_per_session", "session_prefix_tokens", "input_tokens_per_turn", "output_tokens_per_turn",
                   "seconds_between_turns", "demand_sessions_per_day")
 
@@ -173,3 +178,86 @@ def test_cli_and_http_api_give_the_same_row(api: httpx.Client, capsys: pytest.Ca
     assert r.text == text
     bad = api.post("/v1/import-sessions", files={"files": (VLLM.name, VLLM.read_bytes())})
     assert bad.status_code == 422 and "give --session-prefix-tokens N" in bad.json()["error"]["message"]
+
+
+def test_sglang_multiturn_log_by_hand() -> None:
+    r = st.import_sessions(SGLANG, session_prefix_tokens=100, seconds_between_turns=2.0, shape=SHAPE)
+    row = r.row.iloc[0]
+    # line 2: 40 requests / 5 rounds = 8 sessions of 5 turns each (every client runs every round: cv 0)
+    assert row["workload"] == "sessions" and row["turns_per_session"] == 5.0 and row["turns_per_session_cv"] == 0.0
+    # new input: 5 rounds x 512 = 2,560 a session, less the 100-token prefix: 2,460 / 5 = 492 a turn
+    assert row["session_prefix_tokens"] == 100.0 and row["input_tokens_per_turn"] == 492.0
+    assert row["output_tokens_per_turn"] == 64.0 and row["seconds_between_turns"] == 2.0
+    # throughput 1.6 requests/s x 86,400 s/day / 5 rounds = 27,648 sessions a day
+    assert row["demand_sessions_per_day"] == pytest.approx(27_648.0, rel=1e-12)
+    p = r.provenance
+    assert p["tool"] == "sglang-multiturn" and p["sessions"] == 8 and p["turns"] == 40 and p["run_line"] == 2
+    assert p["run_date"] == "2026-12-01" and p["format_source"] == st.SGLANG_SOURCE
+    assert p["source_sha256"] == hashlib.sha256(SGLANG.read_bytes()).hexdigest()
+    # contexts: turn k reads k x 512 + (k - 1) x 64: 512 x 15 + 64 x 10 = 7,680 + 640 = 8,320
+    assert p["trace_input_tokens_per_session"] == 8320.0
+    # per-user speed: 63 tokens after the first over 2.25 - 0.25 = 2 s mean decode time = 31.5 tokens/s
+    m = p["measured_run"]
+    assert m["output_tokens_per_s_per_user"] == 31.5 and m["median_ttft_s"] == 0.2 and m["p90_ttft_s"] == 0.4
+    assert "--sub-question-input-length" in p["note"] and r.profile.empty  # no TTFT by turn in the log
+    assert any(line.startswith("not determined:") for line in st.provenance_lines(r))
+
+
+def _sglang(summary: dict[str, object], shape: st.RunShape = SHAPE) -> st.SessionImport:
+    lines = SGLANG.read_text().splitlines()
+    rec = json.loads(lines[1])
+    rec["summary"] = {**rec["summary"], **summary}
+    data = (lines[0] + "\n" + json.dumps(rec) + "\n").encode()
+    return st.import_sessions(("s.jsonl", data), session_prefix_tokens=0, seconds_between_turns=1.0, shape=shape)
+
+
+@pytest.mark.parametrize("summary, shape, message", [
+    ({"average_ttft": -0.5}, SHAPE, "s.jsonl, line 2, summary: average_ttft: -0.5 is not a number >= 0"),
+    ({"throughput": "fast"}, SHAPE, "s.jsonl, line 2, summary: throughput: fast is not a number >= 0"),
+    ({"throughput": 0}, SHAPE, "demand_sessions_per_day: 0 from the trace is outside the field's bounds"),
+    ({"total_requests": 38}, SHAPE, "s.jsonl, line 2, summary: total_requests: 38 is not a whole number of sessions "
+                                    "of --num-rounds 5"),
+    ({"average_latency": 0.1}, SHAPE, "average_latency: 0.1 s is less than average_ttft (0.25 s)"),
+    ({}, st.RunShape(5, 512, 64), "2 runs logged (line 1: tag"),
+    ({}, st.RunShape(5, 512, 64, run=3), "--run 3: s.jsonl has no run on that line"),
+    ({}, st.RunShape(5, None, None, run=2), "records no rounds, request or output length; give --request-length, "
+                                            "--output-length"),
+    ({}, st.RunShape(2.5, 512, 64, run=2), "--num-rounds 2.5: must be a whole number >= 1"),
+    ({}, st.RunShape(5, 0, 64, run=2),
+     "--request-length: input_tokens_per_turn: 0 given is outside the field's bounds"),
+])
+def test_bad_sglang_log_names_file_line_field_and_value(summary: dict[str, object], shape: st.RunShape,
+                                                        message: str) -> None:
+    with pytest.raises(BenchmarkError) as err:
+        _sglang(summary, shape)
+    assert message in str(err.value)
+
+
+def test_sglang_asks_for_what_its_log_lacks_and_run_flags_are_refused_elsewhere() -> None:
+    with pytest.raises(BenchmarkError) as err:
+        st.import_sessions(SGLANG, seconds_between_turns=2.0, shape=SHAPE)
+    assert "logs no shared prefix; give --session-prefix-tokens N (0 for none)" in str(err.value)
+    with pytest.raises(BenchmarkError) as err:
+        st.import_sessions(SGLANG, session_prefix_tokens=0, shape=SHAPE)
+    assert "logs no turn timings" in str(err.value)
+    with pytest.raises(BenchmarkError) as err:
+        st.import_sessions(MOONCAKE, shape=st.RunShape(num_rounds=5))
+    assert "--num-rounds: for SGLang's bench_multiturn.py log only; a mooncake file" in str(err.value)
+
+
+def test_sglang_cli_and_http_api_give_the_same_row(api: httpx.Client,  # noqa: F811
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    text = _cli(capsys, "import-sessions", str(SGLANG), "--session-prefix-tokens", "100", "--seconds-between-turns",
+                "2", "--num-rounds", "5", "--request-length", "512", "--output-length", "64", "--run", "2")
+    assert text.splitlines()[1].endswith(",sessions,5.0,0.0,100.0,492.0,64.0,2.0,27648.0")
+    params = {"session_prefix_tokens": 100, "seconds_between_turns": 2, "num_rounds": 5, "request_length": 512,
+              "output_length": 64, "run": 2}
+    r = api.post("/v1/import-sessions", params={**params, "format": "csv"},
+                 files={"files": (SGLANG.name, SGLANG.read_bytes())})
+    assert r.status_code == 200, r.text
+    assert r.text == text
+    j = api.post("/v1/import-sessions", params=params, files={"files": (SGLANG.name, SGLANG.read_bytes())}).json()
+    assert j["provenance"]["measured_run"]["output_tokens_per_s_per_user"] == 31.5
+    bad = api.post("/v1/import-sessions", params={**params, "run": 3},
+                   files={"files": (SGLANG.name, SGLANG.read_bytes())})
+    assert bad.status_code == 422 and "--run 3" in bad.json()["error"]["message"]

@@ -64,7 +64,8 @@ def _use_trace() -> None:
     prefix = st.session_state.get("trace_prefix_tokens")
     try:
         result = session_traces.import_sessions((upload.name, upload.getvalue()),
-                                                session_prefix_tokens=None if not prefix else float(prefix))
+                                                session_prefix_tokens=None if not prefix else float(prefix),
+                                                seconds_between_turns=_given("trace_gap_s"), shape=_run_shape())
     except BenchmarkError as exc:
         state.error(f"Session trace: {exc}")
         return
@@ -74,16 +75,44 @@ def _use_trace() -> None:
     st.session_state["_trace_used"] = list(session_traces.provenance_lines(result))
 
 
+def _given(key: str) -> float | None:
+    """A number input's value, None where it is left at 0 (0 = read it from the file)."""
+    value = st.session_state.get(key)
+    return float(value) if value else None
+
+
+def _run_shape() -> session_traces.RunShape | None:
+    """SGLang's log: the run's rounds, lengths and line as given (None where none is: another format)."""
+    keys = ("trace_num_rounds", "trace_request_length", "trace_output_length", "trace_run")
+    rounds, length, out, run = (_given(k) for k in keys)
+    if rounds is None and length is None and out is None and run is None:
+        return None
+    return session_traces.RunShape(rounds, length, out, None if run is None else int(run))
+
+
 def _trace_upload() -> None:
-    """Bring your own sessions: a Mooncake trace or vLLM's multi-turn stats fill the session's fields."""
+    """Bring your own sessions: a Mooncake trace, vLLM's multi-turn stats or SGLang's multi-turn log fill the
+    session's fields.
+    """
     with st.expander("Your sessions: fill the workload from a trace or a multi-turn benchmark"):
-        st.caption("A Mooncake trace (JSON lines with session_id, timestamp, input_length, output_length, hash_ids) "
-                   "or vLLM's multi-turn benchmark --stats-json-output. It fills the turns and their spread, the "
-                   "shared prefix, the new input and output a turn, the gap between turns and the sessions a day "
-                   "(docs/how-to/sessions.md). Nothing is guessed: what the file lacks is asked for below.")
+        st.caption("A Mooncake trace (JSON lines with session_id, timestamp, input_length, output_length, hash_ids), "
+                   "vLLM's multi-turn benchmark --stats-json-output or SGLang's bench_multiturn.py log. It fills "
+                   "the turns and their spread, the shared prefix, the new input and output a turn, the gap between "
+                   "turns and the sessions a day (docs/how-to/sessions.md). Nothing is guessed: what the file "
+                   "lacks is asked for below.")
         st.file_uploader("Session trace", type=["jsonl", "json"], key="session_trace")
         st.number_input("Shared prefix tokens, where the file records no shared blocks (0 = read from the file)",
                         min_value=0.0, max_value=1e8, value=0.0, key="trace_prefix_tokens")
+        st.number_input("Seconds between turns, where the file records no turn timings (0 = read from the file)",
+                        min_value=0.0, max_value=1e7, value=0.0, key="trace_gap_s")
+        st.caption("SGLang's bench_multiturn.py log records run summaries only: give the run's --num-rounds, "
+                   "--request-length and --output-length, and the line of the run where the log holds several "
+                   "(leave them at 0 for the other formats).")
+        cols = st.columns(4)
+        for col, (label, key) in zip(cols, (("Rounds", "trace_num_rounds"), ("Request length", "trace_request_length"),
+                                            ("Output length", "trace_output_length"), ("Run (line)", "trace_run")),
+                                     strict=True):
+            col.number_input(label, min_value=0, max_value=100_000_000, value=0, step=1, key=key)
         st.button("Use these sessions", key="use_trace", on_click=_use_trace, type="primary")
         used = st.session_state.get("_trace_used")
         if used:

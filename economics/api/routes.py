@@ -258,17 +258,25 @@ async def import_benchmark(request: Request, accelerator: Annotated[str, Query(m
 @router.post("/import-sessions", summary="a session trace or multi-turn benchmark as a sessions row",
              tags=["compute"], openapi_extra=openapi.files_body(),
              responses=openapi.answers("the scenario row", "json", "csv"))
-async def import_sessions(request: Request, trace_format: Literal["auto", "mooncake", "vllm-multi-turn"] = "auto",
+async def import_sessions(request: Request,
+                          trace_format: Literal["auto", "mooncake", "vllm-multi-turn", "sglang-multiturn"] = "auto",
                           session_prefix_tokens: Annotated[float | None, Query(ge=0, le=1e8)] = None,
                           seconds_between_turns: Annotated[float | None, Query(gt=0, le=1e7)] = None,
                           block_tokens: Annotated[float, Query(gt=0, le=1e6)] = 512,
+                          num_rounds: Annotated[int | None, Query(ge=1, le=100_000)] = None,
+                          request_length: Annotated[float | None, Query(gt=0, le=1e8)] = None,
+                          output_length: Annotated[float | None, Query(gt=0, le=1e8)] = None,
+                          run: Annotated[int | None, Query(ge=1)] = None,
                           format: Literal["json", "csv"] = "json") -> Response:
-    """A Mooncake session trace (JSONL) or vLLM's multi-turn benchmark ``--stats-json-output`` (form field
-    ``files``, one file) as one ``workload=sessions`` scenario row, with its provenance, as ``import-sessions``.
+    """A Mooncake session trace (JSONL), vLLM's multi-turn benchmark ``--stats-json-output`` or SGLang's
+    ``bench_multiturn.py`` log (form field ``files``, one file) as one ``workload=sessions`` scenario row, with its
+    provenance, as ``import-sessions`` (SGLang's log: ``num_rounds``, ``request_length``, ``output_length`` as the
+    run used them, ``run`` the line where it holds several).
     """
     return await _compute(request, "study", "import_sessions", {
         "trace_format": trace_format, "session_prefix_tokens": session_prefix_tokens,
-        "seconds_between_turns": seconds_between_turns, "block_tokens": block_tokens, "format": format})
+        "seconds_between_turns": seconds_between_turns, "block_tokens": block_tokens, "num_rounds": num_rounds,
+        "request_length": request_length, "output_length": output_length, "run": run, "format": format})
 
 
 @router.get("/fields", summary="the input fields and outputs", tags=["reference"],

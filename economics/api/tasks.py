@@ -415,7 +415,9 @@ def import_sessions(req: Request) -> Answer:
     try:
         result = session_traces.import_sessions((name or "file 1", data), p.get("trace_format") or "auto",
                                                 p.get("session_prefix_tokens"), p.get("seconds_between_turns"),
-                                                p.get("block_tokens") or session_traces.MOONCAKE_BLOCK_TOKENS)
+                                                p.get("block_tokens") or session_traces.MOONCAKE_BLOCK_TOKENS,
+                                                session_traces.RunShape(p.get("num_rounds"), p.get("request_length"),
+                                                                        p.get("output_length"), p.get("run")))
     except benchmarks.BenchmarkError as exc:
         raise ApiError(Code.UNUSABLE_INPUT, str(exc)) from None
     if p.get("format") == "csv":

@@ -25,6 +25,13 @@ The formats (what is read, and the public description followed):
   records with ``conversation_id``, ``start_time_ms``, ``latency_ms``, ``input_num_turns`` (messages sent: 2k - 1
   at the k-th user turn), ``input_num_tokens`` (the whole context), ``output_num_tokens``, ``ttft_ms``, ``tpot_ms``.
   The measured TTFT and per-user speed (1,000 / TPOT) are kept per turn number (:attr:`SessionImport.profile`).
+- ``sglang-multiturn``: the log SGLang's ``benchmark/hicache/bench_multiturn.py`` appends to ``--log-file``
+  (:data:`SGLANG_SOURCE`), one JSON line per run (one request rate): ``timestamp`` (ISO), ``tag`` and ``summary``
+  with ``total_requests``, ``request_rate`` [requests/s, the sender's pacing], ``average_ttft``, ``median_ttft``,
+  ``p90_ttft``, ``average_latency``, ``median_latency``, ``p90_latency`` [s] and ``throughput`` [requests/s
+  completed]. The log records no session shape: the run's ``--num-rounds``, ``--request-length`` and
+  ``--output-length`` are asked for (:class:`RunShape`), as are the shared prefix and the gap between turns; the
+  measured TTFT, latency and per-user speed go to the provenance (``measured_run``).
 
 Every figure is held to the scenario field's bounds (:data:`economics.schema.scenario.FIELDS`) and refused naming the
 file, the line or session, the field and the value. Files are read to the same size bound as ``import-benchmark``.
@@ -53,7 +60,7 @@ from economics.schema.validation import InputError
 from economics.schema.values import shown
 
 __all__ = ["FORMATS", "SessionImport", "import_sessions"]
-FORMATS = ("mooncake", "vllm-multi-turn")
+FORMATS = ("mooncake", "vllm-multi-turn", "sglang-multiturn")
 """The formats ``--format`` names; ``auto`` tells them apart by content."""
 MAX_FILE_BYTES = 64_000_000
 """The most bytes a trace file may have: read whole, its records parsed (memory stays well under 1 GB)."""
@@ -61,6 +68,12 @@ MAX_TURNS = 2_000_000
 """The most turns (lines or records) one import reads."""
 MOONCAKE_BLOCK_TOKENS = 512
 """The tokens one Mooncake ``hash_ids`` block stands for (the trace's release notes; ``--block-tokens``)."""
+SGLANG_SOURCE = ("https://github.com/sgl-project/sglang/blob/028e262d7b3a9ae432ec16b08b11ed618b7cfd20/benchmark/"
+                 "hicache/bench_multiturn.py")
+"""The version of SGLang's multi-turn benchmark whose log format ``sglang-multiturn`` follows."""
+SGLANG_SUMMARY = ("total_requests", "request_rate", "average_ttft", "median_ttft", "p90_ttft", "average_latency",
+                  "median_latency", "p90_latency", "throughput")
+"""The keys of a bench_multiturn.py log line's ``summary``, every one required."""
 ROW_FIELDS = ("turns_per_session", "turns_per_session_cv", "session_prefix_tokens", "input_tokens_per_turn",
               "output_tokens_per_turn", "seconds_between_turns", "demand_sessions_per_day")
 """The scenario fields an import fills."""
@@ -98,6 +111,24 @@ class SessionImport:
     row: pd.DataFrame
     provenance: dict[str, Any]
     profile: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class RunShape:
+    """What SGLang's bench_multiturn.py ran with but does not log (its ``--num-rounds``, ``--request-length``,
+    ``--output-length``) and which logged run to read (``run``: its line in the log, needed where it has several).
+    """
+
+    num_rounds: float | None = None
+    request_length: float | None = None
+    output_length: float | None = None
+    run: int | None = None
+
+    def given(self) -> dict[str, float]:
+        """The flags given, by their command-line names."""
+        named = {"--num-rounds": self.num_rounds, "--request-length": self.request_length,
+                 "--output-length": self.output_length, "--run": self.run}
+        return {k: float(v) for k, v in named.items() if v is not None}
 
 
 def _number(rec: dict[str, Any], key: str, where: str, *, required: bool = True, low: float = 0.0) -> float | None:
@@ -195,6 +226,65 @@ def read_vllm_multi_turn(data: bytes, name: str) -> Trace:
     return trace
 
 
+@dataclass(frozen=True)
+class SglangRun:
+    """One run of SGLang's bench_multiturn.py as logged: its line, tag, date and checked summary figures."""
+
+    line: int
+    tag: str
+    timestamp: str
+    summary: dict[str, float]
+    where: str
+
+
+def read_sglang_multiturn(data: bytes, name: str, run: int | None) -> SglangRun:
+    """The run ``run`` (a line number; may be left out where the log holds one run) of a bench_multiturn.py log
+    (module docstring), its summary checked: every key present, a finite number >= 0, whole requests, and the mean
+    latency not below the mean TTFT.
+    """
+    lines: dict[int, dict[str, Any]] = {}
+    for n, line in enumerate(_text(data, name).splitlines(), start=1):
+        if line.strip():
+            rec = _record(line, f"{shown(name)}, line {n}")
+            if not isinstance(rec.get("summary"), dict):
+                raise BenchmarkError(f"{shown(name)}, line {n}: summary: missing (not a bench_multiturn.py log line)")
+            lines[n] = rec
+    if not lines:
+        raise BenchmarkError(f"{shown(name)}: no runs in the file")
+    listed = "; ".join(f"line {n}: tag {shown(str(r.get('tag', '')))}, request_rate "
+                       f"{shown(str(r['summary'].get('request_rate')))}" for n, r in list(lines.items())[:20])
+    if run is None and len(lines) > 1:
+        raise BenchmarkError(f"{shown(name)}: {len(lines):,} runs logged ({listed}{'; ...' if len(lines) > 20 else ''})"
+                             "; give --run N, the line of the run to read")
+    n = run if run is not None else next(iter(lines))
+    if n not in lines:
+        raise BenchmarkError(f"--run {n}: {shown(name)} has no run on that line ({listed})")
+    rec, where = lines[n], f"{shown(name)}, line {n}, summary"
+    summary = {k: float(_number(rec["summary"], k, where) or 0.0) for k in SGLANG_SUMMARY}
+    if summary["total_requests"] < 1 or not summary["total_requests"].is_integer():
+        raise BenchmarkError(f"{where}: total_requests: {num(summary['total_requests'])} is not a whole number >= 1")
+    if summary["average_latency"] < summary["average_ttft"]:
+        raise BenchmarkError(f"{where}: average_latency: {num(summary['average_latency'])} s is less than "
+                             f"average_ttft ({num(summary['average_ttft'])} s): a request ends after its first token")
+    stamp = rec.get("timestamp", "")
+    try:
+        date = dt.datetime.fromisoformat(stamp).date().isoformat() if stamp != "" else ""
+    except (TypeError, ValueError):
+        raise BenchmarkError(f"{shown(name)}, line {n}: timestamp: {shown(str(stamp))} is not an ISO date and time") \
+            from None
+    return SglangRun(n, str(rec.get("tag", "")), date, summary, where)
+
+
+def _sglang_shape(shape: RunShape, name: str) -> tuple[float, float, float]:
+    """The rounds, request and output length the run used: asked for, as the log does not record them."""
+    missing = [flag for flag, v in (("--num-rounds", shape.num_rounds), ("--request-length", shape.request_length),
+                                    ("--output-length", shape.output_length)) if v is None]
+    if missing:
+        raise BenchmarkError(f"{shown(name)}: bench_multiturn.py's log records no rounds, request or output length; "
+                             f"give {', '.join(missing)} as the run used them")
+    return float(shape.num_rounds or 0), float(shape.request_length or 0), float(shape.output_length or 0)
+
+
 def _text(data: bytes, name: str) -> str:
     try:
         return data.decode("utf-8-sig")
@@ -213,16 +303,20 @@ def _record(line: str, where: str) -> dict[str, Any]:
 
 
 def detect(data: bytes, name: str) -> str:
-    """``vllm-multi-turn`` for a JSON array of records with ``conversation_id``, ``mooncake`` for JSON lines with
-    ``input_length``; else a :class:`BenchmarkError` naming the file and the formats.
+    """``vllm-multi-turn`` for a JSON array of records with ``conversation_id``, ``sglang-multiturn`` for JSON lines
+    with a ``summary``, ``mooncake`` for JSON lines with ``input_length``; else a :class:`BenchmarkError` naming the
+    file and the formats.
     """
     head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
     if head.startswith(b"[") and b"conversation_id" in head:
         return "vllm-multi-turn"
+    if head.startswith(b"{") and b'"summary"' in head.split(b"\n", 1)[0]:
+        return "sglang-multiturn"
     if head.startswith(b"{") and b"input_length" in head.split(b"\n", 1)[0]:
         return "mooncake"
-    raise BenchmarkError(f"{shown(name)}: neither a Mooncake trace (JSON lines with input_length) nor vLLM's "
-                         "multi-turn --stats-json-output (a JSON array with conversation_id); give --format "
+    raise BenchmarkError(f"{shown(name)}: neither a Mooncake trace (JSON lines with input_length), vLLM's "
+                         "multi-turn --stats-json-output (a JSON array with conversation_id) nor SGLang's "
+                         "bench_multiturn.py log (JSON lines with a summary); give --format "
                          f"({', '.join(FORMATS)})")
 
 
@@ -245,7 +339,8 @@ def _figure(name: str, value: float, where: str) -> float:
     """``value`` held to the scenario field's bounds (the schema's one rule), else refused naming it."""
     spec = FIELDS[name]
     if not bool(spec.within(value)):
-        raise BenchmarkError(f"{where}: {name}: {num(value)} from the trace is outside the field's bounds "
+        origin = "given" if where.startswith("--") else "from the trace"  # a flag's value, or one the file gives
+        raise BenchmarkError(f"{where}: {name}: {num(value)} {origin} is outside the field's bounds "
                              f"({spec.bounds_text()})")
     return value
 
@@ -341,6 +436,68 @@ def _profile(trace: Trace) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["turn", "requests", "median_ttft_s", "median_output_tokens_per_s_per_user"])
 
 
+def summarize_sglang(run: SglangRun, shape: RunShape, name: str, sha256: str, prefix: float | None,
+                     gap: float | None) -> SessionImport:
+    """One scenario row from a bench_multiturn.py run and the flags it ran with (module docstring): every client
+    runs ``--num-rounds`` rounds, each adding ``--request-length`` tokens and answering ``--output-length``.
+    """
+    rounds, length, out = _sglang_shape(shape, name)
+    if prefix is None:
+        raise BenchmarkError(f"{shown(name)}: session_prefix_tokens: bench_multiturn.py samples every client's "
+                             "prompt on its own and logs no shared prefix; give --session-prefix-tokens N (0 for none)")
+    if gap is None:
+        raise BenchmarkError(f"{shown(name)}: seconds_between_turns: bench_multiturn.py logs no turn timings (a "
+                             "turn is sent as soon as its answer is in and the sender's pacing allows); give "
+                             "--seconds-between-turns S")
+    if length < prefix:
+        raise BenchmarkError(f"--request-length {num(length)}: the first round's input is shorter than the shared "
+                             f"prefix ({num(prefix)})")
+    s, total = run.summary, run.summary["total_requests"]
+    if total % rounds:
+        raise BenchmarkError(f"{run.where}: total_requests: {num(total)} is not a whole number of sessions of "
+                             f"--num-rounds {num(rounds)} (a failed request is left out of the log's summary)")
+    row: dict[str, Any] = {
+        "turns_per_session": rounds, "turns_per_session_cv": 0.0, "session_prefix_tokens": prefix,
+        "input_tokens_per_turn": (rounds * length - prefix) / rounds, "output_tokens_per_turn": out,
+        "seconds_between_turns": gap, "demand_sessions_per_day": s["throughput"] * SECONDS_PER_DAY / rounds}
+    for key, value in row.items():
+        row[key] = _figure(key, float(value), run.where)
+    how = {"turns_per_session": f"--num-rounds {num(rounds)} (given): every client runs that many rounds, cv 0",
+           "session_prefix_tokens": "given (--session-prefix-tokens)",
+           "input_tokens_per_turn": f"({num(rounds)} rounds x --request-length {num(length)} - the prefix "
+                                    f"{num(prefix)}) / {num(rounds)} rounds",
+           "output_tokens_per_turn": f"--output-length {num(out)} (given; the benchmark ignores end-of-sequence)",
+           "seconds_between_turns": "given (--seconds-between-turns)",
+           "demand_sessions_per_day": f"throughput {num(s['throughput'])} requests/s x 86,400 s/day / "
+                                      f"{num(rounds)} rounds"}
+    provenance = {
+        "source_file": name, "source_sha256": sha256, "tool": "sglang-multiturn", "format_source": SGLANG_SOURCE,
+        "imported": dt.date.today().isoformat(), "run_date": run.timestamp, "run_line": run.line, "tag": run.tag,
+        "sessions": int(total // rounds), "turns": int(total), "how": how,
+        "trace_input_tokens_per_session": rounds * (rounds + 1) / 2 * length + rounds * (rounds - 1) / 2 * out,
+        "measured_run": _sglang_measured(s, out),
+        "note": "the log holds one summary per run: the rounds, lengths, shared prefix and gap are the flags given; "
+                "a run with --sub-question-input-length (later rounds of another length) cannot be told from "
+                "its log; no TTFT by turn; the measured figures are over all turns "
+                "(measured_run) and are not put in the row, which prices the hardware you choose"}
+    out_row = pd.DataFrame([{"name": f"sessions from {name} line {run.line} (sha256 {sha256[:12]})",
+                             "workload": Workload.SESSIONS.value, **row}])
+    return SessionImport(out_row, provenance, _profile(Trace("sglang-multiturn")))
+
+
+def _sglang_measured(s: dict[str, float], out: float) -> dict[str, float | None]:
+    """The run's measured figures [s, requests/s] and the per-user speed they give: the output tokens after the
+    first over the mean time from the first token to the last (mean latency - mean TTFT; every answer is ``out``
+    tokens long, so the mean of the differences is the difference of the means).
+    """
+    decode_s = s["average_latency"] - s["average_ttft"]
+    speed = (out - 1) / decode_s if out > 1 and decode_s > 0 else None
+    return {"request_rate_per_s": s["request_rate"], "throughput_requests_per_s": s["throughput"],
+            "average_ttft_s": s["average_ttft"], "median_ttft_s": s["median_ttft"], "p90_ttft_s": s["p90_ttft"],
+            "average_latency_s": s["average_latency"], "median_latency_s": s["median_latency"],
+            "p90_latency_s": s["p90_latency"], "output_tokens_per_s_per_user": speed}
+
+
 def _median(values: list[float | None]) -> float | None:
     known = [v for v in values if v is not None]
     return statistics.median(known) if known else None
@@ -350,21 +507,23 @@ READERS = {"mooncake": read_mooncake, "vllm-multi-turn": read_vllm_multi_turn}
 
 
 def import_sessions(file: str | Path | tuple[str, bytes], fmt: str = "auto", session_prefix_tokens: float | None = None,
-                    seconds_between_turns: float | None = None,
-                    block_tokens: float = MOONCAKE_BLOCK_TOKENS) -> SessionImport:
-    """A session trace or a multi-turn benchmark's per-request file (a path, or a (name, bytes) pair) as one
-    ``workload=sessions`` scenario row with its provenance (:class:`SessionImport`; the module docstring says how
-    each field is found). Raises :class:`BenchmarkError` naming the file, the line or session, the field and value.
+                    seconds_between_turns: float | None = None, block_tokens: float = MOONCAKE_BLOCK_TOKENS,
+                    shape: RunShape | None = None) -> SessionImport:
+    """A session trace or a multi-turn benchmark's per-request file or run log (a path, or a (name, bytes) pair) as
+    one ``workload=sessions`` scenario row with its provenance (:class:`SessionImport`; the module docstring says
+    how each field is found). Raises :class:`BenchmarkError` naming the file, the line or session, the field and
+    value.
 
     What the file does not record is asked for by argument, never guessed: ``session_prefix_tokens`` where it has
-    no shared blocks, ``seconds_between_turns`` where no session has two turns. An argument the file contradicts
+    no shared blocks, ``seconds_between_turns`` where no session has two turns, ``shape`` (the run's rounds and
+    lengths, and which run) for SGLang's log. An argument the file contradicts, or one its format has no use for,
     is refused.
     """
     name, data = file if isinstance(file, tuple) else (Path(file).name, _read(Path(file)))
     if len(data) > MAX_FILE_BYTES:
         raise BenchmarkError(f"{shown(name)}: {len(data):,} bytes, more than the {MAX_FILE_BYTES:,} a trace file may "
                              "have")
-    if fmt != "auto" and fmt not in READERS:
+    if fmt != "auto" and fmt not in FORMATS:
         raise BenchmarkError(f"--format {shown(fmt)}: not one of auto, {', '.join(FORMATS)}")
     if not (block_tokens > 0 and math.isfinite(block_tokens)):
         raise BenchmarkError(f"--block-tokens {num(block_tokens)}: must be a number > 0")
@@ -372,10 +531,33 @@ def import_sessions(file: str | Path | tuple[str, bytes], fmt: str = "auto", ses
                         ("seconds_between_turns", seconds_between_turns)):
         if value is not None:
             _figure(flag, value, f"--{flag.replace('_', '-')}")
+    shape = shape or RunShape()
     kind = detect(data, name) if fmt == "auto" else fmt
+    _check_shape(shape, kind)
+    if kind == "sglang-multiturn":
+        run = read_sglang_multiturn(data, name, shape.run)
+        return summarize_sglang(run, shape, name, user_curves.sha256_of(data), session_prefix_tokens,
+                                seconds_between_turns)
     trace = READERS[kind](data, name)
     return summarize(trace, name, user_curves.sha256_of(data), session_prefix_tokens, seconds_between_turns,
                      block_tokens)
+
+
+def _check_shape(shape: RunShape, kind: str) -> None:
+    """The run flags held to the fields they fill (rounds a whole number), and refused for a format that records
+    its own shape.
+    """
+    given = shape.given()
+    if given and kind != "sglang-multiturn":
+        raise BenchmarkError(f"{', '.join(given)}: for SGLang's bench_multiturn.py log only; a {kind} file records "
+                             "its own turns and lengths")
+    for flag, field_name in (("--num-rounds", "turns_per_session"), ("--request-length", "input_tokens_per_turn"),
+                             ("--output-length", "output_tokens_per_turn")):
+        if flag in given:
+            _figure(field_name, given[flag], flag)
+    for flag in ("--num-rounds", "--run"):
+        if flag in given and not (given[flag] >= 1 and given[flag].is_integer()):
+            raise BenchmarkError(f"{flag} {num(given[flag])}: must be a whole number >= 1")
 
 
 def _read(path: Path) -> bytes:
@@ -393,3 +575,8 @@ def provenance_lines(result: SessionImport) -> Iterable[str]:
     for key, text in p["how"].items():
         yield f"{key}: {text}"
     yield f"the trace's own mean input per session: {num(p['trace_input_tokens_per_session'])} tokens"
+    measured = p.get("measured_run")
+    if measured:
+        yield f"measured in the run (line {p['run_line']}, tag {shown(p['tag'])}): " + ", ".join(
+            f"{k} {num(v)}" for k, v in measured.items() if v is not None)
+        yield f"not determined: {p['note']}"
