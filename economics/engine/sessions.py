@@ -162,7 +162,7 @@ def tier_tokens(x: Columns, rows: Any) -> dict[Tier, Any]:
 
 
 def _trace_solution(x: Columns, total: Any) -> None:
-    """The characteristic time, found by bisection, in ``explain``: what it solves, with the capacities."""
+    """The characteristic time (found by false position) in ``explain``: what it solves, with the capacities."""
     if x.trace is None or not x.sessions[x.row]:
         return
     v = x.v
@@ -174,7 +174,7 @@ def _trace_solution(x: Columns, total: Any) -> None:
                 "{session_prefix_tokens} x {kv_prefix_held})",
                 note="Che's approximation: the LRU hierarchy's capacity for sessions' own KV (all tiers, less the "
                      "prefix held) holds exactly the idle contexts used within the last T_C seconds; found by "
-                     "bisection (kv_held_tokens_per_system below, at this T_C, equals that capacity)",
+                     "false position (kv_held_tokens_per_system below, at this T_C, equals that capacity)",
                 hierarchy_tokens_per_system=(total, "token"),
                 session_prefix_tokens=(v["session_prefix_tokens"], "token"),
                 kv_prefix_held=(v["kv_prefix_held"], ""))
