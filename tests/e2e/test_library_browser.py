@@ -5,6 +5,7 @@ the version, and the Cost page shows version 1's figures."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote
@@ -16,7 +17,7 @@ import economics
 from economics import store
 from economics.store.database import URL_VARIABLE
 from tests.e2e.conftest import running_streamlit
-from tests.e2e.test_browser import choose, cost_metric, fill, open_page, settle
+from tests.e2e.test_browser import COLD_START_TIMEOUT_MS, choose, cost_metric, fill, open_page, settle
 from ui.format import usd_rate
 
 pytestmark = pytest.mark.e2e
@@ -51,6 +52,15 @@ def save_on_cost_page(page: Page, note: str) -> None:
     settle(page)
 
 
+def shows(page: Page, text: str, version: int) -> None:
+    """The outcome of a save or an open: its message, then its version in the link. A save's run (the store's first
+    open, its checks, then the page's rerun) can start after ``settle`` saw a quiet page on a loaded machine, so each
+    waits for its outcome rather than for a fixed 5 s."""
+    expect(page.get_by_test_id("stMain")).to_contain_text(text, timeout=COLD_START_TIMEOUT_MS)
+    link = re.compile(f"[?&]scenario=q3(@|%40){version}(&|$)")  # the link names the version, "@" quoted or not
+    expect(page).to_have_url(link, timeout=COLD_START_TIMEOUT_MS)
+
+
 def test_save_on_the_cost_page_restart_reopen_from_the_library_and_compare(fresh_page: Page,
                                                                            tmp_path: Path) -> None:
     page = fresh_page
@@ -58,13 +68,11 @@ def test_save_on_the_cost_page_restart_reopen_from_the_library_and_compare(fresh
     with running_streamlit(env) as url:
         open_page(page, f"{url}/?{RENTED}")
         save_on_cost_page(page, "8 GPUs")
-        expect(page.get_by_test_id("stMain")).to_contain_text("Saved q3@1")
-        assert "scenario=q3@1" in unquote(page.url)
+        shows(page, "Saved q3@1", 1)
         fill(page, "accelerator_count", "16")
         settle(page)
         save_on_cost_page(page, "16 GPUs")
-        expect(page.get_by_test_id("stMain")).to_contain_text("Saved q3@2")
-        assert "scenario=q3@2" in unquote(page.url)
+        shows(page, "Saved q3@2", 2)
     with running_streamlit(env) as url:  # restarted: nothing of the first server's memory is left
         open_page(page, f"{url}/library")
         main = page.get_by_test_id("stMain")
@@ -80,12 +88,11 @@ def test_save_on_the_cost_page_restart_reopen_from_the_library_and_compare(fresh
         choose(page, "library_version", "1")
         page.get_by_role("button", name="Open this version as the working scenario").click()
         settle(page)
-        expect(main).to_contain_text("Opened q3@1")
-        assert "scenario=q3@1" in unquote(page.url)
+        shows(page, "Opened q3@1", 1)
         page.get_by_test_id("stSidebarNav").get_by_role("link", name="Cost per token", exact=True).click()
         settle(page)
         version_1 = store.resolve("q3@1", env[URL_VARIABLE])
         want = economics.evaluate_scenario(version_1.scenario())["cost_usd_per_m_tokens"]
-        expect(cost_metric(page)).to_have_text(usd_rate(want))
+        expect(cost_metric(page)).to_have_text(usd_rate(want), timeout=COLD_START_TIMEOUT_MS)
         assert "scenario=q3@1" in unquote(page.url)
         assert not page.get_by_test_id("stException").count()
