@@ -153,3 +153,27 @@ def test_horizon_rules_and_unit_costs_are_written_once() -> None:
         holders = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "economics").rglob("*.py")
                          if re.search(pattern, p.read_text(encoding="utf-8")))
         assert holders == ([home] if home else []), pattern
+
+
+def test_the_per_accelerator_cost_functions_are_the_engines_pool_formulas() -> None:
+    # domain/cost.py's functions (what the planner calls) evaluate the pool formulas the engine evaluates and
+    # `explain` renders, for one accelerator: a pool of n accelerators costs n times the function, and the function
+    # bodies hold no arithmetic of their own (each is one call of the formula)
+    from economics.domain import cost
+    from economics.domain.finance import capital_recovery_factor
+    n, price, r, years = 8.0, 30_000.0, 0.08, 5.0
+    crf = float(capital_recovery_factor(r, years))
+    pool = float(cost.CAPITAL.evaluate({"accelerators": n, "accelerator_price_usd": price, "crf": crf}))
+    # by hand: 30,000 x 0.250456 / 8,760 = 0.85773 USD/h per accelerator, x 8 = 6.8619 USD/h
+    assert pool == pytest.approx(6.8619, abs=1e-4) and pool == n * float(cost.capital_usd_per_hour(price, r, years))
+    tree = ast.parse((ROOT / "economics/domain/cost.py").read_text(encoding="utf-8"))
+    functions = {"average_power_kw", "energy_usd_per_hour", "facility_usd_per_hour", "operations_usd_per_hour",
+                 "capital_usd_per_hour"}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in functions:
+            body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            assert len(body) == 1 and isinstance(body[0], ast.Return), node.name
+            call = body[0].value
+            assert isinstance(call, ast.Call) and getattr(call.func, "id", "") == "_per_accelerator", node.name
+            functions.discard(node.name)
+    assert not functions  # every one of them was found

@@ -1,7 +1,8 @@
 """Hourly cost of one accelerator, owned or rented, split into its parts.
 
 Every function is per accelerator and per hour; multiply by the fleet size for the fleet. Inputs are floats or
-numpy arrays (broadcast). Power figures are IT power *including the accelerator's share of its server*.
+numpy arrays (broadcast). Power figures are IT power *including the accelerator's share of its server*. Each function
+evaluates its pool formula below (:data:`CAPITAL`, :data:`ENERGY`, ...) for one accelerator: the rule is written once.
 """
 
 from __future__ import annotations
@@ -9,10 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from economics.domain.finance import HOURS_PER_YEAR, annualized_cost_usd_per_hour
+from economics.domain.finance import capital_recovery_factor
 from economics.domain.formula import Formula
-
-MONTHS_PER_YEAR = 12.0
 
 
 def average_power_kw(
@@ -36,8 +35,8 @@ def average_power_kw(
     >>> round(float(average_power_kw(1.2, 0.5, 0.3)), 6)
     0.78
     """
-    f = np.asarray(idle_power_fraction, dtype=float)
-    return np.asarray(power_kw, dtype=float) * (f + (1.0 - f) * np.asarray(utilization, dtype=float))
+    return _per_accelerator(AVERAGE_POWER, accelerator_power_kw=power_kw, utilization=utilization,
+                            idle_power_fraction=idle_power_fraction)
 
 
 def energy_usd_per_hour(
@@ -56,9 +55,8 @@ def energy_usd_per_hour(
     >>> round(float(energy_usd_per_hour(0.78, 1.5, 0.08)), 4)
     0.0936
     """
-    return np.asarray(average_power_kw, dtype=float) * np.asarray(pue, dtype=float) * np.asarray(
-        electricity_usd_per_kwh, dtype=float
-    )
+    return _per_accelerator(ENERGY, average_power_kw=average_power_kw, pue_effective=pue,
+                            electricity_usd_per_kwh=electricity_usd_per_kwh)
 
 
 def facility_usd_per_hour(
@@ -86,10 +84,10 @@ def facility_usd_per_hour(
     >>> round(float(facility_usd_per_hour(1.0, 146.0, 0.0, 0.08, 15)), 4)
     0.2
     """
-    p = np.asarray(power_kw, dtype=float)
-    colo = np.asarray(colocation_usd_per_kw_month, dtype=float) * MONTHS_PER_YEAR / HOURS_PER_YEAR
-    built = annualized_cost_usd_per_hour(facility_capex_usd_per_kw, cost_of_capital, facility_depreciation_years)
-    return p * (colo + built)
+    return _per_accelerator(FACILITY, accelerator_power_kw=power_kw,
+                            colocation_usd_per_kw_month=colocation_usd_per_kw_month,
+                            facility_capex_usd_per_kw=facility_capex_usd_per_kw,
+                            facility_crf=capital_recovery_factor(cost_of_capital, facility_depreciation_years))
 
 
 def operations_usd_per_hour(
@@ -110,10 +108,9 @@ def operations_usd_per_hour(
     >>> round(float(operations_usd_per_hour(30000, 0.05, 0)), 4)
     0.1712
     """
-    capex = np.asarray(accelerator_price_usd, dtype=float)
-    return (capex * np.asarray(maintenance_fraction_per_year, dtype=float) + np.asarray(
-        software_usd_per_accelerator_year, dtype=float
-    )) / HOURS_PER_YEAR
+    return _per_accelerator(OPERATIONS, accelerator_price_usd=accelerator_price_usd,
+                            maintenance_fraction_per_year=maintenance_fraction_per_year,
+                            software_usd_per_accelerator_year=software_usd_per_accelerator_year)
 
 
 def capital_usd_per_hour(
@@ -126,7 +123,16 @@ def capital_usd_per_hour(
     >>> round(float(capital_usd_per_hour(30000, 0.08, 5)), 3)
     0.858
     """
-    return annualized_cost_usd_per_hour(accelerator_price_usd, cost_of_capital, depreciation_years)
+    return _per_accelerator(CAPITAL, accelerator_price_usd=accelerator_price_usd,
+                            crf=capital_recovery_factor(cost_of_capital, depreciation_years))
+
+
+def _per_accelerator(formula: Formula, **values: ArrayLike) -> NDArray[np.float64]:
+    """``formula`` (the engine's, written for a pool) for one accelerator: the functions above evaluate the same
+    formula the engine evaluates and ``explain`` renders, so the planner's costs and the engine's have one definition.
+    """
+    arrays = {k: np.asarray(v, dtype=float) for k, v in values.items()}
+    return np.asarray(formula.evaluate({"accelerators": 1.0, **arrays}), dtype=float)
 
 
 # --- the cost of one pool as formulas (economics.domain.formula), written once and bound to each pool's columns ---
