@@ -225,9 +225,10 @@ ODDS_AFTER_S = 0.1
 # free (a timer of the page's own): so their draws (a few hundred ms of CPU) never compete with the browser drawing the
 # new KPIs, and then the page runs again with them.
 INLINE = "_odds_fragment_inline"
-JUST_DRAWN = "_odds_just_drawn"
-# the odds the fragment drew, held for the page's next run: it shows them even if the server's store dropped them
-# meanwhile (other sessions' odds), so a pending fragment never runs again for the same state
+TRIED, JUST_DRAWN = "_odds_tried", "_odds_just_drawn"
+# the state whose odds the fragment set out to draw, and the odds it drew, held for the page's next run: that run
+# shows them even if the server's store dropped them meanwhile (other sessions' odds), and draws odds the fragment
+# could not in the run itself, so the fragment runs once per state at most
 
 
 def _draw_later(key: str, samples: int, seed: int) -> None:
@@ -244,10 +245,27 @@ def _draw_odds_then_rerun(key: str, samples: int, seed: int) -> None:
     """The pending odds' fragment: its note; on its rerun by the browser, the odds drawn and the page run again."""
     st.caption(f"{ODDS_PENDING}: {samples:,} draws of every uncertain input (seed {seed}). The point figures "
                "above and below are final; the odds follow in a moment.")
-    if st.session_state.get(INLINE):
+    ss = st.session_state
+    if ss.get(INLINE):
         return
-    st.session_state[JUST_DRAWN] = ((key, samples, seed), studies.draw_odds(key, samples, seed))
+    if ss.get(TRIED) != (key, samples, seed):
+        ss[TRIED] = (key, samples, seed)
+        ss[JUST_DRAWN] = ((key, samples, seed), studies.draw_odds(key, samples, seed))
     st.rerun()
+
+
+def _found(key: str, samples: int, seed: int) -> studies.Drawn | None:
+    """The odds of this state: drawn already (kept by the server, or just drawn by the fragment), else drawn now where
+    no browser can draw them after the run (or the fragment could not); None when they come after the run."""
+    entry = (key, samples, seed)
+    found = studies.odds_drawn(key, samples, seed)
+    just = st.session_state.get(JUST_DRAWN)
+    if found is None and just is not None and just[0] == entry:
+        found = just[1]
+    if found is None and editor.in_browser() and st.session_state.get(TRIED) != entry:
+        _draw_later(key, samples, seed)
+        return None
+    return studies.draw_odds(key, samples, seed) if found is None else found
 
 
 def _odds(key: str) -> Any:
@@ -271,14 +289,9 @@ def _odds(key: str) -> Any:
                        on_change=_setting_changed, args=("odds_seed",),
                        help=f"Same seed, same draws; setting `{links.SETTINGS_PREFIX}odds_seed` in the link")
     samples, seed = int(settings["odds_samples"]), int(settings["odds_seed"])
-    found = studies.odds_drawn(key, samples, seed)
-    just = st.session_state.get(JUST_DRAWN)
-    if found is None and just is not None and just[0] == (key, samples, seed):
-        found = just[1]
-    if found is None and editor.in_browser():
-        _draw_later(key, samples, seed)
+    found = _found(key, samples, seed)
+    if found is None:
         return None
-    found = studies.draw_odds(key, samples, seed) if found is None else found
     if isinstance(found, str):
         st.error(plain(found))
         return None
