@@ -39,7 +39,6 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
@@ -51,7 +50,6 @@ sys.path.insert(0, str(ROOT))
 
 import economics  # noqa: E402
 from ui.format import usd_rate  # noqa: E402
-from ui.text import ODDS_PENDING  # noqa: E402
 
 HOST = "127.0.0.1"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -186,22 +184,19 @@ def expected_cost_kpi(electricity_usd_per_kwh: float) -> str:
 
 
 def measure_updates(page: Page, field: str, label: str, values: list[float], expected: list[str] | None = None,
-                    drawn: list[float] | None = None,
-                    settled: Callable[[Page], None] | None = None) -> tuple[list[float], list[float]]:
+                    drawn: list[float] | None = None) -> tuple[list[float], list[float]]:
     """Fill each value into the field's box, press Enter, and time until the KPI shows the expected (or any new)
     text. Each change starts from a settled page (the previous run finished and drawn, outside the clock), as a
     user reads a result before the next edit. Returns seconds from just before the fill, and ms from the Enter
     keydown (the page's own clock). If ``drawn`` is given, the seconds from the same start until the whole page is
-    settled (run finished and drawn: inputs, charts, tables) are appended to it. ``settled`` waits for a settled
-    page (default :func:`settle`; the Decode page's :func:`settle_odds`)."""
-    settled = settle if settled is None else settled
+    settled (run finished and drawn: inputs, charts, tables) are appended to it."""
     box = page.locator(f".st-key-{field} input")
     box.wait_for(state="visible", timeout=WAIT_TIMEOUT_MS)
     page.evaluate(ENTER_JS)
     times: list[float] = []
     from_enter: list[float] = []
     for i, value in enumerate(values):
-        settled(page)
+        settle(page)
         page.evaluate(IDLE_JS)
         before = kpi_text(page, label)
         t0 = time.perf_counter()
@@ -214,7 +209,7 @@ def measure_updates(page: Page, field: str, label: str, values: list[float], exp
         times.append(time.perf_counter() - t0)
         from_enter.append(at_ms - float(page.evaluate("() => window.__benchEnter")))
         if drawn is not None:
-            settled(page)
+            settle(page)
             page.evaluate(IDLE_JS)
             drawn.append(time.perf_counter() - t0)
     return times, from_enter
@@ -223,15 +218,6 @@ def measure_updates(page: Page, field: str, label: str, values: list[float], exp
 def settle(page: Page) -> None:
     """Until the app root reports that its run has finished."""
     page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=WAIT_TIMEOUT_MS)
-
-
-def settle_odds(page: Page) -> None:
-    """The Decode page settled: its run finished, and its odds drawn. In a browser, odds not drawn yet for the page's
-    state come after its run (a fragment the browser reruns once it has drawn it, then the page again: ui/decode.py),
-    with their note (:data:`ui.text.ODDS_PENDING`) in their place until then."""
-    settle(page)
-    page.get_by_text(ODDS_PENDING).wait_for(state="detached", timeout=WAIT_TIMEOUT_MS)
-    settle(page)
 
 
 def start_server(script: str, port: int, log: IO[bytes]) -> subprocess.Popen[bytes]:
@@ -294,12 +280,11 @@ def measure_pages(browser: Any, url: str, changes: int, floor: Floor, only: list
         page.set_default_timeout(WAIT_TIMEOUT_MS)
         page.goto(f"{url}/{path}")
         wait_kpi(page, label, pattern=r"\d")
-        settled = settle_odds if title == "Decode accelerators" else settle
-        settled(page)
+        settle(page)
         values = [round(step(i), 6) for i in range(changes)]
         expected = [expected_cost_kpi(v) for v in values] if title == "Cost per token" else None
         drawn: list[float] = []
-        times, enter = measure_updates(page, field, label, values, expected, drawn, settled)
+        times, enter = measure_updates(page, field, label, values, expected, drawn)
         median = percentile([t * 1000 for t in times], 50)
         print(f"{title}: {field} -> {label!r}: {summary(times, enter)}; ratio to the floor measured just before "
               f"({floor_ms:.0f} ms) {median / floor_ms:.2f}x (target <= 1.5x); whole page settled (run finished, "
@@ -315,7 +300,7 @@ def measure_switches(browser: Any, url: str, rounds: int) -> None:
     page.set_default_timeout(WAIT_TIMEOUT_MS)
     page.goto(f"{url}/{DECODE_LINK}")  # a session whose scenario every page can use (the Decode study's)
     wait_kpi(page, "NPV of adding decode", pattern=r"\d")
-    settle_odds(page)
+    settle(page)
     times: dict[str, list[float]] = {t: [] for t in NAV}
     order = [NAV[0], *NAV[1:], NAV[0]] * rounds
     for title in order:

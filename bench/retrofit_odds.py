@@ -8,11 +8,9 @@ Prints, from one run on this machine, each figure with its ratio to the issue's 
   - in a real headless browser (Chromium via Playwright, as bench/app_latency.py measures every page): the Decode
     page opened on the worked example with the odds on (its default; the draws are cached per scenario, draws and
     seed), --changes edits of the decode price and --changes of the demand, each timed from the fill to the new
-    KPI ("NPV of adding decode", the point NPV: the page's first KPI), each as a ratio of its median to the
-    one-widget Streamlit page's (the floor, bench/app_latency.py's Floor) measured just before it (target <= 1.5x);
-    and, for the same edits, until the whole page has settled with the edit's odds drawn (the headline, the odds
-    table, the fan, the tornado, the decode accelerators' odds): in a browser the page draws odds not drawn yet
-    right after its run, once the browser has drawn it (ui/decode.py), and each edit starts from that settled page.
+    KPI ("NPV of adding decode"), each as a ratio of its median to the one-widget Streamlit page's (the floor,
+    bench/app_latency.py's Floor) measured just before it (target <= 1.5x); and, for the same edits, until the
+    whole page (the odds, the fan, the tables) has settled.
 
 Usage: python bench/retrofit_odds.py [--samples 10000] [--changes 10] [--no-browser]
 """
@@ -24,12 +22,11 @@ import shutil
 import sys
 import tempfile
 import time
-from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from playwright.sync_api import Page, sync_playwright  # noqa: E402
+from playwright.sync_api import sync_playwright  # noqa: E402
 
 from bench.app_latency import (  # noqa: E402
     CHROMIUM_ARGS,
@@ -40,7 +37,7 @@ from bench.app_latency import (  # noqa: E402
     free_port,
     measure_updates,
     percentile,
-    settle_odds,
+    settle,
     start_server,
     stop,
     wait_kpi,
@@ -54,8 +51,6 @@ TARGET_S = 2.0
 TARGET_FLOOR = 1.5
 """The Decode page's edit-to-KPI with the odds on within 1.5x the Streamlit floor (#41)."""
 KPI = "NPV of adding decode"
-HEADLINE = "is the best option in"
-"""The odds' headline (:meth:`economics.studies.retrofit_odds.RetrofitOdds.headline`)."""
 EDITS = (("decode_accelerator_price_usd", lambda i: (30_000 if i % 2 else 90_000) + 1000 * i),
          ("demand_output_tokens_per_day", lambda i: (1e10 if i % 2 else 3e10) + 1e8 * i))
 """The edits timed: the decode price (every option but one is remembered) and the demand (every option again)."""
@@ -82,13 +77,6 @@ def draws(samples: int) -> None:
     print(found.headline())
 
 
-def _settled(page: Page, shown: list[bool]) -> None:
-    """The run finished and the odds drawn for the page's state (:func:`bench.app_latency.settle_odds`); whether
-    the odds' headline is shown appended to ``shown``."""
-    settle_odds(page)
-    shown.append(page.get_by_text(HEADLINE).count() > 0)
-
-
 def page(changes: int) -> None:
     """The Decode page's edit-to-KPI with the odds on, as ratios to the floor measured just before each edit kind."""
     executable = shutil.which("chromium") or "/usr/bin/chromium"
@@ -107,19 +95,15 @@ def page(changes: int) -> None:
                 tab.set_default_timeout(WAIT_TIMEOUT_MS)
                 tab.goto(f"http://{HOST}:{port}/{DECODE_LINK}")
                 wait_kpi(tab, KPI, pattern=r"\d")
-                shown: list[bool] = []
-                settled = partial(_settled, shown=shown)
-                settled(tab)
+                settle(tab)
+                odds_on = tab.get_by_text("is the best option in").count() > 0
                 drawn: list[float] = []
-                times, _ = measure_updates(tab, field, KPI, [round(step(i), 6) for i in range(changes)], None, drawn,
-                                           settled)
+                times, _ = measure_updates(tab, field, KPI, [round(step(i), 6) for i in range(changes)], None, drawn)
                 median = percentile([t * 1000 for t in times], 50)
-                print(f"Decode page, odds {'on' if shown[0] else 'NOT SHOWN'}: {field} -> {KPI!r}: median "
+                print(f"Decode page, odds {'on' if odds_on else 'NOT SHOWN'}: {field} -> {KPI!r}: median "
                       f"{median:.0f} ms over {changes}; ratio to the floor measured just before ({floor_ms:.0f} ms) "
-                      f"{median / floor_ms:.2f}x (target <= {TARGET_FLOOR:g}x); until the odds of the edit are drawn "
-                      f"too (whole page settled: odds, fan, tables) median "
-                      f"{percentile([t * 1000 for t in drawn], 50):.0f} ms; odds shown after "
-                      f"{sum(shown[1:])} of {len(shown) - 1} settles")
+                      f"{median / floor_ms:.2f}x (target <= {TARGET_FLOOR:g}x); whole page settled (odds, fan, "
+                      f"tables) median {percentile([t * 1000 for t in drawn], 50):.0f} ms")
                 tab.close()
         finally:
             if floor is not None:

@@ -8,19 +8,13 @@ import math
 import random
 from typing import Any
 
-import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import economics
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
-from economics.studies.retrofit_odds import RetrofitOdds, odds
 from tests.test_app import start
-from tests.test_retrofit_odds import EXAMPLE
 from ui import format as fmt
-from ui import studies
-from ui.common import canonical, report_table
-from ui.text import ODDS_PENDING
+from ui.common import report_table
 
 
 @pytest.fixture
@@ -220,40 +214,3 @@ def test_the_example_reads_the_decode_speed_on_its_curve_against_context(page: A
     note = next(c.value for c in page.caption if c.value.startswith("Decode throughput:"))
     assert note.startswith("Decode throughput: 566.1 output tokens/s per sn50 = 566.1 tokens/s per user (measured "
                            "763 at 10,000 tokens, read on its curve against context at the workload's 55,000")
-
-
-def test_the_server_keeps_the_last_drawn_odds_and_drops_the_least_recently_used() -> None:
-    store = studies.DrawnOdds()
-    entries = [("scenario", 2_000, seed) for seed in range(studies.ODDS_KEPT)]  # seeds 0 .. 15: the store is full
-    for entry in entries:
-        store.put(entry, f"odds of seed {entry[2]}")
-    assert store.get(("scenario", 2_000, 99)) is None  # never drawn: nothing drawn by asking
-    assert store.get(entries[0]) == "odds of seed 0"  # read: now the most recently used
-    store.put(("scenario", 2_000, 99), "odds of seed 99")  # a 17th: seed 1, the least recently used, goes
-    assert store.get(entries[1]) is None
-    assert store.get(entries[0]) == "odds of seed 0" and store.get(("scenario", 2_000, 99)) == "odds of seed 99"
-    assert [store.get(e) for e in entries[2:]] == [f"odds of seed {s}" for s in range(2, studies.ODDS_KEPT)]
-
-
-def test_the_odds_are_drawn_once_per_state_bit_for_bit_and_an_error_is_kept_as_its_message() -> None:
-    scenario = {**economics.default_scenario().model_dump(), **EXAMPLE}
-    key = canonical(scenario)
-    assert studies.odds_drawn(key, 300, 5) is None  # asking draws nothing
-    drawn = studies.draw_odds(key, 300, 5)
-    assert isinstance(drawn, RetrofitOdds)
-    assert studies.odds_drawn(key, 300, 5) is drawn and studies.draw_odds(key, 300, 5) is drawn  # drawn once
-    fresh = odds(scenario, samples=300, seed=5)
-    assert np.array_equal(drawn.npv, fresh.npv, equal_nan=True) and drawn.headline() == fresh.headline()
-    assert drawn.options.equals(fresh.options)
-    # 0 draws: the study's own message, kept (a page shows it, and does not draw it again)
-    assert studies.draw_odds(key, 0, 5) == "samples: 0 must be a whole number from 1 to 100,000"
-    assert studies.odds_drawn(key, 0, 5) == "samples: 0 must be a whole number from 1 to 100,000"
-
-
-def test_without_a_browser_the_odds_come_in_the_pages_own_run(page: AppTest) -> None:
-    # a run with no browser (AppTest, a script) has no timer to draw them after it: they are drawn in the run, as
-    # the page's odds for this state, never the note that they are being drawn
-    captions = " ".join(c.value for c in page.caption)
-    assert ODDS_PENDING not in captions
-    scenario = page.session_state["scenario"]
-    assert f"{odds(scenario, samples=2_000, seed=0).headline()}." in " ".join(m.value for m in page.markdown)

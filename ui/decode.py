@@ -23,7 +23,7 @@ from economics.studies.retrofit_decode import decode_table
 from economics.studies.retrofit_life import best_year, refresh
 from ui import common, editor, links, report, state, studies
 from ui import format as fmt
-from ui.text import ODDS_PENDING, plain
+from ui.text import plain
 
 KEY_FIELDS = ("name", "accelerator", "existing_accelerators", "facility_cooling", "model", "precision",
               "input_tokens_per_request", "output_tokens_per_request", "target_output_tokens_per_s_per_user",
@@ -220,59 +220,10 @@ def _setting_changed(name: str) -> None:
         state.error(f"{name}: {exc}; not applied")
 
 
-ODDS_AFTER_S = 0.1
-# The odds not drawn yet are drawn by a fragment the browser reruns this long after it has the page's run, when it is
-# free (a timer of the page's own): so their draws (a few hundred ms of CPU) never compete with the browser drawing the
-# new KPIs, and then the page runs again with them.
-INLINE = "_odds_fragment_inline"
-TRIED, JUST_DRAWN = "_odds_tried", "_odds_just_drawn"
-# the state whose odds the fragment set out to draw, and the odds it drew, held for the page's next run: that run
-# shows them even if the server's store dropped them meanwhile (other sessions' odds), and draws odds the fragment
-# could not in the run itself, so the fragment runs once per state at most
-
-
-def _draw_later(key: str, samples: int, seed: int) -> None:
-    """Say the odds are being drawn, and draw them in a fragment the browser reruns once it has drawn this run
-    (:data:`ODDS_AFTER_S`); then the whole page runs again and shows them, drawn once for this state."""
-    st.session_state[INLINE] = True  # the fragment's first call is inline in this run: it only says so
-    try:
-        st.fragment(_draw_odds_then_rerun, run_every=ODDS_AFTER_S)(key, samples, seed)
-    finally:
-        st.session_state[INLINE] = False
-
-
-def _draw_odds_then_rerun(key: str, samples: int, seed: int) -> None:
-    """The pending odds' fragment: its note; on its rerun by the browser, the odds drawn and the page run again."""
-    st.caption(f"{ODDS_PENDING}: {samples:,} draws of every uncertain input (seed {seed}). The point figures "
-               "above and below are final; the odds follow in a moment.")
-    ss = st.session_state
-    if ss.get(INLINE):
-        return
-    if ss.get(TRIED) != (key, samples, seed):
-        ss[TRIED] = (key, samples, seed)
-        ss[JUST_DRAWN] = ((key, samples, seed), studies.draw_odds(key, samples, seed))
-    st.rerun()
-
-
-def _found(key: str, samples: int, seed: int) -> studies.Drawn | None:
-    """The odds of this state: drawn already (kept by the server, or just drawn by the fragment), else drawn now where
-    no browser can draw them after the run (or the fragment could not); None when they come after the run."""
-    entry = (key, samples, seed)
-    found = studies.odds_drawn(key, samples, seed)
-    just = st.session_state.get(JUST_DRAWN)
-    if found is None and just is not None and just[0] == entry:
-        found = just[1]
-    if found is None and editor.in_browser() and st.session_state.get(TRIED) != entry:
-        _draw_later(key, samples, seed)
-        return None
-    return studies.draw_odds(key, samples, seed) if found is None else found
-
-
 def _odds(key: str) -> Any:
     """The odds, above the point figures: how often each option is the best over the draws of every ranged input
     (the same draws for every option), its NPV at P10 / P50 / P90, the tornado of the two leading options' NPV
-    difference, and every range no source gives, named an assumption. Drawn once per scenario, samples and seed; in
-    a browser, odds not drawn yet come right after the page's run (:func:`_draw_later`), so the KPIs come first."""
+    difference, and every range no source gives, named an assumption. Cached per scenario, samples and seed."""
     st.subheader("The odds")
     if not st.toggle("Draw every uncertain input", value=True, key="show_odds",
                      help="Monte Carlo over the estimator's P10-P90 throughputs, sourced price ranges and the "
@@ -289,11 +240,10 @@ def _odds(key: str) -> Any:
                        on_change=_setting_changed, args=("odds_seed",),
                        help=f"Same seed, same draws; setting `{links.SETTINGS_PREFIX}odds_seed` in the link")
     samples, seed = int(settings["odds_samples"]), int(settings["odds_seed"])
-    found = _found(key, samples, seed)
-    if found is None:
-        return None
-    if isinstance(found, str):
-        st.error(plain(found))
+    try:
+        found = studies.retrofit_odds_of(key, samples, seed)
+    except (economics.ScenarioError, ValueError) as error:
+        st.error(plain(str(error)))
         return None
     st.markdown(f"**{found.headline()}.**")
     common.show_table(found.options, key="odds_table", columns=list(ODDS_COLUMNS), extra=ODDS_COLUMNS)

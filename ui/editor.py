@@ -283,18 +283,13 @@ class Sidebar:
         drawn = (self.heading, tuple(self.key_fields))
         again = st.session_state.get(LAST_DRAWN) == drawn
         st.session_state[LAST_DRAWN] = drawn
-        if again and in_browser():
+        if again and st.context.headers:
             time.sleep(max(KPI_PAUSE_S, RUN_START_REDRAW_S - state.seconds_since_start()))
 
     def stop(self) -> NoReturn:
         self()
         st.stop()
         raise AssertionError("st.stop() returned")  # pragma: no cover (st.stop ends the run)
-
-
-def in_browser() -> bool:
-    """Whether this run is a browser's (not a run without one, as under ``streamlit.testing``'s AppTest)."""
-    return bool(st.context.headers)
 
 
 def _section_changed() -> None:

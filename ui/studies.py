@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-import threading
-from collections import OrderedDict
-from typing import Any, TypeAlias
+from typing import Any
 
 import altair as alt
 import streamlit as st
@@ -30,7 +28,6 @@ from economics.studies.day import hours_table
 from economics.studies.interactivity import interactivity_curve
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from economics.studies.retrofit_explain import option_text
-from economics.studies.retrofit_odds import RetrofitOdds
 from economics.studies.uncertainty import MonteCarlo, histogram, monte_carlo, tornado
 from ui import common, editor
 
@@ -129,80 +126,25 @@ def retrofit_of(key: str) -> Any:
     return analyse(json.loads(key))
 
 
-ODDS_KEPT = 16
-"""How many drawn odds (scenario, draws, seed) the server keeps, the least recently used dropped first."""
-Drawn: TypeAlias = RetrofitOdds | str
-"""The odds of a study, or the message of the error that stopped them."""
-
-
-class DrawnOdds:
-    """The decode study's odds drawn so far, server-wide: the last :data:`ODDS_KEPT` (scenario key, samples, seed),
-    each the odds or the error message that stopped them. Unlike ``st.cache_resource``, a page can ask whether odds
-    are drawn without drawing them (:func:`odds_drawn`), so it can show its point figures first and draw the odds
-    once the browser has drawn those (ui/decode.py). Thread-safe: every session's run reads and writes it."""
-
-    def __init__(self) -> None:
-        self._kept: OrderedDict[tuple[str, int, int], Drawn] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, entry: tuple[str, int, int]) -> Drawn | None:
-        """The odds of ``entry`` (marked as just used), or None if they are not drawn (or were dropped)."""
-        with self._lock:
-            found = self._kept.get(entry)
-            if found is not None:
-                self._kept.move_to_end(entry)
-            return found
-
-    def put(self, entry: tuple[str, int, int], drawn: Drawn) -> None:
-        """Keep ``drawn`` as the odds of ``entry``, dropping the least recently used beyond :data:`ODDS_KEPT`."""
-        with self._lock:
-            self._kept[entry] = drawn
-            self._kept.move_to_end(entry)
-            while len(self._kept) > ODDS_KEPT:
-                self._kept.popitem(last=False)
-
-
-@st.cache_resource(show_spinner=False)
-def _drawn_odds() -> DrawnOdds:
-    return DrawnOdds()
-
-
-def odds_drawn(key: str, samples: int, seed: int) -> Drawn | None:
-    """The study's odds at ``samples`` draws from ``seed`` if they are drawn (:func:`draw_odds`), else None: nothing
-    is drawn here."""
-    return _drawn_odds().get((key, samples, seed))
-
-
-def draw_odds(key: str, samples: int, seed: int) -> Drawn:
-    """The study's odds (:func:`economics.studies.retrofit_odds.odds` at ``samples`` draws from ``seed``, the point
-    study handed in), or the message of the :class:`~economics.ScenarioError` or :class:`ValueError` that stopped
-    them; drawn once per scenario, samples and seed and kept (:class:`DrawnOdds`): an edit elsewhere on the page
-    draws nothing again. The page only reads them."""
-    drawn = odds_drawn(key, samples, seed)
-    if drawn is None:
-        try:
-            drawn = retrofit_odds.odds(json.loads(key), samples=samples, seed=seed, point=retrofit_of(key))
-        except (economics.ScenarioError, ValueError) as error:
-            drawn = str(error)
-        _drawn_odds().put((key, samples, seed), drawn)
-    return drawn
+@st.cache_resource(max_entries=16, show_spinner=False)
+def retrofit_odds_of(key: str, samples: int, seed: int) -> Any:
+    """The study's odds (:func:`economics.studies.retrofit_odds.odds`), remembered per scenario, samples and seed:
+    an edit elsewhere on the page draws nothing again. The page only reads it."""
+    return retrofit_odds.odds(json.loads(key), samples=samples, seed=seed, point=retrofit_of(key))
 
 
 @st.cache_data(show_spinner=False)
 def _fan_chart() -> dict[str, Any]:
-    """:func:`economics.report.charts.fan_spec`, built once (altair's layered chart takes about 50 ms to build):
-    drawn with each study's fan."""
+    """:func:`economics.report.charts.fan_spec`, built once (altair takes 15-60 ms to build its layered chart, which
+    the page paid on every new state): drawn with each study's fan."""
     return charts.fan_spec()
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def fan_spec(key: str, samples: int, seed: int) -> dict[str, Any]:
     """The fan of the study's odds (:func:`economics.report.charts.fan_spec`), its data built once per scenario,
-    samples and seed (odds that are drawn: :func:`draw_odds`)."""
-    drawn = draw_odds(key, samples, seed)
-    if isinstance(drawn, str):
-        raise ValueError(drawn)
-    return {**_fan_chart(), "datasets": charts.fan_data(drawn.fan)}
+    samples and seed."""
+    return {**_fan_chart(), "datasets": charts.fan_data(retrofit_odds_of(key, samples, seed).fan)}
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -228,7 +170,7 @@ def cashflow_spec(key: str) -> dict[str, Any]:
 @st.cache_data(show_spinner=False)
 def refresh_spec() -> dict[str, Any]:
     """:func:`economics.report.charts.refresh_spec` (the board report's chart), built once: drawn with each study's
-    refresh table."""
+    refresh table (altair through ``st.bar_chart`` was built on every run of the page)."""
     return charts.refresh_spec()
 
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 
 MAX_CHARS = 300
-ODDS_PENDING = "Drawing the odds"
-"""How the Decode page's note in place of odds not drawn yet begins (bench/app_latency.py waits for it to go)."""
 
 
 def plain(text: object, max_chars: int = MAX_CHARS) -> str:

@@ -12,7 +12,6 @@ import economics
 from economics.studies.retrofit_odds import odds
 from tests.e2e.test_browser import fill, open_page, settle, tables
 from tests.test_retrofit_odds import EXAMPLE
-from ui.text import ODDS_PENDING
 
 pytestmark = pytest.mark.e2e
 
@@ -32,14 +31,6 @@ def _headline(**changes: Any) -> str:
     return odds(scenario, samples=2_000, seed=0).headline()
 
 
-def _odds_settled(page: Page) -> None:
-    """The run finished and its odds drawn: in a browser, odds not drawn yet come after the page's run (their note,
-    ui.text.ODDS_PENDING, in their place until then), then the page runs again with them."""
-    settle(page)
-    expect(page.get_by_text(ODDS_PENDING)).to_have_count(0)
-    settle(page)
-
-
 def _odds_table(page: Page) -> str:
     return next(t for t in tables(page) if "Best in" in t and "NPV P50" in t)
 
@@ -47,7 +38,7 @@ def _odds_table(page: Page) -> str:
 def test_the_worked_example_shows_the_odds_and_they_follow_an_edit(page: Page, streamlit_url: str) -> None:
     open_page(page, f"{streamlit_url}/decode")
     page.get_by_role("button", name="Start from the example study").click()
-    _odds_settled(page)
+    settle(page)
     main = page.get_by_test_id("stMain")
     expect(main).to_contain_text(_headline())  # "add decode is the best option in 86 % of 2,000 draws (seed 0)"
     shown = _odds_table(page)
@@ -60,6 +51,5 @@ def test_the_worked_example_shows_the_odds_and_they_follow_an_edit(page: Page, s
     assert not page.get_by_test_id("stException").count()
     fill(page, "decode_accelerator_price_usd", "150000")  # a dearer SN50: the odds drawn again
     expect(main).to_contain_text(_headline(decode_accelerator_price_usd=150_000.0))
-    _odds_settled(page)
     assert _odds_table(page) != shown
     assert not page.get_by_test_id("stException").count()
