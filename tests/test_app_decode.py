@@ -4,14 +4,21 @@ model."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from typing import Any
 
+import pandas as pd
 import pytest
+from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 from streamlit.testing.v1 import AppTest
 
+from economics.engine.batch import as_scenario
+from economics.report import charts
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
+from economics.studies.retrofit_life import refresh
+from economics.studies.retrofit_odds import odds
 from tests.test_app import start
 from ui import format as fmt
 from ui.common import report_table
@@ -214,3 +221,29 @@ def test_the_example_reads_the_decode_speed_on_its_curve_against_context(page: A
     note = next(c.value for c in page.caption if c.value.startswith("Decode throughput:"))
     assert note.startswith("Decode throughput: 566.1 output tokens/s per sn50 = 566.1 tokens/s per user (measured "
                            "763 at 10,000 tokens, read on its curve against context at the workload's 55,000")
+
+
+def _encoded(spec: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Each mark of a chart spec with the field each channel (tooltips aside) encodes: what a chart draws
+    (Streamlit writes its own titles into a spec it draws)."""
+    return sorted((str(layer.get("mark")), channel, str(enc.get("field")))
+                  for layer in spec.get("layer", [spec]) for channel, enc in layer.get("encoding", {}).items()
+                  if channel != "tooltip")
+
+
+def test_the_pages_charts_are_the_board_reports_with_the_studys_own_figures(page: AppTest) -> None:
+    # the fan, the cash flow and the refresh: each chart is the board report's (its spec built once), drawn with the
+    # study's own figures, bit for bit (the odds at the page's 2,000 draws from seed 0)
+    scenario = page.session_state["scenario"]
+    result = analyse(scenario, fresh=True)
+    expected = {"fan": (charts.fan_spec(), pd.DataFrame(charts.fan_data(odds(scenario, 2_000, 0).fan)["fan"])),
+                "flows": (charts.cashflow_spec(), charts.cashflow_data(result.cashflows)["flows"]),
+                "refresh": (charts.refresh_spec(), refresh(result, as_scenario(scenario)))}
+    for chart in page.get("vega_lite_chart"):
+        (dataset,) = chart.proto.datasets
+        spec, data = expected.pop(dataset.name)
+        assert _encoded(json.loads(chart.proto.spec)) == _encoded(spec), dataset.name
+        drawn = convert_arrow_bytes_to_pandas_df(dataset.data.data)
+        pd.testing.assert_frame_equal(drawn[list(data.columns)].reset_index(drop=True),
+                                      data.reset_index(drop=True), check_dtype=False, check_exact=True)
+    assert not expected  # all three drawn

@@ -342,8 +342,7 @@ else:
     best = best_year(refresh_table)
     st.caption(f"The existing fleet kept N years, then replaced by the new generation (bought at today's price, "
                f"resold at the horizon at the residual value); the best: after {best} year(s).")
-    st.bar_chart(refresh_table, x="kept_years", y="npv_vs_status_quo_usd", x_label="Years kept",
-                 y_label="NPV vs status quo [USD]")
+    common.draw(studies.refresh_spec(), {"refresh": refresh_table})
     common.show_table(refresh_table, key="refresh_table")
 
 st.subheader("Every decode accelerator of the catalog")

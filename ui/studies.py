@@ -133,11 +133,18 @@ def retrofit_odds_of(key: str, samples: int, seed: int) -> Any:
     return retrofit_odds.odds(json.loads(key), samples=samples, seed=seed, point=retrofit_of(key))
 
 
+@st.cache_data(show_spinner=False)
+def _fan_chart() -> dict[str, Any]:
+    """:func:`economics.report.charts.fan_spec`, built once (altair takes 15-60 ms to build its layered chart, which
+    the page paid on every new state): drawn with each study's fan."""
+    return charts.fan_spec()
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def fan_spec(key: str, samples: int, seed: int) -> dict[str, Any]:
-    """The fan of the study's odds (:func:`economics.report.charts.fan_spec`), built once per scenario, samples and
-    seed."""
-    return {**charts.fan_spec(), "datasets": charts.fan_data(retrofit_odds_of(key, samples, seed).fan)}
+    """The fan of the study's odds (:func:`economics.report.charts.fan_spec`), its data built once per scenario,
+    samples and seed."""
+    return {**_fan_chart(), "datasets": charts.fan_data(retrofit_odds_of(key, samples, seed).fan)}
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -147,11 +154,24 @@ def retrofit_explanation(key: str, option: str) -> str:
     return option_text(retrofit_of(key), option, as_scenario(json.loads(key)))
 
 
+@st.cache_data(show_spinner=False)
+def _cashflow_chart() -> dict[str, Any]:
+    """:func:`economics.report.charts.cashflow_spec`, built once: drawn with each study's cash flows."""
+    return charts.cashflow_spec()
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def cashflow_spec(key: str) -> dict[str, Any]:
     """The cumulative cash flow of each option against the status quo
-    (:func:`economics.report.charts.cashflow_spec`), built once per study."""
-    return {**charts.cashflow_spec(), "datasets": charts.cashflow_data(retrofit_of(key).cashflows)}
+    (:func:`economics.report.charts.cashflow_spec`), its data built once per study."""
+    return {**_cashflow_chart(), "datasets": charts.cashflow_data(retrofit_of(key).cashflows)}
+
+
+@st.cache_data(show_spinner=False)
+def refresh_spec() -> dict[str, Any]:
+    """:func:`economics.report.charts.refresh_spec` (the board report's chart), built once: drawn with each study's
+    refresh table (altair through ``st.bar_chart`` was built on every run of the page)."""
+    return charts.refresh_spec()
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
