@@ -91,3 +91,27 @@ def test_a_scenario_saved_in_the_app_is_the_one_the_cli_reads(tmp_path: Path,
     app = economics.evaluate_scenario(at.session_state["scenario"])
     cli = economics.evaluate_scenario(stored.scenario())
     assert cli["cost_usd_per_m_tokens"] == app["cost_usd_per_m_tokens"]
+
+
+def test_a_new_session_lists_a_page_of_plain_text_rows_and_reads_no_versions(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    url = f"sqlite:///{tmp_path / 'store.sqlite'}"
+    monkeypatch.setenv(URL_VARIABLE, url)
+    fields = {k: v for k, v in RENTED.items() if k != "name"}
+    store.open_store(url).save_versions([(f"s{i:02d}", fields) for i in range(60)], saved_by="<b>ana</b>",
+                                        project="<i>fy26</i>")
+    at = start("library")
+    # 60 scenarios, 50 a page: 2 pages; the first lists s00..s49 as a plain HTML table, user text escaped
+    assert any(c.value.startswith("60 scenarios; 50 a page") for c in at.caption), [c.value for c in at.caption]
+    table = at.html[0].value
+    assert table.count("<tr>") == 51 and "<td>s00</td>" in table and "<td>s49</td>" in table
+    assert "<td>&lt;i&gt;fy26&lt;/i&gt;</td>" in table and "<td>&lt;b&gt;ana&lt;/b&gt;</td>" in table
+    assert "<b>" not in table and "<i>" not in table
+    # no scenario chosen yet: no versions read, nothing to open, compare or delete
+    assert at.selectbox(key="library_scenario").value is None and not at.dataframe
+    assert "library_version" not in {s.key for s in at.selectbox} and "library_open" not in {b.key for b in at.button}
+    at.number_input(key="library_page").set_value(2).run()  # the second page: s50..s59
+    table = at.html[0].value
+    assert table.count("<tr>") == 11 and "<td>s50</td>" in table and "<td>s59</td>" in table
+    at.selectbox(key="library_scenario").set_value("s55").run()  # chosen: its one version is read and listed
+    assert at.dataframe[0].value["version"].tolist() == [1] and at.selectbox(key="library_version").value == 1

@@ -68,6 +68,20 @@ def test_versions_record_who_what_changed_and_the_kpis_compare(store_url: str) -
     assert both.fields == v2.changes
 
 
+def test_the_list_is_paged_in_the_database_by_name_with_its_count(store_url: str) -> None:
+    # 120 scenarios s000..s119, saved in reverse order; the third version of s007 (its newest is listed once)
+    s = store.Store(store_url)
+    s.save_versions([(f"s{i:03d}", RENTED) for i in reversed(range(120))] + [("s007", RENTED)] * 2, saved_by="ana")
+    page = s.list_scenarios(limit=50, offset=50)  # the second page of 50: s050..s099, by name
+    assert [x.name for x in page] == [f"s{i:03d}" for i in range(50, 100)]
+    assert [x.name for x in s.list_scenarios(limit=50, offset=100)] == [f"s{i:03d}" for i in range(100, 120)]
+    assert s.list_scenarios(limit=50, offset=150) == [] and s.count_scenarios() == 120
+    # "s01" is in s010..s019 (10 names); their second page of 4: s014..s017
+    assert s.count_scenarios("S01") == 10
+    assert [x.name for x in s.list_scenarios("S01", limit=4, offset=4)] == ["s014", "s015", "s016", "s017"]
+    assert [(x.name, x.latest_version) for x in s.list_scenarios("s007")] == [("s007", 3)]
+
+
 def test_a_stale_save_is_refused_naming_the_newer_version_and_nothing_is_lost(store_url: str) -> None:
     first, second = store.Store(store_url), store.Store(store_url)  # two users, two connections
     first.save_scenario("team", RENTED, saved_by="ana")

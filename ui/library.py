@@ -4,7 +4,11 @@ two versions side by side with their KPIs, delete with confirmation.
 A thin view over :mod:`economics.store` (the database of ``TOKEN_ECONOMICS_DATABASE_URL``, default a SQLite file in
 your data directory); nothing here computes. Names, notes and projects are user text: shown as plain text. Every
 query is bounded: the list is read a page of :data:`LISTED` scenarios at a time (with a count), and a scenario's
-newest :data:`LISTED` versions, so the page opens as fast with ten thousand scenarios as with ten.
+newest :data:`VERSIONS` versions, so the page opens as fast with ten thousand scenarios as with ten.
+
+Opening the page draws only what the listing needs: the page's rows as a plain HTML table (not the interactive data
+grid, whose script the browser would load on every page load), and the save form behind a button (drawn when it is
+opened). A scenario's versions, compare and delete are read and drawn once a scenario is chosen.
 """
 
 from __future__ import annotations
@@ -15,9 +19,12 @@ import streamlit as st
 
 from economics import store
 from ui import common, editor, links, saving, state
-from ui.text import plain
+from ui.text import html_table, plain
 
-LISTED = 200
+LISTED = 50
+VERSIONS = 200
+COLUMNS = ("name", "project", "latest_version", "saved_by", "saved_at")
+TABLE_PX = 420
 # (a comment, not a docstring: Streamlit's magic would draw a bare string on the page)
 
 
@@ -56,23 +63,29 @@ def listing(opened: store.Store) -> list[store.ScenarioSummary]:
     number = st.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, value=1, step=1,
                              key="library_page") if pages > 1 else 1
     rows = opened.list_scenarios(search, limit=LISTED, offset=(int(number) - 1) * LISTED)
-    st.caption(f"{total:,} scenarios" + (f"; {LISTED:,} a page, by name" if pages > 1 else ""))
-    st.dataframe([r.as_json() for r in rows], hide_index=True, width="stretch")
+    st.caption(f"{total:,} scenarios" + (f"; {LISTED:,} a page, by name: turn the page or search to reach any"
+                                         if pages > 1 else ""))
+    if rows:
+        with st.container(height=TABLE_PX):  # scrolls within, as a grid would: the chooser stays near
+            st.html(html_table([r.as_json() for r in rows], COLUMNS))
     return rows
 
 
 @st.fragment
 def browse(opened: store.Store) -> None:
-    """The listing, a scenario's history, open, compare and delete: a fragment, so a search, a page turn or a
-    choice of versions runs this part again, not the whole page (opening and deleting run the whole page)."""
+    """The listing, then the chosen scenario's history, open, compare and delete: a fragment, so a search, a page
+    turn or a choice of versions runs this part again, not the whole page (opening and deleting run the whole page).
+    The scenario the working scenario was opened from or saved as is chosen when listed; else none until picked."""
     rows = listing(opened)
     if not rows:
         return
     names = [r.name for r in rows]
     current = state.stored()
-    chosen = st.selectbox("Scenario", names, key="library_scenario",
-                          index=names.index(current.name) if current and current.name in names else 0)
-    history = opened.history(chosen, limit=LISTED)
+    chosen = st.selectbox("Scenario", names, key="library_scenario", placeholder="Choose one to see its versions",
+                          index=names.index(current.name) if current and current.name in names else None)
+    if chosen is None:
+        return
+    history = opened.history(chosen, limit=VERSIONS)
     show_history(chosen, history)
     numbers = [v.version for v in history]
     version = st.selectbox("Version", numbers, key="library_version")
@@ -88,8 +101,8 @@ def show_history(name: str, history: list[store.VersionInfo]) -> None:
     st.dataframe([{"version": v.version, "saved_by": v.saved_by, "saved_at": v.saved_at, "note": v.note,
                    "changed": ", ".join(c["field"] for c in v.changes)} for v in history], hide_index=True,
                  width="stretch")
-    if history and history[0].version > LISTED:
-        st.caption(f"The newest {LISTED:,} of {history[0].version:,} versions; `--scenario {name}@N` opens any in "
+    if history and history[0].version > VERSIONS:
+        st.caption(f"The newest {VERSIONS:,} of {history[0].version:,} versions; `--scenario {name}@N` opens any in "
                    "the CLI.")
 
 
@@ -115,8 +128,9 @@ editor.show_messages()
 st.title("Library")
 st.caption("Scenarios saved with every version (who, when, what changed), in "
            f"{plain(store.database.shown_url(store.database_url()))}.")
-st.subheader("Save the working scenario")
-saving.form("library_save")
+with st.popover("Save the working scenario"):  # its form is drawn when opened, not on every page load
+    saving.form("library_save", message=False)
+saving.show_message()  # outside the popover: seen once it has closed
 
 try:
     opened = store.existing_store()

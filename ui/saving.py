@@ -52,8 +52,9 @@ def show_message() -> None:
         (st.error if message[0] == "error" else st.success)(plain(message[1]))
 
 
-def form(key: str, with_project: bool = True) -> None:
-    """The save form: name (the stored version's, else the scenario's), a note saying what changed, a project."""
+def form(key: str, with_project: bool = True, message: bool = True) -> None:
+    """The save form: name (the stored version's, else the scenario's), a note saying what changed, a project; then
+    the last save's outcome, unless ``message`` is False (the caller shows it with :func:`show_message`)."""
     opened = state.stored()
     with st.form(key):
         name = st.text_input("Name", value=opened.name if opened else str(state.scenario().get("name") or "scenario"),
@@ -64,4 +65,5 @@ def form(key: str, with_project: bool = True) -> None:
             save(name.strip(), note, project.strip())
             if state.stored() is not opened:  # saved: run again, so the link names the new version
                 st.rerun()
-    show_message()
+    if message:
+        show_message()

@@ -1,7 +1,7 @@
 """The store in a real browser (issue #45): save the working scenario on the Cost page twice, restart the Streamlit
-server (the same SQLite store file), reopen the scenario from the Library page, compare its two versions (the
-fields that differ and the KPIs with their differences), and open version 1 as the working scenario: its link names
-the version, and the Cost page shows version 1's figures."""
+server (the same SQLite store file), reopen the scenario from the Library page (listed, then chosen), compare its
+two versions (the fields that differ and the KPIs with their differences), and open version 1 as the working
+scenario: its link names the version, and the Cost page shows version 1's figures."""
 
 from __future__ import annotations
 
@@ -35,9 +35,10 @@ def fresh_page(browser: Browser) -> Iterator[Page]:
 
 
 def cells(page: Page) -> list[list[str]]:
-    """Every row of every table in the main area, as its cells' text (the grids' accessible tables)."""
+    """Every row of every table in the main area, as its cells' text (the listing's HTML table and the grids'
+    accessible tables)."""
     rows = page.get_by_test_id("stMain").evaluate(
-        "main => [...main.querySelectorAll('[data-testid=stDataFrame] table tr')]"
+        "main => [...main.querySelectorAll('table tr')]"
         ".map(r => [...r.cells].map(c => c.innerText.trim()))")
     return [list(r) for r in rows]
 
@@ -77,6 +78,8 @@ def test_save_on_the_cost_page_restart_reopen_from_the_library_and_compare(fresh
         open_page(page, f"{url}/library")
         main = page.get_by_test_id("stMain")
         expect(main).to_contain_text("1 scenarios")
+        assert cells(page)[1][:3] == ["q3", "", "2"]  # the listing (a plain table): name, project, newest version
+        choose(page, "library_scenario", "q3")  # a new session has no scenario chosen: its versions are not read
         expect(main).to_contain_text("Compare two versions")
         rows = cells(page)
         notes = {r[0]: r[3] for r in rows if len(r) == 5 and r[0] in ("1", "2")}
