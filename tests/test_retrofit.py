@@ -384,9 +384,10 @@ def assert_same_study(s: dict[str, Any]) -> RetrofitResult | None:
 
 def test_the_remembered_vectorised_study_equals_a_study_from_scratch() -> None:
     # 12 random studies, each followed by six edits as a user makes them (each edit's study remembers the options
-    # the edit does not change): 84 studies (30 took a quarter of the suite's time on a loaded machine), every figure equal to the one from scratch (each year on its own,
-    # nothing remembered); most option years come from the vectorised pass (the others: invalid or infeasible
-    # years, or a one-year horizon, which the single-scenario path gives), or this would prove little
+    # the edit does not change): 84 studies (30 took a quarter of the suite's time on a loaded machine), every
+    # figure equal to the one from scratch (each year on its own, nothing remembered); most option years come from
+    # the vectorised pass (the others: invalid or infeasible years, or a one-year horizon, which the single-scenario
+    # path gives), or this would prove little
     rng = random.Random(20261130)
     _forget()
     fast = slow = 0
