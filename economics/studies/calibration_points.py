@@ -48,6 +48,8 @@ VALIDATION_SETS = {
                                                                         "rocm-vllm-0.10.2-perf"),
     "fifth set (after every rule change of #40)": ("gpustack-lab-vllm-0.11", "amd-vllm-0.6-mi300x-fp8",
                                                    "trtllm-0.12-quoted"),
+    "sixth set (after the ranges as the spread across sources)": ("trtllm-0.20-issue-4043", "vllm-0.6.6-issue-12315",
+                                                                  "vllm-pr-7117-h100", "vllm-pr-16458-tpu-v6e"),
 }
 """The validation sources in the order they were added, each set after the rule changes its predecessor led to
 (below); only the last set is a test of the rules as they stand."""
@@ -85,7 +87,8 @@ first three sets joined it when the fourth was added (the rules had changed afte
 0.5 H200 blog, AMD's vLLM 0.10.2 page) and the fifth (tools/add_validation_set_5.py: GPUStack's vLLM 0.11 runs,
 AMD's vLLM 0.6 MI300X and NVIDIA's TensorRT-LLM 0.12 H100 Llama 3.1 405B tables) joined it when the range became
 the spread across sources (both had been looked at: the fifth's 40 % coverage led to that change). Only a set added
-after that change tests the rules as they stand."""
+after that change tests the rules as they stand: the sixth (tools/add_validation_set_6.py: GitHub issue and pull-request
+threads with TensorRT-LLM 0.20 on B200 and H200, vLLM 0.6.6 on A100, vLLM on H100 and on one TPU v6e chip)."""
 FITTED_CELL = "yes"
 """The ``fitted`` cell of a point the fit uses; any other cell is "no: " and why the point is left out."""
 NEVER_FITTED = ("blind", "validation")
