@@ -342,14 +342,17 @@ def test_the_catalogs_own_figures_typed_again_are_not_a_typed_accelerator() -> N
 def test_holdout_prints_coverage_per_family_on_the_last_set_alone() -> None:
     import pandas as pd
 
-    # hand-made validation rows of the fifth set (the last): Hopper +10 % (inside) and -30 % (outside); CDNA 3 +20 %
+    # hand-made validation rows of the sixth set (the last): Hopper +10 % (inside) and -30 % (outside); CDNA 3 +20 %
     # and +40 % (both inside). Hopper: |error| median (10 + 30) / 2 = 20 %, worst 30 %, 1 of 2 inside, signed median
     # (10 - 30) / 2 = -10 %, high in 1; CDNA 3: 30 %, 40 %, 2 of 2, signed +30 %, high in 2
-    table = pd.DataFrame({"source_group": ["gpustack-lab-vllm-0.11"] * 2 + ["amd-vllm-0.6-mi300x-fp8"] * 2,
+    table = pd.DataFrame({"source_group": ["vllm-pr-7117-h100"] * 2 + ["vllm-0.6.6-issue-12315"] * 2,
                           "family": ["nvidia-hopper"] * 2 + ["amd-cdna3"] * 2,
                           "error_pct": [10.0, -30.0, 20.0, 40.0], "inside": [True, False, True, True]})
     text = leave_out.validation_text(table)
-    last = text[text.index("per family, fifth set"):]
+    assert "per family, sixth set (after the ranges as the spread across sources) alone (the only set no rule or " \
+           "range has seen):" in text
+    assert "fifth set (after every rule change of #40), in the basis" not in text  # no row of it here
+    last = text[text.index("per family, sixth set"):]
     hopper = next(line for line in last.splitlines() if line.strip().startswith("nvidia-hopper"))
     assert hopper.split()[1:] == ["2", "20.0%", "30.0%", "50.0%", "(1", "of", "2);", "median", "signed", "-10.0%,",
                                   "estimate", "high", "in", "1"]
