@@ -457,7 +457,8 @@ def _calibrate_ranges(write: bool) -> int:
     date = dt.date.today().strftime("%Y-%m")
     ranges = leave_out.range_table(table, date, sources)
     for r in ranges.to_dict("records"):
-        sys.stdout.write(f"  {str(r['scope']):18} {int(r['points']):4d} points  P10 {r['ratio_p10']:.3f}  median "
+        sys.stdout.write(f"  {str(r['scope']):18} {int(r['points']):4d} points of {int(r['sources']):2d} sources  P10 "
+                         f"{r['ratio_p10']:.3f}  median "
                          f"{r['ratio_p50']:.3f}  P90 {r['ratio_p90']:.3f} (measured / estimated)  median error "
                          f"{r['median_abs_error_pct']:.1f} %  [{r['basis']}]\n")
     if write:

@@ -223,44 +223,80 @@ def test_no_scope_is_slower_at_batch_1_than_its_fastest_measured_batch_1_point()
     assert checked >= 2  # global and amd-cdna3's dense scope have batch-1 points
 
 
-def test_a_fitted_familys_range_weighs_every_published_table_the_same() -> None:
+def test_the_weighted_quantile_worked_by_hand() -> None:
+    # values 1, 2, 10 weighing 1, 1, 2 (total 4): each value's cumulative weight is counted at its centre,
+    # (1 - 0.5) / 4 = 0.125, (2 - 0.5) / 4 = 0.375, (4 - 1) / 4 = 0.75, linear in between, the ends held flat.
+    # P10 (below 0.125) = 1; P25 = 1 + (0.25 - 0.125) / (0.375 - 0.125) x (2 - 1) = 1.5;
+    # P50 = 2 + (0.5 - 0.375) / (0.75 - 0.375) x (10 - 2) = 2 + 8 / 3 = 4.6667; P90 (past 0.75) = 10
+    got = leave_out.weighted_quantiles(np.array([1.0, 2.0, 10.0]), np.array([1.0, 1.0, 2.0]), [0.1, 0.25, 0.5, 0.9])
+    assert got == pytest.approx([1.0, 1.5, 2.0 + 8.0 / 3.0, 10.0])
+
+
+def test_a_new_sources_spread_is_the_sources_spread_plus_the_spread_within_one_worked_by_hand() -> None:
+    # x = ln(measured / predicted). Source A: -0.1 and +0.1 (median 0); B: +0.3; C: -0.3. The medians -0.3, 0,
+    # +0.3 have the median 0 (the centre, every source one vote); offsets A 0, B +0.3, C -0.3; deviations within a
+    # source: A -0.1 and +0.1 (each 1 / (3 x 2) = 1/6), B 0 (1/3), C 0 (1/3).
+    # Every pair offset + deviation, weight 1/3 x the deviation's: for each offset o, o - 0.1 (1/18), o (2/18 twice),
+    # o + 0.1 (1/18). Sorted, in 18ths: -0.4 (1), -0.3 (2, 2), -0.2 (1), -0.1 (1), 0 (2, 2), 0.1 (1), 0.2 (1),
+    # 0.3 (2, 2), 0.4 (1); centres 0.5, 2, 4, 5.5, 6.5, 8, 10, 11.5, 12.5, 14, 16, 17.5.
+    # P10 at 1.8: -0.4 + (1.8 - 0.5) / (2 - 0.5) x 0.1 = -0.31333; P50 at 9: between two 0s = 0;
+    # P90 at 16.2: 0.3 + (16.2 - 16) / (17.5 - 16) x 0.1 = 0.31333.
+    # The points pooled with every source weighing the same (the rule before) give -0.3 / +0.3: a new source may
+    # sit where B or C sat *and* scatter as A did.
+    x = np.array([-0.1, 0.1, 0.3, -0.3])
+    got = leave_out.new_source_quantiles(x, np.array(["A", "A", "B", "C"]), [0.1, 0.5, 0.9])
+    assert got["quantiles"] == pytest.approx([-0.31333, 0.0, 0.31333], abs=1e-5)
+    assert got["sources"] == 3 and got["centre"] == 0.0
+    # the parts: offsets -0.3, 0, 0.3 at centres 1/6, 1/2, 5/6 -> P10 -0.3, P90 0.3; deviations -0.1 (1/6), 0 (1/3),
+    # 0 (1/3), 0.1 (1/6) at centres 1/12, 1/3, 2/3, 11/12 -> P10 = -0.1 + (0.1 - 1/12) / (1/4) x 0.1 = -0.09333
+    assert got["between"] == pytest.approx([-0.3, 0.0, 0.3])
+    assert got["within"] == pytest.approx([-0.09333, 0.0, 0.09333], abs=1e-5)
+
+
+def test_a_fitted_familys_range_is_the_spread_across_its_tables() -> None:
     import pandas as pd
 
     # no point of a source the stored fit never saw is passed, so Ada's row is exactly the left-out-table errors given
-    # here: table A, ten
-    # points predicted right (ratio measured / predicted = 1), table B, two points predicted at 2x (error +100 %,
-    # ratio 0.5). Each table weighs 1: A's points 0.1 each, B's 0.5 each, 2 in all. Midpoint rule, sorted:
-    # B's 0.5s sit at (0.5 - 0.25) / 2 = 0.125 and (1.0 - 0.25) / 2 = 0.375, A's 1.0s at (1.0 + 0.1 k - 0.05) / 2,
-    # k = 1..10: 0.525 ... 0.975. P10 = 0.5 (below the first centre), P50 = 0.5 + (0.5 - 0.375) / (0.525 - 0.375)
-    # x 0.5 = 0.9167, P90 = 1.0. Unweighted, P50 would be 1.0 (ten of twelve points).
-    errors = [0.0] * 10 + [100.0] * 2
+    # here: table A, ten points predicted right (ratio measured / predicted = 1), and four tables of one point each
+    # at ratios 0.5, 0.8, 1.25 and 2 (errors +100 %, +25 %, -20 %, -50 %). Five sources (RANGE_MIN_SOURCES), so Ada
+    # has its own range. The medians 0.5, 0.8, 1, 1.25, 2 have the median 1 (the bias: none); no table scatters
+    # around its own median, so a new table's ratio is one of the five medians, each 1/5, at centres 0.1 ... 0.9:
+    # P10 = 0.5, P50 = 1, P90 = 2. Counting points, table A's ten 1s would make P10 = 0.8 and P90 = 1.25.
+    errors = [0.0] * 10 + [100.0, 25.0, -20.0, -50.0]
+    groups = ["A"] * 10 + ["B", "C", "D", "E"]
     source_table = pd.DataFrame({"error_pct": errors, "family": "nvidia-ada", "model_class": "dense",
-                                 "source_group": ["A"] * 10 + ["B"] * 2, "left_out": ["A"] * 10 + ["B"] * 2})
-    family_table = source_table.iloc[:0]
-    ranges = leave_out.range_table(family_table, "2026-12", source_table, source_table.iloc[:0]).set_index("scope")
+                                 "source_group": groups, "left_out": groups})
+    ampere = source_table.iloc[:4].assign(family="nvidia-ampere", source_group=["F", "G", "H", "I"])
+    both = pd.concat([source_table, ampere], ignore_index=True)
+    ranges = leave_out.range_table(both.iloc[:0], "2026-12", both, both.iloc[:0]).set_index("scope")
     ada = ranges.loc["nvidia-ada"]
-    assert ada["basis"] == "left-out source" and int(ada["points"]) == 12
-    assert float(ada["ratio_p10"]) == pytest.approx(0.5)
-    assert float(ada["ratio_p50"]) == pytest.approx(0.9167, abs=1e-4)
-    assert float(ada["ratio_p90"]) == pytest.approx(1.0)
-    # a family with no such points takes the pool of every fitted family
+    assert ada["basis"] == "left-out source" and (int(ada["points"]), int(ada["sources"])) == (14, 5)
+    assert (float(ada["ratio_p10"]), float(ada["ratio_p50"]), float(ada["ratio_p90"])) == (0.5, 1.0, 2.0)
+    assert (float(ada["between_source_p10"]), float(ada["between_source_p90"])) == (0.5, 2.0)
+    assert (float(ada["within_source_p10"]), float(ada["within_source_p90"])) == (1.0, 1.0)
+    # Ampere has four tables (fewer than five): it takes the pool of every fitted family
+    assert leave_out.RANGE_MIN_SOURCES == 5
     assert ranges.loc["nvidia-ampere", "basis"] == "left-out source, every fitted family"
+    assert int(ranges.loc["nvidia-ampere", "sources"]) == 9
 
 
 def test_the_range_is_the_quantiles_of_the_held_out_errors_worked_by_hand() -> None:
     import pandas as pd
 
     # four points of sources the fit never saw, error = predicted / measured - 1: +25 % and +25 % (table A),
-    # -20 % (table B), 0 % (table C). Ratios measured / predicted = 1 / (1 + e): 0.8, 0.8, 1.25, 1.0. Every table
-    # weighs 1, so A's two points weigh 0.5 each (total weight 3). Sorted: 0.8 (0.5), 0.8 (0.5), 1.0 (1), 1.25 (1);
-    # cumulative weight at each centre (cum - w / 2) / 3: 0.0833, 0.25, 0.5, 0.8333.
-    # P10 (0.1, between the two 0.8s) = 0.8; P50 (at 0.5) = 1.0; P90 (past the last centre) = 1.25.
-    # Median |error|: 0 (1), 20 (1), 25 (0.5), 25 (0.5) at 0.1667, 0.5, 0.75, 0.9167: 20 %.
+    # -20 % (table B), 0 % (table C). Ratios measured / predicted = 1 / (1 + e): 0.8, 0.8, 1.25, 1.0. The tables'
+    # medians 0.8, 1.25, 1.0 have the median 1.0 (no bias); no table scatters around its own median, so a new
+    # table's ratio is one of the three medians, each 1/3, at centres 1/6, 1/2, 5/6: P10 (below 1/6) = 0.8,
+    # P50 = 1.0, P90 (past 5/6) = 1.25.
+    # Median |error|, every table weighing the same: 0 (1), 20 (1), 25 (0.5), 25 (0.5) at 0.1667, 0.5, 0.75,
+    # 0.9167: 20 %.
     errors = pd.Series([25.0, 25.0, -20.0, 0.0])
     groups = pd.Series(["A", "A", "B", "C"])
     train = pd.DataFrame({"model_class": ["dense", "moe"]})
     row = leave_out._range_row("x", "left-out source", errors, train, "hand", "2026-12", groups=groups)
     assert (row["ratio_p10"], row["ratio_p50"], row["ratio_p90"]) == (0.8, 1.0, 1.25)
+    assert (row["sources"], row["source_median"], row["between_source_p10"], row["between_source_p90"]) == (
+        3, 1.0, 0.8, 1.25)
     assert row["median_abs_error_pct"] == 20.0 and row["points"] == 4
     assert (row["train_points"], row["train_dense_points"], row["train_moe_points"]) == (2, 1, 1)
     # an estimate of 1,000 tokens/s then carries 800 to 1,250 tokens/s, its held-out median (the bias) 1,000
@@ -306,14 +342,17 @@ def test_the_catalogs_own_figures_typed_again_are_not_a_typed_accelerator() -> N
 def test_holdout_prints_coverage_per_family_on_the_last_set_alone() -> None:
     import pandas as pd
 
-    # hand-made validation rows of the fifth set (the last): Hopper +10 % (inside) and -30 % (outside); CDNA 3 +20 %
+    # hand-made validation rows of the sixth set (the last): Hopper +10 % (inside) and -30 % (outside); CDNA 3 +20 %
     # and +40 % (both inside). Hopper: |error| median (10 + 30) / 2 = 20 %, worst 30 %, 1 of 2 inside, signed median
     # (10 - 30) / 2 = -10 %, high in 1; CDNA 3: 30 %, 40 %, 2 of 2, signed +30 %, high in 2
-    table = pd.DataFrame({"source_group": ["gpustack-lab-vllm-0.11"] * 2 + ["amd-vllm-0.6-mi300x-fp8"] * 2,
+    table = pd.DataFrame({"source_group": ["vllm-pr-7117-h100"] * 2 + ["vllm-0.6.6-issue-12315"] * 2,
                           "family": ["nvidia-hopper"] * 2 + ["amd-cdna3"] * 2,
                           "error_pct": [10.0, -30.0, 20.0, 40.0], "inside": [True, False, True, True]})
     text = leave_out.validation_text(table)
-    last = text[text.index("per family, fifth set"):]
+    assert "per family, sixth set (after the ranges as the spread across sources) alone (the only set no rule or " \
+           "range has seen):" in text
+    assert "fifth set (after every rule change of #40), in the basis" not in text  # no row of it here
+    last = text[text.index("per family, sixth set"):]
     hopper = next(line for line in last.splitlines() if line.strip().startswith("nvidia-hopper"))
     assert hopper.split()[1:] == ["2", "20.0%", "30.0%", "50.0%", "(1", "of", "2);", "median", "signed", "-10.0%,",
                                   "estimate", "high", "in", "1"]
@@ -321,15 +360,17 @@ def test_holdout_prints_coverage_per_family_on_the_last_set_alone() -> None:
     assert "100.0% (2 of 2); median signed +30.0%, estimate high in 2" in cdna3
 
 
-def test_the_sets_added_after_the_range_rule_stay_out_of_its_basis() -> None:
-    # the ranges rest on the first three validation sets; the fourth and fifth (added after that rule and the other
-    # #40 changes) test it and are in no range
+def test_the_sets_seen_before_the_range_rule_are_its_basis_and_later_ones_stay_out() -> None:
+    # the ranges rest on the first five validation sets (all looked at before the spread across sources was made
+    # the rule); a set added after it tests it and is in no range
     sets = list(calibration.VALIDATION_SETS.values())
+    assert calibration.RANGE_BASIS_SETS == 5
     assert set(calibration.RANGE_BASIS_SOURCES) == {"gaudi3-1.18", "oci-mi300x-405b", "rocm-blog-2025-latency",
                                                     "trtllm-0.9-static", "trtllm-0.14", "trtllm-0.15",
-                                                    "rocm-vllm-latency-versions"}
-    assert not set(calibration.RANGE_BASIS_SOURCES) & {g for groups in sets[3:] for g in groups}
-    assert sets[-1] == ("gpustack-lab-vllm-0.11", "amd-vllm-0.6-mi300x-fp8", "trtllm-0.12-quoted")
+                                                    "rocm-vllm-latency-versions", "trtllm-0.5-h200-blog",
+                                                    "rocm-vllm-0.10.2-perf", "gpustack-lab-vllm-0.11",
+                                                    "amd-vllm-0.6-mi300x-fp8", "trtllm-0.12-quoted"}
+    assert not set(calibration.RANGE_BASIS_SOURCES) & {g for groups in sets[5:] for g in groups}
 
 
 def test_explain_shows_the_held_out_median_step_with_its_numbers() -> None:
@@ -345,3 +386,31 @@ def test_explain_shows_the_held_out_median_step_with_its_numbers() -> None:
     names = [s.name for s in trace.steps]
     assert names.index("output_tokens_per_s_per_accelerator_p50") < names.index(
         "output_tokens_per_s_per_accelerator_p10")
+
+
+def test_explain_shows_how_the_range_is_made_with_its_numbers() -> None:
+    # the P90 step's note gives the parts of the stored range: how many sources, their medians' median, the
+    # sources' spread and the spread within one, and the P10 and P90 they make together
+    scenario = {"accelerator": "h100-sxm", "model": "llama-3.1-70b", **SHAPE, "demand_output_tokens_per_day": 1e9}
+    note = batch.explain_scenario(scenario).step("output_tokens_per_s_per_accelerator_p90").note
+    hopper = RANGES.loc["nvidia-hopper"]
+    assert note == estimate_range.range_step({"scope": "nvidia-hopper", **hopper.to_dict()})
+    assert note.startswith(f"nvidia-hopper: measured / estimated on {int(hopper['sources'])} sources the fit never "
+                           f"saw: their medians' median x{float(hopper['source_median']):.3g} (the bias)")
+    assert note.endswith(f"P10 x{float(hopper['ratio_p10']):.3g}, P90 x{float(hopper['ratio_p90']):.3g}")
+
+
+def test_the_range_step_in_words_worked_by_hand() -> None:
+    r = {"scope": "nvidia-hopper", "basis": "left-out source", "sources": 16, "source_median": 0.95,
+         "between_source_p10": 0.8, "between_source_p90": 1.1, "within_source_p10": 0.9, "within_source_p90": 1.05,
+         "ratio_p10": 0.7, "ratio_p90": 1.12}
+    assert estimate_range.range_step(r) == (
+        "nvidia-hopper: measured / estimated on 16 sources the fit never saw: their medians' median x0.95 (the "
+        "bias), the sources' medians x0.8 to x1.1 of it and a source's points x0.9 to x1.05 of its median "
+        "(P10-P90); every pair of the two: P10 x0.7, P90 x1.12")
+    unseen = {**r, "scope": "unseen:dense", "basis": "leave-one-family-out", "sources": 6}
+    assert "on 6 families the fit never saw" in estimate_range.range_step(unseen)
+    assert "a family's points" in estimate_range.range_step(unseen)
+    pooled = {**r, "scope": "amd-cdna4", "basis": "left-out source, every fitted family"}
+    assert estimate_range.range_step(pooled).startswith("amd-cdna4 (the pool of every fitted family): measured")
+    assert estimate_range.range_step({"scope": "x", "ratio_p10": 0.7}) == ""  # a row stored without the parts

@@ -468,6 +468,8 @@ def _trace_range(cols: dict[str, Any], thr: dict[str, Any], trace: Trace) -> Non
         "output_tokens_per_s_per_accelerator")
     median = float(np.asarray(cols["_range_median"])[trace.row])
     high_low = "high" if median < 1.0 else "low"
+    # how the range is made (the sources' spread and the spread within one), with its numbers
+    step = str(np.asarray(cols.get("_range_step", [""]), dtype=object)[trace.row])
     trace.add("output_tokens_per_s_per_accelerator_p50", cols[name] * median, "token/s", "{estimate} x {ratio}",
               note=f"the held-out median of measured / estimated: on sources the fit never saw the estimate was "
                    f"{abs(1.0 / median - 1.0) * 100:.0f} % {high_low} at the median; the range below is shifted by "
@@ -476,7 +478,7 @@ def _trace_range(cols: dict[str, Any], thr: dict[str, Any], trace: Trace) -> Non
     for end, pct in (("low", "p10"), ("high", "p90")):
         trace.add(f"output_tokens_per_s_per_accelerator_{pct}", thr[f"output_tokens_per_s_per_accelerator_{pct}"],
                   "token/s", "{estimate} x {ratio}", note=str(thr["throughput_basis"][trace.row]) if end == "low"
-                  else "measured / estimated at the P90 of the same points",
+                  else step or "measured / estimated at the P90 of the same points",
                   estimate=(cols[name], "token/s"), ratio=(cols[estimate_range.RANGE_COLUMNS[name][end == "high"]], ""))
 
 

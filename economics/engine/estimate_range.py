@@ -61,7 +61,7 @@ def _unseen_range(cls: str) -> dict[str, Any] | None:
     """
     ranges = _ranges()
     scope = next((s for s in (f"unseen:{cls}", "unseen") if s in ranges.index), "")
-    return {str(k): v for k, v in ranges.loc[scope].to_dict().items()} if scope else None
+    return {"scope": scope, **{str(k): v for k, v in ranges.loc[scope].to_dict().items()}} if scope else None
 
 
 def _spread(r: dict[str, Any]) -> str:
@@ -70,18 +70,38 @@ def _spread(r: dict[str, Any]) -> str:
             f"{percent(float(r['ratio_p50']))}")
 
 
+def range_step(r: dict[str, Any]) -> str:
+    """How a stored range is made, with its numbers (``explain``'s note): the median of the sources' medians, the
+    sources' spread around it and the points' around their source's median, and the two combined (P10-P90);
+    ``""`` for a row stored without the parts.
+    """
+    try:
+        n, centre = int(float(r["sources"])), float(r["source_median"])
+        between = float(r["between_source_p10"]), float(r["between_source_p90"])
+        within = float(r["within_source_p10"]), float(r["within_source_p90"])
+    except (KeyError, TypeError, ValueError):
+        return ""
+    unit = "families" if str(r.get("basis", "")) == "leave-one-family-out" else "sources"
+    one = unit[:-3] + "y" if unit == "families" else unit[:-1]
+    pooled = " (the pool of every fitted family)" if "every fitted family" in str(r.get("basis", "")) else ""
+    return (f"{r['scope']}{pooled}: measured / estimated on {n} {unit} the fit never saw: their medians' median "
+            f"x{centre:.3g} (the bias), the {unit}' medians x{between[0]:.3g} to x{between[1]:.3g} of it and a "
+            f"{one}'s points x{within[0]:.3g} to x{within[1]:.3g} of its median (P10-P90); every pair of the two: "
+            f"P10 x{float(r['ratio_p10']):.3g}, P90 x{float(r['ratio_p90']):.3g}")
+
+
 def _label(family: str, cls: str, given: bool, typed: str = "",
-           scope: str = "") -> tuple[float, float, float, str, bool, bool]:
+           scope: str = "") -> tuple[float, float, float, str, bool, bool, str]:
     """ratio_p10, ratio_p50, ratio_p90, the label, whether the range is the unseen-family one, whether the factors
-    come from the other class. ``typed``: the hardware fields given unlike the catalog (``acc: f1, f2``), ``scope``:
-    the calibration scope whose factors the estimate borrowed.
+    come from the other class, and how the range is made (:func:`range_step`). ``typed``: the hardware fields given
+    unlike the catalog (``acc: f1, f2``), ``scope``: the calibration scope whose factors the estimate borrowed.
     """
     ranges, cal = _ranges(), catalog.calibration()
     fitted = bool(family) and family in cal.index and family in ranges.index
     if given or typed or not fitted:
         r = _unseen_range(cls)
         if r is None:
-            return np.nan, np.nan, np.nan, "estimated; no range stored (data/estimate_ranges.csv)", True, False
+            return np.nan, np.nan, np.nan, "estimated; no range stored (data/estimate_ranges.csv)", True, False, ""
         basis = (f"P10-P90 of {int(r['points'])} points predicted with their own family left out of the fit, every "
                  f"family weighing the same; median error {float(r['median_abs_error_pct']):.0f} %")
         factors = "the efficiency factors you gave" if given else f"{scope or 'global'}'s factors borrowed"
@@ -93,7 +113,7 @@ def _label(family: str, cls: str, given: bool, typed: str = "",
         else:
             where = f"no measured point on {family or 'this accelerator'}: {factors}"
         return (float(r["ratio_p10"]), float(r["ratio_p50"]), float(r["ratio_p90"]),
-                f"estimated; {where}, unseen-family range: expect {_spread(r)} ({basis})", True, False)
+                f"estimated; {where}, unseen-family range: expect {_spread(r)} ({basis})", True, False, range_step(r))
     own = {str(k): v for k, v in ranges.loc[family].to_dict().items()}
     train = int(own["train_points"])
     other = int(own["train_moe_points"] if cls == "dense" else own["train_dense_points"]) if cls else 0
@@ -107,7 +127,8 @@ def _label(family: str, cls: str, given: bool, typed: str = "",
     if mismatch:
         label += (f"; fitted mostly on {'MoE' if cls == 'dense' else 'dense'} models ({other} of {train} points), "
                   f"this model is {'dense' if cls == 'dense' else 'MoE'}")
-    return (float(own["ratio_p10"]), float(own["ratio_p50"]), float(own["ratio_p90"]), label, False, mismatch)
+    return (float(own["ratio_p10"]), float(own["ratio_p50"]), float(own["ratio_p90"]), label, False, mismatch,
+            range_step({"scope": family, **own}))
 
 
 def typed_specs(c: dict[str, Array]) -> Array:
@@ -165,7 +186,7 @@ def estimate_basis(accelerators: Array, models: Array, given_factors: Array | No
     keys = pd.Series([f"{f}\x00{c}\x00{g}\x00{t}\x00{s if (g or t or not f) else ''}"
                       for f, c, g, t, s in zip(family, cls, given, typed_, scope, strict=True)], dtype=object)
     codes, uniq = pd.factorize(keys)
-    memo: dict[str, tuple[float, float, float, str, bool, bool]] = catalog.derived(
+    memo: dict[str, tuple[float, float, float, str, bool, bool, str]] = catalog.derived(
         "estimate labels", (catalog.estimate_ranges(), catalog.calibration(), catalog.accelerators()), dict)
     found = []
     for k in uniq:
@@ -177,7 +198,7 @@ def estimate_basis(accelerators: Array, models: Array, given_factors: Array | No
         lambda i: np.array([], dtype=object))
     return {"ratio_low": pick(0).astype(float), "ratio_mid": pick(1).astype(float),
             "ratio_high": pick(2).astype(float), "throughput_basis": pick(3), "unseen": pick(4).astype(bool),
-            "class_mismatch": pick(5).astype(bool)}
+            "class_mismatch": pick(5).astype(bool), "range_step": pick(6)}
 
 
 def _basis_where(rows: Array, accelerators: Array, models: Array, given_factors: Array | None = None,
@@ -191,7 +212,7 @@ def _basis_where(rows: Array, accelerators: Array, models: Array, given_factors:
     n = rows.size
     out = {"ratio_low": np.full(n, np.nan), "ratio_mid": np.full(n, np.nan), "ratio_high": np.full(n, np.nan),
            "throughput_basis": np.full(n, "", dtype=object), "unseen": np.zeros(n, dtype=bool),
-           "class_mismatch": np.zeros(n, dtype=bool)}
+           "class_mismatch": np.zeros(n, dtype=bool), "range_step": np.full(n, "", dtype=object)}
     if not rows.any():
         return out
     at = np.flatnonzero(rows)
@@ -255,6 +276,7 @@ def attach(c: dict[str, Array], thr: dict[str, Array], estimated: Array) -> None
                         c[RANGE_COLUMNS["output_tokens_per_s_per_accelerator"][1]])
     # the held-out median of measured / estimated (the bias the range is shifted by), for explain
     c["_range_median"] = np.where(ranged, np.where(dis, dec["ratio_mid"], main["ratio_mid"]), np.nan)
+    c["_range_step"] = np.where(ranged, np.where(dis, dec["range_step"], main["range_step"]), "").astype(object)
     thr["output_tokens_per_s_per_accelerator_p10"] = np.where(ranged, out_col * out_low, np.nan)
     thr["output_tokens_per_s_per_accelerator_p90"] = np.where(ranged, out_col * out_high, np.nan)
     c["_ranged"] = ranged & feasible

@@ -52,6 +52,7 @@ from economics.studies.calibration_points import (  # noqa: F401  (re-exported: 
     KV_FREE_FRACTION,
     NEVER_FITTED,
     OFFLINE_MAX_BATCH,
+    RANGE_BASIS_SETS,
     RANGE_BASIS_SOURCES,
     VALIDATION_SETS,
     VALIDATION_SOURCES,

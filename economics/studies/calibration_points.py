@@ -48,12 +48,14 @@ VALIDATION_SETS = {
                                                                         "rocm-vllm-0.10.2-perf"),
     "fifth set (after every rule change of #40)": ("gpustack-lab-vllm-0.11", "amd-vllm-0.6-mi300x-fp8",
                                                    "trtllm-0.12-quoted"),
+    "sixth set (after the ranges as the spread across sources)": ("trtllm-0.20-issue-4043", "vllm-0.6.6-issue-12315",
+                                                                  "vllm-pr-7117-h100", "vllm-pr-16458-tpu-v6e"),
 }
 """The validation sources in the order they were added, each set after the rule changes its predecessor led to
 (below); only the last set is a test of the rules as they stand."""
 VALIDATION_SOURCES = tuple(g for groups in VALIDATION_SETS.values() for g in groups)
 """Sources of the validation split (split ``validation``): never fitted; in no range until the fourth set was added,
-since then the first three sets are in the ranges' basis (:data:`RANGE_BASIS_SOURCES`);
+since then the sets looked at before the last range rule are in the ranges' basis (:data:`RANGE_BASIS_SOURCES`);
 :func:`economics.studies.leave_out.validation` reports their error and how often the range holds them.
 
 The first set was added on 2026-12-02 after the stored factors and the ranges were built and before any estimate of
@@ -74,14 +76,19 @@ instead of points held out inside tables the fit saw. The third set, added after
 of it was looked at (tools/add_validation_set_3.py), holds the TensorRT-LLM performance tables of releases 0.9.0
 (static batching), 0.14.0 and 0.15.0 (H100, H200, A100, L40S) and AMD's MI300X latency tables of vLLM 0.9.0.1 and
 0.10.0."""
-RANGE_BASIS_SOURCES = tuple(g for groups in list(VALIDATION_SETS.values())[:3] for g in groups)
-"""Validation sources that are part of the ranges' basis since the fourth set was added: never fitted, so their
-error under the stored factors is an error on sources the fit never saw, the range's basis
-(:func:`economics.studies.leave_out.range_table`). The first three sets had all been looked at (the rules changed
-after each); the fourth set, added after this change and before any estimate of it was looked at, tested the ranges
-as they stood and stays out of the basis, as does the fifth (tools/add_validation_set_5.py: GPUStack's vLLM 0.11
-runs, AMD's vLLM 0.6 MI300X and NVIDIA's TensorRT-LLM 0.12 H100 Llama 3.1 405B tables), added after every rule
-change of #40 and before any estimate of it was looked at: only the newest set tests the rules as they stand."""
+RANGE_BASIS_SETS = 5
+"""How many of the first validation sets are in the ranges' basis: every set looked at before the range rule of
+2026-12-05 (the spread across sources, :func:`economics.studies.leave_out.new_source_quantiles`) was made; a set
+added after it stays out and tests it."""
+RANGE_BASIS_SOURCES = tuple(g for groups in list(VALIDATION_SETS.values())[:RANGE_BASIS_SETS] for g in groups)
+"""Validation sources that are part of the ranges' basis: never fitted, so their error under the stored factors is
+an error on sources the fit never saw, the range's basis (:func:`economics.studies.leave_out.range_table`). The
+first three sets joined it when the fourth was added (the rules had changed after each); the fourth (TensorRT-LLM
+0.5 H200 blog, AMD's vLLM 0.10.2 page) and the fifth (tools/add_validation_set_5.py: GPUStack's vLLM 0.11 runs,
+AMD's vLLM 0.6 MI300X and NVIDIA's TensorRT-LLM 0.12 H100 Llama 3.1 405B tables) joined it when the range became
+the spread across sources (both had been looked at: the fifth's 40 % coverage led to that change). Only a set added
+after that change tests the rules as they stand: the sixth (tools/add_validation_set_6.py: GitHub issue and pull-request
+threads with TensorRT-LLM 0.20 on B200 and H200, vLLM 0.6.6 on A100, vLLM on H100 and on one TPU v6e chip)."""
 FITTED_CELL = "yes"
 """The ``fitted`` cell of a point the fit uses; any other cell is "no: " and why the point is left out."""
 NEVER_FITTED = ("blind", "validation")

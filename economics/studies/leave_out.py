@@ -17,7 +17,7 @@ new data: :func:`validation` reports the validation split's error and how often 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -89,9 +89,13 @@ def summary_text(kind: Kind, table: pd.DataFrame) -> str:
 RANGE_MIN_POINTS = 10
 """Held-out points a family needs for a range of its own; fewer take the pooled held-out points of every fitted
 family."""
-RANGE_COLUMNS = ("scope", "basis", "points", "ratio_p10", "ratio_p50", "ratio_p90", "median_abs_error_pct",
-                 "train_points", "train_dense_points", "train_moe_points", "method", "confidence", "source",
-                 "source_date")
+RANGE_MIN_SOURCES = 5
+"""Sources (published tables, runs of one setup) a family needs for a range of its own: the range is the spread
+across sources, and fewer than five medians say little about it; fewer take the pool of every fitted family."""
+RANGE_COLUMNS = ("scope", "basis", "points", "sources", "ratio_p10", "ratio_p50", "ratio_p90", "source_median",
+                 "between_source_p10", "between_source_p90", "within_source_p10", "within_source_p90",
+                 "median_abs_error_pct", "train_points", "train_dense_points", "train_moe_points", "method",
+                 "confidence", "source", "source_date")
 
 
 def _ratios(errors_pct: pd.Series) -> np.ndarray:
@@ -109,24 +113,64 @@ def weighted_quantiles(values: np.ndarray, weights: np.ndarray, q: Sequence[floa
     >>> [round(float(x), 3) for x in weighted_quantiles(np.array([1.0, 2.0, 10.0]), np.array([1.0, 1.0, 2.0]), [0.5])]
     [4.667]
     """
-    order = np.argsort(values)
+    order = np.argsort(values, kind="stable")
     v, w = values[order], weights[order]
     centre = (np.cumsum(w) - 0.5 * w) / w.sum()
     return np.interp(q, centre, v)
 
 
-def _range_row(scope: str, basis: str, errors_pct: pd.Series, train: pd.DataFrame, method: str,
-               date: str, groups: pd.Series | None = None) -> dict[str, object]:
-    """One row of the range table; with ``groups``, every group weighs the same (each point 1 / its group's
-    points).
+def new_source_quantiles(log_ratios: np.ndarray, groups: np.ndarray, q: Sequence[float]) -> dict[str, Any]:
+    r"""Quantiles of the log ratio a point of a *new* source would show: the spread across sources plus the spread
+    within one (a random-effect split).
+
+    Each source s (a published table, or a family when ``groups`` are families) has its median m_s of
+    x = ln(measured / predicted); the centre mu is the median of the m_s, every source one vote (the bias the
+    held-out error shows); a source's offset is b_s = m_s - mu and a point's deviation within its source
+    d_i = x_i - m_{s(i)}. A new source's point is x = mu + b + d, b one of the S offsets (each 1 / S) and d one of
+    the deviations (each 1 / (S n_s), so that every source's deviations weigh the same), so
+
+    .. math:: x_q = \mathrm{Q}_q\{\mu + b_s + d_i\}, \quad w_{s,i} = \frac{1}{S} \cdot \frac{1}{S\, n_{s(i)}}
+
+    over every pair (s, i) (:func:`weighted_quantiles`). A long table is one source: its points set how a source
+    scatters, not where a new one sits. Returns ``quantiles`` (of x), ``sources`` (S), ``centre`` (mu), ``between``
+    (the offsets' quantiles) and ``within`` (the deviations' quantiles), all in logs.
     """
-    r = _ratios(errors_pct)
-    w = np.ones(len(r)) if groups is None else 1.0 / groups[errors_pct.notna()].map(
-        groups[errors_pct.notna()].value_counts()).to_numpy(dtype=float)
-    p10, p50, p90 = weighted_quantiles(r, w, [0.1, 0.5, 0.9])
-    return {"scope": scope, "basis": basis, "points": len(r), "ratio_p10": round(float(p10), 4),
-            "ratio_p50": round(float(p50), 4), "ratio_p90": round(float(p90), 4),
-            "median_abs_error_pct": round(float(weighted_quantiles(np.abs(errors_pct.dropna().to_numpy(dtype=float)),
+    x = np.asarray(log_ratios, dtype=float)
+    names, which = np.unique(np.asarray(groups, dtype=str), return_inverse=True)
+    count = np.bincount(which, minlength=len(names)).astype(float)
+    medians = np.array([np.median(x[which == k]) for k in range(len(names))])
+    one = np.ones(len(names))
+    centre = float(weighted_quantiles(medians, one, [0.5])[0])
+    offsets, within = medians - centre, x - medians[which]
+    w_within = 1.0 / (len(names) * count[which])
+    pairs = centre + offsets[:, None] + within[None, :]
+    weights = np.broadcast_to(w_within[None, :] / len(names), pairs.shape)
+    return {"quantiles": weighted_quantiles(pairs.ravel(), weights.ravel(), q), "sources": len(names),
+            "centre": centre, "between": weighted_quantiles(offsets, one, q),
+            "within": weighted_quantiles(within, w_within, q)}
+
+
+def _range_row(scope: str, basis: str, errors_pct: pd.Series, train: pd.DataFrame, method: str,
+               date: str, groups: pd.Series) -> dict[str, object]:
+    """One row of the range table: P10, P50 and P90 of a new source's ratio (:func:`new_source_quantiles` over
+    ``groups``, the source of each error), with the parts it is made of; the median absolute error weighs every
+    source the same (each point 1 / its source's points).
+    """
+    has = errors_pct.notna()
+    r, g = _ratios(errors_pct), groups[has].to_numpy(dtype=str)
+    spread = new_source_quantiles(np.log(r), g, [0.1, 0.5, 0.9])
+    p10, p50, p90 = np.exp(spread["quantiles"])
+    w = 1.0 / pd.Series(g).map(pd.Series(g).value_counts()).to_numpy(dtype=float)
+
+    def ratio(v: float) -> float:
+        return round(float(np.exp(v)), 4)
+
+    return {"scope": scope, "basis": basis, "points": len(r), "sources": spread["sources"],
+            "ratio_p10": round(float(p10), 4), "ratio_p50": round(float(p50), 4), "ratio_p90": round(float(p90), 4),
+            "source_median": ratio(spread["centre"]), "between_source_p10": ratio(spread["between"][0]),
+            "between_source_p90": ratio(spread["between"][2]), "within_source_p10": ratio(spread["within"][0]),
+            "within_source_p90": ratio(spread["within"][2]),
+            "median_abs_error_pct": round(float(weighted_quantiles(np.abs(errors_pct[has].to_numpy(dtype=float)),
                                                                    w, [0.5])[0]), 1),
             "train_points": len(train), "train_dense_points": int((train["model_class"] == "dense").sum()),
             "train_moe_points": int((train["model_class"] == "moe").sum()), "method": method,
@@ -145,22 +189,26 @@ def never_seen_points() -> pd.DataFrame:
 
 def range_table(family_table: pd.DataFrame, date: str, source_table: pd.DataFrame,
                 never_seen: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The spread of the roofline's error by where an estimate stands, for data/estimate_ranges.csv.
+    """The spread of the roofline's error on a source it never saw, by where an estimate stands, for
+    data/estimate_ranges.csv.
 
-    A ratio is measured / predicted output tokens/s per accelerator; a range is its 10th and 90th percentile, so
-    that throughput_low = predicted x ratio_p10 and throughput_high = predicted x ratio_p90.
+    A ratio is measured / predicted output tokens/s per accelerator; a range is the 10th and 90th percentile a point
+    of a *new* source would show (:func:`new_source_quantiles`: the median of the sources' medians, the bias; the
+    spread of the sources' medians around it; the spread of points within a source), so that throughput_low =
+    predicted x ratio_p10 and throughput_high = predicted x ratio_p90.
 
     A fitted family's row asks how wrong an estimate on that family is for a configuration of its own (another
-    engine release, another set of settings): the family's points of each published table predicted by the fit
-    without that table (``source_table``, :func:`leave_out` by source), and its points of every source the stored
-    fit never saw (the blind split and the validation sets of
-    :data:`economics.studies.calibration.RANGE_BASIS_SOURCES`) under the stored factors; every table weighs the
-    same, so that one long table does not stand for all. Points held out inside a table the fit saw are not used:
-    their error (the ``--holdout`` split) leaves out the offset
-    that one engine release or one benchmark setup has against another, which a user's own configuration carries.
-    A family with fewer than :data:`RANGE_MIN_POINTS` such points takes the pool of every fitted family (the
-    ``fitted`` row). ``unseen`` rows come from ``family_table`` (:func:`leave_out` by family): every family's points
-    predicted by the fit without that family, overall and per model class, every family weighing the same.
+    engine release, another set of settings, another measurer): the family's points of each published table
+    predicted by the fit without that table (``source_table``, :func:`leave_out` by source), and its points of every
+    source the stored fit never saw (the blind split and the validation sets of
+    :data:`economics.studies.calibration.RANGE_BASIS_SOURCES`) under the stored factors, each table one source.
+    Points held out inside a table the fit saw are not used: their error (the ``--holdout`` split) leaves out the
+    offset that one engine release or one benchmark setup has against another, which a user's own configuration
+    carries. A family with fewer than :data:`RANGE_MIN_SOURCES` sources or :data:`RANGE_MIN_POINTS` points takes
+    the pool of every fitted family (the ``fitted`` row, each family's part of a table one source). ``unseen`` rows
+    come from ``family_table`` (:func:`leave_out` by family): every family's points predicted by the fit without that
+    family, overall and per model class (a class with fewer than :data:`RANGE_MIN_SOURCES` families has no row of
+    its own: its estimates take the overall one), each family one source (a new accelerator is one more family).
     ``never_seen``: those points (default :func:`never_seen_points`).
     """
     res, _ = calibration.report()
@@ -171,29 +219,32 @@ def range_table(family_table: pd.DataFrame, date: str, source_table: pd.DataFram
     scopes = set(calibration.catalog.calibration().index)
     families = [s for s in scopes if s != "global" and ":" not in s]
     pooled = unseen_source[unseen_source["family"].isin(families)]
+    pooled_groups = pooled["family"] + " / " + pooled["source_group"]
+    each = ("this family's points of each table predicted by the fit without that table, and of every source the "
+            "fit never saw; a new source's spread: the sources' medians around their median, and the points around "
+            "their source's median, every source weighing the same")
     rows = []
     for fam in sorted(families):
         mine = unseen_source[unseen_source["family"] == fam]
-        own = len(mine) >= RANGE_MIN_POINTS
-        use = mine if own else pooled
+        own = len(mine) >= RANGE_MIN_POINTS and mine["source_group"].nunique() >= RANGE_MIN_SOURCES
+        use, groups = (mine, mine["source_group"]) if own else (pooled, pooled_groups)
         rows.append(_range_row(fam, "left-out source" if own else "left-out source, every fitted family",
                                use["error_pct"], train[train["family"] == fam],
-                               "this family's points of each table predicted by the fit without that table, and "
-                               "of every source the fit never saw; every table weighs the same" if own else
-                               f"fewer than {RANGE_MIN_POINTS} such points: those of every fitted family", date,
-                               groups=use["source_group"]))
+                               each if own else f"fewer than {RANGE_MIN_SOURCES} sources or {RANGE_MIN_POINTS} "
+                               "points: those of every fitted family, each family's part of a table one source",
+                               date, groups=groups))
     rows.append(_range_row("fitted", "left-out source, every fitted family", pooled["error_pct"], train,
-                           "every fitted family's points of each table predicted by the fit without that table, "
-                           "and of every source the fit never saw; every table weighs the same", date,
-                           groups=pooled["source_group"]))
+                           each.replace("this family's", "every fitted family's") + "; each family's part of a "
+                           "table one source", date, groups=pooled_groups))
     lofo = family_table[family_table["error_pct"].notna()]
     cls = lofo["model_class"]
     for scope, g in (("unseen", lofo), ("unseen:dense", lofo[cls == "dense"]), ("unseen:moe", lofo[cls == "moe"])):
-        if len(g) >= RANGE_MIN_POINTS:
+        if len(g) >= RANGE_MIN_POINTS and (scope == "unseen" or g["left_out"].nunique() >= RANGE_MIN_SOURCES):
             rows.append(_range_row(scope, "leave-one-family-out", g["error_pct"], train.iloc[:0],
                                    "each family's points predicted by the calibration refitted without that family; "
-                                   "every family weighs the same (a new accelerator is one more family)", date,
-                                   groups=g["left_out"]))
+                                   "a new family's spread: the families' medians around their median, and the "
+                                   "points around their family's median, every family weighing the same (a new "
+                                   "accelerator is one more family)", date, groups=g["left_out"]))
     return pd.DataFrame(rows, columns=list(RANGE_COLUMNS))
 
 
@@ -219,20 +270,24 @@ def validation_text(table: pd.DataFrame) -> str:
     """``calibrate --holdout``'s validation lines: per source and overall, the points, the median and worst absolute
     error and the share of measured figures inside their estimate's P10-P90 range.
     """
-    lines = ["", "validation: sources added after the fit, never fitted ("
-             + ", ".join(calibration.VALIDATION_SOURCES) + "); the first three sets are in the ranges' basis "
-             "(RANGE_BASIS_SOURCES), so only the last set's coverage is a test of the rules as they stand",
+    basis = calibration.RANGE_BASIS_SETS
+    lines = ["", "validation: sources added after the fit, never fitted (" + ", ".join(calibration.VALIDATION_SOURCES)
+             + f"); the first {basis} sets are in the ranges' basis (RANGE_BASIS_SOURCES: their coverage is "
+             "in-sample), so only a set added after them tests the rules as they stand",
              f"{'source':26} {'points':>6} {'median':>7} {'worst':>8}   inside P10-P90"]
-    sets = [(name, table[table["source_group"].isin(groups)])
-            for name, groups in calibration.VALIDATION_SETS.items()]
-    width = max(26, *(len(name) for name, _ in sets))
+    sets = [(name, table[table["source_group"].isin(groups)]) for name, groups in calibration.VALIDATION_SETS.items()]
+    labelled = [(name + (", in the basis" if k < basis else ""), g) for k, (name, g) in enumerate(sets)]
+    width = max(26, *(len(name) for name, _ in labelled))
     lines[-1] = f"{'source':{width}}" + lines[-1][26:]
-    for group, g in [*table.groupby("source_group", sort=True), ("all", table), *sets]:
+    for group, g in [*table.groupby("source_group", sort=True), ("all", table), *labelled]:
         if g.empty:
             continue
         lines.append(_coverage_line(str(group), g, width))
     last_name, last = sets[-1]
-    lines += ["", f"per family, {last_name} alone (the only set no rule or range has seen):"]
+    seen = len(sets) <= basis
+    lines += ["", f"per family, {last_name} alone ("
+              + ("in the ranges' basis: in-sample, no set tests the rules as they stand yet):" if seen else
+                 "the only set no rule or range has seen):")]
     for family, g in last.groupby("family", sort=True):
         lines.append(_coverage_line(f"  {family}", g, width))
     lines += ["per family, every validation point:"]
