@@ -12,7 +12,7 @@ import datetime as dt
 import sqlalchemy as sa
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from economics.store.records import NAME_CHARS, PROJECT_CHARS, WHO_CHARS
+from economics.store.limits import NAME_CHARS, PROJECT_CHARS, WHO_CHARS
 
 
 class Base(DeclarativeBase):

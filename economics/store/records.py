@@ -26,11 +26,8 @@ from economics.schema.validation import InputError, Problem, validate
 from economics.schema.validation_hours import HOUR_LIST_FIELDS
 from economics.schema.values import LONE_SURROGATE, escape_controls, shown
 from economics.store.errors import InvalidStored, StoreError, TooLarge
+from economics.store.limits import NAME_CHARS, PROJECT_CHARS, WHO_CHARS
 
-NAME_CHARS = 200
-"""The longest name of a scenario, study or curve (the scenario's own ``name`` field holds as many)."""
-WHO_CHARS = 100
-PROJECT_CHARS = 100
 MAX_DOCUMENT_BYTES = 500_000_000
 """The largest file ``store import`` or ``store save --study`` reads [bytes] (a store export)."""
 MAX_SCENARIO_BYTES = 200_000
