@@ -3,8 +3,9 @@ heavy imports giving exactly what the heavy ones give (no timed tests: imports a
 bit).
 
 - the app's first page (app.py's imports and ui/cost.py's) imports no database library (SQLAlchemy, Alembic), no
-  chart library (altair, imported where a chart is built, after the KPIs) and no ``scipy.stats``;
-- ``python -m economics plan`` imports neither ``scipy.stats`` nor the database library;
+  chart library (altair, imported where a chart is built, after the KPIs), no Excel writer (openpyxl) and no
+  ``scipy.stats``;
+- ``python -m economics plan`` imports neither ``scipy.stats``, the database library nor openpyxl (an Excel writer);
 - :func:`economics.domain.availability.binomial_cdf` is ``scipy.stats.binom.cdf``, bit for bit;
 - :func:`economics.domain.queueing.max_utilization`, remembered per arguments, is the bisection it remembers;
 - every public name of :mod:`economics.store`, imported on first use, resolves.
@@ -28,7 +29,7 @@ from economics.domain.availability import binomial_cdf
 from economics.store import location
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("sqlalchemy", "alembic", "altair", "scipy.stats")
+HEAVY = ("sqlalchemy", "alembic", "altair", "scipy.stats", "openpyxl")
 
 
 def _loaded_after(code: str) -> set[str]:
