@@ -33,12 +33,12 @@ from economics.store.errors import (
     StoreUnavailable,
     TooLarge,
 )
+from economics.store.location import URL_VARIABLE, database_url
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing's extras; the names as mypy sees them
 if TYPE_CHECKING:  # at run time each is imported on first use (below)
     from economics.store import database
     from economics.store.comparison import Comparison, compare
-    from economics.store.database import URL_VARIABLE, database_url
     from economics.store.records import CurveInfo, ScenarioSummary, StudyInfo, StudyKind, VersionInfo, reference
     from economics.store.repository import Store, current_user
     from economics.store.transfer import export_document, import_document
@@ -46,7 +46,6 @@ if TYPE_CHECKING:  # at run time each is imported on first use (below)
 _LAZY = {
     "database": "economics.store.database",
     **dict.fromkeys(("Comparison", "compare"), "economics.store.comparison"),
-    **dict.fromkeys(("URL_VARIABLE", "database_url"), "economics.store.database"),
     **dict.fromkeys(("CurveInfo", "ScenarioSummary", "StudyInfo", "StudyKind", "VersionInfo", "reference"),
                     "economics.store.records"),
     **dict.fromkeys(("Store", "current_user"), "economics.store.repository"),
@@ -54,8 +53,8 @@ _LAZY = {
 }
 """Public name -> the module that defines it, imported on first use (issue #43): the database layer brings
 SQLAlchemy and Alembic (about half a second), and the comparison the engine, which a process that opens no store
-(the CLI's other commands, the app's first page) never needs. The package itself imports only the errors and the
-curve lookup's hook, so ``use_stored_curves()`` at start-up costs nothing."""
+(the CLI's other commands, the app's first page) never needs. The package itself imports only the errors, the
+store's location and the curve lookup's hook, so ``use_stored_curves()`` at start-up costs nothing."""
 
 
 def __getattr__(name: str) -> Any:
@@ -87,7 +86,7 @@ def open_store(url: str | None = None) -> Store:
     """The store at ``url`` (default :func:`~economics.store.database.database_url`), created and migrated on first
     use; one :class:`Store` per URL per process.
     """
-    url = url or _name("database_url")()
+    url = url or database_url()
     with _lock:
         if url not in _open:
             _open[url] = _name("Store")(url)
@@ -98,7 +97,7 @@ def existing_store(url: str | None = None) -> Store | None:
     """The store at ``url`` if there is one to read (a SQLite file that exists, or a server), else None: reading
     never creates a store.
     """
-    url = url or _name("database_url")()
+    url = url or database_url()
     return open_store(url) if _name("database").exists(url) else None
 
 
@@ -109,7 +108,7 @@ def resolve(text: str, url: str | None = None) -> VersionInfo:
     name, version = _name("reference")(text)
     store = existing_store(url)
     if store is None:
-        where = _name("database").shown_url(url or _name("database_url")())
+        where = _name("database").shown_url(url or database_url())
         raise NotFound(f"--scenario {text}: there is no store yet at {where} "
                        "(save a scenario first: python -m economics store save)", "scenario", text)
     return store.scenario(name, version)

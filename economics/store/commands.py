@@ -23,8 +23,8 @@ from economics.schema.values import shown
 from economics.store import location, records
 from economics.store.errors import StoreError
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
+TYPE_CHECKING = False  # the repository, comparison, export and database (SQLAlchemy, Alembic) are read through the
+if TYPE_CHECKING:  # package on first use (``stored.Store`` ...), so the CLI's parser and other commands load none
     from economics.store.repository import Store
 
 MAX_FILE_BYTES = records.MAX_DOCUMENT_BYTES
