@@ -15,21 +15,32 @@ package's modules import these functions by name, so each wrapper replaces the f
 holds it, and is removed on exit. The stage-1 model's size is read from ``build.build_model`` on a
 ``pools.Problem``, the context object that replaced the single module's nine-argument ``_build``.
 
-Usage: python bench/plan.py
+It first times ``python -m economics plan`` on the Plan page's worked example (ui/links.py ``PLAN_EXAMPLE`` on the
+default scenario, the page's default settings and accelerators, a 2 s TTFT) from a fresh process, minus a fresh
+``python -c "import economics"``, the two alternated in the same run (median of ``--fresh`` pairs; #43's target: at
+most 1 s beyond the package import).
+
+Usage: python bench/plan.py [--fresh 5] [--fresh-only]
 """
 
 from __future__ import annotations
 
+import argparse
+import csv
 import os
 import resource
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 import economics  # noqa: E402
 from economics import catalog  # noqa: E402
@@ -66,6 +77,54 @@ PAGE_LINK = {"model": "llama-3.1-70b", "precision": "fp8", "target_output_tokens
 """The Plan page's scenario in bench/app_latency.py: the default scenario with these fields (its link)."""
 PAGE_DEMANDS = [(5e9 if i % 2 else 2e10) + 1e8 * i for i in range(1, 9)]
 """The demands bench/app_latency.py types into the Plan page, one edit each."""
+
+
+def page_example_csv(folder: Path) -> Path:
+    """The Plan page's worked example as a plan row (the scenario's fields, then the planner's columns as the page
+    sets them), written to ``folder``."""
+    scenario = {**economics.default_scenario().model_dump(mode="json"), **links.PLAN_EXAMPLE, "name": "page-example"}
+    page = {**links.default_settings(), **links.PLAN_EXAMPLE_SETTINGS}
+    settings = {name: page[links.PLAN_PREFIX + name] for name in planner.PLAN_FIELDS}
+    row = {k: v for k, v in {**scenario, **settings}.items() if v is not None}
+    path = folder / "plan-page-example.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(row))
+        writer.writeheader()
+        writer.writerow(row)
+    return path
+
+
+def _child(args: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one fresh ``python`` process running ``args`` (its exit code checked)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    done = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def fresh_process(pairs: int) -> None:
+    """``python -m economics plan`` on the Plan page's example from a fresh process, minus a fresh process's
+    ``import economics``: alternated in pairs, medians of wall and CPU time."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = page_example_csv(Path(folder))
+        command = ["-m", "economics", "plan", str(path), "--row", "page-example", "--accelerators",
+                   ",".join(links.default_settings()[links.PLAN_PREFIX + "accelerators"]), "-o",
+                   str(Path(folder) / "plan.json")]
+        imports, plans = [], []
+        for _ in range(pairs):
+            imports.append(_child(["-c", "import economics"]))
+            plans.append(_child(command))
+    wall = statistics.median(p[0] for p in plans) - statistics.median(i[0] for i in imports)
+    cpu = statistics.median(p[1] for p in plans) - statistics.median(i[1] for i in imports)
+    print(f"plan on the Plan page's example from a fresh process (median of {pairs} pairs, `python -m economics plan "
+          f"... --accelerators ...` minus `python -c \"import economics\"`): {wall:.2f} s wall, {cpu:.2f} s CPU beyond "
+          f"the package import (import {statistics.median(i[0] for i in imports):.2f} s wall; the whole command "
+          f"{statistics.median(p[0] for p in plans):.2f} s wall, {statistics.median(p[1] for p in plans):.2f} s CPU); "
+          f"target (#43) <= 1 s: ratio {wall / 1.0:.2f} (wall), {cpu / 1.0:.2f} (CPU); load average "
+          f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 class PhaseClock:
@@ -264,6 +323,13 @@ def tiers_and_carbon(s: economics.Scenario, hosted: list, excluded: list, cands:
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--fresh", type=int, default=5, help="pairs of fresh processes for the start-up figure")
+    ap.add_argument("--fresh-only", action="store_true", help="print the fresh-process figure only")
+    args = ap.parse_args()
+    fresh_process(args.fresh)
+    if args.fresh_only:
+        return
     page_edit()
     s = scenario()
     ids = catalog.accelerator_ids()

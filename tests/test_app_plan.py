@@ -24,7 +24,7 @@ from tests.test_app_links import EVIL_NAME, PIXEL, assert_plain
 from ui import format as fmt
 from ui import links
 from ui.editor import SECTION_KEY, SECTIONS
-from ui.plan import PLAN_EXAMPLE
+from ui.links import PLAN_EXAMPLE
 
 OTHER_PAGES = ("cost", "fleet", "sessions", "decode", "throughput", "uncertainty", "scenarios", "data")
 

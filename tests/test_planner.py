@@ -519,7 +519,7 @@ PAGE_EXAMPLE = {"model": "llama-3.1-70b", "precision": "fp8", "target_output_tok
                 "output_tokens_per_request": 500.0, "peak_to_average": 2.0, "facility_cooling": "air",
                 "allow_liquid_retrofit": False, "site_power_mw": 2.0, "accelerator": "h100-sxm",
                 "existing_accelerators": 64}
-"""The Plan page's worked example (ui/plan.py PLAN_EXAMPLE): 64 H100 already owned, a 2 MW air-cooled site."""
+"""The Plan page's worked example (ui/links.py PLAN_EXAMPLE): 64 H100 already owned, a 2 MW air-cooled site."""
 
 
 @pytest.mark.parametrize("allow_rent", [True, False])

@@ -5,6 +5,7 @@ A restructure must change no number: run this before and after, then compare the
 Usage:
     python tools/differential.py OUT_DIR            # write every output under OUT_DIR (any existing folder is kept)
     python tools/differential.py --compare A B      # list the files that differ, with the first lines of each diff
+    python tools/differential.py OUT_DIR --skip calibrate-leave-out calibrate-ranges   # without the long refits
 
 Each CLI command runs in a child process from the repository root (stdout, stderr and the exit code are kept, and
 any output file); the Python part evaluates the presets, the bench's 2,000-row mix and every preset's derivation
@@ -75,8 +76,11 @@ def commands(out: Path) -> dict[str, list[str]]:
     return cmds
 
 
-def run_cli(out: Path) -> None:
+def run_cli(out: Path, skip: frozenset[str] = frozenset()) -> None:
     for name, args in commands(out).items():
+        if name in skip:
+            print(f"{name}: skipped", flush=True)
+            continue
         proc = subprocess.run([sys.executable, "-m", "economics", *args], cwd=ROOT, capture_output=True,
                               text=True, timeout=900)
         (out / f"{name}.stdout").write_text(proc.stdout)
@@ -128,6 +132,9 @@ def main() -> int:
     ap.add_argument("out", nargs="?", type=Path)
     ap.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"))
     ap.add_argument("--only", choices=("cli", "python"))
+    ap.add_argument("--skip", nargs="*", default=[], metavar="NAME", help="commands not to run (their names as the "
+                    "output files name them, e.g. calibrate-leave-out and calibrate-ranges: each refits for minutes, "
+                    "beyond the 900 s limit on a loaded machine)")
     ns = ap.parse_args()
     if ns.compare:
         return compare(*ns.compare)
@@ -136,7 +143,10 @@ def main() -> int:
     ns.out.mkdir(parents=True, exist_ok=True)
     out = ns.out.resolve()
     if ns.only != "python":
-        run_cli(out)
+        unknown = set(ns.skip) - set(commands(out))
+        if unknown:
+            ap.error(f"--skip: no command {sorted(unknown)[0]!r}")
+        run_cli(out, frozenset(ns.skip))
     if ns.only != "cli":
         run_python(out)
     return 0

@@ -52,6 +52,19 @@ PLAN_DEFAULTS: dict[str, Any] = {"demand_profile": "diurnal"}
 every hour
 at the peak); every other planner setting starts at the planner's default (no TTFT target: the default scenario's
 measured throughput has no prefill figure to check one with)."""
+PLAN_EXAMPLE: dict[str, Any] = {
+    "model": "llama-3.1-70b", "precision": "fp8", "target_output_tokens_per_s_per_user": 30.0,
+    "demand_output_tokens_per_day": 2e10, "demand_input_tokens_per_day": None, "input_tokens_per_request": 2000.0,
+    "output_tokens_per_request": 500.0, "peak_to_average": 2.0, "facility_cooling": "air",
+    "allow_liquid_retrofit": False, "site_power_mw": 2.0, "accelerator": "h100-sxm", "existing_accelerators": 64,
+    "output_tokens_per_s_per_accelerator": None, "input_tokens_per_s_per_accelerator": None,
+    "accelerator_count": None,
+}
+PLAN_EXAMPLE_SETTINGS: dict[str, Any] = {"plan_ttft_target_s": 2.0}
+"""The Plan page's worked planning example (its button, ui/plan.py), offered when the scenario has no model:
+:data:`PLAN_EXAMPLE` on the scenario (Llama 3.1 70B in fp8 at 30 tokens/s per user, 20 B output tokens a day, a
+2 MW air-cooled site that already owns 64 H100s) and a 2 s time to first token at the 99th percentile; every other
+field and setting is kept. Here rather than in the page so that `bench/plan.py` reads it without running the page."""
 SAMPLES_BOUNDS = (100, 100_000)
 ODDS_SAMPLES = 2_000
 """The Decode page's draws for its odds unless the link says otherwise (``settings.odds_samples``, with

@@ -34,18 +34,6 @@ from ui.text import plain
 KEY_FIELDS = ("name", "model", "precision", "target_output_tokens_per_s_per_user", "demand_output_tokens_per_day",
               "input_tokens_per_request", "output_tokens_per_request", "peak_to_average", "accelerator",
               "existing_accelerators", "facility_cooling", "allow_liquid_retrofit", "site_power_mw")
-PLAN_EXAMPLE: dict[str, Any] = {
-    "model": "llama-3.1-70b", "precision": "fp8", "target_output_tokens_per_s_per_user": 30.0,
-    "demand_output_tokens_per_day": 2e10, "demand_input_tokens_per_day": None, "input_tokens_per_request": 2000.0,
-    "output_tokens_per_request": 500.0, "peak_to_average": 2.0, "facility_cooling": "air",
-    "allow_liquid_retrofit": False, "site_power_mw": 2.0, "accelerator": "h100-sxm", "existing_accelerators": 64,
-    "output_tokens_per_s_per_accelerator": None, "input_tokens_per_s_per_accelerator": None,
-    "accelerator_count": None,
-}
-PLAN_EXAMPLE_SETTINGS: dict[str, Any] = {"plan_ttft_target_s": 2.0}
-# The worked planning example offered when the scenario has no model: Llama 3.1 70B in fp8 at 30 tokens/s per user,
-# 20 B output tokens a day, a 2 MW air-cooled site that already owns 64 H100s, a 2 s time to first token at the 99th
-# percentile; every other field and setting is kept. (A comment: a bare string here would be drawn by Streamlit.)
 P = links.PLAN_PREFIX
 PROFILES = ("peak", "flat", "diurnal")
 NUMBERS = "24 numbers"
@@ -464,8 +452,8 @@ def _model_missing(scenario: dict[str, Any]) -> None:
 
 
 def _load_example() -> None:
-    state.apply(PLAN_EXAMPLE)
-    for name, value in PLAN_EXAMPLE_SETTINGS.items():
+    state.apply(links.PLAN_EXAMPLE)
+    for name, value in links.PLAN_EXAMPLE_SETTINGS.items():
         state.set_setting(name, value)
 
 

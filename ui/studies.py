@@ -13,7 +13,6 @@ import json
 import math
 from typing import Any
 
-import altair as alt
 import streamlit as st
 
 import economics
@@ -32,7 +31,9 @@ from economics.studies.uncertainty import MonteCarlo, histogram, monte_carlo, to
 from ui import common, editor
 
 WARNING_COLOR = charts.WARNING_COLOR
-FEASIBLE_COLORS = alt.Scale(domain=list(SITE_WORDS.values()), range=["#4c78a8", "#d62728", "#72b7b2", "#9d755d"])
+FEASIBLE_COLORS = ["#4c78a8", "#d62728", "#72b7b2", "#9d755d"]  # one per SITE_WORDS value, in its order
+# altair (with jinja2 and jsonschema, about 0.2 s of CPU) is imported where a chart is built, after a page's KPIs
+# (issue #43: the cold start's first KPI waits for nothing it does not draw)
 
 
 # Cost per token page
@@ -102,10 +103,13 @@ def compare_spec(key: str, accelerators: tuple[str, ...]) -> dict[str, Any] | No
     costed = table[table["cost_usd_per_m_tokens"].notna()]
     if not len(costed):
         return None
+    import altair as alt
+
     chart = alt.Chart(alt.NamedData("compare")).mark_bar().encode(
         x=alt.X("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]", scale=alt.Scale(zero=True)),
         y=alt.Y("accelerator:N", sort=None, title=None),
-        color=alt.Color("site:N", title="Site", scale=FEASIBLE_COLORS),
+        color=alt.Color("site:N", title="Site", scale=alt.Scale(domain=list(SITE_WORDS.values()),
+                                                                        range=FEASIBLE_COLORS)),
         tooltip=["accelerator:N", "serving_stack_used:N", "ownership:N", "site:N",
                  alt.Tooltip("cost_usd_per_m_tokens:Q", format="$,.3f", title="USD per M tokens"),
                  alt.Tooltip("accelerators:Q", format=","), alt.Tooltip("racks:Q", format=","),
@@ -187,6 +191,8 @@ def curve_of(key: str, chosen: str) -> dict[str, Any]:
 
 
 def _front_layer() -> Any:
+    import altair as alt
+
     return alt.Chart(alt.NamedData("front")).mark_line(color="black").encode(
         x=alt.X("output_tokens_per_s_per_user:Q", title="Output tokens/s per user"),
         y=alt.Y("effective_output_tokens_per_s_per_accelerator:Q", title="Output tokens/s per accelerator"),
@@ -199,6 +205,8 @@ def _front_layer() -> Any:
 
 
 def _measured_layers() -> list[Any]:
+    import altair as alt
+
     chosen = alt.Scale(domain=["chosen", "other stack"], range=[1.0, 0.35])
     base_pts = alt.Chart(alt.NamedData("measured")).encode(
         x="output_tokens_per_s_per_user:Q", y="output_tokens_per_s_per_accelerator:Q",
@@ -216,6 +224,8 @@ def _measured_layers() -> list[Any]:
 
 
 def _cost_chart() -> Any:
+    import altair as alt
+
     return alt.Chart(alt.NamedData("front")).mark_line().encode(
         x=alt.X("output_tokens_per_s_per_user:Q", title="Output tokens/s per user"),
         y=alt.Y("cost_usd_per_m_tokens:Q", title="Cost [USD per M tokens]", scale=alt.Scale(zero=True)),
@@ -231,6 +241,8 @@ def curve_specs(key: str, chosen: str) -> tuple[dict[str, Any], dict[str, Any] |
     front, measured = drawn["front"], drawn["measured"]
     if front.empty and measured.empty:
         return None
+    import altair as alt
+
     layers, data = [], {}
     if not front.empty:
         layers.append(_front_layer())
@@ -288,6 +300,8 @@ def histogram_bins(key: str, ranges_json: str, samples: int, seed: int) -> Any:
 @st.cache_data(show_spinner=False)
 def histogram_spec() -> dict[str, Any]:
     """The histogram of :func:`histogram_bins` (dataset ``bins``): built once, drawn with each study's bins."""
+    import altair as alt
+
     chart = alt.Chart(alt.NamedData("bins")).mark_bar().encode(
         x=alt.X("bin_start:Q", title="Cost [USD per M tokens]", bin="binned", axis=alt.Axis(format="$,.3f")),
         x2="bin_end:Q", y=alt.Y("count:Q", title="Samples"),

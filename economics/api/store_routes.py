@@ -18,7 +18,7 @@ from economics.api import openapi
 from economics.api.errors import ApiError, Code, json_bytes
 from economics.api.routes import _known_query
 from economics.schema.values import shown
-from economics.store import records
+from economics.store import comparison, records, repository  # at the server's start, not on a first request
 from economics.version import __version__
 
 router = APIRouter(prefix="/v1/store", responses=openapi.ERROR_RESPONSES, dependencies=[Depends(_known_query)],
@@ -38,7 +38,7 @@ def _api_error(exc: store.StoreError) -> ApiError:
     return ApiError(code, str(exc), exc.problems)
 
 
-def _store() -> store.Store:
+def _store() -> repository.Store:
     try:
         return store.open_store()
     except store.StoreError as exc:
@@ -139,7 +139,7 @@ def versions(name: str) -> Response:
 def compare(name: str, a: Annotated[int, Query(ge=1)], b: Annotated[int, Query(ge=1)]) -> Response:
     """Versions ``a`` and ``b``: the fields that differ and each KPI's values, difference and relative change."""
     s = _store()
-    return _answer(_run(store.compare, _run(s.scenario, name, a), _run(s.scenario, name, b)).as_json())
+    return _answer(_run(comparison.compare, _run(s.scenario, name, a), _run(s.scenario, name, b)).as_json())
 
 
 @router.delete("/scenarios/{name}", summary="delete a scenario with every version")

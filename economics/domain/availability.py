@@ -18,6 +18,7 @@ from __future__ import annotations
 from functools import cache
 
 import pandas as pd
+from scipy.special._ufuncs import _binom_cdf
 
 from economics import catalog
 
@@ -80,12 +81,9 @@ def spares_needed(working_systems: int, availability: float, confidence: float =
     """
     if working_systems <= 0:
         return 0
-    # imported on first use: scipy.stats takes about a second to import, and a page that plans nothing needs none
-    from scipy.stats import binom
-
     down = 1.0 - availability
     s = 0
-    while binom.cdf(s, working_systems + s, down) < confidence:
+    while binomial_cdf(s, working_systems + s, down) < confidence:
         s += 1
     return s
 
@@ -100,6 +98,31 @@ def probability_enough_up(systems: int, working_systems: int, availability: floa
     """
     if systems < working_systems:
         return 0.0
-    from scipy.stats import binom  # on first use (spares_needed)
+    return binomial_cdf(systems - working_systems, systems, 1.0 - availability)
 
-    return float(binom.cdf(systems - working_systems, systems, 1.0 - availability))
+
+def binomial_cdf(k: int, n: int, p: float) -> float:
+    r"""``P(Binomial(n, p) <= k)`` for whole ``0 <= n``, bit for bit what ``scipy.stats.binom.cdf(k, n, p)`` returns.
+
+    ``scipy.stats.binom.cdf`` checks its arguments, gives 1 from ``k >= n`` on (0 below ``k = 0``) and otherwise
+    evaluates Boost's binomial distribution through scipy.special's ufunc ``_binom_cdf``, clipped to [0, 1]; this is
+    the same steps on one value. It spares importing ``scipy.stats``, about a second of a cold start (issue #43: the
+    planner's spare counts and each pool's odds of enough systems up need nothing else from it).
+    ``tests/test_availability.py`` holds the two equal.
+
+    Parameters
+    ----------
+    k : systems down at most [-]
+    n : systems [-]
+    p : probability that one system is down [-]
+
+    >>> binomial_cdf(3, 103, 1 - 0.996226) == binomial_cdf(3, 103, 0.003774)
+    True
+    >>> binomial_cdf(5, 5, 0.5), binomial_cdf(-1, 5, 0.5), binomial_cdf(0, 1, 0.25)
+    (1.0, 0.0, 0.75)
+    """
+    if k >= n:
+        return 1.0
+    if k < 0:
+        return 0.0
+    return min(max(float(_binom_cdf(float(k), float(n), p)), 0.0), 1.0)

@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from openpyxl import Workbook
 
 from economics.io.scenario_files import excel_safe, safe_for_spreadsheets
 
@@ -27,6 +26,10 @@ def excel_bytes(df: pd.DataFrame, sheet: str = "results") -> tuple[bytes, list[s
     >>> [[c.value for c in row] for row in sheet.iter_rows()], notes
     ([['name', 'cost'], ["'=1+1", 1.5], ['ok', None]], [])
     """
+    # imported on first use (issue #43): openpyxl, with PIL and an XML parser, is only needed to write a workbook, and
+    # the `plan` command and the Plan page read io.tables for everything else
+    from openpyxl import Workbook
+
     out, notes = excel_safe(safe_for_spreadsheets(df))
     book = Workbook(write_only=True)
     ws = book.create_sheet(sheet)

@@ -18,7 +18,7 @@ from economics.api.tasks import catalog_names
 from economics.catalog import accelerator_ids
 from economics.schema.scenario import FIELDS, FieldSpec
 from economics.store import records
-from economics.store.models import NAME_CHARS, PROJECT_CHARS, WHO_CHARS
+from economics.store.limits import NAME_CHARS, PROJECT_CHARS, WHO_CHARS
 from economics.studies.candidate_fields import MEASURED_AT, PER_CANDIDATE
 from economics.studies.planner.candidates import CANDIDATE_COLUMNS, CANDIDATE_TEXT_COLUMNS, MAX_CANDIDATES
 from economics.studies.planner.inputs import PLAN_FIELDS

@@ -19,13 +19,11 @@ economics.store.errors.StaleVersion: scenario 'budget': this save was based on v
 
 from __future__ import annotations
 
+import importlib
 import threading
 from typing import Any
 
 from economics.schema import user_curves
-from economics.store import database
-from economics.store.comparison import Comparison, compare
-from economics.store.database import URL_VARIABLE, database_url
 from economics.store.errors import (
     Conflict,
     InvalidStored,
@@ -35,14 +33,50 @@ from economics.store.errors import (
     StoreUnavailable,
     TooLarge,
 )
-from economics.store.records import CurveInfo, ScenarioSummary, StudyInfo, StudyKind, VersionInfo, reference
-from economics.store.repository import Store, current_user
-from economics.store.transfer import export_document, import_document
+from economics.store.location import URL_VARIABLE, database_url
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing's extras; the names as mypy sees them
+if TYPE_CHECKING:  # at run time each is imported on first use (below)
+    from economics.store import database
+    from economics.store.comparison import Comparison, compare
+    from economics.store.records import CurveInfo, ScenarioSummary, StudyInfo, StudyKind, VersionInfo, reference
+    from economics.store.repository import Store, current_user
+    from economics.store.transfer import export_document, import_document
+
+_LAZY = {
+    "database": "economics.store.database",
+    **dict.fromkeys(("Comparison", "compare"), "economics.store.comparison"),
+    **dict.fromkeys(("CurveInfo", "ScenarioSummary", "StudyInfo", "StudyKind", "VersionInfo", "reference"),
+                    "economics.store.records"),
+    **dict.fromkeys(("Store", "current_user"), "economics.store.repository"),
+    **dict.fromkeys(("export_document", "import_document"), "economics.store.transfer"),
+}
+"""Public name -> the module that defines it, imported on first use (issue #43): the database layer brings
+SQLAlchemy and Alembic (about half a second), and the comparison the engine, which a process that opens no store
+(the CLI's other commands, the app's first page) never needs. The package itself imports only the errors, the
+store's location and the curve lookup's hook, so ``use_stored_curves()`` at start-up costs nothing."""
+
+
+def __getattr__(name: str) -> Any:
+    """A public name of the store, imported from its module on first use (then kept as an attribute)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'economics.store' has no attribute {name!r}")
+    value = importlib.import_module(module)
+    value = value if module.endswith("." + name) else getattr(value, name)
+    globals()[name] = value
+    return value
+
+
+def _name(name: str) -> Any:
+    """One of :data:`_LAZY`'s names for this module's own functions (a global lookup skips ``__getattr__``)."""
+    return globals()[name] if name in globals() else __getattr__(name)
+
 
 __all__ = ["URL_VARIABLE", "Comparison", "Conflict", "CurveInfo", "InvalidStored", "NotFound", "ScenarioSummary",
            "StaleVersion", "Store", "StoreError", "StoreUnavailable", "StudyInfo", "StudyKind", "TooLarge",
-           "VersionInfo", "compare_versions", "current_user", "database_url", "export_document", "import_document",
-           "open_store", "reference", "resolve", "use_stored_curves"]
+           "VersionInfo", "compare", "compare_versions", "current_user", "database", "database_url",
+           "export_document", "import_document", "open_store", "reference", "resolve", "use_stored_curves"]
 
 _lock = threading.Lock()
 _open: dict[str, Store] = {}
@@ -55,7 +89,7 @@ def open_store(url: str | None = None) -> Store:
     url = url or database_url()
     with _lock:
         if url not in _open:
-            _open[url] = Store(url)
+            _open[url] = _name("Store")(url)
         return _open[url]
 
 
@@ -64,17 +98,18 @@ def existing_store(url: str | None = None) -> Store | None:
     never creates a store.
     """
     url = url or database_url()
-    return open_store(url) if database.exists(url) else None
+    return open_store(url) if _name("database").exists(url) else None
 
 
 def resolve(text: str, url: str | None = None) -> VersionInfo:
     """The stored scenario ``NAME[@VERSION]`` (default: its newest version), checked by the scenario schema: what
     the CLI's ``--scenario`` reads.
     """
-    name, version = reference(text)
+    name, version = _name("reference")(text)
     store = existing_store(url)
     if store is None:
-        raise NotFound(f"--scenario {text}: there is no store yet at {database.shown_url(url or database_url())} "
+        where = _name("database").shown_url(url or database_url())
+        raise NotFound(f"--scenario {text}: there is no store yet at {where} "
                        "(save a scenario first: python -m economics store save)", "scenario", text)
     return store.scenario(name, version)
 
@@ -82,7 +117,7 @@ def resolve(text: str, url: str | None = None) -> VersionInfo:
 def compare_versions(name: str, a: int, b: int, url: str | None = None) -> Comparison:
     """Versions ``a`` and ``b`` of the stored scenario ``name``: the fields that differ and the KPIs of each."""
     store = open_store(url)
-    return compare(store.scenario(name, a), store.scenario(name, b))
+    return _name("compare")(store.scenario(name, a), store.scenario(name, b))
 
 
 def _stored_curve(sha256: str) -> user_curves.CurveFile | None:

@@ -13,17 +13,21 @@ from typing import Any
 
 import pandas as pd
 
+import economics.store as stored
 from economics.io.one_row import chosen_row
 from economics.io.output_paths import write_text
 from economics.io.scenario_files import read_input_bytes, to_csv_text
 from economics.schema import user_curves
 from economics.schema.validation import InputError
 from economics.schema.values import shown
-from economics.store import comparison, database, records, transfer
+from economics.store import location, records
 from economics.store.errors import StoreError
-from economics.store.repository import Store
 
-MAX_FILE_BYTES = transfer.MAX_DOCUMENT_BYTES
+TYPE_CHECKING = False  # the repository, comparison, export and database (SQLAlchemy, Alembic) are read through the
+if TYPE_CHECKING:  # package on first use (``stored.Store`` ...), so the CLI's parser and other commands load none
+    from economics.store.repository import Store
+
+MAX_FILE_BYTES = records.MAX_DOCUMENT_BYTES
 """The largest file ``store import`` or ``store save --study`` reads [bytes]."""
 
 
@@ -56,7 +60,7 @@ def stored_input(args: argparse.Namespace, store: Callable[[], Store | None], sa
         name, version = records.reference(text)
         if opened is None:
             raise StoreError(f"--scenario {shown(text)}: there is no store yet at "
-                             f"{database.shown_url(database.database_url())}", "scenario", text)
+                             f"{stored.database.shown_url(location.database_url())}", "scenario", text)
         found = opened.scenario(name, version)
         rows.append({**found.scenario(), "name": found.reference})
         say(f"{found.reference}: saved by {found.saved_by} at {found.saved_at:%Y-%m-%d %H:%M} UTC "
@@ -74,7 +78,7 @@ def add_store_command(sub: Any, run: Callable[[argparse.Namespace], int]) -> Non
                          "show, export, import, delete, migrate (TOKEN_ECONOMICS_DATABASE_URL; default SQLite in "
                          "your data directory)")
     cmd.add_argument("--database", default=None, metavar="URL", help="the database (default: "
-                     f"${database.URL_VARIABLE}, else {database.default_url()})")
+                     f"${location.URL_VARIABLE}, else {location.default_url()})")
     ops = cmd.add_subparsers(dest="store_command", required=True)
     save = ops.add_parser("save", help="a row of a scenario file as the next version of a stored scenario (or "
                           "--curves FILE, or --study FILE)")
@@ -128,12 +132,12 @@ def _json(doc: Any) -> str:
 
 def run_store(args: argparse.Namespace, say: Callable[[str], None]) -> int:
     """Run a ``store`` subcommand; the exit code (refusals raise :class:`StoreError`, an ``InputError``)."""
-    url = args.database or database.database_url()
+    url = args.database or location.database_url()
     if args.store_command == "migrate":
-        revision = database.migrate(database.create_engine(url))
-        sys.stdout.write(f"{database.shown_url(url)}: schema at revision {revision}\n")
+        revision = stored.database.migrate(stored.database.create_engine(url))
+        sys.stdout.write(f"{stored.database.shown_url(url)}: schema at revision {revision}\n")
         return 0
-    store = Store(url)
+    store = stored.Store(url)
     handler = {"save": _save, "list": _list, "show": _show, "export": _export, "import": _import,
                "delete": _delete}[args.store_command]
     return handler(store, args, say)
@@ -208,19 +212,19 @@ def _show(store: Store, args: argparse.Namespace, *_: Any) -> int:
         return 0
     version = store.scenario(name, number)
     if args.compare is not None:
-        write_text(args.output, _json(comparison.compare(store.scenario(name, args.compare), version).as_json()))
+        write_text(args.output, _json(stored.compare(store.scenario(name, args.compare), version).as_json()))
         return 0
     write_text(args.output, to_csv_text(_frame(version)) if args.format == "csv" else _json(version.as_json()))
     return 0
 
 
 def _export(store: Store, args: argparse.Namespace, *_: Any) -> int:
-    write_text(args.output, _json(transfer.export_document(store, args.names or None)))
+    write_text(args.output, _json(stored.export_document(store, args.names or None)))
     return 0
 
 
 def _import(store: Store, args: argparse.Namespace, say: Callable[[str], None]) -> int:
-    counts = transfer.import_document(store, _read_json(args.file))
+    counts = stored.import_document(store, _read_json(args.file))
     say(", ".join(f"{n:,} {k.replace('_', ' ')}" for k, n in counts.items()))
     return 0
 

@@ -9,9 +9,6 @@ creating one, so the tool without a store behaves exactly as it did before there
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Mapping
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -24,48 +21,17 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
 from economics.schema.values import shown
 from economics.store.errors import StoreUnavailable
+from economics.store.location import APP_DIR as APP_DIR
+from economics.store.location import URL_VARIABLE as URL_VARIABLE
+from economics.store.location import data_dir as data_dir
+from economics.store.location import database_url as database_url
+from economics.store.location import default_url as default_url
 
-URL_VARIABLE = "TOKEN_ECONOMICS_DATABASE_URL"
-APP_DIR = "token-economics"
 MIGRATIONS = Path(__file__).parent / "migrations"
 SQLITE_BUSY_TIMEOUT_S = 30
 """How long a SQLite writer waits for another's transaction to end before the save is refused (busy)."""
 POSTGRES_MIGRATION_LOCK = 0x7E57_0001
 """The advisory lock that lets one process at a time migrate a PostgreSQL store (two servers starting together)."""
-
-
-def data_dir(env: Mapping[str, str] | None = None, platform: str = sys.platform, home: Path | None = None) -> Path:
-    r"""The user's data directory for this tool: ``$XDG_DATA_HOME/token-economics`` (default
-    ``~/.local/share/token-economics``) on Linux, ``~/Library/Application Support/token-economics`` on macOS,
-    ``%LOCALAPPDATA%\\token-economics`` on Windows (the places platformdirs gives, without the dependency).
-
-    >>> data_dir({"XDG_DATA_HOME": "/data"}, "linux").as_posix()
-    '/data/token-economics'
-    >>> data_dir({}, "linux", Path("/home/a")).as_posix()
-    '/home/a/.local/share/token-economics'
-    """
-    env = os.environ if env is None else env
-    home = home or Path.home()
-    if platform == "darwin":
-        return home / "Library" / "Application Support" / APP_DIR
-    if platform.startswith("win"):
-        return Path(env.get("LOCALAPPDATA") or home / "AppData" / "Local") / APP_DIR
-    return Path(env.get("XDG_DATA_HOME") or home / ".local" / "share") / APP_DIR
-
-
-def default_url(env: Mapping[str, str] | None = None) -> str:
-    """The SQLite file in :func:`data_dir`: ``sqlite:///<data dir>/store.sqlite``."""
-    return f"sqlite:///{data_dir(env) / 'store.sqlite'}"
-
-
-def database_url(env: Mapping[str, str] | None = None) -> str:
-    """The store's URL: :data:`URL_VARIABLE` when set (and not empty), else :func:`default_url`.
-
-    >>> database_url({URL_VARIABLE: "sqlite:///x.sqlite"})
-    'sqlite:///x.sqlite'
-    """
-    env = os.environ if env is None else env
-    return env.get(URL_VARIABLE) or default_url(env)
 
 
 def shown_url(url: str) -> str:

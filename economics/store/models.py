@@ -12,10 +12,7 @@ import datetime as dt
 import sqlalchemy as sa
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-NAME_CHARS = 200
-"""The longest name of a scenario, study or curve (the scenario's own ``name`` field holds as many)."""
-WHO_CHARS = 100
-PROJECT_CHARS = 100
+from economics.store.limits import NAME_CHARS, PROJECT_CHARS, WHO_CHARS
 
 
 class Base(DeclarativeBase):

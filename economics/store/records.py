@@ -26,8 +26,10 @@ from economics.schema.validation import InputError, Problem, validate
 from economics.schema.validation_hours import HOUR_LIST_FIELDS
 from economics.schema.values import LONE_SURROGATE, escape_controls, shown
 from economics.store.errors import InvalidStored, StoreError, TooLarge
-from economics.store.models import NAME_CHARS, PROJECT_CHARS, WHO_CHARS
+from economics.store.limits import NAME_CHARS, PROJECT_CHARS, WHO_CHARS
 
+MAX_DOCUMENT_BYTES = 500_000_000
+"""The largest file ``store import`` or ``store save --study`` reads [bytes] (a store export)."""
 MAX_SCENARIO_BYTES = 200_000
 """The largest scenario (its fields as JSON) [bytes]: a scenario is about 130 fields, a few kB."""
 MAX_NOTE_CHARS = 2_000

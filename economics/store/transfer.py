@@ -24,7 +24,7 @@ from economics.version import __version__
 
 FORMAT = "token-economics-store"
 FORMAT_VERSION = 1
-MAX_DOCUMENT_BYTES = 500_000_000
+MAX_DOCUMENT_BYTES = records.MAX_DOCUMENT_BYTES
 
 
 def export_document(store: Store, names: list[str] | None = None) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from tests.e2e.conftest import ROOT
 from tests.e2e.test_browser import COLD_START_TIMEOUT_MS, kpis, open_page
 from ui import format as fmt
 from ui import links
-from ui.plan import PLAN_EXAMPLE, PLAN_EXAMPLE_SETTINGS
+from ui.links import PLAN_EXAMPLE, PLAN_EXAMPLE_SETTINGS
 
 pytestmark = pytest.mark.e2e
 

@@ -1,0 +1,87 @@
+"""Start-up (issue #43): what a fresh process imports before its first answer, and the lean paths that spare the
+heavy imports giving exactly what the heavy ones give (no timed tests: imports are listed, numbers compared bit for
+bit).
+
+- the app's first page (app.py's imports and ui/cost.py's) imports no database library (SQLAlchemy, Alembic), no
+  chart library (altair, imported where a chart is built, after the KPIs), no Excel writer (openpyxl) and no
+  ``scipy.stats``;
+- ``python -m economics plan`` imports neither ``scipy.stats``, the database library nor openpyxl (an Excel writer);
+- :func:`economics.domain.availability.binomial_cdf` is ``scipy.stats.binom.cdf``, bit for bit;
+- :func:`economics.domain.queueing.max_utilization`, remembered per arguments, is the bisection it remembers;
+- every public name of :mod:`economics.store`, imported on first use, resolves.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import binom
+
+from economics import store
+from economics.domain import queueing
+from economics.domain.availability import binomial_cdf
+from economics.store import location
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("sqlalchemy", "alembic", "altair", "scipy.stats", "openpyxl")
+
+
+def _loaded_after(code: str) -> set[str]:
+    """The modules of :data:`HEAVY` loaded in a fresh interpreter after ``code`` ran (from the repository root)."""
+    probe = f"{code}\nimport sys\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return set(ast.literal_eval(done.stdout.strip().splitlines()[-1]))
+
+
+def test_the_first_page_imports_no_database_chart_or_statistics_library() -> None:
+    # app.py's imports and the Cost page's (ui/cost.py); the store's curve lookup is set as app.py sets it
+    code = ("from economics import store; store.use_stored_curves(); from ui import state; "
+            "from economics.report import charts, kpis; "
+            "from ui import common, day, editor, report, saving, state, studies")
+    assert _loaded_after(code) == set()
+
+
+def test_the_plan_command_imports_no_scipy_stats_nor_the_database() -> None:
+    code = ("import os, tempfile; from economics.cli import main; "
+            "out = os.path.join(tempfile.mkdtemp(), 'plan.json'); "
+            "assert main(['plan', 'docs/plan-example.csv', '--row', 'worked-plan-peaks', '--candidates', "
+            "'docs/plan-candidates.csv', '-o', out]) == 0")
+    assert _loaded_after(code) == set()
+
+
+@settings(max_examples=400, deadline=None)
+@given(n=st.integers(0, 5000), k=st.integers(-3, 5003),
+       p=st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.0, 1.0, 1e-300, 0.5, 1.0 - 1e-16])))
+def test_binomial_cdf_is_scipy_stats_binom_cdf(n: int, k: int, p: float) -> None:
+    ours, theirs = binomial_cdf(k, n, p), float(binom.cdf(k, n, p))
+    assert ours == theirs or (math.isnan(ours) and math.isnan(theirs)), (k, n, p, ours, theirs)
+
+
+def test_binomial_cdf_at_the_planner_s_spares() -> None:
+    # 103 H100 servers of which 100 must be up, each up 0.996226 of the time (availability's own doctest): the
+    # probability that at most 3 are down, as scipy.stats gives it
+    assert binomial_cdf(3, 103, 1.0 - 0.996226) == float(binom.cdf(3, 103, 1.0 - 0.996226))
+    assert round(binomial_cdf(3, 103, 1.0 - 0.996226), 4) == 0.9993
+
+
+@settings(max_examples=60, deadline=None)
+@given(servers=st.integers(1, 64), service_s=st.floats(0.01, 3.0), target_s=st.floats(0.05, 10.0),
+       percentile=st.sampled_from([0.5, 0.9, 0.99]), cv2=st.floats(0.0, 4.0))
+def test_max_utilization_remembered_is_the_bisection(servers: int, service_s: float, target_s: float,
+                                                     percentile: float, cv2: float) -> None:
+    args = (servers, service_s, target_s, percentile, cv2)
+    first, again = queueing.max_utilization(*args), queueing.max_utilization(*args)
+    assert first == again == queueing.max_utilization.__wrapped__(*args)
+
+
+def test_every_public_name_of_the_store_resolves() -> None:
+    missing = [name for name in store.__all__ if getattr(store, name, None) is None]
+    assert missing == []
+    assert store.database.database_url is location.database_url
