@@ -7,7 +7,7 @@ one working scenario held in the session (ui/state.py), so moving between pages 
 import streamlit as st
 
 from economics import store
-from ui import state
+from ui import memory, state
 
 # An emoji favicon (drawn locally): a ":material/...:" icon makes the browser fetch it from a Google CDN, and page
 # icons would replace it.
@@ -32,3 +32,4 @@ try:
     page.run()
 finally:  # a page that drew no editor: the URL is written now (see ui.state)
     state.sync_url()
+memory.freeze_once()
