@@ -26,12 +26,11 @@ Rules fixed before the points were compared with anything (so that none is chose
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "data"
-READ = "2026-12-05"
+import validation_sets
+from validation_sets import READ
+
 GROUPS = {  # transcription key: (holdout_group, framework, serving stack prefix, description)
     "trtllm_h200_launch_blog_v0.5.0": ("trtllm-0.5-h200-blog", "TensorRT-LLM 0.5.0", "trtllm-0.5.0",
                                        "NVIDIA TensorRT-LLM blog, H200 launch (release 0.5.0)"),
@@ -46,60 +45,31 @@ GROUPS = {  # transcription key: (holdout_group, framework, serving stack prefix
 def rows() -> list[dict[str, object]]:
     """The transcription as rows of data/throughput_curves.csv."""
     out = []
-    with open(ROOT / "tools" / "validation_set_4.csv", newline="", encoding="utf-8") as f:
-        for t in csv.DictReader(f):
-            group, framework, stack, what = GROUPS[t["source_key"]]
-            tp, batch = int(float(t["tensor_parallel"])), str(int(float(t["concurrency_or_batch"])))
-            i, o = int(float(t["input_tokens"])), int(float(t["output_tokens"]))
-            how = (f"static batch {batch}" if t["batch_kind"] == "static" else
-                   f"offline (requests at an infinite rate), concurrency = max num seqs {batch} (the engine's limit)")
-            out.append({
-                "curve_id": f"{stack}-{t['accelerator']}-{t['model']}-{t['precision']}-tp{tp}-{i}-{o}-b{batch}",
-                "accelerator": t["accelerator"], "accelerator_count": tp, "model": t["model"],
-                "precision": t["precision"], "input_tokens": i, "output_tokens": o,
-                "output_tokens_per_s_per_user": t["output_tokens_per_s_per_user"],
-                "output_tokens_per_s_per_accelerator": t["output_tokens_per_s_per_accelerator"],
-                "point_kind": "offline", "framework": framework, "serving_stack": f"{stack}-tp{tp}",
-                "time_to_first_token_s": "", "concurrency": batch, "tensor_parallel": tp, "pipeline_parallel": 1,
-                "expert_parallel": 1, "data_parallel_attention": "", "speculative_decoding": "none",
-                "disaggregated": "no", "nodes": 1, "holdout_group": group, "confidence": "vendor claim",
-                "source": f"{what} {t['url']}", "source_date": READ,
-                "note": f"{how}, TP {tp}, input {i}, output {o}: published {t['value_as_published']} "
-                        f"({t['note']}); fourth validation set, added after the ranges on every source the fit never "
-                        f"saw and before any estimate of it was looked at, never fitted; read {READ}"})
+    for t in validation_sets.transcription("validation_set_4.csv"):
+        group, framework, stack, what = GROUPS[t["source_key"]]
+        tp, batch = int(float(t["tensor_parallel"])), str(int(float(t["concurrency_or_batch"])))
+        i, o = int(float(t["input_tokens"])), int(float(t["output_tokens"]))
+        how = (f"static batch {batch}" if t["batch_kind"] == "static" else
+               f"offline (requests at an infinite rate), concurrency = max num seqs {batch} (the engine's limit)")
+        out.append({
+            "curve_id": f"{stack}-{t['accelerator']}-{t['model']}-{t['precision']}-tp{tp}-{i}-{o}-b{batch}",
+            "accelerator": t["accelerator"], "accelerator_count": tp, "model": t["model"],
+            "precision": t["precision"], "input_tokens": i, "output_tokens": o,
+            "output_tokens_per_s_per_user": t["output_tokens_per_s_per_user"],
+            "output_tokens_per_s_per_accelerator": t["output_tokens_per_s_per_accelerator"],
+            "point_kind": "offline", "framework": framework, "serving_stack": f"{stack}-tp{tp}",
+            "time_to_first_token_s": "", "concurrency": batch, "tensor_parallel": tp, "pipeline_parallel": 1,
+            "expert_parallel": 1, "data_parallel_attention": "", "speculative_decoding": "none",
+            "disaggregated": "no", "nodes": 1, "holdout_group": group, "confidence": "vendor claim",
+            "source": f"{what} {t['url']}", "source_date": READ,
+            "note": f"{how}, TP {tp}, input {i}, output {o}: published {t['value_as_published']} "
+                    f"({t['note']}); fourth validation set, added after the ranges on every source the fit never "
+                    f"saw and before any estimate of it was looked at, never fitted; read {READ}"})
     return out
 
 
-def main() -> None:
-    path = DATA / "throughput_curves.csv"
-    with open(path, newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        fields = list(reader.fieldnames or [])
-        existing = list(reader)
-    groups = {g for g, *_ in GROUPS.values()}
-    if any(r["holdout_group"] in groups for r in existing):
-        raise SystemExit("the fourth validation set is already in data/throughput_curves.csv")
-    new = rows()
-    with open(path, "a", newline="", encoding="utf-8") as f:
-        csv.DictWriter(f, fieldnames=fields, lineterminator="\n").writerows(new)
-    stack_path = DATA / "serving_stacks.csv"
-    with open(stack_path, newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        stack_fields = list(reader.fieldnames or [])
-        known = {r["stack_id"] for r in reader}
-    stacks = {str(r["serving_stack"]): r for r in new if r["serving_stack"] not in known}
-    with open(stack_path, "a", newline="", encoding="utf-8") as f:
-        csv.DictWriter(f, fieldnames=stack_fields, lineterminator="\n").writerows(
-            {"stack_id": sid, "framework": str(r["framework"]).split(" ")[0] if "TensorRT" not in str(r["framework"])
-             else "TensorRT-LLM", "version": r["framework"],
-             "tensor_parallel": r["tensor_parallel"], "expert_parallel": 1, "data_parallel_attention": "no",
-             "speculative_method": "none", "draft_tokens": 0, "acceptance_rate": "", "draft_cost_fraction": "",
-             "disaggregated": "no", "nodes": 1, "accelerators": r["tensor_parallel"], "precision": r["precision"],
-             "measured_on": r["accelerator"], "source": str(r["source"]).split(" ")[-1], "source_date": READ,
-             "confidence": "vendor claim", "note": f"configuration as published with the measured points "
-             f"(data/throughput_curves.csv, serving_stack {sid}); fourth validation set"}
-            for sid, r in stacks.items())
-    print(f"appended {len(new)} points and {len(stacks)} serving stacks")
+def main(data: Path = validation_sets.DATA) -> None:
+    validation_sets.append(rows(), (g for g, *_ in GROUPS.values()), "fourth", data)
 
 
 if __name__ == "__main__":

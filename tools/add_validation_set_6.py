@@ -29,12 +29,11 @@ prompt sent at once) is read as an offline point at concurrency min(prompts, the
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "data"
-READ = "2026-12-05"
+import validation_sets
+from validation_sets import READ
+
 GROUPS = {  # transcription key: (holdout_group, serving stack prefix, confidence, description)
     "trtllm_issue_4043": ("trtllm-0.20-issue-4043", "trtllm-0.20.0rc0-issue", "secondary",
                           "NVIDIA/TensorRT-LLM issue #4043 'LLama 3.1 405B FP8 perf low on B200' (a user's "
@@ -53,67 +52,33 @@ GROUPS = {  # transcription key: (holdout_group, serving stack prefix, confidenc
 def rows() -> list[dict[str, object]]:
     """The transcription as rows of data/throughput_curves.csv."""
     out = []
-    with open(ROOT / "tools" / "validation_set_6.csv", newline="", encoding="utf-8") as f:
-        for k, t in enumerate(csv.DictReader(f)):
-            group, stack, confidence, what = GROUPS[t["source_key"]]
-            tp, conc = int(t["tensor_parallel"]), t["concurrency_or_batch"]
-            i, o = t["input_tokens"], t["output_tokens"]
-            how = {"burst": f"every prompt sent at once: capacity, read as an offline point with concurrency {conc}",
-                   "max_throughput": "offline (requests at an infinite rate), batch limit not stated"}[t["batch_kind"]]
-            out.append({
-                "curve_id": f"{stack}-{t['accelerator']}-{t['model']}-{t['precision']}-tp{tp}-{round(float(i))}-"
-                            f"{round(float(o))}-r{k + 1}",
-                "accelerator": t["accelerator"], "accelerator_count": t["accelerator_count"], "model": t["model"],
-                "precision": t["precision"], "input_tokens": i, "output_tokens": o,
-                "output_tokens_per_s_per_user": "",
-                "output_tokens_per_s_per_accelerator": t["output_tokens_per_s_per_accelerator"],
-                "point_kind": "offline", "framework": t["framework_and_version"], "serving_stack": f"{stack}-tp{tp}",
-                "time_to_first_token_s": "", "concurrency": conc, "tensor_parallel": tp, "pipeline_parallel": 1,
-                "expert_parallel": 1, "data_parallel_attention": "", "speculative_decoding": "none",
-                "disaggregated": "no", "nodes": 1, "holdout_group": group, "confidence": confidence,
-                "source": f"{what} {t['url']}", "source_date": READ,
-                "note": f"{how}, TP {tp}, input {i}, output {o}, model as published {t['model_as_published']}: "
-                        f"published {t['value_as_published']} ({t['note']}); sixth validation set, added after the "
-                        f"range rule became the spread across sources and before any estimate of it was looked at, "
-                        f"never fitted; read {READ}"})
+    for k, t in enumerate(validation_sets.transcription("validation_set_6.csv")):
+        group, stack, confidence, what = GROUPS[t["source_key"]]
+        tp, conc = int(t["tensor_parallel"]), t["concurrency_or_batch"]
+        i, o = t["input_tokens"], t["output_tokens"]
+        how = {"burst": f"every prompt sent at once: capacity, read as an offline point with concurrency {conc}",
+               "max_throughput": "offline (requests at an infinite rate), batch limit not stated"}[t["batch_kind"]]
+        out.append({
+            "curve_id": f"{stack}-{t['accelerator']}-{t['model']}-{t['precision']}-tp{tp}-{round(float(i))}-"
+                        f"{round(float(o))}-r{k + 1}",
+            "accelerator": t["accelerator"], "accelerator_count": t["accelerator_count"], "model": t["model"],
+            "precision": t["precision"], "input_tokens": i, "output_tokens": o,
+            "output_tokens_per_s_per_user": "",
+            "output_tokens_per_s_per_accelerator": t["output_tokens_per_s_per_accelerator"],
+            "point_kind": "offline", "framework": t["framework_and_version"], "serving_stack": f"{stack}-tp{tp}",
+            "time_to_first_token_s": "", "concurrency": conc, "tensor_parallel": tp, "pipeline_parallel": 1,
+            "expert_parallel": 1, "data_parallel_attention": "", "speculative_decoding": "none",
+            "disaggregated": "no", "nodes": 1, "holdout_group": group, "confidence": confidence,
+            "source": f"{what} {t['url']}", "source_date": READ,
+            "note": f"{how}, TP {tp}, input {i}, output {o}, model as published {t['model_as_published']}: "
+                    f"published {t['value_as_published']} ({t['note']}); sixth validation set, added after the "
+                    f"range rule became the spread across sources and before any estimate of it was looked at, "
+                    f"never fitted; read {READ}"})
     return out
 
 
-def _stack(sid: str, r: dict[str, object]) -> dict[str, object]:
-    """The serving stack row of a new stack id, as published with its points."""
-    framework = str(r["framework"])
-    return {"stack_id": sid, "framework": "TensorRT-LLM" if framework.startswith("TensorRT") else "vLLM",
-            "version": framework, "tensor_parallel": r["tensor_parallel"], "expert_parallel": 1,
-            "data_parallel_attention": "no", "speculative_method": "none", "draft_tokens": 0, "acceptance_rate": "",
-            "draft_cost_fraction": "", "disaggregated": "no", "nodes": 1, "accelerators": r["tensor_parallel"],
-            "precision": r["precision"], "measured_on": r["accelerator"], "source": str(r["source"]).split(" ")[-1],
-            "source_date": READ, "confidence": r["confidence"],
-            "note": f"configuration as published with the measured points (data/throughput_curves.csv, serving_stack "
-                    f"{sid}); sixth validation set"}
-
-
-def main() -> None:
-    path = DATA / "throughput_curves.csv"
-    with open(path, newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        fields = list(reader.fieldnames or [])
-        existing = list(reader)
-    groups = {g for g, *_ in GROUPS.values()}
-    if any(r["holdout_group"] in groups for r in existing):
-        raise SystemExit("the sixth validation set is already in data/throughput_curves.csv")
-    new = rows()
-    with open(path, "a", newline="", encoding="utf-8") as f:
-        csv.DictWriter(f, fieldnames=fields, lineterminator="\n").writerows(new)
-    stack_path = DATA / "serving_stacks.csv"
-    with open(stack_path, newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        stack_fields = list(reader.fieldnames or [])
-        known = {r["stack_id"] for r in reader}
-    stacks = {str(r["serving_stack"]): r for r in new if r["serving_stack"] not in known}
-    with open(stack_path, "a", newline="", encoding="utf-8") as f:
-        csv.DictWriter(f, fieldnames=stack_fields, lineterminator="\n").writerows(
-            _stack(sid, r) for sid, r in stacks.items())
-    print(f"appended {len(new)} points and {len(stacks)} serving stacks")
+def main(data: Path = validation_sets.DATA) -> None:
+    validation_sets.append(rows(), (g for g, *_ in GROUPS.values()), "sixth", data)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,73 @@
+"""What the validation-set add scripts (tools/add_validation_set_4.py to _7.py) share: reading a set's transcription,
+the serving-stack row of a stack first published with a set's points, and the append to data/.
+
+Each add script keeps what is its own (the reading rules in its docstring, its sources, how a transcription row becomes
+a row of data/throughput_curves.csv) and calls :func:`append` to write it: the set's points at the end of
+data/throughput_curves.csv and the serving stacks not yet in data/serving_stacks.csv at the end of that file, with the
+columns and line ends those files already have, so that re-running the scripts in order on data/ as it was before the
+fourth set gives data/ byte for byte (tests/test_validation_sets.py).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data"
+READ = "2026-12-05"
+"""The date the fourth to seventh sets were read."""
+
+
+def transcription(name: str) -> list[dict[str, str]]:
+    """The rows of tools/<name> (a set's transcription, one row per published figure)."""
+    with open(ROOT / "tools" / name, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def framework_name(framework: str) -> str:
+    """The serving stack's framework from a point's ``framework`` cell ("vLLM 0.6.6" -> "vLLM")."""
+    return "TensorRT-LLM" if framework.startswith("TensorRT") else framework.split(" ")[0]
+
+
+def stack_row(sid: str, r: dict[str, object], ordinal: str) -> dict[str, object]:
+    """The data/serving_stacks.csv row of a stack id first published with the points of the ``ordinal`` set."""
+    return {"stack_id": sid, "framework": framework_name(str(r["framework"])), "version": r["framework"],
+            "tensor_parallel": r["tensor_parallel"], "expert_parallel": 1, "data_parallel_attention": "no",
+            "speculative_method": "none", "draft_tokens": 0, "acceptance_rate": "", "draft_cost_fraction": "",
+            "disaggregated": "no", "nodes": 1, "accelerators": r["tensor_parallel"], "precision": r["precision"],
+            "measured_on": r["accelerator"], "source": str(r["source"]).split(" ")[-1], "source_date": READ,
+            "confidence": r["confidence"],
+            "note": f"configuration as published with the measured points (data/throughput_curves.csv, serving_stack "
+                    f"{sid}); {ordinal} validation set"}
+
+
+def _read(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        return list(reader.fieldnames or []), list(reader)
+
+
+def _write(path: Path, fields: list[str], rows: Iterable[dict[str, object]]) -> None:
+    with open(path, "a", newline="", encoding="utf-8") as f:
+        csv.DictWriter(f, fieldnames=fields, lineterminator="\n").writerows(rows)
+
+
+def append(new: list[dict[str, object]], groups: Iterable[str], ordinal: str, data: Path = DATA,
+           stack: Callable[[str, dict[str, object], str], dict[str, object]] = stack_row) -> None:
+    """Append a set's points (``new``, rows of data/throughput_curves.csv) and their new serving stacks to ``data``.
+
+    Refuses (SystemExit, nothing written) when a point of one of the set's ``groups`` (holdout groups) is already
+    in the file, so that a set is never added twice.
+    """
+    fields, existing = _read(data / "throughput_curves.csv")
+    mine = set(groups)
+    if any(r["holdout_group"] in mine for r in existing):
+        raise SystemExit(f"the {ordinal} validation set is already in data/throughput_curves.csv")
+    _write(data / "throughput_curves.csv", fields, new)
+    stack_fields, stacks_known = _read(data / "serving_stacks.csv")
+    known = {r["stack_id"] for r in stacks_known}
+    stacks = {str(r["serving_stack"]): r for r in new if r["serving_stack"] not in known}
+    _write(data / "serving_stacks.csv", stack_fields, (stack(sid, r, ordinal) for sid, r in stacks.items()))
+    print(f"appended {len(new)} points and {len(stacks)} serving stacks")
