@@ -491,7 +491,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if getattr(args, "holdout", False):
         sys.stdout.write(calibration.holdout_text())
         sys.stdout.write(leave_out.stored_errors_text())
-        sys.stdout.write(leave_out.validation_text(leave_out.validation()))
+        sys.stdout.write(leave_out.validation_text(leave_out.validation(), leave_out.validation_refused()))
         return 0
     if getattr(args, "leave_out", None):
         table = leave_out.leave_out(args.leave_out, progress=lambda g: say(f"refitting without {g}"))

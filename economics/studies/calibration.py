@@ -506,12 +506,14 @@ def stack_check(factors: dict[str, Any] | None = None) -> pd.DataFrame:
     Each point is predicted at its published concurrency (at its measured per-user speed where it publishes none)
     with its stack pinned and no measured curve; a
     disaggregated deployment spreads its concurrency over all its accelerators, so a decode replica of n holds at
-    most concurrency x n / accelerators sequences. Saturated points (requests queued before decoding) are left out.
+    most concurrency x n / accelerators sequences. Saturated points (requests queued before decoding) are left out,
+    and so are the validation split's (:data:`VALIDATION_SOURCES`): ``calibrate --holdout`` reports those on their
+    own, as refused where the split does not estimate their stack, so that a validation set is measured once.
     """
     t = catalog.throughput_curves()
     ep = pd.to_numeric(t["expert_parallel"], errors="coerce").fillna(1.0)
     t = t[((t["speculative_decoding"] != "none") | t["disaggregated"] | (ep > 1))
-          & ~t["note"].str.contains("saturated")].reset_index(drop=True)
+          & ~t["note"].str.contains("saturated") & ~t["holdout_group"].isin(VALIDATION_SOURCES)].reset_index(drop=True)
     stacks = catalog.serving_stacks()
     replica = pd.to_numeric(t["serving_stack"].map(stacks["tensor_parallel"]), errors="coerce").to_numpy(dtype=float)
     conc = t["concurrency"].astype(float).to_numpy()

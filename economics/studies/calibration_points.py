@@ -50,6 +50,9 @@ VALIDATION_SETS = {
                                                    "trtllm-0.12-quoted"),
     "sixth set (after the ranges as the spread across sources)": ("trtllm-0.20-issue-4043", "vllm-0.6.6-issue-12315",
                                                                   "vllm-pr-7117-h100", "vllm-pr-16458-tpu-v6e"),
+    "seventh set (published tables, selection rule first)": ("lmdeploy-0.2-a100", "dstack-r1-offline",
+                                                             "dstack-r1-online", "trtllm-blog-falcon-h200",
+                                                             "trtllm-blog-xqa-h200", "trtllm-blog-dsr1-perf"),
 }
 """The validation sources in the order they were added, each set after the rule changes its predecessor led to
 (below); only the last set is a test of the rules as they stand."""
@@ -88,7 +91,10 @@ first three sets joined it when the fourth was added (the rules had changed afte
 AMD's vLLM 0.6 MI300X and NVIDIA's TensorRT-LLM 0.12 H100 Llama 3.1 405B tables) joined it when the range became
 the spread across sources (both had been looked at: the fifth's 40 % coverage led to that change). Only a set added
 after that change tests the rules as they stand: the sixth (tools/add_validation_set_6.py: GitHub issue and pull-request
-threads with TensorRT-LLM 0.20 on B200 and H200, vLLM 0.6.6 on A100, vLLM on H100 and on one TPU v6e chip)."""
+threads with TensorRT-LLM 0.20 on B200 and H200, vLLM 0.6.6 on A100, vLLM on H100 and on one TPU v6e chip) and the
+seventh, drawn by a selection rule committed before anything was gathered (tools/validation_set_7.md,
+tools/add_validation_set_7.py: LMDeploy's A100 tables, dstack's DeepSeek-R1 runs on 8 H200 and 8 MI300X, NVIDIA's
+TensorRT-LLM blog tables on H200 and B200); no rule changed between them."""
 FITTED_CELL = "yes"
 """The ``fitted`` cell of a point the fit uses; any other cell is "no: " and why the point is left out."""
 NEVER_FITTED = ("blind", "validation")

@@ -266,9 +266,28 @@ def validation() -> pd.DataFrame:
               "high", "inside", "basis"]]
 
 
-def validation_text(table: pd.DataFrame) -> str:
+NO_ESTIMATE = "no: no estimate (the roofline gave no throughput for the row's replica, model and lengths)"
+"""The reason :func:`validation_refused` gives for a point the split takes whose estimate came out empty."""
+ARRIVAL_LIMITED = "no: arrival-limited (Poisson load below saturation): its throughput is not compared"
+"""The reason for a point whose throughput measures the arrival rate (:mod:`economics.studies.calibration_points`)."""
+
+
+def validation_refused() -> pd.DataFrame:
+    """The validation points the catalog does not estimate, so not in :func:`validation`'s coverage, each with the
+    reason (the point's ``fitted`` cell, or :data:`NO_ESTIMATE`): reported, never dropped silently.
+    """
+    res, _ = calibration.report()
+    v = res[res["split"] == "validation"]
+    refused = v[~is_fitted(v) | v["error_pct"].isna()].reset_index(drop=True)
+    refused["reason"] = np.where(~is_fitted(refused), refused["fitted"],
+                                 np.where(refused["measured"].isna(), ARRIVAL_LIMITED, NO_ESTIMATE))
+    return refused[["point", "source_group", "accelerator", "model", "reason"]]
+
+
+def validation_text(table: pd.DataFrame, refused: pd.DataFrame | None = None) -> str:
     """``calibrate --holdout``'s validation lines: per source and overall, the points, the median and worst absolute
-    error and the share of measured figures inside their estimate's P10-P90 range.
+    error and the share of measured figures inside their estimate's P10-P90 range; then, per set, how many points
+    the catalog refused to estimate and why (``refused``, :func:`validation_refused`).
     """
     basis = calibration.RANGE_BASIS_SETS
     lines = ["", "validation: sources added after the fit, never fitted (" + ", ".join(calibration.VALIDATION_SOURCES)
@@ -293,7 +312,23 @@ def validation_text(table: pd.DataFrame) -> str:
     lines += ["per family, every validation point:"]
     for family, g in table.groupby("family", sort=True):
         lines.append(_coverage_line(f"  {family}", g, width))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _refused_lines(refused)) + "\n"
+
+
+def _refused_lines(refused: pd.DataFrame | None) -> list[str]:
+    """:func:`validation_text`'s refused points: per set, how many and, per reason, how many of which sources."""
+    if refused is None or refused.empty:
+        return []
+    lines = ["", "refused: validation points the catalog does not estimate (not in any coverage above)"]
+    for name, groups in calibration.VALIDATION_SETS.items():
+        g = refused[refused["source_group"].isin(groups)]
+        if g.empty:
+            continue
+        lines.append(f"  {name}: {len(g)} points")
+        for reason, r in g.groupby("reason", sort=True):
+            sources = ", ".join(f"{s} {n}" for s, n in r["source_group"].value_counts().sort_index().items())
+            lines.append(f"    {len(r):4d}  {str(reason).removeprefix('no: ')} ({sources})")
+    return lines
 
 
 def _coverage_line(label: str, g: pd.DataFrame, width: int) -> str:
