@@ -1,0 +1,118 @@
+"""The validation-set add scripts (tools/add_validation_set_4.py to _7.py and their shared tools/validation_sets.py):
+re-run in order they give data/ byte for byte, a set is never appended twice, and the seventh set's rows read the
+published figures as its reading rules say (golden values worked by hand)."""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import shutil
+from pathlib import Path
+from types import ModuleType
+
+import pandas as pd
+import pytest
+
+from economics.studies import leave_out
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data"
+FILES = ("throughput_curves.csv", "serving_stacks.csv")
+FIRST = {"throughput_curves.csv": ("holdout_group", "trtllm-0.5-h200-blog"),
+         "serving_stacks.csv": ("stack_id", "trtllm-0.5.0-tp1")}
+"""The first record the fourth set appended to each file: the fourth to seventh sets are the files' last records."""
+
+
+def _script(n: int, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    return importlib.import_module(f"add_validation_set_{n}")
+
+
+def _before_the_fourth_set(tmp: Path) -> None:
+    """Copy the two files data/ the scripts append to into ``tmp``, cut before the fourth set's first record."""
+    for name in FILES:
+        lines = (DATA / name).read_text(encoding="utf-8").splitlines(keepends=True)
+        column, value = FIRST[name]
+        k = next(csv.reader(lines[:1])).index(column)
+        cut = next(i for i, line in enumerate(lines) if i and (next(csv.reader([line])) + [""] * k)[k] == value)
+        (tmp / name).write_text("".join(lines[:cut]), encoding="utf-8")
+
+
+def test_re_running_the_add_scripts_in_order_gives_data_byte_for_byte(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    _before_the_fourth_set(tmp_path)
+    for n in (4, 5, 6, 7):
+        _script(n, monkeypatch).main(tmp_path)
+    for name in FILES:
+        assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name
+
+
+def test_a_set_already_in_data_is_refused_and_nothing_is_written(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in FILES:
+        shutil.copy(DATA / name, tmp_path / name)
+    with pytest.raises(SystemExit, match="the seventh validation set is already in data/throughput_curves.csv"):
+        _script(7, monkeypatch).main(tmp_path)
+    for name in FILES:
+        assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name
+
+
+def test_the_seventh_sets_rows_read_the_published_figures(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = {str(r["curve_id"]): r for r in _script(7, monkeypatch).rows()}
+    # LMDeploy's request-throughput row for llama2-70b (TP 4): 7.231 RPS, 1682.738 out tok/s, 3467.969 total tok/s;
+    # output 1682.738 / 7.231 = 232.71, input (3467.969 - 1682.738) / 7.231 = 246.89, per GPU 1682.738 / 4 = 420.6845
+    r = rows["set7-lmdeploy-0.2-a100-a100-sxm-llama-2-70b-bf16-tp4-247-233-r2"]
+    assert (r["input_tokens"], r["output_tokens"], float(str(r["output_tokens_per_s_per_accelerator"]))) == (
+        "246.89", "232.71", pytest.approx(420.6845, abs=1e-3))
+    assert (r["concurrency"], r["model"], r["precision"]) == ("256", "llama-2-70b", "bf16")
+    # dstack's offline SGLang run on 8 H200 with 512 prompts: 409,600 output tokens in 324.5106853 s,
+    # 409600 / 324.5106853 = 1262.208 tokens/s, / 8 = 157.776 per GPU; SGLang sets no sequence limit: concurrency 512
+    r = next(r for r in rows.values() if str(r["serving_stack"]) == "sglang-0.4.3.post2-tp8"
+             and r["concurrency"] == "512" and r["output_tokens"] == "800")
+    assert float(str(r["output_tokens_per_s_per_accelerator"])) == pytest.approx(157.776, abs=1e-3)
+    # the same run on vLLM with 1024 prompts is read at vLLM's default limit of 256 sequences
+    assert any(str(r["serving_stack"]) == "vllm-0.7.4.dev181-tp8" and r["concurrency"] == "256"
+               and "--num-prompts 1024" in str(r["note"]) for r in rows.values())
+    # NVIDIA's Llama-70B on one H200, 128 in / 2048 out at batch 192: 2,941 tokens/s per GPU
+    r = rows["set7-trtllm-blog-falcon-h200-h200-sxm-llama-2-70b-fp8-tp1-128-2048-r132"]
+    assert (r["output_tokens_per_s_per_accelerator"], r["concurrency"]) == ("2941", "192")
+
+
+def test_the_rows_the_catalog_cannot_hold_are_printed_as_refused_not_dropped(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    script = _script(7, monkeypatch)
+    # two of the transcription's 139 rows run MTP with 3 draft layers and no stated acceptance (B200, H200)
+    assert [(t["accelerator"], t["draft_tokens"]) for t, _ in script.refused()] == [("b200", "3"), ("h200-sxm", "3")]
+    assert len(script.rows()) == 139 - 2
+    _before_the_fourth_set(tmp_path)
+    for n in (4, 5, 6):
+        _script(n, monkeypatch).main(tmp_path)
+    capsys.readouterr()
+    script.main(tmp_path)
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in out[:2]] == [
+        "not appended (trtllm_blog_dsr1_best_perf, b200 deepseek-v3 fp4)",
+        "not appended (trtllm_blog_dsr1_best_perf, h200-sxm deepseek-v3 fp8)"]
+    assert out[2] == "appended 137 points and 12 serving stacks"
+
+
+def test_holdout_lists_the_refused_validation_points_per_set_with_their_reason() -> None:
+    # hand-made: one estimated point of the seventh set; three refused (two of one source for one reason, one of
+    # another source for another), one refused of the sixth set
+    table = pd.DataFrame({"source_group": ["lmdeploy-0.2-a100"], "family": ["nvidia-ampere"], "error_pct": [5.0],
+                          "inside": [True]})
+    refused = pd.DataFrame({"source_group": ["dstack-r1-online", "dstack-r1-online", "dstack-r1-offline",
+                                             "vllm-pr-7117-h100"],
+                            "reason": ["no: serving stack with expert parallelism", "no: serving stack with expert "
+                                       "parallelism", leave_out.NO_ESTIMATE, leave_out.ARRIVAL_LIMITED]})
+    text = leave_out.validation_text(table, refused)
+    tail = text[text.index("refused: validation points the catalog does not estimate"):].splitlines()
+    assert tail[1:] == [
+        "  sixth set (after the ranges as the spread across sources): 1 points",
+        "       1  arrival-limited (Poisson load below saturation): its throughput is not compared "
+        "(vllm-pr-7117-h100 1)",
+        "  seventh set (published tables, selection rule first): 3 points",
+        "       1  no estimate (the roofline gave no throughput for the row's replica, model and lengths) "
+        "(dstack-r1-offline 1)",
+        "       2  serving stack with expert parallelism (dstack-r1-online 2)"]
+    assert "refused" not in leave_out.validation_text(table)  # nothing refused, nothing printed
