@@ -103,6 +103,10 @@ class _Roles:
                       for r in (AGGREGATED, PREFILL, DECODE)]
         self.cost = [cost[o] for o in self.order]
         self.n = len(h.role)
+        # each role's cost curve (cumulative share, cumulative cost) in buffers a relaxation fills again: their first
+        # points stay 0 and the rest are written whole each time, so no call sees another's values
+        self.curves = [(np.zeros(len(o) + 1), np.zeros(len(o) + 1)) for o in self.order]
+        self.tails = [(x[1:], y[1:]) for x, y in self.curves]
 
     def shares(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """Each slice's share of demand [-]: the paid ones (``lo`` systems), then the optional ones."""
@@ -111,14 +115,11 @@ class _Roles:
     def relax(self, lo: np.ndarray, hi: np.ndarray) -> _Relaxed | None:
         """The relaxation with ``lo <= x <= hi`` continuous: (cost, systems x, flow f), or None when infeasible."""
         h, share = self.h, self.shares(lo, hi)
-        curves = []
-        for order, cost in zip(self.order, self.cost, strict=True):
-            s = share[order]
-            x, y = np.zeros(len(s) + 1), np.zeros(len(s) + 1)
-            s.cumsum(out=x[1:])
-            (s * cost).cumsum(out=y[1:])
-            curves.append((x, y))
-        (xa, ya), (xp, yp), (xd, yd) = curves
+        slices = [share[order] for order in self.order]  # each role's slices in cost order
+        for s, cost, (x_tail, y_tail) in zip(slices, self.cost, self.tails, strict=True):
+            s.cumsum(out=x_tail)
+            (s * cost).cumsum(out=y_tail)
+        (xa, ya), (xp, yp), (xd, yd) = self.curves
         g_min = max(0.0, h.need_input - min(xp[-1], h.prefill_max), h.need_output - xd[-1])
         g_max = min(xa[-1], self.cap)
         if g_min > g_max + TOL:
@@ -130,9 +131,9 @@ class _Roles:
         best = int(total.argmin())
         g_star = float(g[best])
         used = np.empty(len(share))
-        for order, (x, _), q in zip(self.order, curves, (g_star, h.need_input - g_star, h.need_output - g_star),
-                                    strict=True):
-            used[order] = _clip(q - x[:-1], 0.0, share[order])
+        for order, s, (x, _), q in zip(self.order, slices, self.curves,
+                                       (g_star, h.need_input - g_star, h.need_output - g_star), strict=True):
+            used[order] = _clip(q - x[:-1], 0.0, s)
         n = self.n
         flow = (used[:n] + used[n:]) * self.per_share
         return float(total[best] + np.dot(h.usd_per_system, lo)), lo + used[n:] * self.systems_per_share, flow
