@@ -65,6 +65,7 @@ from economics.studies.planner.inputs import (
     settings_from_row,
     workload,
 )
+from economics.studies.planner.milp import clear_milp_memo
 from economics.studies.planner.pools import Costs, Pool, build_pools, candidate_costs
 from economics.studies.planner.report import CONSTRAINT_COLUMNS, PLAN_COLUMNS, SETTING_COST_COLUMNS, PlanResult, records
 from economics.studies.planner.rules import RULE_OFF, block_hours, rules_active
@@ -74,8 +75,8 @@ __all__ = [
     "CANDIDATE_COLUMNS", "CARBON_FRONTIER_COLUMNS", "CONSTRAINT_COLUMNS", "FRONTIER_COLUMNS", "HOURS", "OWNERSHIPS",
     "PLAN_COLUMNS", "PLAN_FIELDS", "RENT_TIERS", "ROLES", "RULE_OFF", "SETTING_COST_COLUMNS", "Candidate", "Costs",
     "PlanResult", "PlanSettings", "Pool", "Workload", "block_hours", "build_pools", "candidate_costs",
-    "catalog_candidates", "catalog_rates", "clear_rates_memo", "costs_of_settings", "default_speed_targets",
-    "demand_profile", "frontier_carbon", "frontier_site", "frontier_speed", "frontier_table", "hosting_variants",
-    "limits_with_costs", "plan", "records", "rules_active", "setting_costs", "settings_from_row", "solve_plan",
-    "workload",
+    "catalog_candidates", "catalog_rates", "clear_milp_memo", "clear_rates_memo", "costs_of_settings",
+    "default_speed_targets", "demand_profile", "frontier_carbon", "frontier_site", "frontier_speed", "frontier_table",
+    "hosting_variants", "limits_with_costs", "plan", "records", "rules_active", "setting_costs", "settings_from_row",
+    "solve_plan", "workload",
 ]

@@ -6,6 +6,7 @@ its own pool sizes (time to first token, the operations rules).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -19,8 +20,11 @@ from economics.studies.planner.model import HourType, PlanModel, Row, Rules, cou
 from economics.studies.planner.pools import Pool, Problem
 from economics.studies.planner.rules import apply_rules
 
+HourModels = Callable[[], list[tuple[PlanModel, dict[int, int]]]]
+"""The per-hour models of stage 2 and their column maps, built when stage 2 runs (a model solved whole needs none)."""
 
-def _solve(m: PlanModel, rented: set[int], hourly: list[tuple[PlanModel, dict[int, int]]] | None = None) -> Solution:
+
+def _solve(m: PlanModel, rented: set[int], hourly: HourModels | None = None) -> Solution:
     """:func:`_solve_any`, its flows trimmed to the demand (:func:`trim_flows`)."""
     res = _solve_any(m, rented, hourly)
     if res.x is None:
@@ -60,14 +64,13 @@ def trim_flows(m: PlanModel, x: np.ndarray) -> np.ndarray:
     return x
 
 
-def _solve_any(m: PlanModel, rented: set[int],
-               hourly: list[tuple[PlanModel, dict[int, int]]] | None = None) -> Solution:
+def _solve_any(m: PlanModel, rented: set[int], hourly: HourModels | None = None) -> Solution:
     """Solve the MILP. Small models (or without rent) at once. Larger ones in two stages: (1) the owned base with
     rented counts continuous, a relaxation whose bound is a lower bound of the whole problem; (2) the owned counts
     fixed, the rented counts in whole systems, each hour on its own, exactly where :mod:`economics.domain.covering`
     takes
-    it (``hourly``: one model per hour type and its column map into ``m``; with the base fixed the hours no longer
-    interact). The bound reported is stage 1's, so the gap is an honest one.
+    it (``hourly`` builds one model per hour type and its column map into ``m``; with the base fixed the hours no
+    longer interact). The bound reported is stage 1's, so the gap is an honest one.
     """
     exact: Solution | None = None
     if sum(m.integer) <= EXACT_MAX_INTEGERS or not rented or hourly is None:
@@ -83,7 +86,7 @@ def _solve_any(m: PlanModel, rented: set[int],
     first = run_milp(m, integer=[0 if j in rented else v for j, v in enumerate(m.integer)])
     if first.x is None:
         return Solution(None, math.nan, math.nan, first.status, first.message)
-    x = _stage_two(m, np.asarray(first.x, dtype=float), rented, hourly or [])
+    x = _stage_two(m, np.asarray(first.x, dtype=float), rented, hourly() if hourly is not None else [])
     if x is None:
         return Solution(None, math.nan, math.nan, 2, "an hour cannot be served with the owned base fixed")
     x = apply_rules(m, x)
@@ -170,10 +173,11 @@ def _ttft_ok(m: PlanModel, x: np.ndarray, pools: list[Pool], settings: PlanSetti
 def solve_built(pb: Problem, rho: dict[int, float], elastic: bool | frozenset[str] = False,
                 floors: dict[int, int] | None = None) -> tuple[PlanModel, np.ndarray, np.ndarray, Solution]:
     """The model of ``pb`` built (:func:`build_model`, same arguments) and solved (:func:`_solve`, with its
-    per-hour models for stage 2). Returns (model, hour-type demand, hour-type weights, solution).
+    per-hour models for stage 2, built only when stage 2 runs). Returns (model, hour-type demand, hour-type weights,
+    solution).
     """
     m, levels, weights = build_model(pb, rho, elastic, floors)
-    return m, levels, weights, _solve(m, rented_cols(m, pb), hourly_models(pb, rho, m, elastic, floors))
+    return m, levels, weights, _solve(m, rented_cols(m, pb), lambda: hourly_models(pb, rho, m, elastic, floors))
 
 
 def _solve_refined(pb: Problem, refine: bool = True) -> tuple[PlanModel, Any, dict[int, float], list[str]]:

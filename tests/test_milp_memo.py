@@ -1,0 +1,119 @@
+"""HiGHS's answers remembered per model (:func:`economics.studies.planner.milp.run_milp`, issue #43): the same model
+with the same options is solved once and every call gets its own copy of the answer; a model that differs in one
+number is solved; a solve the time limit stopped is not kept; the memo is bounded; and the Plan page's plan and what
+its operations settings cost are the same, bit for bit, whether HiGHS's answers were remembered or not.
+
+HiGHS itself is counted by wrapping SciPy's ``milp`` as the planner's module calls it (SciPy's function, not ours,
+still runs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import economics
+from economics.studies import planner
+from economics.studies.planner import milp as milp_module
+from economics.studies.planner.model import PlanModel, Row
+from ui import links
+
+
+def boxes(demand: float) -> PlanModel:
+    """Cover ``demand`` units with whole boxes of 10 units at 3 USD each and loose units at 0.5 USD, at most 4 loose:
+    min 3 x + 0.5 y subject to 10 x + y >= demand, x whole, 0 <= y <= 4."""
+    m = PlanModel()
+    box, loose = m.var(3.0, True), m.var(0.5, False, ub=4.0)
+    m.row({box: -10.0, loose: -1.0}, -demand, Row.DEMAND_OUTPUT)
+    return m
+
+
+@pytest.fixture
+def highs_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    """The memo emptied, and every call of SciPy's ``milp`` from the planner recorded."""
+    calls: list[Any] = []
+    scipy_milp = milp_module.milp
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return scipy_milp(*args, **kwargs)
+
+    planner.clear_milp_memo()
+    monkeypatch.setattr(milp_module, "milp", counted)
+    yield calls
+    planner.clear_milp_memo()
+
+
+def test_the_same_model_is_solved_once_and_each_call_gets_a_copy(highs_calls: list[Any]) -> None:
+    # 23 units: 2 boxes (20 units, 6 USD) and 3 loose (1.5 USD) = 7.5 USD; 3 boxes would be 9 USD
+    first = milp_module.run_milp(boxes(23.0))
+    assert first.fun == 7.5 and first.x.tolist() == [2.0, 3.0]
+    first.x[:] = -1.0  # a caller changing its answer changes no remembered one
+    again = milp_module.run_milp(boxes(23.0))
+    assert len(highs_calls) == 1
+    assert again.fun == 7.5 and again.x.tolist() == [2.0, 3.0] and again.status == 0
+
+
+def test_a_model_that_differs_in_one_number_or_option_is_solved(highs_calls: list[Any]) -> None:
+    assert milp_module.run_milp(boxes(23.0)).fun == 7.5
+    # 27 units: 2 boxes would need 7 loose (more than 4), so 3 boxes: 9 USD
+    assert milp_module.run_milp(boxes(27.0)).fun == 9.0
+    # the same model as continuous (an LP): 2.3 boxes = 6.9 USD (a box's unit costs 0.3 USD, a loose one 0.5)
+    assert milp_module.run_milp(boxes(23.0), integer=[0, 0]).fun == pytest.approx(6.9, rel=1e-12)
+    assert milp_module.run_milp(boxes(23.0), nodes=50).fun == 7.5
+    assert len(highs_calls) == 4
+
+
+def test_a_solve_stopped_by_the_time_limit_is_not_kept(highs_calls: list[Any],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(milp_module, "TIME_LIMIT_S", 0.0)  # HiGHS stops before it starts: "Time limit reached"
+    stopped = milp_module.run_milp(boxes(23.0))
+    assert stopped.x is None and "Time limit" in stopped.message
+    assert milp_module.run_milp(boxes(23.0)).x is None
+    assert len(highs_calls) == 2  # asked again, not answered from memory
+
+
+def test_the_memo_is_bounded_and_forgets_the_least_recently_used(highs_calls: list[Any]) -> None:
+    demands = [float(d) for d in range(1, milp_module.MEMO_SIZE + 2)]  # one more model than the memo holds
+    for d in demands:
+        milp_module.run_milp(boxes(d))
+    assert len(milp_module._MEMO) == milp_module.MEMO_SIZE
+    milp_module.run_milp(boxes(demands[-1]))  # remembered
+    assert len(highs_calls) == len(demands)
+    milp_module.run_milp(boxes(demands[0]))  # the first, forgotten: solved again
+    assert len(highs_calls) == len(demands) + 1
+
+
+PAGE_LINK = {"model": "llama-3.1-70b", "precision": "fp8", "target_output_tokens_per_s_per_user": 30.0,
+             "output_tokens_per_s_per_accelerator": None}
+"""The Plan page's scenario in bench/app_latency.py and bench/plan.py (the default scenario with these fields)."""
+
+
+@pytest.mark.parametrize("demand", [5.1e9, 2.02e10])
+def test_the_page_plan_and_its_settings_costs_are_the_same_from_memory(demand: float) -> None:
+    """The page solves the plan, then what each operations setting costs (the plan by the hour inside the plan is
+    the plan without its rental block there): from a warm memo as from a cold one, every figure equal."""
+    s = economics.Scenario(**{**economics.default_scenario().model_dump(), **PAGE_LINK,
+                              "demand_output_tokens_per_day": demand})
+    page = links.default_settings()
+    settings, ids = links.plan_settings(page), list(page[links.PLAN_PREFIX + "accelerators"])
+
+    def page_run(cold: bool) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
+        if cold:
+            planner.clear_milp_memo()
+        result = planner.plan(s, settings, None, ids, costed=False)
+        if cold:
+            planner.clear_milp_memo()
+        costs = planner.costs_of_settings(result.summary, s, settings, None, ids)
+        return result.to_dict(), result.plan, costs
+
+    cold_dict, cold_plan, cold_costs = page_run(cold=True)
+    warm_dict, warm_plan, warm_costs = page_run(cold=False)  # every HiGHS answer of the plan from memory
+    assert warm_dict == cold_dict
+    pd.testing.assert_frame_equal(warm_plan, cold_plan, check_exact=True)
+    pd.testing.assert_frame_equal(warm_costs, cold_costs, check_exact=True)
+    assert np.isfinite(cold_costs["without_usd_per_day"].astype(float)).all()
