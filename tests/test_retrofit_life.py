@@ -13,7 +13,7 @@ from economics.domain.finance import npv_usd
 from economics.engine.batch import ScenarioError, as_scenario
 from economics.studies.retrofit import analyse
 from economics.studies.retrofit_cash import forward_y, lease_t_usd, refresh_net_t_usd
-from economics.studies.retrofit_decode import decode_table
+from economics.studies.retrofit_decode import _decode_options, decode_options, decode_table
 from economics.studies.retrofit_explain import option_text
 from economics.studies.retrofit_life import best_year, refresh
 from tests.test_retrofit import HAND_STUDY
@@ -118,6 +118,23 @@ def test_the_cost_of_capital_two_points_either_side() -> None:
     assert row["npv_at_cost_of_capital_minus_2pt_usd"] == pytest.approx(float(np.sum(flows / 1.06 ** t)))
     assert row["npv_at_cost_of_capital_plus_2pt_usd"] == pytest.approx(float(np.sum(flows / 1.10 ** t)))
 
+
+
+def test_the_decode_options_are_remembered_per_the_fields_they_read_and_each_call_gets_copies() -> None:
+    # the Groq 3 LPX as the scenario's decode pool: the SN50, which has a decode-pool claim for the model, is an
+    # option of its own; remembered, each call gets what the table gives, and a caller's change reaches no other
+    s = as_scenario({**EXAMPLE, "decode_accelerator": "groq3-lpx"})
+    first = decode_options(s)
+    assert [o["name"] for o in first] == ["add decode (sn50)"] and first == _decode_options(s)
+    first[0]["changes"]["decode_accelerator_count"] = 1
+    first[0]["purchases"].clear()
+    assert decode_options(s) == _decode_options(s)
+    # another existing fleet is another set of options (the GPUs that prefill), not the remembered one; with the
+    # users per replica not given the SN50 is not studied
+    fewer = as_scenario({**EXAMPLE, "decode_accelerator": "groq3-lpx", "existing_accelerators": 500})
+    assert decode_options(fewer) == _decode_options(fewer) != decode_options(s)
+    unknown = as_scenario({**EXAMPLE, "decode_accelerator": "groq3-lpx", "decode_concurrent_users_per_replica": None})
+    assert decode_options(unknown) == []
 
 def test_every_decode_accelerator_is_listed_with_its_figures_or_says_it_has_none() -> None:
     table = decode_table(as_scenario(EXAMPLE)).set_index("decode_accelerator")

@@ -261,8 +261,10 @@ class Sidebar:
     own: drawing it later moves nothing on screen), and :meth:`stop` instead of ``st.stop()``, so the inputs are
     there to fix whatever stopped the page."""
 
-    def __init__(self, heading: str, key_fields: Sequence[str], before: Callable[[], None] | None = None) -> None:
+    def __init__(self, heading: str, key_fields: Sequence[str], before: Callable[[], None] | None = None, *,
+                 pause_s: float = KPI_PAUSE_S, redraw_s: float = RUN_START_REDRAW_S) -> None:
         self.heading, self.key_fields, self.before, self.drawn = heading, key_fields, before, False
+        self.pause_s, self.redraw_s = pause_s, redraw_s
 
     def __call__(self) -> None:
         if not self.drawn:
@@ -278,13 +280,14 @@ class Sidebar:
         when all of it is drawn. With it they come alone, in a small batch drawn at once; the inputs (unchanged
         after an edit) and the rest follow. The pause lasts until the browser is likely done with the run-start
         redraws (:data:`RUN_START_REDRAW_S` after the run started, so a page whose KPIs took long to compute waits
-        less), and at least :data:`KPI_PAUSE_S`. The server is idle meanwhile (the sleep holds no lock), so nothing
+        less), and at least :data:`KPI_PAUSE_S`; a page whose previous run leaves more to redraw sets longer ones
+        (``pause_s``, ``redraw_s``: the Decode page). The server is idle meanwhile (the sleep holds no lock), so nothing
         else waits; a first run, a page switch or a run without a browser (AppTest) does not pause."""
         drawn = (self.heading, tuple(self.key_fields))
         again = st.session_state.get(LAST_DRAWN) == drawn
         st.session_state[LAST_DRAWN] = drawn
         if again and st.context.headers:
-            time.sleep(max(KPI_PAUSE_S, RUN_START_REDRAW_S - state.seconds_since_start()))
+            time.sleep(max(self.pause_s, self.redraw_s - state.seconds_since_start()))
 
     def stop(self) -> NoReturn:
         self()

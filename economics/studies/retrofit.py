@@ -27,7 +27,7 @@ which option 2's NPV equals the best alternative's (NPV is linear in that price)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
 from typing import Any
@@ -291,19 +291,42 @@ def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | N
     one vectorised pass (:func:`_evaluate_all`); ``fresh``: every row evaluated on its own and nothing
     remembered, the reference the tests hold that path to (same numbers, slower).
     """
-    s = as_scenario(scenario)
-    options = standard_options(s) + [Option(**spec) for spec in decode_options(s)] + list(extra_options or [])
-    if decode_price_override is not None:
-        for opt in options:
-            if opt.name == OptionKind.ADD_DECODE:
-                opt.changes = {**opt.changes, "decode_accelerator_price_usd": decode_price_override}
-    schedules = _schedule_counts(s, options, fresh)
-    sizes = _sized_counts(s, options, fresh, skip=set(schedules))
-    for k, n in sizes.items():
-        if np.isfinite(n):
-            options[k].changes = {**options[k].changes, "accelerator_count": int(n)}
-    years = _year_rows(s, options, schedules)
-    parts = [_exact(rows) for rows in years] if fresh else _evaluate_all(years)
+    return _studies(as_scenario(scenario), extra_options, [decode_price_override], fresh)[0]
+
+
+def _studies(s: Scenario, extra_options: list[Option] | None, decode_prices: list[float | None],
+             fresh: bool) -> list[RetrofitResult]:
+    """The study of ``s`` with 'add decode' at each of ``decode_prices`` (None: the scenario's own), as
+    :func:`analyse` gives each. The options are built once, and the years of every study that are not remembered
+    go through one vectorised pass together (the break-even price needs two studies that differ in 'add decode'
+    only: one pass of the engine, not two).
+    """
+    built = standard_options(s) + [Option(**spec) for spec in decode_options(s)] + list(extra_options or [])
+    plans = []
+    for price in decode_prices:
+        options = [replace(opt) for opt in built]  # each study sets its own fleet sizes (changes are replaced)
+        if price is not None:
+            for opt in options:
+                if opt.name == OptionKind.ADD_DECODE:
+                    opt.changes = {**opt.changes, "decode_accelerator_price_usd": price}
+        schedules = _schedule_counts(s, options, fresh)
+        sizes = _sized_counts(s, options, fresh, skip=set(schedules))
+        for k, n in sizes.items():
+            if np.isfinite(n):
+                options[k].changes = {**options[k].changes, "accelerator_count": int(n)}
+        plans.append((options, schedules, _year_rows(s, options, schedules)))
+    groups = [rows for _, _, years in plans for rows in years]
+    parts = [_exact(rows) for rows in groups] if fresh else _evaluate_all(groups)
+    out, start = [], 0
+    for options, schedules, years in plans:
+        out.append(_result(s, options, schedules, parts[start:start + len(years)]))
+        start += len(years)
+    return out
+
+
+def _result(s: Scenario, options: list[Option], schedules: dict[int, list[int]], parts: list[_Years]
+            ) -> RetrofitResult:
+    """The options table and cash flows of a study from its options' evaluated years (``parts``, in order)."""
     rows, flows = [], []
     status_quo_net: np.ndarray | None = None
     for k, (opt, part) in enumerate(zip(options, parts, strict=True)):
@@ -420,6 +443,10 @@ def _capex_t(opt: Option, part: _Years, first: dict[str, Any], existing: float,
     return buy, retrofit_t_usd(y["cooling_retrofit_usd_per_hour"], s.cost_of_capital, s.facility_depreciation_years)
 
 
+STEP_USD = 1000.0
+"""The break-even price's second point on the line: 'add decode' again at its price plus this [USD]."""
+
+
 def break_even_decode_price_usd(scenario: Scenario | dict[str, Any], *, fresh: bool = False) -> float | None:
     """Most the decode accelerator can cost and still make 'add decode' as good as the best alternative
     (negative: even free it does not beat it).
@@ -431,7 +458,14 @@ def break_even_decode_price_usd(scenario: Scenario | dict[str, Any], *, fresh: b
     s = as_scenario(scenario)
     if not s.decode_accelerator:
         return None
-    base = analyse(s, fresh=fresh)
+    given = s.decode_accelerator_price_usd
+    # a price given: both studies at once (their years in one pass of the engine); else the catalog's price, known
+    # once the first study has read it
+    dearer: RetrofitResult | None = None
+    if given is not None:
+        base, dearer = _studies(s, None, [None, given + STEP_USD], fresh)
+    else:
+        base = analyse(s, fresh=fresh)
     decode = base.row(OptionKind.ADD_DECODE)
     if decode is None or not decode["feasible"]:
         return None
@@ -440,10 +474,12 @@ def break_even_decode_price_usd(scenario: Scenario | dict[str, Any], *, fresh: b
     part = next(part for name, part in base.option_years if name == OptionKind.ADD_DECODE)
     p0 = _float(part.first({"decode_accelerator_price_usd"})["decode_accelerator_price_usd"])
     n0 = float(decode["npv_vs_status_quo_usd"])
-    dearer = analyse(s, decode_price_override=p0 + 1000.0, fresh=fresh).row(OptionKind.ADD_DECODE)
-    assert dearer is not None  # the same options as base
-    n1 = float(dearer["npv_vs_status_quo_usd"])
-    slope = (n0 - n1) / 1000.0
+    if dearer is None or p0 != given:
+        dearer = analyse(s, decode_price_override=p0 + STEP_USD, fresh=fresh)
+    row = dearer.row(OptionKind.ADD_DECODE)
+    assert row is not None  # the same options as base
+    n1 = float(row["npv_vs_status_quo_usd"])
+    slope = (n0 - n1) / STEP_USD
     if slope <= 0:
         return None
     return p0 + (n0 - best) / slope

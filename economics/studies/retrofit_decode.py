@@ -12,6 +12,8 @@ replica (:func:`decode_options`).
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import pandas as pd
@@ -111,12 +113,36 @@ def decode_table(s: Scenario) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(DECODE_COLUMNS))
 
 
+OPTIONS_REMEMBERED = 64
+"""How many sets of decode options :func:`decode_options` remembers (the least recently used go)."""
+_OPTIONS: OrderedDict[tuple[Any, ...], tuple[object, list[dict[str, Any]]]] = OrderedDict()
+_LOCK = threading.Lock()
+
+
 def decode_options(s: Scenario) -> list[dict[str, Any]]:
     """The ``add decode (<id>)`` options (as :class:`economics.studies.retrofit.Option`'s fields) for each decode
     accelerator of :func:`decode_table` studied besides the scenario's own: the existing GPUs prefill, a decode pool
     of it balanced to them, at the claim's per-user speed on the claim's decode accelerators per replica, with the
-    scenario's users per replica.
+    scenario's users per replica. Remembered per the fields they read (an edit of the demand or a price, and the
+    break-even price's second study, build no table again), each call handed copies to change.
     """
+    key = (s.model, s.decode_accelerator, s.decode_measured_output_tokens_per_s_per_user,
+           s.decode_concurrent_users_per_replica, s.existing_accelerators, s.accelerator, tuple(decode_ids()))
+    claims = catalog.throughput_claims()
+    with _LOCK:  # sessions run in threads of one server
+        hit = _OPTIONS.get(key)
+    if hit is None or hit[0] is not claims:  # a catalog read again (a new table object) is read again here
+        hit = (claims, _decode_options(s))
+    with _LOCK:
+        _OPTIONS[key] = hit
+        _OPTIONS.move_to_end(key)
+        while len(_OPTIONS) > OPTIONS_REMEMBERED:
+            _OPTIONS.popitem(last=False)
+    return [{**spec, "changes": dict(spec["changes"]), "purchases": list(spec["purchases"])} for spec in hit[1]]
+
+
+def _decode_options(s: Scenario) -> list[dict[str, Any]]:
+    """:func:`decode_options`, built from the table."""
     e = s.existing_accelerators
     table = decode_table(s)
     out = []
