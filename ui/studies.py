@@ -108,8 +108,8 @@ def compare_spec(key: str, accelerators: tuple[str, ...]) -> dict[str, Any] | No
 
 @st.cache_data(show_spinner=False)
 def _compare_chart() -> dict[str, Any]:
-    """The comparison's bar chart (dataset ``compare``), built once: altair took 20-60 ms to build it on every edit
-    of the Fleet page (after its KPIs, but the page settled that much later)."""
+    """The comparison's bar chart (dataset ``compare``), built once: altair built it on every edit of the Fleet page
+    (about 15 ms of CPU, after its KPIs; docs/speed.md)."""
     import altair as alt
 
     chart = alt.Chart(alt.NamedData("compare")).mark_bar().encode(
