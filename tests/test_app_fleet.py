@@ -107,3 +107,31 @@ def test_the_comparison_odds_on_request(page: AppTest) -> None:
     assert f"{expected.headline()}." in [m.value.strip("*") for m in page.markdown]
     shown = next(d.value for d in page.dataframe if "probability_cheapest" in d.value.columns)
     assert shown["probability_cheapest"].tolist() == expected.table["probability_cheapest"].tolist()
+
+
+def test_the_comparison_chart_draws_each_edits_own_rows(page: AppTest) -> None:
+    # the chart is built once and drawn with each comparison's rows: after each edit, the rows compare_accelerators
+    # gives for the scenario as it now is (the unpriced ones rented, as the table rents them)
+    import json
+    import math
+
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    from economics import catalog
+    from economics.studies.compare import compare_accelerators
+
+    costs = []
+    for headroom in ("0.1", "0.6"):
+        page.text_input(key="headroom").set_value(headroom).run()
+        chosen = list(page.session_state["settings"]["compare"])
+        rented = {a: {"ownership": "rent"} for a in chosen
+                  if math.isnan(catalog.accelerator_record(a).get("price_usd", math.nan))}
+        table = compare_accelerators(page.session_state["scenario"], chosen, rented)
+        expected = table[table["cost_usd_per_m_tokens"].notna()]
+        (chart,) = [c for c in page.get("vega_lite_chart") if [d.name for d in c.proto.datasets] == ["compare"]]
+        drawn = convert_arrow_bytes_to_pandas_df(chart.proto.datasets[0].data.data)
+        assert list(drawn["accelerator"]) == list(expected["accelerator"])
+        assert list(drawn["cost_usd_per_m_tokens"]) == list(expected["cost_usd_per_m_tokens"])
+        assert json.loads(chart.proto.spec)["encoding"]["x"]["field"] == "cost_usd_per_m_tokens"
+        costs.append(list(drawn["cost_usd_per_m_tokens"]))
+    assert costs[0] != costs[1]  # more headroom, more hardware: the second edit's own rows, not the first's

@@ -380,3 +380,18 @@ def test_the_leave_one_out_error_is_bounded(kind: str) -> None:
     median, worst = LEAVE_OUT_BOUNDS[kind]
     assert int(float(stored["points"])) >= 900
     assert float(stored["median_abs_error_pct"]) <= median and float(stored["worst_abs_error_pct"]) <= worst
+
+
+def test_the_points_read_each_catalog_row_as_iterrows_gives_it() -> None:
+    # the curve points and claims are read a column at a time (_records), not a Series per row: the same cells,
+    # each of the same type, in the same order, for every row of both catalogs
+    from economics import catalog
+    from economics.studies.calibration_points import _records
+
+    for table in (catalog.throughput_curves(), catalog.throughput_claims()):
+        records = _records(table)
+        assert len(records) == len(table) > 100
+        for (index, row), record in zip(table.iterrows(), records, strict=True):
+            assert list(record) == list(row.index), index
+            for a, b in zip(row.tolist(), record.values(), strict=True):
+                assert type(a) is type(b) and (a == b or (a != a and b != b)), (index, a, b)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,22 @@ def test_every_public_name_of_the_store_resolves() -> None:
     missing = [name for name in store.__all__ if getattr(store, name, None) is None]
     assert missing == []
     assert store.database.database_url is location.database_url
+
+
+
+def test_no_page_relies_on_streamlit_magic_which_is_off() -> None:
+    # .streamlit/config.toml turns magic off (each page's first compile skips Streamlit's rewrite of its syntax
+    # tree): a bare expression in app.py or a page script (not a call, not a docstring), which magic would have
+    # drawn with st.write, would now draw nothing; there is none
+    config = (ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8")
+    assert "\nmagicEnabled = false\n" in config
+    router = (ROOT / "app.py").read_text(encoding="utf-8")
+    pages = [ROOT / "app.py", *(ROOT / p for p in re.findall(r'st\.Page\("([^"]+)"', router))]
+    assert len(pages) >= 10
+    for path in pages:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(n.body[0]) for n in ast.walk(tree) if isinstance(
+            n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body}
+        bare = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Expr) and id(n) not in docstrings
+                and not isinstance(n.value, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom))]
+        assert not bare, (path.name, bare)

@@ -331,3 +331,23 @@ def test_remembered_draws_are_not_shared_with_a_result() -> None:
     b = monte_carlo({**BASE, "name": "another name"}, {"pue": (1.0, 1.3)}, samples=50, seed=4)
     assert b.samples["pue"].max() <= 1.3
     assert b.samples["pue"].iloc[1:].tolist() == a.samples["pue"].iloc[1:].tolist()
+
+
+def test_the_estimates_ends_are_drawn_only_when_asked_for_and_then_as_the_table_gives_them() -> None:
+    """The samples skip the stages' two extra runs at the estimate's P10 and P90 unless an output asked for is one
+    of those ends (``_low``, ``_high``); asked for, the samples and the tornado give the table's figures."""
+    scenario = {**economics.default_scenario().model_dump(), "model": "llama-3.1-70b", "precision": "fp8",
+                "accelerator": "h200-sxm", "output_tokens_per_s_per_accelerator": None,
+                "target_output_tokens_per_s_per_user": 30.0}
+    result = economics.evaluate_scenario(scenario)
+    assert result["cost_usd_per_m_tokens_low"] < result["cost_usd_per_m_tokens_high"]  # an estimate with a range
+    ranges = {"electricity_usd_per_kwh": (0.05, 0.2), "accelerator_price_usd": (20_000.0, 40_000.0)}
+    outputs = ("cost_usd_per_m_tokens", "cost_usd_per_m_tokens_low", "accelerators_high")
+    drawn, table = _by_the_table(scenario, ranges, 200, 7, "triangular")
+    assert shared_resolution(drawn)
+    mc = monte_carlo(scenario, ranges, 200, 7, "triangular", outputs, result=result)
+    expected = pd.concat([pd.DataFrame(drawn), table[list(outputs)].astype("Float64")], axis=1)
+    pd.testing.assert_frame_equal(mc.samples, expected, check_exact=True)
+    assert mc.samples["cost_usd_per_m_tokens_low"].notna().all()
+    for output in ("cost_usd_per_m_tokens_high", "cost_usd_per_m_tokens"):
+        _check_tornado_against_the_table(scenario, ranges, output, result)

@@ -97,12 +97,19 @@ def compare_odds_of(key: str, accelerators: tuple[str, ...], samples: int, seed:
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def compare_spec(key: str, accelerators: tuple[str, ...]) -> dict[str, Any] | None:
-    """Cost per M tokens of each accelerator that has one, coloured by whether it fits the facility (built once per
-    comparison); None when none has a cost."""
+    """Cost per M tokens of each accelerator that has one, coloured by whether it fits the facility (the chart of
+    :func:`_compare_chart` with this comparison's rows); None when none has a cost."""
     table = compare_of(key, accelerators)
     costed = table[table["cost_usd_per_m_tokens"].notna()]
     if not len(costed):
         return None
+    return {**_compare_chart(), "datasets": {"compare": costed}}
+
+
+@st.cache_data(show_spinner=False)
+def _compare_chart() -> dict[str, Any]:
+    """The comparison's bar chart (dataset ``compare``), built once: altair built it on every edit of the Fleet page
+    (about 15 ms of CPU, after its KPIs; docs/speed.md)."""
     import altair as alt
 
     chart = alt.Chart(alt.NamedData("compare")).mark_bar().encode(
@@ -114,7 +121,7 @@ def compare_spec(key: str, accelerators: tuple[str, ...]) -> dict[str, Any] | No
                  alt.Tooltip("cost_usd_per_m_tokens:Q", format="$,.3f", title="USD per M tokens"),
                  alt.Tooltip("accelerators:Q", format=","), alt.Tooltip("racks:Q", format=","),
                  alt.Tooltip("facility_power_kw:Q", format=",.0f", title="facility kW"), "infeasible_reason:N"])
-    return charts.vega_spec(chart, {"compare": costed})
+    return charts.vega_spec(chart)
 
 
 @st.cache_data(show_spinner=False)

@@ -112,9 +112,18 @@ def number_or_nan(value: Any) -> float:
     return float(value) if str(value).strip() else np.nan
 
 
+def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    """Each row of ``table`` as a dict of its cells: the values ``iterrows`` gives, read a column at a time (building
+    a Series per row of the 3,000 curve points was most of the Throughput page's first visit in a process).
+    """
+    names = list(table.columns)
+    columns = [table[c].to_numpy(dtype=object).tolist() for c in names]
+    return [dict(zip(names, cells, strict=True)) for cells in zip(*columns, strict=True)]
+
+
 def _curve_rows() -> list[dict[str, Any]]:
     rows = []
-    for _, p in catalog.throughput_curves().iterrows():
+    for p in _records(catalog.throughput_curves()):
         tp, pp = number_or_nan(p.get("tensor_parallel", "")), number_or_nan(p.get("pipeline_parallel", ""))
         replica = tp * (1.0 if np.isnan(pp) else pp) if not np.isnan(tp) else (
             number_or_nan(p["accelerator_count"]) if p["point_kind"] == "measured" else np.nan)
@@ -145,7 +154,8 @@ def _curve_rows() -> list[dict[str, Any]]:
 
 def _claim_rows() -> list[dict[str, Any]]:
     rows = []
-    for cid, p in catalog.throughput_claims().iterrows():
+    claims = catalog.throughput_claims()
+    for cid, p in zip(claims.index, _records(claims), strict=True):
         if p["decode_accelerator"]:
             continue  # disaggregated systems are modelled by the disaggregation capability, not this roofline
         rows.append({

@@ -29,6 +29,7 @@ from economics.engine.batch import (
 )
 from economics.engine.pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, compute
 from economics.schema import values as parse_values
+from economics.schema.outputs import RANGE_OUTPUTS
 from economics.schema.scenario import FIELDS, Ownership, Scenario
 from economics.schema.validation import RANGE_COLUMNS, Problem, range_values
 from economics.studies.compare import given_fields, scenario_frame
@@ -369,6 +370,8 @@ def _evaluated_outputs(base: Scenario, drawn: dict[str, np.ndarray], samples: in
     return {name: result[name].astype("Float64").array for name in outputs}
 
 
+RANGE_ENDS = frozenset(f"{name}_{end}" for name in RANGE_OUTPUTS for end in ("low", "high"))
+"""The estimate's P10/P90 outputs (``_low``, ``_high``): computed by the stages run twice more, only when asked for."""
 SHARED_RESOLUTION = frozenset({*ESTIMATE_IGNORES, "output_tokens_per_s_per_accelerator"})
 """Fields whose value (any valid number) does not change how a scenario resolves: validation reads them only for
 being given (a draw always is), the throughput estimate never reads them
@@ -402,7 +405,7 @@ def _shared_outputs(base: Scenario, checked: dict[str, tuple[float, float, float
         resolved = _resolved_at(base, {f: lo for f, (lo, _mid, _hi) in checked.items()})
     except ScenarioError:
         return None
-    out = _stages(resolved, drawn, samples)
+    out = _stages(resolved, drawn, samples, outputs)
     if out is None or not np.isfinite(out[outputs[0]]).any():  # none computed: the table evaluation says why
         return None
     return {name: _result_column(out[name], name in INTEGER_OUTPUTS) for name in outputs}
@@ -416,15 +419,19 @@ def _resolved_at(base: Scenario, ends: dict[str, float]) -> dict[str, np.ndarray
                                                     for f, v in ends.items()}))
 
 
-def _stages(resolved: dict[str, np.ndarray], varying: dict[str, np.ndarray], rows: int) -> dict[str, np.ndarray] | None:
+def _stages(resolved: dict[str, np.ndarray], varying: dict[str, np.ndarray], rows: int,
+            outputs: tuple[str, ...]) -> dict[str, np.ndarray] | None:
     """Every output of ``rows`` copies of a resolved one-row scenario with the ``varying`` columns (``rows`` long)
-    in place of its own; None when a row is one :func:`economics.evaluate` reports as a problem and leaves empty
-    (a required output not finite, a count beyond :data:`economics.engine.batch.MAX_COUNT`).
+    in place of its own (the estimate's P10/P90 outputs only when ``outputs`` asks for one of them); None when a
+    row is one :func:`economics.evaluate` reports as a problem and leaves empty (a required output not finite, a
+    count beyond :data:`economics.engine.batch.MAX_COUNT`).
     """
     # the constant fields as their one value, broadcast by numpy against the varying ones: what depends on them
     # alone is computed once (the row count is read from ownership, held at full length)
-    out = {name: np.broadcast_to(v, (rows,)) for name, v in compute(
-        {**resolved, "ownership": np.broadcast_to(resolved["ownership"], (rows,)), **varying}).items()}
+    cols = {**resolved, "ownership": np.broadcast_to(resolved["ownership"], (rows,)), **varying}
+    if not set(outputs) & RANGE_ENDS:  # the estimate's ends run the stages twice more, for outputs not read here
+        cols["_ranged"] = np.zeros(1, dtype=bool)
+    out = {name: np.broadcast_to(v, (rows,)) for name, v in compute(cols).items()}
     if not all(np.isfinite(out[name]).all() for name in OUTPUT_UNITS if name not in OPTIONAL_OUTPUTS) or any(
             (out[name] > MAX_COUNT).any() for name in INTEGER_OUTPUTS):
         return None
@@ -453,7 +460,7 @@ def _shared_tornado(base: Scenario, checked: dict[str, tuple[float, float, float
         varying = {f: np.full(first + 2 * len(fields), resolved[f][0]) for f in fields}
         for i, f in enumerate(fields):
             varying[f][first + 2 * i:first + 2 * i + 2] = ends[f]
-        out = _stages(resolved, varying, first + 2 * len(fields))
+        out = _stages(resolved, varying, first + 2 * len(fields), (output,))
         if out is None:
             return None
         values = np.where(np.isfinite(out[output]), out[output], np.nan)
