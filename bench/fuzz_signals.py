@@ -16,7 +16,8 @@ killed, as the session is the case's own).
 A signal that lands while the interpreter itself starts (``site``, ``runpy``: the first tens of milliseconds, before
 any module of the package runs and so before :mod:`economics.__main__` can set its handlers) gets Python's default
 ``KeyboardInterrupt`` traceback. No code of ours can run earlier under ``python -m``, so such a case is counted as
-``signal in Python's start-up`` (:func:`before_our_code`), not as ``traceback``; a heavily loaded machine widens that
+``signal in Python's start-up`` (:func:`before_our_code`), not as ``traceback`` or ``mismatch`` (its exit 1 is Python's own,
+allowed for it alone: :func:`startup_counted`); a heavily loaded machine widens that
 window (seen at a load of 13).
 """
 
@@ -143,13 +144,28 @@ def signal_case(stage: Stage, rng: random.Random, tmp: Path, expected: dict[str,
         run.code = 128 - run.code  # killed by the signal itself: counted as the exit code a shell shows
         run.err += f"\n(killed by signal {-proc.returncode})"
     extra = checks(run, folder, out, expected, reap_session(proc.pid))
-    if before_our_code(run.err):
-        # counted under its own name, not as our traceback: no line of the package had run, so no handler of ours
-        # could have been set (module docstring)
-        extra = [("signal in Python's start-up", "KeyboardInterrupt in the interpreter's own imports")] + [
-            f for f in extra if f[0] != "mismatch"]
-        run.err = "(Python's own start-up traceback: KeyboardInterrupt before the package was imported)"
-    stage.record(run, (0, 130 if signum == signal.SIGINT else 143), {}, extra)
+    allowed, extra = startup_counted(run, signum, extra)
+    stage.record(run, allowed, {}, extra)
+
+
+def startup_counted(run: Run, signum: int, extra: list[tuple[str, str]]) -> tuple[
+        tuple[int, ...], list[tuple[str, str]]]:
+    r"""The exit codes allowed and the stage's own findings to record for a case. A signal in Python's
+    start-up is counted under its own name, not as our traceback or a mismatch: no line of the package had run, so
+    no handler of ours could have been set (module docstring), and Python ends such a run with exit 1 (its own
+    uncaught ``KeyboardInterrupt``), which is allowed for it alone. ``run.err`` is replaced by a note saying so.
+
+    >>> run = Run(["evaluate"], 1, "", "Traceback (most recent call last):\nKeyboardInterrupt\n", 0.1)
+    >>> allowed, extra = startup_counted(run, signal.SIGINT, [("mismatch", "2 lines")])
+    >>> allowed, [o for o, _ in extra]
+    ((0, 130, 1), ["signal in Python's start-up"])
+    """
+    allowed: tuple[int, ...] = (0, 130 if signum == signal.SIGINT else 143)
+    if not before_our_code(run.err):
+        return allowed, extra
+    run.err = "(Python's own start-up traceback: KeyboardInterrupt before the package was imported)"
+    return (*allowed, 1), [("signal in Python's start-up", "KeyboardInterrupt in the interpreter's own "
+                                                                 "imports")] + [f for f in extra if f[0] != "mismatch"]
 
 
 OUR_FRAME = re.compile(r'File "[^"]*/economics/[^"]*"')

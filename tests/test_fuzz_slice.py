@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 import stat
 import sys
 from pathlib import Path
@@ -149,6 +150,23 @@ def test_the_new_stages_checks_can_fail(tmp_path: Path) -> None:
     found = signals.checks(run, tmp_path, tmp_path / "out.csv", {"evaluate": b"name,cost\n"}, [4242])
     assert [o for o, _ in found] == ["mismatch", "partial left", "output incomplete", "child left"]
     assert signals.session_members(os.getsid(0)) != []  # this session holds this process
+
+
+def test_a_signal_in_pythons_own_start_up_is_counted_apart_and_nothing_else_is() -> None:
+    # a Ctrl-C in the interpreter's own imports (before any line of the package: exit 1, Python's traceback) was
+    # counted as a mismatch on a loaded machine (the flaky slice): it is counted under its own name, exit 1 allowed
+    # for it alone; the same exit 1 with a frame of ours is still a traceback and a mismatch
+    signals = sys.modules["fuzz_signals"]
+    theirs = 'Traceback (most recent call last):\n  File "<frozen runpy>", line 189\nKeyboardInterrupt\n'
+    stage = fuzz_common.Stage("signals")
+    run = fuzz_common.Run(["evaluate"], 1, "", theirs, 0.1)
+    allowed, extra = signals.startup_counted(run, signal.SIGINT, [("mismatch", "3 lines")])
+    assert stage.record(run, allowed, {}, extra) == ["exit 1", "signal in Python's start-up"]
+    ours = theirs.replace("<frozen runpy>", "/x/economics/cli.py")
+    run = fuzz_common.Run(["evaluate"], 1, "", ours, 0.1)
+    allowed, extra = signals.startup_counted(run, signal.SIGTERM, [("mismatch", "3 lines")])
+    assert allowed == (0, 143)
+    assert set(stage.record(run, allowed, {}, extra)) >= {"traceback", "mismatch"}
 
 
 def test_a_generated_sweep_is_cut_down_before_it_runs() -> None:
