@@ -16,9 +16,9 @@ killed, as the session is the case's own).
 A signal that lands while the interpreter itself starts (``site``, ``runpy``: the first tens of milliseconds, before
 any module of the package runs and so before :mod:`economics.__main__` can set its handlers) gets Python's default
 ``KeyboardInterrupt`` traceback. No code of ours can run earlier under ``python -m``, so such a case is counted as
-``signal in Python's start-up`` (:func:`before_our_code`), not as ``traceback`` or ``mismatch`` (its exit 1 is Python's own,
-allowed for it alone: :func:`startup_counted`); a heavily loaded machine widens that
-window (seen at a load of 13).
+``signal in Python's start-up`` (:func:`before_our_code`), not as ``traceback`` or ``mismatch`` (its exit 1 is
+Python's own, allowed for it alone: :func:`startup_counted`); a heavily loaded machine widens that window (seen at a
+load of 13).
 """
 
 from __future__ import annotations

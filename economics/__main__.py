@@ -3,19 +3,20 @@
 Ctrl-C and SIGTERM are handled from the first instruction: while the command's modules load (about a second of
 pandas, scipy and the engine), either ends the process at once with one line and the shell's exit code (130, 143),
 never a traceback of the imports; the command itself then unwinds as :mod:`economics.io.interrupts` describes.
-Only the standard library is imported before the handlers are set (the package ``economics`` loads its names on
+Nothing is imported before the handlers are set but what Python's start-up has already loaded (``_signal``, the C
+module under ``signal``, whose own import builds enums for about 7 ms; the package ``economics`` loads its names on
 first use), so this module sets them as it is imported, before it imports the command line.
 """
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # `signal`'s C module, loaded by Python's start-up
 import os
-import signal
 import sys
 from types import FrameType
 
-EXIT_CODES: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143}
-WORDS: dict[int, bytes] = {signal.SIGINT: b"interrupted\n", signal.SIGTERM: b"terminated\n"}
+EXIT_CODES: dict[int, int] = {_signal.SIGINT: 130, _signal.SIGTERM: 143}
+WORDS: dict[int, bytes] = {_signal.SIGINT: b"interrupted\n", _signal.SIGTERM: b"terminated\n"}
 
 
 def _end_now(signum: int, frame: FrameType | None) -> None:
@@ -31,14 +32,16 @@ def _set(handler: object) -> dict[int, object]:
     previous: dict[int, object] = {}
     for sig in EXIT_CODES:
         try:
-            if signal.getsignal(sig) is not signal.SIG_IGN:
-                previous[sig] = signal.signal(sig, handler)  # type: ignore[arg-type]
+            if _signal.getsignal(sig) is not _signal.SIG_IGN:
+                previous[sig] = _signal.signal(sig, handler)
         except ValueError:
             return previous
     return previous
 
 
 _PREVIOUS = _set(_end_now)
+
+import signal  # noqa: E402 - after the handlers: it builds its enums (about 7 ms, a window a Ctrl-C could land in)
 
 from economics.cli import main  # noqa: E402 - the heavy imports, after the handlers
 
