@@ -162,7 +162,7 @@ def test_a_signal_in_pythons_own_start_up_is_counted_apart_and_nothing_else_is()
     run = fuzz_common.Run(["evaluate"], 1, "", theirs, 0.1)
     allowed, extra = signals.startup_counted(run, signal.SIGINT, [("mismatch", "3 lines")])
     assert stage.record(run, allowed, {}, extra) == ["exit 1", "signal in Python's start-up"]
-    ours = theirs.replace("<frozen runpy>", "/x/economics/cli.py")
+    ours = theirs.replace("<frozen runpy>", str(Path(__file__).parents[1] / "economics" / "cli.py"))
     run = fuzz_common.Run(["evaluate"], 1, "", ours, 0.1)
     allowed, extra = signals.startup_counted(run, signal.SIGTERM, [("mismatch", "3 lines")])
     assert allowed == (0, 143)
