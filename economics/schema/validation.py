@@ -514,7 +514,8 @@ def _known(cols: dict[str, Any], field: str, known: Any, problems: _Problems, em
     ok = np.array([t in known or (empty is not None and t == empty) for t in texts])
     problems.add(~ok[codes], field, cols[field], lambda v: catalog.unknown_id_message(field, v, known_ids(field)))
     ids = np.where(ok, texts, "")
-    cols[field] = np.where(ok[codes], texts[codes], cols[field])
+    # every id known (the usual table): the canonical ids alone, without reading the column's cells again
+    cols[field] = texts[codes] if ok.all() else np.where(ok[codes], texts[codes], cols[field])
     return codes, ids
 
 
