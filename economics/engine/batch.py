@@ -436,6 +436,10 @@ def _computed_hit_rate(cols: dict[str, Any], outputs: dict[str, np.ndarray], run
         cols["prefix_cache_hit_rate"][run[rows]] = outputs["kv_hit_rate"][rows]
 
 
+_OUTPUT_KINDS = tuple((name, name in INTEGER_OUTPUTS, name in OPTIONAL_OUTPUTS) for name in OUTPUT_UNITS)
+"""Each numeric output with whether it is a count and whether it may be empty, looked up once."""
+
+
 def _result_row(cols: dict[str, Any], thr: dict[str, Any], outputs: dict[str, np.ndarray] | None) -> dict[str, Any]:
     """One scenario's result as :func:`evaluate` would give its row (an internal problem raises)."""
     if outputs is not None:
@@ -447,13 +451,14 @@ def _result_row(cols: dict[str, Any], thr: dict[str, Any], outputs: dict[str, np
                      else bool(v) if spec.kind == "bool" else str(v))
     internal: list[Problem] = []
     too_large = bool(_too_large(outputs, 1)[0])
-    for name in OUTPUT_UNITS:
-        v = np.nan if outputs is None else float(outputs[name][0])
-        if outputs is not None and not math.isfinite(v) and name not in OPTIONAL_OUTPUTS and not too_large:
+    for name, integer, optional in _OUTPUT_KINDS:  # :func:`_scalar` inlined: a finite number, else None
+        v = math.nan if outputs is None else float(outputs[name][0])
+        finite = math.isfinite(v)
+        if not finite and outputs is not None and not optional and not too_large:
             internal.append(Problem(0, name, None, f"{name}: could not be computed for these inputs"))
-        if name in INTEGER_OUTPUTS and v > MAX_COUNT:
+        if integer and v > MAX_COUNT:
             internal.append(Problem(0, name, v, too_large_message(name, v)))
-        row[name] = _scalar(v, name in INTEGER_OUTPUTS)
+        row[name] = None if not finite else int(v) if integer else v
     if internal:
         raise ScenarioError(internal)
     for name, unit in THROUGHPUT_OUTPUTS.items():
