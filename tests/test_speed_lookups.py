@@ -6,7 +6,9 @@ tests: each fast path is held to the reference, element for element).
 - :func:`economics.engine.estimate_range.estimate_basis` on a page's few rows (dicts and lists) is the table path
   (pandas' factorize) on the same rows;
 - the typed accelerators of :func:`~economics.engine.estimate_range.attach` are worked out on the estimated rows
-  only: the same labels there, ``""`` elsewhere.
+  only: the same labels there, ``""`` elsewhere;
+- the stages read a mask of a few rows as a list (:func:`economics.engine.stages._any`, ``_all``): as numpy's
+  ``any`` and ``all`` read it, for masks of booleans and of numbers.
 """
 
 from __future__ import annotations
@@ -68,3 +70,17 @@ def test_typed_accelerators_are_worked_out_on_the_estimated_rows_only() -> None:
     assert part.tolist()[1] == "h100-sxm: accelerator_memory_gb, accelerator_bf16_tflops"
     assert estimate_range._typed_where(c, np.zeros(4, dtype=bool)).tolist() == [""] * 4
     assert estimate_range._typed_where(c, np.ones(4, dtype=bool)).tolist() == full.tolist()
+
+
+MASK = st.lists(st.booleans(), min_size=0, max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(MASK, st.sampled_from([bool, float, np.int64]))
+def test_a_few_rows_mask_reads_as_numpy_reads_it(cells: list[bool], dtype: type) -> None:
+    from economics.engine.stages import _all, _any  # the stages' masks of one scenario or its range's three rows
+
+    rows = np.array(cells, dtype=dtype)
+    assert _any(rows) is bool(np.any(rows)) and _all(rows) is bool(np.all(rows))
+    if rows.size:
+        assert _any(rows * 2) is bool(np.any(rows * 2))  # a number other than 1 is true, as numpy reads it

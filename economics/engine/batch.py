@@ -566,6 +566,8 @@ ESTIMATE_READS = tuple(f for f in FIELDS if f not in ESTIMATE_IGNORES)
 
 def _plain(value: Any) -> Any:
     """A one-row cell as a hashable Python value (NaN as None, so equal inputs give equal keys)."""
+    if type(value) is np.float64:  # nearly every cell: NaN is the one value unequal to itself
+        return None if value != value else float(value)
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, float, np.integer, np.floating)):

@@ -139,16 +139,16 @@ def _any(rows: Any) -> bool:
     >>> _any(np.array([False])), _any(np.array([False, True]))
     (False, True)
     """
-    if _few(rows):  # one scenario, or its range's three rows
-        return True in rows.tolist()
+    if type(rows) is np.ndarray:
+        if rows.shape == (1,):  # one scenario
+            return bool(rows[0])
+        if rows.ndim == 1 and rows.size <= _FEW and rows.dtype.kind == "b":  # its range's three rows: a list
+            return True in rows.tolist()
     return bool(rows.any())
 
 
-def _few(rows: Any) -> bool:
-    """Whether ``rows`` is a mask of a few rows, read as a list of bools (numpy's reduction costs more than the
-    cells).
-    """
-    return type(rows) is np.ndarray and rows.ndim == 1 and rows.size <= 8 and rows.dtype.kind == "b"
+_FEW = 8
+"""Up to this many rows a mask is read as a list of bools (numpy's reduction costs more than the cells)."""
 
 
 def _all(rows: Any) -> bool:
@@ -157,7 +157,7 @@ def _all(rows: Any) -> bool:
     >>> _all(np.array([True, False, True])), _all(np.ones(20, dtype=bool))
     (False, True)
     """
-    if _few(rows):
+    if type(rows) is np.ndarray and rows.ndim == 1 and rows.size <= _FEW and rows.dtype.kind == "b":
         return False not in rows.tolist()
     return bool(np.all(rows))
 
