@@ -333,7 +333,8 @@ def derived(key: Hashable, tables: tuple[object, ...], build: Callable[[], T]) -
 
 def positions(table: pd.DataFrame, name: str, ids: Any) -> Any:
     """Row position of each id in the catalog table ``name``, -1 where absent, empty or not an id (as
-    ``Index.get_indexer``): a dict for a few ids, the index for many.
+    ``Index.get_indexer``): a dict lookup per id for a few ids, per distinct id for many (a million rows name a
+    handful of accelerators; the index's own lookup converted every row's text first).
 
     >>> positions(accelerators(), "accelerators", np.array(["h100-sxm", "nope"], dtype=object)).tolist()
     [3, -1]
@@ -341,10 +342,11 @@ def positions(table: pd.DataFrame, name: str, ids: Any) -> Any:
     [1, -1, -1]
     """
     keys = np.asarray(ids, dtype=object)
-    if keys.size > FEW_IDS:
-        index = derived(("index", name), (table,), lambda: pd.Index(table.index))
-        return np.asarray(index.get_indexer(keys.ravel()), dtype=np.intp).reshape(keys.shape)
     where = derived(("positions", name), (table,), lambda: {k: i for i, k in enumerate(table.index)})
+    if keys.size > FEW_IDS:
+        codes, distinct = pd.factorize(keys.ravel(), use_na_sentinel=True)  # a missing id: code -1, the -1 appended
+        found = [where.get(k, -1) if isinstance(k, str) else -1 for k in distinct]
+        return np.array([*found, -1], dtype=np.intp)[codes].reshape(keys.shape)
     return np.array([where.get(k, -1) if isinstance(k, str) else -1 for k in keys.ravel()],
                     dtype=np.intp).reshape(keys.shape)
 

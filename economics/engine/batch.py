@@ -93,12 +93,16 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     run = ok[feasible_ok]
     if thr is not None:
         _mark_throughput(sub, thr)
+    all_given = thr is not None and ok.size == n and not (thr["throughput_source"] != SOURCE_GIVEN).any()
+    if thr is not None and all_given:  # the estimate's other outputs are uniformly empty (below): free them
+        thr = {k: thr[k] for k in ("output_tokens_per_s_per_user", "infeasible_reason")}
     if run.size == ok.size:
         outputs: dict[str, np.ndarray] | None = _compute_in_chunks(sub) if run.size else None
     else:
         outputs = _compute_in_chunks({k: v[feasible_ok] for k, v in sub.items()}) if run.size else None
 
     data: dict[str, Any] = {}
+    empty = _EmptyColumns(df.index)
     if outputs is not None:
         _computed_hit_rate(cols, outputs, run)
     echoed = _echoed_inputs(df, cols)
@@ -109,10 +113,8 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         v = cols[name]
         if name in refused:  # a refused value is echoed as given (text), or empty (a number column cannot hold it)
             v = _as_given(v, spec.kind, refused[name], df[name] if name in df.columns else None)
-        if spec.kind == "int":
-            data[name] = _nullable(v).astype("Int64")
-        elif spec.kind == "float":
-            data[name] = _nullable(v)
+        if spec.kind in ("int", "float"):
+            data[name] = empty.or_numbers(v, spec.kind == "int")
         else:
             data[name] = _text(v)
     internal: list[Problem] = []
@@ -130,27 +132,24 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
             if name in INTEGER_OUTPUTS:
                 for i in np.flatnonzero(vals > MAX_COUNT):
                     internal.append(Problem(int(run[i]), name, float(vals[i]), too_large_message(name, vals[i])))
-            if run.size == n:
+            if run.size == n or _all_nan(vals):
                 full = vals
             else:
                 full = np.full(n, np.nan)
                 full[run] = vals
-        data[name] = _nullable(full)  # NaN or inf -> <NA>: empty in CSV, null in JSON
-        if name in INTEGER_OUTPUTS:
-            data[name] = data[name].astype("Int64")
-    all_given = thr is not None and ok.size == n and not (thr["throughput_source"] != SOURCE_GIVEN).any()
+        data[name] = empty.or_numbers(full, name in INTEGER_OUTPUTS)  # NaN or inf -> <NA>: empty in CSV and JSON
     for name, unit in THROUGHPUT_OUTPUTS.items():
         text = unit == "text"
         if all_given and name != "output_tokens_per_s_per_user":
             # every throughput measured: the estimate's outputs are uniformly empty; build them without a full pass
             words = [SOURCE_GIVEN if name == "throughput_source" else ""]
             data[name] = (pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), pd.Index(words)) if text
-                          else pd.arrays.FloatingArray(np.zeros(n), np.ones(n, dtype=bool)))
+                          else empty.column(integer=False))
             continue
         full = np.full(n, "" if text else np.nan, dtype=object if text else float)
         if thr is not None:
             full[ok] = thr[name]
-        data[name] = _text(full) if text else _nullable(full)
+        data[name] = _text(full) if text else empty.or_numbers(full, integer=False)
     feasible = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
     feasible[ok] = feasible_ok
     reason = np.full(n, "", dtype=object)
@@ -170,7 +169,8 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         for p in internal:
             bad[p.row] = True
             for name in OUTPUT_UNITS:
-                data[name][p.row] = pd.NA
+                if not isinstance(data[name], pd.Series):  # a shared empty column is empty on that row already
+                    data[name][p.row] = pd.NA
     flags = np.zeros(n, dtype=np.int64)
     if outputs is not None:
         flags[run] = outputs["warning_flags"]
@@ -264,24 +264,76 @@ PER_USER_INPUTS = ("output_tokens_per_s_per_accelerator", "accelerators_per_repl
                    "decode_output_tokens_per_s_per_accelerator", "decode_accelerators_per_replica")
 """Input columns :func:`economics.engine.resolve.per_user_throughput` may fill."""
 
-CHUNK_ROWS = 1 << 17
+CHUNK_ROWS = 1 << 16
 
 
 def _compute_in_chunks(cols: dict[str, Any]) -> dict[str, np.ndarray]:
     """:func:`compute` over slices of rows written into one output array per column: the same numbers, but the
-    temporaries of each slice fit in memory the allocator reuses, which keeps a million rows fast.
+    temporaries of each slice fit in memory the allocator reuses, which keeps a million rows fast. An output empty
+    (NaN) on every row (a session's outputs in a table without sessions, a decode pool's without one) takes no
+    memory: it is one NaN seen as ``n`` rows (:func:`_nan_rows`), which the result holds as a shared empty column.
     """
     n = len(cols["accelerator"])
     if n <= CHUNK_ROWS:
-        return compute(cols)
+        return {k: _nan_rows(n) if _all_nan(v) else v for k, v in compute(cols).items()}
     out: dict[str, np.ndarray] = {}
     for start in range(0, n, CHUNK_ROWS):
-        part = compute({k: v[start:start + CHUNK_ROWS] for k, v in cols.items()})
+        stop = min(start + CHUNK_ROWS, n)
+        part = compute({name: column[start:stop] for name, column in cols.items()})
         for k, v in part.items():
-            if k not in out:
-                out[k] = np.empty(n, dtype=v.dtype)
-            out[k][start:start + CHUNK_ROWS] = v
+            if k in out and out[k].flags.writeable:
+                out[k][start:stop] = v
+            elif _all_nan(v):
+                out[k] = _nan_rows(n)  # empty so far: nothing to write
+            else:  # the first slice with a number in this column: the rows before it were all empty
+                full = np.empty(n, dtype=v.dtype)
+                if start:
+                    full[:start] = np.nan
+                full[start:stop] = v
+                out[k] = full
     return out
+
+
+def _nan_rows(n: int) -> np.ndarray:
+    """NaN on ``n`` rows as a read-only view of one number (no memory, however many rows)."""
+    return np.broadcast_to(np.float64(np.nan), (n,))
+
+
+def _all_nan(values: Any) -> bool:
+    """Whether ``values`` is a float array of NaN only (the first cell tested first: a column with a number there
+    costs no pass).
+    """
+    return (type(values) is np.ndarray and values.dtype.kind == "f" and values.size > 0
+            and bool(np.isnan(values.flat[0])) and bool(np.isnan(values).all()))
+
+
+class _EmptyColumns:
+    """The empty numeric columns of one result: every column empty on all rows (the outputs of features a table
+    does not use, fields it leaves empty) is a view of one column of each dtype, which pandas copies on the first
+    write to it (copy-on-write), so a million rows hold one, not sixty, columns of ``<NA>``.
+    """
+
+    def __init__(self, index: pd.Index) -> None:
+        self.index = index
+        self._made: dict[bool, pd.Series] = {}
+
+    def column(self, integer: bool) -> pd.Series:
+        """The empty Int64 (``integer``) or Float64 column."""
+        if integer not in self._made:
+            n = len(self.index)
+            array = (pd.arrays.IntegerArray(np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool)) if integer
+                     else pd.arrays.FloatingArray(np.full(n, np.nan), np.ones(n, dtype=bool)))
+            self._made[integer] = pd.Series(array, index=self.index, copy=False)
+        return self._made[integer]
+
+    def or_numbers(self, values: Any, integer: bool) -> Any:
+        """``values`` as a nullable column (:func:`_nullable`; Int64 for ``integer``), or the shared empty column
+        when every value is NaN.
+        """
+        if _all_nan(values):
+            return self.column(integer)
+        column = _nullable(values)
+        return column.astype("Int64") if integer else column
 
 
 def _text(values: Any) -> Any:
@@ -384,6 +436,10 @@ def _computed_hit_rate(cols: dict[str, Any], outputs: dict[str, np.ndarray], run
         cols["prefix_cache_hit_rate"][run[rows]] = outputs["kv_hit_rate"][rows]
 
 
+_OUTPUT_KINDS = tuple((name, name in INTEGER_OUTPUTS, name in OPTIONAL_OUTPUTS) for name in OUTPUT_UNITS)
+"""Each numeric output with whether it is a count and whether it may be empty, looked up once."""
+
+
 def _result_row(cols: dict[str, Any], thr: dict[str, Any], outputs: dict[str, np.ndarray] | None) -> dict[str, Any]:
     """One scenario's result as :func:`evaluate` would give its row (an internal problem raises)."""
     if outputs is not None:
@@ -395,13 +451,14 @@ def _result_row(cols: dict[str, Any], thr: dict[str, Any], outputs: dict[str, np
                      else bool(v) if spec.kind == "bool" else str(v))
     internal: list[Problem] = []
     too_large = bool(_too_large(outputs, 1)[0])
-    for name in OUTPUT_UNITS:
-        v = np.nan if outputs is None else float(outputs[name][0])
-        if outputs is not None and not math.isfinite(v) and name not in OPTIONAL_OUTPUTS and not too_large:
+    for name, integer, optional in _OUTPUT_KINDS:  # :func:`_scalar` inlined: a finite number, else None
+        v = math.nan if outputs is None else float(outputs[name][0])
+        finite = math.isfinite(v)
+        if not finite and outputs is not None and not optional and not too_large:
             internal.append(Problem(0, name, None, f"{name}: could not be computed for these inputs"))
-        if name in INTEGER_OUTPUTS and v > MAX_COUNT:
+        if integer and v > MAX_COUNT:
             internal.append(Problem(0, name, v, too_large_message(name, v)))
-        row[name] = _scalar(v, name in INTEGER_OUTPUTS)
+        row[name] = None if not finite else int(v) if integer else v
     if internal:
         raise ScenarioError(internal)
     for name, unit in THROUGHPUT_OUTPUTS.items():
@@ -509,6 +566,8 @@ ESTIMATE_READS = tuple(f for f in FIELDS if f not in ESTIMATE_IGNORES)
 
 def _plain(value: Any) -> Any:
     """A one-row cell as a hashable Python value (NaN as None, so equal inputs give equal keys)."""
+    if type(value) is np.float64:  # nearly every cell: NaN is the one value unequal to itself
+        return None if value != value else float(value)
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, float, np.integer, np.floating)):

@@ -168,24 +168,28 @@ def estimate_basis(accelerators: Array, models: Array, given_factors: Array | No
     mod = np.asarray(models, dtype=object)
     given = np.zeros(len(acc), dtype=bool) if given_factors is None else np.asarray(given_factors, dtype=bool)
     typed_ = np.full(len(acc), "", dtype=object) if typed is None else np.asarray(typed, dtype=object)
-    families = catalog.accelerators()["family"]
-    if acc.size <= catalog.FEW_IDS:  # a page's few rows: a dict lookup (a pandas map costs more than the rest)
-        by_id = catalog.derived("families", (families,), lambda: {k: str(v) for k, v in families.items()
-                                                                  if isinstance(v, str)})
-        family = np.array([by_id.get(a, "") if isinstance(a, str) else "" for a in acc], dtype=object)
-    else:
-        family = pd.Series(acc).map(families).fillna("").to_numpy(dtype=object)
+    table = catalog.accelerators()
     cls = np.asarray(catalog.model_class(mod), dtype=object)
-    code_a, uniq_a = pd.factorize(acc)
-    code_m, uniq_m = pd.factorize(mod)
-    width = max(len(uniq_m), 1)
-    pairs, inverse = np.unique(code_a * width + code_m, return_inverse=True)
-    scope = np.array(calibration_scopes(np.asarray(uniq_a, dtype=object)[pairs // width],
-                                        np.asarray(uniq_m, dtype=object)[pairs % width]),
-                     dtype=object)[inverse.ravel()] if len(pairs) else np.array([], dtype=object)
-    keys = pd.Series([f"{f}\x00{c}\x00{g}\x00{t}\x00{s if (g or t or not f) else ''}"
-                      for f, c, g, t, s in zip(family, cls, given, typed_, scope, strict=True)], dtype=object)
-    codes, uniq = pd.factorize(keys)
+    if acc.size <= catalog.FEW_IDS:  # a page's few rows: dicts and lists (pandas' calls cost more than the rest)
+        by_id = catalog.derived("families", (table,), lambda: {k: str(v) for k, v in table["family"].items()
+                                                                 if isinstance(v, str)})
+        family = np.array([by_id.get(a, "") if isinstance(a, str) else "" for a in acc], dtype=object)
+        scope = np.array(calibration_scopes(acc, mod), dtype=object)  # a scope is each row's own (roofline._scopes)
+        keys = [_basis_key(*k) for k in zip(family, cls, given, typed_, scope, strict=True)]
+        index = {k: i for i, k in enumerate(dict.fromkeys(keys))}
+        codes, uniq = np.array([index[k] for k in keys], dtype=np.intp), list(index)
+    else:
+        family = pd.Series(acc).map(table["family"]).fillna("").to_numpy(dtype=object)
+        code_a, uniq_a = pd.factorize(acc)
+        code_m, uniq_m = pd.factorize(mod)
+        width = max(len(uniq_m), 1)
+        pairs, inverse = np.unique(code_a * width + code_m, return_inverse=True)
+        scope = np.array(calibration_scopes(np.asarray(uniq_a, dtype=object)[pairs // width],
+                                            np.asarray(uniq_m, dtype=object)[pairs % width]),
+                         dtype=object)[inverse.ravel()] if len(pairs) else np.array([], dtype=object)
+        codes, distinct = pd.factorize(pd.Series([_basis_key(*k) for k in zip(family, cls, given, typed_, scope,
+                                                                              strict=True)], dtype=object))
+        uniq = list(distinct)
     memo: dict[str, tuple[float, float, float, str, bool, bool, str]] = catalog.derived(
         "estimate labels", (catalog.estimate_ranges(), catalog.calibration(), catalog.accelerators()), dict)
     found = []
@@ -199,6 +203,13 @@ def estimate_basis(accelerators: Array, models: Array, given_factors: Array | No
     return {"ratio_low": pick(0).astype(float), "ratio_mid": pick(1).astype(float),
             "ratio_high": pick(2).astype(float), "throughput_basis": pick(3), "unseen": pick(4).astype(bool),
             "class_mismatch": pick(5).astype(bool), "range_step": pick(6)}
+
+
+def _basis_key(family: str, cls: str, given: bool, typed: str, scope: str) -> str:
+    """The memo key of one row's basis (:func:`estimate_basis`): the scope counts only where it chooses the
+    range (factors given, a typed accelerator, no family).
+    """
+    return f"{family}\x00{cls}\x00{given}\x00{typed}\x00{scope if (given or typed or not family) else ''}"
 
 
 def _basis_where(rows: Array, accelerators: Array, models: Array, given_factors: Array | None = None,
@@ -225,6 +236,20 @@ def _basis_where(rows: Array, accelerators: Array, models: Array, given_factors:
     return out
 
 
+def _typed_where(c: dict[str, Array], rows: Array) -> Array:
+    """:func:`typed_specs` on ``rows`` only (the estimated rows: the basis reads it nowhere else), ``""`` elsewhere:
+    a table of measured throughputs compares no figure with its catalog's.
+    """
+    rows = np.asarray(rows, dtype=bool)
+    if rows.all():
+        return typed_specs(c)
+    out = np.full(rows.size, "", dtype=object)
+    if rows.any():
+        at = np.flatnonzero(rows)
+        out[at] = typed_specs({f: np.asarray(c[f])[at] for f in ("accelerator", *TYPED_SPECS) if f in c})
+    return out
+
+
 def given_factor_rows(c: dict[str, Array]) -> Array:
     """Rows whose scenario gives any efficiency factor of its own."""
     n = len(c["accelerator"])
@@ -246,7 +271,7 @@ def attach(c: dict[str, Array], thr: dict[str, Array], estimated: Array) -> None
     """
     n = len(estimated)
     dis = np.asarray(c["decode_accelerator"] != "", dtype=bool) if "decode_accelerator" in c else np.zeros(n, bool)
-    main = _basis_where(estimated, c["accelerator"], c["model"], given_factor_rows(c), typed_specs(c))
+    main = _basis_where(estimated, c["accelerator"], c["model"], given_factor_rows(c), _typed_where(c, estimated))
     dec_acc = np.where(dis, c["decode_accelerator"], c["accelerator"]) if dis.any() else c["accelerator"]
     dec = _basis_where(estimated, dec_acc, c["model"]) if dis.any() else main
     input_est = np.asarray(thr.get("_input_estimated", np.zeros(n, bool)), dtype=bool) & estimated

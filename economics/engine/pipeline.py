@@ -182,9 +182,10 @@ def _ranges(c: dict[str, Array], out: dict[str, Array], n: int) -> None:
 def _outputs(x: stages.Columns, c: dict[str, Array]) -> dict[str, Array]:
     v, n = x.v, x.n
     out: dict[str, Array] = {}
+    blank = np.full(n, np.nan)  # an output the stages left out: a copy of this (each output its own array)
     for name in NUMERIC_OUTPUTS:
         col = v.get(name)
-        out[name] = np.full(n, np.nan) if col is None else np.asarray(col, dtype=float)
+        out[name] = blank.copy() if col is None else np.asarray(col, dtype=float)
     for name in ONE_POOL_EMPTY:
         out[name] = np.where(x.dis, out[name], np.nan)
     out["rack_power_kw_effective"] = v["rack_power_kw_effective"]

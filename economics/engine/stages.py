@@ -73,7 +73,7 @@ class Columns:
                 self.v[formula.name] = nans(self.n)
             return self.v[formula.name]
         out = formula.evaluate(self.v)
-        if where is not None and self.n > 1 and not where.all():  # one row: any() is all()
+        if where is not None and self.n > 1 and not _all(where):  # one row: any() is all()
             old = self.v.get(formula.name)
             out = np.where(where, out, np.nan if old is None else old)
         elif not (type(out) is np.ndarray and out.ndim > 0) and np.ndim(out) == 0:  # a column: no dispatch
@@ -139,7 +139,27 @@ def _any(rows: Any) -> bool:
     >>> _any(np.array([False])), _any(np.array([False, True]))
     (False, True)
     """
-    return bool(rows[0]) if type(rows) is np.ndarray and rows.shape == (1,) else bool(rows.any())
+    if type(rows) is np.ndarray:
+        if rows.shape == (1,):  # one scenario
+            return bool(rows[0])
+        if rows.ndim == 1 and rows.size <= _FEW and rows.dtype.kind == "b":  # its range's three rows: a list
+            return True in rows.tolist()
+    return bool(rows.any())
+
+
+_FEW = 8
+"""Up to this many rows a mask is read as a list of bools (numpy's reduction costs more than the cells)."""
+
+
+def _all(rows: Any) -> bool:
+    """Whether every row is chosen (a few rows read as a list, as :func:`_any`).
+
+    >>> _all(np.array([True, False, True])), _all(np.ones(20, dtype=bool))
+    (False, True)
+    """
+    if type(rows) is np.ndarray and rows.ndim == 1 and rows.size <= _FEW and rows.dtype.kind == "b":
+        return False not in rows.tolist()
+    return bool(np.all(rows))
 
 
 def request_time(x: Columns) -> None:

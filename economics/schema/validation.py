@@ -357,6 +357,9 @@ def validate(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], list[Problem]]:
     return cols, problems.items
 
 
+_NUMBER_FIELDS = tuple(name for name, spec in FIELDS.items() if spec.kind in ("float", "int"))
+
+
 def validate_one(parsed: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], list[Problem]]:
     """:func:`validate` for one scenario whose every field is already parsed and within its bounds (a
     ``Scenario.model_dump()``: the same parser, the same bounds): one-row typed columns, catalog figures filled,
@@ -368,10 +371,14 @@ def validate_one(parsed: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], list
     (['h100-sxm'], [1.275], ['output_tokens_per_s_per_accelerator'])
     """
     cols: dict[str, np.ndarray] = {}
+    # the numbers in one array, each field a one-cell view of its own cell (one array instead of a hundred)
+    numbers = np.array([np.nan if (x := parsed.get(name)) is None else float(x) for name in _NUMBER_FIELDS])
+    at = 0
     for name, spec in FIELDS.items():
         v = parsed.get(name)
         if spec.kind in ("float", "int"):
-            cols[name] = np.array([np.nan if v is None else float(v)])
+            cols[name] = numbers[at:at + 1]
+            at += 1
         elif spec.kind == "bool":
             cols[name] = np.array([bool(spec.default if v is None else v)])
         else:
@@ -514,7 +521,8 @@ def _known(cols: dict[str, Any], field: str, known: Any, problems: _Problems, em
     ok = np.array([t in known or (empty is not None and t == empty) for t in texts])
     problems.add(~ok[codes], field, cols[field], lambda v: catalog.unknown_id_message(field, v, known_ids(field)))
     ids = np.where(ok, texts, "")
-    cols[field] = np.where(ok[codes], texts[codes], cols[field])
+    # every id known (the usual table): the canonical ids alone, without reading the column's cells again
+    cols[field] = texts[codes] if ok.all() else np.where(ok[codes], texts[codes], cols[field])
     return codes, ids
 
 
@@ -538,10 +546,12 @@ def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems, present: 
         cols[field] = texts[codes]
     absent = np.array([t != "" and user_curves.loaded(t) is None for t in texts])  # the hashes, each looked up once
     problems.add(absent[codes], "curves_sha256", cols["curves_sha256"], lambda v: user_curves.missing_message(str(v)))
+    named = {id_field: bool((codes >= 0).any()) for id_field, codes in codes_of.items()}  # once per id field
     for field, cat_field in CATALOG_FIELDS.items():
-        codes = codes_of[FIELDS[field].catalog_id or "accelerator"]
-        if not (codes >= 0).any():
+        id_field = FIELDS[field].catalog_id or "accelerator"
+        if not named[id_field]:
             continue  # no row names this kind of accelerator (e.g. no decode pool anywhere): nothing to fill
+        codes = codes_of[id_field]
         given = cols[field]
         if cat_field in look.numbers:
             lookup = look.numbers[cat_field][codes]

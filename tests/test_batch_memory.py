@@ -1,0 +1,88 @@
+"""A large table's memory (issue #43): ``evaluate(df)`` computes it in slices of rows, and every column empty on all
+rows is one shared column, without changing a value.
+
+- sliced == whole: random tables of varied scenarios (measured and estimated, a decode pool, sessions, hours,
+  carbon, tiers, invalid rows) give the same frame at every slice size, the features' rows on either side of a
+  slice's edge (an output empty in the first slices and not in a later one included);
+- an output or an echoed input empty on every row is a view of one column per dtype (no memory per column), with
+  the dtype and the ``<NA>`` it had, and a write to it changes that column alone (pandas' copy-on-write).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import economics
+import economics.engine.batch as batch
+
+MEASURED = {"accelerator_count": 8, "output_tokens_per_s_per_accelerator": 1000.0}
+SESSION = {"workload": "sessions", "turns_per_session": 4, "session_prefix_tokens": 1000, "input_tokens_per_turn": 500,
+           "output_tokens_per_turn": 100, "seconds_between_turns": 60, "demand_sessions_per_day": 100_000,
+           "kv_host_memory_gb_per_system": 1000, "kv_host_read_gb_per_s": 400, "kv_host_memory_usd_per_gb": 3}
+POOL: list[dict[str, Any]] = [
+    MEASURED,
+    {**MEASURED, "demand_output_tokens_per_day": 345.6e6, "price_usd_per_m_output_tokens": 2.0},
+    {"output_tokens_per_s_per_accelerator": 1500.0, "demand_output_tokens_per_day": 5e9, "ownership": "rent",
+     "accelerator": "a100-sxm"},
+    {"model": "llama-3.1-70b", "precision": "fp8", "accelerator_count": 8},
+    {"model": "llama-3.1-70b", "precision": "fp8", "decode_accelerator": "b200", "demand_output_tokens_per_day": 1e9},
+    {"model": "llama-3.1-8b", "accelerator": "a100-sxm", "precision": "bf16", "demand_output_tokens_per_day": 5e9,
+     "ownership": "rent", "rent_tier": "spot", "target_output_tokens_per_s_per_user": 50.0},
+    {"model": "qwen3-32b", "accelerator": "b200", "precision": "fp8", "grid_region": "de",
+     "carbon_usd_per_tonne": 100.0, "electricity_tariff": "de-lu-day-ahead-2024", "accelerator_count": 16},
+    {"model": "llama-3.1-70b", "precision": "fp8", **SESSION},
+    {**MEASURED, "accelerator_count": 0},  # invalid: refused, its outputs empty
+]
+"""Rows of every kind; a table draws them in any order, so each kind falls on either side of a slice's edge."""
+
+
+def evaluate_sliced(table: pd.DataFrame, rows: int) -> pd.DataFrame:
+    saved = batch.CHUNK_ROWS
+    batch.CHUNK_ROWS = rows
+    try:
+        return economics.evaluate(table)
+    finally:
+        batch.CHUNK_ROWS = saved
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from(range(len(POOL))), min_size=2, max_size=12), st.integers(1, 12))
+def test_sliced_equals_whole(picks: list[int], rows: int) -> None:
+    table = pd.DataFrame([POOL[i] for i in picks])
+    pd.testing.assert_frame_equal(economics.evaluate(table), evaluate_sliced(table, rows))
+
+
+def test_an_output_first_given_in_a_later_slice_is_whole() -> None:
+    # three measured rows without a decode pool (slices 1 and 2 hold no decode output), then a decode pool's row
+    table = pd.DataFrame([MEASURED, MEASURED, MEASURED, POOL[4]])
+    whole, sliced = economics.evaluate(table), evaluate_sliced(table, 2)
+    pd.testing.assert_frame_equal(whole, sliced)
+    assert sliced["decode_accelerators"].isna().tolist() == [True, True, True, False]
+
+
+def buffer(column: pd.Series) -> np.ndarray:
+    return column.array._data  # type: ignore[attr-defined,no-any-return]
+
+
+def test_empty_columns_share_one_column_per_dtype_and_write_alone() -> None:
+    table = pd.DataFrame([MEASURED, {**MEASURED, "accelerator_count": 16}], index=[7, 7])  # a repeated label too
+    out = economics.evaluate(table)
+    empty_float = ["kv_hit_rate", "decode_utilization", "cost_usd_per_m_tokens_low", "spot_availability"]
+    empty_int = ["decode_accelerators", "accelerators_low"]
+    assert (out[empty_float].dtypes == "Float64").all() and (out[empty_int].dtypes == "Int64").all()
+    assert out[[*empty_float, *empty_int]].isna().all().all()
+    assert all(np.shares_memory(buffer(out[c]), buffer(out[empty_float[0]])) for c in empty_float)
+    assert all(np.shares_memory(buffer(out[c]), buffer(out[empty_int[0]])) for c in empty_int)
+    assert out.index.tolist() == [7, 7]
+    out.iloc[0, out.columns.get_loc("kv_hit_rate")] = 0.5
+    out["decode_accelerators"] = out["decode_accelerators"].fillna(3)
+    assert out["kv_hit_rate"].tolist() == [0.5, pd.NA]
+    assert out["decode_utilization"].isna().all() and out["accelerators_low"].isna().all()
+    assert out["decode_accelerators"].tolist() == [3, 3]
+    again = economics.evaluate(table)  # a new result: its own empty columns
+    assert again["kv_hit_rate"].isna().all()
