@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 MAX_CHARS = 300
 
@@ -42,18 +42,32 @@ def plain(text: object, max_chars: int = MAX_CHARS) -> str:
     return f"{fence}{s}{fence}"
 
 
-def html_table(rows: Sequence[Mapping[str, object]], columns: Sequence[str]) -> str:
+def html_table(rows: Sequence[Mapping[str, object]], columns: Sequence[str],
+               titles: Mapping[str, str] | None = None, figures: Collection[str] = ()) -> str:
     """The rows as an HTML table for ``st.html``, every header and cell escaped so it shows as plain text.
 
     ``st.html`` draws a table without loading the interactive data grid ``st.dataframe`` needs (about 1.9 MB of
-    script for each page load), which a list of names and dates does not need. Empty cells (None) stay empty.
+    script for each page load), which a list of names and dates does not need. Empty cells (None) stay empty. A
+    column's header is its title (``titles``) or its name; the ``figures`` columns are right-aligned (class
+    ``figure``), as a grid aligns numbers, so digits line up.
 
     >>> html_table([{"name": "<b>q3</b>", "note": None}], ["name", "note"])
     '<table><thead><tr><th>name</th><th>note</th></tr></thead><tbody><tr><td>&lt;b&gt;q3&lt;/b&gt;</td><td></td></tr></tbody></table>'
+    >>> html_table([{"n": 2}], ["n"], {"n": "Racks"}, {"n"})  # doctest: +ELLIPSIS
+    '<style>...</style><table class="static-table"><thead><tr><th class="figure">Racks</th>...<td class="figure">2...'
     """
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td>{_cell(row.get(c))}</td>" for c in columns) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    titles = titles or {}
+    at = {c: ' class="figure"' if c in figures else "" for c in columns}
+    head = "".join(f"<th{at[c]}>{html.escape(titles.get(c, c))}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td{at[c]}>{_cell(row.get(c))}</td>" for c in columns) + "</tr>"
+                   for row in rows)
+    table = f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    if not figures:
+        return f"<table>{table}"
+    return f'{FIGURE_STYLE}<table class="static-table">{table}'
+
+
+FIGURE_STYLE = "<style>table.static-table .figure { text-align: right; }</style>"
 
 
 def _cell(value: object) -> str:
