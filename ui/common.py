@@ -223,7 +223,7 @@ def draw_table(shown: Any, config: Mapping[str, Any] | None = None, key: str | N
     texts = grid_texts(shown[columns], config)
     rows = [dict(zip(columns, cells, strict=True)) for cells in zip(*texts.values(), strict=True)]
     right = {c for c in columns if _grid_format(config.get(c), shown[c]) is not None} | set(figures)
-    st.html(html_table(rows, columns, titles, right))
+    st.html(html_table(rows, columns, titles, right))  # a set, even empty: laid out as a result table
 
 
 def grid_texts(shown: Any, config: Mapping[str, Any] | None = None) -> dict[str, list[str]]:
