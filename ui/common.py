@@ -10,7 +10,6 @@ from collections.abc import Collection, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any
 
-import numpy as np
 import streamlit as st
 
 import economics
@@ -222,7 +221,7 @@ def draw_table(shown: Any, config: Mapping[str, Any] | None = None, key: str | N
     titles = {c: str((config.get(c) or {}).get("label") or c) for c in columns}
     texts = grid_texts(shown[columns], config)
     rows = [dict(zip(columns, cells, strict=True)) for cells in zip(*texts.values(), strict=True)]
-    right = {c for c in columns if _grid_format(config.get(c), shown[c]) is not None} | set(figures)
+    right = {c for c in columns if _grid_format(config.get(c), shown[c]) not in (None, CHECKBOX)} | set(figures)
     st.html(html_table(rows, columns, titles, right))  # a set, even empty: laid out as a result table
 
 
@@ -237,13 +236,20 @@ def grid_texts(shown: Any, config: Mapping[str, Any] | None = None) -> dict[str,
     return out
 
 
+CHECKBOX = "checkbox"
+"""A boolean column with no format: a grid draws a checkbox, a static table ✓/✗."""
+
+
 def _grid_format(column: Mapping[str, Any] | None, values: Any) -> str | None:
     """A column's number format as the grid reads it: the configured one of a number column, the grid's own for a
-    column of floats (``""``) or integers (``"%d"``) with none configured; None for text, booleans and objects."""
+    column of floats (``""``) or integers (``"%d"``) with none configured; :data:`CHECKBOX` for booleans; None for
+    text and objects."""
     kind = ((column or {}).get("type_config") or {}).get("type")
     if kind == "number":
         return str(column["type_config"].get("format") or "")  # type: ignore[index]
-    if kind is not None or values.dtype == bool:
+    if kind is None and values.dtype == bool:
+        return CHECKBOX
+    if kind is not None:
         return None
     if values.dtype.kind == "f":
         return ""
@@ -253,7 +259,7 @@ def _grid_format(column: Mapping[str, Any] | None, values: Any) -> str | None:
 def _grid_cell(value: Any, form: str | None) -> str:
     if _na(value):
         return fmt.EMPTY
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, bool) or form == CHECKBOX:
         return fmt.yes_no(bool(value))
     if form is None or (isinstance(value, str) and not _finite_text(value)):  # text the grid shows as it is
         return str(value)
