@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any
 
 import streamlit as st
@@ -18,7 +19,7 @@ from ui import format as fmt
 from ui import links, state
 from ui.editor import label as field_label
 from ui.editor import section
-from ui.text import plain
+from ui.text import html_table, plain
 
 
 def canonical(scenario: Mapping[str, Any]) -> str:
@@ -154,15 +155,12 @@ def _text_cell(v: Any, kind: str) -> str:
     return str(v)
 
 
-def report_table(table: Any, extra: Mapping[str, tuple[str, str]] | None = None,
-                 money: bool = True) -> tuple[Any, dict[str, Any]]:
-    """A result table read like a report, and its ``st.column_config``: headers with units from the output and
-    scenario schemas, numbers by display format with precision by the column's magnitude, fractions as %,
-    booleans as ✓/✗, and an empty cell as — (never "None"). A number column with empty cells is shown as
-    formatted text so that no cell reads "None"; money (``money`` columns, and ``usd`` ones unless ``money`` is
-    False: a data table kept sortable by its numbers) as the KPIs write it ($38.0 M)."""
+def _report_columns(table: Any, extra: Mapping[str, tuple[str, str]] | None,
+                    money: bool) -> tuple[Any, dict[str, tuple[str, str | None, bool]]]:
+    """:func:`report_table`'s cells, and for each column the schemas know: its header, its number format (None: a
+    column of text) and whether it holds figures (numbers or money, right-aligned in a static table)."""
     out = table.copy()
-    config: dict[str, Any] = {}
+    kinds: dict[str, tuple[str, str | None, bool]] = {}
     for column in out.columns:
         col = str(column)
         found = _kind(col, extra)
@@ -172,19 +170,132 @@ def report_table(table: Any, extra: Mapping[str, tuple[str, str]] | None = None,
         title, kind = found
         if kind == "money" or (money and kind == "usd"):  # as the KPIs read it ($38.0 M), never 36,480,000
             out[column] = [fmt.usd(float(v)) if _is_number(v) else fmt.EMPTY for v in out[column]]
-            config[col] = st.column_config.TextColumn(title)
+            kinds[col] = (title, None, True)
             continue
         values = list(out[column])
         numbers = [v for v in values if not _na(v)]
         numeric = kind not in ("text", "bool") and all(_is_number(v) for v in numbers)
         if numeric and len(numbers) == len(values):
             out[column] = [float(v) for v in values]
-            config[col] = st.column_config.NumberColumn(
-                title, format="percent" if kind == "percent" else fmt.magnitude_format(kind, numbers))
+            kinds[col] = (title, "percent" if kind == "percent" else fmt.magnitude_format(kind, numbers), True)
         else:
             out[column] = [_text_cell(v, kind if numeric or kind == "bool" else "text") for v in values]
-            config[col] = st.column_config.TextColumn(title)
-    return out, config
+            kinds[col] = (title, None, numeric)
+    return out, kinds
+
+
+def report_table(table: Any, extra: Mapping[str, tuple[str, str]] | None = None,
+                 money: bool = True) -> tuple[Any, dict[str, Any]]:
+    """A result table read like a report, and its ``st.column_config``: headers with units from the output and
+    scenario schemas, numbers by display format with precision by the column's magnitude, fractions as %,
+    booleans as ✓/✗, and an empty cell as — (never "None"). A number column with empty cells is shown as
+    formatted text so that no cell reads "None"; money (``money`` columns, and ``usd`` ones unless ``money`` is
+    False: a data table kept sortable by its numbers) as the KPIs write it ($38.0 M)."""
+    out, kinds = _report_columns(table, extra, money)
+    return out, _column_config(kinds)
+
+
+def _column_config(kinds: Mapping[str, tuple[str, str | None, bool]]) -> dict[str, Any]:
+    return {col: st.column_config.TextColumn(title) if form is None else
+            st.column_config.NumberColumn(title, format=form) for col, (title, form, _) in kinds.items()}
+
+
+STATIC_ROWS = 50
+"""A table of at most this many rows is drawn static (``st.html``): a grid's sort and search help only a long table,
+and the page's browser then lays out no grid script (the Decode page's KPIs about 100 ms sooner after an edit:
+docs/speed.md). A longer table keeps the interactive grid."""
+
+
+def draw_table(shown: Any, config: Mapping[str, Any] | None = None, key: str | None = None,
+               column_order: Sequence[str] | None = None, figures: Collection[str] = ()) -> None:
+    """``st.dataframe(shown, column_config=config, ...)`` with its headers and cell text, as a static table when it
+    is short (:data:`STATIC_ROWS`): each header is the column's configured label, each number the text the grid
+    shows for its configured format (:func:`grid_number`), an empty cell — (where a grid writes "None"), a
+    boolean ✓/✗; numbers and the ``figures`` columns right-aligned, every cell escaped (:func:`ui.text.html_table`)."""
+    config = dict(config or {})
+    if len(shown) > STATIC_ROWS:
+        st.dataframe(shown, hide_index=True, width="stretch", key=key, column_config=config,
+                     column_order=column_order)
+        return
+    columns = [c for c in (column_order or [str(c) for c in shown.columns]) if c in shown.columns]
+    titles = {c: str((config.get(c) or {}).get("label") or c) for c in columns}
+    texts = grid_texts(shown[columns], config)
+    rows = [dict(zip(columns, cells, strict=True)) for cells in zip(*texts.values(), strict=True)]
+    right = {c for c in columns if _grid_format(config.get(c), shown[c]) not in (None, CHECKBOX)} | set(figures)
+    st.html(html_table(rows, columns, titles, right))  # a set, even empty: laid out as a result table
+
+
+def grid_texts(shown: Any, config: Mapping[str, Any] | None = None) -> dict[str, list[str]]:
+    """Each column's cells as text, as ``st.dataframe(shown, column_config=config)`` shows them (see
+    :func:`draw_table`)."""
+    config = config or {}
+    out = {}
+    for column in shown.columns:
+        form = _grid_format(config.get(str(column)), shown[column])
+        out[str(column)] = [_grid_cell(v, form) for v in shown[column]]
+    return out
+
+
+CHECKBOX = "checkbox"
+"""A boolean column with no format: a grid draws a checkbox, a static table ✓/✗."""
+
+
+def _grid_format(column: Mapping[str, Any] | None, values: Any) -> str | None:
+    """A column's number format as the grid reads it: the configured one of a number column, the grid's own for a
+    column of floats (``""``) or integers (``"%d"``) with none configured; :data:`CHECKBOX` for booleans; None for
+    text and objects."""
+    kind = ((column or {}).get("type_config") or {}).get("type")
+    if kind == "number":
+        return str(column["type_config"].get("format") or "")  # type: ignore[index]
+    if kind is None and values.dtype == bool:
+        return CHECKBOX
+    if kind is not None:
+        return None
+    if values.dtype.kind == "f":
+        return ""
+    return "%d" if values.dtype.kind in "iu" else None
+
+
+def _grid_cell(value: Any, form: str | None) -> str:
+    if _na(value):
+        return fmt.EMPTY
+    if isinstance(value, bool) or form == CHECKBOX:
+        return fmt.yes_no(bool(value))
+    if form is None or (isinstance(value, str) and not _finite_text(value)):  # text the grid shows as it is
+        return str(value)
+    return grid_number(float(value), form)
+
+
+def grid_number(value: float, form: str) -> str:
+    """The text Streamlit's data grid (1.67, ``formatNumber``) shows for a finite number in a number format: a
+    printf format (``%,.2f``: JavaScript's ``toFixed``, halves away from zero, ``,`` thousands; ``%,d``: the
+    whole part), ``percent`` (en-US ``Intl``: 0 to 2 decimals, ``86.75%``), ``dollar`` (``-$4,318,837.12``), or
+    ``""``, a float column with none configured (4 decimals, trailing zeros dropped, no separators). Exact: the
+    binary value rounded in decimal, as the browser does."""
+    exact = Decimal(value)  # the binary value in decimal, every digit
+    if form == "percent":
+        return _trimmed(_fixed(exact.scaleb(2), 2, ",")) + "%"
+    if form == "dollar":
+        text = _fixed(exact, 2, ",")
+        return "-$" + text[1:] if text.startswith("-") else "$" + text
+    if form == "":
+        return _trimmed(_fixed(exact, 4 if value == 0 or abs(value) >= 1e-4 else -exact.adjusted()))
+    found = re.fullmatch(r"%(,?)(?:\.(\d+)f|d)", form)
+    if found is None:
+        raise ValueError(f"number format {form!r}: not one a static table writes")
+    sep, places = found.groups()
+    return _fixed(Decimal(int(value)) if places is None else exact, int(places or 0), sep)
+
+
+def _fixed(value: Decimal, places: int, sep: str = "") -> str:
+    """``value`` to ``places`` decimals, a half away from zero (JavaScript's ``toFixed``, ``Intl``), with ``sep``
+    between thousands; a negative that rounds to zero keeps its sign (``-0``), as in the grid."""
+    rounded = value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP, context=Context(prec=400))
+    return f"{rounded:,f}" if sep else f"{rounded:f}"
+
+
+def _trimmed(text: str) -> str:
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _na(v: Any) -> bool:
@@ -197,11 +308,15 @@ def _na(v: Any) -> bool:
 
 
 def show_table(table: Any, key: str, extra: Mapping[str, tuple[str, str]] | None = None,
-               columns: Sequence[str] | None = None, money: bool = True) -> None:
-    """A result table read like a report (see :func:`report_table`)."""
-    shown, config = report_table(table if columns is None else table[[c for c in columns if c in table.columns]],
-                                 extra, money)
-    st.dataframe(shown, hide_index=True, width="stretch", key=key, column_config=config)
+               columns: Sequence[str] | None = None, money: bool = True, static: bool = False) -> None:
+    """A result table read like a report (see :func:`report_table`); ``static``: drawn static when short, with the
+    same headers and cell text (:func:`draw_table`)."""
+    shown, kinds = _report_columns(table if columns is None else table[[c for c in columns if c in table.columns]],
+                                   extra, money)
+    if static:
+        draw_table(shown, _column_config(kinds), key, figures={c for c, (_, _, figure) in kinds.items() if figure})
+    else:
+        st.dataframe(shown, hide_index=True, width="stretch", key=key, column_config=_column_config(kinds))
 
 
 def share_link() -> str:

@@ -70,6 +70,9 @@ OPTION_COLUMNS: dict[str, tuple[str, str]] = {
     "reason": ("Why not feasible", "text"),
 }
 
+# Every table of this page is short (six options, a handful of decode accelerators and reported speeds, the
+# horizon's years): each is drawn static with the grid's headers and cell text (common.draw_table), as the grid
+# would show it; a sort or search would not help, and the browser lays out no grid when a run starts (docs/speed.md).
 KPI_PAUSE_S, RUN_START_REDRAW_S = 0.08, 0.2
 # The KPIs' own moment (ui/editor.py's Sidebar): this page's previous run leaves about 75 elements (tables, charts,
 # the odds) for the browser to redraw when a run starts, and its odds are drawn again right after the inputs, so the
@@ -198,7 +201,8 @@ def _served_by_year(result: Any) -> None:
     wide = cells.pivot(index="option", columns="year", values="cell").reindex(
         list(dict.fromkeys(short["option"]))).reset_index()
     common.show_table(wide, key="served_table", extra={"option": ("Option", "text"), **{
-        c: (c.capitalize() + ": served (revenue turned away)", "text") for c in wide.columns if c != "option"}})
+        c: (c.capitalize() + ": served (revenue turned away)", "text") for c in wide.columns if c != "option"}},
+        static=True)
 
 
 ODDS_COLUMNS: dict[str, tuple[str, str]] = {
@@ -254,7 +258,8 @@ def _odds(key: str) -> Any:
         st.error(plain(str(error)))
         return None
     st.markdown(f"**{found.headline()}.**")
-    common.show_table(found.options, key="odds_table", columns=list(ODDS_COLUMNS), extra=ODDS_COLUMNS)
+    common.show_table(found.options, key="odds_table", columns=list(ODDS_COLUMNS), extra=ODDS_COLUMNS,
+                      static=True)
     st.caption(f"NPV to date against the status quo, year by year: the band from P10 to P90 of the {samples:,} "
                "draws, the line at P50 (at the last year, each option's NPV).")
     common.draw(studies.fan_spec(key, samples, seed))
@@ -264,7 +269,7 @@ def _odds(key: str) -> Any:
                    "at its low and high end (the others at base), and the value at which the difference is zero "
                    "(empty: none within the range).")
         common.show_table(found.tornado.head(6), key="odds_tornado", columns=list(TORNADO_COLUMNS),
-                          extra=TORNADO_COLUMNS)
+                          extra=TORNADO_COLUMNS, static=True)
     notes = found.assumptions()
     if notes:
         st.caption("Assumptions (ranges no source gives): " + "; ".join(notes) + ".")
@@ -329,7 +334,7 @@ table = options.assign(payback=[kpis.payback(m) if o != OptionKind.STATUS_QUO el
                        feasible=[fmt.yes_no(v) for v in options["feasible"]])
 st.caption(_demand_words(scenario) + " Every option faces that demand; how each is sized is in its row (How it is "
            "sized). A fleet of fixed size serves what it can and turns the rest away (below).")
-common.show_table(table, key="options_table", columns=list(OPTION_COLUMNS), extra=OPTION_COLUMNS)
+common.show_table(table, key="options_table", columns=list(OPTION_COLUMNS), extra=OPTION_COLUMNS, static=True)
 _cooling_notes(options, scenario)
 _served_by_year(result)
 
@@ -351,15 +356,15 @@ else:
     st.caption(f"The existing fleet kept N years, then replaced by the new generation (bought at today's price, "
                f"resold at the horizon at the residual value); the best: after {best} year(s).")
     common.draw(studies.refresh_spec(), {"refresh": refresh_table})
-    common.show_table(refresh_table, key="refresh_table")
+    common.show_table(refresh_table, key="refresh_table", static=True)
 
 st.subheader("Every decode accelerator of the catalog")
 if found_odds is None:
-    st.dataframe(decode_table(as_scenario(scenario)), hide_index=True, width="stretch")
+    common.draw_table(decode_table(as_scenario(scenario)))
 else:
     st.caption("Side by side with the odds of the option that studies each (the same draws); one with no measured "
                "throughput for the model, or no price, has no odds and says why: none is invented.")
-    st.dataframe(found_odds.decode, hide_index=True, width="stretch", column_order=DECODE_ODDS_ORDER, column_config={
+    common.draw_table(found_odds.decode, column_order=DECODE_ODDS_ORDER, config={
         "probability_best": st.column_config.NumberColumn("Best in", format="percent"),
         **{f"npv_usd_p{p}": st.column_config.NumberColumn(f"NPV P{p}", format="dollar") for p in (10, 50, 90)}})
 
@@ -370,8 +375,8 @@ speeds = claims[(claims["accelerator"] == scenario["decode_accelerator"])
 if speeds.empty:
     st.caption("None in data/throughput_claims.csv.")
 else:
-    st.dataframe(speeds[["system", "model", "precision", "metric", "value", "conditions", "confidence",
-                         "source_date"]], hide_index=True, width="stretch", column_config={
+    common.draw_table(speeds[["system", "model", "precision", "metric", "value", "conditions", "confidence",
+                              "source_date"]], config={
         "value": st.column_config.NumberColumn("Value", format="%,.0f"),
         "source_date": st.column_config.TextColumn("Date")})
 report.offer("decode", report.scenario_pdf("decode"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 MAX_CHARS = 300
 
@@ -42,18 +42,39 @@ def plain(text: object, max_chars: int = MAX_CHARS) -> str:
     return f"{fence}{s}{fence}"
 
 
-def html_table(rows: Sequence[Mapping[str, object]], columns: Sequence[str]) -> str:
+def html_table(rows: Sequence[Mapping[str, object]], columns: Sequence[str],
+               titles: Mapping[str, str] | None = None, figures: Collection[str] | None = None) -> str:
     """The rows as an HTML table for ``st.html``, every header and cell escaped so it shows as plain text.
 
     ``st.html`` draws a table without loading the interactive data grid ``st.dataframe`` needs (about 1.9 MB of
-    script for each page load), which a list of names and dates does not need. Empty cells (None) stay empty.
+    script for each page load), which a list of names and dates does not need. Empty cells (None) stay empty. A
+    column's header is its title (``titles``) or its name. Given ``figures`` (a result table), the table is laid out
+    like a grid (:data:`TABLE_STYLE`: the page's width, a line under each row) and the ``figures`` columns are
+    right-aligned (class ``figure``), so digits line up.
 
     >>> html_table([{"name": "<b>q3</b>", "note": None}], ["name", "note"])
     '<table><thead><tr><th>name</th><th>note</th></tr></thead><tbody><tr><td>&lt;b&gt;q3&lt;/b&gt;</td><td></td></tr></tbody></table>'
+    >>> html_table([{"n": 2}], ["n"], {"n": "Racks"}, {"n"})  # doctest: +ELLIPSIS
+    '<style>...</style><table class="static-table"><thead><tr><th class="figure">Racks</th>...<td class="figure">2...'
     """
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td>{_cell(row.get(c))}</td>" for c in columns) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    titles = titles or {}
+    at = {c: ' class="figure"' if figures and c in figures else "" for c in columns}
+    head = "".join(f"<th{at[c]}>{html.escape(titles.get(c, c))}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td{at[c]}>{_cell(row.get(c))}</td>" for c in columns) + "</tr>"
+                   for row in rows)
+    table = f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    if figures is None:
+        return f"<table>{table}"
+    return f'{TABLE_STYLE}<table class="static-table">{table}'
+
+
+TABLE_STYLE = ("<style>table.static-table { width: 100%; border-collapse: collapse; font-size: 0.875rem; } "
+               "table.static-table th, table.static-table td { text-align: left; padding: 0.3rem 0.5rem; "
+               "border-bottom: 1px solid rgba(49, 51, 63, 0.1); vertical-align: top; } "
+               "table.static-table th { font-weight: 400; color: rgba(49, 51, 63, 0.6); } "
+               "table.static-table .figure { text-align: right; white-space: nowrap; }</style>")
+"""A result table as the grid drew it: the page's width, small type, a line under each row, grey headers, figures
+right-aligned on one line."""
 
 
 def _cell(value: object) -> str:

@@ -79,8 +79,10 @@ def kpis(page: Page) -> dict[str, str]:
 
 
 def tables(page: Page) -> list[str]:
-    """The text of every table drawn in the main area (the grid's accessible table: the cells on screen)."""
-    return [t.inner_text() for t in page.get_by_test_id("stMain").get_by_test_id("stDataFrame").locator("table").all()]
+    """The text of every table drawn in the main area, in page order: a grid's accessible table (the cells on
+    screen) or a static table (``st.html``)."""
+    found = page.get_by_test_id("stMain").locator('[data-testid="stDataFrame"] table, [data-testid="stHtml"] table')
+    return [t.inner_text() for t in found.all()]
 
 
 def fill(page: Page, field: str, value: str) -> None:
