@@ -51,20 +51,15 @@ def rows() -> list[dict[str, object]]:
         i, o = int(float(t["input_tokens"])), int(float(t["output_tokens"]))
         how = (f"static batch {batch}" if t["batch_kind"] == "static" else
                f"offline (requests at an infinite rate), concurrency = max num seqs {batch} (the engine's limit)")
-        out.append({
-            "curve_id": f"{stack}-{t['accelerator']}-{t['model']}-{t['precision']}-tp{tp}-{i}-{o}-b{batch}",
-            "accelerator": t["accelerator"], "accelerator_count": tp, "model": t["model"],
-            "precision": t["precision"], "input_tokens": i, "output_tokens": o,
-            "output_tokens_per_s_per_user": t["output_tokens_per_s_per_user"],
-            "output_tokens_per_s_per_accelerator": t["output_tokens_per_s_per_accelerator"],
-            "point_kind": "offline", "framework": framework, "serving_stack": f"{stack}-tp{tp}",
-            "time_to_first_token_s": "", "concurrency": batch, "tensor_parallel": tp, "pipeline_parallel": 1,
-            "expert_parallel": 1, "data_parallel_attention": "", "speculative_decoding": "none",
-            "disaggregated": "no", "nodes": 1, "holdout_group": group, "confidence": "vendor claim",
-            "source": f"{what} {t['url']}", "source_date": READ,
-            "note": f"{how}, TP {tp}, input {i}, output {o}: published {t['value_as_published']} "
+        out.append(validation_sets.point(
+            t, what, curve_id=f"{stack}-{t['accelerator']}-{t['model']}-{t['precision']}-tp{tp}-{i}-{o}-b{batch}",
+            accelerator_count=tp, input_tokens=i, output_tokens=o,
+            output_tokens_per_s_per_user=t["output_tokens_per_s_per_user"], framework=framework,
+            serving_stack=f"{stack}-tp{tp}", concurrency=batch, tensor_parallel=tp, holdout_group=group,
+            confidence="vendor claim",
+            note= f"{how}, TP {tp}, input {i}, output {o}: published {t['value_as_published']} "
                     f"({t['note']}); fourth validation set, added after the ranges on every source the fit never "
-                    f"saw and before any estimate of it was looked at, never fitted; read {READ}"})
+                    f"saw and before any estimate of it was looked at, never fitted; read {READ}"))
     return out
 
 

@@ -54,21 +54,16 @@ def rows() -> list[dict[str, object]]:
                "max_throughput": "offline (requests at an infinite rate)"
                                  + (f", concurrency = the engine's sequence limit {conc}" if conc else
                                     ", batch limit not stated")}[t["batch_kind"]]
-        out.append({
-            "curve_id": f"{stack}-{t['accelerator']}-{t['model']}-{t['precision']}-tp{tp}-{round(float(i))}-"
-                        f"{round(float(o))}" + (f"-c{conc}" if conc else ""),
-            "accelerator": t["accelerator"], "accelerator_count": tp, "model": t["model"],
-            "precision": t["precision"], "input_tokens": i, "output_tokens": o,
-            "output_tokens_per_s_per_user": t["output_tokens_per_s_per_user"],
-            "output_tokens_per_s_per_accelerator": t["output_tokens_per_s_per_accelerator"],
-            "point_kind": "offline", "framework": t["framework_and_version"], "serving_stack": f"{stack}-tp{tp}",
-            "time_to_first_token_s": "", "concurrency": conc, "tensor_parallel": tp, "pipeline_parallel": 1,
-            "expert_parallel": 1, "data_parallel_attention": "", "speculative_decoding": "none",
-            "disaggregated": "no", "nodes": 1, "holdout_group": group, "confidence": confidence,
-            "source": f"{what} {t['url']}", "source_date": READ,
-            "note": f"{how}, TP {tp}, input {i}, output {o}: published {t['value_as_published']} "
+        out.append(validation_sets.point(
+            t, what, curve_id=f"{stack}-{t['accelerator']}-{t['model']}-{t['precision']}-tp{tp}-{round(float(i))}-"
+                              f"{round(float(o))}" + (f"-c{conc}" if conc else ""),
+            accelerator_count=tp, input_tokens=i, output_tokens=o,
+            output_tokens_per_s_per_user=t["output_tokens_per_s_per_user"], framework=t["framework_and_version"],
+            serving_stack=f"{stack}-tp{tp}", concurrency=conc, tensor_parallel=tp, holdout_group=group,
+            confidence=confidence,
+            note= f"{how}, TP {tp}, input {i}, output {o}: published {t['value_as_published']} "
                     f"({t['note']}); fifth validation set, added after every rule change of issue #40 and before "
-                    f"any estimate of it was looked at, never fitted; read {READ}"})
+                    f"any estimate of it was looked at, never fitted; read {READ}"))
     return out
 
 

@@ -58,22 +58,16 @@ def rows() -> list[dict[str, object]]:
         i, o = t["input_tokens"], t["output_tokens"]
         how = {"burst": f"every prompt sent at once: capacity, read as an offline point with concurrency {conc}",
                "max_throughput": "offline (requests at an infinite rate), batch limit not stated"}[t["batch_kind"]]
-        out.append({
-            "curve_id": f"{stack}-{t['accelerator']}-{t['model']}-{t['precision']}-tp{tp}-{round(float(i))}-"
-                        f"{round(float(o))}-r{k + 1}",
-            "accelerator": t["accelerator"], "accelerator_count": t["accelerator_count"], "model": t["model"],
-            "precision": t["precision"], "input_tokens": i, "output_tokens": o,
-            "output_tokens_per_s_per_user": "",
-            "output_tokens_per_s_per_accelerator": t["output_tokens_per_s_per_accelerator"],
-            "point_kind": "offline", "framework": t["framework_and_version"], "serving_stack": f"{stack}-tp{tp}",
-            "time_to_first_token_s": "", "concurrency": conc, "tensor_parallel": tp, "pipeline_parallel": 1,
-            "expert_parallel": 1, "data_parallel_attention": "", "speculative_decoding": "none",
-            "disaggregated": "no", "nodes": 1, "holdout_group": group, "confidence": confidence,
-            "source": f"{what} {t['url']}", "source_date": READ,
-            "note": f"{how}, TP {tp}, input {i}, output {o}, model as published {t['model_as_published']}: "
+        out.append(validation_sets.point(
+            t, what, curve_id=f"{stack}-{t['accelerator']}-{t['model']}-{t['precision']}-tp{tp}-{round(float(i))}-"
+                              f"{round(float(o))}-r{k + 1}",
+            accelerator_count=t["accelerator_count"], input_tokens=i, output_tokens=o,
+            output_tokens_per_s_per_user="", framework=t["framework_and_version"], serving_stack=f"{stack}-tp{tp}",
+            concurrency=conc, tensor_parallel=tp, holdout_group=group, confidence=confidence,
+            note= f"{how}, TP {tp}, input {i}, output {o}, model as published {t['model_as_published']}: "
                     f"published {t['value_as_published']} ({t['note']}); sixth validation set, added after the "
                     f"range rule became the spread across sources and before any estimate of it was looked at, "
-                    f"never fitted; read {READ}"})
+                    f"never fitted; read {READ}"))
     return out
 
 

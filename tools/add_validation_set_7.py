@@ -129,21 +129,18 @@ def rows() -> list[dict[str, object]]:
             continue
         group, confidence, what = GROUPS[t["source_key"]]
         tp, conc, i, o = int(t["tensor_parallel"]), t["concurrency_or_batch"], t["input_tokens"], t["output_tokens"]
-        out.append({
-            "curve_id": f"set7-{group}-{t['accelerator']}-{t['model']}-{t['precision']}-tp{tp}-{round(float(i))}-"
-                        f"{round(float(o))}-r{k + 1}",
-            "accelerator": t["accelerator"], "accelerator_count": t["accelerator_count"], "model": t["model"],
-            "precision": t["precision"], "input_tokens": i, "output_tokens": o, "output_tokens_per_s_per_user": "",
-            "output_tokens_per_s_per_accelerator": t["output_tokens_per_s_per_accelerator"], "point_kind": "offline",
-            "framework": t["framework_and_version"], "serving_stack": _stack_id(t), "time_to_first_token_s": "",
-            "concurrency": conc, "tensor_parallel": tp, "pipeline_parallel": 1, "expert_parallel": t["expert_parallel"],
-            "data_parallel_attention": t["data_parallel_attention"], "speculative_decoding": t["speculative_decoding"],
-            "disaggregated": "no", "nodes": 1, "holdout_group": group, "confidence": confidence,
-            "source": f"{what} {t['url']}", "source_date": READ,
-            "note": f"{HOW[t['batch_kind']].format(c=conc)}, TP {tp}, input {i}, output {o}, model as published "
+        out.append(validation_sets.point(
+            t, what, curve_id=f"set7-{group}-{t['accelerator']}-{t['model']}-{t['precision']}-tp{tp}-"
+                              f"{round(float(i))}-{round(float(o))}-r{k + 1}",
+            accelerator_count=t["accelerator_count"], input_tokens=i, output_tokens=o,
+            output_tokens_per_s_per_user="", framework=t["framework_and_version"], serving_stack=_stack_id(t),
+            concurrency=conc, tensor_parallel=tp, expert_parallel=t["expert_parallel"],
+            data_parallel_attention=t["data_parallel_attention"], speculative_decoding=t["speculative_decoding"],
+            holdout_group=group, confidence=confidence,
+            note= f"{HOW[t['batch_kind']].format(c=conc)}, TP {tp}, input {i}, output {o}, model as published "
                     f"{t['model_as_published']}: published {t['value_as_published']} ({t['note']}); seventh "
                     f"validation set, selection rule committed before it was gathered (tools/validation_set_7.md), "
-                    f"added before any estimate of it was looked at, never fitted; read {READ}"})
+                    f"added before any estimate of it was looked at, never fitted; read {READ}"))
     return out
 
 

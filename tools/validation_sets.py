@@ -26,6 +26,19 @@ def transcription(name: str) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
+def point(t: dict[str, str], what: str, **own: object) -> dict[str, object]:
+    """The data/throughput_curves.csv row of the transcription row ``t`` published by ``what``: what every set's rows
+    share (one node, offline, not disaggregated, no pipeline parallelism; the accelerator, model, precision and
+    published per-accelerator throughput; the source and the date read) and its defaults (expert parallel 1, no
+    attention data parallelism, no speculative decoding), then the set's own cells (``own``, over the defaults).
+    """
+    return {"accelerator": t["accelerator"], "model": t["model"], "precision": t["precision"],
+            "output_tokens_per_s_per_accelerator": t["output_tokens_per_s_per_accelerator"], "point_kind": "offline",
+            "time_to_first_token_s": "", "pipeline_parallel": 1, "expert_parallel": 1, "data_parallel_attention": "",
+            "speculative_decoding": "none", "disaggregated": "no", "nodes": 1, "source": f"{what} {t['url']}",
+            "source_date": READ, **own}
+
+
 def framework_name(framework: str) -> str:
     """The serving stack's framework from a point's ``framework`` cell ("vLLM 0.6.6" -> "vLLM")."""
     return "TensorRT-LLM" if framework.startswith("TensorRT") else framework.split(" ")[0]
