@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import economics
-from economics import FIELDS
+from economics import FIELDS, store
 from tests.test_app import APP, EDITOR_PAGES, set_field, start
 from ui import links
 
@@ -88,10 +88,16 @@ def assert_plain(at: AppTest) -> None:
         assert "](" not in rest and "evil.example" not in rest and "127.0.0.1:9" not in rest, element.value
 
 
+def page_cases(page: str) -> list[tuple[dict[str, Any], list[str]]]:
+    """The reported cases on every page; the generated ones dealt out over the pages, each run on exactly one (the
+    parser itself meets every case on its own, below: a page adds the drawing of the warning and a run on the
+    defaults, the same for every generated case)."""
+    return REPORTED + GENERATED[LINK_PAGES.index(page)::len(LINK_PAGES)]
+
+
 @pytest.mark.parametrize("page", LINK_PAGES)
 def test_hostile_links_are_named_and_never_fatal(page: str) -> None:
-    # the reported cases on every page; the generated ones all on the first page, a spread on the others
-    for query, named in REPORTED + (GENERATED if page == "cost" else GENERATED[::13]):
+    for query, named in page_cases(page):
         at = AppTest.from_file(APP, default_timeout=120)
         for name, value in query.items():
             at.query_params[name] = value
@@ -105,8 +111,23 @@ def test_hostile_links_are_named_and_never_fatal(page: str) -> None:
         assert_plain(at)
 
 
+def test_every_hostile_link_is_named_by_the_link_reader() -> None:
+    # the reader every page calls first: it never raises, and its warnings name each bad parameter (a stored
+    # version is looked up in an empty store here, so a reference to one is named as missing)
+    for query, named in REPORTED + GENERATED:
+        warnings = " ".join(links.read_whole_link(query, resolve=_nothing_stored).warnings)
+        for name in named:
+            assert name in warnings, (query, warnings)
+
+
+def _nothing_stored(reference: str) -> links.Stored:
+    raise store.StoreError(f"no stored scenario {reference!r}", "scenario", reference)
+
+
 def test_every_case_is_checked_on_every_page_somewhere() -> None:
     assert len(GENERATED) > 100  # the schema gives three cases per numeric field
+    dealt = [case for page in LINK_PAGES for case in page_cases(page)[len(REPORTED):]]
+    assert len(dealt) == len(GENERATED) and all(case in dealt for case in GENERATED)
 
 
 def state_after_edits(at: AppTest) -> None:
