@@ -123,7 +123,7 @@ typecheck: venv
 test: venv browser fonts postgresql
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	$(PY) -m pytest -n logical --durations=20
+	$(PY) -m pytest -n logical --durations=60
 	.ci/wheel-smoke $(PY)
 
 quick: venv fonts
