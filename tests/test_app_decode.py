@@ -115,6 +115,16 @@ def test_options_side_by_side_with_payback_and_irr(page: AppTest) -> None:
     assert len(page.get("vega_lite_chart")) == 3  # the odds' fan, the cumulative cash flow, the refresh NPV by year
 
 
+def test_the_break_even_keeps_its_place_though_sent_after_the_other_kpis(page: AppTest) -> None:
+    # the page sends the break-even price (its two studies) after the four KPIs its own study gives, into the first
+    # row's third place: the page reads as before, after an edit of the demand too (its figure: the test below)
+    order = ["Best option (NPV)", "NPV of adding decode", "Break-even decode price", "Payback of adding decode",
+             "IRR of adding decode"]
+    assert [m.label for m in page.metric] == order
+    page.text_input(key="demand_output_tokens_per_day").set_value("3e10").run()
+    assert not page.exception and [m.label for m in page.metric] == order
+
+
 def test_a_dearer_decode_accelerator_lowers_its_npv(page: AppTest) -> None:
     page.text_input(key="decode_accelerator_price_usd").set_value("50000").run()
     before = money(metric(page, "NPV of adding decode"))

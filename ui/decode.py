@@ -18,6 +18,7 @@ import economics
 from economics import catalog
 from economics.engine.batch import as_scenario
 from economics.report import kpis
+from economics.report.format import Kpi
 from economics.studies.retrofit import OptionKind
 from economics.studies.retrofit_decode import decode_table
 from economics.studies.retrofit_life import best_year, refresh
@@ -80,14 +81,19 @@ KPI_PAUSE_S, RUN_START_REDRAW_S = 0.08, 0.2
 # on the other pages): bench/retrofit_odds.py, alternated, in docs/speed.md.
 
 
-def _study(key: str) -> tuple[Any, float | None]:
-    """The options, and the break-even decode price. The break-even price does not depend on the decode price
-    entered (any price gives the same figure), so it is computed and cached at one fixed price: changing the price
-    re-runs the options only, and the break-even is known even when no price is (the most the hardware may cost).
-    On any other edit, the break-even's two studies differ from the page's own in 'add decode' alone (at 0 and
-    1,000 USD): the other options are remembered from it, and the two go through one pass of the engine."""
-    at_no_price = common.canonical({**json.loads(key), "decode_accelerator_price_usd": 0.0})
-    return studies.retrofit_of(key), studies.break_even(at_no_price)
+def _break_even(key: str) -> float | None:
+    """The break-even decode price of the state ``key``. It does not depend on the decode price entered (any price
+    gives the same figure), so it is computed and cached at one fixed price: changing the price re-runs the options
+    only, and the break-even is known even when no price is (the most the hardware may cost). On any other edit,
+    its two studies differ from the page's own in 'add decode' alone (at 0 and 1,000 USD): the other options are
+    remembered from it, and the two go through one pass of the engine."""
+    return studies.break_even(common.canonical({**json.loads(key), "decode_accelerator_price_usd": 0.0}))
+
+
+def _metric(col: Any, k: Kpi) -> None:
+    """One KPI in its row (``col``)."""
+    col.metric(k.title, k.value, delta=k.change, delta_arrow="off" if k.same else "auto", help=k.help,
+               delta_color=k.color)
 
 
 def _missing(scenario: dict[str, Any]) -> list[str]:
@@ -293,8 +299,9 @@ if missing:
     common.share()
     side.stop()
 
+key = common.canonical(scenario)
 try:
-    result, break_even = _study(common.canonical(scenario))
+    result = studies.retrofit_of(key)
 except (economics.ScenarioError, ValueError) as error:
     st.error(plain(str(error)))
     side.stop()
@@ -304,14 +311,22 @@ pinned = state.baseline()
 base_study: tuple[Any, float | None] | None = None
 if pinned is not None and not _missing(pinned):
     try:
-        base_study = _study(common.canonical(pinned))
+        pinned_key = common.canonical(pinned)
+        base_study = studies.retrofit_of(pinned_key), _break_even(pinned_key)
     except (economics.ScenarioError, ValueError):
         base_study = None
 first, second = common.row(), common.row()
-for col, k in zip([first, first, first, second, second], kpis.decode_kpis(result, break_even, base_study),
-                  strict=True):
-    col.metric(k.title, k.value, delta=k.change, delta_arrow="off" if k.same else "auto", help=k.help,
-               delta_color=k.color)
+# The KPIs the options' rows give first; the break-even price (two more studies on a demand edit) after them, in
+# its place in the first row: what an edit's first KPIs wait for is the page's own study alone (docs/speed.md).
+shown = kpis.decode_kpis(result, None, base_study)
+for col, k in ((first, shown[0]), (first, shown[1]), (second, shown[3]), (second, shown[4])):
+    _metric(col, k)
+try:
+    break_even = _break_even(key)
+except (economics.ScenarioError, ValueError) as error:
+    st.error(plain(str(error)))
+    side.stop()
+_metric(first, kpis.decode_kpis(result, break_even, base_study)[2])
 side()  # the inputs after the KPIs (see editor.Sidebar)
 with notes:
     _price_note(scenario)
@@ -321,7 +336,7 @@ with notes:
     common.baseline_controls()
 
 options = result.options
-found_odds = _odds(common.canonical(scenario))
+found_odds = _odds(key)
 
 for _, bad in options[~options["feasible"]].iterrows():
     st.warning(f"{bad['option']}: {plain(bad['reason'])}")
@@ -342,10 +357,10 @@ if st.toggle("How this is computed", key="show_study_derivation",
              help="For the option chosen: its fleet, capex, opex, revenue and cash flows year by year, and its NPV, "
                   "IRR and payback against the status quo, each with the numbers substituted"):
     chosen = st.selectbox("Option", list(options["option"]), key="derivation_option")
-    st.code(studies.retrofit_explanation(common.canonical(scenario), chosen), language=None)
+    st.code(studies.retrofit_explanation(key, chosen), language=None)
 
 st.subheader("Cumulative cash flow against the status quo")
-common.draw(studies.cashflow_spec(common.canonical(scenario)))
+common.draw(studies.cashflow_spec(key))
 
 st.subheader("When to replace the fleet")
 refresh_table = refresh(result, as_scenario(scenario))

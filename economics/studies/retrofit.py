@@ -237,17 +237,22 @@ def _growth(s: Scenario, year: int) -> float:
 def _schedule_counts(s: Scenario, options: list[Option], fresh: bool = False) -> dict[int, list[int]]:
     """Fleet sizes, year by year, of the options on a schedule: each year's fleet sized for that year's demand, never
     smaller than the year before nor than the existing fleet it keeps. An option whose fleet cannot be sized in
-    some year (it does not fit) is left out: sized for the last year, it then says why.
+    some year (it does not fit) is left out: sized for the last year, it then says why. The rows of every option on
+    a schedule are sized in one pass of the engine (each row remembered on its own, as one option's would be).
     """
+    scheduled = [k for k, opt in enumerate(options) if opt.schedule]
+    rows = {k: [_grown(_fleet(s, options[k]), _growth(s, year)) for year in range(1, s.horizon_years + 1)]
+            for k in scheduled}
+    if fresh:  # the reference path: each option's rows on their own
+        found = {k: _fleet_sizes(rows[k], fresh) for k in scheduled}
+    else:
+        every = _fleet_sizes([row for k in scheduled for row in rows[k]], fresh)
+        found = {k: every[i * s.horizon_years:(i + 1) * s.horizon_years] for i, k in enumerate(scheduled)}
     out = {}
-    for k, opt in enumerate(options):
-        if not opt.schedule:
-            continue
-        fleet = _fleet(s, opt)
-        rows = [_grown(fleet, _growth(s, year)) for year in range(1, s.horizon_years + 1)]
-        sizes = [_float(n) for n in _fleet_sizes(rows, fresh)]
+    for k in scheduled:
+        sizes = [_float(n) for n in found[k]]
         if all(math.isfinite(n) for n in sizes):
-            existing = float(opt.changes.get("existing", 0) or 0)
+            existing = float(options[k].changes.get("existing", 0) or 0)
             out[k] = [int(n) for n in np.maximum.accumulate(np.maximum(existing, np.array(sizes)))]
     return out
 
