@@ -3,9 +3,9 @@
 A :class:`Formula` holds a name, an output unit and an arithmetic expression over named symbols, written in a
 small, safe subset of Python syntax (numbers, names, ``+ - * / **``, parentheses and the functions ``min``,
 ``max``, ``ceil``, ``floor``, ``exp``, ``ln`` and ``hours_sum``). The expression is parsed once; evaluating it
-applies that parse tree's operations over numpy arrays (through small closures built from the tree once, never
-``eval``), and rendering it walks the same tree, writing names (the symbolic line) or one row's numbers (the
-substituted line). So the printed arithmetic is the computed arithmetic::
+applies that parse tree's operations over numpy arrays (through one function generated from the checked tree
+once: names, numbers and the listed operations only), and rendering it walks the same tree, writing names (the
+symbolic line) or one row's numbers (the substituted line). So the printed arithmetic is the computed arithmetic::
 
     >>> capital = Formula("capital_usd_per_hour", "USD/h", "accelerators * price_usd * crf / HOURS_PER_YEAR")
     >>> float(capital.evaluate({"accelerators": 8.0, "price_usd": 30_000.0, "crf": 0.25}))
@@ -233,33 +233,36 @@ Run = Callable[[Mapping[str, Any]], Any]
 
 
 def _compiled(node: ast.expr) -> Run:
-    """The parse tree as a tree of closures, built once per formula, so that evaluating applies the tree's numpy
-    operations in its order without walking it again (no ``eval``: only these closures run).
+    """The parse tree as one Python function, built once per formula: evaluating applies the tree's numpy operations
+    in its order (left operand first), with one call of the function rather than one closure per node of the tree.
+    The function's text is generated from the checked tree alone (:func:`_check`): a column is ``values['name']``,
+    every number and operation a name bound to its value, so nothing of the expression's text is evaluated.
 
     >>> _compiled(ast.parse("max(a, 2) * -b / HOURS_PER_DAY", mode="eval").body)({"a": 1.0, "b": 12.0})
     np.float64(-1.0)
     """
-    if isinstance(node, ast.Constant):
-        return _const(_constant(node))
-    if isinstance(node, ast.Name):
-        return _const(CONSTANTS[node.id][0]) if node.id in CONSTANTS else _lookup(node.id)
-    if isinstance(node, ast.UnaryOp):
-        operand = _compiled(node.operand)
-        return lambda values: np.negative(operand(values))
-    if isinstance(node, ast.BinOp):
-        op, left, right = _BINARY[type(node.op)][0], _compiled(node.left), _compiled(node.right)
-        return lambda values: op(left(values), right(values))
-    assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-    fn, args = _FUNCTIONS[node.func.id], [_compiled(a) for a in node.args]
-    return lambda values: fn(*(a(values) for a in args))
+    bound: dict[str, Any] = {}
 
+    def name_of(value: Any) -> str:
+        key = f"_{len(bound)}"
+        bound[key] = value
+        return key
 
-def _const(value: float) -> Run:
-    return lambda values: value
+    def text(n: ast.expr) -> str:
+        if isinstance(n, ast.Constant):
+            return name_of(_constant(n))
+        if isinstance(n, ast.Name):
+            return name_of(CONSTANTS[n.id][0]) if n.id in CONSTANTS else f"values[{n.id!r}]"
+        if isinstance(n, ast.UnaryOp):
+            return f"{name_of(np.negative)}({text(n.operand)})"
+        if isinstance(n, ast.BinOp):
+            return f"{name_of(_BINARY[type(n.op)][0])}({text(n.left)}, {text(n.right)})"
+        assert isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        return f"{name_of(_FUNCTIONS[n.func.id])}({', '.join(text(a) for a in n.args)})"
 
-
-def _lookup(name: str) -> Run:
-    return lambda values: values[name]
+    source = f"lambda values: {text(node)}"
+    run: Run = eval(compile(source, "<formula>", "eval"), {"__builtins__": {}, **bound})  # noqa: S307
+    return run
 
 
 def _render(node: ast.expr, name: Callable[[str], str], parent: int, numbers: bool = False, right: bool = False) -> str:
