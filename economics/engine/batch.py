@@ -390,7 +390,8 @@ def _pydantic_problem(e: Any) -> Problem:
 
 def evaluate_scenario(scenario: Scenario | dict[str, Any]) -> dict[str, Any]:
     """Evaluate one scenario (a Scenario or a dict of its fields): the same validation rules, throughput
-    resolution and stages as :func:`evaluate`, on one-row columns without a table (about a millisecond).
+    resolution and stages as :func:`evaluate`, on one-row columns without a table (one to two milliseconds:
+    ``python bench/batch.py`` prints it, docs/speed.md has the measurements).
 
     Returns the resolved inputs and outputs as a dict, keyed as :func:`evaluate`'s columns (missing optional
     outputs as None). Raises :class:`ScenarioError` with every problem when the scenario is invalid.
@@ -407,7 +408,8 @@ def evaluate_scenario(scenario: Scenario | dict[str, Any]) -> dict[str, Any]:
 
 
 def _validated(scenario: Scenario) -> dict[str, np.ndarray]:
-    cols, problems = validate_one(scenario.model_dump())
+    # the model's own field values: what model_dump() copies out (enums stored as their words, use_enum_values)
+    cols, problems = validate_one(scenario.__dict__)
     if problems:
         raise ScenarioError(problems)
     request_shape(cols)
@@ -438,6 +440,9 @@ def _computed_hit_rate(cols: dict[str, Any], outputs: dict[str, np.ndarray], run
 
 _OUTPUT_KINDS = tuple((name, name in INTEGER_OUTPUTS, name in OPTIONAL_OUTPUTS) for name in OUTPUT_UNITS)
 """Each numeric output with whether it is a count and whether it may be empty, looked up once."""
+_FIELD_KINDS: tuple[tuple[str, type], ...] = tuple(
+    (name, {"float": float, "int": int, "bool": bool}.get(spec.kind, str)) for name, spec in FIELDS.items())
+"""Each input field with the Python type of its result cell, looked up once."""
 
 
 def _result_row(cols: dict[str, Any], thr: dict[str, Any], outputs: dict[str, np.ndarray] | None) -> dict[str, Any]:
@@ -445,14 +450,21 @@ def _result_row(cols: dict[str, Any], thr: dict[str, Any], outputs: dict[str, np
     if outputs is not None:
         _computed_hit_rate(cols, outputs, np.array([0]))
     row: dict[str, Any] = {}
-    for name, spec in FIELDS.items():
+    for name, kind in _FIELD_KINDS:  # :func:`_scalar` inlined for the numbers
         v = cols[name][0]
-        row[name] = (_scalar(v, spec.kind == "int") if spec.kind in ("float", "int")
-                     else bool(v) if spec.kind == "bool" else str(v))
+        if kind is float or kind is int:
+            x = float(v)
+            row[name] = None if not math.isfinite(x) else int(x) if kind is int else x
+        else:
+            row[name] = kind(v)
     internal: list[Problem] = []
-    too_large = bool(_too_large(outputs, 1)[0])
-    for name, integer, optional in _OUTPUT_KINDS:  # :func:`_scalar` inlined: a finite number, else None
-        v = math.nan if outputs is None else float(outputs[name][0])
+    # every output's one number as a Python float, read in one pass (float() of each cell, as the table reads them)
+    numbers = [math.nan] * len(_OUTPUT_KINDS) if outputs is None else np.concatenate(
+        [outputs[name] for name, _, _ in _OUTPUT_KINDS], dtype=float).tolist()
+    if len(numbers) != len(_OUTPUT_KINDS):  # an output not of one row: impossible, said rather than misread
+        raise ValueError(f"one scenario gave {len(numbers)} output cells for {len(_OUTPUT_KINDS)} outputs")
+    too_large = any(integer and v > MAX_COUNT for (_, integer, _), v in zip(_OUTPUT_KINDS, numbers, strict=True))
+    for (name, integer, optional), v in zip(_OUTPUT_KINDS, numbers, strict=True):  # a finite number, else None
         finite = math.isfinite(v)
         if not finite and outputs is not None and not optional and not too_large:
             internal.append(Problem(0, name, None, f"{name}: could not be computed for these inputs"))

@@ -22,7 +22,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from economics import catalog
-from economics.engine.roofline import accelerator_figure, calibration_scopes
+from economics.engine.roofline import calibration_scopes, figure_by_position
 from economics.schema.outputs import RANGED_INPUTS, ratio_column
 from economics.schema.scenario import CATALOG_FIELDS
 
@@ -137,11 +137,13 @@ def typed_specs(c: dict[str, Array]) -> Array:
     """
     acc = np.asarray(c["accelerator"], dtype=object)
     mask = np.zeros(len(acc), dtype=np.int64)  # bit k: TYPED_SPECS[k] differs (vectorised: sweeps hold 1e6 rows)
+    table = catalog.accelerators()
+    at = catalog.positions(table, "accelerators", acc)  # each id's position, found once for the five figures
     for k, field in enumerate(TYPED_SPECS):
         if field not in c:
             continue
         given = np.asarray(c[field], dtype=float)
-        listed = accelerator_figure(acc, CATALOG_FIELDS[field], np.nan).astype(float)
+        listed = figure_by_position(table, CATALOG_FIELDS[field], np.nan)[at].astype(float)
         with np.errstate(invalid="ignore"):
             differs = np.isfinite(given) & ~(np.abs(given - listed) <= 1e-9 * np.abs(listed))
         mask |= differs.astype(np.int64) << k

@@ -8,6 +8,7 @@ numbers (see :mod:`economics.engine.stages`).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -186,21 +187,24 @@ def _outputs(x: stages.Columns, c: dict[str, Array]) -> dict[str, Array]:
     for name in NUMERIC_OUTPUTS:
         col = v.get(name)
         out[name] = blank.copy() if col is None else np.asarray(col, dtype=float)
-    for name in ONE_POOL_EMPTY:
-        out[name] = np.where(x.dis, out[name], np.nan)
+    for name in ONE_POOL_EMPTY:  # no decode pool on any row: each is the blank column, as the mask would give
+        out[name] = np.where(x.dis, out[name], np.nan) if x.any_dis else blank.copy()
     out["rack_power_kw_effective"] = v["rack_power_kw_effective"]
     flags = x.flags
-    for warning, key in ((RowWarning.ROOFLINE_CALIBRATED, "_throughput_estimated"),
-                         (RowWarning.FROM_CURVE, "_throughput_from_curve"),
-                         (RowWarning.OUTSIDE_MEASURED_RANGE, "_outside_measured_range"),
-                         (RowWarning.ROOFLINE_UNSEEN_FAMILY, "_throughput_unseen"),
-                         (RowWarning.CLASS_MISMATCH, "_class_mismatch")):
+    for warning, key in _ESTIMATE_FLAGS:
         flags = flags | np.asarray(c.get(key, False), dtype=np.int64) * warning
     out["warning_flags"] = np.broadcast_to(flags, (n,)).copy()
     out["fleet_flags"] = x.fleet_flags
     for name in ("system_power_kw_effective", "decode_system_power_kw_effective", "decode_rack_power_kw_effective"):
         out[name] = v.get(name, np.full(n, np.nan))
     return out
+
+
+_ESTIMATE_FLAGS = tuple((int(w), key) for w, key in (
+    (RowWarning.ROOFLINE_CALIBRATED, "_throughput_estimated"), (RowWarning.FROM_CURVE, "_throughput_from_curve"),
+    (RowWarning.OUTSIDE_MEASURED_RANGE, "_outside_measured_range"),
+    (RowWarning.ROOFLINE_UNSEEN_FAMILY, "_throughput_unseen"), (RowWarning.CLASS_MISMATCH, "_class_mismatch")))
+"""The warnings set from the throughput's flags in ``c``, as ints (numpy probes an enum member slowly)."""
 
 
 def fleet_reasons(c: dict[str, Array], out: dict[str, Array], rows: Array) -> list[str]:
@@ -211,12 +215,26 @@ def fleet_reasons(c: dict[str, Array], out: dict[str, Array], rows: Array) -> li
                 out["decode_rack_power_kw_effective"], out["decode_system_power_kw_effective"])
     site = (out["fleet_flags"][rows] & FleetProblem.SITE_POWER) != 0
     if not site.any():
-        codes, uniques = pd.MultiIndex.from_arrays([np.asarray(k)[rows] for k in key_cols]).factorize()
-        first = np.full(len(uniques), -1)
+        codes, count = _group_codes([np.asarray(k)[rows] for k in key_cols])
+        first = np.full(count, -1)
         first[codes[::-1]] = np.arange(len(codes))[::-1]
         distinct = _fleet_sentences(c, out, rows[first])
         return [distinct[i] for i in codes]
     return _fleet_sentences(c, out, rows)
+
+
+def _group_codes(keys: list[Array]) -> tuple[Array, int]:
+    """Each row's group among the distinct combinations of ``keys`` (equal-length columns; NaN equal to NaN), and
+    the number of groups: each column factorized on its own (numbers and texts hashed as they are, not as a
+    million Python tuples), the codes combined as digits of one number, then numbered in order of first appearance.
+    """
+    combined = np.zeros(len(keys[0]), dtype=np.int64)
+    for column in keys:
+        codes, uniques = pd.factorize(column, use_na_sentinel=False)
+        combined = combined * max(len(uniques), 1) + codes  # the distinct rows so far times this column's
+        combined = pd.factorize(combined)[0].astype(np.int64)  # renumbered: the digits never overflow
+    codes, uniques = pd.factorize(combined)
+    return codes, len(uniques)
 
 
 def _fleet_sentences(c: dict[str, Array], out: dict[str, Array], rows: Array) -> list[str]:
@@ -249,6 +267,9 @@ def split_warnings(text: str) -> list[str]:
     return [w for w in WARNINGS if w in text]
 
 
+@lru_cache(maxsize=256)
 def warning_text(flags: int) -> str:
-    """The warnings of one flag combination, joined with '; '."""
+    """The warnings of one flag combination, joined with '; ' (remembered per combination: a scenario's result
+    reads it on every call, and each test of an enum flag costs more than the rest of the row's warnings).
+    """
     return "; ".join(w.text for w in RowWarning if flags & w)

@@ -478,18 +478,24 @@ def accelerator_figure(ids: Array, field: str, missing: Any = np.nan) -> Array:
     empty).
     """
     table = catalog.accelerators()
-    codes = catalog.positions(table, "accelerators", ids)
-    if field not in table.columns:
-        return np.full(len(codes), missing, dtype=float if isinstance(missing, float) else object)
+    return figure_by_position(table, field, missing)[catalog.positions(table, "accelerators", ids)]
 
+
+def figure_by_position(table: pd.DataFrame, field: str, missing: Any = np.nan) -> Array:
+    """The accelerators table's ``field`` by row position, ``missing`` appended for position -1 (no such id) and on
+    every row when the table has no such field: what :func:`accelerator_figure` indexes with each id's position,
+    built once per table.
+    """
     def build() -> Array:
+        if field not in table.columns:
+            return np.full(len(table) + 1, missing, dtype=float if isinstance(missing, float) else object)
         column = table[field]
         values = (pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
                   if isinstance(missing, float) else column.fillna(missing).to_numpy(dtype=object))
         return np.append(values, missing)
 
     values: Array = catalog.derived(f"accelerator {field} {type(missing).__name__} {missing!r}", (table,), build)
-    return values[codes]
+    return values
 
 
 def _efficiency(c: dict[str, Array], m: dict[str, Array],

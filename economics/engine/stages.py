@@ -90,13 +90,13 @@ class Columns:
 
     def flag(self, warning: RowWarning, rows: Any) -> None:
         """Mark ``rows`` with a warning (its bit in :attr:`flags`)."""
-        if not _one_false(rows):
-            self.flags |= np.asarray(rows, dtype=np.int64) * warning
+        if not _one_false(rows):  # the flag's int: numpy probes an enum member for array protocols, slowly
+            self.flags |= np.asarray(rows, dtype=np.int64) * int(warning)
 
     def fleet_flag(self, problem: FleetProblem, rows: Any) -> None:
         """Mark ``rows`` as infeasible for a reason (its bit in :attr:`fleet_flags`)."""
         if not _one_false(rows):
-            self.fleet_flags |= np.asarray(rows, dtype=np.int64) * problem
+            self.fleet_flags |= np.asarray(rows, dtype=np.int64) * int(problem)
 
 
 def nans(n: int) -> Array:

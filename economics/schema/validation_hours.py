@@ -10,6 +10,7 @@ numbers as given.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -52,8 +53,11 @@ def _tariff_problem(text: str) -> str | None:
     return _numbers("electricity_tariff", text, float(spec.ge or 0), float(spec.le or 10), spec.unit)
 
 
+@lru_cache(maxsize=1024)
 def _demand_peak(text: str, peak_to_average: float) -> tuple[float, str | None]:
-    """The busiest hour of a demand profile, as a multiple of the average, or its problem."""
+    """The busiest hour of a demand profile, as a multiple of the average, or its problem (remembered per text: a
+    pure function every scenario's validation calls, which builds the profile's 24 hours).
+    """
     text = text or "flat"
     if text.lower() == "peak":
         return 0.0, ("demand_profile: 'peak' is a planner setting; a scenario's demand over the day is flat, "

@@ -396,6 +396,8 @@ def for_model(spec: Spec, value: Any) -> Any:
     """:func:`parse` for a pydantic field validator: EMPTY -> None (optional field) or the default; a bad value
     -> a pydantic error whose message is the parser's. Bounds are left to the model.
     """
+    if type(value) is float and spec.kind == "float" and math.isfinite(value):
+        return value  # a Scenario's usual number: what parse() returns for it, without its three calls
     try:
         parsed = EMPTY if value is None else parse(spec, value)  # None is empty for every kind (is_empty)
     except (ValueProblem, CellTypeError) as exc:
