@@ -5,9 +5,17 @@ one working scenario held in the session (ui/state.py), so moving between pages 
 """
 
 import streamlit as st
+from streamlit import delta_generator, runtime
 
 from economics import store
 from ui import memory, state
+
+# Streamlit checks, at the first element a process draws, that it is not run from a Python prompt: inspect.stack()
+# reads the source of every frame and looks up the module of each among every module loaded, 70 ms of CPU with the
+# app's 1,700 modules (load 16) before the first KPI of a cold start (issue #43). Under a server (a runtime exists)
+# the answer is known, no prompt, so the check is marked done; run bare (`python app.py`), its warning still shows.
+if runtime.exists():
+    delta_generator._use_warning_has_been_displayed = True
 
 # An emoji favicon (drawn locally): a ":material/...:" icon makes the browser fetch it from a Google CDN, and page
 # icons would replace it.

@@ -180,3 +180,44 @@ def test_a_speed_falling_with_context_is_shown_with_its_points() -> None:
     assert table["Context [token]"].tolist() == ["10,000", "55,000", "100,000"]
     assert table["Per-user speed [token/s]"].tolist() == ["763", "566.1", "450"]
     assert metric(at, "Output tokens/s per accelerator") == "566"
+
+
+def test_the_curve_charts_draw_each_scenario_s_own_rows_in_the_chart_altair_builds(page: AppTest) -> None:
+    # the two charts' specs are built once and drawn with each curve's rows: after each model, the rows the curve
+    # study gives for the scenario as it now is, in the chart altair builds for those layers (the interactive
+    # zoom's and its views' generated names aside; Streamlit adds its own keys, such as autosize)
+    import json
+    import re
+
+    import altair as alt
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    from economics.report.charts import vega_spec
+    from economics.studies.interactivity import interactivity_curve
+    from ui import studies
+
+    def unnamed(spec: dict[str, object]) -> dict[str, object]:
+        text = re.sub(r'"view_[0-9a-f]+(_\d+)?"', '"view"', re.sub(r'"param_[0-9a-f]+"', '"param"', json.dumps(spec)))
+        return {k: v for k, v in json.loads(text).items() if k != "datasets"}
+
+    fronts = []
+    for model in ("deepseek-v3", "llama-3.1-70b"):  # measured points and the roofline; the roofline alone
+        page.selectbox(key="model").set_value(model).run()
+        assert not page.exception
+        expected = interactivity_curve(page.session_state["scenario"])
+        names = [name for name in ("front", "measured") if len(expected[name])]
+        curve, cost = page.get("vega_lite_chart")
+        assert [d.name for d in curve.proto.datasets] == names
+        assert [d.name for d in cost.proto.datasets] == ["front"]
+        for chart, name in [*((curve, name) for name in names), (cost, "front")]:
+            drawn = convert_arrow_bytes_to_pandas_df(
+                next(d for d in chart.proto.datasets if d.name == name).data.data)
+            want = expected[name]
+            assert list(drawn["output_tokens_per_s_per_user"]) == list(want["output_tokens_per_s_per_user"])
+        layers = [studies._front_layer(), *(studies._measured_layers() if "measured" in names else [])]
+        for chart, built in ((curve, alt.layer(*layers).interactive()), (cost, studies._cost_chart())):
+            want_spec = unnamed(vega_spec(built))
+            drawn_spec = unnamed(json.loads(chart.proto.spec))
+            assert {k: drawn_spec[k] for k in want_spec} == want_spec
+        fronts.append(list(expected["front"]["output_tokens_per_s_per_user"]))
+    assert fronts[0] != fronts[1]  # the second model's own curve, not the first's

@@ -8,7 +8,10 @@ tests: each fast path is held to the reference, element for element).
 - the typed accelerators of :func:`~economics.engine.estimate_range.attach` are worked out on the estimated rows
   only: the same labels there, ``""`` elsewhere;
 - the stages read a mask of a few rows as a list (:func:`economics.engine.stages._any`, ``_all``): as numpy's
-  ``any`` and ``all`` read it, for masks of booleans and of numbers.
+  ``any`` and ``all`` read it, for masks of booleans and of numbers;
+- a free-text column of a page's table (at most :data:`economics.schema.validation.PLAIN_TEXT_ROWS` rows) read with
+  a plain loop gives the cells, their type and the problems that pandas' string operations give on the same cells
+  (the path a longer table takes).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from hypothesis import strategies as st
 
 from economics import catalog
 from economics.engine import estimate_range
+from economics.schema.validation import PLAIN_TEXT_ROWS, validate
 
 ACCELERATORS = list(catalog.accelerators().index)
 MODELS = list(catalog.models().index)
@@ -84,3 +88,34 @@ def test_a_few_rows_mask_reads_as_numpy_reads_it(cells: list[bool], dtype: type)
     assert _any(rows) is bool(np.any(rows)) and _all(rows) is bool(np.all(rows))
     if rows.size:
         assert _any(rows * 2) is bool(np.any(rows * 2))  # a number other than 1 is true, as numpy reads it
+
+
+TEXT = st.one_of(
+    st.none(), st.just(np.nan), st.just(pd.NA), st.just(""), st.just("x" * 201), st.just(3.5), st.just(True),
+    st.text(alphabet=st.sampled_from(list("ab -_.é\t\n\x1c\x1f\u00a0\u2003\u3000") + ["\U0001f9ee"]), max_size=6))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(TEXT, min_size=1, max_size=8), st.booleans())
+def test_a_page_s_free_text_column_reads_as_the_table_path_reads_it(cells: list[object], typed: bool) -> None:
+    # the same cells past PLAIN_TEXT_ROWS take pandas' string operations; the first len(cells) rows must agree
+    def column(n: int) -> pd.Series:
+        series = pd.Series((cells * (n // len(cells) + 1))[:n], dtype=object)
+        plain = all(c is None or c is pd.NA or isinstance(c, str) or (isinstance(c, float) and c != c) for c in cells)
+        return series.astype("string") if typed and plain else series
+
+    few, many = len(cells), PLAIN_TEXT_ROWS + len(cells)
+    small_cols, small_problems = validate(pd.DataFrame({"name": column(few)}))
+    big_cols, big_problems = validate(pd.DataFrame({"name": column(many)}))
+    assert small_cols["name"].dtype == big_cols["name"].dtype
+    assert list(small_cols["name"]) == list(big_cols["name"][:few])
+    assert [(p.row, p.field, p.message) for p in small_problems] == [
+        (p.row, p.field, p.message) for p in big_problems if p.row < few]
+
+
+def test_a_page_s_free_text_column_worked_by_hand() -> None:
+    # stripped (" gpu fleet " -> "gpu fleet"), the field's default "scenario" where empty or missing, as strings
+    cols, problems = validate(pd.DataFrame({"name": [" gpu fleet ", None, "", "x", np.nan]}))
+    assert [p for p in problems if p.field == "name"] == []  # (no throughput given: other fields' problems)
+    assert cols["name"].dtype == pd.StringDtype() and list(cols["name"]) == [
+        "gpu fleet", "scenario", "scenario", "x", "scenario"]

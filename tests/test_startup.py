@@ -8,7 +8,9 @@ bit).
 - ``python -m economics plan`` imports neither ``scipy.stats``, the database library nor openpyxl (an Excel writer);
 - :func:`economics.domain.availability.binomial_cdf` is ``scipy.stats.binom.cdf``, bit for bit;
 - :func:`economics.domain.queueing.max_utilization`, remembered per arguments, is the bisection it remembers;
-- every public name of :mod:`economics.store`, imported on first use, resolves.
+- every public name of :mod:`economics.store`, imported on first use, resolves;
+- the app's first run under a runtime (a server, or ``streamlit.testing``) skips Streamlit's check for a Python
+  prompt (``inspect.stack()`` over every frame and module loaded, about 70 ms of CPU before the first KPI).
 """
 
 from __future__ import annotations
@@ -105,3 +107,21 @@ def test_no_page_relies_on_streamlit_magic_which_is_off() -> None:
         bare = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Expr) and id(n) not in docstrings
                 and not isinstance(n.value, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom))]
         assert not bare, (path.name, bare)
+
+
+def test_the_first_run_skips_streamlit_s_prompt_check_under_a_runtime() -> None:
+    # a fresh process (the check runs once per process): the default page's first run draws its KPI without
+    # streamlit.env_util.is_repl being called (counted by wrapping Streamlit's own function, not ours)
+    probe = (
+        "import sys; from streamlit import env_util\n"
+        "calls = []\n"
+        "real = env_util.is_repl\n"
+        "env_util.is_repl = lambda: calls.append(1) or real()\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        "at = AppTest.from_file(sys.argv[1], default_timeout=300); at.run()\n"
+        "assert not at.exception, at.exception\n"
+        "print(len(calls), at.metric[0].label)\n")
+    done = subprocess.run([sys.executable, "-c", probe, str(ROOT / "app.py")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "0 Cost per M tokens"

@@ -240,26 +240,39 @@ def _cost_chart() -> Any:
                  alt.Tooltip("cost_usd_per_m_tokens:Q", title="USD per M tokens", format="$,.3f")])
 
 
+@st.cache_data(max_entries=4, show_spinner=False)
+def _curve_chart(front: bool, measured: bool) -> dict[str, Any]:
+    """The interactivity chart's spec with the roofline front's layer, the measured points' layers or both, built
+    once each: altair built it, and the cost chart, for every new curve (a page switch to Throughput with a new
+    scenario; about 40 ms of CPU; issue #43)."""
+    import altair as alt
+
+    layers = [*([_front_layer()] if front else []), *(_measured_layers() if measured else [])]
+    return charts.vega_spec(alt.layer(*layers).interactive())
+
+
+@st.cache_data(show_spinner=False)
+def _cost_spec() -> dict[str, Any]:
+    """The cost-along-the-curve chart's spec (dataset ``front``), built once."""
+    return charts.vega_spec(_cost_chart())
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def curve_specs(key: str, chosen: str) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
-    """The interactivity chart and the cost-along-the-curve chart (None without a roofline front), built once per
-    curve; None when there is nothing to draw."""
+    """The interactivity chart and the cost-along-the-curve chart (None without a roofline front) with this
+    curve's rows, once per curve; None when there is nothing to draw."""
     drawn = curve_of(key, chosen)
     front, measured = drawn["front"], drawn["measured"]
     if front.empty and measured.empty:
         return None
-    import altair as alt
-
-    layers, data = [], {}
+    data = {}
     if not front.empty:
-        layers.append(_front_layer())
         data["front"] = front.assign(series="roofline estimate")
     if not measured.empty:
-        layers += _measured_layers()
         data["measured"] = measured.assign(series=measured["serving_stack"],
                                            role=["chosen" if c else "other stack" for c in measured["chosen"]])
-    cost = None if front.empty else charts.vega_spec(_cost_chart(), {"front": front})
-    return charts.vega_spec(alt.layer(*layers).interactive(), data), cost
+    cost = None if front.empty else {**_cost_spec(), "datasets": {"front": front}}
+    return {**_curve_chart(not front.empty, not measured.empty), "datasets": data}, cost
 
 
 @st.cache_data(show_spinner=False)

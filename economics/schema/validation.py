@@ -445,10 +445,42 @@ def _check_ranges(df: pd.DataFrame, cols: dict[str, Any], problems: _Problems) -
                              f"contain the base value {show_value(base[r])}")
 
 
+PLAIN_TEXT_ROWS = 1024
+"""Up to this many rows, a free-text column is read with a plain loop when its cells allow (:func:`_plain_texts`):
+each pandas string operation costs about a millisecond whatever the rows, the loop well under one for these."""
+
+
+def _plain_texts(series: pd.Series, spec: FieldSpec) -> list[str] | None:
+    """:func:`_free_text`'s texts for a table of at most :data:`PLAIN_TEXT_ROWS` rows read with a plain loop, or
+    None where the vectorised path must decide: a cell that is not text or missing, a non-ASCII text, a text with
+    whitespace at either end (pandas strips through Arrow, whose idea of whitespace this loop does not copy) or one
+    longer than the field allows (the vectorised path reports it). Every text left is the same after either strip,
+    so both paths give the same cells; the vectorised path's five string operations cost about 5 ms a column on a
+    page's table, a dozen columns a table (the Throughput page validates four small tables on arrival; issue #43).
+    """
+    if len(series) > PLAIN_TEXT_ROWS:
+        return None
+    default = "" if spec.default is None else spec.default
+    texts: list[str] = []
+    for v in series.array:
+        if v is None or v is pd.NA or (type(v) is float and v != v):
+            texts.append(default)
+        elif type(v) is str and v.isascii() and not (v[:1].isspace() or v[-1:].isspace()) and not (
+                spec.max_length and len(v) > spec.max_length):
+            texts.append(v or default)
+        else:
+            return None
+    return texts
+
+
 def _free_text(series: pd.Series, spec: FieldSpec, problems: _Problems) -> Any:
     """Free text (names, ids) as a string array, stripped, default where empty; vectorised (names are often all
-    distinct, so per-value Python work would dominate a million rows).
+    distinct, so per-value Python work would dominate a million rows), a few plain texts read with a loop
+    (:func:`_plain_texts`, the same cells).
     """
+    texts = _plain_texts(series, spec)
+    if texts is not None:
+        return pd.array(texts, dtype="string")
     if _storage(series) in ("mixed", "bool"):
         cells = _per_cell(series, spec, problems)
         series = pd.Series(["" if c is values.EMPTY else c for c in cells], dtype="string")
