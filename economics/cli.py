@@ -457,10 +457,11 @@ def _calibrate_ranges(write: bool) -> int:
     date = dt.date.today().strftime("%Y-%m")
     ranges = leave_out.range_table(table, date, sources)
     for r in ranges.to_dict("records"):
-        sys.stdout.write(f"  {str(r['scope']):18} {int(r['points']):4d} points of {int(r['sources']):2d} sources  P10 "
+        sys.stdout.write(f"  {str(r['scope']):24} {int(r['points']):4d} points of {int(r['sources']):2d} sources  P10 "
                          f"{r['ratio_p10']:.3f}  median "
                          f"{r['ratio_p50']:.3f}  P90 {r['ratio_p90']:.3f} (measured / estimated)  median error "
                          f"{r['median_abs_error_pct']:.1f} %  [{r['basis']}]\n")
+    sys.stdout.write(leave_out.source_out_text(ranges))
     if write:
         path = calibration.catalog.DATA_DIR / "estimate_ranges.csv"
         ranges.to_csv(path, index=False, lineterminator="\n")
@@ -491,6 +492,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if getattr(args, "holdout", False):
         sys.stdout.write(calibration.holdout_text())
         sys.stdout.write(leave_out.stored_errors_text())
+        sys.stdout.write(leave_out.source_out_text(calibration.catalog.estimate_ranges()))
         sys.stdout.write(leave_out.validation_text(leave_out.validation(), leave_out.validation_refused()))
         return 0
     if getattr(args, "leave_out", None):

@@ -18,6 +18,8 @@ from economics.studies import calibration, leave_out
 SHAPE = {"precision": "fp8", "input_tokens_per_request": 5000, "output_tokens_per_request": 700,
          "target_output_tokens_per_s_per_user": 20}
 RANGES = catalog.estimate_ranges()
+# the row a dense model's estimate on Hopper takes: the family's dense-model range where one is stored
+HOPPER_DENSE = estimate_range.fitted_scope(RANGES.index, "nvidia-hopper", "dense")
 
 
 def _row(accelerator: str, model: str, **more: Any) -> dict[str, Any]:
@@ -26,7 +28,7 @@ def _row(accelerator: str, model: str, **more: Any) -> dict[str, Any]:
 
 def test_an_estimate_on_a_fitted_family_says_what_it_was_calibrated_on() -> None:
     r = _row("h100-sxm", "llama-3.1-70b", demand_output_tokens_per_day=1e9)
-    hopper = RANGES.loc["nvidia-hopper"]
+    hopper = RANGES.loc[HOPPER_DENSE]
     assert r["throughput_source"] == "estimated"
     assert r["throughput_basis"].startswith(f"estimated; calibrated on {hopper['train_points']} points of "
                                             "nvidia-hopper (held-out median")
@@ -86,7 +88,7 @@ def test_a_fixed_busy_fleet_costs_in_inverse_proportion_to_its_throughput() -> N
     # cost per M tokens = cost_usd_per_hour / (T x 8 x 3600 / 1e6) and the low cost is at the high throughput:
     # cost_low = cost x T / T_p90 = cost / ratio_p90, cost_high = cost / ratio_p10
     r = _row("h100-sxm", "llama-3.1-70b", accelerator_count=8)
-    hopper = RANGES.loc["nvidia-hopper"]
+    hopper = RANGES.loc[HOPPER_DENSE]
     assert r["cost_usd_per_m_tokens_low"] == pytest.approx(r["cost_usd_per_m_tokens"] / float(hopper["ratio_p90"]))
     assert r["cost_usd_per_m_tokens_high"] == pytest.approx(r["cost_usd_per_m_tokens"] / float(hopper["ratio_p10"]))
     assert r["accelerators_low"] == r["accelerators_high"] == 8  # a given fleet is the fleet at both ends
@@ -308,7 +310,7 @@ def test_the_range_is_the_quantiles_of_the_held_out_errors_worked_by_hand() -> N
 
 def test_the_range_says_its_held_out_median_and_explain_shows_it() -> None:
     r = _row("h100-sxm", "llama-3.1-70b", demand_output_tokens_per_day=1e9)
-    hopper = RANGES.loc["nvidia-hopper"]
+    hopper = RANGES.loc[HOPPER_DENSE]
     assert r["throughput_basis"].endswith(f"median {estimate_range.percent(float(hopper['ratio_p50']))})")
 
 
@@ -353,8 +355,10 @@ def test_holdout_prints_coverage_per_family_on_the_last_set_alone() -> None:
                           "family": ["nvidia-hopper"] * 2 + ["amd-cdna3"] * 2,
                           "error_pct": [10.0, -30.0, 20.0, 40.0], "inside": [True, False, True, True]})
     text = leave_out.validation_text(table)
-    assert "per family, seventh set (published tables, selection rule first) alone (the only set no rule or " \
-           "range has seen):" in text
+    # every set is in the ranges' basis since the range was kept per model class: the last one's coverage is said
+    # to be in-sample
+    assert "per family, seventh set (published tables, selection rule first) alone (in the ranges' basis: " \
+           "in-sample, no set tests the rules as they stand yet):" in text
     assert "sixth set (after the ranges as the spread across sources)" not in text  # no row of it here
     last = text[text.index("per family, seventh set"):]
     hopper = next(line for line in last.splitlines() if line.strip().startswith("nvidia-hopper"))
@@ -365,16 +369,20 @@ def test_holdout_prints_coverage_per_family_on_the_last_set_alone() -> None:
 
 
 def test_the_sets_seen_before_the_range_rule_are_its_basis_and_later_ones_stay_out() -> None:
-    # the ranges rest on the first five validation sets (all looked at before the spread across sources was made
-    # the rule); a set added after it tests it and is in no range
+    # the ranges rest on the first seven validation sets (all looked at before the range was kept per model
+    # class); a set added after that change tests it and is in no range
     sets = list(calibration.VALIDATION_SETS.values())
-    assert calibration.RANGE_BASIS_SETS == 5
+    assert calibration.RANGE_BASIS_SETS == 7
     assert set(calibration.RANGE_BASIS_SOURCES) == {"gaudi3-1.18", "oci-mi300x-405b", "rocm-blog-2025-latency",
                                                     "trtllm-0.9-static", "trtllm-0.14", "trtllm-0.15",
                                                     "rocm-vllm-latency-versions", "trtllm-0.5-h200-blog",
                                                     "rocm-vllm-0.10.2-perf", "gpustack-lab-vllm-0.11",
-                                                    "amd-vllm-0.6-mi300x-fp8", "trtllm-0.12-quoted"}
-    assert not set(calibration.RANGE_BASIS_SOURCES) & {g for groups in sets[5:] for g in groups}
+                                                    "amd-vllm-0.6-mi300x-fp8", "trtllm-0.12-quoted",
+                                                    "trtllm-0.20-issue-4043", "vllm-0.6.6-issue-12315",
+                                                    "vllm-pr-7117-h100", "vllm-pr-16458-tpu-v6e", "lmdeploy-0.2-a100",
+                                                    "dstack-r1-offline", "dstack-r1-online", "trtllm-blog-falcon-h200",
+                                                    "trtllm-blog-xqa-h200", "trtllm-blog-dsr1-perf"}
+    assert not set(calibration.RANGE_BASIS_SOURCES) & {g for groups in sets[7:] for g in groups}
 
 
 def test_explain_shows_the_held_out_median_step_with_its_numbers() -> None:
@@ -383,7 +391,7 @@ def test_explain_shows_the_held_out_median_step_with_its_numbers() -> None:
     scenario = {"accelerator": "h100-sxm", "model": "llama-3.1-70b", **SHAPE, "demand_output_tokens_per_day": 1e9}
     trace = batch.explain_scenario(scenario)
     r = _row("h100-sxm", "llama-3.1-70b", demand_output_tokens_per_day=1e9)
-    r50 = float(RANGES.loc["nvidia-hopper", "ratio_p50"])
+    r50 = float(RANGES.loc[HOPPER_DENSE, "ratio_p50"])
     step = trace.step("output_tokens_per_s_per_accelerator_p50")
     assert step.value == pytest.approx(r["output_tokens_per_s_per_accelerator"] * r50)
     assert f"{abs(1 / r50 - 1) * 100:.0f} % {'low' if r50 > 1 else 'high'} at the median" in step.note
@@ -397,9 +405,9 @@ def test_explain_shows_how_the_range_is_made_with_its_numbers() -> None:
     # sources' spread and the spread within one, and the P10 and P90 they make together
     scenario = {"accelerator": "h100-sxm", "model": "llama-3.1-70b", **SHAPE, "demand_output_tokens_per_day": 1e9}
     note = batch.explain_scenario(scenario).step("output_tokens_per_s_per_accelerator_p90").note
-    hopper = RANGES.loc["nvidia-hopper"]
-    assert note == estimate_range.range_step({"scope": "nvidia-hopper", **hopper.to_dict()})
-    assert note.startswith(f"nvidia-hopper: measured / estimated on {int(hopper['sources'])} sources the fit never "
+    hopper = RANGES.loc[HOPPER_DENSE]
+    assert note == estimate_range.range_step({"scope": HOPPER_DENSE, **hopper.to_dict()})
+    assert note.startswith(f"{HOPPER_DENSE}: measured / estimated on {int(hopper['sources'])} sources the fit never "
                            f"saw: their medians' median x{float(hopper['source_median']):.3g} (the bias)")
     assert note.endswith(f"P10 x{float(hopper['ratio_p10']):.3g}, P90 x{float(hopper['ratio_p90']):.3g}")
 
@@ -418,3 +426,104 @@ def test_the_range_step_in_words_worked_by_hand() -> None:
     pooled = {**r, "scope": "amd-cdna4", "basis": "left-out source, every fitted family"}
     assert estimate_range.range_step(pooled).startswith("amd-cdna4 (the pool of every fitted family): measured")
     assert estimate_range.range_step({"scope": "x", "ratio_p10": 0.7}) == ""  # a row stored without the parts
+
+
+def _classes_table() -> Any:
+    import pandas as pd
+
+    # nvidia-ada, dense: table A ten points at ratio 1 (error 0 %), tables B-E one point each at 0.5, 0.8, 1.25, 2;
+    # MoE: tables F-J two points each at 0.25, 0.4, 0.5, 0.625, 1 (errors +300, +150, +100, +60, 0 %).
+    # nvidia-ampere: four dense tables K-N of one point each (too few for a range of its own).
+    dense = pd.DataFrame({"error_pct": [0.0] * 10 + [100.0, 25.0, -20.0, -50.0], "model_class": "dense",
+                          "source_group": ["A"] * 10 + ["B", "C", "D", "E"]})
+    moe = pd.DataFrame({"error_pct": [300.0, 300.0, 150.0, 150.0, 100.0, 100.0, 60.0, 60.0, 0.0, 0.0],
+                        "model_class": "moe", "source_group": ["F", "F", "G", "G", "H", "H", "I", "I", "J", "J"]})
+    ampere = dense.iloc[10:].assign(source_group=["K", "L", "M", "N"], family="nvidia-ampere")
+    return pd.concat([dense.assign(family="nvidia-ada"), moe.assign(family="nvidia-ada"), ampere],
+                     ignore_index=True)
+
+
+def test_a_fitted_familys_range_is_kept_per_model_class_worked_by_hand() -> None:
+    # nvidia-ada:dense is tables A-E: medians 1, 0.5, 0.8, 1.25, 2, none scattering around its own: a new table's
+    # ratio is one of the five medians (centres 0.1 ... 0.9): P10 0.5, P50 1, P90 2.
+    # nvidia-ada:moe is tables F-J: medians 0.25, 0.4, 0.5, 0.625, 1: P10 0.25, P50 0.5, P90 1 (ten points).
+    # nvidia-ada over both classes is the ten tables' spread (new_source_quantiles, worked by hand above): P10
+    # 0.37, P90 1.85, so one range for both would put a dense estimate's P10 at -63 % and a MoE one's P90 at +85 %.
+    table = _classes_table()
+    ranges = leave_out.range_table(table.iloc[:0], "2026-12", table, table.iloc[:0]).set_index("scope")
+    got = {s: tuple(float(ranges.loc[s, k]) for k in ("ratio_p10", "ratio_p50", "ratio_p90"))
+           for s in ("nvidia-ada", "nvidia-ada:dense", "nvidia-ada:moe", "nvidia-ampere:moe")}
+    assert got["nvidia-ada:dense"] == (0.5, 1.0, 2.0) and got["nvidia-ada:moe"] == (0.25, 0.5, 1.0)
+    ada = table[table["family"] == "nvidia-ada"]
+    both = leave_out.new_source_quantiles(np.log(1.0 / (1.0 + ada["error_pct"].to_numpy() / 100.0)),
+                                          ada["source_group"].to_numpy(), [0.1, 0.5, 0.9])["quantiles"]
+    assert got["nvidia-ada"] == pytest.approx(tuple(np.exp(both)), abs=1e-4)
+    assert got["nvidia-ada"][0] < 0.5 and got["nvidia-ada"][2] > 1.0
+    assert ranges.loc["nvidia-ada:moe", "basis"] == "left-out source"
+    assert int(ranges.loc["nvidia-ada:moe", "points"]) == 10 and int(ranges.loc["nvidia-ada:moe", "sources"]) == 5
+    # Ampere has no MoE point: its MoE range is the pool of every fitted family's MoE points (Ada's five tables)
+    assert got["nvidia-ampere:moe"] == got["nvidia-ada:moe"]
+    assert ranges.loc["nvidia-ampere:moe", "basis"] == "left-out source, every fitted family"
+    assert "those of moe models of every fitted family" in ranges.loc["nvidia-ampere:moe", "method"]
+    # the estimate's lookup: the class's row where stored, else the family's
+    assert estimate_range.fitted_scope(ranges.index, "nvidia-ada", "moe") == "nvidia-ada:moe"
+    assert estimate_range.fitted_scope(ranges.index, "nvidia-ada", "") == "nvidia-ada"
+    # four MoE tables (fewer than RANGE_MIN_SOURCES over every family): no class row, the family's range serves
+    fewer = table[table["source_group"] != "J"]
+    rows = leave_out.range_table(fewer.iloc[:0], "2026-12", fewer, fewer.iloc[:0]).set_index("scope")
+    assert "nvidia-ada:moe" not in rows.index and "nvidia-ada:dense" in rows.index
+    assert estimate_range.fitted_scope(rows.index, "nvidia-ada", "moe") == "nvidia-ada"
+
+
+def test_each_source_left_out_of_the_range_is_checked_against_it_worked_by_hand() -> None:
+    import pandas as pd
+
+    # six dense tables of one point each on nvidia-ada at ratios 0.5, 0.8, 1, 1.25, 2, 4 (errors +100, +25, 0, -20,
+    # -50, -75 %). Left out in turn, the other five are the range (five medians, no scatter within: P10 = the
+    # smallest, P90 = the largest): 0.5 against 0.8-4 outside; 0.8 against 0.5-4 inside; 1, 1.25 and 2 inside;
+    # 4 against 0.5-2 outside: 4 of 6 inside, the two ends out.
+    table = pd.DataFrame({"error_pct": [100.0, 25.0, 0.0, -20.0, -50.0, -75.0], "model_class": "dense",
+                          "family": "nvidia-ada", "source_group": list("ABCDEF")})
+    cov = leave_out.source_out_coverage(table, ["nvidia-ada"]).set_index("source_group")
+    assert cov["inside"].to_dict() == {"A": False, "B": True, "C": True, "D": True, "E": True, "F": False}
+    assert (float(cov.loc["A", "low"]), float(cov.loc["A", "high"])) == pytest.approx((0.8, 4.0))
+    assert (float(cov.loc["F", "low"]), float(cov.loc["F", "high"])) == pytest.approx((0.5, 2.0))
+    # stored with the range: the points of the scope an estimate takes, and how many held
+    ranges = leave_out.range_table(table.iloc[:0], "2026-12", table, table.iloc[:0]).set_index("scope")
+    assert (int(ranges.loc["nvidia-ada:dense", "source_out_points"]),
+            int(ranges.loc["nvidia-ada:dense", "source_out_inside"])) == (6, 4)
+
+
+def test_a_moe_model_on_a_fitted_family_takes_its_class_range_and_says_so() -> None:
+    # DeepSeek-V3 (fine-grained MoE) on H200 at a shape no curve holds: the estimate takes Hopper's MoE-model row,
+    # the label names the class, and explain's P90 step names the row; Llama 3.1 70B (dense) takes the dense row
+    assert estimate_range.fitted_scope(RANGES.index, "nvidia-hopper", "moe") == "nvidia-hopper:moe"
+    moe = RANGES.loc["nvidia-hopper:moe"]
+    scenario = {"accelerator": "h200-sxm", "model": "deepseek-v3", **SHAPE, "demand_output_tokens_per_day": 1e9}
+    r = batch.evaluate_scenario(scenario)
+    assert r["throughput_source"] == "estimated"
+    assert f"over {int(moe['points'])} MoE-model points" in r["throughput_basis"]
+    est = r["output_tokens_per_s_per_accelerator"]
+    assert r["output_tokens_per_s_per_accelerator_p10"] == pytest.approx(est * float(moe["ratio_p10"]))
+    assert r["output_tokens_per_s_per_accelerator_p90"] == pytest.approx(est * float(moe["ratio_p90"]))
+    note = batch.explain_scenario(scenario).step("output_tokens_per_s_per_accelerator_p90").note
+    assert note.startswith("nvidia-hopper:moe")
+    dense = _row("h100-sxm", "llama-3.1-70b", demand_output_tokens_per_day=1e9)
+    assert HOPPER_DENSE == "nvidia-hopper:dense" and "dense-model points" in dense["throughput_basis"]
+    assert float(RANGES.loc[HOPPER_DENSE, "ratio_p10"]) != float(moe["ratio_p10"])
+
+
+def test_holdout_prints_the_stored_leave_one_source_out_coverage() -> None:
+    import pandas as pd
+
+    # two scopes an estimate takes: 4 of 6 points inside (66.7 %) and 9 of 10 (90 %); the pool row takes no point
+    # and the unseen row stores none, so neither is printed; over all 13 of 16 = 81.25 %, printed 81.2 %
+    t = pd.DataFrame({"scope": ["nvidia-ada:dense", "nvidia-hopper:moe", "fitted", "unseen"],
+                      "source_out_points": ["6", "10", "0", ""], "source_out_inside": ["4", "9", "0", ""]})
+    lines = leave_out.source_out_text(t).splitlines()
+    assert lines[1].startswith("the ranges' basis, each source left out in turn")
+    assert [line.split() for line in lines[2:]] == [
+        ["nvidia-ada:dense", "6", "points", "66.7%", "inside", "(4)"],
+        ["nvidia-hopper:moe", "10", "points", "90.0%", "inside", "(9)"],
+        ["all", "16", "points", "81.2%", "inside", "(13)"]]
+    assert leave_out.source_out_text(t.drop(columns=["source_out_points"])) == ""

@@ -31,6 +31,8 @@ Array = NDArray[Any]
 OTHER_CLASS_SHARE = 0.75
 """Share of a scope's training points of the other model class (dense vs MoE) from which its factors are said to
 be fitted on another class."""
+CLASS_WORDS = {"moe": "MoE-model", "dense": "dense-model"}
+"""How a label names the model class of a range kept per class (:func:`fitted_scope`)."""
 GIVEN_FACTORS = ("bandwidth_utilization", "compute_utilization", "prefill_compute_utilization",
                  "step_overhead_us_per_layer")
 """Scenario fields that replace the calibrated factors: an estimate made with them is not the calibrated one."""
@@ -90,6 +92,21 @@ def range_step(r: dict[str, Any]) -> str:
             f"P10 x{float(r['ratio_p10']):.3g}, P90 x{float(r['ratio_p90']):.3g}")
 
 
+def fitted_scope(scopes: Any, family: str, cls: str) -> str:
+    """The row of data/estimate_ranges.csv an estimate on the fitted ``family`` takes for a model of class ``cls``:
+    ``<family>:<class>`` where one is stored (the spread of that model class's points on sources the fit never
+    saw, :func:`economics.studies.leave_out.range_scopes`), else ``<family>`` (every class). ``scopes``: the
+    table's index. The one lookup both the estimate and the leave-one-source-out coverage of the ranges use.
+
+    >>> fitted_scope(["nvidia-hopper", "nvidia-hopper:moe"], "nvidia-hopper", "moe")
+    'nvidia-hopper:moe'
+    >>> fitted_scope(["nvidia-hopper", "nvidia-hopper:moe"], "nvidia-hopper", "dense")
+    'nvidia-hopper'
+    """
+    own = f"{family}:{cls}"
+    return own if cls and own in scopes else family
+
+
 def _label(family: str, cls: str, given: bool, typed: str = "",
            scope: str = "") -> tuple[float, float, float, str, bool, bool, str]:
     """ratio_p10, ratio_p50, ratio_p90, the label, whether the range is the unseen-family one, whether the factors
@@ -114,21 +131,24 @@ def _label(family: str, cls: str, given: bool, typed: str = "",
             where = f"no measured point on {family or 'this accelerator'}: {factors}"
         return (float(r["ratio_p10"]), float(r["ratio_p50"]), float(r["ratio_p90"]),
                 f"estimated; {where}, unseen-family range: expect {_spread(r)} ({basis})", True, False, range_step(r))
-    own = {str(k): v for k, v in ranges.loc[family].to_dict().items()}
+    scope_ = fitted_scope(ranges.index, family, cls)
+    own = {str(k): v for k, v in ranges.loc[scope_].to_dict().items()}
     train = int(own["train_points"])
     other = int(own["train_moe_points"] if cls == "dense" else own["train_dense_points"]) if cls else 0
     own_class = f"{family}:{cls}" in cal.index
     mismatch = bool(cls) and not own_class and train > 0 and other / train >= OTHER_CLASS_SHARE
     pooled = " of every fitted family" if "every fitted family" in str(own["basis"]) else ""
+    of_class = f"{CLASS_WORDS.get(cls, cls)} " if scope_ != family else ""
     label = (f"estimated; calibrated on {train} points of {family} (held-out median "
-             f"{float(own['median_abs_error_pct']):.0f} % over {int(own['points'])} points{pooled} of sources the fit "
+             f"{float(own['median_abs_error_pct']):.0f} % over {int(own['points'])} {of_class}points{pooled} of "
+             "sources the fit "
              f"never saw; P10-P90 {percent(float(own['ratio_p10']))} to {percent(float(own['ratio_p90']))}, median "
              f"{percent(float(own['ratio_p50']))})")
     if mismatch:
         label += (f"; fitted mostly on {'MoE' if cls == 'dense' else 'dense'} models ({other} of {train} points), "
                   f"this model is {'dense' if cls == 'dense' else 'MoE'}")
     return (float(own["ratio_p10"]), float(own["ratio_p50"]), float(own["ratio_p90"]), label, False, mismatch,
-            range_step({"scope": family, **own}))
+            range_step({"scope": scope_, **own}))
 
 
 def typed_specs(c: dict[str, Array]) -> Array:

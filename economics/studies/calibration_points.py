@@ -79,22 +79,23 @@ instead of points held out inside tables the fit saw. The third set, added after
 of it was looked at (tools/add_validation_set_3.py), holds the TensorRT-LLM performance tables of releases 0.9.0
 (static batching), 0.14.0 and 0.15.0 (H100, H200, A100, L40S) and AMD's MI300X latency tables of vLLM 0.9.0.1 and
 0.10.0."""
-RANGE_BASIS_SETS = 5
+RANGE_BASIS_SETS = 7
 """How many of the first validation sets are in the ranges' basis: every set looked at before the range rule of
-2026-12-05 (the spread across sources, :func:`economics.studies.leave_out.new_source_quantiles`) was made; a set
-added after it stays out and tests it."""
+2026-12-06 (a fitted family's range kept per model class, :func:`economics.studies.leave_out.range_scopes`) was
+made; a set added after it stays out and tests it."""
 RANGE_BASIS_SOURCES = tuple(g for groups in list(VALIDATION_SETS.values())[:RANGE_BASIS_SETS] for g in groups)
 """Validation sources that are part of the ranges' basis: never fitted, so their error under the stored factors is
 an error on sources the fit never saw, the range's basis (:func:`economics.studies.leave_out.range_table`). The
 first three sets joined it when the fourth was added (the rules had changed after each); the fourth (TensorRT-LLM
 0.5 H200 blog, AMD's vLLM 0.10.2 page) and the fifth (tools/add_validation_set_5.py: GPUStack's vLLM 0.11 runs,
 AMD's vLLM 0.6 MI300X and NVIDIA's TensorRT-LLM 0.12 H100 Llama 3.1 405B tables) joined it when the range became
-the spread across sources (both had been looked at: the fifth's 40 % coverage led to that change). Only a set added
-after that change tests the rules as they stand: the sixth (tools/add_validation_set_6.py: GitHub issue and pull-request
-threads with TensorRT-LLM 0.20 on B200 and H200, vLLM 0.6.6 on A100, vLLM on H100 and on one TPU v6e chip) and the
-seventh, drawn by a selection rule committed before anything was gathered (tools/validation_set_7.md,
-tools/add_validation_set_7.py: LMDeploy's A100 tables, dstack's DeepSeek-R1 runs on 8 H200 and 8 MI300X, NVIDIA's
-TensorRT-LLM blog tables on H200 and B200); no rule changed between them."""
+the spread across sources (both had been looked at: the fifth's 40 % coverage led to that change). The sixth
+(tools/add_validation_set_6.py: GitHub issue and pull-request threads with TensorRT-LLM 0.20 on B200 and H200, vLLM
+0.6.6 on A100, vLLM on H100 and on one TPU v6e chip) and the seventh, drawn by a selection rule committed before
+anything was gathered (tools/validation_set_7.md, tools/add_validation_set_7.py: LMDeploy's A100 tables, dstack's
+DeepSeek-R1 runs on 8 H200 and 8 MI300X, NVIDIA's TensorRT-LLM blog tables on H200 and B200), each measured once
+under that rule (2 of 7 and 42 of 104 inside), joined it when the range was kept per model class (the seventh's
+dense rows held, its MoE rows did not). Only a set added after that change tests the rules as they stand."""
 FITTED_CELL = "yes"
 """The ``fitted`` cell of a point the fit uses; any other cell is "no: " and why the point is left out."""
 NEVER_FITTED = ("blind", "validation")

@@ -94,8 +94,8 @@ RANGE_MIN_SOURCES = 5
 across sources, and fewer than five medians say little about it; fewer take the pool of every fitted family."""
 RANGE_COLUMNS = ("scope", "basis", "points", "sources", "ratio_p10", "ratio_p50", "ratio_p90", "source_median",
                  "between_source_p10", "between_source_p90", "within_source_p10", "within_source_p90",
-                 "median_abs_error_pct", "train_points", "train_dense_points", "train_moe_points", "method",
-                 "confidence", "source", "source_date")
+                 "median_abs_error_pct", "train_points", "train_dense_points", "train_moe_points",
+                 "source_out_points", "source_out_inside", "method", "confidence", "source", "source_date")
 
 
 def _ratios(errors_pct: pd.Series) -> np.ndarray:
@@ -187,6 +187,71 @@ def never_seen_points() -> pd.DataFrame:
     return ok[(ok["split"] == "blind") | ok["source_group"].isin(calibration.RANGE_BASIS_SOURCES)]
 
 
+MODEL_CLASSES = ("dense", "moe")
+"""The model classes (:func:`economics.catalog.model_class`) a fitted family's range is also kept for."""
+EACH = ("this family's points of each table predicted by the fit without that table, and of every source the fit "
+        "never saw; a new source's spread: the sources' medians around their median, and the points around their "
+        "source's median, every source weighing the same")
+POOLED = (f"fewer than {RANGE_MIN_SOURCES} sources or {RANGE_MIN_POINTS} points: those of every fitted family, each "
+          "family's part of a table one source")
+
+
+def _scope(scope: str, family: str, mine: pd.DataFrame, pool: pd.DataFrame, cls: str = "") -> dict[str, Any]:
+    """One range scope of :func:`range_scopes`: ``mine`` (its own points) where they hold at least
+    :data:`RANGE_MIN_POINTS` points of :data:`RANGE_MIN_SOURCES` sources, else ``pool`` (each family's part of a
+    table one source). ``cls``: the model class the scope is kept for (``""``: every class).
+    """
+    own = len(mine) >= RANGE_MIN_POINTS and mine["source_group"].nunique() >= RANGE_MIN_SOURCES
+    of = f" of {cls} models" if cls else ""
+    if own:
+        return {"scope": scope, "family": family, "basis": "left-out source", "points": mine,
+                "groups": mine["source_group"], "method": EACH.replace("points", f"points{of}", 1)}
+    return {"scope": scope, "family": family, "basis": "left-out source, every fitted family", "points": pool,
+            "groups": pool["family"] + " / " + pool["source_group"],
+            "method": POOLED.replace("those of", f"those{of} of", 1)}
+
+
+def range_scopes(basis: pd.DataFrame, families: Sequence[str]) -> list[dict[str, Any]]:
+    """Which points of ``basis`` (the fitted families' errors on sources the fit never saw) make each fitted-family
+    row of data/estimate_ranges.csv: the one definition :func:`range_table` and :func:`source_out_coverage` share.
+
+    Per fitted family: ``<family>`` over every model class, and ``<family>:<class>`` for each class of
+    :data:`MODEL_CLASSES` whose points over every fitted family come from at least :data:`RANGE_MIN_SOURCES`
+    sources (an estimate of a model of that class takes it, :func:`economics.engine.estimate_range.fitted_scope`);
+    each from the family's own points where they hold :data:`RANGE_MIN_POINTS` points of
+    :data:`RANGE_MIN_SOURCES` sources, else from the pool of every fitted family (of that class); then ``fitted``,
+    the pool itself. Why by class: on the sources added after the range rule of 2026-12-05 the dense rows held and
+    the MoE ones did not (docs/estimates.md, the seventh rule), so one spread for both is too wide for one and too
+    narrow for the other. Each entry: ``scope``, ``family``, ``basis``, ``points`` (rows of ``basis``), ``groups``
+    (each point's source) and ``method``.
+    """
+    pooled = basis[basis["family"].isin(families)]
+    out = []
+    for fam in sorted(families):
+        mine = pooled[pooled["family"] == fam]
+        out.append(_scope(fam, fam, mine, pooled))
+        for cls in MODEL_CLASSES:
+            pool = pooled[pooled["model_class"] == cls]
+            if (pool["family"] + " / " + pool["source_group"]).nunique() >= RANGE_MIN_SOURCES:
+                out.append(_scope(f"{fam}:{cls}", fam, mine[mine["model_class"] == cls], pool, cls))
+    out.append({"scope": "fitted", "family": "", "basis": "left-out source, every fitted family", "points": pooled,
+                "groups": pooled["family"] + " / " + pooled["source_group"],
+                "method": EACH.replace("this family's", "every fitted family's") + "; each family's part of a "
+                "table one source"})
+    return out
+
+
+def range_basis(source_table: pd.DataFrame, never_seen: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The fitted families' errors on sources the fit never saw: their points of each published table predicted by
+    the fit without that table (``source_table``, :func:`leave_out` by source) and the points of every source the
+    stored fit never saw (``never_seen``, default :func:`never_seen_points`), with each point's ``model_class``.
+    """
+    never = never_seen_points() if never_seen is None else never_seen
+    basis = pd.concat([source_table[source_table["error_pct"].notna()], never], ignore_index=True)
+    return basis.assign(model_class=calibration.catalog.model_class(basis["model"].to_numpy())
+                        if "model" in basis else basis["model_class"])
+
+
 def range_table(family_table: pd.DataFrame, date: str, source_table: pd.DataFrame,
                 never_seen: pd.DataFrame | None = None) -> pd.DataFrame:
     """The spread of the roofline's error on a source it never saw, by where an estimate stands, for
@@ -197,45 +262,32 @@ def range_table(family_table: pd.DataFrame, date: str, source_table: pd.DataFram
     spread of the sources' medians around it; the spread of points within a source), so that throughput_low =
     predicted x ratio_p10 and throughput_high = predicted x ratio_p90.
 
-    A fitted family's row asks how wrong an estimate on that family is for a configuration of its own (another
-    engine release, another set of settings, another measurer): the family's points of each published table
-    predicted by the fit without that table (``source_table``, :func:`leave_out` by source), and its points of every
-    source the stored fit never saw (the blind split and the validation sets of
-    :data:`economics.studies.calibration.RANGE_BASIS_SOURCES`) under the stored factors, each table one source.
-    Points held out inside a table the fit saw are not used: their error (the ``--holdout`` split) leaves out the
-    offset that one engine release or one benchmark setup has against another, which a user's own configuration
-    carries. A family with fewer than :data:`RANGE_MIN_SOURCES` sources or :data:`RANGE_MIN_POINTS` points takes
-    the pool of every fitted family (the ``fitted`` row, each family's part of a table one source). ``unseen`` rows
-    come from ``family_table`` (:func:`leave_out` by family): every family's points predicted by the fit without that
-    family, overall and per model class (a class with fewer than :data:`RANGE_MIN_SOURCES` families has no row of
-    its own: its estimates take the overall one), each family one source (a new accelerator is one more family).
-    ``never_seen``: those points (default :func:`never_seen_points`).
+    A fitted family's rows ask how wrong an estimate on that family is for a configuration of its own (another
+    engine release, another set of settings, another measurer): :func:`range_scopes` over :func:`range_basis` (the
+    family's points of each published table predicted by the fit without that table, and of every source the stored
+    fit never saw: the blind split and the validation sets of
+    :data:`economics.studies.calibration.RANGE_BASIS_SOURCES`, under the stored factors), each table one source,
+    per family and per family and model class. Points held out inside a table the fit saw are not used: their error
+    (the ``--holdout`` split) leaves out the offset that one engine release or one benchmark setup has against
+    another, which a user's own configuration carries. Each fitted row also stores how often its points fall inside
+    the range rebuilt without their source (:func:`source_out_coverage`). ``unseen`` rows come from
+    ``family_table`` (:func:`leave_out` by family): every family's points predicted by the fit without that family,
+    overall and per model class (a class with fewer than :data:`RANGE_MIN_SOURCES` families has no row of its own:
+    its estimates take the overall one), each family one source (a new accelerator is one more family).
     """
     res, _ = calibration.report()
     ok = res[calibration.is_fitted(res) & res["error_pct"].notna()]
     train = ok[ok["split"] == "train"]
-    never = never_seen_points() if never_seen is None else never_seen
-    unseen_source = pd.concat([source_table[source_table["error_pct"].notna()], never], ignore_index=True)
-    scopes = set(calibration.catalog.calibration().index)
-    families = [s for s in scopes if s != "global" and ":" not in s]
-    pooled = unseen_source[unseen_source["family"].isin(families)]
-    pooled_groups = pooled["family"] + " / " + pooled["source_group"]
-    each = ("this family's points of each table predicted by the fit without that table, and of every source the "
-            "fit never saw; a new source's spread: the sources' medians around their median, and the points around "
-            "their source's median, every source weighing the same")
+    basis = range_basis(source_table, never_seen)
+    families = _fitted_families()
+    coverage = source_out_coverage(basis, families)
     rows = []
-    for fam in sorted(families):
-        mine = unseen_source[unseen_source["family"] == fam]
-        own = len(mine) >= RANGE_MIN_POINTS and mine["source_group"].nunique() >= RANGE_MIN_SOURCES
-        use, groups = (mine, mine["source_group"]) if own else (pooled, pooled_groups)
-        rows.append(_range_row(fam, "left-out source" if own else "left-out source, every fitted family",
-                               use["error_pct"], train[train["family"] == fam],
-                               each if own else f"fewer than {RANGE_MIN_SOURCES} sources or {RANGE_MIN_POINTS} "
-                               "points: those of every fitted family, each family's part of a table one source",
-                               date, groups=groups))
-    rows.append(_range_row("fitted", "left-out source, every fitted family", pooled["error_pct"], train,
-                           each.replace("this family's", "every fitted family's") + "; each family's part of a "
-                           "table one source", date, groups=pooled_groups))
+    for sc in range_scopes(basis, families):
+        row = _range_row(sc["scope"], sc["basis"], sc["points"]["error_pct"],
+                         train[train["family"] == sc["family"]] if sc["family"] else train, sc["method"], date,
+                         groups=sc["groups"])
+        mine = coverage[coverage["scope"] == sc["scope"]]
+        rows.append({**row, "source_out_points": len(mine), "source_out_inside": int(mine["inside"].sum())})
     lofo = family_table[family_table["error_pct"].notna()]
     cls = lofo["model_class"]
     for scope, g in (("unseen", lofo), ("unseen:dense", lofo[cls == "dense"]), ("unseen:moe", lofo[cls == "moe"])):
@@ -246,6 +298,60 @@ def range_table(family_table: pd.DataFrame, date: str, source_table: pd.DataFram
                                    "points around their family's median, every family weighing the same (a new "
                                    "accelerator is one more family)", date, groups=g["left_out"]))
     return pd.DataFrame(rows, columns=list(RANGE_COLUMNS))
+
+
+def _fitted_families() -> list[str]:
+    """The accelerator families with fitted factors of their own (data/calibration.csv's scopes without a class)."""
+    return sorted(s for s in calibration.catalog.calibration().index if s != "global" and ":" not in s)
+
+
+def source_out_coverage(basis: pd.DataFrame, families: Sequence[str]) -> pd.DataFrame:
+    """The ranges' own out-of-sample test: each source of ``basis`` (:func:`range_basis`) left out in turn, the
+    fitted families' ranges rebuilt from the rest (:func:`range_scopes`, the same rule), and the source's points
+    checked against the range their estimate would then take (:func:`economics.engine.estimate_range.fitted_scope`).
+    One row per point of a fitted family: ``source_group``, ``family``, ``model_class``, ``scope`` (the row its
+    estimate takes with every source in), ``ratio`` (measured / predicted), ``low`` and ``high`` (the ratios at
+    P10 and P90 without its source) and ``inside``.
+    """
+    pts = basis[basis["family"].isin(families)].reset_index(drop=True)
+    full = {sc["scope"] for sc in range_scopes(basis, families)}
+    out = []
+    for source, mine in pts.groupby("source_group", sort=True):
+        rest = {sc["scope"]: sc for sc in range_scopes(basis[basis["source_group"] != source], families)}
+        for (fam, cls), g in mine.groupby(["family", "model_class"], sort=True):
+            sc = rest[estimate_range.fitted_scope(rest, str(fam), str(cls))]
+            r = _ratios(sc["points"]["error_pct"])
+            low, high = np.exp(new_source_quantiles(np.log(r), sc["groups"][sc["points"]["error_pct"].notna()]
+                                                    .to_numpy(dtype=str), [0.1, 0.9])["quantiles"])
+            ratio = _ratios(g["error_pct"])
+            out.append(pd.DataFrame({"source_group": source, "family": fam, "model_class": cls,
+                                     "scope": estimate_range.fitted_scope(full, str(fam), str(cls)), "ratio": ratio,
+                                     "low": low, "high": high, "inside": (ratio >= low) & (ratio <= high)}))
+    columns = ["source_group", "family", "model_class", "scope", "ratio", "low", "high", "inside"]
+    return pd.concat(out, ignore_index=True)[columns] if out else pd.DataFrame(columns=columns)
+
+
+def source_out_text(ranges: pd.DataFrame) -> str:
+    """The stored leave-one-source-out coverage of the fitted families' ranges (``source_out_points`` and
+    ``source_out_inside`` of data/estimate_ranges.csv, :func:`source_out_coverage`): per scope an estimate takes
+    and over all, the share of the basis's points inside the range rebuilt without their source. ``""`` for a
+    table stored without them.
+    """
+    if "source_out_points" not in ranges.columns:
+        return ""
+    t = ranges.reset_index() if "scope" not in ranges.columns else ranges
+    n, k = (pd.to_numeric(t[c], errors="coerce").fillna(0).astype(int) for c in ("source_out_points",
+                                                                                  "source_out_inside"))
+    lines = ["", "the ranges' basis, each source left out in turn (out of sample for the rule; stored by calibrate "
+             "--ranges --write): the points of every source the fit never saw against the range their estimate "
+             "takes, rebuilt without their source"]
+    for scope, points, inside in zip(t["scope"], n, k, strict=True):
+        if points:
+            lines.append(f"  {str(scope):24} {points:5d} points  {100 * inside / points:5.1f}% inside ({inside})")
+    if int(n.sum()):
+        lines.append(f"  {'all':24} {int(n.sum()):5d} points  {100 * int(k.sum()) / int(n.sum()):5.1f}% inside "
+                     f"({int(k.sum())})")
+    return "\n".join(lines) + "\n"
 
 
 def validation() -> pd.DataFrame:
