@@ -1,6 +1,6 @@
-"""The validation-set add scripts (tools/add_validation_set_4.py to _7.py and their shared tools/validation_sets.py):
-re-run in order they give data/ byte for byte, a set is never appended twice, and the seventh set's rows read the
-published figures as its reading rules say (golden values worked by hand)."""
+"""The validation-set add scripts (tools/add_validation_set_4.py to _8.py and their shared tools/validation_sets.py):
+re-run in order they give data/ byte for byte, a set is never appended twice, and the seventh and eighth sets' rows
+read the published figures as their reading rules say (golden values worked by hand)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ DATA = ROOT / "data"
 FILES = ("throughput_curves.csv", "serving_stacks.csv")
 FIRST = {"throughput_curves.csv": ("holdout_group", "trtllm-0.5-h200-blog"),
          "serving_stacks.csv": ("stack_id", "trtllm-0.5.0-tp1")}
-"""The first record the fourth set appended to each file: the fourth to seventh sets are the files' last records."""
+"""The first record the fourth set appended to each file: the fourth to eighth sets are the files' last records."""
 
 
 def _script(n: int, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
@@ -41,7 +41,7 @@ def _before_the_fourth_set(tmp: Path) -> None:
 def test_re_running_the_add_scripts_in_order_gives_data_byte_for_byte(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     _before_the_fourth_set(tmp_path)
-    for n in (4, 5, 6, 7):
+    for n in (4, 5, 6, 7, 8):
         _script(n, monkeypatch).main(tmp_path)
     for name in FILES:
         assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name
@@ -53,6 +53,8 @@ def test_a_set_already_in_data_is_refused_and_nothing_is_written(tmp_path: Path,
         shutil.copy(DATA / name, tmp_path / name)
     with pytest.raises(SystemExit, match="the seventh validation set is already in data/throughput_curves.csv"):
         _script(7, monkeypatch).main(tmp_path)
+    with pytest.raises(SystemExit, match="the eighth validation set is already in data/throughput_curves.csv"):
+        _script(8, monkeypatch).main(tmp_path)
     for name in FILES:
         assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name
 
@@ -116,3 +118,61 @@ def test_holdout_lists_the_refused_validation_points_per_set_with_their_reason()
         "(dstack-r1-offline 1)",
         "       2  serving stack with expert parallelism (dstack-r1-online 2)"]
     assert "refused" not in leave_out.validation_text(table)  # nothing refused, nothing printed
+
+
+def _eighth(rows: list[dict[str, object]], group: str, accelerator: str, model: str, **cells: str) -> dict[str, object]:
+    """The one row of the eighth set of ``group`` on ``accelerator`` with ``model`` and the given cells."""
+    found = [r for r in rows if (r["holdout_group"], r["accelerator"], r["model"]) == (group, accelerator, model)
+             and all(str(r[k]) == v for k, v in cells.items())]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_the_eighth_sets_rows_read_the_published_figures(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = _script(8, monkeypatch).rows()
+    # Azure's ND H100 v5 page, LLAMA 3 (70B), world size 8, 128 in / 8 out, batch 64: 1077.84 tokens/s, TensorRT-LLM's
+    # tokens_per_sec = batch x output length / latency for the 8 GPUs; per GPU 1077.84 / 8 = 134.73
+    r = _eighth(rows, "azure-aibg-h100", "h100-sxm", "llama-3.1-70b", concurrency="64")
+    assert (r["input_tokens"], r["output_tokens"], r["precision"], r["tensor_parallel"]) == ("128", "8", "bf16", 8)
+    assert float(str(r["output_tokens_per_s_per_accelerator"])) == pytest.approx(134.73, abs=1e-9)
+    # its ND H200 v5 page, LLAMA 3 (405B), batch 96: 333.47 / 8 = 41.68375, held as the FP8 checkpoint of the config
+    r = _eighth(rows, "azure-aibg-h200", "h200-sxm", "llama-3.1-405b", concurrency="96")
+    assert r["precision"] == "fp8"
+    assert float(str(r["output_tokens_per_s_per_accelerator"])) == pytest.approx(41.68375, abs=1e-3)
+    # ND A100 v4, Mistral (7B) 'datatype float16' on one GPU, batch 64: 858.61, read as bf16
+    r = _eighth(rows, "azure-aibg-a100", "a100-sxm", "mistral-7b")
+    assert (r["output_tokens_per_s_per_accelerator"], r["precision"], r["concurrency"]) == ("858.61", "bf16", "64")
+    # QServe's A100 table, TRT-LLM-FP16 on Llama-3-8B, 1024 in / 512 out on one GPU: 2503 tokens/s, batch not stated
+    r = _eighth(rows, "qserve-paper-efficiency", "a100-sxm", "llama-3.1-8b")
+    assert (r["output_tokens_per_s_per_accelerator"], r["concurrency"], r["input_tokens"]) == ("2503", "", "1024")
+    # the vLLM blog's Table 4, BF16 KV cache on one H100 at concurrency 8, ~20k in / ~2k out: 450.3 output tok/s
+    r = _eighth(rows, "vllm-blog-fp8-kvcache", "h100-sxm", "llama-3.1-8b")
+    assert (r["output_tokens_per_s_per_accelerator"], r["concurrency"], r["input_tokens"], r["output_tokens"]) == (
+        "450.3", "8", "20000", "2000")
+    # the LMSYS table, gpt-oss-120b at batch 1: B200 MXFP4 (TP 4) 416.02 / 4 = 104.005, B200 BF16 315.63 / 4 =
+    # 78.9075, H100 BF16 (TP 8) 293.12 / 8 = 36.64
+    per_gpu = {(str(r["accelerator"]), str(r["precision"])): float(str(r["output_tokens_per_s_per_accelerator"]))
+               for r in rows if r["holdout_group"] == "lmsys-blog-sglang-gpt-oss"}
+    assert per_gpu == pytest.approx({("b200", "fp4"): 104.005, ("b200", "bf16"): 78.9075, ("h100-sxm", "bf16"): 36.64})
+    assert {str(r["source_date"]) for r in rows} == {"2026-12-06"}
+
+
+def test_the_eighth_sets_rows_in_a_format_data_cannot_hold_are_printed_as_refused(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    script = _script(8, monkeypatch)
+    # 59 rows: QServe's 27 quantized figures (W4A16 8, W8A8 7 with one OOM cell, W4A4 4, W4A8KV4 8), the vLLM blog's
+    # FP8 KV cache and gpt-oss MXFP4-on-H100 rows (4) and the LMSYS MXFP4 run on H100 (1) are not curve precisions
+    formats = [t["precision"] for t, _ in script.refused()]
+    assert {f: formats.count(f) for f in set(formats)} == {"w4a16": 8, "w8a8": 7, "w4a4": 4, "w4a8kv4": 8,
+                                                           "bf16-kv-fp8": 1, "mxfp4-kv-bf16": 1, "mxfp4-kv-fp8": 2,
+                                                           "mxfp4-bf16": 1}
+    assert len(script.rows()) == 59 - 32
+    assert all("one of bf16, fp8, fp4" in why for _, why in script.refused())
+    _before_the_fourth_set(tmp_path)
+    for n in (4, 5, 6, 7):
+        _script(n, monkeypatch).main(tmp_path)
+    capsys.readouterr()
+    script.main(tmp_path)
+    out = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith("not appended (") for line in out) == 32
+    assert out[32] == "appended 27 points and 6 serving stacks"
