@@ -1,20 +1,21 @@
-"""After the two stages, rented pools added to the plan one at a time: a neighbourhood search.
+"""After the two stages, rented pools added to the plan one at a time: a neighbourhood search, ranked here and
+run by :func:`economics.studies.planner.solve._add_pools`.
 
 Stage 1 chooses the pools from a relaxation and stage 2 sizes only those, so a pool that neither the relaxation nor
 stage 1 opens is never tried, though a few of its systems may top up the hours the chosen pools are too coarse for
-(a whole rack-scale system rented for a fraction of a rack's demand; docs/speed.md, "Rent tiers, a tariff and
-carbon"). Here each rented pool the plan does not use is tried as one more pool: with the plan's base (every count
-held all day, and the racks) fixed, stage 2 (:func:`~economics.studies.planner.hourly.stage_two`) solves the hours
-again with that pool open as well, and the cheapest plan that beats the plan is kept; then again from it, until no
-pool helps, the pool limit is reached, or after :data:`MAX_ROUNDS` rounds.
+(a whole rack-scale system rented for a fraction of a rack's demand; docs/planner.md, "Solving"). Each rented pool
+the plan does not use is a move: the plan's pools and that one, solved together on their own.
 
-A pool is tried only when it could help. With the base fixed an hour is a covering problem
-(:mod:`economics.domain.covering`), and its relaxation with the pool open bounds what the hour can cost; the
-base's cost plus every hour's bound is a lower bound of any plan stage 2 makes with that pool. The pools are tried
-from the lowest bound up, until the next bound is no lower than the best plan found, at most :data:`MAX_TRIES` a
-round: so at most ``MAX_ROUNDS x MAX_TRIES`` = 12 runs of stage 2. A pool another rented pool of the same role and
-tier beats in every hour (no dearer per system, at least as large, no dearer in energy per share of the demand) is
-not tried: the other does all it does for no more.
+Moves are ranked by a bound. With the two stages' base fixed (every count held all day, the racks) an hour is a
+covering problem (:mod:`economics.domain.covering`); with only the plan's pools and the new one allowed systems,
+its relaxation, and then its cheapest whole systems, bound what the hour costs, and the base's cost plus every
+hour's bound is a lower bound of any plan of those pools on that base (the rental block only adds rows). A pool
+is not ranked when another rented pool of the same role beats it in every hour (no dearer per system, at least as
+large, no dearer in energy per share of the demand: the other does all it does for no more), when it is a prefill
+(decode) pool and no decode (prefill) pool is open (the demand rows leave it nothing to cover), or when its bound
+is no lower than the plan. At most :data:`MAX_TRIES` moves a round and :data:`MAX_ROUNDS` rounds: at most 3 solves
+of a few pools. The tier does not enter the ranking: every rented pool follows the same rental rules, and an hour
+with a spot-share row is not a covering problem, so there is no bound and nothing is ranked.
 """
 
 from __future__ import annotations
@@ -129,16 +130,17 @@ _ARRAYS = ("role", "share_per_flow", "flow_per_system", "usd_per_system", "usd_p
 
 
 def _candidates(pb: Problem, m: PlanModel, hours: list[_Hour], opened: set[int]) -> list[int]:
-    """Rented pools the plan does not use and no other rented pool beats in every hour."""
+    """Rented pools the plan does not use, of a role that can cover something with the plan's pools, that no
+    other rented pool of the same role beats in every hour (of two alike, the first is kept).
+    """
     assert m.rules is not None
     pools = [p for p in m.rules.open_col if p in m.rules.rented]
-    tier = {p: (pb.pools[p].role, pb.cands[pb.pools[p].cand].rent_tier) for p in pools}
     stacked = [np.stack(arrays) for arrays in zip(*(_per_pool(item, pools) for item in hours), strict=True)]
     share, rent, energy = stacked  # (hours, pools) each
 
     def beaten(k: int) -> bool:
         for o in range(len(pools)):
-            if o == k or tier[pools[o]][0] != tier[pools[k]][0]:
+            if o == k or pb.pools[pools[o]].role != pb.pools[pools[k]].role:
                 continue
             no_worse = (share[:, o] >= share[:, k]).all() and (rent[:, o] <= rent[:, k]).all() and (
                 energy[:, o] <= energy[:, k]).all()
@@ -148,15 +150,15 @@ def _candidates(pb: Problem, m: PlanModel, hours: list[_Hour], opened: set[int])
                 return True
         return False
 
-    # the demand rows read G + P >= 1 and G + D >= 1 (aggregated, prefill and decode shares): without a pool of
-    # the other role a prefill (decode) pool leaves G at 1 and covers nothing
-    roles = {pb.pools[p].role for p in opened} | {pb.pools[p].role for p in _base(m, hours)}
+    # the demand rows read G + P >= 1 and G + D >= 1 (the aggregated, prefill and decode pools' shares of the
+    # hour's need): without a pool of the other role a prefill (decode) pool leaves G at 1 and covers nothing
+    roles = {pb.pools[p].role for p in opened | _base(hours)}
     useful = {PoolRole.AGGREGATED, *((PoolRole.PREFILL,) if PoolRole.DECODE in roles else ()),
               *((PoolRole.DECODE,) if PoolRole.PREFILL in roles else ())}
     return [p for k, p in enumerate(pools) if p not in opened and pb.pools[p].role in useful and not beaten(k)]
 
 
-def _base(m: PlanModel, hours: list[_Hour]) -> set[int]:
+def _base(hours: list[_Hour]) -> set[int]:
     """The pools the base gives systems to in some hour."""
     return {p for hour, pools, _ in hours for p, lo in zip(pools, hour.lo, strict=True) if lo > 0}
 
