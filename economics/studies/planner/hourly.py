@@ -1,17 +1,18 @@
 """Stage 2 hour by hour: with the owned base fixed the hours no longer interact, so each hour's rented systems
 are found exactly by the covering search of :mod:`economics.domain.covering` where it applies, else by the hour's LP
-rounded up and a short MILP.
+rounded up and a short MILP (:func:`stage_two`; the rental block's hours first).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from economics.domain import covering
 from economics.studies.planner.milp import COVER_NODE_LIMIT, HOURLY_GAP, HOURLY_NODE_LIMIT, run_milp
-from economics.studies.planner.model import PlanModel, Row
+from economics.studies.planner.model import PlanModel, Row, Rules
 
 
 def highs_hour(sub: PlanModel, lb: list[float], ub: list[float], cols: dict[int, int],
@@ -130,3 +131,51 @@ def _rounded_hour(sub: PlanModel, lb: list[float], ub: list[float], cols: dict[i
 def _floor_row(sub: PlanModel, y: int) -> int:
     """The row ``floor y - n <= 0`` of a floor binary."""
     return next(i for i, r in enumerate(sub.rows) if sub.row_kind[i] is Row.TTFT_FLOOR and r.get(y, 0.0) > 0)
+
+
+def stage_two(m: PlanModel, first: np.ndarray, rented: set[int],
+               hourly: list[tuple[PlanModel, dict[int, int]]]) -> np.ndarray | None:
+    """Each hour's rented systems with stage 1's owned base fixed (and the pools it closed closed). With a rental
+    block the busiest hour goes first, its rented systems priced for every hour of the block (they are held
+    through it), and its rented pool sizes then hold: every block hour has them, no other hour more.
+    """
+    x = first.copy()
+    rules = m.rules or Rules({}, {}, {}, [], 1, np.ones(len(hourly)))
+    closes, block = rules.closes, rules.block
+    pool_of = {col: p for p, (counts, _) in rules.rented.items() for col in counts}
+    order = [block[0], *[h for h in range(len(hourly)) if h != block[0]]] if block else list(range(len(hourly)))
+    held = float(rules.weights[block].sum()) if block else 0.0  # hours the block's rented systems are paid for
+    sizes: dict[int, float] = {}
+    for h in order:
+        sub, cols = hourly[h]
+        sub = replace(sub, c=list(sub.c))  # its costs are changed below: the hour's model stays as built
+        lb, ub = list(sub.lb), list(sub.ub)
+        for j_sub, j in cols.items():
+            if sub.integer[j_sub] and j not in rented:
+                lb[j_sub] = ub[j_sub] = float(round(first[j]))
+                sub.c[j_sub] = 0.0  # a fixed cost: left out so the gap applies to what the hour decides
+            elif j in closes and round(float(first[closes[j]])) == 0:
+                ub[j_sub] = 0.0  # a rented pool stage 1 left closed (the limit on distinct pools)
+            elif j in pool_of and block and h == block[0]:
+                sub.c[j_sub] *= held / float(rules.weights[h])
+            elif j in pool_of and block:
+                size = sizes.get(pool_of[j], 0.0)
+                lb[j_sub], ub[j_sub] = (size, size) if h in block else (0.0, min(ub[j_sub], size))
+        best = covered_hour(sub, lb, ub)
+        if best is None:  # not a covering problem of the usual shape, or too many nodes: HiGHS, as before
+            best = highs_hour(sub, lb, ub, cols, first)
+        if best is None:
+            return None
+        for j_sub, j in cols.items():
+            x[j] = best[j_sub]
+            if j in pool_of and block and h == block[0]:
+                sizes[pool_of[j]] = float(round(best[j_sub]))
+    return x
+
+
+def satisfies(m: PlanModel, x: np.ndarray) -> bool:
+    """Every row and bound of ``m`` holds at ``x`` (within a relative 1e-7), the integers whole."""
+    slack = np.asarray(m.b) - m.matrix() @ x
+    whole = all(abs(x[j] - round(x[j])) <= 1e-6 for j, v in enumerate(m.integer) if v)
+    inside = bool(np.all(x >= np.asarray(m.lb) - 1e-9) and np.all(x <= np.asarray(m.ub) + 1e-9))
+    return bool((slack >= -1e-7 * np.maximum(1.0, np.abs(m.b))).all()) and whole and inside

@@ -67,6 +67,9 @@ class PlanModel:
     floor_col: dict[tuple[int, HourType], int] = field(default_factory=dict)
     slack_col: dict[str, list[int]] = field(default_factory=dict)
     rules: Rules | None = None
+    hours: list[tuple[PlanModel, dict[int, int]]] | None = field(default=None, repr=False, compare=False)
+    """Stage 2's per-hour models and their column maps into this model, kept once built (a neighbourhood search
+    solves the hours again, :mod:`~economics.studies.planner.neighbours`)."""
 
     def var(self, cost: float, integer: bool, ub: float = math.inf) -> int:
         """Add a column of objective coefficient ``cost``, bounds ``0 <= x <= ub``, integer or not; its index."""

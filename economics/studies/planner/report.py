@@ -315,6 +315,9 @@ def solver_status(res: Solution, gap: float) -> str:
         return f"{within} (two stages: the owned base, then each hour's rented systems)"
     if res.message == "two stages, then its pools":
         return f"{within} (the pools chosen in two stages, then solved together on their own)"
+    if res.message == "two stages, then pools added":
+        return (f"{within} (the pools chosen in two stages with rented pools added one at a time, then solved "
+                "together on their own)")
     if res.status == 0:
         return "proven optimal" if gap <= 1e-9 else f"{within} (the search stops within {100 * MIP_REL_GAP:.1f} %)"
     if "Time limit" in res.message:

@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 
 from economics.studies.planner.build import build_model, hourly_models, rented_cols
-from economics.studies.planner.hourly import covered_hour, highs_hour
+from economics.studies.planner.hourly import satisfies, stage_two
 from economics.studies.planner.inputs import PlanSettings, hour_types
 from economics.studies.planner.milp import EXACT_MAX_INTEGERS, EXACT_NODE_LIMIT, Solution, run_milp
-from economics.studies.planner.model import HourType, PlanModel, Row, Rules, count_column, utilization_cap
+from economics.studies.planner.model import HourType, PlanModel, Row, count_column, utilization_cap
+from economics.studies.planner.neighbours import MAX_ROUNDS, Neighbourhood
 from economics.studies.planner.pools import Pool, Problem
 from economics.studies.planner.rules import apply_rules
 
@@ -86,12 +87,12 @@ def _solve_any(m: PlanModel, rented: set[int], hourly: HourModels | None = None)
     first = run_milp(m, integer=[0 if j in rented else v for j, v in enumerate(m.integer)])
     if first.x is None:
         return Solution(None, math.nan, math.nan, first.status, first.message)
-    x = _stage_two(m, np.asarray(first.x, dtype=float), rented, hourly() if hourly is not None else [])
+    x = stage_two(m, np.asarray(first.x, dtype=float), rented, hourly() if hourly is not None else [])
     if x is None:
         return Solution(None, math.nan, math.nan, 2, "an hour cannot be served with the owned base fixed")
     x = apply_rules(m, x)
     bound = float(getattr(first, "mip_dual_bound", first.fun) or first.fun)
-    if not _satisfies(m, x):  # not expected (more systems break no row); the whole MILP, node-limited, instead
+    if not satisfies(m, x):  # not expected (more systems break no row); the whole MILP, node-limited, instead
         res = run_milp(m, nodes=EXACT_NODE_LIMIT)
         return Solution(res.x, float(res.fun) if res.x is not None else math.nan,
                          float(getattr(res, "mip_dual_bound", math.nan) or math.nan), res.status, res.message)
@@ -100,53 +101,6 @@ def _solve_any(m: PlanModel, rented: set[int], hourly: HourModels | None = None)
         better = exact if exact.fun <= staged.fun else staged
         return replace(better, bound=max(bound, exact.bound) if math.isfinite(exact.bound) else bound)
     return staged
-
-
-def _stage_two(m: PlanModel, first: np.ndarray, rented: set[int],
-               hourly: list[tuple[PlanModel, dict[int, int]]]) -> np.ndarray | None:
-    """Each hour's rented systems with stage 1's owned base fixed (and the pools it closed closed). With a rental
-    block the busiest hour goes first, its rented systems priced for every hour of the block (they are held
-    through it), and its rented pool sizes then hold: every block hour has them, no other hour more.
-    """
-    x = first.copy()
-    rules = m.rules or Rules({}, {}, {}, [], 1, np.ones(len(hourly)))
-    closes, block = rules.closes, rules.block
-    pool_of = {col: p for p, (counts, _) in rules.rented.items() for col in counts}
-    order = [block[0], *[h for h in range(len(hourly)) if h != block[0]]] if block else list(range(len(hourly)))
-    held = float(rules.weights[block].sum()) if block else 0.0  # hours the block's rented systems are paid for
-    sizes: dict[int, float] = {}
-    for h in order:
-        sub, cols = hourly[h]
-        lb, ub = list(sub.lb), list(sub.ub)
-        for j_sub, j in cols.items():
-            if sub.integer[j_sub] and j not in rented:
-                lb[j_sub] = ub[j_sub] = float(round(first[j]))
-                sub.c[j_sub] = 0.0  # a fixed cost: left out so the gap applies to what the hour decides
-            elif j in closes and round(float(first[closes[j]])) == 0:
-                ub[j_sub] = 0.0  # a rented pool stage 1 left closed (the limit on distinct pools)
-            elif j in pool_of and block and h == block[0]:
-                sub.c[j_sub] *= held / float(rules.weights[h])
-            elif j in pool_of and block:
-                size = sizes.get(pool_of[j], 0.0)
-                lb[j_sub], ub[j_sub] = (size, size) if h in block else (0.0, min(ub[j_sub], size))
-        best = covered_hour(sub, lb, ub)
-        if best is None:  # not a covering problem of the usual shape, or too many nodes: HiGHS, as before
-            best = highs_hour(sub, lb, ub, cols, first)
-        if best is None:
-            return None
-        for j_sub, j in cols.items():
-            x[j] = best[j_sub]
-            if j in pool_of and block and h == block[0]:
-                sizes[pool_of[j]] = float(round(best[j_sub]))
-    return x
-
-
-def _satisfies(m: PlanModel, x: np.ndarray) -> bool:
-    """Every row and bound of ``m`` holds at ``x`` (within a relative 1e-7), the integers whole."""
-    slack = np.asarray(m.b) - m.matrix() @ x
-    whole = all(abs(x[j] - round(x[j])) <= 1e-6 for j, v in enumerate(m.integer) if v)
-    inside = bool(np.all(x >= np.asarray(m.lb) - 1e-9) and np.all(x <= np.asarray(m.ub) + 1e-9))
-    return bool((slack >= -1e-7 * np.maximum(1.0, np.abs(m.b))).all()) and whole and inside
 
 
 def pool_counts(m: PlanModel, x: np.ndarray, p: int, hours: int) -> np.ndarray:
@@ -177,7 +131,12 @@ def solve_built(pb: Problem, rho: dict[int, float], elastic: bool | frozenset[st
     solution).
     """
     m, levels, weights = build_model(pb, rho, elastic, floors)
-    return m, levels, weights, _solve(m, rented_cols(m, pb), lambda: hourly_models(pb, rho, m, elastic, floors))
+
+    def hourly() -> list[tuple[PlanModel, dict[int, int]]]:
+        m.hours = hourly_models(pb, rho, m, elastic, floors)
+        return m.hours
+
+    return m, levels, weights, _solve(m, rented_cols(m, pb), hourly)
 
 
 def _solve_refined(pb: Problem, refine: bool = True) -> tuple[PlanModel, Any, dict[int, float], list[str]]:
@@ -221,9 +180,10 @@ def solve_open(pb: Problem) -> tuple[PlanModel, Any, dict[int, float], list[str]
     """:func:`_solve_refined`, then, with the operations settings, a few pools solved again on their own: a few pools
     make a small model, solved whole (a rented pool's hours coupled by its rental block) where the large one went in
     two stages. The pools tried are those the plan chose and, with a rental block, those of the plan by the hour
-    (its relaxation couples no hours, so it often chooses better). The cheapest plan is kept; the lower bound stays
-    the large model's, so the gap reported is against every pool. Returns (model, result, TTFT caps, notes, the
-    problem solved: ``pb`` with the pools of the model).
+    (its relaxation couples no hours, so it often chooses better); then those of the cheapest with a rented pool
+    added (:func:`_add_pools`). The cheapest plan is kept; the lower bound stays the large model's, so the gap
+    reported is against every pool. Returns (model, result, TTFT caps, notes, the problem solved: ``pb`` with the
+    pools of the model).
     """
     pools, settings, wl = pb.pools, pb.settings, pb.wl
     m, res, rho, notes = _solve_refined(pb)
@@ -238,17 +198,63 @@ def solve_open(pb: Problem) -> tuple[PlanModel, Any, dict[int, float], list[str]
         if res1.x is not None:
             chosen.append([p for p in range(len(pools)) if pool_counts(m1, res1.x, p, len(hour_types(
                 replace(wl, block_hours=0.0))[2])).max() > 0])
-    best: tuple[PlanModel, Any, dict[int, float], Problem] = (m, res, rho, pb)
-    for used in dict.fromkeys(tuple(u) for u in chosen):
-        few = [pools[p] for p in used]
-        caps = {i: rho[p] for i, p in enumerate(used) if p in rho}
-        floors = {i: int(m.rules.floors[p]) for i, p in enumerate(used) if p in m.rules.floors}
-        m2, _, _, res2 = solve_built(replace(pb, pools=few), caps, floors=floors)
-        if res2.x is not None and res2.fun < best[1].fun - 1e-9 * max(1.0, abs(best[1].fun)) and _ttft_ok(
-                m2, res2.x, few, settings, hours):
-            best = (m2, replace(res2, bound=res.bound, message="two stages, then its pools"), caps,
-                    replace(pb, pools=few))
+    best: Best = (m, res, rho, pb)
+    used = chosen[0]
+    for few in dict.fromkeys(tuple(u) for u in chosen):
+        found = _own_pools(pb, m, rho, list(few), best[1].fun, replace(res, message="two stages, then its pools"))
+        if found is not None:
+            best, used = found, list(few)
+    best = _add_pools(pb, m, rho, res, best, used)
     return best[0], best[1], best[2], notes, best[3]
+
+
+Best = tuple[PlanModel, Any, dict[int, float], Problem]
+"""A plan as :func:`solve_open` returns it: (model, result, TTFT caps, the problem of the model)."""
+
+
+def _own_pools(pb: Problem, m: PlanModel, rho: dict[int, float], used: list[int], cost: float,
+               said: Solution) -> Best | None:
+    """The pools ``used`` (of ``m``'s) solved on their own, when that plan costs less than ``cost`` and meets TTFT
+    at its own pool sizes; its result keeps ``said``'s bound and message (the large model's bound).
+    """
+    assert m.rules is not None
+    few = [pb.pools[p] for p in used]
+    caps = {i: rho[p] for i, p in enumerate(used) if p in rho}
+    floors = {i: int(m.rules.floors[p]) for i, p in enumerate(used) if p in m.rules.floors}
+    m2, _, _, res2 = solve_built(replace(pb, pools=few), caps, floors=floors)
+    if res2.x is None or res2.fun >= cost - 1e-9 * max(1.0, abs(cost)) or not _ttft_ok(
+            m2, res2.x, few, pb.settings, len(hour_types(pb.wl)[2])):
+        return None
+    return m2, replace(res2, bound=said.bound, message=said.message), caps, replace(pb, pools=few)
+
+
+def _add_pools(pb: Problem, m: PlanModel, rho: dict[int, float], res: Solution, best: Best, used: list[int]) -> Best:
+    """``best`` (a plan of the pools ``used``), or a cheaper one with rented pools added: each round, the pools
+    :class:`~economics.studies.planner.neighbours.Neighbourhood` ranks (bounded with the base of the two stages'
+    plan ``res`` of ``m``) are each solved on their own with the plan's pools (:func:`_own_pools`) and the
+    cheapest plan that beats the best kept; until no pool helps, the pool limit or :data:`MAX_ROUNDS`.
+    """
+    assert m.rules is not None and res.x is not None
+    limit = pb.settings.max_pools if pb.settings.max_pools is not None else math.inf
+    if len(used) >= limit or not m.rules.open_col or best[1].fun <= res.bound + 1e-9 * max(1.0, abs(res.bound)):
+        return best  # no pool may be added, or none is closed, or the plan is proven optimal
+    hourly = m.hours if m.hours is not None else hourly_models(pb, rho, m, floors=dict(m.rules.floors))
+    near = Neighbourhood(pb, m, np.asarray(res.x, dtype=float), rented_cols(m, pb), hourly)
+    opened = set(used)
+    said = replace(res, message="two stages, then pools added")
+    for _ in range(MAX_ROUNDS):
+        if len(opened) >= limit:
+            break
+        found: tuple[Best, int] | None = None
+        for q in near.tries(opened, best[1].fun):
+            trial = _own_pools(pb, m, rho, sorted(opened | {q}), (found[0] if found else best)[1].fun, said)
+            if trial is not None:
+                found = (trial, q)
+        if found is None:
+            break
+        best = found[0]
+        opened.add(found[1])
+    return best
 
 
 def _fewest_systems(pool: Pool, load: float, most: int, settings: PlanSettings) -> int:
