@@ -20,7 +20,7 @@ from __future__ import annotations
 import inspect
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -82,3 +82,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if is_slow(item):
             item.add_marker(pytest.mark.slow)
+
+
+INTERPRETER_MAIN = __import__("sys").modules["__main__"]
+"""The worker's own ``__main__``. Streamlit's script runner (AppTest included) installs each page it runs as
+``sys.modules["__main__"]`` and leaves it there; a later test in the same worker that starts a process with the
+"spawn" method (dask's LocalCluster) would then make the child run that page as its main module, and the child dies
+before it starts (seen as "Nanny failed to start" in test_sweep.py, in whichever worker ran a page first)."""
+
+
+@pytest.fixture(autouse=True)
+def _interpreter_main() -> Iterator[None]:
+    yield
+    import sys  # noqa: PLC0415
+
+    sys.modules["__main__"] = INTERPRETER_MAIN

@@ -32,6 +32,7 @@ from economics.studies.sweep import (
     run_local,
     scenarios,
 )
+from tests import conftest
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = {"name": "chat", "accelerator": "h100-sxm", "model": "llama-3.1-70b", "accelerator_count": 64,
@@ -184,7 +185,10 @@ def test_sweep_options_are_bounded(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 def test_dask_on_a_two_worker_local_cluster_equals_one_process() -> None:
-    # small on purpose (CI): 400 scenarios in 3 partitions on 2 worker processes
+    # small on purpose (CI): 400 scenarios in 3 partitions on 2 worker processes; the workers are spawned, and a
+    # spawned child runs the parent's __main__ first: it must be the interpreter's, not a page an earlier AppTest
+    # left there (tests/conftest.py restores it after every test)
+    assert sys.modules["__main__"] is conftest.INTERPRETER_MAIN
     sweep = small_sweep(partition_rows=150)
     local = run_local(sweep, k=5)
     dask = run_dask(sweep, k=5, workers=2)
