@@ -123,9 +123,10 @@ class RetrofitResult:
         horizon): built when first read (a page that shows only the options table never builds it).
         """
         out = pd.concat([part.frame for _, part in self.option_years], ignore_index=True)
-        out["option"] = [name for name, part in self.option_years for _ in range(len(part.frame))]
-        out["year"] = [t for _, part in self.option_years for t in range(1, len(part.frame) + 1)]
-        return out
+        labels = pd.DataFrame({  # joined whole: inserted one by one into a frame of ~250 columns pandas warns
+            "option": [name for name, part in self.option_years for _ in range(len(part.frame))],
+            "year": [t for _, part in self.option_years for t in range(1, len(part.frame) + 1)]})
+        return pd.concat([out, labels], axis=1)
 
     @cached_property
     def shortfall(self) -> pd.DataFrame:
