@@ -20,6 +20,7 @@ from __future__ import annotations
 import inspect
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -84,7 +85,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
 
 
-INTERPRETER_MAIN = __import__("sys").modules["__main__"]
+INTERPRETER_MAIN = sys.modules["__main__"]
 """The worker's own ``__main__``. Streamlit's script runner (AppTest included) installs each page it runs as
 ``sys.modules["__main__"]`` and leaves it there; a later test in the same worker that starts a process with the
 "spawn" method (dask's LocalCluster) would then make the child run that page as its main module, and the child dies
@@ -94,6 +95,4 @@ before it starts (seen as "Nanny failed to start" in test_sweep.py, in whichever
 @pytest.fixture(autouse=True)
 def _interpreter_main() -> Iterator[None]:
     yield
-    import sys  # noqa: PLC0415
-
     sys.modules["__main__"] = INTERPRETER_MAIN
