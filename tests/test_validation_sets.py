@@ -1,5 +1,5 @@
-"""The validation-set add scripts (tools/add_validation_set_4.py to _8.py and their shared tools/validation_sets.py):
-re-run in order they give data/ byte for byte, a set is never appended twice, and the seventh and eighth sets' rows
+"""The validation-set add scripts (tools/add_validation_set_4.py to _9.py and their shared tools/validation_sets.py):
+re-run in order they give data/ byte for byte, a set is never appended twice, and the seventh to ninth sets' rows
 read the published figures as their reading rules say (golden values worked by hand)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ DATA = ROOT / "data"
 FILES = ("throughput_curves.csv", "serving_stacks.csv")
 FIRST = {"throughput_curves.csv": ("holdout_group", "trtllm-0.5-h200-blog"),
          "serving_stacks.csv": ("stack_id", "trtllm-0.5.0-tp1")}
-"""The first record the fourth set appended to each file: the fourth to eighth sets are the files' last records."""
+"""The first record the fourth set appended to each file: the fourth to ninth sets are the files' last records."""
 
 
 def _script(n: int, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
@@ -41,7 +41,7 @@ def _before_the_fourth_set(tmp: Path) -> None:
 def test_re_running_the_add_scripts_in_order_gives_data_byte_for_byte(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     _before_the_fourth_set(tmp_path)
-    for n in (4, 5, 6, 7, 8):
+    for n in (4, 5, 6, 7, 8, 9):
         _script(n, monkeypatch).main(tmp_path)
     for name in FILES:
         assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name
@@ -55,6 +55,8 @@ def test_a_set_already_in_data_is_refused_and_nothing_is_written(tmp_path: Path,
         _script(7, monkeypatch).main(tmp_path)
     with pytest.raises(SystemExit, match="the eighth validation set is already in data/throughput_curves.csv"):
         _script(8, monkeypatch).main(tmp_path)
+    with pytest.raises(SystemExit, match="the ninth validation set is already in data/throughput_curves.csv"):
+        _script(9, monkeypatch).main(tmp_path)
     for name in FILES:
         assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name
 
@@ -120,8 +122,8 @@ def test_holdout_lists_the_refused_validation_points_per_set_with_their_reason()
     assert "refused" not in leave_out.validation_text(table)  # nothing refused, nothing printed
 
 
-def _eighth(rows: list[dict[str, object]], group: str, accelerator: str, model: str, **cells: str) -> dict[str, object]:
-    """The one row of the eighth set of ``group`` on ``accelerator`` with ``model`` and the given cells."""
+def _row(rows: list[dict[str, object]], group: str, accelerator: str, model: str, **cells: str) -> dict[str, object]:
+    """The one row of a set of ``group`` on ``accelerator`` with ``model`` and the given cells."""
     found = [r for r in rows if (r["holdout_group"], r["accelerator"], r["model"]) == (group, accelerator, model)
              and all(str(r[k]) == v for k, v in cells.items())]
     assert len(found) == 1, found
@@ -132,21 +134,21 @@ def test_the_eighth_sets_rows_read_the_published_figures(monkeypatch: pytest.Mon
     rows = _script(8, monkeypatch).rows()
     # Azure's ND H100 v5 page, LLAMA 3 (70B), world size 8, 128 in / 8 out, batch 64: 1077.84 tokens/s, TensorRT-LLM's
     # tokens_per_sec = batch x output length / latency for the 8 GPUs; per GPU 1077.84 / 8 = 134.73
-    r = _eighth(rows, "azure-aibg-h100", "h100-sxm", "llama-3.1-70b", concurrency="64")
+    r = _row(rows, "azure-aibg-h100", "h100-sxm", "llama-3.1-70b", concurrency="64")
     assert (r["input_tokens"], r["output_tokens"], r["precision"], r["tensor_parallel"]) == ("128", "8", "bf16", 8)
     assert float(str(r["output_tokens_per_s_per_accelerator"])) == pytest.approx(134.73, abs=1e-9)
     # its ND H200 v5 page, LLAMA 3 (405B), batch 96: 333.47 / 8 = 41.68375, held as the FP8 checkpoint of the config
-    r = _eighth(rows, "azure-aibg-h200", "h200-sxm", "llama-3.1-405b", concurrency="96")
+    r = _row(rows, "azure-aibg-h200", "h200-sxm", "llama-3.1-405b", concurrency="96")
     assert r["precision"] == "fp8"
     assert float(str(r["output_tokens_per_s_per_accelerator"])) == pytest.approx(41.68375, abs=1e-3)
     # ND A100 v4, Mistral (7B) 'datatype float16' on one GPU, batch 64: 858.61, read as bf16
-    r = _eighth(rows, "azure-aibg-a100", "a100-sxm", "mistral-7b")
+    r = _row(rows, "azure-aibg-a100", "a100-sxm", "mistral-7b")
     assert (r["output_tokens_per_s_per_accelerator"], r["precision"], r["concurrency"]) == ("858.61", "bf16", "64")
     # QServe's A100 table, TRT-LLM-FP16 on Llama-3-8B, 1024 in / 512 out on one GPU: 2503 tokens/s, batch not stated
-    r = _eighth(rows, "qserve-paper-efficiency", "a100-sxm", "llama-3.1-8b")
+    r = _row(rows, "qserve-paper-efficiency", "a100-sxm", "llama-3.1-8b")
     assert (r["output_tokens_per_s_per_accelerator"], r["concurrency"], r["input_tokens"]) == ("2503", "", "1024")
     # the vLLM blog's Table 4, BF16 KV cache on one H100 at concurrency 8, ~20k in / ~2k out: 450.3 output tok/s
-    r = _eighth(rows, "vllm-blog-fp8-kvcache", "h100-sxm", "llama-3.1-8b")
+    r = _row(rows, "vllm-blog-fp8-kvcache", "h100-sxm", "llama-3.1-8b")
     assert (r["output_tokens_per_s_per_accelerator"], r["concurrency"], r["input_tokens"], r["output_tokens"]) == (
         "450.3", "8", "20000", "2000")
     # the LMSYS table, gpt-oss-120b at batch 1: B200 MXFP4 (TP 4) 416.02 / 4 = 104.005, B200 BF16 315.63 / 4 =
@@ -176,3 +178,53 @@ def test_the_eighth_sets_rows_in_a_format_data_cannot_hold_are_printed_as_refuse
     out = capsys.readouterr().out.splitlines()
     assert sum(line.startswith("not appended (") for line in out) == 32
     assert out[32] == "appended 27 points and 6 serving stacks"
+
+
+def test_the_ninth_sets_rows_read_the_published_figures(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = _script(9, monkeypatch).rows()
+    group = "nvidia-modelopt-benchmark-h200"
+    # Model Optimizer's H200 table, Llama3.1-70B BF16 on TP 2 at batch size 64, 2048 in / 128 out: 401.50 Tokens/sec
+    # for the 2 GPUs ('Speedup is normalized to the GPU count'), per GPU 401.50 / 2 = 200.75
+    r = _row(rows, group, "h200-sxm", "llama-3.1-70b", precision="bf16", concurrency="64")
+    assert (r["input_tokens"], r["output_tokens"], r["tensor_parallel"], r["accelerator_count"]) == ("2048", "128", 2,
+                                                                                                    "2")
+    assert float(str(r["output_tokens_per_s_per_accelerator"])) == pytest.approx(200.75, abs=1e-9)
+    # its FP8 column on one GPU at batch 8: 1,051.17 / 1; the speedup it prints checks the reading: FP8 70B at batch
+    # 1, 43.46 on one GPU, against BF16's 45.81 / 2 = 22.905 per GPU: 43.46 / 22.905 = 1.897, published 1.90x
+    r = _row(rows, group, "h200-sxm", "llama-3.1-8b", precision="fp8", concurrency="8")
+    assert float(str(r["output_tokens_per_s_per_accelerator"])) == pytest.approx(1051.17, abs=1e-9)
+    bf16 = _row(rows, group, "h200-sxm", "llama-3.1-70b", precision="bf16", concurrency="1")
+    fp8 = _row(rows, group, "h200-sxm", "llama-3.1-70b", precision="fp8", concurrency="1")
+    speedup = float(str(fp8["output_tokens_per_s_per_accelerator"])) / float(
+        str(bf16["output_tokens_per_s_per_accelerator"]))
+    assert round(speedup, 2) == 1.90
+    # AWS Neuron's 405B tutorial, base row: 25.46 output tokens/s on one trn2.48xlarge = 16 Trainium2 chips (TP 64
+    # logical NeuronCores at LNC=2), 25.46 / 16 = 1.59125 per chip, 10,000 in / 1,500 out at concurrency 1
+    r = _row(rows, "aws-neuron-trn2-405b-tutorial", "trainium2", "llama-3.1-405b")
+    assert (r["output_tokens_per_s_per_accelerator"], r["concurrency"], r["input_tokens"], r["output_tokens"]) == (
+        "1.59125", "1", "10000", "1500")
+    assert {str(r["source_date"]) for r in rows} == {"2026-12-06"}
+    assert {str(r["precision"]) for r in rows} == {"bf16", "fp8"}
+
+
+def test_the_ninth_sets_split_format_rows_are_printed_as_refused_until_the_curves_hold_them(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    script = _script(9, monkeypatch)
+    # 26 rows: Model Optimizer's INT4 AWQ (int4 weights, bf16 compute, fp8 KV cache) and W4A8 AWQ (int4, fp8, fp8)
+    # columns, 6 each, and the Neuron speculative row (fp8 weights, bf16 compute and KV cache, a draft model with 7
+    # tokens and no acceptance) have formats that differ; its 13 other rows are one format each
+    formats = [tuple(t[k] for k in ("weight_precision", "compute_precision", "kv_cache_precision"))
+               for t, _ in script.refused()]
+    assert {f: formats.count(f) for f in set(formats)} == {("int4", "bf16", "fp8"): 6, ("int4", "fp8", "fp8"): 6,
+                                                           ("fp8", "bf16", "bf16"): 1}
+    assert len(script.rows()) == 26 - 13
+    assert all(why.startswith("refused until the curves hold split formats") for _, why in script.refused())
+    assert sum("no acceptance" in why for _, why in script.refused()) == 1
+    _before_the_fourth_set(tmp_path)
+    for n in (4, 5, 6, 7, 8):
+        _script(n, monkeypatch).main(tmp_path)
+    capsys.readouterr()
+    script.main(tmp_path)
+    out = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith("not appended (") for line in out) == 13
+    assert out[13] == "appended 13 points and 3 serving stacks"
