@@ -203,6 +203,21 @@ def test_the_ninth_sets_rows_read_the_published_figures(monkeypatch: pytest.Monk
     r = _row(rows, "aws-neuron-trn2-405b-tutorial", "trainium2", "llama-3.1-405b")
     assert (r["output_tokens_per_s_per_accelerator"], r["concurrency"], r["input_tokens"], r["output_tokens"]) == (
         "1.59125", "1", "10000", "1500")
+    # DataCrunch's first offline line, Llama 3.3 70B on 4 H200: 1,525,074 input and 1,544,818 output tokens over 3,000
+    # requests = 508.358 and 514.939 a request; output_throughput 4520.698730654741 / 4 = 1130.1746826636853
+    r = _row(rows, "datacrunch-h200-sglang-offline", "h200-sxm", "llama-3.1-70b", input_tokens="508.36")
+    assert (r["output_tokens"], r["concurrency"], r["tensor_parallel"]) == ("514.94", "", 4)
+    assert float(str(r["output_tokens_per_s_per_accelerator"])) == pytest.approx(1130.1746826636853, rel=1e-12)
+    # gpt-fast, Llama-2-70B bf16 on 4 A100 at batch 1 with a 5-token prompt: 38.01 tokens/s, 38.01 / 4 = 9.5025
+    r = _row(rows, "pytorch-gpt-fast-readme", "a100-sxm", "llama-2-70b", tensor_parallel="4")
+    assert (r["output_tokens_per_s_per_accelerator"], r["input_tokens"], r["output_tokens"]) == ("9.5025", "5", "200")
+    # Chitu, Qwen3-32B on one H20 at batch 64, 128 in / 1,024 out: 1333.49 output tokens/s
+    r = _row(rows, "chitu-performance-h20", "h20", "qwen3-32b", concurrency="64")
+    assert r["output_tokens_per_s_per_accelerator"] == "1333.49"
+    # Qwen's speed counts prompt and generated tokens: Qwen3-235B-A22B BF16 under SGLang on 8 H20, 6,144 in and 2,048
+    # generated at batch 1: 289.03 x 2048 / (6144 + 2048) = 72.2575 output tokens/s, / 8 = 9.0321875, to 4 places
+    r = _row(rows, "qwen-speed-benchmark-h20", "h20", "qwen3-235b-a22b", input_tokens="6144")
+    assert (r["output_tokens_per_s_per_accelerator"], r["tensor_parallel"], r["output_tokens"]) == ("9.0322", 8, "2048")
     assert {str(r["source_date"]) for r in rows} == {"2026-12-06"}
     assert {str(r["precision"]) for r in rows} == {"bf16", "fp8"}
 
@@ -210,14 +225,16 @@ def test_the_ninth_sets_rows_read_the_published_figures(monkeypatch: pytest.Monk
 def test_the_ninth_sets_split_format_rows_are_printed_as_refused_until_the_curves_hold_them(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     script = _script(9, monkeypatch)
-    # 26 rows: Model Optimizer's INT4 AWQ (int4 weights, bf16 compute, fp8 KV cache) and W4A8 AWQ (int4, fp8, fp8)
-    # columns, 6 each, and the Neuron speculative row (fp8 weights, bf16 compute and KV cache, a draft model with 7
-    # tokens and no acceptance) have formats that differ; its 13 other rows are one format each
+    # 150 rows, 90 with formats that differ (weight / compute / KV cache): FP8 checkpoints with a KV cache the page does
+    # not state (BF16: Chitu's DeepSeek 15, Qwen's 26), 4-bit weight-only (gpt-fast 3, Qwen's AWQ 10 and GPTQ 12),
+    # Model Optimizer's AWQ columns (6 + 6), gpt-fast's int8 weight-only (3), Chitu's FP4 weights (4 + 4) and the
+    # Neuron speculative row (FP8 weights, BF16 compute, a draft model with no acceptance)
     formats = [tuple(t[k] for k in ("weight_precision", "compute_precision", "kv_cache_precision"))
                for t, _ in script.refused()]
-    assert {f: formats.count(f) for f in set(formats)} == {("int4", "bf16", "fp8"): 6, ("int4", "fp8", "fp8"): 6,
-                                                           ("fp8", "bf16", "bf16"): 1}
-    assert len(script.rows()) == 26 - 13
+    assert {f: formats.count(f) for f in set(formats)} == {
+        ("fp8", "fp8", "bf16"): 41, ("int4", "bf16", "bf16"): 25, ("int4", "bf16", "fp8"): 6, ("int4", "fp8", "fp8"): 6,
+        ("fp4", "fp8", "bf16"): 4, ("fp4", "bf16", "bf16"): 4, ("int8", "bf16", "bf16"): 3, ("fp8", "bf16", "bf16"): 1}
+    assert len(script.rows()) == 150 - 90
     assert all(why.startswith("refused until the curves hold split formats") for _, why in script.refused())
     assert sum("no acceptance" in why for _, why in script.refused()) == 1
     _before_the_fourth_set(tmp_path)
@@ -226,5 +243,5 @@ def test_the_ninth_sets_split_format_rows_are_printed_as_refused_until_the_curve
     capsys.readouterr()
     script.main(tmp_path)
     out = capsys.readouterr().out.splitlines()
-    assert sum(line.startswith("not appended (") for line in out) == 13
-    assert out[13] == "appended 13 points and 3 serving stacks"
+    assert sum(line.startswith("not appended (") for line in out) == 90
+    assert out[90] == "appended 60 points and 13 serving stacks"

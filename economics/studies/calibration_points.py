@@ -56,8 +56,9 @@ VALIDATION_SETS = {
     "eighth set (gathered during the range rule change, measured after it)": (
         "azure-aibg-a100", "azure-aibg-h100", "azure-aibg-h200", "qserve-paper-efficiency", "vllm-blog-fp8-kvcache",
         "lmsys-blog-sglang-gpt-oss"),
-    "ninth set (after set 8 was measured, selection rule first)": ("nvidia-modelopt-benchmark-h200",
-                                                                   "aws-neuron-trn2-405b-tutorial"),
+    "ninth set (after set 8 was measured, selection rule first)": (
+        "nvidia-modelopt-benchmark-h200", "aws-neuron-trn2-405b-tutorial", "datacrunch-h200-sglang-offline",
+        "pytorch-gpt-fast-readme", "chitu-performance-h20", "qwen-speed-benchmark-h20"),
 }
 """The validation sources in the order they were added, each set after the rule changes its predecessor led to
 (below); only the last set is a test of the rules as they stand."""
@@ -104,9 +105,10 @@ dense rows held, its MoE rows did not). Only a set added after that change tests
 eighth (tools/validation_set_8.md, tools/add_validation_set_8.py: Azure's AI benchmarking guide tables, QServe's
 paper tables, the vLLM and LMSYS blogs), drawn by a rule committed first and gathered without comparing it to the
 estimate while the range rule was being changed, measured once when both were merged. The ninth
-(tools/validation_set_9.md, tools/add_validation_set_9.py: NVIDIA's Model Optimizer benchmark table on H200, AWS
-Neuron's Llama 3.1 405B tutorial on Trn2) was drawn by a rule committed first, after the eighth was measured, and
-gathered without comparing it to the estimate; no rule changed between them."""
+(tools/validation_set_9.md, tools/add_validation_set_9.py: the Qwen team's speed benchmark on H20, NVIDIA's Model
+Optimizer table on H200, Chitu's H20 tables, DataCrunch's SGLang runs on H200, gpt-fast's A100 tables, AWS Neuron's
+Llama 3.1 405B tutorial on Trn2) was drawn by a rule committed first, after the eighth was measured, and gathered
+without comparing it to the estimate; no rule changed between them."""
 FITTED_CELL = "yes"
 """The ``fitted`` cell of a point the fit uses; any other cell is "no: " and why the point is left out."""
 NEVER_FITTED = ("blind", "validation")
