@@ -40,8 +40,9 @@ pytorch/ao, thu-pacman/chitu, QwenLM/Qwen2.5 (the Qwen docs), ROCm/rocm-blogs, R
 vllm-project/vllm-project.github.io (every post's tables grepped for a token-throughput column), vllm-project/recipes,
 lm-sys/lm-sys.github.io, sgl-project/sglang (benchmark/blog_v0_2, benchmark/deepseek_v3), NVIDIA/dgxc-benchmarking,
 mlcommons/inference, huggingface/blog (llama-sagemaker-benchmark.md), philschmid/text-generation-inference-tests,
-huggingface/hf-rocm-benchmark, huggingface/optimum-neuron, LambdaLabsML, MiniMax-AI/MiniMax-M2. Taken, every row of
-each table (publishers as the rule counts them):
+huggingface/hf-rocm-benchmark, huggingface/optimum-neuron, LambdaLabsML, MiniMax-AI/MiniMax-M2,
+HabanaAI/Gaudi-tutorials, microsoft/DeepSpeed (blogs/deepspeed-fastgen). Taken, every row of each table (publishers
+as the rule counts them):
 
 - **NVIDIA**: the TensorRT Model Optimizer Benchmark Reference (NVIDIA/TensorRT-Model-Optimizer, examples/benchmark.md
   at 5a4242fa; the table is unchanged since the first stored commit, 73d6af78, January 2025): '1.1 Performance', H200,
@@ -91,7 +92,9 @@ each table (publishers as the rule counts them):
   NVIDIA's dgxc-benchmarking recipes (configurations, no figures); SGLang's benchmark READMEs, Hugging Face's MI300X
   benchmark repository and ROCm/MAD's SGLang page (commands, no figures); DataCrunch's blog repository (example
   outputs in text, Poisson-rate tables); JetStream's benchmark table (TPU v5e, not in the catalog); saienduri/vllm-docs
-  and AMD's performance-results pages (already cited).
+  and AMD's performance-results pages (already cited); Habana's Gaudi tutorials (the Gaudi 3 figures are copies of
+  Intel's model-performance page, already cited; an example output names no model); DeepSpeed-FastGen's post
+  (charts, requests/s).
 - **Short of one part of the rule's aim**: 60 estimated rows (150 transcribed) from 6 publishers, as asked, but one
   publisher gives more than a third: Qwen 26 of 60. No row was dropped for it. Per publisher the estimated rows are
   Qwen 26, NVIDIA 12, Chitu 7, DataCrunch 7, PyTorch 7 and AWS 1, so that coverage is also read with each publisher one
