@@ -287,3 +287,37 @@ def test_what_is_remembered_is_bounded() -> None:
     kept = memo.get(3)
     with pytest.raises(ValueError, match="read-only"):
         kept[0] = 1.0  # a remembered value cannot be changed by whoever reads it
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra.numpy import arrays  # noqa: E402
+
+
+@given(arrays(float, st.tuples(st.integers(1, 40), st.integers(2, 9)),
+              elements=st.one_of(st.floats(-1e9, 1e9), st.sampled_from([0.0, -1.0, 1.0, 5e-324, -1e300]))))
+def test_irr_of_many_rows_is_the_finance_irr_of_each_bit_for_bit(flows: Any) -> None:
+    # every kind of row: no sign change, one, several; zeros first or last (numpy.roots trims them); tiny and huge
+    # flows (a companion matrix that overflows goes row by row)
+    import numpy as np
+
+    from economics.domain.finance import irr
+
+    with np.errstate(all="ignore"):  # flows of 1e300 and 5e-324 overflow in numpy's own steps: values compared
+        expected, refused = np.full(len(flows), np.nan), np.zeros(len(flows), dtype=bool)
+        for i, row in enumerate(flows):
+            try:
+                value = irr(row)
+            except np.linalg.LinAlgError:  # its companion matrix overflows: irr refuses the row, and so does irr_many
+                refused[i] = True
+                with pytest.raises(np.linalg.LinAlgError):
+                    retrofit_odds.irr_many(flows[i:i + 1])
+                continue
+            expected[i] = np.nan if value is None else value
+        flows, expected = flows[~refused], expected[~refused]
+        assert np.array_equal(retrofit_odds.irr_many(flows), expected, equal_nan=True)
+        # irr_rows: the bisection where the flows change sign once is its own (to 1e-15); the rest is irr_many's
+        several = (flows > 0).any(axis=1) & (flows < 0).any(axis=1) & (retrofit_odds._sign_changes(flows) > 1)
+        rows = retrofit_odds.irr_rows(flows)
+    assert np.array_equal(rows[several], expected[several], equal_nan=True)
+
