@@ -366,10 +366,10 @@ class _Memo:
 
 _RESOLVED = _Memo(entries=128, max_bytes=16 * 2**20)
 """Resolved scenario rows (:func:`_resolved`)."""
-_FLOWS = _Memo(entries=64, max_bytes=128 * 2**20)
+_FLOWS = _Memo(entries=64, max_bytes=64 * 2**20)
 """Each option's net cash flows over the draws (:func:`_evaluate`): 2,000 draws of a 5-year study are about 100 kB
 an option; 100,000 draws (the most) about 5 MB."""
-_RETURNS = _Memo(entries=64, max_bytes=32 * 2**20)
+_RETURNS = _Memo(entries=64, max_bytes=16 * 2**20)
 """Each option's IRR and payback over the draws against the status quo's flows (:func:`_evaluate`)."""
 
 
@@ -385,7 +385,9 @@ def _resolved(row: dict[str, Any]) -> dict[str, np.ndarray]:
     """
     key = tuple(row.items())
     hit = _RESOLVED.get(key)
-    return dict(hit if hit is not None else _RESOLVED.put(key, resolve_scenario(row)))
+    if hit is None:  # copies of its own, made read-only (the engine may keep the arrays it resolved from)
+        hit = _RESOLVED.put(key, {name: np.array(v) for name, v in resolve_scenario(row).items()})
+    return dict(hit)
 
 
 def _column(found: list[Driver], x: Floats, target: str) -> Floats | None:
