@@ -625,9 +625,8 @@ def irr_many(flows: Floats) -> Floats:
     the eigenvalues of its companion matrix, as ``numpy.roots`` builds it; of the real positive ones, the rate
     closest to zero), where a row's first and last flows are not zero and its matrix is finite; any other row
     goes through :func:`~economics.domain.finance.irr` itself (and so raises as it does, on a matrix that is not
-    finite). Equal to it bit for bit (tests/test_retrofit_odds.py);
-    about 10 times faster on the rows whose flows change sign more than once (a resale at the horizon after
-    losses).
+    finite). Equal to it bit for bit (tests/test_retrofit_odds.py), and about 10 times faster on the draws whose
+    flows change sign more than once (years of losses, then a resale at the horizon).
 
     >>> irr_many(np.array([[-100.0, 230.0, -132.0], [100.0, 10.0, 0.0]])).round(6).tolist()
     [0.1, nan]
