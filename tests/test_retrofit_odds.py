@@ -212,3 +212,112 @@ def test_the_fan_is_the_npv_to_each_year() -> None:
     assert (band["npv_to_date_usd_p50"] <= band["npv_to_date_usd_p90"]).all()
     spread = band["npv_to_date_usd_p90"] - band["npv_to_date_usd_p10"]
     assert spread.is_monotonic_increasing
+
+
+# --- the draws remembered per option ------------------------------------------------------------------------------
+
+from economics.studies import retrofit_odds  # noqa: E402
+
+
+def _same_odds(a: Any, b: Any) -> None:
+    """Two odds equal bit for bit: every draw's NPV, IRR and payback, the tornado's rows, and every table."""
+    import numpy as np
+
+    for name in ("npv", "irr", "payback_years", "point_npv", "base_npv", "ends_npv"):
+        assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
+    for name, table in a.tables().items():
+        pd.testing.assert_frame_equal(table, b.tables()[name], check_exact=True, obj=name)
+    assert (a.leading, a.headline(), a.assumptions()) == (b.leading, b.headline(), b.assumptions())
+
+
+EDITS: list[dict[str, Any]] = [
+    {"decode_accelerator_price_usd": 60_000.0}, {"decode_accelerator_price_usd": 31_000.0},
+    {"demand_output_tokens_per_day": 3e10}, {"decode_accelerator_price_usd": 90_000.0},
+    {"cost_of_capital": 0.12}, {"residual_value_fraction": 0.3}, {"decode_accelerator_price_usd": None},
+    {"demand_growth_per_year": 0.1}, {"token_price_change_per_year": -0.2},
+    {"decode_concurrent_users_per_replica": 8.0}, {}, {},
+]
+"""Page edits in a row, each kept: prices (one option changes), then the demand, the cost of capital, the resale,
+the growth, the price curve and the users per replica (every option, or the drivers, change); last, the same
+scenario with another seed, then more draws."""
+
+
+def test_the_odds_after_each_edit_equal_the_odds_from_scratch_bit_for_bit() -> None:
+    scenario = dict(EXAMPLE)
+    retrofit_odds.forget()
+    for k, edit in enumerate(EDITS):
+        scenario.update(edit)
+        seed, samples = int(k >= len(EDITS) - 2), 300 + 100 * (k == len(EDITS) - 1)
+        point = analyse(scenario)
+        kept = odds(scenario, samples=samples, seed=seed, point=point)  # what earlier edits left remembered
+        retrofit_odds.forget()
+        _same_odds(kept, odds(scenario, samples=samples, seed=seed, point=point))
+
+
+def test_a_price_edit_draws_add_decode_alone_again() -> None:
+    # The example with a decode price given: a new price changes 'add decode' alone (the drivers and their draws
+    # stay: the price given is not ranged); the other five options' flows over the draws are remembered.
+    retrofit_odds.forget()
+    first = {**EXAMPLE, "decode_accelerator_price_usd": 50_000.0}
+    odds(first, samples=200, point=analyse(first))
+    drawn = len(retrofit_odds._FLOWS)
+    assert drawn == 6
+    dearer = {**EXAMPLE, "decode_accelerator_price_usd": 70_000.0}
+    odds(dearer, samples=200, point=analyse(dearer))
+    assert len(retrofit_odds._FLOWS) == drawn + 1
+    # the same price with other draws (another seed) is every option again
+    odds(dearer, samples=200, seed=5, point=analyse(dearer))
+    assert len(retrofit_odds._FLOWS) == drawn + 1 + 6
+
+
+def test_what_is_remembered_is_bounded() -> None:
+    import numpy as np
+
+    memo = retrofit_odds._Memo(entries=2, max_bytes=3 * 800)  # 2 values, 3 arrays of 100 floats (800 bytes each)
+    for k in range(3):
+        memo.put(k, np.zeros(100))
+    assert memo.get(0) is None and memo.get(1) is not None and memo.get(2) is not None  # the oldest dropped
+    memo.get(1)  # 1 used since 2
+    memo.put(3, np.zeros(200))  # 1,600 bytes: 3 values, one too many: 2, the least recently used, dropped
+    assert memo.get(2) is None and memo.get(1) is not None and memo.get(3) is not None
+    memo.put(5, np.zeros(100))  # 1 (800) + 3 (1,600) + 5 (800) = 3,200 bytes, over 2,400: 1 dropped (and 3 values)
+    assert memo.get(1) is None and memo.get(3) is not None and memo.get(5) is not None
+    memo.put(4, np.zeros(400))  # 3,200 bytes: over the bound, not kept (and nothing dropped for it)
+    assert memo.get(4) is None and len(memo) == 2
+    kept = memo.get(3)
+    with pytest.raises(ValueError, match="read-only"):
+        kept[0] = 1.0  # a remembered value cannot be changed by whoever reads it
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra.numpy import arrays  # noqa: E402
+
+
+@given(arrays(float, st.tuples(st.integers(1, 40), st.integers(2, 9)),
+              elements=st.one_of(st.floats(-1e9, 1e9), st.sampled_from([0.0, -1.0, 1.0, 5e-324, -1e300]))))
+def test_irr_of_many_rows_is_the_finance_irr_of_each_bit_for_bit(flows: Any) -> None:
+    # every kind of row: no sign change, one, several; zeros first or last (numpy.roots trims them); tiny and huge
+    # flows (a companion matrix that overflows goes row by row)
+    import numpy as np
+
+    from economics.domain.finance import irr
+
+    with np.errstate(all="ignore"):  # flows of 1e300 and 5e-324 overflow in numpy's own steps: values compared
+        expected, refused = np.full(len(flows), np.nan), np.zeros(len(flows), dtype=bool)
+        for i, row in enumerate(flows):
+            try:
+                value = irr(row)
+            except np.linalg.LinAlgError:  # its companion matrix overflows: irr refuses the row, and so does irr_many
+                refused[i] = True
+                with pytest.raises(np.linalg.LinAlgError):
+                    retrofit_odds.irr_many(flows[i:i + 1])
+                continue
+            expected[i] = np.nan if value is None else value
+        flows, expected = flows[~refused], expected[~refused]
+        assert np.array_equal(retrofit_odds.irr_many(flows), expected, equal_nan=True)
+        # irr_rows: the bisection where the flows change sign once is its own (to 1e-15); the rest is irr_many's
+        several = (flows > 0).any(axis=1) & (flows < 0).any(axis=1) & (retrofit_odds._sign_changes(flows) > 1)
+        rows = retrofit_odds.irr_rows(flows)
+    assert np.array_equal(rows[several], expected[several], equal_nan=True)
+

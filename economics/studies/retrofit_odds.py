@@ -21,6 +21,9 @@ difference would be zero (linear between the evaluated points; :func:`tornado`).
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
@@ -48,7 +51,7 @@ from economics.studies.retrofit_cash import (
     revenue_terms,
 )
 from economics.studies.retrofit_decode import DECODE_COLUMNS, decode_table
-from economics.studies.retrofit_years import DEMAND_FIELDS, _float
+from economics.studies.retrofit_years import DEMAND_FIELDS, _float, _Years
 from economics.studies.uncertainty import DEFAULT_RANGE_FACTORS
 
 Floats = NDArray[np.float64]
@@ -134,7 +137,7 @@ def drivers(scenario: Scenario | dict[str, Any], point: RetrofitResult | None = 
     point = analyse(s) if point is None else point
     out = _throughput_drivers(point) + _price_drivers(s, point)
     first = point.option_years[0][1].rows[0]
-    out += shared_drivers(s, resolve_scenario(first), bool(first.get("electricity_tariff")))
+    out += shared_drivers(s, _resolved(first), bool(first.get("electricity_tariff")))
     out.append(_scaled("demand growth", "demand_growth_per_year", float(s.demand_growth_per_year), GROWTH_FACTORS,
                        "no source: half to one and a half times the growth given"))
     out.append(_scaled("token prices", "token_prices", 1.0, TOKEN_PRICE_FACTORS,
@@ -175,7 +178,7 @@ def _throughput_drivers(point: RetrofitResult) -> list[Driver]:
     out: dict[str, Driver] = {}
     for _, part in point.option_years:
         row = part.rows[0]
-        resolved = resolve_scenario(row)
+        resolved = _resolved(row)
         for f in THROUGHPUT_FIELDS:
             ratios = estimate_ratios(resolved, f)
             acc = row["decode_accelerator"] if f.startswith("decode") else row["accelerator"]
@@ -291,21 +294,100 @@ def tornado_rows(found: list[Driver]) -> Floats:
     return np.array(rows).reshape(len(rows), len(found))
 
 
-def _prepare(s: Scenario, point: RetrofitResult) -> list[_Option]:
-    """Each option of the point study, resolved once: its years' row (year 1, the point study's fleet) and, when
-    its fleet is sized from demand, the row it is sized from.
+def _sizing_row(s: Scenario, opt: Option, part: _Years, fresh: dict[str, Option]) -> dict[str, Any] | None:
+    """The scenario row an option's fleet is sized from (its standard option in ``fresh``, unsized), when it is sized
+    from demand and feasible; else None.
     """
-    fresh = {o.name: o for o in standard_options(s)}
-    out = []
-    for opt, (_, part) in zip(point.studied, point.option_years, strict=True):
-        unsized = fresh.get(opt.name)
-        sized = unsized is not None and unsized.changes.get("accelerator_count", "given") is None
-        feasible = bool(part.status[0])
-        out.append(_Option(opt, resolve_scenario(_fleet(s, unsized)) if sized and feasible and unsized else None,
-                           resolve_scenario(part.rows[0]) if feasible else {}, float(opt.changes.get("existing", 0)
-                                                                                        or 0),
-                           np.asarray(revenue_terms(part.numbers, s)["at_fast_tier_speed"], dtype=float), feasible))
-    return out
+    unsized = fresh.get(opt.name)
+    sized = unsized is not None and unsized.changes.get("accelerator_count", "given") is None
+    return _fleet(s, unsized) if sized and unsized is not None and bool(part.status[0]) else None
+
+
+def _prepared(s: Scenario, opt: Option, part: _Years, sizing: dict[str, Any] | None) -> _Option:
+    """An option of the point study, resolved: its years' row (year 1, the point study's fleet) and, when its fleet
+    is sized from demand, the row it is sized from (``sizing``, :func:`_sizing_row`).
+    """
+    feasible = bool(part.status[0])
+    return _Option(opt, None if sizing is None else _resolved(sizing), _resolved(part.rows[0]) if feasible else {},
+                   float(opt.changes.get("existing", 0) or 0),
+                   np.asarray(revenue_terms(part.numbers, s)["at_fast_tier_speed"], dtype=float), feasible)
+
+
+class _Memo:
+    """Computed values by key, bounded: at most ``entries`` of them and ``max_bytes`` of their arrays, the least
+    recently used dropped first (a value larger than the bound is not kept). Values are read-only arrays, or dicts
+    or tuples of them: read them, never change them. Sessions of one server run in threads: a lock guards the
+    store (a value computed twice at once is kept once; both are equal).
+    """
+
+    def __init__(self, entries: int, max_bytes: int) -> None:
+        self.entries, self.max_bytes = entries, max_bytes
+        self._store: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Any:
+        """The value kept under ``key`` (None when none is)."""
+        with self._lock:
+            hit = self._store.get(key)
+            if hit is None:
+                return None
+            self._store.move_to_end(key)
+            return hit[0]
+
+    def put(self, key: Hashable, value: Any) -> Any:
+        """Keep ``value`` under ``key`` (its arrays made read-only) and return it."""
+        arrays = list(value.values()) if isinstance(value, dict) else list(value) if isinstance(value, tuple) \
+            else [value]
+        size = 0
+        for a in arrays:
+            if isinstance(a, np.ndarray):
+                a.setflags(write=False)
+                size += a.nbytes
+        with self._lock:
+            if key in self._store:
+                self._bytes -= self._store.pop(key)[1]
+            if size <= self.max_bytes:
+                self._store[key] = (value, size)
+                self._bytes += size
+            while len(self._store) > self.entries or self._bytes > self.max_bytes:
+                self._bytes -= self._store.popitem(last=False)[1][1]
+        return value
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def clear(self) -> None:
+        """Forget every value."""
+        with self._lock:
+            self._store.clear()
+            self._bytes = 0
+
+
+_RESOLVED = _Memo(entries=128, max_bytes=16 * 2**20)
+"""Resolved scenario rows (:func:`_resolved`)."""
+_FLOWS = _Memo(entries=64, max_bytes=64 * 2**20)
+"""Each option's net cash flows over the draws (:func:`_evaluate`): 2,000 draws of a 5-year study are about 100 kB
+an option; 100,000 draws (the most) about 5 MB."""
+_RETURNS = _Memo(entries=64, max_bytes=16 * 2**20)
+"""Each option's IRR and payback over the draws against the status quo's flows (:func:`_evaluate`)."""
+
+
+def forget() -> None:
+    """Forget every remembered resolution and draw (the next odds compute every option from scratch)."""
+    for memo in (_RESOLVED, _FLOWS, _RETURNS):
+        memo.clear()
+
+
+def _resolved(row: dict[str, Any]) -> dict[str, np.ndarray]:
+    """:func:`economics.engine.batch.resolve_scenario` of a scenario row, remembered per the row's values (an edit
+    re-runs the odds with most options' rows unchanged); a dict of its own, of read-only arrays.
+    """
+    key = tuple(row.items())
+    hit = _RESOLVED.get(key)
+    if hit is None:  # copies of its own, made read-only (the engine may keep the arrays it resolved from)
+        hit = _RESOLVED.put(key, {name: np.array(v) for name, v in resolve_scenario(row).items()})
+    return dict(hit)
 
 
 def _column(found: list[Driver], x: Floats, target: str) -> Floats | None:
@@ -532,10 +614,46 @@ def irr_rows(flows: Floats) -> Floats:
     root = np.expm1(0.5 * (lo + hi))
     once = both & (_sign_changes(flows) == 1)
     out[once] = root[once]
-    for i in np.nonzero(both & ~once)[0]:
+    more = np.nonzero(both & ~once)[0]
+    out[more] = irr_many(flows[more])
+    return np.asarray(out, dtype=float)
+
+
+def irr_many(flows: Floats) -> Floats:
+    """IRR of each row (t = 0 .. T), exactly as :func:`economics.domain.finance.irr` gives it (NaN where it gives
+    None): ``numpy_financial.irr``'s own steps over every row at once (the roots of the polynomial in 1 / (1 + r),
+    the eigenvalues of its companion matrix, as ``numpy.roots`` builds it; of the real positive ones, the rate
+    closest to zero), where a row's first and last flows are not zero and its matrix is finite; any other row
+    goes through :func:`~economics.domain.finance.irr` itself (and so raises as it does, on a matrix that is not
+    finite). Equal to it bit for bit (tests/test_retrofit_odds.py), and about 10 times faster on the draws whose
+    flows change sign more than once (years of losses, then a resale at the horizon).
+
+    >>> irr_many(np.array([[-100.0, 230.0, -132.0], [100.0, 10.0, 0.0]])).round(6).tolist()
+    [0.1, nan]
+    """
+    out = np.full(len(flows), np.nan)
+    p = flows[:, ::-1]  # numpy.roots' order: the last year's flow is the highest power
+    n = flows.shape[1] - 1
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        top = -p[:, 1:] / p[:, :1]
+    signs = (flows > 0).any(axis=1) & (flows < 0).any(axis=1)  # else no rate: empty, as irr gives it
+    fast = signs & (p[:, 0] != 0) & (p[:, -1] != 0) & np.isfinite(top).all(axis=1)
+    if fast.any():
+        matrix = np.zeros((int(fast.sum()), n, n))
+        matrix[:, np.arange(1, n), np.arange(n - 1)] = 1.0
+        matrix[:, 0, :] = top[fast]
+        roots = np.linalg.eigvals(matrix)
+        real = (roots.imag == 0) & (roots.real > 0)
+        with np.errstate(divide="ignore", over="ignore"):  # a root near 0: an infinite rate, no IRR
+            rate = 1 / roots.real - 1
+        closest = np.where(real, np.abs(rate), np.inf)
+        k = np.argmin(closest, axis=1)
+        found = np.isfinite(closest[np.arange(len(k)), k])  # a real positive root, and a finite rate
+        out[fast] = np.where(found, rate[np.arange(len(k)), k], np.nan)
+    for i in np.nonzero(signs & ~fast)[0]:
         value = irr(flows[i])
         out[i] = np.nan if value is None else value
-    return np.asarray(out, dtype=float)
+    return out
 
 
 def payback_rows(flows: Floats) -> Floats:
@@ -814,7 +932,7 @@ def odds(scenario: Scenario | dict[str, Any], samples: int = 10_000, seed: int =
     point = analyse(s) if point is None else point
     found = with_ranges(drivers(s, point), ranges)
     x = np.vstack([draw(found, samples, seed, distribution), tornado_rows(found)])
-    npv, irr_, payback, to_date = _evaluate(s, point, found, x)
+    npv, irr_, payback, to_date = _evaluate(s, point, found, x, (samples, seed, distribution))
     names = [opt.name for opt in point.studied]
     point_npv = np.array([_float(r["npv_vs_status_quo_usd"]) for r in point.rows])
     result = RetrofitOdds(names, npv[:samples], irr_[:samples], payback[:samples], point_npv, npv[samples],
@@ -830,20 +948,33 @@ def odds(scenario: Scenario | dict[str, Any], samples: int = 10_000, seed: int =
     return result
 
 
-def _evaluate(s: Scenario, point: RetrofitResult, found: list[Driver],
-              x: Floats) -> tuple[Floats, Floats, Floats, Floats]:
+def _evaluate(s: Scenario, point: RetrofitResult, found: list[Driver], x: Floats,
+              drawn: tuple[int, int, str]) -> tuple[Floats, Floats, Floats, Floats]:
     """NPV, IRR and payback [years] against the status quo of every option in every row of draws ``x`` (rows x
     options; NaN where the option or the status quo could not be computed; IRR and payback NaN for the status quo
     and where an option's flows equal the status quo's), and the NPV to each year t = 0 .. T (rows x options x
-    years: the present values summed to t; at T the NPV).
+    years: the present values summed to t; at T the NPV). ``drawn``: the samples, seed and distribution ``x`` was
+    drawn with.
+
+    Each option's flows over the draws are remembered per :func:`_option_key` (its rows, the drivers and how they
+    were drawn: the same draws for every option), and its IRR and payback per its key and the status quo's: an edit
+    that changes one option (a decode price: 'add decode') draws that option alone again. Nothing else is shared
+    between options, so the figures are those of the odds computed from scratch, bit for bit.
     """
     grown = _growth_years(s, found, x)
     rate = _column(found, x, "cost_of_capital")
     rate = np.full(len(x), float(s.cost_of_capital)) if rate is None else rate
-    nets = []
-    for o, (_, part) in zip(_prepare(s, point), point.option_years, strict=True):
-        first = part.first({c for pair in o.opt.purchases for c in pair})
-        nets.append(_option_flows(o, s, found, x, grown, first)[0])
+    fresh = {o.name: o for o in standard_options(s)}
+    keys, nets = [], []
+    for opt, (_, part) in zip(point.studied, point.option_years, strict=True):
+        sizing = _sizing_row(s, opt, part, fresh)
+        key = _option_key(opt, part, sizing, found, drawn)
+        net = _FLOWS.get(key)
+        if net is None:
+            first = part.first({c for pair in opt.purchases for c in pair})
+            net = _FLOWS.put(key, _option_flows(_prepared(s, opt, part, sizing), s, found, x, grown, first)[0])
+        keys.append(key)
+        nets.append(net)
     shape = (len(x), len(nets))
     npv, irr_, payback = np.full(shape, np.nan), np.full(shape, np.nan), np.full(shape, np.nan)
     to_date = np.full((*shape, s.horizon_years + 1), np.nan)
@@ -854,8 +985,32 @@ def _evaluate(s: Scenario, point: RetrofitResult, found: list[Driver],
         to_date[:, k, :] = np.cumsum(inc * disc, axis=1)
         if k == 0:
             continue
-        scale = np.maximum(1.0, np.nanmax(np.abs(net), axis=1))
-        differs = ~np.all(np.abs(inc) <= 1e-9 * scale[:, None], axis=1) & np.isfinite(inc).all(axis=1)
-        irr_[differs, k] = irr_rows(inc[differs])
-        payback[differs, k] = payback_rows(inc[differs])
+        returns = _RETURNS.get((keys[k], keys[0]))
+        if returns is None:
+            returns = _RETURNS.put((keys[k], keys[0]), _returns(net, inc))
+        irr_[:, k], payback[:, k] = returns
     return npv, irr_, payback, to_date
+
+
+def _option_key(opt: Option, part: _Years, sizing: dict[str, Any] | None, found: list[Driver],
+                drawn: tuple[int, int, str]) -> Hashable:
+    """What an option's flows over the draws depend on: the option (its name, purchases, schedule and the fleet it
+    keeps), its years' rows as the point study evaluated them, the row it is sized from, and the drivers with how
+    they were drawn (which fix the draws). Each row is the whole scenario with the option's changes, so it holds
+    every field the flows read besides the draws (the cost of capital, horizon, prices and their curves, resale).
+    """
+    return (opt.name, tuple(opt.purchases), opt.schedule, opt.changes.get("existing"),
+            tuple(tuple(r.items()) for r in part.rows), None if sizing is None else tuple(sizing.items()),
+            tuple(found), drawn)
+
+
+def _returns(net: Floats, inc: Floats) -> tuple[Floats, Floats]:
+    """IRR and payback [years] of each row of an option's flows against the status quo's (``inc``; ``net``: its
+    own), NaN where they equal the status quo's or a year is missing.
+    """
+    irr_, payback = np.full(len(inc), np.nan), np.full(len(inc), np.nan)
+    scale = np.maximum(1.0, np.nanmax(np.abs(net), axis=1))
+    differs = ~np.all(np.abs(inc) <= 1e-9 * scale[:, None], axis=1) & np.isfinite(inc).all(axis=1)
+    irr_[differs] = irr_rows(inc[differs])
+    payback[differs] = payback_rows(inc[differs])
+    return irr_, payback
