@@ -4,7 +4,10 @@ bit).
 
 - the app's first page (app.py's imports and ui/cost.py's) imports no database library (SQLAlchemy, Alembic), no
   chart library (altair, imported where a chart is built, after the KPIs), no Excel writer (openpyxl) and no
-  ``scipy.stats``;
+  ``scipy.stats``; nor the planner beyond its settings, the board report's builder or another page's study (the
+  retrofit's odds and explanation, the comparison's odds, the interactivity curve, the calibration report);
+- every public name of :mod:`economics.studies.planner`, imported on first use, is its module's object, and its
+  submodules still import by name;
 - ``python -m economics plan`` imports neither ``scipy.stats``, the database library nor openpyxl (an Excel writer);
 - :func:`economics.domain.availability.binomial_cdf` is ``scipy.stats.binom.cdf``, bit for bit;
 - :func:`economics.domain.queueing.max_utilization`, remembered per arguments, is the bisection it remembers;
@@ -35,20 +38,45 @@ ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("sqlalchemy", "alembic", "altair", "scipy.stats", "openpyxl")
 
 
-def _loaded_after(code: str) -> set[str]:
-    """The modules of :data:`HEAVY` loaded in a fresh interpreter after ``code`` ran (from the repository root)."""
-    probe = f"{code}\nimport sys\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+OTHER_PAGES = ("economics.studies.planner.milp", "economics.studies.planner.run", "economics.studies.planner.build",
+               "economics.report.build", "economics.studies.retrofit_odds", "economics.studies.retrofit_explain",
+               "economics.studies.compare_odds", "economics.studies.interactivity", "economics.studies.calibration")
+"""Modules the Cost page's first KPI does not need: the MILP and the plan's entry points (the page reads the planner's
+settings only), the PDF report's builder (made on request) and other pages' studies."""
+FIRST_PAGE = ("from economics import store; store.use_stored_curves(); from ui import state; "
+              "from economics.report import charts, kpis; "
+              "from ui import common, day, editor, report, saving, state, studies")
+"""app.py's imports and the Cost page's (ui/cost.py); the store's curve lookup set as app.py sets it."""
+
+
+def _loaded_after(code: str, modules: tuple[str, ...] = HEAVY) -> set[str]:
+    """The ``modules`` loaded in a fresh interpreter after ``code`` ran (from the repository root)."""
+    probe = f"{code}\nimport sys\nprint(sorted(m for m in {modules!r} if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return set(ast.literal_eval(done.stdout.strip().splitlines()[-1]))
 
 
 def test_the_first_page_imports_no_database_chart_or_statistics_library() -> None:
-    # app.py's imports and the Cost page's (ui/cost.py); the store's curve lookup is set as app.py sets it
-    code = ("from economics import store; store.use_stored_curves(); from ui import state; "
-            "from economics.report import charts, kpis; "
-            "from ui import common, day, editor, report, saving, state, studies")
-    assert _loaded_after(code) == set()
+    assert _loaded_after(FIRST_PAGE) == set()
+
+
+def test_the_first_page_imports_neither_the_milp_the_report_builder_nor_other_pages_studies() -> None:
+    assert _loaded_after(FIRST_PAGE, OTHER_PAGES) == set()
+    # each is there once its page uses it: the names resolve to them
+    assert _loaded_after(FIRST_PAGE + "; from economics.studies import planner; planner.plan; "
+                         "studies.retrofit_odds_of; from ui.report import _scenario_pdf",
+                         ("economics.studies.planner.run", "economics.studies.planner.milp")) == {
+        "economics.studies.planner.run", "economics.studies.planner.milp"}
+
+
+def test_every_public_name_of_the_planner_is_its_module_s_object() -> None:
+    code = ("import importlib; from economics.studies import planner as p; "
+            "bad = [n for n in p.__all__ if getattr(p, n) is not getattr(importlib.import_module(p._LAZY[n]), n)]; "
+            "assert bad == [] and sorted(p.__all__) == sorted(p._LAZY), bad; "
+            "from economics.studies.planner import build, milp, PlanSettings; "
+            "assert build.__name__ == 'economics.studies.planner.build' and PlanSettings is p.inputs.PlanSettings")
+    assert _loaded_after(code, ("economics.studies.planner.build",)) == {"economics.studies.planner.build"}
 
 
 def test_the_plan_command_imports_no_scipy_stats_nor_the_database() -> None:
