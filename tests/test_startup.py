@@ -5,7 +5,8 @@ bit).
 - the app's first page (app.py's imports and ui/cost.py's) imports no database library (SQLAlchemy, Alembic), no
   chart library (altair, imported where a chart is built, after the KPIs), no Excel writer (openpyxl) and no
   ``scipy.stats``; nor the planner beyond its settings, the board report's builder or another page's study (the
-  retrofit's odds and explanation, the comparison's odds, the interactivity curve, the calibration report);
+  retrofit's odds and explanation, the comparison's odds, the interactivity curve, the calibration report), which
+  the first run imports once its page is drawn (:func:`ui.memory.freeze_once`);
 - every public name of :mod:`economics.studies.planner`, imported on first use, is its module's object, and its
   submodules still import by name;
 - ``python -m economics plan`` imports neither ``scipy.stats``, the database library nor openpyxl (an Excel writer);
@@ -63,6 +64,9 @@ def test_the_first_page_imports_no_database_chart_or_statistics_library() -> Non
 
 def test_the_first_page_imports_neither_the_milp_the_report_builder_nor_other_pages_studies() -> None:
     assert _loaded_after(FIRST_PAGE, OTHER_PAGES) == set()
+    # the first run imports them once its page is drawn, before the freeze (ui.memory): a first visit to another page
+    # pays no import
+    assert _loaded_after(FIRST_PAGE + "; from ui import memory; memory.freeze_once()", OTHER_PAGES) == set(OTHER_PAGES)
     # each is there once its page uses it: the names resolve to them
     assert _loaded_after(FIRST_PAGE + "; from economics.studies import planner; planner.plan; "
                          "studies.retrofit_odds_of; from ui.report import _scenario_pdf",
