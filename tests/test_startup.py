@@ -4,9 +4,8 @@ bit).
 
 - the app's first page (app.py's imports and ui/cost.py's) imports no database library (SQLAlchemy, Alembic), no
   chart library (altair, imported where a chart is built, after the KPIs), no Excel writer (openpyxl) and no
-  ``scipy.stats``; nor the planner beyond its settings, the board report's builder or another page's study (the
-  retrofit's odds and explanation, the comparison's odds, the interactivity curve, the calibration report), which
-  the first run imports once its page is drawn (:func:`ui.memory.freeze_once`);
+  ``scipy.stats``; nor the planner beyond its settings (the MILP, its rows and the plan's entry points), which the
+  first run imports once its page is drawn (:func:`ui.memory.freeze_once`);
 - every public name of :mod:`economics.studies.planner`, imported on first use, is its module's object, and its
   submodules still import by name;
 - ``python -m economics plan`` imports neither ``scipy.stats``, the database library nor openpyxl (an Excel writer);
@@ -39,11 +38,9 @@ ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("sqlalchemy", "alembic", "altair", "scipy.stats", "openpyxl")
 
 
-OTHER_PAGES = ("economics.studies.planner.milp", "economics.studies.planner.run", "economics.studies.planner.build",
-               "economics.report.build", "economics.studies.retrofit_odds", "economics.studies.retrofit_explain",
-               "economics.studies.compare_odds", "economics.studies.interactivity", "economics.studies.calibration")
-"""Modules the Cost page's first KPI does not need: the MILP and the plan's entry points (the page reads the planner's
-settings only), the PDF report's builder (made on request) and other pages' studies."""
+PLANNER = ("economics.studies.planner.milp", "economics.studies.planner.run", "economics.studies.planner.build",
+           "economics.studies.planner.hourly", "economics.studies.planner.frontiers")
+"""The planner's modules the Cost page's first KPI does not need: the page reads the planner's settings only."""
 FIRST_PAGE = ("from economics import store; store.use_stored_curves(); from ui import state; "
               "from economics.report import charts, kpis; "
               "from ui import common, day, editor, report, saving, state, studies")
@@ -62,16 +59,15 @@ def test_the_first_page_imports_no_database_chart_or_statistics_library() -> Non
     assert _loaded_after(FIRST_PAGE) == set()
 
 
-def test_the_first_page_imports_neither_the_milp_the_report_builder_nor_other_pages_studies() -> None:
-    assert _loaded_after(FIRST_PAGE, OTHER_PAGES) == set()
-    # the first run imports them once its page is drawn, before the freeze (ui.memory): a first visit to another page
+def test_the_first_page_imports_the_planner_s_settings_but_not_its_milp() -> None:
+    assert _loaded_after(FIRST_PAGE, (*PLANNER, "economics.studies.planner.inputs")) == {
+        "economics.studies.planner.inputs"}
+    # the first run imports them once its page is drawn, before the freeze (ui.memory): the Plan page's first visit
     # pays no import
-    assert _loaded_after(FIRST_PAGE + "; from ui import memory; memory.freeze_once()", OTHER_PAGES) == set(OTHER_PAGES)
-    # each is there once its page uses it: the names resolve to them
-    assert _loaded_after(FIRST_PAGE + "; from economics.studies import planner; planner.plan; "
-                         "studies.retrofit_odds_of; from ui.report import _scenario_pdf",
-                         ("economics.studies.planner.run", "economics.studies.planner.milp")) == {
-        "economics.studies.planner.run", "economics.studies.planner.milp"}
+    assert _loaded_after(FIRST_PAGE + "; from ui import memory; memory.freeze_once()", PLANNER) == set(PLANNER)
+    # a name of the package brings its module
+    assert _loaded_after(FIRST_PAGE + "; from economics.studies import planner; planner.plan", PLANNER) == set(
+        PLANNER) - {"economics.studies.planner.frontiers"}
 
 
 def test_every_public_name_of_the_planner_is_its_module_s_object() -> None:

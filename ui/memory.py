@@ -8,10 +8,10 @@ every tracked object, and after the first run that is mostly the modules, catalo
 process's life (45 % of the server's CPU under load, py-spy); :func:`gc.freeze` moves them to the permanent
 generation, which collections skip.
 
-The first page's KPIs wait for none of the other pages' studies (issue #43): the MILP, the board report's builder
-and the retrofit, comparison-odds, interactivity and calibration studies are imported on first use. The first run
-imports them once its page is drawn (:data:`LATER`), before the freeze, so a first visit to another page pays no
-import and their modules are frozen with the rest.
+The first page's KPIs wait for none of the planner's MILP (issue #43): the page reads the planner's settings only
+(:mod:`economics.studies.planner` imports its names on first use). The first run imports the rest of the planner once
+its page is drawn (:data:`LATER`), before the freeze, so a first visit to the Plan page pays no import and the
+planner's modules are frozen with the rest.
 """
 
 from __future__ import annotations
@@ -19,18 +19,17 @@ from __future__ import annotations
 import gc
 import importlib
 
-LATER = ("economics.studies.planner.run", "economics.studies.planner.frontiers", "economics.report.build",
-         "economics.studies.retrofit_odds", "economics.studies.retrofit_explain", "economics.studies.compare_odds",
-         "economics.studies.interactivity", "economics.studies.calibration")
-"""Modules the first page does not import and other pages do (the Plan, Decode, Fleet and Throughput pages' studies,
-any page's report): imported after the first run's page is drawn."""
+LATER = ("economics.studies.planner.run", "economics.studies.planner.frontiers")
+"""The planner's entry points (with the MILP, its rows, HiGHS's memo and the reports: 17 modules), which the first
+page does not import and the Plan page does: imported after the first run's page is drawn."""
 
 _frozen = False
 
 
 def freeze_once() -> None:
     """After the process's first run: import :data:`LATER`, collect the run's garbage, then freeze what is left (once
-    per process)."""
+    per process).
+    """
     global _frozen
     if not _frozen:
         _frozen = True

@@ -17,6 +17,7 @@ from typing import Any
 import streamlit as st
 
 import economics
+from economics.report import build
 from ui import common, state
 from ui.text import plain
 
@@ -31,8 +32,6 @@ Maker = Callable[[str, str, str, str], bytes]
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _scenario_pdf(key: str, kind: str, scenario_json: str, baseline_json: str, link: str) -> bytes:
-    from economics.report import build  # with its figures and document: only when a report is asked for (#43)
-
     baseline = json.loads(baseline_json) or None
     if kind == "decode":
         return build.decode_report(json.loads(scenario_json), baseline, link=link)
@@ -46,8 +45,6 @@ def _plan_pdf(key: str, scenario_json: str, baseline_json: str, link: str, _plan
               _base_plan: Mapping[str, Any] | None) -> bytes:
     """The Plan page's report of the plan ``_plan`` solved for ``key`` (the key holds the inputs and settings; the
     plans, as their leading underscores say, are not hashed)."""
-    from economics.report import build
-
     return build.plan_report(json.loads(scenario_json), _plan, json.loads(baseline_json) or None, _base_plan,
                              link=link)
 

@@ -19,14 +19,16 @@ import economics
 from economics import catalog
 from economics.engine.batch import as_scenario, resolve_scenario
 from economics.report import charts
+from economics.studies import retrofit_odds
+from economics.studies.calibration import report
 from economics.studies.compare import SITE_WORDS, compare_accelerators, cost_vs_utilization, margins_at_prices
+from economics.studies.compare_odds import compare_odds
 from economics.studies.day import hours_table
+from economics.studies.interactivity import interactivity_curve
+from economics.studies.retrofit import analyse, break_even_decode_price_usd
+from economics.studies.retrofit_explain import option_text
 from economics.studies.uncertainty import MonteCarlo, histogram, monte_carlo, tornado
 from ui import common, editor
-
-# The studies of other pages than Cost (the retrofit and its odds, the comparison's odds, the interactivity curve,
-# the calibration report: 14 modules, about 50 ms of CPU at a load of 8) are imported in the functions that run them,
-# on the first visit to their page: the cold start's first KPI, on the Cost page, waits for none of them (issue #43).
 
 WARNING_COLOR = charts.WARNING_COLOR
 FEASIBLE_COLORS = ["#4c78a8", "#d62728", "#72b7b2", "#9d755d"]  # one per SITE_WORDS value, in its order
@@ -89,8 +91,6 @@ def _rented(accelerators: tuple[str, ...]) -> dict[str, dict[str, Any]]:
 def compare_odds_of(key: str, accelerators: tuple[str, ...], samples: int, seed: int) -> Any:
     """The comparison's odds (:func:`economics.studies.compare_odds.compare_odds`, the accelerators without a price
     rented as the comparison rents them), remembered per scenario, accelerators, samples and seed."""
-    from economics.studies.compare_odds import compare_odds
-
     return compare_odds(json.loads(key), list(accelerators), samples, seed,
                         changes_by_accelerator=_rented(accelerators))
 
@@ -134,8 +134,6 @@ def accelerator_names() -> dict[str, str]:
 @st.cache_resource(max_entries=64, show_spinner=False)
 def retrofit_of(key: str) -> Any:
     """The study itself, not a copy (no pickling before the KPIs): the page only reads it."""
-    from economics.studies.retrofit import analyse
-
     return analyse(json.loads(key))
 
 
@@ -143,8 +141,6 @@ def retrofit_of(key: str) -> Any:
 def retrofit_odds_of(key: str, samples: int, seed: int) -> Any:
     """The study's odds (:func:`economics.studies.retrofit_odds.odds`), remembered per scenario, samples and seed:
     an edit elsewhere on the page draws nothing again. The page only reads it."""
-    from economics.studies import retrofit_odds
-
     return retrofit_odds.odds(json.loads(key), samples=samples, seed=seed, point=retrofit_of(key))
 
 
@@ -166,8 +162,6 @@ def fan_spec(key: str, samples: int, seed: int) -> dict[str, Any]:
 def retrofit_explanation(key: str, option: str) -> str:
     """How one option of the study is computed, with its numbers
     (:func:`economics.studies.retrofit_explain.option_text`)."""
-    from economics.studies.retrofit_explain import option_text
-
     return option_text(retrofit_of(key), option, as_scenario(json.loads(key)))
 
 
@@ -193,8 +187,6 @@ def refresh_spec() -> dict[str, Any]:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def break_even(key: str) -> float | None:
-    from economics.studies.retrofit import break_even_decode_price_usd
-
     return break_even_decode_price_usd(json.loads(key))
 
 
@@ -202,8 +194,6 @@ def break_even(key: str) -> float | None:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def curve_of(key: str, chosen: str) -> dict[str, Any]:
-    from economics.studies.interactivity import interactivity_curve
-
     return interactivity_curve(json.loads(key), chosen=chosen)
 
 
@@ -287,8 +277,6 @@ def curve_specs(key: str, chosen: str) -> tuple[dict[str, Any], dict[str, Any] |
 
 @st.cache_data(show_spinner=False)
 def calibration() -> tuple[Any, Any]:
-    from economics.studies.calibration import report
-
     return report()  # the fit against every measured point: depends on data/ only
 
 
