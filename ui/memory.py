@@ -20,7 +20,7 @@ import gc
 import importlib
 
 LATER = ("economics.studies.planner.run", "economics.studies.planner.frontiers")
-"""The planner's entry points (with the MILP, its rows, HiGHS's memo and the reports: 17 modules), which the first
+"""The planner's entry points (with the MILP, its rows, HiGHS's memo and the reports: 16 modules), which the first
 page does not import and the Plan page does: imported after the first run's page is drawn."""
 
 _frozen = False

@@ -99,8 +99,9 @@ _LAZY = {
 }
 """Public name -> the module that defines it, imported on first use (issue #43, the cold start): the app's first
 page reads the planner's settings and their defaults (:mod:`.inputs`, for the Plan link's settings) before its first
-KPI, and the rest of the package (the MILP, its rows, HiGHS's memo, the reports: 17 modules, about 40 ms of CPU at a
-load of 8) is loaded when a plan is first made, as ``economics`` and ``economics.store`` do with their names."""
+KPI, and the rest of the package (the MILP, its rows, HiGHS's memo, the reports: 16 modules, with the domain's
+covering search and availability about 50 ms of CPU at a load of 8) is loaded when a plan is first made, as
+``economics`` and ``economics.store`` do with their names."""
 
 
 def __getattr__(name: str) -> Any:
