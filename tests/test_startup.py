@@ -13,7 +13,9 @@ bit).
 - :func:`economics.domain.queueing.max_utilization`, remembered per arguments, is the bisection it remembers;
 - every public name of :mod:`economics.store`, imported on first use, resolves;
 - the app's first run under a runtime (a server, or ``streamlit.testing``) skips Streamlit's check for a Python
-  prompt (``inspect.stack()`` over every frame and module loaded, about 70 ms of CPU before the first KPI).
+  prompt (``inspect.stack()`` over every frame and module loaded, about 70 ms of CPU before the first KPI);
+- the favicon is the SVG Streamlit draws for the emoji, given as an ASCII URL, so the first run never loads
+  Streamlit's emoji table.
 """
 
 from __future__ import annotations
@@ -153,3 +155,25 @@ def test_the_first_run_skips_streamlit_s_prompt_check_under_a_runtime() -> None:
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "0 Cost per M tokens"
+
+
+def test_the_favicon_is_streamlit_s_emoji_svg_without_its_emoji_table() -> None:
+    # app.py gives the SVG Streamlit's frontend draws for the icon "emoji:🧮" (static/js: data:image/svg+xml,<svg
+    # xmlns='http://www.w3.org/2000/svg' viewBox='0 0 100 100'><text y='.9em' font-size='90'>${emoji}</text></svg>),
+    # percent-encoded: Streamlit passes it to the page as it is, and a fresh process's first run to its KPI never
+    # loads streamlit.emojis (the table and the regular expression an emoji icon is checked against)
+    probe = (
+        "import sys; from urllib.parse import unquote; from streamlit.commands import page_config\n"
+        "sent = []\n"
+        "real = page_config._get_favicon_string\n"
+        "page_config._get_favicon_string = lambda icon: sent.append(real(icon)) or sent[-1]\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        "at = AppTest.from_file(sys.argv[1], default_timeout=300); at.run()\n"
+        "assert not at.exception, at.exception\n"
+        "print(repr(unquote(sent[0])), sent[0].isascii(), 'streamlit.emojis' in sys.modules, at.metric[0].label)\n")
+    done = subprocess.run([sys.executable, "-c", probe, str(ROOT / "app.py")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    svg = ("data:image/svg+xml,<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 100 100'><text y='.9em' "
+           "font-size='90'>\N{ABACUS}</text></svg>")
+    assert done.stdout.strip().splitlines()[-1] == f"{svg!r} True False Cost per M tokens"
