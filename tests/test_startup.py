@@ -4,13 +4,18 @@ bit).
 
 - the app's first page (app.py's imports and ui/cost.py's) imports no database library (SQLAlchemy, Alembic), no
   chart library (altair, imported where a chart is built, after the KPIs), no Excel writer (openpyxl) and no
-  ``scipy.stats``;
+  ``scipy.stats``; nor the planner beyond its settings (the MILP, its rows and the plan's entry points), which the
+  first run imports once its page is drawn (:func:`ui.memory.freeze_once`);
+- every public name of :mod:`economics.studies.planner`, imported on first use, is its module's object, and its
+  submodules still import by name;
 - ``python -m economics plan`` imports neither ``scipy.stats``, the database library nor openpyxl (an Excel writer);
 - :func:`economics.domain.availability.binomial_cdf` is ``scipy.stats.binom.cdf``, bit for bit;
 - :func:`economics.domain.queueing.max_utilization`, remembered per arguments, is the bisection it remembers;
 - every public name of :mod:`economics.store`, imported on first use, resolves;
 - the app's first run under a runtime (a server, or ``streamlit.testing``) skips Streamlit's check for a Python
-  prompt (``inspect.stack()`` over every frame and module loaded, about 70 ms of CPU before the first KPI).
+  prompt (``inspect.stack()`` over every frame and module loaded, about 70 ms of CPU before the first KPI);
+- the favicon is the SVG Streamlit draws for the emoji, given as an ASCII URL, so the first run never loads
+  Streamlit's emoji table.
 """
 
 from __future__ import annotations
@@ -35,20 +40,45 @@ ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("sqlalchemy", "alembic", "altair", "scipy.stats", "openpyxl")
 
 
-def _loaded_after(code: str) -> set[str]:
-    """The modules of :data:`HEAVY` loaded in a fresh interpreter after ``code`` ran (from the repository root)."""
-    probe = f"{code}\nimport sys\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+PLANNER = ("economics.studies.planner.milp", "economics.studies.planner.run", "economics.studies.planner.build",
+           "economics.studies.planner.hourly", "economics.studies.planner.frontiers")
+"""The planner's modules the Cost page's first KPI does not need: the page reads the planner's settings only."""
+FIRST_PAGE = ("from economics import store; store.use_stored_curves(); from ui import state; "
+              "from economics.report import charts, kpis; "
+              "from ui import common, day, editor, report, saving, state, studies")
+"""app.py's imports and the Cost page's (ui/cost.py); the store's curve lookup set as app.py sets it."""
+
+
+def _loaded_after(code: str, modules: tuple[str, ...] = HEAVY) -> set[str]:
+    """The ``modules`` loaded in a fresh interpreter after ``code`` ran (from the repository root)."""
+    probe = f"{code}\nimport sys\nprint(sorted(m for m in {modules!r} if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return set(ast.literal_eval(done.stdout.strip().splitlines()[-1]))
 
 
 def test_the_first_page_imports_no_database_chart_or_statistics_library() -> None:
-    # app.py's imports and the Cost page's (ui/cost.py); the store's curve lookup is set as app.py sets it
-    code = ("from economics import store; store.use_stored_curves(); from ui import state; "
-            "from economics.report import charts, kpis; "
-            "from ui import common, day, editor, report, saving, state, studies")
-    assert _loaded_after(code) == set()
+    assert _loaded_after(FIRST_PAGE) == set()
+
+
+def test_the_first_page_imports_the_planner_s_settings_but_not_its_milp() -> None:
+    assert _loaded_after(FIRST_PAGE, (*PLANNER, "economics.studies.planner.inputs")) == {
+        "economics.studies.planner.inputs"}
+    # the first run imports them once its page is drawn, before the freeze (ui.memory): the Plan page's first visit
+    # pays no import
+    assert _loaded_after(FIRST_PAGE + "; from ui import memory; memory.freeze_once()", PLANNER) == set(PLANNER)
+    # a name of the package brings its module
+    assert _loaded_after(FIRST_PAGE + "; from economics.studies import planner; planner.plan", PLANNER) == set(
+        PLANNER) - {"economics.studies.planner.frontiers"}
+
+
+def test_every_public_name_of_the_planner_is_its_module_s_object() -> None:
+    code = ("import importlib; from economics.studies import planner as p; "
+            "bad = [n for n in p.__all__ if getattr(p, n) is not getattr(importlib.import_module(p._LAZY[n]), n)]; "
+            "assert bad == [] and sorted(p.__all__) == sorted(p._LAZY), bad; "
+            "from economics.studies.planner import build, milp, PlanSettings; "
+            "assert build.__name__ == 'economics.studies.planner.build' and PlanSettings is p.inputs.PlanSettings")
+    assert _loaded_after(code, ("economics.studies.planner.build",)) == {"economics.studies.planner.build"}
 
 
 def test_the_plan_command_imports_no_scipy_stats_nor_the_database() -> None:
@@ -125,3 +155,25 @@ def test_the_first_run_skips_streamlit_s_prompt_check_under_a_runtime() -> None:
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "0 Cost per M tokens"
+
+
+def test_the_favicon_is_streamlit_s_emoji_svg_without_its_emoji_table() -> None:
+    # app.py gives the SVG Streamlit's frontend draws for the icon "emoji:🧮" (static/js: data:image/svg+xml,<svg
+    # xmlns='http://www.w3.org/2000/svg' viewBox='0 0 100 100'><text y='.9em' font-size='90'>${emoji}</text></svg>),
+    # percent-encoded: Streamlit passes it to the page as it is, and a fresh process's first run to its KPI never
+    # loads streamlit.emojis (the table and the regular expression an emoji icon is checked against)
+    probe = (
+        "import sys; from urllib.parse import unquote; from streamlit.commands import page_config\n"
+        "sent = []\n"
+        "real = page_config._get_favicon_string\n"
+        "page_config._get_favicon_string = lambda icon: sent.append(real(icon)) or sent[-1]\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        "at = AppTest.from_file(sys.argv[1], default_timeout=300); at.run()\n"
+        "assert not at.exception, at.exception\n"
+        "print(repr(unquote(sent[0])), sent[0].isascii(), 'streamlit.emojis' in sys.modules, at.metric[0].label)\n")
+    done = subprocess.run([sys.executable, "-c", probe, str(ROOT / "app.py")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    svg = ("data:image/svg+xml,<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 100 100'><text y='.9em' "
+           "font-size='90'>\N{ABACUS}</text></svg>")
+    assert done.stdout.strip().splitlines()[-1] == f"{svg!r} True False Cost per M tokens"

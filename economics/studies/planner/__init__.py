@@ -36,40 +36,85 @@ The package follows the solve's steps, one module each: :mod:`.inputs` (settings
 
 from __future__ import annotations
 
-from economics.studies.planner.candidates import (
-    CANDIDATE_COLUMNS,
-    Candidate,
-    catalog_candidates,
-    catalog_rates,
-    clear_rates_memo,
-    hosting_variants,
-)
-from economics.studies.planner.frontiers import (
-    CARBON_FRONTIER_COLUMNS,
-    FRONTIER_COLUMNS,
-    default_speed_targets,
-    frontier_carbon,
-    frontier_site,
-    frontier_speed,
-    frontier_table,
-)
-from economics.studies.planner.inputs import (
-    HOURS,
-    OWNERSHIPS,
-    PLAN_FIELDS,
-    RENT_TIERS,
-    ROLES,
-    PlanSettings,
-    Workload,
-    demand_profile,
-    settings_from_row,
-    workload,
-)
-from economics.studies.planner.milp import clear_milp_memo
-from economics.studies.planner.pools import Costs, Pool, build_pools, candidate_costs
-from economics.studies.planner.report import CONSTRAINT_COLUMNS, PLAN_COLUMNS, SETTING_COST_COLUMNS, PlanResult, records
-from economics.studies.planner.rules import RULE_OFF, block_hours, rules_active
-from economics.studies.planner.run import costs_of_settings, limits_with_costs, plan, setting_costs, solve_plan
+import importlib
+from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING; the names as mypy sees them
+if TYPE_CHECKING:  # at run time each is imported from its module on first use (below)
+    from economics.studies.planner.candidates import (
+        CANDIDATE_COLUMNS,
+        Candidate,
+        catalog_candidates,
+        catalog_rates,
+        clear_rates_memo,
+        hosting_variants,
+    )
+    from economics.studies.planner.frontiers import (
+        CARBON_FRONTIER_COLUMNS,
+        FRONTIER_COLUMNS,
+        default_speed_targets,
+        frontier_carbon,
+        frontier_site,
+        frontier_speed,
+        frontier_table,
+    )
+    from economics.studies.planner.inputs import (
+        HOURS,
+        OWNERSHIPS,
+        PLAN_FIELDS,
+        RENT_TIERS,
+        ROLES,
+        PlanSettings,
+        Workload,
+        demand_profile,
+        settings_from_row,
+        workload,
+    )
+    from economics.studies.planner.milp import clear_milp_memo
+    from economics.studies.planner.pools import Costs, Pool, build_pools, candidate_costs
+    from economics.studies.planner.report import (
+        CONSTRAINT_COLUMNS,
+        PLAN_COLUMNS,
+        SETTING_COST_COLUMNS,
+        PlanResult,
+        records,
+    )
+    from economics.studies.planner.rules import RULE_OFF, block_hours, rules_active
+    from economics.studies.planner.run import costs_of_settings, limits_with_costs, plan, setting_costs, solve_plan
+
+_LAZY = {
+    **dict.fromkeys(("CANDIDATE_COLUMNS", "Candidate", "catalog_candidates", "catalog_rates", "clear_rates_memo",
+                     "hosting_variants"), "economics.studies.planner.candidates"),
+    **dict.fromkeys(("CARBON_FRONTIER_COLUMNS", "FRONTIER_COLUMNS", "default_speed_targets", "frontier_carbon",
+                     "frontier_site", "frontier_speed", "frontier_table"), "economics.studies.planner.frontiers"),
+    **dict.fromkeys(("HOURS", "OWNERSHIPS", "PLAN_FIELDS", "RENT_TIERS", "ROLES", "PlanSettings", "Workload",
+                     "demand_profile", "settings_from_row", "workload"), "economics.studies.planner.inputs"),
+    "clear_milp_memo": "economics.studies.planner.milp",
+    **dict.fromkeys(("Costs", "Pool", "build_pools", "candidate_costs"), "economics.studies.planner.pools"),
+    **dict.fromkeys(("CONSTRAINT_COLUMNS", "PLAN_COLUMNS", "SETTING_COST_COLUMNS", "PlanResult", "records"),
+                    "economics.studies.planner.report"),
+    **dict.fromkeys(("RULE_OFF", "block_hours", "rules_active"), "economics.studies.planner.rules"),
+    **dict.fromkeys(("costs_of_settings", "limits_with_costs", "plan", "setting_costs", "solve_plan"),
+                    "economics.studies.planner.run"),
+}
+"""Public name -> the module that defines it, imported on first use (issue #43, the cold start): the app's first
+page reads the planner's settings and their defaults (:mod:`.inputs`, for the Plan link's settings) before its first
+KPI, and the rest of the package (the MILP, its rows, HiGHS's memo, the reports: 16 modules, with the domain's
+covering search and availability about 50 ms of CPU at a load of 8) is loaded when a plan is first made, as
+``economics`` and ``economics.store`` do with their names."""
+
+
+def __getattr__(name: str) -> Any:
+    """A public name of the planner, imported from its module on first use (then kept as an attribute); a name that
+    is not one (a submodule not yet imported, say) raises AttributeError, so ``from ... import`` imports it.
+    """
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'economics.studies.planner' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CANDIDATE_COLUMNS", "CARBON_FRONTIER_COLUMNS", "CONSTRAINT_COLUMNS", "FRONTIER_COLUMNS", "HOURS", "OWNERSHIPS",
