@@ -1,8 +1,8 @@
 """The measured points the calibration is fitted and judged on, and the split each belongs to.
 
 Every point of data/throughput_curves.csv and data/throughput_claims.csv becomes one row with what is needed to
-predict it (accelerator, model, precision, lengths, replica, batch limit), whether it can be fitted (and why not),
-and its split, decided by the data before anything is fitted:
+predict it (accelerator, model, precision and the formats a curve gives apart from it, lengths, replica, batch
+limit), whether it can be fitted (and why not), and its split, decided by the data before anything is fitted:
 
 - ``train``: fitted;
 - ``holdout``: a held-out model family (:data:`HOLDOUT_MODELS`) or source (:data:`HOLDOUT_SOURCES`), never fitted;
@@ -22,6 +22,7 @@ import pandas as pd
 
 from economics import catalog
 from economics.catalog import model_class
+from economics.schema.scenario import FORMAT_FIELDS
 
 HOLDOUT_MODELS = ("llama-2-7b", "llama-3.1-405b", "mixtral-8x7b", "qwen3-30b-a3b", "mistral-7b", "mixtral-8x22b",
                   "gpt-oss-20b", "llama-4-scout")
@@ -142,6 +143,7 @@ def _curve_rows() -> list[dict[str, Any]]:
             "kv_free_fraction": free,
             "source_group": p.get("holdout_group", "") or p["curve_id"].split("-")[0],
             "accelerator": p["accelerator"], "model": p["model"], "precision": p["precision"], "replica": replica,
+            **{f: p.get(f, "") for f in FORMAT_FIELDS},  # the point's own formats, predicted as a scenario of them
             "input_tokens": number_or_nan(p["input_tokens"]), "output_tokens": number_or_nan(p["output_tokens"]),
             "per_user": number_or_nan(p["output_tokens_per_s_per_user"]),
             "max_batch": conc if not np.isnan(conc) else OFFLINE_MAX_BATCH, "at_concurrency": not np.isnan(conc),
@@ -168,6 +170,7 @@ def _claim_rows() -> list[dict[str, Any]]:
         rows.append({
             "point": str(cid), "source_group": "claims", "accelerator": p["accelerator"], "model": p["model"],
             "precision": p["precision"] if p["precision"] in ("bf16", "fp8", "fp4") else "",
+            **dict.fromkeys(FORMAT_FIELDS, ""),
             "replica": number_or_nan(p["accelerator_count"]), "input_tokens": number_or_nan(p["input_tokens"]),
             "output_tokens": number_or_nan(p["output_tokens"]), "per_user": np.nan, "max_batch": OFFLINE_MAX_BATCH,
             "at_concurrency": False,
