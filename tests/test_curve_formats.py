@@ -69,6 +69,14 @@ def test_a_bad_format_cell_is_refused_naming_row_field_and_value(cells: str, say
     assert says in str(err.value)
 
 
+def test_points_of_one_curve_in_different_formats_are_refused_naming_both_rows() -> None:
+    # one curve id, the second point with an FP8 KV cache: two configurations, read as one front they would mix
+    bad = "w4a16,a100-sxm,llama-3.1-8b,bf16,int4,,fp8,1024,512,60,300"
+    with pytest.raises(user_curves.CurveFileError) as err:
+        user_curves.read_curve_file(_file(W4A16.format(speed=20, rate=900), bad), "formats.csv")
+    assert "curve 'w4a16': row 1 and row 2 differ in kv_cache_precision empty against 'fp8'" in str(err.value)
+
+
 FORMAT_CELLS = st.sampled_from(["", "bf16", "fp8", "fp4", "int8", "int4", "mxfp4", "INT4", " fp8 ", "fp16", "x"])
 
 
