@@ -345,25 +345,33 @@ def test_the_catalogs_own_figures_typed_again_are_not_a_typed_accelerator() -> N
     assert r["throughput_basis"].startswith("estimated; calibrated on")
 
 
-def test_holdout_prints_coverage_per_family_on_the_last_set_alone() -> None:
+def test_holdout_prints_coverage_per_family_on_each_set_outside_the_basis_alone() -> None:
     import pandas as pd
 
-    # hand-made validation rows of the ninth set (the last): Hopper +10 % (inside) and -30 % (outside); Ampere +20 %
-    # and +40 % (both inside). Hopper: |error| median (10 + 30) / 2 = 20 %, worst 30 %, 1 of 2 inside, signed median
-    # (10 - 30) / 2 = -10 %, high in 1; Ampere: 30 %, 40 %, 2 of 2, signed +30 %, high in 2
-    table = pd.DataFrame({"source_group": ["nvidia-modelopt-benchmark-h200"] * 2 + ["pytorch-gpt-fast-readme"] * 2,
-                          "family": ["nvidia-hopper"] * 2 + ["nvidia-ampere"] * 2,
-                          "error_pct": [10.0, -30.0, 20.0, 40.0], "inside": [True, False, True, True]})
+    # hand-made validation rows of the eighth set: Hopper +10 % (inside) and -30 % (outside); Ampere +20 % and +40 %
+    # (both inside). Hopper: |error| median (10 + 30) / 2 = 20 %, worst 30 %, 1 of 2 inside, signed median
+    # (10 - 30) / 2 = -10 %, high in 1; Ampere: 30 %, 40 %, 2 of 2, signed +30 %, high in 2. One hand-made row of the
+    # eighth set's formats (added after, a set of its own): Ampere -5 %, inside, printed in its own section only
+    table = pd.DataFrame({"source_group": ["azure-aibg-h100"] * 2 + ["qserve-paper-efficiency"] * 2
+                          + ["qserve-paper-efficiency-formats"],
+                          "family": ["nvidia-hopper"] * 2 + ["nvidia-ampere"] * 3,
+                          "error_pct": [10.0, -30.0, 20.0, 40.0, -5.0], "inside": [True, False, True, True, True]})
     text = leave_out.validation_text(table)
-    assert "per family, ninth set (after set 8 was measured, selection rule first) alone (the only set no rule or " \
-           "range has seen):" in text
-    assert "eighth set (gathered during the range rule change, measured after it)" not in text  # no row of it here
-    last = text[text.index("per family, ninth set"):]
+    eighth = "per family, eighth set (gathered during the range rule change, measured after it) alone (no rule or " \
+             "range has seen it):"
+    formats = "per family, eighth set, formats added after (weights, compute and KV cache apart) alone (no rule or " \
+              "range has seen it):"
+    assert eighth in text and formats in text
+    assert "seventh set (published tables, selection rule first)" not in text  # no row of it here
+    last = text[text.index(eighth):text.index(formats)]
     hopper = next(line for line in last.splitlines() if line.strip().startswith("nvidia-hopper"))
     assert hopper.split()[1:] == ["2", "20.0%", "30.0%", "50.0%", "(1", "of", "2);", "median", "signed", "-10.0%,",
                                   "estimate", "high", "in", "1"]
     ampere = next(line for line in last.splitlines() if line.strip().startswith("nvidia-ampere"))
     assert "100.0% (2 of 2); median signed +30.0%, estimate high in 2" in ampere
+    own = text[text.index(formats):text.index("per family, every validation point:")].splitlines()
+    assert [line.split()[:2] for line in own[1:] if line.strip()] == [["nvidia-ampere", "1"]]
+    assert "100.0% (1 of 1); median signed -5.0%, estimate high in 0" in own[1]
 
 
 def test_the_sets_seen_before_the_range_rule_are_its_basis_and_later_ones_stay_out() -> None:

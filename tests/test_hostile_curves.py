@@ -181,8 +181,8 @@ def test_points_of_another_configuration_under_one_id_are_refused_naming_id_rows
     with pytest.raises(BenchmarkError, match=r"curve 'mine': short\.csv row 1 and long\.csv row 1 differ in"):
         import_benchmark([("short.csv", short.encode()), ("long.csv", long_curve.encode())])
     # a hand-edited accelerator (was: the H100 figure at 100 tokens/s per user moved from 210.9 to 904.6)
-    edited = short.replace("mine,h100-sxm,8,llama-3.1-8b,fp8,512,256,77.4713",
-                           "mine,b200,8,llama-3.1-8b,fp8,512,256,77.4713")
+    edited = short.replace("mine,h100-sxm,8,llama-3.1-8b,fp8,,,,512,256,77.4713",
+                           "mine,b200,8,llama-3.1-8b,fp8,,,,512,256,77.4713")
     with pytest.raises(user_curves.CurveFileError, match="curve 'mine': row 1 and row 3 differ in accelerator "
                                                          "'h100-sxm' against 'b200'"):
         user_curves.read_curve_file(edited.encode(), "mine.csv")

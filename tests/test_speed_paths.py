@@ -26,11 +26,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from economics import catalog
+from economics.domain.precision import record_precision
 from economics.engine import estimate_range, measured, pipeline
 from economics.engine.batch import resolve_scenario
 from economics.engine.stages import fill_nan
 from economics.schema import values
-from economics.schema.scenario import FIELDS
+from economics.schema.scenario import FIELDS, FORMAT_FIELDS
 
 ROOT = Path(__file__).resolve().parent.parent
 SESSION = {"workload": "sessions", "turns_per_session": 4, "session_prefix_tokens": 1000, "input_tokens_per_turn": 500,
@@ -80,7 +81,9 @@ def reference_curves(table: pd.DataFrame, minimum_points: int) -> list[tuple[Any
         keep = np.concatenate([[True], np.diff(x) > 0])
         first = pts.iloc[0]
         dates = [d for d in pts.get("run_date", pts["source_date"]) if d] or [d for d in pts["source_date"] if d]
-        out.append((str(cid), str(first["accelerator"]), str(first["model"]), str(first["precision"]),
+        # filed under its formats (precision, or weights/compute and a KV cache apart: the key a scenario matches)
+        filed = record_precision([first["precision"]], *([first.get(f, "")] for f in FORMAT_FIELDS))[0]
+        out.append((str(cid), str(first["accelerator"]), str(first["model"]), str(filed),
                     float(first["input_tokens"]), float(first["output_tokens"]), x[keep].tobytes(), y[keep].tobytes(),
                     str(first.get("serving_stack", "")), max(dates) if dates else ""))
     return out
@@ -98,13 +101,16 @@ def test_the_curves_are_the_groupby_curves(minimum_points: int) -> None:
 
 
 def test_the_curves_of_a_shuffled_table_with_gaps_are_the_groupby_curves() -> None:
-    # rows out of order, a point without a length, one without a speed, a repeated speed, no run_date column
+    # rows out of order, a point without a length, one without a speed, a repeated speed, no run_date column, a
+    # KV cache and weights apart from precision
     table = catalog.throughput_curves().sample(frac=1.0, random_state=3).reset_index(drop=True)
     table = table.drop(columns=[c for c in ("run_date",) if c in table.columns])
     table.loc[0, "input_tokens"] = ""
     table.loc[1, "output_tokens_per_s_per_user"] = ""
     table.loc[2, "output_tokens_per_s_per_user"] = table.loc[3, "output_tokens_per_s_per_user"]
     table.loc[2, "curve_id"] = table.loc[3, "curve_id"]
+    table.loc[4, "kv_cache_precision"] = "fp8" if table.loc[4, "precision"] == "bf16" else "bf16"
+    table.loc[5, "weight_precision"] = "int4"
     for minimum in (1, 2):
         assert as_tuples(measured._curves_of(table, minimum)) == reference_curves(table, minimum)
 

@@ -159,25 +159,29 @@ def test_the_eighth_sets_rows_read_the_published_figures(monkeypatch: pytest.Mon
     assert {str(r["source_date"]) for r in rows} == {"2026-12-06"}
 
 
-def test_the_eighth_sets_rows_in_a_format_data_cannot_hold_are_printed_as_refused(
+def test_the_eighth_sets_rows_in_a_format_the_scenario_cannot_hold_are_printed_as_refused(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     script = _script(8, monkeypatch)
-    # 59 rows: QServe's 27 quantized figures (W4A16 8, W8A8 7 with one OOM cell, W4A4 4, W4A8KV4 8), the vLLM blog's
-    # FP8 KV cache and gpt-oss MXFP4-on-H100 rows (4) and the LMSYS MXFP4 run on H100 (1) are not curve precisions
+    # 59 rows: 27 in one precision; QServe's 27 quantized figures (W4A16 8, W8A8 7 with one OOM cell, W4A4 4,
+    # W4A8KV4 8), the vLLM blog's FP8 KV cache and gpt-oss MXFP4-on-H100 rows (4) and the LMSYS MXFP4 run on H100 (1)
+    # in formats apart. Integer compute and a 4-bit KV cache are not the scenario's: 7 + 4 + 8 = 19 refused
     formats = [t["precision"] for t, _ in script.refused()]
-    assert {f: formats.count(f) for f in set(formats)} == {"w4a16": 8, "w8a8": 7, "w4a4": 4, "w4a8kv4": 8,
-                                                           "bf16-kv-fp8": 1, "mxfp4-kv-bf16": 1, "mxfp4-kv-fp8": 2,
-                                                           "mxfp4-bf16": 1}
-    assert len(script.rows()) == 59 - 32
-    assert all("one of bf16, fp8, fp4" in why for _, why in script.refused())
+    assert {f: formats.count(f) for f in set(formats)} == {"w8a8": 7, "w4a4": 4, "w4a8kv4": 8}
+    assert len(script.rows()) == 27 and len(script.rows(formats=True)) == 59 - 27 - 19
+    why = {t["precision"]: w for t, w in script.refused()}
+    # the reason is the scenario's own parser's, naming the field and the value
+    assert why["w8a8"].startswith("compute_precision: 'int8' is not one of bf16, fp8, fp4 (the scenario's fields")
+    assert why["w4a4"].startswith("compute_precision: 'int4' is not one of bf16, fp8, fp4")
+    assert why["w4a8kv4"].startswith("compute_precision: 'int8' is not one of bf16, fp8, fp4; kv_cache_precision: "
+                                     "'int4' is not one of bf16, fp8, fp4")
     _before_the_fourth_set(tmp_path)
     for n in (4, 5, 6, 7):
         _script(n, monkeypatch).main(tmp_path)
     capsys.readouterr()
     script.main(tmp_path)
     out = capsys.readouterr().out.splitlines()
-    assert sum(line.startswith("not appended (") for line in out) == 32
-    assert out[32] == "appended 27 points and 6 serving stacks"
+    assert sum(line.startswith("not appended (") for line in out) == 19
+    assert out[19:] == ["appended 27 points and 6 serving stacks", "appended 13 points and 0 serving stacks"]
 
 
 def test_the_ninth_sets_rows_read_the_published_figures(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -245,3 +249,53 @@ def test_the_ninth_sets_split_format_rows_are_printed_as_refused_until_the_curve
     out = capsys.readouterr().out.splitlines()
     assert sum(line.startswith("not appended (") for line in out) == 90
     assert out[90] == "appended 60 points and 13 serving stacks"
+
+
+def test_the_eighth_sets_rows_in_formats_apart_are_the_scenarios_fields_in_groups_of_their_own(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = _script(8, monkeypatch).rows(formats=True)
+    cells = {(str(r["holdout_group"]), str(r["accelerator"]), str(r["model"]), str(r["precision"]),
+              str(r.get("weight_precision", "")), str(r.get("compute_precision", "")),
+              str(r.get("kv_cache_precision", ""))) for r in rows}
+    # W4A16 (QServe's TRT-LLM baseline) as int4 weights with bf16 compute, on L40S and A100, four models each
+    w4a16 = {c for c in cells if c[0] == "qserve-paper-efficiency-formats"}
+    assert w4a16 == {("qserve-paper-efficiency-formats", a, m, "bf16", "int4", "", "") for a in ("l40s", "a100-sxm")
+                     for m in ("llama-3.1-8b", "llama-2-7b", "mistral-7b", "llama-2-70b")}
+    # the vLLM blog: BF16 weights with an FP8 KV cache; MXFP4 gpt-oss-20b with BF16 compute and a BF16 or FP8 KV cache
+    assert {c for c in cells if c[0] == "vllm-blog-fp8-kvcache-formats"} == {
+        ("vllm-blog-fp8-kvcache-formats", "h100-sxm", "llama-3.1-8b", "bf16", "", "", "fp8"),
+        ("vllm-blog-fp8-kvcache-formats", "h100-sxm", "gpt-oss-20b", "bf16", "mxfp4", "", "bf16"),
+        ("vllm-blog-fp8-kvcache-formats", "h100-sxm", "gpt-oss-20b", "bf16", "mxfp4", "", "fp8")}
+    assert {c for c in cells if c[0] == "lmsys-blog-sglang-gpt-oss-formats"} == {
+        ("lmsys-blog-sglang-gpt-oss-formats", "h100-sxm", "gpt-oss-120b", "bf16", "mxfp4", "", "")}
+    # the LMSYS H100 MXFP4 run at batch 1 on TP 8: 318.53 / 8 = 39.81625 per GPU, transcribed to 4 decimals
+    r = next(r for r in rows if r["holdout_group"] == "lmsys-blog-sglang-gpt-oss-formats")
+    assert r["output_tokens_per_s_per_accelerator"] == "39.8162"
+    assert "never compared with the estimate" in str(r["note"])
+    # a set of their own in the validation split, after the eighth (and before the ninth)
+    sets = list(leave_out.calibration.VALIDATION_SETS.items())
+    assert sets[-2] == ("eighth set, formats added after (weights, compute and KV cache apart)",
+                        ("qserve-paper-efficiency-formats", "vllm-blog-fp8-kvcache-formats",
+                         "lmsys-blog-sglang-gpt-oss-formats"))
+
+
+def test_the_eighth_sets_formats_alone_append_to_data_holding_the_27_and_not_twice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # data/ as it was before the formats were appended: the ninth set (appended after them) and the formats' 13
+    # records cut; --formats gives data/ as it was before the ninth set
+    ninth = _script(9, monkeypatch)
+    curves = (DATA / "throughput_curves.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    stacks = (DATA / "serving_stacks.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    ids = {str(r["serving_stack"]) for r in ninth.rows()}  # the stacks the ninth set appended are the last ones
+    first = next(i for i in range(1, len(stacks)) if all(line.split(",")[0] in ids for line in stacks[i:]))
+    before_ninth = {"throughput_curves.csv": curves[:len(curves) - len(ninth.rows())],
+                    "serving_stacks.csv": stacks[:first]}
+    (tmp_path / "throughput_curves.csv").write_text("".join(before_ninth["throughput_curves.csv"][:-13]),
+                                                    encoding="utf-8")
+    (tmp_path / "serving_stacks.csv").write_text("".join(before_ninth["serving_stacks.csv"]), encoding="utf-8")
+    script = _script(8, monkeypatch)
+    script.main(tmp_path, formats_only=True)
+    for f in FILES:
+        assert (tmp_path / f).read_text(encoding="utf-8") == "".join(before_ninth[f]), f
+    with pytest.raises(SystemExit, match=r"the eighth \(formats\) validation set is already in"):
+        script.main(tmp_path, formats_only=True)

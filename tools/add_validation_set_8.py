@@ -80,12 +80,19 @@ Reading rules, fixed before any point was compared with anything:
   at concurrency 8 (closed loop); the LMSYS rows at batch 1.
 - Precision: Azure's A100 'datatype float16' read as bf16; its H100 and H200 pages state none, so the models'
   published one: BF16, except Llama 3 405B, whose only model in the same commit's config.json is Meta's FP8 checkpoint
-  (fp8). QServe's FP16 read as bf16. The catalog's curves hold one precision for weights, activations and KV cache
-  (bf16, fp8 or fp4: ``economics.schema.user_curves.PRECISIONS``); a row whose format is another (QServe's W4A16,
-  W8A8, W4A4 and W4A8KV4; the vLLM blog's BF16 weights with an FP8 KV cache and gpt-oss's MXFP4 weights with BF16
-  compute on H100; the LMSYS MXFP4 run on H100) is transcribed with its format as published and printed by
-  :func:`main` as refused, with that reason, instead of appended. gpt-oss MXFP4 on B200 is held as fp4, as the
-  catalog's other gpt-oss B200 rows.
+  (fp8). QServe's FP16 read as bf16. gpt-oss MXFP4 on B200 is held as fp4, as the catalog's other gpt-oss B200 rows.
+  A row in another format is transcribed with its format as published (QServe's W4A16, W8A8, W4A4 and W4A8KV4; the
+  vLLM blog's BF16 weights with an FP8 KV cache and gpt-oss's MXFP4 weights with BF16 compute on H100; the LMSYS MXFP4
+  run on H100) and read as the scenario's fields it stands for (:data:`SCENARIO_FORMATS`). When the set was gathered
+  a curve held one precision for weights, activations and KV cache, so the 32 such rows were printed as refused.
+  Since data/throughput_curves.csv holds ``weight_precision``, ``compute_precision`` and ``kv_cache_precision`` (the
+  scenario's fields, the scenario's parser and pairs: ``economics.schema.user_curves.point_problems``), the 13 of
+  them the scenario can express (W4A16 as int4 weights with bf16 compute; BF16 weights with an FP8 KV cache; MXFP4
+  weights with BF16 compute, with a BF16 or an FP8 KV cache, on H100) are appended by :func:`main` after the 27 as
+  sources of their own (:data:`FORMAT_GROUPS`), so that ``calibrate --holdout`` prints them on their own: they were
+  never compared with the estimate. The 19 it cannot (W8A8, W4A4, W4A8KV4: integer compute, a 4-bit KV cache) are
+  printed as refused with the field and value the scenario's parser refuses. The vLLM blog's FP8 rows quantize the
+  attention's math as well; a scenario has no field for it (decode attention reads the KV cache, at its bytes).
 - Models: Llama 3 8B / 70B as llama-3.1-8b / -70b; Llama 3.1 405B FP8 as llama-3.1-405b; Mistral 7B (v0.1) as
   mistral-7b; Llama-2-7B / -70B as llama-2-7b / -70b; gpt-oss-20b / -120b as themselves. Accelerators: A100-SXM4-80GB
   as a100-sxm (QServe's 'A100 (80G)' too, the variant not stated: an estimate), H100 80GB HBM3 and the blogs' H100 as
@@ -102,10 +109,13 @@ from pathlib import Path
 import validation_sets
 
 sys.path.insert(0, str(validation_sets.ROOT))
-from economics.schema.user_curves import PRECISIONS  # noqa: E402
+from economics.schema import user_curves  # noqa: E402
 
 READ = "2026-12-06"
 """The date the eighth set was read."""
+ADDED = "2026-12-06"
+"""The date data/throughput_curves.csv took the formats apart from ``precision`` and the rows in them were appended
+(``python tools/add_validation_set_8.py --formats``)."""
 GROUPS = {  # transcription key: (holdout_group, serving stack prefix, confidence, description)
     "azure_nd_a100_v4": ("azure-aibg-a100", "trtllm-azure-aibg-2024-09", "secondary",
                          "Microsoft Azure AI benchmarking guide, ND A100 v4 results"),
@@ -131,16 +141,51 @@ FORMATS = {"w4a16": "4-bit weights with 16-bit activations (W4A16)",
            "mxfp4-kv-bf16": "MXFP4 weights with BF16 compute and KV cache on H100",
            "mxfp4-kv-fp8": "MXFP4 weights with BF16 compute and an FP8 KV cache on H100",
            "mxfp4-bf16": "MXFP4 weights with BF16 compute on H100"}
-"""The formats as published of the rows data/ cannot hold, in words (the transcription's ``precision`` cell)."""
-PRECISION_REFUSED = ("data/throughput_curves.csv holds one precision for weights, activations and KV cache, one of "
-                     + ", ".join(PRECISIONS) + " (economics.schema.user_curves.PRECISIONS); this row runs {what}")
-"""Why a row of the transcription is not appended to data/: the curves cannot hold its format."""
+"""The formats as published of the rows not in one precision, in words (the transcription's ``precision`` cell)."""
+SCENARIO_FORMATS = {
+    "w4a16": {"precision": "bf16", "weight_precision": "int4"},
+    "w8a8": {"precision": "bf16", "weight_precision": "int8", "compute_precision": "int8"},
+    "w4a4": {"precision": "bf16", "weight_precision": "int4", "compute_precision": "int4"},
+    "w4a8kv4": {"precision": "bf16", "weight_precision": "int4", "compute_precision": "int8",
+                "kv_cache_precision": "int4"},
+    "bf16-kv-fp8": {"precision": "bf16", "kv_cache_precision": "fp8"},
+    "mxfp4-kv-bf16": {"precision": "bf16", "weight_precision": "mxfp4", "kv_cache_precision": "bf16"},
+    "mxfp4-kv-fp8": {"precision": "bf16", "weight_precision": "mxfp4", "kv_cache_precision": "fp8"},
+    "mxfp4-bf16": {"precision": "bf16", "weight_precision": "mxfp4"}}
+"""Each of :data:`FORMATS` as the scenario's fields it stands for (the 16-bit parts, FP16 as published, read as
+bf16: ``precision``); a format the scenario's fields cannot hold (integer compute, a 4-bit KV cache) is written as
+what it is, and refused by the curves' parser naming the field and value."""
+FORMAT_GROUPS = {"qserve_readme_efficiency": "qserve-paper-efficiency-formats",
+                 "vllm_blog_fp8_kvcache": "vllm-blog-fp8-kvcache-formats",
+                 "lmsys_blog_sglang_gpt_oss": "lmsys-blog-sglang-gpt-oss-formats"}
+"""The holdout group of each source's rows in a format apart from one precision: appended after the 27, measured on
+their own (``economics.studies.calibration_points.VALIDATION_SETS``)."""
+
+
+def _formats(t: dict[str, str]) -> dict[str, str]:
+    """The scenario's format fields of a transcription row (its ``precision`` cell as published)."""
+    return SCENARIO_FORMATS.get(t["precision"], {"precision": t["precision"]})
+
+
+def _format_problems(t: dict[str, str]) -> list[str]:
+    """What the curves' parser (``economics.schema.user_curves.point_problems``, the scenario's fields) refuses in a
+    transcription row's formats: [] when data/throughput_curves.csv can hold it.
+    """
+    cells = {**dict.fromkeys(user_curves.COLUMNS, ""), "accelerator": t["accelerator"], "model": t["model"],
+             **_formats(t)}
+    columns = ("precision", *user_curves.FORMAT_COLUMNS)
+    return [p for p in user_curves.point_problems(cells) if p.split(":")[0] in columns]
 
 
 def refused() -> list[tuple[dict[str, str], str]]:
     """Transcription rows data/ cannot hold, with the reason: reported by :func:`main`, not appended."""
-    return [(t, PRECISION_REFUSED.format(what=FORMATS[t["precision"]]))
-            for t in validation_sets.transcription("validation_set_8.csv") if t["precision"] not in PRECISIONS]
+    out = []
+    for t in validation_sets.transcription("validation_set_8.csv"):
+        problems = _format_problems(t)
+        if problems:
+            what = FORMATS[t["precision"]]
+            out.append((t, "; ".join(problems) + f" (the scenario's fields and their choices): this row runs {what}"))
+    return out
 
 
 def _stack_id(t: dict[str, str]) -> str:
@@ -148,13 +193,19 @@ def _stack_id(t: dict[str, str]) -> str:
     return f"{GROUPS[t['source_key']][1]}-tp{t['tensor_parallel']}"
 
 
-def rows() -> list[dict[str, object]]:
-    """The transcription as rows of data/throughput_curves.csv (every row but the :func:`refused` ones)."""
+def rows(formats: bool = False) -> list[dict[str, object]]:
+    """The transcription as rows of data/throughput_curves.csv: the rows in one precision (the 27 appended first), or
+    with ``formats`` those in formats apart from it that the curves hold (:data:`FORMAT_GROUPS`); never the
+    :func:`refused` ones.
+    """
     out: list[dict[str, object]] = []
     for k, t in enumerate(validation_sets.transcription("validation_set_8.csv")):
-        if t["precision"] not in PRECISIONS:
+        if (t["precision"] in FORMATS) != formats or _format_problems(t):
             continue
         group, _, confidence, what = GROUPS[t["source_key"]]
+        group = FORMAT_GROUPS[t["source_key"]] if formats else group
+        later = (f"; in formats data/ could hold only after weight_precision, compute_precision and kv_cache_precision "
+                 f"were added ({ADDED}), appended then, never compared with the estimate" if formats else "")
         tp, conc, i, o = int(t["tensor_parallel"]), t["concurrency_or_batch"], t["input_tokens"], t["output_tokens"]
         out.append(validation_sets.point(
             t, what, curve_id=f"set8-{group}-{t['accelerator']}-{t['model']}-{t['precision']}-tp{tp}-{i}-{o}-r{k + 1}",
@@ -164,7 +215,7 @@ def rows() -> list[dict[str, object]]:
             note=f"{HOW[t['batch_kind']].format(c=conc)}, TP {tp}, input {i}, output {o}, model as published "
                  f"{t['model_as_published']}: published {t['value_as_published']} ({t['note']}); eighth validation "
                  f"set, selection rule committed before it was gathered (tools/validation_set_8.md), gathered without "
-                 f"comparing it to the estimate, never fitted; read {READ}"))
+                 f"comparing it to the estimate, never fitted; read {READ}{later}", **_formats(t)))
     return out
 
 
@@ -173,11 +224,16 @@ def _stack(sid: str, r: dict[str, object], ordinal: str) -> dict[str, object]:
     return {**validation_sets.stack_row(sid, r, ordinal), "source_date": READ}
 
 
-def main(data: Path = validation_sets.DATA) -> None:
+def main(data: Path = validation_sets.DATA, formats_only: bool = False) -> None:
+    """Print the refused rows, then append the 27 rows in one precision (unless ``formats_only``: data/ has them
+    already) and the rows in formats apart from it (:data:`FORMAT_GROUPS`), each refused when already in ``data``.
+    """
     for t, why in refused():
         print(f"not appended ({t['source_key']}, {t['accelerator']} {t['model']} {t['precision']}): {why}")
-    validation_sets.append(rows(), (g for g, *_ in GROUPS.values()), "eighth", data, _stack)
+    if not formats_only:
+        validation_sets.append(rows(), (g for g, *_ in GROUPS.values()), "eighth", data, _stack)
+    validation_sets.append(rows(formats=True), FORMAT_GROUPS.values(), "eighth (formats)", data, _stack)
 
 
 if __name__ == "__main__":
-    main()
+    main(formats_only="--formats" in sys.argv[1:])

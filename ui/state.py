@@ -21,7 +21,7 @@ from typing import Any
 import streamlit as st
 
 import economics
-from economics.engine.measured import configuration_of
+from economics.engine.measured import scenario_configuration
 from economics.studies.links import decode_query
 from ui import links
 
@@ -108,8 +108,7 @@ def _described_edit(before: Mapping[str, Any], after: Mapping[str, Any], changes
         extra["name"] = (EDITED + name)[:200]
     field = "output_tokens_per_s_per_accelerator"
     if field in changes and "throughput_measured_for" not in changes:
-        extra["throughput_measured_for"] = None if after.get(field) is None else configuration_of(
-            str(after["accelerator"]), str(after.get("model") or ""), str(after["precision"]))
+        extra["throughput_measured_for"] = None if after.get(field) is None else scenario_configuration(after)
     return extra
 
 

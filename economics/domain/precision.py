@@ -73,13 +73,24 @@ def kv_precision(precision: ArrayLike, kv_cache_precision: ArrayLike) -> NDArray
 
 
 def record_precision(precision: ArrayLike, weight_precision: ArrayLike | None = None,
-                     compute_precision: ArrayLike | None = None) -> NDArray[Any]:
-    """The precision a measured record (curve, claim) of each row's configuration is filed under: the one precision
-    when the weights and the compute share it, else ``weights/compute`` (no record in data/ is filed under a pair, so
-    a weight-only quantized row is estimated, never read off a curve of another configuration).
+                     compute_precision: ArrayLike | None = None,
+                     kv_cache_precision: ArrayLike | None = None) -> NDArray[Any]:
+    """The format a measured record (curve, claim) of each row's configuration is filed under, and a scenario is
+    matched on: the one precision when the weights and the compute share it, else ``weights/compute``; then
+    `` kv <precision>`` where the KV cache is given apart from what its compute implies (:func:`kv_precision`). A
+    row of data/throughput_curves.csv and a scenario use the same columns, so they match on all three formats: a
+    curve of BF16 weights and KV cache is never read for a scenario of BF16 weights with an FP8 KV cache.
 
     >>> record_precision(["bf16", "bf16", "bf16"], ["", "fp8", "mxfp4"], ["", "fp8", ""]).tolist()
     ['bf16', 'fp8', 'mxfp4/bf16']
+    >>> record_precision(["bf16", "bf16", "fp4", "bf16"], ["", "", "", "int4"], None,
+    ...                  ["fp8", "bf16", "fp8", ""]).tolist()
+    ['bf16 kv fp8', 'bf16', 'fp4', 'int4/bf16']
     """
     w, k = split_precision(precision, weight_precision, compute_precision)
-    return np.where(w == k, w, w.astype(str) + "/" + k.astype(str)).astype(object)
+    key = np.where(w == k, w, w.astype(str) + "/" + k.astype(str)).astype(object)
+    if kv_cache_precision is None:
+        return key
+    kv = np.asarray(kv_cache_precision, dtype=object)
+    apart = (kv != "") & (kv != kv_precision(k, np.full(k.shape, "", dtype=object)))
+    return np.where(apart, key.astype(str) + " kv " + kv.astype(str), key).astype(object)

@@ -13,9 +13,10 @@ before the roofline.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cache, cached_property
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -25,6 +26,7 @@ from economics import catalog
 from economics.domain.explain import format_number as fmt
 from economics.domain.precision import record_precision
 from economics.schema import user_curves as user_curves_store
+from economics.schema.scenario import FORMAT_FIELDS
 
 Array = np.ndarray
 
@@ -176,6 +178,7 @@ def _curves_of(table: pd.DataFrame, minimum_points: int) -> tuple[Curve, ...]:
     ys = pts["output_tokens_per_s_per_accelerator"].astype(float).to_numpy()
     cell = {name: pts[name].to_numpy(dtype=object) for name in ("curve_id", "accelerator", "model", "precision",
                                                                 "input_tokens", "output_tokens", "source_date")}
+    cell["precision"] = filed_precision(pts)
     stacks = pts["serving_stack"].to_numpy(dtype=object) if "serving_stack" in pts.columns else None
     runs = pts["run_date"].to_numpy(dtype=object) if "run_date" in pts.columns else cell["source_date"]
     by_curve = np.argsort(codes, kind="stable")  # each curve's points together, in table order
@@ -194,6 +197,17 @@ def _curves_of(table: pd.DataFrame, minimum_points: int) -> tuple[Curve, ...]:
                          x[keep], y[keep], str(stacks[i]) if stacks is not None else "",
                          date=max(dates) if dates else ""))
     return tuple(out)
+
+
+def filed_precision(points: pd.DataFrame) -> Array:
+    """The format each point of a table in the columns of data/throughput_curves.csv is filed under: ``precision``,
+    or with its weights', compute's and KV cache's formats where given apart
+    (:func:`economics.domain.precision.record_precision`, the key a scenario is matched on: all three formats).
+    """
+    formats = [points[c].to_numpy(dtype=object) if c in points.columns else None for c in FORMAT_FIELDS]
+    if all(f is None or not np.any(f != "") for f in formats):
+        return points["precision"].to_numpy(dtype=object)  # every catalog row but a few: the shorthand as it is
+    return record_precision(points["precision"].to_numpy(dtype=object), *formats)
 
 
 def stack_curves(accelerator: str, model: str, precision: str, input_tokens: float,
@@ -233,6 +247,21 @@ def configuration_of(accelerator: str, model: str, precision: str) -> str:
     return f"{accelerator}/{model}/{precision}"
 
 
+def scenario_configuration(scenario: Mapping[str, Any]) -> str:
+    """How ``throughput_measured_for`` writes one scenario's configuration (a mapping of its fields): accelerator,
+    model and its formats as :func:`configuration_precision` files them, so a figure typed in for it is not later
+    said to belong to another configuration.
+
+    >>> scenario_configuration({"accelerator": "h100-sxm", "model": "llama-3.1-8b", "precision": "bf16",
+    ...                         "kv_cache_precision": "fp8"})
+    'h100-sxm/llama-3.1-8b/bf16 kv fp8'
+    """
+    formats = {f: np.array([str(scenario.get(f) or "")], dtype=object) for f in FORMAT_FIELDS}
+    key = configuration_precision({"precision": np.array([str(scenario.get("precision") or "bf16")], dtype=object),
+                                   **formats})
+    return configuration_of(str(scenario.get("accelerator") or ""), str(scenario.get("model") or ""), str(key[0]))
+
+
 def given_elsewhere(c: dict[str, Array], out: dict[str, Array], given: Array) -> None:
     """A given figure measured for another configuration (``throughput_measured_for``) is kept, and said."""
     if "throughput_measured_for" not in c:
@@ -250,12 +279,13 @@ def given_elsewhere(c: dict[str, Array], out: dict[str, Array], given: Array) ->
 
 def configuration_precision(c: dict[str, Array]) -> Array:
     """Each row's precision as measured records are filed (:func:`economics.domain.precision.record_precision`):
-    ``precision``, or the weights' and compute's where they are given apart.
+    ``precision``, or with the weights', compute's and KV cache's formats where they are given apart (a curve is
+    read only for a scenario of the same three formats).
     """
-    w, k = c.get("weight_precision"), c.get("compute_precision")
-    if all(x is None or not np.any(x != "") for x in (w, k)):
+    formats = [c.get(f) for f in FORMAT_FIELDS]
+    if all(x is None or not np.any(x != "") for x in formats):
         return c["precision"]  # the shorthand alone, as nearly every row gives it: compared as it is (categorical)
-    return record_precision(c["precision"], w, k)
+    return record_precision(c["precision"], *formats)
 
 
 def configuration(c: dict[str, Array], cv: Curve) -> Array:

@@ -86,6 +86,30 @@ def split_precision(precision: Any, weight_precision: Any = None,
     return given(weight_precision), given(compute_precision)
 
 
+FORMAT_FIELDS = ("weight_precision", "compute_precision", "kv_cache_precision")
+"""The number formats a scenario (and a measured curve, data/throughput_curves.csv) may give apart from
+``precision``: empty = ``precision``'s (the KV cache: the compute's,
+:data:`economics.domain.precision.KV_WHEN_EMPTY`)."""
+
+
+def pair_problem(field: str, accelerator: str, role: str, weights: str, compute: str) -> str:
+    """Why ``accelerator`` (the scenario's ``role`` field: accelerator, decode_accelerator) cannot run ``weights``
+    with ``compute`` ('' when it can, or when the two are equal: ``precision``'s case, its peak checked by the
+    estimate): data/accelerators.csv ``weight_compute_pairs``. ``field`` is the field the message names (the
+    weights' where given apart). The one rule for a scenario and a measured curve alike.
+    """
+    if weights == compute:
+        return ""
+    table = catalog.accelerators()
+    listed = table["weight_compute_pairs"] if "weight_compute_pairs" in table.columns else None
+    pairs = str(listed.get(accelerator, "") or "") if listed is not None else ""
+    if f"{weights}/{compute}" in pairs.split():
+        return ""
+    return (f"{field}: {accelerator} ({role}) does not run {weights} weights with {compute} compute "
+            f"(data/accelerators.csv weight_compute_pairs lists {pairs or 'no such pair for it'}); give a listed "
+            "pair, or precision alone")
+
+
 class Workload(StrEnum):
     """What one unit of demand is: a single request, or an agent session of several turns (docs/model.md,
     "Sessions"): a session's turns are requests whose context grows, and its prefix cache hit rate is computed.

@@ -1,8 +1,9 @@
 """Curve files a user brings: their own benchmark runs as throughput curves, known by the SHA-256 of the file.
 
 A curve file is a CSV in the columns of ``data/throughput_curves.csv`` (what ``import-benchmark`` writes): one row per
-measured point (per-user output speed, output tokens/s per accelerator) of one accelerator, model, precision and
-request shape, with where it came from (tool, version, file and its hash, run date). Loading one checks every cell
+measured point (per-user output speed, output tokens/s per accelerator) of one accelerator, model, precision (and the
+weights', compute's and KV cache's formats where they differ from it: :data:`FORMAT_COLUMNS`, the scenario's fields)
+and request shape, with where it came from (tool, version, file and its hash, run date). Loading one checks every cell
 (field, row and value named in the message, nothing dropped) and keeps it in memory under its hash; a scenario names
 it with ``curves_sha256``, so a link or a CSV of scenarios can refer to a file it cannot carry, and a scenario that
 names a file not loaded is refused saying which file it needs.
@@ -33,7 +34,7 @@ import pandas as pd
 
 from economics import catalog
 from economics.schema import values
-from economics.schema.scenario import FIELDS, FieldSpec
+from economics.schema.scenario import FIELDS, FORMAT_FIELDS, FieldSpec, pair_problem, split_precision
 from economics.schema.values import ValueProblem, escape_controls, shown, shown_path
 
 REQUIRED = ("accelerator", "model", "precision", "input_tokens", "output_tokens", "output_tokens_per_s_per_user",
@@ -56,22 +57,28 @@ FIELD_OF = {"accelerator_count": "accelerator_count", "prefill_accelerators": "a
 """The scenario field whose value rules (:func:`economics.schema.values.parse`: whole numbers where it holds them) and
 bounds each numeric column is held to: a curve's figure becomes that field's value, so it may hold what the field
 may. Time to first token and nodes have no such field: finite and > 0."""
-CONFIGURATION = ("accelerator", "model", "precision", "framework", "serving_stack", "speculative_decoding",
-                 "disaggregated")
+FORMAT_COLUMNS = FORMAT_FIELDS
+"""``weight_precision``, ``compute_precision``, ``kv_cache_precision``: a point's formats apart from ``precision``
+(weight-only quantization such as W4A16, an FP8 KV cache on BF16 weights), read with the scenario's fields' parser and
+choices, empty = ``precision``'s exactly as a scenario's; the weights and compute must be a pair the accelerator runs
+(:func:`economics.schema.scenario.pair_problem`)."""
+CONFIGURATION = ("accelerator", "model", "precision", *FORMAT_COLUMNS, "framework", "serving_stack",
+                 "speculative_decoding", "disaggregated")
 """What every point of one curve shares, with its request shape (:data:`LENGTH_TOLERANCE`) and accelerator count."""
 OWN = "own measurement"
 """The ``confidence`` of a point you measured (what ``import-benchmark`` writes for your runs)."""
 LENGTH_TOLERANCE = 1.25
 """A measured curve applies to workloads whose input and output lengths are within this factor of its own (its first
 point's); the points of one curve lie within it of that first point."""
-TEXT = ("curve_id", "point_kind", "framework", "serving_stack", "data_parallel_attention", "speculative_decoding",
-        "disaggregated", "holdout_group", "token_basis", "tool", "tool_version", "source_file", "source_sha256",
-        "run_date", "confidence", "source", "source_date", "note")
-CATALOG_COLUMNS = ("curve_id", "accelerator", "accelerator_count", "model", "precision", "input_tokens",
-                   "output_tokens", "output_tokens_per_s_per_user", "output_tokens_per_s_per_accelerator", "point_kind",
-                   "framework", "serving_stack", "time_to_first_token_s", "concurrency", "tensor_parallel",
-                   "pipeline_parallel", "expert_parallel", "data_parallel_attention", "speculative_decoding",
-                   "disaggregated", "nodes", "holdout_group", "confidence", "source", "source_date", "note")
+TEXT = ("curve_id", *FORMAT_COLUMNS, "point_kind", "framework", "serving_stack", "data_parallel_attention",
+        "speculative_decoding", "disaggregated", "holdout_group", "token_basis", "tool", "tool_version", "source_file",
+        "source_sha256", "run_date", "confidence", "source", "source_date", "note")
+CATALOG_COLUMNS = ("curve_id", "accelerator", "accelerator_count", "model", "precision", *FORMAT_COLUMNS,
+                   "input_tokens", "output_tokens", "output_tokens_per_s_per_user",
+                   "output_tokens_per_s_per_accelerator", "point_kind", "framework", "serving_stack",
+                   "time_to_first_token_s", "concurrency", "tensor_parallel", "pipeline_parallel", "expert_parallel",
+                   "data_parallel_attention", "speculative_decoding", "disaggregated", "nodes", "holdout_group",
+                   "confidence", "source", "source_date", "note")
 """The columns of data/throughput_curves.csv, in its order."""
 PROVENANCE_COLUMNS = ("request_rate_per_s", "prefill_accelerators", "decode_accelerators", "token_basis", "tool",
                       "tool_version", "source_file", "source_sha256", "run_date")
@@ -80,7 +87,8 @@ and the file it came from."""
 COLUMNS = (*CATALOG_COLUMNS, *PROVENANCE_COLUMNS)
 """Every column a curve file may have, in the order ``import-benchmark`` writes them."""
 assert set(COLUMNS) == set(NUMERIC) | set(TEXT) | set(REQUIRED)
-PRECISIONS = ("bf16", "fp8", "fp4")
+PRECISIONS = FIELDS["precision"].choices
+"""``precision``: the scenario's shorthand for the weights' and compute's format equal (bf16, fp8, fp4)."""
 
 
 def _column_spec(column: str) -> FieldSpec:
@@ -255,7 +263,7 @@ def _cell(text: str) -> str:
 
 
 def point_problems(rec: dict[str, str], known: dict[str, list[str]] | None = None) -> list[str]:
-    """What is wrong with one point's cells, each naming its field and value; ids and the precision are
+    """What is wrong with one point's cells, each naming its field and value; ids and the precisions are
     lower-cased in ``rec`` (``known``: the catalog ids, read from the catalog when not given).
     """
     known = known or {"accelerator": catalog.accelerator_ids(), "model": list(catalog.models().index)}
@@ -268,6 +276,7 @@ def point_problems(rec: dict[str, str], known: dict[str, list[str]] | None = Non
     rec["precision"] = rec["precision"].lower()
     if rec["precision"] not in PRECISIONS:
         out.append(f"precision: {shown(rec['precision'])} is not one of {', '.join(PRECISIONS)}")
+    out.extend(_format_problems(rec, known["accelerator"]))
     for column in NUMERIC:
         cell = rec.get(column, "")
         offline = column == "output_tokens_per_s_per_user" and rec.get("point_kind", "") == "offline"
@@ -277,6 +286,27 @@ def point_problems(rec: dict[str, str], known: dict[str, list[str]] | None = Non
         if problem:
             out.append(f"{column}: {problem}")
     return out
+
+
+def _format_problems(rec: dict[str, str], accelerators: list[str]) -> list[str]:
+    """A point's :data:`FORMAT_COLUMNS`, each read as the scenario reads its field (lower-cased in ``rec``), and its
+    weights and compute held to the pairs its accelerator runs (the scenario's rule, checked once the cells read).
+    """
+    out = []
+    for column in FORMAT_COLUMNS:
+        try:
+            value = values.parse(FIELDS[column], rec.get(column, ""))
+        except ValueProblem as exc:
+            out.append(f"{column}: {exc}")
+            continue
+        rec[column] = "" if value is values.EMPTY else str(value)
+    if out or rec["precision"] not in PRECISIONS or rec["accelerator"] not in accelerators:
+        return out
+    w, k = (str(x[0]) for x in split_precision([rec["precision"]], [rec.get("weight_precision", "")],
+                                                 [rec.get("compute_precision", "")]))
+    field = "weight_precision" if rec.get("weight_precision", "") else "compute_precision"
+    problem = pair_problem(field, rec["accelerator"], "accelerator", w, k)
+    return [problem] if problem else []
 
 
 @functools.lru_cache(maxsize=4096)

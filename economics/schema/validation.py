@@ -23,6 +23,7 @@ from economics.schema.scenario import (
     FIELDS,
     FieldSpec,
     Ownership,
+    pair_problem,
     show_value,
     split_precision,
 )
@@ -601,19 +602,15 @@ def _check_precisions(c: dict[str, np.ndarray], problems: _Problems) -> None:
     if not (w_given | k_given).any():
         return
     w, k = split_precision(c["precision"], c["weight_precision"], c["compute_precision"])
-    table = catalog.accelerators()
-    listed = table["weight_compute_pairs"] if "weight_compute_pairs" in table.columns else pd.Series(dtype=object)
     field = np.where(w_given, "weight_precision", "compute_precision")
     for acc_field in ("accelerator", "decode_accelerator"):
         acc = np.asarray(c[acc_field], dtype=object)
         rows = (w_given | k_given) & (w != k) & (acc != "") & ~problems.flagged(acc_field)
         for r in np.flatnonzero(rows):
-            pairs = str(listed.get(acc[r], "") or "")
-            if f"{w[r]}/{k[r]}" not in pairs.split():
-                f = str(field[r])
-                problems.add_one(int(r), f, c[f][r], f"{f}: {acc[r]} ({acc_field}) does not run {w[r]} weights with "
-                                 f"{k[r]} compute (data/accelerators.csv weight_compute_pairs lists "
-                                 f"{pairs or 'no such pair for it'}); give a listed pair, or precision alone")
+            f = str(field[r])
+            message = pair_problem(f, str(acc[r]), acc_field, str(w[r]), str(k[r]))
+            if message:
+                problems.add_one(int(r), f, c[f][r], message)
 
 
 def _check_speculation(c: dict[str, np.ndarray], problems: _Problems) -> None:

@@ -40,10 +40,10 @@ from scipy.optimize import minimize, minimize_scalar
 from economics import catalog
 from economics.catalog import model_class
 from economics.domain import capacity as cap
-from economics.domain.precision import BYTES_PER_VALUE
+from economics.domain.precision import BYTES_PER_VALUE, split_precision
 from economics.engine.estimate import fill_throughput
 from economics.engine.roofline import FACTORS, KV_FACTOR, TOKEN_FACTOR, TTFT_FACTOR, stored_factors
-from economics.schema.scenario import FIELDS
+from economics.schema.scenario import FIELDS, FORMAT_FIELDS
 from economics.schema.validation import validate
 from economics.studies.calibration_points import (  # noqa: F401  (re-exported: the split is part of the calibration's interface)
     BLIND_SOURCES,
@@ -85,6 +85,7 @@ def _columns(pts: pd.DataFrame) -> dict[str, np.ndarray]:
     """Validated scenario columns for the points (validated once; the fit reuses them)."""
     frame = pd.DataFrame({
         "accelerator": pts["accelerator"], "model": pts["model"], "precision": pts["precision"],
+        **{f: pts.get(f, "") for f in FORMAT_FIELDS},  # a point's formats: a scenario's fields
         "input_tokens_per_request": pts["input_tokens"], "output_tokens_per_request": pts["output_tokens"],
         "target_output_tokens_per_s_per_user": pts["per_user"], "accelerators_per_replica": pts["replica"],
         "max_batch_size": pts["max_batch"], "accelerator_count": 1.0, "ownership": "rent",
@@ -114,9 +115,10 @@ def _at_concurrency(pts: pd.DataFrame) -> np.ndarray:
 
 
 def _weight_bytes(pts: pd.DataFrame) -> np.ndarray:
-    """Weight bytes of each point's model at its precision [byte] (NaN where unknown)."""
+    """Weight bytes of each point's model at its weights' precision [byte] (NaN where unknown)."""
     params = pts["model"].map(catalog.models()["total_params_b"]).to_numpy(dtype=float)
-    per = pts["precision"].map(BYTES_PER_VALUE).to_numpy(dtype=float)
+    weights = split_precision(pts["precision"], pts.get("weight_precision"))[0]
+    per = pd.Series(weights).map(BYTES_PER_VALUE).to_numpy(dtype=float)
     return params * 1e9 * per
 
 
@@ -521,6 +523,7 @@ def stack_check(factors: dict[str, Any] | None = None) -> pd.DataFrame:
                      replica / t["accelerator_count"].astype(float).to_numpy(), 1.0)
     frame = pd.DataFrame({
         "accelerator": t["accelerator"], "model": t["model"], "precision": t["precision"],
+        **{f: t[f] for f in FORMAT_FIELDS},
         "input_tokens_per_request": t["input_tokens"], "output_tokens_per_request": t["output_tokens"],
         # predicted at the published concurrency where there is one, as the fitted points are (see _columns)
         "target_output_tokens_per_s_per_user": np.where(np.isfinite(conc), np.nan,

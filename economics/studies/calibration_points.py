@@ -1,8 +1,8 @@
 """The measured points the calibration is fitted and judged on, and the split each belongs to.
 
 Every point of data/throughput_curves.csv and data/throughput_claims.csv becomes one row with what is needed to
-predict it (accelerator, model, precision, lengths, replica, batch limit), whether it can be fitted (and why not),
-and its split, decided by the data before anything is fitted:
+predict it (accelerator, model, precision and the formats a curve gives apart from it, lengths, replica, batch
+limit), whether it can be fitted (and why not), and its split, decided by the data before anything is fitted:
 
 - ``train``: fitted;
 - ``holdout``: a held-out model family (:data:`HOLDOUT_MODELS`) or source (:data:`HOLDOUT_SOURCES`), never fitted;
@@ -22,6 +22,7 @@ import pandas as pd
 
 from economics import catalog
 from economics.catalog import model_class
+from economics.schema.scenario import FORMAT_FIELDS
 
 HOLDOUT_MODELS = ("llama-2-7b", "llama-3.1-405b", "mixtral-8x7b", "qwen3-30b-a3b", "mistral-7b", "mixtral-8x22b",
                   "gpt-oss-20b", "llama-4-scout")
@@ -56,6 +57,8 @@ VALIDATION_SETS = {
     "eighth set (gathered during the range rule change, measured after it)": (
         "azure-aibg-a100", "azure-aibg-h100", "azure-aibg-h200", "qserve-paper-efficiency", "vllm-blog-fp8-kvcache",
         "lmsys-blog-sglang-gpt-oss"),
+    "eighth set, formats added after (weights, compute and KV cache apart)": (
+        "qserve-paper-efficiency-formats", "vllm-blog-fp8-kvcache-formats", "lmsys-blog-sglang-gpt-oss-formats"),
     "ninth set (after set 8 was measured, selection rule first)": (
         "nvidia-modelopt-benchmark-h200", "aws-neuron-trn2-405b-tutorial", "datacrunch-h200-sglang-offline",
         "pytorch-gpt-fast-readme", "chitu-performance-h20", "qwen-speed-benchmark-h20"),
@@ -104,11 +107,14 @@ under that rule (2 of 7 and 42 of 104 inside), joined it when the range was kept
 dense rows held, its MoE rows did not). Only a set added after that change tests the rules as they stand: the
 eighth (tools/validation_set_8.md, tools/add_validation_set_8.py: Azure's AI benchmarking guide tables, QServe's
 paper tables, the vLLM and LMSYS blogs), drawn by a rule committed first and gathered without comparing it to the
-estimate while the range rule was being changed, measured once when both were merged. The ninth
-(tools/validation_set_9.md, tools/add_validation_set_9.py: the Qwen team's speed benchmark on H20, NVIDIA's Model
-Optimizer table on H200, Chitu's H20 tables, DataCrunch's SGLang runs on H200, gpt-fast's A100 tables, AWS Neuron's
-Llama 3.1 405B tutorial on Trn2) was drawn by a rule committed first, after the eighth was measured, and gathered
-without comparing it to the estimate; no rule changed between them."""
+estimate while the range rule was being changed, measured once when both were merged. Its 13 rows in formats apart
+from one precision (W4A16, an FP8 KV cache on BF16 weights, MXFP4 weights with BF16 compute on H100), refused until
+data/throughput_curves.csv held ``weight_precision``, ``compute_precision`` and ``kv_cache_precision``, were appended
+after that as sources of their own (``-formats``), never compared with the estimate before: a set of their own.
+The ninth (tools/validation_set_9.md, tools/add_validation_set_9.py: the Qwen team's speed benchmark on H20, NVIDIA's
+Model Optimizer table on H200, Chitu's H20 tables, DataCrunch's SGLang runs on H200, gpt-fast's A100 tables, AWS
+Neuron's Llama 3.1 405B tutorial on Trn2) was drawn by a rule committed first, after the eighth was measured, and
+gathered without comparing it to the estimate; no rule changed between them."""
 FITTED_CELL = "yes"
 """The ``fitted`` cell of a point the fit uses; any other cell is "no: " and why the point is left out."""
 NEVER_FITTED = ("blind", "validation")
@@ -149,6 +155,7 @@ def _curve_rows() -> list[dict[str, Any]]:
             "kv_free_fraction": free,
             "source_group": p.get("holdout_group", "") or p["curve_id"].split("-")[0],
             "accelerator": p["accelerator"], "model": p["model"], "precision": p["precision"], "replica": replica,
+            **{f: p.get(f, "") for f in FORMAT_FIELDS},  # the point's own formats, predicted as a scenario of them
             "input_tokens": number_or_nan(p["input_tokens"]), "output_tokens": number_or_nan(p["output_tokens"]),
             "per_user": number_or_nan(p["output_tokens_per_s_per_user"]),
             "max_batch": conc if not np.isnan(conc) else OFFLINE_MAX_BATCH, "at_concurrency": not np.isnan(conc),
@@ -175,6 +182,7 @@ def _claim_rows() -> list[dict[str, Any]]:
         rows.append({
             "point": str(cid), "source_group": "claims", "accelerator": p["accelerator"], "model": p["model"],
             "precision": p["precision"] if p["precision"] in ("bf16", "fp8", "fp4") else "",
+            **dict.fromkeys(FORMAT_FIELDS, ""),
             "replica": number_or_nan(p["accelerator_count"]), "input_tokens": number_or_nan(p["input_tokens"]),
             "output_tokens": number_or_nan(p["output_tokens"]), "per_user": np.nan, "max_batch": OFFLINE_MAX_BATCH,
             "at_concurrency": False,

@@ -392,8 +392,9 @@ def validation_refused() -> pd.DataFrame:
 
 def validation_text(table: pd.DataFrame, refused: pd.DataFrame | None = None) -> str:
     """``calibrate --holdout``'s validation lines: per source and overall, the points, the median and worst absolute
-    error and the share of measured figures inside their estimate's P10-P90 range; then, per set, how many points
-    the catalog refused to estimate and why (``refused``, :func:`validation_refused`).
+    error and the share of measured figures inside their estimate's P10-P90 range; per family, each set outside the
+    ranges' basis on its own; then, per set, how many points the catalog refused to estimate and why (``refused``,
+    :func:`validation_refused`).
     """
     basis = calibration.RANGE_BASIS_SETS
     lines = ["", "validation: sources added after the fit, never fitted (" + ", ".join(calibration.VALIDATION_SOURCES)
@@ -408,13 +409,12 @@ def validation_text(table: pd.DataFrame, refused: pd.DataFrame | None = None) ->
         if g.empty:
             continue
         lines.append(_coverage_line(str(group), g, width))
-    last_name, last = sets[-1]
-    seen = len(sets) <= basis
-    lines += ["", f"per family, {last_name} alone ("
-              + ("in the ranges' basis: in-sample, no set tests the rules as they stand yet):" if seen else
-                 "the only set no rule or range has seen):")]
-    for family, g in last.groupby("family", sort=True):
-        lines.append(_coverage_line(f"  {family}", g, width))
+    for k, (name, g) in enumerate(sets):  # each set no rule or range has seen, per family, on its own
+        if k < basis or g.empty:
+            continue
+        lines += ["", f"per family, {name} alone (no rule or range has seen it):"]
+        for family, fg in g.groupby("family", sort=True):
+            lines.append(_coverage_line(f"  {family}", fg, width))
     lines += ["per family, every validation point:"]
     for family, g in table.groupby("family", sort=True):
         lines.append(_coverage_line(f"  {family}", g, width))
