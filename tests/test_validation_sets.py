@@ -122,6 +122,10 @@ def test_holdout_lists_the_refused_validation_points_per_set_with_their_reason()
     assert "refused" not in leave_out.validation_text(table)  # nothing refused, nothing printed
 
 
+ONE_FORMAT = {"weight_precision": "", "kv_cache_precision": ""}
+"""The cells of a row whose weights and KV cache are in its ``precision`` (the compute's format)."""
+
+
 def _row(rows: list[dict[str, object]], group: str, accelerator: str, model: str, **cells: str) -> dict[str, object]:
     """The one row of a set of ``group`` on ``accelerator`` with ``model`` and the given cells."""
     found = [r for r in rows if (r["holdout_group"], r["accelerator"], r["model"]) == (group, accelerator, model)
@@ -186,69 +190,82 @@ def test_the_eighth_sets_rows_in_a_format_the_scenario_cannot_hold_are_printed_a
 
 def test_the_ninth_sets_rows_read_the_published_figures(monkeypatch: pytest.MonkeyPatch) -> None:
     rows = _script(9, monkeypatch).rows()
+    # each lookup among the rows in one format: weights and KV cache in the precision (the compute's)
     group = "nvidia-modelopt-benchmark-h200"
     # Model Optimizer's H200 table, Llama3.1-70B BF16 on TP 2 at batch size 64, 2048 in / 128 out: 401.50 Tokens/sec
     # for the 2 GPUs ('Speedup is normalized to the GPU count'), per GPU 401.50 / 2 = 200.75
-    r = _row(rows, group, "h200-sxm", "llama-3.1-70b", precision="bf16", concurrency="64")
+    r = _row(rows, group, "h200-sxm", "llama-3.1-70b", precision="bf16", concurrency="64", **ONE_FORMAT)
     assert (r["input_tokens"], r["output_tokens"], r["tensor_parallel"], r["accelerator_count"]) == ("2048", "128", 2,
                                                                                                     "2")
     assert float(str(r["output_tokens_per_s_per_accelerator"])) == pytest.approx(200.75, abs=1e-9)
     # its FP8 column on one GPU at batch 8: 1,051.17 / 1; the speedup it prints checks the reading: FP8 70B at batch
     # 1, 43.46 on one GPU, against BF16's 45.81 / 2 = 22.905 per GPU: 43.46 / 22.905 = 1.897, published 1.90x
-    r = _row(rows, group, "h200-sxm", "llama-3.1-8b", precision="fp8", concurrency="8")
+    r = _row(rows, group, "h200-sxm", "llama-3.1-8b", precision="fp8", concurrency="8", **ONE_FORMAT)
     assert float(str(r["output_tokens_per_s_per_accelerator"])) == pytest.approx(1051.17, abs=1e-9)
-    bf16 = _row(rows, group, "h200-sxm", "llama-3.1-70b", precision="bf16", concurrency="1")
-    fp8 = _row(rows, group, "h200-sxm", "llama-3.1-70b", precision="fp8", concurrency="1")
+    bf16 = _row(rows, group, "h200-sxm", "llama-3.1-70b", precision="bf16", concurrency="1", **ONE_FORMAT)
+    fp8 = _row(rows, group, "h200-sxm", "llama-3.1-70b", precision="fp8", concurrency="1", **ONE_FORMAT)
     speedup = float(str(fp8["output_tokens_per_s_per_accelerator"])) / float(
         str(bf16["output_tokens_per_s_per_accelerator"]))
     assert round(speedup, 2) == 1.90
     # AWS Neuron's 405B tutorial, base row: 25.46 output tokens/s on one trn2.48xlarge = 16 Trainium2 chips (TP 64
     # logical NeuronCores at LNC=2), 25.46 / 16 = 1.59125 per chip, 10,000 in / 1,500 out at concurrency 1
-    r = _row(rows, "aws-neuron-trn2-405b-tutorial", "trainium2", "llama-3.1-405b")
+    r = _row(rows, "aws-neuron-trn2-405b-tutorial", "trainium2", "llama-3.1-405b", **ONE_FORMAT)
     assert (r["output_tokens_per_s_per_accelerator"], r["concurrency"], r["input_tokens"], r["output_tokens"]) == (
         "1.59125", "1", "10000", "1500")
     # DataCrunch's first offline line, Llama 3.3 70B on 4 H200: 1,525,074 input and 1,544,818 output tokens over 3,000
     # requests = 508.358 and 514.939 a request; output_throughput 4520.698730654741 / 4 = 1130.1746826636853
-    r = _row(rows, "datacrunch-h200-sglang-offline", "h200-sxm", "llama-3.1-70b", input_tokens="508.36")
+    r = _row(rows, "datacrunch-h200-sglang-offline", "h200-sxm", "llama-3.1-70b", input_tokens="508.36", **ONE_FORMAT)
     assert (r["output_tokens"], r["concurrency"], r["tensor_parallel"]) == ("514.94", "", 4)
     assert float(str(r["output_tokens_per_s_per_accelerator"])) == pytest.approx(1130.1746826636853, rel=1e-12)
     # gpt-fast, Llama-2-70B bf16 on 4 A100 at batch 1 with a 5-token prompt: 38.01 tokens/s, 38.01 / 4 = 9.5025
-    r = _row(rows, "pytorch-gpt-fast-readme", "a100-sxm", "llama-2-70b", tensor_parallel="4")
+    r = _row(rows, "pytorch-gpt-fast-readme", "a100-sxm", "llama-2-70b", tensor_parallel="4", **ONE_FORMAT)
     assert (r["output_tokens_per_s_per_accelerator"], r["input_tokens"], r["output_tokens"]) == ("9.5025", "5", "200")
     # Chitu, Qwen3-32B on one H20 at batch 64, 128 in / 1,024 out: 1333.49 output tokens/s
-    r = _row(rows, "chitu-performance-h20", "h20", "qwen3-32b", concurrency="64")
+    r = _row(rows, "chitu-performance-h20", "h20", "qwen3-32b", concurrency="64", **ONE_FORMAT)
     assert r["output_tokens_per_s_per_accelerator"] == "1333.49"
     # Qwen's speed counts prompt and generated tokens: Qwen3-235B-A22B BF16 under SGLang on 8 H20, 6,144 in and 2,048
     # generated at batch 1: 289.03 x 2048 / (6144 + 2048) = 72.2575 output tokens/s, / 8 = 9.0321875, to 4 places
-    r = _row(rows, "qwen-speed-benchmark-h20", "h20", "qwen3-235b-a22b", input_tokens="6144")
+    r = _row(rows, "qwen-speed-benchmark-h20", "h20", "qwen3-235b-a22b", input_tokens="6144", **ONE_FORMAT)
     assert (r["output_tokens_per_s_per_accelerator"], r["tensor_parallel"], r["output_tokens"]) == ("9.0322", 8, "2048")
     assert {str(r["source_date"]) for r in rows} == {"2026-12-06"}
     assert {str(r["precision"]) for r in rows} == {"bf16", "fp8"}
 
 
-def test_the_ninth_sets_split_format_rows_are_printed_as_refused_until_the_curves_hold_them(
+def test_the_ninth_sets_split_format_rows_are_held_in_the_curves_format_columns(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     script = _script(9, monkeypatch)
-    # 150 rows, 90 with formats that differ (weight / compute / KV cache): FP8 checkpoints with a KV cache the page does
-    # not state (BF16: Chitu's DeepSeek 15, Qwen's 26), 4-bit weight-only (gpt-fast 3, Qwen's AWQ 10 and GPTQ 12),
+    # 150 rows, 90 with formats that differ (weights / compute / KV cache): FP8 checkpoints with a KV cache the page
+    # does not state (BF16: Chitu's DeepSeek 15, Qwen's 26), 4-bit weight-only (gpt-fast 3, Qwen's AWQ 10 and GPTQ 12),
     # Model Optimizer's AWQ columns (6 + 6), gpt-fast's int8 weight-only (3), Chitu's FP4 weights (4 + 4) and the
-    # Neuron speculative row (FP8 weights, BF16 compute, a draft model with no acceptance)
-    formats = [tuple(t[k] for k in ("weight_precision", "compute_precision", "kv_cache_precision"))
+    # Neuron speculative row (FP8 weights, BF16 compute, a draft model with no acceptance). The curves hold 81 of
+    # them; H20 runs no fp4 weights (data/accelerators.csv's pairs) and the Neuron row fails twice: 8 + 1 refused
+    appended = [tuple(str(r[k]) for k in ("precision", "weight_precision", "kv_cache_precision"))
+                for r in script.rows()]
+    assert {f: appended.count(f) for f in set(appended)} == {
+        ("bf16", "", ""): 54, ("fp8", "", ""): 6, ("fp8", "", "bf16"): 41, ("bf16", "int4", ""): 25,
+        ("bf16", "int4", "fp8"): 6, ("fp8", "int4", ""): 6, ("bf16", "int8", ""): 3}
+    assert {str(r["compute_precision"]) for r in script.rows()} == {""}  # the compute's format is the precision
+    refused = [tuple(t[k] for k in ("weight_precision", "compute_precision", "kv_cache_precision"))
                for t, _ in script.refused()]
-    assert {f: formats.count(f) for f in set(formats)} == {
-        ("fp8", "fp8", "bf16"): 41, ("int4", "bf16", "bf16"): 25, ("int4", "bf16", "fp8"): 6, ("int4", "fp8", "fp8"): 6,
-        ("fp4", "fp8", "bf16"): 4, ("fp4", "bf16", "bf16"): 4, ("int8", "bf16", "bf16"): 3, ("fp8", "bf16", "bf16"): 1}
-    assert len(script.rows()) == 150 - 90
-    assert all(why.startswith("refused until the curves hold split formats") for _, why in script.refused())
-    assert sum("no acceptance" in why for _, why in script.refused()) == 1
+    assert {f: refused.count(f) for f in set(refused)} == {("fp4", "fp8", "bf16"): 4, ("fp4", "bf16", "bf16"): 4,
+                                                           ("fp8", "bf16", "bf16"): 1}
+    why = [w for _, w in script.refused()]
+    assert sum(w.startswith("weight_precision: h20 (accelerator) does not run fp4 weights with") for w in why) == 8
+    assert sum("no acceptance" in w and w.startswith("weight_precision: trainium2") for w in why) == 1
     _before_the_fourth_set(tmp_path)
     for n in (4, 5, 6, 7, 8):
         _script(n, monkeypatch).main(tmp_path)
     capsys.readouterr()
     script.main(tmp_path)
     out = capsys.readouterr().out.splitlines()
-    assert sum(line.startswith("not appended (") for line in out) == 90
-    assert out[90] == "appended 60 points and 13 serving stacks"
+    assert sum(line.startswith("not appended (") for line in out) == 9
+    assert out[9] == "appended 141 points and 17 serving stacks"
+    # a weight-only row as the curves hold it: gpt-fast's Llama-2-70B 4-bit (G=32) on 8 A100s, 90.77 tokens/s for
+    # the 8 GPUs: 90.77 / 8 = 11.34625 per GPU; int4 weights, bf16 compute and KV cache (precision bf16)
+    r = _row(script.rows(), "pytorch-gpt-fast-readme", "a100-sxm", "llama-2-70b", tensor_parallel="8",
+             weight_precision="int4")
+    assert (r["precision"], r["kv_cache_precision"], r["output_tokens_per_s_per_accelerator"]) == ("bf16", "",
+                                                                                                   "11.34625")
 
 
 def test_the_eighth_sets_rows_in_formats_apart_are_the_scenarios_fields_in_groups_of_their_own(

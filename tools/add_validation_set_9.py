@@ -5,7 +5,7 @@ measured once, by the lead, after it is merged. The selection rule (which source
 estimated rows from at least 6 publishers, none over a third) was written and committed first, before anything was
 gathered: tools/validation_set_9.md. The figures were gathered without comparing them to the estimate (no
 ``calibrate --holdout`` line of this set read, no estimate/measured ratio computed); only whether the tool takes or
-refuses a row was checked (it estimates all 60 appended rows). The transcription, one row per published figure with its
+refuses a row was checked. The transcription, one row per published figure with its
 URL and its weight, compute and KV-cache formats as published, is tools/validation_set_9.csv (the columns of
 tools/validation_set_8.csv plus ``weight_precision``, ``compute_precision``, ``kv_cache_precision``, and
 ``pipeline_parallel`` and ``nodes`` for Chitu's two-server rows).
@@ -95,8 +95,9 @@ as the rule counts them):
   and AMD's performance-results pages (already cited); Habana's Gaudi tutorials (the Gaudi 3 figures are copies of
   Intel's model-performance page, already cited; an example output names no model); DeepSpeed-FastGen's post
   (charts, requests/s).
-- **Short of one part of the rule's aim**: 60 estimated rows (150 transcribed) from 6 publishers, as asked, but one
-  publisher gives more than a third: Qwen 26 of 60. No row was dropped for it. Per publisher the estimated rows are
+- **Short of one part of the rule's aim**: 60 rows in one format (150 transcribed) from 6 publishers, as asked, but one
+  publisher gives more than a third: Qwen 26 of 60; with the split formats appended (below), 141 rows, Qwen 74 of them.
+  No row was dropped for it. Per publisher the rows in one format are
   Qwen 26, NVIDIA 12, Chitu 7, DataCrunch 7, PyTorch 7 and AWS 1, so that coverage is also read with each publisher one
   vote (the mean of each publisher's share inside P10-P90, tools/validation_set_9.md).
 
@@ -127,8 +128,13 @@ Reading rules, fixed before any point was compared with anything:
   runs Meta's FP8 checkpoint rescaled for Neuron with BF16 compute. DataCrunch's server is 'Llama 3.3 70B on 4 x H200
   (bf16)'. gpt-fast runs bfloat16 (generate.py), its 8-bit and 4-bit rows weight-only. DeepSeek-R1's and Qwen3's FP8
   are the published block-wise FP8 weights and activations, with a KV cache neither page states (BF16). A row whose
-  three formats are equal is appended with ``precision`` alone; the others are printed by :func:`main` as refused until
-  the curves hold split formats.
+  three formats are equal is appended with ``precision`` alone. As gathered, the 90 others were printed as refused
+  until data/throughput_curves.csv held split formats; once it held ``weight_precision``, ``compute_precision`` and
+  ``kv_cache_precision`` (merged the same day, before the set was measured) they were appended with ``precision`` the
+  compute's format and the weights' and KV cache's where they differ (:func:`_formats`): 81 of them, in the set's own
+  sources (141 rows: Qwen 74, NVIDIA 24, Chitu 22, PyTorch 13, DataCrunch 7, AWS 1). The curves' parser refuses 9,
+  printed with its reason: Chitu's FP4-weight DeepSeek rows (H20 runs no fp4 weights, data/accelerators.csv's pairs)
+  and the Neuron speculative row (FP8 weights with BF16 compute on Trainium2, and no acceptance published).
 - Models: Llama3.1-8B / -70B and Llama 3.3 70B as llama-3.1-8b / -70b; Llama-3.1-405B-Instruct as llama-3.1-405b;
   Llama-2-7B / -70B as llama-2-7b / -70b; DeepSeek-R1-671B as deepseek-v3; Qwen3-32B, Qwen3-30B-A3B and Qwen3-235B-A22B
   as themselves. Accelerators: H200 (and 'H200 141GB') as h200-sxm and A100-80GB as a100-sxm (the variants are not
@@ -146,7 +152,7 @@ from pathlib import Path
 import validation_sets
 
 sys.path.insert(0, str(validation_sets.ROOT))
-from economics.schema.user_curves import PRECISIONS  # noqa: E402
+from economics.schema import user_curves  # noqa: E402
 
 READ = "2026-12-06"
 """The date the ninth set was read."""
@@ -173,26 +179,40 @@ HOW = {"max_batch": "batch size {c} (trtllm-bench with that batch limit), fixed 
        "closed_loop": "closed loop at concurrency {c}",
        "static": "static batch {c}: fixed lengths, the batch decoded together",
        "max_throughput": "offline (every request sent at once), batch limit not stated"}
-SPLIT_REFUSED = ("refused until the curves hold split formats: data/throughput_curves.csv holds one precision for "
-                 "weights, compute and KV cache, one of " + ", ".join(PRECISIONS)
-                 + " (economics.schema.user_curves.PRECISIONS); this row runs {w} weights, {c} compute and a {kv} "
-                   "KV cache")
-"""Why a split-format row of the transcription is not appended to data/ (the lead wires them in later)."""
 DRAFT_REFUSED = ("the catalog estimates a speculative stack only with its acceptance rate; the page states a draft "
                  "model with {n} speculated tokens and no acceptance")
 """Why a speculative row whose acceptance is not published cannot be held as a stack of data/serving_stacks.csv."""
 
 
-def _equal(t: dict[str, str]) -> bool:
-    """Whether the row's weight, compute and KV-cache formats are one curve precision (its ``precision``)."""
-    return t["weight_precision"] == t["compute_precision"] == t["kv_cache_precision"] == t["precision"] \
-        and t["precision"] in PRECISIONS
+def _formats(t: dict[str, str]) -> dict[str, str]:
+    """The curves' format cells of a transcription row: ``precision`` is the compute's format, and the weights' and
+    the KV cache's are written only where they differ from it (an empty cell is ``precision``'s, as in a scenario).
+
+    >>> _formats({"weight_precision": "int4", "compute_precision": "bf16", "kv_cache_precision": "bf16"})
+    {'precision': 'bf16', 'weight_precision': 'int4', 'compute_precision': '', 'kv_cache_precision': ''}
+    """
+    c, w, kv = t["compute_precision"], t["weight_precision"], t["kv_cache_precision"]
+    return {"precision": c, "weight_precision": "" if w == c else w, "compute_precision": "",
+            "kv_cache_precision": "" if kv == c else kv}
+
+
+def _published(t: dict[str, str]) -> str:
+    """The row's formats in its curve id: its one precision, or weights, compute and KV cache apart."""
+    return t["precision"] or f"w{t['weight_precision']}-c{t['compute_precision']}-kv{t['kv_cache_precision']}"
+
+
+def _format_problems(t: dict[str, str]) -> list[str]:
+    """What the curves' parser (``economics.schema.user_curves.point_problems``: the scenario's fields, and a pair of
+    formats the accelerator runs) refuses in a row's formats: [] when data/throughput_curves.csv can hold them."""
+    cells = {**dict.fromkeys(user_curves.COLUMNS, ""), "accelerator": t["accelerator"], "model": t["model"],
+             **_formats(t)}
+    columns = ("precision", *user_curves.FORMAT_COLUMNS)
+    return [p for p in user_curves.point_problems(cells) if p.split(":")[0] in columns]
 
 
 def _why(t: dict[str, str]) -> str:
     """Every reason the row cannot be appended, joined; empty when it can."""
-    why = [] if _equal(t) else [SPLIT_REFUSED.format(w=t["weight_precision"], c=t["compute_precision"],
-                                                     kv=t["kv_cache_precision"])]
+    why = _format_problems(t)
     if t["speculative_decoding"] != "none":
         why.append(DRAFT_REFUSED.format(n=t["draft_tokens"]))
     return "; ".join(why)
@@ -220,7 +240,7 @@ def rows() -> list[dict[str, object]]:
         group, _, confidence, what = GROUPS[t["source_key"]]
         tp, conc, i, o = int(t["tensor_parallel"]), t["concurrency_or_batch"], t["input_tokens"], t["output_tokens"]
         out.append(validation_sets.point(
-            t, what, curve_id=f"set9-{group}-{t['accelerator']}-{t['model']}-{t['precision']}-tp{tp}-"
+            t, what, curve_id=f"set9-{group}-{t['accelerator']}-{t['model']}-{_published(t)}-tp{tp}-"
                               f"{round(float(i))}-{round(float(o))}-r{k + 1}",
             accelerator_count=t["accelerator_count"], input_tokens=i, output_tokens=o,
             output_tokens_per_s_per_user="", framework=t["framework_and_version"], serving_stack=_stack_id(t),
@@ -230,7 +250,7 @@ def rows() -> list[dict[str, object]]:
             note=f"{HOW[t['batch_kind']].format(c=conc)}, TP {tp}, input {i}, output {o}, model as published "
                  f"{t['model_as_published']}: published {t['value_as_published']} ({t['note']}); ninth validation "
                  f"set, selection rule committed before it was gathered (tools/validation_set_9.md), gathered without "
-                 f"comparing it to the estimate, never fitted; read {READ}"))
+                 f"comparing it to the estimate, never fitted; read {READ}", **_formats(t)))
     return out
 
 
