@@ -7,7 +7,8 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -184,7 +185,35 @@ def _copy(res: OptimizeResult) -> OptimizeResult:
     return OptimizeResult({k: np.array(v) if isinstance(v, np.ndarray) else v for k, v in res.items()})
 
 
+_SOLVED: OrderedDict[bytes, Solution] = OrderedDict()
+
+
+def solved(m: PlanModel, how: str, solve: Callable[[], Solution]) -> Solution:
+    """``solve()``, a solve of ``m`` (``how``: what else it reads, e.g. the columns a second stage decides),
+    remembered per model as :func:`run_milp`'s answers are: the same model solved the same way gives the same plan
+    (stage 2's exact hours included), so a model solved again is answered from memory. What each operations setting
+    costs solves the plan by the hour again (the plan with a rental block solves it first), and the plans of a few
+    pools the plan solved. A solve the time limit stopped is not remembered. Each call gets its own copy.
+    """
+    a = m.matrix()
+    key = _memo_key(np.asarray(m.c, dtype=float), np.asarray(m.integer), Bounds(np.asarray(m.lb, dtype=float),
+                    np.asarray(m.ub, dtype=float)), a, np.asarray(m.b, dtype=float), {"how": how})
+    with _MEMO_LOCK:
+        found = _SOLVED.get(key)
+        if found is not None:
+            _SOLVED.move_to_end(key)
+    if found is None:
+        found = solve()
+        if "Time limit" not in found.message:
+            with _MEMO_LOCK:
+                _SOLVED[key] = found
+                while len(_SOLVED) > MEMO_SIZE:
+                    _SOLVED.popitem(last=False)
+    return replace(found, x=None if found.x is None else np.array(found.x, dtype=float))
+
+
 def clear_milp_memo() -> None:
-    """Forget HiGHS's remembered answers (the next :func:`run_milp` of each model runs HiGHS again)."""
+    """Forget HiGHS's remembered answers and the plans of :func:`solved` (each model is solved again)."""
     with _MEMO_LOCK:
         _MEMO.clear()
+        _SOLVED.clear()

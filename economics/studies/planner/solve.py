@@ -24,6 +24,7 @@ from economics.studies.planner.milp import (
     Solution,
     prove,
     run_milp,
+    solved,
 )
 from economics.studies.planner.model import HourType, PlanModel, Row, count_column, utilization_cap
 from economics.studies.planner.neighbours import MAX_ROUNDS, Neighbourhood
@@ -35,12 +36,18 @@ HourModels = Callable[[], list[tuple[PlanModel, dict[int, int]]]]
 
 
 def _solve(m: PlanModel, rented: set[int], hourly: HourModels | None = None) -> Solution:
-    """:func:`_solve_any`, its flows trimmed to the demand (:func:`trim_flows`)."""
-    res = _solve_any(m, rented, hourly)
-    if res.x is None:
-        return res
-    x = trim_flows(m, np.asarray(res.x, dtype=float))
-    return replace(res, x=x, fun=float(np.dot(m.c, x)))
+    """:func:`_solve_any`, its flows trimmed to the demand (:func:`trim_flows`); remembered per model
+    (:func:`~economics.studies.planner.milp.solved`).
+    """
+
+    def fresh() -> Solution:
+        res = _solve_any(m, rented, hourly)
+        if res.x is None:
+            return res
+        x = trim_flows(m, np.asarray(res.x, dtype=float))
+        return replace(res, x=x, fun=float(np.dot(m.c, x)))
+
+    return solved(m, f"{sorted(rented)} {hourly is not None}", fresh)
 
 
 _DEMAND = (Row.DEMAND_INPUT, Row.DEMAND_OUTPUT)
