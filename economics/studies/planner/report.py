@@ -302,9 +302,8 @@ def _per_hour(m: PlanModel, x: np.ndarray, pb: Problem, used: list[int], weights
 _HOW = {"two stages": "two stages: the owned base, then each hour's rented systems",
         "two stages, then its pools": "the pools chosen in two stages, then solved together on their own",
         "two stages, then pools added": "the pools chosen in two stages with rented pools added one at a time, then "
-                                        "solved together on their own",
-        PROVEN: "found by HiGHS on the whole MILP, started from the plan of two stages"}
-"""How a plan was found, by its result's message."""
+                                        "solved together on their own"}
+"""How a plan was found, by its result's message (a plan :data:`PROVEN` found says so itself)."""
 
 
 def solver_status(res: Solution, gap: float) -> str:
@@ -319,15 +318,18 @@ def solver_status(res: Solution, gap: float) -> str:
     >>> solver_status(Solution(None, 100.0, 99.2, 0, f"two stages; {PROVEN}"), 0.008)
     "within 0.80 % of the lower bound (two stages: the owned base, then each hour's rented systems; the bound \
 proven by HiGHS on the whole MILP, started from the plan, which stops within 1 %)"
+    >>> solver_status(Solution(None, 100.0, 99.4, 0, PROVEN), 0.006)
+    'within 0.60 % of the lower bound (found and proven by HiGHS on the whole MILP, started from the plan of two \
+stages, which stops within 1 %)'
     >>> solver_status(Solution(None, 100.0, 90.0, 1, "Time limit reached. (HiGHS Status 13: Time limit reached)"), 0.1)
     'within 10.00 % of the lower bound after 30 s (the time limit of a solve)'
     """
     within = f"within {100 * gap:.2f} % of the lower bound"
     how = res.message.removesuffix(f"; {PROVEN}")
     if res.message.endswith(PROVEN):
-        return "proven optimal" if gap <= 1e-9 else (
-            f"{within} ({_HOW[how]}; the bound proven by HiGHS on the whole MILP, started from the plan, which "
-            f"stops within {100 * PROOF_GAP:g} %)")
+        proof = ("found and proven by HiGHS on the whole MILP, started from the plan of two stages" if how == PROVEN
+                 else f"{_HOW[how]}; the bound proven by HiGHS on the whole MILP, started from the plan")
+        return "proven optimal" if gap <= 1e-9 else f"{within} ({proof}, which stops within {100 * PROOF_GAP:g} %)"
     if how in _HOW:
         return f"{within} ({_HOW[how]})"
     if res.status == 0:

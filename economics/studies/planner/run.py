@@ -159,8 +159,12 @@ def solve_under_cap(s: Scenario, settings: PlanSettings, cands: list[Candidate],
             hi, at_hi = mid, at_mid
         else:
             lo = mid
-    # the plan at the price found is solved again to cost its operations settings or to prove it
-    return _at_own_price(at(hi, costed, proof) if costed or proof else at_hi, hi, cap)
+    # the plan at the price found is solved again to cost its operations settings or to prove it; a proof's cheaper
+    # plan may emit more: then the search's plan (the cap is a limit, the proof only a better plan within it)
+    final = at(hi, costed, proof) if costed or proof else at_hi
+    if _tonnes(final) > cap:
+        final = at(hi, True) if costed else at_hi
+    return _at_own_price(final, hi, cap)
 
 
 def _tonnes(result: PlanResult) -> float:
