@@ -10,7 +10,8 @@ The phases are timed by wrapping the planner's internal steps, which live in the
 ``economics.studies.planner``: the engine rates (``candidates._engine_rates``), model building
 (``build.build_model`` and ``build.hourly_models``), the shadow-price LP (``report._shadow_prices``), post-processing
 (``report.plan_result``), the exact hourly covering search (``hourly.covered_hour``) and every HiGHS call
-(``milp.run_milp``; an hourly MILP is one with ``nodes=milp.HOURLY_NODE_LIMIT``, from ``hourly.highs_hour``). The
+(``milp.run_milp``; an hourly MILP is one with ``nodes=milp.HOURLY_NODE_LIMIT``, from ``hourly.highs_hour``) and the
+proof of the plan on the whole MILP (``milp.prove``). The
 package's modules import these functions by name, so each wrapper replaces the function in every planner module that
 holds it, and is removed on exit. The stage-1 model's size is read from ``build.build_model`` on a
 ``pools.Problem``, the context object that replaced the single module's nine-argument ``_build``.
@@ -136,7 +137,8 @@ class PhaseClock:
     PHASES = {(candidates, "_engine_rates"): "engine rates", (build, "build_model"): "model building",
               (build, "hourly_models"): "model building", (report, "_shadow_prices"): "shadow-price LP",
               (report, "plan_result"): "post-processing",
-              (hourly, "covered_hour"): "hourly covering search (exact, economics.domain.covering)"}
+              (hourly, "covered_hour"): "hourly covering search (exact, economics.domain.covering)",
+              (milp, "prove"): "HiGHS, the proof (the whole MILP from the plan, to 1 %)"}
     SOLVER = (milp, "run_milp")
 
     def __init__(self) -> None:

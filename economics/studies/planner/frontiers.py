@@ -66,7 +66,7 @@ def frontier_speed(scenario: Scenario | dict[str, Any], settings: PlanSettings |
             cands, excluded = catalog_candidates(st, ids, rates[rates["target"] == t])
         hosted, more = hosting_variants(cands, st)
         rows.append({"target_output_tokens_per_s_per_user": float(t),
-                     **_frontier_row(solve_plan(st, settings, hosted, excluded + more, costed=False))})
+                     **_frontier_row(solve_plan(st, settings, hosted, excluded + more, costed=False, proof=False))})
     return pd.DataFrame(rows)
 
 
@@ -84,7 +84,7 @@ def frontier_site(scenario: Scenario | dict[str, Any], settings: PlanSettings | 
     else:
         excluded = []
     free = solve_plan(s.model_copy(update={"site_power_mw": None}), settings,
-                      *hosted_candidates(candidates, s, excluded), costed=False)
+                      *hosted_candidates(candidates, s, excluded), costed=False, proof=False)
     used_mw = float(free.summary.get("facility_mw") or 0.0) if free.feasible else math.inf
     if site_mw is None:
         top = used_mw if math.isfinite(used_mw) and used_mw > 0 else 1.0
@@ -94,7 +94,7 @@ def frontier_site(scenario: Scenario | dict[str, Any], settings: PlanSettings | 
         st = s.model_copy(update={"site_power_mw": float(mw)})
         # a limit the unlimited plan already fits changes nothing: that plan is the answer
         result = free if used_mw <= mw else solve_plan(st, settings, *hosted_candidates(candidates, st, excluded),
-                                                       costed=False)
+                                                       costed=False, proof=False)
         rows.append({"site_power_mw": float(mw), **_frontier_row(result)})
     return pd.DataFrame(rows)
 
@@ -123,7 +123,7 @@ def frontier_carbon(scenario: Scenario | dict[str, Any], settings: PlanSettings 
     rows = []
     for price in prices or list(DEFAULT_CARBON_PRICES):
         st = s.model_copy(update={"carbon_usd_per_tonne": float(price)})
-        r = solve_plan(st, settings, *hosted_candidates(candidates, st, excluded), costed=False)
+        r = solve_plan(st, settings, *hosted_candidates(candidates, st, excluded), costed=False, proof=False)
         cost = r.summary.get("cost_usd_per_day") if r.feasible else None
         carbon = r.summary.get("carbon_usd_per_day") if r.feasible else None
         rows.append({"carbon_usd_per_tonne": float(price), "feasible": r.feasible,

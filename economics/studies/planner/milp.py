@@ -7,11 +7,14 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
+from scipy.optimize._highspy import _core as highs  # the HiGHS that milp runs, with a start (setSolution)
+from scipy.sparse import csc_matrix
 
 from economics.studies.planner.model import PlanModel
 
@@ -89,6 +92,82 @@ def run_milp(m: PlanModel, integer: list[int] | None = None, lb: list[float] | N
     return _copy(found)
 
 
+PROVEN = "proven on the whole MILP"
+"""The message of a plan HiGHS found on the whole model from the plan of two stages, and the end of the message of a
+plan whose bound it proved there (:func:`economics.studies.planner.solve.solve_open`)."""
+PROOF_GAP = 1e-2
+PROOF_NODE_LIMIT = 500
+PROOF_MAX_INTEGERS = 300
+"""Models with more integer columns are not proven (stage 1's bound is reported): the full catalog's 24 distinct
+hours (579) took 6-8 s CPU to prove within 1 % against 1-2.5 s for its plan, the rent tiers' 11 s and stopped at
+500 nodes 5.1 % from the bound. The Plan page's model has 260."""
+PROOF_OPTIONS: dict[str, Any] = {
+    "mip_heuristic_effort": 0.0, "mip_heuristic_run_rins": False, "mip_heuristic_run_rens": False,
+    "mip_heuristic_run_root_reduced_cost": False, "mip_heuristic_run_feasibility_jump": False,
+    "mip_allow_restart": False, "threads": 1}
+"""The proof of a plan (:func:`prove`): the whole MILP from the plan, stopped when it is proven within 1 % of the
+bound (or after 500 nodes). HiGHS's heuristics look for a first plan, which the start already is, and its restart
+solves the root twice: on the Plan page's 8 edits these took 1.1-1.8 s of a proof's 1.2-1.9 s CPU, and without
+them a proof takes 0.04-0.8 s, each within 1 % (docs/speed.md). One thread: the same search on a busy machine."""
+
+
+def prove(m: PlanModel, start: np.ndarray, gap: float = PROOF_GAP, nodes: int = PROOF_NODE_LIMIT) -> Any:
+    """HiGHS on the whole of ``m`` with ``start`` (a plan of ``m``) as its first incumbent: a result as
+    :func:`run_milp`'s (``x``, ``fun``, ``mip_dual_bound``, ``status``, ``message``), with a plan no dearer than
+    ``start`` when HiGHS accepts it, and a proven lower bound of ``m`` either way (``x`` None when it found no
+    plan). Stops within the relative ``gap``, after ``nodes`` nodes or :data:`TIME_LIMIT_S`; remembered as
+    :func:`run_milp`'s answers are (the start is part of the key).
+    """
+    a = csc_matrix(m.matrix()) if m.rows else csc_matrix((0, len(m.c)))
+    a.sort_indices()
+    c, lb, ub = (np.asarray(v, dtype=float) for v in (m.c, m.lb, m.ub))
+    b, start = np.asarray(m.b, dtype=float), np.asarray(start, dtype=float)
+    options: dict[str, Any] = {**PROOF_OPTIONS, "mip_rel_gap": gap, "mip_max_nodes": nodes,
+                               "time_limit": TIME_LIMIT_S}
+    key = _memo_key(c, np.asarray(m.integer), Bounds(lb, ub), a.tocsr(), b, {**options, "start": start.tobytes()})
+    with _MEMO_LOCK:
+        found = _MEMO.get(key)
+        if found is not None:
+            _MEMO.move_to_end(key)
+    if found is None:
+        found = _highs_run(a, c, lb, ub, b, np.asarray(m.integer), options, start)
+        if "Time limit" not in str(found.message):
+            with _MEMO_LOCK:
+                _MEMO[key] = found
+                while len(_MEMO) > MEMO_SIZE:
+                    _MEMO.popitem(last=False)
+    return _copy(found)
+
+
+def _highs_run(a: csc_matrix, c: np.ndarray, lb: np.ndarray, ub: np.ndarray, b: np.ndarray,
+               integrality: np.ndarray, options: dict[str, Any], start: np.ndarray) -> OptimizeResult:
+    """One HiGHS run of ``min c x, a x <= b, lb <= x <= ub`` from ``start``, as an :class:`OptimizeResult`."""
+    h = highs._Highs()
+    h.setOptionValue("output_flag", False)
+    lp = highs.HighsLp()
+    lp.num_col_, lp.num_row_ = a.shape[1], a.shape[0]
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = c, lb, ub
+    lp.row_lower_, lp.row_upper_ = np.full(a.shape[0], -highs.kHighsInf), b
+    lp.a_matrix_.format_ = highs.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = a.indptr, a.indices, a.data
+    lp.integrality_ = [highs.HighsVarType.kInteger if v else highs.HighsVarType.kContinuous for v in integrality]
+    h.passModel(lp)
+    for option, value in options.items():
+        h.setOptionValue(option, value)
+    sol = highs.HighsSolution()
+    sol.col_value = [float(v) for v in start]
+    sol.value_valid = True
+    h.setSolution(sol)
+    h.run()
+    info, status = h.getInfo(), h.getModelStatus()
+    x = np.array(h.getSolution().col_value, dtype=float) if info.primal_solution_status == 2 else None
+    bound = float(info.mip_dual_bound)
+    return OptimizeResult(x=x, fun=float(info.objective_function_value) if x is not None else np.nan,
+                          mip_dual_bound=bound if abs(bound) < highs.kHighsInf else np.nan,
+                          status=0 if status == highs.HighsModelStatus.kOptimal else 1,
+                          message=h.modelStatusToString(status), mip_node_count=int(info.mip_node_count))
+
+
 def _memo_key(c: np.ndarray, integrality: np.ndarray, bounds: Bounds, a: Any, b: np.ndarray,
               options: dict[str, Any]) -> bytes:
     """A digest of everything HiGHS is given: objective, integrality, bounds, the rows (CSR arrays) and options."""
@@ -106,7 +185,35 @@ def _copy(res: OptimizeResult) -> OptimizeResult:
     return OptimizeResult({k: np.array(v) if isinstance(v, np.ndarray) else v for k, v in res.items()})
 
 
+_SOLVED: OrderedDict[bytes, Solution] = OrderedDict()
+
+
+def solved(m: PlanModel, how: str, solve: Callable[[], Solution]) -> Solution:
+    """``solve()``, a solve of ``m`` (``how``: what else it reads, e.g. the columns a second stage decides),
+    remembered per model as :func:`run_milp`'s answers are: the same model solved the same way gives the same plan
+    (stage 2's exact hours included), so a model solved again is answered from memory. What each operations setting
+    costs solves the plan by the hour again (the plan with a rental block solves it first), and the plans of a few
+    pools the plan solved. A solve the time limit stopped is not remembered. Each call gets its own copy.
+    """
+    a = m.matrix()
+    key = _memo_key(np.asarray(m.c, dtype=float), np.asarray(m.integer), Bounds(np.asarray(m.lb, dtype=float),
+                    np.asarray(m.ub, dtype=float)), a, np.asarray(m.b, dtype=float), {"how": how})
+    with _MEMO_LOCK:
+        found = _SOLVED.get(key)
+        if found is not None:
+            _SOLVED.move_to_end(key)
+    if found is None:
+        found = solve()
+        if "Time limit" not in found.message:
+            with _MEMO_LOCK:
+                _SOLVED[key] = found
+                while len(_SOLVED) > MEMO_SIZE:
+                    _SOLVED.popitem(last=False)
+    return replace(found, x=None if found.x is None else np.array(found.x, dtype=float))
+
+
 def clear_milp_memo() -> None:
-    """Forget HiGHS's remembered answers (the next :func:`run_milp` of each model runs HiGHS again)."""
+    """Forget HiGHS's remembered answers and the plans of :func:`solved` (each model is solved again)."""
     with _MEMO_LOCK:
         _MEMO.clear()
+        _SOLVED.clear()

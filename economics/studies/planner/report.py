@@ -30,7 +30,7 @@ from economics.studies.planner.inputs import (
     hour_types,
     type_day,
 )
-from economics.studies.planner.milp import MIP_REL_GAP, TIME_LIMIT_S, Solution
+from economics.studies.planner.milp import MIP_REL_GAP, PROOF_GAP, PROVEN, TIME_LIMIT_S, Solution
 from economics.studies.planner.model import PlanModel, Row, utilization_cap
 from economics.studies.planner.pools import Costs, Pool, Problem
 from economics.studies.planner.solve import pool_counts
@@ -299,25 +299,39 @@ def _per_hour(m: PlanModel, x: np.ndarray, pb: Problem, used: list[int], weights
     return per_hour
 
 
+_HOW = {"two stages": "two stages: the owned base, then each hour's rented systems",
+        "two stages, then its pools": "the pools chosen in two stages, then solved together on their own",
+        "two stages, then pools added": "the pools chosen in two stages with rented pools added one at a time, then "
+                                        "solved together on their own"}
+"""How a plan was found, by its result's message (a plan :data:`PROVEN` found says so itself)."""
+
+
 def solver_status(res: Solution, gap: float) -> str:
     """What the solver proved, in its own terms: ``proven optimal`` only at no gap; else how far from the lower bound
-    the plan may be, and why the search stopped (the gap it was asked for, a node or time limit, the two stages).
+    the plan may be, how the plan was found and why the search stopped (the gap it was asked for, a node or time
+    limit, the two stages; a bound proven on the whole MILP says so: the message ends in :data:`PROVEN`).
 
     >>> solver_status(Solution(None, 100.0, 100.0, 0, "Optimal"), 0.0)
     'proven optimal'
     >>> solver_status(Solution(None, 100.0, 99.95, 0, "Optimal"), 0.0005)
     'within 0.05 % of the lower bound (the search stops within 0.1 %)'
+    >>> solver_status(Solution(None, 100.0, 99.2, 0, f"two stages; {PROVEN}"), 0.008)
+    "within 0.80 % of the lower bound (two stages: the owned base, then each hour's rented systems; the bound \
+proven by HiGHS on the whole MILP, started from the plan, which stops within 1 %)"
+    >>> solver_status(Solution(None, 100.0, 99.4, 0, PROVEN), 0.006)
+    'within 0.60 % of the lower bound (found and proven by HiGHS on the whole MILP, started from the plan of two \
+stages, which stops within 1 %)'
     >>> solver_status(Solution(None, 100.0, 90.0, 1, "Time limit reached. (HiGHS Status 13: Time limit reached)"), 0.1)
     'within 10.00 % of the lower bound after 30 s (the time limit of a solve)'
     """
     within = f"within {100 * gap:.2f} % of the lower bound"
-    if res.message == "two stages":
-        return f"{within} (two stages: the owned base, then each hour's rented systems)"
-    if res.message == "two stages, then its pools":
-        return f"{within} (the pools chosen in two stages, then solved together on their own)"
-    if res.message == "two stages, then pools added":
-        return (f"{within} (the pools chosen in two stages with rented pools added one at a time, then solved "
-                "together on their own)")
+    how = res.message.removesuffix(f"; {PROVEN}")
+    if res.message.endswith(PROVEN):
+        proof = ("found and proven by HiGHS on the whole MILP, started from the plan of two stages" if how == PROVEN
+                 else f"{_HOW[how]}; the bound proven by HiGHS on the whole MILP, started from the plan")
+        return "proven optimal" if gap <= 1e-9 else f"{within} ({proof}, which stops within {100 * PROOF_GAP:g} %)"
+    if how in _HOW:
+        return f"{within} ({_HOW[how]})"
     if res.status == 0:
         return "proven optimal" if gap <= 1e-9 else f"{within} (the search stops within {100 * MIP_REL_GAP:.1f} %)"
     if "Time limit" in res.message:
