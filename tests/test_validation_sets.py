@@ -316,3 +316,21 @@ def test_the_eighth_sets_formats_alone_append_to_data_holding_the_27_and_not_twi
         assert (tmp_path / f).read_text(encoding="utf-8") == "".join(before_ninth[f]), f
     with pytest.raises(SystemExit, match=r"the eighth \(formats\) validation set is already in"):
         script.main(tmp_path, formats_only=True)
+
+
+def test_a_stack_that_is_not_a_serving_engine_is_refused_with_its_reason_never_dropped() -> None:
+    # the ninth set's 20 Hugging Face Transformers rows (Qwen's speed benchmark: 5 models x 4 input lengths) are
+    # refused with the reason; its 54 SGLang rows of the same tables are estimated
+    from economics.studies import calibration_points as cp
+
+    p = cp.points()
+    qwen = p[p["source_group"] == "qwen-speed-benchmark-h20"]
+    refused = qwen[~cp.is_fitted(qwen)]
+    assert len(qwen) == 74 and len(refused) == 20
+    assert set(refused["fitted"]) == {"no: not a serving engine (Hugging Face Transformers' generate: no continuous "
+                                      "batching or serving kernels; the estimate describes a serving engine)"}
+    curves = pd.read_csv(DATA / "throughput_curves.csv", dtype=str, keep_default_na=False)
+    stack = dict(zip(curves["curve_id"], curves["serving_stack"], strict=True))
+    assert {stack[point.split(" @")[0]].split("-")[0] for point in refused["point"]} == {"transformers"}
+    listed = leave_out.validation_refused()
+    assert (listed["source_group"] == "qwen-speed-benchmark-h20").sum() == 20
