@@ -279,7 +279,7 @@ def _compute_in_chunks(cols: dict[str, Any]) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for start in range(0, n, CHUNK_ROWS):
         stop = min(start + CHUNK_ROWS, n)
-        part = compute({name: column[start:stop] for name, column in cols.items()})
+        part = compute({name: column[start:stop] for name, column in cols.items()}, shared_empty=True)
         for k, v in part.items():
             if k in out and out[k].flags.writeable:
                 out[k][start:stop] = v
@@ -304,7 +304,7 @@ def _all_nan(values: Any) -> bool:
     costs no pass).
     """
     return (type(values) is np.ndarray and values.dtype.kind == "f" and values.size > 0
-            and bool(np.isnan(values.flat[0])) and bool(np.isnan(values).all()))
+            and bool(np.isnan(values.flat[0])) and (values.strides == (0,) or bool(np.isnan(values).all())))
 
 
 class _EmptyColumns:
@@ -432,7 +432,9 @@ def _computed_hit_rate(cols: dict[str, Any], outputs: dict[str, np.ndarray], run
     """A session row's prefix cache hit rate is the computed ``kv_hit_rate``: it becomes the row's resolved input
     (as an estimated throughput does), in place, on the computed rows ``run``.
     """
-    rows = session_rows({"workload": np.asarray(cols["workload"])[run]})
+    rows = session_rows(cols)  # compared where it is held (an absent workload: a categorical, no object copy)
+    if rows.size != run.size:
+        rows = rows[run]
     if rows.any():
         cols["prefix_cache_hit_rate"] = np.array(cols["prefix_cache_hit_rate"], dtype=float)
         cols["prefix_cache_hit_rate"][run[rows]] = outputs["kv_hit_rate"][rows]
