@@ -632,10 +632,12 @@ def _estimated(key: tuple[tuple[str, Any], ...]) -> tuple[dict[str, np.ndarray],
 
 
 def _same_cell(before: Any, after: Any) -> bool:
-    """Whether a one-row column is the cell it was (the same dtype and value, NaN equal to NaN)."""
+    """Whether a one-row column is the cell it was: the same dtype and the same bytes (texts: the same texts). A
+    NaN written anew may differ in its bytes; it is then copied back, as every column was before.
+    """
     if before is None or before.dtype != after.dtype or before.shape != after.shape:
         return False
-    return bool(np.array_equal(before, after, equal_nan=before.dtype.kind == "f"))
+    return bool(before.tolist() == after.tolist()) if before.dtype.kind == "O" else before.tobytes() == after.tobytes()
 
 
 def _throughput_one(cols: dict[str, Any]) -> dict[str, np.ndarray]:
