@@ -152,18 +152,20 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         data[name] = _text(full) if text else empty.or_numbers(full, integer=False)
     feasible = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
     feasible[ok] = feasible_ok
-    reason = np.full(n, "", dtype=object)
-    if thr is not None:
-        reason[ok] = thr["infeasible_reason"]
-    if outputs is not None:
-        fleet_bad = np.flatnonzero(outputs["fleet_flags"] != 0)
+    fleet_bad = np.flatnonzero(outputs["fleet_flags"] != 0) if outputs is not None else np.zeros(0, dtype=np.intp)
+    if not n or fleet_bad.size or (thr is not None and bool((thr["infeasible_reason"] != "").any())):
+        reason = np.full(n, "", dtype=object)
+        if thr is not None:
+            reason[ok] = thr["infeasible_reason"]
         if fleet_bad.size:
             run_sub = sub if run.size == ok.size else {k: v[feasible_ok] for k, v in sub.items()}
-            reason[run[fleet_bad]] = fleet_reasons(run_sub, outputs, fleet_bad)
+            reason[run[fleet_bad]] = fleet_reasons(run_sub, outputs, fleet_bad)  # type: ignore[arg-type]
             feasible[run[fleet_bad]] = False
+        data["infeasible_reason"] = _text(reason)
+    else:  # every fleet feasible (the usual table): the empty reason of every row, as _text would give it
+        data["infeasible_reason"] = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), pd.Index([""], dtype=object))
     feasible[bad] = pd.NA
     data["feasible"] = feasible
-    data["infeasible_reason"] = _text(reason)
     if internal:
         problems = sorted([*problems, *internal], key=lambda p: p.row)
         for p in internal:
@@ -279,7 +281,7 @@ def _compute_in_chunks(cols: dict[str, Any]) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for start in range(0, n, CHUNK_ROWS):
         stop = min(start + CHUNK_ROWS, n)
-        part = compute({name: column[start:stop] for name, column in cols.items()})
+        part = compute({name: column[start:stop] for name, column in cols.items()}, shared_empty=True)
         for k, v in part.items():
             if k in out and out[k].flags.writeable:
                 out[k][start:stop] = v
@@ -304,7 +306,7 @@ def _all_nan(values: Any) -> bool:
     costs no pass).
     """
     return (type(values) is np.ndarray and values.dtype.kind == "f" and values.size > 0
-            and bool(np.isnan(values.flat[0])) and bool(np.isnan(values).all()))
+            and bool(np.isnan(values.flat[0])) and (values.strides == (0,) or bool(np.isnan(values).all())))
 
 
 class _EmptyColumns:
@@ -432,7 +434,9 @@ def _computed_hit_rate(cols: dict[str, Any], outputs: dict[str, np.ndarray], run
     """A session row's prefix cache hit rate is the computed ``kv_hit_rate``: it becomes the row's resolved input
     (as an estimated throughput does), in place, on the computed rows ``run``.
     """
-    rows = session_rows({"workload": np.asarray(cols["workload"])[run]})
+    rows = session_rows(cols)  # compared where it is held (an absent workload: a categorical, no object copy)
+    if rows.size != run.size:
+        rows = rows[run]
     if rows.any():
         cols["prefix_cache_hit_rate"] = np.array(cols["prefix_cache_hit_rate"], dtype=float)
         cols["prefix_cache_hit_rate"][run[rows]] = outputs["kv_hit_rate"][rows]
@@ -523,7 +527,7 @@ def _throughput(cols: dict[str, Any], trace: Trace | None = None) -> dict[str, A
     thr = fill_throughput(cols) if trace is not None else _throughput_one(cols)
     if trace is not None:
         trace_throughput(cols, thr, trace)
-    _mark_throughput(cols, thr)
+    _mark_throughput(cols, thr, ranged=trace is None)  # the remembered estimate holds its range
     if trace is not None:
         _trace_range(cols, thr, trace)
     return thr
@@ -618,14 +622,29 @@ class _EstimateColumns(dict[str, Any]):
 @lru_cache(maxsize=1024)
 def _estimated(key: tuple[tuple[str, Any], ...]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     cols = _EstimateColumns((name, _cell(v)) for name, v in key)
+    given = {k: v.copy() for k, v in cols.items()}  # copies: the estimate writes some columns in place
     thr = fill_throughput(cols)  # fills cols: take them after
-    return dict(cols), thr
+    # the estimate's range reads only what the estimate reads (the columns above refuse any other field), so it is
+    # remembered with it
+    estimate_range.attach(cols, thr, thr["throughput_source"] == SOURCE_ESTIMATE)
+    # only the columns the estimate and its range wrote (a row's cells it read and kept are in the row already)
+    return {k: v for k, v in cols.items() if not _same_cell(given.get(k), v)}, thr
+
+
+def _same_cell(before: Any, after: Any) -> bool:
+    """Whether a one-row column is the cell it was: the same dtype and the same bytes (texts: the same texts). A
+    NaN written anew may differ in its bytes; it is then copied back, as every column was before.
+    """
+    if before is None or before.dtype != after.dtype or before.shape != after.shape:
+        return False
+    return bool(before.tolist() == after.tolist()) if before.dtype.kind == "O" else before.tobytes() == after.tobytes()
 
 
 def _throughput_one(cols: dict[str, Any]) -> dict[str, np.ndarray]:
     """:func:`fill_throughput` for one validated row, remembered per distinct value of the fields it reads: a
     change of price, cost, demand or fleet size (the app's usual edit) reuses the estimate (tens of milliseconds
-    for a model's roofline) instead of repeating it. Writes the filled fields into ``cols``.
+    for a model's roofline) and its range (:func:`economics.engine.estimate_range.attach`) instead of repeating
+    them. Writes the filled fields and the range's columns into ``cols``.
     """
     reads = (*ESTIMATE_READS, SLOWEST_CONTEXT) if SLOWEST_CONTEXT in cols else ESTIMATE_READS
     filled, thr = _estimated(tuple((f, _plain(cols[f][0])) for f in reads))
@@ -634,12 +653,14 @@ def _throughput_one(cols: dict[str, Any]) -> dict[str, np.ndarray]:
     return {k: v.copy() for k, v in thr.items()}
 
 
-def _mark_throughput(cols: dict[str, Any], thr: dict[str, Any]) -> None:
+def _mark_throughput(cols: dict[str, Any], thr: dict[str, Any], ranged: bool = False) -> None:
     """The flags the warnings read: where the throughput was estimated (on a fitted family or not), interpolated or
-    outside a curve; and each estimate's range (:func:`economics.engine.estimate_range.attach`).
+    outside a curve; and each estimate's range (:func:`economics.engine.estimate_range.attach`, unless ``ranged``:
+    attached already, as :func:`_throughput_one` does).
     """
     estimated = thr["throughput_source"] == SOURCE_ESTIMATE
-    estimate_range.attach(cols, thr, estimated)
+    if not ranged:
+        estimate_range.attach(cols, thr, estimated)
     cols["_throughput_estimated"] = estimated & ~cols["_throughput_unseen"]
     cols["_throughput_from_curve"] = (thr["throughput_source"] == SOURCE_CURVE) | (
         thr["throughput_source"] == SOURCE_USER)

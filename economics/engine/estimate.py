@@ -28,6 +28,8 @@ this module runs the steps in order; :mod:`economics.engine.derivation` records 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -105,6 +107,10 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
     n_rows = len(c["accelerator"])
     given = ~np.isnan(c["output_tokens_per_s_per_accelerator"])
     target = c["target_output_tokens_per_s_per_user"]
+    dis = np.asarray(c["decode_accelerator"] != "", dtype=bool) if "decode_accelerator" in c else np.zeros(n_rows,
+                                                                                                           bool)
+    if given.all() and not dis.any():
+        return _all_given(c, given, target, n_rows)
     out: dict[str, Array] = {
         "throughput_source": np.full(n_rows, SOURCE_GIVEN, dtype=object),
         "throughput_curve": np.full(n_rows, "", dtype=object),
@@ -126,8 +132,6 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
         "_decode_estimated": np.zeros(n_rows, dtype=bool),
     }
     given_elsewhere(c, out, given)
-    dis = np.asarray(c["decode_accelerator"] != "", dtype=bool) if "decode_accelerator" in c else np.zeros(n_rows,
-                                                                                                           bool)
     if dis.any():
         _fill_disaggregated(c, out, dis, calibration, use_curves)
     need = ~given & ~dis
@@ -202,6 +206,27 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
         out["feasible"] = ~bad
         out["infeasible_reason"] = np.where(bad & (stack != BEST), reasons + " (serving stack " + stack.astype(str)
                                             + ": roofline with its terms, no measured curve for this pair)", reasons)
+    return out
+
+
+def _all_given(c: dict[str, Array], given: Array, target: Array, n_rows: int) -> dict[str, Array]:
+    """:func:`fill_throughput` where every row gives its throughput and has one pool (the usual table): nothing is
+    estimated, so each output but the per-user speed and the note is the same on every row, a read-only view of
+    one value (a million measured rows allocate none of them; the note can say a figure was measured elsewhere).
+    """
+    def same(value: Any, dtype: Any) -> Array:
+        return np.broadcast_to(np.array(value, dtype=dtype), (n_rows,))
+
+    nan, empty = same(np.nan, float), same("", object)
+    out: dict[str, Array] = {
+        "throughput_source": same(SOURCE_GIVEN, object), "throughput_curve": empty, "serving_stack_used": empty,
+        "output_tokens_per_s_per_user": np.where(given, target, np.nan), "batch_size": nan,
+        "time_to_first_token_s": nan, "decode_bound": empty, "weights_gb_per_replica": nan,
+        "kv_cache_gb_per_sequence": nan, "max_batch_in_memory": nan, "feasible": same(True, bool),
+        "outside_measured_range": same(False, bool), "infeasible_reason": empty,
+        "throughput_note": np.full(n_rows, "", dtype=object), "throughput_date": empty, PREFILL_ESTIMATE: nan,
+        "_input_estimated": same(False, bool), "_decode_estimated": same(False, bool)}
+    given_elsewhere(c, out, given)
     return out
 
 

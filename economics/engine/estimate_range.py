@@ -292,6 +292,9 @@ def attach(c: dict[str, Array], thr: dict[str, Array], estimated: Array) -> None
     ``_throughput_unseen`` and ``_class_mismatch``. ``estimated``: rows whose throughput the roofline gave.
     """
     n = len(estimated)
+    if not np.any(estimated):
+        _attach_none(c, thr, n)
+        return
     dis = np.asarray(c["decode_accelerator"] != "", dtype=bool) if "decode_accelerator" in c else np.zeros(n, bool)
     main = _basis_where(estimated, c["accelerator"], c["model"], given_factor_rows(c), _typed_where(c, estimated))
     dec_acc = np.where(dis, c["decode_accelerator"], c["accelerator"]) if dis.any() else c["accelerator"]
@@ -329,3 +332,21 @@ def attach(c: dict[str, Array], thr: dict[str, Array], estimated: Array) -> None
     c["_ranged"] = ranged & feasible
     c["_throughput_unseen"] = estimated & (main["unseen"] | (dis & dec["unseen"]))
     c["_class_mismatch"] = estimated & (main["class_mismatch"] | (dis & dec["class_mismatch"]))
+
+
+def _attach_none(c: dict[str, Array], thr: dict[str, Array], n: int) -> None:
+    """:func:`attach` where no row is estimated (every throughput measured: the usual table): no range anywhere, so
+    the same columns without a lookup or a pass over the rows. The ratios (1) and the median (NaN) are read-only
+    views of one number, as an absent field's default column is (a million measured rows then cost no memory).
+    """
+    one, nan = np.broadcast_to(np.float64(1.0), (n,)), np.broadcast_to(np.float64(np.nan), (n,))
+    for low, high in RANGE_COLUMNS.values():
+        c[low], c[high] = one, one
+    thr["throughput_basis"] = np.full(n, "", dtype=object)
+    c["_range_median"] = nan
+    c["_range_step"] = np.full(n, "", dtype=object)
+    thr["output_tokens_per_s_per_accelerator_p10"] = nan
+    thr["output_tokens_per_s_per_accelerator_p90"] = nan
+    c["_ranged"] = np.zeros(n, dtype=bool)
+    c["_throughput_unseen"] = np.zeros(n, dtype=bool)
+    c["_class_mismatch"] = np.zeros(n, dtype=bool)

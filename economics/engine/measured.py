@@ -266,8 +266,8 @@ def given_elsewhere(c: dict[str, Array], out: dict[str, Array], given: Array) ->
     """A given figure measured for another configuration (``throughput_measured_for``) is kept, and said."""
     if "throughput_measured_for" not in c:
         return
-    measured = np.asarray(c["throughput_measured_for"], dtype=object)
-    rows = given & (measured != "")
+    measured = c["throughput_measured_for"]  # an object array, or a categorical where no row gives it (no copy)
+    rows = given & np.asarray(measured != "", dtype=bool)
     precision = configuration_precision(c) if rows.any() else c["precision"]
     for i in np.flatnonzero(rows):
         now = configuration_of(str(c["accelerator"][i]), str(c["model"][i]), str(precision[i]))

@@ -45,14 +45,18 @@ ONE_POOL_EMPTY = ("decode_accelerators", "decode_utilization", "prefill_pool_cos
 
 
 
-def compute(c: dict[str, Array], trace: Trace | None = None) -> dict[str, Array]:
-    """All outputs for resolved scenario columns ``c``; see the module docstring."""
+def compute(c: dict[str, Array], trace: Trace | None = None, *, shared_empty: bool = False) -> dict[str, Array]:
+    """All outputs for resolved scenario columns ``c``; see the module docstring.
+
+    ``shared_empty``: an output the stages left out (a session's on a table without sessions, ...) is one read-only
+    view of NaN rather than a column of its own (a table's slice, whose caller copies the outputs it keeps).
+    """
     if trace is None:
         one = _one_ranged(c)
         if one is not None:
             return one
     x = _run(c, trace)
-    out = _outputs(x, c)
+    out = _outputs(x, c, shared_empty)
     _ranges(c, out, x.n)
     return out
 
@@ -180,15 +184,17 @@ def _ranges(c: dict[str, Array], out: dict[str, Array], n: int) -> None:
         out[f"{name}_high"][rows] = np.fmax(both[:m], both[m:])
 
 
-def _outputs(x: stages.Columns, c: dict[str, Array]) -> dict[str, Array]:
+def _outputs(x: stages.Columns, c: dict[str, Array], shared_empty: bool = False) -> dict[str, Array]:
     v, n = x.v, x.n
     out: dict[str, Array] = {}
-    blank = np.full(n, np.nan)  # an output the stages left out: a copy of this (each output its own array)
+    # an output the stages left out: a copy of this (each output its own array), or a view of one NaN (compute)
+    blank = np.broadcast_to(np.float64(np.nan), (n,)) if shared_empty else np.full(n, np.nan)
     for name in NUMERIC_OUTPUTS:
         col = v.get(name)
-        out[name] = blank.copy() if col is None else np.asarray(col, dtype=float)
+        out[name] = (blank if shared_empty else blank.copy()) if col is None else np.asarray(col, dtype=float)
     for name in ONE_POOL_EMPTY:  # no decode pool on any row: each is the blank column, as the mask would give
-        out[name] = np.where(x.dis, out[name], np.nan) if x.any_dis else blank.copy()
+        out[name] = (np.where(x.dis, out[name], np.nan) if x.any_dis else blank if shared_empty
+                     else blank.copy())
     out["rack_power_kw_effective"] = v["rack_power_kw_effective"]
     flags = x.flags
     for warning, key in _ESTIMATE_FLAGS:

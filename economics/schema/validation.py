@@ -168,7 +168,7 @@ def _distinct_text(column: Any, lower: bool = False) -> tuple[np.ndarray, np.nda
         texts = pd.Series(cells.categories, dtype=object).astype("string").str.strip()
         if lower:
             texts = texts.str.lower()
-        return cells.codes.astype(np.intp), np.append(texts.fillna("").to_numpy(dtype=object), "")
+        return cells.codes, np.append(texts.fillna("").to_numpy(dtype=object), "")  # its codes, a byte a row
     if len(cells) <= SMALL:
         seen: dict[str, int] = {}
         codes = np.empty(len(cells), dtype=np.intp)
@@ -186,6 +186,26 @@ def _distinct_text(column: Any, lower: bool = False) -> tuple[np.ndarray, np.nda
     if lower:
         texts = texts.str.lower()
     return codes, np.append(texts.fillna("").to_numpy(dtype=object), "")
+
+
+def _rows_of(codes: np.ndarray, texts: np.ndarray, like: Any) -> Any:
+    """Each row's text, ``texts[codes]`` (codes of :func:`_distinct_text`), held as ``like`` holds its cells: an
+    absent field's default column (a categorical, in a table of more than :data:`SMALL` rows) stays a categorical of
+    the texts its rows use, a byte a row, rather than becoming an object array of a million references; any other
+    column becomes an object array. The engine reads either the same way (``==``, masks, ``numpy.asarray``).
+
+    >>> column = pd.Categorical.from_codes(np.zeros(20, dtype=np.int8), pd.Index([""]))
+    >>> codes, texts = _distinct_text(column)
+    >>> rows = _rows_of(codes, np.where(texts == "", "best", texts), column)
+    >>> type(rows).__name__, rows.categories.tolist(), rows[0]
+    ('Categorical', ['best'], 'best')
+    """
+    if not (isinstance(like, pd.Categorical) and len(like) > SMALL):
+        return texts[codes]
+    at, distinct = pd.factorize(texts)  # the texts may repeat (two cells alike once stripped or lower-cased)
+    used = np.bincount(at[codes], minlength=len(distinct)) > 0
+    renumber = (np.cumsum(used) - 1).astype(np.int8 if len(distinct) < 127 else np.int32)
+    return pd.Categorical.from_codes(renumber[at][codes], pd.Index(distinct[used], dtype=object))
 
 
 def _text_column(series: pd.Series, lower: bool = False) -> np.ndarray:
@@ -350,7 +370,7 @@ def validate(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], list[Problem]]:
         else:
             cols[name] = _free_text(series, spec, problems)
     _resolve_catalog(cols, problems, {str(c) for c in df.columns})
-    validation_hours.check(cols, problems.add, _distinct_text)
+    validation_hours.check(cols, problems.add, _distinct_text, _rows_of)
     validation_sessions.check(cols, problems)
     _check_combinations(cols, problems)
     _check_ranges(df, cols, problems)
@@ -387,7 +407,7 @@ def validate_one(parsed: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], list
             cols[name] = np.array([text or ("" if spec.default is None else str(spec.default))], dtype=object)
     problems = _Problems(1)
     _resolve_catalog(cols, problems, set(FIELDS))
-    validation_hours.check(cols, problems.add, _distinct_text)
+    validation_hours.check(cols, problems.add, _distinct_text, _rows_of)
     validation_sessions.check(cols, problems)
     _check_combinations(cols, problems)
     return cols, problems.items
@@ -555,7 +575,7 @@ def _known(cols: dict[str, Any], field: str, known: Any, problems: _Problems, em
     problems.add(~ok[codes], field, cols[field], lambda v: catalog.unknown_id_message(field, v, known_ids(field)))
     ids = np.where(ok, texts, "")
     # every id known (the usual table): the canonical ids alone, without reading the column's cells again
-    cols[field] = texts[codes] if ok.all() else np.where(ok[codes], texts[codes], cols[field])
+    cols[field] = _rows_of(codes, texts, cols[field]) if ok.all() else np.where(ok[codes], texts[codes], cols[field])
     return codes, ids
 
 
@@ -569,14 +589,17 @@ def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems, present: 
         codes, ids = _known(cols, id_field, look.accelerators, problems, "" if FIELDS[id_field].optional else None)
         codes_of[id_field] = np.array([look.accelerators.get(t, -1) for t in ids], dtype=np.intp)[codes]
     _known(cols, "new_accelerator", look.accelerators, problems, "")
+    given = cols["model"]
     codes, ids = _known(cols, "model", look.models, problems, "")
-    cols["model"] = ids[codes]
+    cols["model"] = _rows_of(codes, ids, given)
+    given = cols["serving_stack"]
     codes, ids = _known(cols, "serving_stack", look.stacks, problems, "best")
-    cols["serving_stack"] = np.where(ids == "", "best", ids)[codes]  # an unknown stack is reported; 'best' meanwhile
+    cols["serving_stack"] = _rows_of(codes, np.where(ids == "", "best", ids), given)  # an unknown stack is
+    # reported; 'best' meanwhile
     _known(cols, "throughput_claim", claim_ids(), problems, "")
     for field in ("throughput_measured_for", "curves_sha256"):  # read lower-cased, as the one value parser reads them
         codes, texts = _distinct_text(cols[field], lower=True)
-        cols[field] = texts[codes]
+        cols[field] = _rows_of(codes, texts, cols[field])
     absent = np.array([t != "" and user_curves.loaded(t) is None for t in texts])  # the hashes, each looked up once
     problems.add(absent[codes], "curves_sha256", cols["curves_sha256"], lambda v: user_curves.missing_message(str(v)))
     named = {id_field: bool((codes >= 0).any()) for id_field, codes in codes_of.items()}  # once per id field

@@ -28,6 +28,7 @@ HOUR_LIST_FIELDS = ("demand_profile", "electricity_tariff", "grid_carbon_by_hour
 
 Add = Callable[[np.ndarray, str, Any, Any], None]
 Distinct = Callable[[Any], tuple[np.ndarray, np.ndarray]]
+RowsOf = Callable[[np.ndarray, np.ndarray, Any], Any]
 
 
 def _numbers(field: str, text: str, ge: float, le: float, unit: str) -> str | None:
@@ -113,28 +114,30 @@ def value_problem(field: str, text: str, peak_to_average: float = 2.0) -> tuple[
     return text, (check_one(text) if text else None)
 
 
-def check(cols: dict[str, Any], add: Add, distinct: Distinct) -> None:
-    """Check the hourly fields of every row; canonical texts written back into ``cols``."""
+def check(cols: dict[str, Any], add: Add, distinct: Distinct, rows_of: RowsOf) -> None:
+    """Check the hourly fields of every row; canonical texts written back into ``cols`` (``rows_of``: each row's
+    text from the codes and texts of ``distinct``, held as the column held its cells).
+    """
     for field, (ids, problem) in _checks().items():
         codes, texts = distinct(cols[field])
         texts = np.array([canonical(str(t), ids) for t in texts], dtype=object)
         bad = np.array([bool(t) and problem(str(t)) is not None for t in texts], dtype=bool)
         add(bad[codes], field, cols[field], lambda v, ids=ids, problem=problem: problem(canonical(str(v).strip(),
                                                                                                  ids)))
-        cols[field] = texts[codes]
+        cols[field] = rows_of(codes, texts, cols[field])
     _fill_from_region(cols)
-    _check_demand(cols, add, distinct)
+    _check_demand(cols, add, distinct, rows_of)
     _check_carbon_price(cols, add)
 
 
 def _check_carbon_price(cols: dict[str, Any], add: Add) -> None:
     """A carbon price with no grid intensity would price nothing: refused rather than shown as a zero cost."""
     price = np.asarray(cols["carbon_usd_per_tonne"], dtype=float)
-    n = len(np.asarray(cols["grid_region"]))
+    n = len(cols["grid_region"])
     price = np.broadcast_to(price, (n,))
     average = np.broadcast_to(np.asarray(cols["grid_carbon_g_per_kwh"], dtype=float), (n,))
-    hours = np.broadcast_to(np.asarray(cols["grid_carbon_by_hour"], dtype=object), (n,))
-    add((price > 0) & np.isnan(average) & (hours == ""), "carbon_usd_per_tonne", cols["carbon_usd_per_tonne"],
+    no_hours = np.broadcast_to(np.asarray(cols["grid_carbon_by_hour"] == "", dtype=bool), (n,))  # no object copy
+    add((price > 0) & np.isnan(average) & no_hours, "carbon_usd_per_tonne", cols["carbon_usd_per_tonne"],
         lambda v: f"carbon_usd_per_tonne: a carbon price ({float(v):g} USD/t) needs the grid's intensity; give "
         "grid_region, grid_carbon_g_per_kwh or grid_carbon_by_hour")
 
@@ -155,11 +158,14 @@ def _fill_from_region(cols: dict[str, Any]) -> None:
     """A row naming a grid region and no intensity of its own takes the region's annual average, and its hourly
     profile where the catalog has one and the row gives none (a row's own average keeps its hours flat).
     """
-    region = np.asarray(cols["grid_region"], dtype=object)
-    if region.size <= catalog.FEW_IDS:  # one scenario: the same codes without a pandas call
+    region = cols["grid_region"]
+    names: Any
+    if isinstance(region, pd.Categorical):  # no row names a region (the usual table): its codes as they are
+        codes, names = region.codes, list(region.categories)
+    elif len(region) <= catalog.FEW_IDS:  # one scenario: the same codes without a pandas call
         seen: dict[Any, int] = {}
         codes = np.array([seen.setdefault(r, len(seen)) for r in region], dtype=np.intp)
-        names: Any = list(seen)
+        names = list(seen)
     else:
         codes, names = pd.factorize(pd.Series(region, dtype=object), use_na_sentinel=False)  # a region read once
     figures = [region_intensity(str(r)) if r in catalog.grid_regions().index else (np.nan, "") for r in names]
@@ -174,7 +180,7 @@ def _fill_from_region(cols: dict[str, Any]) -> None:
     cols["grid_carbon_by_hour"] = np.where(take & (hours == ""), profile, hours)
 
 
-def _check_demand(cols: dict[str, Any], add: Add, distinct: Distinct) -> None:
+def _check_demand(cols: dict[str, Any], add: Add, distinct: Distinct, rows_of: RowsOf) -> None:
     codes, texts = distinct(cols["demand_profile"])
     texts = np.array([_demand_text(str(t)) for t in texts], dtype=object)
     found = [_demand_peak(str(t), 2.0) for t in texts]
@@ -191,7 +197,7 @@ def _check_demand(cols: dict[str, Any], add: Add, distinct: Distinct) -> None:
         steep = (texts == "diurnal")[codes] & (p2a >= DIURNAL_MAX_PEAK) & (p2a <= float(bounds.le or np.inf))
     add(steep, "peak_to_average", p2a, lambda v: str(diurnal_problem(float(v))))
     texts[texts == ""] = "flat"
-    cols["demand_profile"] = texts[codes]
+    cols["demand_profile"] = rows_of(codes, texts, cols["demand_profile"])
 
 
 def _above_peak(diurnal: Any, peak: Any, peak_to_average: Any) -> Any:

@@ -392,12 +392,23 @@ def numbers_from_text(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     return values, ~ok & ~empty & ~words, infinite | words
 
 
+_PARSED: dict[tuple[int, type, Any], tuple[Spec, Any]] = {}
+"""What :func:`for_model` parsed, per field, type and value of a text, whole number or flag (a scenario's ids,
+choices and counts: the same few values on every call of the app): (the field's spec, the parsed value)."""
+PARSED_AT_MOST = 4096
+"""Values :data:`_PARSED` holds before it starts again (names and other free texts are seldom read twice)."""
+
+
 def for_model(spec: Spec, value: Any) -> Any:
     """:func:`parse` for a pydantic field validator: EMPTY -> None (optional field) or the default; a bad value
-    -> a pydantic error whose message is the parser's. Bounds are left to the model.
+    -> a pydantic error whose message is the parser's. Bounds are left to the model. A text, whole number or flag
+    parsed once is remembered (:data:`_PARSED`; parse is a pure function of the field and the value).
     """
     if type(value) is float and spec.kind == "float" and math.isfinite(value):
         return value  # a Scenario's usual number: what parse() returns for it, without its three calls
+    key = (id(spec), type(value), value) if type(value) in (str, int, bool) else None
+    if key is not None and (seen := _PARSED.get(key)) is not None and seen[0] is spec:
+        return seen[1]
     try:
         parsed = EMPTY if value is None else parse(spec, value)  # None is empty for every kind (is_empty)
     except (ValueProblem, CellTypeError) as exc:
@@ -406,4 +417,8 @@ def for_model(spec: Spec, value: Any) -> Any:
         if getattr(spec, "optional", False):
             return None
         raise PydanticUseDefault()
+    if key is not None:
+        if len(_PARSED) >= PARSED_AT_MOST:
+            _PARSED.clear()
+        _PARSED[key] = (spec, parsed)
     return parsed
