@@ -49,14 +49,20 @@ SGLang TensorRT-LLM H100 throughput tokens per second table", "runinfra vllm vs 
 Llama-3.1-8B H100 L40S throughput output tokens per second concurrency table input length output length", "spheron
 vllm vs tensorrt-llm vs sglang benchmarks throughput comparison concurrency 1 10 50 100 req tok/s table Llama 3.3 70B
 FP8 H100", "clarifai comparing sglang vllm tensorrt-llm gpt-oss-120b 2x H100 results throughput tokens per second
-concurrency table"; exact strings "Average Throughput [sentences/s]", "Chatbot Conversation use case", "| Output
+concurrency table", "rocm.blogs.amd.com table concurrency output throughput tok/s MI355X MI300X vLLM SGLang Llama
+gpt-oss Qwen3 input length output length results", "benchmark results table output tokens per second per GPU H200
+Llama-3.3-70B FP8 concurrency 1 8 32 128 vLLM 1k input 1k output guide well-lit path", "lambda.ai/inference-models
+TL;DR token throughput vLLM Hardware configuration NVIDIA B200 Tensor Core GPU Generation throughput Qwen3 gpt-oss
+Llama DeepSeek", "Fireworks FireAttention MI300X H100 throughput table tokens per second Llama 70B Mixtral benchmark
+results blog"; exact strings "Average Throughput [sentences/s]", "Chatbot Conversation use case", "| Output
 Throughput (tok/s) |", "Output Token Throughput (tok/s) Per Chip", "Tokens/sec | Memory Bandwidth", "Output token
 Throughput", "perf_comparison.csv", "### 5.1 Speed Benchmark", "- sglang version: 0.5", "Total Output Throughput
 (tokens/sec)"; and the repositories ROCm/rocm-blogs (the stored snapshot stops in October 2024),
 mlc-ai/mlc-ai.github.io, ROCm/ATOM (recipes/, .github/benchmark), AI-Hypercomputer/tpu-recipes (inference/),
 aws-neuron/aws-neuron-sdk (libraries/nxd-inference/tutorials), InternLM/lmdeploy (docs/en), bentoml/llm-bench,
 sgl-project/sglang (docs_new/cookbook), NVIDIA/NeMo (docs/source/performance), NVIDIA/TensorRT-LLM
-(docs/source/deployment-guide). Taken, every row of each table (publishers as the rule counts them):
+(docs/source/deployment-guide), vllm-project/recipes, vllm-project/tpu-inference (docs), oracle-quickstart/
+oci-ai-blueprints, nebius/serverless-ai-cookbook. Taken, every row of each table (publishers as the rule counts them):
 
 - **AMD** (its ATOM serving engine's recipes, ROCm/ATOM): recipes/DeepSeek-R1.md at 540600a7, 'Performance baseline'
   on 8xMI300X, tables 'FP8 (TP8, FP8 KV Cache)' and 'FP8 + MTP3': 4 rows, 2 appended, 2 refused (MTP with 3
@@ -97,7 +103,10 @@ sgl-project/sglang (docs_new/cookbook), NVIDIA/NeMo (docs/source/performance), N
   TensorRT-LLM deployment guides ('[result]' placeholders); OCI's Generative AI benchmark pages (the unit does not name
   the accelerator); personal and third-party result repositories found by the exact strings (a MiniMax M2.5 BF16 run
   on p5.48xlarge, a Falcon-H1R post, MI300X-vs-H200 reports: not the rule's kinds of publisher, or not in the
-  catalog); GPUStack's performance lab (already cited); bentoml/llm-bench (raw runs, hardware not stated).
+  catalog); GPUStack's performance lab (already cited); bentoml/llm-bench (raw runs, hardware not stated); vLLM's
+  recipes (one request on hardware not stated, or 'xxx' placeholders, as set 9 found); Fireworks' FireAttention posts
+  (requests per second, charts); vllm-project/tpu-inference's deployment guides (links to the TPU recipes); OCI's AI
+  blueprints and Nebius' serverless cookbook (no figures).
 - **Short of the rule's aim**: 56 rows transcribed, 52 appended (the 2 MTP rows and the 2 gpt-oss rows refused, with
   the reasons the script prints), of which the estimate's validation split refuses 21 (expert parallelism: ATOM's
   Qwen3-235B table and SGLang's MiniMax-M2.5 runs, ``leave_out.validation_refused``), so 31 estimated rows, from 4
