@@ -299,12 +299,13 @@ def test_b200_deepseek_r1_at_42_is_within_15_percent_of_the_published_best() -> 
 
 
 def test_catalog_yes_no_columns_are_read_once_as_bool() -> None:
-    # data/serving_stacks.csv: 26 stacks are disaggregated and 12 run attention data-parallel (counted in the file: 10,
-    # and the seventh validation set's SGLang on H200 with --enable-dp-attention and TensorRT-LLM's DeepSeek-R1 EP 8);
+    # data/serving_stacks.csv: 26 stacks are disaggregated and 13 run attention data-parallel (counted in the file: 10,
+    # the seventh validation set's SGLang on H200 with --enable-dp-attention and TensorRT-LLM's DeepSeek-R1 EP 8, and
+    # the ninth set's Chitu DeepSeek-R1 on 32 H20 with attention DP 32; the tenth set adds none);
     # data/throughput_curves.csv leaves data_parallel_attention empty on 1,851 points: not stated reads as false
     stacks, points = catalog.serving_stacks(), catalog.throughput_curves()
     assert stacks["disaggregated"].dtype == bool and int(stacks["disaggregated"].sum()) == 26
-    assert int(stacks["data_parallel_attention"].sum()) == 12
+    assert int(stacks["data_parallel_attention"].sum()) == 13
     with open(catalog.DATA_DIR / "throughput_curves.csv", newline="", encoding="utf-8") as f:
         words = [r["data_parallel_attention"] for r in csv.DictReader(f)]
     assert points["data_parallel_attention"].tolist() == [w == "yes" for w in words]
