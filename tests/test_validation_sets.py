@@ -1,5 +1,5 @@
-"""The validation-set add scripts (tools/add_validation_set_4.py to _9.py and their shared tools/validation_sets.py):
-re-run in order they give data/ byte for byte, a set is never appended twice, and the seventh to ninth sets' rows
+"""The validation-set add scripts (tools/add_validation_set_4.py to _10.py and their shared tools/validation_sets.py):
+re-run in order they give data/ byte for byte, a set is never appended twice, and the seventh to tenth sets' rows
 read the published figures as their reading rules say (golden values worked by hand)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ DATA = ROOT / "data"
 FILES = ("throughput_curves.csv", "serving_stacks.csv")
 FIRST = {"throughput_curves.csv": ("holdout_group", "trtllm-0.5-h200-blog"),
          "serving_stacks.csv": ("stack_id", "trtllm-0.5.0-tp1")}
-"""The first record the fourth set appended to each file: the fourth to ninth sets are the files' last records."""
+"""The first record the fourth set appended to each file: the fourth to tenth sets are the files' last records."""
 
 
 def _script(n: int, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
@@ -41,7 +41,7 @@ def _before_the_fourth_set(tmp: Path) -> None:
 def test_re_running_the_add_scripts_in_order_gives_data_byte_for_byte(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     _before_the_fourth_set(tmp_path)
-    for n in (4, 5, 6, 7, 8, 9):
+    for n in (4, 5, 6, 7, 8, 9, 10):
         _script(n, monkeypatch).main(tmp_path)
     for name in FILES:
         assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name
@@ -57,6 +57,8 @@ def test_a_set_already_in_data_is_refused_and_nothing_is_written(tmp_path: Path,
         _script(8, monkeypatch).main(tmp_path)
     with pytest.raises(SystemExit, match="the ninth validation set is already in data/throughput_curves.csv"):
         _script(9, monkeypatch).main(tmp_path)
+    with pytest.raises(SystemExit, match="the tenth validation set is already in data/throughput_curves.csv"):
+        _script(10, monkeypatch).main(tmp_path)
     for name in FILES:
         assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name
 
@@ -268,6 +270,74 @@ def test_the_ninth_sets_split_format_rows_are_held_in_the_curves_format_columns(
                                                                                                    "11.34625")
 
 
+def test_the_tenth_sets_rows_read_the_published_figures(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = _script(10, monkeypatch).rows()
+    # AMD's ATOM DeepSeek-R1 recipe, 8 MI300X at TP 8, FP8 with an FP8 KV cache, ISL / OSL 1024 at concurrency 128:
+    # Output Throughput 4,274 tok/s for the 8 GPUs, per GPU 4274 / 8 = 534.25
+    r = _row(rows, "amd-atom-recipes", "mi300x", "deepseek-v3", concurrency="128", **ONE_FORMAT)
+    assert (r["precision"], r["output_tokens_per_s_per_accelerator"], r["input_tokens"]) == ("fp8", "534.25", "1024")
+    # ATOM's Qwen3-235B table counts input and output tokens: TP4 + EP4 at ISL 4000 / OSL 1000, concurrency 128, Total
+    # Throughput 19388.74 for 4 GPUs: 19388.74 x 1000 / 5000 = 3877.748 output tokens/s, / 4 = 969.437 per GPU
+    r = _row(rows, "amd-atom-recipes", "mi355x", "qwen3-235b-a22b", tensor_parallel="4", concurrency="128",
+             input_tokens="4000")
+    assert (r["output_tokens_per_s_per_accelerator"], r["expert_parallel"]) == ("969.437", 4)
+    # Google's Ironwood recipe publishes per chip: Qwen3-32B FP8 on one TPU7x chip, 8k/1k at concurrency 320: 1382.18
+    r = _row(rows, "google-tpu-recipes-ironwood", "tpu7x", "qwen3-32b", input_tokens="8192", **ONE_FORMAT)
+    assert (r["output_tokens_per_s_per_accelerator"], r["accelerator_count"], r["precision"]) == ("1382.18", "1",
+                                                                                                  "fp8")
+    # the SGLang cookbook's Qwen3 page, 8 B200, summarization at concurrency 64: lengths from the result's totals,
+    # 1,273,893 input and 169,680 generated tokens over 320 requests = 3980.915625 and 530.25; 1790.43 / 8 = 223.80375
+    r = _row(rows, "sglang-cookbook", "b200", "qwen3-235b-a22b", concurrency="64", output_tokens="530.25")
+    assert (r["input_tokens"], r["output_tokens_per_s_per_accelerator"]) == ("3980.915625", "223.80375")
+    # its DeepSeek-R1 page, FP8 weights with the BF16 KV cache the rule reads where none is stated, reasoning at
+    # concurrency 16 (318,226 tokens over 80 requests = 3977.825): 912.02 / 8 = 114.0025
+    r = _row(rows, "sglang-cookbook", "b200", "deepseek-v3", concurrency="16", output_tokens="3977.825")
+    assert (r["precision"], r["weight_precision"], r["kv_cache_precision"]) == ("fp8", "", "bf16")
+    assert r["output_tokens_per_s_per_accelerator"] == "114.0025"
+    # its Llama4 page prints 49,668 input tokens for the medium run (the other pages print 39,668): 49668 / 80 = 620.85
+    r = _row(rows, "sglang-cookbook", "mi300x", "llama-4-scout", concurrency="16")
+    assert (r["input_tokens"], r["output_tokens_per_s_per_accelerator"]) == ("620.85", "144.05875")  # 1152.47 / 8
+    # Lambda's MiniMax-M2.5 page: 896 generation tok/s on 2 Blackwell GPUs (read as b200), 849 on 4 H100, 32 parallel
+    # requests, 4,194,304 in and 524,288 out over 512 prompts = 8192 and 1024: 896 / 2 = 448, 849 / 4 = 212.25
+    per_gpu = {r["accelerator"]: r["output_tokens_per_s_per_accelerator"] for r in rows
+               if r["holdout_group"] == "lambda-inference-models"}
+    assert per_gpu == {"b200": "448", "h100-sxm": "212.25"}
+    assert {(r["input_tokens"], r["output_tokens"], r["concurrency"]) for r in rows
+            if r["holdout_group"] == "lambda-inference-models"} == {("8192", "1024", "32")}
+    assert {str(r["source_date"]) for r in rows} == {"2026-12-06"}
+    assert all("gathered without comparing it to the estimate" in str(r["note"]) for r in rows)
+
+
+def test_the_tenth_sets_refused_rows_are_kept_with_the_tools_reason(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    script = _script(10, monkeypatch)
+    # 56 rows transcribed: ATOM's two MTP rows (no acceptance published) and the cookbook's two gpt-oss-120b rows
+    # (MXFP4 weights with BF16 compute: b200 lists no such pair in data/accelerators.csv) are refused, 52 appended
+    refused = [(t["source_key"], t["accelerator"], t["speculative_decoding"]) for t, _ in script.refused()]
+    assert sorted(refused) == [("amd_atom_dsr1", "mi300x", "mtp")] * 2 + [("sglang_cookbook_gpt_oss", "b200",
+                                                                          "none")] * 2
+    why = [w for _, w in script.refused()]
+    assert sum(w.endswith("the page states MTP with 3 speculated tokens and no acceptance") for w in why) == 2
+    assert sum(w.startswith("weight_precision: b200 (accelerator) does not run mxfp4 weights with bf16 compute")
+               for w in why) == 2
+    assert len(script.rows()) == 52
+    _before_the_fourth_set(tmp_path)
+    for n in (4, 5, 6, 7, 8, 9):
+        _script(n, monkeypatch).main(tmp_path)
+    capsys.readouterr()
+    script.main(tmp_path)
+    out = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith("not appended (") for line in out) == 4
+    assert out[4] == "appended 52 points and 12 serving stacks"
+    # the tenth set is listed on its own line after the ninth, its sources in no range's basis
+    sets = list(leave_out.calibration.VALIDATION_SETS.items())
+    assert sets[-1] == ("tenth set (after the rule change set 9 led to, selection rule first)",
+                        ("amd-atom-recipes", "sglang-cookbook", "google-tpu-recipes-ironwood",
+                         "lambda-inference-models"))
+    assert sets[-2][0].startswith("ninth set (")
+    assert not set(sets[-1][1]) & set(leave_out.calibration.RANGE_BASIS_SOURCES)
+
+
 def test_the_eighth_sets_rows_in_formats_apart_are_the_scenarios_fields_in_groups_of_their_own(
         monkeypatch: pytest.MonkeyPatch) -> None:
     rows = _script(8, monkeypatch).rows(formats=True)
@@ -289,23 +359,26 @@ def test_the_eighth_sets_rows_in_formats_apart_are_the_scenarios_fields_in_group
     r = next(r for r in rows if r["holdout_group"] == "lmsys-blog-sglang-gpt-oss-formats")
     assert r["output_tokens_per_s_per_accelerator"] == "39.8162"
     assert "never compared with the estimate" in str(r["note"])
-    # a set of their own in the validation split, after the eighth (and before the ninth)
-    sets = list(leave_out.calibration.VALIDATION_SETS.items())
-    assert sets[-2] == ("eighth set, formats added after (weights, compute and KV cache apart)",
-                        ("qserve-paper-efficiency-formats", "vllm-blog-fp8-kvcache-formats",
-                         "lmsys-blog-sglang-gpt-oss-formats"))
+    # a set of their own in the validation split, after the eighth and before the ninth
+    names = list(leave_out.calibration.VALIDATION_SETS)
+    formats = "eighth set, formats added after (weights, compute and KV cache apart)"
+    assert names[names.index(formats) - 1].startswith("eighth set (") and names[names.index(formats) + 1].startswith(
+        "ninth set (")
+    assert leave_out.calibration.VALIDATION_SETS[formats] == ("qserve-paper-efficiency-formats",
+                                                              "vllm-blog-fp8-kvcache-formats",
+                                                              "lmsys-blog-sglang-gpt-oss-formats")
 
 
 def test_the_eighth_sets_formats_alone_append_to_data_holding_the_27_and_not_twice(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # data/ as it was before the formats were appended: the ninth set (appended after them) and the formats' 13
-    # records cut; --formats gives data/ as it was before the ninth set
-    ninth = _script(9, monkeypatch)
+    # data/ as it was before the formats were appended: the ninth and tenth sets (appended after them) and the
+    # formats' 13 records cut; --formats gives data/ as it was before the ninth set
+    later = [r for n in (9, 10) for r in _script(n, monkeypatch).rows()]
     curves = (DATA / "throughput_curves.csv").read_text(encoding="utf-8").splitlines(keepends=True)
     stacks = (DATA / "serving_stacks.csv").read_text(encoding="utf-8").splitlines(keepends=True)
-    ids = {str(r["serving_stack"]) for r in ninth.rows()}  # the stacks the ninth set appended are the last ones
+    ids = {str(r["serving_stack"]) for r in later}  # the stacks the ninth and tenth sets appended are the last ones
     first = next(i for i in range(1, len(stacks)) if all(line.split(",")[0] in ids for line in stacks[i:]))
-    before_ninth = {"throughput_curves.csv": curves[:len(curves) - len(ninth.rows())],
+    before_ninth = {"throughput_curves.csv": curves[:len(curves) - len(later)],
                     "serving_stacks.csv": stacks[:first]}
     (tmp_path / "throughput_curves.csv").write_text("".join(before_ninth["throughput_curves.csv"][:-13]),
                                                     encoding="utf-8")

@@ -146,13 +146,12 @@ Reading rules, fixed before any point was compared with anything:
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import validation_sets
-
-sys.path.insert(0, str(validation_sets.ROOT))
-from economics.schema import user_curves  # noqa: E402
+from validation_sets import format_problems as _format_problems
+from validation_sets import formats as _formats
+from validation_sets import published_formats as _published
 
 READ = "2026-12-06"
 """The date the ninth set was read."""
@@ -182,32 +181,6 @@ HOW = {"max_batch": "batch size {c} (trtllm-bench with that batch limit), fixed 
 DRAFT_REFUSED = ("the catalog estimates a speculative stack only with its acceptance rate; the page states a draft "
                  "model with {n} speculated tokens and no acceptance")
 """Why a speculative row whose acceptance is not published cannot be held as a stack of data/serving_stacks.csv."""
-
-
-def _formats(t: dict[str, str]) -> dict[str, str]:
-    """The curves' format cells of a transcription row: ``precision`` is the compute's format, and the weights' and
-    the KV cache's are written only where they differ from it (an empty cell is ``precision``'s, as in a scenario).
-
-    >>> _formats({"weight_precision": "int4", "compute_precision": "bf16", "kv_cache_precision": "bf16"})
-    {'precision': 'bf16', 'weight_precision': 'int4', 'compute_precision': '', 'kv_cache_precision': ''}
-    """
-    c, w, kv = t["compute_precision"], t["weight_precision"], t["kv_cache_precision"]
-    return {"precision": c, "weight_precision": "" if w == c else w, "compute_precision": "",
-            "kv_cache_precision": "" if kv == c else kv}
-
-
-def _published(t: dict[str, str]) -> str:
-    """The row's formats in its curve id: its one precision, or weights, compute and KV cache apart."""
-    return t["precision"] or f"w{t['weight_precision']}-c{t['compute_precision']}-kv{t['kv_cache_precision']}"
-
-
-def _format_problems(t: dict[str, str]) -> list[str]:
-    """What the curves' parser (``economics.schema.user_curves.point_problems``: the scenario's fields, and a pair of
-    formats the accelerator runs) refuses in a row's formats: [] when data/throughput_curves.csv can hold them."""
-    cells = {**dict.fromkeys(user_curves.COLUMNS, ""), "accelerator": t["accelerator"], "model": t["model"],
-             **_formats(t)}
-    columns = ("precision", *user_curves.FORMAT_COLUMNS)
-    return [p for p in user_curves.point_problems(cells) if p.split(":")[0] in columns]
 
 
 def _why(t: dict[str, str]) -> str:

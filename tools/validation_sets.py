@@ -1,4 +1,5 @@
-"""What the validation-set add scripts (tools/add_validation_set_4.py to _7.py) share: reading a set's transcription,
+"""What the validation-set add scripts (tools/add_validation_set_4.py to _10.py) share: reading a set's transcription,
+the curves' format cells of a row (weights, compute and KV cache apart) and what the curves' parser refuses in them,
 the serving-stack row of a stack first published with a set's points, and the append to data/.
 
 Each add script keeps what is its own (the reading rules in its docstring, its sources, how a transcription row becomes
@@ -11,11 +12,15 @@ fourth set gives data/ byte for byte (tests/test_validation_sets.py).
 from __future__ import annotations
 
 import csv
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
+sys.path.insert(0, str(ROOT))
+from economics.schema import user_curves  # noqa: E402
+
 READ = "2026-12-05"
 """The date the fourth to seventh sets were read."""
 
@@ -37,6 +42,32 @@ def point(t: dict[str, str], what: str, **own: object) -> dict[str, object]:
             "time_to_first_token_s": "", "pipeline_parallel": 1, "expert_parallel": 1, "data_parallel_attention": "",
             "speculative_decoding": "none", "disaggregated": "no", "nodes": 1, "source": f"{what} {t['url']}",
             "source_date": READ, **own}
+
+
+def formats(t: dict[str, str]) -> dict[str, str]:
+    """The curves' format cells of a transcription row: ``precision`` is the compute's format, and the weights' and
+    the KV cache's are written only where they differ from it (an empty cell is ``precision``'s, as in a scenario).
+
+    >>> formats({"weight_precision": "int4", "compute_precision": "bf16", "kv_cache_precision": "bf16"})
+    {'precision': 'bf16', 'weight_precision': 'int4', 'compute_precision': '', 'kv_cache_precision': ''}
+    """
+    c, w, kv = t["compute_precision"], t["weight_precision"], t["kv_cache_precision"]
+    return {"precision": c, "weight_precision": "" if w == c else w, "compute_precision": "",
+            "kv_cache_precision": "" if kv == c else kv}
+
+
+def published_formats(t: dict[str, str]) -> str:
+    """The row's formats in its curve id: its one precision, or weights, compute and KV cache apart."""
+    return t["precision"] or f"w{t['weight_precision']}-c{t['compute_precision']}-kv{t['kv_cache_precision']}"
+
+
+def format_problems(t: dict[str, str]) -> list[str]:
+    """What the curves' parser (``economics.schema.user_curves.point_problems``: the scenario's fields, and a pair of
+    formats the accelerator runs) refuses in a row's formats: [] when data/throughput_curves.csv can hold them."""
+    cells = {**dict.fromkeys(user_curves.COLUMNS, ""), "accelerator": t["accelerator"], "model": t["model"],
+             **formats(t)}
+    columns = ("precision", *user_curves.FORMAT_COLUMNS)
+    return [p for p in user_curves.point_problems(cells) if p.split(":")[0] in columns]
 
 
 def framework_name(framework: str) -> str:

@@ -62,6 +62,8 @@ VALIDATION_SETS = {
     "ninth set (after set 8 was measured, selection rule first)": (
         "nvidia-modelopt-benchmark-h200", "aws-neuron-trn2-405b-tutorial", "datacrunch-h200-sglang-offline",
         "pytorch-gpt-fast-readme", "chitu-performance-h20", "qwen-speed-benchmark-h20"),
+    "tenth set (after the rule change set 9 led to, selection rule first)": (
+        "amd-atom-recipes", "sglang-cookbook", "google-tpu-recipes-ironwood", "lambda-inference-models"),
 }
 """The validation sources in the order they were added, each set after the rule changes its predecessor led to
 (below); only the last set is a test of the rules as they stand."""
@@ -114,7 +116,11 @@ after that as sources of their own (``-formats``), never compared with the estim
 The ninth (tools/validation_set_9.md, tools/add_validation_set_9.py: the Qwen team's speed benchmark on H20, NVIDIA's
 Model Optimizer table on H200, Chitu's H20 tables, DataCrunch's SGLang runs on H200, gpt-fast's A100 tables, AWS
 Neuron's Llama 3.1 405B tutorial on Trn2) was drawn by a rule committed first, after the eighth was measured, and
-gathered without comparing it to the estimate; no rule changed between them."""
+gathered without comparing it to the estimate; no rule changed between them. The tenth (tools/validation_set_10.md,
+tools/add_validation_set_10.py: AMD's ATOM recipes on MI300X and MI355X, the SGLang cookbook's speed benchmarks on
+B200 and H100, Google's Ironwood Qwen3-32B recipe, Lambda's MiniMax-M2.5 page) was drawn by a rule committed first,
+after the ninth was measured and while a rule was changed after seeing it, and gathered without comparing it to the
+estimate: the set that tests the rules as they then stand."""
 FITTED_CELL = "yes"
 """The ``fitted`` cell of a point the fit uses; any other cell is "no: " and why the point is left out."""
 NEVER_FITTED = ("blind", "validation")
