@@ -12,11 +12,13 @@ from typing import Any
 
 import pandas as pd
 import pytest
+import streamlit as st
 from streamlit.runtime.memory_media_file_storage import _calculate_file_id
 from streamlit.testing.v1 import AppTest
 
 import economics
 from economics import FIELDS
+from economics.cli import main
 from economics.io import plan_files
 from economics.studies import planner
 from tests.test_app import set_field, start
@@ -325,3 +327,109 @@ def test_the_plans_odds_on_request() -> None:
     assert "cheaper than the chosen plan's" in said and "of 2 draws (seed 0)" in said
     mixes = next(d.value for d in at.dataframe if "mix" in d.value.columns)
     assert mixes["probability_cheapest"].sum() == pytest.approx(1.0)
+
+
+def cli_plan(at: AppTest, tmp_path: Path) -> str:
+    """``python -m economics plan`` (in this process) on the page's scenario and settings as they are now: its JSON
+    output, the page's state written as a plan row (the scenario's fields, then the planner's columns)."""
+    scenario, chosen = at.session_state["scenario"], at.session_state["settings"]
+    settings = {name: chosen[links.PLAN_PREFIX + name] for name in planner.PLAN_FIELDS}
+    row = {k: v for k, v in {**scenario, **settings}.items() if v is not None}
+    table = tmp_path / "page.csv"
+    pd.DataFrame([row]).to_csv(table, index=False)
+    out = tmp_path / "plan.json"
+    assert main(["plan", str(table), "--row", str(scenario["name"]), "--accelerators",
+                 ",".join(chosen[links.PLAN_PREFIX + "accelerators"]), "-o", str(out)]) == 0
+    return out.read_text(encoding="utf-8")
+
+
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """The elements the page hands to Streamlit, in order, as (kind, text): a KPI as 'label: value'. Streamlit's own
+    ``DeltaGenerator._enqueue`` is wrapped (observed, not replaced), so the order is the order a browser gets them."""
+    from streamlit.delta_generator import DeltaGenerator
+    seen: list[tuple[str, str]] = []
+    enqueue = DeltaGenerator._enqueue
+
+    def observed(dg: Any, delta_type: str, element: Any, *args: Any, **kwargs: Any) -> Any:
+        text = f"{element.label}: {element.body}" if delta_type == "metric" else str(getattr(element, "body", ""))
+        seen.append((delta_type, text))
+        return enqueue(dg, delta_type, element, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "_enqueue", observed)
+    return seen
+
+
+PAGE_LINK = {"model": "llama-3.1-70b", "precision": "fp8", "target_output_tokens_per_s_per_user": "30",
+             "output_tokens_per_s_per_accelerator": ""}
+"""The Plan page's scenario in bench/app_latency.py and bench/plan.py (the default scenario with these fields)."""
+
+
+def test_the_page_draws_the_stages_plan_first_and_ends_on_the_cli_plan(monkeypatch: pytest.MonkeyPatch,
+                                                                       tmp_path: Path) -> None:
+    # bench/plan.py's first page edit, 5.1e9 output tokens a day: the stages find 6,714.24 USD a day at 9.40 % from
+    # stage 1's bound; the proof on the whole MILP finds 6,645.43 (its optimum; tests/test_planner_proof.py). The
+    # page sends the stages' KPIs and a status saying the proof runs, then the proven plan's, and ends on exactly
+    # what `python -m economics plan` writes for the same row (the download's bytes, the KPIs, the status line)
+    st.cache_resource.clear()  # the page's plans of earlier tests: this state is planned (and proven) here
+    at = start("plan", PAGE_LINK)
+    seen = sent(monkeypatch)
+    set_field(at, "demand_output_tokens_per_day", "5,100,000,000")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    text = cli_plan(at, tmp_path)
+    want = json.loads(text)
+    costs = [t for kind, t in seen if kind == "metric" and t.startswith("Cost per day: ")]
+    statuses = [t for kind, t in seen if kind == "markdown" and " systems on site; " in t]
+    assert costs == ["Cost per day: $6,714", "Cost per day: $6,645"]  # the stages' plan, then the proof's
+    assert len(statuses) == 2 and "proving it within 1 % on the whole mixed-integer program" in statuses[0]
+    assert "within 9.40 % of the lower bound" in statuses[0]
+    assert statuses[1].endswith(f"solver: {want['summary']['solver_status']}.")
+    assert seen.index(("metric", costs[0])) < seen.index(("markdown", statuses[0]))  # the KPIs before the proof
+    assert want["summary"]["cost_usd_per_day"] == pytest.approx(6645.43, abs=0.005)
+    assert metric(at, "Cost per day") == fmt.usd(want["summary"]["cost_usd_per_day"])
+    assert downloads(at)["plan_json"] == _calculate_file_id(text.removesuffix("\n").encode(), "application/json",
+                                                            "plan.json")
+    # the same state again (a rerun) is proven already: drawn at once as proven, no proof and no status in between
+    seen.clear()
+    at.run()
+    assert [t for kind, t in seen if kind == "metric" and t.startswith("Cost per day: ")] == ["Cost per day: $6,645"]
+    assert not any("proving" in t for _, t in seen)
+
+
+def test_a_proof_that_finds_no_cheaper_plan_changes_only_the_status(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path) -> None:
+    # bench/plan.py's second page edit, 2.02e10 output tokens a day: the proof keeps the stages' plan (24,437.85 USD
+    # a day) and proves it within 0.72 %: the KPIs are sent once, the status line twice, and the page ends on the
+    # CLI's plan
+    st.cache_resource.clear()
+    at = start("plan", PAGE_LINK)
+    seen = sent(monkeypatch)
+    set_field(at, "demand_output_tokens_per_day", "20,200,000,000")
+    text = cli_plan(at, tmp_path)
+    want = json.loads(text)
+    costs = [t for kind, t in seen if kind == "metric" and t.startswith("Cost per day: ")]
+    statuses = [t for kind, t in seen if kind == "markdown" and " systems on site; " in t]
+    assert costs == ["Cost per day: $24,438"] == [f"Cost per day: {fmt.usd(want['summary']['cost_usd_per_day'])}"]
+    assert len(statuses) == 2 and "proving it within 1 %" in statuses[0]
+    assert statuses[1].endswith(f"solver: {want['summary']['solver_status']}.")
+    assert "within 0.72 % of the lower bound" in statuses[1] and "HiGHS on the whole MILP" in statuses[1]
+    assert downloads(at)["plan_json"] == _calculate_file_id(text.removesuffix("\n").encode(), "application/json",
+                                                            "plan.json")
+
+
+def test_the_example_needs_no_proof_and_is_the_cli_plan(monkeypatch: pytest.MonkeyPatch, example: AppTest,
+                                                        tmp_path: Path) -> None:
+    # the page's worked example (bench/plan.py's fresh-process row; a TTFT target, the 64 H100s owned): its model of
+    # every pool has 302 integer columns, over the proof's 300, so the stages' plan is the plan (stage 1's bound,
+    # 7.32 %): drawn once, no proof said to run, and the CLI's plan
+    st.cache_resource.clear()
+    seen = sent(monkeypatch)
+    example.run()
+    text = cli_plan(example, tmp_path)
+    want = json.loads(text)
+    statuses = [t for kind, t in seen if kind == "markdown" and " systems on site; " in t]
+    assert [t for kind, t in seen if kind == "metric" and t.startswith("Cost per day: ")] == [
+        f"Cost per day: {fmt.usd(want['summary']['cost_usd_per_day'])}"]
+    assert statuses == [statuses[0]] and statuses[0].endswith(f"solver: {want['summary']['solver_status']}.")
+    assert "proving" not in statuses[0] and "HiGHS" not in statuses[0]
+    assert downloads(example)["plan_json"] == _calculate_file_id(text.removesuffix("\n").encode(),
+                                                                 "application/json", "plan.json")

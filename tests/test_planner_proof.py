@@ -91,3 +91,23 @@ def test_a_plan_of_a_few_pools_is_a_plan_of_the_whole_model_at_the_same_cost() -
     assert float(np.dot(m.c, x)) == pytest.approx(plan.fun, rel=1e-12)
     assert {p for p, z in m.rules.open_col.items() if x[z] == 1.0} == {
         p for p in used if any(round(float(x[col])) > 0 for (q, h), col in m.count_col.items() if q == p)}
+
+
+def test_plan_is_its_stages_then_their_proof() -> None:
+    # plan = plan_stages + prove_plan (the Plan page draws the first, then the second): on the page's first demand
+    # edit the stages' plan is plan(..., proof=False)'s (6,714.24 USD a day at 9.40 %) and its proof plan(...)'s
+    # (6,645.43, the optimum), every figure of both; the proof leaves the stages' result as it was
+    s = page_scenario(5.1e9)
+    staged = planner.plan_stages(s, PAGE_SETTINGS, None, PAGE_ACCELERATORS)
+    first = staged.result().to_dict()
+    assert staged.proves
+    assert first == planner.plan(s, PAGE_SETTINGS, None, PAGE_ACCELERATORS, costed=False, proof=False).to_dict()
+    assert first["summary"]["cost_usd_per_day"] == pytest.approx(6714.24, abs=0.005)
+    proven = planner.prove_plan(staged).to_dict()
+    assert proven == planner.plan(s, PAGE_SETTINGS, None, PAGE_ACCELERATORS, costed=False).to_dict()
+    assert proven["summary"]["cost_usd_per_day"] == pytest.approx(6645.43, abs=0.005)
+    assert staged.result().to_dict() == first
+    # a plan no proof runs on (stage 1's bound within 1 %, or more than 300 integer columns) is its stages' plan
+    free = replace(PAGE_SETTINGS, max_pools=None, min_rental_hours=1.0, min_pool_systems=1)
+    plain = planner.plan_stages(s, free, None, PAGE_ACCELERATORS)
+    assert not plain.proves and planner.prove_plan(plain) is plain.result()

@@ -11,10 +11,12 @@ budget, objective, rent and spares) are page settings ``plan_*`` kept in the sam
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import hashlib
 import json
+import threading
 from typing import Any
 
 import streamlit as st
@@ -27,6 +29,7 @@ from economics.schema.validation import InputError
 from economics.studies import planner
 from economics.studies.plan_odds import MAX_PLAN_SAMPLES, plan_odds
 from economics.studies.planner.candidates import catalog_candidates
+from economics.studies.planner.milp import PROOF_GAP
 from ui import common, editor, links, report, state
 from ui import format as fmt
 from ui.text import plain
@@ -214,17 +217,51 @@ SOLVING = "Solving the plan (a mixed-integer program)..."
 # drawn by Streamlit.)
 
 
-@st.cache_data(max_entries=32, show_spinner=SOLVING)
-def _solve(scenario_json: str, settings_json: str, ids: tuple[str, ...], candidates_csv: bytes | None
-           ) -> dict[str, Any]:
-    """The plan as JSON-ready data, and its tables as the planner's frames under ``frames`` (for display)."""
+def _page_data(result: planner.PlanResult) -> dict[str, Any]:
+    """A plan as JSON-ready data, and its tables as the planner's frames under ``frames`` (for display)."""
+    return {**result.to_dict(), "frames": {"plan": result.plan, "constraints": result.constraints,
+                                           "candidates": result.candidates, "hours": result.hours}}
+
+
+class _Plan:
+    """A state's plan on the page: the plan of the planner's stages (``planner.plan_stages``), drawn at once, and
+    the plan proven from it (``planner.prove_plan``: what ``planner.plan`` returns), drawn when the proof is done.
+    Shared by every session (:func:`_planned`), proven once; each caller gets its own copy."""
+
+    def __init__(self, staged: planner.Staged) -> None:
+        self.staged: planner.Staged | None = staged
+        self.first = _page_data(staged.result())
+        self.final = None if staged.proves else self.first
+        self.lock = threading.Lock()
+
+    @property
+    def pending(self) -> bool:
+        """Whether the proof is still to run."""
+        return self.final is None
+
+    def now(self) -> dict[str, Any]:
+        """The plan proven when it is, else the stages' plan."""
+        return copy.deepcopy(self.final if self.final is not None else self.first)
+
+    def proven(self) -> dict[str, Any]:
+        """The plan proven (the proof runs on the first call; a second session waits for it rather than run it)."""
+        with self.lock:
+            if self.final is None:
+                assert self.staged is not None
+                self.final = _page_data(planner.prove_plan(self.staged))
+                self.staged = None  # the models are not needed again
+        return copy.deepcopy(self.final)
+
+
+@st.cache_resource(max_entries=32, show_spinner=SOLVING)
+def _planned(scenario_json: str, settings_json: str, ids: tuple[str, ...], candidates_csv: bytes | None) -> _Plan:
+    """The plan of these inputs: its stages solved now, its proof when :meth:`_Plan.proven` asks (one object per
+    state, kept for the 32 states last planned, so a state planned again is neither solved nor proven twice)."""
     s = economics.Scenario(**json.loads(scenario_json))
     settings = planner.PlanSettings(**json.loads(settings_json))
     cands = None if candidates_csv is None else plan_files.read_candidates_csv(candidates_csv, s)
     # what each operations setting costs is solved after the plan is drawn (:func:`_setting_costs`)
-    result = planner.plan(s, settings, cands, list(ids) or None, costed=False)
-    return {**result.to_dict(), "frames": {"plan": result.plan, "constraints": result.constraints,
-                                           "candidates": result.candidates, "hours": result.hours}}
+    return _Plan(planner.plan_stages(s, settings, cands, list(ids) or None))
 
 
 COSTING = "Solving the plan again without each operations setting..."
@@ -309,23 +346,27 @@ def _inputs_of(scenario: dict[str, Any]) -> tuple[str, str, tuple[str, ...]]:
             tuple(settings[P + "accelerators"]))
 
 
-def solve(scenario: dict[str, Any], candidates_csv: bytes | None) -> dict[str, Any]:
+def solve(scenario: dict[str, Any], candidates_csv: bytes | None) -> _Plan:
     """The plan of a scenario under the page's settings (cached); raises the planner's input errors."""
     scenario_json, settings_json, ids = _inputs_of(scenario)
-    return _solve(scenario_json, settings_json, ids, candidates_csv)
+    return _planned(scenario_json, settings_json, ids, candidates_csv)
 
 
-def _baseline_plan(candidates_csv: bytes | None) -> dict[str, Any] | None:
-    """The pinned baseline planned under the same settings (None without one, or when it has no plan)."""
+def _baseline_plan(candidates_csv: bytes | None) -> _Plan | None:
+    """The pinned baseline planned under the same settings (None without one)."""
     pinned = state.baseline()
     if pinned is None:
         return None
     try:
-        out = solve(pinned, candidates_csv)
+        return solve(pinned, candidates_csv)
     except (InputError, ValueError, economics.ScenarioError) as exc:
         st.warning(f"The baseline cannot be planned, so no KPI shows a change against it: {plain(exc)}")
         return None
-    return out if out["feasible"] else None
+
+
+def _feasible(out: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``out`` when it is a plan (a baseline without one shows no change)."""
+    return out if out is not None and out["feasible"] else None
 
 
 def _show_infeasible(out: dict[str, Any]) -> None:
@@ -356,19 +397,20 @@ def _kpis(summary: dict[str, Any], base: dict[str, Any] | None) -> None:
                      help=k.help)
 
 
-def _show(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar,
-          inputs: tuple[str, str, tuple[str, ...], bytes | None]) -> None:
-    """The plan (``out``, solved from ``inputs``: the solver's cache key and the candidates file)."""
+def _head(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar, proving: bool) -> Any:
+    """The plan's KPIs, its status and its pools (or why there is none), drawn first; returns the status line's
+    placeholder (None without a plan). ``proving``: the plan is the stages' and its proof is still to run."""
+    if not out["feasible"]:
+        _show_infeasible(out)
+        return None
     summary = out["summary"]
     _kpis(summary, base)
     side()  # the inputs after the KPIs (see editor.Sidebar)
     if base is not None:
         st.caption("Changes are against the pinned baseline scenario planned under these same planner settings: a "
                    "planner setting moves both plans, a scenario field only this one.")
-    st.caption(f"{fmt.count(summary['systems_on_site'])} systems on site; "
-               f"{fmt.number(summary['rented_system_hours_per_day'])} rented system-hours a day; solver: "
-               f"{summary.get('solver_status', 'within ' + fmt.percent(summary['mip_gap']) + ' of the lower bound')}"
-               ".")
+    status = st.empty()
+    status.caption(_status(summary, proving))
     if summary.get("cost_usd_per_session") is not None:  # workload=sessions: what the plan serves, per session
         remote = float(summary.get("kv_remote_usd_per_day") or 0.0)
         st.caption(f"Agent sessions: {fmt.count(summary['sessions_per_day'])} a day at "
@@ -380,8 +422,60 @@ def _show(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar
     st.subheader("The plan")
     common.show_table(out["frames"]["plan"], key="plan_table", extra=PLAN_COLUMNS)
     st.caption(plain(_footprint_words(summary), max_chars=1000))
+    return status
+
+
+PROVING = (f"; proving it within {100 * PROOF_GAP:g} % on the whole mixed-integer program (HiGHS, started from this "
+           "plan)...")
+
+
+def _status(summary: dict[str, Any], proving: bool) -> str:
+    """The plan's status line: its systems and the solver's status, and, while the proof runs, that it runs."""
+    return (f"{fmt.count(summary['systems_on_site'])} systems on site; "
+            f"{fmt.number(summary['rented_system_hours_per_day'])} rented system-hours a day; solver: "
+            f"{summary.get('solver_status', 'within ' + fmt.percent(summary['mip_gap']) + ' of the lower bound')}"
+            + (PROVING if proving else "."))
+
+
+_STATUS_KEYS = ("solver_status", "mip_gap")
+
+
+def _drawn(out: dict[str, Any], base: dict[str, Any] | None) -> Any:
+    """What :func:`_head` draws besides the solver's status: a proof that finds no cheaper plan changes only that."""
+    def figures(summary: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in summary.items() if k not in _STATUS_KEYS}
+
+    return (out["feasible"], out["infeasible_reason"], figures(out["summary"]), out["plan"],
+            None if base is None else figures(base["summary"]))
+
+
+def _plan_and_proof(plan: _Plan, base: _Plan | None, side: editor.Sidebar) -> tuple[dict[str, Any],
+                                                                                    dict[str, Any] | None]:
+    """The plan's head (:func:`_head`) drawn from the stages' plan when its proof (or the baseline's) is still to
+    run, then the proof run and the head drawn again with the plan proven when anything but the status differs
+    (a cheaper plan), else only the status line. A state proven before is drawn proven at once. Returns the plan
+    and the baseline's plan as drawn last (what ``planner.plan`` returns for each)."""
+    pending = plan.pending or (base is not None and base.pending)
+    out, base_out = plan.now(), None if base is None else _feasible(base.now())
+    where = st.empty()
+    with where.container():
+        status = _head(out, base_out, side, pending)
+    if not pending:
+        return out, base_out
+    final, base_final = plan.proven(), None if base is None else _feasible(base.proven())
+    if _drawn(final, base_final) != _drawn(out, base_out):
+        with where.container():
+            _head(final, base_final, side, False)
+    elif status is not None:
+        status.caption(_status(final["summary"], False))
+    return final, base_final
+
+
+def _show(out: dict[str, Any], side: editor.Sidebar, inputs: tuple[str, str, tuple[str, ...], bytes | None]) -> None:
+    """The rest of the plan (``out``, proven, solved from ``inputs``: the solver's cache key and the candidates
+    file): its odds on request, its limits, what the operations settings cost, its hours, notes and downloads."""
     _odds(inputs)
-    frame = _setting_costs(*inputs, summary)
+    frame = _setting_costs(*inputs, out["summary"])
     limits = planner.limits_with_costs(out["frames"]["constraints"], frame)
     st.subheader("Limits and what one more unit would save")
     common.show_table(limits, key="plan_constraints", extra=CONSTRAINT_COLUMNS)
@@ -541,17 +635,15 @@ def main() -> None:
         st.caption(f"Candidates from {plain(upload.name)}. A file is not part of the link: whoever opens the link "
                    f"uploads it again.")
     try:
-        out = solve(scenario, csv_bytes)
+        planned = solve(scenario, csv_bytes)
     except (InputError, ValueError, economics.ScenarioError) as exc:
         st.error(plain(exc, max_chars=1000))
         common.share()
         side.stop()
     common.baseline_controls()
-    base = _baseline_plan(csv_bytes)
-    if not out["feasible"]:
-        _show_infeasible(out)
-    else:
-        _show(out, base, side, (*_inputs_of(scenario), csv_bytes))
+    out, base = _plan_and_proof(planned, _baseline_plan(csv_bytes), side)
+    if out["feasible"]:
+        _show(out, side, (*_inputs_of(scenario), csv_bytes))
     side()
     with st.expander("Candidates considered and why some were left out"):
         common.show_table(out["frames"]["candidates"], key="plan_candidates", extra=CANDIDATE_COLUMNS)

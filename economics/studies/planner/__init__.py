@@ -80,7 +80,16 @@ if TYPE_CHECKING:  # at run time each is imported from its module on first use (
         records,
     )
     from economics.studies.planner.rules import RULE_OFF, block_hours, rules_active
-    from economics.studies.planner.run import costs_of_settings, limits_with_costs, plan, setting_costs, solve_plan
+    from economics.studies.planner.run import (
+        Staged,
+        costs_of_settings,
+        limits_with_costs,
+        plan,
+        plan_stages,
+        prove_plan,
+        setting_costs,
+        solve_plan,
+    )
 
 _LAZY = {
     **dict.fromkeys(("CANDIDATE_COLUMNS", "Candidate", "catalog_candidates", "catalog_rates", "clear_rates_memo",
@@ -94,8 +103,8 @@ _LAZY = {
     **dict.fromkeys(("CONSTRAINT_COLUMNS", "PLAN_COLUMNS", "SETTING_COST_COLUMNS", "PlanResult", "records"),
                     "economics.studies.planner.report"),
     **dict.fromkeys(("RULE_OFF", "block_hours", "rules_active"), "economics.studies.planner.rules"),
-    **dict.fromkeys(("costs_of_settings", "limits_with_costs", "plan", "setting_costs", "solve_plan"),
-                    "economics.studies.planner.run"),
+    **dict.fromkeys(("Staged", "costs_of_settings", "limits_with_costs", "plan", "plan_stages", "prove_plan",
+                     "setting_costs", "solve_plan"), "economics.studies.planner.run"),
 }
 """Public name -> the module that defines it, imported on first use (issue #43, the cold start): the app's first
 page reads the planner's settings and their defaults (:mod:`.inputs`, for the Plan link's settings) before its first
@@ -119,9 +128,9 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "CANDIDATE_COLUMNS", "CARBON_FRONTIER_COLUMNS", "CONSTRAINT_COLUMNS", "FRONTIER_COLUMNS", "HOURS", "OWNERSHIPS",
     "PLAN_COLUMNS", "PLAN_FIELDS", "RENT_TIERS", "ROLES", "RULE_OFF", "SETTING_COST_COLUMNS", "Candidate", "Costs",
-    "PlanResult", "PlanSettings", "Pool", "Workload", "block_hours", "build_pools", "candidate_costs",
+    "PlanResult", "PlanSettings", "Pool", "Staged", "Workload", "block_hours", "build_pools", "candidate_costs",
     "catalog_candidates", "catalog_rates", "clear_milp_memo", "clear_rates_memo", "costs_of_settings",
     "default_speed_targets", "demand_profile", "frontier_carbon", "frontier_site", "frontier_speed", "frontier_table",
-    "hosting_variants", "limits_with_costs", "plan", "records", "rules_active", "setting_costs", "settings_from_row",
-    "solve_plan", "workload",
+    "hosting_variants", "limits_with_costs", "plan", "plan_stages", "prove_plan", "records", "rules_active",
+    "setting_costs", "settings_from_row", "solve_plan", "workload",
 ]

@@ -94,7 +94,7 @@ def run_milp(m: PlanModel, integer: list[int] | None = None, lb: list[float] | N
 
 PROVEN = "proven on the whole MILP"
 """The message of a plan HiGHS found on the whole model from the plan of two stages, and the end of the message of a
-plan whose bound it proved there (:func:`economics.studies.planner.solve.solve_open`)."""
+plan whose bound it proved there (:func:`economics.studies.planner.solve.prove_stages`)."""
 PROOF_GAP = 1e-2
 PROOF_NODE_LIMIT = 500
 PROOF_MAX_INTEGERS = 300

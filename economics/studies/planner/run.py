@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -43,7 +43,7 @@ from economics.studies.planner.report import (
     plan_result,
 )
 from economics.studies.planner.rules import RULE_OFF, rules_active
-from economics.studies.planner.solve import solve_built, solve_open
+from economics.studies.planner.solve import Stages, prove_stages, solve_built, solve_stages
 from economics.studies.planner.tiers import tier_variants
 
 
@@ -56,7 +56,8 @@ def plan(scenario: Scenario | dict[str, Any], settings: PlanSettings | None = No
     (``accelerators``, default all) are used with their estimated or measured rates, plus the existing fleet.
     ``costed``: with what each operations setting costs (``setting_costs``; :func:`costs_of_settings` adds it to a
     plan made without). ``proof``: a plan of the operations settings' pools is proven within 1 % by HiGHS on the
-    whole model (:func:`~economics.studies.planner.solve.solve_open`); False keeps stage 1's bound. Never raises
+    whole model (:func:`~economics.studies.planner.solve.prove_stages`; :func:`plan_stages` then :func:`prove_plan`
+    are the same two steps); False keeps stage 1's bound. Never raises
     for a plan that cannot be met: the result says why, with the numbers.
 
     One request/s of 100 output tokens on a system serving 100 tokens/s bought for 3,650 USD over one year at 0 %
@@ -71,14 +72,42 @@ def plan(scenario: Scenario | dict[str, Any], settings: PlanSettings | None = No
     >>> r.plan[["name", "role", "systems"]].values.tolist(), round(r.summary["cost_usd_per_day"], 2)
     ([['box', 'aggregated', 1]], 10.0)
     """
+    return solve_plan(*_inputs(scenario, settings, candidates, accelerators), costed, proof)
+
+
+def _inputs(scenario: Scenario | dict[str, Any], settings: PlanSettings | None, candidates: list[Candidate] | None,
+            accelerators: list[str] | None) -> tuple[Scenario, PlanSettings, list[Candidate], list[tuple[str, str]]]:
+    """:func:`plan`'s arguments as :func:`solve_plan` takes them: the scenario, the settings, the candidates in
+    their hosting variants and what was left out.
+    """
     s = as_scenario(scenario)
-    settings = settings or PlanSettings()
     excluded: list[tuple[str, str]] = []
     if candidates is None:
         candidates, excluded = catalog_candidates(s, accelerators)
     check_candidate_count(len(candidates))
     cands, more = hosting_variants(candidates, s)
-    return solve_plan(s, settings, cands, excluded + more, costed, proof)
+    return s, settings or PlanSettings(), cands, excluded + more
+
+
+def plan_stages(scenario: Scenario | dict[str, Any], settings: PlanSettings | None = None,
+                candidates: list[Candidate] | None = None, accelerators: list[str] | None = None) -> Staged:
+    """:func:`plan` up to its proof: ``plan_stages(...).result()`` is the plan ``plan(..., costed=False,
+    proof=False)`` returns, and :func:`prove_plan` of it the plan ``plan(..., costed=False)`` returns, by the same
+    steps (``plan`` runs these two). The Plan page draws the first and then the second.
+    """
+    s, chosen, cands, excluded = _inputs(scenario, settings, candidates, accelerators)
+    if chosen.carbon_cap_tco2e_per_year is not None:  # the cap's search proves its plans itself: run again
+        return Staged(s, chosen, cands, excluded, capped=solve_under_cap(s, chosen, cands, excluded, False, False))
+    return _stages(s, chosen, cands, excluded)
+
+
+def prove_plan(staged: Staged) -> PlanResult:
+    """The plan :func:`plan` returns (``costed=False``) from its stages (:func:`plan_stages`): the stages' plan
+    proven on the whole MILP when :attr:`Staged.proves`, else the stages' plan itself.
+    """
+    if staged.capped is not None:
+        return solve_under_cap(staged.s, staged.settings, staged.cands, staged.excluded, False, True)
+    return _proved(staged)
 
 
 def costs_of_settings(summary: dict[str, Any], scenario: Scenario | dict[str, Any], settings: PlanSettings,
@@ -194,7 +223,59 @@ def _at_own_price(result: PlanResult, extra: float, cap: float) -> PlanResult:
 
 def _solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
                 excluded: list[tuple[str, str]], costed: bool = True, proof: bool = True) -> PlanResult:
-    """:func:`solve_plan` without a carbon cap."""
+    """:func:`solve_plan` without a carbon cap: its stages (:func:`_stages`), its proof (:func:`_proved`), then
+    what each operations setting costs.
+    """
+    staged = _stages(s, settings, cands, excluded)
+    result = _proved(staged) if proof else staged.result()
+    if costed and result.feasible:
+        result.setting_costs = setting_costs(result.summary, staged.s, staged.settings, staged.cands,
+                                             staged.excluded, staged.active)
+        result.constraints = limits_with_costs(result.constraints, result.setting_costs)
+    return result
+
+
+@dataclass
+class Staged:
+    """A plan of the stages, before its proof (:func:`plan_stages`): the inputs (``cands`` in their tier variants,
+    ``excluded`` as given), the rules that can bind (``active``), the candidates ``table``, the problem ``pb`` and
+    the stages' plan ``found`` (``None``: no solve, ``done`` says why), or, under a carbon cap, the plan of the
+    cap's search (``capped``).
+    """
+
+    s: Scenario
+    settings: PlanSettings
+    cands: list[Candidate]
+    excluded: list[tuple[str, str]]
+    active: dict[str, bool] = field(default_factory=dict)
+    table: pd.DataFrame | None = None
+    pb: Problem | None = None
+    found: Stages | None = None
+    done: PlanResult | None = None
+    capped: PlanResult | None = None
+    _result: PlanResult | None = field(default=None, repr=False)
+
+    @property
+    def proves(self) -> bool:
+        """Whether :func:`prove_plan` runs HiGHS on the whole MILP (under a cap: the cap's search again)."""
+        return self.capped is not None or (self.found is not None and self.found.proves)
+
+    def result(self) -> PlanResult:
+        """The stages' plan (made once; ``plan(..., costed=False, proof=False)``)."""
+        if self._result is None:
+            self._result = self.capped or self.done or _result_of(self, self._found())
+        return self._result
+
+    def _found(self) -> Stages:
+        assert self.found is not None
+        return self.found
+
+
+def _stages(s: Scenario, settings: PlanSettings, cands: list[Candidate],
+            excluded: list[tuple[str, str]]) -> Staged:
+    """The plan of the stages (no carbon cap): the candidates in their tier variants, the pools, the pre-check,
+    then :func:`~economics.studies.planner.solve.solve_stages`.
+    """
     cands = tier_variants(cands, s, settings)  # rented options once per tier weighed (once: kept when made again)
     _, growth = objective_factors(s, settings)
     wl = workload(s, settings, growth)
@@ -202,13 +283,34 @@ def _solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
     active = rules_active(settings, pools, cands)  # of every pool (the plan's model may narrow them)
     if active["min_rental_hours"]:
         wl = replace(wl, block_hours=float(settings.min_rental_hours))
-    given, excluded = excluded, excluded + role_excluded  # a plan made again makes its role exclusions again
-    table = candidate_table(cands, pools, excluded, s)
-    reason = precheck(pools, cands, wl, s, settings, excluded)
+    # a plan made again makes its role exclusions again: the staged plan keeps the excluded as given
+    staged = Staged(s, settings, cands, excluded, active)
+    staged.table = candidate_table(cands, pools, excluded + role_excluded, s)
+    reason = precheck(pools, cands, wl, s, settings, excluded + role_excluded)
     if reason:
-        return infeasible_result(reason, table, wl, s)
-    pb = Problem(s, settings, wl, cands, pools, [candidate_costs(c, s, wl.day) for c in cands])
-    m, res, rho, notes, pb = solve_open(pb, proof)
+        staged.done = infeasible_result(reason, staged.table, wl, s)
+        return staged
+    staged.pb = Problem(s, settings, wl, cands, pools, [candidate_costs(c, s, wl.day) for c in cands])
+    staged.found = solve_stages(staged.pb)
+    return staged
+
+
+def _proved(staged: Staged) -> PlanResult:
+    """The staged plan proven (:func:`~economics.studies.planner.solve.prove_stages`), or itself when no proof
+    runs.
+    """
+    if not staged.proves or staged.pb is None:
+        return staged.result()
+    return _result_of(staged, prove_stages(staged.pb, staged._found()))
+
+
+def _result_of(staged: Staged, found: Stages) -> PlanResult:
+    """A plan of the stages (proven or not) as a :class:`PlanResult`: the plan, or why there is none."""
+    assert staged.pb is not None and staged.table is not None
+    s, table, given = staged.s, staged.table, staged.excluded
+    m, res, rho, pb = found.best
+    notes = list(found.notes)  # each result its own (a sessions plan adds its note)
+    wl = pb.wl
     if res.x is None:
         if res.status != 2:  # not proven infeasible: the solver stopped (a time limit) or failed
             why = (f"no plan found within the {TIME_LIMIT_S:g} s time limit of a solve; fewer candidates or hour "
@@ -222,9 +324,6 @@ def _solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
     if float(result.plan["accelerators"].sum()) > MAX_COUNT:  # the pre-check's bound is a floor: the plan says
         return infeasible_result(f"the plan needs {result.plan['accelerators'].sum():,.0f} accelerators, more "
                                  f"than the {MAX_COUNT:,.0f} a fleet may hold; lower the demand", table, wl, s)
-    if costed:
-        result.setting_costs = setting_costs(result.summary, s, settings, cands, given, active)
-        result.constraints = limits_with_costs(result.constraints, result.setting_costs)
     return result
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -192,19 +192,41 @@ def _solve_refined(pb: Problem, refine: bool = True) -> tuple[PlanModel, Any, di
     return m, res, rho, notes
 
 
-def solve_open(pb: Problem, proof: bool = True) -> tuple[PlanModel, Any, dict[int, float], list[str], Problem]:
+Best = tuple[PlanModel, Any, dict[int, float], Problem]
+"""A plan as :func:`solve_stages` finds it: (model, result, TTFT caps, the problem of the model)."""
+
+
+@dataclass
+class Stages:
+    """A plan of the stages (:func:`solve_stages`), before its proof: the model of every pool ``m``, its TTFT caps
+    ``rho`` and ``notes``, the plan found (``best``: a plan of some of ``m``'s pools) and whether
+    :func:`prove_stages` proves it on ``m`` (``provable``: a plan of the operations settings' two stages).
+    """
+
+    m: PlanModel
+    rho: dict[int, float]
+    notes: list[str]
+    best: Best
+    provable: bool
+
+    @property
+    def proves(self) -> bool:
+        """Whether :func:`prove_stages` runs HiGHS (else it returns the plan as it is)."""
+        return self.provable and _to_prove(self.m, self.best[1])
+
+
+def solve_stages(pb: Problem) -> Stages:
     """:func:`_solve_refined`, then, with the operations settings, a few pools solved again on their own: a few pools
     make a small model, solved whole (a rented pool's hours coupled by its rental block) where the large one went in
     two stages. The pools tried are those the plan chose and, with a rental block, those of the plan by the hour
     (its relaxation couples no hours, so it often chooses better); then those of the cheapest with a rented pool
     added (:func:`_add_pools`). The cheapest plan is kept; the lower bound stays the large model's, so the gap
-    reported is against every pool. Returns (model, result, TTFT caps, notes, the problem solved: ``pb`` with the
-    pools of the model).
+    reported is against every pool.
     """
     pools, settings, wl = pb.pools, pb.settings, pb.wl
     m, res, rho, notes = _solve_refined(pb)
     if m.rules is None or res.x is None or res.message != "two stages":
-        return m, res, rho, notes, pb
+        return Stages(m, rho, notes, (m, res, rho, pb), False)
     hours = len(hour_types(wl)[2])
     chosen = [[p for p in range(len(pools)) if pool_counts(m, res.x, p, hours).max() > 0]]
     if m.rules.block:
@@ -220,10 +242,25 @@ def solve_open(pb: Problem, proof: bool = True) -> tuple[PlanModel, Any, dict[in
         found = _own_pools(pb, m, rho, list(few), best[1].fun, replace(res, message="two stages, then its pools"))
         if found is not None:
             best, used = found, list(few)
-    best = _add_pools(pb, m, rho, res, best, used)
-    if proof:
-        best = _proven(pb, m, rho, best)
-    return best[0], best[1], best[2], notes, best[3]
+    return Stages(m, rho, notes, _add_pools(pb, m, rho, res, best, used), True)
+
+
+def prove_stages(pb: Problem, found: Stages) -> Stages:
+    """``found`` with its plan proven on the whole model (:func:`_proven`) when it is a plan of the operations
+    settings' two stages; else ``found`` itself.
+    """
+    if not found.provable:
+        return found
+    return replace(found, best=_proven(pb, found.m, found.rho, found.best))
+
+
+def _to_prove(m: PlanModel, plan: Solution) -> bool:
+    """Whether :func:`_proven` runs HiGHS on ``m`` for ``plan``: a plan not yet proven within
+    :data:`~economics.studies.planner.milp.PROOF_GAP` of its bound, on a model of at most
+    :data:`~economics.studies.planner.milp.PROOF_MAX_INTEGERS` integer columns.
+    """
+    return not (plan.x is None or plan.fun - plan.bound <= PROOF_GAP * abs(plan.fun)  # NaN bound: run
+                or sum(m.integer) > PROOF_MAX_INTEGERS)
 
 
 def _proven(pb: Problem, m: PlanModel, rho: dict[int, float], best: Best) -> Best:
@@ -232,10 +269,10 @@ def _proven(pb: Problem, m: PlanModel, rho: dict[int, float], best: Best) -> Bes
     (stage 1's bound relaxes the rented counts, 1.6-9.4 % under the Plan page's plans; the whole MILP's is the
     true one). A cheaper plan HiGHS finds on the way is kept when it meets TTFT at its own pool sizes. Not run
     when stage 1's bound already proves the plan within that gap, nor on a model of more than
-    :data:`~economics.studies.planner.milp.PROOF_MAX_INTEGERS` integer columns.
+    :data:`~economics.studies.planner.milp.PROOF_MAX_INTEGERS` integer columns (:func:`_to_prove`).
     """
     plan = best[1]
-    if plan.x is None or plan.fun - plan.bound <= PROOF_GAP * abs(plan.fun) or sum(m.integer) > PROOF_MAX_INTEGERS:
+    if not _to_prove(m, plan):
         return best
     start = embed(m, best[0], [pb.pools.index(pool) for pool in best[3].pools], plan.x) if best[0] is not m else (
         np.asarray(plan.x, dtype=float))
@@ -268,10 +305,6 @@ def embed(m: PlanModel, few: PlanModel, used: list[int], x: np.ndarray) -> np.nd
     for i, j in few.rack_col.items():
         out[m.rack_col[i]] = x[j]
     return apply_rules(m, out)  # each rented pool's size and every binary, from the counts
-
-
-Best = tuple[PlanModel, Any, dict[int, float], Problem]
-"""A plan as :func:`solve_open` returns it: (model, result, TTFT caps, the problem of the model)."""
 
 
 def _own_pools(pb: Problem, m: PlanModel, rho: dict[int, float], used: list[int], cost: float,
