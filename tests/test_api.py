@@ -562,20 +562,27 @@ def _guidellm_curve() -> str:
     return economics.curves_csv(table)
 
 
+def _edited(text: str, old: str, new: str) -> str:
+    """``text`` with ``old`` replaced once by ``new``: the edit must find its cells (a new column once made an edit
+    match nothing, and the hostile file a valid one)."""
+    assert text.count(old) == 1, old
+    return text.replace(old, new)
+
+
 VLLM_RUN = (Path(__file__).resolve().parent / "fixtures" / "benchmarks" / "vllm_serve.json").read_text()
 
 
 @pytest.mark.parametrize(("name", "curves", "says"), [
     # issue #44: a point past its field's bound (was a valid row at 4.4e-28 USD per million tokens)
-    ("big.csv", lambda: _guidellm_curve().replace(",300.762,", ",1e30,"),
+    ("big.csv", lambda: _edited(_guidellm_curve(), ",300.762,", ",1e30,"),
      "curves: big.csv: row 3: output_tokens_per_s_per_accelerator: must be > 0 and <= 1,000,000,000 [token/s], got "
      "1e30"),
     # a hand-edited accelerator under one id (was: the H100 figure moved from 210.9 to 904.6)
-    ("mixed.csv", lambda: _guidellm_curve().replace("h100-sxm,8,llama-3.1-8b,fp8,512,256,77.4713",
-                                                    "b200,8,llama-3.1-8b,fp8,512,256,77.4713"),
+    ("mixed.csv", lambda: _edited(_guidellm_curve(), "h100-sxm,8,llama-3.1-8b,fp8,,,,512,256,77.4713",
+                                  "b200,8,llama-3.1-8b,fp8,,,,512,256,77.4713"),
      "row 1 and row 3 differ in accelerator 'h100-sxm' against 'b200'"),
     # one per-user speed twice (was: the second point dropped)
-    ("twice.csv", lambda: _guidellm_curve().replace(",77.4713,", ",152.667,"),
+    ("twice.csv", lambda: _edited(_guidellm_curve(), ",77.4713,", ",152.667,"),
      "row 1 and row 3 are both at '152.667' output tokens/s per user"),
 ])
 def test_hostile_curve_files_are_refused_as_the_cli_refuses(api: httpx.Client, tmp_path: Path, name: str,
