@@ -182,3 +182,11 @@ def test_every_catalog_point_carries_its_formats_to_the_calibration() -> None:
     for f in ("weight_precision", "compute_precision", "kv_cache_precision"):
         assert curves[f].tolist() == t[f].tolist()
     assert set(pts.loc[pts["kind"] == "claim", "weight_precision"]) == {""}
+
+
+def test_an_accelerator_with_no_pair_listed_is_said_to_list_none() -> None:
+    # data/accelerators.csv leaves trainium2's weight_compute_pairs empty (read as NaN): the message said "lists nan"
+    from economics.schema.scenario import pair_problem
+
+    why = pair_problem("weight_precision", "trainium2", "accelerator", "fp8", "bf16")
+    assert "weight_compute_pairs lists none for it" in why and "nan" not in why

@@ -102,11 +102,12 @@ def pair_problem(field: str, accelerator: str, role: str, weights: str, compute:
         return ""
     table = catalog.accelerators()
     listed = table["weight_compute_pairs"] if "weight_compute_pairs" in table.columns else None
-    pairs = str(listed.get(accelerator, "") or "") if listed is not None else ""
+    cell = listed.get(accelerator, "") if listed is not None else ""
+    pairs = cell if isinstance(cell, str) else ""  # an empty cell reads as NaN: no pair listed
     if f"{weights}/{compute}" in pairs.split():
         return ""
     return (f"{field}: {accelerator} ({role}) does not run {weights} weights with {compute} compute "
-            f"(data/accelerators.csv weight_compute_pairs lists {pairs or 'no such pair for it'}); give a listed "
+            f"(data/accelerators.csv weight_compute_pairs lists {pairs or 'none for it'}); give a listed "
             "pair, or precision alone")
 
 
