@@ -150,7 +150,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import validation_sets
-from validation_sets import format_problems, formats, published_formats
+from validation_sets import format_problems
 
 READ = "2026-12-06"
 """The date the tenth set was read."""
@@ -208,25 +208,9 @@ def _stack_id(t: dict[str, str]) -> str:
 
 def rows() -> list[dict[str, object]]:
     """The transcription as rows of data/throughput_curves.csv (every row but the :func:`refused` ones)."""
-    out: list[dict[str, object]] = []
-    for k, t in enumerate(validation_sets.transcription(NAME)):
-        if _why(t):
-            continue
-        group, _, confidence, what = GROUPS[t["source_key"]]
-        tp, conc, i, o = int(t["tensor_parallel"]), t["concurrency_or_batch"], t["input_tokens"], t["output_tokens"]
-        out.append(validation_sets.point(
-            t, what, curve_id=f"set10-{group}-{t['accelerator']}-{t['model']}-{published_formats(t)}-tp{tp}-"
-                              f"{round(float(i))}-{round(float(o))}-r{k + 1}",
-            accelerator_count=t["accelerator_count"], input_tokens=i, output_tokens=o,
-            output_tokens_per_s_per_user="", framework=t["framework_and_version"], serving_stack=_stack_id(t),
-            concurrency=conc, tensor_parallel=tp, pipeline_parallel=int(t["pipeline_parallel"]),
-            expert_parallel=int(t["expert_parallel"]), data_parallel_attention=t["data_parallel_attention"],
-            nodes=int(t["nodes"]), holdout_group=group, confidence=confidence, source_date=READ,
-            note=f"{HOW.format(c=conc)}, TP {tp}, input {i}, output {o}, model as published "
-                 f"{t['model_as_published']}: published {t['value_as_published']} ({t['note']}); tenth validation "
-                 f"set, selection rule committed before it was gathered (tools/validation_set_10.md), gathered "
-                 f"without comparing it to the estimate, never fitted; read {READ}", **formats(t)))
-    return out
+    return [validation_sets.layout_point(t, k, 10, "tenth", GROUPS[t["source_key"]],
+                                         HOW.format(c=t["concurrency_or_batch"]), _stack_id(t), READ)
+            for k, t in enumerate(validation_sets.transcription(NAME)) if not _why(t)]
 
 
 def _stack(sid: str, r: dict[str, object], ordinal: str) -> dict[str, object]:

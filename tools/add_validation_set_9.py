@@ -131,8 +131,8 @@ Reading rules, fixed before any point was compared with anything:
   three formats are equal is appended with ``precision`` alone. As gathered, the 90 others were printed as refused
   until data/throughput_curves.csv held split formats; once it held ``weight_precision``, ``compute_precision`` and
   ``kv_cache_precision`` (merged the same day, before the set was measured) they were appended with ``precision`` the
-  compute's format and the weights' and KV cache's where they differ (:func:`_formats`): 81 of them, in the set's own
-  sources (141 rows: Qwen 74, NVIDIA 24, Chitu 22, PyTorch 13, DataCrunch 7, AWS 1). The curves' parser refuses 9,
+  compute's format and the weights' and KV cache's where they differ (validation_sets.formats): 81 of them, in the set's
+  own sources (141 rows: Qwen 74, NVIDIA 24, Chitu 22, PyTorch 13, DataCrunch 7, AWS 1). The curves' parser refuses 9,
   printed with its reason: Chitu's FP4-weight DeepSeek rows (H20 runs no fp4 weights, data/accelerators.csv's pairs)
   and the Neuron speculative row (FP8 weights with BF16 compute on Trainium2, and no acceptance published).
 - Models: Llama3.1-8B / -70B and Llama 3.3 70B as llama-3.1-8b / -70b; Llama-3.1-405B-Instruct as llama-3.1-405b;
@@ -150,8 +150,6 @@ from pathlib import Path
 
 import validation_sets
 from validation_sets import format_problems as _format_problems
-from validation_sets import formats as _formats
-from validation_sets import published_formats as _published
 
 READ = "2026-12-06"
 """The date the ninth set was read."""
@@ -206,25 +204,9 @@ def _stack_id(t: dict[str, str]) -> str:
 
 def rows() -> list[dict[str, object]]:
     """The transcription as rows of data/throughput_curves.csv (every row but the :func:`refused` ones)."""
-    out: list[dict[str, object]] = []
-    for k, t in enumerate(validation_sets.transcription(NAME)):
-        if _why(t):
-            continue
-        group, _, confidence, what = GROUPS[t["source_key"]]
-        tp, conc, i, o = int(t["tensor_parallel"]), t["concurrency_or_batch"], t["input_tokens"], t["output_tokens"]
-        out.append(validation_sets.point(
-            t, what, curve_id=f"set9-{group}-{t['accelerator']}-{t['model']}-{_published(t)}-tp{tp}-"
-                              f"{round(float(i))}-{round(float(o))}-r{k + 1}",
-            accelerator_count=t["accelerator_count"], input_tokens=i, output_tokens=o,
-            output_tokens_per_s_per_user="", framework=t["framework_and_version"], serving_stack=_stack_id(t),
-            concurrency=conc, tensor_parallel=tp, pipeline_parallel=int(t["pipeline_parallel"]),
-            expert_parallel=int(t["expert_parallel"]), data_parallel_attention=t["data_parallel_attention"],
-            nodes=int(t["nodes"]), holdout_group=group, confidence=confidence, source_date=READ,
-            note=f"{HOW[t['batch_kind']].format(c=conc)}, TP {tp}, input {i}, output {o}, model as published "
-                 f"{t['model_as_published']}: published {t['value_as_published']} ({t['note']}); ninth validation "
-                 f"set, selection rule committed before it was gathered (tools/validation_set_9.md), gathered without "
-                 f"comparing it to the estimate, never fitted; read {READ}", **_formats(t)))
-    return out
+    return [validation_sets.layout_point(t, k, 9, "ninth", GROUPS[t["source_key"]],
+                                         HOW[t["batch_kind"]].format(c=t["concurrency_or_batch"]), _stack_id(t), READ)
+            for k, t in enumerate(validation_sets.transcription(NAME)) if not _why(t)]
 
 
 def _stack(sid: str, r: dict[str, object], ordinal: str) -> dict[str, object]:

@@ -70,6 +70,29 @@ def format_problems(t: dict[str, str]) -> list[str]:
     return [p for p in user_curves.point_problems(cells) if p.split(":")[0] in columns]
 
 
+def layout_point(t: dict[str, str], k: int, n: int, ordinal: str, group: tuple[str, str, str, str], how: str,
+                 stack: str, read: str) -> dict[str, object]:
+    """The data/throughput_curves.csv row of the ``k``-th (0-based) row ``t`` of the ``n``-th set (``ordinal``:
+    "ninth"), a set that records its rows' formats and parallel layout: ``group`` its source's (holdout_group,
+    stack prefix, confidence, description), ``how`` its load in words, ``stack`` its serving stack, ``read`` the date
+    it was read.
+    """
+    holdout, _, confidence, what = group
+    tp, conc, i, o = int(t["tensor_parallel"]), t["concurrency_or_batch"], t["input_tokens"], t["output_tokens"]
+    return point(
+        t, what, curve_id=f"set{n}-{holdout}-{t['accelerator']}-{t['model']}-{published_formats(t)}-tp{tp}-"
+                          f"{round(float(i))}-{round(float(o))}-r{k + 1}",
+        accelerator_count=t["accelerator_count"], input_tokens=i, output_tokens=o, output_tokens_per_s_per_user="",
+        framework=t["framework_and_version"], serving_stack=stack, concurrency=conc, tensor_parallel=tp,
+        pipeline_parallel=int(t["pipeline_parallel"]), expert_parallel=int(t["expert_parallel"]),
+        data_parallel_attention=t["data_parallel_attention"], nodes=int(t["nodes"]), holdout_group=holdout,
+        confidence=confidence, source_date=read,
+        note=f"{how}, TP {tp}, input {i}, output {o}, model as published {t['model_as_published']}: published "
+             f"{t['value_as_published']} ({t['note']}); {ordinal} validation set, selection rule committed before it "
+             f"was gathered (tools/validation_set_{n}.md), gathered without comparing it to the estimate, never "
+             f"fitted; read {read}", **formats(t))
+
+
 def framework_name(framework: str) -> str:
     """The serving stack's framework from a point's ``framework`` cell ("vLLM 0.6.6" -> "vLLM")."""
     return "TensorRT-LLM" if framework.startswith("TensorRT") else framework.split(" ")[0]

@@ -77,13 +77,23 @@ def run_milp(m: PlanModel, integer: list[int] | None = None, lb: list[float] | N
         options["node_limit"] = nodes
         options["presolve"] = PRESOLVE_LIMITED
     key = _memo_key(c, integrality, bounds, a, np.asarray(m.b, dtype=float), options)
+
+    def solve() -> OptimizeResult:
+        cons = [LinearConstraint(a, -np.inf, np.asarray(m.b))] if m.rows else []
+        return milp(c, constraints=cons, integrality=integrality, bounds=bounds, options=options)
+    return _remembered(key, solve)
+
+
+def _remembered(key: bytes, solve: Callable[[], OptimizeResult]) -> OptimizeResult:
+    """A copy of the answer remembered under ``key``, else of ``solve()``'s, remembered unless the time limit
+    stopped it (it then depends on the machine's speed); the :data:`MEMO_SIZE` most recently used are kept.
+    """
     with _MEMO_LOCK:
         found = _MEMO.get(key)
         if found is not None:
             _MEMO.move_to_end(key)
     if found is None:
-        cons = [LinearConstraint(a, -np.inf, np.asarray(m.b))] if m.rows else []
-        found = milp(c, constraints=cons, integrality=integrality, bounds=bounds, options=options)
+        found = solve()
         if "Time limit" not in str(found.message):
             with _MEMO_LOCK:
                 _MEMO[key] = found
@@ -125,18 +135,7 @@ def prove(m: PlanModel, start: np.ndarray, gap: float = PROOF_GAP, nodes: int = 
     options: dict[str, Any] = {**PROOF_OPTIONS, "mip_rel_gap": gap, "mip_max_nodes": nodes,
                                "time_limit": TIME_LIMIT_S}
     key = _memo_key(c, np.asarray(m.integer), Bounds(lb, ub), a.tocsr(), b, {**options, "start": start.tobytes()})
-    with _MEMO_LOCK:
-        found = _MEMO.get(key)
-        if found is not None:
-            _MEMO.move_to_end(key)
-    if found is None:
-        found = _highs_run(a, c, lb, ub, b, np.asarray(m.integer), options, start)
-        if "Time limit" not in str(found.message):
-            with _MEMO_LOCK:
-                _MEMO[key] = found
-                while len(_MEMO) > MEMO_SIZE:
-                    _MEMO.popitem(last=False)
-    return _copy(found)
+    return _remembered(key, lambda: _highs_run(a, c, lb, ub, b, np.asarray(m.integer), options, start))
 
 
 def _highs_run(a: csc_matrix, c: np.ndarray, lb: np.ndarray, ub: np.ndarray, b: np.ndarray,
