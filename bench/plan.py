@@ -240,9 +240,9 @@ def page_edit() -> None:
     wall, cpu = (time.perf_counter() - t) / len(PAGE_DEMANDS), (time.process_time() - c) / len(PAGE_DEMANDS)
     first_wall, first_cpu = first_wall / len(PAGE_DEMANDS), first_cpu / len(PAGE_DEMANDS)
     t, c = time.perf_counter(), time.process_time()
-    for d, r in zip(PAGE_DEMANDS, results, strict=True):
+    for d, r, st in zip(PAGE_DEMANDS, results, staged, strict=True):  # from the plan's stages, as the page does
         planner.costs_of_settings(r.summary, s0.model_copy(update={"demand_output_tokens_per_day": d}), settings,
-                                  None, ids)
+                                  None, ids, staged=st.inputs())
     costing = (time.perf_counter() - t) / len(PAGE_DEMANDS)
     costing_cpu = (time.process_time() - c) / len(PAGE_DEMANDS)
     s = s0.model_copy(update={"demand_output_tokens_per_day": PAGE_DEMANDS[0]})

@@ -230,6 +230,7 @@ class _Plan:
 
     def __init__(self, staged: planner.Staged) -> None:
         self.staged: planner.Staged | None = staged
+        self.costing = staged.inputs()  # what the settings' costs start from, kept when the models are let go
         self.first = _page_data(staged.result())
         self.final = None if staged.proves else self.first
         self.lock = threading.Lock()
@@ -308,13 +309,13 @@ def _odds(inputs: tuple[str, str, tuple[str, ...], bytes | None]) -> None:
 
 @st.cache_data(max_entries=32, show_spinner=COSTING)
 def _setting_costs(scenario_json: str, settings_json: str, ids: tuple[str, ...], candidates_csv: bytes | None,
-                   _summary: dict[str, Any]) -> Any:
-    """What each operations setting costs for the plan of these inputs (its ``_summary``, not hashed: the inputs
-    are the key), as the planner's frame."""
+                   _summary: dict[str, Any], _staged: planner.Staged) -> Any:
+    """What each operations setting costs for the plan of these inputs (its ``_summary`` and its stages'
+    ``_staged``, not hashed: the inputs are the key), as the planner's frame."""
     s = economics.Scenario(**json.loads(scenario_json))
     settings = planner.PlanSettings(**json.loads(settings_json))
     cands = None if candidates_csv is None else plan_files.read_candidates_csv(candidates_csv, s)
-    return planner.costs_of_settings(_summary, s, settings, cands, list(ids) or None)
+    return planner.costs_of_settings(_summary, s, settings, cands, list(ids) or None, staged=_staged)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -471,11 +472,13 @@ def _plan_and_proof(plan: _Plan, base: _Plan | None, side: editor.Sidebar) -> tu
     return final, base_final
 
 
-def _show(out: dict[str, Any], side: editor.Sidebar, inputs: tuple[str, str, tuple[str, ...], bytes | None]) -> None:
+def _show(out: dict[str, Any], side: editor.Sidebar, inputs: tuple[str, str, tuple[str, ...], bytes | None],
+          costing: planner.Staged) -> None:
     """The rest of the plan (``out``, proven, solved from ``inputs``: the solver's cache key and the candidates
-    file): its odds on request, its limits, what the operations settings cost, its hours, notes and downloads."""
+    file; ``costing``: its stages' inputs): its odds on request, its limits, what the operations settings cost, its
+    hours, notes and downloads."""
     _odds(inputs)
-    frame = _setting_costs(*inputs, out["summary"])
+    frame = _setting_costs(*inputs, out["summary"], costing)
     limits = planner.limits_with_costs(out["frames"]["constraints"], frame)
     st.subheader("Limits and what one more unit would save")
     common.show_table(limits, key="plan_constraints", extra=CONSTRAINT_COLUMNS)
@@ -643,7 +646,7 @@ def main() -> None:
     common.baseline_controls()
     out, base = _plan_and_proof(planned, _baseline_plan(csv_bytes), side)
     if out["feasible"]:
-        _show(out, side, (*_inputs_of(scenario), csv_bytes))
+        _show(out, side, (*_inputs_of(scenario), csv_bytes), planned.costing)
     side()
     with st.expander("Candidates considered and why some were left out"):
         common.show_table(out["frames"]["candidates"], key="plan_candidates", extra=CANDIDATE_COLUMNS)

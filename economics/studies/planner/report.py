@@ -191,16 +191,36 @@ def _reserved_idle(c: Candidate, n: np.ndarray, f: np.ndarray, pool: Pool, weigh
     return float(rent.reserved_idle_usd_per_day(float(n.max()) * c.rent_usd_per_system_hour, busy / held))
 
 
-def plan_result(m: PlanModel, res: Any, pb: Problem, table: pd.DataFrame, notes: list[str]) -> PlanResult:
-    """A solved model as a :class:`PlanResult`: its pools, hours, limits, summary and the candidates table."""
-    pools, cands, costs, s, settings, wl = pb.pools, pb.cands, pb.costs, pb.s, pb.settings, pb.wl
+def _pool_rows(m: PlanModel, x: np.ndarray, pb: Problem) -> tuple[list[int], list[dict[str, Any]], pd.DataFrame]:
+    """The pools a solution uses, each one's row (:func:`_pool_row`) and the plan's pools table."""
+    pools, cands, costs, wl = pb.pools, pb.cands, pb.costs, pb.wl
     levels, inverse, weights = hour_types(wl)
-    x = res.x
     used = [p for p in range(len(pools)) if pool_counts(m, x, p, len(weights)).max() > 0]
     day = type_day(wl)
-    rows = [_pool_row(m, x, p, pools[p], cands[pools[p].cand], costs[pools[p].cand], s, settings, wl, weights,
+    rows = [_pool_row(m, x, p, pools[p], cands[pools[p].cand], costs[pools[p].cand], pb.s, pb.settings, wl, weights,
                       inverse, day) for p in used]
-    plan_df = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
+    return used, rows, pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
+
+
+def plan_cost(m: PlanModel, res: Any, pb: Problem) -> tuple[float, int, float]:
+    """A solved model's cost per day, distinct pools and accelerators, as :func:`plan_result` gives them in its
+    summary (``cost_usd_per_day``, ``distinct_pools``) and its plan (the ``accelerators`` column's sum), by the
+    same steps without the rest (the hours, the limits and their shadow prices): what each operations setting costs
+    reads only these of a plan solved without it.
+    """
+    _, _, plan_df = _pool_rows(m, res.x, pb)
+    cost = float(plan_df["cost_usd_per_day"].sum())
+    if pb.wl.sessions:  # session_summary's line: the remote KV store
+        cost += pb.wl.kv_remote_usd_per_day
+    return cost, len(plan_df), float(plan_df["accelerators"].sum())
+
+
+def plan_result(m: PlanModel, res: Any, pb: Problem, table: pd.DataFrame, notes: list[str]) -> PlanResult:
+    """A solved model as a :class:`PlanResult`: its pools, hours, limits, summary and the candidates table."""
+    pools, cands, s, settings, wl = pb.pools, pb.cands, pb.s, pb.settings, pb.wl
+    levels, inverse, weights = hour_types(wl)
+    x = res.x
+    used, rows, plan_df = _pool_rows(m, x, pb)
     per_hour = _per_hour(m, x, pb, used, weights, inverse)
     racks = float(sum(_racks_of(m, x, pools, cands, s, i, len(weights)) for i in
                       {pools[p].cand for p in used if cands[pools[p].cand].on_site}))

@@ -30,16 +30,17 @@ from economics.studies.planner.diagnosis import (
     precheck,
     rule_text,
 )
-from economics.studies.planner.inputs import PLAN_FIELDS, PlanSettings, workload
+from economics.studies.planner.inputs import PLAN_FIELDS, PlanSettings, Workload, workload
 from economics.studies.planner.milp import TIME_LIMIT_S
 from economics.studies.planner.model import Row
-from economics.studies.planner.pools import Problem, build_pools, candidate_costs
+from economics.studies.planner.pools import Costs, Pool, Problem, build_pools, candidate_costs
 from economics.studies.planner.report import (
     SETTING_COST_COLUMNS,
     PlanResult,
     candidate_table,
     cost_per_m_tokens,
     per_session_cost,
+    plan_cost,
     plan_result,
 )
 from economics.studies.planner.rules import RULE_OFF, rules_active
@@ -111,16 +112,25 @@ def prove_plan(staged: Staged) -> PlanResult:
 
 
 def costs_of_settings(summary: dict[str, Any], scenario: Scenario | dict[str, Any], settings: PlanSettings,
-                      candidates: list[Candidate] | None = None,
-                      accelerators: list[str] | None = None) -> pd.DataFrame:
+                      candidates: list[Candidate] | None = None, accelerators: list[str] | None = None,
+                      staged: Staged | None = None) -> pd.DataFrame:
     """What each operations setting costs (:func:`setting_costs`) for a plan made by :func:`plan` with
     ``costed=False`` from the same inputs (its ``summary``): the Plan page draws the plan first and this after.
+    ``staged``: the plan's stages (:func:`plan_stages` of the same inputs), whose candidates, workload and pools are
+    used rather than made again (the same figures either way).
     """
+    if staged is not None and staged.prepared is not None:
+        return setting_costs(summary, staged.s, staged.settings, staged.cands, staged.excluded, staged.active,
+                             staged.prepared)
     s = as_scenario(scenario)
     excluded: list[tuple[str, str]] = []
     if candidates is None:
         candidates, excluded = catalog_candidates(s, accelerators)
     cands, more = hosting_variants(candidates, s)
+    if settings.carbon_cap_tco2e_per_year is None:
+        ready = _prepare(s, settings, cands, excluded + more)
+        active = rules_active(settings, ready.pools, ready.cands)
+        return setting_costs(summary, s, settings, ready.cands, excluded + more, active, ready)
     cands = tier_variants(cands, s, settings)
     _, growth = objective_factors(s, settings)
     pools, _ = build_pools(cands, s, settings, workload(s, settings, growth))
@@ -230,7 +240,7 @@ def _solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
     result = _proved(staged) if proof else staged.result()
     if costed and result.feasible:
         result.setting_costs = setting_costs(result.summary, staged.s, staged.settings, staged.cands,
-                                             staged.excluded, staged.active)
+                                             staged.excluded, staged.active, staged.prepared)
         result.constraints = limits_with_costs(result.constraints, result.setting_costs)
     return result
 
@@ -253,6 +263,8 @@ class Staged:
     found: Stages | None = None
     done: PlanResult | None = None
     capped: PlanResult | None = None
+    prepared: Prepared | None = None
+    """What the stages started from that no operations setting changes (None under a carbon cap)."""
     _result: PlanResult | None = field(default=None, repr=False)
 
     @property
@@ -266,31 +278,72 @@ class Staged:
             self._result = self.capped or self.done or _result_of(self, self._found())
         return self._result
 
+    def inputs(self) -> Staged:
+        """The stages' inputs without their models and plans: what :func:`costs_of_settings` reads of them (the
+        Plan page keeps this for a state once its proof has let the models go).
+        """
+        return replace(self, pb=None, found=None, done=None, _result=None)
+
     def _found(self) -> Stages:
         assert self.found is not None
         return self.found
 
 
-def _stages(s: Scenario, settings: PlanSettings, cands: list[Candidate],
-            excluded: list[tuple[str, str]]) -> Staged:
-    """The plan of the stages (no carbon cap): the candidates in their tier variants, the pools, the pre-check,
-    then :func:`~economics.studies.planner.solve.solve_stages`.
+@dataclass
+class Prepared:
+    """What a plan's stages start from that no operations setting changes (:func:`_prepare`): the candidates in
+    their tier variants, the workload (no rental block), the pools and the roles left out, the candidates table,
+    and each candidate's costs per system (made on first use: a plan refused by the pre-check needs none). The plan
+    solved again without a setting (:func:`setting_costs`) starts from the plan's.
     """
-    cands = tier_variants(cands, s, settings)  # rented options once per tier weighed (once: kept when made again)
-    _, growth = objective_factors(s, settings)
-    wl = workload(s, settings, growth)
-    pools, role_excluded = build_pools(cands, s, settings, wl)
-    active = rules_active(settings, pools, cands)  # of every pool (the plan's model may narrow them)
+
+    cands: list[Candidate]
+    wl: Workload
+    pools: list[Pool]
+    role_excluded: list[tuple[str, str]]
+    table: pd.DataFrame
+    s: Scenario
+    _costs: list[Costs] | None = field(default=None, repr=False)
+
+    def costs(self) -> list[Costs]:
+        """Each candidate's costs per system (:func:`candidate_costs` over the day's prices), made once."""
+        if self._costs is None:
+            self._costs = [candidate_costs(c, self.s, self.wl.day) for c in self.cands]
+        return self._costs
+
+
+def _prepare(s: Scenario, settings: PlanSettings, cands: list[Candidate],
+             excluded: list[tuple[str, str]]) -> Prepared:
+    """The tier variants, the workload, the pools and the candidates table of a plan. Made from the settings with
+    every operations setting off (:data:`RULE_OFF`), so the plan and each plan without one of them start from the
+    same by construction (none of these reads them: the plans are the same as when each made its own).
+    """
+    free = replace(settings, **RULE_OFF)
+    cands = tier_variants(cands, s, free)  # rented options once per tier weighed (once: kept when made again)
+    _, growth = objective_factors(s, free)
+    wl = workload(s, free, growth)
+    pools, role_excluded = build_pools(cands, s, free, wl)
+    return Prepared(cands, wl, pools, role_excluded, candidate_table(cands, pools, excluded + role_excluded, s), s)
+
+
+def _stages(s: Scenario, settings: PlanSettings, cands: list[Candidate],
+            excluded: list[tuple[str, str]], ready: Prepared | None = None) -> Staged:
+    """The plan of the stages (no carbon cap): the candidates in their tier variants, the pools (``ready``: made
+    already, by :func:`_prepare`), the pre-check, then :func:`~economics.studies.planner.solve.solve_stages`.
+    """
+    ready = ready or _prepare(s, settings, cands, excluded)
+    wl, pools = ready.wl, ready.pools
+    active = rules_active(settings, pools, ready.cands)  # of every pool (the plan's model may narrow them)
     if active["min_rental_hours"]:
         wl = replace(wl, block_hours=float(settings.min_rental_hours))
     # a plan made again makes its role exclusions again: the staged plan keeps the excluded as given
-    staged = Staged(s, settings, cands, excluded, active)
-    staged.table = candidate_table(cands, pools, excluded + role_excluded, s)
-    reason = precheck(pools, cands, wl, s, settings, excluded + role_excluded)
+    staged = Staged(s, settings, ready.cands, excluded, active, prepared=ready)
+    staged.table = ready.table
+    reason = precheck(pools, ready.cands, wl, s, settings, excluded + ready.role_excluded)
     if reason:
         staged.done = infeasible_result(reason, staged.table, wl, s)
         return staged
-    staged.pb = Problem(s, settings, wl, cands, pools, [candidate_costs(c, s, wl.day) for c in cands])
+    staged.pb = Problem(s, settings, wl, ready.cands, pools, ready.costs())
     staged.found = solve_stages(staged.pb)
     return staged
 
@@ -328,15 +381,19 @@ def _result_of(staged: Staged, found: Stages) -> PlanResult:
 
 
 def setting_costs(summary: dict[str, Any], s: Scenario, settings: PlanSettings, cands: list[Candidate],
-                  excluded: list[tuple[str, str]], active: dict[str, bool]) -> pd.DataFrame:
+                  excluded: list[tuple[str, str]], active: dict[str, bool],
+                  ready: Prepared | None = None) -> pd.DataFrame:
     """What each operations setting costs: the plan solved again with that one setting off (the others kept), and
     the difference of the cost per day. A setting that cannot change the plan (a pool limit above the pools there
     are, a rental block with nothing to rent) costs nothing and is not solved again. Taking a setting off only allows
     more plans, and the plan with it is one of them, so the cheapest plan without it costs at most as much: when the
     solve without it stops at a dearer plan (the two-stage search's gap), the plan with it is the cheapest found
-    without it too, and that is what the row says.
+    without it too, and that is what the row says. ``ready``: what the plan's stages started from
+    (:class:`Prepared`; made here when not given), where each plan without a setting starts too.
     """
     rows = []
+    if ready is None and settings.carbon_cap_tco2e_per_year is None:
+        ready = _prepare(s, settings, cands, excluded)
     cost = float(summary["cost_usd_per_day"])
     for name, off in RULE_OFF.items():
         value, spec = getattr(settings, name), PLAN_FIELDS[name]
@@ -346,12 +403,12 @@ def setting_costs(summary: dict[str, Any], s: Scenario, settings: PlanSettings, 
                          "pools_without": summary["distinct_pools"],
                          "meaning": "cannot change this plan (nothing it limits)"})
             continue
-        other = solve_plan(s, replace(settings, **{name: off}), cands, excluded, costed=False, proof=False)
-        if not other.feasible:  # cannot happen (a setting off only allows more), said rather than hidden
+        found = _plan_without(s, replace(settings, **{name: off}), cands, excluded, ready)
+        if isinstance(found, str):  # cannot happen (a setting off only allows more), said rather than hidden
             rows.append({**row, "without_usd_per_day": None, "costs_usd_per_day": None, "pools_without": None,
-                         "meaning": f"the plan without it could not be solved: {other.reason}"})
+                         "meaning": f"the plan without it could not be solved: {found}"})
             continue
-        without, pools = float(other.summary["cost_usd_per_day"]), other.summary["distinct_pools"]
+        without, pools = found
         if without > cost:  # a relaxation cannot be dearer: the plan with the setting is a plan without it
             without, pools = cost, summary["distinct_pools"]
         extra = cost - without
@@ -364,6 +421,28 @@ def setting_costs(summary: dict[str, Any], s: Scenario, settings: PlanSettings, 
     frame = pd.DataFrame(rows, columns=list(SETTING_COST_COLUMNS))
     frame["value"] = pd.Series([r["value"] for r in rows], dtype=object)  # 3 pools, 8.0 h: each as it was set
     return frame
+
+
+def _plan_without(s: Scenario, settings: PlanSettings, cands: list[Candidate], excluded: list[tuple[str, str]],
+                  ready: Prepared | None) -> tuple[float, int] | str:
+    """The cost per day and distinct pools of the plan ``solve_plan(..., costed=False, proof=False)`` makes of
+    these inputs, or why there is none. Without a carbon cap from ``ready`` (the plan's :class:`Prepared`), read
+    off the stages' solution by :func:`~economics.studies.planner.report.plan_cost` (the whole result, with its
+    hours, limits and shadow prices, is made only when there is no plan, for its reason).
+    """
+    if settings.carbon_cap_tco2e_per_year is not None or ready is None:
+        other = solve_plan(s, settings, cands, excluded, costed=False, proof=False)
+    else:
+        staged = _stages(s, settings, cands, excluded, ready)
+        if staged.found is not None and staged.found.best[1].x is not None:
+            m, res, _, pb = staged.found.best
+            cost, pools, accelerators = plan_cost(m, res, pb)
+            if accelerators <= MAX_COUNT:  # else the result says the fleet is too large (:func:`_result_of`)
+                return cost, pools
+        other = staged.result()
+    if not other.feasible:
+        return other.reason
+    return float(other.summary["cost_usd_per_day"]), int(other.summary["distinct_pools"])
 
 
 def limits_with_costs(constraints: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFrame:
