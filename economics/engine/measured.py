@@ -16,17 +16,19 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cache, cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from scipy.interpolate import PchipInterpolator
 
 from economics import catalog
 from economics.domain.explain import format_number as fmt
 from economics.domain.precision import record_precision
 from economics.schema import user_curves as user_curves_store
 from economics.schema.scenario import FORMAT_FIELDS
+
+if TYPE_CHECKING:  # imported when a curve is first interpolated: scipy.interpolate is not needed before (#43)
+    from scipy.interpolate import PchipInterpolator
 
 Array = np.ndarray
 
@@ -73,6 +75,8 @@ class Curve:
     @cached_property
     def _interpolant(self) -> PchipInterpolator:
         """The monotone interpolant through the measured points, built once per curve."""
+        from scipy.interpolate import PchipInterpolator
+
         return PchipInterpolator(self.per_user, self.per_accelerator, extrapolate=False)
 
 

@@ -210,13 +210,22 @@ FEW_RATE_ROWS = 32
 :func:`economics.evaluate`, which reports such rows in its ``error`` column."""
 
 
+RATE_READS = (*RATE_COLUMNS, "valid", "feasible", "throughput_basis", "throughput_source", "throughput_curve",
+              "kv_hit_rate", "infeasible_reason", "error")
+"""The engine's result columns :func:`_engine_rates` reads."""
+
+
 def _evaluated(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """The engine's result table for ``rows``: what :func:`economics.evaluate` gives, row by row when few."""
+    """The engine's result table for ``rows``: what :func:`economics.evaluate` gives, row by row when few (then
+    only the columns :data:`RATE_READS`: a frame of the engine's ~300 columns cost more than the rows' evaluation).
+    """
     if len(rows) <= FEW_RATE_ROWS:
         try:
-            return pd.DataFrame([evaluate_scenario(r) for r in rows])
+            results = [evaluate_scenario(r) for r in rows]
         except (ScenarioError, InputError):
             pass
+        else:
+            return pd.DataFrame([{k: r[k] for k in RATE_READS if k in r} for r in results])
     return evaluate(pd.DataFrame(rows))
 
 
