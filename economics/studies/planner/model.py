@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -95,13 +96,15 @@ class PlanModel:
         return {col for cols in self.slack_col.values() for col in cols}
 
     def matrix(self) -> csr_matrix:
-        """The rows as the sparse matrix ``A`` (one row per row, one column per column)."""
-        r, c, v = [], [], []
-        for i, coefs in enumerate(self.rows):
-            for j, val in coefs.items():
-                r.append(i)
-                c.append(j)
-                v.append(val)
+        """The rows as the sparse matrix ``A`` (one row per row, one column per column). The entries are read into
+        arrays in one pass each (not appended one by one: a solve builds it twice, and an edit solves ~40 models),
+        in the rows' order, so the matrix is the same to the bit.
+        """
+        sizes = [len(coefs) for coefs in self.rows]
+        n = sum(sizes)
+        r = np.repeat(np.arange(len(self.rows), dtype=np.int64), sizes)
+        c = np.fromiter(itertools.chain.from_iterable(self.rows), dtype=np.int64, count=n)
+        v = np.fromiter(itertools.chain.from_iterable(coefs.values() for coefs in self.rows), dtype=float, count=n)
         return coo_matrix((v, (r, c)), shape=(len(self.rows), len(self.c))).tocsr()
 
 
