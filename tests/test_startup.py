@@ -194,16 +194,17 @@ def test_streamlit_run_serves_app_py_through_its_app_whose_import_is_light() -> 
     assert done.stdout.strip().splitlines()[-1] == "app:app App app.py []"
 
 
-def _imports_of(*paths: Path) -> set[str]:
-    """The project's modules (and altair) that these scripts import, read from their syntax."""
+def _first_run_imports() -> set[str]:
+    """The project's modules that app.py's run and the Cost page (ui/cost.py, the default page) import, read from
+    their syntax."""
     names = set()
-    for path in paths:
+    for path in (ROOT / "app.py", ROOT / "ui" / "cost.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 names |= {a.name for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
-    return {n for n in names if n == "altair" or n.split(".")[0] in ("economics", "ui") and (
+    return {n for n in names if n.split(".")[0] in ("economics", "ui") and (
         (ROOT / n.replace(".", "/")).with_suffix(".py").exists() or (ROOT / n.replace(".", "/")).is_dir())}
 
 
@@ -211,7 +212,7 @@ def test_the_server_s_lifespan_loads_the_first_page_and_nothing_more() -> None:
     # ui.memory.preload, as the server runs it at its start: its thread imports every module of the project that
     # app.py's run and the Cost page import, and evaluates the default scenario; never the planner's MILP (imported
     # after the first page is drawn) nor a database, chart or statistics library
-    wanted = sorted(_imports_of(ROOT / "app.py", ROOT / "ui" / "cost.py"))
+    wanted = sorted(_first_run_imports())
     assert {"economics.store", "ui.state", "ui.common", "ui.studies", "economics.report.kpis"} <= set(wanted)
     probe = ("import asyncio, sys, threading\n"
              "from ui import memory\n"
@@ -223,21 +224,6 @@ def test_the_server_s_lifespan_loads_the_first_page_and_nothing_more() -> None:
              f"wanted = {wanted!r}\n"
              f"unwanted = {(*HEAVY, *PLANNER)!r}\n"
              "print([m for m in wanted if m not in sys.modules], [m for m in unwanted if m in sys.modules])\n")
-    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().splitlines()[-1] == "[] []"
-
-
-def test_after_the_first_run_no_other_page_s_first_visit_pays_an_import() -> None:
-    # ui.memory.freeze_once, at the end of the process's first run (the Cost page drawn): every module of the project
-    # (and altair) that any page imports is then loaded, but the Library page's database library
-    router = (ROOT / "app.py").read_text(encoding="utf-8")
-    pages = [ROOT / p for p in re.findall(r'st\.Page\("([^"]+)"', router) if p != "ui/library.py"]
-    assert len(pages) >= 9
-    wanted = sorted(_imports_of(*pages))
-    assert {"altair", "economics.studies.uncertainty", "economics.io.session_traces"} <= set(wanted)
-    probe = (FIRST_PAGE + "; from ui import memory; memory.freeze_once(); import sys\n"
-             f"print([m for m in {wanted!r} if m not in sys.modules], [m for m in {HEAVY[:2]!r} if m in sys.modules])")
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "[] []"

@@ -9,9 +9,9 @@ process's life (45 % of the server's CPU under load, py-spy); :func:`gc.freeze` 
 generation, which collections skip.
 
 The first page's KPIs wait for none of the planner's MILP (issue #43): the page reads the planner's settings only
-(:mod:`economics.studies.planner` imports its names on first use). The first run imports the rest of the planner and
-what the other pages import once its page is drawn (:data:`LATER`), and computes the calibration report, before the
-freeze, so a first visit to another page pays no import and those modules are frozen with the rest.
+(:mod:`economics.studies.planner` imports its names on first use). The first run imports the rest of the planner once
+its page is drawn (:data:`LATER`), before the freeze, so a first visit to the Plan page pays no import and the
+planner's modules are frozen with the rest.
 
 Before any browser connects (issue #43): ``streamlit run app.py`` imports app.py once at the server's start (it holds
 Streamlit's ``st.App``), and the app's :func:`preload` starts the first page's imports and its default scenario's
@@ -28,32 +28,22 @@ import importlib
 import threading
 from collections.abc import AsyncIterator
 
-LATER = ("economics.studies.planner.run", "economics.studies.planner.frontiers", "economics.studies.planner.candidates",
-         "economics.studies.plan_odds", "economics.io.plan_files", "economics.studies.retrofit_decode",
-         "economics.studies.uncertainty", "economics.studies.interactivity", "economics.studies.calibration",
-         "economics.io.session_traces", "economics.io.benchmark_formats", "economics.studies.kv_memory",
-         "economics.studies.session_shape", "economics.io.documents", "economics.io.scenario_files",
-         "economics.io.tables", "economics.catalog.sources", "altair")
-"""What the other pages import and the first page does not: the planner's entry points (with the MILP, its rows,
-HiGHS's memo and the reports: 16 modules) and the Plan page's odds and files, the Decode, Uncertainty, Throughput,
-Sessions, Scenarios and Data pages' studies and readers, and altair (the first page imports it after its KPIs);
-not the Library page's database (SQLAlchemy and Alembic, about 0.6 s of CPU). Imported after the first run's page
-is drawn, so that no page's first visit in the process pays an import."""
+LATER = ("economics.studies.planner.run", "economics.studies.planner.frontiers")
+"""The planner's entry points (with the MILP, its rows, HiGHS's memo and the reports: 16 modules), which the first
+page does not import and the Plan page does: imported after the first run's page is drawn."""
 
 _frozen = False
 
 
 def freeze_once() -> None:
-    """After the process's first run: import :data:`LATER`, compute the Throughput page's calibration report (the fit
-    against every measured point: it depends on data/ alone, and a first visit paid about 0.1 s of CPU for it),
-    collect the run's garbage, then freeze what is left (once per process).
+    """After the process's first run: import :data:`LATER`, collect the run's garbage, then freeze what is left (once
+    per process).
     """
     global _frozen
     if not _frozen:
         _frozen = True
         for name in LATER:
             importlib.import_module(name)
-        importlib.import_module("ui.studies").calibration()
         gc.collect()
         gc.freeze()
 
@@ -80,4 +70,3 @@ async def preload(_app: object) -> AsyncIterator[None]:
     first page's modules and catalogs ready."""
     threading.Thread(target=_first_page, name="first-page-preload", daemon=True).start()
     yield None
-
