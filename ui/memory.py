@@ -16,8 +16,9 @@ planner's modules are frozen with the rest.
 Before any browser connects (issue #43): ``streamlit run app.py`` imports app.py once at the server's start (it holds
 Streamlit's ``st.App``), and the app's :func:`preload` starts the first page's imports and its default scenario's
 evaluation on a background thread while the browser loads Streamlit's page (0.6-0.8 s of its JavaScript, on a quiet
-machine, during which the server would otherwise wait). The first run then finds them done, or waits on Python's
-import lock for the module under way: nothing is imported or computed twice, and nothing it draws changes.
+machine, during which the server would otherwise wait). The first run then finds the modules loaded, or waits on
+Python's import lock for the one under way (nothing is imported twice), and the catalog tables and the default curve
+read and remembered by the engine; it evaluates its scenario itself, so nothing it draws changes.
 """
 
 from __future__ import annotations
