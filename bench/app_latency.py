@@ -7,7 +7,9 @@ Measures:
   ``streamlit run`` on this machine for the whole run: input change -> updated KPI, N changes, measured right
   before each app page. Each page's figure is printed as a ratio to the floor measured just before it (target: at
   most 1.5x), so work by others on the machine that comes and goes during the run weighs on both alike.
-* cold start: from launching ``python -m streamlit run app.py`` until the first KPI of the default page is visible.
+* cold start: from launching ``python -m streamlit run app.py`` until the first KPI of the default page is visible;
+  on the way, when the server answers its health check and when the page, its JavaScript loaded, opens Streamlit's
+  websocket (the first run starts then).
 * input change -> updated KPI on every page that has a KPI (Cost, Fleet, Decode, Throughput, Uncertainty, Plan): fill a
   key input, press Enter, wait until the KPI shows a new figure (on the Cost page: exactly the figure
   ``economics.evaluate_scenario`` gives, formatted by ``ui.format``); median, p95, max, and the ratio to the floor;
@@ -341,6 +343,8 @@ def main() -> None:
             floor = Floor(browser, tmp, floor_log)
             page = browser.new_page()
             page.goto("about:blank")  # warm the renderer outside the clock
+            opened: list[float] = []  # when the page, its JavaScript loaded, opens Streamlit's websocket
+            page.on("websocket", lambda _ws: opened.append(time.perf_counter()))
             port = free_port()
             url = f"http://{HOST}:{port}"
             t_start = time.perf_counter()
@@ -351,8 +355,9 @@ def main() -> None:
             t_kpi = time.perf_counter()
             if first != initial:
                 print(f"warning: first KPI {first!r}, expected {initial!r} for the default scenario")
-            print(f"cold start: server healthy after {t_healthy - t_start:.2f} s, first KPI ({first}) after "
-                  f"{t_kpi - t_start:.2f} s (page load to KPI {t_kpi - t_healthy:.2f} s) (target < 5 s)")
+            print(f"cold start: server healthy after {t_healthy - t_start:.2f} s, websocket opened after "
+                  f"{opened[0] - t_start:.2f} s, first KPI ({first}) after {t_kpi - t_start:.2f} s (page load to KPI "
+                  f"{t_kpi - t_healthy:.2f} s; websocket to KPI {t_kpi - opened[0]:.2f} s) (target < 3 s)")
             page.close()
             measure_pages(browser, url, args.changes, floor, args.pages)
             if not args.no_switch:

@@ -177,3 +177,53 @@ def test_the_favicon_is_streamlit_s_emoji_svg_without_its_emoji_table() -> None:
     svg = ("data:image/svg+xml,<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 100 100'><text y='.9em' "
            "font-size='90'>\N{ABACUS}</text></svg>")
     assert done.stdout.strip().splitlines()[-1] == f"{svg!r} True False Cost per M tokens"
+
+
+def test_streamlit_run_serves_app_py_through_its_app_whose_import_is_light() -> None:
+    # `streamlit run app.py` reads app.py's syntax, finds `app = st.App(...)` and serves it (uvicorn), importing app.py
+    # once as a module at the server's start: that import must not hold up the server (none of the first page's
+    # libraries; they load on the lifespan's thread), and the sessions still run app.py itself as their script
+    probe = ("import sys; from pathlib import Path; import app\n"
+             "from streamlit.web.server.app_discovery import discover_asgi_app\n"
+             "found = discover_asgi_app(Path(sys.argv[1]))\n"
+             "heavy = [m for m in ('pandas', 'scipy', 'pydantic', 'economics', 'ui.state') if m in sys.modules]\n"
+             "print(found.import_string, type(app.app).__name__, app.app.script_path, heavy)\n")
+    done = subprocess.run([sys.executable, "-c", probe, str(ROOT / "app.py")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "app:app App app.py []"
+
+
+def _first_run_imports() -> set[str]:
+    """The project's modules that app.py's run and the Cost page (ui/cost.py, the default page) import, read from
+    their syntax."""
+    names = set()
+    for path in (ROOT / "app.py", ROOT / "ui" / "cost.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+    return {n for n in names if n.split(".")[0] in ("economics", "ui") and (
+        (ROOT / n.replace(".", "/")).with_suffix(".py").exists() or (ROOT / n.replace(".", "/")).is_dir())}
+
+
+def test_the_server_s_lifespan_loads_the_first_page_and_nothing_more() -> None:
+    # ui.memory.preload, as the server runs it at its start: its thread imports every module of the project that
+    # app.py's run and the Cost page import, and evaluates the default scenario; never the planner's MILP (imported
+    # after the first page is drawn) nor a database, chart or statistics library
+    wanted = sorted(_first_run_imports())
+    assert {"economics.store", "ui.state", "ui.common", "ui.studies", "economics.report.kpis"} <= set(wanted)
+    probe = ("import asyncio, sys, threading\n"
+             "from ui import memory\n"
+             "async def serve():\n"
+             "    async with memory.preload(None):\n"
+             "        pass\n"
+             "asyncio.run(serve())\n"
+             "[t.join() for t in threading.enumerate() if t.name == 'first-page-preload']\n"
+             f"wanted = {wanted!r}\n"
+             f"unwanted = {(*HEAVY, *PLANNER)!r}\n"
+             "print([m for m in wanted if m not in sys.modules], [m for m in unwanted if m in sys.modules])\n")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[] []"

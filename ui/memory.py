@@ -12,12 +12,22 @@ The first page's KPIs wait for none of the planner's MILP (issue #43): the page 
 (:mod:`economics.studies.planner` imports its names on first use). The first run imports the rest of the planner once
 its page is drawn (:data:`LATER`), before the freeze, so a first visit to the Plan page pays no import and the
 planner's modules are frozen with the rest.
+
+Before any browser connects (issue #43): ``streamlit run app.py`` imports app.py once at the server's start (it holds
+Streamlit's ``st.App``), and the app's :func:`preload` starts the first page's imports and its default scenario's
+evaluation on a background thread while the browser loads Streamlit's page (0.6-0.8 s of its JavaScript, on a quiet
+machine, during which the server would otherwise wait). The first run then finds the modules loaded, or waits on
+Python's import lock for the one under way (nothing is imported twice), and the catalog tables and the default curve
+read and remembered by the engine; it evaluates its scenario itself, so nothing it draws changes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
+import threading
+from collections.abc import AsyncIterator
 
 LATER = ("economics.studies.planner.run", "economics.studies.planner.frontiers")
 """The planner's entry points (with the MILP, its rows, HiGHS's memo and the reports: 16 modules), which the first
@@ -37,3 +47,27 @@ def freeze_once() -> None:
             importlib.import_module(name)
         gc.collect()
         gc.freeze()
+
+
+FIRST = ("economics.store", "ui.state", "economics.report.charts", "economics.report.kpis", "ui.common", "ui.day",
+         "ui.editor", "ui.report", "ui.saving", "ui.studies", "PIL.Image", "PIL.ImageFile")
+"""app.py's imports and the Cost page's (the default page; ui/cost.py is run as a script, so its imports are named),
+heaviest first: pandas, scipy.interpolate (the engine's PCHIP), the schema and the engine; then PIL, which
+``st.set_page_config`` imports to read app.py's favicon, given as a URL."""
+
+
+def _first_page() -> None:
+    """Import :data:`FIRST`, then evaluate the default scenario once (the catalog tables it reads, its curve)."""
+    for name in FIRST:
+        importlib.import_module(name)
+    economics = importlib.import_module("economics")
+    economics.evaluate_scenario(economics.default_scenario())
+
+
+@contextlib.asynccontextmanager
+async def preload(_app: object) -> AsyncIterator[None]:
+    """The server's lifespan (Streamlit's ``st.App``): start :func:`_first_page` on a daemon thread as the server starts
+    listening, so that the first session's run, which starts once the browser has loaded Streamlit's page, finds the
+    first page's modules and catalogs ready."""
+    threading.Thread(target=_first_page, name="first-page-preload", daemon=True).start()
+    yield None
