@@ -2,8 +2,9 @@
 rows is one shared column, without changing a value.
 
 - sliced == whole: random tables of varied scenarios (measured and estimated, a decode pool, sessions, hours,
-  carbon, tiers, invalid rows) give the same frame at every slice size, the features' rows on either side of a
-  slice's edge (an output empty in the first slices and not in a later one included);
+  carbon, tiers, ranges, invalid rows) give the same frame at every slice size, the features' rows on either side
+  of a slice's edge (an output empty in the first slices and not in a later one included);
+- slices on threads == slices in turn, bit for bit (every cell's bytes, the values under a ``<NA>`` included);
 - an output or an echoed input empty on every row is a view of one column per dtype (no memory per column), with
   the dtype and the ``<NA>`` it had, and a write to it changes that column alone (pandas' copy-on-write).
 """
@@ -36,18 +37,31 @@ POOL: list[dict[str, Any]] = [
     {"model": "qwen3-32b", "accelerator": "b200", "precision": "fp8", "grid_region": "de",
      "carbon_usd_per_tonne": 100.0, "electricity_tariff": "de-lu-day-ahead-2024", "accelerator_count": 16},
     {"model": "llama-3.1-70b", "precision": "fp8", **SESSION},
+    {**MEASURED, "pue": 1.3, "pue_low": 1.2, "pue_high": 1.5, "electricity_usd_per_kwh": 0.1,
+     "electricity_usd_per_kwh_low": 0.05, "electricity_usd_per_kwh_high": 0.2},  # ranges: the outputs' _low, _high
     {**MEASURED, "accelerator_count": 0},  # invalid: refused, its outputs empty
 ]
 """Rows of every kind; a table draws them in any order, so each kind falls on either side of a slice's edge."""
 
 
-def evaluate_sliced(table: pd.DataFrame, rows: int) -> pd.DataFrame:
-    saved = batch.CHUNK_ROWS
-    batch.CHUNK_ROWS = rows
+def evaluate_sliced(table: pd.DataFrame, rows: int, threads: int = batch.THREADS) -> pd.DataFrame:
+    saved = batch.CHUNK_ROWS, batch.THREADS
+    batch.CHUNK_ROWS, batch.THREADS = rows, threads
     try:
         return economics.evaluate(table)
     finally:
-        batch.CHUNK_ROWS = saved
+        batch.CHUNK_ROWS, batch.THREADS = saved
+
+
+def cells(column: pd.Series) -> tuple[Any, ...]:
+    """A column's every byte: a nullable column's values (those under <NA> too) and mask, a categorical's codes and
+    texts, any other column's cells."""
+    array = column.array
+    if isinstance(array, (pd.arrays.FloatingArray, pd.arrays.IntegerArray, pd.arrays.BooleanArray)):
+        return str(array.dtype), array._data.tobytes(), array._mask.tobytes()  # type: ignore[attr-defined]
+    if isinstance(array, pd.Categorical):
+        return "category", array.codes.tobytes(), tuple(array.categories)
+    return str(array.dtype), tuple(array)
 
 
 @settings(max_examples=30, deadline=None)
@@ -55,6 +69,27 @@ def evaluate_sliced(table: pd.DataFrame, rows: int) -> pd.DataFrame:
 def test_sliced_equals_whole(picks: list[int], rows: int) -> None:
     table = pd.DataFrame([POOL[i] for i in picks])
     pd.testing.assert_frame_equal(economics.evaluate(table), evaluate_sliced(table, rows))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from(range(len(POOL))), min_size=2, max_size=14), st.integers(1, 5), st.integers(2, 4))
+def test_slices_on_threads_equal_slices_in_turn_bit_for_bit(picks: list[int], rows: int, threads: int) -> None:
+    # slices finish in any order on threads; each output's cells (NaN's bytes under <NA> too) are those of one thread
+    table = pd.DataFrame([POOL[i] for i in picks])
+    in_turn, on_threads = evaluate_sliced(table, rows, threads=1), evaluate_sliced(table, rows, threads)
+    pd.testing.assert_frame_equal(economics.evaluate(table), on_threads)
+    assert list(in_turn.columns) == list(on_threads.columns)
+    for column in in_turn.columns:
+        assert cells(in_turn[column]) == cells(on_threads[column]), column
+
+
+def test_every_feature_sliced_on_threads_equals_whole() -> None:
+    # every kind of row twice, interleaved, in slices of 2 rows on 3 threads: each slice's edge falls between kinds
+    table = pd.DataFrame(POOL + POOL[::-1])
+    whole, sliced = economics.evaluate(table), evaluate_sliced(table, 2, threads=3)
+    pd.testing.assert_frame_equal(whole, sliced)
+    assert not sliced["valid"].all() and sliced["cost_usd_per_m_tokens_low"].notna().any()
+    assert sliced["decode_accelerators"].notna().any() and sliced["kv_hit_rate"].notna().any()
 
 
 def test_an_output_first_given_in_a_later_slice_is_whole() -> None:

@@ -8,6 +8,8 @@ in; absent fields that took their defaults are not repeated), the outputs, ``war
 from __future__ import annotations
 
 import math
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any
 
@@ -266,34 +268,89 @@ PER_USER_INPUTS = ("output_tokens_per_s_per_accelerator", "accelerators_per_repl
                    "decode_output_tokens_per_s_per_accelerator", "decode_accelerators_per_replica")
 """Input columns :func:`economics.engine.resolve.per_user_throughput` may fill."""
 
-CHUNK_ROWS = 1 << 16
+CHUNK_ROWS = 1 << 14
+"""Rows of one slice: its temporaries (128 kB a column) stay in memory the allocator reuses; on two threads a million
+rows faulted in 137,000 pages at 16,384 rows a slice against 145,000 at 32,768 and 162,000 at 65,536, and peaked
+at 1.23-1.28 GB against 1.34 GB (the stages' own CPU was within noise of each other; docs/speed.md)."""
+THREADS = 2
+"""Slices computed at once by :func:`_compute_in_chunks` (numpy releases the GIL in its loops and the kernel's page
+faults on fresh output memory run on both cores: docs/speed.md measures 1 against 2); 1 computes them in turn."""
 
 
 def _compute_in_chunks(cols: dict[str, Any]) -> dict[str, np.ndarray]:
     """:func:`compute` over slices of rows written into one output array per column: the same numbers, but the
-    temporaries of each slice fit in memory the allocator reuses, which keeps a million rows fast. An output empty
-    (NaN) on every row (a session's outputs in a table without sessions, a decode pool's without one) takes no
-    memory: it is one NaN seen as ``n`` rows (:func:`_nan_rows`), which the result holds as a shared empty column.
+    temporaries of each slice fit in memory the allocator reuses, which keeps a million rows fast. The slices run
+    on :data:`THREADS` threads, each writing its rows of the output arrays (disjoint rows: no two threads write
+    the same cell). An output empty (NaN) on every row (a session's outputs in a table without sessions, a decode
+    pool's without one) takes no memory: it is one NaN seen as ``n`` rows (:func:`_nan_rows`), which the result
+    holds as a shared empty column.
     """
     n = len(cols["accelerator"])
     if n <= CHUNK_ROWS:
         return {k: _nan_rows(n) if _all_nan(v) else v for k, v in compute(cols).items()}
-    out: dict[str, np.ndarray] = {}
-    for start in range(0, n, CHUNK_ROWS):
+    blocks = _Blocks(n)
+
+    def run(start: int) -> None:
         stop = min(start + CHUNK_ROWS, n)
-        part = compute({name: column[start:stop] for name, column in cols.items()}, shared_empty=True)
+        blocks.write(start, compute({name: column[start:stop] for name, column in cols.items()}, shared_empty=True))
+
+    starts = range(0, n, CHUNK_ROWS)
+    if THREADS > 1:
+        with ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="evaluate") as pool:
+            list(pool.map(run, starts))  # list(): a slice's exception is raised here
+    else:
+        for start in starts:
+            run(start)
+    return blocks.columns(starts)
+
+
+class _Blocks:
+    """The output columns of :func:`_compute_in_chunks`, written slice by slice in any order, with the same cells
+    as writing the slices in turn: an output is allocated when a slice first holds a number in it (its dtype, one
+    per output, is that slice's); a slice whose cells are all NaN is written at the end, as ``numpy.nan`` before
+    the first slice with a number and as its own cells after it (the bits a one-thread run wrote).
+    """
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.out: dict[str, np.ndarray] = {}
+        self.keys: dict[int, list[str]] = {}  # each slice's outputs, in the order compute gave them
+        self.written: dict[str, set[int]] = {}  # the slices with a number in each output
+        self.empty: dict[str, dict[int, np.ndarray]] = {}  # the all-NaN slices of each output
+        self.lock = threading.Lock()
+
+    def write(self, start: int, part: dict[str, np.ndarray]) -> None:
+        """One slice's outputs (rows ``start`` on), each written into its output array outside the lock."""
         for k, v in part.items():
-            if k in out and out[k].flags.writeable:
-                out[k][start:stop] = v
-            elif _all_nan(v):
-                out[k] = _nan_rows(n)  # empty so far: nothing to write
-            else:  # the first slice with a number in this column: the rows before it were all empty
-                full = np.empty(n, dtype=v.dtype)
-                if start:
-                    full[:start] = np.nan
-                full[start:stop] = v
-                out[k] = full
-    return out
+            with self.lock:
+                if _all_nan(v):
+                    self.empty.setdefault(k, {})[start] = v
+                    continue
+                if k not in self.out:
+                    self.out[k] = np.empty(self.n, dtype=v.dtype)
+                self.written.setdefault(k, set()).add(start)
+                column = self.out[k]
+            column[start:start + v.size] = v
+        with self.lock:
+            self.keys[start] = list(part)
+
+    def columns(self, starts: range) -> dict[str, np.ndarray]:
+        """Every output, in the order the first slice gave them: an all-NaN output as :func:`_nan_rows`, any other
+        with its all-NaN slices filled in.
+        """
+        out: dict[str, np.ndarray] = {}
+        for k in dict.fromkeys(k for start in starts for k in self.keys[start]):
+            if k not in self.out:
+                out[k] = _nan_rows(self.n)
+                continue
+            column, written, empty = self.out[k], self.written[k], self.empty.get(k, {})
+            first = min(written)
+            for start in starts:
+                if start not in written:
+                    stop = min(start + starts.step, self.n)
+                    column[start:stop] = np.nan if start < first or start not in empty else empty[start]
+            out[k] = column
+        return out
 
 
 def _nan_rows(n: int) -> np.ndarray:

@@ -179,7 +179,10 @@ def _distinct_text(column: Any, lower: bool = False) -> tuple[np.ndarray, np.nda
             t = str(v).strip()
             codes[r] = seen.setdefault(t.lower() if lower else t, len(seen))
         return codes, np.array([*seen, ""], dtype=object)
-    series = column if isinstance(column, pd.Series) else pd.Series(column, dtype=object)
+    if isinstance(cells, pd.arrays.ArrowStringArray):  # a free-text column (:func:`_free_text`): its distinct
+        series: Any = cells  # texts found in Arrow, without a Python string per row
+    else:
+        series = column if isinstance(column, pd.Series) else pd.Series(column, dtype=object)
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
     texts = pd.Series(uniques)
     texts = (texts if pd.api.types.is_string_dtype(texts.dtype) else texts.astype("string")).str.strip()
@@ -574,8 +577,12 @@ def _known(cols: dict[str, Any], field: str, known: Any, problems: _Problems, em
     ok = np.array([t in known or (empty is not None and t == empty) for t in texts])
     problems.add(~ok[codes], field, cols[field], lambda v: catalog.unknown_id_message(field, v, known_ids(field)))
     ids = np.where(ok, texts, "")
-    # every id known (the usual table): the canonical ids alone, without reading the column's cells again
-    cols[field] = _rows_of(codes, texts, cols[field]) if ok.all() else np.where(ok[codes], texts[codes], cols[field])
+    # every id known (the usual table): the canonical ids alone, without reading the column's cells again; a given
+    # column's rows are tested (the missing cell's '' may be unknown with no row missing: texts[codes] either way)
+    if ok.all() or (not isinstance(cols[field], pd.Categorical) and ok[codes].all()):
+        cols[field] = _rows_of(codes, texts, cols[field])
+    else:
+        cols[field] = np.where(ok[codes], texts[codes], cols[field])
     return codes, ids
 
 
