@@ -155,9 +155,9 @@ def _dominates(pb: Problem, m: PlanModel, rho: dict[int, float], p: int, q: int)
     """Whether pool ``p`` can take pool ``q``'s systems in any plan at no more cost, breaking no row: the same role,
     way of holding (rented by the hour, reserved, on site) and rent tier, neither an existing fleet; no dearer a
     system in any hour type nor a token's energy; at least the tokens per system (and within the TTFT cap); no
-    higher a TTFT floor; no more site power or capex a system. Then ``p`` given the systems of both (at most its count's bound, which carries the
-    busiest hour alone) serves what both served: the demand, spot-share, KV-link and distinct-pool rows hold, and a
-    rented pool's size and block move with its counts.
+    higher a TTFT floor; no more site power or capex a system. Then ``p`` given the systems of both (at most its
+    count's bound, which carries the busiest hour alone) serves what both served: the demand, spot-share, KV-link
+    and distinct-pool rows hold, and a rented pool's size and block move with its counts.
     """
     a, b = pb.pools[p], pb.pools[q]
     ca, cb = pb.cands[a.cand], pb.cands[b.cand]
