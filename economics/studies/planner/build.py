@@ -5,6 +5,7 @@ second stage solves.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -131,3 +132,49 @@ def rented_cols(m: PlanModel, pb: Problem) -> set[int]:
     rent = {p for p, pool in enumerate(pb.pools) if pb.cands[pool.cand].hourly}
     cols = {col for (p, h), col in m.count_col.items() if h is not ALL_DAY and p in rent}
     return cols | {col for (p, h), col in m.floor_col.items() if h is not ALL_DAY and p in rent}
+
+
+def dominated_pools(pb: Problem, m: PlanModel, rho: dict[int, float]) -> list[int]:
+    """Pools of ``m`` that another pool dominates: every plan with systems in such a pool costs at least as much as
+    the same plan with those systems moved to the other (:func:`_dominates`), so a model without them has the same
+    optimum. With ties (two pools alike) the later one is the dominated one. ``rho``: the TTFT caps ``m`` was built
+    with. The proof closes them (:func:`~economics.studies.planner.solve.prove_stages`), which leaves HiGHS fewer
+    columns to branch on and a root with fewer rows.
+    """
+    if m.rack_col:  # racks shared by the pools of a candidate: not compared here
+        return []
+    out = []
+    for q in range(len(pb.pools)):
+        if any(_dominates(pb, m, rho, p, q) and (p < q or not _dominates(pb, m, rho, q, p))
+               for p in range(len(pb.pools)) if p != q):
+            out.append(q)
+    return out
+
+
+def _dominates(pb: Problem, m: PlanModel, rho: dict[int, float], p: int, q: int) -> bool:
+    """Whether pool ``p`` can take pool ``q``'s systems in any plan at no more cost, breaking no row: the same role,
+    way of holding (rented by the hour, reserved, on site) and rent tier, neither an existing fleet; no dearer a
+    system in any hour type nor a token's energy; at least the tokens per system (and within the TTFT cap); no
+    higher a TTFT floor; no more site power or capex a system. Then ``p`` given the systems of both (at most its
+    count's bound, which carries the busiest hour alone) serves what both served: the demand, spot-share, KV-link
+    and distinct-pool rows hold, and a rented pool's size and block move with its counts.
+    """
+    a, b = pb.pools[p], pb.pools[q]
+    ca, cb = pb.cands[a.cand], pb.cands[b.cand]
+    if (a.role != b.role or (ca.hourly, ca.on_site) != (cb.hourly, cb.on_site) or ca.rent_tier != cb.rent_tier
+            or math.isfinite(ca.max_systems) or math.isfinite(cb.max_systems)):
+        return False
+    if ca.hourly and m.rules is not None and m.rules.min_systems > 1 and not m.rules.block:
+        return False  # a rented pool's size reached in one hour type (binaries per hour): not compared here
+    ka, kb = pb.costs[a.cand], pb.costs[b.cand]
+    if ca.on_site and (ka.facility_kw > kb.facility_kw or ka.capex_usd > kb.capex_usd):
+        return False
+    if a.capacity < b.capacity or (p in rho and (q not in rho or a.prefill_weight != b.prefill_weight
+                                                 or rho[p] * a.prefill_capacity < rho[q] * b.prefill_capacity)):
+        return False
+    floors = m.rules.floors if m.rules is not None else {}
+    if p in floors and (q not in floors or floors[p] > floors[q]):
+        return False  # q's systems may be fewer than p's TTFT floor
+    counts = all(m.c[m.count_col[(p, h)]] <= m.c[col] for (pool, h), col in m.count_col.items() if pool == q)
+    return counts and all(m.c[m.flow_col[(p, h)]] / a.unit <= m.c[col] / b.unit
+                          for (pool, h), col in m.flow_col.items() if pool == q)

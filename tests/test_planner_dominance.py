@@ -1,0 +1,137 @@
+"""Dominated pools closed for the proof (#43): a pool another pool beats on every count (no dearer a system in any
+hour, no dearer a token's energy, at least the tokens per system, the same role, way of holding and tier) is closed
+in the model HiGHS proves the plan on (``build.dominated_pools``, ``solve.without_dominated``). The closed model
+must have the same optimum as the whole one: HiGHS at a zero gap on both is the check.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
+
+import economics
+from economics.studies import planner
+from economics.studies.planner.build import dominated_pools
+from economics.studies.planner.candidates import Candidate
+from economics.studies.planner.model import PlanModel
+from economics.studies.planner.solve import without_dominated
+from tests.test_planner_proof import PAGE_ACCELERATORS, PAGE_SETTINGS, page_scenario
+from ui import links
+
+
+def highs(m: PlanModel) -> OptimizeResult:
+    """HiGHS (``scipy.optimize.milp``, none of the planner's options) at a zero gap on ``m``."""
+    return milp(np.asarray(m.c), constraints=[LinearConstraint(m.matrix(), -np.inf, np.asarray(m.b))],
+                integrality=np.asarray(m.integer), bounds=Bounds(np.asarray(m.lb), np.asarray(m.ub)),
+                options={"mip_rel_gap": 0.0})
+
+
+def optimum(m: PlanModel) -> float:
+    """:func:`highs`'s optimum of ``m`` (which must have a plan)."""
+    res = highs(m)
+    assert res.status == 0
+    return float(res.fun)
+
+
+def staged_of(*args: object) -> planner.Staged:
+    staged = planner.plan_stages(*args)  # type: ignore[arg-type]
+    assert staged.found is not None and staged.pb is not None
+    return staged
+
+
+def names(staged: planner.Staged, pools: list[int]) -> list[str]:
+    assert staged.pb is not None
+    return [f"{staged.pb.cands[staged.pb.pools[p].cand].name} / {staged.pb.pools[p].role}" for p in pools]
+
+
+@pytest.mark.parametrize("demand", [5.1e9, 2.02e10])
+def test_the_page_models_closed_of_their_dominated_pools_keep_their_optimum(demand: float) -> None:
+    # the Plan page's first two demand edits (bench/plan.py): 26 pools, 14 hour types, 260 integer columns; three
+    # rented pools are dominated (an H100 rented by the hour costs more than an MI355X and serves fewer tokens)
+    staged = staged_of(page_scenario(demand), PAGE_SETTINGS, None, PAGE_ACCELERATORS)
+    found = staged.found
+    assert found is not None and staged.pb is not None
+    closed = dominated_pools(staged.pb, found.m, found.rho)
+    assert names(staged, closed) == ["h100-sxm rent / aggregated", "h200-sxm rent / aggregated",
+                                     "h200-sxm rent / prefill"]
+    small = without_dominated(staged.pb, found.m, found.rho, np.zeros(len(found.m.c)))
+    assert sum(u == 0.0 for u in small.ub) > sum(u == 0.0 for u in found.m.ub)
+    assert optimum(small) == pytest.approx(optimum(found.m), rel=1e-9)
+
+
+def test_the_page_example_with_ttft_floors_keeps_its_optimum() -> None:
+    # the Plan page's worked example: a 2 s TTFT, so two pools have TTFT floors (the owned H100s 3 systems, the B200s
+    # 5); 302 integer columns. Four rented pools are closed, the optimum stays 10,393.98 USD a day
+    s = economics.Scenario(**{**economics.default_scenario().model_dump(), **links.PLAN_EXAMPLE, "name": "example"})
+    page = {**links.default_settings(), **links.PLAN_EXAMPLE_SETTINGS}
+    staged = staged_of(s, links.plan_settings(page), None, list(page[links.PLAN_PREFIX + "accelerators"]))
+    found = staged.found
+    assert found is not None and staged.pb is not None and found.m.floor_col
+    closed = dominated_pools(staged.pb, found.m, found.rho)
+    assert names(staged, closed) == ["h100-sxm rent / aggregated", "h100-sxm rent / prefill",
+                                     "h100-sxm rent / decode", "h200-sxm rent / prefill"]
+    small = without_dominated(staged.pb, found.m, found.rho, np.zeros(len(found.m.c)))
+    assert optimum(small) == pytest.approx(optimum(found.m), rel=1e-9)
+
+
+def box(name: str, rent: float, tokens: float) -> Candidate:
+    """A rented system of one accelerator serving ``tokens`` output tokens/s, at ``rent`` USD an hour."""
+    return Candidate(name, "rent", accelerators_per_system=1, system_power_kw=1.0, rent_usd_per_system_hour=rent,
+                     output_tokens_per_s_per_system=tokens, accelerators_per_replica=1, roles=("aggregated",))
+
+
+def test_a_pool_is_dominated_by_one_no_dearer_and_no_slower() -> None:
+    # b costs more than a for the same tokens; d is a again (ties: the later is closed); c is cheaper per system
+    # than a but slower, and a is faster but dearer: neither beats the other
+    s = economics.Scenario(name="d", input_tokens_per_request=0, output_tokens_per_request=100,
+                           demand_output_tokens_per_day=86_400_000, electricity_usd_per_kwh=0)
+    cands = [box("a", 2.0, 100.0), box("b", 2.2, 100.0), box("c", 1.0, 60.0), box("d", 2.0, 100.0)]
+    settings = planner.PlanSettings(demand_profile="diurnal", max_pools=1, spares=False)
+    staged = staged_of(s, settings, cands)
+    found = staged.found
+    assert found is not None and staged.pb is not None
+    assert names(staged, dominated_pools(staged.pb, found.m, found.rho)) == ["b / aggregated", "d / aggregated"]
+    # a plan using b keeps b open (HiGHS's start must be a plan of the model it is given)
+    start = np.zeros(len(found.m.c))
+    start[found.m.count_col[(1, 0)]] = 1.0
+    kept = without_dominated(staged.pb, found.m, found.rho, start)
+    assert kept.ub[found.m.count_col[(1, 0)]] > 0 and kept.ub[found.m.count_col[(3, 0)]] == 0
+    assert optimum(kept) == pytest.approx(optimum(found.m), rel=1e-9)
+
+
+OWNED = dict(accelerators_per_system=1, accelerators_per_replica=1, roles=("aggregated", "prefill", "decode"))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["own", "rent"]), st.sampled_from([1.0, 2.0, 3.0]),
+                          st.sampled_from([40.0, 80.0, 160.0]), st.sampled_from([1.0, 2.0])),
+                min_size=2, max_size=4),
+       st.sampled_from([1, 2, None]), st.sampled_from([1.0, 8.0]), st.sampled_from([1, 3]),
+       st.sampled_from([40e6, 400e6]))
+def test_closing_dominated_pools_keeps_the_optimum_of_any_small_plan(
+        options: list[tuple[str, float, float, float]], max_pools: int | None, rental: float, least: int,
+        demand: float) -> None:
+    # small catalogs from a coarse grid (prices, rates and power repeat, so pools often dominate or tie), under the
+    # operations settings: the pool limit, the rental block, the smallest pool; HiGHS at a zero gap on the model of
+    # every pool with and without the dominated pools gives the same optimum (or both none: a catalog that cannot
+    # serve the demand within the site's 1 MW)
+    s = economics.Scenario(name="d", input_tokens_per_request=200, output_tokens_per_request=100,
+                           demand_output_tokens_per_day=demand, site_power_mw=1.0)
+    cands = [Candidate(f"{kind}{i}", kind, system_power_kw=kw, price_usd_per_system=1e4 * price,
+                       rent_usd_per_system_hour=price, output_tokens_per_s_per_system=rate,
+                       input_tokens_per_s_per_system=4 * rate, **OWNED)  # type: ignore[arg-type]
+             for i, (kind, price, rate, kw) in enumerate(options)]
+    plan_settings = planner.PlanSettings(demand_profile="diurnal", max_pools=max_pools, min_rental_hours=rental,
+                                         min_pool_systems=least)
+    staged = planner.plan_stages(s, plan_settings, cands)
+    if staged.found is None or staged.pb is None or staged.found.m.rules is None:
+        return  # no plan to prove (no operations setting binds, or the pre-check refused it)
+    m = staged.found.m
+    small = without_dominated(staged.pb, m, staged.found.rho, np.zeros(len(m.c)))
+    whole, closed = highs(m), highs(small)
+    assert closed.status == whole.status
+    if whole.status == 0:
+        assert closed.fun == pytest.approx(whole.fun, rel=1e-9, abs=1e-9)
