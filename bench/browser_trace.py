@@ -32,6 +32,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,12 @@ from bench.app_latency import (  # noqa: E402
 # devtools hook that records the time of every commit.
 INIT_JS = r"""
 (() => {
-  window.__msgs = []; window.__commits = [];
+  window.__msgs = []; window.__commits = []; window.__input = {};
+  for (const kind of ['focusin', 'input', 'keydown']) {
+    document.addEventListener(kind, () => {
+      if (!(kind in window.__input)) window.__input[kind] = performance.now();
+    }, true);
+  }
   const Native = window.WebSocket;
   window.WebSocket = function (...args) {
     const ws = new Native(...args);
@@ -129,7 +135,9 @@ def trace_edit(page: Page, cdp: Any, frames: list[tuple[float, str]], target: tu
     page.evaluate(IDLE_JS)
     page.wait_for_timeout(300)  # the previous run's tail drawn, outside the span
     before = kpi_text(page, label)
-    page.evaluate("() => { window.__msgs = []; window.__commits = []; }")
+    page.evaluate("() => { window.__msgs = []; window.__commits = []; window.__input = {}; }")
+    t0 = time.perf_counter()
+    start = float(page.evaluate("() => performance.now()"))
     frames.clear()
     if profile is not None:
         cdp.send("Profiler.enable")
@@ -140,6 +148,8 @@ def trace_edit(page: Page, cdp: Any, frames: list[tuple[float, str]], target: tu
     box.fill(f"{value:g}")
     box.press("Enter")
     _, shown = wait_kpi(page, label, pattern=r"\d", before=before)
+    wall = (time.perf_counter() - t0) * 1000
+    events = page.evaluate("() => window.__input")
     renderer1, server1, m1 = cpu_ms(pids[0]), cpu_ms(pids[1]), _metrics(cdp)
     if profile is not None:
         (profile / f"{name}-{value:g}.json").write_text(json.dumps(cdp.send("Profiler.stop")["profile"]))
@@ -159,7 +169,9 @@ def trace_edit(page: Page, cdp: Any, frames: list[tuple[float, str]], target: tu
             "script": (m1["ScriptDuration"] - m0["ScriptDuration"]) * 1000,
             "style_layout": sum(m1[k] - m0[k] for k in METRICS[1:]) * 1000,
             "commits": sum(1 for t in page.evaluate("() => window.__commits") if 0 <= t - enter <= shown - enter),
-            "before_kpi": sum(1 for t, _ in msgs if t <= arrived), "messages": msgs}
+            "before_kpi": sum(1 for t, _ in msgs if t <= arrived), "messages": msgs, "wall": wall,
+            "to_input": events.get("input", float("nan")) - start, "to_enter": enter - start,
+            "in_page": shown - start}
 
 
 def main() -> None:
@@ -212,7 +224,9 @@ def main() -> None:
                 print(f"edit {i}: KPI {row['kpi']:.0f} ms after Enter: new_session {row['new_session']:.0f}, KPI "
                       f"message +{row['to_kpi_msg']:.0f} (wire +{row['wire']:.0f}), shown +{row['drawn']:.0f}; CPU "
                       f"renderer {row['renderer_cpu']:.0f} ms, server {row['server_cpu']:.0f} ms; script "
-                      f"{row['script']:.0f} ms, style+layout {row['style_layout']:.0f} ms; {row['commits']} commits")
+                      f"{row['script']:.0f} ms, style+layout {row['style_layout']:.0f} ms; {row['commits']} commits; "
+                      f"from before the fill, wall {row['wall']:.0f} ms; in the page: the text in at "
+                      f"{row['to_input']:.0f} ms, Enter {row['to_enter']:.0f} ms, the KPI {row['in_page']:.0f} ms")
                 if args.verbose:
                     print("  " + "; ".join(f"{t:.0f} {d}" for t, d in row["messages"]))
             med = {k: statistics.median(float(r[k]) for r in rows) for k in rows[0] if k != "messages"}
