@@ -11,7 +11,9 @@ For each edit (the values bench/app_latency.py types) it prints, in the page's o
   (``/proc/<pid>/task/*/schedstat``, every thread: the machine's load inflates these far less than wall time);
 * Chromium's own counters over the same span (``Performance.getMetrics``: script, style and layout time);
 * React commits in the span (a ``__REACT_DEVTOOLS_GLOBAL_HOOK__`` stand-in that only counts them), the page's DOM
-  element count and the messages a run sends.
+  element count and the messages a run sends;
+* from just before the fill: when the text went in, Enter and the KPI in the page's clock, against the wall time
+  until Playwright answered (its answer waits while the page draws what came after the KPI).
 
 With ``--verbose``, every message of each edit (its kind, the element and, for a heading or KPI, its first words);
 with ``--profile DIR``, a CPU profile (CDP ``Profiler``, 100 us sampling) of each edit's span as JSON. It prints
