@@ -27,7 +27,9 @@ if runtime.exists():
 # 10-13 ms).
 FAVICON = "data:image/svg+xml," + quote("<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 100 100'><text y='.9em' "
                                         "font-size='90'>🧮</text></svg>", safe="")
-st.set_page_config(page_title="Token economics", page_icon=FAVICON, layout="wide")
+if "_page_config_sent" not in st.session_state:  # the browser keeps title, icon and layout for the session: sent
+    st.set_page_config(page_title="Token economics", page_icon=FAVICON, layout="wide")  # again, it delayed every
+    st.session_state["_page_config_sent"] = True  # run's KPIs by one message (5 ms, docs/speed.md)
 
 store.use_stored_curves()  # a link naming a curve file kept in the store resolves after a restart
 

@@ -283,12 +283,11 @@ def _odds(key: str) -> Any:
 
 
 common.page_start()
-st.title("Decode accelerators for an existing fleet")
-st.caption("The existing GPUs keep prefill and a decode-optimised pool takes decode, against the status quo, more of "
-           "the same GPUs, or a new generation. Cash flows at the cost of capital; the existing fleet is sunk but "
-           "still pays power, hosting and maintenance.")
-side = editor.Sidebar("Existing fleet and options", KEY_FIELDS, pause_s=KPI_PAUSE_S, redraw_s=RUN_START_REDRAW_S)
-editor.show_messages()
+side = editor.Sidebar("Existing fleet and options", KEY_FIELDS, pause_s=KPI_PAUSE_S, redraw_s=RUN_START_REDRAW_S,
+                      title="Decode accelerators for an existing fleet", intro=(
+                          "The existing GPUs keep prefill and a decode-optimised pool takes decode, against the "
+                          "status quo, more of the same GPUs, or a new generation. Cash flows at the cost of capital; "
+                          "the existing fleet is sunk but still pays power, hosting and maintenance."))
 scenario = state.scenario()
 
 missing = _missing(scenario)
@@ -306,7 +305,6 @@ except (economics.ScenarioError, ValueError) as error:
     st.error(plain(str(error)))
     side.stop()
 
-notes = st.container()  # drawn after the KPIs (see editor.Sidebar), in its place above them
 pinned = state.baseline()
 base_study: tuple[Any, float | None] | None = None
 if pinned is not None and not _missing(pinned):
@@ -327,8 +325,8 @@ except (economics.ScenarioError, ValueError) as error:
     st.error(plain(str(error)))
     side.stop()
 _metric(first, kpis.decode_kpis(result, break_even, base_study)[2])
-side()  # the inputs after the KPIs (see editor.Sidebar)
-with notes:
+side()  # the title and the inputs after the KPIs (see editor.Sidebar)
+with side.above():  # in its place above the KPIs
     _price_note(scenario)
     _decode_speed_note(result, scenario)
     common.measured_speed_check("decode_output_tokens_per_s_per_accelerator", "decode_accelerator")
