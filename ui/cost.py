@@ -85,12 +85,12 @@ for names in kpis.COST_ROWS:
         common.metric(k, name, result, base, value=kpis.stated(name, result))
 side()  # the title and the inputs after the KPIs (see editor.Sidebar)
 _top(scenario, result)
-if result["cost_usd_per_m_input_tokens"] is None:
-    st.caption(f"Input/output split: {NOT_SEPARABLE}. {separable}.")
 per_dollar = 1e6 / result["cost_usd_per_m_tokens"]
-st.caption(f"{fmt.count(result['accelerators'])} x {result['accelerator']} ({result['ownership']}); "
-           f"{fmt.count(per_dollar)} tokens per dollar; {fmt.output('facility_power_kw', result['facility_power_kw'])} "
-           f"at the facility; PUE {fmt.number(result['pue_effective'])}.")
+split = [f"Input/output split: {NOT_SEPARABLE}. {separable}."] if result["cost_usd_per_m_input_tokens"] is None else []
+st.caption("\n\n".join([*split, (  # one caption (one element fewer to redraw per edit)
+    f"{fmt.count(result['accelerators'])} x {result['accelerator']} ({result['ownership']}); "
+    f"{fmt.count(per_dollar)} tokens per dollar; {fmt.output('facility_power_kw', result['facility_power_kw'])} "
+    f"at the facility; PUE {fmt.number(result['pue_effective'])}.")]))
 for warning in economics.split_warnings(result["warnings"]):
     st.warning(warning)
 common.throughput_provenance(result)

@@ -102,19 +102,19 @@ def _missing(scenario: dict[str, Any]) -> list[str]:
     return [why for f, why in needs.items() if scenario[f] is None]
 
 
-def _price_note(scenario: dict[str, Any]) -> None:
+def _price_note(scenario: dict[str, Any]) -> str | None:
+    """The decode price the study uses and where it comes from (None: no price, said in a warning drawn here)."""
     decode = scenario["decode_accelerator"]
     if scenario["decode_accelerator_price_usd"] is not None:
-        st.caption(f"Decode accelerator price: {fmt.usd(scenario['decode_accelerator_price_usd'])} each (given).")
-        return
+        return f"Decode accelerator price: {fmt.usd(scenario['decode_accelerator_price_usd'])} each (given)."
     figure = editor.catalog_figure("decode_accelerator_price_usd", scenario)
     if figure is None:
         st.warning(f"No catalog price for {decode}: enter the decode accelerator's price in the sidebar. Until then "
                    f"'add decode' is not costed; the break-even price says the most it may cost.")
-        return
+        return None
     source = catalog.accelerator_source(decode, "price_usd") or {}
-    st.caption(f"Decode accelerator price: {fmt.usd(figure[0])} each, the catalog figure "
-               f"(confidence: {figure[1] or 'unrated'}; {source.get('note', '')}). Enter your own in the sidebar.")
+    return (f"Decode accelerator price: {fmt.usd(figure[0])} each, the catalog figure "
+            f"(confidence: {figure[1] or 'unrated'}; {source.get('note', '')}). Enter your own in the sidebar.")
 
 
 DECODE_SPEED = ("decode_output_tokens_per_s_per_accelerator", "decode_measured_output_tokens_per_s_per_user",
@@ -133,20 +133,19 @@ def _number(value: Any) -> float | None:
     return None if number != number else number
 
 
-def _decode_speed_note(result: Any, scenario: dict[str, Any]) -> None:
+def _decode_speed_note(result: Any, scenario: dict[str, Any]) -> str | None:
     """The decode throughput per accelerator the study uses and where it comes from: given, or a per-user speed
     turned into a per-accelerator one by the users a replica serves at once (an assumption the page states)."""
     part = next((p for name, p in result.option_years if name == OptionKind.ADD_DECODE), None)
     if part is None:
-        return
+        return None
     got = {k: _number(v) for k, v in part.first({*DECODE_SPEED, AT_CONTEXT}).items()}
     per_acc = got.get("decode_output_tokens_per_s_per_accelerator")
     decode = scenario["decode_accelerator"]
     if per_acc is None:
-        return
+        return None
     if scenario.get("decode_output_tokens_per_s_per_accelerator") is not None:
-        st.caption(f"Decode throughput: {fmt.number(per_acc)} output tokens/s per {decode} (given).")
-        return
+        return f"Decode throughput: {fmt.number(per_acc)} output tokens/s per {decode} (given)."
     user, users, chips = (got.get(f) for f in DECODE_SPEED[1:])
     if user is not None and users is not None and chips is not None:
         read = got.get(AT_CONTEXT)
@@ -155,14 +154,13 @@ def _decode_speed_note(result: Any, scenario: dict[str, Any]) -> None:
                  f"at the workload's {fmt.number(scenario['input_tokens_per_request'])} input tokens)"
                  if read is not None else f"{fmt.number(user)} tokens/s per user (measured)")
         user = read if read is not None else user
-        st.caption(f"Decode throughput: {fmt.number(per_acc)} output tokens/s per {decode} = {speed} "
-                   f"x {fmt.number(users)} users a replica serves at once "
-                   f"({'given' if scenario.get('decode_concurrent_users_per_replica') is not None else 'default'}: "
-                   f"an assumption where the source states no concurrency) / {fmt.number(chips)} {decode} per "
-                   "replica. At one user per replica it would be "
-                   f"{fmt.number(float(user) / float(chips))} per {decode}.")
-        return
-    st.caption(f"Decode throughput: {fmt.number(per_acc)} output tokens/s per {decode} (estimated).")
+        return (f"Decode throughput: {fmt.number(per_acc)} output tokens/s per {decode} = {speed} "
+                f"x {fmt.number(users)} users a replica serves at once "
+                f"({'given' if scenario.get('decode_concurrent_users_per_replica') is not None else 'default'}: "
+                f"an assumption where the source states no concurrency) / {fmt.number(chips)} {decode} per "
+                "replica. At one user per replica it would be "
+                f"{fmt.number(float(user) / float(chips))} per {decode}.")
+    return f"Decode throughput: {fmt.number(per_acc)} output tokens/s per {decode} (estimated)."
 
 
 def _demand_words(scenario: dict[str, Any]) -> str:
@@ -327,8 +325,9 @@ except (economics.ScenarioError, ValueError) as error:
 _metric(first, kpis.decode_kpis(result, break_even, base_study)[2])
 side()  # the title and the inputs after the KPIs (see editor.Sidebar)
 with side.above():  # in its place above the KPIs
-    _price_note(scenario)
-    _decode_speed_note(result, scenario)
+    notes = [n for n in (_price_note(scenario), _decode_speed_note(result, scenario)) if n is not None]
+    if notes:
+        st.caption("\n\n".join(notes))  # one caption (one element fewer to redraw per edit)
     common.measured_speed_check("decode_output_tokens_per_s_per_accelerator", "decode_accelerator")
     common.measured_speed_check("decode_measured_output_tokens_per_s_per_user", "decode_accelerator")
     common.baseline_controls()

@@ -161,11 +161,11 @@ with side.above():  # in its place above the KPIs
     common.baseline_controls()
     if not result["feasible"]:
         st.error(f"Not feasible: {plain(result['infeasible_reason'])}")
-st.caption(f"Cost at {fmt.percent(result['utilization'])} utilization ({result['ownership']}).")
+lead = [f"Cost at {fmt.percent(result['utilization'])} utilization ({result['ownership']})."]
 if result.get("serving_stack_used"):
-    st.caption(f"Serving stack: {plain(result['serving_stack_used'])} (asked: {plain(scenario['serving_stack'])}; "
-               f"best = the highest published stack for this pair at the per-user target).")
-common.throughput_provenance(result)
+    lead.append(f"Serving stack: {plain(result['serving_stack_used'])} (asked: {plain(scenario['serving_stack'])}; "
+                f"best = the highest published stack for this pair at the per-user target).")
+common.throughput_provenance(result, lead)  # one caption
 context_speed(scenario, result)
 benchmark_upload(scenario, missing=False)
 
