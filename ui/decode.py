@@ -311,12 +311,16 @@ if pinned is not None and not _missing(pinned):
         base_study = studies.retrofit_of(pinned_key), _break_even(pinned_key)
     except (economics.ScenarioError, ValueError):
         base_study = None
-first, second = common.row(), common.row()
 # The KPIs the options' rows give first; the break-even price (two more studies on a demand edit) after them, in
-# its place in the first row: what an edit's first KPIs wait for is the page's own study alone (docs/speed.md).
+# its place in the first row: what an edit's first KPIs wait for is the page's own study alone (docs/speed.md). The
+# second row is opened after the first's KPIs (a message less before them).
 shown = kpis.decode_kpis(result, None, base_study)
-for col, k in ((first, shown[0]), (first, shown[1]), (second, shown[3]), (second, shown[4])):
-    _metric(col, k)
+first = common.row()
+_metric(first, shown[0])
+_metric(first, shown[1])
+second = common.row()
+_metric(second, shown[3])
+_metric(second, shown[4])
 try:
     break_even = _break_even(key)
 except (economics.ScenarioError, ValueError) as error:
