@@ -40,7 +40,11 @@ else:
     # 10-13 ms).
     FAVICON = "data:image/svg+xml," + quote("<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 100 100'><text "
                                             "y='.9em' font-size='90'>🧮</text></svg>", safe="")
-    st.set_page_config(page_title="Token economics", page_icon=FAVICON, layout="wide")
+    # On a session's first run only: the browser keeps the title, icon and layout for the session, and sent on every
+    # run the message delayed each run's KPIs by one of Streamlit's 5 ms flushes (docs/speed.md; browser test).
+    if "_page_config_sent" not in st.session_state:
+        st.set_page_config(page_title="Token economics", page_icon=FAVICON, layout="wide")
+        st.session_state["_page_config_sent"] = True
 
     store.use_stored_curves()  # a link naming a curve file kept in the store resolves after a restart
 

@@ -100,12 +100,16 @@ def page(changes: int) -> None:
                 settle(tab)
                 odds_on = tab.get_by_text("is the best option in").count() > 0
                 drawn: list[float] = []
-                times, _ = measure_updates(tab, field, KPI, [round(step(i), 6) for i in range(changes)], None, drawn)
+                wall: list[float] = []
+                times, _ = measure_updates(tab, field, KPI, [round(step(i), 6) for i in range(changes)], None, drawn,
+                                           wall)
                 median = percentile([t * 1000 for t in times], 50)
                 print(f"Decode page, odds {'on' if odds_on else 'NOT SHOWN'}: {field} -> {KPI!r}: median "
                       f"{median:.0f} ms over {changes}; ratio to the floor measured just before ({floor_ms:.0f} ms) "
                       f"{median / floor_ms:.2f}x (target <= {TARGET_FLOOR:g}x); whole page settled (odds, fan, "
-                      f"tables) median {percentile([t * 1000 for t in drawn], 50):.0f} ms")
+                      f"tables) median {percentile([t * 1000 for t in drawn], 50):.0f} ms; wall clock until Playwright "
+                      f"answered (the page's clock above: bench/app_latency.py) median "
+                      f"{percentile([t * 1000 for t in wall], 50):.0f} ms")
                 tab.close()
         finally:
             if floor is not None:

@@ -372,11 +372,12 @@ def measured_speed_check(field: str, accelerator_field: str) -> None:
                   args=({field: ""},))
 
 
-def throughput_provenance(result: Mapping[str, Any]) -> None:
+def throughput_provenance(result: Mapping[str, Any], lead: Sequence[str] = ()) -> None:
     """Where the page's throughput comes from (record, date, stack: :func:`economics.throughput_description`), and
     the engine's note on it: a named record that did not answer, or a given figure measured for another
-    configuration (with the figure for this one a click away)."""
-    st.caption(plain(economics.throughput_description(result), max_chars=1200))
+    configuration (with the figure for this one a click away). ``lead``: the page's captions right above it, drawn
+    as paragraphs of the same caption (one element fewer each for the browser to redraw per edit)."""
+    st.caption("\n\n".join([*lead, plain(economics.throughput_description(result), max_chars=1200)]))
     note = str(result.get("throughput_note") or "")
     if note:
         st.warning(plain(note))

@@ -7,6 +7,8 @@ field one click away; every number comes from :mod:`economics`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 import economics
@@ -37,46 +39,58 @@ def _preset_picker() -> None:
                  help="Ready-made scenarios from data/presets.csv; each note cites its figures")
 
 
-common.page_start()
-st.title("Cost per token")
-side = editor.Sidebar("Scenario", KEY_FIELDS, before=_preset_picker)
-editor.show_messages()
-scenario = state.scenario()
-presets = studies.presets()
-origin_name = scenario["name"].removeprefix(state.EDITED)
-if origin_name in presets:
-    origin, note = presets[origin_name]
-    edits = [f for f in economics.FIELDS if f != "name" and scenario.get(f) != origin.get(f)]
-    if not edits:
-        st.caption(note)  # the preset as it is: its note describes it
-    else:  # edited: the preset's note no longer describes it
-        st.caption(f"Edited from the preset {plain(origin_name)}: {', '.join(edits)} changed since. Where each "
-                   "figure now comes from: the throughput line below, explain for every input.")
+def _preset_note(scenario: dict[str, Any]) -> None:
+    """The note of the preset the scenario came from, or what changed since, if it came from one."""
+    presets = studies.presets()
+    origin_name = scenario["name"].removeprefix(state.EDITED)
+    if origin_name in presets:
+        origin, note = presets[origin_name]
+        edits = [f for f in economics.FIELDS if f != "name" and scenario.get(f) != origin.get(f)]
+        if not edits:
+            st.caption(note)  # the preset as it is: its note describes it
+        else:  # edited: the preset's note no longer describes it
+            st.caption(f"Edited from the preset {plain(origin_name)}: {', '.join(edits)} changed since. Where each "
+                       "figure now comes from: the throughput line below, explain for every input.")
 
+
+def _top(scenario: dict[str, Any], result: dict[str, Any] | None) -> None:
+    """What sits above the KPIs after the title (see editor.Sidebar.above): the preset's note, whether the
+    scenario is feasible and the baseline's buttons (``result`` None: the note alone, the engine refused it)."""
+    with side.above():
+        _preset_note(scenario)
+        if result is not None and not result["feasible"]:
+            st.error(f"Not feasible: {plain(result['infeasible_reason'])}")
+        if result is not None and result["cost_usd_per_m_tokens"] is not None:
+            common.baseline_controls()
+
+
+common.page_start()
+side = editor.Sidebar("Scenario", KEY_FIELDS, before=_preset_picker, title="Cost per token")
+scenario = state.scenario()
 try:
     result = common.evaluate(scenario)
 except economics.ScenarioError as error:
+    _top(scenario, None)
     common.evaluation_error(error)
     side.stop()
-if not result["feasible"]:
-    st.error(f"Not feasible: {plain(result['infeasible_reason'])}")
 if result["cost_usd_per_m_tokens"] is None:
+    _top(scenario, result)
     side.stop()
 
-common.baseline_controls()
 base = common.baseline_result()
 separable = "Give a measured prefill throughput (input tokens/s per accelerator) to split the cost by device time"
 for names in kpis.COST_ROWS:
     k = common.row()
     for name in names:
         common.metric(k, name, result, base, value=kpis.stated(name, result))
-side()  # the inputs after the KPIs (see editor.Sidebar)
-if result["cost_usd_per_m_input_tokens"] is None:
-    st.caption(f"Input/output split: {NOT_SEPARABLE}. {separable}.")
+side()  # the title and the inputs after the KPIs (see editor.Sidebar)
+_top(scenario, result)
 per_dollar = 1e6 / result["cost_usd_per_m_tokens"]
-st.caption(f"{fmt.count(result['accelerators'])} x {result['accelerator']} ({result['ownership']}); "
-           f"{fmt.count(per_dollar)} tokens per dollar; {fmt.output('facility_power_kw', result['facility_power_kw'])} "
-           f"at the facility; PUE {fmt.number(result['pue_effective'])}.")
+split = [f"Input/output split: {NOT_SEPARABLE}. {separable}."] if result["cost_usd_per_m_input_tokens"] is None else []
+st.caption("\n\n".join([*split, (  # one caption (one element fewer to redraw per edit)
+    f"{fmt.count(result['accelerators'])} x {result['accelerator']} ({result['ownership']}); "
+    f"{fmt.count(per_dollar)} tokens per dollar; {fmt.output('facility_power_kw', result['facility_power_kw'])} "
+    f"at the facility; PUE {fmt.number(result['pue_effective'])}.")]))
 for warning in economics.split_warnings(result["warnings"]):
     st.warning(warning)
 common.throughput_provenance(result)

@@ -102,19 +102,19 @@ def _missing(scenario: dict[str, Any]) -> list[str]:
     return [why for f, why in needs.items() if scenario[f] is None]
 
 
-def _price_note(scenario: dict[str, Any]) -> None:
+def _price_note(scenario: dict[str, Any]) -> str | None:
+    """The decode price the study uses and where it comes from (None: no price, said in a warning drawn here)."""
     decode = scenario["decode_accelerator"]
     if scenario["decode_accelerator_price_usd"] is not None:
-        st.caption(f"Decode accelerator price: {fmt.usd(scenario['decode_accelerator_price_usd'])} each (given).")
-        return
+        return f"Decode accelerator price: {fmt.usd(scenario['decode_accelerator_price_usd'])} each (given)."
     figure = editor.catalog_figure("decode_accelerator_price_usd", scenario)
     if figure is None:
         st.warning(f"No catalog price for {decode}: enter the decode accelerator's price in the sidebar. Until then "
                    f"'add decode' is not costed; the break-even price says the most it may cost.")
-        return
+        return None
     source = catalog.accelerator_source(decode, "price_usd") or {}
-    st.caption(f"Decode accelerator price: {fmt.usd(figure[0])} each, the catalog figure "
-               f"(confidence: {figure[1] or 'unrated'}; {source.get('note', '')}). Enter your own in the sidebar.")
+    return (f"Decode accelerator price: {fmt.usd(figure[0])} each, the catalog figure "
+            f"(confidence: {figure[1] or 'unrated'}; {source.get('note', '')}). Enter your own in the sidebar.")
 
 
 DECODE_SPEED = ("decode_output_tokens_per_s_per_accelerator", "decode_measured_output_tokens_per_s_per_user",
@@ -133,20 +133,19 @@ def _number(value: Any) -> float | None:
     return None if number != number else number
 
 
-def _decode_speed_note(result: Any, scenario: dict[str, Any]) -> None:
+def _decode_speed_note(result: Any, scenario: dict[str, Any]) -> str | None:
     """The decode throughput per accelerator the study uses and where it comes from: given, or a per-user speed
     turned into a per-accelerator one by the users a replica serves at once (an assumption the page states)."""
     part = next((p for name, p in result.option_years if name == OptionKind.ADD_DECODE), None)
     if part is None:
-        return
+        return None
     got = {k: _number(v) for k, v in part.first({*DECODE_SPEED, AT_CONTEXT}).items()}
     per_acc = got.get("decode_output_tokens_per_s_per_accelerator")
     decode = scenario["decode_accelerator"]
     if per_acc is None:
-        return
+        return None
     if scenario.get("decode_output_tokens_per_s_per_accelerator") is not None:
-        st.caption(f"Decode throughput: {fmt.number(per_acc)} output tokens/s per {decode} (given).")
-        return
+        return f"Decode throughput: {fmt.number(per_acc)} output tokens/s per {decode} (given)."
     user, users, chips = (got.get(f) for f in DECODE_SPEED[1:])
     if user is not None and users is not None and chips is not None:
         read = got.get(AT_CONTEXT)
@@ -155,14 +154,13 @@ def _decode_speed_note(result: Any, scenario: dict[str, Any]) -> None:
                  f"at the workload's {fmt.number(scenario['input_tokens_per_request'])} input tokens)"
                  if read is not None else f"{fmt.number(user)} tokens/s per user (measured)")
         user = read if read is not None else user
-        st.caption(f"Decode throughput: {fmt.number(per_acc)} output tokens/s per {decode} = {speed} "
-                   f"x {fmt.number(users)} users a replica serves at once "
-                   f"({'given' if scenario.get('decode_concurrent_users_per_replica') is not None else 'default'}: "
-                   f"an assumption where the source states no concurrency) / {fmt.number(chips)} {decode} per "
-                   "replica. At one user per replica it would be "
-                   f"{fmt.number(float(user) / float(chips))} per {decode}.")
-        return
-    st.caption(f"Decode throughput: {fmt.number(per_acc)} output tokens/s per {decode} (estimated).")
+        return (f"Decode throughput: {fmt.number(per_acc)} output tokens/s per {decode} = {speed} "
+                f"x {fmt.number(users)} users a replica serves at once "
+                f"({'given' if scenario.get('decode_concurrent_users_per_replica') is not None else 'default'}: "
+                f"an assumption where the source states no concurrency) / {fmt.number(chips)} {decode} per "
+                "replica. At one user per replica it would be "
+                f"{fmt.number(float(user) / float(chips))} per {decode}.")
+    return f"Decode throughput: {fmt.number(per_acc)} output tokens/s per {decode} (estimated)."
 
 
 def _demand_words(scenario: dict[str, Any]) -> str:
@@ -283,12 +281,11 @@ def _odds(key: str) -> Any:
 
 
 common.page_start()
-st.title("Decode accelerators for an existing fleet")
-st.caption("The existing GPUs keep prefill and a decode-optimised pool takes decode, against the status quo, more of "
-           "the same GPUs, or a new generation. Cash flows at the cost of capital; the existing fleet is sunk but "
-           "still pays power, hosting and maintenance.")
-side = editor.Sidebar("Existing fleet and options", KEY_FIELDS, pause_s=KPI_PAUSE_S, redraw_s=RUN_START_REDRAW_S)
-editor.show_messages()
+side = editor.Sidebar("Existing fleet and options", KEY_FIELDS, pause_s=KPI_PAUSE_S, redraw_s=RUN_START_REDRAW_S,
+                      title="Decode accelerators for an existing fleet", intro=(
+                          "The existing GPUs keep prefill and a decode-optimised pool takes decode, against the "
+                          "status quo, more of the same GPUs, or a new generation. Cash flows at the cost of capital; "
+                          "the existing fleet is sunk but still pays power, hosting and maintenance."))
 scenario = state.scenario()
 
 missing = _missing(scenario)
@@ -306,7 +303,6 @@ except (economics.ScenarioError, ValueError) as error:
     st.error(plain(str(error)))
     side.stop()
 
-notes = st.container()  # drawn after the KPIs (see editor.Sidebar), in its place above them
 pinned = state.baseline()
 base_study: tuple[Any, float | None] | None = None
 if pinned is not None and not _missing(pinned):
@@ -315,22 +311,27 @@ if pinned is not None and not _missing(pinned):
         base_study = studies.retrofit_of(pinned_key), _break_even(pinned_key)
     except (economics.ScenarioError, ValueError):
         base_study = None
-first, second = common.row(), common.row()
 # The KPIs the options' rows give first; the break-even price (two more studies on a demand edit) after them, in
-# its place in the first row: what an edit's first KPIs wait for is the page's own study alone (docs/speed.md).
+# its place in the first row: what an edit's first KPIs wait for is the page's own study alone (docs/speed.md). The
+# second row is opened after the first's KPIs (a message less before them).
 shown = kpis.decode_kpis(result, None, base_study)
-for col, k in ((first, shown[0]), (first, shown[1]), (second, shown[3]), (second, shown[4])):
-    _metric(col, k)
+first = common.row()
+_metric(first, shown[0])
+_metric(first, shown[1])
+second = common.row()
+_metric(second, shown[3])
+_metric(second, shown[4])
 try:
     break_even = _break_even(key)
 except (economics.ScenarioError, ValueError) as error:
     st.error(plain(str(error)))
     side.stop()
 _metric(first, kpis.decode_kpis(result, break_even, base_study)[2])
-side()  # the inputs after the KPIs (see editor.Sidebar)
-with notes:
-    _price_note(scenario)
-    _decode_speed_note(result, scenario)
+side()  # the title and the inputs after the KPIs (see editor.Sidebar)
+with side.above():  # in its place above the KPIs
+    notes = [n for n in (_price_note(scenario), _decode_speed_note(result, scenario)) if n is not None]
+    if notes:
+        st.caption("\n\n".join(notes))  # one caption (one element fewer to redraw per edit)
     common.measured_speed_check("decode_output_tokens_per_s_per_accelerator", "decode_accelerator")
     common.measured_speed_check("decode_measured_output_tokens_per_s_per_user", "decode_accelerator")
     common.baseline_controls()

@@ -262,15 +262,38 @@ class Sidebar:
     there to fix whatever stopped the page."""
 
     def __init__(self, heading: str, key_fields: Sequence[str], before: Callable[[], None] | None = None, *,
-                 pause_s: float = KPI_PAUSE_S, redraw_s: float = RUN_START_REDRAW_S) -> None:
+                 pause_s: float = KPI_PAUSE_S, redraw_s: float = RUN_START_REDRAW_S, title: str | None = None,
+                 intro: str | None = None) -> None:
         self.heading, self.key_fields, self.before, self.drawn = heading, key_fields, before, False
         self.pause_s, self.redraw_s = pause_s, redraw_s
+        self.title, self.intro, self.top = title, intro, None if title is None else st.container()
 
     def __call__(self) -> None:
         if not self.drawn:
             self.drawn = True
             self._let_the_kpis_draw()
+            if self.top is not None:
+                self.above()
             sidebar(self.heading, self.key_fields, self.before)
+
+    def above(self) -> Any:
+        """The page's top, above its KPIs: one container reserved when the page starts (a page given a ``title``),
+        its title, intro and :func:`show_messages` drawn into it at the first call, which :meth:`__call__` makes
+        right after the KPIs; a page adds what else sits above its KPIs (a note, the baseline's buttons) with
+        ``with side.above():``. Every message a run sends before its KPIs delays them (Streamlit flushes one at a
+        time, 5 ms apart) and the top would be four to seven (docs/speed.md); drawn later it is one, in the same
+        place on screen, and the browser keeps the previous run's top in it until then (a container replacing one
+        keeps its children), so nothing blinks."""
+        if self.top is None:
+            raise AssertionError("above() on a page whose Sidebar was given no title")
+        if self.title is not None:
+            title, self.title = self.title, None
+            with self.top:
+                st.title(title)
+                if self.intro:
+                    st.caption(self.intro)
+                show_messages()
+        return self.top
 
     def _let_the_kpis_draw(self) -> None:
         """On a rerun of the same page in a browser, wait a moment after the KPIs before the rest is sent. The

@@ -53,19 +53,18 @@ def _compare_odds(key: str, choices: tuple[str, ...], settings: dict[str, Any]) 
 
 
 common.page_start()
-st.title("Fleet, racks and power")
-st.caption("Size the fleet for a demand at a speed per user, then check it against the facility: cooling (air, "
-           "liquid, hybrid), rack power density and site power. Throughput is measured if you give it, else "
-           "interpolated on a measured curve or estimated from the model.")
-side = editor.Sidebar("Demand, hardware, facility", KEY_FIELDS)
-editor.show_messages()
+side = editor.Sidebar("Demand, hardware, facility", KEY_FIELDS, title="Fleet, racks and power", intro=(
+    "Size the fleet for a demand at a speed per user, then check it against the facility: cooling (air, liquid, "
+    "hybrid), rack power density and site power. Throughput is measured if you give it, else interpolated on a "
+    "measured curve or estimated from the model."))
 scenario = state.scenario()
 
 if scenario["accelerator_count"] is not None:
-    st.info(f"The fleet is fixed at {fmt.count(scenario['accelerator_count'])} accelerators, so it is not sized from "
-            f"the demand.")
-    st.button("Size the fleet from the demand instead", key="size_from_demand", on_click=state.edit_text,
-              args=({"accelerator_count": ""},))
+    with side.above():  # the title first, then this (rare: drawn before the KPIs)
+        st.info(f"The fleet is fixed at {fmt.count(scenario['accelerator_count'])} accelerators, so it is not sized "
+                f"from the demand.")
+        st.button("Size the fleet from the demand instead", key="size_from_demand", on_click=state.edit_text,
+                  args=({"accelerator_count": ""},))
 try:
     result = common.evaluate(scenario)
 except economics.ScenarioError as error:
@@ -74,13 +73,6 @@ except economics.ScenarioError as error:
         st.info("Sizing needs a throughput: give a measured one, or choose a model to estimate it (sidebar).")
     side.stop()
 
-if result["feasible"]:
-    st.success(f"{catalog.accelerator_record(result['accelerator']).get('name', result['accelerator'])} fits this "
-               f"facility.")
-else:
-    st.error(f"Does not fit: {plain(result['infeasible_reason'])}")
-
-common.baseline_controls()
 base = common.baseline_result()
 if result["accelerators"] is not None:
     for outputs in kpis.FLEET_ROWS:
@@ -90,7 +82,14 @@ if result["accelerators"] is not None:
                f"throughput {result.get('throughput_source') or 'given'}"
                + (f", serving stack {plain(result['serving_stack_used'])}" if result.get("serving_stack_used") else "")
                + ".")
-side()  # the inputs after the KPIs (see editor.Sidebar)
+side()  # the title and the inputs after the KPIs (see editor.Sidebar)
+with side.above():  # in its place above the KPIs
+    if result["feasible"]:
+        st.success(f"{catalog.accelerator_record(result['accelerator']).get('name', result['accelerator'])} fits "
+                   f"this facility.")
+    else:
+        st.error(f"Does not fit: {plain(result['infeasible_reason'])}")
+    common.baseline_controls()
 for warning in economics.split_warnings(result["warnings"]):
     st.warning(warning)
 common.throughput_provenance(result)

@@ -137,16 +137,15 @@ def benchmark_upload(scenario: dict[str, Any], missing: bool) -> None:
 
 
 common.page_start()
-st.title("Throughput and interactivity")
-st.caption("Throughput per accelerator against the speed each user sees. The line is the calibrated roofline "
-           "estimate for the scenario's model; dots are measured points from data/throughput_curves.csv for the "
-           "same hardware, model and precision (any workload). The KPIs are the scenario's own figures.")
-side = editor.Sidebar("Hardware, model, workload", KEY_FIELDS)
-editor.show_messages()
+side = editor.Sidebar("Hardware, model, workload", KEY_FIELDS, title="Throughput and interactivity", intro=(
+    "Throughput per accelerator against the speed each user sees. The line is the calibrated roofline estimate for "
+    "the scenario's model; dots are measured points from data/throughput_curves.csv for the same hardware, model and "
+    "precision (any workload). The KPIs are the scenario's own figures."))
 scenario = state.scenario()
 missing = bool(scenario.get("curves_sha256")) and user_curves.loaded(str(scenario["curves_sha256"])) is None
 if missing:
-    benchmark_upload(scenario, missing=True)
+    with side.above():  # the title first, then the upload (rare: drawn before the KPIs)
+        benchmark_upload(scenario, missing=True)
 
 try:
     result = common.evaluate(scenario)
@@ -154,18 +153,19 @@ except economics.ScenarioError as error:
     common.evaluation_error(error)
     side.stop()
 
-common.baseline_controls()
 base = common.baseline_result()
-if not result["feasible"]:
-    st.error(f"Not feasible: {plain(result['infeasible_reason'])}")
 common.kpi_row(["output_tokens_per_s_per_accelerator", "output_tokens_per_s_per_user", "cost_usd_per_m_tokens",
                 "time_to_first_token_s"], result, base)
-side()  # the inputs after the KPIs (see editor.Sidebar)
-st.caption(f"Cost at {fmt.percent(result['utilization'])} utilization ({result['ownership']}).")
+side()  # the title and the inputs after the KPIs (see editor.Sidebar)
+with side.above():  # in its place above the KPIs
+    common.baseline_controls()
+    if not result["feasible"]:
+        st.error(f"Not feasible: {plain(result['infeasible_reason'])}")
+lead = [f"Cost at {fmt.percent(result['utilization'])} utilization ({result['ownership']})."]
 if result.get("serving_stack_used"):
-    st.caption(f"Serving stack: {plain(result['serving_stack_used'])} (asked: {plain(scenario['serving_stack'])}; "
-               f"best = the highest published stack for this pair at the per-user target).")
-common.throughput_provenance(result)
+    lead.append(f"Serving stack: {plain(result['serving_stack_used'])} (asked: {plain(scenario['serving_stack'])}; "
+                f"best = the highest published stack for this pair at the per-user target).")
+common.throughput_provenance(result, lead)  # one caption
 context_speed(scenario, result)
 benchmark_upload(scenario, missing=False)
 

@@ -132,26 +132,25 @@ def _summary_table(summary: Any) -> None:
 
 
 common.page_start()
-st.title("Uncertainty")
-st.caption("Give each uncertain input a low and a high around the scenario's value. The tornado moves one input at "
-           "a time; the Monte Carlo draws them all at once (triangular, peaked at the base value).")
-side = editor.Sidebar("Scenario", KEY_FIELDS)
+side = editor.Sidebar("Scenario", KEY_FIELDS, title="Uncertainty", intro=(
+    "Give each uncertain input a low and a high around the scenario's value. The tornado moves one input at a time; "
+    "the Monte Carlo draws them all at once (triangular, peaked at the base value)."))
 scenario = state.scenario()
 try:
     result = common.evaluate(scenario)
 except economics.ScenarioError as error:
-    editor.show_messages()
+    side.above()  # the title and the messages above the error
     common.evaluation_error(error)
     side.stop()
 ranges = _ranges_of(result)
 settings = state.settings()
 samples, seed = int(settings["samples"]), int(settings["seed"])
-editor.show_messages()
 
 key, ranges_json = common.canonical(scenario), json.dumps(ranges, sort_keys=True)
 try:
     mc = studies.monte_carlo_of(key, ranges_json, samples, seed)
 except economics.ScenarioError as error:
+    side.above()  # the title and the messages above the error
     st.error(plain(str(error)))
     _inputs(side, result)
     st.stop()
@@ -163,7 +162,6 @@ def _percentiles(mc: Any) -> dict[str, float]:
     return {p: float(figures[p]) for p in ("p10", "p50", "p90")}
 
 
-common.baseline_controls()
 pinned = state.baseline()
 base: tuple[dict[str, float], float | None] | None = None
 if pinned is not None:
@@ -181,8 +179,11 @@ for p in ("p10", "p50", "p90"):
     k.metric(f"{p.upper()} cost per M tokens", fmt.usd_rate(summary[p]), help=f"{p[1:]} % of the draws cost less",
              delta=change, delta_color="inverse")
 own_slot = k.empty()  # filled once the paired rent draws are done
-# the percentiles are on screen before the inputs are drawn again, the paired rent draws and the tornado computed
+# the percentiles are on screen before the title and inputs are drawn again, the paired rent draws and the tornado
+# computed (see editor.Sidebar)
 _inputs(side, result)
+with side.above():  # in its place above the KPIs
+    common.baseline_controls()
 own_cheaper = _own_cheaper(key, ranges_json, samples, seed)
 change = None
 if base is not None and own_cheaper is not None and base[1] is not None:

@@ -140,6 +140,26 @@ def test_electricity_input_updates_cost(page: Page, streamlit_url: str, screensh
     assert screenshot("cost").stat().st_size > 10_000
 
 
+def test_the_page_config_stays_through_edits_and_page_switches(page: Page, streamlit_url: str) -> None:
+    # app.py sends st.set_page_config on a session's first run only (each message before a page's KPIs delays
+    # them): the browser must keep the title, the icon and the wide layout through a rerun and a page switch
+    # (centered, the main column is at most 736 px wide; wide, the viewport less the 300 px sidebar)
+    page.set_viewport_size({"width": 1600, "height": 900})
+    config = ("() => [document.title, document.querySelector(\"link[rel~='icon']\").href.slice(0, 18), "
+              "document.querySelector('[data-testid=\"stMainBlockContainer\"]').getBoundingClientRect().width]")
+    open_page(page, streamlit_url)
+    seen = [page.evaluate(config)]
+    fill(page, "electricity_usd_per_kwh", "0.2")
+    seen.append(page.evaluate(config))
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name=NAV_TITLES["fleet"]).click()
+    settle(page)
+    expect(page.get_by_role("heading", name="Fleet, racks and power")).to_be_visible()
+    seen.append(page.evaluate(config))
+    for title, icon, width in seen:
+        assert (title, icon) == ("Token economics", "data:image/svg+xml"), seen
+        assert width > 1000, seen
+
+
 def test_navigation_across_every_page_changes_no_value(page: Page, streamlit_url: str) -> None:
     open_page(page, streamlit_url)
     fill(page, "electricity_usd_per_kwh", "0.08")
