@@ -29,6 +29,8 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
+from tests import store_fixtures
+
 hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 hypothesis_settings.register_profile("explore", derandomize=False, print_blob=True,
                                      database=DirectoryBasedExampleDatabase(".hypothesis/examples"))
@@ -96,3 +98,7 @@ before it starts (seen as "Nanny failed to start" in test_sweep.py, in whichever
 def _interpreter_main() -> Iterator[None]:
     yield
     sys.modules["__main__"] = INTERPRETER_MAIN
+
+
+postgresql_proc = store_fixtures.postgresql_proc
+"""The store tests' PostgreSQL (tests/store_fixtures.py), defined here once so that each pytest process starts one."""

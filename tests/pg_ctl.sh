@@ -1,7 +1,9 @@
 #!/bin/sh
-# pg_ctl for the store's PostgreSQL tests (pytest-postgresql's postgresql_proc calls it as its executable): Debian's
-# binaries (PG_BINDIR, default /usr/lib/postgresql/15/bin). PostgreSQL refuses to run as root, so under root (a
-# container) it runs as the postgres user, who is given the data directory's folder and a way through its parents.
+# pg_ctl for the store's PostgreSQL tests (the executable of the pytest-postgresql executor in
+# tests/store_fixtures.py): Debian's binaries (PG_BINDIR, default /usr/lib/postgresql/15/bin). PostgreSQL refuses to
+# run as root, so under root (a container) it runs as the postgres user, who is given the data directory's folder and
+# a way through its parents. That way lasts only as long as nobody closes a parent again: every pytest session that
+# starts resets /tmp/pytest-of-<user> to 0700, so the data directory must not lie below it.
 set -eu
 PG_CTL="${PG_BINDIR:-/usr/lib/postgresql/15/bin}/pg_ctl"
 if [ "$(id -u)" != 0 ]; then exec "$PG_CTL" "$@"; fi

@@ -22,8 +22,6 @@ from economics.store.models import Base
 from tests import store_fixtures
 from tests.store_fixtures import curve_bytes, forget_curves
 
-postgresql_proc = store_fixtures.postgresql_proc
-
 
 @pytest.fixture(params=store_fixtures.ENGINES)
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:

@@ -16,7 +16,6 @@ from economics.store.database import URL_VARIABLE
 from tests import store_fixtures
 from tests.store_fixtures import curve_bytes, forget_curves
 
-postgresql_proc = store_fixtures.postgresql_proc
 TOKEN = "a-long-enough-secret-token-for-tests"
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 
