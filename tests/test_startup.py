@@ -139,6 +139,14 @@ def test_no_page_relies_on_streamlit_magic_which_is_off() -> None:
         assert not bare, (path.name, bare)
 
 
+def _last_line(probe: str, timeout: float = 600) -> str:
+    """The last line a fresh ``python -c probe app.py`` prints (run at the repository's root; its exit code checked)."""
+    done = subprocess.run([sys.executable, "-c", probe, str(ROOT / "app.py")], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip().splitlines()[-1]
+
+
 def test_the_first_run_skips_streamlit_s_prompt_check_under_a_runtime() -> None:
     # a fresh process (the check runs once per process): the default page's first run draws its KPI without
     # streamlit.env_util.is_repl being called (counted by wrapping Streamlit's own function, not ours)
@@ -151,10 +159,7 @@ def test_the_first_run_skips_streamlit_s_prompt_check_under_a_runtime() -> None:
         "at = AppTest.from_file(sys.argv[1], default_timeout=300); at.run()\n"
         "assert not at.exception, at.exception\n"
         "print(len(calls), at.metric[0].label)\n")
-    done = subprocess.run([sys.executable, "-c", probe, str(ROOT / "app.py")], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().splitlines()[-1] == "0 Cost per M tokens"
+    assert _last_line(probe) == "0 Cost per M tokens"
 
 
 def test_the_favicon_is_streamlit_s_emoji_svg_without_its_emoji_table() -> None:
@@ -171,12 +176,10 @@ def test_the_favicon_is_streamlit_s_emoji_svg_without_its_emoji_table() -> None:
         "at = AppTest.from_file(sys.argv[1], default_timeout=300); at.run()\n"
         "assert not at.exception, at.exception\n"
         "print(repr(unquote(sent[0])), sent[0].isascii(), 'streamlit.emojis' in sys.modules, at.metric[0].label)\n")
-    done = subprocess.run([sys.executable, "-c", probe, str(ROOT / "app.py")], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
+    line = _last_line(probe)
     svg = ("data:image/svg+xml,<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 100 100'><text y='.9em' "
            "font-size='90'>\N{ABACUS}</text></svg>")
-    assert done.stdout.strip().splitlines()[-1] == f"{svg!r} True False Cost per M tokens"
+    assert line == f"{svg!r} True False Cost per M tokens"
 
 
 def test_streamlit_run_serves_app_py_through_its_app_whose_import_is_light() -> None:
@@ -188,10 +191,7 @@ def test_streamlit_run_serves_app_py_through_its_app_whose_import_is_light() -> 
              "found = discover_asgi_app(Path(sys.argv[1]))\n"
              "heavy = [m for m in ('pandas', 'scipy', 'pydantic', 'economics', 'ui.state') if m in sys.modules]\n"
              "print(found.import_string, type(app.app).__name__, app.app.script_path, heavy)\n")
-    done = subprocess.run([sys.executable, "-c", probe, str(ROOT / "app.py")], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().splitlines()[-1] == "app:app App app.py []"
+    assert _last_line(probe, timeout=300) == "app:app App app.py []"
 
 
 def _first_run_imports() -> set[str]:
