@@ -21,7 +21,7 @@ import io
 import json
 import sys
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, NoReturn, TextIO, TypeAlias
 
 import pandas as pd
 
@@ -528,7 +528,11 @@ def _count(low: int, high: int, what: str) -> Any:
     return values.whole_number_option(what, low, high)
 
 
-def _add_row_command(sub: Any, name: str, help_text: str, outputs: bool = False) -> argparse.ArgumentParser:
+Subcommands: TypeAlias = "argparse._SubParsersAction[Any]"
+"""The parser's subcommands, to which each ``_add_*`` function adds its own."""
+
+
+def _add_row_command(sub: Subcommands, name: str, help_text: str, outputs: bool = False) -> argparse.ArgumentParser:
     """A subcommand that works on one row of a CSV (``input``, ``--row``), optionally writing a table."""
     cmd: argparse.ArgumentParser = sub.add_parser(name, help=help_text)
     cmd.add_argument("input", nargs="?", default=None,
@@ -561,11 +565,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_UNUSABLE, f"{self.prog}: error: {text}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The command line's parser: one subcommand per command, each with its ``func``."""
-    parser = _Parser(prog="python -m economics", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
+def _add_evaluate(sub: Subcommands) -> None:
+    """evaluate: a CSV (or Parquet, JSON) of scenarios to their outputs."""
     ev = sub.add_parser("evaluate", help="evaluate a CSV of scenarios")
     ev.add_argument("input", nargs="?", default=None,
                     help="CSV (or gzip/zstd CSV), Parquet or JSON file, or - for standard input")
@@ -581,10 +582,18 @@ def build_parser() -> argparse.ArgumentParser:
                     help="refuse a gzip/zstd input larger than this once decompressed (default %(default)s MB)")
     add_curves_argument(ev)
     ev.set_defaults(func=cmd_evaluate)
+
+
+def _add_small_commands(sub: Subcommands) -> None:
+    """explain, template: one row's derivation; the CSV template."""
     _add_row_command(sub, "explain", "print the derivation of one row with its numbers substituted").set_defaults(
         func=cmd_explain)
     sub.add_parser("template", help="CSV template: field comments, header, default scenario").set_defaults(
         func=lambda a: (sys.stdout.write(template_text()), 0)[1])
+
+
+def _add_compare(sub: Subcommands) -> None:
+    """compare: one demand across accelerators, or the odds each is cheapest."""
     cmp = _add_row_command(sub, "compare", "one scenario's demand across accelerators, ranked by cost per M tokens",
                            outputs=True)
     cmp.add_argument("--accelerators", default="", help="comma-separated catalog ids (default: all)")
@@ -596,8 +605,16 @@ def build_parser() -> argparse.ArgumentParser:
                      help="draws for --uncertainty (default 10,000)")
     cmp.add_argument("--seed", type=_count(0, 2**32 - 1, "--seed"), default=0, help="seed of the draws (default 0)")
     cmp.set_defaults(func=cmd_compare)
+
+
+def _add_session_profile(sub: Subcommands) -> None:
+    """session-profile: a session row's speed across its turns."""
     _add_row_command(sub, "session-profile", "a session row's speed across its turns: each turn's context, per-user "
                      "decode speed and time to first token", outputs=True).set_defaults(func=cmd_session_profile)
+
+
+def _add_retrofit(sub: Subcommands) -> None:
+    """retrofit: the decode study's tables, derivation, odds or refresh."""
     ret = _add_row_command(sub, "retrofit", "an existing fleet: status quo vs add decode accelerators vs more of the "
                            "same vs a new generation (NPV, IRR, payback, break-even decode price)", outputs=True)
     ret.add_argument("--explain", action="store_true", help="print how each option is computed (fleet, capex, opex, "
@@ -613,12 +630,20 @@ def build_parser() -> argparse.ArgumentParser:
                      help="draws for --uncertainty (default 10,000)")
     ret.add_argument("--seed", type=_count(0, 2**32 - 1, "--seed"), default=0, help="seed of the draws (default 0)")
     ret.set_defaults(func=cmd_retrofit)
+
+
+def _add_kv_memory(sub: Subcommands) -> None:
+    """kv-memory: more memory or more accelerators for a number of agents."""
     kvm = _add_row_command(sub, "kv-memory", "more memory or more accelerators: for --agents concurrent agents at a "
                            "session row's SLO, the cheapest of adding host DRAM, SSD or a remote KV store against "
                            "adding systems", outputs=True)
     kvm.add_argument("--agents", type=_count(1, 10**12, "--agents"), required=True,
                      help="the target number of concurrent agents (sessions) at the SLO")
     kvm.set_defaults(func=cmd_kv_memory)
+
+
+def _add_uncertainty(sub: Subcommands) -> None:
+    """uncertainty: tornado and Monte Carlo over a row's ranges."""
     unc = _add_row_command(sub, "uncertainty", "tornado and Monte Carlo over the <field>_low/<field>_high ranges of a "
                            "row")
     unc.add_argument("--samples", type=_count(1, MAX_SAMPLES, "samples"), default=10_000)
@@ -630,6 +655,10 @@ def build_parser() -> argparse.ArgumentParser:
                      "gives them, else the page's default spread around the value the engine uses (an estimated "
                      "throughput: its P10-P90)")
     unc.set_defaults(func=cmd_uncertainty)
+
+
+def _add_import_benchmark(sub: Subcommands) -> None:
+    """import-benchmark: benchmark results as a curve file."""
     imp = sub.add_parser("import-benchmark", help="benchmark results (vLLM, SGLang, GenAI-Perf, AIPerf, GuideLLM, "
                          "InferenceX, MLPerf) as a curve file for --curves")
     imp.add_argument("files", nargs="+", metavar="FILE", help="benchmark result files, or - for standard input")
@@ -651,6 +680,10 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--skip-bad-rows", action="store_true", help="published rows that cannot be read are named "
                      "on stderr and left out instead of refusing the file")
     imp.set_defaults(func=cmd_import_benchmark)
+
+
+def _add_import_sessions(sub: Subcommands) -> None:
+    """import-sessions: a session trace or benchmark log as a sessions row."""
     ses = sub.add_parser("import-sessions", help="a session trace (Mooncake JSONL), vLLM's multi-turn benchmark "
                          "stats or SGLang's bench_multiturn.py log as a workload=sessions scenario row")
     ses.add_argument("file", metavar="FILE", help="the trace or stats file, or - for standard input")
@@ -672,6 +705,10 @@ def build_parser() -> argparse.ArgumentParser:
     ses.add_argument("--provenance", default="", metavar="FILE", help="write the provenance (file, SHA-256, tool, "
                      "how each field was read, the measured TTFT and speed by turn) as JSON")
     ses.set_defaults(func=cmd_import_sessions)
+
+
+def _add_calibrate(sub: Subcommands) -> None:
+    """calibrate: the roofline's efficiency factors and the estimate ranges."""
     cal = sub.add_parser("calibrate", help="roofline efficiency factors: predicted vs measured for every point")
     cal.add_argument("--write", action="store_true", help="refit and write data/calibration.csv first")
     cal.add_argument("--holdout", action="store_true", help="per scope: training and held-out median and worst error")
@@ -684,10 +721,18 @@ def build_parser() -> argparse.ArgumentParser:
                      "data/estimate_ranges.csv, and the leave-one-family-out, -model-out and -table-out errors in "
                      "data/leave_out_errors.csv (about 15 minutes)")
     cal.set_defaults(func=cmd_calibrate)
+
+
+def _add_schema_commands(sub: Subcommands) -> None:
+    """fields, schema: the contract as Markdown tables and as JSON schema."""
     sub.add_parser("fields", help="the input fields and outputs as Markdown tables").set_defaults(
         func=lambda a: (sys.stdout.write(fields_markdown()), 0)[1])
     sub.add_parser("schema", help="JSON schema of a scenario").set_defaults(
         func=lambda a: (sys.stdout.write(schema_text() + "\n"), 0)[1])
+
+
+def _add_plan(sub: Subcommands) -> None:
+    """plan: the cheapest fleet for a row's demand, its frontiers and odds."""
     pl = _add_row_command(sub, "plan", "the cheapest fleet (prefill/decode pools, own/rent, the existing fleet) for "
                           "a row's demand, targets and facility")
     pl.add_argument("--candidates", help="CSV of hardware options with their own measured rates and prices "
@@ -706,14 +751,33 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--format", choices=("json", "csv"), default="json")
     pl.add_argument("-o", "--output", default="-", help="output file, or - for standard output (default)")
     pl.set_defaults(func=cmd_plan)
+
+
+def _add_report(sub: Subcommands) -> None:
+    """report: a board report of one row as PDF."""
     rep = _add_row_command(sub, "report", "a board report of one row as PDF: KPIs (with changes against "
                            "--baseline), charts, sourced assumptions, tornado, derivation, the app link")
     report_files.add_report_arguments(rep)
     rep.set_defaults(func=cmd_report)
+
+
+def _add_sweep(sub: Subcommands) -> None:
+    """sweep: a grid and/or Monte Carlo around one row on Dask."""
     sw = _add_row_command(sub, "sweep", "a grid and/or Monte Carlo around one row on Dask (local processes, or "
                           "--scheduler): quantiles, the cheapest, Pareto fronts")
     sweep.add_sweep_arguments(sw)
     sw.set_defaults(func=cmd_sweep)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser: one subcommand per command, each with its ``func``."""
+    parser = _Parser(prog="python -m economics", description=__doc__,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_evaluate, _add_small_commands, _add_compare, _add_session_profile, _add_retrofit,
+                _add_kv_memory, _add_uncertainty, _add_import_benchmark, _add_import_sessions, _add_calibrate,
+                _add_schema_commands, _add_plan, _add_report, _add_sweep):
+        add(sub)  # in this order: the order `--help` lists them
     add_serve_command(sub)
     add_mcp_command(sub)
     store_commands.add_store_command(sub, lambda a: store_commands.run_store(a, say))
