@@ -9,7 +9,7 @@ import math
 import os
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, get_args
 
 import pandas as pd
 
@@ -20,7 +20,7 @@ from economics.io.reading import Columns
 from economics.io.scenario_files import to_csv_text
 from economics.io.tables import read_table
 from economics.schema import values
-from economics.schema.scenario import FIELDS, Cooling, Scenario
+from economics.schema.scenario import FIELDS, Cooling, Scenario, SystemForm
 from economics.schema.validation import InputError, check_columns
 from economics.studies import candidate_fields
 from economics.studies.plan_odds import plan_odds
@@ -170,38 +170,26 @@ def _or_catalog(num: dict[str, float], rec: dict[str, Any], column: str, catalog
     return num[column] if math.isfinite(num[column]) else record_number(rec, catalog_column)
 
 
-def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candidate:
-    name = cells.get("name", "")
-    where = f"CANDIDATES row {i}" + (f" ({_shown(name)})" if name else "")
-    if not name:
-        raise InputError(f"{where}: name: empty; every candidate needs a name")
-    own = cells.get("ownership", "")
-    if own not in OWNERSHIPS:
-        raise InputError(f"{where}: ownership: '{_shown(own)}' is not one of own, rent, existing")
-    rec: dict[str, Any] = {}
-    if "accelerator" in cells:
-        if cells["accelerator"] not in catalog.accelerator_ids():
-            raise InputError(f"{where}: " + catalog.unknown_id_message("accelerator", _shown(cells["accelerator"]),
-                                                                       catalog.accelerator_ids()))
-        rec = catalog.accelerator_record(cells["accelerator"])
-    changes = candidate_fields.candidate_changes(cells, where, s)
-    may_be_zero = ("accelerator_price_usd", "embodied_kgco2e_per_accelerator")
-    num = {k: _cell_number(cells, k, where, positive=k not in may_be_zero) for k in CANDIDATE_COLUMNS
-           if k not in CANDIDATE_TEXT_COLUMNS}
+def _size(num: dict[str, float], rec: dict[str, Any], where: str) -> tuple[int, float]:
+    """Accelerators per system and the system's power [kW]: the row's, else from its accelerator's catalog record."""
     a = num["accelerators_per_system"] if math.isfinite(num["accelerators_per_system"]) else record_number(
         rec, "accelerators_per_system")
     if not math.isfinite(a) or a != int(a):
         raise InputError(f"{where}: accelerators_per_system: give a whole number (empty and no catalog id)")
-    a = int(a)
     kw = num["system_power_kw"]
     if not math.isfinite(kw):
         per = num["accelerator_power_kw"]
         per = per if math.isfinite(per) else record_number(rec, "power_kw")
-        kw = per * a if math.isfinite(per) else record_number(rec, "system_power_kw")
+        kw = per * int(a) if math.isfinite(per) else record_number(rec, "system_power_kw")
     if not math.isfinite(kw):
         raise InputError(f"{where}: accelerator_power_kw: give the power (empty and no catalog id)")
-    if not math.isfinite(num["output_tokens_per_s_per_accelerator"]):
-        raise InputError(f"{where}: output_tokens_per_s_per_accelerator: the measured throughput is required")
+    return int(a), kw
+
+
+def _price_and_rent(num: dict[str, float], rec: dict[str, Any], own: str, where: str) -> tuple[float, float]:
+    """An accelerator's price [USD] and rent [USD/h]: the row's, else the catalog's; what its ownership needs is
+    required (a price to own, a rent to rent, the fleet's size for an existing fleet).
+    """
     price = num["accelerator_price_usd"]
     price = price if math.isfinite(price) else record_number(rec, "price_usd")
     rent = num["rent_usd_per_accelerator_hour"] if math.isfinite(
@@ -212,24 +200,63 @@ def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candida
         raise InputError(f"{where}: rent_usd_per_accelerator_hour: a rented candidate needs a rent")
     if own == Ownership.EXISTING and not math.isfinite(num["max_accelerators"]):
         raise InputError(f"{where}: max_accelerators: an existing candidate needs the fleet's size")
+    return price, rent
+
+
+def _kinds(cells: dict[str, str], rec: dict[str, Any], where: str) -> tuple[Cooling, str, tuple[PoolRole, ...]]:
+    """The hardware's cooling, system form and the pool roles it may take: the row's, else the catalog's."""
     cooling = cells.get("accelerator_cooling") or str(rec.get("cooling") or Cooling.AIR)
     if cooling not in set(Cooling):
         raise InputError(f"{where}: accelerator_cooling: '{_shown(cooling)}' is not air, liquid or air_or_liquid")
     form = cells.get("system_form") or str(rec.get("system_form") or "server")
-    if form not in ("server", "rack", "wafer"):
+    if form not in get_args(SystemForm):
         raise InputError(f"{where}: system_form: '{_shown(form)}' is not server, rack or wafer")
     roles = tuple(r.strip() for r in cells.get("roles", ";".join(ROLES)).split(";") if r.strip())
     bad = [r for r in roles if r not in ROLES]
     if bad or not roles:
         raise InputError(f"{where}: roles: '{_shown(cells.get('roles', ''))}' must list aggregated, prefill, decode "
                          "separated by ';'")
+    return Cooling(cooling), form, tuple(map(PoolRole, roles))
+
+
+def _record(cells: dict[str, str], where: str) -> dict[str, Any]:
+    """The catalog record of the row's accelerator (empty when it names none)."""
+    if "accelerator" not in cells:
+        return {}
+    if cells["accelerator"] not in catalog.accelerator_ids():
+        raise InputError(f"{where}: " + catalog.unknown_id_message("accelerator", _shown(cells["accelerator"]),
+                                                                   catalog.accelerator_ids()))
+    return catalog.accelerator_record(cells["accelerator"])
+
+
+def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candidate:
+    """Row ``i`` of a candidates file as a :class:`Candidate` (per system), every missing figure from its catalog
+    record; a message names the row, the field and the value it refuses.
+    """
+    name = cells.get("name", "")
+    where = f"CANDIDATES row {i}" + (f" ({_shown(name)})" if name else "")
+    if not name:
+        raise InputError(f"{where}: name: empty; every candidate needs a name")
+    own = cells.get("ownership", "")
+    if own not in OWNERSHIPS:
+        raise InputError(f"{where}: ownership: '{_shown(own)}' is not one of own, rent, existing")
+    rec = _record(cells, where)
+    changes = candidate_fields.candidate_changes(cells, where, s)
+    may_be_zero = ("accelerator_price_usd", "embodied_kgco2e_per_accelerator")
+    num = {k: _cell_number(cells, k, where, positive=k not in may_be_zero) for k in CANDIDATE_COLUMNS
+           if k not in CANDIDATE_TEXT_COLUMNS}
+    a, kw = _size(num, rec, where)
+    if not math.isfinite(num["output_tokens_per_s_per_accelerator"]):
+        raise InputError(f"{where}: output_tokens_per_s_per_accelerator: the measured throughput is required")
+    price, rent = _price_and_rent(num, rec, own, where)
+    cooling, form, roles = _kinds(cells, rec, where)
     rep = num["accelerators_per_replica"]
     return whole_replicas(Candidate(
         name=name, ownership=Ownership(own), accelerator=cells.get("accelerator", ""),
         family=cells.get("family") or str(rec.get("family") or "default"), accelerators_per_system=a,
         system_power_kw=kw, system_rack_units=num["system_rack_units"] if math.isfinite(
             num["system_rack_units"]) else record_number(rec, "system_rack_units"), rack_scale=form == "rack",
-        hardware_cooling=Cooling(cooling),
+        hardware_cooling=cooling,
         price_usd_per_system=(price * a if own == Ownership.OWN else (price * a if math.isfinite(price) else 0.0)
                               if own == Ownership.EXISTING else 0.0),
         rent_usd_per_system_hour=rent * a if math.isfinite(rent) else math.nan,
@@ -243,7 +270,7 @@ def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candida
         output_tokens_per_s_per_user=num["output_tokens_per_s_per_user"],
         accelerators_per_replica=int(rep) if math.isfinite(rep) else a,
         max_systems=float(int(num["max_accelerators"]) // a) if own == Ownership.EXISTING else math.inf,
-        roles=tuple(map(PoolRole, roles)),
+        roles=roles,
         changes=changes))
 
 
