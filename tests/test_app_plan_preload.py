@@ -5,6 +5,7 @@ arrival): the page then reads that plan, solves nothing, and shows what the CLI'
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,13 +15,13 @@ from tests.test_app import start
 from tests.test_app_plan import cli_plan, downloads, metric, sent
 from tests.test_startup import _last_line
 from ui import format as fmt
-from ui import links, planning
+from ui import links, memory, planning
 
 
 def test_the_page_reads_the_plan_the_server_s_start_solved(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     planning.PLANS.clear()
     kept = planning.solve_default()  # what the lifespan's second thread runs once the first run is drawn
-    assert list(planning.PLANS.plans) == [kept.key] and not kept.pending and kept.costs is not None
+    assert list(planning.PLANS.plans) == [kept.key] and not kept.pending and kept.costs is not None and kept.files
     seen = sent(monkeypatch)
     at = start("plan")  # a session opened without a link, straight on the Plan page
     assert not at.error, [e.value for e in at.error]
@@ -80,3 +81,20 @@ def test_the_server_s_start_plans_the_default_state_only_after_the_first_run() -
              "plan = planning.PLANS.get(key)\n"
              "print(waiting, key == (*planning.default_inputs(), None), plan.pending, plan.costs is not None)\n")
     assert _last_line(probe) == "True True False True"
+
+
+def test_the_preload_steps_wait_while_a_session_s_run_is_under_way() -> None:
+    # each of the four steps (the stages' plan, its proof, the settings' costs, the downloads) is started after
+    # `between`, which the server's start makes wait while a run is under way (app.py runs each page in
+    # memory.running())
+    planning.PLANS.clear()
+    kept: list[int] = []
+    plan = planning.solve_default(between=lambda: kept.append(len(planning.PLANS.plans)))
+    assert kept == [0, 1, 1, 1] and plan.files is not None
+    with memory.running():
+        waiting = threading.Thread(target=memory._until_idle)
+        waiting.start()
+        waiting.join(0.5)
+        assert waiting.is_alive()  # held while the run is under way
+    waiting.join()
+    assert not waiting.is_alive()

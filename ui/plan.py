@@ -258,15 +258,6 @@ def _odds(inputs: tuple[str, str, tuple[str, ...], bytes | None]) -> None:
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _downloads(scenario_json: str, settings_json: str, ids: tuple[str, ...], candidates_csv: bytes | None,
-               _out: dict[str, Any]) -> dict[str, str]:
-    """The downloads (JSON and CSV text) of the plan ``_out`` solved from these inputs (the cache key; ``_out``, as
-    its leading underscore says, is not hashed), made once per plan after its KPIs are drawn, not on every rerun."""
-    data = {k: v for k, v in _out.items() if k != "frames"}
-    return {"json": json.dumps(data, indent=1, allow_nan=False), "csv": plan_files.plan_csv_text(data)}
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
 def _frontiers(scenario_json: str, settings_json: str, ids: tuple[str, ...], candidates_csv: bytes | None
                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     s = economics.Scenario(**json.loads(scenario_json))
@@ -414,8 +405,8 @@ def _plan_and_proof(plan: planning.Plan, base: planning.Plan | None,
 def _show(out: dict[str, Any], side: editor.Sidebar, inputs: tuple[str, str, tuple[str, ...], bytes | None],
           plan: planning.Plan) -> None:
     """The rest of the plan (``out``, proven, solved from ``inputs``: the solver's cache key and the candidates
-    file; ``plan``: the state's plan, which solves what the operations settings cost once): its odds on request,
-    its limits, what the operations settings cost, its hours, notes and downloads."""
+    file; ``plan``: the state's plan, which solves what the operations settings cost and makes the downloads once):
+    its odds on request, its limits, what the operations settings cost, its hours, notes and downloads."""
     _odds(inputs)
     with st.spinner(COSTING) if plan.costs is None else contextlib.nullcontext():  # as the solve's, on arrival
         frame = plan.setting_costs()
@@ -432,8 +423,7 @@ def _show(out: dict[str, Any], side: editor.Sidebar, inputs: tuple[str, str, tup
         common.show_table(hours, key="plan_hours", extra=hour_columns([str(c) for c in hours.columns]))
     for note in out["notes"]:
         st.caption(plain(note, max_chars=1000))
-    downloads = _downloads(*inputs, {**out, "constraints": planner.records(limits),
-                                     "setting_costs": planner.records(frame)})
+    downloads = plan.downloads()  # made once per state, after its KPIs are drawn, not on every rerun
     where = common.row()
     where.download_button("Download the plan (JSON)", downloads["json"], "plan.json", "application/json",
                           key="plan_json")

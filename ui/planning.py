@@ -58,6 +58,7 @@ class Plan:
         self.first = _page_data(staged.result())
         self.final = None if staged.proves else self.first
         self.costs: Any = None  # the settings' costs' frame, once solved
+        self.files: dict[str, str] | None = None  # the downloads, once made
         self.lock = threading.Lock()
 
     @property
@@ -87,6 +88,20 @@ class Plan:
                 s, settings, cands, ids = _read(self.key)
                 self.costs = planner.costs_of_settings(summary, s, settings, cands, ids, staged=self.costing)
         return self.costs.copy(deep=True)
+
+
+    def downloads(self) -> dict[str, str]:
+        """The plan proven as its downloads give it (JSON and CSV text), with its limits and what each operations
+        setting costs (made on the first call, after those)."""
+        out, frame = self.proven(), self.setting_costs()
+        with self.lock:
+            if self.files is None:
+                limits = planner.limits_with_costs(out["frames"]["constraints"], frame)
+                data = {**{k: v for k, v in out.items() if k != "frames"}, "constraints": planner.records(limits),
+                        "setting_costs": planner.records(frame)}
+                self.files = {"json": json.dumps(data, indent=1, allow_nan=False),
+                              "csv": plan_files.plan_csv_text(data)}
+        return dict(self.files)
 
 
 def _read(key: Key) -> tuple[economics.Scenario, planner.PlanSettings, Any, list[str] | None]:
@@ -161,9 +176,13 @@ def default_inputs() -> Inputs:
     return inputs_of(link.scenario, link.settings)
 
 
-def solve_default() -> Plan:
-    """The plan of a session opened without a link, proven, with what each operations setting costs: what the Plan
-    page reads on that state, kept in :data:`PLANS`."""
+def solve_default(between: Callable[[], None] = lambda: None) -> Plan:
+    """The plan of a session opened without a link, proven, with what each operations setting costs and its
+    downloads: what the Plan page reads on that state, kept in :data:`PLANS`. ``between`` is called before each of
+    those four steps (the server's start waits there while a session's run is under way)."""
+    between()
     plan = planned(default_inputs(), None)
-    plan.setting_costs()
+    for step in (plan.proven, plan.setting_costs, plan.downloads):
+        between()
+        step()
     return plan
