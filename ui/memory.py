@@ -21,10 +21,10 @@ Python's import lock for the one under way (nothing is imported twice), and the 
 read and remembered by the engine; it evaluates its scenario itself, so nothing it draws changes.
 
 Then the Plan page (issue #43: a first switch to it solved the plan, its proof and what each operations setting costs
-on arrival, 1.1 s of CPU on the default state): once the first run has drawn its page, a second thread solves the plan
-of the state a session opened without a link is in, into the store every session's Plan page reads
-(:mod:`ui.planning`, keyed by the whole state), so a switch to Plan on that state draws it from there. A session in
-any other state plans its own, as before.
+on arrival, 1.2-1.5 s of CPU on the default state): once the first run has drawn its page, a second thread solves the
+plan of the state a session opened without a link is in, into the store every session's Plan page reads
+(:mod:`ui.planning`, keyed by the whole state), each step while no session's run is under way (:func:`running`), so
+a switch to Plan on that state draws it from there. A session in any other state plans its own, as before.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ the plan proven from it and what each operations setting costs, each solved once
 
 A module, not the page's script, so the server's start (:mod:`ui.memory`) can solve the plan of the state a session
 opens in (no link: the default scenario under the default planner settings) into the same store the page reads,
-after the first session's first run: a first switch to Plan on that state then solves nothing (issue #43: 1.1 s of
+after the first session's first run: a first switch to Plan on that state then solves nothing (issue #43: 1.2-1.5 s of
 CPU on arrival before). The store is keyed by everything a plan is made from (the scenario, the planner settings,
 the accelerators considered and the candidates file), so a session reads a plan only when its inputs are the same
 bit for bit, as Streamlit's ``st.cache_resource`` did here before.
@@ -48,8 +48,8 @@ def _page_data(result: planner.PlanResult) -> dict[str, Any]:
 class Plan:
     """A state's plan on the page: the plan of the planner's stages (``planner.plan_stages``), drawn at once, the
     plan proven from it (``planner.prove_plan``: what ``planner.plan`` returns), drawn when the proof is done, and
-    what each operations setting costs for the plan proven (``planner.costs_of_settings``). Shared by every session
-    (:func:`planned`), each part solved once; each caller gets its own copy."""
+    what each operations setting costs for the plan proven (``planner.costs_of_settings``), and its downloads.
+    Shared by every session (:func:`planned`), each part made once; each caller gets its own copy."""
 
     def __init__(self, staged: planner.Staged, key: Key) -> None:
         self.key = key
@@ -88,7 +88,6 @@ class Plan:
                 s, settings, cands, ids = _read(self.key)
                 self.costs = planner.costs_of_settings(summary, s, settings, cands, ids, staged=self.costing)
         return self.costs.copy(deep=True)
-
 
     def downloads(self) -> dict[str, str]:
         """The plan proven as its downloads give it (JSON and CSV text), with its limits and what each operations
@@ -178,11 +177,14 @@ def default_inputs() -> Inputs:
 
 def solve_default(between: Callable[[], None] = lambda: None) -> Plan:
     """The plan of a session opened without a link, proven, with what each operations setting costs and its
-    downloads: what the Plan page reads on that state, kept in :data:`PLANS`. ``between`` is called before each of
-    those four steps (the server's start waits there while a session's run is under way)."""
+    downloads: what the Plan page reads on that state, kept in :data:`PLANS` (the last two, as the page, only for a
+    plan that meets every constraint). ``between`` is called before each of those steps (the server's start waits
+    there while a session's run is under way)."""
     between()
     plan = planned(default_inputs(), None)
-    for step in (plan.proven, plan.setting_costs, plan.downloads):
-        between()
-        step()
+    between()
+    if plan.proven()["feasible"]:
+        for step in (plan.setting_costs, plan.downloads):
+            between()
+            step()
     return plan
