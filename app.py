@@ -61,8 +61,9 @@ else:
         st.Page("ui/data.py", title="Data", url_path="data"),
     ]
     page = st.navigation(PAGES)
-    try:
-        page.run()
-    finally:  # a page that drew no editor: the URL is written now (see ui.state)
-        state.sync_url()
+    with memory.running():  # the server's preload of the Plan page waits while a run is under way (ui/memory.py)
+        try:
+            page.run()
+        finally:  # a page that drew no editor: the URL is written now (see ui.state)
+            state.sync_url()
     memory.freeze_once()

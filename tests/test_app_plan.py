@@ -12,7 +12,6 @@ from typing import Any
 
 import pandas as pd
 import pytest
-import streamlit as st
 from streamlit.runtime.memory_media_file_storage import _calculate_file_id
 from streamlit.testing.v1 import AppTest
 
@@ -24,7 +23,7 @@ from economics.studies import planner
 from tests.test_app import set_field, start
 from tests.test_app_links import EVIL_NAME, PIXEL, assert_plain
 from ui import format as fmt
-from ui import links
+from ui import links, planning
 from ui.editor import SECTION_KEY, SECTIONS
 from ui.links import PLAN_EXAMPLE
 
@@ -375,7 +374,7 @@ def test_the_page_draws_the_stages_plan_first_and_ends_on_the_cli_plan(monkeypat
     # stage 1's bound; the proof on the whole MILP finds 6,645.43 (its optimum; tests/test_planner_proof.py). The
     # page sends the stages' KPIs and a status saying the proof runs, then the proven plan's, and ends on exactly
     # what `python -m economics plan` writes for the same row (the download's bytes, the KPIs, the status line)
-    st.cache_resource.clear()  # the page's plans of earlier tests: this state is planned (and proven) here
+    planning.PLANS.clear()  # the page's plans of earlier tests: this state is planned (and proven) here
     at = start("plan", PAGE_LINK)
     seen = sent(monkeypatch)
     set_field(at, "demand_output_tokens_per_day", "5,100,000,000")
@@ -405,7 +404,7 @@ def test_a_proof_that_finds_no_cheaper_plan_changes_only_the_status(monkeypatch:
     # bench/plan.py's second page edit, 2.02e10 output tokens a day: the proof keeps the stages' plan (24,437.85 USD
     # a day) and proves it within 0.94 %: the KPIs are sent once, the status line twice, and the page ends on the
     # CLI's plan
-    st.cache_resource.clear()
+    planning.PLANS.clear()
     at = start("plan", PAGE_LINK)
     seen = sent(monkeypatch)
     set_field(at, "demand_output_tokens_per_day", "20,200,000,000")
@@ -430,7 +429,7 @@ def test_the_example_is_proven_and_is_the_cli_plan(monkeypatch: pytest.MonkeyPat
     # 1 %, so the KPIs are sent once, the status line twice, and the page ends on the CLI's plan. A page of its own:
     # the module's shared example is edited by other tests (in whatever order the workers run them)
     example = example_page()
-    st.cache_resource.clear()
+    planning.PLANS.clear()
     seen = sent(monkeypatch)
     example.run()
     text = cli_plan(example, tmp_path)

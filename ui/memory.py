@@ -19,6 +19,12 @@ evaluation on a background thread while the browser loads Streamlit's page (0.6-
 machine, during which the server would otherwise wait). The first run then finds the modules loaded, or waits on
 Python's import lock for the one under way (nothing is imported twice), and the catalog tables and the default curve
 read and remembered by the engine; it evaluates its scenario itself, so nothing it draws changes.
+
+Then the Plan page (issue #43: a first switch to it solved the plan, its proof and what each operations setting costs
+on arrival, 1.2-1.5 s of CPU on the default state): once the first run has drawn its page, a second thread solves the
+plan of the state a session opened without a link is in, into the store every session's Plan page reads
+(:mod:`ui.planning`, keyed by the whole state), each step while no session's run is under way (:func:`running`), so
+a switch to Plan on that state draws it from there. A session in any other state plans its own, as before.
 """
 
 from __future__ import annotations
@@ -27,18 +33,20 @@ import contextlib
 import gc
 import importlib
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 LATER = ("economics.studies.planner.run", "economics.studies.planner.frontiers")
 """The planner's entry points (with the MILP, its rows, HiGHS's memo and the reports: 16 modules), which the first
 page does not import and the Plan page does: imported after the first run's page is drawn."""
 
 _frozen = False
+FIRST_RUN_DRAWN = threading.Event()
+"""Set once the process's first run has drawn its page (:func:`freeze_once`): the Plan page's preload waits for it."""
 
 
 def freeze_once() -> None:
     """After the process's first run: import :data:`LATER`, collect the run's garbage, then freeze what is left (once
-    per process).
+    per process); then let the Plan page's preload start (:data:`FIRST_RUN_DRAWN`).
     """
     global _frozen
     if not _frozen:
@@ -47,6 +55,7 @@ def freeze_once() -> None:
             importlib.import_module(name)
         gc.collect()
         gc.freeze()
+        FIRST_RUN_DRAWN.set()
 
 
 FIRST = ("economics.store", "ui.state", "economics.report.charts", "economics.report.kpis", "ui.common", "ui.day",
@@ -64,10 +73,48 @@ def _first_page() -> None:
     economics.evaluate_scenario(economics.default_scenario())
 
 
+_IDLE = threading.Condition()
+_runs = 0
+
+
+@contextlib.contextmanager
+def running() -> Iterator[None]:
+    """A session's run (app.py runs each page inside): the Plan page's preload starts none of its steps while one is
+    under way."""
+    global _runs
+    with _IDLE:
+        _runs += 1
+    try:
+        yield
+    finally:
+        with _IDLE:
+            _runs -= 1
+            _IDLE.notify_all()
+
+
+def _until_idle() -> None:
+    """Wait until no session's run is under way."""
+    with _IDLE:
+        _IDLE.wait_for(lambda: _runs == 0)
+
+
+def _plan_page() -> None:
+    """Once the first run has drawn its page, the Plan page's plan for a session opened without a link, proven, with
+    what each operations setting costs and its downloads, into the store the page reads
+    (:func:`ui.planning.solve_default`), each step started only while no session's run is under way.
+
+    Not before, nor alongside a run: its 1.3 s of CPU in four steps (HiGHS and the planner's Python) would share the
+    two cores and the interpreter's lock with the runs, and a run's KPI must not wait for a plan it does not show (an
+    edit made while a step runs still shares the machine with that step, 0.04-0.45 s of CPU)."""
+    FIRST_RUN_DRAWN.wait()
+    importlib.import_module("ui.planning").solve_default(between=_until_idle)
+
+
 @contextlib.asynccontextmanager
 async def preload(_app: object) -> AsyncIterator[None]:
     """The server's lifespan (Streamlit's ``st.App``): start :func:`_first_page` on a daemon thread as the server starts
     listening, so that the first session's run, which starts once the browser has loaded Streamlit's page, finds the
-    first page's modules and catalogs ready."""
+    first page's modules and catalogs ready; and :func:`_plan_page` on another, which waits for that run's page."""
     threading.Thread(target=_first_page, name="first-page-preload", daemon=True).start()
+    threading.Thread(target=_plan_page, name="plan-page-preload", daemon=True).start()
     yield None

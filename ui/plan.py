@@ -11,12 +11,10 @@ budget, objective, rent and spares) are page settings ``plan_*`` kept in the sam
 
 from __future__ import annotations
 
-import copy
-import dataclasses
+import contextlib
 import functools
 import hashlib
 import json
-import threading
 from typing import Any
 
 import streamlit as st
@@ -30,7 +28,7 @@ from economics.studies import planner
 from economics.studies.plan_odds import MAX_PLAN_SAMPLES, plan_odds
 from economics.studies.planner.candidates import catalog_candidates
 from economics.studies.planner.milp import PROOF_GAP
-from ui import common, editor, links, report, state
+from ui import common, editor, links, planning, report, state
 from ui import format as fmt
 from ui.text import plain
 
@@ -217,54 +215,6 @@ SOLVING = "Solving the plan (a mixed-integer program)..."
 # drawn by Streamlit.)
 
 
-def _page_data(result: planner.PlanResult) -> dict[str, Any]:
-    """A plan as JSON-ready data, and its tables as the planner's frames under ``frames`` (for display)."""
-    return {**result.to_dict(), "frames": {"plan": result.plan, "constraints": result.constraints,
-                                           "candidates": result.candidates, "hours": result.hours}}
-
-
-class _Plan:
-    """A state's plan on the page: the plan of the planner's stages (``planner.plan_stages``), drawn at once, and
-    the plan proven from it (``planner.prove_plan``: what ``planner.plan`` returns), drawn when the proof is done.
-    Shared by every session (:func:`_planned`), proven once; each caller gets its own copy."""
-
-    def __init__(self, staged: planner.Staged) -> None:
-        self.staged: planner.Staged | None = staged
-        self.costing = staged.inputs()  # what the settings' costs start from, kept when the models are let go
-        self.first = _page_data(staged.result())
-        self.final = None if staged.proves else self.first
-        self.lock = threading.Lock()
-
-    @property
-    def pending(self) -> bool:
-        """Whether the proof is still to run."""
-        return self.final is None
-
-    def now(self) -> dict[str, Any]:
-        """The plan proven when it is, else the stages' plan."""
-        return copy.deepcopy(self.final if self.final is not None else self.first)
-
-    def proven(self) -> dict[str, Any]:
-        """The plan proven (the proof runs on the first call; a second session waits for it rather than run it)."""
-        with self.lock:
-            if self.final is None:
-                assert self.staged is not None
-                self.final = _page_data(planner.prove_plan(self.staged))
-                self.staged = None  # the models are not needed again
-        return copy.deepcopy(self.final)
-
-
-@st.cache_resource(max_entries=32, show_spinner=SOLVING)
-def _planned(scenario_json: str, settings_json: str, ids: tuple[str, ...], candidates_csv: bytes | None) -> _Plan:
-    """The plan of these inputs: its stages solved now, its proof when :meth:`_Plan.proven` asks (one object per
-    state, kept for the 32 states last planned, so a state planned again is neither solved nor proven twice)."""
-    s = economics.Scenario(**json.loads(scenario_json))
-    settings = planner.PlanSettings(**json.loads(settings_json))
-    cands = None if candidates_csv is None else plan_files.read_candidates_csv(candidates_csv, s)
-    # what each operations setting costs is solved after the plan is drawn (:func:`_setting_costs`)
-    return _Plan(planner.plan_stages(s, settings, cands, list(ids) or None))
-
-
 COSTING = "Solving the plan again without each operations setting..."
 ODDS = "Solving the plan again in each draw (about a second a draw)..."
 
@@ -307,26 +257,6 @@ def _odds(inputs: tuple[str, str, tuple[str, ...], bytes | None]) -> None:
     common.show_table(got["drivers"], key="plan_odds_drivers")
 
 
-@st.cache_data(max_entries=32, show_spinner=COSTING)
-def _setting_costs(scenario_json: str, settings_json: str, ids: tuple[str, ...], candidates_csv: bytes | None,
-                   _summary: dict[str, Any], _staged: planner.Staged) -> Any:
-    """What each operations setting costs for the plan of these inputs (its ``_summary`` and its stages'
-    ``_staged``, not hashed: the inputs are the key), as the planner's frame."""
-    s = economics.Scenario(**json.loads(scenario_json))
-    settings = planner.PlanSettings(**json.loads(settings_json))
-    cands = None if candidates_csv is None else plan_files.read_candidates_csv(candidates_csv, s)
-    return planner.costs_of_settings(_summary, s, settings, cands, list(ids) or None, staged=_staged)
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def _downloads(scenario_json: str, settings_json: str, ids: tuple[str, ...], candidates_csv: bytes | None,
-               _out: dict[str, Any]) -> dict[str, str]:
-    """The downloads (JSON and CSV text) of the plan ``_out`` solved from these inputs (the cache key; ``_out``, as
-    its leading underscore says, is not hashed), made once per plan after its KPIs are drawn, not on every rerun."""
-    data = {k: v for k, v in _out.items() if k != "frames"}
-    return {"json": json.dumps(data, indent=1, allow_nan=False), "csv": plan_files.plan_csv_text(data)}
-
-
 @st.cache_data(max_entries=8, show_spinner=False)
 def _frontiers(scenario_json: str, settings_json: str, ids: tuple[str, ...], candidates_csv: bytes | None
                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -339,21 +269,21 @@ def _frontiers(scenario_json: str, settings_json: str, ids: tuple[str, ...], can
             [{str(k): v for k, v in r.items()} for r in site.to_dict(orient="records")])
 
 
-def _inputs_of(scenario: dict[str, Any]) -> tuple[str, str, tuple[str, ...]]:
+def _inputs_of(scenario: dict[str, Any]) -> planning.Inputs:
     """The solver's cache key: the scenario, the planner settings and the accelerators, as JSON."""
-    settings = state.settings()
-    chosen = links.plan_settings(settings)
-    return (common.canonical(scenario), json.dumps(dataclasses.asdict(chosen), sort_keys=True),
-            tuple(settings[P + "accelerators"]))
+    return planning.inputs_of(scenario, state.settings())
 
 
-def solve(scenario: dict[str, Any], candidates_csv: bytes | None) -> _Plan:
-    """The plan of a scenario under the page's settings (cached); raises the planner's input errors."""
-    scenario_json, settings_json, ids = _inputs_of(scenario)
-    return _planned(scenario_json, settings_json, ids, candidates_csv)
+def solve(scenario: dict[str, Any], candidates_csv: bytes | None) -> planning.Plan:
+    """The plan of a scenario under the page's settings (kept for every session, :mod:`ui.planning`; solved on
+    arrival if it is not); raises the planner's input errors."""
+    inputs = _inputs_of(scenario)
+    kept = planning.PLANS.get((*inputs, candidates_csv)) is not None
+    with contextlib.nullcontext() if kept else st.spinner(SOLVING):
+        return planning.planned(inputs, candidates_csv)
 
 
-def _baseline_plan(candidates_csv: bytes | None) -> _Plan | None:
+def _baseline_plan(candidates_csv: bytes | None) -> planning.Plan | None:
     """The pinned baseline planned under the same settings (None without one)."""
     pinned = state.baseline()
     if pinned is None:
@@ -450,8 +380,8 @@ def _drawn(out: dict[str, Any], base: dict[str, Any] | None) -> Any:
             None if base is None else figures(base["summary"]))
 
 
-def _plan_and_proof(plan: _Plan, base: _Plan | None, side: editor.Sidebar) -> tuple[dict[str, Any],
-                                                                                    dict[str, Any] | None]:
+def _plan_and_proof(plan: planning.Plan, base: planning.Plan | None,
+                    side: editor.Sidebar) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The plan's head (:func:`_head`) drawn from the stages' plan when its proof (or the baseline's) is still to
     run, then the proof run and the head drawn again with the plan proven when anything but the status differs
     (a cheaper plan), else only the status line. A state proven before is drawn proven at once. Returns the plan
@@ -473,12 +403,13 @@ def _plan_and_proof(plan: _Plan, base: _Plan | None, side: editor.Sidebar) -> tu
 
 
 def _show(out: dict[str, Any], side: editor.Sidebar, inputs: tuple[str, str, tuple[str, ...], bytes | None],
-          costing: planner.Staged) -> None:
+          plan: planning.Plan) -> None:
     """The rest of the plan (``out``, proven, solved from ``inputs``: the solver's cache key and the candidates
-    file; ``costing``: its stages' inputs): its odds on request, its limits, what the operations settings cost, its
-    hours, notes and downloads."""
+    file; ``plan``: the state's plan, which solves what the operations settings cost and makes the downloads once):
+    its odds on request, its limits, what the operations settings cost, its hours, notes and downloads."""
     _odds(inputs)
-    frame = _setting_costs(*inputs, out["summary"], costing)
+    with st.spinner(COSTING) if plan.costs is None else contextlib.nullcontext():  # as the solve's, on arrival
+        frame = plan.setting_costs()
     limits = planner.limits_with_costs(out["frames"]["constraints"], frame)
     st.subheader("Limits and what one more unit would save")
     common.show_table(limits, key="plan_constraints", extra=CONSTRAINT_COLUMNS)
@@ -492,8 +423,7 @@ def _show(out: dict[str, Any], side: editor.Sidebar, inputs: tuple[str, str, tup
         common.show_table(hours, key="plan_hours", extra=hour_columns([str(c) for c in hours.columns]))
     for note in out["notes"]:
         st.caption(plain(note, max_chars=1000))
-    downloads = _downloads(*inputs, {**out, "constraints": planner.records(limits),
-                                     "setting_costs": planner.records(frame)})
+    downloads = plan.downloads()  # made once per state, after its KPIs are drawn, not on every rerun
     where = common.row()
     where.download_button("Download the plan (JSON)", downloads["json"], "plan.json", "application/json",
                           key="plan_json")
@@ -646,7 +576,7 @@ def main() -> None:
     common.baseline_controls()
     out, base = _plan_and_proof(planned, _baseline_plan(csv_bytes), side)
     if out["feasible"]:
-        _show(out, side, (*_inputs_of(scenario), csv_bytes), planned.costing)
+        _show(out, side, (*_inputs_of(scenario), csv_bytes), planned)
     side()
     with st.expander("Candidates considered and why some were left out"):
         common.show_table(out["frames"]["candidates"], key="plan_candidates", extra=CANDIDATE_COLUMNS)

@@ -1,0 +1,190 @@
+"""The Plan page's plans, one per state, kept by the process for every session: the plan of the planner's stages,
+the plan proven from it and what each operations setting costs, each solved once (ui/plan.py draws them).
+
+A module, not the page's script, so the server's start (:mod:`ui.memory`) can solve the plan of the state a session
+opens in (no link: the default scenario under the default planner settings) into the same store the page reads,
+after the first session's first run: a first switch to Plan on that state then solves nothing (issue #43: 1.2-1.5 s of
+CPU on arrival before). The store is keyed by everything a plan is made from (the scenario, the planner settings,
+the accelerators considered and the candidates file), so a session reads a plan only when its inputs are the same
+bit for bit, as Streamlit's ``st.cache_resource`` did here before.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import economics
+from economics.io import plan_files
+from economics.studies import planner
+from ui import common, links
+
+Inputs = tuple[str, str, tuple[str, ...]]
+"""The scenario (canonical JSON), the planner settings (JSON) and the accelerators considered: with the candidates
+file, the key of a plan."""
+Key = tuple[str, str, tuple[str, ...], bytes | None]
+MAX_PLANS = 32
+"""States kept (the least recently read dropped), as the page's ``st.cache_resource`` kept before."""
+
+
+def inputs_of(scenario: Mapping[str, Any], settings: Mapping[str, Any]) -> Inputs:
+    """A state's plan inputs: the scenario, the planner settings out of the page settings, the accelerators."""
+    chosen = links.plan_settings(settings)
+    return (common.canonical(scenario), json.dumps(dataclasses.asdict(chosen), sort_keys=True),
+            tuple(settings[links.PLAN_PREFIX + "accelerators"]))
+
+
+def _page_data(result: planner.PlanResult) -> dict[str, Any]:
+    """A plan as JSON-ready data, and its tables as the planner's frames under ``frames`` (for display)."""
+    return {**result.to_dict(), "frames": {"plan": result.plan, "constraints": result.constraints,
+                                           "candidates": result.candidates, "hours": result.hours}}
+
+
+class Plan:
+    """A state's plan on the page: the plan of the planner's stages (``planner.plan_stages``), drawn at once, the
+    plan proven from it (``planner.prove_plan``: what ``planner.plan`` returns), drawn when the proof is done, and
+    what each operations setting costs for the plan proven (``planner.costs_of_settings``), and its downloads.
+    Shared by every session (:func:`planned`), each part made once; each caller gets its own copy."""
+
+    def __init__(self, staged: planner.Staged, key: Key) -> None:
+        self.key = key
+        self.staged: planner.Staged | None = staged
+        self.costing = staged.inputs()  # what the settings' costs start from, kept when the models are let go
+        self.first = _page_data(staged.result())
+        self.final = None if staged.proves else self.first
+        self.costs: Any = None  # the settings' costs' frame, once solved
+        self.files: dict[str, str] | None = None  # the downloads, once made
+        self.lock = threading.Lock()
+
+    @property
+    def pending(self) -> bool:
+        """Whether the proof is still to run."""
+        return self.final is None
+
+    def now(self) -> dict[str, Any]:
+        """The plan proven when it is, else the stages' plan."""
+        return copy.deepcopy(self.final if self.final is not None else self.first)
+
+    def proven(self) -> dict[str, Any]:
+        """The plan proven (the proof runs on the first call; a second session waits for it rather than run it)."""
+        with self.lock:
+            if self.final is None:
+                assert self.staged is not None
+                self.final = _page_data(planner.prove_plan(self.staged))
+                self.staged = None  # the models are not needed again
+        return copy.deepcopy(self.final)
+
+    def setting_costs(self) -> Any:
+        """What each operations setting costs for the plan proven, as the planner's frame (solved on the first call,
+        after the proof)."""
+        summary = self.proven()["summary"]
+        with self.lock:
+            if self.costs is None:
+                s, settings, cands, ids = _read(self.key)
+                self.costs = planner.costs_of_settings(summary, s, settings, cands, ids, staged=self.costing)
+        return self.costs.copy(deep=True)
+
+    def downloads(self) -> dict[str, str]:
+        """The plan proven as its downloads give it (JSON and CSV text), with its limits and what each operations
+        setting costs (made on the first call, after those)."""
+        out, frame = self.proven(), self.setting_costs()
+        with self.lock:
+            if self.files is None:
+                limits = planner.limits_with_costs(out["frames"]["constraints"], frame)
+                data = {**{k: v for k, v in out.items() if k != "frames"}, "constraints": planner.records(limits),
+                        "setting_costs": planner.records(frame)}
+                self.files = {"json": json.dumps(data, indent=1, allow_nan=False),
+                              "csv": plan_files.plan_csv_text(data)}
+        return dict(self.files)
+
+
+def _read(key: Key) -> tuple[economics.Scenario, planner.PlanSettings, Any, list[str] | None]:
+    """The scenario, planner settings, candidates (None: the catalog's) and accelerators (None: all) of a key."""
+    scenario_json, settings_json, ids, candidates_csv = key
+    s = economics.Scenario(**json.loads(scenario_json))
+    settings = planner.PlanSettings(**json.loads(settings_json))
+    cands = None if candidates_csv is None else plan_files.read_candidates_csv(candidates_csv, s)
+    return s, settings, cands, list(ids) or None
+
+
+class _Store:
+    """Plans by key, the :data:`MAX_PLANS` last read kept; one solve per key at a time (a second caller of a key
+    being solved waits for it; other keys are solved alongside)."""
+
+    def __init__(self) -> None:
+        self.plans: OrderedDict[Key, Plan] = OrderedDict()
+        self.solving: dict[Key, threading.Lock] = {}
+        self.lock = threading.Lock()
+
+    def get(self, key: Key) -> Plan | None:
+        """The plan of ``key`` if it is kept (then read last), else None."""
+        with self.lock:
+            found = self.plans.get(key)
+            if found is not None:
+                self.plans.move_to_end(key)
+            return found
+
+    def make(self, key: Key, solve: Callable[[], Plan]) -> Plan:
+        """The plan of ``key``, ``solve()`` made and kept unless another caller made it first."""
+        with self.lock:
+            gate = self.solving.setdefault(key, threading.Lock())
+        with gate:
+            found = self.get(key)
+            if found is None:
+                found = solve()  # an input error raises: nothing is kept
+                with self.lock:
+                    self.plans[key] = found
+                    while len(self.plans) > MAX_PLANS:
+                        self.plans.popitem(last=False)
+        with self.lock:
+            self.solving.pop(key, None)
+        return found
+
+    def clear(self) -> None:
+        with self.lock:
+            self.plans.clear()
+
+
+PLANS = _Store()
+"""Every session's plans (the process's)."""
+
+
+def planned(inputs: Inputs, candidates_csv: bytes | None) -> Plan:
+    """The plan of these inputs, its stages solved now (or kept from before); raises the planner's input errors."""
+    key: Key = (*inputs, candidates_csv)
+    found = PLANS.get(key)
+    if found is not None:
+        return found
+    return PLANS.make(key, lambda: _solve(key))
+
+
+def _solve(key: Key) -> Plan:
+    s, settings, cands, ids = _read(key)
+    return Plan(planner.plan_stages(s, settings, cands, ids), key)
+
+
+def default_inputs() -> Inputs:
+    """The plan inputs of a session opened without a link (the state :func:`ui.state.begin` reads from an empty
+    query)."""
+    link = links.read_whole_link({})
+    return inputs_of(link.scenario, link.settings)
+
+
+def solve_default(between: Callable[[], None] = lambda: None) -> Plan:
+    """The plan of a session opened without a link, proven, with what each operations setting costs and its
+    downloads: what the Plan page reads on that state, kept in :data:`PLANS` (the last two, as the page, only for a
+    plan that meets every constraint). ``between`` is called before each of those steps (the server's start waits
+    there while a session's run is under way)."""
+    between()
+    plan = planned(default_inputs(), None)
+    between()
+    if plan.proven()["feasible"]:
+        for step in (plan.setting_costs, plan.downloads):
+            between()
+            step()
+    return plan
