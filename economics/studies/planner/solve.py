@@ -104,7 +104,7 @@ def _solve_any(m: PlanModel, rented: set[int], hourly: HourModels | None = None,
         if small or res.status == 0:
             return exact
     first = run_milp(m, integer=[0 if j in rented else v for j, v in enumerate(m.integer)],
-                     ub=closed_bounds(m, set(closed or [])) if closed else None)
+                     ub=closed_bounds(m, set(closed)) if closed else None)
     if first.x is None:
         return Solution(None, math.nan, math.nan, first.status, first.message)
     x = stage_two(m, np.asarray(first.x, dtype=float), rented, hourly() if hourly is not None else [])
