@@ -138,8 +138,9 @@ def dominated_pools(pb: Problem, m: PlanModel, rho: dict[int, float]) -> list[in
     """Pools of ``m`` that another pool dominates: every plan with systems in such a pool costs at least as much as
     the same plan with those systems moved to the other (:func:`_dominates`), so a model without them has the same
     optimum. With ties (two pools alike) the later one is the dominated one. ``rho``: the TTFT caps ``m`` was built
-    with. The proof closes them (:func:`~economics.studies.planner.solve.prove_stages`), which leaves HiGHS fewer
-    columns to branch on and a root with fewer rows.
+    with. The proof closes them (:func:`~economics.studies.planner.solve.prove_stages`), and so does stage 1 of a
+    model with the operations settings (:func:`~economics.studies.planner.solve.solve_built`: the argument holds with
+    the rented counts continuous too), which leaves HiGHS fewer columns to branch on and a root with fewer rows.
     """
     if m.rack_col:  # racks shared by the pools of a candidate: not compared here
         return []

@@ -35,19 +35,20 @@ HourModels = Callable[[], list[tuple[PlanModel, dict[int, int]]]]
 """The per-hour models of stage 2 and their column maps, built when stage 2 runs (a model solved whole needs none)."""
 
 
-def _solve(m: PlanModel, rented: set[int], hourly: HourModels | None = None) -> Solution:
+def _solve(m: PlanModel, rented: set[int], hourly: HourModels | None = None,
+           closed: list[int] | None = None) -> Solution:
     """:func:`_solve_any`, its flows trimmed to the demand (:func:`trim_flows`); remembered per model
-    (:func:`~economics.studies.planner.milp.solved`).
+    (:func:`~economics.studies.planner.milp.solved`). ``closed``: pools another pool dominates, closed in stage 1.
     """
 
     def fresh() -> Solution:
-        res = _solve_any(m, rented, hourly)
+        res = _solve_any(m, rented, hourly, closed or [])
         if res.x is None:
             return res
         x = trim_flows(m, np.asarray(res.x, dtype=float))
         return replace(res, x=x, fun=float(np.dot(m.c, x)))
 
-    return solved(m, f"{sorted(rented)} {hourly is not None}", fresh)
+    return solved(m, f"{sorted(rented)} {hourly is not None} {closed or []}", fresh)
 
 
 _DEMAND = (Row.DEMAND_INPUT, Row.DEMAND_OUTPUT)
@@ -81,13 +82,15 @@ def trim_flows(m: PlanModel, x: np.ndarray) -> np.ndarray:
     return x
 
 
-def _solve_any(m: PlanModel, rented: set[int], hourly: HourModels | None = None) -> Solution:
+def _solve_any(m: PlanModel, rented: set[int], hourly: HourModels | None = None,
+               closed: list[int] | None = None) -> Solution:
     """Solve the MILP. Small models (or without rent) at once. Larger ones in two stages: (1) the owned base with
-    rented counts continuous, a relaxation whose bound is a lower bound of the whole problem; (2) the owned counts
-    fixed, the rented counts in whole systems, each hour on its own, exactly where :mod:`economics.domain.covering`
-    takes
-    it (``hourly`` builds one model per hour type and its column map into ``m``; with the base fixed the hours no
-    longer interact). The bound reported is stage 1's, so the gap is an honest one.
+    rented counts continuous, a relaxation whose bound is a lower bound of the whole problem, over the pools not
+    ``closed`` (pools another pool dominates: the same optimum, fewer columns; :func:`closed_bounds`); (2) the
+    owned counts fixed, the rented counts in whole systems, each hour on its own, exactly where
+    :mod:`economics.domain.covering` takes it (``hourly`` builds one model per hour type and its column map into
+    ``m``; with the base fixed the hours no longer interact). The bound reported is stage 1's, so the gap is an
+    honest one.
     """
     exact: Solution | None = None
     if sum(m.integer) <= EXACT_MAX_INTEGERS or not rented or hourly is None:
@@ -100,7 +103,8 @@ def _solve_any(m: PlanModel, rented: set[int], hourly: HourModels | None = None)
         exact = Solution(xs, float(np.dot(m.c, xs)) if xs is not None else math.nan, bound, res.status, res.message)
         if small or res.status == 0:
             return exact
-    first = run_milp(m, integer=[0 if j in rented else v for j, v in enumerate(m.integer)])
+    first = run_milp(m, integer=[0 if j in rented else v for j, v in enumerate(m.integer)],
+                     ub=closed_bounds(m, set(closed)) if closed else None)
     if first.x is None:
         return Solution(None, math.nan, math.nan, first.status, first.message)
     x = stage_two(m, np.asarray(first.x, dtype=float), rented, hourly() if hourly is not None else [])
@@ -152,7 +156,11 @@ def solve_built(pb: Problem, rho: dict[int, float], elastic: bool | frozenset[st
         m.hours = hourly_models(pb, rho, m, elastic, floors)
         return m.hours
 
-    return m, levels, weights, _solve(m, rented_cols(m, pb), hourly)
+    # a model too large to prove (whose rules hold the TTFT floors the dominance reads): stage 1 over the pools no
+    # other pool dominates, the same optimum, its root 2.3 x faster on the full catalog. Not on a model the proof
+    # takes: HiGHS then stops at another plan within its 0.1 %, and 3 of the Plan page's 8 plans changed (docs/speed.md)
+    closed = dominated_pools(pb, m, rho) if m.rules is not None and _too_large(m) else []
+    return m, levels, weights, _solve(m, rented_cols(m, pb), hourly, closed)
 
 
 def _solve_refined(pb: Problem, refine: bool = True) -> tuple[PlanModel, Any, dict[int, float], list[str]]:
@@ -260,7 +268,14 @@ def _to_prove(m: PlanModel, plan: Solution) -> bool:
     :data:`~economics.studies.planner.milp.PROOF_MAX_INTEGERS` integer columns.
     """
     return not (plan.x is None or plan.fun - plan.bound <= PROOF_GAP * abs(plan.fun)  # NaN bound: run
-                or sum(m.integer) > PROOF_MAX_INTEGERS)
+                or _too_large(m))
+
+
+def _too_large(m: PlanModel) -> bool:
+    """Whether ``m`` has more integer columns than a proof takes
+    (:data:`~economics.studies.planner.milp.PROOF_MAX_INTEGERS`): its plan keeps stage 1's bound.
+    """
+    return sum(m.integer) > PROOF_MAX_INTEGERS
 
 
 def _proven(pb: Problem, m: PlanModel, rho: dict[int, float], best: Best) -> Best:
@@ -298,8 +313,13 @@ def without_dominated(pb: Problem, m: PlanModel, rho: dict[int, float], start: n
     """
     used = {p for (p, _), j in m.count_col.items() if start[j] > 0}
     closed = set(dominated_pools(pb, m, rho)) - used
-    if not closed:
-        return m
+    return replace(m, ub=closed_bounds(m, closed)) if closed else m
+
+
+def closed_bounds(m: PlanModel, closed: set[int]) -> list[float]:
+    """``m``'s upper bounds with the pools ``closed`` closed: their counts, flows, floors, binaries and rented sizes
+    bounded at 0.
+    """
     cols = [j for (p, _), j in [*m.count_col.items(), *m.flow_col.items(), *m.floor_col.items()] if p in closed]
     if m.rules is not None:  # each pool's binary and a rented pool's size
         cols += [m.rules.open_col[p] for p in closed if p in m.rules.open_col]
@@ -307,7 +327,7 @@ def without_dominated(pb: Problem, m: PlanModel, rho: dict[int, float], start: n
     ub = list(m.ub)
     for j in cols:
         ub[j] = 0.0
-    return replace(m, ub=ub)
+    return ub
 
 
 def embed(m: PlanModel, few: PlanModel, used: list[int], x: np.ndarray) -> np.ndarray:
