@@ -20,18 +20,18 @@ import functools
 import io
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TextIO, TypeAlias
+from typing import Any, NoReturn, TextIO
 
 import pandas as pd
 
 from economics import store
-from economics.api.serve import add_serve_command
 from economics.catalog import accelerator_ids, closest, unknown_id_message
 from economics.domain.explain import format_number as fmt
 from economics.engine.batch import ScenarioError, as_scenario, evaluate_scenario, explain_row
 from economics.engine.provenance import provenance_text
-from economics.io import benchmarks, interrupts, one_row, output_paths, session_traces, tables, terminal
+from economics.io import interrupts, one_row, output_paths, tables, terminal
 from economics.io.documents import fields_markdown, schema_text, template_text
 from economics.io.one_row import InvalidRow
 from economics.io.output_paths import write_text as write_output
@@ -43,25 +43,53 @@ from economics.io.plan_files import (
     solver_chatter_silenced,
 )
 from economics.io.scenario_files import read_input_bytes, to_csv_text, to_json_text
-from economics.mcp.command import add_mcp_command
-from economics.report import files as report_files
-from economics.report.build import ReportKind
+from economics.lazy import LazyModule
 from economics.schema import user_curves, values
 from economics.schema.outputs import NUMERIC_OUTPUTS
 from economics.schema.scenario import FIELDS
 from economics.schema.validation import InputError
 from economics.schema.values import escape_controls, escape_for_terminal, shown
 from economics.store import commands as store_commands
-from economics.studies import calibration, calibration_points, leave_out, retrofit_odds, sweep
-from economics.studies.compare import compare_accelerators
-from economics.studies.compare_odds import compare_odds
-from economics.studies.kv_memory import kv_memory_study, study_json
-from economics.studies.plan_odds import DEFAULT_SAMPLES, MAX_PLAN_SAMPLES
-from economics.studies.retrofit import analyse, break_even_decode_price_usd
-from economics.studies.retrofit_decode import decode_table
-from economics.studies.retrofit_explain import shortfall_notes, study_text
-from economics.studies.retrofit_life import best_year, refresh
-from economics.studies.uncertainty import default_ranges, monte_carlo, ranges_from_row, tornado
+from economics.studies.planner.inputs import DEFAULT_PLAN_SAMPLES, MAX_PLAN_SAMPLES
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING; the modules as mypy and lint-imports see them. The parser is built for
+# the command run alone (build_parser), so `plan` never imports the report's, the retrofit's, the calibration's or
+# the benchmark importers' modules (issue #43: about a quarter of the command's imports)
+if TYPE_CHECKING:
+    from economics.api import serve
+    from economics.io import benchmarks, session_traces
+    from economics.mcp import command as mcp_command
+    from economics.report import build as report_build
+    from economics.report import files as report_files
+    from economics.studies import (
+        calibration,
+        calibration_points,
+        compare,
+        compare_odds,
+        kv_memory,
+        leave_out,
+        retrofit,
+        retrofit_decode,
+        retrofit_explain,
+        retrofit_life,
+        retrofit_odds,
+        sweep,
+        uncertainty,
+    )
+else:  # at run time each is imported on first use
+    serve, mcp_command = LazyModule("economics.api.serve"), LazyModule("economics.mcp.command")
+    benchmarks, session_traces = LazyModule("economics.io.benchmarks"), LazyModule("economics.io.session_traces")
+    report_build, report_files = LazyModule("economics.report.build"), LazyModule("economics.report.files")
+    calibration, calibration_points = LazyModule("economics.studies.calibration"), LazyModule(
+        "economics.studies.calibration_points")
+    compare, compare_odds = LazyModule("economics.studies.compare"), LazyModule("economics.studies.compare_odds")
+    kv_memory, leave_out = LazyModule("economics.studies.kv_memory"), LazyModule("economics.studies.leave_out")
+    retrofit, retrofit_decode = LazyModule("economics.studies.retrofit"), LazyModule(
+        "economics.studies.retrofit_decode")
+    retrofit_explain = LazyModule("economics.studies.retrofit_explain")
+    retrofit_life, retrofit_odds = LazyModule("economics.studies.retrofit_life"), LazyModule(
+        "economics.studies.retrofit_odds")
+    sweep, uncertainty = LazyModule("economics.studies.sweep"), LazyModule("economics.studies.uncertainty")
 
 EXIT_OK, EXIT_INVALID_ROWS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
 MAX_REPORT_LINES = 50
@@ -173,7 +201,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if getattr(args, "uncertainty", False):
         return _compare_odds(args, _without_ranges(raw, "compare"), ids)
     try:
-        table = compare_accelerators(_without_ranges(raw, "compare"), ids)
+        table = compare.compare_accelerators(_without_ranges(raw, "compare"), ids)
     except ScenarioError as exc:
         raise InvalidRow([str(exc)]) from None
     write_output(args.output, to_json_text(table) if args.format == "json" else to_csv_text(table))
@@ -186,7 +214,7 @@ def _compare_odds(args: argparse.Namespace, scenario: dict[str, Any], ids: list[
     no source gives on stderr. The exit code.
     """
     try:
-        found = compare_odds(scenario, ids, samples=args.samples, seed=args.seed)
+        found = compare_odds.compare_odds(scenario, ids, samples=args.samples, seed=args.seed)
     except ValueError as exc:  # ScenarioError (the row itself), or a bad range
         raise InvalidRow([str(exc)]) from None
     say(f"note: {found.headline()}")
@@ -223,25 +251,26 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
     _, _, raw = _chosen_row(args)
     scenario = _without_ranges(raw, "retrofit")
     try:
-        result = analyse(scenario)
-        price = break_even_decode_price_usd(scenario)
+        result = retrofit.analyse(scenario)
+        price = retrofit.break_even_decode_price_usd(scenario)
     except ValueError as exc:  # ScenarioError, or a field the study needs (the existing fleet's size)
         raise InvalidRow([str(exc)]) from None
-    for line in shortfall_notes(result):
+    for line in retrofit_explain.shortfall_notes(result):
         say(line)
     if getattr(args, "uncertainty", False):
         return _retrofit_odds(args, scenario, result)
     if getattr(args, "refresh", False):
         return _retrofit_refresh(args, scenario, result)
     if getattr(args, "explain", False):
-        write_output(args.output, escape_for_terminal(study_text(result, as_scenario(scenario))))  # a report: escaped
+        text = retrofit_explain.study_text(result, as_scenario(scenario))
+        write_output(args.output, escape_for_terminal(text))  # a report: escaped
         return EXIT_OK
     if args.format == "json":
         write_output(args.output, json.dumps({
             "options": json.loads(to_json_text(result.options)),
             "cashflows": json.loads(to_json_text(result.cashflows)),
             "break_even_decode_price_usd": price,
-            "decode_accelerators": json.loads(to_json_text(decode_table(as_scenario(scenario))))},
+            "decode_accelerators": json.loads(to_json_text(retrofit_decode.decode_table(as_scenario(scenario))))},
             indent=1, allow_nan=False) + "\n")
         return EXIT_OK
     text = to_csv_text(result.options) + "\n" + to_csv_text(result.cashflows)
@@ -254,11 +283,11 @@ def _retrofit_refresh(args: argparse.Namespace, scenario: dict[str, Any], result
     """``retrofit --refresh``: the NPV of keeping the existing fleet N years then replacing it by the new generation,
     for each N (CSV, or JSON with the best year); the best year on stderr. The exit code.
     """
-    table = refresh(result, as_scenario(scenario))
+    table = retrofit_life.refresh(result, as_scenario(scenario))
     if table.empty:
         raise InvalidRow(["new_accelerator: the refresh replaces the fleet by the new generation; give a "
                           "new_accelerator whose 'new generation' option is feasible"])
-    best = best_year(table)
+    best = retrofit_life.best_year(table)
     say(f"note: the best year to replace the fleet: after {best} year(s) of {len(table) - 1}")
     if args.format == "json":
         write_output(args.output, json.dumps({"best_kept_years": best, "refresh": json.loads(to_json_text(table))},
@@ -297,12 +326,12 @@ def cmd_kv_memory(args: argparse.Namespace) -> int:
     """
     _, _, raw = _chosen_row(args)
     try:
-        study = kv_memory_study(_without_ranges(raw, "kv-memory"), args.agents)
+        study = kv_memory.kv_memory_study(_without_ranges(raw, "kv-memory"), args.agents)
     except ValueError as exc:  # ScenarioError, or a row the study does not take (not sessions, no fleet)
         raise InvalidRow([str(exc)]) from None
     for line in study.why.splitlines():
         say(line)
-    write_output(args.output, study_json(study) if args.format == "json" else to_csv_text(study.table))
+    write_output(args.output, kv_memory.study_json(study) if args.format == "json" else to_csv_text(study.table))
     return EXIT_OK
 
 
@@ -319,14 +348,14 @@ def cmd_uncertainty(args: argparse.Namespace) -> int:
     _, _, row = _chosen_row(args)
     scenario = {k: v for k, v in row.items() if k in FIELDS}
     try:
-        ranges = ranges_from_row(row)
+        ranges = uncertainty.ranges_from_row(row)
         if args.default_ranges:  # the Uncertainty page's ranges: the row's own ends, else the default spread
-            ranges = default_ranges(evaluate_scenario(as_scenario(scenario)), dict(ranges))
+            ranges = uncertainty.default_ranges(evaluate_scenario(as_scenario(scenario)), dict(ranges))
         if not ranges:
             raise InputError("no ranges: add <field>_low and <field>_high columns (e.g. electricity_usd_per_kwh_low), "
                              "or give --default-ranges")
-        sens = tornado(scenario, ranges, args.output_field)
-        mc = monte_carlo(scenario, ranges, args.samples, args.seed, args.distribution)
+        sens = uncertainty.tornado(scenario, ranges, args.output_field)
+        mc = uncertainty.monte_carlo(scenario, ranges, args.samples, args.seed, args.distribution)
     except ScenarioError as exc:
         raise InvalidRow([str(exc)]) from None
     terminal.report(f"tornado ({args.output_field}, one field at a time):\n" + to_csv_text(sens) + "\n")
@@ -375,7 +404,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     """The ``report`` command: the row's board report as PDF (economics.report.files); the exit code."""
     if args.baseline and args.input == "-":
         raise InputError("--baseline: standard input is read once; name the file the two rows are in")
-    if args.kind == ReportKind.PLAN:
+    if args.kind == report_build.ReportKind.PLAN:
         return _plan_report(args)
     frame, position, raw = _chosen_row(args)
     scenario = _without_ranges(raw, "report")
@@ -528,11 +557,7 @@ def _count(low: int, high: int, what: str) -> Any:
     return values.whole_number_option(what, low, high)
 
 
-Subcommands: TypeAlias = "argparse._SubParsersAction[Any]"
-"""The parser's subcommands, to which each ``_add_*`` function adds its own."""
-
-
-def _add_row_command(sub: Subcommands, name: str, help_text: str, outputs: bool = False) -> argparse.ArgumentParser:
+def _add_row_command(sub: Any, name: str, help_text: str, outputs: bool = False) -> argparse.ArgumentParser:
     """A subcommand that works on one row of a CSV (``input``, ``--row``), optionally writing a table."""
     cmd: argparse.ArgumentParser = sub.add_parser(name, help=help_text)
     cmd.add_argument("input", nargs="?", default=None,
@@ -565,8 +590,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_UNUSABLE, f"{self.prog}: error: {text}\n")
 
 
-def _add_evaluate(sub: Subcommands) -> None:
-    """evaluate: a CSV (or Parquet, JSON) of scenarios to their outputs."""
+def _add_evaluate(sub: Any) -> None:
     ev = sub.add_parser("evaluate", help="evaluate a CSV of scenarios")
     ev.add_argument("input", nargs="?", default=None,
                     help="CSV (or gzip/zstd CSV), Parquet or JSON file, or - for standard input")
@@ -584,16 +608,17 @@ def _add_evaluate(sub: Subcommands) -> None:
     ev.set_defaults(func=cmd_evaluate)
 
 
-def _add_small_commands(sub: Subcommands) -> None:
-    """explain, template: one row's derivation; the CSV template."""
+def _add_explain(sub: Any) -> None:
     _add_row_command(sub, "explain", "print the derivation of one row with its numbers substituted").set_defaults(
         func=cmd_explain)
+
+
+def _add_template(sub: Any) -> None:
     sub.add_parser("template", help="CSV template: field comments, header, default scenario").set_defaults(
         func=lambda a: (sys.stdout.write(template_text()), 0)[1])
 
 
-def _add_compare(sub: Subcommands) -> None:
-    """compare: one demand across accelerators, or the odds each is cheapest."""
+def _add_compare(sub: Any) -> None:
     cmp = _add_row_command(sub, "compare", "one scenario's demand across accelerators, ranked by cost per M tokens",
                            outputs=True)
     cmp.add_argument("--accelerators", default="", help="comma-separated catalog ids (default: all)")
@@ -607,14 +632,12 @@ def _add_compare(sub: Subcommands) -> None:
     cmp.set_defaults(func=cmd_compare)
 
 
-def _add_session_profile(sub: Subcommands) -> None:
-    """session-profile: a session row's speed across its turns."""
+def _add_session_profile(sub: Any) -> None:
     _add_row_command(sub, "session-profile", "a session row's speed across its turns: each turn's context, per-user "
                      "decode speed and time to first token", outputs=True).set_defaults(func=cmd_session_profile)
 
 
-def _add_retrofit(sub: Subcommands) -> None:
-    """retrofit: the decode study's tables, derivation, odds or refresh."""
+def _add_retrofit(sub: Any) -> None:
     ret = _add_row_command(sub, "retrofit", "an existing fleet: status quo vs add decode accelerators vs more of the "
                            "same vs a new generation (NPV, IRR, payback, break-even decode price)", outputs=True)
     ret.add_argument("--explain", action="store_true", help="print how each option is computed (fleet, capex, opex, "
@@ -632,8 +655,7 @@ def _add_retrofit(sub: Subcommands) -> None:
     ret.set_defaults(func=cmd_retrofit)
 
 
-def _add_kv_memory(sub: Subcommands) -> None:
-    """kv-memory: more memory or more accelerators for a number of agents."""
+def _add_kv_memory(sub: Any) -> None:
     kvm = _add_row_command(sub, "kv-memory", "more memory or more accelerators: for --agents concurrent agents at a "
                            "session row's SLO, the cheapest of adding host DRAM, SSD or a remote KV store against "
                            "adding systems", outputs=True)
@@ -642,8 +664,7 @@ def _add_kv_memory(sub: Subcommands) -> None:
     kvm.set_defaults(func=cmd_kv_memory)
 
 
-def _add_uncertainty(sub: Subcommands) -> None:
-    """uncertainty: tornado and Monte Carlo over a row's ranges."""
+def _add_uncertainty(sub: Any) -> None:
     unc = _add_row_command(sub, "uncertainty", "tornado and Monte Carlo over the <field>_low/<field>_high ranges of a "
                            "row")
     unc.add_argument("--samples", type=_count(1, MAX_SAMPLES, "samples"), default=10_000)
@@ -657,8 +678,7 @@ def _add_uncertainty(sub: Subcommands) -> None:
     unc.set_defaults(func=cmd_uncertainty)
 
 
-def _add_import_benchmark(sub: Subcommands) -> None:
-    """import-benchmark: benchmark results as a curve file."""
+def _add_import_benchmark(sub: Any) -> None:
     imp = sub.add_parser("import-benchmark", help="benchmark results (vLLM, SGLang, GenAI-Perf, AIPerf, GuideLLM, "
                          "InferenceX, MLPerf) as a curve file for --curves")
     imp.add_argument("files", nargs="+", metavar="FILE", help="benchmark result files, or - for standard input")
@@ -682,8 +702,7 @@ def _add_import_benchmark(sub: Subcommands) -> None:
     imp.set_defaults(func=cmd_import_benchmark)
 
 
-def _add_import_sessions(sub: Subcommands) -> None:
-    """import-sessions: a session trace or benchmark log as a sessions row."""
+def _add_import_sessions(sub: Any) -> None:
     ses = sub.add_parser("import-sessions", help="a session trace (Mooncake JSONL), vLLM's multi-turn benchmark "
                          "stats or SGLang's bench_multiturn.py log as a workload=sessions scenario row")
     ses.add_argument("file", metavar="FILE", help="the trace or stats file, or - for standard input")
@@ -707,8 +726,7 @@ def _add_import_sessions(sub: Subcommands) -> None:
     ses.set_defaults(func=cmd_import_sessions)
 
 
-def _add_calibrate(sub: Subcommands) -> None:
-    """calibrate: the roofline's efficiency factors and the estimate ranges."""
+def _add_calibrate(sub: Any) -> None:
     cal = sub.add_parser("calibrate", help="roofline efficiency factors: predicted vs measured for every point")
     cal.add_argument("--write", action="store_true", help="refit and write data/calibration.csv first")
     cal.add_argument("--holdout", action="store_true", help="per scope: training and held-out median and worst error")
@@ -723,16 +741,17 @@ def _add_calibrate(sub: Subcommands) -> None:
     cal.set_defaults(func=cmd_calibrate)
 
 
-def _add_schema_commands(sub: Subcommands) -> None:
-    """fields, schema: the contract as Markdown tables and as JSON schema."""
+def _add_fields(sub: Any) -> None:
     sub.add_parser("fields", help="the input fields and outputs as Markdown tables").set_defaults(
         func=lambda a: (sys.stdout.write(fields_markdown()), 0)[1])
+
+
+def _add_schema(sub: Any) -> None:
     sub.add_parser("schema", help="JSON schema of a scenario").set_defaults(
         func=lambda a: (sys.stdout.write(schema_text() + "\n"), 0)[1])
 
 
-def _add_plan(sub: Subcommands) -> None:
-    """plan: the cheapest fleet for a row's demand, its frontiers and odds."""
+def _add_plan(sub: Any) -> None:
     pl = _add_row_command(sub, "plan", "the cheapest fleet (prefill/decode pools, own/rent, the existing fleet) for "
                           "a row's demand, targets and facility")
     pl.add_argument("--candidates", help="CSV of hardware options with their own measured rates and prices "
@@ -745,43 +764,60 @@ def _add_plan(sub: Subcommands) -> None:
                     "estimated throughput drawn --samples times over the estimator's P10-P90, the plan solved again "
                     "in each draw; the cost a day of the chosen plan's candidates at P10/P50/P90 and how often a mix "
                     "of other candidates is cheaper")
-    pl.add_argument("--samples", type=_count(1, MAX_PLAN_SAMPLES, "--samples"), default=DEFAULT_SAMPLES,
-                    help=f"draws for --uncertainty (default {DEFAULT_SAMPLES}; two solves each, about a second)")
+    pl.add_argument("--samples", type=_count(1, MAX_PLAN_SAMPLES, "--samples"), default=DEFAULT_PLAN_SAMPLES,
+                    help=f"draws for --uncertainty (default {DEFAULT_PLAN_SAMPLES}; two solves each, about a second)")
     pl.add_argument("--seed", type=_count(0, 2**32 - 1, "--seed"), default=0, help="seed of the draws (default 0)")
     pl.add_argument("--format", choices=("json", "csv"), default="json")
     pl.add_argument("-o", "--output", default="-", help="output file, or - for standard output (default)")
     pl.set_defaults(func=cmd_plan)
 
 
-def _add_report(sub: Subcommands) -> None:
-    """report: a board report of one row as PDF."""
+def _add_report(sub: Any) -> None:
     rep = _add_row_command(sub, "report", "a board report of one row as PDF: KPIs (with changes against "
                            "--baseline), charts, sourced assumptions, tornado, derivation, the app link")
     report_files.add_report_arguments(rep)
     rep.set_defaults(func=cmd_report)
 
 
-def _add_sweep(sub: Subcommands) -> None:
-    """sweep: a grid and/or Monte Carlo around one row on Dask."""
+def _add_sweep(sub: Any) -> None:
     sw = _add_row_command(sub, "sweep", "a grid and/or Monte Carlo around one row on Dask (local processes, or "
                           "--scheduler): quantiles, the cheapest, Pareto fronts")
     sweep.add_sweep_arguments(sw)
     sw.set_defaults(func=cmd_sweep)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The command line's parser: one subcommand per command, each with its ``func``."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: one subcommand per command, each with its ``func``. ``command`` (one of
+    :data:`COMMANDS`): that subcommand alone, so that only its modules are imported (the others' arguments read the
+    report's, the retrofit's and the importers' modules); None: every command (the whole usage and help).
+    """
     parser = _Parser(prog="python -m economics", description=__doc__,
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in (_add_evaluate, _add_small_commands, _add_compare, _add_session_profile, _add_retrofit,
-                _add_kv_memory, _add_uncertainty, _add_import_benchmark, _add_import_sessions, _add_calibrate,
-                _add_schema_commands, _add_plan, _add_report, _add_sweep):
-        add(sub)  # in this order: the order `--help` lists them
-    add_serve_command(sub)
-    add_mcp_command(sub)
-    store_commands.add_store_command(sub, lambda a: store_commands.run_store(a, say))
+    for name, add in COMMANDS.items():
+        if command is None or name == command:
+            add(sub)
     return parser
+
+
+COMMANDS: dict[str, Callable[[Any], object]] = {
+    "evaluate": _add_evaluate, "explain": _add_explain, "template": _add_template, "compare": _add_compare,
+    "session-profile": _add_session_profile, "retrofit": _add_retrofit, "kv-memory": _add_kv_memory,
+    "uncertainty": _add_uncertainty, "import-benchmark": _add_import_benchmark, "import-sessions": _add_import_sessions,
+    "calibrate": _add_calibrate, "fields": _add_fields, "schema": _add_schema, "plan": _add_plan, "report": _add_report,
+    "sweep": _add_sweep, "serve": lambda sub: serve.add_serve_command(sub),
+    "mcp": lambda sub: mcp_command.add_mcp_command(sub),
+    "store": lambda sub: store_commands.add_store_command(sub, lambda a: store_commands.run_store(a, say)),
+}
+"""Each command's name and what adds it to the parser's subcommands, in the order the usage lists them."""
+
+
+def _command(argv: list[str] | None) -> str | None:
+    """The command ``argv`` (default: the process's arguments) names first, when it is one of :data:`COMMANDS`; else
+    None (help, or a word that is no command: the whole parser says so as before).
+    """
+    words = sys.argv[1:] if argv is None else argv
+    return words[0] if words and words[0] in COMMANDS else None
 
 
 INPUT_OPTIONS = {"input": "input", "files": "benchmark", "candidates": "--candidates", "curves": "--curves"}
@@ -798,7 +834,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command; returns the exit code (0, 1, 2 or 3, see the module docstring). Never raises."""
     store.use_stored_curves()  # a scenario naming a curve file not loaded finds it in the store, if there is one
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(_command(argv)).parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage and the reason
         return exc.code if isinstance(exc.code, int) else EXIT_UNUSABLE
     except (KeyboardInterrupt, interrupts.Terminated) as exc:  # before the command starts: one line, as in it

@@ -8,7 +8,8 @@ bit).
   first run imports once its page is drawn (:func:`ui.memory.freeze_once`);
 - every public name of :mod:`economics.studies.planner`, imported on first use, is its module's object, and its
   submodules still import by name;
-- ``python -m economics plan`` imports neither ``scipy.stats``, the database library nor openpyxl (an Excel writer);
+- ``python -m economics plan`` imports neither ``scipy.stats``, the database library nor openpyxl (an Excel writer),
+  nor any other command's modules (the parser is built for the command run alone, with the same arguments and help);
 - :func:`economics.domain.availability.binomial_cdf` is ``scipy.stats.binom.cdf``, bit for bit;
 - :func:`economics.domain.queueing.max_utilization`, remembered per arguments, is the bisection it remembers;
 - every public name of :mod:`economics.store`, imported on first use, resolves;
@@ -32,6 +33,7 @@ from hypothesis import strategies as st
 from scipy.stats import binom
 
 from economics import store
+from economics.cli import COMMANDS, build_parser
 from economics.domain import queueing
 from economics.domain.availability import binomial_cdf
 from economics.store import location
@@ -87,6 +89,31 @@ def test_the_plan_command_imports_no_scipy_stats_nor_the_database() -> None:
             "assert main(['plan', 'docs/plan-example.csv', '--row', 'worked-plan-peaks', '--candidates', "
             "'docs/plan-candidates.csv', '-o', out]) == 0")
     assert _loaded_after(code) == set()
+
+
+OTHER_COMMANDS = ("economics.report.files", "economics.studies.retrofit", "economics.studies.retrofit_odds",
+                  "economics.studies.uncertainty", "economics.studies.compare", "economics.studies.calibration",
+                  "economics.studies.leave_out", "economics.studies.kv_memory", "economics.studies.sweep",
+                  "economics.io.benchmarks", "economics.io.session_traces", "economics.api.serve",
+                  "economics.mcp.command", "economics.studies.plan_odds", "pyarrow.parquet")
+"""Modules of other commands (and of ``plan --uncertainty``, and of Parquet files) that ``plan`` never uses."""
+
+
+def test_the_plan_command_imports_no_other_command_s_modules() -> None:
+    code = ("import os, tempfile; from economics.cli import main; "
+            "out = os.path.join(tempfile.mkdtemp(), 'plan.json'); "
+            "assert main(['plan', 'docs/plan-example.csv', '--row', 'worked-plan-peaks', '--candidates', "
+            "'docs/plan-candidates.csv', '-o', out]) == 0")
+    assert _loaded_after(code, OTHER_COMMANDS) == set()
+
+
+def test_a_command_s_own_parser_is_its_part_of_the_whole_parser() -> None:
+    whole = next(a for a in build_parser()._actions if a.dest == "command").choices
+    assert list(whole) == list(COMMANDS)
+    for name in COMMANDS:
+        alone = next(a for a in build_parser(name)._actions if a.dest == "command").choices
+        assert list(alone) == [name]
+        assert alone[name].format_help() == whole[name].format_help()
 
 
 @settings(max_examples=400, deadline=None)

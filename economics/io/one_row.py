@@ -13,10 +13,16 @@ import pandas as pd
 from economics.engine.batch import ScenarioError, evaluate_with_report, session_profile
 from economics.io import row_lookup
 from economics.io.reading import Source
+from economics.lazy import LazyModule
 from economics.schema.scenario import FIELDS
 from economics.schema.validation import RANGE_COLUMNS, Problem, validate
 from economics.schema.values import capped, shown
-from economics.studies.uncertainty import with_range_columns
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING
+if TYPE_CHECKING:
+    from economics.studies import uncertainty
+else:  # imported when a table is evaluated: with the retrofit and compare studies it brings, no part of a plan's run
+    uncertainty = LazyModule("economics.studies.uncertainty")
 
 
 class InvalidRow(Exception):
@@ -69,7 +75,7 @@ def evaluate_chunk(df: pd.DataFrame, curves: str = "") -> tuple[pd.DataFrame, pd
     columns the rows give echoed beside the outputs.
     """
     result, report = evaluate_with_report(with_curves(df, curves))
-    return with_range_columns(result, df), report
+    return uncertainty.with_range_columns(result, df), report
 
 
 def problem_records(one: pd.DataFrame, position: int, problems: list[Problem]) -> list[dict[str, Any]]:

@@ -19,11 +19,11 @@ from economics.io import row_lookup
 from economics.io.reading import Columns
 from economics.io.scenario_files import to_csv_text
 from economics.io.tables import read_table
+from economics.lazy import LazyModule
 from economics.schema import values
 from economics.schema.scenario import FIELDS, Cooling, Scenario, SystemForm
 from economics.schema.validation import InputError, check_columns
 from economics.studies import candidate_fields
-from economics.studies.plan_odds import plan_odds
 from economics.studies.planner.candidates import (
     CANDIDATE_COLUMNS,
     CANDIDATE_TEXT_COLUMNS,
@@ -45,6 +45,12 @@ from economics.studies.planner.inputs import (
 )
 from economics.studies.planner.report import records
 from economics.studies.planner.run import plan
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING; the module as mypy and lint-imports see it
+if TYPE_CHECKING:
+    from economics.studies import plan_odds
+else:  # imported with --uncertainty only: it brings the decode study's draws, the retrofit and compare studies
+    plan_odds = LazyModule("economics.studies.plan_odds")
 
 MAX_SHOWN = 60
 MIN_RATE_TOKENS_PER_S = 1e-3
@@ -301,8 +307,8 @@ def plan_from_files(data: bytes | str, row: str, candidates_data: bytes | str | 
         result = plan(s, settings, cands, ids)
         out = result.to_dict()
         if odds is not None and result.feasible:
-            found = plan_odds(s, settings, cands if cands is not None else catalog_candidates(s, ids)[0], result,
-                              *odds)
+            found = plan_odds.plan_odds(s, settings, cands if cands is not None else catalog_candidates(s, ids)[0],
+                                        result, *odds)
             out.update(odds=found.summary(), odds_mixes=records(found.table), odds_drivers=records(found.drivers))
             print(values.escape_for_terminal(f"note: {found.headline()}"), file=sys.stderr)
         elif odds is not None:

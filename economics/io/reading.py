@@ -40,7 +40,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
 from economics.io.scenario_files import read_scenarios_json
 from economics.io.streams import (
@@ -55,10 +54,17 @@ from economics.io.streams import (
     stream_of,
     utf8_stream,
 )
+from economics.lazy import LazyModule
 from economics.schema.scenario import FIELDS
 from economics.schema.validation import RANGE_COLUMNS, InputError, check_columns
 from economics.schema.validation_hours import HOUR_LIST_FIELDS
 from economics.schema.values import capped, shown
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
+else:  # imported for a Parquet file only: with its file systems and ssl, 0.03-0.1 s of every CSV command's start
+    pq = LazyModule("pyarrow.parquet")
 
 FORMATS = ("csv", "parquet", "json")
 

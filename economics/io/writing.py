@@ -16,14 +16,20 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
 from economics.io.output_paths import check_output, discard_partial, finish_partial, start_partial
 from economics.io.reading import DECODE_COLUMNS, FORMULA_REGEX, PLAIN_NUMBER_REGEX
 from economics.io.scenario_files import json_record_lines
+from economics.lazy import LazyModule
 from economics.schema.scenario import FIELDS
 from economics.schema.validation import RANGE_COLUMNS, InputError
 from economics.schema.values import shown_path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
+else:  # imported for a Parquet file only: with its file systems and ssl, 0.03-0.1 s of every CSV command's start
+    pq = LazyModule("pyarrow.parquet")
 
 
 def result_columns(first: list[str], header: list[str]) -> list[str]:

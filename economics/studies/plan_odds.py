@@ -25,7 +25,7 @@ from economics.engine.batch import ScenarioError, resolve_scenario
 from economics.schema.scenario import Scenario
 from economics.studies.compare import accelerator_rows
 from economics.studies.planner.candidates import Candidate
-from economics.studies.planner.inputs import PlanSettings
+from economics.studies.planner.inputs import DEFAULT_PLAN_SAMPLES, MAX_PLAN_SAMPLES, PlanSettings
 from economics.studies.planner.run import PlanResult, plan
 from economics.studies.retrofit_odds import (
     DRIVER_COLUMNS,
@@ -39,10 +39,9 @@ from economics.studies.retrofit_odds import (
     with_ranges,
 )
 
-DEFAULT_SAMPLES = 100
-"""Draws a plan's odds take unless told (two solves each: about a minute)."""
-MAX_PLAN_SAMPLES = 2_000
-"""Most draws a plan's odds take (two solves each)."""
+DEFAULT_SAMPLES = DEFAULT_PLAN_SAMPLES
+"""Draws a plan's odds take unless told (:data:`~economics.studies.planner.inputs.DEFAULT_PLAN_SAMPLES`, defined
+with the plan's inputs, as is :data:`~economics.studies.planner.inputs.MAX_PLAN_SAMPLES`)."""
 CHEAPER_BY = 1e-6
 """The share of the chosen mix's cost by which another mix must be cheaper to count (the solver's own tolerance)."""
 MIX_COLUMNS = ("mix", "probability_cheapest", "cost_usd_per_day_p50")

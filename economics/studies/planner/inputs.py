@@ -79,6 +79,11 @@ class CoolingMode(StrEnum):
 
 
 BIG_PENALTY = 1e9
+DEFAULT_PLAN_SAMPLES = 100
+"""Draws a plan's odds take unless told (two solves each: about a minute; :mod:`economics.studies.plan_odds`)."""
+MAX_PLAN_SAMPLES = 2_000
+"""Most draws a plan's odds take (two solves each). Both are here, with the plan's other inputs, so that the command
+line's ``plan --samples`` reads them without importing the odds' study and the decode study it draws with."""
 
 
 def _pf(name: str, kind: Any, default: Any, unit: str, description: str, optional: bool = False,
