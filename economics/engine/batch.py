@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from pydantic import ValidationError
 
 from economics import catalog
@@ -31,6 +32,7 @@ from economics.engine.pipeline import (
     OUTPUT_UNITS,
     WARNINGS,
     compute,
+    fleet_reason_codes,
     fleet_reasons,
     warning_text,
     working_columns,
@@ -155,15 +157,22 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     feasible = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
     feasible[ok] = feasible_ok
     fleet_bad = np.flatnonzero(outputs["fleet_flags"] != 0) if outputs is not None else np.zeros(0, dtype=np.intp)
-    if not n or fleet_bad.size or (thr is not None and bool((thr["infeasible_reason"] != "").any())):
-        reason = np.full(n, "", dtype=object)
-        if thr is not None:
-            reason[ok] = thr["infeasible_reason"]
+    estimate_bad = (np.flatnonzero(thr["infeasible_reason"] != "") if thr is not None
+                    else np.zeros(0, dtype=np.intp))
+    if not n or fleet_bad.size or estimate_bad.size:
+        # each row's index into the sentences, '' first: the column _text would make of the rows' texts
+        reason, texts = np.zeros(n, dtype=np.intp), [""]
+        if estimate_bad.size:
+            codes, uniques = pd.factorize(thr["infeasible_reason"][estimate_bad])  # type: ignore[index]
+            reason[ok[estimate_bad]] = codes + len(texts)
+            texts += list(uniques)
         if fleet_bad.size:
             run_sub = sub if run.size == ok.size else {k: v[feasible_ok] for k, v in sub.items()}
-            reason[run[fleet_bad]] = fleet_reasons(run_sub, outputs, fleet_bad)  # type: ignore[arg-type]
+            codes, sentences = fleet_reason_codes(run_sub, outputs, fleet_bad)  # type: ignore[arg-type]
+            reason[run[fleet_bad]] = codes + len(texts)
+            texts += sentences
             feasible[run[fleet_bad]] = False
-        data["infeasible_reason"] = _text(reason)
+        data["infeasible_reason"] = _coded_text(reason, texts)
     else:  # every fleet feasible (the usual table): the empty reason of every row, as _text would give it
         data["infeasible_reason"] = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), pd.Index([""], dtype=object))
     feasible[bad] = pd.NA
@@ -185,10 +194,7 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     lookup[distinct] = np.arange(distinct.size)
     data["warnings"] = pd.Categorical.from_codes(lookup[flags], pd.Index([warning_text(int(f)) for f in distinct]))
     data["valid"] = ~bad
-    error = np.full(n, "", dtype=object)
-    for r, msgs in _group(problems).items():
-        error[r] = "; ".join(msgs)
-    data["error"] = error
+    data["error"] = _strings(n, {r: "; ".join(msgs) for r, msgs in _group(problems).items()})
     result = pd.DataFrame(data, index=df.index, copy=False)[[c for c in RESULT_COLUMNS if c in data]]
     report = pd.DataFrame(
         [(p.row + 1, cols["name"][p.row], p.field, p.value, p.message) for p in problems],
@@ -403,6 +409,37 @@ def _text(values: Any) -> Any:
         codes, uniques = pd.factorize(values)
         return pd.Categorical.from_codes(codes, pd.Index(uniques, dtype=object))
     return values
+
+
+def _coded_text(codes: np.ndarray, texts: list[str]) -> pd.Categorical:
+    """``_text(np.array(texts, dtype=object)[codes])`` without the object array: the same categories (the texts
+    in order of first appearance, each once) and codes, found from the integer codes (a million rows are hashed as
+    integers, not as Python strings).
+
+    >>> _coded_text(np.array([2, 0, 2, 1]), ["", "b", "a"]).categories.tolist()
+    ['a', '', 'b']
+    """
+    at, distinct = pd.factorize(np.array(texts, dtype=object))  # texts alike become one
+    codes = at[codes]
+    order = pd.unique(codes)  # first appearance, as factorizing the rows' texts numbers them
+    renumber = np.empty(len(distinct), dtype=np.intp)
+    renumber[order] = np.arange(len(order))
+    return pd.Categorical.from_codes(renumber[codes], pd.Index(distinct[order], dtype=object))
+
+
+def _strings(n: int, texts: dict[int, str]) -> pd.arrays.ArrowStringArray:
+    """A text column of ``n`` rows, empty but for ``texts`` (row -> text), as the ``str`` column pandas makes of
+    an object array of those texts, built from its Arrow buffers (an object array of a million empty texts took
+    longer to convert than to write).
+    """
+    rows = sorted(texts)
+    encoded = [texts[r].encode() for r in rows]
+    lengths = np.zeros(n + 1, dtype=np.int64)
+    lengths[np.array(rows, dtype=np.intp) + 1] = [len(b) for b in encoded]
+    offsets = np.cumsum(lengths)
+    array = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded)))
+    str_dtype = pd.StringDtype("pyarrow", na_value=np.nan)  # the dtype pandas gives an object array of texts
+    return pd.arrays.ArrowStringArray(pa.chunked_array([array]), dtype=str_dtype)  # type: ignore[call-arg]  # stubs
 
 
 def _nullable(values: np.ndarray) -> pd.arrays.FloatingArray:
