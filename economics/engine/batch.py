@@ -392,13 +392,18 @@ class _EmptyColumns:
         return self._made[integer]
 
     def or_numbers(self, values: Any, integer: bool) -> Any:
-        """``values`` as a nullable column (:func:`_nullable`; Int64 for ``integer``), or the shared empty column
+        """``values`` as a nullable column (:func:`_finite`; Int64 for ``integer``), or the shared empty column
         when every value is NaN.
         """
         if _all_nan(values):
             return self.column(integer)
-        column = _nullable(values)
-        return column.astype("Int64") if integer else column
+        array, empty = _finite(values)
+        if not integer:
+            return pd.arrays.FloatingArray(array, empty)
+        # what FloatingArray.astype("Int64") gives, without its copy of the mask: numpy's cast of the same floats
+        # (NaN and infinity cast as numpy casts them, under the mask)
+        with np.errstate(invalid="ignore"):
+            return pd.arrays.IntegerArray(array.astype(np.int64), empty)
 
 
 def _text(values: Any) -> Any:
@@ -442,13 +447,16 @@ def _strings(n: int, texts: dict[int, str]) -> pd.arrays.ArrowStringArray:
     return pd.arrays.ArrowStringArray(pa.chunked_array([array]), dtype=str_dtype)  # type: ignore[call-arg]  # stubs
 
 
-def _nullable(values: np.ndarray) -> pd.arrays.FloatingArray:
-    """Float64 with <NA> where the value is NaN or infinite (never shown as a number), -0 as 0; shares ``values``."""
+def _finite(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The values and mask of a Float64 column with <NA> where the value is NaN or infinite (never shown as a
+    number), -0 as 0: ``values`` as floats (shared, changed in place), the mask True where empty.
+    """
     array = np.asarray(values, dtype=float)
     if not array.flags.writeable:  # a broadcast default: the result gets its own, writable copy
         array = array.copy()
     np.add(array, 0.0, out=array)  # -0.0 + 0.0 is 0.0 (a given '-0' is not echoed, nor a cost written, as -0)
-    return pd.arrays.FloatingArray(array, ~np.isfinite(array))
+    empty = np.isfinite(array)
+    return array, np.logical_not(empty, out=empty)  # one mask array, not two
 
 
 def _group(problems: list[Problem]) -> dict[int, list[str]]:
