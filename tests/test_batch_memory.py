@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -121,3 +122,49 @@ def test_empty_columns_share_one_column_per_dtype_and_write_alone() -> None:
     assert out["decode_accelerators"].tolist() == [3, 3]
     again = economics.evaluate(table)  # a new result: its own empty columns
     assert again["kv_hit_rate"].isna().all()
+
+
+def huge_page_advice() -> bool:
+    from numpy._core import multiarray
+
+    return bool(multiarray._get_madvise_hugepage())  # type: ignore[attr-defined]
+
+
+def test_huge_page_advice_withheld_within_and_put_back_after_the_last_user() -> None:
+    # numpy's setting as it was before (either way) once the last of several overlapping evaluations ends, an
+    # exception included; withheld only for a large table
+    advice = batch._PageAdvice()
+    for before in (True, False):
+        saved = batch._set_huge_page_advice(before)  # type: ignore[misc]
+        try:
+            with advice.withheld(False):
+                assert huge_page_advice() is before
+            first, second = advice.withheld(True), advice.withheld(True)
+            first.__enter__()
+            second.__enter__()
+            assert huge_page_advice() is False
+            first.__exit__(None, None, None)
+            assert huge_page_advice() is False  # the second evaluation still runs
+            second.__exit__(None, None, None)
+            assert huge_page_advice() is before
+            try:
+                with advice.withheld(True):
+                    raise ValueError("inside")
+            except ValueError:
+                pass
+            assert huge_page_advice() is before and advice.users == 0
+        finally:
+            batch._set_huge_page_advice(saved)  # type: ignore[misc]
+
+
+def test_a_large_table_leaves_numpys_huge_page_advice_as_it_was() -> None:
+    table = pd.DataFrame([POOL[i % len(POOL)] for i in range(12)])
+    for before in (True, False):
+        saved = batch._set_huge_page_advice(before)  # type: ignore[misc]
+        try:
+            evaluate_sliced(table, 4)  # more rows than a slice: the advice withheld while it runs
+            with pytest.raises(economics.InputError):
+                evaluate_sliced(pd.DataFrame({"no_such_field": range(12)}), 4)
+            assert huge_page_advice() is before
+        finally:
+            batch._set_huge_page_advice(saved)  # type: ignore[misc]
