@@ -168,3 +168,34 @@ def test_a_large_table_leaves_numpys_huge_page_advice_as_it_was() -> None:
             assert huge_page_advice() is before
         finally:
             batch._set_huge_page_advice(saved)  # type: ignore[misc]
+
+
+TEXTS = st.lists(st.sampled_from(["", "a", "b", "é; ü", "a", "long text, with 'quotes'", "日本"]), min_size=1,
+                 max_size=6)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(TEXTS, st.lists(st.integers(0, 5), max_size=40))
+def test_coded_text_is_the_categorical_of_the_rows_texts(texts: list[str], picks: list[int]) -> None:
+    # the categories (first appearance, each once, texts alike merged) and codes _text gives the object array
+    codes = np.array([p % len(texts) for p in picks], dtype=np.intp)
+    expected = batch._text(np.array(texts, dtype=object)[codes] if picks else np.zeros(0, dtype=object))
+    got = batch._coded_text(codes, texts)
+    assert cells(pd.Series(got)) == cells(pd.Series(expected))
+    assert got.codes.dtype == expected.codes.dtype and got.categories.dtype == expected.categories.dtype
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.integers(0, 30), st.dictionaries(st.integers(0, 29), TEXTS.map(lambda t: "; ".join(t)), max_size=8))
+def test_strings_are_the_str_column_of_the_texts(n: int, texts: dict[int, str]) -> None:
+    # the str column pandas makes of an object array holding the texts (multi-byte characters too), '' elsewhere
+    texts = {r: t for r, t in texts.items() if r < n}
+    rows = np.full(n, "", dtype=object)
+    for r, t in texts.items():
+        rows[r] = t
+    expected = pd.DataFrame({"error": rows})["error"]
+    got = pd.DataFrame({"error": batch._strings(n, texts)}, copy=False)["error"]
+    assert got.dtype == expected.dtype and got.tolist() == expected.tolist()  # no rows: object, as pandas keeps it
+    assert type(got.array) is type(expected.array)
+    if n:
+        assert got.array._pa_array.type == expected.array._pa_array.type  # type: ignore[attr-defined]

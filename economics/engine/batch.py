@@ -487,11 +487,13 @@ def _coded_text(codes: np.ndarray, texts: list[str]) -> pd.Categorical:
     return pd.Categorical.from_codes(renumber[codes], pd.Index(distinct[order], dtype=object))
 
 
-def _strings(n: int, texts: dict[int, str]) -> pd.arrays.ArrowStringArray:
+def _strings(n: int, texts: dict[int, str]) -> Any:
     """A text column of ``n`` rows, empty but for ``texts`` (row -> text), as the ``str`` column pandas makes of
     an object array of those texts, built from its Arrow buffers (an object array of a million empty texts took
-    longer to convert than to write).
+    longer to convert than to write). No rows: the empty object array, which pandas keeps as it is.
     """
+    if not n:
+        return np.zeros(0, dtype=object)
     rows = sorted(texts)
     encoded = [texts[r].encode() for r in rows]
     lengths = np.zeros(n + 1, dtype=np.int64)
