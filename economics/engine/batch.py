@@ -285,7 +285,9 @@ PER_USER_INPUTS = ("output_tokens_per_s_per_accelerator", "accelerators_per_repl
 CHUNK_ROWS = 1 << 14
 """Rows of one slice: its temporaries (128 kB a column) stay in memory the allocator reuses; on two threads a million
 rows faulted in 137,000 pages at 16,384 rows a slice against 145,000 at 32,768 and 162,000 at 65,536, and peaked
-at 1.23-1.28 GB against 1.34 GB (the stages' own CPU was within noise of each other; docs/speed.md)."""
+at 1.23-1.28 GB against 1.34 GB (the stages' own CPU was within noise of each other; docs/speed.md). Those were
+huge pages; on the small pages :class:`_PageAdvice` now gives them, 32,768 and 65,536 rows took 3-8 % less CPU for
+50-145 MB more at the peak: 16,384 kept."""
 THREADS = 2
 """Slices computed at once by :func:`_compute_in_chunks` (numpy releases the GIL in its loops and the kernel's page
 faults on fresh output memory run on both cores: docs/speed.md measures 1 against 2); 1 computes them in turn."""
