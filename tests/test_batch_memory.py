@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -121,3 +122,80 @@ def test_empty_columns_share_one_column_per_dtype_and_write_alone() -> None:
     assert out["decode_accelerators"].tolist() == [3, 3]
     again = economics.evaluate(table)  # a new result: its own empty columns
     assert again["kv_hit_rate"].isna().all()
+
+
+def huge_page_advice() -> bool:
+    from numpy._core import multiarray
+
+    return bool(multiarray._get_madvise_hugepage())  # type: ignore[attr-defined]
+
+
+def test_huge_page_advice_withheld_within_and_put_back_after_the_last_user() -> None:
+    # numpy's setting as it was before (either way) once the last of several overlapping evaluations ends, an
+    # exception included; withheld only for a large table
+    advice = batch._PageAdvice()
+    for before in (True, False):
+        saved = batch._set_huge_page_advice(before)  # type: ignore[misc]
+        try:
+            with advice.withheld(False):
+                assert huge_page_advice() is before
+            first, second = advice.withheld(True), advice.withheld(True)
+            first.__enter__()
+            second.__enter__()
+            assert huge_page_advice() is False
+            first.__exit__(None, None, None)
+            assert huge_page_advice() is False  # the second evaluation still runs
+            second.__exit__(None, None, None)
+            assert huge_page_advice() is before
+            try:
+                with advice.withheld(True):
+                    raise ValueError("inside")
+            except ValueError:
+                pass
+            assert huge_page_advice() is before and advice.users == 0
+        finally:
+            batch._set_huge_page_advice(saved)  # type: ignore[misc]
+
+
+def test_a_large_table_leaves_numpys_huge_page_advice_as_it_was() -> None:
+    table = pd.DataFrame([POOL[i % len(POOL)] for i in range(12)])
+    for before in (True, False):
+        saved = batch._set_huge_page_advice(before)  # type: ignore[misc]
+        try:
+            evaluate_sliced(table, 4)  # more rows than a slice: the advice withheld while it runs
+            with pytest.raises(economics.InputError):
+                evaluate_sliced(pd.DataFrame({"no_such_field": range(12)}), 4)
+            assert huge_page_advice() is before
+        finally:
+            batch._set_huge_page_advice(saved)  # type: ignore[misc]
+
+
+TEXTS = st.lists(st.sampled_from(["", "a", "b", "é; ü", "a", "long text, with 'quotes'", "日本"]), min_size=1,
+                 max_size=6)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(TEXTS, st.lists(st.integers(0, 5), max_size=40))
+def test_coded_text_is_the_categorical_of_the_rows_texts(texts: list[str], picks: list[int]) -> None:
+    # the categories (first appearance, each once, texts alike merged) and codes _text gives the object array
+    codes = np.array([p % len(texts) for p in picks], dtype=np.intp)
+    expected = batch._text(np.array(texts, dtype=object)[codes] if picks else np.zeros(0, dtype=object))
+    got = batch._coded_text(codes, texts)
+    assert cells(pd.Series(got)) == cells(pd.Series(expected))
+    assert got.codes.dtype == expected.codes.dtype and got.categories.dtype == expected.categories.dtype
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.integers(0, 30), st.dictionaries(st.integers(0, 29), TEXTS.map(lambda t: "; ".join(t)), max_size=8))
+def test_strings_are_the_str_column_of_the_texts(n: int, texts: dict[int, str]) -> None:
+    # the str column pandas makes of an object array holding the texts (multi-byte characters too), '' elsewhere
+    texts = {r: t for r, t in texts.items() if r < n}
+    rows = np.full(n, "", dtype=object)
+    for r, t in texts.items():
+        rows[r] = t
+    expected = pd.DataFrame({"error": rows})["error"]
+    got = pd.DataFrame({"error": batch._strings(n, texts)}, copy=False)["error"]
+    assert got.dtype == expected.dtype and got.tolist() == expected.tolist()  # no rows: object, as pandas keeps it
+    assert type(got.array) is type(expected.array)
+    if n:
+        assert got.array._pa_array.type == expected.array._pa_array.type  # type: ignore[attr-defined]

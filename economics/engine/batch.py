@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+from numpy._core import multiarray as _multiarray
 from pydantic import ValidationError
 
 from economics import catalog
@@ -31,6 +35,7 @@ from economics.engine.pipeline import (
     OUTPUT_UNITS,
     WARNINGS,
     compute,
+    fleet_reason_codes,
     fleet_reasons,
     warning_text,
     working_columns,
@@ -75,6 +80,11 @@ def evaluate(df: pd.DataFrame) -> pd.DataFrame:
 
 def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`evaluate` plus the validation report (row, name, field, value, message), row 1-based."""
+    with _PAGE_ADVICE.withheld(len(df) > CHUNK_ROWS):
+        return _evaluate_table(df)
+
+
+def _evaluate_table(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     cols, problems = validate(df)
     request_shape(cols)
     n = len(df)
@@ -155,15 +165,22 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     feasible = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
     feasible[ok] = feasible_ok
     fleet_bad = np.flatnonzero(outputs["fleet_flags"] != 0) if outputs is not None else np.zeros(0, dtype=np.intp)
-    if not n or fleet_bad.size or (thr is not None and bool((thr["infeasible_reason"] != "").any())):
-        reason = np.full(n, "", dtype=object)
-        if thr is not None:
-            reason[ok] = thr["infeasible_reason"]
+    estimate_bad = (np.flatnonzero(thr["infeasible_reason"] != "") if thr is not None
+                    else np.zeros(0, dtype=np.intp))
+    if not n or fleet_bad.size or estimate_bad.size:
+        # each row's index into the sentences, '' first: the column _text would make of the rows' texts
+        reason, texts = np.zeros(n, dtype=np.intp), [""]
+        if estimate_bad.size:
+            codes, uniques = pd.factorize(thr["infeasible_reason"][estimate_bad])  # type: ignore[index]
+            reason[ok[estimate_bad]] = codes + len(texts)
+            texts += list(uniques)
         if fleet_bad.size:
             run_sub = sub if run.size == ok.size else {k: v[feasible_ok] for k, v in sub.items()}
-            reason[run[fleet_bad]] = fleet_reasons(run_sub, outputs, fleet_bad)  # type: ignore[arg-type]
+            codes, sentences = fleet_reason_codes(run_sub, outputs, fleet_bad)  # type: ignore[arg-type]
+            reason[run[fleet_bad]] = codes + len(texts)
+            texts += sentences
             feasible[run[fleet_bad]] = False
-        data["infeasible_reason"] = _text(reason)
+        data["infeasible_reason"] = _coded_text(reason, texts)
     else:  # every fleet feasible (the usual table): the empty reason of every row, as _text would give it
         data["infeasible_reason"] = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), pd.Index([""], dtype=object))
     feasible[bad] = pd.NA
@@ -185,10 +202,7 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     lookup[distinct] = np.arange(distinct.size)
     data["warnings"] = pd.Categorical.from_codes(lookup[flags], pd.Index([warning_text(int(f)) for f in distinct]))
     data["valid"] = ~bad
-    error = np.full(n, "", dtype=object)
-    for r, msgs in _group(problems).items():
-        error[r] = "; ".join(msgs)
-    data["error"] = error
+    data["error"] = _strings(n, {r: "; ".join(msgs) for r, msgs in _group(problems).items()})
     result = pd.DataFrame(data, index=df.index, copy=False)[[c for c in RESULT_COLUMNS if c in data]]
     report = pd.DataFrame(
         [(p.row + 1, cols["name"][p.row], p.field, p.value, p.message) for p in problems],
@@ -271,10 +285,59 @@ PER_USER_INPUTS = ("output_tokens_per_s_per_accelerator", "accelerators_per_repl
 CHUNK_ROWS = 1 << 14
 """Rows of one slice: its temporaries (128 kB a column) stay in memory the allocator reuses; on two threads a million
 rows faulted in 137,000 pages at 16,384 rows a slice against 145,000 at 32,768 and 162,000 at 65,536, and peaked
-at 1.23-1.28 GB against 1.34 GB (the stages' own CPU was within noise of each other; docs/speed.md)."""
+at 1.23-1.28 GB against 1.34 GB (the stages' own CPU was within noise of each other; docs/speed.md). Those were
+huge pages; on the small pages :class:`_PageAdvice` now gives them, 32,768 and 65,536 rows took 3-8 % less CPU for
+50-145 MB more at the peak: 16,384 kept."""
 THREADS = 2
 """Slices computed at once by :func:`_compute_in_chunks` (numpy releases the GIL in its loops and the kernel's page
 faults on fresh output memory run on both cores: docs/speed.md measures 1 against 2); 1 computes them in turn."""
+
+
+SMALL_PAGES = True
+"""Whether :func:`evaluate` withholds numpy's huge-page advice while it evaluates a table of more than
+:data:`CHUNK_ROWS` rows (:class:`_PageAdvice`); False leaves numpy's setting alone."""
+
+_set_huge_page_advice: Callable[[bool], bool] | None = getattr(_multiarray, "_set_madvise_hugepage", None)
+"""numpy's switch for ``madvise(MADV_HUGEPAGE)`` on arrays of 4 MB and more (``NUMPY_MADVISE_HUGEPAGE``), which
+returns its previous setting; None on a numpy without it."""
+
+
+class _PageAdvice:
+    """numpy's advice to back each array of 4 MB or more with huge pages, withheld while a large table is evaluated.
+
+    A million rows write about 700 MB of fresh columns once each. With the advice the kernel finds and zeroes 2 MB
+    pages on the first write to each (compacting memory for them where it must); without it, 4 kB pages: twice the
+    page faults, each far cheaper. On the 2-core development machine (a virtual machine) the million rows' system
+    time fell from 1.0-1.6 s to 0.5-0.8 s and their CPU by a third (docs/speed.md). Concurrent evaluations are
+    counted: numpy's own setting is put back when the last one ends. The numbers computed are the same either way.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.users = 0
+        self.before = True
+
+    @contextmanager
+    def withheld(self, large: bool) -> Iterator[None]:
+        """Within this block, no huge-page advice (when ``large``, :data:`SMALL_PAGES` and numpy has the switch)."""
+        switch = _set_huge_page_advice if large and SMALL_PAGES else None
+        if switch is None:
+            yield
+            return
+        with self.lock:
+            if self.users == 0:
+                self.before = switch(False)
+            self.users += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.users -= 1
+                if self.users == 0:
+                    switch(self.before)
+
+
+_PAGE_ADVICE = _PageAdvice()
 
 
 def _compute_in_chunks(cols: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -386,13 +449,18 @@ class _EmptyColumns:
         return self._made[integer]
 
     def or_numbers(self, values: Any, integer: bool) -> Any:
-        """``values`` as a nullable column (:func:`_nullable`; Int64 for ``integer``), or the shared empty column
+        """``values`` as a nullable column (:func:`_finite`; Int64 for ``integer``), or the shared empty column
         when every value is NaN.
         """
         if _all_nan(values):
             return self.column(integer)
-        column = _nullable(values)
-        return column.astype("Int64") if integer else column
+        array, empty = _finite(values)
+        if not integer:
+            return pd.arrays.FloatingArray(array, empty)
+        # what FloatingArray.astype("Int64") gives, without its copy of the mask: numpy's cast of the same floats
+        # (NaN and infinity cast as numpy casts them, under the mask)
+        with np.errstate(invalid="ignore"):
+            return pd.arrays.IntegerArray(array.astype(np.int64), empty)
 
 
 def _text(values: Any) -> Any:
@@ -405,13 +473,49 @@ def _text(values: Any) -> Any:
     return values
 
 
-def _nullable(values: np.ndarray) -> pd.arrays.FloatingArray:
-    """Float64 with <NA> where the value is NaN or infinite (never shown as a number), -0 as 0; shares ``values``."""
+def _coded_text(codes: np.ndarray, texts: list[str]) -> pd.Categorical:
+    """``_text(np.array(texts, dtype=object)[codes])`` without the object array: the same categories (the texts
+    in order of first appearance, each once) and codes, found from the integer codes (a million rows are hashed as
+    integers, not as Python strings).
+
+    >>> _coded_text(np.array([2, 0, 2, 1]), ["", "b", "a"]).categories.tolist()
+    ['a', '', 'b']
+    """
+    at, distinct = pd.factorize(np.array(texts, dtype=object))  # texts alike become one
+    codes = at[codes]
+    order = pd.unique(codes)  # first appearance, as factorizing the rows' texts numbers them
+    renumber = np.empty(len(distinct), dtype=np.intp)
+    renumber[order] = np.arange(len(order))
+    return pd.Categorical.from_codes(renumber[codes], pd.Index(distinct[order], dtype=object))
+
+
+def _strings(n: int, texts: dict[int, str]) -> Any:
+    """A text column of ``n`` rows, empty but for ``texts`` (row -> text), as the ``str`` column pandas makes of
+    an object array of those texts, built from its Arrow buffers (an object array of a million empty texts took
+    longer to convert than to write). No rows: the empty object array, which pandas keeps as it is.
+    """
+    if not n:
+        return np.zeros(0, dtype=object)
+    rows = sorted(texts)
+    encoded = [texts[r].encode() for r in rows]
+    lengths = np.zeros(n + 1, dtype=np.int64)
+    lengths[np.array(rows, dtype=np.intp) + 1] = [len(b) for b in encoded]
+    offsets = np.cumsum(lengths)
+    array = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded)))
+    str_dtype = pd.StringDtype("pyarrow", na_value=np.nan)  # the dtype pandas gives an object array of texts
+    return pd.arrays.ArrowStringArray(pa.chunked_array([array]), dtype=str_dtype)  # type: ignore[call-arg]  # stubs
+
+
+def _finite(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The values and mask of a Float64 column with <NA> where the value is NaN or infinite (never shown as a
+    number), -0 as 0: ``values`` as floats (shared, changed in place), the mask True where empty.
+    """
     array = np.asarray(values, dtype=float)
     if not array.flags.writeable:  # a broadcast default: the result gets its own, writable copy
         array = array.copy()
     np.add(array, 0.0, out=array)  # -0.0 + 0.0 is 0.0 (a given '-0' is not echoed, nor a cost written, as -0)
-    return pd.arrays.FloatingArray(array, ~np.isfinite(array))
+    empty = np.isfinite(array)
+    return array, np.logical_not(empty, out=empty)  # one mask array, not two
 
 
 def _group(problems: list[Problem]) -> dict[int, list[str]]:

@@ -215,6 +215,14 @@ _ESTIMATE_FLAGS = tuple((int(w), key) for w, key in (
 
 def fleet_reasons(c: dict[str, Array], out: dict[str, Array], rows: Array) -> list[str]:
     """One sentence per infeasible fleet (rows of ``c``/``out``), naming the constraint and the numbers."""
+    codes, distinct = fleet_reason_codes(c, out, rows)
+    return [distinct[i] for i in codes]
+
+
+def fleet_reason_codes(c: dict[str, Array], out: dict[str, Array], rows: Array) -> tuple[Array, list[str]]:
+    """:func:`fleet_reasons` as (codes, sentences): each row's index into the sentences, which a table turns into
+    its column without a Python string per row.
+    """
     # rows without a site-power shortfall share a few distinct sentences: build each once
     key_cols = (out["fleet_flags"], c["accelerator"], c["decode_accelerator"], c["liquid_retrofit_usd_per_mw"],
                 out["rack_power_kw_effective"], out["system_power_kw_effective"],
@@ -224,9 +232,8 @@ def fleet_reasons(c: dict[str, Array], out: dict[str, Array], rows: Array) -> li
         codes, count = _group_codes([np.asarray(k)[rows] for k in key_cols])
         first = np.full(count, -1)
         first[codes[::-1]] = np.arange(len(codes))[::-1]
-        distinct = _fleet_sentences(c, out, rows[first])
-        return [distinct[i] for i in codes]
-    return _fleet_sentences(c, out, rows)
+        return codes, _fleet_sentences(c, out, rows[first])
+    return np.arange(len(rows)), _fleet_sentences(c, out, rows)
 
 
 def _group_codes(keys: list[Array]) -> tuple[Array, int]:

@@ -99,12 +99,12 @@ def resolve(c: dict[str, Any], trace: Trace | None = None) -> Columns:
 def _tiers_and_hours(x: Columns) -> None:
     """The rent tier of each rented row, and the rows whose prices or grid intensity change by the hour."""
     v = x.v
-    tier = np.asarray(v["rent_tier"], dtype=object)
+    tier = _as_compared(v["rent_tier"])
     x.reserved = ~x.own & (tier == "reserved")
     x.spot = ~x.own & (tier == "spot")
     _unused_tier_inputs(x, tier)
-    x.tou = np.asarray(v["electricity_tariff"], dtype=object) != ""
-    hourly_carbon = np.asarray(v["grid_carbon_by_hour"], dtype=object) != ""
+    x.tou = _as_compared(v["electricity_tariff"]) != ""
+    hourly_carbon = _as_compared(v["grid_carbon_by_hour"]) != ""
     x.has_carbon = ~np.isnan(np.asarray(v["grid_carbon_g_per_kwh"], dtype=float)) | hourly_carbon
     x.carbon_by_hour = hourly_carbon
     x.carbon_priced = x.has_carbon & (np.asarray(v["carbon_usd_per_tonne"], dtype=float) > 0)
@@ -112,6 +112,14 @@ def _tiers_and_hours(x: Columns) -> None:
     if x.by_hour.any():
         hourly_columns(v, x.n)
         v["energy_paid"] = x.pays_energy.astype(float)
+
+
+def _as_compared(column: Any) -> Any:
+    """A text column to compare with a text: a categorical (an absent field's default in a table) as it is held,
+    whose comparison reads its codes and gives the same booleans as its texts would; anything else as an object
+    array (a slice of a million-row table read it as one on every slice).
+    """
+    return column if isinstance(column, pd.Categorical) else np.asarray(column, dtype=object)
 
 
 def _unused_tier_inputs(x: Columns, tier: Any) -> None:

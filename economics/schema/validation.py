@@ -281,7 +281,9 @@ def _numeric(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndar
         raw: Any = vals
         nonfinite = np.isinf(vals)
         problems.add(nonfinite, spec.name, raw, lambda v: f"{spec.name}: {show_value(v)} is not a finite number")
-        vals = np.where(nonfinite, np.nan, vals)
+        vals = vals.copy()  # the column's own array (the frame's may be a view), emptied where not finite
+        if nonfinite.any():
+            vals[nonfinite] = np.nan
     elif storage == "text":
         codes, texts = _distinct_text(series)
         parsed, not_number, nonfinite = values.numbers_from_text(texts)
@@ -362,8 +364,8 @@ def validate(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], list[Problem]]:
         series = _plain_series(df[name])
         if spec.kind in ("float", "int"):
             values = _numeric(series, spec, problems)
-            if not spec.optional:
-                values = np.where(np.isnan(values), float(spec.default), values)
+            if not spec.optional:  # in place: _numeric's array is this column's own
+                values[np.isnan(values)] = float(spec.default)
             cols[name] = values
         elif spec.kind == "choice":
             values = _choice(series, spec, problems)
