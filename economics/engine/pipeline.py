@@ -86,7 +86,8 @@ def _small_ranged(c: dict[str, Array]) -> dict[str, Array] | None:
             return None
     rows = np.flatnonzero(ranged)
     m = rows.size
-    sub = {k: _take(v, np.concatenate([np.arange(n), rows, rows]), n) for k, v in c.items()}
+    at = np.concatenate([np.arange(n), rows, rows])
+    sub = {k: _take(v, at, n) for k, v in c.items()}
     _at_ends(sub, n + 2 * m, slice(n, n + m), slice(n + m, n + 2 * m))  # the table's own rows times 1: unchanged
     x = _run(sub)
     out = {k: np.array(v[:n]) for k, v in _outputs(x, sub).items()}
@@ -190,8 +191,8 @@ def _ranges(c: dict[str, Array], out: dict[str, Array], n: int) -> None:
         return
     # both ends in one pass: the rows at their low throughput, then the same rows at their high (each row's numbers
     # are its own, so two halves of one table give what two tables would, for half the per-stage overhead)
-    m = rows.size
-    sub = {k: _take(v, np.concatenate([rows, rows]), n) for k, v in c.items()}
+    m, twice = rows.size, np.concatenate([rows, rows])
+    sub = {k: _take(v, twice, n) for k, v in c.items()}
     _at_ends(sub, 2 * m, slice(0, m), slice(m, 2 * m))
     _ends(out, _run(sub).v, rows, n, slice(0, m), slice(m, 2 * m))
 
