@@ -1,9 +1,10 @@
 """The fast paths of issue #43 give exactly what the general paths give (no timed tests: each fast path is held to the
 slower one it replaces, bit for bit).
 
-- one scenario with an estimate's range runs the scenario and both ends as three rows of one table
-  (:func:`economics.engine.pipeline._one_ranged`): the same outputs as that scenario in a table of two rows, which
-  takes the general path (the stages on the table, then :func:`~economics.engine.pipeline._ranges`);
+- a small table with an estimate's range runs its rows and both ends of its ranged rows as one table
+  (:func:`economics.engine.pipeline._small_ranged`: one scenario, a decode study's years): the same outputs as those
+  rows in a table too large for it, which takes the general path (the stages on the table, then
+  :func:`~economics.engine.pipeline._ranges`);
 - the measured curves are built in one pass over the table (:func:`economics.engine.measured._curves_of`): the same
   curves as the per-curve ``groupby`` it replaced, kept here as the reference;
 - an estimate's range is looked up on the estimated rows only (:func:`economics.engine.estimate_range._basis_where`);
@@ -25,6 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import economics
 from economics import catalog
 from economics.domain.precision import record_precision
 from economics.engine import estimate_range, measured, pipeline
@@ -51,20 +53,43 @@ ESTIMATED: list[dict[str, Any]] = [
 ]
 
 
+def _repeated(cols: dict[str, Any], n: int) -> dict[str, Any]:
+    """A resolved one-row scenario repeated ``n`` times (every column of the table's length)."""
+    return {k: pipeline._take(v, np.zeros(n, dtype=np.intp), 1) for k, v in cols.items()}
+
+
 @pytest.mark.parametrize("scenario", ESTIMATED, ids=range(len(ESTIMATED)))
 def test_one_ranged_scenario_equals_its_row_in_a_table(scenario: dict[str, Any]) -> None:
     cols = resolve_scenario(scenario)
-    assert bool(cols["_ranged"][0])  # the estimate has a range: the three-row path applies
+    assert bool(cols["_ranged"][0])  # the estimate has a range: the one-pass path applies
     one = pipeline.compute(cols)
-    assert pipeline._one_ranged(cols) is not None
-    two_rows = {k: pipeline._take(v, np.zeros(2, dtype=np.intp), 1) for k, v in cols.items()}
-    assert pipeline._one_ranged(two_rows) is None  # two rows: the general path
-    table = pipeline.compute(two_rows)
-    assert list(one) == list(table)
-    for k, v in table.items():
-        assert np.array_equal(np.asarray(one[k]), np.asarray(v)[:1], equal_nan=True), k
-        assert np.asarray(one[k]).dtype == np.asarray(v).dtype, k
+    assert pipeline._small_ranged(cols) is not None
+    for rows in (3, pipeline.SMALL_RANGED_ROWS + 1):  # one pass; then too many rows: the general path
+        table = _repeated(cols, rows)
+        assert (pipeline._small_ranged(table) is None) == (rows > pipeline.SMALL_RANGED_ROWS)
+        got = pipeline.compute(table)
+        assert list(one) == list(got)
+        for k, v in got.items():
+            assert np.array_equal(np.asarray(one[k]), np.asarray(v)[:1], equal_nan=True), k
+            assert np.array_equal(np.asarray(v)[:1], np.asarray(v)[-1:], equal_nan=True), k
+            assert np.asarray(one[k]).dtype == np.asarray(v).dtype, k
     assert np.isfinite(one["cost_usd_per_m_tokens_low"][0])  # the range was computed, not left empty
+
+
+MEASURED = [{"output_tokens_per_s_per_accelerator": 1000.0, "accelerator_count": 8},
+            {"model": "llama-3.1-8b", "accelerator": "h100-sxm", "precision": "bf16",
+             "output_tokens_per_s_per_accelerator": 2500.0, "demand_output_tokens_per_day": 2e9}]
+
+
+def test_a_small_table_with_ranged_rows_equals_its_rows_in_a_large_table() -> None:
+    # ranged rows among rows without a range (a throughput given), every kind of ESTIMATED row, through evaluate
+    rows = [MEASURED[0], *ESTIMATED[:3], MEASURED[1], *ESTIMATED[3:]]
+    small = pd.DataFrame(rows)
+    large = pd.concat([small] * (pipeline.SMALL_RANGED_ROWS // len(rows) + 1), ignore_index=True)
+    assert len(large) > pipeline.SMALL_RANGED_ROWS  # the general path: the stages, then the ranges apart
+    got, reference = economics.evaluate(small), economics.evaluate(large).iloc[:len(rows)]
+    pd.testing.assert_frame_equal(got, reference, check_exact=True)
+    assert got["cost_usd_per_m_tokens_low"].notna().tolist() == [False, True, True, True, False, True, True, True]
 
 
 def reference_curves(table: pd.DataFrame, minimum_points: int) -> list[tuple[Any, ...]]:

@@ -361,6 +361,27 @@ def model_column(model_ids: Any, field: str) -> Any:
     return _model_figures(table, field)[positions(table, "models", model_ids)]
 
 
+def model_columns(model_ids: Any, fields: tuple[str, ...]) -> list[Any]:
+    """models.csv columns for each model id, the ids looked up once: a figure (:data:`MODEL_NUMERIC_COLUMNS`) as
+    floats, NaN where the id is empty or unknown; any other column as text, ``""`` there or where the cell is empty.
+
+    >>> ids = np.array(["deepseek-v3", "", "nope"], dtype=object)
+    >>> [c.tolist() for c in model_columns(ids, ("layers", "attention"))]
+    [[61.0, nan, nan], ['mla', '', '']]
+    """
+    table = models()
+    at = positions(table, "models", model_ids)
+    return [(_model_figures(table, f) if f in MODEL_NUMERIC_COLUMNS else _model_texts(table, f))[at] for f in fields]
+
+
+def _model_texts(table: pd.DataFrame, field: str) -> Any:
+    """A models.csv column as text with ``""`` appended (the value of position -1) and for an empty cell, once per
+    table object.
+    """
+    return derived(("model text", field), (table,),
+                   lambda: np.append(table[field].fillna("").to_numpy(dtype=object), ""))
+
+
 def _model_figures(table: pd.DataFrame, field: str) -> Any:
     """A models.csv column as floats with NaN appended (the value of position -1), once per table object."""
     return derived(("model", field), (table,), lambda: np.append(table[field].to_numpy(dtype=float), np.nan))

@@ -52,50 +52,75 @@ def compute(c: dict[str, Array], trace: Trace | None = None, *, shared_empty: bo
     view of NaN rather than a column of its own (a table's slice, whose caller copies the outputs it keeps).
     """
     if trace is None:
-        one = _one_ranged(c)
-        if one is not None:
-            return one
+        small = _small_ranged(c)
+        if small is not None:
+            return small
     x = _run(c, trace)
     out = _outputs(x, c, shared_empty)
     _ranges(c, out, x.n)
     return out
 
 
-def _one_ranged(c: dict[str, Array]) -> dict[str, Array] | None:
-    """One scenario whose estimate has a range (the app's path): the scenario and both ends of its range as the three
-    rows of one table, so the stages run once instead of twice (each row's numbers are its own: the same outputs
-    as :func:`_ranges`). None for any other table (more rows, no range, columns of other lengths).
+SMALL_RANGED_ROWS = 1024
+"""A table of at most this many rows with an estimate's range runs its rows and both ends in one pass of the stages
+(:func:`_small_ranged`): below it the stages' cost per call outweighs their cost per row (one scenario, a decode
+study's years); above it, two passes, each table as small as it can be."""
+
+
+def _small_ranged(c: dict[str, Array]) -> dict[str, Array] | None:
+    """A small table some of whose rows have an estimate's range (the app's one scenario, a study's handful of rows):
+    its rows, then the ranged rows at their low ends, then at their high, as one table, so the stages run once
+    instead of twice (each row's numbers are its own: the same outputs as the table and then :func:`_ranges`). None
+    for any other table (more than :data:`SMALL_RANGED_ROWS` rows, none ranged, a column not of the table's length).
     """
     ranged = c.get("_ranged")
-    if not (type(ranged) is np.ndarray and ranged.shape == (1,) and ranged[0]):
+    if not (type(ranged) is np.ndarray and ranged.ndim == 1 and 0 < ranged.shape[0] <= SMALL_RANGED_ROWS
+            and ranged.any()):
         return None
-    three = np.zeros(3, dtype=np.intp)
-    sub: dict[str, Any] = {}
-    for k, v in c.items():
-        if type(v) is np.ndarray:  # nearly every column: checked and repeated without the generic path
-            if v.ndim == 1 and v.shape[0] != 1:
+    n = ranged.shape[0]
+    for v in c.values():
+        if type(v) is np.ndarray:
+            if v.ndim >= 1 and v.shape[0] != n:
                 return None
-            sub[k] = v[three] if v.ndim == 1 else _take(v, three, 1)
-        elif hasattr(v, "__len__") and not isinstance(v, (str, bytes)) and np.ndim(v) == 1 and len(v) != 1:
+        elif hasattr(v, "__len__") and not isinstance(v, (str, bytes)) and np.ndim(v) == 1 and len(v) != n:
             return None
-        else:
-            sub[k] = _take(v, three, 1)
-    for name in RANGED_INPUTS:
-        low, high = sub.get(ratio_column("low", name)), sub.get(ratio_column("high", name))
-        if name in sub and (low is not None or high is not None):
-            ratio = np.ones(3)
-            if low is not None:
-                ratio[1] = np.broadcast_to(np.asarray(low, dtype=float), (3,))[1]
-            if high is not None:
-                ratio[2] = np.broadcast_to(np.asarray(high, dtype=float), (3,))[2]
-            sub[name] = np.asarray(sub[name], dtype=float) * ratio  # the scenario's own row times 1: unchanged
+    rows = np.flatnonzero(ranged)
+    m = rows.size
+    at = np.concatenate([np.arange(n), rows, rows])
+    sub = {k: _take(v, at, n) for k, v in c.items()}
+    _at_ends(sub, n + 2 * m, slice(n, n + m), slice(n + m, n + 2 * m))  # the table's own rows times 1: unchanged
     x = _run(sub)
-    out = {k: np.array(v[:1]) for k, v in _outputs(x, sub).items()}
-    for name in RANGE_OUTPUTS:
-        ends = np.broadcast_to(np.asarray(x.v[name], dtype=float), (3,))
-        out[f"{name}_low"] = np.fmin(ends[1:2], ends[2:3])
-        out[f"{name}_high"] = np.fmax(ends[1:2], ends[2:3])
+    out = {k: np.array(v[:n]) for k, v in _outputs(x, sub).items()}
+    _ends(out, x.v, rows, n, slice(n, n + m), slice(n + m, n + 2 * m))
     return out
+
+
+def _at_ends(sub: dict[str, Array], size: int, low: slice, high: slice) -> None:
+    """In place: each estimated throughput column of the ``size``-row table ``sub`` scaled by its pool's P10 ratio
+    on the rows ``low`` and by its P90 ratio on the rows ``high`` (1 elsewhere).
+    """
+    for name in RANGED_INPUTS:
+        lo, hi = sub.get(ratio_column("low", name)), sub.get(ratio_column("high", name))
+        if name in sub and (lo is not None or hi is not None):
+            ratio = np.ones(size)
+            if lo is not None:
+                ratio[low] = np.broadcast_to(np.asarray(lo, dtype=float), (size,))[low]
+            if hi is not None:
+                ratio[high] = np.broadcast_to(np.asarray(hi, dtype=float), (size,))[high]
+            sub[name] = np.asarray(sub[name], dtype=float) * ratio
+
+
+def _ends(out: dict[str, Array], v: dict[str, Array], rows: Array, n: int, low: slice, high: slice) -> None:
+    """:data:`RANGE_OUTPUTS` ``_low`` and ``_high`` of an ``n``-row table's ``rows``, from the stages' values ``v`` of
+    those rows at their low ends (rows ``low``) and at their high (rows ``high``): the smaller and the larger.
+    """
+    size = max(low.stop, high.stop)
+    for name in RANGE_OUTPUTS:
+        both = np.broadcast_to(np.asarray(v[name], dtype=float), (size,))
+        out[f"{name}_low"] = np.full(n, np.nan)
+        out[f"{name}_high"] = np.full(n, np.nan)
+        out[f"{name}_low"][rows] = np.fmin(both[low], both[high])
+        out[f"{name}_high"][rows] = np.fmax(both[low], both[high])
 
 
 def working_columns(c: dict[str, Array]) -> stages.Columns:
@@ -156,32 +181,20 @@ def _ranges(c: dict[str, Array], out: dict[str, Array], n: int) -> None:
     smaller result and ``_high`` the larger (a fixed fleet serves more at a higher throughput, a sized one needs
     fewer accelerators).
     """
-    for name in RANGE_OUTPUTS:
-        out[f"{name}_low"] = np.full(n, np.nan)
-        out[f"{name}_high"] = np.full(n, np.nan)
     # a variant table (evaluate_variants) holds one-row columns beside the n-row ones it changes
     ranged = np.broadcast_to(np.asarray(c.get("_ranged", False), dtype=bool), (n,))
     rows = np.flatnonzero(ranged)
     if not rows.size:
+        for name in RANGE_OUTPUTS:
+            out[f"{name}_low"] = np.full(n, np.nan)
+            out[f"{name}_high"] = np.full(n, np.nan)
         return
     # both ends in one pass: the rows at their low throughput, then the same rows at their high (each row's numbers
     # are its own, so two halves of one table give what two tables would, for half the per-stage overhead)
     m, twice = rows.size, np.concatenate([rows, rows])
     sub = {k: _take(v, twice, n) for k, v in c.items()}
-    for name in RANGED_INPUTS:
-        low, high = sub.get(ratio_column("low", name)), sub.get(ratio_column("high", name))
-        if name in sub and (low is not None or high is not None):
-            ratio = np.ones(2 * m)
-            if low is not None:
-                ratio[:m] = np.broadcast_to(np.asarray(low, dtype=float), (2 * m,))[:m]
-            if high is not None:
-                ratio[m:] = np.broadcast_to(np.asarray(high, dtype=float), (2 * m,))[m:]
-            sub[name] = np.asarray(sub[name], dtype=float) * ratio
-    v = _run(sub).v
-    for name in RANGE_OUTPUTS:
-        both = np.broadcast_to(np.asarray(v[name], dtype=float), (2 * m,))
-        out[f"{name}_low"][rows] = np.fmin(both[:m], both[m:])
-        out[f"{name}_high"][rows] = np.fmax(both[:m], both[m:])
+    _at_ends(sub, 2 * m, slice(0, m), slice(m, 2 * m))
+    _ends(out, _run(sub).v, rows, n, slice(0, m), slice(m, 2 * m))
 
 
 def _outputs(x: stages.Columns, c: dict[str, Array], shared_empty: bool = False) -> dict[str, Array]:

@@ -7,11 +7,9 @@ the decode hardware's system form and height, the PUE and rack-power defaults by
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from economics import catalog
 from economics.domain import capacity
@@ -40,13 +38,10 @@ def kv_bytes_per_token(model_ids: Any, precision: Any, kv_cache_precision: Any) 
     163840.0
     """
     b = bytes_per_value(kv_precision(precision, kv_cache_precision))
-    figure = functools.partial(catalog.model_column, model_ids)
-    ids = pd.Series(np.asarray(model_ids, dtype=object).ravel())
-    mla = ids.map(catalog.models()["attention"]).eq("mla").to_numpy().reshape(np.shape(model_ids))
-    return np.where(mla, kv_cache_bytes_per_token_mla(figure("layers"), figure("kv_lora_rank"),
-                                                      figure("qk_rope_head_dim"), b),
-                    kv_cache_bytes_per_token_gqa(figure("full_attention_layers"), figure("kv_heads"),
-                                                 figure("head_dim"), b))
+    attention, layers, rank, rope, full, heads, dim = catalog.model_columns(model_ids, (  # the ids looked up once
+        "attention", "layers", "kv_lora_rank", "qk_rope_head_dim", "full_attention_layers", "kv_heads", "head_dim"))
+    return np.where(np.asarray(attention == "mla", dtype=bool), kv_cache_bytes_per_token_mla(layers, rank, rope, b),
+                    kv_cache_bytes_per_token_gqa(full, heads, dim, b))
 
 
 def _precisions(c: dict[str, Any]) -> tuple[Any, Any]:

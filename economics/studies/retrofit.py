@@ -242,8 +242,8 @@ def _schedule_counts(s: Scenario, options: list[Option], fresh: bool = False) ->
     a schedule are sized in one pass of the engine (each row remembered on its own, as one option's would be).
     """
     scheduled = [k for k, opt in enumerate(options) if opt.schedule]
-    rows = {k: [_grown(_fleet(s, options[k]), _growth(s, year)) for year in range(1, s.horizon_years + 1)]
-            for k in scheduled}
+    fleets = {k: _fleet(s, options[k]) for k in scheduled}  # once per option, not per year
+    rows = {k: [_grown(fleets[k], _growth(s, year)) for year in range(1, s.horizon_years + 1)] for k in scheduled}
     if fresh:  # the reference path: each option's rows on their own
         found = {k: _fleet_sizes(rows[k], fresh) for k in scheduled}
     else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
@@ -39,16 +40,25 @@ class _Years:
     """One option's year rows evaluated, and what the study reads of them, read once per rows (the options an
     edit does not change are not read again). Evaluated one of three ways: ``records``, the single-scenario
     results of every row; ``table``, the table path's (a row is invalid); or, for rows of one shape
-    (:func:`_shape`), ``head`` (the first row's single-scenario result: inputs, outputs, throughput estimate) and
-    ``known`` (:data:`YEAR_NUMBERS` of every row) from a vectorised pass (:func:`_by_demand`, :func:`_together`),
-    whose table is built from ``rows`` only when read. Read it, never change it.
+    (:func:`_shape`), ``passed`` (the pass's outputs, shared by the groups of one pass, where these rows start in
+    them, and what their shape fixes: the first row's single-scenario result is read from them, :attr:`head`, as
+    much of it as is asked for) and ``known``
+    (:data:`YEAR_NUMBERS` of every row) from a vectorised pass (:func:`_by_demand`, :func:`_together`), whose table
+    is built from ``rows`` only when read. Read it, never change it.
     """
 
     rows: list[dict[str, Any]]
     records: list[dict[str, Any]] | None = None
     table: pd.DataFrame | None = None
-    head: dict[str, Any] | None = None
+    passed: tuple[dict[str, np.ndarray], int, dict[str, Any]] | None = None
     known: dict[str, np.ndarray] | None = None
+
+    @cached_property
+    def head(self) -> dict[str, Any] | None:
+        """The first row's single-scenario result (inputs, outputs, throughput estimate) from the vectorised pass,
+        whole (:func:`_first_result`); None when the rows were evaluated otherwise.
+        """
+        return None if self.passed is None else _first_result(*self.passed, self.rows[0])  # out, at, fixed
 
     @cached_property
     def frame(self) -> pd.DataFrame:
@@ -86,7 +96,9 @@ class _Years:
     def first(self, columns: set[str]) -> dict[str, Any]:
         """The first year's values of those ``columns`` the results have."""
         if self.table is None:
-            head = self.head if self.head is not None else (self.records or [{}])[0]
+            if self.passed is not None:  # only the columns asked for (a study reads a handful of some 300)
+                return _first_result(*self.passed, self.rows[0], columns)
+            head = (self.records or [{}])[0]
             return {c: head[c] for c in columns if c in head}
         return {c: self.table[c].iloc[0] for c in columns if c in self.table.columns}
 
@@ -141,65 +153,87 @@ def _by_demand(rows: list[dict[str, Any]]) -> _Years | None:
     return years
 
 
-def _one_shape(rows: list[dict[str, Any]]) -> bool:
-    """Whether the rows differ at most in the values of :data:`VARYING_FIELDS` (not in which are given)."""
-    shape = _shape(rows[0])
-    return all(_shape(r) == shape for r in rows[1:])
+def _one_shape(rows: list[dict[str, Any]], shape: tuple[tuple[str, ...], tuple[Any, ...]] | None = None) -> bool:
+    """Whether the rows differ at most in the values of :data:`VARYING_FIELDS` (not in which are given); ``shape``:
+    the first row's, when known.
+    """
+    first = _shape(rows[0]) if shape is None else shape
+    return all(_shape(r) == first for r in rows[1:])
 
 
-def _shape(row: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
-    """A scenario row without the values of :data:`VARYING_FIELDS` (only which are given).
+def _shape(row: dict[str, Any]) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    """A scenario row without the values of :data:`VARYING_FIELDS` (only which are given): its fields, and their
+    values (one tuple each: a few allocations per row, not one per field).
 
     >>> _shape({"accelerator": "h100-sxm", "demand_output_tokens_per_day": 2e10, "price_usd_per_m_output_tokens": None})
-    (('accelerator', 'h100-sxm'), ('demand_output_tokens_per_day', True), ('price_usd_per_m_output_tokens', False))
+    (('accelerator', 'demand_output_tokens_per_day', 'price_usd_per_m_output_tokens'), ('h100-sxm', True, False))
     """
-    return tuple((k, v is not None if k in VARYING_FIELDS else v) for k, v in row.items())
+    return tuple(row), tuple(v is not None if k in _VARYING else v for k, v in row.items())
 
 
 @lru_cache(maxsize=256)
-def _seen(shape: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+def _seen(shape: tuple[tuple[str, ...], tuple[Any, ...]]) -> dict[str, Any]:
     """What :func:`_by_demand` remembers of rows of this shape (empty until it has checked one)."""
     return {}
 
 
-def _first_result(out: dict[str, np.ndarray], fixed: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
+def _first_result(out: dict[str, np.ndarray], at: int, fixed: dict[str, Any], row: dict[str, Any],
+                  columns: Iterable[str] | None = None) -> dict[str, Any]:
     """The first row's single-scenario result (inputs, outputs, throughput estimate; not its feasibility or
-    warnings) from the vectorised pass, the row's own varying fields and what its shape fixes (``fixed``: the
+    warnings) from the vectorised pass (its outputs ``out``, row ``at``), the row's own varying fields and what its
+    shape fixes (``fixed``: the
     inputs, empty varying fields included, and the throughput estimate), keyed and typed as
-    :func:`economics.evaluate_scenario` gives it (None where empty, whole numbers as int).
+    :func:`economics.evaluate_scenario` gives it (None where empty, whole numbers as int); ``columns``: only those
+    of them (in that order) the result has.
     """
-    varying = {f: _scalar(row[f], FIELDS[f].kind == "int") for f in VARYING_FIELDS if row[f] is not None}
-    return {**fixed, **varying, **{c: _scalar(out[c][0], c in INTEGER_OUTPUTS) for c in OUTPUT_UNITS}}
+    if columns is None:
+        varying = {f: _scalar(row[f], FIELDS[f].kind == "int") for f in VARYING_FIELDS if row[f] is not None}
+        return {**fixed, **varying, **{c: _scalar(out[c][at], c in INTEGER_OUTPUTS) for c in OUTPUT_UNITS}}
+    found = {}
+    for c in columns:  # an output, else a varying field the row gives, else what the shape fixes: as above
+        if c in OUTPUT_UNITS:
+            found[c] = _scalar(out[c][at], c in INTEGER_OUTPUTS)
+        elif c in _VARYING and row[c] is not None:
+            found[c] = _scalar(row[c], FIELDS[c].kind == "int")
+        elif c in fixed:
+            found[c] = fixed[c]
+    return found
 
 
-def _from_pass(rows: list[dict[str, Any]], out: dict[str, np.ndarray], fixed: dict[str, Any]) -> _Years | None:
-    """An option's years from the outputs of a vectorised pass over its rows and what their shape fixes
-    (:func:`_first_result`), or None when a row would be refused as the single-scenario path refuses it (an output
-    that could not be computed, a count too large to be real) or a fleet does not fit (its reason is needed).
+def _from_pass(rows: list[dict[str, Any]], out: dict[str, np.ndarray], at: int, fixed: dict[str, Any],
+               ok: np.ndarray) -> _Years | None:
+    """An option's years from the outputs ``out`` of a vectorised pass, in which its rows start at row ``at``, and
+    what their shape fixes (:func:`_first_result`), or None when a row would be refused as the single-scenario path
+    refuses it or a fleet does not fit (``ok``: :func:`_acceptable` of the pass's rows).
     """
-    if np.any(out["fleet_flags"] != 0):
+    if not ok[at:at + len(rows)].all():
         return None
+    first = _first_result(out, at, fixed, rows[0], (c for c in YEAR_NUMBERS if c not in OUTPUT_UNITS))
+    return _Years(rows, passed=(out, at, fixed), known=_year_numbers(out, at, first, len(rows)))
+
+
+def _acceptable(out: dict[str, np.ndarray]) -> np.ndarray:
+    """Per row of a vectorised pass's outputs: its fleet fits (else its reason is needed), every required output
+    could be computed and no count is too large to be real (else the single-scenario path refuses the row).
+    """
     required = np.array([out[c] for c in REQUIRED_OUTPUTS], dtype=float)
     counts = np.array([out[c] for c in COUNT_OUTPUTS], dtype=float)
-    if not np.all(np.isfinite(required)) or np.any(counts > MAX_COUNT):
-        return None
-    first = _first_result(out, fixed, rows[0])
-    return _Years(rows, head=first, known=_year_numbers(out, first, len(rows)))
+    return np.asarray((out["fleet_flags"] == 0) & np.isfinite(required).all(axis=0) & ~(counts > MAX_COUNT).any(axis=0))
 
 
 REQUIRED_OUTPUTS = tuple(c for c in OUTPUT_UNITS if c not in OPTIONAL_OUTPUTS)
 COUNT_OUTPUTS = tuple(c for c in OUTPUT_UNITS if c in INTEGER_OUTPUTS)
 
 
-def _year_numbers(out: dict[str, np.ndarray], head: dict[str, Any], n: int) -> dict[str, np.ndarray]:
-    """:data:`YEAR_NUMBERS` of ``n`` rows from a vectorised pass, each number as the single-scenario result would
-    hold it (NaN where it is empty, whole for a count; the per-user speed is the throughput estimate's, which does
-    not depend on demand), read-only.
+def _year_numbers(out: dict[str, np.ndarray], at: int, head: dict[str, Any], n: int) -> dict[str, np.ndarray]:
+    """:data:`YEAR_NUMBERS` of the ``n`` rows from row ``at`` of a vectorised pass's outputs, each number as the
+    single-scenario result would hold it (NaN where it is empty, whole for a count; the per-user speed is the
+    throughput estimate's, which does not depend on demand), read-only.
     """
     known = {}
     for c in YEAR_NUMBERS:
         if c in OUTPUT_UNITS:
-            v = np.asarray(out[c], dtype=float)
+            v = np.asarray(out[c][at:at + n], dtype=float)
             known[c] = np.where(np.isfinite(v), np.trunc(v) if c in INTEGER_OUTPUTS else v, np.nan)
         else:
             known[c] = np.full(n, _float(head[c]))
@@ -214,7 +248,7 @@ def _same(a: float, b: float) -> bool:
 
 REMEMBERED_ROWS = 256
 """How many groups of rows (an option's years) :func:`_evaluate_all` remembers (the least recently used go)."""
-_REMEMBERED: OrderedDict[tuple[tuple[tuple[str, Any], ...], ...], _Years] = OrderedDict()
+_REMEMBERED: OrderedDict[tuple[tuple[tuple[str, ...], tuple[Any, ...]], ...], _Years] = OrderedDict()
 _LOCK = threading.Lock()
 
 
@@ -225,15 +259,16 @@ def _evaluate_all(groups: list[list[dict[str, Any]]]) -> list[_Years]:
     through :func:`_by_demand` or :func:`_exact`. The remembered results themselves: read them, never change
     them.
     """
-    keys = [tuple(tuple(r.items()) for r in rows) for rows in groups]
+    keys = [tuple((tuple(r), tuple(r.values())) for r in rows) for rows in groups]  # the rows' items, exactly
     with _LOCK:
         found: list[_Years | None] = [_REMEMBERED.get(k) for k in keys]
         for k, years in zip(keys, found, strict=True):
             if years is not None:
                 _REMEMBERED.move_to_end(k)
     todo = [i for i, years in enumerate(found) if years is None]
-    seen = {i: _seen(_shape(groups[i][0])) for i in todo}
-    known = [i for i in todo if "resolved" in seen[i] and _one_shape(groups[i])]  # set last: "fixed" is there
+    shapes = {i: _shape(groups[i][0]) for i in todo}
+    seen = {i: _seen(shapes[i]) for i in todo}
+    known = [i for i in todo if "resolved" in seen[i] and _one_shape(groups[i], shapes[i])]  # "resolved": set last
     together = dict(zip(known, _together([groups[i] for i in known], [seen[i] for i in known]), strict=True))
     for i in todo:
         years = together.get(i) or _by_demand(groups[i]) or _exact(groups[i])
@@ -261,12 +296,19 @@ def _together(groups: list[list[dict[str, Any]]], seen: list[dict[str, Any]]) ->
     """
     if not groups:
         return []
-    bases: list[dict[str, np.ndarray]] = [one["resolved"] for one in seen]
+    sizes = [len(rows) for rows in groups]
+    runs: list[tuple[dict[str, np.ndarray], int]] = []  # groups in a row of one shape share its resolved scenario
+    for one, k in zip(seen, sizes, strict=True):
+        if runs and runs[-1][0] is one["resolved"]:
+            runs[-1] = (one["resolved"], runs[-1][1] + k)
+        else:
+            runs.append((one["resolved"], k))
+    bases = [b for b, _ in runs]
     names = list(bases[0])
     if any(list(b) != names or any(b[n].dtype != bases[0][n].dtype for n in names) for b in bases[1:]):
         return [None] * len(groups)
-    sizes = [len(rows) for rows in groups]
-    cols = {n: np.repeat(np.concatenate([b[n] for b in bases]), sizes) for n in names}
+    repeats = [k for _, k in runs]
+    cols = {n: np.repeat(np.concatenate([b[n] for b in bases]), repeats) for n in names}
     for f in VARYING_FIELDS:  # the rows' values where given; else the resolved one (empty, or a catalog figure)
         given = np.array([r[f] is not None for rows in groups for r in rows])
         values = cols[f].astype(float)
@@ -275,9 +317,10 @@ def _together(groups: list[list[dict[str, Any]]], seen: list[dict[str, Any]]) ->
             return [None] * len(groups)
         cols[f] = values
     out = compute(cols)
-    ends = np.cumsum(sizes)
-    return [_from_pass(rows, {n: v[end - k:end] for n, v in out.items()}, one["fixed"])
-            for rows, one, k, end in zip(groups, seen, sizes, ends, strict=True)]
+    ok = _acceptable(out)
+    starts = np.cumsum([0, *sizes[:-1]])
+    return [_from_pass(rows, out, int(at), one["fixed"], ok)
+            for rows, one, at in zip(groups, seen, starts, strict=True)]
 
 
 DEMAND_FIELDS = ("demand_output_tokens_per_day", "demand_input_tokens_per_day", "demand_requests_per_s")
@@ -290,6 +333,7 @@ given value of these changes nothing in how a scenario resolves (catalog figures
 vectorised pass takes them per row, as :func:`economics.engine.batch.evaluate_variants` does its
 :data:`~economics.engine.batch.VARIANT_FIELDS` (all but the decode price, whose given value is likewise only checked
 against its bounds)."""
+_VARYING = frozenset(VARYING_FIELDS)  # looked up once per field of every row (:func:`_shape`)
 
 
 def _grown(row: dict[str, Any], scale: float) -> dict[str, Any]:
