@@ -54,6 +54,14 @@ def set_field(at: AppTest, field: str, value: object) -> AppTest:
 
 @pytest.fixture
 def app() -> AppTest:
+    """A fresh Cost page, for a test that edits it."""
+    return start()
+
+
+@pytest.fixture(scope="module")
+def cost_page() -> AppTest:
+    """The Cost page as it opens, one run shared by the tests that only read it (none of them runs, clicks or sets
+    a widget; a test that edits the page takes :func:`app`, a page of its own)."""
     return start()
 
 
@@ -67,36 +75,36 @@ def scenario_with(**overrides: object) -> dict[str, object]:
     return {**economics.default_scenario().model_dump(), **overrides}
 
 
-def test_cost_page_renders_kpis(app: AppTest) -> None:
-    assert not app.error, [e.value for e in app.error]
-    assert {m.label for m in app.metric} >= {COST_LABEL, "Cost per hour", "Utilization", "Gross margin"}
-    shown = metric_value(app, COST_LABEL)
+def test_cost_page_renders_kpis(cost_page: AppTest) -> None:
+    assert not cost_page.error, [e.value for e in cost_page.error]
+    assert {m.label for m in cost_page.metric} >= {COST_LABEL, "Cost per hour", "Utilization", "Gross margin"}
+    shown = metric_value(cost_page, COST_LABEL)
     assert re.fullmatch(r"\$\d[\d,]*(\.\d+)?", shown), shown
     expected = economics.evaluate_scenario(scenario_with())["cost_usd_per_m_tokens"]
     assert shown == usd_rate(expected)
 
 
-def test_cost_page_has_the_inputs_of_its_question(app: AppTest) -> None:
-    keys = {w.key for w in [*app.text_input, *app.selectbox, *app.checkbox]}
+def test_cost_page_has_the_inputs_of_its_question(cost_page: AppTest) -> None:
+    keys = {w.key for w in [*cost_page.text_input, *cost_page.selectbox, *cost_page.checkbox]}
     assert keys >= {"accelerator", "accelerator_count", "electricity_usd_per_kwh", "pue", "accelerator_price_usd",
                     "depreciation_years", "cost_of_capital", "colocation_usd_per_kw_month", "model",
                     "demand_output_tokens_per_day", "output_tokens_per_s_per_accelerator"}
 
 
-def test_accelerators_are_shown_by_name_with_the_id_in_the_help(app: AppTest) -> None:
-    box = app.selectbox(key="accelerator")
+def test_accelerators_are_shown_by_name_with_the_id_in_the_help(cost_page: AppTest) -> None:
+    box = cost_page.selectbox(key="accelerator")
     assert list(box.options)[:2] == [economics.catalog.accelerator_record(a)["name"]
                                      for a in economics.catalog.accelerator_ids()[:2]]
     assert box.value == economics.default_scenario().accelerator
     assert "`h100-sxm`" in str(box.help)
 
 
-def test_empty_fields_are_shown_empty_with_their_meaning(app: AppTest) -> None:
+def test_empty_fields_are_shown_empty_with_their_meaning(cost_page: AppTest) -> None:
     # the default scenario leaves the hardware price to the catalog: the box is empty, the catalog figure shows
-    price = app.text_input(key="accelerator_price_usd")
+    price = cost_page.text_input(key="accelerator_price_usd")
     assert price.value == ""
     assert price.placeholder is not None and "catalog 30,000 USD" in price.placeholder
-    assert app.text_input(key="demand_output_tokens_per_day").value == "5,000,000,000"
+    assert cost_page.text_input(key="demand_output_tokens_per_day").value == "5,000,000,000"
 
 
 def test_electricity_price_changes_cost(app: AppTest) -> None:
@@ -192,10 +200,10 @@ def test_presets_load_with_one_click(app: AppTest) -> None:
     assert app.selectbox(key="preset").value is None  # a preset is an action, not a state
 
 
-def test_cost_page_shows_margin_breakdown_and_api_prices(app: AppTest) -> None:
-    assert metric_value(app, "Gross margin").endswith("%")
-    assert len(app.get("vega_lite_chart")) == 3  # the breakdown, cost against utilisation, the day's 24 hours
-    prices = next(d.value for d in app.dataframe if "provider" in d.value.columns)
+def test_cost_page_shows_margin_breakdown_and_api_prices(cost_page: AppTest) -> None:
+    assert metric_value(cost_page, "Gross margin").endswith("%")
+    assert len(cost_page.get("vega_lite_chart")) == 3  # the breakdown, cost against utilisation, the day's 24 hours
+    prices = next(d.value for d in cost_page.dataframe if "provider" in d.value.columns)
     assert {"provider", "gross_margin"} <= set(prices.columns)
 
 

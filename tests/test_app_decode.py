@@ -25,12 +25,25 @@ from ui import format as fmt
 from ui.common import grid_texts, report_table
 
 
-@pytest.fixture
-def page() -> AppTest:
+def example_page() -> AppTest:
+    """The Decode page after "Start from the example study"."""
     at = start("decode")
     at.button(key="load_example").click().run()
     assert not at.exception
     return at
+
+
+@pytest.fixture
+def page() -> AppTest:
+    """:func:`example_page` of the test's own, for a test that edits it."""
+    return example_page()
+
+
+@pytest.fixture(scope="module")
+def example() -> AppTest:
+    """:func:`example_page` run once, shared by the tests that only read it (none of them runs, clicks or sets a
+    widget)."""
+    return example_page()
 
 
 def metric(at: AppTest, label: str) -> str:
@@ -89,12 +102,12 @@ def test_a_scenario_without_a_fleet_is_asked_for_it() -> None:
     assert not at.metric
 
 
-def test_the_example_leaves_the_decode_price_to_the_catalog(page: AppTest) -> None:
-    scenario = page.session_state["scenario"]
+def test_the_example_leaves_the_decode_price_to_the_catalog(example: AppTest) -> None:
+    scenario = example.session_state["scenario"]
     assert scenario["decode_accelerator_price_usd"] is None  # never a 0 that means "free"
-    assert page.text_input(key="decode_accelerator_price_usd").value == ""
-    said = [c.value for c in page.caption if "catalog figure" in c.value] + [
-        w.value for w in page.warning if "No catalog price" in w.value]
+    assert example.text_input(key="decode_accelerator_price_usd").value == ""
+    said = [c.value for c in example.caption if "catalog figure" in c.value] + [
+        w.value for w in example.warning if "No catalog price" in w.value]
     assert said, "the page says where the decode price comes from"
     assert (scenario["existing_accelerators"], scenario["decode_accelerator"], scenario["model"]) == (
         2000, "sn50", "minimax-m2")
@@ -238,15 +251,15 @@ def test_the_page_leads_with_the_odds(page: AppTest) -> None:
     assert "of 2,000 draws (seed 1)" in " ".join(m.value for m in page.markdown)
 
 
-def test_the_worked_example_shows_the_refresh_and_every_decode_accelerator(page: AppTest) -> None:
-    heads = [h.value for h in page.subheader]
+def test_the_worked_example_shows_the_refresh_and_every_decode_accelerator(example: AppTest) -> None:
+    heads = [h.value for h in example.subheader]
     assert "When to replace the fleet" in heads and "Every decode accelerator of the catalog" in heads
-    assert any("the best: after" in c.value for c in page.caption)
-    rows = {row["decode_accelerator"]: row for row in table(page, "decode_accelerator")}
+    assert any("the best: after" in c.value for c in example.caption)
+    rows = {row["decode_accelerator"]: row for row in table(example, "decode_accelerator")}
     assert rows["sn50"]["studied"] == "✓" and "no measured throughput" in rows["groq3-lpx"]["note"]
     # the SN50 and the Groq 3 LPX side by side with the odds: the SN50's option's share of draws as the best, the
     # LPX none (no price in the catalog, no measured throughput for the model: none invented)
-    odds = {row["Option"]: row for row in table(page, "Draws computed")}
+    odds = {row["Option"]: row for row in table(example, "Draws computed")}
     assert rows["sn50"]["Best in"] == odds["add decode"]["Best in"] != fmt.EMPTY
     assert rows["sn50"]["odds"].startswith("best in ")
     assert rows["groq3-lpx"]["odds"].startswith("no odds: no price in the catalog; no measured throughput")
@@ -283,15 +296,15 @@ def _encoded(spec: dict[str, Any]) -> list[tuple[str, str, str]]:
                   if channel != "tooltip")
 
 
-def test_the_pages_charts_are_the_board_reports_with_the_studys_own_figures(page: AppTest) -> None:
+def test_the_pages_charts_are_the_board_reports_with_the_studys_own_figures(example: AppTest) -> None:
     # the fan, the cash flow and the refresh: each chart is the board report's (its spec built once), drawn with the
     # study's own figures, bit for bit (the odds at the page's 2,000 draws from seed 0)
-    scenario = page.session_state["scenario"]
+    scenario = example.session_state["scenario"]
     result = analyse(scenario, fresh=True)
     expected = {"fan": (charts.fan_spec(), pd.DataFrame(charts.fan_data(odds(scenario, 2_000, 0).fan)["fan"])),
                 "flows": (charts.cashflow_spec(), charts.cashflow_data(result.cashflows)["flows"]),
                 "refresh": (charts.refresh_spec(), refresh(result, as_scenario(scenario)))}
-    for chart in page.get("vega_lite_chart"):
+    for chart in example.get("vega_lite_chart"):
         (dataset,) = chart.proto.datasets
         spec, data = expected.pop(dataset.name)
         assert _encoded(json.loads(chart.proto.spec)) == _encoded(spec), dataset.name

@@ -28,8 +28,14 @@ def write(tmp_path: Path, text: str, name: str = "in.csv") -> str:
     return str(p)
 
 
-def test_template_round_trips_through_evaluate(tmp_path: Path) -> None:
-    t = cli("template")
+@pytest.fixture(scope="module")
+def template() -> subprocess.CompletedProcess[str]:
+    """``python -m economics template``, run once: the tests that read the template only read its output."""
+    return cli("template")
+
+
+def test_template_round_trips_through_evaluate(tmp_path: Path, template: subprocess.CompletedProcess[str]) -> None:
+    t = template
     assert t.returncode == 0
     comments = [line for line in t.stdout.splitlines() if line.startswith("#")]
     assert any(line.startswith("# electricity_usd_per_kwh: [USD/kWh] >= 0 and <= 10;") for line in comments)
@@ -122,10 +128,10 @@ CONTRACT_OUTPUTS = (  # noqa: SIM905 - one readable block of names
 ).split()
 
 
-def test_the_cli_speaks_the_contract(tmp_path: Path) -> None:
-    header_line = [line for line in cli("template").stdout.splitlines() if not line.startswith("#")][0]
-    template = header_line.split(",")
-    assert [f for f in CONTRACT_INPUTS if f not in template] == []
+def test_the_cli_speaks_the_contract(tmp_path: Path, template: subprocess.CompletedProcess[str]) -> None:
+    header_line = [line for line in template.stdout.splitlines() if not line.startswith("#")][0]
+    columns = header_line.split(",")
+    assert [f for f in CONTRACT_INPUTS if f not in columns] == []
     src = write(tmp_path, "name,accelerator_count,output_tokens_per_s_per_accelerator\nfleet-a,8,1000\n")
     header = cli("evaluate", src).stdout.splitlines()[0].split(",")
     assert [f for f in CONTRACT_OUTPUTS if f not in header] == []
