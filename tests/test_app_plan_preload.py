@@ -13,7 +13,7 @@ from streamlit.runtime.memory_media_file_storage import _calculate_file_id
 
 from tests.test_app import start
 from tests.test_app_plan import cli_plan, downloads, metric, sent
-from tests.test_startup import _last_line
+from tests.test_startup import LIFESPAN, _last_line
 from ui import format as fmt
 from ui import links, memory, planning
 
@@ -65,12 +65,7 @@ def test_the_kept_plans_are_the_last_read() -> None:
 def test_the_server_s_start_plans_the_default_state_only_after_the_first_run() -> None:
     # the lifespan as the server runs it: its plan thread waits, importing nothing, until the first run is drawn
     # (ui.memory.freeze_once), then keeps the plan of the state a session without a link opens in
-    probe = ("import asyncio, sys, threading\n"
-             "from ui import memory\n"
-             "async def serve():\n"
-             "    async with memory.preload(None):\n"
-             "        pass\n"
-             "asyncio.run(serve())\n"
+    probe = (LIFESPAN +
              "threads = {t.name: t for t in threading.enumerate()}\n"
              "threads['first-page-preload'].join()\n"
              "waiting = threads['plan-page-preload'].is_alive() and 'ui.planning' not in sys.modules\n"

@@ -105,19 +105,18 @@ def test_a_pool_is_dominated_by_one_no_dearer_and_no_slower() -> None:
 OWNED = dict(accelerators_per_system=1, accelerators_per_replica=1, roles=("aggregated", "prefill", "decode"))
 
 
-@settings(max_examples=15, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["own", "rent"]), st.sampled_from([1.0, 2.0, 3.0]),
-                          st.sampled_from([40.0, 80.0, 160.0]), st.sampled_from([1.0, 2.0])),
-                min_size=2, max_size=4),
-       st.sampled_from([1, 2, None]), st.sampled_from([1.0, 8.0]), st.sampled_from([1, 3]),
-       st.sampled_from([40e6, 400e6]))
-def test_closing_dominated_pools_keeps_the_optimum_of_any_small_plan(
-        options: list[tuple[str, float, float, float]], max_pools: int | None, rental: float, least: int,
-        demand: float) -> None:
-    # small catalogs from a coarse grid (prices, rates and power repeat, so pools often dominate or tie), under the
-    # operations settings: the pool limit, the rental block, the smallest pool; HiGHS at a zero gap on the model of
-    # every pool with and without the dominated pools gives the same optimum (or both none: a catalog that cannot
-    # serve the demand within the site's 1 MW)
+SMALL_PLANS = (st.lists(st.tuples(st.sampled_from(["own", "rent"]), st.sampled_from([1.0, 2.0, 3.0]),
+                                  st.sampled_from([40.0, 80.0, 160.0]), st.sampled_from([1.0, 2.0])),
+                        min_size=2, max_size=4),
+               st.sampled_from([1, 2, None]), st.sampled_from([1.0, 8.0]), st.sampled_from([1, 3]),
+               st.sampled_from([40e6, 400e6]))
+"""Small catalogs from a coarse grid (kind, price, rate, power: they repeat, so pools often dominate or tie), the
+pool limit, the rental block, the smallest pool and the demand."""
+
+
+def small_staged(options: list[tuple[str, float, float, float]], max_pools: int | None, rental: float, least: int,
+                 demand: float) -> planner.Staged:
+    """The planner's stages for one draw of :data:`SMALL_PLANS` (a 1 MW site, a diurnal day)."""
     s = economics.Scenario(name="d", input_tokens_per_request=200, output_tokens_per_request=100,
                            demand_output_tokens_per_day=demand, site_power_mw=1.0)
     cands = [Candidate(f"{kind}{i}", kind, system_power_kw=kw, price_usd_per_system=1e4 * price,
@@ -127,6 +126,19 @@ def test_closing_dominated_pools_keeps_the_optimum_of_any_small_plan(
     plan_settings = planner.PlanSettings(demand_profile="diurnal", max_pools=max_pools, min_rental_hours=rental,
                                          min_pool_systems=least)
     staged = planner.plan_stages(s, plan_settings, cands)
+    return staged
+
+
+@settings(max_examples=15, deadline=None)
+@given(*SMALL_PLANS)
+def test_closing_dominated_pools_keeps_the_optimum_of_any_small_plan(
+        options: list[tuple[str, float, float, float]], max_pools: int | None, rental: float, least: int,
+        demand: float) -> None:
+    # small catalogs from a coarse grid (prices, rates and power repeat, so pools often dominate or tie), under the
+    # operations settings: the pool limit, the rental block, the smallest pool; HiGHS at a zero gap on the model of
+    # every pool with and without the dominated pools gives the same optimum (or both none: a catalog that cannot
+    # serve the demand within the site's 1 MW)
+    staged = small_staged(options, max_pools, rental, least, demand)
     if staged.found is None or staged.pb is None or staged.found.m.rules is None:
         return  # no plan to prove (no operations setting binds, or the pre-check refused it)
     m = staged.found.m
@@ -173,24 +185,12 @@ def test_stage_one_of_the_full_catalog_keeps_its_optimum_with_its_dominated_pool
 
 
 @settings(max_examples=15, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["own", "rent"]), st.sampled_from([1.0, 2.0, 3.0]),
-                          st.sampled_from([40.0, 80.0, 160.0]), st.sampled_from([1.0, 2.0])),
-                min_size=2, max_size=4),
-       st.sampled_from([1, 2, None]), st.sampled_from([1.0, 8.0]), st.sampled_from([1, 3]),
-       st.sampled_from([40e6, 400e6]))
+@given(*SMALL_PLANS)
 def test_stage_one_keeps_its_optimum_with_the_dominated_pools_closed_on_any_small_plan(
         options: list[tuple[str, float, float, float]], max_pools: int | None, rental: float, least: int,
         demand: float) -> None:
     # the small catalogs of the test above: stage 1 (rented counts continuous) with and without the dominated pools
-    s = economics.Scenario(name="d", input_tokens_per_request=200, output_tokens_per_request=100,
-                           demand_output_tokens_per_day=demand, site_power_mw=1.0)
-    cands = [Candidate(f"{kind}{i}", kind, system_power_kw=kw, price_usd_per_system=1e4 * price,
-                       rent_usd_per_system_hour=price, output_tokens_per_s_per_system=rate,
-                       input_tokens_per_s_per_system=4 * rate, **OWNED)  # type: ignore[arg-type]
-             for i, (kind, price, rate, kw) in enumerate(options)]
-    plan_settings = planner.PlanSettings(demand_profile="diurnal", max_pools=max_pools, min_rental_hours=rental,
-                                         min_pool_systems=least)
-    staged = planner.plan_stages(s, plan_settings, cands)
+    staged = small_staged(options, max_pools, rental, least, demand)
     if staged.found is None or staged.pb is None or staged.found.m.rules is None:
         return  # no stage 1 with the operations settings (none binds, or the pre-check refused the plan)
     same_stage_one(staged)

@@ -235,18 +235,23 @@ def _first_run_imports() -> set[str]:
         (ROOT / n.replace(".", "/")).with_suffix(".py").exists() or (ROOT / n.replace(".", "/")).is_dir())}
 
 
+LIFESPAN = ("import asyncio, sys, threading\n"
+            "from ui import memory\n"
+            "async def serve():\n"
+            "    async with memory.preload(None):\n"
+            "        pass\n"
+            "asyncio.run(serve())\n")
+"""A probe's start: the server's lifespan (ui.memory.preload) entered and left as the server does at its start,
+its threads left running."""
+
+
 def test_the_server_s_lifespan_loads_the_first_page_and_nothing_more() -> None:
     # ui.memory.preload, as the server runs it at its start: its thread imports every module of the project that
     # app.py's run and the Cost page import, and evaluates the default scenario; never the planner's MILP (imported
     # after the first page is drawn) nor a database, chart or statistics library
     wanted = sorted(_first_run_imports())
     assert {"economics.store", "ui.state", "ui.common", "ui.studies", "economics.report.kpis"} <= set(wanted)
-    probe = ("import asyncio, sys, threading\n"
-             "from ui import memory\n"
-             "async def serve():\n"
-             "    async with memory.preload(None):\n"
-             "        pass\n"
-             "asyncio.run(serve())\n"
+    probe = (LIFESPAN +
              "[t.join() for t in threading.enumerate() if t.name == 'first-page-preload']\n"
              f"wanted = {wanted!r}\n"
              f"unwanted = {(*HEAVY, *PLANNER)!r}\n"
