@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import economics
+from economics.engine import measured
 from economics.io import benchmarks
 from economics.io.benchmarks import BenchmarkError, curves_csv, import_benchmark
 from economics.schema import user_curves
@@ -260,7 +261,7 @@ def test_a_users_curve_outranks_the_catalog_for_its_configuration(mine: user_cur
     out = economics.evaluate_scenario({**MINE, "curves_sha256": mine.sha256,
                                        "target_output_tokens_per_s_per_user": 1000 / 16.4839})
     assert out["throughput_source"] == "your measured curve"
-    assert out["throughput_curve"].startswith(f"mine.csv (sha256 {mine.sha256[:12]}) sglang-h200-sxm")
+    assert out["throughput_curve"].startswith(f"{mine.label} sglang-h200-sxm")  # its name as held in this process
     assert out["output_tokens_per_s_per_accelerator"] == pytest.approx(939.218 / 8, rel=1e-5)
     catalog_figure = economics.evaluate_scenario({**MINE, "target_output_tokens_per_s_per_user": 1000 / 16.4839})
     assert catalog_figure["output_tokens_per_s_per_accelerator"] != pytest.approx(939.218 / 8, rel=1e-3)
@@ -272,8 +273,25 @@ def test_a_users_curve_outranks_the_catalog_for_its_configuration(mine: user_cur
     other = economics.evaluate_scenario({**MINE, "accelerator": "b200", "curves_sha256": mine.sha256,
                                          "target_output_tokens_per_s_per_user": 42.0})
     assert other["throughput_source"] != "your measured curve"
-    assert "your curve file mine.csv" in other["throughput_note"] and "no curve for this accelerator" in (
+    assert f"your curve file {mine.name}" in other["throughput_note"] and "no curve for this accelerator" in (
         other["throughput_note"])
+
+
+def test_the_same_bytes_loaded_again_under_another_name_are_the_file_held_and_named_so(
+        mine: user_curves.CurveFile) -> None:
+    # bytes of their own (a note edited), so no other test of this process has loaded them under any name
+    edited = mine.table.assign(note="loaded under two names by this test")
+    data = curves_csv(edited).encode()
+    sha = user_curves.sha256_of(data)
+    assert sha != mine.sha256
+    scenario = {**MINE, "curves_sha256": sha, "target_output_tokens_per_s_per_user": 1000 / 16.4839}
+    assert measured.user_curves(sha) == ()  # not loaded yet: nothing, and that is not remembered
+    first = economics.load_curves(data, "first.csv")
+    assert economics.evaluate_scenario(scenario)["throughput_curve"].startswith(f"first.csv (sha256 {sha[:12]}) ")
+    again = economics.load_curves(data, "again.csv")
+    assert again == first and again.name == "first.csv" and again.label == first.label
+    # what the results remembered per file say is what the file held is named
+    assert economics.evaluate_scenario(scenario)["throughput_curve"].startswith(f"{again.label} ")
 
 
 def test_a_scenario_naming_a_file_not_loaded_says_which_file_it_needs() -> None:

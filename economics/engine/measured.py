@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -86,15 +86,18 @@ def curves() -> tuple[Curve, ...]:
     return _curves_of(catalog.throughput_curves(), minimum_points=2)
 
 
-@cache
 def user_curves(sha256: str) -> tuple[Curve, ...]:
     """The curves of the user's curve file kept under this hash (:mod:`economics.schema.user_curves`); one point is a
-    curve too (a single measured run applies at its own per-user speed, or to an empty target). Content-addressed,
-    so remembered per hash. Empty when no such file is loaded (validation refuses a scenario naming it).
+    curve too (a single measured run applies at its own per-user speed, or to an empty target). Empty when no such
+    file is loaded (validation refuses a scenario naming it); that is not remembered, so a file loaded later is used.
     """
     curve_file = user_curves_store.loaded(sha256)
-    if curve_file is None:
-        return ()
+    return () if curve_file is None else _file_curves(curve_file)
+
+
+@lru_cache(maxsize=user_curves_store.MAX_FILES)
+def _file_curves(curve_file: user_curves_store.CurveFile) -> tuple[Curve, ...]:
+    # remembered per file (its hash, name and table): the curve ids carry the file's label
     tag = f"{curve_file.label} "
     return tuple(replace(cv, curve_id=tag + cv.curve_id, source=SOURCE_USER, stack=cv.stack or USER_STACK)
                  for cv in _curves_of(curve_file.table, minimum_points=1))

@@ -21,6 +21,7 @@ never changes; it keeps the :data:`MAX_FILES` files loaded last.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import functools
 import hashlib
 import io
@@ -124,8 +125,9 @@ class CurveFile:
 
     name: str
     sha256: str
-    table: pd.DataFrame
-    data: bytes = b""
+    table: pd.DataFrame = dataclasses.field(compare=False)
+    """Its rows, read from its bytes: equal and hashed by name and hash alone, which fix them."""
+    data: bytes = dataclasses.field(default=b"", compare=False)
     """The file's bytes (what another process loads to hold the same curves under the same hash)."""
 
     @property
@@ -341,21 +343,26 @@ def read_bounded(path: str) -> bytes:
     return data
 
 
-def register(curve_file: CurveFile) -> str:
-    """Keep a checked curve file under its hash (the newest :data:`MAX_FILES`); returns the hash."""
+def register(curve_file: CurveFile) -> CurveFile:
+    """Keep a checked curve file under its hash (the newest :data:`MAX_FILES`); returns the file kept.
+
+    A hash already held keeps the name it was first loaded under (the same bytes loaded again as ``copy.csv`` are
+    the file held, named as before), as the store keeps a curve's first name: results name a file by its label, and
+    the results remembered per hash (here and in the app) must name it as one that is computed afresh would.
+    """
     with _lock:
-        _store[curve_file.sha256] = curve_file
+        held = _store.setdefault(curve_file.sha256, curve_file)
         _store.move_to_end(curve_file.sha256)
         while len(_store) > MAX_FILES:
             _store.popitem(last=False)
-    return curve_file.sha256
+    return held
 
 
 def load(data: bytes, name: str = "curves.csv") -> CurveFile:
-    """:func:`read_curve_file` and :func:`register`: the file checked and kept, ready for ``curves_sha256``."""
-    curve_file = read_curve_file(data, name)
-    register(curve_file)
-    return curve_file
+    """:func:`read_curve_file` and :func:`register`: the file checked and kept (the one held already under its hash,
+    with the name it was first loaded under, if any), ready for ``curves_sha256``.
+    """
+    return register(read_curve_file(data, name))
 
 
 _lookup: Callable[[str], CurveFile | None] | None = None
@@ -382,7 +389,7 @@ def loaded(sha256: str) -> CurveFile | None:
     if held is None and lookup is not None and SHA256.fullmatch(sha256):
         held = lookup(sha256)
         if held is not None:
-            register(held)
+            held = register(held)
     return held
 
 
