@@ -712,26 +712,42 @@ def _check_context_curve(c: dict[str, np.ndarray], problems: _Problems) -> None:
 
 
 def _check_combinations(c: dict[str, np.ndarray], problems: _Problems) -> None:
+    """Fields valid alone but not together: each check in turn, in the order their messages are listed on a row
+    (a check reads :meth:`_Problems.flagged` for the rows an earlier one reported).
+    """
     _check_precisions(c, problems)
     _check_speculation(c, problems)
     _check_context_curve(c, problems)
     own = c["ownership"] == Ownership.OWN
-    rent = ~own
-    acc = c["accelerator"]
-
-    def missing_from_catalog(field: str, need: np.ndarray, why: str) -> None:
-        problems.add(need & np.isnan(c[field]) & ~problems.flagged("accelerator", field), field, acc,
-                     lambda a: f"{field}: not in the catalog for '{a}' (not published); give a value ({why})")
-
     dis = np.asarray(c["decode_accelerator"] != "", dtype=bool)
+    _check_decode_catalog(c, problems, own, dis)
+    users = _check_per_user_speeds(c, problems)
+    _check_pool_throughputs(c, problems, dis, users["decode_"])
+    _check_catalog_prices(c, problems, own)
+    problems.add(~dis & np.isnan(c["output_tokens_per_s_per_accelerator"]) & (c["model"] == "") & ~users[""]
+                 & ~problems.flagged("output_tokens_per_s_per_accelerator", "model"),
+                 "output_tokens_per_s_per_accelerator", "",
+                 "output_tokens_per_s_per_accelerator: give a measured throughput per accelerator, or a model "
+                 "(with precision and target_output_tokens_per_s_per_user) to estimate it from")
+    _check_demand(c, problems)
+
+
+def _check_decode_catalog(c: dict[str, np.ndarray], problems: _Problems, own: np.ndarray, dis: np.ndarray) -> None:
+    """A decode pool's price, power and rent where the catalog publishes none for its accelerator."""
     dacc = c["decode_accelerator"]
     for field, need, why in (
             ("decode_accelerator_price_usd", own & dis, "needed when ownership=own"),
             ("decode_accelerator_power_kw", dis & (own | ~c["rent_includes_energy"]), "needed for energy"),
-            ("decode_rent_usd_per_accelerator_hour", rent & dis, "needed when ownership=rent")):
+            ("decode_rent_usd_per_accelerator_hour", ~own & dis, "needed when ownership=rent")):
         problems.add(need & np.isnan(c[field]) & ~problems.flagged("decode_accelerator", field), field, dacc,
                      lambda a, field=field, why=why: f"{field}: not in the catalog for '{a}' (not published); give a "
                      f"value ({why})")
+
+
+def _check_per_user_speeds(c: dict[str, np.ndarray], problems: _Problems) -> dict[str, np.ndarray]:
+    """A measured per-user speed without the users one replica serves at it (each pool, prefix '' and 'decode_');
+    returns the rows of each pool whose speed and users are both given (they give its throughput).
+    """
     for pre in ("", "decode_"):  # a per-user speed is not a per-accelerator throughput without its concurrency
         problems.add(~np.isnan(c[f"{pre}measured_output_tokens_per_s_per_user"])
                      & np.isnan(c[f"{pre}concurrent_users_per_replica"])
@@ -739,10 +755,15 @@ def _check_combinations(c: dict[str, np.ndarray], problems: _Problems) -> None:
                      f"{pre}concurrent_users_per_replica", "",
                      f"{pre}concurrent_users_per_replica: a per-user speed ({pre}measured_output_tokens_per_s_per_user)"
                      " is not a throughput per accelerator; give the users one replica serves at that speed")
-    users = {pre: ~np.isnan(c[f"{pre}measured_output_tokens_per_s_per_user"])
-             & ~np.isnan(c[f"{pre}concurrent_users_per_replica"]) for pre in ("", "decode_")}
+    return {pre: ~np.isnan(c[f"{pre}measured_output_tokens_per_s_per_user"])
+            & ~np.isnan(c[f"{pre}concurrent_users_per_replica"]) for pre in ("", "decode_")}
+
+
+def _check_pool_throughputs(c: dict[str, np.ndarray], problems: _Problems, dis: np.ndarray,
+                            decode_users: np.ndarray) -> None:
+    """With a decode pool, each pool's throughput (decode, prefill) given or a model to estimate it from."""
     problems.add(dis & np.isnan(c["decode_output_tokens_per_s_per_accelerator"]) & (c["model"] == "")
-                 & ~users["decode_"]
+                 & ~decode_users
                  & ~problems.flagged("decode_output_tokens_per_s_per_accelerator", "model"),
                  "decode_output_tokens_per_s_per_accelerator", "",
                  "decode_output_tokens_per_s_per_accelerator: give the decode pool's measured throughput per "
@@ -752,15 +773,24 @@ def _check_combinations(c: dict[str, np.ndarray], problems: _Problems) -> None:
                  "input_tokens_per_s_per_accelerator", "",
                  "input_tokens_per_s_per_accelerator: with a decode pool, give the prefill pool's measured prefill "
                  "throughput per accelerator, or a model to estimate it from")
+
+
+def _check_catalog_prices(c: dict[str, np.ndarray], problems: _Problems, own: np.ndarray) -> None:
+    """The accelerator's price, power and rent where the cost needs them and the catalog publishes none."""
+    acc = c["accelerator"]
+
+    def missing_from_catalog(field: str, need: np.ndarray, why: str) -> None:
+        problems.add(need & np.isnan(c[field]) & ~problems.flagged("accelerator", field), field, acc,
+                     lambda a: f"{field}: not in the catalog for '{a}' (not published); give a value ({why})")
+
     missing_from_catalog("accelerator_price_usd", own, "needed when ownership=own")
     missing_from_catalog("accelerator_power_kw", own | ~c["rent_includes_energy"],
                          "needed for energy when owned, or rented without energy")
-    missing_from_catalog("rent_usd_per_accelerator_hour", rent, "needed when ownership=rent")
-    problems.add(~dis & np.isnan(c["output_tokens_per_s_per_accelerator"]) & (c["model"] == "") & ~users[""]
-                 & ~problems.flagged("output_tokens_per_s_per_accelerator", "model"),
-                 "output_tokens_per_s_per_accelerator", "",
-                 "output_tokens_per_s_per_accelerator: give a measured throughput per accelerator, or a model "
-                 "(with precision and target_output_tokens_per_s_per_user) to estimate it from")
+    missing_from_catalog("rent_usd_per_accelerator_hour", ~own, "needed when ownership=rent")
+
+
+def _check_demand(c: dict[str, np.ndarray], problems: _Problems) -> None:
+    """A fleet size or a demand to size it from; an output demand where it cannot be inferred from the input's."""
     no_demand = (np.isnan(c["demand_input_tokens_per_day"]) & np.isnan(c["demand_output_tokens_per_day"])
                  & np.isnan(c["demand_requests_per_s"]) & (c["workload"] != "sessions"))  # sessions: their own check
     given_but_bad = problems.flagged("accelerator_count", "demand_input_tokens_per_day", "demand_output_tokens_per_day",
