@@ -351,51 +351,21 @@ def summarize(trace: Trace, name: str, sha256: str, prefix: float | None = None,
     sessions = list(trace.sessions.items())
     if not sessions:
         raise BenchmarkError(f"{shown(name)}: no sessions in the file")
+    s, prefix_how = _session_prefix(trace, sessions, prefix, block_tokens, name)
+    gaps = _turn_gaps(sessions, gap, name)
     counts = [len(t) for _, t in sessions]
     n, turns = len(sessions), float(sum(counts))
-    how: dict[str, str] = {}
-    found, basis = _shared_prefix(trace, block_tokens)
-    if found is not None and prefix is not None:
-        raise BenchmarkError(f"--session-prefix-tokens {num(prefix)}: the file's blocks give {num(found)} ({basis})")
-    if found is None and prefix is None:
-        raise BenchmarkError(f"{shown(name)}: session_prefix_tokens: the file records no shared blocks (hash_ids in "
-                             "every session, two sessions or more); give --session-prefix-tokens N")
-    s = float(found if found is not None else prefix)  # type: ignore[arg-type]
-    how["session_prefix_tokens"] = basis or "given (--session-prefix-tokens)"
-    for sid, t in sessions:
-        if t[0].new_input < s:
-            raise BenchmarkError(f"{t[0].where}: session {shown(sid)}: its first turn's input ({num(t[0].new_input)}) "
-                                 f"is shorter than the shared prefix ({num(s)})")
     new_input = sum(x.new_input for _, t in sessions for x in t)
     output = sum(x.output for _, t in sessions for x in t)
-    gaps = [b.start_s - (a.end_s if a.end_s is not None else a.start_s)
-            for _, t in sessions for a, b in zip(t, t[1:], strict=False)]
-    for (sid, t) in sessions:
-        for a, b in zip(t, t[1:], strict=False):
-            if b.start_s < (a.end_s if a.end_s is not None else a.start_s):
-                raise BenchmarkError(f"{b.where}: session {shown(sid)}: starts before the previous turn ended")
-    if gaps and gap is not None:
-        raise BenchmarkError(f"--seconds-between-turns {num(gap)}: the file's turns give {num(statistics.fmean(gaps))}")
-    if not gaps and gap is None:
-        raise BenchmarkError(f"{shown(name)}: seconds_between_turns: no session has two turns; give "
-                             "--seconds-between-turns S")
     mean_t = turns / n
     row: dict[str, Any] = {
         "turns_per_session": mean_t, "turns_per_session_cv": statistics.pstdev(counts) / mean_t,
         "session_prefix_tokens": s, "input_tokens_per_turn": (new_input - n * s) / turns,
         "output_tokens_per_turn": output / turns,
         "seconds_between_turns": statistics.fmean(gaps) if gaps else gap}
-    how["seconds_between_turns"] = f"mean of {len(gaps):,} gaps: {trace.gap_basis}" if gaps else "given"
-    starts = sorted(t[0].start_s for _, t in sessions)
-    span = starts[-1] - starts[0]
-    if n >= 2 and span > 0:
-        row["demand_sessions_per_day"] = (n - 1) / span * SECONDS_PER_DAY
-        how["demand_sessions_per_day"] = (f"({n:,} sessions - 1) / {num(span)} s between the first and last "
-                                          "session's start x 86,400 s/day")
-    else:
-        row["demand_sessions_per_day"] = None
-        how["demand_sessions_per_day"] = "left empty: the sessions start together (no span to read a rate from); " \
-                                         "give accelerator_count or demand_sessions_per_day"
+    how = {"session_prefix_tokens": prefix_how,
+           "seconds_between_turns": f"mean of {len(gaps):,} gaps: {trace.gap_basis}" if gaps else "given"}
+    row["demand_sessions_per_day"], how["demand_sessions_per_day"] = _session_rate(sessions)
     where = shown(name)
     for key, value in row.items():
         if value is not None:
@@ -410,6 +380,58 @@ def summarize(trace: Trace, name: str, sha256: str, prefix: float | None = None,
     out = pd.DataFrame([{"name": f"sessions from {name} (sha256 {sha256[:12]})", "workload": Workload.SESSIONS.value,
                          **row}])
     return SessionImport(out, provenance, _profile(trace))
+
+
+def _session_prefix(trace: Trace, sessions: list[tuple[str, list[Turn]]], prefix: float | None,
+                    block_tokens: float, name: str) -> tuple[float, str]:
+    """S: the file's shared blocks or ``--session-prefix-tokens`` (one of them, never both), with how it was found;
+    refused where a session's first turn is shorter.
+    """
+    found, basis = _shared_prefix(trace, block_tokens)
+    if found is not None and prefix is not None:
+        raise BenchmarkError(f"--session-prefix-tokens {num(prefix)}: the file's blocks give {num(found)} ({basis})")
+    if found is None and prefix is None:
+        raise BenchmarkError(f"{shown(name)}: session_prefix_tokens: the file records no shared blocks (hash_ids in "
+                             "every session, two sessions or more); give --session-prefix-tokens N")
+    s = float(found if found is not None else prefix)  # type: ignore[arg-type]
+    for sid, t in sessions:
+        if t[0].new_input < s:
+            raise BenchmarkError(f"{t[0].where}: session {shown(sid)}: its first turn's input ({num(t[0].new_input)}) "
+                                 f"is shorter than the shared prefix ({num(s)})")
+    return s, basis or "given (--session-prefix-tokens)"
+
+
+def _turn_gaps(sessions: list[tuple[str, list[Turn]]], gap: float | None, name: str) -> list[float]:
+    """Each gap [s] between a turn (its end where recorded, else its start) and the next turn of its session;
+    refused where a turn starts before the previous one ended, or where the file's gaps and
+    ``--seconds-between-turns`` are both given or neither.
+    """
+    gaps = [b.start_s - (a.end_s if a.end_s is not None else a.start_s)
+            for _, t in sessions for a, b in zip(t, t[1:], strict=False)]
+    for (sid, t) in sessions:
+        for a, b in zip(t, t[1:], strict=False):
+            if b.start_s < (a.end_s if a.end_s is not None else a.start_s):
+                raise BenchmarkError(f"{b.where}: session {shown(sid)}: starts before the previous turn ended")
+    if gaps and gap is not None:
+        raise BenchmarkError(f"--seconds-between-turns {num(gap)}: the file's turns give {num(statistics.fmean(gaps))}")
+    if not gaps and gap is None:
+        raise BenchmarkError(f"{shown(name)}: seconds_between_turns: no session has two turns; give "
+                             "--seconds-between-turns S")
+    return gaps
+
+
+def _session_rate(sessions: list[tuple[str, list[Turn]]]) -> tuple[float | None, str]:
+    """``demand_sessions_per_day`` from the sessions' starts, with how it was found (None where they start
+    together: no span to read a rate from).
+    """
+    n = len(sessions)
+    starts = sorted(t[0].start_s for _, t in sessions)
+    span = starts[-1] - starts[0]
+    if n >= 2 and span > 0:
+        return (n - 1) / span * SECONDS_PER_DAY, (f"({n:,} sessions - 1) / {num(span)} s between the first and last "
+                                                  "session's start x 86,400 s/day")
+    return None, ("left empty: the sessions start together (no span to read a rate from); "
+                  "give accelerator_count or demand_sessions_per_day")
 
 
 def _session_input(turns: list[Turn], prefix: float) -> float:
