@@ -158,6 +158,19 @@ class Roofline:
                  factors: dict[str, Array] | None = None) -> None:
         m = model_columns(c["model"]) if m is None else m
         self.m = m
+        self._init_hardware(c)
+        cal = stored_factors(c["accelerator"], c["model"]) if factors is None else factors
+        self._init_overheads(c, m, cal)
+        self._init_kv_cache(c, m)
+        self._init_flops(m)
+        self._init_weights_and_stack(c, m)
+        # a session's slowest turn, the last, reads its longest context C_T (NaN on request rows): the per-user
+        # target holds for it (economics.domain.sessions.SLOWEST_CONTEXT)
+        slowest = c.get(ses.SLOWEST_CONTEXT)
+        self.slowest_context = None if slowest is None or np.isnan(slowest).all() else np.asarray(slowest, float)
+
+    def _init_hardware(self, c: dict[str, Array]) -> None:
+        """The precisions and bytes per value, the peak FLOPS, the attention's cost, memory, bandwidth and link."""
         # the weights' bytes from their format, the FLOPS (and the KV cache's format) from the compute's
         self.weight_precision, self.compute_precision = split_precision(
             c["precision"], c.get("weight_precision"), c.get("compute_precision"))
@@ -171,7 +184,9 @@ class Roofline:
         self.mem = c["accelerator_memory_gb"]
         self.link_gb_per_s = accelerator_figure(c["accelerator"], "interconnect_gb_per_s")
         self.link_latency_us = accelerator_figure(c["accelerator"], "interconnect_latency_us")
-        cal = stored_factors(c["accelerator"], c["model"]) if factors is None else factors
+
+    def _init_overheads(self, c: dict[str, Array], m: dict[str, Array], cal: dict[str, Array]) -> None:
+        """The efficiency factors (the scenario's, else ``cal``'s) and the step, token and request overheads [s]."""
         self.eff_bw, self.eff_f, self.eff_p, self.overhead_us_per_layer = _efficiency(c, m, cal)
         self.overhead = m["layers"] * self.overhead_us_per_layer * 1e-6
         # a scenario that gives its own step overhead replaces the calibrated overheads, the per-token one included
@@ -186,6 +201,11 @@ class Roofline:
         self.request_overhead_s = np.where(np.isnan(c["step_overhead_us_per_layer"]),
                                            np.asarray(cal.get(TTFT_FACTOR, np.zeros(len(self.bw))), dtype=float),
                                            0.0) * 1e-3
+
+    def _init_kv_cache(self, c: dict[str, Array], m: dict[str, Array]) -> None:
+        """The request's lengths and the KV cache [byte]: per token and layer, per sequence at the average and the
+        full context, for the uncached prompt, and per token over the layers that hold it.
+        """
         # KV bytes per token and layer: the architecture's formula (one layer), at the KV precision
         self.per_layer = np.where(m["mla"], arch.kv_cache_bytes_per_token_mla(1.0, m["kv_lora_rank"],
                                                                               m["qk_rope_head_dim"], self.kv_b),
@@ -200,6 +220,14 @@ class Roofline:
         self.kv_terms_max = th.kv_sequence_terms(self.c_max, *args)
         self.kv_avg = th.KV_BYTES_PER_SEQUENCE.evaluate(self.kv_terms_avg)
         self.kv_max = th.KV_BYTES_PER_SEQUENCE.evaluate(self.kv_terms_max)
+        self.kv_prompt = th.kv_bytes_per_sequence(self.i_miss, *args)
+        self.kv_bytes_per_token = np.where(m["mla"], self.per_layer * m["layers"],
+                                           self.per_layer * m["full_attention_layers"])
+
+    def _init_flops(self, m: dict[str, Array]) -> None:
+        """FLOPs per token: a decode step's (linear layers and attention at the average context) and a prompt
+        token's in prefill.
+        """
         self.qk_dim = np.where(m["mla"], m["kv_lora_rank"] + m["qk_rope_head_dim"], m["head_dim"])
         self.v_dim = np.where(m["mla"], m["kv_lora_rank"], m["head_dim"])
         self.attention_flops = th.attention_flops_per_token(self.c_avg, m["full_attention_layers"], m["layers"],
@@ -207,10 +235,22 @@ class Roofline:
                                                             self.v_dim)
         self.linear_flops_tok = 2.0 * m["active_params_b"] * 1e9
         self.flops_tok = self.linear_flops_tok + self.attention_flops * self.attention_cost
+        # prefill FLOPs per prompt token: linear layers plus causal attention over the prompt (I / 2 keys on average
+        # in a full layer; at most the window w in a sliding-window layer, so min(I / 2, w) keys: min(I, 2 w) below)
+        i_p = np.maximum(self.i_miss, 1.0)
+        window = m["sliding_window_tokens"]
+        keys_x2 = m["full_attention_layers"] * i_p + (m["layers"] - m["full_attention_layers"]) * np.where(
+            np.isnan(window), i_p, np.minimum(i_p, 2.0 * np.nan_to_num(window)))
+        self.prefill_flops_tok = 2.0 * m["active_params_b"] * 1e9 + keys_x2 * m["q_heads"] * (
+            self.qk_dim + self.v_dim) * self.attention_cost
+
+    def _init_weights_and_stack(self, c: dict[str, Array], m: dict[str, Array]) -> None:
+        """The serving stack's terms (plain stack for best/empty: speculation, expert parallelism, disaggregation)
+        and the weight bytes a replica holds, the non-expert copies under DP attention included.
+        """
         self.weight_terms = {"total_params_b": m["total_params_b"], "bytes_per_parameter": self.bpp,
                              "copied_weight_bytes": 0.0}
         self.weights = th.WEIGHT_BYTES.evaluate(self.weight_terms)
-        # the serving stack's terms (plain stack for best/empty): speculation, expert parallelism, disaggregation
         st = stack_columns(c["serving_stack"] if "serving_stack" in c else np.full(len(self.bw), BEST, object))
         self.spec_k, self.spec_a, self.draft_f = speculation(c, st, m["layers"])
         self.spec_e = th.speculative_tokens_per_step(self.spec_a, self.spec_k)
@@ -223,21 +263,6 @@ class Roofline:
         self.weight_terms["copied_weight_bytes"] = self.weights_copied
         self.weights = th.WEIGHT_BYTES.evaluate(self.weight_terms)
         self._copies, self._a2a = bool(self.weights_copied.any()), bool((self.ep > 1).any())
-        self.kv_prompt = th.kv_bytes_per_sequence(self.i_miss, *args)
-        # prefill FLOPs per prompt token: linear layers plus causal attention over the prompt (I / 2 keys on average
-        # in a full layer; at most the window w in a sliding-window layer, so min(I / 2, w) keys: min(I, 2 w) below)
-        i_p = np.maximum(self.i_miss, 1.0)
-        window = m["sliding_window_tokens"]
-        keys_x2 = m["full_attention_layers"] * i_p + (m["layers"] - m["full_attention_layers"]) * np.where(
-            np.isnan(window), i_p, np.minimum(i_p, 2.0 * np.nan_to_num(window)))
-        self.prefill_flops_tok = 2.0 * m["active_params_b"] * 1e9 + keys_x2 * m["q_heads"] * (
-            self.qk_dim + self.v_dim) * self.attention_cost
-        # a session's slowest turn, the last, reads its longest context C_T (NaN on request rows): the per-user
-        # target holds for it (economics.domain.sessions.SLOWEST_CONTEXT)
-        slowest = c.get(ses.SLOWEST_CONTEXT)
-        self.slowest_context = None if slowest is None or np.isnan(slowest).all() else np.asarray(slowest, float)
-        self.kv_bytes_per_token = np.where(m["mla"], self.per_layer * m["layers"],
-                                           self.per_layer * m["full_attention_layers"])
 
     def weights_read(self, batch: Array) -> Array:
         """Weight bytes a decode step at batch ``batch`` reads (:func:`~economics.domain.throughput.weight_bytes_read`),
