@@ -111,7 +111,30 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
                                                                                                            bool)
     if given.all() and not dis.any():
         return _all_given(c, given, target, n_rows)
-    out: dict[str, Array] = {
+    out = _unestimated(given, target, n_rows)
+    given_elsewhere(c, out, given)
+    if dis.any():
+        _fill_disaggregated(c, out, dis, calibration, use_curves)
+    need = ~given & ~dis
+    if not need.any():
+        return out
+    out["throughput_source"][need] = SOURCE_ESTIMATE
+    m = model_columns(c["model"])
+    stack = np.asarray(c["serving_stack"], dtype=object) if "serving_stack" in c else np.full(n_rows, BEST, object)
+    stack = np.where((stack == "") | pd.isna(stack), BEST, stack)
+    from_curve = _take_measured(c, out, need, target, stack, use_curves)
+    _estimate_prefill(c, out, from_curve & np.isnan(c["input_tokens_per_s_per_accelerator"]), m, calibration)
+    need &= ~from_curve
+    if need.any():
+        _take_roofline(c, out, need, target, stack, m, calibration)
+    return out
+
+
+def _unestimated(given: Array, target: Array, n_rows: int) -> dict[str, Array]:
+    """:func:`fill_throughput`'s outputs before any row is estimated: each row's own arrays, the given rows'
+    per-user speed their target, every row feasible.
+    """
+    return {
         "throughput_source": np.full(n_rows, SOURCE_GIVEN, dtype=object),
         "throughput_curve": np.full(n_rows, "", dtype=object),
         "serving_stack_used": np.full(n_rows, "", dtype=object),
@@ -131,18 +154,14 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
         "_input_estimated": np.zeros(n_rows, dtype=bool),
         "_decode_estimated": np.zeros(n_rows, dtype=bool),
     }
-    given_elsewhere(c, out, given)
-    if dis.any():
-        _fill_disaggregated(c, out, dis, calibration, use_curves)
-    need = ~given & ~dis
-    if not need.any():
-        return out
-    out["throughput_source"][need] = SOURCE_ESTIMATE
-    m = model_columns(c["model"])
 
-    stack = np.asarray(c["serving_stack"], dtype=object) if "serving_stack" in c else np.full(n_rows, BEST, object)
-    stack = np.where((stack == "") | pd.isna(stack), BEST, stack)
-    best_d = np.full(n_rows, -np.inf)
+
+def _take_measured(c: dict[str, Array], out: dict[str, Array], need: Array, target: Array, stack: Array,
+                   use_curves: bool) -> Array:
+    """Step 1 of :func:`fill_throughput`: the rows ``need``-ing an estimate that a measured record answers, written
+    into ``c`` and ``out``; returns them. ``stack`` is each row's serving stack (``best`` where none is pinned).
+    """
+    best_d = np.full(len(need), -np.inf)
     # 0. the user's own curves outrank every catalog figure for their configuration (an empty target reads the
     # point of most throughput they measured)
     from_curve = take_user_curves(c, out, need, target, best_d)
@@ -160,12 +179,16 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
         if match.any():
             from_curve |= take_front(c, out, fr, match, target, best_d)
     out["outside_measured_range"] &= ~from_curve
-    _estimate_prefill(c, out, from_curve & np.isnan(c["input_tokens_per_s_per_accelerator"]), m, calibration)
-    need &= ~from_curve
-    if not need.any():
-        return out
+    return from_curve
 
-    # 2. roofline: the pinned stack's terms (and its replica size where none is given), else the plain stack
+
+def _take_roofline(c: dict[str, Array], out: dict[str, Array], need: Array, target: Array, stack: Array,
+                   m: dict[str, Array], calibration: dict[str, Array] | None) -> None:
+    """Step 2 of :func:`fill_throughput`, for the rows still ``need``-ing an estimate: the roofline with the pinned
+    stack's terms (and its replica size where none is given), else the plain stack; the best replica size and batch
+    (:func:`~economics.engine.replicas.best_replica`) written into ``c`` and ``out``, and the rows it cannot
+    describe or fit infeasible, with the reason.
+    """
     out["serving_stack_used"] = np.where(need, np.where(
         stack == BEST, ROOFLINE_STACK + " (no published stack measured for this pair, lengths and speed)",
         stack + " (roofline with its terms: no measured curve for this pair, lengths and speed)"),
@@ -177,6 +200,25 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
     best = best_replica(c, rl, need, target)
     describable = accelerator_figure(c["accelerator"], "roofline", True).astype(bool)  # dataflow/SRAM: not
     est = need & (best["effective"] > 0) & describable
+    _write_roofline(c, out, rl, best, est)
+    out["weights_gb_per_replica"] = np.where(need, th.WEIGHTS_GB.evaluate({"weight_bytes_per_replica": rl.weights}),
+                                             np.nan)
+    out["kv_cache_gb_per_sequence"] = np.where(need, th.KV_GB.evaluate({"kv_bytes_at_full_context": rl.kv_max}),
+                                               np.nan)
+    bad = need & ~est
+    if bad.any():
+        reasons = _reasons(c, bad, rl.peak, best["any_fit"], best["speed_at_1"], rl.weights, rl.kv_max)
+        out["feasible"] = ~bad
+        out["infeasible_reason"] = np.where(bad & (stack != BEST), reasons + " (serving stack " + stack.astype(str)
+                                            + ": roofline with its terms, no measured curve for this pair)", reasons)
+
+
+def _write_roofline(c: dict[str, Array], out: dict[str, Array], rl: Roofline, best: dict[str, Array],
+                    est: Array) -> None:
+    """The roofline's figures at the best replica size and batch (``best``) on the rows ``est``: the rates and
+    replica size into ``c`` (the input rate only where not given), the per-user speed, batch, TTFT, bound and batch
+    in memory into ``out``.
+    """
     n_best, b_best = best["n"], np.maximum(best["b"], 1.0)
     t, p_rep = rl.step(b_best, n_best), rl.prefill_rate(n_best)
     per_replica = {"batch_size": b_best, "accelerators_per_replica": n_best, "decode_step_s": t,
@@ -194,19 +236,7 @@ def fill_throughput(c: dict[str, Array], calibration: dict[str, Array] | None = 
     out["batch_size"] = np.where(est, best["b"], np.nan)
     out["time_to_first_token_s"] = np.where(est, rl.time_to_first_token(b_best, n_best, t, p_rep), np.nan)
     out["decode_bound"] = np.where(est, rl.decode_bound(b_best, n_best), "")
-    out["weights_gb_per_replica"] = np.where(need, th.WEIGHTS_GB.evaluate({"weight_bytes_per_replica": rl.weights}),
-                                             np.nan)
-    out["kv_cache_gb_per_sequence"] = np.where(need, th.KV_GB.evaluate({"kv_bytes_at_full_context": rl.kv_max}),
-                                               np.nan)
     out["max_batch_in_memory"] = np.where(est, best["bmem"], np.nan)
-
-    bad = need & ~est
-    if bad.any():
-        reasons = _reasons(c, bad, rl.peak, best["any_fit"], best["speed_at_1"], rl.weights, rl.kv_max)
-        out["feasible"] = ~bad
-        out["infeasible_reason"] = np.where(bad & (stack != BEST), reasons + " (serving stack " + stack.astype(str)
-                                            + ": roofline with its terms, no measured curve for this pair)", reasons)
-    return out
 
 
 def _all_given(c: dict[str, Array], given: Array, target: Array, n_rows: int) -> dict[str, Array]:
