@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -84,7 +84,25 @@ def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         return _evaluate_table(df)
 
 
+class _Rows(NamedTuple):
+    """A table's rows by what became of them in :func:`_evaluate_table`."""
+
+    n: int
+    bad: np.ndarray
+    """Refused rows, a flag per row (validation's; the internal problems are added to it in place)."""
+    ok: np.ndarray
+    """The valid rows' indices."""
+    feasible_ok: np.ndarray
+    """Of the valid rows, those the estimate found feasible (a flag per valid row)."""
+    run: np.ndarray
+    """The rows computed, ``ok[feasible_ok]``."""
+
+
 def _evaluate_table(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`evaluate_with_report`'s work: validate, estimate the throughput and compute the valid rows in one
+    pass, then build the result's columns (inputs echoed, outputs, throughput, feasibility, warnings, errors) and the
+    report.
+    """
     cols, problems = validate(df)
     request_shape(cols)
     n = len(df)
@@ -92,31 +110,70 @@ def _evaluate_table(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     for p in problems:
         bad[p.row] = True
     ok = np.flatnonzero(~bad)
+    sub, thr, feasible_ok, all_given = _estimate_valid(cols, ok, n)
+    rows = _Rows(n, bad, ok, feasible_ok, ok[feasible_ok])
+    outputs = _compute_feasible(sub, rows)
+    data: dict[str, Any] = {}
+    empty = _EmptyColumns(df.index)
+    if outputs is not None:
+        _computed_hit_rate(cols, outputs, rows.run)
+    _input_columns(data, df, cols, problems, empty)
+    internal = _output_columns(data, outputs, rows, empty)
+    _throughput_columns(data, thr, rows, all_given, empty)
+    _feasibility_columns(data, sub, thr, outputs, rows)
+    if internal:
+        problems = sorted([*problems, *internal], key=lambda p: p.row)
+        _refuse_internal(data, internal, bad)
+    data["warnings"] = _warnings_column(outputs, rows)
+    data["valid"] = ~bad
+    data["error"] = _strings(n, {r: "; ".join(msgs) for r, msgs in _group(problems).items()})
+    result = pd.DataFrame(data, index=df.index, copy=False)[[c for c in RESULT_COLUMNS if c in data]]
+    report = pd.DataFrame(
+        [(p.row + 1, cols["name"][p.row], p.field, p.value, p.message) for p in problems],
+        columns=list(REPORT_COLUMNS),
+    )
+    return result, report
+
+
+def _estimate_valid(cols: dict[str, Any], ok: np.ndarray,
+                    n: int) -> tuple[dict[str, Any], dict[str, Any] | None, np.ndarray, bool]:
+    """The valid rows ``ok``'s columns with their throughput filled (:func:`fill_throughput`), the throughput
+    outputs (None without a valid row), which valid rows are feasible, and whether every row is valid and gives its
+    throughput. The filled figures become the rows' resolved inputs in ``cols``.
+    """
     sub = cols if ok.size == n else {k: v[ok] for k, v in cols.items()}
     if ok.size and per_user_throughput(sub) and ok.size != n:  # the filled figures become the rows' inputs
         for k in PER_USER_INPUTS:
             cols[k] = np.array(cols[k], dtype=float)
             cols[k][ok] = sub[k]
-    thr = fill_throughput(sub) if ok.size else None
-    if thr is not None and ok.size != n:  # estimated throughput becomes the row's resolved input
+    if not ok.size:
+        return sub, None, np.zeros(0, dtype=bool), False
+    thr = fill_throughput(sub)
+    if ok.size != n:  # estimated throughput becomes the row's resolved input
         for k in ESTIMATED_INPUTS:
             cols[k][ok] = sub[k]
-    feasible_ok = thr["feasible"] if thr is not None else np.zeros(0, dtype=bool)
-    run = ok[feasible_ok]
-    if thr is not None:
-        _mark_throughput(sub, thr)
-    all_given = thr is not None and ok.size == n and not (thr["throughput_source"] != SOURCE_GIVEN).any()
-    if thr is not None and all_given:  # the estimate's other outputs are uniformly empty (below): free them
+    feasible_ok = thr["feasible"]
+    _mark_throughput(sub, thr)
+    all_given = ok.size == n and not (thr["throughput_source"] != SOURCE_GIVEN).any()
+    if all_given:  # the estimate's other outputs are uniformly empty (_throughput_columns): free them
         thr = {k: thr[k] for k in ("output_tokens_per_s_per_user", "infeasible_reason")}
-    if run.size == ok.size:
-        outputs: dict[str, np.ndarray] | None = _compute_in_chunks(sub) if run.size else None
-    else:
-        outputs = _compute_in_chunks({k: v[feasible_ok] for k, v in sub.items()}) if run.size else None
+    return sub, thr, feasible_ok, all_given
 
-    data: dict[str, Any] = {}
-    empty = _EmptyColumns(df.index)
-    if outputs is not None:
-        _computed_hit_rate(cols, outputs, run)
+
+def _compute_feasible(sub: dict[str, Any], rows: _Rows) -> dict[str, np.ndarray] | None:
+    """The outputs of the rows computed (``rows.run``) from the valid rows' columns ``sub``; None when none is."""
+    if not rows.run.size:
+        return None
+    if rows.run.size == rows.ok.size:
+        return _compute_in_chunks(sub)
+    return _compute_in_chunks({k: v[rows.feasible_ok] for k, v in sub.items()})
+
+
+def _input_columns(data: dict[str, Any], df: pd.DataFrame, cols: dict[str, Any], problems: list[Problem],
+                   empty: _EmptyColumns) -> None:
+    """The input columns the result echoes (:func:`_echoed_inputs`), into ``data``: numbers as nullable columns,
+    words as text.
+    """
     echoed = _echoed_inputs(df, cols)
     refused = _refused_cells(problems)
     for name, spec in FIELDS.items():
@@ -129,7 +186,15 @@ def _evaluate_table(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
             data[name] = empty.or_numbers(v, spec.kind == "int")
         else:
             data[name] = _text(v)
+
+
+def _output_columns(data: dict[str, Any], outputs: dict[str, np.ndarray] | None, rows: _Rows,
+                    empty: _EmptyColumns) -> list[Problem]:
+    """Each numeric output as a nullable column on every row (empty where not computed), into ``data``; returns
+    the internal problems: a required output not finite, a count beyond :data:`MAX_COUNT`.
+    """
     internal: list[Problem] = []
+    run, n = rows.run, rows.n
     too_large = _too_large(outputs, run.size)
     for name in OUTPUT_UNITS:
         if outputs is None:
@@ -150,6 +215,13 @@ def _evaluate_table(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
                 full = np.full(n, np.nan)
                 full[run] = vals
         data[name] = empty.or_numbers(full, name in INTEGER_OUTPUTS)  # NaN or inf -> <NA>: empty in CSV and JSON
+    return internal
+
+
+def _throughput_columns(data: dict[str, Any], thr: dict[str, Any] | None, rows: _Rows, all_given: bool,
+                        empty: _EmptyColumns) -> None:
+    """The throughput step's outputs on every row (empty on the refused ones), into ``data``."""
+    n = rows.n
     for name, unit in THROUGHPUT_OUTPUTS.items():
         text = unit == "text"
         if all_given and name != "output_tokens_per_s_per_user":
@@ -160,55 +232,70 @@ def _evaluate_table(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
             continue
         full = np.full(n, "" if text else np.nan, dtype=object if text else float)
         if thr is not None:
-            full[ok] = thr[name]
+            full[rows.ok] = thr[name]
         data[name] = _text(full) if text else empty.or_numbers(full, integer=False)
+
+
+def _feasibility_columns(data: dict[str, Any], sub: dict[str, Any], thr: dict[str, Any] | None,
+                         outputs: dict[str, np.ndarray] | None, rows: _Rows) -> None:
+    """``feasible`` (<NA> on a refused row; False where the estimate or the fleet found no way) and
+    ``infeasible_reason`` (the estimate's sentence, else the fleet's), into ``data``.
+    """
+    n, run = rows.n, rows.run
     feasible = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
-    feasible[ok] = feasible_ok
+    feasible[rows.ok] = rows.feasible_ok
     fleet_bad = np.flatnonzero(outputs["fleet_flags"] != 0) if outputs is not None else np.zeros(0, dtype=np.intp)
     estimate_bad = (np.flatnonzero(thr["infeasible_reason"] != "") if thr is not None
                     else np.zeros(0, dtype=np.intp))
     if not n or fleet_bad.size or estimate_bad.size:
-        # each row's index into the sentences, '' first: the column _text would make of the rows' texts
-        reason, texts = np.zeros(n, dtype=np.intp), [""]
-        if estimate_bad.size:
-            codes, uniques = pd.factorize(thr["infeasible_reason"][estimate_bad])  # type: ignore[index]
-            reason[ok[estimate_bad]] = codes + len(texts)
-            texts += list(uniques)
+        data["infeasible_reason"] = _reason_column(sub, thr, outputs, rows, estimate_bad, fleet_bad)
         if fleet_bad.size:
-            run_sub = sub if run.size == ok.size else {k: v[feasible_ok] for k, v in sub.items()}
-            codes, sentences = fleet_reason_codes(run_sub, outputs, fleet_bad)  # type: ignore[arg-type]
-            reason[run[fleet_bad]] = codes + len(texts)
-            texts += sentences
             feasible[run[fleet_bad]] = False
-        data["infeasible_reason"] = _coded_text(reason, texts)
     else:  # every fleet feasible (the usual table): the empty reason of every row, as _text would give it
         data["infeasible_reason"] = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), pd.Index([""], dtype=object))
-    feasible[bad] = pd.NA
+    feasible[rows.bad] = pd.NA
     data["feasible"] = feasible
-    if internal:
-        problems = sorted([*problems, *internal], key=lambda p: p.row)
-        for p in internal:
-            bad[p.row] = True
-            for name in OUTPUT_UNITS:
-                if not isinstance(data[name], pd.Series):  # a shared empty column is empty on that row already
-                    data[name][p.row] = pd.NA
-    flags = np.zeros(n, dtype=np.int64)
+
+
+def _reason_column(sub: dict[str, Any], thr: dict[str, Any] | None, outputs: dict[str, np.ndarray] | None,
+                   rows: _Rows, estimate_bad: np.ndarray, fleet_bad: np.ndarray) -> pd.Categorical:
+    """``infeasible_reason`` where some row has one: the estimate's sentence on the valid rows ``estimate_bad``
+    (indices into ``rows.ok``), the fleet's on the computed rows ``fleet_bad`` (indices into ``rows.run``).
+    """
+    # each row's index into the sentences, '' first: the column _text would make of the rows' texts
+    reason, texts = np.zeros(rows.n, dtype=np.intp), [""]
+    if estimate_bad.size:
+        codes, uniques = pd.factorize(thr["infeasible_reason"][estimate_bad])  # type: ignore[index]
+        reason[rows.ok[estimate_bad]] = codes + len(texts)
+        texts += list(uniques)
+    if fleet_bad.size:
+        run_sub = sub if rows.run.size == rows.ok.size else {k: v[rows.feasible_ok] for k, v in sub.items()}
+        codes, sentences = fleet_reason_codes(run_sub, outputs, fleet_bad)  # type: ignore[arg-type]
+        reason[rows.run[fleet_bad]] = codes + len(texts)
+        texts += sentences
+    return _coded_text(reason, texts)
+
+
+def _refuse_internal(data: dict[str, Any], internal: list[Problem], bad: np.ndarray) -> None:
+    """Rows with an internal problem become refused (``bad``, in place) with every output empty."""
+    for p in internal:
+        bad[p.row] = True
+        for name in OUTPUT_UNITS:
+            if not isinstance(data[name], pd.Series):  # a shared empty column is empty on that row already
+                data[name][p.row] = pd.NA
+
+
+def _warnings_column(outputs: dict[str, np.ndarray] | None, rows: _Rows) -> pd.Categorical[str]:
+    """Each computed row's warnings as one text (none on a refused row), from the flags the stages set."""
+    flags = np.zeros(rows.n, dtype=np.int64)
     if outputs is not None:
-        flags[run] = outputs["warning_flags"]
-    flags[bad] = 0
+        flags[rows.run] = outputs["warning_flags"]
+    flags[rows.bad] = 0
     # few distinct flag sets: a lookup table beats sorting a million rows
     distinct = np.flatnonzero(np.bincount(flags, minlength=1 << len(WARNINGS)))
     lookup = np.zeros(1 << len(WARNINGS), dtype=np.int64)
     lookup[distinct] = np.arange(distinct.size)
-    data["warnings"] = pd.Categorical.from_codes(lookup[flags], pd.Index([warning_text(int(f)) for f in distinct]))
-    data["valid"] = ~bad
-    data["error"] = _strings(n, {r: "; ".join(msgs) for r, msgs in _group(problems).items()})
-    result = pd.DataFrame(data, index=df.index, copy=False)[[c for c in RESULT_COLUMNS if c in data]]
-    report = pd.DataFrame(
-        [(p.row + 1, cols["name"][p.row], p.field, p.value, p.message) for p in problems],
-        columns=list(REPORT_COLUMNS),
-    )
-    return result, report
+    return pd.Categorical.from_codes(lookup[flags], pd.Index([warning_text(int(f)) for f in distinct]))
 
 
 ALWAYS_ECHOED = frozenset({"name", "accelerator", "ownership", "accelerator_count", "model", *ESTIMATED_INPUTS,
