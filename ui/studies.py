@@ -290,8 +290,11 @@ def calibration() -> tuple[Any, Any]:
 
 # Uncertainty page
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)
 def monte_carlo_of(key: str, ranges_json: str, samples: int, seed: int) -> MonteCarlo:
+    """The Monte Carlo itself, not a copy: a new state's KPIs wait for no pickling of its draws and outputs (0.7 MB at
+    10,000 samples), the page's later reads of it (the paired rent draws, the histogram, the summary) unpickle
+    nothing, and the percentiles it works out once per output stay worked out. The page only reads it."""
     scenario = json.loads(key)  # its evaluation is cached: the ranges' base values are read from it
     return monte_carlo(scenario, _ranges(ranges_json), samples=samples, seed=seed, result=common.evaluate(scenario))
 
