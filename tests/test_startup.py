@@ -16,16 +16,24 @@ bit).
 - the app's first run under a runtime (a server, or ``streamlit.testing``) skips Streamlit's check for a Python
   prompt (``inspect.stack()`` over every frame and module loaded, about 70 ms of CPU before the first KPI);
 - the favicon is the SVG Streamlit draws for the emoji, given as an ASCII URL, so the first run never loads
-  Streamlit's emoji table.
+  Streamlit's emoji table;
+- Streamlit's page, as the server answers it, names the code of the first page's elements for the browser to fetch
+  before the first run's KPIs arrive (:mod:`ui.assets`), and is otherwise Streamlit's own.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import math
 import re
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -37,6 +45,7 @@ from economics.cli import COMMANDS, build_parser
 from economics.domain import queueing
 from economics.domain.availability import binomial_cdf
 from economics.store import location
+from ui import assets
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("sqlalchemy", "alembic", "altair", "scipy.stats", "openpyxl")
@@ -259,3 +268,69 @@ def test_the_server_s_lifespan_loads_the_first_page_and_nothing_more() -> None:
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "[] []"
+
+
+def _get(url: str) -> tuple[int, dict[str, str], bytes]:
+    """An answer of the server (never through a proxy): status, headers (lower-case names) and body."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(url, timeout=30) as answer:
+        return answer.status, {k.lower(): v for k, v in answer.headers.items()}, answer.read()
+
+
+def _served() -> Iterator[str]:
+    """``streamlit run app.py`` on a free loopback port, its URL once healthy; stopped afterwards."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                               "--server.port", str(port), "--server.address", "127.0.0.1",
+                               "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
+                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(1200):
+            with contextlib.suppress(OSError):
+                if _get(f"{url}/_stcore/health")[2] == b"ok":
+                    break
+            assert server.poll() is None, "streamlit exited before it was healthy"
+            time.sleep(0.1)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_streamlit_s_page_names_the_first_page_s_element_code() -> None:
+    # issue #43: the code of the elements the Cost page draws with its KPIs (ui.assets) is named in Streamlit's page as
+    # modulepreload links, so the browser fetches it while the first run is under way; the page is otherwise Streamlit's
+    # own, on every page's path, and the files themselves are served untouched
+    own = (assets.STATIC_JS.parent.parent / "index.html").read_bytes()
+    files = assets.element_files()
+    assert [f.split(".")[0] for f in files[:len(assets.FIRST_ELEMENTS)]] == list(assets.FIRST_ELEMENTS)
+    new = [f for f in files if f.encode() not in own]
+    assert len(new) >= len(assets.FIRST_ELEMENTS)
+    links = b"".join(b'<link rel="modulepreload" crossorigin href="./static/js/%s">\n' % f.encode() for f in new)
+    main_file = re.search(rb'src="./static/js/([^"]+)"', own)
+    assert main_file is not None
+    with contextmanager(_served)() as url:
+        for path in ("/", "/fleet"):
+            status, headers, page = _get(url + path)
+            assert status == 200 and int(headers["content-length"]) == len(page)
+            assert page == own.replace(b"</head>", links + b"</head>", 1)
+        for name in (new[0], new[-1], main_file[1].decode()):
+            assert _get(f"{url}/static/js/{name}")[2] == (assets.STATIC_JS / name).read_bytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(names=st.lists(st.from_regex(r"[A-Za-z][\w-]{0,12}\.[A-Za-z0-9]{4}\.js", fullmatch=True), max_size=6,
+                      unique=True), named=st.integers(0, 6))
+def test_links_go_before_the_head_s_end_once_each(names: list[str], named: int) -> None:
+    # a file the page already names gets no second link; everything else of the page stays as it was
+    links = b"".join(b'<link rel="modulepreload" crossorigin href="./static/js/%s">\n' % n.encode() for n in names)
+    present = b"".join(b'<script src="./static/js/%s"></script>' % n.encode() for n in names[:named])
+    page = b"<html><head>" + present + b"</head><body></body></html>"
+    out = assets.with_links(page, links)
+    assert out.replace(out[len(b"<html><head>") + len(present):out.index(b"</head>")], b"") == page
+    for n in names:
+        assert out.count(b"./static/js/" + n.encode()) == 1
+    assert assets.with_links(b"<p>no head</p>", links) == b"<p>no head</p>"

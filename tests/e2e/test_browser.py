@@ -16,6 +16,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 import economics
 from economics import FIELDS
+from ui import assets
 from ui.editor import section
 from ui.format import usd_rate
 
@@ -120,6 +121,21 @@ def test_cold_start_shows_cost(page: Page, streamlit_url: str) -> None:
     expect(value).to_have_text(re.compile(r"^\$\d[\d,]*(\.\d+)?$"), timeout=COLD_START_TIMEOUT_MS)
     expected = economics.evaluate_scenario(economics.default_scenario().model_dump())["cost_usd_per_m_tokens"]
     expect(value).to_have_text(usd_rate(expected))
+
+
+def test_the_first_page_s_element_code_is_fetched_before_its_first_run(page: Page, streamlit_url: str) -> None:
+    # issue #43: the code of the KPIs' and the sidebar's elements (ui.assets, named in Streamlit's page) is requested
+    # while the page loads, before it opens the websocket its first run answers on, and once: the frontend's own load
+    # of an element's code, when the element arrives, finds it there; before, it was fetched after the KPI arrived
+    seen: list[str] = []
+    page.on("request", lambda r: seen.append(urlsplit(r.url).path.rsplit("/", 1)[-1]))
+    page.on("websocket", lambda _ws: seen.append("<websocket>"))
+    page.goto(streamlit_url)
+    expect(cost_metric(page)).to_have_text(re.compile(r"^\$\d"), timeout=COLD_START_TIMEOUT_MS)
+    opened = seen.index("<websocket>")
+    for name in assets.element_files():
+        assert seen.count(name) == 1, name
+        assert seen.index(name) < opened, name
 
 
 def test_electricity_input_updates_cost(page: Page, streamlit_url: str, screenshot: Callable[[str], Path]) -> None:

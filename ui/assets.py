@@ -1,0 +1,142 @@
+"""Streamlit's page, told up front which of its frontend's pieces the first page draws (issue #43, the cold start).
+
+Streamlit's frontend loads the code of each kind of element (a KPI, a text box, a select box...) the first time a run
+sends one: the browser only then fetches that piece of JavaScript and the pieces it imports, compiles them and draws.
+On a cold start that came after the Cost page's first KPI had arrived (its run done), about 40 small files, so the
+KPI waited for them; meanwhile, from the page's load to the KPI's arrival, the browser sat idle waiting for the
+server. :class:`FirstPageChunks` adds ``<link rel="modulepreload">`` to Streamlit's page for those pieces, so the
+browser fetches and compiles them while the first run is under way; nothing else about the page changes, and a piece
+the page never draws is simply never run.
+
+The pieces are Streamlit's own files (content-hashed names, under its static folder), found by the name of the
+element's component (:data:`FIRST_ELEMENTS`) and followed through their static imports, so a Streamlit upgrade that
+renames the hashes needs no change here; a name that no longer matches a file adds no link.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+import streamlit
+
+STATIC_JS = Path(streamlit.__file__).parent / "static" / "static" / "js"
+"""Streamlit's frontend code, as its server serves it under ``./static/js/``."""
+FIRST_ELEMENTS = ("Metric", "TextInput", "Selectbox", "ButtonGroup", "Button")
+"""The kinds of element the Cost page sends with its KPIs and its sidebar (``st.metric``, ``st.text_input``,
+``st.selectbox``, ``st.pills``/``st.segmented_control`` and ``st.button``), as Streamlit's frontend names their
+code; headings, captions, notes and columns are in its main file."""
+_IMPORT = re.compile(r'(?:\bfrom|\bimport)\s*"\./([\w.$-]+\.js)"')
+_HEAD_END = b"</head>"
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+
+
+def _imports(name: str) -> list[str]:
+    """The files a piece of Streamlit's frontend imports statically (``import ... from "./x.js"``)."""
+    return _IMPORT.findall((STATIC_JS / name).read_text(encoding="utf-8"))
+
+
+def _closure(names: Iterable[str]) -> list[str]:
+    """These files and every file they import, directly or not, in the order first reached."""
+    seen: dict[str, None] = {}
+    todo = list(names)
+    while todo:
+        name = todo.pop(0)
+        if name not in seen and (STATIC_JS / name).is_file():
+            seen[name] = None
+            todo += _imports(name)
+    return list(seen)
+
+
+def element_files(elements: Iterable[str] = FIRST_ELEMENTS) -> list[str]:
+    """The file of each named element's code (``Metric.<hash>.js``), then all they import.
+
+    >>> files = element_files(["Metric"])
+    >>> files[0].startswith("Metric.") and len(files) > 1
+    True
+    """
+    own = [path.name for element in elements for path in sorted(STATIC_JS.glob(f"{element}.*.js"))
+           if re.fullmatch(rf"{element}\.[\w-]+\.js", path.name)]
+    return _closure(own)
+
+
+@functools.cache
+def _links() -> bytes:
+    """The ``modulepreload`` links for :func:`element_files` (computed once per process)."""
+    return "".join(f'<link rel="modulepreload" crossorigin href="./static/js/{name}">\n'
+                   for name in element_files()).encode()
+
+
+def with_links(page: bytes, links: bytes) -> bytes:
+    """Streamlit's page with ``links`` before ``</head>``, leaving out any file the page already names; the page
+    unchanged if it has no head.
+
+    >>> with_links(b'<head><link href="./static/js/a.js"></head>',
+    ...            b'<link href="./static/js/a.js">\\n<link href="./static/js/b.js">\\n')
+    b'<head><link href="./static/js/a.js"><link href="./static/js/b.js">\\n</head>'
+    """
+    at = page.find(_HEAD_END)
+    if at < 0:
+        return page
+    new = b"".join(line + b"\n" for line in links.splitlines() if _named(line) not in page)
+    return page[:at] + new + page[at:]
+
+
+def _named(link: bytes) -> bytes:
+    """The ``href`` value of one link line."""
+    return link.split(b'href="', 1)[1].split(b'"', 1)[0]
+
+
+class FirstPageChunks:
+    """ASGI middleware (``st.App(middleware=...)``): Streamlit's HTML page (``/`` and every page's path) answered
+    :func:`with_links`; every other answer passed through untouched.
+
+    Parameters
+    ----------
+    app
+        The rest of the server (Streamlit's own middleware and routes).
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "GET":
+            await self.app(scope, receive, send)
+            return
+        held: list[Message] = []
+        body: list[bytes] = []
+
+        async def hold_html(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                if not _is_html(message) or message["status"] != 200:
+                    await send(message)
+                    return
+                held.append(message)
+                return
+            if not held:
+                await send(message)
+                return
+            body.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                await _send_page(send, held[0], with_links(b"".join(body), _links()))
+
+        await self.app(scope, receive, hold_html)
+
+
+def _is_html(start: Message) -> bool:
+    """Whether a response's start says its body is an HTML page."""
+    return any(name.lower() == b"content-type" and value.startswith(b"text/html") for name, value in start["headers"])
+
+
+async def _send_page(send: Any, start: Message, page: bytes) -> None:
+    """The held response's start with the new length (and no validators of the file's bytes), then the page."""
+    headers = [(name, value) for name, value in start["headers"]
+               if name.lower() not in (b"content-length", b"etag", b"last-modified")]
+    await send({**start, "headers": [*headers, (b"content-length", str(len(page)).encode())]})
+    await send({"type": "http.response.body", "body": page, "more_body": False})
