@@ -260,7 +260,8 @@ def test_the_server_s_lifespan_loads_the_first_page_and_nothing_more() -> None:
     # after the first page is drawn) nor a database, chart or statistics library
     wanted = sorted(_first_run_imports())
     assert {"economics.store", "ui.state", "ui.common", "ui.studies", "economics.report.kpis"} <= set(wanted)
-    probe = (LIFESPAN +
+    # (after app.py's import as a module, which the server makes first: ui.memory and ui.assets)
+    probe = ("import app\n" + LIFESPAN +
              "[t.join() for t in threading.enumerate() if t.name == 'first-page-preload']\n"
              f"wanted = {wanted!r}\n"
              f"unwanted = {(*HEAVY, *PLANNER)!r}\n"
