@@ -1,20 +1,23 @@
-"""Streamlit's page, told up front which of its frontend's pieces the first page draws (issue #43, the cold start).
+"""Streamlit's page, told which of its frontend's pieces the first page draws (issue #43, the cold start).
 
 Streamlit's frontend loads the code of each kind of element (a KPI, a text box, a select box...) the first time a run
 sends one: the browser only then fetches that piece of JavaScript and the pieces it imports, compiles them and draws.
-On a cold start that came after the Cost page's first KPI had arrived (its run done), about 40 small files, so the
-KPI waited for them; meanwhile, from the page's load to the KPI's arrival, the browser sat idle waiting for the
-server. :class:`FirstPageChunks` adds ``<link rel="modulepreload">`` to Streamlit's page for those pieces, so the
-browser fetches and compiles them while the first run is under way; nothing else about the page changes, and a piece
-the page never draws is simply never run.
+On a cold start that came after the Cost page's first KPI had arrived (its run done): 37 small files, so the KPI
+waited for them, while from the page's load to the KPI's arrival the browser sat idle waiting for the server's first
+run. :class:`FirstPageChunks` adds to Streamlit's page a short script that, once the page has loaded, names those
+pieces as ``<link rel="modulepreload">``, so the browser fetches and compiles them while the first run is under way.
+Once loaded, not before: as plain links in the page's head they took 6-connection slots ahead of the frontend's own
+requests and the websocket opened 0.2-0.5 s later (docs/speed.md). Nothing else about the page changes, and a piece
+the page never draws is never run.
 
 The pieces are Streamlit's own files (content-hashed names, under its static folder), found by the name of the
 element's component (:data:`FIRST_ELEMENTS`) and followed through their static imports, so a Streamlit upgrade that
-renames the hashes needs no change here; a name that no longer matches a file adds no link.
+renames the hashes needs no change here; a name that no longer matches a file names nothing.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, MutableMapping
 from pathlib import Path
@@ -71,35 +74,34 @@ def element_files(elements: Iterable[str] = FIRST_ELEMENTS) -> list[str]:
     return _closure(own, named)
 
 
-def _links() -> bytes:
-    """The ``modulepreload`` links for :func:`element_files`."""
-    return "".join(f'<link rel="modulepreload" crossorigin href="./static/js/{name}">\n'
-                   for name in element_files()).encode()
+def preload_script(files: Iterable[str]) -> bytes:
+    """The page's script that, once the page has loaded, adds a ``modulepreload`` link for each file (names under
+    ``./static/js/``, relative as the page's own links are, so they hold under a base URL path).
+
+    >>> script = preload_script(["Metric.x1.js", "a.y2.js"])
+    >>> script.startswith(b'<script>addEventListener("load",') and b'["Metric.x1.js","a.y2.js"]' in script
+    True
+    """
+    names = json.dumps(list(files), separators=(",", ":"))
+    return (f'<script>addEventListener("load",()=>{{for(const f of {names}){{const l=document.createElement("link");'
+            f'l.rel="modulepreload";l.crossOrigin="";l.href="./static/js/"+f;document.head.append(l)}}}})</script>\n'
+            ).encode()
 
 
-def with_links(page: bytes, links: bytes) -> bytes:
-    """Streamlit's page with ``links`` before ``</head>``, leaving out any file the page already names; the page
-    unchanged if it has no head.
+def with_script(page: bytes, script: bytes) -> bytes:
+    """Streamlit's page with ``script`` before ``</head>``; the page unchanged if it has no head.
 
-    >>> with_links(b'<head><link href="./static/js/a.js"></head>',
-    ...            b'<link href="./static/js/a.js">\\n<link href="./static/js/b.js">\\n')
-    b'<head><link href="./static/js/a.js"><link href="./static/js/b.js">\\n</head>'
+    >>> with_script(b"<html><head><title>t</title></head></html>", b"<script></script>")
+    b'<html><head><title>t</title><script></script></head></html>'
     """
     at = page.find(_HEAD_END)
-    if at < 0:
-        return page
-    new = b"".join(line + b"\n" for line in links.splitlines() if _named(line) not in page)
-    return page[:at] + new + page[at:]
-
-
-def _named(link: bytes) -> bytes:
-    """The ``href`` value of one link line."""
-    return link.split(b'href="', 1)[1].split(b'"', 1)[0]
+    return page if at < 0 else page[:at] + script + page[at:]
 
 
 class FirstPageChunks:
     """ASGI middleware (``st.App(middleware=...)``): Streamlit's HTML page (``/`` and every page's path) answered
-    :func:`with_links`; every other answer passed through untouched.
+    :func:`with_script` with :func:`preload_script` of :func:`element_files`; every other answer passed through
+    untouched (a ``HEAD`` request's headers too: the length they give is the file's).
 
     Parameters
     ----------
@@ -109,8 +111,8 @@ class FirstPageChunks:
 
     def __init__(self, app: Any) -> None:
         # Built with the server's app, as it starts and before its lifespan's preload (ui/memory.py) takes the
-        # interpreter: found at the first page's request, the 37 files' reading held that answer up 0.3 s at load 18.
-        self.app, self.links = app, _links()
+        # interpreter: found at the first page's request, the files' reading held that answer up 0.3 s at load 18.
+        self.app, self.script = app, preload_script(element_files())
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope.get("method") != "GET":
@@ -131,7 +133,7 @@ class FirstPageChunks:
                 return
             body.append(message.get("body", b""))
             if not message.get("more_body", False):
-                await _send_page(send, held[0], with_links(b"".join(body), self.links))
+                await _send_page(send, held[0], with_script(b"".join(body), self.script))
 
         await self.app(scope, receive, hold_html)
 

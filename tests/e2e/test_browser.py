@@ -123,19 +123,18 @@ def test_cold_start_shows_cost(page: Page, streamlit_url: str) -> None:
     expect(value).to_have_text(usd_rate(expected))
 
 
-def test_the_first_page_s_element_code_is_fetched_before_its_first_run(page: Page, streamlit_url: str) -> None:
-    # issue #43: the code of the KPIs' and the sidebar's elements (ui.assets, named in Streamlit's page) is requested
-    # while the page loads, before it opens the websocket its first run answers on, and once: the frontend's own load
-    # of an element's code, when the element arrives, finds it there; before, it was fetched after the KPI arrived
+def test_the_first_page_s_element_code_is_preloaded_once(page: Page, streamlit_url: str) -> None:
+    # issue #43: once the page has loaded, it names the code of the KPIs' and the sidebar's elements (ui.assets) as
+    # modulepreload links, and the frontend's own load of that code, when the elements arrive, uses what they fetched:
+    # each file is requested once
     seen: list[str] = []
     page.on("request", lambda r: seen.append(urlsplit(r.url).path.rsplit("/", 1)[-1]))
-    page.on("websocket", lambda _ws: seen.append("<websocket>"))
     page.goto(streamlit_url)
     expect(cost_metric(page)).to_have_text(re.compile(r"^\$\d"), timeout=COLD_START_TIMEOUT_MS)
-    opened = seen.index("<websocket>")
-    for name in assets.element_files():
-        assert seen.count(name) == 1, name
-        assert seen.index(name) < opened, name
+    linked = page.evaluate("() => [...document.querySelectorAll('link[rel=modulepreload]')].map(l => l.href)")
+    files = assets.element_files()
+    assert {urlsplit(h).path.rsplit("/", 1)[-1] for h in linked} >= set(files)
+    assert [f for f in files if seen.count(f) != 1] == []
 
 
 def test_electricity_input_updates_cost(page: Page, streamlit_url: str, screenshot: Callable[[str], Path]) -> None:
