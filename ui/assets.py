@@ -64,6 +64,18 @@ def element_files(elements: Iterable[str] = FIRST_ELEMENTS) -> list[str]:
     """The file of each named element's code (``Metric.<hash>.js``), then all they import that Streamlit's page does
     not name already (the page names its own code and every file that imports, as ``modulepreload`` links).
 
+    Parameters
+    ----------
+    elements
+        Names of element components as Streamlit's frontend names their files (:data:`FIRST_ELEMENTS`).
+
+    Returns
+    -------
+    list[str]
+        File names under :data:`STATIC_JS`, each once, the elements' own first.
+
+    Examples
+    --------
     >>> files = element_files(["Metric"])
     >>> files[0].startswith("Metric.") and len(files) > 1
     True
@@ -78,6 +90,18 @@ def preload_script(files: Iterable[str]) -> bytes:
     """The page's script that, once the page has loaded, adds a ``modulepreload`` link for each file (names under
     ``./static/js/``, relative as the page's own links are, so they hold under a base URL path).
 
+    Parameters
+    ----------
+    files
+        File names under :data:`STATIC_JS` (:func:`element_files`).
+
+    Returns
+    -------
+    bytes
+        One ``<script>`` element and a line break, ASCII.
+
+    Examples
+    --------
     >>> script = preload_script(["Metric.x1.js", "a.y2.js"])
     >>> script.startswith(b'<script>addEventListener("load",') and b'["Metric.x1.js","a.y2.js"]' in script
     True
@@ -91,6 +115,20 @@ def preload_script(files: Iterable[str]) -> bytes:
 def with_script(page: bytes, script: bytes) -> bytes:
     """Streamlit's page with ``script`` before ``</head>``; the page unchanged if it has no head.
 
+    Parameters
+    ----------
+    page
+        The HTML page as served.
+    script
+        What to add (:func:`preload_script`).
+
+    Returns
+    -------
+    bytes
+        The page with the script at the end of its head.
+
+    Examples
+    --------
     >>> with_script(b"<html><head><title>t</title></head></html>", b"<script></script>")
     b'<html><head><title>t</title><script></script></head></html>'
     """
