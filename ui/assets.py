@@ -7,8 +7,8 @@ waited for them, while from the page's load to the KPI's arrival the browser sat
 run. :class:`FirstPageChunks` adds to Streamlit's page a short script that, once the page has loaded, names those
 pieces as ``<link rel="modulepreload">``, so the browser fetches and compiles them while the first run is under way.
 Once loaded, not before: as plain links in the page's head they took 6-connection slots ahead of the frontend's own
-requests and the websocket opened 0.2-0.5 s later (docs/speed.md). Nothing else about the page changes, and a piece
-the page never draws is never run.
+requests and the websocket opened 0.3-0.8 s later at load 15-18 (docs/speed.md). Nothing else about the page
+changes, and a piece the page never draws is never run.
 
 The pieces are Streamlit's own files (content-hashed names, under its static folder), found by the name of the
 element's component (:data:`FIRST_ELEMENTS`) and followed through their static imports, so a Streamlit upgrade that
