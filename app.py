@@ -11,14 +11,17 @@ this file through it, importing it once as a module at the server's start; every
 from urllib.parse import quote
 
 import streamlit as st
+from starlette.middleware import Middleware
 
-from ui import memory
+from ui import assets, memory
 
 if __name__ != "__main__":
     # The server's start, before any browser connects: its lifespan imports the first page's modules and evaluates
     # its default scenario in the background while the browser loads Streamlit's page (issue #43: about 1 s of CPU
     # that the first run would otherwise spend after the browser connects; ui/memory.py).
-    app = st.App("app.py", lifespan=memory.preload)
+    # Its middleware names the first page's frontend code in Streamlit's page, so the browser fetches it during the
+    # first run rather than after the KPI arrives (ui/assets.py).
+    app = st.App("app.py", lifespan=memory.preload, middleware=[Middleware(assets.FirstPageChunks)])
 else:
     from streamlit import delta_generator, runtime
 
