@@ -147,9 +147,9 @@ class _Roles:
         np.multiply(self.sorted_share, self.ordered_cost, out=self.sorted_cost)
         self.sorted_share.cumsum(axis=1, out=self.x_tail)
         self.sorted_cost.cumsum(axis=1, out=self.y_tail)
-        whole_a, whole_p, whole_d = self.x_last.tolist()
-        g_min = max(0.0, h.need_input - min(whole_p, h.prefill_max), h.need_output - whole_d)
-        g_max = min(whole_a, self.cap)
+        most_a, most_p, most_d = self.x_last.tolist()  # the most share each role can cover
+        g_min = max(0.0, h.need_input - min(most_p, h.prefill_max), h.need_output - most_d)
+        g_max = min(most_a, self.cap)
         if g_min > g_max + TOL:
             return None
         g, rows = self.kinks, self.kink_rows
