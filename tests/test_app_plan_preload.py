@@ -88,7 +88,7 @@ def test_the_preload_steps_wait_while_a_session_s_run_is_under_way() -> None:
     plan = planning.solve_default(between=lambda: kept.append(len(planning.PLANS.plans)))
     assert kept == [0, 1, 1, 1] and plan.files is not None
     with memory.running():
-        waiting = threading.Thread(target=memory._until_idle)
+        waiting = threading.Thread(target=memory.until_idle)
         waiting.start()
         waiting.join(0.5)
         assert waiting.is_alive()  # held while the run is under way

@@ -73,6 +73,8 @@ def _first_page() -> None:
     economics.evaluate_scenario(economics.default_scenario())
 
 
+PLAN_THREAD = "plan-page-preload"
+"""The name of :func:`_plan_page`'s thread."""
 _IDLE = threading.Condition()
 _runs = 0
 
@@ -92,7 +94,7 @@ def running() -> Iterator[None]:
             _IDLE.notify_all()
 
 
-def _until_idle() -> None:
+def until_idle() -> None:
     """Wait until no session's run is under way."""
     with _IDLE:
         _IDLE.wait_for(lambda: _runs == 0)
@@ -107,7 +109,7 @@ def _plan_page() -> None:
     two cores and the interpreter's lock with the runs, and a run's KPI must not wait for a plan it does not show (an
     edit made while a step runs still shares the machine with that step, 0.04-0.45 s of CPU)."""
     FIRST_RUN_DRAWN.wait()
-    importlib.import_module("ui.planning").solve_default(between=_until_idle)
+    importlib.import_module("ui.planning").solve_default(between=until_idle)
 
 
 @contextlib.asynccontextmanager
@@ -116,5 +118,5 @@ async def preload(_app: object) -> AsyncIterator[None]:
     listening, so that the first session's run, which starts once the browser has loaded Streamlit's page, finds the
     first page's modules and catalogs ready; and :func:`_plan_page` on another, which waits for that run's page."""
     threading.Thread(target=_first_page, name="first-page-preload", daemon=True).start()
-    threading.Thread(target=_plan_page, name="plan-page-preload", daemon=True).start()
+    threading.Thread(target=_plan_page, name=PLAN_THREAD, daemon=True).start()
     yield None

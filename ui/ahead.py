@@ -1,0 +1,108 @@
+"""The studies a session is likely to open next, made for its state in the background once its run has ended.
+
+Issue #43 (every page switch <= 500 ms): a switch to the Cost or the Fleet page in a state that page has not drawn
+computes that page's studies in the switch's run, before the browser can draw them (the evaluation, the cost curve,
+the published prices' margins and the day by the hour; the comparison of the other accelerators and its chart: 60-190
+ms of the server's CPU on app_latency's switch session, the comparison most of Fleet's). Each is cached per state by
+its page (:mod:`ui.studies`, ``st.cache_data``), so the same calls made ahead fill the same entries and the page's run
+only reads them: nothing is computed twice, and every number is the page's own.
+
+After each run of a session in a browser (app.py), :func:`after_run` hands its state to one worker thread of the
+process, which makes those studies one at a time, each started only while no session's run is under way
+(:func:`ui.memory.until_idle`, as the Plan page's preload does): a run's KPIs never wait for them, though a run that
+starts during a step shares the machine with that step (its own study, 10-100 ms). Only the latest state handed in is
+kept (an edit made meanwhile replaces the one before), and a state whose studies are cached costs a lookup a study.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import streamlit as st
+
+import economics
+from economics import catalog
+from ui import common, memory, state, studies
+
+WORKER = "studies-ahead"
+"""The worker thread's name."""
+
+_pending: list[tuple[dict[str, Any], dict[str, Any]]] = []  # the latest state handed in (at most one)
+_wake = threading.Condition()
+_started = False
+
+
+class _NoRunContextWarning(logging.Filter):
+    """Streamlit warns of a missing run context at every cached call made outside a session's run (its
+    ``get_script_run_ctx``); the background threads of :mod:`ui.memory` and this module make such calls on purpose
+    (a cache is the process's), so their warnings are dropped, every other thread's kept."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.threadName in (WORKER, memory.PLAN_THREAD) and "missing ScriptRunContext" in
+                    record.getMessage())
+
+
+def steps(scenario: Mapping[str, Any], settings: Mapping[str, Any]) -> list[Callable[[], object]]:
+    """The Cost and Fleet pages' studies of this state, in the calls those pages make (ui/cost.py, ui/day.py,
+    ui/fleet.py), the KPIs' evaluation first; those a page would not make for it (no capacity, no cost, no model,
+    no accelerator to compare) left out, as the page leaves them."""
+    key = common.canonical(scenario)
+    try:
+        result = common.evaluate(scenario)
+    except economics.ScenarioError:
+        return []  # every page shows the error, and draws no study
+    made: list[Callable[[], object]] = []
+    if result["cost_usd_per_m_tokens"] is not None:
+        if result["capacity_output_tokens_per_day"]:
+            made.append(lambda: studies.cost_curve(key))
+        made += [lambda: studies.hours_of(key), lambda: studies.margins(key)]
+    ids = catalog.accelerator_ids()
+    choices = tuple(a for a in settings["compare"] if a in ids)
+    if choices and scenario["model"] is not None:
+        made += [lambda: studies.compare_of(key, choices), lambda: studies.compare_spec(key, choices)]
+    return made
+
+
+def make(scenario: Mapping[str, Any], settings: Mapping[str, Any],
+         between: Callable[[], None] = lambda: None) -> int:
+    """Make the studies of :func:`steps`, ``between()`` called before each (and before the evaluation); the number
+    made. A study that raises is left to its page, which shows the error as it would have."""
+    between()
+    made = 0
+    for step in steps(scenario, settings):
+        between()
+        try:
+            step()
+        except Exception:  # noqa: BLE001 - the page's own call raises it again where it is shown
+            continue
+        made += 1
+    return made
+
+
+def after_run() -> None:
+    """Hand the session's state to the worker (started on the first call), in place of any state still pending. Only
+    for a session in a browser: a run without one (``streamlit.testing``) is a test or a bench, which calls
+    :func:`make` itself where it wants the studies made."""
+    global _started
+    if not st.context.headers or state.SCENARIO not in st.session_state:
+        return
+    with _wake:
+        _pending[:] = [(state.scenario(), state.settings())]
+        if not _started:
+            _started = True
+            logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").addFilter(
+                _NoRunContextWarning())
+            threading.Thread(target=_work, name=WORKER, daemon=True).start()
+        _wake.notify()
+
+
+def _work() -> None:
+    while True:
+        with _wake:
+            _wake.wait_for(lambda: bool(_pending))
+            scenario, settings = _pending.pop()
+        memory.until_idle()
+        make(scenario, settings, between=memory.until_idle)
