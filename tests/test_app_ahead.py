@@ -7,7 +7,9 @@ from __future__ import annotations
 from streamlit.runtime import caching
 
 from tests.test_app import set_field, start
-from ui import ahead
+from tests.test_app_plan import metric
+from ui import ahead, planning
+from ui import format as fmt
 
 # app_latency's page-switch session (the Decode study's state), at an electricity price no other test draws, so
 # every study of this state is new to the process's caches
@@ -59,3 +61,16 @@ def test_after_run_leaves_a_run_without_a_browser_alone() -> None:
     # streamlit.testing has no browser (no request headers): no worker is started for it
     start("cost", QUERY)
     assert not ahead._started
+
+
+def test_the_plan_made_ahead_is_the_one_the_plan_page_reads() -> None:
+    # a session on a linked state: the Plan page's plan of it made ahead (the worker does so once the session is
+    # quiet), then a switch to Plan reads it, proven, with the settings' costs, and plans nothing anew
+    at = start("decode", {**QUERY, "electricity_usd_per_kwh": "0.0919"})
+    kept = ahead.plan(at.session_state["scenario"], at.session_state["settings"])
+    assert kept is not None and not kept.pending and kept.costs is not None and kept.files
+    plans = dict(planning.PLANS.plans)
+    at.switch_page("ui/plan.py").run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    assert dict(planning.PLANS.plans) == plans and planning.PLANS.get(kept.key) is kept
+    assert metric(at, "Cost per day") == fmt.usd(kept.proven()["summary"]["cost_usd_per_day"])

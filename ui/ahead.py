@@ -12,14 +12,20 @@ process, which makes those studies one at a time, each started only while no ses
 (:func:`ui.memory.until_idle`, as the Plan page's preload does): a run's KPIs never wait for them, though a run that
 starts during a step shares the machine with that step (its own study, 10-100 ms). Only the latest state handed in is
 kept (an edit made meanwhile replaces the one before), and a state whose studies are cached costs a lookup a study.
+
+Then, once no run has started or ended for :data:`QUIET_S`, the Plan page's plan of that state (:func:`plan`: a switch
+to Plan from a linked state solved it on arrival, 1.8-2.2 s of CPU), each of its steps after another such quiet spell
+and none once a newer state is pending.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -27,8 +33,19 @@ import economics
 from economics import catalog
 from ui import common, memory, state, studies
 
+if TYPE_CHECKING:
+    from ui import planning
+
 WORKER = "studies-ahead"
 """The worker thread's name."""
+QUIET_S = 1.0
+"""The Plan page's plan of a state is made only once no run has started or ended for this long [s]: its steps are
+0.3-1.2 s of CPU each (HiGHS and the planner's Python), which a run starting during one shares the machine and the
+interpreter's lock with, so they wait for a session that is reading rather than clicking."""
+
+
+class Superseded(Exception):
+    """A newer state was handed in: the worker leaves the Plan page's plan of the one before."""
 
 _pending: list[tuple[dict[str, Any], dict[str, Any]]] = []  # the latest state handed in (at most one)
 _wake = threading.Condition()
@@ -82,6 +99,23 @@ def make(scenario: Mapping[str, Any], settings: Mapping[str, Any],
     return made
 
 
+def plan(scenario: Mapping[str, Any], settings: Mapping[str, Any],
+         between: Callable[[], None] = lambda: None) -> planning.Plan | None:
+    """The Plan page's plan of this state with the catalog's candidates (a switch to Plan uploads no file), proven,
+    with what each operations setting costs and its downloads (:func:`ui.planning.solve_inputs`, the store the page
+    reads), ``between()`` called before each step; None when the planner refuses the state (the page says why).
+    :mod:`ui.planning` (the planner's MILP) is imported here, not with this module: app.py imports this one before
+    the first page's KPIs, which wait for none of the planner (ui/memory.py)."""
+    store = importlib.import_module("ui.planning")
+    try:
+        made: planning.Plan = store.solve_inputs(store.inputs_of(scenario, settings), between)
+        return made
+    except Superseded:
+        raise
+    except Exception:  # noqa: BLE001 - the page's own call raises it again where it is shown
+        return None
+
+
 def after_run() -> None:
     """Hand the session's state to the worker (started on the first call), in place of any state still pending. Only
     for a session in a browser: a run without one (``streamlit.testing``) is a test or a bench, which calls
@@ -99,6 +133,14 @@ def after_run() -> None:
         _wake.notify()
 
 
+def _quiet() -> None:
+    """Wait for :data:`QUIET_S` without a run; raise :class:`Superseded` if a newer state is pending."""
+    memory.until_quiet(QUIET_S)
+    with _wake:
+        if _pending:
+            raise Superseded
+
+
 def _work() -> None:
     while True:
         with _wake:
@@ -106,3 +148,5 @@ def _work() -> None:
             scenario, settings = _pending.pop()
         memory.until_idle()
         make(scenario, settings, between=memory.until_idle)
+        with contextlib.suppress(Superseded):
+            plan(scenario, settings, between=_quiet)

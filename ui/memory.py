@@ -33,6 +33,7 @@ import contextlib
 import gc
 import importlib
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 
 LATER = ("economics.studies.planner.run", "economics.studies.planner.frontiers")
@@ -59,7 +60,7 @@ def freeze_once() -> None:
 
 
 FIRST = ("economics.store", "ui.state", "economics.report.charts", "economics.report.kpis", "ui.common", "ui.day",
-         "ui.editor", "ui.report", "ui.saving", "ui.studies", "PIL.Image", "PIL.ImageFile")
+         "ui.editor", "ui.report", "ui.saving", "ui.studies", "ui.ahead", "PIL.Image", "PIL.ImageFile")
 """app.py's imports and the Cost page's (the default page; ui/cost.py is run as a script, so its imports are named),
 heaviest first: pandas, scipy.interpolate (the engine's PCHIP), the schema and the engine; then PIL, which
 ``st.set_page_config`` imports to read app.py's favicon, given as a URL."""
@@ -77,20 +78,23 @@ PLAN_THREAD = "plan-page-preload"
 """The name of :func:`_plan_page`'s thread."""
 _IDLE = threading.Condition()
 _runs = 0
+_last_run = 0.0  # time.monotonic() when a run last started or ended
 
 
 @contextlib.contextmanager
 def running() -> Iterator[None]:
     """A session's run (app.py runs each page inside): the Plan page's preload starts none of its steps while one is
     under way."""
-    global _runs
+    global _runs, _last_run
     with _IDLE:
         _runs += 1
+        _last_run = time.monotonic()
     try:
         yield
     finally:
         with _IDLE:
             _runs -= 1
+            _last_run = time.monotonic()
             _IDLE.notify_all()
 
 
@@ -98,6 +102,17 @@ def until_idle() -> None:
     """Wait until no session's run is under way."""
     with _IDLE:
         _IDLE.wait_for(lambda: _runs == 0)
+
+
+def until_quiet(seconds: float) -> None:
+    """Wait until no session's run is under way and none has started or ended for ``seconds``."""
+    with _IDLE:
+        while True:
+            _IDLE.wait_for(lambda: _runs == 0)
+            left = _last_run + seconds - time.monotonic()
+            if left <= 0:
+                return
+            _IDLE.wait(left)
 
 
 def _plan_page() -> None:

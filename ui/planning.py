@@ -195,12 +195,19 @@ def default_inputs() -> Inputs:
 
 
 def solve_default(between: Callable[[], None] = lambda: None) -> Plan:
-    """The plan of a session opened without a link, proven, with what each operations setting costs and its
-    downloads: what the Plan page reads on that state, kept in :data:`PLANS` (the last two, as the page, only for a
-    plan that meets every constraint). ``between`` is called before each of those steps (the server's start waits
-    there while a session's run is under way)."""
+    """The plan of a session opened without a link (:func:`solve_inputs` of :func:`default_inputs`), kept in
+    :data:`PLANS`; ``between`` is called before each step (the server's start waits there while a session's run is
+    under way)."""
+    return solve_inputs(default_inputs(), between)
+
+
+def solve_inputs(inputs: Inputs, between: Callable[[], None] = lambda: None) -> Plan:
+    """The plan of these inputs with the catalog's candidates, proven, with what each operations setting costs and
+    its downloads: what the Plan page reads on that state, kept in :data:`PLANS` (the last two, as the page, only for
+    a plan that meets every constraint). ``between`` is called before each of those steps (it may wait, or raise to
+    stop there)."""
     between()
-    plan = planned(default_inputs(), None)
+    plan = planned(inputs, None)
     between()
     if plan.proven()["feasible"]:
         for step in (plan.setting_costs, plan.downloads):
