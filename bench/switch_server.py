@@ -1,10 +1,11 @@
 """The server's side of a page switch: the CPU of each page's run under ``streamlit.testing`` (no browser), on
-bench/app_latency.py's switch session (opened on its Decode link, then Cost, Fleet, Decode, Throughput, Uncertainty,
-Cost, Fleet, Decode), each tree in a fresh process, trees alternated within each round.
+bench/app_latency.py's switch session (opened on its Decode link, then Cost, Fleet, Decode, Plan, Throughput,
+Uncertainty, Cost, Fleet, Decode), each tree in a fresh process, trees alternated within each round.
 
 A tree with :mod:`ui.ahead` has the studies of the session's state made after each run as its server's worker makes
-them while the browser draws (``ahead.make``, called between the runs, outside the clock; the worker itself runs only
-for a session in a browser); its CPU is printed apart. The first arrivals are the figures to read: a revisit reads
+them (``ahead.make``, and ``ahead.plan``, which the worker makes once the session is quiet for a second: called
+between the runs, outside the clock; the worker itself runs only for a session in a browser); its CPU is printed
+apart. The first arrivals are the figures to read: a revisit reads
 every study from the page's cache on any tree. It asserts nothing about time.
 
 Usage: python bench/switch_server.py [ROOT ...] [--rounds 3]
@@ -19,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ORDER = ("cost", "fleet", "decode", "throughput", "uncertainty", "cost", "fleet", "decode")
+ORDER = ("cost", "fleet", "decode", "plan", "throughput", "uncertainty", "cost", "fleet", "decode")
 CHILD = r'''
 import json, os, sys, time
 from urllib.parse import parse_qsl
@@ -41,6 +42,7 @@ for page in order:
     if ahead is not None:  # what the server's worker makes after the previous run
         t0 = time.process_time()
         ahead.make(at.session_state["scenario"], at.session_state["settings"])
+        ahead.plan(at.session_state["scenario"], at.session_state["settings"])  # once the session is quiet
         ahead_s += time.process_time() - t0
     t0 = time.process_time()
     at.switch_page(f"ui/{page}.py").run()
@@ -74,10 +76,12 @@ def main() -> None:
         medians = [statistics.median(float(r["runs"][i]) for r in got[root]) * 1000  # type: ignore[index]
                    for i in range(len(ORDER))]
         first.setdefault("base", medians[0] + medians[1])
+        first.setdefault("plan", medians[3])
         print(f"{root}: median of {len(got[root])}: " + ", ".join(f"{p} {m:.0f}" for p, m in zip(ORDER, medians,
                                                                                                    strict=True))
               + f" ms CPU; first arrivals at Cost and Fleet {medians[0] + medians[1]:.0f} ms "
-              f"({(medians[0] + medians[1]) / first['base']:.2f}x the first tree)")
+              f"({(medians[0] + medians[1]) / first['base']:.2f}x the first tree), at Plan {medians[3]:.0f} ms "
+              f"({medians[3] / first['plan']:.2f}x)")
 
 
 if __name__ == "__main__":

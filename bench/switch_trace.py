@@ -10,7 +10,10 @@ layout time (``Performance.getMetrics``); React commits. So "settled - finished 
 after the server was done, and "finished message - new_session" the server's run as the page saw it. It prints figures
 and asserts nothing; the server and the browser only talk over 127.0.0.1.
 
-Usage: python bench/switch_trace.py [--rounds 2] [--pages Cost Fleet ...]
+With ``--pause 2`` a user reads each page for 2 s before the next click (the server's worker, ui/ahead.py, makes the
+Plan page's plan of a state once no run has started or ended for 1 s).
+
+Usage: python bench/switch_trace.py [--rounds 2] [--pages Cost Fleet ...] [--pause 0.3] [--profile]
 """
 
 from __future__ import annotations
@@ -69,11 +72,11 @@ def by_chunk(profile: dict[str, Any]) -> dict[str, float]:
 
 
 def trace_switch(page: Page, cdp: Any, title: str, pids: tuple[list[int], list[int]],
-                 profile: bool = False) -> dict[str, Any]:
+                 profile: bool = False, pause_ms: int = 300) -> dict[str, Any]:
     """One switch from a settled page to ``title``: the click, then until the new page's run has finished."""
     settle(page)
     page.evaluate(IDLE_JS)
-    page.wait_for_timeout(300)  # the previous page's tail drawn, outside the span
+    page.wait_for_timeout(pause_ms)  # the previous page's tail drawn (a user reading it), outside the span
     if profile:
         cdp.send("Profiler.enable")
         cdp.send("Profiler.setSamplingInterval", {"interval": 200})
@@ -107,6 +110,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--rounds", type=int, default=2, help="rounds of switches in the bench's order (default 2)")
     ap.add_argument("--pages", nargs="*", help="print only pages whose title contains one of these words")
+    ap.add_argument("--pause", type=float, default=0.3, help="seconds between a page settled and the next click "
+                    "(default 0.3; a user reading the page: 2)")
     ap.add_argument("--profile", action="store_true", help="also the renderer's main-thread time by script file "
                     "(CDP Profiler, 200 us sampling), the largest first")
     args = ap.parse_args()
@@ -128,7 +133,7 @@ def main() -> None:
             pids = (renderer_pids(), [proc.pid])
             for title in [NAV[0], *NAV[1:], NAV[0]] * args.rounds:
                 shown = not args.pages or any(w.lower() in title.lower() for w in args.pages)
-                row = trace_switch(page, cdp, title, pids, args.profile and shown)
+                row = trace_switch(page, cdp, title, pids, args.profile and shown, int(args.pause * 1000))
                 rows[title].append(row)
                 if shown:
                     print(f"{title}: settled {row['settled']:.0f} ms (wall {row['wall']:.0f}): new_session "

@@ -13,9 +13,12 @@ process, which makes those studies one at a time, each started only while no ses
 starts during a step shares the machine with that step (its own study, 10-100 ms). Only the latest state handed in is
 kept (an edit made meanwhile replaces the one before), and a state whose studies are cached costs a lookup a study.
 
-Then, once no run has started or ended for :data:`QUIET_S`, the Plan page's plan of that state (:func:`plan`: a switch
-to Plan from a linked state solved it on arrival, 1.8-2.2 s of CPU), each of its steps after another such quiet spell
-and none once a newer state is pending.
+The Plan page's plan (:func:`plan`: a switch to Plan from a linked state solved it on arrival, 1.8-2.2 s of CPU) is
+made for the state a session opened in, as the server's start makes it for a session opened without a link
+(:mod:`ui.memory`): once that session's first run has ended, each of its steps once no run has started or ended for
+:data:`QUIET_S`, and no further step once another session has opened. Not for every edit's state: an edit's plan is
+1.8-2.2 s of CPU that would share the machine with the next edits, and a session editing on another page plans its
+Plan page's state on arrival, as before.
 """
 
 from __future__ import annotations
@@ -38,16 +41,25 @@ if TYPE_CHECKING:
 
 WORKER = "studies-ahead"
 """The worker thread's name."""
-QUIET_S = 1.0
+QUIET_S = 2.0
 """The Plan page's plan of a state is made only once no run has started or ended for this long [s]: its steps are
 0.3-1.2 s of CPU each (HiGHS and the planner's Python), which a run starting during one shares the machine and the
-interpreter's lock with, so they wait for a session that is reading rather than clicking."""
+interpreter's lock with, so they wait for a session that is reading rather than clicking. With 1 s, app_latency's
+switch rounds at load 19-23 (the browser drawing the Decode page for over a second after its run) had the first
+switch to Cost share the machine with the plan's stages: 3.3-4.0 s against 2.2-2.4 s (docs/speed.md)."""
+
+
+OPENED = "_ahead_opened"
+"""In a session's state once its first run has handed its state in (:func:`after_run`)."""
 
 
 class Superseded(Exception):
-    """A newer state was handed in: the worker leaves the Plan page's plan of the one before."""
+    """Another session opened: the worker leaves the Plan page's plan of the one before."""
 
-_pending: list[tuple[dict[str, Any], dict[str, Any]]] = []  # the latest state handed in (at most one)
+
+State = tuple[dict[str, Any], dict[str, Any]]
+_pending: list[State] = []  # the latest state handed in, for the Cost and Fleet pages' studies (at most one)
+_opened: list[State] = []  # the latest state a session opened in, for the Plan page's plan (at most one)
 _wake = threading.Condition()
 _started = False
 
@@ -117,14 +129,20 @@ def plan(scenario: Mapping[str, Any], settings: Mapping[str, Any],
 
 
 def after_run() -> None:
-    """Hand the session's state to the worker (started on the first call), in place of any state still pending. Only
-    for a session in a browser: a run without one (``streamlit.testing``) is a test or a bench, which calls
-    :func:`make` itself where it wants the studies made."""
+    """Hand the session's state to the worker (started on the first call), in place of any state still pending; and,
+    after a session's first run, for the Plan page's plan. Only for a session in a browser: a run without one
+    (``streamlit.testing``) is a test or a bench, which calls :func:`make` and :func:`plan` itself where it wants
+    them made."""
     global _started
     if not st.context.headers or state.SCENARIO not in st.session_state:
         return
+    now = (state.scenario(), state.settings())
+    first = OPENED not in st.session_state
+    st.session_state[OPENED] = True
     with _wake:
-        _pending[:] = [(state.scenario(), state.settings())]
+        _pending[:] = [now]
+        if first:
+            _opened[:] = [now]
         if not _started:
             _started = True
             logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").addFilter(
@@ -134,19 +152,23 @@ def after_run() -> None:
 
 
 def _quiet() -> None:
-    """Wait for :data:`QUIET_S` without a run; raise :class:`Superseded` if a newer state is pending."""
+    """Wait for :data:`QUIET_S` without a run; raise :class:`Superseded` if another session has opened since."""
     memory.until_quiet(QUIET_S)
     with _wake:
-        if _pending:
+        if _opened:
             raise Superseded
 
 
 def _work() -> None:
+    """The Cost and Fleet pages' studies of the latest state first, then the Plan page's plan of the state the latest
+    session opened in."""
     while True:
         with _wake:
-            _wake.wait_for(lambda: bool(_pending))
-            scenario, settings = _pending.pop()
-        memory.until_idle()
-        make(scenario, settings, between=memory.until_idle)
-        with contextlib.suppress(Superseded):
-            plan(scenario, settings, between=_quiet)
+            _wake.wait_for(lambda: bool(_pending or _opened))
+            studies_of, opened = (_pending.pop(), None) if _pending else (None, _opened.pop())
+        if studies_of is not None:
+            memory.until_idle()
+            make(*studies_of, between=memory.until_idle)
+        elif opened is not None:
+            with contextlib.suppress(Superseded):
+                plan(*opened, between=_quiet)
