@@ -26,7 +26,7 @@ else:
     from streamlit import delta_generator, runtime
 
     from economics import store
-    from ui import state
+    from ui import ahead, state
 
     # Streamlit checks, at the first element a process draws, that it is not run from a Python prompt: inspect.stack()
     # reads the source of every frame and looks up the module of each among every module loaded, 70 ms of CPU with the
@@ -69,4 +69,5 @@ else:
             page.run()
         finally:  # a page that drew no editor: the URL is written now (see ui.state)
             state.sync_url()
+            ahead.after_run()  # the Cost and Fleet pages' studies of this state, made once no run is under way
     memory.freeze_once()
