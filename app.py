@@ -11,19 +11,22 @@ this file through it, importing it once as a module at the server's start; every
 from urllib.parse import quote
 
 import streamlit as st
+from starlette.middleware import Middleware
 
-from ui import memory
+from ui import assets, memory
 
 if __name__ != "__main__":
     # The server's start, before any browser connects: its lifespan imports the first page's modules and evaluates
     # its default scenario in the background while the browser loads Streamlit's page (issue #43: about 1 s of CPU
     # that the first run would otherwise spend after the browser connects; ui/memory.py).
-    app = st.App("app.py", lifespan=memory.preload)
+    # Its middleware names the first page's frontend code in Streamlit's page, so the browser fetches it during the
+    # first run rather than after the KPI arrives (ui/assets.py).
+    app = st.App("app.py", lifespan=memory.preload, middleware=[Middleware(assets.FirstPageChunks)])
 else:
     from streamlit import delta_generator, runtime
 
     from economics import store
-    from ui import state
+    from ui import ahead, state
 
     # Streamlit checks, at the first element a process draws, that it is not run from a Python prompt: inspect.stack()
     # reads the source of every frame and looks up the module of each among every module loaded, 70 ms of CPU with the
@@ -66,4 +69,5 @@ else:
             page.run()
         finally:  # a page that drew no editor: the URL is written now (see ui.state)
             state.sync_url()
+            ahead.after_run()  # the Cost and Fleet pages' studies of this state, made once no run is under way
     memory.freeze_once()

@@ -8,7 +8,8 @@ For each edit (the values bench/app_latency.py types) it prints, in the page's o
   equal figures mean the page's main thread did not hold the message up;
 * when the KPI showed its new value (polled every animation frame), so "shown - arrived" is the browser's drawing;
 * the CPU the browser's renderer process and the Streamlit server took from just before the fill to the KPI
-  (``/proc/<pid>/task/*/schedstat``, every thread: the machine's load inflates these far less than wall time);
+  (the kernel's user and system time of each process, in 10 ms ticks: the machine's load inflates these far less
+  than wall time);
 * Chromium's own counters over the same span (``Performance.getMetrics``: script, style and layout time);
 * React commits in the span (a ``__REACT_DEVTOOLS_GLOBAL_HOOK__`` stand-in that only counts them), the page's DOM
   element count and the messages a run sends;
@@ -28,7 +29,6 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
-import glob
 import json
 import shutil
 import statistics
@@ -104,13 +104,15 @@ def describe(payload: str) -> str:
 
 
 def cpu_ms(pids: list[int]) -> float:
-    """CPU time [ms] every thread of these processes has run so far (the kernel's schedstat, in ns)."""
-    total = 0
+    """CPU time [ms] these processes have run so far, every thread's, those that have ended included (the kernel's
+    per-process user and system time, 10 ms ticks): Streamlit runs each script run on a thread of its own that ends
+    with the run, so a sum over the live threads' schedstat lost the run's CPU (and could even fall)."""
+    total = 0.0
     for pid in pids:
-        for path in glob.glob(f"/proc/{pid}/task/*/schedstat"):
-            with contextlib.suppress(OSError, ValueError, IndexError):  # a thread that ended meanwhile
-                total += int(Path(path).read_text().split()[0])
-    return total / 1e6
+        with contextlib.suppress(psutil.Error):
+            times = psutil.Process(pid).cpu_times()
+            total += times.user + times.system
+    return total * 1000
 
 
 def renderer_pids() -> list[int]:

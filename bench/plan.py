@@ -21,13 +21,17 @@ default scenario, the page's default settings and accelerators, a 2 s TTFT) from
 ``python -c "import economics"``, the two alternated in the same run (median of ``--fresh`` pairs; #43's target: at
 most 1 s beyond the package import).
 
-Usage: python bench/plan.py [--fresh 5] [--fresh-only]
+``--phases N`` prints instead where that fresh process's CPU time goes (the imports, the candidates, the
+stages, the proof, the settings' costs, and HiGHS's share of each; median of N processes).
+
+Usage: python bench/plan.py [--fresh 5] [--fresh-only] [--phases N]
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import resource
 import statistics
@@ -128,6 +132,84 @@ def fresh_process(pairs: int) -> None:
           f"{statistics.median(p[0] for p in plans):.2f} s wall, {statistics.median(p[1] for p in plans):.2f} s CPU); "
           f"target (#43) <= 1 s: ratio {wall / 1.0:.2f} (wall), {cpu / 1.0:.2f} (CPU); load average "
           f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
+PHASES_CHILD = r"""
+import json, sys, time
+cpu = time.process_time
+start = cpu()
+from economics.cli import main  # the command's modules, as `python -m economics` imports them
+spent = {"import": cpu() - start}
+import scipy.optimize._highspy._core as core
+from economics.studies.planner import candidates, run
+open_phases = []  # the outermost timed call gets the time (a plan without a setting runs the stages again)
+
+def timed(fn, phase):
+    def call(*args, **kwargs):
+        open_phases.append(phase)
+        t = cpu()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            open_phases.pop()
+            if not open_phases:
+                spent[phase] = spent.get(phase, 0.0) + cpu() - t
+    return call
+
+for home, name, phase in ((candidates, "catalog_candidates", "candidates"), (run, "catalog_candidates", "candidates"),
+                          (run, "_stages", "stages"), (run, "_proved", "proof"),
+                          (run, "setting_costs", "setting costs")):
+    setattr(home, name, timed(getattr(home, name), phase))
+
+class Highs(core._Highs):  # every HiGHS run (scipy's milp and the proof build theirs from the module's class)
+    def run(self):
+        t = cpu()
+        try:
+            return super().run()
+        finally:
+            key = "HiGHS in " + (open_phases[0] if open_phases else "other")
+            spent[key] = spent.get(key, 0.0) + cpu() - t
+
+core._Highs = Highs
+t = cpu()
+code = main(sys.argv[1:])
+spent["command"] = cpu() - t
+print(json.dumps(spent))
+"""
+"""A fresh process's ``plan`` command with its CPU time split (``--phases``): the command's imports, the catalog's
+candidates rated, the stages' plan, its proof, what each operations setting costs (each a plan solved again), and
+HiGHS's share of each (its runs timed inside them)."""
+
+
+def fresh_phases(runs: int) -> None:
+    """Where a fresh process's ``plan`` on the Plan page's example spends its CPU time: medians of ``runs``
+    processes, each phase's own time (a phase inside another counts for the outer one)."""
+    found: list[dict[str, float]] = []
+    with tempfile.TemporaryDirectory() as folder:
+        path = page_example_csv(Path(folder))
+        command = ["plan", str(path), "--row", "page-example", "--accelerators",
+                   ",".join(links.default_settings()[links.PLAN_PREFIX + "accelerators"]), "-o",
+                   str(Path(folder) / "plan.json")]
+        for _ in range(runs):
+            done = subprocess.run([sys.executable, "-c", PHASES_CHILD, *command], cwd=ROOT, capture_output=True,
+                                  text=True, timeout=600)
+            assert done.returncode == 0, done.stderr[-2000:]
+            found.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    keys = list(dict.fromkeys(k for f in found for k in f))
+    median = {k: statistics.median(f.get(k, 0.0) for f in found) for k in keys}
+    whole = median["import"] + median["command"]
+    highs = sum(v for k, v in median.items() if k.startswith("HiGHS"))
+    print(f"plan on the Plan page's example, a fresh process's CPU time by phase (median of {runs}; load average "
+          f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}): {whole:.2f} s in all, HiGHS {highs:.2f} s of it "
+          f"({highs / whole:.0%})")
+    phases = [k for k in keys if k != "command" and not k.startswith("HiGHS in ")]
+    for k in phases:
+        inner = median.get("HiGHS in " + k)
+        print(f"  {k}: {median[k]:.3f} s ({median[k] / whole:.0%})"
+              + (f", HiGHS {inner:.3f} s of it" if inner is not None else ""))
+    rest = median["command"] - sum(median[k] for k in phases if k != "import")
+    print(f"  the rest of the command (the row read, the result's JSON written): {rest:.3f} s; beyond the import "
+          f"without HiGHS: {median['command'] - highs:.3f} s")
 
 
 class PhaseClock:
@@ -344,7 +426,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--fresh", type=int, default=5, help="pairs of fresh processes for the start-up figure")
     ap.add_argument("--fresh-only", action="store_true", help="print the fresh-process figure only")
+    ap.add_argument("--phases", type=int, default=0, metavar="N",
+                    help="only the fresh process's CPU time by phase (imports, candidates, stages, proof, settings' "
+                         "costs, HiGHS's share), median of N processes")
     args = ap.parse_args()
+    if args.phases:
+        fresh_phases(args.phases)
+        return
     fresh_process(args.fresh)
     if args.fresh_only:
         return

@@ -12,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import economics
+import ui.assets
 import ui.editor
 import ui.format
 import ui.links
@@ -160,7 +161,7 @@ def test_explanation_is_plain_text(app: AppTest) -> None:
     assert any(c.endswith("?v=1") for c in codes)  # the default scenario's link carries only the version
 
 
-@pytest.mark.parametrize("module", [economics.report.format, ui.links, ui.text, ui.editor])
+@pytest.mark.parametrize("module", [economics.report.format, ui.links, ui.text, ui.editor, ui.assets])
 def test_ui_doctests(module: object) -> None:
     failures, tried = doctest.testmod(module)  # type: ignore[arg-type]
     assert tried > 0 and failures == 0

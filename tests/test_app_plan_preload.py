@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import streamlit as st
 from streamlit.runtime.memory_media_file_storage import _calculate_file_id
 
 from tests.test_app import start
@@ -87,9 +88,28 @@ def test_the_preload_steps_wait_while_a_session_s_run_is_under_way() -> None:
     plan = planning.solve_default(between=lambda: kept.append(len(planning.PLANS.plans)))
     assert kept == [0, 1, 1, 1] and plan.files is not None
     with memory.running():
-        waiting = threading.Thread(target=memory._until_idle)
+        waiting = threading.Thread(target=memory.until_idle)
         waiting.start()
         waiting.join(0.5)
         assert waiting.is_alive()  # held while the run is under way
     waiting.join()
     assert not waiting.is_alive()
+
+
+def test_clearing_streamlit_s_caches_clears_the_plans() -> None:
+    # the app menu's "Clear caches" (streamlit.runtime.app_session.AppSession._handle_clear_cache_request) clears
+    # st.cache_data and st.cache_resource; the plans kept for every session go with them, and the page plans anew
+    planning.PLANS.clear()
+    kept = planning.solve_default()
+    at = start("plan")
+    assert not at.error and planning.PLANS.get(kept.key) is kept
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    assert not planning.PLANS.plans
+    at.run()
+    assert not at.error, [e.value for e in at.error]
+    again = planning.PLANS.get(kept.key)
+    assert again is not None and again is not kept
+    assert metric(at, "Cost per day") == fmt.usd(kept.proven()["summary"]["cost_usd_per_day"])
+    st.cache_resource.clear()  # and again: each plan kept keeps the store's entry in Streamlit's cache alive
+    assert not planning.PLANS.plans

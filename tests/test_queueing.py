@@ -118,3 +118,17 @@ def test_a_pool_of_a_million_replicas_is_sized_at_an_extreme_percentile() -> Non
     cap = max_utilization(1_000_000, 0.2, 1.0, 0.999999999)
     assert 0.99 < cap < 1.0
     assert max_utilization(1_000_000, 0.2, 1.0, 0.99) >= cap
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(0.0, 40.0), st.floats(0.0, 60.0), st.floats(0.0, 60.0))
+def test_one_row_of_erlang_b_is_that_row_of_a_column_bit_for_bit(servers: float, load: float, other: float) -> None:
+    # one row takes the recursion on Python floats (max_utilization's bisection), a column numpy's sorted tails:
+    # the same operations in the same order, so the same bits, whole counts or not, either side of 32 servers
+    from economics.domain.queueing import erlang_b_array
+
+    one = erlang_b_array(np.array([servers]), np.array([load]))
+    column = erlang_b_array(np.array([servers, 3.0, 40.0]), np.array([load, other, other]))
+    assert one.shape == (1,)
+    assert one.tobytes() == column[:1].tobytes()
+    assert erlang_b_array(np.array([[servers]]), np.array([load])).tobytes() == one.tobytes()

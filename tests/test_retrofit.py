@@ -11,7 +11,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import economics
-from economics.studies.retrofit import DEMAND_FIELDS, RetrofitResult, _forget, analyse, break_even_decode_price_usd
+from economics.studies.retrofit import (
+    DEMAND_FIELDS,
+    OptionKind,
+    RetrofitResult,
+    _forget,
+    analyse,
+    break_even_decode_price_usd,
+)
 
 # Simple owned hardware: constant draw (idle = full), PUE 1.5, 0.10 USD/kWh, nothing else but capital.
 SIMPLE: dict[str, Any] = {
@@ -399,6 +406,42 @@ def test_the_remembered_vectorised_study_equals_a_study_from_scratch() -> None:
                 fast, slow = (fast + 1, slow) if part.known is not None else (fast, slow + 1)
     assert fast > slow, (fast, slow)
 
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal, or both empty (NaN)."""
+    return bool(a == b) or (a != a and b != b)
+
+
+def test_add_decode_against_the_status_quo_alone_is_the_whole_studys() -> None:
+    # the Decode page's first KPIs read 'add decode' from its study against the status quo alone (analyse(...,
+    # only=...)), then the whole study, which finds both remembered: after each edit as a user makes it, the two
+    # rows and their cash flows are exactly those of the study from scratch, and so is the whole study after them
+    rng = random.Random(20261207)
+    _forget()
+    checked = 0
+    for _ in range(4):
+        s = random_study(rng)
+        for study in [s, *edits(rng, s)]:
+            try:
+                scratch = analyse(study, fresh=True)
+            except ValueError as refused:
+                with pytest.raises(ValueError) as caught:
+                    analyse(study, only=(OptionKind.ADD_DECODE,))
+                assert str(caught.value) == str(refused)
+                continue
+            head = analyse(study, only=(OptionKind.ADD_DECODE,))
+            names = [r["option"] for r in scratch.rows if r["option"] in (OptionKind.STATUS_QUO, OptionKind.ADD_DECODE)]
+            assert [r["option"] for r in head.rows] == names
+            for got, whole in ((head.rows, scratch.rows), (head.flows, scratch.flows)):  # as dicts: a table of
+                expected = [r for r in whole if r["option"] in names]  # two rows may type an empty column otherwise
+                assert [r.keys() for r in got] == [r.keys() for r in expected]
+                assert all(same(a[k], b[k]) for a, b in zip(got, expected, strict=True) for k in a), study
+            quick = analyse(study)
+            pd.testing.assert_frame_equal(quick.options, scratch.options, check_exact=True)
+            pd.testing.assert_frame_equal(quick.cashflows, scratch.cashflows, check_exact=True)
+            checked += len(names) == 2 and len(scratch.rows) > 2
+    assert checked >= 10, checked  # most studies have a decode pool and options besides, or this would prove little
 
 
 def break_even_from_two_studies(s: dict[str, Any]) -> float | None:

@@ -10,7 +10,10 @@ slower one it replaces, bit for bit).
 - an estimate's range is looked up on the estimated rows only (:func:`economics.engine.estimate_range._basis_where`);
 - :func:`economics.engine.stages.fill_nan` is :func:`numpy.nan_to_num`, and a float cell is read by
   :func:`economics.schema.values.number` as the generic path reads a numpy float;
-- the first page's modules do not import ``scipy.stats`` (about a second of a cold start).
+- the first page's modules do not import ``scipy.stats`` (about a second of a cold start);
+- a few texts are read as numbers one by one (:func:`economics.schema.values._few_numbers_from_text`): the same
+  values and masks as pandas' string methods over them; a small table's distinct warning sets are found by sorting
+  (:func:`economics.engine.batch._flag_sets`), not through the lookup table of every set a million rows use.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import economics
 from economics import catalog
 from economics.domain.precision import record_precision
 from economics.engine import estimate_range, measured, pipeline
-from economics.engine.batch import resolve_scenario
+from economics.engine.batch import WARNINGS, _flag_sets, _flag_sets_by_lookup, resolve_scenario
 from economics.engine.stages import fill_nan
 from economics.schema import values
 from economics.schema.scenario import FIELDS, FORMAT_FIELDS
@@ -183,6 +186,34 @@ def test_a_float_cell_reads_as_a_numpy_float(x: float) -> None:
 
     assert read(x) == read(np.float64(x)) or (read(x) is values.EMPTY and read(np.float64(x)) is values.EMPTY)
     assert values.parse(FIELDS["pue"], None) is values.EMPTY
+
+
+NUMBER_TEXTS = (st.from_regex(values.NUMBER, fullmatch=True) | st.sampled_from(
+    ["", "inf", "-INF", "+Infinity", "nan", "1e999", "-1e999", "1" * 101, "1" * 100, "1_0", "\u0663", " 1", ".", "e5",
+     "1e", "+.5", "0x10", "٣"]) | st.text(max_size=8))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(NUMBER_TEXTS, min_size=1, max_size=values.FEW_TEXTS))
+def test_a_few_texts_read_as_a_table_of_them(texts: list[str]) -> None:
+    # a one-row table's number columns (values.FEW_TEXTS texts or fewer) are read one by one, not by pandas' string
+    # methods: the same values, bit for bit, and the same masks
+    cells = np.array(texts, dtype=object)
+    few = values.numbers_from_text(cells)
+    table = values._numbers_from_text_table(cells)
+    assert few[0].tobytes() == table[0].tobytes(), (texts, few[0], table[0])
+    assert few[1].tolist() == table[1].tolist() and few[2].tolist() == table[2].tolist(), texts
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, (1 << len(WARNINGS)) - 1) | st.sampled_from([0, 1, 2, 3]), max_size=40))
+def test_the_flag_sets_found_by_sorting_are_those_of_the_lookup_table(flags: list[int]) -> None:
+    # a table of up to FLAG_SORT_ROWS rows finds its distinct warning sets with np.unique, not with the lookup
+    # table of every set (16 MB) that a million rows use: the same sets, in the same order, the same codes
+    a = np.array(flags, dtype=np.int64)
+    distinct, codes = _flag_sets(a)
+    by_lookup = _flag_sets_by_lookup(a)
+    assert distinct.tolist() == by_lookup[0].tolist() and codes.tolist() == by_lookup[1].tolist(), flags
 
 
 def test_the_first_page_imports_no_scipy_stats() -> None:

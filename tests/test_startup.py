@@ -16,16 +16,24 @@ bit).
 - the app's first run under a runtime (a server, or ``streamlit.testing``) skips Streamlit's check for a Python
   prompt (``inspect.stack()`` over every frame and module loaded, about 70 ms of CPU before the first KPI);
 - the favicon is the SVG Streamlit draws for the emoji, given as an ASCII URL, so the first run never loads
-  Streamlit's emoji table.
+  Streamlit's emoji table;
+- Streamlit's page, as the server answers it, names the code of the first page's elements for the browser to fetch
+  before the first run's KPIs arrive (:mod:`ui.assets`), and is otherwise Streamlit's own.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import math
 import re
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -37,6 +45,7 @@ from economics.cli import COMMANDS, build_parser
 from economics.domain import queueing
 from economics.domain.availability import binomial_cdf
 from economics.store import location
+from ui import assets
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("sqlalchemy", "alembic", "altair", "scipy.stats", "openpyxl")
@@ -251,7 +260,8 @@ def test_the_server_s_lifespan_loads_the_first_page_and_nothing_more() -> None:
     # after the first page is drawn) nor a database, chart or statistics library
     wanted = sorted(_first_run_imports())
     assert {"economics.store", "ui.state", "ui.common", "ui.studies", "economics.report.kpis"} <= set(wanted)
-    probe = (LIFESPAN +
+    # (after app.py's import as a module, which the server makes first: ui.memory and ui.assets)
+    probe = ("import app\n" + LIFESPAN +
              "[t.join() for t in threading.enumerate() if t.name == 'first-page-preload']\n"
              f"wanted = {wanted!r}\n"
              f"unwanted = {(*HEAVY, *PLANNER)!r}\n"
@@ -259,3 +269,65 @@ def test_the_server_s_lifespan_loads_the_first_page_and_nothing_more() -> None:
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "[] []"
+
+
+def _get(url: str) -> tuple[int, dict[str, str], bytes]:
+    """An answer of the server (never through a proxy): status, headers (lower-case names) and body."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(url, timeout=30) as answer:
+        return answer.status, {k.lower(): v for k, v in answer.headers.items()}, answer.read()
+
+
+def _served() -> Iterator[str]:
+    """``streamlit run app.py`` on a free loopback port, its URL once healthy; stopped afterwards."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                               "--server.port", str(port), "--server.address", "127.0.0.1",
+                               "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
+                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(1200):
+            with contextlib.suppress(OSError):
+                if _get(f"{url}/_stcore/health")[2] == b"ok":
+                    break
+            assert server.poll() is None, "streamlit exited before it was healthy"
+            time.sleep(0.1)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_streamlit_s_page_names_the_first_page_s_element_code() -> None:
+    # issue #43: the code of the elements the Cost page draws with its KPIs (ui.assets) is named in Streamlit's page by
+    # a script that adds modulepreload links once the page has loaded, so the browser fetches it while the first run is
+    # under way; the page is otherwise Streamlit's own, on every page's path, and the files are served untouched
+    own = assets.STREAMLIT_PAGE.read_bytes()
+    files = assets.element_files()
+    assert [f.split(".")[0] for f in files[:len(assets.FIRST_ELEMENTS)]] == list(assets.FIRST_ELEMENTS)
+    assert not [f for f in files if f.encode() in own]  # none the page names already
+    script = assets.preload_script(files)
+    main_file = re.search(rb'src="./static/js/([^"]+)"', own)
+    assert main_file is not None
+    with contextmanager(_served)() as url:
+        for path in ("/", "/fleet"):
+            status, headers, page = _get(url + path)
+            assert status == 200 and int(headers["content-length"]) == len(page)
+            assert page == own.replace(b"</head>", script + b"</head>", 1)
+        for name in (files[0], files[-1], main_file[1].decode()):
+            assert _get(f"{url}/static/js/{name}")[2] == (assets.STATIC_JS / name).read_bytes()
+
+
+def test_the_element_files_are_every_static_import_of_the_elements_code() -> None:
+    # the closure, read again here file by file: every file the named elements' code imports statically (as the
+    # browser would follow it), but those Streamlit's page names itself, is in the list, once
+    named = set(re.findall(rb'\./static/js/([^"]+\.js)"', assets.STREAMLIT_PAGE.read_bytes()))
+    files = assets.element_files()
+    assert len(files) == len(set(files))
+    for name in files:
+        text = (assets.STATIC_JS / name).read_bytes()
+        for imported in re.findall(rb'(?:from|import)"\./([^"]+\.js)"', text):
+            assert imported in named or imported.decode() in files, (name, imported)

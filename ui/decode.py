@@ -297,12 +297,6 @@ if missing:
     side.stop()
 
 key = common.canonical(scenario)
-try:
-    result = studies.retrofit_of(key)
-except (economics.ScenarioError, ValueError) as error:
-    st.error(plain(str(error)))
-    side.stop()
-
 pinned = state.baseline()
 base_study: tuple[Any, float | None] | None = None
 if pinned is not None and not _missing(pinned):
@@ -311,17 +305,22 @@ if pinned is not None and not _missing(pinned):
         base_study = studies.retrofit_of(pinned_key), _break_even(pinned_key)
     except (economics.ScenarioError, ValueError):
         base_study = None
-# The KPIs the options' rows give first; the break-even price (two more studies on a demand edit) after them, in
-# its place in the first row: what an edit's first KPIs wait for is the page's own study alone (docs/speed.md). The
-# second row is opened after the first's KPIs (a message less before them).
-shown = kpis.decode_kpis(result, None, base_study)
+# The KPIs of adding decode first, from its study against the status quo alone; the best option (every option: on a
+# demand edit, the options sized from demand are sized and evaluated again) and the break-even price (two more
+# studies) after them, each in its place in the first row: an edit's first KPIs wait for what they read alone
+# (docs/speed.md). The best option's slot is a container, in which the browser keeps the previous run's figure,
+# greyed, until it is drawn (a container replacing one keeps its children); the second row is opened after the
+# first's KPIs (a message less before them).
 first = common.row()
-_metric(first, shown[0])
-_metric(first, shown[1])
-second = common.row()
-_metric(second, shown[3])
-_metric(second, shown[4])
+best_slot = first.container()
 try:
+    shown = kpis.decode_kpis(studies.retrofit_decode_of(key), None, base_study)
+    _metric(first, shown[1])
+    second = common.row()
+    _metric(second, shown[3])
+    _metric(second, shown[4])
+    result = studies.retrofit_of(key)
+    _metric(best_slot, kpis.decode_kpis(result, None, base_study)[0])
     break_even = _break_even(key)
 except (economics.ScenarioError, ValueError) as error:
     st.error(plain(str(error)))

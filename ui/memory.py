@@ -33,6 +33,7 @@ import contextlib
 import gc
 import importlib
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 
 LATER = ("economics.studies.planner.run", "economics.studies.planner.frontiers")
@@ -59,7 +60,7 @@ def freeze_once() -> None:
 
 
 FIRST = ("economics.store", "ui.state", "economics.report.charts", "economics.report.kpis", "ui.common", "ui.day",
-         "ui.editor", "ui.report", "ui.saving", "ui.studies", "PIL.Image", "PIL.ImageFile")
+         "ui.editor", "ui.report", "ui.saving", "ui.studies", "ui.ahead", "PIL.Image", "PIL.ImageFile")
 """app.py's imports and the Cost page's (the default page; ui/cost.py is run as a script, so its imports are named),
 heaviest first: pandas, scipy.interpolate (the engine's PCHIP), the schema and the engine; then PIL, which
 ``st.set_page_config`` imports to read app.py's favicon, given as a URL."""
@@ -73,29 +74,45 @@ def _first_page() -> None:
     economics.evaluate_scenario(economics.default_scenario())
 
 
+PLAN_THREAD = "plan-page-preload"
+"""The name of :func:`_plan_page`'s thread."""
 _IDLE = threading.Condition()
 _runs = 0
+_last_run = 0.0  # time.monotonic() when a run last started or ended
 
 
 @contextlib.contextmanager
 def running() -> Iterator[None]:
     """A session's run (app.py runs each page inside): the Plan page's preload starts none of its steps while one is
     under way."""
-    global _runs
+    global _runs, _last_run
     with _IDLE:
         _runs += 1
+        _last_run = time.monotonic()
     try:
         yield
     finally:
         with _IDLE:
             _runs -= 1
+            _last_run = time.monotonic()
             _IDLE.notify_all()
 
 
-def _until_idle() -> None:
+def until_idle() -> None:
     """Wait until no session's run is under way."""
     with _IDLE:
         _IDLE.wait_for(lambda: _runs == 0)
+
+
+def until_quiet(seconds: float) -> None:
+    """Wait until no session's run is under way and none has started or ended for ``seconds``."""
+    with _IDLE:
+        while True:
+            _IDLE.wait_for(lambda: _runs == 0)
+            left = _last_run + seconds - time.monotonic()
+            if left <= 0:
+                return
+            _IDLE.wait(left)
 
 
 def _plan_page() -> None:
@@ -107,7 +124,7 @@ def _plan_page() -> None:
     two cores and the interpreter's lock with the runs, and a run's KPI must not wait for a plan it does not show (an
     edit made while a step runs still shares the machine with that step, 0.04-0.45 s of CPU)."""
     FIRST_RUN_DRAWN.wait()
-    importlib.import_module("ui.planning").solve_default(between=_until_idle)
+    importlib.import_module("ui.planning").solve_default(between=until_idle)
 
 
 @contextlib.asynccontextmanager
@@ -116,5 +133,5 @@ async def preload(_app: object) -> AsyncIterator[None]:
     listening, so that the first session's run, which starts once the browser has loaded Streamlit's page, finds the
     first page's modules and catalogs ready; and :func:`_plan_page` on another, which waits for that run's page."""
     threading.Thread(target=_first_page, name="first-page-preload", daemon=True).start()
-    threading.Thread(target=_plan_page, name="plan-page-preload", daemon=True).start()
+    threading.Thread(target=_plan_page, name=PLAN_THREAD, daemon=True).start()
     yield None

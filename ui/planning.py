@@ -7,6 +7,10 @@ after the first session's first run: a first switch to Plan on that state then s
 CPU on arrival before). The store is keyed by everything a plan is made from (the scenario, the planner settings,
 the accelerators considered and the candidates file), so a session reads a plan only when its inputs are the same
 bit for bit, as Streamlit's ``st.cache_resource`` did here before.
+
+Streamlit's "Clear caches" (the app menu's, or ``st.cache_resource.clear()``) clears this store too: Streamlit offers
+no hook of its own for that, but it releases every ``st.cache_resource`` entry and calls each one's ``on_release``, so
+the store keeps one such entry alive (:func:`_watch_clear`) whose release clears it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
+
+import streamlit as st
 
 import economics
 from economics.io import plan_files
@@ -141,6 +147,7 @@ class _Store:
                     self.plans[key] = found
                     while len(self.plans) > MAX_PLANS:
                         self.plans.popitem(last=False)
+                _watch_clear()  # a "Clear caches" from now on clears what was just kept
         with self.lock:
             self.solving.pop(key, None)
         return found
@@ -152,6 +159,18 @@ class _Store:
 
 PLANS = _Store()
 """Every session's plans (the process's)."""
+
+
+def _clear_plans(_watching: bool) -> None:
+    PLANS.clear()
+
+
+@st.cache_resource(show_spinner=False, on_release=_clear_plans)
+def _watch_clear() -> bool:
+    """An entry of Streamlit's resource cache that stands for :data:`PLANS`: "Clear caches" releases it, and its
+    ``on_release`` clears the store. Called when a plan is kept, so the entry exists whenever the store holds one (at
+    the server's start and in a run alike: the cache is the process's, with or without a session)."""
+    return True
 
 
 def planned(inputs: Inputs, candidates_csv: bytes | None) -> Plan:
@@ -176,12 +195,19 @@ def default_inputs() -> Inputs:
 
 
 def solve_default(between: Callable[[], None] = lambda: None) -> Plan:
-    """The plan of a session opened without a link, proven, with what each operations setting costs and its
-    downloads: what the Plan page reads on that state, kept in :data:`PLANS` (the last two, as the page, only for a
-    plan that meets every constraint). ``between`` is called before each of those steps (the server's start waits
-    there while a session's run is under way)."""
+    """The plan of a session opened without a link (:func:`solve_inputs` of :func:`default_inputs`), kept in
+    :data:`PLANS`; ``between`` is called before each step (the server's start waits there while a session's run is
+    under way)."""
+    return solve_inputs(default_inputs(), between)
+
+
+def solve_inputs(inputs: Inputs, between: Callable[[], None] = lambda: None) -> Plan:
+    """The plan of these inputs with the catalog's candidates, proven, with what each operations setting costs and
+    its downloads: what the Plan page reads on that state, kept in :data:`PLANS` (the last two, as the page, only for
+    a plan that meets every constraint). ``between`` is called before each of those steps (it may wait, or raise to
+    stop there)."""
     between()
-    plan = planned(default_inputs(), None)
+    plan = planned(inputs, None)
     between()
     if plan.proven()["feasible"]:
         for step in (plan.setting_costs, plan.downloads):

@@ -25,7 +25,7 @@ from economics.studies.compare import SITE_WORDS, compare_accelerators, cost_vs_
 from economics.studies.compare_odds import compare_odds
 from economics.studies.day import hours_table
 from economics.studies.interactivity import interactivity_curve
-from economics.studies.retrofit import analyse, break_even_decode_price_usd
+from economics.studies.retrofit import OptionKind, analyse, break_even_decode_price_usd
 from economics.studies.retrofit_explain import option_text
 from economics.studies.uncertainty import MonteCarlo, histogram, monte_carlo, tornado
 from ui import common, editor
@@ -135,6 +135,14 @@ def accelerator_names() -> dict[str, str]:
 def retrofit_of(key: str) -> Any:
     """The study itself, not a copy (no pickling before the KPIs): the page only reads it."""
     return analyse(json.loads(key))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def retrofit_decode_of(key: str) -> Any:
+    """The study of 'add decode' against the status quo alone (``analyse(..., only=...)``): its rows are the whole
+    study's, and on a new demand it skips the options sized from demand (their sizing pass and theirs), which the
+    Decode page's KPIs of adding decode do not read. The whole study then finds both remembered."""
+    return analyse(json.loads(key), only=(OptionKind.ADD_DECODE,))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -282,8 +290,11 @@ def calibration() -> tuple[Any, Any]:
 
 # Uncertainty page
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)
 def monte_carlo_of(key: str, ranges_json: str, samples: int, seed: int) -> MonteCarlo:
+    """The Monte Carlo itself, not a copy: a new state's KPIs wait for no pickling of its draws and outputs (0.7 MB at
+    10,000 samples), the page's later reads of it (the paired rent draws, the histogram, the summary) unpickle
+    nothing, and the percentiles it works out once per output stay worked out. The page only reads it."""
     scenario = json.loads(key)  # its evaluation is cached: the ranges' base values are read from it
     return monte_carlo(scenario, _ranges(ranges_json), samples=samples, seed=seed, result=common.evaluate(scenario))
 

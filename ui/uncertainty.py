@@ -178,7 +178,10 @@ for p in ("p10", "p50", "p90"):
                                                   summary[p] == base[0][p])
     k.metric(f"{p.upper()} cost per M tokens", fmt.usd_rate(summary[p]), help=f"{p[1:]} % of the draws cost less",
              delta=change, delta_color="inverse")
-own_slot = k.empty()  # filled once the paired rent draws are done
+# filled once the paired rent draws are done: a container, in which the browser keeps the previous run's figure,
+# greyed, until then (a container replacing one keeps its children); an empty slot blanked it, and the row's
+# KPIs moved while it was blank
+own_slot = k.container()
 # the percentiles are on screen before the title and inputs are drawn again, the paired rent draws and the tornado
 # computed (see editor.Sidebar)
 _inputs(side, result)

@@ -47,6 +47,8 @@ from numpy._core.umath import clip as _clip  # type: ignore[attr-defined]  # num
 # np.clip and np.interp run these two after three and two Python layers of checks; a search solves thousands of
 # tiny relaxations, where those layers were most of the time. The same functions on the same arguments: the same bits.
 
+_any = np.logical_or.reduce  # ndarray.any's C loop without its Python layer
+
 AGGREGATED, PREFILL, DECODE = 0, 1, 2
 """Roles by the demand a pool's flow covers: both input and output, input only, output only."""
 TOL = 1e-9
@@ -81,7 +83,7 @@ class Cover:
 
 class _Roles:
     """What stays the same at every node of one hour's search: each role's slices in cost order (a pool's paid
-    slice, then its optional one) and their cost per share of demand.
+    slice, then its optional one) and their cost per share of demand, and the buffers a relaxation fills again.
     """
 
     def __init__(self, h: Hour) -> None:
@@ -101,42 +103,88 @@ class _Roles:
         role = np.concatenate([h.role, h.role])
         self.order = [np.flatnonzero(role == r)[np.argsort(cost[role == r], kind="stable")]
                       for r in (AGGREGATED, PREFILL, DECODE)]
-        self.cost = [cost[o] for o in self.order]
         self.n = len(h.role)
-        # each role's cost curve (cumulative share, cumulative cost) in buffers a relaxation fills again: their first
-        # points stay 0 and the rest are written whole each time, so no call sees another's values
-        self.curves = [(np.zeros(len(o) + 1), np.zeros(len(o) + 1)) for o in self.order]
-        self.tails = [(x[1:], y[1:]) for x, y in self.curves]
+        self._buffers(cost)
 
-    def shares(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """Each slice's share of demand [-]: the paid ones (``lo`` systems), then the optional ones."""
-        return np.minimum(np.concatenate([lo, np.minimum(hi - lo, self.most)]) * self.per_slice, self.cap)
+    def _buffers(self, cost: np.ndarray) -> None:
+        """The arrays a relaxation writes whole each time, one row per role, so that a node makes few numpy calls.
+
+        Each role's slices in cost order are a row of ``width`` entries (``perm``: the slices' indices, a shorter row
+        padded with a slice that stays empty, index ``2 n``), so its cost curve (cumulative share, cumulative cost,
+        from a first point at 0) ends in copies of its last point. A copy changes no value of the curve, no kink's
+        value and, coming right after its original, not which kink is the first cheapest: the same figures as
+        curves of each role's own length, bit for bit.
+        """
+        n, width = self.n, max(len(o) for o in self.order)
+        self.perm = np.full((3, width), 2 * n)
+        for r, o in enumerate(self.order):
+            self.perm[r, :len(o)] = o
+        self.ordered_cost = np.append(cost, 0.0)[self.perm]
+        self.share = np.zeros(2 * n + 1)  # every slice's share, then the empty one
+        self.paid, self.optional, self.slices = self.share[:n], self.share[n:2 * n], self.share[:2 * n]
+        self.sorted_share, self.sorted_cost, self.used = (np.empty((3, width)) for _ in range(3))
+        self.xs, self.ys = np.zeros((3, width + 1)), np.zeros((3, width + 1))
+        self.x_tail, self.y_tail, self.x_last = self.xs[:, 1:], self.ys[:, 1:], self.xs[:, -1]
+        self.curves = list(zip(self.xs, self.ys, strict=True))
+        self.kinks = np.empty(3 * (width + 1) + 3)  # the aggregated curve's shares, the others' left over, three more
+        self.kink_rows = self.kinks[:-3].reshape(3, width + 1)
+        self.needs = np.array([[self.h.need_input], [self.h.need_output]])
+        self.used_by_slice = np.empty(2 * n + 1)  # each slice's share used, in the slices' order, then the empty one's
+        self.g_star = 0.0
+
+    def bound(self, lo: np.ndarray, hi: np.ndarray) -> float | None:
+        """The relaxation's cost with ``lo <= x <= hi`` continuous, or None when infeasible; its systems are then
+        :meth:`systems` (until the next call).
+        """
+        h, share, optional = self.h, self.slices, self.optional
+        # each slice's share of demand: the paid ones (lo systems), then the optional ones, at most the whole demand
+        self.paid[:] = lo
+        np.subtract(hi, lo, out=optional)
+        np.minimum(optional, self.most, out=optional)
+        np.multiply(share, self.per_slice, out=share)
+        np.minimum(share, self.cap, out=share)
+        self.share.take(self.perm, out=self.sorted_share, mode="clip")  # each role's slices in cost order
+        np.multiply(self.sorted_share, self.ordered_cost, out=self.sorted_cost)
+        self.sorted_share.cumsum(axis=1, out=self.x_tail)
+        self.sorted_cost.cumsum(axis=1, out=self.y_tail)
+        most_a, most_p, most_d = self.x_last.tolist()  # the most share each role can cover
+        g_min = max(0.0, h.need_input - min(most_p, h.prefill_max), h.need_output - most_d)
+        g_max = min(most_a, self.cap)
+        if g_min > g_max + TOL:
+            return None
+        g, rows = self.kinks, self.kink_rows
+        rows[0] = self.xs[0]
+        np.subtract(self.needs, self.xs[1:], out=rows[1:])
+        g[-3:] = (h.need_input, h.need_output, g_min)
+        _clip(g, g_min, max(g_min, g_max), out=g)
+        (xa, ya), (xp, yp), (xd, yd) = self.curves
+        total = _interp(g, xa, ya, None, None)
+        total += _interp(h.need_input - g, xp, yp, 0.0, None)
+        total += _interp(h.need_output - g, xd, yd, 0.0, None)
+        best = int(total.argmin())
+        self.g_star = float(g[best])
+        return float(total[best] + np.dot(h.usd_per_system, lo))
+
+    def systems(self, lo: np.ndarray) -> np.ndarray:
+        """The last :meth:`bound`'s systems per pool (each slice's share used is kept for :meth:`flow`)."""
+        h, g_star, used = self.h, self.g_star, self.used
+        wanted = np.array([[g_star], [h.need_input - g_star], [h.need_output - g_star]])
+        np.subtract(wanted, self.xs[:, :-1], out=used)
+        _clip(used, 0.0, self.sorted_share, out=used)
+        self.used_by_slice[self.perm] = used
+        return lo + self.used_by_slice[self.n:2 * self.n] * self.systems_per_share
+
+    def flow(self) -> np.ndarray:
+        """The last :meth:`systems`' flow per pool, from its slices' shares used."""
+        n, used = self.n, self.used_by_slice
+        return (used[:n] + used[n:2 * n]) * self.per_share
 
     def relax(self, lo: np.ndarray, hi: np.ndarray) -> _Relaxed | None:
         """The relaxation with ``lo <= x <= hi`` continuous: (cost, systems x, flow f), or None when infeasible."""
-        h, share = self.h, self.shares(lo, hi)
-        slices = [share[order] for order in self.order]  # each role's slices in cost order
-        for s, cost, (x_tail, y_tail) in zip(slices, self.cost, self.tails, strict=True):
-            s.cumsum(out=x_tail)
-            (s * cost).cumsum(out=y_tail)
-        (xa, ya), (xp, yp), (xd, yd) = self.curves
-        g_min = max(0.0, h.need_input - min(xp[-1], h.prefill_max), h.need_output - xd[-1])
-        g_max = min(xa[-1], self.cap)
-        if g_min > g_max + TOL:
+        cost = self.bound(lo, hi)
+        if cost is None:
             return None
-        kinks = np.concatenate([xa, h.need_input - xp, h.need_output - xd, [h.need_input, h.need_output, g_min]])
-        g = _clip(kinks, g_min, max(g_min, g_max))
-        total = (_interp(g, xa, ya, None, None) + _interp(h.need_input - g, xp, yp, 0.0, None)
-                 + _interp(h.need_output - g, xd, yd, 0.0, None))
-        best = int(total.argmin())
-        g_star = float(g[best])
-        used = np.empty(len(share))
-        for order, s, (x, _), q in zip(self.order, slices, self.curves,
-                                       (g_star, h.need_input - g_star, h.need_output - g_star), strict=True):
-            used[order] = _clip(q - x[:-1], 0.0, s)
-        n = self.n
-        flow = (used[:n] + used[n:]) * self.per_share
-        return float(total[best] + np.dot(h.usd_per_system, lo)), lo + used[n:] * self.systems_per_share, flow
+        return cost, self.systems(lo), self.flow()
 
 
 _Relaxed = tuple[float, np.ndarray, np.ndarray]
@@ -176,6 +224,13 @@ def _dominated(roles: _Roles) -> np.ndarray:
 def _beats(cost: float, best: _Relaxed | None) -> bool:
     """``cost`` is below the best answer so far by more than the tolerance (any cost beats no answer)."""
     return best is None or cost < best[0] - TOL * max(1.0, abs(best[0]))
+
+
+def _to_beat(best: _Relaxed | None) -> float:
+    """What a cost must be under to beat ``best`` (:func:`_beats`): the best cost less the tolerance, or infinity
+    when there is no answer yet.
+    """
+    return math.inf if best is None else best[0] - TOL * max(1.0, abs(best[0]))
 
 
 def _descend(roles: _Roles, x: np.ndarray) -> _Relaxed | None:
@@ -219,30 +274,34 @@ def cheapest(h: Hour, max_nodes: int = 5000) -> Cover | None:
     if root is None:
         return None
     best = _descend(roles, root[1])
+    beat = _to_beat(best)
+    rent_first = h.usd_per_system + 0.5  # the branching's key, less each count's distance from a half
     heap: list[_Open] = [(root[0], 0, lo, hi)]
     nodes = 0
     while heap:
         bound, _, lo, hi = heapq.heappop(heap)  # a node's bound is its parent's until it is solved
-        if not _beats(bound, best):
+        if not bound < beat:
             break  # best first: no open node can do better
-        node = roles.relax(lo, hi)
-        if node is None or not _beats(node[0], best):
+        cost = roles.bound(lo, hi)
+        if cost is None or not cost < beat:
             continue
         nodes += 1
         if nodes > max_nodes:
             return None
-        x = node[1]
-        frac = np.abs(x - np.round(x)) > TOL * np.maximum(1.0, x)
-        if not frac.any():
-            whole = roles.relax(np.round(x), np.round(x))
-            if whole is not None and (best is None or whole[0] < best[0]):
-                best = whole
+        x = roles.systems(lo)  # only a node that could beat the best needs its systems
+        whole = x.round()
+        frac = np.abs(x - whole) > TOL * np.maximum(1.0, x)
+        if not _any(frac):
+            found = roles.relax(whole, whole)
+            if found is not None and (best is None or found[0] < best[0]):
+                best = found
+                beat = _to_beat(best)
             continue
-        j = int(np.argmax(np.where(frac, h.usd_per_system + 0.5 - np.abs(x - np.floor(x) - 0.5), -1.0)))  # dearest
+        j = int(np.where(frac, rent_first - np.abs(x - np.floor(x) - 0.5), -1.0).argmax())  # dearest
         down_hi, up_lo = hi.copy(), lo.copy()
         down_hi[j], up_lo[j] = math.floor(x[j]), math.ceil(x[j])
-        heapq.heappush(heap, (node[0], 2 * nodes, lo, down_hi))
-        heapq.heappush(heap, (node[0], 2 * nodes + 1, up_lo, hi))
+        heapq.heappush(heap, (cost, 2 * nodes, lo, down_hi))
+        heapq.heappush(heap, (cost, 2 * nodes + 1, up_lo, hi))
     if best is None:
         return None
     return Cover(best[1], best[2], best[0], nodes)

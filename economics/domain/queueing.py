@@ -93,6 +93,11 @@ def erlang_b(servers: int, offered_load: float) -> float:
     return float(erlang_b_array(np.array([servers], dtype=float), np.array([offered_load], dtype=float))[0])
 
 
+def _erlang_b_step(k: int, load: Any, b: Any) -> Any:
+    """Erlang B with ``k`` servers from its value with ``k - 1``: ``a B / (k + a B)`` (floats or arrays alike)."""
+    return load * b / (k + load * b)
+
+
 def erlang_b_array(servers: np.ndarray, offered_load: np.ndarray) -> np.ndarray:
     """:func:`erlang_b` over columns: the recursion run on every row at once (each row stops at its own c), the
     closed form on the rows above :data:`RECURSION_SERVERS`.
@@ -101,6 +106,13 @@ def erlang_b_array(servers: np.ndarray, offered_load: np.ndarray) -> np.ndarray:
     [0.2, 0.5]
     """
     c, a = np.broadcast_arrays(np.asarray(servers, dtype=float), np.asarray(offered_load, dtype=float))
+    if c.size == 1 and c.flat[0] <= RECURSION_SERVERS:
+        # one row (max_utilization's bisection asks about 60 in turn): the recursion on Python floats, the same
+        # IEEE operations in the same order (the same bits) without numpy's cost per call on a one-element array
+        one, load = 1.0, float(a.flat[0])
+        for k in range(1, int(c.flat[0]) + 1):
+            one = _erlang_b_step(k, load, one)
+        return np.full(c.shape, one)
     out = np.empty(c.shape)
     small = c <= RECURSION_SERVERS
     if small.any():  # rows sorted by c: step k updates the rows whose c is at least k, a tail of the order
@@ -109,8 +121,7 @@ def erlang_b_array(servers: np.ndarray, offered_load: np.ndarray) -> np.ndarray:
         b = np.ones(cs.shape)
         for k in range(1, int(cs[-1]) + 1):
             tail = int(np.searchsorted(cs, k, side="left"))
-            bt, at = b[tail:], as_[tail:]
-            b[tail:] = at * bt / (k + at * bt)
+            b[tail:] = _erlang_b_step(k, as_[tail:], b[tail:])
         out[np.flatnonzero(small)[order]] = b
     big = ~small
     if big.any():

@@ -291,11 +291,33 @@ def _warnings_column(outputs: dict[str, np.ndarray] | None, rows: _Rows) -> pd.C
     if outputs is not None:
         flags[rows.run] = outputs["warning_flags"]
     flags[rows.bad] = 0
-    # few distinct flag sets: a lookup table beats sorting a million rows
+    distinct, codes = _flag_sets(flags)
+    return pd.Categorical.from_codes(codes, pd.Index([warning_text(int(f)) for f in distinct]))
+
+
+FLAG_SORT_ROWS = 1 << 14
+"""Up to this many rows, the distinct warning-flag sets are found by sorting the flags; beyond, through a lookup table
+of every set (``1 << len(WARNINGS)`` entries, 16 MB: about 5 ms a call, most of a small table's time)."""
+
+
+def _flag_sets(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct warning-flag sets of the rows, ascending, and each row's index into them.
+
+    >>> [a.tolist() for a in _flag_sets(np.array([4, 0, 4, 1]))]
+    [[0, 1, 4], [2, 0, 2, 1]]
+    """
+    if flags.size <= FLAG_SORT_ROWS:
+        distinct, codes = np.unique(flags, return_inverse=True)
+        return distinct, codes.reshape(flags.shape)
+    return _flag_sets_by_lookup(flags)
+
+
+def _flag_sets_by_lookup(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_flag_sets` for many rows: few distinct flag sets, so a lookup table beats sorting a million rows."""
     distinct = np.flatnonzero(np.bincount(flags, minlength=1 << len(WARNINGS)))
     lookup = np.zeros(1 << len(WARNINGS), dtype=np.int64)
     lookup[distinct] = np.arange(distinct.size)
-    return pd.Categorical.from_codes(lookup[flags], pd.Index([warning_text(int(f)) for f in distinct]))
+    return distinct, lookup[flags]
 
 
 ALWAYS_ECHOED = frozenset({"name", "accelerator", "ownership", "accelerator_count", "model", *ESTIMATED_INPUTS,

@@ -27,6 +27,7 @@ which option 2's NPV equals the best alternative's (NPV is linear in that price)
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
@@ -290,24 +291,30 @@ def _fleet_sizes(rows: list[dict[str, Any]], fresh: bool) -> list[Any]:
 
 
 def analyse(scenario: Scenario | dict[str, Any], extra_options: list[Option] | None = None,
-            decode_price_override: float | None = None, *, fresh: bool = False) -> RetrofitResult:
+            decode_price_override: float | None = None, *, fresh: bool = False,
+            only: Collection[str] | None = None) -> RetrofitResult:
     """Evaluate the retrofit options of ``scenario`` (see the module docstring).
 
     Each option's years are remembered per their scenario rows, and the options not remembered are evaluated in
     one vectorised pass (:func:`_evaluate_all`); ``fresh``: every row evaluated on its own and nothing
-    remembered, the reference the tests hold that path to (same numbers, slower).
+    remembered, the reference the tests hold that path to (same numbers, slower). ``only``: the options of these
+    names alone, with the status quo they are compared with (first, as always): each option's row and cash flows
+    are those of the whole study, whose other options they do not read (the Decode page's first KPIs read 'add
+    decode' alone, before the options sized from demand are evaluated).
     """
-    return _studies(as_scenario(scenario), extra_options, [decode_price_override], fresh)[0]
+    return _studies(as_scenario(scenario), extra_options, [decode_price_override], fresh, only)[0]
 
 
 def _studies(s: Scenario, extra_options: list[Option] | None, decode_prices: list[float | None],
-             fresh: bool) -> list[RetrofitResult]:
+             fresh: bool, only: Collection[str] | None = None) -> list[RetrofitResult]:
     """The study of ``s`` with 'add decode' at each of ``decode_prices`` (None: the scenario's own), as
-    :func:`analyse` gives each. The options are built once, and the years of every study that are not remembered
-    go through one vectorised pass together (the break-even price needs two studies that differ in 'add decode'
-    only: one pass of the engine, not two).
+    :func:`analyse` gives each (``only``: as there). The options are built once, and the years of every study
+    that are not remembered go through one vectorised pass together (the break-even price needs two studies that
+    differ in 'add decode' only: one pass of the engine, not two).
     """
     built = standard_options(s) + [Option(**spec) for spec in decode_options(s)] + list(extra_options or [])
+    if only is not None:  # the status quo stays first: every option is compared with it
+        built = [opt for k, opt in enumerate(built) if k == 0 or opt.name in only]
     plans = []
     for price in decode_prices:
         options = [replace(opt) for opt in built]  # each study sets its own fleet sizes (changes are replaced)

@@ -16,6 +16,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 import economics
 from economics import FIELDS
+from ui import assets
 from ui.editor import section
 from ui.format import usd_rate
 
@@ -120,6 +121,20 @@ def test_cold_start_shows_cost(page: Page, streamlit_url: str) -> None:
     expect(value).to_have_text(re.compile(r"^\$\d[\d,]*(\.\d+)?$"), timeout=COLD_START_TIMEOUT_MS)
     expected = economics.evaluate_scenario(economics.default_scenario().model_dump())["cost_usd_per_m_tokens"]
     expect(value).to_have_text(usd_rate(expected))
+
+
+def test_the_first_page_s_element_code_is_preloaded_once(page: Page, streamlit_url: str) -> None:
+    # issue #43: once the page has loaded, it names the code of the KPIs' and the sidebar's elements (ui.assets) as
+    # modulepreload links, and the frontend's own load of that code, when the elements arrive, uses what they fetched:
+    # each file is requested once
+    seen: list[str] = []
+    page.on("request", lambda r: seen.append(urlsplit(r.url).path.rsplit("/", 1)[-1]))
+    page.goto(streamlit_url)
+    expect(cost_metric(page)).to_have_text(re.compile(r"^\$\d"), timeout=COLD_START_TIMEOUT_MS)
+    linked = page.evaluate("() => [...document.querySelectorAll('link[rel=modulepreload]')].map(l => l.href)")
+    files = assets.element_files()
+    assert {urlsplit(h).path.rsplit("/", 1)[-1] for h in linked} >= set(files)
+    assert [f for f in files if seen.count(f) != 1] == []
 
 
 def test_electricity_input_updates_cost(page: Page, streamlit_url: str, screenshot: Callable[[str], Path]) -> None:
