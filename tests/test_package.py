@@ -169,19 +169,23 @@ API_TESTS = ("test_api.py", "test_sessions_everywhere.py", "test_fuzz_slice.py",
              "test_session_traces.py", "test_plan_sessions.py", "test_mcp.py", "test_api_schemathesis.py",
              "test_openapi.py", "test_store_api.py")
 """The tests that call the local HTTP API server's routes (tests/test_api.py's fixture)."""
+STREAMLIT_SERVER_TESTS = ("test_startup.py",)
+"""Outside tests/e2e, the tests that start a local Streamlit server and fetch its routes (page, static files)."""
 
 
 def test_no_test_reads_outside_the_repository() -> None:
-    # Allowed: the system Chromium the browser tests drive, and routes of the local Streamlit server they start;
+    # Allowed: the system Chromium the browser tests drive, and routes of the local Streamlit server they (and the
+    # start-up tests) start, a folder's route ending in "/" before the file's name;
     # in the HTTP API's tests, the routes of the local uvicorn server (URLs on 127.0.0.1, never files); in the
     # signal tests, /proc: the kernel's view of the processes they start (signal handlers, children), not a file.
-    allowed_e2e = re.compile(r"^/usr/bin/chromium$|^/[a-z_]+(/[a-z_]+)?([?#]\S*)?$")
+    allowed_e2e = re.compile(r"^/usr/bin/chromium$|^/[a-z_]+(/[a-z_]+)?/?([?#]\S*)?$")
     allowed_api = re.compile(r"^/(v1(/[A-Za-z0-9_.%-]+){1,4}/?|openapi\.json|docs|mcp)([?#]\S*)?$")
     offenders = []
     for path in sorted((ROOT / "tests").rglob("*.py")):
         if path == Path(__file__).resolve():
             continue  # this file holds the check's own samples (written to tmp_path, never read from outside)
-        allowed = allowed_e2e if "e2e" in path.relative_to(ROOT).parts else allowed_api if path.name in API_TESTS \
+        streamlit_server = "e2e" in path.relative_to(ROOT).parts or path.name in STREAMLIT_SERVER_TESTS
+        allowed = allowed_e2e if streamlit_server else allowed_api if path.name in API_TESTS \
             else re.compile(r"^/proc$") if path.name == "test_interrupts.py" else None
         offenders += [f"{path.relative_to(ROOT)}: {v!r}" for v in path_literals(path)
                       if not (allowed and allowed.match(v))]
