@@ -115,8 +115,9 @@ pool limit, the rental block, the smallest pool and the demand."""
 
 
 def small_staged(options: list[tuple[str, float, float, float]], max_pools: int | None, rental: float, least: int,
-                 demand: float) -> planner.Staged:
-    """The planner's stages for one draw of :data:`SMALL_PLANS` (a 1 MW site, a diurnal day)."""
+                 demand: float) -> planner.Staged | None:
+    """The planner's stages for one draw of :data:`SMALL_PLANS` (a 1 MW site, a diurnal day), or None when they
+    leave nothing to prove (no operations setting binds, or the pre-check refused the plan)."""
     s = economics.Scenario(name="d", input_tokens_per_request=200, output_tokens_per_request=100,
                            demand_output_tokens_per_day=demand, site_power_mw=1.0)
     cands = [Candidate(f"{kind}{i}", kind, system_power_kw=kw, price_usd_per_system=1e4 * price,
@@ -126,6 +127,8 @@ def small_staged(options: list[tuple[str, float, float, float]], max_pools: int 
     plan_settings = planner.PlanSettings(demand_profile="diurnal", max_pools=max_pools, min_rental_hours=rental,
                                          min_pool_systems=least)
     staged = planner.plan_stages(s, plan_settings, cands)
+    if staged.found is None or staged.pb is None or staged.found.m.rules is None:
+        return None
     return staged
 
 
@@ -139,8 +142,9 @@ def test_closing_dominated_pools_keeps_the_optimum_of_any_small_plan(
     # every pool with and without the dominated pools gives the same optimum (or both none: a catalog that cannot
     # serve the demand within the site's 1 MW)
     staged = small_staged(options, max_pools, rental, least, demand)
-    if staged.found is None or staged.pb is None or staged.found.m.rules is None:
-        return  # no plan to prove (no operations setting binds, or the pre-check refused it)
+    if staged is None:
+        return  # no plan to prove
+    assert staged.found is not None and staged.pb is not None
     m = staged.found.m
     small = without_dominated(staged.pb, m, staged.found.rho, np.zeros(len(m.c)))
     whole, closed = highs(m), highs(small)
@@ -191,6 +195,5 @@ def test_stage_one_keeps_its_optimum_with_the_dominated_pools_closed_on_any_smal
         demand: float) -> None:
     # the small catalogs of the test above: stage 1 (rented counts continuous) with and without the dominated pools
     staged = small_staged(options, max_pools, rental, least, demand)
-    if staged.found is None or staged.pb is None or staged.found.m.rules is None:
-        return  # no stage 1 with the operations settings (none binds, or the pre-check refused the plan)
-    same_stage_one(staged)
+    if staged is not None:  # else no stage 1 with the operations settings
+        same_stage_one(staged)

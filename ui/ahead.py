@@ -167,8 +167,7 @@ def _work() -> None:
             _wake.wait_for(lambda: bool(_pending or _opened))
             studies_of, opened = (_pending.pop(), None) if _pending else (None, _opened.pop())
         if studies_of is not None:
-            memory.until_idle()
-            make(*studies_of, between=memory.until_idle)
+            make(*studies_of, between=memory.until_idle)  # it waits before its first step too
         elif opened is not None:
             with contextlib.suppress(Superseded):
                 plan(*opened, between=_quiet)

@@ -223,7 +223,7 @@ def _dominated(roles: _Roles) -> np.ndarray:
 
 def _beats(cost: float, best: _Relaxed | None) -> bool:
     """``cost`` is below the best answer so far by more than the tolerance (any cost beats no answer)."""
-    return best is None or cost < best[0] - TOL * max(1.0, abs(best[0]))
+    return best is None or cost < _to_beat(best)
 
 
 def _to_beat(best: _Relaxed | None) -> float:
