@@ -17,8 +17,9 @@ Before any browser connects (issue #43): ``streamlit run app.py`` imports app.py
 Streamlit's ``st.App``), and the app's :func:`preload` starts the first page's imports and its default scenario's
 evaluation on a background thread while the browser loads Streamlit's page (0.6-0.8 s of its JavaScript, on a quiet
 machine, during which the server would otherwise wait). The first run then finds the modules loaded, or waits on
-Python's import lock for the one under way (nothing is imported twice), and the catalog tables and the default curve
-read and remembered by the engine; it evaluates its scenario itself, so nothing it draws changes.
+Python's import lock for the one under way (nothing is imported twice), and waits for the preload's end
+(:func:`until_first_page`) before its page runs, so the catalog tables and the default curve are read and remembered
+by the engine once; it evaluates its scenario itself, so nothing it draws changes.
 
 Then the Plan page (issue #43: a first switch to it solved the plan, its proof and what each operations setting costs
 on arrival, 1.2-1.5 s of CPU on the default state): once the first run has drawn its page, a second thread solves the
