@@ -74,8 +74,9 @@ def _first_page() -> None:
     Why paused: the imports create some 190,000 objects that stay alive for the process's life, and the collector,
     counting allocations, walked all of them twice in full on the way (0.10-0.17 s of the preload's 1.2 s of CPU,
     before the first KPI); almost nothing they create is garbage. The first run's end collects in full anyway
-    (Streamlit's ``runner.postScriptGC``, then :func:`freeze_once`), after its KPIs. Collection resumes when the
-    preload ends, whatever happens (unless it was off before)."""
+    (Streamlit's ``runner.postScriptGC``, then :func:`freeze_once`), after its KPIs. The pause is the process's (the
+    server's other threads, serving Streamlit's page meanwhile, allocate little); collection resumes when the preload
+    ends, whatever happens (unless it was off before)."""
     collecting = gc.isenabled()
     gc.disable()
     try:
