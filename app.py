@@ -64,6 +64,7 @@ else:
         st.Page("ui/data.py", title="Data", url_path="data"),
     ]
     page = st.navigation(PAGES)
+    memory.until_first_page()  # a cold start's first run: the preload's evaluation is not made twice at once
     with memory.running():  # the server's preload of the Plan page waits while a run is under way (ui/memory.py)
         try:
             page.run()

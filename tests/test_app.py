@@ -167,6 +167,21 @@ def test_ui_doctests(module: object) -> None:
     assert tried > 0 and failures == 0
 
 
+@pytest.mark.parametrize(("previous", "browser", "expected"), [
+    (None, True, ui.editor.FIRST_RUN_PAUSE_S),  # a session's first page with KPIs: the charts' code is not loaded yet
+    ("cost", True, 0.25),  # a rerun: until the browser's run-start redraws are done, at least the page's pause
+    ("fleet", True, 0.0),  # a page switch
+    (None, False, 0.0), ("cost", False, 0.0)])  # no browser (AppTest): never
+def test_a_run_pauses_after_its_kpis_on_a_first_page_and_a_rerun_only(previous: str | None, browser: bool,
+                                                                       expected: float) -> None:
+    assert ui.editor.kpi_pause_s(previous, "cost", browser=browser, pause_s=0.1, redraw_s=0.5,
+                                 since_start_s=0.25) == expected
+    # the first page's pause is not shortened by a long run (its KPIs wait for code, not for a redraw)
+    assert ui.editor.kpi_pause_s(None, "cost", browser=True, pause_s=0.1, redraw_s=0.5, since_start_s=9.0) == (
+        ui.editor.FIRST_RUN_PAUSE_S)
+    assert ui.editor.FIRST_RUN_PAUSE_S > 0
+
+
 def test_every_catalog_accelerator_gives_kpis_or_an_error(app: AppTest) -> None:
     for accelerator in economics.catalog.accelerator_ids():
         app.selectbox(key="accelerator").set_value(accelerator).run()

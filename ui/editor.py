@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from functools import cache
 from typing import Any, NoReturn
 
@@ -230,6 +230,49 @@ RUN_START_REDRAW_S = 0.06
 """The inputs of a rerun are not sent before this long after the run started [s]: about what the browser takes to
 redraw the previous page when a run starts, on the 2-core development machine under some load (half that when
 quiet)."""
+FIRST_RUN_PAUSE_S = 0.2
+"""How long a session's first page with KPIs waits between sending them and drawing the rest [s] (a cold start: the
+browser has the KPI's code, preloaded by ui/assets.py, but not the charts' and tables'): about what the browser takes
+to draw the KPIs then, 0.05 s quiet and 0.16 s at a load of 15-20 on the 2-core development machine (docs/speed.md)."""
+
+
+def kpi_pause_s(previous: Hashable | None, drawn: Hashable, *, browser: bool, pause_s: float, redraw_s: float,
+                since_start_s: float) -> float:
+    """How long a run waits after its KPIs before drawing the inputs (:meth:`Sidebar._let_the_kpis_draw`) [s].
+
+    Parameters
+    ----------
+    previous
+        What the session's last page with KPIs drew (its heading and key fields), None if none yet.
+    drawn
+        The same for this run's page.
+    browser
+        Whether the session is a browser's (a run without one, as under AppTest, never waits).
+    pause_s, redraw_s
+        The page's least pause and how long after the run's start its inputs may come [s].
+    since_start_s
+        Seconds since this run's page started.
+
+    Returns
+    -------
+    float
+        :data:`FIRST_RUN_PAUSE_S` on a session's first page with KPIs, ``max(pause_s, redraw_s - since_start_s)``
+        on a rerun of the same page, 0 on a switch to another page or without a browser.
+
+    Examples
+    --------
+    >>> kpi_pause_s(None, "cost", browser=True, pause_s=0.025, redraw_s=0.06, since_start_s=1.5) == FIRST_RUN_PAUSE_S
+    True
+    >>> kpi_pause_s("cost", "cost", browser=True, pause_s=0.1, redraw_s=0.5, since_start_s=0.25)
+    0.25
+    >>> kpi_pause_s("fleet", "cost", browser=True, pause_s=0.1, redraw_s=0.5, since_start_s=0.25)
+    0.0
+    """
+    if not browser:
+        return 0.0
+    if previous is None:
+        return FIRST_RUN_PAUSE_S
+    return max(pause_s, redraw_s - since_start_s) if previous == drawn else 0.0
 
 
 def sidebar(heading: str, key_fields: Sequence[str], before: Callable[[], None] | None = None) -> None:
@@ -305,12 +348,20 @@ class Sidebar:
         redraws (:data:`RUN_START_REDRAW_S` after the run started, so a page whose KPIs took long to compute waits
         less), and at least :data:`KPI_PAUSE_S`; a page whose previous run leaves more to redraw sets longer ones
         (``pause_s``, ``redraw_s``: the Decode page). The server is idle meanwhile (the sleep holds no lock), so nothing
-        else waits; a first run, a page switch or a run without a browser (AppTest) does not pause."""
+        else waits.
+
+        A session's first page with KPIs (a cold start) waits :data:`FIRST_RUN_PAUSE_S` there too, for another
+        reason: its browser has not yet loaded the code of the charts and tables drawn after the KPIs (1-4 MB, loaded
+        when the first of each kind arrives), and when those arrived before the KPIs were drawn, the KPIs were drawn
+        only with them, 1.2-13.9 s later under load (docs/speed.md). A page switch or a run without a browser
+        (AppTest) does not pause."""
         drawn = (self.heading, tuple(self.key_fields))
-        again = st.session_state.get(LAST_DRAWN) == drawn
+        previous = st.session_state.get(LAST_DRAWN)
         st.session_state[LAST_DRAWN] = drawn
-        if again and st.context.headers:
-            time.sleep(max(self.pause_s, self.redraw_s - state.seconds_since_start()))
+        wait = kpi_pause_s(previous, drawn, browser=bool(st.context.headers), pause_s=self.pause_s,
+                           redraw_s=self.redraw_s, since_start_s=state.seconds_since_start())
+        if wait > 0:
+            time.sleep(wait)
 
     def stop(self) -> NoReturn:
         self()

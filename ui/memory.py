@@ -17,8 +17,9 @@ Before any browser connects (issue #43): ``streamlit run app.py`` imports app.py
 Streamlit's ``st.App``), and the app's :func:`preload` starts the first page's imports and its default scenario's
 evaluation on a background thread while the browser loads Streamlit's page (0.6-0.8 s of its JavaScript, on a quiet
 machine, during which the server would otherwise wait). The first run then finds the modules loaded, or waits on
-Python's import lock for the one under way (nothing is imported twice), and the catalog tables and the default curve
-read and remembered by the engine; it evaluates its scenario itself, so nothing it draws changes.
+Python's import lock for the one under way (nothing is imported twice), and waits for the preload's end
+(:func:`until_first_page`) before its page runs, so the catalog tables and the default curve are read and remembered
+by the engine once; it evaluates its scenario itself, so nothing it draws changes.
 
 Then the Plan page (issue #43: a first switch to it solved the plan, its proof and what each operations setting costs
 on arrival, 1.2-1.5 s of CPU on the default state): once the first run has drawn its page, a second thread solves the
@@ -67,11 +68,44 @@ heaviest first: pandas, scipy.interpolate (the engine's PCHIP), the schema and t
 
 
 def _first_page() -> None:
-    """Import :data:`FIRST`, then evaluate the default scenario once (the catalog tables it reads, its curve)."""
-    for name in FIRST:
-        importlib.import_module(name)
-    economics = importlib.import_module("economics")
-    economics.evaluate_scenario(economics.default_scenario())
+    """Import :data:`FIRST`, then evaluate the default scenario once (the catalog tables it reads, its curve), with
+    Python's automatic garbage collection paused meanwhile.
+
+    Why paused: the imports create some 190,000 objects that stay alive for the process's life, and the collector,
+    counting allocations, walked all of them twice in full on the way (0.10-0.17 s of the preload's 1.2 s of CPU,
+    before the first KPI); almost nothing they create is garbage. The first run's end collects in full anyway
+    (Streamlit's ``runner.postScriptGC``, then :func:`freeze_once`), after its KPIs. The pause is the process's (the
+    server's other threads, serving Streamlit's page meanwhile, allocate little); collection resumes when the preload
+    ends, whatever happens (unless it was off before)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for name in FIRST:
+            importlib.import_module(name)
+        economics = importlib.import_module("economics")
+        economics.evaluate_scenario(economics.default_scenario())
+    finally:
+        if collecting:
+            gc.enable()
+
+
+FIRST_PAGE_THREAD = "first-page-preload"
+"""The name of :func:`_first_page`'s thread."""
+_first_page_thread: threading.Thread | None = None
+
+
+def until_first_page() -> None:
+    """Wait until the server's preload of the first page (:func:`_first_page`) has ended, if one was started.
+
+    A session that connects before it ends (the common case on a cold start: the browser's page loads in less time
+    than the preload's 1.3 s of CPU) blocks on Python's import lock until the modules are imported, and then, without
+    this wait, evaluated its scenario alongside the preload's evaluation: the catalog tables are remembered with
+    ``functools.cache``, which does not make a second caller wait for the first, so both threads read and parsed
+    them, sharing the interpreter's lock (the default scenario twice at once: 0.18-0.26 s of CPU and 0.29-0.74 s
+    wall, against 0.08 s and 0.11-0.14 s one after the other; docs/speed.md). Waiting holds no lock; a process
+    whose preload has ended, or that never started one (``streamlit.testing``), does not wait."""
+    if _first_page_thread is not None:
+        _first_page_thread.join()
 
 
 PLAN_THREAD = "plan-page-preload"
@@ -132,6 +166,8 @@ async def preload(_app: object) -> AsyncIterator[None]:
     """The server's lifespan (Streamlit's ``st.App``): start :func:`_first_page` on a daemon thread as the server starts
     listening, so that the first session's run, which starts once the browser has loaded Streamlit's page, finds the
     first page's modules and catalogs ready; and :func:`_plan_page` on another, which waits for that run's page."""
-    threading.Thread(target=_first_page, name="first-page-preload", daemon=True).start()
+    global _first_page_thread
+    _first_page_thread = threading.Thread(target=_first_page, name=FIRST_PAGE_THREAD, daemon=True)
+    _first_page_thread.start()
     threading.Thread(target=_plan_page, name=PLAN_THREAD, daemon=True).start()
     yield None
