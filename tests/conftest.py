@@ -24,12 +24,16 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings as hypothesis_settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from tests import store_fixtures
+
+if TYPE_CHECKING:
+    from streamlit.components.v2.manifest_scanner import ComponentManifest
 
 hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 hypothesis_settings.register_profile("explore", derandomize=False, print_blob=True,
@@ -98,6 +102,35 @@ before it starts (seen as "Nanny failed to start" in test_sweep.py, in whichever
 def _interpreter_main() -> Iterator[None]:
     yield
     sys.modules["__main__"] = INTERPRETER_MAIN
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _component_scan_once() -> Iterator[None]:
+    """Streamlit's scan of the installed distributions for v2 components made once per test process, as a server
+    makes it once at its start. ``AppTest`` makes it at the first run of every instance (a fresh ``BidiComponent
+    Manager`` each): it reads the metadata of every installed distribution, 0.5-0.7 s, about 90% of a page's first
+    run under ``AppTest`` (a hostile link's case: 0.70 s, 0.07 s with the scan made once; docs/speed.md). Nothing is
+    installed during a run, so every scan finds the same components (none in this environment): the first call's
+    result, the scan's own, is returned to the later ones. A process that collected no ``AppTest`` module is left
+    alone (Streamlit not imported for it)."""
+    if "streamlit.testing.v1" not in sys.modules:
+        yield
+        return
+    from streamlit.components.v2 import manifest_scanner
+
+    original = manifest_scanner.scan_component_manifests
+    found: list[list[tuple[ComponentManifest, Path]]] = []
+
+    def scan_once(max_workers: int | None = None) -> list[tuple[ComponentManifest, Path]]:
+        if not found:
+            found.append(original(max_workers))
+        return list(found[0])
+
+    manifest_scanner.scan_component_manifests = scan_once
+    try:
+        yield
+    finally:
+        manifest_scanner.scan_component_manifests = original
 
 
 postgresql_proc = store_fixtures.postgresql_proc
