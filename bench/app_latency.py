@@ -39,6 +39,7 @@ Usage: python bench/app_latency.py [--changes 20] [--rounds 2] [--pages WORD ...
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shutil
 import socket
@@ -48,6 +49,8 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
@@ -193,41 +196,78 @@ def expected_cost_kpi(electricity_usd_per_kwh: float) -> str:
     return usd_rate(economics.evaluate_scenario(scenario)["cost_usd_per_m_tokens"])
 
 
+@dataclass(frozen=True)
+class Update:
+    """One input change timed by :func:`update_once`: page-clock times [ms] (``performance.now()``) of just before
+    the fill, of the Enter keydown and of the frame that showed the KPI; wall-clock seconds here until Playwright
+    reported the KPI and (if asked) until the whole page had settled (NaN if not)."""
+
+    start_ms: float
+    enter_ms: float
+    kpi_ms: float
+    wall_s: float
+    drawn_s: float
+
+    @property
+    def seconds(self) -> float:
+        """From just before the fill to the frame that showed the KPI [s], in the page's clock."""
+        return (self.kpi_ms - self.start_ms) / 1000
+
+
+def update_once(page: Page, field: str, label: str, value: float, expected: str | None = None,
+                drawn: bool = False, mark: Callable[[str], None] | None = None) -> Update:
+    """Fill ``value`` into the field's box on a settled page (the previous run finished and drawn, outside the
+    clock), press Enter, and time until the KPI shows ``expected`` (or any new text); with ``drawn``, also until the
+    whole page has settled (run finished and drawn: inputs, charts, tables). ``mark`` is called with "start" just
+    before the fill and with "kpi" once the KPI has shown (a caller's probe, e.g. the servers' CPU)."""
+    box = page.locator(f".st-key-{field} input")
+    box.wait_for(state="visible", timeout=WAIT_TIMEOUT_MS)
+    page.evaluate(ENTER_JS)
+    settle(page)
+    page.evaluate(IDLE_JS)
+    before = kpi_text(page, label)
+    if mark is not None:
+        mark("start")
+    start_ms = float(page.evaluate("() => performance.now()"))
+    t0 = time.perf_counter()
+    box.fill(f"{value:g}", timeout=UPDATE_TIMEOUT_MS)
+    box.press("Enter", timeout=UPDATE_TIMEOUT_MS)
+    if expected is not None:
+        _, at_ms = wait_kpi(page, label, exact=expected, timeout_ms=UPDATE_TIMEOUT_MS)
+    else:
+        _, at_ms = wait_kpi(page, label, pattern=r"\d", before=before, timeout_ms=UPDATE_TIMEOUT_MS)
+    wall_s = time.perf_counter() - t0
+    if mark is not None:
+        mark("kpi")
+    enter_ms = float(page.evaluate("() => window.__benchEnter"))
+    drawn_s = math.nan
+    if drawn:
+        settle(page)
+        page.evaluate(IDLE_JS)
+        drawn_s = time.perf_counter() - t0
+    return Update(start_ms, enter_ms, at_ms, wall_s, drawn_s)
+
+
 def measure_updates(page: Page, field: str, label: str, values: list[float], expected: list[str] | None = None,
                     drawn: list[float] | None = None,
                     wall: list[float] | None = None) -> tuple[list[float], list[float]]:
     """Fill each value into the field's box, press Enter, and time until the KPI shows the expected (or any new)
-    text. Each change starts from a settled page (the previous run finished and drawn, outside the clock), as a
-    user reads a result before the next edit. Returns seconds from just before the fill to the frame that showed
-    the KPI, and ms from the Enter keydown, both in the page's own clock (see the module's docstring). If
-    ``drawn`` is given, the wall-clock seconds from just before the fill until the whole page is settled (run
-    finished and drawn: inputs, charts, tables) are appended to it; if ``wall`` is given, the wall-clock seconds
-    until Playwright reported the KPI."""
-    box = page.locator(f".st-key-{field} input")
-    box.wait_for(state="visible", timeout=WAIT_TIMEOUT_MS)
-    page.evaluate(ENTER_JS)
+    text (:func:`update_once`). Each change starts from a settled page (the previous run finished and drawn, outside
+    the clock), as a user reads a result before the next edit. Returns seconds from just before the fill to the
+    frame that showed the KPI, and ms from the Enter keydown, both in the page's own clock (see the module's
+    docstring). If ``drawn`` is given, the wall-clock seconds from just before the fill until the whole page is
+    settled (run finished and drawn: inputs, charts, tables) are appended to it; if ``wall`` is given, the
+    wall-clock seconds until Playwright reported the KPI."""
     times: list[float] = []
     from_enter: list[float] = []
     for i, value in enumerate(values):
-        settle(page)
-        page.evaluate(IDLE_JS)
-        before = kpi_text(page, label)
-        start_ms = float(page.evaluate("() => performance.now()"))
-        t0 = time.perf_counter()
-        box.fill(f"{value:g}", timeout=UPDATE_TIMEOUT_MS)
-        box.press("Enter", timeout=UPDATE_TIMEOUT_MS)
-        if expected is not None:
-            _, at_ms = wait_kpi(page, label, exact=expected[i], timeout_ms=UPDATE_TIMEOUT_MS)
-        else:
-            _, at_ms = wait_kpi(page, label, pattern=r"\d", before=before, timeout_ms=UPDATE_TIMEOUT_MS)
+        done = update_once(page, field, label, value, None if expected is None else expected[i], drawn is not None)
         if wall is not None:
-            wall.append(time.perf_counter() - t0)
-        times.append((at_ms - start_ms) / 1000)
-        from_enter.append(at_ms - float(page.evaluate("() => window.__benchEnter")))
+            wall.append(done.wall_s)
         if drawn is not None:
-            settle(page)
-            page.evaluate(IDLE_JS)
-            drawn.append(time.perf_counter() - t0)
+            drawn.append(done.drawn_s)
+        times.append(done.seconds)
+        from_enter.append(done.kpi_ms - done.enter_ms)
     return times, from_enter
 
 
@@ -265,12 +305,14 @@ class Floor:
     measured right before each app page: each page's ratio is to the floor measured next to it in time, which keeps
     the ratio fair when other work on the machine comes and goes during the run."""
 
-    def __init__(self, browser: Any, tmp: str, log: IO[bytes]) -> None:
+    def __init__(self, browser: Any, tmp: str, log: IO[bytes], init_script: str | None = None) -> None:
         script = Path(tmp) / "floor.py"
         script.write_text(FLOOR_APP, encoding="utf-8")
         port = free_port()
         self.proc: subprocess.Popen[bytes] | None = start_server(str(script), port, log)
         self.page = browser.new_page()
+        if init_script is not None:
+            self.page.add_init_script(init_script)
         self.page.goto(f"http://{HOST}:{port}")
         wait_kpi(self.page, "Floor KPI", pattern=r"\d")
         self.next_value = 3.0
@@ -287,6 +329,11 @@ class Floor:
         self.times += times
         self.enter += enter
         return percentile([t * 1000 for t in times], 50)
+
+    def edit(self, mark: Callable[[str], None] | None = None) -> Update:
+        """One input change of the floor page, now (:func:`update_once`; ``mark`` as there)."""
+        value, self.next_value = self.next_value, self.next_value + 1
+        return update_once(self.page, "x", "Floor KPI", value, f"{value * 2:.3f}", mark=mark)
 
     def close(self) -> None:
         self.page.close()
