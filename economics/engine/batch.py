@@ -44,6 +44,7 @@ from economics.engine.provenance import provenance_text
 from economics.engine.resolve import per_user_throughput
 from economics.engine.roofline import KV_FACTOR, stored_factors
 from economics.engine.sessions import KV_READ_SHARE, PER_USER_SPEED, request_shape, session_rows, turn_profile
+from economics.schema import known_values
 from economics.schema.scenario import FIELDS, Scenario, show_value
 from economics.schema.validation import Problem, validate, validate_one
 from economics.schema.validation_sessions import SESSION_DEFAULTED, SESSION_ONLY, SESSION_SPREAD
@@ -638,10 +639,16 @@ def as_scenario(scenario: Scenario | dict[str, Any]) -> Scenario:
     """A validated Scenario; pydantic errors become a ScenarioError naming each field and value."""
     if isinstance(scenario, Scenario):
         return scenario
+    plain = type(scenario) is dict
+    if plain and (known := known_values.scenario_of(scenario)) is not None:
+        return known  # every value read before: pydantic's model without its 134 validators again
     try:
-        return Scenario.model_validate(scenario)
+        parsed = Scenario.model_validate(scenario)
     except ValidationError as exc:
         raise ScenarioError([_pydantic_problem(e) for e in exc.errors()]) from None
+    if plain:
+        known_values.remember(scenario, parsed)
+    return parsed
 
 
 def _pydantic_problem(e: Any) -> Problem:
