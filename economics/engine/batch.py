@@ -724,6 +724,8 @@ _OUTPUT_KINDS = tuple((name, name in INTEGER_OUTPUTS, name in OPTIONAL_OUTPUTS) 
 _FIELD_KINDS: tuple[tuple[str, type], ...] = tuple(
     (name, {"float": float, "int": int, "bool": bool}.get(spec.kind, str)) for name, spec in FIELDS.items())
 """Each input field with the Python type of its result cell, looked up once."""
+_NUMBER_INPUTS = tuple(name for name, kind in _FIELD_KINDS if kind is float or kind is int)
+"""The numeric input fields, in :data:`_FIELD_KINDS`' order."""
 
 
 def _result_row(cols: dict[str, Any], thr: dict[str, Any], outputs: dict[str, np.ndarray] | None) -> dict[str, Any]:
@@ -731,13 +733,14 @@ def _result_row(cols: dict[str, Any], thr: dict[str, Any], outputs: dict[str, np
     if outputs is not None:
         _computed_hit_rate(cols, outputs, np.array([0]))
     row: dict[str, Any] = {}
+    # the numeric inputs' cells as Python floats in one pass (float() of each cell, as below it was read one by one)
+    numbers = iter(np.concatenate([cols[name] for name in _NUMBER_INPUTS], dtype=float).tolist())
     for name, kind in _FIELD_KINDS:  # :func:`_scalar` inlined for the numbers
-        v = cols[name][0]
         if kind is float or kind is int:
-            x = float(v)
+            x = next(numbers)
             row[name] = None if not math.isfinite(x) else int(x) if kind is int else x
         else:
-            row[name] = kind(v)
+            row[name] = kind(cols[name][0])
     internal: list[Problem] = []
     # every output's one number as a Python float, read in one pass (float() of each cell, as the table reads them)
     numbers = [math.nan] * len(_OUTPUT_KINDS) if outputs is None else np.concatenate(
