@@ -669,8 +669,9 @@ def _pydantic_problem(e: Any) -> Problem:
 
 def evaluate_scenario(scenario: Scenario | dict[str, Any]) -> dict[str, Any]:
     """Evaluate one scenario (a Scenario or a dict of its fields): the same validation rules, throughput
-    resolution and stages as :func:`evaluate`, on one-row columns without a table (one to two milliseconds:
-    ``python bench/batch.py`` prints it, docs/speed.md has the measurements).
+    resolution and stages as :func:`evaluate`, on one-row columns without a table (about a millisecond, the parse
+    and checks of values seen before remembered: ``python bench/batch.py`` prints it, docs/speed.md has the
+    measurements).
 
     Returns the resolved inputs and outputs as a dict, keyed as :func:`evaluate`'s columns (missing optional
     outputs as None). Raises :class:`ScenarioError` with every problem when the scenario is invalid.

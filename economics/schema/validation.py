@@ -389,7 +389,8 @@ _NUMBER_FIELDS = tuple(name for name, spec in FIELDS.items() if spec.kind in ("f
 def validate_one(parsed: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], list[Problem]]:
     """:func:`validate` for one scenario whose every field is already parsed and within its bounds (a
     ``Scenario.model_dump()``: the same parser, the same bounds): one-row typed columns, catalog figures filled,
-    ids and combinations checked by the same rules, without a table's per-column parsing.
+    ids and combinations checked by the same rules, without a table's per-column parsing. The checks are remembered
+    per value of the fields they read (:data:`_ONE_SEEN`): a scenario alike in those takes their columns back.
 
     >>> from economics.schema.scenario import Scenario
     >>> cols, problems = validate_one(Scenario(accelerator_count=8).model_dump())
