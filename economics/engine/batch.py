@@ -44,6 +44,7 @@ from economics.engine.provenance import provenance_text
 from economics.engine.resolve import per_user_throughput
 from economics.engine.roofline import KV_FACTOR, stored_factors
 from economics.engine.sessions import KV_READ_SHARE, PER_USER_SPEED, request_shape, session_rows, turn_profile
+from economics.schema import known_values
 from economics.schema.scenario import FIELDS, Scenario, show_value
 from economics.schema.validation import Problem, validate, validate_one
 from economics.schema.validation_sessions import SESSION_DEFAULTED, SESSION_ONLY, SESSION_SPREAD
@@ -638,10 +639,16 @@ def as_scenario(scenario: Scenario | dict[str, Any]) -> Scenario:
     """A validated Scenario; pydantic errors become a ScenarioError naming each field and value."""
     if isinstance(scenario, Scenario):
         return scenario
+    plain = type(scenario) is dict
+    if plain and (known := known_values.scenario_of(scenario)) is not None:
+        return known  # every value read before: pydantic's model without its 134 validators again
     try:
-        return Scenario.model_validate(scenario)
+        parsed = Scenario.model_validate(scenario)
     except ValidationError as exc:
         raise ScenarioError([_pydantic_problem(e) for e in exc.errors()]) from None
+    if plain:
+        known_values.remember(scenario, parsed)
+    return parsed
 
 
 def _pydantic_problem(e: Any) -> Problem:
@@ -662,8 +669,9 @@ def _pydantic_problem(e: Any) -> Problem:
 
 def evaluate_scenario(scenario: Scenario | dict[str, Any]) -> dict[str, Any]:
     """Evaluate one scenario (a Scenario or a dict of its fields): the same validation rules, throughput
-    resolution and stages as :func:`evaluate`, on one-row columns without a table (one to two milliseconds:
-    ``python bench/batch.py`` prints it, docs/speed.md has the measurements).
+    resolution and stages as :func:`evaluate`, on one-row columns without a table (about a millisecond, the parse
+    and checks of values seen before remembered: ``python bench/batch.py`` prints it, docs/speed.md has the
+    measurements).
 
     Returns the resolved inputs and outputs as a dict, keyed as :func:`evaluate`'s columns (missing optional
     outputs as None). Raises :class:`ScenarioError` with every problem when the scenario is invalid.
@@ -717,6 +725,8 @@ _OUTPUT_KINDS = tuple((name, name in INTEGER_OUTPUTS, name in OPTIONAL_OUTPUTS) 
 _FIELD_KINDS: tuple[tuple[str, type], ...] = tuple(
     (name, {"float": float, "int": int, "bool": bool}.get(spec.kind, str)) for name, spec in FIELDS.items())
 """Each input field with the Python type of its result cell, looked up once."""
+_NUMBER_INPUTS = tuple(name for name, kind in _FIELD_KINDS if kind is float or kind is int)
+"""The numeric input fields, in :data:`_FIELD_KINDS`' order."""
 
 
 def _result_row(cols: dict[str, Any], thr: dict[str, Any], outputs: dict[str, np.ndarray] | None) -> dict[str, Any]:
@@ -724,13 +734,14 @@ def _result_row(cols: dict[str, Any], thr: dict[str, Any], outputs: dict[str, np
     if outputs is not None:
         _computed_hit_rate(cols, outputs, np.array([0]))
     row: dict[str, Any] = {}
+    # the numeric inputs' cells as Python floats in one pass (float() of each cell, as below it was read one by one)
+    numbers = iter(np.concatenate([cols[name] for name in _NUMBER_INPUTS], dtype=float).tolist())
     for name, kind in _FIELD_KINDS:  # :func:`_scalar` inlined for the numbers
-        v = cols[name][0]
         if kind is float or kind is int:
-            x = float(v)
+            x = next(numbers)
             row[name] = None if not math.isfinite(x) else int(x) if kind is int else x
         else:
-            row[name] = kind(v)
+            row[name] = kind(cols[name][0])
     internal: list[Problem] = []
     # every output's one number as a Python float, read in one pass (float() of each cell, as the table reads them)
     numbers = [math.nan] * len(_OUTPUT_KINDS) if outputs is None else np.concatenate(

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from economics import catalog
-from economics.schema import user_curves, validation_hours, validation_sessions, values
+from economics.schema import read_memo, user_curves, validation_hours, validation_sessions, values
 from economics.schema.scenario import (
     CATALOG_FIELDS,
     CATALOG_ID_FIELDS,
@@ -389,13 +389,46 @@ _NUMBER_FIELDS = tuple(name for name, spec in FIELDS.items() if spec.kind in ("f
 def validate_one(parsed: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], list[Problem]]:
     """:func:`validate` for one scenario whose every field is already parsed and within its bounds (a
     ``Scenario.model_dump()``: the same parser, the same bounds): one-row typed columns, catalog figures filled,
-    ids and combinations checked by the same rules, without a table's per-column parsing.
+    ids and combinations checked by the same rules, without a table's per-column parsing. The checks are remembered
+    per value of the fields they read (:data:`_ONE_SEEN`): a scenario alike in those takes their columns back.
 
     >>> from economics.schema.scenario import Scenario
     >>> cols, problems = validate_one(Scenario(accelerator_count=8).model_dump())
     >>> cols["accelerator"].tolist(), cols["accelerator_power_kw"].tolist(), [p.field for p in problems]
     (['h100-sxm'], [1.275], ['output_tokens_per_s_per_accelerator'])
     """
+    cols = _one_row(parsed)
+    written = _ONE_SEEN.find(parsed)
+    if written is not None:  # a scenario alike in every field the checks read: their writes, and no problem
+        cols.update(written)
+        return cols, []
+    recording, problems = _checked_one(cols)
+    # a loaded curve file may come and go: a run that names one is not remembered
+    if not problems and not str(dict.__getitem__(recording, "curves_sha256")[0]):
+        _ONE_SEEN.keep(parsed, cols, recording)
+    return dict(dict.items(recording)), problems
+
+
+def _checked_one(cols: dict[str, np.ndarray]) -> tuple[read_memo.Recording, list[Problem]]:
+    """The checks of one scenario's columns (:func:`_one_row`), run on a recording of them: the checked columns,
+    the fields the checks read, and the problems found.
+    """
+    recording = read_memo.Recording(cols)
+    problems = _Problems(1)
+    _resolve_catalog(recording, problems, set(FIELDS))
+    validation_hours.check(recording, problems.add, _distinct_text, _rows_of)
+    validation_sessions.check(recording, problems)
+    _check_combinations(recording, problems)
+    return recording, problems.items
+
+
+_ONE_SEEN = read_memo.ReadMemo()
+"""The checks of :func:`validate_one` remembered per value of the fields they read (the catalogs are fixed for the
+process): a price edit, which no check reads, takes the last scenario's catalog figures and canonical ids back."""
+
+
+def _one_row(parsed: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """One scenario's fields as one-row typed columns, before the checks: empty texts as their defaults."""
     cols: dict[str, np.ndarray] = {}
     # the numbers in one array, each field a one-cell view of its own cell (one array instead of a hundred)
     numbers = np.array([np.nan if (x := parsed.get(name)) is None else float(x) for name in _NUMBER_FIELDS])
@@ -410,12 +443,7 @@ def validate_one(parsed: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], list
         else:
             text = "" if v is None else str(v).strip()
             cols[name] = np.array([text or ("" if spec.default is None else str(spec.default))], dtype=object)
-    problems = _Problems(1)
-    _resolve_catalog(cols, problems, set(FIELDS))
-    validation_hours.check(cols, problems.add, _distinct_text, _rows_of)
-    validation_sessions.check(cols, problems)
-    _check_combinations(cols, problems)
-    return cols, problems.items
+    return cols
 
 
 def range_values(df: pd.DataFrame, problems: _Problems | None = None) -> dict[str, np.ndarray]:
