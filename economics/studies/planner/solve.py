@@ -30,6 +30,7 @@ from economics.studies.planner.model import HourType, PlanModel, Row, count_colu
 from economics.studies.planner.neighbours import MAX_ROUNDS, Neighbourhood
 from economics.studies.planner.pools import Pool, Problem
 from economics.studies.planner.rules import apply_rules
+from economics.studies.planner.separable import solve_separable
 
 HourModels = Callable[[], list[tuple[PlanModel, dict[int, int]]]]
 """The per-hour models of stage 2 and their column maps, built when stage 2 runs (a model solved whole needs none)."""
@@ -95,6 +96,11 @@ def _solve_any(m: PlanModel, rented: set[int], hourly: HourModels | None = None,
     exact: Solution | None = None
     if sum(m.integer) <= EXACT_MAX_INTEGERS or not rented or hourly is None:
         small = not rented or hourly is None
+        # a model whose hours separate once the counts held all day are fixed: the proven optimum, no dearer than
+        # HiGHS's plan within its 0.1 % (the rule change of docs/speed.md, branch exactcost)
+        separate = None if small or hourly is None else solve_separable(m, rented, hourly)
+        if separate is not None:
+            return separate
         res = run_milp(m, nodes=None if small else EXACT_NODE_LIMIT)
         bound = float(getattr(res, "mip_dual_bound", math.nan) or math.nan)
         # the binaries of the operations settings cost nothing, so the solver may leave one at 1 over an empty
