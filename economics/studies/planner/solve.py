@@ -85,7 +85,9 @@ def trim_flows(m: PlanModel, x: np.ndarray) -> np.ndarray:
 
 def _solve_any(m: PlanModel, rented: set[int], hourly: HourModels | None = None,
                closed: list[int] | None = None) -> Solution:
-    """Solve the MILP. Small models (or without rent) at once. Larger ones in two stages: (1) the owned base with
+    """Solve the MILP. Small models (or without rent) at once: exactly when their hours separate
+    (:func:`~economics.studies.planner.separable.solve_separable`, the proven optimum), else by HiGHS. Larger ones
+    in two stages: (1) the owned base with
     rented counts continuous, a relaxation whose bound is a lower bound of the whole problem, over the pools not
     ``closed`` (pools another pool dominates: the same optimum, fewer columns; :func:`closed_bounds`); (2) the
     owned counts fixed, the rented counts in whole systems, each hour on its own, exactly where
