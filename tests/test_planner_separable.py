@@ -29,9 +29,11 @@ FLAT = dict(input_tokens_per_request=0, output_tokens_per_request=100, cost_of_c
 
 
 def _problem(demand: float, own_rate: float, own_price: float, rents: list[tuple[float, float]],
-             energy: float, max_pools: int | None) -> Problem:
-    """A diurnal day served by an owned box and rented boxes (rate tokens/s, rent USD/h), no rental block."""
-    s = Scenario(name="sep", demand_output_tokens_per_day=demand, electricity_usd_per_kwh=energy, **FLAT)
+             energy: float, max_pools: int | None, site_mw: float | None = None) -> Problem:
+    """A diurnal day served by an owned box and rented boxes (rate tokens/s, rent USD/h), no rental block; the
+    site's power a limit on the owned boxes when given."""
+    s = Scenario(name="sep", demand_output_tokens_per_day=demand, electricity_usd_per_kwh=energy,
+                 site_power_mw=site_mw, **FLAT)
     cands = [Candidate("own", "own", accelerators_per_system=1, system_power_kw=1.0, price_usd_per_system=own_price,
                        output_tokens_per_s_per_system=own_rate, accelerators_per_replica=1,
                        roles=(PoolRole.AGGREGATED,))]
@@ -50,10 +52,11 @@ rates = st.floats(50.0, 400.0)
 days = st.fixed_dictionaries({
     "demand": st.floats(2e6, 6e7), "own_rate": rates, "own_price": st.floats(500.0, 8000.0),
     "rents": st.lists(st.tuples(rates, st.floats(0.05, 2.0)), min_size=1, max_size=2),
-    "energy": st.sampled_from([0.0, 0.1]), "max_pools": st.sampled_from([None, 3])})
+    "energy": st.sampled_from([0.0, 0.1]), "max_pools": st.sampled_from([None, 3]),
+    "site_mw": st.sampled_from([None, 0.004, 0.02])})
 
 
-@settings(max_examples=25, deadline=None, derandomize=True)
+@settings(max_examples=40, deadline=None, derandomize=True)
 @given(days)
 def test_the_exact_plan_is_no_dearer_than_highs_and_equals_highs_at_a_zero_gap(day: dict) -> None:
     pb = _problem(**day)

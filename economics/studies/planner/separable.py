@@ -15,8 +15,8 @@ every hour's whole demand on its own changes no hour, which bounds the box.
 
 The operations settings' rows (a binary per pool, a rented pool's size, the limit on distinct pools) are left out,
 a relaxation; a plan of it that meets every row of the whole model (checked) is then optimal for the model too. A
-model with rows this does not take (a rental block, a smallest pool above one system, racks, the site's power or
-budget, a spot share, slack columns) or whose hours the covering search does not take is not solved here (None):
+model with rows this does not take (a rental block, a smallest pool above one system, racks, a spot share, slack
+columns) or whose hours the covering search does not take is not solved here (None):
 HiGHS solves it as before.
 
 Reference: A. H. Land and A. G. Doig, "An automatic method of solving discrete programming problems",
@@ -45,10 +45,13 @@ MAX_DAY_COUNTS = 3
 MAX_POINTS = 400
 """Bases whose hours are solved at most (each one covering search per hour type): more, and HiGHS solves it."""
 
+_OVER_DAY = frozenset({Row.EXISTING_FLEET, Row.SITE_POWER, Row.CAPEX_BUDGET})
+"""Rows over the counts held all day alone, each a limit (no negative coefficient): a base that breaks one is no
+plan, and neither is a larger one."""
 _TAKEN = frozenset({Row.DEMAND_INPUT, Row.DEMAND_OUTPUT, Row.CAPACITY, Row.TTFT, Row.KV_LINK, Row.TTFT_FLOOR,
-                    Row.EXISTING_FLEET, Row.POOL_OPEN, Row.POOL_SIZE, Row.DISTINCT_POOLS})
-"""Rows of a model this solves: an hour's covering rows, rows over the counts held all day alone (the TTFT floors,
-the existing fleet) and the operations settings' rows it relaxes (then checks)."""
+                    Row.POOL_OPEN, Row.POOL_SIZE, Row.DISTINCT_POOLS, *_OVER_DAY})
+"""Rows of a model this solves: an hour's covering rows, the TTFT floors and the limits over the counts held all day
+(:data:`_OVER_DAY`), and the operations settings' rows it relaxes (then checks)."""
 
 HourModels = list[tuple[PlanModel, dict[int, int]]]
 
@@ -118,9 +121,8 @@ def _shape(m: PlanModel, rented: set[int], day: list[int]) -> bool:
         return False
     if any(j not in rented for (_, h), j in m.count_col.items() if h is not ALL_DAY):
         return False
-    over_day = {Row.EXISTING_FLEET}
     return all(all(v >= 0 and j in day for j, v in row.items())
-               for row, kind in zip(m.rows, m.row_kind, strict=True) if kind in over_day)
+               for row, kind in zip(m.rows, m.row_kind, strict=True) if kind in _OVER_DAY)
 
 
 def _costed(sub: PlanModel, cols: dict[int, int], m: PlanModel, day: list[int]) -> _Hour | None:
@@ -310,10 +312,10 @@ def _floor(m: PlanModel, j: int) -> float:
 
 
 def _within(m: PlanModel, day: list[int], n: np.ndarray) -> bool:
-    """The day's counts ``n`` meet the rows over them alone (the existing fleet)."""
+    """The day's counts ``n`` meet the limits over them alone (:data:`_OVER_DAY`)."""
     at = dict(zip(day, n.tolist(), strict=True))
     return all(sum(v * at[j] for j, v in row.items()) <= b + 1e-9 * max(1.0, abs(b))
-               for row, b, kind in zip(m.rows, m.b, m.row_kind, strict=True) if kind is Row.EXISTING_FLEET)
+               for row, b, kind in zip(m.rows, m.b, m.row_kind, strict=True) if kind in _OVER_DAY)
 
 
 def _plan(m: PlanModel, day: list[int], hours: list[_Hour], found: _Found) -> np.ndarray:
