@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy._core.multiarray import interp as _interp
@@ -253,7 +253,28 @@ def _descend(roles: _Roles, x: np.ndarray) -> _Relaxed | None:
     return best
 
 
-def cheapest(h: Hour, max_nodes: int = 5000) -> Cover | None:
+class Bounds:
+    """One hour's covering problem prepared once for many searches that differ only in the pools' bounds (``lo``,
+    ``hi``): a caller that moves a few pools' bounds (a count held all day, tried at several values) skips building
+    the slices and buffers each time. The same figures as :func:`relax` and :func:`cheapest` on the hour with those
+    bounds, bit for bit.
+    """
+
+    def __init__(self, h: Hour) -> None:
+        self._roles = _Roles(h)
+
+    def relaxed(self, lo: np.ndarray, hi: np.ndarray) -> float | None:
+        """The relaxation's cost with ``lo <= x <= hi`` continuous (as :func:`relax`'s), None when infeasible."""
+        return self._roles.bound(np.asarray(lo, dtype=float), np.asarray(hi, dtype=float))
+
+    def cheapest(self, lo: np.ndarray, hi: np.ndarray, max_nodes: int = 5000) -> Cover | None:
+        """:func:`cheapest` of the hour with the bounds ``lo`` and ``hi``."""
+        roles = self._roles
+        roles.h = replace(roles.h, lo=lo, hi=hi)  # only _dominated and _descend read the hour's own bounds
+        return cheapest(roles.h, max_nodes, roles)
+
+
+def cheapest(h: Hour, max_nodes: int = 5000, roles: _Roles | None = None) -> Cover | None:
     """The cheapest whole systems (proven to ``1e-9`` of the cost), or None if the hour cannot be covered or the
     search needs more than ``max_nodes`` nodes. Best first: the open node of lowest bound is split on its
     fractional pool of highest rent (the most fractional among equals); the search ends when no open node could
@@ -268,7 +289,7 @@ def cheapest(h: Hour, max_nodes: int = 5000) -> Cover | None:
     >>> c.systems.tolist(), round(c.cost, 9)
     ([3.0, 0.0], 30.0)
     """
-    roles = _Roles(h)
+    roles = roles or _Roles(h)  # made once by :class:`Bounds` for an hour searched at many bounds
     lo, hi = h.lo.astype(float), np.where(_dominated(roles), h.lo, h.hi).astype(float)
     root = roles.relax(lo, hi)
     if root is None:

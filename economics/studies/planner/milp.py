@@ -24,7 +24,8 @@ TIME_LIMIT_S = 30.0
 """No solve runs longer (a plan stopped by it says "within X % of the lower bound after 30 s")."""
 EXACT_MAX_INTEGERS = 60
 EXACT_NODE_LIMIT = 500
-"""Up to 60 integer decisions the whole MILP is tried at once; if it is not proven within 500 branch-and-bound
+"""Up to 60 integer decisions the whole MILP is tried at once (exactly, without HiGHS, when its hours separate:
+:mod:`~economics.studies.planner.separable`); if it is not proven within 500 branch-and-bound
 nodes the two-stage answer is computed too and the cheaper kept. Larger models go straight to two stages."""
 COVER_NODE_LIMIT = 5000
 """An hour's exact search (:mod:`economics.domain.covering`) gives up after this many nodes; HiGHS then solves it."""

@@ -1,0 +1,98 @@
+"""A small model that separates by hour solved exactly (economics/studies/planner/separable.py, #43; the rule
+change of docs/speed.md, branch exactcost): its plan is never dearer than HiGHS's at the planner's 0.1 % gap and
+equals HiGHS's run to a zero gap, on hypothesis's small days of an owned pool and rented pools.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from economics import Scenario
+from economics.studies import planner
+from economics.studies.planner import separable
+from economics.studies.planner.build import build_model, hourly_models, objective_factors, rented_cols
+from economics.studies.planner.candidates import Candidate
+from economics.studies.planner.hourly import satisfies
+from economics.studies.planner.inputs import PoolRole, workload
+from economics.studies.planner.milp import MIP_REL_GAP, run_milp
+from economics.studies.planner.pools import Problem, build_pools, candidate_costs
+from economics.studies.planner.report import solver_status
+
+FLAT = dict(input_tokens_per_request=0, output_tokens_per_request=100, cost_of_capital=0, depreciation_years=1,
+            maintenance_fraction_per_year=0, colocation_usd_per_kw_month=0)
+"""Output only (one role, aggregated), capital at 0 % over one year: a system's day is its price / 365."""
+
+
+def _problem(demand: float, own_rate: float, own_price: float, rents: list[tuple[float, float]],
+             energy: float, max_pools: int | None, site_mw: float | None = None) -> Problem:
+    """A diurnal day served by an owned box and rented boxes (rate tokens/s, rent USD/h), no rental block; the
+    site's power a limit on the owned boxes when given."""
+    s = Scenario(name="sep", demand_output_tokens_per_day=demand, electricity_usd_per_kwh=energy,
+                 site_power_mw=site_mw, **FLAT)
+    cands = [Candidate("own", "own", accelerators_per_system=1, system_power_kw=1.0, price_usd_per_system=own_price,
+                       output_tokens_per_s_per_system=own_rate, accelerators_per_replica=1,
+                       roles=(PoolRole.AGGREGATED,))]
+    cands += [Candidate(f"rent{i}", "rent", accelerators_per_system=1, system_power_kw=1.0,
+                        rent_usd_per_system_hour=rent, output_tokens_per_s_per_system=rate,
+                        accelerators_per_replica=1, roles=(PoolRole.AGGREGATED,))
+              for i, (rate, rent) in enumerate(rents)]
+    chosen = planner.PlanSettings(demand_profile="diurnal", spares=False, max_pools=max_pools, min_rental_hours=1.0)
+    hosted, _ = planner.hosting_variants(cands, s)
+    wl = workload(s, chosen, objective_factors(s, chosen)[1])
+    pools, _ = build_pools(hosted, s, chosen, wl)
+    return Problem(s, chosen, wl, hosted, pools, [candidate_costs(c, s, wl.day) for c in hosted])
+
+
+rates = st.floats(50.0, 400.0)
+days = st.fixed_dictionaries({
+    "demand": st.floats(2e6, 6e7), "own_rate": rates, "own_price": st.floats(500.0, 8000.0),
+    "rents": st.lists(st.tuples(rates, st.floats(0.05, 2.0)), min_size=1, max_size=2),
+    "energy": st.sampled_from([0.0, 0.1]), "max_pools": st.sampled_from([None, 3]),
+    "site_mw": st.sampled_from([None, 0.004, 0.02])})
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(days)
+def test_the_exact_plan_is_no_dearer_than_highs_and_equals_highs_at_a_zero_gap(day: dict) -> None:
+    pb = _problem(**day)
+    m, _, _ = build_model(pb, {})
+    rented = rented_cols(m, pb)
+    found = separable.solve_separable(m, rented, lambda: hourly_models(pb, {}, m))
+    assert found is not None and found.x is not None  # every such day separates (one owned count, no block)
+    assert satisfies(m, found.x) and found.bound == found.fun and found.message == separable.EXACT
+    assert found.fun == pytest.approx(float(np.dot(m.c, found.x)), rel=1e-12)
+    at_gap = run_milp(m, gap=MIP_REL_GAP)
+    exact = run_milp(m, gap=0.0)
+    assert at_gap.status == 0 and exact.status == 0
+    tol = 1e-9 * max(1.0, abs(found.fun))
+    assert found.fun <= float(at_gap.fun) + tol  # never dearer than HiGHS within its 0.1 %
+    assert found.fun == pytest.approx(float(exact.fun), rel=1e-7, abs=1e-6)  # HiGHS's own feasibility tolerance
+
+
+def test_the_plan_says_proven_optimal() -> None:
+    pb = _problem(3e7, 200.0, 3650.0, [(150.0, 0.9)], 0.1, 3)
+    m, _, _ = build_model(pb, {})
+    found = separable.solve_separable(m, rented_cols(m, pb), lambda: hourly_models(pb, {}, m))
+    assert found is not None
+    assert solver_status(found, 0.0) == "proven optimal"
+
+
+def test_a_rental_block_does_not_separate() -> None:
+    pb = _problem(3e7, 200.0, 3650.0, [(150.0, 0.9)], 0.1, 3)
+    chosen = replace(pb.settings, min_rental_hours=8.0)
+    pb = replace(pb, settings=chosen, wl=replace(pb.wl, block_hours=8.0))
+    m, _, _ = build_model(pb, {})
+    assert m.rules is not None and m.rules.block
+    built: list[int] = []
+
+    def hourly() -> list:
+        built.append(1)
+        return hourly_models(pb, {}, m)
+
+    assert separable.solve_separable(m, rented_cols(m, pb), hourly) is None
+    assert not built  # not even its hours' models are made
