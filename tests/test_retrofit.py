@@ -187,6 +187,16 @@ def test_break_even_decode_price_matches_the_best_alternative() -> None:
     assert at.loc["add decode", "npv_vs_status_quo_usd"] == pytest.approx(best, rel=1e-6)
 
 
+def test_the_break_even_from_a_given_study_is_the_break_even_it_computes() -> None:
+    # the study handed over (as the reference tests do) stands for the one the break-even computes first: the same
+    # price, whether the scenario gives its decode price (both studies in one pass otherwise) or the catalog does
+    for study in ({**STUDY, "decode_accelerator_count": 5},
+                  {**STUDY, "decode_accelerator_count": 5, "decode_accelerator_price_usd": None}):
+        alone = break_even_decode_price_usd(study, fresh=True)
+        given = break_even_decode_price_usd(study, fresh=True, study=analyse(study, fresh=True))
+        assert alone is not None and given == alone, (given, alone)
+
+
 def test_a_decode_price_edit_changes_only_add_decode_and_matches_a_study_from_scratch() -> None:
     # 4 H200 decode at 32,000 -> 33,000 USD: the purchase at t = 0 is 4 x 1,000 = 4,000 USD more; maintenance is 0
     # (SIMPLE) and capital charges are not cash flows, so the NPV falls by exactly 4,000 (t = 0, undiscounted)
@@ -384,7 +394,10 @@ def assert_same_study(s: dict[str, Any]) -> RetrofitResult | None:
     pd.testing.assert_frame_equal(quick.cashflows, scratch.cashflows, check_exact=True)
     pd.testing.assert_frame_equal(quick.years, scratch.years, check_exact=True)
     assert quick.rows == scratch.rows or quick.options.equals(scratch.options)
-    fresh_price, price = break_even_decode_price_usd(s, fresh=True), break_even_decode_price_usd(s)
+    # the fresh break-even reads the fresh study above (the same study it would compute first) and computes the
+    # dearer one from scratch
+    fresh_price = break_even_decode_price_usd(s, fresh=True, study=scratch)
+    price = break_even_decode_price_usd(s)
     assert price == fresh_price or (price != price and fresh_price != fresh_price), (price, fresh_price)
     return quick
 

@@ -31,6 +31,7 @@ absent from the catalog are listed but not fitted (the reason is given).
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -160,14 +161,30 @@ def predict(pts: pd.DataFrame, factors: dict[str, Any]) -> np.ndarray:
     return predict_columns(_columns(pts), factors)["effective"]
 
 
-def _loss(pred: dict[str, np.ndarray], pts: pd.DataFrame) -> float:
-    measured = pts["measured"].to_numpy()
-    has = ~np.isnan(measured)
-    err = np.log(pred["effective"][has] / measured[has])
+@dataclass(frozen=True)
+class _Measured:
+    """The measured figures a fit compares with, read from the points once (the objective runs thousands of
+    times): where throughput and TTFT were measured and their values there.
+    """
+
+    has: np.ndarray
+    tokens: np.ndarray
+    has_ttft: np.ndarray
+    ttft: np.ndarray
+
+    @classmethod
+    def of(cls, pts: pd.DataFrame) -> _Measured:
+        measured = pts["measured"].to_numpy()
+        has = ~np.isnan(measured)
+        has_ttft = pts["measured_ttft"].notna().to_numpy()
+        return cls(has, measured[has], has_ttft, pts["measured_ttft"].to_numpy()[has_ttft])
+
+
+def _loss(pred: dict[str, np.ndarray], measured: _Measured) -> float:
+    err = np.log(pred["effective"][measured.has] / measured.tokens)
     terms = [np.where(np.isfinite(err), err, 3.0) ** 2]
-    has_ttft = pts["measured_ttft"].notna().to_numpy()
-    if has_ttft.any():
-        e = np.log(pred["ttft"][has_ttft] / pts["measured_ttft"].to_numpy()[has_ttft])
+    if measured.has_ttft.any():
+        e = np.log(pred["ttft"][measured.has_ttft] / measured.ttft)
         terms.append(TTFT_WEIGHT * np.where(np.isfinite(e), e, 3.0) ** 2)
     return float(np.mean(np.concatenate(terms)))
 
@@ -200,7 +217,7 @@ def _fit(pts: pd.DataFrame, fixed: dict[str, float] | None = None,
     """Nelder-Mead on the logs of the factors (bounded by clipping), minimising the mean squared log error;
     ``fixed`` factors are held at the given values, ``limits`` replace :data:`LIMITS` where given.
     """
-    cols = _columns(pts)
+    cols, measured = _columns(pts), _Measured.of(pts)
     fixed = fixed or {}
     bounds = {**LIMITS, **(limits or {})}
     free = [f for f in FITTED if f not in fixed]
@@ -214,7 +231,7 @@ def _fit(pts: pd.DataFrame, fixed: dict[str, float] | None = None,
     def objective(x: np.ndarray) -> float:
         f = factors_of(x)
         prior = sum(np.log(f[k] / START[k]) ** 2 for k in FITTED if "utilization" in k)
-        return _loss(predict_columns(cols, f), pts) + PRIOR_WEIGHT * prior
+        return _loss(predict_columns(cols, f), measured) + PRIOR_WEIGHT * prior
 
     x0 = np.log([max(START[f], 1e-3) for f in free])
     res = minimize(objective, x0, method="Nelder-Mead", options={"xatol": 1e-3, "fatol": 1e-5, "maxiter": 800})

@@ -460,13 +460,16 @@ STEP_USD = 1000.0
 """The break-even price's second point on the line: 'add decode' again at its price plus this [USD]."""
 
 
-def break_even_decode_price_usd(scenario: Scenario | dict[str, Any], *, fresh: bool = False) -> float | None:
+def break_even_decode_price_usd(scenario: Scenario | dict[str, Any], *, fresh: bool = False,
+                                study: RetrofitResult | None = None) -> float | None:
     """Most the decode accelerator can cost and still make 'add decode' as good as the best alternative
     (negative: even free it does not beat it).
 
     NPV of 'add decode' against the status quo is linear in the decode price p (purchase and maintenance scale
     with it): NPV(p) = a - b p. The break-even p* solves NPV(p*) = max(0, NPV of the other feasible options).
-    None when 'add decode' is not feasible or not studied. ``fresh``: as :func:`analyse`'s.
+    None when 'add decode' is not feasible or not studied. ``fresh``: as :func:`analyse`'s. ``study``: the study
+    of ``scenario`` at its own decode price, when the caller has it already (``analyse(scenario, fresh=fresh)``):
+    then only the dearer study is computed (the reference tests hold the study from scratch already).
     """
     s = as_scenario(scenario)
     if not s.decode_accelerator:
@@ -475,7 +478,9 @@ def break_even_decode_price_usd(scenario: Scenario | dict[str, Any], *, fresh: b
     # a price given: both studies at once (their years in one pass of the engine); else the catalog's price, known
     # once the first study has read it
     dearer: RetrofitResult | None = None
-    if given is not None:
+    if study is not None:
+        base = study
+    elif given is not None:
         base, dearer = _studies(s, None, [None, given + STEP_USD], fresh)
     else:
         base = analyse(s, fresh=fresh)
