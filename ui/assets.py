@@ -17,6 +17,7 @@ renames the hashes needs no change here; a name that no longer matches a file na
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from collections.abc import Iterable, MutableMapping
@@ -171,7 +172,7 @@ class FirstPageChunks:
                 return
             body.append(message.get("body", b""))
             if not message.get("more_body", False):
-                await _send_page(send, held[0], with_script(b"".join(body), self.script))
+                await _send_page(send, held[0], _added(held[0], b"".join(body), self.script))
 
         await self.app(scope, receive, hold_html)
 
@@ -179,6 +180,18 @@ class FirstPageChunks:
 def _is_html(start: Message) -> bool:
     """Whether a response's start says its body is an HTML page."""
     return any(name.lower() == b"content-type" and value.startswith(b"text/html") for name, value in start["headers"])
+
+
+def _added(start: Message, page: bytes, script: bytes) -> bytes:
+    """:func:`with_script` on the page as sent: a gzip-encoded page (Streamlit compresses it at every page's path but
+    ``/`` when the browser accepts gzip, which every browser does) is opened, added to and compressed again; a page
+    in another encoding is left as it is."""
+    encoding = next((value for name, value in start["headers"] if name.lower() == b"content-encoding"), b"identity")
+    if encoding == b"identity":
+        return with_script(page, script)
+    if encoding == b"gzip":
+        return gzip.compress(with_script(gzip.decompress(page), script), mtime=0)
+    return page
 
 
 async def _send_page(send: Any, start: Message, page: bytes) -> None:
