@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import gzip
 import math
 import re
 import socket
@@ -287,10 +288,10 @@ def test_a_first_run_waits_for_the_preload_rather_than_evaluating_alongside_it()
     assert _last_line(probe, timeout=300) == "False [] 1 0 True"
 
 
-def _get(url: str) -> tuple[int, dict[str, str], bytes]:
-    """An answer of the server (never through a proxy): status, headers (lower-case names) and body."""
+def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+    """An answer of the server (never through a proxy): status, headers (lower-case names) and body as sent."""
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(url, timeout=30) as answer:
+    with opener.open(urllib.request.Request(url, headers=headers or {}), timeout=30) as answer:
         return answer.status, {k.lower(): v for k, v in answer.headers.items()}, answer.read()
 
 
@@ -325,7 +326,7 @@ def test_streamlit_s_page_names_the_first_page_s_element_code() -> None:
     files = assets.element_files()
     assert [f.split(".")[0] for f in files[:len(assets.FIRST_ELEMENTS)]] == list(assets.FIRST_ELEMENTS)
     assert not [f for f in files if f.encode() in own]  # none the page names already
-    script = assets.preload_script(files)
+    script = assets.preload_script(files) + assets.STILL_STYLE
     main_file = re.search(rb'src="./static/js/([^"]+)"', own)
     assert main_file is not None
     with contextmanager(_served)() as url:
@@ -333,6 +334,12 @@ def test_streamlit_s_page_names_the_first_page_s_element_code() -> None:
             status, headers, page = _get(url + path)
             assert status == 200 and int(headers["content-length"]) == len(page)
             assert page == own.replace(b"</head>", script + b"</head>", 1)
+            # as a browser asks for it: Streamlit gzips the page at a page's path, and the middleware's addition was
+            # lost there (only / had it) until ui.assets opened the compressed page
+            status, headers, packed = _get(url + path, {"Accept-Encoding": "gzip"})
+            assert status == 200 and int(headers["content-length"]) == len(packed)
+            opened = gzip.decompress(packed) if headers.get("content-encoding") == "gzip" else packed
+            assert opened == own.replace(b"</head>", script + b"</head>", 1)
         for name in (files[0], files[-1], main_file[1].decode()):
             assert _get(f"{url}/static/js/{name}")[2] == (assets.STATIC_JS / name).read_bytes()
 

@@ -123,3 +123,40 @@ def test_an_infeasible_plan_says_what_would_make_it_feasible(page: Page, streaml
     expect(main.get_by_text(re.compile(r"site power: at least [0-9.,]+ MW \(0\.01 MW now\)"))).to_be_visible()
     expect(main.get_by_text(re.compile(r"rent: allowing rented systems gives a plan at [0-9,]+ USD a day"))
            ).to_be_visible()
+
+
+# Every animation frame of a run, until it has finished: each stale element's opacity and transition (ui.assets's
+# style), and how many animations run on the spinner's icon while it shows.
+RUN_FRAMES_JS = """() => new Promise(done => {
+  const stale = [], spinning = [];
+  const app = document.querySelector('[data-testid="stApp"]'), t0 = performance.now();
+  const tick = () => {
+    for (const el of document.querySelectorAll('[data-testid="stElementContainer"][data-stale="true"]')) {
+      const style = getComputedStyle(el);
+      stale.push([style.opacity, style.transitionDuration]);
+    }
+    for (const icon of document.querySelectorAll('[data-testid="stSpinnerIcon"]')) {
+      spinning.push(icon.getAnimations().length);
+    }
+    const over = app.dataset.testScriptState === 'notRunning' && performance.now() - t0 > 1000;
+    if (over || performance.now() - t0 > 60000) done([stale, spinning]); else requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+})"""
+
+
+def test_a_long_run_dims_the_stale_output_at_once_and_its_spinner_stands_still(page: Page, streamlit_url: str) -> None:
+    # issue #43: Streamlit fades the previous run's output over 1 s from 0.5 s into a run and spins st.spinner's
+    # icon, and each animated frame costs the renderer CPU; ui.assets's style keeps the dimming (users see what is
+    # stale) in one step, and a still icon beside the spinner's text. The frontiers solve 40 plans (seconds): the
+    # sections after the toggle stay stale all that time
+    open_page(page, f"{streamlit_url}/plan?" + "&".join(f"{k}={v}" for k, v in SCENARIO.items()))
+    page.evaluate(f"() => {{ window.__runFrames = ({RUN_FRAMES_JS})(); }}")  # not awaited: it watches the run
+    page.get_by_text("Compute the frontiers").click()
+    stale, spinning = page.evaluate("() => window.__runFrames")
+    assert stale and spinning, "no stale element or spinner seen during the frontiers' run"
+    assert {duration for _, duration in stale} == {"0s"}
+    opacities = {float(opacity) for opacity, _ in stale}
+    dimmed = opacities - {1.0}
+    assert len(dimmed) == 1 and min(dimmed) < 0.5, opacities  # one dimmed value, no step of a fade between
+    assert set(spinning) == {0}
