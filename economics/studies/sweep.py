@@ -343,10 +343,32 @@ def local_cluster(workers: int) -> Any:
     import dask  # noqa: PLC0415 - optional heavy dependency, only for sweeps
     from distributed import LocalCluster  # noqa: PLC0415
 
+    _quiet_resource_tracker()
     with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
                           "distributed.worker.preload": ["economics.studies.sweep_worker"]}):
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                             silence_logs=logging.CRITICAL)  # a worker's failure is the command's error, not a log
+
+
+def _quiet_resource_tracker() -> None:
+    """Start :mod:`multiprocessing`'s resource tracker (the process that unlinks the semaphores a process leaves
+    behind) with its standard error on the null device, before the cluster's workers start it with ours.
+
+    Why: an interrupted sweep kills its workers (:func:`_stop_workers`), and when the command has ended the tracker
+    unlinks the semaphores they held and warned of each on the command's standard error, after its one line
+    ("interrupted"; a CI run of tests/test_interrupts.py on 0589275 caught it). The tracker still unlinks them; only
+    its warnings go. A tracker already running (a sweep before, in a Python session) is left as it is.
+    """
+    from multiprocessing import resource_tracker  # noqa: PLC0415 - only for a local cluster
+
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)  # the tracker inherits descriptor 2 as it is while it starts
+            resource_tracker.ensure_running()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _stop_workers(before: list[multiprocessing.process.BaseProcess]) -> None:
