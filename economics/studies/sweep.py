@@ -32,6 +32,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from multiprocessing import resource_tracker
 from typing import Any
 
 import numpy as np
@@ -359,8 +360,6 @@ def _quiet_resource_tracker() -> None:
     ("interrupted"; a CI run of tests/test_interrupts.py on 0589275 caught it). The tracker still unlinks them; only
     its warnings go. A tracker already running (a sweep before, in a Python session) is left as it is.
     """
-    from multiprocessing import resource_tracker  # noqa: PLC0415 - only for a local cluster
-
     saved = os.dup(2)
     try:
         with open(os.devnull, "wb") as null:
