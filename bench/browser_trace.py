@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import contextlib
 import json
 import shutil
 import statistics
@@ -51,8 +50,10 @@ from bench.app_latency import (  # noqa: E402
     HOST,
     IDLE_JS,
     PAGES,
+    cpu_ms,
     free_port,
     kpi_text,
+    renderer_pids,
     settle,
     start_server,
     stop,
@@ -101,30 +102,6 @@ def describe(payload: str) -> str:
     element = delta.new_element.WhichOneof("type")
     words = {"metric": delta.new_element.metric.label, "heading": delta.new_element.heading.body}.get(element, "")
     return f"{element}:{words[:14]}" if words else str(element)
-
-
-def cpu_ms(pids: list[int]) -> float:
-    """CPU time [ms] these processes have run so far, every thread's, those that have ended included (the kernel's
-    per-process user and system time, 10 ms ticks): Streamlit runs each script run on a thread of its own that ends
-    with the run, so a sum over the live threads' schedstat lost the run's CPU (and could even fall)."""
-    total = 0.0
-    for pid in pids:
-        with contextlib.suppress(psutil.Error):
-            times = psutil.Process(pid).cpu_times()
-            total += times.user + times.system
-    return total * 1000
-
-
-def renderer_pids() -> list[int]:
-    """This bench's Chromium renderer processes (children of this process)."""
-    found = []
-    for child in psutil.Process().children(recursive=True):
-        try:
-            if "--type=renderer" in " ".join(child.cmdline()):
-                found.append(child.pid)
-        except psutil.Error:
-            pass
-    return found
 
 
 def _metrics(cdp: Any) -> dict[str, float]:

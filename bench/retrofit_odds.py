@@ -27,15 +27,11 @@ Usage: python bench/retrofit_odds.py [--samples 10000] [--changes 20] [--no-brow
 from __future__ import annotations
 
 import argparse
-import math
-import random
 import shutil
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,18 +43,21 @@ from bench.app_latency import (  # noqa: E402
     CHROMIUM_ARGS,
     DECODE_LINK,
     HOST,
+    RECORD_JS,
     WAIT_TIMEOUT_MS,
+    Edit,
     Floor,
-    Update,
     free_port,
-    percentile,
     settle,
+    split_words,
     start_server,
     stop,
+    timed,
     update_once,
+    wait_idle,
     wait_kpi,
 )
-from bench.browser_trace import cpu_ms, renderer_pids  # noqa: E402
+from bench.ratio import judge, ratios  # noqa: E402
 from economics.studies.retrofit import analyse  # noqa: E402
 from economics.studies.retrofit_odds import forget, odds  # noqa: E402
 from tests.test_retrofit_odds import EXAMPLE  # noqa: E402
@@ -95,118 +94,11 @@ def draws(samples: int) -> None:
     print(found.headline())
 
 
-# Before the page's own scripts: each websocket message's arrival (page clock) and its bytes, kept as they came (no
-# copy or decoding in the handler, so the page's own handling of the message is not held up); read after the edit.
-RECORD_JS = """(() => {
-  window.__benchMsgs = [];
-  const Native = window.WebSocket;
-  window.WebSocket = function (...args) {
-    const ws = new Native(...args);
-    ws.addEventListener('message', (e) => window.__benchMsgs.push([performance.now(), e.data]));
-    return ws;
-  };
-  window.WebSocket.prototype = Native.prototype; Object.assign(window.WebSocket, Native);
-})()"""
-# After an edit (outside the clock): the messages that arrived from `from` on (the Enter key), then forgotten: when
-# the first arrived (the run has started: new_session), when the first that names the KPI's label arrived (its
-# st.metric) and how many came before it.
-SPLIT_JS = """([label, from]) => {
-  const msgs = window.__benchMsgs.filter((m) => m[0] >= from);
-  window.__benchMsgs = [];
-  const text = new TextDecoder();
-  const at = msgs.findIndex((m) => text.decode(new Uint8Array(m[1])).includes(label));
-  return [msgs.length ? msgs[0][0] : null, at < 0 ? null : msgs[at][0], at];
-}"""
-BOOTSTRAP = 2000
-"""Resamples of the rounds for the interval of the median ratio."""
-
-
-@dataclass(frozen=True)
-class Edit:
-    """One timed edit, split [ms, page clock unless said]: the fill and the Enter key (Playwright's typing), from the
-    Enter key to the run's first message (the callback and the run's start on the server), from it to the KPI's
-    message (the run up to its first KPI, and Streamlit's flush), from that message to the frame that showed the KPI
-    (the browser's drawing); the messages before the KPI's; the server's and the browser renderers' CPU from just
-    before the fill to the KPI (psutil, 10 ms ticks); wall clock until the whole page settled (NaN if not asked)."""
-
-    total: float
-    typing: float
-    to_run: float
-    to_kpi_message: float
-    drawing: float
-    before_kpi: int
-    server_cpu: float
-    renderer_cpu: float
-    settled: float
-
-
-class Probe:
-    """CPU of some processes from a start mark to a KPI mark (:func:`bench.app_latency.update_once`'s ``mark``)."""
-
-    def __init__(self, pids: list[int]) -> None:
-        self.pids, self.at, self.took = pids, 0.0, 0.0
-
-    def mark(self, when: str) -> None:
-        now = cpu_ms(self.pids)
-        self.at, self.took = (now, self.took) if when == "start" else (self.at, now - self.at)
-
-
-def timed(page: Page, label: str, server: int, run: Callable[[Callable[[str], None]], Update]) -> Edit:
-    """Run one edit (``run`` given the marks) and split its time (:class:`Edit`) from the page's messages."""
-    server_cpu, renderer_cpu = Probe([server]), Probe(renderer_pids())
-
-    def mark(when: str) -> None:
-        server_cpu.mark(when)
-        renderer_cpu.mark(when)
-
-    # the tab edited is the browser's active one, as a user's is: three are open (the floor and a Decode tab per
-    # kind), and a tab in the background had the floor's Enter reach its server 50-160 ms late at load 17-21
-    page.bring_to_front()
-    done = run(mark)
-    first, kpi, before = page.evaluate(SPLIT_JS, [label, done.enter_ms])
-    first = math.nan if first is None else float(first)
-    kpi = math.nan if kpi is None else float(kpi)
-    return Edit(done.kpi_ms - done.start_ms, done.enter_ms - done.start_ms, first - done.enter_ms, kpi - first,
-                done.kpi_ms - kpi, int(before), server_cpu.took, renderer_cpu.took, done.drawn_s * 1000)
-
-
-def wait_idle(pid: int, timeout_s: float = 5.0) -> None:
-    """Until a server has taken at most one 10 ms tick of CPU in 0.1 s (its background work after a run done)."""
-    deadline = time.perf_counter() + timeout_s
-    while time.perf_counter() < deadline:
-        before = cpu_ms([pid])
-        time.sleep(0.1)
-        if cpu_ms([pid]) - before <= 10:
-            return
-
-
-def bootstrap_median(values: list[float], seed: int = 0) -> tuple[float, float]:
-    """A 95 % percentile-bootstrap interval of the median of ``values`` (resampled with a fixed seed)."""
-    draw = random.Random(seed)
-    medians = sorted(statistics.median(draw.choices(values, k=len(values))) for _ in range(BOOTSTRAP))
-    return percentile(medians, 2.5), percentile(medians, 97.5)
-
-
-def split_words(edits: list[Edit]) -> str:
-    """The medians of an edit's parts, in words."""
-    def med(part: str) -> float:
-        return statistics.median(getattr(e, part) for e in edits)
-
-    return (f"{med('total'):.0f} ms = typing {med('typing'):.0f} + Enter to the run's start {med('to_run'):.0f} + "
-            f"the run to the KPI's message {med('to_kpi_message'):.0f} + drawing {med('drawing'):.0f} (medians of "
-            f"the parts); {med('before_kpi'):.0f} messages before the KPI's; CPU from the fill to the KPI: server "
-            f"{med('server_cpu'):.0f} ms, browser renderers {med('renderer_cpu'):.0f} ms")
-
-
 def report(name: str, page_edits: list[Edit], floor_edits: list[Edit], odds_on: bool) -> None:
     """One edit kind's per-round ratios, their median and interval, and both pages' parts."""
-    ratios = [p.total / f.total for p, f in zip(page_edits, floor_edits, strict=True)]
-    low, high = bootstrap_median(ratios)
-    median = statistics.median(ratios)
-    verdict = "met" if high <= TARGET_FLOOR else "not met" if low > TARGET_FLOOR else "not shown either way"
-    print(f"Decode page, odds {'on' if odds_on else 'NOT SHOWN'}, {name} -> {KPI!r}: median of {len(ratios)} "
-          f"per-round ratios to the floor {median:.2f}x, 95 % bootstrap interval {low:.2f}-{high:.2f}x (target <= "
-          f"{TARGET_FLOOR:g}x: {verdict}); the page's edit median "
+    judged = judge(ratios([e.total for e in page_edits], [e.total for e in floor_edits]), TARGET_FLOOR)
+    print(f"Decode page, odds {'on' if odds_on else 'NOT SHOWN'}, {name} -> {KPI!r}: per-round ratios to the floor: "
+          f"{judged.words()}; the page's edit median "
           f"{statistics.median(e.total for e in page_edits):.0f} ms, the floor's "
           f"{statistics.median(e.total for e in floor_edits):.0f} ms; the whole page settled (odds, fan, tables) "
           f"median {statistics.median(e.settled for e in page_edits):.0f} ms")

@@ -40,13 +40,15 @@ from bench.app_latency import (  # noqa: E402
     NAV,
     TITLES,
     WAIT_TIMEOUT_MS,
+    cpu_ms,
     free_port,
+    renderer_pids,
     settle,
     start_server,
     stop,
     wait_kpi,
 )
-from bench.browser_trace import INIT_JS, METRICS, _metrics, cpu_ms, describe, renderer_pids  # noqa: E402
+from bench.browser_trace import INIT_JS, METRICS, _metrics, describe  # noqa: E402
 
 CLICK_JS = """(name) => {
   const link = [...document.querySelectorAll('[data-testid="stSidebarNav"] a')]
