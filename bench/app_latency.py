@@ -39,11 +39,11 @@ key press and Playwright's typing, but not the wait for the answer to cross back
 arrives right after its KPIs keeps its main thread busy drawing them, and Playwright's answer waits for that (20-110
 ms on the Cost and Decode pages at load 4-8, 5-8 ms on the floor: bench/browser_trace.py, docs/speed.md), though the
 KPI is already on screen. The wall-clock time in this process (``time.perf_counter``) is printed beside it. Page
-switches are wall-clock. Waits poll the DOM on every animation frame, on the tab brought to the front. The default
-of 12 rounds took about 5 minutes on this machine (it prints how long it took). It prints figures, intervals and
+switches are wall-clock. Waits poll the DOM on every animation frame, on the tab brought to the front. It prints how
+long the rounds and the whole run took. It prints figures, intervals and
 verdicts; it asserts nothing about time. The servers and the browser only talk over 127.0.0.1.
 
-Usage: python bench/app_latency.py [--rounds 12] [--pages WORD ...] [--no-switch] [--starts 3] [--bytecode]
+Usage: python bench/app_latency.py [--rounds 14] [--pages WORD ...] [--no-switch] [--starts 3] [--bytecode]
 """
 
 from __future__ import annotations
@@ -82,8 +82,10 @@ HOST = "127.0.0.1"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--no-proxy-server"]
 STARTUP_TIMEOUT_S = 60.0
-ROUNDS = 12
-"""Rounds by default: about 5 minutes on this machine, enough for a useful interval when it is quiet."""
+ROUNDS = 14
+"""Rounds by default: one whole cycle of the balanced order for the 7 page edits and for the 7 pages a switch session
+clicks before Decode (2 x 7 rows: bench/ratio.py), and an interval of the median between about the 4th and the 11th
+of 14 rounds; about 5 minutes in all on a quiet machine (about 20 s a round, from its parts)."""
 FLOOR_TARGET = 1.5
 """Every page's edit-to-KPI at most 1.5x the Streamlit floor's (#43)."""
 SWITCH_TARGET_MS = 500.0
