@@ -75,7 +75,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import economics  # noqa: E402
-from bench.ratio import Verdict, balanced_order, judge, percentile, ratios  # noqa: E402
+from bench.ratio import Verdict, balanced_order, every, judge, percentile, ratios  # noqa: E402
 from ui.format import usd_rate  # noqa: E402
 
 HOST = "127.0.0.1"
@@ -606,10 +606,8 @@ def report_switches(rounds: list[dict[str, float]]) -> None:
         what = "back to the page the session opened on" if title == SWITCH_HOME else "first visit of the round's state"
         print(f"page switch to {title} ({what}; sidebar click -> run finished and content shown): "
               f"{judged.words('.0f', ' ms')}; max {max(r[title] for r in rounds) * 1000:.0f} ms")
-    every = (Verdict.MET if all(v is Verdict.MET for v in verdicts) else
-             Verdict.NOT_MET if Verdict.NOT_MET in verdicts else Verdict.NOT_SHOWN)
-    print(f"every page switch <= {SWITCH_TARGET_MS:g} ms: {every} ({sum(v is Verdict.MET for v in verdicts)} of "
-          f"{len(verdicts)} pages met)")
+    met = sum(v is Verdict.MET for v in verdicts)
+    print(f"every page switch <= {SWITCH_TARGET_MS:g} ms: {every(verdicts)} ({met} of {len(verdicts)} pages met)")
 
 
 def cold_start(browser: Any, log: IO[bytes], bytecode: bool,

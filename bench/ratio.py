@@ -81,6 +81,14 @@ def verdict(low: float, high: float, target: float) -> Verdict:
     return Verdict.NOT_MET if low > target else Verdict.NOT_SHOWN
 
 
+def every(verdicts: list[Verdict]) -> Verdict:
+    """The verdict on a target every figure must meet: met when each is met, not met when one is not met, else not
+    shown either way."""
+    if all(v is Verdict.MET for v in verdicts):
+        return Verdict.MET
+    return Verdict.NOT_MET if Verdict.NOT_MET in verdicts else Verdict.NOT_SHOWN
+
+
 def judge(values: list[float], target: float, seed: int = 0) -> Judged:
     """The rounds' ``values`` (at least one) judged against a ``target`` they must not exceed."""
     low, high = bootstrap_median(values, seed)

@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from bench.app_latency import ROUNDS, arguments
-from bench.ratio import Verdict, balanced_order, bootstrap_median, judge, percentile, ratios, verdict
+from bench.ratio import Verdict, balanced_order, bootstrap_median, every, judge, percentile, ratios, verdict
 
 
 def test_the_interval_brackets_the_median_and_is_seeded() -> None:
@@ -53,6 +53,13 @@ def test_one_wild_round_in_ten_moves_neither_the_median_nor_its_interval() -> No
     (1.51, 2.0, Verdict.NOT_MET)])
 def test_met_only_when_the_whole_interval_is_under_the_target(low: float, high: float, expected: Verdict) -> None:
     assert verdict(low, high, 1.5) is expected
+
+
+def test_every_figure_met_only_when_each_is() -> None:
+    met, shown, not_met = Verdict.MET, Verdict.NOT_SHOWN, Verdict.NOT_MET
+    assert every([met, met]) is met
+    assert every([met, shown, met]) is shown
+    assert every([met, shown, not_met]) is not_met
 
 
 def test_judged_in_words() -> None:
