@@ -27,11 +27,10 @@ Measures:
   estimates, is cached from earlier rounds, as on a server that has served others), read for 3 s and until the
   app's server is idle (what ui/ahead.py makes for a reading session, the Plan page's plan included, is made), then
   a click on each other page in the sidebar in a balanced order, and on Decode last (back to the page it opened
-  on): from the click
-  until the page's run has finished (the app root reports ``notRunning``) with its title visible. Per page: the
-  median over the rounds with its interval (target <= 500 ms), the max, and whether every page met it. After the
-  rounds, once: a session opened without a link (the default state, whose plan the server's start solves), then
-  Plan.
+  on): from the click until the page's run has finished (the app root reports ``notRunning``) with its title
+  visible. Per page: the median over the rounds with its interval (target <= 500 ms), the max, and whether every
+  page met it. After the rounds, once: a session opened without a link (the default state, whose plan the server's
+  start solves), then Plan.
 
 An edit is timed in the page's own clock (``performance.now()``), from just before Playwright fills the field (read
 while the page is idle) to the animation frame in which the KPI shows its new value, so it includes the fill, the
@@ -39,9 +38,9 @@ key press and Playwright's typing, but not the wait for the answer to cross back
 arrives right after its KPIs keeps its main thread busy drawing them, and Playwright's answer waits for that (20-110
 ms on the Cost and Decode pages at load 4-8, 5-8 ms on the floor: bench/browser_trace.py, docs/speed.md), though the
 KPI is already on screen. The wall-clock time in this process (``time.perf_counter``) is printed beside it. Page
-switches are wall-clock. Waits poll the DOM on every animation frame, on the tab brought to the front. It prints how
-long the rounds and the whole run took. It prints figures, intervals and
-verdicts; it asserts nothing about time. The servers and the browser only talk over 127.0.0.1.
+switches are wall-clock. Waits poll the DOM on every animation frame, on the tab brought to the front. It prints
+figures, intervals and verdicts, and how long the rounds and the whole run took; it asserts nothing about time. The
+servers and the browser only talk over 127.0.0.1.
 
 Usage: python bench/app_latency.py [--rounds 14] [--pages WORD ...] [--no-switch] [--starts 3] [--bytecode]
 """
