@@ -18,10 +18,11 @@ Measures:
   pause, ui/editor.py, so this says what that costs the rest). Every edit starts once the app's server is idle (a
   run's tail and the studies made ahead, ui/ahead.py, done), so no edit is charged the tail of the one before.
   Per page: the median of its per-round ratios to the floor with a 95 % bootstrap interval of that median (target
-  <= 1.5x: "met" only when the whole interval is under it, "not met" when it is wholly above, else "not shown
-  either way"), its own median, p95 and max, the whole page settled, and each edit split into parts from the
-  page's own websocket messages (typing, Enter to the run's start, the run to the KPI's message, the browser's
-  drawing; the messages before the KPI's; the server's and the browser renderers' CPU; the wall clock here).
+  <= 1.5x: "met" only when the whole interval is under it, "not met" when it is wholly above, else, and from
+  fewer than 5 rounds, "not shown either way"), its own median, p95 and max, the whole page settled, and each
+  edit split into parts from the page's own websocket messages (typing, Enter to the run's start, the run to the
+  KPI's message, the browser's drawing; the messages before the KPI's; the server's and the browser renderers'
+  CPU; the wall clock here).
 * page switches: each round a new session opened on the Decode link at an electricity price of the round's own
   (so every switch is the page's first visit to that state; what the price does not touch, such as throughput
   estimates, is cached from earlier rounds, as on a server that has served others), read for 3 s and until the

@@ -17,6 +17,9 @@ from enum import StrEnum
 
 BOOTSTRAP = 2000
 """Resamples of the rounds for the interval of the median."""
+MIN_ROUNDS = 5
+"""Fewer rounds than this show a target neither way: the interval of the median of so few rounds is about their
+range, and all n rounds fall on one side of the true median with odds 0.5^n (3 % for 5 rounds, 25 % for 2)."""
 
 
 class Verdict(StrEnum):
@@ -42,8 +45,8 @@ class Judged:
     def words(self, fmt: str = ".2f", unit: str = "x") -> str:
         """The median, its interval and the verdict in words, each figure formatted with ``fmt`` and ``unit``.
 
-        >>> judge([1.0, 1.2, 1.4], 1.5).words()
-        'median 1.20x of 3 rounds, 95 % bootstrap interval 1.00-1.40x (target <= 1.5x: met)'
+        >>> judge([1.0, 1.1, 1.2, 1.3, 1.4], 1.5).words()
+        'median 1.20x of 5 rounds, 95 % bootstrap interval 1.00-1.40x (target <= 1.5x: met)'
         """
         def f(value: float) -> str:
             return f"{value:{fmt}}{unit}"
@@ -74,8 +77,11 @@ def bootstrap_median(values: list[float], seed: int = 0) -> tuple[float, float]:
     return percentile(medians, 2.5), percentile(medians, 97.5)
 
 
-def verdict(low: float, high: float, target: float) -> Verdict:
-    """Met when the whole interval is at or under the target, not met when it is wholly above it."""
+def verdict(low: float, high: float, target: float, rounds: int = MIN_ROUNDS) -> Verdict:
+    """Met when the whole interval is at or under the target, not met when it is wholly above it; neither from
+    fewer than :data:`MIN_ROUNDS` rounds."""
+    if rounds < MIN_ROUNDS:
+        return Verdict.NOT_SHOWN
     if high <= target:
         return Verdict.MET
     return Verdict.NOT_MET if low > target else Verdict.NOT_SHOWN
@@ -92,7 +98,8 @@ def every(verdicts: list[Verdict]) -> Verdict:
 def judge(values: list[float], target: float, seed: int = 0) -> Judged:
     """The rounds' ``values`` (at least one) judged against a ``target`` they must not exceed."""
     low, high = bootstrap_median(values, seed)
-    return Judged(statistics.median(values), low, high, target, verdict(low, high, target), len(values))
+    return Judged(statistics.median(values), low, high, target, verdict(low, high, target, len(values)),
+                  len(values))
 
 
 def ratios(page: list[float], floor: list[float]) -> list[float]:

@@ -63,11 +63,19 @@ def test_every_figure_met_only_when_each_is() -> None:
 
 
 def test_judged_in_words() -> None:
-    # three rounds: the interval is their range (above); their median 1.2
-    assert judge([1.4, 1.0, 1.2], 1.5).words() == (
-        "median 1.20x of 3 rounds, 95 % bootstrap interval 1.00-1.40x (target <= 1.5x: met)")
-    assert judge([400.0, 620.0, 510.0], 500).words(".0f", " ms") == (
-        "median 510 ms of 3 rounds, 95 % bootstrap interval 400-620 ms (target <= 500 ms: not shown either way)")
+    # By hand: five rounds, the interval their range (a resample's median is the smallest when 3 or more of its 5
+    # draws are, odds 0.058, above the 0.025 of the interval's end); their median 1.2 and 510
+    assert judge([1.4, 1.0, 1.2, 1.1, 1.3], 1.5).words() == (
+        "median 1.20x of 5 rounds, 95 % bootstrap interval 1.00-1.40x (target <= 1.5x: met)")
+    assert judge([400.0, 620.0, 510.0, 450.0, 580.0], 500).words(".0f", " ms") == (
+        "median 510 ms of 5 rounds, 95 % bootstrap interval 400-620 ms (target <= 500 ms: not shown either way)")
+
+
+def test_fewer_than_five_rounds_show_nothing_either_way() -> None:
+    # two rounds both above the target fall there with odds 1/4 even when the true median is under it
+    assert judge([2.0, 2.1], 1.5).verdict is Verdict.NOT_SHOWN
+    assert judge([1.0, 1.1, 1.2, 1.3], 1.5).verdict is Verdict.NOT_SHOWN
+    assert judge([2.0, 2.1, 2.2, 2.3, 2.4], 1.5).verdict is Verdict.NOT_MET
 
 
 def test_percentile_and_ratios_by_hand() -> None:
