@@ -17,6 +17,7 @@ from economics.engine.batch import as_scenario, evaluate
 from economics.studies.compare import scenario_frame
 from economics.studies.uncertainty import draw
 from tests.test_app import start
+from tests.test_app_decode import table
 from ui.format import usd_rate
 
 
@@ -36,11 +37,12 @@ def test_percentiles_tornado_and_histogram() -> None:
     assert values["Owning cheaper than renting [share of samples]"].endswith(" %")
     assert len(at.get("vega_lite_chart")) == 2
     # the summary reads like the KPIs: each output in its own format, the P50 cost the KPI's figure
-    summary = at.dataframe[0].value.set_index("output")
-    assert summary.loc["Cost per M tokens [USD/M token]", "p50"] == values["P50 cost per M tokens"]
-    assert summary.loc["Gross margin [%]", "p10"].endswith(" %")
-    assert summary.loc["Cost per day [USD/day]", "p90"].startswith("$")
-    assert set(summary["samples"]) == {"10,000"}
+    # (a static table: its cells are the text on screen)
+    summary = {row["Output [unit]"]: row for row in table(at, "Samples computed")}
+    assert summary["Cost per M tokens [USD/M token]"]["P50"] == values["P50 cost per M tokens"]
+    assert summary["Gross margin [%]"]["P10"].endswith(" %")
+    assert summary["Cost per day [USD/day]"]["P90"].startswith("$")
+    assert {row["Samples computed"] for row in summary.values()} == {"10,000"}
     # a narrower electricity range never widens the spread
     at.text_input(key="range_electricity_usd_per_kwh_low").set_value("0.07").run()
     at.text_input(key="range_electricity_usd_per_kwh_high").set_value("0.09").run()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 import economics
@@ -27,6 +28,14 @@ from ui import format as fmt
 from ui.text import plain
 
 KEY_FIELDS = ("name", "ownership", *links.RANGED_FIELDS)
+KPI_PAUSE_S, RUN_START_REDRAW_S = 0.08, 0.2
+# The KPIs' own moment (ui/editor.py's Sidebar), as on the Decode page: the title, the ~30 inputs and the charts
+# that followed the KPIs 0.025 s after them were rendered first in some edits (74-437 ms of the browser's CPU each
+# at load 8-15), and the KPIs showed only after them; so the rest waits until 0.2 s after the run started and at
+# least 0.08 s after the KPIs (bench/app_latency.py, alternated with main, in docs/speed.md)
+SUMMARY_TITLES = {"output": "Output [unit]", "p10": "P10", "p50": "P50", "p90": "P90", "mean": "Mean",
+                  "samples": "Samples computed"}
+"""The summary table's columns, each with its header."""
 
 
 def _own_cheaper(key: str, ranges_json: str, samples: int, seed: int) -> float | None:
@@ -121,20 +130,21 @@ def _inputs(side: editor.Sidebar, result: dict[str, Any]) -> None:
 
 def _summary_table(summary: Any) -> None:
     """P10, P50, P90 and mean of each output over the draws, each in its output's display format (the units differ
-    by row, so the cells are formatted text)."""
+    by row, so the cells are formatted text), as a static table (:func:`ui.common.draw_table`: a dozen rows need no
+    grid, and the browser lays out none when a run starts)."""
     rows = [{"output": label(str(r["output"])), **{k: fmt.output(str(r["output"]), r[k]) for k in
                                                     ("p10", "p50", "p90", "mean")}, "samples": fmt.count(r["samples"])}
             for r in summary.to_dict("records")]
-    st.dataframe(rows, hide_index=True, width="stretch", key="mc_summary", column_config={
-        "output": st.column_config.TextColumn("Output [unit]"), "p10": st.column_config.TextColumn("P10"),
-        "p50": st.column_config.TextColumn("P50"), "p90": st.column_config.TextColumn("P90"),
-        "mean": st.column_config.TextColumn("Mean"), "samples": st.column_config.TextColumn("Samples computed")})
+    columns = list(SUMMARY_TITLES)
+    common.draw_table(pd.DataFrame(rows, columns=columns), key="mc_summary", figures=columns[1:],
+                      config={c: st.column_config.TextColumn(t) for c, t in SUMMARY_TITLES.items()})
 
 
 common.page_start()
-side = editor.Sidebar("Scenario", KEY_FIELDS, title="Uncertainty", intro=(
-    "Give each uncertain input a low and a high around the scenario's value. The tornado moves one input at a time; "
-    "the Monte Carlo draws them all at once (triangular, peaked at the base value)."))
+side = editor.Sidebar("Scenario", KEY_FIELDS, pause_s=KPI_PAUSE_S, redraw_s=RUN_START_REDRAW_S, title="Uncertainty",
+                      intro=("Give each uncertain input a low and a high around the scenario's value. The tornado "
+                             "moves one input at a time; the Monte Carlo draws them all at once (triangular, peaked at "
+                             "the base value)."))
 scenario = state.scenario()
 try:
     result = common.evaluate(scenario)
