@@ -59,4 +59,4 @@ def panel(scenario: Mapping[str, Any], result: Mapping[str, Any], base: Mapping[
                      "line: the hour's price. The day's energy cost and emissions above are these hours summed."
                      + paid))
     with st.expander("The 24 hours as a table"):
-        common.show_table(hours, key="day_hours", columns=list(HOURS_COLUMNS), extra=HOURS_COLUMNS)
+        common.show_table(hours, key="day_hours", columns=list(HOURS_COLUMNS), extra=HOURS_COLUMNS, static=True)
