@@ -40,7 +40,7 @@ def test_the_default_shows_a_flat_price_and_asks_for_a_grid_intensity() -> None:
 def test_a_tariff_and_a_region_show_the_engines_figures_and_the_24_hours() -> None:
     query = {"electricity_tariff": "de-lu-day-ahead-2024", "demand_profile": "diurnal", "grid_region": "de",
              "carbon_usd_per_tonne": "80"}
-    at = start(query)
+    at = start({**query, "settings.open": "hours"})  # the 24 hours as a table: drawn only while open
     shown = metrics(at)
     scenario = {**economics.default_scenario().model_dump(), **query, "carbon_usd_per_tonne": 80.0}
     r = economics.evaluate_scenario(scenario)

@@ -140,6 +140,10 @@ def test_a_typed_figure_stays_and_is_flagged_when_the_configuration_changes() ->
 # --- hostile benchmark files on the page (issue #44): the importer's refusals, never a traceback -----------------
 
 def _upload(at: AppTest, name: str, data: bytes) -> AppTest:
+    if "benchmark" not in at.session_state["settings"]["open"]:  # closed (it stays open once opened)
+        assert not at.get("file_uploader")  # its inputs are not drawn
+        at.session_state["settings"] = {**at.session_state["settings"], "open": ("benchmark",)}  # as a click does
+        at.run()
     at.file_uploader(key="benchmark_file").set_value((name, data, "application/json")).run()
     return at.button(key="use_benchmark").click().run()
 
@@ -223,3 +227,13 @@ def test_the_curve_charts_draw_each_scenario_s_own_rows_in_the_chart_altair_buil
             assert {k: drawn_spec[k] for k in want_spec} == want_spec
         fronts.append(list(expected["front"]["output_tokens_per_s_per_user"]))
     assert fronts[0] != fronts[1]  # the second model's own curve, not the first's
+
+
+def test_the_benchmark_panel_is_drawn_only_open_and_its_state_is_in_the_link() -> None:
+    # closed: none of its inputs is sent to the browser; the page setting `open` (in the link) opens it
+    at = start("throughput", PAIR)
+    assert not at.get("file_uploader") and not [b for b in at.button if b.key == "use_benchmark"]
+    assert "settings.open" not in at.query_params
+    opened = start("throughput", {**PAIR, "settings.open": "benchmark"})
+    assert opened.file_uploader(key="benchmark_file") is not None and opened.button(key="use_benchmark") is not None
+    assert opened.query_params["settings.open"] == "benchmark"

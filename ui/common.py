@@ -68,6 +68,22 @@ def heading(title: str, *notes: str) -> None:
     st.markdown("\n\n".join(lines))
 
 
+def panel(label: str, name: str, opened: bool = False) -> Any | None:
+    """An expander whose content is drawn only while it is open (Streamlit's lazy expander: opening it reruns the
+    page), or None while it is closed: what a panel holds is then never sent, mounted or redrawn by the browser on a
+    switch or a run. It is open when the page setting ``open`` names it (:data:`ui.links.PANELS`; so the link opens
+    it), or when ``opened`` (the page needs it open)."""
+    key = f"panel_{name}"
+    st.session_state[key] = opened or name in state.settings()["open"]
+    box = st.expander(label, key=key, on_change=_panel_changed, args=(name,))
+    return box if box.open else None
+
+
+def _panel_changed(name: str) -> None:
+    now = set(state.settings()["open"]) - {name} | ({name} if st.session_state.get(f"panel_{name}") else set())
+    state.set_setting("open", tuple(p for p in links.PANELS if p in now))
+
+
 def baseline_result() -> dict[str, Any] | None:
     """The pinned baseline, evaluated (None without one, or if it does not evaluate)."""
     pinned = state.baseline()
@@ -119,9 +135,10 @@ def kpi_row(items: Sequence[str | tuple[str, str]], result: Mapping[str, Any],
 
 
 def baseline_controls() -> None:
-    """Pin the working scenario as the baseline, or clear it; the baseline's name as plain text."""
+    """Pin the working scenario as the baseline, or clear it; the baseline's name as plain text. The button alone
+    is drawn without a row around it (one element fewer for the browser on every switch and run)."""
     pinned = state.baseline()
-    where = st.container(horizontal=True, vertical_alignment="center")
+    where = st if pinned is None else st.container(horizontal=True, vertical_alignment="center")
     where.button("Pin as baseline", key="pin_baseline", on_click=state.pin_baseline,
                  help="Every KPI then shows its change against this scenario; the link carries the baseline")
     if pinned is not None:

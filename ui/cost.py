@@ -127,8 +127,10 @@ common.show_table(margins, key="api_prices", columns=[
 
 report.offer("cost", report.scenario_pdf("cost"))
 common.share()
-with st.expander("Save to library"):
-    st.caption("A new version of the stored scenario (who, when, what changed); the Library page lists, opens and "
-               "compares them, and the link then names the version.")
-    saving.form("cost_save", with_project=False)
+box = common.panel("Save to library", "save")
+if box is not None:  # drawn only while open
+    with box:
+        st.caption("A new version of the stored scenario (who, when, what changed); the Library page lists, opens "
+                   "and compares them, and the link then names the version.")
+        saving.form("cost_save", with_project=False)
 common.explanation(scenario, key="show_derivation")

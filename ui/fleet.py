@@ -26,6 +26,17 @@ KEY_FIELDS = ("name", "demand_output_tokens_per_day", "demand_input_tokens_per_d
               "site_power_mw")
 
 
+COMPARE_NOTE = (
+    "Each accelerator with its own catalog figures and its throughput interpolated or estimated (a measured figure "
+    "belongs to one accelerator); those without a published price are costed as rented. Serving stack: with best (the "
+    "default) each accelerator gets its own best published stack at the per-user target, named in the Serving stack "
+    "column; pin one stack in the sidebar to compare all on it (where it has no measured curve, the roofline with its "
+    "terms answers, and says so).")
+# drawn under the heading with COMPARE_NOTE when a comparison is shown (one element, not a caption after the table)
+OFF_SITE_NOTE = ("A rented fleet is off site: the site's power, racks and cooling limits do not apply to it, so it is "
+                 "never said to fit them.")
+
+
 def _compare_changed() -> None:
     state.set_setting("compare", tuple(st.session_state.get("compare_accelerators") or ()))
 
@@ -96,16 +107,12 @@ if state.baseline() is not None and base is not None:
     st.subheader("Against the baseline")
     common.difference_table(result, base)
 
-common.heading("The same demand on other accelerators",
-               "Each accelerator with its own catalog figures and its throughput interpolated or estimated (a "
-               "measured figure belongs to one accelerator); those without a published price are costed as rented. "
-               "Serving stack: with best (the default) each accelerator gets its own best published stack at the "
-               "per-user target, named in the Serving stack column; pin one stack in the sidebar to compare all on "
-               "it (where it has no measured curve, the roofline with its terms answers, and says so).")
 settings = state.settings()
 ids = catalog.accelerator_ids()
 names = studies.accelerator_names()
-st.session_state["compare_accelerators"] = [a for a in settings["compare"] if a in ids]
+st.session_state["compare_accelerators"] = [a for a in settings["compare"] if a in ids]  # what the select shows
+compared = bool(st.session_state["compare_accelerators"]) and scenario["model"] is not None
+common.heading("The same demand on other accelerators", COMPARE_NOTE, *([OFF_SITE_NOTE] if compared else []))
 choices = st.multiselect("Accelerators to compare", ids, key="compare_accelerators", on_change=_compare_changed,
                          format_func=lambda a: names.get(a, a))
 if choices and scenario["model"] is None:
@@ -118,8 +125,6 @@ elif choices:
         common.draw(spec)
     common.show_table(table, key="compare_table", static=True, wide=True, extra={
         "error": ("Not computed because", "text"), "rank": ("Rank", "count"), "site": ("Site", "text")})
-    st.caption("A rented fleet is off site: the site's power, racks and cooling limits do not apply to it, so it is "
-               "never said to fit them.")
     _compare_odds(common.canonical(scenario), tuple(choices), settings)
 
 report.offer("fleet", report.scenario_pdf("fleet"))

@@ -116,7 +116,10 @@ def benchmark_upload(scenario: dict[str, Any], missing: bool) -> None:
         st.warning(f"This scenario's throughput comes from a curve file with SHA-256 "
                    f"{plain(str(scenario['curves_sha256'])[:12])}… that this server does not hold: upload the same "
                    "benchmark file with the same settings, or the curve file import-benchmark wrote.")
-    with st.expander("Your benchmark: use your own measured run", expanded=missing):
+    box = common.panel("Your benchmark: use your own measured run", "benchmark", opened=missing)
+    if box is None:  # closed: nothing inside is drawn
+        return
+    with box:
         st.caption("vLLM `bench serve --save-result` JSON, SGLang `bench_serving` JSONL, GenAI-Perf or AIPerf "
                    "profile export, GuideLLM report, InferenceX rows, an MLPerf summary, or a curve file from "
                    "`import-benchmark`. What the file does not record is taken from the fields below; nothing is "
