@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 import economics
 from economics.studies.day import hours_table
+from tests.test_app import static_table
 from ui.format import usd, usd_rate
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -39,19 +40,21 @@ def test_the_default_shows_a_flat_price_and_asks_for_a_grid_intensity() -> None:
 def test_a_tariff_and_a_region_show_the_engines_figures_and_the_24_hours() -> None:
     query = {"electricity_tariff": "de-lu-day-ahead-2024", "demand_profile": "diurnal", "grid_region": "de",
              "carbon_usd_per_tonne": "80"}
-    at = start(query)
+    at = start({**query, "settings.open": "hours"})  # the 24 hours as a table: drawn only while open
     shown = metrics(at)
     scenario = {**economics.default_scenario().model_dump(), **query, "carbon_usd_per_tonne": 80.0}
     r = economics.evaluate_scenario(scenario)
     assert shown["Electricity price paid"] == usd_rate(r["electricity_usd_per_kwh_effective"])
     assert shown["Grid intensity of the energy drawn [gCO2e/kWh]"] == "342.1"  # Ember 2024, Germany
     assert shown["Carbon cost per hour"].startswith("$") and shown["Carbon cost per hour"] != "$0"
-    tables = [t.value for t in at.dataframe]
-    hours = [t for t in tables if len(t) == 24]
-    assert len(hours) == 1
+    assert not at.dataframe  # the 24 hours are a static table (ui/common.py draw_table), as every table here
+    hours = static_table(at, "Hour")
+    assert [row["Hour"] for row in hours] == [str(h) for h in range(24)]
     expected = hours_table(scenario)
-    # the busiest hour of the diurnal day is 14:00 and draws the most
+    # the busiest hour of the diurnal day is 14:00 and draws the most, on the page as in the study
     assert int(expected["facility_kw"].to_numpy().argmax()) == 14
+    drawn = [float(row["Draw at the facility [kW]"].replace(",", "")) for row in hours]
+    assert drawn.index(max(drawn)) == 14
     assert any("draw at the facility" in c.value for c in at.caption)
 
 

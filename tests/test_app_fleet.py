@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.test_app import start
+from tests.test_app import start, static_table
+from ui.common import grid_number
+from ui.format import EMPTY
 
 SIZING = {"model": "llama-3.1-70b", "accelerator": "h200-sxm", "precision": "fp8",
           "target_output_tokens_per_s_per_user": "20", "output_tokens_per_s_per_accelerator": "",
@@ -30,9 +32,9 @@ def test_default_fleet_fits_and_shows_hardware_racks_power(page: AppTest) -> Non
     assert any("fits this facility" in s.value for s in page.success)
     assert count(metric(page, "Accelerators")) % 8 == 0  # whole 8-GPU systems
     assert metric(page, "Facility power (provisioned) [kW]").replace(",", "").replace(".", "").isdigit()
-    table = next(d.value for d in page.dataframe if "rank" in d.value.columns)
-    assert list(table["accelerator"])[:1] and set(table["accelerator"]) == set(page.session_state["settings"]
-                                                                               ["compare"])
+    assert not page.dataframe  # the comparison is short: a static table (ui/common.py draw_table)
+    table = static_table(page, "Rank")
+    assert table and {row["Accelerator"] for row in table} == set(page.session_state["settings"]["compare"])
 
 
 def test_more_demand_needs_more_hardware(page: AppTest) -> None:
@@ -72,8 +74,7 @@ def test_compared_accelerators_are_kept_in_the_state_and_the_link(page: AppTest)
     assert page.session_state["settings"]["compare"] == ("b200", "h100-sxm")
     assert page.query_params["settings.compare"] == "b200,h100-sxm"
     again = start("fleet", {**SIZING, "settings.compare": "b200,h100-sxm"})
-    table = next(d.value for d in again.dataframe if "rank" in d.value.columns)
-    assert set(table["accelerator"]) == {"b200", "h100-sxm"}
+    assert {row["Accelerator"] for row in static_table(again, "Rank")} == {"b200", "h100-sxm"}
 
 
 def test_a_fleet_that_does_not_fit_still_shows_how_it_is_computed(page: AppTest) -> None:
@@ -88,9 +89,9 @@ def test_a_rented_fleet_in_a_comparison_is_off_site_never_fitting_the_site() -> 
     # a 0.01 MW site: every owned fleet is too big for it; rented ones are off site, where its limit does not apply
     page = start("fleet", {**SIZING, "ownership": "rent", "site_power_mw": "0.01"})
     assert not page.exception
-    table = next(d.value for d in page.dataframe if "rank" in d.value.columns)
-    assert "fits the site" not in set(table["site"])
-    assert set(table["site"]) <= {"off site (rented)", "not feasible"} and "off site (rented)" in set(table["site"])
+    sites = {row["Site"] for row in static_table(page, "Rank")}
+    assert "fits the site" not in sites
+    assert sites <= {"off site (rented)", "not feasible"} and "off site (rented)" in sites
 
 
 def test_the_comparison_odds_on_request(page: AppTest) -> None:
@@ -105,8 +106,9 @@ def test_the_comparison_odds_on_request(page: AppTest) -> None:
     assert not page.exception
     expected = compare_odds(page.session_state["scenario"], ["b200", "h100-sxm"], samples=500, seed=0)
     assert f"{expected.headline()}." in [m.value.strip("*") for m in page.markdown]
-    shown = next(d.value for d in page.dataframe if "probability_cheapest" in d.value.columns)
-    assert shown["probability_cheapest"].tolist() == expected.table["probability_cheapest"].tolist()
+    shown = [row["Cheapest in"] for row in static_table(page, "Cheapest in")]
+    assert shown == [EMPTY if p != p else grid_number(float(p), "percent")  # as the grid wrote each share
+                     for p in expected.table["probability_cheapest"]]
 
 
 def test_the_comparison_chart_draws_each_edits_own_rows(page: AppTest) -> None:

@@ -37,7 +37,12 @@ def test_save_browse_compare_open_and_delete(tmp_path: Path, monkeypatch: pytest
 
 
 def _submit(at: AppTest, form: str) -> AppTest:
-    """Press the Save button of the form ``form`` (the Cost page's or the Library page's)."""
+    """Press the Save button of the form ``form`` (the Cost page's or the Library page's); the Cost page's panel
+    is drawn only open, so it is opened first (the page setting ``open``, as a click on it sets it)."""
+    if form == "cost_save" and "save" not in at.session_state["settings"]["open"]:
+        assert not [b for b in at.button if b.form_id == form or form in str(b.id)]  # closed: no form drawn
+        at.session_state["settings"] = {**at.session_state["settings"], "open": ("save",)}
+        at.run()
     next(b for b in at.button if b.form_id == form or form in str(b.id)).click().run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -53,7 +58,8 @@ def test_the_cost_page_saves_and_the_link_names_the_version_after_a_restart(
     at = _submit(start("cost", RENTED), "cost_save")
     assert any("Saved q3@1" in s.value for s in at.success), [e.value for e in at.error]
     assert at.query_params["scenario"] == "q3@1"
-    assert set(at.query_params) == {"v", "scenario"}  # the working scenario is version 1 as stored: no changes
+    # the working scenario is version 1 as stored: no changes (beside it, the save panel left open)
+    assert set(at.query_params) == {"v", "scenario", "settings.open"} and at.query_params["settings.open"] == "save"
     set_field(at, "accelerator_count", "16")
     assert (at.query_params["scenario"], at.query_params["accelerator_count"]) == ("q3@1", "16")  # changed since
     at = _submit(at, "cost_save")  # based on version 1: saved as version 2

@@ -143,7 +143,7 @@ def state_after_edits(at: AppTest) -> None:
 
 def snapshot(at: AppTest) -> dict[str, Any]:
     return {"metrics": [(m.label, m.value, m.delta) for m in at.metric],
-            "tables": [d.value.to_json(orient="records") for d in at.dataframe]}
+            "tables": [d.value.to_json(orient="records") for d in at.dataframe] + [h.value for h in at.html]}
 
 
 def test_navigation_across_every_page_changes_no_value() -> None:

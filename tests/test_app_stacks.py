@@ -10,8 +10,9 @@ from streamlit.testing.v1 import AppTest
 
 import economics
 from economics.engine import measured
-from tests.test_app import start
+from tests.test_app import start, static_table
 from tests.test_app_throughput import PAIR, metric
+from ui.format import EMPTY
 
 SLOW = {**PAIR, "target_output_tokens_per_s_per_user": "22", "accelerator_count": "64"}
 
@@ -77,13 +78,12 @@ def test_an_unknown_stack_is_named_with_a_suggestion(page: AppTest) -> None:
 def test_fleet_comparison_names_each_accelerators_stack() -> None:
     at = start("fleet", {**SLOW, "settings.compare": "h200-sxm,mi355x"})
     assert not at.exception
-    table = next(d.value for d in at.dataframe if "rank" in d.value.columns)
-    stacks = dict(zip(table["accelerator"], table["serving_stack_used"], strict=True))
+    stacks = {row["Accelerator"]: row["Serving stack"] for row in static_table(at, "Rank")}
     # best (default): each accelerator with its own best published stack at 22 tokens/s per user, labelled
     # at 22 the published front answers, bracketed by two stacks' points and naming both (tests/test_stacks.py)
     assert stacks["h200-sxm"] == "dynamo-trtllm-tp8-ep8-disagg / trtllm-tp8-ep8-mtp"
-    assert stacks["mi355x"] != "" and stacks["mi355x"] is not None
+    assert stacks["mi355x"] not in ("", EMPTY)
     # one stack pinned for all: every accelerator on it (its curve, or the roofline with its terms, said)
     pinned = start("fleet", {**SLOW, "serving_stack": "sglang-0.5.9-tp8", "settings.compare": "h200-sxm,mi355x"})
-    table = next(d.value for d in pinned.dataframe if "rank" in d.value.columns)
-    assert all(str(v).startswith("sglang-0.5.9-tp8") for v in table["serving_stack_used"])
+    table = static_table(pinned, "Rank")
+    assert table and all(row["Serving stack"].startswith("sglang-0.5.9-tp8") for row in table)

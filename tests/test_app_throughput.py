@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import economics
-from tests.test_app import start
+from tests.test_app import start, static_table
 
 PAIR = {"accelerator": "h200-sxm", "model": "deepseek-v3", "precision": "fp8", "input_tokens_per_request": "1024",
         "output_tokens_per_request": "1024", "target_output_tokens_per_s_per_user": "50",
@@ -140,6 +140,10 @@ def test_a_typed_figure_stays_and_is_flagged_when_the_configuration_changes() ->
 # --- hostile benchmark files on the page (issue #44): the importer's refusals, never a traceback -----------------
 
 def _upload(at: AppTest, name: str, data: bytes) -> AppTest:
+    if "benchmark" not in at.session_state["settings"]["open"]:  # closed (it stays open once opened)
+        assert not at.get("file_uploader")  # its inputs are not drawn
+        at.session_state["settings"] = {**at.session_state["settings"], "open": ("benchmark",)}  # as a click does
+        at.run()
     at.file_uploader(key="benchmark_file").set_value((name, data, "application/json")).run()
     return at.button(key="use_benchmark").click().run()
 
@@ -176,10 +180,11 @@ def test_a_speed_falling_with_context_is_shown_with_its_points() -> None:
         "output_tokens_per_s_per_accelerator": "", "input_tokens_per_s_per_accelerator": "",
         "measured_speed_context_tokens": "10000", "long_context_tokens": "100000",
         "long_context_output_tokens_per_s_per_user": "450"})
-    assert any(s.value == "Speed against context" for s in at.subheader)
-    table = next(d.value for d in at.dataframe if "Context [token]" in d.value.columns)
-    assert table["Context [token]"].tolist() == ["10,000", "55,000", "100,000"]
-    assert table["Per-user speed [token/s]"].tolist() == ["763", "566.1", "450"]
+    # the heading and its caption are one element; the three points a static table
+    assert any(m.value.startswith("### Speed against context\n\n") for m in at.markdown)
+    table = static_table(at, "Context [token]")
+    assert [row["Context [token]"] for row in table] == ["10,000", "55,000", "100,000"]
+    assert [row["Per-user speed [token/s]"] for row in table] == ["763", "566.1", "450"]
     assert metric(at, "Output tokens/s per accelerator") == "566"
 
 
@@ -222,3 +227,13 @@ def test_the_curve_charts_draw_each_scenario_s_own_rows_in_the_chart_altair_buil
             assert {k: drawn_spec[k] for k in want_spec} == want_spec
         fronts.append(list(expected["front"]["output_tokens_per_s_per_user"]))
     assert fronts[0] != fronts[1]  # the second model's own curve, not the first's
+
+
+def test_the_benchmark_panel_is_drawn_only_open_and_its_state_is_in_the_link() -> None:
+    # closed: none of its inputs is sent to the browser; the page setting `open` (in the link) opens it
+    at = start("throughput", PAIR)
+    assert not at.get("file_uploader") and not [b for b in at.button if b.key == "use_benchmark"]
+    assert "settings.open" not in at.query_params
+    opened = start("throughput", {**PAIR, "settings.open": "benchmark"})
+    assert opened.file_uploader(key="benchmark_file") is not None and opened.button(key="use_benchmark") is not None
+    assert opened.query_params["settings.open"] == "benchmark"

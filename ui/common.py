@@ -55,6 +55,35 @@ def draw(spec: Mapping[str, Any], datasets: Mapping[str, Any] | None = None) -> 
     st.vega_lite_chart(spec={**spec, "datasets": {**spec.get("datasets", {}), **(datasets or {})}}, width="stretch")
 
 
+def heading(title: str, *notes: str) -> None:
+    """A subheader and the caption(s) under it as one Markdown element: the heading at ``st.subheader``'s level and
+    each note a paragraph in small grey type, as ``st.caption`` writes it. One element instead of two or more, as
+    the browser mounts and redraws every element of a page on each switch and each run (docs/speed.md,
+    ``pagelean``). For the page's own text: user text goes in a caption of its own (:func:`ui.text.plain`), as a
+    code span inside the small-type directive is not guaranteed to stay literal; square brackets are escaped, as
+    they would close the directive."""
+    lines = [f"### {title}"]
+    for note in notes:
+        lines.append(":small[:gray[" + note.replace("[", "\\[").replace("]", "\\]") + "]]")
+    st.markdown("\n\n".join(lines))
+
+
+def panel(label: str, name: str, opened: bool = False) -> Any | None:
+    """An expander whose content is drawn only while it is open (Streamlit's lazy expander: opening it reruns the
+    page), or None while it is closed: what a panel holds is then never sent, mounted or redrawn by the browser on a
+    switch or a run. It is open when the page setting ``open`` names it (:data:`ui.links.PANELS`; so the link opens
+    it), or when ``opened`` (the page needs it open)."""
+    key = f"panel_{name}"
+    st.session_state[key] = opened or name in state.settings()["open"]
+    box = st.expander(label, key=key, on_change=_panel_changed, args=(name,))
+    return box if box.open else None
+
+
+def _panel_changed(name: str) -> None:
+    now = set(state.settings()["open"]) - {name} | ({name} if st.session_state.get(f"panel_{name}") else set())
+    state.set_setting("open", tuple(p for p in links.PANELS if p in now))
+
+
 def baseline_result() -> dict[str, Any] | None:
     """The pinned baseline, evaluated (None without one, or if it does not evaluate)."""
     pinned = state.baseline()
@@ -106,9 +135,10 @@ def kpi_row(items: Sequence[str | tuple[str, str]], result: Mapping[str, Any],
 
 
 def baseline_controls() -> None:
-    """Pin the working scenario as the baseline, or clear it; the baseline's name as plain text."""
+    """Pin the working scenario as the baseline, or clear it; the baseline's name as plain text. The button alone
+    is drawn without a row around it (one element fewer for the browser on every switch and run)."""
     pinned = state.baseline()
-    where = st.container(horizontal=True, vertical_alignment="center")
+    where = st if pinned is None else st.container(horizontal=True, vertical_alignment="center")
     where.button("Pin as baseline", key="pin_baseline", on_click=state.pin_baseline,
                  help="Every KPI then shows its change against this scenario; the link carries the baseline")
     if pinned is not None:
@@ -207,11 +237,12 @@ docs/speed.md). A longer table keeps the interactive grid."""
 
 
 def draw_table(shown: Any, config: Mapping[str, Any] | None = None, key: str | None = None,
-               column_order: Sequence[str] | None = None, figures: Collection[str] = ()) -> None:
+               column_order: Sequence[str] | None = None, figures: Collection[str] = (), wide: bool = False) -> None:
     """``st.dataframe(shown, column_config=config, ...)`` with its headers and cell text, as a static table when it
     is short (:data:`STATIC_ROWS`): each header is the column's configured label, each number the text the grid
     shows for its configured format (:func:`grid_number`), an empty cell — (where a grid writes "None"), a
-    boolean ✓/✗; numbers and the ``figures`` columns right-aligned, every cell escaped (:func:`ui.text.html_table`)."""
+    boolean ✓/✗; numbers and the ``figures`` columns right-aligned, every cell escaped (:func:`ui.text.html_table`);
+    ``wide``: a table of many columns, its cells on one line and scrolling sideways as a grid's."""
     config = dict(config or {})
     if len(shown) > STATIC_ROWS:
         st.dataframe(shown, hide_index=True, width="stretch", key=key, column_config=config,
@@ -222,7 +253,14 @@ def draw_table(shown: Any, config: Mapping[str, Any] | None = None, key: str | N
     texts = grid_texts(shown[columns], config)
     rows = [dict(zip(columns, cells, strict=True)) for cells in zip(*texts.values(), strict=True)]
     right = {c for c in columns if _grid_format(config.get(c), shown[c]) not in (None, CHECKBOX)} | set(figures)
-    st.html(html_table(rows, columns, titles, right))  # a set, even empty: laid out as a result table
+    st.html(html_table(rows, columns, titles, right, wide))  # a set, even empty: laid out as a result table
+
+
+def text_table(columns: Mapping[str, Sequence[str]], figures: Collection[str] = ()) -> None:
+    """Columns of cells already written as text (header: cells), as a static result table: the ``figures`` columns
+    right-aligned, every cell escaped (:func:`ui.text.html_table`). For a few rows a grid's sorting adds nothing."""
+    rows = [dict(zip(columns, cells, strict=True)) for cells in zip(*columns.values(), strict=True)]
+    st.html(html_table(rows, list(columns), figures=set(figures)))
 
 
 def grid_texts(shown: Any, config: Mapping[str, Any] | None = None) -> dict[str, list[str]]:
@@ -308,13 +346,15 @@ def _na(v: Any) -> bool:
 
 
 def show_table(table: Any, key: str, extra: Mapping[str, tuple[str, str]] | None = None,
-               columns: Sequence[str] | None = None, money: bool = True, static: bool = False) -> None:
+               columns: Sequence[str] | None = None, money: bool = True, static: bool = False,
+               wide: bool = False) -> None:
     """A result table read like a report (see :func:`report_table`); ``static``: drawn static when short, with the
-    same headers and cell text (:func:`draw_table`)."""
+    same headers and cell text (:func:`draw_table`, ``wide`` as there)."""
     shown, kinds = _report_columns(table if columns is None else table[[c for c in columns if c in table.columns]],
                                    extra, money)
     if static:
-        draw_table(shown, _column_config(kinds), key, figures={c for c, (_, _, figure) in kinds.items() if figure})
+        draw_table(shown, _column_config(kinds), key, figures={c for c, (_, _, figure) in kinds.items() if figure},
+                   wide=wide)
     else:
         st.dataframe(shown, hide_index=True, width="stretch", key=key, column_config=_column_config(kinds))
 
@@ -384,6 +424,16 @@ def throughput_provenance(result: Mapping[str, Any], lead: Sequence[str] = ()) -
     if "is kept as given" in note:
         st.button("Look up the figure for this configuration", key="lookup_given_figure", on_click=state.edit_text,
                   args=({"output_tokens_per_s_per_accelerator": ""},))
+
+
+def warnings_and_provenance(result: Mapping[str, Any], lead: Sequence[str]) -> None:
+    """The page's ``lead`` captions and the throughput's provenance as one caption (:func:`throughput_provenance`),
+    then the engine's warnings as one warning, a paragraph each: two elements, where a caption, a warning each and
+    a caption were drawn (each element is mounted and redrawn by the browser on every switch and run)."""
+    throughput_provenance(result, lead)
+    warnings = economics.split_warnings(result["warnings"])
+    if warnings:
+        st.warning("\n\n".join(warnings))
 
 
 def label_of(field: str) -> str:

@@ -87,13 +87,11 @@ side()  # the title and the inputs after the KPIs (see editor.Sidebar)
 _top(scenario, result)
 per_dollar = 1e6 / result["cost_usd_per_m_tokens"]
 split = [f"Input/output split: {NOT_SEPARABLE}. {separable}."] if result["cost_usd_per_m_input_tokens"] is None else []
-st.caption("\n\n".join([*split, (  # one caption (one element fewer to redraw per edit)
-    f"{fmt.count(result['accelerators'])} x {result['accelerator']} ({result['ownership']}); "
-    f"{fmt.count(per_dollar)} tokens per dollar; {fmt.output('facility_power_kw', result['facility_power_kw'])} "
-    f"at the facility; PUE {fmt.number(result['pue_effective'])}.")]))
-for warning in economics.split_warnings(result["warnings"]):
-    st.warning(warning)
-common.throughput_provenance(result)
+lead = [*split, (f"{fmt.count(result['accelerators'])} x {result['accelerator']} ({result['ownership']}); "
+                 f"{fmt.count(per_dollar)} tokens per dollar; "
+                 f"{fmt.output('facility_power_kw', result['facility_power_kw'])} at the facility; PUE "
+                 f"{fmt.number(result['pue_effective'])}.")]
+common.warnings_and_provenance(result, lead)
 
 pinned = state.baseline()
 if pinned is not None and base is not None:
@@ -116,8 +114,8 @@ with right:
 
 day.panel(scenario, result, base)
 
-st.subheader("Against published API prices")
-st.caption("Your fleet's margin if it sold at each listed price (data/api_prices.csv; check the dates).")
+common.heading("Against published API prices",
+               "Your fleet's margin if it sold at each listed price (data/api_prices.csv; check the dates).")
 margins = studies.margins(key)
 common.show_table(margins, key="api_prices", columns=[
     "provider", "model", "price_usd_per_m_input_tokens", "price_usd_per_m_output_tokens", "revenue_usd_per_day",
@@ -125,12 +123,14 @@ common.show_table(margins, key="api_prices", columns=[
         "provider": ("Provider", "text"), "model": ("Model", "text"), "confidence": ("Confidence", "text"),
         "source_date": ("Date read", "text"),
         "price_usd_per_m_input_tokens": ("Input price [USD/M token]", "usd_rate"),
-        "price_usd_per_m_output_tokens": ("Output price [USD/M token]", "usd_rate")})
+        "price_usd_per_m_output_tokens": ("Output price [USD/M token]", "usd_rate")}, static=True)
 
 report.offer("cost", report.scenario_pdf("cost"))
 common.share()
-with st.expander("Save to library"):
-    st.caption("A new version of the stored scenario (who, when, what changed); the Library page lists, opens and "
-               "compares them, and the link then names the version.")
-    saving.form("cost_save", with_project=False)
+box = common.panel("Save to library", "save")
+if box is not None:  # drawn only while open
+    with box:
+        st.caption("A new version of the stored scenario (who, when, what changed); the Library page lists, opens "
+                   "and compares them, and the link then names the version.")
+        saving.form("cost_save", with_project=False)
 common.explanation(scenario, key="show_derivation")

@@ -58,5 +58,8 @@ def panel(scenario: Mapping[str, Any], result: Mapping[str, Any], base: Mapping[
     st.caption(plain(f"Bars: the fleet's draw at the facility in each hour ({result['demand_profile']} demand); "
                      "line: the hour's price. The day's energy cost and emissions above are these hours summed."
                      + paid))
-    with st.expander("The 24 hours as a table"):
-        common.show_table(hours, key="day_hours", columns=list(HOURS_COLUMNS), extra=HOURS_COLUMNS)
+    box = common.panel("The 24 hours as a table", "hours")
+    if box is not None:  # drawn only while open
+        with box:
+            common.show_table(hours, key="day_hours", columns=list(HOURS_COLUMNS), extra=HOURS_COLUMNS,
+                              static=True)

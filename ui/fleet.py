@@ -26,6 +26,17 @@ KEY_FIELDS = ("name", "demand_output_tokens_per_day", "demand_input_tokens_per_d
               "site_power_mw")
 
 
+COMPARE_NOTE = (
+    "Each accelerator with its own catalog figures and its throughput interpolated or estimated (a measured figure "
+    "belongs to one accelerator); those without a published price are costed as rented. Serving stack: with best (the "
+    "default) each accelerator gets its own best published stack at the per-user target, named in the Serving stack "
+    "column; pin one stack in the sidebar to compare all on it (where it has no measured curve, the roofline with its "
+    "terms answers, and says so).")
+# drawn under the heading with COMPARE_NOTE when a comparison is shown (one element, not a caption after the table)
+OFF_SITE_NOTE = ("A rented fleet is off site: the site's power, racks and cooling limits do not apply to it, so it is "
+                 "never said to fit them.")
+
+
 def _compare_changed() -> None:
     state.set_setting("compare", tuple(st.session_state.get("compare_accelerators") or ()))
 
@@ -46,7 +57,7 @@ def _compare_odds(key: str, choices: tuple[str, ...], settings: dict[str, Any]) 
     st.markdown(f"**{found.headline()}.**")
     common.show_table(found.table, key="compare_odds_table", extra={
         "probability_cheapest": ("Cheapest in", "percent"), "computed_share": ("Draws computed", "percent"),
-        "reason": ("Not computed because", "text")})
+        "reason": ("Not computed because", "text")}, static=True)
     notes = found.assumptions()
     if notes:
         st.caption("Assumptions (ranges no source gives): " + "; ".join(notes) + ".")
@@ -74,14 +85,15 @@ except economics.ScenarioError as error:
     side.stop()
 
 base = common.baseline_result()
+lead: list[str] = []  # the fleet's line, drawn with the throughput's (common.warnings_and_provenance)
 if result["accelerators"] is not None:
     for outputs in kpis.FLEET_ROWS:
         common.kpi_row(outputs, result, base)
-    st.caption(f"Rack power limit {fmt.output('rack_power_kw_effective', result['rack_power_kw_effective'])}; PUE "
-               f"{fmt.number(result['pue_effective'])}; cost {fmt.usd(result['cost_usd_per_year'])} a year; "
-               f"throughput {result.get('throughput_source') or 'given'}"
-               + (f", serving stack {plain(result['serving_stack_used'])}" if result.get("serving_stack_used") else "")
-               + ".")
+    lead = [f"Rack power limit {fmt.output('rack_power_kw_effective', result['rack_power_kw_effective'])}; PUE "
+            f"{fmt.number(result['pue_effective'])}; cost {fmt.usd(result['cost_usd_per_year'])} a year; "
+            f"throughput {result.get('throughput_source') or 'given'}"
+            + (f", serving stack {plain(result['serving_stack_used'])}" if result.get("serving_stack_used") else "")
+            + "."]
 side()  # the title and the inputs after the KPIs (see editor.Sidebar)
 with side.above():  # in its place above the KPIs
     if result["feasible"]:
@@ -90,23 +102,17 @@ with side.above():  # in its place above the KPIs
     else:
         st.error(f"Does not fit: {plain(result['infeasible_reason'])}")
     common.baseline_controls()
-for warning in economics.split_warnings(result["warnings"]):
-    st.warning(warning)
-common.throughput_provenance(result)
+common.warnings_and_provenance(result, lead)
 if state.baseline() is not None and base is not None:
     st.subheader("Against the baseline")
     common.difference_table(result, base)
 
-st.subheader("The same demand on other accelerators")
-st.caption("Each accelerator with its own catalog figures and its throughput interpolated or estimated (a measured "
-           "figure belongs to one accelerator); those without a published price are costed as rented. Serving "
-           "stack: with best (the default) each accelerator gets its own best published stack at the per-user "
-           "target, named in the Serving stack column; pin one stack in the sidebar to compare all on it (where "
-           "it has no measured curve, the roofline with its terms answers, and says so).")
 settings = state.settings()
 ids = catalog.accelerator_ids()
 names = studies.accelerator_names()
-st.session_state["compare_accelerators"] = [a for a in settings["compare"] if a in ids]
+st.session_state["compare_accelerators"] = [a for a in settings["compare"] if a in ids]  # what the select shows
+compared = bool(st.session_state["compare_accelerators"]) and scenario["model"] is not None
+common.heading("The same demand on other accelerators", COMPARE_NOTE, *([OFF_SITE_NOTE] if compared else []))
 choices = st.multiselect("Accelerators to compare", ids, key="compare_accelerators", on_change=_compare_changed,
                          format_func=lambda a: names.get(a, a))
 if choices and scenario["model"] is None:
@@ -117,10 +123,8 @@ elif choices:
     spec = studies.compare_spec(common.canonical(scenario), tuple(choices))
     if spec is not None:
         common.draw(spec)
-    common.show_table(table, key="compare_table", extra={"error": ("Not computed because", "text"),
-                                                          "rank": ("Rank", "count"), "site": ("Site", "text")})
-    st.caption("A rented fleet is off site: the site's power, racks and cooling limits do not apply to it, so it is "
-               "never said to fit them.")
+    common.show_table(table, key="compare_table", static=True, wide=True, extra={
+        "error": ("Not computed because", "text"), "rank": ("Rank", "count"), "site": ("Site", "text")})
     _compare_odds(common.canonical(scenario), tuple(choices), settings)
 
 report.offer("fleet", report.scenario_pdf("fleet"))

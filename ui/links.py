@@ -83,11 +83,17 @@ def default_scenario() -> dict[str, Any]:
     return economics.default_scenario().model_dump()
 
 
+PANELS = ("benchmark", "hours", "save")
+"""Panels drawn only while open (:func:`ui.common.panel`); the open ones are the page setting ``open``, so a link
+opens them: Throughput's upload of your own benchmark, the Cost page's 24 hours as a table and its save to the
+library."""
+
+
 def default_settings() -> dict[str, Any]:
     """Page settings at their defaults: ranges None mean "the default factors around the base value"."""
     ids = set(catalog.accelerator_ids())
     settings: dict[str, Any] = {"compare": tuple(a for a in COMPARE_DEFAULT if a in ids), "samples": 10_000,
-                                "seed": 0, "odds_samples": ODDS_SAMPLES, "odds_seed": 0}
+                                "seed": 0, "odds_samples": ODDS_SAMPLES, "odds_seed": 0, "open": ()}
     for field in RANGED_FIELDS:
         settings[f"{field}_low"] = None
         settings[f"{field}_high"] = None
@@ -116,6 +122,15 @@ def _ids(text: str, bounds_name: str) -> tuple[str, ...]:
     if unknown:
         raise ValueError(catalog.unknown_id_message(bounds_name, unknown[0][:40], ids).split(": ", 1)[-1])
     return tuple(dict.fromkeys(items))
+
+
+def _panels(text: str) -> tuple[str, ...]:
+    """The open panels, in :data:`PANELS`' order (one spelling of each state's link)."""
+    items = {t.strip().lower() for t in text.split(",") if t.strip()}
+    unknown = sorted(items - set(PANELS))
+    if unknown:
+        raise ValueError(f"{unknown[0][:40]!r} is not one of {', '.join(PANELS)}")
+    return tuple(p for p in PANELS if p in items)
 
 
 def _plan_setting(name: str, text: str) -> Any:
@@ -164,8 +179,8 @@ def parse_setting(name: str, text: str) -> Any:
     (5000, ('b200', 'h100-sxm'), None)
     >>> parse_setting("plan_objective", "npv"), parse_setting("plan_ttft_target_s", "")
     ('npv', None)
-    >>> parse_setting("plan_spares", "false")
-    False
+    >>> parse_setting("plan_spares", "false"), parse_setting("open", " benchmark ")
+    (False, ('benchmark',))
     """
     text = text.strip()
     if name in ("compare", PLAN_PREFIX + "accelerators"):
@@ -176,6 +191,8 @@ def parse_setting(name: str, text: str) -> Any:
         return _whole(text, SAMPLES_BOUNDS)
     if name in ("seed", "odds_seed"):
         return _whole(text, SEED_BOUNDS)
+    if name == "open":
+        return _panels(text)
     if name in default_settings():  # a range end
         return _range_end(name, text)
     raise KeyError(name)

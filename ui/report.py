@@ -67,7 +67,11 @@ def offer(kind: str, make: Maker, extra: Any = None) -> None:
     scenario_json, baseline_json = common.canonical(state.scenario()), common.canonical(state.baseline() or {})
     link = common.share_link()
     key = json.dumps([kind, scenario_json, baseline_json, link, dt.date.today().isoformat(), extra], default=str)
-    where, ss = common.row(), st.session_state
+    ss = st.session_state
+    made = ss.get(REPORT)
+    # a row only when the download button will stand beside the first (just asked for, or made for this state):
+    # one element fewer for the browser on every other switch and run
+    where = common.row() if ss.get("report_prepare") or (made is not None and made[0] == key) else st
     if where.button("Prepare the board report (PDF)", key="report_prepare",
                     help="One to three pages for a board: the KPIs (with changes against the baseline), the charts, "
                          "the key assumptions with their sources, the tornado, the derivation and this page's link"):
@@ -75,7 +79,7 @@ def offer(kind: str, make: Maker, extra: Any = None) -> None:
             ss[REPORT] = (key, make(key, scenario_json, baseline_json, link))
         except (economics.ScenarioError, ValueError, RuntimeError) as exc:
             st.error(FAILED + plain(str(exc), max_chars=600))
-    made = ss.get(REPORT)
+    made = ss.get(REPORT)  # the one just made, if any
     if made is not None and made[0] == key:
         name = "".join(c if c.isalnum() or c in "-_" else "-" for c in str(state.scenario()["name"]))[:60]
         where.download_button("Download report (PDF)", made[1], f"report-{name or kind}.pdf", "application/pdf",

@@ -43,28 +43,35 @@ def plain(text: object, max_chars: int = MAX_CHARS) -> str:
 
 
 def html_table(rows: Sequence[Mapping[str, object]], columns: Sequence[str],
-               titles: Mapping[str, str] | None = None, figures: Collection[str] | None = None) -> str:
+               titles: Mapping[str, str] | None = None, figures: Collection[str] | None = None,
+               wide: bool = False) -> str:
     """The rows as an HTML table for ``st.html``, every header and cell escaped so it shows as plain text.
 
     ``st.html`` draws a table without loading the interactive data grid ``st.dataframe`` needs (about 1.9 MB of
     script for each page load), which a list of names and dates does not need. Empty cells (None) stay empty. A
     column's header is its title (``titles``) or its name. Given ``figures`` (a result table), the table is laid out
     like a grid (:data:`TABLE_STYLE`: the page's width, a line under each row) and the ``figures`` columns are
-    right-aligned (class ``figure``), so digits line up.
+    right-aligned (class ``figure``), so digits line up. ``wide`` (a result table of many columns): each cell on one
+    line, a long one cut with an ellipsis and whole in its tooltip, and the table scrolls sideways, as a grid does
+    (:data:`WIDE_STYLE`), rather than wrapping every cell into a tall narrow column.
 
     >>> html_table([{"name": "<b>q3</b>", "note": None}], ["name", "note"])
     '<table><thead><tr><th>name</th><th>note</th></tr></thead><tbody><tr><td>&lt;b&gt;q3&lt;/b&gt;</td><td></td></tr></tbody></table>'
     >>> html_table([{"n": 2}], ["n"], {"n": "Racks"}, {"n"})  # doctest: +ELLIPSIS
     '<style>...</style><table class="static-table"><thead><tr><th class="figure">Racks</th>...<td class="figure">2...'
+    >>> html_table([{"n": "<i>" * 9}], ["n"], figures=(), wide=True)  # doctest: +ELLIPSIS
+    '<style>...<div class="static-scroll"><table class="static-table wide">...<td title="&lt;i&gt;...<div>&lt;i...'
     """
     titles = titles or {}
     at = {c: ' class="figure"' if figures and c in figures else "" for c in columns}
     head = "".join(f"<th{at[c]}>{html.escape(titles.get(c, c))}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td{at[c]}>{_cell(row.get(c))}</td>" for c in columns) + "</tr>"
+    body = "".join("<tr>" + "".join(_td(at[c], _cell(row.get(c)), wide) for c in columns) + "</tr>"
                    for row in rows)
     table = f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
     if figures is None:
         return f"<table>{table}"
+    if wide:
+        return f'{TABLE_STYLE}{WIDE_STYLE}<div class="static-scroll"><table class="static-table wide">{table}</div>'
     return f'{TABLE_STYLE}<table class="static-table">{table}'
 
 
@@ -75,6 +82,24 @@ TABLE_STYLE = ("<style>table.static-table { width: 100%; border-collapse: collap
                "table.static-table .figure { text-align: right; white-space: nowrap; }</style>")
 """A result table as the grid drew it: the page's width, small type, a line under each row, grey headers, figures
 right-aligned on one line."""
+
+
+WIDE_STYLE = ("<style>div.static-scroll { overflow-x: auto; } table.static-table.wide td { white-space: nowrap; } "
+              "table.static-table.wide td > div { max-width: 16rem; overflow: hidden; text-overflow: ellipsis; }"
+              "</style>")
+"""A wide result table as the grid draws it: every cell on one line, a long one cut (its tooltip holds it whole),
+the table scrolling sideways in the page's width."""
+
+
+CUT_CHARS = 40
+"""In a wide table, a cell of more characters is cut to :data:`WIDE_STYLE`'s width, whole in its tooltip."""
+
+
+def _td(attrs: str, text: str, wide: bool) -> str:
+    """A cell (its text already escaped); in a wide table, a long one cut and whole in its tooltip."""
+    if wide and len(text) > CUT_CHARS:
+        return f'<td{attrs} title="{text}"><div>{text}</div></td>'
+    return f"<td{attrs}>{text}</td>"
 
 
 def _cell(value: object) -> str:

@@ -51,14 +51,14 @@ def context_speed(scenario: dict[str, Any], result: dict[str, Any]) -> None:
     rows = sorted([(float(c1), float(speed), "measured"), (float(c2),
                    float(scenario["long_context_output_tokens_per_s_per_user"]), "measured (long context)"),
                    (at, float(read), "read at this workload's input")])
-    st.subheader("Speed against context")
-    st.caption(f"The {'decode pool' if decode else 'system'}'s measured per-user speed falls with the context: the "
-               "decode step (1 / speed) is taken linear in the context through the two measured points "
-               "(measured_speed_context_tokens, long_context_tokens), and the throughput is priced at the speed "
-               "read at the request's input tokens.")
-    st.dataframe({"Context [token]": [fmt.number(r[0]) for r in rows],
-                  "Per-user speed [token/s]": [fmt.number(r[1]) for r in rows], "Point": [r[2] for r in rows]},
-                 hide_index=True, key="context_speed_table")
+    common.heading("Speed against context",
+                   f"The {'decode pool' if decode else 'system'}'s measured per-user speed falls with the context: "
+                   "the decode step (1 / speed) is taken linear in the context through the two measured points "
+                   "(measured_speed_context_tokens, long_context_tokens), and the throughput is priced at the speed "
+                   "read at the request's input tokens.")
+    common.text_table({"Context [token]": [fmt.number(r[0]) for r in rows],
+                       "Per-user speed [token/s]": [fmt.number(r[1]) for r in rows], "Point": [r[2] for r in rows]},
+                      figures=("Context [token]", "Per-user speed [token/s]"))
 
 
 UPLOAD_TYPES = ("json", "jsonl", "csv", "txt")
@@ -116,20 +116,24 @@ def benchmark_upload(scenario: dict[str, Any], missing: bool) -> None:
         st.warning(f"This scenario's throughput comes from a curve file with SHA-256 "
                    f"{plain(str(scenario['curves_sha256'])[:12])}… that this server does not hold: upload the same "
                    "benchmark file with the same settings, or the curve file import-benchmark wrote.")
-    with st.expander("Your benchmark: use your own measured run", expanded=missing):
+    box = common.panel("Your benchmark: use your own measured run", "benchmark", opened=missing)
+    if box is None:  # closed: nothing inside is drawn
+        return
+    with box:
         st.caption("vLLM `bench serve --save-result` JSON, SGLang `bench_serving` JSONL, GenAI-Perf or AIPerf "
                    "profile export, GuideLLM report, InferenceX rows, an MLPerf summary, or a curve file from "
                    "`import-benchmark`. What the file does not record is taken from the fields below; nothing is "
                    "guessed. The file stays on this server, known by its SHA-256, which the link records.")
         st.file_uploader("Benchmark file", type=list(UPLOAD_TYPES), key="benchmark_file")
-        a, n, p, m = st.columns(4)
+        where = common.row()  # one block of four inputs, not a column (and a block) each
         ids = economics.catalog.accelerator_ids()
-        a.selectbox("Accelerator it ran on", ids, index=ids.index(scenario["accelerator"]), key="bench_accelerator")
-        n.number_input("Accelerators serving it", min_value=1, max_value=100_000, value=8, step=1,
-                       key="bench_accelerators")
-        p.selectbox("Precision", PRECISIONS, index=PRECISIONS.index(scenario["precision"]), key="bench_precision")
+        where.selectbox("Accelerator it ran on", ids, index=ids.index(scenario["accelerator"]),
+                        key="bench_accelerator")
+        where.number_input("Accelerators serving it", min_value=1, max_value=100_000, value=8, step=1,
+                           key="bench_accelerators")
+        where.selectbox("Precision", PRECISIONS, index=PRECISIONS.index(scenario["precision"]), key="bench_precision")
         models = [FROM_FILE, *economics.catalog.models().index]
-        m.selectbox("Model", models, index=0, key="bench_model")
+        where.selectbox("Model", models, index=0, key="bench_model")
         st.button("Use this benchmark", key="use_benchmark", on_click=_use_benchmark, type="primary")
         used = st.session_state.get("_benchmark_used")
         if used:
@@ -181,36 +185,34 @@ else:
         st.info("No curve: the model does not fit, the hardware lacks this precision, or it is a dataflow system "
                 "the roofline does not describe.")
     else:
-        st.subheader("Interactivity curve")
-        st.caption("Black line: roofline estimate for this workload (plain stack unless one is pinned), prefill "
-                   "time included. Coloured lines and markers: every published serving stack's measured front for "
-                   "this hardware, model and precision; the stack the scenario uses is drawn opaque and large.")
+        common.heading("Interactivity curve",
+                       "Black line: roofline estimate for this workload (plain stack unless one is pinned), prefill "
+                       "time included. Coloured lines and markers: every published serving stack's measured front "
+                       "for this hardware, model and precision; the stack the scenario uses is drawn opaque and "
+                       "large.")
         common.draw(specs[0])
         if specs[1] is not None:
             st.subheader("Cost along the curve")
             common.draw(specs[1])
 
-st.subheader("How good is the estimate?")
 points, summary = studies.calibration()
 row = scope_for(scenario["accelerator"])
-st.write(f"Calibration scope **{row['scope']}**: bandwidth utilization {row['bandwidth_utilization']:.2f}, decode "
-         f"compute {row['compute_utilization']:.2f}, prefill compute "
-         f"{row['prefill_compute_utilization']:.2f}, step overhead "
-         f"{row['step_overhead_us_per_layer']:g} us per layer; fitted on {row['points']} points with median "
-         f"absolute error {row['median_abs_error_pct']} % (worst {row['worst_abs_error_pct']} %). Over all "
-         f"{int(summary['fitted_points'])} fitted points: median {summary['median_abs_error_pct']:.1f} %, worst "
-         f"{summary['worst_abs_error_pct']:.1f} %.")
+st.markdown(  # the heading and its paragraph as one element
+    f"### How good is the estimate?\n\nCalibration scope **{row['scope']}**: bandwidth utilization "
+    f"{row['bandwidth_utilization']:.2f}, decode compute {row['compute_utilization']:.2f}, prefill compute "
+    f"{row['prefill_compute_utilization']:.2f}, step overhead {row['step_overhead_us_per_layer']:g} us per layer; "
+    f"fitted on {row['points']} points with median absolute error {row['median_abs_error_pct']} % (worst "
+    f"{row['worst_abs_error_pct']} %). Over all {int(summary['fitted_points'])} fitted points: median "
+    f"{summary['median_abs_error_pct']:.1f} %, worst {summary['worst_abs_error_pct']:.1f} %.")
 shown = points[points["accelerator"] == scenario["accelerator"]][
     ["point", "model", "precision", "measured", "predicted", "error_pct", "fitted"]]
-st.dataframe(shown.assign(fitted=[fmt.yes_no(v) for v in shown["fitted"]]), hide_index=True, width="stretch",
-             key="calibration_table", column_config={
-                 "point": st.column_config.TextColumn("Measured point"),
-                 "model": st.column_config.TextColumn("Model"),
-                 "precision": st.column_config.TextColumn("Precision"),
-                 "measured": st.column_config.NumberColumn("Measured [token/s]", format="%,.0f"),
-                 "predicted": st.column_config.NumberColumn("Predicted [token/s]", format="%,.0f"),
-                 "error_pct": st.column_config.NumberColumn("Error [%]", format="%.1f"),
-                 "fitted": st.column_config.TextColumn("Used in the fit")})
+common.draw_table(shown.assign(fitted=[fmt.yes_no(v) for v in shown["fitted"]]), key="calibration_table", config={
+    "point": st.column_config.TextColumn("Measured point"), "model": st.column_config.TextColumn("Model"),
+    "precision": st.column_config.TextColumn("Precision"),
+    "measured": st.column_config.NumberColumn("Measured [token/s]", format="%,.0f"),
+    "predicted": st.column_config.NumberColumn("Predicted [token/s]", format="%,.0f"),
+    "error_pct": st.column_config.NumberColumn("Error [%]", format="%.1f"),
+    "fitted": st.column_config.TextColumn("Used in the fit")})
 
 common.share()
 if result["feasible"]:
