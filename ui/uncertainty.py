@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 import economics
@@ -130,14 +129,14 @@ def _inputs(side: editor.Sidebar, result: dict[str, Any]) -> None:
 
 def _summary_table(summary: Any) -> None:
     """P10, P50, P90 and mean of each output over the draws, each in its output's display format (the units differ
-    by row, so the cells are formatted text), as a static table (:func:`ui.common.draw_table`: a dozen rows need no
+    by row, so the cells are formatted text), as a static table (:func:`ui.common.text_table`: a dozen rows need no
     grid, and the browser lays out none when a run starts)."""
-    rows = [{"output": label(str(r["output"])), **{k: fmt.output(str(r["output"]), r[k]) for k in
-                                                    ("p10", "p50", "p90", "mean")}, "samples": fmt.count(r["samples"])}
-            for r in summary.to_dict("records")]
-    columns = list(SUMMARY_TITLES)
-    common.draw_table(pd.DataFrame(rows, columns=columns), key="mc_summary", figures=columns[1:],
-                      config={c: st.column_config.TextColumn(t) for c, t in SUMMARY_TITLES.items()})
+    records = summary.to_dict("records")
+    cells = {"output": [label(str(r["output"])) for r in records],
+             **{k: [fmt.output(str(r["output"]), r[k]) for r in records] for k in ("p10", "p50", "p90", "mean")},
+             "samples": [fmt.count(r["samples"]) for r in records]}
+    common.text_table({SUMMARY_TITLES[c]: cells[c] for c in SUMMARY_TITLES},
+                      figures=[SUMMARY_TITLES[c] for c in list(SUMMARY_TITLES)[1:]])
 
 
 common.page_start()
