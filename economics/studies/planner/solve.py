@@ -29,6 +29,7 @@ from economics.studies.planner.milp import (
 from economics.studies.planner.model import HourType, PlanModel, Row, count_column, utilization_cap
 from economics.studies.planner.neighbours import MAX_ROUNDS, Neighbourhood
 from economics.studies.planner.pools import Pool, Problem
+from economics.studies.planner.rounding import demand_cuts
 from economics.studies.planner.rules import apply_rules
 from economics.studies.planner.separable import solve_separable
 
@@ -299,7 +300,8 @@ def _proven(pb: Problem, m: PlanModel, rho: dict[int, float], best: Best) -> Bes
         return best
     start = embed(m, best[0], [pb.pools.index(pool) for pool in best[3].pools], plan.x) if best[0] is not m else (
         np.asarray(plan.x, dtype=float))
-    out = prove(without_dominated(pb, m, rho, start), start)
+    closed = without_dominated(pb, m, rho, start)
+    out = prove(closed, start, cuts=demand_cuts(closed))
     bound = float(out.mip_dual_bound)
     if not math.isfinite(bound):
         return best
