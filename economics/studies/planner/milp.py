@@ -112,7 +112,8 @@ PROOF_MAX_INTEGERS = 400
 """Models with more integer columns are not proven (stage 1's bound is reported): the full catalog's 24 distinct
 hours (579) take 4.4-5.8 s CPU to prove within 1 % (its dominated pools closed; 17 nodes, most of it strong
 branching) against about 2 s for its plan, the rent tiers' 11 s and stopped at 500 nodes 5.1 % from the bound.
-The Plan page's edits have 260, its worked example 302 (1.4 s to prove; 1.7 s with no pool closed)."""
+The Plan page's edits have 260, its worked example 302 (1.4-1.8 s to prove; 1.1-1.2 s with the demand cuts of
+:mod:`~economics.studies.planner.rounding`; 1.7 s with no pool closed)."""
 PROOF_OPTIONS: dict[str, Any] = {
     "mip_heuristic_effort": 0.0, "mip_heuristic_run_rins": False, "mip_heuristic_run_rens": False,
     "mip_heuristic_run_root_reduced_cost": False, "mip_heuristic_run_feasibility_jump": False,
