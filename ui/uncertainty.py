@@ -32,9 +32,9 @@ KPI_PAUSE_S, RUN_START_REDRAW_S = 0.08, 0.2
 # that followed the KPIs 0.025 s after them were rendered first in some edits (74-437 ms of the browser's CPU each
 # at load 8-15), and the KPIs showed only after them; so the rest waits until 0.2 s after the run started and at
 # least 0.08 s after the KPIs (bench/app_latency.py, alternated with main, in docs/speed.md)
+# the summary table's columns, each with its header
 SUMMARY_TITLES = {"output": "Output [unit]", "p10": "P10", "p50": "P50", "p90": "P90", "mean": "Mean",
                   "samples": "Samples computed"}
-"""The summary table's columns, each with its header."""
 
 
 def _own_cheaper(key: str, ranges_json: str, samples: int, seed: int) -> float | None:
