@@ -18,12 +18,15 @@ bit).
 - the favicon is the SVG Streamlit draws for the emoji, given as an ASCII URL, so the first run never loads
   Streamlit's emoji table;
 - Streamlit's page, as the server answers it, names the code of the first page's elements for the browser to fetch
-  before the first run's KPIs arrive (:mod:`ui.assets`), and is otherwise Streamlit's own.
+  before the first run's KPIs arrive (:mod:`ui.assets`), and is otherwise Streamlit's own;
+- the page's static files are answered from memory with Streamlit's own headers and bytes, and any request with a
+  range, a condition or Streamlit's session cookie is Streamlit's to answer.
 """
 
 from __future__ import annotations
 
 import ast
+import asyncio
 import contextlib
 import gzip
 import math
@@ -32,14 +35,18 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom
+from streamlit.web.server.starlette.starlette_server_config import SESSION_COOKIE_NAME
 
 from economics import store
 from economics.cli import COMMANDS, build_parser
@@ -342,6 +349,53 @@ def test_streamlit_s_page_names_the_first_page_s_element_code() -> None:
             assert opened == own.replace(b"</head>", script + b"</head>", 1)
         for name in (files[0], files[-1], main_file[1].decode()):
             assert _get(f"{url}/static/js/{name}")[2] == (assets.STATIC_JS / name).read_bytes()
+        # the page's files, answered from memory (ui.assets.HeldPageFiles), carry Streamlit's own headers and bytes: a
+        # request with a condition passes through to Streamlit's handler, which answers the whole file when the
+        # condition holds for none, and 304 to the file's entity tag
+        for name in [*assets.page_files()[:2], f"static/js/{files[0]}", f"static/js/{main_file[1].decode()}"]:
+            status, headers, body = _get(f"{url}/{name}")
+            streamlit_s = _get(f"{url}/{name}", {"If-Modified-Since": "Thu, 01 Jan 1970 00:00:00 GMT"})
+            assert status == streamlit_s[0] == 200
+            assert body == streamlit_s[2] == (assets.STREAMLIT_PAGE.parent / name).read_bytes()
+            assert {**headers, "date": ""} == {**streamlit_s[1], "date": ""}
+            with pytest.raises(urllib.error.HTTPError, match="304"):
+                _get(f"{url}/{name}", {"If-None-Match": headers["etag"]})
+
+
+def test_the_page_s_files_are_answered_from_memory_and_nothing_else() -> None:
+    # ui.assets.HeldPageFiles in front of a server that answers 404 to everything: a plain GET of a page's file gets
+    # the held answer (the file's bytes, Starlette's file headers, Streamlit's Cache-Control) without reaching it; a
+    # range, a condition, Streamlit's session cookie, a HEAD or another path reach it
+    reached: list[str] = []
+
+    async def server(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        reached.append(scope["path"])
+        await send({"type": "http.response.start", "status": 404, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    def ask(path: str, method: str = "GET", headers: tuple[tuple[bytes, bytes], ...] = ()) -> list[dict[str, Any]]:
+        sent: list[dict[str, Any]] = []
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        scope = {"type": "http", "method": method, "path": path, "headers": list(headers)}
+        asyncio.run(held(scope, None, send))
+        return sent
+
+    held = assets.HeldPageFiles(server)
+    name = assets.page_files()[-1]
+    start, body = ask(f"/{name}")
+    head, data = assets.held_answer(assets.STREAMLIT_PAGE.parent / name)
+    assert (start["status"], start["headers"], body["body"]) == (200, head, data) and reached == []
+    assert (b"cache-control", assets.IMMUTABLE.encode()) in head
+    assert data == (assets.STREAMLIT_PAGE.parent / name).read_bytes()
+    for other in (("range", "bytes=0-9"), ("if-none-match", '"x"'), ("if-modified-since", "x"), ("if-range", "x"),
+                  ("cookie", f"a=1; {SESSION_COOKIE_NAME}=x")):
+        assert ask(f"/{name}", headers=((other[0].encode(), other[1].encode()),))[0]["status"] == 404
+    assert ask(f"/{name}", method="HEAD")[0]["status"] == ask("/static/js/none.js")[0]["status"] == 404
+    assert ask(f"/{name}", headers=((b"cookie", b"a=1"),))[0]["status"] == 200
+    assert len(reached) == 7
 
 
 def test_the_element_files_are_every_static_import_of_the_elements_code() -> None:
