@@ -5,12 +5,14 @@ bit).
 - the app's first page (app.py's imports and ui/cost.py's) imports no database library (SQLAlchemy, Alembic), no
   chart library (altair, imported where a chart is built, after the KPIs), no Excel writer (openpyxl) and no
   ``scipy.stats``; nor the planner beyond its settings (the MILP, its rows and the plan's entry points), which the
-  first run imports once its page is drawn (:func:`ui.memory.freeze_once`);
+  first run imports once its page is drawn (:func:`ui.memory.freeze_once`); the server's preload of that page (its
+  imports and the default scenario) imports no scipy at all;
 - every public name of :mod:`economics.studies.planner`, imported on first use, is its module's object, and its
   submodules still import by name;
 - ``python -m economics plan`` imports neither ``scipy.stats``, the database library nor openpyxl (an Excel writer),
   nor any other command's modules (the parser is built for the command run alone, with the same arguments and help);
-- :func:`economics.domain.availability.binomial_cdf` is ``scipy.stats.binom.cdf``, bit for bit;
+- :func:`economics.domain.availability.binomial_cdf` is ``scipy.stats.binom.cdf``, bit for bit, and
+  :class:`economics.engine.measured.Pchip` is ``scipy.interpolate.PchipInterpolator``, bit for bit;
 - :func:`economics.domain.queueing.max_utilization`, remembered per arguments, is the bisection it remembers;
 - every public name of :mod:`economics.store`, imported on first use, resolves;
 - the app's first run under a runtime (a server, or ``streamlit.testing``) skips Streamlit's check for a Python
@@ -42,9 +44,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.interpolate import PchipInterpolator
 from scipy.stats import binom
 from streamlit.web.server.starlette.starlette_server_config import SESSION_COOKIE_NAME
 
@@ -52,6 +56,7 @@ from economics import store
 from economics.cli import COMMANDS, build_parser
 from economics.domain import queueing
 from economics.domain.availability import binomial_cdf
+from economics.engine import measured
 from economics.store import location
 from ui import assets
 
@@ -139,6 +144,33 @@ def test_a_command_s_own_parser_is_its_part_of_the_whole_parser() -> None:
 def test_binomial_cdf_is_scipy_stats_binom_cdf(n: int, k: int, p: float) -> None:
     ours, theirs = binomial_cdf(k, n, p), float(binom.cdf(k, n, p))
     assert ours == theirs or (math.isnan(ours) and math.isnan(theirs)), (k, n, p, ours, theirs)
+
+
+def _same_bits(ours: np.ndarray, theirs: np.ndarray) -> bool:
+    """Equal bit for bit, but for the payload of a NaN."""
+    return bool(np.all((ours.view(np.int64) == theirs.view(np.int64)) | (np.isnan(ours) & np.isnan(theirs))))
+
+
+def test_every_catalog_curve_is_interpolated_as_scipy_s_pchip_does() -> None:
+    # economics.engine.measured.Pchip takes scipy.interpolate.PchipInterpolator's steps (extrapolate=False): the same
+    # bits at every measured point, 400 points across each curve and beyond its ends
+    rng = np.random.default_rng(0)
+    for curve in (c for c in measured.curves() if c.per_user.size > 1):
+        x, y = curve.per_user, curve.per_accelerator
+        at = np.concatenate([x, np.linspace(x[0], x[-1], 200), rng.uniform(x[0] - 1.0, x[-1] + 1.0, 200), [np.nan]])
+        assert _same_bits(measured.Pchip.through(x, y)(at), PchipInterpolator(x, y, extrapolate=False)(at)), curve
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps=st.lists(st.floats(1e-3, 1e3), min_size=1, max_size=12), scale=st.sampled_from([1e-3, 1.0, 1e3]),
+       data=st.data())
+def test_pchip_is_scipy_s_pchip(steps: list[float], scale: float, data: st.DataObject) -> None:
+    # any strictly increasing points and any values (signs, zeros, flats, extrema, two points), anywhere around them
+    x = np.cumsum([0.5, *steps]) * scale
+    y = np.array(data.draw(st.lists(st.one_of(st.floats(-1e6, 1e6), st.sampled_from([0.0, -0.0, 1.0])),
+                                    min_size=x.size, max_size=x.size)))
+    at = np.array([*x, *data.draw(st.lists(st.floats(x[0] - scale, x[-1] + scale), max_size=20))])
+    assert _same_bits(measured.Pchip.through(x, y)(at), PchipInterpolator(x, y, extrapolate=False)(at)), (x, y, at)
 
 
 def test_binomial_cdf_at_the_planner_s_spares() -> None:
@@ -265,14 +297,15 @@ its threads left running."""
 def test_the_server_s_lifespan_loads_the_first_page_and_nothing_more() -> None:
     # ui.memory.preload, as the server runs it at its start: its thread imports every module of the project that
     # app.py's run and the Cost page import, and evaluates the default scenario; never the planner's MILP (imported
-    # after the first page is drawn) nor a database, chart or statistics library
+    # after the first page is drawn) nor a database, chart or statistics library, nor any of scipy (the measured
+    # curve's PCHIP is the engine's own, economics.engine.measured.Pchip)
     wanted = sorted(_first_run_imports())
     assert {"economics.store", "ui.state", "ui.common", "ui.studies", "economics.report.kpis"} <= set(wanted)
     # (after app.py's import as a module, which the server makes first: ui.memory and ui.assets)
     probe = ("import app\n" + LIFESPAN +
              "[t.join() for t in threading.enumerate() if t.name == 'first-page-preload']\n"
              f"wanted = {wanted!r}\n"
-             f"unwanted = {(*HEAVY, *PLANNER)!r}\n"
+             f"unwanted = {(*HEAVY, *PLANNER, 'scipy')!r}\n"
              "print([m for m in wanted if m not in sys.modules], [m for m in unwanted if m in sys.modules])\n")
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

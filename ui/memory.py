@@ -64,8 +64,9 @@ def freeze_once() -> None:
 FIRST = ("economics.store", "ui.state", "economics.report.charts", "economics.report.kpis", "ui.common", "ui.day",
          "ui.editor", "ui.report", "ui.saving", "ui.studies", "ui.ahead", "PIL.Image", "PIL.ImageFile")
 """app.py's imports and the Cost page's (the default page; ui/cost.py is run as a script, so its imports are named),
-heaviest first: pandas, scipy.interpolate (the engine's PCHIP), the schema and the engine; then PIL, which
-``st.set_page_config`` imports to read app.py's favicon, given as a URL."""
+heaviest first: pandas, the schema and the engine (no scipy: the engine's PCHIP is its own, and scipy.special and
+scipy.optimize are imported where used, which this page is not); then PIL, which ``st.set_page_config`` imports to
+read app.py's favicon, given as a URL."""
 
 
 def _first_page() -> None:
