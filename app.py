@@ -19,9 +19,11 @@ if __name__ != "__main__":
     # The server's start, before any browser connects: its lifespan imports the first page's modules and evaluates
     # its default scenario in the background while the browser loads Streamlit's page (issue #43: about 1 s of CPU
     # that the first run would otherwise spend after the browser connects; ui/memory.py).
-    # Its middleware names the first page's frontend code in Streamlit's page, so the browser fetches it during the
+    # Its middleware answers the page's static files from memory, sparing the preload's interpreter Starlette's file
+    # handling, and names the first page's frontend code in Streamlit's page, so the browser fetches it during the
     # first run rather than after the KPI arrives (ui/assets.py).
-    app = st.App("app.py", lifespan=memory.preload, middleware=[Middleware(assets.FirstPageChunks)])
+    app = st.App("app.py", lifespan=memory.preload,
+                 middleware=[Middleware(assets.HeldPageFiles), Middleware(assets.FirstPageChunks)])
 else:
     from streamlit import delta_generator, runtime
 

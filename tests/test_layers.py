@@ -15,12 +15,12 @@ CONFIG = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["t
 OPTIONAL_HEAVY = frozenset({"dask", "distributed", "playwright", "altair", "typst", "vl_convert", "uvicorn"})
 """Optional heavy dependencies a function may import where it needs them (the report's and the HTTP API's: their
 extras, never imported by a command that makes no report or serves nothing)."""
-SLOW_TO_IMPORT = frozenset({"scipy.stats", "openpyxl", "scipy.interpolate"})
+SLOW_TO_IMPORT = frozenset({"scipy.stats", "openpyxl", "scipy.special", "scipy.optimize"})
 """Modules a function may import on first use because importing them costs a cold start seconds and most paths never
 use them (issue #43: scipy.stats, about 1.1 s, is read only when a spare count is worked out; openpyxl, with PIL and
-an XML parser, only when an Excel workbook is written; scipy.interpolate, which imports scipy.optimize, 0.2 s of the
-engine's import, only when a measured curve is interpolated: ``plan`` on the Plan page's example never does, and its
-HiGHS needs scipy.optimize but not the rest, about 0.05 s)."""
+an XML parser, only when an Excel workbook is written; scipy.special (0.13 s) only for Erlang B past the recursion's
+pool sizes and scipy.optimize (0.16 s) only when the calibration fits, neither of which the app's first page does
+before its first KPI; the engine's measured curves are interpolated without scipy, economics.engine.measured.Pchip)."""
 
 
 def test_import_contracts_hold() -> None:

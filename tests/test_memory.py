@@ -26,3 +26,19 @@ def test_streamlit_collects_after_every_run() -> None:
     # off, Python's own collector did that work inside the next run, between an edit and its KPI (docs/speed.md)
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
     assert config["runner"]["postScriptGC"] is True
+
+
+def test_the_preload_s_objects_are_set_aside_and_their_garbage_freed_at_the_first_freeze() -> None:
+    # ui.memory's preload freezes what its imports and evaluation left (the young generation would otherwise hold
+    # them all, and the first collection after the preload walk them before the first KPI); freeze_once puts them
+    # back before its full collection, so a cycle that was garbage at the preload's end is freed there, not kept
+    code = ("import asyncio, gc, threading, weakref\nfrom ui import memory\ngc.disable()\n"
+            "class Node: pass\nnode = Node(); node.me = node; dead = weakref.ref(node); del node\n"
+            "async def serve():\n    async with memory.preload(None):\n        pass\n"
+            "asyncio.run(serve())\nmemory.until_first_page()\n"
+            "print(gc.get_freeze_count(), gc.get_count()[0], dead() is not None)\n"
+            "memory.freeze_once()\nprint(dead() is None)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    frozen, young, kept = out.stdout.split("\n")[0].split()
+    assert int(frozen) > 100_000 and int(young) < 10_000 and kept == "True", out.stdout
+    assert out.stdout.split("\n")[1] == "True", out.stdout

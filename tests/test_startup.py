@@ -5,12 +5,14 @@ bit).
 - the app's first page (app.py's imports and ui/cost.py's) imports no database library (SQLAlchemy, Alembic), no
   chart library (altair, imported where a chart is built, after the KPIs), no Excel writer (openpyxl) and no
   ``scipy.stats``; nor the planner beyond its settings (the MILP, its rows and the plan's entry points), which the
-  first run imports once its page is drawn (:func:`ui.memory.freeze_once`);
+  first run imports once its page is drawn (:func:`ui.memory.freeze_once`); the server's preload of that page (its
+  imports and the default scenario) imports no scipy at all;
 - every public name of :mod:`economics.studies.planner`, imported on first use, is its module's object, and its
   submodules still import by name;
 - ``python -m economics plan`` imports neither ``scipy.stats``, the database library nor openpyxl (an Excel writer),
   nor any other command's modules (the parser is built for the command run alone, with the same arguments and help);
-- :func:`economics.domain.availability.binomial_cdf` is ``scipy.stats.binom.cdf``, bit for bit;
+- :func:`economics.domain.availability.binomial_cdf` is ``scipy.stats.binom.cdf``, bit for bit, and
+  :class:`economics.engine.measured.Pchip` is ``scipy.interpolate.PchipInterpolator``, bit for bit;
 - :func:`economics.domain.queueing.max_utilization`, remembered per arguments, is the bisection it remembers;
 - every public name of :mod:`economics.store`, imported on first use, resolves;
 - the app's first run under a runtime (a server, or ``streamlit.testing``) skips Streamlit's check for a Python
@@ -18,12 +20,15 @@ bit).
 - the favicon is the SVG Streamlit draws for the emoji, given as an ASCII URL, so the first run never loads
   Streamlit's emoji table;
 - Streamlit's page, as the server answers it, names the code of the first page's elements for the browser to fetch
-  before the first run's KPIs arrive (:mod:`ui.assets`), and is otherwise Streamlit's own.
+  before the first run's KPIs arrive (:mod:`ui.assets`), and is otherwise Streamlit's own;
+- the page's static files are answered from memory with Streamlit's own headers and bytes, and any request with a
+  range, a condition or Streamlit's session cookie is Streamlit's to answer.
 """
 
 from __future__ import annotations
 
 import ast
+import asyncio
 import contextlib
 import gzip
 import math
@@ -32,19 +37,26 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.interpolate import PchipInterpolator
 from scipy.stats import binom
+from streamlit.web.server.starlette.starlette_server_config import SESSION_COOKIE_NAME
 
 from economics import store
 from economics.cli import COMMANDS, build_parser
 from economics.domain import queueing
 from economics.domain.availability import binomial_cdf
+from economics.engine import measured
 from economics.store import location
 from ui import assets
 
@@ -132,6 +144,33 @@ def test_a_command_s_own_parser_is_its_part_of_the_whole_parser() -> None:
 def test_binomial_cdf_is_scipy_stats_binom_cdf(n: int, k: int, p: float) -> None:
     ours, theirs = binomial_cdf(k, n, p), float(binom.cdf(k, n, p))
     assert ours == theirs or (math.isnan(ours) and math.isnan(theirs)), (k, n, p, ours, theirs)
+
+
+def _same_bits(ours: np.ndarray, theirs: np.ndarray) -> bool:
+    """Equal bit for bit, but for the payload of a NaN."""
+    return bool(np.all((ours.view(np.int64) == theirs.view(np.int64)) | (np.isnan(ours) & np.isnan(theirs))))
+
+
+def test_every_catalog_curve_is_interpolated_as_scipy_s_pchip_does() -> None:
+    # economics.engine.measured.Pchip takes scipy.interpolate.PchipInterpolator's steps (extrapolate=False): the same
+    # bits at every measured point, 400 points across each curve and beyond its ends
+    rng = np.random.default_rng(0)
+    for curve in (c for c in measured.curves() if c.per_user.size > 1):
+        x, y = curve.per_user, curve.per_accelerator
+        at = np.concatenate([x, np.linspace(x[0], x[-1], 200), rng.uniform(x[0] - 1.0, x[-1] + 1.0, 200), [np.nan]])
+        assert _same_bits(measured.Pchip.through(x, y)(at), PchipInterpolator(x, y, extrapolate=False)(at)), curve
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps=st.lists(st.floats(1e-3, 1e3), min_size=1, max_size=12), scale=st.sampled_from([1e-3, 1.0, 1e3]),
+       data=st.data())
+def test_pchip_is_scipy_s_pchip(steps: list[float], scale: float, data: st.DataObject) -> None:
+    # any strictly increasing points and any values (signs, zeros, flats, extrema, two points), anywhere around them
+    x = np.cumsum([0.5, *steps]) * scale
+    y = np.array(data.draw(st.lists(st.one_of(st.floats(-1e6, 1e6), st.sampled_from([0.0, -0.0, 1.0])),
+                                    min_size=x.size, max_size=x.size)))
+    at = np.array([*x, *data.draw(st.lists(st.floats(x[0] - scale, x[-1] + scale), max_size=20))])
+    assert _same_bits(measured.Pchip.through(x, y)(at), PchipInterpolator(x, y, extrapolate=False)(at)), (x, y, at)
 
 
 def test_binomial_cdf_at_the_planner_s_spares() -> None:
@@ -258,14 +297,15 @@ its threads left running."""
 def test_the_server_s_lifespan_loads_the_first_page_and_nothing_more() -> None:
     # ui.memory.preload, as the server runs it at its start: its thread imports every module of the project that
     # app.py's run and the Cost page import, and evaluates the default scenario; never the planner's MILP (imported
-    # after the first page is drawn) nor a database, chart or statistics library
+    # after the first page is drawn) nor a database, chart or statistics library, nor any of scipy (the measured
+    # curve's PCHIP is the engine's own, economics.engine.measured.Pchip)
     wanted = sorted(_first_run_imports())
     assert {"economics.store", "ui.state", "ui.common", "ui.studies", "economics.report.kpis"} <= set(wanted)
     # (after app.py's import as a module, which the server makes first: ui.memory and ui.assets)
     probe = ("import app\n" + LIFESPAN +
              "[t.join() for t in threading.enumerate() if t.name == 'first-page-preload']\n"
              f"wanted = {wanted!r}\n"
-             f"unwanted = {(*HEAVY, *PLANNER)!r}\n"
+             f"unwanted = {(*HEAVY, *PLANNER, 'scipy')!r}\n"
              "print([m for m in wanted if m not in sys.modules], [m for m in unwanted if m in sys.modules])\n")
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -342,6 +382,53 @@ def test_streamlit_s_page_names_the_first_page_s_element_code() -> None:
             assert opened == own.replace(b"</head>", script + b"</head>", 1)
         for name in (files[0], files[-1], main_file[1].decode()):
             assert _get(f"{url}/static/js/{name}")[2] == (assets.STATIC_JS / name).read_bytes()
+        # the page's files, answered from memory (ui.assets.HeldPageFiles), carry Streamlit's own headers and bytes: a
+        # request with a condition passes through to Streamlit's handler, which answers the whole file when the
+        # condition holds for none, and 304 to the file's entity tag
+        for name in [*assets.page_files()[:2], f"static/js/{files[0]}", f"static/js/{main_file[1].decode()}"]:
+            status, headers, body = _get(f"{url}/{name}")
+            streamlit_s = _get(f"{url}/{name}", {"If-Modified-Since": "Thu, 01 Jan 1970 00:00:00 GMT"})
+            assert status == streamlit_s[0] == 200
+            assert body == streamlit_s[2] == (assets.STREAMLIT_PAGE.parent / name).read_bytes()
+            assert {**headers, "date": ""} == {**streamlit_s[1], "date": ""}
+            with pytest.raises(urllib.error.HTTPError, match="304"):
+                _get(f"{url}/{name}", {"If-None-Match": headers["etag"]})
+
+
+def test_the_page_s_files_are_answered_from_memory_and_nothing_else() -> None:
+    # ui.assets.HeldPageFiles in front of a server that answers 404 to everything: a plain GET of a page's file gets
+    # the held answer (the file's bytes, Starlette's file headers, Streamlit's Cache-Control) without reaching it; a
+    # range, a condition, Streamlit's session cookie, a HEAD or another path reach it
+    reached: list[str] = []
+
+    async def server(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        reached.append(scope["path"])
+        await send({"type": "http.response.start", "status": 404, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    def ask(path: str, method: str = "GET", headers: tuple[tuple[bytes, bytes], ...] = ()) -> list[dict[str, Any]]:
+        sent: list[dict[str, Any]] = []
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        scope = {"type": "http", "method": method, "path": path, "headers": list(headers)}
+        asyncio.run(held(scope, None, send))
+        return sent
+
+    held = assets.HeldPageFiles(server)
+    name = assets.page_files()[-1]
+    start, body = ask(f"/{name}")
+    head, data = assets.held_answer(assets.STREAMLIT_PAGE.parent / name)
+    assert (start["status"], start["headers"], body["body"]) == (200, head, data) and reached == []
+    assert (b"cache-control", assets.IMMUTABLE.encode()) in head
+    assert data == (assets.STREAMLIT_PAGE.parent / name).read_bytes()
+    for other in (("range", "bytes=0-9"), ("if-none-match", '"x"'), ("if-modified-since", "x"), ("if-range", "x"),
+                  ("cookie", f"a=1; {SESSION_COOKIE_NAME}=x")):
+        assert ask(f"/{name}", headers=((other[0].encode(), other[1].encode()),))[0]["status"] == 404
+    assert ask(f"/{name}", method="HEAD")[0]["status"] == ask(f"/{name}.map")[0]["status"] == 404
+    assert ask(f"/{name}", headers=((b"cookie", b"a=1"),))[0]["status"] == 200
+    assert len(reached) == 7
 
 
 def test_the_element_files_are_every_static_import_of_the_elements_code() -> None:

@@ -17,6 +17,11 @@ A fade restyles every dimmed element each frame: a Plan edit's renderer CPU befo
 pairs at load 4-10) and an edit's whole page settled in 0.52-0.77x the time on Cost, Fleet and Throughput; switches,
 where nothing fades, are unchanged (docs/speed.md, the ``switch2`` entry).
 
+:class:`HeldPageFiles` answers the files Streamlit's page names, and those pieces, from memory, with the headers and
+bytes Streamlit's server sends: its own answers hand the interpreter's lock to a worker thread about ten times a file,
+each hand-over waiting while the server's preload of the first page (ui/memory.py) holds it, so the page's 62 files
+took CPU and time from the preload the first KPI waits for (docs/speed.md, the ``cold3`` entry).
+
 The pieces are Streamlit's own files (content-hashed names, under its static folder), found by the name of the
 element's component (:data:`FIRST_ELEMENTS`) and followed through their static imports, so a Streamlit upgrade that
 renames the hashes needs no change here; a name that no longer matches a file names nothing.
@@ -32,6 +37,13 @@ from pathlib import Path
 from typing import Any
 
 import streamlit
+from starlette.responses import FileResponse
+from streamlit import config
+from streamlit.web import bootstrap
+from streamlit.web.server.starlette.starlette_server_config import (
+    SESSION_COOKIE_NAME,
+    STATIC_ASSET_CACHE_MAX_AGE_SECONDS,
+)
 
 STATIC_JS = Path(streamlit.__file__).parent / "static" / "static" / "js"
 """Streamlit's frontend code, as its server serves it under ``./static/js/``."""
@@ -40,6 +52,7 @@ FIRST_ELEMENTS = ("Metric", "TextInput", "Selectbox", "ButtonGroup", "Button")
 ``st.selectbox``, ``st.pills``/``st.segmented_control`` and ``st.button``), as Streamlit's frontend names their
 code; headings, captions, notes and columns are in its main file."""
 _IMPORT = re.compile(r'(?:\bfrom|\bimport)\s*"\./([\w.$-]+\.js)"')
+_PAGE_FILE = re.compile(r'"\./(static/[\w./$-]+\.(?:js|css|woff2))"')
 _HEAD_END = b"</head>"
 
 STILL_STYLE = (
@@ -222,3 +235,100 @@ async def _send_page(send: Any, start: Message, page: bytes) -> None:
                if name.lower() not in (b"content-length", b"etag", b"last-modified")]
     await send({**start, "headers": [*headers, (b"content-length", str(len(page)).encode())]})
     await send({"type": "http.response.body", "body": page, "more_body": False})
+
+
+IMMUTABLE = f"public, immutable, max-age={STATIC_ASSET_CACHE_MAX_AGE_SECONDS}"
+"""The ``Cache-Control`` Streamlit's server gives every file of its static folder but its HTML page and manifest (their
+names carry a hash of their content)."""
+Header = tuple[bytes, bytes]
+_NOT_PLAIN = (b"range", b"if-range", b"if-none-match", b"if-modified-since")
+
+
+def page_files() -> list[str]:
+    """The files Streamlit's page names under its static folder (its code, style sheet and font), then the first
+    page's element code (:func:`element_files`): what a browser fetches before and during a cold start's first run.
+
+    Returns
+    -------
+    list[str]
+        Paths under Streamlit's static folder (``static/js/...``), each once, the page's own first.
+
+    Examples
+    --------
+    >>> files = page_files()
+    >>> files[0].startswith("static/") and f"static/js/{element_files()[0]}" in files
+    True
+    """
+    named = _PAGE_FILE.findall(STREAMLIT_PAGE.read_text(encoding="utf-8"))
+    return list(dict.fromkeys([*named, *(f"static/js/{name}" for name in element_files())]))
+
+
+def held_answer(path: Path) -> tuple[list[Header], bytes]:
+    """A static file's answer to a plain GET as Streamlit's server gives it: Starlette's file response headers (type,
+    length, last modified, entity tag, byte ranges accepted) with Streamlit's ``Cache-Control`` for a content-hashed
+    file (:data:`IMMUTABLE`), and the file's bytes.
+
+    Parameters
+    ----------
+    path
+        A file under Streamlit's static folder, not its HTML page nor its manifest.
+
+    Returns
+    -------
+    tuple[list[Header], bytes]
+        The answer's headers (lower-case names, as ASGI sends them) and body.
+    """
+    response = FileResponse(path, stat_result=path.stat())
+    response.headers["Cache-Control"] = IMMUTABLE  # as Streamlit's static files' handler sets it
+    return list(response.raw_headers), path.read_bytes()
+
+
+class HeldPageFiles:
+    """ASGI middleware (``st.App(middleware=...)``): the files of :func:`page_files` answered from memory to a plain
+    GET (:func:`_plain`), with the headers and bytes Streamlit's server sends (:func:`held_answer`); every other request
+    passed through.
+
+    Why (issue #43, the cold start): Streamlit's server answers a static file with Starlette's file response, which
+    looks the file up, opens it, reads it in 64 kB pieces and closes it each on a worker thread, and listens for the
+    client leaving on another task: about ten hand-overs of the interpreter's lock a file. On a cold start the page's
+    62 files are asked for while the lifespan's preload (ui/memory.py) holds that lock with the first page's imports,
+    so each hand-over waits for it and the files' CPU (0.18 s for the first fetch of the 62 on an idle server, 0.08 s
+    once warm) is taken from the preload the first KPI waits for. From memory an answer is two messages on the event
+    loop. The files are Streamlit's own, named by a hash of their content: they do not change while it runs.
+
+    Parameters
+    ----------
+    app
+        The rest of the server (Streamlit's own middleware and routes).
+    """
+
+    def __init__(self, app: Any) -> None:
+        # Read as the server starts (2.5 MB, before the preload starts): found at the first request instead, a file's
+        # read would wait for the preload's lock or block the event loop on a cold disk.
+        # Streamlit registers the types of its files (a script as application/javascript) as its lifespan starts,
+        # after the middleware is built: registered here first, so that the held answers carry the same.
+        bootstrap._initialize_mimetypes()
+        base = (config.get_option("server.baseUrlPath") or "").strip("/")
+        prefix = f"/{base}" if base else ""
+        folder = STREAMLIT_PAGE.parent
+        self.app = app
+        self.held = {f"{prefix}/{name}": held_answer(folder / name) for name in page_files()}
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        held = self.held.get(scope.get("path", "")) if _plain(scope) else None
+        if held is None:
+            await self.app(scope, receive, send)
+            return
+        headers, body = held
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def _plain(scope: Scope) -> bool:
+    """Whether a request asks for a whole file as it is: an HTTP GET without a byte range or a condition (answered by
+    Streamlit's server: a part, or 304 Not Modified) and without Streamlit's session cookie (whose middleware renews it
+    on every answer)."""
+    if scope["type"] != "http" or scope.get("method") != "GET":
+        return False
+    cookie = SESSION_COOKIE_NAME.encode()
+    return not any(name in _NOT_PLAIN or (name == b"cookie" and cookie in value) for name, value in scope["headers"])

@@ -55,6 +55,7 @@ def freeze_once() -> None:
         _frozen = True
         for name in LATER:
             importlib.import_module(name)
+        gc.unfreeze()  # the preload's objects (:func:`_first_page`) too: their garbage is collected here, not kept
         gc.collect()
         gc.freeze()
         FIRST_RUN_DRAWN.set()
@@ -63,8 +64,9 @@ def freeze_once() -> None:
 FIRST = ("economics.store", "ui.state", "economics.report.charts", "economics.report.kpis", "ui.common", "ui.day",
          "ui.editor", "ui.report", "ui.saving", "ui.studies", "ui.ahead", "PIL.Image", "PIL.ImageFile")
 """app.py's imports and the Cost page's (the default page; ui/cost.py is run as a script, so its imports are named),
-heaviest first: pandas, scipy.interpolate (the engine's PCHIP), the schema and the engine; then PIL, which
-``st.set_page_config`` imports to read app.py's favicon, given as a URL."""
+heaviest first: pandas, the schema and the engine (no scipy: the engine's PCHIP is its own, and scipy.special and
+scipy.optimize are imported where used, which this page is not); then PIL, which ``st.set_page_config`` imports to
+read app.py's favicon, given as a URL."""
 
 
 def _first_page() -> None:
@@ -72,11 +74,17 @@ def _first_page() -> None:
     Python's automatic garbage collection paused meanwhile.
 
     Why paused: the imports create some 190,000 objects that stay alive for the process's life, and the collector,
-    counting allocations, walked all of them twice in full on the way (0.10-0.17 s of the preload's 1.2 s of CPU,
-    before the first KPI); almost nothing they create is garbage. The first run's end collects in full anyway
-    (Streamlit's ``runner.postScriptGC``, then :func:`freeze_once`), after its KPIs. The pause is the process's (the
-    server's other threads, serving Streamlit's page meanwhile, allocate little); collection resumes when the preload
-    ends, whatever happens (unless it was off before)."""
+    counting allocations, walked all of them twice in full on the way (0.10-0.17 s of the preload's 1.2 s of CPU then,
+    0.7-0.9 s since it imports no scipy, before the first KPI); almost nothing they create is garbage. The first run's
+    end collects in full anyway (:func:`freeze_once`, then Streamlit's ``runner.postScriptGC``), after its KPIs. The
+    pause is the process's (the server's other threads, serving Streamlit's page meanwhile, allocate little); collection
+    resumes when the preload ends, whatever happens (unless it was off before).
+
+    Why frozen at the end: the pause does not spare the walk, it defers it. Every object allocated meanwhile is still
+    in the youngest generation when collection resumes, so the first allocation after it walked all of them (a
+    young collection of some 186,000 objects, 0.07 s of CPU and 0.16 s of wall at load 7, while the first run waited
+    for the preload, just before its KPI). :func:`gc.freeze` moves them aside at once, so no collection walks them;
+    :func:`freeze_once` puts them back before its full collection, so their garbage is freed there as before."""
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -85,6 +93,7 @@ def _first_page() -> None:
         economics = importlib.import_module("economics")
         economics.evaluate_scenario(economics.default_scenario())
     finally:
+        gc.freeze()
         if collecting:
             gc.enable()
 
@@ -97,13 +106,14 @@ _first_page_thread: threading.Thread | None = None
 def until_first_page() -> None:
     """Wait until the server's preload of the first page (:func:`_first_page`) has ended, if one was started.
 
-    A session that connects before it ends (the common case on a cold start: the browser's page loads in less time
-    than the preload's 1.3 s of CPU) blocks on Python's import lock until the modules are imported, and then, without
-    this wait, evaluated its scenario alongside the preload's evaluation: the catalog tables are remembered with
-    ``functools.cache``, which does not make a second caller wait for the first, so both threads read and parsed
-    them, sharing the interpreter's lock (the default scenario twice at once: 0.18-0.26 s of CPU and 0.29-0.74 s
-    wall, against 0.08 s and 0.11-0.14 s one after the other; docs/speed.md). Waiting holds no lock; a process
-    whose preload has ended, or that never started one (``streamlit.testing``), does not wait."""
+    A session that connects before it ends (the common case on a cold start: the browser's page loaded in less time than
+    the preload's 1.3 s of CPU, and still does in less than its 0.7-0.9 s at load 15-18 since it imports no scipy)
+    blocks on Python's import lock until the modules are imported, and then, without this wait, evaluated its scenario
+    alongside the preload's evaluation: the catalog tables are remembered with ``functools.cache``, which does not make
+    a second caller wait for the first, so both threads read and parsed them, sharing the interpreter's lock (the
+    default scenario twice at once: 0.18-0.26 s of CPU and 0.29-0.74 s wall, against 0.08 s and 0.11-0.14 s one after
+    the other; docs/speed.md). Waiting holds no lock; a process whose preload has ended, or that never started one
+    (``streamlit.testing``), does not wait."""
     if _first_page_thread is not None:
         _first_page_thread.join()
 

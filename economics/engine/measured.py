@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cache, cached_property, lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,9 +26,6 @@ from economics.domain.explain import format_number as fmt
 from economics.domain.precision import record_precision
 from economics.schema import user_curves as user_curves_store
 from economics.schema.scenario import FORMAT_FIELDS
-
-if TYPE_CHECKING:  # imported when a curve is first interpolated: scipy.interpolate is not needed before (#43)
-    from scipy.interpolate import PchipInterpolator
 
 Array = np.ndarray
 
@@ -73,11 +70,85 @@ class Curve:
         return np.where(inside, self._interpolant(np.where(inside, x, self.per_user[0])), np.nan)
 
     @cached_property
-    def _interpolant(self) -> PchipInterpolator:
+    def _interpolant(self) -> Pchip:
         """The monotone interpolant through the measured points, built once per curve."""
-        from scipy.interpolate import PchipInterpolator
+        return Pchip.through(self.per_user, self.per_accelerator)
 
-        return PchipInterpolator(self.per_user, self.per_accelerator, extrapolate=False)
+
+@dataclass(frozen=True)
+class Pchip:
+    """The monotone piecewise cubic (PCHIP, Fritsch and Carlson's) through points ``x`` (strictly increasing) and
+    ``y``, NaN outside ``[x[0], x[-1]]``: the steps of ``scipy.interpolate.PchipInterpolator(x, y,
+    extrapolate=False)`` on one-dimensional float data, its derivatives (a weighted harmonic mean of the neighbouring
+    slopes, zero at a local extremum, Moler's one-sided estimate at each end), the cubic's coefficients on each
+    interval and their evaluation in the same IEEE operations in the same order, so the same bits
+    (tests/test_startup.py: every catalog curve and random ones, against scipy).
+
+    Why not scipy's (issue #43): importing ``scipy.interpolate`` imports ``scipy.optimize``, ``scipy.special``,
+    ``scipy.linalg`` and ``scipy.sparse`` (about 420 modules, 0.3 s of CPU at load 14), and the default scenario's
+    measured curve is the first page's only use of any of them, before its first KPI.
+
+    ``c`` holds the coefficients of ``(x - x[i])**3``, ``**2``, ``**1`` and ``**0`` on interval ``i``, by row.
+    """
+
+    x: np.ndarray
+    c: np.ndarray
+
+    @classmethod
+    def through(cls, x: Array, y: Array) -> Pchip:
+        """The interpolant through ``(x, y)`` (at least two points, ``x`` strictly increasing, all finite)."""
+        x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+        dydx = _pchip_slopes(x, y)
+        dx = np.diff(x)
+        slope = np.diff(y) / dx
+        t = (dydx[:-1] + dydx[1:] - 2 * slope) / dx
+        return cls(x, np.stack((t / dx, (slope - dydx[:-1]) / dx - t, dydx[:-1], y[:-1])))
+
+    def __call__(self, at: Array) -> Array:
+        """Values at ``at``: on interval ``i`` where ``x[i] <= at < x[i + 1]`` (the last one closed), NaN outside."""
+        at = np.asarray(at, dtype=np.float64)
+        i = np.clip(np.searchsorted(self.x, at, side="right") - 1, 0, self.x.size - 2)
+        s = at - self.x[i]
+        z = s
+        value = 0.0 + self.c[3, i]  # scipy's loop from 0.0: value += c[k] * z, z *= s, from the constant term up
+        value = value + self.c[2, i] * z
+        z = z * s
+        value = value + self.c[1, i] * z
+        z = z * s
+        value = value + self.c[0, i] * z
+        return np.where((at >= self.x[0]) & (at <= self.x[-1]), value, np.nan)
+
+
+def _pchip_slopes(x: Array, y: Array) -> Array:
+    """The interpolant's derivative at each point (:class:`Pchip`; scipy's ``PchipInterpolator._find_derivatives``)."""
+    hk = np.diff(x)
+    mk = np.diff(y) / hk
+    if y.size == 2:  # two points: the straight line
+        return np.array([mk[0], mk[0]])
+    smk = np.sign(mk)
+    flat = (smk[1:] != smk[:-1]) | (mk[1:] == 0) | (mk[:-1] == 0)  # an extremum or a flat side: zero
+    w1 = 2 * hk[1:] + hk[:-1]
+    w2 = hk[1:] + 2 * hk[:-1]
+    with np.errstate(divide="ignore", invalid="ignore"):  # the divisions by zero are the flat points, set to zero
+        whmean = (w1 / mk[:-1] + w2 / mk[1:]) / (w1 + w2)
+    dk = np.zeros_like(y)
+    dk[1:-1][~flat] = 1.0 / whmean[~flat]
+    dk[0] = _pchip_end(hk[0], hk[1], mk[0], mk[1])
+    dk[-1] = _pchip_end(hk[-1], hk[-2], mk[-1], mk[-2])
+    return dk
+
+
+def _pchip_end(h0: float, h1: float, m0: float, m1: float) -> float:
+    """The derivative at an end: the one-sided three-point estimate, zero if its sign is not the first slope's,
+    three times that slope if the slopes change sign and the estimate exceeds it threefold (Moler, *Numerical
+    Computing with MATLAB*, 3.6).
+    """
+    d = ((2 * h0 + h1) * m0 - h0 * m1) / (h0 + h1)
+    if np.sign(d) != np.sign(m0):
+        return 0.0
+    if np.sign(m0) != np.sign(m1) and abs(d) > 3.0 * abs(m0):
+        return 3.0 * m0
+    return float(d)
 
 
 @cache
