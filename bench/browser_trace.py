@@ -20,8 +20,8 @@ With ``--verbose``, every message of each edit (its kind, the element and, for a
 with ``--profile DIR``, a CPU profile (CDP ``Profiler``, 100 us sampling) of each edit's span as JSON. It prints
 figures and asserts nothing; the server and the browser only talk over 127.0.0.1. docs/speed.md says what it found.
 
-Usage: python bench/browser_trace.py [--page WORD [--field N] | --floor [--captions N]] [--edits 8] [--verbose]
-       [--profile DIR]
+Usage: python bench/browser_trace.py [--page WORD [--field N] | --floor [--captions N [--kind K]]] [--edits 8]
+       [--verbose] [--profile DIR]
 """
 
 from __future__ import annotations
@@ -198,8 +198,8 @@ def main() -> None:
     ap.add_argument("--page", default="Decode", help="a word of the page's title (bench/app_latency.py's PAGES)")
     ap.add_argument("--field", type=int, default=0, help="which of the page's edits (0: the first it lists)")
     ap.add_argument("--floor", action="store_true", help="the one-widget floor page instead")
-    ap.add_argument("--captions", type=int, default=0, help="with --floor: the floor page with this many captions "
-                    "after its KPI (what one more element on a page costs an edit)")
+    ap.add_argument("--captions", type=int, default=0, help="with --floor: the floor page with this many elements "
+                    "of --kind after its KPI (what one more element on a page costs an edit)")
     ap.add_argument("--kind", choices=sorted(FLOOR_ELEMENTS), default="caption",
                     help="with --floor --captions N: what each of the N is (a caption, a subheader and its caption as "
                     "two elements or as one markdown, a small static table as st.html or inside a markdown)")

@@ -76,10 +76,10 @@ OPTION_COLUMNS: dict[str, tuple[str, str]] = {
 # horizon's years): each is drawn static with the grid's headers and cell text (common.draw_table), as the grid
 # would show it; a sort or search would not help, and the browser lays out no grid when a run starts (docs/speed.md).
 KPI_PAUSE_S, RUN_START_REDRAW_S = 0.08, 0.2
-# The KPIs' own moment (ui/editor.py's Sidebar): this page's previous run leaves about 75 elements (tables, charts,
-# the odds) for the browser to redraw when a run starts, and its odds are drawn again right after the inputs, so the
-# inputs and the rest wait until 0.2 s after the run started, and at least 0.08 s after the KPIs (0.06 and 0.025 s
-# on the other pages): bench/retrofit_odds.py, alternated, in docs/speed.md.
+# The KPIs' own moment (ui/editor.py's Sidebar): this page's previous run leaves about 70 elements (41 in the main
+# area: tables, charts, the odds) for the browser to redraw when a run starts, and its odds are drawn again right
+# after the inputs, so the inputs and the rest wait until 0.2 s after the run started, and at least 0.08 s after the
+# KPIs (0.06 and 0.025 s on the other pages): bench/retrofit_odds.py, alternated, in docs/speed.md.
 
 
 # Each heading is drawn with the captions under it as one Markdown element, and each short table with the text
