@@ -20,8 +20,8 @@ With ``--verbose``, every message of each edit (its kind, the element and, for a
 with ``--profile DIR``, a CPU profile (CDP ``Profiler``, 100 us sampling) of each edit's span as JSON. It prints
 figures and asserts nothing; the server and the browser only talk over 127.0.0.1. docs/speed.md says what it found.
 
-Usage: python bench/browser_trace.py [--page WORD [--field N] | --floor [--captions N]] [--edits 8] [--verbose]
-       [--profile DIR]
+Usage: python bench/browser_trace.py [--page WORD [--field N] | --floor [--captions N [--kind K]]] [--edits 8]
+       [--verbose] [--profile DIR]
 """
 
 from __future__ import annotations
@@ -155,13 +155,31 @@ def trace_edit(page: Page, cdp: Any, frames: list[tuple[float, str]], target: tu
             "in_page": shown - start}
 
 
+TABLE = ("<table class='static-table'><thead><tr><th>Option</th><th class='figure'>NPV</th></tr></thead><tbody>"
+         + "".join(f"<tr><td>option {{i}} {r}</td><td class='figure'>${r}.0 M</td></tr>" for r in range(6))
+         + "</tbody></table>")
+FLOOR_ELEMENTS = {
+    "caption": "st.caption(f'caption {i} of a few words')",
+    "pair": "st.subheader(f'heading {i}'); st.caption(f'caption {i} of a few words')",
+    "subheader": "st.subheader(f'heading {i}')",
+    "mdheading": "st.markdown(f'### heading {i}')",
+    "headed": "st.markdown(f'### heading {i}\\n\\n:small[:gray[caption {i} of a few words]]')",
+    "html": f"st.html(f\"{TABLE}\")",
+    "mdtable": f"st.markdown(f\"{TABLE}\", unsafe_allow_html=True)",
+}
+"""What ``--captions N`` repeats N times after the floor's KPI, by ``--kind`` (a line of the page's code)."""
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--page", default="Decode", help="a word of the page's title (bench/app_latency.py's PAGES)")
     ap.add_argument("--field", type=int, default=0, help="which of the page's edits (0: the first it lists)")
     ap.add_argument("--floor", action="store_true", help="the one-widget floor page instead")
-    ap.add_argument("--captions", type=int, default=0, help="with --floor: the floor page with this many captions "
-                    "after its KPI (what one more element on a page costs an edit)")
+    ap.add_argument("--captions", type=int, default=0, help="with --floor: the floor page with this many elements "
+                    "of --kind after its KPI (what one more element on a page costs an edit)")
+    ap.add_argument("--kind", choices=sorted(FLOOR_ELEMENTS), default="caption",
+                    help="with --floor --captions N: what each of the N is (a caption, a subheader and its caption as "
+                    "two elements or as one markdown, a small static table as st.html or inside a markdown)")
     ap.add_argument("--edits", type=int, default=8)
     ap.add_argument("--verbose", action="store_true", help="every message of each edit")
     ap.add_argument("--profile", type=Path, help="write each edit's CPU profile (JSON) to this folder")
@@ -178,7 +196,7 @@ def main() -> None:
         script = "app.py"
         if args.floor:
             script = str(Path(tmp) / "floor.py")
-            extra = f"for i in range({args.captions}):\n    st.caption(f'caption {{i}} of a few words')\n"
+            extra = f"for i in range({args.captions}):\n    {FLOOR_ELEMENTS[args.kind]}\n"
             Path(script).write_text(FLOOR_APP + (extra if args.captions else ""), encoding="utf-8")
         port, proc = free_port(), None
         try:

@@ -38,6 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
+from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
 from bench.app_latency import (  # noqa: E402
     CHROMIUM_ARGS,
@@ -106,6 +107,17 @@ def report(name: str, page_edits: list[Edit], floor_edits: list[Edit], odds_on: 
     print(f"  the floor: {split_words(floor_edits)}")
 
 
+def odds_shown(tab: Page) -> bool:
+    """Whether the tab shows the odds' headline within a few seconds of its run finishing: the headline is drawn
+    inside an st.html block, whose content the browser may put in a moment after the run reports it finished (an
+    instant count found none in a quiet run)."""
+    try:
+        tab.get_by_text("is the best option in").first.wait_for(timeout=10_000)
+    except PlaywrightTimeout:
+        return False
+    return True
+
+
 def page(changes: int) -> None:
     """The Decode page's edit-to-KPI with the odds on, each edit paired with a floor edit in the same round (the
     order alternating round by round), as the median of the per-round ratios with a bootstrap interval."""
@@ -120,7 +132,7 @@ def page(changes: int) -> None:
             port = free_port()
             proc = start_server("app.py", port, log)
             tabs = [open_decode(browser, port) for _ in EDITS]
-            odds_on = all(tab.get_by_text("is the best option in").count() > 0 for tab in tabs)
+            odds_on = all(odds_shown(tab) for tab in tabs)
             page_edits: list[list[Edit]] = [[] for _ in EDITS]
             floor_edits: list[list[Edit]] = [[] for _ in EDITS]
             for i in range(changes):

@@ -239,22 +239,23 @@ def test_how_each_option_is_computed_is_on_the_page(page: AppTest) -> None:
 def test_the_page_leads_with_the_odds(page: AppTest) -> None:
     # the worked example: the odds above the point figures (add decode leads there, as its point NPV does), the
     # odds table and the tornado, and the assumptions named
-    text = " ".join(m.value for m in page.markdown)
-    assert "add decode is the best option in" in text and "of 2,000 draws (seed 0)" in text
+    # the headline leads the odds table in one element, the tornado and the assumptions follow it in another
     heads = [h.value.split("<tbody>")[0] for h in page.html]
+    assert "<strong>add decode is the best option in" in heads[0] and "of 2,000 draws (seed 0).</strong>" in heads[0]
     assert "<th class=\"figure\">Best in</th>" in heads[0] and ">NPV P50</th>" in heads[0]  # the odds lead
     assert ">Break-even value</th>" in heads[1]
-    captions = " ".join(c.value for c in page.caption)
-    assert "Assumptions (ranges no source gives)" in captions and "token prices" in captions
+    assumptions = page.html[1].value.split("</table>")[-1]
+    assert "Assumptions (ranges no source gives)" in assumptions and "token prices" in assumptions
     page.number_input(key="odds_seed").set_value(1).run()
     assert not page.exception
-    assert "of 2,000 draws (seed 1)" in " ".join(m.value for m in page.markdown)
+    assert "of 2,000 draws (seed 1)" in page.html[0].value
 
 
 def test_the_worked_example_shows_the_refresh_and_every_decode_accelerator(example: AppTest) -> None:
-    heads = [h.value for h in example.subheader]
-    assert "When to replace the fleet" in heads and "Every decode accelerator of the catalog" in heads
-    assert any("the best: after" in c.value for c in example.caption)
+    # each heading and its caption are one Markdown element (a level-3 heading, as a subheader draws it)
+    heads = {m.value.split("\n\n")[0]: m.value for m in example.markdown if m.value.startswith("### ")}
+    assert "### Every decode accelerator of the catalog" in heads
+    assert "the best: after" in heads["### When to replace the fleet"]
     rows = {row["decode_accelerator"]: row for row in table(example, "decode_accelerator")}
     assert rows["sn50"]["studied"] == "✓" and "no measured throughput" in rows["groq3-lpx"]["note"]
     # the SN50 and the Groq 3 LPX side by side with the odds: the SN50's option's share of draws as the best, the
@@ -273,7 +274,7 @@ def test_the_draws_and_the_seed_travel_in_the_link(page: AppTest) -> None:
     query = {str(k): str(v) for k, v in dict(page.query_params).items()}
     assert (query["settings.odds_samples"], query["settings.odds_seed"]) == ("500", "4")
     again = start("decode", query)  # the link opened anew: the same draws
-    assert "of 500 draws (seed 4)" in " ".join(m.value for m in again.markdown)
+    assert "of 500 draws (seed 4)" in again.html[0].value  # the odds' headline, above its table
     assert again.number_input(key="odds_samples").value == 500
 
 

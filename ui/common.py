@@ -248,12 +248,20 @@ def draw_table(shown: Any, config: Mapping[str, Any] | None = None, key: str | N
         st.dataframe(shown, hide_index=True, width="stretch", key=key, column_config=config,
                      column_order=column_order)
         return
+    st.html(static_html(shown, config, column_order, figures, wide))
+
+
+def static_html(shown: Any, config: Mapping[str, Any] | None = None, column_order: Sequence[str] | None = None,
+                figures: Collection[str] = (), wide: bool = False) -> str:
+    """:func:`draw_table`'s static table as HTML, for a page that draws it with text around it as one element (a
+    short table: :data:`STATIC_ROWS` is the caller's to check); ``wide`` as there."""
+    config = dict(config or {})
     columns = [c for c in (column_order or [str(c) for c in shown.columns]) if c in shown.columns]
     titles = {c: str((config.get(c) or {}).get("label") or c) for c in columns}
     texts = grid_texts(shown[columns], config)
     rows = [dict(zip(columns, cells, strict=True)) for cells in zip(*texts.values(), strict=True)]
     right = {c for c in columns if _grid_format(config.get(c), shown[c]) not in (None, CHECKBOX)} | set(figures)
-    st.html(html_table(rows, columns, titles, right, wide))  # a set, even empty: laid out as a result table
+    return html_table(rows, columns, titles, right, wide)  # a set, even empty: laid out as a result table
 
 
 def text_table(columns: Mapping[str, Sequence[str]], figures: Collection[str] = ()) -> None:
@@ -353,10 +361,24 @@ def show_table(table: Any, key: str, extra: Mapping[str, tuple[str, str]] | None
     shown, kinds = _report_columns(table if columns is None else table[[c for c in columns if c in table.columns]],
                                    extra, money)
     if static:
-        draw_table(shown, _column_config(kinds), key, figures={c for c, (_, _, figure) in kinds.items() if figure},
-                   wide=wide)
+        draw_table(shown, _column_config(kinds), key, figures=_figures(kinds), wide=wide)
     else:
         st.dataframe(shown, hide_index=True, width="stretch", key=key, column_config=_column_config(kinds))
+
+
+def _figures(kinds: Mapping[str, tuple[str, str | None, bool]]) -> set[str]:
+    return {c for c, (_, _, figure) in kinds.items() if figure}
+
+
+def static_report(table: Any, extra: Mapping[str, tuple[str, str]] | None = None,
+                  columns: Sequence[str] | None = None, money: bool = True) -> str:
+    """``show_table(table, ..., static=True)``'s table as HTML (the same headers and cell text), for a page that
+    draws it with the text around it as one element; only for a table of at most :data:`STATIC_ROWS` rows."""
+    shown, kinds = _report_columns(table if columns is None else table[[c for c in columns if c in table.columns]],
+                                   extra, money)
+    if len(shown) > STATIC_ROWS:
+        raise ValueError(f"{len(shown)} rows: a table this long is drawn as a grid (show_table)")
+    return static_html(shown, _column_config(kinds), figures=_figures(kinds))
 
 
 def share_link() -> str:

@@ -9,6 +9,7 @@ empty decode price takes the catalog figure, shown with its confidence. Every nu
 
 from __future__ import annotations
 
+import html
 import json
 from typing import Any
 
@@ -75,10 +76,32 @@ OPTION_COLUMNS: dict[str, tuple[str, str]] = {
 # horizon's years): each is drawn static with the grid's headers and cell text (common.draw_table), as the grid
 # would show it; a sort or search would not help, and the browser lays out no grid when a run starts (docs/speed.md).
 KPI_PAUSE_S, RUN_START_REDRAW_S = 0.08, 0.2
-# The KPIs' own moment (ui/editor.py's Sidebar): this page's previous run leaves about 75 elements (tables, charts,
-# the odds) for the browser to redraw when a run starts, and its odds are drawn again right after the inputs, so the
-# inputs and the rest wait until 0.2 s after the run started, and at least 0.08 s after the KPIs (0.06 and 0.025 s
-# on the other pages): bench/retrofit_odds.py, alternated, in docs/speed.md.
+# The KPIs' own moment (ui/editor.py's Sidebar): this page's previous run leaves about 70 elements (41 in the main
+# area: tables, charts, the odds) for the browser to redraw when a run starts, and its odds are drawn again right
+# after the inputs, so the inputs and the rest wait until 0.2 s after the run started, and at least 0.08 s after the
+# KPIs (0.06 and 0.025 s on the other pages): bench/retrofit_odds.py, alternated, in docs/speed.md.
+
+
+# Each heading is drawn with the captions under it as one Markdown element, and each short table with the text
+# around it (the odds' headline, captions) as one st.html: the browser draws every element of the previous run again
+# at each step of a run's start, before the first KPI, and a subheader costs it about twice a Markdown heading
+# (bench/browser_trace.py --floor --kind, docs/speed.md).
+
+# A caption's look (small grey type) for a paragraph inside an st.html block.
+NOTE_STYLE = ("<style>p.static-note { font-size: 0.875rem; color: rgba(49, 51, 63, 0.6); margin: 0.25rem 0 0.5rem; }"
+              "</style>")
+
+
+def _heading(title: str, *notes: str) -> None:
+    """A subheader and the captions under it as one Markdown element: the title as a level-3 heading (a subheader's
+    level and anchor), each note a paragraph of small grey type as a caption draws it. Only the page's own words
+    and figures go in (no user text: it is Markdown)."""
+    st.markdown("\n\n".join([f"### {title}", *(f":small[:gray[{note}]]" for note in notes)]))
+
+
+def _note(text: str) -> str:
+    """A caption inside an ``st.html`` block (:data:`NOTE_STYLE`), its text escaped: plain text."""
+    return f'<p class="static-note">{html.escape(text)}</p>'
 
 
 def _break_even(key: str) -> float | None:
@@ -102,19 +125,18 @@ def _missing(scenario: dict[str, Any]) -> list[str]:
     return [why for f, why in needs.items() if scenario[f] is None]
 
 
-def _price_note(scenario: dict[str, Any]) -> str | None:
-    """The decode price the study uses and where it comes from (None: no price, said in a warning drawn here)."""
+def _price_note(scenario: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The decode price the study uses and where it comes from, or (None, a warning's text) when there is none."""
     decode = scenario["decode_accelerator"]
     if scenario["decode_accelerator_price_usd"] is not None:
-        return f"Decode accelerator price: {fmt.usd(scenario['decode_accelerator_price_usd'])} each (given)."
+        return f"Decode accelerator price: {fmt.usd(scenario['decode_accelerator_price_usd'])} each (given).", None
     figure = editor.catalog_figure("decode_accelerator_price_usd", scenario)
     if figure is None:
-        st.warning(f"No catalog price for {decode}: enter the decode accelerator's price in the sidebar. Until then "
-                   f"'add decode' is not costed; the break-even price says the most it may cost.")
-        return None
+        return None, (f"No catalog price for {decode}: enter the decode accelerator's price in the sidebar. Until "
+                      f"then 'add decode' is not costed; the break-even price says the most it may cost.")
     source = catalog.accelerator_source(decode, "price_usd") or {}
     return (f"Decode accelerator price: {fmt.usd(figure[0])} each, the catalog figure "
-            f"(confidence: {figure[1] or 'unrated'}; {source.get('note', '')}). Enter your own in the sidebar.")
+            f"(confidence: {figure[1] or 'unrated'}; {source.get('note', '')}). Enter your own in the sidebar."), None
 
 
 DECODE_SPEED = ("decode_output_tokens_per_s_per_accelerator", "decode_measured_output_tokens_per_s_per_user",
@@ -180,13 +202,17 @@ def _demand_words(scenario: dict[str, Any]) -> str:
 
 def _cooling_notes(options: Any, scenario: dict[str, Any]) -> None:
     """An option that needs liquid cooling in an air-cooled hall: the retrofit it includes, and how that squares with
-    the Fleet page (which, without the retrofit allowed, calls the hardware infeasible in air)."""
+    the Fleet page (which, without the retrofit allowed, calls the hardware infeasible in air); one paragraph an
+    option, in one box."""
+    notes = []
     for _, r in options.iterrows():
         retrofit = float(r["retrofit_capex_usd"] or 0.0)
         if retrofit > 0 and scenario.get("facility_cooling") == "air":
-            st.info(f"{r['option']}: the hardware needs liquid cooling and this hall is air-cooled. The option "
-                    f"includes the liquid retrofit, {fmt.usd(retrofit)} of its {fmt.usd(r['capex_usd'])} capex; "
-                    "without it (the Fleet page with the liquid retrofit not allowed) it does not fit.")
+            notes.append(f"{r['option']}: the hardware needs liquid cooling and this hall is air-cooled. The option "
+                         f"includes the liquid retrofit, {fmt.usd(retrofit)} of its {fmt.usd(r['capex_usd'])} "
+                         "capex; without it (the Fleet page with the liquid retrofit not allowed) it does not fit.")
+    if notes:
+        st.info("\n\n".join(notes))
 
 
 def _served_by_year(result: Any) -> None:
@@ -196,9 +222,9 @@ def _served_by_year(result: Any) -> None:
     if short.empty:
         st.caption("Every option serves the whole demand in every year.")
         return
-    st.subheader("Demand served, year by year")
-    st.caption("A fleet of fixed size serves what it can; the rest of the demand is turned away, with the revenue it "
-               "would have brought (same prices and token mix). The options sized from demand serve all of it.")
+    _heading("Demand served, year by year", "A fleet of fixed size serves what it can; the rest of the demand is "
+             "turned away, with the revenue it would have brought (same prices and token mix). The options sized "
+             "from demand serve all of it.")
     cells = short.assign(cell=[f"{fmt.percent(f)} (−{fmt.usd(lost)})" if lost > 0 else fmt.percent(f)
                                for f, lost in zip(short["served_share"], short["forgone_revenue_usd"], strict=True)],
                          year=[f"year {int(t)}" for t in short["year"]])
@@ -240,19 +266,19 @@ def _odds(key: str) -> Any:
     """The odds, above the point figures: how often each option is the best over the draws of every ranged input
     (the same draws for every option), its NPV at P10 / P50 / P90, the tornado of the two leading options' NPV
     difference, and every range no source gives, named an assumption. Cached per scenario, samples and seed."""
-    st.subheader("The odds")
+    _heading("The odds")
     if not st.toggle("Draw every uncertain input", value=True, key="show_odds",
                      help="Monte Carlo over the estimator's P10-P90 throughputs, sourced price ranges and the "
                           "assumptions named below; the same draws for every option"):
         return None
     settings = state.settings()
-    left, right = st.columns(2)
+    where = common.row()  # one block for both inputs (st.columns: one for each and one around them)
     st.session_state["odds_samples"] = settings["odds_samples"]
-    left.number_input("Draws", links.SAMPLES_BOUNDS[0], links.SAMPLES_BOUNDS[1], step=1_000, key="odds_samples",
+    where.number_input("Draws", links.SAMPLES_BOUNDS[0], links.SAMPLES_BOUNDS[1], step=1_000, key="odds_samples",
                       on_change=_setting_changed, args=("odds_samples",),
                       help=f"Monte Carlo draws; setting `{links.SETTINGS_PREFIX}odds_samples` in the link")
     st.session_state["odds_seed"] = settings["odds_seed"]
-    right.number_input("Seed", links.SEED_BOUNDS[0], links.SEED_BOUNDS[1], step=1, key="odds_seed",
+    where.number_input("Seed", links.SEED_BOUNDS[0], links.SEED_BOUNDS[1], step=1, key="odds_seed",
                        on_change=_setting_changed, args=("odds_seed",),
                        help=f"Same seed, same draws; setting `{links.SETTINGS_PREFIX}odds_seed` in the link")
     samples, seed = int(settings["odds_samples"]), int(settings["odds_seed"])
@@ -261,22 +287,25 @@ def _odds(key: str) -> Any:
     except (economics.ScenarioError, ValueError) as error:
         st.error(plain(str(error)))
         return None
-    st.markdown(f"**{found.headline()}.**")
-    common.show_table(found.options, key="odds_table", columns=list(ODDS_COLUMNS), extra=ODDS_COLUMNS,
-                      static=True)
-    st.caption(f"NPV to date against the status quo, year by year: the band from P10 to P90 of the {samples:,} "
-               "draws, the line at P50 (at the last year, each option's NPV).")
+    # the headline, the odds table and the fan's caption as one element; the tornado's caption, the tornado and the
+    # assumptions as another (each option a row: a handful, short enough to draw static)
+    st.html(f"{NOTE_STYLE}<p><strong>{html.escape(found.headline())}.</strong></p>"
+            + common.static_report(found.options, ODDS_COLUMNS, list(ODDS_COLUMNS))
+            + _note(f"NPV to date against the status quo, year by year: the band from P10 to P90 of the {samples:,} "
+                    "draws, the line at P50 (at the last year, each option's NPV)."))
     common.draw(studies.fan_spec(key, samples, seed))
+    after = []
     if found.leading is not None:
         a, b = found.leading
-        st.caption(f"What would have to be true for {b} to beat {a}: the NPV of {a} minus {b} with each input alone "
-                   "at its low and high end (the others at base), and the value at which the difference is zero "
-                   "(empty: none within the range).")
-        common.show_table(found.tornado.head(6), key="odds_tornado", columns=list(TORNADO_COLUMNS),
-                          extra=TORNADO_COLUMNS, static=True)
+        after += [_note(f"What would have to be true for {b} to beat {a}: the NPV of {a} minus {b} with each input "
+                        "alone at its low and high end (the others at base), and the value at which the difference "
+                        "is zero (empty: none within the range)."),
+                  common.static_report(found.tornado.head(6), TORNADO_COLUMNS, list(TORNADO_COLUMNS))]
     notes = found.assumptions()
     if notes:
-        st.caption("Assumptions (ranges no source gives): " + "; ".join(notes) + ".")
+        after.append(_note("Assumptions (ranges no source gives): " + "; ".join(notes) + "."))
+    if after:
+        st.html(NOTE_STYLE + "".join(after))
     return found
 
 
@@ -326,11 +355,13 @@ except (economics.ScenarioError, ValueError) as error:
     st.error(plain(str(error)))
     side.stop()
 _metric(first, kpis.decode_kpis(result, break_even, base_study)[2])
+price_note, no_price = _price_note(scenario)
+# the price and speed notes as paragraphs of the intro's caption, drawn with the title (one element fewer)
+side.intro = "\n\n".join(n for n in (side.intro, price_note, _decode_speed_note(result, scenario)) if n)
 side()  # the title and the inputs after the KPIs (see editor.Sidebar)
 with side.above():  # in its place above the KPIs
-    notes = [n for n in (_price_note(scenario), _decode_speed_note(result, scenario)) if n is not None]
-    if notes:
-        st.caption("\n\n".join(notes))  # one caption (one element fewer to redraw per edit)
+    if no_price is not None:
+        st.warning(no_price)
     common.measured_speed_check("decode_output_tokens_per_s_per_accelerator", "decode_accelerator")
     common.measured_speed_check("decode_measured_output_tokens_per_s_per_user", "decode_accelerator")
     common.baseline_controls()
@@ -338,17 +369,17 @@ with side.above():  # in its place above the KPIs
 options = result.options
 found_odds = _odds(key)
 
-for _, bad in options[~options["feasible"]].iterrows():
-    st.warning(f"{bad['option']}: {plain(bad['reason'])}")
+infeasible = [f"{bad['option']}: {plain(bad['reason'])}" for _, bad in options[~options["feasible"]].iterrows()]
+if infeasible:
+    st.warning("\n\n".join(infeasible))  # one box, an option a paragraph
 
-st.subheader("Options side by side")
 table = options.assign(payback=[kpis.payback(m) if o != OptionKind.STATUS_QUO else "—"
                                 for m, o in zip(options["payback_months"], options["option"], strict=True)],
                        irr=[kpis.irr(v) if o != OptionKind.STATUS_QUO else "—"
                             for v, o in zip(options["irr_vs_status_quo"], options["option"], strict=True)],
                        feasible=[fmt.yes_no(v) for v in options["feasible"]])
-st.caption(_demand_words(scenario) + " Every option faces that demand; how each is sized is in its row (How it is "
-           "sized). A fleet of fixed size serves what it can and turns the rest away (below).")
+_heading("Options side by side", _demand_words(scenario) + " Every option faces that demand; how each is sized is "
+         "in its row (How it is sized). A fleet of fixed size serves what it can and turns the rest away (below).")
 common.show_table(table, key="options_table", columns=list(OPTION_COLUMNS), extra=OPTION_COLUMNS, static=True)
 _cooling_notes(options, scenario)
 _served_by_year(result)
@@ -359,37 +390,39 @@ if st.toggle("How this is computed", key="show_study_derivation",
     chosen = st.selectbox("Option", list(options["option"]), key="derivation_option")
     st.code(studies.retrofit_explanation(key, chosen), language=None)
 
-st.subheader("Cumulative cash flow against the status quo")
+_heading("Cumulative cash flow against the status quo")
 common.draw(studies.cashflow_spec(key))
 
-st.subheader("When to replace the fleet")
 refresh_table = refresh(result, as_scenario(scenario))
 if refresh_table.empty:
-    st.caption("Give a new-generation accelerator (whose option is feasible) to see when replacing the fleet pays.")
+    _heading("When to replace the fleet", "Give a new-generation accelerator (whose option is feasible) to see when "
+             "replacing the fleet pays.")
 else:
     best = best_year(refresh_table)
-    st.caption(f"The existing fleet kept N years, then replaced by the new generation (bought at today's price, "
-               f"resold at the horizon at the residual value); the best: after {best} year(s).")
+    _heading("When to replace the fleet", "The existing fleet kept N years, then replaced by the new generation "
+             f"(bought at today's price, resold at the horizon at the residual value); the best: after {best} "
+             "year(s).")
     common.draw(studies.refresh_spec(), {"refresh": refresh_table})
     common.show_table(refresh_table, key="refresh_table", static=True)
 
-st.subheader("Every decode accelerator of the catalog")
 if found_odds is None:
+    _heading("Every decode accelerator of the catalog")
     common.draw_table(decode_table(as_scenario(scenario)))
 else:
-    st.caption("Side by side with the odds of the option that studies each (the same draws); one with no measured "
-               "throughput for the model, or no price, has no odds and says why: none is invented.")
+    _heading("Every decode accelerator of the catalog", "Side by side with the odds of the option that studies each "
+             "(the same draws); one with no measured throughput for the model, or no price, has no odds and says "
+             "why: none is invented.")
     common.draw_table(found_odds.decode, column_order=DECODE_ODDS_ORDER, config={
         "probability_best": st.column_config.NumberColumn("Best in", format="percent"),
         **{f"npv_usd_p{p}": st.column_config.NumberColumn(f"NPV P{p}", format="dollar") for p in (10, 50, 90)}})
 
-st.subheader("Reported speeds of this decode accelerator")
 claims = catalog.throughput_claims()
 speeds = claims[(claims["accelerator"] == scenario["decode_accelerator"])
                 | (claims["decode_accelerator"] == scenario["decode_accelerator"])]
 if speeds.empty:
-    st.caption("None in data/throughput_claims.csv.")
+    _heading("Reported speeds of this decode accelerator", "None in data/throughput_claims.csv.")
 else:
+    _heading("Reported speeds of this decode accelerator")
     common.draw_table(speeds[["system", "model", "precision", "metric", "value", "conditions", "confidence",
                               "source_date"]], config={
         "value": st.column_config.NumberColumn("Value", format="%,.0f"),
