@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import math
 import random
-from html.parser import HTMLParser
 from typing import Any
 
 import pandas as pd
@@ -20,7 +19,7 @@ from economics.report import charts
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from economics.studies.retrofit_life import refresh
 from economics.studies.retrofit_odds import odds
-from tests.test_app import start
+from tests.test_app import start, static_table
 from ui import format as fmt
 from ui.common import grid_texts, report_table
 
@@ -58,42 +57,8 @@ def money(text: str) -> float:
     return float(number) * scale.get(suffix, 1.0)
 
 
-class _Cells(HTMLParser):
-    """The rows of an HTML table as the text of their cells (header row first)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.rows: list[list[str]] = []
-        self.cell: list[str] | None = None
-
-    def handle_starttag(self, tag: str, attrs: Any) -> None:
-        if tag == "tr":
-            self.rows.append([])
-        elif tag in ("td", "th"):
-            self.cell = []
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("td", "th") and self.cell is not None:
-            self.rows[-1].append("".join(self.cell))
-            self.cell = None
-
-    def handle_data(self, data: str) -> None:
-        if self.cell is not None:
-            self.cell.append(data)
-
-
-def table(at: AppTest, header: str) -> list[dict[str, str]]:
-    """The page's first static table with a column titled ``header``: its rows, each cell's text by its title."""
-    for element in at.html:
-        cells = _Cells()
-        cells.feed(element.value)
-        if cells.rows and header in cells.rows[0]:
-            return [dict(zip(cells.rows[0], row, strict=True)) for row in cells.rows[1:]]
-    raise AssertionError(f"no table with a column {header!r}")
-
-
 def column(at: AppTest, header: str, title: str | None = None) -> list[str]:
-    return [row[title or header] for row in table(at, header)]
+    return [row[title or header] for row in static_table(at, header)]
 
 
 def test_a_scenario_without_a_fleet_is_asked_for_it() -> None:
@@ -215,7 +180,7 @@ def test_every_kpi_and_the_options_table_after_edits_equal_a_study_from_scratch(
         expected = reference_kpis(scenario)
         assert {m.label: str(m.value) for m in page.metric} == expected, (step, field, value)
         feasible += expected["NPV of adding decode"] != "not feasible"
-        shown = table(page, "Capex")
+        shown = static_table(page, "Capex")
         expected = grid_texts(*report_table(analyse(scenario, fresh=True).options[list(NUMBERS)], NUMBERS))
         for name in NUMBERS:  # each cell's text, in the display format the grid gave it
             assert [row[NUMBERS[name][0]] for row in shown] == expected[name], (step, name)
@@ -256,11 +221,11 @@ def test_the_worked_example_shows_the_refresh_and_every_decode_accelerator(examp
     heads = {m.value.split("\n\n")[0]: m.value for m in example.markdown if m.value.startswith("### ")}
     assert "### Every decode accelerator of the catalog" in heads
     assert "the best: after" in heads["### When to replace the fleet"]
-    rows = {row["decode_accelerator"]: row for row in table(example, "decode_accelerator")}
+    rows = {row["decode_accelerator"]: row for row in static_table(example, "decode_accelerator")}
     assert rows["sn50"]["studied"] == "✓" and "no measured throughput" in rows["groq3-lpx"]["note"]
     # the SN50 and the Groq 3 LPX side by side with the odds: the SN50's option's share of draws as the best, the
     # LPX none (no price in the catalog, no measured throughput for the model: none invented)
-    odds = {row["Option"]: row for row in table(example, "Draws computed")}
+    odds = {row["Option"]: row for row in static_table(example, "Draws computed")}
     assert rows["sn50"]["Best in"] == odds["add decode"]["Best in"] != fmt.EMPTY
     assert rows["sn50"]["odds"].startswith("best in ")
     assert rows["groq3-lpx"]["odds"].startswith("no odds: no price in the catalog; no measured throughput")
