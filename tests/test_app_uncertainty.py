@@ -17,7 +17,7 @@ from economics.engine.batch import as_scenario, evaluate
 from economics.studies.compare import scenario_frame
 from economics.studies.uncertainty import draw
 from tests.test_app import start
-from tests.test_app_decode import table
+from tests.test_app import static_table as table
 from ui.format import usd_rate
 
 
