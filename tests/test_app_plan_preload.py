@@ -12,8 +12,12 @@ import pytest
 import streamlit as st
 from streamlit.runtime.memory_media_file_storage import _calculate_file_id
 
+import economics
+from economics.studies import planner
 from tests.test_app import start
+from tests.test_app_links import PIXEL
 from tests.test_app_plan import cli_plan, downloads, metric, sent
+from tests.test_planner_dominance import box
 from tests.test_startup import LIFESPAN, _last_line
 from ui import format as fmt
 from ui import links, memory, planning
@@ -48,6 +52,22 @@ def test_a_session_in_another_state_plans_its_own() -> None:
     other = next(k for k in planning.PLANS.plans if k != kept.key)
     assert links.plan_settings(at.session_state["settings"]).max_pools == 2
     assert '"max_pools": 2' in other[1] and '"max_pools": 2' not in kept.key[1]
+
+
+def test_a_renamed_scenario_reads_the_plan_kept() -> None:
+    # the planner reads no scenario name, so the store's key leaves it out: a rename plans nothing again (the
+    # working scenario's name, an edit on any page, or a link's), and any other field is still a plan of its own
+    settings = links.default_settings()
+    named = {**links.default_scenario(), "name": PIXEL}
+    assert planning.inputs_of(named, settings) == planning.inputs_of(links.default_scenario(), settings)
+    assert planning.inputs_of({**named, "pue": 1.4}, settings) != planning.inputs_of(named, settings)
+    # the same plan under either name, every figure and table (two rented boxes: a plan of milliseconds)
+    s = economics.Scenario(name="one", input_tokens_per_request=0, output_tokens_per_request=100,
+                           demand_output_tokens_per_day=86_400_000, electricity_usd_per_kwh=0)
+    few = planner.PlanSettings(demand_profile="diurnal", max_pools=1, spares=False)
+    cands = [box("a", 2.0, 100.0), box("c", 1.0, 60.0)]
+    assert planner.plan(s, few, cands).to_dict() == planner.plan(s.model_copy(update={"name": PIXEL}), few,
+                                                                 cands).to_dict()
 
 
 def test_the_kept_plans_are_the_last_read() -> None:

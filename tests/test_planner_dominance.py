@@ -6,7 +6,7 @@ must have the same optimum as the whole one: HiGHS at a zero gap on both is the 
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
@@ -16,9 +16,11 @@ from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
 
 import economics
 from economics.studies import planner
-from economics.studies.planner.build import dominated_pools, rented_cols
+from economics.studies.planner import run
+from economics.studies.planner.build import build_model, dominated_pools, rented_cols
 from economics.studies.planner.candidates import Candidate
 from economics.studies.planner.model import PlanModel
+from economics.studies.planner.pools import Problem
 from economics.studies.planner.solve import closed_bounds, without_dominated
 from tests.test_planner_proof import PAGE_ACCELERATORS, PAGE_SETTINGS, page_scenario
 from ui import links
@@ -177,10 +179,35 @@ SMALL_NODES = 2_000
 tied catalog with 8-hour rental blocks took 130,000 (six minutes) to close its last 0.01 %."""
 
 
+@dataclass(frozen=True)
+class Built:
+    """The model of every pool that the stages of a plan solve (``m``, :func:`build.build_model`) and its TTFT caps
+    (``rho``): what these tests read of a :class:`planner.Staged`'s ``found``."""
+
+    m: PlanModel
+    rho: dict[int, float]
+
+
+@dataclass(frozen=True)
+class SmallProblem:
+    """A draw of :data:`SMALL_PLANS`: its problem ``pb`` and the model of every pool (``found``), read as the tests
+    read a :class:`planner.Staged` (``staged.pb``, ``staged.found.m``, ``staged.found.rho``)."""
+
+    pb: Problem
+    found: Built
+
+
 def small_staged(options: list[tuple[str, float, float, float]], max_pools: int | None, rental: float, least: int,
-                 demand: float) -> planner.Staged | None:
-    """The planner's stages for one draw of :data:`SMALL_PLANS` (a 1 MW site, a diurnal day), or None when they
-    leave nothing to prove (no operations setting binds, or the pre-check refused the plan)."""
+                 demand: float) -> SmallProblem | None:
+    """The model the planner's stages solve for one draw of :data:`SMALL_PLANS` (a 1 MW site, a diurnal day), or
+    None when it leaves nothing to prove (no operations setting binds, or the pre-check refused the plan).
+
+    Built, not solved (:func:`run.plan_problem`, then :func:`build.build_model` as
+    :func:`~economics.studies.planner.solve.solve_built` builds it): the tests read the model alone, and the stages'
+    solve of some draws took 4-12 s (the exact search over three counts held all day gives up after
+    :data:`~economics.studies.planner.separable.MAX_POINTS` bases and HiGHS solves the model instead; docs/speed.md,
+    "The test suite"). With no TTFT target the stages' caps are none, so their model of every pool is this one.
+    """
     s = economics.Scenario(name="d", input_tokens_per_request=200, output_tokens_per_request=100,
                            demand_output_tokens_per_day=demand, site_power_mw=1.0)
     cands = [Candidate(f"{kind}{i}", kind, system_power_kw=kw, price_usd_per_system=1e4 * price,
@@ -189,10 +216,14 @@ def small_staged(options: list[tuple[str, float, float, float]], max_pools: int 
              for i, (kind, price, rate, kw) in enumerate(options)]
     plan_settings = planner.PlanSettings(demand_profile="diurnal", max_pools=max_pools, min_rental_hours=rental,
                                          min_pool_systems=least)
-    staged = planner.plan_stages(s, plan_settings, cands)
-    if staged.found is None or staged.pb is None or staged.found.m.rules is None:
+    assert plan_settings.ttft_target_s is None  # no caps: the stages' model of every pool is build_model(pb, {})
+    problem = run.plan_problem(s, plan_settings, cands)
+    if problem.pb is None:
         return None
-    return staged
+    m = build_model(problem.pb, {})[0]
+    if m.rules is None:
+        return None
+    return SmallProblem(problem.pb, Built(m, {}))
 
 
 @settings(max_examples=15, deadline=None)
@@ -213,7 +244,7 @@ def test_closing_dominated_pools_keeps_the_optimum_of_any_small_plan(
     same_optimum(m, bounds_of(m, small), nodes=SMALL_NODES)
 
 
-def same_stage_one(staged: planner.Staged, nodes: int | None = None) -> int:
+def same_stage_one(staged: planner.Staged | SmallProblem, nodes: int | None = None) -> int:
     """Stage 1 of the staged plan's model of every pool with and without its dominated pools closed (as
     ``solve.solve_built`` runs it on a model too large to prove): the same optimum, or both none. Returns how many
     pools were closed.

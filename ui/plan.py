@@ -270,7 +270,7 @@ def _frontiers(scenario_json: str, settings_json: str, ids: tuple[str, ...], can
 
 
 def _inputs_of(scenario: dict[str, Any]) -> planning.Inputs:
-    """The solver's cache key: the scenario, the planner settings and the accelerators, as JSON."""
+    """The solver's cache key: the scenario (without its name), the planner settings and the accelerators, as JSON."""
     return planning.inputs_of(scenario, state.settings())
 
 

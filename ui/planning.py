@@ -4,9 +4,9 @@ the plan proven from it and what each operations setting costs, each solved once
 A module, not the page's script, so the server's start (:mod:`ui.memory`) can solve the plan of the state a session
 opens in (no link: the default scenario under the default planner settings) into the same store the page reads,
 after the first session's first run: a first switch to Plan on that state then solves nothing (issue #43: 1.2-1.5 s of
-CPU on arrival before). The store is keyed by everything a plan is made from (the scenario, the planner settings,
-the accelerators considered and the candidates file), so a session reads a plan only when its inputs are the same
-bit for bit, as Streamlit's ``st.cache_resource`` did here before.
+CPU on arrival before). The store is keyed by everything a plan is made from (the scenario but its name, which the
+planner does not read, the planner settings, the accelerators considered and the candidates file), so a session reads
+a plan only when its inputs are the same bit for bit, as Streamlit's ``st.cache_resource`` did here before.
 
 Streamlit's "Clear caches" (the app menu's, or ``st.cache_resource.clear()``) clears this store too: Streamlit offers
 no hook of its own for that, but it releases every ``st.cache_resource`` entry and calls each one's ``on_release``, so
@@ -31,18 +31,24 @@ from economics.studies import planner
 from ui import common, links
 
 Inputs = tuple[str, str, tuple[str, ...]]
-"""The scenario (canonical JSON), the planner settings (JSON) and the accelerators considered: with the candidates
-file, the key of a plan."""
+"""The scenario without its name (canonical JSON), the planner settings (JSON) and the accelerators considered: with
+the candidates file, the key of a plan."""
 Key = tuple[str, str, tuple[str, ...], bytes | None]
 MAX_PLANS = 32
 """States kept (the least recently read dropped), as the page's ``st.cache_resource`` kept before."""
 
 
 def inputs_of(scenario: Mapping[str, Any], settings: Mapping[str, Any]) -> Inputs:
-    """A state's plan inputs: the scenario, the planner settings out of the page settings, the accelerators."""
+    """A state's plan inputs: the scenario without its name, the planner settings out of the page settings, the
+    accelerators.
+
+    The planner reads no scenario name (a plan, its proof, the settings' costs and the downloads are the same under
+    any name), so the name is left out of the key: renaming the working scenario on the Plan page reads the plan
+    already made instead of solving it again (a solve, a proof and the settings' costs: 1-2 s of CPU a state).
+    """
     chosen = links.plan_settings(settings)
-    return (common.canonical(scenario), json.dumps(dataclasses.asdict(chosen), sort_keys=True),
-            tuple(settings[links.PLAN_PREFIX + "accelerators"]))
+    return (common.canonical({k: v for k, v in scenario.items() if k != "name"}),
+            json.dumps(dataclasses.asdict(chosen), sort_keys=True), tuple(settings[links.PLAN_PREFIX + "accelerators"]))
 
 
 def _page_data(result: planner.PlanResult) -> dict[str, Any]:

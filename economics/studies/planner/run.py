@@ -102,6 +102,19 @@ def plan_stages(scenario: Scenario | dict[str, Any], settings: PlanSettings | No
     return _stages(s, chosen, cands, excluded)
 
 
+def plan_problem(scenario: Scenario | dict[str, Any], settings: PlanSettings | None = None,
+                 candidates: list[Candidate] | None = None, accelerators: list[str] | None = None) -> Staged:
+    """:func:`plan_stages` before its solve: the inputs, the rules that can bind and the problem ``pb`` the stages
+    solve (``found`` None; ``pb`` None and ``done`` set when the pre-check refused the plan), for a caller that
+    reads the models of the problem (:func:`~economics.studies.planner.build.build_model`) and not the stages' plan.
+    Raises ValueError under a carbon cap (its search builds problems of its own).
+    """
+    s, chosen, cands, excluded = _inputs(scenario, settings, candidates, accelerators)
+    if chosen.carbon_cap_tco2e_per_year is not None:
+        raise ValueError("a carbon cap's search builds problems of its own: no one problem to return")
+    return _problem(s, chosen, cands, excluded)
+
+
 def prove_plan(staged: Staged) -> PlanResult:
     """The plan :func:`plan` returns (``costed=False``) from its stages (:func:`plan_stages`): the stages' plan
     proven on the whole MILP when :attr:`Staged.proves`, else the stages' plan itself.
@@ -328,8 +341,19 @@ def _prepare(s: Scenario, settings: PlanSettings, cands: list[Candidate],
 
 def _stages(s: Scenario, settings: PlanSettings, cands: list[Candidate],
             excluded: list[tuple[str, str]], ready: Prepared | None = None) -> Staged:
-    """The plan of the stages (no carbon cap): the candidates in their tier variants, the pools (``ready``: made
-    already, by :func:`_prepare`), the pre-check, then :func:`~economics.studies.planner.solve.solve_stages`.
+    """The plan of the stages (no carbon cap): :func:`_problem`, then
+    :func:`~economics.studies.planner.solve.solve_stages` of the problem when the pre-check let one be made.
+    """
+    staged = _problem(s, settings, cands, excluded, ready)
+    if staged.pb is not None:
+        staged.found = solve_stages(staged.pb)
+    return staged
+
+
+def _problem(s: Scenario, settings: PlanSettings, cands: list[Candidate],
+             excluded: list[tuple[str, str]], ready: Prepared | None = None) -> Staged:
+    """The stages before their solve (no carbon cap): the candidates in their tier variants, the pools (``ready``:
+    made already, by :func:`_prepare`), the pre-check (``done`` when it refuses the plan), then the problem ``pb``.
     """
     ready = ready or _prepare(s, settings, cands, excluded)
     wl, pools = ready.wl, ready.pools
@@ -344,7 +368,6 @@ def _stages(s: Scenario, settings: PlanSettings, cands: list[Candidate],
         staged.done = infeasible_result(reason, staged.table, wl, s)
         return staged
     staged.pb = Problem(s, settings, wl, ready.cands, pools, ready.costs())
-    staged.found = solve_stages(staged.pb)
     return staged
 
 
