@@ -166,6 +166,17 @@ FLOOR_ELEMENTS = {
     "headed": "st.markdown(f'### heading {i}\\n\\n:small[:gray[caption {i} of a few words]]')",
     "html": f"st.html(f\"{TABLE}\")",
     "mdtable": f"st.markdown(f\"{TABLE}\", unsafe_allow_html=True)",
+    "header": "st.header(f'heading {i}')",
+    "mdheader": "st.markdown(f'## heading {i}')",
+    "text_input": "st.text_input(f'input {i} [unit]', '1,000', key=f'k{i}', help=f'help {i} of a few words')",
+    "text_input_bare": "st.text_input(f'input {i} [unit]', '1,000', key=f'k{i}')",
+    "sidebar_text_input": "st.sidebar.text_input(f'input {i} [unit]', '1,000', key=f'k{i}', help=f'help {i} words')",
+    "number_input": "st.number_input(f'input {i} [unit]', value=1000.0, key=f'k{i}', help=f'help {i} of a few words')",
+    "selectbox": "st.selectbox(f'input {i}', ['a', 'b', 'c'], key=f'k{i}', help=f'help {i} of a few words')",
+    "selectbox_bare": "st.selectbox(f'input {i}', ['a', 'b', 'c'], key=f'k{i}')",
+    "checkbox": "st.checkbox(f'input {i}', key=f'k{i}', help=f'help {i} of a few words')",
+    "pills": "st.pills(f'section {i}', ['Hardware', 'Finance', 'Demand', 'Prices'], key=f'k{i}', "
+             "label_visibility='collapsed', help=f'help {i} of a few words')",
 }
 """What ``--captions N`` repeats N times after the floor's KPI, by ``--kind`` (a line of the page's code)."""
 
@@ -179,7 +190,8 @@ def main() -> None:
                     "of --kind after its KPI (what one more element on a page costs an edit)")
     ap.add_argument("--kind", choices=sorted(FLOOR_ELEMENTS), default="caption",
                     help="with --floor --captions N: what each of the N is (a caption, a subheader and its caption as "
-                    "two elements or as one markdown, a small static table as st.html or inside a markdown)")
+                    "two elements or as one markdown, a small static table as st.html or inside a markdown, a "
+                    "header, an input of a kind with or without help, in the main area or the sidebar)")
     ap.add_argument("--edits", type=int, default=8)
     ap.add_argument("--verbose", action="store_true", help="every message of each edit")
     ap.add_argument("--profile", type=Path, help="write each edit's CPU profile (JSON) to this folder")

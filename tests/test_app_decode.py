@@ -61,6 +61,14 @@ def column(at: AppTest, header: str, title: str | None = None) -> list[str]:
     return [row[title or header] for row in static_table(at, header)]
 
 
+def intro(at: AppTest) -> list[str]:
+    """The paragraphs under the page's title: its intro and the price and speed notes, drawn with the title as one
+    Markdown element (ui/text.py ``headed``: each a paragraph of small grey type, its square brackets escaped)."""
+    top = next(m.value for m in at.markdown if m.value.startswith("# "))
+    return [p.removeprefix(":small[:gray[").removesuffix("]]").replace("\\[", "[").replace("\\]", "]")
+            for p in top.split("\n\n")[1:]]
+
+
 def test_a_scenario_without_a_fleet_is_asked_for_it() -> None:
     at = start("decode")
     assert any("needs" in i.value and "decode accelerator" in i.value for i in at.info)
@@ -71,7 +79,7 @@ def test_the_example_leaves_the_decode_price_to_the_catalog(example: AppTest) ->
     scenario = example.session_state["scenario"]
     assert scenario["decode_accelerator_price_usd"] is None  # never a 0 that means "free"
     assert example.text_input(key="decode_accelerator_price_usd").value == ""
-    said = [c.value for c in example.caption if "catalog figure" in c.value] + [
+    said = [note for note in intro(example) if "catalog figure" in note] + [
         w.value for w in example.warning if "No catalog price" in w.value]
     assert said, "the page says where the decode price comes from"
     assert (scenario["existing_accelerators"], scenario["decode_accelerator"], scenario["model"]) == (
@@ -249,7 +257,7 @@ def test_the_example_reads_the_decode_speed_on_its_curve_against_context(page: A
     page.text_input(key="decode_accelerator_price_usd").set_value("50000").run()
     page.text_input(key="input_tokens_per_request").set_value("55000").run()
     assert not page.exception
-    note = next(n for c in page.caption for n in c.value.split("\n\n") if n.startswith("Decode throughput:"))
+    note = next(n for n in intro(page) if n.startswith("Decode throughput:"))
     assert note.startswith("Decode throughput: 566.1 output tokens/s per sn50 = 566.1 tokens/s per user (measured "
                            "763 at 10,000 tokens, read on its curve against context at the workload's 55,000")
 

@@ -19,7 +19,7 @@ from ui import format as fmt
 from ui import links, state
 from ui.editor import label as field_label
 from ui.editor import section
-from ui.text import html_table, plain
+from ui.text import headed, html_table, plain
 
 
 def canonical(scenario: Mapping[str, Any]) -> str:
@@ -56,16 +56,11 @@ def draw(spec: Mapping[str, Any], datasets: Mapping[str, Any] | None = None) -> 
 
 
 def heading(title: str, *notes: str) -> None:
-    """A subheader and the caption(s) under it as one Markdown element: the heading at ``st.subheader``'s level and
-    each note a paragraph in small grey type, as ``st.caption`` writes it. One element instead of two or more, as
-    the browser mounts and redraws every element of a page on each switch and each run (docs/speed.md,
-    ``pagelean``). For the page's own text: user text goes in a caption of its own (:func:`ui.text.plain`), as a
-    code span inside the small-type directive is not guaranteed to stay literal; square brackets are escaped, as
-    they would close the directive."""
-    lines = [f"### {title}"]
-    for note in notes:
-        lines.append(":small[:gray[" + note.replace("[", "\\[").replace("]", "\\]") + "]]")
-    st.markdown("\n\n".join(lines))
+    """A subheader and the caption(s) under it as one Markdown element (:func:`ui.text.headed`): the heading at
+    ``st.subheader``'s level and each note a paragraph in small grey type, as ``st.caption`` writes it. One element
+    instead of two or more, as the browser mounts and redraws every element of a page on each switch and each run
+    (docs/speed.md, ``pagelean``). For the page's own text (see there)."""
+    st.markdown(headed(title, *notes))
 
 
 def panel(label: str, name: str, opened: bool = False) -> Any | None:

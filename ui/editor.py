@@ -25,7 +25,7 @@ import streamlit as st
 from economics import FIELDS, catalog
 from economics.schema.scenario import show_value
 from ui import state
-from ui.text import plain
+from ui.text import headed, plain
 
 SECTIONS: dict[str, tuple[str, ...]] = {
     "Hardware": ("scenario", "hardware", "disaggregation", "rent"),
@@ -222,6 +222,8 @@ def _choice_words(empty: str) -> Callable[[Any], str]:
 
 
 SECTION_KEY = "editor_section"
+PICK_A_SECTION = "Pick a section to edit the rest of the scenario."
+"""The note under the sidebar's "Every other input" while no section is picked."""
 LAST_DRAWN = "_editor_last_drawn"
 KPI_PAUSE_S = 0.025
 """The least a rerun of the same page waits between sending its KPIs and drawing the inputs again [s]: about what
@@ -280,18 +282,18 @@ def sidebar(heading: str, key_fields: Sequence[str], before: Callable[[], None] 
     first (:func:`ui.state.sync_url`): a page draws its editor right after its KPIs."""
     state.sync_url()
     with st.sidebar:
-        st.header(heading)
+        st.markdown(headed(heading, level=2))  # st.header's level; a Markdown heading costs the browser a third
         if before is not None:
             before()
         for field in key_fields:
             field_widget(field)
-        st.subheader("Every other input")
-        st.session_state[SECTION_KEY] = st.session_state.get("_editor_section_value")
+        picked = st.session_state.get("_editor_section_value")
+        st.markdown(headed("Every other input", *([] if picked else [PICK_A_SECTION])))  # one element, not two
+        st.session_state[SECTION_KEY] = picked
         chosen = st.pills("Section", list(SECTIONS), key=SECTION_KEY, on_change=_section_changed,
                           label_visibility="collapsed",
                           help="Every scenario field is here; the page's key fields are above")
         if chosen is None:
-            st.caption("Pick a section to edit the rest of the scenario.")
             return
         rest = [f for f in FIELDS if section(f) == chosen and f not in key_fields]
         for field in rest:
@@ -321,20 +323,18 @@ class Sidebar:
 
     def above(self) -> Any:
         """The page's top, above its KPIs: one container reserved when the page starts (a page given a ``title``),
-        its title, intro and :func:`show_messages` drawn into it at the first call, which :meth:`__call__` makes
-        right after the KPIs; a page adds what else sits above its KPIs (a note, the baseline's buttons) with
-        ``with side.above():``. Every message a run sends before its KPIs delays them (Streamlit flushes one at a
-        time, 5 ms apart) and the top would be four to seven (docs/speed.md); drawn later it is one, in the same
-        place on screen, and the browser keeps the previous run's top in it until then (a container replacing one
-        keeps its children), so nothing blinks."""
+        its title and intro (one Markdown element: :func:`ui.text.headed`) and :func:`show_messages` drawn into it at
+        the first call, which :meth:`__call__` makes right after the KPIs; a page adds what else sits above its KPIs
+        (a note, the baseline's buttons) with ``with side.above():``. Every message a run sends before its KPIs
+        delays them (Streamlit flushes one at a time, 5 ms apart) and the top would be three to six (docs/speed.md);
+        drawn later it is one, in the same place on screen, and the browser keeps the previous run's top in it until
+        then (a container replacing one keeps its children), so nothing blinks."""
         if self.top is None:
             raise AssertionError("above() on a page whose Sidebar was given no title")
         if self.title is not None:
             title, self.title = self.title, None
             with self.top:
-                st.title(title)
-                if self.intro:
-                    st.caption(self.intro)
+                st.markdown(headed(title, *([self.intro] if self.intro else []), level=1))
                 show_messages()
         return self.top
 

@@ -42,6 +42,25 @@ def plain(text: object, max_chars: int = MAX_CHARS) -> str:
     return f"{fence}{s}{fence}"
 
 
+def headed(title: str, *notes: str, level: int = 3) -> str:
+    r"""A heading and the caption(s) under it as the text of one Markdown element: the heading at ``level`` (1 as
+    ``st.title`` draws it, 2 ``st.header``, 3 ``st.subheader``) and each note a paragraph of small grey type, as
+    ``st.caption`` writes it. The browser mounts and redraws every element on each switch and each run, and a
+    heading element costs its renderer about three times a Markdown heading (docs/speed.md, ``decodelean`` and
+    ``sidebar``). For the app's own words: user text goes in a caption of its own (:func:`plain`), as a code span
+    inside the small-type directive is not guaranteed to stay literal; square brackets are escaped, as they would
+    close the directive.
+
+    >>> headed("Every other input", "Pick a section [any].")
+    '### Every other input\n\n:small[:gray[Pick a section \\[any\\].]]'
+    >>> headed("Cost per token", level=1)
+    '# Cost per token'
+    """
+    lines = ["#" * level + " " + title]
+    lines.extend(":small[:gray[" + note.replace("[", "\\[").replace("]", "\\]") + "]]" for note in notes)
+    return "\n\n".join(lines)
+
+
 def html_table(rows: Sequence[Mapping[str, object]], columns: Sequence[str],
                titles: Mapping[str, str] | None = None, figures: Collection[str] | None = None,
                wide: bool = False) -> str:
