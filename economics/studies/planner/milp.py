@@ -1,5 +1,5 @@
-"""One call of HiGHS (``scipy.optimize.milp``) with the planner's limits: gap, time and node limits, and the
-solution it returns.
+"""One call of HiGHS (what ``scipy.optimize.milp`` returns, HiGHS run here as it runs it) with the planner's limits:
+gap, time and node limits, and the solution it returns.
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ _MEMO_LOCK = threading.Lock()
 
 def run_milp(m: PlanModel, integer: list[int] | None = None, lb: list[float] | None = None,
           ub: list[float] | None = None, gap: float = MIP_REL_GAP, nodes: int | None = None) -> Any:
-    """The result of :func:`scipy.optimize.milp` (HiGHS) on ``m``.
+    """The result of :func:`scipy.optimize.milp` (HiGHS) on ``m``, HiGHS run here on the same arrays and options
+    (:func:`_milp`: the same answer, field by field, without SciPy's layers around it).
 
     ``integer``, ``lb`` and ``ub`` replace the model's integrality and bounds when given; the search stops within
     the relative ``gap``, after the time limit, or after ``nodes`` branch-and-bound nodes (then with presolve set
