@@ -3,8 +3,8 @@ with the same options is solved once and every call gets its own copy of the ans
 number is solved; a solve the time limit stopped is not kept; the memo is bounded; and the Plan page's plan and what
 its operations settings cost are the same, bit for bit, whether HiGHS's answers were remembered or not.
 
-HiGHS itself is counted by wrapping SciPy's ``milp`` as the planner's module calls it (SciPy's function, not ours,
-still runs).
+HiGHS itself is counted by wrapping the module's one HiGHS run per model (``milp._milp``, and SciPy's ``milp`` for a
+model without rows; the wrapped functions still run). ``_milp`` gives what SciPy's ``milp`` gives, field by field.
 """
 
 from __future__ import annotations
@@ -15,10 +15,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.optimize import Bounds, LinearConstraint
 
 import economics
 from economics.studies import planner
+from economics.studies.planner import hourly as hourly_module
 from economics.studies.planner import milp as milp_module
+from economics.studies.planner import solve as solve_module
 from economics.studies.planner.model import PlanModel, Row
 from ui import links
 
@@ -36,14 +39,16 @@ def boxes(demand: float) -> PlanModel:
 def highs_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
     """The memo emptied, and every call of SciPy's ``milp`` from the planner recorded."""
     calls: list[Any] = []
-    scipy_milp = milp_module.milp
 
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        calls.append(args)
-        return scipy_milp(*args, **kwargs)
+    def counted(run: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls.append(args)
+            return run(*args, **kwargs)
+        return call
 
     planner.clear_milp_memo()
-    monkeypatch.setattr(milp_module, "milp", counted)
+    monkeypatch.setattr(milp_module, "milp", counted(milp_module.milp))
+    monkeypatch.setattr(milp_module, "_milp", counted(milp_module._milp))
     yield calls
     planner.clear_milp_memo()
 
@@ -86,6 +91,76 @@ def test_the_memo_is_bounded_and_forgets_the_least_recently_used(highs_calls: li
     assert len(highs_calls) == len(demands)
     milp_module.run_milp(boxes(demands[0]))  # the first, forgotten: solved again
     assert len(highs_calls) == len(demands) + 1
+
+
+def scipy_answer(m: PlanModel, integer: list[int] | None = None, nodes: int | None = None) -> Any:
+    """SciPy's ``milp`` on ``m`` as :func:`~economics.studies.planner.milp.run_milp` set it up before it ran HiGHS
+    itself."""
+    options: dict[str, Any] = {"mip_rel_gap": milp_module.MIP_REL_GAP, "time_limit": milp_module.TIME_LIMIT_S}
+    if nodes is not None:
+        options.update(node_limit=nodes, presolve=milp_module.PRESOLVE_LIMITED)
+    return milp_module.milp(np.asarray(m.c), integrality=np.asarray(integer or m.integer),
+                            bounds=Bounds(np.asarray(m.lb), np.asarray(m.ub)), options=options,
+                            constraints=[LinearConstraint(m.matrix(), -np.inf, np.asarray(m.b))])
+
+
+def same_answer(ours: Any, scipys: Any) -> None:
+    assert set(ours) == set(scipys)
+    for key, value in scipys.items():
+        if isinstance(value, np.ndarray):
+            assert np.array_equal(ours[key], value), key
+        else:
+            assert ours[key] == value and type(ours[key]) is type(value), key
+
+
+def infeasible() -> PlanModel:
+    """At least 5 boxes and at most 4 (``-x <= -5``, ``x <= 4``)."""
+    m = PlanModel()
+    box = m.var(1.0, True)
+    m.row({box: -1.0}, -5.0, Row.DEMAND_OUTPUT)
+    m.row({box: 1.0}, 4.0, Row.DEMAND_OUTPUT)
+    return m
+
+
+@pytest.mark.parametrize(("model", "integer", "nodes"), [
+    (boxes(23.0), None, None), (boxes(23.0), [0, 0], None), (boxes(27.0), None, 50), (infeasible(), None, None),
+    (infeasible(), [0], None)])
+def test_highs_run_here_answers_as_scipys_milp(model: PlanModel, integer: list[int] | None,
+                                               nodes: int | None) -> None:
+    """The planner runs HiGHS itself (without SciPy's checks and the LP's duals it drops): the same x, objective,
+    status, message and MILP figures as SciPy's ``milp``, solved or not, MILP or LP."""
+    planner.clear_milp_memo()
+    same_answer(milp_module.run_milp(model, integer=integer, nodes=nodes), scipy_answer(model, integer, nodes))
+
+
+def test_highs_run_here_answers_as_scipys_milp_when_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(milp_module, "TIME_LIMIT_S", 0.0)
+    planner.clear_milp_memo()
+    same_answer(milp_module.run_milp(boxes(23.0)), scipy_answer(boxes(23.0)))
+
+
+def test_highs_run_here_answers_as_scipys_milp_on_the_page_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every model a Plan page edit solves (stage 1, the plan by the hour, the pools on their own): bit for bit."""
+    seen: list[tuple[PlanModel, Any, Any]] = []
+    run = milp_module.run_milp
+
+    def recorded(m: PlanModel, integer: list[int] | None = None, lb: Any = None, ub: Any = None,
+                 gap: float = milp_module.MIP_REL_GAP, nodes: int | None = None) -> Any:
+        out = run(m, integer, lb, ub, gap, nodes)
+        if lb is None and ub is None and gap == milp_module.MIP_REL_GAP:
+            seen.append((m, (integer, nodes), out))
+        return out
+
+    for module in (solve_module, hourly_module):
+        monkeypatch.setattr(module, "run_milp", recorded)
+    planner.clear_milp_memo()
+    page = links.default_settings()
+    s = economics.Scenario(**{**economics.default_scenario().model_dump(), **PAGE_LINK,
+                              "demand_output_tokens_per_day": 5.1e9})
+    planner.plan_stages(s, links.plan_settings(page), None, list(page[links.PLAN_PREFIX + "accelerators"]))
+    assert len(seen) >= 3
+    for m, (integer, nodes), out in seen:
+        same_answer(out, scipy_answer(m, integer, nodes))
 
 
 PAGE_LINK = {"model": "llama-3.1-70b", "precision": "fp8", "target_output_tokens_per_s_per_user": 30.0,

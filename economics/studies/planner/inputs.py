@@ -383,6 +383,9 @@ def hour_types(wl: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     :class:`Workload` is frozen, so the same object has the same types; :data:`HOUR_TYPES_MEMO` are kept, each
     call gets its own copies.
     """
+    hourly = np.asarray(wl.hourly_requests_per_s)
+    if len(hourly) == 1 and hourly.dtype == np.float64:  # one hour (stage 2's models, a new workload each)
+        return _one_hour(hourly)
     with _HOUR_TYPES_LOCK:
         hit = _HOUR_TYPES.get(id(wl))
         if hit is not None and hit[0]() is wl:  # the same object (an id is reused only after it is gone)
@@ -394,6 +397,14 @@ def hour_types(wl: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         while len(_HOUR_TYPES) > HOUR_TYPES_MEMO:
             _HOUR_TYPES.popitem(last=False)
     return found[0].copy(), found[1].copy(), found[2].copy()
+
+
+def _one_hour(hourly: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_hour_types` of a one-hour workload's demand ``hourly`` (float64) without ``np.unique``: each stage-2
+    hour model asks for it, a new workload each time, so the memo never holds it. One type whatever its prices and
+    block: the hour's demand rounded as there, type 0, one hour, in the same dtypes.
+    """
+    return np.round(hourly, 12), np.zeros(1, dtype=np.intp), np.ones(1, dtype=np.int64)
 
 
 def _hour_types(wl: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,5 +1,5 @@
-"""One call of HiGHS (``scipy.optimize.milp``) with the planner's limits: gap, time and node limits, and the
-solution it returns.
+"""One call of HiGHS (what ``scipy.optimize.milp`` returns, HiGHS run here as it runs it) with the planner's limits:
+gap, time and node limits, and the solution it returns.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
+from scipy.optimize import Bounds, OptimizeResult, milp
 from scipy.optimize._highspy import _core as highs  # the HiGHS that milp runs, with a start (setSolution)
 from scipy.sparse import csc_matrix, csr_matrix, vstack
 
@@ -59,7 +59,8 @@ _MEMO_LOCK = threading.Lock()
 
 def run_milp(m: PlanModel, integer: list[int] | None = None, lb: list[float] | None = None,
           ub: list[float] | None = None, gap: float = MIP_REL_GAP, nodes: int | None = None) -> Any:
-    """The result of :func:`scipy.optimize.milp` (HiGHS) on ``m``.
+    """The result of :func:`scipy.optimize.milp` (HiGHS) on ``m``, HiGHS run here on the same arrays and options
+    (:func:`_milp`: the same answer, field by field, without SciPy's layers around it).
 
     ``integer``, ``lb`` and ``ub`` replace the model's integrality and bounds when given; the search stops within
     the relative ``gap``, after the time limit, or after ``nodes`` branch-and-bound nodes (then with presolve set
@@ -80,9 +81,63 @@ def run_milp(m: PlanModel, integer: list[int] | None = None, lb: list[float] | N
     key = _memo_key(c, integrality, bounds, a, np.asarray(m.b, dtype=float), options)
 
     def solve() -> OptimizeResult:
-        cons = [LinearConstraint(a, -np.inf, np.asarray(m.b))] if m.rows else []
-        return milp(c, constraints=cons, integrality=integrality, bounds=bounds, options=options)
+        if not m.rows:  # scipy's milp makes the empty matrix
+            return milp(c, integrality=integrality, bounds=bounds, options=options)
+        return _milp(csc_matrix(a), c, bounds, np.asarray(m.b, dtype=float), integrality, options)
     return _remembered(key, solve)
+
+
+_HIGHS_OPTIONS = {"node_limit": "mip_max_nodes"}
+""":func:`scipy.optimize.milp`'s names of the options HiGHS knows by another name."""
+_SCIPY_STATUS = {highs.HighsModelStatus.kOptimal: (0, "Optimization terminated successfully. "),
+                 highs.HighsModelStatus.kTimeLimit: (1, "Time limit reached. "),
+                 highs.HighsModelStatus.kIterationLimit: (1, "Iteration limit reached. "),
+                 highs.HighsModelStatus.kInfeasible: (2, "The problem is infeasible. "),
+                 highs.HighsModelStatus.kUnbounded: (3, "The problem is unbounded. "),
+                 highs.HighsModelStatus.kUnboundedOrInfeasible: (4, "The problem is unbounded or infeasible. "),
+                 highs.HighsModelStatus.kModelError: (2, "")}
+"""HiGHS's model status -> :func:`scipy.optimize.milp`'s status and the start of its message (others: 4, "")."""
+_STOPPED = (highs.HighsModelStatus.kTimeLimit, highs.HighsModelStatus.kIterationLimit,
+            highs.HighsModelStatus.kSolutionLimit)
+
+
+def _milp(a: csc_matrix, c: np.ndarray, bounds: Bounds, b: np.ndarray, integrality: np.ndarray,
+          options: dict[str, Any]) -> OptimizeResult:
+    """What :func:`scipy.optimize.milp` returns for ``min c x, a x <= b`` within ``bounds`` (x, fun, status, message,
+    success and, for a MILP, mip_node_count, mip_dual_bound, mip_gap; the same HiGHS run on the same arrays and
+    options), without its layers around HiGHS: argument checks, an options object checked option by option, and the
+    LP's basis and duals read into arrays it then drops (about 2 ms a call, 4-5 calls an edit of the Plan page).
+    """
+    a.sort_indices()
+    lb, ub = (np.broadcast_to(v, c.shape).astype(np.float64) for v in (bounds.lb, bounds.ub))
+    h = _highs_of(a, c, lb, ub, b, integrality)
+    for option, value in options.items():
+        h.setOptionValue(_HIGHS_OPTIONS.get(option, option), ("on" if value else "off") if option == "presolve"
+                         else value)
+    ran = h.run()
+    status, info = h.getModelStatus(), h.getInfo()
+    code, said = _SCIPY_STATUS.get(status, (4, ""))
+    if ran == highs.HighsStatus.kError:  # as scipy reports a run HiGHS refused
+        return OptimizeResult(status=code, success=code == 0, x=None, fun=None, mip_node_count=None,
+                              mip_dual_bound=None, mip_gap=None,
+                              message=f"{said}(HiGHS Status {int(status)}: {h.modelStatusToString(status)})")
+    mip = bool(np.sum(integrality) > 0)
+    if mip:  # a MILP stopped by a limit keeps the plan it has, if any
+        failed = status not in (highs.HighsModelStatus.kOptimal, *_STOPPED) or (
+            status in _STOPPED and info.objective_function_value == highs.kHighsInf)
+    else:
+        failed = status != highs.HighsModelStatus.kOptimal
+    res = OptimizeResult(status=code, success=code == 0, x=None, fun=None, mip_node_count=None, mip_dual_bound=None,
+                         mip_gap=None)
+    if failed:
+        res.message = (f"{said}(HiGHS Status {int(status)}: model_status is {h.modelStatusToString(status)}; "
+                       f"primal_status is {h.solutionStatusToString(info.primal_solution_status)})")
+        return res
+    res.message = f"{said}(HiGHS Status {int(status)}: {h.modelStatusToString(status)})"
+    res.x, res.fun = np.array(h.getSolution().col_value), info.objective_function_value
+    if mip:
+        res.mip_node_count, res.mip_dual_bound, res.mip_gap = info.mip_node_count, info.mip_dual_bound, info.mip_gap
+    return res
 
 
 def _remembered(key: bytes, solve: Callable[[], OptimizeResult]) -> OptimizeResult:

@@ -71,6 +71,9 @@ class PlanModel:
     hours: list[tuple[PlanModel, dict[int, int]]] | None = field(default=None, repr=False, compare=False)
     """Stage 2's per-hour models and their column maps into this model, kept once built (a neighbourhood search
     solves the hours again, :mod:`~economics.studies.planner.neighbours`)."""
+    _csr: tuple[list[dict[int, float]], int, int, csr_matrix] | None = field(default=None, init=False, repr=False,
+                                                                           compare=False)
+    """The last :meth:`matrix` and what it was made from (the rows' list, their number, the columns' number)."""
 
     def var(self, cost: float, integer: bool, ub: float = math.inf) -> int:
         """Add a column of objective coefficient ``cost``, bounds ``0 <= x <= ub``, integer or not; its index."""
@@ -97,9 +100,23 @@ class PlanModel:
 
     def matrix(self) -> csr_matrix:
         """The rows as the sparse matrix ``A`` (one row per row, one column per column). The entries are read into
-        arrays in one pass each (not appended one by one: a solve builds it twice, and an edit solves ~40 models),
-        in the rows' order, so the matrix is the same to the bit.
+        arrays in one pass each (not appended one by one), in the rows' order, so the matrix is the same to the bit.
+
+        Made once per model while no row or column is added (a solve reads it for the memo's key, for HiGHS and for
+        the plan's check: about 40 reads an edit, half of them again); rows are only ever appended
+        (:meth:`row`), never changed in place. Callers read it and do not change it.
         """
+        made = self._csr
+        if made is not None and made[0] is self.rows and made[1] == len(self.rows) and made[2] == len(self.c):
+            return made[3]
+        a = self._matrix()
+        for part in (a.data, a.indices, a.indptr):  # shared by every reader: a change in place would raise
+            part.flags.writeable = False
+        self._csr = (self.rows, len(self.rows), len(self.c), a)
+        return a
+
+    def _matrix(self) -> csr_matrix:
+        """:meth:`matrix` made."""
         sizes = [len(coefs) for coefs in self.rows]
         n = sum(sizes)
         r = np.repeat(np.arange(len(self.rows), dtype=np.int64), sizes)
