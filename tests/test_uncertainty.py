@@ -285,28 +285,16 @@ def _random_cases(first: int, cases: int) -> tuple[list[_Case], int]:
     return kept, refused
 
 
-TABLE_ROWS = 40_000
-"""Rows of the cases evaluated together as one table (a bound on its memory; a row does not see its neighbours)."""
-
-
-def _evaluated(cases: list[_Case]) -> list[tuple[pd.DataFrame, pd.DataFrame | None]]:
-    """Each case's samples and tornado rows (None without ranges) as rows of tables of whole scenarios, many cases
-    a table: evaluate()'s fixed cost per table, not the rows, was most of this test's time."""
-    frames = []
-    for c in cases:
-        frames.append(scenario_frame([as_scenario(c.scenario).model_dump()], varying=c.drawn, repeat=c.samples))
-        frames.append(_tornado_frame(c.scenario, c.ranges) if c.ranges else frames[-1].iloc[:0])
-    evaluated: list[pd.DataFrame] = []
-    start = 0
-    while start < len(frames):
-        stop = start + 1
-        while stop < len(frames) and sum(len(f) for f in frames[start:stop + 1]) <= TABLE_ROWS:
-            stop += 1
-        table = evaluate(pd.concat(frames[start:stop], ignore_index=True))
-        ends = np.cumsum([0] + [len(f) for f in frames[start:stop]])
-        evaluated += [table.iloc[a:b].reset_index(drop=True) for a, b in zip(ends[:-1], ends[1:], strict=True)]
-        start = stop
-    return [(evaluated[2 * k], evaluated[2 * k + 1] if c.ranges else None) for k, c in enumerate(cases)]
+def _evaluated(c: _Case) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The case's samples and its tornado's rows (None without ranges) as rows of one table of whole scenarios
+    through evaluate(), one table a case: evaluate()'s fixed cost per table, not the rows, was most of this test's
+    time. (A table of many cases' rows costs more: the estimate looks up each measured curve of every configuration
+    in the table on every row.)"""
+    samples = scenario_frame([as_scenario(c.scenario).model_dump()], varying=c.drawn, repeat=c.samples)
+    if not c.ranges:
+        return evaluate(samples), None
+    table = evaluate(pd.concat([samples, _tornado_frame(c.scenario, c.ranges)], ignore_index=True))
+    return table.iloc[:c.samples].reset_index(drop=True), table.iloc[c.samples:].reset_index(drop=True)
 
 
 def _check_monte_carlo(c: _Case, table: pd.DataFrame) -> bool:
@@ -341,11 +329,12 @@ def test_monte_carlo_and_tornado_give_exactly_the_numbers_of_the_table_evaluatio
     suite, which draws the first 60 again to reach them but does not check them twice); every summary figure and
     every sample's outputs are identical (==, not approximately) to those of the samples evaluated as rows of a
     table of whole scenarios, and so is every tornado figure. Identical because the same element-wise float
-    operations run on the same values (a row does not see its neighbours: the cases' rows share tables) and the
-    percentiles and means read the same values in the same order."""
+    operations run on the same values (a row does not see its neighbours: a case's samples and tornado rows share
+    a table) and the percentiles and means read the same values in the same order."""
     kept, refused = _random_cases(first, cases)
     shared = separate = 0
-    for c, (table, tornado_rows) in zip(kept, _evaluated(kept), strict=True):
+    for c in kept:
+        table, tornado_rows = _evaluated(c)
         if tornado_rows is not None:
             _check_tornado(c.scenario, c.ranges, OUTPUTS[c.case % len(OUTPUTS)], c.result, tornado_rows)
         shared, separate = shared + shared_resolution(c.drawn), separate + (not shared_resolution(c.drawn))
