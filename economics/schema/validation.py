@@ -570,7 +570,8 @@ def _default_column(spec: FieldSpec, n: int) -> Any:
 @cache
 def _one_text(text: str) -> pd.CategoricalDtype:
     """The type of a column of one text (an absent field's default), made once per text: building its categories
-    (an index checked for unique values) cost about 0.13 ms a column, some 3 ms of a one-row table's 25 ms."""
+    (an index checked for unique values) cost about 0.13 ms a column, some 3 ms of a one-row table's 25 ms.
+    """
     return pd.CategoricalDtype(pd.Index([text]))
 
 
