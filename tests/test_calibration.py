@@ -328,6 +328,26 @@ def test_arrival_limited_points_are_compared_on_ttft_only() -> None:
     assert limited["measured_ttft"].notna().all() and limited["ttft_error_pct"].notna().all()
 
 
+def test_a_remembered_fit_answers_only_for_the_same_points_held_factors_and_limits() -> None:
+    # the leave-out refits look up a scope's fit when they fitted the same points before (calibration._remembered_fit):
+    # a fit is deterministic, and whatever else changes (a point's figure, a held factor, a limit) is fitted again;
+    # two points and one free factor in a narrow range keep each Nelder-Mead search short
+    pts = calibration.points()
+    pts = pts[calibration.is_fitted(pts) & (pts["split"] == "train")].head(2).reset_index(drop=True)
+    fixed = {f: calibration.START[f] for f in calibration.FITTED if f != "bandwidth_utilization"}
+    limits = {"bandwidth_utilization": (0.5, 0.7)}
+    calibration._fits.clear()  # the counts below are this test's fits (it runs before the leave-out tests)
+    first = calibration._remembered_fit(pts, fixed, limits)
+    assert first == calibration._fit(pts, fixed, limits) and len(calibration._fits) == 1
+    assert calibration._remembered_fit(pts.copy(), dict(fixed), dict(limits)) == first and len(calibration._fits) == 1
+    changed = [(pts.assign(measured=pts["measured"] * 1.001), fixed, limits),
+               (pts, {**fixed, "compute_utilization": 0.3}, limits),
+               (pts, fixed, {"bandwidth_utilization": (0.5, 0.69)})]
+    for k, (points, held, narrow) in enumerate(changed):
+        calibration._remembered_fit(points, held, narrow)
+        assert len(calibration._fits) == 2 + k  # fitted, not looked up
+
+
 def test_leaving_a_family_out_refits_without_it_and_predicts_it_from_the_rest() -> None:
     from economics.studies import leave_out
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from economics import FIELDS, catalog
 from economics.engine.batch import as_scenario, evaluate
 from economics.studies.compare import scenario_frame
 from economics.studies.uncertainty import (
+    Distribution,
     _checked,
     draw,
     histogram,
@@ -220,34 +222,53 @@ def _by_the_table(scenario: dict[str, Any], ranges: dict[str, tuple[float, float
     return drawn, evaluate(scenario_frame([base.model_dump()], varying=drawn, repeat=samples))
 
 
-def _check_tornado_against_the_table(scenario: dict[str, Any], ranges: dict[str, tuple[float, float]], output: str,
-                                     result: dict[str, Any]) -> None:
-    """The tornado's figures equal those of its rows (the base, then each field at its low and its high, the others
-    at base) evaluated as one table of whole scenarios."""
+def _tornado_frame(scenario: dict[str, Any], ranges: dict[str, tuple[float, float]]) -> pd.DataFrame:
+    """The tornado's rows as whole scenarios: the base, then each field at its low and its high, the others at
+    base."""
     base = as_scenario(scenario)
-    checked = _checked(base, ranges)
-    rows = [base.model_dump()] + [{**base.model_dump(), f: end} for f, (lo, _mid, hi) in checked.items()
+    rows = [base.model_dump()] + [{**base.model_dump(), f: end} for f, (lo, _mid, hi) in _checked(base, ranges).items()
                                   for end in (lo, hi)]
-    out = evaluate(scenario_frame(rows))[output].astype(float).to_numpy()
+    return scenario_frame(rows)
+
+
+def _check_tornado(scenario: dict[str, Any], ranges: dict[str, tuple[float, float]], output: str,
+                   result: dict[str, Any], evaluated: pd.DataFrame) -> None:
+    """The tornado's figures equal those of its rows (:func:`_tornado_frame`) as ``evaluated`` gives them."""
+    out = evaluated[output].astype(float).to_numpy()
     table = tornado(scenario, ranges, output, result=result).set_index("field")
-    for k, field in enumerate(checked):
+    for k, field in enumerate(_checked(as_scenario(scenario), ranges)):
         got = table.loc[field, ["base_output", "output_at_low", "output_at_high"]].to_numpy(dtype=float)
         assert np.array_equal(got, out[[0, 1 + 2 * k, 2 + 2 * k]], equal_nan=True), (field, output, got, out)
+
+
+def _check_tornado_against_the_table(scenario: dict[str, Any], ranges: dict[str, tuple[float, float]], output: str,
+                                     result: dict[str, Any]) -> None:
+    """The tornado's figures equal those of its rows evaluated as one table of whole scenarios."""
+    _check_tornado(scenario, ranges, output, result, evaluate(_tornado_frame(scenario, ranges)))
 
 
 OUTPUTS = ("cost_usd_per_m_tokens", "cost_usd_per_day", "gross_margin", "accelerators", "facility_power_kw")
 
 
-@pytest.mark.parametrize("first, cases", [(0, 60), pytest.param(60, 300, marks=pytest.mark.slow)])
-def test_monte_carlo_and_tornado_give_exactly_the_numbers_of_the_table_evaluation(first: int, cases: int) -> None:
-    """Differential: 300 random scenarios and ranges (the first 60 in the quick loop, the other 240 in the whole
-    suite, which draws the first 60 again to reach them but does not check them twice); every summary figure and
-    every sample's outputs are identical (==, not approximately) to those of the samples evaluated as rows of one
-    table, and so is every tornado figure. Identical because the same element-wise float operations run on the
-    same values (a row does not see its neighbours) and the percentiles and means read the same values in the
-    same order."""
+@dataclass(frozen=True)
+class _Case:
+    """One random scenario of the differential test with its ranges and its samples' draws."""
+
+    case: int
+    scenario: dict[str, Any]
+    result: dict[str, Any]
+    ranges: dict[str, tuple[float, float]]
+    samples: int
+    seed: int
+    distribution: Distribution
+    drawn: dict[str, np.ndarray]
+
+
+def _random_cases(first: int, cases: int) -> tuple[list[_Case], int]:
+    """The cases from ``first`` on of ``cases`` random scenarios (the first ones drawn too, to reach them), and how
+    many of those the single-scenario path refused."""
     rng = np.random.default_rng(20261130)
-    shared = separate = refused = 0
+    kept, refused = [], 0
     for case in range(cases):
         scenario = _random_scenario(rng)
         try:
@@ -257,34 +278,67 @@ def test_monte_carlo_and_tornado_give_exactly_the_numbers_of_the_table_evaluatio
             continue
         ranges = _random_ranges(rng, result)
         samples, seed = int(rng.integers(1, 1500)), int(rng.integers(0, 2**31))
-        if case < first:
-            continue
-        distribution = "uniform" if case % 3 == 0 else "triangular"
-        drawn, table = _by_the_table(scenario, ranges, samples, seed, distribution)
-        if ranges:
-            _check_tornado_against_the_table(scenario, ranges, OUTPUTS[case % len(OUTPUTS)], result)
-        shared, separate = shared + shared_resolution(drawn), separate + (not shared_resolution(drawn))
-        computed = table["cost_usd_per_m_tokens"].notna()
-        try:
-            mc = monte_carlo(scenario, ranges, samples, seed, distribution, OUTPUTS,
-                             result=result if case % 2 else None)
-        except economics.ScenarioError as error:
-            assert not computed.any(), (case, str(error))
-            reason = next((str(e) for e in table["error"] if e), "") or next(
-                (str(r) for r in table["infeasible_reason"] if r), "no sample could be computed")
-            assert str(error) == (f"cost_usd_per_m_tokens: none of the {samples:,} samples could be computed: "
-                                  f"{reason}"), case
-            refused += 1
-            continue
-        assert computed.any(), case
-        for row in mc.summary.to_dict("records"):
-            values = table[row["output"]].astype(float).dropna().to_numpy()
-            assert row["samples"] == values.size, (case, row["output"])
-            if values.size:
-                expected = [*np.percentile(values, [10, 50, 90]), values.mean()]
-                assert [row["p10"], row["p50"], row["p90"], row["mean"]] == expected, (case, row["output"])
-        expected_table = pd.concat([pd.DataFrame(drawn), table[list(OUTPUTS)].astype("Float64")], axis=1)
-        pd.testing.assert_frame_equal(mc.samples, expected_table, check_exact=True)
+        if case >= first:
+            distribution: Distribution = "uniform" if case % 3 == 0 else "triangular"
+            drawn = draw(_checked(as_scenario(scenario), ranges), samples, seed, distribution)
+            kept.append(_Case(case, scenario, result, ranges, samples, seed, distribution, drawn))
+    return kept, refused
+
+
+def _evaluated(c: _Case) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The case's samples and its tornado's rows (None without ranges) as rows of one table of whole scenarios
+    through evaluate(), one table a case: evaluate()'s fixed cost per table, not the rows, was most of this test's
+    time. (A table of many cases' rows costs more: the estimate looks up each measured curve of every configuration
+    in the table on every row.)"""
+    samples = scenario_frame([as_scenario(c.scenario).model_dump()], varying=c.drawn, repeat=c.samples)
+    if not c.ranges:
+        return evaluate(samples), None
+    table = evaluate(pd.concat([samples, _tornado_frame(c.scenario, c.ranges)], ignore_index=True))
+    return table.iloc[:c.samples].reset_index(drop=True), table.iloc[c.samples:].reset_index(drop=True)
+
+
+def _check_monte_carlo(c: _Case, table: pd.DataFrame) -> bool:
+    """The Monte Carlo's summary and samples equal those of the samples' rows as ``table`` gives them; whether it
+    refused the scenario (then with the table's reason)."""
+    computed = table["cost_usd_per_m_tokens"].notna()
+    try:
+        mc = monte_carlo(c.scenario, c.ranges, c.samples, c.seed, c.distribution, OUTPUTS,
+                         result=c.result if c.case % 2 else None)
+    except economics.ScenarioError as error:
+        assert not computed.any(), (c.case, str(error))
+        reason = next((str(e) for e in table["error"] if e), "") or next(
+            (str(r) for r in table["infeasible_reason"] if r), "no sample could be computed")
+        assert str(error) == (f"cost_usd_per_m_tokens: none of the {c.samples:,} samples could be computed: "
+                              f"{reason}"), c.case
+        return True
+    assert computed.any(), c.case
+    for row in mc.summary.to_dict("records"):
+        values = table[row["output"]].astype(float).dropna().to_numpy()
+        assert row["samples"] == values.size, (c.case, row["output"])
+        if values.size:
+            expected = [*np.percentile(values, [10, 50, 90]), values.mean()]
+            assert [row["p10"], row["p50"], row["p90"], row["mean"]] == expected, (c.case, row["output"])
+    expected_table = pd.concat([pd.DataFrame(c.drawn), table[list(OUTPUTS)].astype("Float64")], axis=1)
+    pd.testing.assert_frame_equal(mc.samples, expected_table, check_exact=True)
+    return False
+
+
+@pytest.mark.parametrize("first, cases", [(0, 60), pytest.param(60, 300, marks=pytest.mark.slow)])
+def test_monte_carlo_and_tornado_give_exactly_the_numbers_of_the_table_evaluation(first: int, cases: int) -> None:
+    """Differential: 300 random scenarios and ranges (the first 60 in the quick loop, the other 240 in the whole
+    suite, which draws the first 60 again to reach them but does not check them twice); every summary figure and
+    every sample's outputs are identical (==, not approximately) to those of the samples evaluated as rows of a
+    table of whole scenarios, and so is every tornado figure. Identical because the same element-wise float
+    operations run on the same values (a row does not see its neighbours: a case's samples and tornado rows share
+    a table) and the percentiles and means read the same values in the same order."""
+    kept, refused = _random_cases(first, cases)
+    shared = separate = 0
+    for c in kept:
+        table, tornado_rows = _evaluated(c)
+        if tornado_rows is not None:
+            _check_tornado(c.scenario, c.ranges, OUTPUTS[c.case % len(OUTPUTS)], c.result, tornado_rows)
+        shared, separate = shared + shared_resolution(c.drawn), separate + (not shared_resolution(c.drawn))
+        refused += _check_monte_carlo(c, table)
     # both ways were taken, and some scenarios were refused as the table evaluation refuses them
     checked = cases - first
     assert shared >= checked // 3 and separate >= checked // 10 and refused >= checked // 60, (shared, separate,

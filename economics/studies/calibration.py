@@ -31,6 +31,7 @@ absent from the catalog are listed but not fitted (the reason is given).
 from __future__ import annotations
 
 import datetime as dt
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -244,6 +245,36 @@ def _fit(pts: pd.DataFrame, fixed: dict[str, float] | None = None,
     return {f: round(v, 4) if "utilization" in f else round(v, 1) for f, v in factors_of(res.x).items()}
 
 
+FITS_REMEMBERED = 64
+"""Scope fits a process remembers (:func:`_remembered_fit`; each holds its points, a few hundred rows)."""
+
+_fits: OrderedDict[tuple[bytes, tuple[Any, ...], tuple[Any, ...]], tuple[pd.DataFrame, dict[str, float]]] = (
+    OrderedDict())
+
+
+def _remembered_fit(pts: pd.DataFrame, fixed: dict[str, float],
+                    limits: dict[str, tuple[float, float]]) -> dict[str, float]:
+    """:func:`_fit`, looked up when the same points, held factors and limits were fitted before in this process.
+
+    A refit without a group (:mod:`economics.studies.leave_out`: one per family, model or published table) fits
+    every scope again, and a scope without that group's points, not held to a factor of a scope that has them, sees
+    what it saw before: Nelder-Mead from the same start on the same points gives the same factors, so the search is
+    not repeated. The points are kept and compared whole (``DataFrame.equals``), so a lookup never answers for other
+    points whatever their hash.
+    """
+    key = (pd.util.hash_pandas_object(pts, index=True).to_numpy().tobytes(), tuple(sorted(fixed.items())),
+           tuple(sorted(limits.items())))
+    seen = _fits.get(key)
+    if seen is not None and seen[0].equals(pts) and list(seen[0].columns) == list(pts.columns):
+        _fits.move_to_end(key)
+        return dict(seen[1])
+    factors = _fit(pts, fixed, limits)
+    _fits[key] = (pts.copy(), dict(factors))
+    while len(_fits) > FITS_REMEMBERED:
+        _fits.popitem(last=False)
+    return factors
+
+
 def _scopes(usable: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """``global``, each family with enough training points, and each family's model class with enough."""
     train = usable[usable["split"] == "train"]
@@ -309,8 +340,8 @@ def fitted_scopes(usable: pd.DataFrame) -> dict[str, dict[str, float]]:
         # the fixed time per request moves only the TTFT: fitted last, once for all scopes (too few TTFT points per
         # family), on top of the factors each point actually gets
         fixed[TTFT_FACTOR] = 0.0
-        fitted[scope] = _fit(g.reset_index(drop=True), fixed,
-                             {"step_overhead_us_per_layer": (LIMITS["step_overhead_us_per_layer"][0], bound)})
+        limits = {"step_overhead_us_per_layer": (LIMITS["step_overhead_us_per_layer"][0], bound)}
+        fitted[scope] = _remembered_fit(g.reset_index(drop=True), fixed, limits)
     request_ms = _fit_request_overhead(usable[usable["split"] == "train"].reset_index(drop=True), fitted)
     for factors in fitted.values():
         factors[TTFT_FACTOR] = request_ms
