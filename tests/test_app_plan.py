@@ -275,6 +275,14 @@ def test_frontier_charts_are_drawn_on_request() -> None:
     assert len(at.get("vega_lite_chart")) == before + 2
 
 
+def test_the_hours_and_candidates_tables_wait_for_their_panels(example: AppTest) -> None:
+    # issue #43: a closed panel's grid is neither sent nor mounted by a switch to the page; opening it draws it
+    # (tests/test_app_plan_tiers.py opens both by the link)
+    assert not [d for d in example.dataframe if {"hour", "left_out"} & {str(c) for c in d.value.columns}]
+    assert {e.label for e in example.expander} >= {"The hours as a table: each tier's systems, the price and the grid",
+                                                   "Candidates considered and why some were left out"}
+
+
 def test_tables_show_no_raw_values(example: AppTest) -> None:
     for frame in example.dataframe:
         table: pd.DataFrame = frame.value

@@ -18,7 +18,9 @@ SCENARIO = {"model": "llama-3.1-70b", "precision": "fp8", "target_output_tokens_
 
 
 def test_the_plan_shows_its_tiers_hours_and_emissions() -> None:
-    at = start("plan", SCENARIO)
+    # the hours as a table and the candidates are panels drawn only while open (issue #43: no grid mounted on a
+    # switch); the link opens them
+    at = start("plan", {**SCENARIO, "settings.open": "plan_hours,candidates"})
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.session_state["settings"][links.PLAN_PREFIX + "rent_tiers"] == "on_demand;reserved"
     plan = next(d for d in at.dataframe if "tier" in d.value.columns and "systems" in d.value.columns)
@@ -33,6 +35,8 @@ def test_the_plan_shows_its_tiers_hours_and_emissions() -> None:
     assert len(hours.value) == 24 and "g_per_kwh" in hours.value.columns
     assert hours.value["g_per_kwh"].tolist() == [400.0] * 24
     assert not [h for h in headers(hours).values() if "_" in h], headers(hours)
+    candidates = next(d for d in at.dataframe if "left_out" in d.value.columns)
+    assert "h100-sxm" in set(candidates.value["accelerator"])
     words = " ".join(c.value for c in at.caption)
     assert f"{want.summary['tco2e_per_year']:,.0f}"[:3] in words and "kgCO2e a day operational" in words
 
