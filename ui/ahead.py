@@ -98,6 +98,9 @@ def steps(scenario: Mapping[str, Any], settings: Mapping[str, Any]) -> list[Call
         made += [lambda: studies.compare_of(key, choices), lambda: studies.compare_spec(key, choices)]
     if scenario["model"] is not None and scenario["workload"] != Workload.SESSIONS:  # as ui/throughput.py draws it
         made.append(lambda: studies.throughput_curve(dict(scenario), result))
+    # the calibration report the Throughput page shows: the same for every state (data/ only), made once per process
+    # (0.15-0.35 s of CPU, which the server's first switch to Throughput paid), a lookup after that
+    made.append(studies.calibration)
     return made
 
 
