@@ -207,7 +207,7 @@ def solve_default(between: Callable[[], None] = lambda: None) -> Plan:
     :data:`PLANS`; ``between`` is called before each step (the server's start waits there while a session's run is
     under way). Pinned in the store: other sessions' states (a Plan page's edits, linked states planned ahead) would
     otherwise drop it after :data:`MAX_PLANS` others, and the next session opened without a link would wait for its
-    solve on its first switch to Plan (1-2 s of CPU; app_latency's 28 rounds plan some 45 states: 2.4 s)."""
+    solve on its first switch to Plan (1-2 s of CPU; app_latency's 28 rounds plan some 58 states: 2.4 s)."""
     inputs = default_inputs()
     PLANS.pin((*inputs, None))
     return solve_inputs(inputs, between)
