@@ -315,7 +315,7 @@ def _show_infeasible(out: dict[str, Any]) -> None:
         st.caption(f"Serves {fmt.percent(summary['served_share'])} of the day's demand "
                    f"({fmt.percent(summary['busiest_hour_served_share'])} of its busiest hour) at "
                    f"{fmt.usd(summary['cost_usd_per_day'])} a day; the rest is turned away.")
-        common.show_table(out["frames"]["plan"], key="plan_table", extra=PLAN_COLUMNS, static=True)
+        common.show_table(out["frames"]["plan"], key="plan_table", extra=PLAN_COLUMNS, static=True, wide=True)
     elif summary.get("served_share") is not None:
         st.caption("Within every limit not one system fits: the best partial plan serves none of the demand.")
 
@@ -351,7 +351,7 @@ def _head(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar
         st.caption(f"Net present cost over the horizon {fmt.usd(summary['npv_cost_usd'])}; levelized "
                    f"{fmt.usd_rate(summary['levelized_cost_usd_per_m_tokens'])} per M tokens.")
     st.subheader("The plan")
-    common.show_table(out["frames"]["plan"], key="plan_table", extra=PLAN_COLUMNS, static=True)
+    common.show_table(out["frames"]["plan"], key="plan_table", extra=PLAN_COLUMNS, static=True, wide=True)
     st.caption(plain(_footprint_words(summary), max_chars=1000))
     return status
 
