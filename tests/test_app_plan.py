@@ -20,7 +20,7 @@ from economics import FIELDS
 from economics.cli import main
 from economics.io import plan_files
 from economics.studies import planner
-from tests.test_app import set_field, start
+from tests.test_app import set_field, start, static_table
 from tests.test_app_links import EVIL_NAME, PIXEL, assert_plain
 from ui import format as fmt
 from ui import links, planning
@@ -50,7 +50,12 @@ def headers(frame: Any) -> dict[str, str]:
 
 def snapshot(at: AppTest) -> dict[str, Any]:
     return {"metrics": [(m.label, m.value, m.delta) for m in at.metric],
-            "tables": [d.value.to_json(orient="records") for d in at.dataframe]}
+            "tables": [d.value.to_json(orient="records") for d in at.dataframe] + [h.value for h in at.html]}
+
+
+def accelerators(at: AppTest) -> set[str]:
+    """The accelerators of the plan's pools, as its table shows them (a static table: ui/common.py draw_table)."""
+    return {row["Accelerator"] for row in static_table(at, "Role")}
 
 
 def example_page() -> AppTest:
@@ -76,8 +81,8 @@ def test_the_default_page_plans_the_default_working_scenario() -> None:
     assert metric(at, "Racks") == fmt.count(want["racks"])
     # the default scenario names its model, so every candidate accelerator is planned, the page's pools the plan's
     assert not any("no model" in i.value for i in at.info)
-    assert set(at.dataframe[0].value["accelerator"]) == {p["accelerator"] for p in
-                                                         expected_plan(economics.default_scenario().model_dump())["plan"]}
+    assert accelerators(at) == {p["accelerator"] for p in
+                                expected_plan(economics.default_scenario().model_dump())["plan"]}
     assert dict(at.query_params) == {"v": "1"}  # nothing differs from the defaults
 
 
@@ -141,10 +146,10 @@ def test_the_example_sets_the_shared_scenario_and_a_setting(example: AppTest) ->
     want = expected_plan(scenario, ttft_target_s=2.0)["summary"]
     assert metric(example, "Cost per day") == fmt.usd(want["cost_usd_per_day"])
     assert metric(example, "Capex") == fmt.usd(want["capex_usd"])
-    plan = example.dataframe[0].value
-    assert {"Option", "Role", "Systems", "Capex [USD]"} <= set(headers(example.dataframe[0]).values())
-    assert set(plan["role"]) <= {"aggregated", "prefill", "decode"}
-    assert len(set(plan["accelerator"])) > 1  # with a model, other accelerators are estimated and compete
+    plan = static_table(example, "Role")  # the pools: a static table (short), the grid's headers and cells
+    assert {"Option", "Role", "Systems", "Capex [USD]"} <= set(plan[0])
+    assert {row["Role"] for row in plan} <= {"aggregated", "prefill", "decode"}
+    assert len(accelerators(example)) > 1  # with a model, other accelerators are estimated and compete
     # the link holds the setting; the model is the default's own (llama-3.1-70b), so the link need not carry it
     assert "settings.plan_ttft_target_s=2" in example.code[-1].value and "model=" not in example.code[-1].value
     assert economics.default_scenario().model == PLAN_EXAMPLE["model"]
@@ -179,7 +184,7 @@ def test_settings_live_in_the_state_and_the_link_reproduces_the_plan(example: Ap
     want = expected_plan(example.session_state["scenario"], ttft_target_s=2.0, objective="npv", max_racks=12.0,
                          accelerators=("h100-sxm", "b200", "h200-sxm"), demand_profile=settings["plan_demand_profile"])
     assert metric(example, "Cost per day") == fmt.usd(want["summary"]["cost_usd_per_day"])
-    assert set(example.dataframe[0].value["accelerator"]) <= {"h100-sxm", "b200", "h200-sxm"}
+    assert accelerators(example) <= {"h100-sxm", "b200", "h200-sxm"}
     shown = snapshot(example)
     again = start("plan", query)
     assert again.session_state["scenario"] == example.session_state["scenario"]
@@ -231,7 +236,7 @@ def test_links_of_the_earlier_form_and_hostile_links_are_read_plainly() -> None:
     assert settings["plan_ttft_percentile"] == 0.99  # refused, at its default
     warnings = " ".join(str(w.value) for w in at.warning)
     assert "settings.plan_ttft_percentile" in warnings and "evil.example" in warnings
-    assert set(at.dataframe[0].value["accelerator"]) <= {"b200", "h200-sxm"}
+    assert accelerators(at) <= {"b200", "h200-sxm"}
     assert at.session_state["scenario"]["name"] == PIXEL
     assert_plain(at)
 
@@ -275,7 +280,21 @@ def test_frontier_charts_are_drawn_on_request() -> None:
     assert len(at.get("vega_lite_chart")) == before + 2
 
 
+def test_the_hours_and_candidates_tables_wait_for_their_panels(example: AppTest) -> None:
+    # issue #43: a closed panel's grid is neither sent nor mounted by a switch to the page; opening it draws it
+    # (tests/test_app_plan_tiers.py opens both by the link)
+    assert not [d for d in example.dataframe if {"hour", "left_out"} & {str(c) for c in d.value.columns}]
+    assert {e.label for e in example.expander} >= {"The hours as a table: each tier's systems, the price and the grid",
+                                                   "Candidates considered and why some were left out"}
+
+
 def test_tables_show_no_raw_values(example: AppTest) -> None:
+    # the pools, the limits and what the settings cost are static tables (short); any grid is checked alike
+    for header in ("Role", "One more unit saves [USD/day]", "It costs [USD/day]"):
+        rows = static_table(example, header)
+        assert rows and not [h for h in rows[0] if "_" in h], rows[0]  # headers that read like a report
+        cells = [cell for row in rows for cell in row.values()]
+        assert "None" not in cells and "nan" not in cells and "" not in cells
     for frame in example.dataframe:
         table: pd.DataFrame = frame.value
         shown = headers(frame)
@@ -297,11 +316,12 @@ def test_the_operations_settings_and_what_they_cost(example: AppTest) -> None:
     # as the planner's own, and a limits table with the distinct pools
     want = planned_now(example)
     assert want["summary"]["distinct_pools"] <= example.session_state["settings"]["plan_max_pools"]
-    costs = next(f for f in example.dataframe if "It costs [USD/day]" in headers(f).values())
-    assert list(costs.value["setting"]) == ["max_pools", "min_rental_hours", "min_pool_systems"]
-    assert costs.value["costs_usd_per_day"].tolist() == [fmt.usd(r["costs_usd_per_day"]) for r in want["setting_costs"]]
-    limits = next(f for f in example.dataframe if "One more unit saves [USD/day]" in headers(f).values())
-    assert "distinct pools" in set(limits.value["constraint"])
+    costs = static_table(example, "It costs [USD/day]")  # short tables: static, the grid's headers and cells
+    assert [row["Setting"] for row in costs] == ["max_pools", "min_rental_hours", "min_pool_systems"]
+    assert [row["It costs [USD/day]"] for row in costs] == [fmt.usd(r["costs_usd_per_day"])
+                                                            for r in want["setting_costs"]]
+    limits = static_table(example, "One more unit saves [USD/day]")
+    assert "distinct pools" in {row["Limit"] for row in limits}
     # a monthly rental and a 2-system smallest pool, set through their widgets, are what the page plans
     example.selectbox(key="plan_min_rental_hours").set_value(24.0).run()
     example.text_input(key="plan_min_pool_systems").set_value("2").run()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import cast
 
 import pytest
 import streamlit as st
@@ -40,6 +41,20 @@ def test_the_page_reads_the_plan_the_server_s_start_solved(monkeypatch: pytest.M
     assert downloads(at)["plan_json"] == _calculate_file_id(text.removesuffix("\n").encode(), "application/json",
                                                             "plan.json")
     assert metric(at, "Cost per day") == fmt.usd(kept.proven()["summary"]["cost_usd_per_day"])
+
+
+def test_the_default_state_s_plan_outlives_any_number_of_other_states() -> None:
+    # issue #43: after MAX_PLANS other states (edits, linked states planned ahead) the default state's plan was the
+    # least recently read and dropped, and the next session opened without a link solved it again on its first switch
+    planning.PLANS.clear()
+    kept = planning.solve_default()
+    others = [(f"{{\"state\": {i}}}", "{}", (), None) for i in range(planning.MAX_PLANS + 3)]
+    for key in others:  # any object stands for a plan: the store only keeps and drops them
+        planning.PLANS.make(key, lambda: cast(planning.Plan, object()))
+    assert planning.PLANS.get(kept.key) is kept and len(planning.PLANS.plans) == planning.MAX_PLANS
+    assert list(planning.PLANS.plans)[:-1] == others[-planning.MAX_PLANS + 1:]  # the others least recently read: gone
+    planning.PLANS.clear()  # "Clear caches" lets it go too
+    assert planning.PLANS.get(kept.key) is None and not planning.PLANS.pinned
 
 
 def test_a_session_in_another_state_plans_its_own() -> None:

@@ -315,7 +315,7 @@ def _show_infeasible(out: dict[str, Any]) -> None:
         st.caption(f"Serves {fmt.percent(summary['served_share'])} of the day's demand "
                    f"({fmt.percent(summary['busiest_hour_served_share'])} of its busiest hour) at "
                    f"{fmt.usd(summary['cost_usd_per_day'])} a day; the rest is turned away.")
-        common.show_table(out["frames"]["plan"], key="plan_table", extra=PLAN_COLUMNS)
+        common.show_table(out["frames"]["plan"], key="plan_table", extra=PLAN_COLUMNS, static=True, wide=True)
     elif summary.get("served_share") is not None:
         st.caption("Within every limit not one system fits: the best partial plan serves none of the demand.")
 
@@ -351,7 +351,7 @@ def _head(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar
         st.caption(f"Net present cost over the horizon {fmt.usd(summary['npv_cost_usd'])}; levelized "
                    f"{fmt.usd_rate(summary['levelized_cost_usd_per_m_tokens'])} per M tokens.")
     st.subheader("The plan")
-    common.show_table(out["frames"]["plan"], key="plan_table", extra=PLAN_COLUMNS)
+    common.show_table(out["frames"]["plan"], key="plan_table", extra=PLAN_COLUMNS, static=True, wide=True)
     st.caption(plain(_footprint_words(summary), max_chars=1000))
     return status
 
@@ -412,15 +412,17 @@ def _show(out: dict[str, Any], side: editor.Sidebar, inputs: tuple[str, str, tup
         frame = plan.setting_costs()
     limits = planner.limits_with_costs(out["frames"]["constraints"], frame)
     st.subheader("Limits and what one more unit would save")
-    common.show_table(limits, key="plan_constraints", extra=CONSTRAINT_COLUMNS)
-    st.subheader("What the operations settings cost")
-    st.caption("Each setting's cost is the plan solved again with that setting alone lifted (the others kept).")
-    common.show_table(frame, key="plan_setting_costs", extra=SETTING_COST_COLUMNS)
+    common.show_table(limits, key="plan_constraints", extra=CONSTRAINT_COLUMNS, static=True)
+    common.heading("What the operations settings cost",
+                   "Each setting's cost is the plan solved again with that setting alone lifted (the others kept).")
+    common.show_table(frame, key="plan_setting_costs", extra=SETTING_COST_COLUMNS, static=True)
     st.subheader("Systems hour by hour")
     common.draw(charts.hours_spec(), charts.hours_data(out["hours"]))
-    with st.expander("The hours as a table: each tier's systems, the price and the grid"):
-        hours = out["frames"]["hours"]
-        common.show_table(hours, key="plan_hours", extra=hour_columns([str(c) for c in hours.columns]))
+    box = common.panel("The hours as a table: each tier's systems, the price and the grid", "plan_hours")
+    if box is not None:  # closed: its grid is neither sent nor mounted on a switch (issue #43)
+        with box:
+            hours = out["frames"]["hours"]
+            common.show_table(hours, key="plan_hours", extra=hour_columns([str(c) for c in hours.columns]))
     for note in out["notes"]:
         st.caption(plain(note, max_chars=1000))
     downloads = plan.downloads()  # made once per state, after its KPIs are drawn, not on every rerun
@@ -486,11 +488,10 @@ def _load_example() -> None:
 
 def _frontier_section(scenario: dict[str, Any], csv_bytes: bytes | None
                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
-    st.subheader("Frontiers")
-    st.caption("The cheapest plan against the per-user speed target and against the site's power (20 points "
-               "each; takes seconds). Each point is the cheapest plan of any shape: the operations settings (pool "
-               "limit, rental block, smallest pool) are lifted, so a point can sit below the plan above by what "
-               "they cost.")
+    common.heading("Frontiers", "The cheapest plan against the per-user speed target and against the site's power "
+                   "(20 points each; takes seconds). Each point is the cheapest plan of any shape: the operations "
+                   "settings (pool limit, rental block, smallest pool) are lifted, so a point can sit below the plan "
+                   "above by what they cost.")
     if st.toggle("Compute the frontiers", key="plan_show_frontiers"):
         with st.spinner("Solving 40 plans..."):
             speed, site = _frontiers(*_inputs_of(scenario), csv_bytes)
@@ -578,8 +579,10 @@ def main() -> None:
     if out["feasible"]:
         _show(out, side, (*_inputs_of(scenario), csv_bytes), planned)
     side()
-    with st.expander("Candidates considered and why some were left out"):
-        common.show_table(out["frames"]["candidates"], key="plan_candidates", extra=CANDIDATE_COLUMNS)
+    box = common.panel("Candidates considered and why some were left out", "candidates")
+    if box is not None:  # closed: its grid is neither sent nor mounted on a switch (issue #43)
+        with box:
+            common.show_table(out["frames"]["candidates"], key="plan_candidates", extra=CANDIDATE_COLUMNS)
     common.share()
     _report(out, base, csv_bytes, _frontier_section(scenario, csv_bytes))
 

@@ -35,7 +35,8 @@ Inputs = tuple[str, str, tuple[str, ...]]
 the candidates file, the key of a plan."""
 Key = tuple[str, str, tuple[str, ...], bytes | None]
 MAX_PLANS = 32
-"""States kept (the least recently read dropped), as the page's ``st.cache_resource`` kept before."""
+"""States kept (the least recently read dropped, never a pinned one: :func:`solve_default`), as the page's
+``st.cache_resource`` kept before."""
 
 
 def inputs_of(scenario: Mapping[str, Any], settings: Mapping[str, Any]) -> Inputs:
@@ -132,6 +133,12 @@ class _Store:
         self.plans: OrderedDict[Key, Plan] = OrderedDict()
         self.solving: dict[Key, threading.Lock] = {}
         self.lock = threading.Lock()
+        self.pinned: set[Key] = set()
+
+    def pin(self, key: Key) -> None:
+        """Keep the plan of ``key`` however many other states are read after it (never the one dropped)."""
+        with self.lock:
+            self.pinned.add(key)
 
     def get(self, key: Key) -> Plan | None:
         """The plan of ``key`` if it is kept (then read last), else None."""
@@ -151,8 +158,8 @@ class _Store:
                 found = solve()  # an input error raises: nothing is kept
                 with self.lock:
                     self.plans[key] = found
-                    while len(self.plans) > MAX_PLANS:
-                        self.plans.popitem(last=False)
+                    for old in [k for k in self.plans if k not in self.pinned][:max(len(self.plans) - MAX_PLANS, 0)]:
+                        del self.plans[old]  # the least recently read first
                 _watch_clear()  # a "Clear caches" from now on clears what was just kept
         with self.lock:
             self.solving.pop(key, None)
@@ -161,6 +168,7 @@ class _Store:
     def clear(self) -> None:
         with self.lock:
             self.plans.clear()
+            self.pinned.clear()
 
 
 PLANS = _Store()
@@ -203,8 +211,12 @@ def default_inputs() -> Inputs:
 def solve_default(between: Callable[[], None] = lambda: None) -> Plan:
     """The plan of a session opened without a link (:func:`solve_inputs` of :func:`default_inputs`), kept in
     :data:`PLANS`; ``between`` is called before each step (the server's start waits there while a session's run is
-    under way)."""
-    return solve_inputs(default_inputs(), between)
+    under way). Pinned in the store: other sessions' states (a Plan page's edits, linked states planned ahead) would
+    otherwise drop it after :data:`MAX_PLANS` others, and the next session opened without a link would wait for its
+    solve on its first switch to Plan (1-2 s of CPU; app_latency's 28 rounds plan some 58 states: 2.4 s)."""
+    inputs = default_inputs()
+    PLANS.pin((*inputs, None))
+    return solve_inputs(inputs, between)
 
 
 def solve_inputs(inputs: Inputs, between: Callable[[], None] = lambda: None) -> Plan:
