@@ -1,6 +1,6 @@
 """The studies a session is likely to open next, made for its state once its run has ended (ui/ahead.py, issue #43):
-they are the very entries the Cost, Fleet and Throughput pages read, so a switch to any of them computes none of them,
-and the pages show what they showed before."""
+they are the very entries the Cost and Fleet pages read, so a switch to either computes none of them, and the
+pages show what they showed before."""
 
 from __future__ import annotations
 
@@ -20,8 +20,7 @@ QUERY = {"model": "minimax-m2", "precision": "fp8", "target_output_tokens_per_s_
          "demand_input_tokens_per_day": "", "demand_output_tokens_per_day": "20000000000",
          "electricity_usd_per_kwh": "0.0917"}
 AHEAD = {"ui.studies.cost_curve", "ui.studies.margins", "ui.studies.hours_of", "ui.studies.compare_of",
-         "ui.studies.compare_spec", "ui.studies.curve_of", "ui.studies.curve_specs", "ui.studies.calibration",
-         "ui.common._evaluate"}
+         "ui.studies.compare_spec", "ui.studies.calibration", "ui.common._evaluate"}
 
 
 def cached_bytes() -> dict[str, int]:
@@ -31,17 +30,17 @@ def cached_bytes() -> dict[str, int]:
     return {s.cache_name: s.byte_length for family in stats.values() for s in family}
 
 
-def test_the_studies_made_ahead_are_the_ones_the_cost_fleet_and_throughput_pages_read() -> None:
+def test_the_studies_made_ahead_are_the_ones_the_cost_and_fleet_pages_read() -> None:
     at = start("decode", QUERY)
     before = cached_bytes()
     made = ahead.make(at.session_state["scenario"], at.session_state["settings"])
     after = cached_bytes()
-    assert made == 7  # the cost curve, the day, the margins, the comparison and its chart, the throughput's curve and
-    # the calibration report (the process's: another test may have made it already)
+    assert made == 6  # the cost curve, the day, the margins, the comparison and its chart, and the calibration
+    # report (the process's: another test may have made it already)
     assert {name for name in AHEAD if after.get(name, 0) > before.get(name, 0)} >= AHEAD - {"ui.common._evaluate",
                                                                                          "ui.studies.calibration"}
     shown = {}
-    for page in ("fleet", "cost", "throughput"):
+    for page in ("fleet", "cost"):
         at.switch_page(f"ui/{page}.py").run()
         assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
         shown[page] = [h.value for h in at.html]  # its tables (static: short)
@@ -51,7 +50,6 @@ def test_the_studies_made_ahead_are_the_ones_the_cost_fleet_and_throughput_pages
     # and drew it: the comparison's table and the published prices' margins, as a fresh session draws them
     fresh = start("fleet", QUERY)
     assert shown["fleet"] and [h.value for h in fresh.html] == shown["fleet"]
-    assert len(at.get("vega_lite_chart")) == 2  # the Throughput page's curve and the cost along it
 
 
 def test_a_state_the_engine_refuses_makes_nothing() -> None:

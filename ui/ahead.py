@@ -3,11 +3,9 @@
 Issue #43 (every page switch <= 500 ms): a switch to the Cost or the Fleet page in a state that page has not drawn
 computes that page's studies in the switch's run, before the browser can draw them (the evaluation, the cost curve,
 the published prices' margins and the day by the hour; the comparison of the other accelerators and its chart: 60-190
-ms of the server's CPU on app_latency's switch session, the comparison most of Fleet's). So does a switch to the
-Throughput page: its interactivity curve and the cost along it (:func:`ui.studies.throughput_curve`, 100-200 ms of
-CPU, four fifths of that page's run; the cost along it follows every price, so each new state has a curve of its
-own). Each is cached per state by its page (:mod:`ui.studies`, ``st.cache_data``), so the same calls made ahead fill
-the same entries and the page's run only reads them: nothing is computed twice, and every number is the page's own.
+ms of the server's CPU on app_latency's switch session, the comparison most of Fleet's). Each is cached per state by
+its page (:mod:`ui.studies`, ``st.cache_data``), so the same calls made ahead fill the same entries and the page's run
+only reads them: nothing is computed twice, and every number is the page's own.
 
 After each run of a session in a browser (app.py), :func:`after_run` hands its state to one worker thread of the
 process, which makes those studies one at a time, each started only while no session's run is under way
@@ -36,7 +34,6 @@ import streamlit as st
 
 import economics
 from economics import catalog
-from economics.schema.scenario import Workload
 from ui import common, memory, state, studies
 
 if TYPE_CHECKING:
@@ -78,10 +75,9 @@ class _NoRunContextWarning(logging.Filter):
 
 
 def steps(scenario: Mapping[str, Any], settings: Mapping[str, Any]) -> list[Callable[[], object]]:
-    """The Cost, Fleet and Throughput pages' studies of this state, in the calls those pages make (ui/cost.py,
-    ui/day.py, ui/fleet.py, ui/throughput.py), the KPIs' evaluation first; those a page would not make for it (no
-    capacity, no cost, no model, no accelerator to compare, sessions for the curve) left out, as the page leaves
-    them."""
+    """The Cost and Fleet pages' studies of this state, in the calls those pages make (ui/cost.py, ui/day.py,
+    ui/fleet.py), the KPIs' evaluation first; those a page would not make for it (no capacity, no cost, no model,
+    no accelerator to compare) left out, as the page leaves them."""
     key = common.canonical(scenario)
     try:
         result = common.evaluate(scenario)
@@ -96,8 +92,6 @@ def steps(scenario: Mapping[str, Any], settings: Mapping[str, Any]) -> list[Call
     choices = tuple(a for a in settings["compare"] if a in ids)
     if choices and scenario["model"] is not None:
         made += [lambda: studies.compare_of(key, choices), lambda: studies.compare_spec(key, choices)]
-    if scenario["model"] is not None and scenario["workload"] != Workload.SESSIONS:  # as ui/throughput.py draws it
-        made.append(lambda: studies.throughput_curve(dict(scenario), result))
     # the calibration report the Throughput page shows: the same for every state (data/ only), made once per process
     # (0.15-0.35 s of CPU, which the server's first switch to Throughput paid), a lookup after that
     made.append(studies.calibration)

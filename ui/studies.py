@@ -24,7 +24,7 @@ from economics.studies.calibration import report
 from economics.studies.compare import SITE_WORDS, compare_accelerators, cost_vs_utilization, margins_at_prices
 from economics.studies.compare_odds import compare_odds
 from economics.studies.day import hours_table
-from economics.studies.interactivity import CURVE_IGNORES, interactivity_curve
+from economics.studies.interactivity import interactivity_curve
 from economics.studies.retrofit import OptionKind, analyse, break_even_decode_price_usd
 from economics.studies.retrofit_explain import option_text
 from economics.studies.uncertainty import MonteCarlo, histogram, monte_carlo, tornado
@@ -281,21 +281,6 @@ def curve_specs(key: str, chosen: str) -> tuple[dict[str, Any], dict[str, Any] |
                                            role=["chosen" if c else "other stack" for c in measured["chosen"]])
     cost = None if front.empty else {**_cost_spec(), "datasets": {"front": front}}
     return {**_curve_chart(not front.empty, not measured.empty), "datasets": data}, cost
-
-
-def curve_key(scenario: dict[str, Any], result: dict[str, Any]) -> tuple[str, str]:
-    """What the interactivity curve depends on: neither the per-user target nor a given throughput changes it
-    (:data:`economics.studies.interactivity.CURVE_IGNORES`), only which measured stack is the one the estimate chose
-    (the evaluation's ``serving_stack_used``), so moving the target redraws no curve."""
-    return common.canonical({**scenario, **dict.fromkeys(CURVE_IGNORES)}), str(result.get("serving_stack_used") or "")
-
-
-def throughput_curve(scenario: dict[str, Any],
-                     result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
-    """The Throughput page's charts of this scenario and its evaluation (:func:`curve_specs` at :func:`curve_key`):
-    the page draws them, and ui/ahead.py makes them ahead of a switch (a new state's curve and the cost along it are
-    100-200 ms of the server's CPU, most of the switch's run)."""
-    return curve_specs(*curve_key(scenario, result))
 
 
 @st.cache_data(show_spinner=False)
