@@ -155,12 +155,12 @@ def test_a_moved_name_is_caught(tmp_path: Path) -> None:
         "p.plan\n"
         "p._build\n"
         "economics.studies.planner.milp.run_milp\n"
-        "economics.studies.planner.milp._milp\n"
+        "economics.studies.planner.milp._no_such_run\n"
         "getattr(hourly, '_covered_hour')\n"
         "HOOK = (hourly, 'covered_hour')\n",
         encoding="utf-8")
     found = "\n".join(bench_problems(script))
-    for missing in ("from economics import planner", "no_such_module", "'_build'", "'_milp'", "'_covered_hour'"):
+    for missing in ("from economics import planner", "no_such_module", "'_build'", "'_no_such_run'", "'_covered_hour'"):
         assert missing in found, (missing, found)
     for present in ("'plan'", "'run_milp'", "'covered_hour'"):
         assert present not in found, (present, found)
