@@ -12,7 +12,7 @@ import numpy as np
 
 import economics
 from economics.studies.planner import inputs
-from economics.studies.planner.inputs import PlanSettings, hour_types, workload
+from economics.studies.planner.inputs import PlanSettings, hour_types, type_day, workload
 
 
 def fresh(wl: inputs.Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -76,3 +76,18 @@ def test_the_memo_is_bounded() -> None:
     assert len(inputs._HOUR_TYPES) == inputs.HOUR_TYPES_MEMO
     assert id(kept[0]) not in inputs._HOUR_TYPES or inputs._HOUR_TYPES[id(kept[0])][0]() is not kept[0]
     assert same(hour_types(kept[0]), fresh(kept[0]))  # forgotten, worked out again
+
+
+def test_a_one_hour_workload_gets_what_the_full_computation_gets() -> None:
+    # stage 2's hour models (planner/build.py: one hour's level, no block, that hour's prices) take hour_types'
+    # shortcut for one hour; it must give _hour_types' arrays bit for bit, dtypes included
+    checked = 0
+    for wl in workloads(12):
+        day = type_day(wl)
+        levels, _, _ = fresh(wl)
+        for h, level in enumerate(levels):
+            one = replace(wl, hourly_requests_per_s=np.array([level]), block_hours=0.0,
+                          day=day.at(np.array([h])) if day is not None else wl.day)
+            assert same(hour_types(one), fresh(one)), (h, level)
+            checked += 1
+    assert checked > 12  # the diurnal and stepped days give several levels each
