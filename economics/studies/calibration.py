@@ -31,6 +31,7 @@ absent from the catalog are listed but not fitted (the reason is given).
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -250,6 +251,7 @@ FITS_REMEMBERED = 64
 
 _fits: OrderedDict[tuple[bytes, tuple[Any, ...], tuple[Any, ...]], tuple[pd.DataFrame, dict[str, float]]] = (
     OrderedDict())
+_FITS_LOCK = threading.Lock()  # the API and the app's threads may refit at once; the search itself runs unlocked
 
 
 def _remembered_fit(pts: pd.DataFrame, fixed: dict[str, float],
@@ -264,14 +266,16 @@ def _remembered_fit(pts: pd.DataFrame, fixed: dict[str, float],
     """
     key = (pd.util.hash_pandas_object(pts, index=True).to_numpy().tobytes(), tuple(sorted(fixed.items())),
            tuple(sorted(limits.items())))
-    seen = _fits.get(key)
-    if seen is not None and seen[0].equals(pts) and list(seen[0].columns) == list(pts.columns):
-        _fits.move_to_end(key)
-        return dict(seen[1])
+    with _FITS_LOCK:
+        seen = _fits.get(key)
+        if seen is not None and seen[0].equals(pts) and list(seen[0].columns) == list(pts.columns):
+            _fits.move_to_end(key)
+            return dict(seen[1])
     factors = _fit(pts, fixed, limits)
-    _fits[key] = (pts.copy(), dict(factors))
-    while len(_fits) > FITS_REMEMBERED:
-        _fits.popitem(last=False)
+    with _FITS_LOCK:
+        _fits[key] = (pts.copy(), dict(factors))
+        while len(_fits) > FITS_REMEMBERED:
+            _fits.popitem(last=False)
     return factors
 
 
