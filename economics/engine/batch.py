@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import lru_cache
@@ -99,25 +99,47 @@ class _Rows(NamedTuple):
     """The rows computed, ``ok[feasible_ok]``."""
 
 
+class _Run(NamedTuple):
+    """What :func:`_run` made of a validated table: its rows, the valid rows' columns, the estimate's outputs
+    (None without a valid row), whether every row gave its throughput, and the stages' outputs (None when no row
+    was computed).
+    """
+
+    rows: _Rows
+    sub: dict[str, Any]
+    thr: dict[str, Any] | None
+    all_given: bool
+    outputs: dict[str, np.ndarray] | None
+
+
+def _run(cols: dict[str, Any], bad: np.ndarray) -> _Run:
+    """A validated table's rows but the refused ones (``bad``) estimated and computed: the work between the
+    validation and the result's columns, in place on ``cols`` (a session's shape, the filled throughput).
+    """
+    request_shape(cols)
+    n = bad.size
+    ok = np.flatnonzero(~bad)
+    sub, thr, feasible_ok, all_given = _estimate_valid(cols, ok, n)
+    rows = _Rows(n, bad, ok, feasible_ok, ok[feasible_ok])
+    outputs = _compute_feasible(sub, rows)
+    if outputs is not None:
+        _computed_hit_rate(cols, outputs, rows.run)
+    return _Run(rows, sub, thr, all_given, outputs)
+
+
 def _evaluate_table(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`evaluate_with_report`'s work: validate, estimate the throughput and compute the valid rows in one
     pass, then build the result's columns (inputs echoed, outputs, throughput, feasibility, warnings, errors) and the
     report.
     """
     cols, problems = validate(df)
-    request_shape(cols)
     n = len(df)
     bad = np.zeros(n, dtype=bool)
     for p in problems:
         bad[p.row] = True
-    ok = np.flatnonzero(~bad)
-    sub, thr, feasible_ok, all_given = _estimate_valid(cols, ok, n)
-    rows = _Rows(n, bad, ok, feasible_ok, ok[feasible_ok])
-    outputs = _compute_feasible(sub, rows)
+    rows, sub, thr, all_given, outputs = _run(cols, bad)
     data: dict[str, Any] = {}
     empty = _EmptyColumns(df.index)
-    if outputs is not None:
-        _computed_hit_rate(cols, outputs, rows.run)
     _input_columns(data, df, cols, problems, empty)
     internal = _output_columns(data, outputs, rows, empty)
     _throughput_columns(data, thr, rows, all_given, empty)
@@ -1007,6 +1029,61 @@ def evaluate_variants(resolved: dict[str, np.ndarray], **changes: Any) -> dict[s
                              f"({FIELDS[name].bounds_text()})")
         cols[name] = arr
     return compute(cols)
+
+
+RATE_FIELDS = ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_accelerator")
+"""The throughput figures :func:`evaluate_at_rates` varies: validation reads each only as a number within its
+bounds or empty (whether it is given decides which other fields a scenario needs, never its value)."""
+
+
+def evaluate_at_rates(row: pd.DataFrame, rates: dict[str, np.ndarray], outputs: Sequence[str]) -> pd.DataFrame:
+    """The numeric ``outputs`` :func:`evaluate` gives for the one scenario of ``row`` (a one-row table) repeated
+    once per value in ``rates`` (each a float array of equal length for a field of :data:`RATE_FIELDS`; NaN =
+    empty), without validating the repeated table: the same columns, dtypes and numbers.
+
+    The scenario is validated once per pattern of empty and given rates (with the rates of one of its rows that lies
+    within the bounds), and every rate checked against its field's bounds as the validation checks a cell; the
+    rows are then estimated and computed as :func:`evaluate` does. A curve's hundreds of points cost one small
+    validation instead of one per point (:func:`economics.studies.interactivity.interactivity_curve`).
+    """
+    if len(row) != 1 or not set(rates) <= set(RATE_FIELDS) or not rates:
+        raise ValueError(f"evaluate_at_rates: one row and rates for some of {', '.join(RATE_FIELDS)}")
+    given = {name: np.asarray(v, dtype=float) for name, v in rates.items()}
+    lengths = {v.size for v in given.values()}
+    if len(lengths) != 1:
+        raise ValueError("evaluate_at_rates: every field needs the same number of rates")
+    present = {name: ~np.isnan(v) for name, v in given.items()}
+    fits = np.logical_and.reduce([~present[name] | FIELDS[name].within(v) for name, v in given.items()])
+    kinds, which = np.unique(np.sum([p << i for i, p in enumerate(present.values())], axis=0), return_inverse=True)
+    # each pattern's row: one whose rates lie within their bounds (then its validation is every such row's)
+    first = [int((np.flatnonzero((which == k) & fits)[:1].tolist() or np.flatnonzero(which == k)[:1].tolist())[0])
+             for k in range(kinds.size)]
+    table = row.take(np.zeros(kinds.size, dtype=np.intp)).reset_index(drop=True)
+    for name, v in given.items():
+        table[name] = v[first]
+    checked, problems = validate(table)
+    refused = np.zeros(kinds.size, dtype=bool)
+    refused[[p.row for p in problems]] = True
+    cols = {name: _rows_of_pattern(v, which) for name, v in checked.items()}
+    for name, v in given.items():  # the row's own rate where it is a number within bounds; else the pattern's
+        cols[name] = np.where(present[name] & fits, v, cols[name])
+    bad = refused[which] | ~fits
+    run = _run(cols, bad)
+    data: dict[str, Any] = {}
+    index = pd.RangeIndex(bad.size)
+    internal = _output_columns(data, run.outputs, run.rows, _EmptyColumns(index))
+    if internal:
+        _refuse_internal(data, internal, bad)
+    return pd.DataFrame({name: data[name] for name in outputs}, index=index)
+
+
+def _rows_of_pattern(column: Any, which: np.ndarray) -> Any:
+    """A validated column of one row per pattern as the column of every row (``which``: each row's pattern); a
+    read-only view of one value stays one (as validation makes an absent field's column).
+    """
+    if isinstance(column, np.ndarray) and column.strides == (0,) and column.size:
+        return np.broadcast_to(column[:1], which.shape)
+    return column[which]
 
 
 def session_profile(scenario: Scenario | dict[str, Any]) -> pd.DataFrame:

@@ -17,7 +17,7 @@ import pandas as pd
 from economics import catalog
 from economics.domain import capacity as cap
 from economics.domain import throughput as th
-from economics.engine.batch import ScenarioError, as_scenario, evaluate, fill_throughput
+from economics.engine.batch import ScenarioError, as_scenario, evaluate_at_rates, fill_throughput
 from economics.engine.measured import curves, user_curves
 from economics.engine.replicas import REPLICA_SIZES
 from economics.engine.roofline import Roofline
@@ -91,11 +91,28 @@ def pareto_front(table: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(out).sort_values(["scenario", "output_tokens_per_s_per_user"]).reset_index(drop=True)
 
 
+COST_COLUMNS = ("cost_usd_per_m_tokens", "cost_usd_per_m_output_tokens", "accelerators", "utilization")
+"""The engine's outputs given at every point of the curve."""
+
+
 def _cost_along(scenario: dict[str, Any], per_acc: np.ndarray, prefill: np.ndarray) -> pd.DataFrame:
-    rows = scenario_frame([scenario], repeat=len(per_acc), varying={"output_tokens_per_s_per_accelerator": per_acc,
-                                                                   "input_tokens_per_s_per_accelerator": prefill})
-    out = evaluate(rows)
-    return out[["cost_usd_per_m_tokens", "cost_usd_per_m_output_tokens", "accelerators", "utilization"]]
+    """The scenario's cost at each given decode and prefill rate: :func:`economics.engine.batch.evaluate_at_rates`,
+    the numbers :func:`economics.evaluate` gives for the repeated scenario, validated once rather than per point.
+    """
+    return evaluate_at_rates(scenario_frame([scenario]), {"output_tokens_per_s_per_accelerator": per_acc,
+                                                          "input_tokens_per_s_per_accelerator": prefill},
+                             COST_COLUMNS)
+
+
+def _prefill_rates(scenario: dict[str, Any], replicas: np.ndarray) -> np.ndarray:
+    """The estimate's prefill rate per accelerator at each replica size, from the same roofline as the estimate:
+    worked out once per distinct size (a front's hundreds of points span a few), each row on its own as in a table
+    of every point.
+    """
+    sizes, which = np.unique(replicas, return_inverse=True)
+    cols, _ = validate(scenario_frame([scenario], repeat=sizes.size, varying={"accelerators_per_replica": sizes}))
+    fill_throughput(cols)
+    return np.asarray(cols["input_tokens_per_s_per_accelerator"], dtype=float)[which]
 
 
 def chosen_stack(scenario: dict[str, Any]) -> str:
@@ -138,12 +155,7 @@ def interactivity_curve(scenario: Scenario | dict[str, Any], max_batch: int = 25
     s["curves_sha256"] = None  # the front is the roofline's; the user's measured points are drawn beside it
     front = pareto_front(curve_table(scenario_frame([s]), max_batch))
     if len(front):
-        # prefill rate at each point's replica size, from the same roofline as the estimate
-        rows = scenario_frame([s], repeat=len(front),
-                              varying={"accelerators_per_replica": front["accelerators_per_replica"].to_numpy()})
-        cols, _ = validate(rows)
-        fill_throughput(cols)
-        prefill = cols["input_tokens_per_s_per_accelerator"]
+        prefill = _prefill_rates(s, front["accelerators_per_replica"].to_numpy())
         decode = front["output_tokens_per_s_per_accelerator"].to_numpy()
         o = s["output_tokens_per_request"]
         front["prefill_tokens_per_s_per_accelerator"] = prefill
