@@ -220,6 +220,9 @@ def test_the_curve_charts_draw_each_scenario_s_own_rows_in_the_chart_altair_buil
                 next(d for d in chart.proto.datasets if d.name == name).data.data)
             want = expected[name]
             assert list(drawn["output_tokens_per_s_per_user"]) == list(want["output_tokens_per_s_per_user"])
+            # every column the chart's encodings and tooltips name is drawn, and nothing else of the study's rows
+            named = studies._fields(json.loads(chart.proto.spec))
+            assert set(want.columns) & named <= set(drawn.columns) <= named
         layers = [studies._front_layer(), *(studies._measured_layers() if "measured" in names else [])]
         for chart, built in ((curve, alt.layer(*layers).interactive()), (cost, studies._cost_chart())):
             want_spec = unnamed(vega_spec(built))

@@ -279,8 +279,26 @@ def curve_specs(key: str, chosen: str) -> tuple[dict[str, Any], dict[str, Any] |
     if not measured.empty:
         data["measured"] = measured.assign(series=measured["serving_stack"],
                                            role=["chosen" if c else "other stack" for c in measured["chosen"]])
-    cost = None if front.empty else {**_cost_spec(), "datasets": {"front": front}}
-    return {**_curve_chart(not front.empty, not measured.empty), "datasets": data}, cost
+    chart = _curve_chart(not front.empty, not measured.empty)
+    cost = None if front.empty else {**_cost_spec(), "datasets": {"front": _read_by(_cost_spec(), front)}}
+    return {**chart, "datasets": {name: _read_by(chart, rows) for name, rows in data.items()}}, cost
+
+
+def _read_by(spec: dict[str, Any], rows: Any) -> Any:
+    """The columns of ``rows`` the chart's encodings and tooltips name, in their order: the browser decodes and
+    ingests no other (the curve's cost, utilization and prefill columns the chart does not draw were half of its
+    bytes; issue #43's switch)."""
+    return rows[[c for c in rows.columns if c in _fields(spec)]]
+
+
+def _fields(spec: Any) -> set[str]:
+    """Every ``field`` a Vega-Lite spec names, at any depth."""
+    if isinstance(spec, dict):
+        own = {spec["field"]} if isinstance(spec.get("field"), str) else set()
+        return own.union(*(_fields(v) for k, v in spec.items() if k != "datasets"))
+    if isinstance(spec, list):
+        return set().union(*(_fields(v) for v in spec))
+    return set()
 
 
 @st.cache_data(show_spinner=False)
