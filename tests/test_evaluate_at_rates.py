@@ -53,7 +53,7 @@ def test_the_outputs_at_rates_are_the_repeated_tables(which: int, pairs: list[tu
     scenario = as_scenario(SCENARIOS[which]).model_dump()
     columns = np.array(pairs, dtype=float).T
     rates = {name: columns[RATE_FIELDS.index(name)] for name in fields}
-    got = evaluate_at_rates(scenario_frame([scenario]), rates, OUTPUTS)
+    got = evaluate_at_rates(scenario, rates, OUTPUTS)
     pd.testing.assert_frame_equal(got, _expected(scenario, rates), check_exact=True)
 
 
@@ -64,7 +64,7 @@ def test_a_curve_s_points_and_measured_dots_at_once() -> None:
     decode = np.geomspace(1.0, 5e9, 300)
     prefill = np.concatenate([np.geomspace(10.0, 1e6, 200), np.full(100, np.nan)])
     rates = {RATE_FIELDS[0]: decode, RATE_FIELDS[1]: prefill}
-    got = evaluate_at_rates(scenario_frame([scenario]), rates, OUTPUTS)
+    got = evaluate_at_rates(scenario, rates, OUTPUTS)
     expected = _expected(scenario, rates)
     pd.testing.assert_frame_equal(got, expected, check_exact=True)
     assert expected["cost_usd_per_m_tokens"].isna().any() and expected["cost_usd_per_m_tokens"].notna().sum() > 250
@@ -74,4 +74,4 @@ def test_a_curve_s_points_and_measured_dots_at_once() -> None:
                                    {RATE_FIELDS[0]: np.ones(2), RATE_FIELDS[1]: np.ones(3)}])
 def test_other_fields_or_uneven_rates_are_refused(rates: dict[str, np.ndarray]) -> None:
     with pytest.raises(ValueError, match="evaluate_at_rates"):
-        evaluate_at_rates(scenario_frame([as_scenario(SCENARIOS[0]).model_dump()]), rates, OUTPUTS)
+        evaluate_at_rates(as_scenario(SCENARIOS[0]).model_dump(), rates, OUTPUTS)

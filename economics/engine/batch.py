@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import lru_cache
@@ -1036,35 +1036,32 @@ RATE_FIELDS = ("output_tokens_per_s_per_accelerator", "input_tokens_per_s_per_ac
 bounds or empty (whether it is given decides which other fields a scenario needs, never its value)."""
 
 
-def evaluate_at_rates(row: pd.DataFrame, rates: dict[str, np.ndarray], outputs: Sequence[str]) -> pd.DataFrame:
-    """The numeric ``outputs`` :func:`evaluate` gives for the one scenario of ``row`` (a one-row table) repeated
-    once per value in ``rates`` (each a float array of equal length for a field of :data:`RATE_FIELDS`; NaN =
-    empty), without validating the repeated table: the same columns, dtypes and numbers.
+def evaluate_at_rates(scenario: Mapping[str, Any], rates: dict[str, np.ndarray],
+                      outputs: Sequence[str]) -> pd.DataFrame:
+    """The numeric ``outputs`` :func:`evaluate` gives for one scenario (a ``Scenario.model_dump()``) repeated once
+    per value in ``rates`` (each a float array of equal length for a field of :data:`RATE_FIELDS`; NaN = empty),
+    without validating the repeated table: the same columns, dtypes and numbers.
 
-    The scenario is validated once per pattern of empty and given rates (with the rates of one of its rows that lies
-    within the bounds), and every rate checked against its field's bounds as the validation checks a cell; the
-    rows are then estimated and computed as :func:`evaluate` does. A curve's hundreds of points cost one small
-    validation instead of one per point (:func:`economics.studies.interactivity.interactivity_curve`).
+    The scenario is validated once per pattern of empty and given rates (:func:`validate_one`, with the rates of one
+    of its rows that lies within the bounds), and every rate checked against its field's bounds as the validation
+    checks a cell; the rows are then estimated and computed as :func:`evaluate` does. A curve's hundreds of points
+    cost one small validation instead of a table's (:func:`economics.studies.interactivity.interactivity_curve`).
     """
-    if len(row) != 1 or not set(rates) <= set(RATE_FIELDS) or not rates:
-        raise ValueError(f"evaluate_at_rates: one row and rates for some of {', '.join(RATE_FIELDS)}")
+    if not set(rates) <= set(RATE_FIELDS) or not rates:
+        raise ValueError(f"evaluate_at_rates: rates for some of {', '.join(RATE_FIELDS)}")
     given = {name: np.asarray(v, dtype=float) for name, v in rates.items()}
-    lengths = {v.size for v in given.values()}
-    if len(lengths) != 1:
+    if len({v.size for v in given.values()}) != 1:
         raise ValueError("evaluate_at_rates: every field needs the same number of rates")
     present = {name: ~np.isnan(v) for name, v in given.items()}
     fits = np.logical_and.reduce([~present[name] | FIELDS[name].within(v) for name, v in given.items()])
     kinds, which = np.unique(np.sum([p << i for i, p in enumerate(present.values())], axis=0), return_inverse=True)
-    # each pattern's row: one whose rates lie within their bounds (then its validation is every such row's)
-    first = [int((np.flatnonzero((which == k) & fits)[:1].tolist() or np.flatnonzero(which == k)[:1].tolist())[0])
-             for k in range(kinds.size)]
-    table = row.take(np.zeros(kinds.size, dtype=np.intp)).reset_index(drop=True)
-    for name, v in given.items():
-        table[name] = v[first]
-    checked, problems = validate(table)
-    refused = np.zeros(kinds.size, dtype=bool)
-    refused[[p.row for p in problems]] = True
-    cols = {name: _rows_of_pattern(v, which) for name, v in checked.items()}
+    checked, refused = [], np.zeros(kinds.size, dtype=bool)
+    for k in range(kinds.size):  # each pattern's row: one whose rates lie within bounds, if any
+        at = int((np.flatnonzero((which == k) & fits)[:1].tolist() or np.flatnonzero(which == k)[:1].tolist())[0])
+        cols, problems = validate_one({**scenario, **{name: _number(v[at]) for name, v in given.items()}})
+        checked.append(cols)
+        refused[k] = bool(problems)
+    cols = {name: _rows_of_pattern([c[name] for c in checked], which) for name in checked[0]}
     for name, v in given.items():  # the row's own rate where it is a number within bounds; else the pattern's
         cols[name] = np.where(present[name] & fits, v, cols[name])
     bad = refused[which] | ~fits
@@ -1077,13 +1074,16 @@ def evaluate_at_rates(row: pd.DataFrame, rates: dict[str, np.ndarray], outputs: 
     return pd.DataFrame({name: data[name] for name in outputs}, index=index)
 
 
-def _rows_of_pattern(column: Any, which: np.ndarray) -> Any:
-    """A validated column of one row per pattern as the column of every row (``which``: each row's pattern); a
-    read-only view of one value stays one (as validation makes an absent field's column).
+def _number(value: float) -> float | None:
+    """A rate as a scenario holds it: None when empty."""
+    return None if math.isnan(value) else float(value)
+
+
+def _rows_of_pattern(columns: list[np.ndarray], which: np.ndarray) -> np.ndarray:
+    """One field's one-row columns, a pattern's each, as the column of every row (``which``: each row's pattern):
+    a copy, as the estimate writes some columns in place and the one-row columns may be remembered ones.
     """
-    if isinstance(column, np.ndarray) and column.strides == (0,) and column.size:
-        return np.broadcast_to(column[:1], which.shape)
-    return column[which]
+    return np.concatenate(columns)[which] if len(columns) > 1 else np.repeat(columns[0], which.size)
 
 
 def session_profile(scenario: Scenario | dict[str, Any]) -> pd.DataFrame:

@@ -22,7 +22,7 @@ from economics.engine.measured import curves, user_curves
 from economics.engine.replicas import REPLICA_SIZES
 from economics.engine.roofline import Roofline
 from economics.schema.scenario import Scenario, Workload
-from economics.schema.validation import validate
+from economics.schema.validation import validate, validate_one
 from economics.studies.compare import scenario_frame
 
 
@@ -36,8 +36,12 @@ def curve_table(scenarios: pd.DataFrame, max_batch: int = 256) -> pd.DataFrame:
     ones contribute no points.
     """
     cols, problems = validate(scenarios.reset_index(drop=True))
-    bad = {p.row for p in problems}
-    n_sc = len(scenarios)
+    return _curve_points(cols, {p.row for p in problems}, max_batch)
+
+
+def _curve_points(cols: dict[str, Any], bad: set[int], max_batch: int) -> pd.DataFrame:
+    """:func:`curve_table`'s points of validated columns, the rows ``bad`` (refused by the validation) left out."""
+    n_sc = len(cols["accelerator"])
     batches = np.arange(1, max_batch + 1, dtype=float)
     idx = np.repeat(np.arange(n_sc), batches.size)
     b = np.tile(batches, n_sc)
@@ -99,9 +103,8 @@ def _cost_along(scenario: dict[str, Any], per_acc: np.ndarray, prefill: np.ndarr
     """The scenario's cost at each given decode and prefill rate: :func:`economics.engine.batch.evaluate_at_rates`,
     the numbers :func:`economics.evaluate` gives for the repeated scenario, validated once rather than per point.
     """
-    return evaluate_at_rates(scenario_frame([scenario]), {"output_tokens_per_s_per_accelerator": per_acc,
-                                                          "input_tokens_per_s_per_accelerator": prefill},
-                             COST_COLUMNS)
+    return evaluate_at_rates(scenario, {"output_tokens_per_s_per_accelerator": per_acc,
+                                        "input_tokens_per_s_per_accelerator": prefill}, COST_COLUMNS)
 
 
 def _prefill_rates(scenario: dict[str, Any], replicas: np.ndarray) -> np.ndarray:
@@ -110,9 +113,19 @@ def _prefill_rates(scenario: dict[str, Any], replicas: np.ndarray) -> np.ndarray
     of every point.
     """
     sizes, which = np.unique(replicas, return_inverse=True)
-    cols, _ = validate(scenario_frame([scenario], repeat=sizes.size, varying={"accelerators_per_replica": sizes}))
-    fill_throughput(cols)
-    return np.asarray(cols["input_tokens_per_s_per_accelerator"], dtype=float)[which]
+    rates = []
+    for size in sizes.tolist():
+        cols = _one(validate_one({**scenario, "accelerators_per_replica": size})[0])
+        fill_throughput(cols)
+        rates.append(float(cols["input_tokens_per_s_per_accelerator"][0]))
+    return np.array(rates)[which]
+
+
+def _one(cols: dict[str, Any]) -> dict[str, Any]:
+    """A one-row validation's columns as the curve's own (the validation may hand back remembered ones, and the
+    estimate writes some in place).
+    """
+    return {name: np.array(v, copy=True) for name, v in cols.items()}
 
 
 def chosen_stack(scenario: dict[str, Any]) -> str:
@@ -153,7 +166,9 @@ def interactivity_curve(scenario: Scenario | dict[str, Any], max_batch: int = 25
     s.update(dict.fromkeys(CURVE_IGNORES))
     mine = user_curves(s["curves_sha256"]) if s.get("curves_sha256") else ()
     s["curves_sha256"] = None  # the front is the roofline's; the user's measured points are drawn beside it
-    front = pareto_front(curve_table(scenario_frame([s]), max_batch))
+    # the scenario validated as one row (validate_one: the table's rules, remembered per value of what they read)
+    cols, problems = validate_one(s)
+    front = pareto_front(_curve_points(_one(cols), {0} if problems else set(), max_batch))
     if len(front):
         prefill = _prefill_rates(s, front["accelerators_per_replica"].to_numpy())
         decode = front["output_tokens_per_s_per_accelerator"].to_numpy()
