@@ -23,13 +23,14 @@ def page() -> AppTest:
 
 
 def _chart_stacks(at: AppTest) -> dict[str, set[bool]]:
-    """Each serving stack drawn on the interactivity chart with its ``chosen`` flags (read from the chart's data)."""
+    """Each serving stack drawn on the interactivity chart with its ``chosen`` flags, read from the chart's data as
+    it draws them: the ``role`` its opacity and size encode ("chosen" or "other stack")."""
     out: dict[str, set[bool]] = {}
     for ds in at.get("vega_lite_chart")[0].proto.datasets:
         table = pa.ipc.open_stream(ds.data.data).read_all()
         if "serving_stack" in table.column_names:
-            for stack, chosen in zip(table["serving_stack"].to_pylist(), table["chosen"].to_pylist(), strict=True):
-                out.setdefault(stack, set()).add(bool(chosen))
+            for stack, role in zip(table["serving_stack"].to_pylist(), table["role"].to_pylist(), strict=True):
+                out.setdefault(stack, set()).add(role == "chosen")
     return out
 
 
