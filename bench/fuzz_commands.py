@@ -99,8 +99,14 @@ class Case:
     """For a plan: the CANDIDATES file's name, its table and format (the infeasibility checks drop its rows)."""
 
 
-def run_case(stage: Stage, case: Case, tmp: Path, extra: list[tuple[str, str]] | None = None) -> tuple[list[str], Run]:
-    """Write the case's files, run it, and count its outcomes in ``stage``; the outcomes and the run."""
+def run_case(stage: Stage, case: Case, tmp: Path, extra: list[tuple[str, str]] | None = None,
+             again_if_slow: bool = True) -> tuple[list[str], Run]:
+    """Write the case's files, run it, and count its outcomes in ``stage``; the outcomes and the run.
+
+    A run past :data:`fuzz_common.SLOW_S` is run once more and the second decides (``again_if_slow``, the bench's
+    count of slow cases); a caller that counts no slowness (tests/test_fuzz_slice.py) runs each case once and every
+    outcome of that run is counted.
+    """
     paths = {}
     for name, data in case.files.items():
         (tmp / name).write_bytes(data)
@@ -111,7 +117,7 @@ def run_case(stage: Stage, case: Case, tmp: Path, extra: list[tuple[str, str]] |
         return (run_subprocess(argv, case.timeout) if case.subprocess else
                 run_in_process(argv, terminal=case.terminal, timeout=case.timeout))
 
-    run, again = run_again_if_slow(once(), once)
+    run, again = run_again_if_slow(once(), once) if again_if_slow else (once(), [])
     found = stage.record(run, case.allowed, dict(case.files), [*(extra or []), *again, *nonfinite(argv, run.out)])
     for path in paths.values():
         Path(path).unlink(missing_ok=True)

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from fuzz_common import ROOT, Run, Stage, run_in_process, stage_rng
+from fuzz_common import HANG_S, ROOT, Run, Stage, run_in_process, stage_rng
 
 DOCS = ROOT / "docs"
 OLD = b"old contents\n"
@@ -327,8 +327,10 @@ def case_folder(tmp: Path, n: int | str) -> Iterator[Path]:
 
 
 def run_output_case(stage: Stage, command: Command, kinds: tuple[str, ...], d: Path, large: bool = False,
-                    rng: random.Random | None = None) -> None:
-    """One command with ``-o`` (and maybe ``--errors``) at outputs of the given kinds, checked as the module says."""
+                    rng: random.Random | None = None, timeout: float = HANG_S) -> None:
+    """One command with ``-o`` (and maybe ``--errors``) at outputs of the given kinds, checked as the module says;
+    still running after ``timeout`` seconds, it is stopped and counted a hang.
+    """
     holders: list[socket.socket] = []
     if kinds[0] in SELF:
         command, target = _self_target(kinds[0], command, d, rng or random.Random(0))
@@ -342,7 +344,7 @@ def run_output_case(stage: Stage, command: Command, kinds: tuple[str, ...], d: P
     options = [a for t, opt in zip(targets, ("-o", "--errors"), strict=False) for a in (opt, t.path)]
     argv = [*command.argv, *options]
     before, null = snapshot(d), _null_identity()
-    run = run_in_process(argv)
+    run = run_in_process(argv, timeout=timeout)
     data = {t.path: t.fifo.close() for t in targets if t.fifo is not None}
     for sock in holders:
         sock.close()
@@ -359,9 +361,11 @@ def _big_file(tmp: Path) -> Path:
     return path
 
 
-def run_terminated(stage: Stage, tmp: Path, d: Path) -> None:
+def run_terminated(stage: Stage, tmp: Path, d: Path, wait_s: float = 60.0) -> None:
     """SIGTERM to ``evaluate`` (a process of its own) once its temporary file exists beside an existing output:
-    exit 143, one line on stderr, the old file as it was and no temporary file left.
+    exit 143, one line on stderr, the old file as it was and no temporary file left. The signal goes after
+    ``wait_s`` seconds without a temporary file too, and a process still running ``wait_s / 2`` seconds after it
+    (its watchdog ends it after :data:`economics.io.interrupts.GRACE_S`) is killed: its exit code is then not 143.
     """
     target = _file(d, "out.csv")
     argv = ["evaluate", str(_big_file(tmp)), "-o", str(target)]
@@ -370,13 +374,13 @@ def run_terminated(stage: Stage, tmp: Path, d: Path) -> None:
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "economics", *argv], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    while proc.poll() is None and time.perf_counter() - start < 60 and not any(
+    while proc.poll() is None and time.perf_counter() - start < wait_s and not any(
             n.endswith(".partial") for n in os.listdir(d)):
         time.sleep(0.02)
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
     try:
-        out, err = proc.communicate(timeout=30)
+        out, err = proc.communicate(timeout=wait_s / 2)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)  # the session this function started
         out, err = proc.communicate()
