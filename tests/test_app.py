@@ -55,6 +55,13 @@ def set_field(at: AppTest, field: str, value: object) -> AppTest:
     return at
 
 
+def open_share(at: AppTest) -> None:
+    """Open the share panel as a click does (its content is drawn only while open: ui.common.share) and run."""
+    at.session_state["settings"] = {**at.session_state["settings"], "open": ("share",)}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
 @pytest.fixture
 def app() -> AppTest:
     """A fresh Cost page, for a test that edits it."""
@@ -158,6 +165,7 @@ def test_the_link_follows_an_edit_the_engine_refuses(page: str) -> None:
 
 def test_explanation_is_plain_text(app: AppTest) -> None:
     app.toggle(key="show_derivation").set_value(True).run()
+    open_share(app)  # the share link is drawn only while its panel is open (ui.common.share)
     codes = [c.value for c in app.code]  # the share link and the explanation
     assert economics.explain_text(scenario_with()) in codes
     assert any(c.endswith("?v=1") for c in codes)  # the default scenario's link carries only the version
@@ -281,6 +289,7 @@ def test_pin_a_baseline_and_every_kpi_shows_its_change(app: AppTest) -> None:
     assert table.loc["Cost per M tokens [USD/M token]", "baseline"] == ui.format.usd_rate(
         base["cost_usd_per_m_tokens"])
     # the link carries the baseline too, so the comparison is shareable
+    open_share(app)
     assert any("baseline.v=1" in c.value for c in app.code)
 
 

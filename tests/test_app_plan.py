@@ -20,7 +20,7 @@ from economics import FIELDS
 from economics.cli import main
 from economics.io import plan_files
 from economics.studies import planner
-from tests.test_app import set_field, start, static_table
+from tests.test_app import open_share, set_field, start, static_table
 from tests.test_app_links import EVIL_NAME, PIXEL, assert_plain
 from ui import format as fmt
 from ui import links, planning
@@ -151,6 +151,7 @@ def test_the_example_sets_the_shared_scenario_and_a_setting(example: AppTest) ->
     assert {row["Role"] for row in plan} <= {"aggregated", "prefill", "decode"}
     assert len(accelerators(example)) > 1  # with a model, other accelerators are estimated and compete
     # the link holds the setting; the model is the default's own (llama-3.1-70b), so the link need not carry it
+    open_share(example)  # the share link is drawn only while its panel is open (ui.common.share)
     assert "settings.plan_ttft_target_s=2" in example.code[-1].value and "model=" not in example.code[-1].value
     assert economics.default_scenario().model == PLAN_EXAMPLE["model"]
     # the Fleet page shows the same scenario
@@ -255,7 +256,8 @@ def test_no_rent_on_a_tiny_site_is_infeasible_with_numbers() -> None:
 
 
 def test_a_scenario_without_demand_is_named() -> None:
-    at = start("plan", {"demand_output_tokens_per_day": "", "demand_input_tokens_per_day": ""})
+    at = start("plan", {"demand_output_tokens_per_day": "", "demand_input_tokens_per_day": "",
+                        "settings.open": "share"})  # the share panel open: its link is drawn only then
     assert any("demand_output_tokens_per_day" in e.value for e in at.error), [e.value for e in at.error]
     assert any(re.search(r"demand_output_tokens_per_day=(&|$)", c.value) for c in at.code)  # the link keeps it
 

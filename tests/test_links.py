@@ -90,6 +90,7 @@ def test_every_page_opens_its_link(page: str, params: dict[str, str], key: str, 
     for k, v in params.items():
         at.query_params[k] = v
     at.query_params["bogus"] = "1"
+    at.query_params["settings.open"] = "share"  # the share panel open: its link is drawn only then (ui.common.share)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["scenario"][key] == value  # the app's working scenario (ui/state.py), not a widget

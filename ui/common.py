@@ -377,17 +377,28 @@ def static_report(table: Any, extra: Mapping[str, tuple[str, str]] | None = None
 
 
 def share_link() -> str:
-    """The link that reproduces the page: its address with the whole state as the query."""
-    query = links.link_query(state.scenario(), state.settings(), state.baseline(), state.stored())
+    """The link that reproduces the page: its address with the whole state as the query (the share panel's own
+    opening left out: it is how the link is read, not part of the page it reproduces)."""
+    settings = state.settings()
+    settings = {**settings, "open": tuple(p for p in settings["open"] if p != SHARE)}
+    query = links.link_query(state.scenario(), settings, state.baseline(), state.stored())
     return links.link_text((st.context.url or "").split("?")[0], query)
 
 
+SHARE = "share"
+"""The share panel's name in the page setting ``open`` (:data:`ui.links.PANELS`)."""
+
+
 def share() -> None:
-    """The link that reproduces the page (:func:`share_link`), shown as plain text to copy."""
-    with st.expander("Share this scenario"):
-        st.caption("The link holds the whole state: every input that differs from the default scenario, the page "
-                   "settings and the baseline. Opening it anywhere reproduces these results.")
-        st.code(share_link(), language=None)
+    """The link that reproduces the page (:func:`share_link`), shown as plain text to copy, in a panel drawn only
+    while open (:func:`panel`): closed, its note and link (a code block) are neither sent nor mounted by the browser on
+    a switch or a run, on every page (issue #43). The same link is the page's address (ui/state.py keeps it in step)."""
+    box = panel("Share this scenario", SHARE)
+    if box is not None:
+        with box:
+            st.caption("The link holds the whole state: every input that differs from the default scenario, the "
+                       "page settings and the baseline. Opening it anywhere reproduces these results.")
+            st.code(share_link(), language=None)
 
 
 def _claims_for(accelerator: str | None) -> Any:

@@ -24,6 +24,7 @@ KEY_FIELDS = ("name", "accelerator", "ownership", "accelerator_count", "accelera
               "price_usd_per_m_output_tokens")
 NOT_SEPARABLE = kpis.NOT_SEPARABLE
 WARNING_COLOR = "#d62728"
+UTILIZATION_NOTE = "Same fleet, demand set to each share of its capacity; the red dot is this scenario."
 
 
 def _load_preset() -> None:
@@ -95,21 +96,21 @@ common.warnings_and_provenance(result, lead)
 
 pinned = state.baseline()
 if pinned is not None and base is not None:
-    st.subheader("Against the baseline")
+    common.heading("Against the baseline")
     common.difference_table(result, base)
 
 key = common.canonical(scenario)
 left, right = st.columns(2)
 with left:
-    st.subheader("Where the money goes")
+    common.heading("Where the money goes")
     common.draw(studies.breakdown_spec(), charts.breakdown_data(result))
 with right:
-    st.subheader("Cost against utilization")
-    if result["capacity_output_tokens_per_day"]:
+    if result["capacity_output_tokens_per_day"]:  # the chart's note under its heading: one element, not two
+        common.heading("Cost against utilization", UTILIZATION_NOTE)
         curve = studies.cost_curve(key)
         common.draw(studies.utilization_spec(), charts.utilization_data(result, curve))
-        st.caption("Same fleet, demand set to each share of its capacity; the red dot is this scenario.")
     else:
+        common.heading("Cost against utilization")
         st.info("No capacity figure for this scenario, so no curve.")
 
 day.panel(scenario, result, base)

@@ -41,7 +41,7 @@ def _stated(name: str, result: Mapping[str, Any]) -> str | None:
 
 def panel(scenario: Mapping[str, Any], result: Mapping[str, Any], base: Mapping[str, Any] | None) -> None:
     """The panel, for an evaluated feasible scenario."""
-    st.subheader("Energy and carbon over the day")
+    common.heading("Energy and carbon over the day")  # a Markdown heading: cheaper for the browser to draw
     for names in kpis.DAY_ROWS:
         k = common.row()
         for name in names:

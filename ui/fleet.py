@@ -104,7 +104,7 @@ with side.above():  # in its place above the KPIs
     common.baseline_controls()
 common.warnings_and_provenance(result, lead)
 if state.baseline() is not None and base is not None:
-    st.subheader("Against the baseline")
+    common.heading("Against the baseline")
     common.difference_table(result, base)
 
 settings = state.settings()

@@ -30,12 +30,17 @@ from economics.studies.planner.candidates import catalog_candidates
 from economics.studies.planner.milp import PROOF_GAP
 from ui import common, editor, links, planning, report, state
 from ui import format as fmt
-from ui.text import plain
+from ui.text import headed, plain
 
 KEY_FIELDS = ("name", "model", "precision", "target_output_tokens_per_s_per_user", "demand_output_tokens_per_day",
               "input_tokens_per_request", "output_tokens_per_request", "peak_to_average", "accelerator",
               "existing_accelerators", "facility_cooling", "allow_liquid_retrofit", "site_power_mw")
 P = links.PLAN_PREFIX
+# the page's intro, drawn under its title (a comment: a bare string here would be drawn by Streamlit)
+INTRO = ("The cheapest fleet for the scenario's demand over the day at its per-user speed and a time-to-first-token "
+         "target: prefill, decode or aggregated pools from the catalog (or your own benchmarks), owned or rented by "
+         "the hour, with the fleet you already own, inside the site's power, racks, cooling and budget. A "
+         "mixed-integer program (SciPy milp, HiGHS); docs/planner.md has the method.")
 PROFILES = ("peak", "flat", "diurnal")
 NUMBERS = "24 numbers"
 DEFAULT_NUMBERS = " ".join(["1"] * 8 + ["2"] * 10 + ["1"] * 6)
@@ -185,7 +190,7 @@ def _accelerators(settings: dict[str, Any]) -> None:
 def settings_widgets() -> None:
     """The planner's settings at the top of the sidebar, each set from the state just before it is drawn."""
     settings = state.settings()
-    st.subheader("Planner settings")
+    st.markdown(headed("Planner settings"))  # st.subheader's level; a Markdown heading is cheaper to draw
     _accelerators(settings)
     _typed("ttft_target_s", settings)
     _chosen("ttft_percentile", settings, list(PERCENTILES))
@@ -204,7 +209,7 @@ def settings_widgets() -> None:
     _chosen("min_rental_hours", settings, list(RENTAL_HOURS), {h: RENTAL_WORDS.get(h, f"{h:g} h") for h in
                                                                  (*RENTAL_HOURS, settings[P + "min_rental_hours"])})
     _typed("min_pool_systems", settings)
-    st.subheader("Scenario")
+    st.markdown(headed("Scenario"))
 
 
 # ------------------------------------------------------------------------------------------------------ solving
@@ -235,12 +240,13 @@ def _plan_odds(scenario_json: str, settings_json: str, ids: tuple[str, ...], can
 def _odds(inputs: tuple[str, str, tuple[str, ...], bytes | None]) -> None:
     """The plan's odds on request (the plan solved twice a draw): the chosen candidates' cost a day at P10 / P50 /
     P90 and how often a mix of other candidates is cheaper."""
-    toggle, left, right = st.columns(3)
-    samples = int(left.number_input("Draws", 1, MAX_PLAN_SAMPLES, 10, key="plan_odds_samples"))
-    seed = int(right.number_input("Seed", 0, 2**32 - 1, 0, key="plan_odds_seed"))
-    if not toggle.toggle("The plan's odds", value=False, key="show_plan_odds",
+    where = common.row()  # one block for the three (st.columns: one for each and one around them)
+    shown = where.toggle("The plan's odds", value=False, key="show_plan_odds",
                          help="plan --uncertainty: each estimated accelerator's throughput drawn over the estimator's "
-                              "P10-P90, the plan solved again twice in each draw (about a second a draw)"):
+                              "P10-P90, the plan solved again twice in each draw (about a second a draw)")
+    samples = int(where.number_input("Draws", 1, MAX_PLAN_SAMPLES, 10, key="plan_odds_samples"))
+    seed = int(where.number_input("Seed", 0, 2**32 - 1, 0, key="plan_odds_seed"))
+    if not shown:
         return
     try:
         got = _plan_odds(*inputs, samples, seed)
@@ -311,10 +317,10 @@ def _show_infeasible(out: dict[str, Any]) -> None:
         for fix in fixes:
             st.markdown(f"- {plain(fix, max_chars=400)}")
     if summary.get("served_share") is not None and len(out["frames"]["plan"]):
-        st.subheader("The best partial plan within every limit")
-        st.caption(f"Serves {fmt.percent(summary['served_share'])} of the day's demand "
-                   f"({fmt.percent(summary['busiest_hour_served_share'])} of its busiest hour) at "
-                   f"{fmt.usd(summary['cost_usd_per_day'])} a day; the rest is turned away.")
+        common.heading("The best partial plan within every limit",
+                       f"Serves {fmt.percent(summary['served_share'])} of the day's demand "
+                       f"({fmt.percent(summary['busiest_hour_served_share'])} of its busiest hour) at "
+                       f"{fmt.usd(summary['cost_usd_per_day'])} a day; the rest is turned away.")
         common.show_table(out["frames"]["plan"], key="plan_table", extra=PLAN_COLUMNS, static=True, wide=True)
     elif summary.get("served_share") is not None:
         st.caption("Within every limit not one system fits: the best partial plan serves none of the demand.")
@@ -350,7 +356,7 @@ def _head(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar
     if summary.get("npv_cost_usd") is not None:
         st.caption(f"Net present cost over the horizon {fmt.usd(summary['npv_cost_usd'])}; levelized "
                    f"{fmt.usd_rate(summary['levelized_cost_usd_per_m_tokens'])} per M tokens.")
-    st.subheader("The plan")
+    common.heading("The plan")
     common.show_table(out["frames"]["plan"], key="plan_table", extra=PLAN_COLUMNS, static=True, wide=True)
     st.caption(plain(_footprint_words(summary), max_chars=1000))
     return status
@@ -411,12 +417,12 @@ def _show(out: dict[str, Any], side: editor.Sidebar, inputs: tuple[str, str, tup
     with st.spinner(COSTING) if plan.costs is None else contextlib.nullcontext():  # as the solve's, on arrival
         frame = plan.setting_costs()
     limits = planner.limits_with_costs(out["frames"]["constraints"], frame)
-    st.subheader("Limits and what one more unit would save")
+    common.heading("Limits and what one more unit would save")
     common.show_table(limits, key="plan_constraints", extra=CONSTRAINT_COLUMNS, static=True)
     common.heading("What the operations settings cost",
                    "Each setting's cost is the plan solved again with that setting alone lifted (the others kept).")
     common.show_table(frame, key="plan_setting_costs", extra=SETTING_COST_COLUMNS, static=True)
-    st.subheader("Systems hour by hour")
+    common.heading("Systems hour by hour")
     common.draw(charts.hours_spec(), charts.hours_data(out["hours"]))
     box = common.panel("The hours as a table: each tier's systems, the price and the grid", "plan_hours")
     if box is not None:  # closed: its grid is neither sent nor mounted on a switch (issue #43)
@@ -552,12 +558,7 @@ def _report(out: dict[str, Any], base: dict[str, Any] | None, csv_bytes: bytes |
 
 def main() -> None:
     common.page_start()
-    st.title("Plan")
-    st.caption("The cheapest fleet for the scenario's demand over the day at its per-user speed and a "
-               "time-to-first-token target: prefill, decode or aggregated pools from the catalog (or your own "
-               "benchmarks), owned or rented by the hour, with the fleet you already own, inside the site's power, "
-               "racks, cooling and budget. A mixed-integer program (SciPy milp, HiGHS); docs/planner.md has the "
-               "method.")
+    st.markdown(headed("Plan", INTRO, level=1))  # st.title's h1 and its intro in small grey type: one element
     side = editor.Sidebar("Plan", KEY_FIELDS, before=settings_widgets)
     editor.show_messages()
     scenario = state.scenario()

@@ -24,7 +24,7 @@ from economics.studies.uncertainty import (
 )
 from ui import common, editor, links, state, studies
 from ui import format as fmt
-from ui.text import plain
+from ui.text import headed, plain
 
 KEY_FIELDS = ("name", "ownership", *links.RANGED_FIELDS)
 KPI_PAUSE_S, RUN_START_REDRAW_S = 0.08, 0.2
@@ -76,8 +76,9 @@ def _ranges_of(result: dict[str, Any]) -> dict[str, tuple[float, float]]:
 
 def _range_inputs(result: dict[str, Any]) -> None:
     settings = state.settings()
-    st.header("Ranges")
-    st.caption("Low and high of each input; empty = the default spread around the scenario's value.")
+    # st.header's level and the caption under it as one Markdown element (ui.text.headed): one element fewer to draw
+    st.markdown(headed("Ranges", "Low and high of each input; empty = the default spread around the scenario's value.",
+                       level=2))
     for field in links.RANGED_FIELDS:
         if not applies(field, result):  # a tier's rent on another tier, carbon figures with carbon unpriced
             continue
@@ -86,12 +87,12 @@ def _range_inputs(result: dict[str, Any]) -> None:
             st.caption(f"{editor.label(field)}: no value in this scenario, so no range.")
             continue
         default = default_range(field, value, result)
-        low_col, high_col = st.columns(2)
+        where = st.container(horizontal=True, gap="small")  # one block for the pair (st.columns: three)
         ends = []
-        for col, end, fallback in ((low_col, "low", default[0]), (high_col, "high", default[1])):
+        for end, fallback in (("low", default[0]), ("high", default[1])):
             name = f"{field}_{end}"
             st.session_state[f"range_{name}"] = editor.shown(field, settings[name])
-            col.text_input(f"{editor.label(field)}, {end}", key=f"range_{name}", on_change=_range_changed,
+            where.text_input(f"{editor.label(field)}, {end}", key=f"range_{name}", on_change=_range_changed, width=112,
                            args=(name,), placeholder=f"empty: {fmt.number(fallback)}",
                            help=f"Setting `{links.SETTINGS_PREFIX}{name}`; base value {fmt.number(value)}")
             ends.append(fallback if settings[name] is None else float(settings[name]))
@@ -210,9 +211,9 @@ except economics.ScenarioError as error:
     st.error(plain(str(error)))
     st.stop()
 
-st.subheader("Tornado: cost per M tokens, one input at a time")
+common.heading("Tornado: cost per M tokens, one input at a time")
 common.draw(studies.tornado_spec(), {"tornado": studies.tornado_bars(key, ranges_json)})
-st.subheader("Monte Carlo: distribution of cost per M tokens")
+common.heading("Monte Carlo: distribution of cost per M tokens")
 common.draw(studies.histogram_spec(), {"bins": studies.histogram_bins(key, ranges_json, samples, seed)})
 _summary_table(mc.summary)
 common.share()
