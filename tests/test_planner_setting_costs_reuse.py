@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -93,6 +94,27 @@ def test_the_plans_costs_of_settings_are_those_of_the_page() -> None:
     page = planner.costs_of_settings(planner.prove_plan(staged).summary, s, SETTINGS, None, IDS,
                                      staged=staged.inputs())
     pd.testing.assert_frame_equal(whole.setting_costs, page, check_exact=True)
+
+
+def test_the_settings_plans_made_beside_the_proof_give_the_same_table() -> None:
+    """``run.plans_without`` reads no proven plan: made in a second thread while the proof runs (as
+    bench/plan_threads.py makes them), ``setting_costs(..., plans=...)`` gives the table ``costs_of_settings``
+    gives after the proof, bit for bit (each solved, not read from HiGHS's memo), and each row is the plan without
+    that setting solved whole."""
+    s = CASES[0][1]
+    staged = planner.plan_stages(s, SETTINGS, None, IDS)
+    inputs = staged.inputs()
+    args = (inputs.s, inputs.settings, inputs.cands, inputs.excluded, inputs.active, inputs.prepared)
+    planner.clear_milp_memo()
+    with ThreadPoolExecutor(max_workers=1) as other:
+        plans = other.submit(run.plans_without, *args)
+        proven = planner.prove_plan(staged)
+        beside = run.setting_costs(proven.summary, *args, plans=plans.result())
+    planner.clear_milp_memo()
+    after = planner.costs_of_settings(proven.summary, s, SETTINGS, None, IDS, staged=inputs)
+    pd.testing.assert_frame_equal(beside, after, check_exact=True)
+    got = list(zip(beside["setting"], beside["without_usd_per_day"], beside["pools_without"], strict=True))
+    assert got == solved_whole(proven.summary, staged)  # each plan without a setting as solve_plan makes it
 
 
 def same(a: Any, b: Any) -> bool:

@@ -404,21 +404,22 @@ def _result_of(staged: Staged, found: Stages) -> PlanResult:
 
 
 def setting_costs(summary: dict[str, Any], s: Scenario, settings: PlanSettings, cands: list[Candidate],
-                  excluded: list[tuple[str, str]], active: dict[str, bool],
-                  ready: Prepared | None = None) -> pd.DataFrame:
+                  excluded: list[tuple[str, str]], active: dict[str, bool], ready: Prepared | None = None,
+                  plans: dict[str, tuple[float, int] | str] | None = None) -> pd.DataFrame:
     """What each operations setting costs: the plan solved again with that one setting off (the others kept), and
     the difference of the cost per day. A setting that cannot change the plan (a pool limit above the pools there
     are, a rental block with nothing to rent) costs nothing and is not solved again. Taking a setting off only allows
     more plans, and the plan with it is one of them, so the cheapest plan without it costs at most as much: when the
     solve without it stops at a dearer plan (the two-stage search's gap), the plan with it is the cheapest found
     without it too, and that is what the row says. ``ready``: what the plan's stages started from
-    (:class:`Prepared`; made here when not given), where each plan without a setting starts too.
+    (:class:`Prepared`; made here when not given), where each plan without a setting starts too. ``plans``: those
+    plans made already (:func:`plans_without` of the same inputs; they do not read the plan, only the rows do).
     """
     rows = []
-    if ready is None and settings.carbon_cap_tco2e_per_year is None:
-        ready = _prepare(s, settings, cands, excluded)
+    if plans is None:
+        plans = plans_without(s, settings, cands, excluded, active, ready)
     cost = float(summary["cost_usd_per_day"])
-    for name, off in RULE_OFF.items():
+    for name in RULE_OFF:
         value, spec = getattr(settings, name), PLAN_FIELDS[name]
         row = {"setting": name, "value": value, "unit": spec.unit, "cost_usd_per_day": cost}
         if not active[name]:
@@ -426,7 +427,7 @@ def setting_costs(summary: dict[str, Any], s: Scenario, settings: PlanSettings, 
                          "pools_without": summary["distinct_pools"],
                          "meaning": "cannot change this plan (nothing it limits)"})
             continue
-        found = _plan_without(s, replace(settings, **{name: off}), cands, excluded, ready)
+        found = plans[name]
         if isinstance(found, str):  # cannot happen (a setting off only allows more), said rather than hidden
             rows.append({**row, "without_usd_per_day": None, "costs_usd_per_day": None, "pools_without": None,
                          "meaning": f"the plan without it could not be solved: {found}"})
@@ -444,6 +445,18 @@ def setting_costs(summary: dict[str, Any], s: Scenario, settings: PlanSettings, 
     frame = pd.DataFrame(rows, columns=list(SETTING_COST_COLUMNS))
     frame["value"] = pd.Series([r["value"] for r in rows], dtype=object)  # 3 pools, 8.0 h: each as it was set
     return frame
+
+
+def plans_without(s: Scenario, settings: PlanSettings, cands: list[Candidate], excluded: list[tuple[str, str]],
+                  active: dict[str, bool], ready: Prepared | None = None) -> dict[str, tuple[float, int] | str]:
+    """For each operations setting that can change the plan (``active``), the plan solved again with it off
+    (:func:`_plan_without`): what :func:`setting_costs` compares the plan with. None of them reads the plan itself,
+    so they may be made before it is proven (``ready``: as :func:`setting_costs`'s).
+    """
+    if ready is None and settings.carbon_cap_tco2e_per_year is None:
+        ready = _prepare(s, settings, cands, excluded)
+    return {name: _plan_without(s, replace(settings, **{name: off}), cands, excluded, ready)
+            for name, off in RULE_OFF.items() if active[name]}
 
 
 def _plan_without(s: Scenario, settings: PlanSettings, cands: list[Candidate], excluded: list[tuple[str, str]],
