@@ -22,7 +22,9 @@ default scenario, the page's default settings and accelerators, a 2 s TTFT) from
 most 1 s beyond the package import).
 
 ``--phases N`` prints instead where that fresh process's CPU time goes (the imports, the candidates, the
-stages, the proof, the settings' costs, and HiGHS's share of each; median of N processes).
+stages, the proof, the settings' costs, the plan by the hour solved on a thread of its own, and HiGHS's share of
+each, each phase in its own thread's CPU; then the command's wall time and its main thread's CPU; median of N
+processes).
 
 Usage: python bench/plan.py [--fresh 5] [--fresh-only] [--phases N]
 """
@@ -141,7 +143,7 @@ start = cpu()
 from economics.cli import main  # the command's modules, as `python -m economics` imports them
 spent = {"import": cpu() - start}
 import scipy.optimize._highspy._core as core
-from economics.studies.planner import candidates, run
+from economics.studies.planner import candidates, run, solve
 own = threading.local()  # each thread's open phases: the settings' costs may run beside the proof
 lock = threading.Lock()
 
@@ -169,7 +171,9 @@ def timed(fn, phase):
 
 for home, name, phase in ((candidates, "catalog_candidates", "candidates"), (run, "catalog_candidates", "candidates"),
                           (run, "_stages", "stages"), (run, "_proved", "proof"),
-                          (run, "setting_costs", "setting costs")):
+                          (run, "setting_costs", "setting costs"),
+                          # outermost only on a thread of its own: the plan by the hour beside the TTFT passes
+                          (solve, "_solve_refined", "the plan by the hour, beside")):
     setattr(home, name, timed(getattr(home, name), phase))
 
 class Highs(core._Highs):  # every HiGHS run (scipy's milp and the proof build theirs from the module's class)
