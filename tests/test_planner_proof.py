@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.optimize import Bounds, LinearConstraint, milp
 
@@ -111,3 +112,23 @@ def test_plan_is_its_stages_then_their_proof() -> None:
     free = replace(PAGE_SETTINGS, max_pools=None, min_rental_hours=1.0, min_pool_systems=1)
     plain = planner.plan_stages(s, free, None, PAGE_ACCELERATORS)
     assert not plain.proves and planner.prove_plan(plain) is plain.result()
+
+
+@pytest.mark.parametrize("demand", [5.1e9, 5.3e9], ids=["the proof finds a cheaper plan", "the proof keeps it"])
+def test_plan_with_the_settings_costs_is_its_proof_then_their_costs(demand: float) -> None:
+    # plan(costed=True) works out what each setting costs on a second thread while it proves the stages' plan
+    # (run._proved_and_costed), against the stages' plan first; the result is the proof's plan with the table made
+    # for it after the proof, as the Plan page makes them one after the other. On the first edit the proof finds a
+    # cheaper plan (6,714.24 -> 6,645.43 USD a day), so the table made against the stages' plan is made again
+    s = page_scenario(demand)
+    staged = planner.plan_stages(s, PAGE_SETTINGS, None, PAGE_ACCELERATORS)
+    proven = planner.prove_plan(staged)
+    costs = planner.costs_of_settings(proven.summary, s, PAGE_SETTINGS, None, PAGE_ACCELERATORS,
+                                      staged=staged.inputs())
+    whole = planner.plan(s, PAGE_SETTINGS, None, PAGE_ACCELERATORS)
+    assert whole.setting_costs is not None
+    pd.testing.assert_frame_equal(whole.setting_costs, costs)
+    assert (whole.setting_costs["cost_usd_per_day"] == proven.summary["cost_usd_per_day"]).all()
+    assert whole.summary == proven.summary
+    pd.testing.assert_frame_equal(whole.plan, proven.plan)
+    pd.testing.assert_frame_equal(whole.constraints, planner.limits_with_costs(proven.constraints, costs))

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -246,15 +247,45 @@ def _at_own_price(result: PlanResult, extra: float, cap: float) -> PlanResult:
 
 def _solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
                 excluded: list[tuple[str, str]], costed: bool = True, proof: bool = True) -> PlanResult:
-    """:func:`solve_plan` without a carbon cap: its stages (:func:`_stages`), its proof (:func:`_proved`), then
-    what each operations setting costs.
+    """:func:`solve_plan` without a carbon cap: its stages (:func:`_stages`), its proof (:func:`_proved`) and what
+    each operations setting costs (beside the proof when both run: :func:`_proved_and_costed`).
     """
     staged = _stages(s, settings, cands, excluded)
+    if costed and proof and staged.proves:
+        return _proved_and_costed(staged)
     result = _proved(staged) if proof else staged.result()
     if costed and result.feasible:
-        result.setting_costs = setting_costs(result.summary, staged.s, staged.settings, staged.cands,
-                                             staged.excluded, staged.active, staged.prepared)
+        result.setting_costs = _costs(staged, result.summary)
         result.constraints = limits_with_costs(result.constraints, result.setting_costs)
+    return result
+
+
+def _costs(staged: Staged, summary: dict[str, Any]) -> pd.DataFrame:
+    """:func:`setting_costs` of a plan of ``staged`` (its ``summary``) from the stages' inputs."""
+    return setting_costs(summary, staged.s, staged.settings, staged.cands, staged.excluded, staged.active,
+                         staged.prepared)
+
+
+def _proved_and_costed(staged: Staged) -> PlanResult:
+    """The stages' plan proven (:func:`_proved`) with what each operations setting costs (:func:`setting_costs`)
+    worked out meanwhile on a second thread: the same result as one after the other. The two are independent once
+    the stages are done, and HiGHS lets go of the GIL while it solves, so on two cores a fresh ``plan`` waits for the
+    longer of them rather than for both (docs/speed.md, "Planner speed"). The table reads only the plan's cost and
+    pools: it is made against the stages' plan (:func:`~economics.studies.planner.report.plan_cost`, the summary's
+    own figures), and made again against the proven plan when the proof finds a cheaper one.
+    """
+    m, res, _, pb = staged._found().best
+    cost, pools, _ = plan_cost(m, res, pb)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="setting-costs") as background:
+        early = background.submit(_costs, staged, {"cost_usd_per_day": cost, "distinct_pools": pools})
+        result = _proved(staged)
+        table = early.result()  # raises what the settings' plans raised
+    if not result.feasible:
+        return result
+    if (result.summary["cost_usd_per_day"], result.summary["distinct_pools"]) != (cost, pools):
+        table = _costs(staged, result.summary)
+    result.setting_costs = table
+    result.constraints = limits_with_costs(result.constraints, table)
     return result
 
 

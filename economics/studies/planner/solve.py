@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -241,15 +242,18 @@ def solve_stages(pb: Problem) -> Stages:
     reported is against every pool.
     """
     pools, settings, wl = pb.pools, pb.settings, pb.wl
-    m, res, rho, notes = _solve_refined(pb)
+    by_hour = replace(pb, settings=replace(settings, min_rental_hours=1.0), wl=replace(wl, block_hours=0.0))
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="by-the-hour") as background:
+        # the plan by the hour reads nothing of the TTFT passes: with a rental block it is solved beside them (HiGHS
+        # lets go of the GIL while it solves), the same plan as after them (docs/speed.md, "Planner speed")
+        ahead = background.submit(_solve_refined, by_hour, False) if wl.block_hours > 0 else None
+        m, res, rho, notes = _solve_refined(pb)
     if m.rules is None or res.x is None or res.message != "two stages":
         return Stages(m, rho, notes, (m, res, rho, pb), False)
     hours = len(hour_types(wl)[2])
     chosen = [[p for p in range(len(pools)) if pool_counts(m, res.x, p, hours).max() > 0]]
     if m.rules.block:
-        hourly = replace(settings, min_rental_hours=1.0)
-        m1, res1, _, _ = _solve_refined(replace(pb, settings=hourly, wl=replace(wl, block_hours=0.0)),
-                                        refine=False)
+        m1, res1, _, _ = ahead.result() if ahead is not None else _solve_refined(by_hour, refine=False)
         if res1.x is not None:
             chosen.append([p for p in range(len(pools)) if pool_counts(m1, res1.x, p, len(hour_types(
                 replace(wl, block_hours=0.0))[2])).max() > 0])
