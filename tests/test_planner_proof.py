@@ -116,10 +116,10 @@ def test_plan_is_its_stages_then_their_proof() -> None:
 
 @pytest.mark.parametrize("demand", [5.1e9, 5.3e9], ids=["the proof finds a cheaper plan", "the proof keeps it"])
 def test_plan_with_the_settings_costs_is_its_proof_then_their_costs(demand: float) -> None:
-    # plan(costed=True) works out what each setting costs on a second thread while it proves the stages' plan
-    # (run._proved_and_costed), against the stages' plan first; the result is the proof's plan with the table made
-    # for it after the proof, as the Plan page makes them one after the other. On the first edit the proof finds a
-    # cheaper plan (6,714.24 -> 6,645.43 USD a day), so the table made against the stages' plan is made again
+    # plan(costed=True) solves the plans without each setting on a second thread while it proves the stages' plan
+    # (run._proved_and_costed), then makes the table against the proven plan: the result is the proof's plan with
+    # the table made for it, as the Plan page makes them one after the other. On the first edit the proof finds a
+    # cheaper plan (6,714.24 -> 6,645.43 USD a day): a table made against the stages' plan would say the wrong cost
     s = page_scenario(demand)
     staged = planner.plan_stages(s, PAGE_SETTINGS, None, PAGE_ACCELERATORS)
     proven = planner.prove_plan(staged)

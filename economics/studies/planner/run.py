@@ -267,23 +267,21 @@ def _costs(staged: Staged, summary: dict[str, Any]) -> pd.DataFrame:
 
 
 def _proved_and_costed(staged: Staged) -> PlanResult:
-    """The stages' plan proven (:func:`_proved`) with what each operations setting costs (:func:`setting_costs`)
-    worked out meanwhile on a second thread: the same result as one after the other. The two are independent once
-    the stages are done, and HiGHS lets go of the GIL while it solves, so on two cores a fresh ``plan`` waits for the
-    longer of them rather than for both (docs/speed.md, "Planner speed"). The table reads only the plan's cost and
-    pools: it is made against the stages' plan (:func:`~economics.studies.planner.report.plan_cost`, the summary's
-    own figures), and made again against the proven plan when the proof finds a cheaper one.
+    """The stages' plan proven (:func:`_proved`) with what each operations setting costs (:func:`setting_costs`):
+    the plans without each setting (:func:`plans_without`, which read nothing of the plan) are solved on a second
+    thread while HiGHS proves the plan, and the table is made once, against the proven plan. The same result as one
+    after the other: HiGHS lets go of the GIL while it solves, so on two cores a fresh ``plan`` waits for the longer
+    of the two rather than for both (docs/speed.md, "Planner speed").
     """
-    m, res, _, pb = staged._found().best
-    cost, pools, _ = plan_cost(m, res, pb)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="setting-costs") as background:
-        early = background.submit(_costs, staged, {"cost_usd_per_day": cost, "distinct_pools": pools})
+        early = background.submit(plans_without, staged.s, staged.settings, staged.cands, staged.excluded,
+                                  staged.active, staged.prepared)
         result = _proved(staged)
-        table = early.result()  # raises what the settings' plans raised
+        plans = early.result()  # raises what the settings' plans raised
     if not result.feasible:
         return result
-    if (result.summary["cost_usd_per_day"], result.summary["distinct_pools"]) != (cost, pools):
-        table = _costs(staged, result.summary)
+    table = setting_costs(result.summary, staged.s, staged.settings, staged.cands, staged.excluded, staged.active,
+                          staged.prepared, plans)
     result.setting_costs = table
     result.constraints = limits_with_costs(result.constraints, table)
     return result
