@@ -10,10 +10,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
+
+from economics.io import interrupts
 
 ROOT = Path(__file__).resolve().parent.parent
 SIGNALS = [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
@@ -138,3 +141,21 @@ def test_an_interrupted_sweep_leaves_no_worker_behind(sig: int, code: int, word:
     while [p for p in seen if _alive(p)] and time.monotonic() < deadline:
         time.sleep(0.01)
     assert [p for p in seen if _alive(p)] == []
+
+
+def test_the_line_is_said_once_when_the_watchdog_and_the_unwinding_meet() -> None:
+    # the watchdog says the line after GRACE_S, and the main thread may reach unwound() at that moment (its
+    # unwinding took the whole grace): whichever comes first says it and the other says nothing; a new run (a new
+    # interruptible block) says its own line again
+    lines: list[str] = []
+    with interrupts.interruptible(lines.append):
+        pass
+    watchdog = threading.Thread(target=interrupts._say_once, args=(signal.SIGTERM, lines.append))
+    watchdog.start()
+    watchdog.join()
+    assert interrupts.unwound(interrupts.Terminated(), lines.append) == 143
+    assert lines == ["terminated"]
+    with interrupts.interruptible(lines.append):
+        pass
+    assert interrupts.unwound(KeyboardInterrupt(), lines.append) == 130
+    assert lines == ["terminated", "interrupted"]

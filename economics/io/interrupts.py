@@ -36,6 +36,10 @@ WORDS: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminat
 _UNWOUND = threading.Event()
 _HANDLING = threading.Event()
 """Set while :func:`interruptible` has the signals (the main thread of a real run, not a test calling the CLI)."""
+_SAY = threading.Lock()
+_SAID = threading.Event()
+"""Set once the line is said since :func:`interruptible` began (set under :data:`_SAY`): the main thread
+(:func:`unwound`) and the watchdog (:func:`_watch`) may both reach it when the unwinding takes :data:`GRACE_S`."""
 
 
 class Terminated(BaseException):
@@ -50,7 +54,7 @@ def unwound(exc: BaseException, say: Callable[[str], None]) -> int:
     """The main thread's end after a signal: partial outputs removed, one line, the exit code."""
     _UNWOUND.set()
     sig = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
-    say(_line(sig, output_paths.remove_partials()))
+    _say_once(sig, say)
     if _HANDLING.is_set():
         threading.Thread(target=_end_after_grace, args=(EXIT_CODES[sig],), name="exit guard", daemon=True).start()
     return EXIT_CODES[sig]
@@ -84,12 +88,24 @@ def _line(sig: int, removed: int) -> str:
     return WORDS[sig] + ("; the partial output was removed" if removed else "")
 
 
+def _say_once(sig: int, say: Callable[[str], None]) -> None:
+    """The partial outputs removed and the one line said, unless the other thread did it already. The line is said
+    under the lock, so a thread that finds it said returns only once it is out (the process may end right after).
+    """
+    with _SAY:
+        if not _SAID.is_set():
+            _SAID.set()
+            say(_line(sig, output_paths.remove_partials()))
+
+
 @contextlib.contextmanager
 def interruptible(say: Callable[[str], None]) -> Iterator[None]:
     """SIGTERM raises :class:`Terminated` while the block runs, and the watchdog stands by; both undone after.
     Outside the main thread (a test calling the CLI from a worker) signals cannot be set: the block just runs.
     """
     output_paths.start_counting()
+    with _SAY:
+        _SAID.clear()
     try:
         previous = signal.signal(signal.SIGTERM, _raise_terminated)
     except ValueError:
@@ -129,7 +145,7 @@ def _watch(read_fd: int, say: Callable[[str], None]) -> None:
         sig = data[0]
         if sig not in EXIT_CODES or _UNWOUND.wait(GRACE_S):
             continue
-        say(_line(sig, output_paths.remove_partials()))
+        _say_once(sig, say)  # the main thread may reach unwound() meanwhile: one line either way
         _exit_now(EXIT_CODES[sig])
 
 
