@@ -260,10 +260,13 @@ def _solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
     return result
 
 
-def _costs(staged: Staged, summary: dict[str, Any]) -> pd.DataFrame:
-    """:func:`setting_costs` of a plan of ``staged`` (its ``summary``) from the stages' inputs."""
+def _costs(staged: Staged, summary: dict[str, Any],
+           plans: dict[str, tuple[float, int] | str] | None = None) -> pd.DataFrame:
+    """:func:`setting_costs` of a plan of ``staged`` (its ``summary``) from the stages' inputs (``plans``: the
+    plans without each setting made already, :func:`plans_without`).
+    """
     return setting_costs(summary, staged.s, staged.settings, staged.cands, staged.excluded, staged.active,
-                         staged.prepared)
+                         staged.prepared, plans)
 
 
 def _proved_and_costed(staged: Staged) -> PlanResult:
@@ -280,8 +283,7 @@ def _proved_and_costed(staged: Staged) -> PlanResult:
         plans = early.result()  # raises what the settings' plans raised
     if not result.feasible:
         return result
-    table = setting_costs(result.summary, staged.s, staged.settings, staged.cands, staged.excluded, staged.active,
-                          staged.prepared, plans)
+    table = _costs(staged, result.summary, plans)
     result.setting_costs = table
     result.constraints = limits_with_costs(result.constraints, table)
     return result
