@@ -280,7 +280,8 @@ def curve_specs(key: str, chosen: str) -> tuple[dict[str, Any], dict[str, Any] |
         data["measured"] = measured.assign(series=measured["serving_stack"],
                                            role=["chosen" if c else "other stack" for c in measured["chosen"]])
     chart = _curve_chart(not front.empty, not measured.empty)
-    cost = None if front.empty else {**_cost_spec(), "datasets": {"front": _read_by(_cost_spec(), front)}}
+    spec = _cost_spec()  # a cached function's answer is a copy per call: read once
+    cost = None if front.empty else {**spec, "datasets": {"front": _read_by(spec, front)}}
     return {**chart, "datasets": {name: _read_by(chart, rows) for name, rows in data.items()}}, cost
 
 

@@ -30,8 +30,7 @@ KEY_FIELDS = ("name", "accelerator", "model", "precision", "weight_precision", "
 def curve_key(scenario: dict[str, Any], result: dict[str, Any]) -> tuple[str, str]:
     """What the interactivity curve depends on: neither the per-user target nor a given throughput changes it
     (:data:`economics.studies.interactivity.CURVE_IGNORES`), only which measured stack is the one the estimate chose
-    (the
-    evaluation's ``serving_stack_used``), so moving the target redraws no curve."""
+    (the evaluation's ``serving_stack_used``), so moving the target redraws no curve."""
     return common.canonical({**scenario, **dict.fromkeys(CURVE_IGNORES)}), str(result.get("serving_stack_used") or "")
 
 

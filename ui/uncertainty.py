@@ -93,8 +93,8 @@ def _range_inputs(result: dict[str, Any]) -> None:
             name = f"{field}_{end}"
             st.session_state[f"range_{name}"] = editor.shown(field, settings[name])
             where.text_input(f"{editor.label(field)}, {end}", key=f"range_{name}", on_change=_range_changed, width=112,
-                           args=(name,), placeholder=f"empty: {fmt.number(fallback)}",
-                           help=f"Setting `{links.SETTINGS_PREFIX}{name}`; base value {fmt.number(value)}")
+                             args=(name,), placeholder=f"empty: {fmt.number(fallback)}",
+                             help=f"Setting `{links.SETTINGS_PREFIX}{name}`; base value {fmt.number(value)}")
             ends.append(fallback if settings[name] is None else float(settings[name]))
         lo, hi = ends
         if estimate_range(result, field) is not None:
