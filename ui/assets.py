@@ -16,6 +16,8 @@ run never flickers) but in one step instead of a 1 s fade, and the spinner and t
 A fade restyles every dimmed element each frame: a Plan edit's renderer CPU before its KPI was 0.79x (median of 5
 pairs at load 4-10) and an edit's whole page settled in 0.52-0.77x the time on Cost, Fleet and Throughput; switches,
 where nothing fades, are unchanged (docs/speed.md, the ``switch2`` entry).
+Its last rule wraps a KPI's description line (an estimate's range: :func:`ui.common.metric`) within the KPI's width
+instead of cutting it to one line.
 
 :class:`HeldPageFiles` answers the files Streamlit's page names, and those pieces, from memory, with the headers and
 bytes Streamlit's server sends: its own answers hand the interpreter's lock to a worker thread about ten times a file,
@@ -64,11 +66,17 @@ STILL_STYLE = (
     # st.spinner's icon (its text says what runs) and the placeholders of elements whose code is loading
     b'[data-testid="stSpinnerIcon"],[data-testid="stSkeleton"],[data-testid="stAppSkeleton"],'
     b'[data-testid="stAppSkeleton"] *{animation:none!important}'
+    # a KPI's description line (an estimate's range, ui.common.metric) wrapped within the KPI's width as a caption
+    # under it was, not cut to one line; sized out of the KPI's own width (contain), so the row keeps its layout
+    b'[data-testid="stMetricDeltaDescription"]{contain:inline-size;flex:1 1 0}'
+    b'[data-testid="stMetricDeltaDescription"],[data-testid="stMetricDeltaDescription"] *'
+    b"{white-space:normal!important;overflow:visible!important;text-overflow:clip!important}"
     b"</style>\n"
 )
-"""Streamlit's page's style for a running page without motion: stale output dims at once, indicators stand still.
-Selected by Streamlit's test ids and marks (``data-stale``, ``data-test-script-state``), not by its generated class
-names, which change with each build."""
+"""Streamlit's page's style for a running page without motion: stale output dims at once, indicators stand still;
+and a KPI's description line wraps within the KPI's width (Streamlit cuts it to one line with an ellipsis: the full
+text only on hover). Selected by Streamlit's test ids and marks (``data-stale``, ``data-test-script-state``), not by
+its generated class names, which change with each build."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

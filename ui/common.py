@@ -100,18 +100,22 @@ def metric(where: Any, name: str, result: Mapping[str, Any], base: Mapping[str, 
            title: str | None = None, value: str | None = None) -> None:
     """One KPI from the output schema (:func:`economics.report.format.kpi`, the rule the board report prints
     too): its label, its value in its display format, and the change against the baseline (percentage points for
-    percentages) coloured the good way."""
+    percentages) coloured the good way. An estimated throughput's KPI gives, under its value, the estimate's range
+    in small grey type (the metric's own description line, wrapped by ui/assets.py's style rather than cut), and
+    what that range is in its tooltip: one element, where a container, the metric and a caption were three, as the
+    browser mounts every element on a switch and redraws it on each run (docs/speed.md, ``switch5``)."""
     k = fmt.kpi(name, result, base, title, value)
     low, high = result.get(f"{name}_low"), result.get(f"{name}_high")
     ranged = low is not None and high is not None and f"{name}_low" in OUTPUTS
-    if ranged:  # an estimated throughput: the KPI and, under it, the estimate's range
-        where = where.container()
+    note = plain(f"Estimate's range (P10-P90): {fmt.output(name, low)} to {fmt.output(name, high)}") if ranged \
+        else None
     where.metric(k.title, k.value, delta=k.change, delta_color=k.color, delta_arrow="off" if k.same else "auto",
-                 help=k.help)
-    if ranged:
-        where.caption(plain(f"Estimate's range (P10-P90): {fmt.output(name, low)} to {fmt.output(name, high)}"),
-                      help="The throughput is estimated: the same stages run at its P10 and P90 (the throughput "
-                      "line on this page says on which measured points that range rests)")
+                 help=f"{k.help} {RANGE_HELP}" if ranged else k.help, delta_description=note)
+
+
+RANGE_HELP = ("Its range (P10-P90, under the value): the throughput is estimated, and the same stages run at its P10 "
+              "and P90 (the throughput line on this page says on which measured points that range rests).")
+"""The tooltip's words on an estimated KPI's range (:func:`metric`)."""
 
 
 def row() -> Any:
