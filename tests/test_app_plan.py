@@ -161,8 +161,17 @@ def test_the_example_sets_the_shared_scenario_and_a_setting(example: AppTest) ->
     example.switch_page("ui/plan.py").run()
 
 
+def open_more_settings(at: AppTest) -> None:
+    """Open the sidebar's panel of the less used planner settings as a click does (drawn only while open:
+    ui.plan.MORE_SETTINGS) and run."""
+    at.session_state["settings"] = {**at.session_state["settings"], "open": ("plan_settings",)}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
 def edit_settings(at: AppTest) -> None:
     """Planner settings changed through their widgets, one of them back to its default value."""
+    open_more_settings(at)
     at.selectbox(key="plan_objective").set_value("npv").run()
     at.text_input(key="plan_max_racks").set_value("12").run()
     at.multiselect(key="plan_accelerators").set_value(["h100-sxm", "b200", "h200-sxm"]).run()
@@ -223,6 +232,7 @@ def test_a_bad_setting_is_refused_by_name_and_the_value_kept() -> None:
     assert any("settings.plan_max_racks" in e.value and "not applied" in e.value for e in at.error), \
         [e.value for e in at.error]
     assert at.session_state["settings"]["plan_max_racks"] == before
+    open_more_settings(at)
     at.text_input(key="plan_prefill_service_cv2").set_value("").run()  # a setting that needs a value
     assert any("settings.plan_prefill_service_cv2" in e.value for e in at.error)
     assert at.session_state["settings"]["plan_prefill_service_cv2"] == 1.0
@@ -325,6 +335,7 @@ def test_the_operations_settings_and_what_they_cost(example: AppTest) -> None:
     limits = static_table(example, "One more unit saves [USD/day]")
     assert "distinct pools" in {row["Limit"] for row in limits}
     # a monthly rental and a 2-system smallest pool, set through their widgets, are what the page plans
+    open_more_settings(example)
     example.selectbox(key="plan_min_rental_hours").set_value(24.0).run()
     example.text_input(key="plan_min_pool_systems").set_value("2").run()
     assert not example.exception and not example.error, [e.value for e in example.error]

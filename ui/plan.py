@@ -188,28 +188,50 @@ def _accelerators(settings: dict[str, Any]) -> None:
 
 
 def settings_widgets() -> None:
-    """The planner's settings at the top of the sidebar, each set from the state just before it is drawn."""
+    """The planner's settings at the top of the sidebar, each set from the state just before it is drawn: those that
+    state the question first, the rest in a panel (:func:`_more_settings`)."""
     settings = state.settings()
     st.markdown(headed("Planner settings"))  # st.subheader's level; a Markdown heading is cheaper to draw
     _accelerators(settings)
     _typed("ttft_target_s", settings)
-    _chosen("ttft_percentile", settings, list(PERCENTILES))
-    _typed("prefill_service_cv2", settings)
     _profile(settings)
     _typed("max_racks", settings)
     _typed("capex_budget_usd", settings)
     _chosen("objective", settings, list(planner.PLAN_FIELDS["objective"].choices), OBJECTIVE_WORDS)
     _checked("allow_rent", settings)
-    _tiers(settings)
-    _typed("max_spot_share", settings)
-    _checked("spares", settings)
-    _typed("carbon_cap_tco2e_per_year", settings)
-    st.caption("How an operations team would run it")
-    _typed("max_pools", settings)
-    _chosen("min_rental_hours", settings, list(RENTAL_HOURS), {h: RENTAL_WORDS.get(h, f"{h:g} h") for h in
-                                                                 (*RENTAL_HOURS, settings[P + "min_rental_hours"])})
-    _typed("min_pool_systems", settings)
+    _more_settings(settings)
     st.markdown(headed("Scenario"))
+
+
+# The planner settings in the sidebar's closed panel (_more_settings), the three operations settings last (a comment:
+# a bare string here would be drawn by Streamlit).
+MORE_SETTINGS = ("ttft_percentile", "prefill_service_cv2", "rent_tiers", "max_spot_share", "spares",
+                 "carbon_cap_tco2e_per_year", "max_pools", "min_rental_hours", "min_pool_systems")
+MORE_LABEL = "More planner settings: TTFT percentile, prefill spread, rent tiers, spot, spares, carbon cap, operations"
+
+
+def _more_settings(settings: dict[str, Any]) -> None:
+    """The planner settings of :data:`MORE_SETTINGS` in a panel drawn only while open (:func:`ui.common.panel`,
+    ``plan_settings`` in the link's ``open``): closed, its ten elements are neither sent nor mounted on a switch or a
+    run (issue #43, docs/speed.md ``switch5``). Its label says how many of them differ from their defaults, so a
+    changed setting is never out of sight."""
+    defaults = links.default_settings()
+    changed = sum(settings[P + name] != defaults[P + name] for name in MORE_SETTINGS)
+    box = common.panel(MORE_LABEL + (f" ({changed} changed from the defaults)" if changed else ""), "plan_settings")
+    if box is None:
+        return
+    with box:
+        _chosen("ttft_percentile", settings, list(PERCENTILES))
+        _typed("prefill_service_cv2", settings)
+        _tiers(settings)
+        _typed("max_spot_share", settings)
+        _checked("spares", settings)
+        _typed("carbon_cap_tco2e_per_year", settings)
+        st.caption("How an operations team would run it")
+        _typed("max_pools", settings)
+        _chosen("min_rental_hours", settings, list(RENTAL_HOURS), {h: RENTAL_WORDS.get(h, f"{h:g} h") for h in
+                                                                     (*RENTAL_HOURS, settings[P + "min_rental_hours"])})
+        _typed("min_pool_systems", settings)
 
 
 # ------------------------------------------------------------------------------------------------------ solving
