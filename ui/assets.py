@@ -66,9 +66,11 @@ STILL_STYLE = (
     # st.spinner's icon (its text says what runs) and the placeholders of elements whose code is loading
     b'[data-testid="stSpinnerIcon"],[data-testid="stSkeleton"],[data-testid="stAppSkeleton"],'
     b'[data-testid="stAppSkeleton"] *{animation:none!important}'
-    # a KPI's description line (an estimate's range, ui.common.metric) wrapped within the KPI's width as a caption
-    # under it was, not cut to one line; sized out of the KPI's own width (contain), so the row keeps its layout
-    b'[data-testid="stMetricDeltaDescription"]{contain:inline-size;flex:1 1 0}'
+    # a KPI's description line (an estimate's range, ui.common.metric) on a line of its own under the value and the
+    # change, wrapped within the KPI's width as the caption under it was (not cut to one line), and sized out of the
+    # KPI's own width (contain), so the row keeps its layout
+    b':has(>[data-testid="stMetricDeltaDescription"]){flex-wrap:wrap}'
+    b'[data-testid="stMetricDeltaDescription"]{contain:inline-size;flex:1 0 100%}'
     b'[data-testid="stMetricDeltaDescription"],[data-testid="stMetricDeltaDescription"] *'
     b"{white-space:normal!important;overflow:visible!important;text-overflow:clip!important}"
     b"</style>\n"
