@@ -19,7 +19,7 @@ import economics
 from economics.cli import main
 from economics.studies.kv_memory import COLUMNS, MIXES, KvOption, kv_memory_study
 from economics.studies.links import encode_query
-from tests.test_api import _cli, api  # noqa: F401 (the real server fixture)
+from tests.test_api import _cli
 from tests.test_app import start
 from tests.test_sessions_queue import wait_by_hand
 
@@ -145,7 +145,7 @@ def test_the_example_of_the_how_to(capsys: pytest.CaptureFixture[str]) -> None:
                         "agent-b200-host": "host"}
 
 
-def test_the_api_answers_as_the_cli(api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+def test_the_api_answers_as_the_cli(api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:
     expected = _cli(capsys, "kv-memory", str(EXAMPLE), "--row", "agent-b200", "--agents", "10000")
     r = api.post("/v1/kv-memory", params={"row": "agent-b200", "agents": 10000, "format": "csv"},
                  content=EXAMPLE.read_bytes(), headers={"content-type": "text/csv"})
