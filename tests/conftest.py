@@ -147,7 +147,7 @@ API_ENV = {"TOKEN_ECONOMICS_API_MAX_BODY_MB": "2", "TOKEN_ECONOMICS_API_MAX_ROWS
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     """A real ``token-economics serve`` on 127.0.0.1, started once per test process and shared by the modules that
     only send it requests (tests/test_kv_memory.py, test_session_traces.py, test_sessions_everywhere.py): each
-    module started its own, 8-25 s of a test's set-up each on a loaded machine. The server keeps nothing between
+    module started its own, 8 s of a test's set-up idle and 25-58 s at a load of 16. The server keeps nothing between
     requests but its worker processes (no store: ``/v1/store`` is not called), so a module sees what a fresh server
     would answer. A module that defines its own ``api`` (tests/test_api.py) still gets its own."""
     with (tmp_path_factory.mktemp("api") / "server.log").open("wb") as log, running_api(log, API_ENV) as url, \
