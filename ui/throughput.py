@@ -139,6 +139,31 @@ def benchmark_upload(scenario: dict[str, Any], missing: bool) -> None:
             st.success(plain(used))
 
 
+CALIBRATION_COLUMNS = {
+    "point": st.column_config.TextColumn("Measured point"), "model": st.column_config.TextColumn("Model"),
+    "precision": st.column_config.TextColumn("Precision"),
+    "measured": st.column_config.NumberColumn("Measured [token/s]", format="%,.0f"),
+    "predicted": st.column_config.NumberColumn("Predicted [token/s]", format="%,.0f"),
+    "error_pct": st.column_config.NumberColumn("Error [%]", format="%.1f"),
+    "fitted": st.column_config.TextColumn("Used in the fit")}
+
+
+def calibration_points(points: Any, accelerator: str) -> None:
+    """The calibration's measured points of the scenario's accelerator, measured against predicted, in a panel drawn
+    only while open (:func:`ui.common.panel`; ``calibration`` in the link's ``open`` opens it), its label naming how
+    many. Drawn open, as a grid, they were hundreds of rows (719 for the H100: 106 kB of the page's 133 kB of
+    elements), which the browser decoded and mounted on every switch and run, below the paragraph that sums them up
+    (issue #43's switch; docs/speed.md, ``pages5``)."""
+    shown = points[points["accelerator"] == accelerator][list(CALIBRATION_COLUMNS)]
+    name = studies.accelerator_names().get(accelerator, accelerator)
+    box = common.panel(f"Measured points of {name}, measured against predicted ({len(shown):,})", "calibration")
+    if box is None:  # closed: the grid is not sent
+        return
+    with box:
+        common.draw_table(shown.assign(fitted=[fmt.yes_no(v) for v in shown["fitted"]]), key="calibration_table",
+                          config=CALIBRATION_COLUMNS)
+
+
 common.page_start()
 side = editor.Sidebar("Hardware, model, workload", KEY_FIELDS, title="Throughput and interactivity", intro=(
     "Throughput per accelerator against the speed each user sees. The line is the calibrated roofline estimate for "
@@ -191,7 +216,7 @@ else:
                        "large.")
         common.draw(specs[0])
         if specs[1] is not None:
-            st.subheader("Cost along the curve")
+            common.heading("Cost along the curve")  # a Markdown heading at the subheader's level: cheaper to draw
             common.draw(specs[1])
 
 points, summary = studies.calibration()
@@ -203,15 +228,7 @@ st.markdown(  # the heading and its paragraph as one element
     f"fitted on {row['points']} points with median absolute error {row['median_abs_error_pct']} % (worst "
     f"{row['worst_abs_error_pct']} %). Over all {int(summary['fitted_points'])} fitted points: median "
     f"{summary['median_abs_error_pct']:.1f} %, worst {summary['worst_abs_error_pct']:.1f} %.")
-shown = points[points["accelerator"] == scenario["accelerator"]][
-    ["point", "model", "precision", "measured", "predicted", "error_pct", "fitted"]]
-common.draw_table(shown.assign(fitted=[fmt.yes_no(v) for v in shown["fitted"]]), key="calibration_table", config={
-    "point": st.column_config.TextColumn("Measured point"), "model": st.column_config.TextColumn("Model"),
-    "precision": st.column_config.TextColumn("Precision"),
-    "measured": st.column_config.NumberColumn("Measured [token/s]", format="%,.0f"),
-    "predicted": st.column_config.NumberColumn("Predicted [token/s]", format="%,.0f"),
-    "error_pct": st.column_config.NumberColumn("Error [%]", format="%.1f"),
-    "fitted": st.column_config.TextColumn("Used in the fit")})
+calibration_points(points, scenario["accelerator"])
 
 common.share()
 if result["feasible"]:
