@@ -15,7 +15,6 @@ import streamlit as st
 import economics
 from economics.schema import user_curves
 from economics.studies.calibration import scope_for
-from economics.studies.interactivity import CURVE_IGNORES
 from ui import common, editor, state, studies
 from ui import format as fmt
 from ui.text import plain
@@ -25,13 +24,6 @@ KEY_FIELDS = ("name", "accelerator", "model", "precision", "weight_precision", "
               "output_tokens_per_request",
               "target_output_tokens_per_s_per_user", "accelerators_per_replica", "output_tokens_per_s_per_accelerator",
               "input_tokens_per_s_per_accelerator", "accelerator_count")
-
-
-def curve_key(scenario: dict[str, Any], result: dict[str, Any]) -> tuple[str, str]:
-    """What the interactivity curve depends on: neither the per-user target nor a given throughput changes it
-    (:data:`economics.studies.interactivity.CURVE_IGNORES`), only which measured stack is the one the estimate chose
-    (the evaluation's ``serving_stack_used``), so moving the target redraws no curve."""
-    return common.canonical({**scenario, **dict.fromkeys(CURVE_IGNORES)}), str(result.get("serving_stack_used") or "")
 
 
 def context_speed(scenario: dict[str, Any], result: dict[str, Any]) -> None:
@@ -203,7 +195,7 @@ elif scenario["workload"] == "sessions":  # the curve study refuses sessions by 
     st.info("No interactivity curve for agent sessions yet (issue #39): the Sessions page shows the session; the "
             "curve of its mean turn is the same scenario as requests.")
 else:
-    key, chosen = curve_key(scenario, result)
+    key, chosen = studies.curve_key(scenario, result)
     specs = studies.curve_specs(key, chosen)
     if specs is None:
         st.info("No curve: the model does not fit, the hardware lacks this precision, or it is a dataflow system "
