@@ -187,14 +187,17 @@ def _quiet() -> None:
 
 
 def _work() -> None:
-    """The Cost and Fleet pages' studies of the latest state first, then the Plan page's plan of the state the latest
-    session opened in."""
+    """The pages' studies of the latest state first (none again for the state made last: a page switch changes no
+    state, and its dozen lookups, most copying a cached answer, ran while the next switch's run could start), then
+    the Plan page's plan of the state the latest session opened in."""
+    made_for: State | None = None
     while True:
         with _wake:
             _wake.wait_for(lambda: bool(_pending or _opened))
             studies_of, opened = (_pending.pop(), None) if _pending else (None, _opened.pop())
-        if studies_of is not None:
+        if studies_of is not None and studies_of != made_for:
             make(*studies_of, between=memory.until_idle)  # it waits before its first step too
+            made_for = studies_of
         elif opened is not None:
             with contextlib.suppress(Superseded):
                 plan(*opened, between=_quiet)
