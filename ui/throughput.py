@@ -143,7 +143,7 @@ CALIBRATION_COLUMNS = {
 def calibration_points(points: Any, accelerator: str) -> None:
     """The calibration's measured points of the scenario's accelerator, measured against predicted, in a panel drawn
     only while open (:func:`ui.common.panel`; ``calibration`` in the link's ``open`` opens it), its label naming how
-    many. Drawn open, as a grid, they were hundreds of rows (719 for the H100: 106 kB of the page's 133 kB of
+    many. Drawn open, as a grid, they were hundreds of rows (719 for the H100: 106 kB of the page's 134 kB of
     elements), which the browser decoded and mounted on every switch and run, below the paragraph that sums them up
     (issue #43's switch; docs/speed.md, ``pages5``)."""
     shown = points[points["accelerator"] == accelerator][list(CALIBRATION_COLUMNS)]
