@@ -4,8 +4,8 @@ nothing, uploads and downloads; the screenshots in docs/screenshots (README, doc
 
 from __future__ import annotations
 
-import itertools
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote, urlsplit
@@ -35,32 +35,21 @@ def cost_metric(page: Page) -> Locator:
     return page.get_by_test_id("stMetric").filter(has_text="Cost per M tokens").get_by_test_id("stMetricValue")
 
 
-SETTLED = """([token, quietMs]) => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    const main = document.querySelector('[data-testid="stMain"]');
-    const text = main ? main.innerText : null;
-    const now = performance.now();
-    const seen = window.__settle;
-    if (!seen || seen.token !== token || !app || !main
-            || app.getAttribute('data-test-script-state') !== 'notRunning' || text !== seen.text) {
-        window.__settle = {token, text, since: now};
-        return false;
-    }
-    return now - seen.since > quietMs;
-}"""
-# The page itself looks every 50 ms (one call, not two round trips from here a look): a token per call starts its
-# quiet time afresh, as a new wait must (a click's run may not have begun when it is called).
-_SETTLES = itertools.count()
-
-
 def settle(page: Page, timeout_s: float = 60.0) -> None:
     """Wait until the app has finished its run (the app root says ``notRunning``) and the main area's text has been
     stable for 0.5 s (charts and tables draw after the run)."""
     page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=COLD_START_TIMEOUT_MS)
-    try:
-        page.wait_for_function(SETTLED, arg=[next(_SETTLES), 500], polling=50, timeout=timeout_s * 1000)
-    except PlaywrightTimeout:
-        raise AssertionError("the app did not settle") from None
+    deadline = time.monotonic() + timeout_s
+    last, stable_since = None, time.monotonic()
+    while time.monotonic() < deadline:
+        state = page.locator('[data-testid="stApp"]').get_attribute("data-test-script-state")
+        text = page.locator('[data-testid="stMain"]').inner_text()
+        if state != "notRunning" or text != last:
+            last, stable_since = text, time.monotonic()
+        elif time.monotonic() - stable_since > 0.5:
+            return
+        time.sleep(0.1)
+    raise AssertionError("the app did not settle")
 
 
 def download(page: Page, button: str, attempts: int = 3) -> Path:
