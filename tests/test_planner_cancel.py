@@ -124,9 +124,9 @@ def test_the_settings_plans_stop_in_both_their_threads(watched: Watch) -> None:
     assert not [t for t in threading.enumerate() if t.name.startswith("by-the-hour")]
 
 
-def drawn(key: planning.Key, watched: Watch, left: bool) -> tuple[pd.DataFrame, list[object]]:
-    """The settings' costs a page run draws for the plan of ``key``, made afresh (HiGHS's memo emptied), a session
-    holding the plan while its first HiGHS run beside the proof waits; ``left``: the session moves to another state
+def drawn(key: planning.Key, watched: Watch, left: bool, sessions: int = 1) -> tuple[pd.DataFrame, list[object]]:
+    """The settings' costs a page run draws for the plan of ``key``, made afresh (HiGHS's memo emptied), ``sessions``
+    holding the plan while its first HiGHS run beside the proof waits; ``left``: one session moves to another state
     then. Returns the table and the statuses of HiGHS's runs on the thread beside the proof."""
     planner.clear_milp_memo()
     go, begun = threading.Event(), threading.Event()
@@ -139,7 +139,8 @@ def drawn(key: planning.Key, watched: Watch, left: bool) -> tuple[pd.DataFrame, 
     watched.on_start = hold_first_background_run
     plan = planning.Plan(planner.plan_stages(*planning._read(key)), key)
     watched.runs.clear()
-    plan.hold()
+    for _ in range(sessions):
+        plan.hold()
     begun.wait()
     if left:
         plan.release()
@@ -160,3 +161,6 @@ def test_the_pages_settings_plans_beside_the_proof_give_the_table_made_after_it(
     left, beside = drawn(key, watched, left=True)  # left while they were under way: made again on drawing
     pd.testing.assert_frame_equal(left, want)
     assert beside == [_core.HighsModelStatus.kInterrupt]  # the run under way stopped, and no other run after it
+    shared, beside = drawn(key, watched, left=True, sessions=2)  # a second session still on the state: made there
+    pd.testing.assert_frame_equal(shared, want)
+    assert len(beside) >= 2 and set(beside) == {_core.HighsModelStatus.kOptimal}

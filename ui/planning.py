@@ -290,11 +290,14 @@ def view(plan: Plan) -> None:
     state the session moves to (:func:`leave_others` releases it). A session that closes keeps its hold: the costs
     then run to their end (the work of one state, bounded) unless the plan is dropped from the store."""
     ref = st.session_state.get(VIEWED)
-    if ref is None or ref() is not plan:
-        plan.hold()
-        st.session_state[VIEWED] = weakref.ref(plan)
-    else:
+    before = ref() if ref is not None else None
+    if before is plan:
         plan.begin()  # held already; started again if the store's clearing stopped it
+        return
+    plan.hold()
+    st.session_state[VIEWED] = weakref.ref(plan)
+    if before is not None:  # the same state's plan solved again after it was dropped
+        before.release()
 
 
 def planned(inputs: Inputs, candidates_csv: bytes | None) -> Plan:
