@@ -44,6 +44,8 @@ from pathlib import Path
 
 from fuzz_common import HANG_S, ROOT, Run, Stage, run_in_process, stage_rng
 
+from economics.io.reading import CHUNK_BYTES
+
 DOCS = ROOT / "docs"
 OLD = b"old contents\n"
 WRITABLE, REFUSED = "writable", "refused"
@@ -69,14 +71,21 @@ def _invalid_rows_file(tmp: Path) -> Path:
     return path
 
 
+HEADER = b"name,accelerator_count,output_tokens_per_s_per_accelerator\n"
+WIDE_ROW = b"r" * 92 + b",8,1000\n"
+"""A valid row of 100 bytes (a 92-letter name), about a typical scenario file's width: a block
+(:data:`economics.io.reading.CHUNK_BYTES`, 8 MB) holds 84,000 of them. Rows of 9 bytes (``r,8,1000``) made a block
+of 930,000 rows, each evaluated and written before the case reached its point (17 s of CPU for the late refusal)."""
+
+
 def _midway_file(tmp: Path) -> Path:
-    """A file refused past its first block (8 MB): 1,000,000 good rows, then a byte that is not UTF-8, so evaluate
-    has written the first block to its temporary file when it exits 2 (about 30 s here: a large input, not slow).
+    """A file refused past its first block: 9 MB of good rows (the first block whole, and part of the second), then a
+    byte that is not UTF-8, so evaluate has written the first block to its temporary file when it exits 2.
     """
     path = tmp / "late-refusal.csv"
     with path.open("wb") as f:
-        f.write(b"name,accelerator_count,output_tokens_per_s_per_accelerator\n")
-        f.write(b"r,8,1000\n" * 1_000_000)
+        f.write(HEADER)
+        f.write(WIDE_ROW * (CHUNK_BYTES * 9 // 8 // len(WIDE_ROW)))
         f.write(b"caf\xe9,8,1000\n")
     return path
 
@@ -353,11 +362,12 @@ def run_output_case(stage: Stage, command: Command, kinds: tuple[str, ...], d: P
 
 
 def _big_file(tmp: Path) -> Path:
-    """1,000,000 valid rows (9 MB): an evaluate long enough to be stopped while it writes."""
+    """1,000,000 valid rows (100 MB, a dozen blocks): an evaluate long enough to be stopped while it writes; its
+    temporary file appears once the first block is evaluated."""
     path = tmp / "big.csv"
     with path.open("wb") as f:
-        f.write(b"name,accelerator_count,output_tokens_per_s_per_accelerator\n")
-        f.write(b"r,8,1000\n" * 1_000_000)
+        f.write(HEADER)
+        f.write(WIDE_ROW * 1_000_000)
     return path
 
 
@@ -394,7 +404,7 @@ def run_terminated(stage: Stage, tmp: Path, d: Path, wait_s: float = 60.0) -> No
 
 def output_stage(cases: int, seed: int, tmp: Path, quick: bool = False) -> Stage:
     """The outputs stage: every kind once with evaluate, the same-output cases, (unless ``quick``) a run refused
-    after its first block and one stopped by SIGTERM (a million rows each), then random commands and kinds,
+    after its first block (9 MB) and one stopped by SIGTERM (a million rows), then random commands and kinds,
     ``cases`` in all.
     """
     rng, stage = stage_rng(seed, "outputs"), Stage("outputs")

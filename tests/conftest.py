@@ -26,10 +26,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+import httpx
 import pytest
 from hypothesis import settings as hypothesis_settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
+from bench.api_server import running_api
 from tests import store_fixtures
 
 if TYPE_CHECKING:
@@ -135,3 +137,19 @@ def _component_scan_once() -> Iterator[None]:
 
 postgresql_proc = store_fixtures.postgresql_proc
 """The store tests' PostgreSQL (tests/store_fixtures.py), defined here once so that each pytest process starts one."""
+
+
+API_ENV = {"TOKEN_ECONOMICS_API_MAX_BODY_MB": "2", "TOKEN_ECONOMICS_API_MAX_ROWS": "20000"}
+"""The shared server's settings: those of tests/test_api.py's own server (a body of 2 MB, 20,000 rows)."""
+
+
+@pytest.fixture(scope="session")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    """A real ``token-economics serve`` on 127.0.0.1, started once per test process and shared by the modules that
+    only send it requests (tests/test_kv_memory.py, test_session_traces.py, test_sessions_everywhere.py): each
+    module started its own, 8 s of a test's set-up idle and 25-58 s at a load of 16. The server keeps nothing between
+    requests but its worker processes (no store: ``/v1/store`` is not called), so a module sees what a fresh server
+    would answer. A module that defines its own ``api`` (tests/test_api.py) still gets its own."""
+    with (tmp_path_factory.mktemp("api") / "server.log").open("wb") as log, running_api(log, API_ENV) as url, \
+            httpx.Client(base_url=url, timeout=120) as client:
+        yield client

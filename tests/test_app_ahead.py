@@ -1,6 +1,6 @@
 """The studies a session is likely to open next, made for its state once its run has ended (ui/ahead.py, issue #43):
-they are the very entries the Cost and Fleet pages read, so a switch to either computes none of them, and the
-pages show what they showed before."""
+they are the very entries the Cost, Fleet, Throughput and Uncertainty pages read, so a switch to one computes none
+of them, and the pages show what they showed before."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ QUERY = {"model": "minimax-m2", "precision": "fp8", "target_output_tokens_per_s_
          "demand_input_tokens_per_day": "", "demand_output_tokens_per_day": "20000000000",
          "electricity_usd_per_kwh": "0.0917"}
 AHEAD = {"ui.studies.cost_curve", "ui.studies.margins", "ui.studies.hours_of", "ui.studies.compare_of",
-         "ui.studies.compare_spec", "ui.studies.calibration", "ui.common._evaluate"}
+         "ui.studies.compare_spec", "ui.studies.calibration", "ui.common._evaluate", "ui.studies.curve_of",
+         "ui.studies.curve_specs", "ui.studies.tornado_of", "ui.studies.tornado_bars", "ui.studies.histogram_bins"}
 
 
 def cached_bytes() -> dict[str, int]:
@@ -35,12 +36,13 @@ def test_the_studies_made_ahead_are_the_ones_the_cost_and_fleet_pages_read() -> 
     before = cached_bytes()
     made = ahead.make(at.session_state["scenario"], at.session_state["settings"])
     after = cached_bytes()
-    assert made == 6  # the cost curve, the day, the margins, the comparison and its chart, and the calibration
-    # report (the process's: another test may have made it already)
+    assert made == 11  # the cost curve, the day, the margins, the comparison and its chart, the calibration report
+    # (the process's: another test may have made it already), the Throughput page's curve, the Uncertainty page's
+    # Monte Carlo, its paired rent draws, tornado and histogram
     assert {name for name in AHEAD if after.get(name, 0) > before.get(name, 0)} >= AHEAD - {"ui.common._evaluate",
                                                                                          "ui.studies.calibration"}
     shown = {}
-    for page in ("fleet", "cost"):
+    for page in ("fleet", "cost", "throughput", "uncertainty"):
         at.switch_page(f"ui/{page}.py").run()
         assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
         shown[page] = [h.value for h in at.html]  # its tables (static: short)

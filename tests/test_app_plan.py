@@ -170,11 +170,13 @@ def open_more_settings(at: AppTest) -> None:
 
 
 def edit_settings(at: AppTest) -> None:
-    """Planner settings changed through their widgets, one of them back to its default value."""
+    """Planner settings changed through their widgets, one of them back to its default value. The first four are
+    made before one run, as edits before one rerun are applied (the numbers' box is drawn once "24 numbers" is
+    chosen): each in a run of its own solved a plan of a state no check reads, seconds of CPU apiece."""
     open_more_settings(at)
-    at.selectbox(key="plan_objective").set_value("npv").run()
-    at.text_input(key="plan_max_racks").set_value("12").run()
-    at.multiselect(key="plan_accelerators").set_value(["h100-sxm", "b200", "h200-sxm"]).run()
+    at.selectbox(key="plan_objective").set_value("npv")
+    at.text_input(key="plan_max_racks").set_value("12")
+    at.multiselect(key="plan_accelerators").set_value(["h100-sxm", "b200", "h200-sxm"])
     at.selectbox(key="plan_demand_profile").set_value("24 numbers").run()
     at.text_input(key="plan_demand_profile_numbers").set_value(" ".join(["1"] * 12 + ["3"] * 12)).run()
     at.checkbox(key="plan_spares").set_value(False).run()
@@ -334,9 +336,10 @@ def test_the_operations_settings_and_what_they_cost(example: AppTest) -> None:
                                                             for r in want["setting_costs"]]
     limits = static_table(example, "One more unit saves [USD/day]")
     assert "distinct pools" in {row["Limit"] for row in limits}
-    # a monthly rental and a 2-system smallest pool, set through their widgets, are what the page plans
+    # a monthly rental and a 2-system smallest pool, set through their widgets before one run (as edits before one
+    # rerun are applied: one plan solved, not one for the rental alone too), are what the page plans
     open_more_settings(example)
-    example.selectbox(key="plan_min_rental_hours").set_value(24.0).run()
+    example.selectbox(key="plan_min_rental_hours").set_value(24.0)
     example.text_input(key="plan_min_pool_systems").set_value("2").run()
     assert not example.exception and not example.error, [e.value for e in example.error]
     settings = example.session_state["settings"]
@@ -348,7 +351,7 @@ def test_the_operations_settings_and_what_they_cost(example: AppTest) -> None:
     example.text_input(key="plan_max_pools").set_value("2.5").run()  # refused by name, the value kept
     assert any("plan_max_pools" in e.value and "whole number" in e.value for e in example.error)
     assert example.session_state["settings"]["plan_max_pools"] == 3
-    example.selectbox(key="plan_min_rental_hours").set_value(8.0).run()
+    example.selectbox(key="plan_min_rental_hours").set_value(8.0)  # both back in one run: the state the test began in
     example.text_input(key="plan_min_pool_systems").set_value("1").run()
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import cast
 
 import pytest
 import streamlit as st
@@ -49,8 +48,8 @@ def test_the_default_state_s_plan_outlives_any_number_of_other_states() -> None:
     planning.PLANS.clear()
     kept = planning.solve_default()
     others = [(f"{{\"state\": {i}}}", "{}", (), None) for i in range(planning.MAX_PLANS + 3)]
-    for key in others:  # any object stands for a plan: the store only keeps and drops them
-        planning.PLANS.make(key, lambda: cast(planning.Plan, object()))
+    for key in others:  # a bare Plan stands for one: the store only keeps, drops and stops them
+        planning.PLANS.make(key, lambda: planning.Plan.__new__(planning.Plan))
     assert planning.PLANS.get(kept.key) is kept and len(planning.PLANS.plans) == planning.MAX_PLANS
     assert list(planning.PLANS.plans)[:-1] == others[-planning.MAX_PLANS + 1:]  # the others least recently read: gone
     planning.PLANS.clear()  # "Clear caches" lets it go too

@@ -7,6 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import economics
+from economics.studies import calibration
 from tests.test_app import start, static_table
 
 PAIR = {"accelerator": "h200-sxm", "model": "deepseek-v3", "precision": "fp8", "input_tokens_per_request": "1024",
@@ -35,6 +36,12 @@ def test_pair_shows_measured_curve_kpis_and_calibration(page: AppTest) -> None:
     assert any("measured curve" in c.value for c in page.caption)
     assert any("Calibration scope **nvidia-hopper**" in m.value for m in page.markdown)
     assert len(page.get("vega_lite_chart")) == 2
+    # the accelerator's calibration points: a closed panel whose grid is not sent until it is opened
+    points = calibration.report()[0]
+    assert not page.dataframe
+    page.session_state["settings"] = {**page.session_state["settings"], "open": ("calibration",)}
+    page.run()
+    assert len(page.dataframe[0].value) == (points["accelerator"] == "h200-sxm").sum() > 0
 
 
 def test_changing_the_target_changes_throughput(page: AppTest) -> None:

@@ -264,14 +264,15 @@ def test_an_unreachable_scheduler_is_refused_within_10_s() -> None:
 HEAVY_HANG_S = 600.0
 """A heavy case still running after this is stopped and counted a hang. The bench's bounds (90 s for a Dask case,
 120 s in-process, 60 s for the SIGTERM case's temporary file) are a few times each case's time on an idle machine
-(5-12 s, 17 s of CPU for the late refusal) and were crossed with nothing wrong at a load of 20 on 2 cores (the CI
-failures of this test); a hang is still caught, and the test still never asserts a time."""
+(5-12 s; the late refusal's 17 s of CPU when its first block held 930,000 rows) and were crossed with nothing wrong
+at a load of 20 on 2 cores (the CI failures of this test); a hang is still caught, and the test still never asserts a
+time."""
 
 
 @pytest.mark.slow
 def test_the_heavy_cases_have_no_failure(tmp_path: Path) -> None:
-    # what the quick slice leaves out: a sweep on a Dask cluster, a run refused after its first 8 MB block and one
-    # stopped by SIGTERM over an existing file (a million rows each); each case runs once (the bench runs a slow
+    # what the quick slice leaves out: a sweep on a Dask cluster, a run refused after its first 8 MB block (of 9 MB)
+    # and one stopped by SIGTERM over an existing file (a million rows); each case runs once (the bench runs a slow
     # case again to count slowness, which this test does not count) and is a hang only after HEAVY_HANG_S
     commands, outputs = sys.modules["fuzz_commands"], sys.modules["fuzz_outputs"]
     stage = fuzz_common.Stage("heavy")

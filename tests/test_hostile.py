@@ -89,9 +89,11 @@ def test_fuzz_csv_never_raises_and_valid_rows_are_finite(columns: list[str], row
     for _, bad in report.iterrows():
         assert re.match(r"^[a-z_]+: ", bad["message"]), bad["message"]  # names the field
     numeric = result.select_dtypes(include=["Float64", "Int64"])
-    for col in numeric.columns:
-        values = numeric[col].dropna().to_numpy(dtype=float)
-        assert np.isfinite(values).all(), col
+    # every cell that is not missing (isna: what each column's dropna leaves out) is finite, all columns at once
+    # (a dropna per column was about 40 % of the test's time)
+    present = ~numeric.isna().to_numpy()
+    nonfinite = present & ~np.isfinite(numeric.to_numpy(dtype=float, na_value=np.nan))
+    assert not nonfinite.any(), list(numeric.columns[nonfinite.any(axis=0)])
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -4,6 +4,7 @@ engine; a larger target never makes an option cheaper per day; the CLI, the HTTP
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import math
@@ -17,9 +18,9 @@ from hypothesis import strategies as st
 
 import economics
 from economics.cli import main
-from economics.studies.kv_memory import COLUMNS, MIXES, KvOption, kv_memory_study
+from economics.studies.kv_memory import COLUMNS, MIXES, KvMemoryStudy, KvOption, kv_memory_study
 from economics.studies.links import encode_query
-from tests.test_api import _cli, api  # noqa: F401 (the real server fixture)
+from tests.test_api import _cli
 from tests.test_app import start
 from tests.test_sessions_queue import wait_by_hand
 
@@ -33,6 +34,13 @@ HAND: dict[str, object] = dict(
     accelerator_count=8, output_tokens_per_s_per_accelerator=1000, input_tokens_per_s_per_accelerator=10_000,
     target_output_tokens_per_s_per_user=1, cost_of_capital=0, kv_host_read_gb_per_s=16.384,
     kv_host_memory_usd_per_gb=10, kv_ssd_read_gb_per_s=8.192, kv_ssd_usd_per_gb=0.5)
+
+
+@functools.cache
+def hand_study_of_8000() -> KvMemoryStudy:
+    """The study of HAND for 8,000 agents, made once per test process for the two tests that read it (12 table
+    evaluations, about 4 s of CPU; the study is a frozen record, and neither test changes its table)."""
+    return kv_memory_study(HAND, 8000)
 
 
 def test_the_study_picks_host_memory_over_more_accelerators_by_hand() -> None:
@@ -49,7 +57,7 @@ def test_the_study_picks_host_memory_over_more_accelerators_by_hand() -> None:
     # SSD: 8.192e9 / 163,840 = 50,000 token/s, slower than the system's 80,000 token/s prefill: it holds nothing.
     # Remote: no read bandwidth or price given. Accelerators: ceil(8,000 / 641.09) = 13 -> whole systems of 8: 16,
     # whose 16 slots wait ln(C(16, 9.6) / 0.01) / (16 x 0.4 / 0.15) = 0.03356 s at P99.
-    study = kv_memory_study(HAND, 8000)
+    study = hand_study_of_8000()
     assert study.current["agents_at_slo"] == pytest.approx(8 * 4 * (0.15 + wait_by_hand(8, 0.6, 0.15) + 160),
                                                            rel=1e-12)
     assert study.current["agents_at_slo"] == pytest.approx(5128.75, abs=0.01)
@@ -145,7 +153,7 @@ def test_the_example_of_the_how_to(capsys: pytest.CaptureFixture[str]) -> None:
                         "agent-b200-host": "host"}
 
 
-def test_the_api_answers_as_the_cli(api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+def test_the_api_answers_as_the_cli(api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:
     expected = _cli(capsys, "kv-memory", str(EXAMPLE), "--row", "agent-b200", "--agents", "10000")
     r = api.post("/v1/kv-memory", params={"row": "agent-b200", "agents": 10000, "format": "csv"},
                  content=EXAMPLE.read_bytes(), headers={"content-type": "text/csv"})
@@ -192,7 +200,7 @@ def test_a_tier_and_more_systems_together_beat_either_alone() -> None:
 def test_the_large_memory_option_is_the_catalogs_largest_memory_accelerator() -> None:
     # owned: the roofline accelerators with a price and a power above the H100's 80 GB; the most memory is 288 GB,
     # and of those only the GB200's successor rack, gb300-nvl72, has a catalog price
-    study = kv_memory_study(HAND, 8000)
+    study = hand_study_of_8000()
     large = study.rows[6]
     assert large.option is KvOption.LARGE_MEMORY and large.accelerator == "gb300-nvl72"
     assert large.feasible and large.needed == 72 and large.agents_at_slo >= 8000

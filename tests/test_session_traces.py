@@ -19,7 +19,7 @@ import pytest
 import economics
 from economics.io import session_traces as st
 from economics.io.benchmark_formats import BenchmarkError
-from tests.test_api import _cli, api  # noqa: F401 (the real server fixture)
+from tests.test_api import _cli
 from tests.test_sessions import ENGINE
 
 HERE = Path(__file__).parent / "fixtures" / "sessions"
@@ -164,7 +164,7 @@ def test_a_flag_the_file_contradicts_is_refused() -> None:
     assert "--session-prefix-tokens 100: the file's blocks give 512" in str(err.value)
 
 
-def test_cli_and_http_api_give_the_same_row(api: httpx.Client, capsys: pytest.CaptureFixture[str],  # noqa: F811
+def test_cli_and_http_api_give_the_same_row(api: httpx.Client, capsys: pytest.CaptureFixture[str],
                                              tmp_path: Path) -> None:
     prov = tmp_path / "prov.json"
     text = _cli(capsys, "import-sessions", str(VLLM), "--session-prefix-tokens", "1000", "--provenance", str(prov))
@@ -245,7 +245,7 @@ def test_sglang_asks_for_what_its_log_lacks_and_run_flags_are_refused_elsewhere(
     assert "--num-rounds: for SGLang's bench_multiturn.py log only; a mooncake file" in str(err.value)
 
 
-def test_sglang_cli_and_http_api_give_the_same_row(api: httpx.Client,  # noqa: F811
+def test_sglang_cli_and_http_api_give_the_same_row(api: httpx.Client,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     text = _cli(capsys, "import-sessions", str(SGLANG), "--session-prefix-tokens", "100", "--seconds-between-turns",
                 "2", "--num-rounds", "5", "--request-length", "512", "--output-length", "64", "--run", "2")

@@ -18,7 +18,7 @@ from economics.domain import sessions as ses
 from economics.domain.formula import Formula, reevaluate
 from economics.studies.links import decode_query, encode_query
 from economics.studies.session_shape import to_requests, to_sessions
-from tests.test_api import _cli, api  # noqa: F401 (the real server fixture)
+from tests.test_api import _cli
 from tests.test_sessions import AMPLE
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "example-sessions.csv"
@@ -96,7 +96,7 @@ def test_explain_shows_the_hand_worked_session(capsys: pytest.CaptureFixture[str
 
 
 def test_the_api_evaluates_and_explains_a_session_row_as_the_cli(
-        api: httpx.Client, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:  # noqa: F811
+        api: httpx.Client, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out = tmp_path / "cli.csv"
     assert _cli(capsys, "evaluate", str(EXAMPLE), "-o", str(out)) == ""
     r = api.post("/v1/evaluate", params={"format": "csv"}, content=EXAMPLE.read_bytes(),
@@ -109,7 +109,7 @@ def test_the_api_evaluates_and_explains_a_session_row_as_the_cli(
     assert "kv_hit_rate = cached_input_tokens_per_session / input_tokens_per_session" in r.text
 
 
-def test_a_bad_session_row_is_named_by_the_api(api: httpx.Client) -> None:  # noqa: F811
+def test_a_bad_session_row_is_named_by_the_api(api: httpx.Client) -> None:
     bad = {**AMPLE, "name": "bad", "seconds_between_turns": 0}
     r = api.post("/v1/evaluate", json={"scenarios": [{**AMPLE, "name": "ok"}, bad]})
     assert r.status_code == 422
@@ -146,7 +146,7 @@ def test_switching_keeps_given_session_figures_and_back_again_is_valid() -> None
 
 
 def test_the_profile_is_the_same_from_python_the_cli_and_the_api(
-        api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+        api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:
     row = pd.read_csv(EXAMPLE, comment="#").set_index("name").loc["agent-b200-host"].dropna().to_dict()
     table = economics.session_profile(row)
     # 21 turns; C_t = 9,000 + (t - 1) x 1,650 + 1,500: 10,500 at the first, 10,500 + 20 x 1,650 = 43,500 at the last
@@ -169,7 +169,7 @@ def test_the_profile_is_the_same_from_python_the_cli_and_the_api(
 
 
 def test_a_request_row_has_no_profile_and_says_which_field(
-        api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+        api: httpx.Client, capsys: pytest.CaptureFixture[str]) -> None:
     requests = Path(__file__).resolve().parent.parent / "docs" / "example.csv"
     with pytest.raises(economics.ScenarioError, match="workload: the per-turn profile is of workload=sessions"):
         economics.session_profile(economics.default_scenario())

@@ -3,9 +3,10 @@
 Issue #43 (every page switch <= 500 ms): a switch to the Cost or the Fleet page in a state that page has not drawn
 computes that page's studies in the switch's run, before the browser can draw them (the evaluation, the cost curve,
 the published prices' margins and the day by the hour; the comparison of the other accelerators and its chart: 60-190
-ms of the server's CPU on app_latency's switch session, the comparison most of Fleet's). Each is cached per state by
-its page (:mod:`ui.studies`, ``st.cache_data``), so the same calls made ahead fill the same entries and the page's run
-only reads them: nothing is computed twice, and every number is the page's own.
+ms of the server's CPU on app_latency's switch session, the comparison most of Fleet's); a switch to Throughput its
+curve (30-40 ms), to Uncertainty its Monte Carlo, paired rent draws and tornado (about 50 ms). Each is cached per
+state by its page (:mod:`ui.studies`, ``st.cache_data``), so the same calls made ahead fill the same entries and the
+page's run only reads them: nothing is computed twice, and every number is the page's own.
 
 After each run of a session in a browser (app.py), :func:`after_run` hands its state to one worker thread of the
 process, which makes those studies one at a time, each started only while no session's run is under way
@@ -75,9 +76,10 @@ class _NoRunContextWarning(logging.Filter):
 
 
 def steps(scenario: Mapping[str, Any], settings: Mapping[str, Any]) -> list[Callable[[], object]]:
-    """The Cost and Fleet pages' studies of this state, in the calls those pages make (ui/cost.py, ui/day.py,
-    ui/fleet.py), the KPIs' evaluation first; those a page would not make for it (no capacity, no cost, no model,
-    no accelerator to compare) left out, as the page leaves them."""
+    """The Cost, Fleet, Throughput and Uncertainty pages' studies of this state, in the calls those pages make
+    (ui/cost.py, ui/day.py, ui/fleet.py, ui/throughput.py, ui/uncertainty.py), the KPIs' evaluation first; those a
+    page would not make for it (no capacity, no cost, no model, no accelerator to compare) left out, as the page
+    leaves them."""
     key = common.canonical(scenario)
     try:
         result = common.evaluate(scenario)
@@ -95,7 +97,29 @@ def steps(scenario: Mapping[str, Any], settings: Mapping[str, Any]) -> list[Call
     # the calibration report the Throughput page shows: the same for every state (data/ only), made once per process
     # (0.15-0.35 s of CPU, which the server's first switch to Throughput paid), a lookup after that
     made.append(studies.calibration)
-    return made
+    return made + _throughput(scenario, result) + _uncertainty(key, result, settings)
+
+
+def _throughput(scenario: Mapping[str, Any], result: Mapping[str, Any]) -> list[Callable[[], object]]:
+    """The Throughput page's curve and its charts (ui/throughput.py), where the page draws them (a model, requests):
+    30-40 ms of CPU on a new state, which its switch's run paid."""
+    if scenario["model"] is None or scenario["workload"] == "sessions":
+        return []
+    return [lambda: studies.curve_specs(*studies.curve_key(scenario, result))]
+
+
+def _uncertainty(key: str, result: dict[str, Any], settings: Mapping[str, Any]) -> list[Callable[[], object]]:
+    """The Uncertainty page's studies (ui/uncertainty.py) at the state's ranges, samples and seed: the Monte Carlo
+    and its percentiles, the paired rent draws, the tornado and the histogram, about 50 ms of CPU on a new state,
+    which its switch's run paid. The ranges are read in each step, where what raises is the page's to show."""
+    samples, seed = int(settings["samples"]), int(settings["seed"])
+
+    def ranges() -> str:
+        return studies.ranges_key(result, settings)
+
+    return [lambda: studies.monte_carlo_of(key, ranges(), samples, seed).summary,
+            lambda: studies.own_cheaper(key, ranges(), samples, seed), lambda: studies.tornado_bars(key, ranges()),
+            lambda: studies.histogram_bins(key, ranges(), samples, seed)]
 
 
 def make(scenario: Mapping[str, Any], settings: Mapping[str, Any],
@@ -163,14 +187,17 @@ def _quiet() -> None:
 
 
 def _work() -> None:
-    """The Cost and Fleet pages' studies of the latest state first, then the Plan page's plan of the state the latest
-    session opened in."""
+    """The pages' studies of the latest state first (none again for the state made last: a page switch changes no
+    state, and its dozen lookups, most copying a cached answer, ran while the next switch's run could start), then
+    the Plan page's plan of the state the latest session opened in."""
+    made_for: State | None = None
     while True:
         with _wake:
             _wake.wait_for(lambda: bool(_pending or _opened))
             studies_of, opened = (_pending.pop(), None) if _pending else (None, _opened.pop())
-        if studies_of is not None:
+        if studies_of is not None and studies_of != made_for:
             make(*studies_of, between=memory.until_idle)  # it waits before its first step too
+            made_for = studies_of
         elif opened is not None:
             with contextlib.suppress(Superseded):
                 plan(*opened, between=_quiet)

@@ -83,11 +83,12 @@ def default_scenario() -> dict[str, Any]:
     return economics.default_scenario().model_dump()
 
 
-PANELS = ("benchmark", "hours", "save", "plan_hours", "candidates", "share", "plan_settings")
+PANELS = ("benchmark", "hours", "save", "plan_hours", "candidates", "share", "calibration", "plan_settings")
 """Panels drawn only while open (:func:`ui.common.panel`); the open ones are the page setting ``open``, so a link
 opens them: Throughput's upload of your own benchmark, the Cost page's 24 hours as a table and its save to the
-library, the Plan page's hours as a table and its candidates considered, every page's share link, and the Plan
-page's less used planner settings (``ui.plan.MORE_SETTINGS``)."""
+library, the Plan page's hours as a table and its candidates considered, every page's share link, Throughput's
+calibration points of the scenario's accelerator, and the Plan page's less used planner settings
+(``ui.plan.MORE_SETTINGS``)."""
 
 
 def default_settings() -> dict[str, Any]:

@@ -591,12 +591,14 @@ def main() -> None:
     if upload is not None:
         st.caption(f"Candidates from {plain(upload.name)}. A file is not part of the link: whoever opens the link "
                    f"uploads it again.")
+    planning.leave_others((*_inputs_of(scenario), csv_bytes))  # its last state's costs stop before these stages
     try:
         planned = solve(scenario, csv_bytes)
     except (InputError, ValueError, economics.ScenarioError) as exc:
         st.error(plain(exc, max_chars=1000))
         common.share()
         side.stop()
+    planning.view(planned)  # the settings' plans start beside the proof
     common.baseline_controls()
     out, base = _plan_and_proof(planned, _baseline_plan(csv_bytes), side)
     if out["feasible"]:

@@ -19,8 +19,10 @@ import copy
 import dataclasses
 import json
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from typing import Any
 
 import streamlit as st
@@ -58,11 +60,27 @@ def _page_data(result: planner.PlanResult) -> dict[str, Any]:
                                            "candidates": result.candidates, "hours": result.hours}}
 
 
+_BESIDE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plan-settings-beside")
+"""The one thread on which the plans without each operations setting are made beside a proof (:meth:`Plan.begin`),
+for every state of the process: at most one such solve runs at a time, so with several states planned at once the
+second core is not shared by more than one of them (a state's plans still waiting here when its page needs them are
+taken off and made by the page's own run, :meth:`Plan.setting_costs`)."""
+
+
 class Plan:
     """A state's plan on the page: the plan of the planner's stages (``planner.plan_stages``), drawn at once, the
     plan proven from it (``planner.prove_plan``: what ``planner.plan`` returns), drawn when the proof is done, and
     what each operations setting costs for the plan proven (``planner.costs_of_settings``), and its downloads.
-    Shared by every session (:func:`planned`), each part made once; each caller gets its own copy."""
+    Shared by every session (:func:`planned`), each part made once; each caller gets its own copy.
+
+    The plans without each setting (``planner.settings_plans``: they read the stages' inputs, not their plan or its
+    proof) are started on a thread beside the proof as soon as the stages' plan is made (:meth:`begin`), and
+    joined when the costs are drawn: HiGHS lets go of the GIL while it solves, so the proof and they share the two
+    cores. That work is stopped (``planner.cancellable``: its solves end within milliseconds and give no plan) when
+    no session views the state any more (:meth:`release`: a session that moves to another state; a second session
+    still on this one keeps it going, since it still draws these costs), and when the plan is cleared or dropped
+    from the store (:meth:`cancel`). Costs stopped before they were made are made by the next run that draws them.
+    """
 
     def __init__(self, staged: planner.Staged, key: Key) -> None:
         self.key = key
@@ -73,6 +91,46 @@ class Plan:
         self.costs: Any = None  # the settings' costs' frame, once solved
         self.files: dict[str, str] | None = None  # the downloads, once made
         self.lock = threading.Lock()
+        self.viewers = 0  # sessions whose last plan drawn is this one (:meth:`hold`, :meth:`release`)
+        self._stop = threading.Event()  # set to stop the plans without each setting made beside the proof
+
+    def begin(self) -> None:
+        """Start the plans without each setting beside the proof, unless they are made, under way, or not needed
+        (no plan: no costs are drawn; a carbon cap: its costs are made another way)."""
+        with self.lock:
+            if (self.costs is None and self._early is None and self.first["feasible"]
+                    and self.costing.prepared is not None):
+                self._stop = threading.Event()
+                self._early = _BESIDE.submit(_settings_plans, self.costing, self._stop)
+
+    _early: Future[planner.SettingPlans] | None = None  # none until begun
+
+    def cancel(self) -> None:
+        """Stop the plans without each setting if they are under way or waiting (a later :meth:`begin` or
+        :meth:`setting_costs` makes them again)."""
+        if self._early is None:  # never begun, or done with: nothing to stop (and no lock taken)
+            return
+        with self.lock:
+            self._cancel()
+
+    def _cancel(self) -> None:
+        if self._early is not None and not self._early.done():
+            self._stop.set()
+            self._early.cancel()
+            self._early = None
+
+    def hold(self) -> None:
+        """A session views this plan: its costs are wanted (started now if they were stopped)."""
+        with self.lock:
+            self.viewers += 1
+        self.begin()
+
+    def release(self) -> None:
+        """A session views another plan: the costs are stopped if no other session views this one."""
+        with self.lock:
+            self.viewers = max(self.viewers - 1, 0)
+            if self.viewers == 0:
+                self._cancel()
 
     @property
     def pending(self) -> bool:
@@ -96,11 +154,26 @@ class Plan:
         """What each operations setting costs for the plan proven, as the planner's frame (solved on the first call,
         after the proof)."""
         summary = self.proven()["summary"]
+        plans = self._joined()
         with self.lock:
             if self.costs is None:
                 s, settings, cands, ids = _read(self.key)
-                self.costs = planner.costs_of_settings(summary, s, settings, cands, ids, staged=self.costing)
+                self.costs = planner.costs_of_settings(summary, s, settings, cands, ids, staged=self.costing,
+                                                       plans=plans)
+            self._early = None
         return self.costs.copy(deep=True)
+
+    def _joined(self) -> planner.SettingPlans | None:
+        """The plans without each setting made beside the proof (waited for while under way); None when they were
+        not started, were stopped, or still wait behind another state's (then taken off: the caller makes them)."""
+        with self.lock:
+            early = None if self.costs is not None else self._early
+        if early is None or early.cancel():
+            return None
+        try:
+            return early.result()
+        except (planner.Cancelled, CancelledError):
+            return None
 
     def downloads(self) -> dict[str, str]:
         """The plan proven as its downloads give it (JSON and CSV text), with its limits and what each operations
@@ -114,6 +187,13 @@ class Plan:
                 self.files = {"json": json.dumps(data, indent=1, allow_nan=False),
                               "csv": plan_files.plan_csv_text(data)}
         return dict(self.files)
+
+
+def _settings_plans(costing: planner.Staged, stop: threading.Event) -> planner.SettingPlans:
+    """``planner.settings_plans`` of a state's stages' inputs, stopped (``planner.Cancelled``) once ``stop`` is
+    set."""
+    with planner.cancellable(stop):
+        return planner.settings_plans(costing)
 
 
 def _read(key: Key) -> tuple[economics.Scenario, planner.PlanSettings, Any, list[str] | None]:
@@ -159,14 +239,17 @@ class _Store:
                 with self.lock:
                     self.plans[key] = found
                     for old in [k for k in self.plans if k not in self.pinned][:max(len(self.plans) - MAX_PLANS, 0)]:
-                        del self.plans[old]  # the least recently read first
+                        self.plans.pop(old).cancel()  # the least recently read first; its costs no longer made
                 _watch_clear()  # a "Clear caches" from now on clears what was just kept
         with self.lock:
             self.solving.pop(key, None)
         return found
 
     def clear(self) -> None:
+        """Forget every plan (their settings' costs under way stopped)."""
         with self.lock:
+            for plan in self.plans.values():
+                plan.cancel()
             self.plans.clear()
             self.pinned.clear()
 
@@ -185,6 +268,36 @@ def _watch_clear() -> bool:
     ``on_release`` clears the store. Called when a plan is kept, so the entry exists whenever the store holds one (at
     the server's start and in a run alike: the cache is the process's, with or without a session)."""
     return True
+
+
+VIEWED = "_plan_viewed"
+"""The session's state key of the plan it drew last (a weak reference: a plan dropped from the store is let go)."""
+
+
+def leave_others(key: Key) -> None:
+    """This session is about to draw the plan of ``key``: the plan it drew last, of another state, is released
+    (:meth:`Plan.release`), so its settings' costs, if no other session views it, stop before this state's stages
+    start rather than share the cores with them."""
+    ref = st.session_state.get(VIEWED)
+    before = ref() if ref is not None else None
+    if before is not None and before.key != key:
+        before.release()
+        del st.session_state[VIEWED]
+
+
+def view(plan: Plan) -> None:
+    """This session draws ``plan``: held (:meth:`Plan.hold`: its settings' costs start beside its proof), once per
+    state the session moves to (:func:`leave_others` releases it). A session that closes keeps its hold: the costs
+    then run to their end (the work of one state, bounded) unless the plan is dropped from the store."""
+    ref = st.session_state.get(VIEWED)
+    before = ref() if ref is not None else None
+    if before is plan:
+        plan.begin()  # held already; started again if the store's clearing stopped it
+        return
+    plan.hold()
+    st.session_state[VIEWED] = weakref.ref(plan)
+    if before is not None:  # the same state's plan solved again after it was dropped
+        before.release()
 
 
 def planned(inputs: Inputs, candidates_csv: bytes | None) -> Plan:
@@ -227,6 +340,7 @@ def solve_inputs(inputs: Inputs, between: Callable[[], None] = lambda: None) -> 
     between()
     plan = planned(inputs, None)
     between()
+    plan.begin()  # the settings' plans beside the proof, as on the page
     if plan.proven()["feasible"]:
         for step in (plan.setting_costs, plan.downloads):
             between()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import streamlit as st
@@ -24,11 +25,11 @@ from economics.studies.calibration import report
 from economics.studies.compare import SITE_WORDS, compare_accelerators, cost_vs_utilization, margins_at_prices
 from economics.studies.compare_odds import compare_odds
 from economics.studies.day import hours_table
-from economics.studies.interactivity import interactivity_curve
+from economics.studies.interactivity import CURVE_IGNORES, interactivity_curve
 from economics.studies.retrofit import OptionKind, analyse, break_even_decode_price_usd
 from economics.studies.retrofit_explain import option_text
-from economics.studies.uncertainty import MonteCarlo, histogram, monte_carlo, tornado
-from ui import common, editor
+from economics.studies.uncertainty import MonteCarlo, default_ranges, histogram, monte_carlo, probability_lower, tornado
+from ui import common, editor, links
 
 WARNING_COLOR = charts.WARNING_COLOR
 FEASIBLE_COLORS = ["#4c78a8", "#d62728", "#72b7b2", "#9d755d"]  # one per SITE_WORDS value, in its order
@@ -200,6 +201,13 @@ def break_even(key: str) -> float | None:
 
 # Throughput page
 
+def curve_key(scenario: Mapping[str, Any], result: Mapping[str, Any]) -> tuple[str, str]:
+    """What the interactivity curve depends on: neither the per-user target nor a given throughput changes it
+    (:data:`economics.studies.interactivity.CURVE_IGNORES`), only which measured stack is the one the estimate chose
+    (the evaluation's ``serving_stack_used``), so moving the target redraws no curve."""
+    return common.canonical({**scenario, **dict.fromkeys(CURVE_IGNORES)}), str(result.get("serving_stack_used") or "")
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def curve_of(key: str, chosen: str) -> dict[str, Any]:
     return interactivity_curve(json.loads(key), chosen=chosen)
@@ -308,6 +316,27 @@ def calibration() -> tuple[Any, Any]:
 
 
 # Uncertainty page
+
+def ranges_key(result: dict[str, Any], settings: Mapping[str, Any]) -> str:
+    """The range of each ranged field with a value, as the studies below take it (JSON, keys sorted): the page
+    settings' ends, or the default spread around the value (:func:`economics.studies.uncertainty.default_ranges`)."""
+    given: dict[str, tuple[float | None, float | None]] = {}
+    for f in links.RANGED_FIELDS:
+        lo, hi = settings[f"{f}_low"], settings[f"{f}_high"]
+        given[f] = (None if lo is None else float(lo), None if hi is None else float(hi))
+    return json.dumps(default_ranges(result, given), sort_keys=True)
+
+
+def own_cheaper(key: str, ranges_json: str, samples: int, seed: int) -> float | None:
+    """Share of the draws in which the scenario as it is (owned) is cheaper than the same fleet rented (same
+    draws: paired); None when it cannot be rented (no rent for its accelerator)."""
+    rent_key = common.canonical({**json.loads(key), "ownership": "rent"})
+    try:
+        rented = monte_carlo_of(rent_key, ranges_json, samples, seed)
+    except economics.ScenarioError:
+        return None
+    return probability_lower(monte_carlo_of(key, ranges_json, samples, seed), rented)
+
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def monte_carlo_of(key: str, ranges_json: str, samples: int, seed: int) -> MonteCarlo:

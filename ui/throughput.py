@@ -15,7 +15,6 @@ import streamlit as st
 import economics
 from economics.schema import user_curves
 from economics.studies.calibration import scope_for
-from economics.studies.interactivity import CURVE_IGNORES
 from ui import common, editor, state, studies
 from ui import format as fmt
 from ui.text import plain
@@ -25,13 +24,6 @@ KEY_FIELDS = ("name", "accelerator", "model", "precision", "weight_precision", "
               "output_tokens_per_request",
               "target_output_tokens_per_s_per_user", "accelerators_per_replica", "output_tokens_per_s_per_accelerator",
               "input_tokens_per_s_per_accelerator", "accelerator_count")
-
-
-def curve_key(scenario: dict[str, Any], result: dict[str, Any]) -> tuple[str, str]:
-    """What the interactivity curve depends on: neither the per-user target nor a given throughput changes it
-    (:data:`economics.studies.interactivity.CURVE_IGNORES`), only which measured stack is the one the estimate chose
-    (the evaluation's ``serving_stack_used``), so moving the target redraws no curve."""
-    return common.canonical({**scenario, **dict.fromkeys(CURVE_IGNORES)}), str(result.get("serving_stack_used") or "")
 
 
 def context_speed(scenario: dict[str, Any], result: dict[str, Any]) -> None:
@@ -139,6 +131,31 @@ def benchmark_upload(scenario: dict[str, Any], missing: bool) -> None:
             st.success(plain(used))
 
 
+CALIBRATION_COLUMNS = {
+    "point": st.column_config.TextColumn("Measured point"), "model": st.column_config.TextColumn("Model"),
+    "precision": st.column_config.TextColumn("Precision"),
+    "measured": st.column_config.NumberColumn("Measured [token/s]", format="%,.0f"),
+    "predicted": st.column_config.NumberColumn("Predicted [token/s]", format="%,.0f"),
+    "error_pct": st.column_config.NumberColumn("Error [%]", format="%.1f"),
+    "fitted": st.column_config.TextColumn("Used in the fit")}
+
+
+def calibration_points(points: Any, accelerator: str) -> None:
+    """The calibration's measured points of the scenario's accelerator, measured against predicted, in a panel drawn
+    only while open (:func:`ui.common.panel`; ``calibration`` in the link's ``open`` opens it), its label naming how
+    many. Drawn open, as a grid, they were hundreds of rows (719 for the H100: 106 kB of the page's 134 kB of
+    elements), which the browser decoded and mounted on every switch and run, below the paragraph that sums them up
+    (issue #43's switch; docs/speed.md, ``pages5``)."""
+    shown = points[points["accelerator"] == accelerator][list(CALIBRATION_COLUMNS)]
+    name = studies.accelerator_names().get(accelerator, accelerator)
+    box = common.panel(f"Measured points of {name}, measured against predicted ({len(shown):,})", "calibration")
+    if box is None:  # closed: the grid is not sent
+        return
+    with box:
+        common.draw_table(shown.assign(fitted=[fmt.yes_no(v) for v in shown["fitted"]]), key="calibration_table",
+                          config=CALIBRATION_COLUMNS)
+
+
 common.page_start()
 side = editor.Sidebar("Hardware, model, workload", KEY_FIELDS, title="Throughput and interactivity", intro=(
     "Throughput per accelerator against the speed each user sees. The line is the calibrated roofline estimate for "
@@ -178,7 +195,7 @@ elif scenario["workload"] == "sessions":  # the curve study refuses sessions by 
     st.info("No interactivity curve for agent sessions yet (issue #39): the Sessions page shows the session; the "
             "curve of its mean turn is the same scenario as requests.")
 else:
-    key, chosen = curve_key(scenario, result)
+    key, chosen = studies.curve_key(scenario, result)
     specs = studies.curve_specs(key, chosen)
     if specs is None:
         st.info("No curve: the model does not fit, the hardware lacks this precision, or it is a dataflow system "
@@ -191,7 +208,7 @@ else:
                        "large.")
         common.draw(specs[0])
         if specs[1] is not None:
-            st.subheader("Cost along the curve")
+            common.heading("Cost along the curve")  # a Markdown heading at the subheader's level: cheaper to draw
             common.draw(specs[1])
 
 points, summary = studies.calibration()
@@ -203,15 +220,7 @@ st.markdown(  # the heading and its paragraph as one element
     f"fitted on {row['points']} points with median absolute error {row['median_abs_error_pct']} % (worst "
     f"{row['worst_abs_error_pct']} %). Over all {int(summary['fitted_points'])} fitted points: median "
     f"{summary['median_abs_error_pct']:.1f} %, worst {summary['worst_abs_error_pct']:.1f} %.")
-shown = points[points["accelerator"] == scenario["accelerator"]][
-    ["point", "model", "precision", "measured", "predicted", "error_pct", "fitted"]]
-common.draw_table(shown.assign(fitted=[fmt.yes_no(v) for v in shown["fitted"]]), key="calibration_table", config={
-    "point": st.column_config.TextColumn("Measured point"), "model": st.column_config.TextColumn("Model"),
-    "precision": st.column_config.TextColumn("Precision"),
-    "measured": st.column_config.NumberColumn("Measured [token/s]", format="%,.0f"),
-    "predicted": st.column_config.NumberColumn("Predicted [token/s]", format="%,.0f"),
-    "error_pct": st.column_config.NumberColumn("Error [%]", format="%.1f"),
-    "fitted": st.column_config.TextColumn("Used in the fit")})
+calibration_points(points, scenario["accelerator"])
 
 common.share()
 if result["feasible"]:

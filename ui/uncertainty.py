@@ -7,7 +7,6 @@ in the same state and carried by the link. Every number comes from :mod:`economi
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import streamlit as st
@@ -18,9 +17,7 @@ from economics.studies.uncertainty import (
     applies,
     base_value,
     default_range,
-    default_ranges,
     estimate_range,
-    probability_lower,
 )
 from ui import common, editor, links, state, studies
 from ui import format as fmt
@@ -37,17 +34,6 @@ SUMMARY_TITLES = {"output": "Output [unit]", "p10": "P10", "p50": "P50", "p90": 
                   "samples": "Samples computed"}
 
 
-def _own_cheaper(key: str, ranges_json: str, samples: int, seed: int) -> float | None:
-    """Share of the draws in which the scenario as it is (owned) is cheaper than the same fleet rented (same
-    draws: paired); None when it cannot be rented (no rent for its accelerator)."""
-    rent_key = common.canonical({**json.loads(key), "ownership": "rent"})
-    try:
-        rented = studies.monte_carlo_of(rent_key, ranges_json, samples, seed)
-    except economics.ScenarioError:
-        return None
-    return probability_lower(studies.monte_carlo_of(key, ranges_json, samples, seed), rented)
-
-
 def _range_changed(name: str) -> None:
     text = str(st.session_state.get(f"range_{name}") or "").replace(",", "").strip()
     try:
@@ -61,17 +47,6 @@ def _number_setting_changed(name: str, key: str) -> None:
         state.set_setting(name, links.parse_setting(name, str(st.session_state.get(key))))
     except ValueError as exc:
         state.error(f"{name}: {exc}; not applied")
-
-
-def _ranges_of(result: dict[str, Any]) -> dict[str, tuple[float, float]]:
-    """The range of each ranged field with a value: the settings' ends, or the default spread around the value
-    (:func:`economics.studies.uncertainty.default_ranges`)."""
-    settings = state.settings()
-    given: dict[str, tuple[float | None, float | None]] = {}
-    for f in links.RANGED_FIELDS:
-        lo, hi = settings[f"{f}_low"], settings[f"{f}_high"]
-        given[f] = (None if lo is None else float(lo), None if hi is None else float(hi))
-    return default_ranges(result, given)
 
 
 def _range_inputs(result: dict[str, Any]) -> None:
@@ -152,11 +127,10 @@ except economics.ScenarioError as error:
     side.above()  # the title and the messages above the error
     common.evaluation_error(error)
     side.stop()
-ranges = _ranges_of(result)
 settings = state.settings()
 samples, seed = int(settings["samples"]), int(settings["seed"])
 
-key, ranges_json = common.canonical(scenario), json.dumps(ranges, sort_keys=True)
+key, ranges_json = common.canonical(scenario), studies.ranges_key(result, settings)
 try:
     mc = studies.monte_carlo_of(key, ranges_json, samples, seed)
 except economics.ScenarioError as error:
@@ -178,7 +152,7 @@ if pinned is not None:
     try:  # the baseline under the same ranges, draws and seed
         pinned_key = common.canonical(pinned)
         base = (_percentiles(studies.monte_carlo_of(pinned_key, ranges_json, samples, seed)),
-                _own_cheaper(pinned_key, ranges_json, samples, seed))
+                studies.own_cheaper(pinned_key, ranges_json, samples, seed))
     except economics.ScenarioError:
         base = None
 summary = _percentiles(mc)
@@ -197,7 +171,7 @@ own_slot = k.container()
 _inputs(side, result)
 with side.above():  # in its place above the KPIs
     common.baseline_controls()
-own_cheaper = _own_cheaper(key, ranges_json, samples, seed)
+own_cheaper = studies.own_cheaper(key, ranges_json, samples, seed)
 change = None
 if base is not None and own_cheaper is not None and base[1] is not None:
     change = fmt.versus(fmt.signed(own_cheaper - base[1], fmt.points), own_cheaper == base[1])

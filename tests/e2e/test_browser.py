@@ -115,7 +115,8 @@ def open_page(page: Page, url: str) -> None:
     settle(page)
 
 
-def test_cold_start_shows_cost(page: Page, streamlit_url: str) -> None:
+def test_cold_start_shows_cost(fresh_page: Page, streamlit_url: str) -> None:
+    page = fresh_page  # a first visitor's browser: nothing cached
     page.goto(streamlit_url)
     value = cost_metric(page)
     expect(value).to_have_text(re.compile(r"^\$\d[\d,]*(\.\d+)?$"), timeout=COLD_START_TIMEOUT_MS)
@@ -123,7 +124,8 @@ def test_cold_start_shows_cost(page: Page, streamlit_url: str) -> None:
     expect(value).to_have_text(usd_rate(expected))
 
 
-def test_the_first_page_s_element_code_is_preloaded_once(page: Page, streamlit_url: str) -> None:
+def test_the_first_page_s_element_code_is_preloaded_once(fresh_page: Page, streamlit_url: str) -> None:
+    page = fresh_page  # nothing cached: each file is fetched, and fetched once
     # issue #43: once the page has loaded, it names the code of the KPIs' and the sidebar's elements (ui.assets) as
     # modulepreload links, and the frontend's own load of that code, when the elements arrive, uses what they fetched:
     # each file is requested once
@@ -256,8 +258,9 @@ def test_a_link_reproduces_every_kpi_on_every_page(browser: Browser, page: Page,
 
 
 @pytest.mark.parametrize("name", list(PAGES))
-def test_a_hostile_link_renders_no_link_and_fetches_nothing(page: Page, streamlit_url: str, name: str) -> None:
+def test_a_hostile_link_renders_no_link_and_fetches_nothing(fresh_page: Page, streamlit_url: str, name: str) -> None:
     """Opened on each page in a fresh session (the page reads the link itself), then every other page visited."""
+    page = fresh_page  # a browser of its own: a link followed from elsewhere
     own = urlsplit(streamlit_url).netloc
     elsewhere: list[str] = []
     page.on("request", lambda r: elsewhere.append(r.url) if urlsplit(r.url).netloc not in (own, "") else None)

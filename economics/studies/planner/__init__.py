@@ -70,7 +70,7 @@ if TYPE_CHECKING:  # at run time each is imported from its module on first use (
         settings_from_row,
         workload,
     )
-    from economics.studies.planner.milp import clear_milp_memo
+    from economics.studies.planner.milp import Cancelled, cancellable, clear_milp_memo
     from economics.studies.planner.pools import Costs, Pool, build_pools, candidate_costs
     from economics.studies.planner.report import (
         CONSTRAINT_COLUMNS,
@@ -81,6 +81,7 @@ if TYPE_CHECKING:  # at run time each is imported from its module on first use (
     )
     from economics.studies.planner.rules import RULE_OFF, block_hours, rules_active
     from economics.studies.planner.run import (
+        SettingPlans,
         Staged,
         costs_of_settings,
         limits_with_costs,
@@ -88,6 +89,7 @@ if TYPE_CHECKING:  # at run time each is imported from its module on first use (
         plan_stages,
         prove_plan,
         setting_costs,
+        settings_plans,
         solve_plan,
     )
 
@@ -98,13 +100,13 @@ _LAZY = {
                      "frontier_site", "frontier_speed", "frontier_table"), "economics.studies.planner.frontiers"),
     **dict.fromkeys(("HOURS", "OWNERSHIPS", "PLAN_FIELDS", "RENT_TIERS", "ROLES", "PlanSettings", "Workload",
                      "demand_profile", "settings_from_row", "workload"), "economics.studies.planner.inputs"),
-    "clear_milp_memo": "economics.studies.planner.milp",
+    **dict.fromkeys(("Cancelled", "cancellable", "clear_milp_memo"), "economics.studies.planner.milp"),
     **dict.fromkeys(("Costs", "Pool", "build_pools", "candidate_costs"), "economics.studies.planner.pools"),
     **dict.fromkeys(("CONSTRAINT_COLUMNS", "PLAN_COLUMNS", "SETTING_COST_COLUMNS", "PlanResult", "records"),
                     "economics.studies.planner.report"),
     **dict.fromkeys(("RULE_OFF", "block_hours", "rules_active"), "economics.studies.planner.rules"),
-    **dict.fromkeys(("Staged", "costs_of_settings", "limits_with_costs", "plan", "plan_stages", "prove_plan",
-                     "setting_costs", "solve_plan"), "economics.studies.planner.run"),
+    **dict.fromkeys(("SettingPlans", "Staged", "costs_of_settings", "limits_with_costs", "plan", "plan_stages",
+                     "prove_plan", "setting_costs", "settings_plans", "solve_plan"), "economics.studies.planner.run"),
 }
 """Public name -> the module that defines it, imported on first use (issue #43, the cold start): the app's first
 page reads the planner's settings and their defaults (:mod:`.inputs`, for the Plan link's settings) before its first
@@ -127,10 +129,11 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "CANDIDATE_COLUMNS", "CARBON_FRONTIER_COLUMNS", "CONSTRAINT_COLUMNS", "FRONTIER_COLUMNS", "HOURS", "OWNERSHIPS",
-    "PLAN_COLUMNS", "PLAN_FIELDS", "RENT_TIERS", "ROLES", "RULE_OFF", "SETTING_COST_COLUMNS", "Candidate", "Costs",
-    "PlanResult", "PlanSettings", "Pool", "Staged", "Workload", "block_hours", "build_pools", "candidate_costs",
-    "catalog_candidates", "catalog_rates", "clear_milp_memo", "clear_rates_memo", "costs_of_settings",
-    "default_speed_targets", "demand_profile", "frontier_carbon", "frontier_site", "frontier_speed", "frontier_table",
-    "hosting_variants", "limits_with_costs", "plan", "plan_stages", "prove_plan", "records", "rules_active",
-    "setting_costs", "settings_from_row", "solve_plan", "workload",
+    "PLAN_COLUMNS", "PLAN_FIELDS", "RENT_TIERS", "ROLES", "RULE_OFF", "SETTING_COST_COLUMNS", "Cancelled",
+    "Candidate", "Costs", "PlanResult", "PlanSettings", "Pool", "SettingPlans", "Staged", "Workload", "block_hours",
+    "build_pools", "cancellable", "candidate_costs", "catalog_candidates", "catalog_rates", "clear_milp_memo",
+    "clear_rates_memo", "costs_of_settings", "default_speed_targets", "demand_profile", "frontier_carbon",
+    "frontier_site", "frontier_speed", "frontier_table", "hosting_variants", "limits_with_costs", "plan",
+    "plan_stages", "prove_plan", "records", "rules_active", "setting_costs", "settings_from_row", "settings_plans",
+    "solve_plan", "workload",
 ]

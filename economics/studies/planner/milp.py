@@ -1,5 +1,6 @@
 """One call of HiGHS (what ``scipy.optimize.milp`` returns, HiGHS run here as it runs it) with the planner's limits:
-gap, time and node limits, and the solution it returns.
+gap, time and node limits, and the solution it returns; and a way to stop the solves of a piece of work that is no
+longer wanted (:func:`cancellable`: a stopped solve raises :class:`Cancelled`, it never gives a plan).
 """
 
 from __future__ import annotations
@@ -7,7 +8,9 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -51,6 +54,73 @@ class Solution:
     message: str
 
 
+class Cancelled(Exception):  # noqa: N818 -- what happened to the solve, as the planner's words say it
+    """A solve stopped because the work it was part of is no longer wanted (:func:`cancellable`): no plan, and
+    nothing remembered.
+    """
+
+
+_STOP: ContextVar[threading.Event | None] = ContextVar("planner_stop", default=None)
+"""The event that stops the solves of the running context (None: they run to their own end)."""
+
+
+@contextmanager
+def cancellable(stop: threading.Event) -> Iterator[None]:
+    """Within it, this context's solves stop soon after ``stop`` is set, and raise :class:`Cancelled`.
+
+    HiGHS is asked to stop through its MIP interrupt callback (checked between its nodes and cuts: it stopped 10-20
+    ms after the event on the Plan page's whole model, ``docs/speed.md``), and every HiGHS run and remembered solve
+    checks the event before it starts. A run the event stopped is never taken as a result (it raises, and is not
+    remembered), and a run that ended as the event was set raises too: what it was for is no longer wanted. An LP
+    (no integer column) is not interrupted while it runs: HiGHS calls the simplex interrupt callback at every
+    iteration, each a call into Python under the GIL, and the planner's LPs take milliseconds. Threads started inside
+    take the context with them only when started with it (:func:`contextvars.copy_context`).
+
+    Parameters
+    ----------
+    stop : threading.Event
+        Set by whoever no longer wants the work (another thread).
+    """
+    token = _STOP.set(stop)
+    try:
+        yield
+    finally:
+        _STOP.reset(token)
+
+
+def check_cancelled() -> None:
+    """Raise :class:`Cancelled` when the running context's work is no longer wanted (:func:`cancellable`)."""
+    stop = _STOP.get()
+    if stop is not None and stop.is_set():
+        raise Cancelled("the work this solve was part of is no longer wanted")
+
+
+def _interrupt(_kind: int, _message: str, _out: Any, into: Any, stop: threading.Event) -> None:
+    """HiGHS's MIP interrupt callback: stop once ``stop`` is set."""
+    if stop.is_set():
+        into.user_interrupt = True
+
+
+_INTERRUPTED = (highs.HighsModelStatus.kInterrupt, highs.HighsModelStatus.kHighsInterrupt)
+
+
+def _run(h: Any, mip: bool) -> Any:
+    """``h.run()``: as it is outside :func:`cancellable`; inside, a MILP (``mip``) stops soon after the event, and a
+    run stopped by it, or ended as it was set, raises :class:`Cancelled` rather than give its answer.
+    """
+    stop = _STOP.get()
+    if stop is None:
+        return h.run()
+    check_cancelled()
+    if mip:
+        h.setCallback(_interrupt, stop)
+        h.startCallback(highs.cb.HighsCallbackType.kCallbackMipInterrupt)
+    ran = h.run()
+    if stop.is_set() or h.getModelStatus() in _INTERRUPTED:
+        raise Cancelled("a HiGHS run stopped: the work it was part of is no longer wanted")
+    return ran
+
+
 MEMO_SIZE = 64
 """HiGHS's answers kept by :func:`run_milp` (the most recently used; each a few kB)."""
 _MEMO: OrderedDict[bytes, OptimizeResult] = OrderedDict()
@@ -79,6 +149,7 @@ def run_milp(m: PlanModel, integer: list[int] | None = None, lb: list[float] | N
         options["node_limit"] = nodes
         options["presolve"] = PRESOLVE_LIMITED
     key = _memo_key(c, integrality, bounds, a, np.asarray(m.b, dtype=float), options)
+    check_cancelled()
 
     def solve() -> OptimizeResult:
         if not m.rows:  # scipy's milp makes the empty matrix
@@ -114,14 +185,14 @@ def _milp(a: csc_matrix, c: np.ndarray, bounds: Bounds, b: np.ndarray, integrali
     for option, value in options.items():
         h.setOptionValue(_HIGHS_OPTIONS.get(option, option), ("on" if value else "off") if option == "presolve"
                          else value)
-    ran = h.run()
+    mip = bool(np.sum(integrality) > 0)
+    ran = _run(h, mip)
     status, info = h.getModelStatus(), h.getInfo()
     code, said = _SCIPY_STATUS.get(status, (4, ""))
     if ran == highs.HighsStatus.kError:  # as scipy reports a run HiGHS refused
         return OptimizeResult(status=code, success=code == 0, x=None, fun=None, mip_node_count=None,
                               mip_dual_bound=None, mip_gap=None,
                               message=f"{said}(HiGHS Status {int(status)}: {h.modelStatusToString(status)})")
-    mip = bool(np.sum(integrality) > 0)
     if mip:  # a MILP stopped by a limit keeps the plan it has, if any
         failed = status not in (highs.HighsModelStatus.kOptimal, *_STOPPED) or (
             status in _STOPPED and info.objective_function_value == highs.kHighsInf)
@@ -226,7 +297,7 @@ def relaxation(m: PlanModel, cuts: Cuts | None = None) -> tuple[np.ndarray, floa
     c, lb, ub = (np.asarray(v, dtype=float) for v in (m.c, m.lb, m.ub))
     h = _highs_of(a, c, lb, ub, _rhs(m, cuts), None)
     h.setOptionValue("threads", 1)
-    h.run()
+    _run(h, False)
     if h.getModelStatus() != highs.HighsModelStatus.kOptimal:
         return None
     return np.array(h.getSolution().col_value, dtype=float), float(h.getInfo().objective_function_value)
@@ -259,7 +330,7 @@ def _highs_run(a: csc_matrix, c: np.ndarray, lb: np.ndarray, ub: np.ndarray, b: 
     sol.col_value = [float(v) for v in start]
     sol.value_valid = True
     h.setSolution(sol)
-    h.run()
+    _run(h, bool(np.sum(integrality) > 0))
     info, status = h.getInfo(), h.getModelStatus()
     x = np.array(h.getSolution().col_value, dtype=float) if info.primal_solution_status == 2 else None
     bound = float(info.mip_dual_bound)
@@ -296,6 +367,7 @@ def solved(m: PlanModel, how: str, solve: Callable[[], Solution]) -> Solution:
     costs solves the plan by the hour again (the plan with a rental block solves it first), and the plans of a few
     pools the plan solved. A solve the time limit stopped is not remembered. Each call gets its own copy.
     """
+    check_cancelled()
     a = m.matrix()
     key = _memo_key(np.asarray(m.c, dtype=float), np.asarray(m.integer), Bounds(np.asarray(m.lb, dtype=float),
                     np.asarray(m.ub, dtype=float)), a, np.asarray(m.b, dtype=float), {"how": how})

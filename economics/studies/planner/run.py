@@ -48,6 +48,10 @@ from economics.studies.planner.rules import RULE_OFF, rules_active
 from economics.studies.planner.solve import Stages, prove_stages, solve_built, solve_stages
 from economics.studies.planner.tiers import tier_variants
 
+SettingPlans = dict[str, tuple[float, int] | str]
+"""Per operations setting that can change the plan, the plan without it: its cost per day and distinct pools, or
+why there is none (:func:`plans_without`)."""
+
 
 def plan(scenario: Scenario | dict[str, Any], settings: PlanSettings | None = None,
          candidates: list[Candidate] | None = None, accelerators: list[str] | None = None,
@@ -127,15 +131,16 @@ def prove_plan(staged: Staged) -> PlanResult:
 
 def costs_of_settings(summary: dict[str, Any], scenario: Scenario | dict[str, Any], settings: PlanSettings,
                       candidates: list[Candidate] | None = None, accelerators: list[str] | None = None,
-                      staged: Staged | None = None) -> pd.DataFrame:
+                      staged: Staged | None = None, plans: SettingPlans | None = None) -> pd.DataFrame:
     """What each operations setting costs (:func:`setting_costs`) for a plan made by :func:`plan` with
     ``costed=False`` from the same inputs (its ``summary``): the Plan page draws the plan first and this after.
     ``staged``: the plan's stages (:func:`plan_stages` of the same inputs), whose candidates, workload and pools are
-    used rather than made again (the same figures either way).
+    used rather than made again (the same figures either way); ``plans``: with it, the plans without each setting
+    made already (:func:`settings_plans` of it: the Plan page makes them beside the proof).
     """
     if staged is not None and staged.prepared is not None:
         return setting_costs(summary, staged.s, staged.settings, staged.cands, staged.excluded, staged.active,
-                             staged.prepared)
+                             staged.prepared, plans)
     s = as_scenario(scenario)
     excluded: list[tuple[str, str]] = []
     if candidates is None:
@@ -260,8 +265,16 @@ def _solve_plan(s: Scenario, settings: PlanSettings, cands: list[Candidate],
     return result
 
 
-def _costs(staged: Staged, summary: dict[str, Any],
-           plans: dict[str, tuple[float, int] | str] | None = None) -> pd.DataFrame:
+def settings_plans(staged: Staged) -> SettingPlans:
+    """The plans without each operations setting (:func:`plans_without`) from the stages' inputs (``staged``, or
+    its :meth:`Staged.inputs`): what :func:`setting_costs` compares a plan of them with. They read nothing of the
+    stages' plan or its proof, so they can be made beside the proof; inside
+    :func:`~economics.studies.planner.milp.cancellable` they stop when no longer wanted (raising ``Cancelled``).
+    """
+    return plans_without(staged.s, staged.settings, staged.cands, staged.excluded, staged.active, staged.prepared)
+
+
+def _costs(staged: Staged, summary: dict[str, Any], plans: SettingPlans | None = None) -> pd.DataFrame:
     """:func:`setting_costs` of a plan of ``staged`` (its ``summary``) from the stages' inputs (``plans``: the
     plans without each setting made already, :func:`plans_without`).
     """
@@ -277,8 +290,7 @@ def _proved_and_costed(staged: Staged) -> PlanResult:
     of the two rather than for both (docs/speed.md, "Planner speed").
     """
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="setting-costs") as background:
-        early = background.submit(plans_without, staged.s, staged.settings, staged.cands, staged.excluded,
-                                  staged.active, staged.prepared)
+        early = background.submit(settings_plans, staged)
         result = _proved(staged)
         plans = early.result()  # raises what the settings' plans raised
     if not result.feasible:
@@ -436,7 +448,7 @@ def _result_of(staged: Staged, found: Stages) -> PlanResult:
 
 def setting_costs(summary: dict[str, Any], s: Scenario, settings: PlanSettings, cands: list[Candidate],
                   excluded: list[tuple[str, str]], active: dict[str, bool], ready: Prepared | None = None,
-                  plans: dict[str, tuple[float, int] | str] | None = None) -> pd.DataFrame:
+                  plans: SettingPlans | None = None) -> pd.DataFrame:
     """What each operations setting costs: the plan solved again with that one setting off (the others kept), and
     the difference of the cost per day. A setting that cannot change the plan (a pool limit above the pools there
     are, a rental block with nothing to rent) costs nothing and is not solved again. Taking a setting off only allows
@@ -479,7 +491,7 @@ def setting_costs(summary: dict[str, Any], s: Scenario, settings: PlanSettings, 
 
 
 def plans_without(s: Scenario, settings: PlanSettings, cands: list[Candidate], excluded: list[tuple[str, str]],
-                  active: dict[str, bool], ready: Prepared | None = None) -> dict[str, tuple[float, int] | str]:
+                  active: dict[str, bool], ready: Prepared | None = None) -> SettingPlans:
     """For each operations setting that can change the plan (``active``), the plan solved again with it off
     (:func:`_plan_without`): what :func:`setting_costs` compares the plan with. None of them reads the plan itself,
     so they may be made before it is proven (``ready``: as :func:`setting_costs`'s).

@@ -5,6 +5,7 @@ its own pool sizes (time to first token, the operations rules).
 
 from __future__ import annotations
 
+import contextvars
 import math
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -246,7 +247,9 @@ def solve_stages(pb: Problem) -> Stages:
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="by-the-hour") as background:
         # the plan by the hour reads nothing of the TTFT passes: with a rental block it is solved beside them (HiGHS
         # lets go of the GIL while it solves), the same plan as after them (docs/speed.md, "Planner speed")
-        ahead = background.submit(_solve_refined, by_hour, False) if wl.block_hours > 0 else None
+        # (in this context: work that is stopped, :func:`~economics.studies.planner.milp.cancellable`, stops it too)
+        ahead = (background.submit(contextvars.copy_context().run, _solve_refined, by_hour, False)
+                 if wl.block_hours > 0 else None)
         m, res, rho, notes = _solve_refined(pb)
     if m.rules is None or res.x is None or res.message != "two stages":
         return Stages(m, rho, notes, (m, res, rho, pb), False)
