@@ -22,9 +22,9 @@ default scenario, the page's default settings and accelerators, a 2 s TTFT) from
 most 1 s beyond the package import).
 
 ``--phases N`` prints instead where that fresh process's CPU time goes (the imports, the candidates, the
-stages, the proof, the settings' costs, the plan by the hour solved on a thread of its own, and HiGHS's share of
-each, each phase in its own thread's CPU; then the command's wall time and its main thread's CPU; median of N
-processes).
+stages, the proof, the settings' costs, the plan by the hour and the chosen pools' own plan when solved on a thread
+of their own, and HiGHS's share of each, each phase in its own thread's CPU; then the command's wall time and its
+main thread's CPU; median of N processes).
 
 ``--page N`` prints only the Plan page's 8 edits in the page's own order (``ui.planning.Plan`` as ui/plan.py calls
 it: the stages' plan drawn, the proof drawn, then the settings' costs drawn), with the settings' plans made beside
@@ -179,8 +179,10 @@ def timed(fn, phase):
 for home, name, phase in ((candidates, "catalog_candidates", "candidates"), (run, "catalog_candidates", "candidates"),
                           (run, "_stages", "stages"), (run, "_proved", "proof"),
                           (run, "setting_costs", "setting costs"),
-                          # outermost only on a thread of its own: the plan by the hour beside the TTFT passes
-                          (solve, "_solve_refined", "the plan by the hour, beside")):
+                          # outermost only on a thread of its own: the plan by the hour beside the TTFT passes,
+                          # the chosen pools' own plan beside the plan by the hour (or its pools' own plan)
+                          (solve, "_solve_refined", "the plan by the hour, beside"),
+                          (solve, "_own_solve", "the chosen pools' own plan, beside")):
     setattr(home, name, timed(getattr(home, name), phase))
 
 class Highs(core._Highs):  # every HiGHS run (scipy's milp and the proof build theirs from the module's class)

@@ -121,7 +121,7 @@ def test_the_settings_plans_stop_in_both_their_threads(watched: Watch) -> None:
     planner.clear_milp_memo()
     planner.settings_plans(staged.inputs())
     assert stopped <= 2 and len(watched.runs) - stopped == 5  # the two under way when asked, of the five
-    assert not [t for t in threading.enumerate() if t.name.startswith("by-the-hour")]
+    assert not [t for t in threading.enumerate() if t.name.startswith("stages-beside")]
 
 
 def drawn(key: planning.Key, watched: Watch, left: bool, sessions: int = 1) -> tuple[pd.DataFrame, list[object]]:

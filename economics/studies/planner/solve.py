@@ -241,32 +241,39 @@ def solve_stages(pb: Problem) -> Stages:
     (its relaxation couples no hours, so it often chooses better); then those of the cheapest with a rented pool
     added (:func:`_add_pools`). The cheapest plan is kept; the lower bound stays the large model's, so the gap
     reported is against every pool.
+
+    Two threads at most: the plan by the hour is solved beside the TTFT passes, and the chosen pools' own plan beside
+    the plan by the hour or the plan by the hour's pools' own plan (HiGHS lets go of the GIL while it solves). Each
+    reads none of the others' answers, and the answers are taken in the order above: the same plan as one after the
+    other (docs/speed.md, "Planner speed").
     """
     pools, settings, wl = pb.pools, pb.settings, pb.wl
     by_hour = replace(pb, settings=replace(settings, min_rental_hours=1.0), wl=replace(wl, block_hours=0.0))
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="by-the-hour") as background:
-        # the plan by the hour reads nothing of the TTFT passes: with a rental block it is solved beside them (HiGHS
-        # lets go of the GIL while it solves), the same plan as after them (docs/speed.md, "Planner speed")
-        # (in this context: work that is stopped, :func:`~economics.studies.planner.milp.cancellable`, stops it too)
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="stages-beside") as background:
+        # (in this context: work that is stopped, :func:`~economics.studies.planner.milp.cancellable`, stops them too)
         ahead = (background.submit(contextvars.copy_context().run, _solve_refined, by_hour, False)
                  if wl.block_hours > 0 else None)
         m, res, rho, notes = _solve_refined(pb)
-    if m.rules is None or res.x is None or res.message != "two stages":
-        return Stages(m, rho, notes, (m, res, rho, pb), False)
-    hours = len(hour_types(wl)[2])
-    chosen = [[p for p in range(len(pools)) if pool_counts(m, res.x, p, hours).max() > 0]]
-    if m.rules.block:
-        m1, res1, _, _ = ahead.result() if ahead is not None else _solve_refined(by_hour, refine=False)
-        if res1.x is not None:
-            chosen.append([p for p in range(len(pools)) if pool_counts(m1, res1.x, p, len(hour_types(
-                replace(wl, block_hours=0.0))[2])).max() > 0])
+        if m.rules is None or res.x is None or res.message != "two stages":
+            return Stages(m, rho, notes, (m, res, rho, pb), False)
+        hours = len(hour_types(wl)[2])
+        chosen = [tuple(p for p in range(len(pools)) if pool_counts(m, res.x, p, hours).max() > 0)]
+        beside = background.submit(contextvars.copy_context().run, _own_solve, pb, m, rho, chosen[0])
+        if m.rules.block:
+            m1, res1, _, _ = ahead.result() if ahead is not None else _solve_refined(by_hour, refine=False)
+            if res1.x is not None:
+                chosen.append(tuple(p for p in range(len(pools)) if pool_counts(m1, res1.x, p, len(hour_types(
+                    replace(wl, block_hours=0.0))[2])).max() > 0))
+        own = {few: _own_solve(pb, m, rho, few) for few in chosen[1:] if few != chosen[0]}
+        own[chosen[0]] = beside.result()
     best: Best = (m, res, rho, pb)
     used = chosen[0]
-    for few in dict.fromkeys(tuple(u) for u in chosen):
-        found = _own_pools(pb, m, rho, list(few), best[1].fun, replace(res, message="two stages, then its pools"))
+    said = replace(res, message="two stages, then its pools")
+    for few in dict.fromkeys(chosen):
+        found = _kept(pb, own[few], best[1].fun, said)
         if found is not None:
-            best, used = found, list(few)
-    return Stages(m, rho, notes, _add_pools(pb, m, rho, res, best, used), True)
+            best, used = found, few
+    return Stages(m, rho, notes, _add_pools(pb, m, rho, res, best, list(used)), True)
 
 
 def prove_stages(pb: Problem, found: Stages) -> Stages:
@@ -367,20 +374,36 @@ def embed(m: PlanModel, few: PlanModel, used: list[int], x: np.ndarray) -> np.nd
     return apply_rules(m, out)  # each rented pool's size and every binary, from the counts
 
 
-def _own_pools(pb: Problem, m: PlanModel, rho: dict[int, float], used: list[int], cost: float,
-               said: Solution) -> Best | None:
-    """The pools ``used`` (of ``m``'s) solved on their own, when that plan costs less than ``cost`` and meets TTFT
-    at its own pool sizes; its result keeps ``said``'s bound and message (the large model's bound).
+def _own_solve(pb: Problem, m: PlanModel, rho: dict[int, float], used: tuple[int, ...]) -> Best:
+    """The pools ``used`` (of ``m``'s) solved on their own, with their TTFT caps and floors in ``m``: (their model,
+    its solution, its caps, their problem).
     """
     assert m.rules is not None
     few = [pb.pools[p] for p in used]
     caps = {i: rho[p] for i, p in enumerate(used) if p in rho}
     floors = {i: int(m.rules.floors[p]) for i, p in enumerate(used) if p in m.rules.floors}
-    m2, _, _, res2 = solve_built(replace(pb, pools=few), caps, floors=floors)
+    sub = replace(pb, pools=few)
+    m2, _, _, res2 = solve_built(sub, caps, floors=floors)
+    return m2, res2, caps, sub
+
+
+def _kept(pb: Problem, own: Best, cost: float, said: Solution) -> Best | None:
+    """A plan of a few pools (:func:`_own_solve`) when it costs less than ``cost`` and meets TTFT at its own pool
+    sizes; its result keeps ``said``'s bound and message (the large model's bound).
+    """
+    m2, res2, caps, sub = own
     if res2.x is None or res2.fun >= cost - 1e-9 * max(1.0, abs(cost)) or not _ttft_ok(
-            m2, res2.x, few, pb.settings, len(hour_types(pb.wl)[2])):
+            m2, res2.x, sub.pools, pb.settings, len(hour_types(pb.wl)[2])):
         return None
-    return m2, replace(res2, bound=said.bound, message=said.message), caps, replace(pb, pools=few)
+    return m2, replace(res2, bound=said.bound, message=said.message), caps, sub
+
+
+def _own_pools(pb: Problem, m: PlanModel, rho: dict[int, float], used: list[int], cost: float,
+               said: Solution) -> Best | None:
+    """The pools ``used`` (of ``m``'s) solved on their own (:func:`_own_solve`), when that plan costs less than
+    ``cost`` and meets TTFT at its own pool sizes (:func:`_kept`).
+    """
+    return _kept(pb, _own_solve(pb, m, rho, tuple(used)), cost, said)
 
 
 def _add_pools(pb: Problem, m: PlanModel, rho: dict[int, float], res: Solution, best: Best, used: list[int]) -> Best:
