@@ -25,6 +25,7 @@ Plan page's state on arrival, as before.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import logging
 import threading
@@ -114,6 +115,7 @@ def _uncertainty(key: str, result: dict[str, Any], settings: Mapping[str, Any]) 
     which its switch's run paid. The ranges are read in each step, where what raises is the page's to show."""
     samples, seed = int(settings["samples"]), int(settings["seed"])
 
+    @functools.cache  # made by the first step, read by the others (what raises is not kept: each step raises it)
     def ranges() -> str:
         return studies.ranges_key(result, settings)
 

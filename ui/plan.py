@@ -302,10 +302,9 @@ def _inputs_of(scenario: dict[str, Any]) -> planning.Inputs:
     return planning.inputs_of(scenario, state.settings())
 
 
-def solve(scenario: dict[str, Any], candidates_csv: bytes | None) -> planning.Plan:
-    """The plan of a scenario under the page's settings (kept for every session, :mod:`ui.planning`; solved on
+def solve(inputs: planning.Inputs, candidates_csv: bytes | None) -> planning.Plan:
+    """The plan of a state's plan inputs (:func:`_inputs_of`; kept for every session, :mod:`ui.planning`; solved on
     arrival if it is not); raises the planner's input errors."""
-    inputs = _inputs_of(scenario)
     kept = planning.PLANS.get((*inputs, candidates_csv)) is not None
     with contextlib.nullcontext() if kept else st.spinner(SOLVING):
         return planning.planned(inputs, candidates_csv)
@@ -317,7 +316,7 @@ def _baseline_plan(candidates_csv: bytes | None) -> planning.Plan | None:
     if pinned is None:
         return None
     try:
-        return solve(pinned, candidates_csv)
+        return solve(_inputs_of(pinned), candidates_csv)
     except (InputError, ValueError, economics.ScenarioError) as exc:
         st.warning(f"The baseline cannot be planned, so no KPI shows a change against it: {plain(exc)}")
         return None
@@ -591,9 +590,10 @@ def main() -> None:
     if upload is not None:
         st.caption(f"Candidates from {plain(upload.name)}. A file is not part of the link: whoever opens the link "
                    f"uploads it again.")
-    planning.leave_others((*_inputs_of(scenario), csv_bytes))  # its last state's costs stop before these stages
+    inputs = _inputs_of(scenario)
+    planning.leave_others((*inputs, csv_bytes))  # its last state's costs stop before these stages
     try:
-        planned = solve(scenario, csv_bytes)
+        planned = solve(inputs, csv_bytes)
     except (InputError, ValueError, economics.ScenarioError) as exc:
         st.error(plain(exc, max_chars=1000))
         common.share()
