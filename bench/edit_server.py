@@ -1,4 +1,4 @@
-"""The server's side of an edit: each page edit of bench/app_latency.py (its link, field, values and KPI) under
+"""The server's side of an edit: each page edit of bench/app_latency.py but Plan's (its link, field, values, KPI) under
 ``streamlit.testing`` (no browser), the run's CPU until the KPI's element is made (what the KPI waits for on the
 server before Streamlit sends it) and the whole run's, each tree in a fresh process, trees alternated within each
 round; with ``--sections``, the CPU of the named functions before the KPI.
@@ -119,7 +119,9 @@ def main() -> None:
         for root in args.roots:
             done = subprocess.run([sys.executable, "-c", CHILD, str(Path(root).resolve()), json.dumps(which),
                                    str(args.edits), json.dumps(args.sections)],
-                                  capture_output=True, text=True, timeout=900, check=True)
+                                  capture_output=True, text=True, timeout=900)
+            if done.returncode:
+                raise SystemExit(f"{root}: the child failed:\n{done.stderr[-3000:]}")
             got[root].append(json.loads(done.stdout.strip().splitlines()[-1]))
             print(f"round {r + 1}, {root}: " + "; ".join(
                 f"{row['page']} {statistics.median(row['kpi']):.1f}" for row in got[root][-1])  # type: ignore[arg-type]
