@@ -348,8 +348,8 @@ class _Split:
         """The bound over the box ``[a, b]`` (class docstring) and the split that gives it: the largest over the
         splits, or (``near``: the best split of the box it was cut from) that one alone, as a box's best split is
         seldom another than its parent's (any split bounds; the root tries them all). Trying its two neighbours
-        too cost more than the bases it saved: 146 bases against 147 on the CLI test's catalog, 0.95x of the old
-        search's CPU against 0.8x.
+        too cost more than the bases it saved: 146 bases against 147 on the CLI test's catalog, its three searches
+        0.95x of main's CPU against 0.75x (medians of 5 paired rounds).
         """
         boxes = []
         for item in self.hours:
