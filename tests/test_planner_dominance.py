@@ -204,9 +204,10 @@ def small_staged(options: list[tuple[str, float, float, float]], max_pools: int 
 
     Built, not solved (:func:`run.plan_problem`, then :func:`build.build_model` as
     :func:`~economics.studies.planner.solve.solve_built` builds it): the tests read the model alone, and the stages'
-    solve of some draws took 4-12 s (the exact search over three counts held all day gives up after
-    :data:`~economics.studies.planner.separable.MAX_POINTS` bases and HiGHS solves the model instead; docs/speed.md,
-    "The test suite"). With no TTFT target the stages' caps are none, so their model of every pool is this one.
+    solve of some draws took 4-12 s (the exact search over three counts held all day gave up after
+    :data:`~economics.studies.planner.separable.MAX_POINTS` bases before HiGHS solved the model; since branch
+    ``sepbound`` it hands such a model over before it starts: docs/speed.md, "Planner speed"). With no TTFT target
+    the stages' caps are none, so their model of every pool is this one.
     """
     s = economics.Scenario(name="d", input_tokens_per_request=200, output_tokens_per_request=100,
                            demand_output_tokens_per_day=demand, site_power_mw=1.0)

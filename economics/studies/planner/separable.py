@@ -11,7 +11,10 @@ on a base of ``n``. More systems held all day never make an hour dearer (a plan 
 ``n + 1``: a system is paid by the day, its flow is a choice), so over a box ``a <= n <= b`` every plan costs at
 least ``c . a + sum_h H_h(b)``: a branch and bound on the box of counts, split on its widest side, that ends when no
 box can beat the best plan found (to :data:`~economics.domain.covering.TOL`). A day's count beyond what carries
-every hour's whole demand on its own changes no hour, which bounds the box.
+every hour's whole demand on its own changes no hour, which bounds the box. Two relaxations bound a box more
+tightly: with one count the hours' relaxations, convex in it (:class:`_Convex`); with several, each hour's
+relaxation with the day's systems at a share of their cost (:class:`_Split`). A search whose boxes would take more
+bases than it may evaluate (:func:`_work`, from their sizes) is not started.
 
 The operations settings' rows (a binary per pool, a rented pool's size, the limit on distinct pools) are left out,
 a relaxation; a plan of it that meets every row of the whole model (checked) is then optimal for the model too. A
@@ -79,7 +82,8 @@ class _Hour:
 
 def solve_separable(m: PlanModel, rented: set[int], hourly: Callable[[], HourModels]) -> Solution | None:
     """The proven cheapest plan of ``m`` (module docstring), or None when ``m`` is not of that shape, the search
-    needs more than :data:`MAX_POINTS` bases, or its plan breaks a row of ``m`` (HiGHS then solves it).
+    would need (:func:`_work`) or needs more than :data:`MAX_POINTS` bases, or its plan breaks a row of ``m`` (HiGHS
+    then solves it).
 
     Parameters
     ----------
@@ -94,11 +98,12 @@ def solve_separable(m: PlanModel, rented: set[int], hourly: Callable[[], HourMod
     day = [j for (_, h), j in m.count_col.items() if h is ALL_DAY]
     if not _shape(m, rented, day):
         return None
-    hours = [_costed(sub, cols, m, day) for sub, cols in hourly()]
+    made = hourly()
+    hours = [_costed(sub, cols, m, day) for sub, cols in made]
     if any(h is None for h in hours):
         return None
     costed = [h for h in hours if h is not None]
-    found = _search(m, day, costed)
+    found = _search(m, day, costed, made)
     if found is None:
         return None
     x = apply_rules(m, _plan(m, day, costed, found))
@@ -155,58 +160,104 @@ _Found = tuple[float, np.ndarray, list[covering.Cover]]
 """(cost, the day's counts, each hour's cover)"""
 
 
-def _search(m: PlanModel, day: list[int], hours: list[_Hour]) -> _Found | None:
+def _search(m: PlanModel, day: list[int], hours: list[_Hour], hourly: HourModels) -> _Found | None:
     """The branch and bound over the day's counts (module docstring): the cheapest base and its hours' covers, or
-    None when it needs more than :data:`MAX_POINTS` bases or an hour's search gives up.
+    None when it would need more than :data:`MAX_POINTS` bases (:func:`_work`, before it starts), needs them, or an
+    hour's search gives up.
     """
-    c = np.array([m.c[j] for j in day])
     lo, hi = np.array([m.lb[j] for j in day]), _most(m, day, hours)
-    evaluated: dict[tuple[float, ...], tuple[float, list[covering.Cover]] | None] = {}
-
-    def hours_at(n: np.ndarray) -> tuple[float, list[covering.Cover]] | None:
-        key = tuple(n.tolist())
-        if key not in evaluated:
-            if len(evaluated) >= MAX_POINTS:
-                raise _GiveUp
-            evaluated[key] = _hours_at(n, day, hours)
-        return evaluated[key]
-
-    relaxed = _Convex(c, day, hours, lo, hi) if len(day) == 1 else None
-
-    def bound_of(a: np.ndarray, b: np.ndarray, top: float) -> float:
-        weak = float(c @ a) + top  # the fewest systems' cost, the most systems' hours
-        return weak if relaxed is None else max(weak, relaxed.least(a[0], b[0]))
-
-    best: _Found | None = None
-    heap: list[tuple[float, int, np.ndarray, np.ndarray]] = []
+    boxes = _boxes(m, day, lo, hi)
+    if _work(boxes) > MAX_POINTS:
+        return None
+    c = np.array([m.c[j] for j in day])
+    relaxed = _Convex(c, day, hours, lo, hi) if len(day) == 1 else _Split(m, day, hours, hourly)
+    search = _Search(m, day, hours, relaxed)
     try:
-        for box_lo, box_hi in _boxes(m, day, lo, hi):
-            top = hours_at(box_hi)
-            if top is not None:
-                heapq.heappush(heap, (bound_of(box_lo, box_hi, top[0]), len(heap), box_lo, box_hi))
-        order = len(heap)
-        while heap:
-            bound, _, a, b = heapq.heappop(heap)
-            if best is not None and not bound < best[0] - covering.TOL * max(1.0, abs(best[0])):
+        for box_lo, box_hi in boxes:
+            search.push(box_lo, box_hi, None)
+        while search.heap:
+            bound, _, a, b, near = heapq.heappop(search.heap)
+            if not search.beats(bound):
                 break  # best first: no box can do better
-            top = hours_at(b)
-            assert top is not None  # a box is pushed only with its top feasible
-            if _within(m, day, b) and (best is None or float(c @ b) + top[0] < best[0]):
-                best = (float(c @ b) + top[0], b, top[1])
-            if (a == b).all():
-                continue
-            j = int(np.argmax(b - a))
-            mid = math.floor((a[j] + b[j]) / 2)
-            left_hi, right_lo = b.copy(), a.copy()
-            left_hi[j], right_lo[j] = mid, mid + 1
-            left = hours_at(left_hi)
-            for box_lo, box_hi, box_top in ((a, left_hi, left), (right_lo, b, top)):
-                if box_top is not None and _within(m, day, box_lo):
-                    order += 1
-                    heapq.heappush(heap, (bound_of(box_lo, box_hi, box_top[0]), order, box_lo, box_hi))
+            search.split(a, b, near)
     except _GiveUp:
         return None
-    return best
+    return search.best
+
+
+def _work(boxes: list[tuple[np.ndarray, np.ndarray]]) -> float:
+    """The bases a search over ``boxes`` is taken to need, known before it starts: with one count, none (its bound,
+    :class:`_Convex`, is the relaxation's own least, and the search ends within a few halvings); with ``k`` counts,
+    the whole counts of a box's largest cross-section (its sides' product without the shortest side), summed over
+    the boxes. Where the day's pools substitute for one another (an owned system in its three roles), the plans
+    within the relaxation's small gap of the optimum lie along a surface across the box, and every box that
+    surface crosses must be opened: for the three-count models of docs/speed.md ("Planner speed", branch
+    ``sepbound``) a box of 20 x 12 x 10 took 147 and 107 bases (estimate 240; 250 and 191 with the weak bound
+    alone), ones of 36 x 13 x 25 and 175 x 59 x 117 gave up at 400 (estimates 900 and 20,475).
+    """
+    return sum(float(np.prod(np.sort(b - a + 1.0)[1:])) for a, b in boxes if len(a) > 1)
+
+
+class _Search:
+    """The state of one branch and bound (:func:`_search`): the bases evaluated, the boxes open (a heap of (bound,
+    order, lo, hi, the split that bound it)) and the best plan found.
+    """
+
+    def __init__(self, m: PlanModel, day: list[int], hours: list[_Hour], relaxed: _Convex | _Split) -> None:
+        self.m, self.day, self.hours, self.relaxed = m, day, hours, relaxed
+        self.c = np.array([m.c[j] for j in day])
+        self.evaluated: dict[tuple[float, ...], tuple[float, list[covering.Cover]] | None] = {}
+        self.heap: list[tuple[float, int, np.ndarray, np.ndarray, int | None]] = []
+        self.best: _Found | None = None
+        self.order = 0  # boxes opened: of two boxes of one bound, the first opened is taken first
+
+    def hours_at(self, n: np.ndarray) -> tuple[float, list[covering.Cover]] | None:
+        """:func:`_hours_at` on the base ``n``, remembered; raises :class:`_GiveUp` past :data:`MAX_POINTS` bases."""
+        key = tuple(n.tolist())
+        if key not in self.evaluated:
+            if len(self.evaluated) >= MAX_POINTS:
+                raise _GiveUp
+            self.evaluated[key] = _hours_at(n, self.day, self.hours)
+        return self.evaluated[key]
+
+    def beats(self, bound: float) -> bool:
+        """A box of this bound may hold a plan cheaper than the best (by more than the tolerance)."""
+        return self.best is None or bound < self.best[0] - covering.TOL * max(1.0, abs(self.best[0]))
+
+    def push(self, a: np.ndarray, b: np.ndarray, near: int | None) -> None:
+        """Open the box ``[a, b]`` with its bound: the fewest systems' cost plus the most systems' hours, or the
+        relaxation's bound when higher (``near``: the split that bound its parent). Not when its top has no plan,
+        nor when the relaxation's bound cannot beat the best (then its top is not evaluated).
+        """
+        if isinstance(self.relaxed, _Convex):
+            bound, near = self.relaxed.least(a[0], b[0]), None
+        else:
+            bound, near = self.relaxed.least(a, b, near)
+        if not self.beats(bound):
+            return
+        top = self.hours_at(b)
+        if top is None:
+            return
+        heapq.heappush(self.heap, (max(float(self.c @ a) + top[0], bound), self.order, a, b, near))
+        self.order += 1
+
+    def split(self, a: np.ndarray, b: np.ndarray, near: int | None) -> None:
+        """Take the box ``[a, b]``'s top as a plan when it is the best, and open its two halves (on its widest side).
+        A half whose relaxation's bound cannot beat the best is dropped before its top is evaluated.
+        """
+        top = self.hours_at(b)
+        assert top is not None  # a box is pushed only with its top feasible
+        if _within(self.m, self.day, b) and (self.best is None or float(self.c @ b) + top[0] < self.best[0]):
+            self.best = (float(self.c @ b) + top[0], b, top[1])
+        if (a == b).all():
+            return
+        j = int(np.argmax(b - a))
+        mid = math.floor((a[j] + b[j]) / 2)
+        left_hi, right_lo = b.copy(), a.copy()
+        left_hi[j], right_lo[j] = mid, mid + 1
+        for box_lo, box_hi in ((a, left_hi), (right_lo, b)):
+            if _within(self.m, self.day, box_lo):
+                self.push(box_lo, box_hi, near)
 
 
 class _Convex:
@@ -245,6 +296,94 @@ class _Convex:
     def least(self, a: float, b: float) -> float:
         """The least ``g`` over whole counts in ``[a, b]``."""
         return self.at(min(max(self.least_at, a), b))
+
+
+class _Split:
+    r"""A lower bound of the plan's cost over a box ``a <= n <= b`` of the day's counts (any number of them): each
+    hour's relaxation with the day's systems free in the box at a share of their cost, summed over the hours.
+
+    Split the day's cost over the hours, ``c = sum_h s_h`` with every ``s_h >= 0`` (a count's share only in hours
+    where its pool appears; a count in none keeps its cost, ``c_0``). For every whole ``n`` in the box
+
+    .. math:: c \cdot n + \sum_h H_h(n) = c_0 \cdot n + \sum_h \left(s_h \cdot n + H_h(n)\right)
+              \ge c_0 \cdot a + \sum_h \min_{a \le \nu \le b} \left(s_h \cdot \nu + L_h(\nu)\right)
+
+    with ``L_h(nu) <= H_h(nu)`` the hour's relaxation (rented systems continuous) on a base of ``nu``: each hour
+    may pick its own base in the box, real numbers too, which only lowers the sum. The term of hour ``h`` is the
+    covering relaxation of the hour with the day's pools between ``a`` and ``b`` at a rent ``s_h`` per system
+    (:meth:`economics.domain.covering.Bounds.relaxed`, exact in closed form), so the bound holds for any split, and
+    so does the largest over several splits. The best split is the one that prices a system held all day where it
+    is worth its cost: in the busy hours, where it displaces rented systems, none in the quiet hours that have it
+    idle (with a single pool and one rent, the split over the hours at least as busy as the optimum's count gives
+    the whole relaxation's value). So the splits tried are, for each ``t``, the day's cost over the ``t`` busiest
+    hour types in proportion to the hours each stands for. Infinite when an hour cannot be covered even on ``b``.
+    """
+
+    def __init__(self, m: PlanModel, day: list[int], hours: list[_Hour], hourly: HourModels) -> None:
+        weights = np.array([_hours_of(m, sub, cols) for sub, cols in hourly])
+        paid = np.array([[float(j in item.day) for j in day] for item in hours]).reshape(len(hours), len(day))
+        c = np.array([m.c[j] for j in day])
+        self.alone = np.where(paid.any(axis=0), 0.0, c)  # a count in no hour: its own cost, at its fewest
+        self.day, self.hours = day, hours
+        busiest = sorted(range(len(hours)), key=lambda k: -_busy(hours[k].hour))
+        self.splits: list[list[covering.Bounds]] = []
+        for t in range(1, len(hours) + 1):
+            w = np.zeros(len(hours))
+            w[busiest[:t]] = weights[busiest[:t]]
+            total = w @ paid  # each count's weight over the chosen hours where it appears
+            if (total[paid.any(axis=0)] <= 0).any():
+                continue  # a count would be free in every hour: not a split
+            share = c * w[:, None] * paid / np.where(total > 0, total, 1.0)  # per hour (row) and count (column)
+            self.splits.append([covering.Bounds(self._priced(item, share[k])) for k, item in enumerate(hours)])
+
+    def _priced(self, item: _Hour, share: np.ndarray) -> covering.Hour:
+        """The hour with the day's pools at a rent of ``share`` per system."""
+        rent = item.hour.usd_per_system.copy()
+        for j, v in zip(self.day, share.tolist(), strict=True):
+            if j in item.day:
+                rent[item.day[j]] = v
+        return replace(item.hour, usd_per_system=rent)
+
+    def least(self, a: np.ndarray, b: np.ndarray, near: int | None) -> tuple[float, int | None]:
+        """The bound over the box ``[a, b]`` (class docstring) and the split that gives it: the largest over the
+        splits, or (``near``: the best split of the box it was cut from) that one alone, as a box's best split is
+        seldom another than its parent's (any split bounds; the root tries them all). Trying its two neighbours
+        too cost more than the bases it saved: 146 bases against 147 on the CLI test's catalog, its three searches
+        0.95x of main's CPU against 0.75x (medians of 5 paired rounds).
+        """
+        boxes = []
+        for item in self.hours:
+            lo, hi = item.hour.lo.copy(), item.hour.hi.copy()
+            for j, v, w in zip(self.day, a.tolist(), b.tolist(), strict=True):
+                if j in item.day:
+                    lo[item.day[j]], hi[item.day[j]] = v, w
+            boxes.append((lo, hi))
+        tried = range(len(self.splits)) if near is None else [near]
+        best, at = -math.inf, near
+        for t in tried:
+            total = float(self.alone @ a)
+            for search, (lo, hi) in zip(self.splits[t], boxes, strict=True):
+                cost = search.relaxed(lo, hi)
+                if cost is None:
+                    return math.inf, near  # an hour cannot be covered even on the box's most systems
+                total += cost
+            if total > best:
+                best, at = total, t
+        return best, at
+
+
+def _busy(h: covering.Hour) -> float:
+    """How busy an hour is: the fewest systems that carry its demand (the largest share one system covers)."""
+    most = float(np.max(h.share_per_flow * h.flow_per_system, initial=0.0))
+    return max(h.need_input, h.need_output) / most if most > 0 else math.inf
+
+
+def _hours_of(m: PlanModel, sub: PlanModel, cols: dict[int, int]) -> float:
+    """The hours an hour type's model stands for: a rented count's cost in ``m`` over its cost in the hour's own
+    model (1 when it has no priced rented count; any weight gives a valid bound, :class:`_Split`).
+    """
+    return next((m.c[cols[n]] / sub.c[n] for (_, h), n in sorted(sub.count_col.items(), key=lambda kv: kv[1])
+                 if h is not ALL_DAY and sub.c[n] > 0 and m.c[cols[n]] > 0), 1.0)
 
 
 class _GiveUp(Exception):
