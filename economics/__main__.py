@@ -11,14 +11,13 @@ Python's cyclic garbage collector is off while the command's modules load, and w
 (:func:`gc.freeze`): those modules live as long as the process, yet each full collection walked them all, twice while
 they loaded and again as the interpreter ends (``python -m economics plan`` on the Plan page's example: 0.11-0.14 s
 of collections in the imports, and the interpreter's end about 0.2 s, nearly all collections; the whole command
-about 0.4 s less CPU, docs/speed.md "Planner speed", branch ``fresh4``). Only when this import loads the command line
+0.2-0.4 s less CPU, docs/speed.md "Planner speed", branch ``fresh4``). Only when this import loads the command line
 (a fresh process): the few objects the imports leave unreachable (about a thousand) stay, as the modules do.
 """
 
 from __future__ import annotations
 
 import _signal  # type: ignore[import-not-found]  # `signal`'s C module, loaded by Python's start-up
-import gc
 import os
 import sys
 from types import FrameType
@@ -49,9 +48,10 @@ def _set(handler: object) -> dict[int, object]:
 
 _PREVIOUS = _set(_end_now)
 
+import gc  # noqa: E402 - after the handlers (a built-in module, not loaded by Python's start-up)
 import signal  # noqa: E402 - after the handlers: it builds its enums (about 7 ms, a window a Ctrl-C could land in)
 
-_LOADING = "economics.cli" not in sys.modules  # a fresh process: the command's modules load now
+_LOADING = "economics.cli" not in sys.modules and gc.isenabled()  # a fresh process: the modules load now
 if _LOADING:
     gc.disable()  # no collection walks the modules while they load (see the module docstring)
 
