@@ -154,7 +154,7 @@ PHASES_CHILD = r"""
 import json, sys, threading, time
 cpu = time.process_time
 start = cpu()
-from economics.cli import main  # the command's modules, as `python -m economics` imports them
+from economics.__main__ import run as main  # the command line as `python -m economics` loads it (its collector off)
 spent = {"import": cpu() - start}
 import scipy.optimize._highspy._core as core
 from economics.studies.planner import candidates, run, solve
