@@ -26,13 +26,20 @@ stages, the proof, the settings' costs, the plan by the hour and the chosen pool
 of their own, and HiGHS's share of each, each phase in its own thread's CPU; then the command's wall time and its
 main thread's CPU; median of N processes).
 
+``--timeline N`` prints instead one such process's wall-clock timeline (of N, the one of median wall time): each
+phase's start and end on each thread, from the process's own start (``/proc/self/stat``), with its thread's CPU:
+Python's start-up, the command line's imports (as ``python -m economics`` loads them), the candidates, the stages
+(the TTFT passes on the main thread; the plan by the hour and the chosen pools' own plan beside), the proof (its
+cuts, then HiGHS), the settings' plans beside it, the output written, every HiGHS run of 10 ms or more, and the
+interpreter's end (the child's wall time as the parent sees it, after the last mark).
+
 ``--page N`` prints only the Plan page's 8 edits in the page's own order (``ui.planning.Plan`` as ui/plan.py calls
 it: the stages' plan drawn, the proof drawn, then the settings' costs drawn), with the settings' plans made beside
 the proof (as the page makes them) and after it (as it made them before), alternated N rounds in one process: the
 wall to each drawing, "the settings' costs N ms more" (from the proof drawn to the costs drawn), CPU and ratios.
 The full run prints these (2 rounds) after the edit's phases.
 
-Usage: python bench/plan.py [--fresh 5] [--fresh-only] [--phases N] [--page N]
+Usage: python bench/plan.py [--fresh 5] [--fresh-only] [--phases N] [--timeline N] [--page N]
 """
 
 from __future__ import annotations
@@ -147,7 +154,7 @@ PHASES_CHILD = r"""
 import json, sys, threading, time
 cpu = time.process_time
 start = cpu()
-from economics.cli import main  # the command's modules, as `python -m economics` imports them
+from economics.__main__ import run as main  # the command line as `python -m economics` loads it (its collector off)
 spent = {"import": cpu() - start}
 import scipy.optimize._highspy._core as core
 from economics.studies.planner import candidates, run, solve
@@ -237,6 +244,88 @@ def fresh_phases(runs: int) -> None:
           f"without HiGHS: {median['command'] - highs:.3f} s; the command's wall time {median['command wall']:.3f} s "
           f"(its CPU {median['command']:.3f} s, {median['command main thread']:.3f} s of it on the main thread: the "
           "settings' costs run beside the proof on a thread of their own)")
+
+
+TIMELINE_CHILD = r"""
+import json, os, sys, threading, time
+with open("/proc/self/stat") as f:
+    born = int(f.read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")  # seconds after boot
+
+def now():
+    return time.clock_gettime(time.CLOCK_BOOTTIME) - born
+
+marks = [("MainThread", "Python's start-up", 0.0, now(), time.thread_time())]
+t, c = now(), time.thread_time()
+from economics.__main__ import run  # the command line as `python -m economics` loads it
+marks.append(("MainThread", "imports (the command line)", t, now(), time.thread_time() - c))
+import scipy.optimize._highspy._core as core
+from economics import cli
+from economics.studies.planner import milp, run as plans, solve
+lock = threading.Lock()
+
+def timed(home, name, label):
+    fn = getattr(home, name)
+    def call(*args, **kwargs):
+        t, c = now(), time.thread_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            with lock:
+                marks.append((threading.current_thread().name, label, t, now(), time.thread_time() - c))
+    setattr(home, name, call)
+
+for home, name, label in ((plans, "catalog_candidates", "candidates"), (plans, "solve_stages", "stages"),
+                          (solve, "_solve_refined", "a plan of the stages (TTFT passes; beside: by the hour)"),
+                          (solve, "_own_solve", "a few pools' own plan"), (plans, "_proved", "proof"),
+                          (solve, "demand_cuts", "the proof's cuts"), (plans, "settings_plans", "the settings' plans"),
+                          (cli, "write_output", "output written")):
+    timed(home, name, label)
+
+class Highs(core._Highs):
+    def run(self):
+        t, c = now(), time.thread_time()
+        try:
+            return super().run()
+        finally:
+            if now() - t >= 0.01:
+                with lock:
+                    marks.append((threading.current_thread().name, "HiGHS", t, now(), time.thread_time() - c))
+
+milp.highs._Highs = Highs
+code = run(sys.argv[1:])
+print(json.dumps(marks))
+sys.exit(code)
+"""
+"""A fresh process's ``plan`` command with each phase's start and end per thread (``--timeline``)."""
+
+
+def fresh_timeline(runs: int) -> None:
+    """The wall-clock timeline of a fresh process's ``plan`` on the Plan page's example: of ``runs`` processes, the
+    one of median wall time, each phase per thread from the process's start, and the interpreter's end after it.
+    """
+    found: list[tuple[float, list[list]]] = []
+    with tempfile.TemporaryDirectory() as folder:
+        path = page_example_csv(Path(folder))
+        command = ["plan", str(path), "--row", "page-example", "--accelerators",
+                   ",".join(links.default_settings()[links.PLAN_PREFIX + "accelerators"]), "-o",
+                   str(Path(folder) / "plan.json")]
+        for _ in range(runs):
+            t = time.perf_counter()
+            done = subprocess.run([sys.executable, "-c", TIMELINE_CHILD, *command], cwd=ROOT, capture_output=True,
+                                  text=True, timeout=600)
+            wall = time.perf_counter() - t
+            assert done.returncode == 0, done.stderr[-2000:]
+            found.append((wall, json.loads(done.stdout.strip().splitlines()[-1])))
+    found.sort(key=lambda f: f[0])
+    wall, marks = found[len(found) // 2]
+    last = max(m[3] for m in marks)
+    print(f"plan on the Plan page's example, a fresh process's timeline (the median wall of {runs}: "
+          f"{', '.join(f'{f[0]:.2f}' for f in found)} s; load average "
+          f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}); seconds from the process's start, wall (CPU):")
+    for thread, label, start, end, cpu in sorted(marks, key=lambda m: m[2]):
+        print(f"  {thread[:16]:16} {start:6.3f} -> {end:6.3f}  {end - start:6.3f} ({cpu:.3f})  {label}")
+    print(f"  {'MainThread':16} {last:6.3f} -> {wall:6.3f}  {wall - last:6.3f}          the interpreter's end (as the "
+          "parent sees the process end)")
 
 
 class PhaseClock:
@@ -513,6 +602,8 @@ def main() -> None:
     ap.add_argument("--phases", type=int, default=0, metavar="N",
                     help="only the fresh process's CPU time by phase (imports, candidates, stages, proof, settings' "
                          "costs, HiGHS's share), median of N processes")
+    ap.add_argument("--timeline", type=int, default=0, metavar="N",
+                    help="only a fresh process's wall-clock timeline (each phase per thread), the median of N")
     ap.add_argument("--page", type=int, default=0, metavar="N",
                     help="only the Plan page's edits in the page's order, the two ways alternated N rounds")
     args = ap.parse_args()
@@ -521,6 +612,9 @@ def main() -> None:
         return
     if args.phases:
         fresh_phases(args.phases)
+        return
+    if args.timeline:
+        fresh_timeline(args.timeline)
         return
     fresh_process(args.fresh)
     if args.fresh_only:
