@@ -248,3 +248,15 @@ def test_bare_carriage_returns_and_open_quotes_are_refused_with_a_reason(data: b
     with pytest.raises(InputError) as exc:
         read_table(data, fmt="csv")
     assert str(exc.value)
+
+
+def test_a_disaggregated_rows_prefill_rate_is_its_own_beside_a_roofline_row() -> None:
+    # found by the seeded fuzz: a table's roofline estimate (here a session row's) wrote its own prefill rate over
+    # the disaggregated row's estimated one (NaN there: 8 prefill accelerators idle, not 136)
+    disaggregated = {"model": "llama-3.1-70b", "target_output_tokens_per_s_per_user": "20",
+                     "demand_output_tokens_per_day": "5e9", "decode_accelerator": "a100-sxm"}
+    session = read_table((ROOT / "docs" / "example-sessions.csv").read_bytes(), fmt="csv").iloc[[0]]
+    alone = economics.evaluate(pd.DataFrame([disaggregated]))
+    both = economics.evaluate(pd.concat([pd.DataFrame([disaggregated]), session], ignore_index=True))
+    assert int(alone["accelerators"].iloc[0]) == 136
+    pd.testing.assert_series_equal(both.iloc[0][alone.columns], alone.iloc[0], check_names=False)
