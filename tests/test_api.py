@@ -14,7 +14,6 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -40,15 +39,6 @@ GOLDEN = {"name": "golden", "accelerator": "h100-sxm", "ownership": "own", "acce
           "facility_depreciation_years": 15, "input_tokens_per_request": 1000, "output_tokens_per_request": 250,
           "prefix_cache_hit_rate": 0, "output_tokens_per_s_per_accelerator": 1000, "peak_to_average": 1,
           "round_to_whole_systems": False}
-
-
-@pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
-    log = (tmp_path_factory.mktemp("api") / "server.log").open("wb")
-    env = {"TOKEN_ECONOMICS_API_MAX_BODY_MB": "2", "TOKEN_ECONOMICS_API_MAX_ROWS": "20000"}
-    with running_api(log, env) as url, httpx.Client(base_url=url, timeout=120) as client:
-        yield client
-    log.close()
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
