@@ -146,10 +146,11 @@ API_ENV = {"TOKEN_ECONOMICS_API_MAX_BODY_MB": "2", "TOKEN_ECONOMICS_API_MAX_ROWS
 @pytest.fixture(scope="session")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     """A real ``token-economics serve`` on 127.0.0.1, started once per test process and shared by the modules that
-    only send it requests (tests/test_kv_memory.py, test_session_traces.py, test_sessions_everywhere.py): each
-    module started its own, 8 s of a test's set-up idle and 25-58 s at a load of 16. The server keeps nothing between
-    requests but its worker processes (no store: ``/v1/store`` is not called), so a module sees what a fresh server
-    would answer. A module that defines its own ``api`` (tests/test_api.py) still gets its own."""
+    only send it requests (tests/test_api.py, test_plan_sessions.py, test_hostile.py, test_kv_memory.py,
+    test_session_traces.py, test_sessions_everywhere.py): each module started its own, 8 s of a test's set-up idle
+    and 25-58 s at a load of 16. The server keeps nothing between requests but its worker processes (no store:
+    ``/v1/store`` is not called), so a module sees what a fresh server would answer. A test that needs other settings
+    (a token, CORS origins, a 1 s time limit, a small memory limit: in tests/test_api.py) starts its own."""
     with (tmp_path_factory.mktemp("api") / "server.log").open("wb") as log, running_api(log, API_ENV) as url, \
             httpx.Client(base_url=url, timeout=120) as client:
         yield client

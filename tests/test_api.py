@@ -14,7 +14,6 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -40,15 +39,6 @@ GOLDEN = {"name": "golden", "accelerator": "h100-sxm", "ownership": "own", "acce
           "facility_depreciation_years": 15, "input_tokens_per_request": 1000, "output_tokens_per_request": 250,
           "prefix_cache_hit_rate": 0, "output_tokens_per_s_per_accelerator": 1000, "peak_to_average": 1,
           "round_to_whole_systems": False}
-
-
-@pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
-    log = (tmp_path_factory.mktemp("api") / "server.log").open("wb")
-    env = {"TOKEN_ECONOMICS_API_MAX_BODY_MB": "2", "TOKEN_ECONOMICS_API_MAX_ROWS": "20000"}
-    with running_api(log, env) as url, httpx.Client(base_url=url, timeout=120) as client:
-        yield client
-    log.close()
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -674,3 +664,35 @@ def test_text_answers_escape_user_text_as_the_cli_does(api: httpx.Client) -> Non
     r = api.post("/v1/explain", params={"format": "text"}, json=[{**GOLDEN, "name": name}])
     assert r.status_code == 200 and "\x1b" not in r.text and "\x07" not in r.text
     assert "name = a\\x1b]0;title\\x07\\x1b[31mred" in r.text
+
+
+FORKED = """
+import asyncio, json, threading
+from multiprocessing import forkserver
+from economics.api.tasks import Request
+from economics.api.workers import Pool, fork_the_fork_server
+
+held = threading.Event()
+other = threading.Thread(target=held.wait)
+other.start()
+with_a_thread = fork_the_fork_server()  # another thread: multiprocessing's own fork server, later
+held.set()
+other.join()
+
+async def main():
+    pool = Pool("evaluate", 1, 4096, 100, 60, 5)
+    cmdline = open(f"/proc/{forkserver._forkserver._forkserver_pid}/cmdline", "rb").read()
+    table = b"accelerator_count,output_tokens_per_s_per_accelerator\\n8,1000\\n"
+    answer = await pool.run(Request("evaluate", {}, {"scenarios": [("a.csv", table)]}))
+    pool.close()
+    print(json.dumps([with_a_thread, cmdline == open("/proc/self/cmdline", "rb").read(), answer.status]))
+
+asyncio.run(main())
+"""
+
+
+def test_the_pools_fork_server_is_a_fork_of_the_process_that_imported_the_engine() -> None:
+    # the engine imported once at the start: the fork server is a copy of this process (its command line), not a
+    # fresh interpreter that imports it again; not while another thread runs (a fork could copy a lock it held)
+    out = subprocess.run([sys.executable, "-c", FORKED], capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(out.stdout) == [False, True, 200], out.stderr

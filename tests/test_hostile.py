@@ -3,12 +3,16 @@ nothing raises an unexpected exception; every valid row gives finite outputs."""
 
 from __future__ import annotations
 
+import enum
+import functools
 import io
+import json
 import math
 import re
 import tomllib
 from pathlib import Path
 
+import httpx
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,8 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import economics
-from economics.io.scenario_files import to_csv_text
+from economics import catalog
+from economics.io.scenario_files import read_scenarios_json, to_csv_text
 from economics.io.tables import read_table
+from economics.schema.outputs import NUMERIC_OUTPUTS
+from economics.schema.scenario import FIELDS
 from economics.schema.validation import InputError
 from economics.studies import uncertainty
 
@@ -72,7 +79,7 @@ COLUMNS = st.lists(st.sampled_from(["name", "accelerator", "ownership", "acceler
                                     "pue_low", "pue_high"]), min_size=1, max_size=6, unique=True)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(COLUMNS, st.lists(st.lists(CELLS, min_size=6, max_size=6), min_size=0, max_size=5),
        st.sampled_from([",", ";"]))
 def test_fuzz_csv_never_raises_and_valid_rows_are_finite(columns: list[str], rows: list[list[str]],
@@ -86,8 +93,14 @@ def test_fuzz_csv_never_raises_and_valid_rows_are_finite(columns: list[str], row
         return
     result, report = economics.evaluate_with_report(df)
     assert len(result) == len(df)  # nothing dropped
+    assert_messages_and_finite(result, report)
+
+
+def assert_messages_and_finite(result: pd.DataFrame, report: pd.DataFrame) -> None:
+    """Each refusal names its field, and every number the result shows is finite (the result's last guard: an
+    output computed infinite is emptied before this sees it, which :func:`assert_derivation_shown` catches)."""
     for _, bad in report.iterrows():
-        assert re.match(r"^[a-z_]+: ", bad["message"]), bad["message"]  # names the field
+        assert re.match(r"^[a-z][a-z0-9_]*: ", bad["message"]), bad["message"]  # names the field (bf16, fp8: digits)
     numeric = result.select_dtypes(include=["Float64", "Int64"])
     # every cell that is not missing (isna: what each column's dropna leaves out) is finite, all columns at once
     # (a dropna per column was about 40 % of the test's time)
@@ -108,11 +121,168 @@ def test_fuzz_bytes_are_refused_with_a_reason_or_read(data: bytes) -> None:
     assert len(out) == len(df)
 
 
-def test_outputs_of_valid_rows_are_finite_for_the_presets() -> None:
-    rows = [s.model_dump() for s, _ in economics.preset_scenarios().values()]
-    out = economics.evaluate(pd.DataFrame(rows))
-    for col in out.select_dtypes(include=["Float64"]).columns:
-        assert all(math.isfinite(v) for v in out[col].dropna().astype(float)), col
+# --- fuzzing: files of computable rows, changed a little: what the engine computes is finite and shown ------------
+
+SEED_CHANGES: tuple[tuple[int, dict[str, object]], ...] = (
+    (1, {"rent_tier": "spot"}), (4, {"rent_tier": "reserved"}),
+    (0, {"grid_region": "us-egrid-average", "embodied_kgco2e_per_accelerator": 1500, "carbon_usd_per_tonne": 50}),
+    (2, {"electricity_tariff": "de-lu-day-ahead-2024"}), (6, {"input_tokens_per_request": 50000}),
+    (0, {"measured_output_tokens_per_s_per_user": 30, "concurrent_users_per_replica": 16,
+         "measured_speed_context_tokens": 1000, "long_context_tokens": 100000,
+         "long_context_output_tokens_per_s_per_user": 15}))
+"""Presets (by position) changed to bring the outputs no preset has: spot and reserved rent, carbon, a tariff, the
+per-user speed read at a context."""
+SEED_FILES = ("example-sessions.csv", "example-kv-memory.csv")
+"""docs/ examples of session rows and of KV memory tiers."""
+
+
+def _cell(value: object) -> str:
+    """A scenario's value as a file's cell: empty for None, true/false, numbers and text as Python writes them."""
+    if value is None:
+        return ""
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def seed_rows() -> list[dict[str, str]]:
+    """Rows that between them compute every numeric output (test_seed_rows_compute_every_output): the presets,
+    some changed, and the docs' session examples, as cells."""
+    presets = [s.model_dump(mode="json") for s, _ in economics.preset_scenarios().values()]
+    rows = [{k: _cell(v) for k, v in row.items()}
+            for row in (*presets, *({**presets[i], **changes} for i, changes in SEED_CHANGES))]
+    for name in SEED_FILES:
+        table = read_table((ROOT / "docs" / name).read_bytes(), fmt="csv")
+        rows += [{k: "" if pd.isna(v) else str(v) for k, v in rec.items()} for rec in table.to_dict("records")]
+    return rows
+
+
+SEEDS = seed_rows()
+HEADER = list(dict.fromkeys(k for row in SEEDS for k in row))
+RANGED_FIELDS = tuple(name for name in FIELDS if FIELDS[name].kind == "float")
+PLAIN_NUMBERS = (0.05, 0.5, 1, 2, 8, 64, 1000, 3e5)
+"""Plain values tried for a number field, those within its bounds (besides its default and any value in them)."""
+
+
+def bounds(name: str) -> tuple[float, float, bool, bool]:
+    """Field ``name``'s lowest and highest value and whether each is excluded, from the scenario schema."""
+    spec = FIELDS[name]
+    low, open_low = (spec.ge, False) if spec.ge is not None else (spec.gt, spec.gt is not None)
+    high, open_high = (spec.le, False) if spec.le is not None else (spec.lt, spec.lt is not None)
+    return -1e18 if low is None else low, 1e18 if high is None else high, open_low, open_high
+
+
+@functools.cache
+def valid_cell(name: str) -> st.SearchStrategy[str]:
+    """A cell the reader accepts for field ``name``: a choice, a catalog id, a number within the field's bounds (its
+    default, a plain one or any), or, for text naming something outside the catalog drawn here, empty (the
+    default)."""
+    spec = FIELDS[name]
+    if spec.kind in ("choice", "bool"):
+        return st.sampled_from(spec.choices or ("true", "false"))
+    if name in ("accelerator", "decode_accelerator", "new_accelerator"):
+        return st.sampled_from(catalog.accelerator_ids())
+    if name == "model":
+        return st.sampled_from(list(catalog.models().index))
+    if spec.kind == "str":
+        return st.text(max_size=8) if name == "name" else st.just("")
+    plain = [spec.default] if isinstance(spec.default, (int, float)) and not isinstance(spec.default, bool) else []
+    plain += [x for x in PLAIN_NUMBERS if spec.kind == "float" or x == int(x)]
+    shown = [str(int(x)) if spec.kind == "int" else repr(float(x)) for x in plain if spec.within(float(x))]
+    low, high, open_low, open_high = bounds(name)
+    anywhere = st.integers(int(low), int(high)).map(str) if spec.kind == "int" else st.floats(
+        low, high, exclude_min=open_low, exclude_max=open_high).map(repr)
+    return st.one_of(st.sampled_from(shown), anywhere)
+
+
+@st.composite
+def range_cells(draw: st.DrawFn, name: str, base: str) -> tuple[str, str]:
+    """``name``'s ``_low`` and ``_high`` cells around the row's ``base`` value, within the field's bounds (both
+    empty, no range, where the row leaves the field empty)."""
+    if not base:
+        return "", ""
+    low, high, open_low, open_high = bounds(name)
+    return (repr(draw(st.floats(low, float(base), exclude_min=open_low))),
+            repr(draw(st.floats(float(base), high, exclude_max=open_high))))
+
+
+@st.composite
+def seeded_tables(draw: st.DrawFn) -> tuple[list[str], list[dict[str, str]]]:
+    """A header (the fields the rows give, perhaps one range) and one to four rows, each a seed row with up to
+    three cells changed: to valid values (a clean row, mostly computed: valid rows with the outputs its seed brings)
+    or to junk."""
+    ranged = draw(st.lists(st.sampled_from(RANGED_FIELDS), max_size=1))
+    rows = []
+    for _ in range(draw(st.integers(1, 4))):
+        row, clean = dict(draw(st.sampled_from(SEEDS))), draw(st.booleans())
+        for name in draw(st.lists(st.sampled_from(HEADER), max_size=3, unique=True)):
+            row[name] = draw(valid_cell(name) if clean else CELLS)
+        for name in ranged:
+            ends = draw(range_cells(name, row.get(name, ""))) if clean else (draw(CELLS), draw(CELLS))
+            row[f"{name}_low"], row[f"{name}_high"] = ends
+        rows.append(row)
+    given = [c for c in HEADER if any(row.get(c) for row in rows)]  # a column empty on every row is left out
+    return given + [f"{name}{end}" for name in ranged for end in ("_low", "_high")], rows
+
+
+class FileFormat(enum.Enum):
+    """How a fuzzed table is written: CSV with either separator, or JSON."""
+
+    COMMA = ","
+    SEMICOLON = ";"
+    JSON = "json"
+
+
+def file_of(header: list[str], rows: list[dict[str, str]], fmt: FileFormat) -> bytes:
+    """The table as a file's bytes (a CSV cell's separators, line breaks and quotes made spaces)."""
+    if fmt is FileFormat.JSON:
+        return json.dumps([{c: row.get(c, "") for c in header} for row in rows]).encode()
+    sep = fmt.value
+    lines = [sep.join(header)] + [sep.join(re.sub(f'[{sep}\\n\\r"]', " ", row.get(c, "")) for c in header)
+                                  for row in rows]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def read_file(data: bytes, fmt: FileFormat) -> pd.DataFrame:
+    return read_scenarios_json(data) if fmt is FileFormat.JSON else read_table(data, fmt="csv")
+
+
+def assert_derivation_shown(df: pd.DataFrame, row: int, shown: pd.Series) -> None:
+    """Row ``row`` of ``df`` (valid and feasible), whose result in the table is ``shown``, as its derivation (the
+    row alone) computes it: no step infinite, and every output a step computes (a finite value) shown in the result.
+    The result empties an output that is not finite, so its cells alone cannot show an infinite one (a break that
+    made one passed the file's other checks); a row's result is also its own, whatever the other rows."""
+    steps = economics.explain_row(df, row).steps
+    assert not [s.name for s in steps if math.isinf(s.value)], "infinite steps"
+    computed = {s.name for s in steps if s.name in NUMERIC_OUTPUTS and math.isfinite(s.value)}
+    assert not sorted(c for c in computed if pd.isna(shown[c])), "computed, not shown"
+
+
+def computed_rows(result: pd.DataFrame) -> np.ndarray:
+    """The rows of ``result`` that were computed: valid and feasible."""
+    feasible = result["feasible"].to_numpy(dtype=bool, na_value=False)  # empty on a refused row
+    return np.flatnonzero(result["valid"].to_numpy(dtype=bool) & feasible)
+
+
+def test_seed_rows_compute_every_output() -> None:
+    """The fuzz's seeds reach every numeric output, each finite and shown as its derivation computes it."""
+    df = read_table(file_of(HEADER, SEEDS, FileFormat.COMMA), fmt="csv")
+    result = economics.evaluate(df)
+    assert computed_rows(result).tolist() == list(range(len(SEEDS)))
+    valid = result.loc[:, list(NUMERIC_OUTPUTS)]
+    assert [c for c in NUMERIC_OUTPUTS if valid[c].isna().all()] == []  # a new output wants a seed that gives it
+    assert np.isfinite(valid.to_numpy(dtype=float, na_value=0.0)).all()
+    for row in range(len(SEEDS)):
+        assert_derivation_shown(df, row, result.iloc[row])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seeded_tables(), st.sampled_from(FileFormat))
+def test_fuzz_changed_seeds_give_finite_outputs_as_derived(table: tuple[list[str], list[dict[str, str]]],
+                                                           fmt: FileFormat) -> None:
+    df = read_file(file_of(*table, fmt), fmt)  # every cell is one the reader reads (no separator, no quote)
+    result, report = economics.evaluate_with_report(df)
+    assert_messages_and_finite(result, report)
+    for row in computed_rows(result):  # every one: a break may spare a table's first row (or its only one)
+        assert_derivation_shown(df, int(row), result.iloc[row])
 
 
 # --- issue 13: nothing silent, nothing crashes --------------------------------------------------------------
@@ -187,8 +357,6 @@ def test_a_first_cell_starting_with_hash_is_a_row_not_a_comment() -> None:
 
 
 def test_json_scenarios_read_like_csv_rows() -> None:
-    from economics.io.scenario_files import read_scenarios_json
-
     df = read_scenarios_json('[{"name": "a", "accelerator_count": 8, "output_tokens_per_s_per_accelerator": "1000",'
                              ' "rent_includes_energy": "y", "pue": NaN}]')
     out = economics.evaluate(df)
@@ -248,3 +416,36 @@ def test_bare_carriage_returns_and_open_quotes_are_refused_with_a_reason(data: b
     with pytest.raises(InputError) as exc:
         read_table(data, fmt="csv")
     assert str(exc.value)
+
+
+def test_a_disaggregated_rows_prefill_rate_is_its_own_beside_a_roofline_row() -> None:
+    # found by the seeded fuzz: a table's roofline estimate (here a session row's) wrote its own prefill rate over
+    # the disaggregated row's estimated one (NaN there: 8 prefill accelerators idle, not 136)
+    disaggregated = {"model": "llama-3.1-70b", "target_output_tokens_per_s_per_user": "20",
+                     "demand_output_tokens_per_day": "5e9", "decode_accelerator": "a100-sxm"}
+    session = read_table((ROOT / "docs" / "example-sessions.csv").read_bytes(), fmt="csv").iloc[[0]]
+    alone = economics.evaluate(pd.DataFrame([disaggregated]))
+    both = economics.evaluate(pd.concat([pd.DataFrame([disaggregated]), session], ignore_index=True))
+    assert int(alone["accelerators"].iloc[0]) == 136
+    pd.testing.assert_series_equal(both.iloc[0][alone.columns], alone.iloc[0], check_names=False)
+
+
+
+def _not_json(constant: str) -> float:
+    raise AssertionError(f"{constant} is not JSON: a number that is not finite reached the API's answer")
+
+
+@pytest.mark.parametrize("fmt", [FileFormat.COMMA, FileFormat.JSON])
+def test_the_api_answers_every_output_of_the_seeds_as_python_does(api: httpx.Client, fmt: FileFormat) -> None:
+    # the seeds bring every numeric output (test_seed_rows_compute_every_output): each one through the API's path
+    data = file_of(HEADER, SEEDS, fmt)
+    want = economics.evaluate(read_file(data, fmt))
+    kind = "application/json" if fmt is FileFormat.JSON else "text/csv"
+    r = api.post("/v1/evaluate", content=data, headers={"content-type": kind})
+    assert r.status_code == 200, r.text
+    rows = json.loads(r.text, parse_constant=_not_json)  # NaN and Infinity are not JSON
+    assert len(rows) == len(want)
+    for row, (_, expected) in zip(rows, want.iterrows(), strict=True):
+        for name in NUMERIC_OUTPUTS:
+            assert (row[name] is None) == pd.isna(expected[name]), name
+            assert row[name] is None or row[name] == pytest.approx(float(expected[name]), rel=1e-12), name

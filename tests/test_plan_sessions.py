@@ -14,7 +14,7 @@ import pytest
 import economics
 from economics.studies import planner
 from economics.studies.planner import Candidate, PlanSettings
-from tests.test_api import _cli, api  # noqa: F401 (the real server fixture)
+from tests.test_api import _cli
 from tests.test_sessions import AMPLE
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "example-sessions.csv"
@@ -122,7 +122,7 @@ def test_sessions_are_planned_on_aggregated_pools_and_need_their_demand() -> Non
     assert "the KV residency needs the candidate's memory" in r.candidates["left_out"].iloc[0]
 
 
-def test_the_cli_and_the_api_plan_the_example_sessions(api: httpx.Client,  # noqa: F811
+def test_the_cli_and_the_api_plan_the_example_sessions(api: httpx.Client,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     # docs/example-sessions.csv's B200 row with a host tier, on the catalog's H100 and B200
     out = json.loads(_cli(capsys, "plan", str(EXAMPLE), "--row", "agent-b200-host", "--accelerators",

@@ -40,8 +40,8 @@ LIMITS: dict[str, Limit] = {
     "study_workers": Limit(1, 64, "worker processes for plan, retrofit, uncertainty, report and import-benchmark "
                            "(apart, so a long plan never holds up an evaluate)"),
     "worker_memory_mb": Limit(1536, 1 << 20, "memory limit of each worker process (data and private writable "
-                              "mappings, about 1.2 GB of it the loaded engine's) [MB]; a computation that needs "
-                              "more is answered 507"),
+                              "mappings, about 1.3 GB of it the loaded engine's and the server's) [MB]; a "
+                              "computation that needs more is answered 507"),
     "max_samples": Limit(1, 1_000_000, "most Monte Carlo samples an uncertainty request may ask for"),
 }
 """Every numeric setting, its bounds and its meaning: the one source for the options, the environment and the

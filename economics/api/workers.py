@@ -2,18 +2,26 @@
 ending the process (and a fresh one takes its place), and a long plan in the study pool never holds up an evaluate.
 
 A request reaches a worker as JSON and raw bytes over a pipe, and the answer comes back the same way: nothing is
-pickled. The processes fork from a server process that imported the engine once (``forkserver``), so a
-replacement is ready in milliseconds, and each sets its own memory limit.
+pickled. The processes fork from a server process that holds the engine (``forkserver``), so a replacement is ready
+in milliseconds, and each sets its own memory limit. That fork server is itself forked from the API process once
+its imports are done (:func:`fork_the_fork_server`), so the engine is imported once at the start, not again by a
+fresh interpreter.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
+import inspect
 import json
 import multiprocessing as mp
+import os
 import signal
+import socket
+import threading
 from concurrent.futures import ThreadPoolExecutor
+from multiprocessing import connection, forkserver, resource_tracker
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -25,9 +33,70 @@ except ImportError:  # not on Windows: the workers run without a memory limit th
 from economics.api import errors, tasks
 from economics.api.errors import ApiError, Code
 from economics.api.tasks import Answer, Request
+from economics.io import interrupts
 
 PRELOAD = ["economics.api.tasks"]
-"""Imported once by the fork server, so each worker starts with the engine loaded."""
+"""Imported by a fork server started the usual way (a fresh interpreter), so each worker starts with the engine
+loaded; a fork server forked from this process (:func:`fork_the_fork_server`) has it already."""
+FORKSERVER_MAIN = ("listener_fd", "alive_r", "preload", "main_path", "sys_path")
+"""The parameters of :func:`multiprocessing.forkserver.main` this module knows how to call (Python 3.11 and 3.12)."""
+
+
+def fork_the_fork_server() -> bool:
+    """Start this process's fork server by forking it from this process, which has imported the engine: the
+    workers then fork from a copy of it, where a fork server started by :mod:`multiprocessing` is a fresh
+    interpreter that imports the engine again (:data:`PRELOAD`), about as long as the API process's own imports,
+    before the pools can start and ``/v1/health`` answer.
+
+    Only while this process has no other thread but the CLI's signal watchdog (a fork copies no other thread, and
+    so could copy a lock one of them held; the watchdog waits on its pipe holding none) and with a
+    :func:`multiprocessing.forkserver.main` of the known signature; otherwise it returns
+    False and :mod:`multiprocessing` starts its own as before. The child keeps only the fork server's socket, its
+    pipe and the standard streams (the server's other files and sockets are closed, as in a fresh interpreter),
+    and sees none of this process's objects collected (:func:`gc.freeze`: a copied socket's finalizer could close
+    a descriptor the child reused). Returns whether it forked.
+    """
+    server: Any = forkserver._forkserver
+    others = [t for t in threading.enumerate() if t is not threading.current_thread()]
+    known = tuple(inspect.signature(forkserver.main).parameters) == FORKSERVER_MAIN
+    if not known or any(t.name != interrupts.WATCHDOG for t in others):
+        return False
+    with server._lock:
+        if server._forkserver_pid is not None:
+            return False
+        resource_tracker.ensure_running()  # before the fork: the workers get its descriptor from the pools
+        address = connection.arbitrary_address("AF_UNIX")  # type: ignore[attr-defined]  # not in the stubs
+        with socket.socket(socket.AF_UNIX) as listener:
+            listener.bind(address)
+            os.chmod(address, 0o600)
+            listener.listen()
+            alive_r, alive_w = os.pipe()
+            gc.freeze()
+            pid = os.fork()
+            if pid == 0:
+                _serve_forks(listener.fileno(), alive_r, alive_w)
+            gc.unfreeze()
+            os.close(alive_r)
+        server._forkserver_address, server._forkserver_alive_fd, server._forkserver_pid = address, alive_w, pid
+    return True
+
+
+def _serve_forks(listener_fd: int, alive_r: int, alive_w: int) -> None:
+    """The forked fork server's life: :func:`multiprocessing.forkserver.main` until the API process ends."""
+    code = 1
+    try:
+        os.close(alive_w)
+        keep = sorted({0, 1, 2, listener_fd, alive_r})
+        for low, high in zip([-1, *keep], [*keep, os.sysconf("SC_OPEN_MAX")], strict=True):
+            if high > low + 1:  # an empty range is not nothing: CPython 3.11 closes every descriptor above it
+                os.closerange(low + 1, high)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the server's handler: ended as a fresh one would be
+        forkserver.main(listener_fd, alive_r, [])
+        code = 0
+    except SystemExit:  # the API process ended (the pipe's last writer closed): the fork server's normal end
+        code = 0
+    finally:
+        os._exit(code)
 
 
 def _limit_memory(memory_mb: int) -> None:
@@ -146,6 +215,7 @@ class Pool:
         self.memory_mb, self.max_rows = memory_mb, max_rows
         self.context = mp.get_context("forkserver")
         self.context.set_forkserver_preload(PRELOAD)
+        fork_the_fork_server()  # the first pool's, once: the engine is imported already
         self.idle: asyncio.Queue[Worker] = asyncio.Queue()
         self.threads = ThreadPoolExecutor(max_workers=size, thread_name_prefix=f"pool-{name}")
         self.workers: list[Worker] = []

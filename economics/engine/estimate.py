@@ -225,18 +225,22 @@ def _write_roofline(c: dict[str, Array], out: dict[str, Array], rl: Roofline, be
                    "prefill_tokens_per_s_per_replica": p_rep}
     c["output_tokens_per_s_per_accelerator"] = np.where(est, th.OUTPUT_RATE.evaluate(per_replica),
                                                         c["output_tokens_per_s_per_accelerator"])
-    out["_input_estimated"] |= est & np.isnan(c["input_tokens_per_s_per_accelerator"])
-    c["input_tokens_per_s_per_accelerator"] = np.where(out["_input_estimated"], th.INPUT_RATE.evaluate(per_replica),
+    # this estimate's own rows: a disaggregated row's prefill rate, estimated before, is not this replica's
+    fresh = est & np.isnan(c["input_tokens_per_s_per_accelerator"])
+    out["_input_estimated"] |= fresh
+    c["input_tokens_per_s_per_accelerator"] = np.where(fresh, th.INPUT_RATE.evaluate(per_replica),
                                                        c["input_tokens_per_s_per_accelerator"])
     c["accelerators_per_replica"] = np.where(est, n_best, c["accelerators_per_replica"])
     out["output_tokens_per_s_per_user"] = np.where(
         est, th.USER_SPEED.evaluate({"mixed_step_s": rl.user_step(b_best, n_best, t,
                                                                   rl.mixed_step(b_best, n_best, t, p_rep))}),
         out["output_tokens_per_s_per_user"])
-    out["batch_size"] = np.where(est, best["b"], np.nan)
-    out["time_to_first_token_s"] = np.where(est, rl.time_to_first_token(b_best, n_best, t, p_rep), np.nan)
-    out["decode_bound"] = np.where(est, rl.decode_bound(b_best, n_best), "")
-    out["max_batch_in_memory"] = np.where(est, best["bmem"], np.nan)
+    # the other rows keep theirs (a disaggregated row's pools were estimated before: its batch, TTFT and bound)
+    out["batch_size"] = np.where(est, best["b"], out["batch_size"])
+    out["time_to_first_token_s"] = np.where(est, rl.time_to_first_token(b_best, n_best, t, p_rep),
+                                            out["time_to_first_token_s"])
+    out["decode_bound"] = np.where(est, rl.decode_bound(b_best, n_best), out["decode_bound"])
+    out["max_batch_in_memory"] = np.where(est, best["bmem"], out["max_batch_in_memory"])
 
 
 def _all_given(c: dict[str, Array], given: Array, target: Array, n_rows: int) -> dict[str, Array]:

@@ -33,6 +33,8 @@ GRACE_S = 2.0
 
 EXIT_CODES: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143}
 WORDS: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
+WATCHDOG = "signal watchdog"
+"""The watchdog thread's name: it waits on its pipe holding no lock (the API's fork of its fork server allows it)."""
 _UNWOUND = threading.Event()
 _HANDLING = threading.Event()
 """Set while :func:`interruptible` has the signals (the main thread of a real run, not a test calling the CLI)."""
@@ -116,7 +118,7 @@ def interruptible(say: Callable[[str], None]) -> Iterator[None]:
     old_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
     _UNWOUND.clear()
     _HANDLING.set()
-    watchdog = threading.Thread(target=_watch, args=(read_fd, say), name="signal watchdog", daemon=True)
+    watchdog = threading.Thread(target=_watch, args=(read_fd, say), name=WATCHDOG, daemon=True)
     watchdog.start()
     interrupted = False
     try:
