@@ -167,7 +167,7 @@ def path_literals(path: Path) -> list[str]:
 
 API_TESTS = ("test_api.py", "test_sessions_everywhere.py", "test_fuzz_slice.py", "test_kv_memory.py",
              "test_session_traces.py", "test_plan_sessions.py", "test_mcp.py", "test_api_schemathesis.py",
-             "test_openapi.py", "test_store_api.py")
+             "test_openapi.py", "test_store_api.py", "test_hostile.py")
 """The tests that call the local HTTP API server's routes (tests/test_api.py's fixture)."""
 STREAMLIT_SERVER_TESTS = ("test_startup.py",)
 """Outside tests/e2e, the tests that start a local Streamlit server and fetch its routes (page, static files)."""
