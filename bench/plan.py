@@ -117,6 +117,13 @@ def page_example_csv(folder: Path) -> Path:
     return path
 
 
+def page_plan_args(folder: Path) -> list[str]:
+    """The ``plan`` command's arguments for the Plan page's example (written into ``folder``, with its output there):
+    the page's row and default accelerators."""
+    return ["plan", str(page_example_csv(folder)), "--row", "page-example", "--accelerators",
+            ",".join(links.default_settings()[links.PLAN_PREFIX + "accelerators"]), "-o", str(folder / "plan.json")]
+
+
 def _child(args: list[str]) -> tuple[float, float]:
     """Wall and CPU seconds of one fresh ``python`` process running ``args`` (its exit code checked)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -132,10 +139,7 @@ def fresh_process(pairs: int) -> None:
     """``python -m economics plan`` on the Plan page's example from a fresh process, minus a fresh process's
     ``import economics``: alternated in pairs, medians of wall and CPU time."""
     with tempfile.TemporaryDirectory() as folder:
-        path = page_example_csv(Path(folder))
-        command = ["-m", "economics", "plan", str(path), "--row", "page-example", "--accelerators",
-                   ",".join(links.default_settings()[links.PLAN_PREFIX + "accelerators"]), "-o",
-                   str(Path(folder) / "plan.json")]
+        command = ["-m", "economics", *page_plan_args(Path(folder))]
         imports, plans = [], []
         for _ in range(pairs):
             imports.append(_child(["-c", "import economics"]))
@@ -218,10 +222,7 @@ def fresh_phases(runs: int) -> None:
     processes, each phase's own time (a phase inside another counts for the outer one)."""
     found: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory() as folder:
-        path = page_example_csv(Path(folder))
-        command = ["plan", str(path), "--row", "page-example", "--accelerators",
-                   ",".join(links.default_settings()[links.PLAN_PREFIX + "accelerators"]), "-o",
-                   str(Path(folder) / "plan.json")]
+        command = page_plan_args(Path(folder))
         for _ in range(runs):
             done = subprocess.run([sys.executable, "-c", PHASES_CHILD, *command], cwd=ROOT, capture_output=True,
                                   text=True, timeout=600)
@@ -305,10 +306,7 @@ def fresh_timeline(runs: int) -> None:
     """
     found: list[tuple[float, list[list]]] = []
     with tempfile.TemporaryDirectory() as folder:
-        path = page_example_csv(Path(folder))
-        command = ["plan", str(path), "--row", "page-example", "--accelerators",
-                   ",".join(links.default_settings()[links.PLAN_PREFIX + "accelerators"]), "-o",
-                   str(Path(folder) / "plan.json")]
+        command = page_plan_args(Path(folder))
         for _ in range(runs):
             t = time.perf_counter()
             done = subprocess.run([sys.executable, "-c", TIMELINE_CHILD, *command], cwd=ROOT, capture_output=True,
