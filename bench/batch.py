@@ -116,9 +116,23 @@ def single_cases() -> dict[str, Callable[[], dict[str, object]]]:
     }
 
 
+def per_call_wall_cpu(fn, calls: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """:func:`per_call_s`'s five runs, each timed on the wall clock and in this process's CPU time: the medians per
+    call [s] (the CPU time leaves out the time another process held the core)."""
+    fn()
+    wall, cpu = [], []
+    for _ in range(5):
+        t, c = time.perf_counter(), time.process_time()
+        for _ in range(calls):
+            fn()
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    return float(np.median(wall)) / calls, float(np.median(cpu)) / calls
+
+
 def single_child() -> None:
-    """In this fresh process: each case's `evaluate_scenario` per call [s] (median of 5 runs of 100 calls)."""
-    print(json.dumps({label: per_call_s(lambda m=make: economics.evaluate_scenario(m()), calls=100)
+    """In this fresh process: each case's `evaluate_scenario` per call [s], wall and CPU (medians of 5 x 100)."""
+    print(json.dumps({label: per_call_wall_cpu(lambda m=make: economics.evaluate_scenario(m()), calls=100)
                       for label, make in single_cases().items()}))
 
 
@@ -127,24 +141,24 @@ def single_scenario(processes: int) -> None:
     fresh processes one after another, against the same scenario as a one-row table through evaluate(df) (in this
     process).
 
-    Why several processes: the same work (the same instructions to within 0.3 % under callgrind, whatever the hash
-    seed; the same Python calls after this bench's earlier steps; one young collection per 100 calls) took 0.7 ms in
-    some processes and 1.0-1.4 ms in others, steady within each. One process's figure is a draw from that spread, so
-    the headline is the median of the processes' medians and every process's figure is printed (a slow one is shown,
-    not hidden).
+    Why several processes: one process's figure (its half-second of calls) swung 0.7-1.4 ms from one run to the
+    next with the same work done (the same instructions to within 0.3 % under callgrind whatever the hash seed, the
+    same Python calls after this bench's earlier steps, one young collection per 100 calls; docs/speed.md, #43
+    "steady"), so it is a draw from what else the machine did meanwhile. The headline is the median of the
+    processes' medians; every process's figure is printed (a slow one is shown, not hidden), and their CPU times.
     """
     runs = [subprocess.run([sys.executable, __file__, "--single"], capture_output=True, text=True, check=True)
             for _ in range(processes)]
     per_process = [json.loads(r.stdout.strip().splitlines()[-1]) for r in runs]
     for label, make in single_cases().items():
-        each = [p[label] for p in per_process]
-        lean = float(np.median(each))
+        wall = [p[label][0] for p in per_process]
+        lean, cpu = float(np.median(wall)), float(np.median([p[label][1] for p in per_process]))
         table = per_call_s(lambda m=make: economics.evaluate(pd.DataFrame([m()])), calls=20)
         target = 1e-3 if label.startswith("measured") else 1.5e-3
         print(f"one scenario, {label}: evaluate_scenario {lean * 1e3:.2f} ms = {lean / target:.2f} x the target "
               f"({target * 1e3:g} ms), the median of {processes} fresh processes' medians "
-              f"({', '.join(f'{x * 1e3:.2f}' for x in each)} ms); as a one-row evaluate(df) {table * 1e3:.2f} ms "
-              f"({table / lean:.1f}x, in this process)")
+              f"({', '.join(f'{x * 1e3:.2f}' for x in wall)} ms; CPU {cpu * 1e3:.2f} ms); as a one-row "
+              f"evaluate(df) {table * 1e3:.2f} ms ({table / lean:.1f}x, in this process)")
 
 
 def first_scenario() -> None:
