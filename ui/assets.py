@@ -59,9 +59,17 @@ _HEAD_END = b"</head>"
 
 STILL_STYLE = (
     b"<style>"
-    # the previous run's elements, marked stale by Streamlit (an element container's data-stale; an expander's header
-    # and border have no mark, so theirs hold only while a run is under way): Streamlit's delay, no fade
-    b'[data-stale="true"],[data-test-script-state="running"] [data-testid="stExpander"] :is(details,summary)'
+    # the previous run's elements, marked stale by Streamlit (an element container's data-stale): dimmed to Streamlit's
+    # stale opacity (its theme's opacities.stale, 0.33) 0.5 s into a run (Streamlit's delay), in one step and with no
+    # CSS transition at all: a transition waiting out its delay still had the browser paint the whole page again when
+    # a run started and when it ended, before an edit's KPI (docs/speed.md, pages7). The delay is an animation of a
+    # custom property, which the browser runs on the page's own thread and paints only once it changes
+    b"@keyframes st-stale{to{--st-stale:.33}}"
+    b'[data-stale="true"]{transition:none!important;opacity:var(--st-stale,1)!important;'
+    b"animation:st-stale 0s .5s forwards}"
+    # an expander's header and border have no mark, so theirs hold only while a run is under way: Streamlit's delay,
+    # no fade
+    b'[data-test-script-state="running"] [data-testid="stExpander"] :is(details,summary)'
     b"{transition-duration:0s!important}"
     # st.spinner's icon (its text says what runs) and the placeholders of elements whose code is loading
     b'[data-testid="stSpinnerIcon"],[data-testid="stSkeleton"],[data-testid="stAppSkeleton"],'
