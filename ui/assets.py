@@ -15,7 +15,9 @@ draws it without motion: the previous run's output still dims 0.5 s into a run (
 run never flickers) but in one step instead of a 1 s fade, and the spinner and the loading placeholders stand still.
 A fade restyles every dimmed element each frame: a Plan edit's renderer CPU before its KPI was 0.79x (median of 5
 pairs at load 4-10) and an edit's whole page settled in 0.52-0.77x the time on Cost, Fleet and Throughput; switches,
-where nothing fades, are unchanged (docs/speed.md, the ``switch2`` entry).
+where nothing fades, are unchanged (docs/speed.md, the ``switch2`` entry). The step is not a transition either (one
+of no length still started per element at every run's start, and the browser painted about twice as much before an
+edit's KPI: the ``pages7`` entry).
 Its last rule wraps a KPI's description line (an estimate's range: :func:`ui.common.metric`) within the KPI's width
 instead of cutting it to one line.
 
@@ -59,8 +61,17 @@ _HEAD_END = b"</head>"
 
 STILL_STYLE = (
     b"<style>"
-    # the previous run's elements, marked stale by Streamlit (an element container's data-stale; an expander's header
-    # and border have no mark, so theirs hold only while a run is under way): Streamlit's delay, no fade
+    # the previous run's elements, marked stale by Streamlit (an element container's data-stale): dimmed to Streamlit's
+    # stale opacity (its theme's opacities.stale, 0.33) 0.5 s into a run (Streamlit's delay), in one step and with no
+    # CSS transition at all: a transition of no length waiting out that delay, one per element, still about doubled
+    # the browser's painting before an edit's KPI (docs/speed.md, pages7). The delay is an animation of a custom
+    # property, which the browser runs on the page's own thread and which changes nothing on screen until it ends.
+    # While an element is shown full screen (Streamlit then hides the page's scroll bar on the body, and dims nothing)
+    # the rule after it holds instead: Streamlit's own opacity, its delay, no fade
+    b"@keyframes st-stale{to{--st-stale:.33}}"
+    b'body:not([style*="overflow: hidden"]) [data-stale="true"]{transition:none!important;'
+    b"opacity:var(--st-stale,1)!important;animation:st-stale 0s .5s forwards}"
+    # an expander's header and border have no mark, so theirs hold only while a run is under way
     b'[data-stale="true"],[data-test-script-state="running"] [data-testid="stExpander"] :is(details,summary)'
     b"{transition-duration:0s!important}"
     # st.spinner's icon (its text says what runs) and the placeholders of elements whose code is loading
