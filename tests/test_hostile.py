@@ -430,6 +430,20 @@ def test_a_disaggregated_rows_prefill_rate_is_its_own_beside_a_roofline_row() ->
     pd.testing.assert_series_equal(both.iloc[0][alone.columns], alone.iloc[0], check_names=False)
 
 
+def test_a_disaggregated_rows_infeasible_pool_stays_infeasible_beside_an_infeasible_roofline_row() -> None:
+    # llama-3.1-405b in bf16 is 810 GB of weights; 8 x h100-sxm hold 8 x 80 GB x 0.9 = 576 GB, so the decode pool
+    # on h100-sxm (and a one-pool row on it) cannot hold a replica. The one-pool row's roofline judged every row of
+    # the table: the disaggregated row came out feasible, without its reason, and its fleet "needs over 1.8e+308"
+    base = {"model": "llama-3.1-405b", "precision": "bf16", "target_output_tokens_per_s_per_user": "20",
+            "demand_output_tokens_per_day": "5e9"}
+    disaggregated = {**base, "accelerator": "b200", "decode_accelerator": "h100-sxm"}
+    alone, report = economics.evaluate_with_report(pd.DataFrame([disaggregated]))
+    assert report.empty and not alone["feasible"].iloc[0]
+    assert str(alone["infeasible_reason"].iloc[0]).startswith("decode pool: memory: llama-3.1-405b does not fit")
+    both, report = economics.evaluate_with_report(pd.DataFrame([disaggregated, {**base, "accelerator": "h100-sxm"}]))
+    assert report.empty and both["feasible"].tolist() == [False, False]
+    pd.testing.assert_series_equal(both.iloc[0][alone.columns], alone.iloc[0], check_names=False)
+
 
 def _not_json(constant: str) -> float:
     raise AssertionError(f"{constant} is not JSON: a number that is not finite reached the API's answer")
