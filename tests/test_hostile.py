@@ -20,12 +20,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import economics
-from economics import catalog
 from economics.io.scenario_files import read_scenarios_json, to_csv_text
 from economics.io.tables import read_table
+from economics.schema import values
 from economics.schema.outputs import NUMERIC_OUTPUTS
 from economics.schema.scenario import FIELDS
-from economics.schema.validation import InputError
+from economics.schema.validation import InputError, known_ids
 from economics.studies import uncertainty
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -172,16 +172,14 @@ def bounds(name: str) -> tuple[float, float, bool, bool]:
 
 @functools.cache
 def valid_cell(name: str) -> st.SearchStrategy[str]:
-    """A cell the reader accepts for field ``name``: a choice, a catalog id, a number within the field's bounds (its
-    default, a plain one or any), or, for text naming something outside the catalog drawn here, empty (the
-    default)."""
+    """A cell the reader accepts for field ``name``: a choice, an id the field may hold (the validation's own list:
+    an accelerator, a model, a serving stack, a claim), a number within the field's bounds (its default, a plain one
+    or any), or, for other text, empty (the default)."""
     spec = FIELDS[name]
     if spec.kind in ("choice", "bool"):
         return st.sampled_from(spec.choices or ("true", "false"))
-    if name in ("accelerator", "decode_accelerator", "new_accelerator"):
-        return st.sampled_from(catalog.accelerator_ids())
-    if name == "model":
-        return st.sampled_from(list(catalog.models().index))
+    if name in values.ID_FIELDS:
+        return st.sampled_from(known_ids(name))
     if spec.kind == "str":
         return st.text(max_size=8) if name == "name" else st.just("")
     plain = [spec.default] if isinstance(spec.default, (int, float)) and not isinstance(spec.default, bool) else []
@@ -443,6 +441,18 @@ def test_a_disaggregated_rows_infeasible_pool_stays_infeasible_beside_an_infeasi
     both, report = economics.evaluate_with_report(pd.DataFrame([disaggregated, {**base, "accelerator": "h100-sxm"}]))
     assert report.empty and both["feasible"].tolist() == [False, False]
     pd.testing.assert_series_equal(both.iloc[0][alone.columns], alone.iloc[0], check_names=False)
+
+
+def test_a_margin_of_no_revenue_is_empty_and_its_derivation_has_no_infinite_step() -> None:
+    # found by the seeded fuzz: an input price of 0 and no output price bring revenue 0 USD/day, and the gross
+    # margin (revenue - cost) / revenue = -cost / 0 was a step of -inf in the derivation (the result emptied it)
+    row = {**next(iter(economics.preset_scenarios().values()))[0].model_dump(), "price_usd_per_m_input_tokens": 0.0,
+           "price_usd_per_m_output_tokens": None}
+    df = pd.DataFrame([row])
+    result = economics.evaluate(df)
+    assert float(result["revenue_usd_per_day"].iloc[0]) == 0.0 and pd.isna(result["gross_margin"].iloc[0])
+    assert float(result["cost_profit_margin"].iloc[0]) == -1.0  # (0 - cost) / cost
+    assert [s.name for s in economics.explain_row(df, 0).steps if not math.isfinite(s.value)] == []
 
 
 def _not_json(constant: str) -> float:
