@@ -98,7 +98,8 @@ def _serve_forks(listener_fd: int, alive_r: int, alive_w: int) -> None:
         os.close(alive_w)
         # the API process held the fork server's lock as it forked: a copy stays held in this process and its
         # workers, where multiprocessing's forkserver.ensure_running would wait on it for ever
-        forkserver._forkserver._lock = threading.Lock()
+        server: Any = forkserver._forkserver  # its private state, as fork_the_fork_server reads it
+        server._lock = threading.Lock()
         keep = sorted({0, 1, 2, listener_fd, alive_r})
         for low, high in zip([-1, *keep], [*keep, os.sysconf("SC_OPEN_MAX")], strict=True):
             if high > low + 1:  # an empty range is not nothing: CPython 3.11 closes every descriptor above it
