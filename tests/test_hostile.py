@@ -230,12 +230,18 @@ class FileFormat(enum.Enum):
 
 
 def file_of(header: list[str], rows: list[dict[str, str]], fmt: FileFormat) -> bytes:
-    """The table as a file's bytes (a CSV cell's separators, line breaks and quotes made spaces)."""
+    """The table as a file's bytes: a CSV cell's separators, line breaks, quotes and NUL (the reader refuses a file
+    with one) made spaces, and in a ``;`` file a number's decimal point a comma, as such a file writes it (its
+    reader refuses ``0.125``, 125 or 0.125, for the whole file)."""
     if fmt is FileFormat.JSON:
         return json.dumps([{c: row.get(c, "") for c in header} for row in rows]).encode()
     sep = fmt.value
-    lines = [sep.join(header)] + [sep.join(re.sub(f'[{sep}\\n\\r"]', " ", row.get(c, "")) for c in header)
-                                  for row in rows]
+
+    def cell(text: str) -> str:
+        text = re.sub(f'[{sep}\\n\\r"\\x00]', " ", text)
+        return text.replace(".", ",") if sep == ";" and values.NUMBER.fullmatch(text) else text
+
+    lines = [sep.join(header)] + [sep.join(cell(row.get(c, "")) for c in header) for row in rows]
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -276,7 +282,11 @@ def test_seed_rows_compute_every_output() -> None:
 @given(seeded_tables(), st.sampled_from(FileFormat))
 def test_fuzz_changed_seeds_give_finite_outputs_as_derived(table: tuple[list[str], list[dict[str, str]]],
                                                            fmt: FileFormat) -> None:
-    df = read_file(file_of(*table, fmt), fmt)  # every cell is one the reader reads (no separator, no quote)
+    try:
+        df = read_file(file_of(*table, fmt), fmt)  # every cell is one the reader reads (no separator, no quote)
+    except InputError as exc:  # a junk cell a ';' file's decimal rule cannot read (1.234): refused, named
+        assert fmt is FileFormat.SEMICOLON and "in a ';'-separated file" in str(exc), str(exc)
+        return
     result, report = economics.evaluate_with_report(df)
     assert_messages_and_finite(result, report)
     for row in computed_rows(result):  # every one: a break may spare a table's first row (or its only one)
