@@ -696,3 +696,44 @@ def test_the_pools_fork_server_is_a_fork_of_the_process_that_imported_the_engine
     # fresh interpreter that imports it again; not while another thread runs (a fork could copy a lock it held)
     out = subprocess.run([sys.executable, "-c", FORKED], capture_output=True, text=True, timeout=120, check=True)
     assert json.loads(out.stdout) == [False, True, 200], out.stderr
+
+
+FORK_FAILS = """
+import gc, json, os, sys
+from multiprocessing import forkserver, get_context, resource_tracker, util
+from economics.api.workers import fork_the_fork_server
+
+def no_process():
+    raise BlockingIOError(11, "Resource temporarily unavailable")
+
+def listeners():
+    return sorted(name for name in os.listdir(util.get_temp_dir()) if name.startswith("listener-"))
+
+resource_tracker.ensure_running()  # its pipe stays open, fork or not
+files, fds = listeners(), sorted(os.listdir("/proc/self/fd"))
+fork, os.fork = os.fork, no_process
+failed = fork_the_fork_server()
+os.fork = fork
+left = [sorted(os.listdir("/proc/self/fd")) == fds, listeners() == files, gc.get_freeze_count(),
+        forkserver._forkserver._forkserver_pid]
+gc.freeze()  # as python -m economics does once the modules are loaded
+frozen = gc.get_freeze_count()
+def lock_free():  # in a worker of the forked fork server (defined before it forks): the lock is free
+    sys.exit(0 if forkserver._forkserver._lock.acquire(timeout=10) else 3)
+
+forked = fork_the_fork_server()
+worker = get_context("forkserver").Process(target=lock_free)
+worker.start()
+worker.join()
+print(json.dumps([failed, *left, forked, frozen > 0 and gc.get_freeze_count() >= frozen, worker.exitcode]))
+"""
+
+
+def test_the_fork_of_the_fork_server_undoes_a_failure_keeps_a_frozen_collector_and_frees_its_lock() -> None:
+    # os.fork refused (no process to spare): False, so multiprocessing starts its own; no descriptor, socket file,
+    # frozen object or fork server left. Then a fork in a process whose modules python -m economics froze: they
+    # stay frozen in it (the fork server's unfreeze had undone the freeze of every later collection); a worker of
+    # the forked fork server finds multiprocessing's fork server lock free (the fork had copied it held)
+    out = subprocess.run([sys.executable, "-c", FORK_FAILS], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == [False, True, True, 0, None, True, True, 0], out.stderr

@@ -54,7 +54,9 @@ def fork_the_fork_server() -> bool:
     False and :mod:`multiprocessing` starts its own as before. The child keeps only the fork server's socket, its
     pipe and the standard streams (the server's other files and sockets are closed, as in a fresh interpreter),
     and sees none of this process's objects collected (:func:`gc.freeze`: a copied socket's finalizer could close
-    a descriptor the child reused). Returns whether it forked.
+    a descriptor the child reused); in this process the collector is left as it was (all or nothing: what
+    :mod:`economics.__main__` froze stays frozen, with what came since). When the fork fails it leaves nothing
+    behind (no descriptor or socket file) and returns False, as above. Returns whether it forked.
     """
     server: Any = forkserver._forkserver
     others = [t for t in threading.enumerate() if t is not threading.current_thread()]
@@ -71,12 +73,20 @@ def fork_the_fork_server() -> bool:
             os.chmod(address, 0o600)
             listener.listen()
             alive_r, alive_w = os.pipe()
+            frozen = gc.get_freeze_count()  # python -m economics froze the modules' objects: they stay frozen
             gc.freeze()
-            pid = os.fork()
-            if pid == 0:
-                _serve_forks(listener.fileno(), alive_r, alive_w)
-            gc.unfreeze()
-            os.close(alive_r)
+            try:
+                pid = os.fork()
+                if pid == 0:
+                    _serve_forks(listener.fileno(), alive_r, alive_w)  # never returns
+            except OSError:  # no process to spare (EAGAIN, ENOMEM): multiprocessing tries its own, or says why not
+                os.close(alive_w)
+                os.unlink(address)
+                return False
+            finally:  # the parent's: the child ends in _serve_forks
+                if not frozen:
+                    gc.unfreeze()
+                os.close(alive_r)
         server._forkserver_address, server._forkserver_alive_fd, server._forkserver_pid = address, alive_w, pid
     return True
 
@@ -86,6 +96,10 @@ def _serve_forks(listener_fd: int, alive_r: int, alive_w: int) -> None:
     code = 1
     try:
         os.close(alive_w)
+        # the API process held the fork server's lock as it forked: a copy stays held in this process and its
+        # workers, where multiprocessing's forkserver.ensure_running would wait on it for ever
+        server: Any = forkserver._forkserver  # its private state, as fork_the_fork_server reads it
+        server._lock = threading.Lock()
         keep = sorted({0, 1, 2, listener_fd, alive_r})
         for low, high in zip([-1, *keep], [*keep, os.sysconf("SC_OPEN_MAX")], strict=True):
             if high > low + 1:  # an empty range is not nothing: CPython 3.11 closes every descriptor above it

@@ -208,9 +208,11 @@ def _take_roofline(c: dict[str, Array], out: dict[str, Array], need: Array, targ
     bad = need & ~est
     if bad.any():
         reasons = _reasons(c, bad, rl.peak, best["any_fit"], best["speed_at_1"], rl.weights, rl.kv_max)
-        out["feasible"] = ~bad
-        out["infeasible_reason"] = np.where(bad & (stack != BEST), reasons + " (serving stack " + stack.astype(str)
-                                            + ": roofline with its terms, no measured curve for this pair)", reasons)
+        pinned = np.where(stack != BEST, reasons + " (serving stack " + stack.astype(str)
+                          + ": roofline with its terms, no measured curve for this pair)", reasons)
+        # only these rows: a disaggregated row's pools were judged before (its reason is its own, whatever the table)
+        out["feasible"] &= ~bad
+        out["infeasible_reason"] = np.where(bad, pinned, out["infeasible_reason"])
 
 
 def _write_roofline(c: dict[str, Array], out: dict[str, Array], rl: Roofline, best: dict[str, Array],

@@ -520,9 +520,12 @@ def revenue_and_break_even(x: Columns) -> None:
     v["price_usd_per_m_input_tokens"] = fill_nan(p_in, 0.0)
     v["price_usd_per_m_output_tokens"] = fill_nan(p_out, 0.0)
     v["price_usd_per_m_cached_input_tokens"] = np.where(np.isnan(p_cached), v["price_usd_per_m_input_tokens"], p_cached)
-    for f in (revenue.INPUT_REVENUE, revenue.REVENUE, revenue.PROFIT, revenue.COST_PROFIT_MARGIN,
-              revenue.GROSS_MARGIN, revenue.BREAK_EVEN_PRICE):
+    for f in (revenue.INPUT_REVENUE, revenue.REVENUE, revenue.PROFIT):
         x.calc(f, priced)
+    # a margin is a share of its base: none of a base of 0 (prices of 0 bring no revenue), not an infinite step
+    x.calc(revenue.COST_PROFIT_MARGIN, priced & (v["cost_usd_per_day"] > 0))
+    x.calc(revenue.GROSS_MARGIN, priced & (v["revenue_usd_per_day"] > 0))
+    x.calc(revenue.BREAK_EVEN_PRICE, priced)
     if not priced.any():
         return
     dis = x.dis
