@@ -463,6 +463,11 @@ def test_a_margin_of_no_revenue_is_empty_and_its_derivation_has_no_infinite_step
     assert float(result["revenue_usd_per_day"].iloc[0]) == 0.0 and pd.isna(result["gross_margin"].iloc[0])
     assert float(result["cost_profit_margin"].iloc[0]) == -1.0  # (0 - cost) / cost
     assert [s.name for s in economics.explain_row(df, 0).steps if not math.isfinite(s.value)] == []
+    # the KPI says why it is empty: prices were given, so not "no price given"
+    from economics.report import kpis
+    assert kpis.stated("gross_margin", economics.evaluate_scenario(row)) == "no revenue"
+    assert kpis.stated("gross_margin", economics.evaluate_scenario(
+        {**row, "price_usd_per_m_input_tokens": None})) == "no price given"
 
 
 def _not_json(constant: str) -> float:

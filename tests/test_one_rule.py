@@ -177,3 +177,19 @@ def test_the_per_accelerator_cost_functions_are_the_engines_pool_formulas() -> N
             assert isinstance(call, ast.Call) and getattr(call.func, "id", "") == "_per_accelerator", node.name
             functions.discard(node.name)
     assert not functions  # every one of them was found
+
+
+def test_the_margin_functions_are_the_engines_margins() -> None:
+    # domain/revenue.py's margin functions evaluate the engine's PROFIT and margin formulas with its rule for a base
+    # that is not positive (empty): a preset priced, then with an input price of 0 and no output price (revenue 0)
+    from economics.domain import revenue
+    row = next(iter(economics.preset_scenarios().values()))[0].model_dump()
+    unpriced = {**row, "price_usd_per_m_input_tokens": 0.0, "price_usd_per_m_output_tokens": None}
+    result = economics.evaluate(pd.DataFrame([row, unpriced]))
+    rev, cost = result["revenue_usd_per_day"].to_numpy(float), result["cost_usd_per_day"].to_numpy(float)
+    assert rev[0] > 0 and rev[1] == 0.0  # the second row has no revenue, so its gross margin is empty
+    np.testing.assert_array_equal(revenue.gross_margin(rev, cost), result["gross_margin"].to_numpy(float))
+    np.testing.assert_array_equal(revenue.cost_profit_margin(rev, cost),
+                                  result["cost_profit_margin"].to_numpy(float))
+    # by hand, the second row: (0 - cost) / cost = -1, and (0 - cost) / 0 is no number
+    assert float(revenue.cost_profit_margin(rev, cost)[1]) == -1.0 and np.isnan(revenue.gross_margin(rev, cost)[1])

@@ -6,6 +6,8 @@ by the callers, never as a number.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -75,25 +77,51 @@ def revenue_usd(
 
 
 def cost_profit_margin(revenue_usd: ArrayLike, cost_usd: ArrayLike) -> NDArray[np.float64]:
-    """Profit as a share of cost (markup).
+    """Profit as a share of cost (markup): the engine's :data:`COST_PROFIT_MARGIN`.
 
     .. math:: m_c = (Rev - C) / C
 
+    Parameters
+    ----------
+    revenue_usd, cost_usd : revenue and cost over the same period [USD]
+
+    Special cases: NaN where the cost is not above 0, where the engine leaves the margin empty.
+
     >>> float(cost_profit_margin(150.0, 100.0))
     0.5
+    >>> bool(np.isnan(cost_profit_margin(150.0, 0.0)))
+    True
     """
-    return _ratio(np.asarray(revenue_usd, dtype=float) - np.asarray(cost_usd, dtype=float), cost_usd)
+    return _margin(COST_PROFIT_MARGIN, "cost_usd_per_day", revenue_usd, cost_usd)
 
 
 def gross_margin(revenue_usd: ArrayLike, cost_usd: ArrayLike) -> NDArray[np.float64]:
-    """Profit as a share of revenue.
+    """Profit as a share of revenue: the engine's :data:`GROSS_MARGIN`.
 
     .. math:: m_g = (Rev - C) / Rev
 
+    Parameters
+    ----------
+    revenue_usd, cost_usd : revenue and cost over the same period [USD]
+
+    Special cases: NaN where the revenue is not above 0 (prices of 0, say), where the engine leaves it empty.
+
     >>> round(float(gross_margin(150.0, 100.0)), 6)
     0.333333
+    >>> bool(np.isnan(gross_margin(0.0, 100.0)))
+    True
     """
-    return _ratio(np.asarray(revenue_usd, dtype=float) - np.asarray(cost_usd, dtype=float), revenue_usd)
+    return _margin(GROSS_MARGIN, "revenue_usd_per_day", revenue_usd, cost_usd)
+
+
+def _margin(formula: Formula, base: str, revenue_usd: ArrayLike, cost_usd: ArrayLike) -> NDArray[np.float64]:
+    # the engine's formulas (PROFIT, then the margin) evaluated on a day's figures: one definition for both; a margin
+    # of a base that is not positive is empty in the engine (stages.py computes it only where the base is above 0)
+    values: dict[str, Any] = {"revenue_usd_per_day": np.asarray(revenue_usd, dtype=float),
+                              "cost_usd_per_day": np.asarray(cost_usd, dtype=float)}
+    values["profit_usd_per_day"] = PROFIT.evaluate(values)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(np.where(values[base] > 0, formula.evaluate(values), np.nan), dtype=float)
 
 
 def break_even_utilization(

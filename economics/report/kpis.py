@@ -53,12 +53,17 @@ def stated(name: str, result: Mapping[str, Any]) -> str | None:
 
     >>> stated("gross_margin", {"gross_margin": None}), stated("cost_usd_per_m_input_tokens", {"x": 1})
     ('no price given', 'not separable')
+    >>> stated("gross_margin", {"gross_margin": None, "revenue_usd_per_day": 0.0})
+    'no revenue'
     """
     if result.get(name) is not None:
         return None
     if name in ("cost_usd_per_m_input_tokens", "cost_usd_per_m_output_tokens"):
         return NOT_SEPARABLE
-    return "no price given" if name == "gross_margin" else None
+    if name != "gross_margin":
+        return None
+    # a margin on revenue is empty without a price, and also when prices of 0 bring no revenue
+    return "no revenue" if result.get("revenue_usd_per_day") == 0 else "no price given"
 
 
 def output_kpis(rows: tuple[tuple[str, ...], ...], result: Mapping[str, Any],
