@@ -27,7 +27,7 @@ from bench.api_server import HOST, free_port  # noqa: E402
 from bench.server_proc import stop_server  # noqa: E402
 
 
-def _kb(path: str, key: str) -> int:
+def _mb(path: str, key: str) -> int:
     """A ``key: N kB`` line of a /proc file, in MB (0 when the process is gone)."""
     try:
         for line in Path(path).read_text().splitlines():
@@ -73,9 +73,9 @@ def start(root: Path, memory: bool) -> float:
         seconds = time.perf_counter() - began
         if memory:
             for depth, pid, cmd in process_tree(proc.pid):
-                print(f"    {'  ' * depth}{pid} RSS {_kb(f'/proc/{pid}/status', 'VmRSS')} MB, PSS "
-                      f"{_kb(f'/proc/{pid}/smaps_rollup', 'Pss')} MB, VmData "
-                      f"{_kb(f'/proc/{pid}/status', 'VmData')} MB  {cmd[:70]}")
+                print(f"    {'  ' * depth}{pid} RSS {_mb(f'/proc/{pid}/status', 'VmRSS')} MB, PSS "
+                      f"{_mb(f'/proc/{pid}/smaps_rollup', 'Pss')} MB, VmData "
+                      f"{_mb(f'/proc/{pid}/status', 'VmData')} MB  {cmd[:70]}")
         return seconds
     finally:
         stop_server(proc)

@@ -64,27 +64,31 @@ def child(tree: Path) -> dict[str, list[object]]:
         staged = planner.plan_stages(s, chosen, cands)
         res = staged.found.best[1] if staged.found is not None else None
         out[f"draw {i + 1}"] = [time.process_time() - t, None if res is None else round(float(res.fun), 6)]
-    folder = Path(tempfile.mkdtemp())
-    (folder / "f.csv").write_text(test_planner.PLAN_FILE, encoding="utf-8")
-    (folder / "c.csv").write_text(test_planner.GOOD, encoding="utf-8")
     text = io.StringIO()
-    t = time.process_time()
-    with contextlib.redirect_stdout(text):
-        cli.main(["plan", str(folder / "f.csv"), "--row", "row a", "--candidates", str(folder / "c.csv")])
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        (folder / "f.csv").write_text(test_planner.PLAN_FILE, encoding="utf-8")
+        (folder / "c.csv").write_text(test_planner.GOOD, encoding="utf-8")
+        t = time.process_time()
+        with contextlib.redirect_stdout(text):
+            cli.main(["plan", str(folder / "f.csv"), "--row", "row a", "--candidates", str(folder / "c.csv")])
+        t = time.process_time() - t
     summary = json.loads(text.getvalue())["summary"]
-    out["CLI catalog"] = [time.process_time() - t, [summary["cost_usd_per_day"], summary["solver_status"]]]
+    out["CLI catalog"] = [t, [summary["cost_usd_per_day"], summary["solver_status"]]]
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--base", type=Path, help="the other tree (with its .venv)")
+    parser.add_argument("--base", type=Path, help="the other tree (with its .venv); required")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
         print(json.dumps(child(args.child)))
         return
+    if args.base is None:
+        parser.error("--base is required: the tree to compare with (with its .venv)")
     trees = {"this": HERE, "base": args.base.resolve()}
     runs: dict[str, list[dict[str, list[object]]]] = {"this": [], "base": []}
     for r in range(args.rounds):
