@@ -125,6 +125,10 @@ class PlanModel:
         return coo_matrix((v, (r, c)), shape=(len(self.rows), len(self.c))).tocsr()
 
 
+HourModels = list[tuple[PlanModel, dict[int, int]]]
+"""Stage 2's per-hour models, each with its map from the day model's columns to the hour's."""
+
+
 STRETCHABLE = frozenset({Row.DEMAND_INPUT, Row.DEMAND_OUTPUT, Row.RACKS, Row.SITE_POWER, Row.CAPEX_BUDGET,
                          Row.KV_LINK})
 """Rows an elastic model may stretch at a steep price: the demand (what is left unserved) and each limit."""

@@ -29,15 +29,13 @@ from economics.domain import covering
 from economics.studies.planner.hourly import cover_problem
 from economics.studies.planner.inputs import PoolRole
 from economics.studies.planner.milp import COVER_NODE_LIMIT
-from economics.studies.planner.model import PlanModel
+from economics.studies.planner.model import HourModels, PlanModel
 from economics.studies.planner.pools import Problem
 
 MAX_ROUNDS = 3
 """Pools added at most (one a round)."""
 MAX_TRIES = 1
 """Pools tried a round at most (each one solve of a few pools), the lowest bound first."""
-
-HourModels = list[tuple[PlanModel, dict[int, int]]]
 
 
 class Neighbourhood:

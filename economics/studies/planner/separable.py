@@ -38,7 +38,7 @@ import numpy as np
 from economics.domain import covering
 from economics.studies.planner.hourly import cover_problem, satisfies
 from economics.studies.planner.milp import COVER_NODE_LIMIT, Solution
-from economics.studies.planner.model import ALL_DAY, PlanModel, Row
+from economics.studies.planner.model import ALL_DAY, HourModels, PlanModel, Row
 from economics.studies.planner.rules import apply_rules
 
 EXACT = "optimal: each hour solved exactly on the counts held all day, searched whole"
@@ -55,8 +55,6 @@ _TAKEN = frozenset({Row.DEMAND_INPUT, Row.DEMAND_OUTPUT, Row.CAPACITY, Row.TTFT,
                     Row.POOL_OPEN, Row.POOL_SIZE, Row.DISTINCT_POOLS, *_OVER_DAY})
 """Rows of a model this solves: an hour's covering rows, the TTFT floors and the limits over the counts held all day
 (:data:`_OVER_DAY`), and the operations settings' rows it relaxes (then checks)."""
-
-HourModels = list[tuple[PlanModel, dict[int, int]]]
 
 
 @dataclass(frozen=True)

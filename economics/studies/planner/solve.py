@@ -28,18 +28,18 @@ from economics.studies.planner.milp import (
     run_milp,
     solved,
 )
-from economics.studies.planner.model import HourType, PlanModel, Row, count_column, utilization_cap
+from economics.studies.planner.model import HourModels, HourType, PlanModel, Row, count_column, utilization_cap
 from economics.studies.planner.neighbours import MAX_ROUNDS, Neighbourhood
 from economics.studies.planner.pools import Pool, Problem
 from economics.studies.planner.rounding import demand_cuts
 from economics.studies.planner.rules import apply_rules
 from economics.studies.planner.separable import solve_separable
 
-HourModels = Callable[[], list[tuple[PlanModel, dict[int, int]]]]
-"""The per-hour models of stage 2 and their column maps, built when stage 2 runs (a model solved whole needs none)."""
+HourModelsMade = Callable[[], HourModels]
+"""Makes stage 2's per-hour models when stage 2 runs (a model solved whole needs none)."""
 
 
-def _solve(m: PlanModel, rented: set[int], hourly: HourModels | None = None,
+def _solve(m: PlanModel, rented: set[int], hourly: HourModelsMade | None = None,
            closed: list[int] | None = None) -> Solution:
     """:func:`_solve_any`, its flows trimmed to the demand (:func:`trim_flows`); remembered per model
     (:func:`~economics.studies.planner.milp.solved`). ``closed``: pools another pool dominates, closed in stage 1.
@@ -86,7 +86,7 @@ def trim_flows(m: PlanModel, x: np.ndarray) -> np.ndarray:
     return x
 
 
-def _solve_any(m: PlanModel, rented: set[int], hourly: HourModels | None = None,
+def _solve_any(m: PlanModel, rented: set[int], hourly: HourModelsMade | None = None,
                closed: list[int] | None = None) -> Solution:
     """Solve the MILP. Small models (or without rent) at once: exactly when their hours separate
     (:func:`~economics.studies.planner.separable.solve_separable`, the proven optimum), else by HiGHS. Larger ones
