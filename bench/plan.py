@@ -39,7 +39,13 @@ the proof (as the page makes them) and after it (as it made them before), altern
 wall to each drawing, "the settings' costs N ms more" (from the proof drawn to the costs drawn), CPU and ratios.
 The full run prints these (2 rounds) after the edit's phases.
 
-Usage: python bench/plan.py [--fresh 5] [--fresh-only] [--phases N] [--timeline N] [--page N]
+``--bytecode`` (with ``--fresh``, ``--phases`` or ``--timeline``): each fresh process reads the package's compiled
+modules, written once before the clock starts, as an installed package has them (this machine sets
+``PYTHONDONTWRITEBYTECODE``, so without it every fresh process compiles the package's modules first). The compiled
+modules stay in the tree's ``__pycache__`` folders, and Python reads them from then on, with or without the
+option: delete them before measuring without it.
+
+Usage: python bench/plan.py [--fresh 5] [--fresh-only] [--phases N] [--timeline N] [--page N] [--bytecode]
 """
 
 from __future__ import annotations
@@ -124,11 +130,26 @@ def page_plan_args(folder: Path) -> list[str]:
             ",".join(links.default_settings()[links.PLAN_PREFIX + "accelerators"]), "-o", str(folder / "plan.json")]
 
 
+BYTECODE = False
+"""``--bytecode``: each fresh process reads the package's compiled modules (written once by ``compileall``, outside
+the clock, as an installed package has them) even where the environment turns that off (``PYTHONDONTWRITEBYTECODE``,
+set on this machine: without them every fresh process compiles the package's modules first), as
+bench/app_latency.py's ``--bytecode`` does for the app's server."""
+
+
+def _python(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """One fresh ``python`` process running ``args`` from the repository's root (with :data:`BYTECODE`'s setting)."""
+    env = dict(os.environ)
+    if BYTECODE:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+
+
 def _child(args: list[str]) -> tuple[float, float]:
     """Wall and CPU seconds of one fresh ``python`` process running ``args`` (its exit code checked)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    done = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = _python(args)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -224,8 +245,7 @@ def fresh_phases(runs: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
         command = page_plan_args(Path(folder))
         for _ in range(runs):
-            done = subprocess.run([sys.executable, "-c", PHASES_CHILD, *command], cwd=ROOT, capture_output=True,
-                                  text=True, timeout=600)
+            done = _python(["-c", PHASES_CHILD, *command])
             assert done.returncode == 0, done.stderr[-2000:]
             found.append(json.loads(done.stdout.strip().splitlines()[-1]))
     keys = list(dict.fromkeys(k for f in found for k in f))
@@ -309,8 +329,7 @@ def fresh_timeline(runs: int) -> None:
         command = page_plan_args(Path(folder))
         for _ in range(runs):
             t = time.perf_counter()
-            done = subprocess.run([sys.executable, "-c", TIMELINE_CHILD, *command], cwd=ROOT, capture_output=True,
-                                  text=True, timeout=600)
+            done = _python(["-c", TIMELINE_CHILD, *command])
             wall = time.perf_counter() - t
             assert done.returncode == 0, done.stderr[-2000:]
             found.append((wall, json.loads(done.stdout.strip().splitlines()[-1])))
@@ -604,7 +623,14 @@ def main() -> None:
                     help="only a fresh process's wall-clock timeline (each phase per thread), the median of N")
     ap.add_argument("--page", type=int, default=0, metavar="N",
                     help="only the Plan page's edits in the page's order, the two ways alternated N rounds")
+    ap.add_argument("--bytecode", action="store_true",
+                    help="the fresh processes read the package's compiled modules (written first, outside the clock)")
     args = ap.parse_args()
+    if args.bytecode:  # what an installed package has, written before any clock starts
+        global BYTECODE
+        BYTECODE = True
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "economics"], cwd=ROOT, check=True,
+                       env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
     if args.page:
         page_order(args.page)
         return

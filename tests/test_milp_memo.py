@@ -4,7 +4,8 @@ number is solved; a solve the time limit stopped is not kept; the memo is bounde
 its operations settings cost are the same, bit for bit, whether HiGHS's answers were remembered or not.
 
 HiGHS itself is counted by wrapping the module's one HiGHS run per model (``milp._milp``, and SciPy's ``milp`` for a
-model without rows; the wrapped functions still run). ``_milp`` gives what SciPy's ``milp`` gives, field by field.
+model without rows; the wrapped functions still run). ``_milp`` gives what SciPy's ``milp`` gives, field by field,
+and ``milp.row_duals`` the duals SciPy's ``linprog`` gives.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.optimize import Bounds, LinearConstraint
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
 import economics
 from economics.studies import planner
 from economics.studies.planner import hourly as hourly_module
 from economics.studies.planner import milp as milp_module
+from economics.studies.planner import report as report_module
 from economics.studies.planner import solve as solve_module
 from economics.studies.planner.model import PlanModel, Row
 from ui import links
@@ -47,7 +49,7 @@ def highs_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
         return call
 
     planner.clear_milp_memo()
-    monkeypatch.setattr(milp_module, "milp", counted(milp_module.milp))
+    monkeypatch.setattr(milp_module, "_empty_milp", counted(milp_module._empty_milp))
     monkeypatch.setattr(milp_module, "_milp", counted(milp_module._milp))
     yield calls
     planner.clear_milp_memo()
@@ -99,7 +101,7 @@ def scipy_answer(m: PlanModel, integer: list[int] | None = None, nodes: int | No
     options: dict[str, Any] = {"mip_rel_gap": milp_module.MIP_REL_GAP, "time_limit": milp_module.TIME_LIMIT_S}
     if nodes is not None:
         options.update(node_limit=nodes, presolve=milp_module.PRESOLVE_LIMITED)
-    return milp_module.milp(np.asarray(m.c), integrality=np.asarray(integer or m.integer),
+    return milp(np.asarray(m.c), integrality=np.asarray(integer or m.integer),
                             bounds=Bounds(np.asarray(m.lb), np.asarray(m.ub)), options=options,
                             constraints=[LinearConstraint(m.matrix(), -np.inf, np.asarray(m.b))])
 
@@ -161,6 +163,49 @@ def test_highs_run_here_answers_as_scipys_milp_on_the_page_models(monkeypatch: p
     assert len(seen) >= 3
     for m, (integer, nodes), out in seen:
         same_answer(out, scipy_answer(m, integer, nodes))
+
+
+def scipy_duals(m: PlanModel, ub: np.ndarray) -> np.ndarray | None:
+    """SciPy's ``linprog`` (HiGHS) on ``m``'s LP relaxation with upper bounds ``ub``: the rows' marginals, None
+    unless its status is 0 (what the limits' shadow prices read before the planner ran HiGHS itself)."""
+    res = linprog(np.asarray(m.c), A_ub=m.matrix(), b_ub=np.asarray(m.b), bounds=list(zip(m.lb, ub, strict=True)),
+                  method="highs")
+    return res.ineqlin.marginals if res.status == 0 else None
+
+
+@pytest.mark.parametrize(("model", "ub", "duals"), [
+    # boxes(23) relaxed: 2.3 boxes at 3 USD; one more unit of demand is 0.1 box more: the row's dual -0.3 USD/unit
+    (boxes(23.0), [np.inf, 4.0], [-0.3]),
+    # at most 5 boxes against 53: 5 boxes and 3 loose units; one more unit is one more loose unit: -0.5 USD/unit
+    (boxes(53.0), [5.0, 4.0], [-0.5]),
+    # no box allowed: 4 loose units cannot cover 23, no optimum; and at least 5 and at most 4 boxes
+    (boxes(23.0), [0.0, 4.0], None), (infeasible(), [np.inf], None)])
+def test_row_duals_are_scipy_s_linprog_marginals(model: PlanModel, ub: list[float], duals: list[float] | None) -> None:
+    ours, scipys = milp_module.row_duals(model, np.asarray(ub)), scipy_duals(model, np.asarray(ub))
+    assert (ours is None) == (scipys is None) == (duals is None)
+    if duals is not None:
+        assert np.array_equal(ours, scipys) and ours.tolist() == pytest.approx(duals, rel=1e-12)
+
+
+def test_row_duals_are_scipy_s_linprog_marginals_on_the_page_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every LP whose duals a Plan page edit's plan reports as the limits' shadow prices: bit for bit."""
+    seen: list[tuple[PlanModel, np.ndarray, Any]] = []
+    run = milp_module.row_duals
+
+    def recorded(m: PlanModel, ub: np.ndarray) -> Any:
+        out = run(m, ub)
+        seen.append((m, np.array(ub), out))
+        return out
+
+    monkeypatch.setattr(report_module, "row_duals", recorded)
+    planner.clear_milp_memo()
+    page = links.default_settings()
+    s = economics.Scenario(**{**economics.default_scenario().model_dump(), **PAGE_LINK,
+                              "demand_output_tokens_per_day": 5.1e9})
+    planner.plan_stages(s, links.plan_settings(page), None, list(page[links.PLAN_PREFIX + "accelerators"])).result()
+    assert seen and all(out is not None for _, _, out in seen)
+    for m, ub, out in seen:
+        assert np.array_equal(out, scipy_duals(m, ub))
 
 
 PAGE_LINK = {"model": "llama-3.1-70b", "precision": "fp8", "target_output_tokens_per_s_per_user": 30.0,

@@ -10,7 +10,9 @@ bit).
 - every public name of :mod:`economics.studies.planner`, imported on first use, is its module's object, and its
   submodules still import by name;
 - ``python -m economics plan`` imports neither ``scipy.stats``, the database library nor openpyxl (an Excel writer),
-  nor any other command's modules (the parser is built for the command run alone, with the same arguments and help);
+  nor any other command's modules (the parser is built for the command run alone, with the same arguments and help),
+  nor ``scipy.optimize`` (the planner loads SciPy's HiGHS binding alone); ``scipy.optimize`` imported after it runs
+  on that same binding;
 - :func:`economics.domain.availability.binomial_cdf` is ``scipy.stats.binom.cdf``, bit for bit, and
   :class:`economics.engine.measured.Pchip` is ``scipy.interpolate.PchipInterpolator``, bit for bit;
 - :func:`economics.domain.queueing.max_utilization`, remembered per arguments, is the bisection it remembers;
@@ -111,6 +113,18 @@ def test_the_plan_command_imports_no_scipy_stats_nor_the_database() -> None:
             "assert main(['plan', 'docs/plan-example.csv', '--row', 'worked-plan-peaks', '--candidates', "
             "'docs/plan-candidates.csv', '-o', out]) == 0")
     assert _loaded_after(code) == set()
+    assert _loaded_after(code, ("scipy.optimize", "scipy.linalg")) == set()
+
+
+def test_scipy_optimize_imported_after_the_planner_runs_on_the_planner_s_highs() -> None:
+    # the planner's milp module loads SciPy's HiGHS binding without scipy.optimize; scipy.optimize imported later
+    # takes that same module (not a second copy of it), and its milp and linprog run
+    code = ("from economics.studies.planner import milp; import sys; assert 'scipy.optimize' not in sys.modules; "
+            "import numpy as np, scipy.optimize as o; from scipy.optimize._highspy import _core, _highs_wrapper; "
+            "assert _core is milp.highs and _highs_wrapper._h is milp.highs; "
+            "assert o.milp(np.array([1.0]), integrality=[1], bounds=o.Bounds([1.5], [9.0])).fun == 2.0; "
+            "assert o.linprog(np.array([1.0]), A_ub=[[-1.0]], b_ub=[-3.0]).ineqlin.marginals[0] == -1.0")
+    assert _loaded_after(code, ("scipy.optimize",)) == {"scipy.optimize"}
 
 
 OTHER_COMMANDS = ("economics.report.files", "economics.studies.retrofit", "economics.studies.retrofit_odds",

@@ -6,20 +6,88 @@ longer wanted (:func:`cancellable`: a stopped solve raises :class:`Cancelled`, i
 from __future__ import annotations
 
 import hashlib
+import importlib.machinery
+import importlib.util
+import math
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
-from scipy.optimize import Bounds, OptimizeResult, milp
-from scipy.optimize._highspy import _core as highs  # the HiGHS that milp runs, with a start (setSolution)
+import scipy
 from scipy.sparse import csc_matrix, csr_matrix, vstack
 
+from economics.lazy import LazyModule
 from economics.studies.planner.model import PlanModel
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING: scipy.optimize as mypy and lint-imports see it
+if TYPE_CHECKING:
+    import scipy.optimize as optimize
+else:  # only a model without rows reads it (SciPy's milp makes its empty matrix)
+    optimize = LazyModule("scipy.optimize")
+
+HIGHS_MODULE = "scipy.optimize._highspy._core"
+"""SciPy's HiGHS binding: the HiGHS that :func:`scipy.optimize.milp` and :func:`scipy.optimize.linprog` run."""
+
+
+def _highs_binding() -> ModuleType:
+    """SciPy's HiGHS binding (:data:`HIGHS_MODULE`), loaded from its file without running ``scipy.optimize``.
+
+    Importing a submodule runs its packages first, and ``scipy.optimize``'s package imports scipy.linalg,
+    scipy.fft, scipy.special and SciPy's array-API layer (which reads numpy.f2py and numpy.testing): 0.3-0.45 s of
+    CPU in a fresh process (issue #43, docs/speed.md, ``fresh5``), none of it run by the planner. The binding is
+    one compiled module: it is loaded from SciPy's own file under its own name and registered in ``sys.modules``
+    first, so that ``scipy.optimize``, when something imports it later, takes this same module (a pybind11 module
+    initialised twice in one process would register its types twice). Where SciPy's files are laid out otherwise,
+    the ordinary import.
+    """
+    if HIGHS_MODULE in sys.modules:
+        return sys.modules[HIGHS_MODULE]
+    folder = Path(scipy.__file__).parent / "optimize" / "_highspy"
+    found = importlib.machinery.PathFinder.find_spec("_core", [str(folder)])
+    spec = None if found is None else importlib.util.spec_from_file_location(HIGHS_MODULE, found.origin)
+    if spec is None or spec.loader is None:
+        return importlib.import_module(HIGHS_MODULE)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[HIGHS_MODULE] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[HIGHS_MODULE]
+        raise
+    return module
+
+
+highs: Any = _highs_binding()
+
+
+class Result(dict[str, Any]):
+    """A solve's fields (``x``, ``fun``, ``status``, ``message``, ...), read as keys or as attributes: what
+    :class:`scipy.optimize.OptimizeResult` is to :func:`scipy.optimize.milp`'s caller, without importing
+    ``scipy.optimize`` (:func:`_highs_binding`).
+
+    >>> r = Result(x=None, fun=2.5)
+    >>> r.fun, r["fun"], sorted(r)
+    (2.5, 2.5, ['fun', 'x'])
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        """The field ``name`` (AttributeError when it has none)."""
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """The field ``name`` set to ``value``."""
+        self[name] = value
 
 MIP_REL_GAP = 1e-3
 """HiGHS stops when the plan is proven within 0.1 % of the best possible (the gap is reported)."""
@@ -123,7 +191,7 @@ def _run(h: Any, mip: bool) -> Any:
 
 MEMO_SIZE = 64
 """HiGHS's answers kept by :func:`run_milp` (the most recently used; each a few kB)."""
-_MEMO: OrderedDict[bytes, OptimizeResult] = OrderedDict()
+_MEMO: OrderedDict[bytes, Result] = OrderedDict()
 _MEMO_LOCK = threading.Lock()
 
 
@@ -141,8 +209,8 @@ def run_milp(m: PlanModel, integer: list[int] | None = None, lb: list[float] | N
     out, for the plan's odds and for the plan by the hour). A solve the time limit stopped depends on the machine's
     speed and is not remembered. Every call returns its own copy.
     """
-    c, bounds = np.asarray(m.c, dtype=float), Bounds(np.asarray(lb or m.lb, dtype=float),
-                                                       np.asarray(ub or m.ub, dtype=float))
+    c = np.asarray(m.c, dtype=float)
+    bounds = (np.asarray(lb or m.lb, dtype=float), np.asarray(ub or m.ub, dtype=float))
     integrality, a = np.asarray(integer or m.integer), m.matrix()
     options: dict[str, Any] = {"mip_rel_gap": gap, "time_limit": TIME_LIMIT_S}
     if nodes is not None:  # a node limit, not a time limit: the same answer on a busy machine as on an idle one
@@ -151,11 +219,17 @@ def run_milp(m: PlanModel, integer: list[int] | None = None, lb: list[float] | N
     key = _memo_key(c, integrality, bounds, a, np.asarray(m.b, dtype=float), options)
     check_cancelled()
 
-    def solve() -> OptimizeResult:
+    def solve() -> Result:
         if not m.rows:  # scipy's milp makes the empty matrix
-            return milp(c, integrality=integrality, bounds=bounds, options=options)
+            return _empty_milp(c, integrality, bounds, options)
         return _milp(csc_matrix(a), c, bounds, np.asarray(m.b, dtype=float), integrality, options)
     return _remembered(key, solve)
+
+
+def _empty_milp(c: np.ndarray, integrality: np.ndarray, bounds: tuple[np.ndarray, np.ndarray],
+                options: dict[str, Any]) -> Result:
+    """:func:`scipy.optimize.milp` on a model without rows (SciPy makes its empty matrix), as a :class:`Result`."""
+    return Result(optimize.milp(c, integrality=integrality, bounds=optimize.Bounds(*bounds), options=options))
 
 
 _HIGHS_OPTIONS = {"node_limit": "mip_max_nodes"}
@@ -172,15 +246,15 @@ _STOPPED = (highs.HighsModelStatus.kTimeLimit, highs.HighsModelStatus.kIteration
             highs.HighsModelStatus.kSolutionLimit)
 
 
-def _milp(a: csc_matrix, c: np.ndarray, bounds: Bounds, b: np.ndarray, integrality: np.ndarray,
-          options: dict[str, Any]) -> OptimizeResult:
+def _milp(a: csc_matrix, c: np.ndarray, bounds: tuple[np.ndarray, np.ndarray], b: np.ndarray, integrality: np.ndarray,
+          options: dict[str, Any]) -> Result:
     """What :func:`scipy.optimize.milp` returns for ``min c x, a x <= b`` within ``bounds`` (x, fun, status, message,
     success and, for a MILP, mip_node_count, mip_dual_bound, mip_gap; the same HiGHS run on the same arrays and
     options), without its layers around HiGHS: argument checks, an options object checked option by option, and the
     LP's basis and duals read into arrays it then drops (about 2 ms a call, 4-5 calls an edit of the Plan page).
     """
     a.sort_indices()
-    lb, ub = (np.broadcast_to(v, c.shape).astype(np.float64) for v in (bounds.lb, bounds.ub))
+    lb, ub = (np.broadcast_to(v, c.shape).astype(np.float64) for v in bounds)
     h = _highs_of(a, c, lb, ub, b, integrality)
     for option, value in options.items():
         h.setOptionValue(_HIGHS_OPTIONS.get(option, option), ("on" if value else "off") if option == "presolve"
@@ -190,7 +264,7 @@ def _milp(a: csc_matrix, c: np.ndarray, bounds: Bounds, b: np.ndarray, integrali
     status, info = h.getModelStatus(), h.getInfo()
     code, said = _SCIPY_STATUS.get(status, (4, ""))
     if ran == highs.HighsStatus.kError:  # as scipy reports a run HiGHS refused
-        return OptimizeResult(status=code, success=code == 0, x=None, fun=None, mip_node_count=None,
+        return Result(status=code, success=code == 0, x=None, fun=None, mip_node_count=None,
                               mip_dual_bound=None, mip_gap=None,
                               message=f"{said}(HiGHS Status {int(status)}: {h.modelStatusToString(status)})")
     if mip:  # a MILP stopped by a limit keeps the plan it has, if any
@@ -198,7 +272,7 @@ def _milp(a: csc_matrix, c: np.ndarray, bounds: Bounds, b: np.ndarray, integrali
             status in _STOPPED and info.objective_function_value == highs.kHighsInf)
     else:
         failed = status != highs.HighsModelStatus.kOptimal
-    res = OptimizeResult(status=code, success=code == 0, x=None, fun=None, mip_node_count=None, mip_dual_bound=None,
+    res = Result(status=code, success=code == 0, x=None, fun=None, mip_node_count=None, mip_dual_bound=None,
                          mip_gap=None)
     if failed:
         res.message = (f"{said}(HiGHS Status {int(status)}: model_status is {h.modelStatusToString(status)}; "
@@ -211,7 +285,7 @@ def _milp(a: csc_matrix, c: np.ndarray, bounds: Bounds, b: np.ndarray, integrali
     return res
 
 
-def _remembered(key: bytes, solve: Callable[[], OptimizeResult]) -> OptimizeResult:
+def _remembered(key: bytes, solve: Callable[[], Result]) -> Result:
     """A copy of the answer remembered under ``key``, else of ``solve()``'s, remembered unless the time limit
     stopped it (it then depends on the machine's speed); the :data:`MEMO_SIZE` most recently used are kept.
     """
@@ -265,7 +339,7 @@ def prove(m: PlanModel, start: np.ndarray, gap: float = PROOF_GAP, nodes: int = 
     b, start = _rhs(m, cuts), np.asarray(start, dtype=float)
     options: dict[str, Any] = {**PROOF_OPTIONS, "mip_rel_gap": gap, "mip_max_nodes": nodes,
                                "time_limit": TIME_LIMIT_S}
-    key = _memo_key(c, np.asarray(m.integer), Bounds(lb, ub), a.tocsr(), b, {**options, "start": start.tobytes()})
+    key = _memo_key(c, np.asarray(m.integer), (lb, ub), a.tocsr(), b, {**options, "start": start.tobytes()})
     return _remembered(key, lambda: _highs_run(a, c, lb, ub, b, np.asarray(m.integer), options, start))
 
 
@@ -303,6 +377,37 @@ def relaxation(m: PlanModel, cuts: Cuts | None = None) -> tuple[np.ndarray, floa
     return np.array(h.getSolution().col_value, dtype=float), float(h.getInfo().objective_function_value)
 
 
+LP_TOLERANCE = 1e-9
+"""How far :func:`scipy.optimize.linprog` lets a solution stray outside its bounds and rows before it calls the
+solve failed (its ``tol``), and :func:`row_duals` with it."""
+
+
+def row_duals(m: PlanModel, ub: np.ndarray) -> np.ndarray | None:
+    """The duals of the rows of ``m``'s LP relaxation with the upper bounds ``ub``: what
+    :func:`scipy.optimize.linprog` (``method="highs"``) gives as ``ineqlin.marginals``, HiGHS run here on the same
+    arrays and options (presolve on, the dual simplex), without importing ``scipy.optimize``
+    (:func:`_highs_binding`). None where linprog's status is not 0: no optimum, or a solution outside its bounds or
+    rows by more than :data:`LP_TOLERANCE`.
+
+    A dual is the change of the objective per unit more of a row's limit [objective's unit per row's unit].
+    References: https://docs.scipy.org/doc/scipy/reference/optimize.linprog-highs.html (``marginals``).
+    """
+    a = csc_matrix(_with_cuts(m.matrix(), len(m.c), None))
+    a.sort_indices()
+    c, lb, b = (np.asarray(v, dtype=float) for v in (m.c, m.lb, m.b))
+    h = _highs_of(a, c, lb, np.asarray(ub, dtype=float), b, None)
+    h.setOptionValue("presolve", "on")
+    h.setOptionValue("simplex_strategy", int(highs.simplex_constants.SimplexStrategy.kSimplexStrategyDual))
+    _run(h, False)
+    if h.getModelStatus() != highs.HighsModelStatus.kOptimal:
+        return None
+    solution = h.getSolution()
+    x, slack = np.array(solution.col_value), b - np.asarray(solution.row_value)
+    strays = (np.isnan(x).any() or np.isnan(slack).any() or math.isnan(h.getInfo().objective_function_value)
+              or (x < lb - LP_TOLERANCE).any() or (x > ub + LP_TOLERANCE).any() or (slack < -LP_TOLERANCE).any())
+    return None if strays else np.array(solution.row_dual)
+
+
 def _highs_of(a: csc_matrix, c: np.ndarray, lb: np.ndarray, ub: np.ndarray, b: np.ndarray,
               integrality: np.ndarray | None) -> Any:
     """A quiet HiGHS holding ``min c x, a x <= b, lb <= x <= ub`` (``integrality`` None: every column continuous)."""
@@ -321,8 +426,8 @@ def _highs_of(a: csc_matrix, c: np.ndarray, lb: np.ndarray, ub: np.ndarray, b: n
 
 
 def _highs_run(a: csc_matrix, c: np.ndarray, lb: np.ndarray, ub: np.ndarray, b: np.ndarray,
-               integrality: np.ndarray, options: dict[str, Any], start: np.ndarray) -> OptimizeResult:
-    """One HiGHS run of ``min c x, a x <= b, lb <= x <= ub`` from ``start``, as an :class:`OptimizeResult`."""
+               integrality: np.ndarray, options: dict[str, Any], start: np.ndarray) -> Result:
+    """One HiGHS run of ``min c x, a x <= b, lb <= x <= ub`` from ``start``, as a :class:`Result`."""
     h = _highs_of(a, c, lb, ub, b, integrality)
     for option, value in options.items():
         h.setOptionValue(option, value)
@@ -334,17 +439,17 @@ def _highs_run(a: csc_matrix, c: np.ndarray, lb: np.ndarray, ub: np.ndarray, b: 
     info, status = h.getInfo(), h.getModelStatus()
     x = np.array(h.getSolution().col_value, dtype=float) if info.primal_solution_status == 2 else None
     bound = float(info.mip_dual_bound)
-    return OptimizeResult(x=x, fun=float(info.objective_function_value) if x is not None else np.nan,
+    return Result(x=x, fun=float(info.objective_function_value) if x is not None else np.nan,
                           mip_dual_bound=bound if abs(bound) < highs.kHighsInf else np.nan,
                           status=0 if status == highs.HighsModelStatus.kOptimal else 1,
                           message=h.modelStatusToString(status), mip_node_count=int(info.mip_node_count))
 
 
-def _memo_key(c: np.ndarray, integrality: np.ndarray, bounds: Bounds, a: Any, b: np.ndarray,
+def _memo_key(c: np.ndarray, integrality: np.ndarray, bounds: tuple[np.ndarray, np.ndarray], a: Any, b: np.ndarray,
               options: dict[str, Any]) -> bytes:
     """A digest of everything HiGHS is given: objective, integrality, bounds, the rows (CSR arrays) and options."""
     h = hashlib.sha256(repr(sorted(options.items())).encode())
-    for part in (c, np.asarray(integrality, dtype=float), bounds.lb, bounds.ub, b, a.data, a.indices, a.indptr,
+    for part in (c, np.asarray(integrality, dtype=float), *bounds, b, a.data, a.indices, a.indptr,
                  np.asarray(a.shape, dtype=np.int64)):
         arr = np.ascontiguousarray(part)
         h.update(str(arr.dtype).encode() + str(arr.shape).encode())
@@ -352,9 +457,9 @@ def _memo_key(c: np.ndarray, integrality: np.ndarray, bounds: Bounds, a: Any, b:
     return h.digest()
 
 
-def _copy(res: OptimizeResult) -> OptimizeResult:
+def _copy(res: Result) -> Result:
     """A result of its own: its arrays copied, so a caller that changes them changes no remembered answer."""
-    return OptimizeResult({k: np.array(v) if isinstance(v, np.ndarray) else v for k, v in res.items()})
+    return Result({k: np.array(v) if isinstance(v, np.ndarray) else v for k, v in res.items()})
 
 
 _SOLVED: OrderedDict[bytes, Solution] = OrderedDict()
@@ -369,7 +474,7 @@ def solved(m: PlanModel, how: str, solve: Callable[[], Solution]) -> Solution:
     """
     check_cancelled()
     a = m.matrix()
-    key = _memo_key(np.asarray(m.c, dtype=float), np.asarray(m.integer), Bounds(np.asarray(m.lb, dtype=float),
+    key = _memo_key(np.asarray(m.c, dtype=float), np.asarray(m.integer), (np.asarray(m.lb, dtype=float),
                     np.asarray(m.ub, dtype=float)), a, np.asarray(m.b, dtype=float), {"how": how})
     with _MEMO_LOCK:
         found = _SOLVED.get(key)

@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import linprog
 
 from economics.domain import availability, finance, queueing, rent
 from economics.domain import sessions as ses
@@ -30,7 +29,7 @@ from economics.studies.planner.inputs import (
     hour_types,
     type_day,
 )
-from economics.studies.planner.milp import MIP_REL_GAP, PROOF_GAP, PROVEN, TIME_LIMIT_S, Solution
+from economics.studies.planner.milp import MIP_REL_GAP, PROOF_GAP, PROVEN, TIME_LIMIT_S, Solution, row_duals
 from economics.studies.planner.model import PlanModel, Row, utilization_cap
 from economics.studies.planner.pools import Costs, Pool, Problem
 from economics.studies.planner.solve import pool_counts
@@ -404,13 +403,12 @@ def _shadow_prices(m: PlanModel, pools: list[Pool], used: list[int], weights: np
     for (p, _h), col in m.count_col.items():
         if p not in open_pools:
             ub[col] = 0.0
-    res = linprog(np.asarray(m.c), A_ub=m.matrix(), b_ub=np.asarray(m.b),
-                  bounds=list(zip(m.lb, ub, strict=True)), method="highs")
-    if res.status != 0 or res.ineqlin is None:
+    duals = row_duals(m, ub)
+    if duals is None:
         return None
     savings: dict[str, float] = {}
     for i, group in enumerate(m.row_group):
-        savings[group] = savings.get(group, 0.0) - float(res.ineqlin.marginals[i])
+        savings[group] = savings.get(group, 0.0) - float(duals[i])
     return savings
 
 
