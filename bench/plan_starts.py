@@ -126,7 +126,7 @@ def highs(call: Call, start: np.ndarray | None) -> tuple[float, Any]:
     a.sort_indices()
     options = {"mip_rel_gap": gap, "time_limit": 600.0}
     t = time.thread_time()
-    out = (milp._milp(a, c, milp.Bounds(lo, hi), b, whole, options) if start is None else
+    out = (milp._milp(a, c, (lo, hi), b, whole, options) if start is None else
            milp._highs_run(a, c, lo, hi, b, whole, options, start))
     return time.thread_time() - t, out
 
