@@ -12,7 +12,8 @@ run):
   CLI in-process (``evaluate`` on each batch's file, ``explain``/``compare``/``retrofit``/``uncertainty`` with
   generated row selectors and option values); plus whole files of random bytes, headers and JSON. Counted:
   tracebacks, parser mismatches (one text read as different values, or valid in one path and invalid in another),
-  non-finite outputs of valid rows, exit codes at odds with the rows' validity.
+  non-finite outputs of valid rows (a cell, or an output the row's derivation computes that the result leaves
+  empty: the result empties one that is not finite), exit codes at odds with the rows' validity.
 - **plan**, **sweep** (``bench/fuzz_commands.py``), **outputs** (``bench/fuzz_outputs.py``), **escapes**
   (``bench/fuzz_escapes.py``), **curves** (``bench/fuzz_curves.py``), **links** (``bench/fuzz_links.py``), **api**
   (``bench/fuzz_api.py``) and **signals** (``bench/fuzz_signals.py``), ``--cases`` each: the planner's rows,
@@ -72,6 +73,8 @@ from fuzz_common import (  # noqa: E402
     Stage,
     _empty_is_default,
     command_line,
+    computed_rows,
+    derivation_gaps,
     generated_text,
     merge,
     normal,
@@ -142,7 +145,17 @@ def csv_bytes(rows: list[dict[str, str]]) -> bytes:
     return buffer.getvalue().encode()
 
 
-def check_outputs(result: pd.DataFrame, rep: Report, where: str) -> None:
+DERIVED_PER_BATCH = 20
+"""Computed rows of a generated batch checked against their derivation (:func:`fuzz_common.derivation_gaps`, about
+14 ms a row: the row evaluated alone and explained), spread evenly over the batch; every computed row of a whole
+file (a few rows each)."""
+
+
+def check_outputs(df: pd.DataFrame, result: pd.DataFrame, rep: Report, where: str, most: int = 0) -> None:
+    """Non-finite outputs of ``result`` (the evaluation of ``df``) kept in ``rep``: a cell of a valid row that is
+    not finite, a negative count, and what the result hides of a computed row's derivation (an output emptied
+    because it was not finite, which the cells alone cannot show), on at most ``most`` computed rows (0: all).
+    """
     valid = result["valid"].to_numpy(dtype=bool)
     for col in result.columns:
         if pd.api.types.is_numeric_dtype(result[col].dtype) and not pd.api.types.is_bool_dtype(result[col].dtype):
@@ -151,6 +164,9 @@ def check_outputs(result: pd.DataFrame, rep: Report, where: str) -> None:
                 rep.nonfinite.append(f"[{where}] {col}")
             if col in ("accelerators", "systems", "racks") and (numbers < 0).any():
                 rep.nonfinite.append(f"[{where}] {col} negative (overflow)")
+    computed = computed_rows(result)
+    for row in computed[::max(1, math.ceil(len(computed) / most))] if most else computed:
+        rep.nonfinite += [f"[{where}] row {row + 1}: {gap}" for gap in derivation_gaps(df, int(row), result.iloc[row])]
 
 
 def run_cli(argv: list[str], rep: Report, allowed: set[int]) -> int:
@@ -203,7 +219,7 @@ def fuzz_batch(items: list[tuple[str, str]], rng: random.Random, rep: Report, tm
         df = read_table(data, fmt="csv")
         outcomes["csv"] = table_outcomes(df, items, rep, "csv")
         result, _report = evaluate_with_report(df)
-        check_outputs(result, rep, "csv evaluate")
+        check_outputs(df, result, rep, "csv evaluate", DERIVED_PER_BATCH)
         path = tmp / "batch.csv"
         path.write_bytes(data)
         cli_batch(path, tmp, len(items), bool(result["valid"].all()), rng, rep)
@@ -308,7 +324,7 @@ def fuzz_files(count: int, rng: random.Random, rep: Report) -> None:
         try:
             df = read_table(data)
             result, _ = evaluate_with_report(df)
-            check_outputs(result, rep, "file")
+            check_outputs(df, result, rep, "file")
         except InputError as exc:
             rep.refused_files += 1
             if not str(exc):

@@ -5,6 +5,8 @@ r"""The fuzz bench's shared machinery (a module of ``bench/fuzz.py``; running it
   terminal, under a deadline) or as ``python -m economics`` in a process of its own with a timeout
   (:func:`run_subprocess`, for what needs isolation: Dask clusters, slow network timeouts);
 - the checks every run gets (:func:`outcomes`) and the per-stage tally of outcomes with reproducers (:class:`Stage`).
+- an evaluated row against its derivation (:func:`derivation_gaps`): what the result hides of what the engine
+  computed (bench/fuzz.py's values stage and tests/test_hostile.py check with it).
 
 The escape rule is the project's own (``economics.io.terminal``): messages on standard error and reports for people
 (``explain``, ``uncertainty``, ``sweep``, ``retrofit --explain``) are always escaped; data (CSV, JSON) on standard
@@ -45,8 +47,10 @@ sys.path.insert(0, str(ROOT))  # the worktree's package, not an installed one
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+import economics  # noqa: E402
 from economics.cli import main as cli_main  # noqa: E402
 from economics.schema import validation_hours, validation_sessions, values  # noqa: E402
+from economics.schema.outputs import NUMERIC_OUTPUTS  # noqa: E402
 from economics.schema.scenario import FIELDS  # noqa: E402
 from economics.schema.validation import RANGE_COLUMNS, names_nothing_held, validate  # noqa: E402
 from economics.schema.values import escape_controls  # noqa: E402
@@ -80,6 +84,25 @@ FAILURES = ("exit 3", "exit other", "traceback", "escape leak", "slow >10 s", "h
 """Outcomes that are failures (target 0 of each); the exit codes 0, 1 and 2 are counts, not failures."""
 MAX_KEPT = 50
 """Reproducers kept per stage and outcome (every failure is counted)."""
+
+
+def computed_rows(result: pd.DataFrame) -> np.ndarray:
+    """The positions of the rows of ``result`` (an evaluation's) that were computed: valid and feasible."""
+    feasible = result["feasible"].to_numpy(dtype=bool, na_value=False)  # empty on a refused row
+    return np.flatnonzero(result["valid"].to_numpy(dtype=bool) & feasible)
+
+
+def derivation_gaps(df: pd.DataFrame, row: int, shown: pd.Series) -> list[str]:
+    """What row ``row`` of ``df`` (valid and feasible), whose result in the table is ``shown``, hides of its
+    derivation (:func:`economics.explain_row`, the row alone): each infinite step, and each output a step computes
+    (a finite value) that the result leaves empty. The result empties an output that is not finite, so its cells
+    alone cannot show an infinite one ("present cells are finite" holds whatever the engine computes); a row's result
+    is also its own, whatever the other rows. Empty when nothing is hidden.
+    """
+    steps = economics.explain_row(df, row).steps
+    gaps = [f"{s.name} is {s.value} in the derivation" for s in steps if math.isinf(s.value)]
+    return gaps + sorted(f"{s.name} computed ({s.value:.6g}), shown empty" for s in steps
+                         if s.name in NUMERIC_OUTPUTS and math.isfinite(s.value) and pd.isna(shown[s.name]))
 
 
 def generated_text(rng: random.Random) -> str:

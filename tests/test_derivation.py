@@ -310,3 +310,60 @@ def test_two_pools_print_each_pools_estimate_and_it_is_the_engines() -> None:
         cols["input_tokens_per_s_per_accelerator"][0], rel=1e-12)
     assert trace.step("decode_pool_output_tokens_per_s_per_accelerator").value == pytest.approx(
         cols["decode_output_tokens_per_s_per_accelerator"][0], rel=1e-12)
+
+
+# --- outputs set by a choice or a zero, and the range ends: each a step of the derivation ---------------------------
+
+FIXED_H100 = {"name": "r", "accelerator": "h100-sxm", "accelerator_count": 64, "accelerator_price_usd": 30000,
+              "output_tokens_per_s_per_accelerator": 1000, "demand_output_tokens_per_day": 1e9}
+
+
+def _explained(row: dict[str, Any]) -> tuple[Trace, pd.Series]:
+    import economics  # the public functions, as `explain` calls them
+
+    table = pd.DataFrame([row])
+    return economics.explain_row(table, 0), economics.evaluate(table).iloc[0]
+
+
+def test_the_rack_power_limit_and_systems_per_rack_are_derived() -> None:
+    # 40 kW given: an H100 system draws 10.2 kW in 8 rack units, so min(floor(40 / 10.2), floor(42 / 8)) = min(3, 5)
+    # = 3 systems a rack; the same row with none given takes the air-cooled racks' limit (defaults.csv
+    # rack_power_kw_air_containment, 30 kW: min(floor(30 / 10.2), 5) = 2)
+    given, shown = _explained({**FIXED_H100, "rack_power_kw": 40})
+    assert (given.step("rack_power_kw_effective").value, given.step("rack_power_kw_effective").note) == (40, "as given")
+    assert given.step("systems_per_rack").value == 3 == shown["systems_per_rack"]
+    air, shown = _explained(FIXED_H100)
+    assert air.step("rack_power_kw_effective").symbolic == "rack_power_kw_air"
+    assert air.step("rack_power_kw_effective").value == 30 == shown["rack_power_kw_effective"]
+    assert air.step("systems_per_rack").value == 2 == shown["systems_per_rack"]
+    for step in (*given.steps, *air.steps):
+        if step.checked:
+            check_step(step)
+
+
+def test_the_zero_carbon_retrofit_and_kv_tier_lines_are_derived() -> None:
+    # no carbon price, an H100 (air-cooled) in an air hall, a request row: each line 0 by its own formula; priced at
+    # 50 USD/t on a 400 g/kWh grid it is the footprint's cost instead (checked against the result, not re-derived)
+    trace, shown = _explained(FIXED_H100)
+    for name in ("carbon_usd_per_hour", "cooling_retrofit_usd_per_hour", "kv_tiers_usd_per_hour"):
+        assert (trace.step(name).symbolic, trace.step(name).value, shown[name]) == ("0", 0, 0), name
+    priced, shown = _explained({**FIXED_H100, "grid_carbon_g_per_kwh": 400, "carbon_usd_per_tonne": 50})
+    step = priced.step("carbon_usd_per_hour")
+    assert step.symbolic.startswith("kgco2e_per_day x carbon_usd_per_tonne") and step.value > 0
+    assert step.value == pytest.approx(shown["carbon_usd_per_hour"], rel=1e-12)
+    check_step(step)
+
+
+def test_the_range_ends_are_derived_as_the_result_gives_them() -> None:
+    # an estimated throughput (no measured figure): each range output's ends are the smaller and the larger of the
+    # output at the estimate's P10 and P90, the last steps of the derivation, equal to the result's cells
+    row = {"name": "r", "accelerator": "h100-sxm", "model": "llama-3.1-70b", "precision": "fp8",
+           "target_output_tokens_per_s_per_user": 20, "demand_output_tokens_per_day": 1e9}
+    trace, shown = _explained(row)
+    for name in ("cost_usd_per_m_tokens", "accelerators", "facility_power_kw"):
+        low, high = trace.step(f"{name}_low"), trace.step(f"{name}_high")
+        assert low.symbolic == f"min({name}_at_p10, {name}_at_p90)"
+        assert (low.value, high.value) == (shown[f"{name}_low"], shown[f"{name}_high"])
+        assert low.value <= trace.step(name).value <= high.value
+        check_step(low)
+        check_step(high)

@@ -62,6 +62,23 @@ def test_the_fuzz_counts_a_mismatch_when_paths_disagree() -> None:
     assert BENCH_MODULE.normal(float("nan")) == ("ok", None)
 
 
+def test_the_fuzz_counts_an_output_its_result_emptied_where_the_derivation_computed_one() -> None:
+    # the result empties an output that is not finite, so "present cells are finite" held whatever the engine
+    # computed: the check reads the row's derivation. Here the result of two fuzz-base rows, and the same result
+    # with one computed cell emptied as the result empties an infinite one
+    rows = [{**fuzz_common.BASE_ROW, "name": f"r{i}"} for i in range(2)]
+    df = BENCH_MODULE.read_table(BENCH_MODULE.csv_bytes(rows), fmt="csv")
+    result, _ = BENCH_MODULE.evaluate_with_report(df)
+    clean = BENCH_MODULE.Report()
+    BENCH_MODULE.check_outputs(df, result, clean, "t")
+    assert clean.nonfinite == []
+    emptied = result.copy()
+    emptied.loc[1, "facility_power_kw"] = None
+    caught = BENCH_MODULE.Report()
+    BENCH_MODULE.check_outputs(df, emptied, caught, "t")
+    assert [line.split(" (")[0] for line in caught.nonfinite] == ["[t] row 2: facility_power_kw computed"]
+
+
 # --- the command stages -------------------------------------------------------------------------------------------
 
 SLICE_CASES = {"plan": 30, "sweep": 40, "outputs": 30, "escapes": 60, "curves": 60, "links": 30, "api": 60,

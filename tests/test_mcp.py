@@ -28,7 +28,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal  # noqa: E40
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
-from bench.api_server import free_port  # noqa: E402
+from bench.api_server import START_TIMEOUT_S, free_port  # noqa: E402
 from bench.server_proc import stop_server  # noqa: E402
 from economics.api.errors import ApiError  # noqa: E402
 from economics.api.settings import Settings  # noqa: E402
@@ -173,14 +173,14 @@ def test_fields_and_catalog(stdio: Session) -> None:
 
 
 def _wait_for_http(proc: subprocess.Popen[bytes], url: str) -> None:
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + START_TIMEOUT_S  # a bound on a hang, as the API server's: never a measure
     while time.monotonic() < deadline:
         assert proc.poll() is None, "the MCP server exited before it answered"
         with contextlib.suppress(httpx.HTTPError):
             httpx.get(url, timeout=2)  # any answer (405, 406, 401): the server is up
             return
         time.sleep(0.2)
-    raise AssertionError("the MCP server did not answer within 90 s")
+    raise AssertionError(f"the MCP server did not answer within {START_TIMEOUT_S:g} s")
 
 
 def test_streamable_http_on_loopback_with_the_token(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

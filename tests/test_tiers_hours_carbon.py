@@ -9,6 +9,7 @@ accelerator-seconds a day, so the utilization is 1e6 / (24 x 86,400) = 0.482253.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from io import BytesIO
@@ -21,6 +22,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from economics import ScenarioError, catalog, evaluate_scenario, explain_text
+from economics.domain import carbon, fleet
+from economics.domain import sessions as ses
+from economics.domain.throughput import RANGE_ENDS
 from economics.schema.outputs import NUMERIC_OUTPUTS
 from economics.studies.day import hours_table
 
@@ -220,12 +224,25 @@ def test_explain_of_before_is_kept_line_for_line(number: int) -> None:
         line for line in added if not (line.startswith("  ") and " = " in line)][:5]
 
 
+RACK_POWER = (fleet.RACK_POWER_GIVEN, fleet.RACK_POWER_LIQUID, fleet.RACK_POWER_AIR)
+NEWLY_DERIVED = (*RACK_POWER, *map(fleet.bind_decode, RACK_POWER), fleet.SYSTEMS_PER_RACK_ONE_POOL, fleet.NO_RETROFIT,
+                 carbon.NO_COST, ses.NO_TIERS_COST, *(f for ends in RANGE_ENDS.values() for f in ends))
+"""Outputs set without a step before #43 (a choice, a zero, the range's ends), recorded since: their lines are added."""
+RANGE_END_LINE = re.compile(r"= (min|max)\([^,()]+, [^,()]+\) = ")
+"""A range end's substituted line: the smaller or the larger of two numbers."""
+
+
 def changed_on_purpose(line: str) -> bool:
     """A line of the derivation that a later issue changed or added on purpose: the estimate's range, its label and
     its median step (#40: the range's basis is the error on sources never fitted), the P90 step's note (#40: it now
-    says how the range is made, the sources' spread and the spread within one), and the weight bytes' note (#40:
-    the weights' own precision)."""
+    says how the range is made, the sources' spread and the spread within one), the weight bytes' note (#40:
+    the weights' own precision), and the steps of the outputs #43 records (:data:`NEWLY_DERIVED`: the step, its
+    substituted line and its note)."""
     text = line.strip()
+    if any(text.startswith(f"{f.name} = {f.symbolic()}") or text == f"({f.note})" for f in NEWLY_DERIVED):
+        return True
+    if RANGE_END_LINE.match(text):
+        return True
     return ("P10-P90" in line or "unseen-family" in line or text.startswith(("(copied_weight_bytes:",
                                                                            "(bytes_per_parameter:"))
             or text.startswith("output_tokens_per_s_per_accelerator_p50 = ") or "held-out median" in line

@@ -111,6 +111,7 @@ PER_M = F("kgco2e_per_m_tokens", "kgCO2e/M token",
           "kgco2e_per_day / (served_input_tokens_per_day + served_output_tokens_per_day) * TOKENS_PER_M")
 COST = F("carbon_usd_per_hour", "USD/h", "kgco2e_per_day * carbon_usd_per_tonne / KG_PER_TONNE / HOURS_PER_DAY",
          note="the footprint (operational and embodied) at the carbon price")
+NO_COST = F("carbon_usd_per_hour", "USD/h", "0", note="no carbon price, or no grid carbon figure to price")
 MARGINAL_PRICE = F("load_following_usd_per_kwh", "USD/kWh",
                    "hours_sum(demand_share_by_hour * (energy_paid * electricity_usd_per_kwh_by_hour"
                    " + carbon_usd_per_tonne * grid_carbon_g_per_kwh_by_hour / G_PER_KG / KG_PER_TONNE))"

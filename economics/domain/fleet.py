@@ -149,6 +149,11 @@ PUE_LIQUID = FORMULA("pue_effective", "-", "pue_liquid", note="liquid-cooled fac
 PUE_HYBRID = FORMULA("pue_effective", "-",
                      "pue_air * (1 - liquid_cooling_share) + pue_liquid * liquid_cooling_share",
                      note="hybrid facility: weighted by its liquid share")
+RACK_POWER_GIVEN = FORMULA("rack_power_kw_effective", "kW", "rack_power_kw", note="as given")
+RACK_POWER_LIQUID = FORMULA("rack_power_kw_effective", "kW", "rack_power_kw_liquid",
+                            note="liquid-cooled racks (defaults.csv rack_power_kw_liquid)")
+RACK_POWER_AIR = FORMULA("rack_power_kw_effective", "kW", "rack_power_kw_air",
+                         note="air-cooled racks with containment (defaults.csv rack_power_kw_air_containment)")
 SYSTEM_POWER = FORMULA("system_power_kw_effective", "kW", "accelerator_power_kw * accelerators_per_system",
                        note="no system power given: accelerators x their power")
 SYSTEM_POWER_GIVEN = FORMULA("system_power_kw_effective", "kW", "system_power_kw")
@@ -171,13 +176,16 @@ RACKS_TOTAL = FORMULA("racks", "rack", "main_racks + decode_racks")
 IT_POWER_TOTAL = FORMULA("it_power_kw", "kW", "main_it_power_kw + decode_it_power_kw")
 SYSTEMS_ONE_POOL = FORMULA("systems", "system", "main_systems")
 RACKS_ONE_POOL = FORMULA("racks", "rack", "main_racks")
-SYSTEMS_PER_RACK_ONE_POOL = FORMULA("systems_per_rack", "system", "main_systems_per_rack")
+SYSTEMS_PER_RACK_ONE_POOL = FORMULA("systems_per_rack", "system", "main_systems_per_rack",
+                                   note="one pool (two pools each have their own)")
 IT_POWER_ONE_POOL = FORMULA("it_power_kw", "kW", "main_it_power_kw")
 FACILITY_POWER = FORMULA("facility_power_kw", "kW", "it_power_kw * pue_effective")
 KW_PER_RACK = FORMULA("kw_per_rack", "kW", "it_power_kw / racks")
 RETROFIT = FORMULA("cooling_retrofit_usd_per_hour", "USD/h",
                    "retrofitted_it_power_kw / KW_PER_MW * liquid_retrofit_usd_per_mw * facility_crf / HOURS_PER_YEAR",
                    note="liquid cooling added to the air-cooled hall for the hardware that needs it")
+NO_RETROFIT = FORMULA("cooling_retrofit_usd_per_hour", "USD/h", "0",
+                      note="no liquid retrofit: the hall cools the hardware as it is, or none is allowed")
 AVERAGE_IT_POWER = FORMULA("average_it_power_kw", "kW", "accelerators * average_power_kw")
 AVERAGE_IT_POWER_TWO_POOLS = FORMULA("average_it_power_kw", "kW",
                                      "accelerators * prefill_average_power_kw"

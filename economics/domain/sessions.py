@@ -489,6 +489,7 @@ SSD_COST = F("kv_ssd_usd_per_hour", "USD/h", "systems * kv_ssd_capex_usd_per_sys
 REMOTE_COST = F("kv_remote_usd_per_hour", "USD/h",
                 "kv_remote_gb * kv_remote_usd_per_gb_month * MONTHS_PER_YEAR / HOURS_PER_YEAR")
 TIERS_COST = F("kv_tiers_usd_per_hour", "USD/h", "kv_host_usd_per_hour + kv_ssd_usd_per_hour + kv_remote_usd_per_hour")
+NO_TIERS_COST = F("kv_tiers_usd_per_hour", "USD/h", "0", note="a request row: no KV tiers")
 SESSIONS_SERVED = F("sessions_served_per_day", "session/day",
                     "served_output_tokens_per_day / output_tokens_per_session")
 COST_PER_SESSION = F("cost_usd_per_session", "USD/session", "cost_usd_per_day / sessions_served_per_day")

@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from economics.domain.formula import Formula
+from economics.schema.outputs import OUTPUTS
 
 F = NDArray[np.float64]
 
@@ -510,3 +511,27 @@ def kv_transfer_s(kv_bytes: ArrayLike, link_gb_per_s: ArrayLike, latency_us: Arr
     """
     bw, lat = _link(link_gb_per_s, latency_us)
     return lat * 1e-6 + _a(kv_bytes) / (bw * 1e9)
+
+
+# --- an estimate's range: each ranged output at both ends of the estimated throughput's P10-P90 ------------------
+def _range_end(name: str, end: str) -> Formula:
+    """``<name>_<end>``: the smaller (``low``) or larger (``high``) of the output ``name`` computed again with every
+    estimated throughput at its P10 and at its P90 (a sized fleet needs fewer accelerators at the higher throughput,
+    a fixed one serves more).
+    """
+    pick = "min" if end == "low" else "max"
+    return Formula(f"{name}_{end}", OUTPUTS[name].unit, f"{pick}({name}_at_p10, {name}_at_p90)",
+                   note="the stages run again with the estimated throughput at its P10 and at its P90")
+
+
+COST_PER_M_LOW = _range_end("cost_usd_per_m_tokens", "low")
+COST_PER_M_HIGH = _range_end("cost_usd_per_m_tokens", "high")
+ACCELERATORS_LOW = _range_end("accelerators", "low")
+ACCELERATORS_HIGH = _range_end("accelerators", "high")
+FACILITY_POWER_LOW = _range_end("facility_power_kw", "low")
+FACILITY_POWER_HIGH = _range_end("facility_power_kw", "high")
+RANGE_ENDS: dict[str, tuple[Formula, Formula]] = {
+    "cost_usd_per_m_tokens": (COST_PER_M_LOW, COST_PER_M_HIGH), "accelerators": (ACCELERATORS_LOW, ACCELERATORS_HIGH),
+    "facility_power_kw": (FACILITY_POWER_LOW, FACILITY_POWER_HIGH)}
+"""Each of :data:`economics.schema.outputs.RANGE_OUTPUTS` and its ``_low`` and ``_high`` formulas (module names: the
+model's page lists them)."""

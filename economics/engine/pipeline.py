@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from economics.domain.explain import Trace
 from economics.domain.explain import format_number as fmt
+from economics.domain.throughput import RANGE_ENDS
 from economics.engine import sessions, stages
 from economics.engine.resolve import resolve
 from economics.schema.outputs import (
@@ -57,7 +58,7 @@ def compute(c: dict[str, Array], trace: Trace | None = None, *, shared_empty: bo
             return small
     x = _run(c, trace)
     out = _outputs(x, c, shared_empty)
-    _ranges(c, out, x.n)
+    _ranges(c, out, x.n, trace)
     return out
 
 
@@ -110,17 +111,22 @@ def _at_ends(sub: dict[str, Array], size: int, low: slice, high: slice) -> None:
             sub[name] = np.asarray(sub[name], dtype=float) * ratio
 
 
-def _ends(out: dict[str, Array], v: dict[str, Array], rows: Array, n: int, low: slice, high: slice) -> None:
+def _ends(out: dict[str, Array], v: dict[str, Array], rows: Array, n: int, low: slice, high: slice,
+          trace: Trace | None = None) -> None:
     """:data:`RANGE_OUTPUTS` ``_low`` and ``_high`` of an ``n``-row table's ``rows``, from the stages' values ``v`` of
-    those rows at their low ends (rows ``low``) and at their high (rows ``high``): the smaller and the larger.
+    those rows at their low ends (rows ``low``) and at their high (rows ``high``): the smaller and the larger
+    (:data:`economics.domain.throughput.RANGE_ENDS`, recorded in ``trace`` when its row is ranged).
     """
     size = max(low.stop, high.stop)
-    for name in RANGE_OUTPUTS:
+    traced = trace if trace is not None and bool(np.isin(trace.row, rows)) else None
+    for name, formulas in RANGE_ENDS.items():
         both = np.broadcast_to(np.asarray(v[name], dtype=float), (size,))
-        out[f"{name}_low"] = np.full(n, np.nan)
-        out[f"{name}_high"] = np.full(n, np.nan)
-        out[f"{name}_low"][rows] = np.fmin(both[low], both[high])
-        out[f"{name}_high"][rows] = np.fmax(both[low], both[high])
+        ends = {f"{name}_at_p10": np.full(n, np.nan), f"{name}_at_p90": np.full(n, np.nan)}
+        ends[f"{name}_at_p10"][rows], ends[f"{name}_at_p90"][rows] = both[low], both[high]
+        for formula in formulas:
+            out[formula.name] = np.asarray(formula.evaluate(ends), dtype=float)
+            if traced is not None:
+                traced.record(formula, ends, out[formula.name])
 
 
 def working_columns(c: dict[str, Array]) -> stages.Columns:
@@ -175,7 +181,7 @@ def _take(column: Any, rows: Array, n: int) -> Any:
     return values[np.zeros(rows.size, dtype=int)] if size == 1 else values[rows]
 
 
-def _ranges(c: dict[str, Array], out: dict[str, Array], n: int) -> None:
+def _ranges(c: dict[str, Array], out: dict[str, Array], n: int, trace: Trace | None = None) -> None:
     """:data:`RANGE_OUTPUTS` at the low and the high throughput of each estimated row: the same stages run again on
     those rows with every estimated throughput column scaled by its pool's P10 (then P90) ratio; ``_low`` is the
     smaller result and ``_high`` the larger (a fixed fleet serves more at a higher throughput, a sized one needs
@@ -194,7 +200,7 @@ def _ranges(c: dict[str, Array], out: dict[str, Array], n: int) -> None:
     m, twice = rows.size, np.concatenate([rows, rows])
     sub = {k: _take(v, twice, n) for k, v in c.items()}
     _at_ends(sub, 2 * m, slice(0, m), slice(m, 2 * m))
-    _ends(out, _run(sub).v, rows, n, slice(0, m), slice(m, 2 * m))
+    _ends(out, _run(sub).v, rows, n, slice(0, m), slice(m, 2 * m), trace)
 
 
 def _outputs(x: stages.Columns, c: dict[str, Array], shared_empty: bool = False) -> dict[str, Array]:

@@ -298,9 +298,10 @@ def racks_of_pool(x: Columns, decode: bool) -> None:
     rows = x.dis if decode else np.ones(x.n, dtype=bool)
     pre = "decode_" if decode else ""
     liquid = x.liquid_racks_y if decode else x.liquid_racks
-    v[f"{pre}rack_power_kw_effective"] = np.where(
-        np.isnan(v["rack_power_kw"]), np.where(liquid, v["rack_power_kw_liquid"], v["rack_power_kw_air"]),
-        v["rack_power_kw"])
+    given_rack = ~np.isnan(v["rack_power_kw"])
+    x.calc(b(fleet.RACK_POWER_GIVEN), rows & given_rack)
+    x.calc(b(fleet.RACK_POWER_LIQUID), rows & ~given_rack & liquid)
+    x.calc(b(fleet.RACK_POWER_AIR), rows & ~given_rack & ~liquid)
     given_power = ~np.isnan(v[f"{pre}system_power_kw"])
     x.calc(b(fleet.SYSTEM_POWER_GIVEN), rows & given_power)
     x.calc(b(fleet.SYSTEM_POWER), rows & ~given_power)
@@ -330,14 +331,14 @@ def facility(x: Columns) -> None:
                                 (fleet.IT_POWER_TOTAL, fleet.IT_POWER_ONE_POOL, True)):
         x.calc(total, dis & rows)
         x.calc(single, ~dis & rows)
-    v["systems_per_rack"] = np.where(dis, np.nan, v["main_systems_per_rack"])
+    x.calc(fleet.SYSTEMS_PER_RACK_ONE_POOL, ~dis)
     x.calc(fleet.FACILITY_POWER)
     x.calc(fleet.KW_PER_RACK, v["racks"] > 0)
     site = v["site_power_mw"]
     site_bad = x.in_facility & ~np.isnan(site) & (v["facility_power_kw"] > site * 1000.0 * (1 + 1e-12))
     x.fleet_flag(FleetProblem.SITE_POWER, site_bad)
-    x.zeros("cooling_retrofit_usd_per_hour")
     main, both = x.in_facility & x.retrofit, x.in_facility & x.retrofit_y
+    x.calc(fleet.NO_RETROFIT, ~(main | both))
     x.calc(fleet.RETROFIT_IT_MAIN, main & ~both)
     x.calc(fleet.RETROFIT_IT_DECODE, both & ~main)
     x.calc(fleet.RETROFIT_IT_BOTH, main & both)
@@ -429,7 +430,7 @@ def kv_tiers(x: Columns) -> None:
     by the month; 0 on request rows.
     """
     v, rows = x.v, x.sessions
-    x.zeros("kv_tiers_usd_per_hour")
+    x.calc(ses.NO_TIERS_COST, ~rows)
     if not _any(rows):
         return
     for name in ("kv_host_memory_usd_per_gb", "kv_ssd_usd_per_gb", "kv_remote_usd_per_gb_month"):
@@ -464,7 +465,7 @@ def emissions(x: Columns) -> None:
     per day, per M tokens and per year, and their cost at the carbon price.
     """
     v, rows = x.v, x.has_carbon
-    x.zeros("carbon_usd_per_hour")
+    x.calc(carbon.NO_COST, ~x.carbon_priced)
     if not _any(rows):
         return
     x.calc(carbon.OPERATIONAL, rows & ~x.carbon_by_hour)

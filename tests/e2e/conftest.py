@@ -29,7 +29,9 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_play
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
-STARTUP_TIMEOUT_S = 60.0
+STARTUP_TIMEOUT_S = 300.0
+"""Longest wait for streamlit's health [s]: a bound on a hang, never a measure (the API server's, for the same reason:
+bench/api_server.py START_TIMEOUT_S)."""
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
