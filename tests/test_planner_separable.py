@@ -158,6 +158,11 @@ def test_the_split_bound_never_exceeds_the_optimum_of_a_box(own_rate: float, ren
     bounds = [split.least(a, b, near)[0] for near in [None, *range(len(split.splits))]]
     assert max(bounds) <= optimum + tol
     assert bounds[0] == max(bounds)  # the root's search over every split finds the largest
+    # and it says something: every plan of the box pays for at least its lowest day counts (the hours cost nothing
+    # less than 0), and so does the bound, which is finite wherever the box has a plan (a bound of -inf would pass
+    # the checks above)
+    assert bounds[0] >= float(np.dot(np.array(m.c)[day], a)) - tol
+    assert math.isfinite(bounds[0]) or not math.isfinite(optimum)
 
 
 def test_three_counts_held_all_day_solved_exactly_when_their_boxes_are_small_else_by_highs_at_once() -> None:
