@@ -76,13 +76,20 @@ def _variables(m: PlanModel, pb: Problem, weights: np.ndarray) -> list[int]:
     """
     fac, _ = objective_factors(pb.s, pb.settings)
     day = type_day(pb.wl)
+    # the weights and ratios as Python floats, read once (numpy scalars cost more than the arithmetic: the same
+    # values, multiplied in the same order, so the same coefficients to the bit)
+    hours = weights.tolist()
+    ratios: dict[bool, list[float]] = {}
     for p, pool in enumerate(pb.pools):
         c, k = pb.cands[pool.cand], pb.costs[pool.cand]
         # each hour type's energy (and carbon) over the day's mean, at which the costs are: 1 for a flat day
-        ratio = day.ratio(k.pays_energy) if day is not None else np.ones(len(weights))
+        ratio = ratios.get(k.pays_energy)
+        if ratio is None:
+            ratio = ratios[k.pays_energy] = (day.ratio(k.pays_energy) if day is not None
+                                             else np.ones(len(weights))).tolist()
         if c.hourly:
-            for h, w in enumerate(weights):
-                rent = k.rent_usd_per_hour + k.idle_energy_usd_per_hour * (float(ratio[h]) - 1.0)
+            for h, w in enumerate(hours):
+                rent = k.rent_usd_per_hour + k.idle_energy_usd_per_hour * (ratio[h] - 1.0)
                 m.count_col[(p, h)] = m.var(fac.hourly * w * rent, True)
         elif not c.on_site:  # reserved: one count for the day, every hour of it paid
             m.count_col[(p, ALL_DAY)] = m.var(fac.hourly * float(np.sum(weights)) * k.rent_usd_per_hour, True)
@@ -90,9 +97,9 @@ def _variables(m: PlanModel, pb: Problem, weights: np.ndarray) -> list[int]:
             # the existing fleet's size is a row (its dual is the value of one more existing system), not a bound
             m.count_col[(p, ALL_DAY)] = m.var(fac.fixed * (k.opex_usd_per_hour if fac.capex else k.fixed_usd_per_hour)
                                               + fac.capex * k.capex_usd, True)
-        for h, w in enumerate(weights):
-            m.flow_col[(p, h)] = m.var(fac.energy * w * pool.energy_usd_per_flow_hour * float(ratio[h]) * pool.unit
-                                       * pb.wl.energy_scale, False)
+        energy, unit, scale = pool.energy_usd_per_flow_hour, pool.unit, pb.wl.energy_scale
+        for h, w in enumerate(hours):
+            m.flow_col[(p, h)] = m.var(fac.energy * w * energy * ratio[h] * unit * scale, False)
     onsite = sorted({pool.cand for pool in pb.pools if pb.cands[pool.cand].on_site})
     if pb.settings.max_racks is not None:  # racks are decisions only when they are limited
         for i in onsite:

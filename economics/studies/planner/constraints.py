@@ -91,15 +91,16 @@ def floor_rows(m: PlanModel, pools: list[Pool], floors: dict[int, int]) -> None:
 def pool_rows(m: PlanModel, pools: list[Pool], cands: list[Candidate], weights: np.ndarray, rho: dict[int, float],
                settings: PlanSettings, wl: Workload) -> None:
     """Capacity and TTFT of every pool in every hour; the existing fleet's size; racks of on-site candidates."""
-    levels = hour_types(wl)[0]
+    levels = hour_types(wl)[0].tolist()  # Python floats: the same values, read without numpy's scalars
+    capacity, ttft = Row.CAPACITY, Row.TTFT
     for p, pool in enumerate(pools):
+        most = pool.capacity / pool.unit  # a system's flow at full load, in the pool's flow units
+        weight = pool.prefill_weight * pool.unit / pool.prefill_capacity if p in rho else 0.0
         for h in range(len(weights)):
-            n = count_column(m, p, h)
-            per_system = min(pool.capacity / pool.unit, whole_demand_flow(pool, wl, float(levels[h])))
-            m.row({m.flow_col[(p, h)]: 1.0, n: -per_system}, 0.0, Row.CAPACITY, h)
+            n, f = count_column(m, p, h), m.flow_col[(p, h)]
+            m.row({f: 1.0, n: -min(most, whole_demand_flow(pool, wl, levels[h]))}, 0.0, capacity, h)
             if p in rho:
-                m.row({m.flow_col[(p, h)]: pool.prefill_weight * pool.unit / pool.prefill_capacity,
-                       n: -rho[p]}, 0.0, Row.TTFT, h)
+                m.row({f: weight, n: -rho[p]}, 0.0, ttft, h)
     by_cand: dict[int, list[int]] = {}
     for p, pool in enumerate(pools):
         if cands[pool.cand].on_site:

@@ -296,9 +296,13 @@ def flow_per_request(wl: Workload, role: PoolRole) -> float:
     """Flow units one request brings a pool of ``role``: 1 request (aggregated), its uncached input tokens (prefill)
     or its output tokens (decode).
     """
-    per_request = {PoolRole.AGGREGATED: 1.0, PoolRole.PREFILL: wl.uncached_input_tokens,
-                   PoolRole.DECODE: wl.output_tokens}
-    return per_request[role]
+    if role == PoolRole.AGGREGATED:  # tests, not a dict made per call: a model's build asks ~3,000 times
+        return 1.0
+    if role == PoolRole.PREFILL:
+        return wl.uncached_input_tokens
+    if role == PoolRole.DECODE:
+        return wl.output_tokens
+    raise KeyError(role)
 
 
 def workload(s: Scenario, settings: PlanSettings, growth: float = 1.0) -> Workload:

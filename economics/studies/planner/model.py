@@ -89,7 +89,7 @@ class PlanModel:
         """
         self.rows.append(coefs)
         self.b.append(b)
-        self.row_group.append(label or kind.value)
+        self.row_group.append(label or kind._value_)  # the value without the enum's descriptor (40k rows an edit)
         self.row_kind.append(kind)
         self.row_hour.append(hour)
         return len(self.rows) - 1
