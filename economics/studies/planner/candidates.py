@@ -188,7 +188,7 @@ def _engine_rates(s: Scenario, accelerators: list[str], targets: list[float | No
                 target_output_tokens_per_s_per_user=target, **measured))
             keys.append((target, acc))
     out = _evaluated(rows)
-    table = pd.DataFrame({"target": [k[0] for k in keys], "accelerator": [k[1] for k in keys]})
+    table: dict[str, Any] = {"target": [k[0] for k in keys], "accelerator": [k[1] for k in keys]}
     for col in RATE_COLUMNS:
         table[col] = pd.to_numeric(out[col], errors="coerce").astype(float).to_numpy()
     ok = out["valid"].astype(bool) & out["feasible"].fillna(False).astype(bool)
@@ -201,7 +201,8 @@ def _engine_rates(s: Scenario, accelerators: list[str], targets: list[float | No
                             if "kv_hit_rate" in out else np.nan)  # workload=sessions: the residency on it
     table["reason"] = [str(r or e or "") for r, e in zip(out["infeasible_reason"].fillna(""), out["error"].fillna(""),
                                                          strict=True)]
-    return table
+    # the table made once from its columns (a column set on a table inserts it into pandas' index of strings)
+    return pd.DataFrame(table)
 
 
 FEW_RATE_ROWS = 32
