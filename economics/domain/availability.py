@@ -35,6 +35,7 @@ def reliability() -> pd.DataFrame:
     return pd.read_csv(catalog.DATA_DIR / "reliability.csv", dtype=str, keep_default_na=False)
 
 
+@cache  # the table is read once (:func:`reliability`), so a family's rates never change: worked out once each
 def family_rates(family: str) -> tuple[float, float]:
     """(failures per accelerator-hour [1/h], repair hours [h]) of a family; the ``default`` row when not listed.
 
