@@ -41,6 +41,12 @@ NOT_IN_AN_HOUR = frozenset({Row.POOL_OPEN, Row.SMALLEST_POOL, Row.POOL_SIZE, Row
 :func:`economics.studies.planner.rules.apply_rules`)."""
 
 
+_KNOWN_ROWS = COVER_ROWS | FIXED_IN_AN_HOUR
+"""The kinds of row :func:`cover_problem` reads (made once: it looks at every row of some 40 hours an edit)."""
+_POOL_ROWS = (Row.CAPACITY, Row.TTFT)
+"""The rows of one pool's flow against its count."""
+
+
 def cover_problem(sub: PlanModel, lb: list[float],
                   ub: list[float]) -> tuple[covering.Hour, list[int], list[int]] | None:
     """An hour with the owned fleet fixed as :class:`economics.domain.covering.Hour`, with the count and flow column of
@@ -57,12 +63,14 @@ def cover_problem(sub: PlanModel, lb: list[float],
     kappa, kv, link = dict.fromkeys(flows, math.inf), {}, math.inf
     count_of = dict(zip(flows, counts, strict=True))
     for row, b, kind in zip(sub.rows, sub.b, sub.row_kind, strict=True):
-        if kind not in COVER_ROWS | FIXED_IN_AN_HOUR:  # a kind this adapter does not know: HiGHS solves the hour
+        if kind not in _KNOWN_ROWS:  # a kind this adapter does not know: HiGHS solves the hour
             return None
         if kind in share:
             share[kind], need[kind] = {j: -v for j, v in row.items()}, -b
-        elif kind in (Row.CAPACITY, Row.TTFT) and len(row) == 2 and b == 0:
-            (f, alpha), (n, beta) = sorted(row.items(), key=lambda item: item[0] not in kappa)  # the flow first
+        elif kind in _POOL_ROWS and len(row) == 2 and b == 0:
+            (f, alpha), (n, beta) = row.items()
+            if f not in kappa and n in kappa:  # the flow first (as a stable sort on "not a flow" puts it)
+                (f, alpha), (n, beta) = (n, beta), (f, alpha)
             if f not in kappa or count_of[f] != n or alpha <= 0 or beta > 0:
                 return None
             kappa[f] = min(kappa[f], -beta / alpha)
