@@ -25,14 +25,18 @@ from economics.studies.planner.pools import Costs, Pool
 
 def demand_rows(m: PlanModel, pools: list[Pool], wl: Workload, levels: np.ndarray, stretch: frozenset[str]) -> None:
     """Every hour: input to prefill and output to decode, each served by aggregated pools or by its own pools."""
-    for h, lam in enumerate(levels):
-        for group, role, per_request in ((Row.DEMAND_INPUT, PoolRole.PREFILL, wl.uncached_input_tokens),
-                                         (Row.DEMAND_OUTPUT, "decode", wl.output_tokens)):
+    sides = [(group, per_request, [(p, pool.role == PoolRole.AGGREGATED, pool.unit) for p, pool in enumerate(pools)
+                                   if pool.role in (PoolRole.AGGREGATED, role)])
+             for group, role, per_request in ((Row.DEMAND_INPUT, PoolRole.PREFILL, wl.uncached_input_tokens),
+                                              (Row.DEMAND_OUTPUT, "decode", wl.output_tokens))]
+    # the hours' levels as Python floats and each side's pools read once: the same coefficients to the bit
+    for h, lam in enumerate(levels.tolist()):
+        for group, per_request, serving in sides:
             if per_request <= 0:
                 continue
             need = lam * per_request  # tokens/s; the row is scaled to 1 = the hour's demand
-            coefs = {m.flow_col[(p, h)]: -(per_request if pool.role == PoolRole.AGGREGATED else 1.0) * pool.unit
-                     / need for p, pool in enumerate(pools) if pool.role in (PoolRole.AGGREGATED, role)}
+            coefs = {m.flow_col[(p, h)]: -(per_request if aggregated else 1.0) * unit / need
+                     for p, aggregated, unit in serving}
             if group in stretch:  # unserved share of the demand, at a price far above any plan
                 col = m.var(BIG_PENALTY * 10.0, False)
                 m.slack_col.setdefault(group, []).append(col)
