@@ -269,24 +269,33 @@ def test_seed_rows_compute_every_output() -> None:
         assert_derivation_shown(df, row, result.iloc[row])
 
 
-SET_NOT_DERIVED = frozenset({"capital_usd_per_hour", "energy_usd_per_hour", "facility_usd_per_hour",
-                             "operations_usd_per_hour", "rent_usd_per_hour"})
-"""The cost lines of the ownership a row does not have (a rented row's capital, an owned row's rent): 0, set without
-a step in the derivation, so :func:`assert_derivation_shown` cannot see them."""
-
-
 def test_every_output_a_seed_row_shows_is_in_its_derivation() -> None:
-    # an output with no step escapes the derivation check: the range ends, the rack power limit, systems per rack and
-    # the carbon, retrofit and KV tiers' zero lines had none. Each is the engine's own formula now
+    # an output with no step escapes the derivation check: the range ends, the rack power limit, systems per rack,
+    # the carbon, retrofit and KV tiers' zero lines and the cost lines of the ownership a row does not have (set to
+    # 0 before the engine's stages computed the others) had none. Each is the engine's own formula now, and the last
+    # step of an output is the figure the row shows; a zero line is never followed by another step of its column
+    # (the zero recorded for a row the engine then computes)
     df = read_table(file_of(HEADER, SEEDS, FileFormat.COMMA), fmt="csv")
     result = economics.evaluate(df)
     missing: dict[str, int] = {}
+    differ: list[tuple[int, str, float, float]] = []
+    zero_then_computed: list[tuple[int, str]] = []
     for row in range(len(SEEDS)):
-        steps = {s.name for s in economics.explain_row(df, row).steps}
+        steps = economics.explain_row(df, row).steps
+        last = {s.name: s.value for s in steps}
         for name in NUMERIC_OUTPUTS:
-            if not pd.isna(result.iloc[row][name]) and name not in steps:
+            shown = result.iloc[row][name]
+            if pd.isna(shown):
+                continue
+            if name not in last:
                 missing[name] = missing.get(name, 0) + 1
-    assert set(missing) <= SET_NOT_DERIVED, missing
+            elif not math.isclose(float(shown), last[name], rel_tol=1e-9, abs_tol=1e-12):
+                differ.append((row, name, float(shown), last[name]))
+        zero_then_computed += [(row, s.name) for i, s in enumerate(steps)
+                               if s.symbolic == "0" and any(t.name == s.name for t in steps[i + 1:])]
+    assert missing == {}
+    assert differ == []
+    assert zero_then_computed == []
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

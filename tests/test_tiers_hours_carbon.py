@@ -22,7 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from economics import ScenarioError, catalog, evaluate_scenario, explain_text
-from economics.domain import carbon, fleet
+from economics.domain import capacity as cap
+from economics.domain import carbon, cost, fleet, revenue
 from economics.domain import sessions as ses
 from economics.domain.throughput import RANGE_ENDS
 from economics.schema.outputs import NUMERIC_OUTPUTS
@@ -226,8 +227,14 @@ def test_explain_of_before_is_kept_line_for_line(number: int) -> None:
 
 RACK_POWER = (fleet.RACK_POWER_GIVEN, fleet.RACK_POWER_LIQUID, fleet.RACK_POWER_AIR)
 NEWLY_DERIVED = (*RACK_POWER, *map(fleet.bind_decode, RACK_POWER), fleet.SYSTEMS_PER_RACK_ONE_POOL, fleet.NO_RETROFIT,
-                 carbon.NO_COST, ses.NO_TIERS_COST, *(f for ends in RANGE_ENDS.values() for f in ends))
-"""Outputs set without a step before #43 (a choice, a zero, the range's ends), recorded since: their lines are added."""
+                 carbon.NO_COST, ses.NO_TIERS_COST, *(f for ends in RANGE_ENDS.values() for f in ends),
+                 cap.NO_PREFILL_WORK, revenue.NO_ENERGY_ABOVE_IDLE, revenue.DECODE_NO_ENERGY_ABOVE_IDLE,
+                 ses.NO_REMOTE_SHARE, *ses.NO_LOADS.values(),
+                 *(cost.bind_pool(f, pool) for pool in ("", "prefill", "decode")
+                   for f in (cost.NO_CAPITAL, cost.NO_FACILITY, cost.NO_OPERATIONS, cost.NO_ENERGY, cost.NO_RENT)))
+"""Outputs and the quantities they read set without a step before #43 (a choice, a zero, the range's ends; the zero
+lines of the ownership a row does not have, of no prefill figure, of no cost following the load, of a KV tier with no
+capacity), recorded since: their lines are added."""
 RANGE_END_LINE = re.compile(r"= (min|max)\([^,()]+, [^,()]+\) = ")
 """A range end's substituted line: the smaller or the larger of two numbers."""
 

@@ -178,6 +178,8 @@ DEMAND_REQUESTS = F("demand_requests_per_day", "request/day",
                     "demand_output_tokens_per_day / output_tokens_per_request")
 PREFILL_WORK = F("prefill_accelerator_s_per_day", "accelerator-s/day",
                  "demand_input_tokens_per_day * (1 - prefix_cache_hit_rate) / input_tokens_per_s_per_accelerator")
+NO_PREFILL_WORK = F("prefill_accelerator_s_per_day", "accelerator-s/day", "0",
+                    note="no prefill throughput given: the decode figure includes prefill")
 DECODE_WORK = F("decode_accelerator_s_per_day", "accelerator-s/day",
                 "demand_output_tokens_per_day / output_tokens_per_s_per_accelerator")
 WORK = F("work_accelerator_s_per_day", "accelerator-s/day",

@@ -164,6 +164,12 @@ OPERATIONS = F("operations_usd_per_hour", "USD/h",
                "accelerators * (accelerator_price_usd * maintenance_fraction_per_year"
                " + software_usd_per_accelerator_year) / HOURS_PER_YEAR")
 RENT = F("rent_usd_per_hour", "USD/h", "accelerators * rent_usd_per_accelerator_hour")
+NO_CAPITAL = F("capital_usd_per_hour", "USD/h", "0", note="rented: the rent pays for the hardware")
+NO_FACILITY = F("facility_usd_per_hour", "USD/h", "0", note="rented: the provider's facility is in the rent")
+NO_OPERATIONS = F("operations_usd_per_hour", "USD/h", "0",
+                  note="rented: the provider's maintenance and software are in the rent")
+NO_ENERGY = F("energy_usd_per_hour", "USD/h", "0", note="rented with energy included: the rent pays the electricity")
+NO_RENT = F("rent_usd_per_hour", "USD/h", "0", note="owned: no rent")
 POOL_OWNED = F("pool_cost_usd_per_hour", "USD/h",
                "capital_usd_per_hour + energy_usd_per_hour + facility_usd_per_hour + operations_usd_per_hour")
 POOL_RENTED = F("pool_cost_usd_per_hour", "USD/h", "rent_usd_per_hour + energy_usd_per_hour",

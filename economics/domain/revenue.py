@@ -219,6 +219,9 @@ ENERGY_ABOVE_IDLE_BY_HOUR = ENERGY_ABOVE_IDLE.bind("energy_above_idle_at_full_lo
                                                    electricity_usd_per_kwh="load_following_usd_per_kwh")
 DECODE_ENERGY_ABOVE_IDLE_BY_HOUR = DECODE_ENERGY_ABOVE_IDLE.bind(
     "decode_energy_above_idle_at_full_load_usd_per_day", electricity_usd_per_kwh="load_following_usd_per_kwh")
+NO_ENERGY_ABOVE_IDLE = F("energy_above_idle_at_full_load_usd_per_day", "USD/day", "0",
+                         note="the rent includes energy and no carbon price: no cost follows the load")
+DECODE_NO_ENERGY_ABOVE_IDLE = NO_ENERGY_ABOVE_IDLE.bind("decode_energy_above_idle_at_full_load_usd_per_day")
 VARIABLE_COST = F("variable_cost_usd_per_day", "USD/day", "energy_above_idle_at_full_load_usd_per_day * utilization")
 VARIABLE_COST_TWO_POOLS = F("variable_cost_usd_per_day", "USD/day",
                             "energy_above_idle_at_full_load_usd_per_day * utilization"

@@ -463,6 +463,7 @@ HBM_NONE = F("kv_hbm_free_gb_per_system", "GB", "0",
              note="no per-user speed (target or estimate) to size the running batch, or no HBM figure: none counted")
 REMOTE_SHARE = F("kv_remote_gb_per_system", "GB", "kv_remote_gb / kv_remote_systems",
                  note="the remote store shared evenly by the fleet's systems")
+NO_REMOTE_SHARE = F("kv_remote_gb_per_system", "GB", "0", note="no remote store")
 TIER_TOKENS = F("kv_tier_tokens_per_system", "token", "kv_tier_gb_per_system * BYTES_PER_GB / kv_bytes_per_token")
 TIER_GB = {Tier.HBM: "kv_hbm_free_gb_per_system", Tier.HOST: "kv_host_memory_gb_per_system",
            Tier.SSD: "kv_ssd_gb_per_system", Tier.REMOTE: "kv_remote_gb_per_system"}
@@ -570,6 +571,10 @@ def _turn_bound(turn: str, history: str) -> tuple[dict[Tier, Formula], Formula]:
 
 LAST_TURN_LOADS, LAST_TURN_TTFT = _turn_bound("last", "last_turn_history_tokens")
 MEAN_TURN_LOADS, MEAN_TURN_TTFT = _turn_bound("mean", "mean_turn_history_tokens")
+NO_TIER_LOAD = F("kv_tier_load_s", "s", "0", note="no capacity in this tier: nothing to load from it")
+NO_LOADS: dict[str, Formula] = {f.name: NO_TIER_LOAD.bind(f.name) for f in (*LAST_TURN_LOADS.values(),
+                                                                            *MEAN_TURN_LOADS.values())}
+"""Each turn's and tier's zero load time (by the load time's column)."""
 
 # --- what an operator reads (item 4): cost by stream, the input:output ratio, agents held at an SLO ---
 INPUT_OUTPUT_RATIO = F("input_output_ratio", "-", "input_tokens_per_session / output_tokens_per_session")

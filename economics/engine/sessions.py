@@ -20,6 +20,7 @@ import pandas as pd
 from economics.domain import capacity as cap
 from economics.domain import fleet, queueing
 from economics.domain import sessions as ses
+from economics.domain.formula import Formula
 from economics.domain.sessions import TIERS, Tier
 from economics.engine.stages import Columns, _any
 from economics.schema.outputs import RowWarning
@@ -123,7 +124,7 @@ def remote_share(x: Columns, rows: Any) -> None:
     """The remote store's share per system: over the fixed fleet's systems, or a sized fleet's before the store."""
     v = x.v
     remote = rows & (v["kv_remote_gb"] > 0)
-    v["kv_remote_gb_per_system"] = np.zeros(x.n)
+    x.zeros(ses.NO_REMOTE_SHARE, where=lambda: rows & ~remote)
     if not _any(remote):
         return
     fixed = remote & ~np.isnan(v["accelerator_count"])
@@ -197,11 +198,18 @@ def speed(x: Columns) -> None:
     x.calc(ses.REPLICA_PREFILL, rows)
     for loads in (ses.LAST_TURN_LOADS, ses.MEAN_TURN_LOADS):
         for t, f in loads.items():
-            v[f.name] = np.zeros(x.n)
-            x.calc(f, rows & (v[ses.TIER_GB[t]] > 0))
+            tier_load(x, f, rows, v[ses.TIER_GB[t]] > 0)
     queue(x, rows)
     x.calc(ses.LAST_TURN_TTFT, rows)
     x.calc(ses.MEAN_TURN_TTFT, rows)
+
+
+def tier_load(x: Columns, load: Formula, rows: Any, held: Any) -> None:
+    """A turn's time to load its context from one tier (``load``) on ``rows``: 0 where the tier has no capacity
+    (``held`` false), a step saying why.
+    """
+    x.zeros(ses.NO_LOADS[load.name], where=lambda: rows & ~held)
+    x.calc(load, rows & held)
 
 
 QUEUE_BISECTIONS = 60

@@ -11,6 +11,7 @@ break-even -> energy. Catalog figures and defaults were resolved before (:mod:`e
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -83,10 +84,15 @@ class Columns:
         self.v[formula.name] = out
         return out
 
-    def zeros(self, *names: str) -> None:
-        """Set each column of ``names`` to zeros on every row."""
-        for name in names:
-            self.v[name] = np.zeros(self.n)
+    def zeros(self, *formulas: Formula, where: Callable[[], Any]) -> None:
+        """Set each column of ``formulas`` (zero formulas: expression ``0``, a note saying why) to 0 on every row,
+        and record each step when the traced row is one of ``where()``, the rows that keep the zero (later steps
+        compute the others). ``where`` is called only with a trace: untraced, this is a column of zeros a formula.
+        """
+        for f in formulas:
+            self.v[f.name] = out = np.zeros(self.n)
+            if self.trace is not None and where()[self.row]:
+                self.trace.record(f, self.v, out)
 
     def flag(self, warning: RowWarning, rows: Any) -> None:
         """Mark ``rows`` with a warning (its bit in :attr:`flags`)."""
@@ -211,7 +217,7 @@ def demand(x: Columns) -> None:
 def work(x: Columns) -> None:
     """Accelerator-seconds per day the demand needs on each pool."""
     agg, dis = ~x.dis, x.dis
-    x.zeros("prefill_accelerator_s_per_day")
+    x.zeros(cap.NO_PREFILL_WORK, where=lambda: ~x.has_p)
     x.calc(cap.PREFILL_WORK, x.has_p)
     x.calc(cap.DECODE_WORK, agg)
     x.calc(cap.WORK, agg & x.has_p)
@@ -356,7 +362,10 @@ def pool_cost(x: Columns, pool: str, rows: Any) -> None:
         return _bound(f, pool)
 
     own, pays = x.own & rows, x.pays_energy & rows
-    x.zeros(*(b(f).name for f in (cost.CAPITAL, cost.ENERGY, cost.FACILITY, cost.OPERATIONS, cost.RENT)))
+    rented, no_energy, no_rent = _ZERO_LINES[pool]
+    x.zeros(*rented, where=lambda: rows & ~x.own)
+    x.zeros(no_energy, where=lambda: rows & ~x.pays_energy)
+    x.zeros(no_rent, where=lambda: own)
     x.calc(b(cost.AVERAGE_POWER), rows)
     x.calc(b(cost.CAPITAL), own)
     x.calc(b(cost.ENERGY), pays & ~x.tou)
@@ -387,6 +396,12 @@ def rent_tiers(x: Columns, pool: str, rows: Any) -> None:
             x.calc(f, missing)
         x.calc(_bound(tier_rent, pool), tier_rows)
 
+
+_ZERO_LINES = {pool: (tuple(cost.bind_pool(f, pool) for f in (cost.NO_CAPITAL, cost.NO_FACILITY, cost.NO_OPERATIONS)),
+                      cost.bind_pool(cost.NO_ENERGY, pool), cost.bind_pool(cost.NO_RENT, pool))
+               for pool in ("", "prefill", "decode")}
+"""Each pool's zero lines (bound to its columns): a rented pool's capital, facility and operations; a pool whose
+rent includes energy, its energy; an owned pool's rent."""
 
 _BOUND: dict[tuple[str, str], Formula] = {}
 
@@ -530,7 +545,11 @@ def revenue_and_break_even(x: Columns) -> None:
     if not priced.any():
         return
     dis = x.dis
-    x.zeros("energy_above_idle_at_full_load_usd_per_day", "decode_energy_above_idle_at_full_load_usd_per_day")
+    def load_free() -> Any:  # the rows no energy bill nor carbon price makes pay for the load (computed below)
+        return priced & ~x.pays_energy & ~x.carbon_priced
+
+    x.zeros(revenue.NO_ENERGY_ABOVE_IDLE, where=load_free)
+    x.zeros(revenue.DECODE_NO_ENERGY_ABOVE_IDLE, where=lambda: load_free() & dis)
     weighted = priced & (x.tou | x.carbon_priced)  # load-following price: by the hour, carbon included
     x.calc(carbon.MARGINAL_PRICE, weighted & (x.pays_energy | x.carbon_priced))
     x.calc(revenue.ENERGY_ABOVE_IDLE, priced & x.pays_energy & ~weighted)

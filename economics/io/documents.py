@@ -9,12 +9,13 @@ from types import ModuleType
 
 import pandas as pd
 
-from economics.domain import capacity, cost, finance, fleet, revenue, sessions, throughput
+from economics.domain import capacity, carbon, cost, finance, fleet, rent, revenue, sessions, throughput
 from economics.domain.formula import CONSTANTS, Formula
 from economics.io.scenario_files import to_csv_text
 from economics.schema.outputs import OUTPUTS
 from economics.schema.presets import default_scenario
 from economics.schema.scenario import FIELDS, Scenario
+from economics.studies import retrofit_cash
 
 MODEL_SECTIONS: tuple[tuple[str, ModuleType], ...] = (
     ("Agent sessions and KV residency (economics/domain/sessions.py; workload=sessions; the tier formulas are bound "
@@ -24,9 +25,14 @@ MODEL_SECTIONS: tuple[tuple[str, ModuleType], ...] = (
     ("Fleet, facility and energy (economics/domain/fleet.py)", fleet),
     ("Capital recovery (economics/domain/finance.py)", finance),
     ("Cost of a pool (economics/domain/cost.py; bound to each pool's columns)", cost),
+    ("Rented capacity: reserved and spot tiers (economics/domain/rent.py; bound to each pool's columns)", rent),
+    ("Emissions and the carbon price (economics/domain/carbon.py)", carbon),
     ("Unit costs, revenue and break-even (economics/domain/revenue.py)", revenue),
+    ("The decode study's cash flows (economics/studies/retrofit_cash.py; year by year, for each option)",
+     retrofit_cash),
 )
-"""The modules whose formulas the engine evaluates, in the order it runs them."""
+"""The modules whose formulas the engine evaluates, in the order it runs them, then the decode study's (which
+evaluates them on the engine's outputs). tests/test_docs.py checks that every module defining a formula is here."""
 
 
 def template_text() -> str:
@@ -76,9 +82,13 @@ def model_markdown() -> str:
     """
     consts = ", ".join(f"{format(v, ',.0f')} {u}" for v, u in CONSTANTS.values())
     lines = [f"Constants: {consts}.", ""]
+    seen: set[int] = set()  # a formula a module imports from an earlier one (carbon's draw by the hour) once
     for title, module in MODEL_SECTIONS:
         lines += [f"**{title}**", ""]
         for f in formulas(module):
+            if id(f) in seen:
+                continue
+            seen.add(id(f))
             note = f" — {f.note}" if f.note else ""
             lines.append(f"- `{f.name}` [{f.unit}] = `{f.symbolic()}`{note}")
         lines.append("")
