@@ -89,10 +89,43 @@ def test_an_absent_fields_texts_are_the_object_arrays_texts(texts: list[str], pi
     assert isinstance(got, pd.Categorical)
     assert np.asarray(got, dtype=object).tolist() == want.tolist()
     assert sorted(got.categories) == sorted(set(want.tolist()))  # the texts used, each once
-    # a column given as cells, or a small table's default, stays an object array
-    assert _rows_of(codes, table, want).tolist() == want.tolist()
+    # a column given as cells in a table past SMALL rows is held the same way; a small table's stays an object array
+    given = _rows_of(codes, table, want)
+    assert isinstance(given, pd.Categorical) and np.asarray(given, dtype=object).tolist() == want.tolist()
     small = pd.Categorical.from_codes(np.zeros(SMALL, dtype=np.int8), pd.Index([""]))
     assert isinstance(_rows_of(codes[:SMALL], table, small), np.ndarray)
+    assert isinstance(_rows_of(codes[:SMALL], table, want[:SMALL]), np.ndarray)
+
+
+@settings(max_examples=100, deadline=None)
+@given(TEXTS, st.lists(st.integers(-1, 4), min_size=SMALL + 1, max_size=60))
+def test_a_categorical_text_column_is_the_result_column_of_its_object_array(texts: list[str],
+                                                                             picks: list[int]) -> None:
+    """The result's text column made from validation's categorical (its codes renumbered) is the column the
+    object array of the same texts gives (factorized): the same categories in the same order, dtype and codes."""
+    table = np.array([*texts, ""], dtype=object)
+    codes = np.array([p if p < len(texts) else -1 for p in picks], dtype=np.int8)
+    got = batch._text(_rows_of(codes, table, table[codes]))
+    want = batch._text(table[codes])
+    assert got.categories.dtype == want.categories.dtype == object
+    assert got.categories.tolist() == want.categories.tolist()
+    assert got.codes.dtype == want.codes.dtype and got.codes.tolist() == want.codes.tolist()
+
+
+def test_a_tables_choice_column_worked_by_hand() -> None:
+    """A given ownership column past SMALL rows is validated once per distinct cell into a categorical: ' Rent '
+    read as 'rent', an empty cell as the default 'own', 'lease' refused (held as the default meanwhile)."""
+    cells = [" Rent ", None, "own", "lease"] * 5  # 20 rows > SMALL
+    table = pd.DataFrame({"ownership": cells, "accelerator_count": [8] * 20,
+                          "output_tokens_per_s_per_accelerator": [1000.0] * 20})
+    cols, problems = validate(table)
+    assert isinstance(cols["ownership"], pd.Categorical)
+    assert np.asarray(cols["ownership"], dtype=object).tolist() == ["rent", "own", "own", "own"] * 5
+    assert [(p.row, p.field) for p in problems] == [(r, "ownership") for r in range(3, 20, 4)]
+    out = economics.evaluate(table)["ownership"]
+    # the result: categories in order of first appearance (row 0 'rent', row 1 'own'); refused rows echo 'lease'
+    assert out.cat.categories.tolist() == ["rent", "own", "lease"]
+    assert out.tolist() == [" Rent ".strip().lower(), "own", "own", "lease"] * 5
 
 
 def test_an_absent_fields_default_worked_by_hand() -> None:

@@ -597,12 +597,43 @@ class _EmptyColumns:
 
 def _text(values: Any) -> Any:
     """Text column for the result: categorical when it is an object array (few distinct values, and much faster
-    to build than a string array for a million rows); string arrays pass through.
+    to build than a string array for a million rows), its categories in order of first appearance; a categorical
+    (a table's text column as validation holds it) renumbered to that order from its codes, the same column as its
+    texts' object array would give; string arrays pass through.
     """
     if isinstance(values, np.ndarray) and values.dtype == object:
         codes, uniques = pd.factorize(values)
         return pd.Categorical.from_codes(codes, pd.Index(uniques, dtype=object))
+    if isinstance(values, pd.Categorical) and values.size and not (values.codes == -1).any():
+        return _categorical_text(values)  # validation's text column: from its codes
     return values
+
+
+FEW_CATEGORIES = 16
+"""Up to this many categories, :func:`_categorical_text` finds their first rows by one comparison each."""
+
+
+def _categorical_text(values: pd.Categorical) -> pd.Categorical:
+    """:func:`_text` of a categorical without a missing cell: ``_coded_text(values.codes, categories)``, the
+    categories in order of first appearance, found for a few categories by one comparison each (a byte a row)
+    rather than by hashing every row's code; the codes kept where that order is theirs already.
+    """
+    codes, k = values.codes, len(values.categories)
+    if k > FEW_CATEGORIES:
+        return _coded_text(codes, list(values.categories))
+    first: list[tuple[int, int]] = []  # (first row, code) of each category a row holds
+    for c in range(k):
+        rows = codes == c
+        at = int(rows.argmax())
+        if rows[at]:
+            first.append((at, c))
+    order = [c for _, c in sorted(first)]
+    categories = pd.Index(np.array(list(values.categories), dtype=object)[order], dtype=object)
+    if order == list(range(k)):
+        return pd.Categorical.from_codes(codes.copy(), categories)
+    renumber = np.zeros(k, dtype=np.intp)
+    renumber[order] = np.arange(len(order))
+    return pd.Categorical.from_codes(renumber[codes], categories)
 
 
 def _coded_text(codes: np.ndarray, texts: list[str]) -> pd.Categorical:

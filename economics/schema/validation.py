@@ -192,10 +192,11 @@ def _distinct_text(column: Any, lower: bool = False) -> tuple[np.ndarray, np.nda
 
 
 def _rows_of(codes: np.ndarray, texts: np.ndarray, like: Any) -> Any:
-    """Each row's text, ``texts[codes]`` (codes of :func:`_distinct_text`), held as ``like`` holds its cells: an
-    absent field's default column (a categorical, in a table of more than :data:`SMALL` rows) stays a categorical of
-    the texts its rows use, a byte a row, rather than becoming an object array of a million references; any other
-    column becomes an object array. The engine reads either the same way (``==``, masks, ``numpy.asarray``).
+    """Each row's text, ``texts[codes]`` (codes of :func:`_distinct_text`): in a table of more than :data:`SMALL`
+    rows (``like``, the column read, gives the rows) a categorical of the texts its rows use, a byte a row, rather
+    than an object array of a million references (issue #43: the result's text column is then made from its codes,
+    :func:`economics.engine.batch._text`, not by hashing a million strings); a smaller table's column (one scenario
+    in the app) an object array. The engine reads either the same way (``==``, masks, ``numpy.asarray``).
 
     >>> column = pd.Categorical.from_codes(np.zeros(20, dtype=np.int8), pd.Index([""]))
     >>> codes, texts = _distinct_text(column)
@@ -203,12 +204,31 @@ def _rows_of(codes: np.ndarray, texts: np.ndarray, like: Any) -> Any:
     >>> type(rows).__name__, rows.categories.tolist(), rows[0]
     ('Categorical', ['best'], 'best')
     """
-    if not (isinstance(like, pd.Categorical) and len(like) > SMALL):
+    if len(like) <= SMALL:
         return texts[codes]
     at, distinct = pd.factorize(texts)  # the texts may repeat (two cells alike once stripped or lower-cased)
+    if len(texts) <= SMALL:
+        return _few_texts(codes, at, distinct)
     used = np.bincount(at[codes], minlength=len(distinct)) > 0
     renumber = (np.cumsum(used) - 1).astype(np.int8 if len(distinct) < 127 else np.int32)
     return pd.Categorical.from_codes(renumber[at][codes], pd.Index(distinct[used], dtype=object))
+
+
+def _few_texts(codes: np.ndarray, at: np.ndarray, distinct: np.ndarray) -> pd.Categorical:
+    """:func:`_rows_of` past :data:`SMALL` rows for at most :data:`SMALL` texts (``at``: each text's index into
+    ``distinct``): the same categorical, with the texts the rows use found by one comparison per text (a byte a
+    row each where the codes are bytes) instead of taking every row's code twice, and the rows' codes copied as
+    they are where they already number the texts used (an absent field's default: its zeros).
+    """
+    missing = bool((codes == -1).any())  # a missing cell's code, -1, reads the last text
+    by_text = np.array([bool((codes == c).any()) for c in range(len(at))])
+    by_text[-1] |= missing
+    used = np.zeros(len(distinct), dtype=bool)
+    used[at[by_text]] = True
+    renumber = (np.cumsum(used) - 1).astype(np.int8 if len(distinct) < 127 else np.int32)
+    table, read = renumber[at], np.flatnonzero(by_text)
+    same = codes.dtype == table.dtype and not missing and np.array_equal(table[read], read)
+    return pd.Categorical.from_codes(codes.copy() if same else table[codes], pd.Index(distinct[used], dtype=object))
 
 
 def _text_column(series: pd.Series, lower: bool = False) -> np.ndarray:
@@ -317,9 +337,22 @@ def _by_distinct(series: pd.Series, spec: FieldSpec, problems: _Problems, empty:
     """:func:`economics.schema.values.parse` once per distinct value (choices, booleans: few distinct values), ``empty``
     where empty or invalid; mixed object columns cell by cell.
     """
-    if _storage(series) == "mixed":
+    coded = _parsed_distinct(series, spec, problems, empty)
+    if coded is None:
         cells = _per_cell(series, spec, problems)
         return np.array([empty if c is values.EMPTY else c for c in cells], dtype=object)
+    codes, parsed = coded
+    return parsed[codes]
+
+
+def _parsed_distinct(series: pd.Series, spec: FieldSpec, problems: _Problems,
+                     empty: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """(codes, parsed): each row's index into its column's distinct values parsed once each (the last, ``empty``,
+    for a missing cell; ``empty`` too where invalid, which is reported); None for a mixed object column (read cell
+    by cell).
+    """
+    if _storage(series) == "mixed":
+        return None
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
     parsed = np.empty(len(uniques) + 1, dtype=object)
     parsed[-1] = empty
@@ -332,11 +365,20 @@ def _by_distinct(series: pd.Series, spec: FieldSpec, problems: _Problems, empty:
         parsed[k] = empty if value is values.EMPTY else value
     if bad.any():
         problems.add(bad[codes], spec.name, series.to_numpy(dtype=object), lambda v: _scalar_message(spec, v))
-    return parsed[codes]
+    return codes, parsed
 
 
-def _choice(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndarray:
-    return _by_distinct(series, spec, problems, "")
+def _choice(series: pd.Series, spec: FieldSpec, problems: _Problems) -> Any:
+    """A choice column, its default where empty: held as :func:`_rows_of` holds texts (a table's as a
+    categorical), mixed cells read one by one.
+    """
+    default = "" if spec.default is None else spec.default
+    coded = _parsed_distinct(series, spec, problems, "")
+    if coded is None:
+        chosen = _by_distinct(series, spec, problems, "")
+        return np.where(chosen == "", default, chosen)
+    codes, parsed = coded
+    return _rows_of(codes, np.where(parsed == "", default, parsed), series)
 
 
 def _bool(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndarray:
@@ -368,8 +410,7 @@ def validate(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], list[Problem]]:
                 values[np.isnan(values)] = float(spec.default)
             cols[name] = values
         elif spec.kind == "choice":
-            values = _choice(series, spec, problems)
-            cols[name] = np.where(values == "", "" if spec.default is None else spec.default, values)
+            cols[name] = _choice(series, spec, problems)
         elif spec.kind == "bool":
             cols[name] = _bool(series, spec, problems)
         else:
@@ -658,7 +699,11 @@ def _resolve_catalog(cols: dict[str, np.ndarray], problems: _Problems, present: 
             lookup = look.numbers[cat_field][codes]
             cols[field] = lookup if field not in present else np.where(np.isnan(given), lookup, given)
         elif cat_field in look.texts:
-            cols[field] = np.where(given == "", look.texts[cat_field][codes], given)
+            empty = given == ""
+            if isinstance(given, pd.Categorical) and empty.all():  # absent or all empty: the catalog's on every row
+                cols[field] = _rows_of(codes, look.texts[cat_field], given)  # from the accelerators' codes
+            else:
+                cols[field] = np.where(empty, look.texts[cat_field][codes], given)
 
 
 def _check_precisions(c: dict[str, np.ndarray], problems: _Problems) -> None:
