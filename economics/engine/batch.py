@@ -50,6 +50,8 @@ from economics.schema.validation import Problem, validate, validate_one
 from economics.schema.validation_sessions import SESSION_DEFAULTED, SESSION_ONLY, SESSION_SPREAD
 from economics.schema.values import FieldKind, is_empty
 
+_INT, _BOOL = FieldKind.INT, FieldKind.BOOL  # read per field: values._FLOAT says why
+
 RESULT_COLUMNS = (*FIELDS, *OUTPUT_UNITS, *THROUGHPUT_OUTPUTS, "feasible", "infeasible_reason", "warnings", "valid",
                   "error")
 """Columns of an evaluation result, in order."""
@@ -206,7 +208,7 @@ def _input_columns(data: dict[str, Any], df: pd.DataFrame, cols: dict[str, Any],
         if name in refused:  # a refused value is echoed as given (text), or empty (a number column cannot hold it)
             v = _as_given(v, spec.kind, refused[name], df[name] if name in df.columns else None)
         if spec.kind.numeric:
-            data[name] = empty.or_numbers(v, spec.kind is FieldKind.INT)
+            data[name] = empty.or_numbers(v, spec.kind is _INT)
         else:
             data[name] = _text(v)
 
@@ -362,7 +364,7 @@ def _as_given(values: Any, kind: FieldKind, rows: list[int], given: pd.Series | 
     out = np.array(values, dtype=float if numeric else object)
     for r in rows:
         cell = None if given is None else given.iloc[r]
-        out[r] = np.nan if numeric else None if kind is FieldKind.BOOL else ("" if is_empty(cell) else str(cell))
+        out[r] = np.nan if numeric else None if kind is _BOOL else ("" if is_empty(cell) else str(cell))
     return out
 
 

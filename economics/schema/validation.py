@@ -29,6 +29,8 @@ from economics.schema.scenario import (
 )
 from economics.schema.values import FALSE_WORDS, TRUE_WORDS, FieldKind, capped, shown
 
+_INT, _CHOICE, _BOOL = FieldKind.INT, FieldKind.CHOICE, FieldKind.BOOL  # read per field: values._FLOAT says why
+
 __all__ = ["FALSE_WORDS", "TRUE_WORDS", "InputError", "Problem", "check_columns", "validate", "validate_one"]
 
 
@@ -295,7 +297,7 @@ def _numeric(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndar
         raw = series.to_numpy(dtype=object)
         vals = np.array([np.nan if c is values.EMPTY else c for c in cells], dtype=float)
     present = ~np.isnan(vals)
-    if spec.kind is FieldKind.INT:
+    if spec.kind is _INT:
         problems.add(present & (vals != np.floor(np.where(present, vals, 0))), spec.name, raw,
                      lambda v: f"{spec.name}: must be a whole number, got {show_value(v)}")
     out = np.zeros(vals.shape, dtype=bool)
@@ -367,10 +369,10 @@ def validate(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], list[Problem]]:
             if not spec.optional:  # in place: _numeric's array is this column's own
                 values[np.isnan(values)] = float(spec.default)
             cols[name] = values
-        elif spec.kind is FieldKind.CHOICE:
+        elif spec.kind is _CHOICE:
             values = _choice(series, spec, problems)
             cols[name] = np.where(values == "", "" if spec.default is None else spec.default, values)
-        elif spec.kind is FieldKind.BOOL:
+        elif spec.kind is _BOOL:
             cols[name] = _bool(series, spec, problems)
         else:
             cols[name] = _free_text(series, spec, problems)
@@ -438,7 +440,7 @@ def _one_row(parsed: Mapping[str, Any]) -> dict[str, np.ndarray]:
         if spec.kind.numeric:
             cols[name] = numbers[at:at + 1]
             at += 1
-        elif spec.kind is FieldKind.BOOL:
+        elif spec.kind is _BOOL:
             cols[name] = np.array([bool(spec.default if v is None else v)])
         else:
             text = "" if v is None else str(v).strip()
@@ -560,7 +562,7 @@ def _default_column(spec: FieldSpec, n: int) -> Any:
             return np.full(n, value)
         # a read-only view of one number: an absent field costs no memory however many rows there are
         return np.broadcast_to(np.float64(value), (n,))
-    if spec.kind is FieldKind.BOOL:
+    if spec.kind is _BOOL:
         return np.full(n, bool(spec.default))
     # one text for every row: a categorical costs a byte a row and compares as fast as numbers
     return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8),

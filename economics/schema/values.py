@@ -91,10 +91,12 @@ class FieldKind(StrEnum):
     BOOL = "bool"
     CHOICE = "choice"
 
-    @property
-    def numeric(self) -> bool:
-        """Whether values of this kind are numbers (a float or a whole number): they have units and bounds."""
-        return self is FieldKind.FLOAT or self is FieldKind.INT
+    numeric: bool
+    """Whether values of this kind are numbers (a float or a whole number): they have units and bounds. Set on each
+    member, not a property: it is read per field on every scenario's way in (a property costs 6x as much)."""
+
+    def __init__(self, value: str) -> None:
+        self.numeric = value in ("float", "int")
 
     @property
     def python_type(self) -> type:
@@ -102,6 +104,9 @@ class FieldKind(StrEnum):
         return _PYTHON_TYPES[self]
 
 
+_FLOAT, _BOOL, _CHOICE = FieldKind.FLOAT, FieldKind.BOOL, FieldKind.CHOICE
+"""Members read on the per-value paths: on Python 3.11 a member read off its class goes through
+``EnumType.__getattr__``'s hook, about 170 ns against 15 ns for a module name (docs/speed.md, ``tidy8``)."""
 _PYTHON_TYPES = {FieldKind.STR: str, FieldKind.FLOAT: float, FieldKind.INT: int, FieldKind.BOOL: bool,
                  FieldKind.CHOICE: str}
 
@@ -395,12 +400,12 @@ def parse(spec: Spec, value: Any) -> Any:
     """
     if spec.kind.numeric:
         x = number(value)
-        if isinstance(x, _Empty) or spec.kind is FieldKind.FLOAT:
+        if isinstance(x, _Empty) or spec.kind is _FLOAT:
             return x
         return whole(x)
-    if spec.kind is FieldKind.BOOL:
+    if spec.kind is _BOOL:
         return boolean(value)
-    if spec.kind is FieldKind.CHOICE:
+    if spec.kind is _CHOICE:
         return choice(value, spec.choices)
     return text(value, lower=spec.name in LOWER_TEXT_FIELDS)
 
@@ -478,7 +483,7 @@ def for_model(spec: Spec, value: Any) -> Any:
     -> a pydantic error whose message is the parser's. Bounds are left to the model. A text, whole number or flag
     parsed once is remembered (:data:`_PARSED`; parse is a pure function of the field and the value).
     """
-    if type(value) is float and spec.kind is FieldKind.FLOAT and math.isfinite(value):
+    if type(value) is float and spec.kind is _FLOAT and math.isfinite(value):
         return value  # a Scenario's usual number: what parse() returns for it, without its three calls
     key = (id(spec), type(value), value) if type(value) in (str, int, bool) else None
     if key is not None and (seen := _PARSED.get(key)) is not None and seen[0] is spec:
