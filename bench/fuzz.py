@@ -94,6 +94,7 @@ from economics.io.tables import read_table  # noqa: E402
 from economics.schema import validation_hours, values  # noqa: E402
 from economics.schema.scenario import FIELDS  # noqa: E402
 from economics.schema.validation import InputError, names_nothing_held, range_values, validate  # noqa: E402
+from economics.schema.values import FieldKind
 from economics.studies.links import decode_query  # noqa: E402
 
 FUZZ_FIELDS = [n for n, s in FIELDS.items() if not s.catalog_field]
@@ -286,7 +287,7 @@ def _dict(name: str, text: str, rep: Report) -> tuple[str, Any]:
     return normal(value)
 
 
-NUMERIC = [n for n, s in FIELDS.items() if s.kind in ("float", "int") and not n.startswith("decode_")]
+NUMERIC = [n for n, s in FIELDS.items() if s.kind.numeric and not n.startswith("decode_")]
 
 
 def extreme_row(rng: random.Random) -> dict[str, str]:
@@ -297,7 +298,7 @@ def extreme_row(rng: random.Random) -> dict[str, str]:
         low = spec.ge if spec.ge is not None else (spec.gt * 1.000001 + 1e-6 if spec.gt is not None else 0.0)
         high = spec.le if spec.le is not None else (spec.lt * 0.999999 if spec.lt is not None else 1e6)
         x = rng.choice([low, high, low, high, rng.uniform(low, high)])
-        row[name] = repr(float(round(x) if spec.kind == "int" else x))
+        row[name] = repr(float(round(x) if spec.kind is FieldKind.INT else x))
     row.setdefault("demand_output_tokens_per_day", "1e9")
     return row
 

@@ -49,6 +49,7 @@ from fuzz_common import (
 
 from economics.schema.scenario import FIELDS
 from economics.schema.validation import InputError
+from economics.schema.values import FieldKind
 from economics.studies import sweep
 from economics.studies.planner.inputs import PLAN_FIELDS
 
@@ -180,12 +181,12 @@ def edge_value(rng: random.Random, name: str) -> str | None:
     inputs that reach the solver with numbers it may not expect.
     """
     spec = FIELDS.get(name) or PLAN_FIELDS.get(name)
-    if spec is None or spec.kind not in ("float", "int"):
+    if spec is None or not spec.kind.numeric:
         return None
     low = spec.ge if spec.ge is not None else (spec.gt * (1 + 1e-9) + 1e-12 if spec.gt is not None else 0.0)
     high = spec.le if spec.le is not None else (spec.lt * (1 - 1e-9) if spec.lt is not None else 1e6)
     x = rng.choice([low, high, low, high, low + (high - low) * rng.random() ** 8, rng.uniform(low, high)])
-    return repr(float(round(x))) if spec.kind == "int" else repr(x)
+    return repr(float(round(x))) if spec.kind is FieldKind.INT else repr(x)
 
 
 def plan_value(rng: random.Random, name: str, base: str) -> str:
@@ -408,7 +409,7 @@ SAFE_PARTITIONS = 12
 """At most this many partitions (each costs an engine call, about 25 ms, whatever its size)."""
 DASK_SCENARIOS, DASK_PARTITIONS = 100, 3
 """The same limits for the few sweeps run on a Dask cluster (a process of their own: a cluster takes seconds)."""
-NUMERIC = [n for n, s in FIELDS.items() if s.kind in ("float", "int") and not n.startswith("decode_")]
+NUMERIC = [n for n, s in FIELDS.items() if s.kind.numeric and not n.startswith("decode_")]
 BAD_GRID_FIELDS = ["bogus", "PUE", " pue ", "name", "accelerator", "pue_low", "", "ownership", "pue\x1b[31m"]
 COUNTS = ["1", "2", "3", "5", "10"]
 BAD_COUNTS = ["0", "-1", "100000", "100001", "1e5", "2.5", "abc", "", "99999999999999999999", "\u0663", "\uff13",
@@ -439,7 +440,7 @@ def _bound_values(rng: random.Random, name: str, hostile: bool) -> str:
     high = spec.le if spec.le is not None else spec.lt if spec.lt is not None else 1e6
     if not hostile:
         x = rng.uniform(low, min(high, low + 10))
-        return repr(round(x) if spec.kind == "int" else round(x, 3))
+        return repr(round(x) if spec.kind is FieldKind.INT else round(x, 3))
     if rng.random() < 0.6:
         return repr(rng.choice([low, high, low - 0.5, high * 2 + 1, -1.0, 1e308]))
     return generated_text(rng).replace(",", " ").replace(":", " ")

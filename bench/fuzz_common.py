@@ -168,7 +168,7 @@ def reference(name: str, text: str, on_a_request_row: bool = True) -> tuple[str,
         return ("bad", None)
     if value is values.EMPTY:
         return normal(spec.default if not spec.optional and name not in RANGE_COLUMNS else None)
-    if spec.kind in ("float", "int") and not bounds_ok(spec, float(value)):
+    if spec.kind.numeric and not bounds_ok(spec, float(value)):
         return ("bad", None)
     if spec.max_length and isinstance(value, str) and len(value) > spec.max_length:
         return ("bad", None)

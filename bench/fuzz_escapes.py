@@ -24,8 +24,9 @@ from fuzz_commands import DOCS, Case, read_docs_table, run_case, table_bytes
 from fuzz_common import ROOT, Stage, escaped_text, stage_rng
 
 from economics.schema.scenario import FIELDS
+from economics.schema.values import FieldKind
 
-TEXT_FIELDS = [n for n, s in FIELDS.items() if s.kind in ("str", "choice") and n != "name"]
+TEXT_FIELDS = [n for n, s in FIELDS.items() if s.kind in (FieldKind.STR, FieldKind.CHOICE) and n != "name"]
 NUMBER_FIELDS = ["accelerator_count", "pue", "electricity_usd_per_kwh", "demand_output_tokens_per_day"]
 BENCHMARK = ROOT / "tests" / "fixtures" / "benchmarks" / "vllm_serve.json"
 

@@ -40,6 +40,7 @@ import economics
 from economics.schema import validation_hours, values
 from economics.schema.scenario import FIELDS, with_changes
 from economics.schema.validation import validate
+from economics.schema.values import FieldKind
 from economics.studies import planner
 from economics.studies.links import MAX_VALUE_CHARS, decode_checked, decode_query
 from ui import links as ui_links
@@ -53,7 +54,7 @@ PROFILES = ["diurnal", "DIURNAL ", "flat", "peak", "bogus", " ".join(["1"] * 24)
 SCENARIO_FIELDS = [n for n, s in FIELDS.items() if not s.catalog_field]
 SETTINGS = [n for n in ui_links.default_settings() if n.endswith(("_low", "_high")) or n in ("samples", "seed")]
 PLAN_SETTINGS = [ui_links.PLAN_PREFIX + n for n, s in planner.PLAN_FIELDS.items()
-                 if s.kind in ("float", "int", "bool", "choice") and n != "min_rental_hours"]
+                 if s.kind is not FieldKind.STR and n != "min_rental_hours"]
 """Planner settings read by the value parser (``min_rental_hours`` also takes ``monthly``; text settings have
 parsers of their own)."""
 WHOLE = {"samples": ui_links.SAMPLES_BOUNDS, "seed": ui_links.SEED_BOUNDS}
@@ -84,7 +85,7 @@ def hostile_value(rng: random.Random, spec: Any) -> str:
     kind = rng.random()
     if kind < 0.3:
         return rng.choice(HOSTILE)
-    if kind < 0.5 and spec.kind in ("float", "int"):
+    if kind < 0.5 and spec.kind.numeric:
         return rng.choice(edges(spec) or HOSTILE)
     if kind < 0.58:  # over the length limits: a number padded with spaces, then junk (or not)
         pad = rng.choice([MAX_VALUE_CHARS - 2, MAX_VALUE_CHARS + 5, 2100, 5000])
@@ -147,7 +148,7 @@ def setting_reference(name: str, text: str) -> tuple[str, Any]:
         return ("bad", None)
     if value is values.EMPTY:
         return ("bad", None)
-    if spec.kind in ("float", "int") and not bounds_ok(spec, float(value)):
+    if spec.kind.numeric and not bounds_ok(spec, float(value)):
         return ("bad", None)
     return normal(value)
 

@@ -20,6 +20,7 @@ import ui.format
 import ui.links
 import ui.text
 from economics import FIELDS
+from economics.schema.values import FieldKind
 from ui.editor import SECTION_KEY, SECTIONS
 from ui.format import usd_rate
 
@@ -46,9 +47,9 @@ def set_field(at: AppTest, field: str, value: object) -> AppTest:
     if field not in keys:
         at.pills(key=SECTION_KEY).set_value(ui.editor.section(field)).run()
     kind = FIELDS[field].kind
-    if field in ui.editor.ID_FIELDS or kind == "choice":
+    if field in ui.editor.ID_FIELDS or kind is FieldKind.CHOICE:
         at.selectbox(key=field).set_value(value).run()
-    elif kind == "bool":
+    elif kind is FieldKind.BOOL:
         at.checkbox(key=field).set_value(bool(value)).run()
     else:
         at.text_input(key=field).set_value(str(value)).run()

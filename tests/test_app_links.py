@@ -62,7 +62,7 @@ def generated_links() -> list[tuple[dict[str, Any], list[str]]]:
     """Out of range below and above, and not a number, for every numeric field of the schema."""
     cases: list[tuple[dict[str, Any], list[str]]] = []
     for name, spec in FIELDS.items():  # out of range, and not a number, for every numeric field
-        if spec.kind not in ("float", "int"):
+        if not spec.kind.numeric:
             continue
         if spec.ge is not None or spec.gt is not None:
             low = (spec.ge if spec.ge is not None else spec.gt) or 0.0

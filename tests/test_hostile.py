@@ -27,6 +27,7 @@ from economics.schema import values
 from economics.schema.outputs import NUMERIC_OUTPUTS
 from economics.schema.scenario import FIELDS
 from economics.schema.validation import InputError, known_ids
+from economics.schema.values import FieldKind
 from economics.studies import uncertainty
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -158,7 +159,7 @@ def seed_rows() -> list[dict[str, str]]:
 
 SEEDS = seed_rows()
 HEADER = list(dict.fromkeys(k for row in SEEDS for k in row))
-RANGED_FIELDS = tuple(name for name in FIELDS if FIELDS[name].kind == "float")
+RANGED_FIELDS = tuple(name for name in FIELDS if FIELDS[name].kind is FieldKind.FLOAT)
 PLAIN_NUMBERS = (0.05, 0.5, 1, 2, 8, 64, 1000, 3e5)
 """Plain values tried for a number field, those within its bounds (besides its default and any value in them)."""
 
@@ -177,17 +178,17 @@ def valid_cell(name: str) -> st.SearchStrategy[str]:
     an accelerator, a model, a serving stack, a claim), a number within the field's bounds (its default, a plain one
     or any), or, for other text, empty (the default)."""
     spec = FIELDS[name]
-    if spec.kind in ("choice", "bool"):
+    if spec.kind in (FieldKind.CHOICE, FieldKind.BOOL):
         return st.sampled_from(spec.choices or ("true", "false"))
     if name in values.ID_FIELDS:
         return st.sampled_from(known_ids(name))
-    if spec.kind == "str":
+    if spec.kind is FieldKind.STR:
         return st.text(max_size=8) if name == "name" else st.just("")
     plain = [spec.default] if isinstance(spec.default, (int, float)) and not isinstance(spec.default, bool) else []
-    plain += [x for x in PLAIN_NUMBERS if spec.kind == "float" or x == int(x)]
-    shown = [str(int(x)) if spec.kind == "int" else repr(float(x)) for x in plain if spec.within(float(x))]
+    plain += [x for x in PLAIN_NUMBERS if spec.kind is FieldKind.FLOAT or x == int(x)]
+    shown = [str(int(x)) if spec.kind is FieldKind.INT else repr(float(x)) for x in plain if spec.within(float(x))]
     low, high, open_low, open_high = bounds(name)
-    anywhere = st.integers(int(low), int(high)).map(str) if spec.kind == "int" else st.floats(
+    anywhere = st.integers(int(low), int(high)).map(str) if spec.kind is FieldKind.INT else st.floats(
         low, high, exclude_min=open_low, exclude_max=open_high).map(repr)
     return st.one_of(st.sampled_from(shown), anywhere)
 

@@ -16,6 +16,10 @@ from economics.engine.resolve import kv_bytes_per_token
 from economics.engine.roofline import Roofline
 from economics.schema.validation import validate
 from economics.studies import planner
+from economics.studies.planner.build import build_model, hourly_models
+from economics.studies.planner.inputs import hour_types
+from economics.studies.planner.model import ALL_DAY
+from tests.test_planner_proof import page_problem, page_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 FP4_70B = {"name": "kv", "accelerator": "b200", "model": "llama-3.1-70b", "precision": "fp4",
@@ -193,3 +197,19 @@ def test_the_margin_functions_are_the_engines_margins() -> None:
                                   result["cost_profit_margin"].to_numpy(float))
     # by hand, the second row: (0 - cost) / cost = -1, and (0 - cost) / 0 is no number
     assert float(revenue.cost_profit_margin(rev, cost)[1]) == -1.0 and np.isnan(revenue.gross_margin(rev, cost)[1])
+
+
+@pytest.mark.parametrize("tariff", ["", "sce-tou-8-d-summer"])
+def test_the_planner_s_hour_weights_are_the_hour_types_and_its_costs_read_them(tariff: str) -> None:
+    # the hours each hour type stands for are hour_types' counts, once: the model keeps them (the separable search
+    # splits the day's cost by them, where it once read them off the costs), and a rented count costs that many of
+    # its hour's own model's hours (stage 2 prices a rental block by this ratio). On the Plan page's diurnal day (14
+    # hour types, 24 hours), flat-priced and on a time-of-use tariff (each hour's energy at the day's mean kept)
+    s = economics.Scenario(**{**page_scenario(5.1e9).model_dump(), "electricity_tariff": tariff or None})
+    pb = page_problem(s)
+    m, _, weights = build_model(pb, {})
+    assert np.array_equal(m.hour_weights, hour_types(pb.wl)[2]) and m.hour_weights.sum() == 24
+    ratios = [(h, m.c[cols[n]] / sub.c[n]) for h, (sub, cols) in enumerate(hourly_models(pb, {}, m))
+              for (_, hh), n in sub.count_col.items() if hh is not ALL_DAY and sub.c[n] > 0]
+    assert {h for h, _ in ratios} == set(range(len(weights)))  # priced rented counts in every hour type
+    assert [r for _, r in ratios] == pytest.approx([float(weights[h]) for h, _ in ratios], rel=1e-12)

@@ -152,7 +152,7 @@ def test_the_split_bound_never_exceeds_the_optimum_of_a_box(own_rate: float, ren
     most = separable._most(m, day, costed)
     ends = np.floor(np.array(corners).reshape(2, 3) * (most + 1.0)).clip(0.0, most)
     a, b = ends.min(axis=0), ends.max(axis=0)
-    split = separable._Split(m, day, costed, made)
+    split = separable._Split(m, day, costed)
     optimum = _box_optimum(m, day, a, b)
     tol = 1e-7 * max(1.0, abs(optimum))  # HiGHS's feasibility tolerance
     bounds = [split.least(a, b, near)[0] for near in [None, *range(len(split.splits))]]

@@ -22,20 +22,21 @@ from hypothesis import strategies as st
 from economics.engine.batch import ScenarioError, as_scenario, evaluate_scenario
 from economics.schema import known_values, read_memo, validation
 from economics.schema.scenario import FIELDS, Scenario
+from economics.schema.values import FieldKind
 
 
 def _values_of(name: str) -> list[Any]:
     """A field's values worth trying: valid, at and past its bounds, of other types, empty, malformed."""
     spec = FIELDS[name]
-    if spec.kind == "float":
+    if spec.kind is FieldKind.FLOAT:
         edges = [b for b in (spec.ge, spec.gt, spec.le, spec.lt) if b is not None]
         return [None, 0.0, -0.0, 0.5, 1.5, 3, 1e300, math.nan, math.inf, -1.0, "2.5", "", "x", True,
                 *edges, *[b + 1e-9 for b in edges], *[b - 1e-9 for b in edges]]
-    if spec.kind == "int":
+    if spec.kind is FieldKind.INT:
         return [None, 0, 1, 8, 8.0, 1.5, -3, "8", "", True, 1e30]
-    if spec.kind == "bool":
+    if spec.kind is FieldKind.BOOL:
         return [None, True, False, "yes", "no", 1, 0, 2, "maybe"]
-    if spec.kind == "choice":
+    if spec.kind is FieldKind.CHOICE:
         return [None, "", *spec.choices, f" {spec.choices[0].upper()} ", "bogus", 1.0]
     return [None, "", "h100-sxm", " B200 ", "llama-3.1-70b", "flat", "diurnal", "x" * 2100, 3]
 

@@ -23,6 +23,7 @@ from economics.engine.pipeline import warning_text
 from economics.schema import values
 from economics.schema.outputs import RowWarning
 from economics.schema.scenario import FIELDS, Scenario
+from economics.schema.values import FieldKind
 
 
 def test_a_scenarios_own_values_are_its_dump() -> None:
@@ -61,7 +62,7 @@ def test_fleet_reason_groups_are_the_multiindex_groups(data: st.DataObject) -> N
     assert got.tolist() == want.tolist() and count == len(uniques)
 
 
-FLOAT_FIELDS = [spec for spec in FIELDS.values() if spec.kind == "float"]
+FLOAT_FIELDS = [spec for spec in FIELDS.values() if spec.kind is FieldKind.FLOAT]
 
 
 @settings(max_examples=200, deadline=None)

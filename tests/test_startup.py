@@ -41,6 +41,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -184,7 +185,29 @@ def test_pchip_is_scipy_s_pchip(steps: list[float], scale: float, data: st.DataO
     y = np.array(data.draw(st.lists(st.one_of(st.floats(-1e6, 1e6), st.sampled_from([0.0, -0.0, 1.0])),
                                     min_size=x.size, max_size=x.size)))
     at = np.array([*x, *data.draw(st.lists(st.floats(x[0] - scale, x[-1] + scale), max_size=20))])
-    assert _same_bits(measured.Pchip.through(x, y)(at), PchipInterpolator(x, y, extrapolate=False)(at)), (x, y, at)
+    with warnings.catch_warnings(record=True) as said:  # SciPy's own overflow warning, silenced around its call alone
+        warnings.simplefilter("always")
+        theirs = PchipInterpolator(x, y, extrapolate=False)(at)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # ours warns of nothing: its harmonic mean cannot overflow
+        ours = measured.Pchip.through(x, y)(at)
+    if not any("overflow" in str(w.message) for w in said):  # SciPy's mean finite: the same bits
+        assert _same_bits(ours, theirs), (x, y, at)
+    else:  # a slope below ~1e-302 overflowed SciPy's mean to a derivative of 0 where ours is the (tiny) mean itself
+        assert np.array_equal(np.isnan(ours), np.isnan(theirs)), (x, y, at)
+        assert np.nanmax(np.abs(ours - theirs), initial=0.0) < 1e-290, (x, y, at)
+
+
+def test_pchip_s_harmonic_mean_of_subnormal_slopes_does_not_overflow() -> None:
+    # points 1 apart, so the slopes are the rises: 1e-310, 2e-310 and 1 - 3e-310 (= 1.0); interior weights
+    # w1 = 2 h + h = 3 and w2 = h + 2 h = 3. At x = 1.5: 6 / (3 / 1e-310 + 3 / 2e-310) = 6 / 4.5e310 = 1.333e-310
+    # (3 / 1e-310 = 3e310 overflows: SciPy's derivative there is 0); at x = 2.5: 6 / (3 / 2e-310 + 3 / 1) = 4e-310
+    x, y = np.array([0.5, 1.5, 2.5, 3.5]), np.array([0.0, 1e-310, 3e-310, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        slopes = measured._pchip_slopes(x, y)
+    assert slopes[1:3].tolist() == pytest.approx([4 / 3 * 1e-310, 4e-310], rel=1e-12, abs=0.0)
+    assert measured.Pchip.through(x, y)(x).tolist() == y.tolist()  # through its points still
 
 
 def test_binomial_cdf_at_the_planner_s_spares() -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from economics.schema.scenario import FIELDS
+from economics.schema.values import FieldKind
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -72,7 +73,7 @@ def assert_safe(got: bytes, shown: bool = True) -> None:
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     tmp = tmp_path_factory.mktemp("escapes")
-    text_fields = [f for f, spec in FIELDS.items() if spec.kind in ("str", "choice") and f != "name"]
+    text_fields = [f for f, spec in FIELDS.items() if spec.kind in (FieldKind.STR, FieldKind.CHOICE) and f != "name"]
     example = with_names(DOCS / "example.csv", tmp / "example.csv")
     # every other text field holding the payload, one row each: each row is refused with a message naming the value
     base = next(csv.DictReader(io.StringIO("\n".join(

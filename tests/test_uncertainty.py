@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import economics
 from economics import FIELDS, catalog
 from economics.engine.batch import as_scenario, evaluate
+from economics.schema.values import FieldKind
 from economics.studies.compare import scenario_frame
 from economics.studies.uncertainty import (
     Distribution,
@@ -207,7 +208,7 @@ def _random_ranges(rng: np.random.Generator, result: dict[str, Any]) -> dict[str
         lo, hi = float(mid) * rng.uniform(0.3, 1.0), float(mid) * rng.uniform(1.0, 1.8)
         lo = max(lo, float(spec.gt) * 1.000001 if spec.gt is not None else float(spec.ge or 0.0))
         hi = min(hi, float(spec.le)) if spec.le is not None else hi
-        if spec.kind == "int":
+        if spec.kind is FieldKind.INT:
             lo, hi = float(np.ceil(lo)), float(np.floor(hi))
         if lo <= mid <= hi:
             ranges[str(field)] = (lo, hi)
@@ -346,7 +347,7 @@ def test_monte_carlo_and_tornado_give_exactly_the_numbers_of_the_table_evaluatio
 
 
 @settings(max_examples=300, deadline=None)
-@given(field=st.sampled_from([f for f, spec in FIELDS.items() if spec.kind in ("float", "int")]),
+@given(field=st.sampled_from([f for f, spec in FIELDS.items() if spec.kind.numeric]),
        value=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**9, 10**9),
                        st.floats(min_value=-2.0, max_value=2.0)))
 def test_a_range_end_passes_the_quick_check_only_if_the_scenario_takes_it(field: str, value: float) -> None:

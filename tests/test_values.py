@@ -20,10 +20,24 @@ from hypothesis import strategies as st
 from economics.engine.batch import ScenarioError, as_scenario
 from economics.io.scenario_files import read_scenarios_json
 from economics.io.tables import read_table
-from economics.schema import values
+from economics.schema import user_curves, values
 from economics.schema.scenario import FIELDS
 from economics.schema.validation import InputError, known_ids, validate
+from economics.schema.values import FieldKind
 from economics.studies.links import decode_query
+from economics.studies.planner.inputs import PLAN_FIELDS
+
+
+def test_every_field_kind_is_the_enum() -> None:
+    # categories are enums: a kind given as a bare string ("float") would compare equal yet fail `is` and the
+    # enum's properties; the scenario's, the planner's and the curve files' specs all hold FieldKind members
+    specs = [*FIELDS.values(), *PLAN_FIELDS.values(), *user_curves.SPECS.values()]
+    assert {type(spec.kind) for spec in specs} == {FieldKind}
+    assert (FIELDS["pue"].kind, FIELDS["accelerator_count"].kind, FIELDS["rent_includes_energy"].kind,
+            FIELDS["precision"].kind, FIELDS["name"].kind) == (FieldKind.FLOAT, FieldKind.INT, FieldKind.BOOL,
+                                                              FieldKind.CHOICE, FieldKind.STR)
+    assert [k for k in FieldKind if k.numeric] == [FieldKind.FLOAT, FieldKind.INT]
+    assert [k.python_type for k in FieldKind] == [str, float, int, bool, str]
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -147,7 +161,7 @@ def via_dataframe_text(field: str, text: str) -> tuple[str, Any]:
 
 def via_dataframe_mixed(field: str, text: str) -> tuple[str, Any]:
     """The text in the second row of an object column whose first row holds a Python number (or bool)."""
-    first: Any = True if FIELDS[field].kind == "bool" else 8
+    first: Any = True if FIELDS[field].kind is FieldKind.BOOL else 8
     row = {k: pd.Series([v, v], dtype=object) for k, v in BASE_ROW.items()}
     row[field] = pd.Series([first, text], dtype=object)
     return _from_table(pd.DataFrame(row), field, row=1)

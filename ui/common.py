@@ -166,7 +166,7 @@ def _kind(column: str, extra: Mapping[str, tuple[str, str]] | None) -> tuple[str
     if column in OUTPUTS:
         return label(column), OUTPUTS[column].fmt
     if column in FIELDS:
-        return field_label(column), "text" if FIELDS[column].kind in ("str", "choice", "bool") else "number"
+        return field_label(column), "number" if FIELDS[column].kind.numeric else "text"
     return None
 
 

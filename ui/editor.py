@@ -24,6 +24,7 @@ import streamlit as st
 
 from economics import FIELDS, catalog
 from economics.schema.scenario import show_value
+from economics.schema.values import FieldKind
 from ui import state
 from ui.text import headed, plain
 
@@ -171,13 +172,13 @@ def _changed(field: str) -> None:
     spec = FIELDS[field]
     if raw is None:
         text = ""
-    elif spec.kind == "bool":
+    elif spec.kind is FieldKind.BOOL:
         text = "true" if raw else "false"
-    elif spec.kind in ("float", "int"):
+    elif spec.kind.numeric:
         text = str(raw).strip().replace(",", "").replace("_", "").replace("$", "").replace(" ", "")
     else:
         text = str(raw)
-    if text.strip() == "" and not spec.optional and spec.kind != "str":
+    if text.strip() == "" and not spec.optional and spec.kind is not FieldKind.STR:
         state.error(f"{field}: needs a value (only optional fields may be empty); not applied")
         return
     state.edit_text({field: text})
@@ -198,14 +199,14 @@ def field_widget(field: str) -> None:
             options.append(value)
         st.session_state[field] = value
         st.selectbox(label(field), options, format_func=_id_words(names, empty_means(field, scenario)), **common)
-    elif spec.kind == "choice":
+    elif spec.kind is FieldKind.CHOICE:
         options = ([None] if spec.optional else []) + list(spec.choices)
         st.session_state[field] = value
         st.selectbox(label(field), options, format_func=_choice_words(empty_means(field, scenario)), **common)
-    elif spec.kind == "bool":
+    elif spec.kind is FieldKind.BOOL:
         st.session_state[field] = bool(value)
         st.checkbox(label(field), **common)
-    elif spec.kind == "str":
+    elif spec.kind is FieldKind.STR:
         st.session_state[field] = "" if value is None else str(value)
         st.text_input(label(field), max_chars=spec.max_length, **common)
     else:

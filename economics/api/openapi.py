@@ -29,8 +29,6 @@ REF = "#/components/schemas/{model}"
 ErrorCode = StrEnum("ErrorCode", {c.name: c.name.lower() for c in Code})  # type: ignore[misc]
 """Every failure's ``error.code`` (:class:`economics.api.errors.Code`)."""
 
-_KIND_TYPES: dict[str, Any] = {"float": float, "int": int, "bool": bool, "str": str, "choice": str}
-
 
 def ref(name: str) -> dict[str, str]:
     """A reference to the component schema ``name``."""
@@ -43,7 +41,7 @@ def _unit(unit: str) -> str:
 
 def _input_column(spec: FieldSpec) -> tuple[Any, Any]:
     """An input echoed in a result row: the value the engine used (a catalog's where the row gave none), or null."""
-    return (_KIND_TYPES[spec.kind] | None, Field(None, description=f"input, echoed: {spec.label}"))
+    return (spec.kind.python_type | None, Field(None, description=f"input, echoed: {spec.label}"))
 
 
 def _output_column(out: OutputSpec) -> tuple[Any, Any]:

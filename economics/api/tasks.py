@@ -430,7 +430,7 @@ def fields_document() -> dict[str, Any]:
     """Every scenario field (type, unit, default, bounds, description) and every output (unit, label, description):
     ``GET /v1/fields`` and the MCP tool ``fields``.
     """
-    inputs = [{"name": f.name, "kind": f.kind, "unit": f.unit, "default": f.default, "optional": f.optional,
+    inputs = [{"name": f.name, "kind": f.kind.value, "unit": f.unit, "default": f.default, "optional": f.optional,
                "choices": list(f.choices), "ge": f.ge, "gt": f.gt, "le": f.le, "lt": f.lt, "group": f.group,
                "label": f.label, "description": f.description} for f in FIELDS.values()]
     outputs = [{"name": o.name, "unit": o.unit, "label": o.label, "description": o.description,

@@ -20,6 +20,7 @@ import os
 import signal
 import socket
 import threading
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing import connection, forkserver, resource_tracker
 from multiprocessing.connection import Connection
@@ -76,7 +77,12 @@ def fork_the_fork_server() -> bool:
             frozen = gc.get_freeze_count()  # python -m economics froze the modules' objects: they stay frozen
             gc.freeze()
             try:
-                pid = os.fork()
+                with warnings.catch_warnings():  # the child's filters are the parent's again as it leaves the block
+                    # Python 3.12+ warns of a fork while another thread runs, in the parent once the child runs:
+                    # under -W error it would raise there, the child's pid lost and the child left serving. The
+                    # only other thread is the watchdog, which holds no lock (checked above)
+                    warnings.filterwarnings("ignore", r".*use of fork\(\) may lead to deadlocks", DeprecationWarning)
+                    pid = os.fork()
                 if pid == 0:
                     _serve_forks(listener.fileno(), alive_r, alive_w)  # never returns
             except OSError:  # no process to spare (EAGAIN, ENOMEM): multiprocessing tries its own, or says why not

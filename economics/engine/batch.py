@@ -48,7 +48,9 @@ from economics.schema import known_values
 from economics.schema.scenario import FIELDS, Scenario, show_value
 from economics.schema.validation import Problem, validate, validate_one
 from economics.schema.validation_sessions import SESSION_DEFAULTED, SESSION_ONLY, SESSION_SPREAD
-from economics.schema.values import is_empty
+from economics.schema.values import FieldKind, is_empty
+
+_INT, _BOOL = FieldKind.INT, FieldKind.BOOL  # read per field: values._FLOAT says why
 
 RESULT_COLUMNS = (*FIELDS, *OUTPUT_UNITS, *THROUGHPUT_OUTPUTS, "feasible", "infeasible_reason", "warnings", "valid",
                   "error")
@@ -205,8 +207,8 @@ def _input_columns(data: dict[str, Any], df: pd.DataFrame, cols: dict[str, Any],
         v = cols[name]
         if name in refused:  # a refused value is echoed as given (text), or empty (a number column cannot hold it)
             v = _as_given(v, spec.kind, refused[name], df[name] if name in df.columns else None)
-        if spec.kind in ("int", "float"):
-            data[name] = empty.or_numbers(v, spec.kind == "int")
+        if spec.kind.numeric:
+            data[name] = empty.or_numbers(v, spec.kind is _INT)
         else:
             data[name] = _text(v)
 
@@ -356,13 +358,13 @@ def _refused_cells(problems: list[Problem]) -> dict[str, list[int]]:
     return out
 
 
-def _as_given(values: Any, kind: str, rows: list[int], given: pd.Series | None) -> np.ndarray:
+def _as_given(values: Any, kind: FieldKind, rows: list[int], given: pd.Series | None) -> np.ndarray:
     """``values`` with the refused ``rows`` as given: a text cell's text, a number or flag empty (the error says)."""
-    numeric = kind in ("int", "float")
+    numeric = kind.numeric
     out = np.array(values, dtype=float if numeric else object)
     for r in rows:
         cell = None if given is None else given.iloc[r]
-        out[r] = np.nan if numeric else None if kind == "bool" else ("" if is_empty(cell) else str(cell))
+        out[r] = np.nan if numeric else None if kind is _BOOL else ("" if is_empty(cell) else str(cell))
     return out
 
 
@@ -711,7 +713,7 @@ def _pydantic_problem(e: Any) -> Problem:
     if e.get("type") == "extra_forbidden":
         guess = catalog.closest(field, list(FIELDS))
         return Problem(0, field, value, f"{field}: unknown field" + (f"; did you mean '{guess}'?" if guess else ""))
-    if spec is not None and spec.kind in ("float", "int") and e.get("type") in (
+    if spec is not None and spec.kind.numeric and e.get("type") in (
             "greater_than", "greater_than_equal", "less_than", "less_than_equal"):
         unit = f" [{spec.unit}]" if spec.unit and spec.unit != "-" else ""
         return Problem(0, field, value, f"{field}: must be {spec.bounds_text()}{unit}, got {show_value(value)}")
@@ -776,7 +778,7 @@ def _computed_hit_rate(cols: dict[str, Any], outputs: dict[str, np.ndarray], run
 _OUTPUT_KINDS = tuple((name, name in INTEGER_OUTPUTS, name in OPTIONAL_OUTPUTS) for name in OUTPUT_UNITS)
 """Each numeric output with whether it is a count and whether it may be empty, looked up once."""
 _FIELD_KINDS: tuple[tuple[str, type], ...] = tuple(
-    (name, {"float": float, "int": int, "bool": bool}.get(spec.kind, str)) for name, spec in FIELDS.items())
+    (name, spec.kind.python_type) for name, spec in FIELDS.items())
 """Each input field with the Python type of its result cell, looked up once."""
 _NUMBER_INPUTS = tuple(name for name, kind in _FIELD_KINDS if kind is float or kind is int)
 """The numeric input fields, in :data:`_FIELD_KINDS`' order."""

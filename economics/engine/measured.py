@@ -129,13 +129,32 @@ def _pchip_slopes(x: Array, y: Array) -> Array:
     flat = (smk[1:] != smk[:-1]) | (mk[1:] == 0) | (mk[:-1] == 0)  # an extremum or a flat side: zero
     w1 = 2 * hk[1:] + hk[:-1]
     w2 = hk[1:] + 2 * hk[:-1]
-    with np.errstate(divide="ignore", invalid="ignore"):  # the divisions by zero are the flat points, set to zero
+    # the divisions by zero are the flat points, set to zero; an overflow (a slope below ~1e-302, or a mean whose
+    # inverse overflows) is worked out again, scaled (:func:`_scaled_harmonic_mean`)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         whmean = (w1 / mk[:-1] + w2 / mk[1:]) / (w1 + w2)
+        inner = 1.0 / whmean
+    overflowed = ~flat & ~(np.isfinite(whmean) & np.isfinite(inner))
+    inner[overflowed] = _scaled_harmonic_mean(w1[overflowed], w2[overflowed], mk[:-1][overflowed], mk[1:][overflowed])
     dk = np.zeros_like(y)
-    dk[1:-1][~flat] = 1.0 / whmean[~flat]
+    dk[1:-1][~flat] = inner[~flat]
     dk[0] = _pchip_end(hk[0], hk[1], mk[0], mk[1])
     dk[-1] = _pchip_end(hk[-1], hk[-2], mk[-1], mk[-2])
     return dk
+
+
+def _scaled_harmonic_mean(w1: Array, w2: Array, m0: Array, m1: Array) -> Array:
+    """The weighted harmonic mean ``(w1 + w2) / (w1 / m0 + w2 / m1)`` of slopes of one sign, none zero, written so
+    that nothing overflows: both slopes over the larger's size ``s``, ``s (w1 + w2) a b / (w1 b + w2 a)`` with
+    ``|a|, |b| <= 1`` and one of them 1 (the mean lies between the slopes, so it cannot exceed ``s``; a ratio that
+    underflows gives the mean's own tiny value, or 0).
+
+    >>> float(_scaled_harmonic_mean(np.array([3.0]), np.array([3.0]), np.array([1e-310]), np.array([2e-310]))[0])
+    1.3333333333333e-310
+    """
+    s = np.maximum(np.abs(m0), np.abs(m1))
+    a, b = m0 / s, m1 / s
+    return s * ((w1 + w2) * a * b / (w1 * b + w2 * a))
 
 
 def _pchip_end(h0: float, h1: float, m0: float, m1: float) -> float:

@@ -101,7 +101,7 @@ def input_origins(raw: dict[str, Any]) -> list[dict[str, str]]:
         value = cols[name][0]
         if isinstance(value, float) and np.isnan(value):
             continue
-        shown = fmt(float(value)) if spec.kind in ("float", "int") else str(value)
+        shown = fmt(float(value)) if spec.kind.numeric else str(value)
         given = raw.get(name) not in (None, "") and not (isinstance(raw.get(name), float) and np.isnan(raw[name]))
         row = {"field": name, "value": shown, "unit": spec.unit if spec.unit != "-" else "", "origin": "given",
                "source": "", "source_date": "", "confidence": "", "accelerator": ""}

@@ -71,7 +71,7 @@ def _check_plan_columns(header: list[str]) -> None:
     check_columns(header, also=PLAN_FIELDS)
 
 
-PLAN_TABLE = Columns(_check_plan_columns, frozenset(n for n, f in PLAN_FIELDS.items() if f.kind in ("float", "int")))
+PLAN_TABLE = Columns(_check_plan_columns, frozenset(n for n, f in PLAN_FIELDS.items() if f.kind.numeric))
 """A plan file's columns: the scenario fields, their ranges and the planner's settings (:data:`PLAN_FIELDS`)."""
 
 

@@ -58,7 +58,7 @@ from economics.lazy import LazyModule
 from economics.schema.scenario import FIELDS
 from economics.schema.validation import RANGE_COLUMNS, InputError, check_columns
 from economics.schema.validation_hours import HOUR_LIST_FIELDS
-from economics.schema.values import capped, shown
+from economics.schema.values import FieldKind, capped, shown
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ DECODE_COLUMNS = frozenset({"decode_accelerator", "decode_accelerator_count", *(
 
 def _number_columns(names: list[str]) -> list[str]:
     """The columns holding numbers: numeric fields and range columns."""
-    return [n for n in names if n in RANGE_COLUMNS or (n in FIELDS and FIELDS[n].kind in ("float", "int"))]
+    return [n for n in names if n in RANGE_COLUMNS or (n in FIELDS and FIELDS[n].kind.numeric)]
 
 
 @dataclass(frozen=True)
@@ -341,7 +341,7 @@ def _cells(column: pa.Array, name: str = "") -> np.ndarray:
     """
     if pa.types.is_dictionary(column.type):
         column = column.dictionary_decode()
-    text_field = name in FIELDS and FIELDS[name].kind not in ("int", "float", "bool")
+    text_field = name in FIELDS and FIELDS[name].kind not in (FieldKind.INT, FieldKind.FLOAT, FieldKind.BOOL)
     if pa.types.is_integer(column.type) and text_field:
         return np.array([None if v is None else str(v) for v in column.to_pylist()], dtype=object)
     if pa.types.is_floating(column.type) or pa.types.is_integer(column.type):

@@ -23,7 +23,7 @@ from economics.io.scenario_files import json_record_lines
 from economics.lazy import LazyModule
 from economics.schema.scenario import FIELDS
 from economics.schema.validation import RANGE_COLUMNS, InputError
-from economics.schema.values import shown_path
+from economics.schema.values import FieldKind, shown_path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def schema_of(df: pd.DataFrame, columns: list[str]) -> pa.Schema:
     """Arrow schema of a result: numbers as float64/int64, flags as bool, everything else as text; a column the
     chunk lacks (a decode field) takes its field's type.
     """
-    kinds = {"float": pa.float64(), "int": pa.int64(), "bool": pa.bool_()}
+    kinds = {FieldKind.FLOAT: pa.float64(), FieldKind.INT: pa.int64(), FieldKind.BOOL: pa.bool_()}
     return pa.schema([(c, _arrow_type(df[c]) if c in df.columns else kinds.get(FIELDS[c].kind, pa.string()))
                       for c in columns])
 
@@ -216,7 +216,7 @@ def json_chunk(result: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """
     out = result.reindex(columns=columns)
     for c in columns:
-        if c not in result.columns and c in FIELDS and FIELDS[c].kind in ("str", "choice"):
+        if c not in result.columns and c in FIELDS and FIELDS[c].kind in (FieldKind.STR, FieldKind.CHOICE):
             out[c] = ""
     return out
 

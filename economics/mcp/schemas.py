@@ -17,13 +17,15 @@ from economics.api.settings import Settings
 from economics.api.tasks import catalog_names
 from economics.catalog import accelerator_ids
 from economics.schema.scenario import FIELDS, FieldSpec
+from economics.schema.values import FieldKind
 from economics.store import records
 from economics.store.limits import NAME_CHARS, PROJECT_CHARS, WHO_CHARS
 from economics.studies.candidate_fields import MEASURED_AT, PER_CANDIDATE
 from economics.studies.planner.candidates import CANDIDATE_COLUMNS, CANDIDATE_TEXT_COLUMNS, MAX_CANDIDATES
 from economics.studies.planner.inputs import PLAN_FIELDS
 
-JSON_TYPES = {"float": "number", "int": "integer", "bool": "boolean", "str": "string", "choice": "string"}
+JSON_TYPES = {FieldKind.FLOAT: "number", FieldKind.INT: "integer", FieldKind.BOOL: "boolean", FieldKind.STR: "string",
+              FieldKind.CHOICE: "string"}
 """The JSON Schema type of each kind of field."""
 BOUNDS = {"ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum", "lt": "exclusiveMaximum"}
 """Each bound of a field spec and the JSON Schema keyword that says it."""

@@ -15,6 +15,7 @@ from typing import Any
 
 from economics.schema.read_memo import value_key
 from economics.schema.scenario import FIELDS, Scenario
+from economics.schema.values import FieldKind
 
 SEEN_AT_MOST = 4096
 """Values held before starting again (a scenario's ids, choices and counts: the same few on every call)."""
@@ -26,7 +27,7 @@ _INF = float("inf")
 _FLOAT_BOUNDS: dict[str, tuple[float, float, float, float]] = {
     name: (-_INF if spec.ge is None else spec.ge, -_INF if spec.gt is None else spec.gt,
            _INF if spec.le is None else spec.le, _INF if spec.lt is None else spec.lt)
-    for name, spec in FIELDS.items() if spec.kind == "float"}
+    for name, spec in FIELDS.items() if spec.kind is FieldKind.FLOAT}
 """Each float field's bounds (ge, gt, le, lt), an absent one as infinity: every test below fails on NaN and on
 either infinity, so a number within them is finite."""
 

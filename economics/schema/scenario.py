@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from economics import catalog
 from economics.schema import values
+from economics.schema.values import FieldKind
 
 Precision = Literal["bf16", "fp8", "fp4"]
 SystemForm = Literal["server", "rack", "wafer"]
@@ -652,7 +653,7 @@ class FieldSpec:
     """What the CSV reader, template, schema and UI need to know about one scenario field."""
 
     name: str
-    kind: Literal["str", "float", "int", "bool", "choice"]
+    kind: FieldKind
     optional: bool
     default: Any
     unit: str
@@ -731,20 +732,18 @@ def _spec(name: str) -> FieldSpec:
     args = () if get_origin(ann) is Literal else get_args(ann)
     optional = type(None) in args
     base = next((a for a in args if a is not type(None)), ann) if args else ann
-    kind: Literal["str", "float", "int", "bool", "choice"]
+    kind = FieldKind.STR
     choices: tuple[str, ...] = ()
     if get_origin(base) is Literal:
-        kind, choices = "choice", tuple(get_args(base))
+        kind, choices = FieldKind.CHOICE, tuple(get_args(base))
     elif isinstance(base, type) and issubclass(base, Enum):
-        kind, choices = "choice", tuple(str(m.value) for m in base)
+        kind, choices = FieldKind.CHOICE, tuple(str(m.value) for m in base)
     elif base is bool:
-        kind = "bool"
+        kind = FieldKind.BOOL
     elif base is int:
-        kind = "int"
+        kind = FieldKind.INT
     elif base is float:
-        kind = "float"
-    else:
-        kind = "str"
+        kind = FieldKind.FLOAT
     bounds: dict[str, Any] = {}
     for m in info.metadata:
         for attr, cls in (("ge", annotated_types.Ge), ("gt", annotated_types.Gt), ("le", annotated_types.Le),

@@ -36,7 +36,7 @@ import pandas as pd
 from economics import catalog
 from economics.schema import values
 from economics.schema.scenario import FIELDS, FORMAT_FIELDS, FieldSpec, pair_problem, split_precision
-from economics.schema.values import ValueProblem, escape_controls, shown, shown_path
+from economics.schema.values import FieldKind, ValueProblem, escape_controls, shown, shown_path
 
 REQUIRED = ("accelerator", "model", "precision", "input_tokens", "output_tokens", "output_tokens_per_s_per_user",
             "output_tokens_per_s_per_accelerator")
@@ -98,7 +98,7 @@ def _column_spec(column: str) -> FieldSpec:
     """
     field = FIELD_OF.get(column)
     if field is None:
-        return FieldSpec(name=column, kind="float", optional=True, default=None, unit="", description="",
+        return FieldSpec(name=column, kind=FieldKind.FLOAT, optional=True, default=None, unit="", description="",
                          group="curves", gt=0.0)
     spec = FIELDS[field]
     if spec.ge is not None and spec.ge <= 0:

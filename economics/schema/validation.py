@@ -27,7 +27,9 @@ from economics.schema.scenario import (
     show_value,
     split_precision,
 )
-from economics.schema.values import FALSE_WORDS, TRUE_WORDS, capped, shown
+from economics.schema.values import FALSE_WORDS, TRUE_WORDS, FieldKind, capped, shown
+
+_INT, _CHOICE, _BOOL = FieldKind.INT, FieldKind.CHOICE, FieldKind.BOOL  # read per field: values._FLOAT says why
 
 __all__ = ["FALSE_WORDS", "TRUE_WORDS", "InputError", "Problem", "check_columns", "validate", "validate_one"]
 
@@ -144,7 +146,7 @@ def check_columns(columns: list[str], also: Collection[str] = ()) -> None:
 
 
 RANGE_COLUMNS: dict[str, tuple[str, str]] = {
-    f + suffix: (f, suffix) for f, spec in FIELDS.items() if spec.kind in ("float", "int")
+    f + suffix: (f, suffix) for f, spec in FIELDS.items() if spec.kind.numeric
     for suffix in ("_low", "_high")}
 """``<field>_low`` / ``<field>_high`` columns (a range around a numeric field) -> (field, suffix)."""
 
@@ -266,7 +268,7 @@ def _per_cell(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.nda
     no field holds (a list, a dict, bytes) makes the table unusable: InputError naming field, row and value.
     """
     out = np.empty(len(series), dtype=object)
-    unit = _unit(spec) if spec.kind in ("float", "int") else ""
+    unit = _unit(spec) if spec.kind.numeric else ""
     for r, v in enumerate(series.array):
         try:
             out[r] = values.parse(spec, v)
@@ -315,7 +317,7 @@ def _numeric(series: pd.Series, spec: FieldSpec, problems: _Problems) -> np.ndar
         raw = series.to_numpy(dtype=object)
         vals = np.array([np.nan if c is values.EMPTY else c for c in cells], dtype=float)
     present = ~np.isnan(vals)
-    if spec.kind == "int":
+    if spec.kind is _INT:
         problems.add(present & (vals != np.floor(np.where(present, vals, 0))), spec.name, raw,
                      lambda v: f"{spec.name}: must be a whole number, got {show_value(v)}")
     out = np.zeros(vals.shape, dtype=bool)
@@ -404,14 +406,14 @@ def validate(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], list[Problem]]:
             cols[name] = _default_column(spec, n)
             continue
         series = _plain_series(df[name])
-        if spec.kind in ("float", "int"):
+        if spec.kind.numeric:
             values = _numeric(series, spec, problems)
             if not spec.optional:  # in place: _numeric's array is this column's own
                 values[np.isnan(values)] = float(spec.default)
             cols[name] = values
-        elif spec.kind == "choice":
+        elif spec.kind is _CHOICE:
             cols[name] = _choice(series, spec, problems)
-        elif spec.kind == "bool":
+        elif spec.kind is _BOOL:
             cols[name] = _bool(series, spec, problems)
         else:
             cols[name] = _free_text(series, spec, problems)
@@ -424,7 +426,7 @@ def validate(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], list[Problem]]:
     return cols, problems.items
 
 
-_NUMBER_FIELDS = tuple(name for name, spec in FIELDS.items() if spec.kind in ("float", "int"))
+_NUMBER_FIELDS = tuple(name for name, spec in FIELDS.items() if spec.kind.numeric)
 
 
 def validate_one(parsed: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], list[Problem]]:
@@ -476,10 +478,10 @@ def _one_row(parsed: Mapping[str, Any]) -> dict[str, np.ndarray]:
     at = 0
     for name, spec in FIELDS.items():
         v = parsed.get(name)
-        if spec.kind in ("float", "int"):
+        if spec.kind.numeric:
             cols[name] = numbers[at:at + 1]
             at += 1
-        elif spec.kind == "bool":
+        elif spec.kind is _BOOL:
             cols[name] = np.array([bool(spec.default if v is None else v)])
         else:
             text = "" if v is None else str(v).strip()
@@ -595,13 +597,13 @@ WRITTEN_LATER = frozenset({"output_tokens_per_s_per_accelerator", "input_tokens_
 
 
 def _default_column(spec: FieldSpec, n: int) -> Any:
-    if spec.kind in ("float", "int"):
+    if spec.kind.numeric:
         value = np.nan if spec.default is None else float(spec.default)
         if spec.name in WRITTEN_LATER:
             return np.full(n, value)
         # a read-only view of one number: an absent field costs no memory however many rows there are
         return np.broadcast_to(np.float64(value), (n,))
-    if spec.kind == "bool":
+    if spec.kind is _BOOL:
         return np.full(n, bool(spec.default))
     # one text for every row: a categorical costs a byte a row and compares as fast as numbers
     return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8),
@@ -636,7 +638,7 @@ def _lookups() -> _Lookups:
         if cat_field not in table.columns:
             continue
         column = table[cat_field]
-        if FIELDS[field].kind in ("float", "int"):
+        if FIELDS[field].kind.numeric:
             numbers[cat_field] = np.append(column.to_numpy(dtype=float, na_value=np.nan), np.nan)
         else:
             texts[cat_field] = np.append(column.fillna("").to_numpy(dtype=object), "")

@@ -31,6 +31,7 @@ import math
 import re
 from collections.abc import Callable, Iterable
 from decimal import Decimal
+from enum import StrEnum
 from numbers import Integral, Real
 from typing import Any, Protocol
 
@@ -76,6 +77,40 @@ class _Empty:
 EMPTY = _Empty()
 
 
+class FieldKind(StrEnum):
+    """How a field's values are read (:func:`parse`): a number, a whole number, a flag, one of the field's choices,
+    or text. The value is the word the schema's documents show (``GET /v1/fields``, the MCP tool ``fields``).
+
+    >>> FieldKind.INT.numeric, FieldKind.BOOL.numeric
+    (True, False)
+    """
+
+    STR = "str"
+    FLOAT = "float"
+    INT = "int"
+    BOOL = "bool"
+    CHOICE = "choice"
+
+    numeric: bool
+    """Whether values of this kind are numbers (a float or a whole number): they have units and bounds. Set on each
+    member, not a property: it is read per field on every scenario's way in (a property costs 6x as much)."""
+
+    def __init__(self, value: str) -> None:
+        self.numeric = value in ("float", "int")
+
+    @property
+    def python_type(self) -> type:
+        """The Python type of a parsed value of this kind (a choice is its text)."""
+        return _PYTHON_TYPES[self]
+
+
+_FLOAT, _BOOL, _CHOICE = FieldKind.FLOAT, FieldKind.BOOL, FieldKind.CHOICE
+"""Members read on the per-value paths: on Python 3.11 a member read off its class goes through
+``EnumType.__getattr__``'s hook, about 170 ns against 15 ns for a module name (docs/speed.md, ``tidy8``)."""
+_PYTHON_TYPES = {FieldKind.STR: str, FieldKind.FLOAT: float, FieldKind.INT: int, FieldKind.BOOL: bool,
+                 FieldKind.CHOICE: str}
+
+
 class ValueProblem(ValueError):
     """A value of a usable type that is not a valid value (``'abc'`` for a number); the message shows it."""
 
@@ -92,8 +127,8 @@ class Spec(Protocol):
         """The field's name."""
 
     @property
-    def kind(self) -> str:
-        """How its values are read: ``float``, ``int``, ``bool``, ``choice`` or ``str``."""
+    def kind(self) -> FieldKind:
+        """How its values are read."""
 
     @property
     def choices(self) -> tuple[str, ...]:
@@ -363,14 +398,14 @@ def parse(spec: Spec, value: Any) -> Any:
     >>> parse(FIELDS["accelerator_count"], " 64 "), parse(FIELDS["rent_includes_energy"], "f")
     (64, False)
     """
-    if spec.kind in ("float", "int"):
+    if spec.kind.numeric:
         x = number(value)
-        if isinstance(x, _Empty) or spec.kind == "float":
+        if isinstance(x, _Empty) or spec.kind is _FLOAT:
             return x
         return whole(x)
-    if spec.kind == "bool":
+    if spec.kind is _BOOL:
         return boolean(value)
-    if spec.kind == "choice":
+    if spec.kind is _CHOICE:
         return choice(value, spec.choices)
     return text(value, lower=spec.name in LOWER_TEXT_FIELDS)
 
@@ -448,7 +483,7 @@ def for_model(spec: Spec, value: Any) -> Any:
     -> a pydantic error whose message is the parser's. Bounds are left to the model. A text, whole number or flag
     parsed once is remembered (:data:`_PARSED`; parse is a pure function of the field and the value).
     """
-    if type(value) is float and spec.kind == "float" and math.isfinite(value):
+    if type(value) is float and spec.kind is _FLOAT and math.isfinite(value):
         return value  # a Scenario's usual number: what parse() returns for it, without its three calls
     key = (id(spec), type(value), value) if type(value) in (str, int, bool) else None
     if key is not None and (seen := _PARSED.get(key)) is not None and seen[0] is spec:

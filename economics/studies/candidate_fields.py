@@ -63,7 +63,7 @@ def candidate_changes(cells: dict[str, str], where: str, s: Scenario) -> tuple[t
             raise InputError(f"{where}: {name}: {exc}") from None
         if value is values.EMPTY:
             continue
-        if spec.kind in ("float", "int") and not bool(spec.within(float(value))):
+        if spec.kind.numeric and not bool(spec.within(float(value))):
             raise InputError(f"{where}: {name}: {values.shown(cells[name])} is outside its bounds "
                              f"({spec.bounds_text()})")
         if name in MEASURED_AT:

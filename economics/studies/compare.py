@@ -12,6 +12,7 @@ import pandas as pd
 from economics.engine.batch import as_scenario, evaluate, evaluate_variants, resolve_scenario
 from economics.schema.outputs import cost_parts, names
 from economics.schema.scenario import FIELDS, Ownership, Scenario, with_changes
+from economics.schema.values import FieldKind
 
 COMPARE_COLUMNS = (
     "accelerator", "ownership", "feasible", "infeasible_reason", "throughput_source", "serving_stack_used",
@@ -22,10 +23,10 @@ COMPARE_COLUMNS = (
 )
 
 
-def _column(kind: str, values: Sequence[Any]) -> np.ndarray:
-    if kind in ("float", "int"):
+def _column(kind: FieldKind, values: Sequence[Any]) -> np.ndarray:
+    if kind.numeric:
         return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
-    if kind == "bool":
+    if kind is FieldKind.BOOL:
         return np.array([bool(v) for v in values], dtype=bool)
     return np.array(["" if v is None else str(v) for v in values], dtype=object)
 
@@ -55,7 +56,7 @@ def scenario_frame(rows: Sequence[Mapping[str, Any]], varying: Mapping[str, np.n
         frame = frame.take(np.zeros(repeat, dtype=np.intp)).reset_index(drop=True)
     for name, given in (varying or {}).items():
         kind = FIELDS[name].kind
-        frame[name] = np.asarray(given, dtype=float) if kind in ("float", "int") else _column(kind, list(given))
+        frame[name] = np.asarray(given, dtype=float) if kind.numeric else _column(kind, list(given))
     return frame
 
 

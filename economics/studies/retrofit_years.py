@@ -23,6 +23,7 @@ from economics.engine.batch import MAX_COUNT, ScenarioError, _scalar, evaluate, 
 from economics.engine.estimate import THROUGHPUT_OUTPUTS
 from economics.engine.pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, compute
 from economics.schema.scenario import FIELDS
+from economics.schema.values import FieldKind
 from economics.studies.compare import scenario_frame
 
 YEAR_NUMBERS = ("capital_usd_per_hour", "cooling_retrofit_usd_per_hour", "cost_usd_per_year", "revenue_usd_per_day",
@@ -187,14 +188,14 @@ def _first_result(out: dict[str, np.ndarray], at: int, fixed: dict[str, Any], ro
     of them (in that order) the result has.
     """
     if columns is None:
-        varying = {f: _scalar(row[f], FIELDS[f].kind == "int") for f in VARYING_FIELDS if row[f] is not None}
+        varying = {f: _scalar(row[f], FIELDS[f].kind is FieldKind.INT) for f in VARYING_FIELDS if row[f] is not None}
         return {**fixed, **varying, **{c: _scalar(out[c][at], c in INTEGER_OUTPUTS) for c in OUTPUT_UNITS}}
     found = {}
     for c in columns:  # an output, else a varying field the row gives, else what the shape fixes: as above
         if c in OUTPUT_UNITS:
             found[c] = _scalar(out[c][at], c in INTEGER_OUTPUTS)
         elif c in _VARYING and row[c] is not None:
-            found[c] = _scalar(row[c], FIELDS[c].kind == "int")
+            found[c] = _scalar(row[c], FIELDS[c].kind is FieldKind.INT)
         elif c in fixed:
             found[c] = fixed[c]
     return found

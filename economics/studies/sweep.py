@@ -42,7 +42,7 @@ from economics.engine.batch import ScenarioError, as_scenario, evaluate
 from economics.schema import user_curves
 from economics.schema.scenario import FIELDS
 from economics.schema.validation import InputError
-from economics.schema.values import ValueProblem, number, shown, whole_number_option
+from economics.schema.values import FieldKind, ValueProblem, number, shown, whole_number_option
 from economics.studies.uncertainty import Distribution, _checked, draw, ranges_from_row
 
 COST, SPEED, POWER = "cost_usd_per_m_tokens", "output_tokens_per_s_per_user", "facility_power_mw"
@@ -138,7 +138,7 @@ def _check_axis(base: dict[str, Any], name: str, values: np.ndarray) -> None:
     100,000-value axis costs three validations, not 100,000.
     """
     picks = [float(values.min()), float(values.max())]
-    if FIELDS[name].kind == "int":
+    if FIELDS[name].kind is FieldKind.INT:
         fractional = np.flatnonzero(values != np.floor(values))
         picks += [float(values[fractional[0]])] if fractional.size else []
     for value in picks:
@@ -156,7 +156,7 @@ def make_sweep(base: dict[str, Any], grid: dict[str, str], ranges: dict[str, tup
     """
     scenario = as_scenario(base)
     for name in grid:
-        if name not in FIELDS or FIELDS[name].kind not in ("float", "int"):
+        if name not in FIELDS or not FIELDS[name].kind.numeric:
             raise InputError(f"--grid: '{shown(name)}' is not a numeric scenario field")
     axes = {name: grid_values(text, name) for name, text in grid.items()}
     size = math.prod(len(v) for v in axes.values()) * max(samples, 1)  # before any value is checked: bounded work

@@ -32,6 +32,7 @@ from economics.schema import values as parse_values
 from economics.schema.outputs import RANGE_OUTPUTS
 from economics.schema.scenario import FIELDS, Ownership, Scenario
 from economics.schema.validation import RANGE_COLUMNS, Problem, range_values
+from economics.schema.values import FieldKind
 from economics.studies.compare import given_fields, scenario_frame
 from economics.studies.retrofit import OptionKind, analyse
 
@@ -137,7 +138,7 @@ Distribution = Literal["triangular", "uniform"]
 
 def ranged_fields() -> list[str]:
     """Fields that may carry a range: the numeric ones."""
-    return [name for name, spec in FIELDS.items() if spec.kind in ("float", "int")]
+    return [name for name, spec in FIELDS.items() if spec.kind.numeric]
 
 
 def range_columns(columns: list[str]) -> dict[str, tuple[str, str]]:
@@ -196,7 +197,7 @@ def _checked(base: Scenario, ranges: dict[str, tuple[float, float]],
     # an invalid scenario fails here (or in the caller's evaluation), loudly, naming every problem
     resolved = evaluate_scenario(base) if result is None else result
     for field, (lo, hi) in ranges.items():
-        if field not in FIELDS or FIELDS[field].kind not in ("float", "int"):
+        if field not in FIELDS or not FIELDS[field].kind.numeric:
             raise ScenarioError([_problem(field, f"{field}: not a numeric scenario field, cannot take a range")])
         mid = getattr(base, field)
         if mid is None:  # a catalog figure or an estimate: the range goes around the value the engine uses
@@ -228,7 +229,7 @@ def valid_number(field: str, value: Any) -> bool:
 def _valid(field: str, values: Any) -> np.ndarray:
     """Element-wise: a valid value of the numeric ``field`` (finite, within its bounds, whole for a count)."""
     v = np.asarray(values, dtype=float)
-    return FIELDS[field].within(v) & ((FIELDS[field].kind != "int") | (v == np.round(v)))
+    return FIELDS[field].within(v) & ((FIELDS[field].kind is not FieldKind.INT) | (v == np.round(v)))
 
 
 def tornado(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[float, float]],
@@ -270,7 +271,7 @@ def draw(ranges: dict[str, tuple[float, float, float]], samples: int, seed: int,
             values = rng.uniform(lo, hi, samples)
         else:
             values = rng.triangular(lo, mid, hi, samples)
-        if FIELDS[field].kind == "int":
+        if FIELDS[field].kind is FieldKind.INT:
             values = np.round(values)
         out[field] = values
     return out
@@ -415,7 +416,7 @@ def _resolved_at(base: Scenario, ends: dict[str, float]) -> dict[str, np.ndarray
     """:func:`economics.engine.batch.resolve_scenario` of ``base`` with these range ends given (a count as an int): the
     ends were checked (:func:`_checked`), so the scenario with them needs no second validation by the schema.
     """
-    return resolve_scenario(base.model_copy(update={f: int(v) if FIELDS[f].kind == "int" else v
+    return resolve_scenario(base.model_copy(update={f: int(v) if FIELDS[f].kind is FieldKind.INT else v
                                                     for f, v in ends.items()}))
 
 

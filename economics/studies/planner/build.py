@@ -53,9 +53,9 @@ def build_model(pb: Problem, rho: dict[int, float], elastic: bool | frozenset[st
     which of near-equal stage-1 bases it returned, on the speed frontier, and the exact hourly search ran longer
     with them). Returns (model, hour-type demand [request/s], hour-type weights [h]).
     """
-    m = PlanModel()
-    stretch = STRETCHABLE if elastic is True else (elastic or frozenset())
     levels, _, weights = hour_types(pb.wl)
+    m = PlanModel(hour_weights=weights)
+    stretch = STRETCHABLE if elastic is True else (elastic or frozenset())
     onsite = _variables(m, pb, weights)
     demand_rows(m, pb.pools, pb.wl, levels, stretch)
     spot_rows(m, pb.pools, pb.cands, pb.wl, levels, pb.settings)

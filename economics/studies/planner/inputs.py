@@ -25,6 +25,7 @@ from economics.schema.day_profiles import demand_profile, hour_values
 from economics.schema.scenario import FieldSpec, Scenario
 from economics.schema.scenario import Workload as WorkloadKind
 from economics.schema.validation_hours import region_intensity
+from economics.schema.values import FieldKind
 
 
 class PoolRole(StrEnum):
@@ -86,7 +87,7 @@ MAX_PLAN_SAMPLES = 2_000
 line's ``plan --samples`` reads them without importing the odds' study and the decode study it draws with."""
 
 
-def _pf(name: str, kind: Any, default: Any, unit: str, description: str, optional: bool = False,
+def _pf(name: str, kind: FieldKind, default: Any, unit: str, description: str, optional: bool = False,
         choices: tuple[str, ...] = (), gt: float | None = None, ge: float | None = None, lt: float | None = None,
         le: float | None = None) -> FieldSpec:
     return FieldSpec(name=name, kind=kind, optional=optional, default=default, unit=unit, description=description,
@@ -94,39 +95,47 @@ def _pf(name: str, kind: Any, default: Any, unit: str, description: str, optiona
 
 
 PLAN_FIELDS: dict[str, FieldSpec] = {f.name: f for f in (
-    _pf("ttft_target_s", "float", None, "s", "Time-to-first-token target at the percentile; empty = not a "
+    _pf("ttft_target_s", FieldKind.FLOAT, None, "s", "Time-to-first-token target at the percentile; empty = not a "
         "constraint", optional=True, gt=0, le=3600),
-    _pf("ttft_percentile", "float", 0.99, "-", "Percentile of the TTFT target, e.g. 0.5, 0.9 or 0.99", gt=0, lt=1),
-    _pf("prefill_service_cv2", "float", 1.0, "-", "Squared coefficient of variation of prefill times (0 = every "
+    _pf("ttft_percentile", FieldKind.FLOAT, 0.99, "-",
+        "Percentile of the TTFT target, e.g. 0.5, 0.9 or 0.99", gt=0, lt=1),
+    _pf("prefill_service_cv2", FieldKind.FLOAT, 1.0, "-",
+        "Squared coefficient of variation of prefill times (0 = every "
         "prompt alike, 1 = exponential)", ge=0, le=10),
-    _pf("demand_profile", "str", "peak", "", "Demand over the day: peak (every hour at peak_to_average x the "
+    _pf("demand_profile", FieldKind.STR, "peak", "", "Demand over the day: peak (every hour at peak_to_average x the "
         "average), flat, diurnal (a smooth day whose peak is peak_to_average x the average, at 14:00), or 24 "
         "relative numbers"),
-    _pf("max_racks", "float", None, "rack", "Racks (floor space) available to on-site systems; empty = no limit",
+    _pf("max_racks", FieldKind.FLOAT, None, "rack",
+        "Racks (floor space) available to on-site systems; empty = no limit",
         optional=True, ge=0, le=1e6),
-    _pf("capex_budget_usd", "float", None, "USD", "Most that may be spent on new hardware and cooling retrofit; "
+    _pf("capex_budget_usd", FieldKind.FLOAT, None, "USD",
+        "Most that may be spent on new hardware and cooling retrofit; "
         "empty = no limit", optional=True, ge=0, le=1e13),
-    _pf("objective", "choice", "cost_per_day", "", "What is minimised: cost_per_day (capital as an annuity) or npv "
+    _pf("objective", FieldKind.CHOICE, "cost_per_day", "",
+        "What is minimised: cost_per_day (capital as an annuity) or npv "
         "(net present cost over horizon_years with demand growth)", choices=("cost_per_day", "npv")),
-    _pf("spares", "bool", True, "", "Derate capacity by availability (failure and repair rates per family, "
+    _pf("spares", FieldKind.BOOL, True, "", "Derate capacity by availability (failure and repair rates per family, "
         "data/reliability.csv): the extra systems are spares"),
-    _pf("allow_rent", "bool", True, "", "Rented systems (off site, billed by the hour) may carry part of the "
+    _pf("allow_rent", FieldKind.BOOL, True, "", "Rented systems (off site, billed by the hour) may carry part of the "
         "demand"),
-    _pf("max_pools", "int", 3, "pool", "Most distinct pools the plan may use (a pool: one hardware option in one "
+    _pf("max_pools", FieldKind.INT, 3, "pool",
+        "Most distinct pools the plan may use (a pool: one hardware option in one "
         "role, owned, rented or existing); each is one more thing to deploy, monitor and keep spares for",
         ge=1, le=100),
-    _pf("min_rental_hours", "float", 8.0, "h", "Shortest rental: a rented pool holds its largest size through the "
+    _pf("min_rental_hours", FieldKind.FLOAT, 8.0, "h",
+        "Shortest rental: a rented pool holds its largest size through the "
         "day's busiest hours for at least this many hours, so no rented system is held for less; 24 = rented all "
         "day (a monthly rental), monthly is read as 24", ge=1, le=24),
-    _pf("rent_tiers", "str", "", "", "Tiers rented capacity may be bought in, separated by ';' (on_demand, "
+    _pf("rent_tiers", FieldKind.STR, "", "", "Tiers rented capacity may be bought in, separated by ';' (on_demand, "
         "reserved: every hour paid, spot: sized up for its interruptions); the plan chooses the mix per pool; "
         "empty = the scenario's rent_tier"),
-    _pf("max_spot_share", "float", 1.0, "-", "Most of each hour's demand spot capacity may carry (what an "
+    _pf("max_spot_share", FieldKind.FLOAT, 1.0, "-", "Most of each hour's demand spot capacity may carry (what an "
         "interruption may take down while spares load); 1 = no limit", ge=0, le=1),
-    _pf("carbon_cap_tco2e_per_year", "float", None, "tCO2e/year", "Most the fleet may emit in a year (operational "
+    _pf("carbon_cap_tco2e_per_year", FieldKind.FLOAT, None, "tCO2e/year",
+        "Most the fleet may emit in a year (operational "
         "and embodied); met by pricing carbon until the plan is under it; empty = no cap", optional=True, ge=0,
         le=1e9),
-    _pf("min_pool_systems", "int", 1, "system", "Smallest pool: a pool the plan uses has at least this many "
+    _pf("min_pool_systems", FieldKind.INT, 1, "system", "Smallest pool: a pool the plan uses has at least this many "
         "systems (at its largest hour when rented); rack-scale systems are always whole racks", ge=1, le=10_000),
 )}
 """Planner inputs that are not scenario fields (a FILE row may carry them as extra columns)."""
@@ -174,7 +183,7 @@ def _parse_setting(spec: FieldSpec, raw: Any) -> Any:
     text = str(raw).strip()
     if spec.name == "rent_tiers":
         return tiers_text(text)
-    if spec.kind == "str":
+    if spec.kind is FieldKind.STR:
         demand_profile(text, 2.0)  # checks the profile's text
         return text
     if spec.name == "min_rental_hours" and text.lower() == "monthly":
@@ -183,7 +192,7 @@ def _parse_setting(spec: FieldSpec, raw: Any) -> Any:
         value = values.parse(spec, raw)
     except (ValueError, TypeError) as exc:  # a value of no usable type (a JSON list) too
         raise ValueError(f"{spec.name}: {exc}") from None
-    if spec.kind in ("bool", "choice"):
+    if spec.kind in (FieldKind.BOOL, FieldKind.CHOICE):
         return value
     bad = ((spec.gt is not None and value <= spec.gt)
            or (spec.ge is not None and value < spec.ge) or (spec.lt is not None and value >= spec.lt)

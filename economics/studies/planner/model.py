@@ -68,6 +68,9 @@ class PlanModel:
     floor_col: dict[tuple[int, HourType], int] = field(default_factory=dict)
     slack_col: dict[str, list[int]] = field(default_factory=dict)
     rules: Rules | None = None
+    hour_weights: np.ndarray = field(default_factory=lambda: np.ones(0), repr=False, compare=False)
+    """The hours each hour type stands for [h] (:func:`~economics.studies.planner.inputs.hour_types`), by which its
+    columns' costs are multiplied; none for a model built by hand."""
     hours: list[tuple[PlanModel, dict[int, int]]] | None = field(default=None, repr=False, compare=False)
     """Stage 2's per-hour models and their column maps into this model, kept once built (a neighbourhood search
     solves the hours again, :mod:`~economics.studies.planner.neighbours`)."""

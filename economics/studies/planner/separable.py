@@ -101,7 +101,7 @@ def solve_separable(m: PlanModel, rented: set[int], hourly: Callable[[], HourMod
     if any(h is None for h in hours):
         return None
     costed = [h for h in hours if h is not None]
-    found = _search(m, day, costed, made)
+    found = _search(m, day, costed)
     if found is None:
         return None
     x = apply_rules(m, _plan(m, day, costed, found))
@@ -158,7 +158,7 @@ _Found = tuple[float, np.ndarray, list[covering.Cover]]
 """(cost, the day's counts, each hour's cover)"""
 
 
-def _search(m: PlanModel, day: list[int], hours: list[_Hour], hourly: HourModels) -> _Found | None:
+def _search(m: PlanModel, day: list[int], hours: list[_Hour]) -> _Found | None:
     """The branch and bound over the day's counts (module docstring): the cheapest base and its hours' covers, or
     None when it would need more than :data:`MAX_POINTS` bases (:func:`_work`, before it starts), needs them, or an
     hour's search gives up.
@@ -168,7 +168,7 @@ def _search(m: PlanModel, day: list[int], hours: list[_Hour], hourly: HourModels
     if _work(boxes) > MAX_POINTS:
         return None
     c = np.array([m.c[j] for j in day])
-    relaxed = _Convex(c, day, hours, lo, hi) if len(day) == 1 else _Split(m, day, hours, hourly)
+    relaxed = _Convex(c, day, hours, lo, hi) if len(day) == 1 else _Split(m, day, hours)
     search = _Search(m, day, hours, relaxed)
     try:
         for box_lo, box_hi in boxes:
@@ -317,8 +317,10 @@ class _Split:
     hour types in proportion to the hours each stands for. Infinite when an hour cannot be covered even on ``b``.
     """
 
-    def __init__(self, m: PlanModel, day: list[int], hours: list[_Hour], hourly: HourModels) -> None:
-        weights = np.array([_hours_of(m, sub, cols) for sub, cols in hourly])
+    def __init__(self, m: PlanModel, day: list[int], hours: list[_Hour]) -> None:
+        weights = np.asarray(m.hour_weights, dtype=float)  # the hours each hour type stands for, as m is costed
+        if weights.shape != (len(hours),):  # a model built by hand, without its hour types: no weight to split by
+            raise ValueError(f"{len(hours)} hour types but {weights.size} hour weights")
         paid = np.array([[float(j in item.day) for j in day] for item in hours]).reshape(len(hours), len(day))
         c = np.array([m.c[j] for j in day])
         self.alone = np.where(paid.any(axis=0), 0.0, c)  # a count in no hour: its own cost, at its fewest
@@ -374,14 +376,6 @@ def _busy(h: covering.Hour) -> float:
     """How busy an hour is: the fewest systems that carry its demand (the largest share one system covers)."""
     most = float(np.max(h.share_per_flow * h.flow_per_system, initial=0.0))
     return max(h.need_input, h.need_output) / most if most > 0 else math.inf
-
-
-def _hours_of(m: PlanModel, sub: PlanModel, cols: dict[int, int]) -> float:
-    """The hours an hour type's model stands for: a rented count's cost in ``m`` over its cost in the hour's own
-    model (1 when it has no priced rented count; any weight gives a valid bound, :class:`_Split`).
-    """
-    return next((m.c[cols[n]] / sub.c[n] for (_, h), n in sorted(sub.count_col.items(), key=lambda kv: kv[1])
-                 if h is not ALL_DAY and sub.c[n] > 0 and m.c[cols[n]] > 0), 1.0)
 
 
 class _GiveUp(Exception):
