@@ -50,7 +50,7 @@ from economics.schema.scenario import FIELDS
 from economics.schema.validation import InputError
 from economics.schema.values import escape_controls, escape_for_terminal, shown
 from economics.store import commands as store_commands
-from economics.studies.planner.inputs import DEFAULT_PLAN_SAMPLES, MAX_PLAN_SAMPLES
+from economics.studies.planner.inputs import DEFAULT_PLAN_SAMPLES, MAX_PLAN_SAMPLES, FrontierChoice
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING; the modules as mypy and lint-imports see them. The parser is built for
 # the command run alone (build_parser), so `plan` never imports the report's, the retrofit's, the calibration's or
@@ -757,7 +757,7 @@ def _add_plan(sub: Any) -> None:
     pl.add_argument("--candidates", help="CSV of hardware options with their own measured rates and prices "
                     "(default: the catalog)")
     pl.add_argument("--accelerators", default="", help="catalog ids to consider, comma-separated (default: all)")
-    pl.add_argument("--frontier", choices=("none", "speed", "site", "both", "carbon", "all"), default="none",
+    pl.add_argument("--frontier", choices=tuple(FrontierChoice), default="none",
                     help="also compute cost frontiers: speed and site (20 points each; both), cost against "
                     "emissions (carbon: 8 carbon prices), or all three")
     pl.add_argument("--uncertainty", action="store_true", help="the plan's odds too: each candidate accelerator's "

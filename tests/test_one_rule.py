@@ -213,3 +213,34 @@ def test_the_planner_s_hour_weights_are_the_hour_types_and_its_costs_read_them(t
               for (_, hh), n in sub.count_col.items() if hh is not ALL_DAY and sub.c[n] > 0]
     assert {h for h, _ in ratios} == set(range(len(weights)))  # priced rented counts in every hour type
     assert [r for _, r in ratios] == pytest.approx([float(weights[h]) for h, _ in ratios], rel=1e-12)
+
+
+def test_every_frontier_choice_is_the_one_list() -> None:
+    # the frontiers a plan draws were listed four times (plan's and report's --frontier, the API's two Literals, the
+    # MCP tool's enum) and the report's list lacked carbon and all; each now reads FrontierChoice
+    from economics.api.app import create_app
+    from economics.api.settings import Settings
+    from economics.cli import build_parser
+    from economics.mcp.schemas import ToolName, tools
+    from economics.studies.planner.inputs import FrontierChoice
+
+    one = ["none", "speed", "site", "both", "carbon", "all"]
+    assert [c.value for c in FrontierChoice] == one
+    for command in ("plan", "report"):
+        sub = next(a for a in build_parser(command)._actions if a.choices and command in a.choices).choices[command]
+        frontier = next(a for a in sub._actions if a.dest == "frontier")
+        assert [str(c) for c in frontier.choices] == one, command
+    plan_tool = next(t for t in tools(Settings()) if t.name is ToolName.PLAN)
+    assert plan_tool.properties["frontier"]["enum"] == one
+    doc = create_app().openapi()  # the routes' parameters: tests/test_openapi.py
+    assert doc["components"]["schemas"]["FrontierChoice"]["enum"] == one
+
+
+def test_a_frontier_that_is_not_one_is_named() -> None:
+    from economics.io.plan_files import frontier_choice
+    from economics.schema.validation import InputError
+    from economics.studies.planner.inputs import FrontierChoice
+
+    assert frontier_choice("all") is FrontierChoice.ALL
+    with pytest.raises(InputError, match=r"frontier: 'sped' is not one of none, speed, site, both, carbon, all"):
+        frontier_choice("sped")

@@ -103,3 +103,11 @@ def test_an_answer_with_invalid_rows_is_valid_against_the_error_shape(doc: dict[
     jsonschema.validate(shape, _schema(doc, "Error"))
     assert [r["name"] for r in shape["results"]] == ["worked-example"]
     assert [(p["row"], p["field"], p["value"]) for p in shape["error"]["problems"]] == [(2, "pue", "0.5")]
+
+
+def test_plan_and_report_take_the_one_frontier_choice(doc: dict[str, Any]) -> None:
+    # both routes read FrontierChoice (tests/test_one_rule.py holds the CLI and the MCP tool to it too)
+    assert doc["components"]["schemas"]["FrontierChoice"]["enum"] == ["none", "speed", "site", "both", "carbon", "all"]
+    for path in ("/v1/plan", "/v1/report"):
+        param = next(p for p in doc["paths"][path]["post"]["parameters"] if p["name"] == "frontier")
+        assert param["schema"] == {"$ref": "#/components/schemas/FrontierChoice", "default": "none"}, path

@@ -26,6 +26,7 @@ from economics.schema.scenario import Scenario
 from economics.schema.values import shown
 from economics.studies.plan_odds import DEFAULT_SAMPLES as DEFAULT_PLAN_SAMPLES
 from economics.studies.plan_odds import MAX_PLAN_SAMPLES
+from economics.studies.planner.inputs import FrontierChoice
 from economics.studies.retrofit_odds import MAX_SAMPLES
 from economics.version import __version__
 
@@ -197,7 +198,7 @@ async def uncertainty(request: Request, row: Row = "", output_field: str = "cost
              openapi_extra=openapi.table_body(),
              responses=openapi.answers("the plan, or feasible false and the diagnosis", "json", "csv"))
 async def plan(request: Request, row: Row = "", accelerators: Accelerators = "",
-               frontier: Literal["none", "speed", "site", "both", "carbon", "all"] = "none",
+               frontier: FrontierChoice = FrontierChoice.NONE,
                format: Literal["json", "csv"] = "json", uncertainty: bool = False,
                samples: Annotated[int, Query(ge=1, le=MAX_PLAN_SAMPLES, description="draws with uncertainty=true "
                                              "(two solves each)")] = DEFAULT_PLAN_SAMPLES,
@@ -208,7 +209,7 @@ async def plan(request: Request, row: Row = "", accelerators: Accelerators = "",
     ``samples`` times, the plan solved again in each draw.
     """
     return await _compute(request, "study", "plan", {"row": row, "accelerators": _accelerators(accelerators),
-                                                     "frontier": frontier, "format": format,
+                                                     "frontier": frontier.value, "format": format,
                                                      "uncertainty": uncertainty, "samples": samples, "seed": seed})
 
 
@@ -216,7 +217,7 @@ async def plan(request: Request, row: Row = "", accelerators: Accelerators = "",
              openapi_extra=openapi.table_body(), responses=openapi.answers("the report", "pdf"))
 async def report(request: Request, row: Row = "", kind: Literal["cost", "fleet", "sessions", "decode", "plan"] = "cost",
                  baseline: Row = "", accelerators: Accelerators = "",
-                 frontier: Literal["none", "speed", "site", "both", "carbon", "all"] = "none",
+                 frontier: FrontierChoice = FrontierChoice.NONE,
                  app_url: Annotated[str, Query(max_length=500)] = "") -> Response:
     """The board report of the row as ``token-economics report`` makes it: the page's KPIs (with changes against
     ``baseline``), its charts, the assumptions with their sources, the tornado, the derivation and the link that
@@ -232,7 +233,7 @@ async def report(request: Request, row: Row = "", kind: Literal["cost", "fleet",
                                                                       "message": f"app_url: {exc}"}]) from None
     return await _compute(request, "study", "report", {
         "row": row, "kind": kind, "baseline": baseline, "accelerators": _accelerators(accelerators),
-        "frontier": frontier, "app_url": app_url})
+        "frontier": frontier.value, "app_url": app_url})
 
 
 @router.post("/import-benchmark", summary="benchmark results as a curve file", tags=["compute"],

@@ -38,6 +38,7 @@ from economics.studies.planner.inputs import (
     OWNERSHIPS,
     PLAN_FIELDS,
     ROLES,
+    FrontierChoice,
     Ownership,
     PlanSettings,
     PoolRole,
@@ -280,6 +281,14 @@ def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candida
         changes=changes))
 
 
+def frontier_choice(frontier: str) -> FrontierChoice:
+    """``frontier`` as a :class:`FrontierChoice`; InputError naming the field and the value when it is none."""
+    try:
+        return FrontierChoice(frontier)
+    except ValueError:
+        raise InputError(f"frontier: '{_shown(frontier)}' is not one of {', '.join(FrontierChoice)}") from None
+
+
 def plan_from_files(data: bytes | str, row: str, candidates_data: bytes | str | None = None,
                     accelerators: list[str] | None = None, frontier: str = "none",
                     curves_sha256: str = "", odds: tuple[int, int] | None = None) -> dict[str, Any]:
@@ -313,11 +322,12 @@ def plan_from_files(data: bytes | str, row: str, candidates_data: bytes | str | 
             print(values.escape_for_terminal(f"note: {found.headline()}"), file=sys.stderr)
         elif odds is not None:
             print("note: no odds: there is no feasible plan to draw them of", file=sys.stderr)
-        if frontier in ("speed", "both", "all"):
+        choice = frontier_choice(frontier)
+        if choice.draws(FrontierChoice.SPEED):
             out["frontier_speed"] = records(frontier_speed(s, settings, candidates=cands, accelerators=ids))
-        if frontier in ("site", "both", "all"):
+        if choice.draws(FrontierChoice.SITE):
             out["frontier_site"] = records(frontier_site(s, settings, candidates=cands, accelerators=ids))
-        if frontier in ("carbon", "all"):
+        if choice.draws(FrontierChoice.CARBON):
             out["frontier_carbon"] = records(frontier_carbon(s, settings, candidates=cands, accelerators=ids))
     except (ScenarioError, ValueError) as exc:
         if isinstance(exc, InputError):

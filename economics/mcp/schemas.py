@@ -22,15 +22,13 @@ from economics.store import records
 from economics.store.limits import NAME_CHARS, PROJECT_CHARS, WHO_CHARS
 from economics.studies.candidate_fields import MEASURED_AT, PER_CANDIDATE
 from economics.studies.planner.candidates import CANDIDATE_COLUMNS, CANDIDATE_TEXT_COLUMNS, MAX_CANDIDATES
-from economics.studies.planner.inputs import PLAN_FIELDS
+from economics.studies.planner.inputs import PLAN_FIELDS, FrontierChoice
 
 JSON_TYPES = {FieldKind.FLOAT: "number", FieldKind.INT: "integer", FieldKind.BOOL: "boolean", FieldKind.STR: "string",
               FieldKind.CHOICE: "string"}
 """The JSON Schema type of each kind of field."""
 BOUNDS = {"ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum", "lt": "exclusiveMaximum"}
 """Each bound of a field spec and the JSON Schema keyword that says it."""
-FRONTIERS = ("none", "speed", "site", "both", "carbon", "all")
-"""The plan's frontiers, as the ``plan`` command and ``POST /v1/plan`` take them."""
 
 
 class ToolName(StrEnum):
@@ -208,7 +206,7 @@ def tools(config: Settings) -> list[Tool]:
              {"scenario": plan_row, "candidates": {"type": "array", "items": candidate_schema(), "minItems": 1,
                                                    "maxItems": MAX_CANDIDATES, "description": "hardware options "
                                                    "with their own rates and prices (default: the catalog)"},
-              "accelerators": _accelerators(), "frontier": {"type": "string", "enum": list(FRONTIERS),
+              "accelerators": _accelerators(), "frontier": {"type": "string", "enum": [f.value for f in FrontierChoice],
                                                             "default": "none", "description": "also the cost "
                                                             "frontiers: speed, site (both), carbon, or all"},
               **_common()}, ("scenario",), "study"),

@@ -11,6 +11,7 @@ from typing import Any
 from economics.io.plan_files import plan_from_files, read_plan_row, solver_chatter_silenced
 from economics.report import build, figures
 from economics.schema.scenario import FIELDS
+from economics.studies.planner.inputs import FrontierChoice
 
 
 def add_report_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -23,8 +24,9 @@ def add_report_arguments(cmd: argparse.ArgumentParser) -> None:
                      "KPI shows its change against it")
     cmd.add_argument("--candidates", help="with --kind plan: CSV of hardware options (default: the catalog)")
     cmd.add_argument("--accelerators", default="", help="with --kind plan: catalog ids to consider (default: all)")
-    cmd.add_argument("--frontier", choices=("none", "speed", "site", "both"), default="none",
-                     help="with --kind plan: also chart these cost frontiers (20 plans each: seconds)")
+    cmd.add_argument("--frontier", choices=tuple(FrontierChoice), default="none",
+                     help="with --kind plan: also chart these cost frontiers (speed and site 20 plans each, carbon "
+                     "8: seconds)")
     cmd.add_argument("--app-url", default=figures.DEFAULT_APP_URL, type=_app_url, help="where the app is served "
                      "(an http:// or https:// address), for the link that reproduces the report (default "
                      "%(default)s)")

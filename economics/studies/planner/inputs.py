@@ -28,6 +28,32 @@ from economics.schema.validation_hours import region_intensity
 from economics.schema.values import FieldKind
 
 
+class FrontierChoice(StrEnum):
+    """Which cost frontiers a plan request also draws (``plan --frontier``, ``report --frontier``, the API's and the
+    MCP tools' ``frontier``): none, one (speed, site, carbon), speed and site (both), or all three.
+    """
+
+    NONE = "none"
+    SPEED = "speed"
+    SITE = "site"
+    BOTH = "both"
+    CARBON = "carbon"
+    ALL = "all"
+
+    def draws(self, frontier: FrontierChoice) -> bool:
+        """Whether this choice draws ``frontier`` (one of SPEED, SITE, CARBON).
+
+        Examples
+        --------
+        >>> FrontierChoice("both").draws(FrontierChoice.SITE), FrontierChoice.BOTH.draws(FrontierChoice.CARBON)
+        (True, False)
+        >>> [c.value for c in FrontierChoice if c.draws(FrontierChoice.CARBON)]
+        ['carbon', 'all']
+        """
+        return (self is frontier or self is FrontierChoice.ALL
+                or (self is FrontierChoice.BOTH and frontier in (FrontierChoice.SPEED, FrontierChoice.SITE)))
+
+
 class PoolRole(StrEnum):
     """What a pool serves: whole requests (aggregated), or one side of a disaggregated fleet."""
 
