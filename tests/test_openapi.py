@@ -111,3 +111,12 @@ def test_plan_and_report_take_the_one_frontier_choice(doc: dict[str, Any]) -> No
     for path in ("/v1/plan", "/v1/report"):
         param = next(p for p in doc["paths"][path]["post"]["parameters"] if p["name"] == "frontier")
         assert param["schema"] == {"$ref": "#/components/schemas/FrontierChoice", "default": "none"}, path
+
+
+def test_the_report_takes_the_one_report_kind(doc: dict[str, Any]) -> None:
+    # the route listed the kinds as a Literal beside ReportKind (the CLI's --kind reads ReportKind's table)
+    from economics.report.build import ReportKind
+
+    assert doc["components"]["schemas"]["ReportKind"]["enum"] == [k.value for k in ReportKind]
+    param = next(p for p in doc["paths"]["/v1/report"]["post"]["parameters"] if p["name"] == "kind")
+    assert param["schema"] == {"$ref": "#/components/schemas/ReportKind", "default": "cost"}

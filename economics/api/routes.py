@@ -21,6 +21,7 @@ from economics.api.tasks import MEDIA, catalog_document, catalog_names, catalog_
 from economics.api.tasks import Request as Task
 from economics.catalog import closest
 from economics.io.documents import fields_markdown
+from economics.report.build import ReportKind
 from economics.report.figures import checked_app_url
 from economics.schema.scenario import Scenario
 from economics.schema.values import shown
@@ -215,7 +216,7 @@ async def plan(request: Request, row: Row = "", accelerators: Accelerators = "",
 
 @router.post("/report", summary="a row's board report (PDF)", tags=["studies"],
              openapi_extra=openapi.table_body(), responses=openapi.answers("the report", "pdf"))
-async def report(request: Request, row: Row = "", kind: Literal["cost", "fleet", "sessions", "decode", "plan"] = "cost",
+async def report(request: Request, row: Row = "", kind: ReportKind = ReportKind.COST,
                  baseline: Row = "", accelerators: Accelerators = "",
                  frontier: FrontierChoice = FrontierChoice.NONE,
                  app_url: Annotated[str, Query(max_length=500)] = "") -> Response:
@@ -232,7 +233,7 @@ async def report(request: Request, row: Row = "", kind: Literal["cost", "fleet",
                                                                       "value": app_url,
                                                                       "message": f"app_url: {exc}"}]) from None
     return await _compute(request, "study", "report", {
-        "row": row, "kind": kind, "baseline": baseline, "accelerators": _accelerators(accelerators),
+        "row": row, "kind": kind.value, "baseline": baseline, "accelerators": _accelerators(accelerators),
         "frontier": frontier.value, "app_url": app_url})
 
 

@@ -36,6 +36,7 @@ from economics.io.reading import SCENARIO_COLUMNS, Columns
 from economics.io.scenario_files import to_csv_text, to_json_text
 from economics.report import figures
 from economics.report import files as report_files
+from economics.report.build import ReportKind
 from economics.schema import user_curves
 from economics.schema.outputs import NUMERIC_OUTPUTS, OUTPUTS
 from economics.schema.scenario import FIELDS
@@ -358,9 +359,9 @@ def report(req: Request) -> Answer:
     """The board report of a row as a PDF, as ``report``: ``kind`` cost, fleet, sessions, decode or plan (the row's
     planner columns and the candidates, planned as ``plan`` plans them), ``baseline`` another row of the same table.
     """
-    kind, baseline_row = str(req.params.get("kind") or "cost"), req.params.get("baseline") or None
+    kind, baseline_row = ReportKind(str(req.params.get("kind") or "cost")), req.params.get("baseline") or None
     app_url = str(req.params.get("app_url") or figures.DEFAULT_APP_URL)
-    if kind == "plan":
+    if kind is ReportKind.PLAN:
         data, candidates = _plan_parts(req)
         try:
             pdf, _ = report_files.plan_report(data, _row_named(req, data, PLAN_TABLE), baseline_row,
