@@ -32,12 +32,8 @@ Maker = Callable[[str, str, str, str], bytes]
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _scenario_pdf(key: str, kind: str, scenario_json: str, baseline_json: str, link: str) -> bytes:
-    baseline = json.loads(baseline_json) or None
-    if kind == "decode":
-        return build.decode_report(json.loads(scenario_json), baseline, link=link)
-    if kind == "sessions":
-        return build.session_report(json.loads(scenario_json), baseline, link=link)
-    return build.scenario_report(json.loads(scenario_json), baseline, kind, link=link)
+    return build.page_report(build.ReportKind(kind), json.loads(scenario_json), json.loads(baseline_json) or None,
+                             link)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

@@ -271,6 +271,24 @@ def decode_report(scenario: Mapping[str, Any], baseline: Mapping[str, Any] | Non
     return _document("decode", scenario, baseline, _when(when), link, part)
 
 
+def page_report(kind: ReportKind, scenario: Mapping[str, Any], baseline: Mapping[str, Any] | None,
+                link: str | None) -> bytes:
+    """The report of a row's page (``kind`` cost, fleet, sessions or decode; the Plan page's needs its plan:
+    :func:`plan_report`) as PDF bytes: the one choice of the report made for each kind, for the ``report`` command,
+    the API and the app's pages.
+
+    Raises
+    ------
+    ValueError
+        The scenario does not evaluate, or the study lacks a field it needs.
+    """
+    if kind is ReportKind.DECODE:
+        return decode_report(scenario, baseline, link=link)
+    if kind is ReportKind.SESSIONS:
+        return session_report(scenario, baseline, link=link)
+    return scenario_report(scenario, baseline, kind, link=link)
+
+
 def plan_report(scenario: Mapping[str, Any], plan: Mapping[str, Any], baseline: Mapping[str, Any] | None = None,
                 base_plan: Mapping[str, Any] | None = None, when: dt.datetime | None = None,
                 link: str | None = None) -> bytes:

@@ -49,11 +49,7 @@ def row_report(kind: str, scenario: Mapping[str, Any], baseline: Mapping[str, An
         The scenario does not evaluate, or the study lacks a field it needs.
     """
     link = figures.app_link(scenario, baseline, build.PAGES[kind], app_url)
-    if kind == build.ReportKind.DECODE:
-        return build.decode_report(scenario, baseline, link=link)
-    if kind == build.ReportKind.SESSIONS:
-        return build.session_report(scenario, baseline, link=link)
-    return build.scenario_report(scenario, baseline, kind, link=link)
+    return build.page_report(build.ReportKind(kind), scenario, baseline, link)
 
 
 def plan_report(data: bytes, row: str, baseline_row: str | None, candidates: bytes | None, accelerators: list[str],
