@@ -607,35 +607,12 @@ def _text(values: Any) -> Any:
         codes, uniques = pd.factorize(values)
         return pd.Categorical.from_codes(codes, pd.Index(uniques, dtype=object))
     if isinstance(values, pd.Categorical) and values.size and not (values.codes == -1).any():
-        return _categorical_text(values)  # validation's text column: from its codes
+        return _coded_text(values.codes, list(values.categories))  # validation's text column: from its codes
     return values
 
 
 FEW_CATEGORIES = 16
-"""Up to this many categories, :func:`_categorical_text` finds their first rows by one comparison each."""
-
-
-def _categorical_text(values: pd.Categorical) -> pd.Categorical:
-    """:func:`_text` of a categorical without a missing cell: ``_coded_text(values.codes, categories)``, the
-    categories in order of first appearance, found for a few categories by one comparison each (a byte a row)
-    rather than by hashing every row's code; the codes kept where that order is theirs already.
-    """
-    codes, k = values.codes, len(values.categories)
-    if k > FEW_CATEGORIES:
-        return _coded_text(codes, list(values.categories))
-    first: list[tuple[int, int]] = []  # (first row, code) of each category a row holds
-    for c in range(k):
-        rows = codes == c
-        at = int(rows.argmax())
-        if rows[at]:
-            first.append((at, c))
-    order = [c for _, c in sorted(first)]
-    categories = pd.Index(np.array(list(values.categories), dtype=object)[order], dtype=object)
-    if order == list(range(k)):
-        return pd.Categorical.from_codes(codes.copy(), categories)
-    renumber = np.zeros(k, dtype=np.intp)
-    renumber[order] = np.arange(len(order))
-    return pd.Categorical.from_codes(renumber[codes], categories)
+"""Up to this many texts, :func:`_coded_text` finds their first rows by one comparison each."""
 
 
 def _coded_text(codes: np.ndarray, texts: list[str]) -> pd.Categorical:
@@ -647,11 +624,28 @@ def _coded_text(codes: np.ndarray, texts: list[str]) -> pd.Categorical:
     ['a', '', 'b']
     """
     at, distinct = pd.factorize(np.array(texts, dtype=object))  # texts alike become one
-    codes = at[codes]
-    order = pd.unique(codes)  # first appearance, as factorizing the rows' texts numbers them
-    renumber = np.empty(len(distinct), dtype=np.intp)
+    # first appearance, as factorizing the rows' texts numbers them; for a few texts by one comparison a text (a
+    # byte a row) rather than hashing every row
+    few = len(texts) <= FEW_CATEGORIES and len(codes) > 0
+    order = _first_appearance(codes, at, len(distinct)) if few else pd.unique(at[codes])
+    categories = pd.Index(distinct[order], dtype=object)
+    if np.array_equal(at, np.arange(len(texts))) and np.array_equal(order, np.arange(len(texts))):
+        return pd.Categorical.from_codes(codes.copy(), categories)  # the codes number the texts in that order
+    renumber = np.zeros(len(distinct), dtype=np.intp)
     renumber[order] = np.arange(len(order))
-    return pd.Categorical.from_codes(renumber[codes], pd.Index(distinct[order], dtype=object))
+    return pd.Categorical.from_codes(renumber[at][codes], categories)
+
+
+def _first_appearance(codes: np.ndarray, at: np.ndarray, k: int) -> np.ndarray:
+    """The distinct texts (``at``: each code's) that ``codes`` use, in order of their first row."""
+    first = np.full(k, len(codes), dtype=np.int64)
+    for c in range(len(at)):
+        rows = codes == c
+        row = int(rows.argmax())
+        if rows[row]:
+            first[at[c]] = min(first[at[c]], row)
+    used = np.flatnonzero(first < len(codes))
+    return used[np.argsort(first[used], kind="stable")]
 
 
 def _strings(n: int, texts: dict[int, str]) -> Any:
