@@ -25,8 +25,6 @@ from economics.studies.planner.model import PlanModel, Row
 from tests.test_planner_proof import PAGE_ACCELERATORS, PAGE_SETTINGS, page_problem, page_scenario
 from ui import links, planning
 
-INTERRUPTED = (_core.HighsModelStatus.kInterrupt, _core.HighsModelStatus.kHighsInterrupt)
-
 
 @dataclass
 class Watch:
