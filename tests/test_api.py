@@ -426,23 +426,23 @@ def test_fields_schema_and_catalogs(api: httpx.Client) -> None:
 
 def test_a_token_is_required_when_set(tmp_path: Path) -> None:
     with (tmp_path / "log").open("wb") as log, running_api(log, {"TOKEN_ECONOMICS_API_TOKEN": "s3cret"}) as url:
-        assert httpx.get(url + "/v1/health").status_code == 200  # the load balancer's check needs none
-        r = httpx.post(url + "/v1/evaluate", json=[GOLDEN])
+        assert httpx.get(url + "/v1/health", timeout=120).status_code == 200  # the load balancer's check needs none
+        r = httpx.post(url + "/v1/evaluate", json=[GOLDEN], timeout=120)
         assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"
         assert r.headers["www-authenticate"] == "Bearer"
         assert r.headers.get_list("token-economics-version") == [economics.__version__]  # once, not twice
-        bad = httpx.post(url + "/v1/evaluate", json=[GOLDEN], headers={"authorization": "Bearer s3creT"})
+        bad = httpx.post(url + "/v1/evaluate", json=[GOLDEN], headers={"authorization": "Bearer s3creT"}, timeout=120)
         assert bad.status_code == 401
-        ok = httpx.post(url + "/v1/evaluate", json=[GOLDEN], headers={"authorization": "Bearer s3cret"})
+        ok = httpx.post(url + "/v1/evaluate", json=[GOLDEN], headers={"authorization": "Bearer s3cret"}, timeout=120)
         assert ok.status_code == 200
         # the scheme's name is case-insensitive, one or more spaces after it (RFC 7235); the token is not
         for header in ("bearer s3cret", "BEARER  s3cret"):
-            assert httpx.post(url + "/v1/evaluate", json=[GOLDEN], headers={"authorization": header}).status_code \
-                == 200, header
+            answer = httpx.post(url + "/v1/evaluate", json=[GOLDEN], headers={"authorization": header}, timeout=120)
+            assert answer.status_code == 200, header
         for header in ("Basic s3cret", "Bearer", "Bearers3cret", "bearer S3CRET"):
-            assert httpx.post(url + "/v1/evaluate", json=[GOLDEN], headers={"authorization": header}).status_code \
-                == 401, header
-        assert httpx.get(url + "/openapi.json").status_code == 401
+            answer = httpx.post(url + "/v1/evaluate", json=[GOLDEN], headers={"authorization": header}, timeout=120)
+            assert answer.status_code == 401, header
+        assert httpx.get(url + "/openapi.json", timeout=120).status_code == 401
     text = (tmp_path / "log").read_text()
     lines = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
     assert [(x["path"], x["status"]) for x in lines if x["path"] == "/v1/evaluate"] == [
@@ -490,10 +490,10 @@ def test_a_cors_preflight_is_answered_before_the_token_is_asked(tmp_path: Path) 
                                                              "access-control-request-method": "POST"})
         assert other.status_code == 400 and "access-control-allow-origin" not in other.headers
         # the call itself still needs the token; its 401 carries the CORS header, so the page can read it
-        refused = httpx.post(url + "/v1/evaluate", json=[GOLDEN], headers={"origin": origin})
+        refused = httpx.post(url + "/v1/evaluate", json=[GOLDEN], headers={"origin": origin}, timeout=120)
         assert refused.status_code == 401 and refused.headers["access-control-allow-origin"] == origin
         ok = httpx.post(url + "/v1/evaluate", json=[GOLDEN], headers={
-            "origin": origin, "authorization": "Bearer a-long-enough-secret-token"})
+            "origin": origin, "authorization": "Bearer a-long-enough-secret-token"}, timeout=120)
         assert ok.status_code == 200 and ok.headers["access-control-allow-origin"] == origin
     assert "warning:" not in (tmp_path / "log").read_text()  # 26 characters: no warning
 

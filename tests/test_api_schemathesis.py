@@ -53,7 +53,7 @@ schema = schemathesis.openapi.from_dict(DOCUMENT, config=CONFIG)
 @pytest.fixture(scope="module")
 def api_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with (tmp_path_factory.mktemp("schemathesis") / "server.log").open("wb") as log, running_api(log) as url:
-        assert httpx.get(url + "/openapi.json").json() == DOCUMENT
+        assert httpx.get(url + "/openapi.json", timeout=120).json() == DOCUMENT
         yield url
 
 

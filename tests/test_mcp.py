@@ -192,7 +192,7 @@ def test_streamable_http_on_loopback_with_the_token(tmp_path: Path, capsys: pyte
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         try:
             _wait_for_http(proc, url)
-            refused = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            refused = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=120)
             assert refused.status_code == 401 and refused.json()["error"]["code"] == "unauthorized"
             http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"},
                                       timeout=httpx2.Timeout(30, read=300))

@@ -33,7 +33,7 @@ def test_a_curve_imported_through_the_api_resolves_after_a_restart(store_url: st
             "target_output_tokens_per_s_per_user": 1000 / 16.4839}
     with (tmp_path / "log1").open("wb") as log, running_api(log, env) as url:
         assert httpx.post(f"{url}/v1/store/curves?name=mine.csv", content=curve_bytes(),
-                          headers={"content-type": "text/csv"}).status_code == 401  # writes need the token
+                          headers={"content-type": "text/csv"}, timeout=120).status_code == 401  # writes need the token
         r = httpx.post(f"{url}/v1/store/curves?name=mine.csv&saved_by=eng", content=curve_bytes(),
                        headers={**AUTH, "content-type": "text/csv"}, timeout=60)
         assert r.status_code == 201, r.text
@@ -50,9 +50,9 @@ def test_a_curve_imported_through_the_api_resolves_after_a_restart(store_url: st
         assert again.json()[0]["cost_usd_per_m_tokens"] == first.json()[0]["cost_usd_per_m_tokens"]
         # the curve's measured point: 939.218 output tokens/s over 8 GPUs = 117.4 per GPU
         assert again.json()[0]["output_tokens_per_s_per_accelerator"] == pytest.approx(939.218 / 8, rel=1e-3)
-        stored = httpx.get(f"{url}/v1/store/scenarios/measured", headers=AUTH).json()["scenario"]
+        stored = httpx.get(f"{url}/v1/store/scenarios/measured", headers=AUTH, timeout=120).json()["scenario"]
         assert stored["fields"]["curves_sha256"] == sha and stored["saved_by"] == "eng"
-        assert httpx.get(f"{url}/v1/store/curves/{sha}", headers=AUTH).content == curve_bytes()
+        assert httpx.get(f"{url}/v1/store/curves/{sha}", headers=AUTH, timeout=120).content == curve_bytes()
 
 
 def test_versions_conflicts_and_errors_over_http(store_url: str, tmp_path: Path) -> None:
@@ -69,11 +69,12 @@ def test_versions_conflicts_and_errors_over_http(store_url: str, tmp_path: Path)
         assert "version 2 (saved by li" in stale.json()["error"]["message"]
         bad = save({"name": "bad", "fields": {**fields, "pue": 0.5}})
         assert bad.status_code == 422 and bad.json()["error"]["problems"][0]["field"] == "pue"
-        compared = httpx.get(f"{url}/v1/store/scenarios/q3/compare?a=1&b=2").json()
+        compared = httpx.get(f"{url}/v1/store/scenarios/q3/compare?a=1&b=2", timeout=120).json()
         hourly = next(k for k in compared["kpis"] if k["output"] == "cost_usd_per_hour")
         assert (hourly["a"], hourly["b"]) == (16.0, 32.0)  # 8 x 2 USD/h, then 16 x 2 USD/h
-        assert httpx.get(f"{url}/v1/store/scenarios/nope").status_code == 404
-        assert httpx.get(f"{url}/v1/store/scenarios?serch=q").status_code == 422  # an unknown parameter is named
-        listed = httpx.get(f"{url}/v1/store/scenarios?search=Q").json()
+        assert httpx.get(f"{url}/v1/store/scenarios/nope", timeout=120).status_code == 404
+        # an unknown parameter is named
+        assert httpx.get(f"{url}/v1/store/scenarios?serch=q", timeout=120).status_code == 422
+        listed = httpx.get(f"{url}/v1/store/scenarios?search=Q", timeout=120).json()
         assert listed["total"] == 1 and listed["scenarios"][0]["latest_version"] == 2
-        assert json.loads(httpx.delete(f"{url}/v1/store/scenarios/q3").text)["versions"] == 2
+        assert json.loads(httpx.delete(f"{url}/v1/store/scenarios/q3", timeout=120).text)["versions"] == 2
