@@ -19,7 +19,7 @@ from pydantic.json_schema import models_json_schema
 
 from economics.api.errors import Code
 from economics.api.tasks import MEDIA
-from economics.schema.outputs import OUTPUTS, OutputSpec
+from economics.schema.outputs import OUTPUTS, DisplayFormat, OutputSpec
 from economics.schema.scenario import FIELDS, FieldSpec, Scenario
 from economics.schema.validation import RANGE_COLUMNS
 from economics.version import __version__
@@ -46,7 +46,7 @@ def _input_column(spec: FieldSpec) -> tuple[Any, Any]:
 
 def _output_column(out: OutputSpec) -> tuple[Any, Any]:
     """An output column: a number (a whole one for a count), a flag or text; null only where it is optional."""
-    kind: Any = (int if out.integer else float) if out.numeric else bool if out.fmt == "bool" else str
+    kind: Any = (int if out.integer else float) if out.numeric else bool if out.fmt is DisplayFormat.BOOL else str
     description = f"{out.label}{_unit(out.unit)}: {out.description}"
     if out.optional:
         return (kind | None, Field(None, description=description))
