@@ -300,3 +300,55 @@ def test_the_display_formats_write_a_value_and_a_change_as_the_golden_texts() ->
     assert [magnitude_format(kind, [0.5]) for kind in (Show.USD_RATE, Show.USD, Show.COUNT, Show.NUMBER)] == [
         "%.4f", "%,.2f", "%,d", "%.3f"]
 
+
+def _format_options() -> dict[str, list[str]]:
+    """Every command's ``--format``/``--input-format`` that names an answer's format, as 'command dest': its choices."""
+    import argparse
+
+    from economics.cli import build_parser
+
+    def walk(parser: argparse.ArgumentParser, path: str) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    found |= walk(sub, f"{path} {name}".strip())
+            elif action.dest in ("format", "input_format") and "auto" not in (action.choices or ()):
+                assert all(type(c) is str for c in action.choices or ()), path  # words in argparse's message
+                found[f"{path} {action.dest}"] = list(action.choices or ())
+        return found  # import-benchmark's and import-sessions' --format name a benchmark's format (auto, ...)
+
+    return walk(build_parser(), "")
+
+
+def test_every_output_format_choice_is_a_subset_of_the_one_list() -> None:
+    # the formats were Literals on each route, tuples in each command's --format and words in the MCP's calls;
+    # OutputFormat is the one list, each option or parameter takes one of its subsets, MEDIA gives each a media type
+    from economics.api.tasks import MEDIA
+    from economics.io.output_paths import FORMAT_CHOICES, OutputFormat, RecordFormat, TableFormat
+
+    assert [f.value for f in OutputFormat] == ["json", "csv", "parquet", "text", "markdown", "pdf"]
+    assert set(MEDIA) == set(OutputFormat)
+    for subset in FORMAT_CHOICES:  # each member spelled as the one list's member of its name
+        assert [OutputFormat[m.name].value for m in subset] == [m.value for m in subset], subset
+    table, record = [m.value for m in TableFormat], [m.value for m in RecordFormat]
+    assert _format_options() == {
+        "evaluate format": table, "evaluate input_format": table, "compare format": record,
+        "session-profile format": record, "retrofit format": record, "kv-memory format": record,
+        "plan format": record, "store show format": record}
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["evaluate", "--format", "xml"], "'json', 'csv', 'parquet'"),
+    (["compare", "--format", "xml"], "'json', 'csv'"),
+    (["plan", "--frontier", "x"], "'none', 'speed', 'site', 'both', 'carbon', 'all'"),
+    (["report", "-o", "r.pdf", "--kind", "x"], "'cost', 'fleet', 'sessions', 'decode', 'plan'"),
+])
+def test_a_choice_that_is_not_one_is_answered_with_the_enum_s_words(argv: list[str], words: str,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # choices given as an enum's members made argparse list their reprs ("<TableFormat.JSON: 'json'>")
+    from economics.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser(argv[0]).parse_args(argv)
+    assert f"invalid choice: '{argv[-1]}' (choose from {words})" in capsys.readouterr().err
