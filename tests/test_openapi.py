@@ -134,8 +134,8 @@ def test_every_format_parameter_refers_to_the_subset_of_output_formats_it_takes(
         for operation in methods.values():
             for param in operation.get("parameters", []):
                 if param["name"] == "format":
-                    found[path.removeprefix("/v1/")] = (param["schema"]["$ref"].rsplit("/", 1)[1],
-                                                        param["schema"]["default"])
+                    ref = param["schema"]["$ref"].rsplit("/", 1)[1]
+                    found[path.split("/", 2)[2]] = (ref, param["schema"]["default"])
     record = ("RecordFormat", "json")
     assert found == {
         "evaluate": ("TableFormat", "json"), "explain": ("ExplainFormat", "json"), "compare": record,
