@@ -34,6 +34,7 @@ from economics.engine.provenance import provenance_text
 from economics.io import interrupts, one_row, output_paths, tables, terminal
 from economics.io.documents import fields_markdown, schema_text, template_text
 from economics.io.one_row import InvalidRow
+from economics.io.output_paths import RecordFormat, TableFormat
 from economics.io.output_paths import write_text as write_output
 from economics.io.plan_files import (
     MAX_PLAN_FILE_BYTES,
@@ -48,7 +49,7 @@ from economics.schema import user_curves, values
 from economics.schema.outputs import NUMERIC_OUTPUTS
 from economics.schema.scenario import FIELDS
 from economics.schema.validation import InputError
-from economics.schema.values import escape_controls, escape_for_terminal, shown
+from economics.schema.values import choice_words, escape_controls, escape_for_terminal, shown
 from economics.store import commands as store_commands
 from economics.studies.planner.inputs import DEFAULT_PLAN_SAMPLES, MAX_PLAN_SAMPLES, FrontierChoice
 
@@ -204,7 +205,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         table = compare.compare_accelerators(_without_ranges(raw, "compare"), ids)
     except ScenarioError as exc:
         raise InvalidRow([str(exc)]) from None
-    write_output(args.output, to_json_text(table) if args.format == "json" else to_csv_text(table))
+    write_output(args.output, to_json_text(table) if args.format == RecordFormat.JSON else to_csv_text(table))
     return EXIT_OK
 
 
@@ -220,7 +221,7 @@ def _compare_odds(args: argparse.Namespace, scenario: dict[str, Any], ids: list[
     say(f"note: {found.headline()}")
     for line in found.assumptions():
         say(f"note: assumption: {line}")
-    if args.format == "json":
+    if args.format == RecordFormat.JSON:
         write_output(args.output, json.dumps({
             "samples": found.samples, "seed": found.seed, "headline": found.headline(),
             "odds": json.loads(to_json_text(found.table)), "drivers": json.loads(to_json_text(found.drivers))},
@@ -239,7 +240,7 @@ def cmd_session_profile(args: argparse.Namespace) -> int:
         if note:
             say(note)
     table = one_row.profile(chosen)
-    write_output(args.output, to_json_text(table) if args.format == "json" else to_csv_text(table))
+    write_output(args.output, to_json_text(table) if args.format == RecordFormat.JSON else to_csv_text(table))
     return EXIT_OK
 
 
@@ -265,7 +266,7 @@ def cmd_retrofit(args: argparse.Namespace) -> int:
         text = retrofit_explain.study_text(result, as_scenario(scenario))
         write_output(args.output, escape_for_terminal(text))  # a report: escaped
         return EXIT_OK
-    if args.format == "json":
+    if args.format == RecordFormat.JSON:
         write_output(args.output, json.dumps({
             "options": json.loads(to_json_text(result.options)),
             "cashflows": json.loads(to_json_text(result.cashflows)),
@@ -289,7 +290,7 @@ def _retrofit_refresh(args: argparse.Namespace, scenario: dict[str, Any], result
                           "new_accelerator whose 'new generation' option is feasible"])
     best = retrofit_life.best_year(table)
     say(f"note: the best year to replace the fleet: after {best} year(s) of {len(table) - 1}")
-    if args.format == "json":
+    if args.format == RecordFormat.JSON:
         write_output(args.output, json.dumps({"best_kept_years": best, "refresh": json.loads(to_json_text(table))},
                                              indent=1, allow_nan=False) + "\n")
         return EXIT_OK
@@ -309,7 +310,7 @@ def _retrofit_odds(args: argparse.Namespace, scenario: dict[str, Any], result: A
     for line in found.assumptions():
         say(f"note: assumption: {line}")
     tables = found.tables()
-    if args.format == "json":
+    if args.format == RecordFormat.JSON:
         write_output(args.output, json.dumps({
             "samples": found.samples, "seed": found.seed, "headline": found.headline(),
             "leading": list(found.leading or []), **{name: json.loads(to_json_text(t)) for name, t in tables.items()}},
@@ -331,7 +332,8 @@ def cmd_kv_memory(args: argparse.Namespace) -> int:
         raise InvalidRow([str(exc)]) from None
     for line in study.why.splitlines():
         say(line)
-    write_output(args.output, kv_memory.study_json(study) if args.format == "json" else to_csv_text(study.table))
+    json_text = args.format == RecordFormat.JSON
+    write_output(args.output, kv_memory.study_json(study) if json_text else to_csv_text(study.table))
     return EXIT_OK
 
 
@@ -392,7 +394,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
                               None if not args.candidates else _read(args.candidates, MAX_PLAN_FILE_BYTES),
                               [a.strip() for a in args.accelerators.split(",") if a.strip()], args.frontier, sha,
                               (args.samples, args.seed) if args.uncertainty else None)
-    text = json.dumps(out, indent=1, allow_nan=False) + "\n" if args.format == "json" else plan_csv_text(out)
+    text = json.dumps(out, indent=1, allow_nan=False) + "\n" if args.format == RecordFormat.JSON else plan_csv_text(out)
     write_output(args.output, text)
     if not out["feasible"]:  # the plan (the best partial one and its diagnosis) is written; the exit code says so
         say(f"no feasible plan: {out['infeasible_reason']}")
@@ -568,7 +570,7 @@ def _add_row_command(sub: Any, name: str, help_text: str, outputs: bool = False)
     store_commands.add_scenario_argument(cmd)
     if outputs:
         cmd.add_argument("-o", "--output", default="-")
-        cmd.add_argument("--format", choices=("csv", "json"), default="csv")
+        cmd.add_argument("--format", choices=choice_words(RecordFormat), default=RecordFormat.CSV.value)
     add_curves_argument(cmd)
     return cmd
 
@@ -596,9 +598,9 @@ def _add_evaluate(sub: Any) -> None:
                     help="CSV (or gzip/zstd CSV), Parquet or JSON file, or - for standard input")
     store_commands.add_scenario_argument(ev)
     ev.add_argument("-o", "--output", default="-", help="output file, or - for standard output (default)")
-    ev.add_argument("--format", choices=("csv", "json", "parquet"), default=None,
+    ev.add_argument("--format", choices=choice_words(TableFormat), default=None,
                     help="output format (default: from the output's extension, else csv; .gz/.zst compress a CSV)")
-    ev.add_argument("--input-format", choices=("csv", "json", "parquet"), default=None,
+    ev.add_argument("--input-format", choices=choice_words(TableFormat), default=None,
                     help="input format (default: from the file's first bytes and extension)")
     ev.add_argument("--errors", help="also write the validation report (row, name, field, value, message) as CSV")
     ev.add_argument("--max-decompressed-mb", type=_count(1, 10**8, "--max-decompressed-mb"),
@@ -757,7 +759,7 @@ def _add_plan(sub: Any) -> None:
     pl.add_argument("--candidates", help="CSV of hardware options with their own measured rates and prices "
                     "(default: the catalog)")
     pl.add_argument("--accelerators", default="", help="catalog ids to consider, comma-separated (default: all)")
-    pl.add_argument("--frontier", choices=tuple(FrontierChoice), default="none",
+    pl.add_argument("--frontier", choices=choice_words(FrontierChoice), default="none",
                     help="also compute cost frontiers: speed and site (20 points each; both), cost against "
                     "emissions (carbon: 8 carbon prices), or all three")
     pl.add_argument("--uncertainty", action="store_true", help="the plan's odds too: each candidate accelerator's "
@@ -767,7 +769,7 @@ def _add_plan(sub: Any) -> None:
     pl.add_argument("--samples", type=_count(1, MAX_PLAN_SAMPLES, "--samples"), default=DEFAULT_PLAN_SAMPLES,
                     help=f"draws for --uncertainty (default {DEFAULT_PLAN_SAMPLES}; two solves each, about a second)")
     pl.add_argument("--seed", type=_count(0, 2**32 - 1, "--seed"), default=0, help="seed of the draws (default 0)")
-    pl.add_argument("--format", choices=("json", "csv"), default="json")
+    pl.add_argument("--format", choices=choice_words(RecordFormat), default=RecordFormat.JSON.value)
     pl.add_argument("-o", "--output", default="-", help="output file, or - for standard output (default)")
     pl.set_defaults(func=cmd_plan)
 

@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from economics.engine.batch import as_scenario
 from economics.report import charts
+from economics.schema.outputs import DisplayFormat as Show
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from economics.studies.retrofit_life import refresh
 from economics.studies.retrofit_odds import odds
@@ -134,13 +135,13 @@ def test_missing_decode_rate_for_a_dataflow_system_is_explained(page: AppTest) -
     assert any("add decode" in w.value and "decode" in w.value for w in page.warning)
 
 
-NUMBERS = {"capex_usd": ("Capex", "money"), "opex_usd_per_year": ("Opex, first year (a year)", "money"),
-           "revenue_usd_per_year": ("Revenue, first year (a year)", "money"),
-           "npv_vs_status_quo_usd": ("NPV vs status quo", "money"),
-           "levelized_cost_usd_per_m_tokens": ("Levelized cost [USD/M token]", "usd_rate"),
-           "accelerators": ("GPUs", "count"), "decode_accelerators": ("Decode accelerators", "count"),
-           "facility_mw": ("Facility [MW]", "number"), "racks": ("Racks", "count"),
-           "output_tokens_per_s_per_user": ("Per-user speed [token/s]", "number")}
+NUMBERS = {"capex_usd": ("Capex", Show.USD), "opex_usd_per_year": ("Opex, first year (a year)", Show.USD),
+           "revenue_usd_per_year": ("Revenue, first year (a year)", Show.USD),
+           "npv_vs_status_quo_usd": ("NPV vs status quo", Show.USD),
+           "levelized_cost_usd_per_m_tokens": ("Levelized cost [USD/M token]", Show.USD_RATE),
+           "accelerators": ("GPUs", Show.COUNT), "decode_accelerators": ("Decode accelerators", Show.COUNT),
+           "facility_mw": ("Facility [MW]", Show.NUMBER), "racks": ("Racks", Show.COUNT),
+           "output_tokens_per_s_per_user": ("Per-user speed [token/s]", Show.NUMBER)}
 """The options table's number columns, with the header and display format the page gives each."""
 
 

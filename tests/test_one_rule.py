@@ -244,3 +244,111 @@ def test_a_frontier_that_is_not_one_is_named() -> None:
     assert frontier_choice("all") is FrontierChoice.ALL
     with pytest.raises(InputError, match=r"frontier: 'sped' is not one of none, speed, site, both, carbon, all"):
         frontier_choice("sped")
+
+
+def _format_words(path: Path, words: set[str]) -> list[str]:
+    """Display formats written as words in the code of ``path``: a table column's ``(title, "usd")`` pair, an
+    ``fmt="usd"`` argument, or a comparison with a spec's ``.fmt``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Tuple) and len(node.elts) == 2:
+            words_in = [node.elts[1]]
+        elif isinstance(node, ast.keyword) and node.arg == "fmt":
+            words_in = [node.value]
+        elif isinstance(node, ast.Compare) and any(isinstance(o, ast.Attribute) and o.attr == "fmt"
+                                                   for o in (node.left, *node.comparators)):
+            words_in = [node.left, *node.comparators]
+        else:
+            continue
+        found += [f"{path.relative_to(ROOT)}:{w.lineno} {w.value!r}" for w in words_in
+                  if isinstance(w, ast.Constant) and w.value in words]
+    return found
+
+
+def test_every_display_format_is_one_member_with_a_formatter_in_each_layer() -> None:
+    # the formats were words in the output schema, the report's formatter table, the KPIs' tables and each page's
+    # column tables ("money" beside "usd" in some); DisplayFormat is the one list, and each layer's table is keyed by it
+    from economics.report import format as report_format
+    from economics.report import kpis
+    from economics.schema.outputs import OUTPUTS, DisplayFormat
+    from ui import common
+
+    assert [f.value for f in DisplayFormat] == ["usd", "usd_rate", "count", "number", "percent", "months", "text",
+                                                "bool"]
+    assert set(report_format.FORMATTERS) == set(DisplayFormat)  # the text of a value, for the report and the pages
+    assert set(common.COLUMN_FORMATS) == set(DisplayFormat)  # the app's column formats
+    used = [s.fmt for s in (*OUTPUTS.values(), report_format.SPEED)]
+    used += [kind for _, kind in kpis.PLAN_COLUMNS.values()] + [kind for _, _, kind in kpis.PLAN_KPIS]
+    assert all(type(kind) is DisplayFormat for kind in used)
+    assert {*used} >= {DisplayFormat.USD, DisplayFormat.USD_RATE, DisplayFormat.PERCENT, DisplayFormat.BOOL}
+    words = {f.value for f in DisplayFormat} | {"money"}
+    paths = [*sorted((ROOT / "ui").glob("*.py")), *sorted((ROOT / "economics/report").glob("*.py")),
+             ROOT / "economics/schema/outputs.py", ROOT / "app.py"]
+    assert [w for path in paths for w in _format_words(path, words)] == []
+
+
+def test_the_display_formats_write_a_value_and_a_change_as_the_golden_texts() -> None:
+    from economics.report.format import FORMATTERS, change, magnitude_format
+    from economics.schema.outputs import DisplayFormat as Show
+
+    value = 1234.5
+    assert [FORMATTERS[kind](value) for kind in Show] == [
+        "$1,234", "$1,234.50", "1,234", "1,234", "123,450.0 %", "1,234.5 months", "1234.5", "✓"]
+    # a change of a percentage is in points: 0.05 x 100 = 5.0 pp; of months as months (one decimal)
+    assert change(0.05, Show.PERCENT) == "+5.0 pp" and change(-1.25, Show.MONTHS) == "-1.2 months"
+    # a column's number format by its largest magnitude: 0.5 < 1, so a price keeps four decimals, a count none
+    assert [magnitude_format(kind, [0.5]) for kind in (Show.USD_RATE, Show.USD, Show.COUNT, Show.NUMBER)] == [
+        "%.4f", "%,.2f", "%,d", "%.3f"]
+
+
+def _format_options() -> dict[str, list[str]]:
+    """Every command's ``--format``/``--input-format`` that names an answer's format, as 'command dest': its choices."""
+    import argparse
+
+    from economics.cli import build_parser
+
+    def walk(parser: argparse.ArgumentParser, path: str) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    found |= walk(sub, f"{path} {name}".strip())
+            elif action.dest in ("format", "input_format") and "auto" not in (action.choices or ()):
+                assert all(type(c) is str for c in action.choices or ()), path  # words in argparse's message
+                found[f"{path} {action.dest}"] = list(action.choices or ())
+        return found  # import-benchmark's and import-sessions' --format name a benchmark's format (auto, ...)
+
+    return walk(build_parser(), "")
+
+
+def test_every_output_format_choice_is_a_subset_of_the_one_list() -> None:
+    # the formats were Literals on each route, tuples in each command's --format and words in the MCP's calls;
+    # OutputFormat is the one list, each option or parameter takes one of its subsets, MEDIA gives each a media type
+    from economics.api.tasks import MEDIA
+    from economics.io.output_paths import FORMAT_CHOICES, OutputFormat, RecordFormat, TableFormat
+
+    assert [f.value for f in OutputFormat] == ["json", "csv", "parquet", "text", "markdown", "pdf"]
+    assert set(MEDIA) == set(OutputFormat)
+    for subset in FORMAT_CHOICES:  # each member spelled as the one list's member of its name
+        assert [OutputFormat[m.name].value for m in subset] == [m.value for m in subset], subset
+    table, record = [m.value for m in TableFormat], [m.value for m in RecordFormat]
+    assert _format_options() == {
+        "evaluate format": table, "evaluate input_format": table, "compare format": record,
+        "session-profile format": record, "retrofit format": record, "kv-memory format": record,
+        "plan format": record, "store show format": record}
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["evaluate", "--format", "xml"], "'json', 'csv', 'parquet'"),
+    (["compare", "--format", "xml"], "'json', 'csv'"),
+    (["plan", "--frontier", "x"], "'none', 'speed', 'site', 'both', 'carbon', 'all'"),
+    (["report", "-o", "r.pdf", "--kind", "x"], "'cost', 'fleet', 'sessions', 'decode', 'plan'"),
+])
+def test_a_choice_that_is_not_one_is_answered_with_the_enum_s_words(argv: list[str], words: str,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # choices given as an enum's members made argparse list their reprs ("<TableFormat.JSON: 'json'>")
+    from economics.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser(argv[0]).parse_args(argv)
+    assert f"invalid choice: '{argv[-1]}' (choose from {words})" in capsys.readouterr().err

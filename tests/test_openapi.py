@@ -120,3 +120,25 @@ def test_the_report_takes_the_one_report_kind(doc: dict[str, Any]) -> None:
     assert doc["components"]["schemas"]["ReportKind"]["enum"] == [k.value for k in ReportKind]
     param = next(p for p in doc["paths"]["/v1/report"]["post"]["parameters"] if p["name"] == "kind")
     assert param["schema"] == {"$ref": "#/components/schemas/ReportKind", "default": "cost"}
+
+
+def test_every_format_parameter_refers_to_the_subset_of_output_formats_it_takes(doc: dict[str, Any]) -> None:
+    # each route listed its formats again as a Literal; each now reads one subset of OutputFormat (the CLI's and the
+    # MCP's lists are held to the same enums by tests/test_one_rule.py), and OpenAPI names each subset once
+    schemas = doc["components"]["schemas"]
+    assert {name: schemas[name]["enum"] for name in ("TableFormat", "RecordFormat", "ExplainFormat", "FieldsFormat")} \
+        == {"TableFormat": ["json", "csv", "parquet"], "RecordFormat": ["json", "csv"],
+            "ExplainFormat": ["json", "text"], "FieldsFormat": ["json", "markdown"]}
+    found = {}
+    for path, methods in doc["paths"].items():
+        for operation in methods.values():
+            for param in operation.get("parameters", []):
+                if param["name"] == "format":
+                    ref = param["schema"]["$ref"].rsplit("/", 1)[1]
+                    found[path.split("/", 2)[2]] = (ref, param["schema"]["default"])
+    record = ("RecordFormat", "json")
+    assert found == {
+        "evaluate": ("TableFormat", "json"), "explain": ("ExplainFormat", "json"), "compare": record,
+        "session-profile": record, "retrofit": record, "kv-memory": record, "uncertainty": record, "plan": record,
+        "import-benchmark": ("RecordFormat", "csv"), "import-sessions": record, "fields": ("FieldsFormat", "json"),
+        "catalogs/{name}": record}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any
 
@@ -15,6 +15,7 @@ import streamlit as st
 import economics
 from economics import FIELDS, catalog
 from economics.schema.outputs import OUTPUTS, label, names
+from economics.schema.outputs import DisplayFormat as Show
 from ui import format as fmt
 from ui import links, state
 from ui.editor import label as field_label
@@ -159,14 +160,14 @@ def difference_table(result: Mapping[str, Any], base: Mapping[str, Any]) -> None
         "change": st.column_config.TextColumn("Change (percentages in points)")})
 
 
-def _kind(column: str, extra: Mapping[str, tuple[str, str]] | None) -> tuple[str, str] | None:
+def _kind(column: str, extra: Mapping[str, tuple[str, Show]] | None) -> tuple[str, Show] | None:
     """(header with unit, display format) of a table column from the schemas, or None for a column they lack."""
     if extra and column in extra:
         return extra[column]
     if column in OUTPUTS:
         return label(column), OUTPUTS[column].fmt
     if column in FIELDS:
-        return field_label(column), "number" if FIELDS[column].kind.numeric else "text"
+        return field_label(column), Show.NUMBER if FIELDS[column].kind.numeric else Show.TEXT
     return None
 
 
@@ -174,17 +175,32 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))
 
 
-def _text_cell(v: Any, kind: str) -> str:
+_TEXT, _BOOL = Show.TEXT, Show.BOOL  # read per cell: economics.schema.values._FLOAT says why
+
+
+def _text_cell(v: Any, kind: Show) -> str:
     if _na(v):
         return fmt.EMPTY
-    if kind == "bool":
+    if kind is _BOOL:
         return fmt.yes_no(v)
-    if kind in fmt.FORMATTERS and _is_number(v):
+    if kind is not _TEXT and _is_number(v):
         return fmt.FORMATTERS[kind](float(v))
     return str(v)
 
 
-def _report_columns(table: Any, extra: Mapping[str, tuple[str, str]] | None,
+def _magnitude(kind: Show) -> Callable[[list[float]], str]:
+    return lambda numbers: fmt.magnitude_format(kind, numbers)
+
+
+COLUMN_FORMATS: dict[Show, Callable[[list[float]], str] | None] = {
+    **{kind: _magnitude(kind) for kind in (Show.USD, Show.USD_RATE, Show.COUNT, Show.NUMBER, Show.MONTHS)},
+    Show.PERCENT: lambda _: "percent", Show.TEXT: None, Show.BOOL: None}
+"""A table column's number format (``st.column_config.NumberColumn``'s ``format``) in each display format, from the
+column's numbers: a printf format by their magnitude, or Streamlit's ``percent``; None for a column of words
+(text cells, booleans ✓/✗)."""
+
+
+def _report_columns(table: Any, extra: Mapping[str, tuple[str, Show]] | None,
                     money: bool) -> tuple[Any, dict[str, tuple[str, str | None, bool]]]:
     """:func:`report_table`'s cells, and for each column the schemas know: its header, its number format (None: a
     column of text) and whether it holds figures (numbers or money, right-aligned in a static table)."""
@@ -194,32 +210,33 @@ def _report_columns(table: Any, extra: Mapping[str, tuple[str, str]] | None,
         col = str(column)
         found = _kind(col, extra)
         if found is None:
-            out[column] = [_text_cell(v, "text") for v in out[column]]
+            out[column] = [_text_cell(v, _TEXT) for v in out[column]]
             continue
         title, kind = found
-        if kind == "money" or (money and kind == "usd"):  # as the KPIs read it ($38.0 M), never 36,480,000
+        if money and kind is Show.USD:  # as the KPIs read it ($38.0 M), never 36,480,000
             out[column] = [fmt.usd(float(v)) if _is_number(v) else fmt.EMPTY for v in out[column]]
             kinds[col] = (title, None, True)
             continue
         values = list(out[column])
         numbers = [v for v in values if not _na(v)]
-        numeric = kind not in ("text", "bool") and all(_is_number(v) for v in numbers)
-        if numeric and len(numbers) == len(values):
+        form = COLUMN_FORMATS[kind]
+        numeric = form is not None and all(_is_number(v) for v in numbers)
+        if form is not None and numeric and len(numbers) == len(values):
             out[column] = [float(v) for v in values]
-            kinds[col] = (title, "percent" if kind == "percent" else fmt.magnitude_format(kind, numbers), True)
+            kinds[col] = (title, form(numbers), True)
         else:
-            out[column] = [_text_cell(v, kind if numeric or kind == "bool" else "text") for v in values]
+            out[column] = [_text_cell(v, kind if numeric or kind is _BOOL else _TEXT) for v in values]
             kinds[col] = (title, None, numeric)
     return out, kinds
 
 
-def report_table(table: Any, extra: Mapping[str, tuple[str, str]] | None = None,
+def report_table(table: Any, extra: Mapping[str, tuple[str, Show]] | None = None,
                  money: bool = True) -> tuple[Any, dict[str, Any]]:
     """A result table read like a report, and its ``st.column_config``: headers with units from the output and
     scenario schemas, numbers by display format with precision by the column's magnitude, fractions as %,
     booleans as ✓/✗, and an empty cell as — (never "None"). A number column with empty cells is shown as
-    formatted text so that no cell reads "None"; money (``money`` columns, and ``usd`` ones unless ``money`` is
-    False: a data table kept sortable by its numbers) as the KPIs write it ($38.0 M)."""
+    formatted text so that no cell reads "None"; money (``usd`` columns unless ``money`` is False: a data table kept
+    sortable by its numbers) as the KPIs write it ($38.0 M)."""
     out, kinds = _report_columns(table, extra, money)
     return out, _column_config(kinds)
 
@@ -352,7 +369,7 @@ def _na(v: Any) -> bool:
         return str(v) in ("<NA>", "nan", "None", "NaT")
 
 
-def show_table(table: Any, key: str, extra: Mapping[str, tuple[str, str]] | None = None,
+def show_table(table: Any, key: str, extra: Mapping[str, tuple[str, Show]] | None = None,
                columns: Sequence[str] | None = None, money: bool = True, static: bool = False,
                wide: bool = False) -> None:
     """A result table read like a report (see :func:`report_table`); ``static``: drawn static when short, with the
@@ -369,7 +386,7 @@ def _figures(kinds: Mapping[str, tuple[str, str | None, bool]]) -> set[str]:
     return {c for c, (_, _, figure) in kinds.items() if figure}
 
 
-def static_report(table: Any, extra: Mapping[str, tuple[str, str]] | None = None,
+def static_report(table: Any, extra: Mapping[str, tuple[str, Show]] | None = None,
                   columns: Sequence[str] | None = None, money: bool = True) -> str:
     """``show_table(table, ..., static=True)``'s table as HTML (the same headers and cell text), for a page that
     draws it with the text around it as one element; only for a table of at most :data:`STATIC_ROWS` rows."""

@@ -13,6 +13,7 @@ import streamlit as st
 
 import economics
 from economics.report import charts, kpis
+from economics.schema.outputs import DisplayFormat as Show
 from ui import common, day, editor, report, saving, state, studies
 from ui import format as fmt
 from ui.text import plain
@@ -121,10 +122,10 @@ margins = studies.margins(key)
 common.show_table(margins, key="api_prices", columns=[
     "provider", "model", "price_usd_per_m_input_tokens", "price_usd_per_m_output_tokens", "revenue_usd_per_day",
     "gross_margin", "confidence", "source_date"], extra={
-        "provider": ("Provider", "text"), "model": ("Model", "text"), "confidence": ("Confidence", "text"),
-        "source_date": ("Date read", "text"),
-        "price_usd_per_m_input_tokens": ("Input price [USD/M token]", "usd_rate"),
-        "price_usd_per_m_output_tokens": ("Output price [USD/M token]", "usd_rate")}, static=True)
+        "provider": ("Provider", Show.TEXT), "model": ("Model", Show.TEXT), "confidence": ("Confidence", Show.TEXT),
+        "source_date": ("Date read", Show.TEXT),
+        "price_usd_per_m_input_tokens": ("Input price [USD/M token]", Show.USD_RATE),
+        "price_usd_per_m_output_tokens": ("Output price [USD/M token]", Show.USD_RATE)}, static=True)
 
 report.offer("cost", report.scenario_pdf("cost"))
 common.share()

@@ -13,14 +13,15 @@ from typing import Any
 import streamlit as st
 
 from economics.report import charts, kpis
+from economics.schema.outputs import DisplayFormat as Show
 from ui import common, studies
 from ui import format as fmt
 from ui.text import plain
 
-HOURS_COLUMNS = {"hour": ("Hour", "count"), "demand_x_average": ("Demand [x average]", "number"),
-                 "facility_kw": ("Draw at the facility [kW]", "number"),
-                 "usd_per_kwh": ("Electricity [USD/kWh]", "usd_rate"), "energy_usd": ("Energy [USD]", "usd"),
-                 "g_per_kwh": ("Grid [gCO2e/kWh]", "number"), "kgco2e": ("Emissions [kgCO2e]", "number")}
+HOURS_COLUMNS = {"hour": ("Hour", Show.COUNT), "demand_x_average": ("Demand [x average]", Show.NUMBER),
+                 "facility_kw": ("Draw at the facility [kW]", Show.NUMBER),
+                 "usd_per_kwh": ("Electricity [USD/kWh]", Show.USD_RATE), "energy_usd": ("Energy [USD]", Show.USD),
+                 "g_per_kwh": ("Grid [gCO2e/kWh]", Show.NUMBER), "kgco2e": ("Emissions [kgCO2e]", Show.NUMBER)}
 
 TITLES = {"energy_usd_per_hour": "Energy per hour", "carbon_usd_per_hour": "Carbon cost per hour"}
 

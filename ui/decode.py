@@ -20,6 +20,7 @@ from economics import catalog
 from economics.engine.batch import as_scenario
 from economics.report import kpis
 from economics.report.format import Kpi
+from economics.schema.outputs import DisplayFormat as Show
 from economics.studies.retrofit import OptionKind
 from economics.studies.retrofit_decode import decode_table
 from economics.studies.retrofit_life import best_year, refresh
@@ -57,19 +58,21 @@ EXAMPLE: dict[str, Any] = {
 # 16 users per rack (SambaNova states none); the SN50's price is the catalog's estimate (parity with the B200). Its
 # speed falls with context: "more than 450" at a long context whose length is not stated, taken as 450 at an assumed
 # 100,000 tokens (the SN50 preset of data/presets.csv says why).
-OPTION_COLUMNS: dict[str, tuple[str, str]] = {
-    "option": ("Option", "text"), "feasible": ("Feasible", "text"), "capex_usd": ("Capex", "money"),
-    "retrofit_capex_usd": ("of which liquid retrofit", "money"),
-    "opex_usd_per_year": ("Opex, first year (a year)", "money"),
-    "revenue_usd_per_year": ("Revenue, first year (a year)", "money"),
-    "lowest_served_share": ("Lowest share of demand served", "percent"),
-    "forgone_revenue_usd": ("Revenue turned away, all years", "money"),
-    "npv_vs_status_quo_usd": ("NPV vs status quo", "money"), "irr": ("IRR vs status quo", "text"),
-    "payback": ("Payback", "text"), "levelized_cost_usd_per_m_tokens": ("Levelized cost [USD/M token]", "usd_rate"),
-    "output_tokens_per_s_per_user": ("Per-user speed [token/s]", "number"),
-    "accelerators": ("GPUs", "count"), "decode_accelerators": ("Decode accelerators", "count"),
-    "facility_mw": ("Facility [MW]", "number"), "racks": ("Racks", "count"), "sizing": ("How it is sized", "text"),
-    "reason": ("Why not feasible", "text"),
+OPTION_COLUMNS: dict[str, tuple[str, Show]] = {
+    "option": ("Option", Show.TEXT), "feasible": ("Feasible", Show.TEXT), "capex_usd": ("Capex", Show.USD),
+    "retrofit_capex_usd": ("of which liquid retrofit", Show.USD),
+    "opex_usd_per_year": ("Opex, first year (a year)", Show.USD),
+    "revenue_usd_per_year": ("Revenue, first year (a year)", Show.USD),
+    "lowest_served_share": ("Lowest share of demand served", Show.PERCENT),
+    "forgone_revenue_usd": ("Revenue turned away, all years", Show.USD),
+    "npv_vs_status_quo_usd": ("NPV vs status quo", Show.USD), "irr": ("IRR vs status quo", Show.TEXT),
+    "payback": ("Payback", Show.TEXT),
+    "levelized_cost_usd_per_m_tokens": ("Levelized cost [USD/M token]", Show.USD_RATE),
+    "output_tokens_per_s_per_user": ("Per-user speed [token/s]", Show.NUMBER),
+    "accelerators": ("GPUs", Show.COUNT), "decode_accelerators": ("Decode accelerators", Show.COUNT),
+    "facility_mw": ("Facility [MW]", Show.NUMBER), "racks": ("Racks", Show.COUNT),
+    "sizing": ("How it is sized", Show.TEXT),
+    "reason": ("Why not feasible", Show.TEXT),
 }
 
 # Every table of this page is short (six options, a handful of decode accelerators and reported speeds, the
@@ -230,21 +233,21 @@ def _served_by_year(result: Any) -> None:
                          year=[f"year {int(t)}" for t in short["year"]])
     wide = cells.pivot(index="option", columns="year", values="cell").reindex(
         list(dict.fromkeys(short["option"]))).reset_index()
-    common.show_table(wide, key="served_table", extra={"option": ("Option", "text"), **{
-        c: (c.capitalize() + ": served (revenue turned away)", "text") for c in wide.columns if c != "option"}},
+    common.show_table(wide, key="served_table", extra={"option": ("Option", Show.TEXT), **{
+        c: (c.capitalize() + ": served (revenue turned away)", Show.TEXT) for c in wide.columns if c != "option"}},
         static=True)
 
 
-ODDS_COLUMNS: dict[str, tuple[str, str]] = {
-    "option": ("Option", "text"), "probability_best": ("Best in", "percent"),
-    "npv_usd_p10": ("NPV P10", "money"), "npv_usd_p50": ("NPV P50", "money"), "npv_usd_p90": ("NPV P90", "money"),
-    "irr_p50": ("IRR P50", "percent"), "payback_months_p50": ("Payback P50 [months]", "number"),
-    "computed_share": ("Draws computed", "percent"),
+ODDS_COLUMNS: dict[str, tuple[str, Show]] = {
+    "option": ("Option", Show.TEXT), "probability_best": ("Best in", Show.PERCENT),
+    "npv_usd_p10": ("NPV P10", Show.USD), "npv_usd_p50": ("NPV P50", Show.USD), "npv_usd_p90": ("NPV P90", Show.USD),
+    "irr_p50": ("IRR P50", Show.PERCENT), "payback_months_p50": ("Payback P50 [months]", Show.NUMBER),
+    "computed_share": ("Draws computed", Show.PERCENT),
 }
-TORNADO_COLUMNS: dict[str, tuple[str, str]] = {
-    "driver": ("Input", "text"), "low": ("Low", "number"), "high": ("High", "number"),
-    "difference_at_low": ("Difference at low", "money"), "difference_at_high": ("Difference at high", "money"),
-    "break_even": ("Break-even value", "number"), "source": ("Range from", "text"),
+TORNADO_COLUMNS: dict[str, tuple[str, Show]] = {
+    "driver": ("Input", Show.TEXT), "low": ("Low", Show.NUMBER), "high": ("High", Show.NUMBER),
+    "difference_at_low": ("Difference at low", Show.USD), "difference_at_high": ("Difference at high", Show.USD),
+    "break_even": ("Break-even value", Show.NUMBER), "source": ("Range from", Show.TEXT),
 }
 
 

@@ -15,6 +15,7 @@ import streamlit as st
 import economics
 from economics import catalog
 from economics.report import kpis
+from economics.schema.outputs import DisplayFormat as Show
 from ui import common, editor, report, state, studies
 from ui import format as fmt
 from ui.text import plain
@@ -56,8 +57,8 @@ def _compare_odds(key: str, choices: tuple[str, ...], settings: dict[str, Any]) 
         return
     st.markdown(f"**{found.headline()}.**")
     common.show_table(found.table, key="compare_odds_table", extra={
-        "probability_cheapest": ("Cheapest in", "percent"), "computed_share": ("Draws computed", "percent"),
-        "reason": ("Not computed because", "text")}, static=True)
+        "probability_cheapest": ("Cheapest in", Show.PERCENT), "computed_share": ("Draws computed", Show.PERCENT),
+        "reason": ("Not computed because", Show.TEXT)}, static=True)
     notes = found.assumptions()
     if notes:
         st.caption("Assumptions (ranges no source gives): " + "; ".join(notes) + ".")
@@ -124,7 +125,7 @@ elif choices:
     if spec is not None:
         common.draw(spec)
     common.show_table(table, key="compare_table", static=True, wide=True, extra={
-        "error": ("Not computed because", "text"), "rank": ("Rank", "count"), "site": ("Site", "text")})
+        "error": ("Not computed because", Show.TEXT), "rank": ("Rank", Show.COUNT), "site": ("Site", Show.TEXT)})
     _compare_odds(common.canonical(scenario), tuple(choices), settings)
 
 report.offer("fleet", report.scenario_pdf("fleet"))

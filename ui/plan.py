@@ -23,6 +23,7 @@ import economics
 from economics import catalog
 from economics.io import plan_files
 from economics.report import charts, kpis
+from economics.schema.outputs import DisplayFormat as Show
 from economics.schema.validation import InputError
 from economics.studies import planner
 from economics.studies.plan_odds import MAX_PLAN_SAMPLES, plan_odds
@@ -64,28 +65,28 @@ EMPTY_MEANS = {"ttft_target_s": "empty: not a constraint", "max_racks": "empty: 
 OBJECTIVE_WORDS = {"cost_per_day": "cost per day (capital as an annuity)",
                    "npv": "net present cost over the horizon"}
 PLAN_COLUMNS = kpis.PLAN_COLUMNS  # the pools' columns, as the board report prints them too
-CONSTRAINT_COLUMNS: dict[str, tuple[str, str]] = {
-    "constraint": ("Limit", "text"), "limit": ("Available", "number"), "used": ("Used", "number"),
-    "unit": ("Unit", "text"), "slack": ("Slack", "number"), "binding": ("Binding", "bool"),
-    "shadow_price_usd": ("One more unit saves [USD/day]", "usd"), "meaning": ("Meaning", "text"),
+CONSTRAINT_COLUMNS: dict[str, tuple[str, Show]] = {
+    "constraint": ("Limit", Show.TEXT), "limit": ("Available", Show.NUMBER), "used": ("Used", Show.NUMBER),
+    "unit": ("Unit", Show.TEXT), "slack": ("Slack", Show.NUMBER), "binding": ("Binding", Show.BOOL),
+    "shadow_price_usd": ("One more unit saves [USD/day]", Show.USD), "meaning": ("Meaning", Show.TEXT),
 }
-SETTING_COST_COLUMNS: dict[str, tuple[str, str]] = {
-    "setting": ("Setting", "text"), "value": ("Value", "number"), "unit": ("Unit", "text"),
-    "cost_usd_per_day": ("Plan [USD/day]", "usd"), "without_usd_per_day": ("Without it [USD/day]", "usd"),
-    "costs_usd_per_day": ("It costs [USD/day]", "usd"), "pools_without": ("Pools without it", "count"),
-    "meaning": ("Meaning", "text"),
+SETTING_COST_COLUMNS: dict[str, tuple[str, Show]] = {
+    "setting": ("Setting", Show.TEXT), "value": ("Value", Show.NUMBER), "unit": ("Unit", Show.TEXT),
+    "cost_usd_per_day": ("Plan [USD/day]", Show.USD), "without_usd_per_day": ("Without it [USD/day]", Show.USD),
+    "costs_usd_per_day": ("It costs [USD/day]", Show.USD), "pools_without": ("Pools without it", Show.COUNT),
+    "meaning": ("Meaning", Show.TEXT),
 }
-CANDIDATE_COLUMNS: dict[str, tuple[str, str]] = {
-    "name": ("Option", "text"), "accelerator": ("Accelerator", "text"), "ownership": ("Ownership", "text"),
-    "tier": ("Rent tier", "text"),
-    "cooling": ("Cooling", "text"), "accelerators_per_system": ("Accelerators per system", "count"),
-    "system_power_kw": ("System power [kW]", "number"), "price_usd_per_system": ("Price per system [USD]", "usd"),
-    "rent_usd_per_system_hour": ("Rent per system-hour [USD]", "usd"),
-    "input_tokens_per_s_per_system": ("Prefill per system [token/s]", "number"),
-    "output_tokens_per_s_per_system": ("Output per system [token/s]", "number"),
-    "output_tokens_per_s_per_user": ("Per-user speed [token/s]", "number"),
-    "throughput": ("Throughput from", "text"), "roles": ("Roles", "text"),
-    "left_out": ("Left out because", "text"), "note": ("Note", "text"),
+CANDIDATE_COLUMNS: dict[str, tuple[str, Show]] = {
+    "name": ("Option", Show.TEXT), "accelerator": ("Accelerator", Show.TEXT), "ownership": ("Ownership", Show.TEXT),
+    "tier": ("Rent tier", Show.TEXT),
+    "cooling": ("Cooling", Show.TEXT), "accelerators_per_system": ("Accelerators per system", Show.COUNT),
+    "system_power_kw": ("System power [kW]", Show.NUMBER), "price_usd_per_system": ("Price per system [USD]", Show.USD),
+    "rent_usd_per_system_hour": ("Rent per system-hour [USD]", Show.USD),
+    "input_tokens_per_s_per_system": ("Prefill per system [token/s]", Show.NUMBER),
+    "output_tokens_per_s_per_system": ("Output per system [token/s]", Show.NUMBER),
+    "output_tokens_per_s_per_user": ("Per-user speed [token/s]", Show.NUMBER),
+    "throughput": ("Throughput from", Show.TEXT), "roles": ("Roles", Show.TEXT),
+    "left_out": ("Left out because", Show.TEXT), "note": ("Note", Show.TEXT),
 }
 
 
@@ -280,8 +281,8 @@ def _odds(inputs: tuple[str, str, tuple[str, ...], bytes | None]) -> None:
                 f"{fmt.usd(summary['cost_usd_per_day_p10'])} (P10), {fmt.usd(summary['cost_usd_per_day_p50'])} "
                 f"(P50), {fmt.usd(summary['cost_usd_per_day_p90'])} (P90).")
     common.show_table(got["mixes"], key="plan_odds_mixes", extra={
-        "mix": ("Cheapest mix in a draw", "text"), "probability_cheapest": ("Share of draws", "percent"),
-        "cost_usd_per_day_p50": ("Cost a day, P50", "money")})
+        "mix": ("Cheapest mix in a draw", Show.TEXT), "probability_cheapest": ("Share of draws", Show.PERCENT),
+        "cost_usd_per_day_p50": ("Cost a day, P50", Show.USD)})
     common.show_table(got["drivers"], key="plan_odds_drivers")
 
 
@@ -459,12 +460,13 @@ def _show(out: dict[str, Any], side: editor.Sidebar, inputs: tuple[str, str, tup
     where.download_button("Download the plan (CSV)", downloads["csv"], "plan.csv", "text/csv", key="plan_csv")
 
 
-HOUR_WORDS = {"hour": ("Hour", "count"), "requests_per_s": ("Requests [1/s]", "number"),
-              "output_tokens_per_s": ("Output [token/s]", "number"), "usd_per_kwh": ("Energy [USD/kWh]", "number"),
-              "g_per_kwh": ("Grid [gCO2e/kWh]", "number")}
+HOUR_WORDS = {"hour": ("Hour", Show.COUNT), "requests_per_s": ("Requests [1/s]", Show.NUMBER),
+              "output_tokens_per_s": ("Output [token/s]", Show.NUMBER),
+              "usd_per_kwh": ("Energy [USD/kWh]", Show.NUMBER),
+              "g_per_kwh": ("Grid [gCO2e/kWh]", Show.NUMBER)}
 
 
-def hour_columns(columns: list[str]) -> dict[str, tuple[str, str]]:
+def hour_columns(columns: list[str]) -> dict[str, tuple[str, Show]]:
     """Headers of a plan's hours table: 'decode_accelerators_reserved' reads 'Decode accelerators, reserved'."""
     out = {}
     for c in columns:
@@ -472,7 +474,7 @@ def hour_columns(columns: list[str]) -> dict[str, tuple[str, str]]:
             out[c] = HOUR_WORDS[c]
             continue
         role, kind, *where = c.split("_")
-        out[c] = (f"{role.capitalize()} {kind}, {' '.join(where)}", "number")
+        out[c] = (f"{role.capitalize()} {kind}, {' '.join(where)}", Show.NUMBER)
     return out
 
 
@@ -556,12 +558,13 @@ def _carbon_section(scenario: dict[str, Any], csv_bytes: bytes | None) -> None:
         common.show_table(planner.frontier_table(points), key="plan_carbon_frontier", extra=CARBON_COLUMNS)
 
 
-CARBON_COLUMNS: dict[str, tuple[str, str]] = {
-    "carbon_usd_per_tonne": ("Carbon price [USD/t]", "usd"), "feasible": ("Feasible", "bool"),
-    "cost_before_carbon_usd_per_day": ("Cost before carbon [USD/day]", "usd"),
-    "cost_usd_per_day": ("Cost with carbon [USD/day]", "usd"), "kgco2e_per_day": ("Emissions [kgCO2e/day]", "number"),
-    "tco2e_per_year": ("Emissions [tCO2e a year]", "number"),
-    "kgco2e_per_m_tokens": ("Emissions [kgCO2e/M token]", "number"), "reason": ("Why not", "text"),
+CARBON_COLUMNS: dict[str, tuple[str, Show]] = {
+    "carbon_usd_per_tonne": ("Carbon price [USD/t]", Show.USD), "feasible": ("Feasible", Show.BOOL),
+    "cost_before_carbon_usd_per_day": ("Cost before carbon [USD/day]", Show.USD),
+    "cost_usd_per_day": ("Cost with carbon [USD/day]", Show.USD),
+    "kgco2e_per_day": ("Emissions [kgCO2e/day]", Show.NUMBER),
+    "tco2e_per_year": ("Emissions [tCO2e a year]", Show.NUMBER),
+    "kgco2e_per_m_tokens": ("Emissions [kgCO2e/M token]", Show.NUMBER), "reason": ("Why not", Show.TEXT),
 }
 
 

@@ -16,6 +16,7 @@ import economics
 from economics.io import session_traces
 from economics.io.benchmark_formats import BenchmarkError
 from economics.report import charts
+from economics.schema.outputs import DisplayFormat as Show
 from economics.studies import kv_memory, session_shape
 from ui import common, editor, report, state
 from ui import format as fmt
@@ -152,8 +153,9 @@ def _profile(scenario: dict[str, Any]) -> None:
     common.draw(charts.profile_spec(), charts.profile_data(table))
     with st.expander("The turns as a table"):
         common.show_table(table, key="sessions_profile", money=False, extra={
-            "turn": ("Turn", "number"), "context_tokens": ("Context [token]", "number"),
-            "output_tokens_per_s_per_user": ("Per-user speed [token/s]", "number"), "ttft_s": ("TTFT [s]", "number")})
+            "turn": ("Turn", Show.NUMBER), "context_tokens": ("Context [token]", Show.NUMBER),
+            "output_tokens_per_s_per_user": ("Per-user speed [token/s]", Show.NUMBER),
+            "ttft_s": ("TTFT [s]", Show.NUMBER)})
     st.caption("Each turn decodes at its own context (the decode step grows with the KV read) and its TTFT is its "
                "new input and missed context prefilled plus the context loaded from the tiers below HBM. The last "
                "row is the outputs min_output_tokens_per_s_per_user and ttft_last_turn_s. "
@@ -163,8 +165,8 @@ def _profile(scenario: dict[str, Any]) -> None:
 def _where_found(result: dict[str, Any]) -> None:
     st.subheader("Where each turn's earlier context is found")
     common.show_table(session_shape.where_found(result), key="sessions_tiers", extra={
-        "where": ("Where", "text"), "gb": ("Capacity [GB per system]", "number"),
-        "share": ("Share of input tokens", "percent"), "tokens": ("Tokens a session", "number")})
+        "where": ("Where", Show.TEXT), "gb": ("Capacity [GB per system]", Show.NUMBER),
+        "share": ("Share of input tokens", Show.PERCENT), "tokens": ("Tokens a session", Show.NUMBER)})
     st.caption("Shares of a session's input tokens: the shared prefix and earlier turns found in each tier (an "
                "exclusive LRU hierarchy under Che's approximation, docs/model.md, Sessions), and the rest "
                "recomputed. A tier that loads slower than the system prefills holds nothing.")
@@ -173,21 +175,22 @@ def _where_found(result: dict[str, Any]) -> None:
 def _costs(result: dict[str, Any]) -> None:
     st.subheader("What the KV tiers cost")
     common.show_table(session_shape.tier_costs(result), key="sessions_costs", extra={
-        "line": ("Cost line", "text"), "usd_per_hour": ("USD/h", "usd_rate"),
-        "usd_per_session": ("USD per session", "usd_rate")})
+        "line": ("Cost line", Show.TEXT), "usd_per_hour": ("USD/h", Show.USD_RATE),
+        "usd_per_session": ("USD per session", Show.USD_RATE)})
     st.caption("Per session: the line's USD/h x 24 h / sessions served a day. Host DRAM and SSD are amortised like "
                "the hardware; the remote store is rented per GB-month.")
 
 
 STUDY = "_sessions_kv_memory"  # the last study run: (scenario, target, result), shown while both still match
-OPTION_COLUMNS = {"option": ("Option", "text"), "accelerator": ("Accelerator", "text"),
-                  "feasible": ("Holds the target", "text"),
-                  "reason": ("Why not", "text"), "field": ("Field raised", "text"),
-                  "current": ("Now", "number"), "needed": ("Needed", "number"), "added": ("Added", "number"),
-                  "accelerators": ("Accelerators", "number"), "agents_at_slo": ("Agents held", "number"),
-                  "kv_hit_rate": ("KV hit rate", "percent"), "ttft_last_turn_s": ("Last turn's TTFT [s]", "number"),
-                  "cost_usd_per_session": ("USD per session", "usd_rate"),
-                  "cost_usd_per_day": ("USD per day", "usd_rate"), "rank": ("Rank", "number")}
+OPTION_COLUMNS = {"option": ("Option", Show.TEXT), "accelerator": ("Accelerator", Show.TEXT),
+                  "feasible": ("Holds the target", Show.TEXT),
+                  "reason": ("Why not", Show.TEXT), "field": ("Field raised", Show.TEXT),
+                  "current": ("Now", Show.NUMBER), "needed": ("Needed", Show.NUMBER), "added": ("Added", Show.NUMBER),
+                  "accelerators": ("Accelerators", Show.NUMBER), "agents_at_slo": ("Agents held", Show.NUMBER),
+                  "kv_hit_rate": ("KV hit rate", Show.PERCENT),
+                  "ttft_last_turn_s": ("Last turn's TTFT [s]", Show.NUMBER),
+                  "cost_usd_per_session": ("USD per session", Show.USD_RATE),
+                  "cost_usd_per_day": ("USD per day", Show.USD_RATE), "rank": ("Rank", Show.NUMBER)}
 
 
 def _memory_or_accelerators(scenario: dict[str, Any], result: dict[str, Any]) -> None:

@@ -19,7 +19,8 @@ from pydantic.json_schema import models_json_schema
 
 from economics.api.errors import Code
 from economics.api.tasks import MEDIA
-from economics.schema.outputs import OUTPUTS, OutputSpec
+from economics.io.output_paths import OutputFormat
+from economics.schema.outputs import OUTPUTS, DisplayFormat, OutputSpec
 from economics.schema.scenario import FIELDS, FieldSpec, Scenario
 from economics.schema.validation import RANGE_COLUMNS
 from economics.version import __version__
@@ -46,7 +47,7 @@ def _input_column(spec: FieldSpec) -> tuple[Any, Any]:
 
 def _output_column(out: OutputSpec) -> tuple[Any, Any]:
     """An output column: a number (a whole one for a count), a flag or text; null only where it is optional."""
-    kind: Any = (int if out.integer else float) if out.numeric else bool if out.fmt == "bool" else str
+    kind: Any = (int if out.integer else float) if out.numeric else bool if out.fmt is DisplayFormat.BOOL else str
     description = f"{out.label}{_unit(out.unit)}: {out.description}"
     if out.optional:
         return (kind | None, Field(None, description=description))
@@ -157,14 +158,15 @@ OBJECT: dict[str, Any] = {"type": "object"}
 """A JSON answer's schema where it is a document of the study's own columns (``GET /v1/fields`` lists them)."""
 
 
-def answers(description: str, *formats: str) -> dict[int | str, dict[str, Any]]:
-    """A route's 200 answer in each format it may be given in: a key of :data:`economics.api.tasks.MEDIA`
-    (``json`` an object, the others any bytes of their type) or a media type.
+def answers(description: str, *formats: StrEnum) -> dict[int | str, dict[str, Any]]:
+    """A route's 200 answer in each format it may be given in: members of
+    :class:`~economics.io.output_paths.OutputFormat` or of one of its subsets (``json`` an object, the others any
+    bytes of their media type, :data:`economics.api.tasks.MEDIA`).
     """
     content: dict[str, Any] = {}
     for fmt in formats:
-        kind = MEDIA.get(fmt, fmt).split(";")[0]
-        content[kind] = {"schema": OBJECT} if fmt == "json" else {}
+        kind = MEDIA[OutputFormat(fmt)].split(";")[0]
+        content[kind] = {"schema": OBJECT} if fmt == OutputFormat.JSON else {}
     return {200: {"description": description, "content": content}}
 
 

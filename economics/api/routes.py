@@ -21,6 +21,7 @@ from economics.api.tasks import MEDIA, catalog_document, catalog_names, catalog_
 from economics.api.tasks import Request as Task
 from economics.catalog import closest
 from economics.io.documents import fields_markdown
+from economics.io.output_paths import ExplainFormat, FieldsFormat, OutputFormat, RecordFormat, TableFormat
 from economics.report.build import ReportKind
 from economics.report.figures import checked_app_url
 from economics.schema.scenario import Scenario
@@ -99,24 +100,24 @@ async def health_head() -> Response:
              openapi_extra=openapi.table_body(),
              responses={200: {"description": "every row evaluated", "model": list[openapi.ResultRow],
                               "content": {"text/csv": {}, "application/vnd.apache.parquet": {}}}})
-async def evaluate(request: Request, format: Literal["json", "csv", "parquet"] = "json") -> Response:
+async def evaluate(request: Request, format: TableFormat = TableFormat.JSON) -> Response:
     """Every scenario of the table evaluated, in the format asked for: what ``token-economics evaluate`` writes.
     A table with invalid rows is answered 422: every problem, and the valid rows' results beside them.
     """
-    return await _compute(request, "evaluate", "evaluate", {"format": format})
+    return await _compute(request, "evaluate", "evaluate", {"format": format.value})
 
 
 @router.post("/explain", summary="the derivation of one row", tags=["compute"], openapi_extra=openapi.table_body(),
-             responses=openapi.answers("the row's derivation", "json", "text"))
-async def explain(request: Request, row: Row = "", format: Literal["json", "text"] = "json") -> Response:
+             responses=openapi.answers("the row's derivation", *ExplainFormat))
+async def explain(request: Request, row: Row = "", format: ExplainFormat = ExplainFormat.JSON) -> Response:
     """Where each input of the row comes from, then every output's formula with the numbers substituted."""
-    return await _compute(request, "evaluate", "explain", {"row": row, "format": format})
+    return await _compute(request, "evaluate", "explain", {"row": row, "format": format.value})
 
 
 @router.post("/compare", summary="one row across accelerators", tags=["compute"], openapi_extra=openapi.table_body(),
-             responses=openapi.answers("the row on each accelerator, ranked", "json", "csv"))
+             responses=openapi.answers("the row on each accelerator, ranked", *RecordFormat))
 async def compare(request: Request, row: Row = "", accelerators: Accelerators = "",
-                  format: Literal["json", "csv"] = "json", uncertainty: bool = False,
+                  format: RecordFormat = RecordFormat.JSON, uncertainty: bool = False,
                   samples: Annotated[int, Query(ge=1, le=MAX_SAMPLES, description="draws with uncertainty=true")]
                   = 10_000,
                   seed: Annotated[int, Query(ge=0, le=2**32 - 1, description="seed of the draws")] = 0) -> Response:
@@ -126,24 +127,25 @@ async def compare(request: Request, row: Row = "", accelerators: Accelerators = 
     tokens and its cost at P10/P50/P90, and the drivers).
     """
     return await _compute(request, "study" if uncertainty else "evaluate", "compare", {
-        "row": row, "format": format, "accelerators": _accelerators(accelerators), "uncertainty": uncertainty,
+        "row": row, "format": format.value, "accelerators": _accelerators(accelerators), "uncertainty": uncertainty,
         "samples": samples, "seed": seed})
 
 
 @router.post("/session-profile", summary="a session row's speed across its turns", tags=["compute"],
              openapi_extra=openapi.table_body(),
-             responses=openapi.answers("each turn", "json", "csv"))
-async def session_profile(request: Request, row: Row = "", format: Literal["json", "csv"] = "json") -> Response:
+             responses=openapi.answers("each turn", *RecordFormat))
+async def session_profile(request: Request, row: Row = "", format: RecordFormat = RecordFormat.JSON) -> Response:
     """Each turn of the row's session (``workload=sessions``): the context it reads, its per-user decode speed and
     its time to first token; a request row is answered 422 naming ``workload``.
     """
-    return await _compute(request, "evaluate", "session_profile", {"row": row, "format": format})
+    return await _compute(request, "evaluate", "session_profile", {"row": row, "format": format.value})
 
 
 @router.post("/retrofit", summary="an existing fleet's retrofit options", tags=["studies"],
              openapi_extra=openapi.table_body(),
-             responses=openapi.answers("the options (explain: the derivation as text)", "json", "csv", "text"))
-async def retrofit(request: Request, row: Row = "", format: Literal["json", "csv"] = "json",
+             responses=openapi.answers("the options (explain: the derivation as text)", *RecordFormat,
+                                       OutputFormat.TEXT))
+async def retrofit(request: Request, row: Row = "", format: RecordFormat = RecordFormat.JSON,
                    explain: bool = False, uncertainty: bool = False, refresh: bool = False,
                    samples: Annotated[int, Query(ge=1, le=MAX_SAMPLES, description="draws with uncertainty=true")]
                    = 10_000,
@@ -155,7 +157,7 @@ async def retrofit(request: Request, row: Row = "", format: Literal["json", "csv
     ``refresh=true`` the NPV of keeping the existing fleet N years then replacing it by the new generation, per N,
     and the best year.
     """
-    return await _compute(request, "study", "retrofit", {"row": row, "format": format, "explain": explain,
+    return await _compute(request, "study", "retrofit", {"row": row, "format": format.value, "explain": explain,
                                                          "uncertainty": uncertainty, "refresh": refresh,
                                                          "samples": samples,
                                                          "seed": seed})
@@ -163,25 +165,25 @@ async def retrofit(request: Request, row: Row = "", format: Literal["json", "csv
 
 @router.post("/kv-memory", summary="more memory or more accelerators for a target of agents", tags=["studies"],
              openapi_extra=openapi.table_body(),
-             responses=openapi.answers("the options, ranked", "json", "csv"))
+             responses=openapi.answers("the options, ranked", *RecordFormat))
 async def kv_memory(request: Request, agents: Annotated[int, Query(ge=1, le=10**12, description="the target number "
                                                                    "of concurrent agents (sessions) at the SLO")],
-                    row: Row = "", format: Literal["json", "csv"] = "json") -> Response:
+                    row: Row = "", format: RecordFormat = RecordFormat.JSON) -> Response:
     """For a session row and a target of concurrent agents at its SLO: the smallest addition of host DRAM, SSD or a
     remote KV store to the current fleet, and the systems needed without one, each with its cost per session, cost
     per day and agents held, ranked by cost per session; the cheapest and why.
     """
-    return await _compute(request, "study", "kv_memory", {"row": row, "agents": agents, "format": format})
+    return await _compute(request, "study", "kv_memory", {"row": row, "agents": agents, "format": format.value})
 
 
 @router.post("/uncertainty", summary="tornado and Monte Carlo over a row's ranges", tags=["studies"],
              openapi_extra=openapi.table_body(),
-             responses=openapi.answers("the tornado and the Monte Carlo summary", "json", "csv"))
+             responses=openapi.answers("the tornado and the Monte Carlo summary", *RecordFormat))
 async def uncertainty(request: Request, row: Row = "", output_field: str = "cost_usd_per_m_tokens",
                       samples: Annotated[int, Query(ge=1, le=1_000_000)] = 10_000,
                       seed: Annotated[int, Query(ge=0, le=2**32 - 1)] = 0,
                       distribution: Literal["triangular", "uniform"] = "triangular", default_ranges: bool = False,
-                      format: Literal["json", "csv"] = "json") -> Response:
+                      format: RecordFormat = RecordFormat.JSON) -> Response:
     """The tornado of ``output_field`` and the Monte Carlo summary over the row's ``<field>_low``/``<field>_high``
     columns (with ``default_ranges`` the Uncertainty page's ranges where it gives none).
     """
@@ -192,15 +194,15 @@ async def uncertainty(request: Request, row: Row = "", output_field: str = "cost
                          "message": f"samples: must be <= {most:,} on this server"}])
     return await _compute(request, "study", "uncertainty", {
         "row": row, "output_field": output_field, "samples": samples, "seed": seed, "distribution": distribution,
-        "default_ranges": default_ranges, "format": format})
+        "default_ranges": default_ranges, "format": format.value})
 
 
 @router.post("/plan", summary="the cheapest fleet for a row's demand", tags=["studies"],
              openapi_extra=openapi.table_body(),
-             responses=openapi.answers("the plan, or feasible false and the diagnosis", "json", "csv"))
+             responses=openapi.answers("the plan, or feasible false and the diagnosis", *RecordFormat))
 async def plan(request: Request, row: Row = "", accelerators: Accelerators = "",
                frontier: FrontierChoice = FrontierChoice.NONE,
-               format: Literal["json", "csv"] = "json", uncertainty: bool = False,
+               format: RecordFormat = RecordFormat.JSON, uncertainty: bool = False,
                samples: Annotated[int, Query(ge=1, le=MAX_PLAN_SAMPLES, description="draws with uncertainty=true "
                                              "(two solves each)")] = DEFAULT_PLAN_SAMPLES,
                seed: Annotated[int, Query(ge=0, le=2**32 - 1, description="seed of the draws")] = 0) -> Response:
@@ -210,12 +212,12 @@ async def plan(request: Request, row: Row = "", accelerators: Accelerators = "",
     ``samples`` times, the plan solved again in each draw.
     """
     return await _compute(request, "study", "plan", {"row": row, "accelerators": _accelerators(accelerators),
-                                                     "frontier": frontier.value, "format": format,
+                                                     "frontier": frontier.value, "format": format.value,
                                                      "uncertainty": uncertainty, "samples": samples, "seed": seed})
 
 
 @router.post("/report", summary="a row's board report (PDF)", tags=["studies"],
-             openapi_extra=openapi.table_body(), responses=openapi.answers("the report", "pdf"))
+             openapi_extra=openapi.table_body(), responses=openapi.answers("the report", OutputFormat.PDF))
 async def report(request: Request, row: Row = "", kind: ReportKind = ReportKind.COST,
                  baseline: Row = "", accelerators: Accelerators = "",
                  frontier: FrontierChoice = FrontierChoice.NONE,
@@ -238,7 +240,7 @@ async def report(request: Request, row: Row = "", kind: ReportKind = ReportKind.
 
 
 @router.post("/import-benchmark", summary="benchmark results as a curve file", tags=["compute"],
-             openapi_extra=openapi.files_body(), responses=openapi.answers("the curve file", "json", "csv"))
+             openapi_extra=openapi.files_body(), responses=openapi.answers("the curve file", *RecordFormat))
 async def import_benchmark(request: Request, accelerator: Annotated[str, Query(max_length=200)] = "",
                            accelerators: Annotated[int | None, Query(ge=1, le=100_000)] = None,
                            model: Annotated[str, Query(max_length=200)] = "",
@@ -247,19 +249,19 @@ async def import_benchmark(request: Request, accelerator: Annotated[str, Query(m
                            skip_bad_rows: bool = False,
                            input_tokens: Annotated[float | None, Query(gt=0, le=1e7)] = None,
                            output_tokens: Annotated[float | None, Query(gt=0, le=1e7)] = None,
-                           format: Literal["json", "csv"] = "csv") -> Response:
+                           format: RecordFormat = RecordFormat.CSV) -> Response:
     """vLLM, SGLang, GenAI-Perf, AIPerf, GuideLLM, InferenceX or MLPerf results (form field ``files``) as the curve
     file the other endpoints take as ``curves``.
     """
     return await _compute(request, "study", "import_benchmark", {
         "accelerator": accelerator, "accelerators": accelerators, "model": model, "precision": precision,
         "benchmark_format": benchmark_format, "curve_id": curve_id, "skip_bad_rows": skip_bad_rows,
-        "input_tokens": input_tokens, "output_tokens": output_tokens, "format": format})
+        "input_tokens": input_tokens, "output_tokens": output_tokens, "format": format.value})
 
 
 @router.post("/import-sessions", summary="a session trace or multi-turn benchmark as a sessions row",
              tags=["compute"], openapi_extra=openapi.files_body(),
-             responses=openapi.answers("the scenario row", "json", "csv"))
+             responses=openapi.answers("the scenario row", *RecordFormat))
 async def import_sessions(request: Request,
                           trace_format: Literal["auto", "mooncake", "vllm-multi-turn", "sglang-multiturn"] = "auto",
                           session_prefix_tokens: Annotated[float | None, Query(ge=0, le=1e8)] = None,
@@ -269,7 +271,7 @@ async def import_sessions(request: Request,
                           request_length: Annotated[float | None, Query(gt=0, le=1e8)] = None,
                           output_length: Annotated[float | None, Query(gt=0, le=1e8)] = None,
                           run: Annotated[int | None, Query(ge=1)] = None,
-                          format: Literal["json", "csv"] = "json") -> Response:
+                          format: RecordFormat = RecordFormat.JSON) -> Response:
     """A Mooncake session trace (JSONL), vLLM's multi-turn benchmark ``--stats-json-output`` or SGLang's
     ``bench_multiturn.py`` log (form field ``files``, one file) as one ``workload=sessions`` scenario row, with its
     provenance, as ``import-sessions`` (SGLang's log: ``num_rounds``, ``request_length``, ``output_length`` as the
@@ -278,17 +280,17 @@ async def import_sessions(request: Request,
     return await _compute(request, "study", "import_sessions", {
         "trace_format": trace_format, "session_prefix_tokens": session_prefix_tokens,
         "seconds_between_turns": seconds_between_turns, "block_tokens": block_tokens, "num_rounds": num_rounds,
-        "request_length": request_length, "output_length": output_length, "run": run, "format": format})
+        "request_length": request_length, "output_length": output_length, "run": run, "format": format.value})
 
 
 @router.get("/fields", summary="the input fields and outputs", tags=["reference"],
-            responses=openapi.answers("the fields and outputs", "json", "text/markdown"))
-async def fields(format: Literal["json", "markdown"] = "json") -> Response:
+            responses=openapi.answers("the fields and outputs", *FieldsFormat))
+async def fields(format: FieldsFormat = FieldsFormat.JSON) -> Response:
     """Every scenario field (type, unit, default, bounds, description) and every output (unit, label,
     description): the tables ``token-economics fields`` prints.
     """
-    if format == "markdown":
-        return Response(fields_markdown(), media_type="text/markdown; charset=utf-8")
+    if format is FieldsFormat.MARKDOWN:
+        return Response(fields_markdown(), media_type=MEDIA[OutputFormat.MARKDOWN])
     return JSONResponse(fields_document())
 
 
@@ -307,9 +309,9 @@ async def catalogs() -> dict[str, Any]:
 
 
 @router.get("/catalogs/{name}", summary="one catalog with its sources", tags=["reference"],
-            responses=openapi.answers("the catalog's rows", "json", "csv"))
-async def catalog(name: str, format: Literal["json", "csv"] = "json") -> Response:
+            responses=openapi.answers("the catalog's rows", *RecordFormat))
+async def catalog(name: str, format: RecordFormat = RecordFormat.JSON) -> Response:
     """Every row of the catalog ``name`` as stored (each cell as text), its sources included."""
-    if format == "csv":
-        return Response(catalog_text(name), media_type=MEDIA["csv"])
+    if format is RecordFormat.CSV:
+        return Response(catalog_text(name), media_type=MEDIA[OutputFormat.CSV])
     return JSONResponse(catalog_document(name))

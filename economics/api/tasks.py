@@ -25,6 +25,7 @@ from economics.engine.batch import ScenarioError, as_scenario, evaluate_scenario
 from economics.engine.provenance import provenance_text
 from economics.io import benchmarks, one_row, session_traces, tables
 from economics.io.one_row import InvalidRow
+from economics.io.output_paths import OutputFormat
 from economics.io.plan_files import (
     PLAN_TABLE,
     InvalidPlanRow,
@@ -53,9 +54,11 @@ from economics.studies.retrofit_life import best_year, refresh
 from economics.studies.uncertainty import default_ranges, monte_carlo, ranges_from_row, tornado
 from economics.version import __version__
 
-MEDIA = {"json": "application/json", "csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apache.parquet",
-         "text": "text/plain; charset=utf-8", "pdf": "application/pdf"}
-"""The media type of each answer format."""
+MEDIA: dict[OutputFormat, str] = {
+    OutputFormat.JSON: "application/json", OutputFormat.CSV: "text/csv; charset=utf-8",
+    OutputFormat.PARQUET: "application/vnd.apache.parquet", OutputFormat.TEXT: "text/plain; charset=utf-8",
+    OutputFormat.MARKDOWN: "text/markdown; charset=utf-8", OutputFormat.PDF: "application/pdf"}
+"""The media type of each answer format (every :class:`~economics.io.output_paths.OutputFormat` has one)."""
 
 
 @dataclass
@@ -84,7 +87,7 @@ class Answer:
 
 
 def _json(doc: dict[str, Any]) -> Answer:
-    return Answer(200, MEDIA["json"], json_bytes({"version": __version__, **doc}))
+    return Answer(200, MEDIA[OutputFormat.JSON], json_bytes({"version": __version__, **doc}))
 
 
 def _table(req: Request) -> bytes:
@@ -111,7 +114,7 @@ def evaluate(req: Request, max_rows: int) -> Answer:
     """Every scenario evaluated, as ``evaluate`` writes them (the same writer: the CLI's bytes for CSV and Parquet,
     its records for JSON); 422 with the valid rows' results and every problem when a row is invalid.
     """
-    fmt = req.params.get("format") or "json"
+    fmt = OutputFormat(req.params.get("format") or OutputFormat.JSON)
     frames: list[pd.DataFrame] = []
 
     def kept(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -127,8 +130,8 @@ def evaluate(req: Request, max_rows: int) -> Answer:
         return Answer(200, MEDIA[fmt], out.getvalue())
     whole = pd.concat(frames, ignore_index=True)
     valid = whole[whole["valid"].astype(bool)]
-    results = json.loads(to_json_text(valid)) if fmt != "json" else [r for r in json.loads(out.getvalue())
-                                                                      if r.get("valid")]
+    results = (json.loads(to_json_text(valid)) if fmt is not OutputFormat.JSON
+               else [r for r in json.loads(out.getvalue()) if r.get("valid")])
     raise ApiError(Code.INVALID_ROWS, f"{totals.invalid:,} of {totals.rows:,} rows invalid; the valid rows were "
                    "evaluated", [problem(*r) for r in totals.report.itertuples(index=False, name=None)], results)
 
@@ -171,8 +174,9 @@ def explain(req: Request) -> Answer:
     except ScenarioError as exc:
         raise one_row.invalid(one, chosen.position, exc.problems) from None
     provenance = provenance_text(chosen.fields)
-    if req.params.get("format") == "text":  # a report for people, escaped as the CLI's (no raw escape sequence)
-        return Answer(200, MEDIA["text"], escape_for_terminal(provenance + "\n\n" + trace.text() + "\n").encode())
+    if req.params.get("format") == OutputFormat.TEXT:  # a report for people, escaped as the CLI's (no raw escapes)
+        text = escape_for_terminal(provenance + "\n\n" + trace.text() + "\n")
+        return Answer(200, MEDIA[OutputFormat.TEXT], text.encode())
     return _json({"name": str(chosen.cells.get("name", "")), "provenance": provenance, "derivation": trace.text()})
 
 
@@ -190,8 +194,8 @@ def compare(req: Request) -> Answer:
         table = compare_accelerators(chosen.fields, ids)
     except ScenarioError as exc:
         raise InvalidRow([str(exc)]) from None
-    if req.params.get("format") == "csv":
-        return Answer(200, MEDIA["csv"], to_csv_text(table).encode())
+    if req.params.get("format") == OutputFormat.CSV:
+        return Answer(200, MEDIA[OutputFormat.CSV], to_csv_text(table).encode())
     return _json({"notes": _notes(chosen, "compare"), "results": json.loads(to_json_text(table))})
 
 
@@ -204,8 +208,9 @@ def _compare_odds(req: Request, chosen: Any, ids: list[str]) -> Answer:
                              seed=int(req.params.get("seed", 0)))
     except ValueError as exc:
         raise InvalidRow([str(exc)]) from None
-    if req.params.get("format") == "csv":
-        return Answer(200, MEDIA["csv"], (to_csv_text(found.table) + "\n" + to_csv_text(found.drivers)).encode())
+    if req.params.get("format") == OutputFormat.CSV:
+        text = to_csv_text(found.table) + "\n" + to_csv_text(found.drivers)
+        return Answer(200, MEDIA[OutputFormat.CSV], text.encode())
     notes = [found.headline(), *(f"assumption: {line}" for line in found.assumptions())]
     return _json({"notes": _notes(chosen, "compare") + notes, "samples": found.samples, "seed": found.seed,
                   "odds": json.loads(to_json_text(found.table)), "drivers": json.loads(to_json_text(found.drivers))})
@@ -215,8 +220,8 @@ def session_profile(req: Request) -> Answer:
     """A session row's speed across its turns (context, per-user speed, TTFT), as ``session-profile``."""
     chosen = _row(req)
     table = one_row.profile(chosen)
-    if req.params.get("format") == "csv":
-        return Answer(200, MEDIA["csv"], to_csv_text(table).encode())
+    if req.params.get("format") == OutputFormat.CSV:
+        return Answer(200, MEDIA[OutputFormat.CSV], to_csv_text(table).encode())
     return _json({"notes": _notes(chosen, "session-profile"), "turns": json.loads(to_json_text(table))})
 
 
@@ -235,11 +240,12 @@ def retrofit(req: Request) -> Answer:
     if req.params.get("refresh"):
         return _retrofit_refresh(req, chosen, result)
     if req.params.get("explain"):
-        return Answer(200, MEDIA["text"], escape_for_terminal(study_text(result, as_scenario(chosen.fields))).encode())
-    if req.params.get("format") == "csv":
+        text = escape_for_terminal(study_text(result, as_scenario(chosen.fields)))
+        return Answer(200, MEDIA[OutputFormat.TEXT], text.encode())
+    if req.params.get("format") == OutputFormat.CSV:
         text = to_csv_text(result.options) + "\n" + to_csv_text(result.cashflows)
         text += f"\nbreak_even_decode_price_usd,{'' if price is None else round(price, 2)}\n"
-        return Answer(200, MEDIA["csv"], text.encode())
+        return Answer(200, MEDIA[OutputFormat.CSV], text.encode())
     return _json({"notes": _notes(chosen, "retrofit") + shortfall_notes(result),
                   "options": json.loads(to_json_text(result.options)),
                   "cashflows": json.loads(to_json_text(result.cashflows)), "break_even_decode_price_usd": price,
@@ -252,8 +258,8 @@ def _retrofit_refresh(req: Request, chosen: Any, result: Any) -> Answer:
     if table.empty:
         raise InvalidRow(["new_accelerator: the refresh replaces the fleet by the new generation; give a "
                           "new_accelerator whose 'new generation' option is feasible"])
-    if req.params.get("format") == "csv":
-        return Answer(200, MEDIA["csv"], to_csv_text(table).encode())
+    if req.params.get("format") == OutputFormat.CSV:
+        return Answer(200, MEDIA[OutputFormat.CSV], to_csv_text(table).encode())
     return _json({"notes": _notes(chosen, "retrofit") + shortfall_notes(result), "best_kept_years": best_year(table),
                   "refresh": json.loads(to_json_text(table))})
 
@@ -268,8 +274,8 @@ def _retrofit_odds(req: Request, chosen: Any, result: Any) -> Answer:
     except ValueError as exc:
         raise InvalidRow([str(exc)]) from None
     tables = found.tables()
-    if req.params.get("format") == "csv":
-        return Answer(200, MEDIA["csv"], "\n".join(to_csv_text(t) for t in tables.values()).encode())
+    if req.params.get("format") == OutputFormat.CSV:
+        return Answer(200, MEDIA[OutputFormat.CSV], "\n".join(to_csv_text(t) for t in tables.values()).encode())
     notes = [found.headline(), *(f"assumption: {line}" for line in found.assumptions())]
     return _json({"notes": _notes(chosen, "retrofit") + shortfall_notes(result) + notes, "samples": found.samples,
                   "seed": found.seed, "leading": list(found.leading or []),
@@ -285,8 +291,8 @@ def kv_memory(req: Request) -> Answer:
         study = kv_memory_study(chosen.fields, float(req.params["agents"]))
     except ValueError as exc:  # ScenarioError, or a row the study does not take (not sessions, no fleet)
         raise InvalidRow([str(exc)]) from None
-    if req.params.get("format") == "csv":
-        return Answer(200, MEDIA["csv"], to_csv_text(study.table).encode())
+    if req.params.get("format") == OutputFormat.CSV:
+        return Answer(200, MEDIA[OutputFormat.CSV], to_csv_text(study.table).encode())
     doc = json.loads(study_json(study))
     return _json({"notes": _notes(chosen, "kv-memory"), **doc})
 
@@ -313,10 +319,10 @@ def uncertainty(req: Request) -> Answer:
         mc = monte_carlo(chosen.fields, ranges, samples, seed, distribution)
     except ScenarioError as exc:
         raise InvalidRow([str(exc)]) from None
-    if req.params.get("format") == "csv":
+    if req.params.get("format") == OutputFormat.CSV:
         text = (f"tornado ({output}, one field at a time):\n" + to_csv_text(sens) + "\n"
                 f"Monte Carlo ({samples:,} samples, {distribution}, seed {seed}):\n" + to_csv_text(mc.summary))
-        return Answer(200, MEDIA["csv"], text.encode())
+        return Answer(200, MEDIA[OutputFormat.CSV], text.encode())
     return _json({"output_field": output, "samples": samples, "seed": seed, "distribution": distribution,
                   "tornado": json.loads(to_json_text(sens)), "monte_carlo": json.loads(to_json_text(mc.summary))})
 
@@ -350,8 +356,8 @@ def plan(req: Request) -> Answer:
                                   _curves(req), odds if req.params.get("uncertainty") else None)
     except InvalidPlanRow as exc:
         raise InvalidRow(str(exc).splitlines()) from None
-    if req.params.get("format") == "csv":
-        return Answer(200, MEDIA["csv"], plan_csv_text(out).encode())
+    if req.params.get("format") == OutputFormat.CSV:
+        return Answer(200, MEDIA[OutputFormat.CSV], plan_csv_text(out).encode())
     return _json(out)
 
 
@@ -369,7 +375,7 @@ def report(req: Request) -> Answer:
                                               _curves(req), app_url)
         except InvalidPlanRow as exc:
             raise InvalidRow(str(exc).splitlines()) from None
-        return Answer(200, MEDIA["pdf"], pdf)
+        return Answer(200, MEDIA[OutputFormat.PDF], pdf)
     chosen = _row(req)
     baseline = None if baseline_row is None else one_row.chosen_row(_table(req), str(baseline_row), _curves(req))
     try:
@@ -378,7 +384,7 @@ def report(req: Request) -> Answer:
         raise one_row.invalid(chosen.frame, chosen.position, exc.problems) from None
     except ValueError as exc:  # ScenarioError, or a field the study needs (the existing fleet's size)
         raise InvalidRow([str(exc)]) from None
-    return Answer(200, MEDIA["pdf"], pdf)
+    return Answer(200, MEDIA[OutputFormat.PDF], pdf)
 
 
 def import_benchmark(req: Request) -> Answer:
@@ -397,8 +403,8 @@ def import_benchmark(req: Request) -> Answer:
     except benchmarks.BenchmarkError as exc:
         raise ApiError(Code.UNUSABLE_INPUT, str(exc)) from None
     text = benchmarks.curves_csv(table)
-    if p.get("format") == "csv":
-        return Answer(200, MEDIA["csv"], text.encode())
+    if p.get("format") == OutputFormat.CSV:
+        return Answer(200, MEDIA[OutputFormat.CSV], text.encode())
     return _json({"points": len(table), "curves": int(table["curve_id"].nunique()), "skipped": skipped or [],
                   "curves_csv": text})
 
@@ -421,8 +427,8 @@ def import_sessions(req: Request) -> Answer:
                                                                         p.get("output_length"), p.get("run")))
     except benchmarks.BenchmarkError as exc:
         raise ApiError(Code.UNUSABLE_INPUT, str(exc)) from None
-    if p.get("format") == "csv":
-        return Answer(200, MEDIA["csv"], to_csv_text(result.row).encode())
+    if p.get("format") == OutputFormat.CSV:
+        return Answer(200, MEDIA[OutputFormat.CSV], to_csv_text(result.row).encode())
     return _json({"scenarios": json.loads(to_json_text(result.row)), "provenance": result.provenance,
                   "measured_by_turn": json.loads(result.profile.to_json(orient="records"))})
 

@@ -35,6 +35,7 @@ from economics.api import errors, tasks
 from economics.api.errors import ApiError, Code
 from economics.api.tasks import Answer, Request
 from economics.io import interrupts
+from economics.io.output_paths import OutputFormat
 
 PRELOAD = ["economics.api.tasks"]
 """Imported by a fork server started the usual way (a fresh interpreter), so each worker starts with the engine
@@ -158,10 +159,10 @@ def _answer(request: Request, max_rows: int) -> Answer:
     try:
         answer = tasks.run(request, max_rows)
         if isinstance(answer, ApiError):
-            answer = Answer(answer.code.status, tasks.MEDIA["json"], errors.body_bytes(answer))
+            answer = Answer(answer.code.status, tasks.MEDIA[OutputFormat.JSON], errors.body_bytes(answer))
         return answer
     except Exception as exc:  # the last line of defence: an answer that cannot be written is a bug, named
-        return Answer(500, tasks.MEDIA["json"], errors.from_text(Code.INTERNAL, f"internal error: "
+        return Answer(500, tasks.MEDIA[OutputFormat.JSON], errors.from_text(Code.INTERNAL, f"internal error: "
                                                                  f"{type(exc).__name__} writing the answer"))
 
 

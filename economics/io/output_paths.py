@@ -26,11 +26,66 @@ import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import IO
 
 from economics.io import terminal
 from economics.schema.validation import InputError
 from economics.schema.values import shown, shown_path
+
+
+class OutputFormat(StrEnum):
+    """Every format a command or a route gives its answer in: the one list. A command's ``--format`` and a route's
+    ``format`` take the members of one of the subsets below (each a :class:`StrEnum` of its own, so that OpenAPI
+    names it once), each member spelled as here; ``pdf`` is the report's answer and taken by no option.
+
+    >>> [f.value for f in OutputFormat], TableFormat("parquet") == OutputFormat.PARQUET
+    (['json', 'csv', 'parquet', 'text', 'markdown', 'pdf'], True)
+    """
+
+    JSON = "json"
+    CSV = "csv"
+    PARQUET = "parquet"
+    TEXT = "text"
+    MARKDOWN = "markdown"
+    PDF = "pdf"
+
+
+class TableFormat(StrEnum):
+    """A table of scenarios or results as a file: ``evaluate``'s ``--format`` and ``--input-format``, the API's
+    ``format`` of ``POST /v1/evaluate``.
+    """
+
+    JSON = OutputFormat.JSON.value
+    CSV = OutputFormat.CSV.value
+    PARQUET = OutputFormat.PARQUET.value
+
+
+class RecordFormat(StrEnum):
+    """A study's answer: JSON, or its table as CSV (the row commands', ``plan``'s and ``store show``'s ``--format``,
+    the API's studies' ``format``).
+    """
+
+    JSON = OutputFormat.JSON.value
+    CSV = OutputFormat.CSV.value
+
+
+class ExplainFormat(StrEnum):
+    """A derivation: JSON, or text for people (the API's ``format`` of ``POST /v1/explain``)."""
+
+    JSON = OutputFormat.JSON.value
+    TEXT = OutputFormat.TEXT.value
+
+
+class FieldsFormat(StrEnum):
+    """The fields' reference: JSON, or the docs' Markdown tables (the API's ``format`` of ``GET /v1/fields``)."""
+
+    JSON = OutputFormat.JSON.value
+    MARKDOWN = OutputFormat.MARKDOWN.value
+
+
+FORMAT_CHOICES: tuple[type[StrEnum], ...] = (TableFormat, RecordFormat, ExplainFormat, FieldsFormat)
+"""The subsets of :class:`OutputFormat` an option or a parameter takes (tests/test_one_rule.py holds each to it)."""
 
 _PARTIALS: set[str] = set()
 """Temporary files being written: removed by :func:`remove_partials` when a run is interrupted."""

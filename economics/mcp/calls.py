@@ -14,6 +14,7 @@ from economics.api.errors import ApiError, Code, json_bytes
 from economics.api.settings import Settings
 from economics.api.tasks import MEDIA, Answer, Request, catalog_document, catalog_names, fields_document
 from economics.catalog import closest
+from economics.io.output_paths import OutputFormat, TableFormat
 from economics.mcp.schemas import STORE, Tool, ToolName
 from economics.schema.values import shown
 from economics.version import __version__
@@ -108,7 +109,7 @@ def request_for(tool: Tool, arguments: dict[str, Any], config: Settings) -> Requ
     for name in ("curves", "candidates"):
         if name in args:
             parts[name] = [_part(name, args[name], config.max_body_bytes)]
-    params: dict[str, Any] = {"input_format": "json", "format": "json",
+    params: dict[str, Any] = {"input_format": TableFormat.JSON.value, "format": OutputFormat.JSON.value,
                               "accelerators": args.get("accelerators", []),
                               "frontier": args.get("frontier", "none"), "explain": args.get("explain", False)}
     return Request(tool.name.value, params, parts)
@@ -123,7 +124,7 @@ def reference_answer(tool: Tool, arguments: dict[str, Any] | None) -> Answer:
         doc = catalog_document(args["name"])
     else:
         doc = {"version": __version__, "catalogs": catalog_names()}
-    return Answer(200, MEDIA["json"], json_bytes(doc))
+    return Answer(200, MEDIA[OutputFormat.JSON], json_bytes(doc))
 
 
 def store_answer(tool: Tool, arguments: dict[str, Any] | None) -> Answer:
@@ -140,4 +141,4 @@ def store_answer(tool: Tool, arguments: dict[str, Any] | None) -> Answer:
         doc = store_routes.scenario_document(args["name"], args.get("version"))
     else:
         doc = store_routes.saved_document(args, saved_by="mcp")
-    return Answer(200, MEDIA["json"], json_bytes({"version": __version__, **doc}))
+    return Answer(200, MEDIA[OutputFormat.JSON], json_bytes({"version": __version__, **doc}))

@@ -8,11 +8,12 @@ values with the change against the pinned baseline where there is one; no figure
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from economics.report import format as fmt
 from economics.report.format import Kpi
+from economics.schema.outputs import DisplayFormat as Show
 from economics.studies.planner.inputs import Ownership
 from economics.studies.retrofit import OptionKind
 
@@ -119,24 +120,22 @@ def best_option(rows: list[dict[str, Any]]) -> str:
     return str(feasible[npvs.index(max(known)) if known else 0]["option"])
 
 
-def _decode_figures(result: Any, break_even: float | None) -> dict[str, tuple[str, float | None, str, bool | None]]:
-    """Each KPI by title: (text, number for the delta, delta kind, higher is better), read from the options' rows."""
+def _decode_figures(result: Any, break_even: float | None) -> dict[str, tuple[str, float | None, Show, bool | None]]:
+    """Each KPI by title: (text, number for the delta, the delta's display format, higher is better), read from the
+    options' rows.
+    """
     row = result.row(OptionKind.ADD_DECODE)
     ok = row is not None and bool(row["feasible"])
     r: dict[str, Any] = row if ok else {}
     npv, pay, rate = (_number(r.get(k)) for k in ("npv_vs_status_quo_usd", "payback_months", "irr_vs_status_quo"))
     return {
-        "Best option (NPV)": (best_option(result.rows), None, "", None),
-        "NPV of adding decode": (fmt.usd(npv) if ok else "not feasible", npv, "usd", True),
+        "Best option (NPV)": (best_option(result.rows), None, Show.TEXT, None),
+        "NPV of adding decode": (fmt.usd(npv) if ok else "not feasible", npv, Show.USD, True),
         "Break-even decode price": (fmt.EMPTY if break_even is None else fmt.usd(break_even),
-                                    _number(break_even), "usd", True),
-        "Payback of adding decode": (payback(r.get("payback_months")) if ok else fmt.EMPTY, pay, "months", False),
-        "IRR of adding decode": (irr(r.get("irr_vs_status_quo")) if ok else fmt.EMPTY, rate, "pp", True),
+                                    _number(break_even), Show.USD, True),
+        "Payback of adding decode": (payback(r.get("payback_months")) if ok else fmt.EMPTY, pay, Show.MONTHS, False),
+        "IRR of adding decode": (irr(r.get("irr_vs_status_quo")) if ok else fmt.EMPTY, rate, Show.PERCENT, True),
     }
-
-
-def _change(d: float, kind: str) -> str:
-    return fmt.signed(d, fmt.usd if kind == "usd" else fmt.points if kind == "pp" else lambda x: f"{x:,.1f} months")
 
 
 def decode_kpis(result: Any, break_even: float | None, base: tuple[Any, float | None] | None = None) -> list[Kpi]:
@@ -151,7 +150,7 @@ def decode_kpis(result: Any, break_even: float | None, base: tuple[Any, float | 
         before = None if theirs is None else theirs[title][1]
         if value is not None and before is not None:
             same = value == before
-            change = fmt.versus(_change(value - before, kind), same)
+            change = fmt.versus(fmt.change(value - before, kind), same)
         color = "off" if same else "normal" if good else "inverse" if good is False else "off"
         out.append(Kpi(title, text, change, same, color, DECODE_HELP[title]))
     return out
@@ -159,10 +158,10 @@ def decode_kpis(result: Any, break_even: float | None, base: tuple[Any, float | 
 
 # Plan page
 
-PLAN_KPIS: tuple[tuple[str, str, Callable[[float | None], str]], ...] = (
-    ("cost_usd_per_day", "Cost per day", fmt.usd), ("cost_usd_per_m_tokens", "Cost per M tokens", fmt.usd_rate),
-    ("capex_usd", "Capex", fmt.usd), ("facility_mw", "Facility power [MW]", fmt.number),
-    ("racks", "Racks", fmt.count),
+PLAN_KPIS: tuple[tuple[str, str, Show], ...] = (
+    ("cost_usd_per_day", "Cost per day", Show.USD), ("cost_usd_per_m_tokens", "Cost per M tokens", Show.USD_RATE),
+    ("capex_usd", "Capex", Show.USD), ("facility_mw", "Facility power [MW]", Show.NUMBER),
+    ("racks", "Racks", Show.COUNT),
 )
 """The Plan page's KPIs: plan summary key, title, display format."""
 
@@ -172,8 +171,8 @@ def plan_kpis(summary: Mapping[str, Any], base: Mapping[str, Any] | None) -> lis
     (every one a cost or a size: lower is better).
     """
     out = []
-    for key, title, shown in PLAN_KPIS:
-        current, before = summary.get(key), None if base is None else base.get(key)
+    for key, title, kind in PLAN_KPIS:
+        shown, current, before = fmt.FORMATTERS[kind], summary.get(key), None if base is None else base.get(key)
         same = base is not None and current == before
         change = None if current is None or before is None else fmt.versus(
             fmt.signed(float(current) - float(before), shown), same)
@@ -181,16 +180,17 @@ def plan_kpis(summary: Mapping[str, Any], base: Mapping[str, Any] | None) -> lis
     return out
 
 
-PLAN_COLUMNS: dict[str, tuple[str, str]] = {
-    "name": ("Option", "text"), "accelerator": ("Accelerator", "text"), "ownership": ("Ownership", "text"),
-    "tier": ("Rent tier", "text"), "cooling": ("Cooling", "text"), "role": ("Role", "text"),
-    "systems": ("Systems", "count"), "kgco2e_per_day": ("Emissions [kgCO2e/day]", "number"),
-    "accelerators": ("Accelerators", "count"), "racks": ("Racks", "count"), "it_mw": ("IT power [MW]", "number"),
-    "facility_mw": ("Facility power [MW]", "number"), "hours_per_day": ("Hours a day", "number"),
-    "system_hours_per_day": ("System-hours a day", "number"), "capex_usd": ("Capex [USD]", "usd"),
-    "cost_usd_per_day": ("Cost [USD/day]", "usd"), "peak_utilization": ("Peak utilization", "percent"),
-    "ttft_s": ("TTFT at the percentile [s]", "number"), "availability": ("Availability", "percent"),
-    "spares": ("Spare systems", "count"), "p_enough_systems_up": ("Chance enough systems are up", "percent"),
+PLAN_COLUMNS: dict[str, tuple[str, Show]] = {
+    "name": ("Option", Show.TEXT), "accelerator": ("Accelerator", Show.TEXT), "ownership": ("Ownership", Show.TEXT),
+    "tier": ("Rent tier", Show.TEXT), "cooling": ("Cooling", Show.TEXT), "role": ("Role", Show.TEXT),
+    "systems": ("Systems", Show.COUNT), "kgco2e_per_day": ("Emissions [kgCO2e/day]", Show.NUMBER),
+    "accelerators": ("Accelerators", Show.COUNT), "racks": ("Racks", Show.COUNT),
+    "it_mw": ("IT power [MW]", Show.NUMBER),
+    "facility_mw": ("Facility power [MW]", Show.NUMBER), "hours_per_day": ("Hours a day", Show.NUMBER),
+    "system_hours_per_day": ("System-hours a day", Show.NUMBER), "capex_usd": ("Capex [USD]", Show.USD),
+    "cost_usd_per_day": ("Cost [USD/day]", Show.USD), "peak_utilization": ("Peak utilization", Show.PERCENT),
+    "ttft_s": ("TTFT at the percentile [s]", Show.NUMBER), "availability": ("Availability", Show.PERCENT),
+    "spares": ("Spare systems", Show.COUNT), "p_enough_systems_up": ("Chance enough systems are up", Show.PERCENT),
 }
 """A plan's pools (the planner's ``plan`` records): each column's title and display format, for the Plan page's
 table and the report's."""
@@ -212,13 +212,11 @@ def pool_rows(plan: Mapping[str, Any]) -> list[dict[str, str]]:
     >>> row["ownership"], row["cost_usd_per_day"], row["peak_utilization"]
     ('rents (spot)', '$425.30', '78.1 %')
     """
-    formats = {"count": fmt.count, "number": fmt.number, "usd": fmt.usd, "percent": fmt.percent}
     rows = []
     for pool in plan.get("plan") or []:
         row = {}
         for key in POOL_COLUMNS:
-            value, kind = pool.get(key), PLAN_COLUMNS[key][1]
-            row[key] = (formats[kind](value) if kind in formats else fmt.EMPTY if value in (None, "") else str(value))
+            row[key] = fmt.FORMATTERS[PLAN_COLUMNS[key][1]](pool.get(key))
         own = str(pool.get("ownership") or "")
         row["ownership"] = OWNERSHIP_WORDS.get(own, own) + (f" ({pool['tier']})" if pool.get("tier") else "")
         rows.append(row)

@@ -4,18 +4,45 @@ The single source of truth for outputs, as :data:`economics.schema.scenario.FIEL
 table, the CLI's ``fields`` command, the result columns of :func:`economics.engine.batch.evaluate`, the app's tables
 (``st.column_config``), KPIs, cost breakdowns and difference tables all read it.
 
-Display formats (``fmt``) are names a presentation layer maps to its own formatting:
-
-- ``usd`` money (``$1.2 M``), ``usd_rate`` a price or unit cost (``$0.42``: two significant digits below $1);
-- ``count`` a whole number with thousands separators; ``number`` about four significant digits;
-- ``percent`` a fraction shown as percent; ``text`` words; ``bool`` true/false (✓/✗).
+Each output's display format (``fmt``) is a :class:`DisplayFormat`, which every presentation layer maps to its
+own formatting (the report's and the app's tables are keyed by it, tests/test_one_rule.py holds each to it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import IntFlag
+from enum import IntFlag, StrEnum
 from typing import Self
+
+
+class DisplayFormat(StrEnum):
+    """How a value is shown to people: the one list of display formats, which each presentation layer maps to its own
+    formatting (:data:`economics.report.format.FORMATTERS` for text, the app's column formats in ``ui/common.py``).
+
+    - ``usd`` money (``$1.2 M``), ``usd_rate`` a price or unit cost (``$0.42``: two significant digits below $1);
+    - ``count`` a whole number with thousands separators; ``number`` about four significant digits;
+    - ``percent`` a fraction shown as percent (a change in percentage points); ``months`` a duration in months;
+    - ``text`` words; ``bool`` true/false (✓/✗).
+
+    The value is the word the documents show.
+
+    >>> DisplayFormat("usd_rate") is DisplayFormat.USD_RATE, [f.value for f in DisplayFormat][:3]
+    (True, ['usd', 'usd_rate', 'count'])
+    """
+
+    USD = "usd"
+    USD_RATE = "usd_rate"
+    COUNT = "count"
+    NUMBER = "number"
+    PERCENT = "percent"
+    MONTHS = "months"
+    TEXT = "text"
+    BOOL = "bool"
+
+
+_USD, _USD_RATE, _COUNT, _PERCENT, _TEXT, _BOOL = (DisplayFormat.USD, DisplayFormat.USD_RATE, DisplayFormat.COUNT,
+                                                   DisplayFormat.PERCENT, DisplayFormat.TEXT, DisplayFormat.BOOL)
+"""The schema's tables below name each output's format by these (shorter than the members read off the class)."""
 
 
 @dataclass(frozen=True)
@@ -33,7 +60,7 @@ class OutputSpec:
     unit: str
     label: str
     description: str
-    fmt: str = "number"
+    fmt: DisplayFormat = DisplayFormat.NUMBER
     optional: bool = False
     integer: bool = False
     cost_part: str = ""
@@ -51,7 +78,7 @@ def _o(name: str, unit: str, label: str, description: str, **kw: object) -> Outp
 
 _NUMERIC: tuple[OutputSpec, ...] = (
     _o("accelerators", "accelerator", "Accelerators", "Accelerators of the main (prefill, or aggregated) pool: "
-       "as given, or sized from the peak demand in whole replicas (and systems)", fmt="count", integer=True,
+       "as given, or sized from the peak demand in whole replicas (and systems)", fmt=_COUNT, integer=True,
        difference=True, key=True, kpi=True, higher_is_better=False),
     _o("capacity_requests_per_s_per_accelerator", "request/s", "Capacity per accelerator",
        "Requests per second one accelerator of the main pool carries at the request shape, limited by the binding "
@@ -68,70 +95,70 @@ _NUMERIC: tuple[OutputSpec, ...] = (
     _o("served_output_tokens_per_day", "token/day", "Output tokens served", "min(demand, capacity), output side",
        difference=True, key=False, higher_is_better=True),
     _o("served_fraction", "-", "Share of demand served", "min(1, capacity / demand): below 1 the fleet cannot "
-       "serve the whole demand and turns the rest away", fmt="percent", difference=True, higher_is_better=True),
-    _o("utilization", "-", "Utilization", "Average busy share of the main pool's accelerators", fmt="percent",
+       "serve the whole demand and turns the rest away", fmt=_PERCENT, difference=True, higher_is_better=True),
+    _o("utilization", "-", "Utilization", "Average busy share of the main pool's accelerators", fmt=_PERCENT,
        difference=True, key=True, kpi=True, higher_is_better=True),
     _o("input_time_share", "-", "Input share of cost",
        "Share of the cost charged to input tokens: prefill time / all device time (aggregated), or the prefill "
-       "pool's cost / both pools' cost (disaggregated); empty when prefill is not separable", fmt="percent",
+       "pool's cost / both pools' cost (disaggregated); empty when prefill is not separable", fmt=_PERCENT,
        optional=True),
-    _o("capital_usd_per_hour", "USD/h", "Capital", "Hardware capex x CRF / 8,760 h, both pools", fmt="usd",
+    _o("capital_usd_per_hour", "USD/h", "Capital", "Hardware capex x CRF / 8,760 h, both pools", fmt=_USD,
        cost_part="capital", capex=True),
     _o("energy_usd_per_hour", "USD/h", "Energy", "Average IT power x PUE x electricity price, both pools",
-       fmt="usd", cost_part="energy"),
+       fmt=_USD, cost_part="energy"),
     _o("facility_usd_per_hour", "USD/h", "Facility", "Colocation or own-facility capex per provisioned IT kW",
-       fmt="usd", cost_part="facility"),
+       fmt=_USD, cost_part="facility"),
     _o("operations_usd_per_hour", "USD/h", "Operations", "Maintenance share of capex plus software per accelerator",
-       fmt="usd", cost_part="operations"),
+       fmt=_USD, cost_part="operations"),
     _o("rent_usd_per_hour", "USD/h", "Rent", "Rented accelerator-hours, both pools, at the tier's rent (on demand, "
-       "reserved or spot)", fmt="usd", cost_part="rent"),
+       "reserved or spot)", fmt=_USD, cost_part="rent"),
     _o("spot_availability", "-", "Spot availability", "Share of its hours a spot replica serves: MTBI / (MTBI + "
        "recovery); the fleet sized from demand carries 1 / availability as many; empty unless rent_tier=spot",
-       fmt="percent", optional=True),
+       fmt=_PERCENT, optional=True),
     _o("reserved_idle_usd_per_day", "USD/day", "Reserved hours unused", "Reserved rent paid for hours the fleet is "
-       "idle: rent x 24 h x (1 - utilization), both pools; empty unless rent_tier=reserved", fmt="usd",
+       "idle: rent x 24 h x (1 - utilization), both pools; empty unless rent_tier=reserved", fmt=_USD,
        optional=True, higher_is_better=False),
     _o("reserved_commitment_usd", "USD", "Reservation commitment", "Rent owed over the reservation's term whether "
-       "used or not: rent x 8,760 h x reserved_term_years; empty unless rent_tier=reserved", fmt="usd",
+       "used or not: rent x 8,760 h x reserved_term_years; empty unless rent_tier=reserved", fmt=_USD,
        optional=True),
     _o("cooling_retrofit_usd_per_hour", "USD/h", "Cooling retrofit",
-       "Liquid-cooling retrofit capex per MW of retrofitted IT power, amortised", fmt="usd",
+       "Liquid-cooling retrofit capex per MW of retrofitted IT power, amortised", fmt=_USD,
        cost_part="cooling retrofit", capex=True),
     _o("carbon_usd_per_hour", "USD/h", "Carbon", "The footprint (operational and embodied) at carbon_usd_per_tonne; "
-       "0 when carbon is not priced", fmt="usd", cost_part="carbon"),
+       "0 when carbon is not priced", fmt=_USD, cost_part="carbon"),
     _o("kv_tiers_usd_per_hour", "USD/h", "KV tiers", "Host DRAM and SSD KV tiers (capex per GB amortised as the "
-       "hardware) and the remote store (per GB-month); 0 unless workload=sessions", fmt="usd", cost_part="KV tiers"),
+       "hardware) and the remote store (per GB-month); 0 unless workload=sessions", fmt=_USD, cost_part="KV tiers"),
     _o("cost_usd_per_hour", "USD/h", "Cost per hour", "Whole fleet, every hour: the sum of the cost parts",
-       fmt="usd", difference=True, higher_is_better=False),
-    _o("cost_usd_per_day", "USD/day", "Cost per day", "Cost per hour x 24", fmt="usd", difference=True, key=True,
+       fmt=_USD, difference=True, higher_is_better=False),
+    _o("cost_usd_per_day", "USD/day", "Cost per day", "Cost per hour x 24", fmt=_USD, difference=True, key=True,
        kpi=True, higher_is_better=False),
-    _o("cost_usd_per_year", "USD/year", "Cost per year", "Cost per day x 365", fmt="usd"),
+    _o("cost_usd_per_year", "USD/year", "Cost per year", "Cost per day x 365", fmt=_USD),
     _o("cost_usd_per_m_tokens", "USD/M token", "Cost per M tokens",
-       "Cost per day / tokens served per day (input + output) x 1,000,000", fmt="usd_rate", difference=True,
+       "Cost per day / tokens served per day (input + output) x 1,000,000", fmt=_USD_RATE, difference=True,
        key=True, kpi=True, higher_is_better=False),
     _o("cost_usd_per_m_input_tokens", "USD/M token", "Cost per M input tokens",
        "Cost charged to input tokens / input tokens served; empty when prefill is not separable (no prefill "
-       "throughput) or no input tokens are served", fmt="usd_rate", optional=True, difference=True,
+       "throughput) or no input tokens are served", fmt=_USD_RATE, optional=True, difference=True,
        higher_is_better=False),
     _o("cost_usd_per_m_output_tokens", "USD/M token", "Cost per M output tokens",
-       "Cost charged to output tokens / output tokens served; empty when prefill is not separable", fmt="usd_rate",
+       "Cost charged to output tokens / output tokens served; empty when prefill is not separable", fmt=_USD_RATE,
        optional=True, difference=True, higher_is_better=False),
     _o("revenue_usd_per_day", "USD/day", "Revenue per day",
-       "Served tokens x selling prices, cached input at its own price; empty without a price", fmt="usd",
+       "Served tokens x selling prices, cached input at its own price; empty without a price", fmt=_USD,
        optional=True, difference=True, key=True, kpi=True, higher_is_better=True),
-    _o("profit_usd_per_day", "USD/day", "Profit per day", "Revenue - cost", fmt="usd", optional=True,
+    _o("profit_usd_per_day", "USD/day", "Profit per day", "Revenue - cost", fmt=_USD, optional=True,
        difference=True, higher_is_better=True),
-    _o("cost_profit_margin", "-", "Margin on cost", "(revenue - cost) / cost", fmt="percent", optional=True,
+    _o("cost_profit_margin", "-", "Margin on cost", "(revenue - cost) / cost", fmt=_PERCENT, optional=True,
        higher_is_better=True),
-    _o("gross_margin", "-", "Gross margin", "(revenue - cost) / revenue", fmt="percent", optional=True,
+    _o("gross_margin", "-", "Gross margin", "(revenue - cost) / revenue", fmt=_PERCENT, optional=True,
        difference=True, key=True, kpi=True, higher_is_better=True),
     _o("break_even_utilization", "-", "Break-even utilization",
        "Utilization at which revenue covers cost, limited by the binding pool and the KV link; above 1 = not "
-       "reachable", fmt="percent", optional=True, higher_is_better=False),
+       "reachable", fmt=_PERCENT, optional=True, higher_is_better=False),
     _o("break_even_price_usd_per_m_output_tokens", "USD/M token", "Break-even output price",
-       "Output price at which revenue covers cost at today's served volume", fmt="usd_rate", optional=True),
+       "Output price at which revenue covers cost at today's served volume", fmt=_USD_RATE, optional=True),
     _o("cost_usd_per_session", "USD/session", "Cost per session", "Cost per day / sessions served per day; empty "
-       "unless workload=sessions", fmt="usd_rate", optional=True, difference=True, higher_is_better=False),
+       "unless workload=sessions", fmt=_USD_RATE, optional=True, difference=True, higher_is_better=False),
     _o("sessions_served_per_day", "session/day", "Sessions served", "Output tokens served / output tokens per "
        "session; empty unless workload=sessions", optional=True, higher_is_better=True),
     _o("input_tokens_per_session", "token", "Input tokens per session", "Every turn's full context: T (S + u) + "
@@ -142,20 +169,20 @@ _NUMERIC: tuple[OutputSpec, ...] = (
     _o("prefill_tokens_per_session", "token", "Prefilled tokens per session", "Input tokens per session recomputed: "
        "new input and context no tier held; empty unless workload=sessions", optional=True, higher_is_better=False),
     _o("kv_hit_rate", "-", "KV hit rate", "Cached / input tokens per session (used as prefix_cache_hit_rate); empty "
-       "unless workload=sessions", fmt="percent", optional=True, difference=True, higher_is_better=True),
-    _o("kv_hit_rate_hbm", "-", "KV hit rate, HBM", "Share of a session's input tokens found in HBM", fmt="percent",
+       "unless workload=sessions", fmt=_PERCENT, optional=True, difference=True, higher_is_better=True),
+    _o("kv_hit_rate_hbm", "-", "KV hit rate, HBM", "Share of a session's input tokens found in HBM", fmt=_PERCENT,
        optional=True),
     _o("kv_hit_rate_host", "-", "KV hit rate, host DRAM", "Share of a session's input tokens found in host memory",
-       fmt="percent", optional=True),
+       fmt=_PERCENT, optional=True),
     _o("kv_hit_rate_ssd", "-", "KV hit rate, SSD", "Share of a session's input tokens found on local SSD",
-       fmt="percent", optional=True),
+       fmt=_PERCENT, optional=True),
     _o("kv_hit_rate_remote", "-", "KV hit rate, remote", "Share of a session's input tokens found in the remote "
-       "store", fmt="percent", optional=True),
+       "store", fmt=_PERCENT, optional=True),
     _o("cost_usd_per_m_fresh_input_tokens", "USD/M token", "Cost per M fresh input tokens", "Prefill's share of "
-       "the device cost / input tokens prefilled; empty unless workload=sessions", fmt="usd_rate", optional=True,
+       "the device cost / input tokens prefilled; empty unless workload=sessions", fmt=_USD_RATE, optional=True,
        higher_is_better=False),
     _o("cost_usd_per_m_cached_input_tokens", "USD/M token", "Cost per M cached input tokens", "The KV tiers' cost "
-       "/ cached input tokens (a hit takes no device time); empty unless workload=sessions", fmt="usd_rate",
+       "/ cached input tokens (a hit takes no device time); empty unless workload=sessions", fmt=_USD_RATE,
        optional=True, higher_is_better=False),
     _o("input_output_ratio", "-", "Input:output ratio", "Input tokens per session / output tokens per session; "
        "empty unless workload=sessions", optional=True),
@@ -176,7 +203,7 @@ _NUMERIC: tuple[OutputSpec, ...] = (
        "workload=sessions", optional=True, higher_is_better=False),
     _o("slo_load_fraction", "-", "Load held at the TTFT target", "Share of full load at which agents are counted: "
        "1, or the highest share at which ttft_last_turn_s is within ttft_target_s; empty unless workload=sessions",
-       fmt="percent", optional=True, higher_is_better=True),
+       fmt=_PERCENT, optional=True, higher_is_better=True),
     _o("agents_at_slo", "session", "Agents at the SLO", "Concurrent sessions the fleet holds at full load (Little's "
        "law) with every turn within the SLO; empty unless workload=sessions and the SLO holds", optional=True,
        higher_is_better=True),
@@ -191,15 +218,15 @@ _NUMERIC: tuple[OutputSpec, ...] = (
     _o("kv_hbm_free_gb_per_system", "GB", "HBM for idle sessions", "HBM per system left after the weights and the "
        "running batch at full load; empty unless workload=sessions", optional=True),
     _o("kv_host_capex_usd_per_system", "USD", "KV host tier capex per system", "Host DRAM tier bought for one "
-       "system: GB x USD/GB; empty unless workload=sessions", fmt="usd", optional=True),
+       "system: GB x USD/GB; empty unless workload=sessions", fmt=_USD, optional=True),
     _o("kv_ssd_capex_usd_per_system", "USD", "KV SSD tier capex per system", "SSD tier bought for one system: GB x "
-       "USD/GB; empty unless workload=sessions", fmt="usd", optional=True),
+       "USD/GB; empty unless workload=sessions", fmt=_USD, optional=True),
     _o("kv_host_usd_per_hour", "USD/h", "KV host tier", "Host DRAM tier: systems x GB x USD/GB x CRF / 8,760 h",
-       fmt="usd", optional=True),
-    _o("kv_ssd_usd_per_hour", "USD/h", "KV SSD tier", "SSD tier: systems x GB x USD/GB x CRF / 8,760 h", fmt="usd",
+       fmt=_USD, optional=True),
+    _o("kv_ssd_usd_per_hour", "USD/h", "KV SSD tier", "SSD tier: systems x GB x USD/GB x CRF / 8,760 h", fmt=_USD,
        optional=True),
     _o("kv_remote_usd_per_hour", "USD/h", "KV remote store", "Remote store: GB x USD/GB-month x 12 / 8,760 h",
-       fmt="usd", optional=True),
+       fmt=_USD, optional=True),
     _o("it_power_kw", "kW", "IT power (provisioned)", "Full-load IT power of both pools", optional=True,
        difference=False),
     _o("facility_power_kw", "kW", "Facility power (provisioned)", "IT power x PUE", optional=True, difference=True,
@@ -207,11 +234,11 @@ _NUMERIC: tuple[OutputSpec, ...] = (
     _o("average_it_power_kw", "kW", "IT power (average)", "Average IT draw between idle and full by load",
        optional=True),
     _o("energy_mwh_per_year", "MWh/year", "Energy per year", "Average IT power x PUE x 8,760 h", optional=True),
-    _o("systems", "system", "Systems", "Whole systems (servers or racks-scale systems) of both pools", fmt="count",
+    _o("systems", "system", "Systems", "Whole systems (servers or racks-scale systems) of both pools", fmt=_COUNT,
        integer=True, optional=True, key=True),
     _o("systems_per_rack", "system", "Systems per rack", "Limited by the rack's power and space; a rack-scale "
-       "system fills a rack of its own", fmt="count", integer=True, optional=True),
-    _o("racks", "rack", "Racks", "Racks of both pools", fmt="count", integer=True, optional=True, difference=True,
+       "system fills a rack of its own", fmt=_COUNT, integer=True, optional=True),
+    _o("racks", "rack", "Racks", "Racks of both pools", fmt=_COUNT, integer=True, optional=True, difference=True,
        key=True, higher_is_better=False),
     _o("kw_per_rack", "kW", "IT power per rack", "IT power / racks", optional=True),
     _o("pue_effective", "-", "PUE", "Given, or following the facility's cooling (after any retrofit)"),
@@ -229,7 +256,7 @@ _NUMERIC: tuple[OutputSpec, ...] = (
        "Provisioned facility power x 86,400 s / tokens served per day", optional=True, higher_is_better=False),
     _o("electricity_usd_per_kwh_effective", "USD/kWh", "Electricity price paid", "Energy cost / energy drawn: the "
        "hours' prices weighted by the hours' draw (electricity_tariff and demand_profile); empty at a flat price",
-       fmt="usd_rate", optional=True),
+       fmt=_USD_RATE, optional=True),
     _o("grid_carbon_g_per_kwh_effective", "gCO2e/kWh", "Grid intensity of the energy drawn", "Operational "
        "emissions / energy drawn: the hours' intensities weighted by the hours' draw; empty without a grid intensity",
        optional=True),
@@ -245,13 +272,13 @@ _NUMERIC: tuple[OutputSpec, ...] = (
     _o("tco2e_per_year", "tCO2e/year", "Emissions per year", "The footprint per day x 365 / 1,000", optional=True,
        difference=True, higher_is_better=False),
     _o("decode_accelerators", "accelerator", "Decode accelerators",
-       "Decode pool: as given, or sized from the output demand at peak", fmt="count", integer=True, optional=True,
+       "Decode pool: as given, or sized from the output demand at peak", fmt=_COUNT, integer=True, optional=True,
        key=True),
-    _o("decode_utilization", "-", "Decode utilization", "Average busy share of the decode pool", fmt="percent",
+    _o("decode_utilization", "-", "Decode utilization", "Average busy share of the decode pool", fmt=_PERCENT,
        optional=True),
     _o("prefill_pool_cost_usd_per_hour", "USD/h", "Prefill pool cost", "Hourly cost of the prefill pool",
-       fmt="usd", optional=True),
-    _o("decode_pool_cost_usd_per_hour", "USD/h", "Decode pool cost", "Hourly cost of the decode pool", fmt="usd",
+       fmt=_USD, optional=True),
+    _o("decode_pool_cost_usd_per_hour", "USD/h", "Decode pool cost", "Hourly cost of the decode pool", fmt=_USD,
        optional=True),
     _o("kv_transfer_gb_per_s", "GB/s", "KV transfer", "Average KV-cache traffic from prefill to decode pool",
        optional=True),
@@ -273,36 +300,36 @@ _NUMERIC = (*_NUMERIC, *(
 
 THROUGHPUT: tuple[OutputSpec, ...] = (
     _o("throughput_source", "text", "Throughput source", "measured (given), measured claim, measured curve, your "
-       "measured curve or estimated", fmt="text",
+       "measured curve or estimated", fmt=_TEXT,
        optional=True, numeric=False),
     _o("throughput_curve", "text", "Measured record", "The measured curve interpolated or the claim used, if any "
        "(a curve of yours: its file name and SHA-256 first; 'published front ...': every stack's points pooled, "
-       "between two runs' points named in throughput_note)", fmt="text", optional=True, numeric=False),
+       "between two runs' points named in throughput_note)", fmt=_TEXT, optional=True, numeric=False),
     _o("throughput_date", "text", "Measured on", "The date of the measured record (its run, or the source's date)",
-       fmt="text", optional=True, numeric=False),
+       fmt=_TEXT, optional=True, numeric=False),
     _o("serving_stack_used", "text", "Serving stack", "The serving stack behind the throughput "
        "(data/serving_stacks.csv): the best published one at the per-user target, the pinned one (its measured curve, "
        "or the roofline with its terms), or 'roofline' where no published stack covers the pair; 'A / B' where the "
        "published front between two stacks' points answers",
-       fmt="text", optional=True, numeric=False),
+       fmt=_TEXT, optional=True, numeric=False),
     _o("output_tokens_per_s_per_user", "token/s", "Per-user speed", "Output tokens/s each user sees",
        optional=True),
     _o("batch_size", "sequence", "Batch size", "Sequences decoded at once per replica (estimate)", optional=True),
     _o("time_to_first_token_s", "s", "Time to first token", "Prefill time of one prompt (estimate)",
        optional=True),
-    _o("decode_bound", "text", "Decode bound", "memory or compute (estimate)", fmt="text", optional=True,
+    _o("decode_bound", "text", "Decode bound", "memory or compute (estimate)", fmt=_TEXT, optional=True,
        numeric=False),
     _o("weights_gb_per_replica", "GB", "Weights per replica", "Model weights held by one replica", optional=True),
     _o("kv_cache_gb_per_sequence", "GB", "KV cache per sequence", "At the request's full context", optional=True),
     _o("max_batch_in_memory", "sequence", "Most sequences in memory", "Memory cap on the batch", optional=True),
     _o("throughput_note", "text", "Throughput note", "Why a named record (curves_sha256, throughput_claim) did not "
-       "answer, a given figure measured for another configuration, or why the cost is not split", fmt="text",
+       "answer, a given figure measured for another configuration, or why the cost is not split", fmt=_TEXT,
        optional=True, numeric=False),
     _o("throughput_basis", "text", "Estimate basis", "Where an estimated throughput stands: calibrated on N "
        "measured points of its accelerator family (with the error and the P10-P90 range of its points predicted with "
        "their published table left out of the fit), or no measured point on the family (the leave-one-family-out "
        "range); says when the factors were fitted on the other model "
-       "class", fmt="text", optional=True, numeric=False),
+       "class", fmt=_TEXT, optional=True, numeric=False),
     _o("output_tokens_per_s_per_accelerator_p10", "token/s", "Throughput, P10", "Estimated output tokens/s per "
        "accelerator (of the decode pool where disaggregated) x the P10 of measured / estimated (throughput_basis); "
        "empty where measured", optional=True),
@@ -314,13 +341,13 @@ THROUGHPUT: tuple[OutputSpec, ...] = (
 )
 
 STATUS: tuple[OutputSpec, ...] = (
-    _o("feasible", "true/false", "Feasible", "Cooling, rack power, site power and memory fit", fmt="bool",
+    _o("feasible", "true/false", "Feasible", "Cooling, rack power, site power and memory fit", fmt=_BOOL,
        optional=True, key=True, numeric=False),
-    _o("infeasible_reason", "text", "Why infeasible", "The binding constraint with its numbers", fmt="text",
+    _o("infeasible_reason", "text", "Why infeasible", "The binding constraint with its numbers", fmt=_TEXT,
        optional=True, numeric=False),
-    _o("warnings", "text", "Warnings", "Assumptions the result rests on", fmt="text", optional=True, numeric=False),
-    _o("valid", "true/false", "Valid", "The row's inputs passed validation", fmt="bool", numeric=False),
-    _o("error", "text", "Error", "Every problem, naming field and value", fmt="text", optional=True, numeric=False),
+    _o("warnings", "text", "Warnings", "Assumptions the result rests on", fmt=_TEXT, optional=True, numeric=False),
+    _o("valid", "true/false", "Valid", "The row's inputs passed validation", fmt=_BOOL, numeric=False),
+    _o("error", "text", "Error", "Every problem, naming field and value", fmt=_TEXT, optional=True, numeric=False),
 )
 
 OUTPUTS: dict[str, OutputSpec] = {s.name: s for s in (*_NUMERIC, *THROUGHPUT, *STATUS)}
@@ -369,7 +396,7 @@ def label(name: str) -> str:
     ('Cost per M tokens [USD/M token]', 'Utilization [%]')
     """
     s = OUTPUTS[name]
-    unit = "%" if s.fmt == "percent" else s.unit
+    unit = "%" if s.fmt is _PERCENT else s.unit
     return s.label if unit in ("-", "text", "true/false") else f"{s.label} [{unit}]"
 
 

@@ -135,6 +135,16 @@ class Spec(Protocol):
         """The values a ``choice`` field accepts (lower case)."""
 
 
+def choice_words(kind: type[StrEnum]) -> list[str]:
+    """The values of an enum's members in order, as plain text: a command line option's ``choices``, so that
+    argparse's "invalid choice" message lists the words people type, not the members' reprs.
+
+    >>> choice_words(FieldKind)[:2]
+    ['str', 'float']
+    """
+    return [str(member.value) for member in kind]
+
+
 def shown(value: Any, limit: int = MAX_SHOWN_CHARS) -> str:
     r"""A value as plain, safe text for a message: control characters escaped, long text shortened with a count.
 

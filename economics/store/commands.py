@@ -15,11 +15,11 @@ import pandas as pd
 
 import economics.store as stored
 from economics.io.one_row import chosen_row
-from economics.io.output_paths import write_text
+from economics.io.output_paths import RecordFormat, write_text
 from economics.io.scenario_files import read_input_bytes, to_csv_text
 from economics.schema import user_curves
 from economics.schema.validation import InputError
-from economics.schema.values import shown
+from economics.schema.values import choice_words, shown
 from economics.store import location, records
 from economics.store.errors import StoreError
 
@@ -110,8 +110,8 @@ def add_store_command(sub: Any, run: Callable[[argparse.Namespace], int]) -> Non
     show.add_argument("--compare", type=int, default=None, metavar="VERSION", help="compare with this version")
     show.add_argument("--study", default=None, metavar="NAME")
     show.add_argument("--curve", default=None, metavar="SHA256", help="write the curve file's CSV")
-    show.add_argument("--format", choices=("json", "csv"), default="json", help="csv: the version as a scenario "
-                      "row, for a file (json: with who, when and what changed)")
+    show.add_argument("--format", choices=choice_words(RecordFormat), default=RecordFormat.JSON.value,
+                      help="csv: the version as a scenario row, for a file (json: with who, when and what changed)")
     show.add_argument("-o", "--output", default="-")
     exp = ops.add_parser("export", help="scenarios (every version), their curves and studies as one JSON file")
     exp.add_argument("names", nargs="*", help="scenario names (default: everything)")
@@ -214,7 +214,8 @@ def _show(store: Store, args: argparse.Namespace, *_: Any) -> int:
     if args.compare is not None:
         write_text(args.output, _json(stored.compare(store.scenario(name, args.compare), version).as_json()))
         return 0
-    write_text(args.output, to_csv_text(_frame(version)) if args.format == "csv" else _json(version.as_json()))
+    as_csv = args.format == RecordFormat.CSV
+    write_text(args.output, to_csv_text(_frame(version)) if as_csv else _json(version.as_json()))
     return 0
 
 
