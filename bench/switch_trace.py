@@ -6,7 +6,8 @@ For each switch, from the click, in the page's clock: when ``new_session`` arriv
 first and last element arrived, when ``script_finished`` arrived, and when the app root reported the run finished
 (what bench/app_latency.py times, ``settled``); the messages the run sent; the CPU the browser's renderer and the
 Streamlit server took over the switch (their user and system time, 10 ms ticks) and Chromium's own script, style and
-layout time (``Performance.getMetrics``); React commits. So "settled - finished message" is the browser still drawing
+layout time (``Performance.getMetrics``); React commits; the script files the switch fetched (element code the
+browser had not loaded yet). So "settled - finished message" is the browser still drawing
 after the server was done, and "finished message - new_session" the server's run as the page saw it. It prints figures
 and asserts nothing; the server and the browser only talk over 127.0.0.1.
 
@@ -99,13 +100,17 @@ def trace_switch(page: Page, cdp: Any, title: str, pids: tuple[list[int], list[i
         return next((t for t, d in msgs if d.startswith(prefix)), float("nan"))
 
     elements = [t for t, d in msgs if not d.startswith("[")]
+    # the element code the switch had to fetch (Streamlit's frontend loads a kind's code when its first element comes)
+    fetched = page.evaluate("(t0) => performance.getEntriesByType('resource').filter(e => e.startTime >= t0 && "
+                            "e.name.endsWith('.js')).map(e => e.name.split('/').pop())", click)
     return {"new_session": first("[new_session]"), "first_element": elements[0] if elements else float("nan"),
             "last_element": elements[-1] if elements else float("nan"), "finished": first("[script_finished]"),
             "settled": settled, "wall": wall, "messages": len(msgs),
             "renderer_cpu": renderer1 - renderer0, "server_cpu": server1 - server0,
             "script": (m1["ScriptDuration"] - m0["ScriptDuration"]) * 1000,
             "style_layout": sum(m1[k] - m0[k] for k in METRICS[1:]) * 1000,
-            "commits": sum(1 for t in page.evaluate("() => window.__commits") if t >= click), "chunks": chunks}
+            "commits": sum(1 for t in page.evaluate("() => window.__commits") if t >= click), "chunks": chunks,
+            "fetched": len(fetched)}
 
 
 def main() -> None:
@@ -143,7 +148,7 @@ def main() -> None:
                           f"{row['last_element']:.0f}, script_finished {row['finished']:.0f}; {row['messages']} "
                           f"messages; CPU renderer {row['renderer_cpu']:.0f} ms, server {row['server_cpu']:.0f} ms; "
                           f"script {row['script']:.0f} ms, style+layout {row['style_layout']:.0f} ms; "
-                          f"{row['commits']} commits", flush=True)
+                          f"{row['commits']} commits; {row['fetched']} script files fetched", flush=True)
                     top = sorted(row["chunks"].items(), key=lambda kv: -kv[1])[:14]
                     if top:
                         print("  " + "; ".join(f"{name} {ms:.0f}" for name, ms in top))

@@ -66,8 +66,11 @@ def intro(at: AppTest) -> list[str]:
     """The paragraphs under the page's title: its intro and the price and speed notes, drawn with the title as one
     Markdown element (ui/text.py ``headed``: each a paragraph of small grey type, its square brackets escaped)."""
     top = next(m.value for m in at.markdown if m.value.startswith("# "))
+    paragraphs = top.split("\n\n")[1:]
+    # each a whole small-type directive: one spanning paragraphs shows its brackets instead
+    assert all(p.startswith(":small[:gray[") and p.endswith("]]") for p in paragraphs), paragraphs
     return [p.removeprefix(":small[:gray[").removesuffix("]]").replace("\\[", "[").replace("\\]", "]")
-            for p in top.split("\n\n")[1:]]
+            for p in paragraphs]
 
 
 def test_a_scenario_without_a_fleet_is_asked_for_it() -> None:

@@ -403,7 +403,7 @@ def test_streamlit_s_page_names_the_first_page_s_element_code() -> None:
     files = assets.element_files()
     assert [f.split(".")[0] for f in files[:len(assets.FIRST_ELEMENTS)]] == list(assets.FIRST_ELEMENTS)
     assert not [f for f in files if f.encode() in own]  # none the page names already
-    script = assets.preload_script(files) + assets.STILL_STYLE
+    script = assets.preload_script(files, assets.later_files()) + assets.STILL_STYLE
     main_file = re.search(rb'src="./static/js/([^"]+)"', own)
     assert main_file is not None
     with contextmanager(_served)() as url:

@@ -9,6 +9,10 @@ pieces as ``<link rel="modulepreload">``, so the browser fetches and compiles th
 Once loaded, not before: as plain links in the page's head they took 6-connection slots ahead of the frontend's own
 requests and the websocket opened 0.3-0.8 s later at load 15-18 (docs/speed.md). Nothing else about the page
 changes, and a piece the page never draws is never run.
+The same script names the pieces the other pages draw on their first view and the Cost page does not
+(:data:`LATER_ELEMENTS`) once the first run has finished and the browser is idle: a first switch to the Plan page
+fetched them during its run (up to 7 files, while the server's run held the interpreter), and drew its file uploader,
+selections and download buttons only once they had come (docs/speed.md, the ``switch9`` entry).
 
 The same middleware adds :data:`STILL_STYLE`, a style sheet that keeps Streamlit's marking of a running page but
 draws it without motion: the previous run's output still dims 0.5 s into a run (Streamlit's own delay, so a short
@@ -55,6 +59,11 @@ FIRST_ELEMENTS = ("Metric", "TextInput", "Selectbox", "ButtonGroup", "Button")
 """The kinds of element the Cost page sends with its KPIs and its sidebar (``st.metric``, ``st.text_input``,
 ``st.selectbox``, ``st.pills``/``st.segmented_control`` and ``st.button``), as Streamlit's frontend names their
 code; headings, captions, notes and columns are in its main file."""
+LATER_ELEMENTS = ("NumberInput", "Multiselect", "FileUploader", "DownloadButton")
+"""The kinds of element the other pages draw on their first view that the Cost page does not (``st.number_input``:
+the Decode page's draws and seed, the Plan page's settings; ``st.multiselect``: Fleet's and Plan's accelerators;
+``st.file_uploader`` and ``st.download_button``: Plan's), loaded once the first run has finished. The Data page's
+data grid is not among them: 1.5 MB of script for one page, whose switch meets its target without it."""
 _IMPORT = re.compile(r'(?:\bfrom|\bimport)\s*"\./([\w.$-]+\.js)"')
 _PAGE_FILE = re.compile(r'"\./(static/[\w./$-]+\.(?:js|css|woff2))"')
 _HEAD_END = b"</head>"
@@ -117,14 +126,17 @@ def _closure(names: Iterable[str], known: set[str]) -> list[str]:
     return list(seen)
 
 
-def element_files(elements: Iterable[str] = FIRST_ELEMENTS) -> list[str]:
+def element_files(elements: Iterable[str] = FIRST_ELEMENTS, loaded: Iterable[str] = ()) -> list[str]:
     """The file of each named element's code (``Metric.<hash>.js``), then all they import that Streamlit's page does
-    not name already (the page names its own code and every file that imports, as ``modulepreload`` links).
+    not name already (the page names its own code and every file that imports, as ``modulepreload`` links), nor
+    ``loaded``.
 
     Parameters
     ----------
     elements
         Names of element components as Streamlit's frontend names their files (:data:`FIRST_ELEMENTS`).
+    loaded
+        Files named already (the first page's, for :data:`LATER_ELEMENTS`), not listed again.
 
     Returns
     -------
@@ -140,17 +152,33 @@ def element_files(elements: Iterable[str] = FIRST_ELEMENTS) -> list[str]:
     own = [path.name for element in elements for path in sorted(STATIC_JS.glob(f"{element}.*.js"))
            if re.fullmatch(rf"{element}\.[\w-]+\.js", path.name)]
     named = set(re.findall(r'\./static/js/([\w.$-]+\.js)"', STREAMLIT_PAGE.read_text(encoding="utf-8")))
-    return _closure(own, named)
+    return _closure(own, named | set(loaded))
 
 
-def preload_script(files: Iterable[str]) -> bytes:
-    """The page's script that, once the page has loaded, adds a ``modulepreload`` link for each file (names under
-    ``./static/js/``, relative as the page's own links are, so they hold under a base URL path).
+def later_files() -> list[str]:
+    """:func:`element_files` of :data:`LATER_ELEMENTS`, without the first page's.
+
+    Examples
+    --------
+    >>> later = later_files()
+    >>> later[0].startswith("NumberInput.") and not set(later) & set(element_files())
+    True
+    """
+    return element_files(LATER_ELEMENTS, element_files())
+
+
+def preload_script(files: Iterable[str], later: Iterable[str] = ()) -> bytes:
+    """The page's script that, once the page has loaded, adds a ``modulepreload`` link for each of ``files`` (names
+    under ``./static/js/``, relative as the page's own links are, so they hold under a base URL path); and for each of
+    ``later`` once the app's first run has finished (its root's ``data-test-script-state`` going from ``running`` to
+    ``notRunning``) and the browser is idle (``requestIdleCallback``, where the browser has it).
 
     Parameters
     ----------
     files
         File names under :data:`STATIC_JS` (:func:`element_files`).
+    later
+        File names under :data:`STATIC_JS` (:func:`later_files`).
 
     Returns
     -------
@@ -159,14 +187,21 @@ def preload_script(files: Iterable[str]) -> bytes:
 
     Examples
     --------
-    >>> script = preload_script(["Metric.x1.js", "a.y2.js"])
+    >>> script = preload_script(["Metric.x1.js", "a.y2.js"], ["NumberInput.z3.js"])
     >>> script.startswith(b'<script>addEventListener("load",') and b'["Metric.x1.js","a.y2.js"]' in script
     True
+    >>> b'["NumberInput.z3.js"]' in script and b"requestIdleCallback" in script
+    True
     """
-    names = json.dumps(list(files), separators=(",", ":"))
-    return (f'<script>addEventListener("load",()=>{{for(const f of {names}){{const l=document.createElement("link");'
-            f'l.rel="modulepreload";l.crossOrigin="";l.href="./static/js/"+f;document.head.append(l)}}}})</script>\n'
-            ).encode()
+    names, after = (json.dumps(list(f), separators=(",", ":")) for f in (files, later))
+    return ('<script>addEventListener("load",()=>{const add=fs=>{for(const f of fs){const l=document.createElement('
+            '"link");l.rel="modulepreload";l.crossOrigin="";l.href="./static/js/"+f;document.head.append(l)}};'
+            f'add({names});const later={after};if(!later.length)return;'
+            'const idle=window.requestIdleCallback||(f=>setTimeout(f,1));'
+            'const o=new MutationObserver(rs=>{if(rs.some(r=>r.oldValue==="running"&&r.target.getAttribute('
+            'r.attributeName)==="notRunning")){o.disconnect();idle(()=>add(later))}});o.observe(document.body,'
+            '{subtree:true,attributes:true,attributeOldValue:true,attributeFilter:["data-test-script-state"]})})'
+            '</script>\n').encode()
 
 
 def with_script(page: bytes, script: bytes) -> bytes:
@@ -207,7 +242,7 @@ class FirstPageChunks:
     def __init__(self, app: Any) -> None:
         # Built with the server's app, as it starts and before its lifespan's preload (ui/memory.py) takes the
         # interpreter: found at the first page's request, the files' reading held that answer up 0.3 s at load 18.
-        self.app, self.script = app, preload_script(element_files()) + STILL_STYLE
+        self.app, self.script = app, preload_script(element_files(), later_files()) + STILL_STYLE
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope.get("method") != "GET":
@@ -267,7 +302,9 @@ _NOT_PLAIN = (b"range", b"if-range", b"if-none-match", b"if-modified-since")
 
 def page_files() -> list[str]:
     """The files Streamlit's page names under its static folder (its code, style sheet and font), then the first
-    page's element code (:func:`element_files`): what a browser fetches before and during a cold start's first run.
+    page's element code (:func:`element_files`): what a browser fetches before and during a cold start's first run;
+    then the other pages' (:func:`later_files`), fetched once that run has finished, while the server may be making
+    the page's studies ahead (ui/ahead.py).
 
     Returns
     -------
@@ -281,7 +318,7 @@ def page_files() -> list[str]:
     True
     """
     named = _PAGE_FILE.findall(STREAMLIT_PAGE.read_text(encoding="utf-8"))
-    return list(dict.fromkeys([*named, *(f"static/js/{name}" for name in element_files())]))
+    return list(dict.fromkeys([*named, *(f"static/js/{name}" for name in [*element_files(), *later_files()])]))
 
 
 def held_answer(path: Path) -> tuple[list[Header], bytes]:

@@ -335,7 +335,9 @@ class Sidebar:
         if self.title is not None:
             title, self.title = self.title, None
             with self.top:
-                st.markdown(headed(title, *([self.intro] if self.intro else []), level=1))
+                # each paragraph of the intro a note of its own: a small-type directive cannot span paragraphs (the
+                # Decode page's price and speed notes showed its brackets, in full-size type)
+                st.markdown(headed(title, *(self.intro.split("\n\n") if self.intro else []), level=1))
                 show_messages()
         return self.top
 

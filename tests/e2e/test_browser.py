@@ -139,6 +139,29 @@ def test_the_first_page_s_element_code_is_preloaded_once(fresh_page: Page, strea
     assert [f for f in files if seen.count(f) != 1] == []
 
 
+def test_the_other_pages_element_code_is_loaded_once_the_first_run_is_drawn(fresh_page: Page,
+                                                                           streamlit_url: str) -> None:
+    page = fresh_page  # nothing cached
+    # issue #43: once the first page's run has finished, the page names the code of the elements the other pages draw
+    # (ui.assets.LATER_ELEMENTS), each file fetched once, so a first switch to the Plan page (its file uploader,
+    # selection and download buttons) fetches no script during its run
+    seen: list[str] = []
+    page.on("request", lambda r: seen.append(urlsplit(r.url).path.rsplit("/", 1)[-1]))
+    page.goto(streamlit_url)
+    expect(cost_metric(page)).to_have_text(re.compile(r"^\$\d"), timeout=COLD_START_TIMEOUT_MS)
+    later = assets.later_files()
+    page.wait_for_function("(names) => names.every(n => performance.getEntriesByType('resource')"
+                           ".some(e => e.name.endsWith('/' + n)))", arg=later, timeout=COLD_START_TIMEOUT_MS)
+    settle(page)
+    before = len(seen)
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name=NAV_TITLES["plan"]).click()
+    expect(page.locator("h1").filter(has_text="Plan")).to_be_visible(timeout=COLD_START_TIMEOUT_MS)
+    settle(page)
+    expect(page.get_by_test_id("stFileUploader")).to_be_visible()
+    assert [f for f in seen[before:] if f.endswith(".js")] == []
+    assert [f for f in later if seen.count(f) != 1] == []
+
+
 def test_electricity_input_updates_cost(page: Page, streamlit_url: str, screenshot: Callable[[str], Path]) -> None:
     page.goto(streamlit_url)
     value = cost_metric(page)
