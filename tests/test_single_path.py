@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import economics
 from economics.engine.batch import ScenarioError, evaluate_scenario, evaluate_variants, resolve_scenario
+from economics.schema.outputs import RANGE_OUTPUTS
 from tests.test_derivation import rows
 
 
@@ -76,6 +77,42 @@ def test_single_path_equals_the_table_row_when_throughput_is_estimated(
                  "target_output_tokens_per_s_per_user": speed, "serving_stack": stack, "ownership": ownership,
                  "pue": pue, "price_usd_per_m_output_tokens": price, "demand_output_tokens_per_day": 1e9,
                  "decode_accelerator": decode, "decode_accelerator_price_usd": 40000 if decode else None})
+
+
+ENDS = tuple(f"{name}_{end}" for name in RANGE_OUTPUTS for end in ("low", "high"))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(MODELS), st.sampled_from(["h100-sxm", "b200", "mi300x"]), st.sampled_from([20.0, 200.0]),
+       st.sampled_from([None, 64]), st.sampled_from(["", "h200-sxm"]), st.floats(1e8, 1e12))
+def test_without_range_ends_every_other_output_is_the_same(model: str, acc: str, speed: float, count: int | None,
+                                                            decode: str, demand: float) -> None:
+    # range_ends=False (the planner's rates) leaves the six ends empty and changes nothing else, on the single path
+    # and the table's; estimated rows (one pool or two, fixed or sized), so the ends are there to leave out
+    scenario = {"model": model, "accelerator": acc, "precision": "fp8", "accelerator_count": count,
+                "target_output_tokens_per_s_per_user": speed, "demand_output_tokens_per_day": demand,
+                "decode_accelerator": decode, "decode_accelerator_price_usd": 40000 if decode else None}
+    try:
+        full = evaluate_scenario(scenario)
+    except ScenarioError:
+        return  # an end beyond the largest fleet refuses the row; without the ends it may be computed
+    lean = evaluate_scenario(scenario, range_ends=False)
+    assert list(lean) == list(full)
+    assert all(lean[k] is None for k in ENDS)
+    assert {k: v for k, v in lean.items() if k not in ENDS} == {k: v for k, v in full.items() if k not in ENDS}
+    frame = pd.DataFrame([economics.Scenario.model_validate(scenario).model_dump()])
+    table, lean_table = economics.evaluate(frame), economics.evaluate(frame, range_ends=False)
+    assert lean_table[list(ENDS)].isna().all().all()
+    pd.testing.assert_frame_equal(lean_table.drop(columns=list(ENDS)), table.drop(columns=list(ENDS)))
+
+
+def test_range_ends_left_out_on_an_estimate() -> None:
+    # llama-3.1-70b FP8 on 8 H100s: the estimate has a range, so its ends are given, unless left out
+    scenario = {"model": "llama-3.1-70b", "precision": "fp8", "accelerator_count": 8}
+    full, lean = evaluate_scenario(scenario), evaluate_scenario(scenario, range_ends=False)
+    assert full["throughput_source"] == "estimated" and full["accelerators_low"] == 8
+    assert full["cost_usd_per_m_tokens_low"] < full["cost_usd_per_m_tokens"] < full["cost_usd_per_m_tokens_high"]
+    assert lean["cost_usd_per_m_tokens_low"] is None and lean["cost_usd_per_m_tokens"] == full["cost_usd_per_m_tokens"]
 
 
 def test_a_remembered_estimate_is_never_shared_between_results() -> None:

@@ -38,6 +38,7 @@ from economics.engine.pipeline import (
     fleet_reason_codes,
     fleet_reasons,
     warning_text,
+    without_range_ends,
     working_columns,
 )
 from economics.engine.provenance import provenance_text
@@ -67,24 +68,25 @@ class ScenarioError(ValueError):
         super().__init__("; ".join(p.message for p in problems))
 
 
-def evaluate(df: pd.DataFrame) -> pd.DataFrame:
+def evaluate(df: pd.DataFrame, *, range_ends: bool = True) -> pd.DataFrame:
     """Evaluate a table of scenarios column-wise (one row per scenario, columns = scenario fields).
 
     Invalid rows come back with ``valid=False``, an ``error`` naming each bad field and value, and empty outputs;
     valid rows are computed. Optional outputs that do not apply (no price given, ...) are empty (``<NA>``),
     never NaN or infinity. Raises :class:`~economics.schema.validation.InputError` for unknown or duplicate columns.
+    ``range_ends``: as in :func:`evaluate_scenario`.
 
     >>> out = evaluate(pd.DataFrame({"accelerator_count": [8, 0], "output_tokens_per_s_per_accelerator": [1000, 1000]}))
     >>> out["valid"].tolist(), out.loc[1, "error"]
     ([True, False], 'accelerator_count: must be >= 1 and <= 10,000,000 [accelerator], got 0')
     """
-    return evaluate_with_report(df)[0]
+    return evaluate_with_report(df, range_ends=range_ends)[0]
 
 
-def evaluate_with_report(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def evaluate_with_report(df: pd.DataFrame, *, range_ends: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`evaluate` plus the validation report (row, name, field, value, message), row 1-based."""
     with _PAGE_ADVICE.withheld(len(df) > CHUNK_ROWS):
-        return _evaluate_table(df)
+        return _evaluate_table(df, range_ends)
 
 
 class _Rows(NamedTuple):
@@ -114,14 +116,17 @@ class _Run(NamedTuple):
     outputs: dict[str, np.ndarray] | None
 
 
-def _run(cols: dict[str, Any], bad: np.ndarray) -> _Run:
+def _run(cols: dict[str, Any], bad: np.ndarray, range_ends: bool = True) -> _Run:
     """A validated table's rows but the refused ones (``bad``) estimated and computed: the work between the
-    validation and the result's columns, in place on ``cols`` (a session's shape, the filled throughput).
+    validation and the result's columns, in place on ``cols`` (a session's shape, the filled throughput); the
+    estimate's range ends unless ``range_ends`` is False (:func:`evaluate_scenario`).
     """
     request_shape(cols)
     n = bad.size
     ok = np.flatnonzero(~bad)
     sub, thr, feasible_ok, all_given = _estimate_valid(cols, ok, n)
+    if not range_ends:
+        without_range_ends(sub)
     rows = _Rows(n, bad, ok, feasible_ok, ok[feasible_ok])
     outputs = _compute_feasible(sub, rows)
     if outputs is not None:
@@ -129,7 +134,7 @@ def _run(cols: dict[str, Any], bad: np.ndarray) -> _Run:
     return _Run(rows, sub, thr, all_given, outputs)
 
 
-def _evaluate_table(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _evaluate_table(df: pd.DataFrame, range_ends: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`evaluate_with_report`'s work: validate, estimate the throughput and compute the valid rows in one
     pass, then build the result's columns (inputs echoed, outputs, throughput, feasibility, warnings, errors) and the
     report.
@@ -139,7 +144,7 @@ def _evaluate_table(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     bad = np.zeros(n, dtype=bool)
     for p in problems:
         bad[p.row] = True
-    rows, sub, thr, all_given, outputs = _run(cols, bad)
+    rows, sub, thr, all_given, outputs = _run(cols, bad, range_ends)
     data: dict[str, Any] = {}
     empty = _EmptyColumns(df.index)
     _input_columns(data, df, cols, problems, empty)
@@ -716,11 +721,17 @@ def _pydantic_problem(e: Any) -> Problem:
     return Problem(0, field, value, f"{field}: {msg}" if ", got " in msg else f"{field}: {msg}, got {value!r}")
 
 
-def evaluate_scenario(scenario: Scenario | dict[str, Any]) -> dict[str, Any]:
+def evaluate_scenario(scenario: Scenario | dict[str, Any], *, range_ends: bool = True) -> dict[str, Any]:
     """Evaluate one scenario (a Scenario or a dict of its fields): the same validation rules, throughput
     resolution and stages as :func:`evaluate`, on one-row columns without a table (about a millisecond, the parse
     and checks of values seen before remembered: ``python bench/batch.py`` prints it, docs/speed.md has the
     measurements).
+
+    ``range_ends`` False: for a caller that reads none of an estimate's range ends (the ``_low`` and ``_high``
+    outputs, then None as on a measured row; the planner's rates): the stages run on the scenario alone, not on it
+    and both ends (:func:`economics.engine.pipeline.without_range_ends`). Every other output is the same, and the
+    throughput's own range (``*_p10``, ``*_p90``, the basis) is still given. An end's count beyond
+    :data:`MAX_COUNT` then refuses nothing.
 
     Returns the resolved inputs and outputs as a dict, keyed as :func:`evaluate`'s columns (missing optional
     outputs as None). Raises :class:`ScenarioError` with every problem when the scenario is invalid.
@@ -732,6 +743,8 @@ def evaluate_scenario(scenario: Scenario | dict[str, Any]) -> dict[str, Any]:
     """
     cols = _validated(as_scenario(scenario))
     thr = _throughput(cols)
+    if not range_ends:
+        without_range_ends(cols)
     outputs = compute(cols) if thr["feasible"][0] else None
     return _result_row(cols, thr, outputs)
 

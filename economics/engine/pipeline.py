@@ -181,6 +181,15 @@ def _take(column: Any, rows: Array, n: int) -> Any:
     return values[np.zeros(rows.size, dtype=int)] if size == 1 else values[rows]
 
 
+def without_range_ends(c: dict[str, Array]) -> None:
+    """In place: no row of the resolved columns ``c`` is at its estimate's range, so :func:`compute` leaves every
+    :data:`RANGE_OUTPUTS` ``_low`` and ``_high`` empty (as on a measured row) and runs the stages on the rows alone,
+    not on them and both ends: for a caller that reads no end. A row is then refused for its own counts only (an
+    end's beyond the largest fleet is not looked at).
+    """
+    c["_ranged"] = np.zeros(np.shape(c.get("_ranged", False)), dtype=bool)
+
+
 def _ranges(c: dict[str, Array], out: dict[str, Array], n: int, trace: Trace | None = None) -> None:
     """:data:`RANGE_OUTPUTS` at the low and the high throughput of each estimated row: the same stages run again on
     those rows with every estimated throughput column scaled by its pool's P10 (then P90) ratio; ``_low`` is the

@@ -27,7 +27,7 @@ from economics.engine.batch import (
     evaluate_scenario,
     resolve_scenario,
 )
-from economics.engine.pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, compute
+from economics.engine.pipeline import INTEGER_OUTPUTS, OPTIONAL_OUTPUTS, OUTPUT_UNITS, compute, without_range_ends
 from economics.schema import values as parse_values
 from economics.schema.outputs import RANGE_OUTPUTS
 from economics.schema.scenario import FIELDS, Ownership, Scenario
@@ -431,7 +431,7 @@ def _stages(resolved: dict[str, np.ndarray], varying: dict[str, np.ndarray], row
     # alone is computed once (the row count is read from ownership, held at full length)
     cols = {**resolved, "ownership": np.broadcast_to(resolved["ownership"], (rows,)), **varying}
     if not set(outputs) & RANGE_ENDS:  # the estimate's ends run the stages twice more, for outputs not read here
-        cols["_ranged"] = np.zeros(1, dtype=bool)
+        without_range_ends(cols)
     out = {name: np.broadcast_to(v, (rows,)) for name, v in compute(cols).items()}
     if not all(np.isfinite(out[name]).all() for name in OUTPUT_UNITS if name not in OPTIONAL_OUTPUTS) or any(
             (out[name] > MAX_COUNT).any() for name in INTEGER_OUTPUTS):

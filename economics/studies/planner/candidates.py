@@ -219,15 +219,16 @@ RATE_READS = (*RATE_COLUMNS, "valid", "feasible", "throughput_basis", "throughpu
 def _evaluated(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """The engine's result table for ``rows``: what :func:`economics.evaluate` gives, row by row when few (then
     only the columns :data:`RATE_READS`: a frame of the engine's ~300 columns cost more than the rows' evaluation).
+    The estimate's range ends are not computed (``range_ends=False``): no rate reads them.
     """
     if len(rows) <= FEW_RATE_ROWS:
         try:
-            results = [evaluate_scenario(r) for r in rows]
+            results = [evaluate_scenario(r, range_ends=False) for r in rows]
         except (ScenarioError, InputError):
             pass
         else:
             return pd.DataFrame([{k: r[k] for k in RATE_READS if k in r} for r in results])
-    return evaluate(pd.DataFrame(rows))
+    return evaluate(pd.DataFrame(rows), range_ends=False)
 
 
 def record_number(record: dict[str, Any], key: str) -> float:
@@ -444,7 +445,7 @@ def _session_hit_rate(c: Candidate, s: Scenario) -> tuple[str, float]:
                **{k: (v if math.isfinite(v) else None) for k, v in figures.items()}}
     row = with_changes(s, **changes)
     try:
-        r = evaluate_scenario(row)
+        r = evaluate_scenario(row, range_ends=False)  # the hit rate only: no range end is read
     except (ScenarioError, InputError) as exc:
         return f"workload=sessions: {exc}", math.nan
     rate = record_number(r, "kv_hit_rate")

@@ -119,13 +119,12 @@ def candidate_table(cands: list[Candidate], pools: list[Pool], excluded: list[tu
 
 def hours_frame(wl: Workload, per_hour: dict[str, np.ndarray] | None) -> pd.DataFrame:
     """One row per hour of the day: the demand (requests/s and output tokens/s) and each column of ``per_hour``."""
-    frame = pd.DataFrame({"hour": np.arange(HOURS), "requests_per_s": wl.hourly_requests_per_s,
-                          "output_tokens_per_s": wl.hourly_requests_per_s * wl.output_tokens})
+    columns: dict[str, Any] = {"hour": np.arange(HOURS), "requests_per_s": wl.hourly_requests_per_s,
+                               "output_tokens_per_s": wl.hourly_requests_per_s * wl.output_tokens}
     if wl.sessions:  # the hour's turns a second over its 3,600 s, in sessions
-        frame["sessions_per_hour"] = sessions_per(wl.hourly_requests_per_s * SECONDS_PER_DAY / HOURS_PER_DAY, wl)
-    for name, values in (per_hour or {}).items():
-        frame[name] = values
-    return frame
+        columns["sessions_per_hour"] = sessions_per(wl.hourly_requests_per_s * SECONDS_PER_DAY / HOURS_PER_DAY, wl)
+    columns.update(per_hour or {})
+    return pd.DataFrame(columns)  # made once from its columns (a column set on a table inserts it, one by one)
 
 
 def _pool_row(m: PlanModel, x: np.ndarray, p: int, pool: Pool, c: Candidate, k: Costs, s: Scenario,
