@@ -671,7 +671,8 @@ def _add_uncertainty(sub: Any) -> None:
                            "row")
     unc.add_argument("--samples", type=_count(1, MAX_SAMPLES, "samples"), default=10_000)
     unc.add_argument("--seed", type=_count(0, 2**32 - 1, "seed"), default=0)
-    unc.add_argument("--distribution", choices=("triangular", "uniform"), default="triangular")
+    unc.add_argument("--distribution", choices=choice_words(uncertainty.Distribution),
+                     default=uncertainty.Distribution.TRIANGULAR.value)
     unc.add_argument("--output-field", default="cost_usd_per_m_tokens", help="output for the tornado")
     unc.add_argument("--default-ranges", action="store_true", help="range every field the Uncertainty page ranges "
                      "(electricity, accelerator price, throughput, PUE, cost of capital): the row's own ends where it "
@@ -685,7 +686,7 @@ def _add_import_benchmark(sub: Any) -> None:
                          "InferenceX, MLPerf) as a curve file for --curves")
     imp.add_argument("files", nargs="+", metavar="FILE", help="benchmark result files, or - for standard input")
     imp.add_argument("-o", "--output", default="-", help="curve file to write (CSV), or - for standard output")
-    imp.add_argument("--format", choices=("auto", *benchmarks.FORMATS), default="auto")
+    imp.add_argument("--format", choices=choice_words(benchmarks.BenchmarkFormat), default="auto")
     imp.add_argument("--accelerator", default="", help="catalog id of the accelerator the runs used (vLLM, SGLang, "
                      "GenAI-Perf, AIPerf and GuideLLM files do not record it)")
     imp.add_argument("--accelerators", type=_count(1, 100_000, "accelerators"), default=None,
@@ -710,7 +711,7 @@ def _add_import_sessions(sub: Any) -> None:
     ses.add_argument("file", metavar="FILE", help="the trace or stats file, or - for standard input")
     ses.add_argument("-o", "--output", default="-", help="scenario row to write (CSV, or JSON for a .json name), or "
                      "- for standard output")
-    ses.add_argument("--format", choices=("auto", *session_traces.FORMATS), default="auto")
+    ses.add_argument("--format", choices=choice_words(session_traces.TraceFormat), default="auto")
     ses.add_argument("--session-prefix-tokens", type=float, default=None, help="the shared prefix, where the file "
                      "records no shared blocks (vLLM's stats; a trace without hash_ids)")
     ses.add_argument("--seconds-between-turns", type=float, default=None, help="the mean idle gap, where no "

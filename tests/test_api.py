@@ -660,6 +660,16 @@ def test_unknown_keys_parts_and_parameters_are_refused_by_name(api: httpx.Client
     assert api.post("/v1/evaluate?format=csv", json=[GOLDEN]).status_code == 200
 
 
+def test_a_draw_or_file_format_that_is_not_one_is_named_with_the_choices(api: httpx.Client) -> None:
+    # the benchmark's format was a free string, refused by the reader once the file was read; now the route's enum
+    error = _refused(api.post("/v1/import-benchmark?benchmark_format=vlm", files={"files": ("a.json", b"{}")}),
+                     "benchmark_format: Input should be 'auto', 'vllm', ")
+    assert [(p["field"], p["value"]) for p in error["problems"]] == [("benchmark_format", "vlm")]  # type: ignore[attr-defined]
+    error = _refused(api.post("/v1/uncertainty?distribution=normal", json=[GOLDEN]),
+                     "distribution: Input should be 'triangular' or 'uniform'")
+    assert [(p["field"], p["value"]) for p in error["problems"]] == [("distribution", "normal")]  # type: ignore[attr-defined]
+
+
 def test_a_plan_without_a_row_wants_the_only_row(api: httpx.Client) -> None:
     demand = {**GOLDEN, "accelerator_count": None, "demand_output_tokens_per_day": 1e9}
     # it planned row 1 of several; now the count is named, as the one-row endpoints name it

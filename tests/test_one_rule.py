@@ -352,3 +352,31 @@ def test_a_choice_that_is_not_one_is_answered_with_the_enum_s_words(argv: list[s
     with pytest.raises(SystemExit):
         build_parser(argv[0]).parse_args(argv)
     assert f"invalid choice: '{argv[-1]}' (choose from {words})" in capsys.readouterr().err
+
+
+def _choices(command: str, dest: str) -> list[str]:
+    """The choices ``command``'s option ``dest`` offers on the command line."""
+    from economics.cli import build_parser
+
+    sub = next(a for a in build_parser(command)._actions if a.choices and command in a.choices).choices[command]
+    return [str(c) for c in next(a for a in sub._actions if a.dest == dest).choices]
+
+
+def test_every_draw_and_file_format_option_is_its_one_enum() -> None:
+    # the Monte Carlo's distributions, the session traces' and the benchmarks' formats were listed again as the CLI's
+    # choices and the API's Literals (the benchmark's format a free string there, refused only by the reader); the
+    # routes' parameters: tests/test_openapi.py
+    from economics.io.benchmark_formats import FORMATS as BENCHMARK_FORMATS
+    from economics.io.benchmark_formats import BenchmarkFormat
+    from economics.io.session_traces import FORMATS as TRACE_FORMATS
+    from economics.io.session_traces import TraceFormat
+    from economics.studies.retrofit_odds import OddsDistribution
+    from economics.studies.uncertainty import Distribution
+
+    assert [d.value for d in Distribution] == ["triangular", "uniform"]
+    assert [d.value for d in OddsDistribution] == ["triangular", "uniform", "normal"]  # the study's two and one more
+    for command, dest, kind in (("uncertainty", "distribution", Distribution), ("sweep", "distribution", Distribution),
+                                ("import-sessions", "format", TraceFormat),
+                                ("import-benchmark", "format", BenchmarkFormat)):
+        assert _choices(command, dest) == [k.value for k in kind], command
+    assert ("auto", *TRACE_FORMATS) == tuple(TraceFormat) and ("auto", *BENCHMARK_FORMATS) == tuple(BenchmarkFormat)

@@ -122,6 +122,20 @@ def test_the_report_takes_the_one_report_kind(doc: dict[str, Any]) -> None:
     assert param["schema"] == {"$ref": "#/components/schemas/ReportKind", "default": "cost"}
 
 
+def test_the_draw_and_file_format_parameters_refer_to_their_one_enum(doc: dict[str, Any]) -> None:
+    # each was a Literal repeating the CLI's choices (the benchmark's format a free string, refused by the reader)
+    from economics.io.benchmark_formats import BenchmarkFormat
+    from economics.io.session_traces import TraceFormat
+    from economics.studies.uncertainty import Distribution
+
+    for path, name, kind, default in (("/v1/uncertainty", "distribution", Distribution, "triangular"),
+                                      ("/v1/import-sessions", "trace_format", TraceFormat, "auto"),
+                                      ("/v1/import-benchmark", "benchmark_format", BenchmarkFormat, "auto")):
+        param = next(p for p in doc["paths"][path]["post"]["parameters"] if p["name"] == name)
+        assert param["schema"] == {"$ref": f"#/components/schemas/{kind.__name__}", "default": default}, path
+        assert doc["components"]["schemas"][kind.__name__]["enum"] == [k.value for k in kind]
+
+
 def test_every_format_parameter_refers_to_the_subset_of_output_formats_it_takes(doc: dict[str, Any]) -> None:
     # each route listed its formats again as a Literal; each now reads one subset of OutputFormat (the CLI's and the
     # MCP's lists are held to the same enums by tests/test_one_rule.py), and OpenAPI names each subset once

@@ -280,7 +280,7 @@ def _random_cases(first: int, cases: int) -> tuple[list[_Case], int]:
         ranges = _random_ranges(rng, result)
         samples, seed = int(rng.integers(1, 1500)), int(rng.integers(0, 2**31))
         if case >= first:
-            distribution: Distribution = "uniform" if case % 3 == 0 else "triangular"
+            distribution = Distribution.UNIFORM if case % 3 == 0 else Distribution.TRIANGULAR
             drawn = draw(_checked(as_scenario(scenario), ranges), samples, seed, distribution)
             kept.append(_Case(case, scenario, result, ranges, samples, seed, distribution, drawn))
     return kept, refused

@@ -20,8 +20,10 @@ from economics.api.errors import ApiError, Code
 from economics.api.tasks import MEDIA, catalog_document, catalog_names, catalog_text, fields_document
 from economics.api.tasks import Request as Task
 from economics.catalog import closest
+from economics.io.benchmark_formats import BenchmarkFormat
 from economics.io.documents import fields_markdown
 from economics.io.output_paths import ExplainFormat, FieldsFormat, OutputFormat, RecordFormat, TableFormat
+from economics.io.session_traces import TraceFormat
 from economics.report.build import ReportKind
 from economics.report.figures import checked_app_url
 from economics.schema.scenario import Scenario
@@ -30,6 +32,7 @@ from economics.studies.plan_odds import DEFAULT_SAMPLES as DEFAULT_PLAN_SAMPLES
 from economics.studies.plan_odds import MAX_PLAN_SAMPLES
 from economics.studies.planner.inputs import FrontierChoice
 from economics.studies.retrofit_odds import MAX_SAMPLES
+from economics.studies.uncertainty import Distribution
 from economics.version import __version__
 
 
@@ -182,7 +185,7 @@ async def kv_memory(request: Request, agents: Annotated[int, Query(ge=1, le=10**
 async def uncertainty(request: Request, row: Row = "", output_field: str = "cost_usd_per_m_tokens",
                       samples: Annotated[int, Query(ge=1, le=1_000_000)] = 10_000,
                       seed: Annotated[int, Query(ge=0, le=2**32 - 1)] = 0,
-                      distribution: Literal["triangular", "uniform"] = "triangular", default_ranges: bool = False,
+                      distribution: Distribution = Distribution.TRIANGULAR, default_ranges: bool = False,
                       format: RecordFormat = RecordFormat.JSON) -> Response:
     """The tornado of ``output_field`` and the Monte Carlo summary over the row's ``<field>_low``/``<field>_high``
     columns (with ``default_ranges`` the Uncertainty page's ranges where it gives none).
@@ -193,7 +196,7 @@ async def uncertainty(request: Request, row: Row = "", output_field: str = "cost
                        [{"row": None, "field": "samples", "value": samples,
                          "message": f"samples: must be <= {most:,} on this server"}])
     return await _compute(request, "study", "uncertainty", {
-        "row": row, "output_field": output_field, "samples": samples, "seed": seed, "distribution": distribution,
+        "row": row, "output_field": output_field, "samples": samples, "seed": seed, "distribution": distribution.value,
         "default_ranges": default_ranges, "format": format.value})
 
 
@@ -245,7 +248,8 @@ async def import_benchmark(request: Request, accelerator: Annotated[str, Query(m
                            accelerators: Annotated[int | None, Query(ge=1, le=100_000)] = None,
                            model: Annotated[str, Query(max_length=200)] = "",
                            precision: Annotated[str, Query(max_length=20)] = "",
-                           benchmark_format: str = "auto", curve_id: Annotated[str, Query(max_length=200)] = "",
+                           benchmark_format: BenchmarkFormat = BenchmarkFormat.AUTO,
+                           curve_id: Annotated[str, Query(max_length=200)] = "",
                            skip_bad_rows: bool = False,
                            input_tokens: Annotated[float | None, Query(gt=0, le=1e7)] = None,
                            output_tokens: Annotated[float | None, Query(gt=0, le=1e7)] = None,
@@ -255,7 +259,7 @@ async def import_benchmark(request: Request, accelerator: Annotated[str, Query(m
     """
     return await _compute(request, "study", "import_benchmark", {
         "accelerator": accelerator, "accelerators": accelerators, "model": model, "precision": precision,
-        "benchmark_format": benchmark_format, "curve_id": curve_id, "skip_bad_rows": skip_bad_rows,
+        "benchmark_format": benchmark_format.value, "curve_id": curve_id, "skip_bad_rows": skip_bad_rows,
         "input_tokens": input_tokens, "output_tokens": output_tokens, "format": format.value})
 
 
@@ -263,7 +267,7 @@ async def import_benchmark(request: Request, accelerator: Annotated[str, Query(m
              tags=["compute"], openapi_extra=openapi.files_body(),
              responses=openapi.answers("the scenario row", *RecordFormat))
 async def import_sessions(request: Request,
-                          trace_format: Literal["auto", "mooncake", "vllm-multi-turn", "sglang-multiturn"] = "auto",
+                          trace_format: TraceFormat = TraceFormat.AUTO,
                           session_prefix_tokens: Annotated[float | None, Query(ge=0, le=1e8)] = None,
                           seconds_between_turns: Annotated[float | None, Query(gt=0, le=1e7)] = None,
                           block_tokens: Annotated[float, Query(gt=0, le=1e6)] = 512,
@@ -278,7 +282,7 @@ async def import_sessions(request: Request,
     run used them, ``run`` the line where it holds several).
     """
     return await _compute(request, "study", "import_sessions", {
-        "trace_format": trace_format, "session_prefix_tokens": session_prefix_tokens,
+        "trace_format": trace_format.value, "session_prefix_tokens": session_prefix_tokens,
         "seconds_between_turns": seconds_between_turns, "block_tokens": block_tokens, "num_rounds": num_rounds,
         "request_length": request_length, "output_length": output_length, "run": run, "format": format.value})
 

@@ -14,7 +14,7 @@ import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
 
@@ -51,7 +51,7 @@ from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from economics.studies.retrofit_decode import decode_table
 from economics.studies.retrofit_explain import shortfall_notes, study_text
 from economics.studies.retrofit_life import best_year, refresh
-from economics.studies.uncertainty import default_ranges, monte_carlo, ranges_from_row, tornado
+from economics.studies.uncertainty import Distribution, default_ranges, monte_carlo, ranges_from_row, tornado
 from economics.version import __version__
 
 MEDIA: dict[OutputFormat, str] = {
@@ -306,8 +306,7 @@ def uncertainty(req: Request) -> Answer:
                        + (f"; did you mean '{guess}'?" if guess else "") + " (GET /v1/fields lists the outputs)")
     chosen = _row(req)
     samples, seed = int(req.params.get("samples", 10_000)), int(req.params.get("seed", 0))
-    distribution: Literal["triangular", "uniform"] = (
-        "uniform" if req.params.get("distribution") == "uniform" else "triangular")
+    distribution = Distribution(req.params.get("distribution") or Distribution.TRIANGULAR)  # the route took a member
     try:
         ranges = ranges_from_row(chosen.cells)
         if req.params.get("default_ranges"):

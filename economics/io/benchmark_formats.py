@@ -28,13 +28,34 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any
 
 from economics.catalog import yes_no
 from economics.schema.values import shown, unique_keys
 
-FORMATS = ("vllm", "sglang", "genai-perf", "aiperf", "guidellm", "inferencex", "mlperf", "curves")
-"""The formats ``--format`` names; ``auto`` tells them apart by content (:func:`detect`)."""
+
+class BenchmarkFormat(StrEnum):
+    """A benchmark file's format (``import-benchmark --format``, the API's ``benchmark_format``): ``auto`` tells the
+    others apart by content (:func:`detect`).
+
+    >>> [f.value for f in BenchmarkFormat][:3]
+    ['auto', 'vllm', 'sglang']
+    """
+
+    AUTO = "auto"
+    VLLM = "vllm"
+    SGLANG = "sglang"
+    GENAI_PERF = "genai-perf"
+    AIPERF = "aiperf"
+    GUIDELLM = "guidellm"
+    INFERENCEX = "inferencex"
+    MLPERF = "mlperf"
+    CURVES = "curves"
+
+
+FORMATS = tuple(f.value for f in BenchmarkFormat if f is not BenchmarkFormat.AUTO)
+"""The formats a file is read in (:class:`BenchmarkFormat` but ``auto``)."""
 MAX_RUNS = 100_000
 
 

@@ -31,7 +31,7 @@ from typing import Any
 import pandas as pd
 
 from economics import catalog
-from economics.io.benchmark_formats import FORMATS, BenchmarkError, Run, detect, read_runs
+from economics.io.benchmark_formats import FORMATS, BenchmarkError, BenchmarkFormat, Run, detect, read_runs
 from economics.io.benchmark_formats import number_cell as num
 from economics.io.scenario_files import read_input_bytes
 from economics.schema import user_curves
@@ -39,7 +39,8 @@ from economics.schema.user_curves import LENGTH_TOLERANCE
 from economics.schema.validation import InputError
 from economics.schema.values import shown
 
-__all__ = ["FORMATS", "BenchmarkError", "Flags", "Run", "curves_csv", "import_benchmark", "model_id", "points"]
+__all__ = ["FORMATS", "BenchmarkError", "BenchmarkFormat", "Flags", "Run", "curves_csv", "import_benchmark", "model_id",
+           "points"]
 MAX_FILES = 1_000
 MAX_FILE_BYTES = 128_000_000
 """The most bytes one benchmark file may have (read whole and parsed: memory stays under 1 GB)."""

@@ -45,6 +45,7 @@ import math
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -59,9 +60,25 @@ from economics.schema.scenario import FIELDS, Workload
 from economics.schema.validation import InputError
 from economics.schema.values import shown
 
-__all__ = ["FORMATS", "SessionImport", "import_sessions"]
-FORMATS = ("mooncake", "vllm-multi-turn", "sglang-multiturn")
-"""The formats ``--format`` names; ``auto`` tells them apart by content."""
+__all__ = ["FORMATS", "SessionImport", "TraceFormat", "import_sessions"]
+
+
+class TraceFormat(StrEnum):
+    """A session file's format (``import-sessions --format``, the API's ``trace_format``): ``auto`` tells the others
+    apart by content.
+
+    >>> [f.value for f in TraceFormat]
+    ['auto', 'mooncake', 'vllm-multi-turn', 'sglang-multiturn']
+    """
+
+    AUTO = "auto"
+    MOONCAKE = "mooncake"
+    VLLM_MULTI_TURN = "vllm-multi-turn"
+    SGLANG_MULTITURN = "sglang-multiturn"
+
+
+FORMATS = tuple(f.value for f in TraceFormat if f is not TraceFormat.AUTO)
+"""The formats a file is read in (:class:`TraceFormat` but ``auto``)."""
 MAX_FILE_BYTES = 64_000_000
 """The most bytes a trace file may have: read whole, its records parsed (memory stays well under 1 GB)."""
 MAX_TURNS = 2_000_000

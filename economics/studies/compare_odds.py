@@ -26,9 +26,9 @@ from economics.schema.scenario import Scenario
 from economics.studies.compare import accelerator_rows
 from economics.studies.retrofit_odds import (
     DRIVER_COLUMNS,
-    Distribution,
     Driver,
     Floats,
+    OddsDistribution,
     _computed,
     _pass,
     _percentiles,
@@ -138,7 +138,8 @@ class CompareOdds:
 
 
 def compare_odds(scenario: Scenario | dict[str, Any], accelerators: list[str], samples: int = 10_000, seed: int = 0,
-                 distribution: Distribution = "triangular", ranges: dict[str, tuple[float, float]] | None = None,
+                 distribution: OddsDistribution = OddsDistribution.TRIANGULAR,
+                 ranges: dict[str, tuple[float, float]] | None = None,
                  changes_by_accelerator: dict[str, dict[str, Any]] | None = None) -> CompareOdds:
     """The comparison of ``scenario`` across ``accelerators`` over ``samples`` seeded draws of every ranged input
     (see the module docstring).

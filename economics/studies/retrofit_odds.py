@@ -25,8 +25,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -52,10 +53,23 @@ from economics.studies.retrofit_cash import (
 )
 from economics.studies.retrofit_decode import DECODE_COLUMNS, decode_table
 from economics.studies.retrofit_years import DEMAND_FIELDS, _float, _Years
-from economics.studies.uncertainty import DEFAULT_RANGE_FACTORS
+from economics.studies.uncertainty import DEFAULT_RANGE_FACTORS, Distribution
 
 Floats = NDArray[np.float64]
-Distribution = Literal["triangular", "uniform", "normal"]
+
+
+class OddsDistribution(StrEnum):
+    """How the odds' draws spread a driver over its range: :class:`~economics.studies.uncertainty.Distribution`'s
+    two, or normal with the ends read as P10 and P90 (:func:`draw`).
+
+    >>> [d.value for d in OddsDistribution]
+    ['triangular', 'uniform', 'normal']
+    """
+
+    TRIANGULAR = Distribution.TRIANGULAR.value
+    UNIFORM = Distribution.UNIFORM.value
+    NORMAL = "normal"
+
 MAX_SAMPLES = 100_000
 """Most draws a study takes (10,000 run in well under a second)."""
 
@@ -258,7 +272,8 @@ def shared_drivers(s: Scenario, resolved: dict[str, np.ndarray], tariff: bool) -
     return out
 
 
-def draw(found: list[Driver], samples: int, seed: int, distribution: Distribution = "triangular") -> Floats:
+def draw(found: list[Driver], samples: int, seed: int,
+         distribution: OddsDistribution = OddsDistribution.TRIANGULAR) -> Floats:
     """Seeded draws, one column per driver in order (the same seed gives every option, and every study with the
     same drivers, the same draws): triangular (low, mode base, high), uniform (low, high), or normal with the ends
     read as P10 and P90 (below the base the spread of the low end, above it the high end's; kept above 0).
@@ -780,7 +795,7 @@ class RetrofitOdds:
     found: list[Driver]
     samples: int
     seed: int
-    distribution: Distribution
+    distribution: OddsDistribution
     leading: tuple[str, str] | None = field(default=None)
     fan: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(FAN_COLUMNS)))
     """The NPV to each year per option at P10 / P50 / P90 of the draws, columns :data:`FAN_COLUMNS` (:func:`_fan`)."""
@@ -909,7 +924,8 @@ def check_samples(samples: int) -> int:
 
 
 def odds(scenario: Scenario | dict[str, Any], samples: int = 10_000, seed: int = 0,
-         distribution: Distribution = "triangular", ranges: dict[str, tuple[float, float]] | None = None,
+         distribution: OddsDistribution = OddsDistribution.TRIANGULAR,
+         ranges: dict[str, tuple[float, float]] | None = None,
          point: RetrofitResult | None = None) -> RetrofitOdds:
     """The decode study of ``scenario`` over ``samples`` seeded draws of every ranged input (see the module
     docstring).

@@ -42,7 +42,7 @@ from economics.engine.batch import ScenarioError, as_scenario, evaluate
 from economics.schema import user_curves
 from economics.schema.scenario import FIELDS
 from economics.schema.validation import InputError
-from economics.schema.values import FieldKind, ValueProblem, number, shown, whole_number_option
+from economics.schema.values import FieldKind, ValueProblem, choice_words, number, shown, whole_number_option
 from economics.studies.uncertainty import Distribution, _checked, draw, ranges_from_row
 
 COST, SPEED, POWER = "cost_usd_per_m_tokens", "output_tokens_per_s_per_user", "facility_power_mw"
@@ -77,7 +77,7 @@ class Sweep:
     ranges: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     samples: int = 0
     seed: int = 0
-    distribution: Distribution = "triangular"
+    distribution: Distribution = Distribution.TRIANGULAR
     partition_rows: int = PARTITION_ROWS
     curves: tuple[tuple[str, bytes], ...] = ()
     """The curve files the base scenario names (``curves_sha256``), as (name, bytes): a worker in another process
@@ -149,7 +149,7 @@ def _check_axis(base: dict[str, Any], name: str, values: np.ndarray) -> None:
 
 
 def make_sweep(base: dict[str, Any], grid: dict[str, str], ranges: dict[str, tuple[float, float]], samples: int,
-               seed: int = 0, distribution: Distribution = "triangular",
+               seed: int = 0, distribution: Distribution = Distribution.TRIANGULAR,
                partition_rows: int = PARTITION_ROWS) -> Sweep:
     """A checked :class:`Sweep`: grid fields numeric, every grid value within its field's bounds, ranges around
     the base value (:class:`InputError` / :class:`ScenarioError` naming the field and value otherwise).
@@ -462,7 +462,7 @@ def add_sweep_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--samples", type=whole_number_option("--samples"), default=0,
                      help="Monte Carlo draws per grid point over the row's <field>_low/<field>_high ranges")
     cmd.add_argument("--seed", type=whole_number_option("--seed"), default=0)
-    cmd.add_argument("--distribution", choices=("triangular", "uniform"), default="triangular")
+    cmd.add_argument("--distribution", choices=choice_words(Distribution), default=Distribution.TRIANGULAR.value)
     cmd.add_argument("--top", type=whole_number_option("--top"), default=10,
                      help="how many of the cheapest scenarios to list")
     cmd.add_argument("--workers", type=whole_number_option("--workers"), default=2,

@@ -11,8 +11,9 @@ like with like.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from functools import cached_property, lru_cache
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -133,7 +134,18 @@ def default_ranges(result: dict[str, Any], given: dict[str, tuple[float | None, 
         lo, hi = default[0] if lo is None else lo, default[1] if hi is None else hi
         ranges[field] = (min(lo, value), max(hi, value))
     return ranges
-Distribution = Literal["triangular", "uniform"]
+class Distribution(StrEnum):
+    """How the Monte Carlo and a sweep's draws spread a field over its range: triangular, peaked at the base value,
+    or uniform (``uncertainty``'s and ``sweep``'s ``--distribution``, the API's ``distribution``). The retrofit
+    odds take these and one more (:class:`economics.studies.retrofit_odds.OddsDistribution`).
+
+    >>> [d.value for d in Distribution]
+    ['triangular', 'uniform']
+    """
+
+    TRIANGULAR = "triangular"
+    UNIFORM = "uniform"
+
 
 
 def ranged_fields() -> list[str]:
@@ -257,7 +269,7 @@ def tornado(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[float, 
 
 
 def draw(ranges: dict[str, tuple[float, float, float]], samples: int, seed: int,
-         distribution: Distribution = "triangular") -> dict[str, np.ndarray]:
+         distribution: Distribution = Distribution.TRIANGULAR) -> dict[str, np.ndarray]:
     """Seeded draws per field: triangular(low, mode=base, high) or uniform(low, high). Fields are drawn in
     declaration order so the same seed gives the same draws to every scenario sampled with it.
     """
@@ -336,7 +348,7 @@ class MonteCarlo:
 
 
 def monte_carlo(scenario: Scenario | dict[str, Any], ranges: dict[str, tuple[float, float]], samples: int = 10_000,
-                seed: int = 0, distribution: Distribution = "triangular",
+                seed: int = 0, distribution: Distribution = Distribution.TRIANGULAR,
                 outputs: tuple[str, ...] = ("cost_usd_per_m_tokens", "cost_usd_per_day", "gross_margin"),
                 result: dict[str, Any] | None = None) -> MonteCarlo:
     """Every ranged field drawn at once, ``samples`` times, evaluated in one vectorised pass. ``result`` is
