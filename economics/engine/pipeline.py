@@ -105,10 +105,19 @@ def _at_ends(sub: dict[str, Array], size: int, low: slice, high: slice) -> None:
         if name in sub and (lo is not None or hi is not None):
             ratio = np.ones(size)
             if lo is not None:
-                ratio[low] = np.broadcast_to(np.asarray(lo, dtype=float), (size,))[low]
+                ratio[low] = _floats(lo, size)[low]
             if hi is not None:
-                ratio[high] = np.broadcast_to(np.asarray(hi, dtype=float), (size,))[high]
-            sub[name] = np.asarray(sub[name], dtype=float) * ratio
+                ratio[high] = _floats(hi, size)[high]
+            sub[name] = _floats(sub[name], size) * ratio
+
+
+def _floats(column: Any, size: int) -> Array:
+    """``column`` as ``size`` floats: itself when it is already (the usual case: no broadcast's cost, ~3 us a call),
+    else broadcast (a scalar, a one-row column of a variant table).
+    """
+    if type(column) is np.ndarray and column.dtype == np.float64 and column.shape == (size,):
+        return column
+    return np.broadcast_to(np.asarray(column, dtype=float), (size,))
 
 
 def _ends(out: dict[str, Array], v: dict[str, Array], rows: Array, n: int, low: slice, high: slice,
@@ -120,8 +129,8 @@ def _ends(out: dict[str, Array], v: dict[str, Array], rows: Array, n: int, low: 
     size = max(low.stop, high.stop)
     traced = trace if trace is not None and bool(np.isin(trace.row, rows)) else None
     for name, formulas in RANGE_ENDS.items():
-        both = np.broadcast_to(np.asarray(v[name], dtype=float), (size,))
-        ends = {f"{name}_at_p10": np.full(n, np.nan), f"{name}_at_p90": np.full(n, np.nan)}
+        both = _floats(v[name], size)
+        ends = {f"{name}_at_p10": stages.nans(n), f"{name}_at_p90": stages.nans(n)}
         ends[f"{name}_at_p10"][rows], ends[f"{name}_at_p90"][rows] = both[low], both[high]
         for formula in formulas:
             out[formula.name] = np.asarray(formula.evaluate(ends), dtype=float)
@@ -201,8 +210,8 @@ def _ranges(c: dict[str, Array], out: dict[str, Array], n: int, trace: Trace | N
     rows = np.flatnonzero(ranged)
     if not rows.size:
         for name in RANGE_OUTPUTS:
-            out[f"{name}_low"] = np.full(n, np.nan)
-            out[f"{name}_high"] = np.full(n, np.nan)
+            out[f"{name}_low"] = stages.nans(n)
+            out[f"{name}_high"] = stages.nans(n)
         return
     # both ends in one pass: the rows at their low throughput, then the same rows at their high (each row's numbers
     # are its own, so two halves of one table give what two tables would, for half the per-stage overhead)
