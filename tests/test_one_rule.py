@@ -220,16 +220,13 @@ def test_every_frontier_choice_is_the_one_list() -> None:
     # MCP tool's enum) and the report's list lacked carbon and all; each now reads FrontierChoice
     from economics.api.app import create_app
     from economics.api.settings import Settings
-    from economics.cli import build_parser
     from economics.mcp.schemas import ToolName, tools
     from economics.studies.planner.inputs import FrontierChoice
 
     one = ["none", "speed", "site", "both", "carbon", "all"]
     assert [c.value for c in FrontierChoice] == one
     for command in ("plan", "report"):
-        sub = next(a for a in build_parser(command)._actions if a.choices and command in a.choices).choices[command]
-        frontier = next(a for a in sub._actions if a.dest == "frontier")
-        assert [str(c) for c in frontier.choices] == one, command
+        assert _choices(command, "frontier") == one, command
     plan_tool = next(t for t in tools(Settings()) if t.name is ToolName.PLAN)
     assert plan_tool.properties["frontier"]["enum"] == one
     doc = create_app().openapi()  # the routes' parameters: tests/test_openapi.py
