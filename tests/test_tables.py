@@ -426,3 +426,13 @@ def test_constant_memory_excel_holds_what_the_pandas_export_holds() -> None:
     got, want = cells_of(fast), cells_of(slow)
     assert got == want and fast_notes == slow_notes and len(fast_notes) == 2  # control character, long name
     assert got[1][0] == "'=1+1" and got[2][0] == "bell\\x07" and len(str(got[4][0])) == 32_767
+
+
+def test_an_unknown_input_format_is_refused_naming_the_field_and_every_table_format() -> None:
+    # The reader's list of formats is TableFormat's values (one definition), so a new table format shows here.
+    from economics.io.output_paths import TableFormat
+
+    with pytest.raises(InputError) as err:
+        list(read_chunks(b"name,pue\na,1.2\n", fmt="xml"))
+    assert str(err.value) == "--format: 'xml' is not one of " + ", ".join(f.value for f in TableFormat)
+    assert str(err.value) == "--format: 'xml' is not one of json, csv, parquet"

@@ -41,6 +41,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from economics.io.output_paths import TableFormat
 from economics.io.scenario_files import read_scenarios_json
 from economics.io.streams import (
     MAX_BUFFERED_BYTES,
@@ -66,7 +67,8 @@ if TYPE_CHECKING:
 else:  # imported for a Parquet file only: with its file systems and ssl, 0.03-0.1 s of every CSV command's start
     pq = LazyModule("pyarrow.parquet")
 
-FORMATS = ("csv", "parquet", "json")
+FORMATS = tuple(f.value for f in TableFormat)
+"""The input table formats ``--format`` and ``--input-format`` take: the values of ``TableFormat``."""
 
 
 CHUNK_BYTES = 8 << 20
