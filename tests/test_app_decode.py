@@ -298,3 +298,10 @@ def test_the_pages_charts_are_the_board_reports_with_the_studys_own_figures(exam
         pd.testing.assert_frame_equal(drawn[list(data.columns)].reset_index(drop=True),
                                       data.reset_index(drop=True), check_dtype=False, check_exact=True)
     assert not expected  # all three drawn
+
+
+def test_a_stack_refuses_two_panels_with_one_dataset_name() -> None:
+    # merged, the second panel's rows would replace the first's: refused, naming the panel and the dataset
+    fan = {**charts.fan_spec(), "datasets": {"fan": []}}
+    with pytest.raises(ValueError, match=r"panel 'again' brings dataset\(s\) \['fan'\]"):
+        charts.stacked_spec([("first", fan), ("again", fan)])
