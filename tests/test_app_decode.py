@@ -305,3 +305,13 @@ def test_a_stack_refuses_two_panels_with_one_dataset_name() -> None:
     fan = {**charts.fan_spec(), "datasets": {"fan": []}}
     with pytest.raises(ValueError, match=r"panel 'again' brings dataset\(s\) \['fan'\]"):
         charts.stacked_spec([("first", fan), ("again", fan)])
+
+
+def test_without_the_odds_the_chart_keeps_the_cash_flow_and_the_refresh(page: AppTest) -> None:
+    # the odds turned off: no fan, so the stack holds the two other panels, and the heading's note names only them
+    page.toggle(key="show_odds").set_value(False).run()
+    assert not page.exception
+    (chart,) = page.get("vega_lite_chart")
+    assert [p["data"]["name"] for p in json.loads(chart.proto.spec)["vconcat"]] == ["flows", "refresh"]
+    (note,) = [m.value for m in page.markdown if m.value.startswith("### Year by year")]
+    assert "the cumulative cash flow; the NPV of keeping" in note and "odds' draws" not in note

@@ -315,14 +315,15 @@ def _year_by_year(key: str, fan: tuple[str, dict[str, Any]] | None, refresh_tabl
     three, docs/speed.md): the odds' fan (with the odds), the cumulative cash flow, and the NPV of replacing the
     fleet after N years (when a new generation is given: the table below)."""
     panels = [*([fan] if fan else []), ("Cumulative cash flow vs status quo", studies.cashflow_spec(key))]
-    notes = ["Each option against the status quo, a panel each."]
-    if fan:
-        notes.append("The odds' NPV to date: the band from P10 to P90 of the draws, the line at P50 (at the last "
-                     "year, each option's NPV).")
+    parts = ["the NPV to date over the odds' draws (the band from P10 to P90, the line at P50; at the last year, "
+             "each option's NPV)"] if fan else []
+    parts.append("the cumulative cash flow")
     if not refresh_table.empty:
+        parts.append("the NPV of keeping the existing fleet N years and then replacing it (its table below)")
         panels.append(("When to replace the fleet: NPV vs status quo by years kept",
                        {**studies.refresh_spec(), "datasets": {"refresh": refresh_table}}))
-    _heading("Year by year against the status quo", *notes)
+    _heading("Year by year against the status quo", "Each option against the status quo, a panel each: "
+             + "; ".join(parts) + ".")
     common.draw(charts.stacked_spec(panels))
 
 
