@@ -228,15 +228,20 @@ def test_presets_load_with_one_click(app: AppTest) -> None:
 
 
 class _Cells(HTMLParser):
-    """The rows of an HTML table as the text of their cells (header row first)."""
+    """The rows of each HTML table as the text of their cells (header row first), a table each in ``tables`` (an
+    element may hold several: the Decode page's odds and tornado)."""
 
     def __init__(self) -> None:
         super().__init__()
+        self.tables: list[list[list[str]]] = []
         self.rows: list[list[str]] = []
         self.cell: list[str] | None = None
 
     def handle_starttag(self, tag: str, attrs: Any) -> None:
-        if tag == "tr":
+        if tag == "table":
+            self.rows = []
+            self.tables.append(self.rows)
+        elif tag == "tr":
             self.rows.append([])
         elif tag in ("td", "th"):
             self.cell = []
@@ -257,8 +262,9 @@ def static_table(at: AppTest, header: str) -> list[dict[str, str]]:
     for element in at.html:
         cells = _Cells()
         cells.feed(element.value)
-        if cells.rows and header in cells.rows[0]:
-            return [dict(zip(cells.rows[0], row, strict=True)) for row in cells.rows[1:]]
+        for rows in cells.tables:
+            if rows and header in rows[0]:
+                return [dict(zip(rows[0], row, strict=True)) for row in rows[1:]]
     raise AssertionError(f"no table with a column {header!r}")
 
 

@@ -102,7 +102,9 @@ def test_options_side_by_side_with_payback_and_irr(page: AppTest) -> None:
     assert {"NPV of adding decode", "Break-even decode price", "Payback of adding decode",
             "IRR of adding decode"} <= labels
     assert "None" not in " ".join(str(m.value) for m in page.metric)
-    assert len(page.get("vega_lite_chart")) == 3  # the odds' fan, the cumulative cash flow, the refresh NPV by year
+    # one chart of three panels: the odds' fan, the cumulative cash flow, the refresh NPV by year
+    (chart,) = page.get("vega_lite_chart")
+    assert len(json.loads(chart.proto.spec)["vconcat"]) == 3
 
 
 def test_the_break_even_keeps_its_place_though_sent_after_the_other_kpis(page: AppTest) -> None:
@@ -216,12 +218,13 @@ def test_how_each_option_is_computed_is_on_the_page(page: AppTest) -> None:
 def test_the_page_leads_with_the_odds(page: AppTest) -> None:
     # the worked example: the odds above the point figures (add decode leads there, as its point NPV does), the
     # odds table and the tornado, and the assumptions named
-    # the headline leads the odds table in one element, the tornado and the assumptions follow it in another
-    heads = [h.value.split("<tbody>")[0] for h in page.html]
-    assert "<strong>add decode is the best option in" in heads[0] and "of 2,000 draws (seed 0).</strong>" in heads[0]
-    assert "<th class=\"figure\">Best in</th>" in heads[0] and ">NPV P50</th>" in heads[0]  # the odds lead
-    assert ">Break-even value</th>" in heads[1]
-    assumptions = page.html[1].value.split("</table>")[-1]
+    # the headline leads the odds table, the tornado and the assumptions, in one element (the fan is a panel of the
+    # year-by-year chart further down)
+    tables = page.html[0].value.split("<tbody>")
+    assert "<strong>add decode is the best option in" in tables[0] and "of 2,000 draws (seed 0).</strong>" in tables[0]
+    assert "<th class=\"figure\">Best in</th>" in tables[0] and ">NPV P50</th>" in tables[0]  # the odds lead
+    assert ">Break-even value</th>" in tables[1]
+    assumptions = page.html[0].value.split("</table>")[-1]
     assert "Assumptions (ranges no source gives)" in assumptions and "token prices" in assumptions
     page.number_input(key="odds_seed").set_value(1).run()
     assert not page.exception
@@ -275,18 +278,40 @@ def _encoded(spec: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 
 def test_the_pages_charts_are_the_board_reports_with_the_studys_own_figures(example: AppTest) -> None:
-    # the fan, the cash flow and the refresh: each chart is the board report's (its spec built once), drawn with the
-    # study's own figures, bit for bit (the odds at the page's 2,000 draws from seed 0)
+    # the fan, the cash flow and the refresh: each panel of the page's one chart is the board report's chart (its
+    # spec built once), titled, drawn with the study's own figures, bit for bit (the odds at the page's 2,000 draws
+    # from seed 0)
     scenario = example.session_state["scenario"]
     result = analyse(scenario, fresh=True)
     expected = {"fan": (charts.fan_spec(), pd.DataFrame(charts.fan_data(odds(scenario, 2_000, 0).fan)["fan"])),
                 "flows": (charts.cashflow_spec(), charts.cashflow_data(result.cashflows)["flows"]),
                 "refresh": (charts.refresh_spec(), refresh(result, as_scenario(scenario)))}
-    for chart in example.get("vega_lite_chart"):
-        (dataset,) = chart.proto.datasets
-        spec, data = expected.pop(dataset.name)
-        assert _encoded(json.loads(chart.proto.spec)) == _encoded(spec), dataset.name
-        drawn = convert_arrow_bytes_to_pandas_df(dataset.data.data)
+    (chart,) = example.get("vega_lite_chart")
+    datasets = {d.name: convert_arrow_bytes_to_pandas_df(d.data.data) for d in chart.proto.datasets}
+    panels = json.loads(chart.proto.spec)["vconcat"]
+    assert [p["data"]["name"] for p in panels] == ["fan", "flows", "refresh"]  # top to bottom
+    assert panels[0]["title"].startswith("NPV to date vs status quo: P10-P90 of the 2,000 draws")
+    for panel in panels:
+        spec, data = expected.pop(panel["data"]["name"])
+        assert _encoded(panel) == _encoded(spec) and panel["title"], panel["data"]
+        drawn = datasets[panel["data"]["name"]]
         pd.testing.assert_frame_equal(drawn[list(data.columns)].reset_index(drop=True),
                                       data.reset_index(drop=True), check_dtype=False, check_exact=True)
     assert not expected  # all three drawn
+
+
+def test_a_stack_refuses_two_panels_with_one_dataset_name() -> None:
+    # merged, the second panel's rows would replace the first's: refused, naming the panel and the dataset
+    fan = {**charts.fan_spec(), "datasets": {"fan": []}}
+    with pytest.raises(ValueError, match=r"panel 'again' brings dataset\(s\) \['fan'\]"):
+        charts.stacked_spec([("first", fan), ("again", fan)])
+
+
+def test_without_the_odds_the_chart_keeps_the_cash_flow_and_the_refresh(page: AppTest) -> None:
+    # the odds turned off: no fan, so the stack holds the two other panels, and the heading's note names only them
+    page.toggle(key="show_odds").set_value(False).run()
+    assert not page.exception
+    (chart,) = page.get("vega_lite_chart")
+    assert [p["data"]["name"] for p in json.loads(chart.proto.spec)["vconcat"]] == ["flows", "refresh"]
+    (note,) = [m.value for m in page.markdown if m.value.startswith("### Year by year")]
+    assert "the cumulative cash flow; the NPV of keeping" in note and "odds' draws" not in note

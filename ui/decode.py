@@ -18,7 +18,7 @@ import streamlit as st
 import economics
 from economics import catalog
 from economics.engine.batch import as_scenario
-from economics.report import kpis
+from economics.report import charts, kpis
 from economics.report.format import Kpi
 from economics.schema.outputs import DisplayFormat as Show
 from economics.studies.retrofit import OptionKind
@@ -265,15 +265,16 @@ def _setting_changed(name: str) -> None:
         state.error(f"{name}: {exc}; not applied")
 
 
-def _odds(key: str) -> Any:
+def _odds(key: str) -> tuple[Any, tuple[str, dict[str, Any]] | None]:
     """The odds, above the point figures: how often each option is the best over the draws of every ranged input
     (the same draws for every option), its NPV at P10 / P50 / P90, the tornado of the two leading options' NPV
-    difference, and every range no source gives, named an assumption. Cached per scenario, samples and seed."""
+    difference, and every range no source gives, named an assumption. Cached per scenario, samples and seed. With
+    the odds, the fan's panel (title, spec) of the page's year-by-year chart (:func:`_year_by_year`), or None."""
     _heading("The odds")
     if not st.toggle("Draw every uncertain input", value=True, key="show_odds",
                      help="Monte Carlo over the estimator's P10-P90 throughputs, sourced price ranges and the "
                           "assumptions named below; the same draws for every option"):
-        return None
+        return None, None
     settings = state.settings()
     where = common.row()  # one block for both inputs (st.columns: one for each and one around them)
     st.session_state["odds_samples"] = settings["odds_samples"]
@@ -289,15 +290,11 @@ def _odds(key: str) -> Any:
         found = studies.retrofit_odds_of(key, samples, seed)
     except (economics.ScenarioError, ValueError) as error:
         st.error(plain(str(error)))
-        return None
-    # the headline, the odds table and the fan's caption as one element; the tornado's caption, the tornado and the
-    # assumptions as another (each option a row: a handful, short enough to draw static)
-    st.html(f"{NOTE_STYLE}<p><strong>{html.escape(found.headline())}.</strong></p>"
-            + common.static_report(found.options, ODDS_COLUMNS, list(ODDS_COLUMNS))
-            + _note(f"NPV to date against the status quo, year by year: the band from P10 to P90 of the {samples:,} "
-                    "draws, the line at P50 (at the last year, each option's NPV)."))
-    common.draw(studies.fan_spec(key, samples, seed))
-    after = []
+        return None, None
+    # the headline, the odds table, the tornado's caption, the tornado and the assumptions as one element (each
+    # option a row: a handful, short enough to draw static); the fan is a panel of the year-by-year chart
+    after = [f"{NOTE_STYLE}<p><strong>{html.escape(found.headline())}.</strong></p>",
+             common.static_report(found.options, ODDS_COLUMNS, list(ODDS_COLUMNS))]
     if found.leading is not None:
         a, b = found.leading
         after += [_note(f"What would have to be true for {b} to beat {a}: the NPV of {a} minus {b} with each input "
@@ -307,9 +304,27 @@ def _odds(key: str) -> Any:
     notes = found.assumptions()
     if notes:
         after.append(_note("Assumptions (ranges no source gives): " + "; ".join(notes) + "."))
-    if after:
-        st.html(NOTE_STYLE + "".join(after))
-    return found
+    st.html("".join(after))
+    return found, (f"NPV to date vs status quo: P10-P90 of the {samples:,} draws (band), P50 (line)",
+                   studies.fan_spec(key, samples, seed))
+
+
+def _year_by_year(key: str, fan: tuple[str, dict[str, Any]] | None, refresh_table: Any) -> None:
+    """The options against the status quo over the years as one chart of titled panels
+    (:func:`economics.report.charts.stacked_spec`: one Vega view for the browser to make on a switch instead of
+    three, docs/speed.md): the odds' fan (with the odds), the cumulative cash flow, and the NPV of replacing the
+    fleet after N years (when a new generation is given: the table below)."""
+    panels = [*([fan] if fan else []), ("Cumulative cash flow vs status quo", studies.cashflow_spec(key))]
+    parts = ["the NPV to date over the odds' draws (the band from P10 to P90, the line at P50; at the last year, "
+             "each option's NPV)"] if fan else []
+    parts.append("the cumulative cash flow")
+    if not refresh_table.empty:
+        parts.append("the NPV of keeping the existing fleet N years and then replacing it (its table below)")
+        panels.append(("When to replace the fleet: NPV vs status quo by years kept",
+                       {**studies.refresh_spec(), "datasets": {"refresh": refresh_table}}))
+    _heading("Year by year against the status quo", "Each option against the status quo, a panel each: "
+             + "; ".join(parts) + ".")
+    common.draw(charts.stacked_spec(panels))
 
 
 common.page_start()
@@ -370,7 +385,7 @@ with side.above():  # in its place above the KPIs
     common.baseline_controls()
 
 options = result.options
-found_odds = _odds(key)
+found_odds, fan = _odds(key)
 
 infeasible = [f"{bad['option']}: {plain(bad['reason'])}" for _, bad in options[~options["feasible"]].iterrows()]
 if infeasible:
@@ -393,10 +408,8 @@ if st.toggle("How this is computed", key="show_study_derivation",
     chosen = st.selectbox("Option", list(options["option"]), key="derivation_option")
     st.code(studies.retrofit_explanation(key, chosen), language=None)
 
-_heading("Cumulative cash flow against the status quo")
-common.draw(studies.cashflow_spec(key))
-
 refresh_table = refresh(result, as_scenario(scenario))
+_year_by_year(key, fan, refresh_table)
 if refresh_table.empty:
     _heading("When to replace the fleet", "Give a new-generation accelerator (whose option is feasible) to see when "
              "replacing the fleet pays.")
@@ -404,8 +417,7 @@ else:
     best = best_year(refresh_table)
     _heading("When to replace the fleet", "The existing fleet kept N years, then replaced by the new generation "
              f"(bought at today's price, resold at the horizon at the residual value); the best: after {best} "
-             "year(s).")
-    common.draw(studies.refresh_spec(), {"refresh": refresh_table})
+             "year(s), as the chart's last panel draws.")
     common.show_table(refresh_table, key="refresh_table", static=True)
 
 if found_odds is None:

@@ -47,7 +47,12 @@ def test_the_worked_example_shows_the_odds_and_they_follow_an_edit(page: Page, s
     decode = next(t for t in tables(page) if "groq3-lpx" in t)
     assert "sn50" in decode and "best in " in decode and "no odds: no price in the catalog" in decode
     expect(main).to_contain_text("the best: after")  # the refresh year
-    assert page.get_by_test_id("stVegaLiteChart").count() >= 3  # the fan, the cash flow, the refresh
+    # one chart of three titled panels (one Vega view): the fan, the cash flow, the refresh, each axis described
+    chart = page.get_by_test_id("stVegaLiteChart")
+    expect(chart).to_have_count(1)
+    expect(chart).to_contain_text("Cumulative cash flow vs status quo")
+    expect(chart.locator("[aria-label^=\"X-axis titled 'Years the existing fleet is kept'\"]")).to_have_count(1)
+    expect(chart.locator("[aria-label^=\"X-axis titled 'Year'\"]")).to_have_count(2)
     assert not page.get_by_test_id("stException").count()
     fill(page, "decode_accelerator_price_usd", "150000")  # a dearer SN50: the odds drawn again
     expect(main).to_contain_text(_headline(decode_accelerator_price_usd=150_000.0))
