@@ -7,9 +7,10 @@ MILPs, the hours stage 2 hands to HiGHS, the few pools solved whole, their LPs; 
 the stages' plan): the Plan page's 8 demand edits (bench/plan.py's, the page's default settings: ``plan_stages``
 then ``prove_plan``), the proof of the page's worked example, and the full catalog over 24 distinct hours
 (bench/plan.py's: its stages; its proof model, not run by the planner, from bench/plan_proof.py, within 1 % and at
-a zero gap; bench/plan_proof.py's ``models``). They are written once to ``--models`` (a pickle) and read from it
-afterwards: delete it to capture the models of a changed planner. ``highspy`` is not one of the project's
-requirements: ``pip install highspy`` first.
+a zero gap; bench/plan_proof.py's ``models``). They are written once to ``--models`` (a NumPy ``.npz`` of their
+arrays and a JSON text of their names and options, read back with ``allow_pickle=False``) and read from it afterwards
+(valgrind would run the planner at its own pace otherwise): delete it to capture the models of a changed planner.
+``highspy`` is not one of the project's requirements: ``pip install highspy`` first.
 
 Each model is then solved by both builds in this process, alternated (the order reversed each round), ``--rounds``
 times: per model the status, objective, dual bound, gap, nodes and the thread CPU of ``run()`` (median), and per
@@ -22,7 +23,7 @@ model; ``valgrind --tool=callgrind --collect-atstart=no python bench/highs_versi
 ``callgrind_annotate``, or ``grep -H summary callgrind.out.*``). ``--option NAME=VALUE`` sets a HiGHS option on top of
 the planner's (in each build that knows it). The time limit is 600 s (CPU-bound comparisons on a shared machine).
 
-Usage: python bench/highs_versions.py [--models /tmp/highs-models.pkl] [--rounds 3] [--only proof]
+Usage: python bench/highs_versions.py [--models /tmp/highs-models.npz] [--rounds 3] [--only proof]
        [--build 1.15] [--option mip_allow_cut_separation_at_nodes=false]
 """
 
@@ -30,8 +31,8 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import json
 import os
-import pickle
 import statistics
 import subprocess
 import sys
@@ -63,6 +64,35 @@ class Model:
     integrality: np.ndarray
     options: dict[str, Any]
     start: np.ndarray | None
+
+
+def save(models: list[Model], path: Path) -> None:
+    """``models`` as one ``.npz``: each model's arrays under ``<i>.<field>`` and every name, group and option in
+    ``meta`` (JSON), so reading them back runs no pickle."""
+    arrays: dict[str, np.ndarray] = {}
+    meta = []
+    for i, m in enumerate(models):
+        a = csc_matrix(m.a)
+        arrays.update({f"{i}.data": a.data, f"{i}.indices": a.indices, f"{i}.indptr": a.indptr,
+                       f"{i}.shape": np.asarray(a.shape), f"{i}.c": m.c, f"{i}.lb": m.lb, f"{i}.ub": m.ub,
+                       f"{i}.b": m.b, f"{i}.integrality": np.asarray(m.integrality)})
+        if m.start is not None:
+            arrays[f"{i}.start"] = m.start
+        meta.append({"name": m.name, "group": m.group, "options": m.options})
+    with path.open("wb") as handle:
+        np.savez(handle, meta=np.asarray(json.dumps(meta)), **arrays)
+
+
+def load(path: Path) -> list[Model]:
+    """The models ``save`` wrote to ``path``."""
+    with np.load(path, allow_pickle=False) as f:
+        out = []
+        for i, m in enumerate(json.loads(str(f["meta"]))):
+            a = csc_matrix((f[f"{i}.data"], f[f"{i}.indices"], f[f"{i}.indptr"]), shape=tuple(f[f"{i}.shape"]))
+            start = f[f"{i}.start"] if f"{i}.start" in f.files else None
+            out.append(Model(m["name"], m["group"], a, *(f[f"{i}.{k}"] for k in ("c", "lb", "ub", "b", "integrality")),
+                             m["options"], start))
+    return out
 
 
 def _highs_options(options: dict[str, Any]) -> dict[str, Any]:
@@ -143,7 +173,10 @@ def capture() -> list[Model]:
 
 def builds() -> dict[str, Any]:
     """The two bindings by HiGHS version: SciPy's (as the planner loads it) and highspy's."""
-    import highspy._core as new
+    try:
+        import highspy._core as new
+    except ImportError:
+        sys.exit("bench/highs_versions.py compares SciPy's HiGHS with the highspy package's: pip install highspy")
 
     from economics.studies.planner import milp
     old = milp.highs
@@ -284,7 +317,7 @@ def _value(text: str) -> Any:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", default="/tmp/highs-models.pkl")
+    parser.add_argument("--models", default="/tmp/highs-models.npz")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", default="")
     parser.add_argument("--build", default="")
@@ -292,8 +325,8 @@ def main() -> None:
     args = parser.parse_args()
     path = Path(args.models)
     if not path.exists():
-        path.write_bytes(pickle.dumps(capture()))
-    models = pickle.loads(path.read_bytes())
+        save(capture(), path)
+    models = load(path)
     if args.only:
         models = [m for m in models if m.group in args.only.split(",")]
     extra = {k: _value(v) for k, v in (o.split("=", 1) for o in args.option)}
