@@ -17,6 +17,7 @@ on fresh random examples and keeps any failure in ``.hypothesis/`` to replay.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import re
@@ -48,7 +49,11 @@ SLOW_NAME_PARTS = ("million", "fuzz", "hostile")
 SLOW_HYPOTHESIS_EXAMPLES = 50
 
 
+@functools.cache
 def source_of(obj: object) -> str:
+    """The source of a test module's function, read once: every item of a module asks for its helpers' sources, and
+    every case of a parametrised test for its function's (``inspect.getsource`` re-reads and re-tokenises the file:
+    about a tenth of a worker's collection, each of the 3 workers collecting the whole suite; docs/speed.md)."""
     try:
         return inspect.getsource(obj)  # type: ignore[arg-type]
     except (OSError, TypeError):
@@ -61,10 +66,11 @@ def hypothesis_examples(item: pytest.Item) -> int:
     return int(getattr(settings, "max_examples", 0) or 0) if settings is not None else 0
 
 
-def process_helpers(module: ModuleType) -> set[str]:
+@functools.cache
+def process_helpers(module: ModuleType) -> frozenset[str]:
     """Names of the module's own functions whose body runs ``subprocess``."""
-    return {name for name, obj in vars(module).items()
-            if inspect.isfunction(obj) and obj.__module__ == module.__name__ and "subprocess." in source_of(obj)}
+    return frozenset(name for name, obj in vars(module).items() if inspect.isfunction(obj)
+                     and obj.__module__ == module.__name__ and "subprocess." in source_of(obj))
 
 
 def spawns_process(item: pytest.Item) -> bool:
