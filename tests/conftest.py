@@ -145,8 +145,11 @@ postgresql_proc = store_fixtures.postgresql_proc
 """The store tests' PostgreSQL (tests/store_fixtures.py), defined here once so that each pytest process starts one."""
 
 
-API_ENV = {"TOKEN_ECONOMICS_API_MAX_BODY_MB": "2", "TOKEN_ECONOMICS_API_MAX_ROWS": "20000"}
-"""The shared server's settings: those of tests/test_api.py's own server (a body of 2 MB, 20,000 rows)."""
+API_ENV = {"TOKEN_ECONOMICS_API_MAX_BODY_MB": "2", "TOKEN_ECONOMICS_API_MAX_ROWS": "20000",
+           "TOKEN_ECONOMICS_API_REQUEST_TIMEOUT_S": "110", "TOKEN_ECONOMICS_API_QUEUE_TIMEOUT_S": "100"}
+"""The shared server's settings: a body of 2 MB and 20,000 rows, as tests/test_api.py's own server; a computation
+may take 110 s and wait 100 s for a worker (60 and 10 s by default), under the clients' 120 s: on a machine at load
+15-18 a kv-memory study in a worker process just started was answered 504 at the default 60 s."""
 
 
 @pytest.fixture(scope="session")

@@ -84,7 +84,11 @@ def test_a_solve_stopped_after_it_began_raises_and_is_not_remembered(watched: Wa
     assert ours == [_core.HighsModelStatus.kInterrupt]  # HiGHS itself stopped
     watched.on_start = lambda: None
     res = milp.run_milp(m)  # the stopped run was not remembered: HiGHS runs again, to its end
-    assert len([name for name, _ in watched.runs if name == here]) == 2 and res.x is not None and res.status == 0
+    again = [status for name, status in watched.runs if name == here]
+    # to its end: optimal, or HiGHS's own time limit (milp.TIME_LIMIT_S, 30 s), which a run of about a second
+    # reached on a machine at load 15-18; never stopped again, and a plan either way
+    assert len(again) == 2 and again[1] in (_core.HighsModelStatus.kOptimal, _core.HighsModelStatus.kTimeLimit)
+    assert res.x is not None and res.status == (0 if again[1] == _core.HighsModelStatus.kOptimal else 1)
 
 
 def test_a_stopped_context_runs_nothing_and_other_contexts_run_on(watched: Watch) -> None:
