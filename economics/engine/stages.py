@@ -176,15 +176,16 @@ def _all(rows: Any) -> bool:
 
 
 def _some_every(rows: Any) -> tuple[bool, bool]:
-    """Whether any row is chosen and whether every row is (:func:`_any`, :func:`_all`): a few rows' mask read once
-    as a list, a longer one tested for all only where some row is chosen.
+    """Whether any row is chosen and whether every row is, and some (:func:`_any`, :func:`_all`; an empty mask
+    chooses none): a few rows' mask read once as a list, a longer one tested for all only where some row is chosen.
 
     >>> _some_every(np.array([True, False])), _some_every(np.array([True])), _some_every(np.zeros(20, dtype=bool))
     ((True, False), (True, True), (False, False))
     """
     if type(rows) is np.ndarray and rows.ndim == 1 and rows.shape[0] <= _FEW and rows.dtype.kind == "b":
         cells = rows.tolist()
-        return True in cells, False not in cells
+        some = True in cells
+        return some, some and False not in cells
     some = _any(rows)
     return some, some and _all(rows)
 
