@@ -531,11 +531,11 @@ def unit_costs(x: Columns) -> None:
     x.calc(revenue.COST_PER_M)
     folded = ~dis & ~x.has_p & ~np.isnan(v[revenue.PREFILL_ESTIMATE]) & (v["work_accelerator_s_per_day"] > 0)
     separable = dis | x.has_p | folded
-    v["input_time_share"] = np.full(x.n, np.nan)
+    v["input_time_share"] = nans(x.n)
     x.calc(revenue.INPUT_SHARE, ~dis & x.has_p & (v["work_accelerator_s_per_day"] > 0))
     x.calc(revenue.INPUT_SHARE_TWO_POOLS, dis)
     x.calc(revenue.INPUT_SHARE_FOLDED, folded)
-    v["output_time_share"] = np.full(x.n, np.nan)
+    v["output_time_share"] = nans(x.n)
     x.calc(revenue.OUTPUT_SHARE, ~dis & x.has_p & (v["work_accelerator_s_per_day"] > 0))
     x.calc(revenue.OUTPUT_SHARE_TWO_POOLS, dis)
     x.calc(revenue.OUTPUT_SHARE_FOLDED, folded)
