@@ -113,7 +113,7 @@ def nans(n: int) -> Array:
     >>> nans(1).tolist(), nans(3).tolist(), nans(_FEW + 1).shape
     ([nan], [nan, nan, nan], (9,))
     """
-    return np.array([np.nan] * n) if n <= _FEW else np.full(n, np.nan)
+    return np.array([np.nan]) if n == 1 else np.array([np.nan] * n) if n <= _FEW else np.full(n, np.nan)
 
 
 def fill_nan(values: Any, nan: float) -> Array:
@@ -124,7 +124,10 @@ def fill_nan(values: Any, nan: float) -> Array:
     ([1.0, 2.0], [3.0])
     """
     a = np.asarray(values)
-    if a.ndim == 1 and a.shape[0] <= _FEW and a.dtype == np.float64:  # a few rows: each cell read as nan_to_num does
+    if a.shape == (1,) and a.dtype == np.float64:  # one scenario: the cell read as nan_to_num reads it
+        x = float(a[0])
+        return np.array([nan if x != x else x if math.isfinite(x) else math.copysign(_LARGEST, x)])
+    if a.ndim == 1 and a.shape[0] <= _FEW and a.dtype == np.float64:  # its range's few rows: each cell, as above
         return np.array([nan if x != x else x if math.isfinite(x) else math.copysign(_LARGEST, x) for x in a.tolist()])
     if a.dtype == np.float64 and np.isfinite(a).all():
         return a.copy()
@@ -142,8 +145,11 @@ def _none(rows: Any) -> bool:
     >>> _none(np.array([False, False, False])), _none(np.array([False, True])), _none(np.zeros(_FEW + 1, bool))
     (True, False, False)
     """
-    return (type(rows) is np.ndarray and rows.ndim == 1 and rows.shape[0] <= _FEW and rows.dtype.kind == "b"
-            and True not in rows.tolist())
+    if type(rows) is not np.ndarray:
+        return False
+    if rows.shape == (1,):  # one scenario
+        return not rows[0]
+    return rows.ndim == 1 and rows.shape[0] <= _FEW and rows.dtype.kind == "b" and True not in rows.tolist()
 
 
 def _any(rows: Any) -> bool:
@@ -182,10 +188,14 @@ def _some_every(rows: Any) -> tuple[bool, bool]:
     >>> _some_every(np.array([True, False])), _some_every(np.array([True])), _some_every(np.zeros(20, dtype=bool))
     ((True, False), (True, True), (False, False))
     """
-    if type(rows) is np.ndarray and rows.ndim == 1 and rows.shape[0] <= _FEW and rows.dtype.kind == "b":
-        cells = rows.tolist()
-        some = True in cells
-        return some, some and False not in cells
+    if type(rows) is np.ndarray:
+        if rows.shape == (1,):  # one scenario: any() is all()
+            some = bool(rows[0])
+            return some, some
+        if rows.ndim == 1 and rows.shape[0] <= _FEW and rows.dtype.kind == "b":  # its range's three rows
+            cells = rows.tolist()
+            some = True in cells
+            return some, some and False not in cells
     some = _any(rows)
     return some, some and _all(rows)
 
