@@ -196,8 +196,8 @@ def _some_every(rows: Any) -> tuple[bool, bool]:
             cells = rows.tolist()
             some = True in cells
             return some, some and False not in cells
-    some = _any(rows)
-    return some, some and _all(rows)
+    some = bool(rows.any())  # a longer mask: numpy's reductions, as _any and _all end in, without their checks
+    return some, some and bool(np.all(rows))
 
 
 def request_time(x: Columns) -> None:
