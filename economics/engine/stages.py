@@ -167,7 +167,8 @@ def _any(rows: Any) -> bool:
 
 
 _FEW = 8
-"""Up to this many rows a mask is read as a list of bools (numpy's reduction costs more than the cells)."""
+"""Up to this many rows (one scenario, its range's three) a mask is read as a list of bools, a column filled
+(:func:`fill_nan`) or made (:func:`nans`) from a list: numpy's call costs more than the cells."""
 
 
 def _all(rows: Any) -> bool:
