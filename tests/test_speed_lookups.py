@@ -7,8 +7,9 @@ tests: each fast path is held to the reference, element for element).
   (pandas' factorize) on the same rows;
 - the typed accelerators of :func:`~economics.engine.estimate_range.attach` are worked out on the estimated rows
   only: the same labels there, ``""`` elsewhere;
-- the stages read a mask of a few rows as a list (:func:`economics.engine.stages._any`, ``_all``): as numpy's
-  ``any`` and ``all`` read it, for masks of booleans and of numbers;
+- the stages read a mask of a few rows as a list (:func:`economics.engine.stages._any`, ``_all``, ``_some_every``,
+  ``_none``): as numpy's ``any`` and ``all`` read it, for masks of booleans and of numbers; a few rows' NaN column
+  (``nans``) is ``numpy.full``'s;
 - a free-text column of a page's table (at most :data:`economics.schema.validation.PLAIN_TEXT_ROWS` rows) read with
   a plain loop gives the cells, their type and the problems that pandas' string operations give on the same cells
   (the path a longer table takes).
@@ -82,10 +83,16 @@ MASK = st.lists(st.booleans(), min_size=0, max_size=12)
 @settings(max_examples=60, deadline=None)
 @given(MASK, st.sampled_from([bool, float, np.int64]))
 def test_a_few_rows_mask_reads_as_numpy_reads_it(cells: list[bool], dtype: type) -> None:
-    from economics.engine.stages import _all, _any  # the stages' masks of one scenario or its range's three rows
+    from economics.engine.stages import _FEW, _all, _any, _none, _some_every, nans  # one scenario, its range's rows
 
     rows = np.array(cells, dtype=dtype)
     assert _any(rows) is bool(np.any(rows)) and _all(rows) is bool(np.all(rows))
+    assert _some_every(rows) == (bool(np.any(rows)), bool(np.any(rows)) and bool(np.all(rows)))
+    # a flag is left out only where the mask chooses no row; a few booleans' mask choosing none always leaves it out
+    assert not (_none(rows) and np.any(rows))
+    if dtype is bool:
+        assert _none(rows) is (rows.size <= _FEW and not np.any(rows))
+    assert nans(rows.size).tobytes() == np.full(rows.size, np.nan).tobytes()
     if rows.size:
         assert _any(rows * 2) is bool(np.any(rows * 2))  # a number other than 1 is true, as numpy reads it
 

@@ -4,12 +4,13 @@ slower one it replaces, bit for bit).
 - a small table with an estimate's range runs its rows and both ends of its ranged rows as one table
   (:func:`economics.engine.pipeline._small_ranged`: one scenario, a decode study's years): the same outputs as those
   rows in a table too large for it, which takes the general path (the stages on the table, then
-  :func:`~economics.engine.pipeline._ranges`);
+  :func:`~economics.engine.pipeline._ranges`); a table of a few rows (one scenario and its range's ends), whose
+  stages read masks and cells as lists, gives what those rows give in a longer table (numpy's reductions);
 - the measured curves are built in one pass over the table (:func:`economics.engine.measured._curves_of`): the same
   curves as the per-curve ``groupby`` it replaced, kept here as the reference;
 - an estimate's range is looked up on the estimated rows only (:func:`economics.engine.estimate_range._basis_where`);
-- :func:`economics.engine.stages.fill_nan` is :func:`numpy.nan_to_num`, and a float cell is read by
-  :func:`economics.schema.values.number` as the generic path reads a numpy float;
+- :func:`economics.engine.stages.fill_nan` is :func:`numpy.nan_to_num` (a few cells read one by one), and a float
+  cell is read by :func:`economics.schema.values.number` as the generic path reads a numpy float;
 - the first page's modules do not import ``scipy.stats`` (about a second of a cold start);
 - a few texts are read as numbers one by one (:func:`economics.schema.values._few_numbers_from_text`): the same
   values and masks as pandas' string methods over them; a small table's distinct warning sets are found by sorting
@@ -27,17 +28,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import economics
 from economics import catalog
 from economics.domain.precision import record_precision
-from economics.engine import estimate_range, measured, pipeline
+from economics.engine import estimate_range, measured, pipeline, stages
 from economics.engine.batch import WARNINGS, _flag_sets, _flag_sets_by_lookup, resolve_scenario
 from economics.engine.stages import fill_nan
 from economics.schema import values
 from economics.schema.scenario import FIELDS, FORMAT_FIELDS
+from tests.test_derivation import rows as random_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 SESSION = {"workload": "sessions", "turns_per_session": 4, "session_prefix_tokens": 1000, "input_tokens_per_turn": 500,
@@ -94,6 +96,27 @@ def test_a_small_table_with_ranged_rows_equals_its_rows_in_a_large_table() -> No
     got, reference = economics.evaluate(small), economics.evaluate(large).iloc[:len(rows)]
     pd.testing.assert_frame_equal(got, reference, check_exact=True)
     assert got["cost_usd_per_m_tokens_low"].notna().tolist() == [False, True, True, True, False, True, True, True]
+
+
+@st.composite
+def few_rows(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A table whose stages run on at most ``stages._FEW`` rows: up to two :data:`ESTIMATED` scenarios (each ranged
+    one brings its two ends) among random measured rows of every kind, in a random order."""
+    estimated = draw(st.lists(st.sampled_from(ESTIMATED), max_size=2))
+    measured = draw(st.lists(random_rows(), min_size=0 if estimated else 1, max_size=stages._FEW - 3 * len(estimated)))
+    return draw(st.permutations([*measured, *estimated]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(few_rows())
+def test_a_few_rows_through_the_stages_equal_them_in_a_longer_table(table: list[dict[str, Any]]) -> None:
+    # the stages read a few rows' masks and cells as lists (stages._some_every, _none, fill_nan, nans: one scenario
+    # and its range's ends); the same rows repeated past _FEW take numpy's reductions: the same frame, exactly
+    small = pd.DataFrame(table)
+    large = pd.concat([small] * (stages._FEW // len(small) + 1), ignore_index=True)
+    assert len(large) > stages._FEW
+    got, reference = economics.evaluate(small), economics.evaluate(large).iloc[:len(small)]
+    pd.testing.assert_frame_equal(got, reference, check_exact=True)
 
 
 REFERENCE_READS = ("curve_id", "accelerator", "model", "precision", *FORMAT_FIELDS, "input_tokens", "output_tokens",
@@ -185,7 +208,7 @@ CELLS = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([0.0, -
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(CELLS, min_size=1, max_size=5), st.sampled_from([0.0, 1.0]))
+@given(st.lists(CELLS, min_size=1, max_size=stages._FEW + 2), st.sampled_from([0.0, 1.0]))
 def test_fill_nan_is_nan_to_num(cells: list[float], nan: float) -> None:
     a = np.array(cells)
     assert fill_nan(a, nan).tobytes() == np.nan_to_num(a, nan=nan).tobytes()

@@ -79,19 +79,24 @@ def _small_ranged(c: dict[str, Array]) -> dict[str, Array] | None:
             and ranged.any()):
         return None
     n = ranged.shape[0]
-    for v in c.values():
-        if type(v) is np.ndarray:
-            if v.ndim >= 1 and v.shape[0] != n:
-                return None
-        elif hasattr(v, "__len__") and not isinstance(v, (str, bytes)) and np.ndim(v) == 1 and len(v) != n:
-            return None
     rows = np.flatnonzero(ranged)
     m = rows.size
     at = np.concatenate([np.arange(n), rows, rows])
-    sub = {k: _take(v, at, n) for k, v in c.items()}
+    sub = {}
+    for k, v in c.items():  # each column checked and taken in one pass (the usual one: a 1-D array, one fancy index)
+        if type(v) is np.ndarray:
+            if v.ndim >= 1 and v.shape[0] != n:
+                return None
+            sub[k] = v[at] if v.ndim == 1 else _take(v, at, n)
+        elif hasattr(v, "__len__") and not isinstance(v, (str, bytes)) and np.ndim(v) == 1 and len(v) != n:
+            return None
+        else:
+            sub[k] = _take(v, at, n)
     _at_ends(sub, n + 2 * m, slice(n, n + m), slice(n + m, n + 2 * m))  # the table's own rows times 1: unchanged
     x = _run(sub)
-    out = {k: np.array(v[:n]) for k, v in _outputs(x, sub).items()}
+    head = np.arange(n)  # the table's own rows of each output, a copy by one fancy index (half a slice's np.array)
+    out = {k: v[head] if type(v) is np.ndarray and v.ndim == 1 else np.array(v[:n])
+           for k, v in _outputs(x, sub).items()}
     _ends(out, x.v, rows, n, slice(n, n + m), slice(n + m, n + 2 * m))
     return out
 

@@ -21,7 +21,7 @@ from economics.domain.precision import bytes_per_value, kv_precision, split_prec
 from economics.domain.revenue import PREFILL_ESTIMATE
 from economics.engine.hours import hourly_columns
 from economics.engine.sessions import session_rows
-from economics.engine.stages import Columns, fill_nan
+from economics.engine.stages import Columns, _any, fill_nan
 from economics.schema.outputs import RowWarning
 from economics.schema.scenario import FIELDS, Ownership
 
@@ -56,13 +56,13 @@ def resolve(c: dict[str, Any], trace: Trace | None = None) -> Columns:
     n = len(v["ownership"])
     dis = np.asarray(v["decode_accelerator"] != "", dtype=bool)
     sessions = session_rows(v)
-    if dis.any() or sessions.any():  # only a decode pool or a session needs the KV size: most rows skip it
+    if _any(dis) or _any(sessions):  # only a decode pool or a session needs the KV size: most rows skip it
         v["kv_bytes_per_token"] = kv_bytes_per_token(v["model"], _precisions(v)[1], v["kv_cache_precision"])
-    if sessions.any():  # the weights a session's HBM tier is left after, and the replica they are spread over
+    if _any(sessions):  # the weights a session's HBM tier is left after, and the replica they are spread over
         v["model_total_params_b"] = catalog.model_column(v["model"], "total_params_b")
         v["bytes_per_param"] = bytes_per_value(_precisions(v)[0])
         v["kv_replica_accelerators"] = np.asarray(v["accelerators_per_replica"], dtype=float)
-    if dis.any():  # only a decode pool needs these lookups: a million aggregated rows skip them
+    if _any(dis):  # only a decode pool needs these lookups: a million aggregated rows skip them
         v["decode_system_form"] = catalog.accelerator_column(v["decode_accelerator"], "system_form", "")
         v["decode_system_rack_units"] = catalog.accelerator_column(v["decode_accelerator"], "system_rack_units",
                                                                    np.nan)
@@ -80,7 +80,7 @@ def resolve(c: dict[str, Any], trace: Trace | None = None) -> Columns:
     x = Columns(v, trace)
     x.own = v["ownership"] == Ownership.OWN
     x.dis = dis
-    x.any_dis = bool(x.dis.any())
+    x.any_dis = _any(x.dis)
     x.has_p = ~np.isnan(v["input_tokens_per_s_per_accelerator"])
     x.sized = np.isnan(v["accelerator_count"])
     x.pays_energy = x.own | ~v["rent_includes_energy"].astype(bool)
@@ -105,7 +105,7 @@ def _tiers_and_hours(x: Columns) -> None:
     x.carbon_by_hour = hourly_carbon
     x.carbon_priced = x.has_carbon & (np.asarray(v["carbon_usd_per_tonne"], dtype=float) > 0)
     x.by_hour = x.tou | x.carbon_by_hour | x.carbon_priced
-    if x.by_hour.any():
+    if _any(x.by_hour):
         hourly_columns(v, x.n)
         v["energy_paid"] = x.pays_energy.astype(float)
 

@@ -69,12 +69,13 @@ class Columns:
         """Evaluate ``formula`` into column ``formula.name`` on the rows ``where`` (all rows when None); other
         rows keep their value (NaN if new). Records the step when the traced row is one of them.
         """
-        if where is not None and not _any(where):
+        some, every = (True, True) if where is None else _some_every(where)
+        if not some:
             if formula.name not in self.v:
                 self.v[formula.name] = nans(self.n)
             return self.v[formula.name]
         out = formula.evaluate(self.v)
-        if where is not None and self.n > 1 and not _all(where):  # one row: any() is all()
+        if not every:
             old = self.v.get(formula.name)
             out = np.where(where, out, np.nan if old is None else old)
         elif not (type(out) is np.ndarray and out.ndim > 0) and np.ndim(out) == 0:  # a column: no dispatch
@@ -96,22 +97,23 @@ class Columns:
 
     def flag(self, warning: RowWarning, rows: Any) -> None:
         """Mark ``rows`` with a warning (its bit in :attr:`flags`)."""
-        if not _one_false(rows):  # the flag's int: numpy probes an enum member for array protocols, slowly
+        if not _none(rows):  # the flag's int: numpy probes an enum member for array protocols, slowly
             self.flags |= np.asarray(rows, dtype=np.int64) * int(warning)
 
     def fleet_flag(self, problem: FleetProblem, rows: Any) -> None:
         """Mark ``rows`` as infeasible for a reason (its bit in :attr:`fleet_flags`)."""
-        if not _one_false(rows):
+        if not _none(rows):
             self.fleet_flags |= np.asarray(rows, dtype=np.int64) * int(problem)
 
 
 def nans(n: int) -> Array:
-    """A new column of ``n`` NaN (one row, the single-scenario path, without :func:`numpy.full`'s overhead).
+    """A new column of ``n`` NaN (one scenario, its range's few rows: a list's, without :func:`numpy.full`'s
+    overhead).
 
-    >>> nans(1).tolist(), nans(2).tolist()
-    ([nan], [nan, nan])
+    >>> nans(1).tolist(), nans(3).tolist(), nans(_FEW + 1).shape
+    ([nan], [nan, nan, nan], (9,))
     """
-    return np.array([np.nan]) if n == 1 else np.full(n, np.nan)
+    return np.array([np.nan]) if n == 1 else np.array([np.nan] * n) if n <= _FEW else np.full(n, np.nan)
 
 
 def fill_nan(values: Any, nan: float) -> Array:
@@ -125,6 +127,8 @@ def fill_nan(values: Any, nan: float) -> Array:
     if a.shape == (1,) and a.dtype == np.float64:  # one scenario: the cell read as nan_to_num reads it
         x = float(a[0])
         return np.array([nan if x != x else x if math.isfinite(x) else math.copysign(_LARGEST, x)])
+    if a.ndim == 1 and a.shape[0] <= _FEW and a.dtype == np.float64:  # its range's few rows: each cell, as above
+        return np.array([nan if x != x else x if math.isfinite(x) else math.copysign(_LARGEST, x) for x in a.tolist()])
     if a.dtype == np.float64 and np.isfinite(a).all():
         return a.copy()
     return np.nan_to_num(a, nan=nan)
@@ -134,9 +138,18 @@ _LARGEST = float(np.finfo(np.float64).max)
 """What :func:`numpy.nan_to_num` writes for an infinite float (negated for minus infinity)."""
 
 
-def _one_false(rows: Any) -> bool:
-    """Whether ``rows`` is a one-row mask that chooses nothing (a flag then changes nothing)."""
-    return type(rows) is np.ndarray and rows.shape == (1,) and not rows[0]
+def _none(rows: Any) -> bool:
+    """Whether ``rows`` is a mask of a few rows (:data:`_FEW`) that chooses none (a flag then changes nothing); False
+    for a longer mask (its flag is set whatever it holds).
+
+    >>> _none(np.array([False, False, False])), _none(np.array([False, True])), _none(np.zeros(_FEW + 1, bool))
+    (True, False, False)
+    """
+    if type(rows) is not np.ndarray:
+        return False
+    if rows.shape == (1,):  # one scenario
+        return not rows[0]
+    return rows.ndim == 1 and rows.shape[0] <= _FEW and rows.dtype.kind == "b" and True not in rows.tolist()
 
 
 def _any(rows: Any) -> bool:
@@ -154,7 +167,8 @@ def _any(rows: Any) -> bool:
 
 
 _FEW = 8
-"""Up to this many rows a mask is read as a list of bools (numpy's reduction costs more than the cells)."""
+"""Up to this many rows (one scenario, its range's three) a mask is read as a list of bools, a column filled
+(:func:`fill_nan`) or made (:func:`nans`) from a list: numpy's call costs more than the cells."""
 
 
 def _all(rows: Any) -> bool:
@@ -166,6 +180,25 @@ def _all(rows: Any) -> bool:
     if type(rows) is np.ndarray and rows.ndim == 1 and rows.size <= _FEW and rows.dtype.kind == "b":
         return False not in rows.tolist()
     return bool(np.all(rows))
+
+
+def _some_every(rows: Any) -> tuple[bool, bool]:
+    """Whether any row is chosen and whether every row is, and some (:func:`_any`, :func:`_all`; an empty mask
+    chooses none): a few rows' mask read once as a list, a longer one tested for all only where some row is chosen.
+
+    >>> _some_every(np.array([True, False])), _some_every(np.array([True])), _some_every(np.zeros(20, dtype=bool))
+    ((True, False), (True, True), (False, False))
+    """
+    if type(rows) is np.ndarray:
+        if rows.shape == (1,):  # one scenario: any() is all()
+            some = bool(rows[0])
+            return some, some
+        if rows.ndim == 1 and rows.shape[0] <= _FEW and rows.dtype.kind == "b":  # its range's three rows
+            cells = rows.tolist()
+            some = True in cells
+            return some, some and False not in cells
+    some = bool(rows.any())  # a longer mask: numpy's reductions, as _any and _all end in, without their checks
+    return some, some and bool(np.all(rows))
 
 
 def request_time(x: Columns) -> None:
@@ -200,7 +233,7 @@ def demand(x: Columns) -> None:
     x.fleet_flag(FleetProblem.INPUT_WITHOUT_SHAPE, zero_input)
     x.flag(RowWarning.DEMAND_FROM_SHAPE, (by_requests | (has_in ^ has_out)) & ~x.sessions)  # sessions: their turns
     none = ~x.has_demand
-    if none.any():
+    if _any(none):
         no_k = x.dis & np.isnan(v["decode_accelerator_count"])
         x.fleet_flag(FleetProblem.DECODE_UNSIZED, none & no_k)
         v["decode_accelerators"] = np.where(none & no_k, 1.0, v.get("decode_accelerators", np.nan))
@@ -209,7 +242,7 @@ def demand(x: Columns) -> None:
         x.calc(cap.FLEET_REQUESTS_TWO_POOLS_LINK, none & x.has_link)
         x.calc(cap.DEMAND_IN_FULL, none)
         x.calc(cap.DEMAND_OUT_FULL, none)
-    if zero_input.any():  # infeasible (flagged): keep the numbers finite
+    if _any(zero_input):  # infeasible (flagged): keep the numbers finite
         v["demand_output_tokens_per_day"] = np.where(zero_input, d_in, v["demand_output_tokens_per_day"])
     x.calc(cap.DEMAND_REQUESTS)
 
@@ -234,7 +267,7 @@ def sizing(x: Columns) -> None:
     v = x.v
     x.calc(rent.SPOT_AVAILABILITY, x.spot)
     sized_decode = x.dis & np.isnan(v["decode_accelerator_count"]) & x.has_demand
-    if not (x.sized.any() or sized_decode.any()):
+    if not (_any(x.sized) or _any(sized_decode)):
         return
     whole = v["round_to_whole_systems"].astype(bool)
     x.calc(cap.PEAK_LOAD_FACTOR, (x.sized | sized_decode) & ~x.spot)
@@ -348,7 +381,7 @@ def facility(x: Columns) -> None:
     x.calc(fleet.RETROFIT_IT_MAIN, main & ~both)
     x.calc(fleet.RETROFIT_IT_DECODE, both & ~main)
     x.calc(fleet.RETROFIT_IT_BOTH, main & both)
-    if (main | both).any():
+    if _any(main | both):
         x.calc(finance.FACILITY_CRF_STRAIGHT_LINE, (main | both) & x.zero_rate)
         x.calc(finance.FACILITY_CRF, (main | both) & ~x.zero_rate)
         x.calc(fleet.RETROFIT, main | both)
@@ -509,11 +542,11 @@ def unit_costs(x: Columns) -> None:
     x.calc(revenue.COST_PER_M)
     folded = ~dis & ~x.has_p & ~np.isnan(v[revenue.PREFILL_ESTIMATE]) & (v["work_accelerator_s_per_day"] > 0)
     separable = dis | x.has_p | folded
-    v["input_time_share"] = np.full(x.n, np.nan)
+    v["input_time_share"] = nans(x.n)
     x.calc(revenue.INPUT_SHARE, ~dis & x.has_p & (v["work_accelerator_s_per_day"] > 0))
     x.calc(revenue.INPUT_SHARE_TWO_POOLS, dis)
     x.calc(revenue.INPUT_SHARE_FOLDED, folded)
-    v["output_time_share"] = np.full(x.n, np.nan)
+    v["output_time_share"] = nans(x.n)
     x.calc(revenue.OUTPUT_SHARE, ~dis & x.has_p & (v["work_accelerator_s_per_day"] > 0))
     x.calc(revenue.OUTPUT_SHARE_TWO_POOLS, dis)
     x.calc(revenue.OUTPUT_SHARE_FOLDED, folded)
@@ -542,7 +575,7 @@ def revenue_and_break_even(x: Columns) -> None:
     x.calc(revenue.COST_PROFIT_MARGIN, priced & (v["cost_usd_per_day"] > 0))
     x.calc(revenue.GROSS_MARGIN, priced & (v["revenue_usd_per_day"] > 0))
     x.calc(revenue.BREAK_EVEN_PRICE, priced)
-    if not priced.any():
+    if not _any(priced):
         return
     dis = x.dis
     def load_free() -> Any:  # the rows no energy bill nor carbon price makes pay for the load (computed below)
