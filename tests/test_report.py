@@ -108,6 +108,21 @@ def test_the_decode_example_report() -> None:
     assert "groq3-lpx:none(noprice)" in text_of(pdf)
 
 
+@pytest.mark.parametrize("spec, data", [
+    ("cashflow_spec", {"flows": [{"option": "more of the same, as demand grows", "year": 0, "vs_status_quo_usd": 1.0,
+                                 "cumulative_vs_status_quo_usd": 1.0}]}),
+    ("fan_spec", {"fan": [{"option": "more of the same, as demand grows", "year": 0, "npv_to_date_usd_p10": -1.0,
+                           "npv_to_date_usd_p50": 0.0, "npv_to_date_usd_p90": 1.0}]})])
+def test_the_decode_charts_legend_names_each_option_whole(spec: str, data: dict[str, object]) -> None:
+    import vl_convert
+
+    from economics.report import charts
+
+    svg = vl_convert.vegalite_to_svg({**getattr(charts, spec)(), "datasets": data})
+    # the SVG's text elements as drawn: Vega-Lite's default cut it at 160 px ("more of the same, as demand gr…")
+    assert "more of the same, as demand grows" in re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+
+
 def test_the_decode_worked_example_report_has_the_refresh_and_the_lpx() -> None:
     from tests.test_retrofit_odds import EXAMPLE
 

@@ -192,6 +192,16 @@ def tornado_data(sens: pd.DataFrame, label: Callable[[str], str]) -> pd.DataFram
 
 # Decode accelerators page
 
+def _option_color() -> Any:
+    """The colour of a retrofit option, its legend's labels whole: Vega-Lite cuts a label at 160 px by default
+    (``labelLimit``), which left "more of the same, as demand grows" as "more of the same, as demand gr…". The cash
+    flow and the fan share this legend when stacked (:func:`stacked_spec`).
+    """
+    import altair as alt
+
+    return alt.Color("option:N", title=None, legend=alt.Legend(labelLimit=0))
+
+
 def cashflow_spec() -> dict[str, Any]:
     """The cumulative cash flow of each option against the status quo (dataset ``flows``, :func:`cashflow_data`)."""
     import altair as alt
@@ -200,7 +210,7 @@ def cashflow_spec() -> dict[str, Any]:
         x=alt.X("year:O", title="Year"),
         y=alt.Y("cumulative_vs_status_quo_usd:Q", title="Cumulative cash flow vs status quo [USD]",
                 axis=alt.Axis(format="$,.3~s")),
-        color=alt.Color("option:N", title=None),
+        color=_option_color(),
         tooltip=["option:N", "year:O", alt.Tooltip("vs_status_quo_usd:Q", format="$,.0f", title="that year"),
                  alt.Tooltip("cumulative_vs_status_quo_usd:Q", format="$,.0f", title="cumulative")]))
 
@@ -222,7 +232,7 @@ def fan_spec() -> dict[str, Any]:
 
     base = alt.Chart(alt.NamedData("fan"))
     x = alt.X("year:O", title="Year")
-    color = alt.Color("option:N", title=None)
+    color = _option_color()
     tips = ["option:N", "year:O", alt.Tooltip("npv_to_date_usd_p10:Q", format="$,.3s", title="P10"),
             alt.Tooltip("npv_to_date_usd_p50:Q", format="$,.3s", title="P50"),
             alt.Tooltip("npv_to_date_usd_p90:Q", format="$,.3s", title="P90")]

@@ -51,6 +51,9 @@ def test_the_worked_example_shows_the_odds_and_they_follow_an_edit(page: Page, s
     chart = page.get_by_test_id("stVegaLiteChart")
     expect(chart).to_have_count(1)
     expect(chart).to_contain_text("Cumulative cash flow vs status quo")
+    # the legend names each option whole: Vega-Lite's default cut it to "more of the same, as de…"
+    legend = chart.locator(".role-legend-label text")
+    expect(legend.filter(has_text="more of the same, as demand grows")).to_have_count(1)
     expect(chart.locator("[aria-label^=\"X-axis titled 'Years the existing fleet is kept'\"]")).to_have_count(1)
     expect(chart.locator("[aria-label^=\"X-axis titled 'Year'\"]")).to_have_count(2)
     assert not page.get_by_test_id("stException").count()
