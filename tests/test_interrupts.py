@@ -159,3 +159,38 @@ def test_the_line_is_said_once_when_the_watchdog_and_the_unwinding_meet() -> Non
         pass
     assert interrupts.unwound(KeyboardInterrupt(), lines.append) == 130
     assert lines == ["terminated", "interrupted"]
+
+
+IN_A_COLLECTOR_CALLBACK = """
+import gc, signal, sys
+from economics.io import interrupts
+
+sent = []
+
+def callback(phase, info):  # as Dask's distributed.gc does: the signal's handler then runs in here
+    if not sent:
+        sent.append(signal.SIG{name})
+        signal.raise_signal(sent[0])
+        for _ in range(1000):  # a backward jump: where Python runs a pending signal's handler
+            pass
+
+try:
+    with interrupts.interruptible(lambda line: print(line, file=sys.stderr)):
+        gc.callbacks.append(callback)
+        gc.collect()
+        while True:
+            pass
+except (interrupts.Terminated, KeyboardInterrupt) as exc:
+    sys.exit(interrupts.unwound(exc, lambda line: print(line, file=sys.stderr)))
+"""
+
+
+@pytest.mark.parametrize(("sig", "code", "word"), SIGNALS)
+def test_a_signal_inside_a_garbage_collector_callback_still_ends_the_run_with_one_line(sig: int, code: int,
+                                                                                       word: str) -> None:
+    # its exception cannot be raised in the callback: Python printed "Exception ignored in" and a traceback, and the
+    # run went on until the watchdog ended it; now the signal is sent again and the run unwinds from where it is
+    name = signal.Signals(sig).name.removeprefix("SIG")
+    done = subprocess.run([sys.executable, "-c", IN_A_COLLECTOR_CALLBACK.replace("{name}", name)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=DEADLINE_S)
+    assert (done.returncode, done.stderr) == (code, word + "\n")

@@ -7,7 +7,8 @@ Python cannot raise: in Arrow's reader waiting for a pipe that sends nothing. Py
 the signal's number to a wake-up pipe (:func:`signal.set_wakeup_fd`); a watchdog thread reads it and, if the main
 thread has not unwound within :data:`GRACE_S`, removes the partial outputs itself, says the line and exits. Once the
 main thread has unwound, the process is given :data:`GRACE_S` to end: a library's thread still blocked on such a pipe
-would hold the interpreter's exit for as long as the pipe stays open, so the process then ends without it.
+would hold the interpreter's exit for as long as the pipe stays open, so the process then ends without it. A signal
+whose exception Python cannot raise where it lands (a garbage collector callback) is sent again, never printed.
 
 :func:`libraries_quiet` keeps the libraries' own output (warnings, Dask's logs) off the terminal meanwhile.
 """
@@ -31,6 +32,10 @@ GRACE_S = 2.0
 """Seconds the main thread has to unwind after a signal before the watchdog ends the process itself."""
 
 
+RESEND_S = 0.01
+"""Seconds after a signal's exception was lost (:func:`_unraisable`) that the signal is sent again."""
+
+
 EXIT_CODES: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143}
 WORDS: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 WATCHDOG = "signal watchdog"
@@ -52,10 +57,37 @@ def _raise_terminated(signum: int, frame: object) -> None:
     raise Terminated
 
 
+def _signal_of(kind: type[BaseException]) -> int:
+    """The signal whose handler raised an exception of this kind (:class:`Terminated` or KeyboardInterrupt)."""
+    return signal.SIGTERM if issubclass(kind, Terminated) else signal.SIGINT
+
+
+def _unraisable(previous: Callable[[sys.UnraisableHookArgs], object]) -> Callable[[sys.UnraisableHookArgs], None]:
+    """A hook for exceptions Python cannot raise (in a garbage collector callback, a ``__del__``) that keeps a
+    signal's exception off the terminal and sends the signal again; anything else goes to ``previous``.
+
+    A signal's handler runs wherever the main thread is: inside Dask's garbage collector callback
+    (``distributed.gc``), :class:`Terminated` was printed as "Exception ignored in" with its traceback and the run went
+    on until the watchdog ended it. Sent again, the signal's handler runs once the callback has returned, and the run
+    unwinds as from anywhere else (the watchdog still ends it if the handler lands in such a place every time).
+    """
+    def hook(unraisable: sys.UnraisableHookArgs) -> None:
+        if not issubclass(unraisable.exc_type, (Terminated, KeyboardInterrupt)):
+            previous(unraisable)
+            return
+        sig = _signal_of(unraisable.exc_type)
+        # from another thread, a moment later: sent from here (or marked pending), its handler would run in this
+        # hook as soon as it returned from the call, as it ran in the callback
+        resend = threading.Timer(RESEND_S, signal.pthread_kill, (threading.main_thread().ident, sig))
+        resend.daemon = True
+        resend.start()
+    return hook
+
+
 def unwound(exc: BaseException, say: Callable[[str], None]) -> int:
     """The main thread's end after a signal: partial outputs removed, one line, the exit code."""
     _UNWOUND.set()
-    sig = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
+    sig = _signal_of(type(exc))
     _say_once(sig, say)
     if _HANDLING.is_set():
         threading.Thread(target=_end_after_grace, args=(EXIT_CODES[sig],), name="exit guard", daemon=True).start()
@@ -116,6 +148,7 @@ def interruptible(say: Callable[[str], None]) -> Iterator[None]:
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
     old_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    old_hook, sys.unraisablehook = sys.unraisablehook, _unraisable(sys.unraisablehook)
     _UNWOUND.clear()
     _HANDLING.set()
     watchdog = threading.Thread(target=_watch, args=(read_fd, say), name=WATCHDOG, daemon=True)
@@ -127,6 +160,7 @@ def interruptible(say: Callable[[str], None]) -> Iterator[None]:
         interrupted = True
         raise
     finally:
+        sys.unraisablehook = old_hook
         signal.set_wakeup_fd(old_fd)
         signal.signal(signal.SIGTERM, previous)
         if not interrupted:  # interrupted, the watchdog stands by until unwound() has said its line: the unwinding
