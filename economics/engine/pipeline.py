@@ -244,7 +244,7 @@ def _outputs(x: stages.Columns, c: dict[str, Array], shared_empty: bool = False)
     out["warning_flags"] = np.broadcast_to(flags, (n,)).copy()
     out["fleet_flags"] = x.fleet_flags
     for name in ("system_power_kw_effective", "decode_system_power_kw_effective", "decode_rack_power_kw_effective"):
-        out[name] = v.get(name, np.full(n, np.nan))
+        out[name] = stages.column_or_nans(v, name, n)
     return out
 
 
