@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -349,6 +350,28 @@ def test_a_choice_that_is_not_one_is_answered_with_the_enum_s_words(argv: list[s
     with pytest.raises(SystemExit):
         build_parser(argv[0]).parse_args(argv)
     assert f"invalid choice: '{argv[-1]}' (choose from {words})" in capsys.readouterr().err
+
+
+def test_every_option_offering_choices_defaults_to_one_of_them() -> None:
+    # a default spelled again beside its enum ("auto", "none", "cost") would drift from it unseen: argparse does not
+    # check a default against the choices
+    import argparse
+
+    from economics.cli import build_parser
+
+    def options(parser: argparse.ArgumentParser, path: str) -> list[tuple[str, Any, list[str]]]:
+        found = []
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    found += options(child, f"{path} {name}")
+            elif action.choices is not None and action.default not in (None, argparse.SUPPRESS):
+                found.append((f"{path} {action.dest}", action.default, [str(c) for c in action.choices]))
+        return found
+
+    listed = options(build_parser(), "economics")
+    assert len(listed) >= 10  # --format, --frontier, --kind, --distribution and the rest
+    assert [(where, default) for where, default, choices in listed if str(default) not in choices] == []
 
 
 def _choices(command: str, dest: str) -> list[str]:

@@ -290,7 +290,7 @@ def frontier_choice(frontier: str) -> FrontierChoice:
 
 
 def plan_from_files(data: bytes | str, row: str, candidates_data: bytes | str | None = None,
-                    accelerators: list[str] | None = None, frontier: str = "none",
+                    accelerators: list[str] | None = None, frontier: str = FrontierChoice.NONE,
                     curves_sha256: str = "", odds: tuple[int, int] | None = None) -> dict[str, Any]:
     """The ``plan`` command as a function: the JSON-ready plan (and frontiers) of one row (its throughput from the
     curve file ``curves_sha256`` names where the row names none); with ``odds`` = (samples, seed) its odds too
