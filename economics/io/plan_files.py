@@ -282,7 +282,15 @@ def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candida
 
 
 def frontier_choice(frontier: str) -> FrontierChoice:
-    """``frontier`` as a :class:`FrontierChoice`; InputError naming the field and the value when it is none."""
+    """``frontier`` as a :class:`FrontierChoice`; InputError naming the field and the value when it is none.
+
+    >>> frontier_choice("both") is FrontierChoice.BOTH
+    True
+    >>> frontier_choice("cabron")
+    Traceback (most recent call last):
+    ...
+    economics.schema.validation.InputError: frontier: 'cabron' is not one of none, speed, site, both, carbon, all
+    """
     try:
         return FrontierChoice(frontier)
     except ValueError:
