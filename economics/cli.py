@@ -686,7 +686,8 @@ def _add_import_benchmark(sub: Any) -> None:
                          "InferenceX, MLPerf) as a curve file for --curves")
     imp.add_argument("files", nargs="+", metavar="FILE", help="benchmark result files, or - for standard input")
     imp.add_argument("-o", "--output", default="-", help="curve file to write (CSV), or - for standard output")
-    imp.add_argument("--format", choices=choice_words(benchmarks.BenchmarkFormat), default="auto")
+    imp.add_argument("--format", choices=choice_words(benchmarks.BenchmarkFormat),
+                     default=benchmarks.BenchmarkFormat.AUTO.value)
     imp.add_argument("--accelerator", default="", help="catalog id of the accelerator the runs used (vLLM, SGLang, "
                      "GenAI-Perf, AIPerf and GuideLLM files do not record it)")
     imp.add_argument("--accelerators", type=_count(1, 100_000, "accelerators"), default=None,
@@ -711,7 +712,8 @@ def _add_import_sessions(sub: Any) -> None:
     ses.add_argument("file", metavar="FILE", help="the trace or stats file, or - for standard input")
     ses.add_argument("-o", "--output", default="-", help="scenario row to write (CSV, or JSON for a .json name), or "
                      "- for standard output")
-    ses.add_argument("--format", choices=choice_words(session_traces.TraceFormat), default="auto")
+    ses.add_argument("--format", choices=choice_words(session_traces.TraceFormat),
+                     default=session_traces.TraceFormat.AUTO.value)
     ses.add_argument("--session-prefix-tokens", type=float, default=None, help="the shared prefix, where the file "
                      "records no shared blocks (vLLM's stats; a trace without hash_ids)")
     ses.add_argument("--seconds-between-turns", type=float, default=None, help="the mean idle gap, where no "
@@ -760,7 +762,7 @@ def _add_plan(sub: Any) -> None:
     pl.add_argument("--candidates", help="CSV of hardware options with their own measured rates and prices "
                     "(default: the catalog)")
     pl.add_argument("--accelerators", default="", help="catalog ids to consider, comma-separated (default: all)")
-    pl.add_argument("--frontier", choices=choice_words(FrontierChoice), default="none",
+    pl.add_argument("--frontier", choices=choice_words(FrontierChoice), default=FrontierChoice.NONE.value,
                     help="also compute cost frontiers: speed and site (20 points each; both), cost against "
                     "emissions (carbon: 8 carbon prices), or all three")
     pl.add_argument("--uncertainty", action="store_true", help="the plan's odds too: each candidate accelerator's "

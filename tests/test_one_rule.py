@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -298,24 +299,31 @@ def test_the_display_formats_write_a_value_and_a_change_as_the_golden_texts() ->
         "%.4f", "%,.2f", "%,d", "%.3f"]
 
 
-def _format_options() -> dict[str, list[str]]:
-    """Every command's ``--format``/``--input-format`` that names an answer's format, as 'command dest': its choices."""
+def _cli_options(parser: Any = None, path: str = "") -> list[tuple[str, Any]]:
+    """Every option of every command (subcommands' too, as ``store show``'s) with its command's path."""
     import argparse
 
     from economics.cli import build_parser
 
-    def walk(parser: argparse.ArgumentParser, path: str) -> dict[str, list[str]]:
-        found: dict[str, list[str]] = {}
-        for action in parser._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                for name, sub in action.choices.items():
-                    found |= walk(sub, f"{path} {name}".strip())
-            elif action.dest in ("format", "input_format") and "auto" not in (action.choices or ()):
-                assert all(type(c) is str for c in action.choices or ()), path  # words in argparse's message
-                found[f"{path} {action.dest}"] = list(action.choices or ())
-        return found  # import-benchmark's and import-sessions' --format name a benchmark's format (auto, ...)
+    found = []
+    for action in (parser or build_parser())._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _cli_options(sub, f"{path} {name}".strip())
+        else:
+            found.append((path, action))
+    return found
 
-    return walk(build_parser(), "")
+
+def _format_options() -> dict[str, list[str]]:
+    """Every command's ``--format``/``--input-format`` that names an answer's format, as 'command dest': its choices
+    (import-benchmark's and import-sessions' --format name a benchmark's format: auto, ...)."""
+    found: dict[str, list[str]] = {}
+    for path, action in _cli_options():
+        if action.dest in ("format", "input_format") and "auto" not in (action.choices or ()):
+            assert all(type(c) is str for c in action.choices or ()), path  # words in argparse's message
+            found[f"{path} {action.dest}"] = list(action.choices or ())
+    return found
 
 
 def test_every_output_format_choice_is_a_subset_of_the_one_list() -> None:
@@ -349,6 +357,17 @@ def test_a_choice_that_is_not_one_is_answered_with_the_enum_s_words(argv: list[s
     with pytest.raises(SystemExit):
         build_parser(argv[0]).parse_args(argv)
     assert f"invalid choice: '{argv[-1]}' (choose from {words})" in capsys.readouterr().err
+
+
+def test_every_option_offering_choices_defaults_to_one_of_them() -> None:
+    # a default spelled again beside its enum ("auto", "none", "cost") would drift from it unseen: argparse does not
+    # check a default against the choices
+    import argparse
+
+    listed = [(f"{path} {a.dest}", a.default, [str(c) for c in a.choices]) for path, a in _cli_options()
+              if a.choices is not None and a.default not in (None, argparse.SUPPRESS)]
+    assert len(listed) >= 10  # --format, --frontier, --kind, --distribution and the rest
+    assert [(where, default) for where, default, choices in listed if str(default) not in choices] == []
 
 
 def _choices(command: str, dest: str) -> list[str]:

@@ -20,6 +20,7 @@ slower one it replaces, bit for bit).
 from __future__ import annotations
 
 import functools
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +37,7 @@ from economics import catalog
 from economics.domain.precision import record_precision
 from economics.engine import estimate_range, measured, pipeline, stages
 from economics.engine.batch import WARNINGS, _flag_sets, _flag_sets_by_lookup, resolve_scenario
-from economics.engine.stages import fill_nan
+from economics.engine.stages import column_or_nans, fill_nan
 from economics.schema import values
 from economics.schema.scenario import FIELDS, FORMAT_FIELDS
 from tests.test_derivation import rows as random_rows
@@ -213,6 +214,25 @@ def test_fill_nan_is_nan_to_num(cells: list[float], nan: float) -> None:
     a = np.array(cells)
     assert fill_nan(a, nan).tobytes() == np.nan_to_num(a, nan=nan).tobytes()
     assert fill_nan(a, nan) is not a  # a new column, as nan_to_num's
+
+
+@given(st.integers(1, 20), st.booleans())
+def test_column_or_nans_is_get_with_a_nan_default(n: int, present: bool) -> None:
+    # the engine's optional columns are read without building a default when they are there: the column itself
+    # where present (the same object, as dict.get gives), else what numpy.full(n, nan) gives
+    given = np.arange(n, dtype=float)
+    v = {"a": given} if present else {}
+    got, reference = column_or_nans(v, "a", n), v.get("a", np.full(n, np.nan))
+    assert got.tobytes() == reference.tobytes() and got.dtype == reference.dtype
+    assert (got is given) == present
+
+
+def test_no_engine_column_default_is_built_when_present() -> None:
+    # ``v.get(key, np.full(...))`` builds its default whether or not the key is there (stages.column_or_nans does not)
+    built = [f"{p.relative_to(ROOT)}:{i}" for p in (ROOT / "economics").rglob("*.py")
+             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if re.search(r"\.get\([^()]*, np\.full\(", line)]
+    assert built == []
 
 
 @pytest.mark.parametrize("cell", [np.nan, np.inf, -np.inf, -0.0, 0.0, 5e-324, 1.5])

@@ -47,6 +47,7 @@ from economics.studies import retrofit_odds
 from economics.studies.compare import compare_accelerators
 from economics.studies.compare_odds import compare_odds
 from economics.studies.kv_memory import kv_memory_study, study_json
+from economics.studies.planner.inputs import FrontierChoice
 from economics.studies.retrofit import analyse, break_even_decode_price_usd
 from economics.studies.retrofit_decode import decode_table
 from economics.studies.retrofit_explain import shortfall_notes, study_text
@@ -351,8 +352,9 @@ def plan(req: Request) -> Answer:
     try:
         with solver_chatter_silenced():
             odds = (int(req.params.get("samples", 100)), int(req.params.get("seed", 0)))
-            out = plan_from_files(data, row, candidates, _accelerators(req), str(req.params.get("frontier") or "none"),
-                                  _curves(req), odds if req.params.get("uncertainty") else None)
+            frontier = str(req.params.get("frontier") or FrontierChoice.NONE)
+            out = plan_from_files(data, row, candidates, _accelerators(req), frontier, _curves(req),
+                                  odds if req.params.get("uncertainty") else None)
     except InvalidPlanRow as exc:
         raise InvalidRow(str(exc).splitlines()) from None
     if req.params.get("format") == OutputFormat.CSV:
@@ -364,14 +366,15 @@ def report(req: Request) -> Answer:
     """The board report of a row as a PDF, as ``report``: ``kind`` cost, fleet, sessions, decode or plan (the row's
     planner columns and the candidates, planned as ``plan`` plans them), ``baseline`` another row of the same table.
     """
-    kind, baseline_row = ReportKind(str(req.params.get("kind") or "cost")), req.params.get("baseline") or None
+    kind, baseline_row = ReportKind(str(req.params.get("kind") or ReportKind.COST)), req.params.get("baseline") or None
     app_url = str(req.params.get("app_url") or figures.DEFAULT_APP_URL)
     if kind is ReportKind.PLAN:
         data, candidates = _plan_parts(req)
         try:
             pdf, _ = report_files.plan_report(data, _row_named(req, data, PLAN_TABLE), baseline_row,
-                                              candidates, _accelerators(req), str(req.params.get("frontier") or "none"),
-                                              _curves(req), app_url)
+                                              candidates, _accelerators(req),
+                                              str(req.params.get("frontier") or FrontierChoice.NONE), _curves(req),
+                                              app_url)
         except InvalidPlanRow as exc:
             raise InvalidRow(str(exc).splitlines()) from None
         return Answer(200, MEDIA[OutputFormat.PDF], pdf)
@@ -396,7 +399,8 @@ def import_benchmark(req: Request) -> Answer:
     try:
         table = benchmarks.import_benchmark([(name or f"file {i + 1}", data) for i, (name, data) in enumerate(files)],
                                             p.get("accelerator") or "", p.get("accelerators"), p.get("model") or "",
-                                            p.get("precision") or "", p.get("benchmark_format") or "auto",
+                                            p.get("precision") or "",
+                                            p.get("benchmark_format") or benchmarks.BenchmarkFormat.AUTO,
                                             p.get("curve_id") or "", skipped, p.get("input_tokens"),
                                             p.get("output_tokens"))
     except benchmarks.BenchmarkError as exc:
@@ -419,7 +423,8 @@ def import_sessions(req: Request) -> Answer:
     name, data = files[0]
     p = req.params
     try:
-        result = session_traces.import_sessions((name or "file 1", data), p.get("trace_format") or "auto",
+        result = session_traces.import_sessions((name or "file 1", data),
+                                                p.get("trace_format") or session_traces.TraceFormat.AUTO,
                                                 p.get("session_prefix_tokens"), p.get("seconds_between_turns"),
                                                 p.get("block_tokens") or session_traces.MOONCAKE_BLOCK_TOKENS,
                                                 session_traces.RunShape(p.get("num_rounds"), p.get("request_length"),

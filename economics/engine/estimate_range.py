@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from economics import catalog
 from economics.engine.roofline import calibration_scopes, figure_by_position
+from economics.engine.stages import column_or_nans
 from economics.schema.outputs import RANGED_INPUTS, ratio_column
 from economics.schema.scenario import CATALOG_FIELDS
 
@@ -318,7 +319,7 @@ def attach(c: dict[str, Array], thr: dict[str, Array], estimated: Array) -> None
         label = np.where(both, "prefill pool: " + label.astype(str) + "; decode pool: "
                          + dec["throughput_basis"].astype(str), label).astype(object)
     thr["throughput_basis"] = label
-    out_col = np.where(dis, c.get("decode_output_tokens_per_s_per_accelerator", np.full(n, np.nan)),
+    out_col = np.where(dis, column_or_nans(c, "decode_output_tokens_per_s_per_accelerator", n),
                        c["output_tokens_per_s_per_accelerator"])
     out_low = np.where(dis, c[RANGE_COLUMNS["decode_output_tokens_per_s_per_accelerator"][0]],
                        c[RANGE_COLUMNS["output_tokens_per_s_per_accelerator"][0]])

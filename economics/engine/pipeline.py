@@ -200,6 +200,11 @@ def without_range_ends(c: dict[str, Array]) -> None:
     :data:`RANGE_OUTPUTS` ``_low`` and ``_high`` empty (as on a measured row) and runs the stages on the rows alone,
     not on them and both ends: for a caller that reads no end. A row is then refused for its own counts only (an
     end's beyond the largest fleet is not looked at).
+
+    >>> c = {"_ranged": np.array([True, False])}
+    >>> without_range_ends(c)
+    >>> c["_ranged"].tolist()
+    [False, False]
     """
     c["_ranged"] = np.zeros(np.shape(c.get("_ranged", False)), dtype=bool)
 
@@ -244,7 +249,7 @@ def _outputs(x: stages.Columns, c: dict[str, Array], shared_empty: bool = False)
     out["warning_flags"] = np.broadcast_to(flags, (n,)).copy()
     out["fleet_flags"] = x.fleet_flags
     for name in ("system_power_kw_effective", "decode_system_power_kw_effective", "decode_rack_power_kw_effective"):
-        out[name] = v.get(name, np.full(n, np.nan))
+        out[name] = stages.column_or_nans(v, name, n)
     return out
 
 

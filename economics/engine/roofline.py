@@ -18,6 +18,7 @@ from economics.domain import capacity as cap
 from economics.domain import sessions as ses
 from economics.domain import throughput as th
 from economics.domain.precision import bytes_per_value, kv_precision, split_precision
+from economics.engine.stages import column_or_nans
 
 Array = np.ndarray
 
@@ -128,8 +129,8 @@ def speculation(c: dict[str, Array], st: dict[str, Array], layers: Array) -> tup
     (:func:`stack_columns`); the stack's draft cost fraction, else :data:`DRAFT_LAYERS` over the model's layers.
     """
     n = len(st["k"])
-    k_given = np.asarray(c.get("speculative_draft_tokens", np.full(n, np.nan)), dtype=float)
-    a_given = np.asarray(c.get("speculative_acceptance_rate", np.full(n, np.nan)), dtype=float)
+    k_given = np.asarray(column_or_nans(c, "speculative_draft_tokens", n), dtype=float)
+    a_given = np.asarray(column_or_nans(c, "speculative_acceptance_rate", n), dtype=float)
     k = np.where(np.isnan(k_given), st["k"], k_given)
     a = np.where(np.isnan(a_given), st["alpha"], a_given)
     draft = np.where(st["draft"] > 0, st["draft"], DRAFT_LAYERS / np.where(layers > 0, layers, np.nan))

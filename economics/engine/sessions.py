@@ -22,7 +22,7 @@ from economics.domain import fleet, queueing
 from economics.domain import sessions as ses
 from economics.domain.formula import Formula
 from economics.domain.sessions import TIERS, Tier
-from economics.engine.stages import Columns, _any
+from economics.engine.stages import Columns, _any, column_or_nans
 from economics.schema.outputs import RowWarning
 from economics.schema.scenario import Workload
 
@@ -110,8 +110,8 @@ def hbm_free(x: Columns, rows: Any) -> None:
     # the estimate's speed is the mean turn's, above the target its slowest turn is held to; a measured throughput
     # is read at the target
     # a measured speed on a curve against context is read at the mean turn's context
-    estimate = np.asarray(v.get(PER_USER_SPEED, np.full(x.n, np.nan)), dtype=float)
-    curve = np.asarray(v.get(CURVE_SPEED, np.full(x.n, np.nan)), dtype=float)
+    estimate = np.asarray(column_or_nans(v, PER_USER_SPEED, x.n), dtype=float)
+    curve = np.asarray(column_or_nans(v, CURVE_SPEED, x.n), dtype=float)
     v["kv_per_user_speed"] = np.where(np.isnan(estimate), np.where(np.isnan(curve), target, curve), estimate)
     known = rows & ~np.isnan(v["kv_per_user_speed"]) & ~np.isnan(v["accelerator_memory_gb"])
     x.calc(ses.RUNNING_BATCH, known)
@@ -280,7 +280,7 @@ def _trace_wait(x: Columns) -> None:
 def on_curve(v: dict[str, Any]) -> Any:
     """The rows whose per-user speed is read on a measured curve against context (long_context_*)."""
     n = len(v["workload"])
-    return ~np.isnan(np.asarray(v.get(CURVE_SPEED, np.full(n, np.nan)), dtype=float))
+    return ~np.isnan(np.asarray(column_or_nans(v, CURVE_SPEED, n), dtype=float))
 
 
 def kv_read_share(x: Columns, rows: Any) -> None:
@@ -290,7 +290,7 @@ def kv_read_share(x: Columns, rows: Any) -> None:
     """
     v = x.v
     given = np.asarray(v["bandwidth_utilization"], dtype=float)
-    calibrated = np.asarray(v.get(KV_READ_SHARE, np.full(x.n, np.nan)), dtype=float)
+    calibrated = np.asarray(column_or_nans(v, KV_READ_SHARE, x.n), dtype=float)
     v["kv_bandwidth_utilization"] = np.where(rows, np.where(np.isnan(given), calibrated, given), np.nan)
     if x.trace is not None and rows[x.row]:
         x.trace.add("kv_bandwidth_utilization", v["kv_bandwidth_utilization"], "-", "{share}",
@@ -336,7 +336,7 @@ def agents(x: Columns) -> None:
     x.calc(ses.AGENTS, ok)
     x.calc(ses.AGENTS_PER_MW, ok & (v["facility_power_kw"] > 0))
     x.calc(ses.AGENTS_PER_USD_PER_HOUR, ok & (v["cost_usd_per_hour"] > 0))
-    x.calc(ses.AGENTS_PER_RACK, ok & (np.asarray(v.get("racks", np.full(x.n, np.nan)), dtype=float) > 0))
+    x.calc(ses.AGENTS_PER_RACK, ok & (np.asarray(column_or_nans(v, "racks", x.n), dtype=float) > 0))
 
 
 PROFILE_COLUMNS = ("turn", "context_tokens", "output_tokens_per_s_per_user", "ttft_s")

@@ -11,7 +11,7 @@ break-even -> energy. Catalog figures and defaults were resolved before (:mod:`e
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -114,6 +114,16 @@ def nans(n: int) -> Array:
     ([nan], [nan, nan, nan], (9,))
     """
     return np.array([np.nan]) if n == 1 else np.array([np.nan] * n) if n <= _FEW else np.full(n, np.nan)
+
+
+def column_or_nans(v: Mapping[str, Any], key: str, n: int) -> Any:
+    """The column ``key`` of ``v``, else a new column of ``n`` NaN (:func:`nans`), made only where ``key`` is missing
+    (``v.get(key, numpy.full(n, nan))`` builds its default on every call, present or not).
+
+    >>> column_or_nans({"a": np.array([1.0])}, "a", 1).tolist(), column_or_nans({}, "a", 2).tolist()
+    ([1.0], [nan, nan])
+    """
+    return v[key] if key in v else nans(n)
 
 
 def fill_nan(values: Any, nan: float) -> Array:

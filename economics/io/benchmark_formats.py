@@ -510,11 +510,11 @@ def load_json(text: str, name: str) -> Any:
         raise BenchmarkError(f"{shown(name)}: not usable JSON: {shown(str(exc).split(';')[0], 200)}") from None
 
 
-def read_runs(data: bytes, name: str, fmt: str = "auto", skipped: list[str] | None = None) -> list[Run]:
+def read_runs(data: bytes, name: str, fmt: str = BenchmarkFormat.AUTO, skipped: list[str] | None = None) -> list[Run]:
     """The runs of one benchmark file in format ``fmt`` (``auto``: :func:`detect`); not for ``curves``. With a
     ``skipped`` list, InferenceX rows whose GPU counts contradict their throughputs are named there, not refused.
     """
-    fmt = detect(data, name) if fmt == "auto" else fmt
+    fmt = detect(data, name) if fmt == BenchmarkFormat.AUTO else fmt
     text = data.decode("utf-8-sig", errors="strict")
     try:
         if fmt == "mlperf":

@@ -260,7 +260,7 @@ def _curve_name(row: dict[str, str], i: float, o: float) -> str:
 
 def import_benchmark(files: Iterable[str | Path | tuple[str, bytes]], accelerator: str = "",
                      accelerators: float | None = None, model: str = "", precision: str = "",
-                     fmt: str = "auto", curve_id: str = "", skipped: list[str] | None = None,
+                     fmt: str = BenchmarkFormat.AUTO, curve_id: str = "", skipped: list[str] | None = None,
                      input_tokens: float | None = None, output_tokens: float | None = None) -> pd.DataFrame:
     """Curve points from benchmark files (paths, or (name, bytes) pairs), in the columns of a curve file.
 

@@ -282,7 +282,15 @@ def _candidate_from_cells(cells: dict[str, str], i: int, s: Scenario) -> Candida
 
 
 def frontier_choice(frontier: str) -> FrontierChoice:
-    """``frontier`` as a :class:`FrontierChoice`; InputError naming the field and the value when it is none."""
+    """``frontier`` as a :class:`FrontierChoice`; InputError naming the field and the value when it is none.
+
+    >>> frontier_choice("both") is FrontierChoice.BOTH
+    True
+    >>> frontier_choice("cabron")
+    Traceback (most recent call last):
+    ...
+    economics.schema.validation.InputError: frontier: 'cabron' is not one of none, speed, site, both, carbon, all
+    """
     try:
         return FrontierChoice(frontier)
     except ValueError:
@@ -290,7 +298,7 @@ def frontier_choice(frontier: str) -> FrontierChoice:
 
 
 def plan_from_files(data: bytes | str, row: str, candidates_data: bytes | str | None = None,
-                    accelerators: list[str] | None = None, frontier: str = "none",
+                    accelerators: list[str] | None = None, frontier: str = FrontierChoice.NONE,
                     curves_sha256: str = "", odds: tuple[int, int] | None = None) -> dict[str, Any]:
     """The ``plan`` command as a function: the JSON-ready plan (and frontiers) of one row (its throughput from the
     curve file ``curves_sha256`` names where the row names none); with ``odds`` = (samples, seed) its odds too

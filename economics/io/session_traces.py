@@ -545,8 +545,9 @@ def _median(values: list[float | None]) -> float | None:
 READERS = {"mooncake": read_mooncake, "vllm-multi-turn": read_vllm_multi_turn}
 
 
-def import_sessions(file: str | Path | tuple[str, bytes], fmt: str = "auto", session_prefix_tokens: float | None = None,
-                    seconds_between_turns: float | None = None, block_tokens: float = MOONCAKE_BLOCK_TOKENS,
+def import_sessions(file: str | Path | tuple[str, bytes], fmt: str = TraceFormat.AUTO,
+                    session_prefix_tokens: float | None = None, seconds_between_turns: float | None = None,
+                    block_tokens: float = MOONCAKE_BLOCK_TOKENS,
                     shape: RunShape | None = None) -> SessionImport:
     """A session trace or a multi-turn benchmark's per-request file or run log (a path, or a (name, bytes) pair) as
     one ``workload=sessions`` scenario row with its provenance (:class:`SessionImport`; the module docstring says
@@ -562,8 +563,8 @@ def import_sessions(file: str | Path | tuple[str, bytes], fmt: str = "auto", ses
     if len(data) > MAX_FILE_BYTES:
         raise BenchmarkError(f"{shown(name)}: {len(data):,} bytes, more than the {MAX_FILE_BYTES:,} a trace file may "
                              "have")
-    if fmt != "auto" and fmt not in FORMATS:
-        raise BenchmarkError(f"--format {shown(fmt)}: not one of auto, {', '.join(FORMATS)}")
+    if fmt not in tuple(TraceFormat):
+        raise BenchmarkError(f"--format {shown(fmt)}: not one of {', '.join(TraceFormat)}")
     if not (block_tokens > 0 and math.isfinite(block_tokens)):
         raise BenchmarkError(f"--block-tokens {num(block_tokens)}: must be a number > 0")
     for flag, value in (("session_prefix_tokens", session_prefix_tokens),
@@ -571,7 +572,7 @@ def import_sessions(file: str | Path | tuple[str, bytes], fmt: str = "auto", ses
         if value is not None:
             _figure(flag, value, f"--{flag.replace('_', '-')}")
     shape = shape or RunShape()
-    kind = detect(data, name) if fmt == "auto" else fmt
+    kind = detect(data, name) if fmt == TraceFormat.AUTO else fmt
     _check_shape(shape, kind)
     if kind == "sglang-multiturn":
         run = read_sglang_multiturn(data, name, shape.run)

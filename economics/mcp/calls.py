@@ -17,6 +17,7 @@ from economics.catalog import closest
 from economics.io.output_paths import OutputFormat, TableFormat
 from economics.mcp.schemas import STORE, Tool, ToolName
 from economics.schema.values import shown
+from economics.studies.planner.inputs import FrontierChoice
 from economics.version import __version__
 
 PYTHON_TYPES: dict[str, type | tuple[type, ...]] = {"string": str, "boolean": bool, "array": list, "object": dict,
@@ -111,7 +112,8 @@ def request_for(tool: Tool, arguments: dict[str, Any], config: Settings) -> Requ
             parts[name] = [_part(name, args[name], config.max_body_bytes)]
     params: dict[str, Any] = {"input_format": TableFormat.JSON.value, "format": OutputFormat.JSON.value,
                               "accelerators": args.get("accelerators", []),
-                              "frontier": args.get("frontier", "none"), "explain": args.get("explain", False)}
+                              "frontier": args.get("frontier", FrontierChoice.NONE.value),
+                              "explain": args.get("explain", False)}
     return Request(tool.name.value, params, parts)
 
 

@@ -207,8 +207,9 @@ def tools(config: Settings) -> list[Tool]:
                                                    "maxItems": MAX_CANDIDATES, "description": "hardware options "
                                                    "with their own rates and prices (default: the catalog)"},
               "accelerators": _accelerators(), "frontier": {"type": "string", "enum": [f.value for f in FrontierChoice],
-                                                            "default": "none", "description": "also the cost "
-                                                            "frontiers: speed, site (both), carbon, or all"},
+                                                            "default": FrontierChoice.NONE.value,
+                                                            "description": "also the cost frontiers: speed, site "
+                                                            "(both), carbon, or all"},
               **_common()}, ("scenario",), "study"),
         Tool(ToolName.FIELDS, "Input fields and outputs", "Every scenario field (type, unit, default, bounds, "
              "description) and every output (unit, label, description).", {}),

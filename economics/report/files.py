@@ -18,14 +18,14 @@ from economics.studies.planner.inputs import FrontierChoice
 def add_report_arguments(cmd: argparse.ArgumentParser) -> None:
     """The ``report`` command's options beyond ``input`` and ``--row``."""
     cmd.add_argument("-o", "--output", required=True, help="the PDF to write (- for standard output, not a terminal)")
-    cmd.add_argument("--kind", choices=choice_words(build.ReportKind), default="cost",
+    cmd.add_argument("--kind", choices=choice_words(build.ReportKind), default=build.ReportKind.COST.value,
                      help="whose page the report mirrors: cost (Cost per token), fleet, sessions (a workload=sessions "
                      "row), decode (the retrofit study) or plan (the planner: the row's planner columns, --candidates)")
     cmd.add_argument("--baseline", metavar="ROW", help="another row of the same file (its name, or number:N): each "
                      "KPI shows its change against it")
     cmd.add_argument("--candidates", help="with --kind plan: CSV of hardware options (default: the catalog)")
     cmd.add_argument("--accelerators", default="", help="with --kind plan: catalog ids to consider (default: all)")
-    cmd.add_argument("--frontier", choices=choice_words(FrontierChoice), default="none",
+    cmd.add_argument("--frontier", choices=choice_words(FrontierChoice), default=FrontierChoice.NONE.value,
                      help="with --kind plan: also chart these cost frontiers (speed and site 20 plans each, carbon "
                      "8: seconds)")
     cmd.add_argument("--app-url", default=figures.DEFAULT_APP_URL, type=_app_url, help="where the app is served "

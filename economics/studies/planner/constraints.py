@@ -28,7 +28,7 @@ def demand_rows(m: PlanModel, pools: list[Pool], wl: Workload, levels: np.ndarra
     sides = [(group, per_request, [(p, pool.role == PoolRole.AGGREGATED, pool.unit) for p, pool in enumerate(pools)
                                    if pool.role in (PoolRole.AGGREGATED, role)])
              for group, role, per_request in ((Row.DEMAND_INPUT, PoolRole.PREFILL, wl.uncached_input_tokens),
-                                              (Row.DEMAND_OUTPUT, "decode", wl.output_tokens))]
+                                              (Row.DEMAND_OUTPUT, PoolRole.DECODE, wl.output_tokens))]
     # the hours' levels as Python floats and each side's pools read once: the same coefficients to the bit
     for h, lam in enumerate(levels.tolist()):
         for group, per_request, serving in sides:

@@ -265,15 +265,15 @@ def _milp(a: csc_matrix, c: np.ndarray, bounds: tuple[np.ndarray, np.ndarray], b
     code, said = _SCIPY_STATUS.get(status, (4, ""))
     if ran == highs.HighsStatus.kError:  # as scipy reports a run HiGHS refused
         return Result(status=code, success=code == 0, x=None, fun=None, mip_node_count=None,
-                              mip_dual_bound=None, mip_gap=None,
-                              message=f"{said}(HiGHS Status {int(status)}: {h.modelStatusToString(status)})")
+                      mip_dual_bound=None, mip_gap=None,
+                      message=f"{said}(HiGHS Status {int(status)}: {h.modelStatusToString(status)})")
     if mip:  # a MILP stopped by a limit keeps the plan it has, if any
         failed = status not in (highs.HighsModelStatus.kOptimal, *_STOPPED) or (
             status in _STOPPED and info.objective_function_value == highs.kHighsInf)
     else:
         failed = status != highs.HighsModelStatus.kOptimal
     res = Result(status=code, success=code == 0, x=None, fun=None, mip_node_count=None, mip_dual_bound=None,
-                         mip_gap=None)
+                 mip_gap=None)
     if failed:
         res.message = (f"{said}(HiGHS Status {int(status)}: model_status is {h.modelStatusToString(status)}; "
                        f"primal_status is {h.solutionStatusToString(info.primal_solution_status)})")
@@ -391,6 +391,17 @@ def row_duals(m: PlanModel, ub: np.ndarray) -> np.ndarray | None:
 
     A dual is the change of the objective per unit more of a row's limit [objective's unit per row's unit].
     References: https://docs.scipy.org/doc/scipy/reference/optimize.linprog-highs.html (``marginals``).
+
+    Boxes of 10 units at 3 USD and up to 4 loose units at 0.5 USD covering 23 units (the row ``-10 box - loose <=
+    -23``): relaxed, 2.3 boxes; a unit more is 0.1 box more, 0.3 USD, so the row's dual is -0.3 USD a unit; with no
+    box allowed, 4 loose units cannot cover 23, and there is none.
+
+    >>> from economics.studies.planner.model import Row
+    >>> m = PlanModel()
+    >>> box, loose = m.var(3.0, True), m.var(0.5, False, ub=4.0)
+    >>> _ = m.row({box: -10.0, loose: -1.0}, -23.0, Row.DEMAND_OUTPUT)
+    >>> [round(float(d), 9) for d in row_duals(m, np.array([np.inf, 4.0]))], row_duals(m, np.array([0.0, 4.0]))
+    ([-0.3], None)
     """
     a = csc_matrix(_with_cuts(m.matrix(), len(m.c), None))
     a.sort_indices()
@@ -440,9 +451,9 @@ def _highs_run(a: csc_matrix, c: np.ndarray, lb: np.ndarray, ub: np.ndarray, b: 
     x = np.array(h.getSolution().col_value, dtype=float) if info.primal_solution_status == 2 else None
     bound = float(info.mip_dual_bound)
     return Result(x=x, fun=float(info.objective_function_value) if x is not None else np.nan,
-                          mip_dual_bound=bound if abs(bound) < highs.kHighsInf else np.nan,
-                          status=0 if status == highs.HighsModelStatus.kOptimal else 1,
-                          message=h.modelStatusToString(status), mip_node_count=int(info.mip_node_count))
+                  mip_dual_bound=bound if abs(bound) < highs.kHighsInf else np.nan,
+                  status=0 if status == highs.HighsModelStatus.kOptimal else 1,
+                  message=h.modelStatusToString(status), mip_node_count=int(info.mip_node_count))
 
 
 def _memo_key(c: np.ndarray, integrality: np.ndarray, bounds: tuple[np.ndarray, np.ndarray], a: Any, b: np.ndarray,

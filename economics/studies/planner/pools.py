@@ -181,7 +181,7 @@ def build_pools(cands: list[Candidate], s: Scenario, settings: PlanSettings,
             if why:
                 excluded.append((f"{c.name} / {role}", why))
                 continue
-            raw = {"aggregated": float(requests_per_s_per_accelerator(
+            raw = {PoolRole.AGGREGATED: float(requests_per_s_per_accelerator(
                         wl.input_tokens, wl.output_tokens, hit, p_sys, d_sys)),
                    PoolRole.PREFILL: p_sys, PoolRole.DECODE: d_sys}[role]
             weight = {PoolRole.AGGREGATED: uncached, PoolRole.PREFILL: 1.0, PoolRole.DECODE: 0.0}[role]
