@@ -36,13 +36,6 @@ def metric(at: AppTest, label: str) -> str:
     return values[0]
 
 
-def notes(markdown: str) -> list[str]:
-    """The paragraphs of small grey type in a Markdown element's text (``ui.text.headed``'s captions), as shown: the
-    small-type directive taken off and its escaped square brackets plain again."""
-    return [p.removeprefix(":small[:gray[").removesuffix("]]").replace("\\[", "[").replace("\\]", "]")
-            for p in markdown.split("\n\n") if p.startswith(":small[:gray[")]
-
-
 def expected_plan(scenario: dict[str, Any], **settings: Any) -> dict[str, Any]:
     """The planner run directly on a scenario, outside the app (the page must show the same plan)."""
     chosen = {**links.default_settings(), **{links.PLAN_PREFIX + k: v for k, v in settings.items()}}
@@ -91,15 +84,6 @@ def test_the_default_page_plans_the_default_working_scenario() -> None:
     assert accelerators(at) == {p["accelerator"] for p in
                                 expected_plan(economics.default_scenario().model_dump())["plan"]}
     assert dict(at.query_params) == {"v": "1"}  # nothing differs from the defaults
-    # merged elements (issue #43, switch11): the title, intro and example's note one element; the status line and
-    # the table's heading one; the sidebar's page heading and its planner settings' heading one
-    title = at.markdown[0].value
-    assert title.startswith("# Plan\n\n") and notes(title)[-1].startswith("Or start from the planning example (")
-    above = next(m.value for m in at.markdown if "### The plan" in m.value)
-    assert above.endswith("\n\n### The plan") and notes(above) == [
-        f"{fmt.count(want['systems_on_site'])} systems on site; {fmt.number(want['rented_system_hours_per_day'])} "
-        f"rented system-hours a day; solver: {want['solver_status']}."]
-    assert at.sidebar.markdown[0].value == "## Plan\n\n### Planner settings"
 
 
 def test_an_edit_on_another_page_is_what_the_plan_plans() -> None:
@@ -229,8 +213,6 @@ def test_navigating_away_and_back_changes_no_value(example: AppTest) -> None:
     state = {k: example.session_state[k] for k in ("scenario", "settings", "baseline")}
     query, shown = dict(example.query_params), snapshot(example)
     assert any(m.delta and "vs baseline" in m.delta for m in example.metric)  # KPIs against the pinned baseline
-    above = next(notes(m.value) for m in example.markdown if "### The plan" in m.value)
-    assert above[0].startswith("Changes are against the pinned baseline scenario") and " systems on site; " in above[1]
     for page in [*OTHER_PAGES, *reversed(OTHER_PAGES[:-1])]:
         example.switch_page(f"ui/{page}.py").run()
         assert not example.exception, (page, [e.value for e in example.exception])
@@ -436,13 +418,12 @@ def test_the_page_draws_the_stages_plan_first_and_ends_on_the_cli_plan(monkeypat
     text = cli_plan(at, tmp_path)
     want = json.loads(text)
     costs = [t for kind, t in seen if kind == "metric" and t.startswith("Cost per day: ")]
-    statuses = [n for kind, t in seen if kind == "markdown" for n in notes(t) if " systems on site; " in n]
+    statuses = [t for kind, t in seen if kind == "markdown" and " systems on site; " in t]
     assert costs == ["Cost per day: $6,714", "Cost per day: $6,645"]  # the stages' plan, then the proof's
     assert len(statuses) == 2 and "proving it within 1 % on the whole mixed-integer program" in statuses[0]
     assert "within 9.40 % of the lower bound" in statuses[0]
     assert statuses[1].endswith(f"solver: {want['summary']['solver_status']}.")
-    assert seen.index(("metric", costs[0])) < next(i for i, (kind, t) in enumerate(seen) if kind == "markdown" and
-                                                   statuses[0] in notes(t))  # the KPIs before the proof
+    assert seen.index(("metric", costs[0])) < seen.index(("markdown", statuses[0]))  # the KPIs before the proof
     assert want["summary"]["cost_usd_per_day"] == pytest.approx(6645.43, abs=0.005)
     assert metric(at, "Cost per day") == fmt.usd(want["summary"]["cost_usd_per_day"])
     assert downloads(at)["plan_json"] == _calculate_file_id(text.removesuffix("\n").encode(), "application/json",
@@ -466,7 +447,7 @@ def test_a_proof_that_finds_no_cheaper_plan_changes_only_the_status(monkeypatch:
     text = cli_plan(at, tmp_path)
     want = json.loads(text)
     costs = [t for kind, t in seen if kind == "metric" and t.startswith("Cost per day: ")]
-    statuses = [n for kind, t in seen if kind == "markdown" for n in notes(t) if " systems on site; " in n]
+    statuses = [t for kind, t in seen if kind == "markdown" and " systems on site; " in t]
     assert costs == ["Cost per day: $24,438"] == [f"Cost per day: {fmt.usd(want['summary']['cost_usd_per_day'])}"]
     assert len(statuses) == 2 and "proving it within 1 %" in statuses[0]
     assert statuses[1].endswith(f"solver: {want['summary']['solver_status']}.")
@@ -489,7 +470,7 @@ def test_the_example_is_proven_and_is_the_cli_plan(monkeypatch: pytest.MonkeyPat
     example.run()
     text = cli_plan(example, tmp_path)
     want = json.loads(text)
-    statuses = [n for kind, t in seen if kind == "markdown" for n in notes(t) if " systems on site; " in n]
+    statuses = [t for kind, t in seen if kind == "markdown" and " systems on site; " in t]
     assert [t for kind, t in seen if kind == "metric" and t.startswith("Cost per day: ")] == [
         f"Cost per day: {fmt.usd(want['summary']['cost_usd_per_day'])}"]
     assert want["summary"]["cost_usd_per_day"] == pytest.approx(10393.98, abs=0.005)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import economics
 from economics.studies import planner
 from tests.test_app import start, static_table
-from tests.test_app_plan import headers, notes
+from tests.test_app_plan import headers
 from ui import format as fmt
 from ui import links
 
@@ -62,8 +62,4 @@ def test_without_a_grid_intensity_the_page_says_what_is_missing() -> None:
     at = start("plan", {k: v for k, v in SCENARIO.items() if k != "grid_carbon_g_per_kwh"})
     assert not at.exception
     assert not [t for t in at.toggle if t.key == "plan_show_carbon_frontier"]
-    # the note is the Frontiers heading's (one element: issue #43, switch11), until the frontiers are drawn
-    heading = next(m.value for m in at.markdown if m.value.startswith("### Frontiers"))
-    assert notes(heading)[-1] == ("Cost against emissions needs the grid's intensity: give grid_region, "
-                                  "grid_carbon_g_per_kwh or grid_carbon_by_hour.")
-    assert not any("needs the grid's intensity" in c.value for c in at.caption)  # once
+    assert any("needs the grid's intensity" in c.value for c in at.caption)

@@ -158,7 +158,7 @@ def _row(path: Path, name: str) -> dict[str, str]:
 def test_the_plan_page_plans_a_session_scenario_and_says_its_cost_per_session() -> None:
     from economics.studies.links import encode_query
     from tests.test_app import start
-    from tests.test_app_plan import expected_plan, metric, notes
+    from tests.test_app_plan import expected_plan, metric
     from ui import format as fmt
 
     s = dict(SESSION, output_tokens_per_s_per_accelerator=None, input_tokens_per_s_per_accelerator=None,
@@ -167,6 +167,6 @@ def test_the_plan_page_plans_a_session_scenario_and_says_its_cost_per_session() 
     assert not at.error, [e.value for e in at.error]
     want = expected_plan(economics.Scenario(**s).model_dump())["summary"]
     assert metric(at, "Cost per day") == fmt.usd(want["cost_usd_per_day"])
-    said = [n for m in at.markdown for n in notes(m.value) if n.startswith("Agent sessions:")]
+    said = [c.value for c in at.caption if c.value.startswith("Agent sessions:")]
     assert said == [f"Agent sessions: {fmt.count(1_000_000)} a day at {fmt.usd_rate(want['cost_usd_per_session'])} "
                     "a session (the cost per day / sessions a day)."]

@@ -278,15 +278,12 @@ def kpi_pause_s(previous: Hashable | None, drawn: Hashable, *, browser: bool, pa
     return max(pause_s, redraw_s - since_start_s) if previous == drawn else 0.0
 
 
-def sidebar(heading: str, key_fields: Sequence[str], before: Callable[[], None] | None = None,
-            under: str | None = None) -> None:
+def sidebar(heading: str, key_fields: Sequence[str], before: Callable[[], None] | None = None) -> None:
     """The page's key fields in the sidebar, then every other field by section. The URL is written from the state
-    first (:func:`ui.state.sync_url`): a page draws its editor right after its KPIs. ``under``: the heading of what
-    ``before`` draws first, at ``st.subheader``'s level, in the page heading's element (one element, not two)."""
+    first (:func:`ui.state.sync_url`): a page draws its editor right after its KPIs."""
     state.sync_url()
     with st.sidebar:
-        # st.header's level; a Markdown heading costs the browser a third
-        st.markdown("\n\n".join([headed(heading, level=2), *([headed(under)] if under else [])]))
+        st.markdown(headed(heading, level=2))  # st.header's level; a Markdown heading costs the browser a third
         if before is not None:
             before()
         for field in key_fields:
@@ -312,8 +309,8 @@ class Sidebar:
 
     def __init__(self, heading: str, key_fields: Sequence[str], before: Callable[[], None] | None = None, *,
                  pause_s: float = KPI_PAUSE_S, redraw_s: float = RUN_START_REDRAW_S, title: str | None = None,
-                 intro: str | None = None, under: str | None = None) -> None:
-        self.heading, self.key_fields, self.before, self.under, self.drawn = heading, key_fields, before, under, False
+                 intro: str | None = None) -> None:
+        self.heading, self.key_fields, self.before, self.drawn = heading, key_fields, before, False
         self.pause_s, self.redraw_s = pause_s, redraw_s
         self.title, self.intro, self.top = title, intro, None if title is None else st.container()
 
@@ -323,7 +320,7 @@ class Sidebar:
             self._let_the_kpis_draw()
             if self.top is not None:
                 self.above()
-            sidebar(self.heading, self.key_fields, self.before, self.under)
+            sidebar(self.heading, self.key_fields, self.before)
 
     def above(self) -> Any:
         """The page's top, above its KPIs: one container reserved when the page starts (a page given a ``title``),

@@ -191,7 +191,8 @@ def _accelerators(settings: dict[str, Any]) -> None:
 def settings_widgets() -> None:
     """The planner's settings at the top of the sidebar, each set from the state just before it is drawn: those that
     state the question first, the rest in a panel (:func:`_more_settings`)."""
-    settings = state.settings()  # their heading is the sidebar's own element's (editor.Sidebar's ``under``)
+    settings = state.settings()
+    st.markdown(headed("Planner settings"))  # st.subheader's level; a Markdown heading is cheaper to draw
     _accelerators(settings)
     _typed("ttft_target_s", settings)
     _profile(settings)
@@ -364,33 +365,23 @@ def _head(out: dict[str, Any], base: dict[str, Any] | None, side: editor.Sidebar
     summary = out["summary"]
     _kpis(summary, base)
     side()  # the inputs after the KPIs (see editor.Sidebar)
+    if base is not None:
+        st.caption("Changes are against the pinned baseline scenario planned under these same planner settings: a "
+                   "planner setting moves both plans, a scenario field only this one.")
     status = st.empty()
-    status.markdown(_above_the_plan(summary, base is not None, proving))
+    status.caption(_status(summary, proving))
+    if summary.get("cost_usd_per_session") is not None:  # workload=sessions: what the plan serves, per session
+        remote = float(summary.get("kv_remote_usd_per_day") or 0.0)
+        st.caption(f"Agent sessions: {fmt.count(summary['sessions_per_day'])} a day at "
+                   f"{fmt.usd_rate(summary['cost_usd_per_session'])} a session (the cost per day / sessions a day"
+                   + (f"; the remote KV store's {fmt.usd(remote)} a day included" if remote > 0 else "") + ").")
+    if summary.get("npv_cost_usd") is not None:
+        st.caption(f"Net present cost over the horizon {fmt.usd(summary['npv_cost_usd'])}; levelized "
+                   f"{fmt.usd_rate(summary['levelized_cost_usd_per_m_tokens'])} per M tokens.")
+    common.heading("The plan")
     common.show_table(out["frames"]["plan"], key="plan_table", extra=PLAN_COLUMNS, static=True, wide=True)
     st.caption(plain(_footprint_words(summary), max_chars=1000))
     return status
-
-
-BASELINE_NOTE = ("Changes are against the pinned baseline scenario planned under these same planner settings: a "
-                 "planner setting moves both plans, a scenario field only this one.")
-
-
-def _above_the_plan(summary: dict[str, Any], pinned: bool, proving: bool) -> str:
-    """The captions between the KPIs and the plan's table (the baseline's note when one is ``pinned``, the status
-    line, the sessions' and the net present cost's lines when the plan has them) and the table's heading, as the text
-    of one Markdown element (:func:`ui.text.headed`): one element for the browser to mount on a switch instead of
-    two to five (issue #43, docs/speed.md ``switch11``), and the one a proof redraws with its status."""
-    lines = [BASELINE_NOTE] if pinned else []
-    lines.append(_status(summary, proving))
-    if summary.get("cost_usd_per_session") is not None:  # workload=sessions: what the plan serves, per session
-        remote = float(summary.get("kv_remote_usd_per_day") or 0.0)
-        lines.append(f"Agent sessions: {fmt.count(summary['sessions_per_day'])} a day at "
-                     f"{fmt.usd_rate(summary['cost_usd_per_session'])} a session (the cost per day / sessions a day"
-                     + (f"; the remote KV store's {fmt.usd(remote)} a day included" if remote > 0 else "") + ").")
-    if summary.get("npv_cost_usd") is not None:
-        lines.append(f"Net present cost over the horizon {fmt.usd(summary['npv_cost_usd'])}; levelized "
-                     f"{fmt.usd_rate(summary['levelized_cost_usd_per_m_tokens'])} per M tokens.")
-    return headed("The plan", before=lines)
 
 
 PROVING = (f"; proving it within {100 * PROOF_GAP:g} % on the whole mixed-integer program (HiGHS, started from this "
@@ -435,7 +426,7 @@ def _plan_and_proof(plan: planning.Plan, base: planning.Plan | None,
         with where.container():
             _head(final, base_final, side, False)
     elif status is not None:
-        status.markdown(_above_the_plan(final["summary"], base_final is not None, False))
+        status.caption(_status(final["summary"], False))
     return final, base_final
 
 
@@ -504,17 +495,17 @@ def _footprint_words(summary: dict[str, Any]) -> str:
     return "; ".join(words) + "."
 
 
-EXAMPLE = ("the planning example (Llama 3.1 70B in fp8 at 30 tokens/s per user, 20 B output tokens a day, a 2 MW "
-           "air-cooled site owning 64 H100s, a 2 s time to first token; it keeps the rest of the scenario)")
-
-
 def _model_missing(scenario: dict[str, Any]) -> None:
     """Without a model only the scenario's own accelerator, at its measured throughput, can be planned; the worked
-    planning example is one click away either way (with a model, its note is the title's: :func:`_title`)."""
+    planning example is one click away either way."""
+    example = ("the planning example (Llama 3.1 70B in fp8 at 30 tokens/s per user, 20 B output tokens a day, a 2 MW "
+               "air-cooled site owning 64 H100s, a 2 s time to first token; it keeps the rest of the scenario)")
     if scenario["model"] is None:
         st.info(f"The scenario has no model, so only {plain(scenario['accelerator'])} at its measured throughput can "
                 f"be planned: every other accelerator's throughput is estimated from a model. Choose a model in the "
-                f"sidebar, or start from {EXAMPLE}.")
+                f"sidebar, or start from {example}.")
+    else:
+        st.caption(f"Or start from {example}.")
     st.button("Start from the planning example", key="plan_example", on_click=_load_example)
 
 
@@ -524,24 +515,12 @@ def _load_example() -> None:
         state.set_setting(name, value)
 
 
-FRONTIERS_NOTE = ("The cheapest plan against the per-user speed target and against the site's power (20 points each; "
-                  "takes seconds). Each point is the cheapest plan of any shape: the operations settings (pool limit, "
-                  "rental block, smallest pool) are lifted, so a point can sit below the plan above by what they cost.")
-NO_GRID_NOTE = ("Cost against emissions needs the grid's intensity: give grid_region, grid_carbon_g_per_kwh or "
-                "grid_carbon_by_hour.")
-
-
-def _has_grid(scenario: dict[str, Any]) -> bool:
-    return bool(scenario.get("grid_region") or scenario.get("grid_carbon_g_per_kwh") is not None
-                or scenario.get("grid_carbon_by_hour"))
-
-
 def _frontier_section(scenario: dict[str, Any], csv_bytes: bytes | None
                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
-    """The frontiers on request, else cost against emissions (:func:`_carbon_section`). Without a grid intensity
-    that section is only its note, which the heading's element carries (one element fewer on a switch, issue #43)."""
-    shown = bool(st.session_state.get("plan_show_frontiers"))
-    common.heading("Frontiers", FRONTIERS_NOTE, *([] if shown or _has_grid(scenario) else [NO_GRID_NOTE]))
+    common.heading("Frontiers", "The cheapest plan against the per-user speed target and against the site's power "
+                   "(20 points each; takes seconds). Each point is the cheapest plan of any shape: the operations "
+                   "settings (pool limit, rental block, smallest pool) are lifted, so a point can sit below the plan "
+                   "above by what they cost.")
     if st.toggle("Compute the frontiers", key="plan_show_frontiers"):
         with st.spinner("Solving 40 plans..."):
             speed, site = _frontiers(*_inputs_of(scenario), csv_bytes)
@@ -565,9 +544,11 @@ def _carbon_frontier(scenario_json: str, settings_json: str, ids: tuple[str, ...
 
 
 def _carbon_section(scenario: dict[str, Any], csv_bytes: bytes | None) -> None:
-    """Cost against emissions, on request: the cheapest plan at eight carbon prices (without a grid intensity, its
-    note is in the Frontiers heading: :func:`_frontier_section`)."""
-    if not _has_grid(scenario):
+    """Cost against emissions, on request: the cheapest plan at eight carbon prices."""
+    if not (scenario.get("grid_region") or scenario.get("grid_carbon_g_per_kwh") is not None
+            or scenario.get("grid_carbon_by_hour")):
+        st.caption("Cost against emissions needs the grid's intensity: give grid_region, grid_carbon_g_per_kwh or "
+                   "grid_carbon_by_hour.")
         return
     if st.toggle("Compute cost against emissions", key="plan_show_carbon_frontier",
                  help="The cheapest plan at carbon prices from 0 to 1,600 USD/t: what each tonne a year less costs"):
@@ -599,18 +580,12 @@ def _report(out: dict[str, Any], base: dict[str, Any] | None, csv_bytes: bytes |
     report.offer("plan", report.plan_pdf(plan, base_plan), extra)
 
 
-def _title(scenario: dict[str, Any]) -> str:
-    """st.title's h1, the intro and (with a model) the note on the example's button in small grey type: one element
-    (the link's and the edits' messages follow it, then the button)."""
-    return headed("Plan", INTRO, *([] if scenario["model"] is None else [f"Or start from {EXAMPLE}."]), level=1)
-
-
 def main() -> None:
     common.page_start()
-    scenario = state.scenario()
-    st.markdown(_title(scenario))
-    side = editor.Sidebar("Plan", KEY_FIELDS, before=settings_widgets, under="Planner settings")
+    st.markdown(headed("Plan", INTRO, level=1))  # st.title's h1 and its intro in small grey type: one element
+    side = editor.Sidebar("Plan", KEY_FIELDS, before=settings_widgets)
     editor.show_messages()
+    scenario = state.scenario()
     _model_missing(scenario)
     upload = st.file_uploader("Your own candidates (CANDIDATES.csv: one hardware option per row with its measured "
                               "rates and prices); empty = the catalog", type=["csv"], key="plan_candidates_file")

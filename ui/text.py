@@ -42,11 +42,10 @@ def plain(text: object, max_chars: int = MAX_CHARS) -> str:
     return f"{fence}{s}{fence}"
 
 
-def headed(title: str, *notes: str, level: int = 3, before: Sequence[str] = ()) -> str:
+def headed(title: str, *notes: str, level: int = 3) -> str:
     r"""A heading and the caption(s) under it as the text of one Markdown element: the heading at ``level`` (1 as
     ``st.title`` draws it, 2 ``st.header``, 3 ``st.subheader``) and each note a paragraph of small grey type, as
-    ``st.caption`` writes it; ``before``: captions that sit just above the heading, as paragraphs of the same type
-    first. The browser mounts and redraws every element on each switch and each run, and a
+    ``st.caption`` writes it. The browser mounts and redraws every element on each switch and each run, and a
     heading element costs its renderer about three times a Markdown heading (docs/speed.md, ``decodelean`` and
     ``sidebar``). For the app's own words: user text goes in a caption of its own (:func:`plain`), as a code span
     inside the small-type directive is not guaranteed to stay literal; square brackets are escaped, as they would
@@ -56,15 +55,10 @@ def headed(title: str, *notes: str, level: int = 3, before: Sequence[str] = ()) 
     '### Every other input\n\n:small[:gray[Pick a section \\[any\\].]]'
     >>> headed("Cost per token", level=1)
     '# Cost per token'
-    >>> headed("The plan", before=["3 systems on site."])
-    ':small[:gray[3 systems on site.]]\n\n### The plan'
     """
-    return "\n\n".join([*map(_small, before), "#" * level + " " + title, *map(_small, notes)])
-
-
-def _small(note: str) -> str:
-    """A paragraph of small grey type (``st.caption``'s look), its square brackets escaped."""
-    return ":small[:gray[" + note.replace("[", "\\[").replace("]", "\\]") + "]]"
+    lines = ["#" * level + " " + title]
+    lines.extend(":small[:gray[" + note.replace("[", "\\[").replace("]", "\\]") + "]]" for note in notes)
+    return "\n\n".join(lines)
 
 
 def html_table(rows: Sequence[Mapping[str, object]], columns: Sequence[str],
