@@ -213,12 +213,17 @@ def _frame_columns(out: pd.DataFrame) -> dict[str, Any]:
     return table
 
 
+_ALWAYS = ("throughput_curve", "throughput_source", "infeasible_reason", "error")
+"""Keys the table's path reads from every row (a table without one has no such column: pandas' own error)."""
+
+
 def _record_columns(records: list[dict[str, Any]]) -> dict[str, Any] | None:
     """:func:`_frame_columns` of the table of ``records`` (the engine's rows, each with the keys of
     :data:`RATE_READS` it has), read from the records without making that table: the same columns, value for value
     and type for type, where every value is of the kinds the engine gives (numbers or None; ``valid`` a bool,
-    ``feasible`` a bool or None; text or None). Else None, and the caller makes the table (pandas' conversions of
-    other values are its own). About 5 ms of pandas less per plan of the 7 default accelerators.
+    ``feasible`` a bool or None; text or None) and every record has the keys of :data:`_ALWAYS`. Else None, and the
+    caller makes the table (pandas' conversions of other values are its own). About 5 ms of pandas less per plan
+    of the 7 default accelerators (tests/test_planner_shortcuts.py holds it to the table's path).
     """
     def numbers(key: str) -> list[float] | None:
         values = [r.get(key) for r in records]
@@ -234,12 +239,12 @@ def _record_columns(records: list[dict[str, Any]]) -> dict[str, Any] | None:
 
     table: dict[str, Any] = {col: numbers(col) for col in (*RATE_COLUMNS, "kv_hit_rate")}
     valid, feasible = [r.get("valid") for r in records], [r.get("feasible") for r in records]
-    texts_read = {key: texts(key) for key in ("throughput_basis", "throughput_curve", "throughput_source",
-                                               "infeasible_reason", "error")}
+    texts_read: dict[str, Any] = {key: texts(key) for key in ("throughput_basis", "throughput_curve",
+                                                  "throughput_source", "infeasible_reason", "error")}
     if (any(v is None for v in [*table.values(), *texts_read.values()]) or not records
             or not all(isinstance(v, bool) for v in valid)
             or not all(v is None or isinstance(v, bool) for v in feasible)
-            or not all("infeasible_reason" in r and "error" in r for r in records)):
+            or not all(key in r for r in records for key in _ALWAYS)):
         return None
     kv = table.pop("kv_hit_rate")
     basis, curve, source = (texts_read[k] for k in ("throughput_basis", "throughput_curve", "throughput_source"))
