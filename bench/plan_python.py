@@ -8,11 +8,16 @@ outermost call on each thread, every thread counted; HiGHS is ``milp._run``), th
 --callgrind`` counts their instructions alone; the stages' second thread runs its work in the calling thread (the
 same work, one thread for the toggle to see), and HiGHS's time limit is lifted (under valgrind a solve would reach
 it). HiGHS's share is the inclusive count of ``Highs::run()`` (``callgrind_annotate --inclusive=yes``).
+``--callgrind --remembered``: the 8 edits solved once first, then counted again with HiGHS's answers remembered
+(its memo, 43 answers of 64) and everything else made afresh each edit (the plans of solved models and the engine's
+rate tables forgotten): the instructions of the work outside HiGHS alone (the report's shadow-price LP, one an edit,
+still runs HiGHS), minutes under callgrind where the whole edits take tens on a busy machine (docs/speed.md,
+branch ``planedit11``).
 
 No timed tests: this script reports, it does not assert. Run it on two trees alternated (a base tree made by
 ``git archive``) and compare the rest's CPU, or the instruction counts.
 
-Usage: python bench/plan_python.py [--rounds N] [--callgrind]
+Usage: python bench/plan_python.py [--rounds N] [--callgrind [--remembered]]
 """
 
 from __future__ import annotations
@@ -53,11 +58,17 @@ def _page() -> tuple[economics.Scenario, planner.PlanSettings, list[str]]:
     return s0, links.plan_settings(page), list(page[links.PLAN_PREFIX + "accelerators"])
 
 
-def edits(s0: economics.Scenario, settings: planner.PlanSettings, ids: list[str]) -> str:
-    """The 8 edits' stages, HiGHS's memo cleared before each; a digest of the drawn plans (CSV and summary)."""
+def edits(s0: economics.Scenario, settings: planner.PlanSettings, ids: list[str], remembered: bool = False) -> str:
+    """The 8 edits' stages, HiGHS's memo cleared before each (``remembered``: only the plans of solved models and
+    the rate tables forgotten, HiGHS's answers kept); a digest of the drawn plans (CSV and summary)."""
     out = []
     for d in PAGE_DEMANDS:
-        planner.clear_milp_memo()
+        if remembered:
+            with milp._MEMO_LOCK:
+                milp._SOLVED.clear()
+            candidates.clear_rates_memo()
+        else:
+            planner.clear_milp_memo()
         r = planner.plan_stages(s0.model_copy(update={"demand_output_tokens_per_day": d}), settings, None,
                                 ids).result()
         out.append(r.plan.to_csv() + json.dumps(r.summary, sort_keys=True, default=str))
@@ -134,14 +145,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=1, help="the 8 edits this many times (one line each)")
     parser.add_argument("--callgrind", action="store_true", help="the edits alone, for callgrind's toggle")
+    parser.add_argument("--remembered", action="store_true", help="with --callgrind: HiGHS's answers remembered")
     args = parser.parse_args()
     s0, settings, ids = _page()
     if args.callgrind:
         milp.TIME_LIMIT_S = 1e6
         solve.ThreadPoolExecutor = _Serial  # type: ignore[misc,assignment]
         planner.plan(s0, settings, None, ids, costed=False, proof=False)  # imports and the engine's caches warm
+        if args.remembered:  # HiGHS's answers of the 8 edits remembered (their 43 fit MEMO_SIZE)
+            planner.clear_milp_memo()
+            edits(s0, settings, ids, remembered=True)
         found: list[str] = []
-        list(itertools.filterfalse(lambda _: found.append(edits(s0, settings, ids)), [0]))
+        list(itertools.filterfalse(lambda _: found.append(edits(s0, settings, ids, args.remembered)), [0]))
         print(f"digest of the 8 drawn plans {found[0]}")
         return
     planner.plan(s0, settings, None, ids)  # the engine's caches warm, as bench/plan.py's page_edit

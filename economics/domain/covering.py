@@ -89,21 +89,24 @@ class _Roles:
     def __init__(self, h: Hour) -> None:
         self.h = h
         self.cap = max(h.need_input, h.need_output, 0.0)  # more than the whole demand is never needed
-        self.per_system = h.flow_per_system * h.share_per_flow  # share one system covers [-]
-        self.per_slice = np.tile(self.per_system, 2)  # the same for a pool's paid and optional slice
-        useful = self.per_system > 0
-        with np.errstate(divide="ignore", invalid="ignore"):  # x / 0 lands in branches np.where drops
-            self.unit = np.where(h.share_per_flow > 0, h.usd_per_flow / h.share_per_flow, 0.0)  # energy per share
-            extra = np.where(useful, h.usd_per_system / self.per_system, 0.0)
-            self.per_share = np.where(h.share_per_flow > 0, 1.0 / h.share_per_flow, 0.0)  # flow per share
-            self.systems_per_share = np.where(useful, 1.0 / self.per_system, 0.0)
-            # more systems of a pool than cover the whole demand are never needed
-            self.most = np.where(useful, np.ceil(self.cap / self.per_system) + 1.0, 0.0)
-        cost = np.concatenate([self.unit, self.unit + extra])
-        role = np.concatenate([h.role, h.role])
-        self.order = [np.flatnonzero(role == r)[np.argsort(cost[role == r], kind="stable")]
-                      for r in (AGGREGATED, PREFILL, DECODE)]
         self.n = len(h.role)
+        self.per_system = h.flow_per_system * h.share_per_flow  # share one system covers [-]
+        self.per_slice = np.concatenate((self.per_system, self.per_system))  # a pool's paid and optional slice
+        useful, covers = self.per_system > 0, h.share_per_flow > 0
+        # each ratio where its divisor is positive, else 0: divided only there (no x / 0 to silence), the same bits
+        self.unit = _ratio(h.usd_per_flow, h.share_per_flow, covers)  # energy per share
+        self.per_share = _ratio(1.0, h.share_per_flow, covers)  # flow per share
+        self.systems_per_share = _ratio(1.0, self.per_system, useful)
+        # more systems of a pool than cover the whole demand are never needed
+        self.most = _ratio(self.cap, self.per_system, useful)
+        np.ceil(self.most, out=self.most, where=useful)
+        np.add(self.most, 1.0, out=self.most, where=useful)
+        cost = np.concatenate((self.unit, self.unit + _ratio(h.usd_per_system, self.per_system, useful)))
+        # each role's slices by cost, ties in the slices' order: one stable sort by (role, cost), split by role
+        role = np.concatenate((h.role, h.role))
+        by_role = np.lexsort((cost, role))
+        ends = np.searchsorted(role[by_role], (AGGREGATED, PREFILL, DECODE), side="right").tolist()
+        self.order = [by_role[start:end] for start, end in zip([0, *ends[:2]], ends, strict=True)]
         self._buffers(cost)
 
     def _buffers(self, cost: np.ndarray) -> None:
@@ -187,6 +190,11 @@ class _Roles:
         return cost, self.systems(lo), self.flow()
 
 
+def _ratio(top: np.ndarray | float, bottom: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """``top / bottom`` where ``where`` holds, else 0 (the division made only there)."""
+    return np.divide(top, bottom, out=np.zeros(len(bottom)), where=where)
+
+
 _Relaxed = tuple[float, np.ndarray, np.ndarray]
 """(cost [USD], systems per pool, flow per pool)"""
 _Open = tuple[float, int, np.ndarray, np.ndarray]
@@ -209,15 +217,19 @@ def _dominated(roles: _Roles) -> np.ndarray:
     of the same role, without a limit, beats: it covers at least as much per system for no more rent and no more
     energy per share (each system of the first can be swapped for one of the second); of two alike the later one.
     """
-    h, share, energy = roles.h, roles.per_system, roles.unit
+    h, share, energy, rent = roles.h, roles.per_system, roles.unit, roles.h.usd_per_system
     free = (h.lo < h.hi) & (share > 0)
     out = (h.lo < h.hi) & (share <= 0)
-    for q in np.flatnonzero(free):
-        better = (free & np.isinf(h.hi) & (h.role == h.role[q]) & (share >= share[q])
-                  & (h.usd_per_system <= h.usd_per_system[q]) & (energy <= energy[q]))
-        better[q] = False
-        same = better & (share == share[q]) & (h.usd_per_system == h.usd_per_system[q]) & (energy == energy[q])
-        out[q] = bool((better & ~same).any() or same[:q].any())
+    # every pair at once: row q, column o, "o does all q does for no more" (a free pool without a limit, q's role)
+    better = ((free & np.isinf(h.hi))[None, :] & (h.role[None, :] == h.role[:, None])
+              & (share[None, :] >= share[:, None]) & (rent[None, :] <= rent[:, None])
+              & (energy[None, :] <= energy[:, None]))
+    np.fill_diagonal(better, False)
+    same = better & (share[None, :] == share[:, None]) & (rent[None, :] == rent[:, None]) & (
+        energy[None, :] == energy[:, None])
+    earlier = np.tri(len(share), k=-1, dtype=bool)  # column o before row q
+    beaten = _any(better & ~same, axis=1) | _any(same & earlier, axis=1)
+    out[free] = beaten[free]
     return out
 
 

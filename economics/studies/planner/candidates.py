@@ -188,7 +188,16 @@ def _engine_rates(s: Scenario, accelerators: list[str], targets: list[float | No
                 target_output_tokens_per_s_per_user=target, **measured))
             keys.append((target, acc))
     out = _evaluated(rows)
-    table: dict[str, Any] = {"target": [k[0] for k in keys], "accelerator": [k[1] for k in keys]}
+    columns = _record_columns(out) if isinstance(out, list) else None
+    if columns is None:  # a table of the engine's, or records of values the shortcut does not take
+        columns = _frame_columns(pd.DataFrame(out) if isinstance(out, list) else out)
+    # the table made once from its columns (a column set on a table inserts it into pandas' index of strings)
+    return pd.DataFrame({"target": [k[0] for k in keys], "accelerator": [k[1] for k in keys], **columns})
+
+
+def _frame_columns(out: pd.DataFrame) -> dict[str, Any]:
+    """The rate table's columns after ``target`` and ``accelerator``, from the engine's result table ``out``."""
+    table: dict[str, Any] = {}
     for col in RATE_COLUMNS:
         table[col] = pd.to_numeric(out[col], errors="coerce").astype(float).to_numpy()
     ok = out["valid"].astype(bool) & out["feasible"].fillna(False).astype(bool)
@@ -201,8 +210,52 @@ def _engine_rates(s: Scenario, accelerators: list[str], targets: list[float | No
                             if "kv_hit_rate" in out else np.nan)  # workload=sessions: the residency on it
     table["reason"] = [str(r or e or "") for r, e in zip(out["infeasible_reason"].fillna(""), out["error"].fillna(""),
                                                          strict=True)]
-    # the table made once from its columns (a column set on a table inserts it into pandas' index of strings)
-    return pd.DataFrame(table)
+    return table
+
+
+_ALWAYS = ("throughput_curve", "throughput_source", "infeasible_reason", "error")
+"""Keys the table's path reads from every row (a table without one has no such column: pandas' own error)."""
+
+
+def _record_columns(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """:func:`_frame_columns` of the table of ``records`` (the engine's rows, each with the keys of
+    :data:`RATE_READS` it has), read from the records without making that table: the same columns, value for value
+    and type for type, where every value is of the kinds the engine gives (numbers or None; ``valid`` a bool,
+    ``feasible`` a bool or None; text or None) and every record has the keys of :data:`_ALWAYS`. Else None, and the
+    caller makes the table (pandas' conversions of other values are its own). About 5 ms of pandas less per plan
+    of the 7 default accelerators (tests/test_planner_shortcuts.py holds it to the table's path).
+    """
+    def numbers(key: str) -> list[float] | None:
+        values = [r.get(key) for r in records]
+        if not all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in values):
+            return None
+        return [math.nan if v is None else float(v) for v in values]
+
+    def texts(key: str) -> list[str] | None:
+        values = [r.get(key) for r in records]
+        if not all(v is None or isinstance(v, str) for v in values):
+            return None
+        return ["" if v is None else v for v in values]
+
+    table: dict[str, Any] = {col: numbers(col) for col in (*RATE_COLUMNS, "kv_hit_rate")}
+    valid, feasible = [r.get("valid") for r in records], [r.get("feasible") for r in records]
+    texts_read: dict[str, Any] = {key: texts(key) for key in ("throughput_basis", "throughput_curve",
+                                                  "throughput_source", "infeasible_reason", "error")}
+    if (any(v is None for v in [*table.values(), *texts_read.values()]) or not records
+            or not all(isinstance(v, bool) for v in valid)
+            or not all(v is None or isinstance(v, bool) for v in feasible)
+            or not all(key in r for r in records for key in _ALWAYS)):
+        return None
+    kv = table.pop("kv_hit_rate")
+    basis, curve, source = (texts_read[k] for k in ("throughput_basis", "throughput_curve", "throughput_source"))
+    out: dict[str, Any] = {col: np.array(table[col], dtype=float) for col in RATE_COLUMNS}
+    out["feasible"] = np.array([v and f is True for v, f in zip(valid, feasible, strict=True)], dtype=bool)
+    out["throughput"] = np.array([b if b != "" else s + ("" if c == "" else " " + c)
+                                  for b, c, s in zip(basis, curve, source, strict=True)], dtype=object)
+    out["kv_hit_rate"] = np.array(kv, dtype=float) if any("kv_hit_rate" in r for r in records) else np.nan
+    out["reason"] = [str(r or e or "") for r, e in zip(texts_read["infeasible_reason"], texts_read["error"],
+                                                       strict=True)]
+    return out
 
 
 FEW_RATE_ROWS = 32
@@ -216,9 +269,10 @@ RATE_READS = (*RATE_COLUMNS, "valid", "feasible", "throughput_basis", "throughpu
 """The engine's result columns :func:`_engine_rates` reads."""
 
 
-def _evaluated(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """The engine's result table for ``rows``: what :func:`economics.evaluate` gives, row by row when few (then
-    only the columns :data:`RATE_READS`: a frame of the engine's ~300 columns cost more than the rows' evaluation).
+def _evaluated(rows: list[dict[str, Any]]) -> pd.DataFrame | list[dict[str, Any]]:
+    """The engine's result table for ``rows``: what :func:`economics.evaluate` gives, or row by row when few their
+    records (only the keys of :data:`RATE_READS`: a frame of the engine's ~300 columns cost more than the rows'
+    evaluation).
     The estimate's range ends are not computed (``range_ends=False``): no rate reads them.
     """
     if len(rows) <= FEW_RATE_ROWS:
@@ -227,7 +281,7 @@ def _evaluated(rows: list[dict[str, Any]]) -> pd.DataFrame:
         except (ScenarioError, InputError):
             pass
         else:
-            return pd.DataFrame([{k: r[k] for k in RATE_READS if k in r} for r in results])
+            return [{k: r[k] for k in RATE_READS if k in r} for r in results]
     return evaluate(pd.DataFrame(rows), range_ends=False)
 
 

@@ -26,9 +26,6 @@ def highs_hour(sub: PlanModel, lb: list[float], ub: list[float], cols: dict[int,
     return best
 
 
-_COVER_ROLES = {(True, True): covering.AGGREGATED, (True, False): covering.PREFILL, (False, True): covering.DECODE}
-
-
 COVER_ROWS = frozenset({Row.DEMAND_INPUT, Row.DEMAND_OUTPUT, Row.CAPACITY, Row.TTFT, Row.KV_LINK})
 """Rows the covering search takes into its problem: the hour's demand, each pool's capacity and TTFT cap, the link."""
 FIXED_IN_AN_HOUR = frozenset({Row.TTFT_FLOOR, Row.EXISTING_FLEET, Row.RACK_FILL, Row.RACKS, Row.SITE_POWER,
@@ -80,14 +77,15 @@ def cover_problem(sub: PlanModel, lb: list[float],
             return None
     a_in = np.array([share[Row.DEMAND_INPUT].get(f, 0.0) for f in flows])
     a_out = np.array([share[Row.DEMAND_OUTPUT].get(f, 0.0) for f in flows])
-    both = (a_in > 0) & (a_out > 0)
-    if (a_in < 0).any() or (a_out < 0).any() or not np.allclose(a_in[both], a_out[both], rtol=1e-12, atol=0.0):
+    takes_in, takes_out = a_in > 0, a_out > 0
+    both = takes_in & takes_out
+    if (a_in < 0).any() or (a_out < 0).any() or not _close(a_in[both], a_out[both], 1e-12):
         return None
-    role = np.array([_COVER_ROLES.get((bool(i > 0), bool(o > 0)), covering.DECODE)
-                     for i, o in zip(a_in, a_out, strict=True)])
+    # aggregated where a flow covers both, prefill where only the input, else decode (_COVER_ROLES)
+    role = np.where(both, covering.AGGREGATED, np.where(takes_in, covering.PREFILL, covering.DECODE))
     per_token = [kv[f] / a_in[k] for k, f in enumerate(flows) if f in kv]
     if any(role[k] != covering.PREFILL for k, f in enumerate(flows) if f in kv) or (
-            per_token and not np.allclose(per_token, per_token[0], rtol=1e-9, atol=0.0)):
+            per_token and not _close(np.array(per_token), np.array(per_token[:1]), 1e-9)):
         return None
     hour = covering.Hour(role, np.maximum(a_in, a_out), np.array([kappa[f] for f in flows]),
                          np.array([sub.c[n] for n in counts]), np.array([sub.c[f] for f in flows]),
@@ -95,6 +93,19 @@ def cover_problem(sub: PlanModel, lb: list[float],
                          need[Row.DEMAND_INPUT], need[Row.DEMAND_OUTPUT],
                          link / per_token[0] if per_token and per_token[0] > 0 else math.inf)
     return hour, counts, flows
+
+
+def _close(a: np.ndarray, b: np.ndarray, rtol: float) -> bool:
+    """``np.allclose(a, b, rtol=rtol, atol=0.0)`` (``b`` of ``a``'s shape or one value), without its Python layers
+    when every value is finite: numpy's rule, ``|a - b| <= atol + rtol |b|`` where ``b`` is finite or ``a == b``,
+    is then ``|a - b| <= rtol |b|`` (an equal pair is 0 apart); else ``np.allclose`` itself (an infinity or a NaN).
+    """
+    if _all(np.isfinite(a)) and _all(np.isfinite(b)):
+        return bool(_all(np.abs(a - b) <= rtol * np.abs(b)))
+    return bool(np.allclose(a, b, rtol=rtol, atol=0.0))
+
+
+_all = np.logical_and.reduce  # ndarray.all's C loop without its Python layer
 
 
 def covered_hour(sub: PlanModel, lb: list[float], ub: list[float]) -> np.ndarray | None:

@@ -431,7 +431,8 @@ def _highs_of(a: csc_matrix, c: np.ndarray, lb: np.ndarray, ub: np.ndarray, b: n
     lp.a_matrix_.format_ = highs.MatrixFormat.kColwise
     lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = a.indptr, a.indices, a.data
     if integrality is not None:
-        lp.integrality_ = [highs.HighsVarType.kInteger if v else highs.HighsVarType.kContinuous for v in integrality]
+        whole, real = highs.HighsVarType.kInteger, highs.HighsVarType.kContinuous  # read once, not per column
+        lp.integrality_ = [whole if v else real for v in integrality.tolist()]
     h.passModel(lp)
     return h
 

@@ -73,9 +73,11 @@ class Neighbourhood:
         if not self.hours:
             return []
         below = cost - 1e-9 * max(1.0, abs(cost))
-        loose = [q for q in _candidates(self.pb, self.m, self.hours, opened)
-                 if self.fixed + _bound(self.hours, opened | {q}) < below]
-        bounds = sorted((self.fixed + _bound(self.hours, opened | {q}, whole=True), q) for q in loose)
+        # each move's hours prepared once (covering.Bounds) for both of its bounds: the same figures as each hour
+        # prepared for each bound, without building its slices twice
+        made: dict[int, list[_Few]] = {q: [] for q in _candidates(self.pb, self.m, self.hours, opened)}
+        loose = [q for q, few in made.items() if self.fixed + _bound(self.hours, opened | {q}, made=few) < below]
+        bounds = sorted((self.fixed + _bound(self.hours, opened | {q}, whole=True, made=made[q]), q) for q in loose)
         return [q for bound, q in bounds if bound < below][:MAX_TRIES]
 
 
@@ -104,22 +106,32 @@ def _hour(sub: PlanModel, cols: dict[int, int], m: PlanModel, x: np.ndarray, ren
     return hour, [pool_of[n] for n in counts], variable
 
 
-def _bound(hours: list[_Hour], opened: set[int], whole: bool = False) -> float:
+_Few = tuple[covering.Hour, covering.Bounds]
+"""An hour with only some pools (and the base) allowed systems, and its covering problem prepared."""
+
+
+def _bound(hours: list[_Hour], opened: set[int], whole: bool = False, made: list[_Few] | None = None) -> float:
     """The hours with only the pools ``opened`` (and the base) allowed systems, each at its relaxation or, with
     ``whole``, at its cheapest whole systems (:func:`economics.domain.covering.cheapest`, its relaxation where the
     search gives up): either is a lower bound of those hours in any plan of these pools, as the rental block only
-    adds rows.
+    adds rows. ``made``: the hours already prepared for ``opened`` (:class:`economics.domain.covering.Bounds`, the
+    same figures as :func:`~economics.domain.covering.relax` and :func:`~economics.domain.covering.cheapest`), to
+    which the others are added as they are reached.
     """
+    made = [] if made is None else made
     total = 0.0
-    for item in hours:
-        hour, pools, _ = item
-        keep = np.flatnonzero([p in opened or lo > 0 for p, lo in zip(pools, hour.lo, strict=True)])
-        few = replace(hour, **{f: getattr(hour, f)[keep] for f in _ARRAYS})
-        cover = covering.cheapest(few, COVER_NODE_LIMIT) if whole else None
-        relaxed = (cover.cost,) if cover is not None else covering.relax(few, few.lo, few.hi)
+    for i, item in enumerate(hours):
+        if i == len(made):
+            hour, pools, _ = item
+            keep = np.flatnonzero([p in opened or lo > 0 for p, lo in zip(pools, hour.lo, strict=True)])
+            few = replace(hour, **{f: getattr(hour, f)[keep] for f in _ARRAYS})
+            made.append((few, covering.Bounds(few)))
+        few, prepared = made[i]
+        cover = prepared.cheapest(few.lo, few.hi, COVER_NODE_LIMIT) if whole else None
+        relaxed = cover.cost if cover is not None else prepared.relaxed(few.lo, few.hi)
         if relaxed is None:
             return math.inf
-        total += relaxed[0]
+        total += relaxed
     return total
 
 

@@ -261,9 +261,9 @@ def solve_stages(pb: Problem) -> Stages:
         beside = background.submit(contextvars.copy_context().run, _own_solve, pb, m, rho, chosen[0])
         if m.rules.block:
             m1, res1, _, _ = ahead.result() if ahead is not None else _solve_refined(by_hour, refine=False)
-            if res1.x is not None:
-                chosen.append(tuple(p for p in range(len(pools)) if pool_counts(m1, res1.x, p, len(hour_types(
-                    replace(wl, block_hours=0.0))[2])).max() > 0))
+            if res1.x is not None:  # its hour types once (they were worked out again for each pool: 6 ms an edit)
+                hours1 = len(hour_types(by_hour.wl)[2])
+                chosen.append(tuple(p for p in range(len(pools)) if pool_counts(m1, res1.x, p, hours1).max() > 0))
         own = {few: _own_solve(pb, m, rho, few) for few in chosen[1:] if few != chosen[0]}
         own[chosen[0]] = beside.result()
     best: Best = (m, res, rho, pb)
