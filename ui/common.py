@@ -160,6 +160,16 @@ def difference_table(result: Mapping[str, Any], base: Mapping[str, Any]) -> None
         "change": st.column_config.TextColumn("Change (percentages in points)")})
 
 
+def output_column(name: str, title: str) -> tuple[str, Show]:
+    """A table column holding the output ``name`` under the table's own title, in the output schema's display format
+    (an ``extra`` entry of :func:`show_table`: the format has one definition, the schema's).
+
+    >>> output_column("cost_usd_per_day", "USD per day")
+    ('USD per day', <DisplayFormat.USD: 'usd'>)
+    """
+    return title, OUTPUTS[name].fmt
+
+
 def _kind(column: str, extra: Mapping[str, tuple[str, Show]] | None) -> tuple[str, Show] | None:
     """(header with unit, display format) of a table column from the schemas, or None for a column they lack."""
     if extra and column in extra:

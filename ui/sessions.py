@@ -186,11 +186,15 @@ OPTION_COLUMNS = {"option": ("Option", Show.TEXT), "accelerator": ("Accelerator"
                   "feasible": ("Holds the target", Show.TEXT),
                   "reason": ("Why not", Show.TEXT), "field": ("Field raised", Show.TEXT),
                   "current": ("Now", Show.NUMBER), "needed": ("Needed", Show.NUMBER), "added": ("Added", Show.NUMBER),
-                  "accelerators": ("Accelerators", Show.NUMBER), "agents_at_slo": ("Agents held", Show.NUMBER),
-                  "kv_hit_rate": ("KV hit rate", Show.PERCENT),
-                  "ttft_last_turn_s": ("Last turn's TTFT [s]", Show.NUMBER),
-                  "cost_usd_per_session": ("USD per session", Show.USD_RATE),
-                  "cost_usd_per_day": ("USD per day", Show.USD_RATE), "rank": ("Rank", Show.NUMBER)}
+                  "accelerators": common.output_column("accelerators", "Accelerators"),
+                  "agents_at_slo": common.output_column("agents_at_slo", "Agents held"),
+                  "kv_hit_rate": common.output_column("kv_hit_rate", "KV hit rate"),
+                  "ttft_last_turn_s": common.output_column("ttft_last_turn_s", "Last turn's TTFT [s]"),
+                  "cost_usd_per_session": common.output_column("cost_usd_per_session", "USD per session"),
+                  "cost_usd_per_day": common.output_column("cost_usd_per_day", "USD per day"),
+                  "rank": ("Rank", Show.NUMBER)}
+"""The study's table (:class:`economics.studies.kv_memory.KvMemoryStudy`): the outputs of the engine it holds in
+their schema's display formats (money per day as the KPIs write it), under this table's shorter titles."""
 
 
 def _memory_or_accelerators(scenario: dict[str, Any], result: dict[str, Any]) -> None:
