@@ -154,7 +154,7 @@ def _profile(scenario: dict[str, Any]) -> None:
     with st.expander("The turns as a table"):
         common.show_table(table, key="sessions_profile", money=False, extra={
             "turn": ("Turn", Show.NUMBER), "context_tokens": ("Context [token]", Show.NUMBER),
-            "output_tokens_per_s_per_user": ("Per-user speed [token/s]", Show.NUMBER),
+            "output_tokens_per_s_per_user": common.output_column("output_tokens_per_s_per_user"),
             "ttft_s": ("TTFT [s]", Show.NUMBER)})
     st.caption("Each turn decodes at its own context (the decode step grows with the KV read) and its TTFT is its "
                "new input and missed context prefilled plus the context loaded from the tiers below HBM. The last "
@@ -182,7 +182,7 @@ def _costs(result: dict[str, Any]) -> None:
 
 
 STUDY = "_sessions_kv_memory"  # the last study run: (scenario, target, result), shown while both still match
-OPTION_COLUMNS = {"option": ("Option", Show.TEXT), "accelerator": ("Accelerator", Show.TEXT),
+OPTION_COLUMNS = {"option": common.OPTION_COLUMN, "accelerator": ("Accelerator", Show.TEXT),
                   "feasible": ("Holds the target", Show.TEXT),
                   "reason": ("Why not", Show.TEXT), "field": ("Field raised", Show.TEXT),
                   "current": ("Now", Show.NUMBER), "needed": ("Needed", Show.NUMBER), "added": ("Added", Show.NUMBER),
