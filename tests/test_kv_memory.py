@@ -23,6 +23,7 @@ from economics.studies.links import encode_query
 from tests.test_api import _cli
 from tests.test_app import start
 from tests.test_sessions_queue import wait_by_hand
+from ui import format as fmt
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "example-kv-memory.csv"
 # One turn a session (the slowest turn is the only one, so a per-user target of 1 token/s is met), given rates:
@@ -178,6 +179,11 @@ def test_the_sessions_page_shows_the_study() -> None:
     table = next(d.value for d in at.dataframe if "Rank" in d.value.columns or "rank" in d.value.columns)
     assert len(table) == 7 and "accelerator" in table.columns
     assert any("Cheapest: host" in t.value for t in at.text)
+    # money a day in the schema's format for cost_usd_per_day (USD, as the KPIs write it: whole dollars from $1,000),
+    # not a unit cost's cents: the large-memory option's 3,458.85 USD a day reads $3,459, never $3,458.85
+    study = kv_memory_study(HAND, 8000)
+    assert list(table["cost_usd_per_day"]) == [fmt.usd(v) for v in study.table["cost_usd_per_day"]]
+    assert "$3,459" in list(table["cost_usd_per_day"])
 
 
 def test_a_tier_and_more_systems_together_beat_either_alone() -> None:

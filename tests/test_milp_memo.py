@@ -10,6 +10,7 @@ and ``milp.row_duals`` the duals SciPy's ``linprog`` gives.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -60,6 +61,8 @@ def test_the_same_model_is_solved_once_and_each_call_gets_a_copy(highs_calls: li
     first = milp_module.run_milp(boxes(23.0))
     assert first.fun == 7.5 and first.x.tolist() == [2.0, 3.0]
     first.x[:] = -1.0  # a caller changing its answer changes no remembered one
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.fun = 0.0  # a typed record, its fields set once by the solve
     again = milp_module.run_milp(boxes(23.0))
     assert len(highs_calls) == 1
     assert again.fun == 7.5 and again.x.tolist() == [2.0, 3.0] and again.status == 0
@@ -106,13 +109,14 @@ def scipy_answer(m: PlanModel, integer: list[int] | None = None, nodes: int | No
                             constraints=[LinearConstraint(m.matrix(), -np.inf, np.asarray(m.b))])
 
 
-def same_answer(ours: Any, scipys: Any) -> None:
-    assert set(ours) == set(scipys)
+def same_answer(ours: milp_module.Result, scipys: Any) -> None:
+    assert {f.name for f in dataclasses.fields(ours)} == set(scipys)
     for key, value in scipys.items():
+        mine = getattr(ours, key)
         if isinstance(value, np.ndarray):
-            assert np.array_equal(ours[key], value), key
+            assert np.array_equal(mine, value), key
         else:
-            assert ours[key] == value and type(ours[key]) is type(value), key
+            assert mine == value and type(mine) is type(value), key
 
 
 def infeasible() -> PlanModel:

@@ -14,6 +14,7 @@ import streamlit as st
 
 import economics
 from economics import FIELDS, catalog
+from economics.report import kpis
 from economics.schema.outputs import OUTPUTS, label, names
 from economics.schema.outputs import DisplayFormat as Show
 from ui import format as fmt
@@ -158,6 +159,25 @@ def difference_table(result: Mapping[str, Any], base: Mapping[str, Any]) -> None
         "output": st.column_config.TextColumn("Output [unit]"),
         "baseline": st.column_config.TextColumn("Baseline"), "current": st.column_config.TextColumn("Current"),
         "change": st.column_config.TextColumn("Change (percentages in points)")})
+
+
+def output_column(name: str, title: str | None = None) -> tuple[str, Show]:
+    """A table column holding the output ``name``, in the output schema's display format, under the table's own title
+    or (None) the schema's (an ``extra`` entry of :func:`show_table`: title and format have one definition each).
+
+    >>> output_column("cost_usd_per_day", "USD per day")
+    ('USD per day', <DisplayFormat.USD: 'usd'>)
+    >>> output_column("output_tokens_per_s_per_user")
+    ('Per-user speed [token/s]', <DisplayFormat.NUMBER: 'number'>)
+    """
+    return label(name) if title is None else title, OUTPUTS[name].fmt
+
+
+OPTION_COLUMN: tuple[str, Show] = kpis.PLAN_COLUMNS["name"]
+"""The column naming what each row of a comparison is (a plan's pool or candidate, a decode option, a KV tier's
+addition), titled as the plan's pools are on the page and in the board report."""
+GRID_COLUMN: tuple[str, Show] = ("Grid [gCO2e/kWh]", Show.NUMBER)
+"""The grid's carbon intensity in an hour's row (the Day page's hours, the Plan page's workload hours)."""
 
 
 def _kind(column: str, extra: Mapping[str, tuple[str, Show]] | None) -> tuple[str, Show] | None:

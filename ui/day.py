@@ -21,7 +21,7 @@ from ui.text import plain
 HOURS_COLUMNS = {"hour": ("Hour", Show.COUNT), "demand_x_average": ("Demand [x average]", Show.NUMBER),
                  "facility_kw": ("Draw at the facility [kW]", Show.NUMBER),
                  "usd_per_kwh": ("Electricity [USD/kWh]", Show.USD_RATE), "energy_usd": ("Energy [USD]", Show.USD),
-                 "g_per_kwh": ("Grid [gCO2e/kWh]", Show.NUMBER), "kgco2e": ("Emissions [kgCO2e]", Show.NUMBER)}
+                 "g_per_kwh": common.GRID_COLUMN, "kgco2e": ("Emissions [kgCO2e]", Show.NUMBER)}
 
 TITLES = {"energy_usd_per_hour": "Energy per hour", "carbon_usd_per_hour": "Carbon cost per hour"}
 

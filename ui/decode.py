@@ -59,7 +59,7 @@ EXAMPLE: dict[str, Any] = {
 # speed falls with context: "more than 450" at a long context whose length is not stated, taken as 450 at an assumed
 # 100,000 tokens (the SN50 preset of data/presets.csv says why).
 OPTION_COLUMNS: dict[str, tuple[str, Show]] = {
-    "option": ("Option", Show.TEXT), "feasible": ("Feasible", Show.TEXT), "capex_usd": ("Capex", Show.USD),
+    "option": common.OPTION_COLUMN, "feasible": ("Feasible", Show.TEXT), "capex_usd": ("Capex", Show.USD),
     "retrofit_capex_usd": ("of which liquid retrofit", Show.USD),
     "opex_usd_per_year": ("Opex, first year (a year)", Show.USD),
     "revenue_usd_per_year": ("Revenue, first year (a year)", Show.USD),
@@ -68,7 +68,7 @@ OPTION_COLUMNS: dict[str, tuple[str, Show]] = {
     "npv_vs_status_quo_usd": ("NPV vs status quo", Show.USD), "irr": ("IRR vs status quo", Show.TEXT),
     "payback": ("Payback", Show.TEXT),
     "levelized_cost_usd_per_m_tokens": ("Levelized cost [USD/M token]", Show.USD_RATE),
-    "output_tokens_per_s_per_user": ("Per-user speed [token/s]", Show.NUMBER),
+    "output_tokens_per_s_per_user": common.output_column("output_tokens_per_s_per_user"),
     "accelerators": ("GPUs", Show.COUNT), "decode_accelerators": ("Decode accelerators", Show.COUNT),
     "facility_mw": ("Facility [MW]", Show.NUMBER), "racks": ("Racks", Show.COUNT),
     "sizing": ("How it is sized", Show.TEXT),
@@ -233,13 +233,13 @@ def _served_by_year(result: Any) -> None:
                          year=[f"year {int(t)}" for t in short["year"]])
     wide = cells.pivot(index="option", columns="year", values="cell").reindex(
         list(dict.fromkeys(short["option"]))).reset_index()
-    common.show_table(wide, key="served_table", extra={"option": ("Option", Show.TEXT), **{
+    common.show_table(wide, key="served_table", extra={"option": common.OPTION_COLUMN, **{
         c: (c.capitalize() + ": served (revenue turned away)", Show.TEXT) for c in wide.columns if c != "option"}},
         static=True)
 
 
 ODDS_COLUMNS: dict[str, tuple[str, Show]] = {
-    "option": ("Option", Show.TEXT), "probability_best": ("Best in", Show.PERCENT),
+    "option": common.OPTION_COLUMN, "probability_best": ("Best in", Show.PERCENT),
     "npv_usd_p10": ("NPV P10", Show.USD), "npv_usd_p50": ("NPV P50", Show.USD), "npv_usd_p90": ("NPV P90", Show.USD),
     "irr_p50": ("IRR P50", Show.PERCENT), "payback_months_p50": ("Payback P50 [months]", Show.NUMBER),
     "computed_share": ("Draws computed", Show.PERCENT),
@@ -405,7 +405,7 @@ _served_by_year(result)
 if st.toggle("How this is computed", key="show_study_derivation",
              help="For the option chosen: its fleet, capex, opex, revenue and cash flows year by year, and its NPV, "
                   "IRR and payback against the status quo, each with the numbers substituted"):
-    chosen = st.selectbox("Option", list(options["option"]), key="derivation_option")
+    chosen = st.selectbox(common.OPTION_COLUMN[0], list(options["option"]), key="derivation_option")
     st.code(studies.retrofit_explanation(key, chosen), language=None)
 
 refresh_table = refresh(result, as_scenario(scenario))

@@ -77,14 +77,13 @@ SETTING_COST_COLUMNS: dict[str, tuple[str, Show]] = {
     "meaning": ("Meaning", Show.TEXT),
 }
 CANDIDATE_COLUMNS: dict[str, tuple[str, Show]] = {
-    "name": ("Option", Show.TEXT), "accelerator": ("Accelerator", Show.TEXT), "ownership": ("Ownership", Show.TEXT),
-    "tier": ("Rent tier", Show.TEXT),
-    "cooling": ("Cooling", Show.TEXT), "accelerators_per_system": ("Accelerators per system", Show.COUNT),
+    **{k: PLAN_COLUMNS[k] for k in ("name", "accelerator", "ownership", "tier", "cooling")},  # as the pools'
+    "accelerators_per_system": ("Accelerators per system", Show.COUNT),
     "system_power_kw": ("System power [kW]", Show.NUMBER), "price_usd_per_system": ("Price per system [USD]", Show.USD),
     "rent_usd_per_system_hour": ("Rent per system-hour [USD]", Show.USD),
     "input_tokens_per_s_per_system": ("Prefill per system [token/s]", Show.NUMBER),
     "output_tokens_per_s_per_system": ("Output per system [token/s]", Show.NUMBER),
-    "output_tokens_per_s_per_user": ("Per-user speed [token/s]", Show.NUMBER),
+    "output_tokens_per_s_per_user": common.output_column("output_tokens_per_s_per_user"),
     "throughput": ("Throughput from", Show.TEXT), "roles": ("Roles", Show.TEXT),
     "left_out": ("Left out because", Show.TEXT), "note": ("Note", Show.TEXT),
 }
@@ -463,7 +462,7 @@ def _show(out: dict[str, Any], side: editor.Sidebar, inputs: tuple[str, str, tup
 HOUR_WORDS = {"hour": ("Hour", Show.COUNT), "requests_per_s": ("Requests [1/s]", Show.NUMBER),
               "output_tokens_per_s": ("Output [token/s]", Show.NUMBER),
               "usd_per_kwh": ("Energy [USD/kWh]", Show.NUMBER),
-              "g_per_kwh": ("Grid [gCO2e/kWh]", Show.NUMBER)}
+              "g_per_kwh": common.GRID_COLUMN}
 
 
 def hour_columns(columns: list[str]) -> dict[str, tuple[str, Show]]:
@@ -562,7 +561,7 @@ CARBON_COLUMNS: dict[str, tuple[str, Show]] = {
     "carbon_usd_per_tonne": ("Carbon price [USD/t]", Show.USD), "feasible": ("Feasible", Show.BOOL),
     "cost_before_carbon_usd_per_day": ("Cost before carbon [USD/day]", Show.USD),
     "cost_usd_per_day": ("Cost with carbon [USD/day]", Show.USD),
-    "kgco2e_per_day": ("Emissions [kgCO2e/day]", Show.NUMBER),
+    "kgco2e_per_day": PLAN_COLUMNS["kgco2e_per_day"],
     "tco2e_per_year": ("Emissions [tCO2e a year]", Show.NUMBER),
     "kgco2e_per_m_tokens": ("Emissions [kgCO2e/M token]", Show.NUMBER), "reason": ("Why not", Show.TEXT),
 }

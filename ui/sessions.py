@@ -154,7 +154,7 @@ def _profile(scenario: dict[str, Any]) -> None:
     with st.expander("The turns as a table"):
         common.show_table(table, key="sessions_profile", money=False, extra={
             "turn": ("Turn", Show.NUMBER), "context_tokens": ("Context [token]", Show.NUMBER),
-            "output_tokens_per_s_per_user": ("Per-user speed [token/s]", Show.NUMBER),
+            "output_tokens_per_s_per_user": common.output_column("output_tokens_per_s_per_user"),
             "ttft_s": ("TTFT [s]", Show.NUMBER)})
     st.caption("Each turn decodes at its own context (the decode step grows with the KV read) and its TTFT is its "
                "new input and missed context prefilled plus the context loaded from the tiers below HBM. The last "
@@ -182,15 +182,19 @@ def _costs(result: dict[str, Any]) -> None:
 
 
 STUDY = "_sessions_kv_memory"  # the last study run: (scenario, target, result), shown while both still match
-OPTION_COLUMNS = {"option": ("Option", Show.TEXT), "accelerator": ("Accelerator", Show.TEXT),
+OPTION_COLUMNS = {"option": common.OPTION_COLUMN, "accelerator": ("Accelerator", Show.TEXT),
                   "feasible": ("Holds the target", Show.TEXT),
                   "reason": ("Why not", Show.TEXT), "field": ("Field raised", Show.TEXT),
                   "current": ("Now", Show.NUMBER), "needed": ("Needed", Show.NUMBER), "added": ("Added", Show.NUMBER),
-                  "accelerators": ("Accelerators", Show.NUMBER), "agents_at_slo": ("Agents held", Show.NUMBER),
-                  "kv_hit_rate": ("KV hit rate", Show.PERCENT),
-                  "ttft_last_turn_s": ("Last turn's TTFT [s]", Show.NUMBER),
-                  "cost_usd_per_session": ("USD per session", Show.USD_RATE),
-                  "cost_usd_per_day": ("USD per day", Show.USD_RATE), "rank": ("Rank", Show.NUMBER)}
+                  "accelerators": common.output_column("accelerators", "Accelerators"),
+                  "agents_at_slo": common.output_column("agents_at_slo", "Agents held"),
+                  "kv_hit_rate": common.output_column("kv_hit_rate", "KV hit rate"),
+                  "ttft_last_turn_s": common.output_column("ttft_last_turn_s", "Last turn's TTFT [s]"),
+                  "cost_usd_per_session": common.output_column("cost_usd_per_session", "USD per session"),
+                  "cost_usd_per_day": common.output_column("cost_usd_per_day", "USD per day"),
+                  "rank": ("Rank", Show.NUMBER)}
+"""The study's table (:class:`economics.studies.kv_memory.KvMemoryStudy`): the outputs of the engine it holds in
+their schema's display formats (money per day as the KPIs write it), under this table's shorter titles."""
 
 
 def _memory_or_accelerators(scenario: dict[str, Any], result: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ import streamlit as st
 
 import economics
 from economics.schema import user_curves
+from economics.schema.outputs import label
 from economics.studies.calibration import scope_for
 from ui import common, editor, state, studies
 from ui import format as fmt
@@ -47,9 +48,10 @@ def context_speed(scenario: dict[str, Any], result: dict[str, Any]) -> None:
                    "the decode step (1 / speed) is taken linear in the context through the two measured points "
                    "(measured_speed_context_tokens, long_context_tokens), and the throughput is priced at the speed "
                    "read at the request's input tokens.")
+    speed = label("output_tokens_per_s_per_user")  # "Per-user speed [token/s]", as every page titles it
     common.text_table({"Context [token]": [fmt.number(r[0]) for r in rows],
-                       "Per-user speed [token/s]": [fmt.number(r[1]) for r in rows], "Point": [r[2] for r in rows]},
-                      figures=("Context [token]", "Per-user speed [token/s]"))
+                       speed: [fmt.number(r[1]) for r in rows], "Point": [r[2] for r in rows]},
+                      figures=("Context [token]", speed))
 
 
 UPLOAD_TYPES = ("json", "jsonl", "csv", "txt")

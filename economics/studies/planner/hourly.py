@@ -137,7 +137,7 @@ def _rounded_hour(sub: PlanModel, lb: list[float], ub: list[float], cols: dict[i
         lp = run_milp(sub, integer=[0] * len(sub.c), lb=lb, ub=ub)
         if lp.x is None:
             return None, math.nan
-        x, lp_cost = np.array(lp.x, dtype=float), float(lp.fun)
+        x, lp_cost = np.array(lp.x, dtype=float), lp.cost
     for col in sub.count_col.values():
         x[col] = math.ceil(x[col] - 1e-7)
     for key, y in sub.floor_col.items():

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -68,26 +68,40 @@ def _highs_binding() -> ModuleType:
 highs: Any = _highs_binding()
 
 
-class Result(dict[str, Any]):
-    """A solve's fields (``x``, ``fun``, ``status``, ``message``, ...), read as keys or as attributes: what
-    :class:`scipy.optimize.OptimizeResult` is to :func:`scipy.optimize.milp`'s caller, without importing
-    ``scipy.optimize`` (:func:`_highs_binding`).
+@dataclass(frozen=True)
+class Result:
+    """A solve's answer: the fields of :class:`scipy.optimize.OptimizeResult` that :func:`scipy.optimize.milp`
+    returns, without importing ``scipy.optimize`` (:func:`_highs_binding`).
 
-    >>> r = Result(x=None, fun=2.5)
-    >>> r.fun, r["fun"], sorted(r)
-    (2.5, 2.5, ['fun', 'x'])
+    ``x``: the solution (None: none found); ``fun``: its objective (None or NaN without one); ``status`` and
+    ``message``: as :func:`scipy.optimize.milp`'s (0: optimal, 1: a limit stopped it, 2: infeasible, ...);
+    ``success``: ``status == 0``; a MILP's branch-and-bound nodes, proven lower bound and relative gap (None for an
+    LP or a run HiGHS refused).
+
+    >>> r = Result(x=None, fun=None, status=2, success=False, message="The problem is infeasible. ",
+    ...            mip_node_count=0, mip_dual_bound=None, mip_gap=None)
+    >>> r.success, r.x is None
+    (False, True)
     """
 
-    def __getattr__(self, name: str) -> Any:
-        """The field ``name`` (AttributeError when it has none)."""
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
+    x: np.ndarray | None
+    fun: float | None
+    status: int
+    success: bool
+    message: str
+    mip_node_count: int | None
+    mip_dual_bound: float | None
+    mip_gap: float | None
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        """The field ``name`` set to ``value``."""
-        self[name] = value
+    @property
+    def cost(self) -> float:
+        """``fun`` as a number: NaN where there is no solution (``fun`` None)."""
+        return math.nan if self.fun is None else float(self.fun)
+
+    @property
+    def bound(self) -> float:
+        """``mip_dual_bound`` as a number: NaN where there is none (an LP, or a run HiGHS refused)."""
+        return math.nan if self.mip_dual_bound is None else float(self.mip_dual_bound)
 
 MIP_REL_GAP = 1e-3
 """HiGHS stops when the plan is proven within 0.1 % of the best possible (the gap is reported)."""
@@ -196,7 +210,7 @@ _MEMO_LOCK = threading.Lock()
 
 
 def run_milp(m: PlanModel, integer: list[int] | None = None, lb: list[float] | None = None,
-          ub: list[float] | None = None, gap: float = MIP_REL_GAP, nodes: int | None = None) -> Any:
+          ub: list[float] | None = None, gap: float = MIP_REL_GAP, nodes: int | None = None) -> Result:
     """The result of :func:`scipy.optimize.milp` (HiGHS) on ``m``, HiGHS run here on the same arrays and options
     (:func:`_milp`: the same answer, field by field, without SciPy's layers around it).
 
@@ -229,7 +243,8 @@ def run_milp(m: PlanModel, integer: list[int] | None = None, lb: list[float] | N
 def _empty_milp(c: np.ndarray, integrality: np.ndarray, bounds: tuple[np.ndarray, np.ndarray],
                 options: dict[str, Any]) -> Result:
     """:func:`scipy.optimize.milp` on a model without rows (SciPy makes its empty matrix), as a :class:`Result`."""
-    return Result(optimize.milp(c, integrality=integrality, bounds=optimize.Bounds(*bounds), options=options))
+    res = optimize.milp(c, integrality=integrality, bounds=optimize.Bounds(*bounds), options=options)
+    return Result(**{f.name: res[f.name] for f in fields(Result)})  # scipy gives every one
 
 
 _HIGHS_OPTIONS = {"node_limit": "mip_max_nodes"}
@@ -263,26 +278,24 @@ def _milp(a: csc_matrix, c: np.ndarray, bounds: tuple[np.ndarray, np.ndarray], b
     ran = _run(h, mip)
     status, info = h.getModelStatus(), h.getInfo()
     code, said = _SCIPY_STATUS.get(status, (4, ""))
+    none = Result(status=code, success=code == 0, x=None, fun=None, mip_node_count=None, mip_dual_bound=None,
+                  mip_gap=None, message=f"{said}(HiGHS Status {int(status)}: {h.modelStatusToString(status)})")
     if ran == highs.HighsStatus.kError:  # as scipy reports a run HiGHS refused
-        return Result(status=code, success=code == 0, x=None, fun=None, mip_node_count=None,
-                      mip_dual_bound=None, mip_gap=None,
-                      message=f"{said}(HiGHS Status {int(status)}: {h.modelStatusToString(status)})")
+        return none
     if mip:  # a MILP stopped by a limit keeps the plan it has, if any
         failed = status not in (highs.HighsModelStatus.kOptimal, *_STOPPED) or (
             status in _STOPPED and info.objective_function_value == highs.kHighsInf)
     else:
         failed = status != highs.HighsModelStatus.kOptimal
-    res = Result(status=code, success=code == 0, x=None, fun=None, mip_node_count=None, mip_dual_bound=None,
-                 mip_gap=None)
     if failed:
-        res.message = (f"{said}(HiGHS Status {int(status)}: model_status is {h.modelStatusToString(status)}; "
-                       f"primal_status is {h.solutionStatusToString(info.primal_solution_status)})")
-        return res
-    res.message = f"{said}(HiGHS Status {int(status)}: {h.modelStatusToString(status)})"
-    res.x, res.fun = np.array(h.getSolution().col_value), info.objective_function_value
+        return replace(none, message=f"{said}(HiGHS Status {int(status)}: model_status is "
+                                     f"{h.modelStatusToString(status)}; primal_status is "
+                                     f"{h.solutionStatusToString(info.primal_solution_status)})")
+    solved = replace(none, x=np.array(h.getSolution().col_value), fun=info.objective_function_value)
     if mip:
-        res.mip_node_count, res.mip_dual_bound, res.mip_gap = info.mip_node_count, info.mip_dual_bound, info.mip_gap
-    return res
+        return replace(solved, mip_node_count=info.mip_node_count, mip_dual_bound=info.mip_dual_bound,
+                       mip_gap=info.mip_gap)
+    return solved
 
 
 def _remembered(key: bytes, solve: Callable[[], Result]) -> Result:
@@ -325,7 +338,7 @@ them a proof takes 0.04-0.8 s, each within 1 % (docs/speed.md). One thread: the 
 
 
 def prove(m: PlanModel, start: np.ndarray, gap: float = PROOF_GAP, nodes: int = PROOF_NODE_LIMIT,
-          cuts: Cuts | None = None) -> Any:
+          cuts: Cuts | None = None) -> Result:
     """HiGHS on the whole of ``m`` with ``start`` (a plan of ``m``) as its first incumbent: a result as
     :func:`run_milp`'s (``x``, ``fun``, ``mip_dual_bound``, ``status``, ``message``), with a plan no dearer than
     ``start`` when HiGHS accepts it, and a proven lower bound of ``m`` either way (``x`` None when it found no
@@ -450,11 +463,11 @@ def _highs_run(a: csc_matrix, c: np.ndarray, lb: np.ndarray, ub: np.ndarray, b: 
     _run(h, bool(np.sum(integrality) > 0))
     info, status = h.getInfo(), h.getModelStatus()
     x = np.array(h.getSolution().col_value, dtype=float) if info.primal_solution_status == 2 else None
-    bound = float(info.mip_dual_bound)
+    bound, code = float(info.mip_dual_bound), 0 if status == highs.HighsModelStatus.kOptimal else 1
     return Result(x=x, fun=float(info.objective_function_value) if x is not None else np.nan,
-                  mip_dual_bound=bound if abs(bound) < highs.kHighsInf else np.nan,
-                  status=0 if status == highs.HighsModelStatus.kOptimal else 1,
-                  message=h.modelStatusToString(status), mip_node_count=int(info.mip_node_count))
+                  mip_dual_bound=bound if abs(bound) < highs.kHighsInf else np.nan, status=code, success=code == 0,
+                  message=h.modelStatusToString(status), mip_node_count=int(info.mip_node_count),
+                  mip_gap=float(info.mip_gap))
 
 
 def _memo_key(c: np.ndarray, integrality: np.ndarray, bounds: tuple[np.ndarray, np.ndarray], a: Any, b: np.ndarray,
@@ -470,8 +483,10 @@ def _memo_key(c: np.ndarray, integrality: np.ndarray, bounds: tuple[np.ndarray, 
 
 
 def _copy(res: Result) -> Result:
-    """A result of its own: its arrays copied, so a caller that changes them changes no remembered answer."""
-    return Result({k: np.array(v) if isinstance(v, np.ndarray) else v for k, v in res.items()})
+    """A result of its own: its solution (its one array) copied, so a caller that changes it changes no remembered
+    answer.
+    """
+    return res if res.x is None else replace(res, x=np.array(res.x))
 
 
 _SOLVED: OrderedDict[bytes, Solution] = OrderedDict()

@@ -107,7 +107,7 @@ def _solve_any(m: PlanModel, rented: set[int], hourly: HourModelsMade | None = N
         if separate is not None:
             return separate
         res = run_milp(m, nodes=None if small else EXACT_NODE_LIMIT)
-        bound = float(getattr(res, "mip_dual_bound", math.nan) or math.nan)
+        bound = float(res.mip_dual_bound or math.nan)
         # the binaries of the operations settings cost nothing, so the solver may leave one at 1 over an empty
         # pool: they are read off the counts (which already follow the settings)
         xs = apply_rules(m, np.asarray(res.x)) if res.x is not None else None
@@ -122,11 +122,11 @@ def _solve_any(m: PlanModel, rented: set[int], hourly: HourModelsMade | None = N
     if x is None:
         return Solution(None, math.nan, math.nan, 2, "an hour cannot be served with the owned base fixed")
     x = apply_rules(m, x)
-    bound = float(getattr(first, "mip_dual_bound", first.fun) or first.fun)
+    bound = float(first.mip_dual_bound or first.cost)
     if not satisfies(m, x):  # not expected (more systems break no row); the whole MILP, node-limited, instead
         res = run_milp(m, nodes=EXACT_NODE_LIMIT)
-        return Solution(res.x, float(res.fun) if res.x is not None else math.nan,
-                         float(getattr(res, "mip_dual_bound", math.nan) or math.nan), res.status, res.message)
+        return Solution(res.x, res.cost if res.x is not None else math.nan, float(res.mip_dual_bound or math.nan),
+                        res.status, res.message)
     staged = Solution(x, float(np.dot(m.c, x)), bound, 0, "two stages")
     if exact is not None and exact.x is not None:
         better = exact if exact.fun <= staged.fun else staged
@@ -319,7 +319,7 @@ def _proven(pb: Problem, m: PlanModel, rho: dict[int, float], best: Best) -> Bes
         np.asarray(plan.x, dtype=float))
     closed = without_dominated(pb, m, rho, start)
     out = prove(closed, start, cuts=demand_cuts(closed))
-    bound = float(out.mip_dual_bound)
+    bound = out.bound
     if not math.isfinite(bound):
         return best
     bound = max(bound, plan.bound) if math.isfinite(plan.bound) else bound
