@@ -177,19 +177,6 @@ def test_electricity_input_updates_cost(page: Page, streamlit_url: str, screensh
     expect(value).to_have_text(expected_text)
     field.blur()
     settle(page)
-    # the breakdown and the utilisation curve as one chart of two titled panels (one Vega view), then the day's
-    # hours: each panel's title and axes drawn and described, the panels inside the column
-    charts = page.get_by_test_id("stVegaLiteChart")
-    expect(charts).to_have_count(2)
-    stack = charts.first
-    expect(stack).to_contain_text("Where the money goes")
-    expect(stack).to_contain_text("Cost against utilization")
-    for axis in ("X-axis titled 'Cost [USD/h]'", "X-axis titled 'Average utilization'",
-                 "Y-axis titled 'Cost [USD per M tokens]'"):
-        expect(stack.locator(f"[aria-label^=\"{axis}\"]")).to_have_count(1)
-    column = page.get_by_test_id("stMainBlockContainer").bounding_box()
-    drawn = stack.locator("svg").first.bounding_box()
-    assert column and drawn and drawn["x"] + drawn["width"] <= column["x"] + column["width"], (drawn, column)
     assert screenshot("cost").stat().st_size > 10_000
 
 
