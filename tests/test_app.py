@@ -5,7 +5,6 @@ and the ui modules' doctests hold."""
 from __future__ import annotations
 
 import doctest
-import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -21,7 +20,6 @@ import ui.format
 import ui.links
 import ui.text
 from economics import FIELDS
-from economics.report import charts
 from economics.schema.values import FieldKind
 from ui.editor import SECTION_KEY, SECTIONS
 from ui.format import usd_rate
@@ -272,28 +270,12 @@ def static_table(at: AppTest, header: str) -> list[dict[str, str]]:
 
 def test_cost_page_shows_margin_breakdown_and_api_prices(cost_page: AppTest) -> None:
     assert metric_value(cost_page, "Gross margin").endswith("%")
-    # the breakdown and cost against utilisation as one chart of two titled panels, then the day's 24 hours
-    assert len(cost_page.get("vega_lite_chart")) == 2
+    assert len(cost_page.get("vega_lite_chart")) == 3  # the breakdown, cost against utilisation, the day's 24 hours
     assert not cost_page.dataframe  # every table of the page is short: static, no grid
     prices = static_table(cost_page, "Provider")
     assert prices and {"Provider", "Gross margin [%]"} <= set(prices[0])
     assert [row["Provider"] for row in prices] == list(economics.catalog.api_prices()["provider"])
     assert all(row["Gross margin [%]"].endswith("%") for row in prices)
-
-
-def test_cost_pages_two_charts_are_one_stack_of_the_reports_panels(cost_page: AppTest) -> None:
-    # one Vega view (docs/speed.md, cost12): the report's breakdown above its utilisation curve, each panel titled and
-    # keeping its axes' titles and formats and its tooltips, the page's datasets merged under the panels' names
-    chart = cost_page.get("vega_lite_chart")[0]
-    money, curve = json.loads(chart.proto.spec)["vconcat"]
-    assert (money["title"], curve["title"]) == ("Where the money goes", "Cost against utilization")
-    breakdown, utilization = charts.breakdown_spec(), charts.utilization_spec()
-    for panel, spec in ((money, breakdown), (curve, utilization)):
-        assert {k: v for k, v in panel.items() if k != "title"} == {
-            k: v for k, v in spec.items() if k not in ("$schema", "datasets")}
-    assert money["encoding"]["x"]["title"] == "Cost [USD/h]" and money["encoding"]["x"]["axis"]["format"] == "$,.0f"
-    assert curve["layer"][0]["encoding"]["y"]["title"] == "Cost [USD per M tokens]"
-    assert sorted(d.name for d in chart.proto.datasets) == ["curve", "parts", "point"]
 
 
 def test_pin_a_baseline_and_every_kpi_shows_its_change(app: AppTest) -> None:

@@ -28,22 +28,6 @@ WARNING_COLOR = "#d62728"
 UTILIZATION_NOTE = "Same fleet, demand set to each share of its capacity; the red dot is this scenario."
 
 
-def _money_and_utilization(result: dict[str, Any], key: str) -> None:
-    """Where the money goes and cost against utilization as one chart of titled panels, one above the other
-    (:func:`economics.report.charts.stacked_spec`: one Vega view for the browser to make on a switch instead of two,
-    docs/speed.md ``cost12``). Stacked, not side by side: Streamlit sizes a stack's panels to the column, not a row's,
-    so a row of two would keep Vega-Lite's fixed 300 px panels whatever the column's width."""
-    panels = [("Where the money goes", {**studies.breakdown_spec(), "datasets": charts.breakdown_data(result)})]
-    if not result["capacity_output_tokens_per_day"]:
-        common.heading("Where the money goes", "No capacity figure for this scenario, so no cost against "
-                       "utilization curve.")
-    else:
-        common.heading("Where the money goes; cost against utilization", UTILIZATION_NOTE)
-        panels.append(("Cost against utilization", {**studies.utilization_spec(), "datasets": charts.utilization_data(
-            result, studies.cost_curve(key))}))
-    common.draw(charts.stacked_spec(panels))
-
-
 def _load_preset() -> None:
     chosen = st.session_state.get("preset")
     if chosen:
@@ -117,7 +101,18 @@ if pinned is not None and base is not None:
     common.difference_table(result, base)
 
 key = common.canonical(scenario)
-_money_and_utilization(result, key)
+left, right = st.columns(2)
+with left:
+    common.heading("Where the money goes")
+    common.draw(studies.breakdown_spec(), charts.breakdown_data(result))
+with right:
+    if result["capacity_output_tokens_per_day"]:  # the chart's note under its heading: one element, not two
+        common.heading("Cost against utilization", UTILIZATION_NOTE)
+        curve = studies.cost_curve(key)
+        common.draw(studies.utilization_spec(), charts.utilization_data(result, curve))
+    else:
+        common.heading("Cost against utilization")
+        st.info("No capacity figure for this scenario, so no curve.")
 
 day.panel(scenario, result, base)
 
