@@ -182,6 +182,9 @@ def _costs(result: dict[str, Any]) -> None:
 
 
 STUDY = "_sessions_kv_memory"  # the last study run: (scenario, target, result), shown while both still match
+# The study's table (economics.studies.kv_memory.KvMemoryStudy): the outputs of the engine it holds in their schema's
+# display formats (money per day as the KPIs write it), under this table's shorter titles. A comment, not a string
+# under the name: a page's bare string would be drawn by Streamlit's magic (tests/test_layers.py).
 OPTION_COLUMNS = {"option": common.OPTION_COLUMN, "accelerator": ("Accelerator", Show.TEXT),
                   "feasible": ("Holds the target", Show.TEXT),
                   "reason": ("Why not", Show.TEXT), "field": ("Field raised", Show.TEXT),
@@ -193,8 +196,6 @@ OPTION_COLUMNS = {"option": common.OPTION_COLUMN, "accelerator": ("Accelerator",
                   "cost_usd_per_session": common.output_column("cost_usd_per_session", "USD per session"),
                   "cost_usd_per_day": common.output_column("cost_usd_per_day", "USD per day"),
                   "rank": ("Rank", Show.NUMBER)}
-"""The study's table (:class:`economics.studies.kv_memory.KvMemoryStudy`): the outputs of the engine it holds in
-their schema's display formats (money per day as the KPIs write it), under this table's shorter titles."""
 
 
 def _memory_or_accelerators(scenario: dict[str, Any], result: dict[str, Any]) -> None:
